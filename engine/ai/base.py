@@ -1,0 +1,32 @@
+"""The interface every AI player implements."""
+
+from __future__ import annotations
+
+import random
+from typing import Protocol
+
+from engine.actions import Action
+from engine.state import GameState
+
+
+class Player(Protocol):
+    """Chooses one of ``state.legal_actions(seat)``; never an illegal action."""
+
+    name: str
+
+    def choose(self, state: GameState, seat: int) -> Action | None:
+        """An action for ``seat`` now, or ``None`` if it has nothing to do."""
+        ...
+
+
+class RandomPlayer:
+    """Uniformly random among the legal actions (seeded)."""
+
+    name = "random"
+
+    def __init__(self, seed: int | str = 0) -> None:
+        self.rng = random.Random(seed)
+
+    def choose(self, state: GameState, seat: int) -> Action | None:
+        actions = state.legal_actions(seat)
+        return self.rng.choice(actions) if actions else None
