@@ -55,10 +55,10 @@ def main(argv: list[str] | None = None) -> int:
             options["decks"] = args.decks
         if args.keep_jokers:
             options["remove_joker"] = False
-        from engine import selfplay
+        from engine.selfplay import selfplay
 
         kinds = [k.strip() for k in args.ai.split(",") if k.strip()]
-        _dump(selfplay.selfplay(args.variant, args.players, args.games, args.seed, kinds, options))
+        _dump(selfplay(args.variant, args.players, args.games, args.seed, kinds, options))
         return 0
     except (OSError, json.JSONDecodeError) as e:
         print(f"error: cannot read {getattr(args, 'file', '')}: {e}", file=sys.stderr)
