@@ -62,7 +62,10 @@ def reveal_trump(stock_top_first: list[Card]) -> tuple[list[Card], int | None]:
         if top != JOKER:
             stock.append(top)
             return stock, suit_of(top)
-        stock.insert(len(stock) // 2, top)
+        # S3: the joker goes into the middle -- at least below the next plain card,
+        # so that a short stock cannot bring it back to the top for ever.
+        plain = next(i for i, c in enumerate(stock) if c != JOKER)
+        stock.insert(max(len(stock) // 2, plain + 1), top)
 
 
 def from_deal(

@@ -332,7 +332,10 @@ class GameState:
         same = self.masks[seat] & RANK_MASKS[self.table[0][0]]
         if not same:
             return out
-        if self.sizes[self._next_active(seat)] >= len(self.table) + 1:
+        target = self._next_active(seat)
+        # S8: the attack passes to *another* seat; none left (everyone else is out or
+        # empty with the stock gone) means no transfer, not a transfer to oneself.
+        if target != seat and self.sizes[target] >= len(self.table) + 1:
             for c in iter_bits(same):
                 out.append(Action(seat, TRANSFER, (c,)))
         if (
@@ -624,13 +627,15 @@ class GameState:
                 "rank_not_on_table",
                 f"{' '.join(_names(bad))}: only ranks already on the table may be thrown in",
             )
+        # RULES §0 hand limit / S10 cap first: when no room is left, priority() is -1
+        # and the honest reason is the limit, not someone else's priority.
+        self._check_room(k, self.sizes[self.defender] - self.uncovered)
         p = self.priority()
         if p != seat:
             who = f"seat {p} has" if p >= 0 else "nobody has"
             raise IllegalAction(
                 "not_your_priority", f"{who} the throw-in priority, not seat {seat}"
             )
-        self._check_room(k, self.sizes[self.defender] - self.uncovered)
 
     def _check_room(self, k: int, hand_room: int) -> None:
         cap = self.variant.throw_cap
@@ -707,6 +712,10 @@ class GameState:
             )
         if kind == TRANSFER:
             target = self._next_active(seat)
+            if target == seat:
+                raise IllegalAction(
+                    "transfer_not_allowed", "no other seat can take the attack: cover or take (S8)"
+                )
             if self.sizes[target] < len(self.table) + 1:
                 raise IllegalAction(
                     "hand_limit",
