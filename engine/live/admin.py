@@ -1,0 +1,212 @@
+"""Operator operations (the admin API calls these).  Reads never change
+anything; every write goes through the same compare-and-set, is logged in the
+table's event stream with who did it, and is published on the notify channel
+(``keys.notify``) so the bot re-renders and tells the players."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from engine import state_to_json
+from engine.live.core import Loaded, Plan
+from engine.live.model import CANCELLED, OPEN, OVER, PLAYING, LiveError, Table, WriteResult
+from engine.live.timers import TimerOps
+
+DAY_MS = 86400 * 1000
+
+
+def summary(t: Table, version: int, deadline: int | None) -> dict[str, Any]:
+    """A table as the admin list shows it."""
+    return {
+        "id": t.id,
+        "status": t.status,
+        "variant": t.variant,
+        "options": t.options,
+        "chat": t.chat,
+        "creator": t.creator,
+        "private": t.private,
+        "max_seats": t.max_seats,
+        "timer": t.timer,
+        "game_no": t.game_no,
+        "version": version,
+        "deadline": deadline,
+        "created": t.created,
+        "updated": t.updated,
+        "seats": [
+            {"user": s.user, "name": s.name, "ai": s.ai, "timeouts": s.timeouts, "left": s.left}
+            for s in t.seats
+        ],
+    }
+
+
+class AdminOps(TimerOps):
+    async def list_tables(
+        self,
+        *,
+        status: str | None = None,
+        variant: str | None = None,
+        chat: int | None = None,
+        user: int | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[dict[str, Any]]:
+        """Tables, newest status change first, filtered; vanished tables are pruned
+        from the index on the way."""
+        k = self.keys
+        self.store.round_trips += 1
+        ids = [_text(i) for i in await self.redis.zrevrange(k.tables, 0, -1)]
+        if not ids:
+            return []
+        self.store.round_trips += 1
+        async with self.redis.pipeline(transaction=False) as p:
+            for tid in ids:
+                p.hmget(k.table(tid), "t", "v", "d")
+            rows = await p.execute()
+        out: list[dict[str, Any]] = []
+        gone = []
+        for tid, (t_raw, v_raw, d_raw) in zip(ids, rows, strict=True):
+            if t_raw is None:
+                gone.append(tid)
+                continue
+            t = Table.from_json(t_raw)
+            if status is not None and t.status != status:
+                continue
+            if variant is not None and t.variant != variant:
+                continue
+            if chat is not None and t.chat != chat:
+                continue
+            if user is not None and all(s.user != user for s in t.seats):
+                continue
+            out.append(summary(t, int(v_raw), int(d_raw) if d_raw else None))
+        if gone:
+            self.store.round_trips += 1
+            await self.redis.zrem(k.tables, *gone)
+        return out[offset : offset + limit]
+
+    async def table_info(self, table_id: str) -> dict[str, Any]:
+        """Everything about one table: settings, seats, version, deadline, the full
+        game state (hands included) and the last result."""
+        loaded = await self._load(table_id)
+        info = summary(loaded.table, loaded.version, loaded.deadline)
+        info["state"] = state_to_json(loaded.state) if loaded.state is not None else None
+        info["to_act"] = loaded.state.to_act() if loaded.state is not None else []
+        info["result"] = loaded.result
+        return info
+
+    async def event_page(
+        self, table_id: str, after: str = "", count: int = 50
+    ) -> list[dict[str, Any]]:
+        """Up to ``count`` log entries after the entry id ``after`` (oldest first);
+        pass the last ``id`` seen to get the next page."""
+        start = f"({after}" if after else "-"
+        rows = await self.store.read_events(table_id, start, "+", count)
+        return [
+            {
+                "id": i,
+                "version": int(f["v"]),
+                "kind": f["k"],
+                "seat": int(f["s"]),
+                "text": f["x"],
+            }
+            for i, f in rows
+        ]
+
+    async def admin_reset(
+        self, table_id: str, *, to: str = "lobby", by: str = "admin"
+    ) -> WriteResult:
+        """``to="lobby"``: drop the game, reopen the lobby with the same seats
+        (players who left are removed; AI takeovers end).  ``to="abort"``: end the
+        table now (cancelled; kept ``finished_ttl`` for inspection)."""
+        if to not in ("lobby", "abort"):
+            raise LiveError("bad_request", "reset to 'lobby' or 'abort'")
+
+        def make(loaded: Loaded) -> Plan:
+            t = loaded.table
+            now = self.now_ms()
+            if to == "abort":
+                if t.status == CANCELLED:
+                    raise LiveError("not_allowed", "the table is already cancelled")
+                t = replace(t, status=CANCELLED, updated=now)
+                return Plan(t, loaded.state, events=[("abort", -1, by)], notify="abort")
+            seats = tuple(
+                replace(s, ai=None if s.user is not None else s.ai, timeouts=0)
+                for s in t.seats
+                if not s.left
+            )
+            t = replace(t, status=OPEN, seats=seats, updated=now)
+            return Plan(t, None, events=[("reset", -1, by)], notify="reset")
+
+        return await self._retry(table_id, make)
+
+    async def admin_delete(self, table_id: str, *, by: str = "admin") -> WriteResult:
+        """Remove the table and its event log now (players are notified)."""
+
+        def make(loaded: Loaded) -> Plan:
+            t = replace(loaded.table, status=CANCELLED, updated=self.now_ms())
+            return Plan(t, None, events=[("delete", -1, by)], notify="delete", delete=True)
+
+        return await self._retry(table_id, make)
+
+    async def admin_hand_to_ai(
+        self, table_id: str, seat: int, *, kind: str = "", by: str = "admin"
+    ) -> WriteResult:
+        """Let the AI play ``seat`` (the player may take it back)."""
+
+        def make(loaded: Loaded) -> Plan:
+            t = loaded.table
+            if t.status != PLAYING:
+                raise LiveError("no_game", "no game is in progress at this table")
+            if not 0 <= seat < len(t.seats):
+                raise LiveError("bad_seat", f"there is no seat {seat}")
+            if t.seats[seat].ai_controlled:
+                raise LiveError("not_allowed", f"the AI already plays seat {seat}")
+            plan = self._takeover_plan(loaded, seat, f"admin:{by}", kind=kind)
+            plan.notify = "takeover"
+            return plan
+
+        return await self._retry(table_id, make)
+
+    async def player(self, user: int) -> dict[str, Any]:
+        """Where the user sits now (or None) and his stats."""
+        t = await self.where(user)
+        return {
+            "user": user,
+            "table": summary(t, 0, None) if t is not None else None,
+            "stats": await self.user_stats(user),
+        }
+
+    async def global_stats(self) -> dict[str, Any]:
+        """Live games, open lobbies, players seated at them, games finished in the
+        last 24 hours by variant."""
+        tables = await self.list_tables(limit=10**9)
+        live = [t for t in tables if t["status"] == PLAYING]
+        lobbies = [t for t in tables if t["status"] == OPEN]
+        players = {
+            s["user"]
+            for t in live + lobbies
+            for s in t["seats"]
+            if s["user"] is not None and not s["left"]
+        }
+        now = self.now_ms()
+        self.store.round_trips += 1
+        done = await self.redis.zrangebyscore(self.keys.finished, now - DAY_MS, "+inf")
+        by_variant: dict[str, int] = {}
+        for m in done:
+            v = _text(m).rsplit(":", 1)[1]
+            by_variant[v] = by_variant.get(v, 0) + 1
+        return {
+            "live_games": len(live),
+            "open_lobbies": len(lobbies),
+            "finished_tables": sum(1 for t in tables if t["status"] in (OVER, CANCELLED)),
+            "active_players": len(players),
+            "finished_24h": by_variant,
+        }
+
+    async def prune_index(self) -> None:
+        """Drop index entries of tables that expired (the scheduler calls this)."""
+        await self.list_tables(limit=0)
+
+
+def _text(b: Any) -> str:
+    return b.decode() if isinstance(b, bytes) else str(b)

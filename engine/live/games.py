@@ -1,0 +1,252 @@
+"""Games at a table: start and rematch (C5/S5), a player's move through
+compare-and-set, the AI chain, taking a seat back.
+
+Every write runs the *AI chain* before it is saved: while a seat the game waits
+for is AI-controlled, that AI moves (``engine.ai.make_player``, seeded with the
+table's seed, the ply and the seat, so a replay is deterministic).  So a human
+move, the AI replies it provokes and the resulting deadline are saved together,
+in one compare-and-set.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import replace
+
+from engine import Action, Event, GameState, new_game
+from engine.actions import LEAD
+from engine.ai import make_player
+from engine.live.core import Core, Loaded, Plan
+from engine.live.model import OPEN, OVER, PLAYING, LiveError, StaleVersion, Table, WriteResult
+
+LogEntry = tuple[str, int, str]
+
+
+def run_ai(table: Table, state: GameState, limit: int) -> tuple[list[LogEntry], list[Event]]:
+    """Let AI-controlled seats move until the game waits only for humans."""
+    log: list[LogEntry] = []
+    reported: list[Event] = []
+    for _ in range(limit):
+        if state.over:
+            break
+        seats = [s for s in state.to_act() if table.seats[s].ai_controlled]
+        if not seats:
+            break
+        seat = seats[0]
+        kind = table.seats[seat].ai or "random"
+        action = make_player(kind, f"{table.seed}:{state.ply}:{seat}").choose(state, seat)
+        if action is None:  # pragma: no cover - a seat in to_act() always has a move
+            break
+        reported += state.apply(action)
+        log.append(("ai", seat, action.text()))
+    return log, reported
+
+
+def timeout_move(state: GameState, seat: int) -> Action:
+    """PRODUCT's timeout move: the defender takes, the leader plays his lowest
+    legal lead (non-trumps before trumps, jokers last; one card), a thrower passes."""
+    legal = state.legal_actions(seat)
+    for kind in ("take", "pass"):
+        for a in legal:
+            if a.kind == kind:
+                return a
+    leads = [a for a in legal if a.kind == LEAD and len(a.cards) == 1]
+    if leads:
+        trump = state.trump
+
+        def low(a: Action) -> tuple[int, int]:
+            c = a.cards[0]
+            return (int(c == 52) * 2 + int(trump is not None and c != 52 and c % 4 == trump), c)
+
+        return min(leads, key=low)
+    return legal[0]
+
+
+class GameOps(Core):
+    """Start, rematch, moves, taking a seat back."""
+
+    def _finish(self, table: Table, state: GameState, plan: Plan) -> None:
+        """Game over (RULES §0): store the result, remember the loser for the rematch."""
+        loser = state.loser
+        now = self.now_ms()
+        out = list(state.out)
+        places = {s: i + 1 for i, s in enumerate(out)}
+        if loser is not None:
+            places[loser] = state.players
+        plan.result = {
+            "table": table.id,
+            "game": table.game_no,
+            "variant": table.variant,
+            "chat": table.chat,
+            "places": [places.get(s, state.players) for s in range(state.players)],
+            "loser": loser,
+            "draw": state.draw,
+            "seats": [[s.user, s.name] for s in table.seats],
+            "at": now,
+        }
+        plan.table = replace(table, status=OVER, previous_loser=loser, updated=now)
+        plan.events.append(
+            ("over", -1 if loser is None else loser, "draw" if state.draw else "loser")
+        )
+
+    def _after_moves(self, plan: Plan) -> None:
+        """AI chain, then game over if it is."""
+        assert plan.state is not None
+        log, reported = run_ai(plan.table, plan.state, self.config.max_ai_moves)
+        plan.events += log
+        plan.engine_events += reported
+        if plan.state.over:
+            self._finish(plan.table, plan.state, plan)
+
+    def _start_plan(self, table: Table, previous_loser: int | None, kind: str) -> Plan:
+        n = len(table.seats)
+        seed = secrets.randbits(62)
+        state = new_game(table.variant, n, seed, table.options, previous_loser)
+        seats = tuple(
+            replace(s, timeouts=0, ai=s.ai if (s.user is None or s.left) else None)
+            for s in table.seats
+        )
+        game_no = table.game_no + 1
+        t = replace(
+            table,
+            status=PLAYING,
+            seats=seats,
+            game_no=game_no,
+            seed=seed,
+            previous_loser=previous_loser,
+            updated=self.now_ms(),
+        )
+        plan = Plan(t, state, events=[(kind, -1, str(game_no))])
+        self._after_moves(plan)
+        return plan
+
+    async def start(self, table_id: str, user: int) -> WriteResult:
+        """Start the first game of an open lobby (a seated player; at least two seats)."""
+
+        def make(loaded: Loaded) -> Plan:
+            t = loaded.table
+            if t.status != OPEN:
+                raise LiveError("not_open", "the game has already started or was cancelled")
+            if t.seat_of(user) is None:
+                raise LiveError("not_seated", "only a seated player can start the game")
+            if len(t.seats) < 2:
+                raise LiveError("too_few_players", "at least two seats are needed to start")
+            return self._start_plan(t, None, "start")
+
+        return await self._retry(table_id, make)
+
+    async def rematch(self, table_id: str, user: int) -> WriteResult:
+        """The next game of the match, same seats, «под проигравшего» (C5, S5): the
+        seat before the previous loser leads.  A player of the last game asks; every
+        human of it must not sit at another active table."""
+        loaded = await self._load(table_id)
+        t = loaded.table
+        if t.status != OVER:
+            raise LiveError("not_allowed", "a rematch is possible once the game is over")
+        if t.seat_of(user) is None:
+            raise LiveError("not_seated", "only a player of the last game can ask for a rematch")
+        for u in t.humans():
+            await self._claim_user(u, table_id)  # raises seated_elsewhere
+
+        def make(loaded: Loaded) -> Plan:
+            t = loaded.table
+            if t.status != OVER:
+                raise LiveError("not_allowed", "a rematch is possible once the game is over")
+            return self._start_plan(t, t.previous_loser, "start")
+
+        return await self._retry(table_id, make)
+
+    async def apply(
+        self,
+        table_id: str,
+        user: int,
+        action: Action | str,
+        expected_version: int,
+        request_id: str = "",
+    ) -> WriteResult:
+        """``user``'s move (an :class:`engine.Action` or its text form, e.g. ``"C6CKS"``)
+        made against ``expected_version``.  Raises :class:`StaleVersion` (the table
+        moved on), :class:`engine.IllegalAction` (with the engine's code), or
+        :class:`LiveError`; nothing changes then.  The same ``request_id`` applied
+        again returns ``duplicate=True`` and the version the first one produced."""
+        loaded = await self._load(table_id)
+        if request_id:
+            seen = _recent_version(loaded.recent, request_id)
+            if seen is not None:
+                return WriteResult(table_id, seen, loaded.table, duplicate=True)
+        t = loaded.table
+        state = loaded.state
+        if t.status != PLAYING or state is None:
+            code = "game_over" if t.status == OVER else "no_game"
+            raise LiveError(code, "no game is in progress at this table")
+        if loaded.version != expected_version:
+            raise StaleVersion(expected_version, loaded.version)
+        seat = t.seat_of(user)
+        if seat is None:
+            raise LiveError("not_seated", "you do not play at this table")
+        if t.seats[seat].ai_controlled:
+            raise LiveError(
+                "ai_controlled", "the AI plays your seat now: take your seat back first"
+            )
+        act = Action.from_text(seat, action) if isinstance(action, str) else action
+        if act.seat != seat:
+            raise LiveError("bad_seat", f"you play seat {seat}, not seat {act.seat}")
+        before = state.copy()
+        reported = state.apply(act)  # IllegalAction: nothing changed
+        if t.seats[seat].timeouts:
+            t = t.with_seat(seat, replace(t.seats[seat], timeouts=0))
+        plan = Plan(t, state, events=[("act", seat, act.text())], engine_events=reported)
+        self._after_moves(plan)
+        return await self._write(
+            loaded, plan, expected=expected_version, request_id=request_id, before=before
+        )
+
+    async def take_seat_back(self, table_id: str, user: int) -> WriteResult:
+        """A human whose seat the AI plays (after timeouts or an admin) plays it again."""
+
+        def make(loaded: Loaded) -> Plan:
+            t = loaded.table
+            seat = t.seat_of(user)
+            if t.status != PLAYING or seat is None:
+                raise LiveError("not_seated", "you have no seat in a game at this table")
+            if not t.seats[seat].ai_controlled:
+                raise LiveError("not_allowed", "you already play your seat")
+            t = t.with_seat(seat, replace(t.seats[seat], ai=None, timeouts=0))
+            return Plan(t, loaded.state, events=[("back", seat, "")])
+
+        return await self._retry(table_id, make)
+
+    def _takeover_plan(
+        self, loaded: Loaded, seat: int, reason: str, *, left: bool = False, kind: str = ""
+    ) -> Plan:
+        """Hand ``seat`` to the AI (``reason``: timeouts, left, admin) and let it move."""
+        t = loaded.table
+        s = t.seats[seat]
+        t = t.with_seat(seat, replace(s, ai=kind or self.config.ai_kind, left=s.left or left))
+        events: list[LogEntry] = [("left", seat, "")] if left else []
+        events.append(("takeover", seat, reason))
+        plan = Plan(t, loaded.state, events=events)
+        if loaded.state is not None and t.status == PLAYING:
+            self._after_moves(plan)
+        return plan
+
+    async def seat_view(self, table_id: str, user: int) -> tuple[dict[str, object], int]:
+        """``engine.view`` of the user's seat (the public view if he has none) and
+        the version, for rendering his hand message."""
+        from engine import public_view, view
+
+        loaded = await self._load(table_id)
+        if loaded.state is None:
+            raise LiveError("no_game", "no game has started at this table")
+        seat = loaded.table.seat_of(user)
+        data = view(loaded.state, seat) if seat is not None else public_view(loaded.state)
+        return data, loaded.version
+
+
+def _recent_version(recent: str, request_id: str) -> int | None:
+    marker = f";{request_id}="
+    pos = recent.find(marker)
+    if pos < 0:
+        return None
+    digits = recent[pos + len(marker) :].split(";", 1)[0]
+    return int(digits)

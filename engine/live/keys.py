@@ -1,0 +1,78 @@
+"""The Redis key schema -- the only place that spells Redis keys.
+
+Every key starts with the service's prefix ``P`` (default ``durak:``; tests use a
+unique prefix each).  A *table* is one lobby and the games of its match (C5/S5
+rematches); every key of one table -- hence of each of its games -- shares the
+hash tag ``{t:<id>}``, so the compare-and-set script, which touches several of
+them, runs on Redis Cluster too.
+
+Per table (``<id>`` is the invite code, ``secrets.token_urlsafe(8)``):
+
+``P{t:<id>}:table`` -- hash, the single source of truth, written only by the CAS
+    script (:mod:`engine.live.store`):
+
+    ========  =========================================================
+    ``v``     version: +1 on every write (moves, lobby changes, admin)
+    ``t``     table JSON: settings, seats, status, match (:mod:`.model`)
+    ``s``     game state: :mod:`engine.live.codec` blob (zlib JSON)
+    ``d``     the game's next turn deadline, epoch ms (absent: none)
+    ``r``     the last request ids and the versions they produced
+    ``res``   JSON result of the last finished game of the match
+    ========  =========================================================
+
+``P{t:<id>}:events`` -- stream, the event log: fields ``v`` (resulting
+    version), ``k`` (kind), ``s`` (seat or -1), ``x`` (action text or detail);
+    capped with ``MAXLEN ~``; same TTL as the table.
+
+Global (hint/index keys, each written with one command, never in a script
+together with table keys):
+
+``P timers``          zset table id -> next deadline (ms); a hint: the scheduler
+                      re-checks the table's ``d`` (:mod:`engine.live.timers`)
+``P tables``          zset table id -> last status change (ms); admin listing,
+                      pruned when the table is gone
+``P finished``        zset ``<id>:<game no>:<variant>`` -> finish time (ms),
+                      trimmed to the last 7 days
+``P u:<user>``        string: the table id where the user sits (validated on
+                      read: a finished or vanished table does not count)
+``P stats:<user>``    hash ``<variant>:games|losses|draws|p<place>`` -> count
+``P top:<chat>``      hash ``<user>:<variant>:games|losses|draws`` and
+                      ``<user>:name``: the chat's leaderboard
+``P notify``          pub/sub channel: JSON ``{"table", "version", "kind", ...}``
+                      published by the CAS script for timer, AI-takeover and
+                      admin writes, so every bot process can re-render
+"""
+
+from __future__ import annotations
+
+
+class Keys:
+    """Key names under one prefix."""
+
+    __slots__ = ("finished", "notify", "prefix", "tables", "timers")
+
+    def __init__(self, prefix: str = "durak:") -> None:
+        self.prefix = prefix
+        self.timers = f"{prefix}timers"
+        self.tables = f"{prefix}tables"
+        self.finished = f"{prefix}finished"
+        self.notify = f"{prefix}notify"
+
+    def table(self, table_id: str) -> str:
+        return f"{self.prefix}{{t:{table_id}}}:table"
+
+    def events(self, table_id: str) -> str:
+        return f"{self.prefix}{{t:{table_id}}}:events"
+
+    def table_keys(self, table_id: str) -> list[str]:
+        """Every key of one table (for ``MEMORY USAGE`` and deletion)."""
+        return [self.table(table_id), self.events(table_id)]
+
+    def user(self, user_id: int) -> str:
+        return f"{self.prefix}u:{user_id}"
+
+    def stats(self, user_id: int) -> str:
+        return f"{self.prefix}stats:{user_id}"
+
+    def top(self, chat_id: int) -> str:
+        return f"{self.prefix}top:{chat_id}"

@@ -1,0 +1,268 @@
+"""Lobbies: create, join, leave, AI seats, settings, cancel.
+
+Rules (enforced here, documented for the bot):
+
+* A user sits at **at most one active table** -- an open lobby or a game in
+  progress.  Creating or joining another raises ``seated_elsewhere`` naming the
+  table (``info["table"]``, ``info["status"]``, ``info["chat"]``); a finished or
+  cancelled table does not count.  Joining the table where he already sits is a
+  no-op.
+* The invite code is the table id: ``secrets.token_urlsafe(8)`` -- 11 characters
+  of ``A-Za-z0-9_-`` (64 random bits), fit for ``t.me/<bot>?start=<code>``.
+* Settings (variant, options, max seats, turn timer) are changed by the creator
+  (or, once he left, by any seated player) while the lobby is open; they are
+  validated by ``engine.find_variant(...).options(...)`` and the variant's player
+  range; max seats may not drop below the seats taken.
+* Any seated player may add or remove AI seats and start (at least two seats).
+  Only the creator cancels.  When the last human leaves an open lobby it is
+  cancelled.  Leaving a game in progress hands the seat to the AI for good.
+* An open lobby untouched for ``lobby_ttl`` expires; so does a game with no
+  write for ``game_ttl`` and a finished table after ``finished_ttl``.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from engine import find_variant
+from engine.ai import KINDS as AI_KINDS
+from engine.errors import OptionsError
+from engine.live.core import Loaded, Plan
+from engine.live.games import GameOps
+from engine.live.model import (
+    CANCELLED,
+    OPEN,
+    OVER,
+    PLAYING,
+    TIMER_CHOICES,
+    LiveError,
+    Seat,
+    Table,
+    WriteResult,
+)
+
+
+def new_code() -> str:
+    """A short invite code / table id: 11 URL-safe characters, 64 random bits."""
+    return secrets.token_urlsafe(8)
+
+
+def _validate(
+    variant: str, options: Mapping[str, Any] | None, max_seats: int | None, timer: int
+) -> tuple[str, dict[str, Any], int, int]:
+    try:
+        v = find_variant(variant)
+        opts = v.options(options).to_json()
+        mx = v.max_players if max_seats is None else max_seats
+        v.check_players(mx)
+    except OptionsError as e:
+        raise LiveError("bad_settings", e.message, reason=e.code) from None
+    if timer not in TIMER_CHOICES:
+        raise LiveError("bad_settings", f"turn timer must be one of {TIMER_CHOICES} seconds")
+    return v.name, opts, mx, timer
+
+
+class LobbyOps(GameOps):
+    """Lobby operations of :class:`engine.live.TableService`."""
+
+    async def create_lobby(
+        self,
+        creator: int,
+        name: str,
+        *,
+        chat: int | None = None,
+        variant: str = "chuvash",
+        options: Mapping[str, Any] | None = None,
+        max_seats: int | None = None,
+        timer: int = 60,
+        private: bool = False,
+    ) -> WriteResult:
+        """A new open lobby with ``creator`` in seat 0 (``chat`` None: a private
+        lobby joined by invite link)."""
+        vname, opts, mx, timer = _validate(variant, options, max_seats, timer)
+        tid = new_code()
+        await self._claim_user(creator, tid)
+        now = self.now_ms()
+        t = Table(
+            id=tid,
+            chat=chat,
+            creator=creator,
+            variant=vname,
+            options=opts,
+            max_seats=mx,
+            timer=timer,
+            seats=(Seat(creator, name),),
+            private=private or chat is None,
+            created=now,
+            updated=now,
+        )
+        try:
+            return await self._write(None, Plan(t, None, events=[("create", 0, str(creator))]))
+        except BaseException:
+            await self._release_user(creator, tid)
+            raise
+
+    async def lobby(self, code: str) -> Table:
+        """The table with this invite code (= table id)."""
+        return (await self._load(code)).table
+
+    async def join(self, table_id: str, user: int, name: str) -> WriteResult:
+        """Seat ``user`` in the open lobby (see the module rules)."""
+        loaded = await self._load(table_id)
+        t = loaded.table
+        if t.seat_of(user) is not None and t.status in (OPEN, PLAYING):
+            return WriteResult(table_id, loaded.version, t)
+        _check_open(t)
+        if len(t.seats) >= t.max_seats:
+            raise LiveError("lobby_full", f"the lobby is full ({t.max_seats} seats)")
+        claimed = await self._claim_user(user, table_id)
+
+        def make(loaded: Loaded) -> Plan:
+            t = loaded.table
+            _check_open(t)
+            if len(t.seats) >= t.max_seats:
+                raise LiveError("lobby_full", f"the lobby is full ({t.max_seats} seats)")
+            t = replace(t, seats=(*t.seats, Seat(user, name)), updated=self.now_ms())
+            return Plan(t, None, events=[("join", len(t.seats) - 1, str(user))])
+
+        try:
+            return await self._retry(table_id, make)
+        except BaseException:
+            if claimed:
+                await self._release_user(user, table_id)
+            raise
+
+    async def leave(self, table_id: str, user: int) -> WriteResult:
+        """Leave an open lobby (the seat goes; the last human out cancels it) or a
+        game in progress (the AI takes the seat for good)."""
+
+        def make(loaded: Loaded) -> Plan:
+            t = loaded.table
+            seat = t.seat_of(user)
+            if seat is None:
+                raise LiveError("not_seated", "you do not sit at this table")
+            if t.status == PLAYING:
+                plan = self._takeover_plan(loaded, seat, "left", left=True)
+                plan.notify = "left"
+                return plan
+            if t.status != OPEN:
+                raise LiveError("not_open", "this table is no longer open")
+            seats = t.seats[:seat] + t.seats[seat + 1 :]
+            humans = [s.user for s in seats if s.user is not None]
+            creator = t.creator if t.creator != user or not humans else humans[0]
+            status = OPEN if humans else CANCELLED
+            t = replace(
+                t, seats=seats, creator=creator or user, status=status, updated=self.now_ms()
+            )
+            events = [("leave", seat, str(user))]
+            if status == CANCELLED:
+                events.append(("cancel", -1, "empty"))
+            return Plan(t, None, events=events)
+
+        result = await self._retry(table_id, make)
+        await self._release_user(user, table_id)
+        return result
+
+    async def add_ai(
+        self, table_id: str, user: int, kind: str = "heuristic", name: str = ""
+    ) -> WriteResult:
+        """Add an AI seat (``kind`` of ``engine.ai.KINDS``)."""
+        if kind not in AI_KINDS:
+            raise LiveError(
+                "bad_settings", f"unknown AI kind {kind!r}; known: {', '.join(AI_KINDS)}"
+            )
+
+        def make(loaded: Loaded) -> Plan:
+            t = _seated_open(loaded.table, user)
+            if len(t.seats) >= t.max_seats:
+                raise LiveError("lobby_full", f"the lobby is full ({t.max_seats} seats)")
+            n = sum(1 for s in t.seats if s.user is None) + 1
+            seat = Seat(None, name or f"AI {n}", kind)
+            t = replace(t, seats=(*t.seats, seat), updated=self.now_ms())
+            return Plan(t, None, events=[("add_ai", len(t.seats) - 1, kind)])
+
+        return await self._retry(table_id, make)
+
+    async def remove_ai(self, table_id: str, user: int, seat: int) -> WriteResult:
+        def make(loaded: Loaded) -> Plan:
+            t = _seated_open(loaded.table, user)
+            if not 0 <= seat < len(t.seats) or t.seats[seat].user is not None:
+                raise LiveError("bad_seat", f"seat {seat} is not an AI seat")
+            t = replace(t, seats=t.seats[:seat] + t.seats[seat + 1 :], updated=self.now_ms())
+            return Plan(t, None, events=[("remove_ai", seat, "")])
+
+        return await self._retry(table_id, make)
+
+    async def configure(
+        self,
+        table_id: str,
+        user: int,
+        *,
+        variant: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        max_seats: int | None = None,
+        timer: int | None = None,
+    ) -> WriteResult:
+        """Change settings of an open lobby (validated; a new variant without
+        ``options`` gets its defaults; max seats clipped to the variant's range)."""
+
+        def make(loaded: Loaded) -> Plan:
+            t = _seated_open(loaded.table, user)
+            if t.creator != user and t.creator in t.humans():
+                raise LiveError("not_allowed", "only the lobby's creator changes the settings")
+            vname = variant or t.variant
+            opts = options if options is not None else (t.options if vname == t.variant else None)
+            mx = max_seats if max_seats is not None else t.max_seats
+            if max_seats is None and vname != t.variant:
+                mx = (
+                    min(mx, find_variant(vname).max_players)
+                    if vname in ("chuvash", "shchelkovsky")
+                    else mx
+                )
+            vname, opts2, mx, tm = _validate(vname, opts, mx, t.timer if timer is None else timer)
+            if mx < len(t.seats):
+                raise LiveError(
+                    "bad_settings", f"{len(t.seats)} seats are taken: max seats cannot be {mx}"
+                )
+            t = replace(
+                t, variant=vname, options=opts2, max_seats=mx, timer=tm, updated=self.now_ms()
+            )
+            return Plan(t, None, events=[("settings", -1, f"{vname}:{mx}:{tm}")])
+
+        return await self._retry(table_id, make)
+
+    async def cancel(self, table_id: str, user: int) -> WriteResult:
+        """The creator closes an open lobby."""
+
+        def make(loaded: Loaded) -> Plan:
+            t = loaded.table
+            _check_open(t)
+            if t.creator != user:
+                raise LiveError("not_allowed", "only the lobby's creator can cancel it")
+            t = replace(t, status=CANCELLED, updated=self.now_ms())
+            return Plan(t, None, events=[("cancel", -1, str(user))])
+
+        result = await self._retry(table_id, make)
+        for u in result.table.humans():
+            await self._release_user(u, table_id)
+        return result
+
+
+def _check_open(t: Table) -> None:
+    if t.status != OPEN:
+        what = {
+            PLAYING: "the game has started",
+            OVER: "the game is over",
+            CANCELLED: "it was cancelled",
+        }
+        raise LiveError("not_open", f"the lobby is closed: {what.get(t.status, t.status)}")
+
+
+def _seated_open(t: Table, user: int) -> Table:
+    _check_open(t)
+    if t.seat_of(user) is None:
+        raise LiveError("not_seated", "only a seated player can do that")
+    return t
