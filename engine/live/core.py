@@ -147,6 +147,11 @@ class Core:
             return self.now_ms() + table.timer * 1000
         return None
 
+    @staticmethod
+    def _check_request_id(request_id: str) -> None:
+        if request_id and not _REQUEST_ID.fullmatch(request_id):
+            raise LiveError("bad_request_id", "a request id is 1-64 of A-Za-z0-9_.:-")
+
     async def _write(
         self,
         loaded: Loaded | None,
@@ -158,8 +163,7 @@ class Core:
     ) -> WriteResult:
         """CAS ``plan`` over ``loaded`` (None: a new table).  Raises
         :class:`StaleVersion` when the table moved on meanwhile."""
-        if request_id and not _REQUEST_ID.fullmatch(request_id):
-            raise LiveError("bad_request_id", "a request id is 1-64 of A-Za-z0-9_.:-")
+        self._check_request_id(request_id)
         c = self.config
         now = self.now_ms()
         table = plan.table

@@ -169,6 +169,7 @@ class GameOps(Core):
         moved on), :class:`engine.IllegalAction` (with the engine's code), or
         :class:`LiveError`; nothing changes then.  The same ``request_id`` applied
         again returns ``duplicate=True`` and the version the first one produced."""
+        self._check_request_id(request_id)
         loaded = await self._load(table_id)
         if request_id:
             seen = _recent_version(loaded.recent, request_id)

@@ -34,6 +34,7 @@ from engine.live.core import Loaded, Plan
 from engine.live.games import GameOps
 from engine.live.model import (
     CANCELLED,
+    DEFAULT_AI,
     OPEN,
     OVER,
     PLAYING,
@@ -167,7 +168,7 @@ class LobbyOps(GameOps):
         return result
 
     async def add_ai(
-        self, table_id: str, user: int, kind: str = "heuristic", name: str = ""
+        self, table_id: str, user: int, kind: str = DEFAULT_AI, name: str = ""
     ) -> WriteResult:
         """Add an AI seat (``kind`` of ``engine.ai.KINDS``)."""
         if kind not in AI_KINDS:

@@ -9,10 +9,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine import Event
+from engine.ai import KINDS as AI_KINDS
 from engine.errors import EngineError
 
 OPEN, PLAYING, OVER, CANCELLED = "open", "playing", "over", "cancelled"
 STATUSES = (OPEN, PLAYING, OVER, CANCELLED)
+DEFAULT_AI = "heuristic" if "heuristic" in AI_KINDS else AI_KINDS[0]
+"""The AI that plays AI seats and taken-over seats unless told otherwise."""
 TIMER_CHOICES = (0, 30, 60, 120)
 """Turn timer settings in seconds (PRODUCT: off/30/60/120 s)."""
 
@@ -29,7 +32,7 @@ class LiveConfig:
     stats_ttl: float = 400 * 86400.0  # per-user and per-chat stats, refreshed on write
     events_maxlen: int = 1000  # event stream cap (MAXLEN ~)
     timeouts_to_ai: int = 2  # consecutive timeouts before the AI takes the seat
-    ai_kind: str = "heuristic"  # the AI that takes over a seat
+    ai_kind: str = DEFAULT_AI  # the AI that takes over a seat
     timer_lease: float = 30.0  # a claimed timer is hidden this long from other schedulers
     recent_requests: int = 16  # request ids remembered per table (idempotency)
     keep_history: int = 24  # engine events kept inside the state blob

@@ -83,3 +83,51 @@ async def replay_current_game(
 
 def same_state(a: GameState, b: GameState) -> bool:
     return state_to_json(a, history=False) == state_to_json(b, history=False)
+
+
+async def human_move(svc: TableService, table_id: str, rng: Any) -> bool:
+    """One random legal move by a human seat the game waits for; False when over."""
+    table, state, version = await svc.get(table_id)
+    assert state is not None
+    if state.over:
+        return False
+    seats = [s for s in state.to_act() if not table.seats[s].ai_controlled]
+    assert seats, "the game waits only for humans after every write"
+    seat = rng.choice(seats)
+    action = rng.choice(state.legal_actions(seat))
+    user = table.seats[seat].user
+    assert user is not None
+    await svc.apply(table_id, user, action.text(), version)
+    return True
+
+
+async def play_out(svc: TableService, table_id: str, rng: Any, limit: int = 5000) -> None:
+    for _ in range(limit):
+        if not await human_move(svc, table_id, rng):
+            return
+    raise AssertionError("game did not end")
+
+
+async def new_table(
+    svc: TableService,
+    humans: int = 2,
+    ais: int = 0,
+    *,
+    variant: str = "chuvash",
+    timer: int = 0,
+    chat: int | None = -100,
+    first_user: int = 1,
+    options: dict[str, Any] | None = None,
+    start: bool = True,
+) -> str:
+    r = await svc.create_lobby(
+        first_user, f"U{first_user}", chat=chat, variant=variant, timer=timer, options=options
+    )
+    tid = r.table_id
+    for u in range(first_user + 1, first_user + humans):
+        await svc.join(tid, u, f"U{u}")
+    for _ in range(ais):
+        await svc.add_ai(tid, first_user)
+    if start:
+        await svc.start(tid, first_user)
+    return tid
