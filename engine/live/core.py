@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -80,6 +81,8 @@ class Core:
         self.store = Store(client, self.keys)
         self.clock = clock
         self._owns_client = owns_client
+        self.new_seed: Callable[[], int] = lambda: secrets.randbits(62)
+        """The shuffle seed of each new game (tests replace it)."""
 
     @classmethod
     def from_url(

@@ -10,7 +10,6 @@ in one compare-and-set.
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import replace
 
 from engine import Action, Event, GameState, new_game
@@ -100,7 +99,7 @@ class GameOps(Core):
 
     def _start_plan(self, table: Table, previous_loser: int | None, kind: str) -> Plan:
         n = len(table.seats)
-        seed = secrets.randbits(62)
+        seed = self.new_seed()
         state = new_game(table.variant, n, seed, table.options, previous_loser)
         seats = tuple(
             replace(s, timeouts=0, ai=s.ai if (s.user is None or s.left) else None)
