@@ -1,0 +1,212 @@
+"""Callback data of every inline button (aiogram ``CallbackData``), always within
+Telegram's 64 bytes.
+
+Game buttons (``g:<game id>:<version>:<payload>``) carry the short game id, the
+state version the keyboard was drawn at (the handler compares it with the live
+version: a stale button gets an alert and a refreshed message) and a payload:
+
+====================  =====================================================
+``C10H10S``, ``K`` …  an engine action in its text form (:meth:`engine.Action.text`)
+``c7S``               a card pressed (``telegram_bot.moves`` decides what it means)
+``go``                play the cards toggled so far
+``x``                 clear the toggled cards
+``b``                 back: close the choice offered for one card
+``p2``                show page 2 of a huge hand
+``n``                 no-op (a page counter)
+====================  =====================================================
+
+Lobby buttons (``l:<code>:<op>:<arg>``) carry the lobby's invite code, the
+operation and, for a settings change, ``key=value``.
+
+Anything else -- a forged or truncated payload -- fails validation: ``unpack``
+raises (so aiogram's ``GameCb.filter()`` does not match) and :func:`parse_game` /
+:func:`parse_lobby` return ``None``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from aiogram.filters.callback_data import CallbackData
+from pydantic import Field, ValidationError, field_validator
+
+from engine import Action, ActionFormatError
+from telegram_bot.cards import is_card
+
+MAX_CALLBACK_BYTES = 64
+MAX_CODE = 16
+"""Game ids and lobby codes: ``secrets.token_urlsafe(8)`` is 11 characters."""
+MAX_VERSION = 10**10 - 1
+MAX_PAYLOAD = 24
+"""Longest game payload: every single-step action (a cover is at most 7 bytes);
+several cards go through toggling and ``go``."""
+
+CODE_PATTERN = rf"^[A-Za-z0-9_-]{{1,{MAX_CODE}}}$"
+_CARD = r"(?:10|[2-9JQKA])[CDHS]|JK"
+_PAYLOAD_RE = re.compile(rf"^(?:[LCTRS](?:{_CARD})+|[KP]|c(?:{_CARD})|go|x|b|n|p\d{{1,3}})$")
+
+PressKind = Literal["action", "card", "play", "clear", "back", "page", "noop"]
+
+
+@dataclass(frozen=True)
+class Press:
+    """A game button's payload, parsed."""
+
+    kind: PressKind
+    action: str = ""  # kind "action": the engine's action text
+    card: str = ""  # kind "card": the pressed card (engine notation)
+    page: int = 0  # kind "page"
+
+    @property
+    def payload(self) -> str:
+        return {
+            "action": self.action,
+            "card": "c" + self.card,
+            "play": "go",
+            "clear": "x",
+            "back": "b",
+            "page": f"p{self.page}",
+            "noop": "n",
+        }[self.kind]
+
+
+PLAY = Press("play")
+CLEAR = Press("clear")
+BACK = Press("back")
+NOOP = Press("noop")
+
+
+def act(text: str) -> Press:
+    return Press("action", action=text)
+
+
+def press_card(card: str) -> Press:
+    return Press("card", card=card)
+
+
+def page(n: int) -> Press:
+    return Press("page", page=n)
+
+
+def parse_payload(payload: str) -> Press | None:
+    """The :class:`Press` a payload stands for, or ``None`` if it is malformed."""
+    if len(payload) > MAX_PAYLOAD or not _PAYLOAD_RE.match(payload):
+        return None
+    if payload == "go":
+        return PLAY
+    if payload == "x":
+        return CLEAR
+    if payload == "b":
+        return BACK
+    if payload == "n":
+        return NOOP
+    if payload[0] == "p":
+        return page(int(payload[1:]))
+    if payload[0] == "c" and is_card(payload[1:]):
+        return press_card(payload[1:])
+    try:
+        Action.from_text(0, payload)
+    except ActionFormatError:
+        return None
+    return act(payload)
+
+
+class GameCb(CallbackData, prefix="g"):
+    """A button of a player's hand message."""
+
+    g: Annotated[str, Field(pattern=CODE_PATTERN)]
+    v: Annotated[int, Field(ge=0, le=MAX_VERSION)]
+    a: str
+
+    @field_validator("a")
+    @classmethod
+    def _check_payload(cls, value: str) -> str:
+        if parse_payload(value) is None:
+            raise ValueError(f"not a game button payload: {value!r}")
+        return value
+
+    @property
+    def press(self) -> Press:
+        p = parse_payload(self.a)
+        assert p is not None  # validated on construction
+        return p
+
+    @classmethod
+    def of(cls, game_id: str, version: int, press: Press) -> GameCb:
+        return cls(g=game_id, v=version, a=press.payload)
+
+
+class LobbyOp(StrEnum):
+    JOIN = "j"
+    LEAVE = "l"
+    ADD_AI = "a"
+    REMOVE_AI = "r"
+    SETTINGS = "s"  # open the settings keyboard
+    SET = "set"  # change one setting: arg "key=value"
+    BACK = "b"  # close the settings keyboard
+    START = "go"
+    CANCEL = "x"
+    SHARE = "sh"
+    REMATCH = "re"
+
+
+SETTING_VALUES: dict[str, tuple[str, ...]] = {
+    "game": ("chuvash", "shchelkovsky"),
+    "decks": ("2", "4"),
+    "joker": ("0", "1"),  # remove one joker (S1)
+    "timer": ("0", "30", "60", "120"),
+    "max": tuple(str(n) for n in range(2, 11)),
+}
+"""Every settings change a button may ask for; the table service validates the
+combination (e.g. ``max`` against the game)."""
+
+
+def parse_setting(arg: str) -> tuple[str, str] | None:
+    """``"decks=4"`` -> ``("decks", "4")``; ``None`` for anything not in
+    :data:`SETTING_VALUES`."""
+    key, sep, value = arg.partition("=")
+    if not sep or value not in SETTING_VALUES.get(key, ()):
+        return None
+    return key, value
+
+
+class LobbyCb(CallbackData, prefix="l"):
+    """A button of a lobby message (or of the game-over message: rematch)."""
+
+    c: Annotated[str, Field(pattern=CODE_PATTERN)]
+    o: LobbyOp
+    s: str = ""
+
+    @field_validator("s")
+    @classmethod
+    def _check_arg(cls, value: str) -> str:
+        if value and parse_setting(value) is None:
+            raise ValueError(f"not a setting: {value!r}")
+        return value
+
+    @property
+    def setting(self) -> tuple[str, str] | None:
+        return parse_setting(self.s) if self.s else None
+
+
+def parse_game(data: str | None) -> GameCb | None:
+    """A game button's data, or ``None`` if it is not one (forged, truncated, other)."""
+    if not data or len(data.encode()) > MAX_CALLBACK_BYTES:
+        return None
+    try:
+        return GameCb.unpack(data)
+    except (TypeError, ValueError, ValidationError):
+        return None
+
+
+def parse_lobby(data: str | None) -> LobbyCb | None:
+    """A lobby button's data, or ``None`` if it is not one."""
+    if not data or len(data.encode()) > MAX_CALLBACK_BYTES:
+        return None
+    try:
+        return LobbyCb.unpack(data)
+    except (TypeError, ValueError, ValidationError):
+        return None

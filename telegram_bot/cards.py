@@ -1,0 +1,58 @@
+"""Cards as the bot shows them: suit glyphs ♠♥♦♣, 🃏 for a joker, a hand sorted by
+suit then rank with trumps (then jokers) last, identical cards of multi-deck games
+grouped (``7♠×2``).  Cards arrive in the engine's notation (``10H``, ``JK``)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+from engine.cards import RANKS, SUIT_GLYPHS, SUITS
+
+JOKER_GLYPH = "🃏"
+SUIT_ORDER = ("C", "D", "H", "S")
+"""Suits left to right (C3 order, lowest first); the trump suit moves to the end."""
+
+
+def glyph(card: str) -> str:
+    """``10H`` -> ``10♥``, ``JK`` -> ``🃏``."""
+    if card == "JK":
+        return JOKER_GLYPH
+    return card[:-1] + SUIT_GLYPHS[card[-1]]
+
+
+def glyphs(cards: Iterable[str], sep: str = " ") -> str:
+    return sep.join(glyph(c) for c in cards)
+
+
+def suit_glyph(suit: str) -> str:
+    """``H`` -> ``♥``."""
+    return SUIT_GLYPHS[suit]
+
+
+def sort_key(card: str, trump: str | None) -> tuple[int, int, int]:
+    """Plain suits first (♣ ♦ ♥ ♠), then the trump suit, then jokers; rank inside."""
+    if card == "JK":
+        return (2, 0, 0)
+    suit = card[-1]
+    return (1 if suit == trump else 0, SUIT_ORDER.index(suit), RANKS.index(card[:-1]))
+
+
+def sorted_hand(cards: Iterable[str], trump: str | None) -> list[str]:
+    return sorted(cards, key=lambda c: sort_key(c, trump))
+
+
+def group_hand(cards: Iterable[str], trump: str | None) -> list[tuple[str, int]]:
+    """Distinct cards in display order with how many of each the hand holds."""
+    counts = Counter(cards)
+    return [(c, counts[c]) for c in sorted_hand(counts, trump)]
+
+
+def card_label(card: str, count: int = 1) -> str:
+    """``7♠`` or ``7♠×2`` for two identical cards."""
+    return glyph(card) + (f"×{count}" if count > 1 else "")
+
+
+def is_card(text: str) -> bool:
+    """Is ``text`` a card in the engine's notation?"""
+    return text == "JK" or (len(text) in (2, 3) and text[:-1] in RANKS and text[-1] in SUITS)

@@ -1,0 +1,109 @@
+"""Small text pieces shared by the messages: player names (HTML-escaped), roles,
+the last moves in words.  Texts go out with ``parse_mode="HTML"``."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from telegram_bot.cards import glyph, glyphs
+from telegram_bot.i18n import LOSER_TITLES, N_, Translator
+
+MAX_NAME = 32
+
+ROLE_LABELS: dict[str, str] = {
+    "attacker": N_("attacking"),
+    "defender": N_("defending"),
+    "thrower": N_("throwing in"),
+    "out": N_("out"),
+    "loser": N_("lost"),
+}
+
+
+def name_of(names: Sequence[str], seat: int, _: Translator) -> str:
+    """The seat's player name, shortened and HTML-escaped."""
+    raw = names[seat] if 0 <= seat < len(names) and names[seat] else ""
+    if not raw:
+        return _("Seat {n}", n=seat + 1)
+    if len(raw) > MAX_NAME:
+        raw = raw[: MAX_NAME - 1] + "…"
+    return html.escape(raw, quote=False)
+
+
+def role_label(view: Mapping[str, Any], seat: int, _: Translator) -> str:
+    """``defending, takes`` / ``throwing in, passed`` / ``out (1st place)`` ..."""
+    role = view["roles"][seat]
+    parts = []
+    if role == "out" and seat in view["out"]:
+        parts.append(_("out, place {place}", place=view["out"].index(seat) + 1))
+    elif role in ROLE_LABELS:
+        parts.append(_(ROLE_LABELS[role]))
+    if role == "defender" and view.get("taking"):
+        parts.append(_("takes"))
+    if seat in view.get("passed", ()):
+        parts.append(_("passed"))
+    return ", ".join(parts)
+
+
+def event_line(
+    event: Mapping[str, Any], view: Mapping[str, Any], names: Sequence[str], _: Translator
+) -> str | None:
+    """One public event in words; ``None`` for events not worth a line (draws of
+    other players)."""
+    kind, seat = event["kind"], event["seat"]
+    who = name_of(names, seat, _) if seat >= 0 else ""
+    cards: list[str] = event.get("cards", [])
+    if kind == "action":
+        detail = event["detail"]
+        if detail == "lead":
+            return _("{name} leads {cards}", name=who, cards=glyphs(cards))
+        if detail == "cover":
+            return _(
+                "{name} covers {attack} with {card}",
+                name=who,
+                attack=glyph(cards[0]),
+                card=glyph(cards[1]),
+            )
+        if detail == "throw":
+            return _("{name} throws in {cards}", name=who, cards=glyphs(cards))
+        if detail == "transfer":
+            return _("{name} transfers with {card}", name=who, card=glyph(cards[0]))
+        if detail == "show_trump":
+            return _("{name} shows the pass-ticket {card}", name=who, card=glyph(cards[0]))
+        if detail == "take":
+            return _("{name} takes", name=who)
+        if detail == "pass":
+            return _("{name} passes", name=who)
+        return None
+    if kind == "bout_end":
+        if event["detail"] == "taken":
+            return _("{name} picked up the table ({n})", name=who, n=len(cards))
+        return _("Beaten off ({n} to the discard)", n=len(cards))
+    if kind == "draw":
+        if seat == view.get("seat") and cards:
+            return _("You drew {cards}", cards=glyphs(cards))
+        return None
+    if kind == "out":
+        return _("{name} is out, place {place}", name=who, place=event["detail"])
+    if kind == "game_over":
+        if event["detail"] == "draw":
+            return _("The game is a draw")
+        title = _(LOSER_TITLES.get(view["variant"], LOSER_TITLES["shchelkovsky"]))
+        return _("{name} is {title}", name=who, title=title)
+    return None
+
+
+def history_lines(
+    view: Mapping[str, Any], names: Sequence[str], _: Translator, last: int
+) -> list[str]:
+    """The last ``last`` public events in words, oldest first."""
+    lines = [
+        line for e in view.get("events", ()) if (line := event_line(e, view, names, _)) is not None
+    ]
+    return lines[-last:] if last > 0 else []
+
+
+def bold(text: str) -> str:
+    """``<b>text</b>`` (``text`` is already HTML: a translation or escaped name)."""
+    return f"<b>{text}</b>"

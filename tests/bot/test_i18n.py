@@ -1,0 +1,138 @@
+"""Catalogs: every text of the code in all three catalogs, nothing untranslated
+in ru/uk, placeholders kept, compiled catalogs up to date; language choice."""
+
+from __future__ import annotations
+
+import gettext
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from babel.messages.extract import extract_from_file
+from babel.messages.pofile import read_po
+
+from telegram_bot import i18n
+from telegram_bot.i18n import (
+    COMMANDS,
+    LANGUAGES,
+    LOCALES_DIR,
+    RULES,
+    CatalogError,
+    bot_commands,
+    help_text,
+    load_i18n,
+    pick_language,
+    rules_text,
+)
+
+PACKAGE = Path(i18n.__file__).parent
+PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+def code_msgids() -> set[str]:
+    ids: set[str] = set()
+    for path in sorted(PACKAGE.glob("*.py")):
+        for _lineno, message, _comments, _context in extract_from_file(
+            "python", str(path), keywords={"_": None, "N_": None}
+        ):
+            assert isinstance(message, str), f"{path}: plural or odd message {message!r}"
+            ids.add(message)
+    return ids
+
+
+def catalog(lang: str):
+    with (LOCALES_DIR / lang / "LC_MESSAGES" / "messages.po").open("rb") as f:
+        return read_po(f, locale=lang)
+
+
+def test_code_and_catalogs_hold_the_same_msgids():
+    ids = code_msgids()
+    assert len(ids) > 50
+    for lang in LANGUAGES:
+        have = {m.id for m in catalog(lang) if m.id}
+        assert ids - have == set(), f"{lang}: missing (pybabel extract + update)"
+        assert have - ids == set(), f"{lang}: obsolete entries"
+
+
+@pytest.mark.parametrize("lang", ["ru", "uk"])
+def test_translations_complete_and_keep_placeholders(lang):
+    for m in catalog(lang):
+        if not m.id:
+            continue
+        assert m.string, f"{lang}: untranslated {m.id!r}"
+        assert not m.fuzzy, f"{lang}: fuzzy {m.id!r}"
+        assert sorted(PLACEHOLDER.findall(m.string)) == sorted(PLACEHOLDER.findall(m.id)), m.id
+        assert m.string.count("<b>") == m.string.count("</b>") == m.id.count("<b>")
+
+
+def test_compiled_catalogs_are_up_to_date():
+    for lang in ("ru", "uk"):
+        mo = LOCALES_DIR / lang / "LC_MESSAGES" / "messages.mo"
+        assert mo.is_file(), i18n.COMPILE_HINT
+        with mo.open("rb") as f:
+            compiled = gettext.GNUTranslations(f)
+        for m in catalog(lang):
+            if m.id:
+                assert compiled.gettext(m.id) == m.string, f"stale {mo}: {i18n.COMPILE_HINT}"
+
+
+def test_missing_mo_fails_loudly_with_a_hint(tmp_path):
+    for lang in LANGUAGES:
+        shutil.copytree(LOCALES_DIR / lang, tmp_path / lang)
+    (tmp_path / "uk" / "LC_MESSAGES" / "messages.mo").unlink()
+    with pytest.raises(CatalogError, match="pybabel compile"):
+        load_i18n(tmp_path)
+
+
+def test_translates_per_locale():
+    assert i18n.Translator("ru")("Take") == "Беру"
+    assert i18n.Translator("uk")("Take") == "Беру"
+    assert i18n.Translator("en")("Take") == "Take"
+    assert i18n.Translator("xx")("Take") == "Take"
+    assert i18n.Translator("ru")("stock: {n}", n=5) == "в колоде: 5"
+
+
+@pytest.mark.parametrize(
+    ("code", "lang"),
+    [
+        ("ru", "ru"),
+        ("uk", "uk"),
+        ("uk-UA", "uk"),
+        ("en", "en"),
+        ("en-GB", "en"),
+        ("be", "ru"),
+        ("kk", "ru"),
+        ("de", "en"),
+        ("pt-br", "en"),
+        ("RU", "ru"),
+        (None, "en"),
+        ("", "en"),
+    ],
+)
+def test_pick_language(code, lang):
+    assert pick_language(code) == lang
+
+
+def test_rules_and_help_in_every_language():
+    for lang in LANGUAGES:
+        for variant in RULES:
+            text = rules_text(variant, lang)
+            assert 300 < len(text) <= 4096
+            assert text.startswith("<b>")
+        assert "/rules" in help_text(lang)
+    assert "♠" in rules_text("chuvash", "ru") and "петух" in rules_text("chuvash", "ru")
+    assert "10" in rules_text("shchelkovsky", "uk") and "проїзний" in rules_text(
+        "shchelkovsky", "uk"
+    )
+    assert "C4" not in rules_text("chuvash", "en")
+
+
+def test_bot_commands_per_language():
+    names = [c for c, _ in COMMANDS]
+    assert names == ["start", "new", "play", "rules", "stats", "top", "lang", "help"]
+    for lang in LANGUAGES:
+        cmds = bot_commands(lang)
+        assert [c.command for c in cmds] == names
+        assert all(0 < len(c.description) <= 256 for c in cmds)
+    assert bot_commands("ru")[3].description == "Правила обеих игр"
