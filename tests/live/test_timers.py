@@ -1,0 +1,171 @@
+"""Turn timers with an injected clock: timeout moves (PRODUCT), counting,
+AI takeover, taking the seat back, racing schedulers, restart."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import pytest
+
+from engine import Action
+from engine.live import LiveError, TableService
+from engine.live.games import timeout_move
+from tests.live.conftest import FakeClock, new_table, replay_current_game, same_state
+
+
+async def kinds(svc: TableService, tid: str) -> list[str]:
+    return [e["kind"] for e in await svc.event_page(tid, "", 10_000)]
+
+
+async def test_timeout_moves_count_and_hand_the_seat_to_the_ai(
+    svc: TableService, clock: FakeClock
+) -> None:
+    tid = await new_table(svc, 2, timer=30)
+    _, state, version = await svc.get(tid)
+    assert state is not None
+    info = await svc.table_info(tid)
+    assert info["deadline"] == int((clock.now + 30) * 1000)
+    assert await svc.tick() == []  # not due yet
+    clock.advance(29)
+    assert await svc.tick() == []
+    leader = state.to_act()[0]
+    lowest = min(state.hand(leader))
+    clock.advance(2)
+    [r] = await svc.tick()
+    assert r.version == version + 1
+    assert [(e.kind, e.seat, e.text) for e in r.events][:2] == [
+        ("timeout", leader, "1"),
+        ("auto", leader, Action.lead(leader, lowest).text()),  # the lowest lead
+    ]
+    assert r.table.seats[leader].timeouts == 1 and not r.table.seats[leader].ai_controlled
+    assert await svc.tick() == []  # the new deadline is 30 s away
+    # the defender (the other seat) lets his time run out: he takes
+    _, state, _ = await svc.get(tid)
+    assert state is not None
+    defender = state.defender
+    clock.advance(31)
+    [r] = await svc.tick()
+    assert ("auto", defender, "K") in [(e.kind, e.seat, e.text) for e in r.events]
+    # keep timing out until one seat has two consecutive timeouts: the AI takes it
+    for _ in range(10):
+        if any(s.ai_controlled for s in r.table.seats):
+            break
+        clock.advance(31)
+        [r] = await svc.tick()
+    taken = [i for i, s in enumerate(r.table.seats) if s.ai_controlled]
+    assert taken and ("takeover", taken[0], "timeouts") in [
+        (e.kind, e.seat, e.text) for e in r.events
+    ]
+    assert r.table.seats[taken[0]].timeouts == 2
+    _, state, _ = await svc.get(tid)
+    assert state is not None
+    assert state.over or all(s not in taken for s in state.to_act())
+    user = r.table.seats[taken[0]].user
+    assert user is not None
+    if not state.over:
+        back = await svc.take_seat_back(tid, user)
+        assert not back.table.seats[taken[0]].ai_controlled
+        assert back.table.seats[taken[0]].timeouts == 0
+        with pytest.raises(LiveError):
+            await svc.take_seat_back(tid, user)
+    assert same_state(state, await replay_current_game(svc, tid))
+
+
+async def test_own_move_resets_the_count(svc: TableService, clock: FakeClock) -> None:
+    tid = await new_table(svc, 2, timer=60)
+    _, state, _ = await svc.get(tid)
+    assert state is not None
+    leader = state.attacker
+    clock.advance(61)
+    [r] = await svc.tick()
+    assert r.table.seats[leader].timeouts == 1
+    for _ in range(200):  # play on until the leader moves himself
+        table, state, version = await svc.get(tid)
+        assert state is not None and not state.over
+        seat = leader if leader in state.to_act() else state.to_act()[0]
+        user = table.seats[seat].user
+        assert user is not None
+        r = await svc.apply(tid, user, state.legal_actions(seat)[-1].text(), version)
+        if seat == leader:
+            break
+    assert r.table.seats[leader].timeouts == 0
+    _, state, _ = await svc.get(tid)
+    assert state is not None
+    if not state.over and leader in state.to_act():
+        clock.advance(61)
+        [r] = await svc.tick()
+        assert r.table.seats[leader].timeouts == 1 and not r.table.seats[leader].ai_controlled
+
+
+async def test_timeout_move_rules() -> None:
+    from engine import new_game
+
+    state = new_game("shchelkovsky", 3, 11)
+    leader = state.attacker
+    a = timeout_move(state, leader)
+    hand = state.hand(leader)
+    plain = [c for c in hand if c != 52 and c % 4 != state.trump]
+    assert a.kind == "lead" and a.cards == (min(plain) if plain else min(hand),)
+    state.apply(a)
+    assert timeout_move(state, state.defender).kind == "take"
+
+
+async def test_two_schedulers_race_for_one_timer(
+    make_service: Callable[..., TableService], clock: FakeClock
+) -> None:
+    a, b = make_service(), make_service()
+    tids = [await new_table(a, 2, timer=30, first_user=10 * i + 1) for i in range(5)]
+    versions = {t: (await a.get(t))[2] for t in tids}
+    clock.advance(31)
+    results = await asyncio.gather(a.tick(), b.tick(), a.tick(), b.tick())
+    done = [r for rs in results for r in rs]
+    assert sorted(r.table_id for r in done) == sorted(tids)  # each exactly once
+    for t in tids:
+        assert (await a.get(t))[2] == versions[t] + 1
+        assert (await kinds(a, t)).count("timeout") == 1
+
+
+async def test_timers_survive_a_restart_and_a_crashed_claimer(
+    make_service: Callable[..., TableService], clock: FakeClock
+) -> None:
+    first = make_service()
+    tid = await new_table(first, 2, timer=30)
+    await first.aclose()
+    clock.advance(31)
+    second = make_service()
+    # a claimer that crashed after claiming: its lease hides the timer for a while
+    claimed = await second.store.claim_timers(second.now_ms(), 10, 30_000)
+    assert claimed == [tid]
+    assert await second.tick() == []
+    clock.advance(31)  # the lease ran out: another process takes over
+    [r] = await second.tick()
+    assert r.table_id == tid and r.events[0].kind == "timeout"
+
+
+async def test_no_timer_no_hint_and_stale_hints_are_dropped(
+    svc: TableService, clock: FakeClock
+) -> None:
+    tid = await new_table(svc, 2, timer=0)
+    assert await svc.next_deadline() is None
+    timed = await new_table(svc, 2, timer=30, first_user=5)
+    assert await svc.next_deadline() == int((clock.now + 30) * 1000)
+    await svc.admin_reset(timed, to="abort")
+    clock.advance(31)
+    assert await svc.tick() == []
+    assert await svc.next_deadline() is None
+    assert (await svc.get(tid))[1] is not None
+
+
+async def test_run_timers_loop(svc: TableService, clock: FakeClock) -> None:
+    tid = await new_table(svc, 2, timer=30)
+    clock.advance(31)
+    stop = asyncio.Event()
+    seen: list[str] = []
+
+    async def on_result(r: object) -> None:
+        seen.append(tid)
+        stop.set()
+
+    await asyncio.wait_for(svc.run_timers(stop, interval=0.01, on_result=on_result), 30)
+    assert seen == [tid]
