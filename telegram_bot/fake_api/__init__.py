@@ -1,0 +1,39 @@
+"""A fake Telegram Bot API server for tests, benchmarks and the local sandbox.
+
+    async with FakeTelegram() as fake:
+        bot = fake.make_bot()              # a real aiogram Bot pointed at fake.url
+        alice = fake.add_user("Alice", language_code="en")
+        alice.start()                      # /start in her chat with the bot
+        ...                                # the bot polls fake.url and answers
+        reply = await alice.wait_message("Welcome")
+        query = alice.press("Join", message=reply)
+        answer = await query.wait_answer() # what answerCallbackQuery showed her
+
+See ``server.FakeTelegram`` (lifecycle, shortcuts), ``users.SimUser`` (what a
+simulated person does), ``world.World`` (state, waits, snapshot, change feed)
+and ``limits`` (flood limits, ``ManualClock``, call statistics).
+"""
+
+from telegram_bot.fake_api.errors import ApiError
+from telegram_bot.fake_api.limits import ManualClock, RateLimits, Stats
+from telegram_bot.fake_api.models import CallbackQuery, Chat, Event, InlineQuery, Message, User
+from telegram_bot.fake_api.server import FakeTelegram
+from telegram_bot.fake_api.users import SimUser
+from telegram_bot.fake_api.world import BotOptions, World
+
+__all__ = [
+    "ApiError",
+    "BotOptions",
+    "CallbackQuery",
+    "Chat",
+    "Event",
+    "FakeTelegram",
+    "InlineQuery",
+    "ManualClock",
+    "Message",
+    "RateLimits",
+    "SimUser",
+    "Stats",
+    "User",
+    "World",
+]

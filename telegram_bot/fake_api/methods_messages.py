@@ -1,0 +1,201 @@
+"""Bot API methods about messages: send, edit, delete, pin, chat actions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from telegram_bot.fake_api.access import bot_is_admin, check_can_write, check_rate, resolve_chat
+from telegram_bot.fake_api.errors import ApiError
+from telegram_bot.fake_api.models import Chat, Message
+from telegram_bot.fake_api.params import Params
+from telegram_bot.fake_api.registry import method
+from telegram_bot.fake_api.text import check_text, parse_reply_markup, parse_text
+from telegram_bot.fake_api.world import World
+
+NOT_MODIFIED = (
+    "Bad Request: message is not modified: specified new message content and reply markup "
+    "are exactly the same as a current content and reply markup of the message"
+)
+CHAT_ACTIONS = frozenset(
+    {
+        "typing",
+        "upload_photo",
+        "record_video",
+        "upload_video",
+        "record_voice",
+        "upload_voice",
+        "upload_document",
+        "choose_sticker",
+        "find_location",
+        "record_video_note",
+        "upload_video_note",
+    }
+)
+
+
+def message_text(p: Params, name: str = "text") -> dict[str, Any]:
+    """text/entities/source/parse_mode fields of a Message from a call's parameters."""
+    raw = p.string(name)
+    if raw is None:
+        raise ApiError(400, "Bad Request: message text is empty")
+    parse_mode = p.string("parse_mode") or None
+    given = p.json("entities")
+    if isinstance(given, list):
+        plain, entities = raw, given
+    else:
+        plain, entities = parse_text(raw, parse_mode)
+    check_text(plain)
+    return {"text": plain, "entities": entities, "source": raw, "parse_mode": parse_mode}
+
+
+def _reply_to(p: Params, chat: Chat) -> Message | None:
+    reply = p.json("reply_parameters")
+    if isinstance(reply, dict):
+        message_id, lenient = (
+            reply.get("message_id"),
+            bool(reply.get("allow_sending_without_reply")),
+        )
+    else:
+        message_id, lenient = (
+            p.integer("reply_to_message_id"),
+            p.boolean("allow_sending_without_reply"),
+        )
+    if message_id is None:
+        return None
+    found = chat.messages.get(int(message_id))
+    if found is None and not lenient:
+        raise ApiError(400, "Bad Request: message to be replied not found")
+    return found
+
+
+@method("sendMessage")
+async def send_message(world: World, p: Params) -> Any:
+    chat = resolve_chat(world, p.chat_id())
+    check_can_write(world, chat)
+    fields = message_text(p)
+    markup = parse_reply_markup(p.raw.get("reply_markup"))
+    reply_to = _reply_to(p, chat)
+    check_rate(world, chat)
+    message = world.add_message(chat, world.bot, reply_markup=markup, reply_to=reply_to, **fields)
+    return message.to_api(world.users)
+
+
+def _edit_target(world: World, p: Params) -> tuple[Message, bool]:
+    """The message an edit names, and whether it was named by ``inline_message_id``."""
+    inline_id = p.string("inline_message_id")
+    if inline_id:
+        found = world.inline_messages.get(inline_id)
+        if found is None or found.message_id not in found.chat.messages:
+            raise ApiError(400, "Bad Request: MESSAGE_ID_INVALID")
+        return found, True
+    chat = resolve_chat(world, p.chat_id())
+    check_can_write(world, chat)
+    message_id = p.integer("message_id")
+    if message_id is None:
+        raise ApiError(400, "Bad Request: message identifier is not specified")
+    message = chat.messages.get(message_id)
+    if message is None:
+        raise ApiError(400, "Bad Request: message to edit not found")
+    if message.from_id != world.bot.id or message.text is None:
+        raise ApiError(400, "Bad Request: message can't be edited")
+    return message, False
+
+
+def _apply_edit(world: World, message: Message, inline: bool, **changes: Any) -> Any:
+    current = {name: getattr(message, name) for name in changes}
+    compared = ("text", "entities", "reply_markup")
+    if all(changes[k] == current[k] for k in compared if k in changes):
+        raise ApiError(400, NOT_MODIFIED)
+    check_rate(world, message.chat)
+    for name, value in changes.items():
+        setattr(message, name, value)
+    message.edit_date = world.now()
+    message.edits += 1
+    world.message_changed(message)
+    return True if inline else message.to_api(world.users)
+
+
+@method("editMessageText")
+async def edit_message_text(world: World, p: Params) -> Any:
+    message, inline = _edit_target(world, p)
+    fields = message_text(p)
+    # Like Telegram: an edit without reply_markup removes the inline keyboard.
+    markup = parse_reply_markup(p.raw.get("reply_markup"))
+    return _apply_edit(world, message, inline, reply_markup=markup, **fields)
+
+
+@method("editMessageReplyMarkup")
+async def edit_message_reply_markup(world: World, p: Params) -> Any:
+    message, inline = _edit_target(world, p)
+    markup = parse_reply_markup(p.raw.get("reply_markup"))
+    return _apply_edit(world, message, inline, reply_markup=markup)
+
+
+def _delete(world: World, chat: Chat, message_id: int) -> bool:
+    message = chat.messages.get(message_id)
+    if message is None:
+        return False
+    own = message.from_id == world.bot.id
+    if chat.is_group and not own and not bot_is_admin(chat):
+        raise ApiError(400, "Bad Request: message can't be deleted")
+    del chat.messages[message_id]
+    if message.inline_message_id:
+        world.inline_messages.pop(message.inline_message_id, None)
+    world.touch("message_deleted", chat_id=chat.id, message_id=message_id)
+    return True
+
+
+@method("deleteMessage")
+async def delete_message(world: World, p: Params) -> Any:
+    chat = resolve_chat(world, p.chat_id())
+    if not _delete(world, chat, p.req_integer("message_id")):
+        raise ApiError(400, "Bad Request: message to delete not found")
+    return True
+
+
+@method("deleteMessages")
+async def delete_messages(world: World, p: Params) -> Any:
+    chat = resolve_chat(world, p.chat_id())
+    ids = p.json("message_ids")
+    if not isinstance(ids, list) or not 1 <= len(ids) <= 100:
+        raise ApiError(400, "Bad Request: message_ids must be an array of 1-100 identifiers")
+    for message_id in ids:
+        _delete(world, chat, int(message_id))
+    return True
+
+
+@method("sendChatAction")
+async def send_chat_action(world: World, p: Params) -> Any:
+    chat = resolve_chat(world, p.chat_id())
+    check_can_write(world, chat)
+    action = p.string("action")
+    if action not in CHAT_ACTIONS:
+        raise ApiError(400, "Bad Request: wrong parameter action in request")
+    world.touch("chat_action", chat_id=chat.id, detail={"action": action})
+    return True
+
+
+@method("pinChatMessage")
+async def pin_chat_message(world: World, p: Params) -> Any:
+    chat = resolve_chat(world, p.chat_id())
+    check_can_write(world, chat)
+    if chat.is_group and not bot_is_admin(chat):
+        raise ApiError(400, "Bad Request: not enough rights to manage pinned messages in the chat")
+    message_id = p.req_integer("message_id")
+    if message_id not in chat.messages:
+        raise ApiError(400, "Bad Request: message to pin not found")
+    chat.pinned_message_id = message_id
+    world.touch("message_pinned", chat_id=chat.id, message_id=message_id)
+    return True
+
+
+@method("unpinChatMessage")
+async def unpin_chat_message(world: World, p: Params) -> Any:
+    chat = resolve_chat(world, p.chat_id())
+    if chat.is_group and not bot_is_admin(chat):
+        raise ApiError(400, "Bad Request: not enough rights to manage pinned messages in the chat")
+    message_id = p.integer("message_id")
+    if message_id is None or chat.pinned_message_id == message_id:
+        chat.pinned_message_id = None
+        world.touch("message_unpinned", chat_id=chat.id, message_id=message_id)
+    return True

@@ -1,0 +1,302 @@
+"""The fake's world: users, chats, messages with inline keyboards, queries, events.
+
+Plain dataclasses; ``World`` (``world.py``) owns them and turns them into Bot
+API JSON with each object's ``to_api``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from telegram_bot.fake_api.text import iter_buttons
+
+ChatType = Literal["private", "group", "supergroup"]
+# What a user's membership of a chat is, in Telegram's words.
+MemberStatus = Literal["creator", "administrator", "member", "restricted", "left", "kicked"]
+MessageMatch = str | re.Pattern[str] | Callable[["Message"], bool]
+
+
+@dataclass
+class User:
+    """A Telegram account (a simulated human, or the bot itself)."""
+
+    id: int
+    first_name: str
+    last_name: str | None = None
+    username: str | None = None
+    language_code: str | None = None
+    is_bot: bool = False
+    started: bool = False  # pressed Start (sent anything) in his chat with the bot
+    blocked: bool = False  # blocked the bot
+
+    def to_api(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"id": self.id, "is_bot": self.is_bot, "first_name": self.first_name}
+        if self.last_name:
+            data["last_name"] = self.last_name
+        if self.username:
+            data["username"] = self.username
+        if self.language_code and not self.is_bot:
+            data["language_code"] = self.language_code
+        return data
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.first_name} {self.last_name}" if self.last_name else self.first_name
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.to_api(), "started": self.started, "blocked": self.blocked}
+
+
+@dataclass
+class Chat:
+    """A chat: a user's private chat with the bot, a group, or two users' direct chat.
+
+    ``peer_ids`` is set only for a direct chat between two simulated users (where
+    an inline-mode invitation can be posted); the bot has no access to it.
+    """
+
+    id: int
+    type: ChatType
+    title: str | None = None
+    username: str | None = None
+    user_id: int | None = None  # private chat with the bot: whose
+    peer_ids: tuple[int, int] | None = None
+    members: dict[int, MemberStatus] = field(default_factory=dict)  # groups only
+    bot_status: MemberStatus = "left"  # groups only
+    messages: dict[int, Message] = field(default_factory=dict)  # in order, deleted gone
+    next_message_id: int = 1
+    pinned_message_id: int | None = None
+
+    @property
+    def is_group(self) -> bool:
+        return self.type in ("group", "supergroup")
+
+    @property
+    def bot_present(self) -> bool:
+        return self.bot_status in ("creator", "administrator", "member")
+
+    def to_api(self, users: dict[int, User]) -> dict[str, Any]:
+        data: dict[str, Any] = {"id": self.id, "type": self.type}
+        if self.is_group:
+            data["title"] = self.title or "Group"
+        elif self.user_id is not None:
+            user = users[self.user_id]
+            data["first_name"] = user.first_name
+            if user.last_name:
+                data["last_name"] = user.last_name
+            if user.username:
+                data["username"] = user.username
+        else:
+            data["first_name"] = self.title or "Chat"
+        if self.username and self.is_group:
+            data["username"] = self.username
+        return data
+
+    def to_json(self, users: dict[int, User]) -> dict[str, Any]:
+        return {
+            **self.to_api(users),
+            "user_id": self.user_id,
+            "peer_ids": list(self.peer_ids) if self.peer_ids else None,
+            "members": {str(uid): status for uid, status in self.members.items()},
+            "bot_status": self.bot_status,
+            "pinned_message_id": self.pinned_message_id,
+            "messages": [message.to_json(users) for message in self.messages.values()],
+        }
+
+
+@dataclass
+class Message:
+    """A message as it is now (after edits)."""
+
+    chat: Chat
+    message_id: int
+    date: int
+    from_id: int
+    text: str | None = None  # plain text, after HTML parsing
+    entities: list[dict[str, Any]] = field(default_factory=list)
+    source: str | None = None  # the text exactly as sent (e.g. HTML)
+    parse_mode: str | None = None
+    reply_markup: dict[str, Any] | None = None
+    edit_date: int | None = None
+    via_bot_id: int | None = None
+    inline_message_id: str | None = None
+    reply_to: Message | None = None
+    service: dict[str, Any] = field(default_factory=dict)  # e.g. new_chat_members
+    version: int = 0  # the world's version when created or last changed
+    edits: int = 0
+
+    @property
+    def chat_id(self) -> int:
+        return self.chat.id
+
+    @property
+    def keyboard(self) -> list[list[dict[str, Any]]]:
+        """The inline keyboard's rows of buttons (empty without one)."""
+        if not self.reply_markup:
+            return []
+        rows: list[list[dict[str, Any]]] = self.reply_markup.get("inline_keyboard", [])
+        return rows
+
+    @property
+    def buttons(self) -> list[dict[str, Any]]:
+        return iter_buttons(self.reply_markup)
+
+    @property
+    def button_texts(self) -> list[str]:
+        return [button["text"] for button in self.buttons]
+
+    def find_button(self, text: str | None = None, data: str | None = None) -> dict[str, Any]:
+        """The one button with this text (exact, else substring) or this callback data."""
+        if (text is None) == (data is None):
+            raise ValueError("give exactly one of text= or data=")
+        if data is not None:
+            found = [b for b in self.buttons if b.get("callback_data") == data]
+        else:
+            found = [b for b in self.buttons if b["text"] == text]
+            if not found:
+                found = [b for b in self.buttons if text in b["text"]]
+        if len(found) != 1:
+            what = f"text {text!r}" if text is not None else f"data {data!r}"
+            raise LookupError(
+                f"{len(found)} buttons with {what} on message {self.message_id} in chat "
+                f"{self.chat_id}; buttons: {self.button_texts}"
+            )
+        return found[0]
+
+    def matches(self, match: MessageMatch) -> bool:
+        if isinstance(match, str):
+            return self.text is not None and match in self.text
+        if isinstance(match, re.Pattern):
+            return self.text is not None and match.search(self.text) is not None
+        return match(self)
+
+    def to_api(self, users: dict[int, User], *, with_reply: bool = True) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "message_id": self.message_id,
+            "date": self.date,
+            "chat": self.chat.to_api(users),
+            "from": users[self.from_id].to_api(),
+        }
+        if self.text is not None:
+            data["text"] = self.text
+            if self.entities:
+                data["entities"] = self.entities
+        if self.reply_markup is not None:
+            data["reply_markup"] = self.reply_markup
+        if self.edit_date is not None:
+            data["edit_date"] = self.edit_date
+        if self.via_bot_id is not None:
+            data["via_bot"] = users[self.via_bot_id].to_api()
+        if self.reply_to is not None and with_reply:
+            data["reply_to_message"] = self.reply_to.to_api(users, with_reply=False)
+        data.update(self.service)
+        return data
+
+    def to_json(self, users: dict[int, User]) -> dict[str, Any]:
+        """For the snapshot: the Bot API form plus what a client shows."""
+        return {
+            **self.to_api(users, with_reply=False),
+            "reply_to_message_id": self.reply_to.message_id if self.reply_to else None,
+            "source": self.source,
+            "parse_mode": self.parse_mode,
+            "inline_message_id": self.inline_message_id,
+            "version": self.version,
+            "edits": self.edits,
+        }
+
+
+@dataclass
+class CallbackQuery:
+    """A button press; ``answer`` is what answerCallbackQuery told the user."""
+
+    id: str
+    user_id: int
+    message: Message
+    data: str
+    answer: dict[str, Any] | None = None
+    answered: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def alert(self) -> str | None:
+        """The text the user saw (toast or alert), if the bot answered with one."""
+        return None if self.answer is None else self.answer.get("text")
+
+    @property
+    def show_alert(self) -> bool:
+        return bool(self.answer and self.answer.get("show_alert"))
+
+    async def wait_answer(self, timeout: float = 10.0) -> dict[str, Any]:
+        """Wait until the bot answered this query (the timeout is only a safety net)."""
+        await asyncio.wait_for(self.answered.wait(), timeout)
+        assert self.answer is not None
+        return self.answer
+
+
+@dataclass
+class InlineQuery:
+    """An inline query; ``results`` is what answerInlineQuery returned."""
+
+    id: str
+    user_id: int
+    query: str
+    chat_type: str | None
+    results: list[dict[str, Any]] | None = None
+    answer: dict[str, Any] | None = None
+    answered: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def wait_results(self, timeout: float = 10.0) -> list[dict[str, Any]]:
+        await asyncio.wait_for(self.answered.wait(), timeout)
+        assert self.results is not None
+        return self.results
+
+
+@dataclass(frozen=True)
+class Event:
+    """One change of the world, for a page that polls or streams (``seq`` = version)."""
+
+    seq: int
+    kind: str  # message_new, message_edited, message_deleted, callback_answered, ...
+    chat_id: int | None = None
+    message_id: int | None = None
+    user_id: int | None = None
+    detail: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "kind": self.kind,
+            "chat_id": self.chat_id,
+            "message_id": self.message_id,
+            "user_id": self.user_id,
+            "detail": self.detail,
+        }
+
+
+def member_json(user: User, status: MemberStatus) -> dict[str, Any]:
+    data: dict[str, Any] = {"status": status, "user": user.to_api()}
+    if status == "creator":
+        data["is_anonymous"] = False
+    elif status == "administrator":
+        rights = [
+            "can_manage_chat",
+            "can_delete_messages",
+            "can_manage_video_chats",
+            "can_restrict_members",
+            "can_promote_members",
+            "can_change_info",
+            "can_invite_users",
+            "can_post_stories",
+            "can_edit_stories",
+            "can_delete_stories",
+            "can_send_welcome_messages",
+            "can_pin_messages",
+        ]
+        data.update({"can_be_edited": False, "is_anonymous": False})
+        data.update(dict.fromkeys(rights, True))
+    elif status == "kicked":
+        data["until_date"] = 0
+    return data

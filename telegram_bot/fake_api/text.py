@@ -1,0 +1,193 @@
+"""Message text and inline keyboards as Telegram checks them.
+
+HTML (``parse_mode=HTML``) becomes plain text plus entities, as Telegram stores it;
+offsets and lengths count UTF-16 code units, as in the Bot API.
+"""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+from typing import Any
+
+from telegram_bot.fake_api.errors import ApiError
+
+MAX_TEXT = 4096
+MAX_CALLBACK_DATA = 64
+MAX_ROW = 8
+MAX_BUTTONS = 100
+BUTTON_ACTIONS = (
+    "callback_data",
+    "url",
+    "switch_inline_query",
+    "switch_inline_query_current_chat",
+    "switch_inline_query_chosen_chat",
+    "callback_game",
+    "pay",
+    "login_url",
+    "web_app",
+    "copy_text",
+)
+
+_SIMPLE_TAGS = {
+    "b": "bold",
+    "strong": "bold",
+    "i": "italic",
+    "em": "italic",
+    "u": "underline",
+    "ins": "underline",
+    "s": "strikethrough",
+    "strike": "strikethrough",
+    "del": "strikethrough",
+    "tg-spoiler": "spoiler",
+    "code": "code",
+    "pre": "pre",
+    "blockquote": "blockquote",
+    "a": "text_link",
+    "span": "spoiler",
+    "tg-emoji": "custom_emoji",
+}
+
+
+def utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+class _TelegramHTML(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.length = 0  # UTF-16 units so far
+        self.entities: list[dict[str, Any]] = []
+        self.stack: list[tuple[str, int, dict[str, Any]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag not in _SIMPLE_TAGS:
+            raise ApiError(
+                400, f'Bad Request: can\'t parse entities: Unsupported start tag "{tag}"'
+            )
+        attributes = {name: value or "" for name, value in attrs}
+        entity: dict[str, Any] = {"type": _SIMPLE_TAGS[tag]}
+        if tag == "a":
+            href = attributes.get("href", "")
+            if href.startswith("tg://user?id="):
+                entity = {"type": "text_mention", "user_id": href.removeprefix("tg://user?id=")}
+            else:
+                entity["url"] = href
+        elif tag == "span" and attributes.get("class") != "tg-spoiler":
+            raise ApiError(400, 'Bad Request: can\'t parse entities: Unsupported start tag "span"')
+        elif tag == "blockquote" and "expandable" in attributes:
+            entity["type"] = "expandable_blockquote"
+        elif tag == "tg-emoji":
+            entity["custom_emoji_id"] = attributes.get("emoji-id", "")
+        elif tag == "code" and self.stack and self.stack[-1][0] == "pre":
+            language = attributes.get("class", "").removeprefix("language-")
+            if language:
+                self.stack[-1][2]["language"] = language
+            self.stack.append((tag, self.length, {}))  # merged into the enclosing pre
+            return
+        self.stack.append((tag, self.length, entity))
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self.stack or self.stack[-1][0] != tag:
+            raise ApiError(400, f'Bad Request: can\'t parse entities: Unmatched end tag "{tag}"')
+        _, start, entity = self.stack.pop()
+        if entity and self.length > start:
+            self.entities.append({**entity, "offset": start, "length": self.length - start})
+
+    def handle_data(self, data: str) -> None:
+        self.parts.append(data)
+        self.length += utf16_len(data)
+
+
+def parse_text(text: str, parse_mode: str | None) -> tuple[str, list[dict[str, Any]]]:
+    """Return (plain text, entities) for ``text`` sent with ``parse_mode``."""
+    if (parse_mode or "").upper() != "HTML":
+        return text, []
+    parser = _TelegramHTML()
+    parser.feed(text)
+    parser.close()
+    if parser.stack:
+        tag = parser.stack[-1][0]
+        raise ApiError(
+            400,
+            f"Bad Request: can't parse entities: Can't find end tag corresponding to start tag \"{tag}\"",
+        )
+    entities = sorted(parser.entities, key=lambda e: (e["offset"], -e["length"]))
+    return "".join(parser.parts), entities
+
+
+def check_text(plain: str) -> None:
+    if not plain.strip():
+        raise ApiError(400, "Bad Request: message text is empty")
+    if utf16_len(plain) > MAX_TEXT:
+        raise ApiError(400, "Bad Request: message is too long")
+
+
+def command_entities(text: str) -> list[dict[str, Any]]:
+    """``bot_command`` entity for a text that starts with ``/command``."""
+    if not text.startswith("/"):
+        return []
+    command = text.split(maxsplit=1)[0] if text.strip() else text
+    if len(command) < 2:
+        return []
+    return [{"type": "bot_command", "offset": 0, "length": utf16_len(command)}]
+
+
+def parse_reply_markup(raw: Any) -> dict[str, Any] | None:
+    """Decode and validate ``reply_markup`` (a JSON string in form data)."""
+    if raw is None or raw == "":
+        return None
+    markup = raw
+    if isinstance(raw, str):
+        try:
+            markup = json.loads(raw)
+        except ValueError:
+            raise ApiError(
+                400, "Bad Request: can't parse reply keyboard markup JSON object"
+            ) from None
+    if not isinstance(markup, dict):
+        raise ApiError(400, "Bad Request: can't parse reply keyboard markup JSON object")
+    if "inline_keyboard" in markup:
+        check_inline_keyboard(markup["inline_keyboard"])
+    return markup
+
+
+def check_inline_keyboard(rows: Any) -> None:
+    if not isinstance(rows, list) or not all(isinstance(row, list) for row in rows):
+        raise ApiError(400, 'Bad Request: field "inline_keyboard" must be an Array of Arrays')
+    total = 0
+    for row in rows:
+        if len(row) > MAX_ROW:
+            # Telegram itself accepts the row and its apps hide the extra buttons;
+            # the fake refuses it so that the bot never sends one.
+            raise ApiError(400, "Bad Request: too many buttons in a row (at most 8 are shown)")
+        total += len(row)
+        for button in row:
+            check_button(button)
+    if total > MAX_BUTTONS:
+        raise ApiError(400, "Bad Request: reply markup is too long")
+
+
+def check_button(button: Any) -> None:
+    if not isinstance(button, dict) or not isinstance(button.get("text"), str):
+        raise ApiError(400, 'Bad Request: can\'t find field "text"')
+    actions = [key for key in BUTTON_ACTIONS if key in button]
+    if not actions:
+        raise ApiError(400, "Bad Request: text buttons are unallowed in the inline keyboard")
+    if "callback_data" in button:
+        data = button["callback_data"]
+        if not isinstance(data, str) or not 1 <= len(data.encode()) <= MAX_CALLBACK_DATA:
+            raise ApiError(400, "Bad Request: BUTTON_DATA_INVALID")
+    if "url" in button:
+        url = button["url"]
+        if not isinstance(url, str) or not url.startswith(("http://", "https://", "tg://")):
+            raise ApiError(400, "Bad Request: BUTTON_URL_INVALID")
+    if not button["text"].strip():
+        raise ApiError(400, "Bad Request: BUTTON_TEXT_INVALID")
+
+
+def iter_buttons(markup: dict[str, Any] | None) -> list[dict[str, Any]]:
+    if not markup:
+        return []
+    return [button for row in markup.get("inline_keyboard", []) for button in row]

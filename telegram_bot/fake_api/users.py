@@ -1,0 +1,405 @@
+"""Simulated users: what a person does in Telegram, turned into updates for the bot.
+
+``SimUser`` is what tests, benchmarks and the sandbox page drive. Actions are
+synchronous (they change the world and queue updates); waiting for the bot's
+answer is ``await``-ed.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from telegram_bot.fake_api.models import (
+    CallbackQuery,
+    Chat,
+    ChatType,
+    InlineQuery,
+    MemberStatus,
+    Message,
+    MessageMatch,
+    User,
+    member_json,
+)
+from telegram_bot.fake_api.text import command_entities, parse_text
+from telegram_bot.fake_api.world import World
+
+_PAYLOAD = re.compile(r"^[A-Za-z0-9_-]{0,64}$")
+_PRESENT = ("creator", "administrator", "member", "restricted")
+
+
+# ---------------------------------------------------------------- what the bot receives
+def bot_sees(world: World, message: Message) -> bool:
+    """Whether Telegram delivers ``message`` to the bot (privacy mode in groups)."""
+    chat = message.chat
+    if chat.user_id is not None:
+        return not world.users[chat.user_id].blocked
+    if not chat.is_group or not chat.bot_present:
+        return False
+    if not world.options.privacy_mode or message.service:
+        return True
+    if message.via_bot_id == world.bot.id:
+        return True
+    if message.reply_to is not None and message.reply_to.from_id == world.bot.id:
+        return True
+    text = message.text or ""
+    if text.startswith("/"):
+        command = text.split(maxsplit=1)[0]
+        _, _, mention = command.partition("@")
+        return not mention or mention.lower() == (world.bot.username or "").lower()
+    return False
+
+
+def deliver(world: World, message: Message) -> None:
+    if bot_sees(world, message):
+        world.enqueue("message", message.to_api(world.users))
+
+
+def _member_update(
+    world: World, chat: Chat, by: User, member: User, old: MemberStatus, new: MemberStatus
+) -> dict[str, Any]:
+    return {
+        "chat": chat.to_api(world.users),
+        "from": by.to_api(),
+        "date": world.now(),
+        "old_chat_member": member_json(member, old),
+        "new_chat_member": member_json(member, new),
+    }
+
+
+def set_bot_status(world: World, chat: Chat, status: MemberStatus, by: User) -> None:
+    """The bot's membership of a group changes: a ``my_chat_member`` update."""
+    old = chat.bot_status
+    chat.bot_status = status
+    world.touch("bot_status", chat_id=chat.id, user_id=by.id, detail={"status": status})
+    world.enqueue("my_chat_member", _member_update(world, chat, by, world.bot, old, status))
+
+
+# ---------------------------------------------------------------- simulated users
+class SimUser:
+    """One simulated person. ``acted_at`` is the world's version before his last action."""
+
+    def __init__(self, world: World, user: User) -> None:
+        self.world = world
+        self.user = user
+        self.acted_at = world.version
+
+    def __repr__(self) -> str:
+        return f"SimUser({self.user.first_name!r}, id={self.user.id})"
+
+    @property
+    def id(self) -> int:
+        return self.user.id
+
+    @property
+    def chat(self) -> Chat:
+        """His private chat with the bot."""
+        return self.world.private_chat(self.user)
+
+    def _act(self) -> None:
+        self.acted_at = self.world.version
+
+    def _chat(self, chat: Chat | None) -> Chat:
+        return self.chat if chat is None else chat
+
+    def can_see(self, chat: Chat) -> bool:
+        if chat.user_id is not None:
+            return chat.user_id == self.id
+        if chat.peer_ids is not None:
+            return self.id in chat.peer_ids
+        return chat.members.get(self.id) in _PRESENT
+
+    # ------------------------------------------------------------ messages
+    def send(self, text: str, chat: Chat | None = None, reply_to: Message | None = None) -> Message:
+        """Type ``text`` in a chat (default: his chat with the bot); commands get entities."""
+        target = self._chat(chat)
+        if not self.can_see(target):
+            raise PermissionError(f"{self!r} is not in chat {target.id}")
+        if target.user_id is not None:
+            if self.user.blocked:
+                raise PermissionError(f"{self!r} blocked the bot; unblock() first")
+            self.user.started = True
+        self._act()
+        message = self.world.add_message(
+            target, self.user, text=text, entities=command_entities(text), reply_to=reply_to
+        )
+        deliver(self.world, message)
+        return message
+
+    def start(self, payload: str | None = None) -> Message:
+        """Press Start (or open a ``?start=payload`` deep link): ``/start [payload]``."""
+        if payload is not None and not _PAYLOAD.match(payload):
+            raise ValueError(f"deep-link payload must be 0-64 of A-Za-z0-9_-: {payload!r}")
+        if self.user.blocked:
+            self.unblock()
+        return self.send(f"/start {payload}" if payload else "/start")
+
+    def follow_link(self, url: str, group: Chat | None = None) -> Message:
+        """Open a ``t.me/<bot>?start=…`` link, or ``?startgroup=…`` choosing ``group``."""
+        parts = urlsplit(url)
+        query = parse_qs(parts.query, keep_blank_values=True)
+        name = query.get("domain", [""])[0] if parts.scheme == "tg" else parts.path.strip("/")
+        if name.lower() != (self.world.bot.username or "").lower():
+            raise ValueError(f"not a link to @{self.world.bot.username}: {url}")
+        if "startgroup" in query:
+            if group is None:
+                raise ValueError("a startgroup link needs the group to add the bot to")
+            payload = query["startgroup"][0]
+            if not group.bot_present:
+                self.add_bot_to(group)
+            text = f"/start@{self.world.bot.username} {payload}".rstrip()
+            return self.send(text, group)
+        return self.start(query.get("start", [""])[0] or None)
+
+    # ------------------------------------------------------------ buttons
+    def press(
+        self,
+        text: str | None = None,
+        *,
+        data: str | None = None,
+        message: Message | None = None,
+        chat: Chat | None = None,
+        forged: bool = False,
+    ) -> CallbackQuery:
+        """Press an inline button by its text or callback data.
+
+        Without ``message``: the newest message in ``chat`` (default: his chat
+        with the bot) that has such a button. ``forged=True`` sends ``data``
+        even though no button carries it (a tampered client).
+        """
+        target = message or self._find_message_with_button(self._chat(chat), text, data, forged)
+        if target.message_id not in target.chat.messages:
+            raise LookupError(f"message {target.message_id} was deleted")
+        if not self.can_see(target.chat):
+            raise PermissionError(f"{self!r} cannot see chat {target.chat_id}")
+        if forged:
+            if data is None:
+                raise ValueError("a forged press needs data=")
+            payload_data = data
+        else:
+            button = target.find_button(text, data)
+            if "callback_data" not in button:
+                raise ValueError(f"button {button['text']!r} is not a callback button: {button}")
+            payload_data = button["callback_data"]
+        self._act()
+        world = self.world
+        query = CallbackQuery(
+            id=world.new_query_id(), user_id=self.id, message=target, data=payload_data
+        )
+        world.callback_queries[query.id] = query
+        payload: dict[str, Any] = {
+            "id": query.id,
+            "from": self.user.to_api(),
+            "chat_instance": world.chat_instance(target.chat),
+            "data": payload_data,
+        }
+        if target.inline_message_id:
+            payload["inline_message_id"] = target.inline_message_id
+        else:
+            payload["message"] = target.to_api(world.users)
+        world.touch(
+            "callback_query", chat_id=target.chat_id, message_id=target.message_id, user_id=self.id
+        )
+        world.enqueue("callback_query", payload)
+        return query
+
+    def _find_message_with_button(
+        self, chat: Chat, text: str | None, data: str | None, forged: bool
+    ) -> Message:
+        for candidate in reversed(self.world.messages(chat)):
+            if forged and candidate.from_id == self.world.bot.id:
+                return candidate
+            try:
+                candidate.find_button(text, data)
+            except LookupError:
+                continue
+            return candidate
+        raise LookupError(f"no message in chat {chat.id} has a button {text or data!r}")
+
+    # ------------------------------------------------------------ inline mode
+    def inline_query(self, query: str = "", chat: Chat | None = None) -> InlineQuery:
+        """Type ``@bot query`` in ``chat`` (default: his chat with the bot)."""
+        world = self.world
+        if not world.options.inline_mode:
+            raise RuntimeError("the bot has no inline mode")
+        target = self._chat(chat)
+        chat_type: str = target.type if target.user_id != self.id else "sender"
+        self._act()
+        record = InlineQuery(
+            id=world.new_query_id(), user_id=self.id, query=query, chat_type=chat_type
+        )
+        world.inline_queries[record.id] = record
+        world.enqueue(
+            "inline_query",
+            {
+                "id": record.id,
+                "from": self.user.to_api(),
+                "query": query,
+                "offset": "",
+                "chat_type": chat_type,
+            },
+        )
+        return record
+
+    async def choose_result(
+        self,
+        query: InlineQuery,
+        chat: Chat,
+        result_id: str | None = None,
+        timeout: float = 10.0,
+    ) -> Message:
+        """Pick a result (default: the first) of an answered inline query: post it in ``chat``."""
+        results = await query.wait_results(timeout)
+        chosen = next((r for r in results if result_id in (None, r["id"])), None)
+        if chosen is None:
+            raise LookupError(f"no inline result {result_id!r} among {[r['id'] for r in results]}")
+        content = chosen.get("input_message_content") or {}
+        if "message_text" not in content:
+            raise NotImplementedError("only results with a text input_message_content")
+        if not self.can_see(chat):
+            raise PermissionError(f"{self!r} is not in chat {chat.id}")
+        self._act()
+        world = self.world
+        plain, entities = parse_text(str(content["message_text"]), content.get("parse_mode"))
+        markup = chosen.get("reply_markup")
+        inline_id = secrets.token_urlsafe(18) if markup else None
+        message = world.add_message(
+            chat,
+            self.user,
+            text=plain,
+            entities=entities,
+            source=str(content["message_text"]),
+            parse_mode=content.get("parse_mode"),
+            reply_markup=markup,
+            via_bot_id=world.bot.id,
+            inline_message_id=inline_id,
+        )
+        if inline_id:
+            world.inline_messages[inline_id] = message
+        deliver(world, message)
+        if world.options.inline_feedback:
+            chosen_update: dict[str, Any] = {
+                "result_id": chosen["id"],
+                "from": self.user.to_api(),
+                "query": query.query,
+            }
+            if inline_id:
+                chosen_update["inline_message_id"] = inline_id
+            world.enqueue("chosen_inline_result", chosen_update)
+        return message
+
+    # ------------------------------------------------------------ groups
+    def create_group(self, title: str, *others: SimUser, chat_type: ChatType = "group") -> Chat:
+        """A group he creates with ``others`` in it (the bot is not in it yet)."""
+        self._act()
+        return self.world.create_group(
+            title, [self.user, *(o.user for o in others)], chat_type=chat_type
+        )
+
+    def add_bot_to(self, group: Chat, as_admin: bool = False) -> Message:
+        """Add the bot: ``my_chat_member`` plus the ``new_chat_members`` service message."""
+        if not self.can_see(group):
+            raise PermissionError(f"{self!r} is not in group {group.id}")
+        if not self.world.options.can_join_groups:
+            raise PermissionError("the bot cannot be added to groups")
+        self._act()
+        world = self.world
+        set_bot_status(world, group, "administrator" if as_admin else "member", by=self.user)
+        message = world.add_message(
+            group, self.user, service={"new_chat_members": [world.bot.to_api()]}
+        )
+        deliver(world, message)
+        return message
+
+    def remove_bot_from(self, group: Chat) -> Message:
+        self._act()
+        world = self.world
+        set_bot_status(world, group, "left", by=self.user)
+        return world.add_message(group, self.user, service={"left_chat_member": world.bot.to_api()})
+
+    def promote_bot(self, group: Chat) -> None:
+        """Make the bot an administrator of the group (it may then pin and delete)."""
+        self._act()
+        set_bot_status(self.world, group, "administrator", by=self.user)
+
+    def join(self, group: Chat) -> Message:
+        """Join a group: the ``new_chat_members`` service message."""
+        self._act()
+        world = self.world
+        old = group.members.get(self.id, "left")
+        group.members[self.id] = "member"
+        message = world.add_message(
+            group, self.user, service={"new_chat_members": [self.user.to_api()]}
+        )
+        deliver(world, message)
+        if group.bot_status == "administrator":
+            world.enqueue(
+                "chat_member", _member_update(world, group, self.user, self.user, old, "member")
+            )
+        return message
+
+    def leave(self, group: Chat) -> Message:
+        self._act()
+        world = self.world
+        group.members[self.id] = "left"
+        message = world.add_message(
+            group, self.user, service={"left_chat_member": self.user.to_api()}
+        )
+        deliver(world, message)
+        if group.bot_status == "administrator":
+            world.enqueue(
+                "chat_member", _member_update(world, group, self.user, self.user, "member", "left")
+            )
+        return message
+
+    # ------------------------------------------------------------ account
+    def block(self) -> None:
+        """Block the bot: a ``my_chat_member`` update (member -> kicked)."""
+        self._set_blocked(True)
+
+    def unblock(self) -> None:
+        self._set_blocked(False)
+
+    def _set_blocked(self, blocked: bool) -> None:
+        if self.user.blocked == blocked:
+            return
+        self._act()
+        world = self.world
+        self.user.blocked = blocked
+        old: MemberStatus = "member" if blocked else "kicked"
+        new: MemberStatus = "kicked" if blocked else "member"
+        world.touch("user_blocked" if blocked else "user_unblocked", user_id=self.id)
+        world.enqueue(
+            "my_chat_member", _member_update(world, self.chat, self.user, world.bot, old, new)
+        )
+
+    def set_language(self, language_code: str | None) -> None:
+        """Change the app language (later updates carry the new ``language_code``)."""
+        self.user.language_code = language_code
+        self.world.touch("user_changed", user_id=self.id)
+
+    # ------------------------------------------------------------ reading
+    def messages(self, chat: Chat | None = None) -> list[Message]:
+        return self.world.messages(self._chat(chat))
+
+    def last_message(self, chat: Chat | None = None) -> Message | None:
+        """The bot's newest message in the chat."""
+        return self.world.last_message(self._chat(chat))
+
+    async def wait_message(
+        self,
+        match: MessageMatch | None = None,
+        chat: Chat | None = None,
+        *,
+        since: int | None = None,
+        timeout: float = 10.0,
+    ) -> Message:
+        """The bot's newest message matching ``match`` sent or edited after his last action."""
+        return await self.world.wait_message(
+            self._chat(chat),
+            match,
+            since=self.acted_at if since is None else since,
+            timeout=timeout,
+        )

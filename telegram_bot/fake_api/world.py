@@ -1,0 +1,404 @@
+"""The in-memory world behind the fake Bot API: state, pending updates, change feed.
+
+Everything here is synchronous and runs on one event loop; waiting (long polls,
+test helpers, a page streaming changes) goes through ``asyncio.Event`` objects
+that are replaced on each change, so any code may change the world without
+holding a lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import itertools
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from telegram_bot.fake_api.limits import Clock, RateLimiter, RateLimits, Stats
+from telegram_bot.fake_api.models import (
+    CallbackQuery,
+    Chat,
+    ChatType,
+    Event,
+    InlineQuery,
+    Message,
+    MessageMatch,
+    User,
+)
+
+T = TypeVar("T")
+
+# Telegram's default when allowed_updates was never given.
+DEFAULT_UPDATE_TYPES = frozenset(
+    {
+        "message",
+        "edited_message",
+        "channel_post",
+        "edited_channel_post",
+        "business_connection",
+        "business_message",
+        "edited_business_message",
+        "deleted_business_messages",
+        "inline_query",
+        "chosen_inline_result",
+        "callback_query",
+        "shipping_query",
+        "pre_checkout_query",
+        "purchased_paid_media",
+        "poll",
+        "poll_answer",
+        "my_chat_member",
+        "chat_join_request",
+        "chat_boost",
+        "removed_chat_boost",
+    }
+)
+
+
+@dataclass(frozen=True)
+class BotOptions:
+    """How the simulated bot account is set up in @BotFather."""
+
+    token: str = "123456789:FAKE-token-for-tests"
+    first_name: str = "Durak Bot"
+    username: str = "durak_test_bot"
+    privacy_mode: bool = True  # in groups: only commands, replies, service messages
+    inline_mode: bool = True
+    inline_feedback: bool = True  # chosen_inline_result updates
+    can_join_groups: bool = True
+
+    @property
+    def bot_id(self) -> int:
+        return int(self.token.split(":", 1)[0])
+
+
+class World:
+    """Users, chats, messages, queries and the bot's pending updates."""
+
+    def __init__(
+        self,
+        options: BotOptions | None = None,
+        limits: RateLimits | None = None,
+        clock: Clock = time.monotonic,
+        event_history: int = 10_000,
+    ) -> None:
+        self.options = options or BotOptions()
+        self.clock = clock
+        self.limiter = RateLimiter(limits or RateLimits(), clock)
+        self.stats = Stats()
+        self.bot = User(
+            id=self.options.bot_id,
+            first_name=self.options.first_name,
+            username=self.options.username,
+            is_bot=True,
+        )
+        self.users: dict[int, User] = {self.bot.id: self.bot}
+        self.chats: dict[int, Chat] = {}
+        self.callback_queries: dict[str, CallbackQuery] = {}
+        self.inline_queries: dict[str, InlineQuery] = {}
+        self.inline_messages: dict[str, Message] = {}
+        self.commands: dict[tuple[str, str], list[dict[str, str]]] = {}
+        self.bot_settings: dict[str, Any] = {}  # descriptions, menu button, ...
+        # updates
+        self.updates: deque[dict[str, Any]] = deque()
+        self.allowed_updates: frozenset[str] = DEFAULT_UPDATE_TYPES
+        self.webhook: dict[str, Any] = {}
+        self.poll_generation = 0
+        self._next_update_id = 10_000
+        # ids
+        self._user_ids = itertools.count(100_001)
+        self._group_ids = itertools.count(1)
+        self._query_ids = itertools.count(1)
+        # change feed
+        self.version = 0
+        self.events: deque[Event] = deque(maxlen=event_history)
+        self._subscribers: set[asyncio.Queue[Event]] = set()
+        self._changed = asyncio.Event()
+        self._updates_changed = asyncio.Event()
+        self.closing = False
+
+    # ------------------------------------------------------------ change feed
+    def touch(self, kind: str, **fields: Any) -> Event:
+        """Record one change and wake everyone waiting for changes."""
+        self.version += 1
+        event = Event(seq=self.version, kind=kind, **fields)
+        self.events.append(event)
+        for queue in self._subscribers:
+            queue.put_nowait(event)
+        self._changed.set()
+        self._changed = asyncio.Event()
+        return event
+
+    def events_since(self, seq: int) -> list[Event]:
+        return [event for event in self.events if event.seq > seq]
+
+    def subscribe(self) -> asyncio.Queue[Event]:
+        """A queue that receives every later event; pass it to ``unsubscribe`` when done."""
+        queue: asyncio.Queue[Event] = asyncio.Queue()
+        self._subscribers.add(queue)
+        return queue
+
+    def unsubscribe(self, queue: asyncio.Queue[Event]) -> None:
+        self._subscribers.discard(queue)
+
+    async def wait_changed(self, timeout: float) -> bool:
+        """Wait for the next change; False on timeout."""
+        changed = self._changed
+        try:
+            await asyncio.wait_for(changed.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    async def wait_for(
+        self, predicate: Callable[[], T | None], timeout: float = 10.0, what: str = "condition"
+    ) -> T:
+        """Return ``predicate()`` as soon as it is truthy, re-checking after each change.
+
+        The timeout is a safety net against a hung test, not a timed assertion.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            changed = self._changed
+            result = predicate()
+            if result:
+                return result
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), remaining)
+
+    # ------------------------------------------------------------ updates
+    def enqueue(self, kind: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """Queue an update for the bot unless ``allowed_updates`` excludes its type."""
+        if kind not in self.allowed_updates:
+            return None
+        self._next_update_id += 1
+        update = {"update_id": self._next_update_id, kind: payload}
+        self.updates.append(update)
+        self.touch("update", detail={"update_id": self._next_update_id, "type": kind})
+        self._updates_changed.set()
+        self._updates_changed = asyncio.Event()
+        return update
+
+    def confirm_updates(self, offset: int) -> None:
+        """getUpdates ``offset``: forget updates below it (negative: keep the last -offset)."""
+        if offset < 0:
+            while len(self.updates) > -offset:
+                self.updates.popleft()
+            return
+        while self.updates and self.updates[0]["update_id"] < offset:
+            self.updates.popleft()
+
+    def updates_event(self) -> asyncio.Event:
+        return self._updates_changed
+
+    def wake_pollers(self) -> None:
+        self._updates_changed.set()
+        self._updates_changed = asyncio.Event()
+
+    # ------------------------------------------------------------ ids and lookups
+    def new_query_id(self) -> str:
+        return f"{self.bot.id}{next(self._query_ids):08d}"
+
+    def chat_instance(self, chat: Chat) -> str:
+        digest = hashlib.sha1(f"{self.bot.id}:{chat.id}".encode()).hexdigest()
+        return str(int(digest[:15], 16))
+
+    def now(self) -> int:
+        return int(time.time())
+
+    def user(self, user_id: int) -> User:
+        return self.users[user_id]
+
+    def chat(self, chat_id: int) -> Chat:
+        return self.chats[chat_id]
+
+    # ------------------------------------------------------------ creating things
+    def add_user(
+        self,
+        first_name: str,
+        *,
+        username: str | None = None,
+        language_code: str | None = "en",
+        last_name: str | None = None,
+        user_id: int | None = None,
+    ) -> User:
+        uid = user_id if user_id is not None else next(self._user_ids)
+        while user_id is None and uid in self.users:
+            uid = next(self._user_ids)
+        if uid in self.users:
+            raise ValueError(f"user {uid} exists")
+        user = User(
+            id=uid,
+            first_name=first_name,
+            last_name=last_name,
+            username=username,
+            language_code=language_code,
+        )
+        self.users[uid] = user
+        self.touch("user_added", user_id=uid)
+        return user
+
+    def private_chat(self, user: User) -> Chat:
+        """The user's chat with the bot (its id is the user's id, as in Telegram)."""
+        chat = self.chats.get(user.id)
+        if chat is None:
+            chat = Chat(id=user.id, type="private", user_id=user.id)
+            self.chats[user.id] = chat
+            self.touch("chat_added", chat_id=chat.id, user_id=user.id)
+        return chat
+
+    def direct_chat(self, a: User, b: User) -> Chat:
+        """A chat between two simulated users (the bot cannot see it)."""
+        pair = (min(a.id, b.id), max(a.id, b.id))
+        for chat in self.chats.values():
+            if chat.peer_ids == pair:
+                return chat
+        chat = Chat(
+            id=10**12 + next(self._group_ids),
+            type="private",
+            peer_ids=pair,
+            title=f"{a.first_name} & {b.first_name}",
+        )
+        self.chats[chat.id] = chat
+        self.touch("chat_added", chat_id=chat.id)
+        return chat
+
+    def create_group(
+        self,
+        title: str,
+        members: list[User],
+        *,
+        chat_type: ChatType = "group",
+        username: str | None = None,
+    ) -> Chat:
+        """A group whose first member is its creator; the bot is not in it yet."""
+        if chat_type == "private":
+            raise ValueError("a group is 'group' or 'supergroup'")
+        number = next(self._group_ids)
+        chat_id = (
+            -(1_001_000_000_000 + number) if chat_type == "supergroup" else -(4_000_000 + number)
+        )
+        chat = Chat(id=chat_id, type=chat_type, title=title, username=username)
+        for index, member in enumerate(members):
+            chat.members[member.id] = "creator" if index == 0 else "member"
+        self.chats[chat_id] = chat
+        self.touch("chat_added", chat_id=chat_id)
+        return chat
+
+    def add_message(self, chat: Chat, from_user: User, **fields: Any) -> Message:
+        message = Message(
+            chat=chat,
+            message_id=chat.next_message_id,
+            date=self.now(),
+            from_id=from_user.id,
+            **fields,
+        )
+        chat.next_message_id += 1
+        chat.messages[message.message_id] = message
+        message.version = self.touch(
+            "message_new", chat_id=chat.id, message_id=message.message_id, user_id=from_user.id
+        ).seq
+        return message
+
+    def message_changed(self, message: Message, kind: str = "message_edited") -> None:
+        message.version = self.touch(
+            kind, chat_id=message.chat_id, message_id=message.message_id
+        ).seq
+
+    # ------------------------------------------------------------ reading
+    def messages(self, chat: Chat | int) -> list[Message]:
+        """The chat's messages as they are now, oldest first (deleted ones gone)."""
+        found = chat if isinstance(chat, Chat) else self.chats[chat]
+        return list(found.messages.values())
+
+    def last_message(self, chat: Chat | int, from_bot: bool = True) -> Message | None:
+        for message in reversed(self.messages(chat)):
+            if not from_bot or message.from_id == self.bot.id:
+                return message
+        return None
+
+    def find_messages(
+        self,
+        chat: Chat | int,
+        match: MessageMatch | None = None,
+        *,
+        since: int = 0,
+        from_bot: bool = True,
+    ) -> list[Message]:
+        """Messages (new or edited after version ``since``) that match."""
+        return [
+            m
+            for m in self.messages(chat)
+            if m.version > since
+            and (not from_bot or m.from_id == self.bot.id)
+            and (match is None or m.matches(match))
+        ]
+
+    async def wait_message(
+        self,
+        chat: Chat | int,
+        match: MessageMatch | None = None,
+        *,
+        since: int = 0,
+        from_bot: bool = True,
+        timeout: float = 10.0,
+    ) -> Message:
+        """The newest message that matches, created or edited after version ``since``."""
+
+        def newest() -> Message | None:
+            found = self.find_messages(chat, match, since=since, from_bot=from_bot)
+            return found[-1] if found else None
+
+        chat_id = chat.id if isinstance(chat, Chat) else chat
+        return await self.wait_for(
+            newest, timeout, what=f"a message matching {match!r} in chat {chat_id}"
+        )
+
+    def commands_for(self, user: User, chat: Chat) -> list[dict[str, str]]:
+        """The command menu this user sees in this chat (Telegram's scope order)."""
+        language = user.language_code or ""
+        if chat.is_group:
+            admin = chat.members.get(user.id) in ("creator", "administrator")
+            scopes = [f"chat_member:{chat.id}:{user.id}"]
+            if admin:
+                scopes.append(f"chat_administrators:{chat.id}")
+            scopes.append(f"chat:{chat.id}")
+            if admin:
+                scopes.append("all_chat_administrators")
+            scopes.append("all_group_chats")
+        else:
+            scopes = [f"chat:{chat.id}", "all_private_chats"]
+        scopes.append("default")
+        for scope in scopes:
+            for lang in (language, ""):
+                if (scope, lang) in self.commands:
+                    return self.commands[(scope, lang)]
+        return []
+
+    def snapshot(self) -> dict[str, Any]:
+        """The whole world as JSON (for a page or a failing test's report)."""
+        return {
+            "version": self.version,
+            "bot": {**self.bot.to_api(), "privacy_mode": self.options.privacy_mode},
+            "users": [u.to_json() for u in self.users.values() if not u.is_bot],
+            "chats": [c.to_json(self.users) for c in self.chats.values()],
+            "pending_updates": len(self.updates),
+            "webhook": {k: v for k, v in self.webhook.items() if k != "secret_token"},
+            "commands": [
+                {"scope": scope, "language_code": lang, "commands": cmds}
+                for (scope, lang), cmds in self.commands.items()
+            ],
+            "callback_queries": [
+                {"id": q.id, "user_id": q.user_id, "data": q.data, "answer": q.answer}
+                for q in self.callback_queries.values()
+            ],
+            "stats": self.stats.to_json(),
+        }

@@ -1,0 +1,502 @@
+"""The fake Bot API, driven by a real aiogram ``Bot`` (and one real Dispatcher)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import aiohttp
+import pytest
+from aiogram import Bot, Dispatcher, F, Router
+from aiogram.exceptions import (
+    TelegramBadRequest,
+    TelegramConflictError,
+    TelegramForbiddenError,
+    TelegramRetryAfter,
+)
+from aiogram.filters import CommandObject, CommandStart
+from aiogram.methods import SendMessage
+from aiogram.types import (
+    BotCommand,
+    BotCommandScopeAllGroupChats,
+    BotCommandScopeChat,
+    CallbackQuery,
+    ChatMemberUpdated,
+    ChosenInlineResult,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    InlineQuery,
+    InlineQueryResultArticle,
+    InputTextMessageContent,
+    Message,
+)
+from aiogram.webhook.aiohttp_server import SimpleRequestHandler
+from aiohttp import web
+
+from telegram_bot.fake_api import FakeTelegram, ManualClock, RateLimits
+
+
+def keyboard(*rows: list[tuple[str, str]]) -> InlineKeyboardMarkup:
+    return InlineKeyboardMarkup(
+        inline_keyboard=[
+            [InlineKeyboardButton(text=text, callback_data=data) for text, data in row]
+            for row in rows
+        ]
+    )
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeTelegram]:
+    async with FakeTelegram(limits=RateLimits.off()) as server:
+        yield server
+
+
+@pytest.fixture
+async def bot(fake: FakeTelegram) -> AsyncIterator[Bot]:
+    bot = fake.make_bot()
+    yield bot
+    await bot.session.close()
+
+
+async def test_get_me_describes_the_bot(fake: FakeTelegram, bot: Bot) -> None:
+    me = await bot.get_me()
+    assert me.is_bot
+    assert me.id == fake.bot_user.id
+    assert me.username == fake.bot_user.username
+    assert me.can_join_groups and me.supports_inline_queries
+    assert fake.stats.calls["getMe"] == 1
+
+
+async def test_send_message_keeps_text_and_keyboard(fake: FakeTelegram, bot: Bot) -> None:
+    alice = fake.add_user("Alice")
+    alice.start()
+    sent = await bot.send_message(
+        alice.id, "<b>Your turn</b> ♠", parse_mode="HTML", reply_markup=keyboard([("7♠", "p:7S")])
+    )
+    assert sent.text == "Your turn ♠"
+    assert sent.entities is not None and sent.entities[0].type == "bold"
+    stored = alice.last_message()
+    assert stored is not None
+    assert stored.message_id == sent.message_id
+    assert stored.source == "<b>Your turn</b> ♠"
+    assert stored.button_texts == ["7♠"]
+    assert [m.text for m in alice.messages()] == ["/start", "Your turn ♠"]
+
+
+async def test_bot_cannot_write_first_or_after_a_block(fake: FakeTelegram, bot: Bot) -> None:
+    bob = fake.add_user("Bob")
+    with pytest.raises(TelegramForbiddenError, match="bot can't initiate conversation"):
+        await bot.send_message(bob.id, "hi")
+    bob.start()
+    await bot.send_message(bob.id, "hi")
+    bob.block()
+    with pytest.raises(TelegramForbiddenError, match="bot was blocked by the user"):
+        await bot.send_message(bob.id, "hi again")
+    assert fake.stats.errors[("sendMessage", 403)] == 2
+
+
+async def test_edits_like_telegram(fake: FakeTelegram, bot: Bot) -> None:
+    alice = fake.add_user("Alice")
+    alice.start()
+    markup = keyboard([("Play", "play")])
+    sent = await bot.send_message(alice.id, "Lobby", reply_markup=markup)
+    with pytest.raises(TelegramBadRequest, match="message is not modified"):
+        await bot.edit_message_text(
+            "Lobby", chat_id=alice.id, message_id=sent.message_id, reply_markup=markup
+        )
+    with pytest.raises(TelegramBadRequest, match="message to edit not found"):
+        await bot.edit_message_text("x", chat_id=alice.id, message_id=999)
+    edited = await bot.edit_message_reply_markup(
+        chat_id=alice.id, message_id=sent.message_id, reply_markup=keyboard([("Go", "go")])
+    )
+    assert isinstance(edited, Message) and edited.edit_date is not None
+    stored = alice.last_message()
+    assert stored is not None and stored.button_texts == ["Go"] and stored.edits == 1
+    with pytest.raises(TelegramBadRequest, match="message is not modified"):
+        await bot.edit_message_reply_markup(
+            chat_id=alice.id, message_id=sent.message_id, reply_markup=keyboard([("Go", "go")])
+        )
+    # Like Telegram: editing the text without reply_markup drops the keyboard.
+    await bot.edit_message_text("Started", chat_id=alice.id, message_id=sent.message_id)
+    assert stored.text == "Started" and stored.reply_markup is None
+    user_message = alice.messages()[0]
+    with pytest.raises(TelegramBadRequest, match="message can't be edited"):
+        await bot.edit_message_text("x", chat_id=alice.id, message_id=user_message.message_id)
+    assert await bot.delete_message(alice.id, sent.message_id)
+    assert [m.text for m in alice.messages()] == ["/start"]
+    with pytest.raises(TelegramBadRequest, match="message to delete not found"):
+        await bot.delete_message(alice.id, sent.message_id)
+
+
+async def test_text_and_keyboard_limits(fake: FakeTelegram, bot: Bot) -> None:
+    alice = fake.add_user("Alice")
+    alice.start()
+    await bot.send_message(alice.id, "ok", reply_markup=keyboard([("a", "x" * 64)]))
+    await bot.send_message(alice.id, "я" * 4096)
+    cases = [
+        ({"text": "ok", "reply_markup": keyboard([("a", "x" * 65)])}, "BUTTON_DATA_INVALID"),
+        ({"text": "ok", "reply_markup": keyboard([("a", "я" * 33)])}, "BUTTON_DATA_INVALID"),
+        ({"text": "ok", "reply_markup": keyboard([("a", "")])}, "BUTTON_DATA_INVALID"),
+        (
+            {"text": "ok", "reply_markup": keyboard([(str(i), str(i)) for i in range(9)])},
+            "too many buttons in a row",
+        ),
+        (
+            {
+                "text": "ok",
+                "reply_markup": keyboard(*[[(str(i), f"{i}")] for i in range(101)]),
+            },
+            "reply markup is too long",
+        ),
+        ({"text": "я" * 4097}, "message is too long"),
+        ({"text": "  "}, "message text is empty"),
+        ({"text": "<b>open", "parse_mode": "HTML"}, "can't parse entities"),
+    ]
+    for kwargs, error in cases:
+        with pytest.raises(TelegramBadRequest, match=error):
+            await bot.send_message(alice.id, **kwargs)  # type: ignore[arg-type]
+    assert len(alice.messages()) == 3
+
+
+async def test_flood_limits_answer_429_with_retry_after() -> None:
+    clock = ManualClock()
+    limits = RateLimits(per_chat_per_second=1, per_chat_burst=3, per_group_per_minute=20)
+    async with FakeTelegram(limits=limits, clock=clock) as fake:
+        bot = fake.make_bot()
+        try:
+            alice = fake.add_user("Alice")
+            alice.start()
+            for _ in range(3):
+                await bot.send_message(alice.id, "burst")
+            with pytest.raises(TelegramRetryAfter) as caught:
+                await bot.send_message(alice.id, "one too many")
+            assert caught.value.retry_after >= 1
+            assert "Too Many Requests: retry after" in caught.value.message
+            clock.advance(caught.value.retry_after)
+            await bot.send_message(alice.id, "after waiting")
+
+            group = alice.create_group("Friends")
+            alice.add_bot_to(group)
+            sent = 0
+            with pytest.raises(TelegramRetryAfter):
+                while True:  # one per second is fine for the chat, not for the group
+                    await bot.send_message(group.id, f"table {sent}")
+                    sent += 1
+                    clock.advance(1.0)
+            assert 20 <= sent < 60  # a bucket of 20 that refills 20 a minute
+            assert fake.stats.retry_after == 2
+            assert fake.stats.errors[("sendMessage", 429)] == 2
+            assert fake.stats.calls["sendMessage"] == 3 + 1 + 1 + sent + 1
+        finally:
+            await bot.session.close()
+
+
+async def test_get_updates_offset_limit_and_long_poll(fake: FakeTelegram, bot: Bot) -> None:
+    alice = fake.add_user("Alice", username="alice", language_code="ru")
+    alice.start("lobby42")
+    alice.send("hello")
+    updates = await bot.get_updates()
+    assert [u.message.text for u in updates if u.message] == ["/start lobby42", "hello"]
+    first = updates[0].message
+    assert first is not None and first.from_user is not None
+    assert first.from_user.language_code == "ru"
+    assert first.entities is not None and first.entities[0].type == "bot_command"
+    assert len(await bot.get_updates(limit=1)) == 1
+    # offset confirms everything below it
+    assert await bot.get_updates(offset=updates[-1].update_id + 1) == []
+    poll = asyncio.create_task(bot.get_updates(offset=updates[-1].update_id + 1, timeout=30))
+    await asyncio.sleep(0)
+    alice.send("/help")
+    woke = await asyncio.wait_for(poll, 10)
+    assert [u.message.text for u in woke if u.message] == ["/help"]
+
+
+async def test_second_long_poll_terminates_the_first(fake: FakeTelegram, bot: Bot) -> None:
+    first = asyncio.create_task(bot.get_updates(timeout=30))
+    while fake.world.poll_generation == 0:
+        await asyncio.sleep(0.01)
+    second = asyncio.create_task(bot.get_updates(timeout=0))
+    with pytest.raises(TelegramConflictError, match="terminated by other getUpdates"):
+        await asyncio.wait_for(first, 10)
+    assert await second == []
+
+
+async def test_callback_query_and_alert(fake: FakeTelegram, bot: Bot) -> None:
+    alice = fake.add_user("Alice")
+    alice.start()
+    await bot.send_message(alice.id, "Pick", reply_markup=keyboard([("Join", "join:1")]))
+    query = alice.press("Join")
+    [update] = [u for u in await bot.get_updates() if u.callback_query]
+    callback = update.callback_query
+    assert callback is not None and callback.data == "join:1" and callback.chat_instance
+    assert callback.message is not None and callback.message.text == "Pick"
+    await bot.answer_callback_query(callback.id, text="Not your turn", show_alert=True)
+    answer = await query.wait_answer()
+    assert answer["text"] == "Not your turn" and query.show_alert
+    with pytest.raises(TelegramBadRequest, match="query is too old"):
+        await bot.answer_callback_query(callback.id)
+    with pytest.raises(LookupError):
+        alice.press("Leave")
+    forged = alice.press(data="join:999", forged=True)
+    assert forged.data == "join:999"
+
+
+async def test_inline_query_invitation_card(fake: FakeTelegram, bot: Bot) -> None:
+    alice, bob = fake.add_user("Alice"), fake.add_user("Bob")
+    alice.start()
+    query = alice.inline_query("lobby42", chat=fake.world.direct_chat(alice.user, bob.user))
+    [update] = [u for u in await bot.get_updates() if u.inline_query]
+    assert update.inline_query is not None and update.inline_query.query == "lobby42"
+    await bot.answer_inline_query(
+        update.inline_query.id,
+        results=[
+            InlineQueryResultArticle(
+                id="invite",
+                title="Invite",
+                input_message_content=InputTextMessageContent(
+                    message_text="<b>Durak</b> with Alice", parse_mode="HTML"
+                ),
+                reply_markup=keyboard([("Join", "join:lobby42")]),
+            )
+        ],
+        is_personal=True,
+    )
+    card = await alice.choose_result(query, fake.world.direct_chat(alice.user, bob.user))
+    assert card.text == "Durak with Alice" and card.via_bot_id == fake.bot_user.id
+    chosen = [u for u in await bot.get_updates(offset=update.update_id + 1)]
+    assert chosen[0].chosen_inline_result is not None
+    inline_id = chosen[0].chosen_inline_result.inline_message_id
+    assert inline_id == card.inline_message_id
+    press = bob.press("Join", message=card)
+    [pressed] = [u for u in await bot.get_updates(offset=chosen[-1].update_id + 1)]
+    assert pressed.callback_query is not None
+    assert pressed.callback_query.inline_message_id == inline_id
+    assert pressed.callback_query.message is None
+    assert await bot.edit_message_text("Bob joined", inline_message_id=inline_id) is True
+    assert card.text == "Bob joined"
+    await bot.answer_callback_query(press.id, text="Joined")
+    assert (await press.wait_answer())["text"] == "Joined"
+
+
+async def test_commands_per_scope_and_language(fake: FakeTelegram, bot: Bot) -> None:
+    alice = fake.add_user("Alice", language_code="uk")
+    group = alice.create_group("Friends")
+    await bot.set_my_commands([BotCommand(command="new", description="New game")])
+    await bot.set_my_commands(
+        [BotCommand(command="new", description="Нова гра")], language_code="uk"
+    )
+    await bot.set_my_commands(
+        [BotCommand(command="join", description="Join")], scope=BotCommandScopeAllGroupChats()
+    )
+    await bot.set_my_commands(
+        [BotCommand(command="rules", description="Rules")],
+        scope=BotCommandScopeChat(chat_id=alice.id),
+    )
+    uk = await bot.get_my_commands(language_code="uk")
+    assert [c.description for c in uk] == ["Нова гра"]
+    assert await bot.get_my_commands(language_code="ru") == []
+    groups = await bot.get_my_commands(scope=BotCommandScopeAllGroupChats())
+    assert [c.command for c in groups] == ["join"]
+    world = fake.world
+    assert [c["command"] for c in world.commands_for(alice.user, alice.chat)] == ["rules"]
+    assert [c["command"] for c in world.commands_for(alice.user, group)] == ["join"]
+    bob = fake.add_user("Bob", language_code="uk")
+    assert [c["description"] for c in world.commands_for(bob.user, bob.chat)] == ["Нова гра"]
+
+
+async def test_group_membership_and_chat_info(fake: FakeTelegram, bot: Bot) -> None:
+    alice, bob, carol = fake.add_user("Alice"), fake.add_user("Bob"), fake.add_user("Carol")
+    group = alice.create_group("Friends", bob)
+    with pytest.raises(TelegramForbiddenError, match="not a member of the group chat"):
+        await bot.send_message(group.id, "hi")
+    alice.add_bot_to(group)
+    updates = await bot.get_updates()
+    kinds = [u.event_type for u in updates]
+    assert kinds == ["my_chat_member", "message"]
+    assert updates[0].my_chat_member is not None
+    assert updates[0].my_chat_member.new_chat_member.status == "member"
+    assert updates[1].message is not None and updates[1].message.new_chat_members is not None
+    # privacy mode: commands reach the bot, chatter does not
+    alice.send("just chatting", group)
+    bob.send("/new@durak_test_bot", group)
+    bob.send("/new@other_bot", group)
+    later = await bot.get_updates(offset=updates[-1].update_id + 1)
+    assert [u.message.text for u in later if u.message] == ["/new@durak_test_bot"]
+    assert (await bot.get_chat_member(group.id, alice.id)).status == "creator"
+    assert (await bot.get_chat_member(group.id, bob.id)).status == "member"
+    assert (await bot.get_chat_member(group.id, carol.id)).status == "left"
+    chat = await bot.get_chat(group.id)
+    assert chat.title == "Friends" and chat.type == "group"
+    assert await bot.send_chat_action(group.id, "typing")
+    sent = await bot.send_message(group.id, "table")
+    with pytest.raises(TelegramBadRequest, match="not enough rights"):
+        await bot.pin_chat_message(group.id, sent.message_id)
+    alice.promote_bot(group)
+    assert await bot.pin_chat_message(group.id, sent.message_id)
+    assert group.pinned_message_id == sent.message_id
+
+
+async def test_deep_links_and_waiting_for_the_bot(fake: FakeTelegram, bot: Bot) -> None:
+    alice = fake.add_user("Alice")
+    alice.follow_link(f"https://t.me/{fake.bot_user.username}?start=lobby42")
+    [update] = await bot.get_updates()
+    assert update.message is not None and update.message.text == "/start lobby42"
+    waiting = asyncio.create_task(alice.wait_message("Welcome"))
+    await asyncio.sleep(0)
+    await bot.send_message(alice.id, "Welcome to lobby 42")
+    message = await waiting
+    assert message.text == "Welcome to lobby 42"
+    group = alice.create_group("Friends")
+    alice.follow_link(f"https://t.me/{fake.bot_user.username}?startgroup=g1", group=group)
+    texts = [m.text for m in fake.messages(group)]
+    assert texts[-1] == f"/start@{fake.bot_user.username} g1" and group.bot_present
+    with pytest.raises(ValueError):
+        alice.start("bad payload!")
+
+
+async def test_raw_http_encodings_snapshot_and_events(fake: FakeTelegram) -> None:
+    alice = fake.add_user("Alice")
+    alice.start()
+    base = f"{fake.url}/bot{fake.token}"
+    async with aiohttp.ClientSession() as http:
+        async with http.post(
+            f"{base}/sendMessage", json={"chat_id": alice.id, "text": "json"}
+        ) as r:
+            assert (await r.json())["ok"] is True
+        form = {"chat_id": str(alice.id), "text": "urlencoded"}
+        async with http.post(f"{base}/sendmessage", data=form) as r:
+            assert (await r.json())["result"]["text"] == "urlencoded"
+        async with http.post(f"{base}/noSuchMethod") as r:
+            assert r.status == 404
+            assert await r.json() == {
+                "ok": False,
+                "error_code": 404,
+                "description": "Not Found: method not found",
+            }
+        async with http.post(f"{fake.url}/bot1:wrong/getMe") as r:
+            assert r.status == 401
+        version = fake.version
+        events = asyncio.create_task(
+            http.get(f"{fake.url}/_fake/events", params={"since": version, "timeout": 30})
+        )
+        await asyncio.sleep(0.05)
+        alice.send("ping")
+        async with await events as r:
+            body = await r.json()
+        assert body["events"][0]["kind"] == "message_new"
+        async with http.get(f"{fake.url}/_fake/snapshot") as r:
+            snapshot = await r.json()
+    [chat] = snapshot["chats"]
+    assert [m["text"] for m in chat["messages"]] == ["/start", "json", "urlencoded", "ping"]
+    assert snapshot["stats"]["calls"]["sendMessage"] == 2
+
+
+async def test_webhook_delivery_and_a_method_in_the_reply(fake: FakeTelegram, bot: Bot) -> None:
+    """Updates are POSTed with the secret; a method in aiogram's reply is executed."""
+    router = Router()
+    secrets_seen: list[str | None] = []
+
+    @router.message(CommandStart())
+    async def on_start(message: Message) -> SendMessage:
+        return message.answer("Welcome (from the webhook reply)")
+
+    dp = Dispatcher()
+    dp.include_router(router)
+    webhook = SimpleRequestHandler(dp, bot, handle_in_background=False, secret_token="s3cret")
+
+    @web.middleware
+    async def spy(
+        request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        secrets_seen.append(request.headers.get("X-Telegram-Bot-Api-Secret-Token"))
+        return await handler(request)
+
+    app = web.Application(middlewares=[spy])
+    webhook.register(app, path="/hook")
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        port = runner.addresses[0][1]
+        await bot.set_webhook(f"http://127.0.0.1:{port}/hook", secret_token="s3cret")
+        with pytest.raises(TelegramConflictError):
+            await bot.get_updates()
+        alice = fake.add_user("Alice")
+        alice.start()
+        await alice.wait_message("Welcome")
+        await fake.world.wait_for(lambda: not fake.world.updates, what="webhook delivery")
+        assert secrets_seen == ["s3cret"]
+        assert (await bot.get_webhook_info()).pending_update_count == 0
+        await bot.delete_webhook()
+        assert await bot.get_updates() == []
+    finally:
+        await runner.cleanup()
+
+
+async def test_a_real_dispatcher_parses_every_update(fake: FakeTelegram) -> None:
+    router = Router(name="probe")
+    seen: list[str] = []
+
+    @router.message(CommandStart())
+    async def on_start(message: Message, command: CommandObject) -> None:
+        seen.append(f"start:{command.args}")
+        await message.answer("Welcome", reply_markup=keyboard([("Join", "join:1")]))
+
+    @router.callback_query(F.data == "join:1")
+    async def on_join(callback: CallbackQuery) -> None:
+        seen.append(f"callback:{callback.chat_instance != ''}")
+        await callback.answer("Game is full", show_alert=True)
+
+    @router.inline_query()
+    async def on_inline(query: InlineQuery) -> None:
+        seen.append(f"inline:{query.query}")
+        await query.answer(
+            [
+                InlineQueryResultArticle(
+                    id="1",
+                    title="Invite",
+                    input_message_content=InputTextMessageContent(message_text="Play Durak"),
+                    reply_markup=keyboard([("Join", "join:1")]),
+                )
+            ]
+        )
+
+    @router.chosen_inline_result()
+    async def on_chosen(result: ChosenInlineResult) -> None:
+        seen.append(f"chosen:{result.result_id}")
+
+    @router.my_chat_member()
+    async def on_added(event: ChatMemberUpdated) -> None:
+        seen.append(f"my_chat_member:{event.new_chat_member.status}")
+        await event.answer("Hi! Send /new to start a game.")
+
+    dp = Dispatcher()
+    dp.include_router(router)
+    bot = fake.make_bot()
+    polling = asyncio.create_task(dp.start_polling(bot, handle_signals=False, polling_timeout=30))
+    try:
+        alice = fake.add_user("Alice")
+        alice.start("lobby42")
+        welcome = await alice.wait_message("Welcome")
+        query = alice.press("Join", message=welcome)
+        answer = await query.wait_answer()
+        assert answer == {"text": "Game is full", "show_alert": True, "url": None, "cache_time": 0}
+
+        inline = alice.inline_query("invite")
+        await alice.choose_result(inline, alice.chat)
+        group = alice.create_group("Friends")
+        alice.add_bot_to(group)
+        await alice.wait_message("Hi!", group)
+        await fake.world.wait_for(lambda: "chosen:1" in seen or None, what="chosen result")
+    finally:
+        await dp.stop_polling()
+        await asyncio.wait_for(polling, 10)
+    assert seen == [
+        "start:lobby42",
+        "callback:True",
+        "inline:invite",
+        "chosen:1",
+        "my_chat_member:member",
+    ]
+    assert fake.stats.errors == {}
