@@ -25,13 +25,24 @@ def load_scenario(data: Mapping[str, Any]) -> tuple[GameState, list[Any]]:
         raise StateFormatError("bad_scenario", "a scenario file holds one JSON object")
     try:
         hands_raw = data["hands"]
-        if not isinstance(hands_raw, list) or not all(isinstance(h, list) for h in hands_raw):
-            raise StateFormatError("bad_scenario", "'hands' must be a list of card lists")
-        hands = [[parse_card(c) for c in h] for h in hands_raw]
-        stock = [parse_card(c) for c in data.get("stock", [])]
+        if not isinstance(hands_raw, list) or not all(_names_list(h) for h in hands_raw):
+            raise StateFormatError("bad_scenario", "'hands' must be a list of card-name lists")
+        stock_raw = data.get("stock", [])
+        if not _names_list(stock_raw):
+            raise StateFormatError("bad_scenario", "'stock' must be a list of card names")
+        for key in ("first_attacker", "previous_loser"):
+            value = data.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise StateFormatError("bad_scenario", f"'{key}' must be a seat number")
         trump_raw = data.get("trump")
-        trump = suit_index(trump_raw) if isinstance(trump_raw, str) else None
+        if trump_raw is not None and not isinstance(trump_raw, str):
+            raise StateFormatError("bad_scenario", "'trump' must be a suit letter")
         options = data.get("options") or {}
+        if not isinstance(options, Mapping):
+            raise StateFormatError("bad_scenario", "'options' must be an object")
+        hands = [[parse_card(c) for c in h] for h in hands_raw]
+        stock = [parse_card(c) for c in stock_raw]
+        trump = suit_index(trump_raw) if isinstance(trump_raw, str) else None
         seed = data.get("seed", 0)
         rng = random.Random(f"lot:{seed}")
         state = from_deal(
@@ -52,6 +63,10 @@ def load_scenario(data: Mapping[str, Any]) -> tuple[GameState, list[Any]]:
     if not isinstance(actions, list):
         raise StateFormatError("bad_scenario", "'actions' must be a list")
     return state, actions
+
+
+def _names_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(c, str) for c in value)
 
 
 def summary(state: GameState) -> dict[str, Any]:

@@ -5,10 +5,11 @@ always gives the same game."""
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from engine.cards import JOKER, Card, rank_of, suit_of
+from engine.cards import JOKER, NCARDS, Card, card_names, rank_of, suit_of
 from engine.errors import OptionsError
 from engine.state import GameState
 from engine.variants import HAND_SIZE, Options, Variant, find_variant
@@ -85,6 +86,7 @@ def from_deal(
     v.check_players(len(hands))
     opts = v.options(options)
     n = len(hands)
+    _check_cards(v, hands, stock_top_first)
     if v.has_trump and trump is None and stock_top_first:
         bottom = stock_top_first[-1]
         if bottom == JOKER:
@@ -104,6 +106,23 @@ def from_deal(
     if not 0 <= first_attacker < n:
         raise OptionsError("bad_players", f"first attacker {first_attacker} is not a seat")
     return GameState(v, opts, hands, stock_top_first, trump, first_attacker)
+
+
+def _check_cards(v: Variant, hands: list[list[Card]], stock: list[Card]) -> None:
+    """C1 / S1: an explicit deal holds only cards that the variant's deck can hold,
+    each at most as often as its largest deck does (options do not constrain an
+    explicit deal, RULES §3)."""
+    dealt = Counter(stock)
+    for hand in hands:
+        dealt.update(hand)
+    largest = Counter(v.deck(Options(decks=4, remove_joker=False) if v.has_trump else v.defaults))
+    extra = [c for c, k in dealt.items() if k > largest.get(c, 0)]
+    if extra:
+        bad = sorted(c for c in extra if isinstance(c, int) and 0 <= c < NCARDS)
+        names = " ".join(card_names(bad)) if len(bad) == len(extra) else repr(extra)
+        raise OptionsError(
+            "bad_deal", f"the {v.name} deck cannot deal these cards (that often): {names}"
+        )
 
 
 def _first(seats: Sequence[int]) -> int:

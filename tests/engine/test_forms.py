@@ -147,14 +147,31 @@ def test_common_action_json_rejects_garbage(data: Any, code: str) -> None:
         (lambda: new_game("chuvash", 3, seed=1, previous_loser=3), "bad_players"),
         (lambda: new_game("chuvash", 3, seed=1, options={"decks": 4}), "bad_option"),
         (lambda: new_game("shchelkovsky", 3, seed=1, options={"colour": 1}), "unknown_option"),
-        (lambda: from_deal("chuvash", None, [[1], [2]], [], first_attacker=2), "bad_players"),
-        (lambda: from_deal("chuvash", None, [[1]], []), "bad_players"),
+        (
+            lambda: from_deal("chuvash", None, [[c("6C")], [c("7C")]], [], first_attacker=2),
+            "bad_players",
+        ),
+        (lambda: from_deal("chuvash", None, [[c("6C")]], []), "bad_players"),
+        # C1: no 2..5 and no jokers in chuvash; one deck: no card twice
+        (lambda: from_deal("chuvash", None, [[c("2C")], [c("7C")]], []), "bad_deal"),
+        (lambda: from_deal("chuvash", None, [[JOKER], [c("7C")]], []), "bad_deal"),
+        (lambda: from_deal("chuvash", None, [[c("6C")], [c("7C")]], [c("6C")]), "bad_deal"),
+        # S1: at most four decks of 52 cards and 2 jokers
+        (lambda: from_deal("shchelkovsky", None, [[c("6C")] * 5, [c("7C")]], []), "bad_deal"),
+        (lambda: from_deal("shchelkovsky", None, [[JOKER] * 9, [c("7C")]], []), "bad_deal"),
+        (lambda: from_deal("shchelkovsky", None, [[99], [c("7C")]], []), "bad_deal"),
     ],
 )
 def test_common_options_errors(call: Any, code: str) -> None:
     with pytest.raises(OptionsError) as e:
         call()
     assert e.value.code == code
+
+
+def test_common_options_do_not_constrain_an_explicit_deal() -> None:
+    # RULES §3: with explicit hands the options affect only rules, not the deal
+    s = from_deal("shchelkovsky", {"decks": 2}, [[JOKER] * 4, [c("7C")] * 4], [])
+    assert s.hand(0) == [JOKER] * 4
 
 
 def test_common_options_defaults() -> None:

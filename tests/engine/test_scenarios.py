@@ -113,3 +113,53 @@ def test_scenario_cli_bad_file_exit_code(tmp_path: Path) -> None:
     proc = run_cli("replay", bad)
     assert proc.returncode not in (0, 1)
     assert proc.stderr
+
+
+BASE: dict[str, Any] = {"variant": "chuvash", "hands": [["6C"], ["7C"]]}
+
+
+@pytest.mark.parametrize(
+    ("extra", "code"),
+    [
+        ({"first_attacker": "0"}, "bad_scenario"),
+        ({"previous_loser": True}, "bad_scenario"),
+        ({"hands": [[6], ["7C"]]}, "bad_scenario"),
+        ({"hands": "6C 7C"}, "bad_scenario"),
+        ({"stock": "AS"}, "bad_scenario"),
+        ({"options": [1]}, "bad_scenario"),
+        ({"trump": 5}, "bad_scenario"),
+        ({"actions": {}}, "bad_scenario"),
+        ({"hands": [["6C"], ["ZZ"]]}, "bad_card"),
+        ({"hands": [["6C"], ["2C"]]}, "bad_deal"),
+        ({"variant": "poker"}, "unknown_variant"),
+        ({"options": {"decks": 2}}, "bad_option"),
+        ({"hands": [["6C"]]}, "bad_players"),
+    ],
+)
+def test_scenario_malformed_file_raises_engine_error(extra: dict[str, Any], code: str) -> None:
+    from engine import EngineError
+
+    with pytest.raises(EngineError) as e:
+        scenario.replay({**BASE, **extra})
+    assert e.value.code == code
+
+
+def test_scenario_cli_malformed_file_exits_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**BASE, "first_attacker": "0"}))
+    proc = run_cli("replay", bad)
+    assert proc.returncode == 2 and "bad_scenario" in proc.stderr and proc.stdout == ""
+
+
+def test_scenario_unparseable_action_is_reported_at_its_index() -> None:
+    result, _ = scenario.replay(
+        {**BASE, "actions": [{"seat": 0, "type": "lead", "cards": ["6C"]}, 5]}
+    )
+    assert result["ok"] is False and result["applied"] == 1
+    assert result["error"]["index"] == 1 and result["error"]["code"] == "bad_action"
+
+
+def test_scenario_explicit_trump_with_empty_stock() -> None:
+    data = {"variant": "shchelkovsky", "hands": [["7H"], ["8S"]], "trump": "S", "first_attacker": 0}
+    result, state = scenario.replay(data)
+    assert result["state"]["trump"] == "S" and state.trump == 3
