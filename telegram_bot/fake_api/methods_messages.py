@@ -77,6 +77,7 @@ async def send_message(world: World, p: Params) -> Any:
     reply_to = _reply_to(p, chat)
     check_rate(world, chat)
     message = world.add_message(chat, world.bot, reply_markup=markup, reply_to=reply_to, **fields)
+    world.record_outgoing(message, "send")
     return message.to_api(world.users)
 
 
@@ -112,6 +113,7 @@ def _apply_edit(world: World, message: Message, inline: bool, **changes: Any) ->
     message.edit_date = world.now()
     message.edits += 1
     world.message_changed(message)
+    world.record_outgoing(message, "edit")
     return True if inline else message.to_api(world.users)
 
 

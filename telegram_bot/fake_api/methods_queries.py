@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from telegram_bot.fake_api.errors import ApiError
 from telegram_bot.fake_api.params import Params
@@ -23,10 +24,14 @@ async def answer_callback_query(world: World, p: Params) -> Any:
     text = p.string("text")
     if text is not None and len(text) > MAX_ALERT:
         raise ApiError(400, "Bad Request: MESSAGE_TOO_LONG")
+    url = p.string("url") or None
+    if url is not None and not _is_start_link(world, url):
+        # Telegram opens only game URLs and t.me/<this bot>?start=... links.
+        raise ApiError(400, "Bad Request: URL_INVALID")
     query.answer = {
         "text": text,
         "show_alert": p.boolean("show_alert"),
-        "url": p.string("url"),
+        "url": url,
         "cache_time": p.integer("cache_time", 0),
     }
     query.answered.set()
@@ -38,6 +43,14 @@ async def answer_callback_query(world: World, p: Params) -> Any:
         detail={"query_id": query.id, **query.answer},
     )
     return True
+
+
+def _is_start_link(world: World, url: str) -> bool:
+    parts = urlsplit(url if "://" in url else f"https://{url}")
+    return (
+        parts.hostname in ("t.me", "telegram.me")
+        and parts.path.strip("/").lower() == (world.bot.username or "").lower()
+    )
 
 
 def _check_result(result: Any, seen: set[str]) -> None:

@@ -138,7 +138,7 @@ class SimUser:
 
     def follow_link(self, url: str, group: Chat | None = None) -> Message:
         """Open a ``t.me/<bot>?start=…`` link, or ``?startgroup=…`` choosing ``group``."""
-        parts = urlsplit(url)
+        parts = urlsplit(url if "://" in url else f"https://{url}")
         query = parse_qs(parts.query, keep_blank_values=True)
         name = query.get("domain", [""])[0] if parts.scheme == "tg" else parts.path.strip("/")
         if name.lower() != (self.world.bot.username or "").lower():
@@ -188,7 +188,7 @@ class SimUser:
         query = CallbackQuery(
             id=world.new_query_id(), user_id=self.id, message=target, data=payload_data
         )
-        world.callback_queries[query.id] = query
+        world.add_query(query)
         payload: dict[str, Any] = {
             "id": query.id,
             "from": self.user.to_api(),
@@ -204,6 +204,38 @@ class SimUser:
         )
         world.enqueue("callback_query", payload)
         return query
+
+    def click(
+        self,
+        text: str | None = None,
+        *,
+        data: str | None = None,
+        message: Message | None = None,
+        chat: Chat | None = None,
+        into: Chat | None = None,
+    ) -> CallbackQuery | Message | InlineQuery:
+        """Tap any button the way an app does.
+
+        A callback button is pressed (``CallbackQuery``); a ``t.me`` link to the
+        bot is followed (the ``/start`` ``Message``); a ``switch_inline_query``
+        button starts an inline query (``InlineQuery``; pick a result with
+        ``choose_result``). ``into`` is the chat the user picks when the app asks
+        for one (``startgroup`` links, ``switch_inline_query``).
+        """
+        target = message or self._find_message_with_button(self._chat(chat), text, data, False)
+        button = target.find_button(text, data)
+        if "callback_data" in button:
+            return self.press(message=target, data=button["callback_data"])
+        if "url" in button:
+            return self.follow_link(button["url"], group=into)
+        for key in ("switch_inline_query", "switch_inline_query_chosen_chat"):
+            if key in button:
+                value = button[key]
+                query = value.get("query", "") if isinstance(value, dict) else str(value)
+                return self.inline_query(query, into)
+        if "switch_inline_query_current_chat" in button:
+            return self.inline_query(str(button["switch_inline_query_current_chat"]), target.chat)
+        raise ValueError(f"the fake cannot tap a button like {button}")
 
     def _find_message_with_button(
         self, chat: Chat, text: str | None, data: str | None, forged: bool
@@ -230,7 +262,7 @@ class SimUser:
         record = InlineQuery(
             id=world.new_query_id(), user_id=self.id, query=query, chat_type=chat_type
         )
-        world.inline_queries[record.id] = record
+        world.add_query(record)
         world.enqueue(
             "inline_query",
             {

@@ -31,6 +31,7 @@ from telegram_bot.fake_api.models import (
 )
 
 T = TypeVar("T")
+MAX_QUERIES = 10_000
 
 # Telegram's default when allowed_updates was never given.
 DEFAULT_UPDATE_TYPES = frozenset(
@@ -101,6 +102,9 @@ class World:
         self.callback_queries: dict[str, CallbackQuery] = {}
         self.inline_queries: dict[str, InlineQuery] = {}
         self.inline_messages: dict[str, Message] = {}
+        # Every text the bot sent or edited in, in order (deleted messages too), so a
+        # test can check everything a user was ever shown.
+        self.outbox: deque[dict[str, Any]] = deque(maxlen=100_000)
         self.commands: dict[tuple[str, str], list[dict[str, str]]] = {}
         self.bot_settings: dict[str, Any] = {}  # descriptions, menu button, ...
         # updates
@@ -293,6 +297,28 @@ class World:
         self.touch("chat_added", chat_id=chat_id)
         return chat
 
+    def add_query(self, query: CallbackQuery | InlineQuery) -> None:
+        """Remember a query until it is answered (the oldest ones are forgotten)."""
+        store: dict[str, Any] = (
+            self.callback_queries if isinstance(query, CallbackQuery) else self.inline_queries
+        )
+        store[query.id] = query
+        while len(store) > MAX_QUERIES:
+            del store[next(iter(store))]
+
+    def record_outgoing(self, message: Message, kind: str) -> None:
+        self.outbox.append(
+            {
+                "kind": kind,
+                "chat_id": message.chat_id,
+                "message_id": message.message_id,
+                "inline_message_id": message.inline_message_id,
+                "text": message.text,
+                "reply_markup": message.reply_markup,
+                "version": message.version,
+            }
+        )
+
     def add_message(self, chat: Chat, from_user: User, **fields: Any) -> Message:
         message = Message(
             chat=chat,
@@ -398,7 +424,7 @@ class World:
             ],
             "callback_queries": [
                 {"id": q.id, "user_id": q.user_id, "data": q.data, "answer": q.answer}
-                for q in self.callback_queries.values()
+                for q in list(self.callback_queries.values())[-50:]
             ],
             "stats": self.stats.to_json(),
         }

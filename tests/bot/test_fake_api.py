@@ -33,7 +33,10 @@ from aiogram.types import (
 from aiogram.webhook.aiohttp_server import SimpleRequestHandler
 from aiohttp import web
 
+from telegram_bot.fake_api import CallbackQuery as CallbackQueryRecord
 from telegram_bot.fake_api import FakeTelegram, ManualClock, RateLimits
+from telegram_bot.fake_api import InlineQuery as InlineQueryRecord
+from telegram_bot.fake_api import Message as MessageRecord
 
 
 def keyboard(*rows: list[tuple[str, str]]) -> InlineKeyboardMarkup:
@@ -500,3 +503,43 @@ async def test_a_real_dispatcher_parses_every_update(fake: FakeTelegram) -> None
         "my_chat_member:member",
     ]
     assert fake.stats.errors == {}
+
+
+async def test_click_follows_deep_links_and_the_outbox_keeps_every_text(
+    fake: FakeTelegram, bot: Bot
+) -> None:
+    alice, bob = fake.add_user("Alice"), fake.add_user("Bob")
+    group = alice.create_group("Friends", bob)
+    alice.add_bot_to(group)
+    link = f"https://t.me/{fake.bot_user.username}?start=lobby42"
+    lobby = await bot.send_message(
+        group.id,
+        "Lobby",
+        reply_markup=InlineKeyboardMarkup(
+            inline_keyboard=[
+                [InlineKeyboardButton(text="Join", callback_data="join")],
+                [InlineKeyboardButton(text="Open chat", url=link)],
+                [InlineKeyboardButton(text="Share", switch_inline_query="lobby42")],
+            ]
+        ),
+    )
+    pressed = bob.click("Join", chat=group)
+    assert isinstance(pressed, CallbackQueryRecord)
+    # Bob never started the bot: the bot answers with a one-tap deep link.
+    with pytest.raises(TelegramBadRequest, match="URL_INVALID"):
+        await bot.answer_callback_query(pressed.id, url="https://example.com/")
+    await bot.answer_callback_query(pressed.id, url=link)
+    answer = await pressed.wait_answer()
+    started = bob.follow_link(answer["url"])
+    assert started.text == "/start lobby42" and bob.user.started
+    opened = bob.click("Open chat", chat=group)
+    assert isinstance(opened, MessageRecord) and opened.chat is bob.chat
+    shared = bob.click("Share", chat=group, into=group)
+    assert isinstance(shared, InlineQueryRecord) and shared.query == "lobby42"
+    assert shared.chat_type == "group"
+    await bot.edit_message_text("Lobby (1/2)", chat_id=group.id, message_id=lobby.message_id)
+    await bot.delete_message(group.id, lobby.message_id)
+    assert [(e["kind"], e["text"]) for e in fake.world.outbox] == [
+        ("send", "Lobby"),
+        ("edit", "Lobby (1/2)"),
+    ]
