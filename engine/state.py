@@ -532,6 +532,9 @@ class GameState:
         if seat in self.out:
             raise IllegalAction("player_out", f"seat {seat} is out of the game")
         cards = action.cards
+        if kind in (COVER, TRANSFER, SHOW_TRUMP) and len(cards) != 1:
+            # a hand-built Action tuple; the constructors and parsers never make one
+            raise IllegalAction("bad_action", f"{kind} takes exactly one card")
         if kind in (LEAD, THROW, COVER, TRANSFER, SHOW_TRUMP) and not self._has_all(seat, cards):
             raise IllegalAction(
                 "card_not_in_hand", f"seat {seat} does not hold {' '.join(_names(cards))}"

@@ -208,3 +208,18 @@ def test_illegal_legal_actions_all_apply_cleanly() -> None:
     for seat in range(s.players):
         for a in s.legal_actions(seat):
             s.check(a)
+
+
+@pytest.mark.parametrize(
+    "action",
+    [Action(1, "cover", (), 16), Action(1, "cover", (47, 43), 16), Action(1, "transfer", ())],
+    ids=["cover_no_card", "cover_two_cards", "transfer_no_card"],
+)
+def test_illegal_hand_built_malformed_action(action: Action) -> None:
+    s = build(CH3)
+    play(s, "0:L6C")
+    before = state_to_json(s)
+    with pytest.raises(IllegalAction) as info:
+        s.apply(action)
+    assert info.value.code == "bad_action"
+    assert state_to_json(s) == before
