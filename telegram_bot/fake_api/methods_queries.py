@@ -99,6 +99,12 @@ async def answer_inline_query(world: World, p: Params) -> Any:
     world.touch(
         "inline_answered",
         user_id=query.user_id,
-        detail={"query_id": query.id, "count": len(results)},
+        detail={
+            "query_id": query.id,
+            "results": [
+                {"id": r["id"], "title": r.get("title"), "description": r.get("description")}
+                for r in results
+            ],
+        },
     )
     return True

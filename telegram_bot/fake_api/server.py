@@ -2,7 +2,9 @@
 
 ``{url}/bot{token}/{method}`` answers like Telegram. ``{url}/_fake/snapshot``
 and ``{url}/_fake/events?since=N&timeout=S`` let a page show the world and follow
-its changes. With a webhook set, pending updates are POSTed to it instead.
+its changes; ``POST {url}/_fake/act`` makes a simulated user act (``control.py``).
+With a webhook set, pending updates are POSTed to it instead of queued for
+getUpdates.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from aiohttp import web
 
 # The method modules register themselves in the table when imported.
 from telegram_bot.fake_api import methods_bot, methods_messages, methods_queries  # noqa: F401
+from telegram_bot.fake_api.control import ActionError, perform
 from telegram_bot.fake_api.errors import ApiError
 from telegram_bot.fake_api.limits import Clock, RateLimits, Stats
 from telegram_bot.fake_api.models import Chat, ChatType, Message, MessageMatch, User
@@ -88,6 +91,7 @@ class FakeTelegram:
         app.router.add_route("*", "/bot{token}/{method}", self._handle_api)
         app.router.add_get("/_fake/snapshot", self._handle_snapshot)
         app.router.add_get("/_fake/events", self._handle_events)
+        app.router.add_post("/_fake/act", self._handle_act)
         return app
 
     async def start(self) -> str:
@@ -180,6 +184,17 @@ class FakeTelegram:
                 "events": [event.to_json() for event in events],
             }
         )
+
+    async def _handle_act(self, request: web.Request) -> web.Response:
+        """A simulated user's action (see ``control.perform``)."""
+        try:
+            body = await request.json()
+            if not isinstance(body, dict):
+                raise ActionError("the body must be a JSON object")
+            result = await perform(self.world, body)
+        except (ValueError, KeyError, TypeError) as exc:
+            return _json_response({"ok": False, "error": str(exc)}, 400)
+        return _json_response({"ok": True, "result": result, "version": self.world.version})
 
     # ------------------------------------------------------------ webhook
     async def _deliver_webhooks(self) -> None:

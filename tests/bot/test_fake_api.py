@@ -543,3 +543,40 @@ async def test_click_follows_deep_links_and_the_outbox_keeps_every_text(
         ("send", "Lobby"),
         ("edit", "Lobby (1/2)"),
     ]
+
+
+async def test_a_page_can_play_through_the_json_actions(fake: FakeTelegram, bot: Bot) -> None:
+    """What the sandbox page does: act over HTTP, follow the event feed."""
+    async with aiohttp.ClientSession() as http:
+
+        async def act(**body: object) -> dict[str, object]:
+            async with http.post(f"{fake.url}/_fake/act", json=body) as response:
+                answer: dict[str, object] = await response.json()
+                return answer
+
+        created = await act(action="add_user", first_name="Dana", language_code="uk")
+        assert created["ok"] is True
+        user = created["result"]
+        assert isinstance(user, dict)
+        started = await act(action="start", user_id=user["id"], payload="lobby42")
+        assert started["ok"] is True
+        sent = await bot.send_message(
+            int(user["id"]), "Lobby", reply_markup=keyboard([("Join", "join")])
+        )
+        clicked = await act(
+            action="click",
+            user_id=user["id"],
+            chat_id=user["id"],
+            message_id=sent.message_id,
+            text="Join",
+        )
+        result = clicked["result"]
+        assert clicked["ok"] is True and isinstance(result, dict) and result["data"] == "join"
+        missing = await act(action="click", user_id=user["id"], text="Leave")
+        assert missing["ok"] is False and "no message" in str(missing["error"])
+        assert (await act(action="set_language", user_id=user["id"], language_code="ru"))["ok"]
+    updates = await bot.get_updates()
+    assert [u.event_type for u in updates] == ["message", "callback_query"]
+    assert updates[1].callback_query is not None
+    assert updates[1].callback_query.from_user.language_code == "uk"
+    assert fake.world.users[int(user["id"])].language_code == "ru"
