@@ -51,16 +51,22 @@ View = Mapping[str, Any]
 
 
 def _fit(head: list[str], history: list[str], tail: list[str], _: Translator) -> str:
-    """Join the sections; drop the oldest history lines while the text is too long."""
-    while True:
+    """Join the sections, keeping as many of the newest history lines as fit."""
+
+    def join(lines: list[str]) -> str:
         parts = [*head]
-        if history:
-            parts += ["", bold(_("Last moves")), *(f"· {line}" for line in history)]
-        parts += tail
-        text = "\n".join(parts).strip()
-        if len(text) <= MAX_TEXT or not history:
-            return text[:MAX_TEXT]
-        history = history[1:]
+        if lines:
+            parts += ["", bold(_("Last moves")), *(f"· {line}" for line in lines)]
+        return "\n".join([*parts, *tail]).strip()
+
+    lo, hi = 0, len(history)  # the most lines that fit lies in [lo, hi]
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if len(join(history[len(history) - mid :])) <= MAX_TEXT:
+            lo = mid
+        else:
+            hi = mid - 1
+    return join(history[len(history) - lo :])[:MAX_TEXT]
 
 
 def _header(view: View, _: Translator) -> list[str]:

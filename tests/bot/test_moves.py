@@ -1,0 +1,232 @@
+"""telegram_bot.moves: (view, selection, press) -> action, new selection or error."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import engine
+from engine import Action, from_deal, parse_cards
+from telegram_bot.callbacks import BACK, CLEAR, PLAY, act, page, press_card
+from telegram_bot.moves import (
+    ERR_BAD_SELECTION,
+    ERR_CANNOT_PLAY,
+    ERR_NOT_IN_HAND,
+    ERR_NOT_LEGAL,
+    ERR_NOT_YOUR_TURN,
+    Outcome,
+    Selection,
+    card_moves,
+    clean,
+    playable,
+    resolve,
+    selection_action,
+    throw_room,
+)
+
+NONE = Selection()
+
+
+def deal(variant, hands, stock=(), first=0, options=None, trump=None):
+    return from_deal(
+        variant,
+        options,
+        [parse_cards(h.split()) for h in hands],
+        parse_cards(list(stock)),
+        trump=trump,
+        first_attacker=first,
+    )
+
+
+def play(state, seat, text):
+    state.apply(Action.from_text(seat, text))
+
+
+def tap(state, seat, *presses, sel=NONE):
+    """Press buttons in turn; return the last outcome (selections carried over)."""
+    out = Outcome(selection=sel)
+    for p in presses:
+        assert out.selection is not None, out
+        out = resolve(engine.view(state, seat), out.selection, p)
+    return out
+
+
+# ------------------------------------------------------------------ leads
+def test_shchelkovsky_lead_is_one_tap():
+    g = deal("shchelkovsky", ["7S 9H", "8S 2C"], ["AD"], options={"decks": 2})
+    assert tap(g, 0, press_card("9H")) == Outcome(action="L9H")
+
+
+def test_chuvash_single_card_of_its_suit_leads_at_once():
+    g = deal("chuvash", ["6C 7C KS", "8S 9S 10S AH 6D 7D"])
+    assert tap(g, 0, press_card("KS")) == Outcome(action="LKS")
+
+
+def test_chuvash_multi_card_lead_by_toggling_then_play():
+    g = deal("chuvash", ["6C 7C 9C KS", "8S 9S 10S AH 6D 7D"])
+    out = tap(g, 0, press_card("6C"))
+    assert out.selection == Selection(cards=("6C",))
+    out = tap(g, 0, press_card("9C"), sel=out.selection)
+    assert out.selection.cards == ("6C", "9C")
+    assert selection_action(engine.view(g, 0), out.selection.cards) == "L6C9C"
+    assert tap(g, 0, PLAY, sel=out.selection) == Outcome(action="L6C9C")
+    # untoggle, then Play with a single card is a one-card lead
+    out = tap(g, 0, press_card("6C"), sel=out.selection)
+    assert out.selection.cards == ("9C",)
+    assert tap(g, 0, PLAY, sel=out.selection) == Outcome(action="L9C")
+    assert tap(g, 0, CLEAR, sel=out.selection) == Outcome(selection=Selection())
+
+
+def test_chuvash_other_suit_starts_a_new_selection():
+    g = deal("chuvash", ["6C 7C 9H 10H", "8S 9S 10S AH 6D 7D"])
+    out = tap(g, 0, press_card("6C"), press_card("9H"))
+    assert out.selection.cards == ("9H",)
+
+
+def test_chuvash_lead_limited_by_defender_hand():
+    g = deal("chuvash", ["6C 7C 9C", "AS"])  # C6: at most as many as the defender holds
+    assert tap(g, 0, press_card("6C")) == Outcome(action="L6C")
+    g = deal("chuvash", ["6C 7C 9C", "AS KS"])
+    out = tap(g, 0, press_card("6C"), press_card("7C"), press_card("9C"))
+    assert out.selection.cards == ("9C",)  # a third club cannot join: a new selection
+    assert tap(g, 0, PLAY, sel=Selection(cards=("6C", "7C", "9C"))).error == ERR_BAD_SELECTION
+
+
+# ------------------------------------------------------------------ defence
+def test_cover_of_the_only_attack_it_beats_is_one_tap():
+    g = deal("chuvash", ["6C 10S", "7C 8D QH 6S"])
+    play(g, 0, "L6C")
+    assert tap(g, 1, press_card("7C")) == Outcome(action="C6C7C")
+    assert tap(g, 1, press_card("6S")) == Outcome(action="C6C6S")  # C4: higher suit, equal rank
+
+
+def test_a_card_that_beats_several_attacks_offers_a_choice():
+    g = deal("chuvash", ["6C 7C 10S", "8C 8D QH 6S AS KH"])
+    play(g, 0, "L6C7C")
+    v = engine.view(g, 1)
+    out = tap(g, 1, press_card("8C"))
+    assert out.selection == Selection(choose="8C")
+    assert card_moves(v, "8C") == ["C6C8C", "C7C8C"]
+    assert tap(g, 1, BACK, sel=out.selection) == Outcome(selection=Selection())
+    assert tap(g, 1, act("C7C8C"), sel=out.selection) == Outcome(action="C7C8C")
+
+
+def test_card_that_beats_nothing():
+    g = deal("chuvash", ["9C 10S", "6C 7D QH 6S 7S 8S"])
+    play(g, 0, "L9C")
+    assert tap(g, 1, press_card("6C")).error == ERR_CANNOT_PLAY
+    assert tap(g, 1, press_card("AH")).error == ERR_NOT_IN_HAND
+    assert "6C" not in playable(engine.view(g, 1))
+    assert tap(g, 1, act("K")) == Outcome(action="K")
+
+
+def test_transfer_only_is_one_tap_and_cover_plus_transfer_is_a_choice():
+    # trump clubs (bottom 2C); 7H beats nothing on 7S but transfers it (S8)
+    g = deal("shchelkovsky", ["7S 3D", "7H 4D 5D", "9D 10D JD QD"], ["2C"], options={"decks": 2})
+    play(g, 0, "L7S")
+    assert tap(g, 1, press_card("7H")) == Outcome(action="R7H")
+    # trump hearts: 7H also covers 7S, and it is the pass-ticket trump of rank 7
+    g = deal("shchelkovsky", ["7S 3D", "7H 4D 5D", "9D 10D JD QD"], ["2H"], options={"decks": 2})
+    play(g, 0, "L7S")
+    v = engine.view(g, 1)
+    assert set(card_moves(v, "7H")) == {"C7S7H", "R7H", "S7H"}
+    assert tap(g, 1, press_card("7H")) == Outcome(selection=Selection(choose="7H"))
+
+
+# ------------------------------------------------------------------ throw-ins
+def test_throw_in_one_or_several_cards():
+    g = deal("chuvash", ["6C 6D 6H 10S", "7C 8C AS KS QS JS"])
+    play(g, 0, "L6C")
+    play(g, 1, "C6C7C")
+    v = engine.view(g, 0)
+    assert throw_room(v) == 5
+    out = tap(g, 0, press_card("6D"))
+    assert out.selection.cards == ("6D",)
+    out = tap(g, 0, press_card("6H"), sel=out.selection)
+    assert tap(g, 0, PLAY, sel=out.selection) == Outcome(action="T6D6H")
+    assert tap(g, 0, press_card("10S")).error == ERR_CANNOT_PLAY
+    assert tap(g, 0, act("P")) == Outcome(action="P")
+    assert tap(g, 0, act("T6D6H")) == Outcome(action="T6D6H")  # several at once
+    assert tap(g, 0, act("T10S")).error == ERR_NOT_LEGAL
+
+
+def test_only_throwable_card_is_one_tap():
+    g = deal("chuvash", ["6C 6D 10S", "7C 8C AS KS QS JS"])
+    play(g, 0, "L6C")
+    play(g, 1, "C6C7C")
+    assert tap(g, 0, press_card("6D")) == Outcome(action="T6D")
+
+
+def test_identical_cards_toggle_one_copy_at_a_time():
+    g = deal(
+        "shchelkovsky",
+        ["5S 5S 5H 9D", "6H 7D 8D 9C 10C JC"],
+        ["2C"],
+        options={"decks": 2},
+    )
+    play(g, 0, "L5H")
+    play(g, 1, "C5H6H")
+    out = tap(g, 0, press_card("5S"))
+    assert out.selection.cards == ("5S",)
+    out = tap(g, 0, press_card("5S"), sel=out.selection)
+    assert out.selection.cards == ("5S", "5S")
+    assert tap(g, 0, PLAY, sel=out.selection) == Outcome(action="T5S5S")
+    out = tap(g, 0, press_card("5S"), sel=out.selection)
+    assert out.selection.cards == ()
+
+
+def test_not_your_turn():
+    g = deal("chuvash", ["6C 7C", "8S 9S"])
+    assert tap(g, 1, press_card("8S")).error == ERR_NOT_YOUR_TURN
+    assert tap(g, 1, act("K")).error == ERR_NOT_YOUR_TURN
+    assert tap(g, 1, page(2)) == Outcome(selection=Selection(page=2))
+
+
+def test_clean_drops_what_left_the_hand():
+    g = deal("chuvash", ["6C 7C 9C KS", "8S 9S 10S AH 6D 7D"])
+    v = engine.view(g, 0)
+    assert clean(v, Selection(cards=("6C", "AH", "6C"), choose="ZZ", page=1)) == Selection(
+        cards=("6C",), page=1
+    )
+    assert Selection.from_json(Selection(("6C",), "7C", 2).to_json()) == Selection(("6C",), "7C", 2)
+    assert Selection.from_json({"cards": "x", "page": -3}) == Selection()
+    assert Selection.from_json(None) == Selection()
+
+
+# ------------------------------------------------------------------ random games
+@pytest.mark.parametrize(
+    ("variant", "players", "options"),
+    [
+        ("chuvash", 2, None),
+        ("chuvash", 4, None),
+        ("shchelkovsky", 3, {"decks": 2}),
+        ("shchelkovsky", 6, {"decks": 4}),
+    ],
+)
+def test_every_press_of_a_playable_card_is_sound(variant, players, options):
+    """In random games: a playable card's press never errs; every action the
+    mapping produces is legal (the engine applies it); Play after toggling too."""
+    for seed in range(4):
+        rng = random.Random(seed)
+        g = engine.new_game(variant, players, seed=seed, options=options)
+        steps = 0
+        while not g.over and steps < 150:
+            steps += 1
+            for seat in range(players):
+                v = engine.view(g, seat)
+                for card in sorted(playable(v)):
+                    out = resolve(v, NONE, press_card(card))
+                    assert out.error is None, (seed, steps, seat, card, out)
+                    if out.action:
+                        g.copy().apply(Action.from_text(seat, out.action))
+                    elif out.selection and out.selection.cards:
+                        text = resolve(v, out.selection, PLAY).action
+                        if text:
+                            g.copy().apply(Action.from_text(seat, text))
+                    else:
+                        assert out.selection and out.selection.choose == card
+                        for m in card_moves(v, card):
+                            g.copy().apply(Action.from_text(seat, m))
+            seat = rng.choice(g.to_act())
+            g.apply(rng.choice(g.legal_actions(seat)))

@@ -1,0 +1,436 @@
+"""Rendering real engine states: no hidden card ever shown, Telegram's limits kept
+(text, rows, buttons, callback data), names escaped, every language."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+import engine
+from engine import Action, find_variant, from_deal
+from engine.cards import card_name
+from telegram_bot.callbacks import LobbyOp, parse_game, parse_lobby
+from telegram_bot.cards import glyph
+from telegram_bot.i18n import LANGUAGES
+from telegram_bot.moves import Selection, card_moves
+from telegram_bot.render import PAGE_SIZE, render_game_over, render_hand, render_table
+from telegram_bot.render_lobby import (
+    LeaderRow,
+    VariantStats,
+    render_invite,
+    render_lobby,
+    render_stats,
+    render_top,
+    settings_keyboard,
+    settings_text,
+    stats_from_counts,
+)
+
+NAMES = [f"Player{i}" for i in range(10)]
+GID = "Abc_-123456"
+
+
+def check_limits(text, markup):
+    assert 1 <= len(text) <= 4096
+    if markup is None:
+        return []
+    rows = markup.inline_keyboard
+    assert sum(len(r) for r in rows) <= 100
+    buttons = []
+    for row in rows:
+        assert 1 <= len(row) <= 8
+        for b in row:
+            assert b.text
+            if b.callback_data is not None:
+                assert 1 <= len(b.callback_data.encode()) <= 64
+                assert parse_game(b.callback_data) or parse_lobby(b.callback_data), b
+            buttons.append(b)
+    return buttons
+
+
+def known_to(view: dict[str, Any]) -> Counter[str]:
+    """Every card the seat may legitimately see named: his hand, the table, the
+    face-up trump, a shown pass-ticket and the cards in the events of his view."""
+    known = Counter(view.get("hand", ()))
+    for attack, cover in view["table"]:
+        known[attack] += 1
+        if cover:
+            known[cover] += 1
+    if view["trump_card"]:
+        known[view["trump_card"]] += 1
+    if view["pass_ticket"]:
+        known[view["pass_ticket"]["card"]] += 1
+    for e in view["events"]:
+        known.update(e.get("cards", ()))
+    return known
+
+
+def hidden_from(state, view) -> set[str]:
+    """Cards some other seat holds that this seat cannot know of at all."""
+    seat = view.get("seat", -1)
+    others = Counter()
+    for s in range(state.players):
+        if s != seat:
+            others.update(card_name(c) for c in state.hand(s))
+    others.update(card_name(c) for c in state.stock)
+    known = known_to(view)
+    return {c for c in others if not known[c]}
+
+
+def shown_cards(text, buttons) -> tuple[str, Counter[str]]:
+    """All visible text, and the card buttons of the hand (card -> count shown)."""
+    visible = [text] + [b.text for b in buttons]
+    counts: Counter[str] = Counter()
+    for b in buttons:
+        cb = parse_game(b.callback_data) if b.callback_data else None
+        if cb and cb.press.kind == "card":
+            m = re.search(r"×(\d+)$", b.text)
+            counts[cb.press.card] += int(m.group(1)) if m else 1
+    return "\n".join(visible), counts
+
+
+def assert_private(state, seat, locale="en", selection=None):
+    view = engine.view(state, seat)
+    pages = max(1, -(-len(set(view["hand"])) // PAGE_SIZE))
+    hand_shown: Counter[str] = Counter()
+    hidden = hidden_from(state, view)
+    for p in range(pages):
+        sel = Selection(cards=(), choose=selection, page=p)
+        text, markup = render_hand(
+            view, locale=locale, names=NAMES, game_id=GID, version=123456, selection=sel
+        )
+        buttons = check_limits(text, markup)
+        visible, counts = shown_cards(text, buttons)
+        hand_shown += counts
+        for card in hidden:
+            assert glyph(card) not in visible, (seat, card, visible)
+        for b in buttons:
+            cb = parse_game(b.callback_data)
+            assert cb is not None
+            if cb.press.kind == "action":
+                a = Action.from_text(seat, cb.press.action)
+                cards = [card_name(c) for c in (*a.cards, a.attack) if c >= 0]
+                assert not set(cards) & hidden
+    assert hand_shown == Counter(view["hand"]), "every card of the hand shown exactly once"
+
+
+def assert_public(state, locale="en"):
+    view = engine.public_view(state)
+    assert "hand" not in view and "legal" not in view
+    text, markup = render_table(view, locale=locale, names=NAMES, bot_username="durak_bot")
+    buttons = check_limits(text, markup)
+    hidden = hidden_from(state, view)
+    visible = "\n".join([text] + [b.text for b in buttons])
+    for card in hidden:
+        assert glyph(card) not in visible, card
+
+
+def cards(text):
+    return engine.parse_cards(text.split())
+
+
+def final_state(*args, **kwargs):
+    g = None
+    for g in random_game(*args, **kwargs):  # noqa: B007 - the last state is wanted
+        pass
+    return g
+
+
+def random_game(variant, players, seed, options=None, steps=60):
+    rng = random.Random(seed)
+    g = engine.new_game(variant, players, seed=seed, options=options)
+    for _ in range(steps):
+        if g.over:
+            break
+        seat = rng.choice(g.to_act())
+        g.apply(rng.choice(g.legal_actions(seat)))
+        yield g
+
+
+@pytest.mark.parametrize(
+    ("variant", "players", "options"),
+    [
+        ("chuvash", 2, None),
+        ("chuvash", 6, None),
+        ("shchelkovsky", 2, {"decks": 2}),
+        ("shchelkovsky", 5, {"decks": 2, "remove_joker": False}),
+        ("shchelkovsky", 10, {"decks": 4}),
+    ],
+)
+def test_no_hidden_card_in_any_message(variant, players, options):
+    for seed in range(3):
+        for i, g in enumerate(random_game(variant, players, seed, options, steps=400)):
+            if i % 7:
+                continue
+            locale = LANGUAGES[i % 3]
+            for seat in range(players):
+                assert_private(g, seat, locale)
+            assert_public(g, locale)
+
+
+def test_choice_buttons_show_only_own_and_table_cards():
+    g = from_deal(
+        "chuvash",
+        None,
+        [cards("6C 7C 10S"), cards("8C 8D QH 6S AS KH")],
+        [],
+        first_attacker=0,
+    )
+    g.apply(Action.from_text(0, "L6C7C"))
+    assert_private(g, 1, selection="8C")
+    _, markup = render_hand(
+        engine.view(g, 1),
+        locale="en",
+        names=NAMES,
+        game_id=GID,
+        version=3,
+        selection=Selection(choose="8C"),
+    )
+    labels = [b.text for row in markup.inline_keyboard for b in row]
+    assert "6♣→8♣" in labels and "7♣→8♣" in labels
+    assert card_moves(engine.view(g, 1), "8C") == ["C6C8C", "C7C8C"]
+
+
+def huge_game():
+    """10 players, 4 decks; seat 0 holds 64 cards, the others 6 each."""
+    options = find_variant("shchelkovsky").options({"decks": 4, "remove_joker": False})
+    deck = find_variant("shchelkovsky").deck(options)
+    random.Random(7).shuffle(deck)
+    deck.remove(52)
+    deck.append(52)  # keep jokers out of the face-up bottom card
+    non_joker_bottom = next(i for i, c in enumerate(deck) if c != 52)
+    deck[0], deck[non_joker_bottom] = deck[non_joker_bottom], deck[0]
+    hands = [deck[1:65]] + [deck[65 + 6 * i : 71 + 6 * i] for i in range(9)]
+    stock = [*deck[119:], deck[0]]
+    return from_deal("shchelkovsky", options, hands, stock, first_attacker=9)
+
+
+def test_huge_hand_is_paged_within_limits():
+    g = huge_game()
+    assert g.sizes[0] == 64
+    assert len(set(g.hand(0))) > PAGE_SIZE  # several pages
+    # seat 9 leads at seat 0, who then has many options
+    g.apply(g.legal_actions(9)[0])
+    for seat in (0, 1, 9):
+        assert_private(g, seat)
+        for locale in LANGUAGES:
+            assert_private(g, seat, locale)
+    view = engine.view(g, 0)
+    _, markup = render_hand(view, locale="ru", names=NAMES, game_id=GID, version=1)
+    labels = [b.text for row in markup.inline_keyboard for b in row]
+    assert any("×" in label for label in labels)  # identical cards grouped
+    assert "1/" in " ".join(labels)  # pager
+    rng = random.Random(1)
+    for _ in range(40):  # play on with the huge hand
+        if g.over:
+            break
+        seat = rng.choice(g.to_act())
+        g.apply(rng.choice(g.legal_actions(seat)))
+        for s in (0, seat):
+            assert_private(g, s)
+
+
+def test_hand_sorted_by_suit_then_rank_trumps_and_jokers_last():
+    g = from_deal(
+        "shchelkovsky",
+        {"decks": 2},
+        [
+            cards("JK 3H AC 2D 10H 5H 2C 5H"),
+            cards("4S 5S 6S 7S 8S 9S"),
+        ],
+        engine.parse_cards(["9H"]),
+        first_attacker=1,
+    )
+    _, markup = render_hand(engine.view(g, 0), locale="en", names=NAMES, game_id=GID, version=0)
+    labels = [b.text.lstrip("•✓") for row in markup.inline_keyboard for b in row]
+    assert labels == ["2♣", "A♣", "2♦", "3♥", "5♥×2", "10♥", "🃏"]  # trump ♥ (9♥ face up)
+    pressed = [
+        parse_game(b.callback_data).press.card for row in markup.inline_keyboard for b in row
+    ]
+    assert pressed == ["2C", "AC", "2D", "3H", "5H", "10H", "JK"]
+
+
+def test_long_names_history_and_escaping():
+    names = ["<script>&" + "x" * 300, *("Ж" * 80 for _ in range(9))]
+    g = final_state("shchelkovsky", 10, 3, {"decks": 4}, steps=300)
+    view = engine.view(g, 0)
+    text, markup = render_hand(
+        view,
+        locale="uk",
+        names=names,
+        game_id=GID,
+        version=99,
+        history=500,
+        deadline=datetime(2030, 1, 1, 12, 0, 5, tzinfo=UTC),
+    )
+    check_limits(text, markup)
+    assert "<script>" not in text and "&lt;script&gt;&amp;" in text
+    assert "12:00:05" in text
+    table, _ = render_table(engine.public_view(g), locale="ru", names=names, history=500)
+    check_limits(table, None)
+
+
+def test_text_limit_drops_history_first():
+    g = final_state("shchelkovsky", 10, 5, {"decks": 4}, steps=200)
+    view = dict(engine.view(g, 0, last_events=2000))
+    view["events"] = view["events"] * 50  # far more history than fits
+    text, _ = render_hand(view, locale="en", names=NAMES, game_id=GID, version=1, history=10_000)
+    assert len(text) <= 4096
+    assert "Players" in text and "Table" in text and "Last moves" in text
+
+
+def test_status_lines():
+    g = from_deal(
+        "chuvash",
+        None,
+        [cards("6C 7C"), cards("8S 9S")],
+        [],
+        first_attacker=0,
+    )
+    mine, _ = render_hand(
+        engine.view(g, 0), locale="en", names=["Ann", "Bob"], game_id=GID, version=0
+    )
+    other, kb = render_hand(
+        engine.view(g, 1), locale="en", names=["Ann", "Bob"], game_id=GID, version=0
+    )
+    assert "Your move" in mine and "lead" in mine
+    assert "Waiting for Ann" in other
+    assert not any(b.text.startswith("•") for row in kb.inline_keyboard for b in row)
+    ru, _ = render_hand(
+        engine.view(g, 0), locale="ru", names=["Ann", "Bob"], game_id=GID, version=0
+    )
+    assert "Ваш ход" in ru and "без козыря" in ru
+
+
+def test_action_buttons_take_done_transfer_ticket():
+    g = from_deal(
+        "shchelkovsky",
+        {"decks": 2},
+        [
+            cards("7S 3D 7C"),
+            cards("7H 7D 5D"),
+            cards("9D 10D JD QD"),
+        ],
+        engine.parse_cards(["2H"]),
+        first_attacker=0,
+    )
+    g.apply(Action.from_text(0, "L7S"))
+    _, kb = render_hand(engine.view(g, 1), locale="en", names=NAMES, game_id=GID, version=4)
+    data = {b.text: parse_game(b.callback_data).press for row in kb.inline_keyboard for b in row}
+    assert data["Take"].action == "K"
+    assert data["↪ Transfer 7♥"].action == "R7H"
+    assert data["↪ Transfer 7♦"].action == "R7D"
+    assert data["🎫 Pass-ticket 7♥"].action == "S7H"
+    g.apply(Action.from_text(1, "C7S7H"))
+    _, kb = render_hand(engine.view(g, 0), locale="ru", names=NAMES, game_id=GID, version=5)
+    labels = [b.text for row in kb.inline_keyboard for b in row]
+    assert "Бито" in labels and "•7♣" in labels
+
+
+def test_game_over_message():
+    g = from_deal(
+        "chuvash",
+        None,
+        [engine.parse_cards(["6C"]), engine.parse_cards(["7C", "8C"])],
+        [],
+        first_attacker=0,
+    )
+    g.apply(Action.from_text(0, "L6C"))
+    g.apply(Action.from_text(1, "C6C7C"))
+    assert g.over and g.loser == 1
+    text, kb = render_game_over(
+        engine.public_view(g), locale="ru", names=["Ann", "<Bob>"], code="abc"
+    )
+    check_limits(text, kb)
+    assert "1. Ann" in text and "&lt;Bob&gt;" in text and "чувашский петух" in text
+    cb = parse_lobby(kb.inline_keyboard[0][0].callback_data)
+    assert cb is not None and cb.o is LobbyOp.REMATCH and cb.c == "abc"
+    text, kb = render_game_over(engine.public_view(g), locale="en", names=["Ann", "Bob"])
+    assert kb is None and "Game over" in text
+
+
+# ------------------------------------------------------------------ lobby
+@dataclass(frozen=True)
+class FakeSeat:
+    user: int | None
+    name: str
+    ai: str | None = None
+
+
+@dataclass(frozen=True)
+class FakeLobby:
+    id: str = "Lobby_Code-1"
+    variant: str = "shchelkovsky"
+    options: dict[str, Any] = field(default_factory=lambda: {"decks": 4, "remove_joker": True})
+    max_seats: int = 10
+    timer: int = 60
+    seats: tuple[FakeSeat, ...] = (
+        FakeSeat(1, "Ann <host>"),
+        FakeSeat(None, "", "heuristic"),
+        FakeSeat(2, "Bob", "heuristic"),
+    )
+    creator: int = 1
+
+
+@pytest.mark.parametrize("locale", LANGUAGES)
+def test_lobby_and_settings(locale):
+    lobby = FakeLobby()
+    text, kb = render_lobby(lobby, locale=locale, bot_username="durak_bot")
+    buttons = check_limits(text, kb)
+    assert "Ann &lt;host&gt;" in text and "🤖" in text
+    assert "https://t.me/durak_bot?start=Lobby_Code-1" in text
+    ops = {parse_lobby(b.callback_data).o for b in buttons if b.callback_data}
+    assert ops == {
+        LobbyOp.JOIN,
+        LobbyOp.LEAVE,
+        LobbyOp.ADD_AI,
+        LobbyOp.REMOVE_AI,
+        LobbyOp.SETTINGS,
+        LobbyOp.START,
+        LobbyOp.CANCEL,
+    }
+    assert any(b.switch_inline_query == "Lobby_Code-1" for b in buttons)
+    kb = settings_keyboard(lobby, locale=locale)
+    buttons = check_limits(settings_text(lobby, locale=locale), kb)
+    sets = [parse_lobby(b.callback_data) for b in buttons]
+    args = {cb.s for cb in sets if cb.o is LobbyOp.SET}
+    assert {"game=chuvash", "decks=2", "decks=4", "joker=0", "timer=120", "max=10"} <= args
+    ticked = {parse_lobby(b.callback_data).s for b in buttons if b.text.startswith("✓")}
+    assert ticked == {"game=shchelkovsky", "decks=4", "joker=1", "timer=60", "max=10"}
+    chuvash = FakeLobby(variant="chuvash", options={}, max_seats=6, timer=0)
+    args = {
+        parse_lobby(b.callback_data).s
+        for row in settings_keyboard(chuvash, locale=locale).inline_keyboard
+        for b in row
+    }
+    assert not any(a.startswith(("decks", "joker")) for a in args)
+    assert "max=7" not in args and "timer=0" in args
+    text, kb = render_invite(lobby, locale=locale, bot_username="durak_bot")
+    check_limits(text, kb)
+    assert kb.inline_keyboard[0][0].url == "https://t.me/durak_bot?start=Lobby_Code-1"
+
+
+def test_stats_and_top():
+    stats = stats_from_counts(
+        {"chuvash:games": "3", "chuvash:losses": "1", "chuvash:p1": "2", "bogus": "1", "x:y": "z"}
+    )
+    assert stats == [VariantStats("chuvash", 3, 1, 0, {1: 2})]
+    text = render_stats("<Ann>", stats, locale="ru")
+    assert "&lt;Ann&gt;" in text and "Чувашский петух" in text and "партий: 3" in text
+    assert "/play" in render_stats("Ann", [], locale="en")
+    rows = [
+        LeaderRow("Ann", 10, 5),
+        LeaderRow("Bob", 4, 0),
+        LeaderRow("<C>", 10, 1),
+        LeaderRow("D", 0, 0),
+    ]
+    text = render_top(rows, locale="uk")
+    lines = text.splitlines()
+    assert lines[1].startswith("🥇 Bob") and lines[2].startswith("🥈 &lt;C&gt;") and len(lines) == 4
+    assert "/new" in render_top([], locale="en")
