@@ -9,8 +9,18 @@ from dataclasses import replace
 from typing import Any
 
 from engine import state_to_json
+from engine.live import eventlog
 from engine.live.core import Loaded, Plan
-from engine.live.model import CANCELLED, OPEN, OVER, PLAYING, LiveError, Table, WriteResult
+from engine.live.model import (
+    CANCELLED,
+    OPEN,
+    OVER,
+    PLAYING,
+    LiveError,
+    LiveEvent,
+    Table,
+    WriteResult,
+)
 from engine.live.timers import TimerOps
 
 DAY_MS = 86400 * 1000
@@ -95,22 +105,21 @@ class AdminOps(TimerOps):
         return info
 
     async def event_page(
-        self, table_id: str, after: str = "", count: int = 50
-    ) -> list[dict[str, Any]]:
-        """Up to ``count`` log entries after the entry id ``after`` (oldest first);
-        pass the last ``id`` seen to get the next page."""
-        start = f"({after}" if after else "-"
-        rows = await self.store.read_events(table_id, start, "+", count)
-        return [
-            {
-                "id": i,
-                "version": int(f["v"]),
-                "kind": f["k"],
-                "seat": int(f["s"]),
-                "text": f["x"],
-            }
-            for i, f in rows
-        ]
+        self, table_id: str, after_version: int = 0, count: int = 100
+    ) -> list[LiveEvent]:
+        """Up to ``count`` log entries with a version above ``after_version``,
+        oldest first (all events of one version together, so a page may hold a
+        few more); pass the last version seen to get the next page."""
+        chunks, open_chunk = await self.store.read_log(table_id, after_version)
+        events: list[LiveEvent] = []
+        for blob in chunks:
+            events += eventlog.decode_text(eventlog.decompress(blob))
+        events += eventlog.decode_text(open_chunk)
+        page = [e for e in events if e.version > after_version]
+        if len(page) > count:
+            last = page[count - 1].version
+            page = [e for e in page if e.version <= last]
+        return page
 
     async def admin_reset(
         self, table_id: str, *, to: str = "lobby", by: str = "admin"

@@ -15,6 +15,7 @@ from typing import Any
 import redis.asyncio as aredis
 
 from engine import Event, GameState, view
+from engine.live import eventlog
 from engine.live.codec import decode_state, encode_state
 from engine.live.keys import Keys
 from engine.live.model import (
@@ -47,6 +48,7 @@ class Loaded:
     deadline: int | None
     result: dict[str, Any] | None
     recent: str = ""
+    log: str = ""  # the open chunk of the event log (eventlog)
 
 
 @dataclass
@@ -128,6 +130,7 @@ class Core:
             deadline=int(d) if d else None,
             result=json.loads(res) if res else None,
             recent=raw.get(b"r", b"").decode(),
+            log=raw.get(b"e", b"").decode(),
         )
 
     async def get(self, table_id: str) -> tuple[Table, GameState | None, int]:
@@ -188,6 +191,14 @@ class Core:
             dels.append("d")
         if plan.result is not None:
             fields["res"] = json.dumps(plan.result, separators=(",", ":"))
+        flush = b""
+        group = eventlog.encode_group(expected + 1, plan.events)
+        if group:
+            chunk = (loaded.log if loaded else "") + group
+            if len(chunk) >= c.log_chunk:
+                flush = eventlog.compress(chunk)
+                chunk = ""
+            fields["e"] = chunk
         notify = ""
         if plan.notify:
             notify = json.dumps({"table": tid, "kind": plan.notify}, separators=(",", ":"))[1:]
@@ -197,7 +208,7 @@ class Core:
             expected,
             set_fields=fields,
             del_fields=dels,
-            events=plan.events,
+            flush=flush,
             ttl_ms=ttl_ms,
             maxlen=c.events_maxlen,
             request_id=request_id,

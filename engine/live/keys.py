@@ -17,12 +17,15 @@ Per table (``<id>`` is the invite code, ``secrets.token_urlsafe(8)``):
     ``s``     game state: :mod:`engine.live.codec` blob (zlib JSON)
     ``d``     the game's next turn deadline, epoch ms (absent: none)
     ``r``     the last request ids and the versions they produced
+    ``e``     the open chunk of the event log (:mod:`engine.live.eventlog`)
     ``res``   JSON result of the last finished game of the match
     ========  =========================================================
 
-``P{t:<id>}:events`` -- stream, the event log: fields ``v`` (resulting
-    version), ``k`` (kind), ``s`` (seat or -1), ``x`` (action text or detail);
-    capped with ``MAXLEN ~``; same TTL as the table.
+``P{t:<id>}:events`` -- stream, the event log: every applied action and
+    system event with its resulting version, batched: entry id
+    ``<version>-0``, field ``z`` = a deflated chunk of log text (see
+    :mod:`engine.live.eventlog`; the newest chunk is still in ``e``); capped
+    with ``MAXLEN``; same TTL as the table; created at the first flush.
 
 Global (hint/index keys, each written with one command, never in a script
 together with table keys):

@@ -30,7 +30,8 @@ class LiveConfig:
     finished_ttl: float = 6 * 3600.0  # a finished/cancelled table (rematch window)
     user_ttl: float = 30 * 86400.0  # the user -> table pointer (validated on read)
     stats_ttl: float = 400 * 86400.0  # per-user and per-chat stats, refreshed on write
-    events_maxlen: int = 1000  # event stream cap (MAXLEN ~)
+    log_chunk: int = 2048  # bytes of log text kept in the table before a flush to the stream
+    events_maxlen: int = 64  # stream entries (deflated chunks, ~30-60 moves each) kept
     timeouts_to_ai: int = 2  # consecutive timeouts before the AI takes the seat
     ai_kind: str = DEFAULT_AI  # the AI that takes over a seat
     timer_lease: float = 30.0  # a claimed timer is hidden this long from other schedulers

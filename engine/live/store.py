@@ -6,7 +6,8 @@ reads it).
 The CAS script (:data:`CAS_LUA`) checks, in this order: a request id seen before
 (-> ``duplicate``, the version it produced), the expected version (-> ``stale``,
 the current version); then bumps ``v``, sets/deletes hash fields, appends the
-events to the stream (``MAXLEN ~``), sets both keys' TTL (or deletes both when
+flushed log chunk to the stream (exact ``MAXLEN``, id ``<version>-0``,
+:mod:`engine.live.eventlog`), sets both keys' TTL (or deletes both when
 the TTL is 0), remembers the request id and publishes the notification.  It only
 touches keys of one table (one hash tag), so it runs on Redis Cluster.
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 import redis.asyncio as aredis
 from redis.exceptions import NoScriptError, ResponseError
@@ -58,10 +59,8 @@ if rid ~= '' then
 end
 redis.call('HSET', KEYS[1], unpack(hs))
 if #hd > 0 then redis.call('HDEL', KEYS[1], unpack(hd)) end
-for _ = 1, tonumber(ARGV[7]) do
-  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*',
-             'v', newv, 'k', ARGV[i], 's', ARGV[i + 1], 'x', ARGV[i + 2])
-  i = i + 3
+if ARGV[7] ~= '' then
+  redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[4], newv .. '-0', 'z', ARGV[7])
 end
 local ttl = tonumber(ARGV[3])
 if ttl > 0 then
@@ -139,7 +138,7 @@ class Store:
         *,
         set_fields: dict[str, str | bytes | int],
         del_fields: Sequence[str] = (),
-        events: Sequence[tuple[str, int, str]] = (),
+        flush: bytes = b"",
         ttl_ms: int,
         maxlen: int,
         request_id: str = "",
@@ -157,7 +156,7 @@ class Store:
             maxlen,
             len(set_fields),
             len(del_fields),
-            len(events),
+            flush,
             k.notify if notify else "",
             notify,
             recent,
@@ -165,8 +164,6 @@ class Store:
         for f, val in set_fields.items():
             args += [f, val]
         args += list(del_fields)
-        for kind, seat, text in events:
-            args += [kind, seat, text]
         tkeys = [k.table(table_id), k.events(table_id)]
         for _attempt in range(2):
             self.round_trips += 1
@@ -189,14 +186,15 @@ class Store:
             return CasOutcome(status, version)
         raise RuntimeError("CAS script could not be loaded")  # pragma: no cover
 
-    async def read_events(
-        self, table_id: str, start: str = "-", end: str = "+", count: int | None = None
-    ) -> list[tuple[str, dict[str, str]]]:
+    async def read_log(self, table_id: str, after_version: int) -> tuple[list[bytes], str]:
+        """The flushed chunks that may hold versions above ``after_version`` and
+        the open chunk (one round trip)."""
         self.round_trips += 1
-        rows = cast(
-            "list[Any]", await self.r.xrange(self.keys.events(table_id), start, end, count=count)
-        )
-        return [(_s(i), {_s(f): _s(v) for f, v in fields.items()}) for i, fields in rows]
+        async with self.r.pipeline(transaction=False) as pipe:
+            pipe.xrange(self.keys.events(table_id), f"{after_version + 1}-0", "+")
+            pipe.hget(self.keys.table(table_id), "e")
+            rows, open_chunk = await pipe.execute()
+        return [fields[b"z"] for _, fields in rows], _s(open_chunk or b"")
 
     # ------------------------------------------------------------------ timers
     async def claim_timers(self, now_ms: int, limit: int, lease_ms: int) -> list[str]:

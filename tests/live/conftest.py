@@ -65,19 +65,19 @@ async def replay_current_game(
     """The pure engine replaying every move of the table's current game in its log."""
     table, _, _ = await svc.get(table_id)
     events = []
-    after = ""
+    after = 0
     while True:
         page = await svc.event_page(table_id, after, 500)
         if not page:
             break
         events += page
-        after = page[-1]["id"]
-    starts = [i for i, e in enumerate(events) if e["kind"] == "start"]
+        after = page[-1].version
+    starts = [i for i, e in enumerate(events) if e.kind == "start"]
     moves = events[starts[-1] + 1 :]
     state = new_game(table.variant, len(table.seats), table.seed, table.options, previous_loser)
     for e in moves:
-        if e["kind"] in ("act", "ai", "auto"):
-            state.apply(Action.from_text(e["seat"], e["text"]))
+        if e.kind in ("act", "ai", "auto"):
+            state.apply(Action.from_text(e.seat, e.text))
     return state
 
 

@@ -63,7 +63,7 @@ async def test_same_request_is_applied_once(svc: TableService) -> None:
     again = await svc.apply(tid, user, text, version, request_id="cb:123")
     assert not first.duplicate and again.duplicate and again.version == first.version
     page = await svc.event_page(tid)
-    assert [e["kind"] for e in page].count("act") == 1
+    assert [e.kind for e in page].count("act") == 1
     # the duplicate is also recognised inside the CAS script (a racing copy)
     loaded = await svc._load(tid)
     from engine.live.core import Plan

@@ -15,7 +15,7 @@ from tests.live.conftest import FakeClock, new_table, replay_current_game, same_
 
 
 async def kinds(svc: TableService, tid: str) -> list[str]:
-    return [e["kind"] for e in await svc.event_page(tid, "", 10_000)]
+    return [e.kind for e in await svc.event_page(tid, 0, 100_000)]
 
 
 async def test_timeout_moves_count_and_hand_the_seat_to_the_ai(
