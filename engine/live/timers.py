@@ -30,6 +30,9 @@ from engine.live.results import ResultOps
 
 
 class TimerOps(ResultOps):
+    async def prune_index(self) -> None:
+        """Drop index entries of expired tables (overridden in admin)."""
+
     def _timeout_plan(self, loaded: Loaded) -> Plan:
         t = loaded.table
         state = loaded.state
@@ -99,8 +102,13 @@ class TimerOps(ResultOps):
         interval: float = 0.5,
         on_result: Callable[[WriteResult], Awaitable[None]] | None = None,
     ) -> None:
-        """The scheduler loop: :meth:`tick` every ``interval`` seconds until ``stop``."""
+        """The scheduler loop: :meth:`tick` every ``interval`` seconds until ``stop``;
+        about once a minute it also prunes the table index of expired tables."""
+        pruned = 0.0
         while not stop.is_set():
+            if self.clock() - pruned >= 60:
+                pruned = self.clock()
+                await self.prune_index()
             for result in await self.tick():
                 if on_result is not None:
                     await on_result(result)

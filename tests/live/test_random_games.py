@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import Action, GameState, new_game
+from engine.ai import KINDS as AI_KINDS
 from engine.live import LiveConfig, TableService, WriteResult
 from tests.live.conftest import same_state
 
@@ -37,7 +38,7 @@ async def play(url: str, prefix: str, data: st.DataObject) -> None:
         for u in range(2, humans + 1):
             await svc.join(tid, u, f"U{u}")
         for _ in range(ais):
-            await svc.add_ai(tid, 1, data.draw(st.sampled_from(["random", "heuristic"])))
+            await svc.add_ai(tid, 1, data.draw(st.sampled_from(AI_KINDS)))
         r = await svc.start(tid, 1)
         table = r.table
         mirror = new_game(variant, humans + ais, table.seed, table.options)
