@@ -77,7 +77,7 @@ def heuristic_decisions(
         state = new_game(variant, players, f"h{g}", options)
         ais = [make_player("heuristic", f"{g}:{s}") for s in range(players)]
         g += 1
-        while state.phase != OVER_PHASE:
+        while state.phase != OVER_PHASE and time.perf_counter() - start < seconds:
             seats = state.to_act()
             seat = seats[0] if len(seats) == 1 else rng.choice(seats)
             t0 = time.perf_counter()

@@ -33,13 +33,16 @@ def play_game(
     """Play ``state`` to the end.  When the game waits for two seats at once (the
     defender and the throw-in priority holder), ``rng`` picks who moves first."""
     actions = 0
+    # A player that only ever proposes actions straight from legal_actions() may skip
+    # apply()'s check; any other player's moves are checked (and raise if illegal).
+    checked = [not getattr(p, "trusted", False) for p in players]
     while state.phase != OVER_PHASE and actions < max_actions:
         seats = state.to_act()
         seat = seats[0] if len(seats) == 1 else seats[int(rng.random() * len(seats))]
         action = players[seat].choose(state, seat)
         if action is None:  # pragma: no cover - to_act() seats always have a move
             raise RuntimeError(f"{players[seat].name} at seat {seat} found no move in {state!r}")
-        state.apply(action)
+        state.apply(action, checked=checked[seat])
         actions += 1
     return GameResult(state.loser, state.draw, actions, tuple(state.out), state.over)
 

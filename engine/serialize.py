@@ -118,6 +118,7 @@ def state_from_json(data: dict[str, Any]) -> GameState:
         s.loser = None if data["loser"] is None else int(data["loser"])
         s.draw = bool(data["draw"])
         s.ply = int(data["ply"])
+        s._prio = -2  # priority is computed on demand
         s.history = [
             Event(str(k), int(seat), tuple(_unrun(cards)), str(detail))
             for k, seat, cards, detail in data.get("history", [])

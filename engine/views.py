@@ -75,7 +75,9 @@ def view(state: GameState, seat: int, *, last_events: int = 12) -> dict[str, Any
         "loser": state.loser,
         "draw": state.draw,
         "ply": state.ply,
-        "events": [public_event(e, seat) for e in state.history[-last_events:]],
+        "events": [
+            public_event(e, seat) for e in (state.history[-last_events:] if last_events > 0 else [])
+        ],
     }
 
 

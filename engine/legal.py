@@ -1,0 +1,137 @@
+"""What a seat may do now: the legal actions, generated from bitmasks."""
+
+from __future__ import annotations
+
+from engine.actions import COVER, LEAD, PASS, SHOW_TRUMP, TAKE, THROW, TRANSFER, Action
+from engine.base import LEAD_PHASE, OVER_PHASE, StateBase
+from engine.cards import JOKER, NCARDS, RANK_MASKS, SUIT_MASKS, Card, iter_bits
+
+_new_action = tuple.__new__  # Action(...) without the NamedTuple's Python-level __new__
+_ONE: tuple[tuple[Card], ...] = tuple((c,) for c in range(NCARDS))
+_MAX_SEATS = 16
+_TAKE: tuple[Action, ...] = tuple(Action(s, TAKE) for s in range(_MAX_SEATS))
+_PASS: tuple[Action, ...] = tuple(Action(s, PASS) for s in range(_MAX_SEATS))
+
+
+class LegalActions(StateBase):
+    __slots__ = ()
+
+    def legal_actions(self, seat: int) -> list[Action]:
+        """Every action ``seat`` may take now.  Throw-ins (which may go several cards
+        at once) are listed one card each; ``apply`` also accepts several at once.
+        Chuvash leads (C6) are listed as every non-empty set of cards of one suit
+        that the hand limit allows."""
+        phase = self.phase
+        if phase == OVER_PHASE or not 0 <= seat < self.players:
+            return []
+        if phase == LEAD_PHASE:
+            return self._legal_leads(seat) if seat == self.attacker else []
+        out: list[Action] = []
+        mask = self.masks[seat]
+        if seat == self.defender:
+            if self.taking:  # after TAKE he covers, transfers and self-throws nothing
+                return out
+            if self.uncovered:  # C9 / S9: cover any uncovered attack card
+                beat = self.beat
+                seen = 0
+                for attack, cover in self.table:
+                    if cover < 0 and not seen >> attack & 1:
+                        seen |= 1 << attack
+                        m = mask & beat[attack]
+                        while m:
+                            low = m & -m
+                            m ^= low
+                            out.append(
+                                _new_action(
+                                    Action, (seat, COVER, _ONE[low.bit_length() - 1], attack)
+                                )
+                            )
+            if not self.covered_any and self.variant.transfers and self.ticket is None:
+                out.extend(self._legal_redirects(seat))  # S8
+            if self.ticket is not None:
+                for c in self._self_throw_cards(seat):  # S10a
+                    out.append(_new_action(Action, (seat, THROW, _ONE[c], -1)))
+            if self.uncovered:
+                out.append(_TAKE[seat])
+            return out
+        if mask and self._throw_open() and not self.passed >> seat & 1:
+            if self.priority() == seat:
+                m = mask & self.table_ranks
+                while m:
+                    low = m & -m
+                    m ^= low
+                    out.append(_new_action(Action, (seat, THROW, _ONE[low.bit_length() - 1], -1)))
+            out.append(_PASS[seat])
+        return out
+
+    def _legal_leads(self, seat: int) -> list[Action]:
+        mask = self.masks[seat]
+        if not self.variant.lead_many_of_one_suit:  # S6: exactly one card
+            return [_new_action(Action, (seat, LEAD, (c,), -1)) for c in iter_bits(mask)]
+        limit = self.sizes[self.defender]  # C6: at most as many as the defender holds
+        out: list[Action] = []
+        for suit_mask in SUIT_MASKS:
+            m = mask & suit_mask
+            if m:
+                k = m.bit_count()
+                key = (m << 12) | ((limit if limit < k else k) << 4) | seat
+                leads = _LEADS.get(key)
+                out += leads if leads is not None else _suit_leads(seat, m, limit, key)
+        return out
+
+    def _legal_redirects(self, seat: int) -> list[Action]:
+        """S8 transfers and pass-tickets for the defender before any cover."""
+        out: list[Action] = []
+        rank = self.table[0][0] >> 2
+        same = self.masks[seat] & RANK_MASKS[self.table[0][0]]
+        if not same:
+            return out
+        target = self._next_active(seat)
+        # S8: the attack passes to *another* seat; none left (everyone else is out or
+        # empty with the stock gone) means no transfer, not a transfer to oneself.
+        if target != seat and self.sizes[target] >= len(self.table) + 1:
+            for c in iter_bits(same):
+                out.append(_new_action(Action, (seat, TRANSFER, (c,), -1)))
+        if (
+            self.trump is not None
+            and rank != JOKER >> 2
+            and self.passer >= 0
+            and self.sizes[self.passer] >= len(self.table)
+        ):
+            trump_card = rank * 4 + self.trump
+            if self.counts[seat][trump_card]:
+                out.append(_new_action(Action, (seat, SHOW_TRUMP, (trump_card,), -1)))
+        return out
+
+    def _self_throw_cards(self, seat: int) -> list[Card]:
+        """S10a: after a pass-ticket the defender may throw in to himself cards of its rank."""
+        if self.ticket is None or self.taking or self.ticket[0] == seat:
+            return []
+        room = (self.sizes[seat] - self.uncovered) // 2
+        cap = self.variant.throw_cap
+        if cap is not None:
+            room = min(room, cap - self.thrown)
+        if room <= 0:
+            return []
+        return list(iter_bits(self.masks[seat] & RANK_MASKS[self.ticket[1]]))
+
+
+_LEADS: dict[int, tuple[Action, ...]] = {}
+_LEADS_MAX = 20_000
+
+
+def _suit_leads(seat: int, suit_cards: int, limit: int, key: int) -> tuple[Action, ...]:
+    """C6: every non-empty set of the given cards of one suit, at most ``limit`` of
+    them.  Memoised per (cards, limit, seat) in a bounded table: leads are the only
+    action list that grows exponentially with the hand, and suit holdings recur."""
+    cards = list(iter_bits(suit_cards))
+    k = len(cards)
+    leads = tuple(
+        _new_action(Action, (seat, LEAD, tuple(cards[i] for i in range(k) if subset >> i & 1), -1))
+        for subset in range(1, 1 << k)
+        if subset.bit_count() <= limit
+    )
+    if len(_LEADS) >= _LEADS_MAX:
+        _LEADS.clear()
+    _LEADS[key] = leads
+    return leads
