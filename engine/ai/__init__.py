@@ -1,17 +1,21 @@
-"""AI players.  ``make_player(kind, seed)`` builds one by kind name."""
+"""AI players (the :class:`~engine.ai.base.Player` protocol) and their registry."""
 
 from __future__ import annotations
 
 from engine.ai.base import Player, RandomPlayer
+from engine.ai.heuristic import HeuristicPlayer
 
-KINDS: tuple[str, ...] = ("random",)
+KINDS: tuple[str, ...] = ("random", "heuristic")
+"""The registered AI kinds, for :func:`make_player`."""
 
 
 def make_player(kind: str, seed: int | str = 0) -> Player:
-    """A new AI player of ``kind`` (one of :data:`KINDS`), seeded."""
+    """A new player of ``kind`` (``random`` or ``heuristic``), seeded with ``seed``."""
     if kind == "random":
         return RandomPlayer(seed)
+    if kind == "heuristic":
+        return HeuristicPlayer(seed)
     raise ValueError(f"unknown AI kind {kind!r}; known: {', '.join(KINDS)}")
 
 
-__all__ = ["KINDS", "Player", "RandomPlayer", "make_player"]
+__all__ = ["KINDS", "HeuristicPlayer", "Player", "RandomPlayer", "make_player"]
