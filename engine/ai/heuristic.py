@@ -286,6 +286,11 @@ class HeuristicPlayer:
         defender = state.defender
         limit = state.sizes[defender]
         endgame = not state.stock
+        if info.stale >= 6 and self.rng.random() < 0.5:
+            # Bouts keep being taken with nothing drawn or discarded: the rules allow an
+            # endless game, and deterministic leads can repeat a cycle; a seeded random
+            # lead breaks it.
+            return legal[int(self.rng.random() * len(legal))]
         if state.variant.name == "chuvash":
             return self._lead_chuvash(state, seat, info, hand, values, limit, endgame)
         # S6: one card.  Cheapest; a rank we hold more of (to throw in later) is worth a
