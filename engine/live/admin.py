@@ -5,8 +5,9 @@ table's event stream with who did it, and is published on the notify channel
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from engine import state_to_json
 from engine.live import eventlog
@@ -18,6 +19,7 @@ from engine.live.model import (
     PLAYING,
     LiveError,
     LiveEvent,
+    StaleVersion,
     Table,
     WriteResult,
 )
@@ -121,12 +123,31 @@ class AdminOps(TimerOps):
             page = [e for e in page if e.version <= last]
         return page
 
+    async def _admin_write(
+        self, table_id: str, make: Callable[[Loaded], Plan], expected: int | None
+    ) -> WriteResult:
+        """Write ``make``'s plan: retried on a race when ``expected`` is None,
+        else only at that version (:class:`StaleVersion` otherwise)."""
+        if expected is None:
+            return await self._retry(table_id, make)
+        loaded = await self._load(table_id)
+        if loaded.version != expected:
+            raise StaleVersion(expected, loaded.version)
+        return await self._write(loaded, make(loaded), expected=expected, before=loaded.state)
+
     async def admin_reset(
-        self, table_id: str, *, to: str = "lobby", by: str = "admin"
+        self,
+        table_id: str,
+        *,
+        to: str = "lobby",
+        by: str = "admin",
+        expected: int | None = None,
     ) -> WriteResult:
         """``to="lobby"``: drop the game, reopen the lobby with the same seats
         (players who left are removed; AI takeovers end).  ``to="abort"``: end the
-        table now (cancelled; kept ``finished_ttl`` for inspection)."""
+        table now (cancelled; kept ``finished_ttl`` for inspection).  With
+        ``expected`` the write happens only at that version (else
+        :class:`StaleVersion`); so for every admin write."""
         if to not in ("lobby", "abort"):
             raise LiveError("bad_request", "reset to 'lobby' or 'abort'")
 
@@ -146,19 +167,41 @@ class AdminOps(TimerOps):
             t = replace(t, status=OPEN, seats=seats, updated=now)
             return Plan(t, None, events=[("reset", -1, by)], notify="reset")
 
-        return await self._retry(table_id, make)
+        return await self._admin_write(table_id, make, expected)
 
-    async def admin_delete(self, table_id: str, *, by: str = "admin") -> WriteResult:
+    async def admin_cancel(
+        self, table_id: str, *, by: str = "admin", expected: int | None = None
+    ) -> WriteResult:
+        """Cancel an open lobby (``not_open`` once its game started or it closed)."""
+
+        def make(loaded: Loaded) -> Plan:
+            t = loaded.table
+            if t.status != OPEN:
+                raise LiveError("not_open", f"the table is not an open lobby ({t.status})")
+            t = replace(t, status=CANCELLED, updated=self.now_ms())
+            return Plan(t, None, events=[("cancel", -1, f"admin:{by}")], notify="cancel")
+
+        return await self._admin_write(table_id, make, expected)
+
+    async def admin_delete(
+        self, table_id: str, *, by: str = "admin", expected: int | None = None
+    ) -> WriteResult:
         """Remove the table and its event log now (players are notified)."""
 
         def make(loaded: Loaded) -> Plan:
             t = replace(loaded.table, status=CANCELLED, updated=self.now_ms())
             return Plan(t, None, events=[("delete", -1, by)], notify="delete", delete=True)
 
-        return await self._retry(table_id, make)
+        return await self._admin_write(table_id, make, expected)
 
     async def admin_hand_to_ai(
-        self, table_id: str, seat: int, *, kind: str = "", by: str = "admin"
+        self,
+        table_id: str,
+        seat: int,
+        *,
+        kind: str = "",
+        by: str = "admin",
+        expected: int | None = None,
     ) -> WriteResult:
         """Let the AI play ``seat`` (the player may take it back)."""
 
@@ -174,7 +217,7 @@ class AdminOps(TimerOps):
             plan.notify = "takeover"
             return plan
 
-        return await self._retry(table_id, make)
+        return await self._admin_write(table_id, make, expected)
 
     async def player(self, user: int) -> dict[str, Any]:
         """Where the user sits now (or None) and his stats."""
@@ -215,6 +258,44 @@ class AdminOps(TimerOps):
     async def prune_index(self) -> None:
         """Drop index entries of tables that expired (the scheduler calls this)."""
         await self.list_tables(limit=0)
+
+    async def ping(self) -> bool:
+        """True when Redis answers (raises ``redis.RedisError`` when it does not)."""
+        self.store.round_trips += 1
+        return bool(await self.redis.ping())
+
+    async def audit(self, entry: Mapping[str, str | int]) -> str:
+        """Append an operator action to the audit stream (``keys.audit``) with the
+        time ``at`` (ms); returns the entry id.  Entries are flat string maps:
+        the admin API writes ``actor``, ``role``, ``action``, ``target``,
+        ``status``, ``result`` (never a token)."""
+        fields: dict[str, str | int] = {"at": self.now_ms(), **entry}
+        self.store.round_trips += 1
+        entry_id = await self.redis.xadd(
+            self.keys.audit,
+            cast("dict[Any, Any]", fields),
+            maxlen=self.config.audit_maxlen,
+            approximate=True,
+        )
+        return _text(entry_id)
+
+    async def audit_page(
+        self, *, before: str | None = None, count: int = 50
+    ) -> tuple[list[dict[str, str]], int]:
+        """Audit entries, newest first, with ids below ``before`` (a previous
+        page's last id; None: from the newest), and the stream's length.  Each
+        entry has its ``id``."""
+        top = f"({before}" if before else "+"
+        self.store.round_trips += 1
+        async with self.redis.pipeline(transaction=False) as p:
+            p.xrevrange(self.keys.audit, top, "-", count=count)
+            p.xlen(self.keys.audit)
+            rows, total = await p.execute()
+        page = [
+            {"id": _text(i), **{_text(k): _text(v) for k, v in fields.items()}}
+            for i, fields in rows
+        ]
+        return page, int(total)
 
 
 def _text(b: Any) -> str:

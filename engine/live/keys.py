@@ -41,6 +41,12 @@ together with table keys):
 ``P stats:<user>``    hash ``<variant>:games|losses|draws|p<place>`` -> count
 ``P top:<chat>``      hash ``<user>:<variant>:games|losses|draws`` and
                       ``<user>:name``: the chat's leaderboard
+``P audit``           stream of operator actions (admin API): who (token name and
+                      role), what, target, result, when; ``MAXLEN ~``-capped
+``P{t:<id>}:ui``      hash: the bot's UI state of a table (message ids, selections,
+                      languages; :mod:`engine.live.ui`), same TTL as a game
+``P ui:<id>``         hash: a user's or chat's language override, Telegram language,
+                      display name, whether he started the bot (:mod:`engine.live.ui`)
 ``P notify``          pub/sub channel: JSON ``{"table", "version", "kind", ...}``
                       published by the CAS script for timer, AI-takeover and
                       admin writes, so every bot process can re-render
@@ -52,7 +58,7 @@ from __future__ import annotations
 class Keys:
     """Key names under one prefix."""
 
-    __slots__ = ("finished", "notify", "prefix", "tables", "timers")
+    __slots__ = ("audit", "finished", "notify", "prefix", "tables", "timers")
 
     def __init__(self, prefix: str = "durak:") -> None:
         self.prefix = prefix
@@ -60,6 +66,7 @@ class Keys:
         self.tables = f"{prefix}tables"
         self.finished = f"{prefix}finished"
         self.notify = f"{prefix}notify"
+        self.audit = f"{prefix}audit"
 
     def table(self, table_id: str) -> str:
         return f"{self.prefix}{{t:{table_id}}}:table"
@@ -70,6 +77,14 @@ class Keys:
     def table_keys(self, table_id: str) -> list[str]:
         """Every key of one table (for ``MEMORY USAGE`` and deletion)."""
         return [self.table(table_id), self.events(table_id)]
+
+    def table_ui(self, table_id: str) -> str:
+        """The chat adapters' UI state of a table (:mod:`engine.live.ui`)."""
+        return f"{self.prefix}{{t:{table_id}}}:ui"
+
+    def prefs(self, who: int) -> str:
+        """A user's or chat's UI preferences (:mod:`engine.live.ui`)."""
+        return f"{self.prefix}ui:{who}"
 
     def user(self, user_id: int) -> str:
         return f"{self.prefix}u:{user_id}"

@@ -39,6 +39,7 @@ class LiveConfig:
     keep_history: int = 24  # engine events kept inside the state blob
     max_ai_moves: int = 5000  # safety bound for one AI chain
     cas_retries: int = 20  # optimistic retries of lobby/system writes
+    audit_maxlen: int = 10000  # operator audit entries kept (approximately)
 
 
 class LiveError(EngineError):
