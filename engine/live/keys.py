@@ -94,3 +94,25 @@ class Keys:
 
     def top(self, chat_id: int) -> str:
         return f"{self.prefix}top:{chat_id}"
+
+    # ------------------------------------------------- outgoing flood limits
+    # (engine.live.ratelimit) All under ONE hash tag ``{rl}``: an acquire checks
+    # the global bucket anyway, so one slot costs nothing and lets a single
+    # script touch several buckets (and a message's digest) on Redis Cluster.
+    #   P{rl}:all            hash t (tokens), s (stamp): the bot's overall bucket
+    #   P{rl}:chat:<chat>    hash t, s: one chat's bucket
+    #   P{rl}:group:<chat>   hash t, s: a group's per-minute bucket
+    #   P{rl}:msg:<chat>:<message>  string: digest of the content last sent
+    # Buckets expire when they would be full again; digests after a TTL.
+
+    def rate_all(self) -> str:
+        return f"{self.prefix}{{rl}}:all"
+
+    def rate_chat(self, chat_id: int) -> str:
+        return f"{self.prefix}{{rl}}:chat:{chat_id}"
+
+    def rate_group(self, chat_id: int) -> str:
+        return f"{self.prefix}{{rl}}:group:{chat_id}"
+
+    def sent_digest(self, chat_id: int, message_id: int) -> str:
+        return f"{self.prefix}{{rl}}:msg:{chat_id}:{message_id}"

@@ -1,0 +1,225 @@
+"""Telegram's flood limits as token buckets in Redis, shared by every bot process.
+
+Telegram allows about one message a second in a chat (short bursts allowed),
+20 a minute in a group and about 30 a second overall; edits count like sends.
+An :meth:`RateLimiter.acquire` is ONE round trip: a Lua script refills every
+bucket the message needs (overall, its chat, and for a group its per-minute
+bucket) and either takes one token from each of them or -- when any is short
+-- takes nothing and answers how long to wait.  Never a partial take.
+
+The time comes from Python (``clock``, default :func:`time.time`) and is passed
+into the script, so tests drive the buckets with a fake clock and processes on
+one host agree (Redis ``TIME`` is never read).
+
+The same script can first compare a message's content digest with the one last
+sent (:meth:`RateLimiter.acquire_edit`): an edit that would change nothing
+takes no token and is reported as a no-op; an allowed edit records its digest
+in the same round trip.  Keys: :class:`engine.live.keys.Keys` (``rate_*``,
+``sent_digest``), all under the hash tag ``{rl}``.
+
+The default rates are a little stricter than the fake Bot API's buckets (per
+chat 1/s burst 3, group 20 refilling 20/min, overall 30/s burst 30): one token
+of slack in each capacity absorbs the time between our acquire and the server
+taking its own token, so a bot that waits here gets no 429 there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis.asyncio as aredis
+
+from engine.live.keys import Keys
+
+Clock = Callable[[], float]
+Sleep = Callable[[float], Awaitable[Any]]
+
+# KEYS: the n bucket keys, then (optionally) the digest key.
+# ARGV: now, n, digest ('' = none), digest ttl ms, then per bucket rate, capacity,
+# cost, ttl ms.  Returns '-1' (same digest: nothing taken), '0' (taken) or the
+# wait in seconds (nothing taken).
+ACQUIRE_LUA = r"""
+local now = tonumber(ARGV[1])
+local n = tonumber(ARGV[2])
+local digest = ARGV[3]
+if digest ~= '' and redis.call('GET', KEYS[n + 1]) == digest then return '-1' end
+local tok, stamp = {}, {}
+local wait = 0
+for i = 1, n do
+  local b = 4 + (i - 1) * 4
+  local rate, cap, cost = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
+  local h = redis.call('HMGET', KEYS[i], 't', 's')
+  local t, s = tonumber(h[1]), tonumber(h[2])
+  if t == nil or s == nil then t = cap; s = now end
+  if now > s then
+    t = math.min(cap, t + (now - s) * rate)
+    s = now
+  end
+  tok[i], stamp[i] = t, s
+  if t < cost then
+    local w = (cost - t) / rate
+    if w > wait then wait = w end
+  end
+end
+if wait > 0 then return string.format('%.6f', math.max(wait, 0.000001)) end
+for i = 1, n do
+  local b = 4 + (i - 1) * 4
+  redis.call('HSET', KEYS[i], 't', string.format('%.17g', tok[i] - tonumber(ARGV[b + 3])),
+    's', string.format('%.17g', stamp[i]))
+  redis.call('PEXPIRE', KEYS[i], ARGV[b + 4])
+end
+if digest ~= '' then redis.call('SET', KEYS[n + 1], digest, 'PX', ARGV[4]) end
+return '0'
+"""
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A token bucket: ``per_second`` refill, ``burst`` capacity (starts full)."""
+
+    per_second: float
+    burst: float
+
+    def __post_init__(self) -> None:
+        if self.per_second <= 0 or self.burst < 1:
+            raise ValueError(f"bad rate {self!r}: per_second > 0 and burst >= 1 needed")
+
+    @property
+    def ttl_ms(self) -> int:
+        """How long until an empty bucket is full again (then the key may go)."""
+        return math.ceil(self.burst / self.per_second * 1000) + 1000
+
+
+@dataclass(frozen=True)
+class RateLimitConfig:
+    """Rates of the outgoing flood limiter; ``prefix`` as in ``LiveConfig``."""
+
+    prefix: str = "durak:"
+    overall: Rate = field(default_factory=lambda: Rate(25.0, 20))
+    per_chat: Rate = field(default_factory=lambda: Rate(1.0, 2))
+    per_group: Rate = field(default_factory=lambda: Rate(19 / 60, 18))
+    digest_ttl: float = 48 * 3600.0  # seconds a message's last content is remembered
+
+
+NOOP = -1.0  # acquire_edit: the message already shows this content
+
+
+class RateLimiter:
+    """Shared token buckets for outgoing messages (see the module docstring).
+
+    ``RateLimiter(client, config, clock=time.time)`` or ``RateLimiter.from_url``;
+    ``await limiter.aclose()`` closes the client when the limiter owns it.
+    ``round_trips`` counts Redis round trips.
+    """
+
+    def __init__(
+        self,
+        client: aredis.Redis,
+        config: RateLimitConfig | None = None,
+        *,
+        clock: Clock = time.time,
+        owns_client: bool = False,
+    ) -> None:
+        self.r = client
+        self.config = config or RateLimitConfig()
+        self.keys = Keys(self.config.prefix)
+        self.clock = clock
+        self.owns_client = owns_client
+        self.round_trips = 0
+        self._script = client.register_script(ACQUIRE_LUA)
+
+    @classmethod
+    def from_url(
+        cls, url: str, config: RateLimitConfig | None = None, *, clock: Clock = time.time
+    ) -> RateLimiter:
+        return cls(aredis.Redis.from_url(url), config, clock=clock, owns_client=True)
+
+    async def aclose(self) -> None:
+        if self.owns_client:
+            await self.r.aclose()
+
+    # ------------------------------------------------------------ buckets
+    def buckets(self, chat_id: int | None) -> list[tuple[str, Rate]]:
+        """The buckets one message to ``chat_id`` takes from (groups: negative ids)."""
+        c, k = self.config, self.keys
+        out = [(k.rate_all(), c.overall)]
+        if chat_id is not None:
+            out.append((k.rate_chat(chat_id), c.per_chat))
+            if chat_id < 0:
+                out.append((k.rate_group(chat_id), c.per_group))
+        return out
+
+    async def _run(
+        self, buckets: list[tuple[str, Rate]], cost: float, digest_key: str, digest: str
+    ) -> float:
+        for _, rate in buckets:
+            if cost > rate.burst:
+                raise ValueError(f"cost {cost} exceeds the burst of {rate!r}")
+        args: list[str | int | float] = [
+            repr(float(self.clock())),
+            len(buckets),
+            digest,
+            math.ceil(self.config.digest_ttl * 1000),
+        ]
+        for _, rate in buckets:
+            args += [repr(rate.per_second), repr(float(rate.burst)), repr(float(cost)), rate.ttl_ms]
+        keys = [key for key, _ in buckets]
+        if digest:
+            keys.append(digest_key)
+        self.round_trips += 1
+        out = await self._script(keys=keys, args=args)
+        return float(out.decode() if isinstance(out, bytes) else out)
+
+    async def acquire(self, chat_id: int | None = None, *, cost: float = 1) -> float:
+        """Take ``cost`` tokens for a message to ``chat_id`` (``None``: only the
+        overall bucket): 0 when taken, else the seconds to wait (nothing taken)."""
+        return await self._run(self.buckets(chat_id), cost, "", "")
+
+    async def acquire_edit(self, chat_id: int, message_id: int, digest: str) -> float:
+        """Like :meth:`acquire` for an edit whose content hashes to ``digest``:
+        :data:`NOOP` (-1) when that is what the message already shows (nothing
+        taken); 0 when taken (and ``digest`` remembered); else the wait."""
+        if not digest:
+            raise ValueError("empty digest")
+        key = self.keys.sent_digest(chat_id, message_id)
+        return await self._run(self.buckets(chat_id), 1, key, digest)
+
+    async def wait(
+        self, chat_id: int | None = None, *, sleep: Sleep = asyncio.sleep, max_wait: float = 300.0
+    ) -> float:
+        """Acquire, sleeping as told until the tokens are taken; the seconds slept.
+        Raises :class:`TimeoutError` past ``max_wait`` seconds of waiting."""
+        slept = 0.0
+        while (delay := await self.acquire(chat_id)) > 0:
+            if slept + delay > max_wait:
+                raise TimeoutError(f"flood limit: would wait over {max_wait} s")
+            await sleep(delay)
+            slept += delay
+        return slept
+
+    # ------------------------------------------------------------ digests
+    async def remember(self, chat_id: int, message_id: int, digest: str) -> None:
+        """Record what a message shows now (after a send, or a "not modified")."""
+        self.round_trips += 1
+        await self.r.set(
+            self.keys.sent_digest(chat_id, message_id),
+            digest,
+            px=math.ceil(self.config.digest_ttl * 1000),
+        )
+
+    async def forget(self, chat_id: int, message_id: int) -> None:
+        """Drop the record (an edit failed: the message's content is unknown)."""
+        self.round_trips += 1
+        await self.r.delete(self.keys.sent_digest(chat_id, message_id))
+
+    async def last_digest(self, chat_id: int, message_id: int) -> str | None:
+        self.round_trips += 1
+        raw = await self.r.get(self.keys.sent_digest(chat_id, message_id))
+        if raw is None:
+            return None
+        return raw.decode() if isinstance(raw, bytes) else str(raw)

@@ -1,0 +1,205 @@
+"""The shared outgoing flood limiter (engine.live.ratelimit) on the real Redis,
+driven by a fake clock passed into the script."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+import redis.asyncio as aredis
+
+from engine.live.keys import Keys
+from engine.live.ratelimit import NOOP, Rate, RateLimitConfig, RateLimiter
+from telegram_bot.fake_api.limits import RateLimiter as FakeServerLimiter
+from telegram_bot.fake_api.limits import RateLimits
+from tests.live.conftest import FakeClock
+
+PRIVATE = 42
+GROUP = -100123
+
+
+@pytest.fixture
+def rl_config(redis_prefix: str) -> RateLimitConfig:
+    return RateLimitConfig(prefix=redis_prefix)
+
+
+@pytest.fixture
+async def make_limiter(
+    redis_url: str, rl_config: RateLimitConfig, clock: FakeClock
+) -> AsyncIterator[Callable[..., RateLimiter]]:
+    """Limiters, each with its own Redis client (like separate bot processes)."""
+    made: list[RateLimiter] = []
+
+    def make(config: RateLimitConfig | None = None) -> RateLimiter:
+        lim = RateLimiter(
+            aredis.Redis.from_url(redis_url), config or rl_config, clock=clock, owns_client=True
+        )
+        made.append(lim)
+        return lim
+
+    yield make
+    for lim in made:
+        await lim.aclose()
+
+
+@pytest.fixture
+def limiter(make_limiter: Callable[..., RateLimiter]) -> RateLimiter:
+    return make_limiter()
+
+
+async def takes(limiter: RateLimiter, chat: int | None, n: int = 100) -> int:
+    """How many acquires in a row succeed (stops at the first refusal)."""
+    for i in range(n):
+        if await limiter.acquire(chat) > 0:
+            return i
+    return n
+
+
+async def test_private_chat_burst_then_refill(limiter: RateLimiter, clock: FakeClock) -> None:
+    burst = int(limiter.config.per_chat.burst)
+    assert await takes(limiter, PRIVATE) == burst
+    wait = await limiter.acquire(PRIVATE)
+    assert wait == pytest.approx(1.0 / limiter.config.per_chat.per_second)
+    clock.advance(wait / 2)
+    assert await limiter.acquire(PRIVATE) == pytest.approx(wait / 2)
+    clock.advance(wait / 2)
+    assert await limiter.acquire(PRIVATE) == 0
+    assert await limiter.acquire(PRIVATE) > 0
+    # A long pause refills up to the burst, never beyond.
+    clock.advance(3600)
+    assert await takes(limiter, PRIVATE) == burst
+
+
+async def test_chats_are_independent_but_share_the_overall_bucket(
+    make_limiter: Callable[..., RateLimiter], rl_config: RateLimitConfig, clock: FakeClock
+) -> None:
+    config = RateLimitConfig(prefix=rl_config.prefix, overall=Rate(5.0, 5), per_chat=Rate(1.0, 2))
+    lim = make_limiter(config)
+    assert await takes(lim, 1) == 2
+    assert await takes(lim, 2) == 2
+    # chat 3 has tokens, the overall bucket has one left
+    assert await takes(lim, 3) == 1
+    wait = await lim.acquire(4)
+    assert wait == pytest.approx(1 / 5)
+    clock.advance(wait)
+    assert await lim.acquire(4) == 0
+
+
+async def test_group_takes_from_three_buckets_atomically(
+    make_limiter: Callable[..., RateLimiter], rl_config: RateLimitConfig, clock: FakeClock
+) -> None:
+    config = RateLimitConfig(
+        prefix=rl_config.prefix,
+        overall=Rate(100.0, 100),
+        per_chat=Rate(1.0, 3),
+        per_group=Rate(4 / 60, 4),
+    )
+    lim = make_limiter(config)
+    keys = Keys(rl_config.prefix)
+    assert await takes(lim, GROUP) == 3  # the chat bucket runs out first
+    clock.advance(1.0)
+    assert await lim.acquire(GROUP) == 0  # the 4th: the group bucket is now empty
+    clock.advance(5.0)  # the chat bucket is full again, the group one is not
+    before = await lim.r.hgetall(keys.rate_chat(GROUP))
+    overall_before = await lim.r.hgetall(keys.rate_all())
+    wait = await lim.acquire(GROUP)
+    assert wait == pytest.approx((1 - 6 * 4 / 60) / (4 / 60))  # refilled for 6 s
+    # refused: no bucket was touched (no partial take)
+    assert await lim.r.hgetall(keys.rate_chat(GROUP)) == before
+    assert await lim.r.hgetall(keys.rate_all()) == overall_before
+    clock.advance(wait)
+    assert await lim.acquire(GROUP) == 0
+    # the private chat of the same number is another bucket
+    assert await lim.acquire(-GROUP) == 0
+
+
+async def test_keys_have_ttls(limiter: RateLimiter, rl_config: RateLimitConfig) -> None:
+    keys = Keys(rl_config.prefix)
+    assert await limiter.acquire(GROUP) == 0
+    assert await limiter.acquire_edit(PRIVATE, 7, "abc") == 0
+    for key in (keys.rate_all(), keys.rate_chat(GROUP), keys.rate_group(GROUP)):
+        assert 0 < await limiter.r.pttl(key) <= 120_000
+    assert await limiter.r.pttl(keys.sent_digest(PRIVATE, 7)) > 3_600_000
+    assert all(b"{rl}" in key for key in await limiter.r.keys(f"{rl_config.prefix}*"))
+
+
+async def test_two_clients_share_one_bucket(
+    make_limiter: Callable[..., RateLimiter], clock: FakeClock
+) -> None:
+    a, b = make_limiter(), make_limiter()
+    assert await a.acquire(PRIVATE) == 0
+    assert await b.acquire(PRIVATE) == 0
+    assert await a.acquire(PRIVATE) > 0
+    assert await b.acquire(PRIVATE) > 0
+    clock.advance(1.0)
+    assert await b.acquire(PRIVATE) == 0
+    assert await a.acquire(PRIVATE) > 0
+
+
+async def test_concurrent_acquires_never_overdraw(
+    make_limiter: Callable[..., RateLimiter],
+) -> None:
+    limiters = [make_limiter() for _ in range(4)]
+    results = await asyncio.gather(*(lim.acquire(PRIVATE) for lim in limiters for _ in range(10)))
+    assert sum(1 for r in results if r == 0) == int(limiters[0].config.per_chat.burst)
+
+
+async def test_edit_digest(limiter: RateLimiter, clock: FakeClock) -> None:
+    assert await limiter.acquire_edit(PRIVATE, 5, "v1") == 0
+    assert await limiter.acquire_edit(PRIVATE, 5, "v1") == NOOP  # no token taken
+    assert await limiter.acquire_edit(PRIVATE, 5, "v2") == 0
+    # out of tokens: refused, and the digest is not recorded
+    assert await limiter.acquire_edit(PRIVATE, 5, "v3") > 0
+    assert await limiter.last_digest(PRIVATE, 5) == "v2"
+    assert await limiter.acquire_edit(PRIVATE, 5, "v2") == NOOP  # even when out of tokens
+    await limiter.forget(PRIVATE, 5)
+    assert await limiter.last_digest(PRIVATE, 5) is None
+    await limiter.remember(PRIVATE, 6, "sent")
+    assert await limiter.acquire_edit(PRIVATE, 6, "sent") == NOOP
+
+
+async def test_wait_sleeps_until_allowed(limiter: RateLimiter, clock: FakeClock) -> None:
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        clock.advance(seconds)
+
+    for _ in range(5):
+        await limiter.wait(PRIVATE, sleep=sleep)
+    burst = int(limiter.config.per_chat.burst)
+    assert len(slept) == 5 - burst
+    with pytest.raises(TimeoutError):
+        await limiter.wait(PRIVATE, sleep=sleep, max_wait=0.5)
+
+
+async def test_default_rates_are_stricter_than_the_fake_server(
+    limiter: RateLimiter, clock: FakeClock
+) -> None:
+    """Every message our limiter lets through, the fake's buckets accept too, even
+    when each one reaches the server up to half a second late, reordered
+    (seeded random traffic; the server has its own clock)."""
+    import random
+
+    rng = random.Random(7)
+    chats = [PRIVATE, PRIVATE + 1, GROUP, GROUP - 1]
+    arrivals: list[tuple[float, int]] = []
+    for _ in range(600):
+        chat = rng.choice(chats)
+        if await limiter.acquire(chat) == 0:
+            arrivals.append((clock.now + rng.uniform(0, 0.5), chat))
+        clock.advance(rng.choice([0.0, 0.0, 0.05, 0.3, 1.0]))
+    server_clock = FakeClock(arrivals[0][0])
+    server = FakeServerLimiter(RateLimits(), server_clock)
+    for at, chat in sorted(arrivals):
+        server_clock.now = at
+        assert server.acquire(chat, chat < 0) == 0
+    assert len(arrivals) > 100
+
+
+def test_rate_validation() -> None:
+    with pytest.raises(ValueError):
+        Rate(0, 3)
+    with pytest.raises(ValueError):
+        Rate(1, 0.5)
