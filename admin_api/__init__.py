@@ -1,6 +1,89 @@
-"""Flask admin API for operators (placeholder).
+"""The operators' admin REST API (Flask, flask-openapi3): list and inspect live
+games and lobbies, reset/abort/end/delete games, hand seats to the AI, cancel
+lobbies, look up players, stats, the audit log, ``/healthz`` and ``/metrics``.
 
-Planned: an application factory ``create_app(test_config=None)`` with blueprints,
-JSON errors and token auth, talking to the same table service as the bot. The
-Procfile's ``web`` entry expects that factory.
+``create_app()`` is the application factory (``gunicorn 'admin_api:create_app()'``).
+Configuration from the environment (or ``test_config``):
+
+=================== =========================================================
+``ADMIN_TOKEN``      bearer token that reads and writes (required)
+``ADMIN_READ_TOKEN`` bearer token that only reads (optional)
+``REDIS_URL``        the bot's Redis (default ``redis://127.0.0.1:6379/0``)
+``REDIS_PREFIX``     key prefix of the table service (default ``durak:``)
+=================== =========================================================
+
+The OpenAPI document is at ``/openapi/openapi.json``, Swagger UI at
+``/openapi/swagger`` (assets served locally).  All state goes through
+:class:`engine.live.SyncTableService`; see :mod:`admin_api.service`.
 """
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from flask_openapi3.models.info import Info
+from flask_openapi3.openapi import OpenAPI
+
+from admin_api import auth, common, errors, games, health, lobbies, metrics, players, service
+from admin_api.schemas import ErrorResponse
+
+API_VERSION = "1.0.0"
+
+
+class ConfigError(RuntimeError):
+    """The app cannot start with this configuration."""
+
+
+def create_app(test_config: Mapping[str, Any] | None = None) -> OpenAPI:
+    """Build the admin API app (refuses to start without ``ADMIN_TOKEN``)."""
+    app = OpenAPI(
+        __name__,
+        info=Info(
+            title="durak admin API",
+            version=API_VERSION,
+            description=(
+                "Operators' API of the durak bot. Authorization: `Bearer <ADMIN_TOKEN>` "
+                "(read and write) or `Bearer <ADMIN_READ_TOKEN>` (read only). "
+                'Every error is `{"error": {"code", "message"}}`.'
+            ),
+        ),
+        security_schemes={"bearer": {"type": "http", "scheme": "bearer"}},
+        validation_error_status=422,
+        validation_error_model=ErrorResponse,
+        validation_error_callback=errors.validation_error,
+        doc_prefix="/openapi",
+        doc_url="/openapi.json",
+    )
+    app.config.from_mapping(
+        ADMIN_TOKEN=os.environ.get("ADMIN_TOKEN", ""),
+        ADMIN_READ_TOKEN=os.environ.get("ADMIN_READ_TOKEN", ""),
+        REDIS_URL=os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0",
+        REDIS_PREFIX=os.environ.get("REDIS_PREFIX") or "durak:",
+        JSON_SORT_KEYS=False,
+        SWAGGER_CONFIG={"persistAuthorization": True},
+    )
+    if test_config is not None:
+        app.config.from_mapping(test_config)
+    if not app.config["ADMIN_TOKEN"]:
+        raise ConfigError(
+            "ADMIN_TOKEN is not set: the admin API refuses to start without it. "
+            "Set ADMIN_TOKEN to a long random secret (read and write access); "
+            "ADMIN_READ_TOKEN optionally gives read-only access."
+        )
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+
+    service.init_app(app)
+    metrics.init_app(app, app.extensions[service.EXTENSION])
+    errors.init_app(app)
+    auth.init_app(app)
+    app.before_request(errors.check_json_body)
+    common.init_app(app)
+
+    for bp in (games.api, lobbies.api, players.api, health.api):
+        app.register_api(bp)
+    return app
+
+
+__all__ = ["ConfigError", "create_app"]

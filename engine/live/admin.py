@@ -5,7 +5,7 @@ table's event stream with who did it, and is published on the notify channel
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any, cast
 
@@ -229,8 +229,8 @@ class AdminOps(TimerOps):
         }
 
     async def global_stats(self) -> dict[str, Any]:
-        """Live games, open lobbies, players seated at them, games finished in the
-        last 24 hours by variant."""
+        """Live games, open lobbies (also by variant), players seated at them,
+        games finished in the last 24 hours by variant."""
         tables = await self.list_tables(limit=10**9)
         live = [t for t in tables if t["status"] == PLAYING]
         lobbies = [t for t in tables if t["status"] == OPEN]
@@ -250,6 +250,8 @@ class AdminOps(TimerOps):
         return {
             "live_games": len(live),
             "open_lobbies": len(lobbies),
+            "live_by_variant": _count(t["variant"] for t in live),
+            "lobbies_by_variant": _count(t["variant"] for t in lobbies),
             "finished_tables": sum(1 for t in tables if t["status"] in (OVER, CANCELLED)),
             "active_players": len(players),
             "finished_24h": by_variant,
@@ -296,6 +298,13 @@ class AdminOps(TimerOps):
             for i, fields in rows
         ]
         return page, int(total)
+
+
+def _count(items: Iterable[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for x in items:
+        out[x] = out.get(x, 0) + 1
+    return out
 
 
 def _text(b: Any) -> str:

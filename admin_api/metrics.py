@@ -1,0 +1,112 @@
+"""Prometheus metrics at ``/metrics``: requests by endpoint, method and status,
+their latency, admin writes by action and result, and gauges read from the
+table service at scrape time (live games, open lobbies, active players, games
+finished in 24 h by variant, Redis up).  One registry per app; under gunicorn
+each worker process counts its own requests."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from flask import Flask, Response, current_app, g, request
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.exposition import generate_latest
+from prometheus_client.registry import Collector
+from redis.exceptions import RedisError
+
+from admin_api.service import ServiceHolder
+
+log = logging.getLogger(__name__)
+EXTENSION = "admin_metrics"
+
+
+class LiveCollector(Collector):
+    """Gauges of the live tables, computed when Prometheus scrapes."""
+
+    def __init__(self, holder: ServiceHolder) -> None:
+        self.holder = holder
+
+    def collect(self) -> Iterator[Metric]:
+        up = GaugeMetricFamily("durak_redis_up", "1 when Redis answered this scrape")
+        try:
+            s = self.holder.get().global_stats()
+        except RedisError as e:
+            log.warning("metrics: Redis is unavailable: %s", e)
+            up.add_metric([], 0)
+            yield up
+            return
+        up.add_metric([], 1)
+        yield up
+        for name, key, help_ in (
+            ("durak_live_games", "live_by_variant", "games in progress"),
+            ("durak_open_lobbies", "lobbies_by_variant", "lobbies waiting for a start"),
+            ("durak_games_finished_24h", "finished_24h", "games finished in the last 24 h"),
+        ):
+            m = GaugeMetricFamily(name, help_, labels=["variant"])
+            for variant, n in sorted(s[key].items()):
+                m.add_metric([variant], n)
+            yield m
+        yield GaugeMetricFamily(
+            "durak_active_players", "players seated at lobbies and games", value=s["active_players"]
+        )
+
+
+class Metrics:
+    def __init__(self, holder: ServiceHolder) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "admin_api_requests",
+            "HTTP requests by endpoint, method and status",
+            ["endpoint", "method", "status"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "admin_api_request_duration_seconds",
+            "request latency by endpoint and method",
+            ["endpoint", "method"],
+            registry=self.registry,
+        )
+        self.writes = Counter(
+            "admin_api_writes",
+            "admin write attempts by action and result",
+            ["action", "result"],
+            registry=self.registry,
+        )
+        self.registry.register(LiveCollector(holder))
+
+
+def _metrics() -> Metrics:
+    m: Metrics = current_app.extensions[EXTENSION]
+    return m
+
+
+def count_write(action: str, result: str) -> None:
+    _metrics().writes.labels(action, result).inc()
+
+
+def _start() -> None:
+    g.started = time.perf_counter()
+
+
+def _finish(resp: Response) -> Response:
+    m = _metrics()
+    endpoint = request.url_rule.rule if request.url_rule is not None else "unmatched"
+    m.requests.labels(endpoint, request.method, str(resp.status_code)).inc()
+    started = g.get("started")
+    if started is not None:
+        m.latency.labels(endpoint, request.method).observe(time.perf_counter() - started)
+    return resp
+
+
+def exposition() -> Response:
+    return Response(generate_latest(_metrics().registry), mimetype=CONTENT_TYPE_LATEST)
+
+
+def init_app(app: Flask, holder: Any) -> None:
+    app.extensions[EXTENSION] = Metrics(holder)
+    app.before_request(_start)
+    app.after_request(_finish)

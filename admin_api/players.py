@@ -1,0 +1,62 @@
+"""``/api/v1/players``, ``/api/v1/stats`` and ``/api/v1/audit``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask_openapi3.blueprint import APIBlueprint
+
+from admin_api.common import READ_ERRORS, SECURITY, operation_id, table_out, tag
+from admin_api.schemas import AuditPage, AuditQuery, PlayerOut, StatsOut, UserPath
+from admin_api.service import get_service
+
+api = APIBlueprint(
+    "players",
+    __name__,
+    operation_id_callback=operation_id,
+    url_prefix="/api/v1",
+    abp_tags=tag("players", "Players, stats and the audit log"),
+    abp_security=SECURITY,
+)
+
+
+@api.get("/players/<user_id>", responses={200: PlayerOut, **READ_ERRORS})
+def get_player(path: UserPath) -> dict[str, Any]:
+    """A player by Telegram user id: the lobby or game where he sits now (or
+    null) and his stats per variant."""
+    svc = get_service()
+    p = svc.player(path.user_id)
+    if p["table"] is not None:  # with its current version and deadline
+        p["table"] = table_out(svc.table_info(p["table"]["id"]))
+    return PlayerOut(**p).model_dump(mode="json")
+
+
+@api.get("/stats", responses={200: StatsOut, **READ_ERRORS})
+def stats() -> dict[str, Any]:
+    """Live games and open lobbies (total and by variant), players seated at them,
+    games finished in the last 24 h by variant."""
+    return StatsOut(**get_service().global_stats()).model_dump(mode="json")
+
+
+@api.get("/audit", responses={200: AuditPage, **READ_ERRORS})
+def audit(query: AuditQuery) -> dict[str, Any]:
+    """Operators' write attempts, newest first: who (token name and role), what,
+    target, HTTP status, result and when."""
+    rows, total = get_service().audit_page(before=query.before, count=query.limit)
+    items = [
+        {
+            **{k: r.get(k, "") for k in ("id", "actor", "role", "action", "method", "path")},
+            "target": r.get("target", ""),
+            "detail": r.get("detail", ""),
+            "result": r.get("result", ""),
+            "at": int(r.get("at", 0)),
+            "status": int(r.get("status", 0)),
+            "version": int(r["version"]) if r.get("version") else None,
+        }
+        for r in rows
+    ]
+    return {
+        "items": items,
+        "total": total,
+        "next_before": items[-1]["id"] if len(items) == query.limit else None,
+    }

@@ -1,0 +1,221 @@
+"""Pydantic models of the API: query, path, header and body models of the
+requests and the response bodies (they make the OpenAPI document)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine.ai import KINDS as AI_KINDS
+from engine.live.model import STATUSES
+from engine.variants import VARIANTS
+
+TABLE_ID = r"^[A-Za-z0-9_-]{1,64}$"
+Status = Literal["open", "playing", "over", "cancelled"]
+Variant = Literal["chuvash", "shchelkovsky"]
+AiKind = Literal["random", "heuristic"]
+assert set(get_args(Status)) == set(STATUSES), "keep Status in step with engine.live"
+assert set(get_args(Variant)) == set(VARIANTS), "keep Variant in step with engine.variants"
+assert set(get_args(AiKind)) == set(AI_KINDS), "keep AiKind in step with engine.ai"
+
+
+# ------------------------------------------------------------------ errors
+class ErrorDetail(BaseModel):
+    code: str = Field(description="stable machine-readable code, e.g. not_found")
+    message: str = Field(description="what went wrong, for people")
+    details: list[dict[str, Any]] | None = Field(None, description="failing fields (422)")
+    current: int | None = Field(None, description="the table's version now (409 stale_version)")
+    expected: int | None = Field(None, description="the version the request expected")
+
+    model_config = {"extra": "allow"}
+
+
+class ErrorResponse(BaseModel):
+    """Every error: ``{"error": {"code": ..., "message": ...}}``."""
+
+    error: ErrorDetail
+
+
+# ------------------------------------------------------------------ requests
+def _no_null(schema: dict[str, Any]) -> None:
+    """Optional parameters are absent, never null: document them as plain types."""
+    for prop in schema.get("properties", {}).values():
+        options = prop.get("anyOf")
+        if options and {"type": "null"} in options and len(options) == 2:
+            prop.pop("anyOf")
+            prop.update(next(o for o in options if o != {"type": "null"}))
+        if prop.get("default", 0) is None:
+            prop.pop("default")
+
+
+class Params(BaseModel):
+    """Query, path and header parameters."""
+
+    model_config = ConfigDict(json_schema_extra=_no_null)
+
+
+class ListQuery(Params):
+    variant: Variant | None = Field(None, description="only this game variant")
+    chat: int | None = Field(None, ge=-(2**63), le=2**63 - 1, description="Telegram chat id")
+    user: int | None = Field(
+        None, ge=-(2**63), le=2**63 - 1, description="only tables where this user sits"
+    )
+    limit: int = Field(50, ge=1, le=500)
+    offset: int = Field(0, ge=0, le=10**9)
+
+
+class GameListQuery(ListQuery):
+    status: Status | None = Field(None, description="only tables in this status")
+
+
+class GamePath(Params):
+    game_id: str = Field(pattern=TABLE_ID, description="table id (= invite code)")
+
+
+class LobbyPath(Params):
+    lobby_id: str = Field(pattern=TABLE_ID, description="table id (= invite code)")
+
+
+class SeatPath(GamePath):
+    seat: int = Field(ge=0, le=63, description="seat index (0-based)")
+
+
+class UserPath(Params):
+    user_id: int = Field(ge=-(2**63), le=2**63 - 1, description="Telegram user id")
+
+
+class EventQuery(Params):
+    after: int = Field(0, ge=0, le=2**53, description="versions above this (paging cursor)")
+    limit: int = Field(100, ge=1, le=1000)
+
+
+class AuditQuery(Params):
+    before: str | None = Field(
+        None, pattern=r"^[0-9]{1,20}-[0-9]{1,20}$", description="entries older than this id"
+    )
+    limit: int = Field(50, ge=1, le=500)
+
+
+class WriteHeader(Params):
+    if_match: str | None = Field(
+        None,
+        alias="If-Match",
+        pattern=r'^(W/)?"?[0-9]{1,15}"?$',
+        description="the table version the write expects (409 stale_version otherwise)",
+    )
+
+
+class ResetBody(BaseModel):
+    to: Literal["lobby", "abort"] = Field(
+        description="lobby: back to the lobby with the same seats; abort: end the table"
+    )
+
+
+class HandToAiQuery(Params):
+    kind: AiKind | None = Field(None, description="AI kind (default: the service's)")
+
+
+# ------------------------------------------------------------------ responses
+class SeatOut(BaseModel):
+    seat: int
+    user: int | None = Field(description="Telegram user id; null for an AI seat")
+    name: str
+    ai: str | None = Field(description="AI kind playing the seat now, if any")
+    timeouts: int
+    left: bool
+
+
+class TableOut(BaseModel):
+    id: str
+    status: str
+    variant: str
+    options: dict[str, Any]
+    chat: int | None
+    creator: int
+    private: bool
+    max_seats: int
+    timer: int = Field(description="turn timer in seconds (0: off)")
+    game_no: int
+    version: int
+    deadline: int | None = Field(description="turn deadline, epoch ms")
+    created: int
+    updated: int
+    seats: list[SeatOut]
+
+
+class GameOut(TableOut):
+    state: dict[str, Any] | None = Field(description="full engine state, every hand included")
+    to_act: list[int]
+    seconds_left: float | None = Field(description="until the turn deadline")
+    result: dict[str, Any] | None = Field(description="result of the match's last game")
+
+
+class TablePage(BaseModel):
+    items: list[TableOut]
+    total: int
+    limit: int
+    offset: int
+    next_offset: int | None
+
+
+class EventOut(BaseModel):
+    version: int
+    kind: str
+    seat: int
+    text: str
+
+
+class EventPage(BaseModel):
+    items: list[EventOut]
+    next_after: int | None = Field(description="pass as ?after= for the next page")
+
+
+class WriteOut(BaseModel):
+    table: str
+    action: str
+    version: int = Field(description="the table's version after the write")
+    status: str = Field(description="the table's status after the write")
+    events: list[EventOut]
+
+
+class PlayerOut(BaseModel):
+    user: int
+    table: TableOut | None = Field(description="the open lobby or game where he sits")
+    stats: dict[str, dict[str, int]]
+
+
+class StatsOut(BaseModel):
+    live_games: int
+    open_lobbies: int
+    finished_tables: int
+    active_players: int
+    finished_24h: dict[str, int] = Field(description="games finished in 24 h, by variant")
+    live_by_variant: dict[str, int]
+    lobbies_by_variant: dict[str, int]
+
+
+class AuditEntry(BaseModel):
+    id: str
+    at: int = Field(description="epoch ms")
+    actor: str = Field(description="token name (admin, reader)")
+    role: str
+    action: str
+    method: str
+    path: str
+    target: str
+    status: int
+    result: str = Field(description="ok or the error code")
+    version: int | None
+    detail: str
+
+
+class AuditPage(BaseModel):
+    items: list[AuditEntry]
+    total: int
+    next_before: str | None
+
+
+class HealthOut(BaseModel):
+    status: Literal["ok"]
+    redis: Literal["ok"]
