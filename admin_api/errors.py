@@ -11,7 +11,7 @@ from typing import Any
 
 from flask import Flask, Response, request
 from pydantic import ValidationError
-from redis.exceptions import RedisError
+from redis import exceptions as redis_errors
 from werkzeug.exceptions import HTTPException
 
 from engine.errors import EngineError
@@ -132,7 +132,7 @@ def _live_error(e: EngineError) -> Response:
     return error_response(live_status(e), e.code, e.message, **info)
 
 
-def _redis_error(e: RedisError) -> Response:
+def _redis_error(e: Exception) -> Response:
     log.warning("Redis is unavailable: %s", e)
     return error_response(
         503, "redis_unavailable", "the game store (Redis) is unavailable; try again later"
@@ -169,5 +169,10 @@ def init_app(app: Flask) -> None:
     app.register_error_handler(ApiError, _api_error)
     app.register_error_handler(LiveError, _live_error)
     app.register_error_handler(EngineError, _live_error)
-    app.register_error_handler(RedisError, _redis_error)
+    for unavailable in (
+        redis_errors.ConnectionError,
+        redis_errors.TimeoutError,
+        redis_errors.BusyLoadingError,
+    ):
+        app.register_error_handler(unavailable, _redis_error)
     app.register_error_handler(Exception, _unexpected)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from engine.ai import KINDS as AI_KINDS
 from engine.live.model import STATUSES
@@ -92,9 +92,18 @@ class EventQuery(Params):
 
 class AuditQuery(Params):
     before: str | None = Field(
-        None, pattern=r"^[0-9]{1,20}-[0-9]{1,20}$", description="entries older than this id"
+        None,
+        pattern=r"^[0-9]{1,19}-[0-9]{1,19}$",
+        description="entries older than this id (a page's next_before)",
     )
     limit: int = Field(50, ge=1, le=500)
+
+    @field_validator("before")
+    @classmethod
+    def _stream_id(cls, v: str | None) -> str | None:
+        if v is not None and any(int(part) >= 2**64 for part in v.split("-")):
+            raise ValueError("not a stream id")
+        return v
 
 
 class WriteHeader(Params):

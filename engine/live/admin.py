@@ -287,6 +287,9 @@ class AdminOps(TimerOps):
         """Audit entries, newest first, with ids below ``before`` (a previous
         page's last id; None: from the newest), and the stream's length.  Each
         entry has its ``id``."""
+        if before is not None and before.strip("-0") == "":
+            self.store.round_trips += 1
+            return [], int(await self.redis.xlen(self.keys.audit))  # nothing below 0-0
         top = f"({before}" if before else "+"
         self.store.round_trips += 1
         async with self.redis.pipeline(transaction=False) as p:
