@@ -33,6 +33,7 @@ def run_operations(
     schema = schemathesis.openapi.from_wsgi("/openapi/openapi.json", app)
     seen = []
     statuses: list[int] = []
+    extra = [checks.negative_data_rejection] if mode == GenerationMode.NEGATIVE else []
     for result in schema.get_all_operations():
         op = result.ok()
         params = {
@@ -46,7 +47,6 @@ def run_operations(
         if mode == GenerationMode.NEGATIVE and not any(len(x) for x in inputs):
             continue  # nothing to make invalid (/stats, /healthz, /metrics)
         strategy = op.as_strategy(generation_mode=mode, path_parameters=params or None)
-        extra = [checks.negative_data_rejection] if mode == GenerationMode.NEGATIVE else []
 
         @settings(
             max_examples=EXAMPLES,
