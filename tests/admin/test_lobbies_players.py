@@ -1,0 +1,154 @@
+"""Lobbies (list, detail, cancel), players, stats, the audit log, metrics and
+the docs pages (served from the package: no CDN)."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from flask.testing import FlaskClient
+
+from engine.live import SyncTableService
+from tests.admin.conftest import READER, auth, new_table
+
+
+def test_lobbies_list_detail_and_cancel(client: FlaskClient, svc: SyncTableService) -> None:
+    a = new_table(svc, start=False, chat=-1)
+    b = new_table(svc, start=False, variant="shchelkovsky", chat=-2, first_user=10)
+    game = new_table(svc, first_user=20)
+    page = client.get("/api/v1/lobbies", headers=auth()).get_json()
+    assert [t["id"] for t in page["items"]] == [b, a] and page["total"] == 2
+    assert game not in [t["id"] for t in page["items"]]
+    one = client.get("/api/v1/lobbies?variant=shchelkovsky", headers=auth()).get_json()
+    assert [t["id"] for t in one["items"]] == [b]
+    assert client.get("/api/v1/lobbies?user=1", headers=auth()).get_json()["items"][0]["id"] == a
+    p = client.get("/api/v1/lobbies?limit=1&offset=1", headers=auth()).get_json()
+    assert [t["id"] for t in p["items"]] == [a] and p["next_offset"] is None
+
+    d = client.get(f"/api/v1/lobbies/{a}", headers=auth()).get_json()
+    assert d["status"] == "open" and [s["user"] for s in d["seats"]] == [1, 2, None]
+    assert client.get("/api/v1/lobbies/none", headers=auth()).status_code == 404
+
+    r = client.post(f"/api/v1/lobbies/{a}/cancel", headers={**auth(), "If-Match": "1"})
+    assert r.status_code == 409 and r.get_json()["error"]["code"] == "stale_version"
+    r = client.post(f"/api/v1/lobbies/{a}/cancel", headers=auth())
+    assert r.status_code == 200 and r.get_json()["status"] == "cancelled"
+    assert svc.where(1) is None  # the players are free to join elsewhere
+    r = client.post(f"/api/v1/lobbies/{a}/cancel", headers=auth())
+    assert r.status_code == 409 and r.get_json()["error"]["code"] == "not_open"
+    r = client.post(f"/api/v1/lobbies/{game}/cancel", headers=auth())
+    assert r.status_code == 409 and r.get_json()["error"]["code"] == "not_open"
+    assert client.post("/api/v1/lobbies/none/cancel", headers=auth()).status_code == 404
+
+
+def test_player_lookup(client: FlaskClient, svc: SyncTableService) -> None:
+    tid = new_table(svc, humans=1, ais=1)
+    p = client.get("/api/v1/players/1", headers=auth(READER)).get_json()
+    assert p["user"] == 1 and p["table"]["id"] == tid
+    assert p["table"]["version"] == svc.get(tid)[2]
+    assert p["stats"] == {}
+    client.post(f"/api/v1/games/{tid}/seats/0/ai", headers=auth())  # the AI plays it out
+    assert svc.get(tid)[0].status == "over"
+    p = client.get("/api/v1/players/1", headers=auth()).get_json()
+    assert p["table"] is None and p["stats"]["chuvash"]["games"] == 1
+    nobody = client.get("/api/v1/players/-5", headers=auth()).get_json()
+    assert nobody == {"user": -5, "table": None, "stats": {}}
+
+
+def test_stats(client: FlaskClient, svc: SyncTableService) -> None:
+    new_table(svc, humans=2, ais=1)
+    new_table(svc, variant="shchelkovsky", first_user=10)
+    new_table(svc, start=False, first_user=20)
+    done = new_table(svc, humans=1, ais=1, first_user=30)
+    client.post(f"/api/v1/games/{done}/seats/0/ai", headers=auth())
+    s = client.get("/api/v1/stats", headers=auth()).get_json()
+    assert s == {
+        "live_games": 2,
+        "open_lobbies": 1,
+        "finished_tables": 1,
+        "active_players": 6,
+        "finished_24h": {"chuvash": 1},
+        "live_by_variant": {"chuvash": 1, "shchelkovsky": 1},
+        "lobbies_by_variant": {"chuvash": 1},
+    }
+
+
+def test_audit_records_every_write_and_pages(client: FlaskClient, svc: SyncTableService) -> None:
+    tid = new_table(svc)
+    client.post(f"/api/v1/games/{tid}/seats/1/ai?kind=random", headers=auth())
+    client.post(
+        f"/api/v1/games/{tid}/reset", json={"to": "lobby"}, headers={**auth(), "If-Match": "1"}
+    )
+    client.post(f"/api/v1/games/{tid}/reset", json={"to": "lobby"}, headers=auth())
+    client.delete("/api/v1/games/none", headers=auth())
+    client.post(f"/api/v1/games/{tid}/end", headers=auth(READER))
+    client.get("/api/v1/games", headers=auth())  # reads are not audited
+    version = svc.get(tid)[2]
+
+    page = client.get("/api/v1/audit?limit=3", headers=auth(READER)).get_json()
+    assert page["total"] == 5 and len(page["items"]) == 3 and page["next_before"]
+    rest = client.get(f"/api/v1/audit?before={page['next_before']}", headers=auth()).get_json()
+    assert rest["next_before"] is None
+    entries = list(reversed(page["items"] + rest["items"]))  # oldest first
+    assert [(e["action"], e["status"], e["result"], e["actor"]) for e in entries] == [
+        ("games.hand_seat_to_ai", 200, "ok", "admin"),
+        ("games.reset_game", 409, "stale_version", "admin"),
+        ("games.reset_game", 200, "ok", "admin"),
+        ("games.delete_game", 404, "no_table", "admin"),
+        ("games.end_game", 403, "forbidden", "reader"),
+    ]
+    first, _, reset = entries[:3]
+    assert first["detail"] == "seat=1 kind=random" and first["target"] == tid
+    assert reset["version"] == version and reset["detail"] == "to=lobby"
+    assert reset["method"] == "POST" and reset["path"] == f"/api/v1/games/{tid}/reset"
+    assert all(e["at"] > 1_600_000_000_000 for e in entries)
+    assert entries[-1]["role"] == "read" and entries[0]["role"] == "write"
+    zero = client.get("/api/v1/audit?before=0-0", headers=auth()).get_json()
+    assert zero["items"] == [] and zero["total"] == 5
+
+
+def test_metrics(client: FlaskClient, svc: SyncTableService) -> None:
+    tid = new_table(svc)
+    client.get("/api/v1/games", headers=auth())
+    client.get("/api/v1/games/none", headers=auth())
+    client.post(f"/api/v1/games/{tid}/end", headers=auth())
+    new_table(svc, first_user=10)
+    r = client.get("/metrics")
+    assert r.status_code == 200 and r.mimetype == "text/plain"
+    text = r.get_data(as_text=True)
+    for line in [
+        'admin_api_requests_total{endpoint="/api/v1/games",method="GET",status="200"} 1.0',
+        'admin_api_requests_total{endpoint="/api/v1/games/<game_id>",method="GET",status="404"} 1.0',
+        'admin_api_writes_total{action="games.end_game",result="ok"} 1.0',
+        'durak_live_games{variant="chuvash"} 1.0',
+        "durak_redis_up 1.0",
+        "durak_active_players 2.0",
+    ]:
+        assert line in text, line
+    assert re.search(
+        r'admin_api_request_duration_seconds_count\{endpoint="/api/v1/games",method="GET"\} 1\.0',
+        text,
+    )
+
+
+def test_openapi_document_and_offline_docs(client: FlaskClient) -> None:
+    doc = client.get("/openapi/openapi.json").get_json()
+    assert doc["openapi"].startswith("3.") and doc["components"]["securitySchemes"]["bearer"]
+    ops = {(m.upper(), p) for p, item in doc["paths"].items() for m in item}
+    assert ("POST", "/api/v1/games/{game_id}/reset") in ops and len(ops) == 15
+    page = client.get("/openapi/swagger")
+    assert page.status_code == 200
+    html = page.get_data(as_text=True)
+    assets = re.findall(r'(?:src|href)="([^"]+)"', html)
+    assert assets and not [a for a in assets if a.startswith(("http:", "https:", "//"))]
+    for asset in assets:  # every asset is served by the app itself
+        with client.get(f"/openapi/{asset}") as r:  # a file response: close it
+            assert r.status_code == 200 and r.get_data(), asset
+    assert "openapi.json" in html
+
+
+def test_random_ids_never_crash(client: FlaskClient) -> None:
+    rng = random.Random(5)
+    for _ in range(30):
+        tid = "".join(rng.choice("abcXYZ019_-") for _ in range(rng.randint(1, 64)))
+        assert client.get(f"/api/v1/games/{tid}", headers=auth()).status_code == 404
