@@ -1,0 +1,240 @@
+"""The sandbox: the fake Bot API, the real bot polling it, and the web page.
+
+One aiohttp server on loopback serves all three parts on one port:
+
+* ``/``, ``/static/...``  -- the page (``static/``: plain HTML, CSS and JS);
+* ``/_sandbox/config``    -- what the page needs to know (bot, admin API link);
+* ``/bot<token>/<method>``, ``/_fake/...`` -- the fake Telegram
+  (:mod:`telegram_bot.fake_api`), which the bot long-polls and the page drives.
+
+The bot is the production one (:class:`telegram_bot.app.BotApp`: aiogram, the
+table service on Redis, the publisher, timers), only its ``TELEGRAM_API_URL`` is
+the fake's URL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import ipaddress
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from aiohttp import web
+
+from telegram_bot.fake_api import FakeTelegram, RateLimits
+from telegram_bot.settings import Settings
+
+log = logging.getLogger(__name__)
+
+STATIC = Path(__file__).with_name("static")
+SANDBOX_PREFIX = "sandbox:"
+"""Redis key prefix of the sandbox's games (apart from any real bot's)."""
+
+
+@dataclass(frozen=True)
+class SimPerson:
+    """A simulated Telegram user the sandbox starts with."""
+
+    first_name: str
+    username: str
+    language_code: str
+
+
+DEFAULT_USERS = (
+    SimPerson("Alice", "alice", "en"),
+    SimPerson("Bob", "bob", "en"),
+    SimPerson("Carol", "carol", "ru"),
+)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class _PageTelegram(FakeTelegram):
+    """The fake Telegram plus the page's routes on the same server."""
+
+    def __init__(self, *, page_config: dict[str, Any], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.page_config = page_config
+
+    def make_app(self) -> web.Application:
+        app = super().make_app()
+        app.router.add_get("/", self._index)
+        app.router.add_get("/_sandbox/config", self._config)
+        app.router.add_static("/static/", STATIC, show_index=False, append_version=False)
+        app.middlewares.append(_no_cache)
+        return app
+
+    async def _index(self, request: web.Request) -> web.StreamResponse:
+        return web.FileResponse(STATIC / "index.html")
+
+    async def _config(self, request: web.Request) -> web.Response:
+        body = {
+            **self.page_config,
+            "bot": self.world.bot.to_api(),
+            "languages": ["en", "ru", "uk"],
+        }
+        return web.json_response(body, dumps=lambda o: json.dumps(o, ensure_ascii=False))
+
+
+@web.middleware
+async def _no_cache(
+    request: web.Request, handler: Callable[[web.Request], Any]
+) -> web.StreamResponse:
+    response: web.StreamResponse = await handler(request)
+    if request.path == "/" or request.path.startswith(("/static/", "/_sandbox/")):
+        response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+class Sandbox:
+    """The fake Telegram, the real bot on it and the page; ``async with`` or
+    ``await start()`` / ``await stop()``.
+
+    ``settings`` are the bot's (token, API URL and Redis URL are replaced; by
+    default the keys go under :data:`SANDBOX_PREFIX`). ``limits``: the fake's
+    flood limits (default off: the bot keeps Telegram's limits by itself).
+    """
+
+    def __init__(
+        self,
+        *,
+        redis_url: str,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        admin_url: str | None = None,
+        settings: Settings | None = None,
+        users: tuple[SimPerson, ...] = DEFAULT_USERS,
+        limits: RateLimits | None = None,
+    ) -> None:
+        if not is_loopback(host):
+            raise ValueError(f"the sandbox serves on loopback only, not on {host!r}")
+        self.redis_url = redis_url
+        self.users = users
+        base = settings or Settings(redis_prefix=SANDBOX_PREFIX)
+        self.fake = _PageTelegram(
+            page_config={"admin_url": admin_url},
+            limits=limits or RateLimits.off(),
+            host=host,
+            port=port,
+        )
+        self._base_settings = base
+        self.app: Any = None  # telegram_bot.app.BotApp once started
+        self._polling: asyncio.Task[None] | None = None
+
+    @property
+    def url(self) -> str:
+        """The page's address (``http://127.0.0.1:PORT/``)."""
+        return self.fake.url + "/" if self.fake.url else ""
+
+    @property
+    def polling(self) -> asyncio.Task[None] | None:
+        """The bot's long-polling task (done only when the bot stopped)."""
+        return self._polling
+
+    async def start(self) -> str:
+        from telegram_bot.app import BotApp
+        from telegram_bot.i18n import get_i18n
+
+        get_i18n()  # fail early (CatalogError) when the translations are not compiled
+        api_url = await self.fake.start()
+        try:
+            for person in self.users:
+                self.fake.add_user(
+                    person.first_name,
+                    username=person.username,
+                    language_code=person.language_code,
+                )
+            settings = self._base_settings.model_copy(
+                update={
+                    "bot_token": self.fake.token,
+                    "telegram_api_url": api_url,
+                    "redis_url": self.redis_url,
+                    "webhook_url": "",
+                }
+            )
+            self.app = BotApp(settings)
+            await self.app.setup()
+            self._polling = asyncio.create_task(
+                self.app.run_polling(handle_signals=False), name="sandbox-bot"
+            )
+        except BaseException:
+            await self.stop()
+            raise
+        return self.url
+
+    async def stop(self) -> None:
+        if self.app is not None:
+            if self._polling is not None:
+                await self.app.stop_polling()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await asyncio.wait_for(asyncio.shield(self._polling), 10)
+                if not self._polling.done():
+                    self._polling.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await self._polling
+                self._polling = None
+            await self.app.aclose()
+            self.app = None
+        await self.fake.stop()
+
+    async def __aenter__(self) -> Sandbox:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+
+async def run_sandbox(
+    *,
+    redis_url: str,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    admin_url: str | None = None,
+    on_ready: Callable[[str], Any] | None = None,
+    settings: Settings | None = None,
+    stop: asyncio.Event | None = None,
+) -> None:
+    """Run the sandbox until ``stop`` is set or the task is cancelled.
+
+    ``on_ready(url)`` (a function or a coroutine function) gets the page's URL
+    once everything is up. Raises if the bot's polling stops by itself.
+    """
+    async with Sandbox(
+        redis_url=redis_url, host=host, port=port, admin_url=admin_url, settings=settings
+    ) as sandbox:
+        if on_ready is not None:
+            result = on_ready(sandbox.url)
+            if inspect.isawaitable(result):
+                await result
+        stopped = asyncio.create_task((stop or asyncio.Event()).wait())
+        polling = sandbox.polling
+        assert polling is not None
+        try:
+            await asyncio.wait({stopped, polling}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopped.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await stopped
+        if polling.done() and not (stop is not None and stop.is_set()):
+            error = None if polling.cancelled() else polling.exception()
+            raise RuntimeError("the sandbox bot stopped polling") from error

@@ -1,0 +1,922 @@
+// The sandbox page: simulated Telegram users side by side, talking to the real bot
+// through the local fake Bot API (telegram_bot/fake_api).
+//
+//   GET  /_fake/snapshot            the whole world (users, chats, messages)
+//   GET  /_fake/events?since=N      changes after N (long poll)
+//   POST /_fake/act                 a simulated user acts (send, click, ...)
+//
+// The page renders each user's open chat from the snapshot, replacing only the
+// messages whose version changed (so edits happen in place), and shows callback
+// answers (toast / alert) and inline-mode results from the event feed.
+"use strict";
+
+const PRESENT = new Set(["creator", "administrator", "member", "restricted"]);
+const COLORS = ["#e17076", "#7bc862", "#65aadd", "#a695e7", "#ee7aae", "#6ec9cb", "#faa774"];
+const LANG_NAMES = { en: "English", ru: "Русский", uk: "Українська", "": "(none)" };
+const TOAST_MS = 3500;
+
+const state = {
+  config: null,
+  snap: null,
+  cursor: 0, // last event seq handled
+  columns: new Map(), // user id -> Column
+  chats: new Map(), // chat id -> chat json (from the last snapshot)
+  inlineWaits: new Map(), // inline query id -> {userId, chatId}
+  refreshing: null,
+  refreshAgain: false,
+  typing: new Map(), // chat id -> timer
+};
+
+// ------------------------------------------------------------------ helpers
+const $ = (sel, root = document) => root.querySelector(sel);
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (key === "dataset") Object.assign(node.dataset, value);
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children) if (child !== null && child !== undefined) node.append(child);
+  return node;
+}
+
+async function getJSON(url) {
+  const response = await fetch(url, { cache: "no-store" });
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  return response.json();
+}
+
+/** One action of a simulated user; resolves to its result or throws its error. */
+async function act(body) {
+  const response = await fetch("/_fake/act", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const answer = await response.json().catch(() => ({ ok: false, error: `HTTP ${response.status}` }));
+  if (!answer.ok) throw new Error(answer.error || "the action failed");
+  scheduleRefresh();
+  return answer.result;
+}
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function botUsername() {
+  return (state.config && state.config.bot.username) || "";
+}
+
+function userById(id) {
+  return state.snap ? state.snap.users.find((u) => u.id === id) : undefined;
+}
+
+function displayName(user) {
+  if (!user) return "?";
+  return user.last_name ? `${user.first_name} ${user.last_name}` : user.first_name;
+}
+
+function colorOf(id) {
+  return COLORS[Math.abs(id) % COLORS.length];
+}
+
+function timeOf(unix) {
+  const d = new Date(unix * 1000);
+  return d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+}
+
+function canSee(userId, chat) {
+  if (chat.user_id !== null && chat.user_id !== undefined) return chat.user_id === userId;
+  if (chat.peer_ids) return chat.peer_ids.includes(userId);
+  return PRESENT.has(chat.members[String(userId)]);
+}
+
+/** A t.me link to this bot: {start, startgroup} payloads, or null for other URLs. */
+function botLink(url) {
+  let parsed;
+  try {
+    parsed = new URL(url.includes("://") ? url : `https://${url}`);
+  } catch {
+    return null;
+  }
+  const name = parsed.protocol === "tg:" ? parsed.searchParams.get("domain") : parsed.pathname.replace(/^\/+|\/+$/g, "");
+  const host = parsed.hostname;
+  if (parsed.protocol !== "tg:" && host !== "t.me" && host !== "telegram.me") return null;
+  if (!name || name.toLowerCase() !== botUsername().toLowerCase()) return null;
+  return {
+    start: parsed.searchParams.get("start"),
+    startgroup: parsed.searchParams.get("startgroup"),
+  };
+}
+
+// ------------------------------------------------------------------ the bot's HTML
+// Telegram's HTML subset: everything else is reduced to its text.
+const TAGS = {
+  B: "b", STRONG: "b", I: "i", EM: "i", U: "u", INS: "u", S: "s", STRIKE: "s", DEL: "s",
+  CODE: "code", PRE: "pre", A: "a", "TG-SPOILER": "span", BLOCKQUOTE: "blockquote",
+};
+
+function sanitize(html) {
+  const doc = new DOMParser().parseFromString(`<!doctype html><body>${html}</body>`, "text/html");
+  const out = document.createDocumentFragment();
+  copyAllowed(doc.body, out);
+  return out;
+}
+
+function copyAllowed(source, target) {
+  for (const node of source.childNodes) {
+    if (node.nodeType === Node.TEXT_NODE) {
+      target.append(node.data);
+      continue;
+    }
+    if (node.nodeType !== Node.ELEMENT_NODE) continue;
+    let tag = TAGS[node.tagName];
+    if (node.tagName === "SPAN" && node.classList.contains("tg-spoiler")) tag = "span";
+    if (!tag) {
+      copyAllowed(node, target);
+      continue;
+    }
+    const copy = document.createElement(tag);
+    if (tag === "a") {
+      const href = node.getAttribute("href") || "";
+      if (/^(https?:|tg:)/i.test(href)) {
+        copy.setAttribute("href", href);
+        copy.dataset.link = href;
+      }
+    }
+    if (tag === "span") copy.className = "spoiler";
+    copyAllowed(node, copy);
+    target.append(copy);
+  }
+}
+
+/** Plain text with /commands highlighted (a user's message, or a bot's without HTML). */
+function plainText(text) {
+  const out = document.createDocumentFragment();
+  const parts = String(text).split(/(\/[A-Za-z0-9_]+(?:@[A-Za-z0-9_]+)?)/);
+  parts.forEach((part, i) => {
+    out.append(i % 2 ? el("span", { class: "command", text: part }) : part);
+  });
+  return out;
+}
+
+function serviceText(message) {
+  const who = displayName(message.from);
+  if (message.new_chat_members) {
+    const added = message.new_chat_members.map(displayName).join(", ");
+    return added === who ? `${who} joined the group` : `${who} added ${added}`;
+  }
+  if (message.left_chat_member) {
+    const gone = displayName(message.left_chat_member);
+    return gone === who ? `${who} left the group` : `${who} removed ${gone}`;
+  }
+  if (message.group_chat_created) return `${who} created the group`;
+  return null;
+}
+
+// ------------------------------------------------------------------ one user's column
+class Column {
+  constructor(user) {
+    this.userId = user.id;
+    this.activeChat = user.id; // his chat with the bot
+    this.rendered = new Map(); // message id -> {version, node}
+    this.renderedChat = null;
+    this.unread = new Map(); // chat id -> count
+    this.seen = new Map(); // chat id -> highest message id seen
+    this.pending = 0; // button presses not answered yet
+    this.answers = 0; // answers with a text shown
+    this.toastTimer = null;
+
+    const node = $("#column-template").content.firstElementChild.cloneNode(true);
+    this.node = node;
+    node.dataset.user = user.first_name;
+    node.dataset.userId = String(user.id);
+    node.dataset.pending = "0";
+    node.dataset.answers = "0";
+    $(".avatar", node).style.background = colorOf(user.id);
+    this.messagesNode = $(".messages", node);
+    this.input = $(".input", node);
+
+    const select = $(".lang-select", node);
+    for (const code of state.config.languages.concat([""])) {
+      select.append(el("option", { value: code, text: LANG_NAMES[code] || code }));
+    }
+    select.addEventListener("change", () => this.setLanguage(select.value));
+    $(".open-link", node).addEventListener("click", () => this.askLink());
+    $(".composer", node).addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.sendInput();
+    });
+    $(".cmd-menu", node).addEventListener("click", () => this.toggleCommands());
+    $(".alert-ok", node).addEventListener("click", () => {
+      $(".alert", node).hidden = true;
+    });
+    this.messagesNode.addEventListener("click", (event) => this.onMessagesClick(event));
+    $("#users").append(node);
+  }
+
+  get user() {
+    return userById(this.userId);
+  }
+
+  get chat() {
+    return state.chats.get(this.activeChat);
+  }
+
+  // -------------------------------------------------------------- rendering
+  render() {
+    const user = this.user;
+    if (!user) return;
+    $(".name", this.node).textContent = displayName(user);
+    $(".handle", this.node).textContent = user.username ? `@${user.username}` : `id ${user.id}`;
+    $(".avatar", this.node).textContent = user.first_name.slice(0, 1).toUpperCase();
+    const select = $(".lang-select", this.node);
+    if (document.activeElement !== select) select.value = user.language_code || "";
+    this.renderTabs();
+    this.renderChat();
+  }
+
+  visibleChats() {
+    const chats = [...state.chats.values()].filter((c) => c.id !== this.userId && canSee(this.userId, c));
+    chats.sort((a, b) => (a.type === "private") - (b.type === "private") || Math.abs(a.id) - Math.abs(b.id));
+    return chats;
+  }
+
+  chatTitle(chat) {
+    if (!chat || chat.id === this.userId) return state.config.bot.first_name;
+    if (chat.peer_ids) {
+      const other = chat.peer_ids.find((id) => id !== this.userId);
+      return displayName(userById(other));
+    }
+    return chat.title || "Group";
+  }
+
+  renderTabs() {
+    const nav = $(".chat-tabs", this.node);
+    const tabs = [{ id: this.userId, label: `🤖 ${state.config.bot.first_name}` }];
+    for (const chat of this.visibleChats()) {
+      tabs.push({ id: chat.id, label: `${chat.peer_ids ? "💬" : "👥"} ${this.chatTitle(chat)}` });
+    }
+    if (!tabs.some((t) => t.id === this.activeChat)) this.activeChat = this.userId;
+    nav.replaceChildren(
+      ...tabs.map((tab) => {
+        const count = tab.id === this.activeChat ? 0 : this.unread.get(tab.id) || 0;
+        return el(
+          "button",
+          {
+            type: "button",
+            class: `tab${tab.id === this.activeChat ? " active" : ""}`,
+            dataset: { chatId: String(tab.id) },
+            onclick: () => this.open(tab.id),
+          },
+          tab.label,
+          count ? el("span", { class: "badge", text: String(count) }) : null,
+        );
+      }),
+    );
+  }
+
+  open(chatId) {
+    this.activeChat = chatId;
+    this.unread.delete(chatId);
+    $(".cmd-list", this.node).hidden = true;
+    this.render();
+    this.scrollDown();
+  }
+
+  renderChat() {
+    const chat = this.chat;
+    const isBotChat = this.activeChat === this.userId;
+    $(".chat-title", this.node).textContent = this.chatTitle(chat);
+    $(".chat-sub", this.node).textContent = this.chatSubtitle(chat, isBotChat);
+    this.renderTools(chat, isBotChat);
+    if (this.renderedChat !== this.activeChat) {
+      this.messagesNode.replaceChildren();
+      this.rendered.clear();
+      this.renderedChat = this.activeChat;
+    }
+    const messages = chat ? chat.messages : [];
+    const nearBottom = this.isNearBottom();
+    if (!messages.length) {
+      this.messagesNode.replaceChildren(this.emptyState(chat, isBotChat));
+      this.rendered.clear();
+    } else {
+      const empty = $(".empty", this.messagesNode);
+      if (empty) empty.remove();
+      this.renderMessages(chat, messages);
+    }
+    const max = messages.length ? messages[messages.length - 1].message_id : 0;
+    this.seen.set(this.activeChat, max);
+    if (nearBottom) this.scrollDown();
+    const composer = $(".composer", this.node);
+    const blocked = chat && chat.type !== "private" && !canSee(this.userId, chat);
+    composer.classList.toggle("disabled", Boolean(blocked));
+    this.input.placeholder = isBotChat ? `Message @${botUsername()}` : "Message";
+  }
+
+  chatSubtitle(chat, isBotChat) {
+    if (isBotChat) return `bot · @${botUsername()}`;
+    if (!chat) return "";
+    if (chat.peer_ids) return "private chat (the bot is not here)";
+    const members = Object.entries(chat.members)
+      .filter(([, status]) => PRESENT.has(status))
+      .map(([id]) => displayName(userById(Number(id))));
+    if (chat.bot_status && PRESENT.has(chat.bot_status)) members.push(state.config.bot.first_name);
+    return `${members.length} members: ${members.join(", ")}`;
+  }
+
+  renderTools(chat, isBotChat) {
+    const tools = $(".chat-tools", this.node);
+    const buttons = [];
+    if (chat && chat.type !== "private") {
+      if (!PRESENT.has(chat.bot_status)) {
+        buttons.push(el("button", { type: "button", class: "btn small primary add-bot", text: "Add the bot", onclick: () => this.groupAction("add_bot") }));
+      }
+      const outside = state.snap.users.filter((u) => !PRESENT.has(chat.members[String(u.id)]));
+      for (const other of outside) {
+        buttons.push(el("button", { type: "button", class: "btn small", text: `+ ${other.first_name}`, title: `Add ${displayName(other)} to the group`, onclick: () => this.addMember(other.id) }));
+      }
+      buttons.push(el("button", { type: "button", class: "btn small", text: "Leave", onclick: () => this.groupAction("leave") }));
+    } else if (isBotChat && this.user && this.user.blocked) {
+      buttons.push(el("button", { type: "button", class: "btn small", text: "Unblock", onclick: () => this.run({ action: "unblock" }) }));
+    }
+    tools.replaceChildren(...buttons);
+  }
+
+  emptyState(chat, isBotChat) {
+    if (isBotChat) {
+      return el(
+        "div",
+        { class: "empty" },
+        el("div", { text: `${state.config.bot.first_name} — two durak-family card games.` }),
+        el("button", { type: "button", class: "btn primary start-bot", text: "START", onclick: () => this.run({ action: "start" }) }),
+      );
+    }
+    return el("div", { class: "empty", text: "No messages here yet." });
+  }
+
+  renderMessages(chat, messages) {
+    const wanted = new Set(messages.map((m) => m.message_id));
+    for (const [id, entry] of this.rendered) {
+      if (!wanted.has(id)) {
+        entry.node.remove();
+        this.rendered.delete(id);
+      }
+    }
+    let previous = null;
+    for (const message of messages) {
+      const entry = this.rendered.get(message.message_id);
+      if (entry && entry.version === message.version) {
+        previous = entry.node;
+        continue;
+      }
+      const node = this.messageNode(chat, message);
+      if (entry) {
+        entry.node.replaceWith(node);
+        node.classList.add("flash");
+      } else if (previous) {
+        previous.after(node);
+      } else {
+        this.messagesNode.prepend(node);
+      }
+      this.rendered.set(message.message_id, { version: message.version, node });
+      previous = node;
+    }
+  }
+
+  messageNode(chat, message) {
+    const bot = state.config.bot;
+    const fromBot = message.from && message.from.id === bot.id;
+    const service = serviceText(message);
+    const data = {
+      messageId: String(message.message_id),
+      version: String(message.version),
+      from: fromBot ? "bot" : message.from && message.from.id === this.userId ? "me" : "user",
+    };
+    if (service !== null && message.text === undefined) {
+      return el("div", { class: "service", dataset: data, text: service });
+    }
+    const out = message.from && message.from.id === this.userId;
+    const bubble = el("div", { class: "bubble" });
+    if (chat.type !== "private" && !out) {
+      bubble.append(el("div", { class: "sender", text: displayName(message.from), style: fromBot ? null : `color:${colorOf(message.from.id)}` }));
+    }
+    if (message.via_bot) bubble.append(el("div", { class: "via", text: `via @${message.via_bot.username}` }));
+    const body = el("div", { class: "text" });
+    if (message.parse_mode && message.parse_mode.toUpperCase() === "HTML" && message.source) {
+      body.append(sanitize(message.source));
+    } else {
+      body.append(plainText(message.text || ""));
+    }
+    const meta = el("span", { class: "meta", text: (message.edit_date ? "edited " : "") + timeOf(message.date) });
+    bubble.append(body, meta);
+    const node = el("div", { class: `msg ${out ? "out" : "in"}`, dataset: data }, bubble);
+    const keyboard = message.reply_markup && message.reply_markup.inline_keyboard;
+    if (keyboard && keyboard.length) node.append(this.keyboardNode(message, keyboard));
+    return node;
+  }
+
+  keyboardNode(message, keyboard) {
+    const kb = el("div", { class: "kb" });
+    for (const row of keyboard) {
+      const line = el("div", { class: "kb-row" });
+      for (const button of row) {
+        const data = { messageId: String(message.message_id) };
+        if (button.callback_data !== undefined) data.callback = button.callback_data;
+        if (button.url !== undefined) data.url = button.url;
+        for (const key of ["switch_inline_query", "switch_inline_query_current_chat", "switch_inline_query_chosen_chat"]) {
+          if (button[key] !== undefined) {
+            const value = button[key];
+            data.switch = typeof value === "object" ? value.query || "" : String(value);
+            data.switchKind = key;
+          }
+        }
+        line.append(
+          el("button", {
+            type: "button",
+            class: "kb-btn",
+            dataset: data,
+            title: button.text,
+            text: button.text,
+            onclick: (event) => this.pressButton(message, button, event.currentTarget),
+          }),
+        );
+      }
+      kb.append(line);
+    }
+    return kb;
+  }
+
+  isNearBottom() {
+    const box = this.messagesNode;
+    return box.scrollHeight - box.scrollTop - box.clientHeight < 80;
+  }
+
+  scrollDown() {
+    this.messagesNode.scrollTop = this.messagesNode.scrollHeight;
+  }
+
+  // -------------------------------------------------------------- feedback
+  toast(text) {
+    const toast = $(".toast", this.node);
+    toast.textContent = text;
+    toast.hidden = false;
+    clearTimeout(this.toastTimer);
+    this.toastTimer = setTimeout(() => {
+      toast.hidden = true;
+    }, TOAST_MS);
+  }
+
+  alert(text) {
+    $(".alert-text", this.node).textContent = text;
+    $(".alert", this.node).hidden = false;
+    $(".alert-ok", this.node).focus();
+  }
+
+  showError(error) {
+    this.toast(`⚠ ${error.message || error}`);
+  }
+
+  setPending(delta) {
+    this.pending = Math.max(0, this.pending + delta);
+    this.node.dataset.pending = String(this.pending);
+  }
+
+  onAnswer(detail) {
+    this.setPending(-1);
+    if (detail.text) {
+      this.answers += 1;
+      this.node.dataset.answers = String(this.answers);
+      this.node.dataset.lastAnswer = detail.text;
+      if (detail.show_alert) this.alert(detail.text);
+      else this.toast(detail.text);
+    }
+    if (detail.url) this.followLink(detail.url);
+  }
+
+  markUnread(chatId) {
+    if (chatId === this.activeChat) return;
+    this.unread.set(chatId, (this.unread.get(chatId) || 0) + 1);
+  }
+
+  // -------------------------------------------------------------- actions
+  async run(body, { quiet = false } = {}) {
+    try {
+      return await act({ user_id: this.userId, ...body });
+    } catch (error) {
+      if (!quiet) this.showError(error);
+      return undefined;
+    }
+  }
+
+  async setLanguage(code) {
+    await this.run({ action: "set_language", language_code: code || null });
+    this.toast(`Telegram app language: ${LANG_NAMES[code] || code}`);
+  }
+
+  async sendInput() {
+    const text = this.input.value.trim();
+    if (!text) return;
+    this.input.value = "";
+    $(".cmd-list", this.node).hidden = true;
+    const mention = `@${botUsername()}`;
+    if (text.toLowerCase().startsWith(mention.toLowerCase()) && (text.length === mention.length || text[mention.length] === " ")) {
+      await this.inlineQuery(text.slice(mention.length).trim(), this.activeChat);
+      return;
+    }
+    if (this.activeChat === this.userId && /^\/start(\s|$)/.test(text) && !this.user.started) {
+      await this.run({ action: "start", payload: text.slice(6).trim() || null });
+      return;
+    }
+    await this.run({ action: "send", text, chat_id: this.activeChat });
+  }
+
+  async toggleCommands() {
+    const list = $(".cmd-list", this.node);
+    if (!list.hidden) {
+      list.hidden = true;
+      return;
+    }
+    const commands = (await this.run({ action: "commands", chat_id: this.activeChat })) || [];
+    const items = commands.map((c) =>
+      el(
+        "button",
+        {
+          type: "button",
+          class: "cmd-item",
+          onclick: () => {
+            list.hidden = true;
+            this.input.value = `/${c.command}`;
+            this.sendInput();
+          },
+        },
+        el("b", { text: `/${c.command}` }),
+        el("span", { text: c.description }),
+      ),
+    );
+    list.replaceChildren(...(items.length ? items : [el("div", { class: "cmd-item", text: "No commands here." })]));
+    list.hidden = false;
+  }
+
+  async pressButton(message, button, node) {
+    if (button.callback_data !== undefined) {
+      node.classList.add("busy");
+      this.setPending(1);
+      const result = await this.run({
+        action: "click",
+        chat_id: this.activeChat,
+        message_id: message.message_id,
+        data: button.callback_data,
+      });
+      node.classList.remove("busy");
+      if (result === undefined) this.setPending(-1);
+      return;
+    }
+    if (button.url !== undefined) {
+      this.followLink(button.url);
+      return;
+    }
+    for (const key of ["switch_inline_query", "switch_inline_query_chosen_chat"]) {
+      if (button[key] !== undefined) {
+        const value = button[key];
+        await this.inlineQuery(typeof value === "object" ? value.query || "" : String(value), null);
+        return;
+      }
+    }
+    if (button.switch_inline_query_current_chat !== undefined) {
+      await this.inlineQuery(String(button.switch_inline_query_current_chat), this.activeChat);
+      return;
+    }
+    this.toast("This kind of button is not simulated.");
+  }
+
+  onMessagesClick(event) {
+    const link = event.target.closest("a[data-link]");
+    if (link) {
+      event.preventDefault();
+      this.followLink(link.dataset.link);
+      return;
+    }
+    const spoiler = event.target.closest(".spoiler");
+    if (spoiler) spoiler.classList.add("shown");
+  }
+
+  /** What the Telegram app does with a link: a deep link to the bot opens its chat. */
+  async followLink(url) {
+    const link = botLink(url);
+    if (!link) {
+      this.toast(`External link (not opened in the sandbox):\n${url}`);
+      return;
+    }
+    if (link.startgroup !== null) {
+      const groups = this.visibleChats().filter((c) => c.type !== "private");
+      const group = await pickGroup(this, groups);
+      if (!group) return;
+      const result = await this.run({ action: "follow_link", url, chat_id: group });
+      if (result !== undefined) this.open(group);
+      return;
+    }
+    this.open(this.userId);
+    if (link.start === null && this.user.started) return; // just opens the chat
+    await this.run({ action: "follow_link", url });
+  }
+
+  async askLink() {
+    const url = await prompt1(`Open a link as ${this.user.first_name}`, "t.me link", `https://t.me/${botUsername()}?start=`);
+    if (url) this.followLink(url);
+  }
+
+  async inlineQuery(query, chatId) {
+    const result = await this.run({ action: "inline_query", query, chat_id: chatId });
+    if (result === undefined) return;
+    state.inlineWaits.set(result.query_id, { userId: this.userId, chatId, query });
+    this.toast(`@${botUsername()} ${query} …`);
+  }
+
+  async onInlineResults(queryId, detail) {
+    const wait = state.inlineWaits.get(queryId);
+    state.inlineWaits.delete(queryId);
+    if (!detail.results.length) {
+      this.toast("The bot offered nothing to share.");
+      return;
+    }
+    const choice = await pickInlineResult(this, detail.results, wait.chatId);
+    if (!choice) return;
+    let chatId = choice.chatId;
+    if (typeof chatId === "string" && chatId.startsWith("user:")) {
+      const chat = await this.run({ action: "direct_chat", other_user_id: Number(chatId.slice(5)) });
+      if (!chat) return;
+      chatId = chat.id;
+    }
+    const posted = await this.run({ action: "choose_result", query_id: queryId, result_id: choice.resultId, chat_id: chatId });
+    if (posted) this.open(chatId);
+  }
+
+  async groupAction(action) {
+    await this.run({ action, chat_id: this.activeChat });
+  }
+
+  async addMember(otherId) {
+    // The fake's "join" is the member's own action; here a member adds him.
+    await act({ action: "join", user_id: otherId, chat_id: this.activeChat }).catch((e) => this.showError(e));
+  }
+}
+
+// ------------------------------------------------------------------ dialogs
+function dialog(title, body, { ok = "OK" } = {}) {
+  const modal = $("#modal");
+  $("#modal-title").textContent = title;
+  $("#modal-body").replaceChildren(...body);
+  $("#modal-ok").textContent = ok;
+  modal.hidden = false;
+  const first = $("#modal-body input, #modal-body select", modal);
+  if (first) first.focus();
+  return new Promise((resolve) => {
+    const done = (value) => {
+      modal.hidden = true;
+      $("#modal-form").onsubmit = null;
+      $("#modal-cancel").onclick = null;
+      resolve(value);
+    };
+    $("#modal-form").onsubmit = (event) => {
+      event.preventDefault();
+      done(true);
+    };
+    $("#modal-cancel").onclick = () => done(false);
+  });
+}
+
+async function prompt1(title, label, value = "") {
+  const input = el("input", { type: "text", name: "value", value });
+  const ok = await dialog(title, [el("label", { class: "field" }, label, input)]);
+  return ok ? input.value.trim() : null;
+}
+
+async function pickGroup(column, groups) {
+  if (!groups.length) {
+    column.toast("Create a group first (👥 New group).");
+    return null;
+  }
+  const select = el("select", { name: "group" }, ...groups.map((g) => el("option", { value: String(g.id), text: g.title })));
+  const ok = await dialog("Add the bot to a group", [el("label", { class: "field" }, "Group", select)]);
+  return ok ? Number(select.value) : null;
+}
+
+async function pickInlineResult(column, results, chatId) {
+  const list = results.map((r, i) =>
+    el(
+      "label",
+      { class: "check result" },
+      el("input", { type: "radio", name: "result", value: r.id, checked: i === 0 }),
+      el("span", {}, r.title || r.id, r.description ? el("small", { text: r.description }) : null),
+    ),
+  );
+  const body = [el("fieldset", {}, el("legend", { text: "Result" }), ...list)];
+  let target = null;
+  if (chatId === null || chatId === undefined) {
+    target = el("select", { name: "chat" });
+    for (const chat of column.visibleChats()) {
+      target.append(el("option", { value: String(chat.id), text: column.chatTitle(chat) }));
+    }
+    for (const user of state.snap.users) {
+      const exists = column.visibleChats().some((c) => c.peer_ids && c.peer_ids.includes(user.id));
+      if (user.id !== column.userId && !exists) {
+        target.append(el("option", { value: `user:${user.id}`, text: `${displayName(user)} (private chat)` }));
+      }
+    }
+    target.append(el("option", { value: String(column.userId), text: state.config.bot.first_name }));
+    body.push(el("label", { class: "field" }, "Send to", target));
+  }
+  const ok = await dialog(`Share as ${column.user.first_name}`, body, { ok: "Send" });
+  if (!ok) return null;
+  const checked = $("input[name=result]:checked", $("#modal-body"));
+  const chosen = target ? target.value : chatId;
+  return { resultId: checked ? checked.value : results[0].id, chatId: /^-?\d+$/.test(String(chosen)) ? Number(chosen) : chosen };
+}
+
+async function newUserDialog() {
+  const name = el("input", { type: "text", name: "name", value: "" });
+  const lang = el("select", { name: "lang" }, ...state.config.languages.map((c) => el("option", { value: c, text: LANG_NAMES[c] })));
+  const ok = await dialog("Add a user", [el("label", { class: "field" }, "First name", name), el("label", { class: "field" }, "Telegram language", lang)], { ok: "Add" });
+  const first = name.value.trim();
+  if (!ok || !first) return;
+  await act({ action: "add_user", first_name: first, username: first.toLowerCase().replace(/[^a-z0-9_]/g, "") || null, language_code: lang.value });
+}
+
+async function newGroupDialog() {
+  const users = state.snap.users;
+  const title = el("input", { type: "text", name: "title", value: `Game night ${state.chats.size}` });
+  const creator = el("select", { name: "creator" }, ...users.map((u) => el("option", { value: String(u.id), text: displayName(u) })));
+  const boxes = users.map((u, i) => el("label", { class: "check" }, el("input", { type: "checkbox", name: "member", value: String(u.id), checked: i < 2 }), displayName(u)));
+  const addBot = el("input", { type: "checkbox", name: "bot", checked: true });
+  const ok = await dialog(
+    "New group",
+    [
+      el("label", { class: "field" }, "Title", title),
+      el("label", { class: "field" }, "Created by", creator),
+      el("fieldset", {}, el("legend", { text: "Members" }), ...boxes),
+      el("label", { class: "check" }, addBot, `Add ${state.config.bot.first_name}`),
+    ],
+    { ok: "Create" },
+  );
+  if (!ok) return;
+  const creatorId = Number(creator.value);
+  const members = boxes.map((b) => $("input", b)).filter((b) => b.checked).map((b) => Number(b.value)).filter((id) => id !== creatorId);
+  try {
+    const group = await act({ action: "create_group", user_id: creatorId, title: title.value.trim() || "Group", member_ids: members });
+    if (addBot.checked) await act({ action: "add_bot", user_id: creatorId, chat_id: group.id });
+    await refresh();
+    for (const id of [creatorId, ...members]) {
+      const column = state.columns.get(id);
+      if (column) column.open(group.id);
+    }
+  } catch (error) {
+    const column = state.columns.get(creatorId);
+    if (column) column.showError(error);
+  }
+}
+
+// ------------------------------------------------------------------ syncing
+function scheduleRefresh() {
+  refresh().catch(() => {});
+}
+
+/** Fetch the snapshot and re-render (one at a time; a request during one runs after it). */
+async function refresh() {
+  if (state.refreshing) {
+    state.refreshAgain = true;
+    return state.refreshing;
+  }
+  state.refreshing = (async () => {
+    do {
+      state.refreshAgain = false;
+      const snap = await getJSON("/_fake/snapshot");
+      apply(snap);
+    } while (state.refreshAgain);
+  })();
+  try {
+    await state.refreshing;
+  } finally {
+    state.refreshing = null;
+  }
+}
+
+function apply(snap) {
+  const before = state.chats;
+  state.snap = snap;
+  state.chats = new Map(snap.chats.map((c) => [c.id, c]));
+  for (const user of snap.users) {
+    if (!state.columns.has(user.id)) state.columns.set(user.id, new Column(user));
+  }
+  // unread counters: new messages in chats a column is not looking at
+  for (const column of state.columns.values()) {
+    for (const chat of snap.chats) {
+      if (!canSee(column.userId, chat) || chat.id === column.activeChat) continue;
+      const seen = column.seen.get(chat.id) ?? (before.has(chat.id) ? lastId(before.get(chat.id)) : 0);
+      const fresh = chat.messages.filter((m) => m.message_id > seen && (!m.from || m.from.id !== column.userId)).length;
+      if (fresh) column.unread.set(chat.id, (column.unread.get(chat.id) || 0) + fresh);
+      column.seen.set(chat.id, lastId(chat));
+    }
+    column.render();
+  }
+  document.body.dataset.version = String(snap.version);
+}
+
+function lastId(chat) {
+  return chat.messages.length ? chat.messages[chat.messages.length - 1].message_id : 0;
+}
+
+function onEvent(event) {
+  const column = event.user_id !== null ? state.columns.get(event.user_id) : undefined;
+  switch (event.kind) {
+    case "callback_answered":
+      if (column) column.onAnswer(event.detail || {});
+      break;
+    case "inline_answered":
+      if (column && state.inlineWaits.has(event.detail.query_id)) column.onInlineResults(event.detail.query_id, event.detail);
+      break;
+    case "chat_action":
+      showTyping(event.chat_id);
+      break;
+    case "message_new":
+      hideTyping(event.chat_id);
+      break;
+    default:
+      break;
+  }
+}
+
+function showTyping(chatId) {
+  clearTimeout(state.typing.get(chatId));
+  state.typing.set(chatId, setTimeout(() => hideTyping(chatId), 5000));
+  updateTyping();
+}
+
+function hideTyping(chatId) {
+  clearTimeout(state.typing.get(chatId));
+  state.typing.delete(chatId);
+  updateTyping();
+}
+
+function updateTyping() {
+  for (const column of state.columns.values()) {
+    const node = $(".typing", column.node);
+    node.hidden = !state.typing.has(column.activeChat);
+    node.textContent = `${state.config.bot.first_name} is typing…`;
+  }
+}
+
+function setStatus(value) {
+  const status = $("#status");
+  status.dataset.state = value;
+  status.title = { online: "Connected", offline: "Disconnected — retrying", connecting: "Connecting" }[value];
+}
+
+async function follow() {
+  for (;;) {
+    try {
+      const feed = await getJSON(`/_fake/events?since=${state.cursor}&timeout=25`);
+      setStatus("online");
+      if (feed.reset) {
+        state.cursor = feed.version;
+        await refresh();
+        continue;
+      }
+      if (!feed.events.length) continue;
+      state.cursor = feed.events[feed.events.length - 1].seq;
+      await refresh(); // render first, so answers and toasts refer to what is on screen
+      for (const event of feed.events) onEvent(event);
+    } catch (error) {
+      setStatus("offline");
+      await sleep(1000);
+    }
+  }
+}
+
+async function main() {
+  state.config = await getJSON("/_sandbox/config");
+  const bot = state.config.bot;
+  $("#bot-name").textContent = `${bot.first_name} · @${bot.username}`;
+  document.title = `${bot.first_name} · sandbox`;
+  if (state.config.admin_url) {
+    const link = $("#admin-link");
+    link.href = state.config.admin_url;
+    link.hidden = false;
+  }
+  $("#new-user").addEventListener("click", newUserDialog);
+  $("#new-group").addEventListener("click", newGroupDialog);
+  const snap = await getJSON("/_fake/snapshot");
+  state.cursor = snap.version;
+  apply(snap);
+  document.body.dataset.ready = "1";
+  follow();
+}
+
+main().catch((error) => {
+  setStatus("offline");
+  $("#bot-name").textContent = `failed to start: ${error.message}`;
+});
