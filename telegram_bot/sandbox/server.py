@@ -34,8 +34,6 @@ from telegram_bot.settings import Settings
 log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).with_name("static")
-SANDBOX_PREFIX = "sandbox:"
-"""Redis key prefix of the sandbox's games (apart from any real bot's)."""
 
 
 @dataclass(frozen=True)
@@ -104,9 +102,10 @@ class Sandbox:
     """The fake Telegram, the real bot on it and the page; ``async with`` or
     ``await start()`` / ``await stop()``.
 
-    ``settings`` are the bot's (token, API URL and Redis URL are replaced; by
-    default the keys go under :data:`SANDBOX_PREFIX`). ``limits``: the fake's
-    flood limits (default off: the bot keeps Telegram's limits by itself).
+    ``settings`` are the bot's (default: from the environment, like the admin
+    API's, so both see the same games; token, API URL and Redis URL are
+    replaced). ``limits``: the fake's flood limits (default off: the bot keeps
+    Telegram's limits by itself).
     """
 
     def __init__(
@@ -124,7 +123,7 @@ class Sandbox:
             raise ValueError(f"the sandbox serves on loopback only, not on {host!r}")
         self.redis_url = redis_url
         self.users = users
-        base = settings or Settings(redis_prefix=SANDBOX_PREFIX)
+        base = settings or Settings()
         self.fake = _PageTelegram(
             page_config={"admin_url": admin_url},
             limits=limits or RateLimits.off(),

@@ -264,7 +264,7 @@ async def test_a_group_game_in_the_browser(sandbox: Sandbox, page: Any) -> None:
             presses += 1
             if not await press(page, col, message, data):
                 refused.add(data)
-            if presses == 6 and not shot:
+            if presses == 12 and not shot:
                 shot = True
                 await page.screenshot(path=str(SCREENSHOT))
         if not acted:
