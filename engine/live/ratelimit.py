@@ -40,18 +40,27 @@ Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[Any]]
 
 # KEYS: the n bucket keys, then (optionally) the digest key.
-# ARGV: now, n, digest ('' = none), digest ttl ms, then per bucket rate, capacity,
-# cost, ttl ms.  Returns '-1' (same digest: nothing taken), '0' (taken) or the
-# wait in seconds (nothing taken).
+# ARGV: now, n, markup digest ('' = no digest check), text digest ('*' = the
+# text stays as it is: a markup-only edit), digest ttl ms, then per bucket rate,
+# capacity, cost, ttl ms.  The digest key holds '<text digest>:<markup digest>'.
+# Returns '-1' (the message already shows this: nothing taken), '0' (taken; the
+# digest recorded) or the wait in seconds (nothing taken).
 ACQUIRE_LUA = r"""
 local now = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
-local digest = ARGV[3]
-if digest ~= '' and redis.call('GET', KEYS[n + 1]) == digest then return '-1' end
+local md, td = ARGV[3], ARGV[4]
+local shown
+if md ~= '' then
+  local cur = redis.call('GET', KEYS[n + 1]) or '?:?'
+  local ct, cm = string.match(cur, '^([^:]*):(.*)$')
+  if td == '*' then td = ct or '?' end
+  if td == ct and md == cm then return '-1' end
+  shown = td .. ':' .. md
+end
 local tok, stamp = {}, {}
 local wait = 0
 for i = 1, n do
-  local b = 4 + (i - 1) * 4
+  local b = 5 + (i - 1) * 4
   local rate, cap, cost = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
   local h = redis.call('HMGET', KEYS[i], 't', 's')
   local t, s = tonumber(h[1]), tonumber(h[2])
@@ -68,12 +77,12 @@ for i = 1, n do
 end
 if wait > 0 then return string.format('%.6f', math.max(wait, 0.000001)) end
 for i = 1, n do
-  local b = 4 + (i - 1) * 4
+  local b = 5 + (i - 1) * 4
   redis.call('HSET', KEYS[i], 't', string.format('%.17g', tok[i] - tonumber(ARGV[b + 3])),
     's', string.format('%.17g', stamp[i]))
   redis.call('PEXPIRE', KEYS[i], ARGV[b + 4])
 end
-if digest ~= '' then redis.call('SET', KEYS[n + 1], digest, 'PX', ARGV[4]) end
+if shown then redis.call('SET', KEYS[n + 1], shown, 'PX', ARGV[5]) end
 return '0'
 """
 
@@ -132,6 +141,7 @@ class RateLimiter:
         self.owns_client = owns_client
         self.round_trips = 0
         self._script = client.register_script(ACQUIRE_LUA)
+        self._digest_ttl_ms = math.ceil(self.config.digest_ttl * 1000)
 
     @classmethod
     def from_url(
@@ -155,7 +165,12 @@ class RateLimiter:
         return out
 
     async def _run(
-        self, buckets: list[tuple[str, Rate]], cost: float, digest_key: str, digest: str
+        self,
+        buckets: list[tuple[str, Rate]],
+        cost: float,
+        digest_key: str = "",
+        text_digest: str = "*",
+        markup_digest: str = "",
     ) -> float:
         for _, rate in buckets:
             if cost > rate.burst:
@@ -163,13 +178,14 @@ class RateLimiter:
         args: list[str | int | float] = [
             repr(float(self.clock())),
             len(buckets),
-            digest,
-            math.ceil(self.config.digest_ttl * 1000),
+            markup_digest,
+            text_digest,
+            self._digest_ttl_ms,
         ]
         for _, rate in buckets:
             args += [repr(rate.per_second), repr(float(rate.burst)), repr(float(cost)), rate.ttl_ms]
         keys = [key for key, _ in buckets]
-        if digest:
+        if markup_digest:
             keys.append(digest_key)
         self.round_trips += 1
         out = await self._script(keys=keys, args=args)
@@ -178,16 +194,19 @@ class RateLimiter:
     async def acquire(self, chat_id: int | None = None, *, cost: float = 1) -> float:
         """Take ``cost`` tokens for a message to ``chat_id`` (``None``: only the
         overall bucket): 0 when taken, else the seconds to wait (nothing taken)."""
-        return await self._run(self.buckets(chat_id), cost, "", "")
+        return await self._run(self.buckets(chat_id), cost)
 
-    async def acquire_edit(self, chat_id: int, message_id: int, digest: str) -> float:
-        """Like :meth:`acquire` for an edit whose content hashes to ``digest``:
-        :data:`NOOP` (-1) when that is what the message already shows (nothing
-        taken); 0 when taken (and ``digest`` remembered); else the wait."""
-        if not digest:
-            raise ValueError("empty digest")
+    async def acquire_edit(
+        self, chat_id: int, message_id: int, text_digest: str | None, markup_digest: str
+    ) -> float:
+        """Like :meth:`acquire` for an edit of a message to the content digests
+        given (``text_digest=None``: a markup-only edit, the text stays):
+        :data:`NOOP` (-1) when the message already shows exactly that (nothing
+        taken); 0 when taken (and the new content remembered); else the wait."""
+        _check_digest(text_digest, markup_digest)
         key = self.keys.sent_digest(chat_id, message_id)
-        return await self._run(self.buckets(chat_id), 1, key, digest)
+        td = "*" if text_digest is None else text_digest
+        return await self._run(self.buckets(chat_id), 1, key, td, markup_digest)
 
     async def wait(
         self, chat_id: int | None = None, *, sleep: Sleep = asyncio.sleep, max_wait: float = 300.0
@@ -203,13 +222,16 @@ class RateLimiter:
         return slept
 
     # ------------------------------------------------------------ digests
-    async def remember(self, chat_id: int, message_id: int, digest: str) -> None:
+    async def remember(
+        self, chat_id: int, message_id: int, text_digest: str, markup_digest: str
+    ) -> None:
         """Record what a message shows now (after a send, or a "not modified")."""
+        _check_digest(text_digest, markup_digest)
         self.round_trips += 1
         await self.r.set(
             self.keys.sent_digest(chat_id, message_id),
-            digest,
-            px=math.ceil(self.config.digest_ttl * 1000),
+            f"{text_digest}:{markup_digest}",
+            px=self._digest_ttl_ms,
         )
 
     async def forget(self, chat_id: int, message_id: int) -> None:
@@ -223,3 +245,9 @@ class RateLimiter:
         if raw is None:
             return None
         return raw.decode() if isinstance(raw, bytes) else str(raw)
+
+
+def _check_digest(text_digest: str | None, markup_digest: str) -> None:
+    for d in (text_digest, markup_digest):
+        if d is not None and (not d or ":" in d or d in ("*", "?")):
+            raise ValueError(f"bad content digest {d!r}: non-empty, no ':', not '*' or '?'")

@@ -117,7 +117,7 @@ async def test_group_takes_from_three_buckets_atomically(
 async def test_keys_have_ttls(limiter: RateLimiter, rl_config: RateLimitConfig) -> None:
     keys = Keys(rl_config.prefix)
     assert await limiter.acquire(GROUP) == 0
-    assert await limiter.acquire_edit(PRIVATE, 7, "abc") == 0
+    assert await limiter.acquire_edit(PRIVATE, 7, "t", "m") == 0
     for key in (keys.rate_all(), keys.rate_chat(GROUP), keys.rate_group(GROUP)):
         assert 0 < await limiter.r.pttl(key) <= 120_000
     assert await limiter.r.pttl(keys.sent_digest(PRIVATE, 7)) > 3_600_000
@@ -146,17 +146,28 @@ async def test_concurrent_acquires_never_overdraw(
 
 
 async def test_edit_digest(limiter: RateLimiter, clock: FakeClock) -> None:
-    assert await limiter.acquire_edit(PRIVATE, 5, "v1") == 0
-    assert await limiter.acquire_edit(PRIVATE, 5, "v1") == NOOP  # no token taken
-    assert await limiter.acquire_edit(PRIVATE, 5, "v2") == 0
+    assert await limiter.acquire_edit(PRIVATE, 5, "t1", "m1") == 0
+    assert await limiter.acquire_edit(PRIVATE, 5, "t1", "m1") == NOOP  # no token taken
+    assert await limiter.acquire_edit(PRIVATE, 5, "t2", "m1") == 0
     # out of tokens: refused, and the digest is not recorded
-    assert await limiter.acquire_edit(PRIVATE, 5, "v3") > 0
-    assert await limiter.last_digest(PRIVATE, 5) == "v2"
-    assert await limiter.acquire_edit(PRIVATE, 5, "v2") == NOOP  # even when out of tokens
+    assert await limiter.acquire_edit(PRIVATE, 5, "t3", "m1") > 0
+    assert await limiter.last_digest(PRIVATE, 5) == "t2:m1"
+    assert await limiter.acquire_edit(PRIVATE, 5, "t2", "m1") == NOOP  # even when out of tokens
     await limiter.forget(PRIVATE, 5)
     assert await limiter.last_digest(PRIVATE, 5) is None
-    await limiter.remember(PRIVATE, 6, "sent")
-    assert await limiter.acquire_edit(PRIVATE, 6, "sent") == NOOP
+    await limiter.remember(PRIVATE, 6, "sent", "kb")
+    assert await limiter.acquire_edit(PRIVATE, 6, "sent", "kb") == NOOP
+    # a markup-only edit compares the markup and keeps the text
+    assert await limiter.acquire_edit(PRIVATE, 6, None, "kb") == NOOP
+    clock.advance(10)
+    assert await limiter.acquire_edit(PRIVATE, 6, None, "kb2") == 0
+    assert await limiter.last_digest(PRIVATE, 6) == "sent:kb2"
+    assert await limiter.acquire_edit(PRIVATE, 6, "sent", "kb2") == NOOP
+    # unknown message: a markup-only edit is never a no-op
+    assert await limiter.acquire_edit(PRIVATE, 7, None, "kb") == 0
+    assert await limiter.last_digest(PRIVATE, 7) == "?:kb"
+    with pytest.raises(ValueError):
+        await limiter.acquire_edit(PRIVATE, 7, "a:b", "kb")
 
 
 async def test_wait_sleeps_until_allowed(limiter: RateLimiter, clock: FakeClock) -> None:

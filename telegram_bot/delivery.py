@@ -1,0 +1,321 @@
+"""Coalesced message delivery on top of :mod:`telegram_bot.outgoing`.
+
+``Delivery(bot)`` sends at once and edits by urgency:
+
+* ``Urgency.NOW`` -- at once (the acting player's own message);
+* ``Urgency.SOON`` -- within ``soon_delay`` seconds (the other players);
+* ``Urgency.TABLE`` -- like SOON, and at most once every ``table_delay`` seconds
+  per message (the group's table message).
+
+A later edit of the same message replaces a pending one: only the newest
+content is sent (``stats.coalesced`` counts the dropped ones), and content
+never goes out after newer content of the same message.  Edits always carry the
+keyboard (Telegram drops it otherwise).  When the message to edit is gone
+("message to edit not found", "message can't be edited") the content is sent as
+a new message and ``on_replaced(chat_id, old_id, new_id)`` is awaited so the
+caller can store the new id; later edits of the old id go to the new message.
+
+Flood limits, no-op edits, 429 retries and 403 hooks are the middleware's job
+(:class:`telegram_bot.outgoing.Outgoing`): ``Delivery`` uses the one installed on
+``bot.session`` or installs one (``outgoing=`` to give it).  Pending edits live
+in this process only; call :meth:`Delivery.aclose` at shutdown (it flushes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiogram import Bot
+from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
+from aiogram.types import InlineKeyboardMarkup, Message
+
+from telegram_bot.outgoing import Hook, Outgoing, OutgoingStats, find_outgoing, install
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], float]
+Sleep = Callable[[float], Awaitable[Any]]
+OnReplaced = Callable[[int, int, int], Awaitable[Any]]
+
+GONE = ("message to edit not found", "message can't be edited", "MESSAGE_ID_INVALID")
+
+
+class Urgency(enum.Enum):
+    NOW = "now"
+    SOON = "soon"
+    TABLE = "table"
+
+
+@dataclass
+class _Content:
+    text: str
+    markup: InlineKeyboardMarkup | None
+    parse_mode: str | None
+    on_replaced: OnReplaced | None
+
+
+@dataclass
+class _Pending:
+    content: _Content
+    seq: int
+    created: float
+    urgency: Urgency
+    firing: bool = False
+
+
+@dataclass
+class _Slot:
+    """One message's delivery state."""
+
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    seq: int = 0  # edits asked for
+    sent_seq: int = 0  # the newest edit handed to Telegram
+    last_sent: float = float("-inf")
+    pending: _Pending | None = None
+
+
+class Delivery:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        bot: Bot,
+        *,
+        soon_delay: float = 1.0,
+        table_delay: float = 3.0,
+        clock: Clock = time.monotonic,
+        sleep: Sleep = asyncio.sleep,
+        on_forbidden: Hook | None = None,
+        on_replaced: OnReplaced | None = None,
+        outgoing: Outgoing | None = None,
+        parse_mode: str | None = "HTML",
+    ) -> None:
+        self.bot = bot
+        self.soon_delay = soon_delay
+        self.table_delay = table_delay
+        self.clock = clock
+        self.sleep = sleep
+        self.on_replaced = on_replaced
+        self.parse_mode = parse_mode
+        if outgoing is None:
+            outgoing = find_outgoing(bot) or install(bot)
+        elif find_outgoing(bot) is None:
+            bot.session.middleware(outgoing)
+        if on_forbidden is not None:
+            outgoing.on_forbidden = on_forbidden
+        self.outgoing = outgoing
+        self._slots: dict[tuple[int, int], _Slot] = {}
+        self._moved: OrderedDict[tuple[int, int], int] = OrderedDict()
+        self._wake = asyncio.Event()
+        self._runner: asyncio.Task[None] | None = None
+        self._inflight: set[asyncio.Task[Any]] = set()
+        self._closed = False
+
+    @property
+    def stats(self) -> OutgoingStats:
+        """sent, edited, coalesced, noop, retry_after (429s), forbidden, waits."""
+        return self.outgoing.stats
+
+    # ------------------------------------------------------------------ sending
+    async def send(
+        self,
+        chat_id: int,
+        text: str,
+        markup: InlineKeyboardMarkup | None = None,
+        *,
+        parse_mode: str | None = "HTML",
+    ) -> Message | None:
+        """Send a new message now; None when the chat is closed to the bot (403)."""
+        try:
+            return await self.bot.send_message(
+                chat_id, text, reply_markup=markup, parse_mode=parse_mode
+            )
+        except TelegramForbiddenError:
+            return None
+
+    async def edit(
+        self,
+        chat_id: int,
+        message_id: int,
+        text: str,
+        markup: InlineKeyboardMarkup | None = None,
+        urgency: Urgency = Urgency.NOW,
+        *,
+        on_replaced: OnReplaced | None = None,
+    ) -> int | None:
+        """Show ``text`` and ``markup`` in the message (see the module docstring).
+
+        Returns the id of the message that holds (or will hold) the content: for
+        NOW the one actually edited -- a new one when the old was gone -- or None
+        when forbidden; for SOON/TABLE the id as known now (a replacement is
+        reported through ``on_replaced``)."""
+        if self._closed:
+            raise RuntimeError("Delivery is closed")
+        message_id = self._moved.get((chat_id, message_id), message_id)
+        key = (chat_id, message_id)
+        slot = self._slot(key)
+        slot.seq += 1
+        content = _Content(text, markup, self.parse_mode, on_replaced or self.on_replaced)
+        if urgency is Urgency.NOW:
+            return await self._deliver(key, slot, content, slot.seq)
+        pending = slot.pending
+        if pending is not None:
+            self.stats.coalesced += 1
+            pending.content, pending.seq = content, slot.seq
+            if urgency is Urgency.SOON:
+                pending.urgency = Urgency.SOON  # the faster of the two wins
+        else:
+            slot.pending = _Pending(content, slot.seq, self.clock(), urgency)
+        self._kick()
+        return message_id
+
+    async def flush(self) -> None:
+        """Send every pending edit now and wait for everything in flight."""
+        for key, slot in list(self._slots.items()):
+            if slot.pending is not None and not slot.pending.firing:
+                self._fire(key, slot)
+        while self._inflight:
+            await asyncio.gather(*list(self._inflight), return_exceptions=True)
+
+    async def aclose(self) -> None:
+        """Flush, then stop the scheduler (the bot and its session stay open)."""
+        await self.flush()
+        self._closed = True
+        if self._runner is not None:
+            self._runner.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._runner
+            self._runner = None
+
+    # ------------------------------------------------------------------ internals
+    def _slot(self, key: tuple[int, int]) -> _Slot:
+        slot = self._slots.get(key)
+        if slot is None:
+            if len(self._slots) >= 10_000:
+                self._sweep()
+            slot = self._slots[key] = _Slot()
+        return slot
+
+    def _sweep(self) -> None:
+        """Forget idle messages (nothing pending, not being edited, throttle over)."""
+        horizon = self.clock() - self.table_delay
+        for key, slot in list(self._slots.items()):
+            if slot.pending is None and not slot.lock.locked() and slot.last_sent < horizon:
+                del self._slots[key]
+
+    def _due(self, slot: _Slot) -> float:
+        p = slot.pending
+        assert p is not None
+        due = p.created + self.soon_delay
+        if p.urgency is Urgency.TABLE:
+            due = max(due, slot.last_sent + self.table_delay)
+        return due
+
+    def _kick(self) -> None:
+        if self._runner is None or self._runner.done():
+            self._runner = asyncio.get_running_loop().create_task(self._run())
+        else:
+            self._wake.set()
+
+    def _fire(self, key: tuple[int, int], slot: _Slot) -> None:
+        assert slot.pending is not None
+        slot.pending.firing = True
+        task = asyncio.get_running_loop().create_task(self._deliver_pending(key, slot))
+        self._inflight.add(task)
+        task.add_done_callback(self._inflight.discard)
+
+    async def _run(self) -> None:
+        """The scheduler: fires pending edits when due, sleeps until the next."""
+        while True:
+            waiting = [
+                (key, slot)
+                for key, slot in self._slots.items()
+                if slot.pending is not None and not slot.pending.firing
+            ]
+            if not waiting:
+                return
+            now = self.clock()
+            next_due = float("inf")
+            for key, slot in waiting:
+                due = self._due(slot)
+                if due <= now:
+                    self._fire(key, slot)
+                else:
+                    next_due = min(next_due, due)
+            if next_due == float("inf"):
+                await asyncio.sleep(0)
+                continue
+            self._wake.clear()
+            sleeper = asyncio.ensure_future(self.sleep(next_due - now))
+            waker = asyncio.ensure_future(self._wake.wait())
+            try:
+                await asyncio.wait({sleeper, waker}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for t in (sleeper, waker):
+                    if not t.done():
+                        t.cancel()
+                        with contextlib.suppress(asyncio.CancelledError):
+                            await t
+
+    async def _deliver_pending(self, key: tuple[int, int], slot: _Slot) -> None:
+        try:
+            await self._deliver(key, slot, None, 0)
+        except Exception:
+            log.exception("deferred edit of %s failed", key)
+
+    async def _deliver(
+        self, key: tuple[int, int], slot: _Slot, content: _Content | None, seq: int
+    ) -> int | None:
+        """Edit the message (``content`` None: the newest pending content, taken
+        once the message's lock is ours); never after newer content went out."""
+        chat_id, message_id = key
+        async with slot.lock:
+            if content is None:
+                pending, slot.pending = slot.pending, None
+                if pending is None:
+                    return message_id
+                content, seq = pending.content, pending.seq
+            elif slot.pending is not None and slot.pending.seq < seq and not slot.pending.firing:
+                slot.pending = None  # a NOW edit supersedes an older pending one
+                self.stats.coalesced += 1
+            if seq <= slot.sent_seq:
+                self.stats.coalesced += 1
+                return message_id
+            slot.sent_seq = seq
+            slot.last_sent = self.clock()
+            try:
+                await self.bot.edit_message_text(
+                    text=content.text,
+                    chat_id=chat_id,
+                    message_id=message_id,
+                    reply_markup=content.markup,
+                    parse_mode=content.parse_mode,
+                )
+            except TelegramForbiddenError:
+                return None
+            except TelegramBadRequest as exc:
+                if not any(reason in exc.message for reason in GONE):
+                    raise
+                return await self._replace(key, content)
+            return message_id
+
+    async def _replace(self, key: tuple[int, int], content: _Content) -> int | None:
+        """The message is gone: send the content as a new one."""
+        chat_id, old_id = key
+        msg = await self.send(chat_id, content.text, content.markup, parse_mode=content.parse_mode)
+        if msg is None:
+            return None
+        self._moved[key] = msg.message_id
+        while len(self._moved) > 10_000:
+            self._moved.popitem(last=False)
+        if content.on_replaced is not None:
+            await content.on_replaced(chat_id, old_id, msg.message_id)
+        return msg.message_id

@@ -1,0 +1,333 @@
+"""Every outgoing Bot API call passes through :class:`Outgoing`, an aiogram
+session request middleware (``install(bot, limiter, on_forbidden=...)``):
+
+* **no-op edits dropped** -- ``editMessageText`` / ``editMessageReplyMarkup``
+  whose text and keyboard equal what the message shows are answered ``True``
+  without calling Telegram; a "message is not modified" 400 counts as success.
+* **flood limits** -- sends and edits to a chat first wait on the shared Redis
+  token buckets (:class:`engine.live.ratelimit.RateLimiter`); answering
+  callback or inline queries, ``getUpdates``, ``setMyCommands`` etc. are not
+  limited.
+* **429** -- sleeps ``retry_after`` and retries (at most ``max_retries`` times).
+* **403** -- a private chat calls ``on_forbidden(user_id)`` (the bot hands his
+  seat to the AI), a group calls ``on_kicked(chat_id)``; the error is then
+  re-raised as aiogram's ``TelegramForbiddenError`` (``Delivery`` turns it into
+  ``None``; for direct calls register :func:`ignore_forbidden` as an errors
+  handler).
+
+What a message shows is remembered as two short digests (text, keyboard):
+
+* with a limiter: in Redis, in the SAME script round trip that takes the flood
+  tokens (an allowed edit records its content there), plus one ``SET`` after a
+  send.  Shared by every bot process, so process A cannot drop an edit as a
+  "no-op" when process B changed the message meanwhile -- the danger of a
+  per-process memory, where dropping a needed edit leaves a stale message.
+* without one (tests, a single process): a bounded in-process LRU.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from aiogram import Bot
+from aiogram.client.session.middlewares.base import BaseRequestMiddleware, NextRequestMiddlewareType
+from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError, TelegramRetryAfter
+from aiogram.methods import Response, TelegramMethod
+from aiogram.methods.base import TelegramType
+from aiogram.types import ErrorEvent, Message
+
+from engine.live.ratelimit import NOOP, RateLimiter
+
+log = logging.getLogger(__name__)
+
+Hook = Callable[[int], Awaitable[Any]]
+Sleep = Callable[[float], Awaitable[Any]]
+
+NOT_MODIFIED = "message is not modified"
+EDITS = frozenset({"editMessageText", "editMessageReplyMarkup"})
+_TEXT_FIELDS = ("text", "parse_mode", "entities", "link_preview_options", "rich_message")
+_FORWARDS = frozenset({"copyMessage", "copyMessages", "forwardMessage", "forwardMessages"})
+
+
+def is_limited(api_method: str) -> bool:
+    """Does a call put a message into a chat (and so count against the flood limits)?"""
+    if api_method.startswith("send"):
+        return api_method != "sendChatAction"
+    return api_method.startswith("editMessage") or api_method in _FORWARDS
+
+
+@dataclass
+class OutgoingStats:
+    """Counts of what went out (shared by :class:`Outgoing` and ``Delivery``)."""
+
+    sent: int = 0  # messages sent (any send method that succeeded)
+    edited: int = 0  # edits Telegram applied
+    coalesced: int = 0  # pending edits dropped because newer content replaced them
+    noop: int = 0  # edits dropped as changing nothing (+ "not modified" answers)
+    retry_after: int = 0  # 429 answers received
+    forbidden: int = 0  # 403 answers received
+    waits: int = 0  # times a call waited on the flood limiter
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+class _LocalMemory:
+    """What each message shows, in process memory (bounded LRU)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._d: OrderedDict[tuple[int, int], tuple[str, str]] = OrderedDict()
+
+    def admit(self, key: tuple[int, int], text: str | None, markup: str) -> bool:
+        """True (and remembered) when the edit changes something."""
+        cur = self._d.get(key)
+        new = (text if text is not None else (cur[0] if cur else "?"), markup)
+        if cur == new:
+            self._d.move_to_end(key)
+            return False
+        self.set(key, new)
+        return True
+
+    def set(self, key: tuple[int, int], value: tuple[str, str]) -> None:
+        self._d[key] = value
+        self._d.move_to_end(key)
+        while len(self._d) > self.size:
+            self._d.popitem(last=False)
+
+    def forget(self, key: tuple[int, int]) -> None:
+        self._d.pop(key, None)
+
+
+def _digest(value: Any) -> str:
+    raw = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.blake2b(raw.encode(), digest_size=8).hexdigest()
+
+
+def content_digests(bot: Bot, method: TelegramMethod[Any]) -> tuple[str | None, str]:
+    """(text digest or None for a markup-only edit, keyboard digest) of a send or edit,
+    from the values as they go on the wire (bot defaults such as parse_mode applied)."""
+    data = method.model_dump(warnings=False)
+
+    def prepared(name: str) -> Any:
+        return bot.session.prepare_value(data.get(name), bot=bot, files={})
+
+    markup = _digest(prepared("reply_markup"))
+    if method.__api_method__ == "editMessageReplyMarkup":
+        return None, markup
+    return _digest([prepared(name) for name in _TEXT_FIELDS]), markup
+
+
+class Outgoing(BaseRequestMiddleware):
+    """The request middleware (see the module docstring).
+
+    ``limiter``: the shared Redis buckets (None: no flood limiting, in-process
+    no-op memory).  ``sleep`` is injectable (tests move a fake clock).
+    ``max_wait``: past this many seconds of limiter waits a call goes out anyway
+    (a 429 is then retried).
+    """
+
+    def __init__(
+        self,
+        limiter: RateLimiter | None = None,
+        *,
+        on_forbidden: Hook | None = None,
+        on_kicked: Hook | None = None,
+        max_retries: int = 3,
+        sleep: Sleep = asyncio.sleep,
+        max_wait: float = 120.0,
+        memory_size: int = 20_000,
+        stats: OutgoingStats | None = None,
+    ) -> None:
+        self.limiter = limiter
+        self.on_forbidden = on_forbidden
+        self.on_kicked = on_kicked
+        self.max_retries = max_retries
+        self.sleep = sleep
+        self.max_wait = max_wait
+        self.stats = stats or OutgoingStats()
+        self._memory = _LocalMemory(memory_size)
+        self._in_hook: set[int] = set()
+        self._background: set[asyncio.Task[None]] = set()
+
+    # ------------------------------------------------------------ the middleware
+    async def __call__(
+        self,
+        make_request: NextRequestMiddlewareType[TelegramType],
+        bot: Bot,
+        method: TelegramMethod[TelegramType],
+    ) -> Response[TelegramType]:
+        name = method.__api_method__
+        raw_chat = getattr(method, "chat_id", None)
+        chat_id = raw_chat if isinstance(raw_chat, int) else None
+        message_id = getattr(method, "message_id", None)
+        key: tuple[int, int] | None = None
+        digests: tuple[str | None, str] | None = None
+        if chat_id is not None and (name == "sendMessage" or name in EDITS):
+            digests = content_digests(bot, method)
+            if name in EDITS and isinstance(message_id, int):
+                key = (chat_id, message_id)
+        if is_limited(name) and not await self._admit(chat_id, key, digests):
+            self.stats.noop += 1
+            return _done()
+        try:
+            response = await self._send(make_request, bot, method, chat_id)
+        except TelegramBadRequest as exc:
+            if key is not None and NOT_MODIFIED in exc.message:
+                self.stats.noop += 1  # the digest admitted above is what it shows
+                return _done()
+            await self._forget(key)
+            raise
+        except asyncio.CancelledError:
+            self._forget_later(key)
+            raise
+        except Exception:
+            await self._forget(key)
+            raise
+        if name in EDITS:
+            self.stats.edited += 1
+        elif is_limited(name):
+            self.stats.sent += 1
+        result: Any = response  # the chain yields the result (see _done)
+        if name == "sendMessage" and chat_id is not None and isinstance(result, Message):
+            assert digests is not None and digests[0] is not None
+            await self._remember((chat_id, result.message_id), digests[0], digests[1])
+        return response
+
+    async def _send(
+        self,
+        make_request: NextRequestMiddlewareType[TelegramType],
+        bot: Bot,
+        method: TelegramMethod[TelegramType],
+        chat_id: int | None,
+    ) -> Response[TelegramType]:
+        """The call, retried after 429s; 403s reported to the hooks."""
+        attempt = 0
+        while True:
+            try:
+                return await make_request(bot, method)
+            except TelegramRetryAfter as exc:
+                self.stats.retry_after += 1
+                attempt += 1
+                if attempt > self.max_retries:
+                    raise
+                log.warning("429 on %s: retry after %s s", method.__api_method__, exc.retry_after)
+                await self.sleep(exc.retry_after)
+                if is_limited(method.__api_method__):
+                    await self._admit(chat_id, None, None)
+            except TelegramForbiddenError:
+                self.stats.forbidden += 1
+                if chat_id is not None:
+                    await self._forbidden(chat_id)
+                raise
+
+    # ------------------------------------------------------------ limiter & memory
+    async def _admit(
+        self,
+        chat_id: int | None,
+        key: tuple[int, int] | None,
+        digests: tuple[str | None, str] | None,
+    ) -> bool:
+        """Wait for the flood tokens; False when the edit would change nothing."""
+        if self.limiter is None:
+            if key is not None and digests is not None:
+                return self._memory.admit(key, *digests)
+            return True
+        waited = 0.0
+        while True:
+            if key is not None and digests is not None:
+                delay = await self.limiter.acquire_edit(key[0], key[1], *digests)
+            else:
+                delay = await self.limiter.acquire(chat_id)
+            if delay == NOOP:
+                return False
+            if delay <= 0:
+                return True
+            if waited >= self.max_wait:
+                log.warning(
+                    "flood limiter: gave up waiting after %.0f s (chat %s)", waited, chat_id
+                )
+                return True
+            self.stats.waits += 1
+            await self.sleep(delay)
+            waited += delay
+
+    async def _remember(self, key: tuple[int, int], text: str, markup: str) -> None:
+        if self.limiter is None:
+            self._memory.set(key, (text, markup))
+        else:
+            await self.limiter.remember(key[0], key[1], text, markup)
+
+    async def _forget(self, key: tuple[int, int] | None) -> None:
+        """An edit failed: what the message shows is not known any more."""
+        if key is None:
+            return
+        if self.limiter is None:
+            self._memory.forget(key)
+        else:
+            try:
+                await self.limiter.forget(*key)
+            except Exception:  # never hide the original error
+                log.exception("could not forget the digest of %s", key)
+
+    def _forget_later(self, key: tuple[int, int] | None) -> None:
+        """Cancelled mid-call: forget without awaiting (the edit may not have landed)."""
+        if key is None:
+            return
+        self._memory.forget(key)
+        if self.limiter is not None:
+            task = asyncio.get_running_loop().create_task(self._forget(key))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    async def _forbidden(self, chat_id: int) -> None:
+        hook = self.on_forbidden if chat_id > 0 else self.on_kicked
+        if hook is None or chat_id in self._in_hook:  # the hook's own calls may fail too
+            return
+        self._in_hook.add(chat_id)
+        try:
+            await hook(chat_id)
+        except Exception:
+            log.exception("on_forbidden/on_kicked hook failed for %s", chat_id)
+        finally:
+            self._in_hook.discard(chat_id)
+
+
+def _done() -> Any:
+    """What a dropped edit answers: ``True``, as for an inline message.  (aiogram's
+    middleware chain is annotated with ``Response`` but carries the call's result:
+    ``AiohttpSession.make_request`` returns ``response.result``.)"""
+    return True
+
+
+def find_outgoing(bot: Bot) -> Outgoing | None:
+    """The :class:`Outgoing` installed on the bot's session, if any."""
+    for middleware in bot.session.middleware:
+        if isinstance(middleware, Outgoing):
+            return middleware
+    return None
+
+
+def install(bot: Bot, limiter: RateLimiter | None = None, **options: Any) -> Outgoing:
+    """Put an :class:`Outgoing` on the bot's session (once) and return it."""
+    found = find_outgoing(bot)
+    if found is not None:
+        return found
+    outgoing = Outgoing(limiter, **options)
+    bot.session.middleware(outgoing)
+    return outgoing
+
+
+async def ignore_forbidden(event: ErrorEvent) -> bool:
+    """An errors handler for the dispatcher: a 403 (already reported to the hooks)
+    ends the update quietly.  ``dp.errors.register(ignore_forbidden,
+    ExceptionTypeFilter(TelegramForbiddenError))``"""
+    log.info("forbidden: %s", event.exception)
+    return True

@@ -1,0 +1,453 @@
+"""The outgoing middleware and coalesced delivery against the fake Bot API with
+its flood limits ON, the shared Redis limiter, and one manual clock for all."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TypeVar
+
+import pytest
+import redis.asyncio as aredis
+from aiogram import Bot
+from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
+from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
+
+from engine.live.ratelimit import RateLimitConfig, RateLimiter
+from telegram_bot.delivery import Delivery, Urgency
+from telegram_bot.fake_api import Chat, FakeTelegram, ManualClock, RateLimits, SimUser
+from telegram_bot.fake_api import Message as MessageRecord
+from telegram_bot.outgoing import Outgoing, find_outgoing, install, is_limited
+
+T = TypeVar("T")
+
+
+def kb(*labels: str) -> InlineKeyboardMarkup:
+    return InlineKeyboardMarkup(
+        inline_keyboard=[[InlineKeyboardButton(text=x, callback_data=x) for x in labels]]
+    )
+
+
+def bot_messages(fake: FakeTelegram, chat: Chat) -> list[MessageRecord]:
+    """The bot's messages in a chat as they are now (the users' own left out)."""
+    return [m for m in fake.messages(chat) if m.from_id == fake.bot_user.id]
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+class VirtualTime:
+    """Sleeping moves the shared manual clock -- but only while every worker of
+    :meth:`run` sleeps, to the earliest wake-up (a tiny discrete-event loop), so
+    no request is in flight while time jumps.  Outside ``run`` a sleep simply
+    advances the clock."""
+
+    def __init__(self, clock: ManualClock) -> None:
+        self.clock = clock
+        self.active = 0
+        self.wakeups: list[float] = []
+
+    async def sleep(self, seconds: float) -> None:
+        target = self.clock.now + seconds
+        self.wakeups.append(target)
+        try:
+            while self.clock.now < target:
+                if len(self.wakeups) >= self.active:
+                    self.clock.now = max(self.clock.now, min(self.wakeups))
+                    await asyncio.sleep(0)  # the earliest sleeper wakes first
+                else:
+                    await asyncio.sleep(0.001)
+        finally:
+            self.wakeups.remove(target)
+        await asyncio.sleep(0)
+
+    async def run(self, *coros: Awaitable[T]) -> list[T]:
+        async def worker(coro: Awaitable[T]) -> T:
+            try:
+                return await coro
+            finally:
+                self.active -= 1
+
+        self.active += len(coros)
+        return list(await asyncio.gather(*(worker(c) for c in coros)))
+
+
+@pytest.fixture
+def vtime(clock: ManualClock) -> VirtualTime:
+    return VirtualTime(clock)
+
+
+@pytest.fixture
+def sleep(vtime: VirtualTime) -> Callable[[float], Awaitable[None]]:
+    return vtime.sleep
+
+
+@pytest.fixture
+async def fake(clock: ManualClock) -> AsyncIterator[FakeTelegram]:
+    async with FakeTelegram(limits=RateLimits(), clock=clock) as server:
+        yield server
+
+
+@pytest.fixture
+async def bot(fake: FakeTelegram) -> AsyncIterator[Bot]:
+    bot = fake.make_bot()
+    yield bot
+    await bot.session.close()
+
+
+@pytest.fixture
+async def limiter(
+    redis_url: str, redis_prefix: str, clock: ManualClock
+) -> AsyncIterator[RateLimiter]:
+    lim = RateLimiter(
+        aredis.Redis.from_url(redis_url),
+        RateLimitConfig(prefix=redis_prefix),
+        clock=clock,
+        owns_client=True,
+    )
+    yield lim
+    await lim.aclose()
+
+
+@pytest.fixture
+def forbidden_calls() -> list[int]:
+    return []
+
+
+@pytest.fixture
+def outgoing(
+    bot: Bot,
+    limiter: RateLimiter,
+    sleep: Callable[[float], Awaitable[None]],
+    forbidden_calls: list[int],
+) -> Outgoing:
+    async def on_forbidden(user_id: int) -> None:
+        forbidden_calls.append(user_id)
+
+    return install(bot, limiter, sleep=sleep, on_forbidden=on_forbidden)
+
+
+@pytest.fixture
+async def delivery(
+    bot: Bot,
+    outgoing: Outgoing,
+    clock: ManualClock,
+    sleep: Callable[[float], Awaitable[None]],
+) -> AsyncIterator[Delivery]:
+    d = Delivery(bot, clock=clock, sleep=sleep)
+    yield d
+    await d.aclose()
+
+
+@pytest.fixture
+def alice(fake: FakeTelegram) -> SimUser:
+    user = fake.add_user("Alice")
+    user.start()
+    return user
+
+
+def test_limited_methods() -> None:
+    assert is_limited("sendMessage") and is_limited("editMessageText")
+    assert is_limited("editMessageReplyMarkup") and is_limited("copyMessage")
+    for name in ("answerCallbackQuery", "getUpdates", "answerInlineQuery", "setMyCommands"):
+        assert not is_limited(name)
+    assert not is_limited("sendChatAction") and not is_limited("deleteMessage")
+
+
+async def test_install_once(bot: Bot, outgoing: Outgoing) -> None:
+    assert install(bot) is outgoing
+    assert find_outgoing(bot) is outgoing
+    assert sum(isinstance(m, Outgoing) for m in bot.session.middleware) == 1
+
+
+# ---------------------------------------------------------------- the middleware
+async def test_noop_edits_are_dropped(
+    fake: FakeTelegram, bot: Bot, outgoing: Outgoing, alice: SimUser, clock: ManualClock
+) -> None:
+    msg = await bot.send_message(alice.id, "hand 1", reply_markup=kb("a"))
+    clock.advance(5)
+    # the same content as sent: Telegram is not asked
+    assert (
+        await bot.edit_message_text(
+            "hand 1", chat_id=alice.id, message_id=msg.message_id, reply_markup=kb("a")
+        )
+        is True
+    )
+    assert (
+        await bot.edit_message_reply_markup(
+            chat_id=alice.id, message_id=msg.message_id, reply_markup=kb("a")
+        )
+        is True
+    )
+    assert fake.stats.calls["editMessageText"] == 0
+    assert fake.stats.calls["editMessageReplyMarkup"] == 0
+    # a real change goes out; repeating it does not
+    await bot.edit_message_text(
+        "hand 2", chat_id=alice.id, message_id=msg.message_id, reply_markup=kb("a")
+    )
+    clock.advance(5)
+    await bot.edit_message_text(
+        "hand 2", chat_id=alice.id, message_id=msg.message_id, reply_markup=kb("a")
+    )
+    # a keyboard-only change goes out, and then the text edit with it is a no-op
+    await bot.edit_message_reply_markup(
+        chat_id=alice.id, message_id=msg.message_id, reply_markup=kb("b")
+    )
+    clock.advance(5)
+    await bot.edit_message_text(
+        "hand 2", chat_id=alice.id, message_id=msg.message_id, reply_markup=kb("b")
+    )
+    assert fake.stats.calls["editMessageText"] == 1
+    assert fake.stats.calls["editMessageReplyMarkup"] == 1
+    [shown] = bot_messages(fake, alice.chat)
+    assert shown.text == "hand 2" and shown.edits == 2
+    assert shown.button_texts == ["b"]
+    assert outgoing.stats.noop == 4 and outgoing.stats.edited == 2 and outgoing.stats.sent == 1
+    assert not fake.stats.errors
+
+
+async def test_not_modified_from_telegram_is_success(
+    fake: FakeTelegram, bot: Bot, outgoing: Outgoing, alice: SimUser, limiter: RateLimiter
+) -> None:
+    msg = await bot.send_message(alice.id, "hello")
+    # another process's memory of it is lost: Telegram answers "not modified"
+    await limiter.forget(alice.id, msg.message_id)
+    assert await bot.edit_message_text("hello", chat_id=alice.id, message_id=msg.message_id)
+    assert fake.stats.errors[("editMessageText", 400)] == 1
+    assert outgoing.stats.noop == 1
+    # ... and from then on the content is known again: no second call
+    assert await bot.edit_message_text("hello", chat_id=alice.id, message_id=msg.message_id)
+    assert fake.stats.calls["editMessageText"] == 1
+
+
+async def test_failed_edit_forgets_the_content(
+    fake: FakeTelegram, bot: Bot, outgoing: Outgoing, alice: SimUser, limiter: RateLimiter
+) -> None:
+    with pytest.raises(TelegramBadRequest, match="not found"):
+        await bot.edit_message_text("x", chat_id=alice.id, message_id=999)
+    assert await limiter.last_digest(alice.id, 999) is None
+
+
+async def test_other_processes_share_the_memory(
+    fake: FakeTelegram,
+    bot: Bot,
+    outgoing: Outgoing,
+    alice: SimUser,
+    limiter: RateLimiter,
+    sleep: Callable[[float], Awaitable[None]],
+    clock: ManualClock,
+) -> None:
+    """Process B changed the message: process A's edit back is not a no-op."""
+    bot_b = fake.make_bot()
+    try:
+        install(bot_b, limiter, sleep=sleep)
+        msg = await bot.send_message(alice.id, "v1")
+        clock.advance(5)
+        await bot_b.edit_message_text("v2", chat_id=alice.id, message_id=msg.message_id)
+        clock.advance(5)
+        await bot.edit_message_text("v1", chat_id=alice.id, message_id=msg.message_id)
+        assert bot_messages(fake, alice.chat)[0].text == "v1"
+        assert fake.stats.calls["editMessageText"] == 2
+    finally:
+        await bot_b.session.close()
+
+
+async def test_burst_to_one_chat_gets_no_429(
+    fake: FakeTelegram, bot: Bot, outgoing: Outgoing, alice: SimUser, vtime: VirtualTime
+) -> None:
+    msgs = await vtime.run(*(bot.send_message(alice.id, f"m{i}") for i in range(12)))
+    for i, m in enumerate(msgs[:6]):
+        await bot.edit_message_text(f"e{i}", chat_id=alice.id, message_id=m.message_id)
+    assert fake.stats.retry_after == 0
+    assert fake.stats.calls["sendMessage"] == 12
+    assert outgoing.stats.waits > 0 and outgoing.stats.retry_after == 0
+    assert sorted(m.text or "" for m in bot_messages(fake, alice.chat)) == sorted(
+        [f"e{i}" for i in range(6)] + [m.text or "" for m in msgs[6:]]
+    )
+
+
+async def test_burst_to_a_group_gets_no_429(
+    fake: FakeTelegram, bot: Bot, outgoing: Outgoing, alice: SimUser, vtime: VirtualTime
+) -> None:
+    group = alice.create_group("Table")
+    alice.add_bot_to(group)
+    await vtime.run(
+        *(bot.send_message(group.id, f"g{i}") for i in range(30)),
+        *(bot.send_message(alice.id, f"p{i}") for i in range(5)),
+    )
+    assert fake.stats.retry_after == 0
+    assert fake.stats.calls["sendMessage"] == 35
+
+
+async def test_429_is_retried_after_retry_after(
+    fake: FakeTelegram, bot: Bot, alice: SimUser, sleep: Callable[[float], Awaitable[None]]
+) -> None:
+    """Without the limiter the fake answers 429; the middleware sleeps and retries."""
+    slept: list[float] = []
+
+    async def recording_sleep(seconds: float) -> None:
+        slept.append(seconds)
+        await sleep(seconds)
+
+    out = install(bot, None, sleep=recording_sleep)
+    for i in range(5):
+        await bot.send_message(alice.id, f"m{i}")
+    assert fake.stats.retry_after == 2  # burst 3, then one 429 each
+    assert out.stats.retry_after == 2 and out.stats.sent == 5
+    assert slept == [1, 1]
+    assert [m.text for m in bot_messages(fake, alice.chat)] == [f"m{i}" for i in range(5)]
+
+
+async def test_429_retries_are_bounded(fake: FakeTelegram, bot: Bot, alice: SimUser) -> None:
+    from aiogram.exceptions import TelegramRetryAfter
+
+    async def no_sleep(seconds: float) -> None:  # the clock never moves
+        await asyncio.sleep(0)
+
+    out = install(bot, None, sleep=no_sleep, max_retries=2)
+    for i in range(3):
+        await bot.send_message(alice.id, f"m{i}")
+    with pytest.raises(TelegramRetryAfter):
+        await bot.send_message(alice.id, "too many")
+    assert out.stats.retry_after == 3
+
+
+async def test_403_calls_the_hook(
+    fake: FakeTelegram, bot: Bot, outgoing: Outgoing, forbidden_calls: list[int]
+) -> None:
+    bob = fake.add_user("Bob")  # never pressed Start
+    with pytest.raises(TelegramForbiddenError):
+        await bot.send_message(bob.id, "your cards")
+    assert forbidden_calls == [bob.id]
+    assert outgoing.stats.forbidden == 1
+    # callback answers and the like pass untouched (and unlimited)
+    await bot.get_me()
+    assert outgoing.stats.sent == 0
+
+
+async def test_hook_reentry_is_guarded(fake: FakeTelegram, bot: Bot, limiter: RateLimiter) -> None:
+    bob = fake.add_user("Bob")
+    calls: list[int] = []
+
+    async def on_forbidden(user_id: int) -> None:
+        calls.append(user_id)
+        await bot.send_message(user_id, "again")  # fails too: no recursion
+
+    install(bot, limiter, on_forbidden=on_forbidden)
+    with pytest.raises(TelegramForbiddenError):
+        await bot.send_message(bob.id, "x")
+    assert calls == [bob.id]
+
+
+# ---------------------------------------------------------------- Delivery
+async def test_delivery_send_and_forbidden(
+    fake: FakeTelegram, delivery: Delivery, alice: SimUser, forbidden_calls: list[int]
+) -> None:
+    msg = await delivery.send(alice.id, "<b>hi</b>", kb("x"))
+    assert msg is not None and bot_messages(fake, alice.chat)[0].text == "hi"
+    alice.block()
+    assert await delivery.send(alice.id, "hi again") is None
+    assert await delivery.edit(alice.id, msg.message_id, "changed", kb("x")) is None
+    assert forbidden_calls == [alice.id, alice.id]
+    assert delivery.stats.forbidden == 2
+
+
+async def test_now_edits_at_once_and_keeps_the_keyboard(
+    fake: FakeTelegram, delivery: Delivery, alice: SimUser
+) -> None:
+    msg = await delivery.send(alice.id, "v1", kb("play"))
+    assert msg is not None
+    assert await delivery.edit(alice.id, msg.message_id, "v2", kb("play")) == msg.message_id
+    shown = bot_messages(fake, alice.chat)[0]
+    assert shown.text == "v2" and shown.button_texts == ["play"]
+    await delivery.edit(alice.id, msg.message_id, "v2", kb("play"))  # no-op
+    assert shown.edits == 1 and delivery.stats.noop == 1
+
+
+async def test_soon_edits_coalesce_to_the_newest(
+    fake: FakeTelegram, delivery: Delivery, alice: SimUser
+) -> None:
+    msg = await delivery.send(alice.id, "v0", kb("a"))
+    assert msg is not None
+    for i in range(1, 6):
+        await delivery.edit(alice.id, msg.message_id, f"v{i}", kb("a"), Urgency.SOON)
+    assert bot_messages(fake, alice.chat)[0].text == "v0"  # nothing yet
+    await delivery.flush()
+    shown = bot_messages(fake, alice.chat)[0]
+    assert shown.text == "v5" and shown.edits == 1
+    assert delivery.stats.coalesced == 4 and delivery.stats.edited == 1
+    assert fake.stats.calls["editMessageText"] == 1
+
+
+async def test_scheduler_sends_pending_edits_when_due(
+    fake: FakeTelegram, delivery: Delivery, alice: SimUser, clock: ManualClock
+) -> None:
+    msg = await delivery.send(alice.id, "v0")
+    assert msg is not None
+    start = clock.now
+    await delivery.edit(alice.id, msg.message_id, "v1", urgency=Urgency.SOON)
+    await delivery.edit(alice.id, msg.message_id, "v2", urgency=Urgency.SOON)
+    await fake.world.wait_for(lambda: bot_messages(fake, alice.chat)[0].text == "v2")
+    assert clock.now >= start + delivery.soon_delay  # it waited on the (manual) clock
+    assert bot_messages(fake, alice.chat)[0].edits == 1
+
+
+async def test_table_edits_are_throttled(
+    fake: FakeTelegram, delivery: Delivery, alice: SimUser, clock: ManualClock
+) -> None:
+    group = alice.create_group("Table")
+    alice.add_bot_to(group)
+    msg = await delivery.send(group.id, "t0")
+    assert msg is not None
+    sent_at: list[float] = []
+    for round_no in range(1, 4):
+        for i in range(3):
+            await delivery.edit(group.id, msg.message_id, f"t{round_no}.{i}", urgency=Urgency.TABLE)
+        want = f"t{round_no}.2"
+        await fake.world.wait_for(lambda w=want: bot_messages(fake, group)[0].text == w)
+        sent_at.append(clock.now)
+    assert bot_messages(fake, group)[0].edits == 3
+    assert delivery.stats.coalesced == 6
+    assert all(b - a >= delivery.table_delay for a, b in itertools.pairwise(sent_at))
+    assert fake.stats.retry_after == 0
+
+
+async def test_now_supersedes_pending_and_order_is_kept(
+    fake: FakeTelegram, delivery: Delivery, alice: SimUser
+) -> None:
+    msg = await delivery.send(alice.id, "v0")
+    assert msg is not None
+    await delivery.edit(alice.id, msg.message_id, "old", urgency=Urgency.SOON)
+    await delivery.edit(alice.id, msg.message_id, "new", urgency=Urgency.NOW)
+    await delivery.flush()
+    shown = bot_messages(fake, alice.chat)[0]
+    assert shown.text == "new" and shown.edits == 1
+    assert delivery.stats.coalesced == 1
+    assert [o["text"] for o in fake.world.outbox] == ["v0", "new"]
+
+
+async def test_gone_message_is_sent_anew(
+    fake: FakeTelegram, bot: Bot, delivery: Delivery, alice: SimUser, clock: ManualClock
+) -> None:
+    replaced: list[tuple[int, int, int]] = []
+
+    async def on_replaced(chat: int, old: int, new: int) -> None:
+        replaced.append((chat, old, new))
+
+    delivery.on_replaced = on_replaced
+    msg = await delivery.send(alice.id, "v0", kb("a"))
+    assert msg is not None
+    await bot.delete_message(alice.id, msg.message_id)
+    clock.advance(5)
+    new_id = await delivery.edit(alice.id, msg.message_id, "v1", kb("a"))
+    assert new_id is not None and new_id != msg.message_id
+    assert replaced == [(alice.id, msg.message_id, new_id)]
+    # later edits of the old id reach the new message
+    clock.advance(5)
+    await delivery.edit(alice.id, msg.message_id, "v2", kb("a"), Urgency.SOON)
+    await delivery.flush()
+    [shown] = bot_messages(fake, alice.chat)
+    assert shown.message_id == new_id and shown.text == "v2" and shown.button_texts == ["a"]
