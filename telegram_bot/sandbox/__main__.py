@@ -1,7 +1,7 @@
 """``python -m telegram_bot.sandbox [--port N]``: the sandbox on its own.
 
 Uses ``REDIS_URL`` when set, else starts an embedded throw-away redis-server
-(:mod:`engine.live.local_redis`). Prints the page's URL and runs until Ctrl-C.
+(:mod:`engine.live.local_redis`). Prints the page's URL and runs until Ctrl-C (or SIGTERM), then stops cleanly.
 """
 
 from __future__ import annotations
@@ -11,10 +11,26 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import sys
 from collections.abc import Iterator
 
 from telegram_bot.sandbox.server import run_sandbox
+
+
+async def _serve(redis_url: str, port: int, admin_url: str | None) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+
+    def ready(url: str) -> None:
+        print(f"Sandbox: {url}  (Ctrl-C to stop)", flush=True)
+
+    await run_sandbox(
+        redis_url=redis_url, port=port, admin_url=admin_url, on_ready=ready, stop=stop
+    )
 
 
 @contextlib.contextmanager
@@ -39,17 +55,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
 
-    def ready(url: str) -> None:
-        print(f"Sandbox: {url}  (Ctrl-C to stop)", flush=True)
-
     from engine.live.local_redis import LocalRedisError
     from telegram_bot.i18n import CatalogError
 
     try:
         with _redis_url() as url, contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(
-                run_sandbox(redis_url=url, port=args.port, admin_url=args.admin_url, on_ready=ready)
-            )
+            asyncio.run(_serve(url, args.port, args.admin_url))
     except (LocalRedisError, CatalogError) as exc:
         sys.stderr.write(f"{exc}\n")
         return 2

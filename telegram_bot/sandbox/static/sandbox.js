@@ -14,6 +14,11 @@ const PRESENT = new Set(["creator", "administrator", "member", "restricted"]);
 const COLORS = ["#e17076", "#7bc862", "#65aadd", "#a695e7", "#ee7aae", "#6ec9cb", "#faa774"];
 const LANG_NAMES = { en: "English", ru: "Русский", uk: "Українська", "": "(none)" };
 const TOAST_MS = 3500;
+// Changes of the world that nothing on the page shows (no snapshot needed).
+const UNSEEN = new Set([
+  "update", "update_delivered", "callback_query", "chat_action", "commands_set",
+  "bot_settings", "webhook_set", "webhook_deleted",
+]);
 
 const state = {
   config: null,
@@ -881,14 +886,16 @@ async function follow() {
     try {
       const feed = await getJSON(`/_fake/events?since=${state.cursor}&timeout=25`);
       setStatus("online");
-      if (feed.reset) {
+      if (feed.reset || feed.version < state.cursor) {
+        // events were dropped, or the sandbox restarted: start over from a snapshot
         state.cursor = feed.version;
         await refresh();
         continue;
       }
       if (!feed.events.length) continue;
       state.cursor = feed.events[feed.events.length - 1].seq;
-      await refresh(); // render first, so answers and toasts refer to what is on screen
+      // render first, so answers and toasts refer to what is on screen
+      if (feed.events.some((event) => !UNSEEN.has(event.kind))) await refresh();
       for (const event of feed.events) onEvent(event);
     } catch (error) {
       setStatus("offline");
