@@ -11,10 +11,12 @@ The time comes from Python (``clock``, default :func:`time.time`) and is passed
 into the script, so tests drive the buckets with a fake clock and processes on
 one host agree (Redis ``TIME`` is never read).
 
-The same script can first compare a message's content digest with the one last
-sent (:meth:`RateLimiter.acquire_edit`): an edit that would change nothing
-takes no token and is reported as a no-op; an allowed edit records its digest
-in the same round trip.  Keys: :class:`engine.live.keys.Keys` (``rate_*``,
+The same script can first compare what a message shows -- two digests, of its
+text and of its keyboard, stored as ``<text>:<keyboard>`` -- with an edit
+(:meth:`RateLimiter.acquire_edit`; a keyboard-only edit compares the keyboard
+and keeps the text): an edit that would change nothing takes no token and is
+reported as :data:`NOOP`; an allowed edit records the new digests in the same
+round trip.  Keys: :class:`engine.live.keys.Keys` (``rate_*``,
 ``sent_digest``), all under the hash tag ``{rl}``.
 
 The default rates are a little stricter than the fake Bot API's buckets (per
