@@ -246,24 +246,28 @@ class GameState(RuleChecks, LegalActions):
             return
         n = self.players
         a = self.attacker
-        order = [(a + i) % n for i in range(n)]
+        order = [*range(a, n), *range(a)]
         if self.variant.has_trump:  # S13: the final defender draws last
             order.remove(self.defender)
             order.append(self.defender)
         out = self.out
+        sizes = self.sizes
+        masks = self.masks
+        history = self.history
         for s in order:
-            if s in out:
+            need = HAND_SIZE - sizes[s]
+            if need <= 0 or s in out:
                 continue
-            need = HAND_SIZE - self.sizes[s]
-            if need <= 0:
-                continue
-            drawn = []
-            while need and stock:
-                c = stock.pop()
-                self._add(s, c)
-                drawn.append(c)
-                need -= 1
-            self.history.append(_new_event(Event, ("draw", s, tuple(drawn), "")))
+            if need > len(stock):
+                need = len(stock)
+            drawn = stock[-need:][::-1]  # the top of the stock is its end
+            del stock[-need:]
+            row = self.counts[s]
+            for c in drawn:
+                row[c] += 1
+                masks[s] |= 1 << c
+            sizes[s] += need
+            history.append(_new_event(Event, ("draw", s, tuple(drawn), "")))
             if not stock:
                 break
 
