@@ -1,24 +1,118 @@
-"""Entry point: ``python -m telegram_bot`` (placeholder until the bot exists)."""
+"""``python -m telegram_bot``: run the bot.
+
+Long polling by default; webhook mode (an aiohttp server on ``WEBHOOK_HOST``:
+``WEBHOOK_PORT``, Telegram's secret token checked) when ``WEBHOOK_URL`` is set.
+With ``REDIS_URL`` unset an embedded throw-away ``redis-server`` is started (and
+said so).  Without ``BOT_TOKEN`` it explains how to get one and exits with 2.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 import sys
+from collections.abc import Iterator
 
-_MESSAGE = """\
-The Telegram bot is not built yet.
+from telegram_bot.settings import Settings
 
-When it is, it will be started with `bash .ci/dev run` (or `python -m telegram_bot`)
-and configured through environment variables:
+NO_TOKEN = """\
+BOT_TOKEN is not set, so the bot cannot connect to Telegram.
 
-  BOT_TOKEN         Telegram bot token from @BotFather (required)
-  REDIS_URL         Redis connection URL, e.g. redis://127.0.0.1:6379/0
-                    (if unset: an embedded local redis-server)
-  TELEGRAM_API_URL  Bot API server base URL (default: https://api.telegram.org)
+To get a token:
+  1. open Telegram and talk to @BotFather (https://t.me/BotFather);
+  2. send /newbot, choose a name and a username ending in "bot";
+  3. copy the token it gives you (looks like 123456789:AA...);
+  4. optional, for the Share button: send /setinline to @BotFather and pick your bot.
+Then run:
+  BOT_TOKEN=123456789:AA... bash .ci/dev run
+
+Other settings (environment variables): REDIS_URL (default: an embedded local
+redis-server), TELEGRAM_API_URL (default https://api.telegram.org), WEBHOOK_URL
+and WEBHOOK_SECRET (webhook mode instead of long polling); see the README.
 """
 
 
+@contextlib.contextmanager
+def redis_url(settings: Settings) -> Iterator[str]:
+    if settings.redis_url:
+        yield settings.redis_url
+        return
+    from engine.live.local_redis import LocalRedis
+
+    with LocalRedis() as server:
+        print(
+            f"REDIS_URL is not set: using an embedded redis-server at {server.url} "
+            "(its data is lost when the bot stops; set REDIS_URL to keep games).",
+            flush=True,
+        )
+        yield server.url
+
+
+async def run(settings: Settings) -> None:
+    from telegram_bot.app import BotApp
+
+    app = BotApp(settings)
+    try:
+        await app.setup()
+        if settings.webhook_url:
+            await run_webhook(app, settings)
+        else:
+            await app.bot.delete_webhook(drop_pending_updates=False)
+            await app.run_polling()
+    finally:
+        await app.aclose()
+
+
+async def run_webhook(app: object, settings: Settings) -> None:
+    from aiogram.webhook.aiohttp_server import SimpleRequestHandler, setup_application
+    from aiohttp import web
+
+    from telegram_bot.app import BotApp
+
+    assert isinstance(app, BotApp)
+    web_app = web.Application()
+    SimpleRequestHandler(app.dp, app.bot, secret_token=settings.webhook_secret or None).register(
+        web_app, path=settings.webhook_path
+    )
+    setup_application(web_app, app.dp, bot=app.bot)
+    runner = web.AppRunner(web_app)
+    await runner.setup()
+    site = web.TCPSite(runner, settings.webhook_host, settings.webhook_port)
+    await site.start()
+    await app.bot.set_webhook(settings.webhook_url, secret_token=settings.webhook_secret or None)
+    app.start_background()
+    print(
+        f"Webhook mode: {settings.webhook_url} -> "
+        f"{settings.webhook_host}:{settings.webhook_port}{settings.webhook_path}",
+        flush=True,
+    )
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await app.stop_background()
+        await runner.cleanup()
+
+
 def main() -> int:
-    sys.stdout.write(_MESSAGE)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    settings = Settings()
+    if not settings.bot_token:
+        sys.stderr.write(NO_TOKEN)
+        return 2
+    from telegram_bot.i18n import CatalogError, get_i18n
+
+    try:
+        get_i18n()
+    except CatalogError as e:
+        sys.stderr.write(f"{e}\n")
+        return 2
+    with redis_url(settings) as url:
+        settings = settings.model_copy(update={"redis_url": url})
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(run(settings))
     return 0
 
 

@@ -101,6 +101,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("rules", N_("Rules of both games")),
     ("stats", N_("Your statistics")),
     ("top", N_("This chat's leaderboard")),
+    ("leave", N_("Leave the game (the AI takes your seat)")),
     ("lang", N_("Change the language")),
     ("help", N_("How to play here")),
 )

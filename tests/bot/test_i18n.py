@@ -130,7 +130,7 @@ def test_rules_and_help_in_every_language():
 
 def test_bot_commands_per_language():
     names = [c for c, _ in COMMANDS]
-    assert names == ["start", "new", "play", "rules", "stats", "top", "lang", "help"]
+    assert names == ["start", "new", "play", "rules", "stats", "top", "leave", "lang", "help"]
     for lang in LANGUAGES:
         cmds = bot_commands(lang)
         assert [c.command for c in cmds] == names

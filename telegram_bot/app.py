@@ -1,0 +1,252 @@
+"""Assembling the bot: the aiogram ``Bot`` (pointed at ``TELEGRAM_API_URL``), the
+Dispatcher with its routers and middlewares, the services it injects by
+parameter name (``svc``, ``ui``, ``prefs``, ``publisher``, ``delivery``,
+``settings``), and two background tasks:
+
+* the turn-timer loop (:meth:`engine.live.TableService.run_timers`), which
+  re-renders the tables its timeout moves changed;
+* a subscriber of the service's notify channel, which re-renders tables changed
+  by other processes (timers, operators, players leaving) -- at most once per
+  version in this process.
+
+A dead Redis never stops either loop (they wait and retry); handlers answer
+with an apology (:mod:`telegram_bot.handlers.errors`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from aiogram import Bot, Dispatcher, Router
+from aiogram.client.default import DefaultBotProperties
+from aiogram.client.session.aiohttp import AiohttpSession
+from aiogram.client.telegram import TelegramAPIServer
+from aiogram.types import (
+    BotCommandScopeAllGroupChats,
+    BotCommandScopeAllPrivateChats,
+    BotCommandScopeDefault,
+)
+from redis.exceptions import RedisError
+
+from engine.live import LiveConfig, TableService, WriteResult
+from engine.live.core import Clock
+from engine.live.ui import UiStore
+from telegram_bot.delivery_api import make_delivery
+from telegram_bot.handlers import routers
+from telegram_bot.i18n import LANGUAGES, bot_commands, get_i18n
+from telegram_bot.middlewares import LocaleMiddleware, PrefsCache
+from telegram_bot.publisher import Publisher
+from telegram_bot.settings import Settings
+
+log = logging.getLogger(__name__)
+
+GROUP_COMMANDS = ("new", "rules", "stats", "top", "lang", "leave", "help")
+
+
+def build_bot(settings: Settings) -> Bot:
+    session = AiohttpSession(api=TelegramAPIServer.from_base(settings.telegram_api_url))
+    return Bot(
+        settings.bot_token,
+        session=session,
+        default=DefaultBotProperties(parse_mode="HTML", link_preview_is_disabled=True),
+    )
+
+
+def _detach(router: Router) -> Router:
+    """Module routers are singletons: let a new Dispatcher (a restart in the same
+    process, as the tests do) include them again."""
+    parent = router.parent_router
+    if parent is not None:
+        with contextlib.suppress(ValueError):
+            parent.sub_routers.remove(router)
+        router._parent_router = None
+    return router
+
+
+class BotApp:
+    """One bot process: ``await app.setup()``, then ``await app.run_polling()`` (or
+    the webhook server of ``__main__``), ``await app.aclose()`` at the end."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        bot: Bot | None = None,
+        svc: TableService | None = None,
+        clock: Clock | None = None,
+        delivery_factory: Callable[[BotApp], Any] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.bot = bot or build_bot(settings)
+        config = LiveConfig(
+            prefix=settings.redis_prefix, timeouts_to_ai=settings.ai_takeover_timeouts
+        )
+        if svc is None:
+            svc = (
+                TableService.from_url(settings.redis_url, config, clock=clock)
+                if clock is not None
+                else TableService.from_url(settings.redis_url, config)
+            )
+        self.svc = svc
+        self.ui = UiStore.of(svc)
+        self.prefs = PrefsCache(self.ui)
+        self._delivery_factory = delivery_factory or BotApp.default_delivery
+        self.delivery: Any = None
+        self.publisher: Publisher | None = None
+        self.dp = Dispatcher()
+        self.stop = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._renders: set[asyncio.Task[None]] = set()
+
+    async def setup(self) -> None:
+        me = await self.bot.me()
+        username = me.username or ""
+        self.delivery = self._delivery_factory(self)
+        self.publisher = Publisher(self.svc, self.ui, self.delivery, username)
+        dp = self.dp
+        dp["svc"] = self.svc
+        dp["ui"] = self.ui
+        dp["prefs"] = self.prefs
+        dp["publisher"] = self.publisher
+        dp["delivery"] = self.delivery
+        dp["settings"] = self.settings
+        for router in routers():
+            dp.include_router(_detach(router))
+        LocaleMiddleware(get_i18n(), self.prefs).setup(dp)
+        if self.settings.set_commands:
+            await self.set_commands()
+
+    def default_delivery(self) -> Any:
+        """Coalesced edits through the shared Redis flood limiter."""
+        return make_delivery(
+            self.bot,
+            redis=self.svc.redis if self.settings.flood_limiter else None,
+            prefix=self.settings.redis_prefix,
+            soon_delay=self.settings.soon_delay,
+            table_delay=self.settings.table_delay,
+            on_forbidden=self.on_forbidden,
+            on_replaced=self.on_replaced,
+        )
+
+    async def on_forbidden(self, user_id: int) -> None:
+        """A player blocked the bot (403): the AI plays his seat, the table sees it."""
+        assert self.publisher is not None
+        await self.prefs.update(user_id, started=False)
+        await self.publisher.hand_to_ai(user_id)
+
+    async def on_replaced(self, chat_id: int, old_id: int, new_id: int) -> None:
+        """A message we edit was gone and was sent anew: remember the new id."""
+        assert self.publisher is not None
+        await self.publisher.message_replaced(chat_id, old_id, new_id)
+
+    async def set_commands(self) -> None:
+        """The command menu per language and scope (private chats, groups)."""
+        for lang in (*LANGUAGES, None):
+            commands = bot_commands(lang or "en")
+            group = [c for c in commands if c.command in GROUP_COMMANDS]
+            for scope, cmds in (
+                (BotCommandScopeAllPrivateChats(), commands),
+                (BotCommandScopeAllGroupChats(), group),
+            ):
+                await self.bot.set_my_commands(cmds, scope=scope, language_code=lang)
+            if lang is None:
+                await self.bot.set_my_commands(commands, scope=BotCommandScopeDefault())
+
+    # ------------------------------------------------------------------ background
+    def start_background(self) -> None:
+        self.stop.clear()
+        self._tasks = [
+            asyncio.create_task(self._timers(), name="timers"),
+            asyncio.create_task(self._notifications(), name="notify"),
+        ]
+
+    async def _on_timer(self, result: WriteResult) -> None:
+        assert self.publisher is not None
+        self._spawn(self.publisher.refresh(result.table_id, min_version=result.version))
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.create_task(coro)
+        self._renders.add(task)
+        task.add_done_callback(self._render_done)
+
+    def _render_done(self, task: asyncio.Task[None]) -> None:
+        self._renders.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("re-render failed: %r", task.exception())
+
+    async def _timers(self) -> None:
+        while not self.stop.is_set():
+            try:
+                await self.svc.run_timers(
+                    self.stop, interval=self.settings.timer_interval, on_result=self._on_timer
+                )
+            except Exception:  # Redis down, ...: wait and go on
+                log.warning("timer loop failed; retrying", exc_info=True)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.stop.wait(), 1.0)
+
+    async def _notifications(self) -> None:
+        """Re-render tables written elsewhere (notify channel)."""
+        assert self.publisher is not None
+        while not self.stop.is_set():
+            pubsub = self.svc.redis.pubsub()
+            try:
+                await pubsub.subscribe(self.svc.keys.notify)
+                while not self.stop.is_set():
+                    msg = await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.5)
+                    if msg is None or msg.get("type") != "message":
+                        continue
+                    try:
+                        note = json.loads(msg["data"])
+                        tid, version = str(note["table"]), int(note["version"])
+                    except (ValueError, KeyError, TypeError):
+                        continue
+                    self._spawn(self.publisher.refresh(tid, min_version=version))
+            except (RedisError, OSError):
+                log.warning("notify subscriber failed; retrying", exc_info=True)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.stop.wait(), 1.0)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+
+    # ------------------------------------------------------------------ running
+    async def run_polling(self, **kwargs: Any) -> None:
+        """Long polling until stopped (``await app.stop_polling()``)."""
+        self.start_background()
+        try:
+            await self.dp.start_polling(
+                self.bot,
+                handle_signals=kwargs.pop("handle_signals", True),
+                close_bot_session=False,
+                **kwargs,
+            )
+        finally:
+            await self.stop_background()
+
+    async def stop_polling(self) -> None:
+        with contextlib.suppress(RuntimeError):
+            await self.dp.stop_polling()
+
+    async def stop_background(self) -> None:
+        self.stop.set()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(task, 5)
+        self._tasks = []
+        if self._renders:
+            await asyncio.gather(*self._renders, return_exceptions=True)
+
+    async def aclose(self) -> None:
+        await self.stop_background()
+        if self.delivery is not None:
+            with contextlib.suppress(Exception):
+                await self.delivery.flush()
+            await self.delivery.aclose()
+        await self.svc.aclose()
+        await self.bot.session.close()

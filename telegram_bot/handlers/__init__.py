@@ -1,0 +1,21 @@
+"""Handler routers, one per module, in the order the dispatcher tries them."""
+
+from __future__ import annotations
+
+from aiogram import Router
+
+from telegram_bot.handlers import commands, errors, game, group, inline, lobby, start
+
+
+def routers() -> list[Router]:
+    """Every router; the catch-alls (unknown commands, unknown buttons) last."""
+    return [
+        errors.router,
+        start.router,
+        lobby.router,
+        game.router,
+        inline.router,
+        group.router,
+        commands.router,
+        errors.fallback,
+    ]

@@ -1,0 +1,49 @@
+"""Last line of defence: whatever a handler could not handle gets a short apology
+(an alert for a button) and a log line; the polling loop never stops for it.
+The catch-all callback handler answers buttons nobody recognised (forged data)."""
+
+from __future__ import annotations
+
+import logging
+
+from aiogram import Router
+from aiogram.types import CallbackQuery, ErrorEvent
+from redis.exceptions import RedisError
+
+from telegram_bot import texts
+from telegram_bot.i18n import Translator, pick_language
+
+log = logging.getLogger(__name__)
+router = Router(name=__name__)
+
+
+@router.errors()
+async def on_error(event: ErrorEvent) -> bool:
+    exc = event.exception
+    if isinstance(exc, RedisError | ConnectionError | TimeoutError):
+        log.warning("storage unavailable: %s", exc)
+    else:
+        log.exception("handler failed", exc_info=exc)
+    update = event.update
+    try:
+        if update.callback_query is not None:
+            q = update.callback_query
+            _ = Translator(pick_language(q.from_user.language_code))
+            await q.answer(_(texts.SORRY), show_alert=True)
+        elif update.message is not None:
+            m = update.message
+            _ = Translator(pick_language(m.from_user.language_code if m.from_user else None))
+            await m.answer(_(texts.SORRY))
+        elif update.inline_query is not None:
+            await update.inline_query.answer([], cache_time=0)
+    except Exception:  # the apology itself failed: nothing more to do
+        log.debug("could not apologise", exc_info=True)
+    return True
+
+
+fallback = Router(name=__name__ + ".fallback")
+
+
+@fallback.callback_query()
+async def unknown_button(callback: CallbackQuery, _: Translator) -> None:
+    await callback.answer(_(texts.BAD_BUTTON), show_alert=True)

@@ -1,0 +1,116 @@
+"""Buttons of a player's hand message: a card, Play/Clear/Back, a page, an action
+(Take, Done/Pass, Transfer, Pass-ticket) -- mapped to a move by
+:func:`telegram_bot.moves.resolve` and applied through the table service with the
+version the keyboard was drawn at; and taking a seat back from the AI.
+
+Exactly one move per press: a stale version (an old keyboard, a double tap, a
+race with another player) is refused by compare-and-set and answered with a
+short alert and a fresh message; a redelivered update has the same request id
+(the callback query id) and is applied once.  The seat is always the presser's
+own: a button pressed on a message that is not his current hand message, or a
+payload that does not fit his hand, gets an alert and changes nothing."""
+
+from __future__ import annotations
+
+import asyncio
+
+from aiogram import Router
+from aiogram.types import CallbackQuery
+
+from engine import EngineError, view
+from engine.live import PLAYING, StaleVersion, TableService
+from engine.live.ui import UiStore
+from telegram_bot import texts
+from telegram_bot.callbacks import GameCb
+from telegram_bot.i18n import Translator
+from telegram_bot.keyboards import SeatCb
+from telegram_bot.moves import Selection, resolve
+from telegram_bot.publisher import Publisher
+
+router = Router(name=__name__)
+
+
+@router.callback_query(GameCb.filter())
+async def game_button(
+    callback: CallbackQuery,
+    callback_data: GameCb,
+    svc: TableService,
+    ui: UiStore,
+    publisher: Publisher,
+    _: Translator,
+) -> None:
+    user = callback.from_user.id
+    tid = callback_data.g
+    try:
+        snap = await publisher.snapshot(tid)
+    except EngineError as e:
+        await callback.answer(texts.refusal(e, _), show_alert=True)
+        return
+    table, state = snap.table, snap.loaded.state
+    seat = table.seat_of(user)
+    if seat is None:
+        await callback.answer(_(texts.REFUSALS["not_seated"]), show_alert=True)
+        return
+    message = callback.message
+    if message is None or snap.ui.hands.get(user) != message.message_id or message.chat.id != user:
+        await callback.answer(_(texts.NOT_YOUR_MESSAGE), show_alert=True)
+        return
+    if table.status != PLAYING or state is None:
+        await callback.answer(_(texts.REFUSALS["game_over"]), show_alert=True)
+        return
+    selection = Selection.from_json(snap.ui.selections.get(user))
+    if callback_data.v != snap.version:
+        await publisher.render_seat(snap, user, selection)
+        await callback.answer(_(texts.STALE), show_alert=True)
+        return
+    if table.seats[seat].ai_controlled:
+        await callback.answer(_(texts.REFUSALS["ai_controlled"]), show_alert=True)
+        return
+    outcome = resolve(view(state, seat), selection, callback_data.press)
+    if outcome.error is not None:
+        await callback.answer(_(outcome.error), show_alert=True)
+        return
+    if outcome.selection is not None:
+        await asyncio.gather(
+            ui.update_table(tid, selections={user: outcome.selection.to_json()}),
+            publisher.render_seat(snap, user, outcome.selection),
+        )
+        await callback.answer()
+        return
+    assert outcome.action is not None
+    try:
+        result = await svc.apply(
+            tid, user, outcome.action, callback_data.v, request_id=f"cb{callback.id}"[:64]
+        )
+    except StaleVersion:
+        await publisher.refresh(tid, seats=[seat], actor=user)
+        await callback.answer(_(texts.STALE), show_alert=True)
+        return
+    except EngineError as e:
+        await callback.answer(texts.refusal(e, _), show_alert=True)
+        return
+    if result.duplicate:
+        await callback.answer()
+        return
+    if selection.cards or selection.choose:
+        await ui.update_table(tid, selections={user: None})
+    seats = None if result.game_over else result.changed_seats
+    await publisher.refresh(tid, seats=seats, actor=user)  # his own message first
+    await callback.answer()
+
+
+@router.callback_query(SeatCb.filter())
+async def seat_button(
+    callback: CallbackQuery,
+    callback_data: SeatCb,
+    svc: TableService,
+    publisher: Publisher,
+    _: Translator,
+) -> None:
+    try:
+        await svc.take_seat_back(callback_data.g, callback.from_user.id)
+    except EngineError as e:
+        await callback.answer(texts.refusal(e, _), show_alert=True)
+        return
+    await callback.answer(_(texts.SEAT_BACK))
+    await publisher.refresh(callback_data.g, actor=callback.from_user.id)

@@ -1,0 +1,28 @@
+"""The bot's own membership: added to a group -> a two-line how-to; a user
+blocks or unblocks the bot -> remember whether it may write to him."""
+
+from __future__ import annotations
+
+from aiogram import Router
+from aiogram.filters import JOIN_TRANSITION, LEAVE_TRANSITION, ChatMemberUpdatedFilter
+from aiogram.types import ChatMemberUpdated
+
+from telegram_bot import texts
+from telegram_bot.i18n import Translator
+from telegram_bot.middlewares import PrefsCache
+
+router = Router(name=__name__)
+
+
+@router.my_chat_member(ChatMemberUpdatedFilter(JOIN_TRANSITION))
+async def added(event: ChatMemberUpdated, prefs: PrefsCache, chat_locale: str) -> None:
+    if event.chat.type == "private":
+        await prefs.update(event.chat.id, started=True)
+        return
+    await event.answer(Translator(chat_locale)(texts.GREETING))
+
+
+@router.my_chat_member(ChatMemberUpdatedFilter(LEAVE_TRANSITION))
+async def removed(event: ChatMemberUpdated, prefs: PrefsCache) -> None:
+    if event.chat.type == "private":  # he blocked the bot
+        await prefs.update(event.chat.id, started=False)

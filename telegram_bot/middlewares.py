@@ -1,0 +1,102 @@
+"""Middlewares: the reader's language (aiogram i18n) and what the handlers need
+to know about the user, from the UI store (:mod:`engine.live.ui`).
+
+``locale`` -- the user's language: his /lang choice, else Telegram's
+``language_code`` (ru/uk/en).  ``chat_locale`` -- the language of messages to the
+chat: in a group the group's /lang choice, else the user's.  ``_`` -- a
+:class:`telegram_bot.i18n.Translator` for ``locale``.  Preferences are cached
+for a short while in the process; a private message marks the user as having
+started the bot (so it may write to him)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiogram.types import Chat, TelegramObject, User
+from aiogram.utils.i18n import I18n
+from aiogram.utils.i18n.middleware import I18nMiddleware
+from redis.exceptions import RedisError
+
+from engine.live.ui import Prefs, UiStore
+from telegram_bot.i18n import Translator, pick_language
+
+log = logging.getLogger(__name__)
+CACHE_SECONDS = 30.0
+
+
+class PrefsCache:
+    """Preferences of users and chats with a short in-process cache."""
+
+    def __init__(self, ui: UiStore, ttl: float = CACHE_SECONDS) -> None:
+        self.ui = ui
+        self.ttl = ttl
+        self._cache: dict[int, tuple[float, Prefs]] = {}
+
+    async def get(self, who: int) -> Prefs:
+        hit = self._cache.get(who)
+        now = time.monotonic()
+        if hit is not None and hit[0] > now:
+            return hit[1]
+        prefs = await self.ui.prefs(who)
+        self.put(who, prefs)
+        return prefs
+
+    def put(self, who: int, prefs: Prefs) -> None:
+        if len(self._cache) > 50_000:
+            self._cache.clear()
+        self._cache[who] = (time.monotonic() + self.ttl, prefs)
+
+    async def update(self, who: int, **changes: Any) -> None:
+        await self.ui.set_prefs(who, **changes)
+        self._cache.pop(who, None)
+
+
+def display_name(user: User) -> str:
+    name = user.full_name.strip() or (user.username or "") or str(user.id)
+    return name[:64]
+
+
+class LocaleMiddleware(I18nMiddleware):
+    """aiogram's i18n middleware with our per-user/per-group choice of language."""
+
+    def __init__(self, i18n: I18n, prefs: PrefsCache) -> None:
+        super().__init__(i18n)
+        self.prefs = prefs
+
+    async def get_locale(self, event: TelegramObject, data: dict[str, Any]) -> str:
+        return str(data.get("locale") or pick_language(None))
+
+    async def __call__(
+        self,
+        handler: Callable[[TelegramObject, dict[str, Any]], Awaitable[Any]],
+        event: TelegramObject,
+        data: dict[str, Any],
+    ) -> Any:
+        user: User | None = data.get("event_from_user")
+        chat: Chat | None = data.get("event_chat")
+        locale = pick_language(user.language_code if user else None)
+        chat_locale = locale
+        try:
+            if user is not None:
+                prefs = await self.prefs.get(user.id)
+                if prefs.lang:
+                    locale = chat_locale = prefs.lang
+                private = chat is not None and chat.type == "private"
+                tg = pick_language(user.language_code)
+                name = display_name(user)
+                if (private and not prefs.started) or prefs.tg != tg or prefs.name != name:
+                    await self.prefs.update(
+                        user.id, tg=tg, name=name, started=True if private else None
+                    )
+            if chat is not None and chat.type != "private":
+                group = await self.prefs.get(chat.id)
+                chat_locale = group.lang or locale
+        except RedisError:
+            log.warning("preferences unavailable (Redis)", exc_info=True)
+        data["locale"] = locale
+        data["chat_locale"] = chat_locale
+        data["_"] = Translator(locale)
+        return await super().__call__(handler, event, data)

@@ -1,0 +1,325 @@
+"""Showing tables in Telegram: after any write (a move, a timer, an operator, a
+lobby change) the publisher loads the table once and edits the messages that
+show it -- each seat's hand message (his view only), the group's table message
+(the public view), the lobby messages -- through :mod:`telegram_bot.delivery`.
+
+It never changes game state; it reads the table through the service and keeps
+message ids, selections and languages in the UI store (:mod:`engine.live.ui`).
+Renders of one table are serialised in this process and always show the newest
+version, so an older render never overwrites a newer one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from aiogram.types import InlineKeyboardMarkup
+
+from engine import public_view, view
+from engine.live import CANCELLED, OPEN, OVER, PLAYING, LiveError, Table, TableService
+from engine.live.core import Loaded
+from engine.live.ui import TableUi, UiStore
+from telegram_bot import texts
+from telegram_bot.delivery_api import Delivery, Urgency
+from telegram_bot.i18n import VARIANT_TITLES, Translator
+from telegram_bot.keyboards import take_back_keyboard, url_keyboard
+from telegram_bot.moves import Selection
+from telegram_bot.render import render_game_over, render_hand, render_table
+from telegram_bot.render_lobby import render_lobby
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Snapshot:
+    """A table as loaded for rendering."""
+
+    loaded: Loaded
+    ui: TableUi
+
+    @property
+    def table(self) -> Table:
+        return self.loaded.table
+
+    @property
+    def version(self) -> int:
+        return self.loaded.version
+
+
+def seat_names(table: Table) -> list[str]:
+    """Names by seat; a human seat the AI plays now is marked 🤖."""
+    return [
+        s.name + (" 🤖" if s.human and s.ai_controlled else "") if s.name else ""
+        for s in table.seats
+    ]
+
+
+class Publisher:
+    def __init__(
+        self,
+        svc: TableService,
+        ui: UiStore,
+        delivery: Delivery,
+        bot_username: str,
+    ) -> None:
+        self.svc = svc
+        self.ui = ui
+        self.delivery = delivery
+        self.bot_username = bot_username
+        self.shown: dict[str, int] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    def lock(self, table_id: str) -> asyncio.Lock:
+        lock = self._locks.get(table_id)
+        if lock is None:
+            if len(self._locks) > 10_000:
+                for k in [k for k, v in self._locks.items() if not v.locked()]:
+                    del self._locks[k]
+            lock = self._locks[table_id] = asyncio.Lock()
+        return lock
+
+    async def snapshot(self, table_id: str) -> Snapshot:
+        loaded, ui = await asyncio.gather(self.svc._load(table_id), self.ui.table(table_id))
+        return Snapshot(loaded, ui)
+
+    # ------------------------------------------------------------------ entry points
+    async def refresh(
+        self,
+        table_id: str,
+        *,
+        seats: Iterable[int] | None = None,
+        actor: int | None = None,
+        min_version: int = 0,
+    ) -> None:
+        """Re-render the table's messages: the hand messages of ``seats`` (None:
+        every human seat), the group's table message and lobby messages.  ``actor``
+        (a user) gets his own update at once, the others soon.  Skipped when this
+        process has already shown ``min_version`` or newer."""
+        if min_version and self.shown.get(table_id, 0) >= min_version:
+            return
+        async with self.lock(table_id):
+            if min_version and self.shown.get(table_id, 0) >= min_version:
+                return
+            try:
+                snap = await self.snapshot(table_id)
+            except LiveError:
+                return
+            await self._render(snap, None if seats is None else set(seats), actor)
+
+    async def start_game(self, table_id: str) -> None:
+        """A game started (or a rematch): new hand messages for every human, a new
+        table message in the group, the lobby messages say so."""
+        async with self.lock(table_id):
+            snap = await self.snapshot(table_id)
+            t, ui = snap.table, snap.ui
+            if t.status not in (PLAYING, OVER) or snap.loaded.state is None:
+                await self._render(snap, None, None)
+                return
+            await self._close_lobby_messages(snap)
+            langs = await self._langs(t, ui)
+            hands: dict[int, int] = {}
+            for seat, s in enumerate(t.seats):
+                if s.user is None or s.left:
+                    continue
+                text, markup = self._hand(snap, seat, langs.get(s.user, "en"), Selection())
+                msg = await self.delivery.send(s.user, text, markup)
+                if msg is not None:
+                    hands[s.user] = msg.message_id
+            table_message = None
+            group = self._group(t)
+            if group is not None:
+                text, markup2 = self._table_message(snap)
+                msg = await self.delivery.send(group, text, markup2)
+                if msg is not None:
+                    table_message = msg.message_id
+            await self.ui.update_table(
+                table_id, new_game=True, hands=hands, table_message=table_message, langs=langs
+            )
+            self.shown[table_id] = snap.version
+
+    # ------------------------------------------------------------------ rendering
+    async def _render(self, snap: Snapshot, seats: set[int] | None, actor: int | None) -> None:
+        t, ui = snap.table, snap.ui
+        self.shown[t.id] = max(self.shown.get(t.id, 0), snap.version)
+        if t.status == OPEN:
+            await self._lobby_messages(snap, actor)
+            if snap.loaded.state is None and ui.hands:  # reset to the lobby by an operator
+                await self._notice_hands(snap, texts.GAME_RESET)
+            return
+        if t.status == CANCELLED:
+            if snap.loaded.state is not None and t.game_no:
+                await self._notice_hands(snap, texts.GAME_STOPPED)
+            else:
+                await self._lobby_messages(snap, actor)
+            return
+        if snap.loaded.state is None:
+            return
+        jobs = []
+        for seat, s in enumerate(t.seats):
+            if s.user is None or s.left or (seats is not None and seat not in seats):
+                continue
+            msg = ui.hands.get(s.user)
+            if msg is None:
+                continue
+            sel = Selection.from_json(ui.selections.get(s.user))
+            text, markup = self._hand(snap, seat, ui.langs.get(s.user, "en"), sel)
+            urgency = Urgency.NOW if s.user == actor else Urgency.SOON
+            jobs.append(self._edit(s.user, msg, text, markup, urgency))
+        group = self._group(t)
+        if group is not None and ui.table_message is not None:
+            text, markup = self._table_message(snap)
+            urgency = Urgency.SOON if t.status == OVER else Urgency.TABLE
+            jobs.append(self._edit(group, ui.table_message, text, markup, urgency))
+        await asyncio.gather(*jobs)
+
+    async def render_seat(self, snap: Snapshot, user: int, selection: Selection) -> None:
+        """Re-render one player's hand message at once (his selection changed, or he
+        pressed a stale button)."""
+        seat = snap.table.seat_of(user)
+        msg = snap.ui.hands.get(user)
+        if seat is None or msg is None or snap.loaded.state is None:
+            return
+        text, markup = self._hand(snap, seat, snap.ui.langs.get(user, "en"), selection)
+        await self._edit(user, msg, text, markup, Urgency.NOW)
+
+    async def _edit(
+        self,
+        chat: int,
+        message_id: int,
+        text: str,
+        markup: InlineKeyboardMarkup | None,
+        urgency: Any,
+    ) -> None:
+        try:
+            await self.delivery.edit(chat, message_id, text, markup, urgency=urgency)
+        except Exception:  # a failed edit must not break the other players' renders
+            log.exception("edit of %s/%s failed", chat, message_id)
+
+    def _hand(
+        self, snap: Snapshot, seat: int, lang: str, sel: Selection
+    ) -> tuple[str, InlineKeyboardMarkup | None]:
+        t, state = snap.table, snap.loaded.state
+        assert state is not None
+        names = seat_names(t)
+        if t.status == OVER or state.over:
+            return render_game_over(view(state, seat), locale=lang, names=names, code=t.id)
+        text, markup = render_hand(
+            view(state, seat),
+            locale=lang,
+            names=names,
+            game_id=t.id,
+            version=snap.version,
+            selection=sel,
+            deadline=self._deadline(snap),
+        )
+        if t.seats[seat].ai_controlled:
+            _ = Translator(lang)
+            return _(texts.AI_PLAYS) + "\n\n" + text, take_back_keyboard(t.id, _(texts.TAKE_BACK))
+        return text, markup
+
+    def _table_message(self, snap: Snapshot) -> tuple[str, InlineKeyboardMarkup | None]:
+        t, state = snap.table, snap.loaded.state
+        assert state is not None
+        lang = snap.ui.group_lang or "en"
+        pv = public_view(state)
+        if t.status == OVER or state.over:
+            return render_game_over(pv, locale=lang, names=seat_names(t), code=t.id)
+        return render_table(
+            pv,
+            locale=lang,
+            names=seat_names(t),
+            deadline=self._deadline(snap),
+            bot_username=self.bot_username,
+        )
+
+    @staticmethod
+    def _deadline(snap: Snapshot) -> datetime | None:
+        d = snap.loaded.deadline
+        return datetime.fromtimestamp(d / 1000, UTC) if d else None
+
+    @staticmethod
+    def _group(t: Table) -> int | None:
+        return t.chat if t.chat is not None and t.chat < 0 else None
+
+    def lobby_lang(self, snap: Snapshot, chat: int) -> str:
+        if chat < 0:
+            return snap.ui.group_lang or "en"
+        return snap.ui.langs.get(chat, "en")
+
+    async def _lobby_messages(self, snap: Snapshot, actor: int | None) -> None:
+        t = snap.table
+        jobs = []
+        for chat, msg in snap.ui.lobby_messages.items():
+            lang = self.lobby_lang(snap, chat)
+            if t.status == CANCELLED:
+                text, markup = Translator(lang)(texts.LOBBY_CANCELLED), None
+            else:
+                text, markup = render_lobby(t, locale=lang, bot_username=self.bot_username)
+            urgency = Urgency.NOW if actor is not None and chat in (actor, t.chat) else Urgency.SOON
+            jobs.append(self._edit(chat, msg, text, markup, urgency))
+        await asyncio.gather(*jobs)
+
+    async def _close_lobby_messages(self, snap: Snapshot) -> None:
+        t = snap.table
+        title_names = ", ".join(s.name for s in t.seats)
+        jobs = []
+        for chat, msg in snap.ui.lobby_messages.items():
+            _ = Translator(self.lobby_lang(snap, chat))
+            head = f"<b>{_(VARIANT_TITLES[t.variant])}</b> · {title_names}"
+            if chat < 0:
+                text = head + "\n" + _(texts.GAME_STARTED)
+                markup = url_keyboard("🂠 " + _("My cards"), f"https://t.me/{self.bot_username}")
+            else:
+                text, markup = head + "\n" + _(texts.GAME_STARTED_PRIVATE), None
+            jobs.append(self._edit(chat, msg, text, markup, Urgency.NOW))
+        await asyncio.gather(*jobs)
+
+    async def _notice_hands(self, snap: Snapshot, notice: str) -> None:
+        jobs = []
+        for user, msg in snap.ui.hands.items():
+            _ = Translator(snap.ui.langs.get(user, "en"))
+            jobs.append(self._edit(user, msg, _(notice), None, Urgency.SOON))
+        group = self._group(snap.table)
+        if group is not None and snap.ui.table_message is not None:
+            _ = Translator(snap.ui.group_lang or "en")
+            jobs.append(self._edit(group, snap.ui.table_message, _(notice), None, Urgency.SOON))
+        await asyncio.gather(*jobs)
+        await self.ui.update_table(snap.table.id, drop_hands=list(snap.ui.hands))
+
+    async def hand_to_ai(self, user: int) -> None:
+        """The bot may no longer write to ``user`` (403): the AI plays his seat."""
+        table = await self.svc.where(user)
+        if table is None or table.status != PLAYING:
+            return
+        seat = table.seat_of(user)
+        if seat is None or table.seats[seat].ai_controlled:
+            return
+        try:
+            await self.svc.admin_hand_to_ai(table.id, seat, by="bot:forbidden")
+        except LiveError:
+            return
+        # the write is published on the notify channel: every process re-renders
+
+    async def message_replaced(self, chat: int, old: int, new: int) -> None:
+        """Delivery sent a gone message anew: a hand message (private chat) or a
+        group's table message gets its new id."""
+        if chat > 0:
+            table = await self.svc.where(chat)
+            if table is not None:
+                ui = await self.ui.table(table.id)
+                if ui.hands.get(chat) == old:
+                    await self.ui.update_table(table.id, hands={chat: new})
+
+    async def _langs(self, t: Table, ui: TableUi) -> dict[int, str]:
+        humans = [u for u in t.humans() if u not in ui.langs]
+        langs = dict(ui.langs)
+        if humans:
+            prefs = await self.ui.many_prefs(humans)
+            for u, p in prefs.items():
+                langs[u] = p.lang or p.tg or "en"
+        return langs

@@ -1,0 +1,47 @@
+"""Configuration from the environment (pydantic-settings); see the README."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Every knob of the bot process, read from environment variables of the same
+    name (``BOT_TOKEN``, ``REDIS_URL``, ...)."""
+
+    model_config = SettingsConfigDict(env_file=None, extra="ignore", case_sensitive=False)
+
+    bot_token: str = ""
+    """From @BotFather. Empty: the bot cannot run (``python -m telegram_bot`` says how)."""
+    redis_url: str = ""
+    """Empty: ``python -m telegram_bot`` starts an embedded throw-away redis-server."""
+    redis_prefix: str = "durak:"
+    telegram_api_url: str = "https://api.telegram.org"
+    """Another Bot API server: self-hosted, or the test double."""
+
+    webhook_url: str = ""
+    """Public HTTPS URL Telegram posts updates to; long polling when empty."""
+    webhook_secret: str = ""
+    """Checked in the ``X-Telegram-Bot-Api-Secret-Token`` header of every update."""
+    webhook_host: str = "0.0.0.0"
+    webhook_port: int = Field(default=8080, ge=1, le=65535)
+    webhook_path: str = "/telegram"
+
+    default_timer: int = 60
+    """Turn timer of a new lobby in seconds (0, 30, 60 or 120)."""
+    ai_takeover_timeouts: int = Field(default=2, ge=1)
+    """Consecutive timeouts before the AI takes a player's seat."""
+    timer_interval: float = Field(default=0.5, gt=0)
+    """Seconds between two looks at the due turn timers."""
+    solo_opponents: int = Field(default=2, ge=1, le=5)
+    """AI opponents of /play."""
+
+    soon_delay: float = 1.0
+    """Other players' messages are updated within about this long (coalesced)."""
+    table_delay: float = 3.0
+    """The group's table message at most this often."""
+    flood_limiter: bool = True
+    """Outgoing calls wait on token buckets in Redis shared by all bot processes."""
+    set_commands: bool = True
+    """Publish the command menus (setMyCommands) at start-up."""

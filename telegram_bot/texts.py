@@ -1,0 +1,83 @@
+"""Texts of the handlers that are not part of a rendered message: refusals of the
+table service and the engine in words, short answers, greetings."""
+
+from __future__ import annotations
+
+from engine.errors import EngineError
+from telegram_bot.i18n import N_, Translator
+
+REFUSALS: dict[str, str] = {
+    # engine.live.LiveError codes
+    "no_table": N_("This game no longer exists (finished or expired)."),
+    "not_open": N_("This lobby is closed: the game has started, ended or was cancelled."),
+    "no_game": N_("No game is in progress here."),
+    "game_over": N_("The game is over."),
+    "lobby_full": N_("The lobby is full."),
+    "not_seated": N_("You do not play at this table."),
+    "seated_elsewhere": N_("You already sit at another table: leave it first (/leave)."),
+    "not_allowed": N_("You cannot do that now."),
+    "too_few_players": N_("At least two players are needed: add an AI player."),
+    "bad_seat": N_("That seat cannot be changed."),
+    "ai_controlled": N_("The AI plays your seat now: take your seat back first."),
+    "stale_version": N_("The table has changed: here is the current position."),
+    "busy": N_("The table is busy right now: try again."),
+    "bad_settings": N_("These settings are not possible."),
+    "bad_request_id": N_("Something went wrong: try again."),
+    # engine.IllegalAction codes
+    "not_your_turn": N_("It is not your move now."),
+    "card_not_in_hand": N_("You do not hold that card."),
+    "does_not_beat": N_("That card does not beat it."),
+    "throw_in_closed": N_("Throw-ins are closed now."),
+    "rank_not_on_table": N_("You may throw in only ranks already on the table."),
+    "not_your_priority": N_("Wait: another player throws in first."),
+    "throw_in_cap": N_("No more cards may be thrown in this bout."),
+    "hand_limit": N_("The defender cannot take that many cards."),
+    "must_defend": N_("You must cover or take."),
+}
+MOVE_NOT_POSSIBLE = N_("That move is not possible now.")
+
+SORRY = N_("Sorry, something went wrong on our side. Please try again in a minute.")
+STALE = N_("This button is out of date: here is the current position.")
+NOT_YOUR_MESSAGE = N_("This is not your current hand message.")
+BAD_BUTTON = N_("This button is not valid.")
+UNKNOWN_COMMAND = N_("I do not know that command. /help shows what I can do.")
+GREETING = N_(
+    "Hi! I run games of Chuvash Rooster and Durak Shchelkovsky here.\n"
+    "Send /new to open a lobby (or /new shchelkovsky), then everyone presses Join; "
+    "open a private chat with me first so I can send you your cards."
+)
+WELCOME = N_(
+    "Welcome! I am the dealer for <b>Chuvash Rooster</b> and <b>Durak Shchelkovsky</b>.\n"
+    "/play starts a game against AI players, /new gives you an invitation link for "
+    "friends; add me to a group to play there."
+)
+JOINED = N_("You joined the lobby.")
+LEFT = N_("You left.")
+LEFT_GAME = N_("You left the game: the AI plays your seat.")
+NOT_SITTING = N_("You do not sit at any table now.")
+OPEN_PRIVATE = N_("Open the private chat with me first, then come back.")
+GAME_STARTED = N_("The game has started: your cards are in your private chat with me.")
+GAME_STARTED_PRIVATE = N_("The game has started: your cards are below.")
+LOBBY_CANCELLED = N_("The lobby was cancelled.")
+AI_PLAYS = N_("🤖 The AI plays your seat now.")
+TAKE_BACK = N_("Take my seat back")
+SEAT_BACK = N_("You play your seat again.")
+GAME_STOPPED = N_("The game was stopped by an operator.")
+GAME_RESET = N_("The game was reset by an operator: the lobby is open again.")
+CHOOSE_LANGUAGE = N_("Choose your language:")
+LANGUAGE_SET = N_("The language is now English.")
+GROUP_LANGUAGE_SET = N_("The group's language is now English.")
+TOP_IN_GROUPS = N_("The leaderboard belongs to a group: send /top there.")
+ADD_TO_GROUP = N_("Add me to a group")
+NEW_GAME_LOBBY = N_("Your lobby is ready. Send the invitation link to your friends:")
+UNKNOWN_GAME = N_("I know two games: /new chuvash or /new shchelkovsky.")
+NO_SUCH_LOBBY = N_("That invitation is no longer valid.")
+INVITE_TITLE = N_("Invite to {game}")
+NO_LOBBY_TO_SHARE = N_("Open a lobby with /new first")
+YOUR_TABLE = N_("You sit at a table: {link}")
+
+
+def refusal(error: EngineError, _: Translator) -> str:
+    """A refusal of the service or the engine in the reader's language."""
+    text = REFUSALS.get(error.code)
+    return _(text) if text else _(MOVE_NOT_POSSIBLE)

@@ -1,0 +1,338 @@
+"""End-to-end kit: the real dispatcher (long polling) against the fake Bot API and
+a real Redis, simulated players that press buttons of their hand messages, and
+the check that no message to a player ever shows another player's hidden card."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import random
+import re
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine import Action, new_game
+from engine.cards import card_name
+from engine.live import TableService
+from engine.live.ui import UiStore
+from telegram_bot.app import BotApp
+from telegram_bot.callbacks import parse_game
+from telegram_bot.fake_api import FakeTelegram, Message, SimUser
+from telegram_bot.render import PLAYABLE
+from telegram_bot.settings import Settings
+
+DIRECT = bool(os.environ.get("E2E_DIRECT_DELIVERY"))
+SAFETY = 60.0  # seconds: a hung test fails, never a timing assertion
+
+
+class TestClock:
+    """The service's clock: real time plus an offset the test moves forward."""
+
+    __test__ = False
+
+    def __init__(self) -> None:
+        self.offset = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.offset
+
+    def advance(self, seconds: float) -> None:
+        self.offset += seconds
+
+
+@dataclass
+class Bot:
+    """One running bot process (dispatcher + background tasks)."""
+
+    app: BotApp
+    task: asyncio.Task[None]
+
+    @property
+    def svc(self) -> TableService:
+        return self.app.svc
+
+
+@dataclass
+class Harness:
+    fake: FakeTelegram
+    redis_url: str
+    prefix: str
+    clock: TestClock = field(default_factory=TestClock)
+    bot: Bot | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def settings(self) -> Settings:
+        return Settings(
+            bot_token=self.fake.token,
+            redis_url=self.redis_url,
+            redis_prefix=self.prefix,
+            telegram_api_url=self.fake.url,
+            default_timer=0,
+            timer_interval=0.05,
+            soon_delay=0.0,
+            table_delay=0.1,
+            **self.extra,
+        )
+
+    async def start(self) -> Bot:
+        factory = None
+        if DIRECT:
+            from telegram_bot import direct_delivery
+
+            def factory(app: BotApp) -> Any:
+                return direct_delivery.Delivery(app.bot, on_forbidden=app.on_forbidden)
+
+        app = BotApp(self.settings(), clock=self.clock, delivery_factory=factory)
+        await app.setup()
+        task = asyncio.create_task(app.run_polling(handle_signals=False, polling_timeout=5))
+        self.bot = Bot(app, task)
+        return self.bot
+
+    async def stop(self) -> None:
+        if self.bot is None:
+            return
+        app, task = self.bot.app, self.bot.task
+        self.bot = None
+        await app.stop_polling()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait_for(task, SAFETY)
+        await app.aclose()
+
+    async def restart(self) -> Bot:
+        await self.stop()
+        return await self.start()
+
+    @property
+    def svc(self) -> TableService:
+        assert self.bot is not None
+        return self.bot.svc
+
+    @property
+    def ui(self) -> UiStore:
+        assert self.bot is not None
+        return self.bot.app.ui
+
+    async def hand_message(self, user: SimUser, tid: str | None = None) -> Message | None:
+        """The user's current hand message at table ``tid`` (default: where he sits)."""
+        if tid is None:
+            table = await self.svc.where(user.id)
+            if table is None:
+                return None
+            tid = table.id
+        mid = (await self.ui.table(tid)).hands.get(user.id)
+        return user.chat.messages.get(mid) if mid is not None else None
+
+
+@contextlib.asynccontextmanager
+async def running(
+    redis_url: str, prefix: str, fake: FakeTelegram, **extra: Any
+) -> AsyncIterator[Harness]:
+    h = Harness(fake, redis_url, prefix, extra=extra)
+    await h.start()
+    try:
+        yield h
+    finally:
+        await h.stop()
+
+
+# ------------------------------------------------------------------ players
+def game_buttons(message: Message) -> list[dict[str, Any]]:
+    return [b for b in message.buttons if parse_game(b.get("callback_data")) is not None]
+
+
+def choose(message: Message, rng: random.Random | None = None) -> dict[str, Any] | None:
+    """The button a simple player presses: Play, a choice, a playable card, Done or
+    Pass, Take (in that order); None when nothing can be done now."""
+    buttons = game_buttons(message)
+    by: dict[str, list[dict[str, Any]]] = {"play": [], "choice": [], "card": [], "P": [], "K": []}
+    for b in buttons:
+        cb = parse_game(b["callback_data"])
+        assert cb is not None
+        p = cb.press
+        if p.kind == "play":
+            by["play"].append(b)
+        elif p.kind == "action" and p.action in ("P", "K"):
+            by[p.action].append(b)
+        elif p.kind == "action":
+            by["choice"].append(b)
+        elif p.kind == "card" and b["text"].startswith(PLAYABLE):
+            by["card"].append(b)
+    for kind in ("play", "choice", "card", "P", "K"):
+        if by[kind]:
+            return rng.choice(by[kind]) if rng else by[kind][0]
+    return None
+
+
+async def press(user: SimUser, message: Message, button: dict[str, Any]) -> dict[str, Any]:
+    q = user.press(data=button["callback_data"], message=message)
+    return await q.wait_answer(SAFETY)
+
+
+def is_over(message: Message | None) -> bool:
+    return message is not None and any(
+        b.get("callback_data", "").startswith("l:") and ":re" in b.get("callback_data", "")
+        for b in message.buttons
+    )
+
+
+async def play_out(
+    h: Harness,
+    tid: str,
+    humans: list[SimUser],
+    *,
+    rng: random.Random | None = None,
+    max_presses: int = 3000,
+    stop_after: int | None = None,
+) -> int:
+    """Press buttons for the humans until every hand message shows the game over
+    (or ``stop_after`` presses); returns the number of presses."""
+    world = h.fake.world
+    answers: Counter[str] = Counter()
+    presses = 0
+    idle_since = time.monotonic()
+    while presses < max_presses:
+        if stop_after is not None and presses >= stop_after:
+            return presses
+        seen_version = world.version
+        msgs = {u.id: await h.hand_message(u, tid) for u in humans}
+        if all(is_over(m) or m is None for m in msgs.values()) and any(msgs.values()):
+            return presses
+        acted = False
+        for u in humans:
+            m = msgs[u.id]
+            if m is None or is_over(m):
+                continue
+            b = choose(m, rng)
+            if b is None:
+                continue
+            t0 = time.perf_counter()
+            answer = await press(u, m, b)
+            TIMING["press"] += time.perf_counter() - t0
+            answers[str(answer.get("text"))] += 1
+            presses += 1
+            acted = True
+            break
+        if acted:
+            idle_since = time.monotonic()
+            continue
+        TIMING["waits"] += 1
+        if time.monotonic() - idle_since > SAFETY:
+            state = {
+                u.id: (m.text, m.button_texts) if m else None
+                for u, m in zip(humans, msgs.values(), strict=True)
+            }
+            raise AssertionError(f"nobody can move and nothing changes: {state}")
+        with contextlib.suppress(TimeoutError):  # UI records are no world change: look again
+            await world.wait_for(lambda v=seen_version: world.version != v or None, 0.5)
+    raise AssertionError(f"the game did not end in {max_presses} presses: {answers}")
+
+
+# ------------------------------------------------------------------ hidden cards
+_CARD_RE = re.compile(r"(10|[2-9JQKA])([♠♥♦♣])|🃏")
+_SUITS = {"♣": "C", "♦": "D", "♥": "H", "♠": "S"}
+
+
+def cards_in(text: str) -> set[str]:
+    out = set()
+    for m in _CARD_RE.finditer(text):
+        out.add("JK" if m.group(0) == "🃏" else m.group(1) + _SUITS[m.group(2)])
+    return out
+
+
+async def seen_cards(svc: TableService, table_id: str) -> dict[int, set[str]]:
+    """Per user: every card he may legitimately have seen in this table's games --
+    public ones (played, the trump card) and his own (dealt, drawn, picked up).
+    Rebuilt by replaying the table's event log from each game's seed."""
+    table, _state, _v = await svc.get(table_id)
+    events = await svc.event_page(table_id, 0, 100_000)
+    starts = [i for i, e in enumerate(events) if e.kind == "start"]
+    seen: dict[int, set[str]] = {s.user: set() for s in table.seats if s.user is not None}
+    public: set[str] = set()
+    loser: int | None = None
+    seeds = await _game_seeds(svc, table_id, len(starts))
+    for n, i in enumerate(starts):
+        end = starts[n + 1] if n + 1 < len(starts) else len(events)
+        state = new_game(table.variant, len(table.seats), seeds[n], table.options, loser)
+        for seat, s in enumerate(table.seats):
+            if s.user is not None:
+                seen[s.user] |= {card_name(c) for c in state.hand(seat)}
+        if state.trump_card is not None:
+            public.add(card_name(state.trump_card))
+        for e in events[i:end]:
+            if e.kind in ("act", "ai", "auto"):
+                for ev in state.apply(Action.from_text(e.seat, e.text)):
+                    names = {card_name(c) for c in ev.cards}
+                    if ev.kind == "draw":
+                        user = table.seats[ev.seat].user
+                        if user is not None:
+                            seen[user] |= names
+                    else:
+                        public |= names
+        loser = state.loser
+    return {u: s | public for u, s in seen.items()}
+
+
+async def _game_seeds(svc: TableService, table_id: str, games: int) -> list[int]:
+    table, _s, _v = await svc.get(table_id)
+    recorded: list[int] = SEEDS.get(table_id, [])
+    if len(recorded) >= games:
+        return recorded[:games]
+    return [*recorded, table.seed][-games:] if games else []
+
+
+TIMING: Counter[str] = Counter()
+SEEDS: dict[str, list[int]] = {}
+"""Game seeds by table, recorded by :func:`record_seeds` (the table keeps only the
+current game's seed)."""
+
+
+def record_seeds(svc: TableService) -> None:
+    """Make the service remember every seed it deals with, per table."""
+    original = svc.new_seed
+    pending: list[int] = []
+
+    def seed() -> int:
+        s = original()
+        pending.append(s)
+        return s
+
+    svc.new_seed = seed
+    orig_start_plan = svc._start_plan
+
+    def start_plan(table: Any, previous_loser: Any, kind: str) -> Any:
+        plan = orig_start_plan(table, previous_loser, kind)
+        SEEDS.setdefault(table.id, []).append(plan.table.seed)
+        return plan
+
+    svc._start_plan = start_plan  # type: ignore[method-assign]
+
+
+async def assert_no_hidden_cards(
+    h: Harness, table_id: str, users: Iterable[SimUser], skip: Iterable[str] = ()
+) -> int:
+    """Every text and button the bot ever showed these users holds only cards they
+    may have seen; returns how many messages were checked."""
+    seen = await seen_cards(h.svc, table_id)
+    checked = 0
+    ids = {u.id for u in users}
+    for entry in h.fake.world.outbox:
+        chat = entry["chat_id"]
+        if chat not in ids or chat not in seen:
+            continue
+        text = entry["text"] or ""
+        if any(s in text for s in skip):
+            continue
+        buttons = " ".join(
+            b.get("text", "")
+            for row in (entry["reply_markup"] or {}).get("inline_keyboard", [])
+            for b in row
+        )
+        shown = cards_in(text + " " + buttons)
+        leaked = shown - seen[chat]
+        assert not leaked, f"user {chat} was shown hidden cards {leaked}: {text!r}"
+        checked += 1
+    return checked
