@@ -122,24 +122,26 @@ class Publisher:
                 return
             await self._close_lobby_messages(snap)
             langs = await self._langs(t, ui)
-            hands: dict[int, int] = {}
-            for seat, s in enumerate(t.seats):
-                if s.user is None or s.left:
-                    continue
-                text, markup = self._hand(snap, seat, langs.get(s.user, "en"), Selection())
-                msg = await self.delivery.send(s.user, text, markup)
-                if msg is not None:
-                    hands[s.user] = msg.message_id
-            table_message = None
+            await self.ui.update_table(table_id, new_game=True, langs=langs)
+
+            async def send_hand(seat: int, user: int) -> None:
+                text, markup = self._hand(snap, seat, langs.get(user, "en"), Selection())
+                msg = await self.delivery.send(user, text, markup)
+                if msg is not None:  # recorded at once: he may press right away
+                    await self.ui.update_table(table_id, hands={user: msg.message_id})
+
+            jobs = [
+                send_hand(seat, s.user)
+                for seat, s in enumerate(t.seats)
+                if s.user is not None and not s.left
+            ]
+            await asyncio.gather(*jobs)
             group = self._group(t)
             if group is not None:
                 text, markup2 = self._table_message(snap)
                 msg = await self.delivery.send(group, text, markup2)
                 if msg is not None:
-                    table_message = msg.message_id
-            await self.ui.update_table(
-                table_id, new_game=True, hands=hands, table_message=table_message, langs=langs
-            )
+                    await self.ui.update_table(table_id, table_message=msg.message_id)
             self.shown[table_id] = snap.version
 
     # ------------------------------------------------------------------ rendering

@@ -20,7 +20,7 @@ from engine.cards import card_name
 from engine.live import TableService
 from engine.live.ui import UiStore
 from telegram_bot.app import BotApp
-from telegram_bot.callbacks import parse_game
+from telegram_bot.callbacks import LobbyCb, LobbyOp, parse_game
 from telegram_bot.fake_api import FakeTelegram, Message, SimUser
 from telegram_bot.render import PLAYABLE
 from telegram_bot.settings import Settings
@@ -116,6 +116,16 @@ class Harness:
         assert self.bot is not None
         return self.bot.app.ui
 
+    async def wait_hands(self, tid: str, users: Iterable[SimUser]) -> None:
+        """Until every user's hand message is recorded."""
+        deadline = time.monotonic() + SAFETY
+        while True:
+            hands = (await self.ui.table(tid)).hands
+            if all(u.id in hands for u in users):
+                return
+            assert time.monotonic() < deadline, "hand messages never recorded"
+            await asyncio.sleep(0.02)
+
     async def hand_message(self, user: SimUser, tid: str | None = None) -> Message | None:
         """The user's current hand message at table ``tid`` (default: where he sits)."""
         if tid is None:
@@ -140,6 +150,18 @@ async def running(
 
 
 # ------------------------------------------------------------------ players
+def has_lobby_buttons(message: Message) -> bool:
+    return any(b.get("callback_data", "").startswith("l:") for b in message.buttons)
+
+
+def has_game_buttons(message: Message) -> bool:
+    return bool(game_buttons(message))
+
+
+def op(code: str, what: LobbyOp) -> str:
+    return LobbyCb(c=code, o=what).pack()
+
+
 def game_buttons(message: Message) -> list[dict[str, Any]]:
     return [b for b in message.buttons if parse_game(b.get("callback_data")) is not None]
 

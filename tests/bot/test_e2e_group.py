@@ -51,6 +51,7 @@ async def group_lobby(
     await owner.press("Start", message=lobby, chat=group).wait_answer(SAFETY)
     for u in humans:
         await fake.wait_message(u.chat, "Players", timeout=SAFETY)
+    await h.wait_hands(table.id, humans)
     return table.id, group
 
 

@@ -1,0 +1,225 @@
+"""End to end, the hard cases: stale buttons, double presses, another player's
+button, forged data; turn timers, AI takeover and taking the seat back; leaving
+mid-game; a bot restart mid-game; rematch; the deep link for a user who never
+started the bot; a normal game under Telegram's limits gets no 429."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator
+
+import pytest
+
+from telegram_bot.callbacks import LobbyOp, parse_game
+from telegram_bot.fake_api import FakeTelegram, RateLimits
+from telegram_bot.keyboards import SeatCb
+from tests.bot.e2e_kit import (
+    SAFETY,
+    assert_no_hidden_cards,
+    choose,
+    has_game_buttons,
+    is_over,
+    op,
+    play_out,
+    record_seeds,
+    running,
+)
+from tests.bot.test_e2e_invite import invite_lobby
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeTelegram]:
+    async with FakeTelegram(limits=RateLimits.off()) as server:
+        yield server
+
+
+async def mover(h, tid, humans):  # type: ignore[no-untyped-def]
+    """(user, his hand message, a button he may press now)."""
+    for _ in range(200):
+        for u in humans:
+            m = await h.hand_message(u, tid)
+            b = choose(m) if m is not None else None
+            if b is not None:
+                return u, m, b
+        await asyncio.sleep(0.05)
+    raise AssertionError("nobody can move")
+
+
+async def test_stale_double_press_foreign_and_forged_buttons(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        humans = [fake.add_user("Ann"), fake.add_user("Bob")]
+        tid = await invite_lobby(h, "chuvash", humans, 0)  # records the seeds
+        # double press: two taps of one button before any answer -> exactly one move
+        u, m, b = await mover(h, tid, humans)
+        _t, _s, v0 = await h.svc.get(tid)
+        q1 = u.press(data=b["callback_data"], message=m)
+        q2 = u.press(data=b["callback_data"], message=m)
+        a1, a2 = await q1.wait_answer(SAFETY), await q2.wait_answer(SAFETY)
+        _t, _s, v1 = await h.svc.get(tid)
+        assert v1 == v0 + 1 or v1 == v0  # one move (or a selection toggle: none)
+        assert [a1["show_alert"], a2["show_alert"]].count(True) <= 1
+        # a stale button (an old keyboard): alert, the message is refreshed
+        u, m, b = await mover(h, tid, humans)
+        old = b["callback_data"]
+        cb = parse_game(old)
+        assert cb is not None
+        stale = old.replace(f":{cb.v}:", f":{cb.v - 1}:", 1)
+        _t, _s, before = await h.svc.get(tid)
+        answer = await u.press(data=stale, message=m, forged=True).wait_answer(SAFETY)
+        assert answer["show_alert"] and "out of date" in answer["text"]
+        assert (await h.svc.get(tid))[2] == before
+        # another player's button (his data pressed in my chat): alert, no change
+        other = humans[1] if u is humans[0] else humans[0]
+        mine = await h.hand_message(other, tid)
+        answer = await other.press(data=old, message=mine, forged=True).wait_answer(SAFETY)
+        assert (await h.svc.get(tid))[2] == before
+        # pressed on a message that is not his hand message (the lobby copy)
+        lobby_copy = other.messages()[-2]
+        answer = await other.press(data=old, message=lobby_copy, forged=True).wait_answer(SAFETY)
+        assert answer["show_alert"]
+        assert (await h.svc.get(tid))[2] == before
+        # forged / malformed payloads
+        for data in ("g:zzz:1:c7S", "g:" + tid + ":1:DROP", "l:x:??", "garbage"):
+            answer = await other.press(data=data, message=mine, forged=True).wait_answer(SAFETY)
+            assert answer["show_alert"], data
+        assert (await h.svc.get(tid))[2] == before
+        await play_out(h, tid, humans)
+        assert await assert_no_hidden_cards(h, tid, humans) > 5
+    assert not fake.stats.errors
+
+
+async def test_timers_takeover_take_back_leave_restart_rematch(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        humans = [fake.add_user("Cy"), fake.add_user("Di"), fake.add_user("Ed")]
+        owner = humans[0]
+        owner.start()
+        await owner.wait_message(timeout=SAFETY)
+        owner.send("/new chuvash")
+        lobby = await owner.wait_message("Invitation link", timeout=SAFETY)
+        code = (lobby.text or "").rsplit("start=", 1)[1].split()[0]
+        await owner.press(data=op(code, LobbyOp.SETTINGS), message=lobby).wait_answer(SAFETY)
+        await owner.press(data=f"l:{code}:{LobbyOp.SET.value}:timer=30", message=lobby).wait_answer(
+            SAFETY
+        )
+        for friend in humans[1:]:
+            friend.start(code)
+            await friend.wait_message(timeout=SAFETY)
+        record_seeds(h.svc)
+        await owner.press(data=op(code, LobbyOp.START), message=lobby).wait_answer(SAFETY)
+        await h.wait_hands(code, humans)
+        # the timer runs out: the move is made for the players the game waits for
+        h.clock.advance(31)
+        await h.svc.tick()
+        events = await h.svc.event_page(code, 0, 10_000)
+        await fake.world.wait_for(lambda: True, 1)
+        assert any(e.kind == "timeout" for e in events)
+        assert any(e.kind == "auto" for e in events)
+        # repeated timeouts: the AI takes the seat, the player sees a take-back button
+        for _ in range(4):
+            h.clock.advance(31)
+            await h.svc.tick()
+        events = await h.svc.event_page(code, 0, 10_000)
+        taken = [e for e in events if e.kind == "takeover"]
+        assert taken
+        table, _s, _v = await h.svc.get(code)
+        seat = taken[0].seat
+        user = next(u for u in humans if u.id == table.seats[seat].user)
+        back = SeatCb(g=code, o="back").pack()
+
+        def has_back() -> object:
+            m = fake.world.messages(user.chat)
+            return any(b.get("callback_data") == back for x in m for b in x.buttons) or None
+
+        await fake.world.wait_for(has_back, SAFETY, "the take-back button")
+        msg = await h.hand_message(user, code)
+        assert msg is not None
+        table, _s, _v = await h.svc.get(code)
+        if table.status == "playing":
+            await user.press(data=back, message=msg).wait_answer(SAFETY)
+            table, _s, _v = await h.svc.get(code)
+            assert not table.seats[seat].ai_controlled or table.status != "playing"
+        # leaving mid-game: the AI plays his seat for good
+        if table.status == "playing":
+            leaver = humans[2]
+            leaver.send("/leave")
+            await leaver.wait_message("You left", timeout=SAFETY)
+            table, _s, _v = await h.svc.get(code)
+            assert next(s for s in table.seats if s.user == leaver.id).left
+        stayers = humans[:2]
+        # a bot restart mid-game continues the same game
+        await play_out(h, code, stayers, stop_after=5)
+        _t, _s, v_before = await h.svc.get(code)
+        await h.restart()
+        record_seeds(h.svc)
+        _t, _s, v_after = await h.svc.get(code)
+        assert v_after == v_before
+        h.clock.offset = 0.0
+        await play_out(h, code, stayers, rng=random.Random(3))
+        for u in stayers:
+            assert is_over(await h.hand_message(u, code))
+        # rematch: same seats, a new game, new hand messages
+        msg = await h.hand_message(owner, code)
+        assert msg is not None
+        rematch = next(b for b in msg.buttons if ":re" in b.get("callback_data", ""))
+        await owner.press(data=rematch["callback_data"], message=msg).wait_answer(SAFETY)
+        await owner.wait_message(has_game_buttons, timeout=SAFETY)
+        table, _s, _v = await h.svc.get(code)
+        assert table.game_no == 2
+        await h.wait_hands(code, stayers)
+        await play_out(h, code, stayers, rng=random.Random(4))
+        assert await assert_no_hidden_cards(h, code, stayers) > 5
+
+
+async def test_join_without_starting_gets_the_deep_link(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        ann, newbie = fake.add_user("Ann"), fake.add_user("Newbie")
+        group = ann.create_group("G", newbie)
+        ann.add_bot_to(group)
+        ann.start()
+        await ann.wait_message(timeout=SAFETY)
+        ann.send("/new", group)
+        lobby = await ann.wait_message("Invitation link", group, timeout=SAFETY)
+        answer = await newbie.press("Join", message=lobby, chat=group).wait_answer(SAFETY)
+        assert (
+            answer["url"]
+            == f"https://t.me/{fake.bot_user.username}?start="
+            + (lobby.text or "").rsplit("start=", 1)[1].split()[0]
+        )
+        newbie.follow_link(answer["url"])
+        await newbie.wait_message("You joined", timeout=SAFETY)
+        table = await h.svc.where(newbie.id)
+        assert table is not None and len(table.seats) == 2
+        await fake.world.wait_for(lambda: "Newbie" in (lobby.text or "") or None, SAFETY)
+        # unknown commands, /rules, /lang
+        newbie.send("/frobnicate")
+        await newbie.wait_message("do not know", timeout=SAFETY)
+        newbie.send("/lang uk")
+        await newbie.wait_message("українська", timeout=SAFETY)
+        newbie.send("/rules")
+        await newbie.wait_message("щолковськ", timeout=SAFETY)
+
+
+async def test_a_normal_game_gets_no_429(redis_url: str, redis_prefix: str) -> None:
+    async with (
+        FakeTelegram(limits=RateLimits()) as fake,
+        running(redis_url, redis_prefix, fake, solo_opponents=1) as h,
+    ):
+        solo = fake.add_user("Solo")
+        solo.start()
+        await solo.wait_message(timeout=SAFETY)
+        solo.send("/play")
+        await solo.wait_message(has_game_buttons, timeout=SAFETY)
+        table = await h.svc.where(solo.id)
+        assert table is not None
+        await h.wait_hands(table.id, [solo])
+        await play_out(h, table.id, [solo], rng=random.Random(5))
+        assert is_over(await h.hand_message(solo, table.id))
+        assert fake.stats.retry_after == 0
+        assert not [k for k in fake.stats.errors if k[1] == 429]
