@@ -22,6 +22,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+import redis.asyncio as aredis
 from aiogram import Bot, Dispatcher, Router
 from aiogram.client.default import DefaultBotProperties
 from aiogram.client.session.aiohttp import AiohttpSession
@@ -87,11 +88,15 @@ class BotApp:
             prefix=settings.redis_prefix, timeouts_to_ai=settings.ai_takeover_timeouts
         )
         if svc is None:
-            svc = (
-                TableService.from_url(settings.redis_url, config, clock=clock)
-                if clock is not None
-                else TableService.from_url(settings.redis_url, config)
+            # a bounded pool that waits for a free connection instead of failing
+            pool = aredis.BlockingConnectionPool.from_url(
+                settings.redis_url, max_connections=settings.redis_connections, timeout=20
             )
+            client = aredis.Redis.from_pool(pool)  # closes the pool with the client
+            if clock is not None:
+                svc = TableService(client, config, clock=clock, owns_client=True)
+            else:
+                svc = TableService(client, config, owns_client=True)
         self.svc = svc
         self.ui = UiStore.of(svc)
         self.prefs = PrefsCache(self.ui)

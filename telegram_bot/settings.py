@@ -17,6 +17,8 @@ class Settings(BaseSettings):
     redis_url: str = ""
     """Empty: ``python -m telegram_bot`` starts an embedded throw-away redis-server."""
     redis_prefix: str = "durak:"
+    redis_connections: int = Field(default=64, ge=2)
+    """Connections in this process's Redis pool (callers wait for a free one)."""
     telegram_api_url: str = "https://api.telegram.org"
     """Another Bot API server: self-hosted, or the test double."""
 

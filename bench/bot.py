@@ -1,0 +1,170 @@
+"""Benchmark of the whole bot through the fake Bot API (Telegram's flood limits
+ON, real clock) and a throw-away redis-server: 1, 20 and 200 concurrent games of
+random-but-legal players pressing buttons of their hand messages.
+
+Prints, per scenario: latency from a button press to the acting user's updated
+message (p50, p99), Bot API calls per player action (messages = sends + edits;
+all = also answerCallbackQuery), and the 429s received.  No asserts.
+
+    python bench/bot.py [--actions N] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import random
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Run as `python bench/bot.py`, this file's folder comes first on sys.path and
+# bench/engine.py would shadow the engine package.
+if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
+    sys.path[0] = str(Path(__file__).resolve().parent.parent)
+
+from engine.live.local_redis import LocalRedis
+from telegram_bot.app import BotApp
+from telegram_bot.callbacks import parse_game
+from telegram_bot.fake_api import FakeTelegram, Message, RateLimits, SimUser
+from telegram_bot.render import PLAYABLE
+from telegram_bot.settings import Settings
+
+MESSAGES = ("sendMessage", "editMessageText", "editMessageReplyMarkup")
+
+
+@dataclass
+class Figures:
+    latencies: list[float] = field(default_factory=list)
+    actions: int = 0
+
+
+def choose(message: Message, rng: random.Random) -> str | None:
+    """A random button that does something now (random-but-legal player)."""
+    options = []
+    for b in message.buttons:
+        cb = parse_game(b.get("callback_data"))
+        if cb is None:
+            continue
+        kind = cb.press.kind
+        if kind in ("play", "action") or (kind == "card" and b["text"].startswith(PLAYABLE)):
+            options.append(b["callback_data"])
+    return rng.choice(options) if options else None
+
+
+async def player(
+    app: BotApp,
+    fake: FakeTelegram,
+    tid: str,
+    user: SimUser,
+    rng: random.Random,
+    budget: list[int],
+    figs: Figures,
+) -> None:
+    world = fake.world
+    idle_until = time.monotonic() + 60
+    while budget[0] > 0 and time.monotonic() < idle_until:
+        mid = (await app.ui.table(tid)).hands.get(user.id)
+        msg = user.chat.messages.get(mid) if mid else None
+        if msg is None or not (data := choose(msg, rng)):
+            v = world.version
+            with contextlib.suppress(TimeoutError):
+                await world.wait_for(lambda v=v: world.version != v or None, 1.0)  # type: ignore[misc]
+            table, _s, _v = await app.svc.get(tid)
+            if table.status != "playing":
+                return
+            continue
+        budget[0] -= 1
+        before = msg.version
+        t0 = time.perf_counter()
+        q = user.press(data=data, message=msg)
+        answer = await q.wait_answer(120)
+        if not answer.get("show_alert"):
+            with contextlib.suppress(TimeoutError):
+                await world.wait_for(lambda m=msg, b=before: m.version != b or None, 30)  # type: ignore[misc]
+            figs.latencies.append(time.perf_counter() - t0)
+            figs.actions += 1
+        idle_until = time.monotonic() + 60
+
+
+async def scenario(url: str, prefix: str, games: int, players: int, actions: int) -> None:
+    async with FakeTelegram(limits=RateLimits()) as fake:
+        settings = Settings(
+            bot_token=fake.token,
+            redis_url=url,
+            redis_prefix=prefix,
+            telegram_api_url=fake.url,
+            default_timer=0,
+            set_commands=False,
+        )
+        app = BotApp(settings)
+        await app.setup()
+        polling = asyncio.create_task(app.run_polling(handle_signals=False, polling_timeout=5))
+        svc, pub = app.svc, app.publisher
+        assert pub is not None
+        tables: list[tuple[str, list[SimUser]]] = []
+        for g in range(games):
+            users = [fake.add_user(f"G{g}P{i}") for i in range(players)]
+            for u in users:
+                u.user.started = True
+            r = await svc.create_lobby(
+                users[0].id, users[0].user.first_name, variant="chuvash", private=True
+            )
+            for u in users[1:]:
+                await svc.join(r.table.id, u.id, u.user.first_name)
+            await svc.start(r.table.id, users[0].id)
+            tables.append((r.table.id, users))
+        await asyncio.gather(*(pub.start_game(tid) for tid, _u in tables))
+        fake.stats.reset()
+        figs = Figures()
+        rng = random.Random(1)
+        t0 = time.perf_counter()
+        await asyncio.gather(
+            *(
+                player(app, fake, tid, u, random.Random(rng.random()), budget, figs)
+                for tid, users in tables
+                for budget in [[actions]]
+                for u in users
+            )
+        )
+        await app.delivery.flush()
+        elapsed = time.perf_counter() - t0
+        calls = fake.stats.calls
+        msgs = sum(calls[m] for m in MESSAGES)
+        allc = msgs + calls["answerCallbackQuery"]
+        lat = sorted(figs.latencies) or [0.0]
+        p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))]
+        n = max(figs.actions, 1)
+        print(
+            f"{games:>4} games x {players} players: {figs.actions:>5} actions in {elapsed:6.1f} s | "
+            f"latency p50 {statistics.median(lat) * 1000:7.1f} ms  p99 {p99 * 1000:7.1f} ms | "
+            f"calls/action: messages {msgs / n:.2f}, all {allc / n:.2f} | 429s {fake.stats.retry_after}",
+            flush=True,
+        )
+        await app.stop_polling()
+        await asyncio.wait_for(polling, 30)
+        await app.aclose()
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument(
+        "--actions", type=int, default=30, help="actions per game (small scenarios)"
+    )
+    parser.add_argument("--quick", action="store_true", help="skip the 200-game scenario")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.ERROR)
+    runs = [(1, 2, args.actions), (20, 2, args.actions), (20, 6, args.actions)]
+    if not args.quick:
+        runs.append((200, 2, 6))
+    with LocalRedis() as server:
+        for i, (games, players, actions) in enumerate(runs):
+            await scenario(server.url, f"bench{i}:", games, players, actions)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
