@@ -64,6 +64,36 @@ class LegalActions(StateBase):
             out.append(_PASS[seat])
         return out
 
+    def sample_action(self, seat: int, u: float) -> Action | None:
+        """``legal_actions(seat)[int(u * n)]`` for ``0 <= u < 1`` (``None`` when there
+        is none), without building every C6 multi-card lead: uniform sampling for
+        random players at the cost of one action."""
+        if (
+            self.phase != LEAD_PHASE
+            or seat != self.attacker
+            or not self.variant.lead_many_of_one_suit
+        ):
+            actions = self.legal_actions(seat)
+            return actions[int(u * len(actions))] if actions else None
+        mask = self.masks[seat]
+        limit = self.sizes[self.defender]
+        groups = []
+        total = 0
+        for suit_mask in SUIT_MASKS:
+            m = mask & suit_mask
+            if m:
+                k = m.bit_count()
+                key = (m << 8) | (limit if limit < k else k)
+                subsets = _SUBSETS.get(key) or _suit_subsets(m, limit, key)
+                groups.append(subsets)
+                total += len(subsets)
+        i = int(u * total)
+        for subsets in groups:
+            if i < len(subsets):
+                return _new_action(Action, (seat, LEAD, subsets[i], -1))
+            i -= len(subsets)
+        return None
+
     def _legal_leads(self, seat: int) -> list[Action]:
         mask = self.masks[seat]
         if not self.variant.lead_many_of_one_suit:  # S6: exactly one card

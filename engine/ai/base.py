@@ -29,6 +29,6 @@ class RandomPlayer:
         self.rng = random.Random(seed)
 
     def choose(self, state: GameState, seat: int) -> Action | None:
-        actions = state.legal_actions(seat)
-        # random() * n: uniform up to float granularity, and cheaper than choice()
-        return actions[int(self.rng.random() * len(actions))] if actions else None
+        # uniform over legal_actions(seat) (up to float granularity), without
+        # building every multi-card lead (C6)
+        return state.sample_action(seat, self.rng.random())

@@ -210,3 +210,29 @@ def test_common_events_record_actions_in_order() -> None:
     play(s, "1:C6C7C")
     kinds = [e.kind for e in s.history]
     assert kinds == ["action", "action", "bout_end", "out", "out", "game_over"]
+
+
+def test_sample_action_picks_exactly_the_indexed_legal_action() -> None:
+    """GameState.sample_action(seat, u) == legal_actions(seat)[int(u * n)]: random
+    players sample uniformly without building every C6 lead."""
+    import random
+
+    from engine import new_game
+
+    rng = random.Random(11)
+    checked = 0
+    for variant, players in (("chuvash", 2), ("chuvash", 5), ("shchelkovsky", 3)):
+        for seed in range(15):
+            state = new_game(variant, players, seed)
+            steps = 0
+            while not state.over and steps < 400:
+                for seat in range(players):
+                    actions = state.legal_actions(seat)
+                    for u in (0.0, rng.random(), 0.999999):
+                        expected = actions[int(u * len(actions))] if actions else None
+                        assert state.sample_action(seat, u) == expected, (variant, seed, steps)
+                        checked += 1
+                seat = rng.choice(state.to_act())
+                state.apply(rng.choice(state.legal_actions(seat)))
+                steps += 1
+    assert checked > 1000
