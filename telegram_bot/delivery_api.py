@@ -1,6 +1,6 @@
 """The outgoing-message layer the bot uses: :mod:`telegram_bot.delivery` (coalesced
 edits) over :mod:`telegram_bot.outgoing` (shared Redis flood limiter, no-op edits,
-429 retries, 403 hook), or the direct stand-in while those are absent."""
+429 retries, 403 hook)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,9 @@ from typing import Any
 import redis.asyncio as aredis
 from aiogram import Bot
 
-try:
-    from telegram_bot.delivery import Delivery, Urgency  # type: ignore[import-not-found,unused-ignore]
-except ImportError:  # pragma: no cover - until telegram_bot.delivery lands
-    from telegram_bot.direct_delivery import Delivery, Urgency  # type: ignore[assignment,unused-ignore]
+from engine.live.ratelimit import RateLimitConfig, RateLimiter
+from telegram_bot.delivery import Delivery, Urgency
+from telegram_bot.outgoing import install
 
 
 def make_delivery(
@@ -27,13 +26,6 @@ def make_delivery(
     on_replaced: Callable[[int, int, int], Awaitable[Any]],
 ) -> Any:
     """The bot's Delivery with the shared limiter in ``redis`` (None: no limiter)."""
-    try:
-        from engine.live.ratelimit import RateLimitConfig, RateLimiter
-        from telegram_bot.outgoing import install  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:  # pragma: no cover
-        return Delivery(
-            bot, soon_delay=soon_delay, table_delay=table_delay, on_forbidden=on_forbidden
-        )
     limiter = RateLimiter(redis, RateLimitConfig(prefix=prefix)) if redis is not None else None
     outgoing = install(bot, limiter)
     return Delivery(

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import random
 import re
 import time
@@ -25,7 +24,6 @@ from telegram_bot.fake_api import FakeTelegram, Message, SimUser
 from telegram_bot.render import PLAYABLE
 from telegram_bot.settings import Settings
 
-DIRECT = bool(os.environ.get("E2E_DIRECT_DELIVERY"))
 SAFETY = 60.0  # seconds: a hung test fails, never a timing assertion
 
 
@@ -79,14 +77,7 @@ class Harness:
         )
 
     async def start(self) -> Bot:
-        factory = None
-        if DIRECT:
-            from telegram_bot import direct_delivery
-
-            def factory(app: BotApp) -> Any:
-                return direct_delivery.Delivery(app.bot, on_forbidden=app.on_forbidden)
-
-        app = BotApp(self.settings(), clock=self.clock, delivery_factory=factory)
+        app = BotApp(self.settings(), clock=self.clock)
         await app.setup()
         task = asyncio.create_task(app.run_polling(handle_signals=False, polling_timeout=5))
         self.bot = Bot(app, task)
