@@ -59,6 +59,11 @@ def seat_names(table: Table) -> list[str]:
     ]
 
 
+def ai_seats(table: Table) -> list[int]:
+    """The human seats the AI plays now (timeouts, left, blocked the bot, operator)."""
+    return [i for i, s in enumerate(table.seats) if s.human and s.ai_controlled]
+
+
 class Publisher:
     def __init__(
         self,
@@ -218,6 +223,7 @@ class Publisher:
             version=snap.version,
             selection=sel,
             deadline=self._deadline(snap),
+            ai_seats=ai_seats(t),
         )
         if t.seats[seat].ai_controlled:
             _ = Translator(lang)
@@ -237,6 +243,7 @@ class Publisher:
             names=seat_names(t),
             deadline=self._deadline(snap),
             bot_username=self.bot_username,
+            ai_seats=ai_seats(t),
         )
 
     @staticmethod

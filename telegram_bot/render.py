@@ -11,7 +11,7 @@ row and 100 a keyboard (huge hands are paged), callback data within 64 bytes.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -106,7 +106,9 @@ def _table(view: View, names: Sequence[str], _: Translator) -> list[str]:
     return lines
 
 
-def _players(view: View, names: Sequence[str], _: Translator, me: int) -> list[str]:
+def _players(
+    view: View, names: Sequence[str], _: Translator, me: int, ai_seats: Collection[int] = ()
+) -> list[str]:
     lines = ["", bold(_("Players"))]
     to_act = set(view["to_act"])
     for seat in range(view["players"]):
@@ -117,6 +119,11 @@ def _players(view: View, names: Sequence[str], _: Translator, me: int) -> list[s
         role = role_label(view, seat, _)
         count = view["hand_counts"][seat]
         lines.append(f"{mark} {name}: 🂠{count}" + (f" — {role}" if role else ""))
+    # the seats of players the AI plays now (timeouts, left, blocked the bot), said in
+    # words; the reader's own seat says so in his message's first line instead
+    others = [name_of(names, s, _) for s in sorted(ai_seats) if s != me]
+    if others:
+        lines.append(_("The AI plays for {names}", names=", ".join(others)))
     return lines
 
 
@@ -156,14 +163,16 @@ def render_hand(
     selection: moves.Selection | None = None,
     deadline: datetime | None = None,
     history: int = HISTORY,
+    ai_seats: Collection[int] = (),
 ) -> tuple[str, InlineKeyboardMarkup]:
     """The private hand message of ``view["seat"]``: the table, trump, stock, every
-    seat's count and role, the last moves, the timer, whose move it is; keyboard:
-    his cards (playable ones marked, toggled ones ticked) and the actions legal now."""
+    seat's count and role (``ai_seats``: human seats the AI plays now), the last
+    moves, the timer, whose move it is; keyboard: his cards (playable ones marked,
+    toggled ones ticked) and the actions legal now."""
     _ = Translator(locale)
     me = view["seat"]
     sel = moves.clean(view, selection or moves.Selection())
-    head = _header(view, _) + _table(view, names, _) + _players(view, names, _, me)
+    head = _header(view, _) + _table(view, names, _) + _players(view, names, _, me, ai_seats)
     tail = _deadline(deadline, _) + _status(view, names, _, me)
     text = _fit(head, history_lines(view, names, _, history), tail, _)
     return text, hand_keyboard(view, _, game_id, version, sel)
@@ -255,11 +264,13 @@ def render_table(
     deadline: datetime | None = None,
     bot_username: str | None = None,
     history: int = HISTORY,
+    ai_seats: Collection[int] = (),
 ) -> tuple[str, InlineKeyboardMarkup | None]:
-    """The group's table message from the public view: no hand, no legal actions;
-    optionally a button that opens the private chat with the bot (the hands)."""
+    """The group's table message from the public view (``ai_seats``: human seats
+    the AI plays now): no hand, no legal actions; optionally a button that opens
+    the private chat with the bot (the hands)."""
     _ = Translator(locale)
-    head = _header(view, _) + _table(view, names, _) + _players(view, names, _, -1)
+    head = _header(view, _) + _table(view, names, _) + _players(view, names, _, -1, ai_seats)
     tail = _deadline(deadline, _) + _status(view, names, _, -1)
     text = _fit(head, history_lines(view, names, _, history), tail, _)
     if not bot_username:

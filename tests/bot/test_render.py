@@ -308,6 +308,24 @@ def test_status_lines():
     assert "Ваш ход" in ru and "без козыря" in ru
 
 
+def test_seats_the_ai_plays_are_said_in_words():
+    g = from_deal("chuvash", None, [cards("6C 7C"), cards("8S 9S"), cards("6D 7D")], [])
+    names = ["Ann", "Bob 🤖", "Cy"]
+    table, _ = render_table(engine.public_view(g), locale="en", names=names, ai_seats=[1])
+    assert "The AI plays for Bob 🤖" in table.splitlines()
+    ann, _ = render_hand(
+        engine.view(g, 0), locale="uk", names=names, game_id=GID, version=0, ai_seats=[1]
+    )
+    assert "Зараз за Bob 🤖 грає ШІ" in ann
+    # his own message says it in its first line (the publisher), not again here
+    bob, _ = render_hand(
+        engine.view(g, 1), locale="en", names=names, game_id=GID, version=0, ai_seats=[1]
+    )
+    assert "The AI plays for" not in bob
+    plain, _ = render_table(engine.public_view(g), locale="en", names=["Ann", "Bob", "Cy"])
+    assert "The AI plays for" not in plain
+
+
 def test_action_buttons_take_done_transfer_ticket():
     g = from_deal(
         "shchelkovsky",
