@@ -11,10 +11,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 import sys
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from telegram_bot.settings import Settings
+
+if TYPE_CHECKING:
+    from telegram_bot.app import BotApp
 
 NO_TOKEN = """\
 BOT_TOKEN is not set, so the bot cannot connect to Telegram.
@@ -49,14 +54,20 @@ def redis_url(settings: Settings) -> Iterator[str]:
         yield server.url
 
 
-async def run(settings: Settings) -> None:
+async def run(
+    settings: Settings, *, app: BotApp | None = None, sock: socket.socket | None = None
+) -> None:
+    """The bot until cancelled: webhook mode when ``WEBHOOK_URL`` is set, else long
+    polling. ``app`` (default: a new one) is closed at the end; ``sock``: see
+    :func:`run_webhook`."""
     from telegram_bot.app import BotApp
 
-    app = BotApp(settings)
+    if app is None:
+        app = BotApp(settings)
     try:
         await app.setup()
         if settings.webhook_url:
-            await run_webhook(app, settings)
+            await run_webhook(app, settings, sock=sock)
         else:
             await app.bot.delete_webhook(drop_pending_updates=False)
             await app.run_polling()
@@ -64,34 +75,48 @@ async def run(settings: Settings) -> None:
         await app.aclose()
 
 
-async def run_webhook(app: object, settings: Settings) -> None:
+async def run_webhook(
+    app: BotApp, settings: Settings, *, sock: socket.socket | None = None
+) -> None:
+    """Webhook mode until cancelled: an aiohttp server on ``WEBHOOK_HOST``:
+    ``WEBHOOK_PORT`` (or on ``sock``, a bound socket) takes Telegram's POSTs at
+    ``WEBHOOK_PATH`` -- refusing those without the secret token (401) -- and
+    ``setWebhook`` registers ``WEBHOOK_URL`` with that secret and the update types
+    the routers use (as long polling asks for)."""
     from aiogram.webhook.aiohttp_server import SimpleRequestHandler, setup_application
     from aiohttp import web
 
-    from telegram_bot.app import BotApp
-
-    assert isinstance(app, BotApp)
     web_app = web.Application()
-    SimpleRequestHandler(app.dp, app.bot, secret_token=settings.webhook_secret or None).register(
-        web_app, path=settings.webhook_path
-    )
+    handler = SimpleRequestHandler(app.dp, app.bot, secret_token=settings.webhook_secret or None)
+    handler.register(web_app, path=settings.webhook_path)
     setup_application(web_app, app.dp, bot=app.bot)
     runner = web.AppRunner(web_app)
     await runner.setup()
-    site = web.TCPSite(runner, settings.webhook_host, settings.webhook_port)
-    await site.start()
-    await app.bot.set_webhook(settings.webhook_url, secret_token=settings.webhook_secret or None)
-    app.start_background()
-    print(
-        f"Webhook mode: {settings.webhook_url} -> "
-        f"{settings.webhook_host}:{settings.webhook_port}{settings.webhook_path}",
-        flush=True,
-    )
     try:
+        site: web.BaseSite
+        if sock is not None:
+            site = web.SockSite(runner, sock)
+        else:
+            site = web.TCPSite(runner, settings.webhook_host, settings.webhook_port)
+        await site.start()
+        await app.bot.set_webhook(
+            settings.webhook_url,
+            secret_token=settings.webhook_secret or None,
+            allowed_updates=app.dp.resolve_used_update_types(),
+        )
+        app.start_background()
+        print(
+            f"Webhook mode: {settings.webhook_url} -> {site.name}{settings.webhook_path}",
+            flush=True,
+        )
         await asyncio.Event().wait()
     finally:
+        await runner.cleanup()  # no new updates from here on
+        # let the updates being handled (aiogram answers at once) finish first
+        pending = set(getattr(handler, "_background_feed_update_tasks", ()))
+        if pending:
+            await asyncio.wait(pending, timeout=30)
         await app.stop_background()
-        await runner.cleanup()
 
 
 def main() -> int:
