@@ -44,11 +44,13 @@ async def lang(
     prefs: PrefsCache,
     svc: TableService,
     ui: UiStore,
+    publisher: Publisher,
     _: Translator,
 ) -> None:
     choice = (command.args or "").strip().lower()
     if choice in LANGUAGES and message.from_user is not None:
-        await _set_language(message.chat.id, message.from_user.id, choice, prefs, svc, ui)
+        user = message.from_user.id
+        await _set_language(message.chat.id, user, choice, prefs, svc, ui, publisher)
         group = message.chat.type != "private"
         await message.answer(
             Translator(choice)(texts.GROUP_LANGUAGE_SET if group else texts.LANGUAGE_SET)
@@ -64,10 +66,11 @@ async def lang_button(
     prefs: PrefsCache,
     svc: TableService,
     ui: UiStore,
+    publisher: Publisher,
 ) -> None:
     choice = callback_data.l
     chat = callback.message.chat.id if callback.message is not None else callback.from_user.id
-    await _set_language(chat, callback.from_user.id, choice, prefs, svc, ui)
+    await _set_language(chat, callback.from_user.id, choice, prefs, svc, ui, publisher)
     group = chat < 0
     await callback.answer(
         Translator(choice)(texts.GROUP_LANGUAGE_SET if group else texts.LANGUAGE_SET)
@@ -75,16 +78,31 @@ async def lang_button(
 
 
 async def _set_language(
-    chat: int, user: int, choice: str, prefs: PrefsCache, svc: TableService, ui: UiStore
+    chat: int,
+    user: int,
+    choice: str,
+    prefs: PrefsCache,
+    svc: TableService,
+    ui: UiStore,
+    publisher: Publisher,
 ) -> None:
-    """In a group /lang sets the group's language; in private the user's (and his
-    current table's record of it)."""
+    """In a group /lang sets the group's language: lobbies opened there from now on
+    speak it, and so does the lobby or game of this group where the sender sits
+    (its messages are redrawn now).  In private it sets the user's language, and
+    his messages at his current table are redrawn in it."""
     await prefs.update(chat, lang=choice)
-    if chat < 0:
-        return
     table = await svc.where(user)
-    if table is not None:
-        await ui.update_table(table.id, langs={user: choice})
+    if table is None:
+        return
+    if chat < 0:
+        if table.chat != chat:
+            return
+        await ui.update_table(table.id, group_lang=choice)
+        await publisher.refresh(table.id, seats=(), actor=user)
+        return
+    await ui.update_table(table.id, langs={user: choice})
+    seat = table.seat_of(user)
+    await publisher.refresh(table.id, seats=() if seat is None else (seat,), actor=user)
 
 
 @router.message(Command("stats"))

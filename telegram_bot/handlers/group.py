@@ -1,5 +1,6 @@
 """The bot's own membership: added to a group -> a two-line how-to; a user
-blocks or unblocks the bot -> remember whether it may write to him."""
+blocks or unblocks the bot -> remember whether it may write to him (blocked
+mid-game: the AI plays his seat at once, as after a 403)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from aiogram.types import ChatMemberUpdated
 from telegram_bot import texts
 from telegram_bot.i18n import Translator
 from telegram_bot.middlewares import PrefsCache
+from telegram_bot.publisher import Publisher
 
 router = Router(name=__name__)
 
@@ -23,6 +25,9 @@ async def added(event: ChatMemberUpdated, prefs: PrefsCache, chat_locale: str) -
 
 
 @router.my_chat_member(ChatMemberUpdatedFilter(LEAVE_TRANSITION))
-async def removed(event: ChatMemberUpdated, prefs: PrefsCache) -> None:
+async def removed(event: ChatMemberUpdated, prefs: PrefsCache, publisher: Publisher) -> None:
     if event.chat.type == "private":  # he blocked the bot
         await prefs.update(event.chat.id, started=False)
+        # his hand cannot reach him: the AI plays his seat now -- waiting for the next
+        # 403 would stall a game that waits for his move (and has no turn timer)
+        await publisher.hand_to_ai(event.chat.id)

@@ -62,9 +62,11 @@ async def start_with_code(
 
 
 @router.message(CommandStart())
-async def start(message: Message, _: Translator, locale: str, publisher: Publisher) -> None:
-    if message.chat.type != "private":
-        await message.answer(_(texts.GREETING))
+async def start(
+    message: Message, _: Translator, locale: str, chat_locale: str, publisher: Publisher
+) -> None:
+    if message.chat.type != "private":  # in a group: the group's language
+        await message.answer(Translator(chat_locale)(texts.GREETING))
         return
     link = f"https://t.me/{publisher.bot_username}?startgroup=new"
     await message.answer(
@@ -74,5 +76,6 @@ async def start(message: Message, _: Translator, locale: str, publisher: Publish
 
 
 @router.message(Command("help"))
-async def help_command(message: Message, locale: str) -> None:
-    await message.answer(help_text(locale))
+async def help_command(message: Message, chat_locale: str) -> None:
+    """In a group the group's language (/lang there), else the user's."""
+    await message.answer(help_text(chat_locale))
