@@ -1,9 +1,12 @@
 """Callback data of every inline button (aiogram ``CallbackData``), always within
 Telegram's 64 bytes.
 
-Game buttons (``g:<game id>:<version>:<payload>``) carry the short game id, the
-state version the keyboard was drawn at (the handler compares it with the live
-version: a stale button gets an alert and a refreshed message) and a payload:
+Game buttons (``g:<game id>:<version>:<payload>:<stamp>``) carry the short game
+id, the state version the keyboard was drawn at, a payload and the presser's
+decision stamp (:func:`telegram_bot.moves.stamp`).  The handler compares the
+version with the live one; when they differ, the button is honoured only if the
+stamp still matches (his hand and options are unchanged, so the press means what
+it meant), else it is stale: an alert and a refreshed message.  Payloads:
 
 ====================  =====================================================
 ``C10H10S``, ``K`` …  an engine action in its text form (:meth:`engine.Action.text`)
@@ -41,6 +44,7 @@ MAX_CODE = 16
 """Game ids and lobby codes: ``secrets.token_urlsafe(8)`` is 11 characters."""
 MAX_VERSION = 10**10 - 1
 MAX_PAYLOAD = 24
+STAMP_PATTERN = r"^(?:[A-Za-z0-9_-]{6})?$"
 """Longest game payload: every single-step action (a cover is at most 7 bytes);
 several cards go through toggling and ``go``."""
 
@@ -120,6 +124,7 @@ class GameCb(CallbackData, prefix="g"):
     g: Annotated[str, Field(pattern=CODE_PATTERN)]
     v: Annotated[int, Field(ge=0, le=MAX_VERSION)]
     a: str
+    s: Annotated[str, Field(pattern=STAMP_PATTERN)] = ""
 
     @field_validator("a")
     @classmethod
@@ -135,8 +140,8 @@ class GameCb(CallbackData, prefix="g"):
         return p
 
     @classmethod
-    def of(cls, game_id: str, version: int, press: Press) -> GameCb:
-        return cls(g=game_id, v=version, a=press.payload)
+    def of(cls, game_id: str, version: int, press: Press, stamp: str = "") -> GameCb:
+        return cls(g=game_id, v=version, a=press.payload, s=stamp)
 
 
 class LobbyOp(StrEnum):

@@ -15,12 +15,14 @@ of the catalogs, for a short alert).
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from engine import find_variant, parse_card
+from engine import BOUT_PHASE, find_variant, parse_card
 from engine.cards import card_names, parse_card_run
 from telegram_bot.callbacks import Press
 from telegram_bot.i18n import N_
@@ -216,6 +218,28 @@ def clean(view: View, selection: Selection) -> Selection:
         selection.choose if selection.choose and card_moves(view, selection.choose, lg) else None
     )
     return Selection(cards=cards, choose=choose, page=selection.page)
+
+
+STAMP_LEN = 6
+"""Characters of a :func:`stamp` (36 bits) in the callback data."""
+
+
+def stamp(view: View) -> str:
+    """A short digest of everything a press of this seat's keyboard can mean: his
+    hand, his legal actions, how many cards he may throw in at once and how many
+    moves he has made.  A button drawn at an older version whose stamp equals the
+    current one means exactly what it meant then, so it is honoured; otherwise it
+    is stale.  (Counting his own moves makes a double tap of any move stale.)"""
+    text = "|".join(
+        (
+            ",".join(sorted(view.get("hand", ()))),
+            ",".join(sorted(view.get("legal", ()))),
+            str(throw_room(view)) if view.get("phase") == BOUT_PHASE else "-",
+            str(view.get("acted", 0)),
+        )
+    )
+    digest = hashlib.blake2s(text.encode(), digest_size=6).digest()
+    return base64.urlsafe_b64encode(digest).decode()[:STAMP_LEN]
 
 
 def resolve(view: View, selection: Selection, press: Press) -> Outcome:

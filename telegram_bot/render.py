@@ -183,10 +183,11 @@ def hand_keyboard(
 ) -> InlineKeyboardMarkup:
     lg = moves.legal(view)
     playable = moves.playable(view, lg)
+    stamp = moves.stamp(view)
 
     def button(text: str, press: Press) -> InlineKeyboardButton:
         return InlineKeyboardButton(
-            text=text, callback_data=GameCb.of(game_id, version, press).pack()
+            text=text, callback_data=GameCb.of(game_id, version, press, stamp).pack()
         )
 
     rows: list[list[InlineKeyboardButton]] = []

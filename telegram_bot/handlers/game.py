@@ -1,12 +1,15 @@
 """Buttons of a player's hand message: a card, Play/Clear/Back, a page, an action
 (Take, Done/Pass, Transfer, Pass-ticket) -- mapped to a move by
-:func:`telegram_bot.moves.resolve` and applied through the table service with the
-version the keyboard was drawn at; and taking a seat back from the AI.
+:func:`telegram_bot.moves.resolve` and applied through the table service by
+compare-and-set; and taking a seat back from the AI.
 
-Exactly one move per press: a stale version (an old keyboard, a double tap, a
-race with another player) is refused by compare-and-set and answered with a
-short alert and a fresh message; a redelivered update has the same request id
-(the callback query id) and is applied once.  The seat is always the presser's
+Exactly one move per press.  A button drawn at an older version is honoured only
+while the presser's decision stamp (:func:`telegram_bot.moves.stamp`: his hand,
+options and move count) is unchanged -- another player's move elsewhere on the
+table does not void it; otherwise (an old keyboard, a double tap, his options
+changed) it is stale and answered with a short alert and a fresh message.  A
+redelivered update has the same request id (the callback query id) and is
+applied once.  The seat is always the presser's
 own: a button pressed on a message that is not his current hand message, or a
 payload that does not fit his hand, gets an alert and changes nothing."""
 
@@ -24,10 +27,14 @@ from telegram_bot import texts
 from telegram_bot.callbacks import GameCb
 from telegram_bot.i18n import Translator
 from telegram_bot.keyboards import SeatCb
-from telegram_bot.moves import Selection, resolve
+from telegram_bot.moves import Selection, resolve, stamp
 from telegram_bot.publisher import Publisher
 
 router = Router(name=__name__)
+
+APPLY_ATTEMPTS = 3
+"""A press whose move loses a compare-and-set race is tried again on the newer
+state (while its stamp still matches) this many times in all."""
 
 
 @router.callback_query(GameCb.filter())
@@ -59,44 +66,59 @@ async def game_button(
         await callback.answer(_(texts.REFUSALS["game_over"]), show_alert=True)
         return
     selection = Selection.from_json(snap.ui.selections.get(user))
-    if callback_data.v != snap.version:
-        await publisher.render_seat(snap, user, selection)
-        await callback.answer(_(texts.STALE), show_alert=True)
-        return
     if table.seats[seat].ai_controlled:
         await callback.answer(_(texts.REFUSALS["ai_controlled"]), show_alert=True)
         return
-    outcome = resolve(view(state, seat), selection, callback_data.press)
-    if outcome.error is not None:
-        await callback.answer(_(outcome.error), show_alert=True)
-        return
-    if outcome.selection is not None:
-        await asyncio.gather(
-            ui.update_table(tid, selections={user: outcome.selection.to_json()}),
-            publisher.render_seat(snap, user, outcome.selection),
-        )
+    for attempt in range(APPLY_ATTEMPTS):
+        seat_view = view(state, seat)
+        if callback_data.v != snap.version and (
+            not callback_data.s or callback_data.s != stamp(seat_view)
+        ):  # his hand or options changed since the keyboard was drawn
+            await publisher.render_seat(snap, user, selection)
+            await callback.answer(_(texts.STALE), show_alert=True)
+            return
+        outcome = resolve(seat_view, selection, callback_data.press)
+        if outcome.error is not None:
+            await callback.answer(_(outcome.error), show_alert=True)
+            return
+        if outcome.selection is not None:
+            await asyncio.gather(
+                ui.update_table(tid, selections={user: outcome.selection.to_json()}),
+                publisher.render_seat(snap, user, outcome.selection),
+            )
+            await callback.answer()
+            return
+        assert outcome.action is not None
+        try:
+            result = await svc.apply(
+                tid, user, outcome.action, snap.version, request_id=f"cb{callback.id}"[:64]
+            )
+        except StaleVersion:
+            # another write landed meanwhile: look again (the stamp decides)
+            snap = await publisher.snapshot(tid)
+            table, state = snap.table, snap.loaded.state
+            if (
+                attempt + 1 < APPLY_ATTEMPTS
+                and table.status == PLAYING
+                and state is not None
+                and not table.seats[seat].ai_controlled
+            ):
+                continue
+            await publisher.refresh(tid, seats=[seat], actor=user)
+            await callback.answer(_(texts.STALE), show_alert=True)
+            return
+        except EngineError as e:
+            await callback.answer(texts.refusal(e, _), show_alert=True)
+            return
+        if result.duplicate:
+            await callback.answer()
+            return
+        if selection.cards or selection.choose:
+            await ui.update_table(tid, selections={user: None})
+        seats = None if result.game_over else result.changed_seats
+        await publisher.refresh(tid, seats=seats, actor=user)  # his own message first
         await callback.answer()
         return
-    assert outcome.action is not None
-    try:
-        result = await svc.apply(
-            tid, user, outcome.action, callback_data.v, request_id=f"cb{callback.id}"[:64]
-        )
-    except StaleVersion:
-        await publisher.refresh(tid, seats=[seat], actor=user)
-        await callback.answer(_(texts.STALE), show_alert=True)
-        return
-    except EngineError as e:
-        await callback.answer(texts.refusal(e, _), show_alert=True)
-        return
-    if result.duplicate:
-        await callback.answer()
-        return
-    if selection.cards or selection.choose:
-        await ui.update_table(tid, selections={user: None})
-    seats = None if result.game_over else result.changed_seats
-    await publisher.refresh(tid, seats=seats, actor=user)  # his own message first
-    await callback.answer()
 
 
 @router.callback_query(SeatCb.filter())

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from telegram_bot.callbacks import LobbyOp, parse_game
+from telegram_bot.callbacks import GameCb, LobbyOp, parse_game
 from telegram_bot.fake_api import FakeTelegram, RateLimits
 from telegram_bot.keyboards import SeatCb
 from tests.bot.e2e_kit import (
@@ -61,16 +61,29 @@ async def test_stale_double_press_foreign_and_forged_buttons(
         _t, _s, v1 = await h.svc.get(tid)
         assert v1 == v0 + 1 or v1 == v0  # one move (or a selection toggle: none)
         assert [a1["show_alert"], a2["show_alert"]].count(True) <= 1
-        # a stale button (an old keyboard): alert, the message is refreshed
+        # a stale button (drawn before his hand or options changed: an older version
+        # and another stamp): alert, nothing changes
         u, m, b = await mover(h, tid, humans)
         old = b["callback_data"]
         cb = parse_game(old)
-        assert cb is not None
-        stale = old.replace(f":{cb.v}:", f":{cb.v - 1}:", 1)
+        assert cb is not None and len(cb.s) == 6
+        other_stamp = ("A" if cb.s[0] != "A" else "B") + cb.s[1:]
+        stale = GameCb(g=cb.g, v=cb.v - 1, a=cb.a, s=other_stamp).pack()
         _t, _s, before = await h.svc.get(tid)
         answer = await u.press(data=stale, message=m, forged=True).wait_answer(SAFETY)
         assert answer["show_alert"] and "out of date" in answer["text"]
         assert (await h.svc.get(tid))[2] == before
+        # ... and without a stamp (a keyboard of an older release): stale too
+        bare = GameCb(g=cb.g, v=cb.v - 1, a=cb.a).pack()
+        answer = await u.press(data=bare, message=m, forged=True).wait_answer(SAFETY)
+        assert answer["show_alert"] and "out of date" in answer["text"]
+        assert (await h.svc.get(tid))[2] == before
+        # an older version with his current stamp (others moved, his hand and options
+        # did not change): the press means what it meant and is honoured
+        honoured = GameCb(g=cb.g, v=cb.v - 1, a=cb.a, s=cb.s).pack()
+        answer = await u.press(data=honoured, message=m, forged=True).wait_answer(SAFETY)
+        assert not answer.get("show_alert"), answer
+        _t, _s, before = await h.svc.get(tid)
         # another player's button (his data pressed in my chat): alert, no change
         other = humans[1] if u is humans[0] else humans[0]
         mine = await h.hand_message(other, tid)

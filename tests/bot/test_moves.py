@@ -22,6 +22,7 @@ from telegram_bot.moves import (
     playable,
     resolve,
     selection_action,
+    stamp,
     throw_room,
 )
 
@@ -230,3 +231,41 @@ def test_every_press_of_a_playable_card_is_sound(variant, players, options):
                             g.copy().apply(Action.from_text(seat, m))
             seat = rng.choice(g.to_act())
             g.apply(rng.choice(g.legal_actions(seat)))
+
+
+# ------------------------------------------------------------------ stamps
+def _presses(v):
+    """Every press the seat's keyboard could offer now."""
+    return [press_card(c) for c in sorted(set(v["hand"]))] + [act(t) for t in v["legal"]]
+
+
+@pytest.mark.parametrize(
+    ("variant", "players", "options"),
+    [("chuvash", 6, None), ("shchelkovsky", 4, {"decks": 2})],
+)
+def test_an_unchanged_stamp_means_every_press_means_the_same(variant, players, options):
+    """The handler honours a button of an older version when the presser's stamp is
+    unchanged: sound only if every press then resolves exactly as it did.  His own
+    move always changes his stamp (a double tap is stale)."""
+    kept = 0
+    for seed in range(3):
+        rng = random.Random(seed)
+        g = engine.new_game(variant, players, seed=seed, options=options)
+        before = [engine.view(g, s) for s in range(players)]
+        steps = 0
+        while not g.over and steps < 120:
+            steps += 1
+            mover = rng.choice(g.to_act())
+            g.apply(rng.choice(g.legal_actions(mover)))
+            after = [engine.view(g, s) for s in range(players)]
+            assert stamp(after[mover]) != stamp(before[mover]), (seed, steps)
+            for seat in range(players):
+                old, new = before[seat], after[seat]
+                assert len(stamp(new)) == 6
+                if stamp(old) != stamp(new):
+                    continue
+                kept += 1
+                for p in _presses(old):
+                    assert resolve(old, NONE, p) == resolve(new, NONE, p), (seed, steps, seat, p)
+            before = after
+    assert kept > 50  # other seats' stamps often survive a move

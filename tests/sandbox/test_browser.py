@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from engine import view
+from telegram_bot.callbacks import parse_game
 from telegram_bot.sandbox import Sandbox
 from telegram_bot.settings import Settings
 
@@ -57,6 +58,7 @@ async def sandbox(redis_url: str, redis_prefix: str) -> AsyncIterator[Sandbox]:
         redis_prefix=redis_prefix,
         default_timer=0,  # no turn timer: only the test's presses and the AI move
         soon_delay=0.05,
+        later_delay=0.1,
         table_delay=0.2,
     )
     async with Sandbox(redis_url=redis_url, settings=settings) as running:
@@ -119,7 +121,8 @@ async def buttons(message: Any) -> list[tuple[str, str]]:
 
 
 def payload(data: str) -> str:
-    return data.split(":", 3)[3] if data.startswith("g:") else ""
+    cb = parse_game(data)
+    return cb.a if cb is not None else ""
 
 
 def choose(found: list[tuple[str, str]], refused: set[str]) -> str | None:
