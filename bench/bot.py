@@ -6,7 +6,7 @@ Prints, per scenario: latency from a button press to the acting user's updated
 message (p50, p99), Bot API calls per player action (messages = sends + edits;
 all = also answerCallbackQuery), and the 429s received.  No asserts.
 
-    python bench/bot.py [--actions N] [--quick]
+    python bench/bot.py [--actions N] [--quick] [--only 20x6]
 """
 
 from __future__ import annotations
@@ -156,11 +156,17 @@ async def main() -> None:
         "--actions", type=int, default=30, help="actions per game (small scenarios)"
     )
     parser.add_argument("--quick", action="store_true", help="skip the 200-game scenario")
+    parser.add_argument(
+        "--only", metavar="GAMESxPLAYERS", help="one scenario, e.g. 20x6 (with --actions)"
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     runs = [(1, 2, args.actions), (20, 2, args.actions), (20, 6, args.actions)]
     if not args.quick:
         runs.append((200, 2, 6))
+    if args.only:
+        games, _x, players = args.only.partition("x")
+        runs = [(int(games), int(players), args.actions)]
     with LocalRedis() as server:
         for i, (games, players, actions) in enumerate(runs):
             await scenario(server.url, f"bench{i}:", games, players, actions)

@@ -133,6 +133,7 @@ class BotApp:
             redis=self.svc.redis if self.settings.flood_limiter else None,
             prefix=self.settings.redis_prefix,
             soon_delay=self.settings.soon_delay,
+            later_delay=self.settings.later_delay,
             table_delay=self.settings.table_delay,
             on_forbidden=self.on_forbidden,
             on_replaced=self.on_replaced,

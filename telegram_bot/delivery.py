@@ -3,9 +3,17 @@
 ``Delivery(bot)`` sends at once and edits by urgency:
 
 * ``Urgency.NOW`` -- at once (the acting player's own message);
-* ``Urgency.SOON`` -- within ``soon_delay`` seconds (the other players);
+* ``Urgency.SOON`` -- within ``soon_delay`` seconds (the players the game now
+  waits for);
+* ``Urgency.LATER`` -- like SOON, and at most once every ``later_delay`` seconds
+  per message (the players who only watch the move: nothing for them to do);
 * ``Urgency.TABLE`` -- like SOON, and at most once every ``table_delay`` seconds
   per message (the group's table message).
+
+Deferred edits (SOON, LATER, TABLE) are urgent-last: when due, each first waits
+for the flood limiter's headroom (:meth:`Outgoing.headroom`), so the acting
+players' NOW edits keep their reserve of tokens when the bot is busy; while it
+waits the edit stays pending and newer content replaces it.
 
 A later edit of the same message replaces a pending one: only the newest
 content is sent (``stats.coalesced`` counts the dropped ones), and content
@@ -51,6 +59,7 @@ GONE = ("message to edit not found", "message can't be edited", "MESSAGE_ID_INVA
 class Urgency(enum.Enum):
     NOW = "now"
     SOON = "soon"
+    LATER = "later"
     TABLE = "table"
 
 
@@ -69,6 +78,7 @@ class _Pending:
     created: float
     urgency: Urgency
     firing: bool = False
+    not_before: float = float("-inf")  # held back for the limiter's headroom
 
 
 @dataclass
@@ -90,6 +100,7 @@ class Delivery:
         bot: Bot,
         *,
         soon_delay: float = 1.0,
+        later_delay: float = 2.0,
         table_delay: float = 3.0,
         clock: Clock = time.monotonic,
         sleep: Sleep = asyncio.sleep,
@@ -100,6 +111,7 @@ class Delivery:
     ) -> None:
         self.bot = bot
         self.soon_delay = soon_delay
+        self.later_delay = later_delay
         self.table_delay = table_delay
         self.clock = clock
         self.sleep = sleep
@@ -118,6 +130,7 @@ class Delivery:
         self._runner: asyncio.Task[None] | None = None
         self._inflight: set[asyncio.Task[Any]] = set()
         self._closed = False
+        self._flushing = 0
 
     @property
     def stats(self) -> OutgoingStats:
@@ -179,11 +192,18 @@ class Delivery:
 
     async def flush(self) -> None:
         """Send every pending edit now and wait for everything in flight."""
-        for key, slot in list(self._slots.items()):
-            if slot.pending is not None and not slot.pending.firing:
-                self._fire(key, slot)
-        while self._inflight:
-            await asyncio.gather(*list(self._inflight), return_exceptions=True)
+        self._flushing += 1
+        try:
+            while True:
+                for key, slot in list(self._slots.items()):
+                    if slot.pending is not None and not slot.pending.firing:
+                        self._fire(key, slot)
+                if not self._inflight:
+                    return
+                while self._inflight:
+                    await asyncio.gather(*list(self._inflight), return_exceptions=True)
+        finally:
+            self._flushing -= 1
 
     async def aclose(self) -> None:
         """Flush, then stop the scheduler (the bot and its session stay open)."""
@@ -214,9 +234,11 @@ class Delivery:
     def _due(self, slot: _Slot) -> float:
         p = slot.pending
         assert p is not None
-        due = p.created + self.soon_delay
+        due = max(p.created + self.soon_delay, p.not_before)
         if p.urgency is Urgency.TABLE:
             due = max(due, slot.last_sent + self.table_delay)
+        elif p.urgency is Urgency.LATER:
+            due = max(due, slot.last_sent + self.later_delay)
         return due
 
     def _kick(self) -> None:
@@ -267,6 +289,14 @@ class Delivery:
 
     async def _deliver_pending(self, key: tuple[int, int], slot: _Slot) -> None:
         try:
+            if not self._flushing:
+                wait = await self.outgoing.headroom(key[0])
+                pending = slot.pending
+                if wait > 0 and pending is not None and not self._flushing:
+                    pending.firing = False  # hold back: pending (and coalescing) still
+                    pending.not_before = self.clock() + wait
+                    self._kick()
+                    return
             await self._deliver(key, slot, None, 0)
         except Exception:
             log.exception("deferred edit of %s failed", key)

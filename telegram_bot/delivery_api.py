@@ -21,6 +21,7 @@ def make_delivery(
     redis: aredis.Redis | None,
     prefix: str,
     soon_delay: float,
+    later_delay: float,
     table_delay: float,
     on_forbidden: Callable[[int], Awaitable[Any]],
     on_replaced: Callable[[int, int, int], Awaitable[Any]],
@@ -31,6 +32,7 @@ def make_delivery(
     return Delivery(
         bot,
         soon_delay=soon_delay,
+        later_delay=later_delay,
         table_delay=table_delay,
         on_forbidden=on_forbidden,
         on_replaced=on_replaced,

@@ -229,6 +229,18 @@ class Outgoing(BaseRequestMiddleware):
                 raise
 
     # ------------------------------------------------------------ limiter & memory
+    async def headroom(self, chat_id: int) -> float:
+        """Seconds a deferrable message to ``chat_id`` should hold back so urgent
+        ones keep their reserve of flood tokens (0: go; always 0 without a
+        limiter, or when Redis cannot tell)."""
+        if self.limiter is None:
+            return 0.0
+        try:
+            return await self.limiter.headroom(chat_id)
+        except Exception:  # the send itself will wait on (or report) the limiter
+            log.exception("flood limiter: no headroom reading for chat %s", chat_id)
+            return 0.0
+
     async def _admit(
         self,
         chat_id: int | None,

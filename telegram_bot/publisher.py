@@ -89,7 +89,7 @@ class Publisher:
         return lock
 
     async def snapshot(self, table_id: str) -> Snapshot:
-        loaded, ui = await asyncio.gather(self.svc._load(table_id), self.ui.table(table_id))
+        loaded, ui = await asyncio.gather(self.svc.load(table_id), self.ui.table(table_id))
         return Snapshot(loaded, ui)
 
     # ------------------------------------------------------------------ entry points
@@ -167,6 +167,7 @@ class Publisher:
         if snap.loaded.state is None:
             return
         jobs = []
+        waited_for = set(snap.loaded.state.to_act())
         for seat, s in enumerate(t.seats):
             if s.user is None or s.left or (seats is not None and seat not in seats):
                 continue
@@ -175,7 +176,14 @@ class Publisher:
                 continue
             sel = Selection.from_json(ui.selections.get(s.user))
             text, markup = self._hand(snap, seat, ui.langs.get(s.user, "en"), sel)
-            urgency = Urgency.NOW if s.user == actor else Urgency.SOON
+            # the actor sees his move at once; whoever must move next soon; the
+            # others, who only watch, at most every couple of seconds
+            if s.user == actor:
+                urgency = Urgency.NOW
+            elif seat in waited_for or t.status == OVER:
+                urgency = Urgency.SOON
+            else:
+                urgency = Urgency.LATER
             jobs.append(self._edit(s.user, msg, text, markup, urgency))
         group = self._group(t)
         if group is not None and ui.table_message is not None:
@@ -301,18 +309,43 @@ class Publisher:
         await self.ui.update_table(snap.table.id, drop_hands=list(snap.ui.hands))
 
     async def hand_to_ai(self, user: int) -> None:
-        """The bot may no longer write to ``user`` (403): the AI plays his seat."""
+        """The bot may no longer write to ``user`` (403, or he blocked it): the AI
+        plays his seat, and his hand message is forgotten -- no more edits that
+        could only fail -- until he comes back (:meth:`resend_hand`)."""
         table = await self.svc.where(user)
         if table is None or table.status != PLAYING:
             return
         seat = table.seat_of(user)
-        if seat is None or table.seats[seat].ai_controlled:
+        if seat is None:
+            return
+        await self.ui.update_table(table.id, drop_hands=[user])
+        if table.seats[seat].ai_controlled:
             return
         try:
             await self.svc.admin_hand_to_ai(table.id, seat, by="bot:forbidden")
         except LiveError:
             return
         # the write is published on the notify channel: every process re-renders
+
+    async def resend_hand(self, user: int) -> None:
+        """``user`` can be written to again (he unblocked the bot): a game he sits
+        at gets a new hand message (with the take-back button if the AI plays)."""
+        table = await self.svc.where(user)
+        if table is None or table.status != PLAYING:
+            return
+        async with self.lock(table.id):
+            try:
+                snap = await self.snapshot(table.id)
+            except LiveError:
+                return
+            seat = snap.table.seat_of(user)
+            if seat is None or snap.loaded.state is None or snap.ui.hands.get(user):
+                return
+            lang = (await self._langs(snap.table, snap.ui)).get(user, "en")
+            text, markup = self._hand(snap, seat, lang, Selection())
+            msg = await self.delivery.send(user, text, markup)
+            if msg is not None:
+                await self.ui.update_table(table.id, hands={user: msg.message_id})
 
     async def message_replaced(self, chat: int, old: int, new: int) -> None:
         """Delivery sent a gone message anew: a hand message (private chat) or a

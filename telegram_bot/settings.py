@@ -40,7 +40,10 @@ class Settings(BaseSettings):
     """AI opponents of /play."""
 
     soon_delay: float = 1.0
-    """Other players' messages are updated within about this long (coalesced)."""
+    """The messages of the players the game waits for are updated within about
+    this long (coalesced)."""
+    later_delay: float = 2.0
+    """The messages of players who only watch a move: at most this often."""
     table_delay: float = 3.0
     """The group's table message at most this often."""
     flood_limiter: bool = True

@@ -138,6 +138,11 @@ class Core:
         loaded = await self._load(table_id)
         return loaded.table, loaded.state, loaded.version
 
+    async def load(self, table_id: str) -> Loaded:
+        """Everything :meth:`get` gives plus the turn deadline (ms), the result and
+        the newest events, read in one round trip (what a renderer needs)."""
+        return await self._load(table_id)
+
     # ------------------------------------------------------------------ writing
     def _ttl(self, status: str) -> float:
         c = self.config

@@ -7,6 +7,12 @@ bucket the message needs (overall, its chat, and for a group its per-minute
 bucket) and either takes one token from each of them or -- when any is short
 -- takes nothing and answers how long to wait.  Never a partial take.
 
+Urgent first: each bucket keeps a ``reserve`` that deferrable messages (the
+coalesced updates of players who did not just act) leave alone --
+:meth:`RateLimiter.headroom` tells them how long to hold back -- so a press's own
+answer finds a token even when the bot is busy, and the deferred updates coalesce
+while they wait.
+
 The time comes from Python (``clock``, default :func:`time.time`) and is passed
 into the script, so tests drive the buckets with a fake clock and processes on
 one host agree (Redis ``TIME`` is never read).
@@ -89,16 +95,44 @@ return '0'
 """
 
 
+# A dry run of the same buckets: KEYS the bucket keys; ARGV now, then per bucket
+# rate, capacity, tokens needed.  Returns the seconds until every bucket holds
+# what is needed ('0': now).  Takes and writes nothing.
+HEADROOM_LUA = r"""
+local now = tonumber(ARGV[1])
+local wait = 0
+for i = 1, #KEYS do
+  local b = 1 + (i - 1) * 3
+  local rate, cap, need = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
+  local h = redis.call('HMGET', KEYS[i], 't', 's')
+  local t, s = tonumber(h[1]), tonumber(h[2])
+  if t == nil or s == nil then t = cap; s = now end
+  if now > s then t = math.min(cap, t + (now - s) * rate) end
+  if t < need then
+    local w = (need - t) / rate
+    if w > wait then wait = w end
+  end
+end
+return string.format('%.6f', wait)
+"""
+
+
 @dataclass(frozen=True)
 class Rate:
-    """A token bucket: ``per_second`` refill, ``burst`` capacity (starts full)."""
+    """A token bucket: ``per_second`` refill, ``burst`` capacity (starts full).
+
+    ``reserve``: tokens that deferrable messages leave in the bucket for urgent
+    ones (see :meth:`RateLimiter.headroom`)."""
 
     per_second: float
     burst: float
+    reserve: float = 0.0
 
     def __post_init__(self) -> None:
         if self.per_second <= 0 or self.burst < 1:
             raise ValueError(f"bad rate {self!r}: per_second > 0 and burst >= 1 needed")
+        if not 0 <= self.reserve <= self.burst - 1:
+            raise ValueError(f"bad rate {self!r}: 0 <= reserve <= burst - 1 needed")
 
     @property
     def ttl_ms(self) -> int:
@@ -111,9 +145,9 @@ class RateLimitConfig:
     """Rates of the outgoing flood limiter; ``prefix`` as in ``LiveConfig``."""
 
     prefix: str = "durak:"
-    overall: Rate = field(default_factory=lambda: Rate(25.0, 20))
-    per_chat: Rate = field(default_factory=lambda: Rate(1.0, 2))
-    per_group: Rate = field(default_factory=lambda: Rate(19 / 60, 18))
+    overall: Rate = field(default_factory=lambda: Rate(25.0, 20, reserve=8))
+    per_chat: Rate = field(default_factory=lambda: Rate(1.0, 2, reserve=1))
+    per_group: Rate = field(default_factory=lambda: Rate(19 / 60, 18, reserve=4))
     digest_ttl: float = 48 * 3600.0  # seconds a message's last content is remembered
 
 
@@ -143,6 +177,7 @@ class RateLimiter:
         self.owns_client = owns_client
         self.round_trips = 0
         self._script = client.register_script(ACQUIRE_LUA)
+        self._headroom = client.register_script(HEADROOM_LUA)
         self._digest_ttl_ms = math.ceil(self.config.digest_ttl * 1000)
 
     @classmethod
@@ -197,6 +232,20 @@ class RateLimiter:
         """Take ``cost`` tokens for a message to ``chat_id`` (``None``: only the
         overall bucket): 0 when taken, else the seconds to wait (nothing taken)."""
         return await self._run(self.buckets(chat_id), cost)
+
+    async def headroom(self, chat_id: int | None = None) -> float:
+        """Priority for urgent messages: the seconds until a message to ``chat_id``
+        could take its token and still leave every bucket's ``reserve`` (0: now).
+        A deferrable message (another player's coalesced update) waits for this
+        first, so the acting player's own updates keep finding tokens when the
+        bot is busy -- and the deferred ones coalesce meanwhile.  Takes nothing."""
+        buckets = self.buckets(chat_id)
+        args: list[str | float] = [repr(float(self.clock()))]
+        for _, rate in buckets:
+            args += [repr(rate.per_second), repr(float(rate.burst)), repr(1.0 + rate.reserve)]
+        self.round_trips += 1
+        out = await self._headroom(keys=[key for key, _ in buckets], args=args)
+        return float(out.decode() if isinstance(out, bytes) else out)
 
     async def acquire_edit(
         self, chat_id: int, message_id: int, text_digest: str | None, markup_digest: str

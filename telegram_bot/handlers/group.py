@@ -1,6 +1,7 @@
 """The bot's own membership: added to a group -> a two-line how-to; a user
 blocks or unblocks the bot -> remember whether it may write to him (blocked
-mid-game: the AI plays his seat at once, as after a 403)."""
+mid-game: the AI plays his seat at once, as after a 403; unblocked mid-game: a
+new hand message, from which he may take his seat back)."""
 
 from __future__ import annotations
 
@@ -17,9 +18,12 @@ router = Router(name=__name__)
 
 
 @router.my_chat_member(ChatMemberUpdatedFilter(JOIN_TRANSITION))
-async def added(event: ChatMemberUpdated, prefs: PrefsCache, chat_locale: str) -> None:
-    if event.chat.type == "private":
+async def added(
+    event: ChatMemberUpdated, prefs: PrefsCache, chat_locale: str, publisher: Publisher
+) -> None:
+    if event.chat.type == "private":  # he (re)started or unblocked the bot
         await prefs.update(event.chat.id, started=True)
+        await publisher.resend_hand(event.chat.id)  # mid-game: his cards again
         return
     await event.answer(Translator(chat_locale)(texts.GREETING))
 

@@ -72,6 +72,7 @@ class Harness:
             default_timer=0,
             timer_interval=0.05,
             soon_delay=0.0,
+            later_delay=0.0,
             table_delay=0.1,
             **self.extra,
         )

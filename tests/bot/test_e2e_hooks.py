@@ -146,6 +146,10 @@ async def test_a_player_blocks_the_bot_mid_game_the_403_gives_his_seat_to_the_ai
         for u in others:
             await wait_text(fake, await h.hand_message(u, tid), told)
 
+        # the bot stops writing to him: his hand message is forgotten
+        failed = fake.stats.errors[("editMessageText", 403)]
+        assert victim.id not in (await h.ui.table(tid)).hands
+
         # the game goes on without him to the end
         await play_out(h, tid, others, rng=random.Random(12))
         assert await ai_moved_for(h, tid, seat) >= 1
@@ -155,8 +159,9 @@ async def test_a_player_blocks_the_bot_mid_game_the_403_gives_his_seat_to_the_ai
             assert is_over(await h.hand_message(u, tid))
         await wait_text(fake, board, "Game over")
         assert await assert_no_hidden_cards(h, tid, others) > 5
-        # only writes to the blocked player failed
+        # only writes to the blocked player failed, and none after his seat went
         assert {code for _method, code in fake.stats.errors} == {403}
+        assert sum(fake.stats.errors.values()) == failed
 
 
 async def test_a_player_blocks_the_bot_while_the_game_waits_for_him(
@@ -194,6 +199,7 @@ async def test_a_player_blocks_the_bot_while_the_game_waits_for_him(
                 await asyncio.sleep(0.02)
         victim = by_seat[seat]
         other = next(u for u in humans if u is not victim)
+        take_back = Translator("en")(texts.TAKE_BACK)
         victim.block()
         await takeover_of(h, tid, seat)
         # the AI made his move for him: the game moved on without anyone else pressing
@@ -206,8 +212,30 @@ async def test_a_player_blocks_the_bot_while_the_game_waits_for_him(
         if table.status != OVER:
             await wait_text(fake, board, told)
             await wait_text(fake, await h.hand_message(other, tid), told)
-        await play_out(h, tid, [other], rng=random.Random(5))
+        # he unblocks the bot: a new hand message, and he takes his seat back
+        assert table.status != OVER
+        seen = len(fake.messages(victim.chat))
+        victim.unblock()
+        back = await fake.world.wait_for(
+            lambda: next(
+                (
+                    m
+                    for m in fake.messages(victim.chat)[seen:]
+                    if any(take_back in t for t in m.button_texts)
+                ),
+                None,
+            ),
+            SAFETY,
+            "a new hand message with the take-back button",
+        )
+        assert (await h.ui.table(tid)).hands.get(victim.id) == back.message_id
+        answer = await victim.press(text=take_back, message=back).wait_answer(SAFETY)
+        assert not answer.get("show_alert"), answer
+        table, _s, _v = await h.svc.get(tid)
+        assert not table.seats[seat].ai_controlled
+        await play_out(h, tid, humans, rng=random.Random(5))
         assert is_over(await h.hand_message(other, tid))
+        assert is_over(await h.hand_message(victim, tid))
         assert (await h.svc.get(tid))[0].status == OVER
 
 

@@ -415,6 +415,71 @@ async def test_table_edits_are_throttled(
     assert fake.stats.retry_after == 0
 
 
+async def test_later_edits_are_throttled_per_message(
+    fake: FakeTelegram, delivery: Delivery, alice: SimUser, clock: ManualClock
+) -> None:
+    """A watcher's message: at most once every later_delay, only the newest content."""
+    msg = await delivery.send(alice.id, "w0")
+    assert msg is not None
+    sent_at: list[float] = []
+    for round_no in range(1, 4):
+        for i in range(3):
+            await delivery.edit(alice.id, msg.message_id, f"w{round_no}.{i}", urgency=Urgency.LATER)
+        want = f"w{round_no}.2"
+        await fake.world.wait_for(lambda w=want: bot_messages(fake, alice.chat)[0].text == w)
+        sent_at.append(clock.now)
+    assert bot_messages(fake, alice.chat)[0].edits == 3
+    assert delivery.stats.coalesced == 6
+    assert delivery.later_delay > delivery.soon_delay
+    assert all(b - a >= delivery.later_delay for a, b in itertools.pairwise(sent_at))
+
+
+async def test_soon_overrides_a_pending_later(
+    fake: FakeTelegram, delivery: Delivery, alice: SimUser, clock: ManualClock
+) -> None:
+    """A watcher who now has to move: his pending edit goes out within soon_delay."""
+    msg = await delivery.send(alice.id, "w0")
+    assert msg is not None
+    await delivery.edit(alice.id, msg.message_id, "w1", urgency=Urgency.LATER)
+    await fake.world.wait_for(lambda: bot_messages(fake, alice.chat)[0].text == "w1")
+    start = clock.now
+    await delivery.edit(alice.id, msg.message_id, "w2", urgency=Urgency.LATER)
+    await delivery.edit(alice.id, msg.message_id, "your move", urgency=Urgency.SOON)
+    await fake.world.wait_for(lambda: bot_messages(fake, alice.chat)[0].text == "your move")
+    assert clock.now - start < delivery.later_delay
+    assert bot_messages(fake, alice.chat)[0].edits == 2
+
+
+async def test_deferred_edits_leave_the_chats_reserve_to_urgent_ones(
+    fake: FakeTelegram,
+    delivery: Delivery,
+    alice: SimUser,
+    clock: ManualClock,
+    limiter: RateLimiter,
+) -> None:
+    """A coalesced update never takes the tokens a press's own answer needs: it
+    waits for the headroom, and newer content replaces it meanwhile."""
+    reserve = limiter.config.per_chat.reserve
+    assert reserve >= 1
+    msg = await delivery.send(alice.id, "v0")
+    assert msg is not None
+    await delivery.edit(alice.id, msg.message_id, "v1", urgency=Urgency.NOW)  # bucket now empty
+    start = clock.now
+    await delivery.edit(alice.id, msg.message_id, "w1", urgency=Urgency.SOON)
+    await delivery.edit(alice.id, msg.message_id, "w2", urgency=Urgency.LATER)
+    await fake.world.wait_for(lambda: bot_messages(fake, alice.chat)[0].text == "w2")
+    # it went only once the bucket held 1 + reserve tokens (the send took one)
+    assert clock.now - start >= (1 + reserve) / limiter.config.per_chat.per_second - 1e-6
+    assert bot_messages(fake, alice.chat)[0].edits == 2
+    bucket = await limiter.r.hgetall(limiter.keys.rate_chat(alice.id))
+    assert float(bucket[b"t"]) >= reserve - 1e-6
+    # an urgent edit right after still finds a token: no wait on the limiter
+    waits = delivery.stats.waits
+    await delivery.edit(alice.id, msg.message_id, "v2", urgency=Urgency.NOW)
+    assert bot_messages(fake, alice.chat)[0].text == "v2"
+    assert delivery.stats.waits == waits
+
+
 async def test_now_supersedes_pending_and_order_is_kept(
     fake: FakeTelegram, delivery: Delivery, alice: SimUser
 ) -> None:

@@ -86,6 +86,37 @@ async def test_chats_are_independent_but_share_the_overall_bucket(
     assert await lim.acquire(4) == 0
 
 
+async def test_headroom_keeps_the_reserve_for_urgent_messages(
+    make_limiter: Callable[..., RateLimiter], rl_config: RateLimitConfig, clock: FakeClock
+) -> None:
+    config = RateLimitConfig(
+        prefix=rl_config.prefix,
+        overall=Rate(100.0, 100, reserve=10),
+        per_chat=Rate(1.0, 3, reserve=1),
+    )
+    lim = make_limiter(config)
+    keys = Keys(rl_config.prefix)
+    assert await lim.headroom(PRIVATE) == 0  # 3 tokens: 1 + the reserve of 1
+    assert await lim.acquire(PRIVATE) == 0
+    assert await lim.headroom(PRIVATE) == 0  # 2 left
+    assert await lim.acquire(PRIVATE) == 0
+    before = await lim.r.hgetall(keys.rate_chat(PRIVATE))
+    # 1 left: a deferrable message holds back a second; an urgent one goes now
+    assert await lim.headroom(PRIVATE) == pytest.approx(1.0)
+    assert await lim.r.hgetall(keys.rate_chat(PRIVATE)) == before  # nothing taken
+    clock.advance(0.25)
+    assert await lim.headroom(PRIVATE) == pytest.approx(0.75)
+    assert await lim.acquire(PRIVATE) == 0
+    # the overall reserve counts too: other chats drain the overall bucket
+    for chat in range(1000, 1089):
+        assert await lim.acquire(chat) == 0
+    # 10 tokens left overall, 1 + 10 needed: a hundredth of a second at 100/s
+    assert await lim.headroom(2000) == pytest.approx(1 / 100)
+    assert await lim.acquire(2000) == 0
+    with pytest.raises(ValueError):
+        Rate(1.0, 2, reserve=1.5)
+
+
 async def test_group_takes_from_three_buckets_atomically(
     make_limiter: Callable[..., RateLimiter], rl_config: RateLimitConfig, clock: FakeClock
 ) -> None:
