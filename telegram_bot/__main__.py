@@ -80,14 +80,16 @@ async def run_webhook(
 ) -> None:
     """Webhook mode until cancelled: an aiohttp server on ``WEBHOOK_HOST``:
     ``WEBHOOK_PORT`` (or on ``sock``, a bound socket) takes Telegram's POSTs at
-    ``WEBHOOK_PATH`` -- refusing those without the secret token (401) -- and
+    ``WEBHOOK_PATH`` -- refusing those without the secret token (401;
+    ``WEBHOOK_SECRET``, or one derived from the bot token) -- and
     ``setWebhook`` registers ``WEBHOOK_URL`` with that secret and the update types
     the routers use (as long polling asks for)."""
     from aiogram.webhook.aiohttp_server import SimpleRequestHandler, setup_application
     from aiohttp import web
 
     web_app = web.Application()
-    handler = SimpleRequestHandler(app.dp, app.bot, secret_token=settings.webhook_secret or None)
+    secret = settings.secret_token()
+    handler = SimpleRequestHandler(app.dp, app.bot, secret_token=secret)
     handler.register(web_app, path=settings.webhook_path)
     setup_application(web_app, app.dp, bot=app.bot)
     runner = web.AppRunner(web_app)
@@ -101,7 +103,7 @@ async def run_webhook(
         await site.start()
         await app.bot.set_webhook(
             settings.webhook_url,
-            secret_token=settings.webhook_secret or None,
+            secret_token=secret,
             allowed_updates=app.dp.resolve_used_update_types(),
         )
         app.start_background()

@@ -10,10 +10,11 @@
 * ``Urgency.TABLE`` -- like SOON, and at most once every ``table_delay`` seconds
   per message (the group's table message).
 
-Deferred edits (SOON, LATER, TABLE) are urgent-last: when due, each first waits
-for the flood limiter's headroom (:meth:`Outgoing.headroom`), so the acting
-players' NOW edits keep their reserve of tokens when the bot is busy; while it
-waits the edit stays pending and newer content replaces it.
+Watchers last: when due, a LATER or TABLE edit first waits for the flood
+limiter's headroom (:meth:`Outgoing.headroom`), so the edits of the players who
+act or must act now (NOW, SOON) keep a reserve of tokens when the bot is busy;
+while it waits the edit stays pending and newer content replaces it.  A message
+out of date for ``max_hold`` seconds stops holding back (no starvation).
 
 A later edit of the same message replaces a pending one: only the newest
 content is sent (``stats.coalesced`` counts the dropped ones), and content
@@ -45,7 +46,14 @@ from aiogram import Bot
 from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
 from aiogram.types import InlineKeyboardMarkup, Message
 
-from telegram_bot.outgoing import Hook, Outgoing, OutgoingStats, find_outgoing, install
+from telegram_bot.outgoing import (
+    DEFERRED,
+    Hook,
+    Outgoing,
+    OutgoingStats,
+    find_outgoing,
+    install,
+)
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +116,8 @@ class Delivery:
         on_replaced: OnReplaced | None = None,
         outgoing: Outgoing | None = None,
         parse_mode: str | None = "HTML",
+        deferred_concurrency: int = 8,
+        max_hold: float = 4.0,
     ) -> None:
         self.bot = bot
         self.soon_delay = soon_delay
@@ -131,6 +141,11 @@ class Delivery:
         self._inflight: set[asyncio.Task[Any]] = set()
         self._closed = False
         self._flushing = 0
+        # deferred edits in flight at once (the rest stay pending, coalescing), and
+        # until when the overall bucket has no headroom for any of them
+        self._deferred_slots = asyncio.Semaphore(deferred_concurrency)
+        self._hold_all_until = float("-inf")
+        self.max_hold = max_hold
 
     @property
     def stats(self) -> OutgoingStats:
@@ -288,16 +303,30 @@ class Delivery:
                             await t
 
     async def _deliver_pending(self, key: tuple[int, int], slot: _Slot) -> None:
+        DEFERRED.set(True)  # this task's calls queue behind urgent ones
         try:
-            if not self._flushing:
-                wait = await self.outgoing.headroom(key[0])
-                pending = slot.pending
-                if wait > 0 and pending is not None and not self._flushing:
-                    pending.firing = False  # hold back: pending (and coalescing) still
-                    pending.not_before = self.clock() + wait
-                    self._kick()
-                    return
-            await self._deliver(key, slot, None, 0)
+            pending = slot.pending
+            yields = pending is not None and pending.urgency is not Urgency.SOON
+            overdue = pending is not None and self.clock() - pending.created >= self.max_hold
+            if self._flushing or overdue or not yields:  # competes with urgent edits
+                await self._deliver(key, slot, None, 0)
+                return
+            async with self._deferred_slots:
+                hold = self._hold_all_until
+                if hold <= self.clock():
+                    room = await self.outgoing.headroom(key[0])
+                    now = self.clock()
+                    if room.overall > 0:  # no room for any deferred edit: wait together
+                        self._hold_all_until = max(self._hold_all_until, now + room.overall)
+                    hold = now + room.wait if room.wait > 0 else hold
+                if hold > self.clock() and not self._flushing:
+                    pending = slot.pending
+                    if pending is not None:
+                        pending.firing = False  # held back: still pending (and coalescing)
+                        pending.not_before = hold
+                        self._kick()
+                        return
+                await self._deliver(key, slot, None, 0)
         except Exception:
             log.exception("deferred edit of %s failed", key)
 

@@ -28,10 +28,13 @@ What a message shows is remembered as two short digests (text, keyboard):
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import hashlib
 import json
 import logging
-from collections import OrderedDict
+import time
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -43,9 +46,54 @@ from aiogram.methods import Response, TelegramMethod
 from aiogram.methods.base import TelegramType
 from aiogram.types import ErrorEvent, Message
 
-from engine.live.ratelimit import NOOP, RateLimiter
+from engine.live.ratelimit import NOOP, Headroom, RateLimiter
 
 log = logging.getLogger(__name__)
+
+GO = Headroom(0.0, 0.0)
+
+DEFERRED: contextvars.ContextVar[bool] = contextvars.ContextVar("deferred", default=False)
+"""Set by ``Delivery`` while it sends a coalesced update of a player who did not
+just act: such calls queue behind urgent ones for the overall bucket."""
+
+
+class _Line:
+    """A FIFO waiting line with two classes: urgent calls are served before
+    deferred ones (``DEFERRED``).  Whoever holds it is the only caller of this
+    process asking Redis for an overall token again; ownership passes on
+    release."""
+
+    def __init__(self) -> None:
+        self._busy = False
+        self._urgent: deque[asyncio.Future[None]] = deque()
+        self._deferred: deque[asyncio.Future[None]] = deque()
+
+    async def acquire(self, urgent: bool) -> None:
+        if not self._busy:
+            self._busy = True
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        queue = self._urgent if urgent else self._deferred
+        queue.append(fut)
+        try:
+            await fut
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():
+                self.release()  # it was passed to us as we were cancelled
+            else:
+                with contextlib.suppress(ValueError):
+                    queue.remove(fut)
+            raise
+
+    def release(self) -> None:
+        for queue in (self._urgent, self._deferred):
+            while queue:
+                fut = queue.popleft()
+                if not fut.done():
+                    fut.set_result(None)  # ownership passes on: still busy
+                    return
+        self._busy = False
+
 
 Hook = Callable[[int], Awaitable[Any]]
 Sleep = Callable[[float], Awaitable[Any]]
@@ -156,6 +204,9 @@ class Outgoing(BaseRequestMiddleware):
         self._memory = _LocalMemory(memory_size)
         self._in_hook: set[int] = set()
         self._background: set[asyncio.Task[None]] = set()
+        # calls of this process that wait for the OVERALL bucket queue here (urgent
+        # ones first, else FIFO): only the head asks Redis again, not every waiter
+        self._overall_line = _Line()
 
     # ------------------------------------------------------------ the middleware
     async def __call__(
@@ -229,17 +280,17 @@ class Outgoing(BaseRequestMiddleware):
                 raise
 
     # ------------------------------------------------------------ limiter & memory
-    async def headroom(self, chat_id: int) -> float:
-        """Seconds a deferrable message to ``chat_id`` should hold back so urgent
-        ones keep their reserve of flood tokens (0: go; always 0 without a
+    async def headroom(self, chat_id: int) -> Headroom:
+        """How long a deferrable message to ``chat_id`` should hold back so urgent
+        ones keep their reserve of flood tokens (0, 0: go; always so without a
         limiter, or when Redis cannot tell)."""
         if self.limiter is None:
-            return 0.0
+            return GO
         try:
             return await self.limiter.headroom(chat_id)
         except Exception:  # the send itself will wait on (or report) the limiter
             log.exception("flood limiter: no headroom reading for chat %s", chat_id)
-            return 0.0
+            return GO
 
     async def _admit(
         self,
@@ -253,23 +304,39 @@ class Outgoing(BaseRequestMiddleware):
                 return self._memory.admit(key, *digests)
             return True
         waited = 0.0
-        while True:
-            if key is not None and digests is not None:
-                delay = await self.limiter.acquire_edit(key[0], key[1], *digests)
-            else:
-                delay = await self.limiter.acquire(chat_id)
-            if delay == NOOP:
-                return False
-            if delay <= 0:
-                return True
-            if waited >= self.max_wait:
-                log.warning(
-                    "flood limiter: gave up waiting after %.0f s (chat %s)", waited, chat_id
-                )
-                return True
-            self.stats.waits += 1
-            await self.sleep(delay)
-            waited += delay
+        line = self._overall_line
+        in_line = False
+        try:
+            while True:
+                if key is not None and digests is not None:
+                    verdict = await self.limiter.take_edit(key[0], key[1], *digests)
+                else:
+                    verdict = await self.limiter.take(chat_id)
+                delay = verdict.wait
+                if delay == NOOP:
+                    return False
+                if delay <= 0:
+                    return True
+                if waited >= self.max_wait:
+                    log.warning(
+                        "flood limiter: gave up waiting after %.0f s (chat %s)", waited, chat_id
+                    )
+                    return True
+                self.stats.waits += 1
+                if verdict.overall and not in_line:
+                    t0 = time.monotonic()
+                    await line.acquire(not DEFERRED.get())  # our turn: ask again at once
+                    in_line = True
+                    waited += time.monotonic() - t0
+                    continue
+                if not verdict.overall and in_line:
+                    line.release()  # only our chat is short: let the next one ask
+                    in_line = False
+                await self.sleep(delay)
+                waited += delay
+        finally:
+            if in_line:
+                line.release()
 
     async def _remember(self, key: tuple[int, int], text: str, markup: str) -> None:
         if self.limiter is None:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
+
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -24,8 +28,10 @@ class Settings(BaseSettings):
 
     webhook_url: str = ""
     """Public HTTPS URL Telegram posts updates to; long polling when empty."""
-    webhook_secret: str = ""
-    """Checked in the ``X-Telegram-Bot-Api-Secret-Token`` header of every update."""
+    webhook_secret: str = Field(default="", pattern=r"^[A-Za-z0-9_-]{0,256}$")
+    """Checked in the ``X-Telegram-Bot-Api-Secret-Token`` header of every update
+    (Telegram allows 1-256 of ``A-Z a-z 0-9 _ -``); empty: derived from the token,
+    see :meth:`secret_token`."""
     webhook_host: str = "0.0.0.0"
     webhook_port: int = Field(default=8080, ge=1, le=65535)
     webhook_path: str = "/telegram"
@@ -50,3 +56,12 @@ class Settings(BaseSettings):
     """Outgoing calls wait on token buckets in Redis shared by all bot processes."""
     set_commands: bool = True
     """Publish the command menus (setMyCommands) at start-up."""
+
+    def secret_token(self) -> str:
+        """The webhook's secret token: ``WEBHOOK_SECRET``, or when unset one derived
+        from the bot token (HMAC-SHA256, base64url) -- never an unchecked webhook,
+        and every process of the bot derives the same one."""
+        if self.webhook_secret:
+            return self.webhook_secret
+        mac = hmac.new(self.bot_token.encode(), b"durak-bot webhook secret", hashlib.sha256)
+        return base64.urlsafe_b64encode(mac.digest()).decode().rstrip("=")

@@ -38,7 +38,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import redis.asyncio as aredis
 
@@ -52,7 +52,8 @@ Sleep = Callable[[float], Awaitable[Any]]
 # text stays as it is: a markup-only edit), digest ttl ms, then per bucket rate,
 # capacity, cost, ttl ms.  The digest key holds '<text digest>:<markup digest>'.
 # Returns '-1' (the message already shows this: nothing taken), '0' (taken; the
-# digest recorded) or the wait in seconds (nothing taken).
+# digest recorded) or '<wait in seconds>;<index of the bucket that is short>'
+# (nothing taken).
 ACQUIRE_LUA = r"""
 local now = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
@@ -66,7 +67,7 @@ if md ~= '' then
   shown = td .. ':' .. md
 end
 local tok, stamp = {}, {}
-local wait = 0
+local wait, short = 0, 0
 for i = 1, n do
   local b = 5 + (i - 1) * 4
   local rate, cap, cost = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
@@ -80,10 +81,10 @@ for i = 1, n do
   tok[i], stamp[i] = t, s
   if t < cost then
     local w = (cost - t) / rate
-    if w > wait then wait = w end
+    if w > wait then wait = w; short = i end
   end
 end
-if wait > 0 then return string.format('%.6f', math.max(wait, 0.000001)) end
+if wait > 0 then return string.format('%.6f;%d', math.max(wait, 0.000001), short) end
 for i = 1, n do
   local b = 5 + (i - 1) * 4
   redis.call('HSET', KEYS[i], 't', string.format('%.17g', tok[i] - tonumber(ARGV[b + 3])),
@@ -96,11 +97,12 @@ return '0'
 
 
 # A dry run of the same buckets: KEYS the bucket keys; ARGV now, then per bucket
-# rate, capacity, tokens needed.  Returns the seconds until every bucket holds
-# what is needed ('0': now).  Takes and writes nothing.
+# rate, capacity, tokens needed.  Returns '<overall wait>;<wait of the others>',
+# the seconds until the first bucket and until all the others hold what is
+# needed ('0;0': now).  Takes and writes nothing.
 HEADROOM_LUA = r"""
 local now = tonumber(ARGV[1])
-local wait = 0
+local first, wait = 0, 0
 for i = 1, #KEYS do
   local b = 1 + (i - 1) * 3
   local rate, cap, need = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
@@ -110,10 +112,10 @@ for i = 1, #KEYS do
   if now > s then t = math.min(cap, t + (now - s) * rate) end
   if t < need then
     local w = (need - t) / rate
-    if w > wait then wait = w end
+    if i == 1 then first = w elseif w > wait then wait = w end
   end
 end
-return string.format('%.6f', wait)
+return string.format('%.6f;%.6f', first, wait)
 """
 
 
@@ -152,6 +154,27 @@ class RateLimitConfig:
 
 
 NOOP = -1.0  # acquire_edit: the message already shows this content
+
+
+class Verdict(NamedTuple):
+    """An attempt to take tokens: ``wait`` -1 (NOOP: the edit changes nothing),
+    0 (taken) or the seconds to wait (nothing taken); ``overall``: the bucket
+    that is short is the overall one (every chat of every process waits on it)."""
+
+    wait: float
+    overall: bool = False
+
+
+class Headroom(NamedTuple):
+    """Seconds a deferrable message should hold back: for the overall bucket's
+    reserve and for its chat's (and group's) reserve."""
+
+    overall: float
+    chat: float
+
+    @property
+    def wait(self) -> float:
+        return max(self.overall, self.chat)
 
 
 class RateLimiter:
@@ -208,7 +231,7 @@ class RateLimiter:
         digest_key: str = "",
         text_digest: str = "*",
         markup_digest: str = "",
-    ) -> float:
+    ) -> Verdict:
         for _, rate in buckets:
             if cost > rate.burst:
                 raise ValueError(f"cost {cost} exceeds the burst of {rate!r}")
@@ -226,16 +249,22 @@ class RateLimiter:
             keys.append(digest_key)
         self.round_trips += 1
         out = await self._script(keys=keys, args=args)
-        return float(out.decode() if isinstance(out, bytes) else out)
+        wait, _sep, short = (out.decode() if isinstance(out, bytes) else str(out)).partition(";")
+        return Verdict(float(wait), short == "1")
 
     async def acquire(self, chat_id: int | None = None, *, cost: float = 1) -> float:
         """Take ``cost`` tokens for a message to ``chat_id`` (``None``: only the
         overall bucket): 0 when taken, else the seconds to wait (nothing taken)."""
+        return (await self.take(chat_id, cost=cost)).wait
+
+    async def take(self, chat_id: int | None = None, *, cost: float = 1) -> Verdict:
+        """:meth:`acquire`, also telling whether the overall bucket is short."""
         return await self._run(self.buckets(chat_id), cost)
 
-    async def headroom(self, chat_id: int | None = None) -> float:
-        """Priority for urgent messages: the seconds until a message to ``chat_id``
-        could take its token and still leave every bucket's ``reserve`` (0: now).
+    async def headroom(self, chat_id: int | None = None) -> Headroom:
+        """Priority for urgent messages: how long until a message to ``chat_id``
+        could take its token and still leave the reserve of the overall bucket
+        and of its chat's buckets (0 and 0: now).
         A deferrable message (another player's coalesced update) waits for this
         first, so the acting player's own updates keep finding tokens when the
         bot is busy -- and the deferred ones coalesce meanwhile.  Takes nothing."""
@@ -245,7 +274,8 @@ class RateLimiter:
             args += [repr(rate.per_second), repr(float(rate.burst)), repr(1.0 + rate.reserve)]
         self.round_trips += 1
         out = await self._headroom(keys=[key for key, _ in buckets], args=args)
-        return float(out.decode() if isinstance(out, bytes) else out)
+        first, _sep, rest = (out.decode() if isinstance(out, bytes) else str(out)).partition(";")
+        return Headroom(float(first), float(rest))
 
     async def acquire_edit(
         self, chat_id: int, message_id: int, text_digest: str | None, markup_digest: str
@@ -254,6 +284,12 @@ class RateLimiter:
         given (``text_digest=None``: a markup-only edit, the text stays):
         :data:`NOOP` (-1) when the message already shows exactly that (nothing
         taken); 0 when taken (and the new content remembered); else the wait."""
+        return (await self.take_edit(chat_id, message_id, text_digest, markup_digest)).wait
+
+    async def take_edit(
+        self, chat_id: int, message_id: int, text_digest: str | None, markup_digest: str
+    ) -> Verdict:
+        """:meth:`acquire_edit`, also telling whether the overall bucket is short."""
         _check_digest(text_digest, markup_digest)
         key = self.keys.sent_digest(chat_id, message_id)
         td = "*" if text_digest is None else text_digest

@@ -122,6 +122,7 @@ class World:
         self.events: deque[Event] = deque(maxlen=event_history)
         self._subscribers: set[asyncio.Queue[Event]] = set()
         self._changed = asyncio.Event()
+        self._chat_changed: dict[int, asyncio.Event] = {}
         self._updates_changed = asyncio.Event()
         self.closing = False
 
@@ -135,6 +136,9 @@ class World:
             queue.put_nowait(event)
         self._changed.set()
         self._changed = asyncio.Event()
+        chat_id = fields.get("chat_id")
+        if chat_id is not None and (waiting := self._chat_changed.pop(chat_id, None)):
+            waiting.set()
         return event
 
     def events_since(self, seq: int) -> list[Event]:
@@ -175,6 +179,24 @@ class World:
             remaining = deadline - loop.time()
             if remaining <= 0:
                 raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), remaining)
+
+    async def wait_chat(
+        self, chat_id: int, predicate: Callable[[], T | None], timeout: float = 10.0
+    ) -> T | None:
+        """Like :meth:`wait_for` but re-checked only after changes in one chat (cheap
+        with thousands of waiters: a load generator); None on timeout."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            result = predicate()
+            if result:
+                return result
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return None
+            changed = self._chat_changed.setdefault(chat_id, asyncio.Event())
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(changed.wait(), remaining)
 

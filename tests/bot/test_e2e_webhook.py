@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import os
 import random
+import re
 import secrets
 import signal
 import socket
@@ -23,6 +24,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from pydantic import ValidationError
 
 from engine.live.local_redis import free_loopback_port
 from telegram_bot.__main__ import run
@@ -50,6 +52,7 @@ class WebhookHarness(Harness):
     free port (so ``WEBHOOK_URL`` is known before ``setWebhook``)."""
 
     secret: str = ""
+    derive_secret = False  # WEBHOOK_SECRET unset: the bot derives one from its token
     webhook_url: str = ""
     _sock: socket.socket | None = None
 
@@ -65,11 +68,12 @@ class WebhookHarness(Harness):
         )
 
     async def start(self) -> Bot:
-        self.secret = secrets.token_urlsafe(24)
+        self.secret = "" if self.derive_secret else secrets.token_urlsafe(24)
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.bind(("127.0.0.1", 0))
         self._sock = sock
         settings = self.webhook_settings(sock.getsockname()[1])
+        self.secret = settings.secret_token()
         self.webhook_url = settings.webhook_url
         app = BotApp(settings, clock=self.clock)
         task = asyncio.create_task(run(settings, app=app, sock=sock), name="webhook-bot")
@@ -101,9 +105,10 @@ class WebhookHarness(Harness):
 
 @contextlib.asynccontextmanager
 async def webhook_bot(
-    redis_url: str, prefix: str, fake: FakeTelegram, **extra: Any
+    redis_url: str, prefix: str, fake: FakeTelegram, *, derive_secret: bool = False, **extra: Any
 ) -> AsyncIterator[WebhookHarness]:
     h = WebhookHarness(fake, redis_url, prefix, extra=extra)
+    h.derive_secret = derive_secret
     await h.start()
     try:
         yield h
@@ -186,11 +191,17 @@ async def redis_state(h: Harness) -> dict[bytes, bytes | None]:
     return {k: await r.dump(k) for k in sorted(keys)}
 
 
+@pytest.mark.parametrize("derive_secret", [False, True], ids=["WEBHOOK_SECRET", "derived"])
 async def test_webhook_refuses_a_post_without_the_secret(
-    fake: FakeTelegram, redis_url: str, redis_prefix: str
+    fake: FakeTelegram, redis_url: str, redis_prefix: str, derive_secret: bool
 ) -> None:
+    """With WEBHOOK_SECRET, or without it (a secret derived from the bot token):
+    the webhook is never open to anyone who knows its URL."""
     world = fake.world
-    async with webhook_bot(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+    async with webhook_bot(
+        redis_url, redis_prefix, fake, derive_secret=derive_secret, flood_limiter=False
+    ) as h:
+        assert h.secret and world.webhook["secret_token"] == h.secret
         alice = fake.add_user("Alice")
         alice.start()
         await alice.wait_message(timeout=SAFETY)
@@ -316,3 +327,15 @@ async def test_python_m_telegram_bot_in_webhook_mode(
     assert "Webhook mode" in log.read_text()
     assert fake.stats.calls["getUpdates"] == 0
     assert not fake.stats.errors, fake.stats.errors
+
+
+def test_the_derived_secret_token() -> None:
+    """Stable per bot token (every process agrees), in Telegram's alphabet, and
+    WEBHOOK_SECRET wins; a WEBHOOK_SECRET Telegram would refuse fails at start."""
+    a = Settings(bot_token="123:AAA").secret_token()
+    assert a == Settings(bot_token="123:AAA").secret_token()
+    assert a != Settings(bot_token="123:AAB").secret_token()
+    assert re.fullmatch(r"[A-Za-z0-9_-]{1,256}", a) and "123" not in a
+    assert Settings(bot_token="123:AAA", webhook_secret="s3cr-t_").secret_token() == "s3cr-t_"
+    with pytest.raises(ValidationError):
+        Settings(bot_token="123:AAA", webhook_secret="with space")

@@ -86,6 +86,25 @@ async def test_send_message_keeps_text_and_keyboard(fake: FakeTelegram, bot: Bot
     assert [m.text for m in alice.messages()] == ["/start", "Your turn ♠"]
 
 
+async def test_wait_chat_wakes_on_that_chat_only(fake: FakeTelegram, bot: Bot) -> None:
+    """The load generator's cheap wait: a change in another chat does not satisfy
+    it, one in this chat does; None when nothing came."""
+    alice, bob = fake.add_user("Alice"), fake.add_user("Bob")
+    alice.start()
+    bob.start()
+    world = fake.world
+    seen = len(alice.messages())
+    waiter = asyncio.create_task(
+        world.wait_chat(alice.id, lambda: len(alice.messages()) > seen or None, 30)
+    )
+    await bot.send_message(bob.id, "to Bob")
+    await asyncio.sleep(0)
+    assert not waiter.done()
+    await bot.send_message(alice.id, "to Alice")
+    assert await waiter is True
+    assert await world.wait_chat(bob.id, lambda: None, 0.05) is None
+
+
 async def test_bot_cannot_write_first_or_after_a_block(fake: FakeTelegram, bot: Bot) -> None:
     bob = fake.add_user("Bob")
     with pytest.raises(TelegramForbiddenError, match="bot can't initiate conversation"):

@@ -450,22 +450,22 @@ async def test_soon_overrides_a_pending_later(
     assert bot_messages(fake, alice.chat)[0].edits == 2
 
 
-async def test_deferred_edits_leave_the_chats_reserve_to_urgent_ones(
+async def test_watchers_edits_leave_the_chats_reserve_to_urgent_ones(
     fake: FakeTelegram,
     delivery: Delivery,
     alice: SimUser,
     clock: ManualClock,
     limiter: RateLimiter,
 ) -> None:
-    """A coalesced update never takes the tokens a press's own answer needs: it
-    waits for the headroom, and newer content replaces it meanwhile."""
+    """A watcher's coalesced update never takes the tokens a press's own answer
+    needs: it waits for the headroom, and newer content replaces it meanwhile."""
     reserve = limiter.config.per_chat.reserve
     assert reserve >= 1
     msg = await delivery.send(alice.id, "v0")
     assert msg is not None
     await delivery.edit(alice.id, msg.message_id, "v1", urgency=Urgency.NOW)  # bucket now empty
     start = clock.now
-    await delivery.edit(alice.id, msg.message_id, "w1", urgency=Urgency.SOON)
+    await delivery.edit(alice.id, msg.message_id, "w1", urgency=Urgency.LATER)
     await delivery.edit(alice.id, msg.message_id, "w2", urgency=Urgency.LATER)
     await fake.world.wait_for(lambda: bot_messages(fake, alice.chat)[0].text == "w2")
     # it went only once the bucket held 1 + reserve tokens (the send took one)
@@ -516,3 +516,31 @@ async def test_gone_message_is_sent_anew(
     await delivery.flush()
     [shown] = bot_messages(fake, alice.chat)
     assert shown.message_id == new_id and shown.text == "v2" and shown.button_texts == ["a"]
+
+
+async def test_the_overall_line_serves_urgent_calls_first() -> None:
+    """Waiters for the overall bucket: urgent before deferred, FIFO within each,
+    a cancelled waiter drops out, the last release frees the line."""
+    from telegram_bot.outgoing import _Line
+
+    line = _Line()
+    await line.acquire(True)  # the head
+    served: list[str] = []
+
+    async def wait(name: str, urgent: bool) -> None:
+        await line.acquire(urgent)
+        served.append(name)
+        line.release()
+
+    tasks = [
+        asyncio.create_task(wait(name, urgent))
+        for name, urgent in [("d1", False), ("u1", True), ("d2", False), ("u2", True)]
+    ]
+    gone = asyncio.create_task(wait("gone", True))
+    await asyncio.sleep(0)
+    gone.cancel()
+    line.release()
+    await asyncio.gather(*tasks)
+    assert served == ["u1", "u2", "d1", "d2"]
+    assert gone.cancelled()
+    await asyncio.wait_for(line.acquire(False), 1)  # free again: no waiting

@@ -96,23 +96,33 @@ async def test_headroom_keeps_the_reserve_for_urgent_messages(
     )
     lim = make_limiter(config)
     keys = Keys(rl_config.prefix)
-    assert await lim.headroom(PRIVATE) == 0  # 3 tokens: 1 + the reserve of 1
+    assert await lim.headroom(PRIVATE) == (0, 0)  # 3 tokens: 1 + the reserve of 1
     assert await lim.acquire(PRIVATE) == 0
-    assert await lim.headroom(PRIVATE) == 0  # 2 left
+    assert (await lim.headroom(PRIVATE)).wait == 0  # 2 left
     assert await lim.acquire(PRIVATE) == 0
     before = await lim.r.hgetall(keys.rate_chat(PRIVATE))
     # 1 left: a deferrable message holds back a second; an urgent one goes now
-    assert await lim.headroom(PRIVATE) == pytest.approx(1.0)
+    assert await lim.headroom(PRIVATE) == (0, pytest.approx(1.0))  # the chat's reserve
     assert await lim.r.hgetall(keys.rate_chat(PRIVATE)) == before  # nothing taken
     clock.advance(0.25)
-    assert await lim.headroom(PRIVATE) == pytest.approx(0.75)
+    assert (await lim.headroom(PRIVATE)).wait == pytest.approx(0.75)
     assert await lim.acquire(PRIVATE) == 0
     # the overall reserve counts too: other chats drain the overall bucket
     for chat in range(1000, 1089):
         assert await lim.acquire(chat) == 0
     # 10 tokens left overall, 1 + 10 needed: a hundredth of a second at 100/s
-    assert await lim.headroom(2000) == pytest.approx(1 / 100)
-    assert await lim.acquire(2000) == 0
+    assert await lim.headroom(2000) == (pytest.approx(1 / 100), 0)
+    assert await lim.take(2000) == (0, False)
+    # a refusal says which bucket is short: the overall one here, a chat's below
+    for chat in range(3000, 3100):
+        if (verdict := await lim.take(chat)).wait > 0:
+            break
+    assert verdict.overall and verdict.wait == pytest.approx(1 / 100)
+    clock.advance(60)
+    for _ in range(3):  # the chat's burst
+        assert await lim.take(PRIVATE) == (0, False)
+    verdict = await lim.take(PRIVATE)
+    assert not verdict.overall and verdict.wait > 0
     with pytest.raises(ValueError):
         Rate(1.0, 2, reserve=1.5)
 
