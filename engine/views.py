@@ -75,11 +75,6 @@ def view(state: GameState, seat: int, *, last_events: int = 12) -> dict[str, Any
         "loser": state.loser,
         "draw": state.draw,
         "ply": state.ply,
-        "acted": (
-            sum(1 for e in state.history if e.kind == "action" and e.seat == seat)
-            if 0 <= seat < state.players
-            else 0
-        ),
         "events": [
             public_event(e, seat) for e in (state.history[-last_events:] if last_events > 0 else [])
         ],

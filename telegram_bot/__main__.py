@@ -85,11 +85,18 @@ async def run_webhook(
     ``setWebhook`` registers ``WEBHOOK_URL`` with that secret and the update types
     the routers use (as long polling asks for)."""
     from aiogram.webhook.aiohttp_server import SimpleRequestHandler, setup_application
+
+    class _Handler(SimpleRequestHandler):
+        async def close(self) -> None:
+            """aiogram would close the bot's HTTP session as the web app shuts down,
+            before the updates in hand finish and pending edits are flushed;
+            ``app.aclose`` closes it at the very end instead."""
+
     from aiohttp import web
 
     web_app = web.Application()
     secret = settings.secret_token()
-    handler = SimpleRequestHandler(app.dp, app.bot, secret_token=secret)
+    handler = _Handler(app.dp, app.bot, secret_token=secret)
     handler.register(web_app, path=settings.webhook_path)
     setup_application(web_app, app.dp, bot=app.bot)
     runner = web.AppRunner(web_app)

@@ -140,6 +140,14 @@ class GameCb(CallbackData, prefix="g"):
         return p
 
     @classmethod
+    def unpack(cls, value: str) -> GameCb:
+        """Also a button drawn before stamps existed (``g:<id>:<version>:<payload>``):
+        it parses without a stamp, so the handler answers it as stale and redraws."""
+        if value.count(cls.__separator__) == 3:
+            value += cls.__separator__
+        return super().unpack(value)
+
+    @classmethod
     def of(cls, game_id: str, version: int, press: Press, stamp: str = "") -> GameCb:
         return cls(g=game_id, v=version, a=press.payload, s=stamp)
 

@@ -200,6 +200,7 @@ class Delivery:
             pending.content, pending.seq = content, slot.seq
             if urgency is Urgency.SOON:
                 pending.urgency = Urgency.SOON  # the faster of the two wins
+                pending.not_before = float("-inf")  # and it does not hold back
         else:
             slot.pending = _Pending(content, slot.seq, self.clock(), urgency)
         self._kick()
@@ -303,10 +304,10 @@ class Delivery:
                             await t
 
     async def _deliver_pending(self, key: tuple[int, int], slot: _Slot) -> None:
-        DEFERRED.set(True)  # this task's calls queue behind urgent ones
+        pending = slot.pending
+        yields = pending is not None and pending.urgency is not Urgency.SOON
+        DEFERRED.set(yields)  # a watcher's update queues behind urgent calls
         try:
-            pending = slot.pending
-            yields = pending is not None and pending.urgency is not Urgency.SOON
             overdue = pending is not None and self.clock() - pending.created >= self.max_hold
             if self._flushing or overdue or not yields:  # competes with urgent edits
                 await self._deliver(key, slot, None, 0)
@@ -319,6 +320,8 @@ class Delivery:
                     if room.overall > 0:  # no room for any deferred edit: wait together
                         self._hold_all_until = max(self._hold_all_until, now + room.overall)
                     hold = now + room.wait if room.wait > 0 else hold
+                if pending is not None:  # never held past max_hold
+                    hold = min(hold, pending.created + self.max_hold)
                 if hold > self.clock() and not self._flushing:
                     pending = slot.pending
                     if pending is not None:
@@ -348,6 +351,16 @@ class Delivery:
             if seq <= slot.sent_seq:
                 self.stats.coalesced += 1
                 return message_id
+            moved = self._moved.get(key)
+            if moved is not None:  # re-sent meanwhile: this content belongs there
+                slot.sent_seq = seq
+                new_key = (chat_id, moved)
+                new_slot = self._slot(new_key)
+                if new_slot.seq:  # newer content was already asked of the new one
+                    self.stats.coalesced += 1
+                    return moved
+                new_slot.seq += 1
+                return await self._deliver(new_key, new_slot, content, new_slot.seq)
             slot.sent_seq = seq
             slot.last_sent = self.clock()
             try:

@@ -226,16 +226,29 @@ STAMP_LEN = 6
 
 def stamp(view: View) -> str:
     """A short digest of everything a press of this seat's keyboard can mean: his
-    hand, his legal actions, how many cards he may throw in at once and how many
-    moves he has made.  A button drawn at an older version whose stamp equals the
-    current one means exactly what it meant then, so it is honoured; otherwise it
-    is stale.  (Counting his own moves makes a double tap of any move stale.)"""
-    text = "|".join(
+    hand and legal actions, and the bout they belong to (phase, attacker,
+    defender, its lead card, stock and discard sizes -- a new bout changes one of
+    them), whether the defender takes, a shown pass-ticket, the throw-in room.
+    A button drawn at an older version whose stamp equals the current one means
+    exactly what it meant then, so it is honoured (another player's throw-in,
+    cover or pass elsewhere on the table does not void it); otherwise it is
+    stale.  Any move of his own changes it (a card leaves his hand, or his
+    options change as he takes, passes or shows a ticket): a double tap is stale."""
+    in_bout = view.get("phase") == BOUT_PHASE
+    table = view.get("table") or []
+    text = repr(
         (
-            ",".join(sorted(view.get("hand", ()))),
-            ",".join(sorted(view.get("legal", ()))),
-            str(throw_room(view)) if view.get("phase") == BOUT_PHASE else "-",
-            str(view.get("acted", 0)),
+            sorted(view.get("hand", ())),
+            sorted(view.get("legal", ())),
+            view.get("phase"),
+            view.get("attacker"),
+            view.get("defender"),
+            table[0][0] if in_bout and table else None,
+            view.get("stock_count"),
+            view.get("discard_count"),
+            view.get("taking"),
+            view.get("pass_ticket"),
+            throw_room(view) if in_bout else None,
         )
     )
     digest = hashlib.blake2s(text.encode(), digest_size=6).digest()

@@ -59,14 +59,18 @@ just act: such calls queue behind urgent ones for the overall bucket."""
 
 class _Line:
     """A FIFO waiting line with two classes: urgent calls are served before
-    deferred ones (``DEFERRED``).  Whoever holds it is the only caller of this
-    process asking Redis for an overall token again; ownership passes on
+    deferred ones (``DEFERRED``) -- unless the oldest deferred one has waited
+    ``max_defer`` seconds (no starvation).  Whoever holds it is the only caller of
+    this process asking Redis for an overall token again; ownership passes on
     release."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_defer: float = 4.0, clock: Callable[[], float] = time.monotonic):
         self._busy = False
         self._urgent: deque[asyncio.Future[None]] = deque()
         self._deferred: deque[asyncio.Future[None]] = deque()
+        self._since: dict[asyncio.Future[None], float] = {}
+        self.max_defer = max_defer
+        self.clock = clock
 
     async def acquire(self, urgent: bool) -> None:
         if not self._busy:
@@ -75,6 +79,8 @@ class _Line:
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         queue = self._urgent if urgent else self._deferred
         queue.append(fut)
+        if not urgent:
+            self._since[fut] = self.clock()
         try:
             await fut
         except asyncio.CancelledError:
@@ -84,9 +90,15 @@ class _Line:
                 with contextlib.suppress(ValueError):
                     queue.remove(fut)
             raise
+        finally:
+            self._since.pop(fut, None)
 
     def release(self) -> None:
-        for queue in (self._urgent, self._deferred):
+        order = (self._urgent, self._deferred)
+        head = self._deferred[0] if self._deferred else None
+        if head is not None and self.clock() - self._since.get(head, 0.0) >= self.max_defer:
+            order = (self._deferred, self._urgent)
+        for queue in order:
             while queue:
                 fut = queue.popleft()
                 if not fut.done():

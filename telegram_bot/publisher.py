@@ -318,14 +318,14 @@ class Publisher:
         seat = table.seat_of(user)
         if seat is None:
             return
+        if not table.seats[seat].ai_controlled:
+            try:
+                await self.svc.admin_hand_to_ai(table.id, seat, by="bot:forbidden")
+            except LiveError:
+                log.warning("could not hand %s's seat at %s to the AI", user, table.id)
+                return  # his hand message stays: the next failing write tries again
+            # the write is published on the notify channel: every process re-renders
         await self.ui.update_table(table.id, drop_hands=[user])
-        if table.seats[seat].ai_controlled:
-            return
-        try:
-            await self.svc.admin_hand_to_ai(table.id, seat, by="bot:forbidden")
-        except LiveError:
-            return
-        # the write is published on the notify channel: every process re-renders
 
     async def resend_hand(self, user: int) -> None:
         """``user`` can be written to again (he unblocked the bot): a game he sits

@@ -4,9 +4,9 @@
 compare-and-set; and taking a seat back from the AI.
 
 Exactly one move per press.  A button drawn at an older version is honoured only
-while the presser's decision stamp (:func:`telegram_bot.moves.stamp`: his hand,
-options and move count) is unchanged -- another player's move elsewhere on the
-table does not void it; otherwise (an old keyboard, a double tap, his options
+while the presser's decision stamp (:func:`telegram_bot.moves.stamp`: his hand
+and options in the same bout) is unchanged -- another player's throw-in, cover
+or pass does not void it; otherwise (an old keyboard, a double tap, his options
 changed) it is stale and answered with a short alert and a fresh message.  A
 redelivered update has the same request id (the callback query id) and is
 applied once.  The seat is always the presser's
@@ -95,14 +95,16 @@ async def game_button(
             )
         except StaleVersion:
             # another write landed meanwhile: look again (the stamp decides)
-            snap = await publisher.snapshot(tid)
+            try:
+                snap = await publisher.snapshot(tid)
+            except EngineError as e:
+                await callback.answer(texts.refusal(e, _), show_alert=True)
+                return
             table, state = snap.table, snap.loaded.state
-            if (
-                attempt + 1 < APPLY_ATTEMPTS
-                and table.status == PLAYING
-                and state is not None
-                and not table.seats[seat].ai_controlled
-            ):
+            if table.status != PLAYING or state is None:
+                await callback.answer(_(texts.REFUSALS["game_over"]), show_alert=True)
+                return
+            if attempt + 1 < APPLY_ATTEMPTS and not table.seats[seat].ai_controlled:
                 continue
             await publisher.refresh(tid, seats=[seat], actor=user)
             await callback.answer(_(texts.STALE), show_alert=True)

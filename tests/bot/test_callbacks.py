@@ -132,6 +132,14 @@ def test_pack_refuses_bad_values():
         LobbyCb(c="abc", o=LobbyOp.SET, s="decks=5")
 
 
+def test_a_button_without_a_stamp_still_parses():
+    """Keyboards drawn before stamps existed: parsed (stamp empty), so the handler
+    answers them as stale and redraws instead of calling them forged."""
+    cb = parse_game("g:abc:7:K")
+    assert cb is not None and cb.v == 7 and cb.a == "K" and cb.s == ""
+    assert parse_game("g:abc:7:K:toolong") is None
+
+
 def test_stale_version_is_visible():
     old = parse_game(GameCb.of("abc", 7, act("K")).pack())
     assert old is not None and old.v == 7  # the handler compares with the live version

@@ -544,3 +544,30 @@ async def test_the_overall_line_serves_urgent_calls_first() -> None:
     assert served == ["u1", "u2", "d1", "d2"]
     assert gone.cancelled()
     await asyncio.wait_for(line.acquire(False), 1)  # free again: no waiting
+
+
+async def test_a_deferred_waiter_is_not_starved() -> None:
+    """Past max_defer seconds in the line, the oldest deferred waiter goes before
+    newer urgent ones."""
+    from telegram_bot.outgoing import _Line
+
+    clock = ManualClock()
+    line = _Line(max_defer=4.0, clock=clock)
+    await line.acquire(True)
+    served: list[str] = []
+
+    async def wait(name: str, urgent: bool) -> None:
+        await line.acquire(urgent)
+        served.append(name)
+
+    d = asyncio.create_task(wait("deferred", False))
+    await asyncio.sleep(0)
+    clock.advance(5.0)
+    u = asyncio.create_task(wait("urgent", True))
+    await asyncio.sleep(0)
+    line.release()
+    await d
+    assert served == ["deferred"]
+    line.release()
+    await u
+    assert served == ["deferred", "urgent"]
