@@ -305,8 +305,10 @@ class Delivery:
 
     async def _deliver_pending(self, key: tuple[int, int], slot: _Slot) -> None:
         pending = slot.pending
+        # only watchers' updates hold back for the reserve; every deferred update
+        # queues behind the acting players' own edits for the overall bucket
         yields = pending is not None and pending.urgency is not Urgency.SOON
-        DEFERRED.set(yields)  # a watcher's update queues behind urgent calls
+        DEFERRED.set(True)
         try:
             overdue = pending is not None and self.clock() - pending.created >= self.max_hold
             if self._flushing or overdue or not yields:  # competes with urgent edits
