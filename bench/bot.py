@@ -40,6 +40,8 @@ MESSAGES = ("sendMessage", "editMessageText", "editMessageReplyMarkup")
 class Figures:
     latencies: list[float] = field(default_factory=list)
     actions: int = 0
+    refused: int = 0  # presses answered with an alert (mostly stale keyboards)
+    kinds: dict[str, int] = field(default_factory=dict)
 
 
 def choose(message: Message, rng: random.Random) -> str | None:
@@ -94,6 +96,7 @@ async def player(
         q = user.press(data=data, message=msg)
         answer = await q.wait_answer(120)
         if answer.get("show_alert"):
+            figs.refused += 1
             seen = -1
         else:
             await world.wait_chat(
@@ -103,6 +106,8 @@ async def player(
             )
             figs.latencies.append(time.perf_counter() - t0)
             figs.actions += 1
+            k = parse_game(data).press.kind  # type: ignore[union-attr]
+            figs.kinds[k] = figs.kinds.get(k, 0) + 1
             seen = -1
         idle_until = time.monotonic() + 60
 
@@ -129,8 +134,12 @@ async def scenario(
             users = [fake.add_user(f"G{g}P{i}") for i in range(players)]
             for u in users:
                 u.user.started = True
-            r = await svc.create_lobby(
-                users[0].id, users[0].user.first_name, variant="chuvash", private=True
+            r = await svc.create_lobby(  # no turn timer (as the settings say)
+                users[0].id,
+                users[0].user.first_name,
+                variant="chuvash",
+                private=True,
+                timer=settings.default_timer,
             )
             for u in users[1:]:
                 await svc.join(r.table.id, u.id, u.user.first_name)
@@ -166,6 +175,12 @@ async def scenario(
         )
         if verbose:
             after = app.delivery.stats.as_dict()
+            print(
+                f"      presses refused (stale keyboards): {figs.refused}",
+                f"| actions by button {figs.kinds}",
+                f"| messages per press: {msgs / max(figs.actions + figs.refused, 1):.2f}",
+                flush=True,
+            )
             print(
                 "      calls:",
                 dict(sorted(calls.items())),

@@ -16,6 +16,11 @@ act or must act now (NOW, SOON) keep a reserve of tokens when the bot is busy;
 while it waits the edit stays pending and newer content replaces it.  A message
 out of date for ``max_hold`` seconds stops holding back (no starvation).
 
+A due edit first takes its flood tokens (:meth:`Outgoing.prepay`, queueing
+behind the urgent calls), and only then the message's lock and the newest
+content: what changed while it queued goes out in the same edit, and a queued
+update never keeps the player's own NOW edit waiting on the lock.
+
 A later edit of the same message replaces a pending one: only the newest
 content is sent (``stats.coalesced`` counts the dropped ones), and content
 never goes out after newer content of the same message.  Edits always carry the
@@ -48,6 +53,7 @@ from aiogram.types import InlineKeyboardMarkup, Message
 
 from telegram_bot.outgoing import (
     DEFERRED,
+    PREPAID,
     Hook,
     Outgoing,
     OutgoingStats,
@@ -312,7 +318,7 @@ class Delivery:
         try:
             overdue = pending is not None and self.clock() - pending.created >= self.max_hold
             if self._flushing or overdue or not yields:  # competes with urgent edits
-                await self._deliver(key, slot, None, 0)
+                await self._deliver_newest(key, slot)
                 return
             async with self._deferred_slots:
                 hold = self._hold_all_until
@@ -331,9 +337,22 @@ class Delivery:
                         pending.not_before = hold
                         self._kick()
                         return
-                await self._deliver(key, slot, None, 0)
+                await self._deliver_newest(key, slot)
         except Exception:
             log.exception("deferred edit of %s failed", key)
+
+    async def _deliver_newest(self, key: tuple[int, int], slot: _Slot) -> None:
+        """Send the newest pending content: first take the flood tokens (queueing
+        behind urgent calls), only then the message's lock and its content -- so
+        what changed while it queued goes out in the same edit, and a queued
+        update never keeps the player's own urgent edit waiting on the lock."""
+        if slot.pending is None:
+            return
+        token = PREPAID.set(await self.outgoing.prepay(key[0]))
+        try:
+            await self._deliver(key, slot, None, 0)
+        finally:
+            PREPAID.reset(token)
 
     async def _deliver(
         self, key: tuple[int, int], slot: _Slot, content: _Content | None, seq: int

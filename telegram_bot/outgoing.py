@@ -57,6 +57,19 @@ DEFERRED: contextvars.ContextVar[bool] = contextvars.ContextVar("deferred", defa
 just act: such calls queue behind urgent ones for the overall bucket."""
 
 
+@dataclass
+class Prepaid:
+    """The flood tokens of one message to ``chat_id``, taken ahead of the call
+    (:meth:`Outgoing.prepay`); the next limited call to that chat in the same
+    context uses them instead of taking its own."""
+
+    chat_id: int
+    used: bool = False
+
+
+PREPAID: contextvars.ContextVar[Prepaid | None] = contextvars.ContextVar("prepaid", default=None)
+
+
 class _Line:
     """A FIFO waiting line with two classes: urgent calls are served before
     deferred ones (``DEFERRED``) -- unless the oldest deferred one has waited
@@ -304,6 +317,17 @@ class Outgoing(BaseRequestMiddleware):
             log.exception("flood limiter: no headroom reading for chat %s", chat_id)
             return GO
 
+    async def prepay(self, chat_id: int) -> Prepaid:
+        """Take the flood tokens of one message to ``chat_id`` now, waiting like any
+        call (in the overall line, behind urgent calls when ``DEFERRED``).  Set the
+        result as :data:`PREPAID` and the next limited call to that chat in this
+        context takes no tokens again.  ``Delivery`` does so for a coalesced
+        update: it holds its tokens before it takes its content, so it sends the
+        newest content and never holds a message's lock while it queues."""
+        if self.limiter is not None:
+            await self._admit(chat_id, None, None)
+        return Prepaid(chat_id)
+
     async def _admit(
         self,
         chat_id: int | None,
@@ -314,6 +338,12 @@ class Outgoing(BaseRequestMiddleware):
         if self.limiter is None:
             if key is not None and digests is not None:
                 return self._memory.admit(key, *digests)
+            return True
+        prepaid = PREPAID.get()
+        if prepaid is not None and not prepaid.used and prepaid.chat_id == chat_id:
+            prepaid.used = True  # the tokens are ours already
+            if key is not None and digests is not None:
+                return await self.limiter.check_edit(key[0], key[1], *digests)
             return True
         waited = 0.0
         line = self._overall_line

@@ -64,6 +64,11 @@ def ai_seats(table: Table) -> list[int]:
     return [i for i, s in enumerate(table.seats) if s.human and s.ai_controlled]
 
 
+SHOWN_TABLES = 100_000
+"""Tables whose last shown version this process remembers (the least recently
+rendered are forgotten: a forgotten table is merely re-rendered once more)."""
+
+
 class Publisher:
     def __init__(
         self,
@@ -78,6 +83,11 @@ class Publisher:
         self.bot_username = bot_username
         self.shown: dict[str, int] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+
+    def _mark_shown(self, table_id: str, version: int) -> None:
+        self.shown[table_id] = max(self.shown.pop(table_id, 0), version)  # newest last
+        while len(self.shown) > SHOWN_TABLES:
+            del self.shown[next(iter(self.shown))]  # the table idle the longest
 
     def lock(self, table_id: str) -> asyncio.Lock:
         lock = self._locks.get(table_id)
@@ -100,11 +110,20 @@ class Publisher:
         seats: Iterable[int] | None = None,
         actor: int | None = None,
         min_version: int = 0,
+        wrote: int = 0,
     ) -> None:
         """Re-render the table's messages: the hand messages of ``seats`` (None:
         every human seat), the group's table message and lobby messages.  ``actor``
         (a user) gets his own update at once, the others soon.  Skipped when this
-        process has already shown ``min_version`` or newer."""
+        process has already shown ``min_version`` or newer.
+
+        ``wrote``: the version the caller's write made.  It counts as shown at
+        once, so the re-render that the write's own notification asks for
+        (``min_version``) is skipped even while this one still waits for the
+        table's lock -- else, under load, it could go first and render the
+        actor's move as everybody's deferred update: a second edit of each hand."""
+        if wrote:
+            self._mark_shown(table_id, wrote)
         if min_version and self.shown.get(table_id, 0) >= min_version:
             return
         async with self.lock(table_id):
@@ -147,12 +166,12 @@ class Publisher:
                 msg = await self.delivery.send(group, text, markup2)
                 if msg is not None:
                     await self.ui.update_table(table_id, table_message=msg.message_id)
-            self.shown[table_id] = snap.version
+            self._mark_shown(table_id, snap.version)
 
     # ------------------------------------------------------------------ rendering
     async def _render(self, snap: Snapshot, seats: set[int] | None, actor: int | None) -> None:
         t, ui = snap.table, snap.ui
-        self.shown[t.id] = max(self.shown.get(t.id, 0), snap.version)
+        self._mark_shown(t.id, snap.version)
         if t.status == OPEN:
             await self._lobby_messages(snap, actor)
             if snap.loaded.state is None and ui.hands:  # reset to the lobby by an operator

@@ -295,6 +295,17 @@ class RateLimiter:
         td = "*" if text_digest is None else text_digest
         return await self._run(self.buckets(chat_id), 1, key, td, markup_digest)
 
+    async def check_edit(
+        self, chat_id: int, message_id: int, text_digest: str | None, markup_digest: str
+    ) -> bool:
+        """The digest half of :meth:`take_edit` alone, for an edit whose tokens were
+        already taken (:meth:`take`): False when the message already shows this
+        content, else True and the new content remembered.  One round trip."""
+        _check_digest(text_digest, markup_digest)
+        key = self.keys.sent_digest(chat_id, message_id)
+        td = "*" if text_digest is None else text_digest
+        return (await self._run([], 1, key, td, markup_digest)).wait != NOOP
+
     async def wait(
         self, chat_id: int | None = None, *, sleep: Sleep = asyncio.sleep, max_wait: float = 300.0
     ) -> float:

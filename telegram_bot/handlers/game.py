@@ -118,7 +118,8 @@ async def game_button(
         if selection.cards or selection.choose:
             await ui.update_table(tid, selections={user: None})
         seats = None if result.game_over else result.changed_seats
-        await publisher.refresh(tid, seats=seats, actor=user)  # his own message first
+        # his own message first; the write's notification re-renders nothing more
+        await publisher.refresh(tid, seats=seats, actor=user, wrote=result.version)
         await callback.answer()
         return
 

@@ -236,3 +236,50 @@ async def test_a_normal_game_gets_no_429(redis_url: str, redis_prefix: str) -> N
         assert is_over(await h.hand_message(solo, table.id))
         assert fake.stats.retry_after == 0
         assert not [k for k in fake.stats.errors if k[1] == 429]
+
+
+async def test_a_moves_own_notification_renders_nothing_more(
+    redis_url: str, redis_prefix: str, fake: FakeTelegram, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every write is announced to all bot processes (pub/sub), and each re-renders
+    the table.  The process that made the move renders it itself (the actor's own
+    edit at once), so its own announcement renders nothing more -- even when it
+    reaches the table's lock first (under load), which used to render the move
+    once more as everybody's deferred update: a second edit of every hand."""
+    from engine import view
+
+    async with running(redis_url, redis_prefix, fake) as h:
+        alice, bob = fake.add_user("Alice"), fake.add_user("Bob")
+        bob.start()
+        tid = await invite_lobby(h, "chuvash", [alice, bob], 0)
+        assert h.bot is not None
+        pub = h.bot.app.publisher
+        assert pub is not None
+        renders: list[tuple[int, int | None]] = []
+        real_render = pub._render
+
+        async def spy(snap, seats, actor):  # type: ignore[no-untyped-def]
+            renders.append((snap.version, actor))
+            await real_render(snap, seats, actor)
+
+        monkeypatch.setattr(pub, "_render", spy)
+        _table, state, version = await h.svc.get(tid)
+        assert state is not None
+        seat = state.to_act()[0]
+        user = (alice, bob)[seat]
+        lock = pub.lock(tid)
+        async with lock:  # the table is being rendered: the move's render queues
+            result = await h.svc.apply(tid, user.id, view(state, seat)["legal"][0], version)
+            announced = asyncio.create_task(pub.refresh(tid, min_version=result.version))
+            while not lock._waiters:  # type: ignore[attr-defined]
+                await asyncio.sleep(0)  # the announcement's re-render waits first
+            own = asyncio.create_task(
+                pub.refresh(tid, seats=result.changed_seats, actor=user.id, wrote=result.version)
+            )
+            await asyncio.sleep(0)
+        await asyncio.wait_for(asyncio.gather(announced, own), SAFETY)
+        assert renders == [(result.version, user.id)]  # once, the actor's own edit first
+        await h.bot.app.delivery.flush()
+        for u in (alice, bob):  # both hands show the move
+            m = await h.hand_message(u, tid)
+            assert m is not None and f":{result.version}:" in str(m.buttons)

@@ -18,7 +18,7 @@ from engine.live.ratelimit import RateLimitConfig, RateLimiter
 from telegram_bot.delivery import Delivery, Urgency
 from telegram_bot.fake_api import Chat, FakeTelegram, ManualClock, RateLimits, SimUser
 from telegram_bot.fake_api import Message as MessageRecord
-from telegram_bot.outgoing import Outgoing, find_outgoing, install, is_limited
+from telegram_bot.outgoing import Outgoing, Prepaid, find_outgoing, install, is_limited
 
 T = TypeVar("T")
 
@@ -492,6 +492,46 @@ async def test_now_supersedes_pending_and_order_is_kept(
     assert shown.text == "new" and shown.edits == 1
     assert delivery.stats.coalesced == 1
     assert [o["text"] for o in fake.world.outbox] == ["v0", "new"]
+
+
+async def test_a_queued_update_takes_its_tokens_first_then_the_newest_content(
+    fake: FakeTelegram,
+    delivery: Delivery,
+    outgoing: Outgoing,
+    limiter: RateLimiter,
+    alice: SimUser,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A due update waiting for flood tokens holds no lock and no content yet: the
+    player's own NOW edit of that message goes out meanwhile, and what changed
+    while it waited goes out in ONE edit, paid with the tokens it queued for."""
+    msg = await delivery.send(alice.id, "v0")
+    assert msg is not None
+    gate = asyncio.Event()
+    queued = asyncio.Event()
+    real_prepay = outgoing.prepay
+
+    async def slow_prepay(chat_id: int) -> Prepaid:
+        queued.set()
+        await gate.wait()  # as if in the overall line behind urgent calls
+        return await real_prepay(chat_id)
+
+    monkeypatch.setattr(outgoing, "prepay", slow_prepay)
+    await delivery.edit(alice.id, msg.message_id, "s1", urgency=Urgency.SOON)
+    await asyncio.wait_for(queued.wait(), 5)
+    await delivery.edit(alice.id, msg.message_id, "s2", urgency=Urgency.SOON)
+    await asyncio.wait_for(delivery.edit(alice.id, msg.message_id, "n1", kb("x")), 5)
+    assert bot_messages(fake, alice.chat)[0].text == "n1"  # not behind the queued one
+    await delivery.edit(alice.id, msg.message_id, "s3", urgency=Urgency.SOON)
+    chat_bucket = limiter.keys.rate_chat(alice.id)
+    tokens = float((await limiter.r.hgetall(chat_bucket))[b"t"])
+    gate.set()
+    await delivery.flush()
+    shown = bot_messages(fake, alice.chat)[0]
+    assert shown.text == "s3" and shown.edits == 2  # n1, then s3: s1 and s2 never went
+    assert [o["text"] for o in fake.world.outbox] == ["v0", "n1", "s3"]
+    # the edit used the tokens it queued for: one token in all, not two
+    assert float((await limiter.r.hgetall(chat_bucket))[b"t"]) == pytest.approx(tokens - 1)
 
 
 async def test_gone_message_is_sent_anew(

@@ -211,6 +211,24 @@ async def test_edit_digest(limiter: RateLimiter, clock: FakeClock) -> None:
         await limiter.acquire_edit(PRIVATE, 7, "a:b", "kb")
 
 
+async def test_check_edit_compares_and_records_without_tokens(
+    limiter: RateLimiter, clock: FakeClock
+) -> None:
+    """For an edit whose tokens were taken ahead (a prepaid coalesced update)."""
+    while await limiter.acquire(PRIVATE) == 0:  # the chat's bucket is empty now
+        pass
+    bucket = await limiter.r.hgetall(limiter.keys.rate_chat(PRIVATE))
+    assert await limiter.check_edit(PRIVATE, 8, "t1", "m1") is True  # no token needed
+    assert await limiter.last_digest(PRIVATE, 8) == "t1:m1"
+    assert await limiter.check_edit(PRIVATE, 8, "t1", "m1") is False  # shows this already
+    assert await limiter.check_edit(PRIVATE, 8, None, "m1") is False
+    assert await limiter.check_edit(PRIVATE, 8, None, "m2") is True
+    assert await limiter.last_digest(PRIVATE, 8) == "t1:m2"
+    assert await limiter.r.hgetall(limiter.keys.rate_chat(PRIVATE)) == bucket  # untouched
+    with pytest.raises(ValueError):
+        await limiter.check_edit(PRIVATE, 8, "a:b", "m1")
+
+
 async def test_wait_sleeps_until_allowed(limiter: RateLimiter, clock: FakeClock) -> None:
     slept: list[float] = []
 
