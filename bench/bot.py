@@ -4,7 +4,8 @@ random-but-legal players pressing buttons of their hand messages.
 
 Prints, per scenario: latency from a button press to the acting user's updated
 message (p50, p99), Bot API calls per player action (messages = sends + edits;
-all = also answerCallbackQuery), and the 429s received.  No asserts.
+all = also answerCallbackQuery), the 429s received, and the games stalled (left
+with presses to make but no change for a minute).  No asserts.
 
     python bench/bot.py [--actions N] [--quick] [--only 20x6]
 """
@@ -68,7 +69,9 @@ async def player(
 ) -> None:
     """Press a random useful button of his hand message whenever it offers one;
     otherwise wait for a change in his chat (a cheap per-chat wait, so 400
-    players cost the harness little); stop at the budget or the game's end."""
+    players cost the harness little); stop at the budget, at the game's end, or
+    after a minute without any change in his chat (the game is stuck: the
+    scenario reports it as stalled)."""
     world = fake.world
     seen = -1
     idle_until = time.monotonic() + 60
@@ -89,6 +92,8 @@ async def player(
                 if table.status != "playing":
                     return
                 seen = -1
+            else:  # the game goes on (the others' moves): keep waiting for his turn
+                idle_until = time.monotonic() + 60
             continue
         budget[0] -= 1
         before = msg.version
@@ -151,15 +156,30 @@ async def scenario(
         figs = Figures()
         rng = random.Random(1)
         t0 = time.perf_counter()
+        budgets = {tid: [actions] for tid, _u in tables}
         await asyncio.gather(
             *(
-                player(app, fake, tid, u, random.Random(rng.random()), budget, figs)
+                player(app, fake, tid, u, random.Random(rng.random()), budgets[tid], figs)
                 for tid, users in tables
-                for budget in [[actions]]
                 for u in users
             )
         )
         await app.delivery.flush()
+        stalled = []  # games left with presses to make that nobody could make
+        for tid, users in tables:
+            table, _state, version = await svc.get(tid)
+            if table.status == "playing" and budgets[tid][0] > 0:
+                shown = []
+                for u in users:
+                    mid = (await app.ui.table(tid)).hands.get(u.id)
+                    m = u.chat.messages.get(mid) if mid else None
+                    vs = [
+                        cb.v
+                        for b in (m.buttons if m else [])
+                        if (cb := parse_game(b.get("callback_data")))
+                    ]
+                    shown.append((max(vs, default=-1), choose(m, rng) is not None if m else None))
+                stalled.append((tid, version, shown))
         elapsed = time.perf_counter() - t0
         calls = fake.stats.calls
         msgs = sum(calls[m] for m in MESSAGES)
@@ -170,7 +190,8 @@ async def scenario(
         print(
             f"{games:>4} games x {players} players: {figs.actions:>5} actions in {elapsed:6.1f} s | "
             f"latency p50 {statistics.median(lat) * 1000:7.1f} ms  p99 {p99 * 1000:7.1f} ms | "
-            f"calls/action: messages {msgs / n:.2f}, all {allc / n:.2f} | 429s {fake.stats.retry_after}",
+            f"calls/action: messages {msgs / n:.2f}, all {allc / n:.2f} | 429s {fake.stats.retry_after}"
+            f" | stalled games {len(stalled)}",
             flush=True,
         )
         if verbose:
@@ -181,6 +202,8 @@ async def scenario(
                 f"| messages per press: {msgs / max(figs.actions + figs.refused, 1):.2f}",
                 flush=True,
             )
+            if stalled:  # (table, version, per player: version shown, a button to press?)
+                print("      stalled:", stalled[:5], flush=True)
             print(
                 "      calls:",
                 dict(sorted(calls.items())),

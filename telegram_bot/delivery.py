@@ -346,13 +346,24 @@ class Delivery:
         behind urgent calls), only then the message's lock and its content -- so
         what changed while it queued goes out in the same edit, and a queued
         update never keeps the player's own urgent edit waiting on the lock."""
-        if slot.pending is None:
+        pending = slot.pending
+        if pending is None:
             return
-        token = PREPAID.set(await self.outgoing.prepay(key[0]))
+        try:
+            ticket = await self.outgoing.prepay(key[0])
+        except BaseException:  # Redis down, cancelled: it stays pending, due again soon
+            if slot.pending is pending and pending.firing:
+                pending.firing = False
+                pending.not_before = self.clock() + self.soon_delay
+                if not self._closed:
+                    self._kick()
+            raise
+        token = PREPAID.set(ticket)
         try:
             await self._deliver(key, slot, None, 0)
         finally:
             PREPAID.reset(token)
+            await self.outgoing.settle(ticket)  # overtaken by a newer edit: tokens back
 
     async def _deliver(
         self, key: tuple[int, int], slot: _Slot, content: _Content | None, seq: int

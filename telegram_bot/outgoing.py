@@ -61,9 +61,11 @@ just act: such calls queue behind urgent ones for the overall bucket."""
 class Prepaid:
     """The flood tokens of one message to ``chat_id``, taken ahead of the call
     (:meth:`Outgoing.prepay`); the next limited call to that chat in the same
-    context uses them instead of taking its own."""
+    context uses them instead of taking its own.  Tokens no call used, or used by
+    an edit that changed nothing, go back to the buckets (:meth:`Outgoing.settle`)."""
 
     chat_id: int
+    paid: bool = True  # False: nothing was taken (no limiter)
     used: bool = False
 
 
@@ -324,9 +326,23 @@ class Outgoing(BaseRequestMiddleware):
         context takes no tokens again.  ``Delivery`` does so for a coalesced
         update: it holds its tokens before it takes its content, so it sends the
         newest content and never holds a message's lock while it queues."""
-        if self.limiter is not None:
-            await self._admit(chat_id, None, None)
+        if self.limiter is None:
+            return Prepaid(chat_id, paid=False)
+        await self._admit(chat_id, None, None)
         return Prepaid(chat_id)
+
+    async def settle(self, ticket: Prepaid) -> None:
+        """Give the tokens of ``ticket`` back if no call used them."""
+        if ticket.paid and not ticket.used:
+            ticket.used = True
+            await self._refund(ticket.chat_id)
+
+    async def _refund(self, chat_id: int) -> None:
+        assert self.limiter is not None
+        try:
+            await self.limiter.refund(chat_id)
+        except Exception:  # a lost refund only slows the next message a little
+            log.exception("flood limiter: could not refund a token of chat %s", chat_id)
 
     async def _admit(
         self,
@@ -342,8 +358,13 @@ class Outgoing(BaseRequestMiddleware):
         prepaid = PREPAID.get()
         if prepaid is not None and not prepaid.used and prepaid.chat_id == chat_id:
             prepaid.used = True  # the tokens are ours already
-            if key is not None and digests is not None:
-                return await self.limiter.check_edit(key[0], key[1], *digests)
+            if (
+                key is not None
+                and digests is not None
+                and not await self.limiter.check_edit(key[0], key[1], *digests)
+            ):
+                await self._refund(prepaid.chat_id)  # a no-op edit costs nothing
+                return False
             return True
         waited = 0.0
         line = self._overall_line

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -81,13 +82,16 @@ class Publisher:
         self.ui = ui
         self.delivery = delivery
         self.bot_username = bot_username
-        self.shown: dict[str, int] = {}
+        self.shown: OrderedDict[str, int] = OrderedDict()
+        # refreshes under way, by table: (the version the caller wrote, set when done)
+        self._claims: dict[str, list[tuple[int, asyncio.Event]]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
 
     def _mark_shown(self, table_id: str, version: int) -> None:
-        self.shown[table_id] = max(self.shown.pop(table_id, 0), version)  # newest last
+        self.shown[table_id] = max(self.shown.get(table_id, 0), version)
+        self.shown.move_to_end(table_id)
         while len(self.shown) > SHOWN_TABLES:
-            del self.shown[next(iter(self.shown))]  # the table idle the longest
+            self.shown.popitem(last=False)  # the table rendered the longest ago
 
     def lock(self, table_id: str) -> asyncio.Lock:
         lock = self._locks.get(table_id)
@@ -117,23 +121,55 @@ class Publisher:
         (a user) gets his own update at once, the others soon.  Skipped when this
         process has already shown ``min_version`` or newer.
 
-        ``wrote``: the version the caller's write made.  It counts as shown at
-        once, so the re-render that the write's own notification asks for
-        (``min_version``) is skipped even while this one still waits for the
-        table's lock -- else, under load, it could go first and render the
-        actor's move as everybody's deferred update: a second edit of each hand."""
-        if wrote:
-            self._mark_shown(table_id, wrote)
-        if min_version and self.shown.get(table_id, 0) >= min_version:
-            return
-        async with self.lock(table_id):
-            if min_version and self.shown.get(table_id, 0) >= min_version:
-                return
-            try:
-                snap = await self.snapshot(table_id)
-            except LiveError:
-                return
-            await self._render(snap, None if seats is None else set(seats), actor)
+        ``wrote``: the version the caller's write made.  While this refresh runs,
+        a re-render asking for that version (``min_version``: the write's own
+        notification) waits for it instead of rendering the move a second time --
+        even when it reached the table's lock first, which under load made every
+        hand's deferred update go out twice.  Should this refresh fail, the
+        waiting one renders after all."""
+        claim = self._claim(table_id, wrote) if wrote else None
+        try:
+            while True:
+                if min_version and await self._covered(table_id, min_version):
+                    return
+                async with self.lock(table_id):
+                    if min_version and self.shown.get(table_id, 0) >= min_version:
+                        return
+                    if min_version and self._claims_for(table_id, min_version):
+                        continue  # its writer renders it: wait for him outside the lock
+                    try:
+                        snap = await self.snapshot(table_id)
+                    except LiveError:
+                        return
+                    await self._render(snap, None if seats is None else set(seats), actor)
+                    return
+        finally:
+            if claim is not None:
+                self._unclaim(table_id, wrote, claim)
+
+    def _claim(self, table_id: str, version: int) -> asyncio.Event:
+        done = asyncio.Event()
+        self._claims.setdefault(table_id, []).append((version, done))
+        return done
+
+    def _unclaim(self, table_id: str, version: int, done: asyncio.Event) -> None:
+        done.set()
+        claims = self._claims.get(table_id, [])
+        if (version, done) in claims:
+            claims.remove((version, done))
+        if not claims:
+            self._claims.pop(table_id, None)
+
+    def _claims_for(self, table_id: str, min_version: int) -> list[asyncio.Event]:
+        """The refreshes under way of writes that made ``min_version`` or newer."""
+        return [done for v, done in self._claims.get(table_id, ()) if v >= min_version]
+
+    async def _covered(self, table_id: str, min_version: int) -> bool:
+        """Has ``min_version`` (or newer) been shown -- once the refreshes of the
+        writes that made it are over?"""
+        while claims := self._claims_for(table_id, min_version):
+            await asyncio.gather(*(done.wait() for done in claims))
+        return self.shown.get(table_id, 0) >= min_version
 
     async def start_game(self, table_id: str) -> None:
         """A game started (or a rematch): new hand messages for every human, a new

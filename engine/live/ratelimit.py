@@ -177,6 +177,30 @@ class Headroom(NamedTuple):
         return max(self.overall, self.chat)
 
 
+# Give tokens back: KEYS the bucket keys; ARGV now, then per bucket rate,
+# capacity, cost, ttl ms.  Each bucket is refilled to now, gets ``cost`` back
+# and never holds more than its capacity.
+REFUND_LUA = r"""
+local now = tonumber(ARGV[1])
+for i = 1, #KEYS do
+  local b = 1 + (i - 1) * 4
+  local rate, cap, cost = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
+  local h = redis.call('HMGET', KEYS[i], 't', 's')
+  local t, s = tonumber(h[1]), tonumber(h[2])
+  if t ~= nil and s ~= nil then
+    if now > s then
+      t = t + (now - s) * rate
+      s = now
+    end
+    redis.call('HSET', KEYS[i], 't', string.format('%.17g', math.min(cap, t + cost)),
+      's', string.format('%.17g', s))
+    redis.call('PEXPIRE', KEYS[i], ARGV[b + 4])
+  end
+end
+return 0
+"""
+
+
 class RateLimiter:
     """Shared token buckets for outgoing messages (see the module docstring).
 
@@ -201,6 +225,7 @@ class RateLimiter:
         self.round_trips = 0
         self._script = client.register_script(ACQUIRE_LUA)
         self._headroom = client.register_script(HEADROOM_LUA)
+        self._refund = client.register_script(REFUND_LUA)
         self._digest_ttl_ms = math.ceil(self.config.digest_ttl * 1000)
 
     @classmethod
@@ -260,6 +285,17 @@ class RateLimiter:
     async def take(self, chat_id: int | None = None, *, cost: float = 1) -> Verdict:
         """:meth:`acquire`, also telling whether the overall bucket is short."""
         return await self._run(self.buckets(chat_id), cost)
+
+    async def refund(self, chat_id: int | None = None, *, cost: float = 1) -> None:
+        """Give back the tokens a :meth:`take` took for a message that did not go
+        out after all (an edit found to change nothing, or overtaken by a newer
+        one); a bucket never exceeds its capacity.  One round trip."""
+        buckets = self.buckets(chat_id)
+        args: list[str | int | float] = [repr(float(self.clock()))]
+        for _, rate in buckets:
+            args += [repr(rate.per_second), repr(float(rate.burst)), repr(float(cost)), rate.ttl_ms]
+        self.round_trips += 1
+        await self._refund(keys=[key for key, _ in buckets], args=args)
 
     async def headroom(self, chat_id: int | None = None) -> Headroom:
         """Priority for urgent messages: how long until a message to ``chat_id``

@@ -283,3 +283,33 @@ async def test_a_moves_own_notification_renders_nothing_more(
         for u in (alice, bob):  # both hands show the move
             m = await h.hand_message(u, tid)
             assert m is not None and f":{result.version}:" in str(m.buttons)
+
+        # should the mover's own refresh fail, the announcement's renders after all
+        renders.clear()
+        _table, state, version = await h.svc.get(tid)
+        assert state is not None
+        seat = state.to_act()[0]
+        user = (alice, bob)[seat]
+        real_snapshot = pub.snapshot
+        failures = [RuntimeError("redis went away")]
+
+        async def flaky_snapshot(table_id):  # type: ignore[no-untyped-def]
+            if failures:
+                raise failures.pop()
+            return await real_snapshot(table_id)
+
+        monkeypatch.setattr(pub, "snapshot", flaky_snapshot)
+        async with lock:
+            result = await h.svc.apply(tid, user.id, view(state, seat)["legal"][0], version)
+            announced = asyncio.create_task(pub.refresh(tid, min_version=result.version))
+            while not lock._waiters:  # type: ignore[attr-defined]
+                await asyncio.sleep(0)
+            own = asyncio.create_task(
+                pub.refresh(tid, seats=result.changed_seats, actor=user.id, wrote=result.version)
+            )
+            await asyncio.sleep(0)
+        with pytest.raises(RuntimeError):
+            await asyncio.wait_for(own, SAFETY)
+        await asyncio.wait_for(announced, SAFETY)
+        assert renders == [(result.version, None)] and not failures
+        assert pub.shown[tid] == result.version

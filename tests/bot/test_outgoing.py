@@ -534,6 +534,81 @@ async def test_a_queued_update_takes_its_tokens_first_then_the_newest_content(
     assert float((await limiter.r.hgetall(chat_bucket))[b"t"]) == pytest.approx(tokens - 1)
 
 
+async def test_an_overtaken_or_noop_queued_update_gives_its_tokens_back(
+    fake: FakeTelegram,
+    delivery: Delivery,
+    outgoing: Outgoing,
+    limiter: RateLimiter,
+    alice: SimUser,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    msg = await delivery.send(alice.id, "v0")
+    assert msg is not None
+    gate = asyncio.Event()
+    queued = asyncio.Event()
+    real_prepay = outgoing.prepay
+
+    async def slow_prepay(chat_id: int) -> Prepaid:
+        ticket = await real_prepay(chat_id)  # the tokens are taken...
+        queued.set()
+        await gate.wait()  # ...and meanwhile the player's own edit goes out
+        return ticket
+
+    monkeypatch.setattr(outgoing, "prepay", slow_prepay)
+    chat_bucket = limiter.keys.rate_chat(alice.id)
+
+    async def tokens() -> float:
+        return float((await limiter.r.hgetall(chat_bucket))[b"t"])
+
+    await delivery.edit(alice.id, msg.message_id, "s1", urgency=Urgency.SOON)
+    await asyncio.wait_for(queued.wait(), 5)
+    await delivery.edit(alice.id, msg.message_id, "n1")  # newer: s1 is overtaken
+    before = await tokens()
+    gate.set()
+    await delivery.flush()
+    assert bot_messages(fake, alice.chat)[0].text == "n1"
+    assert await tokens() == pytest.approx(before + 1)  # s1's token came back
+    # an update that would change nothing: its tokens come back too
+    queued.clear()
+    gate.clear()
+    await delivery.edit(alice.id, msg.message_id, "n1", urgency=Urgency.SOON)
+    await asyncio.wait_for(queued.wait(), 5)
+    before = await tokens()
+    gate.set()
+    await delivery.flush()
+    assert await tokens() == pytest.approx(before + 1)
+    assert [o["text"] for o in fake.world.outbox] == ["v0", "n1"]
+
+
+async def test_a_queued_update_survives_a_failed_token_request(
+    fake: FakeTelegram,
+    delivery: Delivery,
+    outgoing: Outgoing,
+    alice: SimUser,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Redis fails while the update asks for its tokens: it stays pending and goes
+    out on the next try (it used to be stuck as 'firing' for good)."""
+    msg = await delivery.send(alice.id, "v0")
+    assert msg is not None
+    real_prepay = outgoing.prepay
+    failed = asyncio.Event()
+
+    async def flaky_prepay(chat_id: int) -> Prepaid:
+        if not failed.is_set():
+            failed.set()
+            raise ConnectionError("redis went away")
+        return await real_prepay(chat_id)
+
+    monkeypatch.setattr(outgoing, "prepay", flaky_prepay)
+    await delivery.edit(alice.id, msg.message_id, "s1", urgency=Urgency.SOON)
+    await asyncio.wait_for(failed.wait(), 5)
+    await delivery.edit(alice.id, msg.message_id, "s2", urgency=Urgency.SOON)
+    await delivery.flush()
+    assert bot_messages(fake, alice.chat)[0].text == "s2"
+    assert fake.world.outbox[-1]["text"] == "s2"
+
+
 async def test_gone_message_is_sent_anew(
     fake: FakeTelegram, bot: Bot, delivery: Delivery, alice: SimUser, clock: ManualClock
 ) -> None:

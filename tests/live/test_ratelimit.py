@@ -229,6 +229,25 @@ async def test_check_edit_compares_and_records_without_tokens(
         await limiter.check_edit(PRIVATE, 8, "a:b", "m1")
 
 
+async def test_refund_gives_tokens_back_up_to_the_capacity(
+    limiter: RateLimiter, clock: FakeClock
+) -> None:
+    await limiter.refund(PRIVATE)  # no bucket yet: nothing is created
+    assert not await limiter.r.exists(limiter.keys.rate_chat(PRIVATE))
+    while await limiter.acquire(PRIVATE) == 0:
+        pass
+    await limiter.refund(PRIVATE)
+    assert await limiter.acquire(PRIVATE) == 0  # the token came back
+    assert await limiter.acquire(PRIVATE) > 0
+    clock.advance(60)
+    for _ in range(5):
+        await limiter.refund(PRIVATE)
+    for key, rate in limiter.buckets(PRIVATE):
+        bucket = await limiter.r.hgetall(key)
+        assert float(bucket[b"t"]) == rate.burst  # never above the capacity
+        assert await limiter.r.pttl(key) > 0
+
+
 async def test_wait_sleeps_until_allowed(limiter: RateLimiter, clock: FakeClock) -> None:
     slept: list[float] = []
 
