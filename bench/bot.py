@@ -34,6 +34,8 @@ from telegram_bot.fake_api import FakeTelegram, Message, RateLimits, SimUser
 from telegram_bot.render import PLAYABLE
 from telegram_bot.settings import Settings
 
+STUCK = 60.0  # seconds without a press or a change in any chat of a game
+
 MESSAGES = ("sendMessage", "editMessageText", "editMessageReplyMarkup")
 
 
@@ -65,17 +67,17 @@ async def player(
     user: SimUser,
     rng: random.Random,
     budget: list[int],
+    pulse: list[float],
     figs: Figures,
 ) -> None:
     """Press a random useful button of his hand message whenever it offers one;
     otherwise wait for a change in his chat (a cheap per-chat wait, so 400
     players cost the harness little); stop at the budget, at the game's end, or
-    after a minute without any change in his chat (the game is stuck: the
-    scenario reports it as stalled)."""
+    when no player of the game pressed or saw a change for ``STUCK`` seconds (the
+    game is stuck: the scenario reports it as stalled)."""
     world = fake.world
     seen = -1
-    idle_until = time.monotonic() + 60
-    while budget[0] > 0 and time.monotonic() < idle_until:
+    while budget[0] > 0 and time.monotonic() < pulse[0] + STUCK:
         mid = (await app.ui.table(tid)).hands.get(user.id)
         msg = user.chat.messages.get(mid) if mid else None
         data = choose(msg, rng) if msg is not None and msg.version != seen else None
@@ -93,9 +95,10 @@ async def player(
                     return
                 seen = -1
             else:  # the game goes on (the others' moves): keep waiting for his turn
-                idle_until = time.monotonic() + 60
+                pulse[0] = time.monotonic()
             continue
         budget[0] -= 1
+        pulse[0] = time.monotonic()
         before = msg.version
         t0 = time.perf_counter()
         q = user.press(data=data, message=msg)
@@ -114,7 +117,7 @@ async def player(
             k = parse_game(data).press.kind  # type: ignore[union-attr]
             figs.kinds[k] = figs.kinds.get(k, 0) + 1
             seen = -1
-        idle_until = time.monotonic() + 60
+        pulse[0] = time.monotonic()
 
 
 async def scenario(
@@ -159,8 +162,9 @@ async def scenario(
         budgets = {tid: [actions] for tid, _u in tables}
         await asyncio.gather(
             *(
-                player(app, fake, tid, u, random.Random(rng.random()), budgets[tid], figs)
+                player(app, fake, tid, u, random.Random(rng.random()), budgets[tid], pulse, figs)
                 for tid, users in tables
+                for pulse in [[time.monotonic()]]
                 for u in users
             )
         )
