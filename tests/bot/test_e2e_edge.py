@@ -219,6 +219,7 @@ async def test_join_without_starting_gets_the_deep_link(
         await newbie.wait_message("щолковськ", timeout=SAFETY)
 
 
+@pytest.mark.slow
 async def test_a_normal_game_gets_no_429(redis_url: str, redis_prefix: str) -> None:
     async with (
         FakeTelegram(limits=RateLimits()) as fake,
@@ -238,6 +239,7 @@ async def test_a_normal_game_gets_no_429(redis_url: str, redis_prefix: str) -> N
         assert not [k for k in fake.stats.errors if k[1] == 429]
 
 
+@pytest.mark.slow
 async def test_a_moves_own_notification_renders_nothing_more(
     redis_url: str, redis_prefix: str, fake: FakeTelegram, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -57,7 +57,7 @@ async def group_lobby(
 
 @pytest.mark.parametrize(
     ("variant", "n_humans", "n_ai"),
-    [("chuvash", 2, 1), ("shchelkovsky", 3, 1)],
+    [("chuvash", 2, 1), pytest.param("shchelkovsky", 3, 1, marks=pytest.mark.slow)],
 )
 async def test_group_game_to_the_end(
     fake: FakeTelegram, redis_url: str, redis_prefix: str, variant: str, n_humans: int, n_ai: int

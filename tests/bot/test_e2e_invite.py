@@ -69,7 +69,7 @@ async def invite_lobby(
 
 @pytest.mark.parametrize(
     ("variant", "n_humans", "n_ai"),
-    [("chuvash", 4, 1), ("shchelkovsky", 2, 2)],
+    [pytest.param("chuvash", 4, 1, marks=pytest.mark.slow), ("shchelkovsky", 2, 2)],
 )
 async def test_invite_game_to_the_end(
     fake: FakeTelegram, redis_url: str, redis_prefix: str, variant: str, n_humans: int, n_ai: int

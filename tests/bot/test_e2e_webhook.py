@@ -251,6 +251,7 @@ def webhook_is(fake: FakeTelegram, url: str) -> Callable[[], bool]:
     return lambda: fake.world.webhook.get("url") == url
 
 
+@pytest.mark.slow
 async def test_python_m_telegram_bot_in_webhook_mode(
     fake: FakeTelegram, redis_url: str, redis_prefix: str, tmp_path: Path
 ) -> None:

@@ -680,6 +680,7 @@ def full_every_for(players: int, decks: int) -> int:
 SEEDS = st.integers(0, 2**32 - 1)
 
 
+@pytest.mark.slow
 @settings(
     max_examples=25,
     deadline=None,
@@ -694,6 +695,7 @@ def test_chuvash_random_games(players: int, seed: int, data: st.DataObject | Non
     play("chuvash", players, seed, chooser=chooser)
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     players=st.integers(2, 10),
@@ -716,6 +718,7 @@ def test_shchelkovsky_two_decks(players: int, remove_joker: bool, seed: int, pol
 
 
 # Few examples: a 4-deck game with 5-10 players is ~3000 actions (~2 s checked).
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     players=st.integers(2, 10),

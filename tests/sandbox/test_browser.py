@@ -190,6 +190,7 @@ async def world_changed(page: Any, since: str) -> None:
 
 
 # ---------------------------------------------------------------- the test
+@pytest.mark.slow
 async def test_a_group_game_in_the_browser(sandbox: Sandbox, page: Any, tmp_path: Path) -> None:
     screenshot = Path(os.environ.get(SCREENSHOT_ENV) or tmp_path / "sandbox.png")
     alice, bob, carol = (column(page, n) for n in ("Alice", "Bob", "Carol"))

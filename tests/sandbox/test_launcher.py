@@ -39,6 +39,7 @@ def _read_until(proc: subprocess.Popen[str], pattern: str, seen: list[str]) -> r
     raise AssertionError(f"launcher exited without printing {pattern!r}:\n{''.join(seen)}")
 
 
+@pytest.mark.slow
 def test_run_command_without_token_starts_admin_api_and_sandbox(tmp_path: Path) -> None:
     port = free_loopback_port()
     env = {

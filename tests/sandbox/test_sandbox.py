@@ -64,6 +64,7 @@ def test_only_loopback(redis_url: str) -> None:
         Sandbox(redis_url=redis_url, host="0.0.0.0")
 
 
+@pytest.mark.slow
 def test_python_m_prints_one_url_and_stops_on_sigterm(redis_url: str, redis_prefix: str) -> None:
     env = {**os.environ, "REDIS_URL": redis_url, "REDIS_PREFIX": redis_prefix}
     proc = subprocess.Popen(
