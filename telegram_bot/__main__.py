@@ -43,7 +43,7 @@ def redis_url(settings: Settings) -> Iterator[str]:
     if settings.redis_url:
         yield settings.redis_url
         return
-    from engine.live.local_redis import LocalRedis
+    from sandbox.local_redis import LocalRedis
 
     with LocalRedis() as server:
         print(

@@ -11,8 +11,8 @@ import redis.asyncio as aredis
 
 from engine.live.keys import Keys
 from engine.live.ratelimit import NOOP, Rate, RateLimitConfig, RateLimiter
-from telegram_bot.fake_api.limits import RateLimiter as FakeServerLimiter
-from telegram_bot.fake_api.limits import RateLimits
+from sandbox.fake_api.limits import RateLimiter as FakeServerLimiter
+from sandbox.fake_api.limits import RateLimits
 from tests.live.conftest import FakeClock
 
 PRIVATE = 42

@@ -21,15 +21,15 @@ import aiohttp
 from aiohttp import web
 
 # The method modules register themselves in the table when imported.
-from telegram_bot.fake_api import methods_bot, methods_messages, methods_queries  # noqa: F401
-from telegram_bot.fake_api.control import ActionError, perform
-from telegram_bot.fake_api.errors import ApiError
-from telegram_bot.fake_api.limits import Clock, RateLimits, Stats
-from telegram_bot.fake_api.models import Chat, ChatType, Message, MessageMatch, User
-from telegram_bot.fake_api.params import Params
-from telegram_bot.fake_api.registry import find_method
-from telegram_bot.fake_api.users import SimUser
-from telegram_bot.fake_api.world import BotOptions, World
+from sandbox.fake_api import methods_bot, methods_messages, methods_queries  # noqa: F401
+from sandbox.fake_api.control import ActionError, perform
+from sandbox.fake_api.errors import ApiError
+from sandbox.fake_api.limits import Clock, RateLimits, Stats
+from sandbox.fake_api.models import Chat, ChatType, Message, MessageMatch, User
+from sandbox.fake_api.params import Params
+from sandbox.fake_api.registry import find_method
+from sandbox.fake_api.users import SimUser
+from sandbox.fake_api.world import BotOptions, World
 
 if TYPE_CHECKING:
     from aiogram import Bot

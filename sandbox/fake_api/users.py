@@ -12,7 +12,7 @@ import secrets
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from telegram_bot.fake_api.models import (
+from sandbox.fake_api.models import (
     CallbackQuery,
     Chat,
     ChatType,
@@ -23,8 +23,8 @@ from telegram_bot.fake_api.models import (
     User,
     member_json,
 )
-from telegram_bot.fake_api.text import command_entities, parse_text
-from telegram_bot.fake_api.world import World
+from sandbox.fake_api.text import command_entities, parse_text
+from sandbox.fake_api.world import World
 
 _PAYLOAD = re.compile(r"^[A-Za-z0-9_-]{0,64}$")
 _PRESENT = ("creator", "administrator", "member", "restricted")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from telegram_bot.fake_api.errors import ApiError, too_many_requests
-from telegram_bot.fake_api.models import Chat
-from telegram_bot.fake_api.world import World
+from sandbox.fake_api.errors import ApiError, too_many_requests
+from sandbox.fake_api.models import Chat
+from sandbox.fake_api.world import World
 
 CHAT_NOT_FOUND = "Bad Request: chat not found"
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from telegram_bot.fake_api.models import CallbackQuery, Chat, InlineQuery, Message
-from telegram_bot.fake_api.users import SimUser
-from telegram_bot.fake_api.world import World
+from sandbox.fake_api.models import CallbackQuery, Chat, InlineQuery, Message
+from sandbox.fake_api.users import SimUser
+from sandbox.fake_api.world import World
 
 
 class ActionError(ValueError):

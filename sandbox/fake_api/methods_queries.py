@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from telegram_bot.fake_api.errors import ApiError
-from telegram_bot.fake_api.params import Params
-from telegram_bot.fake_api.registry import method
-from telegram_bot.fake_api.text import check_text, parse_reply_markup, parse_text
-from telegram_bot.fake_api.world import World
+from sandbox.fake_api.errors import ApiError
+from sandbox.fake_api.params import Params
+from sandbox.fake_api.registry import method
+from sandbox.fake_api.text import check_text, parse_reply_markup, parse_text
+from sandbox.fake_api.world import World
 
 QUERY_INVALID = "Bad Request: query is too old and response timeout expired or query ID is invalid"
 MAX_ALERT = 200

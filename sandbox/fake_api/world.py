@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from telegram_bot.fake_api.limits import Clock, RateLimiter, RateLimits, Stats
-from telegram_bot.fake_api.models import (
+from sandbox.fake_api.limits import Clock, RateLimiter, RateLimits, Stats
+from sandbox.fake_api.models import (
     CallbackQuery,
     Chat,
     ChatType,

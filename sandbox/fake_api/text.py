@@ -10,7 +10,7 @@ import json
 from html.parser import HTMLParser
 from typing import Any
 
-from telegram_bot.fake_api.errors import ApiError
+from sandbox.fake_api.errors import ApiError
 
 MAX_TEXT = 4096
 MAX_CALLBACK_DATA = 64

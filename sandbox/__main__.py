@@ -1,7 +1,7 @@
-"""``python -m telegram_bot.sandbox [--port N]``: the sandbox on its own.
+"""``python -m sandbox [--port N]``: the sandbox on its own.
 
 Uses ``REDIS_URL`` when set, else starts an embedded throw-away redis-server
-(:mod:`engine.live.local_redis`). Prints the page's URL and runs until Ctrl-C (or SIGTERM), then stops cleanly.
+(:mod:`sandbox.local_redis`). Prints the page's URL and runs until Ctrl-C (or SIGTERM), then stops cleanly.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import signal
 import sys
 from collections.abc import Iterator
 
-from telegram_bot.sandbox.server import run_sandbox
+from sandbox.page import run_sandbox
 
 
 async def _serve(redis_url: str, port: int, admin_url: str | None) -> None:
@@ -39,7 +39,7 @@ def _redis_url() -> Iterator[str]:
     if url:
         yield url
         return
-    from engine.live.local_redis import LocalRedis
+    from sandbox.local_redis import LocalRedis
 
     with LocalRedis() as server:
         yield server.url
@@ -47,7 +47,7 @@ def _redis_url() -> Iterator[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m telegram_bot.sandbox",
+        prog="python -m sandbox",
         description="Play the bot in a browser, without Telegram.",
     )
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any)")
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
 
-    from engine.live.local_redis import LocalRedisError
+    from sandbox.local_redis import LocalRedisError
     from telegram_bot.i18n import CatalogError
 
     try:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from telegram_bot.fake_api.text import iter_buttons
+from sandbox.fake_api.text import iter_buttons
 
 ChatType = Literal["private", "group", "supergroup"]
 # What a user's membership of a chat is, in Telegram's words.

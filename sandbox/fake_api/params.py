@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from telegram_bot.fake_api.errors import ApiError
+from sandbox.fake_api.errors import ApiError
 
 
 class Params:

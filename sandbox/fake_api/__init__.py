@@ -14,12 +14,12 @@ simulated person does), ``world.World`` (state, waits, snapshot, change feed)
 and ``limits`` (flood limits, ``ManualClock``, call statistics).
 """
 
-from telegram_bot.fake_api.errors import ApiError
-from telegram_bot.fake_api.limits import ManualClock, RateLimits, Stats
-from telegram_bot.fake_api.models import CallbackQuery, Chat, Event, InlineQuery, Message, User
-from telegram_bot.fake_api.server import FakeTelegram
-from telegram_bot.fake_api.users import SimUser
-from telegram_bot.fake_api.world import BotOptions, World
+from sandbox.fake_api.errors import ApiError
+from sandbox.fake_api.limits import ManualClock, RateLimits, Stats
+from sandbox.fake_api.models import CallbackQuery, Chat, Event, InlineQuery, Message, User
+from sandbox.fake_api.server import FakeTelegram
+from sandbox.fake_api.users import SimUser
+from sandbox.fake_api.world import BotOptions, World
 
 __all__ = [
     "ApiError",

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from telegram_bot.fake_api.access import bot_is_admin, check_can_write, check_rate, resolve_chat
-from telegram_bot.fake_api.errors import ApiError
-from telegram_bot.fake_api.models import Chat, Message
-from telegram_bot.fake_api.params import Params
-from telegram_bot.fake_api.registry import method
-from telegram_bot.fake_api.text import check_text, parse_reply_markup, parse_text
-from telegram_bot.fake_api.world import World
+from sandbox.fake_api.access import bot_is_admin, check_can_write, check_rate, resolve_chat
+from sandbox.fake_api.errors import ApiError
+from sandbox.fake_api.models import Chat, Message
+from sandbox.fake_api.params import Params
+from sandbox.fake_api.registry import method
+from sandbox.fake_api.text import check_text, parse_reply_markup, parse_text
+from sandbox.fake_api.world import World
 
 NOT_MODIFIED = (
     "Bad Request: message is not modified: specified new message content and reply markup "

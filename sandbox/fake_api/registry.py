@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from telegram_bot.fake_api.params import Params
-from telegram_bot.fake_api.world import World
+from sandbox.fake_api.params import Params
+from sandbox.fake_api.world import World
 
 Handler = Callable[[World, Params], Awaitable[Any]]
 METHODS: dict[str, tuple[str, Handler]] = {}  # lower-case name -> (name, handler)

@@ -8,13 +8,13 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from telegram_bot.fake_api.access import resolve_chat
-from telegram_bot.fake_api.errors import ApiError
-from telegram_bot.fake_api.models import Chat, MemberStatus, member_json
-from telegram_bot.fake_api.params import Params
-from telegram_bot.fake_api.registry import method
-from telegram_bot.fake_api.users import set_bot_status
-from telegram_bot.fake_api.world import DEFAULT_UPDATE_TYPES, World
+from sandbox.fake_api.access import resolve_chat
+from sandbox.fake_api.errors import ApiError
+from sandbox.fake_api.models import Chat, MemberStatus, member_json
+from sandbox.fake_api.params import Params
+from sandbox.fake_api.registry import method
+from sandbox.fake_api.users import set_bot_status
+from sandbox.fake_api.world import DEFAULT_UPDATE_TYPES, World
 
 _COMMAND = re.compile(r"^[a-z0-9_]{1,32}$")
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
