@@ -1,5 +1,5 @@
-"""``bash .ci/dev run`` (``python -m sandbox.launcher``): the whole product on
-one machine.
+"""``durak run`` (what ``bash .ci/dev run`` runs; also ``python -m
+sandbox.launcher``): the whole product on one machine.
 
 * Redis: ``REDIS_URL``, or an embedded ``redis-server`` whose data stays in
   ``.run/redis`` (so games survive a restart of the product);

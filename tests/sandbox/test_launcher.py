@@ -1,4 +1,4 @@
-"""The README's run command (``python -m sandbox.launcher``): with no
+"""The README's run command (``durak run``, the console script): with no
 BOT_TOKEN it brings up Redis, the admin API and the sandbox, prints their URLs, and
 stops everything on Ctrl-C; the embedded Redis keeps its data across restarts."""
 
@@ -46,7 +46,7 @@ def test_run_command_without_token_starts_admin_api_and_sandbox(tmp_path: Path) 
     }
     env.update(ADMIN_PORT=str(port), DURAK_RUN_DIR=str(tmp_path / "run"), PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sandbox.launcher"],
+        [str(Path(sys.executable).with_name("durak")), "run"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -1,0 +1,38 @@
+"""The sandbox sits on top: nothing in ``engine``, ``telegram_bot`` or
+``admin_api`` imports ``sandbox``, and the two adapters never import each other
+(every import statement, at any depth, including ``TYPE_CHECKING`` ones)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+FORBIDDEN = {
+    "engine": {"sandbox", "telegram_bot", "admin_api"},
+    "telegram_bot": {"sandbox", "admin_api"},
+    "admin_api": {"sandbox", "telegram_bot"},
+}
+
+
+def imported_tops(path: Path) -> set[str]:
+    tops: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            tops.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            tops.add(node.module.split(".")[0])
+    return tops
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_package_does_not_import_the_layers_above(package: str) -> None:
+    found = {
+        f"{path.relative_to(ROOT)}: {top}"
+        for path in sorted((ROOT / package).rglob("*.py"))
+        for top in imported_tops(path) & FORBIDDEN[package]
+    }
+    assert not found, sorted(found)
