@@ -14,20 +14,20 @@ simulated person does), ``world.World`` (state, waits, snapshot, change feed)
 and ``limits`` (flood limits, ``ManualClock``, call statistics).
 """
 
-from sandbox.fake_api.errors import ApiError
+from sandbox.fake_api.errors import BotApiError
 from sandbox.fake_api.limits import ManualClock, RateLimits, Stats
-from sandbox.fake_api.models import CallbackQuery, Chat, Event, InlineQuery, Message, User
+from sandbox.fake_api.models import CallbackQuery, Chat, FeedEvent, InlineQuery, Message, User
 from sandbox.fake_api.server import FakeTelegram
 from sandbox.fake_api.users import SimUser
 from sandbox.fake_api.world import BotOptions, World
 
 __all__ = [
-    "ApiError",
+    "BotApiError",
     "BotOptions",
     "CallbackQuery",
     "Chat",
-    "Event",
     "FakeTelegram",
+    "FeedEvent",
     "InlineQuery",
     "ManualClock",
     "Message",

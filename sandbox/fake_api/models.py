@@ -255,7 +255,7 @@ class InlineQuery:
 
 
 @dataclass(frozen=True)
-class Event:
+class FeedEvent:
     """One change of the world, for a page that polls or streams (``seq`` = version)."""
 
     seq: int

@@ -18,12 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sandbox.fake_api.limits import Clock, RateLimiter, RateLimits, Stats
+from engine.clock import Clock
+from sandbox.fake_api.limits import FakeFloodControl, RateLimits, Stats
 from sandbox.fake_api.models import (
     CallbackQuery,
     Chat,
     ChatType,
-    Event,
+    FeedEvent,
     InlineQuery,
     Message,
     MessageMatch,
@@ -89,7 +90,7 @@ class World:
     ) -> None:
         self.options = options or BotOptions()
         self.clock = clock
-        self.limiter = RateLimiter(limits or RateLimits(), clock)
+        self.limiter = FakeFloodControl(limits or RateLimits(), clock)
         self.stats = Stats()
         self.bot = User(
             id=self.options.bot_id,
@@ -119,18 +120,18 @@ class World:
         self._query_ids = itertools.count(1)
         # change feed
         self.version = 0
-        self.events: deque[Event] = deque(maxlen=event_history)
-        self._subscribers: set[asyncio.Queue[Event]] = set()
+        self.events: deque[FeedEvent] = deque(maxlen=event_history)
+        self._subscribers: set[asyncio.Queue[FeedEvent]] = set()
         self._changed = asyncio.Event()
         self._chat_changed: dict[int, asyncio.Event] = {}
         self._updates_changed = asyncio.Event()
         self.closing = False
 
     # ------------------------------------------------------------ change feed
-    def touch(self, kind: str, **fields: Any) -> Event:
+    def touch(self, kind: str, **fields: Any) -> FeedEvent:
         """Record one change and wake everyone waiting for changes."""
         self.version += 1
-        event = Event(seq=self.version, kind=kind, **fields)
+        event = FeedEvent(seq=self.version, kind=kind, **fields)
         self.events.append(event)
         for queue in self._subscribers:
             queue.put_nowait(event)
@@ -141,16 +142,16 @@ class World:
             waiting.set()
         return event
 
-    def events_since(self, seq: int) -> list[Event]:
+    def events_since(self, seq: int) -> list[FeedEvent]:
         return [event for event in self.events if event.seq > seq]
 
-    def subscribe(self) -> asyncio.Queue[Event]:
+    def subscribe(self) -> asyncio.Queue[FeedEvent]:
         """A queue that receives every later event; pass it to ``unsubscribe`` when done."""
-        queue: asyncio.Queue[Event] = asyncio.Queue()
+        queue: asyncio.Queue[FeedEvent] = asyncio.Queue()
         self._subscribers.add(queue)
         return queue
 
-    def unsubscribe(self, queue: asyncio.Queue[Event]) -> None:
+    def unsubscribe(self, queue: asyncio.Queue[FeedEvent]) -> None:
         self._subscribers.discard(queue)
 
     async def wait_changed(self, timeout: float) -> bool:

@@ -1,10 +1,12 @@
 """The sandbox sits on top: nothing in ``engine``, ``telegram_bot`` or
 ``admin_api`` imports ``sandbox``, and the two adapters never import each other
-(every import statement, at any depth, including ``TYPE_CHECKING`` ones)."""
+(every import statement, at any depth, including ``TYPE_CHECKING`` ones); and
+a class name means one thing in the whole project."""
 
 from __future__ import annotations
 
 import ast
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
@@ -36,3 +38,15 @@ def test_package_does_not_import_the_layers_above(package: str) -> None:
         for top in imported_tops(path) & FORBIDDEN[package]
     }
     assert not found, sorted(found)
+
+
+def test_class_names_are_unique_across_the_project() -> None:
+    where: defaultdict[str, list[str]] = defaultdict(list)
+    for package in ("engine", "telegram_bot", "admin_api", "sandbox", "bench"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+            for node in tree.body:
+                if isinstance(node, ast.ClassDef):
+                    where[node.name].append(str(path.relative_to(ROOT)))
+    clashes = {name: paths for name, paths in where.items() if len(paths) > 1}
+    assert not clashes, clashes
