@@ -10,8 +10,9 @@
         answer = await query.wait_answer() # what answerCallbackQuery showed her
 
 See ``server.FakeTelegram`` (lifecycle, shortcuts), ``users.SimUser`` (what a
-simulated person does), ``world.World`` (state, waits, snapshot, change feed)
-and ``limits`` (flood limits, ``ManualClock``, call statistics).
+simulated person does), ``inbox`` (what the bot receives of it), ``world.World``
+(state, snapshot), ``feed.ChangeFeed`` (its change feed and waits) and ``limits``
+(flood limits, ``ManualClock``, call statistics).
 """
 
 from sandbox.fake_api.errors import BotApiError

@@ -10,10 +10,10 @@ from urllib.parse import urlsplit
 
 from sandbox.fake_api.access import resolve_chat
 from sandbox.fake_api.errors import BotApiError
+from sandbox.fake_api.inbox import set_bot_status
 from sandbox.fake_api.models import Chat, MemberStatus, member_json
 from sandbox.fake_api.params import CallParams
 from sandbox.fake_api.registry import method
-from sandbox.fake_api.users import set_bot_status
 from sandbox.fake_api.world import DEFAULT_UPDATE_TYPES, World
 
 _COMMAND = re.compile(r"^[a-z0-9_]{1,32}$")

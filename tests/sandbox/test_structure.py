@@ -1,7 +1,8 @@
 """The sandbox sits on top: nothing in ``engine``, ``telegram_bot`` or
 ``admin_api`` imports ``sandbox``, and the two adapters never import each other
 (every import statement, at any depth, including ``TYPE_CHECKING`` ones); and
-a class name means one thing in the whole project."""
+a class name means one thing in the whole project; the sandbox's modules stay
+small (at most 400 lines)."""
 
 from __future__ import annotations
 
@@ -50,3 +51,12 @@ def test_class_names_are_unique_across_the_project() -> None:
                     where[node.name].append(str(path.relative_to(ROOT)))
     clashes = {name: paths for name, paths in where.items() if len(paths) > 1}
     assert not clashes, clashes
+
+
+def test_sandbox_modules_are_at_most_400_lines() -> None:
+    long = {
+        str(path.relative_to(ROOT)): n
+        for path in sorted((ROOT / "sandbox").rglob("*.py"))
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > 400
+    }
+    assert not long, long
