@@ -17,15 +17,8 @@ import asyncio
 import logging
 import random
 import statistics
-import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
-
-# Run as `python bench/bot.py`, this file's folder comes first on sys.path and
-# bench/engine.py would shadow the engine package.
-if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
-    sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from sandbox.fake_api import FakeTelegram, Message, RateLimits, SimUser
 from sandbox.local_redis import LocalRedis

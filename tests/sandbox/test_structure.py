@@ -60,3 +60,10 @@ def test_sandbox_modules_are_at_most_400_lines() -> None:
         if (n := len(path.read_text(encoding="utf-8").splitlines())) > 400
     }
     assert not long, long
+
+
+def test_no_benchmark_shadows_a_package() -> None:
+    """``python bench/x.py`` puts ``bench/`` first on ``sys.path``."""
+    packages = {"engine", "telegram_bot", "admin_api", "sandbox"}
+    shadows = {p.name for p in (ROOT / "bench").iterdir() if p.stem in packages}
+    assert not shadows, shadows
