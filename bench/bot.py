@@ -17,20 +17,13 @@ import asyncio
 import logging
 import random
 import statistics
-import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
-# Run as `python bench/bot.py`, this file's folder comes first on sys.path and
-# bench/engine.py would shadow the engine package.
-if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
-    sys.path[0] = str(Path(__file__).resolve().parent.parent)
-
-from engine.live.local_redis import LocalRedis
+from sandbox.fake_api import FakeTelegram, Message, RateLimits, SimUser
+from sandbox.local_redis import LocalRedis
 from telegram_bot.app import BotApp
 from telegram_bot.callbacks import parse_game
-from telegram_bot.fake_api import FakeTelegram, Message, RateLimits, SimUser
 from telegram_bot.render import PLAYABLE
 from telegram_bot.settings import Settings
 

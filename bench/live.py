@@ -9,7 +9,7 @@
 * Redis memory per table (``MEMORY USAGE ... SAMPLES 0`` of all its keys) at
   the start and in the middle of a game, per variant.
 
-Runs against its own throw-away redis-server (``engine.live.local_redis``):
+Runs against its own throw-away redis-server (``sandbox.local_redis``):
 
     python bench/live.py
 """
@@ -29,7 +29,7 @@ import redis.asyncio as aredis
 
 from engine import Action, GameState, new_game
 from engine.live import LiveConfig, TableService, WriteResult
-from engine.live.local_redis import LocalRedis
+from sandbox.local_redis import LocalRedis
 
 
 def follow(mirror: GameState, result: WriteResult) -> None:

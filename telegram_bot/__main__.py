@@ -2,8 +2,9 @@
 
 Long polling by default; webhook mode (an aiohttp server on ``WEBHOOK_HOST``:
 ``WEBHOOK_PORT``, Telegram's secret token checked) when ``WEBHOOK_URL`` is set.
-With ``REDIS_URL`` unset an embedded throw-away ``redis-server`` is started (and
-said so).  Without ``BOT_TOKEN`` it explains how to get one and exits with 2.
+Without ``BOT_TOKEN`` it explains how to get one and exits with 2; without
+``REDIS_URL`` it says so and exits with 2 (``durak bot``, :mod:`sandbox.cli`,
+starts an embedded ``redis-server`` then).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import contextlib
 import logging
 import socket
 import sys
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from telegram_bot.settings import Settings
@@ -32,26 +32,18 @@ To get a token:
 Then run:
   BOT_TOKEN=123456789:AA... bash .ci/dev run
 
-Other settings (environment variables): REDIS_URL (default: an embedded local
-redis-server), TELEGRAM_API_URL (default https://api.telegram.org), WEBHOOK_URL
-and WEBHOOK_SECRET (webhook mode instead of long polling); see the README.
+Other settings (environment variables): REDIS_URL (`durak bot` starts an
+embedded local redis-server when it is unset), TELEGRAM_API_URL (default
+https://api.telegram.org), WEBHOOK_URL and WEBHOOK_SECRET (webhook mode instead of
+long polling); see the README.
 """
 
+NO_REDIS = """\
+REDIS_URL is not set, so the bot has no Redis to keep its games in.
 
-@contextlib.contextmanager
-def redis_url(settings: Settings) -> Iterator[str]:
-    if settings.redis_url:
-        yield settings.redis_url
-        return
-    from engine.live.local_redis import LocalRedis
-
-    with LocalRedis() as server:
-        print(
-            f"REDIS_URL is not set: using an embedded redis-server at {server.url} "
-            "(its data is lost when the bot stops; set REDIS_URL to keep games).",
-            flush=True,
-        )
-        yield server.url
+Set REDIS_URL (e.g. REDIS_URL=redis://127.0.0.1:6379/0), or run `durak bot`
+instead: it starts an embedded redis-server when REDIS_URL is unset.
+"""
 
 
 async def run(
@@ -128,11 +120,13 @@ async def run_webhook(
         await app.stop_background()
 
 
-def main() -> int:
+def main(settings: Settings | None = None) -> int:
+    """The bot with ``settings`` (default: from the environment) until Ctrl-C."""
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    settings = Settings()
+    if settings is None:
+        settings = Settings()
     if not settings.bot_token:
         sys.stderr.write(NO_TOKEN)
         return 2
@@ -143,10 +137,11 @@ def main() -> int:
     except CatalogError as e:
         sys.stderr.write(f"{e}\n")
         return 2
-    with redis_url(settings) as url:
-        settings = settings.model_copy(update={"redis_url": url})
-        with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(run(settings))
+    if not settings.redis_url:
+        sys.stderr.write(NO_REDIS)
+        return 2
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(run(settings))
     return 0
 
 

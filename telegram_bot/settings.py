@@ -19,7 +19,7 @@ class Settings(BaseSettings):
     bot_token: str = ""
     """From @BotFather. Empty: the bot cannot run (``python -m telegram_bot`` says how)."""
     redis_url: str = ""
-    """Empty: ``python -m telegram_bot`` starts an embedded throw-away redis-server."""
+    """Empty: ``python -m telegram_bot`` refuses to start; ``durak bot`` embeds a redis-server."""
     redis_prefix: str = "durak:"
     redis_connections: int = Field(default=64, ge=2)
     """Connections in this process's Redis pool (callers wait for a free one)."""

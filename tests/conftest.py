@@ -26,8 +26,8 @@ import pytest
 import redis
 from hypothesis import settings
 
-from engine.live.local_redis import LocalRedisError, find_redis_server, start_redis
-from engine.live.local_redis import stop as stop_redis
+from sandbox.local_redis import LocalRedisError, find_redis_server, start_redis
+from sandbox.local_redis import stop as stop_redis
 
 settings.register_profile("ci", deadline=None, print_blob=True)
 settings.register_profile("dev", print_blob=True)
@@ -50,7 +50,7 @@ class RedisServer:
 
 
 def _start_redis(binary: str, workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """Start ``binary`` on a free port (see :mod:`engine.live.local_redis`)."""
+    """Start ``binary`` on a free port (see :mod:`sandbox.local_redis`)."""
     try:
         return start_redis(binary, workdir)
     except LocalRedisError as exc:

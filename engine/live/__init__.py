@@ -6,8 +6,7 @@ applies the move with the pure engine, lets AI seats answer, and saves with
 compare-and-set (one round trip: a Lua script, checking the version and the
 request id).  Modules: ``keys`` (schema), ``codec`` (state blob), ``store``
 (Redis scripts), ``core`` (load/plan/write), ``games``, ``lobbies``,
-``results``, ``timers``, ``admin``, ``service`` (facades), ``local_redis``
-(throw-away redis-server).
+``results``, ``timers``, ``admin``, ``service`` (facades).
 """
 
 from engine.live.games import run_ai, timeout_move

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import pytest
 from flask.testing import FlaskClient
 
-from telegram_bot.fake_api import FakeTelegram, Message
+from sandbox.fake_api import FakeTelegram, Message
 from tests.admin.conftest import auth
 from tests.bot.e2e_kit import SAFETY, Harness, running
 

@@ -18,9 +18,9 @@ from engine import Action, new_game
 from engine.cards import card_name
 from engine.live import TableService
 from engine.live.ui import UiStore
+from sandbox.fake_api import FakeTelegram, Message, SimUser
 from telegram_bot.app import BotApp
 from telegram_bot.callbacks import LobbyCb, LobbyOp, parse_game
-from telegram_bot.fake_api import FakeTelegram, Message, SimUser
 from telegram_bot.render import PLAYABLE
 from telegram_bot.settings import Settings
 

@@ -11,8 +11,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from sandbox.fake_api import FakeTelegram, RateLimits
 from telegram_bot.callbacks import GameCb, LobbyOp, parse_game
-from telegram_bot.fake_api import FakeTelegram, RateLimits
 from telegram_bot.keyboards import SeatCb
 from tests.bot.e2e_kit import (
     SAFETY,

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from telegram_bot.fake_api import FakeTelegram, RateLimits, SimUser
+from sandbox.fake_api import FakeTelegram, RateLimits, SimUser
 from tests.bot.e2e_kit import (
     SAFETY,
     Harness,

@@ -21,10 +21,10 @@ from collections.abc import AsyncIterator
 import pytest
 
 from engine.live import OVER
+from sandbox.fake_api import Chat, FakeTelegram, Message, RateLimits
 from telegram_bot import texts
 from telegram_bot.app import GROUP_COMMANDS
 from telegram_bot.callbacks import LobbyOp
-from telegram_bot.fake_api import Chat, FakeTelegram, Message, RateLimits
 from telegram_bot.i18n import COMMANDS, LANGUAGES, Translator
 from telegram_bot.keyboards import LangCb
 from tests.bot.e2e_kit import (

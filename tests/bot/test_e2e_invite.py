@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from sandbox.fake_api import FakeTelegram, RateLimits, SimUser
 from telegram_bot.callbacks import LobbyOp
-from telegram_bot.fake_api import FakeTelegram, RateLimits, SimUser
 from tests.bot.e2e_kit import (
     SAFETY,
     Harness,

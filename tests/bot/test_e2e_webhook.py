@@ -26,10 +26,10 @@ import aiohttp
 import pytest
 from pydantic import ValidationError
 
-from engine.live.local_redis import free_loopback_port
+from sandbox.fake_api import FakeTelegram, RateLimits, SimUser
+from sandbox.local_redis import free_loopback_port
 from telegram_bot.__main__ import run
 from telegram_bot.app import BotApp
-from telegram_bot.fake_api import FakeTelegram, RateLimits, SimUser
 from telegram_bot.settings import Settings
 from tests.bot.e2e_kit import (
     SAFETY,

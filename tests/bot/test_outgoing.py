@@ -15,9 +15,9 @@ from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
 from engine.live.ratelimit import RateLimitConfig, RateLimiter
+from sandbox.fake_api import Chat, FakeTelegram, ManualClock, RateLimits, SimUser
+from sandbox.fake_api import Message as MessageRecord
 from telegram_bot.delivery import Delivery, Urgency
-from telegram_bot.fake_api import Chat, FakeTelegram, ManualClock, RateLimits, SimUser
-from telegram_bot.fake_api import Message as MessageRecord
 from telegram_bot.outgoing import Outgoing, Prepaid, find_outgoing, install, is_limited
 
 T = TypeVar("T")

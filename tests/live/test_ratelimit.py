@@ -11,8 +11,7 @@ import redis.asyncio as aredis
 
 from engine.live.keys import Keys
 from engine.live.ratelimit import NOOP, Rate, RateLimitConfig, RateLimiter
-from telegram_bot.fake_api.limits import RateLimiter as FakeServerLimiter
-from telegram_bot.fake_api.limits import RateLimits
+from sandbox.fake_api.limits import FakeFloodControl, RateLimits
 from tests.live.conftest import FakeClock
 
 PRIVATE = 42
@@ -280,7 +279,7 @@ async def test_default_rates_are_stricter_than_the_fake_server(
             arrivals.append((clock.now + rng.uniform(0, 0.5), chat))
         clock.advance(rng.choice([0.0, 0.0, 0.05, 0.3, 1.0]))
     server_clock = FakeClock(arrivals[0][0])
-    server = FakeServerLimiter(RateLimits(), server_clock)
+    server = FakeFloodControl(RateLimits(), server_clock)
     for at, chat in sorted(arrivals):
         server_clock.now = at
         assert server.acquire(chat, chat < 0) == 0

@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 from engine import view
+from sandbox.page import Sandbox
 from telegram_bot.callbacks import parse_game
-from telegram_bot.sandbox import Sandbox
 from telegram_bot.settings import Settings
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")

@@ -1,4 +1,4 @@
-"""The README's run command (``python -m telegram_bot.launcher``): with no
+"""The README's run command (``durak run``, the console script): with no
 BOT_TOKEN it brings up Redis, the admin API and the sandbox, prints their URLs, and
 stops everything on Ctrl-C; the embedded Redis keeps its data across restarts."""
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import redis
 
-from engine.live.local_redis import LocalRedis, free_loopback_port
+from sandbox.local_redis import LocalRedis, free_loopback_port
 
 
 def test_embedded_redis_keeps_data_across_restarts(tmp_path: Path) -> None:
@@ -47,7 +47,7 @@ def test_run_command_without_token_starts_admin_api_and_sandbox(tmp_path: Path) 
     }
     env.update(ADMIN_PORT=str(port), DURAK_RUN_DIR=str(tmp_path / "run"), PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "telegram_bot.launcher"],
+        [str(Path(sys.executable).with_name("durak")), "run"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

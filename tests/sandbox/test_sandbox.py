@@ -1,5 +1,5 @@
 """The sandbox's entry points without a browser: ``run_sandbox`` serves the page
-and stops when asked; ``python -m telegram_bot.sandbox`` prints one URL and stops
+and stops when asked; ``python -m sandbox`` prints one URL and stops
 cleanly on SIGTERM; only loopback addresses are served."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 import aiohttp
 import pytest
 
-from telegram_bot.sandbox import Sandbox, run_sandbox
+from sandbox.page import Sandbox, run_sandbox
 from telegram_bot.settings import Settings
 
 
@@ -68,7 +68,7 @@ def test_only_loopback(redis_url: str) -> None:
 def test_python_m_prints_one_url_and_stops_on_sigterm(redis_url: str, redis_prefix: str) -> None:
     env = {**os.environ, "REDIS_URL": redis_url, "REDIS_PREFIX": redis_prefix}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "telegram_bot.sandbox"],
+        [sys.executable, "-m", "sandbox"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

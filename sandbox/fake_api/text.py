@@ -10,7 +10,7 @@ import json
 from html.parser import HTMLParser
 from typing import Any
 
-from telegram_bot.fake_api.errors import ApiError
+from sandbox.fake_api.errors import BotApiError
 
 MAX_TEXT = 4096
 MAX_CALLBACK_DATA = 64
@@ -63,7 +63,7 @@ class _TelegramHTML(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag not in _SIMPLE_TAGS:
-            raise ApiError(
+            raise BotApiError(
                 400, f'Bad Request: can\'t parse entities: Unsupported start tag "{tag}"'
             )
         attributes = {name: value or "" for name, value in attrs}
@@ -75,7 +75,9 @@ class _TelegramHTML(HTMLParser):
             else:
                 entity["url"] = href
         elif tag == "span" and attributes.get("class") != "tg-spoiler":
-            raise ApiError(400, 'Bad Request: can\'t parse entities: Unsupported start tag "span"')
+            raise BotApiError(
+                400, 'Bad Request: can\'t parse entities: Unsupported start tag "span"'
+            )
         elif tag == "blockquote" and "expandable" in attributes:
             entity["type"] = "expandable_blockquote"
         elif tag == "tg-emoji":
@@ -90,7 +92,7 @@ class _TelegramHTML(HTMLParser):
 
     def handle_endtag(self, tag: str) -> None:
         if not self.stack or self.stack[-1][0] != tag:
-            raise ApiError(400, f'Bad Request: can\'t parse entities: Unmatched end tag "{tag}"')
+            raise BotApiError(400, f'Bad Request: can\'t parse entities: Unmatched end tag "{tag}"')
         _, start, entity = self.stack.pop()
         if entity and self.length > start:
             self.entities.append({**entity, "offset": start, "length": self.length - start})
@@ -109,7 +111,7 @@ def parse_text(text: str, parse_mode: str | None) -> tuple[str, list[dict[str, A
     parser.close()
     if parser.stack:
         tag = parser.stack[-1][0]
-        raise ApiError(
+        raise BotApiError(
             400,
             f"Bad Request: can't parse entities: Can't find end tag corresponding to start tag \"{tag}\"",
         )
@@ -119,9 +121,9 @@ def parse_text(text: str, parse_mode: str | None) -> tuple[str, list[dict[str, A
 
 def check_text(plain: str) -> None:
     if not plain.strip():
-        raise ApiError(400, "Bad Request: message text is empty")
+        raise BotApiError(400, "Bad Request: message text is empty")
     if utf16_len(plain) > MAX_TEXT:
-        raise ApiError(400, "Bad Request: message is too long")
+        raise BotApiError(400, "Bad Request: message is too long")
 
 
 def command_entities(text: str) -> list[dict[str, Any]]:
@@ -143,11 +145,11 @@ def parse_reply_markup(raw: Any) -> dict[str, Any] | None:
         try:
             markup = json.loads(raw)
         except ValueError:
-            raise ApiError(
+            raise BotApiError(
                 400, "Bad Request: can't parse reply keyboard markup JSON object"
             ) from None
     if not isinstance(markup, dict):
-        raise ApiError(400, "Bad Request: can't parse reply keyboard markup JSON object")
+        raise BotApiError(400, "Bad Request: can't parse reply keyboard markup JSON object")
     if "inline_keyboard" in markup:
         check_inline_keyboard(markup["inline_keyboard"])
     return markup
@@ -155,36 +157,36 @@ def parse_reply_markup(raw: Any) -> dict[str, Any] | None:
 
 def check_inline_keyboard(rows: Any) -> None:
     if not isinstance(rows, list) or not all(isinstance(row, list) for row in rows):
-        raise ApiError(400, 'Bad Request: field "inline_keyboard" must be an Array of Arrays')
+        raise BotApiError(400, 'Bad Request: field "inline_keyboard" must be an Array of Arrays')
     total = 0
     for row in rows:
         if len(row) > MAX_ROW:
             # Telegram itself accepts the row and its apps hide the extra buttons;
             # the fake refuses it so that the bot never sends one.
-            raise ApiError(400, "Bad Request: too many buttons in a row (at most 8 are shown)")
+            raise BotApiError(400, "Bad Request: too many buttons in a row (at most 8 are shown)")
         total += len(row)
         for button in row:
             check_button(button)
     if total > MAX_BUTTONS:
-        raise ApiError(400, "Bad Request: reply markup is too long")
+        raise BotApiError(400, "Bad Request: reply markup is too long")
 
 
 def check_button(button: Any) -> None:
     if not isinstance(button, dict) or not isinstance(button.get("text"), str):
-        raise ApiError(400, 'Bad Request: can\'t find field "text"')
+        raise BotApiError(400, 'Bad Request: can\'t find field "text"')
     actions = [key for key in BUTTON_ACTIONS if key in button]
     if not actions:
-        raise ApiError(400, "Bad Request: text buttons are unallowed in the inline keyboard")
+        raise BotApiError(400, "Bad Request: text buttons are unallowed in the inline keyboard")
     if "callback_data" in button:
         data = button["callback_data"]
         if not isinstance(data, str) or not 1 <= len(data.encode()) <= MAX_CALLBACK_DATA:
-            raise ApiError(400, "Bad Request: BUTTON_DATA_INVALID")
+            raise BotApiError(400, "Bad Request: BUTTON_DATA_INVALID")
     if "url" in button:
         url = button["url"]
         if not isinstance(url, str) or not url.startswith(("http://", "https://", "tg://")):
-            raise ApiError(400, "Bad Request: BUTTON_URL_INVALID")
+            raise BotApiError(400, "Bad Request: BUTTON_URL_INVALID")
     if not button["text"].strip():
-        raise ApiError(400, "Bad Request: BUTTON_TEXT_INVALID")
+        raise BotApiError(400, "Bad Request: BUTTON_TEXT_INVALID")
 
 
 def iter_buttons(markup: dict[str, Any] | None) -> list[dict[str, Any]]:

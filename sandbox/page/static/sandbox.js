@@ -1,5 +1,5 @@
 // The sandbox page: simulated Telegram users side by side, talking to the real bot
-// through the local fake Bot API (telegram_bot/fake_api).
+// through the local fake Bot API (sandbox/fake_api).
 //
 //   GET  /_fake/snapshot            the whole world (users, chats, messages)
 //   GET  /_fake/events?since=N      changes after N (long poll)

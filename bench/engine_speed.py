@@ -1,6 +1,6 @@
 """Engine benchmark: random self-play throughput and heuristic decision time.
 
-    python bench/engine.py [--seconds S] [--json]
+    python bench/engine_speed.py [--seconds S] [--json]
 
 For chuvash 2 and 6 players and shchelkovsky 2 players (2 decks) and 10 players
 (4 decks) it prints random self-play games/s and actions/s (one process, so one
@@ -9,14 +9,6 @@ core) and the heuristic player's median and p99 decision time.  Targets (issue 2
 """
 
 from __future__ import annotations
-
-import sys
-from pathlib import Path
-
-# Run as `python bench/engine.py`, this file's folder comes first on sys.path and
-# this very file would shadow the `engine` package: drop that entry.
-if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
-    sys.path.pop(0)
 
 import argparse
 import json

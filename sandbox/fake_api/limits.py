@@ -10,11 +10,10 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-Clock = Callable[[], float]
+from engine.clock import Clock
 
 
 class ManualClock:
@@ -67,7 +66,7 @@ class TokenBucket:
         return (1.0 - self.tokens) / self.rate
 
 
-class RateLimiter:
+class FakeFloodControl:
     """Per-chat, per-group and global buckets; a send takes one token from each."""
 
     def __init__(self, limits: RateLimits, clock: Clock) -> None:

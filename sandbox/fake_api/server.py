@@ -20,16 +20,18 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 from aiohttp import web
 
+from engine.clock import Clock
+
 # The method modules register themselves in the table when imported.
-from telegram_bot.fake_api import methods_bot, methods_messages, methods_queries  # noqa: F401
-from telegram_bot.fake_api.control import ActionError, perform
-from telegram_bot.fake_api.errors import ApiError
-from telegram_bot.fake_api.limits import Clock, RateLimits, Stats
-from telegram_bot.fake_api.models import Chat, ChatType, Message, MessageMatch, User
-from telegram_bot.fake_api.params import Params
-from telegram_bot.fake_api.registry import find_method
-from telegram_bot.fake_api.users import SimUser
-from telegram_bot.fake_api.world import BotOptions, World
+from sandbox.fake_api import methods_bot, methods_messages, methods_queries  # noqa: F401
+from sandbox.fake_api.control import ActionError, perform
+from sandbox.fake_api.errors import BotApiError
+from sandbox.fake_api.limits import RateLimits, Stats
+from sandbox.fake_api.models import Chat, ChatType, Message, MessageMatch, User
+from sandbox.fake_api.params import CallParams
+from sandbox.fake_api.registry import find_method
+from sandbox.fake_api.users import SimUser
+from sandbox.fake_api.world import BotOptions, World
 
 if TYPE_CHECKING:
     from aiogram import Bot
@@ -145,9 +147,9 @@ class FakeTelegram:
         name = method if found is None else found[0]
         try:
             if found is None:
-                raise ApiError(404, "Not Found: method not found")
-            result = await found[1](self.world, Params(params))
-        except ApiError as error:
+                raise BotApiError(404, "Not Found: method not found")
+            result = await found[1](self.world, CallParams(params))
+        except BotApiError as error:
             self.world.stats.record(name, error.code)
             return error.to_json()
         self.world.stats.record(name, None)
@@ -155,12 +157,14 @@ class FakeTelegram:
 
     async def _handle_api(self, request: web.Request) -> web.Response:
         if request.match_info["token"] != self.world.options.token:
-            body = ApiError(401, "Unauthorized").to_json()
+            body = BotApiError(401, "Unauthorized").to_json()
             return _json_response(body, 401)
         try:
             params = await _read_params(request)
         except (ValueError, aiohttp.ClientError):
-            return _json_response(ApiError(400, "Bad Request: can't parse request").to_json(), 400)
+            return _json_response(
+                BotApiError(400, "Bad Request: can't parse request").to_json(), 400
+            )
         body = await self.call(request.match_info["method"], params)
         return _json_response(body, 200 if body["ok"] else int(body["error_code"]))
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from telegram_bot.fake_api.access import bot_is_admin, check_can_write, check_rate, resolve_chat
-from telegram_bot.fake_api.errors import ApiError
-from telegram_bot.fake_api.models import Chat, Message
-from telegram_bot.fake_api.params import Params
-from telegram_bot.fake_api.registry import method
-from telegram_bot.fake_api.text import check_text, parse_reply_markup, parse_text
-from telegram_bot.fake_api.world import World
+from sandbox.fake_api.access import bot_is_admin, check_can_write, check_rate, resolve_chat
+from sandbox.fake_api.errors import BotApiError
+from sandbox.fake_api.models import Chat, Message
+from sandbox.fake_api.params import CallParams
+from sandbox.fake_api.registry import method
+from sandbox.fake_api.text import check_text, parse_reply_markup, parse_text
+from sandbox.fake_api.world import World
 
 NOT_MODIFIED = (
     "Bad Request: message is not modified: specified new message content and reply markup "
@@ -33,11 +33,11 @@ CHAT_ACTIONS = frozenset(
 )
 
 
-def message_text(p: Params, name: str = "text") -> dict[str, Any]:
+def message_text(p: CallParams, name: str = "text") -> dict[str, Any]:
     """text/entities/source/parse_mode fields of a Message from a call's parameters."""
     raw = p.string(name)
     if raw is None:
-        raise ApiError(400, "Bad Request: message text is empty")
+        raise BotApiError(400, "Bad Request: message text is empty")
     parse_mode = p.string("parse_mode") or None
     given = p.json("entities")
     if isinstance(given, list):
@@ -48,7 +48,7 @@ def message_text(p: Params, name: str = "text") -> dict[str, Any]:
     return {"text": plain, "entities": entities, "source": raw, "parse_mode": parse_mode}
 
 
-def _reply_to(p: Params, chat: Chat) -> Message | None:
+def _reply_to(p: CallParams, chat: Chat) -> Message | None:
     reply = p.json("reply_parameters")
     if isinstance(reply, dict):
         message_id, lenient = (
@@ -64,12 +64,12 @@ def _reply_to(p: Params, chat: Chat) -> Message | None:
         return None
     found = chat.messages.get(int(message_id))
     if found is None and not lenient:
-        raise ApiError(400, "Bad Request: message to be replied not found")
+        raise BotApiError(400, "Bad Request: message to be replied not found")
     return found
 
 
 @method("sendMessage")
-async def send_message(world: World, p: Params) -> Any:
+async def send_message(world: World, p: CallParams) -> Any:
     chat = resolve_chat(world, p.chat_id())
     check_can_write(world, chat)
     fields = message_text(p)
@@ -81,24 +81,24 @@ async def send_message(world: World, p: Params) -> Any:
     return message.to_api(world.users)
 
 
-def _edit_target(world: World, p: Params) -> tuple[Message, bool]:
+def _edit_target(world: World, p: CallParams) -> tuple[Message, bool]:
     """The message an edit names, and whether it was named by ``inline_message_id``."""
     inline_id = p.string("inline_message_id")
     if inline_id:
         found = world.inline_messages.get(inline_id)
         if found is None or found.message_id not in found.chat.messages:
-            raise ApiError(400, "Bad Request: MESSAGE_ID_INVALID")
+            raise BotApiError(400, "Bad Request: MESSAGE_ID_INVALID")
         return found, True
     chat = resolve_chat(world, p.chat_id())
     check_can_write(world, chat)
     message_id = p.integer("message_id")
     if message_id is None:
-        raise ApiError(400, "Bad Request: message identifier is not specified")
+        raise BotApiError(400, "Bad Request: message identifier is not specified")
     message = chat.messages.get(message_id)
     if message is None:
-        raise ApiError(400, "Bad Request: message to edit not found")
+        raise BotApiError(400, "Bad Request: message to edit not found")
     if message.from_id != world.bot.id or message.text is None:
-        raise ApiError(400, "Bad Request: message can't be edited")
+        raise BotApiError(400, "Bad Request: message can't be edited")
     return message, False
 
 
@@ -106,7 +106,7 @@ def _apply_edit(world: World, message: Message, inline: bool, **changes: Any) ->
     current = {name: getattr(message, name) for name in changes}
     compared = ("text", "entities", "reply_markup")
     if all(changes[k] == current[k] for k in compared if k in changes):
-        raise ApiError(400, NOT_MODIFIED)
+        raise BotApiError(400, NOT_MODIFIED)
     check_rate(world, message.chat)
     for name, value in changes.items():
         setattr(message, name, value)
@@ -118,7 +118,7 @@ def _apply_edit(world: World, message: Message, inline: bool, **changes: Any) ->
 
 
 @method("editMessageText")
-async def edit_message_text(world: World, p: Params) -> Any:
+async def edit_message_text(world: World, p: CallParams) -> Any:
     message, inline = _edit_target(world, p)
     fields = message_text(p)
     # Like Telegram: an edit without reply_markup removes the inline keyboard.
@@ -127,7 +127,7 @@ async def edit_message_text(world: World, p: Params) -> Any:
 
 
 @method("editMessageReplyMarkup")
-async def edit_message_reply_markup(world: World, p: Params) -> Any:
+async def edit_message_reply_markup(world: World, p: CallParams) -> Any:
     message, inline = _edit_target(world, p)
     markup = parse_reply_markup(p.raw.get("reply_markup"))
     return _apply_edit(world, message, inline, reply_markup=markup)
@@ -139,7 +139,7 @@ def _delete(world: World, chat: Chat, message_id: int) -> bool:
         return False
     own = message.from_id == world.bot.id
     if chat.is_group and not own and not bot_is_admin(chat):
-        raise ApiError(400, "Bad Request: message can't be deleted")
+        raise BotApiError(400, "Bad Request: message can't be deleted")
     del chat.messages[message_id]
     if message.inline_message_id:
         world.inline_messages.pop(message.inline_message_id, None)
@@ -148,54 +148,58 @@ def _delete(world: World, chat: Chat, message_id: int) -> bool:
 
 
 @method("deleteMessage")
-async def delete_message(world: World, p: Params) -> Any:
+async def delete_message(world: World, p: CallParams) -> Any:
     chat = resolve_chat(world, p.chat_id())
     if not _delete(world, chat, p.req_integer("message_id")):
-        raise ApiError(400, "Bad Request: message to delete not found")
+        raise BotApiError(400, "Bad Request: message to delete not found")
     return True
 
 
 @method("deleteMessages")
-async def delete_messages(world: World, p: Params) -> Any:
+async def delete_messages(world: World, p: CallParams) -> Any:
     chat = resolve_chat(world, p.chat_id())
     ids = p.json("message_ids")
     if not isinstance(ids, list) or not 1 <= len(ids) <= 100:
-        raise ApiError(400, "Bad Request: message_ids must be an array of 1-100 identifiers")
+        raise BotApiError(400, "Bad Request: message_ids must be an array of 1-100 identifiers")
     for message_id in ids:
         _delete(world, chat, int(message_id))
     return True
 
 
 @method("sendChatAction")
-async def send_chat_action(world: World, p: Params) -> Any:
+async def send_chat_action(world: World, p: CallParams) -> Any:
     chat = resolve_chat(world, p.chat_id())
     check_can_write(world, chat)
     action = p.string("action")
     if action not in CHAT_ACTIONS:
-        raise ApiError(400, "Bad Request: wrong parameter action in request")
+        raise BotApiError(400, "Bad Request: wrong parameter action in request")
     world.touch("chat_action", chat_id=chat.id, detail={"action": action})
     return True
 
 
 @method("pinChatMessage")
-async def pin_chat_message(world: World, p: Params) -> Any:
+async def pin_chat_message(world: World, p: CallParams) -> Any:
     chat = resolve_chat(world, p.chat_id())
     check_can_write(world, chat)
     if chat.is_group and not bot_is_admin(chat):
-        raise ApiError(400, "Bad Request: not enough rights to manage pinned messages in the chat")
+        raise BotApiError(
+            400, "Bad Request: not enough rights to manage pinned messages in the chat"
+        )
     message_id = p.req_integer("message_id")
     if message_id not in chat.messages:
-        raise ApiError(400, "Bad Request: message to pin not found")
+        raise BotApiError(400, "Bad Request: message to pin not found")
     chat.pinned_message_id = message_id
     world.touch("message_pinned", chat_id=chat.id, message_id=message_id)
     return True
 
 
 @method("unpinChatMessage")
-async def unpin_chat_message(world: World, p: Params) -> Any:
+async def unpin_chat_message(world: World, p: CallParams) -> Any:
     chat = resolve_chat(world, p.chat_id())
     if chat.is_group and not bot_is_admin(chat):
-        raise ApiError(400, "Bad Request: not enough rights to manage pinned messages in the chat")
+        raise BotApiError(
+            400, "Bad Request: not enough rights to manage pinned messages in the chat"
+        )
     message_id = p.integer("message_id")
     if message_id is None or chat.pinned_message_id == message_id:
         chat.pinned_message_id = None

@@ -8,20 +8,20 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from telegram_bot.fake_api.access import resolve_chat
-from telegram_bot.fake_api.errors import ApiError
-from telegram_bot.fake_api.models import Chat, MemberStatus, member_json
-from telegram_bot.fake_api.params import Params
-from telegram_bot.fake_api.registry import method
-from telegram_bot.fake_api.users import set_bot_status
-from telegram_bot.fake_api.world import DEFAULT_UPDATE_TYPES, World
+from sandbox.fake_api.access import resolve_chat
+from sandbox.fake_api.errors import BotApiError
+from sandbox.fake_api.inbox import set_bot_status
+from sandbox.fake_api.models import Chat, MemberStatus, member_json
+from sandbox.fake_api.params import CallParams
+from sandbox.fake_api.registry import method
+from sandbox.fake_api.world import DEFAULT_UPDATE_TYPES, World
 
 _COMMAND = re.compile(r"^[a-z0-9_]{1,32}$")
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 @method("getMe")
-async def get_me(world: World, p: Params) -> Any:
+async def get_me(world: World, p: CallParams) -> Any:
     o = world.options
     return {
         **world.bot.to_api(),
@@ -35,20 +35,20 @@ async def get_me(world: World, p: Params) -> Any:
 
 @method("logOut")
 @method("close")
-async def log_out(world: World, p: Params) -> Any:
+async def log_out(world: World, p: CallParams) -> Any:
     return True
 
 
-def _set_allowed_updates(world: World, p: Params) -> None:
+def _set_allowed_updates(world: World, p: CallParams) -> None:
     allowed = p.json("allowed_updates")
     if isinstance(allowed, list):
         world.allowed_updates = frozenset(map(str, allowed)) or DEFAULT_UPDATE_TYPES
 
 
 @method("getUpdates")
-async def get_updates(world: World, p: Params) -> Any:
+async def get_updates(world: World, p: CallParams) -> Any:
     if world.webhook.get("url"):
-        raise ApiError(
+        raise BotApiError(
             409,
             "Conflict: can't use getUpdates method while webhook is active; "
             "use deleteWebhook to delete the webhook first",
@@ -67,7 +67,7 @@ async def get_updates(world: World, p: Params) -> Any:
     while True:
         changed = world.updates_event()
         if world.poll_generation != generation:
-            raise ApiError(
+            raise BotApiError(
                 409,
                 "Conflict: terminated by other getUpdates request; "
                 "make sure that only one bot instance is running",
@@ -80,17 +80,19 @@ async def get_updates(world: World, p: Params) -> Any:
 
 
 @method("setWebhook")
-async def set_webhook(world: World, p: Params) -> Any:
+async def set_webhook(world: World, p: CallParams) -> Any:
     url = p.string("url") or ""
     if not url:
         world.webhook = {}
         return True
     parts = urlsplit(url)
     if parts.scheme != "https" and not (parts.scheme == "http" and parts.hostname in _LOOPBACK):
-        raise ApiError(400, "Bad Request: bad webhook: An HTTPS URL must be provided for webhook")
+        raise BotApiError(
+            400, "Bad Request: bad webhook: An HTTPS URL must be provided for webhook"
+        )
     secret = p.string("secret_token")
     if secret is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,256}", secret):
-        raise ApiError(400, "Bad Request: secret token contains unallowed characters")
+        raise BotApiError(400, "Bad Request: secret token contains unallowed characters")
     if p.boolean("drop_pending_updates"):
         world.updates.clear()
     _set_allowed_updates(world, p)
@@ -106,7 +108,7 @@ async def set_webhook(world: World, p: Params) -> Any:
 
 
 @method("deleteWebhook")
-async def delete_webhook(world: World, p: Params) -> Any:
+async def delete_webhook(world: World, p: CallParams) -> Any:
     if p.boolean("drop_pending_updates"):
         world.updates.clear()
     if world.webhook:
@@ -116,7 +118,7 @@ async def delete_webhook(world: World, p: Params) -> Any:
 
 
 @method("getWebhookInfo")
-async def get_webhook_info(world: World, p: Params) -> Any:
+async def get_webhook_info(world: World, p: CallParams) -> Any:
     info: dict[str, Any] = {
         "url": world.webhook.get("url", ""),
         "has_custom_certificate": False,
@@ -132,43 +134,43 @@ async def get_webhook_info(world: World, p: Params) -> Any:
 
 
 # ---------------------------------------------------------------- commands
-def _scope_key(world: World, p: Params) -> str:
+def _scope_key(world: World, p: CallParams) -> str:
     scope = p.json("scope") or {"type": "default"}
     if not isinstance(scope, dict):
-        raise ApiError(400, "Bad Request: can't parse BotCommandScope JSON object")
+        raise BotApiError(400, "Bad Request: can't parse BotCommandScope JSON object")
     kind = scope.get("type")
     if kind in ("default", "all_private_chats", "all_group_chats", "all_chat_administrators"):
         return str(kind)
     if kind in ("chat", "chat_administrators", "chat_member"):
         chat_ref = scope.get("chat_id")
         if chat_ref is None:
-            raise ApiError(400, "Bad Request: chat_id is empty")
+            raise BotApiError(400, "Bad Request: chat_id is empty")
         chat = resolve_chat(world, chat_ref if isinstance(chat_ref, str) else int(chat_ref))
         if kind == "chat_member":
             return f"chat_member:{chat.id}:{int(scope.get('user_id', 0))}"
         return f"{kind}:{chat.id}"
-    raise ApiError(400, "Bad Request: wrong BotCommandScope type specified")
+    raise BotApiError(400, "Bad Request: wrong BotCommandScope type specified")
 
 
-def _language(p: Params) -> str:
+def _language(p: CallParams) -> str:
     language = p.string("language_code") or ""
     if language and not re.fullmatch(r"[a-z]{2}", language):
-        raise ApiError(400, "Bad Request: invalid language code specified")
+        raise BotApiError(400, "Bad Request: invalid language code specified")
     return language
 
 
 @method("setMyCommands")
-async def set_my_commands(world: World, p: Params) -> Any:
+async def set_my_commands(world: World, p: CallParams) -> Any:
     commands = p.json("commands")
     if not isinstance(commands, list) or len(commands) > 100:
-        raise ApiError(400, "Bad Request: commands must be an array of at most 100 commands")
+        raise BotApiError(400, "Bad Request: commands must be an array of at most 100 commands")
     clean: list[dict[str, str]] = []
     for item in commands:
         if not isinstance(item, dict) or not _COMMAND.match(str(item.get("command", ""))):
-            raise ApiError(400, "Bad Request: BOT_COMMAND_INVALID")
+            raise BotApiError(400, "Bad Request: BOT_COMMAND_INVALID")
         description = str(item.get("description", ""))
         if not 1 <= len(description) <= 256:
-            raise ApiError(400, "Bad Request: BOT_COMMAND_DESCRIPTION_INVALID")
+            raise BotApiError(400, "Bad Request: BOT_COMMAND_DESCRIPTION_INVALID")
         clean.append({"command": str(item["command"]), "description": description})
     key = (_scope_key(world, p), _language(p))
     if clean:
@@ -180,12 +182,12 @@ async def set_my_commands(world: World, p: Params) -> Any:
 
 
 @method("getMyCommands")
-async def get_my_commands(world: World, p: Params) -> Any:
+async def get_my_commands(world: World, p: CallParams) -> Any:
     return world.commands.get((_scope_key(world, p), _language(p)), [])
 
 
 @method("deleteMyCommands")
-async def delete_my_commands(world: World, p: Params) -> Any:
+async def delete_my_commands(world: World, p: CallParams) -> Any:
     world.commands.pop((_scope_key(world, p), _language(p)), None)
     world.touch("commands_set")
     return True
@@ -199,20 +201,20 @@ def status_in(world: World, chat: Chat, user_id: int) -> MemberStatus:
         return chat.members.get(user_id, "left")
     if chat.user_id == user_id:
         return "kicked" if world.users[user_id].blocked else "member"
-    raise ApiError(400, "Bad Request: user not found")
+    raise BotApiError(400, "Bad Request: user not found")
 
 
 @method("getChatMember")
-async def get_chat_member(world: World, p: Params) -> Any:
+async def get_chat_member(world: World, p: CallParams) -> Any:
     chat = resolve_chat(world, p.chat_id())
     user = world.users.get(p.req_integer("user_id"))
     if user is None:
-        raise ApiError(400, "Bad Request: user not found")
+        raise BotApiError(400, "Bad Request: user not found")
     return member_json(user, status_in(world, chat, user.id))
 
 
 @method("getChatAdministrators")
-async def get_chat_administrators(world: World, p: Params) -> Any:
+async def get_chat_administrators(world: World, p: CallParams) -> Any:
     chat = resolve_chat(world, p.chat_id())
     admins = [
         (world.users[uid], s)
@@ -225,7 +227,7 @@ async def get_chat_administrators(world: World, p: Params) -> Any:
 
 
 @method("getChatMemberCount")
-async def get_chat_member_count(world: World, p: Params) -> Any:
+async def get_chat_member_count(world: World, p: CallParams) -> Any:
     chat = resolve_chat(world, p.chat_id())
     if not chat.is_group:
         return 2
@@ -234,10 +236,10 @@ async def get_chat_member_count(world: World, p: Params) -> Any:
 
 
 @method("getChat")
-async def get_chat(world: World, p: Params) -> Any:
+async def get_chat(world: World, p: CallParams) -> Any:
     chat = resolve_chat(world, p.chat_id())
     if chat.is_group and not chat.bot_present:
-        raise ApiError(400, "Bad Request: chat not found")
+        raise BotApiError(400, "Bad Request: chat not found")
     data = {
         **chat.to_api(world.users),
         "accent_color_id": 0,
@@ -259,23 +261,23 @@ async def get_chat(world: World, p: Params) -> Any:
 
 
 @method("leaveChat")
-async def leave_chat(world: World, p: Params) -> Any:
+async def leave_chat(world: World, p: CallParams) -> Any:
     chat = resolve_chat(world, p.chat_id())
     if not chat.is_group or not chat.bot_present:
-        raise ApiError(400, "Bad Request: chat not found")
+        raise BotApiError(400, "Bad Request: chat not found")
     set_bot_status(world, chat, "left", by=world.bot)
     return True
 
 
 # ---------------------------------------------------------------- settings
 def _store(key: str, *fields: str) -> None:
-    async def setter(world: World, p: Params) -> Any:
+    async def setter(world: World, p: CallParams) -> Any:
         language = _language(p)
         world.bot_settings[f"{key}:{language}"] = {name: p.string(name) or "" for name in fields}
         world.touch("bot_settings", detail={"key": key})
         return True
 
-    async def getter(world: World, p: Params) -> Any:
+    async def getter(world: World, p: CallParams) -> Any:
         stored = world.bot_settings.get(f"{key}:{_language(p)}")
         return stored or dict.fromkeys(fields, "")
 
@@ -289,13 +291,13 @@ _store("ShortDescription", "short_description")
 
 
 @method("setChatMenuButton")
-async def set_chat_menu_button(world: World, p: Params) -> Any:
+async def set_chat_menu_button(world: World, p: CallParams) -> Any:
     world.bot_settings[f"menu_button:{p.string('chat_id') or ''}"] = p.json("menu_button")
     return True
 
 
 @method("getChatMenuButton")
-async def get_chat_menu_button(world: World, p: Params) -> Any:
+async def get_chat_menu_button(world: World, p: CallParams) -> Any:
     return world.bot_settings.get(f"menu_button:{p.string('chat_id') or ''}") or {
         "type": "commands"
     }

@@ -1,36 +1,32 @@
-"""The in-memory world behind the fake Bot API: state, pending updates, change feed.
+"""The in-memory world behind the fake Bot API: users, chats, messages, queries
+and the bot's pending updates (its change feed: :mod:`sandbox.fake_api.feed`).
 
-Everything here is synchronous and runs on one event loop; waiting (long polls,
-test helpers, a page streaming changes) goes through ``asyncio.Event`` objects
-that are replaced on each change, so any code may change the world without
-holding a lock.
+Everything here is synchronous and runs on one event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import itertools
 import time
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
-from telegram_bot.fake_api.limits import Clock, RateLimiter, RateLimits, Stats
-from telegram_bot.fake_api.models import (
+from engine.clock import Clock
+from sandbox.fake_api.feed import ChangeFeed
+from sandbox.fake_api.limits import FakeFloodControl, RateLimits, Stats
+from sandbox.fake_api.models import (
     CallbackQuery,
     Chat,
     ChatType,
-    Event,
     InlineQuery,
     Message,
     MessageMatch,
     User,
 )
 
-T = TypeVar("T")
 MAX_QUERIES = 10_000
 
 # Telegram's default when allowed_updates was never given.
@@ -77,8 +73,9 @@ class BotOptions:
         return int(self.token.split(":", 1)[0])
 
 
-class World:
-    """Users, chats, messages, queries and the bot's pending updates."""
+class World(ChangeFeed):
+    """Users, chats, messages, queries and the bot's pending updates; every change
+    goes through the :class:`ChangeFeed` (``touch``) that waiters watch."""
 
     def __init__(
         self,
@@ -87,9 +84,10 @@ class World:
         clock: Clock = time.monotonic,
         event_history: int = 10_000,
     ) -> None:
+        super().__init__(event_history)
         self.options = options or BotOptions()
         self.clock = clock
-        self.limiter = RateLimiter(limits or RateLimits(), clock)
+        self.limiter = FakeFloodControl(limits or RateLimits(), clock)
         self.stats = Stats()
         self.bot = User(
             id=self.options.bot_id,
@@ -117,88 +115,8 @@ class World:
         self._user_ids = itertools.count(100_001)
         self._group_ids = itertools.count(1)
         self._query_ids = itertools.count(1)
-        # change feed
-        self.version = 0
-        self.events: deque[Event] = deque(maxlen=event_history)
-        self._subscribers: set[asyncio.Queue[Event]] = set()
-        self._changed = asyncio.Event()
-        self._chat_changed: dict[int, asyncio.Event] = {}
         self._updates_changed = asyncio.Event()
         self.closing = False
-
-    # ------------------------------------------------------------ change feed
-    def touch(self, kind: str, **fields: Any) -> Event:
-        """Record one change and wake everyone waiting for changes."""
-        self.version += 1
-        event = Event(seq=self.version, kind=kind, **fields)
-        self.events.append(event)
-        for queue in self._subscribers:
-            queue.put_nowait(event)
-        self._changed.set()
-        self._changed = asyncio.Event()
-        chat_id = fields.get("chat_id")
-        if chat_id is not None and (waiting := self._chat_changed.pop(chat_id, None)):
-            waiting.set()
-        return event
-
-    def events_since(self, seq: int) -> list[Event]:
-        return [event for event in self.events if event.seq > seq]
-
-    def subscribe(self) -> asyncio.Queue[Event]:
-        """A queue that receives every later event; pass it to ``unsubscribe`` when done."""
-        queue: asyncio.Queue[Event] = asyncio.Queue()
-        self._subscribers.add(queue)
-        return queue
-
-    def unsubscribe(self, queue: asyncio.Queue[Event]) -> None:
-        self._subscribers.discard(queue)
-
-    async def wait_changed(self, timeout: float) -> bool:
-        """Wait for the next change; False on timeout."""
-        changed = self._changed
-        try:
-            await asyncio.wait_for(changed.wait(), timeout)
-        except TimeoutError:
-            return False
-        return True
-
-    async def wait_for(
-        self, predicate: Callable[[], T | None], timeout: float = 10.0, what: str = "condition"
-    ) -> T:
-        """Return ``predicate()`` as soon as it is truthy, re-checking after each change.
-
-        The timeout is a safety net against a hung test, not a timed assertion.
-        """
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
-            changed = self._changed
-            result = predicate()
-            if result:
-                return result
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(changed.wait(), remaining)
-
-    async def wait_chat(
-        self, chat_id: int, predicate: Callable[[], T | None], timeout: float = 10.0
-    ) -> T | None:
-        """Like :meth:`wait_for` but re-checked only after changes in one chat (cheap
-        with thousands of waiters: a load generator); None on timeout."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
-            result = predicate()
-            if result:
-                return result
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                return None
-            changed = self._chat_changed.setdefault(chat_id, asyncio.Event())
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(changed.wait(), remaining)
 
     # ------------------------------------------------------------ updates
     def enqueue(self, kind: str, payload: dict[str, Any]) -> dict[str, Any] | None:

@@ -1,5 +1,5 @@
-"""``bash .ci/dev run`` (``python -m telegram_bot.launcher``): the whole product on
-one machine.
+"""``durak run`` (what ``bash .ci/dev run`` runs; also ``python -m
+sandbox.launcher``): the whole product on one machine.
 
 * Redis: ``REDIS_URL``, or an embedded ``redis-server`` whose data stays in
   ``.run/redis`` (so games survive a restart of the product);
@@ -40,7 +40,7 @@ def redis_url(settings: Settings) -> Iterator[str]:
         say(f"Redis: {settings.redis_url} (REDIS_URL)")
         yield settings.redis_url
         return
-    from engine.live.local_redis import LocalRedis, LocalRedisError
+    from sandbox.local_redis import LocalRedis, LocalRedisError
 
     try:
         server = LocalRedis(data_dir=(RUN_DIR / "redis").resolve())
@@ -110,7 +110,7 @@ def admin_api(url: str, prefix: str) -> Iterator[str | None]:
 
 
 async def _sandbox(url: str, admin_url: str | None) -> None:
-    from telegram_bot.sandbox import run_sandbox
+    from sandbox.page import run_sandbox
 
     def ready(page: str) -> None:
         say(f"\nSandbox (no BOT_TOKEN set): open {page}\n")

@@ -12,7 +12,8 @@ import secrets
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from telegram_bot.fake_api.models import (
+from sandbox.fake_api.inbox import deliver, member_update, set_bot_status
+from sandbox.fake_api.models import (
     CallbackQuery,
     Chat,
     ChatType,
@@ -21,63 +22,14 @@ from telegram_bot.fake_api.models import (
     Message,
     MessageMatch,
     User,
-    member_json,
 )
-from telegram_bot.fake_api.text import command_entities, parse_text
-from telegram_bot.fake_api.world import World
+from sandbox.fake_api.text import command_entities, parse_text
+from sandbox.fake_api.world import World
 
 _PAYLOAD = re.compile(r"^[A-Za-z0-9_-]{0,64}$")
 _PRESENT = ("creator", "administrator", "member", "restricted")
 
 
-# ---------------------------------------------------------------- what the bot receives
-def bot_sees(world: World, message: Message) -> bool:
-    """Whether Telegram delivers ``message`` to the bot (privacy mode in groups)."""
-    chat = message.chat
-    if chat.user_id is not None:
-        return not world.users[chat.user_id].blocked
-    if not chat.is_group or not chat.bot_present:
-        return False
-    if not world.options.privacy_mode or message.service:
-        return True
-    if message.via_bot_id == world.bot.id:
-        return True
-    if message.reply_to is not None and message.reply_to.from_id == world.bot.id:
-        return True
-    text = message.text or ""
-    if text.startswith("/"):
-        command = text.split(maxsplit=1)[0]
-        _, _, mention = command.partition("@")
-        return not mention or mention.lower() == (world.bot.username or "").lower()
-    return False
-
-
-def deliver(world: World, message: Message) -> None:
-    if bot_sees(world, message):
-        world.enqueue("message", message.to_api(world.users))
-
-
-def _member_update(
-    world: World, chat: Chat, by: User, member: User, old: MemberStatus, new: MemberStatus
-) -> dict[str, Any]:
-    return {
-        "chat": chat.to_api(world.users),
-        "from": by.to_api(),
-        "date": world.now(),
-        "old_chat_member": member_json(member, old),
-        "new_chat_member": member_json(member, new),
-    }
-
-
-def set_bot_status(world: World, chat: Chat, status: MemberStatus, by: User) -> None:
-    """The bot's membership of a group changes: a ``my_chat_member`` update."""
-    old = chat.bot_status
-    chat.bot_status = status
-    world.touch("bot_status", chat_id=chat.id, user_id=by.id, detail={"status": status})
-    world.enqueue("my_chat_member", _member_update(world, chat, by, world.bot, old, status))
-
-
-# ---------------------------------------------------------------- simulated users
 class SimUser:
     """One simulated person. ``acted_at`` is the world's version before his last action."""
 
@@ -368,7 +320,7 @@ class SimUser:
         deliver(world, message)
         if group.bot_status == "administrator":
             world.enqueue(
-                "chat_member", _member_update(world, group, self.user, self.user, old, "member")
+                "chat_member", member_update(world, group, self.user, self.user, old, "member")
             )
         return message
 
@@ -382,7 +334,7 @@ class SimUser:
         deliver(world, message)
         if group.bot_status == "administrator":
             world.enqueue(
-                "chat_member", _member_update(world, group, self.user, self.user, "member", "left")
+                "chat_member", member_update(world, group, self.user, self.user, "member", "left")
             )
         return message
 
@@ -404,7 +356,7 @@ class SimUser:
         new: MemberStatus = "kicked" if blocked else "member"
         world.touch("user_blocked" if blocked else "user_unblocked", user_id=self.id)
         world.enqueue(
-            "my_chat_member", _member_update(world, self.chat, self.user, world.bot, old, new)
+            "my_chat_member", member_update(world, self.chat, self.user, world.bot, old, new)
         )
 
     def set_language(self, language_code: str | None) -> None:

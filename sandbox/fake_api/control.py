@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from telegram_bot.fake_api.models import CallbackQuery, Chat, InlineQuery, Message
-from telegram_bot.fake_api.users import SimUser
-from telegram_bot.fake_api.world import World
+from sandbox.fake_api.models import CallbackQuery, Chat, InlineQuery, Message
+from sandbox.fake_api.users import SimUser
+from sandbox.fake_api.world import World
 
 
 class ActionError(ValueError):
@@ -99,30 +99,37 @@ async def _user_action(
             if query is None or chat is None:
                 raise ActionError("choose_result needs query_id and chat_id")
             return await sim.choose_result(query, chat, body.get("result_id"), timeout=5.0)
-        case "create_group":
-            others = [SimUser(world, world.users[int(uid)]) for uid in body.get("member_ids", [])]
-            return sim.create_group(str(body.get("title") or "Group"), *others)
-        case "direct_chat":
-            other = world.users.get(int(body.get("other_user_id", 0)))
-            if other is None:
-                raise ActionError("direct_chat needs other_user_id")
-            return world.direct_chat(sim.user, other)
+        case "create_group" | "direct_chat":
+            return _new_chat(world, sim, action, body)
         case "add_bot" | "join" | "leave" | "remove_bot" | "promote_bot":
             if chat is None:
                 raise ActionError(f"{action} needs chat_id")
             return _group_action(sim, action, chat)
-        case "block":
-            sim.block()
-            return True
-        case "unblock":
-            sim.unblock()
-            return True
-        case "set_language":
-            sim.set_language(body.get("language_code") or None)
+        case "block" | "unblock" | "set_language":
+            _account_action(sim, action, body)
             return True
         case "commands":
             return world.commands_for(sim.user, chat or sim.chat)
     raise ActionError(f"unknown action {action!r}")
+
+
+def _new_chat(world: World, sim: SimUser, action: str, body: dict[str, Any]) -> Chat:
+    if action == "create_group":
+        others = [SimUser(world, world.users[int(uid)]) for uid in body.get("member_ids", [])]
+        return sim.create_group(str(body.get("title") or "Group"), *others)
+    other = world.users.get(int(body.get("other_user_id", 0)))
+    if other is None:
+        raise ActionError("direct_chat needs other_user_id")
+    return world.direct_chat(sim.user, other)
+
+
+def _account_action(sim: SimUser, action: str, body: dict[str, Any]) -> None:
+    if action == "block":
+        sim.block()
+    elif action == "unblock":
+        sim.unblock()
+    else:
+        sim.set_language(body.get("language_code") or None)
 
 
 def _group_action(sim: SimUser, action: str, chat: Chat) -> object:

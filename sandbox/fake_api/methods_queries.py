@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from telegram_bot.fake_api.errors import ApiError
-from telegram_bot.fake_api.params import Params
-from telegram_bot.fake_api.registry import method
-from telegram_bot.fake_api.text import check_text, parse_reply_markup, parse_text
-from telegram_bot.fake_api.world import World
+from sandbox.fake_api.errors import BotApiError
+from sandbox.fake_api.params import CallParams
+from sandbox.fake_api.registry import method
+from sandbox.fake_api.text import check_text, parse_reply_markup, parse_text
+from sandbox.fake_api.world import World
 
 QUERY_INVALID = "Bad Request: query is too old and response timeout expired or query ID is invalid"
 MAX_ALERT = 200
@@ -17,17 +17,17 @@ MAX_INLINE_RESULTS = 50
 
 
 @method("answerCallbackQuery")
-async def answer_callback_query(world: World, p: Params) -> Any:
+async def answer_callback_query(world: World, p: CallParams) -> Any:
     query = world.callback_queries.get(p.req_string("callback_query_id"))
     if query is None or query.answer is not None:
-        raise ApiError(400, QUERY_INVALID)
+        raise BotApiError(400, QUERY_INVALID)
     text = p.string("text")
     if text is not None and len(text) > MAX_ALERT:
-        raise ApiError(400, "Bad Request: MESSAGE_TOO_LONG")
+        raise BotApiError(400, "Bad Request: MESSAGE_TOO_LONG")
     url = p.string("url") or None
     if url is not None and not _is_start_link(world, url):
         # Telegram opens only game URLs and t.me/<this bot>?start=... links.
-        raise ApiError(400, "Bad Request: URL_INVALID")
+        raise BotApiError(400, "Bad Request: URL_INVALID")
     query.answer = {
         "text": text,
         "show_alert": p.boolean("show_alert"),
@@ -55,36 +55,36 @@ def _is_start_link(world: World, url: str) -> bool:
 
 def _check_result(result: Any, seen: set[str]) -> None:
     if not isinstance(result, dict) or "type" not in result:
-        raise ApiError(400, "Bad Request: RESULT_TYPE_INVALID")
+        raise BotApiError(400, "Bad Request: RESULT_TYPE_INVALID")
     result_id = result.get("id")
     if not isinstance(result_id, str) or not 1 <= len(result_id.encode()) <= 64:
-        raise ApiError(400, "Bad Request: RESULT_ID_INVALID")
+        raise BotApiError(400, "Bad Request: RESULT_ID_INVALID")
     if result_id in seen:
-        raise ApiError(400, "Bad Request: RESULT_ID_DUPLICATE")
+        raise BotApiError(400, "Bad Request: RESULT_ID_DUPLICATE")
     seen.add(result_id)
     if "reply_markup" in result:
         parse_reply_markup(result["reply_markup"])
     content = result.get("input_message_content")
     if result["type"] == "article":
         if not result.get("title"):
-            raise ApiError(400, "Bad Request: RESULT_TITLE_EMPTY")
+            raise BotApiError(400, "Bad Request: RESULT_TITLE_EMPTY")
         if not isinstance(content, dict):
-            raise ApiError(400, "Bad Request: MESSAGE_EMPTY")
+            raise BotApiError(400, "Bad Request: MESSAGE_EMPTY")
     if isinstance(content, dict) and "message_text" in content:
         plain, _ = parse_text(str(content["message_text"]), content.get("parse_mode"))
         check_text(plain)
 
 
 @method("answerInlineQuery")
-async def answer_inline_query(world: World, p: Params) -> Any:
+async def answer_inline_query(world: World, p: CallParams) -> Any:
     query = world.inline_queries.get(p.req_string("inline_query_id"))
     if query is None or query.results is not None:
-        raise ApiError(400, QUERY_INVALID)
+        raise BotApiError(400, QUERY_INVALID)
     results = p.json("results")
     if not isinstance(results, list):
-        raise ApiError(400, "Bad Request: results must be an array")
+        raise BotApiError(400, "Bad Request: results must be an array")
     if len(results) > MAX_INLINE_RESULTS:
-        raise ApiError(400, "Bad Request: RESULTS_TOO_MUCH")
+        raise BotApiError(400, "Bad Request: RESULTS_TOO_MUCH")
     seen: set[str] = set()
     for result in results:
         _check_result(result, seen)

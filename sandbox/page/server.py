@@ -5,7 +5,7 @@ One aiohttp server on loopback serves all three parts on one port:
 * ``/``, ``/static/...``  -- the page (``static/``: plain HTML, CSS and JS);
 * ``/_sandbox/config``    -- what the page needs to know (bot, admin API link);
 * ``/bot<token>/<method>``, ``/_fake/...`` -- the fake Telegram
-  (:mod:`telegram_bot.fake_api`), which the bot long-polls and the page drives.
+  (:mod:`sandbox.fake_api`), which the bot long-polls and the page drives.
 
 The bot is the production one (:class:`telegram_bot.app.BotApp`: aiogram, the
 table service on Redis, the publisher, timers), only its ``TELEGRAM_API_URL`` is
@@ -28,7 +28,7 @@ from typing import Any
 
 from aiohttp import web
 
-from telegram_bot.fake_api import FakeTelegram, RateLimits
+from sandbox.fake_api import FakeTelegram, RateLimits
 from telegram_bot.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """Play the real bot without Telegram: a fake Bot API, the bot on it, a web page.
 
-    python -m telegram_bot.sandbox          # prints one local URL; open it
+    python -m sandbox          # prints one local URL; open it
 
 or from code (the product's run command does this when ``BOT_TOKEN`` is unset)::
 
@@ -11,6 +11,6 @@ the bot and the groups he is in, and lets them type, press buttons, follow deep
 links, share invitations by inline mode and switch their language.
 """
 
-from telegram_bot.sandbox.server import DEFAULT_USERS, Sandbox, SimPerson, run_sandbox
+from sandbox.page.server import DEFAULT_USERS, Sandbox, SimPerson, run_sandbox
 
 __all__ = ["DEFAULT_USERS", "Sandbox", "SimPerson", "run_sandbox"]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from telegram_bot.fake_api.errors import ApiError, too_many_requests
-from telegram_bot.fake_api.models import Chat
-from telegram_bot.fake_api.world import World
+from sandbox.fake_api.errors import BotApiError, too_many_requests
+from sandbox.fake_api.models import Chat
+from sandbox.fake_api.world import World
 
 CHAT_NOT_FOUND = "Bad Request: chat not found"
 
@@ -16,16 +16,16 @@ def resolve_chat(world: World, chat_id: int | str) -> Chat:
         for chat in world.chats.values():
             if chat.is_group and chat.username and chat.username.lower() == name:
                 return chat
-        raise ApiError(400, CHAT_NOT_FOUND)
+        raise BotApiError(400, CHAT_NOT_FOUND)
     found = world.chats.get(chat_id)
     if found is None:
         user = world.users.get(chat_id)
         if user is None or user.is_bot:
-            raise ApiError(400, CHAT_NOT_FOUND)
+            raise BotApiError(400, CHAT_NOT_FOUND)
         found = world.private_chat(user)
     chat = found
     if chat.peer_ids is not None:  # two users' own chat: the bot has no access
-        raise ApiError(400, CHAT_NOT_FOUND)
+        raise BotApiError(400, CHAT_NOT_FOUND)
     return chat
 
 
@@ -34,15 +34,15 @@ def check_can_write(world: World, chat: Chat) -> None:
     if chat.user_id is not None:
         user = world.users[chat.user_id]
         if user.blocked:
-            raise ApiError(403, "Forbidden: bot was blocked by the user")
+            raise BotApiError(403, "Forbidden: bot was blocked by the user")
         if not user.started:
-            raise ApiError(403, "Forbidden: bot can't initiate conversation with a user")
+            raise BotApiError(403, "Forbidden: bot can't initiate conversation with a user")
         return
     if chat.is_group and not chat.bot_present:
         kind = "supergroup" if chat.type == "supergroup" else "group"
         if chat.bot_status == "kicked":
-            raise ApiError(403, f"Forbidden: bot was kicked from the {kind} chat")
-        raise ApiError(403, f"Forbidden: bot is not a member of the {kind} chat")
+            raise BotApiError(403, f"Forbidden: bot was kicked from the {kind} chat")
+        raise BotApiError(403, f"Forbidden: bot is not a member of the {kind} chat")
 
 
 def check_rate(world: World, chat: Chat) -> None:

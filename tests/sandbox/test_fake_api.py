@@ -33,10 +33,10 @@ from aiogram.types import (
 from aiogram.webhook.aiohttp_server import SimpleRequestHandler
 from aiohttp import web
 
-from telegram_bot.fake_api import CallbackQuery as CallbackQueryRecord
-from telegram_bot.fake_api import FakeTelegram, ManualClock, RateLimits
-from telegram_bot.fake_api import InlineQuery as InlineQueryRecord
-from telegram_bot.fake_api import Message as MessageRecord
+from sandbox.fake_api import CallbackQuery as CallbackQueryRecord
+from sandbox.fake_api import FakeTelegram, ManualClock, RateLimits
+from sandbox.fake_api import InlineQuery as InlineQueryRecord
+from sandbox.fake_api import Message as MessageRecord
 
 
 def keyboard(*rows: list[tuple[str, str]]) -> InlineKeyboardMarkup:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 
-class ApiError(Exception):
+class BotApiError(Exception):
     """``{"ok": false, "error_code": code, "description": description}``."""
 
     def __init__(self, code: int, description: str, retry_after: int | None = None) -> None:
@@ -25,5 +25,5 @@ class ApiError(Exception):
         return body
 
 
-def too_many_requests(retry_after: int) -> ApiError:
-    return ApiError(429, f"Too Many Requests: retry after {retry_after}", retry_after)
+def too_many_requests(retry_after: int) -> BotApiError:
+    return BotApiError(429, f"Too Many Requests: retry after {retry_after}", retry_after)

@@ -10,24 +10,25 @@
         answer = await query.wait_answer() # what answerCallbackQuery showed her
 
 See ``server.FakeTelegram`` (lifecycle, shortcuts), ``users.SimUser`` (what a
-simulated person does), ``world.World`` (state, waits, snapshot, change feed)
-and ``limits`` (flood limits, ``ManualClock``, call statistics).
+simulated person does), ``inbox`` (what the bot receives of it), ``world.World``
+(state, snapshot), ``feed.ChangeFeed`` (its change feed and waits) and ``limits``
+(flood limits, ``ManualClock``, call statistics).
 """
 
-from telegram_bot.fake_api.errors import ApiError
-from telegram_bot.fake_api.limits import ManualClock, RateLimits, Stats
-from telegram_bot.fake_api.models import CallbackQuery, Chat, Event, InlineQuery, Message, User
-from telegram_bot.fake_api.server import FakeTelegram
-from telegram_bot.fake_api.users import SimUser
-from telegram_bot.fake_api.world import BotOptions, World
+from sandbox.fake_api.errors import BotApiError
+from sandbox.fake_api.limits import ManualClock, RateLimits, Stats
+from sandbox.fake_api.models import CallbackQuery, Chat, FeedEvent, InlineQuery, Message, User
+from sandbox.fake_api.server import FakeTelegram
+from sandbox.fake_api.users import SimUser
+from sandbox.fake_api.world import BotOptions, World
 
 __all__ = [
-    "ApiError",
+    "BotApiError",
     "BotOptions",
     "CallbackQuery",
     "Chat",
-    "Event",
     "FakeTelegram",
+    "FeedEvent",
     "InlineQuery",
     "ManualClock",
     "Message",

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from telegram_bot.fake_api.text import iter_buttons
+from sandbox.fake_api.text import iter_buttons
 
 ChatType = Literal["private", "group", "supergroup"]
 # What a user's membership of a chat is, in Telegram's words.
@@ -255,7 +255,7 @@ class InlineQuery:
 
 
 @dataclass(frozen=True)
-class Event:
+class FeedEvent:
     """One change of the world, for a page that polls or streams (``seq`` = version)."""
 
     seq: int

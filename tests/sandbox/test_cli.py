@@ -1,0 +1,41 @@
+"""The ``durak`` command and the bare ``python -m telegram_bot``: what each says
+and exits with when something it needs is missing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+DURAK = str(Path(sys.executable).with_name("durak"))
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("BOT_TOKEN", "REDIS_URL")}
+    env.update(extra)
+    return env
+
+
+def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_durak_help_lists_the_commands() -> None:
+    done = _run([DURAK, "--help"], _env())
+    assert done.returncode == 0, done.stderr
+    for command in ("bot", "admin", "sandbox", "run"):
+        assert command in done.stdout
+
+
+def test_bare_bot_without_redis_url_says_to_set_it_or_use_durak_bot() -> None:
+    done = _run([sys.executable, "-m", "telegram_bot"], _env(BOT_TOKEN="123:fake"))
+    assert done.returncode == 2
+    assert "REDIS_URL" in done.stderr and "durak bot" in done.stderr
+
+
+def test_bot_without_token_explains_how_to_get_one() -> None:
+    for args in ([DURAK, "bot"], [sys.executable, "-m", "telegram_bot"]):
+        done = _run(args, _env())
+        assert done.returncode == 2
+        assert "@BotFather" in done.stderr
