@@ -46,7 +46,8 @@ from aiogram.methods import Response, TelegramMethod
 from aiogram.methods.base import TelegramType
 from aiogram.types import ErrorEvent, Message
 
-from engine.live.ratelimit import NOOP, Headroom, RateLimiter
+from telegram_bot.flood import NOOP, Headroom
+from telegram_bot.flood import FloodLimiter as RateLimiter
 
 log = logging.getLogger(__name__)
 

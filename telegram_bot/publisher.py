@@ -22,10 +22,10 @@ from typing import Any
 from aiogram.types import InlineKeyboardMarkup
 
 from engine import public_view, view
-from engine.live import CANCELLED, OPEN, OVER, PLAYING, LiveError, Table, TableService
-from engine.live.core import Loaded
-from engine.live.ui import TableUi, UiStore
+from engine.live import CANCELLED, OPEN, OVER, PLAYING, LiveError, Loaded, Table, TableService
 from telegram_bot import texts
+from telegram_bot.chat_state import ChatStateStore as UiStore
+from telegram_bot.chat_state import TableUi
 from telegram_bot.delivery_api import Delivery, Urgency
 from telegram_bot.i18n import VARIANT_TITLES, Translator
 from telegram_bot.keyboards import take_back_keyboard, url_keyboard
