@@ -5,7 +5,7 @@ session request middleware (``install(bot, limiter, on_forbidden=...)``):
   whose text and keyboard equal what the message shows are answered ``True``
   without calling Telegram; a "message is not modified" 400 counts as success.
 * **flood limits** -- sends and edits to a chat first wait on the shared Redis
-  token buckets (:class:`engine.live.ratelimit.RateLimiter`); answering
+  token buckets (:class:`telegram_bot.flood.FloodLimiter`); answering
   callback or inline queries, ``getUpdates``, ``setMyCommands`` etc. are not
   limited.
 * **429** -- sleeps ``retry_after`` and retries (at most ``max_retries`` times).

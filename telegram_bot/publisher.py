@@ -4,7 +4,7 @@ show it -- each seat's hand message (his view only), the group's table message
 (the public view), the lobby messages -- through :mod:`telegram_bot.delivery`.
 
 It never changes game state; it reads the table through the service and keeps
-message ids, selections and languages in the UI store (:mod:`engine.live.ui`).
+message ids, selections and languages in the chat state (:mod:`telegram_bot.chat_state`).
 Renders of one table are serialised in this process and always show the newest
 version, so an older render never overwrites a newer one.
 """
