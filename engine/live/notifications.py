@@ -44,8 +44,12 @@ class Notifications:
 
     async def __aenter__(self) -> Notifications:
         self._pubsub = self._store.r.pubsub()
-        with unavailable():
-            await self._pubsub.subscribe(self._store.keys.notify)
+        try:
+            with unavailable():
+                await self._pubsub.subscribe(self._store.keys.notify)
+        except BaseException:
+            await self.__aexit__()
+            raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:
