@@ -1,7 +1,8 @@
 """The table service: lobbies, seats, games (load -> apply -> save with
 compare-and-set), turn timers, the event log, AI seats, results and stats, on
-Redis.  It is the only code that imports redis (the chat adapters reach Redis
-only through it, including its generic key-value API ``svc.kv``) and it knows
+Redis.  It is the only product code that imports redis (the bot and the admin
+API reach Redis only through it -- the bot's own state through its generic
+key-value API ``svc.kv`` -- and catch :class:`ServiceUnavailable`), and it knows
 nothing of Telegram.
 
 Data flow: a request -> :class:`TableService` loads the table (one round trip),
