@@ -9,12 +9,11 @@ from typing import Any
 
 from flask import Flask, Response, g, request
 from flask_openapi3.models.tag import Tag
-from redis.exceptions import RedisError
 
 from admin_api.errors import WRITE_METHODS
 from admin_api.schemas import ErrorResponse, EventOut, ListQuery, WriteOut
 from admin_api.service import get_service
-from engine.live import LiveEvent, WriteResult
+from engine.live import LiveEvent, ServiceUnavailable, TableSummary, WriteResult
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +43,9 @@ def tag(name: str, description: str) -> list[Tag]:
     return [Tag(name=name, description=description)]
 
 
-def table_out(row: dict[str, Any]) -> dict[str, Any]:
-    """A service table summary with seat indexes."""
+def table_out(summary: TableSummary | dict[str, Any]) -> dict[str, Any]:
+    """A service table summary (or its JSON) with seat indexes."""
+    row = summary.to_json() if isinstance(summary, TableSummary) else summary
     out = dict(row)
     out["seats"] = [{"seat": i, **s} for i, s in enumerate(row["seats"])]
     return out
@@ -53,8 +53,8 @@ def table_out(row: dict[str, Any]) -> dict[str, Any]:
 
 def table_page(q: ListQuery, keep: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
     """One page of tables matching the query's filters and ``keep``."""
-    rows = get_service().list_tables(variant=q.variant, chat=q.chat, user=q.user, limit=10**9)
-    rows = [r for r in rows if keep(r)]
+    found = get_service().list_tables(variant=q.variant, chat=q.chat, user=q.user, limit=10**9)
+    rows = [r for r in (s.to_json() for s in found) if keep(r)]
     end = q.offset + q.limit
     return {
         "items": [table_out(r) for r in rows[q.offset : end]],
@@ -126,7 +126,7 @@ def _audit(resp: Response) -> Response:
     }
     try:
         get_service().audit(entry)
-    except RedisError as e:  # the write itself already answered (or failed) by now
+    except ServiceUnavailable as e:  # the write itself already answered (or failed) by now
         log.error("audit entry not written (%s): %s", e, entry)
     from admin_api.metrics import count_write
 

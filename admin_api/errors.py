@@ -11,11 +11,10 @@ from typing import Any
 
 from flask import Flask, Response, request
 from pydantic import ValidationError
-from redis import exceptions as redis_errors
 from werkzeug.exceptions import HTTPException
 
 from engine.errors import EngineError
-from engine.live import LiveError
+from engine.live import LiveError, ServiceUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -167,12 +166,7 @@ def check_json_body() -> None:
 def init_app(app: Flask) -> None:
     app.register_error_handler(HTTPException, _http_error)
     app.register_error_handler(ApiError, _api_error)
-    app.register_error_handler(LiveError, _live_error)
+    app.register_error_handler(LiveError, _live_error)  # ServiceUnavailable: 503 (below)
     app.register_error_handler(EngineError, _live_error)
-    for unavailable in (
-        redis_errors.ConnectionError,
-        redis_errors.TimeoutError,
-        redis_errors.BusyLoadingError,
-    ):
-        app.register_error_handler(unavailable, _redis_error)
+    app.register_error_handler(ServiceUnavailable, _redis_error)
     app.register_error_handler(Exception, _unexpected)

@@ -62,7 +62,7 @@ def get_game(path: GamePath) -> Response:
     version, the turn timer and the full state with every hand.  The ``ETag`` is
     the version (send it back as ``If-Match`` on a write)."""
     svc = get_service()
-    info = svc.table_info(path.game_id)
+    info = svc.table_info(path.game_id).to_json()
     out = table_out(info)
     deadline = info["deadline"]
     out["seconds_left"] = None if deadline is None else max(0.0, (deadline - svc.now_ms()) / 1000)

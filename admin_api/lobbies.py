@@ -48,7 +48,7 @@ def list_lobbies(query: ListQuery) -> dict[str, Any]:
 @api.get("/lobbies/<lobby_id>", responses={200: TableOut, 404: ErrorResponse, **READ_ERRORS})
 def get_lobby(path: LobbyPath) -> dict[str, Any]:
     """One lobby: settings and seats (any table id works; see ``status``)."""
-    info = get_service().table_info(path.lobby_id)
+    info = get_service().table_info(path.lobby_id).to_json()
     return TableOut(**table_out(info)).model_dump(mode="json")
 
 

@@ -16,9 +16,9 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, H
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector
-from redis.exceptions import RedisError
 
 from admin_api.service import ServiceHolder
+from engine.live import ServiceUnavailable
 
 log = logging.getLogger(__name__)
 EXTENSION = "admin_metrics"
@@ -33,8 +33,8 @@ class LiveCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         up = GaugeMetricFamily("durak_redis_up", "1 when Redis answered this scrape")
         try:
-            s = self.holder.get().global_stats()
-        except RedisError as e:
+            s = self.holder.get().global_stats().to_json()
+        except ServiceUnavailable as e:
             log.warning("metrics: Redis is unavailable: %s", e)
             up.add_metric([], 0)
             yield up

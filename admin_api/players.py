@@ -25,9 +25,9 @@ def get_player(path: UserPath) -> dict[str, Any]:
     """A player by Telegram user id: the lobby or game where he sits now (or
     null) and his stats per variant."""
     svc = get_service()
-    p = svc.player(path.user_id)
+    p = svc.player(path.user_id).to_json()
     if p["table"] is not None:  # with its current version and deadline
-        p["table"] = table_out(svc.table_info(p["table"]["id"]))
+        p["table"] = table_out(svc.table_info(p["table"]["id"]).to_json())
     return PlayerOut(**p).model_dump(mode="json")
 
 
@@ -35,28 +35,29 @@ def get_player(path: UserPath) -> dict[str, Any]:
 def stats() -> dict[str, Any]:
     """Live games and open lobbies (total and by variant), players seated at them,
     games finished in the last 24 h by variant."""
-    return StatsOut(**get_service().global_stats()).model_dump(mode="json")
+    return StatsOut(**get_service().global_stats().to_json()).model_dump(mode="json")
 
 
 @api.get("/audit", responses={200: AuditPage, **READ_ERRORS})
 def audit(query: AuditQuery) -> dict[str, Any]:
     """Operators' write attempts, newest first: who (token name and role), what,
     target, HTTP status, result and when."""
-    rows, total = get_service().audit_page(before=query.before, count=query.limit)
+    page = get_service().audit_page(before=query.before, count=query.limit)
     items = [
         {
-            **{k: r.get(k, "") for k in ("id", "actor", "role", "action", "method", "path")},
+            "id": r.id,
+            **{k: r.get(k, "") for k in ("actor", "role", "action", "method", "path")},
             "target": r.get("target", ""),
             "detail": r.get("detail", ""),
             "result": r.get("result", ""),
-            "at": int(r.get("at", 0)),
-            "status": int(r.get("status", 0)),
-            "version": int(r["version"]) if r.get("version") else None,
+            "at": int(r.get("at", "0")),
+            "status": int(r.get("status", "0")),
+            "version": int(r.get("version")) if r.get("version") else None,
         }
-        for r in rows
+        for r in page.entries
     ]
     return {
         "items": items,
-        "total": total,
+        "total": page.total,
         "next_before": items[-1]["id"] if len(items) == query.limit else None,
     }

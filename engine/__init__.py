@@ -1,6 +1,9 @@
 """Pure rules engine for Chuvash Rooster and Durak Shchelkovsky (``RULES.md``).
 
-No I/O, no asyncio, no Redis, no Telegram: deterministic given a seed.
+The rules are pure: no I/O, no asyncio, no Redis, no Telegram; deterministic
+given a seed.  The one exception is the subpackage :mod:`engine.live`, the table
+service on Redis (lobbies, games saved with compare-and-set, timers, results),
+which uses the rules and is the only code that imports redis.
 
 >>> from engine import new_game
 >>> game = new_game("chuvash", players=2, seed=1)

@@ -1,6 +1,6 @@
 """Assembling the bot: the aiogram ``Bot`` (pointed at ``TELEGRAM_API_URL``), the
 Dispatcher with its routers and middlewares, the services it injects by
-parameter name (``svc``, ``ui``, ``prefs``, ``publisher``, ``delivery``,
+parameter name (``svc``, ``ui`` -- the chat state --, ``prefs``, ``publisher``, ``delivery``,
 ``settings``), and two background tasks:
 
 * the turn-timer loop (:meth:`engine.live.TableService.run_timers`), which
@@ -17,12 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import Callable
 from typing import Any
 
-import redis.asyncio as aredis
 from aiogram import Bot, Dispatcher, Router
 from aiogram.client.default import DefaultBotProperties
 from aiogram.client.session.aiohttp import AiohttpSession
@@ -32,11 +30,10 @@ from aiogram.types import (
     BotCommandScopeAllPrivateChats,
     BotCommandScopeDefault,
 )
-from redis.exceptions import RedisError
 
-from engine.live import LiveConfig, TableService, WriteResult
-from engine.live.core import Clock
-from engine.live.ui import UiStore
+from engine.clock import Clock
+from engine.live import LiveConfig, ServiceUnavailable, TableService, WriteResult
+from telegram_bot.chat_state import ChatStateStore
 from telegram_bot.delivery_api import make_delivery
 from telegram_bot.handlers import routers
 from telegram_bot.i18n import LANGUAGES, bot_commands, get_i18n
@@ -89,16 +86,15 @@ class BotApp:
         )
         if svc is None:
             # a bounded pool that waits for a free connection instead of failing
-            pool = aredis.BlockingConnectionPool.from_url(
-                settings.redis_url, max_connections=settings.redis_connections, timeout=20
-            )
-            client = aredis.Redis.from_pool(pool)  # closes the pool with the client
+            size = settings.redis_connections
             if clock is not None:
-                svc = TableService(client, config, clock=clock, owns_client=True)
+                svc = TableService.from_url(
+                    settings.redis_url, config, clock=clock, max_connections=size
+                )
             else:
-                svc = TableService(client, config, owns_client=True)
+                svc = TableService.from_url(settings.redis_url, config, max_connections=size)
         self.svc = svc
-        self.ui = UiStore.of(svc)
+        self.ui = ChatStateStore.of(svc)
         self.prefs = PrefsCache(self.ui)
         self._delivery_factory = delivery_factory or BotApp.default_delivery
         self.delivery: Any = None
@@ -130,8 +126,7 @@ class BotApp:
         """Coalesced edits through the shared Redis flood limiter."""
         return make_delivery(
             self.bot,
-            redis=self.svc.redis if self.settings.flood_limiter else None,
-            prefix=self.settings.redis_prefix,
+            kv=self.svc.kv if self.settings.flood_limiter else None,
             soon_delay=self.settings.soon_delay,
             later_delay=self.settings.later_delay,
             table_delay=self.settings.table_delay,
@@ -200,26 +195,18 @@ class BotApp:
         """Re-render tables written elsewhere (notify channel)."""
         assert self.publisher is not None
         while not self.stop.is_set():
-            pubsub = self.svc.redis.pubsub()
             try:
-                await pubsub.subscribe(self.svc.keys.notify)
-                while not self.stop.is_set():
-                    msg = await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.5)
-                    if msg is None or msg.get("type") != "message":
-                        continue
-                    try:
-                        note = json.loads(msg["data"])
-                        tid, version = str(note["table"]), int(note["version"])
-                    except (ValueError, KeyError, TypeError):
-                        continue
-                    self._spawn(self.publisher.refresh(tid, min_version=version))
-            except (RedisError, OSError):
+                async with self.svc.notifications() as notes:
+                    while not self.stop.is_set():
+                        note = await notes.get(timeout=0.5)
+                        if note is not None:
+                            self._spawn(
+                                self.publisher.refresh(note.table, min_version=note.version)
+                            )
+            except (ServiceUnavailable, OSError):
                 log.warning("notify subscriber failed; retrying", exc_info=True)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.stop.wait(), 1.0)
-            finally:
-                with contextlib.suppress(Exception):
-                    await pubsub.aclose()
 
     # ------------------------------------------------------------------ running
     async def run_polling(self, **kwargs: Any) -> None:

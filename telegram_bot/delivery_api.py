@@ -1,5 +1,5 @@
 """The outgoing-message layer the bot uses: :mod:`telegram_bot.delivery` (coalesced
-edits) over :mod:`telegram_bot.outgoing` (shared Redis flood limiter, no-op edits,
+edits) over :mod:`telegram_bot.outgoing` (the shared flood limiter, no-op edits,
 429 retries, 403 hook)."""
 
 from __future__ import annotations
@@ -7,27 +7,27 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import redis.asyncio as aredis
 from aiogram import Bot
 
-from engine.live.ratelimit import RateLimitConfig, RateLimiter
+from engine.live import KeyValueStore
 from telegram_bot.delivery import Delivery, Urgency
+from telegram_bot.flood import FloodLimiter
 from telegram_bot.outgoing import install
 
 
 def make_delivery(
     bot: Bot,
     *,
-    redis: aredis.Redis | None,
-    prefix: str,
+    kv: KeyValueStore | None,
     soon_delay: float,
     later_delay: float,
     table_delay: float,
     on_forbidden: Callable[[int], Awaitable[Any]],
     on_replaced: Callable[[int, int, int], Awaitable[Any]],
 ) -> Any:
-    """The bot's Delivery with the shared limiter in ``redis`` (None: no limiter)."""
-    limiter = RateLimiter(redis, RateLimitConfig(prefix=prefix)) if redis is not None else None
+    """The bot's Delivery with the shared flood limiter in the table service's
+    key-value store ``kv`` (None: no limiter)."""
+    limiter = FloodLimiter(kv) if kv is not None else None
     outgoing = install(bot, limiter)
     return Delivery(
         bot,

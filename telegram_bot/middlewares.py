@@ -1,5 +1,5 @@
 """Middlewares: the reader's language (aiogram i18n) and what the handlers need
-to know about the user, from the UI store (:mod:`engine.live.ui`).
+to know about the user, from the chat state (:mod:`telegram_bot.chat_state`).
 
 ``locale`` -- the user's language: his /lang choice, else Telegram's
 ``language_code`` (ru/uk/en).  ``chat_locale`` -- the language of messages to the
@@ -18,9 +18,9 @@ from typing import Any
 from aiogram.types import Chat, TelegramObject, User
 from aiogram.utils.i18n import I18n
 from aiogram.utils.i18n.middleware import I18nMiddleware
-from redis.exceptions import RedisError
 
-from engine.live.ui import Prefs, UiStore
+from engine.live import ServiceUnavailable
+from telegram_bot.chat_state import ChatStateStore, Prefs
 from telegram_bot.i18n import Translator, pick_language
 
 log = logging.getLogger(__name__)
@@ -30,7 +30,7 @@ CACHE_SECONDS = 30.0
 class PrefsCache:
     """Preferences of users and chats with a short in-process cache."""
 
-    def __init__(self, ui: UiStore, ttl: float = CACHE_SECONDS) -> None:
+    def __init__(self, ui: ChatStateStore, ttl: float = CACHE_SECONDS) -> None:
         self.ui = ui
         self.ttl = ttl
         self._cache: dict[int, tuple[float, Prefs]] = {}
@@ -94,7 +94,7 @@ class LocaleMiddleware(I18nMiddleware):
             if chat is not None and chat.type != "private":
                 group = await self.prefs.get(chat.id)
                 chat_locale = group.lang or locale
-        except RedisError:
+        except ServiceUnavailable:
             log.warning("preferences unavailable (Redis)", exc_info=True)
         data["locale"] = locale
         data["chat_locale"] = chat_locale

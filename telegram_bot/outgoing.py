@@ -5,7 +5,7 @@ session request middleware (``install(bot, limiter, on_forbidden=...)``):
   whose text and keyboard equal what the message shows are answered ``True``
   without calling Telegram; a "message is not modified" 400 counts as success.
 * **flood limits** -- sends and edits to a chat first wait on the shared Redis
-  token buckets (:class:`engine.live.ratelimit.RateLimiter`); answering
+  token buckets (:class:`telegram_bot.flood.FloodLimiter`); answering
   callback or inline queries, ``getUpdates``, ``setMyCommands`` etc. are not
   limited.
 * **429** -- sleeps ``retry_after`` and retries (at most ``max_retries`` times).
@@ -46,7 +46,8 @@ from aiogram.methods import Response, TelegramMethod
 from aiogram.methods.base import TelegramType
 from aiogram.types import ErrorEvent, Message
 
-from engine.live.ratelimit import NOOP, Headroom, RateLimiter
+from telegram_bot.flood import NOOP, Headroom
+from telegram_bot.flood import FloodLimiter as RateLimiter
 
 log = logging.getLogger(__name__)
 

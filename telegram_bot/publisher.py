@@ -4,7 +4,7 @@ show it -- each seat's hand message (his view only), the group's table message
 (the public view), the lobby messages -- through :mod:`telegram_bot.delivery`.
 
 It never changes game state; it reads the table through the service and keeps
-message ids, selections and languages in the UI store (:mod:`engine.live.ui`).
+message ids, selections and languages in the chat state (:mod:`telegram_bot.chat_state`).
 Renders of one table are serialised in this process and always show the newest
 version, so an older render never overwrites a newer one.
 """
@@ -22,10 +22,10 @@ from typing import Any
 from aiogram.types import InlineKeyboardMarkup
 
 from engine import public_view, view
-from engine.live import CANCELLED, OPEN, OVER, PLAYING, LiveError, Table, TableService
-from engine.live.core import Loaded
-from engine.live.ui import TableUi, UiStore
+from engine.live import CANCELLED, OPEN, OVER, PLAYING, LiveError, Loaded, Table, TableService
 from telegram_bot import texts
+from telegram_bot.chat_state import ChatStateStore as UiStore
+from telegram_bot.chat_state import TableUi
 from telegram_bot.delivery_api import Delivery, Urgency
 from telegram_bot.i18n import VARIANT_TITLES, Translator
 from telegram_bot.keyboards import take_back_keyboard, url_keyboard

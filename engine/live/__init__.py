@@ -1,16 +1,28 @@
-"""The table service: lobbies, games, timers, event log, AI seats and stats in
-Redis -- the only code that knows Redis keys (:mod:`engine.live.keys`).
+"""The table service: lobbies, seats, games (load -> apply -> save with
+compare-and-set), turn timers, the event log, AI seats, results and stats, on
+Redis.  It is the only product code that imports redis (the bot and the admin
+API reach Redis only through it -- the bot's own state through its generic
+key-value API ``svc.kv`` -- and catch :class:`ServiceUnavailable`), and it knows
+nothing of Telegram.
 
 Data flow: a request -> :class:`TableService` loads the table (one round trip),
 applies the move with the pure engine, lets AI seats answer, and saves with
 compare-and-set (one round trip: a Lua script, checking the version and the
-request id).  Modules: ``keys`` (schema), ``codec`` (state blob), ``store``
-(Redis scripts), ``core`` (load/plan/write), ``games``, ``lobbies``,
-``results``, ``timers``, ``admin``, ``service`` (facades).
+request id).  Small parts composed over one store (:class:`TableService`
+builds them):
+
+``store`` (the client: round trips counted, Redis errors -> :class:`ServiceUnavailable`),
+``scripts`` (Lua), ``keys`` (schema), ``codec`` (state blob), ``eventlog``,
+``model`` (records, errors), ``records`` (typed read results), ``tables``
+(load / plan / CAS write, user pointers, index), ``games``, ``lobbies``,
+``timers``, ``results``, ``admin``, ``audit``, ``kv`` (generic key-value
+API), ``notifications`` (the notify channel), ``service`` (the facade),
+``sync`` (blocking facade for the admin API).
 """
 
 from engine.live.games import run_ai, timeout_move
 from engine.live.keys import Keys
+from engine.live.kv import KeyValueStore
 from engine.live.lobbies import new_code
 from engine.live.model import (
     CANCELLED,
@@ -21,26 +33,60 @@ from engine.live.model import (
     LiveError,
     LiveEvent,
     Seat,
+    ServiceUnavailable,
     StaleVersion,
     Table,
     WriteResult,
 )
-from engine.live.service import SyncTableService, TableService
+from engine.live.notifications import Notification, Notifications
+from engine.live.records import (
+    AuditEntry,
+    AuditPage,
+    GameResult,
+    GlobalStats,
+    LeaderboardEntry,
+    PlayerInfo,
+    SeatInfo,
+    SeatView,
+    TableInfo,
+    TableSummary,
+    UserStats,
+)
+from engine.live.service import TableService
+from engine.live.sync import SyncTableService
+from engine.live.tables import Loaded, Plan
 
 __all__ = [
     "CANCELLED",
     "OPEN",
     "OVER",
     "PLAYING",
+    "AuditEntry",
+    "AuditPage",
+    "GameResult",
+    "GlobalStats",
+    "KeyValueStore",
     "Keys",
+    "LeaderboardEntry",
     "LiveConfig",
     "LiveError",
     "LiveEvent",
+    "Loaded",
+    "Notification",
+    "Notifications",
+    "Plan",
+    "PlayerInfo",
     "Seat",
+    "SeatInfo",
+    "SeatView",
+    "ServiceUnavailable",
     "StaleVersion",
     "SyncTableService",
     "Table",
+    "TableInfo",
     "TableService",
+    "TableSummary",
+    "UserStats",
     "WriteResult",
     "new_code",
     "run_ai",

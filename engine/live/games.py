@@ -1,4 +1,4 @@
-"""Games at a table: start and rematch (C5/S5), a player's move through
+"""The games part: games at a table: start and rematch (C5/S5), a player's move through
 compare-and-set, the AI chain, taking a seat back.
 
 Every write runs the *AI chain* before it is saved: while a seat the game waits
@@ -10,13 +10,25 @@ in one compare-and-set.
 
 from __future__ import annotations
 
+import secrets
+from collections.abc import Callable
 from dataclasses import replace
 
-from engine import Action, Event, GameState, new_game
+from engine import Action, Event, GameState, new_game, public_view, view
 from engine.actions import LEAD
 from engine.ai import make_player
-from engine.live.core import Core, Loaded, Plan
-from engine.live.model import OPEN, OVER, PLAYING, LiveError, StaleVersion, Table, WriteResult
+from engine.live.model import (
+    OPEN,
+    OVER,
+    PLAYING,
+    LiveConfig,
+    LiveError,
+    StaleVersion,
+    Table,
+    WriteResult,
+)
+from engine.live.records import GameResult, SeatView
+from engine.live.tables import Loaded, Plan, Tables, check_request_id
 
 LogEntry = tuple[str, int, str]
 
@@ -61,34 +73,40 @@ def timeout_move(state: GameState, seat: int) -> Action:
     return legal[0]
 
 
-class GameOps(Core):
-    """Start, rematch, moves, taking a seat back."""
+class Games:
+    """Start, rematch, moves, taking a seat back, AI takeovers."""
+
+    def __init__(self, tables: Tables, config: LiveConfig) -> None:
+        self.tables = tables
+        self.config = config
+        self.new_seed: Callable[[], int] = lambda: secrets.randbits(62)
+        """The shuffle seed of each new game (tests replace it)."""
 
     def _finish(self, table: Table, state: GameState, plan: Plan) -> None:
         """Game over (RULES §0): store the result, remember the loser for the rematch."""
         loser = state.loser
-        now = self.now_ms()
+        now = self.tables.now_ms()
         out = list(state.out)
         places = {s: i + 1 for i, s in enumerate(out)}
         if loser is not None:
             places[loser] = state.players
-        plan.result = {
-            "table": table.id,
-            "game": table.game_no,
-            "variant": table.variant,
-            "chat": table.chat,
-            "places": [places.get(s, state.players) for s in range(state.players)],
-            "loser": loser,
-            "draw": state.draw,
-            "seats": [[s.user, s.name] for s in table.seats],
-            "at": now,
-        }
+        plan.result = GameResult(
+            table=table.id,
+            game=table.game_no,
+            variant=table.variant,
+            chat=table.chat,
+            places=tuple(places.get(s, state.players) for s in range(state.players)),
+            loser=loser,
+            draw=state.draw,
+            seats=tuple((s.user, s.name) for s in table.seats),
+            at=now,
+        )
         plan.table = replace(table, status=OVER, previous_loser=loser, updated=now)
         plan.events.append(
             ("over", -1 if loser is None else loser, "draw" if state.draw else "loser")
         )
 
-    def _after_moves(self, plan: Plan) -> None:
+    def after_moves(self, plan: Plan) -> None:
         """AI chain, then game over if it is."""
         assert plan.state is not None
         log, reported = run_ai(plan.table, plan.state, self.config.max_ai_moves)
@@ -97,7 +115,7 @@ class GameOps(Core):
         if plan.state.over:
             self._finish(plan.table, plan.state, plan)
 
-    def _start_plan(self, table: Table, previous_loser: int | None, kind: str) -> Plan:
+    def start_plan(self, table: Table, previous_loser: int | None, kind: str) -> Plan:
         n = len(table.seats)
         seed = self.new_seed()
         state = new_game(table.variant, n, seed, table.options, previous_loser)
@@ -113,10 +131,10 @@ class GameOps(Core):
             game_no=game_no,
             seed=seed,
             previous_loser=previous_loser,
-            updated=self.now_ms(),
+            updated=self.tables.now_ms(),
         )
         plan = Plan(t, state, events=[(kind, -1, str(game_no))])
-        self._after_moves(plan)
+        self.after_moves(plan)
         return plan
 
     async def start(self, table_id: str, user: int) -> WriteResult:
@@ -130,30 +148,30 @@ class GameOps(Core):
                 raise LiveError("not_seated", "only a seated player can start the game")
             if len(t.seats) < 2:
                 raise LiveError("too_few_players", "at least two seats are needed to start")
-            return self._start_plan(t, None, "start")
+            return self.start_plan(t, None, "start")
 
-        return await self._retry(table_id, make)
+        return await self.tables.retry(table_id, make)
 
     async def rematch(self, table_id: str, user: int) -> WriteResult:
         """The next game of the match, same seats, «под проигравшего» (C5, S5): the
         seat before the previous loser leads.  A player of the last game asks; every
         human of it must not sit at another active table."""
-        loaded = await self._load(table_id)
+        loaded = await self.tables.load(table_id)
         t = loaded.table
         if t.status != OVER:
             raise LiveError("not_allowed", "a rematch is possible once the game is over")
         if t.seat_of(user) is None:
             raise LiveError("not_seated", "only a player of the last game can ask for a rematch")
         for u in t.humans():
-            await self._claim_user(u, table_id)  # raises seated_elsewhere
+            await self.tables.claim_user(u, table_id)  # raises seated_elsewhere
 
         def make(loaded: Loaded) -> Plan:
             t = loaded.table
             if t.status != OVER:
                 raise LiveError("not_allowed", "a rematch is possible once the game is over")
-            return self._start_plan(t, t.previous_loser, "start")
+            return self.start_plan(t, t.previous_loser, "start")
 
-        return await self._retry(table_id, make)
+        return await self.tables.retry(table_id, make)
 
     async def apply(
         self,
@@ -168,8 +186,8 @@ class GameOps(Core):
         moved on), :class:`engine.IllegalAction` (with the engine's code), or
         :class:`LiveError`; nothing changes then.  The same ``request_id`` applied
         again returns ``duplicate=True`` and the version the first one produced."""
-        self._check_request_id(request_id)
-        loaded = await self._load(table_id)
+        check_request_id(request_id)
+        loaded = await self.tables.load(table_id)
         if request_id:
             seen = _recent_version(loaded.recent, request_id)
             if seen is not None:
@@ -196,8 +214,8 @@ class GameOps(Core):
         if t.seats[seat].timeouts:
             t = t.with_seat(seat, replace(t.seats[seat], timeouts=0))
         plan = Plan(t, state, events=[("act", seat, act.text())], engine_events=reported)
-        self._after_moves(plan)
-        return await self._write(
+        self.after_moves(plan)
+        return await self.tables.write(
             loaded, plan, expected=expected_version, request_id=request_id, before=before
         )
 
@@ -214,9 +232,9 @@ class GameOps(Core):
             t = t.with_seat(seat, replace(t.seats[seat], ai=None, timeouts=0))
             return Plan(t, loaded.state, events=[("back", seat, "")])
 
-        return await self._retry(table_id, make)
+        return await self.tables.retry(table_id, make)
 
-    def _takeover_plan(
+    def takeover_plan(
         self, loaded: Loaded, seat: int, reason: str, *, left: bool = False, kind: str = ""
     ) -> Plan:
         """Hand ``seat`` to the AI (``reason``: timeouts, left, admin) and let it move."""
@@ -227,20 +245,18 @@ class GameOps(Core):
         events.append(("takeover", seat, reason))
         plan = Plan(t, loaded.state, events=events)
         if loaded.state is not None and t.status == PLAYING:
-            self._after_moves(plan)
+            self.after_moves(plan)
         return plan
 
-    async def seat_view(self, table_id: str, user: int) -> tuple[dict[str, object], int]:
+    async def seat_view(self, table_id: str, user: int) -> SeatView:
         """``engine.view`` of the user's seat (the public view if he has none) and
         the version, for rendering his hand message."""
-        from engine import public_view, view
-
-        loaded = await self._load(table_id)
+        loaded = await self.tables.load(table_id)
         if loaded.state is None:
             raise LiveError("no_game", "no game has started at this table")
         seat = loaded.table.seat_of(user)
         data = view(loaded.state, seat) if seat is not None else public_view(loaded.state)
-        return data, loaded.version
+        return SeatView(data, loaded.version)
 
 
 def _recent_version(recent: str, request_id: str) -> int | None:

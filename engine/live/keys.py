@@ -1,4 +1,7 @@
-"""The Redis key schema -- the only place that spells Redis keys.
+"""The Redis key schema of the table service's own keys.  (The bot's chat state
+and flood buckets name their keys with the bot -- ``telegram_bot.chat_state``,
+``telegram_bot.flood`` -- through :meth:`engine.live.KeyValueStore.key` and
+:meth:`~engine.live.KeyValueStore.table_key`, under the same prefix.)
 
 Every key starts with the service's prefix ``P`` (default ``durak:``; tests use a
 unique prefix each).  A *table* is one lobby and the games of its match (C5/S5
@@ -43,10 +46,6 @@ together with table keys):
                       ``<user>:name``: the chat's leaderboard
 ``P audit``           stream of operator actions (admin API): who (token name and
                       role), what, target, result, when; ``MAXLEN ~``-capped
-``P{t:<id>}:ui``      hash: the bot's UI state of a table (message ids, selections,
-                      languages; :mod:`engine.live.ui`), same TTL as a game
-``P ui:<id>``         hash: a user's or chat's language override, Telegram language,
-                      display name, whether he started the bot (:mod:`engine.live.ui`)
 ``P notify``          pub/sub channel: JSON ``{"table", "version", "kind", ...}``
                       published by the CAS script for timer, AI-takeover and
                       admin writes, so every bot process can re-render
@@ -78,14 +77,6 @@ class Keys:
         """Every key of one table (for ``MEMORY USAGE`` and deletion)."""
         return [self.table(table_id), self.events(table_id)]
 
-    def table_ui(self, table_id: str) -> str:
-        """The chat adapters' UI state of a table (:mod:`engine.live.ui`)."""
-        return f"{self.prefix}{{t:{table_id}}}:ui"
-
-    def prefs(self, who: int) -> str:
-        """A user's or chat's UI preferences (:mod:`engine.live.ui`)."""
-        return f"{self.prefix}ui:{who}"
-
     def user(self, user_id: int) -> str:
         return f"{self.prefix}u:{user_id}"
 
@@ -94,25 +85,3 @@ class Keys:
 
     def top(self, chat_id: int) -> str:
         return f"{self.prefix}top:{chat_id}"
-
-    # ------------------------------------------------- outgoing flood limits
-    # (engine.live.ratelimit) All under ONE hash tag ``{rl}``: an acquire checks
-    # the global bucket anyway, so one slot costs nothing and lets a single
-    # script touch several buckets (and a message's digest) on Redis Cluster.
-    #   P{rl}:all            hash t (tokens), s (stamp): the bot's overall bucket
-    #   P{rl}:chat:<chat>    hash t, s: one chat's bucket
-    #   P{rl}:group:<chat>   hash t, s: a group's per-minute bucket
-    #   P{rl}:msg:<chat>:<message>  string: digest of the content last sent
-    # Buckets expire when they would be full again; digests after a TTL.
-
-    def rate_all(self) -> str:
-        return f"{self.prefix}{{rl}}:all"
-
-    def rate_chat(self, chat_id: int) -> str:
-        return f"{self.prefix}{{rl}}:chat:{chat_id}"
-
-    def rate_group(self, chat_id: int) -> str:
-        return f"{self.prefix}{{rl}}:group:{chat_id}"
-
-    def sent_digest(self, chat_id: int, message_id: int) -> str:
-        return f"{self.prefix}{{rl}}:msg:{chat_id}:{message_id}"

@@ -1,4 +1,4 @@
-"""Lobbies: create, join, leave, AI seats, settings, cancel.
+"""The lobbies part: create, join, leave, AI seats, settings, cancel.
 
 Rules (enforced here, documented for the bot):
 
@@ -30,8 +30,7 @@ from typing import Any
 from engine import find_variant
 from engine.ai import KINDS as AI_KINDS
 from engine.errors import OptionsError
-from engine.live.core import Loaded, Plan
-from engine.live.games import GameOps
+from engine.live.games import Games
 from engine.live.model import (
     CANCELLED,
     DEFAULT_AI,
@@ -44,6 +43,7 @@ from engine.live.model import (
     Table,
     WriteResult,
 )
+from engine.live.tables import Loaded, Plan, Tables
 
 
 def new_code() -> str:
@@ -66,8 +66,12 @@ def _validate(
     return v.name, opts, mx, timer
 
 
-class LobbyOps(GameOps):
-    """Lobby operations of :class:`engine.live.TableService`."""
+class Lobbies:
+    """The lobbies part: create, join, leave, AI seats, settings, cancel."""
+
+    def __init__(self, tables: Tables, games: Games) -> None:
+        self.tables = tables
+        self.games = games
 
     async def create_lobby(
         self,
@@ -85,8 +89,8 @@ class LobbyOps(GameOps):
         lobby joined by invite link)."""
         vname, opts, mx, timer = _validate(variant, options, max_seats, timer)
         tid = new_code()
-        await self._claim_user(creator, tid)
-        now = self.now_ms()
+        await self.tables.claim_user(creator, tid)
+        now = self.tables.now_ms()
         t = Table(
             id=tid,
             chat=chat,
@@ -101,39 +105,41 @@ class LobbyOps(GameOps):
             updated=now,
         )
         try:
-            return await self._write(None, Plan(t, None, events=[("create", 0, str(creator))]))
+            return await self.tables.write(
+                None, Plan(t, None, events=[("create", 0, str(creator))])
+            )
         except BaseException:
-            await self._release_user(creator, tid)
+            await self.tables.release_user(creator, tid)
             raise
 
     async def lobby(self, code: str) -> Table:
         """The table with this invite code (= table id)."""
-        return (await self._load(code)).table
+        return (await self.tables.load(code)).table
 
     async def join(self, table_id: str, user: int, name: str) -> WriteResult:
         """Seat ``user`` in the open lobby (see the module rules)."""
-        loaded = await self._load(table_id)
+        loaded = await self.tables.load(table_id)
         t = loaded.table
         if t.seat_of(user) is not None and t.status in (OPEN, PLAYING):
             return WriteResult(table_id, loaded.version, t)
         _check_open(t)
         if len(t.seats) >= t.max_seats:
             raise LiveError("lobby_full", f"the lobby is full ({t.max_seats} seats)")
-        claimed = await self._claim_user(user, table_id)
+        claimed = await self.tables.claim_user(user, table_id)
 
         def make(loaded: Loaded) -> Plan:
             t = loaded.table
             _check_open(t)
             if len(t.seats) >= t.max_seats:
                 raise LiveError("lobby_full", f"the lobby is full ({t.max_seats} seats)")
-            t = replace(t, seats=(*t.seats, Seat(user, name)), updated=self.now_ms())
+            t = replace(t, seats=(*t.seats, Seat(user, name)), updated=self.tables.now_ms())
             return Plan(t, None, events=[("join", len(t.seats) - 1, str(user))])
 
         try:
-            return await self._retry(table_id, make)
+            return await self.tables.retry(table_id, make)
         except BaseException:
             if claimed:
-                await self._release_user(user, table_id)
+                await self.tables.release_user(user, table_id)
             raise
 
     async def leave(self, table_id: str, user: int) -> WriteResult:
@@ -146,7 +152,7 @@ class LobbyOps(GameOps):
             if seat is None:
                 raise LiveError("not_seated", "you do not sit at this table")
             if t.status == PLAYING:
-                plan = self._takeover_plan(loaded, seat, "left", left=True)
+                plan = self.games.takeover_plan(loaded, seat, "left", left=True)
                 plan.notify = "left"
                 return plan
             if t.status != OPEN:
@@ -156,15 +162,15 @@ class LobbyOps(GameOps):
             creator = t.creator if t.creator != user or not humans else humans[0]
             status = OPEN if humans else CANCELLED
             t = replace(
-                t, seats=seats, creator=creator or user, status=status, updated=self.now_ms()
+                t, seats=seats, creator=creator or user, status=status, updated=self.tables.now_ms()
             )
             events = [("leave", seat, str(user))]
             if status == CANCELLED:
                 events.append(("cancel", -1, "empty"))
             return Plan(t, None, events=events)
 
-        result = await self._retry(table_id, make)
-        await self._release_user(user, table_id)
+        result = await self.tables.retry(table_id, make)
+        await self.tables.release_user(user, table_id)
         return result
 
     async def add_ai(
@@ -182,20 +188,20 @@ class LobbyOps(GameOps):
                 raise LiveError("lobby_full", f"the lobby is full ({t.max_seats} seats)")
             n = sum(1 for s in t.seats if s.user is None) + 1
             seat = Seat(None, name or f"AI {n}", kind)
-            t = replace(t, seats=(*t.seats, seat), updated=self.now_ms())
+            t = replace(t, seats=(*t.seats, seat), updated=self.tables.now_ms())
             return Plan(t, None, events=[("add_ai", len(t.seats) - 1, kind)])
 
-        return await self._retry(table_id, make)
+        return await self.tables.retry(table_id, make)
 
     async def remove_ai(self, table_id: str, user: int, seat: int) -> WriteResult:
         def make(loaded: Loaded) -> Plan:
             t = _seated_open(loaded.table, user)
             if not 0 <= seat < len(t.seats) or t.seats[seat].user is not None:
                 raise LiveError("bad_seat", f"seat {seat} is not an AI seat")
-            t = replace(t, seats=t.seats[:seat] + t.seats[seat + 1 :], updated=self.now_ms())
+            t = replace(t, seats=t.seats[:seat] + t.seats[seat + 1 :], updated=self.tables.now_ms())
             return Plan(t, None, events=[("remove_ai", seat, "")])
 
-        return await self._retry(table_id, make)
+        return await self.tables.retry(table_id, make)
 
     async def configure(
         self,
@@ -229,11 +235,16 @@ class LobbyOps(GameOps):
                     "bad_settings", f"{len(t.seats)} seats are taken: max seats cannot be {mx}"
                 )
             t = replace(
-                t, variant=vname, options=opts2, max_seats=mx, timer=tm, updated=self.now_ms()
+                t,
+                variant=vname,
+                options=opts2,
+                max_seats=mx,
+                timer=tm,
+                updated=self.tables.now_ms(),
             )
             return Plan(t, None, events=[("settings", -1, f"{vname}:{mx}:{tm}")])
 
-        return await self._retry(table_id, make)
+        return await self.tables.retry(table_id, make)
 
     async def cancel(self, table_id: str, user: int) -> WriteResult:
         """The creator closes an open lobby."""
@@ -243,12 +254,12 @@ class LobbyOps(GameOps):
             _check_open(t)
             if t.creator != user:
                 raise LiveError("not_allowed", "only the lobby's creator can cancel it")
-            t = replace(t, status=CANCELLED, updated=self.now_ms())
+            t = replace(t, status=CANCELLED, updated=self.tables.now_ms())
             return Plan(t, None, events=[("cancel", -1, str(user))])
 
-        result = await self._retry(table_id, make)
+        result = await self.tables.retry(table_id, make)
         for u in result.table.humans():
-            await self._release_user(u, table_id)
+            await self.tables.release_user(u, table_id)
         return result
 
 

@@ -46,7 +46,7 @@ class LiveError(EngineError):
     """A request the table service refuses; nothing was changed.  ``code`` is
     stable: no_table, not_open, no_game, game_over, lobby_full, not_seated,
     seated_elsewhere, not_allowed, too_few_players, bad_seat, ai_controlled,
-    stale_version, busy, bad_settings (plus the engine's codes for illegal moves)."""
+    stale_version, busy, bad_settings, unavailable (plus the engine's codes for illegal moves)."""
 
     def __init__(self, code: str, message: str, **info: Any) -> None:
         super().__init__(code, message)
@@ -54,6 +54,15 @@ class LiveError(EngineError):
 
     def to_json(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message, **self.info}
+
+
+class ServiceUnavailable(LiveError):
+    """The game store (Redis) failed or cannot be reached; the request may or may
+    not have been applied.  Code ``unavailable``; every Redis or connection error
+    of the service surfaces as this (:mod:`engine.live.store`)."""
+
+    def __init__(self, message: str = "the game store is unavailable") -> None:
+        super().__init__("unavailable", message)
 
 
 class StaleVersion(LiveError):

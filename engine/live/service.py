@@ -1,78 +1,150 @@
-"""The facade: :class:`TableService` (async, for the bot) and
-:class:`SyncTableService` (for the Flask admin API under gunicorn)."""
+"""The facade: :class:`TableService` builds the parts of the table service over
+one store and exposes their operations under the names the bot and the admin
+API have always used (``svc.join(...)`` is ``svc.lobbies.join(...)``)."""
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+import time
+from collections.abc import Callable
 
-from engine.live.admin import AdminOps
-from engine.live.core import Clock
-from engine.live.model import LiveConfig
+import redis.asyncio as aredis
 
-T = TypeVar("T")
+from engine import GameState
+from engine.clock import Clock
+from engine.live.admin import Admin
+from engine.live.audit import Audit
+from engine.live.games import Games
+from engine.live.keys import Keys
+from engine.live.kv import KeyValueStore
+from engine.live.lobbies import Lobbies
+from engine.live.model import LiveConfig, Table
+from engine.live.notifications import Notifications
+from engine.live.results import Results
+from engine.live.store import Store
+from engine.live.tables import Loaded, Tables
+from engine.live.timers import Timers
 
 
-class TableService(AdminOps):
+class TableService:
     """Lobbies, games, timers, stats and admin operations over one Redis.
 
     ``TableService(redis_client, config, clock=time.time)`` or
-    ``TableService.from_url(url, config)`` (owns its client; ``await svc.aclose()``).
-    Every write goes through one compare-and-set; see :mod:`engine.live`.
-    """
-
-
-class SyncTableService:
-    """Blocking calls into a :class:`TableService` running on a private event-loop
-    thread (one per instance; create it once per gunicorn worker).
-
-    >>> svc = SyncTableService("redis://127.0.0.1:6379/0")        # doctest: +SKIP
-    >>> svc.list_tables(status="playing")                          # doctest: +SKIP
-    >>> svc.close()                                                # doctest: +SKIP
-
-    Any coroutine method of :class:`TableService` is available under the same
-    name, with the same arguments, returning its result.
+    ``TableService.from_url(url, config, max_connections=64)`` (owns its client;
+    ``await svc.aclose()``).  Every write goes through one compare-and-set; see
+    :mod:`engine.live`.  The parts: ``tables``, ``lobbies``, ``games``,
+    ``timers``, ``results``, ``admin``, ``audit_log``, and ``kv`` (generic
+    key-value access for the chat adapters' own state).
     """
 
     def __init__(
-        self, url: str, config: LiveConfig | None = None, *, clock: Clock | None = None
+        self,
+        client: aredis.Redis,
+        config: LiveConfig | None = None,
+        *,
+        clock: Clock = time.time,
+        owns_client: bool = False,
     ) -> None:
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(
-            target=self._loop.run_forever, name="table-service", daemon=True
-        )
-        self._thread.start()
+        self.config = config = config or LiveConfig()
+        self.keys = Keys(config.prefix)
+        self.redis = client
+        self.store = store = Store(client, self.keys)
+        self.clock = clock
+        self._owns_client = owns_client
+        self.kv = KeyValueStore(store, config.prefix)
+        self.results = results = Results(store, config)
+        self.tables = tables = Tables(store, results, config, clock)
+        self.games = games = Games(tables, config)
+        self.lobbies = lobbies = Lobbies(tables, games)
+        self.timers = timers = Timers(tables, games, config, clock)
+        self.admin = admin = Admin(tables, games, results)
+        self.audit_log = audit = Audit(store, config, clock)
+        # the operations, by their long-standing names
+        self.now_ms = tables.now_ms
+        self.load = tables.load
+        self.where = tables.where
+        self.prune_index = tables.prune_index
+        self.create_lobby = lobbies.create_lobby
+        self.lobby = lobbies.lobby
+        self.join = lobbies.join
+        self.leave = lobbies.leave
+        self.add_ai = lobbies.add_ai
+        self.remove_ai = lobbies.remove_ai
+        self.configure = lobbies.configure
+        self.cancel = lobbies.cancel
+        self.start = games.start
+        self.rematch = games.rematch
+        self.apply = games.apply
+        self.take_seat_back = games.take_seat_back
+        self.seat_view = games.seat_view
+        self.tick = timers.tick
+        self.next_deadline = timers.next_deadline
+        self.run_timers = timers.run_timers
+        self.user_stats = results.user_stats
+        self.leaderboard = results.leaderboard
+        self.list_tables = admin.list_tables
+        self.table_info = admin.table_info
+        self.event_page = admin.event_page
+        self.admin_reset = admin.admin_reset
+        self.admin_cancel = admin.admin_cancel
+        self.admin_delete = admin.admin_delete
+        self.admin_hand_to_ai = admin.admin_hand_to_ai
+        self.player = admin.player
+        self.global_stats = admin.global_stats
+        self.ping = admin.ping
+        self.audit = audit.audit
+        self.audit_page = audit.audit_page
 
-        async def make() -> TableService:
-            if clock is None:
-                svc: TableService = TableService.from_url(url, config)
-            else:
-                svc = TableService.from_url(url, config, clock=clock)
-            return svc
+    @classmethod
+    def from_url(
+        cls,
+        url: str,
+        config: LiveConfig | None = None,
+        *,
+        clock: Clock = time.time,
+        max_connections: int | None = None,
+    ) -> TableService:
+        """A service with its own client (closed by :meth:`aclose`).  With
+        ``max_connections`` the client's pool is a blocking one of that size: a
+        request waits (up to 20 s) for a free connection instead of failing."""
+        if max_connections is None:
+            client = aredis.Redis.from_url(url)
+        else:
+            pool = aredis.BlockingConnectionPool.from_url(
+                url, max_connections=max_connections, timeout=20
+            )
+            client = aredis.Redis.from_pool(pool)  # closes the pool with the client
+        return cls(client, config, clock=clock, owns_client=True)
 
-        self.service = self.run(make())
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self.store.aclose()
 
-    def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run one coroutine on the service's loop and wait for its result."""
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+    async def __aenter__(self) -> TableService:
+        return self
 
-    def __getattr__(self, name: str) -> Callable[..., Any]:
-        method = getattr(self.service, name)
-        if not asyncio.iscoroutinefunction(method):
-            return method  # type: ignore[no-any-return]
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
-        def call(*args: Any, **kwargs: Any) -> Any:
-            return self.run(method(*args, **kwargs))
+    @property
+    def round_trips(self) -> int:
+        """Redis round trips made so far by this instance."""
+        return self.store.round_trips
 
-        return call
+    @property
+    def new_seed(self) -> Callable[[], int]:
+        """The shuffle seed of each new game (tests replace it)."""
+        return self.games.new_seed
 
-    def close(self) -> None:
-        """Close the Redis client and stop the loop thread."""
-        if self._loop.is_closed():
-            return
-        self.run(self.service.aclose())
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join()
-        self._loop.close()
+    @new_seed.setter
+    def new_seed(self, make: Callable[[], int]) -> None:
+        self.games.new_seed = make
+
+    async def get(self, table_id: str) -> tuple[Table, GameState | None, int]:
+        """The table, its game state (None before the first game) and version."""
+        loaded: Loaded = await self.tables.load(table_id)
+        return loaded.table, loaded.state, loaded.version
+
+    def notifications(self) -> Notifications:
+        """Notes of tables written elsewhere (timers, operators, players leaving):
+        ``async with svc.notifications() as notes: note = await notes.get(0.5)``."""
+        return Notifications(self.store)

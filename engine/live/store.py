@@ -1,113 +1,58 @@
-"""Redis access of the table service: loading a table and the compare-and-set
-write, each ONE round trip, plus the small single-key scripts for timers and
-user pointers.  ``round_trips`` counts every round trip made (the benchmark
-reads it).
+"""The one store of the table service: a redis client with every round trip
+counted (``round_trips``; the benchmark reads it) and every Redis failure
+surfacing as :class:`engine.live.ServiceUnavailable` -- the boundary where
+``redis`` errors stop.
 
-The CAS script (:data:`CAS_LUA`) checks, in this order: a request id seen before
-(-> ``duplicate``, the version it produced), the expected version (-> ``stale``,
-the current version); then bumps ``v``, sets/deletes hash fields, appends the
-flushed log chunk to the stream (exact ``MAXLEN``, id ``<version>-0``,
-:mod:`engine.live.eventlog`), sets both keys' TTL (or deletes both when
-the TTL is 0), remembers the request id and publishes the notification.  It only
-touches keys of one table (one hash tag), so it runs on Redis Cluster.
+Loading a table and its compare-and-set write are ONE round trip each
+(:meth:`Store.load`, :meth:`Store.cas`, the script in :mod:`engine.live.scripts`);
+the other parts queue their commands on one pipeline per round trip
+(:meth:`Store.run`) or run a registered script (:meth:`Store.script`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import redis.asyncio as aredis
-from redis.exceptions import NoScriptError, ResponseError
+from redis.asyncio.client import Pipeline
+from redis.exceptions import NoScriptError, RedisError, ResponseError
 
 from engine.live.keys import Keys
-
-CAS_LUA = r"""
-local cur = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
-local rid = ARGV[2]
-if rid ~= '' then
-  local r = redis.call('HGET', KEYS[1], 'r')
-  if r then
-    local pos = string.find(r, ';' .. rid .. '=', 1, true)
-    if pos then
-      return {2, tonumber(string.match(r, '^(%d+)', pos + #rid + 2))}
-    end
-  end
-end
-if cur ~= tonumber(ARGV[1]) then return {0, cur} end
-local newv = cur + 1
-local i = 11
-local hs = {'v', newv}
-for _ = 1, tonumber(ARGV[5]) do
-  hs[#hs + 1] = ARGV[i]; hs[#hs + 1] = ARGV[i + 1]; i = i + 2
-end
-local hd = {}
-for _ = 1, tonumber(ARGV[6]) do hd[#hd + 1] = ARGV[i]; i = i + 1 end
-if rid ~= '' then
-  local r = ';' .. rid .. '=' .. newv .. (redis.call('HGET', KEYS[1], 'r') or '')
-  local n, at = 0, 0
-  while true do
-    local p = string.find(r, ';', at + 1, true)
-    if not p then break end
-    n = n + 1
-    if n > tonumber(ARGV[10]) then r = string.sub(r, 1, p - 1); break end
-    at = p
-  end
-  hs[#hs + 1] = 'r'; hs[#hs + 1] = r
-end
-redis.call('HSET', KEYS[1], unpack(hs))
-if #hd > 0 then redis.call('HDEL', KEYS[1], unpack(hd)) end
-if ARGV[7] ~= '' then
-  redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[4], newv .. '-0', 'z', ARGV[7])
-end
-local ttl = tonumber(ARGV[3])
-if ttl > 0 then
-  redis.call('PEXPIRE', KEYS[1], ttl)
-  redis.call('PEXPIRE', KEYS[2], ttl)
-else
-  redis.call('DEL', KEYS[1], KEYS[2])
-end
-if ARGV[8] ~= '' then
-  redis.call('PUBLISH', ARGV[8], '{"version":' .. newv .. ',' .. ARGV[9])
-end
-return {1, newv}
-"""
-
-CLAIM_LUA = r"""
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
-for _, m in ipairs(due) do redis.call('ZADD', KEYS[1], ARGV[3], m) end
-return due
-"""
-
-RELEASE_LUA = r"""
-local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if s and tonumber(s) == tonumber(ARGV[2]) then
-  if ARGV[3] == '' then redis.call('ZREM', KEYS[1], ARGV[1])
-  else redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1]) end
-  return 1
-end
-return 0
-"""
-
-SWAP_LUA = r"""
-local cur = redis.call('GET', KEYS[1]) or ''
-if cur ~= ARGV[1] then return 0 end
-if ARGV[2] == '' then redis.call('DEL', KEYS[1])
-else redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) end
-return 1
-"""
+from engine.live.model import ServiceUnavailable
+from engine.live.scripts import CAS_LUA, CLAIM_LUA, RELEASE_LUA, SWAP_LUA
 
 
-def _sha(script: str) -> str:
-    return hashlib.sha1(script.encode()).hexdigest()
+@contextlib.contextmanager
+def unavailable() -> Iterator[None]:
+    """Turn a Redis or connection failure into :class:`ServiceUnavailable`."""
+    try:
+        yield
+    except (RedisError, OSError) as e:  # OSError: ConnectionError, TimeoutError
+        raise ServiceUnavailable(f"Redis is unavailable: {e}") from e
 
 
 @dataclass
 class CasOutcome:
     status: str  # "ok" | "stale" | "duplicate"
     version: int
+
+
+class Script:
+    """A Lua script registered on the store's client: ``await script(keys, args)``
+    is one round trip (the client loads it once when Redis does not know it)."""
+
+    def __init__(self, store: Store, lua: str) -> None:
+        self._store = store
+        self._script = store.r.register_script(lua)
+
+    async def __call__(self, keys: Sequence[str], args: Sequence[str | bytes | int | float]) -> Any:
+        self._store.round_trips += 1
+        with unavailable():
+            return await self._script(keys=list(keys), args=list(args))
 
 
 class Store:
@@ -117,19 +62,45 @@ class Store:
         self.r = client
         self.keys = keys
         self.round_trips = 0
-        self._claim = client.register_script(CLAIM_LUA)
-        self._release = client.register_script(RELEASE_LUA)
-        self._swap = client.register_script(SWAP_LUA)
-        self._cas_sha = _sha(CAS_LUA)
+        self._claim = self.script(CLAIM_LUA)
+        self._release = self.script(RELEASE_LUA)
+        self._swap = self.script(SWAP_LUA)
+        self._cas_sha = hashlib.sha1(CAS_LUA.encode()).hexdigest()
+
+    def script(self, lua: str) -> Script:
+        return Script(self, lua)
+
+    async def run(
+        self, build: Callable[[Pipeline], object], *, transaction: bool = False
+    ) -> list[Any]:
+        """One round trip: the commands ``build`` queues on a pipeline, their replies."""
+        self.round_trips += 1
+        with unavailable():
+            async with self.r.pipeline(transaction=transaction) as pipe:
+                build(pipe)
+                replies: list[Any] = await pipe.execute()
+                return replies
+
+    async def one(self, build: Callable[[Pipeline], object]) -> Any:
+        """The reply of the single command ``build`` queues (one round trip)."""
+        return (await self.run(build))[0]
+
+    async def ping(self) -> bool:
+        self.round_trips += 1
+        with unavailable():
+            return bool(await self.r.ping())
+
+    async def aclose(self) -> None:
+        with unavailable():
+            await self.r.aclose()
 
     # ------------------------------------------------------------------ tables
     async def load(self, table_id: str) -> dict[bytes, bytes]:
         """Every field of the table hash (empty if there is no such table)."""
         self.round_trips += 1
-        data: dict[bytes, bytes] = cast(
-            "dict[bytes, bytes]", await self.r.hgetall(self.keys.table(table_id))
-        )
-        return data
+        with unavailable():
+            raw = await self.r.hgetall(self.keys.table(table_id))
+        return cast("dict[bytes, bytes]", raw)
 
     async def cas(
         self,
@@ -167,20 +138,21 @@ class Store:
         tkeys = [k.table(table_id), k.events(table_id)]
         for _attempt in range(2):
             self.round_trips += 1
-            async with self.r.pipeline(transaction=False) as pipe:
-                pipe.evalsha(self._cas_sha, 2, *tkeys, *args)
-                if timer_hint is not None:
-                    pipe.zadd(k.timers, {table_id: timer_hint}, lt=True)
-                res = await pipe.execute(raise_on_error=False)
-            out = res[0]
-            if isinstance(out, NoScriptError) or (
-                isinstance(out, ResponseError) and "NOSCRIPT" in str(out)
-            ):
-                self.round_trips += 1
-                await self.r.script_load(CAS_LUA)
-                continue
-            if isinstance(out, Exception):
-                raise out
+            with unavailable():
+                async with self.r.pipeline(transaction=False) as pipe:
+                    pipe.evalsha(self._cas_sha, 2, *tkeys, *args)
+                    if timer_hint is not None:
+                        pipe.zadd(k.timers, {table_id: timer_hint}, lt=True)
+                    res = await pipe.execute(raise_on_error=False)
+                out = res[0]
+                if isinstance(out, NoScriptError) or (
+                    isinstance(out, ResponseError) and "NOSCRIPT" in str(out)
+                ):
+                    self.round_trips += 1
+                    await self.r.script_load(CAS_LUA)
+                    continue
+                if isinstance(out, Exception):
+                    raise out
             code, version = int(out[0]), int(out[1])
             status = {0: "stale", 1: "ok", 2: "duplicate"}[code]
             return CasOutcome(status, version)
@@ -189,42 +161,34 @@ class Store:
     async def read_log(self, table_id: str, after_version: int) -> tuple[list[bytes], str]:
         """The flushed chunks that may hold versions above ``after_version`` and
         the open chunk (one round trip)."""
-        self.round_trips += 1
-        async with self.r.pipeline(transaction=False) as pipe:
-            pipe.xrange(self.keys.events(table_id), f"{after_version + 1}-0", "+")
-            pipe.hget(self.keys.table(table_id), "e")
-            rows, open_chunk = await pipe.execute()
-        return [fields[b"z"] for _, fields in rows], _s(open_chunk or b"")
+
+        def build(p: Pipeline) -> None:
+            p.xrange(self.keys.events(table_id), f"{after_version + 1}-0", "+")
+            p.hget(self.keys.table(table_id), "e")
+
+        rows, open_chunk = await self.run(build)
+        return [fields[b"z"] for _, fields in rows], text(open_chunk or b"")
 
     # ------------------------------------------------------------------ timers
     async def claim_timers(self, now_ms: int, limit: int, lease_ms: int) -> list[str]:
-        self.round_trips += 1
-        due: list[bytes] = await self._claim(
-            keys=[self.keys.timers], args=[now_ms, limit, now_ms + lease_ms]
-        )
-        return [_s(m) for m in due]
+        due: list[bytes] = await self._claim([self.keys.timers], [now_ms, limit, now_ms + lease_ms])
+        return [text(m) for m in due]
 
     async def release_timer(self, table_id: str, lease_score: int, new_score: int | None) -> bool:
-        self.round_trips += 1
-        done = await self._release(
-            keys=[self.keys.timers],
-            args=[table_id, lease_score, "" if new_score is None else new_score],
-        )
-        return bool(done)
+        args: list[str | int] = [table_id, lease_score, "" if new_score is None else new_score]
+        return bool(await self._release([self.keys.timers], args))
 
     # ------------------------------------------------------------- user pointers
     async def swap_user(self, user: int, old: str, new: str, ttl_ms: int) -> bool:
         """Set the user's table pointer to ``new`` ('' deletes it) if it is ``old``
         ('' = absent)."""
-        self.round_trips += 1
-        done = await self._swap(keys=[self.keys.user(user)], args=[old, new, ttl_ms])
-        return bool(done)
+        return bool(await self._swap([self.keys.user(user)], [old, new, ttl_ms]))
 
     async def get_user(self, user: int) -> str:
-        self.round_trips += 1
-        raw = cast("bytes | None", await self.r.get(self.keys.user(user)))
-        return _s(raw) if raw else ""
+        raw = await self.one(lambda p: p.get(self.keys.user(user)))
+        return text(raw) if raw else ""
 
 
-def _s(b: bytes | str) -> str:
-    return b.decode() if isinstance(b, bytes) else b
+def text(b: Any) -> str:
+    """A reply as text (the client answers bytes)."""
+    return b.decode() if isinstance(b, bytes) else str(b)

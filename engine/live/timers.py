@@ -1,4 +1,4 @@
-"""Turn timers.  The authoritative deadline of a game is the ``d`` field of its
+"""The timers part: turn timers.  The authoritative deadline of a game is the ``d`` field of its
 table hash, written by the same compare-and-set as the state.  The global sorted
 set ``timers`` holds a *hint* per table (``ZADD LT``: a hint may be early, never
 late).  A scheduler tick claims the due hints in one atomic script that pushes
@@ -9,7 +9,7 @@ timeout is dropped).  Then it releases its claim: the new deadline, or nothing.
 A crashed claimer's lease simply runs out and another process takes over, so
 timers survive restarts.
 
-Timeout move (PRODUCT): the defender takes, the leader plays his lowest legal
+Timeout move (PRODUCT; the moves of RULES §0): the defender takes, the leader plays his lowest legal
 lead, a thrower passes.  Every seat the game waited for at the deadline gets
 one.  After ``timeouts_to_ai`` consecutive timeouts the AI takes the seat until
 the player takes it back (:meth:`take_seat_back`); a move of his own resets the
@@ -23,15 +23,21 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
-from engine.live.core import Loaded, Plan
-from engine.live.games import timeout_move
-from engine.live.model import PLAYING, LiveError, StaleVersion, WriteResult
-from engine.live.results import ResultOps
+from engine.clock import Clock
+from engine.live.games import Games, timeout_move
+from engine.live.model import PLAYING, LiveConfig, LiveError, StaleVersion, WriteResult
+from engine.live.tables import Loaded, Plan, Tables
 
 
-class TimerOps(ResultOps):
-    async def prune_index(self) -> None:
-        """Drop index entries of expired tables (overridden in admin)."""
+class Timers:
+    """The timers part: the scheduler's tick over the timer hints."""
+
+    def __init__(self, tables: Tables, games: Games, config: LiveConfig, clock: Clock) -> None:
+        self.tables = tables
+        self.store = tables.store
+        self.games = games
+        self.config = config
+        self.clock = clock
 
     def _timeout_plan(self, loaded: Loaded) -> Plan:
         t = loaded.table
@@ -54,12 +60,12 @@ class TimerOps(ResultOps):
                 seat = replace(seat, timeouts=n)
             t = t.with_seat(s, seat)
         plan.table = t
-        self._after_moves(plan)
+        self.games.after_moves(plan)
         return plan
 
     async def tick(self, limit: int = 100) -> list[WriteResult]:
         """Handle every timer due now (at most ``limit``); return the writes made."""
-        now = self.now_ms()
+        now = self.tables.now_ms()
         lease = int(self.config.timer_lease * 1000)
         claimed = await self.store.claim_timers(now, limit, lease)
         results = []
@@ -71,7 +77,7 @@ class TimerOps(ResultOps):
 
     async def _handle_timer(self, tid: str, now: int, lease: int) -> WriteResult | None:
         try:
-            loaded = await self._load(tid)
+            loaded = await self.tables.load(tid)
         except LiveError:
             await self.store.release_timer(tid, lease, None)
             return None
@@ -82,7 +88,9 @@ class TimerOps(ResultOps):
             await self.store.release_timer(tid, lease, loaded.deadline)
             return None
         try:
-            result = await self._write(loaded, self._timeout_plan(loaded), before=loaded.state)
+            result = await self.tables.write(
+                loaded, self._timeout_plan(loaded), before=loaded.state
+            )
         except StaleVersion:  # a player moved meanwhile: look again at the next tick
             await self.store.release_timer(tid, lease, now)
             return None
@@ -91,8 +99,8 @@ class TimerOps(ResultOps):
 
     async def next_deadline(self) -> int | None:
         """The earliest timer hint (epoch ms), if any."""
-        self.store.round_trips += 1
-        first = await self.redis.zrange(self.keys.timers, 0, 0, withscores=True)
+        timers = self.tables.keys.timers
+        first = await self.store.one(lambda p: p.zrange(timers, 0, 0, withscores=True))
         return int(first[0][1]) if first else None
 
     async def run_timers(
@@ -108,7 +116,7 @@ class TimerOps(ResultOps):
         while not stop.is_set():
             if self.clock() - pruned >= 60:
                 pruned = self.clock()
-                await self.prune_index()
+                await self.tables.prune_index()
             for result in await self.tick():
                 if on_result is not None:
                     await on_result(result)

@@ -11,8 +11,8 @@ from aiogram.types import CallbackQuery, Message
 
 from engine import EngineError
 from engine.live import PLAYING, TableService
-from engine.live.ui import UiStore
 from telegram_bot import texts
+from telegram_bot.chat_state import ChatStateStore as UiStore
 from telegram_bot.delivery_api import Delivery, Urgency
 from telegram_bot.handlers.common import parse_variant
 from telegram_bot.i18n import LANGUAGES, Translator, help_text, rules_text
@@ -111,7 +111,7 @@ async def stats(message: Message, svc: TableService, locale: str) -> None:
     if user is None:
         return
     counts = await svc.user_stats(user.id)
-    flat = {f"{v}:{k}": n for v, d in counts.items() for k, n in d.items()}
+    flat = {f"{v}:{k}": n for v, d in counts.counts.items() for k, n in d.items()}
     await message.answer(render_stats(display_name(user), stats_from_counts(flat), locale=locale))
 
 
@@ -121,7 +121,7 @@ async def top(message: Message, svc: TableService, chat_locale: str, _: Translat
         await message.answer(_(texts.TOP_IN_GROUPS))
         return
     rows = await svc.leaderboard(message.chat.id, limit=50)
-    board = [LeaderRow(r["name"], r["games"], r["losses"], r["draws"]) for r in rows]
+    board = [LeaderRow(r.name, r.games, r.losses, r.draws) for r in rows]
     await message.answer(render_top(board, locale=chat_locale))
 
 

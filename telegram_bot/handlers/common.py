@@ -6,7 +6,7 @@ from __future__ import annotations
 from aiogram.types import CallbackQuery, Message, User
 
 from engine.live import OPEN, LiveError, Table, TableService
-from engine.live.ui import UiStore
+from telegram_bot.chat_state import ChatStateStore as UiStore
 from telegram_bot.delivery_api import Delivery
 from telegram_bot.i18n import Translator
 from telegram_bot.middlewares import display_name

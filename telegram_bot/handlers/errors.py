@@ -8,8 +8,8 @@ import logging
 
 from aiogram import Router
 from aiogram.types import CallbackQuery, ErrorEvent
-from redis.exceptions import RedisError
 
+from engine.live import ServiceUnavailable
 from telegram_bot import texts
 from telegram_bot.i18n import Translator, pick_language
 
@@ -20,7 +20,7 @@ router = Router(name=__name__)
 @router.errors()
 async def on_error(event: ErrorEvent) -> bool:
     exc = event.exception
-    if isinstance(exc, RedisError | ConnectionError | TimeoutError):
+    if isinstance(exc, ServiceUnavailable | ConnectionError | TimeoutError):
         log.warning("storage unavailable: %s", exc)
     else:
         log.exception("handler failed", exc_info=exc)

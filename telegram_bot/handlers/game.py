@@ -22,9 +22,9 @@ from aiogram.types import CallbackQuery
 
 from engine import EngineError, view
 from engine.live import PLAYING, StaleVersion, TableService
-from engine.live.ui import UiStore
 from telegram_bot import texts
 from telegram_bot.callbacks import GameCb
+from telegram_bot.chat_state import ChatStateStore as UiStore
 from telegram_bot.i18n import Translator
 from telegram_bot.keyboards import SeatCb
 from telegram_bot.moves import Selection, resolve, stamp

@@ -12,9 +12,9 @@ from aiogram.types import CallbackQuery, Message
 
 from engine import EngineError
 from engine.live import LiveError, TableService
-from engine.live.ui import UiStore
 from telegram_bot import texts
 from telegram_bot.callbacks import LobbyCb, LobbyOp
+from telegram_bot.chat_state import ChatStateStore as UiStore
 from telegram_bot.delivery_api import Delivery, Urgency
 from telegram_bot.handlers.common import join_lobby, parse_variant, post_lobby
 from telegram_bot.i18n import Translator

@@ -8,9 +8,9 @@ from aiogram.types import Message
 
 from engine import EngineError
 from engine.live import OPEN, PLAYING, LiveError, TableService
-from engine.live.ui import UiStore
 from telegram_bot import texts
 from telegram_bot.callbacks import CODE_PATTERN
+from telegram_bot.chat_state import ChatStateStore as UiStore
 from telegram_bot.delivery_api import Delivery
 from telegram_bot.handlers.common import join_lobby
 from telegram_bot.i18n import Translator, help_text

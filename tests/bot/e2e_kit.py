@@ -17,10 +17,10 @@ from typing import Any
 from engine import Action, new_game
 from engine.cards import card_name
 from engine.live import TableService
-from engine.live.ui import UiStore
 from sandbox.fake_api import FakeTelegram, Message, SimUser
 from telegram_bot.app import BotApp
 from telegram_bot.callbacks import LobbyCb, LobbyOp, parse_game
+from telegram_bot.chat_state import ChatStateStore
 from telegram_bot.render import PLAYABLE
 from telegram_bot.settings import Settings
 
@@ -104,7 +104,7 @@ class Harness:
         return self.bot.svc
 
     @property
-    def ui(self) -> UiStore:
+    def ui(self) -> ChatStateStore:
         assert self.bot is not None
         return self.bot.app.ui
 
@@ -315,14 +315,14 @@ def record_seeds(svc: TableService) -> None:
         return s
 
     svc.new_seed = seed
-    orig_start_plan = svc._start_plan
+    orig_start_plan = svc.games.start_plan
 
     def start_plan(table: Any, previous_loser: Any, kind: str) -> Any:
         plan = orig_start_plan(table, previous_loser, kind)
         SEEDS.setdefault(table.id, []).append(plan.table.seed)
         return plan
 
-    svc._start_plan = start_plan  # type: ignore[method-assign]
+    svc.games.start_plan = start_plan  # type: ignore[method-assign]
 
 
 async def assert_no_hidden_cards(

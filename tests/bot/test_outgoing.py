@@ -9,15 +9,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
 import pytest
-import redis.asyncio as aredis
 from aiogram import Bot
 from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
-from engine.live.ratelimit import RateLimitConfig, RateLimiter
+from engine.live import LiveConfig, TableService
 from sandbox.fake_api import Chat, FakeTelegram, ManualClock, RateLimits, SimUser
 from sandbox.fake_api import Message as MessageRecord
 from telegram_bot.delivery import Delivery, Urgency
+from telegram_bot.flood import FloodLimiter
 from telegram_bot.outgoing import Outgoing, Prepaid, find_outgoing, install, is_limited
 
 T = TypeVar("T")
@@ -101,15 +101,10 @@ async def bot(fake: FakeTelegram) -> AsyncIterator[Bot]:
 @pytest.fixture
 async def limiter(
     redis_url: str, redis_prefix: str, clock: ManualClock
-) -> AsyncIterator[RateLimiter]:
-    lim = RateLimiter(
-        aredis.Redis.from_url(redis_url),
-        RateLimitConfig(prefix=redis_prefix),
-        clock=clock,
-        owns_client=True,
-    )
-    yield lim
-    await lim.aclose()
+) -> AsyncIterator[FloodLimiter]:
+    svc = TableService.from_url(redis_url, LiveConfig(prefix=redis_prefix))
+    yield FloodLimiter(svc.kv, clock=clock)
+    await svc.aclose()
 
 
 @pytest.fixture
@@ -120,7 +115,7 @@ def forbidden_calls() -> list[int]:
 @pytest.fixture
 def outgoing(
     bot: Bot,
-    limiter: RateLimiter,
+    limiter: FloodLimiter,
     sleep: Callable[[float], Awaitable[None]],
     forbidden_calls: list[int],
 ) -> Outgoing:
@@ -210,7 +205,7 @@ async def test_noop_edits_are_dropped(
 
 
 async def test_not_modified_from_telegram_is_success(
-    fake: FakeTelegram, bot: Bot, outgoing: Outgoing, alice: SimUser, limiter: RateLimiter
+    fake: FakeTelegram, bot: Bot, outgoing: Outgoing, alice: SimUser, limiter: FloodLimiter
 ) -> None:
     msg = await bot.send_message(alice.id, "hello")
     # another process's memory of it is lost: Telegram answers "not modified"
@@ -224,7 +219,7 @@ async def test_not_modified_from_telegram_is_success(
 
 
 async def test_failed_edit_forgets_the_content(
-    fake: FakeTelegram, bot: Bot, outgoing: Outgoing, alice: SimUser, limiter: RateLimiter
+    fake: FakeTelegram, bot: Bot, outgoing: Outgoing, alice: SimUser, limiter: FloodLimiter
 ) -> None:
     with pytest.raises(TelegramBadRequest, match="not found"):
         await bot.edit_message_text("x", chat_id=alice.id, message_id=999)
@@ -236,7 +231,7 @@ async def test_other_processes_share_the_memory(
     bot: Bot,
     outgoing: Outgoing,
     alice: SimUser,
-    limiter: RateLimiter,
+    limiter: FloodLimiter,
     sleep: Callable[[float], Awaitable[None]],
     clock: ManualClock,
 ) -> None:
@@ -328,7 +323,7 @@ async def test_403_calls_the_hook(
     assert outgoing.stats.sent == 0
 
 
-async def test_hook_reentry_is_guarded(fake: FakeTelegram, bot: Bot, limiter: RateLimiter) -> None:
+async def test_hook_reentry_is_guarded(fake: FakeTelegram, bot: Bot, limiter: FloodLimiter) -> None:
     bob = fake.add_user("Bob")
     calls: list[int] = []
 
@@ -455,7 +450,7 @@ async def test_watchers_edits_leave_the_chats_reserve_to_urgent_ones(
     delivery: Delivery,
     alice: SimUser,
     clock: ManualClock,
-    limiter: RateLimiter,
+    limiter: FloodLimiter,
 ) -> None:
     """A watcher's coalesced update never takes the tokens a press's own answer
     needs: it waits for the headroom, and newer content replaces it meanwhile."""
@@ -471,8 +466,8 @@ async def test_watchers_edits_leave_the_chats_reserve_to_urgent_ones(
     # it went only once the bucket held 1 + reserve tokens (the send took one)
     assert clock.now - start >= (1 + reserve) / limiter.config.per_chat.per_second - 1e-6
     assert bot_messages(fake, alice.chat)[0].edits == 2
-    bucket = await limiter.r.hgetall(limiter.keys.rate_chat(alice.id))
-    assert float(bucket[b"t"]) >= reserve - 1e-6
+    bucket = await limiter.kv.hgetall(limiter.keys.rate_chat(alice.id))
+    assert float(bucket["t"]) >= reserve - 1e-6
     # an urgent edit right after still finds a token: no wait on the limiter
     waits = delivery.stats.waits
     await delivery.edit(alice.id, msg.message_id, "v2", urgency=Urgency.NOW)
@@ -498,7 +493,7 @@ async def test_a_queued_update_takes_its_tokens_first_then_the_newest_content(
     fake: FakeTelegram,
     delivery: Delivery,
     outgoing: Outgoing,
-    limiter: RateLimiter,
+    limiter: FloodLimiter,
     alice: SimUser,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -524,21 +519,21 @@ async def test_a_queued_update_takes_its_tokens_first_then_the_newest_content(
     assert bot_messages(fake, alice.chat)[0].text == "n1"  # not behind the queued one
     await delivery.edit(alice.id, msg.message_id, "s3", urgency=Urgency.SOON)
     chat_bucket = limiter.keys.rate_chat(alice.id)
-    tokens = float((await limiter.r.hgetall(chat_bucket))[b"t"])
+    tokens = float((await limiter.kv.hgetall(chat_bucket))["t"])
     gate.set()
     await delivery.flush()
     shown = bot_messages(fake, alice.chat)[0]
     assert shown.text == "s3" and shown.edits == 2  # n1, then s3: s1 and s2 never went
     assert [o["text"] for o in fake.world.outbox] == ["v0", "n1", "s3"]
     # the edit used the tokens it queued for: one token in all, not two
-    assert float((await limiter.r.hgetall(chat_bucket))[b"t"]) == pytest.approx(tokens - 1)
+    assert float((await limiter.kv.hgetall(chat_bucket))["t"]) == pytest.approx(tokens - 1)
 
 
 async def test_an_overtaken_or_noop_queued_update_gives_its_tokens_back(
     fake: FakeTelegram,
     delivery: Delivery,
     outgoing: Outgoing,
-    limiter: RateLimiter,
+    limiter: FloodLimiter,
     alice: SimUser,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -558,7 +553,7 @@ async def test_an_overtaken_or_noop_queued_update_gives_its_tokens_back(
     chat_bucket = limiter.keys.rate_chat(alice.id)
 
     async def tokens() -> float:
-        return float((await limiter.r.hgetall(chat_bucket))[b"t"])
+        return float((await limiter.kv.hgetall(chat_bucket))["t"])
 
     await delivery.edit(alice.id, msg.message_id, "s1", urgency=Urgency.SOON)
     await asyncio.wait_for(queued.wait(), 5)

@@ -58,7 +58,7 @@ async def test_an_idle_lobby_really_expires(make_service: Callable[..., TableSer
     assert await svc.where(1) is None
     await svc.create_lobby(1, "Ann")  # the stale pointer does not hold him
     assert await svc.list_tables(status=OPEN) != []
-    assert tid not in [t["id"] for t in await svc.list_tables()]
+    assert tid not in [t.id for t in await svc.list_tables()]
     assert not await svc.redis.zscore(svc.keys.tables, tid)  # pruned from the index
 
 
@@ -77,29 +77,29 @@ async def test_event_log_and_finished_index_are_capped(
     await play_out(svc, other, random.Random(1))
     now = await svc.redis.zrange(svc.keys.finished, 0, -1)
     assert len(first) == 1 and len(now) == 1 and first != now  # older than 7 days: gone
-    assert (await svc.global_stats())["finished_24h"] == {"chuvash": 1}
+    assert (await svc.global_stats()).finished_24h == {"chuvash": 1}
 
 
 async def test_admin_reads(svc: TableService) -> None:
     a = await new_table(svc, 2, chat=-1)
     b = await new_table(svc, 2, variant="shchelkovsky", chat=-2, first_user=10, start=False)
-    assert {t["id"] for t in await svc.list_tables()} == {a, b}
-    assert [t["id"] for t in await svc.list_tables(status=PLAYING)] == [a]
-    assert [t["id"] for t in await svc.list_tables(variant="shchelkovsky")] == [b]
-    assert [t["id"] for t in await svc.list_tables(chat=-1)] == [a]
-    assert [t["id"] for t in await svc.list_tables(user=11)] == [b]
+    assert {t.id for t in await svc.list_tables()} == {a, b}
+    assert [t.id for t in await svc.list_tables(status=PLAYING)] == [a]
+    assert [t.id for t in await svc.list_tables(variant="shchelkovsky")] == [b]
+    assert [t.id for t in await svc.list_tables(chat=-1)] == [a]
+    assert [t.id for t in await svc.list_tables(user=11)] == [b]
     assert len(await svc.list_tables(limit=1)) == 1
     info = await svc.table_info(a)
-    assert info["status"] == PLAYING and len(info["state"]["hands"]) == 2
-    assert info["version"] >= 3 and info["to_act"]
+    assert info.summary.status == PLAYING and info.state and len(info.state["hands"]) == 2
+    assert info.version >= 3 and info.to_act
     page1 = await svc.event_page(a, count=2)
     page2 = await svc.event_page(a, after_version=page1[-1].version, count=50)
     assert [(e.kind, e.seat, e.text) for e in page1] == [("create", 0, "1"), ("join", 1, "2")]
     assert page2[0].kind == "start" and page2[0].version == page1[-1].version + 1
     p = await svc.player(11)
-    assert p["table"]["id"] == b and p["stats"] == {}
+    assert p.table is not None and p.table.id == b and p.stats.counts == {}
     g = await svc.global_stats()
-    assert (g["live_games"], g["open_lobbies"], g["active_players"]) == (1, 1, 4)
+    assert (g.live_games, g.open_lobbies, g.active_players) == (1, 1, 4)
 
 
 async def test_admin_writes_are_logged_and_published(svc: TableService) -> None:
@@ -123,7 +123,7 @@ async def test_admin_writes_are_logged_and_published(svc: TableService) -> None:
         assert r.table.status == CANCELLED and await svc.where(1) is None
         r = await svc.admin_delete(tid, by="ops")
         assert not await svc.redis.exists(*svc.keys.table_keys(tid))
-        assert tid not in [t["id"] for t in await svc.list_tables()]
+        assert tid not in [t.id for t in await svc.list_tables()]
         got = []
         for _ in range(200):
             msg = await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.05)
@@ -142,7 +142,7 @@ def test_sync_wrapper_for_flask(redis_url: str, redis_prefix: str) -> None:
     svc = SyncTableService(redis_url, LiveConfig(prefix=redis_prefix))
     try:
         r = svc.create_lobby(1, "Ann", chat=-3)
-        assert svc.list_tables(status=OPEN)[0]["id"] == r.table_id
+        assert svc.list_tables(status=OPEN)[0].id == r.table_id
         errors: list[BaseException] = []
 
         def worker() -> None:  # gunicorn threads share one instance

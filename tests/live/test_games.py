@@ -10,7 +10,7 @@ import pytest
 import redis.asyncio as aredis
 
 from engine import ActionFormatError, IllegalAction
-from engine.live import OVER, LiveError, StaleVersion, TableService
+from engine.live import OVER, LiveError, Plan, StaleVersion, TableService
 from tests.live.conftest import new_table, play_out, replay_current_game, same_state
 
 
@@ -65,10 +65,8 @@ async def test_same_request_is_applied_once(svc: TableService) -> None:
     page = await svc.event_page(tid)
     assert [e.kind for e in page].count("act") == 1
     # the duplicate is also recognised inside the CAS script (a racing copy)
-    loaded = await svc._load(tid)
-    from engine.live.core import Plan
-
-    out = await svc._write(loaded, Plan(loaded.table, loaded.state), request_id="cb:123")
+    loaded = await svc.tables.load(tid)
+    out = await svc.tables.write(loaded, Plan(loaded.table, loaded.state), request_id="cb:123")
     assert out.duplicate and out.version == first.version
     with pytest.raises(LiveError) as e:
         await svc.apply(tid, user, text, first.version, request_id="bad id;=")
@@ -128,21 +126,22 @@ async def test_result_stats_leaderboard_and_rematch(svc: TableService) -> None:
     table, state, _ = await svc.get(tid)
     assert state is not None and state.over and table.status == OVER
     info = await svc.table_info(tid)
-    res = info["result"]
-    assert res["game"] == 1 and res["loser"] == state.loser and res["draw"] == state.draw
-    places = res["places"]
+    res = info.result
+    assert res is not None
+    assert res.game == 1 and res.loser == state.loser and res.draw == state.draw
+    places = res.places
     assert sorted(places) == [1, 2, 3] or state.draw
     for seat, s in enumerate(table.seats):
         assert s.user is not None
-        st = (await svc.user_stats(s.user))["chuvash"]
+        st = (await svc.user_stats(s.user)).counts["chuvash"]
         assert st["games"] == 1 and st[f"p{places[seat]}"] == 1
         assert st.get("losses", 0) == int(seat == state.loser)
     board = await svc.leaderboard(-42)
-    assert len(board) == 3 and sum(r["losses"] for r in board) == int(not state.draw)
-    assert board[-1]["losses"] == int(not state.draw)
+    assert len(board) == 3 and sum(r.losses for r in board) == int(not state.draw)
+    assert board[-1].losses == int(not state.draw)
     assert await svc.leaderboard(-42, "shchelkovsky") == []
     gstats = await svc.global_stats()
-    assert gstats["finished_24h"] == {"chuvash": 1}
+    assert gstats.finished_24h == {"chuvash": 1}
 
     with pytest.raises(LiveError) as e:
         await svc.rematch(tid, 99)
@@ -157,7 +156,7 @@ async def test_result_stats_leaderboard_and_rematch(svc: TableService) -> None:
     if loser is not None and state2.ply == 0:  # C5: the seat before the loser leads
         assert state2.attacker == (loser - 1) % 3 and state2.defender == loser
     await play_out(svc, tid, random.Random(4))
-    assert (await svc.user_stats(table.seats[0].user or 0))["chuvash"]["games"] == 2
+    assert (await svc.user_stats(table.seats[0].user or 0)).counts["chuvash"]["games"] == 2
 
 
 async def test_rematch_needs_every_player_free(svc: TableService) -> None:
@@ -171,7 +170,9 @@ async def test_rematch_needs_every_player_free(svc: TableService) -> None:
 
 async def test_seat_view(svc: TableService) -> None:
     tid = await new_table(svc, 2)
-    data, version = await svc.seat_view(tid, 1)
-    assert data["seat"] == 0 and len(data["hand"]) == 6 and version >= 1
-    public, _ = await svc.seat_view(tid, 77)
-    assert "hand" not in public
+    mine = await svc.seat_view(tid, 1)
+    hand = mine.view["hand"]
+    assert mine.view["seat"] == 0 and isinstance(hand, list) and len(hand) == 6
+    assert mine.version >= 1
+    public = await svc.seat_view(tid, 77)
+    assert "hand" not in public.view

@@ -25,7 +25,7 @@ async def test_timeout_moves_count_and_hand_the_seat_to_the_ai(
     _, state, version = await svc.get(tid)
     assert state is not None
     info = await svc.table_info(tid)
-    assert info["deadline"] == int((clock.now + 30) * 1000)
+    assert info.deadline == int((clock.now + 30) * 1000)
     assert await svc.tick() == []  # not due yet
     clock.advance(29)
     assert await svc.tick() == []

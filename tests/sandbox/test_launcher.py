@@ -13,6 +13,7 @@ import sys
 import urllib.request
 from pathlib import Path
 
+import pytest
 import redis
 
 from sandbox.local_redis import LocalRedis, free_loopback_port

@@ -1,4 +1,4 @@
-"""UI state of the chat adapters, kept next to the tables (never in the CAS hash).
+"""The bot's chat state, kept next to the tables (never in the CAS hash).
 
 What a bot process must remember between updates -- and share with the other
 bot processes -- that is not game state:
@@ -18,7 +18,9 @@ bot processes -- that is not game state:
     (Telegram's language), ``name`` (display name), ``started`` (the user opened
     the private chat, so the bot may write to him).
 
-Nothing here is authoritative: losing it loses only message ids (a new message is
+Redis is reached only through the table service's generic key-value API
+(``svc.kv``, :class:`engine.live.KeyValueStore`); its failures surface as
+:class:`engine.live.ServiceUnavailable`.  Nothing here is authoritative: losing it loses only message ids (a new message is
 sent) and selections.  Keys expire like the table (``ttl``) and after
 ``prefs_ttl`` for user preferences.
 """
@@ -28,11 +30,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
-import redis.asyncio as aredis
-
-from engine.live.keys import Keys
+from engine.live import KeyValueStore, TableService
 
 
 @dataclass
@@ -57,37 +57,38 @@ class Prefs:
     started: bool = False
 
 
-def _s(b: bytes | str) -> str:
-    return b.decode() if isinstance(b, bytes) else b
-
-
-class UiStore:
-    """Reads and writes of the UI hashes (one round trip each)."""
+class ChatStateStore:
+    """Reads and writes of the chat-state hashes (one round trip each)."""
 
     def __init__(
         self,
-        client: aredis.Redis,
-        keys: Keys,
+        kv: KeyValueStore,
         *,
         ttl: float = 86400.0,
         prefs_ttl: float = 400 * 86400.0,
     ) -> None:
-        self.r = client
-        self.keys = keys
+        self.kv = kv
         self.ttl_ms = int(ttl * 1000)
         self.prefs_ttl_ms = int(prefs_ttl * 1000)
 
     @classmethod
-    def of(cls, service: Any) -> UiStore:
-        """The UI store next to a :class:`engine.live.TableService`."""
-        return cls(service.redis, service.keys, ttl=service.config.game_ttl)
+    def of(cls, service: TableService) -> ChatStateStore:
+        """The chat state next to a table service (its key-value API and prefix)."""
+        return cls(service.kv, ttl=service.config.game_ttl)
+
+    def table_key(self, table_id: str) -> str:
+        """``P{t:<id>}:ui``: in the table's slot."""
+        return self.kv.table_key(table_id, "ui")
+
+    def prefs_key(self, who: int) -> str:
+        """``P ui:<id>``."""
+        return self.kv.key(f"ui:{who}")
 
     # ------------------------------------------------------------------ tables
     async def table(self, table_id: str) -> TableUi:
-        raw = cast("dict[bytes, bytes]", await self.r.hgetall(self.keys.table_ui(table_id)))
+        raw = await self.kv.hgetall(self.table_key(table_id))
         ui = TableUi()
-        for k, v in raw.items():
-            key, val = _s(k), _s(v)
+        for key, val in raw.items():
             kind, _sep, arg = key.partition(":")
             try:
                 if kind == "h":
@@ -124,8 +125,8 @@ class UiStore:
         """Set what is given (a selection of ``None`` is deleted); ``new_game``
         first forgets the hand messages, selections and table message of the
         previous game.  One round trip."""
-        key = self.keys.table_ui(table_id)
-        fields: dict[Any, Any] = {}
+        key = self.table_key(table_id)
+        fields: dict[str, str] = {}
         dels: list[str] = [f"h:{u}" for u in drop_hands]
         for u, m in (hands or {}).items():
             fields[f"h:{u}"] = str(m)
@@ -142,28 +143,20 @@ class UiStore:
             fields[f"L:{chat}"] = str(m)
         if group_lang is not None:
             fields["gl"] = group_lang
-        async with self.r.pipeline(transaction=True) as p:
-            if new_game:
-                old = await self.table(table_id)
-                stale = [f"h:{u}" for u in old.hands] + [f"s:{u}" for u in old.selections]
-                if old.table_message is not None:
-                    stale.append("g")
-                if stale:
-                    p.hdel(key, *stale)
-            if dels:
-                p.hdel(key, *dels)
-            if fields:
-                p.hset(key, mapping=fields)
-            p.pexpire(key, self.ttl_ms)
-            await p.execute()
+        if new_game:
+            old = await self.table(table_id)
+            stale = [f"h:{u}" for u in old.hands] + [f"s:{u}" for u in old.selections]
+            if old.table_message is not None:
+                stale.append("g")
+            dels = stale + dels
+        await self.kv.hupdate(key, set=fields, delete=dels, ttl_ms=self.ttl_ms)
 
     async def forget_table(self, table_id: str) -> None:
-        await self.r.delete(self.keys.table_ui(table_id))
+        await self.kv.delete(self.table_key(table_id))
 
     # ------------------------------------------------------------------ users
     async def prefs(self, who: int) -> Prefs:
-        raw = cast("dict[bytes, bytes]", await self.r.hgetall(self.keys.prefs(who)))
-        d = {_s(k): _s(v) for k, v in raw.items()}
+        d = await self.kv.hgetall(self.prefs_key(who))
         return Prefs(
             lang=d.get("lang") or None,
             tg=d.get("tg") or None,
@@ -175,17 +168,12 @@ class UiStore:
         ids = list(dict.fromkeys(ids))
         if not ids:
             return {}
-        async with self.r.pipeline(transaction=False) as p:
-            for i in ids:
-                p.hmget(self.keys.prefs(i), "lang", "tg", "name", "started")
-            rows = await p.execute()
+        keys = [self.prefs_key(i) for i in ids]
+        rows = await self.kv.hmget_many(keys, ("lang", "tg", "name", "started"))
         out = {}
         for i, (lang, tg, name, started) in zip(ids, rows, strict=True):
             out[i] = Prefs(
-                lang=_s(lang) if lang else None,
-                tg=_s(tg) if tg else None,
-                name=_s(name) if name else "",
-                started=bool(started) and _s(started) == "1",
+                lang=lang or None, tg=tg or None, name=name or "", started=started == "1"
             )
         return out
 
@@ -199,8 +187,8 @@ class UiStore:
         name: str | None = None,
         started: bool | None = None,
     ) -> None:
-        key = self.keys.prefs(who)
-        fields: dict[Any, Any] = {}
+        key = self.prefs_key(who)
+        fields: dict[str, str] = {}
         if lang is not None:
             fields["lang"] = lang
         if tg is not None:
@@ -209,10 +197,5 @@ class UiStore:
             fields["name"] = name
         if started is not None:
             fields["started"] = "1" if started else "0"
-        async with self.r.pipeline(transaction=False) as p:
-            if clear_lang:
-                p.hdel(key, "lang")
-            if fields:
-                p.hset(key, mapping=fields)
-            p.pexpire(key, self.prefs_ttl_ms)
-            await p.execute()
+        dels = ["lang"] if clear_lang else []
+        await self.kv.hupdate(key, set=fields, delete=dels, ttl_ms=self.prefs_ttl_ms)

@@ -2,14 +2,14 @@
 
 Telegram allows about one message a second in a chat (short bursts allowed),
 20 a minute in a group and about 30 a second overall; edits count like sends.
-An :meth:`RateLimiter.acquire` is ONE round trip: a Lua script refills every
+An :meth:`FloodLimiter.acquire` is ONE round trip: a Lua script refills every
 bucket the message needs (overall, its chat, and for a group its per-minute
 bucket) and either takes one token from each of them or -- when any is short
 -- takes nothing and answers how long to wait.  Never a partial take.
 
 Urgent first: each bucket keeps a ``reserve`` that deferrable messages (the
 coalesced updates of players who did not just act) leave alone --
-:meth:`RateLimiter.headroom` tells them how long to hold back -- so a press's own
+:meth:`FloodLimiter.headroom` tells them how long to hold back -- so a press's own
 answer finds a token even when the bot is busy, and the deferred updates coalesce
 while they wait.
 
@@ -19,11 +19,14 @@ one host agree (Redis ``TIME`` is never read).
 
 The same script can first compare what a message shows -- two digests, of its
 text and of its keyboard, stored as ``<text>:<keyboard>`` -- with an edit
-(:meth:`RateLimiter.acquire_edit`; a keyboard-only edit compares the keyboard
+(:meth:`FloodLimiter.acquire_edit`; a keyboard-only edit compares the keyboard
 and keeps the text): an edit that would change nothing takes no token and is
 reported as :data:`NOOP`; an allowed edit records the new digests in the same
-round trip.  Keys: :class:`engine.live.keys.Keys` (``rate_*``,
-``sent_digest``), all under the hash tag ``{rl}``.
+round trip.  Keys: :class:`FloodKeys`, all under the hash tag ``{rl}``.
+
+Redis is reached only through the table service's generic key-value API
+(:class:`engine.live.KeyValueStore`, ``svc.kv``): the scripts and key names
+live here, its failures surface as :class:`engine.live.ServiceUnavailable`.
 
 The default rates are a little stricter than the fake Bot API's buckets (per
 chat 1/s burst 3, group 20 refilling 20/min, overall 30/s burst 30): one token
@@ -40,11 +43,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-import redis.asyncio as aredis
+from engine.clock import Clock
+from engine.live import KeyValueStore
 
-from engine.live.keys import Keys
-
-Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[Any]]
 
 # KEYS: the n bucket keys, then (optionally) the digest key.
@@ -124,7 +125,7 @@ class Rate:
     """A token bucket: ``per_second`` refill, ``burst`` capacity (starts full).
 
     ``reserve``: tokens that deferrable messages leave in the bucket for urgent
-    ones (see :meth:`RateLimiter.headroom`)."""
+    ones (see :meth:`FloodLimiter.headroom`)."""
 
     per_second: float
     burst: float
@@ -143,10 +144,9 @@ class Rate:
 
 
 @dataclass(frozen=True)
-class RateLimitConfig:
-    """Rates of the outgoing flood limiter; ``prefix`` as in ``LiveConfig``."""
+class FloodConfig:
+    """Rates of the outgoing flood limiter (keys: under the service's prefix)."""
 
-    prefix: str = "durak:"
     overall: Rate = field(default_factory=lambda: Rate(25.0, 20, reserve=8))
     per_chat: Rate = field(default_factory=lambda: Rate(1.0, 2, reserve=1))
     per_group: Rate = field(default_factory=lambda: Rate(19 / 60, 18, reserve=4))
@@ -201,42 +201,52 @@ return 0
 """
 
 
-class RateLimiter:
+class FloodKeys:
+    """The flood limiter's keys, all under ONE hash tag ``{rl}``: an acquire checks
+    the overall bucket anyway, so one slot costs nothing and lets a single script
+    touch several buckets (and a message's digest) on Redis Cluster.
+
+    ``P{rl}:all`` (hash ``t`` tokens, ``s`` stamp: the bot's overall bucket),
+    ``P{rl}:chat:<chat>`` (one chat's bucket), ``P{rl}:group:<chat>`` (a group's
+    per-minute bucket), ``P{rl}:msg:<chat>:<message>`` (string: digest of the
+    content last sent).  Buckets expire when they would be full again; digests
+    after a TTL."""
+
+    def __init__(self, kv: KeyValueStore) -> None:
+        self.kv = kv
+
+    def rate_all(self) -> str:
+        return self.kv.key("{rl}:all")
+
+    def rate_chat(self, chat_id: int) -> str:
+        return self.kv.key(f"{{rl}}:chat:{chat_id}")
+
+    def rate_group(self, chat_id: int) -> str:
+        return self.kv.key(f"{{rl}}:group:{chat_id}")
+
+    def sent_digest(self, chat_id: int, message_id: int) -> str:
+        return self.kv.key(f"{{rl}}:msg:{chat_id}:{message_id}")
+
+
+class FloodLimiter:
     """Shared token buckets for outgoing messages (see the module docstring).
 
-    ``RateLimiter(client, config, clock=time.time)`` or ``RateLimiter.from_url``;
-    ``await limiter.aclose()`` closes the client when the limiter owns it.
-    ``round_trips`` counts Redis round trips.
+    ``FloodLimiter(svc.kv, config, clock=time.time)``; ``round_trips`` counts
+    its Redis round trips.
     """
 
     def __init__(
-        self,
-        client: aredis.Redis,
-        config: RateLimitConfig | None = None,
-        *,
-        clock: Clock = time.time,
-        owns_client: bool = False,
+        self, kv: KeyValueStore, config: FloodConfig | None = None, *, clock: Clock = time.time
     ) -> None:
-        self.r = client
-        self.config = config or RateLimitConfig()
-        self.keys = Keys(self.config.prefix)
+        self.kv = kv
+        self.config = config or FloodConfig()
+        self.keys = FloodKeys(kv)
         self.clock = clock
-        self.owns_client = owns_client
         self.round_trips = 0
-        self._script = client.register_script(ACQUIRE_LUA)
-        self._headroom = client.register_script(HEADROOM_LUA)
-        self._refund = client.register_script(REFUND_LUA)
+        self._script = kv.script(ACQUIRE_LUA)
+        self._headroom = kv.script(HEADROOM_LUA)
+        self._refund = kv.script(REFUND_LUA)
         self._digest_ttl_ms = math.ceil(self.config.digest_ttl * 1000)
-
-    @classmethod
-    def from_url(
-        cls, url: str, config: RateLimitConfig | None = None, *, clock: Clock = time.time
-    ) -> RateLimiter:
-        return cls(aredis.Redis.from_url(url), config, clock=clock, owns_client=True)
-
-    async def aclose(self) -> None:
-        if self.owns_client:
-            await self.r.aclose()
 
     # ------------------------------------------------------------ buckets
     def buckets(self, chat_id: int | None) -> list[tuple[str, Rate]]:
@@ -273,7 +283,7 @@ class RateLimiter:
         if markup_digest:
             keys.append(digest_key)
         self.round_trips += 1
-        out = await self._script(keys=keys, args=args)
+        out = await self._script(keys, args)
         wait, _sep, short = (out.decode() if isinstance(out, bytes) else str(out)).partition(";")
         return Verdict(float(wait), short == "1")
 
@@ -295,7 +305,7 @@ class RateLimiter:
         for _, rate in buckets:
             args += [repr(rate.per_second), repr(float(rate.burst)), repr(float(cost)), rate.ttl_ms]
         self.round_trips += 1
-        await self._refund(keys=[key for key, _ in buckets], args=args)
+        await self._refund([key for key, _ in buckets], args)
 
     async def headroom(self, chat_id: int | None = None) -> Headroom:
         """Priority for urgent messages: how long until a message to ``chat_id``
@@ -309,7 +319,7 @@ class RateLimiter:
         for _, rate in buckets:
             args += [repr(rate.per_second), repr(float(rate.burst)), repr(1.0 + rate.reserve)]
         self.round_trips += 1
-        out = await self._headroom(keys=[key for key, _ in buckets], args=args)
+        out = await self._headroom([key for key, _ in buckets], args)
         first, _sep, rest = (out.decode() if isinstance(out, bytes) else str(out)).partition(";")
         return Headroom(float(first), float(rest))
 
@@ -362,23 +372,20 @@ class RateLimiter:
         """Record what a message shows now (after a send, or a "not modified")."""
         _check_digest(text_digest, markup_digest)
         self.round_trips += 1
-        await self.r.set(
+        await self.kv.set(
             self.keys.sent_digest(chat_id, message_id),
             f"{text_digest}:{markup_digest}",
-            px=self._digest_ttl_ms,
+            ttl_ms=self._digest_ttl_ms,
         )
 
     async def forget(self, chat_id: int, message_id: int) -> None:
         """Drop the record (an edit failed: the message's content is unknown)."""
         self.round_trips += 1
-        await self.r.delete(self.keys.sent_digest(chat_id, message_id))
+        await self.kv.delete(self.keys.sent_digest(chat_id, message_id))
 
     async def last_digest(self, chat_id: int, message_id: int) -> str | None:
         self.round_trips += 1
-        raw = await self.r.get(self.keys.sent_digest(chat_id, message_id))
-        if raw is None:
-            return None
-        return raw.decode() if isinstance(raw, bytes) else str(raw)
+        return await self.kv.get(self.keys.sent_digest(chat_id, message_id))
 
 
 def _check_digest(text_digest: str | None, markup_digest: str) -> None:

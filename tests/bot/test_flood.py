@@ -1,4 +1,4 @@
-"""The shared outgoing flood limiter (engine.live.ratelimit) on the real Redis,
+"""The shared outgoing flood limiter (telegram_bot.flood) on the real Redis,
 driven by a fake clock passed into the script."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 import redis.asyncio as aredis
 
-from engine.live.keys import Keys
-from engine.live.ratelimit import NOOP, Rate, RateLimitConfig, RateLimiter
+from engine.live import LiveConfig, TableService
 from sandbox.fake_api.limits import FakeFloodControl, RateLimits
+from telegram_bot.flood import NOOP, FloodConfig, FloodLimiter, Rate
 from tests.live.conftest import FakeClock
 
 PRIVATE = 42
@@ -19,35 +19,39 @@ GROUP = -100123
 
 
 @pytest.fixture
-def rl_config(redis_prefix: str) -> RateLimitConfig:
-    return RateLimitConfig(prefix=redis_prefix)
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def rl_config() -> FloodConfig:
+    return FloodConfig()
 
 
 @pytest.fixture
 async def make_limiter(
-    redis_url: str, rl_config: RateLimitConfig, clock: FakeClock
-) -> AsyncIterator[Callable[..., RateLimiter]]:
-    """Limiters, each with its own Redis client (like separate bot processes)."""
-    made: list[RateLimiter] = []
+    redis_url: str, redis_prefix: str, rl_config: FloodConfig, clock: FakeClock
+) -> AsyncIterator[Callable[..., FloodLimiter]]:
+    """Limiters, each on its own table service and Redis client (like separate
+    bot processes), under the test's prefix."""
+    made: list[TableService] = []
 
-    def make(config: RateLimitConfig | None = None) -> RateLimiter:
-        lim = RateLimiter(
-            aredis.Redis.from_url(redis_url), config or rl_config, clock=clock, owns_client=True
-        )
-        made.append(lim)
-        return lim
+    def make(config: FloodConfig | None = None) -> FloodLimiter:
+        svc = TableService.from_url(redis_url, LiveConfig(prefix=redis_prefix))
+        made.append(svc)
+        return FloodLimiter(svc.kv, config or rl_config, clock=clock)
 
     yield make
-    for lim in made:
-        await lim.aclose()
+    for svc in made:
+        await svc.aclose()
 
 
 @pytest.fixture
-def limiter(make_limiter: Callable[..., RateLimiter]) -> RateLimiter:
+def limiter(make_limiter: Callable[..., FloodLimiter]) -> FloodLimiter:
     return make_limiter()
 
 
-async def takes(limiter: RateLimiter, chat: int | None, n: int = 100) -> int:
+async def takes(limiter: FloodLimiter, chat: int | None, n: int = 100) -> int:
     """How many acquires in a row succeed (stops at the first refusal)."""
     for i in range(n):
         if await limiter.acquire(chat) > 0:
@@ -55,7 +59,7 @@ async def takes(limiter: RateLimiter, chat: int | None, n: int = 100) -> int:
     return n
 
 
-async def test_private_chat_burst_then_refill(limiter: RateLimiter, clock: FakeClock) -> None:
+async def test_private_chat_burst_then_refill(limiter: FloodLimiter, clock: FakeClock) -> None:
     burst = int(limiter.config.per_chat.burst)
     assert await takes(limiter, PRIVATE) == burst
     wait = await limiter.acquire(PRIVATE)
@@ -71,9 +75,9 @@ async def test_private_chat_burst_then_refill(limiter: RateLimiter, clock: FakeC
 
 
 async def test_chats_are_independent_but_share_the_overall_bucket(
-    make_limiter: Callable[..., RateLimiter], rl_config: RateLimitConfig, clock: FakeClock
+    make_limiter: Callable[..., FloodLimiter], rl_config: FloodConfig, clock: FakeClock
 ) -> None:
-    config = RateLimitConfig(prefix=rl_config.prefix, overall=Rate(5.0, 5), per_chat=Rate(1.0, 2))
+    config = FloodConfig(overall=Rate(5.0, 5), per_chat=Rate(1.0, 2))
     lim = make_limiter(config)
     assert await takes(lim, 1) == 2
     assert await takes(lim, 2) == 2
@@ -86,23 +90,22 @@ async def test_chats_are_independent_but_share_the_overall_bucket(
 
 
 async def test_headroom_keeps_the_reserve_for_urgent_messages(
-    make_limiter: Callable[..., RateLimiter], rl_config: RateLimitConfig, clock: FakeClock
+    make_limiter: Callable[..., FloodLimiter], rl_config: FloodConfig, clock: FakeClock
 ) -> None:
-    config = RateLimitConfig(
-        prefix=rl_config.prefix,
+    config = FloodConfig(
         overall=Rate(100.0, 100, reserve=10),
         per_chat=Rate(1.0, 3, reserve=1),
     )
     lim = make_limiter(config)
-    keys = Keys(rl_config.prefix)
+    keys = lim.keys
     assert await lim.headroom(PRIVATE) == (0, 0)  # 3 tokens: 1 + the reserve of 1
     assert await lim.acquire(PRIVATE) == 0
     assert (await lim.headroom(PRIVATE)).wait == 0  # 2 left
     assert await lim.acquire(PRIVATE) == 0
-    before = await lim.r.hgetall(keys.rate_chat(PRIVATE))
+    before = await lim.kv.hgetall(keys.rate_chat(PRIVATE))
     # 1 left: a deferrable message holds back a second; an urgent one goes now
     assert await lim.headroom(PRIVATE) == (0, pytest.approx(1.0))  # the chat's reserve
-    assert await lim.r.hgetall(keys.rate_chat(PRIVATE)) == before  # nothing taken
+    assert await lim.kv.hgetall(keys.rate_chat(PRIVATE)) == before  # nothing taken
     clock.advance(0.25)
     assert (await lim.headroom(PRIVATE)).wait == pytest.approx(0.75)
     assert await lim.acquire(PRIVATE) == 0
@@ -127,45 +130,48 @@ async def test_headroom_keeps_the_reserve_for_urgent_messages(
 
 
 async def test_group_takes_from_three_buckets_atomically(
-    make_limiter: Callable[..., RateLimiter], rl_config: RateLimitConfig, clock: FakeClock
+    make_limiter: Callable[..., FloodLimiter], rl_config: FloodConfig, clock: FakeClock
 ) -> None:
-    config = RateLimitConfig(
-        prefix=rl_config.prefix,
+    config = FloodConfig(
         overall=Rate(100.0, 100),
         per_chat=Rate(1.0, 3),
         per_group=Rate(4 / 60, 4),
     )
     lim = make_limiter(config)
-    keys = Keys(rl_config.prefix)
+    keys = lim.keys
     assert await takes(lim, GROUP) == 3  # the chat bucket runs out first
     clock.advance(1.0)
     assert await lim.acquire(GROUP) == 0  # the 4th: the group bucket is now empty
     clock.advance(5.0)  # the chat bucket is full again, the group one is not
-    before = await lim.r.hgetall(keys.rate_chat(GROUP))
-    overall_before = await lim.r.hgetall(keys.rate_all())
+    before = await lim.kv.hgetall(keys.rate_chat(GROUP))
+    overall_before = await lim.kv.hgetall(keys.rate_all())
     wait = await lim.acquire(GROUP)
     assert wait == pytest.approx((1 - 6 * 4 / 60) / (4 / 60))  # refilled for 6 s
     # refused: no bucket was touched (no partial take)
-    assert await lim.r.hgetall(keys.rate_chat(GROUP)) == before
-    assert await lim.r.hgetall(keys.rate_all()) == overall_before
+    assert await lim.kv.hgetall(keys.rate_chat(GROUP)) == before
+    assert await lim.kv.hgetall(keys.rate_all()) == overall_before
     clock.advance(wait)
     assert await lim.acquire(GROUP) == 0
     # the private chat of the same number is another bucket
     assert await lim.acquire(-GROUP) == 0
 
 
-async def test_keys_have_ttls(limiter: RateLimiter, rl_config: RateLimitConfig) -> None:
-    keys = Keys(rl_config.prefix)
+async def test_keys_have_ttls(limiter: FloodLimiter, redis_url: str, redis_prefix: str) -> None:
+    keys = limiter.keys
     assert await limiter.acquire(GROUP) == 0
     assert await limiter.acquire_edit(PRIVATE, 7, "t", "m") == 0
     for key in (keys.rate_all(), keys.rate_chat(GROUP), keys.rate_group(GROUP)):
-        assert 0 < await limiter.r.pttl(key) <= 120_000
-    assert await limiter.r.pttl(keys.sent_digest(PRIVATE, 7)) > 3_600_000
-    assert all(b"{rl}" in key for key in await limiter.r.keys(f"{rl_config.prefix}*"))
+        assert 0 < await limiter.kv.pttl(key) <= 120_000
+    assert await limiter.kv.pttl(keys.sent_digest(PRIVATE, 7)) > 3_600_000
+    raw = aredis.Redis.from_url(redis_url)
+    try:
+        assert all(b"{rl}" in key for key in await raw.keys(f"{redis_prefix}*"))
+    finally:
+        await raw.aclose()
 
 
 async def test_two_clients_share_one_bucket(
-    make_limiter: Callable[..., RateLimiter], clock: FakeClock
+    make_limiter: Callable[..., FloodLimiter], clock: FakeClock
 ) -> None:
     a, b = make_limiter(), make_limiter()
     assert await a.acquire(PRIVATE) == 0
@@ -178,14 +184,14 @@ async def test_two_clients_share_one_bucket(
 
 
 async def test_concurrent_acquires_never_overdraw(
-    make_limiter: Callable[..., RateLimiter],
+    make_limiter: Callable[..., FloodLimiter],
 ) -> None:
     limiters = [make_limiter() for _ in range(4)]
     results = await asyncio.gather(*(lim.acquire(PRIVATE) for lim in limiters for _ in range(10)))
     assert sum(1 for r in results if r == 0) == int(limiters[0].config.per_chat.burst)
 
 
-async def test_edit_digest(limiter: RateLimiter, clock: FakeClock) -> None:
+async def test_edit_digest(limiter: FloodLimiter, clock: FakeClock) -> None:
     assert await limiter.acquire_edit(PRIVATE, 5, "t1", "m1") == 0
     assert await limiter.acquire_edit(PRIVATE, 5, "t1", "m1") == NOOP  # no token taken
     assert await limiter.acquire_edit(PRIVATE, 5, "t2", "m1") == 0
@@ -211,28 +217,28 @@ async def test_edit_digest(limiter: RateLimiter, clock: FakeClock) -> None:
 
 
 async def test_check_edit_compares_and_records_without_tokens(
-    limiter: RateLimiter, clock: FakeClock
+    limiter: FloodLimiter, clock: FakeClock
 ) -> None:
     """For an edit whose tokens were taken ahead (a prepaid coalesced update)."""
     while await limiter.acquire(PRIVATE) == 0:  # the chat's bucket is empty now
         pass
-    bucket = await limiter.r.hgetall(limiter.keys.rate_chat(PRIVATE))
+    bucket = await limiter.kv.hgetall(limiter.keys.rate_chat(PRIVATE))
     assert await limiter.check_edit(PRIVATE, 8, "t1", "m1") is True  # no token needed
     assert await limiter.last_digest(PRIVATE, 8) == "t1:m1"
     assert await limiter.check_edit(PRIVATE, 8, "t1", "m1") is False  # shows this already
     assert await limiter.check_edit(PRIVATE, 8, None, "m1") is False
     assert await limiter.check_edit(PRIVATE, 8, None, "m2") is True
     assert await limiter.last_digest(PRIVATE, 8) == "t1:m2"
-    assert await limiter.r.hgetall(limiter.keys.rate_chat(PRIVATE)) == bucket  # untouched
+    assert await limiter.kv.hgetall(limiter.keys.rate_chat(PRIVATE)) == bucket  # untouched
     with pytest.raises(ValueError):
         await limiter.check_edit(PRIVATE, 8, "a:b", "m1")
 
 
 async def test_refund_gives_tokens_back_up_to_the_capacity(
-    limiter: RateLimiter, clock: FakeClock
+    limiter: FloodLimiter, clock: FakeClock
 ) -> None:
     await limiter.refund(PRIVATE)  # no bucket yet: nothing is created
-    assert not await limiter.r.exists(limiter.keys.rate_chat(PRIVATE))
+    assert await limiter.kv.pttl(limiter.keys.rate_chat(PRIVATE)) == -2  # no such key
     while await limiter.acquire(PRIVATE) == 0:
         pass
     await limiter.refund(PRIVATE)
@@ -242,12 +248,12 @@ async def test_refund_gives_tokens_back_up_to_the_capacity(
     for _ in range(5):
         await limiter.refund(PRIVATE)
     for key, rate in limiter.buckets(PRIVATE):
-        bucket = await limiter.r.hgetall(key)
-        assert float(bucket[b"t"]) == rate.burst  # never above the capacity
-        assert await limiter.r.pttl(key) > 0
+        bucket = await limiter.kv.hgetall(key)
+        assert float(bucket["t"]) == rate.burst  # never above the capacity
+        assert await limiter.kv.pttl(key) > 0
 
 
-async def test_wait_sleeps_until_allowed(limiter: RateLimiter, clock: FakeClock) -> None:
+async def test_wait_sleeps_until_allowed(limiter: FloodLimiter, clock: FakeClock) -> None:
     slept: list[float] = []
 
     async def sleep(seconds: float) -> None:
@@ -263,7 +269,7 @@ async def test_wait_sleeps_until_allowed(limiter: RateLimiter, clock: FakeClock)
 
 
 async def test_default_rates_are_stricter_than_the_fake_server(
-    limiter: RateLimiter, clock: FakeClock
+    limiter: FloodLimiter, clock: FakeClock
 ) -> None:
     """Every message our limiter lets through, the fake's buckets accept too, even
     when each one reaches the server up to half a second late, reordered

@@ -1,0 +1,86 @@
+"""The Lua scripts of the table service (run by :mod:`engine.live.store`).
+
+:data:`CAS_LUA` checks, in this order: a request id seen before (-> duplicate,
+the version it produced), the expected version (-> stale, the current version);
+then bumps ``v``, sets/deletes hash fields, appends the flushed log chunk to the
+stream (exact ``MAXLEN``, id ``<version>-0``, :mod:`engine.live.eventlog`), sets
+both keys' TTL (or deletes both when the TTL is 0), remembers the request id and
+publishes the notification.  It only touches keys of one table (one hash tag),
+so it runs on Redis Cluster.  The others are single-key scripts: claiming and
+releasing timer hints, swapping a user's table pointer.
+"""
+
+CAS_LUA = r"""
+local cur = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
+local rid = ARGV[2]
+if rid ~= '' then
+  local r = redis.call('HGET', KEYS[1], 'r')
+  if r then
+    local pos = string.find(r, ';' .. rid .. '=', 1, true)
+    if pos then
+      return {2, tonumber(string.match(r, '^(%d+)', pos + #rid + 2))}
+    end
+  end
+end
+if cur ~= tonumber(ARGV[1]) then return {0, cur} end
+local newv = cur + 1
+local i = 11
+local hs = {'v', newv}
+for _ = 1, tonumber(ARGV[5]) do
+  hs[#hs + 1] = ARGV[i]; hs[#hs + 1] = ARGV[i + 1]; i = i + 2
+end
+local hd = {}
+for _ = 1, tonumber(ARGV[6]) do hd[#hd + 1] = ARGV[i]; i = i + 1 end
+if rid ~= '' then
+  local r = ';' .. rid .. '=' .. newv .. (redis.call('HGET', KEYS[1], 'r') or '')
+  local n, at = 0, 0
+  while true do
+    local p = string.find(r, ';', at + 1, true)
+    if not p then break end
+    n = n + 1
+    if n > tonumber(ARGV[10]) then r = string.sub(r, 1, p - 1); break end
+    at = p
+  end
+  hs[#hs + 1] = 'r'; hs[#hs + 1] = r
+end
+redis.call('HSET', KEYS[1], unpack(hs))
+if #hd > 0 then redis.call('HDEL', KEYS[1], unpack(hd)) end
+if ARGV[7] ~= '' then
+  redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[4], newv .. '-0', 'z', ARGV[7])
+end
+local ttl = tonumber(ARGV[3])
+if ttl > 0 then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+  redis.call('PEXPIRE', KEYS[2], ttl)
+else
+  redis.call('DEL', KEYS[1], KEYS[2])
+end
+if ARGV[8] ~= '' then
+  redis.call('PUBLISH', ARGV[8], '{"version":' .. newv .. ',' .. ARGV[9])
+end
+return {1, newv}
+"""
+
+CLAIM_LUA = r"""
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
+for _, m in ipairs(due) do redis.call('ZADD', KEYS[1], ARGV[3], m) end
+return due
+"""
+
+RELEASE_LUA = r"""
+local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if s and tonumber(s) == tonumber(ARGV[2]) then
+  if ARGV[3] == '' then redis.call('ZREM', KEYS[1], ARGV[1])
+  else redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1]) end
+  return 1
+end
+return 0
+"""
+
+SWAP_LUA = r"""
+local cur = redis.call('GET', KEYS[1]) or ''
+if cur ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then redis.call('DEL', KEYS[1])
+else redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) end
+return 1
+"""

@@ -1,0 +1,321 @@
+"""The tables part of the service: loading a table (one round trip), the one
+generic write (plan -> compare-and-set, one round trip), optimistic retries,
+the user -> table pointers and the table index.  Lobby, game, timer and admin
+operations (the other parts) are plans written through :meth:`Tables.write`."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine import Event, GameState, view
+from engine.clock import Clock
+from engine.live import eventlog
+from engine.live.codec import decode_state, encode_state
+from engine.live.model import (
+    OPEN,
+    OVER,
+    PLAYING,
+    LiveConfig,
+    LiveError,
+    LiveEvent,
+    StaleVersion,
+    Table,
+    WriteResult,
+)
+from engine.live.records import GameResult
+from engine.live.results import Results
+from engine.live.store import Store, text
+
+_REQUEST_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A table as read in one round trip."""
+
+    version: int
+    table: Table
+    state: GameState | None
+    deadline: int | None
+    result: GameResult | None
+    recent: str = ""
+    log: str = ""  # the open chunk of the event log (eventlog)
+
+
+@dataclass
+class Plan:
+    """A write to make: the new table record, the new state (None: no game), the
+    log entries ``(kind, seat, text)`` and what the engine reported."""
+
+    table: Table
+    state: GameState | None
+    events: list[tuple[str, int, str]] = field(default_factory=list)
+    engine_events: list[Event] = field(default_factory=list)
+    result: GameResult | None = None
+    notify: str = ""  # publish on the notify channel with this kind ("" = no)
+    delete: bool = False  # remove the table's keys (admin delete)
+    changed_seats: list[int] | None = None  # None: every human seat
+
+
+@dataclass(frozen=True)
+class Indexed:
+    """A table of the index as the admin list reads it (one ``HMGET``)."""
+
+    table: Table
+    version: int
+    deadline: int | None
+
+
+def parse(raw: dict[bytes, bytes]) -> Loaded:
+    blob = raw.get(b"s")
+    d = raw.get(b"d")
+    res = raw.get(b"res")
+    return Loaded(
+        version=int(raw.get(b"v", b"0")),
+        table=Table.from_json(raw[b"t"]),
+        state=decode_state(blob) if blob else None,
+        deadline=int(d) if d else None,
+        result=GameResult.from_json(json.loads(res)) if res else None,
+        recent=raw.get(b"r", b"").decode(),
+        log=raw.get(b"e", b"").decode(),
+    )
+
+
+def check_request_id(request_id: str) -> None:
+    if request_id and not _REQUEST_ID.fullmatch(request_id):
+        raise LiveError("bad_request_id", "a request id is 1-64 of A-Za-z0-9_.:-")
+
+
+class Tables:
+    """Load, plan, compare-and-set; user pointers; the index of tables."""
+
+    def __init__(self, store: Store, results: Results, config: LiveConfig, clock: Clock) -> None:
+        self.store = store
+        self.keys = store.keys
+        self.results = results
+        self.config = config
+        self.clock = clock
+
+    def now_ms(self) -> int:
+        return int(self.clock() * 1000)
+
+    async def load(self, table_id: str) -> Loaded:
+        """The table, its state, deadline, result and newest log (one round trip);
+        ``no_table`` when there is none."""
+        raw = await self.store.load(table_id)
+        if not raw or b"t" not in raw:
+            raise LiveError("no_table", f"there is no table {table_id!r} (finished or expired)")
+        return parse(raw)
+
+    # ------------------------------------------------------------------ writing
+    def _ttl(self, status: str) -> float:
+        c = self.config
+        return {OPEN: c.lobby_ttl, PLAYING: c.game_ttl, OVER: c.finished_ttl}.get(
+            status, c.finished_ttl
+        )
+
+    def deadline(self, table: Table, state: GameState | None) -> int | None:
+        """The next turn deadline: a timer is set, the game waits for a human."""
+        if table.status != PLAYING or not table.timer or state is None or state.over:
+            return None
+        if any(not table.seats[s].ai_controlled for s in state.to_act()):
+            return self.now_ms() + table.timer * 1000
+        return None
+
+    def _fields(
+        self, loaded: Loaded | None, plan: Plan, expected: int, deadline: int | None
+    ) -> tuple[dict[str, str | bytes | int], list[str], bytes]:
+        """The hash fields to set and delete and the log chunk to flush."""
+        c = self.config
+        fields: dict[str, str | bytes | int] = {"t": plan.table.to_json()}
+        dels: list[str] = []
+        if plan.state is not None:
+            fields["s"] = encode_state(plan.state, c.keep_history)
+        elif loaded is not None and loaded.state is not None:
+            dels.append("s")
+        if deadline is not None:
+            fields["d"] = deadline
+        elif loaded is not None and loaded.deadline is not None:
+            dels.append("d")
+        if plan.result is not None:
+            fields["res"] = json.dumps(plan.result.to_json(), separators=(",", ":"))
+        flush = b""
+        group = eventlog.encode_group(expected + 1, plan.events)
+        if group:
+            chunk = (loaded.log if loaded else "") + group
+            if len(chunk) >= c.log_chunk:
+                flush = eventlog.compress(chunk)
+                chunk = ""
+            fields["e"] = chunk
+        return fields, dels, flush
+
+    async def write(
+        self,
+        loaded: Loaded | None,
+        plan: Plan,
+        *,
+        expected: int | None = None,
+        request_id: str = "",
+        before: GameState | None = None,
+    ) -> WriteResult:
+        """CAS ``plan`` over ``loaded`` (None: a new table).  Raises
+        :class:`StaleVersion` when the table moved on meanwhile."""
+        check_request_id(request_id)
+        table = plan.table
+        tid = table.id
+        if expected is None:
+            expected = loaded.version if loaded else 0
+        deadline = self.deadline(table, plan.state)
+        fields, dels, flush = self._fields(loaded, plan, expected, deadline)
+        notify = ""
+        if plan.notify:
+            notify = json.dumps({"table": tid, "kind": plan.notify}, separators=(",", ":"))[1:]
+        outcome = await self.store.cas(
+            tid,
+            expected,
+            set_fields=fields,
+            del_fields=dels,
+            flush=flush,
+            ttl_ms=0 if plan.delete else int(self._ttl(table.status) * 1000),
+            maxlen=self.config.events_maxlen,
+            request_id=request_id,
+            recent=self.config.recent_requests,
+            notify=notify,
+            timer_hint=deadline,
+        )
+        if outcome.status == "stale":
+            raise StaleVersion(expected, outcome.version)
+        if outcome.status == "duplicate":
+            return WriteResult(tid, outcome.version, table, duplicate=True)
+        v = outcome.version
+        if loaded is None or loaded.table.status != table.status or plan.delete:
+            await self._index(tid, self.now_ms(), plan.delete)
+        if plan.result is not None:
+            await self.results.record(plan.result)
+        return WriteResult(
+            tid,
+            v,
+            table,
+            events=[LiveEvent(v, k, s, x) for k, s, x in plan.events],
+            engine_events=list(plan.engine_events),
+            changed_seats=_changed(table, before, plan.state, plan.changed_seats),
+            game_over=plan.result is not None,
+            deadline=deadline,
+        )
+
+    async def retry(
+        self, table_id: str, make: Callable[[Loaded], Awaitable[Plan] | Plan]
+    ) -> WriteResult:
+        """Load, plan and write, again while another write got there first."""
+        for _attempt in range(self.config.cas_retries):
+            loaded = await self.load(table_id)
+            planned = make(loaded)
+            plan = planned if isinstance(planned, Plan) else await planned
+            try:
+                return await self.write(loaded, plan, before=loaded.state)
+            except StaleVersion:
+                continue
+        raise LiveError("busy", "the table is too busy right now; try again")
+
+    # ------------------------------------------------------------ user pointers
+    async def _active_table(self, table_id: str, user: int) -> Table | None:
+        """The table if ``user`` sits there in an open lobby or a game in progress."""
+        raw = await self.store.load(table_id)
+        if not raw or b"t" not in raw:
+            return None
+        t = Table.from_json(raw[b"t"])
+        if t.status in (OPEN, PLAYING) and t.seat_of(user) is not None:
+            return t
+        return None
+
+    async def claim_user(self, user: int, table_id: str) -> bool:
+        """Point ``user`` at ``table_id``; True if the pointer was changed (so a
+        failed join should release it).  Raises ``seated_elsewhere`` naming the
+        table where he sits (one active table per user, :mod:`engine.live.lobbies`)."""
+        ttl = int(self.config.user_ttl * 1000)
+        for _attempt in range(self.config.cas_retries):
+            cur = await self.store.get_user(user)
+            if cur == table_id:
+                return False
+            if cur:
+                other = await self._active_table(cur, user)
+                if other is not None:
+                    raise LiveError(
+                        "seated_elsewhere",
+                        f"you already sit at table {cur} ({other.status}, "
+                        f"{other.variant}); leave it first",
+                        table=cur,
+                        status=other.status,
+                        chat=other.chat,
+                    )
+            if await self.store.swap_user(user, cur, table_id, ttl):
+                return True
+        raise LiveError("busy", "try again")
+
+    async def release_user(self, user: int, table_id: str) -> None:
+        await self.store.swap_user(user, table_id, "", 0)
+
+    async def where(self, user: int) -> Table | None:
+        """The open lobby or game in progress where ``user`` sits, if any."""
+        cur = await self.store.get_user(user)
+        return await self._active_table(cur, user) if cur else None
+
+    # ------------------------------------------------------------------ index
+    async def _index(self, table_id: str, now: int, delete: bool) -> None:
+        k = self.keys.tables
+        if delete:
+            await self.store.one(lambda p: p.zrem(k, table_id))
+        else:
+            await self.store.one(lambda p: p.zadd(k, {table_id: now}))
+
+    async def indexed(self) -> list[Indexed]:
+        """Every table of the index, newest status change first; vanished tables
+        are pruned from the index on the way."""
+        k = self.keys
+        ids = [text(i) for i in await self.store.one(lambda p: p.zrevrange(k.tables, 0, -1))]
+        if not ids:
+            return []
+
+        def build(p: Any) -> None:
+            for tid in ids:
+                p.hmget(k.table(tid), "t", "v", "d")
+
+        rows = await self.store.run(build)
+        out: list[Indexed] = []
+        gone = []
+        for tid, (t_raw, v_raw, d_raw) in zip(ids, rows, strict=True):
+            if t_raw is None:
+                gone.append(tid)
+            else:
+                out.append(
+                    Indexed(Table.from_json(t_raw), int(v_raw), int(d_raw) if d_raw else None)
+                )
+        if gone:
+            await self.store.one(lambda p: p.zrem(k.tables, *gone))
+        return out
+
+    async def prune_index(self) -> None:
+        """Drop index entries of tables that expired (the scheduler calls this)."""
+        await self.indexed()
+
+
+def _changed(
+    table: Table, before: GameState | None, after: GameState | None, given: list[int] | None
+) -> list[int]:
+    humans = [i for i, s in enumerate(table.seats) if s.human and not s.left]
+    if given is not None:
+        return given
+    if before is None or after is None:
+        return humans
+    return [s for s in humans if _view_key(before, s) != _view_key(after, s)]
+
+
+def _view_key(state: GameState, seat: int) -> dict[str, Any]:
+    v = view(state, seat, last_events=1)
+    v.pop("ply")
+    v.pop("events")
+    return v
