@@ -23,8 +23,6 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-import redis
-
 STARTUP_TIMEOUT_S = 15.0
 
 
@@ -93,20 +91,26 @@ def start_redis(
             start_new_session=True,
         )  # fmt: skip
         url = f"redis://127.0.0.1:{port}/0"
-        client = redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=0.5)
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        try:
-            while time.monotonic() < deadline and proc.poll() is None:
-                try:
-                    if client.ping():
-                        return proc, url
-                except redis.ConnectionError:
-                    time.sleep(0.05)
-        finally:
-            client.close()
+        while time.monotonic() < deadline and proc.poll() is None:
+            if answers_ping(port):
+                return proc, url
+            time.sleep(0.05)
         stop(proc)
         last_error = log.read_text(errors="replace")[-2000:] if log.exists() else ""
     raise LocalRedisError(f"Could not start {binary} (3 attempts). Last log:\n{last_error}")
+
+
+def answers_ping(port: int) -> bool:
+    """True once the server on ``port`` answers ``PING`` with ``+PONG`` (not while
+    it refuses connections or still loads its data: ``-LOADING``).  A raw RESP
+    exchange: the table service is the only code that uses the redis client."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as conn:
+            conn.sendall(b"PING\r\n")
+            return conn.recv(64).startswith(b"+PONG")
+    except OSError:
+        return False
 
 
 class LocalRedis:
