@@ -34,8 +34,8 @@ from aiogram.types import (
 )
 from redis.exceptions import RedisError
 
+from engine.clock import Clock
 from engine.live import LiveConfig, TableService, WriteResult
-from engine.live.core import Clock
 from engine.live.ui import UiStore
 from telegram_bot.delivery_api import make_delivery
 from telegram_bot.handlers import routers

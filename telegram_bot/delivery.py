@@ -51,6 +51,7 @@ from aiogram import Bot
 from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
 from aiogram.types import InlineKeyboardMarkup, Message
 
+from engine.clock import Clock
 from telegram_bot.outgoing import (
     DEFERRED,
     PREPAID,
@@ -63,7 +64,6 @@ from telegram_bot.outgoing import (
 
 log = logging.getLogger(__name__)
 
-Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[Any]]
 OnReplaced = Callable[[int, int, int], Awaitable[Any]]
 
