@@ -304,7 +304,7 @@ def render_game_over(
     text = "\n".join(lines)
     if code is None:
         return text, None
-    data = LobbyCb(c=code, o=LobbyOp.REMATCH).pack()
+    data = LobbyCb(code=code, op=LobbyOp.REMATCH).pack()
     markup = InlineKeyboardMarkup(
         inline_keyboard=[[InlineKeyboardButton(text="🔁 " + _("Rematch"), callback_data=data)]]
     )

@@ -68,7 +68,7 @@ async def lang_button(
     ui: UiStore,
     publisher: Publisher,
 ) -> None:
-    choice = callback_data.l
+    choice = callback_data.lang
     chat = callback.message.chat.id if callback.message is not None else callback.from_user.id
     await _set_language(chat, callback.from_user.id, choice, prefs, svc, ui, publisher)
     group = chat < 0

@@ -47,7 +47,7 @@ async def game_button(
     _: Translator,
 ) -> None:
     user = callback.from_user.id
-    tid = callback_data.g
+    tid = callback_data.game
     try:
         snap = await publisher.snapshot(tid)
     except EngineError as e:
@@ -71,8 +71,8 @@ async def game_button(
         return
     for attempt in range(APPLY_ATTEMPTS):
         seat_view = view(state, seat)
-        if callback_data.v != snap.version and (
-            not callback_data.s or callback_data.s != stamp(seat_view)
+        if callback_data.version != snap.version and (
+            not callback_data.stamp or callback_data.stamp != stamp(seat_view)
         ):  # his hand or options changed since the keyboard was drawn
             await publisher.render_seat(snap, user, selection)
             await callback.answer(_(texts.STALE), show_alert=True)
@@ -133,9 +133,9 @@ async def seat_button(
     _: Translator,
 ) -> None:
     try:
-        await svc.take_seat_back(callback_data.g, callback.from_user.id)
+        await svc.take_seat_back(callback_data.game, callback.from_user.id)
     except EngineError as e:
         await callback.answer(texts.refusal(e, _), show_alert=True)
         return
     await callback.answer(_(texts.SEAT_BACK))
-    await publisher.refresh(callback_data.g, actor=callback.from_user.id)
+    await publisher.refresh(callback_data.game, actor=callback.from_user.id)

@@ -87,8 +87,8 @@ async def lobby_button(
     _: Translator,
 ) -> None:
     user = callback.from_user
-    code = callback_data.c
-    op = callback_data.o
+    code = callback_data.code
+    op = callback_data.op
     answer: str | None = None
     try:
         if op == LobbyOp.JOIN:
@@ -147,8 +147,8 @@ async def _settings(
     """The settings keyboard on the lobby message itself; a change goes through the
     service (only the creator may)."""
     message = callback.message
-    table = await svc.lobby(cb.c)
-    if cb.o == LobbyOp.SET and cb.setting is not None:
+    table = await svc.lobby(cb.code)
+    if cb.op == LobbyOp.SET and cb.setting is not None:
         key, value = cb.setting
         changes: dict[str, Any] = {}
         if key == "game":
@@ -164,19 +164,19 @@ async def _settings(
             else:
                 options["remove_joker"] = value == "1"
             changes["options"] = options
-        table = (await svc.configure(cb.c, callback.from_user.id, **changes)).table
+        table = (await svc.configure(cb.code, callback.from_user.id, **changes)).table
     if message is None or not hasattr(message, "chat"):
         return
     chat = message.chat.id
-    snap = await publisher.snapshot(cb.c)
+    snap = await publisher.snapshot(cb.code)
     lang = publisher.lobby_lang(snap, chat) if chat < 0 else locale
-    if cb.o == LobbyOp.BACK:
+    if cb.op == LobbyOp.BACK:
         text, markup = render_lobby(table, locale=lang, bot_username=publisher.bot_username)
     else:
         text = settings_text(table, locale=lang)
         markup = settings_keyboard(table, locale=lang)
     await delivery.edit(chat, message.message_id, text, markup, urgency=Urgency.NOW)
-    if cb.o == LobbyOp.SET:  # the other lobby messages (private lobbies) show the change
+    if cb.op == LobbyOp.SET:  # the other lobby messages (private lobbies) show the change
         others = {c: m for c, m in snap.ui.lobby_messages.items() if c != chat}
         for c, m in others.items():
             t2, k2 = render_lobby(

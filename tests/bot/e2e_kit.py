@@ -151,7 +151,7 @@ def has_game_buttons(message: Message) -> bool:
 
 
 def op(code: str, what: LobbyOp) -> str:
-    return LobbyCb(c=code, o=what).pack()
+    return LobbyCb(code=code, op=what).pack()
 
 
 def game_buttons(message: Message) -> list[dict[str, Any]]:

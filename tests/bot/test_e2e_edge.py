@@ -66,21 +66,25 @@ async def test_stale_double_press_foreign_and_forged_buttons(
         u, m, b = await mover(h, tid, humans)
         old = b["callback_data"]
         cb = parse_game(old)
-        assert cb is not None and len(cb.s) == 6
-        other_stamp = ("A" if cb.s[0] != "A" else "B") + cb.s[1:]
-        stale = GameCb(g=cb.g, v=cb.v - 1, a=cb.a, s=other_stamp).pack()
+        assert cb is not None and len(cb.stamp) == 6
+        other_stamp = ("A" if cb.stamp[0] != "A" else "B") + cb.stamp[1:]
+        stale = GameCb(
+            game=cb.game, version=cb.version - 1, payload=cb.payload, stamp=other_stamp
+        ).pack()
         _t, _s, before = await h.svc.get(tid)
         answer = await u.press(data=stale, message=m, forged=True).wait_answer(SAFETY)
         assert answer["show_alert"] and "out of date" in answer["text"]
         assert (await h.svc.get(tid))[2] == before
         # ... and without a stamp (a keyboard of an older release): stale too
-        bare = GameCb(g=cb.g, v=cb.v - 1, a=cb.a).pack()
+        bare = GameCb(game=cb.game, version=cb.version - 1, payload=cb.payload).pack()
         answer = await u.press(data=bare, message=m, forged=True).wait_answer(SAFETY)
         assert answer["show_alert"] and "out of date" in answer["text"]
         assert (await h.svc.get(tid))[2] == before
         # an older version with his current stamp (others moved, his hand and options
         # did not change): the press means what it meant and is honoured
-        honoured = GameCb(g=cb.g, v=cb.v - 1, a=cb.a, s=cb.s).pack()
+        honoured = GameCb(
+            game=cb.game, version=cb.version - 1, payload=cb.payload, stamp=cb.stamp
+        ).pack()
         answer = await u.press(data=honoured, message=m, forged=True).wait_answer(SAFETY)
         assert not answer.get("show_alert"), answer
         _t, _s, before = await h.svc.get(tid)
@@ -142,7 +146,7 @@ async def test_timers_takeover_take_back_leave_restart_rematch(
         table, _s, _v = await h.svc.get(code)
         seat = taken[0].seat
         user = next(u for u in humans if u.id == table.seats[seat].user)
-        back = SeatCb(g=code, o="back").pack()
+        back = SeatCb(game=code, op="back").pack()
 
         def has_back() -> object:
             m = fake.world.messages(user.chat)
