@@ -49,18 +49,20 @@ from typing import Any
 
 from aiogram import Bot
 from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
+from aiogram.methods import EditMessageText, SendMessage
 from aiogram.types import InlineKeyboardMarkup, Message
 
 from engine.clock import Clock
 from telegram_bot.outgoing import (
-    DEFERRED,
-    PREPAID,
+    URGENT,
+    CallOptions,
     Hook,
     Outgoing,
     OutgoingStats,
     find_outgoing,
     install,
 )
+from telegram_bot.waiting_line import Priority
 
 log = logging.getLogger(__name__)
 
@@ -166,12 +168,12 @@ class Delivery:
         markup: InlineKeyboardMarkup | None = None,
         *,
         parse_mode: str | None = "HTML",
+        options: CallOptions = URGENT,
     ) -> Message | None:
         """Send a new message now; None when the chat is closed to the bot (403)."""
+        method = SendMessage(chat_id=chat_id, text=text, reply_markup=markup, parse_mode=parse_mode)
         try:
-            return await self.bot.send_message(
-                chat_id, text, reply_markup=markup, parse_mode=parse_mode
-            )
+            return await self.outgoing.call(self.bot, method, options)
         except TelegramForbiddenError:
             return None
 
@@ -199,7 +201,7 @@ class Delivery:
         slot.seq += 1
         content = _Content(text, markup, self.parse_mode, on_replaced or self.on_replaced)
         if urgency is Urgency.NOW:
-            return await self._deliver(key, slot, content, slot.seq)
+            return await self._deliver(key, slot, content, slot.seq, URGENT)
         pending = slot.pending
         if pending is not None:
             self.stats.coalesced += 1
@@ -314,7 +316,6 @@ class Delivery:
         # only watchers' updates hold back for the reserve; every deferred update
         # queues behind the acting players' own edits for the overall bucket
         yields = pending is not None and pending.urgency is not Urgency.SOON
-        DEFERRED.set(True)
         try:
             overdue = pending is not None and self.clock() - pending.created >= self.max_hold
             if self._flushing or overdue or not yields:  # competes with urgent edits
@@ -350,7 +351,7 @@ class Delivery:
         if pending is None:
             return
         try:
-            ticket = await self.outgoing.prepay(key[0])
+            ticket = await self.outgoing.prepay(key[0], Priority.DEFERRED)
         except BaseException:  # Redis down, cancelled: it stays pending, due again soon
             if slot.pending is pending and pending.firing:
                 pending.firing = False
@@ -358,18 +359,22 @@ class Delivery:
                 if not self._closed:
                     self._kick()
             raise
-        token = PREPAID.set(ticket)
         try:
-            await self._deliver(key, slot, None, 0)
+            await self._deliver(key, slot, None, 0, CallOptions(Priority.DEFERRED, ticket))
         finally:
-            PREPAID.reset(token)
             await self.outgoing.settle(ticket)  # overtaken by a newer edit: tokens back
 
     async def _deliver(
-        self, key: tuple[int, int], slot: _Slot, content: _Content | None, seq: int
+        self,
+        key: tuple[int, int],
+        slot: _Slot,
+        content: _Content | None,
+        seq: int,
+        options: CallOptions,
     ) -> int | None:
         """Edit the message (``content`` None: the newest pending content, taken
-        once the message's lock is ours); never after newer content went out."""
+        once the message's lock is ours); never after newer content went out.
+        ``options``: urgent, or deferred with the tokens prepaid for it."""
         chat_id, message_id = key
         async with slot.lock:
             if content is None:
@@ -392,29 +397,34 @@ class Delivery:
                     self.stats.coalesced += 1
                     return moved
                 new_slot.seq += 1
-                return await self._deliver(new_key, new_slot, content, new_slot.seq)
+                return await self._deliver(new_key, new_slot, content, new_slot.seq, options)
             slot.sent_seq = seq
             slot.last_sent = self.clock()
+            method = EditMessageText(
+                text=content.text,
+                chat_id=chat_id,
+                message_id=message_id,
+                reply_markup=content.markup,
+                parse_mode=content.parse_mode,
+            )
             try:
-                await self.bot.edit_message_text(
-                    text=content.text,
-                    chat_id=chat_id,
-                    message_id=message_id,
-                    reply_markup=content.markup,
-                    parse_mode=content.parse_mode,
-                )
+                await self.outgoing.call(self.bot, method, options)
             except TelegramForbiddenError:
                 return None
             except TelegramBadRequest as exc:
                 if not any(reason in exc.message for reason in GONE):
                     raise
-                return await self._replace(key, content)
+                return await self._replace(key, content, CallOptions(options.priority))
             return message_id
 
-    async def _replace(self, key: tuple[int, int], content: _Content) -> int | None:
+    async def _replace(
+        self, key: tuple[int, int], content: _Content, options: CallOptions
+    ) -> int | None:
         """The message is gone: send the content as a new one."""
         chat_id, old_id = key
-        msg = await self.send(chat_id, content.text, content.markup, parse_mode=content.parse_mode)
+        msg = await self.send(
+            chat_id, content.text, content.markup, parse_mode=content.parse_mode, options=options
+        )
         if msg is None:
             return None
         self._moved[key] = msg.message_id
