@@ -35,9 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from aiogram import Bot
@@ -47,38 +45,12 @@ from aiogram.methods import Response, TelegramMethod
 from aiogram.methods.base import TelegramType
 from aiogram.types import ErrorEvent, Message
 
-from engine.live.ratelimit import NOOP, Headroom, RateLimiter
+from engine.live.ratelimit import Headroom, RateLimiter
+from telegram_bot.flood import GO, URGENT, CallOptions, FloodGate, OutgoingStats, Prepaid
 from telegram_bot.shown import EDITS, LocalMemory, content_digests
-from telegram_bot.waiting_line import Priority, WaitingLine
+from telegram_bot.waiting_line import Priority
 
 log = logging.getLogger(__name__)
-
-GO = Headroom(0.0, 0.0)
-
-
-@dataclass
-class Prepaid:
-    """The flood tokens of one message to ``chat_id``, taken ahead of the call
-    (:meth:`Outgoing.prepay`); the limited call to that chat made with it
-    (:meth:`Outgoing.call`) uses them instead of taking its own.  Tokens no call used, or used by
-    an edit that changed nothing, go back to the buckets (:meth:`Outgoing.settle`)."""
-
-    chat_id: int
-    paid: bool = True  # False: nothing was taken (no limiter)
-    used: bool = False
-
-
-@dataclass(frozen=True)
-class CallOptions:
-    """How one call goes out: its place in the overall line, and the tokens
-    taken for it ahead of the call (a :class:`Prepaid` for its chat)."""
-
-    priority: Priority = Priority.URGENT
-    prepaid: Prepaid | None = None
-
-
-URGENT = CallOptions()
-
 
 Hook = Callable[[int], Awaitable[Any]]
 Sleep = Callable[[float], Awaitable[Any]]
@@ -92,22 +64,6 @@ def is_limited(api_method: str) -> bool:
     if api_method.startswith("send"):
         return api_method != "sendChatAction"
     return api_method.startswith("editMessage") or api_method in _FORWARDS
-
-
-@dataclass
-class OutgoingStats:
-    """Counts of what went out (shared by :class:`Outgoing` and ``Delivery``)."""
-
-    sent: int = 0  # messages sent (any send method that succeeded)
-    edited: int = 0  # edits Telegram applied
-    coalesced: int = 0  # pending edits dropped because newer content replaced them
-    noop: int = 0  # edits dropped as changing nothing (+ "not modified" answers)
-    retry_after: int = 0  # 429 answers received
-    forbidden: int = 0  # 403 answers received
-    waits: int = 0  # times a call waited on the flood limiter
-
-    def as_dict(self) -> dict[str, int]:
-        return asdict(self)
 
 
 class Outgoing(BaseRequestMiddleware):
@@ -142,9 +98,11 @@ class Outgoing(BaseRequestMiddleware):
         self._options: dict[int, CallOptions] = {}  # by id() of a method in flight
         self._in_hook: set[int] = set()
         self._background: set[asyncio.Task[None]] = set()
-        # calls of this process that wait for the OVERALL bucket queue here (urgent
-        # ones first, else FIFO): only the head asks Redis again, not every waiter
-        self._overall_line = WaitingLine()
+        self.gate = (
+            FloodGate(limiter, sleep=sleep, max_wait=max_wait, stats=self.stats)
+            if limiter is not None
+            else None
+        )
 
     # ------------------------------------------------------------ the middleware
     async def __call__(
@@ -224,13 +182,7 @@ class Outgoing(BaseRequestMiddleware):
         """How long a deferrable message to ``chat_id`` should hold back so urgent
         ones keep their reserve of flood tokens (0, 0: go; always so without a
         limiter, or when Redis cannot tell)."""
-        if self.limiter is None:
-            return GO
-        try:
-            return await self.limiter.headroom(chat_id)
-        except Exception:  # the send itself will wait on (or report) the limiter
-            log.exception("flood limiter: no headroom reading for chat %s", chat_id)
-            return GO
+        return GO if self.gate is None else await self.gate.headroom(chat_id)
 
     async def call(
         self, bot: Bot, method: TelegramMethod[TelegramType], options: CallOptions = URGENT
@@ -251,23 +203,14 @@ class Outgoing(BaseRequestMiddleware):
         takes no tokens again.  ``Delivery`` does so for a coalesced update: it
         holds its tokens before it takes its content, so it sends the newest
         content and never holds a message's lock while it queues."""
-        if self.limiter is None:
+        if self.gate is None:
             return Prepaid(chat_id, paid=False)
-        await self._admit(chat_id, None, None, CallOptions(priority))
-        return Prepaid(chat_id)
+        return await self.gate.prepay(chat_id, priority)
 
     async def settle(self, ticket: Prepaid) -> None:
         """Give the tokens of ``ticket`` back if no call used them."""
-        if ticket.paid and not ticket.used:
-            ticket.used = True
-            await self._refund(ticket.chat_id)
-
-    async def _refund(self, chat_id: int) -> None:
-        assert self.limiter is not None
-        try:
-            await self.limiter.refund(chat_id)
-        except Exception:  # a lost refund only slows the next message a little
-            log.exception("flood limiter: could not refund a token of chat %s", chat_id)
+        if self.gate is not None:
+            await self.gate.settle(ticket)
 
     async def _admit(
         self,
@@ -277,55 +220,11 @@ class Outgoing(BaseRequestMiddleware):
         options: CallOptions,
     ) -> bool:
         """Wait for the flood tokens; False when the edit would change nothing."""
-        if self.limiter is None:
-            if key is not None and digests is not None:
-                return self._memory.admit(key, *digests)
-            return True
-        prepaid = options.prepaid
-        if prepaid is not None and not prepaid.used and prepaid.chat_id == chat_id:
-            prepaid.used = True  # the tokens are ours already
-            if (
-                key is not None
-                and digests is not None
-                and not await self.limiter.check_edit(key[0], key[1], *digests)
-            ):
-                await self._refund(prepaid.chat_id)  # a no-op edit costs nothing
-                return False
-            return True
-        waited = 0.0
-        line = self._overall_line
-        in_line = False
-        try:
-            while True:
-                if key is not None and digests is not None:
-                    verdict = await self.limiter.take_edit(key[0], key[1], *digests)
-                else:
-                    verdict = await self.limiter.take(chat_id)
-                delay = verdict.wait
-                if delay == NOOP:
-                    return False
-                if delay <= 0:
-                    return True
-                if waited >= self.max_wait:
-                    log.warning(
-                        "flood limiter: gave up waiting after %.0f s (chat %s)", waited, chat_id
-                    )
-                    return True
-                self.stats.waits += 1
-                if verdict.overall and not in_line:
-                    t0 = time.monotonic()
-                    await line.acquire(options.priority)  # our turn: ask again at once
-                    in_line = True
-                    waited += time.monotonic() - t0
-                    continue
-                if not verdict.overall and in_line:
-                    line.release()  # only our chat is short: let the next one ask
-                    in_line = False
-                await self.sleep(delay)
-                waited += delay
-        finally:
-            if in_line:
-                line.release()
+        if self.gate is not None:
+            return await self.gate.admit(chat_id, key, digests, options)
+        if key is not None and digests is not None:
+            return self._memory.admit(key, *digests)
+        return True
 
     async def _remember(self, key: tuple[int, int], text: str, markup: str) -> None:
         if self.limiter is None:
@@ -381,6 +280,20 @@ def find_outgoing(bot: Bot) -> Outgoing | None:
         if isinstance(middleware, Outgoing):
             return middleware
     return None
+
+
+__all__ = [
+    "URGENT",
+    "CallOptions",
+    "Hook",
+    "Outgoing",
+    "OutgoingStats",
+    "Prepaid",
+    "find_outgoing",
+    "ignore_forbidden",
+    "install",
+    "is_limited",
+]
 
 
 def install(bot: Bot, limiter: RateLimiter | None = None, **options: Any) -> Outgoing:
