@@ -39,12 +39,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
 import logging
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from aiogram import Bot
@@ -53,6 +51,7 @@ from aiogram.methods import EditMessageText, SendMessage
 from aiogram.types import InlineKeyboardMarkup, Message
 
 from engine.clock import Clock
+from telegram_bot.message_slots import Content, OnReplaced, Pending, Slot, Urgency
 from telegram_bot.outgoing import (
     URGENT,
     CallOptions,
@@ -64,48 +63,13 @@ from telegram_bot.outgoing import (
 )
 from telegram_bot.waiting_line import Priority
 
+__all__ = ["Delivery", "OnReplaced", "Urgency"]
+
 log = logging.getLogger(__name__)
 
 Sleep = Callable[[float], Awaitable[Any]]
-OnReplaced = Callable[[int, int, int], Awaitable[Any]]
 
 GONE = ("message to edit not found", "message can't be edited", "MESSAGE_ID_INVALID")
-
-
-class Urgency(enum.Enum):
-    NOW = "now"
-    SOON = "soon"
-    LATER = "later"
-    TABLE = "table"
-
-
-@dataclass
-class _Content:
-    text: str
-    markup: InlineKeyboardMarkup | None
-    parse_mode: str | None
-    on_replaced: OnReplaced | None
-
-
-@dataclass
-class _Pending:
-    content: _Content
-    seq: int
-    created: float
-    urgency: Urgency
-    firing: bool = False
-    not_before: float = float("-inf")  # held back for the limiter's headroom
-
-
-@dataclass
-class _Slot:
-    """One message's delivery state."""
-
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    seq: int = 0  # edits asked for
-    sent_seq: int = 0  # the newest edit handed to Telegram
-    last_sent: float = float("-inf")
-    pending: _Pending | None = None
 
 
 class Delivery:
@@ -142,7 +106,7 @@ class Delivery:
         if on_forbidden is not None:
             outgoing.on_forbidden = on_forbidden
         self.outgoing = outgoing
-        self._slots: dict[tuple[int, int], _Slot] = {}
+        self._slots: dict[tuple[int, int], Slot] = {}
         self._moved: OrderedDict[tuple[int, int], int] = OrderedDict()
         self._wake = asyncio.Event()
         self._runner: asyncio.Task[None] | None = None
@@ -199,7 +163,7 @@ class Delivery:
         key = (chat_id, message_id)
         slot = self._slot(key)
         slot.seq += 1
-        content = _Content(text, markup, self.parse_mode, on_replaced or self.on_replaced)
+        content = Content(text, markup, self.parse_mode, on_replaced or self.on_replaced)
         if urgency is Urgency.NOW:
             return await self._deliver(key, slot, content, slot.seq, URGENT)
         pending = slot.pending
@@ -210,7 +174,7 @@ class Delivery:
                 pending.urgency = Urgency.SOON  # the faster of the two wins
                 pending.not_before = float("-inf")  # and it does not hold back
         else:
-            slot.pending = _Pending(content, slot.seq, self.clock(), urgency)
+            slot.pending = Pending(content, slot.seq, self.clock(), urgency)
         self._kick()
         return message_id
 
@@ -240,12 +204,12 @@ class Delivery:
             self._runner = None
 
     # ------------------------------------------------------------------ internals
-    def _slot(self, key: tuple[int, int]) -> _Slot:
+    def _slot(self, key: tuple[int, int]) -> Slot:
         slot = self._slots.get(key)
         if slot is None:
             if len(self._slots) >= 10_000:
                 self._sweep()
-            slot = self._slots[key] = _Slot()
+            slot = self._slots[key] = Slot()
         return slot
 
     def _sweep(self) -> None:
@@ -255,15 +219,8 @@ class Delivery:
             if slot.pending is None and not slot.lock.locked() and slot.last_sent < horizon:
                 del self._slots[key]
 
-    def _due(self, slot: _Slot) -> float:
-        p = slot.pending
-        assert p is not None
-        due = max(p.created + self.soon_delay, p.not_before)
-        if p.urgency is Urgency.TABLE:
-            due = max(due, slot.last_sent + self.table_delay)
-        elif p.urgency is Urgency.LATER:
-            due = max(due, slot.last_sent + self.later_delay)
-        return due
+    def _due(self, slot: Slot) -> float:
+        return slot.due(self.soon_delay, self.later_delay, self.table_delay)
 
     def _kick(self) -> None:
         if self._runner is None or self._runner.done():
@@ -271,7 +228,7 @@ class Delivery:
         else:
             self._wake.set()
 
-    def _fire(self, key: tuple[int, int], slot: _Slot) -> None:
+    def _fire(self, key: tuple[int, int], slot: Slot) -> None:
         assert slot.pending is not None
         slot.pending.firing = True
         task = asyncio.get_running_loop().create_task(self._deliver_pending(key, slot))
@@ -311,7 +268,7 @@ class Delivery:
                         with contextlib.suppress(asyncio.CancelledError):
                             await t
 
-    async def _deliver_pending(self, key: tuple[int, int], slot: _Slot) -> None:
+    async def _deliver_pending(self, key: tuple[int, int], slot: Slot) -> None:
         pending = slot.pending
         # only watchers' updates hold back for the reserve; every deferred update
         # queues behind the acting players' own edits for the overall bucket
@@ -342,7 +299,7 @@ class Delivery:
         except Exception:
             log.exception("deferred edit of %s failed", key)
 
-    async def _deliver_newest(self, key: tuple[int, int], slot: _Slot) -> None:
+    async def _deliver_newest(self, key: tuple[int, int], slot: Slot) -> None:
         """Send the newest pending content: first take the flood tokens (queueing
         behind urgent calls), only then the message's lock and its content -- so
         what changed while it queued goes out in the same edit, and a queued
@@ -367,8 +324,8 @@ class Delivery:
     async def _deliver(
         self,
         key: tuple[int, int],
-        slot: _Slot,
-        content: _Content | None,
+        slot: Slot,
+        content: Content | None,
         seq: int,
         options: CallOptions,
     ) -> int | None:
@@ -418,7 +375,7 @@ class Delivery:
             return message_id
 
     async def _replace(
-        self, key: tuple[int, int], content: _Content, options: CallOptions
+        self, key: tuple[int, int], content: Content, options: CallOptions
     ) -> int | None:
         """The message is gone: send the content as a new one."""
         chat_id, old_id = key
