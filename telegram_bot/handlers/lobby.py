@@ -21,6 +21,7 @@ from telegram_bot.i18n import Translator
 from telegram_bot.middlewares import PrefsCache, display_name
 from telegram_bot.publisher import Publisher
 from telegram_bot.render_lobby import deep_link, render_lobby, settings_keyboard, settings_text
+from telegram_bot.screens import lobby_lang
 from telegram_bot.settings import Settings
 
 router = Router(name=__name__)
@@ -169,7 +170,7 @@ async def _settings(
         return
     chat = message.chat.id
     snap = await publisher.snapshot(cb.code)
-    lang = publisher.lobby_lang(snap, chat) if chat < 0 else locale
+    lang = lobby_lang(snap, chat) if chat < 0 else locale
     if cb.op == LobbyOp.BACK:
         text, markup = render_lobby(table, locale=lang, bot_username=publisher.bot_username)
     else:
@@ -180,6 +181,6 @@ async def _settings(
         others = {c: m for c, m in snap.ui.lobby_messages.items() if c != chat}
         for c, m in others.items():
             t2, k2 = render_lobby(
-                table, locale=publisher.lobby_lang(snap, c), bot_username=publisher.bot_username
+                table, locale=lobby_lang(snap, c), bot_username=publisher.bot_username
             )
             await delivery.edit(c, m, t2, k2, urgency=Urgency.SOON)

@@ -24,7 +24,8 @@ from engine.live import PLAYING, StaleVersion, TableService
 from engine.live.ui import UiStore
 from telegram_bot.callbacks import GameCb
 from telegram_bot.moves import ERR_NOT_YOUR_TURN, Selection, resolve, stamp
-from telegram_bot.publisher import Publisher, Snapshot
+from telegram_bot.publisher import Publisher
+from telegram_bot.screens import Snapshot
 
 APPLY_ATTEMPTS = 3
 """A press whose move loses a compare-and-set race is tried again on the newer
