@@ -80,7 +80,7 @@ class Press:
 PLAY = Press("play")
 CLEAR = Press("clear")
 BACK = Press("back")
-NOOP = Press("noop")
+INERT = Press("noop")
 
 
 def act(text: str) -> Press:
@@ -106,7 +106,7 @@ def parse_payload(payload: str) -> Press | None:
     if payload == "b":
         return BACK
     if payload == "n":
-        return NOOP
+        return INERT
     if payload[0] == "p":
         return page(int(payload[1:]))
     if payload[0] == "c" and is_card(payload[1:]):

@@ -42,7 +42,6 @@ import contextlib
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiogram import Bot
@@ -51,6 +50,7 @@ from aiogram.methods import EditMessageText, SendMessage
 from aiogram.types import InlineKeyboardMarkup, Message
 
 from engine.clock import Clock
+from telegram_bot.flood import Sleep
 from telegram_bot.message_slots import Content, OnReplaced, Pending, Slot, Urgency
 from telegram_bot.outgoing import (
     URGENT,
@@ -67,7 +67,6 @@ __all__ = ["Delivery", "OnReplaced", "Urgency"]
 
 log = logging.getLogger(__name__)
 
-Sleep = Callable[[float], Awaitable[Any]]
 
 GONE = ("message to edit not found", "message can't be edited", "MESSAGE_ID_INVALID")
 

@@ -21,6 +21,7 @@ log = logging.getLogger(__name__)
 GO = Headroom(0.0, 0.0)
 
 Sleep = Callable[[float], Awaitable[Any]]
+"""``asyncio.sleep`` or a test's own (a fake clock moving on)."""
 
 
 @dataclass

@@ -46,14 +46,13 @@ from aiogram.methods.base import TelegramType
 from aiogram.types import ErrorEvent, Message
 
 from engine.live.ratelimit import Headroom, RateLimiter
-from telegram_bot.flood import GO, URGENT, CallOptions, FloodGate, OutgoingStats, Prepaid
+from telegram_bot.flood import GO, URGENT, CallOptions, FloodGate, OutgoingStats, Prepaid, Sleep
 from telegram_bot.shown import EDITS, LocalMemory, content_digests
 from telegram_bot.waiting_line import Priority
 
 log = logging.getLogger(__name__)
 
 Hook = Callable[[int], Awaitable[Any]]
-Sleep = Callable[[float], Awaitable[Any]]
 
 NOT_MODIFIED = "message is not modified"
 _FORWARDS = frozenset({"copyMessage", "copyMessages", "forwardMessage", "forwardMessages"})

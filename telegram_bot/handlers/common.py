@@ -8,7 +8,7 @@ from aiogram.types import Message, User
 from telegram_bot import texts
 from telegram_bot.i18n import Translator
 from telegram_bot.middlewares import display_name
-from telegram_bot.usecases.lobby import LobbyOutcome, Player
+from telegram_bot.usecases.lobby import LobbyOutcome, Person
 
 VARIANT_WORDS = {
     "chuvash": "chuvash",
@@ -34,8 +34,8 @@ def parse_variant(args: str | None) -> str | None:
     return VARIANT_WORDS.get(word)
 
 
-def player(user: User, locale: str) -> Player:
-    return Player(user.id, display_name(user), locale)
+def player(user: User, locale: str) -> Person:
+    return Person(user.id, display_name(user), locale)
 
 
 async def reply(message: Message, outcome: LobbyOutcome, _: Translator) -> None:

@@ -23,8 +23,9 @@ from telegram_bot.screens import lobby_lang
 
 
 @dataclass(frozen=True)
-class Player:
-    """Who asks: his user id, display name and language."""
+class Person:
+    """Who asks (a player, or someone about to be one): his user id, display
+    name and language."""
 
     id: int
     name: str
@@ -67,7 +68,7 @@ class Lobbies:
         )
 
     async def open(
-        self, player: Player, *, variant: str, timer: int, group: int | None, group_lang: str
+        self, player: Person, *, variant: str, timer: int, group: int | None, group_lang: str
     ) -> LobbyOutcome:
         """``/new``: a lobby in ``group``, or (None) a private lobby whose message
         goes to his private chat after the notice."""
@@ -93,7 +94,7 @@ class Lobbies:
         return LobbyOutcome()
 
     async def play_solo(
-        self, player: Player, *, variant: str, timer: int, opponents: int
+        self, player: Person, *, variant: str, timer: int, opponents: int
     ) -> LobbyOutcome:
         """``/play``: a private game against ``opponents`` AI players, started at
         once (the lobby is cancelled again if it cannot start)."""
@@ -115,7 +116,7 @@ class Lobbies:
             return LobbyOutcome(error=e)
         return LobbyOutcome(then=lambda: self.publisher.start_game(code))
 
-    async def join(self, code: str, player: Player) -> Table:
+    async def join(self, code: str, player: Person) -> Table:
         """Seat him at the lobby (LiveError when refused); remember his language;
         re-render the lobby messages."""
         result = await self.svc.join(code, player.id, player.name)
@@ -123,7 +124,7 @@ class Lobbies:
         await self.publisher.refresh(code, actor=player.id)
         return result.table
 
-    async def join_by_link(self, code: str, player: Player) -> LobbyOutcome:
+    async def join_by_link(self, code: str, player: Person) -> LobbyOutcome:
         """He opened ``t.me/<bot>?start=<code>``: seat him at that lobby."""
         try:
             table = await self.svc.lobby(code)
@@ -144,7 +145,7 @@ class Lobbies:
             return LobbyOutcome(texts.JOINED, then=lambda: self._send_copy(table, player))
         return LobbyOutcome(texts.JOINED)
 
-    async def _send_copy(self, table: Table, player: Player) -> None:
+    async def _send_copy(self, table: Table, player: Person) -> None:
         bot = self.publisher.bot_username
         text, markup = render_lobby(table, locale=player.locale, bot_username=bot)
         sent = await self.delivery.send(player.id, text, markup)
@@ -154,7 +155,7 @@ class Lobbies:
     async def press(
         self,
         button: LobbyCb,
-        player: Player,
+        player: Person,
         prefs: PrefsCache,
         message: tuple[int, int] | None,
     ) -> LobbyOutcome:
@@ -167,7 +168,7 @@ class Lobbies:
     async def _press(
         self,
         button: LobbyCb,
-        player: Player,
+        player: Person,
         prefs: PrefsCache,
         message: tuple[int, int] | None,
     ) -> LobbyOutcome:
@@ -208,7 +209,7 @@ class Lobbies:
         await self.svc.remove_ai(code, user, ai[-1])
 
     async def settings(
-        self, button: LobbyCb, player: Player, message: tuple[int, int] | None
+        self, button: LobbyCb, player: Person, message: tuple[int, int] | None
     ) -> None:
         """The settings keyboard on the lobby message itself; a change goes through
         the service (only the creator may)."""

@@ -11,11 +11,11 @@ from telegram_bot.delivery_api import Delivery, Urgency
 from telegram_bot.i18n import Translator
 from telegram_bot.middlewares import PrefsCache
 from telegram_bot.publisher import Publisher
-from telegram_bot.usecases.lobby import LobbyOutcome, Player
+from telegram_bot.usecases.lobby import LobbyOutcome, Person
 
 
 async def leave_table(
-    svc: TableService, ui: UiStore, publisher: Publisher, delivery: Delivery, player: Player
+    svc: TableService, ui: UiStore, publisher: Publisher, delivery: Delivery, player: Person
 ) -> LobbyOutcome:
     """He leaves the table he sits at: a lobby seat, or a game (the AI plays on;
     his hand message says he left)."""

@@ -8,10 +8,10 @@ from aiogram.filters.callback_data import CallbackData
 from telegram_bot.callbacks import (
     BACK,
     CLEAR,
+    INERT,
     MAX_CALLBACK_BYTES,
     MAX_CODE,
     MAX_VERSION,
-    NOOP,
     PLAY,
     SETTING_VALUES,
     GameCb,
@@ -43,7 +43,7 @@ WORST_GAME = [
     PLAY,
     CLEAR,
     BACK,
-    NOOP,
+    INERT,
 ]
 
 

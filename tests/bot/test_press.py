@@ -16,7 +16,7 @@ from aiogram.types import InlineKeyboardMarkup
 from engine import view
 from engine.live import LiveConfig, StaleVersion, TableService
 from engine.live.ui import UiStore
-from telegram_bot.callbacks import NOOP, GameCb, Press, act
+from telegram_bot.callbacks import INERT, GameCb, Press, act
 from telegram_bot.delivery_api import Delivery, Urgency
 from telegram_bot.moves import ERR_NOT_YOUR_TURN, stamp
 from telegram_bot.publisher import Publisher
@@ -146,7 +146,7 @@ async def test_a_redelivered_press_is_applied_once(table: Table) -> None:
 async def test_a_selection_press_toggles_without_a_write(table: Table) -> None:
     t = table
     version, user, _legal, st = await situation(t)
-    outcome = await t.press_button(pressing(t, user, version, NOOP, st))
+    outcome = await t.press_button(pressing(t, user, version, INERT, st))
     assert outcome.status is PressStatus.TOGGLED
     assert (await t.svc.load(t.code)).version == version
     assert (await t.ui.table(t.code)).selections[user] is not None
@@ -220,8 +220,8 @@ async def test_presses_after_the_game_are_refused(table: Table) -> None:
 
 async def test_an_unknown_table_is_refused_by_the_service(table: Table) -> None:
     t = table
-    press = pressing(t, ANN, 1, NOOP)
+    press = pressing(t, ANN, 1, INERT)
     outcome = await t.press_button(
-        ButtonPress(ANN, GameCb.of("nosuch", 1, NOOP), ANN, HAND[ANN], press.request_id)
+        ButtonPress(ANN, GameCb.of("nosuch", 1, INERT), ANN, HAND[ANN], press.request_id)
     )
     assert outcome.status is PressStatus.REFUSED and outcome.error is not None
