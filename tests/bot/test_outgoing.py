@@ -12,13 +12,21 @@ import pytest
 import redis.asyncio as aredis
 from aiogram import Bot
 from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
+from aiogram.methods import SendMessage
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
 from engine.live.ratelimit import RateLimitConfig, RateLimiter
 from telegram_bot.delivery import Delivery, Urgency
 from telegram_bot.fake_api import Chat, FakeTelegram, ManualClock, RateLimits, SimUser
 from telegram_bot.fake_api import Message as MessageRecord
-from telegram_bot.outgoing import Outgoing, Prepaid, find_outgoing, install, is_limited
+from telegram_bot.outgoing import (
+    CallOptions,
+    Outgoing,
+    Prepaid,
+    find_outgoing,
+    install,
+    is_limited,
+)
 from telegram_bot.waiting_line import Priority, WaitingLine
 
 T = TypeVar("T")
@@ -281,6 +289,30 @@ async def test_burst_to_a_group_gets_no_429(
     )
     assert fake.stats.retry_after == 0
     assert fake.stats.calls["sendMessage"] == 35
+
+
+async def test_a_call_with_prepaid_tokens_takes_none_again(
+    fake: FakeTelegram, bot: Bot, outgoing: Outgoing, limiter: RateLimiter, alice: SimUser
+) -> None:
+    """``Outgoing.call`` carries the options explicitly: a call made with the
+    ticket of its chat uses the prepaid tokens (settling gives nothing back);
+    a direct call, or a call for another chat, takes its own."""
+    chat_bucket = limiter.keys.rate_chat(alice.id)
+
+    async def tokens() -> float:
+        return float((await limiter.r.hgetall(chat_bucket))[b"t"])
+
+    ticket = await outgoing.prepay(alice.id, Priority.DEFERRED)
+    paid = await tokens()  # one taken from the full bucket
+    options = CallOptions(Priority.DEFERRED, ticket)
+    await outgoing.call(bot, SendMessage(chat_id=alice.id, text="v1"), options)
+    assert ticket.used and await tokens() == pytest.approx(paid)
+    await outgoing.settle(ticket)  # used: nothing goes back
+    assert await tokens() == pytest.approx(paid)
+    other = Prepaid(alice.id + 1)  # another chat's ticket pays nothing here
+    await outgoing.call(bot, SendMessage(chat_id=alice.id, text="v2"), CallOptions(prepaid=other))
+    assert await tokens() == pytest.approx(paid - 1) and not other.used
+    assert [o["text"] for o in fake.world.outbox] == ["v1", "v2"]
 
 
 async def test_429_is_retried_after_retry_after(
