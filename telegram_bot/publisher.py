@@ -26,6 +26,7 @@ from telegram_bot import texts
 from telegram_bot.delivery_api import Delivery, Urgency
 from telegram_bot.i18n import Translator
 from telegram_bot.moves import Selection
+from telegram_bot.render_claims import WriteClaims
 from telegram_bot.screens import (
     Snapshot,
     group_of,
@@ -56,8 +57,7 @@ class Publisher:
         self.delivery = delivery
         self.bot_username = bot_username
         self.shown: OrderedDict[str, int] = OrderedDict()
-        # refreshes under way, by table: (the version the caller wrote, set when done)
-        self._claims: dict[str, list[tuple[int, asyncio.Event]]] = {}
+        self.claims = WriteClaims()  # the refreshes of writers under way
         self._locks: dict[str, asyncio.Lock] = {}
 
     def _mark_shown(self, table_id: str, version: int) -> None:
@@ -100,7 +100,7 @@ class Publisher:
         even when it reached the table's lock first, which under load made every
         hand's deferred update go out twice.  Should this refresh fail, the
         waiting one renders after all."""
-        claim = self._claim(table_id, wrote) if wrote else None
+        claim = self.claims.claim(table_id, wrote) if wrote else None
         try:
             while True:
                 if min_version and await self._covered(table_id, min_version):
@@ -108,7 +108,7 @@ class Publisher:
                 async with self.lock(table_id):
                     if min_version and self.shown.get(table_id, 0) >= min_version:
                         return
-                    if min_version and self._claims_for(table_id, min_version):
+                    if min_version and self.claims.of(table_id, min_version):
                         continue  # its writer renders it: wait for him outside the lock
                     try:
                         snap = await self.snapshot(table_id)
@@ -118,30 +118,12 @@ class Publisher:
                     return
         finally:
             if claim is not None:
-                self._unclaim(table_id, wrote, claim)
-
-    def _claim(self, table_id: str, version: int) -> asyncio.Event:
-        done = asyncio.Event()
-        self._claims.setdefault(table_id, []).append((version, done))
-        return done
-
-    def _unclaim(self, table_id: str, version: int, done: asyncio.Event) -> None:
-        done.set()
-        claims = self._claims.get(table_id, [])
-        if (version, done) in claims:
-            claims.remove((version, done))
-        if not claims:
-            self._claims.pop(table_id, None)
-
-    def _claims_for(self, table_id: str, min_version: int) -> list[asyncio.Event]:
-        """The refreshes under way of writes that made ``min_version`` or newer."""
-        return [done for v, done in self._claims.get(table_id, ()) if v >= min_version]
+                self.claims.release(table_id, wrote, claim)
 
     async def _covered(self, table_id: str, min_version: int) -> bool:
         """Has ``min_version`` (or newer) been shown -- once the refreshes of the
         writes that made it are over?"""
-        while claims := self._claims_for(table_id, min_version):
-            await asyncio.gather(*(done.wait() for done in claims))
+        await self.claims.wait(table_id, min_version)
         return self.shown.get(table_id, 0) >= min_version
 
     async def start_game(self, table_id: str) -> None:
