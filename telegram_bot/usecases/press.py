@@ -139,13 +139,17 @@ class PressButton:
             )
             return PressOutcome(PressStatus.TOGGLED)
         assert resolved.action is not None
+        return await self._apply(snap, selection, press, resolved.action)
+
+    async def _apply(
+        self, snap: Snapshot, selection: Selection, press: ButtonPress, action: str
+    ) -> PressOutcome | StaleVersion:
+        """Make the move (compare-and-set on ``snap``'s version), then refresh:
+        his own message first; the write's notification re-renders nothing more."""
+        table_id = snap.table.id
         try:
             result = await self.svc.apply(
-                snap.table.id,
-                press.user,
-                resolved.action,
-                snap.version,
-                request_id=press.request_id,
+                table_id, press.user, action, snap.version, request_id=press.request_id
             )
         except StaleVersion as lost:
             return lost
@@ -154,12 +158,9 @@ class PressButton:
         if result.duplicate:
             return PressOutcome(PressStatus.DUPLICATE, version=result.version)
         if selection.cards or selection.choose:
-            await self.ui.update_table(snap.table.id, selections={press.user: None})
+            await self.ui.update_table(table_id, selections={press.user: None})
         seats = None if result.game_over else result.changed_seats
-        # his own message first; the write's notification re-renders nothing more
-        await self.publisher.refresh(
-            snap.table.id, seats=seats, actor=press.user, wrote=result.version
-        )
+        await self.publisher.refresh(table_id, seats=seats, actor=press.user, wrote=result.version)
         return PressOutcome(PressStatus.APPLIED, version=result.version)
 
 
