@@ -171,7 +171,7 @@ async def scenario(
                     mid = (await app.ui.table(tid)).hands.get(u.id)
                     m = u.chat.messages.get(mid) if mid else None
                     vs = [
-                        cb.v
+                        cb.version
                         for b in (m.buttons if m else [])
                         if (cb := parse_game(b.get("callback_data")))
                     ]

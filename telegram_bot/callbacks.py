@@ -1,7 +1,7 @@
 """Callback data of every inline button (aiogram ``CallbackData``), always within
 Telegram's 64 bytes.
 
-Game buttons (``g:<game id>:<version>:<payload>:<stamp>``) carry the short game
+Game buttons (``g:<game>:<version>:<payload>:<stamp>``) carry the short game
 id, the state version the keyboard was drawn at, a payload and the presser's
 decision stamp (:func:`telegram_bot.moves.stamp`).  The handler compares the
 version with the live one; when they differ, the button is honoured only if the
@@ -80,7 +80,7 @@ class Press:
 PLAY = Press("play")
 CLEAR = Press("clear")
 BACK = Press("back")
-NOOP = Press("noop")
+INERT = Press("noop")
 
 
 def act(text: str) -> Press:
@@ -106,7 +106,7 @@ def parse_payload(payload: str) -> Press | None:
     if payload == "b":
         return BACK
     if payload == "n":
-        return NOOP
+        return INERT
     if payload[0] == "p":
         return page(int(payload[1:]))
     if payload[0] == "c" and is_card(payload[1:]):
@@ -121,12 +121,12 @@ def parse_payload(payload: str) -> Press | None:
 class GameCb(CallbackData, prefix="g"):
     """A button of a player's hand message."""
 
-    g: Annotated[str, Field(pattern=CODE_PATTERN)]
-    v: Annotated[int, Field(ge=0, le=MAX_VERSION)]
-    a: str
-    s: Annotated[str, Field(pattern=STAMP_PATTERN)] = ""
+    game: Annotated[str, Field(pattern=CODE_PATTERN)]
+    version: Annotated[int, Field(ge=0, le=MAX_VERSION)]
+    payload: str
+    stamp: Annotated[str, Field(pattern=STAMP_PATTERN)] = ""
 
-    @field_validator("a")
+    @field_validator("payload")
     @classmethod
     def _check_payload(cls, value: str) -> str:
         if parse_payload(value) is None:
@@ -135,7 +135,7 @@ class GameCb(CallbackData, prefix="g"):
 
     @property
     def press(self) -> Press:
-        p = parse_payload(self.a)
+        p = parse_payload(self.payload)
         assert p is not None  # validated on construction
         return p
 
@@ -149,7 +149,7 @@ class GameCb(CallbackData, prefix="g"):
 
     @classmethod
     def of(cls, game_id: str, version: int, press: Press, stamp: str = "") -> GameCb:
-        return cls(g=game_id, v=version, a=press.payload, s=stamp)
+        return cls(game=game_id, version=version, payload=press.payload, stamp=stamp)
 
 
 class LobbyOp(StrEnum):
@@ -189,11 +189,11 @@ def parse_setting(arg: str) -> tuple[str, str] | None:
 class LobbyCb(CallbackData, prefix="l"):
     """A button of a lobby message (or of the game-over message: rematch)."""
 
-    c: Annotated[str, Field(pattern=CODE_PATTERN)]
-    o: LobbyOp
-    s: str = ""
+    code: Annotated[str, Field(pattern=CODE_PATTERN)]
+    op: LobbyOp
+    arg: str = ""
 
-    @field_validator("s")
+    @field_validator("arg")
     @classmethod
     def _check_arg(cls, value: str) -> str:
         if value and parse_setting(value) is None:
@@ -202,7 +202,7 @@ class LobbyCb(CallbackData, prefix="l"):
 
     @property
     def setting(self) -> tuple[str, str] | None:
-        return parse_setting(self.s) if self.s else None
+        return parse_setting(self.arg) if self.arg else None
 
 
 def parse_game(data: str | None) -> GameCb | None:

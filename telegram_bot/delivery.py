@@ -39,71 +39,36 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from aiogram import Bot
 from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
+from aiogram.methods import EditMessageText, SendMessage
 from aiogram.types import InlineKeyboardMarkup, Message
 
+from engine.clock import Clock
+from telegram_bot.flood_gate import Sleep
+from telegram_bot.message_slots import Content, OnReplaced, Pending, Slot, Urgency
 from telegram_bot.outgoing import (
-    DEFERRED,
-    PREPAID,
+    URGENT,
+    CallOptions,
     Hook,
     Outgoing,
     OutgoingStats,
     find_outgoing,
     install,
 )
+from telegram_bot.waiting_line import Priority
+
+__all__ = ["Delivery", "OnReplaced", "Urgency"]
 
 log = logging.getLogger(__name__)
 
-Clock = Callable[[], float]
-Sleep = Callable[[float], Awaitable[Any]]
-OnReplaced = Callable[[int, int, int], Awaitable[Any]]
 
 GONE = ("message to edit not found", "message can't be edited", "MESSAGE_ID_INVALID")
-
-
-class Urgency(enum.Enum):
-    NOW = "now"
-    SOON = "soon"
-    LATER = "later"
-    TABLE = "table"
-
-
-@dataclass
-class _Content:
-    text: str
-    markup: InlineKeyboardMarkup | None
-    parse_mode: str | None
-    on_replaced: OnReplaced | None
-
-
-@dataclass
-class _Pending:
-    content: _Content
-    seq: int
-    created: float
-    urgency: Urgency
-    firing: bool = False
-    not_before: float = float("-inf")  # held back for the limiter's headroom
-
-
-@dataclass
-class _Slot:
-    """One message's delivery state."""
-
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    seq: int = 0  # edits asked for
-    sent_seq: int = 0  # the newest edit handed to Telegram
-    last_sent: float = float("-inf")
-    pending: _Pending | None = None
 
 
 class Delivery:
@@ -140,7 +105,7 @@ class Delivery:
         if on_forbidden is not None:
             outgoing.on_forbidden = on_forbidden
         self.outgoing = outgoing
-        self._slots: dict[tuple[int, int], _Slot] = {}
+        self._slots: dict[tuple[int, int], Slot] = {}
         self._moved: OrderedDict[tuple[int, int], int] = OrderedDict()
         self._wake = asyncio.Event()
         self._runner: asyncio.Task[None] | None = None
@@ -166,12 +131,12 @@ class Delivery:
         markup: InlineKeyboardMarkup | None = None,
         *,
         parse_mode: str | None = "HTML",
+        options: CallOptions = URGENT,
     ) -> Message | None:
         """Send a new message now; None when the chat is closed to the bot (403)."""
+        method = SendMessage(chat_id=chat_id, text=text, reply_markup=markup, parse_mode=parse_mode)
         try:
-            return await self.bot.send_message(
-                chat_id, text, reply_markup=markup, parse_mode=parse_mode
-            )
+            return await self.outgoing.call(self.bot, method, options)
         except TelegramForbiddenError:
             return None
 
@@ -197,9 +162,9 @@ class Delivery:
         key = (chat_id, message_id)
         slot = self._slot(key)
         slot.seq += 1
-        content = _Content(text, markup, self.parse_mode, on_replaced or self.on_replaced)
+        content = Content(text, markup, self.parse_mode, on_replaced or self.on_replaced)
         if urgency is Urgency.NOW:
-            return await self._deliver(key, slot, content, slot.seq)
+            return await self._deliver(key, slot, content, slot.seq, URGENT)
         pending = slot.pending
         if pending is not None:
             self.stats.coalesced += 1
@@ -208,7 +173,7 @@ class Delivery:
                 pending.urgency = Urgency.SOON  # the faster of the two wins
                 pending.not_before = float("-inf")  # and it does not hold back
         else:
-            slot.pending = _Pending(content, slot.seq, self.clock(), urgency)
+            slot.pending = Pending(content, slot.seq, self.clock(), urgency)
         self._kick()
         return message_id
 
@@ -238,12 +203,12 @@ class Delivery:
             self._runner = None
 
     # ------------------------------------------------------------------ internals
-    def _slot(self, key: tuple[int, int]) -> _Slot:
+    def _slot(self, key: tuple[int, int]) -> Slot:
         slot = self._slots.get(key)
         if slot is None:
             if len(self._slots) >= 10_000:
                 self._sweep()
-            slot = self._slots[key] = _Slot()
+            slot = self._slots[key] = Slot()
         return slot
 
     def _sweep(self) -> None:
@@ -253,15 +218,8 @@ class Delivery:
             if slot.pending is None and not slot.lock.locked() and slot.last_sent < horizon:
                 del self._slots[key]
 
-    def _due(self, slot: _Slot) -> float:
-        p = slot.pending
-        assert p is not None
-        due = max(p.created + self.soon_delay, p.not_before)
-        if p.urgency is Urgency.TABLE:
-            due = max(due, slot.last_sent + self.table_delay)
-        elif p.urgency is Urgency.LATER:
-            due = max(due, slot.last_sent + self.later_delay)
-        return due
+    def _due(self, slot: Slot) -> float:
+        return slot.due(self.soon_delay, self.later_delay, self.table_delay)
 
     def _kick(self) -> None:
         if self._runner is None or self._runner.done():
@@ -269,7 +227,7 @@ class Delivery:
         else:
             self._wake.set()
 
-    def _fire(self, key: tuple[int, int], slot: _Slot) -> None:
+    def _fire(self, key: tuple[int, int], slot: Slot) -> None:
         assert slot.pending is not None
         slot.pending.firing = True
         task = asyncio.get_running_loop().create_task(self._deliver_pending(key, slot))
@@ -309,12 +267,11 @@ class Delivery:
                         with contextlib.suppress(asyncio.CancelledError):
                             await t
 
-    async def _deliver_pending(self, key: tuple[int, int], slot: _Slot) -> None:
+    async def _deliver_pending(self, key: tuple[int, int], slot: Slot) -> None:
         pending = slot.pending
         # only watchers' updates hold back for the reserve; every deferred update
         # queues behind the acting players' own edits for the overall bucket
         yields = pending is not None and pending.urgency is not Urgency.SOON
-        DEFERRED.set(True)
         try:
             overdue = pending is not None and self.clock() - pending.created >= self.max_hold
             if self._flushing or overdue or not yields:  # competes with urgent edits
@@ -341,7 +298,7 @@ class Delivery:
         except Exception:
             log.exception("deferred edit of %s failed", key)
 
-    async def _deliver_newest(self, key: tuple[int, int], slot: _Slot) -> None:
+    async def _deliver_newest(self, key: tuple[int, int], slot: Slot) -> None:
         """Send the newest pending content: first take the flood tokens (queueing
         behind urgent calls), only then the message's lock and its content -- so
         what changed while it queued goes out in the same edit, and a queued
@@ -350,7 +307,7 @@ class Delivery:
         if pending is None:
             return
         try:
-            ticket = await self.outgoing.prepay(key[0])
+            ticket = await self.outgoing.prepay(key[0], Priority.DEFERRED)
         except BaseException:  # Redis down, cancelled: it stays pending, due again soon
             if slot.pending is pending and pending.firing:
                 pending.firing = False
@@ -358,18 +315,22 @@ class Delivery:
                 if not self._closed:
                     self._kick()
             raise
-        token = PREPAID.set(ticket)
         try:
-            await self._deliver(key, slot, None, 0)
+            await self._deliver(key, slot, None, 0, CallOptions(Priority.DEFERRED, ticket))
         finally:
-            PREPAID.reset(token)
             await self.outgoing.settle(ticket)  # overtaken by a newer edit: tokens back
 
     async def _deliver(
-        self, key: tuple[int, int], slot: _Slot, content: _Content | None, seq: int
+        self,
+        key: tuple[int, int],
+        slot: Slot,
+        content: Content | None,
+        seq: int,
+        options: CallOptions,
     ) -> int | None:
         """Edit the message (``content`` None: the newest pending content, taken
-        once the message's lock is ours); never after newer content went out."""
+        once the message's lock is ours); never after newer content went out.
+        ``options``: urgent, or deferred with the tokens prepaid for it."""
         chat_id, message_id = key
         async with slot.lock:
             if content is None:
@@ -392,29 +353,34 @@ class Delivery:
                     self.stats.coalesced += 1
                     return moved
                 new_slot.seq += 1
-                return await self._deliver(new_key, new_slot, content, new_slot.seq)
+                return await self._deliver(new_key, new_slot, content, new_slot.seq, options)
             slot.sent_seq = seq
             slot.last_sent = self.clock()
+            method = EditMessageText(
+                text=content.text,
+                chat_id=chat_id,
+                message_id=message_id,
+                reply_markup=content.markup,
+                parse_mode=content.parse_mode,
+            )
             try:
-                await self.bot.edit_message_text(
-                    text=content.text,
-                    chat_id=chat_id,
-                    message_id=message_id,
-                    reply_markup=content.markup,
-                    parse_mode=content.parse_mode,
-                )
+                await self.outgoing.call(self.bot, method, options)
             except TelegramForbiddenError:
                 return None
             except TelegramBadRequest as exc:
                 if not any(reason in exc.message for reason in GONE):
                     raise
-                return await self._replace(key, content)
+                return await self._replace(key, content, CallOptions(options.priority))
             return message_id
 
-    async def _replace(self, key: tuple[int, int], content: _Content) -> int | None:
+    async def _replace(
+        self, key: tuple[int, int], content: Content, options: CallOptions
+    ) -> int | None:
         """The message is gone: send the content as a new one."""
         chat_id, old_id = key
-        msg = await self.send(chat_id, content.text, content.markup, parse_mode=content.parse_mode)
+        msg = await self.send(
+            chat_id, content.text, content.markup, parse_mode=content.parse_mode, options=options
+        )
         if msg is None:
             return None
         self._moved[key] = msg.message_id

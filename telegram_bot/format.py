@@ -46,6 +46,30 @@ def role_label(view: Mapping[str, Any], seat: int, _: Translator) -> str:
     return ", ".join(parts)
 
 
+def action_line(detail: str, who: str, cards: list[str], _: Translator) -> str | None:
+    """A player's move (``detail``: lead, cover, throw, ...) in words."""
+    if detail == "lead":
+        return _("{name} leads {cards}", name=who, cards=glyphs(cards))
+    if detail == "cover":
+        return _(
+            "{name} covers {attack} with {card}",
+            name=who,
+            attack=glyph(cards[0]),
+            card=glyph(cards[1]),
+        )
+    if detail == "throw":
+        return _("{name} throws in {cards}", name=who, cards=glyphs(cards))
+    if detail == "transfer":
+        return _("{name} transfers with {card}", name=who, card=glyph(cards[0]))
+    if detail == "show_trump":
+        return _("{name} shows the pass-ticket {card}", name=who, card=glyph(cards[0]))
+    if detail == "take":
+        return _("{name} takes", name=who)
+    if detail == "pass":
+        return _("{name} passes", name=who)
+    return None
+
+
 def event_line(
     event: Mapping[str, Any], view: Mapping[str, Any], names: Sequence[str], _: Translator
 ) -> str | None:
@@ -55,27 +79,7 @@ def event_line(
     who = name_of(names, seat, _) if seat >= 0 else ""
     cards: list[str] = event.get("cards", [])
     if kind == "action":
-        detail = event["detail"]
-        if detail == "lead":
-            return _("{name} leads {cards}", name=who, cards=glyphs(cards))
-        if detail == "cover":
-            return _(
-                "{name} covers {attack} with {card}",
-                name=who,
-                attack=glyph(cards[0]),
-                card=glyph(cards[1]),
-            )
-        if detail == "throw":
-            return _("{name} throws in {cards}", name=who, cards=glyphs(cards))
-        if detail == "transfer":
-            return _("{name} transfers with {card}", name=who, card=glyph(cards[0]))
-        if detail == "show_trump":
-            return _("{name} shows the pass-ticket {card}", name=who, card=glyph(cards[0]))
-        if detail == "take":
-            return _("{name} takes", name=who)
-        if detail == "pass":
-            return _("{name} passes", name=who)
-        return None
+        return action_line(event["detail"], who, cards, _)
     if kind == "bout_end":
         if event["detail"] == "taken":
             return _("{name} picked up the table ({n})", name=who, n=len(cards))

@@ -16,23 +16,26 @@ LANGUAGE_NAMES = {"ru": "🇷🇺 Русский", "uk": "🇺🇦 Україн�
 
 
 class LangCb(CallbackData, prefix="lang"):
-    """/lang keyboard: ``l`` is ru, uk or en."""
+    """/lang keyboard: ``lang`` is ru, uk or en."""
 
-    l: Literal["ru", "uk", "en"]  # noqa: E741
+    lang: Literal["ru", "uk", "en"]
 
 
 class SeatCb(CallbackData, prefix="seat"):
-    """Seat operations in a game: ``o`` = ``back`` (take my seat back from the AI)."""
+    """Seat operations in a game: ``op`` = ``back`` (take my seat back from the AI)."""
 
-    g: Annotated[str, Field(pattern=CODE_PATTERN)]
-    o: Literal["back"]
+    game: Annotated[str, Field(pattern=CODE_PATTERN)]
+    op: Literal["back"]
 
 
 def language_keyboard() -> InlineKeyboardMarkup:
     return InlineKeyboardMarkup(
         inline_keyboard=[
             [
-                InlineKeyboardButton(text=LANGUAGE_NAMES[lang], callback_data=LangCb(l=lang).pack())  # type: ignore[arg-type]
+                InlineKeyboardButton(
+                    text=LANGUAGE_NAMES[lang],
+                    callback_data=LangCb(lang=lang).pack(),  # type: ignore[arg-type]
+                )
                 for lang in LANGUAGES
             ]
         ]
@@ -40,7 +43,7 @@ def language_keyboard() -> InlineKeyboardMarkup:
 
 
 def take_back_keyboard(game_id: str, label: str) -> InlineKeyboardMarkup:
-    data = SeatCb(g=game_id, o="back").pack()
+    data = SeatCb(game=game_id, op="back").pack()
     return InlineKeyboardMarkup(
         inline_keyboard=[[InlineKeyboardButton(text="🙋 " + label, callback_data=data)]]
     )

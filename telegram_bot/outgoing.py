@@ -8,6 +8,12 @@ session request middleware (``install(bot, limiter, on_forbidden=...)``):
   token buckets (:class:`telegram_bot.flood.FloodLimiter`); answering
   callback or inline queries, ``getUpdates``, ``setMyCommands`` etc. are not
   limited.
+* **the overall line** -- calls waiting for the overall bucket queue in this
+  process (:class:`telegram_bot.waiting_line.WaitingLine`), urgent ones first.
+  A call is urgent unless made through :meth:`Outgoing.call` with
+  :class:`CallOptions` saying otherwise (``Delivery`` does so for coalesced
+  updates), which may also carry the tokens prepaid for it
+  (:meth:`Outgoing.prepay`).
 * **429** -- sleeps ``retry_after`` and retries (at most ``max_retries`` times).
 * **403** -- a private chat calls ``on_forbidden(user_id)`` (the bot hands his
   seat to the AI), a group calls ``on_kicked(chat_id)``; the error is then
@@ -28,15 +34,8 @@ What a message shows is remembered as two short digests (text, keyboard):
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import contextvars
-import hashlib
-import json
 import logging
-import time
-from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from aiogram import Bot
@@ -46,89 +45,24 @@ from aiogram.methods import Response, TelegramMethod
 from aiogram.methods.base import TelegramType
 from aiogram.types import ErrorEvent, Message
 
-from telegram_bot.flood import NOOP, Headroom
-from telegram_bot.flood import FloodLimiter as RateLimiter
+from telegram_bot.flood import FloodLimiter, Headroom
+from telegram_bot.flood_gate import (
+    GO,
+    URGENT,
+    CallOptions,
+    FloodGate,
+    OutgoingStats,
+    Prepaid,
+    Sleep,
+)
+from telegram_bot.shown import EDITS, LocalMemory, content_digests
+from telegram_bot.waiting_line import Priority
 
 log = logging.getLogger(__name__)
 
-GO = Headroom(0.0, 0.0)
-
-DEFERRED: contextvars.ContextVar[bool] = contextvars.ContextVar("deferred", default=False)
-"""Set by ``Delivery`` while it sends a coalesced update of a player who did not
-just act: such calls queue behind urgent ones for the overall bucket."""
-
-
-@dataclass
-class Prepaid:
-    """The flood tokens of one message to ``chat_id``, taken ahead of the call
-    (:meth:`Outgoing.prepay`); the next limited call to that chat in the same
-    context uses them instead of taking its own.  Tokens no call used, or used by
-    an edit that changed nothing, go back to the buckets (:meth:`Outgoing.settle`)."""
-
-    chat_id: int
-    paid: bool = True  # False: nothing was taken (no limiter)
-    used: bool = False
-
-
-PREPAID: contextvars.ContextVar[Prepaid | None] = contextvars.ContextVar("prepaid", default=None)
-
-
-class _Line:
-    """A FIFO waiting line with two classes: urgent calls are served before
-    deferred ones (``DEFERRED``) -- unless the oldest deferred one has waited
-    ``max_defer`` seconds (no starvation).  Whoever holds it is the only caller of
-    this process asking Redis for an overall token again; ownership passes on
-    release."""
-
-    def __init__(self, max_defer: float = 4.0, clock: Callable[[], float] = time.monotonic):
-        self._busy = False
-        self._urgent: deque[asyncio.Future[None]] = deque()
-        self._deferred: deque[asyncio.Future[None]] = deque()
-        self._since: dict[asyncio.Future[None], float] = {}
-        self.max_defer = max_defer
-        self.clock = clock
-
-    async def acquire(self, urgent: bool) -> None:
-        if not self._busy:
-            self._busy = True
-            return
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        queue = self._urgent if urgent else self._deferred
-        queue.append(fut)
-        if not urgent:
-            self._since[fut] = self.clock()
-        try:
-            await fut
-        except asyncio.CancelledError:
-            if fut.done() and not fut.cancelled():
-                self.release()  # it was passed to us as we were cancelled
-            else:
-                with contextlib.suppress(ValueError):
-                    queue.remove(fut)
-            raise
-        finally:
-            self._since.pop(fut, None)
-
-    def release(self) -> None:
-        order = (self._urgent, self._deferred)
-        head = self._deferred[0] if self._deferred else None
-        if head is not None and self.clock() - self._since.get(head, 0.0) >= self.max_defer:
-            order = (self._deferred, self._urgent)
-        for queue in order:
-            while queue:
-                fut = queue.popleft()
-                if not fut.done():
-                    fut.set_result(None)  # ownership passes on: still busy
-                    return
-        self._busy = False
-
-
 Hook = Callable[[int], Awaitable[Any]]
-Sleep = Callable[[float], Awaitable[Any]]
 
 NOT_MODIFIED = "message is not modified"
-EDITS = frozenset({"editMessageText", "editMessageReplyMarkup"})
-_TEXT_FIELDS = ("text", "parse_mode", "entities", "link_preview_options", "rich_message")
 _FORWARDS = frozenset({"copyMessage", "copyMessages", "forwardMessage", "forwardMessages"})
 
 
@@ -137,68 +71,6 @@ def is_limited(api_method: str) -> bool:
     if api_method.startswith("send"):
         return api_method != "sendChatAction"
     return api_method.startswith("editMessage") or api_method in _FORWARDS
-
-
-@dataclass
-class OutgoingStats:
-    """Counts of what went out (shared by :class:`Outgoing` and ``Delivery``)."""
-
-    sent: int = 0  # messages sent (any send method that succeeded)
-    edited: int = 0  # edits Telegram applied
-    coalesced: int = 0  # pending edits dropped because newer content replaced them
-    noop: int = 0  # edits dropped as changing nothing (+ "not modified" answers)
-    retry_after: int = 0  # 429 answers received
-    forbidden: int = 0  # 403 answers received
-    waits: int = 0  # times a call waited on the flood limiter
-
-    def as_dict(self) -> dict[str, int]:
-        return asdict(self)
-
-
-class _LocalMemory:
-    """What each message shows, in process memory (bounded LRU)."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._d: OrderedDict[tuple[int, int], tuple[str, str]] = OrderedDict()
-
-    def admit(self, key: tuple[int, int], text: str | None, markup: str) -> bool:
-        """True (and remembered) when the edit changes something."""
-        cur = self._d.get(key)
-        new = (text if text is not None else (cur[0] if cur else "?"), markup)
-        if cur == new:
-            self._d.move_to_end(key)
-            return False
-        self.set(key, new)
-        return True
-
-    def set(self, key: tuple[int, int], value: tuple[str, str]) -> None:
-        self._d[key] = value
-        self._d.move_to_end(key)
-        while len(self._d) > self.size:
-            self._d.popitem(last=False)
-
-    def forget(self, key: tuple[int, int]) -> None:
-        self._d.pop(key, None)
-
-
-def _digest(value: Any) -> str:
-    raw = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.blake2b(raw.encode(), digest_size=8).hexdigest()
-
-
-def content_digests(bot: Bot, method: TelegramMethod[Any]) -> tuple[str | None, str]:
-    """(text digest or None for a markup-only edit, keyboard digest) of a send or edit,
-    from the values as they go on the wire (bot defaults such as parse_mode applied)."""
-    data = method.model_dump(warnings=False)
-
-    def prepared(name: str) -> Any:
-        return bot.session.prepare_value(data.get(name), bot=bot, files={})
-
-    markup = _digest(prepared("reply_markup"))
-    if method.__api_method__ == "editMessageReplyMarkup":
-        return None, markup
-    return _digest([prepared(name) for name in _TEXT_FIELDS]), markup
 
 
 class Outgoing(BaseRequestMiddleware):
@@ -212,7 +84,7 @@ class Outgoing(BaseRequestMiddleware):
 
     def __init__(
         self,
-        limiter: RateLimiter | None = None,
+        limiter: FloodLimiter | None = None,
         *,
         on_forbidden: Hook | None = None,
         on_kicked: Hook | None = None,
@@ -229,12 +101,15 @@ class Outgoing(BaseRequestMiddleware):
         self.sleep = sleep
         self.max_wait = max_wait
         self.stats = stats or OutgoingStats()
-        self._memory = _LocalMemory(memory_size)
+        self._memory = LocalMemory(memory_size)
+        self._options: dict[int, CallOptions] = {}  # by id() of a method in flight
         self._in_hook: set[int] = set()
         self._background: set[asyncio.Task[None]] = set()
-        # calls of this process that wait for the OVERALL bucket queue here (urgent
-        # ones first, else FIFO): only the head asks Redis again, not every waiter
-        self._overall_line = _Line()
+        self.gate = (
+            FloodGate(limiter, sleep=sleep, max_wait=max_wait, stats=self.stats)
+            if limiter is not None
+            else None
+        )
 
     # ------------------------------------------------------------ the middleware
     async def __call__(
@@ -244,6 +119,7 @@ class Outgoing(BaseRequestMiddleware):
         method: TelegramMethod[TelegramType],
     ) -> Response[TelegramType]:
         name = method.__api_method__
+        options = self._options.get(id(method), URGENT)
         raw_chat = getattr(method, "chat_id", None)
         chat_id = raw_chat if isinstance(raw_chat, int) else None
         message_id = getattr(method, "message_id", None)
@@ -253,11 +129,11 @@ class Outgoing(BaseRequestMiddleware):
             digests = content_digests(bot, method)
             if name in EDITS and isinstance(message_id, int):
                 key = (chat_id, message_id)
-        if is_limited(name) and not await self._admit(chat_id, key, digests):
+        if is_limited(name) and not await self._admit(chat_id, key, digests, options):
             self.stats.noop += 1
             return _done()
         try:
-            response = await self._send(make_request, bot, method, chat_id)
+            response = await self._send(make_request, bot, method, chat_id, options.priority)
         except TelegramBadRequest as exc:
             if key is not None and NOT_MODIFIED in exc.message:
                 self.stats.noop += 1  # the digest admitted above is what it shows
@@ -286,6 +162,7 @@ class Outgoing(BaseRequestMiddleware):
         bot: Bot,
         method: TelegramMethod[TelegramType],
         chat_id: int | None,
+        priority: Priority,
     ) -> Response[TelegramType]:
         """The call, retried after 429s; 403s reported to the hooks."""
         attempt = 0
@@ -300,7 +177,7 @@ class Outgoing(BaseRequestMiddleware):
                 log.warning("429 on %s: retry after %s s", method.__api_method__, exc.retry_after)
                 await self.sleep(exc.retry_after)
                 if is_limited(method.__api_method__):
-                    await self._admit(chat_id, None, None)
+                    await self._admit(chat_id, None, None, CallOptions(priority))
             except TelegramForbiddenError:
                 self.stats.forbidden += 1
                 if chat_id is not None:
@@ -312,95 +189,49 @@ class Outgoing(BaseRequestMiddleware):
         """How long a deferrable message to ``chat_id`` should hold back so urgent
         ones keep their reserve of flood tokens (0, 0: go; always so without a
         limiter, or when Redis cannot tell)."""
-        if self.limiter is None:
-            return GO
-        try:
-            return await self.limiter.headroom(chat_id)
-        except Exception:  # the send itself will wait on (or report) the limiter
-            log.exception("flood limiter: no headroom reading for chat %s", chat_id)
-            return GO
+        return GO if self.gate is None else await self.gate.headroom(chat_id)
 
-    async def prepay(self, chat_id: int) -> Prepaid:
+    async def call(
+        self, bot: Bot, method: TelegramMethod[TelegramType], options: CallOptions = URGENT
+    ) -> TelegramType:
+        """``bot(method)`` with explicit ``options``: its place in the overall line
+        and the tokens prepaid for it.  (A call made directly, ``bot(method)`` or
+        ``bot.send_message(...)``, is urgent and takes its own tokens.)"""
+        self._options[id(method)] = options
+        try:
+            return await bot(method)
+        finally:
+            self._options.pop(id(method), None)
+
+    async def prepay(self, chat_id: int, priority: Priority = Priority.URGENT) -> Prepaid:
         """Take the flood tokens of one message to ``chat_id`` now, waiting like any
-        call (in the overall line, behind urgent calls when ``DEFERRED``).  Set the
-        result as :data:`PREPAID` and the next limited call to that chat in this
-        context takes no tokens again.  ``Delivery`` does so for a coalesced
-        update: it holds its tokens before it takes its content, so it sends the
-        newest content and never holds a message's lock while it queues."""
-        if self.limiter is None:
+        call (in the overall line with ``priority``).  A call to that chat made
+        with the result (``call(bot, method, CallOptions(prepaid=ticket))``)
+        takes no tokens again.  ``Delivery`` does so for a coalesced update: it
+        holds its tokens before it takes its content, so it sends the newest
+        content and never holds a message's lock while it queues."""
+        if self.gate is None:
             return Prepaid(chat_id, paid=False)
-        await self._admit(chat_id, None, None)
-        return Prepaid(chat_id)
+        return await self.gate.prepay(chat_id, priority)
 
     async def settle(self, ticket: Prepaid) -> None:
         """Give the tokens of ``ticket`` back if no call used them."""
-        if ticket.paid and not ticket.used:
-            ticket.used = True
-            await self._refund(ticket.chat_id)
-
-    async def _refund(self, chat_id: int) -> None:
-        assert self.limiter is not None
-        try:
-            await self.limiter.refund(chat_id)
-        except Exception:  # a lost refund only slows the next message a little
-            log.exception("flood limiter: could not refund a token of chat %s", chat_id)
+        if self.gate is not None:
+            await self.gate.settle(ticket)
 
     async def _admit(
         self,
         chat_id: int | None,
         key: tuple[int, int] | None,
         digests: tuple[str | None, str] | None,
+        options: CallOptions,
     ) -> bool:
         """Wait for the flood tokens; False when the edit would change nothing."""
-        if self.limiter is None:
-            if key is not None and digests is not None:
-                return self._memory.admit(key, *digests)
-            return True
-        prepaid = PREPAID.get()
-        if prepaid is not None and not prepaid.used and prepaid.chat_id == chat_id:
-            prepaid.used = True  # the tokens are ours already
-            if (
-                key is not None
-                and digests is not None
-                and not await self.limiter.check_edit(key[0], key[1], *digests)
-            ):
-                await self._refund(prepaid.chat_id)  # a no-op edit costs nothing
-                return False
-            return True
-        waited = 0.0
-        line = self._overall_line
-        in_line = False
-        try:
-            while True:
-                if key is not None and digests is not None:
-                    verdict = await self.limiter.take_edit(key[0], key[1], *digests)
-                else:
-                    verdict = await self.limiter.take(chat_id)
-                delay = verdict.wait
-                if delay == NOOP:
-                    return False
-                if delay <= 0:
-                    return True
-                if waited >= self.max_wait:
-                    log.warning(
-                        "flood limiter: gave up waiting after %.0f s (chat %s)", waited, chat_id
-                    )
-                    return True
-                self.stats.waits += 1
-                if verdict.overall and not in_line:
-                    t0 = time.monotonic()
-                    await line.acquire(not DEFERRED.get())  # our turn: ask again at once
-                    in_line = True
-                    waited += time.monotonic() - t0
-                    continue
-                if not verdict.overall and in_line:
-                    line.release()  # only our chat is short: let the next one ask
-                    in_line = False
-                await self.sleep(delay)
-                waited += delay
-        finally:
-            if in_line:
-                line.release()
+        if self.gate is not None:
+            return await self.gate.admit(chat_id, key, digests, options)
+        if key is not None and digests is not None:
+            return self._memory.admit(key, *digests)
+        return True
 
     async def _remember(self, key: tuple[int, int], text: str, markup: str) -> None:
         if self.limiter is None:
@@ -458,7 +289,21 @@ def find_outgoing(bot: Bot) -> Outgoing | None:
     return None
 
 
-def install(bot: Bot, limiter: RateLimiter | None = None, **options: Any) -> Outgoing:
+__all__ = [
+    "URGENT",
+    "CallOptions",
+    "Hook",
+    "Outgoing",
+    "OutgoingStats",
+    "Prepaid",
+    "find_outgoing",
+    "ignore_forbidden",
+    "install",
+    "is_limited",
+]
+
+
+def install(bot: Bot, limiter: FloodLimiter | None = None, **options: Any) -> Outgoing:
     """Put an :class:`Outgoing` on the bot's session (once) and return it."""
     found = find_outgoing(bot)
     if found is not None:

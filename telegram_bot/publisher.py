@@ -2,6 +2,8 @@
 lobby change) the publisher loads the table once and edits the messages that
 show it -- each seat's hand message (his view only), the group's table message
 (the public view), the lobby messages -- through :mod:`telegram_bot.delivery`.
+It decides which messages to edit and how urgently; what they show comes from
+:mod:`telegram_bot.screens` (pure).
 
 It never changes game state; it reads the table through the service and keeps
 message ids, selections and languages in the chat state (:mod:`telegram_bot.chat_state`).
@@ -15,54 +17,26 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any
 
 from aiogram.types import InlineKeyboardMarkup
 
-from engine import public_view, view
-from engine.live import CANCELLED, OPEN, OVER, PLAYING, LiveError, Loaded, Table, TableService
+from engine.live import CANCELLED, OPEN, OVER, PLAYING, LiveError, Table, TableService
 from telegram_bot import texts
-from telegram_bot.chat_state import ChatStateStore as UiStore
-from telegram_bot.chat_state import TableUi
+from telegram_bot.chat_state import ChatStateStore, TableUi
 from telegram_bot.delivery_api import Delivery, Urgency
-from telegram_bot.i18n import VARIANT_TITLES, Translator
-from telegram_bot.keyboards import take_back_keyboard, url_keyboard
+from telegram_bot.i18n import Translator
 from telegram_bot.moves import Selection
-from telegram_bot.render import render_game_over, render_hand, render_table
-from telegram_bot.render_lobby import render_lobby
+from telegram_bot.render_claims import WriteClaims
+from telegram_bot.screens import (
+    Snapshot,
+    group_of,
+    hand_screen,
+    lobby_screen,
+    started_lobby_screen,
+    table_screen,
+)
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Snapshot:
-    """A table as loaded for rendering."""
-
-    loaded: Loaded
-    ui: TableUi
-
-    @property
-    def table(self) -> Table:
-        return self.loaded.table
-
-    @property
-    def version(self) -> int:
-        return self.loaded.version
-
-
-def seat_names(table: Table) -> list[str]:
-    """Names by seat; a human seat the AI plays now is marked 🤖."""
-    return [
-        s.name + (" 🤖" if s.human and s.ai_controlled else "") if s.name else ""
-        for s in table.seats
-    ]
-
-
-def ai_seats(table: Table) -> list[int]:
-    """The human seats the AI plays now (timeouts, left, blocked the bot, operator)."""
-    return [i for i, s in enumerate(table.seats) if s.human and s.ai_controlled]
 
 
 SHOWN_TABLES = 100_000
@@ -74,7 +48,7 @@ class Publisher:
     def __init__(
         self,
         svc: TableService,
-        ui: UiStore,
+        ui: ChatStateStore,
         delivery: Delivery,
         bot_username: str,
     ) -> None:
@@ -83,8 +57,7 @@ class Publisher:
         self.delivery = delivery
         self.bot_username = bot_username
         self.shown: OrderedDict[str, int] = OrderedDict()
-        # refreshes under way, by table: (the version the caller wrote, set when done)
-        self._claims: dict[str, list[tuple[int, asyncio.Event]]] = {}
+        self.claims = WriteClaims()  # the refreshes of writers under way
         self._locks: dict[str, asyncio.Lock] = {}
 
     def _mark_shown(self, table_id: str, version: int) -> None:
@@ -127,7 +100,7 @@ class Publisher:
         even when it reached the table's lock first, which under load made every
         hand's deferred update go out twice.  Should this refresh fail, the
         waiting one renders after all."""
-        claim = self._claim(table_id, wrote) if wrote else None
+        claim = self.claims.claim(table_id, wrote) if wrote else None
         try:
             while True:
                 if min_version and await self._covered(table_id, min_version):
@@ -135,7 +108,7 @@ class Publisher:
                 async with self.lock(table_id):
                     if min_version and self.shown.get(table_id, 0) >= min_version:
                         return
-                    if min_version and self._claims_for(table_id, min_version):
+                    if min_version and self.claims.of(table_id, min_version):
                         continue  # its writer renders it: wait for him outside the lock
                     try:
                         snap = await self.snapshot(table_id)
@@ -145,30 +118,12 @@ class Publisher:
                     return
         finally:
             if claim is not None:
-                self._unclaim(table_id, wrote, claim)
-
-    def _claim(self, table_id: str, version: int) -> asyncio.Event:
-        done = asyncio.Event()
-        self._claims.setdefault(table_id, []).append((version, done))
-        return done
-
-    def _unclaim(self, table_id: str, version: int, done: asyncio.Event) -> None:
-        done.set()
-        claims = self._claims.get(table_id, [])
-        if (version, done) in claims:
-            claims.remove((version, done))
-        if not claims:
-            self._claims.pop(table_id, None)
-
-    def _claims_for(self, table_id: str, min_version: int) -> list[asyncio.Event]:
-        """The refreshes under way of writes that made ``min_version`` or newer."""
-        return [done for v, done in self._claims.get(table_id, ()) if v >= min_version]
+                self.claims.release(table_id, wrote, claim)
 
     async def _covered(self, table_id: str, min_version: int) -> bool:
         """Has ``min_version`` (or newer) been shown -- once the refreshes of the
         writes that made it are over?"""
-        while claims := self._claims_for(table_id, min_version):
-            await asyncio.gather(*(done.wait() for done in claims))
+        await self.claims.wait(table_id, min_version)
         return self.shown.get(table_id, 0) >= min_version
 
     async def start_game(self, table_id: str) -> None:
@@ -185,7 +140,7 @@ class Publisher:
             await self.ui.update_table(table_id, new_game=True, langs=langs)
 
             async def send_hand(seat: int, user: int) -> None:
-                text, markup = self._hand(snap, seat, langs.get(user, "en"), Selection())
+                text, markup = hand_screen(snap, seat, langs.get(user, "en"), Selection())
                 msg = await self.delivery.send(user, text, markup)
                 if msg is not None:  # recorded at once: he may press right away
                     await self.ui.update_table(table_id, hands={user: msg.message_id})
@@ -196,9 +151,9 @@ class Publisher:
                 if s.user is not None and not s.left
             ]
             await asyncio.gather(*jobs)
-            group = self._group(t)
+            group = group_of(t)
             if group is not None:
-                text, markup2 = self._table_message(snap)
+                text, markup2 = table_screen(snap, self.bot_username)
                 msg = await self.delivery.send(group, text, markup2)
                 if msg is not None:
                     await self.ui.update_table(table_id, table_message=msg.message_id)
@@ -230,7 +185,7 @@ class Publisher:
             if msg is None:
                 continue
             sel = Selection.from_json(ui.selections.get(s.user))
-            text, markup = self._hand(snap, seat, ui.langs.get(s.user, "en"), sel)
+            text, markup = hand_screen(snap, seat, ui.langs.get(s.user, "en"), sel)
             # the actor sees his move at once; whoever must move next soon; the
             # others, who only watch, at most every couple of seconds
             if s.user == actor:
@@ -240,9 +195,9 @@ class Publisher:
             else:
                 urgency = Urgency.LATER
             jobs.append(self._edit(s.user, msg, text, markup, urgency))
-        group = self._group(t)
+        group = group_of(t)
         if group is not None and ui.table_message is not None:
-            text, markup = self._table_message(snap)
+            text, markup = table_screen(snap, self.bot_username)
             urgency = Urgency.SOON if t.status == OVER else Urgency.TABLE
             jobs.append(self._edit(group, ui.table_message, text, markup, urgency))
         await asyncio.gather(*jobs)
@@ -254,7 +209,7 @@ class Publisher:
         msg = snap.ui.hands.get(user)
         if seat is None or msg is None or snap.loaded.state is None:
             return
-        text, markup = self._hand(snap, seat, snap.ui.langs.get(user, "en"), selection)
+        text, markup = hand_screen(snap, seat, snap.ui.langs.get(user, "en"), selection)
         await self._edit(user, msg, text, markup, Urgency.NOW)
 
     async def _edit(
@@ -263,91 +218,26 @@ class Publisher:
         message_id: int,
         text: str,
         markup: InlineKeyboardMarkup | None,
-        urgency: Any,
+        urgency: Urgency,
     ) -> None:
         try:
             await self.delivery.edit(chat, message_id, text, markup, urgency=urgency)
         except Exception:  # a failed edit must not break the other players' renders
             log.exception("edit of %s/%s failed", chat, message_id)
 
-    def _hand(
-        self, snap: Snapshot, seat: int, lang: str, sel: Selection
-    ) -> tuple[str, InlineKeyboardMarkup | None]:
-        t, state = snap.table, snap.loaded.state
-        assert state is not None
-        names = seat_names(t)
-        if t.status == OVER or state.over:
-            return render_game_over(view(state, seat), locale=lang, names=names, code=t.id)
-        text, markup = render_hand(
-            view(state, seat),
-            locale=lang,
-            names=names,
-            game_id=t.id,
-            version=snap.version,
-            selection=sel,
-            deadline=self._deadline(snap),
-            ai_seats=ai_seats(t),
-        )
-        if t.seats[seat].ai_controlled:
-            _ = Translator(lang)
-            return _(texts.AI_PLAYS) + "\n\n" + text, take_back_keyboard(t.id, _(texts.TAKE_BACK))
-        return text, markup
-
-    def _table_message(self, snap: Snapshot) -> tuple[str, InlineKeyboardMarkup | None]:
-        t, state = snap.table, snap.loaded.state
-        assert state is not None
-        lang = snap.ui.group_lang or "en"
-        pv = public_view(state)
-        if t.status == OVER or state.over:
-            return render_game_over(pv, locale=lang, names=seat_names(t), code=t.id)
-        return render_table(
-            pv,
-            locale=lang,
-            names=seat_names(t),
-            deadline=self._deadline(snap),
-            bot_username=self.bot_username,
-            ai_seats=ai_seats(t),
-        )
-
-    @staticmethod
-    def _deadline(snap: Snapshot) -> datetime | None:
-        d = snap.loaded.deadline
-        return datetime.fromtimestamp(d / 1000, UTC) if d else None
-
-    @staticmethod
-    def _group(t: Table) -> int | None:
-        return t.chat if t.chat is not None and t.chat < 0 else None
-
-    def lobby_lang(self, snap: Snapshot, chat: int) -> str:
-        if chat < 0:
-            return snap.ui.group_lang or "en"
-        return snap.ui.langs.get(chat, "en")
-
     async def _lobby_messages(self, snap: Snapshot, actor: int | None) -> None:
         t = snap.table
         jobs = []
         for chat, msg in snap.ui.lobby_messages.items():
-            lang = self.lobby_lang(snap, chat)
-            if t.status == CANCELLED:
-                text, markup = Translator(lang)(texts.LOBBY_CANCELLED), None
-            else:
-                text, markup = render_lobby(t, locale=lang, bot_username=self.bot_username)
+            text, markup = lobby_screen(snap, chat, self.bot_username)
             urgency = Urgency.NOW if actor is not None and chat in (actor, t.chat) else Urgency.SOON
             jobs.append(self._edit(chat, msg, text, markup, urgency))
         await asyncio.gather(*jobs)
 
     async def _close_lobby_messages(self, snap: Snapshot) -> None:
-        t = snap.table
-        title_names = ", ".join(s.name for s in t.seats)
         jobs = []
         for chat, msg in snap.ui.lobby_messages.items():
-            _ = Translator(self.lobby_lang(snap, chat))
-            head = f"<b>{_(VARIANT_TITLES[t.variant])}</b> · {title_names}"
-            if chat < 0:
-                text = head + "\n" + _(texts.GAME_STARTED)
-                markup = url_keyboard("🂠 " + _("My cards"), f"https://t.me/{self.bot_username}")
-            else:
-                text, markup = head + "\n" + _(texts.GAME_STARTED_PRIVATE), None
+            text, markup = started_lobby_screen(snap, chat, self.bot_username)
             jobs.append(self._edit(chat, msg, text, markup, Urgency.NOW))
         await asyncio.gather(*jobs)
 
@@ -356,7 +246,7 @@ class Publisher:
         for user, msg in snap.ui.hands.items():
             _ = Translator(snap.ui.langs.get(user, "en"))
             jobs.append(self._edit(user, msg, _(notice), None, Urgency.SOON))
-        group = self._group(snap.table)
+        group = group_of(snap.table)
         if group is not None and snap.ui.table_message is not None:
             _ = Translator(snap.ui.group_lang or "en")
             jobs.append(self._edit(group, snap.ui.table_message, _(notice), None, Urgency.SOON))
@@ -397,7 +287,7 @@ class Publisher:
             if seat is None or snap.loaded.state is None or snap.ui.hands.get(user):
                 return
             lang = (await self._langs(snap.table, snap.ui)).get(user, "en")
-            text, markup = self._hand(snap, seat, lang, Selection())
+            text, markup = hand_screen(snap, seat, lang, Selection())
             msg = await self.delivery.send(user, text, markup)
             if msg is not None:
                 await self.ui.update_table(table.id, hands={user: msg.message_id})

@@ -11,9 +11,8 @@ row and 100 a keyboard (huge hands are paged), callback data within 64 bytes.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
-from typing import Any
 
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
@@ -22,7 +21,7 @@ from telegram_bot import moves
 from telegram_bot.callbacks import (
     BACK,
     CLEAR,
-    NOOP,
+    INERT,
     PLAY,
     GameCb,
     LobbyCb,
@@ -35,6 +34,7 @@ from telegram_bot.callbacks import (
 from telegram_bot.cards import card_label, glyph, group_hand, suit_glyph
 from telegram_bot.format import bold, history_lines, name_of, role_label
 from telegram_bot.i18n import LOSER_TITLES, VARIANT_TITLES, Translator
+from telegram_bot.moves import View
 
 MAX_TEXT = 4096
 MAX_ROW = 8
@@ -46,8 +46,6 @@ MAX_CHOICES = 20
 HISTORY = 6
 PLAYABLE = "•"
 TOGGLED = "✓"
-
-View = Mapping[str, Any]
 
 
 def _fit(head: list[str], history: list[str], tail: list[str], _: Translator) -> str:
@@ -215,9 +213,9 @@ def hand_keyboard(
     if pages > 1:
         rows.append(
             [
-                button("◀", page(p - 1) if p > 0 else NOOP),
-                button(f"{p + 1}/{pages}", NOOP),
-                button("▶", page(p + 1) if p + 1 < pages else NOOP),
+                button("◀", page(p - 1) if p > 0 else INERT),
+                button(f"{p + 1}/{pages}", INERT),
+                button("▶", page(p + 1) if p + 1 < pages else INERT),
             ]
         )
     actions = []
@@ -304,7 +302,7 @@ def render_game_over(
     text = "\n".join(lines)
     if code is None:
         return text, None
-    data = LobbyCb(c=code, o=LobbyOp.REMATCH).pack()
+    data = LobbyCb(code=code, op=LobbyOp.REMATCH).pack()
     markup = InlineKeyboardMarkup(
         inline_keyboard=[[InlineKeyboardButton(text="🔁 " + _("Rematch"), callback_data=data)]]
     )

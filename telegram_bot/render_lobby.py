@@ -102,7 +102,7 @@ def render_lobby(
     code = lobby.id
 
     def b(text: str, op: LobbyOp) -> InlineKeyboardButton:
-        return InlineKeyboardButton(text=text, callback_data=LobbyCb(c=code, o=op).pack())
+        return InlineKeyboardButton(text=text, callback_data=LobbyCb(code=code, op=op).pack())
 
     rows = [
         [b("✋ " + _("Join"), LobbyOp.JOIN), b("🚪 " + _("Leave"), LobbyOp.LEAVE)],
@@ -123,7 +123,7 @@ def settings_keyboard(lobby: LobbyLike, *, locale: str) -> InlineKeyboardMarkup:
     code = lobby.id
 
     def b(text: str, arg: str, on: bool) -> InlineKeyboardButton:
-        data = LobbyCb(c=code, o=LobbyOp.SET, s=arg).pack()
+        data = LobbyCb(code=code, op=LobbyOp.SET, arg=arg).pack()
         return InlineKeyboardButton(text=("✓ " if on else "") + text, callback_data=data)
 
     rows = [[b(_(title), f"game={v}", lobby.variant == v) for v, title in VARIANT_TITLES.items()]]
@@ -145,7 +145,7 @@ def settings_keyboard(lobby: LobbyLike, *, locale: str) -> InlineKeyboardMarkup:
         for n in range(2, MAX_PLAYERS.get(lobby.variant, 6) + 1)
     ]
     rows += [counts[i : i + 5] for i in range(0, len(counts), 5)]
-    back = LobbyCb(c=code, o=LobbyOp.BACK).pack()
+    back = LobbyCb(code=code, op=LobbyOp.BACK).pack()
     rows.append([InlineKeyboardButton(text="◀ " + _("Back"), callback_data=back)])
     return InlineKeyboardMarkup(inline_keyboard=rows)
 

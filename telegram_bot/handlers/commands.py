@@ -3,18 +3,15 @@ commands get a short help."""
 
 from __future__ import annotations
 
-import contextlib
-
 from aiogram import F, Router
 from aiogram.filters import Command, CommandObject
 from aiogram.types import CallbackQuery, Message
 
-from engine import EngineError
-from engine.live import PLAYING, TableService
+from engine.live import TableService
 from telegram_bot import texts
-from telegram_bot.chat_state import ChatStateStore as UiStore
-from telegram_bot.delivery_api import Delivery, Urgency
-from telegram_bot.handlers.common import parse_variant
+from telegram_bot.chat_state import ChatStateStore
+from telegram_bot.delivery_api import Delivery
+from telegram_bot.handlers.common import parse_variant, player, reply
 from telegram_bot.i18n import LANGUAGES, Translator, help_text, rules_text
 from telegram_bot.keyboards import LangCb, language_keyboard
 from telegram_bot.middlewares import PrefsCache, display_name
@@ -26,6 +23,8 @@ from telegram_bot.render_lobby import (
     stats_from_counts,
 )
 from telegram_bot.settings import Settings
+from telegram_bot.usecases.lobby import Lobbies
+from telegram_bot.usecases.player import leave_table, set_language
 
 router = Router(name=__name__)
 
@@ -43,14 +42,14 @@ async def lang(
     command: CommandObject,
     prefs: PrefsCache,
     svc: TableService,
-    ui: UiStore,
+    ui: ChatStateStore,
     publisher: Publisher,
     _: Translator,
 ) -> None:
     choice = (command.args or "").strip().lower()
     if choice in LANGUAGES and message.from_user is not None:
         user = message.from_user.id
-        await _set_language(message.chat.id, user, choice, prefs, svc, ui, publisher)
+        await set_language(message.chat.id, user, choice, prefs, svc, ui, publisher)
         group = message.chat.type != "private"
         await message.answer(
             Translator(choice)(texts.GROUP_LANGUAGE_SET if group else texts.LANGUAGE_SET)
@@ -65,44 +64,16 @@ async def lang_button(
     callback_data: LangCb,
     prefs: PrefsCache,
     svc: TableService,
-    ui: UiStore,
+    ui: ChatStateStore,
     publisher: Publisher,
 ) -> None:
-    choice = callback_data.l
+    choice = callback_data.lang
     chat = callback.message.chat.id if callback.message is not None else callback.from_user.id
-    await _set_language(chat, callback.from_user.id, choice, prefs, svc, ui, publisher)
+    await set_language(chat, callback.from_user.id, choice, prefs, svc, ui, publisher)
     group = chat < 0
     await callback.answer(
         Translator(choice)(texts.GROUP_LANGUAGE_SET if group else texts.LANGUAGE_SET)
     )
-
-
-async def _set_language(
-    chat: int,
-    user: int,
-    choice: str,
-    prefs: PrefsCache,
-    svc: TableService,
-    ui: UiStore,
-    publisher: Publisher,
-) -> None:
-    """In a group /lang sets the group's language: lobbies opened there from now on
-    speak it, and so does the lobby or game of this group where the sender sits
-    (its messages are redrawn now).  In private it sets the user's language, and
-    his messages at his current table are redrawn in it."""
-    await prefs.update(chat, lang=choice)
-    table = await svc.where(user)
-    if table is None:
-        return
-    if chat < 0:
-        if table.chat != chat:
-            return
-        await ui.update_table(table.id, group_lang=choice)
-        await publisher.refresh(table.id, seats=(), actor=user)
-        return
-    await ui.update_table(table.id, langs={user: choice})
-    seat = table.seat_of(user)
-    await publisher.refresh(table.id, seats=() if seat is None else (seat,), actor=user)
 
 
 @router.message(Command("stats"))
@@ -129,76 +100,41 @@ async def top(message: Message, svc: TableService, chat_locale: str, _: Translat
 async def play(
     message: Message,
     command: CommandObject,
-    svc: TableService,
-    ui: UiStore,
-    publisher: Publisher,
+    lobbies: Lobbies,
     settings: Settings,
     locale: str,
     _: Translator,
 ) -> None:
     """A private game against AI players, started at once."""
-    user = message.from_user
-    if user is None:
+    if message.from_user is None:
         return
     variant = parse_variant(command.args)
     if variant is None:
         await message.answer(_(texts.UNKNOWN_GAME))
         return
-    try:
-        lobby = await svc.create_lobby(
-            user.id,
-            display_name(user),
-            variant=variant,
-            timer=settings.default_timer,
-            private=True,
-        )
-    except EngineError as e:
-        await message.answer(texts.refusal(e, _))
-        return
-    code = lobby.table.id
-    try:
-        for _n in range(settings.solo_opponents):
-            await svc.add_ai(code, user.id)
-        await ui.update_table(code, langs={user.id: locale})
-        await svc.start(code, user.id)
-    except EngineError as e:
-        with contextlib.suppress(EngineError):
-            await svc.cancel(code, user.id)
-        await message.answer(texts.refusal(e, _))
-        return
-    await publisher.start_game(code)
+    outcome = await lobbies.play_solo(
+        player(message.from_user, locale),
+        variant=variant,
+        timer=settings.default_timer,
+        opponents=settings.solo_opponents,
+    )
+    await reply(message, outcome, _)
 
 
 @router.message(Command("leave"))
 async def leave(
     message: Message,
     svc: TableService,
-    ui: UiStore,
+    ui: ChatStateStore,
     publisher: Publisher,
     delivery: Delivery,
+    locale: str,
     _: Translator,
 ) -> None:
-    user = message.from_user
-    if user is None:
+    if message.from_user is None:
         return
-    table = await svc.where(user.id)
-    if table is None:
-        await message.answer(_(texts.NOT_SITTING))
-        return
-    try:
-        await svc.leave(table.id, user.id)
-    except EngineError as e:
-        await message.answer(texts.refusal(e, _))
-        return
-    if table.status == PLAYING:
-        snap_ui = await ui.table(table.id)
-        msg = snap_ui.hands.get(user.id)
-        if msg is not None:
-            await delivery.edit(user.id, msg, _(texts.LEFT_GAME), None, urgency=Urgency.NOW)
-        await message.answer(_(texts.LEFT_GAME))
-    else:
-        await message.answer(_(texts.LEFT))
-    await publisher.refresh(table.id, actor=user.id)
+    me = player(message.from_user, locale)
+    await reply(message, await leave_table(svc, ui, publisher, delivery, me), _)
 
 
 @router.message(F.text.startswith("/"))

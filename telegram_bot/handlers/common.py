@@ -1,17 +1,14 @@
-"""Helpers shared by the handler modules: joining a lobby (from a button or a
-deep link), posting a lobby message, variant names in commands."""
+"""Helpers shared by the handler modules: variant names in commands, the
+player a message or button comes from, answering with a lobby outcome."""
 
 from __future__ import annotations
 
-from aiogram.types import CallbackQuery, Message, User
+from aiogram.types import Message, User
 
-from engine.live import OPEN, LiveError, Table, TableService
-from telegram_bot.chat_state import ChatStateStore as UiStore
-from telegram_bot.delivery_api import Delivery
+from telegram_bot import texts
 from telegram_bot.i18n import Translator
 from telegram_bot.middlewares import display_name
-from telegram_bot.publisher import Publisher
-from telegram_bot.render_lobby import render_lobby
+from telegram_bot.usecases.lobby import LobbyOutcome, Person
 
 VARIANT_WORDS = {
     "chuvash": "chuvash",
@@ -37,55 +34,16 @@ def parse_variant(args: str | None) -> str | None:
     return VARIANT_WORDS.get(word)
 
 
-async def post_lobby(
-    publisher: Publisher,
-    delivery: Delivery,
-    table: Table,
-    chat_id: int,
-    locale: str,
-    *,
-    user: int,
-    group_lang: str | None = None,
-) -> None:
-    """Send the lobby message to ``chat_id`` and remember it."""
-    text, markup = render_lobby(table, locale=locale, bot_username=publisher.bot_username)
-    msg = await delivery.send(chat_id, text, markup)
-    await publisher.ui.update_table(
-        table.id,
-        lobby_messages={chat_id: msg.message_id} if msg is not None else None,
-        langs={user: locale},
-        group_lang=group_lang,
-    )
+def player(user: User, locale: str) -> Person:
+    return Person(user.id, display_name(user), locale)
 
 
-async def join_lobby(
-    svc: TableService,
-    publisher: Publisher,
-    ui: UiStore,
-    code: str,
-    user: User,
-    locale: str,
-) -> Table:
-    """Seat ``user`` at the lobby (LiveError when refused); remember his language;
-    re-render the lobby messages."""
-    result = await svc.join(code, user.id, display_name(user))
-    await ui.update_table(code, langs={user.id: locale})
-    await publisher.refresh(code, actor=user.id)
-    return result.table
-
-
-async def answer_error(
-    event: CallbackQuery | Message, error: LiveError | Exception, text: str
-) -> None:
-    if isinstance(event, CallbackQuery):
-        await event.answer(text, show_alert=True)
-    else:
-        await event.answer(text)
-
-
-def is_open(table: Table) -> bool:
-    return table.status == OPEN
-
-
-def tr(locale: str) -> Translator:
-    return Translator(locale)
+async def reply(message: Message, outcome: LobbyOutcome, _: Translator) -> None:
+    """Answer a command with a lobby use case's outcome, then finish it."""
+    if outcome.error is not None:
+        await message.answer(texts.refusal(outcome.error, _))
+        return
+    if outcome.notice is not None:
+        await message.answer(_(outcome.notice))
+    if outcome.then is not None:
+        await outcome.then()

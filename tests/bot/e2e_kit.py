@@ -151,7 +151,7 @@ def has_game_buttons(message: Message) -> bool:
 
 
 def op(code: str, what: LobbyOp) -> str:
-    return LobbyCb(c=code, o=what).pack()
+    return LobbyCb(code=code, op=what).pack()
 
 
 def game_buttons(message: Message) -> list[dict[str, Any]]:
@@ -305,24 +305,19 @@ current game's seed)."""
 
 
 def record_seeds(svc: TableService) -> None:
-    """Make the service remember every seed it deals with, per table."""
-    original = svc.new_seed
-    pending: list[int] = []
+    """Make the service remember the seed of every game it starts, per table
+    (its public ``start`` and ``rematch`` are the only ways a game starts)."""
+    for name in ("start", "rematch"):
+        original = getattr(svc, name)
 
-    def seed() -> int:
-        s = original()
-        pending.append(s)
-        return s
+        async def recorded(
+            table_id: str, user: int, *args: Any, _original: Any = original, **kwargs: Any
+        ) -> Any:
+            result = await _original(table_id, user, *args, **kwargs)
+            SEEDS.setdefault(result.table_id, []).append(result.table.seed)
+            return result
 
-    svc.new_seed = seed
-    orig_start_plan = svc.games.start_plan
-
-    def start_plan(table: Any, previous_loser: Any, kind: str) -> Any:
-        plan = orig_start_plan(table, previous_loser, kind)
-        SEEDS.setdefault(table.id, []).append(plan.table.seed)
-        return plan
-
-    svc.games.start_plan = start_plan  # type: ignore[method-assign]
+        setattr(svc, name, recorded)
 
 
 async def assert_no_hidden_cards(

@@ -8,10 +8,10 @@ from aiogram.filters.callback_data import CallbackData
 from telegram_bot.callbacks import (
     BACK,
     CLEAR,
+    INERT,
     MAX_CALLBACK_BYTES,
     MAX_CODE,
     MAX_VERSION,
-    NOOP,
     PLAY,
     SETTING_VALUES,
     GameCb,
@@ -43,7 +43,7 @@ WORST_GAME = [
     PLAY,
     CLEAR,
     BACK,
-    NOOP,
+    INERT,
 ]
 
 
@@ -66,13 +66,13 @@ def test_every_lobby_button_fits():
     args = [""] + [f"{k}={v}" for k, values in SETTING_VALUES.items() for v in values]
     for op in LobbyOp:
         for arg in args:
-            cb = LobbyCb(c=CODE, o=op, s=arg)
+            cb = LobbyCb(code=CODE, op=op, arg=arg)
             assert _size(cb) <= MAX_CALLBACK_BYTES
             assert parse_lobby(cb.pack()) == cb
 
 
 def test_lobby_setting_parsed():
-    cb = parse_lobby(LobbyCb(c="abc", o=LobbyOp.SET, s="decks=4").pack())
+    cb = parse_lobby(LobbyCb(code="abc", op=LobbyOp.SET, arg="decks=4").pack())
     assert cb is not None and cb.setting == ("decks", "4")
     assert parse_lobby("l:abc:j:").setting is None
 
@@ -125,24 +125,24 @@ def test_forged_data_is_rejected(data):
 
 def test_pack_refuses_bad_values():
     with pytest.raises(ValueError):
-        GameCb(g="a:b", v=1, a="K")
+        GameCb(game="a:b", version=1, payload="K")
     with pytest.raises(ValueError):
-        GameCb(g="abc", v=1, a="nonsense")
+        GameCb(game="abc", version=1, payload="nonsense")
     with pytest.raises(ValueError):
-        LobbyCb(c="abc", o=LobbyOp.SET, s="decks=5")
+        LobbyCb(code="abc", op=LobbyOp.SET, arg="decks=5")
 
 
 def test_a_button_without_a_stamp_still_parses():
     """Keyboards drawn before stamps existed: parsed (stamp empty), so the handler
     answers them as stale and redraws instead of calling them forged."""
     cb = parse_game("g:abc:7:K")
-    assert cb is not None and cb.v == 7 and cb.a == "K" and cb.s == ""
+    assert cb is not None and cb.version == 7 and cb.payload == "K" and cb.stamp == ""
     assert parse_game("g:abc:7:K:toolong") is None
 
 
 def test_stale_version_is_visible():
     old = parse_game(GameCb.of("abc", 7, act("K")).pack())
-    assert old is not None and old.v == 7  # the handler compares with the live version
+    assert old is not None and old.version == 7  # the handler compares with the live version
 
 
 def test_parse_payload_kinds():

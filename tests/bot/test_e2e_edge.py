@@ -13,6 +13,7 @@ import pytest
 
 from sandbox.fake_api import FakeTelegram, RateLimits
 from telegram_bot.callbacks import GameCb, LobbyOp, parse_game
+from telegram_bot.delivery import Urgency
 from telegram_bot.keyboards import SeatCb
 from tests.bot.e2e_kit import (
     SAFETY,
@@ -32,6 +33,24 @@ from tests.bot.test_e2e_invite import invite_lobby
 async def fake() -> AsyncIterator[FakeTelegram]:
     async with FakeTelegram(limits=RateLimits.off()) as server:
         yield server
+
+
+class WatchedLock(asyncio.Lock):
+    """A table's render lock that tells when someone queues for it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._queued = asyncio.Event()
+
+    async def acquire(self) -> bool:
+        if self.locked():
+            self._queued.set()
+        return await super().acquire()
+
+    async def queued(self) -> None:
+        """Until a second caller waits for the lock."""
+        await self._queued.wait()
+        self._queued.clear()
 
 
 async def mover(h, tid, humans):  # type: ignore[no-untyped-def]
@@ -66,21 +85,25 @@ async def test_stale_double_press_foreign_and_forged_buttons(
         u, m, b = await mover(h, tid, humans)
         old = b["callback_data"]
         cb = parse_game(old)
-        assert cb is not None and len(cb.s) == 6
-        other_stamp = ("A" if cb.s[0] != "A" else "B") + cb.s[1:]
-        stale = GameCb(g=cb.g, v=cb.v - 1, a=cb.a, s=other_stamp).pack()
+        assert cb is not None and len(cb.stamp) == 6
+        other_stamp = ("A" if cb.stamp[0] != "A" else "B") + cb.stamp[1:]
+        stale = GameCb(
+            game=cb.game, version=cb.version - 1, payload=cb.payload, stamp=other_stamp
+        ).pack()
         _t, _s, before = await h.svc.get(tid)
         answer = await u.press(data=stale, message=m, forged=True).wait_answer(SAFETY)
         assert answer["show_alert"] and "out of date" in answer["text"]
         assert (await h.svc.get(tid))[2] == before
         # ... and without a stamp (a keyboard of an older release): stale too
-        bare = GameCb(g=cb.g, v=cb.v - 1, a=cb.a).pack()
+        bare = GameCb(game=cb.game, version=cb.version - 1, payload=cb.payload).pack()
         answer = await u.press(data=bare, message=m, forged=True).wait_answer(SAFETY)
         assert answer["show_alert"] and "out of date" in answer["text"]
         assert (await h.svc.get(tid))[2] == before
         # an older version with his current stamp (others moved, his hand and options
         # did not change): the press means what it meant and is honoured
-        honoured = GameCb(g=cb.g, v=cb.v - 1, a=cb.a, s=cb.s).pack()
+        honoured = GameCb(
+            game=cb.game, version=cb.version - 1, payload=cb.payload, stamp=cb.stamp
+        ).pack()
         answer = await u.press(data=honoured, message=m, forged=True).wait_answer(SAFETY)
         assert not answer.get("show_alert"), answer
         _t, _s, before = await h.svc.get(tid)
@@ -142,7 +165,7 @@ async def test_timers_takeover_take_back_leave_restart_rematch(
         table, _s, _v = await h.svc.get(code)
         seat = taken[0].seat
         user = next(u for u in humans if u.id == table.seats[seat].user)
-        back = SeatCb(g=code, o="back").pack()
+        back = SeatCb(game=code, op="back").pack()
 
         def has_back() -> object:
             m = fake.world.messages(user.chat)
@@ -257,30 +280,42 @@ async def test_a_moves_own_notification_renders_nothing_more(
         assert h.bot is not None
         pub = h.bot.app.publisher
         assert pub is not None
-        renders: list[tuple[int, int | None]] = []
-        real_render = pub._render
+        delivery = h.bot.app.delivery
+        # what the publisher renders: the versions it loads to render, the edits it asks
+        renders: list[int] = []
+        edits: list[tuple[int, Urgency]] = []
+        real_snapshot, real_edit = pub.snapshot, delivery.edit
 
-        async def spy(snap, seats, actor):  # type: ignore[no-untyped-def]
-            renders.append((snap.version, actor))
-            await real_render(snap, seats, actor)
+        async def loaded(table_id):  # type: ignore[no-untyped-def]
+            snap = await real_snapshot(table_id)
+            renders.append(snap.version)
+            return snap
 
-        monkeypatch.setattr(pub, "_render", spy)
+        async def edit(chat, message_id, text, markup=None, urgency=Urgency.NOW, **kw):  # type: ignore[no-untyped-def]
+            edits.append((chat, urgency))
+            return await real_edit(chat, message_id, text, markup, urgency, **kw)
+
+        monkeypatch.setattr(pub, "snapshot", loaded)
+        monkeypatch.setattr(delivery, "edit", edit)
+        lock = WatchedLock()
+        monkeypatch.setattr(pub, "lock", lambda table_id: lock)
         _table, state, version = await h.svc.get(tid)
         assert state is not None
         seat = state.to_act()[0]
         user = (alice, bob)[seat]
-        lock = pub.lock(tid)
         async with lock:  # the table is being rendered: the move's render queues
             result = await h.svc.apply(tid, user.id, view(state, seat)["legal"][0], version)
             announced = asyncio.create_task(pub.refresh(tid, min_version=result.version))
-            while not lock._waiters:  # type: ignore[attr-defined]
-                await asyncio.sleep(0)  # the announcement's re-render waits first
+            await lock.queued()  # the announcement's re-render waits first
             own = asyncio.create_task(
                 pub.refresh(tid, seats=result.changed_seats, actor=user.id, wrote=result.version)
             )
             await asyncio.sleep(0)
         await asyncio.wait_for(asyncio.gather(announced, own), SAFETY)
-        assert renders == [(result.version, user.id)]  # once, the actor's own edit first
+        assert renders == [result.version]  # rendered once: the actor's own render
+        other = (bob, alice)[seat].id
+        assert len(edits) == 2 and dict(edits)[user.id] is Urgency.NOW
+        assert dict(edits)[other] is not Urgency.NOW
         await h.bot.app.delivery.flush()
         for u in (alice, bob):  # both hands show the move
             m = await h.hand_message(u, tid)
@@ -288,24 +323,23 @@ async def test_a_moves_own_notification_renders_nothing_more(
 
         # should the mover's own refresh fail, the announcement's renders after all
         renders.clear()
+        edits.clear()
         _table, state, version = await h.svc.get(tid)
         assert state is not None
         seat = state.to_act()[0]
         user = (alice, bob)[seat]
-        real_snapshot = pub.snapshot
         failures = [RuntimeError("redis went away")]
 
         async def flaky_snapshot(table_id):  # type: ignore[no-untyped-def]
             if failures:
                 raise failures.pop()
-            return await real_snapshot(table_id)
+            return await loaded(table_id)
 
         monkeypatch.setattr(pub, "snapshot", flaky_snapshot)
         async with lock:
             result = await h.svc.apply(tid, user.id, view(state, seat)["legal"][0], version)
             announced = asyncio.create_task(pub.refresh(tid, min_version=result.version))
-            while not lock._waiters:  # type: ignore[attr-defined]
-                await asyncio.sleep(0)
+            await lock.queued()
             own = asyncio.create_task(
                 pub.refresh(tid, seats=result.changed_seats, actor=user.id, wrote=result.version)
             )
@@ -313,5 +347,6 @@ async def test_a_moves_own_notification_renders_nothing_more(
         with pytest.raises(RuntimeError):
             await asyncio.wait_for(own, SAFETY)
         await asyncio.wait_for(announced, SAFETY)
-        assert renders == [(result.version, None)] and not failures
+        assert renders == [result.version] and not failures
+        assert edits and all(u is not Urgency.NOW for _c, u in edits)  # no actor's render
         assert pub.shown[tid] == result.version

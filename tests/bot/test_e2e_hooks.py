@@ -297,11 +297,11 @@ async def test_lang_in_a_group_sets_the_groups_language_hands_keep_their_own(
         # the hands stay as they were
         ann.send("/lang", group)
         choice = await ann.wait_message(
-            lambda m: any(b.get("callback_data") == LangCb(l="en").pack() for b in m.buttons),
+            lambda m: any(b.get("callback_data") == LangCb(lang="en").pack() for b in m.buttons),
             group,
             timeout=SAFETY,
         )
-        answer = await ann.press(data=LangCb(l="en").pack(), message=choice).wait_answer(SAFETY)
+        answer = await ann.press(data=LangCb(lang="en").pack(), message=choice).wait_answer(SAFETY)
         assert answer["text"] == "The group's language is now English."
         assert (await h.ui.prefs(group.id)).lang == "en"
         await wait_text(fake, board, "Players")

@@ -11,6 +11,7 @@ from typing import TypeVar
 import pytest
 from aiogram import Bot
 from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
+from aiogram.methods import SendMessage
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
 from engine.live import LiveConfig, TableService
@@ -18,7 +19,15 @@ from sandbox.fake_api import Chat, FakeTelegram, ManualClock, RateLimits, SimUse
 from sandbox.fake_api import Message as MessageRecord
 from telegram_bot.delivery import Delivery, Urgency
 from telegram_bot.flood import FloodLimiter
-from telegram_bot.outgoing import Outgoing, Prepaid, find_outgoing, install, is_limited
+from telegram_bot.outgoing import (
+    CallOptions,
+    Outgoing,
+    Prepaid,
+    find_outgoing,
+    install,
+    is_limited,
+)
+from telegram_bot.waiting_line import Priority, WaitingLine
 
 T = TypeVar("T")
 
@@ -277,6 +286,30 @@ async def test_burst_to_a_group_gets_no_429(
     assert fake.stats.calls["sendMessage"] == 35
 
 
+async def test_a_call_with_prepaid_tokens_takes_none_again(
+    fake: FakeTelegram, bot: Bot, outgoing: Outgoing, limiter: FloodLimiter, alice: SimUser
+) -> None:
+    """``Outgoing.call`` carries the options explicitly: a call made with the
+    ticket of its chat uses the prepaid tokens (settling gives nothing back);
+    a direct call, or a call for another chat, takes its own."""
+    chat_bucket = limiter.keys.rate_chat(alice.id)
+
+    async def tokens() -> float:
+        return float((await limiter.r.hgetall(chat_bucket))[b"t"])
+
+    ticket = await outgoing.prepay(alice.id, Priority.DEFERRED)
+    paid = await tokens()  # one taken from the full bucket
+    options = CallOptions(Priority.DEFERRED, ticket)
+    await outgoing.call(bot, SendMessage(chat_id=alice.id, text="v1"), options)
+    assert ticket.used and await tokens() == pytest.approx(paid)
+    await outgoing.settle(ticket)  # used: nothing goes back
+    assert await tokens() == pytest.approx(paid)
+    other = Prepaid(alice.id + 1)  # another chat's ticket pays nothing here
+    await outgoing.call(bot, SendMessage(chat_id=alice.id, text="v2"), CallOptions(prepaid=other))
+    assert await tokens() == pytest.approx(paid - 1) and not other.used
+    assert [o["text"] for o in fake.world.outbox] == ["v1", "v2"]
+
+
 async def test_429_is_retried_after_retry_after(
     fake: FakeTelegram, bot: Bot, alice: SimUser, sleep: Callable[[float], Awaitable[None]]
 ) -> None:
@@ -506,10 +539,11 @@ async def test_a_queued_update_takes_its_tokens_first_then_the_newest_content(
     queued = asyncio.Event()
     real_prepay = outgoing.prepay
 
-    async def slow_prepay(chat_id: int) -> Prepaid:
+    async def slow_prepay(chat_id: int, priority: Priority = Priority.URGENT) -> Prepaid:
+        assert priority is Priority.DEFERRED  # a queued update lets urgent calls first
         queued.set()
         await gate.wait()  # as if in the overall line behind urgent calls
-        return await real_prepay(chat_id)
+        return await real_prepay(chat_id, priority)
 
     monkeypatch.setattr(outgoing, "prepay", slow_prepay)
     await delivery.edit(alice.id, msg.message_id, "s1", urgency=Urgency.SOON)
@@ -543,8 +577,8 @@ async def test_an_overtaken_or_noop_queued_update_gives_its_tokens_back(
     queued = asyncio.Event()
     real_prepay = outgoing.prepay
 
-    async def slow_prepay(chat_id: int) -> Prepaid:
-        ticket = await real_prepay(chat_id)  # the tokens are taken...
+    async def slow_prepay(chat_id: int, priority: Priority = Priority.URGENT) -> Prepaid:
+        ticket = await real_prepay(chat_id, priority)  # the tokens are taken...
         queued.set()
         await gate.wait()  # ...and meanwhile the player's own edit goes out
         return ticket
@@ -589,11 +623,11 @@ async def test_a_queued_update_survives_a_failed_token_request(
     real_prepay = outgoing.prepay
     failed = asyncio.Event()
 
-    async def flaky_prepay(chat_id: int) -> Prepaid:
+    async def flaky_prepay(chat_id: int, priority: Priority = Priority.URGENT) -> Prepaid:
         if not failed.is_set():
             failed.set()
             raise ConnectionError("redis went away")
-        return await real_prepay(chat_id)
+        return await real_prepay(chat_id, priority)
 
     monkeypatch.setattr(outgoing, "prepay", flaky_prepay)
     await delivery.edit(alice.id, msg.message_id, "s1", urgency=Urgency.SOON)
@@ -631,49 +665,46 @@ async def test_gone_message_is_sent_anew(
 async def test_the_overall_line_serves_urgent_calls_first() -> None:
     """Waiters for the overall bucket: urgent before deferred, FIFO within each,
     a cancelled waiter drops out, the last release frees the line."""
-    from telegram_bot.outgoing import _Line
-
-    line = _Line()
-    await line.acquire(True)  # the head
+    urgent, deferred = Priority.URGENT, Priority.DEFERRED
+    line = WaitingLine()
+    await line.acquire(urgent)  # the head
     served: list[str] = []
 
-    async def wait(name: str, urgent: bool) -> None:
-        await line.acquire(urgent)
+    async def wait(name: str, priority: Priority) -> None:
+        await line.acquire(priority)
         served.append(name)
         line.release()
 
     tasks = [
-        asyncio.create_task(wait(name, urgent))
-        for name, urgent in [("d1", False), ("u1", True), ("d2", False), ("u2", True)]
+        asyncio.create_task(wait(name, priority))
+        for name, priority in [("d1", deferred), ("u1", urgent), ("d2", deferred), ("u2", urgent)]
     ]
-    gone = asyncio.create_task(wait("gone", True))
+    gone = asyncio.create_task(wait("gone", urgent))
     await asyncio.sleep(0)
     gone.cancel()
     line.release()
     await asyncio.gather(*tasks)
     assert served == ["u1", "u2", "d1", "d2"]
     assert gone.cancelled()
-    await asyncio.wait_for(line.acquire(False), 1)  # free again: no waiting
+    await asyncio.wait_for(line.acquire(deferred), 1)  # free again: no waiting
 
 
 async def test_a_deferred_waiter_is_not_starved() -> None:
     """Past max_defer seconds in the line, the oldest deferred waiter goes before
     newer urgent ones."""
-    from telegram_bot.outgoing import _Line
-
     clock = ManualClock()
-    line = _Line(max_defer=4.0, clock=clock)
-    await line.acquire(True)
+    line = WaitingLine(max_defer=4.0, clock=clock)
+    await line.acquire(Priority.URGENT)
     served: list[str] = []
 
-    async def wait(name: str, urgent: bool) -> None:
-        await line.acquire(urgent)
+    async def wait(name: str, priority: Priority) -> None:
+        await line.acquire(priority)
         served.append(name)
 
-    d = asyncio.create_task(wait("deferred", False))
+    d = asyncio.create_task(wait("deferred", Priority.DEFERRED))
     await asyncio.sleep(0)
     clock.advance(5.0)
-    u = asyncio.create_task(wait("urgent", True))
+    u = asyncio.create_task(wait("urgent", Priority.URGENT))
     await asyncio.sleep(0)
     line.release()
     await d

@@ -368,7 +368,7 @@ def test_game_over_message():
     check_limits(text, kb)
     assert "1. Ann" in text and "&lt;Bob&gt;" in text and "чувашский петух" in text
     cb = parse_lobby(kb.inline_keyboard[0][0].callback_data)
-    assert cb is not None and cb.o is LobbyOp.REMATCH and cb.c == "abc"
+    assert cb is not None and cb.op is LobbyOp.REMATCH and cb.code == "abc"
     text, kb = render_game_over(engine.public_view(g), locale="en", names=["Ann", "Bob"])
     assert kb is None and "Game over" in text
 
@@ -403,7 +403,7 @@ def test_lobby_and_settings(locale):
     buttons = check_limits(text, kb)
     assert "Ann &lt;host&gt;" in text and "🤖" in text
     assert "https://t.me/durak_bot?start=Lobby_Code-1" in text
-    ops = {parse_lobby(b.callback_data).o for b in buttons if b.callback_data}
+    ops = {parse_lobby(b.callback_data).op for b in buttons if b.callback_data}
     assert ops == {
         LobbyOp.JOIN,
         LobbyOp.LEAVE,
@@ -417,13 +417,13 @@ def test_lobby_and_settings(locale):
     kb = settings_keyboard(lobby, locale=locale)
     buttons = check_limits(settings_text(lobby, locale=locale), kb)
     sets = [parse_lobby(b.callback_data) for b in buttons]
-    args = {cb.s for cb in sets if cb.o is LobbyOp.SET}
+    args = {cb.arg for cb in sets if cb.op is LobbyOp.SET}
     assert {"game=chuvash", "decks=2", "decks=4", "joker=0", "timer=120", "max=10"} <= args
-    ticked = {parse_lobby(b.callback_data).s for b in buttons if b.text.startswith("✓")}
+    ticked = {parse_lobby(b.callback_data).arg for b in buttons if b.text.startswith("✓")}
     assert ticked == {"game=shchelkovsky", "decks=4", "joker=1", "timer=60", "max=10"}
     chuvash = FakeLobby(variant="chuvash", options={}, max_seats=6, timer=0)
     args = {
-        parse_lobby(b.callback_data).s
+        parse_lobby(b.callback_data).arg
         for row in settings_keyboard(chuvash, locale=locale).inline_keyboard
         for b in row
     }

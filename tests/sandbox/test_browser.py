@@ -124,7 +124,7 @@ async def buttons(message: Any) -> list[tuple[str, str]]:
 
 def payload(data: str) -> str:
     cb = parse_game(data)
-    return cb.a if cb is not None else ""
+    return cb.payload if cb is not None else ""
 
 
 def choose(found: list[tuple[str, str]], refused: set[str]) -> str | None:

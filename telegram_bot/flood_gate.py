@@ -1,0 +1,162 @@
+"""Waiting for the shared Redis flood buckets
+(:class:`telegram_bot.flood.FloodLimiter`) -- the limiter side of
+:class:`telegram_bot.outgoing.Outgoing`: a call takes its tokens (waiting in the
+overall line, :class:`telegram_bot.waiting_line.WaitingLine`, when the overall
+bucket is short), or uses the ones prepaid for it; tokens unused, or paid for an
+edit that changed nothing, go back."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from telegram_bot.flood import NOOP, FloodLimiter, Headroom
+from telegram_bot.waiting_line import Priority, WaitingLine
+
+log = logging.getLogger(__name__)
+
+GO = Headroom(0.0, 0.0)
+
+Sleep = Callable[[float], Awaitable[Any]]
+"""``asyncio.sleep`` or a test's own (a fake clock moving on)."""
+
+
+@dataclass
+class Prepaid:
+    """The flood tokens of one message to ``chat_id``, taken ahead of the call
+    (``Outgoing.prepay``); the limited call to that chat made with it
+    (``Outgoing.call``) uses them instead of taking its own.  Tokens no call
+    used, or used by an edit that changed nothing, go back to the buckets
+    (``Outgoing.settle``)."""
+
+    chat_id: int
+    paid: bool = True  # False: nothing was taken (no limiter)
+    used: bool = False
+
+
+@dataclass(frozen=True)
+class CallOptions:
+    """How one call goes out: its place in the overall line, and the tokens
+    taken for it ahead of the call (a :class:`Prepaid` for its chat)."""
+
+    priority: Priority = Priority.URGENT
+    prepaid: Prepaid | None = None
+
+
+URGENT = CallOptions()
+
+
+@dataclass
+class OutgoingStats:
+    """Counts of what went out (shared by ``Outgoing``, its gate and ``Delivery``)."""
+
+    sent: int = 0  # messages sent (any send method that succeeded)
+    edited: int = 0  # edits Telegram applied
+    coalesced: int = 0  # pending edits dropped because newer content replaced them
+    noop: int = 0  # edits dropped as changing nothing (+ "not modified" answers)
+    retry_after: int = 0  # 429 answers received
+    forbidden: int = 0  # 403 answers received
+    waits: int = 0  # times a call waited on the flood limiter
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+class FloodGate:
+    """The flood tokens of this process's calls (see the module docstring).
+    ``max_wait``: past this many seconds of waits a call goes out anyway."""
+
+    def __init__(
+        self, limiter: FloodLimiter, *, sleep: Sleep, max_wait: float, stats: OutgoingStats
+    ) -> None:
+        self.limiter = limiter
+        self.sleep = sleep
+        self.max_wait = max_wait
+        self.stats = stats
+        # calls of this process that wait for the OVERALL bucket queue here (urgent
+        # ones first, else FIFO): only the head asks Redis again, not every waiter
+        self.line = WaitingLine()
+
+    async def headroom(self, chat_id: int) -> Headroom:
+        """How long a deferrable message to ``chat_id`` should hold back so urgent
+        ones keep their reserve of flood tokens (0, 0: go; always so without a
+        limiter, or when Redis cannot tell)."""
+        try:
+            return await self.limiter.headroom(chat_id)
+        except Exception:  # the send itself will wait on (or report) the limiter
+            log.exception("flood limiter: no headroom reading for chat %s", chat_id)
+            return GO
+
+    async def prepay(self, chat_id: int, priority: Priority) -> Prepaid:
+        """Take the tokens of one message to ``chat_id`` now (see ``Outgoing.prepay``)."""
+        await self.admit(chat_id, None, None, CallOptions(priority))
+        return Prepaid(chat_id)
+
+    async def settle(self, ticket: Prepaid) -> None:
+        """Give the tokens of ``ticket`` back if no call used them."""
+        if ticket.paid and not ticket.used:
+            ticket.used = True
+            await self.refund(ticket.chat_id)
+
+    async def refund(self, chat_id: int) -> None:
+        try:
+            await self.limiter.refund(chat_id)
+        except Exception:  # a lost refund only slows the next message a little
+            log.exception("flood limiter: could not refund a token of chat %s", chat_id)
+
+    async def admit(
+        self,
+        chat_id: int | None,
+        key: tuple[int, int] | None,
+        digests: tuple[str | None, str] | None,
+        options: CallOptions,
+    ) -> bool:
+        """Wait for the flood tokens; False when the edit would change nothing."""
+        prepaid = options.prepaid
+        if prepaid is not None and not prepaid.used and prepaid.chat_id == chat_id:
+            prepaid.used = True  # the tokens are ours already
+            if (
+                key is not None
+                and digests is not None
+                and not await self.limiter.check_edit(key[0], key[1], *digests)
+            ):
+                await self.refund(prepaid.chat_id)  # a no-op edit costs nothing
+                return False
+            return True
+        waited = 0.0
+        line = self.line
+        in_line = False
+        try:
+            while True:
+                if key is not None and digests is not None:
+                    verdict = await self.limiter.take_edit(key[0], key[1], *digests)
+                else:
+                    verdict = await self.limiter.take(chat_id)
+                delay = verdict.wait
+                if delay == NOOP:
+                    return False
+                if delay <= 0:
+                    return True
+                if waited >= self.max_wait:
+                    log.warning(
+                        "flood limiter: gave up waiting after %.0f s (chat %s)", waited, chat_id
+                    )
+                    return True
+                self.stats.waits += 1
+                if verdict.overall and not in_line:
+                    t0 = time.monotonic()
+                    await line.acquire(options.priority)  # our turn: ask again at once
+                    in_line = True
+                    waited += time.monotonic() - t0
+                    continue
+                if not verdict.overall and in_line:
+                    line.release()  # only our chat is short: let the next one ask
+                    in_line = False
+                await self.sleep(delay)
+                waited += delay
+        finally:
+            if in_line:
+                line.release()

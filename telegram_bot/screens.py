@@ -1,0 +1,132 @@
+"""What each message of a table shows, from a :class:`Snapshot` of it (pure: no
+I/O).  The publisher decides which messages to edit and how urgently; these
+functions only turn the table into text and keyboard, through
+:mod:`telegram_bot.render` and :mod:`telegram_bot.render_lobby`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from aiogram.types import InlineKeyboardMarkup
+
+from engine import public_view, view
+from engine.live import CANCELLED, OVER, Loaded, Table
+from telegram_bot import texts
+from telegram_bot.chat_state import TableUi
+from telegram_bot.i18n import VARIANT_TITLES, Translator
+from telegram_bot.keyboards import take_back_keyboard, url_keyboard
+from telegram_bot.moves import Selection
+from telegram_bot.render import render_game_over, render_hand, render_table
+from telegram_bot.render_lobby import render_lobby
+
+Screen = tuple[str, InlineKeyboardMarkup | None]
+"""A message's text and keyboard."""
+
+
+@dataclass
+class Snapshot:
+    """A table as loaded for rendering."""
+
+    loaded: Loaded
+    ui: TableUi
+
+    @property
+    def table(self) -> Table:
+        return self.loaded.table
+
+    @property
+    def version(self) -> int:
+        return self.loaded.version
+
+
+def seat_names(table: Table) -> list[str]:
+    """Names by seat; a human seat the AI plays now is marked 🤖."""
+    return [
+        s.name + (" 🤖" if s.human and s.ai_controlled else "") if s.name else ""
+        for s in table.seats
+    ]
+
+
+def ai_seats(table: Table) -> list[int]:
+    """The human seats the AI plays now (timeouts, left, blocked the bot, operator)."""
+    return [i for i, s in enumerate(table.seats) if s.human and s.ai_controlled]
+
+
+def group_of(table: Table) -> int | None:
+    """The group the table plays in (None: a private game)."""
+    return table.chat if table.chat is not None and table.chat < 0 else None
+
+
+def lobby_lang(snap: Snapshot, chat: int) -> str:
+    """The language of the table's lobby message in ``chat``."""
+    if chat < 0:
+        return snap.ui.group_lang or "en"
+    return snap.ui.langs.get(chat, "en")
+
+
+def deadline(snap: Snapshot) -> datetime | None:
+    d = snap.loaded.deadline
+    return datetime.fromtimestamp(d / 1000, UTC) if d else None
+
+
+def hand_screen(snap: Snapshot, seat: int, lang: str, selection: Selection) -> Screen:
+    """A seat's hand message: his view, his selection; the result once over; the
+    take-back button while the AI plays for him."""
+    t, state = snap.table, snap.loaded.state
+    assert state is not None
+    names = seat_names(t)
+    if t.status == OVER or state.over:
+        return render_game_over(view(state, seat), locale=lang, names=names, code=t.id)
+    text, markup = render_hand(
+        view(state, seat),
+        locale=lang,
+        names=names,
+        game_id=t.id,
+        version=snap.version,
+        selection=selection,
+        deadline=deadline(snap),
+        ai_seats=ai_seats(t),
+    )
+    if t.seats[seat].ai_controlled:
+        _ = Translator(lang)
+        return _(texts.AI_PLAYS) + "\n\n" + text, take_back_keyboard(t.id, _(texts.TAKE_BACK))
+    return text, markup
+
+
+def table_screen(snap: Snapshot, bot_username: str) -> Screen:
+    """The group's table message: the public view (the result once over)."""
+    t, state = snap.table, snap.loaded.state
+    assert state is not None
+    lang = snap.ui.group_lang or "en"
+    pv = public_view(state)
+    if t.status == OVER or state.over:
+        return render_game_over(pv, locale=lang, names=seat_names(t), code=t.id)
+    return render_table(
+        pv,
+        locale=lang,
+        names=seat_names(t),
+        deadline=deadline(snap),
+        bot_username=bot_username,
+        ai_seats=ai_seats(t),
+    )
+
+
+def lobby_screen(snap: Snapshot, chat: int, bot_username: str) -> Screen:
+    """The lobby message in ``chat`` (or that the lobby was cancelled)."""
+    lang = lobby_lang(snap, chat)
+    if snap.table.status == CANCELLED:
+        return Translator(lang)(texts.LOBBY_CANCELLED), None
+    return render_lobby(snap.table, locale=lang, bot_username=bot_username)
+
+
+def started_lobby_screen(snap: Snapshot, chat: int, bot_username: str) -> Screen:
+    """The lobby message in ``chat`` once its game started (in a group: a link to
+    the bot, where the hands are)."""
+    t = snap.table
+    _ = Translator(lobby_lang(snap, chat))
+    head = f"<b>{_(VARIANT_TITLES[t.variant])}</b> · " + ", ".join(s.name for s in t.seats)
+    if chat < 0:
+        link = url_keyboard("🂠 " + _("My cards"), f"https://t.me/{bot_username}")
+        return head + "\n" + _(texts.GAME_STARTED), link
+    return head + "\n" + _(texts.GAME_STARTED_PRIVATE), None

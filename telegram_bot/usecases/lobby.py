@@ -1,0 +1,253 @@
+"""Lobbies: opening one (``/new``), joining one (a button or a deep link), and
+the lobby message's buttons -- Join, Leave, Add/Remove AI, Settings, Start,
+Cancel -- and Rematch.  Each returns what to answer; the writes go through the
+table service and the messages through the publisher."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from engine import EngineError
+from engine.live import OPEN, PLAYING, LiveError, Table, TableService
+from telegram_bot import texts
+from telegram_bot.callbacks import LobbyCb, LobbyOp
+from telegram_bot.chat_state import ChatStateStore
+from telegram_bot.delivery_api import Delivery, Urgency
+from telegram_bot.middlewares import PrefsCache
+from telegram_bot.publisher import Publisher
+from telegram_bot.render_lobby import deep_link, render_lobby, settings_keyboard, settings_text
+from telegram_bot.screens import lobby_lang
+
+
+@dataclass(frozen=True)
+class Person:
+    """Who asks (a player, or someone about to be one): his user id, display
+    name and language."""
+
+    id: int
+    name: str
+    locale: str
+
+
+@dataclass(frozen=True)
+class LobbyOutcome:
+    """What to answer: ``notice`` (a msgid, or None for a silent answer), ``url``
+    (open this link instead: the bot's private chat), or ``error`` (a refusal,
+    as an alert).  ``then``: what to do once answered (starting a game sends many
+    messages; the press is answered first)."""
+
+    notice: str | None = None
+    url: str | None = None
+    error: EngineError | None = None
+    then: Callable[[], Awaitable[None]] | None = None
+
+
+@dataclass(frozen=True)
+class Lobbies:
+    """The lobby use cases over the services they need."""
+
+    svc: TableService
+    ui: ChatStateStore
+    publisher: Publisher
+    delivery: Delivery
+
+    async def post(
+        self, table: Table, chat_id: int, locale: str, *, user: int, group_lang: str | None = None
+    ) -> None:
+        """Send the lobby message to ``chat_id`` and remember it."""
+        text, markup = render_lobby(table, locale=locale, bot_username=self.publisher.bot_username)
+        msg = await self.delivery.send(chat_id, text, markup)
+        await self.ui.update_table(
+            table.id,
+            lobby_messages={chat_id: msg.message_id} if msg is not None else None,
+            langs={user: locale},
+            group_lang=group_lang,
+        )
+
+    async def open(
+        self, player: Person, *, variant: str, timer: int, group: int | None, group_lang: str
+    ) -> LobbyOutcome:
+        """``/new``: a lobby in ``group``, or (None) a private lobby whose message
+        goes to his private chat after the notice."""
+        try:
+            result = await self.svc.create_lobby(
+                player.id,
+                player.name,
+                chat=group,
+                variant=variant,
+                timer=timer,
+                private=group is None,
+            )
+        except EngineError as e:
+            return LobbyOutcome(error=e)
+        table = result.table
+        if group is None:
+            return LobbyOutcome(
+                texts.NEW_GAME_LOBBY,
+                then=lambda: self.post(table, player.id, player.locale, user=player.id),
+            )
+        await self.post(table, group, group_lang, user=player.id, group_lang=group_lang)
+        await self.ui.update_table(table.id, langs={player.id: player.locale})
+        return LobbyOutcome()
+
+    async def play_solo(
+        self, player: Person, *, variant: str, timer: int, opponents: int
+    ) -> LobbyOutcome:
+        """``/play``: a private game against ``opponents`` AI players, started at
+        once (the lobby is cancelled again if it cannot start)."""
+        try:
+            lobby = await self.svc.create_lobby(
+                player.id, player.name, variant=variant, timer=timer, private=True
+            )
+        except EngineError as e:
+            return LobbyOutcome(error=e)
+        code = lobby.table.id
+        try:
+            for _n in range(opponents):
+                await self.svc.add_ai(code, player.id)
+            await self.ui.update_table(code, langs={player.id: player.locale})
+            await self.svc.start(code, player.id)
+        except EngineError as e:
+            with contextlib.suppress(EngineError):
+                await self.svc.cancel(code, player.id)
+            return LobbyOutcome(error=e)
+        return LobbyOutcome(then=lambda: self.publisher.start_game(code))
+
+    async def join(self, code: str, player: Person) -> Table:
+        """Seat him at the lobby (LiveError when refused); remember his language;
+        re-render the lobby messages."""
+        result = await self.svc.join(code, player.id, player.name)
+        await self.ui.update_table(code, langs={player.id: player.locale})
+        await self.publisher.refresh(code, actor=player.id)
+        return result.table
+
+    async def join_by_link(self, code: str, player: Person) -> LobbyOutcome:
+        """He opened ``t.me/<bot>?start=<code>``: seat him at that lobby."""
+        try:
+            table = await self.svc.lobby(code)
+        except LiveError:
+            return LobbyOutcome(texts.NO_SUCH_LOBBY)
+        seat = table.seat_of(player.id)
+        if seat is not None and table.status == PLAYING:
+            return LobbyOutcome(
+                texts.GAME_STARTED_PRIVATE,
+                then=lambda: self.publisher.refresh(code, seats=[seat], actor=player.id),
+            )
+        try:
+            table = await self.join(code, player)
+        except EngineError as e:
+            return LobbyOutcome(error=e)
+        if table.status == OPEN and (table.chat is None or table.chat > 0):
+            # a private lobby: every player keeps a copy of the lobby message
+            return LobbyOutcome(texts.JOINED, then=lambda: self._send_copy(table, player))
+        return LobbyOutcome(texts.JOINED)
+
+    async def _send_copy(self, table: Table, player: Person) -> None:
+        bot = self.publisher.bot_username
+        text, markup = render_lobby(table, locale=player.locale, bot_username=bot)
+        sent = await self.delivery.send(player.id, text, markup)
+        if sent is not None:
+            await self.ui.update_table(table.id, lobby_messages={player.id: sent.message_id})
+
+    async def press(
+        self,
+        button: LobbyCb,
+        player: Person,
+        prefs: PrefsCache,
+        message: tuple[int, int] | None,
+    ) -> LobbyOutcome:
+        """A lobby button pressed on ``message`` (chat id, message id)."""
+        try:
+            return await self._press(button, player, prefs, message)
+        except EngineError as e:
+            return LobbyOutcome(error=e)
+
+    async def _press(
+        self,
+        button: LobbyCb,
+        player: Person,
+        prefs: PrefsCache,
+        message: tuple[int, int] | None,
+    ) -> LobbyOutcome:
+        code, op, user = button.code, button.op, player.id
+        if op == LobbyOp.JOIN:
+            if not (await prefs.get(user)).started:
+                # he never opened the private chat: the deep link opens it and seats him
+                return LobbyOutcome(url=deep_link(self.publisher.bot_username, code))
+            await self.join(code, player)
+            return LobbyOutcome(texts.JOINED)
+        if op in (LobbyOp.SETTINGS, LobbyOp.SET, LobbyOp.BACK):
+            await self.settings(button, player, message)
+            return LobbyOutcome()
+        if op in (LobbyOp.START, LobbyOp.REMATCH):
+            await (self.svc.start if op == LobbyOp.START else self.svc.rematch)(code, user)
+            return LobbyOutcome(then=lambda: self.publisher.start_game(code))
+        write = self._writes().get(op)
+        if write is None:
+            return LobbyOutcome(texts.BAD_BUTTON)
+        await write(code, user)
+        await self.publisher.refresh(code, actor=user)
+        return LobbyOutcome(texts.LEFT if op == LobbyOp.LEAVE else None)
+
+    def _writes(self) -> dict[LobbyOp, Callable[[str, int], Awaitable[Any]]]:
+        """The buttons that are one write, then a refresh of the lobby messages."""
+        return {
+            LobbyOp.LEAVE: self.svc.leave,
+            LobbyOp.ADD_AI: self.svc.add_ai,
+            LobbyOp.REMOVE_AI: self._remove_ai,
+            LobbyOp.CANCEL: self.svc.cancel,
+        }
+
+    async def _remove_ai(self, code: str, user: int) -> None:
+        table = await self.svc.lobby(code)
+        ai = [i for i, s in enumerate(table.seats) if s.user is None]
+        if not ai:
+            raise LiveError("bad_seat", "no AI seat")
+        await self.svc.remove_ai(code, user, ai[-1])
+
+    async def settings(
+        self, button: LobbyCb, player: Person, message: tuple[int, int] | None
+    ) -> None:
+        """The settings keyboard on the lobby message itself; a change goes through
+        the service (only the creator may)."""
+        table = await self.svc.lobby(button.code)
+        if button.op == LobbyOp.SET and button.setting is not None:
+            changes = setting_changes(table, *button.setting)
+            table = (await self.svc.configure(button.code, player.id, **changes)).table
+        if message is None:
+            return
+        chat, message_id = message
+        snap = await self.publisher.snapshot(button.code)
+        lang = lobby_lang(snap, chat) if chat < 0 else player.locale
+        bot = self.publisher.bot_username
+        if button.op == LobbyOp.BACK:
+            text, markup = render_lobby(table, locale=lang, bot_username=bot)
+        else:
+            text, markup = settings_text(table, locale=lang), settings_keyboard(table, locale=lang)
+        await self.delivery.edit(chat, message_id, text, markup, urgency=Urgency.NOW)
+        if button.op == LobbyOp.SET:  # the other lobby messages (private lobbies) show it
+            for c, m in snap.ui.lobby_messages.items():
+                if c != chat:
+                    t2, k2 = render_lobby(table, locale=lobby_lang(snap, c), bot_username=bot)
+                    await self.delivery.edit(c, m, t2, k2, urgency=Urgency.SOON)
+
+
+def setting_changes(table: Table, key: str, value: str) -> dict[str, Any]:
+    """The ``configure`` arguments a settings button asks for."""
+    if key == "game":
+        return {"variant": value}
+    if key == "timer":
+        return {"timer": int(value)}
+    if key == "max":
+        return {"max_seats": int(value)}
+    if key in ("decks", "joker") and table.variant == "shchelkovsky":
+        options = dict(table.options)
+        if key == "decks":
+            options["decks"] = int(value)
+        else:
+            options["remove_joker"] = value == "1"
+        return {"options": options}
+    return {}

@@ -1,0 +1,186 @@
+"""A button of a player's hand message pressed: a card, Play/Clear/Back, a page,
+an action (Take, Done/Pass, Transfer, Pass-ticket) -- mapped to a move by
+:func:`telegram_bot.moves.resolve` and applied through the table service by
+compare-and-set.
+
+Exactly one move per press.  A button drawn at an older version is honoured only
+while the presser's decision stamp (:func:`telegram_bot.moves.stamp`: his hand
+and options in the same bout) is unchanged -- another player's throw-in, cover
+or pass does not void it; otherwise (an old keyboard, a double tap, his options
+changed) it is :attr:`PressStatus.STALE` and his message is redrawn.  A move
+that loses a compare-and-set race is tried again on the newer state while its
+stamp still matches.  A redelivered update has the same request id and is
+applied once.  The seat is always the presser's own: a button of a message that
+is not his current hand message changes nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+from dataclasses import dataclass
+
+from engine import EngineError, view
+from engine.live import PLAYING, StaleVersion, TableService
+from telegram_bot.callbacks import GameCb
+from telegram_bot.chat_state import ChatStateStore
+from telegram_bot.moves import ERR_NOT_YOUR_TURN, Selection, resolve, stamp
+from telegram_bot.publisher import Publisher
+from telegram_bot.screens import Snapshot
+
+APPLY_ATTEMPTS = 3
+"""A press whose move loses a compare-and-set race is tried again on the newer
+state (while its stamp still matches) this many times in all."""
+
+
+class PressStatus(enum.Enum):
+    APPLIED = "applied"  # the move was made (and the messages refreshed)
+    DUPLICATE = "duplicate"  # the same request was applied before
+    TOGGLED = "toggled"  # the selection changed (a card toggled, a page, a choice)
+    STALE = "stale"  # drawn for an older situation: his message was redrawn
+    NOT_YOUR_TURN = "not_your_turn"  # he has no move now (``reason`` says so)
+    ILLEGAL = "illegal"  # ``reason``: why the press makes no move now
+    REFUSED = "refused"  # ``error``: the table service refused it
+    NOT_SEATED = "not_seated"
+    NOT_YOUR_MESSAGE = "not_your_message"
+    AI_CONTROLLED = "ai_controlled"
+    GAME_OVER = "game_over"
+
+
+@dataclass(frozen=True)
+class ButtonPress:
+    """A press as the bot received it: who pressed which button of which message."""
+
+    user: int
+    button: GameCb
+    chat: int | None  # the chat of the pressed message (None: not accessible)
+    message_id: int | None
+    request_id: str  # the same for a redelivered update
+
+
+@dataclass(frozen=True)
+class PressOutcome:
+    status: PressStatus
+    reason: str | None = (
+        None  # ILLEGAL, NOT_YOUR_TURN: a msgid of the catalogs (e.g. not your move)
+    )
+    error: EngineError | None = None  # REFUSED
+    version: int | None = None  # APPLIED / DUPLICATE: the version the move made
+
+    @property
+    def ok(self) -> bool:
+        return self.status in (PressStatus.APPLIED, PressStatus.DUPLICATE, PressStatus.TOGGLED)
+
+
+@dataclass(frozen=True)
+class PressButton:
+    """The use case, over the services it needs."""
+
+    svc: TableService
+    ui: ChatStateStore
+    publisher: Publisher
+    attempts: int = APPLY_ATTEMPTS
+
+    async def __call__(self, press: ButtonPress) -> PressOutcome:
+        try:
+            snap = await self.publisher.snapshot(press.button.game)
+        except EngineError as e:
+            return PressOutcome(PressStatus.REFUSED, error=e)
+        refused = _check_presser(snap, press)
+        if refused is not None:
+            return refused
+        seat = snap.table.seat_of(press.user)
+        assert seat is not None
+        selection = Selection.from_json(snap.ui.selections.get(press.user))
+        for attempt in range(self.attempts):
+            outcome = await self._try(snap, seat, selection, press)
+            if not isinstance(outcome, StaleVersion):
+                return outcome
+            # another write landed meanwhile: look again (the stamp decides)
+            try:
+                snap = await self.publisher.snapshot(press.button.game)
+            except EngineError as e:
+                return PressOutcome(PressStatus.REFUSED, error=e)
+            if not _playing(snap):
+                return PressOutcome(PressStatus.GAME_OVER)
+            if attempt + 1 < self.attempts and not snap.table.seats[seat].ai_controlled:
+                continue
+            await self.publisher.refresh(snap.table.id, seats=[seat], actor=press.user)
+            break
+        return PressOutcome(PressStatus.STALE)
+
+    async def _try(
+        self, snap: Snapshot, seat: int, selection: Selection, press: ButtonPress
+    ) -> PressOutcome | StaleVersion:
+        """One attempt on ``snap``: an outcome, or the lost compare-and-set."""
+        state = snap.loaded.state
+        assert state is not None
+        seat_view = view(state, seat)
+        button = press.button
+        if button.version != snap.version and (
+            not button.stamp or button.stamp != stamp(seat_view)
+        ):
+            # his hand or options changed since the keyboard was drawn
+            await self.publisher.render_seat(snap, press.user, selection)
+            return PressOutcome(PressStatus.STALE)
+        resolved = resolve(seat_view, selection, button.press)
+        if resolved.error is not None:
+            status = (
+                PressStatus.NOT_YOUR_TURN
+                if resolved.error == ERR_NOT_YOUR_TURN
+                else PressStatus.ILLEGAL
+            )
+            return PressOutcome(status, reason=resolved.error)
+        if resolved.selection is not None:
+            await asyncio.gather(
+                self.ui.update_table(
+                    snap.table.id, selections={press.user: resolved.selection.to_json()}
+                ),
+                self.publisher.render_seat(snap, press.user, resolved.selection),
+            )
+            return PressOutcome(PressStatus.TOGGLED)
+        assert resolved.action is not None
+        return await self._apply(snap, selection, press, resolved.action)
+
+    async def _apply(
+        self, snap: Snapshot, selection: Selection, press: ButtonPress, action: str
+    ) -> PressOutcome | StaleVersion:
+        """Make the move (compare-and-set on ``snap``'s version), then refresh:
+        his own message first; the write's notification re-renders nothing more."""
+        table_id = snap.table.id
+        try:
+            result = await self.svc.apply(
+                table_id, press.user, action, snap.version, request_id=press.request_id
+            )
+        except StaleVersion as lost:
+            return lost
+        except EngineError as e:
+            return PressOutcome(PressStatus.REFUSED, error=e)
+        if result.duplicate:
+            return PressOutcome(PressStatus.DUPLICATE, version=result.version)
+        if selection.cards or selection.choose:
+            await self.ui.update_table(table_id, selections={press.user: None})
+        seats = None if result.game_over else result.changed_seats
+        await self.publisher.refresh(table_id, seats=seats, actor=press.user, wrote=result.version)
+        return PressOutcome(PressStatus.APPLIED, version=result.version)
+
+
+def _playing(snap: Snapshot) -> bool:
+    return snap.table.status == PLAYING and snap.loaded.state is not None
+
+
+def _check_presser(snap: Snapshot, press: ButtonPress) -> PressOutcome | None:
+    """Why ``press`` may not move at all (None: it may)."""
+    seat = snap.table.seat_of(press.user)
+    if seat is None:
+        return PressOutcome(PressStatus.NOT_SEATED)
+    if (
+        press.message_id is None
+        or snap.ui.hands.get(press.user) != press.message_id
+        or press.chat != press.user
+    ):
+        return PressOutcome(PressStatus.NOT_YOUR_MESSAGE)
+    if not _playing(snap):
+        return PressOutcome(PressStatus.GAME_OVER)
+    if snap.table.seats[seat].ai_controlled:
+        return PressOutcome(PressStatus.AI_CONTROLLED)
+    return None

@@ -1,0 +1,227 @@
+"""The button-press use case (:mod:`telegram_bot.usecases.press`) against a real
+Redis through the table service, with an injected clock; no Telegram: the
+publisher's delivery is a recorder."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import pytest
+import redis.asyncio as aredis
+from aiogram.types import InlineKeyboardMarkup
+
+from engine import view
+from engine.live import LiveConfig, StaleVersion, TableService
+from telegram_bot.callbacks import INERT, GameCb, Press, act
+from telegram_bot.chat_state import ChatStateStore
+from telegram_bot.delivery_api import Delivery, Urgency
+from telegram_bot.moves import ERR_NOT_YOUR_TURN, stamp
+from telegram_bot.publisher import Publisher
+from telegram_bot.usecases.press import ButtonPress, PressButton, PressStatus
+
+ANN, BOB, EVE = 1, 2, 3
+HAND = {ANN: 101, BOB: 201}
+
+
+class FakeClock:
+    def __init__(self, now: float = 1_700_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@dataclass
+class Recorder:
+    """Stands in for :class:`Delivery`: records what the publisher shows."""
+
+    edits: list[tuple[int, int, Urgency]] = field(default_factory=list)
+
+    async def send(self, chat_id: int, text: str, markup: Any = None) -> None:
+        return None
+
+    async def edit(
+        self,
+        chat_id: int,
+        message_id: int,
+        text: str,
+        markup: InlineKeyboardMarkup | None = None,
+        urgency: Urgency = Urgency.NOW,
+    ) -> int:
+        self.edits.append((chat_id, message_id, urgency))
+        return message_id
+
+
+class LosingService(TableService):
+    """The table service whose first ``lose`` compare-and-sets are lost to a
+    write that lands just before (as when another player moves at once)."""
+
+    lose = 0
+
+    async def apply(self, table_id: str, user: int, *args: Any, **kwargs: Any) -> Any:
+        if self.lose:
+            self.lose -= 1
+            version = (await self.load(table_id)).version
+            raise StaleVersion(version, version + 1)
+        return await super().apply(table_id, user, *args, **kwargs)
+
+
+@dataclass
+class Table:
+    svc: LosingService
+    ui: ChatStateStore
+    delivery: Recorder
+    press_button: PressButton
+    code: str
+
+
+@pytest.fixture
+async def table(redis_url: str, redis_prefix: str) -> AsyncIterator[Table]:
+    svc = LosingService(
+        aredis.Redis.from_url(redis_url),
+        LiveConfig(prefix=redis_prefix),
+        clock=FakeClock(),
+        owns_client=True,
+    )
+    ui = ChatStateStore.of(svc)
+    delivery = Recorder()
+    publisher = Publisher(svc, ui, cast(Delivery, delivery), "testbot")
+    code = (await svc.create_lobby(ANN, "Ann", variant="shchelkovsky", timer=0)).table.id
+    await svc.join(code, BOB, "Bob")
+    await svc.start(code, ANN)
+    await ui.update_table(code, hands=HAND)
+    yield Table(svc, ui, delivery, PressButton(svc, ui, publisher), code)
+    await svc.aclose()
+
+
+async def situation(t: Table) -> tuple[int, int, list[str], str]:
+    """(the version, the user to move, his legal actions, his stamp)."""
+    loaded = await t.svc.load(t.code)
+    assert loaded.state is not None
+    seat = loaded.state.to_act()[0]
+    user = loaded.table.seats[seat].user
+    assert user is not None
+    v = view(loaded.state, seat)
+    return loaded.version, user, list(v["legal"]), stamp(v)
+
+
+def pressing(
+    t: Table, user: int, version: int, press: Press, stamp_: str = "", **over: Any
+) -> ButtonPress:
+    fields: dict[str, Any] = {
+        "user": user,
+        "button": GameCb.of(t.code, version, press, stamp_),
+        "chat": user,
+        "message_id": HAND.get(user, 999),
+        "request_id": f"cb{user}-{version}-{press.payload}",
+    }
+    return ButtonPress(**{**fields, **over})
+
+
+async def test_a_legal_move_is_applied_and_his_message_refreshed_at_once(table: Table) -> None:
+    t = table
+    version, user, legal, st = await situation(t)
+    outcome = await t.press_button(pressing(t, user, version, act(legal[0]), st))
+    assert outcome.status is PressStatus.APPLIED and outcome.ok
+    assert outcome.version == version + 1
+    assert (await t.svc.load(t.code)).version == version + 1
+    assert (user, HAND[user], Urgency.NOW) in t.delivery.edits
+
+
+async def test_a_redelivered_press_is_applied_once(table: Table) -> None:
+    t = table
+    version, user, legal, st = await situation(t)
+    press = pressing(t, user, version, act(legal[0]), st)
+    first, again = await asyncio.gather(t.press_button(press), t.press_button(press))
+    assert {first.status, again.status} == {PressStatus.APPLIED, PressStatus.DUPLICATE}
+    assert first.version == again.version == version + 1
+    assert (await t.svc.load(t.code)).version == version + 1
+    later = await t.press_button(press)  # his hand changed meanwhile: stale now
+    assert later.status is PressStatus.STALE
+
+
+async def test_a_selection_press_toggles_without_a_write(table: Table) -> None:
+    t = table
+    version, user, _legal, st = await situation(t)
+    outcome = await t.press_button(pressing(t, user, version, INERT, st))
+    assert outcome.status is PressStatus.TOGGLED
+    assert (await t.svc.load(t.code)).version == version
+    assert (await t.ui.table(t.code)).selections[user] is not None
+    assert t.delivery.edits == [(user, HAND[user], Urgency.NOW)]
+
+
+async def test_a_player_without_a_move_is_told_it_is_not_his_turn(table: Table) -> None:
+    t = table
+    version, user, _legal, _st = await situation(t)
+    other = BOB if user == ANN else ANN
+    loaded = await t.svc.load(t.code)
+    assert loaded.state is not None
+    seat = loaded.table.seat_of(other)
+    assert seat is not None
+    st = stamp(view(loaded.state, seat))
+    outcome = await t.press_button(pressing(t, other, version, act("K"), st))
+    assert outcome.status is PressStatus.NOT_YOUR_TURN and not outcome.ok
+    assert outcome.reason == ERR_NOT_YOUR_TURN
+    assert (await t.svc.load(t.code)).version == version
+
+
+async def test_an_old_button_with_another_stamp_is_stale_and_redrawn(table: Table) -> None:
+    t = table
+    version, user, legal, st = await situation(t)
+    await t.press_button(pressing(t, user, version, act(legal[0]), st))
+    t.delivery.edits.clear()
+    outcome = await t.press_button(pressing(t, user, version, act(legal[0]), st, request_id="x"))
+    assert outcome.status is PressStatus.STALE
+    assert (await t.svc.load(t.code)).version == version + 1
+    assert t.delivery.edits == [(user, HAND[user], Urgency.NOW)]
+
+
+async def test_a_lost_compare_and_set_is_tried_again(table: Table) -> None:
+    t = table
+    version, user, legal, st = await situation(t)
+    t.svc.lose = 2
+    outcome = await t.press_button(pressing(t, user, version, act(legal[0]), st))
+    assert outcome.status is PressStatus.APPLIED and t.svc.lose == 0
+
+
+async def test_a_press_losing_every_race_is_stale(table: Table) -> None:
+    t = table
+    version, user, legal, st = await situation(t)
+    t.svc.lose = 3
+    outcome = await t.press_button(pressing(t, user, version, act(legal[0]), st))
+    assert outcome.status is PressStatus.STALE
+    assert (await t.svc.load(t.code)).version == version
+    assert (user, HAND[user], Urgency.NOW) in t.delivery.edits  # refreshed for him
+
+
+async def test_only_the_presser_own_hand_message_counts(table: Table) -> None:
+    t = table
+    version, user, legal, st = await situation(t)
+    press = act(legal[0])
+    wrong_message = pressing(t, user, version, press, st, message_id=HAND[user] + 1)
+    other_chat = pressing(t, user, version, press, st, chat=-100)
+    stranger = pressing(t, EVE, version, press, st)
+    assert (await t.press_button(wrong_message)).status is PressStatus.NOT_YOUR_MESSAGE
+    assert (await t.press_button(other_chat)).status is PressStatus.NOT_YOUR_MESSAGE
+    assert (await t.press_button(stranger)).status is PressStatus.NOT_SEATED
+    assert (await t.svc.load(t.code)).version == version and not t.delivery.edits
+
+
+async def test_presses_after_the_game_are_refused(table: Table) -> None:
+    t = table
+    version, user, legal, st = await situation(t)
+    await t.svc.admin_reset(t.code)
+    outcome = await t.press_button(pressing(t, user, version, act(legal[0]), st))
+    assert outcome.status is PressStatus.GAME_OVER
+
+
+async def test_an_unknown_table_is_refused_by_the_service(table: Table) -> None:
+    t = table
+    press = pressing(t, ANN, 1, INERT)
+    outcome = await t.press_button(
+        ButtonPress(ANN, GameCb.of("nosuch", 1, INERT), ANN, HAND[ANN], press.request_id)
+    )
+    assert outcome.status is PressStatus.REFUSED and outcome.error is not None
