@@ -7,7 +7,7 @@ from typing import Any
 from flask_openapi3.blueprint import APIBlueprint
 
 from admin_api.common import READ_ERRORS, SECURITY, operation_id, table_out, tag
-from admin_api.schemas import AuditPage, AuditQuery, PlayerOut, StatsOut, UserPath
+from admin_api.schemas import AuditPageOut, AuditQuery, PlayerOut, StatsOut, UserPath
 from admin_api.service import get_service
 
 api = APIBlueprint(
@@ -38,7 +38,7 @@ def stats() -> dict[str, Any]:
     return StatsOut(**get_service().global_stats().to_json()).model_dump(mode="json")
 
 
-@api.get("/audit", responses={200: AuditPage, **READ_ERRORS})
+@api.get("/audit", responses={200: AuditPageOut, **READ_ERRORS})
 def audit(query: AuditQuery) -> dict[str, Any]:
     """Operators' write attempts, newest first: who (token name and role), what,
     target, HTTP status, result and when."""

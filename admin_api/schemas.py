@@ -204,7 +204,7 @@ class StatsOut(BaseModel):
     lobbies_by_variant: dict[str, int]
 
 
-class AuditEntry(BaseModel):
+class AuditEntryOut(BaseModel):
     id: str
     at: int = Field(description="epoch ms")
     actor: str = Field(description="token name (admin, reader)")
@@ -219,8 +219,8 @@ class AuditEntry(BaseModel):
     detail: str
 
 
-class AuditPage(BaseModel):
-    items: list[AuditEntry]
+class AuditPageOut(BaseModel):
+    items: list[AuditEntryOut]
     total: int
     next_before: str | None
 

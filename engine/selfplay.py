@@ -16,7 +16,7 @@ from engine.variants import Options
 
 
 @dataclass(frozen=True)
-class GameResult:
+class PlayedGame:
     loser: int | None
     draw: bool
     actions: int
@@ -29,7 +29,7 @@ def play_game(
     players: Sequence[Player],
     rng: random.Random,
     max_actions: int = 1_000_000,
-) -> GameResult:
+) -> PlayedGame:
     """Play ``state`` to the end.  When the game waits for two seats at once (the
     defender and the throw-in priority holder), ``rng`` picks who moves first."""
     actions = 0
@@ -44,7 +44,7 @@ def play_game(
             raise RuntimeError(f"{players[seat].name} at seat {seat} found no move in {state!r}")
         state.apply(action, checked=checked[seat])
         actions += 1
-    return GameResult(state.loser, state.draw, actions, tuple(state.out), state.over)
+    return PlayedGame(state.loser, state.draw, actions, tuple(state.out), state.over)
 
 
 def selfplay(

@@ -1,7 +1,7 @@
 """Assembling the bot: the aiogram ``Bot`` (pointed at ``TELEGRAM_API_URL``), the
 Dispatcher with its routers and middlewares, the services it injects by
 parameter name (``svc``, ``ui`` -- the chat state --, ``prefs``, ``publisher``, ``delivery``,
-``settings``, and the use cases ``press_button``, ``lobbies``), and two background tasks:
+``settings``, and the use cases ``press_button``, ``lobby_actions``), and two background tasks:
 
 * the turn-timer loop (:meth:`engine.live.TableService.run_timers`), which
   re-renders the tables its timeout moves changed;
@@ -40,7 +40,7 @@ from telegram_bot.i18n import LANGUAGES, bot_commands, get_i18n
 from telegram_bot.middlewares import LocaleMiddleware, PrefsCache
 from telegram_bot.publisher import Publisher
 from telegram_bot.settings import Settings
-from telegram_bot.usecases.lobby import Lobbies
+from telegram_bot.usecases.lobby import LobbyActions
 from telegram_bot.usecases.press import PressButton
 
 log = logging.getLogger(__name__)
@@ -118,7 +118,7 @@ class BotApp:
         dp["publisher"] = self.publisher
         dp["delivery"] = self.delivery
         dp["press_button"] = PressButton(self.svc, self.ui, self.publisher)
-        dp["lobbies"] = Lobbies(self.svc, self.ui, self.publisher, self.delivery)
+        dp["lobby_actions"] = LobbyActions(self.svc, self.ui, self.publisher, self.delivery)
         dp["settings"] = self.settings
         for router in routers():
             dp.include_router(_detach(router))

@@ -23,7 +23,7 @@ from telegram_bot.render_lobby import (
     stats_from_counts,
 )
 from telegram_bot.settings import Settings
-from telegram_bot.usecases.lobby import Lobbies
+from telegram_bot.usecases.lobby import LobbyActions
 from telegram_bot.usecases.player import leave_table, set_language
 
 router = Router(name=__name__)
@@ -100,7 +100,7 @@ async def top(message: Message, svc: TableService, chat_locale: str, _: Translat
 async def play(
     message: Message,
     command: CommandObject,
-    lobbies: Lobbies,
+    lobby_actions: LobbyActions,
     settings: Settings,
     locale: str,
     _: Translator,
@@ -112,7 +112,7 @@ async def play(
     if variant is None:
         await message.answer(_(texts.UNKNOWN_GAME))
         return
-    outcome = await lobbies.play_solo(
+    outcome = await lobby_actions.play_solo(
         player(message.from_user, locale),
         variant=variant,
         timer=settings.default_timer,

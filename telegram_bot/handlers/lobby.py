@@ -1,7 +1,7 @@
-"""Lobbies: ``/new [game]`` (in a group: a lobby message there; in a private chat:
+"""LobbyActions: ``/new [game]`` (in a group: a lobby message there; in a private chat:
 a private lobby with its invitation link) and the lobby message's buttons
 (Join, Leave, Add/Remove AI, Settings, Start, Cancel) and Rematch -- carried out
-by :class:`telegram_bot.usecases.lobby.Lobbies`."""
+by :class:`telegram_bot.usecases.lobby.LobbyActions`."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from telegram_bot.handlers.common import parse_variant, player, reply
 from telegram_bot.i18n import Translator
 from telegram_bot.middlewares import PrefsCache
 from telegram_bot.settings import Settings
-from telegram_bot.usecases.lobby import Lobbies
+from telegram_bot.usecases.lobby import LobbyActions
 
 router = Router(name=__name__)
 
@@ -24,7 +24,7 @@ router = Router(name=__name__)
 async def new_lobby(
     message: Message,
     command: CommandObject,
-    lobbies: Lobbies,
+    lobby_actions: LobbyActions,
     settings: Settings,
     locale: str,
     chat_locale: str,
@@ -37,7 +37,7 @@ async def new_lobby(
         await message.answer(_(texts.UNKNOWN_GAME))
         return
     private = message.chat.type == "private"
-    outcome = await lobbies.open(
+    outcome = await lobby_actions.open(
         player(message.from_user, locale),
         variant=variant,
         timer=settings.default_timer,
@@ -51,14 +51,14 @@ async def new_lobby(
 async def lobby_button(
     callback: CallbackQuery,
     callback_data: LobbyCb,
-    lobbies: Lobbies,
+    lobby_actions: LobbyActions,
     prefs: PrefsCache,
     locale: str,
     _: Translator,
 ) -> None:
     message = callback.message
     where = (message.chat.id, message.message_id) if message is not None else None
-    outcome = await lobbies.press(callback_data, player(callback.from_user, locale), prefs, where)
+    outcome = await lobby_actions.press(callback_data, player(callback.from_user, locale), prefs, where)
     if outcome.error is not None:
         await callback.answer(texts.refusal(outcome.error, _), show_alert=True)
     elif outcome.url is not None:

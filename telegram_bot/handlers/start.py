@@ -12,7 +12,7 @@ from telegram_bot.handlers.common import player, reply
 from telegram_bot.i18n import Translator, help_text
 from telegram_bot.keyboards import url_keyboard
 from telegram_bot.publisher import Publisher
-from telegram_bot.usecases.lobby import Lobbies
+from telegram_bot.usecases.lobby import LobbyActions
 
 router = Router(name=__name__)
 
@@ -21,12 +21,12 @@ router = Router(name=__name__)
     CommandStart(deep_link=True, magic=F.args.regexp(CODE_PATTERN)), F.chat.type == "private"
 )
 async def start_with_code(
-    message: Message, command: CommandObject, lobbies: Lobbies, locale: str, _: Translator
+    message: Message, command: CommandObject, lobby_actions: LobbyActions, locale: str, _: Translator
 ) -> None:
     """Someone opened ``t.me/<bot>?start=<code>``: seat him at that lobby."""
     user = message.from_user
     assert user is not None and command.args
-    await reply(message, await lobbies.join_by_link(command.args, player(user, locale)), _)
+    await reply(message, await lobby_actions.join_by_link(command.args, player(user, locale)), _)
 
 
 @router.message(CommandStart())

@@ -1,4 +1,4 @@
-"""Lobbies: opening one (``/new``), joining one (a button or a deep link), and
+"""LobbyActions: opening one (``/new``), joining one (a button or a deep link), and
 the lobby message's buttons -- Join, Leave, Add/Remove AI, Settings, Start,
 Cancel -- and Rematch.  Each returns what to answer; the writes go through the
 table service and the messages through the publisher."""
@@ -46,7 +46,7 @@ class LobbyOutcome:
 
 
 @dataclass(frozen=True)
-class Lobbies:
+class LobbyActions:
     """The lobby use cases over the services they need."""
 
     svc: TableService

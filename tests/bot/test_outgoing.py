@@ -295,7 +295,7 @@ async def test_a_call_with_prepaid_tokens_takes_none_again(
     chat_bucket = limiter.keys.rate_chat(alice.id)
 
     async def tokens() -> float:
-        return float((await limiter.r.hgetall(chat_bucket))[b"t"])
+        return float((await limiter.kv.hgetall(chat_bucket))["t"])
 
     ticket = await outgoing.prepay(alice.id, Priority.DEFERRED)
     paid = await tokens()  # one taken from the full bucket

@@ -61,12 +61,18 @@ class LosingService(TableService):
 
     lose = 0
 
-    async def apply(self, table_id: str, user: int, *args: Any, **kwargs: Any) -> Any:
-        if self.lose:
-            self.lose -= 1
-            version = (await self.load(table_id)).version
-            raise StaleVersion(version, version + 1)
-        return await super().apply(table_id, user, *args, **kwargs)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        apply = self.games.apply  # the facade's operations are its parts' methods
+
+        async def losing_apply(table_id: str, user: int, *a: Any, **kw: Any) -> Any:
+            if self.lose:
+                self.lose -= 1
+                version = (await self.load(table_id)).version
+                raise StaleVersion(version, version + 1)
+            return await apply(table_id, user, *a, **kw)
+
+        self.apply = losing_apply  # type: ignore[method-assign,assignment]
 
 
 @dataclass
