@@ -58,7 +58,9 @@ async def lobby_button(
 ) -> None:
     message = callback.message
     where = (message.chat.id, message.message_id) if message is not None else None
-    outcome = await lobby_actions.press(callback_data, player(callback.from_user, locale), prefs, where)
+    outcome = await lobby_actions.press(
+        callback_data, player(callback.from_user, locale), prefs, where
+    )
     if outcome.error is not None:
         await callback.answer(texts.refusal(outcome.error, _), show_alert=True)
     elif outcome.url is not None:

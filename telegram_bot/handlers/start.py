@@ -21,7 +21,11 @@ router = Router(name=__name__)
     CommandStart(deep_link=True, magic=F.args.regexp(CODE_PATTERN)), F.chat.type == "private"
 )
 async def start_with_code(
-    message: Message, command: CommandObject, lobby_actions: LobbyActions, locale: str, _: Translator
+    message: Message,
+    command: CommandObject,
+    lobby_actions: LobbyActions,
+    locale: str,
+    _: Translator,
 ) -> None:
     """Someone opened ``t.me/<bot>?start=<code>``: seat him at that lobby."""
     user = message.from_user
