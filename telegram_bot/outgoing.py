@@ -152,7 +152,8 @@ class Outgoing(BaseRequestMiddleware):
             self.stats.sent += 1
         result: Any = response  # the chain yields the result (see _done)
         if name == "sendMessage" and chat_id is not None and isinstance(result, Message):
-            assert digests is not None and digests[0] is not None
+            assert digests is not None
+            assert digests[0] is not None
             await self._remember((chat_id, result.message_id), digests[0], digests[1])
         return response
 

@@ -29,7 +29,8 @@ async def start_with_code(
 ) -> None:
     """Someone opened ``t.me/<bot>?start=<code>``: seat him at that lobby."""
     user = message.from_user
-    assert user is not None and command.args
+    assert user is not None
+    assert command.args
     await reply(message, await lobby_actions.join_by_link(command.args, player(user, locale)), _)
 
 

@@ -116,7 +116,8 @@ def test_read_token_cannot_write_and_the_attempt_is_audited(
 def test_admin_token_writes(client: FlaskClient, svc: SyncTableService) -> None:
     tid = new_table(svc)
     r = client.post(f"/api/v1/games/{tid}/end", headers=auth())
-    assert r.status_code == 200 and r.get_json()["status"] == "cancelled"
+    assert r.status_code == 200
+    assert r.get_json()["status"] == "cancelled"
 
 
 def test_without_a_read_token_only_the_admin_token_works(

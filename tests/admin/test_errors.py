@@ -23,8 +23,10 @@ def error(r: TestResponse, status: int, code: str) -> dict[str, Any]:
     assert r.status_code == status, r.get_data(as_text=True)
     assert r.mimetype == "application/json"
     body = r.get_json()
-    assert set(body) == {"error"} and body["error"]["code"] == code
-    assert isinstance(body["error"]["message"], str) and body["error"]["message"]
+    assert set(body) == {"error"}
+    assert body["error"]["code"] == code
+    assert isinstance(body["error"]["message"], str)
+    assert body["error"]["message"]
     assert "Traceback" not in r.get_data(as_text=True)
     return body["error"]  # type: ignore[no-any-return]
 
@@ -139,9 +141,11 @@ def test_dead_redis_is_503_json(dead_app: Flask) -> None:
         error(c.get(url, headers=auth()), 503, "redis_unavailable")
     error(c.post("/api/v1/games/abc/end", headers=auth()), 503, "redis_unavailable")
     m = c.get("/metrics")
-    assert m.status_code == 200 and "durak_redis_up 0.0" in m.get_data(as_text=True)
+    assert m.status_code == 200
+    assert "durak_redis_up 0.0" in m.get_data(as_text=True)
 
 
 def test_healthz_ok(client: FlaskClient) -> None:
     r = client.get("/healthz")
-    assert r.status_code == 200 and r.get_json() == {"status": "ok", "redis": "ok"}
+    assert r.status_code == 200
+    assert r.get_json() == {"status": "ok", "redis": "ok"}

@@ -57,7 +57,8 @@ def test_list_filters_and_pages(client: FlaskClient, svc: SyncTableService) -> N
     page = client.get("/api/v1/games?limit=2", headers=auth()).get_json()
     assert (page["total"], page["limit"], page["offset"], page["next_offset"]) == (3, 2, 0, 2)
     rest = client.get("/api/v1/games?limit=2&offset=2", headers=auth()).get_json()
-    assert rest["next_offset"] is None and len(rest["items"]) == 1
+    assert rest["next_offset"] is None
+    assert len(rest["items"]) == 1
     assert {t["id"] for t in page["items"] + rest["items"]} == {a, b, c}
     r = client.get("/api/v1/games?status=nope&limit=0", headers=auth())
     assert r.status_code == 422
@@ -73,17 +74,24 @@ def test_detail_has_every_hand_seats_timers_and_version(
     g = r.get_json()
     _, state, version = svc.get(tid)
     assert state is not None
-    assert g["version"] == version and r.headers["ETag"] == f'"{version}"'
+    assert g["version"] == version
+    assert r.headers["ETag"] == f'"{version}"'
     assert len(g["state"]["hands"]) == 3  # every hand, the AI's too
     assert [(s["seat"], s["user"], s["name"], s["ai"]) for s in g["seats"]] == [
         (0, 1, "U1", None),
         (1, 2, "U2", None),
         (2, None, "AI 1", "heuristic"),
     ]
-    assert g["timer"] == 60 and g["deadline"] > 0 and 0 < g["seconds_left"] <= 60
-    assert g["variant"] == "chuvash" and g["options"] and g["max_seats"] >= 3
+    assert g["timer"] == 60
+    assert g["deadline"] > 0
+    assert 0 < g["seconds_left"] <= 60
+    assert g["variant"] == "chuvash"
+    assert g["options"]
+    assert g["max_seats"] >= 3
     assert g["to_act"] == state.to_act()
-    assert g["status"] == "playing" and g["game_no"] == 1 and g["chat"] == -100
+    assert g["status"] == "playing"
+    assert g["game_no"] == 1
+    assert g["chat"] == -100
 
 
 def test_event_log_pages(client: FlaskClient, svc: SyncTableService) -> None:
@@ -95,7 +103,8 @@ def test_event_log_pages(client: FlaskClient, svc: SyncTableService) -> None:
     assert [e["kind"] for e in rest["items"]][:2] == ["add_ai", "start"]
     assert rest["next_after"] is None
     r = client.get("/api/v1/games/nope/events", headers=auth())
-    assert r.status_code == 404 and r.get_json()["error"]["code"] == "no_table"
+    assert r.status_code == 404
+    assert r.get_json()["error"]["code"] == "no_table"
 
 
 def test_unknown_game_is_404(client: FlaskClient) -> None:
@@ -132,7 +141,8 @@ def test_reset_to_the_lobby_keeps_the_seats_and_notifies(
         "events": [{"version": version + 1, "kind": "reset", "seat": -1, "text": "admin"}],
     }
     table, state, _ = svc.get(tid)
-    assert state is None and table.status == "open"
+    assert state is None
+    assert table.status == "open"
     assert [s.user for s in table.seats] == [1, 2, None]
     assert published(notes) == [{"version": version + 1, "table": tid, "kind": "reset"}]
     svc.start(tid, 1)  # the same seats play again
@@ -145,13 +155,17 @@ def test_abort_and_end(
     a = new_table(svc)
     b = new_table(svc, first_user=10)
     r = client.post(f"/api/v1/games/{a}/reset", json={"to": "abort"}, headers=auth())
-    assert r.status_code == 200 and r.get_json()["status"] == "cancelled"
+    assert r.status_code == 200
+    assert r.get_json()["status"] == "cancelled"
     r = client.post(f"/api/v1/games/{b}/end", headers=auth())
-    assert r.status_code == 200 and r.get_json()["action"] == "end"
-    assert svc.where(1) is None and svc.where(10) is None  # players are free again
+    assert r.status_code == 200
+    assert r.get_json()["action"] == "end"
+    assert svc.where(1) is None
+    assert svc.where(10) is None
     assert [n["kind"] for n in published(notes)] == ["abort", "abort"]
     r = client.post(f"/api/v1/games/{b}/end", headers=auth())  # already ended
-    assert r.status_code == 409 and r.get_json()["error"]["code"] == "not_allowed"
+    assert r.status_code == 409
+    assert r.get_json()["error"]["code"] == "not_allowed"
     g = client.get(f"/api/v1/games/{b}", headers=auth()).get_json()
     assert g["status"] == "cancelled"  # kept for inspection
 
@@ -159,7 +173,8 @@ def test_abort_and_end(
 def test_delete(client: FlaskClient, svc: SyncTableService, notes: redis.client.PubSub) -> None:
     tid = new_table(svc)
     r = client.delete(f"/api/v1/games/{tid}", headers=auth())
-    assert r.status_code == 200 and r.get_json()["action"] == "delete"
+    assert r.status_code == 200
+    assert r.get_json()["action"] == "delete"
     assert client.get(f"/api/v1/games/{tid}", headers=auth()).status_code == 404
     assert tid not in [
         t["id"] for t in client.get("/api/v1/games", headers=auth()).get_json()["items"]
@@ -176,16 +191,19 @@ def test_hand_a_seat_to_the_ai(
     assert r.status_code == 200, r.get_json()
     assert "takeover" in [e["kind"] for e in r.get_json()["events"]]
     table = svc.get(tid)[0]
-    assert table.seats[1].ai == "random" and table.seats[1].user == 2
+    assert table.seats[1].ai == "random"
+    assert table.seats[1].user == 2
     assert published(notes)[0]["kind"] == "takeover"
     r = client.post(f"/api/v1/games/{tid}/seats/1/ai", headers=auth())
     if table.status == "playing":  # the AI already plays it
-        assert r.status_code == 409 and r.get_json()["error"]["code"] == "not_allowed"
+        assert r.status_code == 409
+        assert r.get_json()["error"]["code"] == "not_allowed"
     r = client.post(f"/api/v1/games/{tid}/seats/9/ai", headers=auth())
     assert r.status_code in (404, 409)
     lobby = new_table(svc, first_user=40, start=False)
     r = client.post(f"/api/v1/games/{lobby}/seats/0/ai", headers=auth())
-    assert r.status_code == 409 and r.get_json()["error"]["code"] == "no_game"
+    assert r.status_code == 409
+    assert r.get_json()["error"]["code"] == "no_game"
     r = client.post(f"/api/v1/games/{tid}/seats/x/ai", headers=auth())
     assert r.status_code == 422
     r = client.post(f"/api/v1/games/{tid}/seats/0/ai?kind=genius", headers=auth())
@@ -195,7 +213,8 @@ def test_hand_a_seat_to_the_ai(
 def test_bad_seat_is_404(client: FlaskClient, svc: SyncTableService) -> None:
     tid = new_table(svc, humans=2, ais=0)
     r = client.post(f"/api/v1/games/{tid}/seats/5/ai", headers=auth())
-    assert r.status_code == 404 and r.get_json()["error"]["code"] == "bad_seat"
+    assert r.status_code == 404
+    assert r.get_json()["error"]["code"] == "bad_seat"
 
 
 def test_if_match_mismatch_is_409_and_changes_nothing(
@@ -213,9 +232,11 @@ def test_if_match_mismatch_is_409_and_changes_nothing(
             r = client.open(url, method=method, json=body, headers={**auth(), "If-Match": stale})
             assert r.status_code == 409, url
             err = r.get_json()["error"]
-            assert err["code"] == "stale_version" and err["current"] == version
+            assert err["code"] == "stale_version"
+            assert err["current"] == version
     assert svc.get(tid)[2] == version
     r = client.post(f"/api/v1/games/{tid}/end", headers={**auth(), "If-Match": "abc"})
     assert r.status_code == 422
     r = client.post(f"/api/v1/games/{tid}/end", headers={**auth(), "If-Match": str(version)})
-    assert r.status_code == 200 and r.get_json()["version"] == version + 1
+    assert r.status_code == 200
+    assert r.get_json()["version"] == version + 1

@@ -17,40 +17,49 @@ def test_lobbies_list_detail_and_cancel(client: FlaskClient, svc: SyncTableServi
     b = new_table(svc, start=False, variant="shchelkovsky", chat=-2, first_user=10)
     game = new_table(svc, first_user=20)
     page = client.get("/api/v1/lobbies", headers=auth()).get_json()
-    assert [t["id"] for t in page["items"]] == [b, a] and page["total"] == 2
+    assert [t["id"] for t in page["items"]] == [b, a]
+    assert page["total"] == 2
     assert game not in [t["id"] for t in page["items"]]
     one = client.get("/api/v1/lobbies?variant=shchelkovsky", headers=auth()).get_json()
     assert [t["id"] for t in one["items"]] == [b]
     assert client.get("/api/v1/lobbies?user=1", headers=auth()).get_json()["items"][0]["id"] == a
     p = client.get("/api/v1/lobbies?limit=1&offset=1", headers=auth()).get_json()
-    assert [t["id"] for t in p["items"]] == [a] and p["next_offset"] is None
+    assert [t["id"] for t in p["items"]] == [a]
+    assert p["next_offset"] is None
 
     d = client.get(f"/api/v1/lobbies/{a}", headers=auth()).get_json()
-    assert d["status"] == "open" and [s["user"] for s in d["seats"]] == [1, 2, None]
+    assert d["status"] == "open"
+    assert [s["user"] for s in d["seats"]] == [1, 2, None]
     assert client.get("/api/v1/lobbies/none", headers=auth()).status_code == 404
 
     r = client.post(f"/api/v1/lobbies/{a}/cancel", headers={**auth(), "If-Match": "1"})
-    assert r.status_code == 409 and r.get_json()["error"]["code"] == "stale_version"
+    assert r.status_code == 409
+    assert r.get_json()["error"]["code"] == "stale_version"
     r = client.post(f"/api/v1/lobbies/{a}/cancel", headers=auth())
-    assert r.status_code == 200 and r.get_json()["status"] == "cancelled"
+    assert r.status_code == 200
+    assert r.get_json()["status"] == "cancelled"
     assert svc.where(1) is None  # the players are free to join elsewhere
     r = client.post(f"/api/v1/lobbies/{a}/cancel", headers=auth())
-    assert r.status_code == 409 and r.get_json()["error"]["code"] == "not_open"
+    assert r.status_code == 409
+    assert r.get_json()["error"]["code"] == "not_open"
     r = client.post(f"/api/v1/lobbies/{game}/cancel", headers=auth())
-    assert r.status_code == 409 and r.get_json()["error"]["code"] == "not_open"
+    assert r.status_code == 409
+    assert r.get_json()["error"]["code"] == "not_open"
     assert client.post("/api/v1/lobbies/none/cancel", headers=auth()).status_code == 404
 
 
 def test_player_lookup(client: FlaskClient, svc: SyncTableService) -> None:
     tid = new_table(svc, humans=1, ais=1)
     p = client.get("/api/v1/players/1", headers=auth(READER)).get_json()
-    assert p["user"] == 1 and p["table"]["id"] == tid
+    assert p["user"] == 1
+    assert p["table"]["id"] == tid
     assert p["table"]["version"] == svc.get(tid)[2]
     assert p["stats"] == {}
     client.post(f"/api/v1/games/{tid}/seats/0/ai", headers=auth())  # the AI plays it out
     assert svc.get(tid)[0].status == "over"
     p = client.get("/api/v1/players/1", headers=auth()).get_json()
-    assert p["table"] is None and p["stats"]["chuvash"]["games"] == 1
+    assert p["table"] is None
+    assert p["stats"]["chuvash"]["games"] == 1
     nobody = client.get("/api/v1/players/-5", headers=auth()).get_json()
     assert nobody == {"user": -5, "table": None, "stats": {}}
 
@@ -86,7 +95,9 @@ def test_audit_records_every_write_and_pages(client: FlaskClient, svc: SyncTable
     version = svc.get(tid)[2]
 
     page = client.get("/api/v1/audit?limit=3", headers=auth(READER)).get_json()
-    assert page["total"] == 5 and len(page["items"]) == 3 and page["next_before"]
+    assert page["total"] == 5
+    assert len(page["items"]) == 3
+    assert page["next_before"]
     rest = client.get(f"/api/v1/audit?before={page['next_before']}", headers=auth()).get_json()
     assert rest["next_before"] is None
     entries = list(reversed(page["items"] + rest["items"]))  # oldest first
@@ -98,13 +109,18 @@ def test_audit_records_every_write_and_pages(client: FlaskClient, svc: SyncTable
         ("games.end_game", 403, "forbidden", "reader"),
     ]
     first, _, reset = entries[:3]
-    assert first["detail"] == "seat=1 kind=random" and first["target"] == tid
-    assert reset["version"] == version and reset["detail"] == "to=lobby"
-    assert reset["method"] == "POST" and reset["path"] == f"/api/v1/games/{tid}/reset"
+    assert first["detail"] == "seat=1 kind=random"
+    assert first["target"] == tid
+    assert reset["version"] == version
+    assert reset["detail"] == "to=lobby"
+    assert reset["method"] == "POST"
+    assert reset["path"] == f"/api/v1/games/{tid}/reset"
     assert all(e["at"] > 1_600_000_000_000 for e in entries)
-    assert entries[-1]["role"] == "read" and entries[0]["role"] == "write"
+    assert entries[-1]["role"] == "read"
+    assert entries[0]["role"] == "write"
     zero = client.get("/api/v1/audit?before=0-0", headers=auth()).get_json()
-    assert zero["items"] == [] and zero["total"] == 5
+    assert zero["items"] == []
+    assert zero["total"] == 5
 
 
 def test_metrics(client: FlaskClient, svc: SyncTableService) -> None:
@@ -114,7 +130,8 @@ def test_metrics(client: FlaskClient, svc: SyncTableService) -> None:
     client.post(f"/api/v1/games/{tid}/end", headers=auth())
     new_table(svc, first_user=10)
     r = client.get("/metrics")
-    assert r.status_code == 200 and r.mimetype == "text/plain"
+    assert r.status_code == 200
+    assert r.mimetype == "text/plain"
     text = r.get_data(as_text=True)
     for line in [
         'admin_api_requests_total{endpoint="/api/v1/games",method="GET",status="200"} 1.0',
@@ -133,14 +150,17 @@ def test_metrics(client: FlaskClient, svc: SyncTableService) -> None:
 
 def test_openapi_document_and_offline_docs(client: FlaskClient) -> None:
     doc = client.get("/openapi/openapi.json").get_json()
-    assert doc["openapi"].startswith("3.") and doc["components"]["securitySchemes"]["bearer"]
+    assert doc["openapi"].startswith("3.")
+    assert doc["components"]["securitySchemes"]["bearer"]
     ops = {(m.upper(), p) for p, item in doc["paths"].items() for m in item}
-    assert ("POST", "/api/v1/games/{game_id}/reset") in ops and len(ops) == 15
+    assert ("POST", "/api/v1/games/{game_id}/reset") in ops
+    assert len(ops) == 15
     page = client.get("/openapi/swagger")
     assert page.status_code == 200
     html = page.get_data(as_text=True)
     assets = re.findall(r'(?:src|href)="([^"]+)"', html)
-    assert assets and not [a for a in assets if a.startswith(("http:", "https:", "//"))]
+    assert assets
+    assert not [a for a in assets if a.startswith(("http:", "https:", "//"))]
     for asset in assets:  # every asset is served by the app itself
         with client.get(f"/openapi/{asset}") as r:  # a file response: close it
             assert r.status_code == 200 and r.get_data(), asset

@@ -73,7 +73,8 @@ def test_every_lobby_button_fits():
 
 def test_lobby_setting_parsed():
     cb = parse_lobby(LobbyCb(code="abc", op=LobbyOp.SET, arg="decks=4").pack())
-    assert cb is not None and cb.setting == ("decks", "4")
+    assert cb is not None
+    assert cb.setting == ("decks", "4")
     assert parse_lobby("l:abc:j:").setting is None
 
 
@@ -136,13 +137,17 @@ def test_a_button_without_a_stamp_still_parses():
     """Keyboards drawn before stamps existed: parsed (stamp empty), so the handler
     answers them as stale and redraws instead of calling them forged."""
     cb = parse_game("g:abc:7:K")
-    assert cb is not None and cb.version == 7 and cb.payload == "K" and cb.stamp == ""
+    assert cb is not None
+    assert cb.version == 7
+    assert cb.payload == "K"
+    assert cb.stamp == ""
     assert parse_game("g:abc:7:K:toolong") is None
 
 
 def test_stale_version_is_visible():
     old = parse_game(GameCb.of("abc", 7, act("K")).pack())
-    assert old is not None and old.version == 7  # the handler compares with the live version
+    assert old is not None
+    assert old.version == 7
 
 
 def test_parse_payload_kinds():

@@ -85,19 +85,22 @@ async def test_stale_double_press_foreign_and_forged_buttons(
         u, m, b = await mover(h, tid, humans)
         old = b["callback_data"]
         cb = parse_game(old)
-        assert cb is not None and len(cb.stamp) == 6
+        assert cb is not None
+        assert len(cb.stamp) == 6
         other_stamp = ("A" if cb.stamp[0] != "A" else "B") + cb.stamp[1:]
         stale = GameCb(
             game=cb.game, version=cb.version - 1, payload=cb.payload, stamp=other_stamp
         ).pack()
         _t, _s, before = await h.svc.get(tid)
         answer = await u.press(data=stale, message=m, forged=True).wait_answer(SAFETY)
-        assert answer["show_alert"] and "out of date" in answer["text"]
+        assert answer["show_alert"]
+        assert "out of date" in answer["text"]
         assert (await h.svc.get(tid))[2] == before
         # ... and without a stamp (a keyboard of an older release): stale too
         bare = GameCb(game=cb.game, version=cb.version - 1, payload=cb.payload).pack()
         answer = await u.press(data=bare, message=m, forged=True).wait_answer(SAFETY)
-        assert answer["show_alert"] and "out of date" in answer["text"]
+        assert answer["show_alert"]
+        assert "out of date" in answer["text"]
         assert (await h.svc.get(tid))[2] == before
         # an older version with his current stamp (others moved, his hand and options
         # did not change): the press means what it meant and is honoured
@@ -231,7 +234,8 @@ async def test_join_without_starting_gets_the_deep_link(
         newbie.follow_link(answer["url"])
         await newbie.wait_message("You joined", timeout=SAFETY)
         table = await h.svc.where(newbie.id)
-        assert table is not None and len(table.seats) == 2
+        assert table is not None
+        assert len(table.seats) == 2
         await fake.world.wait_for(lambda: "Newbie" in (lobby.text or "") or None, SAFETY)
         # unknown commands, /rules, /lang
         newbie.send("/frobnicate")
@@ -314,12 +318,14 @@ async def test_a_moves_own_notification_renders_nothing_more(
         await asyncio.wait_for(asyncio.gather(announced, own), SAFETY)
         assert renders == [result.version]  # rendered once: the actor's own render
         other = (bob, alice)[seat].id
-        assert len(edits) == 2 and dict(edits)[user.id] is Urgency.NOW
+        assert len(edits) == 2
+        assert dict(edits)[user.id] is Urgency.NOW
         assert dict(edits)[other] is not Urgency.NOW
         await h.bot.app.delivery.flush()
         for u in (alice, bob):  # both hands show the move
             m = await h.hand_message(u, tid)
-            assert m is not None and f":{result.version}:" in str(m.buttons)
+            assert m is not None
+            assert f":{result.version}:" in str(m.buttons)
 
         # should the mover's own refresh fail, the announcement's renders after all
         renders.clear()
@@ -347,6 +353,8 @@ async def test_a_moves_own_notification_renders_nothing_more(
         with pytest.raises(RuntimeError):
             await asyncio.wait_for(own, SAFETY)
         await asyncio.wait_for(announced, SAFETY)
-        assert renders == [result.version] and not failures
-        assert edits and all(u is not Urgency.NOW for _c, u in edits)  # no actor's render
+        assert renders == [result.version]
+        assert not failures
+        assert edits
+        assert all(u is not Urgency.NOW for _c, u in edits)
         assert pub.shown[tid] == result.version

@@ -46,7 +46,8 @@ async def group_lobby(
     for _ in range(ai):
         await owner.press("Add AI", message=lobby, chat=group).wait_answer(SAFETY)
     table = await h.svc.where(owner.id)
-    assert table is not None and len(table.seats) == len(humans) + ai
+    assert table is not None
+    assert len(table.seats) == len(humans) + ai
     record_seeds(h.svc)
     await owner.press("Start", message=lobby, chat=group).wait_answer(SAFETY)
     for u in humans:

@@ -112,7 +112,8 @@ async def test_a_player_blocks_the_bot_mid_game_the_403_gives_his_seat_to_the_ai
         others = [u for u in humans if u is not victim]
         table, _s, _v = await h.svc.get(tid)
         seat = table.seat_of(victim.id)
-        assert seat is not None and not table.seats[seat].ai_controlled
+        assert seat is not None
+        assert not table.seats[seat].ai_controlled
         # he blocks the bot, and the bot is not told (no my_chat_member update): it
         # learns it from the 403 of its next write to him
         victim.user.blocked = True
@@ -133,11 +134,13 @@ async def test_a_player_blocks_the_bot_mid_game_the_403_gives_his_seat_to_the_ai
 
         # the service: the AI plays his seat (he is still seated, may take it back)
         table, _s, _v = await h.svc.get(tid)
-        assert table.seats[seat].ai_controlled and table.seats[seat].user == victim.id
+        assert table.seats[seat].ai_controlled
+        assert table.seats[seat].user == victim.id
         assert not table.seats[seat].left
         events = await h.svc.event_page(tid, 0, 100_000)
         taken = [e for e in events if e.kind == "takeover" and e.seat == seat]
-        assert len(taken) == 1 and "forbidden" in taken[0].text
+        assert len(taken) == 1
+        assert "forbidden" in taken[0].text
         assert not (await h.ui.prefs(victim.id)).started
 
         # the table is told: the group's table message and the others' hand messages
@@ -182,7 +185,8 @@ async def test_a_player_blocks_the_bot_while_the_game_waits_for_him(
         deadline = time.monotonic() + SAFETY
         while True:
             _t, state, _v = await h.svc.get(tid)
-            assert state is not None and not state.over
+            assert state is not None
+            assert not state.over
             waiting = state.to_act()
             if len(waiting) == 1 and waiting[0] in by_seat:
                 seat = waiting[0]
@@ -288,8 +292,10 @@ async def test_lang_in_a_group_sets_the_groups_language_hands_keep_their_own(
             "the table message in Ukrainian",
         )
         ann_hand, bob_hand = await h.hand_message(ann, code), await h.hand_message(bob, code)
-        assert ann_hand is not None and bob_hand is not None
-        assert "Players" in (ann_hand.text or "") and "Гравці" in (bob_hand.text or "")
+        assert ann_hand is not None
+        assert bob_hand is not None
+        assert "Players" in (ann_hand.text or "")
+        assert "Гравці" in (bob_hand.text or "")
         assert not CYRILLIC.search(ann_hand.text or "")
         assert "My cards" not in " ".join(b["text"] for b in board.buttons)
 
@@ -333,7 +339,8 @@ async def test_command_menus_per_language_and_scope(
         assert set(in_groups) == set(GROUP_COMMANDS)
         # private chats: every command; groups: those that work there (/play is a
         # private game, /start a private welcome)
-        assert "play" not in in_groups and "start" not in in_groups
+        assert "play" not in in_groups
+        assert "start" not in in_groups
         expected_keys = {("default", "")} | {
             (scope, lang)
             for scope in ("all_private_chats", "all_group_chats")
@@ -360,7 +367,8 @@ async def test_command_menus_per_language_and_scope(
                 assert text != english[name], (lang, name)
         ru = {c["command"]: c["description"] for c in menus[("all_private_chats", "ru")]}
         uk = {c["command"]: c["description"] for c in menus[("all_private_chats", "uk")]}
-        assert ru["lang"] == "Сменить язык" and uk["lang"] == "Змінити мову"
+        assert ru["lang"] == "Сменить язык"
+        assert uk["lang"] == "Змінити мову"
         assert ru != uk
 
         # what people see (Telegram's scope order): by chat type and app language

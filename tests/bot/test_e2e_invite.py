@@ -57,8 +57,10 @@ async def invite_lobby(
     for _ in range(ai):
         await owner.press(data=op(code, LobbyOp.ADD_AI), message=lobby).wait_answer(SAFETY)
     table = await h.svc.where(owner.id)
-    assert table is not None and len(table.seats) == len(humans) + ai
-    assert table.variant == variant and table.chat is None
+    assert table is not None
+    assert len(table.seats) == len(humans) + ai
+    assert table.variant == variant
+    assert table.chat is None
     record_seeds(h.svc)
     await owner.press(data=op(code, LobbyOp.START), message=lobby).wait_answer(SAFETY)
     for u in humans:
@@ -80,9 +82,11 @@ async def test_invite_game_to_the_end(
         tid = await invite_lobby(h, variant, humans, n_ai, share=True)
         # every player's lobby copy says the game started; hands speak his language
         hand = await h.hand_message(humans[0], tid)
-        assert hand is not None and "Игроки" in (hand.text or "")
+        assert hand is not None
+        assert "Игроки" in (hand.text or "")
         hand = await h.hand_message(humans[1], tid)
-        assert hand is not None and "Гравці" in (hand.text or "")
+        assert hand is not None
+        assert "Гравці" in (hand.text or "")
         await play_out(h, tid, humans, rng=random.Random(11))
         for u in humans:
             assert is_over(await h.hand_message(u, tid))

@@ -201,7 +201,8 @@ async def test_webhook_refuses_a_post_without_the_secret(
     async with webhook_bot(
         redis_url, redis_prefix, fake, derive_secret=derive_secret, flood_limiter=False
     ) as h:
-        assert h.secret and world.webhook["secret_token"] == h.secret
+        assert h.secret
+        assert world.webhook["secret_token"] == h.secret
         alice = fake.add_user("Alice")
         alice.start()
         await alice.wait_message(timeout=SAFETY)
@@ -240,7 +241,8 @@ async def test_webhook_refuses_a_post_without_the_secret(
                 assert resp.status == 200
         await alice.wait_message(has_lobby_buttons, timeout=SAFETY)
         table = await h.svc.where(alice.id)
-        assert table is not None and table.variant == "chuvash"
+        assert table is not None
+        assert table.variant == "chuvash"
         assert sum(has_lobby_buttons(m) for m in alice.messages()) == 1
         assert await redis_state(h) != redis_before
     assert fake.stats.calls["getUpdates"] == 0
@@ -336,7 +338,8 @@ def test_the_derived_secret_token() -> None:
     a = Settings(bot_token="123:AAA").secret_token()
     assert a == Settings(bot_token="123:AAA").secret_token()
     assert a != Settings(bot_token="123:AAB").secret_token()
-    assert re.fullmatch(r"[A-Za-z0-9_-]{1,256}", a) and "123" not in a
+    assert re.fullmatch(r"[A-Za-z0-9_-]{1,256}", a)
+    assert "123" not in a
     assert Settings(bot_token="123:AAA", webhook_secret="s3cr-t_").secret_token() == "s3cr-t_"
     with pytest.raises(ValidationError):
         Settings(bot_token="123:AAA", webhook_secret="with space")

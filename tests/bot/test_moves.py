@@ -226,7 +226,8 @@ def test_every_press_of_a_playable_card_is_sound(variant, players, options):
                         if text:
                             g.copy().apply(Action.from_text(seat, text))
                     else:
-                        assert out.selection and out.selection.choose == card
+                        assert out.selection
+                        assert out.selection.choose == card
                         for m in card_moves(v, card):
                             g.copy().apply(Action.from_text(seat, m))
             seat = rng.choice(g.to_act())

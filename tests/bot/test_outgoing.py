@@ -154,11 +154,14 @@ def alice(fake: FakeTelegram) -> SimUser:
 
 
 def test_limited_methods() -> None:
-    assert is_limited("sendMessage") and is_limited("editMessageText")
-    assert is_limited("editMessageReplyMarkup") and is_limited("copyMessage")
+    assert is_limited("sendMessage")
+    assert is_limited("editMessageText")
+    assert is_limited("editMessageReplyMarkup")
+    assert is_limited("copyMessage")
     for name in ("answerCallbackQuery", "getUpdates", "answerInlineQuery", "setMyCommands"):
         assert not is_limited(name)
-    assert not is_limited("sendChatAction") and not is_limited("deleteMessage")
+    assert not is_limited("sendChatAction")
+    assert not is_limited("deleteMessage")
 
 
 async def test_install_once(bot: Bot, outgoing: Outgoing) -> None:
@@ -207,9 +210,12 @@ async def test_noop_edits_are_dropped(
     assert fake.stats.calls["editMessageText"] == 1
     assert fake.stats.calls["editMessageReplyMarkup"] == 1
     [shown] = bot_messages(fake, alice.chat)
-    assert shown.text == "hand 2" and shown.edits == 2
+    assert shown.text == "hand 2"
+    assert shown.edits == 2
     assert shown.button_texts == ["b"]
-    assert outgoing.stats.noop == 4 and outgoing.stats.edited == 2 and outgoing.stats.sent == 1
+    assert outgoing.stats.noop == 4
+    assert outgoing.stats.edited == 2
+    assert outgoing.stats.sent == 1
     assert not fake.stats.errors
 
 
@@ -267,7 +273,8 @@ async def test_burst_to_one_chat_gets_no_429(
         await bot.edit_message_text(f"e{i}", chat_id=alice.id, message_id=m.message_id)
     assert fake.stats.retry_after == 0
     assert fake.stats.calls["sendMessage"] == 12
-    assert outgoing.stats.waits > 0 and outgoing.stats.retry_after == 0
+    assert outgoing.stats.waits > 0
+    assert outgoing.stats.retry_after == 0
     assert sorted(m.text or "" for m in bot_messages(fake, alice.chat)) == sorted(
         [f"e{i}" for i in range(6)] + [m.text or "" for m in msgs[6:]]
     )
@@ -301,12 +308,14 @@ async def test_a_call_with_prepaid_tokens_takes_none_again(
     paid = await tokens()  # one taken from the full bucket
     options = CallOptions(Priority.DEFERRED, ticket)
     await outgoing.call(bot, SendMessage(chat_id=alice.id, text="v1"), options)
-    assert ticket.used and await tokens() == pytest.approx(paid)
+    assert ticket.used
+    assert await tokens() == pytest.approx(paid)
     await outgoing.settle(ticket)  # used: nothing goes back
     assert await tokens() == pytest.approx(paid)
     other = Prepaid(alice.id + 1)  # another chat's ticket pays nothing here
     await outgoing.call(bot, SendMessage(chat_id=alice.id, text="v2"), CallOptions(prepaid=other))
-    assert await tokens() == pytest.approx(paid - 1) and not other.used
+    assert await tokens() == pytest.approx(paid - 1)
+    assert not other.used
     assert [o["text"] for o in fake.world.outbox] == ["v1", "v2"]
 
 
@@ -324,7 +333,8 @@ async def test_429_is_retried_after_retry_after(
     for i in range(5):
         await bot.send_message(alice.id, f"m{i}")
     assert fake.stats.retry_after == 2  # burst 3, then one 429 each
-    assert out.stats.retry_after == 2 and out.stats.sent == 5
+    assert out.stats.retry_after == 2
+    assert out.stats.sent == 5
     assert slept == [1, 1]
     assert [m.text for m in bot_messages(fake, alice.chat)] == [f"m{i}" for i in range(5)]
 
@@ -375,7 +385,8 @@ async def test_delivery_send_and_forbidden(
     fake: FakeTelegram, delivery: Delivery, alice: SimUser, forbidden_calls: list[int]
 ) -> None:
     msg = await delivery.send(alice.id, "<b>hi</b>", kb("x"))
-    assert msg is not None and bot_messages(fake, alice.chat)[0].text == "hi"
+    assert msg is not None
+    assert bot_messages(fake, alice.chat)[0].text == "hi"
     alice.block()
     assert await delivery.send(alice.id, "hi again") is None
     assert await delivery.edit(alice.id, msg.message_id, "changed", kb("x")) is None
@@ -390,9 +401,11 @@ async def test_now_edits_at_once_and_keeps_the_keyboard(
     assert msg is not None
     assert await delivery.edit(alice.id, msg.message_id, "v2", kb("play")) == msg.message_id
     shown = bot_messages(fake, alice.chat)[0]
-    assert shown.text == "v2" and shown.button_texts == ["play"]
+    assert shown.text == "v2"
+    assert shown.button_texts == ["play"]
     await delivery.edit(alice.id, msg.message_id, "v2", kb("play"))  # no-op
-    assert shown.edits == 1 and delivery.stats.noop == 1
+    assert shown.edits == 1
+    assert delivery.stats.noop == 1
 
 
 async def test_soon_edits_coalesce_to_the_newest(
@@ -405,8 +418,10 @@ async def test_soon_edits_coalesce_to_the_newest(
     assert bot_messages(fake, alice.chat)[0].text == "v0"  # nothing yet
     await delivery.flush()
     shown = bot_messages(fake, alice.chat)[0]
-    assert shown.text == "v5" and shown.edits == 1
-    assert delivery.stats.coalesced == 4 and delivery.stats.edited == 1
+    assert shown.text == "v5"
+    assert shown.edits == 1
+    assert delivery.stats.coalesced == 4
+    assert delivery.stats.edited == 1
     assert fake.stats.calls["editMessageText"] == 1
 
 
@@ -517,7 +532,8 @@ async def test_now_supersedes_pending_and_order_is_kept(
     await delivery.edit(alice.id, msg.message_id, "new", urgency=Urgency.NOW)
     await delivery.flush()
     shown = bot_messages(fake, alice.chat)[0]
-    assert shown.text == "new" and shown.edits == 1
+    assert shown.text == "new"
+    assert shown.edits == 1
     assert delivery.stats.coalesced == 1
     assert [o["text"] for o in fake.world.outbox] == ["v0", "new"]
 
@@ -557,7 +573,8 @@ async def test_a_queued_update_takes_its_tokens_first_then_the_newest_content(
     gate.set()
     await delivery.flush()
     shown = bot_messages(fake, alice.chat)[0]
-    assert shown.text == "s3" and shown.edits == 2  # n1, then s3: s1 and s2 never went
+    assert shown.text == "s3"
+    assert shown.edits == 2
     assert [o["text"] for o in fake.world.outbox] == ["v0", "n1", "s3"]
     # the edit used the tokens it queued for: one token in all, not two
     assert float((await limiter.kv.hgetall(chat_bucket))["t"]) == pytest.approx(tokens - 1)
@@ -652,14 +669,17 @@ async def test_gone_message_is_sent_anew(
     await bot.delete_message(alice.id, msg.message_id)
     clock.advance(5)
     new_id = await delivery.edit(alice.id, msg.message_id, "v1", kb("a"))
-    assert new_id is not None and new_id != msg.message_id
+    assert new_id is not None
+    assert new_id != msg.message_id
     assert replaced == [(alice.id, msg.message_id, new_id)]
     # later edits of the old id reach the new message
     clock.advance(5)
     await delivery.edit(alice.id, msg.message_id, "v2", kb("a"), Urgency.SOON)
     await delivery.flush()
     [shown] = bot_messages(fake, alice.chat)
-    assert shown.message_id == new_id and shown.text == "v2" and shown.button_texts == ["a"]
+    assert shown.message_id == new_id
+    assert shown.text == "v2"
+    assert shown.button_texts == ["a"]
 
 
 async def test_the_overall_line_serves_urgent_calls_first() -> None:

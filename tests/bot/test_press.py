@@ -131,7 +131,8 @@ async def test_a_legal_move_is_applied_and_his_message_refreshed_at_once(table: 
     t = table
     version, user, legal, st = await situation(t)
     outcome = await t.press_button(pressing(t, user, version, act(legal[0]), st))
-    assert outcome.status is PressStatus.APPLIED and outcome.ok
+    assert outcome.status is PressStatus.APPLIED
+    assert outcome.ok
     assert outcome.version == version + 1
     assert (await t.svc.load(t.code)).version == version + 1
     assert (user, HAND[user], Urgency.NOW) in t.delivery.edits
@@ -169,7 +170,8 @@ async def test_a_player_without_a_move_is_told_it_is_not_his_turn(table: Table) 
     assert seat is not None
     st = stamp(view(loaded.state, seat))
     outcome = await t.press_button(pressing(t, other, version, act("K"), st))
-    assert outcome.status is PressStatus.NOT_YOUR_TURN and not outcome.ok
+    assert outcome.status is PressStatus.NOT_YOUR_TURN
+    assert not outcome.ok
     assert outcome.reason == ERR_NOT_YOUR_TURN
     assert (await t.svc.load(t.code)).version == version
 
@@ -190,7 +192,8 @@ async def test_a_lost_compare_and_set_is_tried_again(table: Table) -> None:
     version, user, legal, st = await situation(t)
     t.svc.lose = 2
     outcome = await t.press_button(pressing(t, user, version, act(legal[0]), st))
-    assert outcome.status is PressStatus.APPLIED and t.svc.lose == 0
+    assert outcome.status is PressStatus.APPLIED
+    assert t.svc.lose == 0
 
 
 async def test_a_press_losing_every_race_is_stale(table: Table) -> None:
@@ -213,7 +216,8 @@ async def test_only_the_presser_own_hand_message_counts(table: Table) -> None:
     assert (await t.press_button(wrong_message)).status is PressStatus.NOT_YOUR_MESSAGE
     assert (await t.press_button(other_chat)).status is PressStatus.NOT_YOUR_MESSAGE
     assert (await t.press_button(stranger)).status is PressStatus.NOT_SEATED
-    assert (await t.svc.load(t.code)).version == version and not t.delivery.edits
+    assert (await t.svc.load(t.code)).version == version
+    assert not t.delivery.edits
 
 
 async def test_presses_after_the_game_are_refused(table: Table) -> None:
@@ -230,4 +234,5 @@ async def test_an_unknown_table_is_refused_by_the_service(table: Table) -> None:
     outcome = await t.press_button(
         ButtonPress(ANN, GameCb.of("nosuch", 1, INERT), ANN, HAND[ANN], press.request_id)
     )
-    assert outcome.status is PressStatus.REFUSED and outcome.error is not None
+    assert outcome.status is PressStatus.REFUSED
+    assert outcome.error is not None

@@ -122,7 +122,8 @@ def assert_private(state, seat, locale="en", selection=None):
 
 def assert_public(state, locale="en"):
     view = engine.public_view(state)
-    assert "hand" not in view and "legal" not in view
+    assert "hand" not in view
+    assert "legal" not in view
     text, markup = render_table(view, locale=locale, names=NAMES, bot_username="durak_bot")
     buttons = check_limits(text, markup)
     hidden = hidden_from(state, view)
@@ -193,7 +194,8 @@ def test_choice_buttons_show_only_own_and_table_cards():
         selection=Selection(choose="8C"),
     )
     labels = [b.text for row in markup.inline_keyboard for b in row]
-    assert "6♣→8♣" in labels and "7♣→8♣" in labels
+    assert "6♣→8♣" in labels
+    assert "7♣→8♣" in labels
     assert card_moves(engine.view(g, 1), "8C") == ["C6C8C", "C7C8C"]
 
 
@@ -270,7 +272,8 @@ def test_long_names_history_and_escaping():
         deadline=datetime(2030, 1, 1, 12, 0, 5, tzinfo=UTC),
     )
     check_limits(text, markup)
-    assert "<script>" not in text and "&lt;script&gt;&amp;" in text
+    assert "<script>" not in text
+    assert "&lt;script&gt;&amp;" in text
     assert "12:00:05" in text
     table, _ = render_table(engine.public_view(g), locale="ru", names=names, history=500)
     check_limits(table, None)
@@ -282,7 +285,9 @@ def test_text_limit_drops_history_first():
     view["events"] = view["events"] * 50  # far more history than fits
     text, _ = render_hand(view, locale="en", names=NAMES, game_id=GID, version=1, history=10_000)
     assert len(text) <= 4096
-    assert "Players" in text and "Table" in text and "Last moves" in text
+    assert "Players" in text
+    assert "Table" in text
+    assert "Last moves" in text
 
 
 def test_status_lines():
@@ -299,13 +304,15 @@ def test_status_lines():
     other, kb = render_hand(
         engine.view(g, 1), locale="en", names=["Ann", "Bob"], game_id=GID, version=0
     )
-    assert "Your move" in mine and "lead" in mine
+    assert "Your move" in mine
+    assert "lead" in mine
     assert "Waiting for Ann" in other
     assert not any(b.text.startswith("•") for row in kb.inline_keyboard for b in row)
     ru, _ = render_hand(
         engine.view(g, 0), locale="ru", names=["Ann", "Bob"], game_id=GID, version=0
     )
-    assert "Ваш ход" in ru and "без козыря" in ru
+    assert "Ваш ход" in ru
+    assert "без козыря" in ru
 
 
 def test_seats_the_ai_plays_are_said_in_words():
@@ -348,7 +355,8 @@ def test_action_buttons_take_done_transfer_ticket():
     g.apply(Action.from_text(1, "C7S7H"))
     _, kb = render_hand(engine.view(g, 0), locale="ru", names=NAMES, game_id=GID, version=5)
     labels = [b.text for row in kb.inline_keyboard for b in row]
-    assert "Бито" in labels and "•7♣" in labels
+    assert "Бито" in labels
+    assert "•7♣" in labels
 
 
 def test_game_over_message():
@@ -361,16 +369,22 @@ def test_game_over_message():
     )
     g.apply(Action.from_text(0, "L6C"))
     g.apply(Action.from_text(1, "C6C7C"))
-    assert g.over and g.loser == 1
+    assert g.over
+    assert g.loser == 1
     text, kb = render_game_over(
         engine.public_view(g), locale="ru", names=["Ann", "<Bob>"], code="abc"
     )
     check_limits(text, kb)
-    assert "1. Ann" in text and "&lt;Bob&gt;" in text and "чувашский петух" in text
+    assert "1. Ann" in text
+    assert "&lt;Bob&gt;" in text
+    assert "чувашский петух" in text
     cb = parse_lobby(kb.inline_keyboard[0][0].callback_data)
-    assert cb is not None and cb.op is LobbyOp.REMATCH and cb.code == "abc"
+    assert cb is not None
+    assert cb.op is LobbyOp.REMATCH
+    assert cb.code == "abc"
     text, kb = render_game_over(engine.public_view(g), locale="en", names=["Ann", "Bob"])
-    assert kb is None and "Game over" in text
+    assert kb is None
+    assert "Game over" in text
 
 
 # ------------------------------------------------------------------ lobby
@@ -401,7 +415,8 @@ def test_lobby_and_settings(locale):
     lobby = FakeLobby()
     text, kb = render_lobby(lobby, locale=locale, bot_username="durak_bot")
     buttons = check_limits(text, kb)
-    assert "Ann &lt;host&gt;" in text and "🤖" in text
+    assert "Ann &lt;host&gt;" in text
+    assert "🤖" in text
     assert "https://t.me/durak_bot?start=Lobby_Code-1" in text
     ops = {parse_lobby(b.callback_data).op for b in buttons if b.callback_data}
     assert ops == {
@@ -428,7 +443,8 @@ def test_lobby_and_settings(locale):
         for b in row
     }
     assert not any(a.startswith(("decks", "joker")) for a in args)
-    assert "max=7" not in args and "timer=0" in args
+    assert "max=7" not in args
+    assert "timer=0" in args
     text, kb = render_invite(lobby, locale=locale, bot_username="durak_bot")
     check_limits(text, kb)
     assert kb.inline_keyboard[0][0].url == "https://t.me/durak_bot?start=Lobby_Code-1"
@@ -440,7 +456,9 @@ def test_stats_and_top():
     )
     assert stats == [VariantStats("chuvash", 3, 1, 0, {1: 2})]
     text = render_stats("<Ann>", stats, locale="ru")
-    assert "&lt;Ann&gt;" in text and "Чувашский петух" in text and "партий: 3" in text
+    assert "&lt;Ann&gt;" in text
+    assert "Чувашский петух" in text
+    assert "партий: 3" in text
     assert "/play" in render_stats("Ann", [], locale="en")
     rows = [
         LeaderRow("Ann", 10, 5),
@@ -450,5 +468,7 @@ def test_stats_and_top():
     ]
     text = render_top(rows, locale="uk")
     lines = text.splitlines()
-    assert lines[1].startswith("🥇 Bob") and lines[2].startswith("🥈 &lt;C&gt;") and len(lines) == 4
+    assert lines[1].startswith("🥇 Bob")
+    assert lines[2].startswith("🥈 &lt;C&gt;")
+    assert len(lines) == 4
     assert "/new" in render_top([], locale="en")

@@ -292,8 +292,10 @@ def test_chuvash_leads_low_cards_and_keeps_aces() -> None:
     stock = [x for x in range(16, 52) if x not in used]
     state = from_deal("chuvash", {}, hands, stock, first_attacker=0)
     action = HeuristicPlayer(0).choose(state, 0)
-    assert action is not None and action.kind == "lead"
-    assert c("AS") not in action.cards and c("AH") not in action.cards
+    assert action is not None
+    assert action.kind == "lead"
+    assert c("AS") not in action.cards
+    assert c("AH") not in action.cards
     assert set(action.cards) <= {c("6H"), c("7H"), c("QD")}
 
 
@@ -302,7 +304,8 @@ def test_chuvash_multi_card_lead_is_legal_and_cheap() -> None:
     hands = [cs("6S", "7S", "8S", "AH", "AD", "KC"), cs("6C", "7C")]
     state = from_deal("chuvash", {}, hands, [], first_attacker=0)
     action = HeuristicPlayer(0).choose(state, 0)
-    assert action is not None and action.kind == "lead"
+    assert action is not None
+    assert action.kind == "lead"
     state.check(action)
     assert len(action.cards) == 2
     assert set(action.cards) <= set(cs("6S", "7S", "8S"))

@@ -35,7 +35,8 @@ def test_common_cards_every_name_round_trips() -> None:
     ("text", "rank", "suit"), [("2C", 0, 0), ("10H", 8, 2), ("AS", 12, 3), ("6D", 4, 1)]
 )
 def test_common_cards_rank_and_suit(text: str, rank: int, suit: int) -> None:
-    assert rank_of(parse_card(text)) == rank and suit_of(parse_card(text)) == suit
+    assert rank_of(parse_card(text)) == rank
+    assert suit_of(parse_card(text)) == suit
 
 
 def test_common_cards_parse_is_lenient_on_case_and_blanks() -> None:
@@ -75,7 +76,8 @@ def test_common_action_text_round_trip(action: Action) -> None:
 @pytest.mark.parametrize("action", ACTIONS, ids=str)
 def test_common_action_json_round_trip(action: Action) -> None:
     data = action.to_json()
-    assert data["seat"] == action.seat and data["type"] == action.kind
+    assert data["seat"] == action.seat
+    assert data["type"] == action.kind
     assert Action.from_json(data) == action
 
 
@@ -189,7 +191,8 @@ def test_common_state_json_round_trip_mid_bout() -> None:
         seat = s.to_act()[0]
         s.apply(s.legal_actions(seat)[-1])
     again = state_from_json(state_to_json(s))
-    assert again == s and state_to_json(again) == state_to_json(s)
+    assert again == s
+    assert state_to_json(again) == state_to_json(s)
 
 
 def test_common_state_json_rejects_garbage() -> None:
@@ -206,7 +209,8 @@ def test_common_events_record_actions_in_order() -> None:
 
     s = deal("chuvash", ["6C", "7C"])
     events = s.apply(Action.lead(0, c("6C")))
-    assert events[0].kind == "action" and events[0].detail == "lead"
+    assert events[0].kind == "action"
+    assert events[0].detail == "lead"
     play(s, "1:C6C7C")
     kinds = [e.kind for e in s.history]
     assert kinds == ["action", "action", "bout_end", "out", "out", "game_over"]

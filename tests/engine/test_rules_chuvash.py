@@ -26,7 +26,8 @@ def test_c1_deck_is_36_cards_six_to_ace_no_trump() -> None:
     )
     assert "JK" not in card_names(deck)
     game = new_game("chuvash", 3, seed=7)
-    assert game.trump is None and game.trump_card is None
+    assert game.trump is None
+    assert game.trump_card is None
     all_cards = [x for s in range(3) for x in game.hand(s)] + game.stock_top_first()
     assert sorted(all_cards) == sorted(deck)
 
@@ -56,9 +57,14 @@ def test_c2_player_count_out_of_range(players: int) -> None:
 
 def test_c3_suit_order_spades_hearts_diamonds_clubs() -> None:
     # Equal ranks: only a higher suit beats (C3 + C4).
-    assert beats("6S", "6H") and beats("6H", "6D") and beats("6D", "6C")
-    assert not beats("6C", "6D") and not beats("6D", "6H") and not beats("6H", "6S")
-    assert beats("9S", "9C") and not beats("9C", "9S")
+    assert beats("6S", "6H")
+    assert beats("6H", "6D")
+    assert beats("6D", "6C")
+    assert not beats("6C", "6D")
+    assert not beats("6D", "6H")
+    assert not beats("6H", "6S")
+    assert beats("9S", "9C")
+    assert not beats("9C", "9S")
 
 
 # ---------------------------------------------------------------- C4
@@ -102,9 +108,11 @@ C5_ORDER = ["6C", "6D", "6H", "6S", "7C", "7D", "7H", "7S", "8C", "8D"]
 def test_c5_first_leader_lowest_card_rank_major_incl_7h(i: int) -> None:
     low, high = C5_ORDER[i], C5_ORDER[i + 1]
     s = deal("chuvash", [f"{high} AS", f"{low} AH", "KS KH"], first=None)
-    assert s.attacker == 1 and s.defender == 2
+    assert s.attacker == 1
+    assert s.defender == 2
     s = deal("chuvash", [f"{low} AS", f"{high} AH", "KS KH"], first=None)
-    assert s.attacker == 0 and s.defender == 1
+    assert s.attacker == 0
+    assert s.defender == 1
 
 
 def test_c5_seven_of_hearts_is_between_7d_and_7s() -> None:
@@ -124,9 +132,11 @@ def test_c5_leader_not_obliged_to_play_the_low_card() -> None:
 @pytest.mark.parametrize(("loser", "leader"), [(0, 2), (1, 0), (2, 1)])
 def test_c5_later_game_seat_before_loser_leads(loser: int, leader: int) -> None:
     s = deal("chuvash", ["6C AH", "7C KS", "8C QS"], first=None, previous_loser=loser)
-    assert s.attacker == leader and s.defender == loser
+    assert s.attacker == leader
+    assert s.defender == loser
     g = new_game("chuvash", 3, seed=5, previous_loser=loser)
-    assert g.attacker == leader and g.defender == loser
+    assert g.attacker == leader
+    assert g.defender == loser
 
 
 # ---------------------------------------------------------------- C6 / C7
@@ -134,7 +144,8 @@ def test_c6_lead_several_cards_of_one_suit() -> None:
     s = deal("chuvash", ["6C 8C 10C AH", "KS QS JS", "7D"])
     play(s, "0:L6C8C10C")
     assert table(s) == [["6C", None], ["8C", None], ["10C", None]]
-    assert s.defender == 1 and hand(s, 0) == ["AH"]
+    assert s.defender == 1
+    assert hand(s, 0) == ["AH"]
 
 
 def test_c6_lead_mixed_suits_or_same_rank_rejected() -> None:
@@ -158,7 +169,8 @@ def test_c7_attack_goes_to_next_seat_clockwise(first: int, defender: int) -> Non
     s = deal("chuvash", ["6C", "7C", "8C", "9C"], first=first)
     assert s.defender == defender
     play(s, f"{first}:L{['6C', '7C', '8C', '9C'][first]}")
-    assert s.defender == defender and s.to_act() == [defender]
+    assert s.defender == defender
+    assert s.to_act() == [defender]
 
 
 # ---------------------------------------------------------------- C8 / C9 / C10 / C11
@@ -173,11 +185,13 @@ def test_c8_immediate_take_ends_bout_nobody_throws() -> None:
     # the bout ended at once: the defender took exactly the led cards
     assert s.phase == "lead"
     ends = [e for e in s.history if e.kind == "bout_end"]
-    assert len(ends) == 1 and ends[0].detail == "taken"
+    assert len(ends) == 1
+    assert ends[0].detail == "taken"
     assert card_names(ends[0].cards) == ["6C", "7C"]
     assert {"6C", "7C", "KS", "QS", "6D"} <= set(hand(s, 1))
     # C12: taken -> the seat after the defender leads
-    assert s.attacker == 2 and s.defender == 0
+    assert s.attacker == 2
+    assert s.defender == 0
 
 
 def test_c9_cover_in_any_order_with_beating_card() -> None:
@@ -210,7 +224,8 @@ def test_c10_cover_rank_can_be_thrown() -> None:
 def test_c11_late_take_with_throw_ins() -> None:
     s = deal("chuvash", ["6C 7C 6D 9D", "KS QS 8H 8D", "7H KH"], "AC AD AH AS")
     play(s, "0:L6C7C", "1:C6CKS", "1:K")
-    assert s.taking and s.phase == "bout"
+    assert s.taking
+    assert s.phase == "bout"
     illegal(s, "1:C7CQS", "already_taking")
     play(s, "0:T6D")
     # 0 has no more matching cards; priority passes to 2
@@ -219,21 +234,25 @@ def test_c11_late_take_with_throw_ins() -> None:
     # hand limit reached (3 uncovered, 3 in hand): the bout ends by itself
     assert s.phase == "lead"
     assert sorted(hand(s, 1)) == sorted(["KS", "QS", "8H", "8D", "6C", "7C", "6D", "7H"])
-    assert s.attacker == 2 and s.defender == 0
+    assert s.attacker == 2
+    assert s.defender == 0
 
 
 # ---------------------------------------------------------------- C12 / C13 / C14
 def test_c12_beaten_off_defender_leads() -> None:
     s = deal("chuvash", ["6C 7D", "8C 9S", "10H JH"], "AC AD AH AS KC KD KH KS")
     play(s, "0:L6C", "1:C6C8C")
-    assert s.phase == "lead" and s.attacker == 1 and s.defender == 2
+    assert s.phase == "lead"
+    assert s.attacker == 1
+    assert s.defender == 2
     assert s.discard_cards() == [c("6C"), c("8C")]
 
 
 def test_c12_taken_seat_after_defender_leads() -> None:
     s = deal("chuvash", ["6C 7D", "8C 9S", "10H JH"], "AC AD AH AS KC KD KH KS")
     play(s, "0:L6C", "1:K")
-    assert s.attacker == 2 and s.defender == 0
+    assert s.attacker == 2
+    assert s.defender == 0
 
 
 def test_c13_draw_order_first_attacker_then_clockwise_defender_not_last() -> None:
@@ -252,13 +271,19 @@ def test_c13_draw_order_from_first_attacker_wraps_clockwise() -> None:
     # first attacker 1, then 2, 3, 0
     draws = [e.seat for e in s.history if e.kind == "draw"]
     assert draws == [1, 2, 3]
-    assert len(hand(s, 1)) == 6 and len(hand(s, 2)) == 6
-    assert hand(s, 0) == ["6C"] and len(hand(s, 3)) == 2
+    assert len(hand(s, 1)) == 6
+    assert len(hand(s, 2)) == 6
+    assert hand(s, 0) == ["6C"]
+    assert len(hand(s, 3)) == 2
 
 
 def test_c14_last_player_with_cards_is_the_rooster() -> None:
     s = deal("chuvash", ["6C", "7C 8C"])
     play(s, "0:L6C", "1:C6C7C")
-    assert s.over and s.loser == 1 and not s.draw and s.out == [0]
-    assert s.history[-1].kind == "game_over" and s.history[-1].detail == "loser"
+    assert s.over
+    assert s.loser == 1
+    assert not s.draw
+    assert s.out == [0]
+    assert s.history[-1].kind == "game_over"
+    assert s.history[-1].detail == "loser"
     assert CH.loser_title == "rooster"

@@ -35,14 +35,16 @@ def test_common_hand_limit_applies_after_take() -> None:
     illegal(s, "0:T7C7D", "hand_limit")
     play(s, "0:T7C")
     assert s.phase == "lead"
-    assert hand(s, 1) == ["2C", "7C", "7H", "8H"] and hand(s, 0) == ["4C", "5D", "7D", "7S"]
+    assert hand(s, 1) == ["2C", "7C", "7H", "8H"]
+    assert hand(s, 0) == ["4C", "5D", "7D", "7S"]
 
 
 # ---------------------------------------------------------------- priority
 def test_common_priority_first_attacker_then_clockwise() -> None:
     s = deal("chuvash", ["6C 6D", "9S 10S JS QS AS", "6H 8D", "6S 7D", "AH"])
     play(s, "0:L6C", "1:C6C9S")
-    assert s.priority() == 0 and s.to_act() == [0]
+    assert s.priority() == 0
+    assert s.to_act() == [0]
     illegal(s, "2:T6H", "not_your_priority")
     illegal(s, "3:T6S", "not_your_priority")
     play(s, "0:P")
@@ -51,14 +53,16 @@ def test_common_priority_first_attacker_then_clockwise() -> None:
     assert s.priority() == 3
     play(s, "3:T6S")
     # a change of the table clears all passes: priority returns to the first attacker
-    assert s.passed == 0 and s.priority() == 0
+    assert s.passed == 0
+    assert s.priority() == 0
 
 
 def test_common_priority_skips_players_without_a_throw() -> None:
     s = deal("chuvash", ["6C KD", "9S 10S JS QS AS", "AH", "6H 7D"])
     play(s, "0:L6C", "1:C6C9S")
     # seat 0 (KD) and seat 2 (AH) have no card of rank 6 or 9: seat 3 holds priority
-    assert s.priority() == 3 and s.to_act() == [3]
+    assert s.priority() == 3
+    assert s.to_act() == [3]
 
 
 def test_common_priority_holder_may_pass_then_bout_ends_by_itself() -> None:
@@ -67,7 +71,8 @@ def test_common_priority_holder_may_pass_then_bout_ends_by_itself() -> None:
     assert s.phase == "bout"
     play(s, "0:P")
     # nobody else can throw: the engine does not wait for seat 2's pass
-    assert s.phase == "lead" and s.attacker == 1
+    assert s.phase == "lead"
+    assert s.attacker == 1
 
 
 def test_common_priority_take_does_not_clear_passes() -> None:
@@ -76,7 +81,8 @@ def test_common_priority_take_does_not_clear_passes() -> None:
     play(s, "0:L6C7C", "1:C6C9S", "0:P")
     assert s.priority() == 2
     play(s, "1:K")
-    assert s.priority() == 2 and s.passed == 1
+    assert s.priority() == 2
+    assert s.passed == 1
     illegal(s, "0:T6D", "already_passed")
 
 
@@ -116,7 +122,9 @@ def test_common_leaving_empty_hand_takes_no_further_part() -> None:
     assert s.legal_actions(2) == []
     play(s, "1:C6H8H", "0:T7S", "1:K")
     # out in the order the hands emptied: seat 2 first, then seat 0
-    assert s.over and s.out == [2, 0] and s.loser == 1
+    assert s.over
+    assert s.out == [2, 0]
+    assert s.loser == 1
     places = [(e.seat, e.detail) for e in s.history if e.kind == "out"]
     assert places == [(2, "1"), (0, "2")]
 
@@ -124,44 +132,60 @@ def test_common_leaving_empty_hand_takes_no_further_part() -> None:
 def test_common_out_player_never_acts_again_and_next_lead_skips_him() -> None:
     s = deal("chuvash", ["6C", "7C 9D", "8D 10S"])
     play(s, "0:L6C", "1:C6C7C")
-    assert s.out == [0] and not s.over
+    assert s.out == [0]
+    assert not s.over
     # beaten off: the defender leads; he attacks the next seat that holds cards
-    assert s.attacker == 1 and s.defender == 2
+    assert s.attacker == 1
+    assert s.defender == 2
     illegal(s, "0:L6C", "player_out")
     assert s.legal_actions(0) == []
     play(s, "1:L9D", "2:C9D10S")
-    assert s.over and s.out == [0, 1] and s.loser == 2
+    assert s.over
+    assert s.out == [0, 1]
+    assert s.loser == 2
 
 
 def test_common_next_leader_skips_defender_who_went_out() -> None:
     s = deal("chuvash", ["6C 8C", "7C", "9D 10H", "JH QH"])
     play(s, "0:L6C", "1:C6C7C")
     # seat 1 is out: "the defender leads" means the next seat holding cards
-    assert s.out == [1] and s.attacker == 2 and s.defender == 3
+    assert s.out == [1]
+    assert s.attacker == 2
+    assert s.defender == 3
 
 
 # ---------------------------------------------------------------- game over / draw
 def test_common_draw_game_when_nobody_holds_cards() -> None:
     s = deal("chuvash", ["6C", "7C"])
     play(s, "0:L6C")
-    assert s.phase == "bout" and not s.over  # never decided in the middle of a bout
+    assert s.phase == "bout"
+    assert not s.over
     play(s, "1:C6C7C")
-    assert s.over and s.draw and s.loser is None and s.out == [0, 1]
-    assert s.history[-1].kind == "game_over" and s.history[-1].detail == "draw"
+    assert s.over
+    assert s.draw
+    assert s.loser is None
+    assert s.out == [0, 1]
+    assert s.history[-1].kind == "game_over"
+    assert s.history[-1].detail == "draw"
     illegal(s, "0:P", "game_over")
-    assert s.to_act() == [] and s.legal_actions(0) == []
+    assert s.to_act() == []
+    assert s.legal_actions(0) == []
 
 
 def test_common_game_over_only_when_stock_empty() -> None:
     s = deal("chuvash", ["6C", "7C 9C"], "AS")
     play(s, "0:L6C", "1:C6C7C")
-    assert not s.over and hand(s, 0) == ["AS"] and s.out == []
+    assert not s.over
+    assert hand(s, 0) == ["AS"]
+    assert s.out == []
 
 
 def test_common_draw_game_multi_player_last_cards() -> None:
     s = deal("shchelkovsky", ["7H", "8H 9C", "10C"], trump="S")
     play(s, "0:L7H", "1:C7H8H", "1:L9C", "2:C9C10C")
-    assert s.over and s.draw and s.out == [0, 1, 2]
+    assert s.over
+    assert s.draw
+    assert s.out == [0, 1, 2]
 
 
 # ---------------------------------------------------------------- match
@@ -169,7 +193,8 @@ def test_common_draw_game_multi_player_last_cards() -> None:
 @pytest.mark.parametrize("loser", [0, 2])
 def test_common_match_seat_before_previous_loser_leads(variant: str, loser: int) -> None:
     g = new_game(variant, 3, seed=11, previous_loser=loser)
-    assert g.attacker == (loser - 1) % 3 and g.defender == loser
+    assert g.attacker == (loser - 1) % 3
+    assert g.defender == loser
 
 
 def test_common_match_same_seed_same_deal() -> None:

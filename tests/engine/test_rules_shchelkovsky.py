@@ -35,7 +35,8 @@ def test_s1_deck_sizes(options: dict[str, object], size: int) -> None:
     deck = SH.deck(SH.options(options))
     assert len(deck) == size
     decks = SH.options(options).decks
-    assert deck.count(c("2C")) == decks and deck.count(c("AS")) == decks
+    assert deck.count(c("2C")) == decks
+    assert deck.count(c("AS")) == decks
     assert deck.count(JOKER) == 2 * decks - (1 if SH.options(options).remove_joker else 0)
 
 
@@ -79,7 +80,8 @@ def test_s2_player_count_out_of_range(players: int) -> None:
 # ---------------------------------------------------------------- S3
 def test_s3_top_card_goes_to_bottom_and_sets_trump() -> None:
     stock, trump = reveal_trump(cards("5H 7C 8D 9S"))
-    assert card_names(stock) == ["7C", "8D", "9S", "5H"] and trump == HEARTS
+    assert card_names(stock) == ["7C", "8D", "9S", "5H"]
+    assert trump == HEARTS
 
 
 def test_s3_joker_on_top_goes_to_middle_next_card_shown() -> None:
@@ -87,33 +89,38 @@ def test_s3_joker_on_top_goes_to_middle_next_card_shown() -> None:
     assert trump == HEARTS
     assert card_names(stock)[-1] == "5H"
     names = card_names(stock)
-    assert names.count("JK") == 1 and names[0] != "JK"
+    assert names.count("JK") == 1
+    assert names[0] != "JK"
     assert sorted(stock) == sorted(cards("JK 5H 7C 8D 9S"))
 
 
 @pytest.mark.parametrize("text", ["JK 5H", "JK JK 5H", "JK JK JK 5H 6C"])
 def test_s3_joker_reveal_terminates_on_short_stock(text: str) -> None:
     stock, trump = reveal_trump(cards(text))
-    assert trump == HEARTS and card_names(stock)[-1] == "5H"
+    assert trump == HEARTS
+    assert card_names(stock)[-1] == "5H"
     assert sorted(stock) == sorted(cards(text))
 
 
 @pytest.mark.parametrize("seed", range(12))
 def test_s3_new_game_trump_card_is_bottom_of_stock(seed: int) -> None:
     game = new_game("shchelkovsky", 3, seed=seed)
-    assert game.trump_card is not None and game.trump_card != JOKER
+    assert game.trump_card is not None
+    assert game.trump_card != JOKER
     assert game.stock_top_first()[-1] == game.trump_card
     assert suit_of(game.trump_card) == game.trump
 
 
 def test_s3_trump_card_is_drawn_last() -> None:
     s = deal("shchelkovsky", ["6C 7D", "8C 9S"], "AC 7H")
-    assert s.trump == HEARTS and card_names([s.trump_card or 0]) == ["7H"]
+    assert s.trump == HEARTS
+    assert card_names([s.trump_card or 0]) == ["7H"]
     play(s, "0:L6C", "1:C6C8C")
     # the top card AC is drawn first, the face-up 7H last
     draws = [e for e in s.history if e.kind == "draw"]
     assert [(e.seat, card_names(e.cards)) for e in draws] == [(0, ["AC", "7H"])]
-    assert s.stock == [] and s.trump == HEARTS
+    assert s.stock == []
+    assert s.trump == HEARTS
 
 
 def test_s3_face_up_joker_rejected_in_explicit_deal() -> None:
@@ -124,9 +131,11 @@ def test_s3_face_up_joker_rejected_in_explicit_deal() -> None:
 
 # ---------------------------------------------------------------- S4
 def test_s4_plain_and_trump_beating() -> None:
-    assert beats("5C", "3C") and not beats("3C", "5C")
+    assert beats("5C", "3C")
+    assert not beats("3C", "5C")
     assert beats("2H", "AC")  # any trump beats any non-trump
-    assert beats("5H", "3H") and not beats("3H", "5H")
+    assert beats("5H", "3H")
+    assert not beats("3H", "5H")
     assert not beats("AC", "2H")
     assert not beats("AD", "2C")  # another plain suit never beats
     assert not beats("7C", "7C")  # identical cards never beat each other
@@ -168,7 +177,8 @@ def first(hands: Sequence[str], trump: int | None = HEARTS, pick: int = 0) -> tu
 def test_s5_lowest_trump_leads() -> None:
     assert first(["5H 2C", "3H AS", "4H"]) == (1, [])
     s = deal("shchelkovsky", ["5H 2C", "3H AS", "4H"], "9C 8H", first=None)
-    assert s.attacker == 1 and s.defender == 2
+    assert s.attacker == 1
+    assert s.defender == 2
 
 
 def test_s5_multi_deck_tie_compares_next_trumps() -> None:
@@ -201,9 +211,11 @@ def test_s5_no_trump_lowest_non_joker_card_ties_by_lot() -> None:
 @pytest.mark.parametrize(("loser", "leader"), [(0, 3), (2, 1)])
 def test_s5_later_game_seat_before_loser(loser: int, leader: int) -> None:
     s = deal("shchelkovsky", ["2H", "3H", "4H", "5H"], "9C", first=None, previous_loser=loser)
-    assert s.attacker == leader and s.defender == loser
+    assert s.attacker == leader
+    assert s.defender == loser
     g = new_game("shchelkovsky", 4, seed=9, previous_loser=loser)
-    assert g.attacker == leader and g.defender == loser
+    assert g.attacker == leader
+    assert g.defender == loser
 
 
 # ---------------------------------------------------------------- S6 / S7
@@ -232,7 +244,8 @@ def transfer_game() -> GameState:
 def test_s8_transfer_passes_all_cards_to_next_seat() -> None:
     s = transfer_game()
     play(s, "0:L7H", "1:R7D")
-    assert s.defender == 2 and s.attacker == 0
+    assert s.defender == 2
+    assert s.attacker == 0
     assert table(s) == [["7H", None], ["7D", None]]
     assert hand(s, 1) == ["QC", "KC"]
     assert s.to_act() == [2]
@@ -241,7 +254,8 @@ def test_s8_transfer_passes_all_cards_to_next_seat() -> None:
 def test_s8_transfer_new_defender_may_transfer_again() -> None:
     s = deal("shchelkovsky", ["7H 9C", "7D KC QC", "7C AD KD QD", "8S 9S 10S 2H"], "2C 3C")
     play(s, "0:L7H", "1:R7D", "2:R7C")
-    assert s.defender == 3 and len(s.table) == 3
+    assert s.defender == 3
+    assert len(s.table) == 3
 
 
 def test_s8_transfer_hand_limit_of_new_defender() -> None:
@@ -264,13 +278,15 @@ def test_s8_transfer_wrong_rank_and_too_late() -> None:
 def test_s8_transfer_joker_on_joker() -> None:
     s = deal("shchelkovsky", ["JK 9C", "JK KC QC", "2H AD 3D"], "2C 3C")
     play(s, "0:LJK", "1:RJK")
-    assert s.defender == 2 and table(s) == [["JK", None], ["JK", None]]
+    assert s.defender == 2
+    assert table(s) == [["JK", None], ["JK", None]]
 
 
 def test_s8_transfer_chain_returns_to_first_attacker() -> None:
     s = deal("shchelkovsky", ["7H 9H 10H JH 5H", "7D 9D", "7S AD KD"], "2C 3C")
     play(s, "0:L7H", "1:R7D", "2:R7S")
-    assert s.defender == 0 and s.attacker == 0
+    assert s.defender == 0
+    assert s.attacker == 0
     play(s, "0:C7H9H")
     # S10: the first attacker now defends: priority starts at the next seat clockwise
     assert s.priority() == 1
@@ -287,7 +303,8 @@ def test_s8_transfer_not_to_oneself_when_nobody_else_can_defend() -> None:
     assert all(a.kind != "transfer" for a in s.legal_actions(1))
     illegal(s, "1:R7S", "transfer_not_allowed")
     play(s, "1:C7H9C")
-    assert s.over and s.loser == 1
+    assert s.over
+    assert s.loser == 1
 
 
 def test_s8_transfer_skips_seat_that_emptied_with_stock_gone() -> None:
@@ -296,7 +313,8 @@ def test_s8_transfer_skips_seat_that_emptied_with_stock_gone() -> None:
     play(s, "0:L7H", "1:R7S")
     assert s.defender == 2
     play(s, "2:R7D")
-    assert s.defender == 1 and len(s.table) == 3
+    assert s.defender == 1
+    assert len(s.table) == 3
 
 
 # ---------------------------------------------------------------- S8 pass-ticket
@@ -310,7 +328,8 @@ def test_s8_pass_ticket_sends_attack_back_card_stays_in_hand() -> None:
     play(s, "0:L7H", "1:S7S")
     assert s.defender == 0
     assert table(s) == [["7H", None]]
-    assert "7S" in hand(s, 1) and len(hand(s, 1)) == 3
+    assert "7S" in hand(s, 1)
+    assert len(hand(s, 1)) == 3
     assert s.ticket == (1, c("7S"))
     # announced to everybody
     assert public_view(s)["pass_ticket"] == {"seat": 1, "card": "7S"}
@@ -323,7 +342,8 @@ def test_s8_pass_ticket_new_defender_must_defend() -> None:
     play(s, "0:L7H", "1:S7S")
     illegal(s, "0:R7D", "must_defend")
     kinds = {a.kind for a in s.legal_actions(0)}
-    assert "transfer" not in kinds and "show_trump" not in kinds
+    assert "transfer" not in kinds
+    assert "show_trump" not in kinds
     assert {"cover", "take"} <= kinds
     play(s, "0:C7H10H")
     assert table(s) == [["7H", "10H"]]
@@ -332,7 +352,8 @@ def test_s8_pass_ticket_new_defender_must_defend() -> None:
 def test_s8_pass_ticket_after_transfer_goes_to_transferrer() -> None:
     s = deal("shchelkovsky", ["7H 9C", "7D KC QC 8H", "7S AD", "2C"], "4C 5S")
     play(s, "0:L7H", "1:R7D", "2:S7S")
-    assert s.defender == 1 and table(s) == [["7H", None], ["7D", None]]
+    assert s.defender == 1
+    assert table(s) == [["7H", None], ["7D", None]]
 
 
 def test_s8_pass_ticket_must_be_a_trump_of_the_rank() -> None:
@@ -378,7 +399,8 @@ def test_s10_throw_ins_open_after_cover_or_take() -> None:
     play(s, "0:T7C")
     s2 = deal("shchelkovsky", ["7H 7C 8D", "8H 5S 10C QD", "7D"], "4C 5S")
     play(s2, "0:L7H", "1:C7H8H", "0:T7C8D")  # several cards at once, ranks 7 and 8
-    assert len(s2.table) == 3 and s2.thrown == 2
+    assert len(s2.table) == 3
+    assert s2.thrown == 2
 
 
 def test_s10_cap_ten_thrown_cards_per_bout() -> None:
@@ -391,7 +413,9 @@ def test_s10_cap_ten_thrown_cards_per_bout() -> None:
     illegal(s, "0:T7H7H", "throw_in_cap")
     play(s, "0:T7H")
     # cap reached: the bout ends by itself, the lead card does not count
-    assert s.phase == "lead" and len(hand(s, 1)) == 23 and s.attacker == 2
+    assert s.phase == "lead"
+    assert len(hand(s, 1)) == 23
+    assert s.attacker == 2
 
 
 def test_s10_hand_limit_on_throw_ins() -> None:
@@ -399,7 +423,8 @@ def test_s10_hand_limit_on_throw_ins() -> None:
     play(s, "0:L7H", "1:K")
     illegal(s, "0:T7C7D", "hand_limit")
     play(s, "0:T7C")
-    assert s.phase == "lead" and len(hand(s, 1)) >= 4
+    assert s.phase == "lead"
+    assert len(hand(s, 1)) >= 4
 
 
 def test_s10_priority_first_attacker_then_clockwise() -> None:
@@ -411,24 +436,28 @@ def test_s10_priority_first_attacker_then_clockwise() -> None:
     assert s.priority() == 2
     play(s, "3:P")  # [interp] a non-holder may pass early
     play(s, "2:T7D")
-    assert s.priority() == 0 and s.passed == 0
+    assert s.priority() == 0
+    assert s.passed == 0
 
 
 def test_s10a_self_throw_after_pass_ticket_hand_limit_after_leaving() -> None:
     s = deal("shchelkovsky", ["8H 8D 8C AH KD", "8S 4C", "9C 3D"], "2D 5S")
     play(s, "0:L8H", "1:S8S")
-    assert s.defender == 0 and hand(s, 0) == ["8C", "8D", "KD", "AH"]
+    assert s.defender == 0
+    assert hand(s, 0) == ["8C", "8D", "KD", "AH"]
     # size 4, 1 uncovered: two more would leave 2 cards for 3 attack cards
     illegal(s, "0:T8C8D", "hand_limit")
     throws = [a for a in s.legal_actions(0) if a.kind == "throw"]
     assert sorted(a.cards[0] for a in throws) == sorted(cards("8C 8D"))
     play(s, "0:T8D")  # no priority needed, before any cover
-    assert table(s) == [["8H", None], ["8D", None]] and s.thrown == 1
+    assert table(s) == [["8H", None], ["8D", None]]
+    assert s.thrown == 1
     illegal(s, "0:T8C", "hand_limit")
     illegal(s, "0:T9C", "card_not_in_hand")
     play(s, "0:C8HAH", "0:C8DKD")
     # seat 0 (the first attacker) defends: priority starts at seat 1, who has 8S
-    assert s.phase == "bout" and s.priority() == 1
+    assert s.phase == "bout"
+    assert s.priority() == 1
     illegal(s, "0:T8C", "hand_limit")  # one card left: 1 uncovered > 0 in hand
 
 
@@ -456,7 +485,8 @@ def test_s10a_self_throws_count_toward_the_cap() -> None:
     )
     play(s, "0:L8H", "1:S8S")
     play(s, "0:T8C8C8C8C8D8D8D8D")  # eight self-thrown cards, at once
-    assert s.thrown == 8 and len(s.table) == 9
+    assert s.thrown == 8
+    assert len(s.table) == 9
     for attack, cover in zip(
         cards("8H 8C 8C 8C 8C 8D 8D 8D 8D"), cards("AS " * 4 + "KS " * 4 + "QS"), strict=True
     ):
@@ -465,32 +495,39 @@ def test_s10a_self_throws_count_toward_the_cap() -> None:
     assert s.priority() == 2
     illegal(s, "2:T8H8H8H", "throw_in_cap")
     play(s, "2:T8H8H")
-    assert s.thrown == 10 and s.priority() == -1
+    assert s.thrown == 10
+    assert s.priority() == -1
 
 
 def test_s11_take_any_time_then_throwers_add() -> None:
     s = deal("shchelkovsky", ["7H 7C 9D", "8H 2C 3C 4D", "7D 3S"], "4C 5S")
     play(s, "0:L7H", "1:K")
-    assert s.taking and s.phase == "bout"
+    assert s.taking
+    assert s.phase == "bout"
     illegal(s, "1:K", "already_taking")
     illegal(s, "1:C7H8H", "already_taking")
     play(s, "0:T7C", "0:P", "2:T7D")
     assert s.phase == "lead"
     assert {"7H", "7C", "7D"} <= set(hand(s, 1))
-    assert s.attacker == 2 and s.defender == 0
+    assert s.attacker == 2
+    assert s.defender == 0
 
 
 # ---------------------------------------------------------------- S12 / S13 / S14
 def test_s12_beaten_final_defender_leads_after_transfer() -> None:
     s = deal("shchelkovsky", ["7H 9C", "7D KC QC", "AH AD KD QD", "8S 9S"], "2C 3C")
     play(s, "0:L7H", "1:R7D", "2:C7HAH", "2:C7DAD")
-    assert s.phase == "lead" and s.attacker == 2 and s.defender == 3
+    assert s.phase == "lead"
+    assert s.attacker == 2
+    assert s.defender == 3
 
 
 def test_s12_taken_seat_after_final_defender_leads() -> None:
     s = deal("shchelkovsky", ["7H 9C", "7D KC QC", "AH AD KD QD", "8S 9S"], "2C 3C")
     play(s, "0:L7H", "1:R7D", "2:K")
-    assert s.phase == "lead" and s.attacker == 3 and s.defender == 0
+    assert s.phase == "lead"
+    assert s.attacker == 3
+    assert s.defender == 0
 
 
 def test_s13_draw_order_final_defender_last() -> None:
@@ -511,20 +548,27 @@ def test_s13_draw_order_pass_ticket_first_attacker_defends_last() -> None:
     assert hand(s, 1) == ["2C", "2D", "2H", "2S", "4S", "7D"]
     assert hand(s, 2) == ["3C", "3D", "3H", "3S", "10H", "JH"]
     assert hand(s, 0) == ["4C", "4D", "5H"]
-    assert s.attacker == 0 and s.defender == 1  # beaten: the final defender leads
+    assert s.attacker == 0
+    assert s.defender == 1
 
 
 def test_s14_last_holder_is_durak() -> None:
     s = deal("shchelkovsky", ["7H", "8H 2C"], trump="S")
     play(s, "0:L7H", "1:C7H8H")
-    assert s.over and s.loser == 1 and not s.draw and s.out == [0]
+    assert s.over
+    assert s.loser == 1
+    assert not s.draw
+    assert s.out == [0]
     assert SH.loser_title == "durak"
 
 
 def test_s14_draw_when_both_empty_at_once() -> None:
     s = deal("shchelkovsky", ["7H", "8H"], trump="S")
     play(s, "0:L7H", "1:C7H8H")
-    assert s.over and s.draw and s.loser is None and s.out == [0, 1]
+    assert s.over
+    assert s.draw
+    assert s.loser is None
+    assert s.out == [0, 1]
 
 
 def random_game(players: int, seed: int, options: dict[str, object]) -> GameState:

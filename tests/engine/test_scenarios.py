@@ -89,7 +89,8 @@ def test_scenario_cli_legal_after_lead() -> None:
     assert out == scenario.legal(load(path))
     # seat 2 holds 8C KS: neither beats A♥ (C4), so he can only take
     assert out["legal"][2] == [{"seat": 2, "type": "take"}]
-    assert out["legal"][0] == [] and out["legal"][1] == []
+    assert out["legal"][0] == []
+    assert out["legal"][1] == []
 
 
 def test_scenario_cli_legal_self_throw_and_priority() -> None:
@@ -104,7 +105,8 @@ def test_scenario_cli_legal_self_throw_and_priority() -> None:
     assert {"seat": 0, "type": "cover", "attack": "8H", "card": "AH"} in legal0
     assert {"seat": 0, "type": "take"} in legal0
     assert not any(a["type"] in ("transfer", "show_trump") for a in legal0)
-    assert out["legal"][1] == [] and out["legal"][2] == []
+    assert out["legal"][1] == []
+    assert out["legal"][2] == []
 
 
 def test_scenario_cli_bad_file_exit_code(tmp_path: Path) -> None:
@@ -148,18 +150,23 @@ def test_scenario_cli_malformed_file_exits_2(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({**BASE, "first_attacker": "0"}))
     proc = run_cli("replay", bad)
-    assert proc.returncode == 2 and "bad_scenario" in proc.stderr and proc.stdout == ""
+    assert proc.returncode == 2
+    assert "bad_scenario" in proc.stderr
+    assert proc.stdout == ""
 
 
 def test_scenario_unparseable_action_is_reported_at_its_index() -> None:
     result, _ = scenario.replay(
         {**BASE, "actions": [{"seat": 0, "type": "lead", "cards": ["6C"]}, 5]}
     )
-    assert result["ok"] is False and result["applied"] == 1
-    assert result["error"]["index"] == 1 and result["error"]["code"] == "bad_action"
+    assert result["ok"] is False
+    assert result["applied"] == 1
+    assert result["error"]["index"] == 1
+    assert result["error"]["code"] == "bad_action"
 
 
 def test_scenario_explicit_trump_with_empty_stock() -> None:
     data = {"variant": "shchelkovsky", "hands": [["7H"], ["8S"]], "trump": "S", "first_attacker": 0}
     result, state = scenario.replay(data)
-    assert result["state"]["trump"] == "S" and state.trump == 3
+    assert result["state"]["trump"] == "S"
+    assert state.trump == 3

@@ -30,7 +30,8 @@ async def test_stale_version_and_illegal_moves_change_nothing(svc: TableService)
     before = await raw_table(svc, tid)
     with pytest.raises(StaleVersion) as e:
         await svc.apply(tid, user, action.text(), version - 1)
-    assert e.value.code == "stale_version" and e.value.info["current"] == version
+    assert e.value.code == "stale_version"
+    assert e.value.info["current"] == version
     with pytest.raises(IllegalAction) as ie:
         await svc.apply(tid, user, "K", version)  # take: nothing to take in the lead
     assert ie.value.code == "wrong_phase"
@@ -46,7 +47,8 @@ async def test_stale_version_and_illegal_moves_change_nothing(svc: TableService)
     assert le.value.code == "not_seated"
     assert await raw_table(svc, tid) == before
     r = await svc.apply(tid, user, action.text(), version)
-    assert r.version == version + 1 and r.events[0].kind == "act"
+    assert r.version == version + 1
+    assert r.events[0].kind == "act"
     with pytest.raises(StaleVersion):  # a stale button from the old message
         await svc.apply(tid, user, action.text(), version)
 
@@ -61,13 +63,16 @@ async def test_same_request_is_applied_once(svc: TableService) -> None:
     text = state.legal_actions(seat)[0].text()
     first = await svc.apply(tid, user, text, version, request_id="cb:123")
     again = await svc.apply(tid, user, text, version, request_id="cb:123")
-    assert not first.duplicate and again.duplicate and again.version == first.version
+    assert not first.duplicate
+    assert again.duplicate
+    assert again.version == first.version
     page = await svc.event_page(tid)
     assert [e.kind for e in page].count("act") == 1
     # the duplicate is also recognised inside the CAS script (a racing copy)
     loaded = await svc.tables.load(tid)
     out = await svc.tables.write(loaded, Plan(loaded.table, loaded.state), request_id="cb:123")
-    assert out.duplicate and out.version == first.version
+    assert out.duplicate
+    assert out.version == first.version
     with pytest.raises(LiveError) as e:
         await svc.apply(tid, user, text, first.version, request_id="bad id;=")
     assert e.value.code == "bad_request_id"
@@ -82,7 +87,8 @@ async def test_ai_seats_move_until_a_human_must_act(svc: TableService) -> None:
             assert state is not None
             if state.over:
                 break
-            assert state.to_act() and all(not table.seats[s].ai_controlled for s in state.to_act())
+            assert state.to_act()
+            assert all(not table.seats[s].ai_controlled for s in state.to_act())
             seat = state.to_act()[0]
             _, _, v = await svc.get(tid)
             user = table.seats[seat].user
@@ -95,11 +101,14 @@ async def test_ai_seats_move_until_a_human_must_act(svc: TableService) -> None:
 async def test_a_game_of_only_ai_after_the_human_leaves_plays_out(svc: TableService) -> None:
     tid = await new_table(svc, 1, 2)
     r = await svc.leave(tid, 1)
-    assert r.game_over and r.table.status == OVER
+    assert r.game_over
+    assert r.table.status == OVER
     assert [e.kind for e in r.events][:2] == ["left", "takeover"]
-    assert r.table.seats[0].left and await svc.where(1) is None
+    assert r.table.seats[0].left
+    assert await svc.where(1) is None
     _, state, _ = await svc.get(tid)
-    assert state is not None and same_state(state, await replay_current_game(svc, tid))
+    assert state is not None
+    assert same_state(state, await replay_current_game(svc, tid))
 
 
 async def test_a_second_instance_continues_the_game(
@@ -116,7 +125,8 @@ async def test_a_second_instance_continues_the_game(
     second = make_service()
     await play_out(second, tid, rng)
     _, state, _ = await second.get(tid)
-    assert state is not None and state.over
+    assert state is not None
+    assert state.over
     assert same_state(state, await replay_current_game(second, tid))
 
 
@@ -124,20 +134,26 @@ async def test_result_stats_leaderboard_and_rematch(svc: TableService) -> None:
     tid = await new_table(svc, 3, chat=-42)
     await play_out(svc, tid, random.Random(3))
     table, state, _ = await svc.get(tid)
-    assert state is not None and state.over and table.status == OVER
+    assert state is not None
+    assert state.over
+    assert table.status == OVER
     info = await svc.table_info(tid)
     res = info.result
     assert res is not None
-    assert res.game == 1 and res.loser == state.loser and res.draw == state.draw
+    assert res.game == 1
+    assert res.loser == state.loser
+    assert res.draw == state.draw
     places = res.places
     assert sorted(places) == [1, 2, 3] or state.draw
     for seat, s in enumerate(table.seats):
         assert s.user is not None
         st = (await svc.user_stats(s.user)).counts["chuvash"]
-        assert st["games"] == 1 and st[f"p{places[seat]}"] == 1
+        assert st["games"] == 1
+        assert st[f"p{places[seat]}"] == 1
         assert st.get("losses", 0) == int(seat == state.loser)
     board = await svc.leaderboard(-42)
-    assert len(board) == 3 and sum(r.losses for r in board) == int(not state.draw)
+    assert len(board) == 3
+    assert sum(r.losses for r in board) == int(not state.draw)
     assert board[-1].losses == int(not state.draw)
     assert await svc.leaderboard(-42, "shchelkovsky") == []
     gstats = await svc.global_stats()
@@ -148,13 +164,15 @@ async def test_result_stats_leaderboard_and_rematch(svc: TableService) -> None:
     assert e.value.code == "not_seated"
     loser = state.loser
     r = await svc.rematch(tid, table.seats[0].user or 0)
-    assert r.table.game_no == 2 and r.table.previous_loser == loser
+    assert r.table.game_no == 2
+    assert r.table.previous_loser == loser
     _, state2, _ = await svc.get(tid)
     assert state2 is not None
     replay = await replay_current_game(svc, tid, previous_loser=loser)
     assert same_state(state2, replay)
     if loser is not None and state2.ply == 0:  # C5: the seat before the loser leads
-        assert state2.attacker == (loser - 1) % 3 and state2.defender == loser
+        assert state2.attacker == (loser - 1) % 3
+        assert state2.defender == loser
     await play_out(svc, tid, random.Random(4))
     assert (await svc.user_stats(table.seats[0].user or 0)).counts["chuvash"]["games"] == 2
 
@@ -172,7 +190,9 @@ async def test_seat_view(svc: TableService) -> None:
     tid = await new_table(svc, 2)
     mine = await svc.seat_view(tid, 1)
     hand = mine.view["hand"]
-    assert mine.view["seat"] == 0 and isinstance(hand, list) and len(hand) == 6
+    assert mine.view["seat"] == 0
+    assert isinstance(hand, list)
+    assert len(hand) == 6
     assert mine.version >= 1
     public = await svc.seat_view(tid, 77)
     assert "hand" not in public.view

@@ -25,10 +25,12 @@ async def test_invite_code_is_a_short_url_safe_token(svc: TableService) -> None:
 async def test_join_leave_add_remove_ai(svc: TableService) -> None:
     r = await svc.create_lobby(1, "Ann", chat=-5, variant="shchelkovsky", max_seats=3)
     tid = r.table_id
-    assert r.table.private is False and r.table.options == {"decks": 2, "remove_joker": True}
+    assert r.table.private is False
+    assert r.table.options == {"decks": 2, "remove_joker": True}
     r = await svc.join(tid, 2, "Bob")
     again = await svc.join(tid, 2, "Bob")  # a second tap: nothing changes
-    assert again.version == r.version and len(again.table.seats) == 2
+    assert again.version == r.version
+    assert len(again.table.seats) == 2
     r = await svc.add_ai(tid, 2)
     assert [s.user for s in r.table.seats] == [1, 2, None]
     with pytest.raises(LiveError) as e:
@@ -41,7 +43,8 @@ async def test_join_leave_add_remove_ai(svc: TableService) -> None:
     r = await svc.join(tid, 3, "Cid")
     assert [s.name for s in r.table.seats] == ["Ann", "Bob", "Cid"]
     r = await svc.leave(tid, 1)  # the creator leaves: the next human is the creator
-    assert r.table.creator == 2 and [s.user for s in r.table.seats] == [2, 3]
+    assert r.table.creator == 2
+    assert [s.user for s in r.table.seats] == [2, 3]
     assert await svc.where(1) is None
     await svc.leave(tid, 2)
     r = await svc.leave(tid, 3)  # the last human leaves: the lobby is cancelled
@@ -52,11 +55,13 @@ async def test_one_active_table_per_user(svc: TableService) -> None:
     a = (await svc.create_lobby(1, "Ann", chat=-1)).table_id
     with pytest.raises(LiveError) as e:
         await svc.create_lobby(1, "Ann", chat=-2)
-    assert e.value.code == "seated_elsewhere" and e.value.info["table"] == a
+    assert e.value.code == "seated_elsewhere"
+    assert e.value.info["table"] == a
     b = (await svc.create_lobby(2, "Bob", chat=-2)).table_id
     with pytest.raises(LiveError) as e:
         await svc.join(b, 1, "Ann")
-    assert e.value.code == "seated_elsewhere" and e.value.info["status"] == OPEN
+    assert e.value.code == "seated_elsewhere"
+    assert e.value.info["status"] == OPEN
     assert "leave it first" in e.value.message
     await svc.join(a, 3, "Cid")
     await svc.start(a, 1)
@@ -76,7 +81,8 @@ async def test_one_user_racing_into_two_lobbies_gets_one_seat(svc: TableService)
     )
     ok = [r for r in results if not isinstance(r, BaseException)]
     errors = [r for r in results if isinstance(r, LiveError)]
-    assert len(ok) == 1 and len(errors) == 3
+    assert len(ok) == 1
+    assert len(errors) == 3
     assert {e.code for e in errors} == {"seated_elsewhere"}
     seated = [t for t in lobbies if (await svc.lobby(t)).seat_of(9) is not None]
     assert seated == [ok[0].table_id]  # type: ignore[union-attr]
@@ -145,7 +151,8 @@ async def test_start_and_cancel_rules(svc: TableService) -> None:
         await svc.cancel(tid, 2)
     assert e.value.code == "not_allowed"
     r = await svc.start(tid, 2)
-    assert r.table.status == PLAYING and r.table.game_no == 1
+    assert r.table.status == PLAYING
+    assert r.table.game_no == 1
     for call in (svc.start(tid, 1), svc.join(tid, 3, "Cid"), svc.cancel(tid, 1)):
         with pytest.raises(LiveError) as e:
             await call
@@ -153,7 +160,8 @@ async def test_start_and_cancel_rules(svc: TableService) -> None:
     other = await new_table(svc, 2, first_user=10, start=False)
     r = await svc.cancel(other, 10)
     assert r.table.status == CANCELLED
-    assert await svc.where(10) is None and await svc.where(11) is None
+    assert await svc.where(10) is None
+    assert await svc.where(11) is None
     with pytest.raises(LiveError) as e:
         await svc.lobby("no-such-code")
     assert e.value.code == "no_table"

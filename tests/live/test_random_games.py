@@ -46,7 +46,8 @@ async def play(url: str, prefix: str, data: st.DataObject) -> None:
         moves = data.draw(st.integers(5, 60), label="moves")
         for _ in range(moves):
             table, state, version = await svc.get(tid)
-            assert state is not None and same_state(state, mirror)
+            assert state is not None
+            assert same_state(state, mirror)
             if state.over:
                 break
             seats = [s for s in state.to_act() if not table.seats[s].ai_controlled]
@@ -59,7 +60,8 @@ async def play(url: str, prefix: str, data: st.DataObject) -> None:
             follow(mirror, r)
             assert r.game_over == mirror.over
         _, state, _ = await svc.get(tid)
-        assert state is not None and same_state(state, mirror)
+        assert state is not None
+        assert same_state(state, mirror)
     finally:
         await svc.aclose()
 

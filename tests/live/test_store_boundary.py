@@ -13,7 +13,8 @@ from tests.live.conftest import new_table
 async def test_kv_hashes_strings_batches_and_scripts(svc: TableService) -> None:
     kv = svc.kv
     p = svc.config.prefix
-    assert kv.key("x:1") == f"{p}x:1" and kv.table_key("abc", "ui") == f"{p}{{t:abc}}:ui"
+    assert kv.key("x:1") == f"{p}x:1"
+    assert kv.table_key("abc", "ui") == f"{p}{{t:abc}}:ui"
     h = kv.key("h")
     before = svc.round_trips
     await kv.hupdate(h, set={"a": "1", "b": "2"}, ttl_ms=60_000)
@@ -24,9 +25,11 @@ async def test_kv_hashes_strings_batches_and_scripts(svc: TableService) -> None:
     assert await kv.hmget_many([h, kv.key("none")], ["b", "a"]) == [["2", None], [None, None]]
     s = kv.key("s")
     await kv.set(s, "v", ttl_ms=5_000)
-    assert await kv.get(s) == "v" and 0 < await kv.pttl(s) <= 5_000
+    assert await kv.get(s) == "v"
+    assert 0 < await kv.pttl(s) <= 5_000
     assert await kv.delete(s, h) == 2
-    assert await kv.get(s) is None and await kv.pttl(h) == -2
+    assert await kv.get(s) is None
+    assert await kv.pttl(h) == -2
     script = kv.script("return redis.call('INCRBY', KEYS[1], ARGV[1])")
     assert await script([kv.key("n")], [5]) == 5
     assert await script([kv.key("n")], [2]) == 7

@@ -36,12 +36,17 @@ def test_lobby_game_and_reads(sync: SyncTableService) -> None:
     assert sync.lobby(tid).status == OPEN
     assert sync.start(tid, 1).table.status == PLAYING
     table, state, version = sync.get(tid)
-    assert state is not None and version == table.game_no + 3
+    assert state is not None
+    assert version == table.game_no + 3
     assert sync.where(2) == table
     [row] = sync.list_tables(status=PLAYING)
-    assert isinstance(row, TableSummary) and row.id == tid and row.version == version
+    assert isinstance(row, TableSummary)
+    assert row.id == tid
+    assert row.version == version
     info = sync.table_info(tid)
-    assert isinstance(info, TableInfo) and info.version == version and info.state is not None
+    assert isinstance(info, TableInfo)
+    assert info.version == version
+    assert info.state is not None
     assert info.to_json()["seats"][1] == {
         "user": 2,
         "name": "Bob",
@@ -52,10 +57,14 @@ def test_lobby_game_and_reads(sync: SyncTableService) -> None:
     kinds = [e.kind for e in sync.event_page(tid)]
     assert kinds[:4] == ["create", "join", "add_ai", "start"]
     player = sync.player(2)
-    assert isinstance(player, PlayerInfo) and player.table is not None and player.table.id == tid
+    assert isinstance(player, PlayerInfo)
+    assert player.table is not None
+    assert player.table.id == tid
     stats = sync.global_stats()
-    assert isinstance(stats, GlobalStats) and (stats.live_games, stats.active_players) == (1, 2)
-    assert sync.now_ms() > 0 and sync.keys.prefix == sync.service.config.prefix
+    assert isinstance(stats, GlobalStats)
+    assert (stats.live_games, stats.active_players) == (1, 2)
+    assert sync.now_ms() > 0
+    assert sync.keys.prefix == sync.service.config.prefix
 
 
 def test_admin_writes_and_audit(sync: SyncTableService) -> None:
@@ -76,11 +85,15 @@ def test_admin_writes_and_audit(sync: SyncTableService) -> None:
     first = sync.audit({"actor": "ops", "action": "a1"})
     second = sync.audit({"actor": "ops", "action": "a2", "status": 200})
     page = sync.audit_page(count=1)
-    assert isinstance(page, AuditPage) and page.total == 2
+    assert isinstance(page, AuditPage)
+    assert page.total == 2
     [newest] = page.entries
-    assert newest.id == second and newest.get("action") == "a2" and newest.get("status") == "200"
+    assert newest.id == second
+    assert newest.get("action") == "a2"
+    assert newest.get("status") == "200"
     [older] = sync.audit_page(before=second).entries
-    assert older.id == first and older.get("missing", "-") == "-"
+    assert older.id == first
+    assert older.get("missing", "-") == "-"
 
 
 def test_only_declared_methods_exist() -> None:

@@ -38,7 +38,8 @@ async def test_timeout_moves_count_and_hand_the_seat_to_the_ai(
         ("timeout", leader, "1"),
         ("auto", leader, Action.lead(leader, lowest).text()),  # the lowest lead
     ]
-    assert r.table.seats[leader].timeouts == 1 and not r.table.seats[leader].ai_controlled
+    assert r.table.seats[leader].timeouts == 1
+    assert not r.table.seats[leader].ai_controlled
     assert await svc.tick() == []  # the new deadline is 30 s away
     # the defender (the other seat) lets his time run out: he takes
     _, state, _ = await svc.get(tid)
@@ -54,9 +55,8 @@ async def test_timeout_moves_count_and_hand_the_seat_to_the_ai(
         clock.advance(31)
         [r] = await svc.tick()
     taken = [i for i, s in enumerate(r.table.seats) if s.ai_controlled]
-    assert taken and ("takeover", taken[0], "timeouts") in [
-        (e.kind, e.seat, e.text) for e in r.events
-    ]
+    assert taken
+    assert ("takeover", taken[0], "timeouts") in [(e.kind, e.seat, e.text) for e in r.events]
     assert r.table.seats[taken[0]].timeouts == 2
     _, state, _ = await svc.get(tid)
     assert state is not None
@@ -82,7 +82,8 @@ async def test_own_move_resets_the_count(svc: TableService, clock: FakeClock) ->
     assert r.table.seats[leader].timeouts == 1
     for _ in range(200):  # play on until the leader moves himself
         table, state, version = await svc.get(tid)
-        assert state is not None and not state.over
+        assert state is not None
+        assert not state.over
         seat = leader if leader in state.to_act() else state.to_act()[0]
         user = table.seats[seat].user
         assert user is not None
@@ -95,7 +96,8 @@ async def test_own_move_resets_the_count(svc: TableService, clock: FakeClock) ->
     if not state.over and leader in state.to_act():
         clock.advance(61)
         [r] = await svc.tick()
-        assert r.table.seats[leader].timeouts == 1 and not r.table.seats[leader].ai_controlled
+        assert r.table.seats[leader].timeouts == 1
+        assert not r.table.seats[leader].ai_controlled
 
 
 async def test_timeout_move_rules() -> None:
@@ -106,7 +108,8 @@ async def test_timeout_move_rules() -> None:
     a = timeout_move(state, leader)
     hand = state.hand(leader)
     plain = [c for c in hand if c != 52 and c % 4 != state.trump]
-    assert a.kind == "lead" and a.cards == (min(plain) if plain else min(hand),)
+    assert a.kind == "lead"
+    assert a.cards == (min(plain) if plain else min(hand),)
     state.apply(a)
     assert timeout_move(state, state.defender).kind == "take"
 
@@ -140,7 +143,8 @@ async def test_timers_survive_a_restart_and_a_crashed_claimer(
     assert await second.tick() == []
     clock.advance(31)  # the lease ran out: another process takes over
     [r] = await second.tick()
-    assert r.table_id == tid and r.events[0].kind == "timeout"
+    assert r.table_id == tid
+    assert r.events[0].kind == "timeout"
 
 
 async def test_no_timer_no_hint_and_stale_hints_are_dropped(

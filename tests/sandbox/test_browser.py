@@ -282,10 +282,12 @@ async def test_a_group_game_in_the_browser(sandbox: Sandbox, page: Any, tmp_path
     # Game over: in the group and in each player's chat, with a Rematch button.
     await over.last.locator(".kb-btn[data-callback$=':re:']").wait_for(timeout=WAIT_MS)
     result = await over.last.inner_text()
-    assert "Alice" in result and "Bob" in result
+    assert "Alice" in result
+    assert "Bob" in result
     for col in (alice, bob):
         done = bot_messages(col).filter(has_text="Game over").last
         await done.locator(".kb-btn[data-callback$=':re:']").wait_for(timeout=WAIT_MS)
     assert not await hand_message(alice).count()
     assert not await hand_message(bob).count()
-    assert shot and screenshot.read_bytes().startswith(b"\x89PNG")
+    assert shot
+    assert screenshot.read_bytes().startswith(b"\x89PNG")

@@ -66,7 +66,8 @@ async def test_get_me_describes_the_bot(fake: FakeTelegram, bot: Bot) -> None:
     assert me.is_bot
     assert me.id == fake.bot_user.id
     assert me.username == fake.bot_user.username
-    assert me.can_join_groups and me.supports_inline_queries
+    assert me.can_join_groups
+    assert me.supports_inline_queries
     assert fake.stats.calls["getMe"] == 1
 
 
@@ -77,7 +78,8 @@ async def test_send_message_keeps_text_and_keyboard(fake: FakeTelegram, bot: Bot
         alice.id, "<b>Your turn</b> ♠", parse_mode="HTML", reply_markup=keyboard([("7♠", "p:7S")])
     )
     assert sent.text == "Your turn ♠"
-    assert sent.entities is not None and sent.entities[0].type == "bold"
+    assert sent.entities is not None
+    assert sent.entities[0].type == "bold"
     stored = alice.last_message()
     assert stored is not None
     assert stored.message_id == sent.message_id
@@ -131,16 +133,20 @@ async def test_edits_like_telegram(fake: FakeTelegram, bot: Bot) -> None:
     edited = await bot.edit_message_reply_markup(
         chat_id=alice.id, message_id=sent.message_id, reply_markup=keyboard([("Go", "go")])
     )
-    assert isinstance(edited, Message) and edited.edit_date is not None
+    assert isinstance(edited, Message)
+    assert edited.edit_date is not None
     stored = alice.last_message()
-    assert stored is not None and stored.button_texts == ["Go"] and stored.edits == 1
+    assert stored is not None
+    assert stored.button_texts == ["Go"]
+    assert stored.edits == 1
     with pytest.raises(TelegramBadRequest, match="message is not modified"):
         await bot.edit_message_reply_markup(
             chat_id=alice.id, message_id=sent.message_id, reply_markup=keyboard([("Go", "go")])
         )
     # Like Telegram: editing the text without reply_markup drops the keyboard.
     await bot.edit_message_text("Started", chat_id=alice.id, message_id=sent.message_id)
-    assert stored.text == "Started" and stored.reply_markup is None
+    assert stored.text == "Started"
+    assert stored.reply_markup is None
     user_message = alice.messages()[0]
     with pytest.raises(TelegramBadRequest, match="message can't be edited"):
         await bot.edit_message_text("x", chat_id=alice.id, message_id=user_message.message_id)
@@ -220,9 +226,11 @@ async def test_get_updates_offset_limit_and_long_poll(fake: FakeTelegram, bot: B
     updates = await bot.get_updates()
     assert [u.message.text for u in updates if u.message] == ["/start lobby42", "hello"]
     first = updates[0].message
-    assert first is not None and first.from_user is not None
+    assert first is not None
+    assert first.from_user is not None
     assert first.from_user.language_code == "ru"
-    assert first.entities is not None and first.entities[0].type == "bot_command"
+    assert first.entities is not None
+    assert first.entities[0].type == "bot_command"
     assert len(await bot.get_updates(limit=1)) == 1
     # offset confirms everything below it
     assert await bot.get_updates(offset=updates[-1].update_id + 1) == []
@@ -250,11 +258,15 @@ async def test_callback_query_and_alert(fake: FakeTelegram, bot: Bot) -> None:
     query = alice.press("Join")
     [update] = [u for u in await bot.get_updates() if u.callback_query]
     callback = update.callback_query
-    assert callback is not None and callback.data == "join:1" and callback.chat_instance
-    assert callback.message is not None and callback.message.text == "Pick"
+    assert callback is not None
+    assert callback.data == "join:1"
+    assert callback.chat_instance
+    assert callback.message is not None
+    assert callback.message.text == "Pick"
     await bot.answer_callback_query(callback.id, text="Not your turn", show_alert=True)
     answer = await query.wait_answer()
-    assert answer["text"] == "Not your turn" and query.show_alert
+    assert answer["text"] == "Not your turn"
+    assert query.show_alert
     with pytest.raises(TelegramBadRequest, match="query is too old"):
         await bot.answer_callback_query(callback.id)
     with pytest.raises(LookupError):
@@ -268,7 +280,8 @@ async def test_inline_query_invitation_card(fake: FakeTelegram, bot: Bot) -> Non
     alice.start()
     query = alice.inline_query("lobby42", chat=fake.world.direct_chat(alice.user, bob.user))
     [update] = [u for u in await bot.get_updates() if u.inline_query]
-    assert update.inline_query is not None and update.inline_query.query == "lobby42"
+    assert update.inline_query is not None
+    assert update.inline_query.query == "lobby42"
     await bot.answer_inline_query(
         update.inline_query.id,
         results=[
@@ -284,7 +297,8 @@ async def test_inline_query_invitation_card(fake: FakeTelegram, bot: Bot) -> Non
         is_personal=True,
     )
     card = await alice.choose_result(query, fake.world.direct_chat(alice.user, bob.user))
-    assert card.text == "Durak with Alice" and card.via_bot_id == fake.bot_user.id
+    assert card.text == "Durak with Alice"
+    assert card.via_bot_id == fake.bot_user.id
     chosen = [u for u in await bot.get_updates(offset=update.update_id + 1)]
     assert chosen[0].chosen_inline_result is not None
     inline_id = chosen[0].chosen_inline_result.inline_message_id
@@ -337,7 +351,8 @@ async def test_group_membership_and_chat_info(fake: FakeTelegram, bot: Bot) -> N
     assert kinds == ["my_chat_member", "message"]
     assert updates[0].my_chat_member is not None
     assert updates[0].my_chat_member.new_chat_member.status == "member"
-    assert updates[1].message is not None and updates[1].message.new_chat_members is not None
+    assert updates[1].message is not None
+    assert updates[1].message.new_chat_members is not None
     # privacy mode: commands reach the bot, chatter does not
     alice.send("just chatting", group)
     bob.send("/new@durak_test_bot", group)
@@ -348,7 +363,8 @@ async def test_group_membership_and_chat_info(fake: FakeTelegram, bot: Bot) -> N
     assert (await bot.get_chat_member(group.id, bob.id)).status == "member"
     assert (await bot.get_chat_member(group.id, carol.id)).status == "left"
     chat = await bot.get_chat(group.id)
-    assert chat.title == "Friends" and chat.type == "group"
+    assert chat.title == "Friends"
+    assert chat.type == "group"
     assert await bot.send_chat_action(group.id, "typing")
     sent = await bot.send_message(group.id, "table")
     with pytest.raises(TelegramBadRequest, match="not enough rights"):
@@ -362,7 +378,8 @@ async def test_deep_links_and_waiting_for_the_bot(fake: FakeTelegram, bot: Bot) 
     alice = fake.add_user("Alice")
     alice.follow_link(f"https://t.me/{fake.bot_user.username}?start=lobby42")
     [update] = await bot.get_updates()
-    assert update.message is not None and update.message.text == "/start lobby42"
+    assert update.message is not None
+    assert update.message.text == "/start lobby42"
     waiting = asyncio.create_task(alice.wait_message("Welcome"))
     await asyncio.sleep(0)
     await bot.send_message(alice.id, "Welcome to lobby 42")
@@ -371,7 +388,8 @@ async def test_deep_links_and_waiting_for_the_bot(fake: FakeTelegram, bot: Bot) 
     group = alice.create_group("Friends")
     alice.follow_link(f"https://t.me/{fake.bot_user.username}?startgroup=g1", group=group)
     texts = [m.text for m in fake.messages(group)]
-    assert texts[-1] == f"/start@{fake.bot_user.username} g1" and group.bot_present
+    assert texts[-1] == f"/start@{fake.bot_user.username} g1"
+    assert group.bot_present
     with pytest.raises(ValueError):
         alice.start("bad payload!")
 
@@ -550,11 +568,14 @@ async def test_click_follows_deep_links_and_the_outbox_keeps_every_text(
     await bot.answer_callback_query(pressed.id, url=link)
     answer = await pressed.wait_answer()
     started = bob.follow_link(answer["url"])
-    assert started.text == "/start lobby42" and bob.user.started
+    assert started.text == "/start lobby42"
+    assert bob.user.started
     opened = bob.click("Open chat", chat=group)
-    assert isinstance(opened, MessageRecord) and opened.chat is bob.chat
+    assert isinstance(opened, MessageRecord)
+    assert opened.chat is bob.chat
     shared = bob.click("Share", chat=group, into=group)
-    assert isinstance(shared, InlineQueryRecord) and shared.query == "lobby42"
+    assert isinstance(shared, InlineQueryRecord)
+    assert shared.query == "lobby42"
     assert shared.chat_type == "group"
     await bot.edit_message_text("Lobby (1/2)", chat_id=group.id, message_id=lobby.message_id)
     await bot.delete_message(group.id, lobby.message_id)
@@ -590,9 +611,12 @@ async def test_a_page_can_play_through_the_json_actions(fake: FakeTelegram, bot:
             text="Join",
         )
         result = clicked["result"]
-        assert clicked["ok"] is True and isinstance(result, dict) and result["data"] == "join"
+        assert clicked["ok"] is True
+        assert isinstance(result, dict)
+        assert result["data"] == "join"
         missing = await act(action="click", user_id=user["id"], text="Leave")
-        assert missing["ok"] is False and "no message" in str(missing["error"])
+        assert missing["ok"] is False
+        assert "no message" in str(missing["error"])
         assert (await act(action="set_language", user_id=user["id"], language_code="ru"))["ok"]
     updates = await bot.get_updates()
     assert [u.event_type for u in updates] == ["message", "callback_query"]

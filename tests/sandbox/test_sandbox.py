@@ -44,7 +44,8 @@ async def test_run_sandbox_serves_the_page_and_stops(redis_url: str, redis_prefi
         60,
     )
     assert seen["url"].startswith("http://127.0.0.1:")
-    assert "<title>" in seen[""] and "sandbox.js" in seen[""]
+    assert "<title>" in seen[""]
+    assert "sandbox.js" in seen[""]
     assert '"username": "durak_test_bot"' in seen["_sandbox/config"]
     assert "http://127.0.0.1:1/docs" in seen["_sandbox/config"]
 
