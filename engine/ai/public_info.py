@@ -29,52 +29,73 @@ class PublicInfo:
         self.history_ref: list[Event] | None = None
 
     def update(self, state: GameState) -> None:
+        """Catch up with ``state``: read the history events not yet seen, then recount
+        the own hand and the unseen cards."""
         if self.history_ref is not state.history or self.pos > len(state.history):
-            self.history_ref = state.history
-            self.pos = 0
-            self.known = {}
-            self.stale = 0
-        hist = state.history
-        known = self.known
+            self._forget(state.history)  # another game (or a rewound one)
+        self._read_history(state.history)
+        # own hand: the seat's own count vector (never another seat's)
+        self.hand = state.counts[self.seat][:]
+        self._count_unseen(state)
+
+    def _forget(self, history: list[Event]) -> None:
+        self.history_ref = history
+        self.pos = 0
+        self.known = {}
+        self.stale = 0
+
+    def _read_history(self, hist: list[Event]) -> None:
+        """Consume the public events from ``self.pos`` on."""
         for i in range(self.pos, len(hist)):
             ev = hist[i]
             if ev.kind == "action":
-                s = ev.seat
-                if s == self.seat:
-                    continue
-                if ev.detail == SHOW_TRUMP:
-                    row = known.setdefault(s, [0] * NCARDS)
-                    if not row[ev.cards[0]]:
-                        row[ev.cards[0]] = 1
-                    continue
-                row_opt = known.get(s)
-                if row_opt is None:
-                    continue
-                played = ev.cards[1:] if ev.detail == COVER else ev.cards
-                for c in played:
-                    if row_opt[c]:
-                        row_opt[c] -= 1
-            elif ev.kind == "bout_end":
-                if ev.detail != "taken":
-                    self.stale = 0
-                    continue
-                self.stale += 1
                 if ev.seat != self.seat:
-                    row = known.setdefault(ev.seat, [0] * NCARDS)
-                    for c in ev.cards:
-                        row[c] += 1
-            elif ev.kind == "draw" and ev.cards:  # who drew is public, not what
+                    self._note_action(ev)
+            elif ev.kind == "bout_end":
+                self._note_bout_end(ev)
+            elif ev.kind == "draw" and ev.cards:  # C13 / S13: who drew is public, not what
                 self.stale = 0
         self.pos = len(hist)
-        # own hand: the seat's own count vector (never another seat's)
-        self.hand = state.counts[self.seat][:]
+
+    def _note_action(self, ev: Event) -> None:
+        """Another seat acted: a shown pass-ticket trump stays in his hand (S8); the
+        cards he played leave it (for a cover only the covering card is his)."""
+        s = ev.seat
+        if ev.detail == SHOW_TRUMP:
+            row = self.known.setdefault(s, [0] * NCARDS)
+            if not row[ev.cards[0]]:
+                row[ev.cards[0]] = 1
+            return
+        row_opt = self.known.get(s)
+        if row_opt is None:
+            return
+        played = ev.cards[1:] if ev.detail == COVER else ev.cards
+        for c in played:
+            if row_opt[c]:
+                row_opt[c] -= 1
+
+    def _note_bout_end(self, ev: Event) -> None:
+        """Beaten off: the table went to the discard pile.  Taken (§0 End of a bout): the
+        defender holds every table card now."""
+        if ev.detail != "taken":
+            self.stale = 0
+            return
+        self.stale += 1
+        if ev.seat != self.seat:
+            row = self.known.setdefault(ev.seat, [0] * NCARDS)
+            for c in ev.cards:
+                row[c] += 1
+
+    def _count_unseen(self, state: GameState) -> None:
+        """The deck less the discard pile, the own hand, the table and the cards
+        known in other hands."""
         total = deck_counts(state)
         unseen = [t - d - h for t, d, h in zip(total, state.discard, self.hand, strict=True)]
         for attack, cover in state.table:
             unseen[attack] -= 1
             if cover >= 0:
                 unseen[cover] -= 1
-        for s, row in known.items():
+        for s, row in self.known.items():
             if s == self.seat:
                 continue
             for c in range(NCARDS):
