@@ -26,34 +26,44 @@ class LegalActions(StateBase):
             return []
         if phase == LEAD_PHASE:
             return self._legal_leads(seat) if seat == self.attacker else []
+        if seat == self.defender:
+            return self._legal_defence(seat)
+        return self._legal_throws(seat)
+
+    def _legal_defence(self, seat: int) -> list[Action]:
+        """The defender during a bout: covers (C9 / S9), S8 redirects, S10a
+        self-throws, TAKE."""
+        out: list[Action] = []
+        if self.taking:  # C11 / S11: after TAKE he covers, transfers and self-throws nothing
+            return out
+        if self.uncovered:  # C9 / S9: cover any uncovered attack card
+            mask = self.masks[seat]
+            beat = self.beat
+            seen = 0
+            for attack, cover in self.table:
+                if cover < 0 and not seen >> attack & 1:
+                    seen |= 1 << attack
+                    m = mask & beat[attack]
+                    while m:
+                        low = m & -m
+                        m ^= low
+                        out.append(
+                            _new_action(Action, (seat, COVER, _ONE[low.bit_length() - 1], attack))
+                        )
+        if not self.covered_any and self.variant.transfers and self.ticket is None:
+            out.extend(self._legal_redirects(seat))  # S8
+        if self.ticket is not None:
+            for c in self._self_throw_cards(seat):  # S10a
+                out.append(_new_action(Action, (seat, THROW, _ONE[c], -1)))
+        if self.uncovered:  # TAKE only while an attack card is uncovered (§0 Take)
+            out.append(_TAKE[seat])
+        return out
+
+    def _legal_throws(self, seat: int) -> list[Action]:
+        """A non-defender during a bout: throw-ins of a rank on the table, by the
+        priority holder only (C10 / S10), and PASS while throw-ins are open."""
         out: list[Action] = []
         mask = self.masks[seat]
-        if seat == self.defender:
-            if self.taking:  # after TAKE he covers, transfers and self-throws nothing
-                return out
-            if self.uncovered:  # C9 / S9: cover any uncovered attack card
-                beat = self.beat
-                seen = 0
-                for attack, cover in self.table:
-                    if cover < 0 and not seen >> attack & 1:
-                        seen |= 1 << attack
-                        m = mask & beat[attack]
-                        while m:
-                            low = m & -m
-                            m ^= low
-                            out.append(
-                                _new_action(
-                                    Action, (seat, COVER, _ONE[low.bit_length() - 1], attack)
-                                )
-                            )
-            if not self.covered_any and self.variant.transfers and self.ticket is None:
-                out.extend(self._legal_redirects(seat))  # S8
-            if self.ticket is not None:
-                for c in self._self_throw_cards(seat):  # S10a
-                    out.append(_new_action(Action, (seat, THROW, _ONE[c], -1)))
-            if self.uncovered:
-                out.append(_TAKE[seat])
-            return out
         if mask and self._throw_open() and not self.passed >> seat & 1:
             if self.priority() == seat:
                 m = mask & self.table_ranks

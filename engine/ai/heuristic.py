@@ -2,14 +2,15 @@
 
 Design, in short:
 
-* every card has a *value* per variant (:func:`card_values`): chuvash -- how many
+* every card has a *value* per variant (:mod:`engine.ai.values`): chuvash -- how many
   cards it beats plus how hard it is to beat (C3/C4), so aces and high spades are
   precious; shchelkovsky -- rank, trumps above all plain cards, jokers on top and 2s
   raised while jokers may still be out (a 2 beats a joker, S4);
 * defending, the cheapest way to cover *all* uncovered cards at once is found by a
-  small assignment search (:func:`cover_plan`); the defender takes instead when that
-  plan is impossible or too costly for the stage of the game (precious cards while
-  the stock is big), and in chuvash he decides before his first cover (C8);
+  small assignment search (:func:`~engine.ai.cover.cover_plan`); the defender takes
+  instead when that plan is impossible or too costly for the stage of the game
+  (precious cards while the stock is big), and in chuvash he decides before his
+  first cover (C8);
 * shchelkovsky: a pass-ticket is shown whenever possible (S8: it costs nothing), a
   transfer is made when its card is cheaper than the cover plan;
 * attacking: lead the cheapest card (a rank held several times preferred, so that
@@ -17,213 +18,34 @@ Design, in short:
   defender is unlikely to cover them all (C6); throw in cheap cards, everything once
   the stock is empty; pass otherwise.
 
-The player sees only public facts (:class:`PublicInfo`): its own hand, card counts,
-the table, the discard pile, the face-up trump card and the public events of
-``state.history`` (takes and shown pass-tickets).  It never reads another seat's
-hand.  It is deterministic: ties are broken by card order; the seeded RNG only
-breaks exact ties between equally good leads.
+The player sees only public facts (:class:`~engine.ai.public_info.PublicInfo`): its
+own hand, card counts, the table, the discard pile, the face-up trump card and the
+public events of ``state.history`` (takes and shown pass-tickets).  It never reads
+another seat's hand.  It is deterministic: ties are broken by card order; the
+seeded RNG only breaks exact ties between equally good leads.
 """
 
 from __future__ import annotations
 
 import random
-from functools import cache
 
 from engine.actions import COVER, LEAD, PASS, SHOW_TRUMP, TAKE, THROW, TRANSFER, Action
-from engine.cards import JOKER, NCARDS, Card, iter_bits, rank_of, suit_of
+from engine.ai.cover import cover_plan
+from engine.ai.public_info import PublicInfo, deck_counts
+from engine.ai.values import CHUVASH_PRECIOUS, SHCH_PRECIOUS, chuvash_values, shchelkovsky_values
+from engine.cards import JOKER, NCARDS, Card, rank_of, suit_of
 from engine.errors import IllegalAction
-from engine.state import BOUT_PHASE, LEAD_PHASE, Event, GameState
-from engine.variants import HAND_SIZE, beaters
+from engine.state import BOUT_PHASE, LEAD_PHASE, GameState
+from engine.variants import HAND_SIZE
 
-# ---------------------------------------------------------------------------- values
-
-
-@cache
-def chuvash_values() -> tuple[float, ...]:
-    """C4 value: cards it beats (defence) + half the cards that cannot beat it (attack)."""
-    beat = beaters("chuvash", None)
-    deck = [c for c in range(NCARDS - 1) if rank_of(c) >= 4]
-    values = [0.0] * NCARDS
-    for c in deck:
-        beats = sum(1 for y in deck if beat[y] >> c & 1)
-        beaten_by = sum(1 for x in deck if beat[c] >> x & 1)
-        values[c] = beats + 0.5 * (35 - beaten_by)
-    return tuple(values)
-
-
-@cache
-def shchelkovsky_values(trump: int | None, jokers_out: bool) -> tuple[float, ...]:
-    """S4 value: plain cards by rank (0..12), trumps 14..26, jokers 32; a 2 is worth
-    a middling card while a joker may still come at us (only a 2 or a joker beats a
-    joker)."""
-    values = [0.0] * NCARDS
-    for c in range(NCARDS - 1):
-        r = rank_of(c)
-        v = float(r)
-        if r == 0 and jokers_out:
-            v = 7.0
-        if trump is not None and suit_of(c) == trump:
-            v += 14.0
-        values[c] = v
-    values[JOKER] = 32.0
-    return tuple(values)
-
-
-# chuvash: A♣ (8 + 16.5) upwards and 10♠ (.. + ..) upwards count as precious.
-_CHUVASH_PRECIOUS = 24.0
-_SHCH_PRECIOUS = 14.0  # any trump, any joker
-
-
-# ------------------------------------------------------------------- public facts
-
-
-class PublicInfo:
-    """What ``seat`` may know now -- and nothing more.
-
-    Sources: its own hand, every seat's card count (``sizes``), the table, the discard
-    pile (every card in it was seen on the table), the face-up trump card, and the
-    public events of ``state.history``: a seat that took a bout holds those cards
-    until it plays them; a shown pass-ticket trump (S8) stays in its shower's hand.
-    Other seats' draws are *not* read (their cards are private).
-    """
-
-    __slots__ = ("hand", "history_ref", "known", "pos", "seat", "stale", "unseen")
-
-    def __init__(self, seat: int) -> None:
-        self.seat = seat
-        self.hand: list[int] = []  # count vector of the seat's own cards
-        self.known: dict[int, list[int]] = {}  # seat -> count vector of cards known held
-        self.unseen: list[int] = []  # cards whose place is unknown to us
-        self.pos = 0  # history events consumed
-        self.stale = 0  # bouts taken in a row with no draw and no beaten-off bout
-        self.history_ref: list[Event] | None = None
-
-    def update(self, state: GameState) -> None:
-        if self.history_ref is not state.history or self.pos > len(state.history):
-            self.history_ref = state.history
-            self.pos = 0
-            self.known = {}
-            self.stale = 0
-        hist = state.history
-        known = self.known
-        for i in range(self.pos, len(hist)):
-            ev = hist[i]
-            if ev.kind == "action":
-                s = ev.seat
-                if s == self.seat:
-                    continue
-                if ev.detail == SHOW_TRUMP:
-                    row = known.setdefault(s, [0] * NCARDS)
-                    if not row[ev.cards[0]]:
-                        row[ev.cards[0]] = 1
-                    continue
-                row_opt = known.get(s)
-                if row_opt is None:
-                    continue
-                played = ev.cards[1:] if ev.detail == COVER else ev.cards
-                for c in played:
-                    if row_opt[c]:
-                        row_opt[c] -= 1
-            elif ev.kind == "bout_end":
-                if ev.detail != "taken":
-                    self.stale = 0
-                    continue
-                self.stale += 1
-                if ev.seat != self.seat:
-                    row = known.setdefault(ev.seat, [0] * NCARDS)
-                    for c in ev.cards:
-                        row[c] += 1
-            elif ev.kind == "draw" and ev.cards:  # who drew is public, not what
-                self.stale = 0
-        self.pos = len(hist)
-        # own hand: the seat's own count vector (never another seat's)
-        self.hand = state.counts[self.seat][:]
-        total = _deck_counts(state)
-        unseen = [t - d - h for t, d, h in zip(total, state.discard, self.hand, strict=True)]
-        for attack, cover in state.table:
-            unseen[attack] -= 1
-            if cover >= 0:
-                unseen[cover] -= 1
-        for s, row in known.items():
-            if s == self.seat:
-                continue
-            for c in range(NCARDS):
-                if row[c]:
-                    unseen[c] -= row[c]
-        self.unseen = [max(0, u) for u in unseen]
-
-    def known_of(self, seat: int) -> list[int]:
-        row = self.known.get(seat)
-        return row if row is not None else [0] * NCARDS
-
-
-def _deck_counts(state: GameState) -> list[int]:
-    key = (state.variant.name, state.options.decks, state.options.remove_joker)
-    cached = _DECKS.get(key)
-    if cached is None:
-        cached = [0] * NCARDS
-        for c in state.variant.deck(state.options):
-            cached[c] += 1
-        _DECKS[key] = cached
-    return cached
-
-
-_DECKS: dict[tuple[str, int, bool], list[int]] = {}
-
-
-# ---------------------------------------------------------------- cover planning
-
-
-def cover_plan(
-    attacks: list[Card], hand: list[Card], beat: tuple[int, ...], values: tuple[float, ...]
-) -> tuple[float, list[tuple[Card, Card]]] | None:
-    """The cheapest way to cover every card of ``attacks`` with distinct cards of
-    ``hand`` (a multiset, lowest value first): ``(total value, [(attack, card)])``,
-    or ``None`` if some card cannot be covered.  A small exact assignment search:
-    per attack card only its ``len(attacks)`` cheapest beaters can be in an optimal
-    plan (any other could be swapped for an unused cheaper one)."""
-    k = len(attacks)
-    if k == 0:
-        return 0.0, []
-    if k > len(hand):
-        return None
-    order = sorted(range(len(hand)), key=lambda i: (values[hand[i]], hand[i]))
-    options: list[list[int]] = []
-    for a in attacks:
-        bm = beat[a]
-        opts = [i for i in order if bm >> hand[i] & 1][:k]
-        if not opts:
-            return None
-        options.append(opts)
-    idx = sorted(range(k), key=lambda j: len(options[j]))
-    best_cost = float("inf")
-    best: list[int] = []
-    used = [False] * len(hand)
-    chosen = [0] * k
-
-    def dfs(d: int, cost: float) -> None:
-        nonlocal best_cost, best
-        if cost >= best_cost:
-            return
-        if d == k:
-            best_cost = cost
-            best = chosen[:]
-            return
-        j = idx[d]
-        for i in options[j]:
-            if not used[i]:
-                used[i] = True
-                chosen[j] = i
-                dfs(d + 1, cost + values[hand[i]])
-                used[i] = False
-
-    dfs(0, 0.0)
-    if not best:
-        return None
-    return best_cost, [(attacks[j], hand[best[j]]) for j in range(k)]
-
-
-# ------------------------------------------------------------------------ player
+# the names this module offered before it was split (the tests import some of them)
+__all__ = [
+    "HeuristicPlayer",
+    "PublicInfo",
+    "chuvash_values",
+    "cover_plan",
+    "shchelkovsky_values",
+]
 
 
 class HeuristicPlayer:
@@ -270,13 +92,13 @@ class HeuristicPlayer:
         return shchelkovsky_values(state.trump, jokers_out)
 
     def _precious(self, state: GameState, card: Card, values: tuple[float, ...]) -> bool:
-        limit = _CHUVASH_PRECIOUS if state.variant.name == "chuvash" else _SHCH_PRECIOUS
+        limit = CHUVASH_PRECIOUS if state.variant.name == "chuvash" else SHCH_PRECIOUS
         return values[card] >= limit
 
     @staticmethod
     def _stage(state: GameState) -> float:
         """1.0 at the deal, 0.0 once the stock is empty."""
-        full = sum(_deck_counts(state)) - state.players * HAND_SIZE
+        full = sum(deck_counts(state)) - state.players * HAND_SIZE
         return min(1.0, len(state.stock) / full) if full > 0 else 0.0
 
     # -- leading ----------------------------------------------------------------------------
@@ -305,30 +127,12 @@ class HeuristicPlayer:
             if c != JOKER and state.trump is not None and known[(c & ~3) | state.trump]:
                 score += 20.0  # he showed a trump of this rank: it would come back (S8)
             if endgame:
-                score -= 3.0 * self._hard_to_beat(state, info, c, defender)
+                score -= 3.0 * info.hard_to_beat(state, c, defender)
             key = (score, c)
             if best is None or key < best:
                 best = key
         assert best is not None
         return Action(seat, LEAD, (best[1],))
-
-    def _hard_to_beat(self, state: GameState, info: PublicInfo, card: Card, target: int) -> float:
-        """0..1: how unlikely ``target`` is to beat ``card``, from public facts only
-        (the cards known in his hand, else the unseen pool scaled by his hand size)."""
-        beat = state.beat[card]
-        known = info.known_of(target)
-        if any(known[c] for c in iter_bits(beat)):
-            return 0.0
-        pool = sum(info.unseen)
-        if pool <= 0:
-            return 1.0
-        n_beat = sum(info.unseen[c] for c in iter_bits(beat))
-        size = state.sizes[target] - sum(known)
-        if size <= 0:
-            return 1.0
-        # chance that none of his unknown cards beats it (hypergeometric, approximated)
-        p_none = max(0.0, 1.0 - n_beat / pool) ** size
-        return p_none
 
     def _lead_chuvash(
         self,
@@ -352,7 +156,7 @@ class HeuristicPlayer:
                 cost = sum(values[c] for c in group)
                 if k > 1 and not endgame and any(self._precious(state, c, values) for c in group):
                     break
-                hard = sum(self._hard_to_beat(state, info, c, defender) for c in group)
+                hard = sum(info.hard_to_beat(state, c, defender) for c in group)
                 # shedding k cards is good; cheap cards are good to shed; cards he is
                 # unlikely to cover may force him to take them all (C8).
                 score = cost / k - 4.0 * (k - 1) - 6.0 * hard
