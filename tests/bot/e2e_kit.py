@@ -9,7 +9,7 @@ import contextlib
 import random
 import re
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -241,7 +241,11 @@ async def play_out(
             }
             raise AssertionError(f"nobody can move and nothing changes: {state}")
         with contextlib.suppress(TimeoutError):  # UI records are no world change: look again
-            await world.wait_for(lambda v=seen_version: world.version != v or None, 0.5)
+
+            def moved(v: int = seen_version) -> bool | None:
+                return world.version != v or None
+
+            await world.wait_for(moved, 0.5)
     raise AssertionError(f"the game did not end in {max_presses} presses: {answers}")
 
 
@@ -298,7 +302,8 @@ async def _game_seeds(svc: TableService, table_id: str, games: int) -> list[int]
     return [*recorded, table.seed][-games:] if games else []
 
 
-TIMING: Counter[str] = Counter()
+TIMING: defaultdict[str, float] = defaultdict(float)
+"""Seconds spent pressing and the number of idle waits (diagnostics)."""
 SEEDS: dict[str, list[int]] = {}
 """Game seeds by table, recorded by :func:`record_seeds` (the table keeps only the
 current game's seed)."""

@@ -17,6 +17,7 @@ from telegram_bot.callbacks import (
     GameCb,
     LobbyCb,
     LobbyOp,
+    Press,
     act,
     page,
     parse_game,
@@ -52,17 +53,18 @@ def _size(cb: CallbackData) -> int:
 
 
 @pytest.mark.parametrize("press", WORST_GAME, ids=lambda p: p.payload)
-def test_game_buttons_fit_and_round_trip(press):
+def test_game_buttons_fit_and_round_trip(press: Press) -> None:
     cb = GameCb.of(CODE, MAX_VERSION, press, "A-b_9Z")
     data = cb.pack()
     assert len(data.encode()) <= MAX_CALLBACK_BYTES
     back = parse_game(data)
+    assert back is not None
     assert back == cb
     assert back.press == press
     assert GameCb.unpack(data) == cb
 
 
-def test_every_lobby_button_fits():
+def test_every_lobby_button_fits() -> None:
     args = [""] + [f"{k}={v}" for k, values in SETTING_VALUES.items() for v in values]
     for op in LobbyOp:
         for arg in args:
@@ -71,11 +73,13 @@ def test_every_lobby_button_fits():
             assert parse_lobby(cb.pack()) == cb
 
 
-def test_lobby_setting_parsed():
+def test_lobby_setting_parsed() -> None:
     cb = parse_lobby(LobbyCb(code="abc", op=LobbyOp.SET, arg="decks=4").pack())
     assert cb is not None
     assert cb.setting == ("decks", "4")
-    assert parse_lobby("l:abc:j:").setting is None
+    join = parse_lobby("l:abc:j:")
+    assert join is not None
+    assert join.setting is None
 
 
 @pytest.mark.parametrize(
@@ -116,7 +120,7 @@ def test_lobby_setting_parsed():
         "g:abc:1:K" + "x" * 80,
     ],
 )
-def test_forged_data_is_rejected(data):
+def test_forged_data_is_rejected(data: str | None) -> None:
     assert parse_game(data) is None
     assert parse_lobby(data) is None
     if data and data.startswith("g:") and len(data.encode()) <= 64:
@@ -124,16 +128,16 @@ def test_forged_data_is_rejected(data):
             GameCb.unpack(data)
 
 
-def test_pack_refuses_bad_values():
-    with pytest.raises(ValueError):
+def test_pack_refuses_bad_values() -> None:
+    with pytest.raises(ValueError, match="should match pattern"):
         GameCb(game="a:b", version=1, payload="K")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="not a game button payload: 'nonsense'"):
         GameCb(game="abc", version=1, payload="nonsense")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="not a setting: 'decks=5'"):
         LobbyCb(code="abc", op=LobbyOp.SET, arg="decks=5")
 
 
-def test_a_button_without_a_stamp_still_parses():
+def test_a_button_without_a_stamp_still_parses() -> None:
     """Keyboards drawn before stamps existed: parsed (stamp empty), so the handler
     answers them as stale and redraws instead of calling them forged."""
     cb = parse_game("g:abc:7:K")
@@ -144,13 +148,13 @@ def test_a_button_without_a_stamp_still_parses():
     assert parse_game("g:abc:7:K:toolong") is None
 
 
-def test_stale_version_is_visible():
+def test_stale_version_is_visible() -> None:
     old = parse_game(GameCb.of("abc", 7, act("K")).pack())
     assert old is not None
     assert old.version == 7
 
 
-def test_parse_payload_kinds():
+def test_parse_payload_kinds() -> None:
     assert parse_payload("C10H10S") == act("C10H10S")
     assert parse_payload("c7S") == press_card("7S")
     assert parse_payload("p3") == page(3)

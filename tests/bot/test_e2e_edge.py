@@ -8,15 +8,19 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import AsyncIterator
+from typing import Any, Literal
 
 import pytest
+from aiogram.types import InlineKeyboardMarkup
 
-from sandbox.fake_api import FakeTelegram, RateLimits
+from sandbox.fake_api import FakeTelegram, Message, RateLimits, SimUser
 from telegram_bot.callbacks import GameCb, LobbyOp, parse_game
-from telegram_bot.delivery import Urgency
+from telegram_bot.delivery import Delivery, OnReplaced, Urgency
 from telegram_bot.keyboards import SeatCb
+from telegram_bot.screens import Snapshot
 from tests.bot.e2e_kit import (
     SAFETY,
+    Harness,
     assert_no_hidden_cards,
     choose,
     has_game_buttons,
@@ -42,7 +46,7 @@ class WatchedLock(asyncio.Lock):
         super().__init__()
         self._queued = asyncio.Event()
 
-    async def acquire(self) -> bool:
+    async def acquire(self) -> Literal[True]:
         if self.locked():
             self._queued.set()
         return await super().acquire()
@@ -53,12 +57,16 @@ class WatchedLock(asyncio.Lock):
         self._queued.clear()
 
 
-async def mover(h, tid, humans):  # type: ignore[no-untyped-def]
+async def mover(
+    h: Harness, tid: str, humans: list[SimUser]
+) -> tuple[SimUser, Message, dict[str, Any]]:
     """(user, his hand message, a button he may press now)."""
     for _ in range(200):
         for u in humans:
             m = await h.hand_message(u, tid)
-            b = choose(m) if m is not None else None
+            if m is None:
+                continue
+            b = choose(m)
             if b is not None:
                 return u, m, b
         await asyncio.sleep(0.05)
@@ -284,20 +292,28 @@ async def test_a_moves_own_notification_renders_nothing_more(
         assert h.bot is not None
         pub = h.bot.app.publisher
         assert pub is not None
-        delivery = h.bot.app.delivery
+        delivery: Delivery = h.bot.app.delivery  # BotApp.delivery is typed Any
         # what the publisher renders: the versions it loads to render, the edits it asks
         renders: list[int] = []
         edits: list[tuple[int, Urgency]] = []
         real_snapshot, real_edit = pub.snapshot, delivery.edit
 
-        async def loaded(table_id):  # type: ignore[no-untyped-def]
+        async def loaded(table_id: str) -> Snapshot:
             snap = await real_snapshot(table_id)
             renders.append(snap.version)
             return snap
 
-        async def edit(chat, message_id, text, markup=None, urgency=Urgency.NOW, **kw):  # type: ignore[no-untyped-def]
+        async def edit(
+            chat: int,
+            message_id: int,
+            text: str,
+            markup: InlineKeyboardMarkup | None = None,
+            urgency: Urgency = Urgency.NOW,
+            *,
+            on_replaced: OnReplaced | None = None,
+        ) -> int | None:
             edits.append((chat, urgency))
-            return await real_edit(chat, message_id, text, markup, urgency, **kw)
+            return await real_edit(chat, message_id, text, markup, urgency, on_replaced=on_replaced)
 
         monkeypatch.setattr(pub, "snapshot", loaded)
         monkeypatch.setattr(delivery, "edit", edit)
@@ -336,7 +352,7 @@ async def test_a_moves_own_notification_renders_nothing_more(
         user = (alice, bob)[seat]
         failures = [RuntimeError("redis went away")]
 
-        async def flaky_snapshot(table_id):  # type: ignore[no-untyped-def]
+        async def flaky_snapshot(table_id: str) -> Snapshot:
             if failures:
                 raise failures.pop()
             return await loaded(table_id)

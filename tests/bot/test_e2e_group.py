@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from sandbox.fake_api import FakeTelegram, RateLimits, SimUser
+from sandbox.fake_api import Chat, FakeTelegram, RateLimits, SimUser
 from tests.bot.e2e_kit import (
     SAFETY,
     Harness,
@@ -27,9 +27,7 @@ async def fake() -> AsyncIterator[FakeTelegram]:
         yield server
 
 
-async def group_lobby(
-    h: Harness, variant: str, humans: list[SimUser], ai: int
-) -> tuple[str, object]:
+async def group_lobby(h: Harness, variant: str, humans: list[SimUser], ai: int) -> tuple[str, Chat]:
     fake = h.fake
     owner = humans[0]
     group = owner.create_group("Card night", *humans[1:])

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from sandbox.fake_api import FakeTelegram, RateLimits, SimUser
+from sandbox.fake_api import FakeTelegram, InlineQuery, RateLimits, SimUser
 from telegram_bot.callbacks import LobbyOp
 from tests.bot.e2e_kit import (
     SAFETY,
@@ -49,7 +49,8 @@ async def invite_lobby(
             chat = owner.create_group("Friends", friend)
             share_text = next(b["text"] for b in lobby.buttons if "switch_inline_query" in b)
             query = owner.click(share_text, message=lobby, into=chat)
-            card = await owner.choose_result(query, chat)  # type: ignore[arg-type]
+            assert isinstance(query, InlineQuery)  # a switch_inline_query button
+            card = await owner.choose_result(query, chat)
             friend.click(next(b["text"] for b in card.buttons if "url" in b), message=card)
         else:
             friend.follow_link(link.group(0))

@@ -104,7 +104,9 @@ async def test_headroom_keeps_the_reserve_for_urgent_messages(
     assert await lim.acquire(PRIVATE) == 0
     before = await lim.kv.hgetall(keys.rate_chat(PRIVATE))
     # 1 left: a deferrable message holds back a second; an urgent one goes now
-    assert await lim.headroom(PRIVATE) == (0, pytest.approx(1.0))  # the chat's reserve
+    room = await lim.headroom(PRIVATE)  # the chat's reserve
+    assert room.overall == 0
+    assert room.chat == pytest.approx(1.0)
     assert await lim.kv.hgetall(keys.rate_chat(PRIVATE)) == before  # nothing taken
     clock.advance(0.25)
     assert (await lim.headroom(PRIVATE)).wait == pytest.approx(0.75)
@@ -113,7 +115,9 @@ async def test_headroom_keeps_the_reserve_for_urgent_messages(
     for chat in range(1000, 1089):
         assert await lim.acquire(chat) == 0
     # 10 tokens left overall, 1 + 10 needed: a hundredth of a second at 100/s
-    assert await lim.headroom(2000) == (pytest.approx(1 / 100), 0)
+    room = await lim.headroom(2000)
+    assert room.overall == pytest.approx(1 / 100)
+    assert room.chat == 0
     assert await lim.take(2000) == (0, False)
     # a refusal says which bucket is short: the overall one here, a chat's below
     for chat in range(3000, 3100):
@@ -127,7 +131,7 @@ async def test_headroom_keeps_the_reserve_for_urgent_messages(
     verdict = await lim.take(PRIVATE)
     assert not verdict.overall
     assert verdict.wait > 0
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="0 <= reserve <= burst - 1 needed"):
         Rate(1.0, 2, reserve=1.5)
 
 
@@ -214,7 +218,7 @@ async def test_edit_digest(limiter: FloodLimiter, clock: FakeClock) -> None:
     # unknown message: a markup-only edit is never a no-op
     assert await limiter.acquire_edit(PRIVATE, 7, None, "kb") == 0
     assert await limiter.last_digest(PRIVATE, 7) == "?:kb"
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="bad content digest 'a:b'"):
         await limiter.acquire_edit(PRIVATE, 7, "a:b", "kb")
 
 
@@ -232,7 +236,7 @@ async def test_check_edit_compares_and_records_without_tokens(
     assert await limiter.check_edit(PRIVATE, 8, None, "m2") is True
     assert await limiter.last_digest(PRIVATE, 8) == "t1:m2"
     assert await limiter.kv.hgetall(limiter.keys.rate_chat(PRIVATE)) == bucket  # untouched
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="bad content digest 'a:b'"):
         await limiter.check_edit(PRIVATE, 8, "a:b", "m1")
 
 
@@ -295,7 +299,7 @@ async def test_default_rates_are_stricter_than_the_fake_server(
 
 
 def test_rate_validation() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="per_second > 0 and burst >= 1 needed"):
         Rate(0, 3)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="per_second > 0 and burst >= 1 needed"):
         Rate(1, 0.5)

@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_file
 from babel.messages.pofile import read_po
 
@@ -41,12 +42,12 @@ def code_msgids() -> set[str]:
     return ids
 
 
-def catalog(lang: str):
+def catalog(lang: str) -> Catalog:
     with (LOCALES_DIR / lang / "LC_MESSAGES" / "messages.po").open("rb") as f:
         return read_po(f, locale=lang)
 
 
-def test_code_and_catalogs_hold_the_same_msgids():
+def test_code_and_catalogs_hold_the_same_msgids() -> None:
     ids = code_msgids()
     assert len(ids) > 50
     for lang in LANGUAGES:
@@ -56,17 +57,19 @@ def test_code_and_catalogs_hold_the_same_msgids():
 
 
 @pytest.mark.parametrize("lang", ["ru", "uk"])
-def test_translations_complete_and_keep_placeholders(lang):
+def test_translations_complete_and_keep_placeholders(lang: str) -> None:
     for m in catalog(lang):
         if not m.id:
             continue
         assert m.string, f"{lang}: untranslated {m.id!r}"
         assert not m.fuzzy, f"{lang}: fuzzy {m.id!r}"
+        assert isinstance(m.id, str), f"{lang}: plural or odd message {m.id!r}"
+        assert isinstance(m.string, str), f"{lang}: plural or odd message {m.id!r}"
         assert sorted(PLACEHOLDER.findall(m.string)) == sorted(PLACEHOLDER.findall(m.id)), m.id
         assert m.string.count("<b>") == m.string.count("</b>") == m.id.count("<b>")
 
 
-def test_compiled_catalogs_are_up_to_date():
+def test_compiled_catalogs_are_up_to_date() -> None:
     for lang in ("ru", "uk"):
         mo = LOCALES_DIR / lang / "LC_MESSAGES" / "messages.mo"
         assert mo.is_file(), i18n.COMPILE_HINT
@@ -74,10 +77,11 @@ def test_compiled_catalogs_are_up_to_date():
             compiled = gettext.GNUTranslations(f)
         for m in catalog(lang):
             if m.id:
+                assert isinstance(m.id, str), f"{lang}: plural or odd message {m.id!r}"
                 assert compiled.gettext(m.id) == m.string, f"stale {mo}: {i18n.COMPILE_HINT}"
 
 
-def test_missing_mo_fails_loudly_with_a_hint(tmp_path):
+def test_missing_mo_fails_loudly_with_a_hint(tmp_path: Path) -> None:
     for lang in LANGUAGES:
         shutil.copytree(LOCALES_DIR / lang, tmp_path / lang)
     (tmp_path / "uk" / "LC_MESSAGES" / "messages.mo").unlink()
@@ -85,7 +89,7 @@ def test_missing_mo_fails_loudly_with_a_hint(tmp_path):
         load_i18n(tmp_path)
 
 
-def test_translates_per_locale():
+def test_translates_per_locale() -> None:
     assert i18n.Translator("ru")("Take") == "Беру"
     assert i18n.Translator("uk")("Take") == "Беру"
     assert i18n.Translator("en")("Take") == "Take"
@@ -110,11 +114,11 @@ def test_translates_per_locale():
         ("", "en"),
     ],
 )
-def test_pick_language(code, lang):
+def test_pick_language(code: str | None, lang: str) -> None:
     assert pick_language(code) == lang
 
 
-def test_rules_and_help_in_every_language():
+def test_rules_and_help_in_every_language() -> None:
     for lang in LANGUAGES:
         for variant in RULES:
             text = rules_text(variant, lang)
@@ -128,7 +132,7 @@ def test_rules_and_help_in_every_language():
     assert "C4" not in rules_text("chuvash", "en")
 
 
-def test_bot_commands_per_language():
+def test_bot_commands_per_language() -> None:
     names = [c for c, _ in COMMANDS]
     assert names == ["start", "new", "play", "rules", "stats", "top", "leave", "lang", "help"]
     for lang in LANGUAGES:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pytest
 
 import engine
-from engine import Action, from_deal, parse_cards
-from telegram_bot.callbacks import BACK, CLEAR, PLAY, act, page, press_card
+from engine import Action, GameState, from_deal, parse_cards
+from telegram_bot.callbacks import BACK, CLEAR, PLAY, Press, act, page, press_card
 from telegram_bot.moves import (
     ERR_BAD_SELECTION,
     ERR_CANNOT_PLAY,
@@ -17,6 +19,7 @@ from telegram_bot.moves import (
     ERR_NOT_YOUR_TURN,
     Outcome,
     Selection,
+    View,
     card_moves,
     clean,
     playable,
@@ -29,7 +32,14 @@ from telegram_bot.moves import (
 NONE = Selection()
 
 
-def deal(variant, hands, stock=(), first=0, options=None, trump=None):
+def deal(
+    variant: str,
+    hands: list[str],
+    stock: Sequence[str] = (),
+    first: int = 0,
+    options: Mapping[str, Any] | None = None,
+    trump: int | None = None,
+) -> GameState:
     return from_deal(
         variant,
         options,
@@ -40,11 +50,11 @@ def deal(variant, hands, stock=(), first=0, options=None, trump=None):
     )
 
 
-def play(state, seat, text):
+def play(state: GameState, seat: int, text: str) -> None:
     state.apply(Action.from_text(seat, text))
 
 
-def tap(state, seat, *presses, sel=NONE):
+def tap(state: GameState, seat: int, *presses: Press, sel: Selection | None = NONE) -> Outcome:
     """Press buttons in turn; return the last outcome (selections carried over)."""
     out = Outcome(selection=sel)
     for p in presses:
@@ -53,56 +63,62 @@ def tap(state, seat, *presses, sel=NONE):
     return out
 
 
+def selected(out: Outcome) -> Selection:
+    """The selection an outcome carries (an outcome with none fails the test)."""
+    assert out.selection is not None, out
+    return out.selection
+
+
 # ------------------------------------------------------------------ leads
-def test_shchelkovsky_lead_is_one_tap():
+def test_shchelkovsky_lead_is_one_tap() -> None:
     g = deal("shchelkovsky", ["7S 9H", "8S 2C"], ["AD"], options={"decks": 2})
     assert tap(g, 0, press_card("9H")) == Outcome(action="L9H")
 
 
-def test_chuvash_single_card_of_its_suit_leads_at_once():
+def test_chuvash_single_card_of_its_suit_leads_at_once() -> None:
     g = deal("chuvash", ["6C 7C KS", "8S 9S 10S AH 6D 7D"])
     assert tap(g, 0, press_card("KS")) == Outcome(action="LKS")
 
 
-def test_chuvash_multi_card_lead_by_toggling_then_play():
+def test_chuvash_multi_card_lead_by_toggling_then_play() -> None:
     g = deal("chuvash", ["6C 7C 9C KS", "8S 9S 10S AH 6D 7D"])
     out = tap(g, 0, press_card("6C"))
     assert out.selection == Selection(cards=("6C",))
     out = tap(g, 0, press_card("9C"), sel=out.selection)
-    assert out.selection.cards == ("6C", "9C")
-    assert selection_action(engine.view(g, 0), out.selection.cards) == "L6C9C"
+    assert selected(out).cards == ("6C", "9C")
+    assert selection_action(engine.view(g, 0), selected(out).cards) == "L6C9C"
     assert tap(g, 0, PLAY, sel=out.selection) == Outcome(action="L6C9C")
     # untoggle, then Play with a single card is a one-card lead
     out = tap(g, 0, press_card("6C"), sel=out.selection)
-    assert out.selection.cards == ("9C",)
+    assert selected(out).cards == ("9C",)
     assert tap(g, 0, PLAY, sel=out.selection) == Outcome(action="L9C")
     assert tap(g, 0, CLEAR, sel=out.selection) == Outcome(selection=Selection())
 
 
-def test_chuvash_other_suit_starts_a_new_selection():
+def test_chuvash_other_suit_starts_a_new_selection() -> None:
     g = deal("chuvash", ["6C 7C 9H 10H", "8S 9S 10S AH 6D 7D"])
     out = tap(g, 0, press_card("6C"), press_card("9H"))
-    assert out.selection.cards == ("9H",)
+    assert selected(out).cards == ("9H",)
 
 
-def test_chuvash_lead_limited_by_defender_hand():
+def test_chuvash_lead_limited_by_defender_hand() -> None:
     g = deal("chuvash", ["6C 7C 9C", "AS"])  # C6: at most as many as the defender holds
     assert tap(g, 0, press_card("6C")) == Outcome(action="L6C")
     g = deal("chuvash", ["6C 7C 9C", "AS KS"])
     out = tap(g, 0, press_card("6C"), press_card("7C"), press_card("9C"))
-    assert out.selection.cards == ("9C",)  # a third club cannot join: a new selection
+    assert selected(out).cards == ("9C",)  # a third club cannot join: a new selection
     assert tap(g, 0, PLAY, sel=Selection(cards=("6C", "7C", "9C"))).error == ERR_BAD_SELECTION
 
 
 # ------------------------------------------------------------------ defence
-def test_cover_of_the_only_attack_it_beats_is_one_tap():
+def test_cover_of_the_only_attack_it_beats_is_one_tap() -> None:
     g = deal("chuvash", ["6C 10S", "7C 8D QH 6S"])
     play(g, 0, "L6C")
     assert tap(g, 1, press_card("7C")) == Outcome(action="C6C7C")
     assert tap(g, 1, press_card("6S")) == Outcome(action="C6C6S")  # C4: higher suit, equal rank
 
 
-def test_a_card_that_beats_several_attacks_offers_a_choice():
+def test_a_card_that_beats_several_attacks_offers_a_choice() -> None:
     g = deal("chuvash", ["6C 7C 10S", "8C 8D QH 6S AS KH"])
     play(g, 0, "L6C7C")
     v = engine.view(g, 1)
@@ -113,7 +129,7 @@ def test_a_card_that_beats_several_attacks_offers_a_choice():
     assert tap(g, 1, act("C7C8C"), sel=out.selection) == Outcome(action="C7C8C")
 
 
-def test_card_that_beats_nothing():
+def test_card_that_beats_nothing() -> None:
     g = deal("chuvash", ["9C 10S", "6C 7D QH 6S 7S 8S"])
     play(g, 0, "L9C")
     assert tap(g, 1, press_card("6C")).error == ERR_CANNOT_PLAY
@@ -122,7 +138,7 @@ def test_card_that_beats_nothing():
     assert tap(g, 1, act("K")) == Outcome(action="K")
 
 
-def test_transfer_only_is_one_tap_and_cover_plus_transfer_is_a_choice():
+def test_transfer_only_is_one_tap_and_cover_plus_transfer_is_a_choice() -> None:
     # trump clubs (bottom 2C); 7H beats nothing on 7S but transfers it (S8)
     g = deal("shchelkovsky", ["7S 3D", "7H 4D 5D", "9D 10D JD QD"], ["2C"], options={"decks": 2})
     play(g, 0, "L7S")
@@ -136,14 +152,14 @@ def test_transfer_only_is_one_tap_and_cover_plus_transfer_is_a_choice():
 
 
 # ------------------------------------------------------------------ throw-ins
-def test_throw_in_one_or_several_cards():
+def test_throw_in_one_or_several_cards() -> None:
     g = deal("chuvash", ["6C 6D 6H 10S", "7C 8C AS KS QS JS"])
     play(g, 0, "L6C")
     play(g, 1, "C6C7C")
     v = engine.view(g, 0)
     assert throw_room(v) == 5
     out = tap(g, 0, press_card("6D"))
-    assert out.selection.cards == ("6D",)
+    assert selected(out).cards == ("6D",)
     out = tap(g, 0, press_card("6H"), sel=out.selection)
     assert tap(g, 0, PLAY, sel=out.selection) == Outcome(action="T6D6H")
     assert tap(g, 0, press_card("10S")).error == ERR_CANNOT_PLAY
@@ -152,14 +168,14 @@ def test_throw_in_one_or_several_cards():
     assert tap(g, 0, act("T10S")).error == ERR_NOT_LEGAL
 
 
-def test_only_throwable_card_is_one_tap():
+def test_only_throwable_card_is_one_tap() -> None:
     g = deal("chuvash", ["6C 6D 10S", "7C 8C AS KS QS JS"])
     play(g, 0, "L6C")
     play(g, 1, "C6C7C")
     assert tap(g, 0, press_card("6D")) == Outcome(action="T6D")
 
 
-def test_identical_cards_toggle_one_copy_at_a_time():
+def test_identical_cards_toggle_one_copy_at_a_time() -> None:
     g = deal(
         "shchelkovsky",
         ["5S 5S 5H 9D", "6H 7D 8D 9C 10C JC"],
@@ -169,22 +185,22 @@ def test_identical_cards_toggle_one_copy_at_a_time():
     play(g, 0, "L5H")
     play(g, 1, "C5H6H")
     out = tap(g, 0, press_card("5S"))
-    assert out.selection.cards == ("5S",)
+    assert selected(out).cards == ("5S",)
     out = tap(g, 0, press_card("5S"), sel=out.selection)
-    assert out.selection.cards == ("5S", "5S")
+    assert selected(out).cards == ("5S", "5S")
     assert tap(g, 0, PLAY, sel=out.selection) == Outcome(action="T5S5S")
     out = tap(g, 0, press_card("5S"), sel=out.selection)
-    assert out.selection.cards == ()
+    assert selected(out).cards == ()
 
 
-def test_not_your_turn():
+def test_not_your_turn() -> None:
     g = deal("chuvash", ["6C 7C", "8S 9S"])
     assert tap(g, 1, press_card("8S")).error == ERR_NOT_YOUR_TURN
     assert tap(g, 1, act("K")).error == ERR_NOT_YOUR_TURN
     assert tap(g, 1, page(2)) == Outcome(selection=Selection(page=2))
 
 
-def test_clean_drops_what_left_the_hand():
+def test_clean_drops_what_left_the_hand() -> None:
     g = deal("chuvash", ["6C 7C 9C KS", "8S 9S 10S AH 6D 7D"])
     v = engine.view(g, 0)
     assert clean(v, Selection(cards=("6C", "AH", "6C"), choose="ZZ", page=1)) == Selection(
@@ -205,7 +221,9 @@ def test_clean_drops_what_left_the_hand():
         ("shchelkovsky", 6, {"decks": 4}),
     ],
 )
-def test_every_press_of_a_playable_card_is_sound(variant, players, options):
+def test_every_press_of_a_playable_card_is_sound(
+    variant: str, players: int, options: dict[str, Any] | None
+) -> None:
     """In random games: a playable card's press never errs; every action the
     mapping produces is legal (the engine applies it); Play after toggling too."""
     for seed in range(4):
@@ -221,7 +239,7 @@ def test_every_press_of_a_playable_card_is_sound(variant, players, options):
                     assert out.error is None, (seed, steps, seat, card, out)
                     if out.action:
                         g.copy().apply(Action.from_text(seat, out.action))
-                    elif out.selection and out.selection.cards:
+                    elif out.selection and selected(out).cards:
                         text = resolve(v, out.selection, PLAY).action
                         if text:
                             g.copy().apply(Action.from_text(seat, text))
@@ -235,7 +253,7 @@ def test_every_press_of_a_playable_card_is_sound(variant, players, options):
 
 
 # ------------------------------------------------------------------ stamps
-def _presses(v):
+def _presses(v: View) -> list[Press]:
     """Every press the seat's keyboard could offer now."""
     return [press_card(c) for c in sorted(set(v["hand"]))] + [act(t) for t in v["legal"]]
 
@@ -244,7 +262,9 @@ def _presses(v):
     ("variant", "players", "options"),
     [("chuvash", 6, None), ("shchelkovsky", 4, {"decks": 2})],
 )
-def test_an_unchanged_stamp_means_every_press_means_the_same(variant, players, options):
+def test_an_unchanged_stamp_means_every_press_means_the_same(
+    variant: str, players: int, options: dict[str, Any] | None
+) -> None:
     """The handler honours a button of an older version when the presser's stamp is
     unchanged: sound only if every press then resolves exactly as it did.  His own
     move always changes his stamp (a double tap is stale)."""

@@ -450,7 +450,11 @@ async def test_table_edits_are_throttled(
         for i in range(3):
             await delivery.edit(group.id, msg.message_id, f"t{round_no}.{i}", urgency=Urgency.TABLE)
         want = f"t{round_no}.2"
-        await fake.world.wait_for(lambda w=want: bot_messages(fake, group)[0].text == w)
+
+        def shows(w: str = want) -> bool:
+            return bot_messages(fake, group)[0].text == w
+
+        await fake.world.wait_for(shows)
         sent_at.append(clock.now)
     assert bot_messages(fake, group)[0].edits == 3
     assert delivery.stats.coalesced == 6
@@ -469,7 +473,11 @@ async def test_later_edits_are_throttled_per_message(
         for i in range(3):
             await delivery.edit(alice.id, msg.message_id, f"w{round_no}.{i}", urgency=Urgency.LATER)
         want = f"w{round_no}.2"
-        await fake.world.wait_for(lambda w=want: bot_messages(fake, alice.chat)[0].text == w)
+
+        def shows(w: str = want) -> bool:
+            return bot_messages(fake, alice.chat)[0].text == w
+
+        await fake.world.wait_for(shows)
         sent_at.append(clock.now)
     assert bot_messages(fake, alice.chat)[0].edits == 3
     assert delivery.stats.coalesced == 6

@@ -72,7 +72,7 @@ class LosingService(TableService):
                 raise StaleVersion(version, version + 1)
             return await apply(table_id, user, *a, **kw)
 
-        self.apply = losing_apply  # type: ignore[method-assign,assignment]
+        self.apply = losing_apply
 
 
 @dataclass

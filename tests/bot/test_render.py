@@ -6,16 +6,18 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
 import engine
-from engine import Action, find_variant, from_deal
-from engine.cards import card_name
-from telegram_bot.callbacks import LobbyOp, parse_game, parse_lobby
+from engine import Action, GameState, find_variant, from_deal
+from engine.cards import Card, card_name
+from telegram_bot.callbacks import GameCb, LobbyCb, LobbyOp, parse_game, parse_lobby
 from telegram_bot.cards import glyph
 from telegram_bot.i18n import LANGUAGES
 from telegram_bot.moves import Selection, card_moves
@@ -36,13 +38,27 @@ NAMES = [f"Player{i}" for i in range(10)]
 GID = "Abc_-123456"
 
 
-def check_limits(text, markup):
+def game_cb(data: str | None) -> GameCb:
+    """A game button's parsed data (a button that is not one fails the test)."""
+    cb = parse_game(data)
+    assert cb is not None, data
+    return cb
+
+
+def lobby_cb(data: str | None) -> LobbyCb:
+    """A lobby button's parsed data (a button that is not one fails the test)."""
+    cb = parse_lobby(data)
+    assert cb is not None, data
+    return cb
+
+
+def check_limits(text: str, markup: InlineKeyboardMarkup | None) -> list[InlineKeyboardButton]:
     assert 1 <= len(text) <= 4096
     if markup is None:
         return []
     rows = markup.inline_keyboard
     assert sum(len(r) for r in rows) <= 100
-    buttons = []
+    buttons: list[InlineKeyboardButton] = []
     for row in rows:
         assert 1 <= len(row) <= 8
         for b in row:
@@ -71,10 +87,10 @@ def known_to(view: dict[str, Any]) -> Counter[str]:
     return known
 
 
-def hidden_from(state, view) -> set[str]:
+def hidden_from(state: GameState, view: dict[str, Any]) -> set[str]:
     """Cards some other seat holds that this seat cannot know of at all."""
     seat = view.get("seat", -1)
-    others = Counter()
+    others: Counter[str] = Counter()
     for s in range(state.players):
         if s != seat:
             others.update(card_name(c) for c in state.hand(s))
@@ -83,7 +99,7 @@ def hidden_from(state, view) -> set[str]:
     return {c for c in others if not known[c]}
 
 
-def shown_cards(text, buttons) -> tuple[str, Counter[str]]:
+def shown_cards(text: str, buttons: list[InlineKeyboardButton]) -> tuple[str, Counter[str]]:
     """All visible text, and the card buttons of the hand (card -> count shown)."""
     visible = [text] + [b.text for b in buttons]
     counts: Counter[str] = Counter()
@@ -95,7 +111,9 @@ def shown_cards(text, buttons) -> tuple[str, Counter[str]]:
     return "\n".join(visible), counts
 
 
-def assert_private(state, seat, locale="en", selection=None):
+def assert_private(
+    state: GameState, seat: int, locale: str = "en", selection: str | None = None
+) -> None:
     view = engine.view(state, seat)
     pages = max(1, -(-len(set(view["hand"])) // PAGE_SIZE))
     hand_shown: Counter[str] = Counter()
@@ -120,7 +138,7 @@ def assert_private(state, seat, locale="en", selection=None):
     assert hand_shown == Counter(view["hand"]), "every card of the hand shown exactly once"
 
 
-def assert_public(state, locale="en"):
+def assert_public(state: GameState, locale: str = "en") -> None:
     view = engine.public_view(state)
     assert "hand" not in view
     assert "legal" not in view
@@ -132,18 +150,28 @@ def assert_public(state, locale="en"):
         assert glyph(card) not in visible, card
 
 
-def cards(text):
+def cards(text: str) -> list[Card]:
     return engine.parse_cards(text.split())
 
 
-def final_state(*args, **kwargs):
-    g = None
-    for g in random_game(*args, **kwargs):  # noqa: B007 - the last state is wanted
-        pass
+def final_state(
+    variant: str,
+    players: int,
+    seed: int,
+    options: Mapping[str, Any] | None = None,
+    steps: int = 60,
+) -> GameState:
+    *_, g = random_game(variant, players, seed, options, steps)  # the last state is wanted
     return g
 
 
-def random_game(variant, players, seed, options=None, steps=60):
+def random_game(
+    variant: str,
+    players: int,
+    seed: int,
+    options: Mapping[str, Any] | None = None,
+    steps: int = 60,
+) -> Iterator[GameState]:
     rng = random.Random(seed)
     g = engine.new_game(variant, players, seed=seed, options=options)
     for _ in range(steps):
@@ -164,7 +192,9 @@ def random_game(variant, players, seed, options=None, steps=60):
         ("shchelkovsky", 10, {"decks": 4}),
     ],
 )
-def test_no_hidden_card_in_any_message(variant, players, options):
+def test_no_hidden_card_in_any_message(
+    variant: str, players: int, options: dict[str, Any] | None
+) -> None:
     for seed in range(3):
         for i, g in enumerate(random_game(variant, players, seed, options, steps=400)):
             if i % 7:
@@ -175,7 +205,7 @@ def test_no_hidden_card_in_any_message(variant, players, options):
             assert_public(g, locale)
 
 
-def test_choice_buttons_show_only_own_and_table_cards():
+def test_choice_buttons_show_only_own_and_table_cards() -> None:
     g = from_deal(
         "chuvash",
         None,
@@ -199,7 +229,7 @@ def test_choice_buttons_show_only_own_and_table_cards():
     assert card_moves(engine.view(g, 1), "8C") == ["C6C8C", "C7C8C"]
 
 
-def huge_game():
+def huge_game() -> GameState:
     """10 players, 4 decks; seat 0 holds 64 cards, the others 6 each."""
     options = find_variant("shchelkovsky").options({"decks": 4, "remove_joker": False})
     deck = find_variant("shchelkovsky").deck(options)
@@ -213,7 +243,7 @@ def huge_game():
     return from_deal("shchelkovsky", options, hands, stock, first_attacker=9)
 
 
-def test_huge_hand_is_paged_within_limits():
+def test_huge_hand_is_paged_within_limits() -> None:
     g = huge_game()
     assert g.sizes[0] == 64
     assert len(set(g.hand(0))) > PAGE_SIZE  # several pages
@@ -238,7 +268,7 @@ def test_huge_hand_is_paged_within_limits():
             assert_private(g, s)
 
 
-def test_hand_sorted_by_suit_then_rank_trumps_and_jokers_last():
+def test_hand_sorted_by_suit_then_rank_trumps_and_jokers_last() -> None:
     g = from_deal(
         "shchelkovsky",
         {"decks": 2},
@@ -252,13 +282,11 @@ def test_hand_sorted_by_suit_then_rank_trumps_and_jokers_last():
     _, markup = render_hand(engine.view(g, 0), locale="en", names=NAMES, game_id=GID, version=0)
     labels = [b.text.lstrip("•✓") for row in markup.inline_keyboard for b in row]
     assert labels == ["2♣", "A♣", "2♦", "3♥", "5♥×2", "10♥", "🃏"]  # trump ♥ (9♥ face up)
-    pressed = [
-        parse_game(b.callback_data).press.card for row in markup.inline_keyboard for b in row
-    ]
+    pressed = [game_cb(b.callback_data).press.card for row in markup.inline_keyboard for b in row]
     assert pressed == ["2C", "AC", "2D", "3H", "5H", "10H", "JK"]
 
 
-def test_long_names_history_and_escaping():
+def test_long_names_history_and_escaping() -> None:
     names = ["<script>&" + "x" * 300, *("Ж" * 80 for _ in range(9))]
     g = final_state("shchelkovsky", 10, 3, {"decks": 4}, steps=300)
     view = engine.view(g, 0)
@@ -279,7 +307,7 @@ def test_long_names_history_and_escaping():
     check_limits(table, None)
 
 
-def test_text_limit_drops_history_first():
+def test_text_limit_drops_history_first() -> None:
     g = final_state("shchelkovsky", 10, 5, {"decks": 4}, steps=200)
     view = dict(engine.view(g, 0, last_events=2000))
     view["events"] = view["events"] * 50  # far more history than fits
@@ -290,7 +318,7 @@ def test_text_limit_drops_history_first():
     assert "Last moves" in text
 
 
-def test_status_lines():
+def test_status_lines() -> None:
     g = from_deal(
         "chuvash",
         None,
@@ -315,7 +343,7 @@ def test_status_lines():
     assert "без козыря" in ru
 
 
-def test_seats_the_ai_plays_are_said_in_words():
+def test_seats_the_ai_plays_are_said_in_words() -> None:
     g = from_deal("chuvash", None, [cards("6C 7C"), cards("8S 9S"), cards("6D 7D")], [])
     names = ["Ann", "Bob 🤖", "Cy"]
     table, _ = render_table(engine.public_view(g), locale="en", names=names, ai_seats=[1])
@@ -333,7 +361,7 @@ def test_seats_the_ai_plays_are_said_in_words():
     assert "The AI plays for" not in plain
 
 
-def test_action_buttons_take_done_transfer_ticket():
+def test_action_buttons_take_done_transfer_ticket() -> None:
     g = from_deal(
         "shchelkovsky",
         {"decks": 2},
@@ -347,7 +375,7 @@ def test_action_buttons_take_done_transfer_ticket():
     )
     g.apply(Action.from_text(0, "L7S"))
     _, kb = render_hand(engine.view(g, 1), locale="en", names=NAMES, game_id=GID, version=4)
-    data = {b.text: parse_game(b.callback_data).press for row in kb.inline_keyboard for b in row}
+    data = {b.text: game_cb(b.callback_data).press for row in kb.inline_keyboard for b in row}
     assert data["Take"].action == "K"
     assert data["↪ Transfer 7♥"].action == "R7H"
     assert data["↪ Transfer 7♦"].action == "R7D"
@@ -359,7 +387,7 @@ def test_action_buttons_take_done_transfer_ticket():
     assert "•7♣" in labels
 
 
-def test_game_over_message():
+def test_game_over_message() -> None:
     g = from_deal(
         "chuvash",
         None,
@@ -378,6 +406,7 @@ def test_game_over_message():
     assert "1. Ann" in text
     assert "&lt;Bob&gt;" in text
     assert "чувашский петух" in text
+    assert kb is not None  # with a code, the rematch button
     cb = parse_lobby(kb.inline_keyboard[0][0].callback_data)
     assert cb is not None
     assert cb.op is LobbyOp.REMATCH
@@ -411,14 +440,14 @@ class FakeLobby:
 
 
 @pytest.mark.parametrize("locale", LANGUAGES)
-def test_lobby_and_settings(locale):
+def test_lobby_and_settings(locale: str) -> None:
     lobby = FakeLobby()
     text, kb = render_lobby(lobby, locale=locale, bot_username="durak_bot")
     buttons = check_limits(text, kb)
     assert "Ann &lt;host&gt;" in text
     assert "🤖" in text
     assert "https://t.me/durak_bot?start=Lobby_Code-1" in text
-    ops = {parse_lobby(b.callback_data).op for b in buttons if b.callback_data}
+    ops = {lobby_cb(b.callback_data).op for b in buttons if b.callback_data}
     assert ops == {
         LobbyOp.JOIN,
         LobbyOp.LEAVE,
@@ -431,14 +460,14 @@ def test_lobby_and_settings(locale):
     assert any(b.switch_inline_query == "Lobby_Code-1" for b in buttons)
     kb = settings_keyboard(lobby, locale=locale)
     buttons = check_limits(settings_text(lobby, locale=locale), kb)
-    sets = [parse_lobby(b.callback_data) for b in buttons]
+    sets = [lobby_cb(b.callback_data) for b in buttons]
     args = {cb.arg for cb in sets if cb.op is LobbyOp.SET}
     assert {"game=chuvash", "decks=2", "decks=4", "joker=0", "timer=120", "max=10"} <= args
-    ticked = {parse_lobby(b.callback_data).arg for b in buttons if b.text.startswith("✓")}
+    ticked = {lobby_cb(b.callback_data).arg for b in buttons if b.text.startswith("✓")}
     assert ticked == {"game=shchelkovsky", "decks=4", "joker=1", "timer=60", "max=10"}
     chuvash = FakeLobby(variant="chuvash", options={}, max_seats=6, timer=0)
     args = {
-        parse_lobby(b.callback_data).arg
+        lobby_cb(b.callback_data).arg
         for row in settings_keyboard(chuvash, locale=locale).inline_keyboard
         for b in row
     }
@@ -450,7 +479,7 @@ def test_lobby_and_settings(locale):
     assert kb.inline_keyboard[0][0].url == "https://t.me/durak_bot?start=Lobby_Code-1"
 
 
-def test_stats_and_top():
+def test_stats_and_top() -> None:
     stats = stats_from_counts(
         {"chuvash:games": "3", "chuvash:losses": "1", "chuvash:p1": "2", "bogus": "1", "x:y": "z"}
     )
