@@ -104,7 +104,11 @@ async def test_wait_chat_wakes_on_that_chat_only(fake: FakeTelegram, bot: Bot) -
     assert not waiter.done()
     await bot.send_message(alice.id, "to Alice")
     assert await waiter is True
-    assert await world.wait_chat(bob.id, lambda: None, 0.05) is None
+
+    def never() -> bool | None:
+        return None
+
+    assert await world.wait_chat(bob.id, never, 0.05) is None
 
 
 async def test_bot_cannot_write_first_or_after_a_block(fake: FakeTelegram, bot: Bot) -> None:
@@ -261,7 +265,7 @@ async def test_callback_query_and_alert(fake: FakeTelegram, bot: Bot) -> None:
     assert callback is not None
     assert callback.data == "join:1"
     assert callback.chat_instance
-    assert callback.message is not None
+    assert isinstance(callback.message, Message)  # not an InaccessibleMessage
     assert callback.message.text == "Pick"
     await bot.answer_callback_query(callback.id, text="Not your turn", show_alert=True)
     answer = await query.wait_answer()
