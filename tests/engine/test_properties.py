@@ -550,9 +550,11 @@ class GameRun:
         try:
             self.state.check(action)
         except IllegalAction as e:
-            assert e.code in ERROR_CODES, f"unknown code {e.code}: {self.where()}"
-            return False
-        return True
+            code = e.code
+        else:
+            return True
+        assert code in ERROR_CODES, f"unknown code {code}: {self.where()}"
+        return False
 
     def chooser_rng(self) -> random.Random:
         # Sampling for the extra checks must not consume hypothesis' choices; derive it
