@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from flask_openapi3.openapi import OpenAPI
 
 from admin_api import create_app
 from admin_api.service import close_service, get_service
@@ -35,7 +36,7 @@ def app_config(redis_url: str, redis_prefix: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def app(app_config: dict[str, Any]) -> Iterator[Flask]:
+def app(app_config: dict[str, Any]) -> Iterator[OpenAPI]:
     app = create_app(app_config)
     yield app
     close_service(app)

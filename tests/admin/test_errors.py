@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 from flask import Flask
@@ -91,7 +91,7 @@ def test_500_is_json_without_a_stack_trace(app_config: dict[str, Any]) -> None:
     app = create_app({**app_config, "TESTING": False})
 
     @app.get("/api/v1/_boom")
-    def boom() -> None:
+    def boom() -> NoReturn:
         raise RuntimeError("secret internals")
 
     try:
@@ -105,7 +105,7 @@ def test_500_is_json_without_a_stack_trace(app_config: dict[str, Any]) -> None:
 
 def test_500_in_testing_mode_too(app: Flask, client: FlaskClient) -> None:
     @app.get("/api/v1/_boom2")
-    def boom() -> None:
+    def boom() -> NoReturn:
         raise KeyError("x")
 
     error(client.get("/api/v1/_boom2", headers=auth()), 500, "internal_error")

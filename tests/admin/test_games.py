@@ -5,7 +5,7 @@ to the AI -- through real games made by the service; If-Match; notifications."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 import redis
@@ -19,7 +19,9 @@ from tests.admin.conftest import auth, new_table
 def notes(redis_url: str, svc: SyncTableService) -> Iterator[redis.client.PubSub]:
     """A subscription to the service's notify channel (what the bot listens to)."""
     client = redis.Redis.from_url(redis_url)
-    sub = client.pubsub()
+    # redis-py leaves Redis.pubsub() unannotated: state what it returns
+    new_pubsub: Callable[[], redis.client.PubSub] = client.pubsub
+    sub = new_pubsub()
     sub.subscribe(svc.keys.notify)
     sub.get_message(timeout=1)  # the subscribe confirmation
     yield sub

@@ -163,7 +163,8 @@ def test_openapi_document_and_offline_docs(client: FlaskClient) -> None:
     assert not [a for a in assets if a.startswith(("http:", "https:", "//"))]
     for asset in assets:  # every asset is served by the app itself
         with client.get(f"/openapi/{asset}") as r:  # a file response: close it
-            assert r.status_code == 200 and r.get_data(), asset
+            assert r.status_code == 200, asset
+            assert r.get_data(), asset
     assert "openapi.json" in html
 
 

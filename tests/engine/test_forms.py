@@ -145,7 +145,7 @@ def test_common_action_json_rejects_garbage(data: Any, code: str) -> None:
     [
         (lambda: find_variant("poker"), "unknown_variant"),
         (lambda: new_game("chuvash", True, seed=1), "bad_players"),
-        (lambda: new_game("chuvash", "3", seed=1), "bad_players"),
+        (lambda: new_game("chuvash", "3", seed=1), "bad_players"),  # type: ignore[arg-type]
         (lambda: new_game("chuvash", 3, seed=1, previous_loser=3), "bad_players"),
         (lambda: new_game("chuvash", 3, seed=1, options={"decks": 4}), "bad_option"),
         (lambda: new_game("shchelkovsky", 3, seed=1, options={"colour": 1}), "unknown_option"),

@@ -37,11 +37,13 @@ API_CODES = [
     "not_trump",
 ]
 
-CH3 = ("chuvash", ["6C 7C 8C 6D", "KS QS 9S 10D", "6H 7H"], "AC AD AH AS KC KD", {})
-SH3 = ("shchelkovsky", ["7H 7C 9D 8C", "7D 8H KC QC", "7S 2H", "JK"], "4D 5S", {})
+Deal = tuple[str, list[str], str, dict[str, object]]
+
+CH3: Deal = ("chuvash", ["6C 7C 8C 6D", "KS QS 9S 10D", "6H 7H"], "AC AD AH AS KC KD", {})
+SH3: Deal = ("shchelkovsky", ["7H 7C 9D 8C", "7D 8H KC QC", "7S 2H", "JK"], "4D 5S", {})
 
 # (name, game, moves before, illegal move, code)
-CASES: list[tuple[str, tuple[str, list[str], str, dict[str, object]], list[str], str, str]] = [
+CASES: list[tuple[str, Deal, list[str], str, str]] = [
     ("game_over", ("chuvash", ["6C", "7C"], "", {}), ["0:L6C", "1:C6C7C"], "1:P", "game_over"),
     ("bad_seat", CH3, [], "5:L6C", "bad_seat"),
     ("bad_seat_negative", CH3, [], "-1:L6C", "bad_seat"),

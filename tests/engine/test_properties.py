@@ -362,7 +362,8 @@ class GameRun:
         if not self.checks:
             return
         cards = action.cards if action.kind != COVER else (action.attack, action.cards[0])
-        assert events and events[0] == ("action", action.seat, cards, action.kind), self.where()
+        assert events, self.where()
+        assert events[0] == ("action", action.seat, cards, action.kind), self.where()
         self.track_known(action, events, stock_before)
         self.check_bout_end(events, first_attacker)
         self.check_cheap()
@@ -399,7 +400,8 @@ class GameRun:
                 known[e.seat].update(e.cards)
         if stock_before and not state.stock and state.trump_card is not None:
             draws = [e for e in events if e.kind == "draw" and e.cards]
-            assert draws and draws[-1].cards[-1] == state.trump_card, (
+            assert draws, f"the face-up trump card is not drawn last (S3): {self.where()}"
+            assert draws[-1].cards[-1] == state.trump_card, (
                 f"the face-up trump card is not drawn last (S3): {self.where()}"
             )
             known[draws[-1].seat][state.trump_card] += 1
@@ -435,7 +437,9 @@ class GameRun:
                         f"{card_name(cover)} on {card_name(attack)}: {where()}"
                     )
         else:
-            assert not state.table and not state.thrown and not state.taking, where()
+            assert not state.table, where()
+            assert not state.thrown, where()
+            assert not state.taking, where()
         if state.variant.throw_cap is not None:
             assert state.thrown <= THROW_CAP, f"S10 cap broken: thrown={state.thrown}: {where()}"
         # Out seats: they only accumulate, hold nothing, never act again.
@@ -444,17 +448,20 @@ class GameRun:
         assert len(set(out)) == len(out), where()
         self.out_so_far = out
         for s in out:
-            assert not state.sizes[s] and not state.stock, where()
+            assert not state.sizes[s], where()
+            assert not state.stock, where()
             assert not state.legal_actions(s), f"seat {s} is out but may act: {where()}"
         if state.over:
             assert not state.to_act(), where()
             return
-        assert state.loser is None and not state.draw, where()
+        assert state.loser is None, where()
+        assert not state.draw, where()
         assert state.phase in (LEAD_PHASE, BOUT_PHASE), where()
         to_act = state.to_act()
         assert to_act, f"nobody to act: {where()}"
         for s in to_act:
-            assert s not in out and state.legal_actions(s), where()
+            assert s not in out, where()
+            assert state.legal_actions(s), where()
         if state.phase == LEAD_PHASE:
             assert state.sizes[state.attacker], f"the leader holds no cards: {where()}"
             # C7/S7: the attack goes to the next seat clockwise that holds cards.
@@ -543,9 +550,11 @@ class GameRun:
         try:
             self.state.check(action)
         except IllegalAction as e:
-            assert e.code in ERROR_CODES, f"unknown code {e.code}: {self.where()}"
-            return False
-        return True
+            code = e.code
+        else:
+            return True
+        assert code in ERROR_CODES, f"unknown code {code}: {self.where()}"
+        return False
 
     def chooser_rng(self) -> random.Random:
         # Sampling for the extra checks must not consume hypothesis' choices; derive it
@@ -604,7 +613,8 @@ class GameRun:
             else:
                 v = public_view(state)
                 own = set()
-                assert "hand" not in v and "legal" not in v, self.where()
+                assert "hand" not in v, self.where()
+                assert "legal" not in v, self.where()
             assert v["hand_counts"] == state.sizes, self.where()
             others: set[str] = set()
             for s in range(self.n):
@@ -616,8 +626,10 @@ class GameRun:
 
     def check_end(self) -> None:
         state, where, n = self.state, self.where, self.n
-        assert state.phase == OVER_PHASE and state.over, where()
-        assert not state.to_act() and state.priority() == -1, where()
+        assert state.phase == OVER_PHASE, where()
+        assert state.over, where()
+        assert not state.to_act(), where()
+        assert state.priority() == -1, where()
         assert all(not state.legal_actions(s) for s in range(n)), where()
         assert (state.loser is not None) != state.draw, (
             f"loser={state.loser} draw={state.draw}: {where()}"
@@ -629,7 +641,8 @@ class GameRun:
         assert seats == set(range(n)), f"out={out} loser={state.loser}: {where()}"
         assert state.loser not in out, where()
         assert len(out) == n - (state.loser is not None), where()
-        assert not state.stock and not state.table, where()
+        assert not state.stock, where()
+        assert not state.table, where()
         for s in range(n):
             assert bool(state.sizes[s]) == (s == state.loser), where()
         # RULES §0: finish places follow the order in which hands emptied.

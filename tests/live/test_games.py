@@ -14,7 +14,7 @@ from engine.live import OVER, LiveError, Plan, StaleVersion, TableService
 from tests.live.conftest import new_table, play_out, replay_current_game, same_state
 
 
-async def raw_table(svc: TableService, tid: str) -> tuple[dict[bytes, bytes], int]:
+async def raw_table(svc: TableService, tid: str) -> tuple[dict[bytes | str, bytes | str], int]:
     r: aredis.Redis = svc.redis
     return await r.hgetall(svc.keys.table(tid)), await r.xlen(svc.keys.events(tid))
 

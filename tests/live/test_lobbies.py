@@ -85,7 +85,7 @@ async def test_one_user_racing_into_two_lobbies_gets_one_seat(svc: TableService)
     assert len(errors) == 3
     assert {e.code for e in errors} == {"seated_elsewhere"}
     seated = [t for t in lobbies if (await svc.lobby(t)).seat_of(9) is not None]
-    assert seated == [ok[0].table_id]  # type: ignore[union-attr]
+    assert seated == [ok[0].table_id]
 
 
 async def test_racing_joins_never_overfill(svc: TableService) -> None:

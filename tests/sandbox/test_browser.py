@@ -14,6 +14,7 @@ render one).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 from collections.abc import AsyncIterator
@@ -290,4 +291,4 @@ async def test_a_group_game_in_the_browser(sandbox: Sandbox, page: Any, tmp_path
     assert not await hand_message(alice).count()
     assert not await hand_message(bob).count()
     assert shot
-    assert screenshot.read_bytes().startswith(b"\x89PNG")
+    assert (await asyncio.to_thread(screenshot.read_bytes)).startswith(b"\x89PNG")

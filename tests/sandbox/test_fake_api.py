@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import NoReturn
 
 import aiohttp
 import pytest
@@ -104,7 +105,11 @@ async def test_wait_chat_wakes_on_that_chat_only(fake: FakeTelegram, bot: Bot) -
     assert not waiter.done()
     await bot.send_message(alice.id, "to Alice")
     assert await waiter is True
-    assert await world.wait_chat(bob.id, lambda: None, 0.05) is None
+
+    def never() -> bool | None:
+        return None
+
+    assert await world.wait_chat(bob.id, never, 0.05) is None
 
 
 async def test_bot_cannot_write_first_or_after_a_block(fake: FakeTelegram, bot: Bot) -> None:
@@ -206,11 +211,16 @@ async def test_flood_limits_answer_429_with_retry_after() -> None:
             group = alice.create_group("Friends")
             alice.add_bot_to(group)
             sent = 0
-            with pytest.raises(TelegramRetryAfter):
+
+            async def flood() -> NoReturn:
+                nonlocal sent
                 while True:  # one per second is fine for the chat, not for the group
                     await bot.send_message(group.id, f"table {sent}")
                     sent += 1
                     clock.advance(1.0)
+
+            with pytest.raises(TelegramRetryAfter):
+                await flood()
             assert 20 <= sent < 60  # a bucket of 20 that refills 20 a minute
             assert fake.stats.retry_after == 2
             assert fake.stats.errors[("sendMessage", 429)] == 2
@@ -242,9 +252,9 @@ async def test_get_updates_offset_limit_and_long_poll(fake: FakeTelegram, bot: B
 
 
 async def test_second_long_poll_terminates_the_first(fake: FakeTelegram, bot: Bot) -> None:
+    polled = fake.world.updates_event()  # set as the first long poll arrives (wake_pollers)
     first = asyncio.create_task(bot.get_updates(timeout=30))
-    while fake.world.poll_generation == 0:
-        await asyncio.sleep(0.01)
+    await asyncio.wait_for(polled.wait(), 10)
     second = asyncio.create_task(bot.get_updates(timeout=0))
     with pytest.raises(TelegramConflictError, match="terminated by other getUpdates"):
         await asyncio.wait_for(first, 10)
@@ -261,7 +271,7 @@ async def test_callback_query_and_alert(fake: FakeTelegram, bot: Bot) -> None:
     assert callback is not None
     assert callback.data == "join:1"
     assert callback.chat_instance
-    assert callback.message is not None
+    assert isinstance(callback.message, Message)  # not an InaccessibleMessage
     assert callback.message.text == "Pick"
     await bot.answer_callback_query(callback.id, text="Not your turn", show_alert=True)
     answer = await query.wait_answer()
@@ -390,7 +400,7 @@ async def test_deep_links_and_waiting_for_the_bot(fake: FakeTelegram, bot: Bot) 
     texts = [m.text for m in fake.messages(group)]
     assert texts[-1] == f"/start@{fake.bot_user.username} g1"
     assert group.bot_present
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="deep-link payload must be 0-64 of A-Za-z0-9_-"):
         alice.start("bad payload!")
 
 
