@@ -34,7 +34,7 @@ from aiogram.types import (
 from engine.clock import Clock
 from engine.live import LiveConfig, ServiceUnavailable, TableService, WriteResult
 from telegram_bot.chat_state import ChatStateStore
-from telegram_bot.delivery_api import make_delivery
+from telegram_bot.delivery_api import Delivery, make_delivery
 from telegram_bot.handlers import routers
 from telegram_bot.i18n import LANGUAGES, bot_commands, get_i18n
 from telegram_bot.middlewares import LocaleMiddleware, PrefsCache
@@ -79,7 +79,7 @@ class BotApp:
         bot: Bot | None = None,
         svc: TableService | None = None,
         clock: Clock | None = None,
-        delivery_factory: Callable[[BotApp], Any] | None = None,
+        delivery_factory: Callable[[BotApp], Delivery] | None = None,
     ) -> None:
         self.settings = settings
         self.bot = bot or build_bot(settings)
@@ -99,7 +99,7 @@ class BotApp:
         self.ui = ChatStateStore.of(svc)
         self.prefs = PrefsCache(self.ui)
         self._delivery_factory = delivery_factory or BotApp.default_delivery
-        self.delivery: Any = None
+        self._delivery: Delivery | None = None
         self.publisher: Publisher | None = None
         self.dp = Dispatcher()
         self.stop = asyncio.Event()
@@ -109,7 +109,7 @@ class BotApp:
     async def setup(self) -> None:
         me = await self.bot.me()
         username = me.username or ""
-        self.delivery = self._delivery_factory(self)
+        self._delivery = self._delivery_factory(self)
         self.publisher = Publisher(self.svc, self.ui, self.delivery, username)
         dp = self.dp
         dp["svc"] = self.svc
@@ -126,7 +126,14 @@ class BotApp:
         if self.settings.set_commands:
             await self.set_commands()
 
-    def default_delivery(self) -> Any:
+    @property
+    def delivery(self) -> Delivery:
+        """The bot's outgoing messages (made by :meth:`setup`)."""
+        if self._delivery is None:
+            raise RuntimeError("BotApp.setup() makes the delivery")
+        return self._delivery
+
+    def default_delivery(self) -> Delivery:
         """Coalesced edits through the shared Redis flood limiter."""
         return make_delivery(
             self.bot,
@@ -241,9 +248,9 @@ class BotApp:
 
     async def aclose(self) -> None:
         await self.stop_background()
-        if self.delivery is not None:
+        if self._delivery is not None:
             with contextlib.suppress(Exception):
-                await self.delivery.flush()
-            await self.delivery.aclose()
+                await self._delivery.flush()
+            await self._delivery.aclose()
         await self.svc.aclose()
         await self.bot.session.close()

@@ -24,7 +24,7 @@ def make_delivery(
     table_delay: float,
     on_forbidden: Callable[[int], Awaitable[Any]],
     on_replaced: Callable[[int, int, int], Awaitable[Any]],
-) -> Any:
+) -> Delivery:
     """The bot's Delivery with the shared flood limiter in the table service's
     key-value store ``kv`` (None: no limiter)."""
     limiter = FloodLimiter(kv) if kv is not None else None

@@ -15,7 +15,7 @@ from aiogram.types import InlineKeyboardMarkup
 
 from sandbox.fake_api import FakeTelegram, Message, RateLimits, SimUser
 from telegram_bot.callbacks import GameCb, LobbyOp, parse_game
-from telegram_bot.delivery import Delivery, OnReplaced, Urgency
+from telegram_bot.delivery import OnReplaced, Urgency
 from telegram_bot.keyboards import SeatCb
 from telegram_bot.screens import Snapshot
 from tests.bot.e2e_kit import (
@@ -292,7 +292,7 @@ async def test_a_moves_own_notification_renders_nothing_more(
         assert h.bot is not None
         pub = h.bot.app.publisher
         assert pub is not None
-        delivery: Delivery = h.bot.app.delivery  # BotApp.delivery is typed Any
+        delivery = h.bot.app.delivery
         # what the publisher renders: the versions it loads to render, the edits it asks
         renders: list[int] = []
         edits: list[tuple[int, Urgency]] = []
