@@ -37,6 +37,7 @@ from engine.live.model import (
     StaleVersion,
     Table,
     WriteResult,
+    require_owner,
 )
 from engine.live.notifications import Notification, Notifications
 from engine.live.records import (
@@ -89,6 +90,7 @@ __all__ = [
     "UserStats",
     "WriteResult",
     "new_code",
+    "require_owner",
     "run_ai",
     "timeout_move",
 ]

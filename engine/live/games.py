@@ -26,6 +26,7 @@ from engine.live.model import (
     StaleVersion,
     Table,
     WriteResult,
+    require_owner,
 )
 from engine.live.records import GameResult, SeatView
 from engine.live.tables import Loaded, Plan, Tables, check_request_id
@@ -138,14 +139,13 @@ class Games:
         return plan
 
     async def start(self, table_id: str, user: int) -> WriteResult:
-        """Start the first game of an open lobby (a seated player; at least two seats)."""
+        """Start the first game of an open lobby (its owner; at least two seats)."""
 
         def make(loaded: Loaded) -> Plan:
             t = loaded.table
             if t.status != OPEN:
                 raise LiveError("not_open", "the game has already started or was cancelled")
-            if t.seat_of(user) is None:
-                raise LiveError("not_seated", "only a seated player can start the game")
+            require_owner(t, user, "start")
             if len(t.seats) < 2:
                 raise LiveError("too_few_players", "at least two seats are needed to start")
             return self.start_plan(t, None, "start")
@@ -169,6 +169,10 @@ class Games:
             t = loaded.table
             if t.status != OVER:
                 raise LiveError("not_allowed", "a rematch is possible once the game is over")
+            if t.seat_of(user) is None:
+                raise LiveError(
+                    "not_seated", "only a player of the last game can ask for a rematch"
+                )
             return self.start_plan(t, t.previous_loser, "start")
 
         return await self.tables.retry(table_id, make)

@@ -9,13 +9,19 @@ Rules (enforced here, documented for the bot):
   no-op.
 * The invite code is the table id: ``secrets.token_urlsafe(8)`` -- 11 characters
   of ``A-Za-z0-9_-`` (64 random bits), fit for ``t.me/<bot>?start=<code>``.
-* Settings (variant, options, max seats, turn timer) are changed by the creator
-  (or, once he left, by any seated player) while the lobby is open; they are
-  validated by ``engine.find_variant(...).options(...)`` and the variant's player
-  range; max seats may not drop below the seats taken.
-* Any seated player may add or remove AI seats and start (at least two seats).
-  Only the creator cancels.  When the last human leaves an open lobby it is
-  cancelled.  Leaving a game in progress hands the seat to the AI for good.
+* The lobby's **owner** is its creator (seat 0; when he leaves, the next human
+  becomes the owner).  Only the owner adds or removes AI seats, changes the
+  settings, cancels and starts the first game (at least two seats); anyone else
+  seated gets ``not_owner``, a stranger ``not_seated``.  Any player of the last
+  game may ask for a rematch.
+* Settings (variant, options, max seats, turn timer) are validated by
+  ``engine.find_variant(...).options(...)`` and the variant's player range; max
+  seats may not drop below the seats taken.
+* When the last human leaves an open lobby it is cancelled.  Leaving a game in
+  progress hands the seat to the AI for good.
+* Every rule of a write (seated once, owner only, lobby full, open, seated at
+  another table) is checked inside the plan that ``Tables.retry`` runs again
+  after a lost compare-and-set, so it always holds on the state written over.
 * An open lobby untouched for ``lobby_ttl`` expires; so does a game with no
   write for ``game_ttl`` and a finished table after ``finished_ttl``.
 """
@@ -42,6 +48,7 @@ from engine.live.model import (
     Seat,
     Table,
     WriteResult,
+    require_owner,
 )
 from engine.live.tables import Loaded, Plan, Tables
 
@@ -117,28 +124,26 @@ class Lobbies:
         return (await self.tables.load(code)).table
 
     async def join(self, table_id: str, user: int, name: str) -> WriteResult:
-        """Seat ``user`` in the open lobby (see the module rules)."""
-        loaded = await self.tables.load(table_id)
-        t = loaded.table
-        if t.seat_of(user) is not None and t.status in (OPEN, PLAYING):
-            return WriteResult(table_id, loaded.version, t)
-        _check_open(t)
-        if len(t.seats) >= t.max_seats:
-            raise LiveError("lobby_full", f"the lobby is full ({t.max_seats} seats)")
-        claimed = await self.tables.claim_user(user, table_id)
+        """Seat ``user`` in the open lobby (see the module rules).  Every rule is
+        checked in the plan, so a lost race (a double tap, a rival for the last
+        seat) re-checks it on the newer table."""
+        claimed = False
 
-        def make(loaded: Loaded) -> Plan:
+        async def make(loaded: Loaded) -> Plan | None:
+            nonlocal claimed
             t = loaded.table
+            if t.seat_of(user) is not None and t.status in (OPEN, PLAYING):
+                return None  # already seated: a second tap changes nothing
             _check_open(t)
-            if len(t.seats) >= t.max_seats:
-                raise LiveError("lobby_full", f"the lobby is full ({t.max_seats} seats)")
+            _check_room(t)
+            claimed = await self.tables.claim_user(user, table_id) or claimed
             t = replace(t, seats=(*t.seats, Seat(user, name)), updated=self.tables.now_ms())
             return Plan(t, None, events=[("join", len(t.seats) - 1, str(user))])
 
         try:
             return await self.tables.retry(table_id, make)
         except BaseException:
-            if claimed:
+            if claimed and await self.tables.where(user) is None:
                 await self.tables.release_user(user, table_id)
             raise
 
@@ -183,9 +188,8 @@ class Lobbies:
             )
 
         def make(loaded: Loaded) -> Plan:
-            t = _seated_open(loaded.table, user)
-            if len(t.seats) >= t.max_seats:
-                raise LiveError("lobby_full", f"the lobby is full ({t.max_seats} seats)")
+            t = _owner_open(loaded.table, user, "add_ai")
+            _check_room(t)
             n = sum(1 for s in t.seats if s.user is None) + 1
             seat = Seat(None, name or f"AI {n}", kind)
             t = replace(t, seats=(*t.seats, seat), updated=self.tables.now_ms())
@@ -195,7 +199,7 @@ class Lobbies:
 
     async def remove_ai(self, table_id: str, user: int, seat: int) -> WriteResult:
         def make(loaded: Loaded) -> Plan:
-            t = _seated_open(loaded.table, user)
+            t = _owner_open(loaded.table, user, "remove_ai")
             if not 0 <= seat < len(t.seats) or t.seats[seat].user is not None:
                 raise LiveError("bad_seat", f"seat {seat} is not an AI seat")
             t = replace(t, seats=t.seats[:seat] + t.seats[seat + 1 :], updated=self.tables.now_ms())
@@ -217,9 +221,7 @@ class Lobbies:
         ``options`` gets its defaults; max seats clipped to the variant's range)."""
 
         def make(loaded: Loaded) -> Plan:
-            t = _seated_open(loaded.table, user)
-            if t.creator != user and t.creator in t.humans():
-                raise LiveError("not_allowed", "only the lobby's creator changes the settings")
+            t = _owner_open(loaded.table, user, "settings")
             vname = variant or t.variant
             opts = options if options is not None else (t.options if vname == t.variant else None)
             mx = max_seats if max_seats is not None else t.max_seats
@@ -250,10 +252,7 @@ class Lobbies:
         """The creator closes an open lobby."""
 
         def make(loaded: Loaded) -> Plan:
-            t = loaded.table
-            _check_open(t)
-            if t.creator != user:
-                raise LiveError("not_allowed", "only the lobby's creator can cancel it")
+            t = _owner_open(loaded.table, user, "cancel")
             t = replace(t, status=CANCELLED, updated=self.tables.now_ms())
             return Plan(t, None, events=[("cancel", -1, str(user))])
 
@@ -273,8 +272,12 @@ def _check_open(t: Table) -> None:
         raise LiveError("not_open", f"the lobby is closed: {what.get(t.status, t.status)}")
 
 
-def _seated_open(t: Table, user: int) -> Table:
+def _check_room(t: Table) -> None:
+    if len(t.seats) >= t.max_seats:
+        raise LiveError("lobby_full", f"the lobby is full ({t.max_seats} seats)")
+
+
+def _owner_open(t: Table, user: int, action: str) -> Table:
     _check_open(t)
-    if t.seat_of(user) is None:
-        raise LiveError("not_seated", "only a seated player can do that")
+    require_owner(t, user, action)
     return t

@@ -46,7 +46,7 @@ class LiveError(EngineError):
     """A request the table service refuses; nothing was changed.  ``code`` is
     stable: no_table, not_open, no_game, game_over, lobby_full, not_seated,
     seated_elsewhere, not_allowed, too_few_players, bad_seat, ai_controlled,
-    stale_version, busy, bad_settings, unavailable (plus the engine's codes for illegal moves)."""
+    stale_version, busy, bad_settings, not_owner, unavailable (plus the engine's codes for illegal moves)."""
 
     def __init__(self, code: str, message: str, **info: Any) -> None:
         super().__init__(code, message)
@@ -216,3 +216,25 @@ class WriteResult:
     duplicate: bool = False
     game_over: bool = False
     deadline: int | None = None  # the turn deadline now stored (epoch ms)
+
+
+OWNER_ONLY = {
+    "start": "start the game",
+    "add_ai": "add AI players",
+    "remove_ai": "remove AI players",
+    "settings": "change the settings",
+    "cancel": "cancel the lobby",
+}
+"""What only the lobby's owner may do: ``info["action"]`` of a ``not_owner`` refusal."""
+
+
+def require_owner(t: Table, user: int, action: str) -> None:
+    """``not_seated`` for a stranger, ``not_owner`` (``info["action"]``, a key of
+    :data:`OWNER_ONLY`) for a seated player who is not the lobby's owner (its
+    creator; the next human once he left)."""
+    if t.seat_of(user) is None:
+        raise LiveError("not_seated", "only a seated player can do that")
+    if t.creator != user:
+        raise LiveError(
+            "not_owner", f"only the lobby's creator can {OWNER_ONLY[action]}", action=action
+        )

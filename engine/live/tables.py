@@ -208,13 +208,20 @@ class Tables:
         )
 
     async def retry(
-        self, table_id: str, make: Callable[[Loaded], Awaitable[Plan] | Plan]
+        self, table_id: str, make: Callable[[Loaded], Awaitable[Plan | None] | Plan | None]
     ) -> WriteResult:
-        """Load, plan and write, again while another write got there first."""
+        """Load, plan and write, again while another write got there first.
+
+        ``make`` checks every rule of the write on the table as loaded (so a lost
+        race re-checks them on the newer state) and raises :class:`LiveError` to
+        refuse; it returns None when there is nothing to write (the table as
+        loaded is the answer)."""
         for _attempt in range(self.config.cas_retries):
             loaded = await self.load(table_id)
             planned = make(loaded)
-            plan = planned if isinstance(planned, Plan) else await planned
+            plan = planned if planned is None or isinstance(planned, Plan) else await planned
+            if plan is None:
+                return WriteResult(table_id, loaded.version, loaded.table)
             try:
                 return await self.write(loaded, plan, before=loaded.state)
             except StaleVersion:

@@ -131,7 +131,7 @@ async def test_admin_writes_are_logged_and_published(svc: TableService) -> None:
                 assert r.table.seats[0].ai is None
                 assert (await svc.get(tid))[1] is None
                 assert await svc.where(1) is not None  # still seated in the lobby
-                await svc.start(tid, 2)  # and can start again
+                await svc.start(tid, 1)  # and can start again
             r = await svc.admin_reset(tid, to="abort", by="ops")
             assert r.table.status == CANCELLED
             assert await svc.where(1) is None

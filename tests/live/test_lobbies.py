@@ -31,7 +31,7 @@ async def test_join_leave_add_remove_ai(svc: TableService) -> None:
     again = await svc.join(tid, 2, "Bob")  # a second tap: nothing changes
     assert again.version == r.version
     assert len(again.table.seats) == 2
-    r = await svc.add_ai(tid, 2)
+    r = await svc.add_ai(tid, 1)
     assert [s.user for s in r.table.seats] == [1, 2, None]
     with pytest.raises(LiveError) as e:
         await svc.join(tid, 3, "Cid")
@@ -119,7 +119,7 @@ async def test_settings_are_validated(svc: TableService) -> None:
         assert e.value.code == "bad_settings", change
     with pytest.raises(LiveError) as e:
         await svc.configure(tid, 2, timer=30)
-    assert e.value.code == "not_allowed"  # only the creator
+    assert e.value.code == "not_owner"  # only the creator
     r = await svc.configure(tid, 1, variant="shchelkovsky", max_seats=10, timer=120)
     t = r.table
     assert (t.variant, t.options, t.max_seats, t.timer) == (
@@ -149,8 +149,11 @@ async def test_start_and_cancel_rules(svc: TableService) -> None:
     assert e.value.code == "not_seated"
     with pytest.raises(LiveError) as e:
         await svc.cancel(tid, 2)
-    assert e.value.code == "not_allowed"
-    r = await svc.start(tid, 2)
+    assert e.value.code == "not_owner"
+    with pytest.raises(LiveError) as e:
+        await svc.start(tid, 2)
+    assert e.value.code == "not_owner"
+    r = await svc.start(tid, 1)
     assert r.table.status == PLAYING
     assert r.table.game_no == 1
     for call in (svc.start(tid, 1), svc.join(tid, 3, "Cid"), svc.cancel(tid, 1)):
