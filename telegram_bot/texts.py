@@ -23,6 +23,7 @@ REFUSALS: dict[str, str] = {
     "busy": N_("The table is busy right now: try again."),
     "bad_settings": N_("These settings are not possible."),
     "bad_request_id": N_("Something went wrong: try again."),
+    "not_owner": N_("Only the lobby's creator can do that."),
     # engine.IllegalAction codes
     "not_your_turn": N_("It is not your move now."),
     "card_not_in_hand": N_("You do not hold that card."),
@@ -33,6 +34,14 @@ REFUSALS: dict[str, str] = {
     "throw_in_cap": N_("No more cards may be thrown in this bout."),
     "hand_limit": N_("The defender cannot take that many cards."),
     "must_defend": N_("You must cover or take."),
+}
+NOT_OWNER: dict[str, str] = {
+    # engine.live.OWNER_ONLY: a not_owner refusal's info["action"]
+    "start": N_("Only the lobby's creator can start the game."),
+    "add_ai": N_("Only the lobby's creator can add AI players."),
+    "remove_ai": N_("Only the lobby's creator can remove AI players."),
+    "settings": N_("Only the lobby's creator can change the settings."),
+    "cancel": N_("Only the lobby's creator can cancel the lobby."),
 }
 MOVE_NOT_POSSIBLE = N_("That move is not possible now.")
 
@@ -79,5 +88,7 @@ YOUR_TABLE = N_("You sit at a table: {link}")
 
 def refusal(error: EngineError, _: Translator) -> str:
     """A refusal of the service or the engine in the reader's language."""
-    text = REFUSALS.get(error.code)
+    info = getattr(error, "info", {})
+    text = NOT_OWNER.get(info.get("action", "")) if error.code == "not_owner" else None
+    text = text or REFUSALS.get(error.code)
     return _(text) if text else _(MOVE_NOT_POSSIBLE)

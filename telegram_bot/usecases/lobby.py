@@ -212,8 +212,13 @@ class LobbyActions:
         self, button: LobbyCb, player: Person, message: tuple[int, int] | None
     ) -> None:
         """The settings keyboard on the lobby message itself; a change goes through
-        the service (only the creator may)."""
+        the service.  Only the lobby's owner opens it: the panel replaces the shared
+        lobby message for everyone (``not_owner`` for anyone else, nothing changes)."""
         table = await self.svc.lobby(button.code)
+        if table.creator != player.id:
+            raise LiveError(
+                "not_owner", "only the lobby's creator can change the settings", action="settings"
+            )
         if button.op == LobbyOp.SET and button.setting is not None:
             changes = setting_changes(table, *button.setting)
             table = (await self.svc.configure(button.code, player.id, **changes)).table
