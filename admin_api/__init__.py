@@ -12,6 +12,7 @@ Configuration from the environment (or ``test_config``):
 ``REDIS_PREFIX``     key prefix of the table service (default ``durak:``)
 ``ADMIN_MAX_BODY``   largest request body in bytes (default 65536; more: 413)
 ``ADMIN_MAX_URL``    longest path + query in characters (default 4000; more: 414)
+``METRICS_LIVE_TTL`` seconds a ``/metrics`` snapshot of the live tables is reused (15)
 =================== =========================================================
 
 The OpenAPI document is at ``/openapi/openapi.json``, Swagger UI at
@@ -65,6 +66,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> OpenAPI:
         REDIS_PREFIX=os.environ.get("REDIS_PREFIX") or "durak:",
         MAX_CONTENT_LENGTH=int(os.environ.get("ADMIN_MAX_BODY") or 64 * 1024),
         MAX_URL_LENGTH=int(os.environ.get("ADMIN_MAX_URL") or 4000),
+        METRICS_LIVE_TTL=float(os.environ.get("METRICS_LIVE_TTL") or 15),
         JSON_SORT_KEYS=False,
         SWAGGER_CONFIG={"persistAuthorization": True},
     )
