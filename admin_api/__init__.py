@@ -29,7 +29,18 @@ from typing import Any
 from flask_openapi3.models.info import Info
 from flask_openapi3.openapi import OpenAPI
 
-from admin_api import auth, common, errors, games, health, lobbies, metrics, players, service
+from admin_api import (
+    auth,
+    common,
+    errors,
+    games,
+    health,
+    lobbies,
+    metrics,
+    players,
+    security,
+    service,
+)
 from admin_api.schemas import ErrorResponse
 
 API_VERSION = "1.0.0"
@@ -81,6 +92,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> OpenAPI:
     app.json.sort_keys = False  # type: ignore[attr-defined]
 
     service.init_app(app)
+    security.init_app(app)
     metrics.init_app(app, app.extensions[service.EXTENSION])
     errors.init_app(app)
     app.before_request(errors.check_url_length)
