@@ -5,7 +5,8 @@ Attempts refused before anything was tried (HTTP status 401 or 403, e.g. a
 read-only token on a write) go to a stream of their own, ``keys.audit +
 ":refused"``, with its own cap: however many a client makes, they never push
 the record of real writes out of ``keys.audit``.  Reads merge both streams by
-id, so a page shows everything in order."""
+id (so by millisecond; within one millisecond a write and a refusal may come
+in either order), and paging by id skips nothing."""
 
 from __future__ import annotations
 

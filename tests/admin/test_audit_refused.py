@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from flask.testing import FlaskClient
 
 from engine.live import SyncTableService
-from tests.admin.conftest import READER, auth, new_table
+from tests.admin.conftest import ADMIN, READER, auth, new_table
 
 
 @pytest.mark.slow
@@ -39,10 +41,14 @@ def test_refused_attempts_are_kept_apart_and_read_in_order(
 ) -> None:
     tid = new_table(svc)
     lobby = new_table(svc, first_user=20, start=False)
-    client.post(f"/api/v1/games/{tid}/end", headers=auth(READER))
-    client.post(f"/api/v1/lobbies/{lobby}/cancel", headers=auth())
-    client.post(f"/api/v1/games/{tid}/end", headers=auth(READER))
-    client.post(f"/api/v1/games/{tid}/end", headers=auth())
+    for url, token in [
+        (f"/api/v1/games/{tid}/end", READER),
+        (f"/api/v1/lobbies/{lobby}/cancel", ADMIN),
+        (f"/api/v1/games/{tid}/end", READER),
+        (f"/api/v1/games/{tid}/end", ADMIN),
+    ]:
+        client.post(url, headers=auth(token))
+        time.sleep(0.003)  # across the two streams, order is by millisecond only
     seen = []
     before = None
     while True:
