@@ -77,7 +77,13 @@ def run_operations(
             if token is not None:
                 headers["Authorization"] = f"Bearer {token}"
             case.headers = CaseInsensitiveDict(headers)
-            response = case.call_and_validate(checks=CONFORMANCE + extra)
+            response = case.call()
+            # an over-long generated URL is refused with a (documented) 414 before
+            # any validation; schemathesis' list of rejections lacks 414
+            too_long = response.status_code == 414
+            if too_long:
+                assert len(response.request.url or "") > app.config["MAX_URL_LENGTH"]
+            case.validate_response(response, checks=CONFORMANCE + ([] if too_long else extra))
             seen.append((current[0], response.status_code))
 
         check()
