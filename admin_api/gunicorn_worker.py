@@ -22,6 +22,17 @@ from gunicorn.workers.sync import SyncWorker  # type: ignore[import-untyped]
 from admin_api.errors import HTTP_CODES
 from admin_api.security import HEADERS, STRICT_CSP
 
+OPTIONS = [
+    "--worker-class", "admin_api.gunicorn_worker.JsonErrorWorker",
+    "--limit-request-line", "8190",
+    "--limit-request-fields", "50",
+    "--limit-request-field_size", "8190",
+]  # fmt: skip
+"""gunicorn options of ``python -m admin_api`` and ``durak run``: JSON error pages;
+a request line of up to 8190 bytes (gunicorn's maximum; the app's own limit on
+path + query, ``ADMIN_MAX_URL``, answers first with a JSON 414); 50 headers of
+up to 8190 bytes each."""
+
 
 def write_json_error(sock: socket.socket, status_int: int, reason: str, mesg: str) -> None:
     """gunicorn's ``util.write_error``, answering the API's JSON error body."""

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from admin_api.gunicorn_worker import OPTIONS
 from sandbox.launcher import GUNICORN_OPTIONS
 from tests.admin.conftest import ADMIN
 
@@ -82,6 +83,10 @@ def check_json_error(answer: tuple[int, dict[str, str], bytes], status: int, cod
     assert headers["x-content-type-options"] == "nosniff"
     assert headers["cache-control"] == "no-store"
     assert headers["content-security-policy"] == "default-src 'none'; frame-ancestors 'none'"
+
+
+def test_the_launcher_runs_gunicorn_with_the_api_options() -> None:
+    assert " ".join(OPTIONS) in " ".join(GUNICORN_OPTIONS)
 
 
 def test_limits_under_gunicorn_answer_json(gunicorn: int) -> None:
