@@ -10,6 +10,9 @@ Configuration from the environment (or ``test_config``):
 ``ADMIN_READ_TOKEN`` bearer token that only reads (optional)
 ``REDIS_URL``        the bot's Redis (default ``redis://127.0.0.1:6379/0``)
 ``REDIS_PREFIX``     key prefix of the table service (default ``durak:``)
+``ADMIN_MAX_BODY``   largest request body in bytes (default 65536; more: 413)
+``ADMIN_MAX_URL``    longest path + query in characters (default 4000; more: 414)
+``METRICS_LIVE_TTL`` seconds a ``/metrics`` snapshot of the live tables is reused (15)
 =================== =========================================================
 
 The OpenAPI document is at ``/openapi/openapi.json``, Swagger UI at
@@ -26,7 +29,18 @@ from typing import Any
 from flask_openapi3.models.info import Info
 from flask_openapi3.openapi import OpenAPI
 
-from admin_api import auth, common, errors, games, health, lobbies, metrics, players, service
+from admin_api import (
+    auth,
+    common,
+    errors,
+    games,
+    health,
+    lobbies,
+    metrics,
+    players,
+    security,
+    service,
+)
 from admin_api.schemas import ErrorResponse
 
 API_VERSION = "1.0.0"
@@ -61,6 +75,9 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> OpenAPI:
         ADMIN_READ_TOKEN=os.environ.get("ADMIN_READ_TOKEN", ""),
         REDIS_URL=os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0",
         REDIS_PREFIX=os.environ.get("REDIS_PREFIX") or "durak:",
+        MAX_CONTENT_LENGTH=int(os.environ.get("ADMIN_MAX_BODY") or 64 * 1024),
+        MAX_URL_LENGTH=int(os.environ.get("ADMIN_MAX_URL") or 4000),
+        METRICS_LIVE_TTL=float(os.environ.get("METRICS_LIVE_TTL") or 15),
         JSON_SORT_KEYS=False,
         SWAGGER_CONFIG={"persistAuthorization": True},
     )
@@ -75,8 +92,10 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> OpenAPI:
     app.json.sort_keys = False  # type: ignore[attr-defined]
 
     service.init_app(app)
+    security.init_app(app)
     metrics.init_app(app, app.extensions[service.EXTENSION])
     errors.init_app(app)
+    app.before_request(errors.check_url_length)
     auth.init_app(app)
     app.before_request(errors.check_json_body)
     common.init_app(app)

@@ -8,6 +8,7 @@ import os
 import sys
 
 from admin_api import ConfigError, create_app
+from admin_api.gunicorn_worker import OPTIONS
 from admin_api.service import close_service
 
 
@@ -26,7 +27,7 @@ def main() -> int:
         f"OpenAPI http://{shown}:{port}/openapi/openapi.json)\n"
     )
     sys.stdout.flush()
-    args = ["gunicorn", "admin_api:create_app()", "--bind", f"{host}:{port}"]
+    args = ["gunicorn", "admin_api:create_app()", "--bind", f"{host}:{port}", *OPTIONS]
     os.execvp(args[0], args)
 
 

@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 SECURITY: list[dict[str, list[str]]] = [{"bearer": []}]
 READ_ERRORS: dict[Any, Any] = {
     401: ErrorResponse,
+    414: ErrorResponse,
     422: ErrorResponse,
     500: ErrorResponse,
     503: ErrorResponse,
@@ -30,6 +31,7 @@ WRITE_ERRORS: dict[Any, Any] = {
     403: ErrorResponse,
     404: ErrorResponse,
     409: ErrorResponse,
+    413: ErrorResponse,
     415: ErrorResponse,
 }
 

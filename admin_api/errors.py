@@ -9,7 +9,7 @@ import json
 import logging
 from typing import Any
 
-from flask import Flask, Response, request
+from flask import Flask, Response, current_app, request
 from pydantic import ValidationError
 from werkzeug.exceptions import HTTPException
 
@@ -54,6 +54,9 @@ LIVE_STATUS = {
 """HTTP status of a table-service refusal by its code (others: 400)."""
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+MAX_JSON_DEPTH = 32
+"""Request bodies nested deeper are refused (400) before they are parsed."""
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
 
 
 class ApiError(Exception):
@@ -157,10 +160,31 @@ def check_json_body() -> None:
         raise ApiError(
             415, "unsupported_media_type", "a request body must be JSON (application/json)"
         )
+    body = request.get_data(cache=True)  # over MAX_CONTENT_LENGTH: a JSON 413
+    if _depth(body) > MAX_JSON_DEPTH:
+        raise ApiError(400, "malformed_json", "the request body is nested too deeply")
     try:
-        json.loads(request.get_data(cache=True))
-    except ValueError:
+        json.loads(body)
+    except (ValueError, RecursionError):
         raise ApiError(400, "malformed_json", "the request body is not valid JSON") from None
+
+
+def _depth(body: bytes) -> int:
+    """An upper bound of the nesting depth of a JSON text (brackets in strings
+    count too: a body that only looks deep is refused, never parsed deeply)."""
+    depth = top = 0
+    for c in body.translate(None, _NOT_BRACKETS):
+        depth += 1 if c in b"[{" else -1
+        top = max(top, depth)
+    return top
+
+
+def check_url_length() -> None:
+    """``before_request``: a path plus query longer than ``MAX_URL_LENGTH`` is a
+    JSON 414 (gunicorn refuses longer request lines itself, see the README)."""
+    limit = current_app.config["MAX_URL_LENGTH"]
+    if len(request.path) + len(request.query_string) > limit:
+        raise ApiError(414, "uri_too_long", f"the URL is longer than {limit} characters")
 
 
 def init_app(app: Flask) -> None:

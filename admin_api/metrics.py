@@ -1,12 +1,20 @@
 """Prometheus metrics at ``/metrics``: requests by endpoint, method and status,
-their latency, admin writes by action and result, and gauges read from the
-table service at scrape time (live games, open lobbies, active players, games
-finished in 24 h by variant, Redis up).  One registry per app; under gunicorn
-each worker process counts its own requests."""
+their latency, admin writes by action and result, and gauges of the live tables
+(live games, open lobbies, active players, games finished in 24 h by variant,
+Redis up).  One registry per app; under gunicorn each worker process counts its
+own requests.
+
+``/metrics`` needs no token, so nothing a client sends may grow it: the method
+label is one of :data:`METHODS` or ``other``, the endpoint label the matched
+route template or ``unmatched``.  The live gauges come from one table-service
+read per ``METRICS_LIVE_TTL`` seconds (default 15) per process, shared by every
+scrape in between -- never a scan of every table per scrape."""
 
 from __future__ import annotations
 
 import logging
+import math
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -22,20 +30,37 @@ from engine.live import ServiceUnavailable
 
 log = logging.getLogger(__name__)
 EXTENSION = "admin_metrics"
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+"""Method labels kept as they are; any other method is counted as ``other``."""
 
 
 class LiveCollector(Collector):
-    """Gauges of the live tables, computed when Prometheus scrapes."""
+    """Gauges of the live tables from a snapshot at most ``ttl`` seconds old
+    (one table-service read per ``ttl``, whatever the scrape rate)."""
 
-    def __init__(self, holder: ServiceHolder) -> None:
+    def __init__(self, holder: ServiceHolder, ttl: float) -> None:
         self.holder = holder
+        self.ttl = ttl
+        self._lock = threading.Lock()
+        self._taken = -math.inf
+        self._stats: dict[str, Any] | None = None
+
+    def snapshot(self) -> dict[str, Any] | None:
+        """The live stats (None: Redis did not answer), refreshed once per ``ttl``."""
+        with self._lock:  # one refresh at a time; the others wait and share it
+            if time.monotonic() - self._taken >= self.ttl:
+                try:
+                    self._stats = self.holder.get().global_stats().to_json()
+                except ServiceUnavailable as e:
+                    log.warning("metrics: Redis is unavailable: %s", e)
+                    self._stats = None
+                self._taken = time.monotonic()
+            return self._stats
 
     def collect(self) -> Iterator[Metric]:
-        up = GaugeMetricFamily("durak_redis_up", "1 when Redis answered this scrape")
-        try:
-            s = self.holder.get().global_stats().to_json()
-        except ServiceUnavailable as e:
-            log.warning("metrics: Redis is unavailable: %s", e)
+        up = GaugeMetricFamily("durak_redis_up", "1 when Redis answered the last refresh")
+        s = self.snapshot()
+        if s is None:
             up.add_metric([], 0)
             yield up
             return
@@ -56,7 +81,7 @@ class LiveCollector(Collector):
 
 
 class Metrics:
-    def __init__(self, holder: ServiceHolder) -> None:
+    def __init__(self, holder: ServiceHolder, live_ttl: float = 15.0) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter(
             "admin_api_requests",
@@ -76,7 +101,7 @@ class Metrics:
             ["action", "result"],
             registry=self.registry,
         )
-        self.registry.register(LiveCollector(holder))
+        self.registry.register(LiveCollector(holder, live_ttl))
 
 
 def _metrics() -> Metrics:
@@ -95,10 +120,11 @@ def _start() -> None:
 def _finish(resp: Response) -> Response:
     m = _metrics()
     endpoint = request.url_rule.rule if request.url_rule is not None else "unmatched"
-    m.requests.labels(endpoint, request.method, str(resp.status_code)).inc()
+    method = request.method if request.method in METHODS else "other"
+    m.requests.labels(endpoint, method, str(resp.status_code)).inc()
     started = g.get("started")
     if started is not None:
-        m.latency.labels(endpoint, request.method).observe(time.perf_counter() - started)
+        m.latency.labels(endpoint, method).observe(time.perf_counter() - started)
     return resp
 
 
@@ -107,6 +133,6 @@ def exposition() -> Response:
 
 
 def init_app(app: Flask, holder: Any) -> None:
-    app.extensions[EXTENSION] = Metrics(holder)
+    app.extensions[EXTENSION] = Metrics(holder, float(app.config["METRICS_LIVE_TTL"]))
     app.before_request(_start)
     app.after_request(_finish)

@@ -59,5 +59,5 @@ def audit(query: AuditQuery) -> dict[str, Any]:
     return {
         "items": items,
         "total": page.total,
-        "next_before": items[-1]["id"] if len(items) == query.limit else None,
+        "next_before": items[-1]["id"] if len(items) >= query.limit else None,
     }

@@ -70,6 +70,20 @@ def admin_token() -> str:
     return token
 
 
+GUNICORN_OPTIONS = [
+    "--workers", "1",
+    "--log-level", "warning",
+    # gunicorn's own errors (414, 431, 400) in the API's JSON format
+    "--worker-class", "admin_api.gunicorn_worker.JsonErrorWorker",
+    # the request line may be 8190 bytes (gunicorn's maximum): the app's own limit on
+    # path + query (ADMIN_MAX_URL, 4000) answers first, so over-long URLs get a JSON 414
+    "--limit-request-line", "8190",
+    "--limit-request-fields", "50",
+    "--limit-request-field_size", "8190",
+]  # fmt: skip
+"""Options of the admin API's gunicorn (``--bind`` comes on top)."""
+
+
 def _port_free(port: int) -> bool:
     with socket.socket() as sock:
         return sock.connect_ex(("127.0.0.1", port)) != 0
@@ -86,7 +100,7 @@ def admin_api(url: str, prefix: str) -> Iterator[str | None]:
     env = dict(os.environ, REDIS_URL=url, REDIS_PREFIX=prefix, ADMIN_TOKEN=token)
     proc = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "admin_api:create_app()",
-         "--bind", f"127.0.0.1:{port}", "--workers", "1", "--log-level", "warning"],
+         "--bind", f"127.0.0.1:{port}", *GUNICORN_OPTIONS],
         env=env,
         start_new_session=True,  # stopped by us after the bot, not by the terminal's Ctrl-C
     )  # fmt: skip
