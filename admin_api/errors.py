@@ -46,6 +46,7 @@ LIVE_STATUS = {
     "stale_version": 409,
     "busy": 409,
     "not_allowed": 409,
+    "not_owner": 403,
     "not_open": 409,
     "no_game": 409,
     "game_over": 409,
