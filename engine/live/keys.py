@@ -44,7 +44,7 @@ together with table keys):
 ``P stats:<user>``    hash ``<variant>:games|losses|draws|p<place>`` -> count
 ``P top:<chat>``      hash ``<user>:<variant>:games|losses|draws`` and
                       ``<user>:name``: the chat's leaderboard
-``P audit``           stream of operator actions (admin API): who (token name and
+``P{audit}``         stream of operator actions (admin API): who (token name and
                       role), what, target, result, when; ``MAXLEN ~``-capped
 ``P notify``          pub/sub channel: JSON ``{"table", "version", "kind", ...}``
                       published by the CAS script for timer, AI-takeover and
@@ -65,7 +65,7 @@ class Keys:
         self.tables = f"{prefix}tables"
         self.finished = f"{prefix}finished"
         self.notify = f"{prefix}notify"
-        self.audit = f"{prefix}audit"
+        self.audit = f"{prefix}{{audit}}"
 
     def table(self, table_id: str) -> str:
         return f"{self.prefix}{{t:{table_id}}}:table"
