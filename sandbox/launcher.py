@@ -2,12 +2,18 @@
 sandbox.launcher``): the whole product on one machine.
 
 * Redis: ``REDIS_URL``, or an embedded ``redis-server`` whose data stays in
-  ``.run/redis`` (so games survive a restart of the product);
+  ``.run/redis`` (so games survive a restart of the product); one per data folder
+  (``.run/redis/redis.lock``), restarted if it dies;
 * the admin API under gunicorn on ``127.0.0.1:$ADMIN_PORT`` (default 8000), with
-  ``ADMIN_TOKEN`` from the environment or generated once into ``.run/admin_token``;
+  ``ADMIN_TOKEN`` from the environment or generated once into ``.run/admin_token``
+  (mode 0600; the token is never printed, only where it is);
 * with ``BOT_TOKEN``: the bot (long polling, or webhook mode with ``WEBHOOK_URL``);
   without it: the local sandbox -- the real bot on the bundled fake Bot API with a
   Telegram-like web page -- and one URL to open.
+
+SIGTERM, SIGHUP and SIGINT (Ctrl-C) stop the bot or the sandbox, then gunicorn,
+then the embedded redis-server (a signal inherited as ignored, as under
+``nohup``, stays ignored).
 """
 
 from __future__ import annotations
@@ -40,34 +46,39 @@ def redis_url(settings: Settings) -> Iterator[str]:
         say(f"Redis: {settings.redis_url} (REDIS_URL)")
         yield settings.redis_url
         return
-    from sandbox.local_redis import LocalRedis, LocalRedisError
+    from sandbox.local_redis import LocalRedis, LocalRedisError, LocalRedisLocked
 
     try:
         server = LocalRedis(data_dir=(RUN_DIR / "redis").resolve())
         with server:
+            server.supervise()
             say(
-                f"Redis: embedded redis-server at {server.url}, data in {server.data_dir} "
-                "(set REDIS_URL to use your own)"
+                f"Redis: embedded redis-server (pid {server.pid}) at {server.url}, "
+                f"data in {server.data_dir} (set REDIS_URL to use your own)"
             )
             yield server.url
+    except LocalRedisLocked as e:
+        raise SystemExit(f"{e}") from None
     except LocalRedisError as e:
         raise SystemExit(
             f"{e}\nInstall redis-server (apt-get install redis-server) or set REDIS_URL."
         ) from None
 
 
-def admin_token() -> str:
+def admin_token() -> tuple[str, str]:
+    """The token and where it comes from (never printed: only its place is)."""
     token = os.environ.get("ADMIN_TOKEN", "")
     if token:
-        return token
+        return token, "ADMIN_TOKEN"
     path = RUN_DIR / "admin_token"
     if path.exists():
-        return path.read_text().strip()
+        return path.read_text().strip(), str(path)
     RUN_DIR.mkdir(parents=True, exist_ok=True)
     token = secrets.token_urlsafe(24)
-    path.write_text(token + "\n")
-    path.chmod(0o600)
-    return token
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(token + "\n")
+    return token, f"{path} (mode 0600)"
 
 
 GUNICORN_OPTIONS = [
@@ -96,7 +107,7 @@ def admin_api(url: str, prefix: str) -> Iterator[str | None]:
         say(f"Admin API: port {port} is taken, not started (set ADMIN_PORT)")
         yield None
         return
-    token = admin_token()
+    token, where = admin_token()
     env = dict(os.environ, REDIS_URL=url, REDIS_PREFIX=prefix, ADMIN_TOKEN=token)
     proc = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "admin_api:create_app()",
@@ -104,16 +115,19 @@ def admin_api(url: str, prefix: str) -> Iterator[str | None]:
         env=env,
         start_new_session=True,  # stopped by us after the bot, not by the terminal's Ctrl-C
     )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and proc.poll() is None and _port_free(port):
-        time.sleep(0.1)
-    if proc.poll() is not None:
-        say("Admin API: gunicorn exited; see its messages above")
-        yield None
-        return
-    say(f"Admin API: {base}/api/v1  docs {base}/openapi/swagger  (Bearer token: {token})")
-    try:
+    try:  # from here on a signal (see _stop_on_signals) still stops gunicorn
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and proc.poll() is None and _port_free(port):
+            time.sleep(0.1)
+        if proc.poll() is not None:
+            say("Admin API: gunicorn exited; see its messages above")
+            yield None
+            return
+        say(
+            f"Admin API: {base}/api/v1  docs {base}/openapi/swagger  "
+            f"(gunicorn pid {proc.pid}; Bearer token in {where})"
+        )
         yield base
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -132,7 +146,28 @@ async def _sandbox(url: str, admin_url: str | None) -> None:
     await run_sandbox(redis_url=url, admin_url=admin_url, on_ready=ready)
 
 
+class Stopped(KeyboardInterrupt):
+    """Raised in the main thread by SIGTERM / SIGHUP / SIGINT: unwinds the
+    context managers, which stop the bot or sandbox, gunicorn and Redis."""
+
+
+def _stop_on_signals() -> None:
+    """SIGTERM and SIGHUP raise :class:`Stopped` (SIGINT: KeyboardInterrupt) once;
+    later ones are ignored so that the shutdown is not interrupted. A signal inherited as
+    ignored (``nohup``, a background job's SIGINT) stays ignored."""
+
+    def handler(signum: int, _frame: object) -> None:
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            signal.signal(sig, signal.SIG_IGN)
+        raise Stopped(signal.Signals(signum).name)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):  # SIGINT: Python's KeyboardInterrupt
+        if signal.getsignal(sig) is not signal.SIG_IGN:
+            signal.signal(sig, handler)
+
+
 def main() -> int:
+    _stop_on_signals()
     logging.basicConfig(
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -144,9 +179,9 @@ def main() -> int:
     except CatalogError as e:
         sys.stderr.write(f"{e}\n")
         return 2
-    with redis_url(settings) as url, admin_api(url, settings.redis_prefix) as admin:
-        settings = settings.model_copy(update={"redis_url": url})
-        with contextlib.suppress(KeyboardInterrupt):
+    try:
+        with redis_url(settings) as url, admin_api(url, settings.redis_prefix) as admin:
+            settings = settings.model_copy(update={"redis_url": url})
             if settings.bot_token:
                 from telegram_bot.__main__ import run
 
@@ -155,6 +190,8 @@ def main() -> int:
                 asyncio.run(run(settings))
             else:
                 asyncio.run(_sandbox(url, admin))
+    except KeyboardInterrupt as stopped:  # Stopped, or a Ctrl-C before our handler
+        say(f"Stopped ({stopped or 'SIGINT'}): the bot or sandbox, gunicorn and Redis are down")
     return 0
 
 

@@ -7,6 +7,11 @@ local Redis.  The binary is the
 (CPython 3.11, x86-64 Linux).  The server has no persistence and lives in a
 directory of the caller's choosing; nothing here ever touches 127.0.0.1:6379.
 
+With a ``data_dir`` (the product's embedded Redis) the server keeps an
+append-only file there, holds ``data_dir/redis.lock`` (``fcntl.flock``, naming the
+owner's pid) for its lifetime so that a second server cannot write the same
+data, and is restarted on the same port if it dies (:meth:`LocalRedis.supervise`).
+
 >>> with LocalRedis() as server:          # doctest: +SKIP
 ...     print(server.url)
 redis://127.0.0.1:41234/0
@@ -14,20 +19,32 @@ redis://127.0.0.1:41234/0
 
 from __future__ import annotations
 
+import fcntl
+import logging
 import os
 import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
 STARTUP_TIMEOUT_S = 15.0
+RESTART_BACKOFF_S = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
+LOCK_NAME = "redis.lock"
+
+log = logging.getLogger(__name__)
 
 
 class LocalRedisError(RuntimeError):
     """No ``redis-server`` binary, or it would not start."""
+
+
+class LocalRedisLocked(LocalRedisError):
+    """Another embedded server already owns the data folder."""
 
 
 def find_redis_server() -> str | None:
@@ -62,20 +79,26 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 def start_redis(
-    binary: str, workdir: Path, *, persist: bool = False
+    binary: str,
+    workdir: Path,
+    *,
+    persist: bool = False,
+    port: int | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> tuple[subprocess.Popen[bytes], str]:
     """Start ``binary`` on a free port (three attempts, in case a port was taken
-    meanwhile); return the process and its URL.  Raise :class:`LocalRedisError`.
-    ``persist`` keeps an append-only file in ``workdir`` (the product's embedded
-    Redis: games survive a restart); tests and benchmarks keep nothing."""
+    meanwhile) or on ``port``; return the process and its URL.  Raise
+    :class:`LocalRedisError`. ``persist`` keeps an append-only file in ``workdir``
+    (the product's embedded Redis: games survive a restart); tests and benchmarks
+    keep nothing. ``pass_fds`` stay open in the server (the data folder's lock)."""
     log = workdir / "redis.log"
     last_error = ""
     for _attempt in range(3):
-        port = free_loopback_port()
+        chosen = port or free_loopback_port()
         proc = subprocess.Popen(
             [
                 binary,
-                "--port", str(port),
+                "--port", str(chosen),
                 "--bind", "127.0.0.1",
                 "--save", "",
                 "--appendonly", "yes" if persist else "no",
@@ -86,14 +109,15 @@ def start_redis(
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            pass_fds=tuple(pass_fds),
             # its own session: a Ctrl-C in the terminal reaches the owner, which
             # stops the server after its clients, not the server first
             start_new_session=True,
         )  # fmt: skip
-        url = f"redis://127.0.0.1:{port}/0"
+        url = f"redis://127.0.0.1:{chosen}/0"
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         while time.monotonic() < deadline and proc.poll() is None:
-            if answers_ping(port):
+            if answers_ping(chosen):
                 return proc, url
             time.sleep(0.05)
         stop(proc)
@@ -113,6 +137,27 @@ def answers_ping(port: int) -> bool:
         return False
 
 
+def lock_data_dir(data_dir: Path) -> int:
+    """Take ``data_dir/redis.lock`` (``fcntl.flock``, exclusive, not waiting) and
+    write our pid into it; return its descriptor. Raise :class:`LocalRedisLocked`
+    naming the holder's pid when another process has it."""
+    path = data_dir / LOCK_NAME
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
+        os.close(fd)
+        raise LocalRedisLocked(
+            f"{data_dir} is in use: its lock {path} is held by pid {holder} "
+            "(another `durak run` on this folder). Stop it first, or set DURAK_RUN_DIR "
+            "or REDIS_URL."
+        ) from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
+
+
 class LocalRedis:
     """A throw-away server as a context manager: ``url`` while inside."""
 
@@ -125,21 +170,86 @@ class LocalRedis:
         self.binary = found
         self.data_dir = data_dir  # set: a persistent server whose data stays there
         self.url = ""
+        self.port = 0
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._proc: subprocess.Popen[bytes] | None = None
+        self._lock_fd: int | None = None
+        self._guard = threading.Lock()
+        self._closing = threading.Event()
+        self._supervisor: threading.Thread | None = None
+
+    @property
+    def pid(self) -> int:
+        """The running server's pid (0 before start)."""
+        proc = self._proc
+        return proc.pid if proc is not None else 0
 
     def __enter__(self) -> LocalRedis:
         if self.data_dir is not None:
             self.data_dir.mkdir(parents=True, exist_ok=True)
-            self._proc, self.url = start_redis(self.binary, self.data_dir, persist=True)
-            return self
-        self._tmp = tempfile.TemporaryDirectory(prefix="durak-redis-")
-        try:
-            self._proc, self.url = start_redis(self.binary, Path(self._tmp.name))
-        except BaseException:
-            self._tmp.cleanup()
-            raise
+            self._lock_fd = lock_data_dir(self.data_dir)
+            try:
+                self._proc, self.url = start_redis(
+                    self.binary, self.data_dir, persist=True, pass_fds=(self._lock_fd,)
+                )
+            except BaseException:
+                self._unlock()
+                raise
+        else:
+            self._tmp = tempfile.TemporaryDirectory(prefix="durak-redis-")
+            try:
+                self._proc, self.url = start_redis(self.binary, Path(self._tmp.name))
+            except BaseException:
+                self._tmp.cleanup()
+                raise
+        self.port = int(self.url.rsplit(":", 1)[1].split("/")[0])
         return self
+
+    def supervise(self, poll_s: float = 0.5) -> None:
+        """Restart the server (same port, same data) whenever it dies, until the
+        context exits: a daemon thread, with backoff between failed restarts."""
+        self._supervisor = threading.Thread(
+            target=self._watch, args=(poll_s,), name="redis-supervisor", daemon=True
+        )
+        self._supervisor.start()
+
+    def _watch(self, poll_s: float) -> None:
+        failures = 0
+        while not self._closing.wait(poll_s if failures == 0 else self._backoff(failures)):
+            proc = self._proc
+            if proc is None or proc.poll() is None:
+                failures = 0
+                continue
+            if failures == 0:
+                log.warning("embedded redis-server (pid %d) exited with %s; restarting",
+                            proc.pid, proc.returncode)  # fmt: skip
+            failures = 0 if self._restart() else failures + 1
+
+    @staticmethod
+    def _backoff(failures: int) -> float:
+        return RESTART_BACKOFF_S[min(failures, len(RESTART_BACKOFF_S)) - 1]
+
+    def _restart(self) -> bool:
+        workdir = self.data_dir or Path(self._tmp.name if self._tmp else ".")
+        fds = () if self._lock_fd is None else (self._lock_fd,)
+        with self._guard:
+            if self._closing.is_set():
+                return True
+            try:
+                self._proc, _ = start_redis(
+                    self.binary, workdir, persist=self.data_dir is not None,
+                    port=self.port, pass_fds=fds,
+                )  # fmt: skip
+            except LocalRedisError as e:
+                log.error("embedded redis-server would not restart (retrying): %s", e)
+                return False
+        log.warning("embedded redis-server restarted (pid %d) at %s", self._proc.pid, self.url)
+        return True
+
+    def _unlock(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # the flock goes with the last descriptor
+            self._lock_fd = None
 
     def __exit__(
         self,
@@ -147,7 +257,12 @@ class LocalRedis:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self._proc is not None:
-            stop(self._proc)
+        self._closing.set()
+        with self._guard:
+            if self._proc is not None:
+                stop(self._proc)
+        if self._supervisor is not None:
+            self._supervisor.join(timeout=30)
+        self._unlock()
         if self._tmp is not None:
             self._tmp.cleanup()

@@ -56,14 +56,14 @@ def test_run_command_without_token_starts_admin_api_and_sandbox(tmp_path: Path) 
     )
     seen: list[str] = []
     try:
-        redis_line = _read_until(proc, r"Redis: embedded redis-server at (\S+)", seen)
+        redis_line = _read_until(proc, r"Redis: embedded redis-server \(pid \d+\) at (\S+)", seen)
         assert str(tmp_path / "run") in redis_line.string
         admin = _read_until(
-            proc, r"Admin API: (http://127\.0\.0\.1:\d+)/api/v1 .*token: (\S+)\)", seen
+            proc, r"Admin API: (http://127\.0\.0\.1:\d+)/api/v1 .*token in (\S+) ", seen
         )
         page = _read_until(proc, r"open (http://127\.0\.0\.1:\d+/)", seen)
-        token = admin.group(2)
-        assert (tmp_path / "run" / "admin_token").read_text().strip() == token
+        assert admin.group(2) == str(tmp_path / "run" / "admin_token")
+        token = (tmp_path / "run" / "admin_token").read_text().strip()
         with urllib.request.urlopen(admin.group(1) + "/healthz", timeout=30) as resp:
             assert json.load(resp)["redis"] == "ok"
         request = urllib.request.Request(
