@@ -193,6 +193,24 @@ def is_over(message: Message | None) -> bool:
     )
 
 
+async def settle(h: Harness, quiet: float = 0.3) -> None:
+    """Until nothing changed in the fake for ``quiet`` seconds: the edits of the
+    presses answered so far have gone out (a press is answered first)."""
+    world = h.fake.world
+    deadline = time.monotonic() + SAFETY
+    while time.monotonic() < deadline:
+        seen = world.version
+
+        def moved(v: int = seen) -> bool | None:
+            return world.version != v or None
+
+        try:
+            await world.wait_for(moved, quiet)
+        except TimeoutError:
+            return
+    raise AssertionError("the fake never became quiet")
+
+
 async def play_out(
     h: Harness,
     tid: str,
@@ -210,6 +228,7 @@ async def play_out(
     idle_since = time.monotonic()
     while presses < max_presses:
         if stop_after is not None and presses >= stop_after:
+            await settle(h)  # a press is answered before its edits go out
             return presses
         seen_version = world.version
         msgs = {u.id: await h.hand_message(u, tid) for u in humans}
