@@ -1,11 +1,13 @@
 """Small text pieces shared by the messages: player names (HTML-escaped), roles,
-the last moves in words.  Texts go out with ``parse_mode="HTML"``."""
+the last moves in words.  Texts go out with ``parse_mode="HTML"``: every text a
+user chose (a name) goes into one through :func:`user_text` only."""
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from aiogram.utils.text_decorations import html_decoration
 
 from telegram_bot.cards import glyph, glyphs
 from telegram_bot.i18n import LOSER_TITLES, N_, Translator
@@ -21,14 +23,23 @@ ROLE_LABELS: dict[str, str] = {
 }
 
 
+def short_name(raw: str) -> str:
+    """A name as messages show it: at most ``MAX_NAME`` characters."""
+    return raw[: MAX_NAME - 1] + "…" if len(raw) > MAX_NAME else raw
+
+
+def user_text(raw: str) -> str:
+    """A name (or any text a user chose) for an HTML message: shortened, and its
+    ``<``, ``>`` and ``&`` escaped, so Telegram shows it literally."""
+    return html_decoration.quote(short_name(raw))
+
+
 def name_of(names: Sequence[str], seat: int, _: Translator) -> str:
     """The seat's player name, shortened and HTML-escaped."""
     raw = names[seat] if 0 <= seat < len(names) and names[seat] else ""
     if not raw:
         return _("Seat {n}", n=seat + 1)
-    if len(raw) > MAX_NAME:
-        raw = raw[: MAX_NAME - 1] + "…"
-    return html.escape(raw, quote=False)
+    return user_text(raw)
 
 
 def role_label(view: Mapping[str, Any], seat: int, _: Translator) -> str:

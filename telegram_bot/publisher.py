@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 
 from aiogram.types import InlineKeyboardMarkup
 
@@ -119,6 +119,22 @@ class Publisher:
         finally:
             if claim is not None:
                 self.claims.release(table_id, wrote, claim)
+
+    def claimed_refresh(
+        self, table_id: str, *, seats: Iterable[int] | None, actor: int, wrote: int
+    ) -> Callable[[], Awaitable[None]]:
+        """:meth:`refresh` of a write, to run later (once the press is answered),
+        its version claimed from now on: the write's own notification waits for
+        it instead of rendering the move first.  The caller must run it."""
+        held = self.claims.claim(table_id, wrote)
+
+        async def run() -> None:
+            try:
+                await self.refresh(table_id, seats=seats, actor=actor, wrote=wrote)
+            finally:
+                self.claims.release(table_id, wrote, held)
+
+        return run
 
     async def _covered(self, table_id: str, min_version: int) -> bool:
         """Has ``min_version`` (or newer) been shown -- once the refreshes of the

@@ -6,7 +6,6 @@ invite code --, ``variant``, ``options``, ``max_seats``, ``timer``, ``seats`` wi
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -14,7 +13,7 @@ from typing import Any, Protocol
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
 from telegram_bot.callbacks import LobbyCb, LobbyOp
-from telegram_bot.format import MAX_NAME, bold
+from telegram_bot.format import bold, user_text
 from telegram_bot.i18n import VARIANT_TITLES, Translator
 
 MAX_PLAYERS = {"chuvash": 6, "shchelkovsky": 10}  # C2, S2
@@ -52,12 +51,6 @@ def deep_link(bot_username: str, code: str) -> str:
     return f"https://t.me/{bot_username}?start={code}"
 
 
-def _esc(name: str) -> str:
-    if len(name) > MAX_NAME:
-        name = name[: MAX_NAME - 1] + "…"
-    return html.escape(name, quote=False)
-
-
 def settings_line(lobby: LobbyLike, _: Translator) -> str:
     bits = []
     if lobby.variant == "shchelkovsky":
@@ -73,9 +66,9 @@ def settings_line(lobby: LobbyLike, _: Translator) -> str:
 
 def _seat_line(i: int, seat: SeatLike, lobby: LobbyLike, _: Translator) -> str:
     if seat.user is None:
-        name = "🤖 " + (_esc(seat.name) if seat.name else _("AI player"))
+        name = "🤖 " + (user_text(seat.name) if seat.name else _("AI player"))
     else:
-        name = _esc(seat.name) if seat.name else _("Seat {n}", n=i + 1)
+        name = user_text(seat.name) if seat.name else _("Seat {n}", n=i + 1)
         if seat.ai:
             name += " (🤖)"
     if seat.user is not None and seat.user == lobby.creator:
@@ -214,7 +207,7 @@ def stats_from_counts(counts: Mapping[str, str | int]) -> list[VariantStats]:
 def render_stats(name: str, stats: Sequence[VariantStats], *, locale: str) -> str:
     """/stats: games, losses, draws and first places per game."""
     _ = Translator(locale)
-    lines = [bold(_("Statistics")) + " · " + _esc(name)]
+    lines = [bold(_("Statistics")) + " · " + user_text(name)]
     if not any(s.games for s in stats):
         return "\n".join([*lines, _("No games played yet: /new or /play.")])
     for s in stats:
@@ -256,7 +249,7 @@ def render_top(rows: Sequence[LeaderRow], *, locale: str, limit: int = 10) -> st
     for i, r in enumerate(ranked[:limit], start=1):
         medal = {1: "🥇", 2: "🥈", 3: "🥉"}.get(i, f"{i}.")
         lines.append(
-            f"{medal} {_esc(r.name)} — "
+            f"{medal} {user_text(r.name)} — "
             + _("games: {games}, lost: {losses}", games=r.games, losses=r.losses)
         )
     return "\n".join(lines)

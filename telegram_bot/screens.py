@@ -14,6 +14,7 @@ from engine import public_view, view
 from engine.live import CANCELLED, OVER, Loaded, Table
 from telegram_bot import texts
 from telegram_bot.chat_state import TableUi
+from telegram_bot.format import user_text
 from telegram_bot.i18n import VARIANT_TITLES, Translator
 from telegram_bot.keyboards import take_back_keyboard, url_keyboard
 from telegram_bot.moves import Selection
@@ -125,7 +126,9 @@ def started_lobby_screen(snap: Snapshot, chat: int, bot_username: str) -> Screen
     the bot, where the hands are)."""
     t = snap.table
     _ = Translator(lobby_lang(snap, chat))
-    head = f"<b>{_(VARIANT_TITLES[t.variant])}</b> · " + ", ".join(s.name for s in t.seats)
+    head = f"<b>{_(VARIANT_TITLES[t.variant])}</b> · " + ", ".join(
+        user_text(s.name) for s in t.seats
+    )
     if chat < 0:
         link = url_keyboard("🂠 " + _("My cards"), f"https://t.me/{bot_username}")
         return head + "\n" + _(texts.GAME_STARTED), link

@@ -114,6 +114,7 @@ class Stats:
     calls: Counter[str] = field(default_factory=Counter)
     errors: Counter[tuple[str, int]] = field(default_factory=Counter)
     retry_after: int = 0  # number of 429 answers
+    late_answers: int = 0  # callback queries answered after the answer window
     started_at: float = field(default_factory=time.monotonic)
 
     def record(self, method: str, error_code: int | None) -> None:

@@ -21,6 +21,9 @@ async def answer_callback_query(world: World, p: CallParams) -> Any:
     query = world.callback_queries.get(p.req_string("callback_query_id"))
     if query is None or query.answer is not None:
         raise BotApiError(400, QUERY_INVALID)
+    if world.clock() - query.pressed_at > world.callback_answer_window:
+        world.stats.late_answers += 1
+        raise BotApiError(400, QUERY_INVALID)
     text = p.string("text")
     if text is not None and len(text) > MAX_ALERT:
         raise BotApiError(400, "Bad Request: MESSAGE_TOO_LONG")

@@ -217,6 +217,7 @@ class CallbackQuery:
     user_id: int
     message: Message
     data: str
+    pressed_at: float = 0.0  # on the world's clock: the answer window starts here
     answer: dict[str, Any] | None = None
     answered: asyncio.Event = field(default_factory=asyncio.Event)
 

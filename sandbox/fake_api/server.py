@@ -31,7 +31,7 @@ from sandbox.fake_api.models import Chat, ChatType, Message, MessageMatch, User
 from sandbox.fake_api.params import CallParams
 from sandbox.fake_api.registry import find_method
 from sandbox.fake_api.users import SimUser
-from sandbox.fake_api.world import BotOptions, World
+from sandbox.fake_api.world import CALLBACK_ANSWER_WINDOW, BotOptions, World
 
 if TYPE_CHECKING:
     from aiogram import Bot
@@ -79,8 +79,9 @@ class FakeTelegram:
         clock: Clock = time.monotonic,
         host: str = "127.0.0.1",
         port: int = 0,
+        callback_answer_window: float = CALLBACK_ANSWER_WINDOW,
     ) -> None:
-        self.world = World(options, limits, clock)
+        self.world = World(options, limits, clock, callback_answer_window=callback_answer_window)
         self.host = host
         self.port = port
         self.url = ""

@@ -53,9 +53,21 @@ def utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
+_NAMED_ENTITIES = {"lt": "<", "gt": ">", "amp": "&", "quot": '"'}
+"""The only named entities Telegram supports (every numerical one is)."""
+
+
+def _unparsable(reason: str) -> BotApiError:
+    return BotApiError(400, f"Bad Request: can't parse entities: {reason}")
+
+
 class _TelegramHTML(HTMLParser):
+    """Telegram's HTML: the supported tags only, and every ``<`` and ``&`` that is
+    not part of a tag or an entity refused (the Bot API says they must be
+    escaped as ``&lt;`` and ``&amp;``)."""
+
     def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
+        super().__init__(convert_charrefs=False)
         self.parts: list[str] = []
         self.length = 0  # UTF-16 units so far
         self.entities: list[dict[str, Any]] = []
@@ -98,6 +110,26 @@ class _TelegramHTML(HTMLParser):
             self.entities.append({**entity, "offset": start, "length": self.length - start})
 
     def handle_data(self, data: str) -> None:
+        if "<" in data:
+            raise _unparsable('Unsupported start tag (a bare "<" must be written &lt;)')
+        if "&" in data:
+            raise _unparsable('Character entity expected (a bare "&" must be written &amp;)')
+        self._text(data)
+
+    def handle_entityref(self, name: str) -> None:
+        if name not in _NAMED_ENTITIES:
+            raise _unparsable(f'Unsupported HTML entity "&{name};"')
+        self._text(_NAMED_ENTITIES[name])
+
+    def handle_charref(self, name: str) -> None:
+        try:
+            code = int(name[1:], 16) if name[:1] in "xX" else int(name)
+            char = chr(code)
+        except (ValueError, OverflowError):
+            raise _unparsable(f'Invalid numeric entity "&#{name};"') from None
+        self._text(char)
+
+    def _text(self, data: str) -> None:
         self.parts.append(data)
         self.length += utf16_len(data)
 

@@ -138,7 +138,11 @@ class SimUser:
         self._act()
         world = self.world
         query = CallbackQuery(
-            id=world.new_query_id(), user_id=self.id, message=target, data=payload_data
+            id=world.new_query_id(),
+            user_id=self.id,
+            message=target,
+            data=payload_data,
+            pressed_at=world.clock(),
         )
         world.add_query(query)
         payload: dict[str, Any] = {

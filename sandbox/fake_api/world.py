@@ -28,6 +28,10 @@ from sandbox.fake_api.models import (
 )
 
 MAX_QUERIES = 10_000
+CALLBACK_ANSWER_WINDOW = 15.0
+"""Seconds a callback query may be answered in: Telegram drops a late answer
+("query is too old and response timeout expired or query ID is invalid") and
+the user's client stops waiting for it (exact value not published)."""
 
 # Telegram's default when allowed_updates was never given.
 DEFAULT_UPDATE_TYPES = frozenset(
@@ -83,10 +87,12 @@ class World(ChangeFeed):
         limits: RateLimits | None = None,
         clock: Clock = time.monotonic,
         event_history: int = 10_000,
+        callback_answer_window: float = CALLBACK_ANSWER_WINDOW,
     ) -> None:
         super().__init__(event_history)
         self.options = options or BotOptions()
         self.clock = clock
+        self.callback_answer_window = callback_answer_window
         self.limiter = FakeFloodControl(limits or RateLimits(), clock)
         self.stats = Stats()
         self.bot = User(

@@ -57,6 +57,8 @@ async def game_button(
         await callback.answer()
     else:
         await callback.answer(text, show_alert=True)
+    if outcome.then is not None:  # answered first: an edit may wait for flood tokens
+        await outcome.then()
 
 
 @router.callback_query(SeatCb.filter())

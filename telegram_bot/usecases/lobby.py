@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from engine import EngineError
@@ -119,9 +120,13 @@ class LobbyActions:
     async def join(self, code: str, player: Person) -> Table:
         """Seat him at the lobby (LiveError when refused); remember his language;
         re-render the lobby messages."""
+        table = await self._seat(code, player)
+        await self.publisher.refresh(code, actor=player.id)
+        return table
+
+    async def _seat(self, code: str, player: Person) -> Table:
         result = await self.svc.join(code, player.id, player.name)
         await self.ui.update_table(code, langs={player.id: player.locale})
-        await self.publisher.refresh(code, actor=player.id)
         return result.table
 
     async def join_by_link(self, code: str, player: Person) -> LobbyOutcome:
@@ -172,16 +177,20 @@ class LobbyActions:
         prefs: PrefsCache,
         message: tuple[int, int] | None,
     ) -> LobbyOutcome:
+        # The outcome is decided here; what the messages show then is left to
+        # ``then``, which runs once the press is answered (an edit may wait long
+        # for the chat's flood tokens; Telegram drops a late answer).
         code, op, user = button.code, button.op, player.id
+        refresh = partial(self.publisher.refresh, code, actor=user)
         if op == LobbyOp.JOIN:
+            await self._open_lobby(code)
             if not (await prefs.get(user)).started:
                 # he never opened the private chat: the deep link opens it and seats him
                 return LobbyOutcome(url=deep_link(self.publisher.bot_username, code))
-            await self.join(code, player)
-            return LobbyOutcome(texts.JOINED)
+            await self._seat(code, player)
+            return LobbyOutcome(texts.JOINED, then=refresh)
         if op in (LobbyOp.SETTINGS, LobbyOp.SET, LobbyOp.BACK):
-            await self.settings(button, player, message)
-            return LobbyOutcome()
+            return LobbyOutcome(then=await self.settings(button, player, message))
         if op in (LobbyOp.START, LobbyOp.REMATCH):
             await (self.svc.start if op == LobbyOp.START else self.svc.rematch)(code, user)
             return LobbyOutcome(then=lambda: self.publisher.start_game(code))
@@ -189,8 +198,14 @@ class LobbyActions:
         if write is None:
             return LobbyOutcome(texts.BAD_BUTTON)
         await write(code, user)
-        await self.publisher.refresh(code, actor=user)
-        return LobbyOutcome(texts.LEFT if op == LobbyOp.LEAVE else None)
+        return LobbyOutcome(texts.LEFT if op == LobbyOp.LEAVE else None, then=refresh)
+
+    async def _open_lobby(self, code: str) -> Table:
+        """The lobby, while it is open (its game not started): else ``not_open``."""
+        table = await self.svc.lobby(code)
+        if table.status != OPEN:
+            raise LiveError("not_open", "the game has already started or was cancelled")
+        return table
 
     def _writes(self) -> dict[LobbyOp, Callable[[str, int], Awaitable[Any]]]:
         """The buttons that are one write, then a refresh of the lobby messages."""
@@ -210,11 +225,13 @@ class LobbyActions:
 
     async def settings(
         self, button: LobbyCb, player: Person, message: tuple[int, int] | None
-    ) -> None:
+    ) -> Callable[[], Awaitable[None]] | None:
         """The settings keyboard on the lobby message itself; a change goes through
-        the service.  Only the lobby's owner opens it: the panel replaces the shared
-        lobby message for everyone (``not_owner`` for anyone else, nothing changes)."""
-        table = await self.svc.lobby(button.code)
+        the service, while the lobby is open.  Only the lobby's owner opens it: the
+        panel replaces the shared lobby message for everyone (``not_owner`` for
+        anyone else, nothing changes).  Returns what shows it (to run once the press
+        is answered)."""
+        table = await self._open_lobby(button.code)
         if table.creator != player.id:
             raise LiveError(
                 "not_owner", "only the lobby's creator can change the settings", action="settings"
@@ -223,7 +240,12 @@ class LobbyActions:
             changes = setting_changes(table, *button.setting)
             table = (await self.svc.configure(button.code, player.id, **changes)).table
         if message is None:
-            return
+            return None
+        return lambda: self._show_settings(button, player, table, message)
+
+    async def _show_settings(
+        self, button: LobbyCb, player: Person, table: Table, message: tuple[int, int]
+    ) -> None:
         chat, message_id = message
         snap = await self.publisher.snapshot(button.code)
         lang = lobby_lang(snap, chat) if chat < 0 else player.locale

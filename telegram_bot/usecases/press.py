@@ -15,9 +15,10 @@ is not his current hand message changes nothing."""
 
 from __future__ import annotations
 
-import asyncio
 import enum
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from functools import partial
 
 from engine import EngineError, view
 from engine.live import PLAYING, StaleVersion, TableService
@@ -65,6 +66,10 @@ class PressOutcome:
     )
     error: EngineError | None = None  # REFUSED
     version: int | None = None  # APPLIED / DUPLICATE: the version the move made
+    then: Callable[[], Awaitable[None]] | None = field(default=None, compare=False)
+    """What shows the outcome (his message redrawn, the table refreshed): run it
+    once the press is answered -- an edit may wait for flood tokens, and Telegram
+    drops an answer that comes too late."""
 
     @property
     def ok(self) -> bool:
@@ -104,8 +109,8 @@ class PressButton:
                 return PressOutcome(PressStatus.GAME_OVER)
             if attempt + 1 < self.attempts and not snap.table.seats[seat].ai_controlled:
                 continue
-            await self.publisher.refresh(snap.table.id, seats=[seat], actor=press.user)
-            break
+            refresh = partial(self.publisher.refresh, snap.table.id, seats=[seat], actor=press.user)
+            return PressOutcome(PressStatus.STALE, then=refresh)
         return PressOutcome(PressStatus.STALE)
 
     async def _try(
@@ -120,8 +125,8 @@ class PressButton:
             not button.stamp or button.stamp != stamp(seat_view)
         ):
             # his hand or options changed since the keyboard was drawn
-            await self.publisher.render_seat(snap, press.user, selection)
-            return PressOutcome(PressStatus.STALE)
+            redraw = partial(self.publisher.render_seat, snap, press.user, selection)
+            return PressOutcome(PressStatus.STALE, then=redraw)
         resolved = resolve(seat_view, selection, button.press)
         if resolved.error is not None:
             status = (
@@ -131,21 +136,20 @@ class PressButton:
             )
             return PressOutcome(status, reason=resolved.error)
         if resolved.selection is not None:
-            await asyncio.gather(
-                self.ui.update_table(
-                    snap.table.id, selections={press.user: resolved.selection.to_json()}
-                ),
-                self.publisher.render_seat(snap, press.user, resolved.selection),
+            await self.ui.update_table(
+                snap.table.id, selections={press.user: resolved.selection.to_json()}
             )
-            return PressOutcome(PressStatus.TOGGLED)
+            redraw = partial(self.publisher.render_seat, snap, press.user, resolved.selection)
+            return PressOutcome(PressStatus.TOGGLED, then=redraw)
         assert resolved.action is not None
         return await self._apply(snap, selection, press, resolved.action)
 
     async def _apply(
         self, snap: Snapshot, selection: Selection, press: ButtonPress, action: str
     ) -> PressOutcome | StaleVersion:
-        """Make the move (compare-and-set on ``snap``'s version), then refresh:
-        his own message first; the write's notification re-renders nothing more."""
+        """Make the move (compare-and-set on ``snap``'s version); the outcome's
+        ``then`` refreshes: his own message first; the write's notification
+        re-renders nothing more."""
         table_id = snap.table.id
         try:
             result = await self.svc.apply(
@@ -160,8 +164,10 @@ class PressButton:
         if selection.cards or selection.choose:
             await self.ui.update_table(table_id, selections={press.user: None})
         seats = None if result.game_over else result.changed_seats
-        await self.publisher.refresh(table_id, seats=seats, actor=press.user, wrote=result.version)
-        return PressOutcome(PressStatus.APPLIED, version=result.version)
+        refresh = self.publisher.claimed_refresh(
+            table_id, seats=seats, actor=press.user, wrote=result.version
+        )
+        return PressOutcome(PressStatus.APPLIED, version=result.version, then=refresh)
 
 
 def _playing(snap: Snapshot) -> bool:

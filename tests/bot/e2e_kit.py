@@ -18,6 +18,7 @@ from engine import Action, new_game
 from engine.cards import card_name
 from engine.live import TableService
 from sandbox.fake_api import FakeTelegram, Message, SimUser
+from sandbox.fake_api.world import World
 from telegram_bot.app import BotApp
 from telegram_bot.callbacks import LobbyCb, LobbyOp, parse_game
 from telegram_bot.chat_state import ChatStateStore
@@ -193,6 +194,30 @@ def is_over(message: Message | None) -> bool:
     )
 
 
+async def _edited(world: World, message: Message, shown: int, within: float) -> None:
+    """Until ``message`` is edited after version ``shown`` (at most ``within`` s)."""
+    with contextlib.suppress(TimeoutError):
+        await world.wait_for(lambda: message.version != shown or None, within)
+
+
+async def settle(h: Harness, quiet: float = 0.3) -> None:
+    """Until nothing changed in the fake for ``quiet`` seconds: the edits of the
+    presses answered so far have gone out (a press is answered first)."""
+    world = h.fake.world
+    deadline = time.monotonic() + SAFETY
+    while time.monotonic() < deadline:
+        seen = world.version
+
+        def moved(v: int = seen) -> bool | None:
+            return world.version != v or None
+
+        try:
+            await world.wait_for(moved, quiet)
+        except TimeoutError:
+            return
+    raise AssertionError("the fake never became quiet")
+
+
 async def play_out(
     h: Harness,
     tid: str,
@@ -210,6 +235,7 @@ async def play_out(
     idle_since = time.monotonic()
     while presses < max_presses:
         if stop_after is not None and presses >= stop_after:
+            await settle(h)  # a press is answered before its edits go out
             return presses
         seen_version = world.version
         msgs = {u.id: await h.hand_message(u, tid) for u in humans}
@@ -224,8 +250,13 @@ async def play_out(
             if b is None:
                 continue
             t0 = time.perf_counter()
+            shown = m.version
             answer = await press(u, m, b)
             TIMING["press"] += time.perf_counter() - t0
+            # a press is answered before its edit goes out (which may wait for the
+            # chat's flood tokens): look again once his message shows the outcome
+            # -- it always does for a silent answer; a stale press redraws it
+            await _edited(world, m, shown, SAFETY if answer.get("text") is None else 5.0)
             answers[str(answer.get("text"))] += 1
             presses += 1
             acted = True

@@ -20,7 +20,7 @@ from telegram_bot.chat_state import ChatStateStore
 from telegram_bot.delivery_api import Delivery, Urgency
 from telegram_bot.moves import ERR_NOT_YOUR_TURN, stamp
 from telegram_bot.publisher import Publisher
-from telegram_bot.usecases.press import ButtonPress, PressButton, PressStatus
+from telegram_bot.usecases.press import ButtonPress, PressButton, PressOutcome, PressStatus
 
 ANN, BOB, EVE = 1, 2, 3
 HAND = {ANN: 101, BOB: 201}
@@ -80,8 +80,18 @@ class Table:
     svc: LosingService
     ui: ChatStateStore
     delivery: Recorder
-    press_button: PressButton
+    use_case: PressButton
     code: str
+
+    async def press_button(self, press: ButtonPress) -> PressOutcome:
+        """The use case as the handler runs it: the outcome (the press is answered
+        with it) before any message is edited, then its ``then``."""
+        edits = len(self.delivery.edits)
+        outcome = await self.use_case(press)
+        assert len(self.delivery.edits) == edits, "edited before the press was answered"
+        if outcome.then is not None:
+            await outcome.then()
+        return outcome
 
 
 @pytest.fixture

@@ -191,6 +191,64 @@ async def test_text_and_keyboard_limits(fake: FakeTelegram, bot: Bot) -> None:
     assert len(alice.messages()) == 3
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Carl <3",
+        "Tom & Jerry",
+        "<b>Carl</b> <3",
+        "a <",
+        "x &nbsp; y",
+        "&#xZZ;",
+        "</b>",
+        "<a href=x>",
+    ],
+)
+async def test_html_telegram_cannot_parse_is_refused(
+    fake: FakeTelegram, bot: Bot, text: str
+) -> None:
+    alice = fake.add_user("Alice")
+    alice.start()
+    with pytest.raises(TelegramBadRequest, match="Bad Request: can't parse entities: "):
+        await bot.send_message(alice.id, text, parse_mode="HTML")
+    await bot.send_message(alice.id, text)  # without parse_mode it is plain text
+    assert [m.text for m in alice.messages()] == ["/start", text]
+
+
+async def test_html_entities_show_the_characters(fake: FakeTelegram, bot: Bot) -> None:
+    alice = fake.add_user("Alice")
+    alice.start()
+    sent = await bot.send_message(
+        alice.id, "<b>Carl &lt;3</b> &amp; &quot;x&quot; &gt; &#60;&#x2F;b&#62;", parse_mode="HTML"
+    )
+    assert sent.text == 'Carl <3 & "x" > </b>'
+    assert sent.entities is not None
+    assert [(e.type, e.offset, e.length) for e in sent.entities] == [("bold", 0, 7)]
+
+
+async def test_a_late_callback_answer_is_too_old() -> None:
+    clock = ManualClock()
+    async with FakeTelegram(limits=RateLimits.off(), clock=clock, callback_answer_window=5) as fake:
+        bot = fake.make_bot()
+        try:
+            alice = fake.add_user("Alice")
+            alice.start()
+            await bot.send_message(alice.id, "Pick", reply_markup=keyboard([("Go", "go")]))
+            in_time, late = alice.press("Go"), alice.press("Go")
+            clock.advance(5)
+            await bot.answer_callback_query(in_time.id)
+            clock.advance(0.5)
+            with pytest.raises(
+                TelegramBadRequest,
+                match="query is too old and response timeout expired or query ID is invalid",
+            ):
+                await bot.answer_callback_query(late.id)
+            assert late.answer is None
+            assert fake.stats.late_answers == 1
+        finally:
+            await bot.session.close()
+
+
 async def test_flood_limits_answer_429_with_retry_after() -> None:
     clock = ManualClock()
     limits = RateLimits(per_chat_per_second=1, per_chat_burst=3, per_group_per_minute=20)

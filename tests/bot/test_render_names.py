@@ -1,0 +1,97 @@
+"""Names users chose, however hostile, in every screen: the HTML parses the way
+Telegram parses it (the fake Bot API's parser) and shows the name literally."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from aiogram.types import InlineKeyboardMarkup
+
+import engine
+from engine.live import OPEN, OVER, PLAYING, Loaded, Seat, Table
+from sandbox.fake_api.text import parse_text
+from telegram_bot.chat_state import TableUi
+from telegram_bot.format import short_name
+from telegram_bot.moves import Selection
+from telegram_bot.render_lobby import LeaderRow, VariantStats, render_stats, render_top
+from telegram_bot.screens import (
+    Snapshot,
+    hand_screen,
+    lobby_screen,
+    started_lobby_screen,
+    table_screen,
+)
+
+HOSTILE = [
+    "Carl <3",
+    "Tom & Jerry",
+    "</b>",
+    "<a href=x>",
+    "<b>bold</b>",
+    "&lt;not an entity&gt;",
+    "x" * 63 + "<",
+    "שלום עליכם",  # right to left
+    "Ana 🃏👩‍👩‍👧",
+]
+GROUP, ME, OTHER = -100_500, 7, 8
+
+Screen = tuple[str, InlineKeyboardMarkup | None]
+
+
+def snapshot(name: str, status: str, *, ai_plays_me: bool = False) -> Snapshot:
+    seats = (
+        Seat(user=ME, name=name, ai="heuristic" if ai_plays_me else None),
+        Seat(user=OTHER, name=name + " 2"),
+        Seat(user=None, name=name + " AI", ai="heuristic"),
+    )
+    table = Table(
+        id="Abc_-123456",
+        chat=GROUP,
+        creator=ME,
+        variant="chuvash",
+        options={},
+        max_seats=4,
+        timer=60,
+        seats=seats,
+        status=status,
+        game_no=0 if status == OPEN else 1,
+    )
+    state = None
+    if status != OPEN:
+        state = engine.new_game("chuvash", 3, seed=5)
+        if status == OVER:
+            while not state.over:
+                seat = state.to_act()[0]
+                state.apply(state.legal_actions(seat)[0])
+    loaded = Loaded(version=3, table=table, state=state, deadline=None, result=None)
+    ui = TableUi(hands={ME: 10, OTHER: 11}, lobby_messages={GROUP: 1, ME: 2}, group_lang="en")
+    return Snapshot(loaded, ui)
+
+
+SCREENS: dict[str, Callable[[str], Screen]] = {
+    "lobby": lambda n: lobby_screen(snapshot(n, OPEN), GROUP, "bot"),
+    "started lobby (group)": lambda n: started_lobby_screen(snapshot(n, PLAYING), GROUP, "bot"),
+    "started lobby (private)": lambda n: started_lobby_screen(snapshot(n, PLAYING), ME, "bot"),
+    "hand": lambda n: hand_screen(snapshot(n, PLAYING), 1, "en", Selection()),
+    "hand, the AI plays": lambda n: hand_screen(
+        snapshot(n, PLAYING, ai_plays_me=True), 0, "en", Selection()
+    ),
+    "table": lambda n: table_screen(snapshot(n, PLAYING, ai_plays_me=True), "bot"),
+    "game over (hand)": lambda n: hand_screen(snapshot(n, OVER), 1, "ru", Selection()),
+    "game over (table)": lambda n: table_screen(snapshot(n, OVER), "bot"),
+    "stats": lambda n: (render_stats(n, [VariantStats("chuvash", 3, 1)], locale="en"), None),
+    "top": lambda n: (
+        render_top([LeaderRow(n, 3, 1), LeaderRow(n + " 2", 2, 2)], locale="en"),
+        None,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+@pytest.mark.parametrize("screen", list(SCREENS))
+def test_a_hostile_name_is_shown_literally(screen: str, name: str) -> None:
+    text, _markup = SCREENS[screen](name)
+    plain, entities = parse_text(text, "HTML")  # raises as Telegram would answer 400
+    assert short_name(name) in plain
+    assert all(e["type"] in ("bold", "italic") for e in entities), entities
