@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import logging
 from typing import Any
+from urllib.parse import unquote
 
 from flask import Flask, Response, current_app, request
 from pydantic import ValidationError
@@ -181,10 +182,13 @@ def _depth(body: bytes) -> int:
 
 
 def check_url_length() -> None:
-    """``before_request``: a path plus query longer than ``MAX_URL_LENGTH`` is a
-    JSON 414 (gunicorn refuses longer request lines itself, see the README)."""
+    """``before_request``: a path plus query longer than ``MAX_URL_LENGTH``
+    characters is a JSON 414 (gunicorn refuses longer request lines itself, see
+    the README).  Counted decoded, so the figure does not depend on which
+    characters a client chose to percent-encode."""
     limit = current_app.config["MAX_URL_LENGTH"]
-    if len(request.path) + len(request.query_string) > limit:
+    query = unquote(request.query_string.decode("latin-1"))
+    if len(request.path) + len(query) > limit:
         raise ApiError(414, "uri_too_long", f"the URL is longer than {limit} characters")
 
 

@@ -52,3 +52,11 @@ def test_an_overlong_url_or_query_is_a_json_414(client: FlaskClient) -> None:
     error(client.get("/api/v1/games?variant=" + "a" * 5000, headers=auth()), 414, "uri_too_long")
     error(client.get("/" + "a" * 5000), 414, "uri_too_long")
     assert client.get("/api/v1/games?offset=" + "0" * 2000, headers=auth()).status_code == 200
+
+
+def test_the_url_limit_counts_characters_not_their_encoding(client: FlaskClient) -> None:
+    """1,400 characters, each percent-encoded (4,200 on the wire): under the
+    4,000-character limit however a client encodes them."""
+    r = client.get("/api/v1/games?chat=" + "%21" * 1400, headers=auth())
+    assert r.status_code != 414
+    assert r.get_json()["error"]["code"] != "uri_too_long"
