@@ -13,6 +13,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 from engine import Action, Event, GameState, new_game, public_view, view
 from engine.actions import LEAD
@@ -162,20 +163,28 @@ class Games:
             raise LiveError("not_allowed", "a rematch is possible once the game is over")
         if t.seat_of(user) is None:
             raise LiveError("not_seated", "only a player of the last game can ask for a rematch")
-        for u in t.humans():
-            await self.tables.claim_user(u, table_id)  # raises seated_elsewhere
+        humans = list(t.humans())
+        moved: list[int] = []  # pointers this rematch moved here
+        try:
+            for u in humans:
+                if await self.tables.claim_user(u, table_id):  # raises seated_elsewhere
+                    moved.append(u)
+            result = await self.tables.retry(table_id, partial(self._rematch_plan, user))
+        except BaseException:
+            for u in moved:
+                await self.tables.release_user(u, table_id)
+            await self.tables.settle_users(*humans)
+            raise
+        await self.tables.settle_users(*humans)
+        return result
 
-        def make(loaded: Loaded) -> Plan:
-            t = loaded.table
-            if t.status != OVER:
-                raise LiveError("not_allowed", "a rematch is possible once the game is over")
-            if t.seat_of(user) is None:
-                raise LiveError(
-                    "not_seated", "only a player of the last game can ask for a rematch"
-                )
-            return self.start_plan(t, t.previous_loser, "start")
-
-        return await self.tables.retry(table_id, make)
+    def _rematch_plan(self, user: int, loaded: Loaded) -> Plan:
+        t = loaded.table
+        if t.status != OVER:
+            raise LiveError("not_allowed", "a rematch is possible once the game is over")
+        if t.seat_of(user) is None:
+            raise LiveError("not_seated", "only a player of the last game can ask for a rematch")
+        return self.start_plan(t, t.previous_loser, "start")
 
     async def apply(
         self,

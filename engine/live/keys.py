@@ -39,8 +39,10 @@ together with table keys):
                       pruned when the table is gone
 ``P finished``        zset ``<id>:<game no>:<variant>`` -> finish time (ms),
                       trimmed to the last 7 days
-``P u:<user>``        string: the table id where the user sits (validated on
+``P u:{<user>}``      string: the table id where the user sits (validated on
                       read: a finished or vanished table does not count)
+``P u:{<user>}:claim`` string, a few seconds: the pointer is a fresh claim, the
+                      seat not written yet (a join, create or rematch in flight)
 ``P stats:<user>``    hash ``<variant>:games|losses|draws|p<place>`` -> count
 ``P top:<chat>``      hash ``<user>:<variant>:games|losses|draws`` and
                       ``<user>:name``: the chat's leaderboard
@@ -78,7 +80,12 @@ class Keys:
         return [self.table(table_id), self.events(table_id)]
 
     def user(self, user_id: int) -> str:
-        return f"{self.prefix}u:{user_id}"
+        return f"{self.prefix}u:{{{user_id}}}"
+
+    def user_claim(self, user_id: int) -> str:
+        """Set with the pointer by a join or create, for a short while: the seat
+        is not written yet (same hash tag as the pointer)."""
+        return f"{self.prefix}u:{{{user_id}}}:claim"
 
     def stats(self, user_id: int) -> str:
         return f"{self.prefix}stats:{user_id}"

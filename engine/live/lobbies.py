@@ -112,12 +112,14 @@ class Lobbies:
             updated=now,
         )
         try:
-            return await self.tables.write(
+            result = await self.tables.write(
                 None, Plan(t, None, events=[("create", 0, str(creator))])
             )
         except BaseException:
             await self.tables.release_user(creator, tid)
             raise
+        await self.tables.settle_users(creator)
+        return result
 
     async def lobby(self, code: str) -> Table:
         """The table with this invite code (= table id)."""
@@ -141,11 +143,15 @@ class Lobbies:
             return Plan(t, None, events=[("join", len(t.seats) - 1, str(user))])
 
         try:
-            return await self.tables.retry(table_id, make)
+            result = await self.tables.retry(table_id, make)
         except BaseException:
             if claimed and await self.tables.where(user) is None:
                 await self.tables.release_user(user, table_id)
+            else:
+                await self.tables.settle_users(user)
             raise
+        await self.tables.settle_users(user)
+        return result
 
     async def leave(self, table_id: str, user: int) -> WriteResult:
         """Leave an open lobby (the seat goes; the last human out cancels it) or a

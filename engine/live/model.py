@@ -29,6 +29,7 @@ class LiveConfig:
     game_ttl: float = 86400.0  # a game in progress with no write this long expires
     finished_ttl: float = 6 * 3600.0  # a finished/cancelled table (rematch window)
     user_ttl: float = 30 * 86400.0  # the user -> table pointer (validated on read)
+    claim_window: float = 15.0  # a claim not yet seated keeps the user from other tables
     stats_ttl: float = 400 * 86400.0  # per-user and per-chat stats, refreshed on write
     log_chunk: int = 2048  # bytes of log text kept in the table before a flush to the stream
     events_maxlen: int = 64  # stream entries (deflated chunks, ~30-60 moves each) kept

@@ -77,10 +77,15 @@ end
 return 0
 """
 
+# KEYS: the user's pointer, his claim marker.  ARGV: old table ('' = none), new
+# table ('' = delete both), pointer ttl ms, claim marker ttl ms (0 = none).
 SWAP_LUA = r"""
 local cur = redis.call('GET', KEYS[1]) or ''
 if cur ~= ARGV[1] then return 0 end
-if ARGV[2] == '' then redis.call('DEL', KEYS[1])
-else redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) end
+if ARGV[2] == '' then redis.call('DEL', KEYS[1], KEYS[2])
+else
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+  if tonumber(ARGV[4]) > 0 then redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[4]) end
+end
 return 1
 """

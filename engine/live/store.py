@@ -179,14 +179,30 @@ class Store:
         return bool(await self._release([self.keys.timers], args))
 
     # ------------------------------------------------------------- user pointers
-    async def swap_user(self, user: int, old: str, new: str, ttl_ms: int) -> bool:
-        """Set the user's table pointer to ``new`` ('' deletes it) if it is ``old``
-        ('' = absent)."""
-        return bool(await self._swap([self.keys.user(user)], [old, new, ttl_ms]))
+    async def swap_user(
+        self, user: int, old: str, new: str, ttl_ms: int, claim_ms: int = 0
+    ) -> bool:
+        """Set the user's table pointer to ``new`` ('' deletes it and the claim
+        marker) if it is ``old`` ('' = absent); ``claim_ms`` > 0 also marks the
+        pointer as a fresh claim for that long (:meth:`Tables.claim_user`)."""
+        keys = [self.keys.user(user), self.keys.user_claim(user)]
+        return bool(await self._swap(keys, [old, new, ttl_ms, claim_ms]))
 
     async def get_user(self, user: int) -> str:
         raw = await self.one(lambda p: p.get(self.keys.user(user)))
         return text(raw) if raw else ""
+
+    async def user_claim(self, user: int) -> tuple[str, bool]:
+        """The table the user's pointer names ('' = none) and whether it is a
+        fresh claim (its seat maybe not written yet)."""
+
+        def build(p: Pipeline) -> None:
+            p.get(self.keys.user(user))
+            p.get(self.keys.user_claim(user))
+
+        cur, claim = await self.run(build)
+        table = text(cur) if cur else ""
+        return table, bool(table) and claim is not None and text(claim) == table
 
 
 def text(b: Any) -> str:

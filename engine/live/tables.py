@@ -9,6 +9,7 @@ import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from engine import Event, GameState, view
@@ -244,10 +245,14 @@ class Tables:
         failed join should release it).  Raises ``seated_elsewhere`` naming the
         table where he sits (one active table per user, :mod:`engine.live.lobbies`)."""
         ttl = int(self.config.user_ttl * 1000)
+        # a claim older than a lobby's lifetime names a lobby that is gone
+        window = int(min(self.config.claim_window, self.config.lobby_ttl) * 1000)
         for _attempt in range(self.config.cas_retries):
-            cur = await self.store.get_user(user)
-            if cur == table_id:
-                return False
+            cur, fresh = await self.store.user_claim(user)
+            if cur == table_id:  # renew the claim: the seat may be written again
+                if await self.store.swap_user(user, cur, table_id, ttl, window):
+                    return False
+                continue
             if cur:
                 other = await self._active_table(cur, user)
                 if other is not None:
@@ -259,12 +264,24 @@ class Tables:
                         status=other.status,
                         chat=other.chat,
                     )
-            if await self.store.swap_user(user, cur, table_id, ttl):
+                if fresh:
+                    # claimed for another table whose seat is not written yet (a
+                    # join or create in flight, maybe in another process): that
+                    # write may still land, so this one may not (issue 17, defect 1)
+                    raise LiveError("busy", "you are joining another table right now")
+            if await self.store.swap_user(user, cur, table_id, ttl, window):
                 return True
         raise LiveError("busy", "try again")
 
     async def release_user(self, user: int, table_id: str) -> None:
         await self.store.swap_user(user, table_id, "", 0)
+
+    async def settle_users(self, *users: int) -> None:
+        """The seats of ``users`` are written (or their claims are void): their
+        pointers stop being fresh claims (:meth:`claim_user`)."""
+        for user in users:
+            key = self.store.keys.user_claim(user)
+            await self.store.one(partial(_delete, key))
 
     async def where(self, user: int) -> Table | None:
         """The open lobby or game in progress where ``user`` sits, if any."""
@@ -326,3 +343,7 @@ def _view_key(state: GameState, seat: int) -> dict[str, Any]:
     v.pop("ply")
     v.pop("events")
     return v
+
+
+def _delete(key: str, p: Any) -> None:
+    p.delete(key)

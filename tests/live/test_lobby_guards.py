@@ -84,3 +84,89 @@ async def test_the_next_owner_runs_the_lobby_once_the_creator_left(svc: TableSer
     assert e.value.code == "not_owner"
     r = await svc.start(tid, 2)
     assert r.table.game_no == 1
+
+
+async def test_a_join_paused_after_its_claim_keeps_the_user_from_another_lobby(
+    svc: TableService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Already at another table (defect 1 of issue 17): the user pointer is claimed
+    before the seat is written.  A process paused between the two (here: until
+    the rival join is over) must still keep the user from sitting elsewhere --
+    the rival sees the fresh claim and is refused."""
+    a = (await svc.create_lobby(3001, "A")).table_id
+    b = (await svc.create_lobby(4001, "B")).table_id
+    user = 5001
+    store = svc.tables.store
+    swap = store.swap_user
+    rival_done = asyncio.Event()
+    claimed = asyncio.Event()
+
+    async def paused_swap(who: int, old: str, new: str, *args: int) -> bool:
+        ok = await swap(who, old, new, *args)
+        if ok and new == a:
+            claimed.set()
+            await rival_done.wait()  # the join of ``a`` pauses here
+        return ok
+
+    monkeypatch.setattr(store, "swap_user", paused_swap)
+    first = asyncio.ensure_future(svc.join(a, user, "Zed"))
+    await claimed.wait()
+    try:
+        with pytest.raises(LiveError) as e:
+            await svc.join(b, user, "Zed")
+    finally:
+        rival_done.set()
+    await first
+    assert e.value.code == "busy"
+    assert (await svc.lobby(b)).seat_of(user) is None
+    assert (await svc.lobby(a)).seat_of(user) is not None
+    where = await svc.where(user)
+    assert where is not None
+    assert where.id == a
+
+
+async def test_a_rematch_paused_after_its_claims_keeps_its_players(
+    svc: TableService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The players' pointers already name the finished table; a rematch renews
+    them as fresh claims, so a join elsewhere while it is in flight is refused."""
+    tid = await new_table(svc, 2, first_user=1)
+    await play_out(svc, tid, random.Random(4))
+    other = (await svc.create_lobby(4002, "B")).table_id
+    store = svc.tables.store
+    swap = store.swap_user
+    rival_done = asyncio.Event()
+    claimed = asyncio.Event()
+
+    async def paused_swap(who: int, old: str, new: str, *args: int) -> bool:
+        ok = await swap(who, old, new, *args)
+        if ok and new == tid and who == 2:
+            claimed.set()
+            await rival_done.wait()  # the rematch pauses here
+        return ok
+
+    monkeypatch.setattr(store, "swap_user", paused_swap)
+
+    rematch = asyncio.ensure_future(svc.rematch(tid, 1))
+
+    async def rival() -> Any:
+        await asyncio.wait(
+            [rematch, asyncio.ensure_future(claimed.wait())], return_when=asyncio.FIRST_COMPLETED
+        )
+        try:
+            return await svc.join(other, 2, "Zed")
+        except LiveError as e:
+            return e
+        finally:
+            rival_done.set()
+
+    refused = await rival()
+    result = await rematch
+    assert isinstance(refused, LiveError), refused
+    assert refused.code == "busy"
+    assert (await svc.lobby(other)).seat_of(2) is None
+    assert (await svc.lobby(tid)).game_no == 2 == result.table.game_no
+    monkeypatch.undo()
+    with pytest.raises(LiveError) as e:  # once the rematch is written: seated there
+        await svc.join(other, 2, "Zed")
+    assert e.value.code == "seated_elsewhere"
