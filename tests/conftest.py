@@ -10,6 +10,9 @@ Redis
   no persistence, in a temporary directory, and stopped at the end of the session.
 * Neither available: the tests that need Redis fail with instructions. They are
   never skipped, and nothing ever falls back to 127.0.0.1:6379 by itself.
+* ``redis_cluster``: a throw-away 3-master Redis Cluster
+  (:mod:`sandbox.local_cluster`), started the first time a test asks for it --
+  ``REDIS_CLUSTER_URL`` (a startup node of a cluster you own) instead.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import pytest
 import redis
 from hypothesis import settings
 
+from sandbox.local_cluster import start_cluster
 from sandbox.local_redis import LocalRedisError, find_redis_server, start_redis
 from sandbox.local_redis import stop as stop_redis
 
@@ -81,6 +85,27 @@ def redis_server() -> Iterator[RedisServer]:
             yield RedisServer(url=url, owned=True)
         finally:
             stop_redis(proc)
+
+
+@pytest.fixture(scope="session")
+def redis_cluster() -> Iterator[RedisServer]:
+    """A Redis Cluster for the session: ``url`` is one startup node."""
+    url = os.environ.get("REDIS_CLUSTER_URL")
+    if url:
+        yield RedisServer(url=url, owned=False)
+        return
+    binary = find_redis_server()
+    if binary is None:
+        pytest.fail(_NO_REDIS_HELP, pytrace=False)
+    with tempfile.TemporaryDirectory(prefix="durak-test-cluster-") as tmp:
+        try:
+            cluster = start_cluster(binary, Path(tmp))
+        except LocalRedisError as exc:
+            pytest.fail(str(exc), pytrace=False)
+        try:
+            yield RedisServer(url=cluster.url, owned=True)
+        finally:
+            cluster.stop()
 
 
 @pytest.fixture
