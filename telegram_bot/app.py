@@ -60,15 +60,23 @@ def build_bot(settings: Settings) -> Bot:
     )
 
 
-def _detach(router: Router) -> Router:
-    """Module routers are singletons: let a new Dispatcher (a restart in the same
-    process, as the tests do) include them again."""
-    parent = router.parent_router
-    if parent is not None:
-        with contextlib.suppress(ValueError):
-            parent.sub_routers.remove(router)
-        router._parent_router = None
-    return router
+def _fresh(router: Router) -> Router:
+    """A copy of a module router (its handlers, filters and middlewares shared):
+    module routers are singletons, and a router has one parent -- so each
+    Dispatcher (a restart in the same process, or two bot processes side by side
+    as the tests run them) includes copies of its own."""
+    copy = Router(name=router.name)
+    for name, observer in router.observers.items():
+        target = copy.observers[name]
+        target.handlers = list(observer.handlers)
+        target._handler = observer._handler  # filters of the whole observer
+        for middleware in observer.outer_middleware:
+            target.outer_middleware.register(middleware)
+        for middleware in observer.middleware:
+            target.middleware.register(middleware)
+    for sub in router.sub_routers:
+        copy.include_router(_fresh(sub))
+    return copy
 
 
 class BotApp:
@@ -126,7 +134,7 @@ class BotApp:
         if self.settings.update_dedupe:  # before any handler (after aiogram's own)
             dp.update.outer_middleware(UpdateDedupe(self.svc.kv, self.settings.update_dedupe_ttl))
         for router in routers():
-            dp.include_router(_detach(router))
+            dp.include_router(_fresh(router))
         LocaleMiddleware(get_i18n(), self.prefs).setup(dp)
         if self.settings.set_commands:
             await self.set_commands()
