@@ -59,6 +59,19 @@ class Processes:
         for app in self.apps:
             await app.delivery.flush()
 
+    async def pump_at_once(self) -> None:
+        """Hand every queued update over at once, spread over the processes
+        (``copies`` times each): many presses arriving together."""
+        world = self.fake.world
+        updates = list(world.updates)
+        world.updates.clear()
+        feeds = []
+        for n, update in enumerate(updates):
+            app = self.apps[n % len(self.apps)]
+            feeds += [app.dp.feed_raw_update(app.bot, dict(update)) for _ in range(self.copies)]
+        await asyncio.gather(*feeds)
+        await self.pump()
+
     async def press(self, user: SimUser, message: Message, data: str) -> dict[str, Any]:
         query = user.press(data=data, message=message)
         await self.pump()
@@ -140,6 +153,17 @@ async def test_lobby_buttons_delivered_twice_apply_once(procs: Processes) -> Non
         assert len(hands) == 1, (u, [m.text for m in hands])
     if p.dedupe:  # without it, both copies answer: Telegram refuses the second
         assert not p.fake.stats.errors, p.fake.stats.errors
+
+
+async def test_twenty_join_taps_at_once_seat_him_once(procs: Processes) -> None:
+    p = procs
+    ann, bob = (p.fake.add_user(n, language_code="en") for n in ("Ann", "Bob"))
+    lobby, _group, tid = await group_lobby(p, [ann, bob])
+    taps = [bob.press(data=lobby_data(tid, LobbyOp.JOIN), message=lobby) for _ in range(20)]
+    await p.pump_at_once()
+    answers = [await t.wait_answer(SAFETY) for t in taps]
+    assert not [a for a in answers if a.get("show_alert")], answers
+    assert await seats(p, tid) == [ann.id, bob.id]
 
 
 async def test_a_solo_game_asked_for_twice_is_one_game(procs: Processes) -> None:
