@@ -201,55 +201,46 @@ async def _toggle(p: Processes, tid: str, user: SimUser) -> tuple[Message, str, 
 async def test_game_presses_delivered_twice_apply_once(procs: Processes) -> None:
     p = procs
     ann, bob = (p.fake.add_user(n, language_code="en") for n in ("Ann", "Bob"))
-    played = toggled = 0
-    for _game in range(6):  # deals differ: find leaders with a card to toggle
+    svc, ui = p.apps[0].svc, p.apps[0].ui
+    for _game in range(10):  # deals differ: the first whose leader has a card to toggle
         lobby, _group, tid = await group_lobby(p, [ann, bob])
         await p.press(bob, lobby, lobby_data(tid, LobbyOp.JOIN))
         await p.press(ann, lobby, lobby_data(tid, LobbyOp.START))
-        svc, ui = p.apps[0].svc, p.apps[0].ui
         table, state, _v = await svc.get(tid)
         assert state is not None
-        leader = ann if table.seats[state.to_act()[0]].user == ann.id else bob
+        leader, defender = (
+            (ann, bob) if table.seats[state.to_act()[0]].user == ann.id else (bob, ann)
+        )
         found = await _toggle(p, tid, leader)
         if found is not None:
-            message, data, expected = found
-            before = await p.version(tid)
-            answer = await p.press(leader, message, data)  # a card toggle, twice
-            assert not answer.get("show_alert"), answer
-            sel = Selection.from_json((await ui.table(tid)).selections.get(leader.id))
-            assert sel.cards == expected.cards  # not toggled back
-            assert await p.version(tid) == before
-            toggled += 1
-            play = _button(message, "play")  # the keyboard redrawn with his selection
-            assert play is not None, message.button_texts
-            answer = await p.press(leader, message, play)  # Play, twice
-            assert not answer.get("show_alert"), answer
-            assert await p.version(tid) == before + 1
-            played += 1
-        else:  # a move button (a one-card lead), twice
-            mid = (await ui.table(tid)).hands[leader.id]
-            message = leader.chat.messages[mid]
-            before = await p.version(tid)
-            for b in message.buttons:
-                cb = parse_game(b.get("callback_data"))
-                if cb is not None and cb.press.kind == "card":
-                    answer = await p.press(leader, message, b["callback_data"])
-                    if not answer.get("show_alert"):
-                        break
-            assert await p.version(tid) == before + 1
-            played += 1
+            break
         for u in (ann, bob):  # free for the next deal
             await svc.leave(tid, u.id)
-        if toggled:
-            break
-    assert toggled, "no deal had a card to toggle"
-    assert played
+    assert found is not None, "no deal had a card to toggle"
+    message, data, expected = found
+    before = await p.version(tid)
+    answer = await p.press(leader, message, data)  # a card toggle, twice
+    assert not answer.get("show_alert"), answer
+    sel = Selection.from_json((await ui.table(tid)).selections.get(leader.id))
+    assert sel.cards == expected.cards  # not toggled back
+    assert await p.version(tid) == before
+    play = _button(message, "play")  # his keyboard, redrawn with the selection
+    assert play is not None, message.button_texts
+    answer = await p.press(leader, message, play)  # Play, twice: one lead
+    assert not answer.get("show_alert"), answer
+    assert await p.version(tid) == before + 1
+    hand = defender.chat.messages[(await ui.table(tid)).hands[defender.id]]
+    take = _button(hand, "action", "K")
+    assert take is not None, hand.button_texts
+    answer = await p.press(defender, hand, take)  # a move, twice: he takes once
+    assert not answer.get("show_alert"), answer
+    assert await p.version(tid) == before + 2
 
 
-def _button(message: Message, kind: str) -> str | None:
-    """The data of the message's first game button of this kind."""
+def _button(message: Message, kind: str, action: str | None = None) -> str | None:
+    """The data of the message's first game button of this kind (and action)."""
     for b in message.buttons:
         cb = parse_game(b.get("callback_data"))
-        if cb is not None and cb.press.kind == kind:
+        if cb is not None and cb.press.kind == kind and action in (None, cb.press.action):
             return str(b["callback_data"])
     return None
