@@ -12,8 +12,12 @@ that loses a compare-and-set race is tried again on the newer state while its
 stamp still matches.  A redelivered update has the same request id and is
 applied once: a press whose request id the table has applied is answered as the
 success it was (:attr:`PressStatus.DUPLICATE`) before any other check -- its
-stamp no longer matches the hand it changed, and the game it ended is over.  The seat is always the presser's own: a button of a message that
-is not his current hand message changes nothing."""
+stamp no longer matches the hand it changed, and the game it ended is over.  A
+card or *Play* press drawn for another revision of his selection changes
+nothing (:attr:`PressStatus.REDRAWN`, answered silently); a toggle is written by
+compare-and-set on the revision it was drawn for, so one delivered twice toggles
+once.  The seat is always the presser's own: a button of a message that is not
+his current hand message changes nothing."""
 
 from __future__ import annotations
 
