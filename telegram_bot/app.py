@@ -1,7 +1,9 @@
 """Assembling the bot: the aiogram ``Bot`` (pointed at ``TELEGRAM_API_URL``), the
 Dispatcher with its routers and middlewares, the services it injects by
 parameter name (``svc``, ``ui`` -- the chat state --, ``prefs``, ``publisher``, ``delivery``,
-``settings``, and the use cases ``press_button``, ``lobby_actions``), and two background tasks:
+``settings``, and the use cases ``press_button``, ``lobby_actions``), the update
+dedupe in front of every handler (:mod:`telegram_bot.dedupe`: an update delivered
+twice is handled once), and two background tasks:
 
 * the turn-timer loop (:meth:`engine.live.TableService.run_timers`), which
   re-renders the tables its timeout moves changed;
@@ -34,6 +36,7 @@ from aiogram.types import (
 from engine.clock import Clock
 from engine.live import LiveConfig, ServiceUnavailable, TableService, WriteResult
 from telegram_bot.chat_state import ChatStateStore
+from telegram_bot.dedupe import UpdateDedupe
 from telegram_bot.delivery_api import Delivery, make_delivery
 from telegram_bot.handlers import routers
 from telegram_bot.i18n import LANGUAGES, bot_commands, get_i18n
@@ -57,15 +60,23 @@ def build_bot(settings: Settings) -> Bot:
     )
 
 
-def _detach(router: Router) -> Router:
-    """Module routers are singletons: let a new Dispatcher (a restart in the same
-    process, as the tests do) include them again."""
-    parent = router.parent_router
-    if parent is not None:
-        with contextlib.suppress(ValueError):
-            parent.sub_routers.remove(router)
-        router._parent_router = None
-    return router
+def _fresh(router: Router) -> Router:
+    """A copy of a module router (its handlers, filters and middlewares shared):
+    module routers are singletons, and a router has one parent -- so each
+    Dispatcher (a restart in the same process, or two bot processes side by side
+    as the tests run them) includes copies of its own."""
+    copy = Router(name=router.name)
+    for name, observer in router.observers.items():
+        target = copy.observers[name]
+        target.handlers = list(observer.handlers)
+        target._handler = observer._handler  # filters of the whole observer
+        for middleware in observer.outer_middleware:
+            target.outer_middleware.register(middleware)
+        for middleware in observer.middleware:
+            target.middleware.register(middleware)
+    for sub in router.sub_routers:
+        copy.include_router(_fresh(sub))
+    return copy
 
 
 class BotApp:
@@ -120,8 +131,10 @@ class BotApp:
         dp["press_button"] = PressButton(self.svc, self.ui, self.publisher)
         dp["lobby_actions"] = LobbyActions(self.svc, self.ui, self.publisher, self.delivery)
         dp["settings"] = self.settings
+        if self.settings.update_dedupe:  # before any handler (after aiogram's own)
+            dp.update.outer_middleware(UpdateDedupe(self.svc.kv, self.settings.update_dedupe_ttl))
         for router in routers():
-            dp.include_router(_detach(router))
+            dp.include_router(_fresh(router))
         LocaleMiddleware(get_i18n(), self.prefs).setup(dp)
         if self.settings.set_commands:
             await self.set_commands()

@@ -1,12 +1,16 @@
 """Callback data of every inline button (aiogram ``CallbackData``), always within
 Telegram's 64 bytes.
 
-Game buttons (``g:<game>:<version>:<payload>:<stamp>``) carry the short game
-id, the state version the keyboard was drawn at, a payload and the presser's
-decision stamp (:func:`telegram_bot.moves.stamp`).  The handler compares the
-version with the live one; when they differ, the button is honoured only if the
-stamp still matches (his hand and options are unchanged, so the press means what
-it meant), else it is stale: an alert and a refreshed message.  Payloads:
+Game buttons (``g:<game>:<version>:<payload>:<stamp>:<sel>``) carry the short
+game id, the state version the keyboard was drawn at, a payload, the presser's
+decision stamp (:func:`telegram_bot.moves.stamp`) and the revision of his
+selection the keyboard shows (:attr:`telegram_bot.moves.Selection.token`).  The
+handler compares the version with the live one; when they differ, the button is
+honoured only if the stamp still matches (his hand and options are unchanged, so
+the press means what it meant), else it is stale: an alert and a refreshed
+message.  A card or *Play* press whose ``sel`` is not his selection's revision
+now (a toggle delivered twice, a double tap) changes nothing: his keyboard is
+redrawn.  Payloads:
 
 ====================  =====================================================
 ``C10H10S``, ``K`` …  an engine action in its text form (:meth:`engine.Action.text`)
@@ -47,6 +51,9 @@ MAX_PAYLOAD = 24
 STAMP_PATTERN = r"^(?:[A-Za-z0-9_-]{6})?$"
 """Longest game payload: every single-step action (a cover is at most 7 bytes);
 several cards go through toggling and ``go``."""
+SEL_PATTERN = r"^[0-9]{0,2}$"
+"""A selection revision modulo 100 (empty: a button drawn before revisions); with
+the longest code, version and payload the data is exactly 64 bytes."""
 
 CODE_PATTERN = rf"^[A-Za-z0-9_-]{{1,{MAX_CODE}}}$"
 _CARD = r"(?:10|[2-9JQKA])[CDHS]|JK"
@@ -125,6 +132,7 @@ class GameCb(CallbackData, prefix="g"):
     version: Annotated[int, Field(ge=0, le=MAX_VERSION)]
     payload: str
     stamp: Annotated[str, Field(pattern=STAMP_PATTERN)] = ""
+    sel: Annotated[str, Field(pattern=SEL_PATTERN)] = ""
 
     @field_validator("payload")
     @classmethod
@@ -141,15 +149,17 @@ class GameCb(CallbackData, prefix="g"):
 
     @classmethod
     def unpack(cls, value: str) -> GameCb:
-        """Also a button drawn before stamps existed (``g:<id>:<version>:<payload>``):
-        it parses without a stamp, so the handler answers it as stale and redraws."""
-        if value.count(cls.__separator__) == 3:
-            value += cls.__separator__
+        """Also a button drawn before stamps or selection revisions existed
+        (``g:<id>:<version>:<payload>[:<stamp>]``): it parses without them, so the
+        handler answers it as stale (or redraws his keyboard)."""
+        parts = value.count(cls.__separator__)
+        if parts in (3, 4):
+            value += cls.__separator__ * (5 - parts)
         return super().unpack(value)
 
     @classmethod
-    def of(cls, game_id: str, version: int, press: Press, stamp: str = "") -> GameCb:
-        return cls(game=game_id, version=version, payload=press.payload, stamp=stamp)
+    def of(cls, game_id: str, version: int, press: Press, stamp: str = "", sel: str = "") -> GameCb:
+        return cls(game=game_id, version=version, payload=press.payload, stamp=stamp, sel=sel)
 
 
 class LobbyOp(StrEnum):

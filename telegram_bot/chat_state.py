@@ -7,7 +7,8 @@ bot processes -- that is not game state:
 
     ==============  ====================================================
     ``h:<user>``    message id of the player's hand message (his private chat)
-    ``s:<user>``    his multi-card selection (JSON, :class:`telegram_bot.moves.Selection`)
+    ``s:<user>``    his multi-card selection (JSON, :class:`telegram_bot.moves.Selection`;
+                    written by compare-and-set on its ``rev``, :meth:`ChatStateStore.swap_selection`)
     ``l:<user>``    his language (for messages he did not ask for)
     ``g``           message id of the group's table message (chat = the table's chat)
     ``L:<chat>``    message id of a lobby message in that chat
@@ -33,6 +34,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.live import KeyValueStore, TableService
+
+SWAP_SELECTION_LUA = r"""
+local cur = redis.call('HGET', KEYS[1], ARGV[1])
+local rev = 0
+if cur then
+  local ok, data = pcall(cjson.decode, cur)
+  if ok and type(data) == 'table' and type(data['rev']) == 'number' then rev = data['rev'] end
+end
+if rev ~= tonumber(ARGV[2]) then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1
+"""
+"""Set a selection field if the stored one's ``rev`` (absent or unreadable: 0) is
+the expected one; 1 if set."""
 
 
 @dataclass
@@ -70,6 +86,7 @@ class ChatStateStore:
         self.kv = kv
         self.ttl_ms = int(ttl * 1000)
         self.prefs_ttl_ms = int(prefs_ttl * 1000)
+        self._swap_selection = kv.script(SWAP_SELECTION_LUA)
 
     @classmethod
     def of(cls, service: TableService) -> ChatStateStore:
@@ -150,6 +167,16 @@ class ChatStateStore:
                 stale.append("g")
             dels = stale + dels
         await self.kv.hupdate(key, set=fields, delete=dels, ttl_ms=self.ttl_ms)
+
+    async def swap_selection(
+        self, table_id: str, user: int, expected_rev: int, selection: Mapping[str, Any]
+    ) -> bool:
+        """Store ``user``'s selection if the stored one is still at revision
+        ``expected_rev`` (compare-and-set, one round trip); False: another write
+        got there first (a toggle delivered twice), nothing changed."""
+        value = json.dumps(selection, separators=(",", ":"))
+        args: list[str | int] = [f"s:{user}", expected_rev, value, self.ttl_ms]
+        return bool(await self._swap_selection([self.table_key(table_id)], args))
 
     async def forget_table(self, table_id: str) -> None:
         await self.kv.delete(self.table_key(table_id))

@@ -36,17 +36,34 @@ ERR_NOT_LEGAL = N_("That move is not possible now.")
 ERR_BAD_SELECTION = N_("The selected cards do not make a move.")
 
 
+SEL_MOD = 100
+"""A keyboard carries its selection's revision modulo this (two digits)."""
+
+
 @dataclass(frozen=True)
 class Selection:
     """A player's pending input: toggled cards (a multiset, engine notation), the
-    card whose moves are being offered (``choose``) and the hand page shown."""
+    card whose moves are being offered (``choose``) and the hand page shown;
+    ``rev`` counts its writes (each one compare-and-set on it), so a press drawn
+    for another revision -- a toggle delivered twice -- is told apart."""
 
     cards: tuple[str, ...] = ()
     choose: str | None = None
     page: int = 0
+    rev: int = 0
+
+    @property
+    def token(self) -> str:
+        """The revision as a keyboard carries it (``GameCb.sel``)."""
+        return str(self.rev % SEL_MOD)
 
     def to_json(self) -> dict[str, Any]:
-        return {"cards": list(self.cards), "choose": self.choose, "page": self.page}
+        return {
+            "cards": list(self.cards),
+            "choose": self.choose,
+            "page": self.page,
+            "rev": self.rev,
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any] | None) -> Selection:
@@ -56,10 +73,12 @@ class Selection:
         cards = data.get("cards")
         choose = data.get("choose")
         page = data.get("page")
+        rev = data.get("rev")
         return cls(
             cards=tuple(c for c in cards if isinstance(c, str)) if isinstance(cards, list) else (),
             choose=choose if isinstance(choose, str) else None,
             page=page if isinstance(page, int) and page >= 0 else 0,
+            rev=rev if isinstance(rev, int) and rev >= 0 else 0,
         )
 
 
@@ -217,7 +236,7 @@ def clean(view: View, selection: Selection) -> Selection:
     choose = (
         selection.choose if selection.choose and card_moves(view, selection.choose, lg) else None
     )
-    return Selection(cards=cards, choose=choose, page=selection.page)
+    return Selection(cards=cards, choose=choose, page=selection.page, rev=selection.rev)
 
 
 STAMP_LEN = 6

@@ -303,7 +303,8 @@ class Publisher:
             if seat is None or snap.loaded.state is None or snap.ui.hands.get(user):
                 return
             lang = (await self._langs(snap.table, snap.ui)).get(user, "en")
-            text, markup = hand_screen(snap, seat, lang, Selection())
+            sel = Selection.from_json(snap.ui.selections.get(user))  # its revision too
+            text, markup = hand_screen(snap, seat, lang, sel)
             msg = await self.delivery.send(user, text, markup)
             if msg is not None:
                 await self.ui.update_table(table.id, hands={user: msg.message_id})

@@ -185,7 +185,8 @@ def hand_keyboard(
 
     def button(text: str, press: Press) -> InlineKeyboardButton:
         return InlineKeyboardButton(
-            text=text, callback_data=GameCb.of(game_id, version, press, stamp).pack()
+            text=text,
+            callback_data=GameCb.of(game_id, version, press, stamp, sel.token).pack(),
         )
 
     rows: list[list[InlineKeyboardButton]] = []

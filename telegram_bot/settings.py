@@ -54,6 +54,12 @@ class Settings(BaseSettings):
     """The group's table message at most this often."""
     flood_limiter: bool = True
     """Outgoing calls wait on token buckets in Redis shared by all bot processes."""
+    update_dedupe: bool = True
+    """Claim every update in Redis before any handler runs, so a redelivered one
+    (a webhook retry, another bot process) is handled once
+    (:mod:`telegram_bot.dedupe`)."""
+    update_dedupe_ttl: float = Field(default=600.0, gt=0)
+    """Seconds an update's claim is remembered."""
     set_commands: bool = True
     """Publish the command menus (setMyCommands) at start-up."""
 

@@ -139,8 +139,9 @@ class Games:
         self.after_moves(plan)
         return plan
 
-    async def start(self, table_id: str, user: int) -> WriteResult:
-        """Start the first game of an open lobby (its owner; at least two seats)."""
+    async def start(self, table_id: str, user: int, request_id: str = "") -> WriteResult:
+        """Start the first game of an open lobby (its owner; at least two seats).
+        The same ``request_id`` again: ``duplicate=True``, nothing more happens."""
 
         def make(loaded: Loaded) -> Plan:
             t = loaded.table
@@ -151,14 +152,19 @@ class Games:
                 raise LiveError("too_few_players", "at least two seats are needed to start")
             return self.start_plan(t, None, "start")
 
-        return await self.tables.retry(table_id, make)
+        return await self.tables.retry(table_id, make, request_id)
 
-    async def rematch(self, table_id: str, user: int) -> WriteResult:
+    async def rematch(self, table_id: str, user: int, request_id: str = "") -> WriteResult:
         """The next game of the match, same seats, «под проигравшего» (C5, S5): the
         seat before the previous loser leads.  A player of the last game asks; every
-        human of it must not sit at another active table."""
+        human of it must not sit at another active table.  The same ``request_id``
+        again: ``duplicate=True`` (no second game)."""
+        check_request_id(request_id)
         loaded = await self.tables.load(table_id)
         t = loaded.table
+        seen = loaded.applied(request_id)
+        if seen is not None:
+            return WriteResult(table_id, seen, t, duplicate=True)
         if t.status != OVER:
             raise LiveError("not_allowed", "a rematch is possible once the game is over")
         if t.seat_of(user) is None:
@@ -169,10 +175,13 @@ class Games:
             for u in humans:
                 if await self.tables.claim_user(u, table_id):  # raises seated_elsewhere
                     moved.append(u)
-            result = await self.tables.retry(table_id, partial(self._rematch_plan, user))
+            result = await self.tables.retry(
+                table_id, partial(self._rematch_plan, user), request_id
+            )
         except BaseException:
-            for u in moved:
-                await self.tables.release_user(u, table_id)
+            for u in moved:  # unless a rival rematch seated him meanwhile
+                if await self.tables.where(u) is None:
+                    await self.tables.release_user(u, table_id)
             await self.tables.settle_users(*humans)
             raise
         await self.tables.settle_users(*humans)
@@ -201,10 +210,9 @@ class Games:
         again returns ``duplicate=True`` and the version the first one produced."""
         check_request_id(request_id)
         loaded = await self.tables.load(table_id)
-        if request_id:
-            seen = _recent_version(loaded.recent, request_id)
-            if seen is not None:
-                return WriteResult(table_id, seen, loaded.table, duplicate=True)
+        seen = loaded.applied(request_id)  # before any other check: a duplicate is no error
+        if seen is not None:
+            return WriteResult(table_id, seen, loaded.table, duplicate=True)
         t = loaded.table
         state = loaded.state
         if t.status != PLAYING or state is None:
@@ -232,7 +240,7 @@ class Games:
             loaded, plan, expected=expected_version, request_id=request_id, before=before
         )
 
-    async def take_seat_back(self, table_id: str, user: int) -> WriteResult:
+    async def take_seat_back(self, table_id: str, user: int, request_id: str = "") -> WriteResult:
         """A human whose seat the AI plays (after timeouts or an admin) plays it again."""
 
         def make(loaded: Loaded) -> Plan:
@@ -245,7 +253,7 @@ class Games:
             t = t.with_seat(seat, replace(t.seats[seat], ai=None, timeouts=0))
             return Plan(t, loaded.state, events=[("back", seat, "")])
 
-        return await self.tables.retry(table_id, make)
+        return await self.tables.retry(table_id, make, request_id)
 
     def takeover_plan(
         self, loaded: Loaded, seat: int, reason: str, *, left: bool = False, kind: str = ""
@@ -270,12 +278,3 @@ class Games:
         seat = loaded.table.seat_of(user)
         data = view(loaded.state, seat) if seat is not None else public_view(loaded.state)
         return SeatView(data, loaded.version)
-
-
-def _recent_version(recent: str, request_id: str) -> int | None:
-    marker = f";{request_id}="
-    pos = recent.find(marker)
-    if pos < 0:
-        return None
-    digits = recent[pos + len(marker) :].split(";", 1)[0]
-    return int(digits)

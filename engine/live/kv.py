@@ -79,6 +79,19 @@ class KeyValueStore:
     async def set(self, key: str, value: str, *, ttl_ms: int | None = None) -> None:
         await self.store.one(lambda p: p.set(key, value, px=ttl_ms))
 
+    async def set_nx(self, keys: Sequence[str], value: str, *, ttl_ms: int) -> list[bool]:
+        """``SET key value NX PX ttl_ms`` for each key, pipelined in one round trip
+        (not a transaction: the keys may live in different Redis Cluster slots).
+        True for each key that was absent and is now set (claimed)."""
+        if not keys:
+            return []
+
+        def build(p: Any) -> None:
+            for k in keys:
+                p.set(k, value, nx=True, px=ttl_ms)
+
+        return [bool(r) for r in await self.store.run(build)]
+
     # ------------------------------------------------------------------ any key
     async def delete(self, *keys: str) -> int:
         return int(await self.store.one(lambda p: p.delete(*keys)))

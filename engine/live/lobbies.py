@@ -22,6 +22,10 @@ Rules (enforced here, documented for the bot):
 * Every rule of a write (seated once, owner only, lobby full, open, seated at
   another table) is checked inside the plan that ``Tables.retry`` runs again
   after a lost compare-and-set, so it always holds on the state written over.
+* Every write but create takes an optional ``request_id`` (the bot passes its
+  callback query's id): the same id again is answered ``duplicate=True`` and
+  changes nothing -- checked before the rules and again inside the
+  compare-and-set, so one press delivered to two processes adds one AI seat.
 * An open lobby untouched for ``lobby_ttl`` expires; so does a game with no
   write for ``game_ttl`` and a finished table after ``finished_ttl``.
 """
@@ -125,7 +129,7 @@ class Lobbies:
         """The table with this invite code (= table id)."""
         return (await self.tables.load(code)).table
 
-    async def join(self, table_id: str, user: int, name: str) -> WriteResult:
+    async def join(self, table_id: str, user: int, name: str, request_id: str = "") -> WriteResult:
         """Seat ``user`` in the open lobby (see the module rules).  Every rule is
         checked in the plan, so a lost race (a double tap, a rival for the last
         seat) re-checks it on the newer table."""
@@ -143,7 +147,7 @@ class Lobbies:
             return Plan(t, None, events=[("join", len(t.seats) - 1, str(user))])
 
         try:
-            result = await self.tables.retry(table_id, make)
+            result = await self.tables.retry(table_id, make, request_id)
         except BaseException:
             if claimed and await self.tables.where(user) is None:
                 await self.tables.release_user(user, table_id)
@@ -153,7 +157,7 @@ class Lobbies:
         await self.tables.settle_users(user)
         return result
 
-    async def leave(self, table_id: str, user: int) -> WriteResult:
+    async def leave(self, table_id: str, user: int, request_id: str = "") -> WriteResult:
         """Leave an open lobby (the seat goes; the last human out cancels it) or a
         game in progress (the AI takes the seat for good)."""
 
@@ -180,12 +184,17 @@ class Lobbies:
                 events.append(("cancel", -1, "empty"))
             return Plan(t, None, events=events)
 
-        result = await self.tables.retry(table_id, make)
+        result = await self.tables.retry(table_id, make, request_id)
         await self.tables.release_user(user, table_id)
         return result
 
     async def add_ai(
-        self, table_id: str, user: int, kind: str = DEFAULT_AI, name: str = ""
+        self,
+        table_id: str,
+        user: int,
+        kind: str = DEFAULT_AI,
+        name: str = "",
+        request_id: str = "",
     ) -> WriteResult:
         """Add an AI seat (``kind`` of ``engine.ai.KINDS``)."""
         if kind not in AI_KINDS:
@@ -201,17 +210,27 @@ class Lobbies:
             t = replace(t, seats=(*t.seats, seat), updated=self.tables.now_ms())
             return Plan(t, None, events=[("add_ai", len(t.seats) - 1, kind)])
 
-        return await self.tables.retry(table_id, make)
+        return await self.tables.retry(table_id, make, request_id)
 
-    async def remove_ai(self, table_id: str, user: int, seat: int) -> WriteResult:
+    async def remove_ai(
+        self, table_id: str, user: int, seat: int | None = None, request_id: str = ""
+    ) -> WriteResult:
+        """Remove the AI seat ``seat`` (None: the last AI seat)."""
+
         def make(loaded: Loaded) -> Plan:
             t = _owner_open(loaded.table, user, "remove_ai")
-            if not 0 <= seat < len(t.seats) or t.seats[seat].user is not None:
-                raise LiveError("bad_seat", f"seat {seat} is not an AI seat")
-            t = replace(t, seats=t.seats[:seat] + t.seats[seat + 1 :], updated=self.tables.now_ms())
-            return Plan(t, None, events=[("remove_ai", seat, "")])
+            at = seat
+            if at is None:
+                ai = [i for i, s in enumerate(t.seats) if s.user is None]
+                if not ai:
+                    raise LiveError("bad_seat", "there is no AI seat")
+                at = ai[-1]
+            if not 0 <= at < len(t.seats) or t.seats[at].user is not None:
+                raise LiveError("bad_seat", f"seat {at} is not an AI seat")
+            t = replace(t, seats=t.seats[:at] + t.seats[at + 1 :], updated=self.tables.now_ms())
+            return Plan(t, None, events=[("remove_ai", at, "")])
 
-        return await self.tables.retry(table_id, make)
+        return await self.tables.retry(table_id, make, request_id)
 
     async def configure(
         self,
@@ -222,6 +241,7 @@ class Lobbies:
         options: Mapping[str, Any] | None = None,
         max_seats: int | None = None,
         timer: int | None = None,
+        request_id: str = "",
     ) -> WriteResult:
         """Change settings of an open lobby (validated; a new variant without
         ``options`` gets its defaults; max seats clipped to the variant's range)."""
@@ -252,9 +272,9 @@ class Lobbies:
             )
             return Plan(t, None, events=[("settings", -1, f"{vname}:{mx}:{tm}")])
 
-        return await self.tables.retry(table_id, make)
+        return await self.tables.retry(table_id, make, request_id)
 
-    async def cancel(self, table_id: str, user: int) -> WriteResult:
+    async def cancel(self, table_id: str, user: int, request_id: str = "") -> WriteResult:
         """The creator closes an open lobby."""
 
         def make(loaded: Loaded) -> Plan:
@@ -262,7 +282,7 @@ class Lobbies:
             t = replace(t, status=CANCELLED, updated=self.tables.now_ms())
             return Plan(t, None, events=[("cancel", -1, str(user))])
 
-        result = await self.tables.retry(table_id, make)
+        result = await self.tables.retry(table_id, make, request_id)
         for u in result.table.humans():
             await self.tables.release_user(u, table_id)
         return result

@@ -46,6 +46,18 @@ class Loaded:
     recent: str = ""
     log: str = ""  # the open chunk of the event log (eventlog)
 
+    def applied(self, request_id: str) -> int | None:
+        """The version ``request_id`` produced, if it is among the table's recent
+        request ids (a redelivered request: applied once); None otherwise."""
+        if not request_id:
+            return None
+        marker = f";{request_id}="
+        pos = self.recent.find(marker)
+        if pos < 0:
+            return None
+        digits = self.recent[pos + len(marker) :].split(";", 1)[0]
+        return int(digits) if digits.isdigit() else None
+
 
 @dataclass
 class Plan:
@@ -209,22 +221,32 @@ class Tables:
         )
 
     async def retry(
-        self, table_id: str, make: Callable[[Loaded], Awaitable[Plan | None] | Plan | None]
+        self,
+        table_id: str,
+        make: Callable[[Loaded], Awaitable[Plan | None] | Plan | None],
+        request_id: str = "",
     ) -> WriteResult:
         """Load, plan and write, again while another write got there first.
 
         ``make`` checks every rule of the write on the table as loaded (so a lost
         race re-checks them on the newer state) and raises :class:`LiveError` to
         refuse; it returns None when there is nothing to write (the table as
-        loaded is the answer)."""
+        loaded is the answer).  A ``request_id`` seen before is answered as the
+        duplicate it is *before* ``make`` runs (its rules may no longer hold on the
+        state the first one made: a second *Start* must not say "not open"); the
+        compare-and-set checks it again, so two processes apply it once."""
+        check_request_id(request_id)
         for _attempt in range(self.config.cas_retries):
             loaded = await self.load(table_id)
+            seen = loaded.applied(request_id)
+            if seen is not None:
+                return WriteResult(table_id, seen, loaded.table, duplicate=True)
             planned = make(loaded)
             plan = planned if planned is None or isinstance(planned, Plan) else await planned
             if plan is None:
                 return WriteResult(table_id, loaded.version, loaded.table)
             try:
-                return await self.write(loaded, plan, before=loaded.state)
+                return await self.write(loaded, plan, request_id=request_id, before=loaded.state)
             except StaleVersion:
                 continue
         raise LiveError("busy", "the table is too busy right now; try again")

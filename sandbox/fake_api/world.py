@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import itertools
+import secrets
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -116,11 +117,14 @@ class World(ChangeFeed):
         self.allowed_updates: frozenset[str] = DEFAULT_UPDATE_TYPES
         self.webhook: dict[str, Any] = {}
         self.poll_generation = 0
-        self._next_update_id = 10_000
+        # Like Telegram's, update and callback query ids never repeat across fakes:
+        # a bot that remembers them (its update dedupe, in a Redis that outlives
+        # this fake: the sandbox with REDIS_URL) must not take new ones for old.
+        self._next_update_id = 10_000 + secrets.randbelow(10**9)
         # ids
         self._user_ids = itertools.count(100_001)
         self._group_ids = itertools.count(1)
-        self._query_ids = itertools.count(1)
+        self._query_ids = itertools.count(1 + secrets.randbelow(10**12) * 10**6)
         self._updates_changed = asyncio.Event()
         self.closing = False
 

@@ -1,14 +1,21 @@
 """Helpers shared by the handler modules: variant names in commands, the
-player a message or button comes from, answering with a lobby outcome."""
+player a message or button comes from, answering with a lobby outcome,
+answering a button press."""
 
 from __future__ import annotations
 
-from aiogram.types import Message, User
+import logging
+from typing import Any
+
+from aiogram.exceptions import TelegramBadRequest
+from aiogram.types import CallbackQuery, Message, User
 
 from telegram_bot import texts
 from telegram_bot.i18n import Translator
 from telegram_bot.middlewares import display_name
 from telegram_bot.usecases.lobby import LobbyOutcome, Person
+
+log = logging.getLogger(__name__)
 
 VARIANT_WORDS = {
     "chuvash": "chuvash",
@@ -47,3 +54,13 @@ async def reply(message: Message, outcome: LobbyOutcome, _: Translator) -> None:
         await message.answer(_(outcome.notice))
     if outcome.then is not None:
         await outcome.then()
+
+
+async def answer(callback: CallbackQuery, text: str | None = None, **options: Any) -> None:
+    """Answer a button press, best effort: Telegram refuses a second answer of one
+    callback query (a copy delivered to another process answered it) or a late
+    one -- the press's outcome is still shown after (its ``then`` runs)."""
+    try:
+        await callback.answer(text, **options)
+    except TelegramBadRequest as e:
+        log.info("callback query %s not answered: %s", callback.id, e.message)

@@ -10,6 +10,7 @@ from engine import EngineError
 from engine.live import TableService
 from telegram_bot import texts
 from telegram_bot.callbacks import GameCb
+from telegram_bot.handlers.common import answer
 from telegram_bot.i18n import Translator
 from telegram_bot.keyboards import SeatCb
 from telegram_bot.publisher import Publisher
@@ -54,9 +55,9 @@ async def game_button(
     )
     text = alert(outcome, _)
     if text is None:
-        await callback.answer()
+        await answer(callback)
     else:
-        await callback.answer(text, show_alert=True)
+        await answer(callback, text, show_alert=True)
     if outcome.then is not None:  # answered first: an edit may wait for flood tokens
         await outcome.then()
 
@@ -70,9 +71,11 @@ async def seat_button(
     _: Translator,
 ) -> None:
     try:
-        await svc.take_seat_back(callback_data.game, callback.from_user.id)
+        await svc.take_seat_back(
+            callback_data.game, callback.from_user.id, request_id=f"cb{callback.id}"[:64]
+        )
     except EngineError as e:
-        await callback.answer(texts.refusal(e, _), show_alert=True)
+        await answer(callback, texts.refusal(e, _), show_alert=True)
         return
-    await callback.answer(_(texts.SEAT_BACK))
+    await answer(callback, _(texts.SEAT_BACK))
     await publisher.refresh(callback_data.game, actor=callback.from_user.id)

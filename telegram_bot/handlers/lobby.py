@@ -11,7 +11,7 @@ from aiogram.types import CallbackQuery, Message
 
 from telegram_bot import texts
 from telegram_bot.callbacks import LobbyCb
-from telegram_bot.handlers.common import parse_variant, player, reply
+from telegram_bot.handlers.common import answer, parse_variant, player, reply
 from telegram_bot.i18n import Translator
 from telegram_bot.middlewares import PrefsCache
 from telegram_bot.settings import Settings
@@ -59,13 +59,17 @@ async def lobby_button(
     message = callback.message
     where = (message.chat.id, message.message_id) if message is not None else None
     outcome = await lobby_actions.press(
-        callback_data, player(callback.from_user, locale), prefs, where
+        callback_data,
+        player(callback.from_user, locale),
+        prefs,
+        where,
+        request_id=f"cb{callback.id}"[:64],
     )
     if outcome.error is not None:
-        await callback.answer(texts.refusal(outcome.error, _), show_alert=True)
+        await answer(callback, texts.refusal(outcome.error, _), show_alert=True)
     elif outcome.url is not None:
-        await callback.answer(url=outcome.url)
+        await answer(callback, url=outcome.url)
     else:
-        await callback.answer(_(outcome.notice) if outcome.notice is not None else None)
+        await answer(callback, _(outcome.notice) if outcome.notice is not None else None)
     if outcome.then is not None:
         await outcome.then()

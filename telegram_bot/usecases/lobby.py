@@ -124,8 +124,8 @@ class LobbyActions:
         await self.publisher.refresh(code, actor=player.id)
         return table
 
-    async def _seat(self, code: str, player: Person) -> Table:
-        result = await self.svc.join(code, player.id, player.name)
+    async def _seat(self, code: str, player: Person, request_id: str = "") -> Table:
+        result = await self.svc.join(code, player.id, player.name, request_id=request_id)
         await self.ui.update_table(code, langs={player.id: player.locale})
         return result.table
 
@@ -163,10 +163,14 @@ class LobbyActions:
         player: Person,
         prefs: PrefsCache,
         message: tuple[int, int] | None,
+        request_id: str = "",
     ) -> LobbyOutcome:
-        """A lobby button pressed on ``message`` (chat id, message id)."""
+        """A lobby button pressed on ``message`` (chat id, message id).  Every write
+        carries ``request_id`` (the callback query's): the same press delivered
+        again -- to another process too -- is applied once (a second *Start* sends
+        no second set of hand messages)."""
         try:
-            return await self._press(button, player, prefs, message)
+            return await self._press(button, player, prefs, message, request_id)
         except EngineError as e:
             return LobbyOutcome(error=e)
 
@@ -176,6 +180,7 @@ class LobbyActions:
         player: Person,
         prefs: PrefsCache,
         message: tuple[int, int] | None,
+        rid: str,
     ) -> LobbyOutcome:
         # The outcome is decided here; what the messages show then is left to
         # ``then``, which runs once the press is answered (an edit may wait long
@@ -187,17 +192,19 @@ class LobbyActions:
             if not (await prefs.get(user)).started:
                 # he never opened the private chat: the deep link opens it and seats him
                 return LobbyOutcome(url=deep_link(self.publisher.bot_username, code))
-            await self._seat(code, player)
+            await self._seat(code, player, rid)
             return LobbyOutcome(texts.JOINED, then=refresh)
         if op in (LobbyOp.SETTINGS, LobbyOp.SET, LobbyOp.BACK):
-            return LobbyOutcome(then=await self.settings(button, player, message))
+            return LobbyOutcome(then=await self.settings(button, player, message, rid))
         if op in (LobbyOp.START, LobbyOp.REMATCH):
-            await (self.svc.start if op == LobbyOp.START else self.svc.rematch)(code, user)
+            begin = self.svc.start if op == LobbyOp.START else self.svc.rematch
+            if (await begin(code, user, request_id=rid)).duplicate:
+                return LobbyOutcome()  # the first copy of this press sends the hands
             return LobbyOutcome(then=lambda: self.publisher.start_game(code))
         write = self._writes().get(op)
         if write is None:
             return LobbyOutcome(texts.BAD_BUTTON)
-        await write(code, user)
+        await write(code, user, rid)
         return LobbyOutcome(texts.LEFT if op == LobbyOp.LEAVE else None, then=refresh)
 
     async def _open_lobby(self, code: str) -> Table:
@@ -207,24 +214,24 @@ class LobbyActions:
             raise LiveError("not_open", "the game has already started or was cancelled")
         return table
 
-    def _writes(self) -> dict[LobbyOp, Callable[[str, int], Awaitable[Any]]]:
-        """The buttons that are one write, then a refresh of the lobby messages."""
+    def _writes(self) -> dict[LobbyOp, Callable[[str, int, str], Awaitable[Any]]]:
+        """The buttons that are one write (table, user, request id), then a refresh
+        of the lobby messages.  *Remove AI* removes the last AI seat, chosen inside
+        the write."""
+        svc = self.svc
         return {
-            LobbyOp.LEAVE: self.svc.leave,
-            LobbyOp.ADD_AI: self.svc.add_ai,
-            LobbyOp.REMOVE_AI: self._remove_ai,
-            LobbyOp.CANCEL: self.svc.cancel,
+            LobbyOp.LEAVE: lambda c, u, r: svc.leave(c, u, request_id=r),
+            LobbyOp.ADD_AI: lambda c, u, r: svc.add_ai(c, u, request_id=r),
+            LobbyOp.REMOVE_AI: lambda c, u, r: svc.remove_ai(c, u, request_id=r),
+            LobbyOp.CANCEL: lambda c, u, r: svc.cancel(c, u, request_id=r),
         }
 
-    async def _remove_ai(self, code: str, user: int) -> None:
-        table = await self.svc.lobby(code)
-        ai = [i for i, s in enumerate(table.seats) if s.user is None]
-        if not ai:
-            raise LiveError("bad_seat", "no AI seat")
-        await self.svc.remove_ai(code, user, ai[-1])
-
     async def settings(
-        self, button: LobbyCb, player: Person, message: tuple[int, int] | None
+        self,
+        button: LobbyCb,
+        player: Person,
+        message: tuple[int, int] | None,
+        request_id: str = "",
     ) -> Callable[[], Awaitable[None]] | None:
         """The settings keyboard on the lobby message itself; a change goes through
         the service, while the lobby is open.  Only the lobby's owner opens it: the
@@ -238,7 +245,10 @@ class LobbyActions:
             )
         if button.op == LobbyOp.SET and button.setting is not None:
             changes = setting_changes(table, *button.setting)
-            table = (await self.svc.configure(button.code, player.id, **changes)).table
+            changed = await self.svc.configure(
+                button.code, player.id, request_id=request_id, **changes
+            )
+            table = changed.table
         if message is None:
             return None
         return lambda: self._show_settings(button, player, table, message)

@@ -10,14 +10,20 @@ or pass does not void it; otherwise (an old keyboard, a double tap, his options
 changed) it is :attr:`PressStatus.STALE` and his message is redrawn.  A move
 that loses a compare-and-set race is tried again on the newer state while its
 stamp still matches.  A redelivered update has the same request id and is
-applied once.  The seat is always the presser's own: a button of a message that
-is not his current hand message changes nothing."""
+applied once: a press whose request id the table has applied is answered as the
+success it was (:attr:`PressStatus.DUPLICATE`) before any other check -- its
+stamp no longer matches the hand it changed, and the game it ended is over.  A
+card or *Play* press drawn for another revision of his selection changes
+nothing (:attr:`PressStatus.REDRAWN`, answered silently); a toggle is written by
+compare-and-set on the revision it was drawn for, so one delivered twice toggles
+once.  The seat is always the presser's own: a button of a message that is not
+his current hand message changes nothing."""
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from engine import EngineError, view
@@ -28,6 +34,11 @@ from telegram_bot.moves import ERR_NOT_YOUR_TURN, Selection, resolve, stamp
 from telegram_bot.publisher import Publisher
 from telegram_bot.screens import Snapshot
 
+SELECTION_PRESSES = frozenset({"card", "play"})
+"""Presses whose meaning depends on his selection: honoured only when the button
+was drawn for its current revision (``GameCb.sel``).  The others name what they
+do (a page, Clear, Back, an action), so a repeat of them is harmless."""
+
 APPLY_ATTEMPTS = 3
 """A press whose move loses a compare-and-set race is tried again on the newer
 state (while its stamp still matches) this many times in all."""
@@ -37,6 +48,7 @@ class PressStatus(enum.Enum):
     APPLIED = "applied"  # the move was made (and the messages refreshed)
     DUPLICATE = "duplicate"  # the same request was applied before
     TOGGLED = "toggled"  # the selection changed (a card toggled, a page, a choice)
+    REDRAWN = "redrawn"  # drawn for another revision of his selection: redrawn, no change
     STALE = "stale"  # drawn for an older situation: his message was redrawn
     NOT_YOUR_TURN = "not_your_turn"  # he has no move now (``reason`` says so)
     ILLEGAL = "illegal"  # ``reason``: why the press makes no move now
@@ -73,7 +85,12 @@ class PressOutcome:
 
     @property
     def ok(self) -> bool:
-        return self.status in (PressStatus.APPLIED, PressStatus.DUPLICATE, PressStatus.TOGGLED)
+        return self.status in (
+            PressStatus.APPLIED,
+            PressStatus.DUPLICATE,
+            PressStatus.TOGGLED,
+            PressStatus.REDRAWN,
+        )
 
 
 @dataclass(frozen=True)
@@ -90,13 +107,13 @@ class PressButton:
             snap = await self.publisher.snapshot(press.button.game)
         except EngineError as e:
             return PressOutcome(PressStatus.REFUSED, error=e)
-        refused = _check_presser(snap, press)
+        refused = _duplicate(snap, press) or _check_presser(snap, press)
         if refused is not None:
             return refused
         seat = snap.table.seat_of(press.user)
         assert seat is not None
-        selection = Selection.from_json(snap.ui.selections.get(press.user))
         for attempt in range(self.attempts):
+            selection = Selection.from_json(snap.ui.selections.get(press.user))
             outcome = await self._try(snap, seat, selection, press)
             if not isinstance(outcome, StaleVersion):
                 return outcome
@@ -105,6 +122,9 @@ class PressButton:
                 snap = await self.publisher.snapshot(press.button.game)
             except EngineError as e:
                 return PressOutcome(PressStatus.REFUSED, error=e)
+            duplicate = _duplicate(snap, press)  # another copy of this press won the race
+            if duplicate is not None:
+                return duplicate
             if not _playing(snap):
                 return PressOutcome(PressStatus.GAME_OVER)
             if attempt + 1 < self.attempts and not snap.table.seats[seat].ai_controlled:
@@ -127,6 +147,11 @@ class PressButton:
             # his hand or options changed since the keyboard was drawn
             redraw = partial(self.publisher.render_seat, snap, press.user, selection)
             return PressOutcome(PressStatus.STALE, then=redraw)
+        if button.press.kind in SELECTION_PRESSES and button.sel != selection.token:
+            # drawn for another revision of his selection (a toggle delivered twice,
+            # a double tap): what it meant is gone -- show him his selection now
+            redraw = partial(self.publisher.render_seat, snap, press.user, selection)
+            return PressOutcome(PressStatus.REDRAWN, then=redraw)
         resolved = resolve(seat_view, selection, button.press)
         if resolved.error is not None:
             status = (
@@ -136,10 +161,15 @@ class PressButton:
             )
             return PressOutcome(status, reason=resolved.error)
         if resolved.selection is not None:
-            await self.ui.update_table(
-                snap.table.id, selections={press.user: resolved.selection.to_json()}
-            )
-            redraw = partial(self.publisher.render_seat, snap, press.user, resolved.selection)
+            new = replace(resolved.selection, rev=selection.rev + 1)
+            if not await self.ui.swap_selection(
+                snap.table.id, press.user, selection.rev, new.to_json()
+            ):  # another press changed it first: show the one that won
+                refresh = partial(
+                    self.publisher.refresh, snap.table.id, seats=[seat], actor=press.user
+                )
+                return PressOutcome(PressStatus.REDRAWN, then=refresh)
+            redraw = partial(self.publisher.render_seat, snap, press.user, new)
             return PressOutcome(PressStatus.TOGGLED, then=redraw)
         assert resolved.action is not None
         return await self._apply(snap, selection, press, resolved.action)
@@ -172,6 +202,12 @@ class PressButton:
 
 def _playing(snap: Snapshot) -> bool:
     return snap.table.status == PLAYING and snap.loaded.state is not None
+
+
+def _duplicate(snap: Snapshot, press: ButtonPress) -> PressOutcome | None:
+    """The press was applied before (its request id is the table's): success."""
+    seen = snap.loaded.applied(press.request_id)
+    return None if seen is None else PressOutcome(PressStatus.DUPLICATE, version=seen)
 
 
 def _check_presser(snap: Snapshot, press: ButtonPress) -> PressOutcome | None:

@@ -54,7 +54,7 @@ def _size(cb: CallbackData) -> int:
 
 @pytest.mark.parametrize("press", WORST_GAME, ids=lambda p: p.payload)
 def test_game_buttons_fit_and_round_trip(press: Press) -> None:
-    cb = GameCb.of(CODE, MAX_VERSION, press, "A-b_9Z")
+    cb = GameCb.of(CODE, MAX_VERSION, press, "A-b_9Z", "99")
     data = cb.pack()
     assert len(data.encode()) <= MAX_CALLBACK_BYTES
     back = parse_game(data)

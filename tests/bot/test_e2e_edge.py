@@ -113,7 +113,7 @@ async def test_stale_double_press_foreign_and_forged_buttons(
         # an older version with his current stamp (others moved, his hand and options
         # did not change): the press means what it meant and is honoured
         honoured = GameCb(
-            game=cb.game, version=cb.version - 1, payload=cb.payload, stamp=cb.stamp
+            game=cb.game, version=cb.version - 1, payload=cb.payload, stamp=cb.stamp, sel=cb.sel
         ).pack()
         answer = await u.press(data=honoured, message=m, forged=True).wait_answer(SAFETY)
         assert not answer.get("show_alert"), answer
