@@ -9,7 +9,7 @@ from sandbox.fake_api.errors import BotApiError
 from sandbox.fake_api.models import Chat, Message
 from sandbox.fake_api.params import CallParams
 from sandbox.fake_api.registry import method
-from sandbox.fake_api.text import check_text, parse_reply_markup, parse_text
+from sandbox.fake_api.text import check_entities, check_text, parse_reply_markup, parse_text
 from sandbox.fake_api.world import World
 
 NOT_MODIFIED = (
@@ -41,7 +41,7 @@ def message_text(p: CallParams, name: str = "text") -> dict[str, Any]:
     parse_mode = p.string("parse_mode") or None
     given = p.json("entities")
     if isinstance(given, list):
-        plain, entities = raw, given
+        plain, entities = raw, check_entities(given)
     else:
         plain, entities = parse_text(raw, parse_mode)
     check_text(plain)
@@ -68,8 +68,9 @@ def _reply_to(p: CallParams, chat: Chat) -> Message | None:
     return found
 
 
-@method("sendMessage")
 async def send_message(world: World, p: CallParams) -> Any:
+    """sendMessage without ephemeral parameters (the method itself is registered
+    in ``methods_ephemeral``, which sends ephemeral messages)."""
     chat = resolve_chat(world, p.chat_id())
     check_can_write(world, chat)
     fields = message_text(p)

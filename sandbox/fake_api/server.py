@@ -23,7 +23,12 @@ from aiohttp import web
 from engine.clock import Clock
 
 # The method modules register themselves in the table when imported.
-from sandbox.fake_api import methods_bot, methods_messages, methods_queries  # noqa: F401
+from sandbox.fake_api import (  # noqa: F401
+    methods_bot,
+    methods_ephemeral,
+    methods_messages,
+    methods_queries,
+)
 from sandbox.fake_api.control import ActionError, perform
 from sandbox.fake_api.errors import BotApiError
 from sandbox.fake_api.limits import RateLimits, Stats
