@@ -225,6 +225,7 @@ class Message:
             "parse_mode": self.parse_mode,
             "inline_message_id": self.inline_message_id,
             "version": self.version,
+            "created": self.created,
             "edits": self.edits,
             "replaces_message_id": self.replaces,
         }

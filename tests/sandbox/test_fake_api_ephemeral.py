@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TypedDict
 
+import aiohttp
 import pytest
 from aiogram import Bot
 from aiogram.exceptions import TelegramBadRequest, TelegramRetryAfter
@@ -281,3 +282,34 @@ async def test_ephemeral_sends_and_edits_count_against_the_group_limit() -> None
             assert list(t.group.ephemeral) == [1]
         finally:
             await t.bot.session.close()
+
+
+async def test_a_page_presses_ephemeral_buttons_and_goes_offline(t: Table) -> None:
+    """The sandbox page's JSON actions: click by ephemeral_message_id, set_online."""
+    await t.bot.send_message(
+        t.group.id, "Hand", reply_markup=cards("7♠"), ephemeral_message_parameters=to(t.alice)
+    )
+    async with aiohttp.ClientSession() as http:
+
+        async def act(**body: object) -> dict[str, object]:
+            async with http.post(f"{t.fake.url}/_fake/act", json=body) as response:
+                answer: dict[str, object] = await response.json()
+                return answer
+
+        base = {"action": "click", "chat_id": t.group.id, "data": "c:7♠"}
+        clicked = await act(user_id=t.alice.id, ephemeral_message_id=1, **base)
+        assert clicked["ok"] is True
+        refused = await act(user_id=t.bob.id, ephemeral_message_id=1, **base)
+        assert refused["ok"] is False
+        assert "not his" in str(refused["error"])
+        missing = await act(user_id=t.alice.id, ephemeral_message_id=9, **base)
+        assert missing["ok"] is False
+        assert (await act(action="set_online", user_id=t.bob.id, online=False))["ok"]
+        async with http.get(f"{t.fake.url}/_fake/snapshot") as response:
+            snapshot = await response.json()
+    assert not t.bob.user.online
+    group = next(c for c in snapshot["chats"] if c["id"] == t.group.id)
+    assert [(m["message_id"], m["ephemeral_message_id"]) for m in group["ephemeral"]] == [(0, 1)]
+    assert group["ephemeral"][0]["receiver_user"]["id"] == t.alice.id
+    bob = next(u for u in snapshot["users"] if u["id"] == t.bob.id)
+    assert bob["online"] is False
