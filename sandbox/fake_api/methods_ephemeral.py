@@ -22,7 +22,10 @@ strict reading each time):
   callback query whose ``message`` is that ephemeral Message (``message_id`` 0),
   sent only when its receiver presses it.
 - ``login_url`` buttons are refused (``BUTTON_TYPE_INVALID``: "not supported for
-  ephemeral messages"); ``reply_parameters`` are not simulated for ephemeral sends.
+  ephemeral messages"). An ephemeral message may reply to a message of the chat;
+  ``reply_parameters.ephemeral_message_id`` (a reply to a user's incoming
+  ephemeral message) is always "not found": simulated users send none. Ephemeral
+  messages do not expire here.
 - Delivery: the docs say delivery "is not guaranteed, especially if they are
   offline". The fake makes it explicit: the call succeeds as usual, and while the
   receiver is offline (``SimUser.set_online(False)``) nothing reaches him - not
@@ -38,7 +41,7 @@ from typing import Any
 
 from sandbox.fake_api.access import check_can_write, check_rate, resolve_chat
 from sandbox.fake_api.errors import BotApiError
-from sandbox.fake_api.methods_messages import NOT_MODIFIED, message_text
+from sandbox.fake_api.methods_messages import NOT_MODIFIED, message_text, reply_target
 from sandbox.fake_api.methods_messages import send_message as send_public
 from sandbox.fake_api.methods_queries import QUERY_INVALID
 from sandbox.fake_api.models import CallbackQuery, Chat, Message
@@ -134,6 +137,7 @@ def _show(world: World, message: Message, kind: str) -> None:
             ephemeral_message_id=message.ephemeral_message_id,
             receiver_id=message.receiver_id,
             replaces=message.replaces,
+            reply_to=message.reply_to,
             created=message.created,
         )
         chat.ephemeral_shown[message.ephemeral_message_id] = shown
@@ -152,6 +156,7 @@ async def send_ephemeral(world: World, p: CallParams, params: dict[str, Any]) ->
     query = _query(world, chat, receiver, params)
     fields = message_text(p)
     markup = _markup(p)
+    reply_to = reply_target(p, chat)
     check_rate(world, chat)
     ephemeral_id = chat.next_ephemeral_id
     chat.next_ephemeral_id += 1
@@ -162,6 +167,7 @@ async def send_ephemeral(world: World, p: CallParams, params: dict[str, Any]) ->
         date=world.now(),
         from_id=world.bot.id,
         reply_markup=markup,
+        reply_to=reply_to,
         ephemeral_message_id=ephemeral_id,
         receiver_id=receiver,
         replaces=query.message.message_id if query is not None and replaces else None,

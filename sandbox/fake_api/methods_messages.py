@@ -48,8 +48,13 @@ def message_text(p: CallParams, name: str = "text") -> dict[str, Any]:
     return {"text": plain, "entities": entities, "source": raw, "parse_mode": parse_mode}
 
 
-def _reply_to(p: CallParams, chat: Chat) -> Message | None:
+def reply_target(p: CallParams, chat: Chat) -> Message | None:
+    """The message ``reply_parameters`` (or the older ``reply_to_message_id``) names.
+    ``ephemeral_message_id`` names an incoming ephemeral message, which the fake
+    never has (users send none): always "not found"."""
     reply = p.json("reply_parameters")
+    if isinstance(reply, dict) and reply.get("ephemeral_message_id") is not None:
+        raise BotApiError(400, "Bad Request: message to be replied not found")
     if isinstance(reply, dict):
         message_id, lenient = (
             reply.get("message_id"),
@@ -75,7 +80,7 @@ async def send_message(world: World, p: CallParams) -> Any:
     check_can_write(world, chat)
     fields = message_text(p)
     markup = parse_reply_markup(p.raw.get("reply_markup"))
-    reply_to = _reply_to(p, chat)
+    reply_to = reply_target(p, chat)
     check_rate(world, chat)
     message = world.add_message(chat, world.bot, reply_markup=markup, reply_to=reply_to, **fields)
     world.record_outgoing(message, "send")

@@ -16,6 +16,7 @@ from aiogram.types import (
     InlineKeyboardButton,
     InlineKeyboardMarkup,
     LoginUrl,
+    ReplyParameters,
 )
 
 from sandbox.fake_api import Chat, FakeTelegram, ManualClock, RateLimits, SimUser
@@ -172,6 +173,8 @@ async def test_a_press_on_an_ephemeral_button_carries_the_ephemeral_message(t: T
     assert callback.message.message_id == 0
     assert callback.message.ephemeral_message_id == 1  # type: ignore[union-attr]
     assert callback.message.receiver_user.id == t.alice.id  # type: ignore[union-attr]
+    assert await t.bot.answer_callback_query(query.id, text="Played")
+    assert (await query.wait_answer())["text"] == "Played"
     with pytest.raises(PermissionError, match="not his"):
         t.bob.press("7♠", message=shown)
     with pytest.raises(LookupError):
@@ -313,3 +316,23 @@ async def test_a_page_presses_ephemeral_buttons_and_goes_offline(t: Table) -> No
     assert group["ephemeral"][0]["receiver_user"]["id"] == t.alice.id
     bob = next(u for u in snapshot["users"] if u["id"] == t.bob.id)
     assert bob["online"] is False
+
+
+async def test_an_ephemeral_message_may_reply_to_a_group_message(t: Table) -> None:
+    lobby = await t.bot.send_message(t.group.id, "Lobby")
+    sent = await t.bot.send_message(
+        t.group.id,
+        "Your seat",
+        reply_parameters=ReplyParameters(message_id=lobby.message_id),
+        ephemeral_message_parameters=to(t.alice),
+    )
+    assert sent.reply_to_message is not None
+    assert sent.reply_to_message.message_id == lobby.message_id
+    # Replies to incoming ephemeral messages: simulated users send none.
+    with pytest.raises(TelegramBadRequest, match="message to be replied not found"):
+        await t.bot.send_message(
+            t.group.id,
+            "x",
+            reply_parameters=ReplyParameters(ephemeral_message_id=1),
+            ephemeral_message_parameters=to(t.alice),
+        )
