@@ -13,6 +13,14 @@ See ``server.FakeTelegram`` (lifecycle, shortcuts), ``users.SimUser`` (what a
 simulated person does), ``inbox`` (what the bot receives of it), ``world.World``
 (state, snapshot), ``feed.ChangeFeed`` (its change feed and waits) and ``limits``
 (flood limits, ``ManualClock``, call statistics).
+
+Newer Bot API features, as documented (choices where the docs leave room are in
+each module's docstring): ``<tg-time>`` / ``date_time`` entities and button
+``style`` / ``disabled`` (``text``); ephemeral messages seen only by their
+receiver, an offline switch per user (``methods_ephemeral``, ``views``,
+``SimUser.set_online``). ``World.outbox`` entries say who was shown each message
+(``visible_to``, ``receiver_user_id``) and ``World.shown_to(user_id)`` lists what
+one user was shown: the input of a leak check.
 """
 
 from sandbox.fake_api.errors import BotApiError

@@ -1,6 +1,8 @@
 """JSON actions for a page that plays simulated users (``POST /_fake/act``).
 
-One body per action, e.g. ``{"action": "send", "user_id": 100001, "text": "/new"}``;
+One body per action, e.g. ``{"action": "send", "user_id": 100001, "text": "/new"}``
+(``click`` takes ``message_id``, or ``ephemeral_message_id`` for an ephemeral
+message; ``set_online`` takes ``online``);
 the answer is ``{"ok": true, "result": …, "version": N}`` or ``{"ok": false,
 "error": "…"}``. The page follows the results through ``/_fake/events`` and
 ``/_fake/snapshot``.
@@ -42,6 +44,11 @@ def _chat(world: World, body: dict[str, Any], key: str = "chat_id") -> Chat | No
 
 def _message(world: World, body: dict[str, Any]) -> Message | None:
     chat = _chat(world, body)
+    if chat is not None and body.get("ephemeral_message_id") is not None:
+        shown = chat.ephemeral_shown.get(int(body["ephemeral_message_id"]))
+        if shown is None:
+            raise ActionError(f"no ephemeral message {body['ephemeral_message_id']}")
+        return shown
     if chat is None or body.get("message_id") is None:
         return None
     message = chat.messages.get(int(body["message_id"]))
@@ -105,7 +112,7 @@ async def _user_action(
             if chat is None:
                 raise ActionError(f"{action} needs chat_id")
             return _group_action(sim, action, chat)
-        case "block" | "unblock" | "set_language":
+        case "block" | "unblock" | "set_language" | "set_online":
             _account_action(sim, action, body)
             return True
         case "commands":
@@ -128,6 +135,8 @@ def _account_action(sim: SimUser, action: str, body: dict[str, Any]) -> None:
         sim.block()
     elif action == "unblock":
         sim.unblock()
+    elif action == "set_online":
+        sim.set_online(bool(body.get("online", True)))
     else:
         sim.set_language(body.get("language_code") or None)
 

@@ -9,7 +9,7 @@ from sandbox.fake_api.errors import BotApiError
 from sandbox.fake_api.models import Chat, Message
 from sandbox.fake_api.params import CallParams
 from sandbox.fake_api.registry import method
-from sandbox.fake_api.text import check_text, parse_reply_markup, parse_text
+from sandbox.fake_api.text import check_entities, check_text, parse_reply_markup, parse_text
 from sandbox.fake_api.world import World
 
 NOT_MODIFIED = (
@@ -41,15 +41,20 @@ def message_text(p: CallParams, name: str = "text") -> dict[str, Any]:
     parse_mode = p.string("parse_mode") or None
     given = p.json("entities")
     if isinstance(given, list):
-        plain, entities = raw, given
+        plain, entities = raw, check_entities(given)
     else:
         plain, entities = parse_text(raw, parse_mode)
     check_text(plain)
     return {"text": plain, "entities": entities, "source": raw, "parse_mode": parse_mode}
 
 
-def _reply_to(p: CallParams, chat: Chat) -> Message | None:
+def reply_target(p: CallParams, chat: Chat) -> Message | None:
+    """The message ``reply_parameters`` (or the older ``reply_to_message_id``) names.
+    ``ephemeral_message_id`` names an incoming ephemeral message, which the fake
+    never has (users send none): always "not found"."""
     reply = p.json("reply_parameters")
+    if isinstance(reply, dict) and reply.get("ephemeral_message_id") is not None:
+        raise BotApiError(400, "Bad Request: message to be replied not found")
     if isinstance(reply, dict):
         message_id, lenient = (
             reply.get("message_id"),
@@ -68,13 +73,14 @@ def _reply_to(p: CallParams, chat: Chat) -> Message | None:
     return found
 
 
-@method("sendMessage")
 async def send_message(world: World, p: CallParams) -> Any:
+    """sendMessage without ephemeral parameters (the method itself is registered
+    in ``methods_ephemeral``, which sends ephemeral messages)."""
     chat = resolve_chat(world, p.chat_id())
     check_can_write(world, chat)
     fields = message_text(p)
     markup = parse_reply_markup(p.raw.get("reply_markup"))
-    reply_to = _reply_to(p, chat)
+    reply_to = reply_target(p, chat)
     check_rate(world, chat)
     message = world.add_message(chat, world.bot, reply_markup=markup, reply_to=reply_to, **fields)
     world.record_outgoing(message, "send")

@@ -32,6 +32,7 @@ class User:
     is_bot: bool = False
     started: bool = False  # pressed Start (sent anything) in his chat with the bot
     blocked: bool = False  # blocked the bot
+    online: bool = True  # offline: ephemeral messages and their edits do not reach him
 
     def to_api(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "is_bot": self.is_bot, "first_name": self.first_name}
@@ -48,7 +49,12 @@ class User:
         return f"{self.first_name} {self.last_name}" if self.last_name else self.first_name
 
     def to_json(self) -> dict[str, Any]:
-        return {**self.to_api(), "started": self.started, "blocked": self.blocked}
+        return {
+            **self.to_api(),
+            "started": self.started,
+            "blocked": self.blocked,
+            "online": self.online,
+        }
 
 
 @dataclass
@@ -69,6 +75,11 @@ class Chat:
     bot_status: MemberStatus = "left"  # groups only
     messages: dict[int, Message] = field(default_factory=dict)  # in order, deleted gone
     next_message_id: int = 1
+    # Ephemeral messages (groups only; ``ephemeral.py``): the bot's side by
+    # ephemeral_message_id, and the copy each receiver was actually shown.
+    ephemeral: dict[int, Message] = field(default_factory=dict)
+    ephemeral_shown: dict[int, Message] = field(default_factory=dict)
+    next_ephemeral_id: int = 1
     pinned_message_id: int | None = None
 
     @property
@@ -105,6 +116,7 @@ class Chat:
             "bot_status": self.bot_status,
             "pinned_message_id": self.pinned_message_id,
             "messages": [message.to_json(users) for message in self.messages.values()],
+            "ephemeral": [message.to_json(users) for message in self.ephemeral_shown.values()],
         }
 
 
@@ -127,7 +139,11 @@ class Message:
     reply_to: Message | None = None
     service: dict[str, Any] = field(default_factory=dict)  # e.g. new_chat_members
     version: int = 0  # the world's version when created or last changed
+    created: int = 0  # the world's version when created (a chat's order)
     edits: int = 0
+    ephemeral_message_id: int | None = None  # ephemeral: seen by receiver_id only
+    receiver_id: int | None = None
+    replaces: int | None = None  # ephemeral shown in place of this message_id
 
     @property
     def chat_id(self) -> int:
@@ -181,6 +197,10 @@ class Message:
             "chat": self.chat.to_api(users),
             "from": users[self.from_id].to_api(),
         }
+        if self.ephemeral_message_id is not None and self.receiver_id is not None:
+            data["message_id"] = 0  # "0 for ephemeral messages"
+            data["ephemeral_message_id"] = self.ephemeral_message_id
+            data["receiver_user"] = users[self.receiver_id].to_api()
         if self.text is not None:
             data["text"] = self.text
             if self.entities:
@@ -205,7 +225,9 @@ class Message:
             "parse_mode": self.parse_mode,
             "inline_message_id": self.inline_message_id,
             "version": self.version,
+            "created": self.created,
             "edits": self.edits,
+            "replaces_message_id": self.replaces,
         }
 
 

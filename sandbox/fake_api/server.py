@@ -23,7 +23,12 @@ from aiohttp import web
 from engine.clock import Clock
 
 # The method modules register themselves in the table when imported.
-from sandbox.fake_api import methods_bot, methods_messages, methods_queries  # noqa: F401
+from sandbox.fake_api import (  # noqa: F401
+    methods_bot,
+    methods_ephemeral,
+    methods_messages,
+    methods_queries,
+)
 from sandbox.fake_api.control import ActionError, perform
 from sandbox.fake_api.errors import BotApiError
 from sandbox.fake_api.limits import RateLimits, Stats
@@ -301,11 +306,12 @@ class FakeTelegram:
     def create_group(self, title: str, *members: SimUser, chat_type: ChatType = "group") -> Chat:
         return self.world.create_group(title, [m.user for m in members], chat_type=chat_type)
 
-    def messages(self, chat: Chat | int) -> list[Message]:
-        return self.world.messages(chat)
+    def messages(self, chat: Chat | int, viewer: int | None = None) -> list[Message]:
+        """The chat's messages (with ``viewer``: as he sees them, ephemeral ones too)."""
+        return self.world.messages(chat, viewer)
 
-    def last_message(self, chat: Chat | int) -> Message | None:
-        return self.world.last_message(chat)
+    def last_message(self, chat: Chat | int, viewer: int | None = None) -> Message | None:
+        return self.world.last_message(chat, viewer=viewer)
 
     async def wait_message(
         self,
@@ -314,8 +320,11 @@ class FakeTelegram:
         *,
         since: int = 0,
         timeout: float = 10.0,
+        viewer: int | None = None,
     ) -> Message:
-        return await self.world.wait_message(chat, match, since=since, timeout=timeout)
+        return await self.world.wait_message(
+            chat, match, since=since, timeout=timeout, viewer=viewer
+        )
 
     def snapshot(self) -> dict[str, Any]:
         return self.world.snapshot()

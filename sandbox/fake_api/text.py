@@ -2,11 +2,28 @@
 
 HTML (``parse_mode=HTML``) becomes plain text plus entities, as Telegram stores it;
 offsets and lengths count UTF-16 code units, as in the Bot API.
+
+Choices where the Bot API text leaves room (the strict reading each time):
+
+- ``<tg-time unix="…" format="…">`` (a ``date_time`` entity): ``unix`` is required
+  and must be a whole number from 0 to now + 1098 days (MTProto's documented range
+  for ``messageEntityFormattedDate``); ``format`` is optional and must match
+  ``r|w?[dD]?[tT]?`` in that order (relative alone; else day of week, then date,
+  then time); a format in another order is refused rather than reordered. Without
+  ``format`` the entity has no ``date_time_format`` (clients show the text as is).
+  The same checks apply to a ``date_time`` entity given in an ``entities`` array.
+- Inline buttons: ``style`` is one of "danger", "success", "primary" (anything else:
+  ``BUTTON_STYLE_INVALID``). "Exactly one of the fields other than text,
+  icon_custom_emoji_id and style" is enforced, so ``disabled`` (a DisabledButton,
+  an empty object) is a button type of its own and carries no callback data, URL
+  or other action (``BUTTON_TYPE_INVALID`` otherwise).
 """
 
 from __future__ import annotations
 
 import json
+import re
+import time
 from html.parser import HTMLParser
 from typing import Any
 
@@ -27,7 +44,11 @@ BUTTON_ACTIONS = (
     "login_url",
     "web_app",
     "copy_text",
+    "disabled",
 )
+BUTTON_STYLES = frozenset({"danger", "success", "primary"})
+DATE_TIME_FORMAT = re.compile(r"r|w?[dD]?[tT]?")
+MAX_FUTURE_DAYS = 1098
 
 _SIMPLE_TAGS = {
     "b": "bold",
@@ -46,6 +67,7 @@ _SIMPLE_TAGS = {
     "a": "text_link",
     "span": "spoiler",
     "tg-emoji": "custom_emoji",
+    "tg-time": "date_time",
 }
 
 
@@ -59,6 +81,38 @@ _NAMED_ENTITIES = {"lt": "<", "gt": ">", "amp": "&", "quot": '"'}
 
 def _unparsable(reason: str) -> BotApiError:
     return BotApiError(400, f"Bad Request: can't parse entities: {reason}")
+
+
+def date_time_fields(unix: object, date_format: object) -> dict[str, Any]:
+    """``unix_time`` and ``date_time_format`` of a date_time entity, checked."""
+    if isinstance(unix, str) and re.fullmatch(r"[0-9]{1,12}", unix):
+        unix = int(unix)
+    if isinstance(unix, bool) or not isinstance(unix, int):
+        raise _unparsable('date_time entity needs a Unix time (unix="<seconds>")')
+    if not 0 <= unix <= int(time.time()) + MAX_FUTURE_DAYS * 86400:
+        raise _unparsable(f"Unix time {unix} is out of the allowed range")
+    fields: dict[str, Any] = {"unix_time": unix}
+    if date_format is not None:
+        if not isinstance(date_format, str) or not DATE_TIME_FORMAT.fullmatch(date_format):
+            raise _unparsable(f"Invalid date_time format {date_format!r}")
+        fields["date_time_format"] = date_format
+    return fields
+
+
+def check_entities(entities: list[Any]) -> list[dict[str, Any]]:
+    """An ``entities`` array given instead of a parse mode: each one an object with a
+    type, offset and length; ``date_time`` ones are checked like ``<tg-time>``."""
+    checked: list[dict[str, Any]] = []
+    for entity in entities:
+        if not isinstance(entity, dict) or not isinstance(entity.get("type"), str):
+            raise BotApiError(400, "Bad Request: can't parse entities JSON object")
+        if entity["type"] == "date_time":
+            entity = {
+                **entity,
+                **date_time_fields(entity.get("unix_time"), entity.get("date_time_format")),
+            }
+        checked.append(entity)
+    return checked
 
 
 class _TelegramHTML(HTMLParser):
@@ -94,6 +148,8 @@ class _TelegramHTML(HTMLParser):
             entity["type"] = "expandable_blockquote"
         elif tag == "tg-emoji":
             entity["custom_emoji_id"] = attributes.get("emoji-id", "")
+        elif tag == "tg-time":
+            entity.update(date_time_fields(attributes.get("unix"), attributes.get("format")))
         elif tag == "code" and self.stack and self.stack[-1][0] == "pre":
             language = attributes.get("class", "").removeprefix("language-")
             if language:
@@ -209,6 +265,12 @@ def check_button(button: Any) -> None:
     actions = [key for key in BUTTON_ACTIONS if key in button]
     if not actions:
         raise BotApiError(400, "Bad Request: text buttons are unallowed in the inline keyboard")
+    if len(actions) > 1:  # "exactly one of the fields other than text, ... and style"
+        raise BotApiError(400, "Bad Request: BUTTON_TYPE_INVALID")
+    if "style" in button and button["style"] not in BUTTON_STYLES:
+        raise BotApiError(400, "Bad Request: BUTTON_STYLE_INVALID")
+    if "disabled" in button and button["disabled"] != {}:
+        raise BotApiError(400, "Bad Request: BUTTON_TYPE_INVALID")
     if "callback_data" in button:
         data = button["callback_data"]
         if not isinstance(data, str) or not 1 <= len(data.encode()) <= MAX_CALLBACK_DATA:
@@ -219,6 +281,16 @@ def check_button(button: Any) -> None:
             raise BotApiError(400, "Bad Request: BUTTON_URL_INVALID")
     if not button["text"].strip():
         raise BotApiError(400, "Bad Request: BUTTON_TEXT_INVALID")
+
+
+def callback_data_of(button: dict[str, Any]) -> str:
+    """What pressing ``button`` sends, or why it sends nothing (a disabled button
+    "does nothing": no callback query at all)."""
+    if "disabled" in button:
+        raise ValueError(f"button {button['text']!r} is disabled: pressing it sends nothing")
+    if "callback_data" not in button:
+        raise ValueError(f"button {button['text']!r} is not a callback button: {button}")
+    return str(button["callback_data"])
 
 
 def iter_buttons(markup: dict[str, Any] | None) -> list[dict[str, Any]]:

@@ -12,56 +12,24 @@ import secrets
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from sandbox.fake_api.account import SimAccount
 from sandbox.fake_api.inbox import deliver, member_update, set_bot_status
 from sandbox.fake_api.models import (
     CallbackQuery,
     Chat,
     ChatType,
     InlineQuery,
-    MemberStatus,
     Message,
     MessageMatch,
-    User,
 )
-from sandbox.fake_api.text import command_entities, parse_text
-from sandbox.fake_api.world import World
+from sandbox.fake_api.text import callback_data_of, command_entities, parse_text
+from sandbox.fake_api.views import check_pressable
 
 _PAYLOAD = re.compile(r"^[A-Za-z0-9_-]{0,64}$")
-_PRESENT = ("creator", "administrator", "member", "restricted")
 
 
-class SimUser:
+class SimUser(SimAccount):
     """One simulated person. ``acted_at`` is the world's version before his last action."""
-
-    def __init__(self, world: World, user: User) -> None:
-        self.world = world
-        self.user = user
-        self.acted_at = world.version
-
-    def __repr__(self) -> str:
-        return f"SimUser({self.user.first_name!r}, id={self.user.id})"
-
-    @property
-    def id(self) -> int:
-        return self.user.id
-
-    @property
-    def chat(self) -> Chat:
-        """His private chat with the bot."""
-        return self.world.private_chat(self.user)
-
-    def _act(self) -> None:
-        self.acted_at = self.world.version
-
-    def _chat(self, chat: Chat | None) -> Chat:
-        return self.chat if chat is None else chat
-
-    def can_see(self, chat: Chat) -> bool:
-        if chat.user_id is not None:
-            return chat.user_id == self.id
-        if chat.peer_ids is not None:
-            return self.id in chat.peer_ids
-        return chat.members.get(self.id) in _PRESENT
 
     # ------------------------------------------------------------ messages
     def send(self, text: str, chat: Chat | None = None, reply_to: Message | None = None) -> Message:
@@ -122,19 +90,13 @@ class SimUser:
         even though no button carries it (a tampered client).
         """
         target = message or self._find_message_with_button(self._chat(chat), text, data, forged)
-        if target.message_id not in target.chat.messages:
-            raise LookupError(f"message {target.message_id} was deleted")
-        if not self.can_see(target.chat):
-            raise PermissionError(f"{self!r} cannot see chat {target.chat_id}")
+        check_pressable(target, self.id, self.can_see(target.chat))
         if forged:
             if data is None:
                 raise ValueError("a forged press needs data=")
             payload_data = data
         else:
-            button = target.find_button(text, data)
-            if "callback_data" not in button:
-                raise ValueError(f"button {button['text']!r} is not a callback button: {button}")
-            payload_data = button["callback_data"]
+            payload_data = callback_data_of(target.find_button(text, data))
         self._act()
         world = self.world
         query = CallbackQuery(
@@ -180,8 +142,8 @@ class SimUser:
         """
         target = message or self._find_message_with_button(self._chat(chat), text, data, False)
         button = target.find_button(text, data)
-        if "callback_data" in button:
-            return self.press(message=target, data=button["callback_data"])
+        if "callback_data" in button or "disabled" in button:
+            return self.press(message=target, data=callback_data_of(button))
         if "url" in button:
             return self.follow_link(button["url"], group=into)
         for key in ("switch_inline_query", "switch_inline_query_chosen_chat"):
@@ -196,7 +158,7 @@ class SimUser:
     def _find_message_with_button(
         self, chat: Chat, text: str | None, data: str | None, forged: bool
     ) -> Message:
-        for candidate in reversed(self.world.messages(chat)):
+        for candidate in reversed(self.world.messages(chat, viewer=self.id)):
             if forged and candidate.from_id == self.world.bot.id:
                 return candidate
             try:
@@ -342,39 +304,14 @@ class SimUser:
             )
         return message
 
-    # ------------------------------------------------------------ account
-    def block(self) -> None:
-        """Block the bot: a ``my_chat_member`` update (member -> kicked)."""
-        self._set_blocked(True)
-
-    def unblock(self) -> None:
-        self._set_blocked(False)
-
-    def _set_blocked(self, blocked: bool) -> None:
-        if self.user.blocked == blocked:
-            return
-        self._act()
-        world = self.world
-        self.user.blocked = blocked
-        old: MemberStatus = "member" if blocked else "kicked"
-        new: MemberStatus = "kicked" if blocked else "member"
-        world.touch("user_blocked" if blocked else "user_unblocked", user_id=self.id)
-        world.enqueue(
-            "my_chat_member", member_update(world, self.chat, self.user, world.bot, old, new)
-        )
-
-    def set_language(self, language_code: str | None) -> None:
-        """Change the app language (later updates carry the new ``language_code``)."""
-        self.user.language_code = language_code
-        self.world.touch("user_changed", user_id=self.id)
-
     # ------------------------------------------------------------ reading
     def messages(self, chat: Chat | None = None) -> list[Message]:
-        return self.world.messages(self._chat(chat))
+        """The chat as his app shows it (his ephemeral messages included)."""
+        return self.world.messages(self._chat(chat), viewer=self.id)
 
     def last_message(self, chat: Chat | None = None) -> Message | None:
-        """The bot's newest message in the chat."""
-        return self.world.last_message(self._chat(chat))
+        """The bot's newest message in the chat that he sees."""
+        return self.world.last_message(self._chat(chat), viewer=self.id)
 
     async def wait_message(
         self,
@@ -384,10 +321,12 @@ class SimUser:
         since: int | None = None,
         timeout: float = 10.0,
     ) -> Message:
-        """The bot's newest message matching ``match`` sent or edited after his last action."""
+        """The bot's newest message he sees matching ``match``, sent or edited after
+        his last action (an ephemeral message to someone else never matches)."""
         return await self.world.wait_message(
             self._chat(chat),
             match,
             since=self.acted_at if since is None else since,
             timeout=timeout,
+            viewer=self.id,
         )

@@ -27,7 +27,9 @@ from sandbox.fake_api.models import (
     MessageMatch,
     User,
 )
+from sandbox.fake_api.views import view_of, visible_to
 
+PRESENT = ("creator", "administrator", "member", "restricted")
 MAX_QUERIES = 10_000
 CALLBACK_ANSWER_WINDOW = 15.0
 """Seconds a callback query may be answered in: Telegram drops a late answer
@@ -257,17 +259,26 @@ class World(ChangeFeed):
             del store[next(iter(store))]
 
     def record_outgoing(self, message: Message, kind: str) -> None:
+        """Note what the bot sent or edited and who was shown it (``visible_to``: the
+        receiver alone for an ephemeral message, nobody if it did not reach him)."""
         self.outbox.append(
             {
                 "kind": kind,
                 "chat_id": message.chat_id,
                 "message_id": message.message_id,
                 "inline_message_id": message.inline_message_id,
+                "ephemeral_message_id": message.ephemeral_message_id,
+                "receiver_user_id": message.receiver_id,
+                "visible_to": visible_to(message.chat, message, PRESENT),
                 "text": message.text,
                 "reply_markup": message.reply_markup,
                 "version": message.version,
             }
         )
+
+    def shown_to(self, user_id: int) -> list[dict[str, Any]]:
+        """Every outbox entry this user was shown (a leak check's input)."""
+        return [entry for entry in self.outbox if user_id in entry["visible_to"]]
 
     def add_message(self, chat: Chat, from_user: User, **fields: Any) -> Message:
         message = Message(
@@ -279,7 +290,7 @@ class World(ChangeFeed):
         )
         chat.next_message_id += 1
         chat.messages[message.message_id] = message
-        message.version = self.touch(
+        message.version = message.created = self.touch(
             "message_new", chat_id=chat.id, message_id=message.message_id, user_id=from_user.id
         ).seq
         return message
@@ -290,13 +301,16 @@ class World(ChangeFeed):
         ).seq
 
     # ------------------------------------------------------------ reading
-    def messages(self, chat: Chat | int) -> list[Message]:
-        """The chat's messages as they are now, oldest first (deleted ones gone)."""
+    def messages(self, chat: Chat | int, viewer: int | None = None) -> list[Message]:
+        """The chat's messages as they are now, oldest first (deleted ones gone); with
+        ``viewer``, as his app shows them (his ephemeral messages too)."""
         found = chat if isinstance(chat, Chat) else self.chats[chat]
-        return list(found.messages.values())
+        return list(found.messages.values()) if viewer is None else view_of(found, viewer)
 
-    def last_message(self, chat: Chat | int, from_bot: bool = True) -> Message | None:
-        for message in reversed(self.messages(chat)):
+    def last_message(
+        self, chat: Chat | int, from_bot: bool = True, viewer: int | None = None
+    ) -> Message | None:
+        for message in reversed(self.messages(chat, viewer)):
             if not from_bot or message.from_id == self.bot.id:
                 return message
         return None
@@ -308,11 +322,12 @@ class World(ChangeFeed):
         *,
         since: int = 0,
         from_bot: bool = True,
+        viewer: int | None = None,
     ) -> list[Message]:
         """Messages (new or edited after version ``since``) that match."""
         return [
             m
-            for m in self.messages(chat)
+            for m in self.messages(chat, viewer)
             if m.version > since
             and (not from_bot or m.from_id == self.bot.id)
             and (match is None or m.matches(match))
@@ -326,11 +341,12 @@ class World(ChangeFeed):
         since: int = 0,
         from_bot: bool = True,
         timeout: float = 10.0,
+        viewer: int | None = None,
     ) -> Message:
         """The newest message that matches, created or edited after version ``since``."""
 
         def newest() -> Message | None:
-            found = self.find_messages(chat, match, since=since, from_bot=from_bot)
+            found = self.find_messages(chat, match, since=since, from_bot=from_bot, viewer=viewer)
             return found[-1] if found else None
 
         chat_id = chat.id if isinstance(chat, Chat) else chat

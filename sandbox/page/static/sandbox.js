@@ -7,7 +7,8 @@
 //
 // The page renders each user's open chat from the snapshot, replacing only the
 // messages whose version changed (so edits happen in place), and shows callback
-// answers (toast / alert) and inline-mode results from the event feed.
+// answers (toast / alert) and inline-mode results from the event feed. A group's
+// ephemeral messages (chat.ephemeral) are shown only in their receiver's column.
 "use strict";
 
 const PRESENT = new Set(["creator", "administrator", "member", "restricted"]);
@@ -94,6 +95,63 @@ function timeOf(unix) {
   return d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
 }
 
+/** Ephemeral messages all have message_id 0: they are keyed by their own id. */
+function keyOf(message) {
+  const ephemeral = message.ephemeral_message_id;
+  return ephemeral !== undefined && ephemeral !== null ? `e${ephemeral}` : String(message.message_id);
+}
+
+/** The chat as one user's app shows it: his ephemeral messages too, each in place of
+ * the message it replaced (replace_callback_query_message), if any. */
+function viewOf(chat, userId) {
+  const mine = (chat.ephemeral || []).filter((m) => m.receiver_user && m.receiver_user.id === userId);
+  const replacing = new Map();
+  for (const m of mine) if (m.replaces_message_id !== null && m.replaces_message_id !== undefined) replacing.set(m.replaces_message_id, m);
+  const items = [];
+  const placed = new Set();
+  for (const m of chat.messages) {
+    const instead = replacing.get(m.message_id);
+    if (instead) placed.add(instead);
+    items.push({ at: m.created, message: instead || m });
+  }
+  for (const m of mine) if (!placed.has(m)) items.push({ at: m.created, message: m });
+  items.sort((a, b) => a.at - b.at);
+  return items.map((item) => item.message);
+}
+
+// ------------------------------------------------------------------ date_time entities
+const WEEKDAY = { weekday: "long" };
+const DATE_SHORT = { day: "2-digit", month: "2-digit", year: "2-digit" };
+const DATE_LONG = { day: "numeric", month: "long", year: "numeric" };
+const TIME_SHORT = { hour: "2-digit", minute: "2-digit" };
+const TIME_LONG = { hour: "2-digit", minute: "2-digit", second: "2-digit" };
+
+/** A date as a client renders a date_time entity: "r" relative ("in 5 minutes"),
+ * else the day of week (w), short/long date (d/D) and short/long time (t/T) in
+ * the viewer's locale and time zone; an empty format keeps the text as written. */
+function formatDateTime(unix, format, fallback) {
+  const at = new Date(unix * 1000);
+  if (!format) return fallback;
+  if (format === "r") {
+    const seconds = Math.round((at.getTime() - Date.now()) / 1000);
+    const units = [["year", 31536000], ["month", 2592000], ["day", 86400], ["hour", 3600], ["minute", 60], ["second", 1]];
+    const [unit, size] = units.find(([, s]) => Math.abs(seconds) >= s) || ["second", 1];
+    return new Intl.RelativeTimeFormat([], { numeric: "auto" }).format(Math.round(seconds / size), unit);
+  }
+  const parts = [];
+  if (format.includes("w")) parts.push(at.toLocaleDateString([], WEEKDAY));
+  if (format.includes("d")) parts.push(at.toLocaleDateString([], DATE_SHORT));
+  if (format.includes("D")) parts.push(at.toLocaleDateString([], DATE_LONG));
+  if (format.includes("t")) parts.push(at.toLocaleTimeString([], TIME_SHORT));
+  if (format.includes("T")) parts.push(at.toLocaleTimeString([], TIME_LONG));
+  return parts.join(", ");
+}
+
+function timeNode(unix, format, text) {
+  const full = new Date(unix * 1000).toLocaleString();
+  return el("span", { class: "tg-time", dataset: { unix: String(unix), format: format || "" }, title: `${full} (${text})`, text: formatDateTime(unix, format, text) });
+}
+
 function canSee(userId, chat) {
   if (chat.user_id !== null && chat.user_id !== undefined) return chat.user_id === userId;
   if (chat.peer_ids) return chat.peer_ids.includes(userId);
@@ -139,6 +197,10 @@ function copyAllowed(source, target) {
       continue;
     }
     if (node.nodeType !== Node.ELEMENT_NODE) continue;
+    if (node.tagName === "TG-TIME") {
+      target.append(timeNode(Number(node.getAttribute("unix")), node.getAttribute("format"), node.textContent));
+      continue;
+    }
     let tag = TAGS[node.tagName];
     if (node.tagName === "SPAN" && node.classList.contains("tg-spoiler")) tag = "span";
     if (!tag) {
@@ -304,7 +366,7 @@ class Column {
       this.rendered.clear();
       this.renderedChat = this.activeChat;
     }
-    const messages = chat ? chat.messages : [];
+    const messages = chat ? viewOf(chat, this.userId) : [];
     const nearBottom = this.isNearBottom();
     if (!messages.length) {
       this.messagesNode.replaceChildren(this.emptyState(chat, isBotChat));
@@ -314,8 +376,7 @@ class Column {
       if (empty) empty.remove();
       this.renderMessages(chat, messages);
     }
-    const max = messages.length ? messages[messages.length - 1].message_id : 0;
-    this.seen.set(this.activeChat, max);
+    this.seen.set(this.activeChat, chat ? lastId(chat) : 0);
     if (nearBottom) this.scrollDown();
     const composer = $(".composer", this.node);
     const blocked = chat && chat.type !== "private" && !canSee(this.userId, chat);
@@ -346,6 +407,9 @@ class Column {
         buttons.push(el("button", { type: "button", class: "btn small", text: `+ ${other.first_name}`, title: `Add ${displayName(other)} to the group`, onclick: () => this.addMember(other.id) }));
       }
       buttons.push(el("button", { type: "button", class: "btn small", text: "Leave", onclick: () => this.groupAction("leave") }));
+      // Offline: ephemeral messages (and their edits) do not reach him.
+      const online = !this.user || this.user.online !== false;
+      buttons.push(el("button", { type: "button", class: "btn small online-toggle", text: online ? "Go offline" : "Go online", onclick: () => this.run({ action: "set_online", online: !online }) }));
     } else if (isBotChat && this.user && this.user.blocked) {
       buttons.push(el("button", { type: "button", class: "btn small", text: "Unblock", onclick: () => this.run({ action: "unblock" }) }));
     }
@@ -365,7 +429,7 @@ class Column {
   }
 
   renderMessages(chat, messages) {
-    const wanted = new Set(messages.map((m) => m.message_id));
+    const wanted = new Set(messages.map(keyOf));
     for (const [id, entry] of this.rendered) {
       if (!wanted.has(id)) {
         entry.node.remove();
@@ -374,7 +438,7 @@ class Column {
     }
     let previous = null;
     for (const message of messages) {
-      const entry = this.rendered.get(message.message_id);
+      const entry = this.rendered.get(keyOf(message));
       if (entry && entry.version === message.version) {
         previous = entry.node;
         continue;
@@ -388,7 +452,7 @@ class Column {
       } else {
         this.messagesNode.prepend(node);
       }
-      this.rendered.set(message.message_id, { version: message.version, node });
+      this.rendered.set(keyOf(message), { version: message.version, node });
       previous = node;
     }
   }
@@ -397,6 +461,7 @@ class Column {
     const bot = state.config.bot;
     const fromBot = message.from && message.from.id === bot.id;
     const service = serviceText(message);
+    const ephemeral = message.ephemeral_message_id !== undefined && message.ephemeral_message_id !== null;
     const data = {
       messageId: String(message.message_id),
       version: String(message.version),
@@ -410,6 +475,7 @@ class Column {
     if (chat.type !== "private" && !out) {
       bubble.append(el("div", { class: "sender", text: displayName(message.from), style: fromBot ? null : `color:${colorOf(message.from.id)}` }));
     }
+    if (ephemeral) data.ephemeralMessageId = String(message.ephemeral_message_id);
     if (message.via_bot) bubble.append(el("div", { class: "via", text: `via @${message.via_bot.username}` }));
     const body = el("div", { class: "text" });
     if (message.parse_mode && message.parse_mode.toUpperCase() === "HTML" && message.source) {
@@ -417,9 +483,9 @@ class Column {
     } else {
       body.append(plainText(message.text || ""));
     }
-    const meta = el("span", { class: "meta", text: (message.edit_date ? "edited " : "") + timeOf(message.date) });
+    const meta = el("span", { class: "meta", text: (ephemeral ? "only you can see this · " : "") + (message.edit_date ? "edited " : "") + timeOf(message.date) });
     bubble.append(body, meta);
-    const node = el("div", { class: `msg ${out ? "out" : "in"}`, dataset: data }, bubble);
+    const node = el("div", { class: `msg ${out ? "out" : "in"}${ephemeral ? " ephemeral" : ""}`, dataset: data }, bubble);
     const keyboard = message.reply_markup && message.reply_markup.inline_keyboard;
     if (keyboard && keyboard.length) node.append(this.keyboardNode(message, keyboard));
     return node;
@@ -432,6 +498,7 @@ class Column {
       for (const button of row) {
         const data = { messageId: String(message.message_id) };
         if (button.callback_data !== undefined) data.callback = button.callback_data;
+        if (button.style) data.style = button.style;
         if (button.url !== undefined) data.url = button.url;
         for (const key of ["switch_inline_query", "switch_inline_query_current_chat", "switch_inline_query_chosen_chat"]) {
           if (button[key] !== undefined) {
@@ -443,11 +510,13 @@ class Column {
         line.append(
           el("button", {
             type: "button",
-            class: "kb-btn",
+            class: `kb-btn${button.style ? ` style-${button.style}` : ""}`,
             dataset: data,
-            title: button.text,
+            title: button.disabled ? `${button.text} (disabled)` : button.text,
             text: button.text,
-            onclick: (event) => this.pressButton(message, button, event.currentTarget),
+            // A disabled button "does nothing": no callback query is sent.
+            disabled: button.disabled !== undefined,
+            onclick: button.disabled !== undefined ? undefined : (event) => this.pressButton(message, button, event.currentTarget),
           }),
         );
       }
@@ -571,12 +640,10 @@ class Column {
     if (button.callback_data !== undefined) {
       node.classList.add("busy");
       this.setPending(1);
-      const result = await this.run({
-        action: "click",
-        chat_id: this.activeChat,
-        message_id: message.message_id,
-        data: button.callback_data,
-      });
+      const where = message.ephemeral_message_id !== undefined && message.ephemeral_message_id !== null
+        ? { ephemeral_message_id: message.ephemeral_message_id }
+        : { message_id: message.message_id };
+      const result = await this.run({ action: "click", chat_id: this.activeChat, ...where, data: button.callback_data });
       node.classList.remove("busy");
       if (result === undefined) this.setPending(-1);
       return;
