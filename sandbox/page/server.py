@@ -61,7 +61,7 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-class _PageTelegram(FakeTelegram):
+class PageTelegram(FakeTelegram):
     """The fake Telegram plus the page's routes on the same server."""
 
     def __init__(self, *, page_config: dict[str, Any], **kwargs: Any) -> None:
@@ -124,7 +124,7 @@ class Sandbox:
         self.redis_url = redis_url
         self.users = users
         base = settings or Settings()
-        self.fake = _PageTelegram(
+        self.fake = PageTelegram(
             page_config={"admin_url": admin_url},
             limits=limits or RateLimits.off(),
             host=host,

@@ -19,15 +19,15 @@ from aiogram.types import (
 )
 
 from sandbox.fake_api import RateLimits
-from sandbox.page.server import _PageTelegram
+from sandbox.page.server import PageTelegram
 from tests.sandbox.test_browser import CHROMIUM_ARGS, WAIT_MS, chromium_path, column, open_chat
 
 UNIX = 1647531900
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[_PageTelegram]:
-    server = _PageTelegram(page_config={"admin_url": None}, limits=RateLimits.off())
+async def fake() -> AsyncIterator[PageTelegram]:
+    server = PageTelegram(page_config={"admin_url": None}, limits=RateLimits.off())
     async with server:
         yield server
 
@@ -51,7 +51,7 @@ async def open_page(url: str) -> AsyncIterator[Any]:
 
 
 @pytest.mark.slow
-async def test_the_page_shows_styles_times_and_ephemeral_messages(fake: _PageTelegram) -> None:
+async def test_the_page_shows_styles_times_and_ephemeral_messages(fake: PageTelegram) -> None:
     alice = fake.add_user("Alice")
     bob = fake.add_user("Bob")
     group = fake.create_group("Game night", alice, bob)
