@@ -37,13 +37,20 @@ class Prepaid:
     used: bool = False
 
 
+Newest = Callable[[], Any]
+"""``newest()``: after a 429, the call to retry instead of the one refused -- an
+edit with the newest content of the same message (``None``: retry the same)."""
+
+
 @dataclass(frozen=True)
 class CallOptions:
-    """How one call goes out: its place in the overall line, and the tokens
-    taken for it ahead of the call (a :class:`Prepaid` for its chat)."""
+    """How one call goes out: its place in the overall line, the tokens taken for
+    it ahead of the call (a :class:`Prepaid` for its chat), and what to retry
+    after a 429 (``newest``; None: the same call)."""
 
     priority: Priority = Priority.URGENT
     prepaid: Prepaid | None = None
+    newest: Newest | None = None
 
 
 URGENT = CallOptions()

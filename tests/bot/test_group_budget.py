@@ -1,0 +1,100 @@
+"""The flood budget when Telegram answers 429 after all (its limits are not
+published; ours may be off): the retry carries the newest content of the
+message, never the refused stale edit and then the newer one.  The fake Bot API
+with its limits ON and one manual clock; the sleep after a 429 is held open so
+a newer edit can be asked meanwhile."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+from aiogram import Bot
+
+from sandbox.fake_api import FakeTelegram, ManualClock, RateLimits, SimUser
+from telegram_bot.delivery import Delivery, Urgency
+from telegram_bot.outgoing import install
+
+
+class HeldSleep:
+    """The sleep after a 429: records it and returns once released (the manual
+    clock then moves on by the seconds asked)."""
+
+    def __init__(self, clock: ManualClock) -> None:
+        self.clock = clock
+        self.asked: list[float] = []
+        self.release = asyncio.Event()
+        self._entered = asyncio.Event()
+
+    async def __call__(self, seconds: float) -> None:
+        self.asked.append(seconds)
+        self._entered.set()
+        await self.release.wait()
+        self.clock.advance(seconds)
+
+    async def entered(self) -> None:
+        await self._entered.wait()
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+async def fake(clock: ManualClock) -> AsyncIterator[FakeTelegram]:
+    async with FakeTelegram(limits=RateLimits(), clock=clock) as server:
+        yield server
+
+
+@pytest.fixture
+async def bot(fake: FakeTelegram) -> AsyncIterator[Bot]:
+    bot = fake.make_bot()
+    yield bot
+    await bot.session.close()
+
+
+@pytest.fixture
+def alice(fake: FakeTelegram) -> SimUser:
+    user = fake.add_user("Alice")
+    user.start()
+    return user
+
+
+def edits_of(fake: FakeTelegram, chat_id: int, message_id: int) -> list[str | None]:
+    return [
+        e["text"]
+        for e in fake.world.outbox
+        if e["kind"] == "edit" and e["chat_id"] == chat_id and e["message_id"] == message_id
+    ]
+
+
+@pytest.mark.parametrize("newer", [Urgency.SOON, Urgency.NOW])
+async def test_a_retry_after_429_sends_the_newest_content_only(
+    fake: FakeTelegram, bot: Bot, alice: SimUser, clock: ManualClock, newer: Urgency
+) -> None:
+    held = HeldSleep(clock)
+    outgoing = install(bot, None, sleep=held)  # no limiter of ours: the fake says 429
+    delivery = Delivery(bot, outgoing=outgoing, clock=clock, soon_delay=1000.0)
+    try:
+        msg = await delivery.send(alice.id, "v0")
+        assert msg is not None
+        mid = msg.message_id
+        await delivery.edit(alice.id, mid, "v1")
+        await delivery.edit(alice.id, mid, "v2")  # the chat's burst (3) is spent
+        stale = asyncio.create_task(delivery.edit(alice.id, mid, "v3 stale"))
+        await held.entered()  # 429: the edit sleeps before its retry
+        assert fake.stats.retry_after == 1
+        newest = asyncio.create_task(delivery.edit(alice.id, mid, "v4 newest", urgency=newer))
+        await asyncio.sleep(0.01)
+        held.release.set()
+        assert await stale == mid
+        assert await newest == mid
+        await delivery.flush()
+    finally:
+        await delivery.aclose()
+    assert edits_of(fake, alice.id, mid) == ["v1", "v2", "v4 newest"]
+    assert alice.chat.messages[mid].text == "v4 newest"
+    assert held.asked == [1]
+    assert fake.stats.retry_after == 1
