@@ -14,7 +14,11 @@ session request middleware (``install(bot, limiter, on_forbidden=...)``):
   :class:`CallOptions` saying otherwise (``Delivery`` does so for coalesced
   updates), which may also carry the tokens prepaid for it
   (:meth:`Outgoing.prepay`).
-* **429** -- sleeps ``retry_after`` and retries (at most ``max_retries`` times).
+* **429** -- holds the chat's flood buckets for ``retry_after`` (every process's
+  later writes to that chat wait their turn instead of drawing 429s of their
+  own), sleeps ``retry_after`` and retries (at most ``max_retries`` times) --
+  with the newest content of the message when the caller has one
+  (:attr:`CallOptions.newest`), never the refused stale edit and then the newer.
 * **403** -- a private chat calls ``on_forbidden(user_id)`` (the bot hands his
   seat to the AI), a group calls ``on_kicked(chat_id)``; the error is then
   re-raised as aiogram's ``TelegramForbiddenError`` (``Delivery`` turns it into
@@ -204,6 +208,8 @@ class Outgoing(BaseRequestMiddleware):
         stale edit and then the newer one), with its flood tokens taken again;
         None when the message already shows that content."""
         log.warning("429 on %s: retry after %s s", method.__api_method__, retry_after)
+        if self.gate is not None and chat_id is not None and is_limited(method.__api_method__):
+            await self.gate.hold(chat_id, retry_after)  # the others wait their turn too
         await self.sleep(retry_after)
         fresh = options.newest() if options.newest is not None else None
         if fresh is not None:

@@ -108,3 +108,42 @@ async def test_a_busy_group_gets_no_429_and_every_reply(
     assert not [m for m in fake.messages(group) if sorry in (m.text or "")]
     assert fake.stats.retry_after == 0, fake.stats.errors
     assert not fake.stats.errors, fake.stats.errors
+
+
+@pytest.fixture
+async def spent_fake() -> AsyncIterator[FakeTelegram]:
+    """Telegram's limits, but a chat's burst of 30: another client of the token
+    can spend the group's minute at once."""
+    async with FakeTelegram(limits=RateLimits(per_chat_burst=30)) as server:
+        yield server
+
+
+async def test_commands_in_a_group_whose_minute_is_spent_wait_their_turn(
+    spent_fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """The group's minute was spent by writes our budget never saw: the first
+    reply gets a 429 and holds the group; /top and /help each wait their turn and
+    get their reply -- no apology, no more 429s."""
+    fake = spent_fake
+    async with running(redis_url, redis_prefix, fake):
+        owner = fake.add_user("Owner", language_code="en")
+        group = owner.create_group("Busy")
+        owner.add_bot_to(group)
+        await owner.wait_message("/new", group, timeout=SAFETY)  # the how-to
+        other = fake.make_bot()
+        try:
+            for i in range(19):  # with the how-to: the group's 20 of this minute
+                await other.send_message(group.id, f"elsewhere {i}")
+        finally:
+            await other.session.close()
+        assert fake.stats.retry_after == 0
+        for command in ("/top", "/help"):
+            owner.send(command, group)
+        for expect in ("Leaderboard", "opens a lobby"):
+            await fake.world.wait_for(
+                lambda e=expect: any(e in (m.text or "") for m in fake.messages(group)) or None,
+                SAFETY,
+            )
+    sorry = texts.SORRY.split(",")[0]
+    assert not [m for m in fake.messages(group) if sorry in (m.text or "")]
+    assert fake.stats.retry_after == 1

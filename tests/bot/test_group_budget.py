@@ -12,9 +12,12 @@ from collections.abc import AsyncIterator
 import pytest
 from aiogram import Bot
 
+from engine.live import LiveConfig, TableService
 from sandbox.fake_api import FakeTelegram, ManualClock, RateLimits, SimUser
 from telegram_bot.delivery import Delivery, Urgency
+from telegram_bot.flood import FloodLimiter
 from telegram_bot.outgoing import install
+from tests.bot.test_outgoing import VirtualTime
 
 
 class HeldSleep:
@@ -98,3 +101,65 @@ async def test_a_retry_after_429_sends_the_newest_content_only(
     assert alice.chat.messages[mid].text == "v4 newest"
     assert held.asked == [1]
     assert fake.stats.retry_after == 1
+
+
+# ---------------------------------------------------------------- a 429 holds the chat
+@pytest.fixture
+async def limiter(
+    redis_url: str, redis_prefix: str, clock: ManualClock
+) -> AsyncIterator[FloodLimiter]:
+    svc = TableService.from_url(redis_url, LiveConfig(prefix=redis_prefix))
+    yield FloodLimiter(svc.kv, clock=clock)
+    await svc.aclose()
+
+
+@pytest.fixture
+async def group_fake(clock: ManualClock) -> AsyncIterator[FakeTelegram]:
+    """A chat's burst of 30: only the group's limit (and our chat's 1/s) count."""
+    async with FakeTelegram(limits=RateLimits(per_chat_burst=30), clock=clock) as server:
+        yield server
+
+
+async def test_a_429_holds_the_group_so_later_writes_wait_instead_of_429(
+    clock: ManualClock, limiter: FloodLimiter, group_fake: FakeTelegram
+) -> None:
+    """Telegram counted messages our budget never saw (another client of the
+    token; a lost bucket): the first write gets a 429, and the group's budget is
+    held for its ``retry_after`` -- in Redis, for every process -- so the writes
+    after it wait their turn instead of each drawing its own 429."""
+    vtime = VirtualTime(clock)
+    first_sleep = asyncio.Event()
+
+    async def sleep(seconds: float) -> None:
+        first_sleep.set()
+        await vtime.sleep(seconds)
+
+    fake = group_fake
+    bot = fake.make_bot()
+    alice = fake.add_user("Alice")
+    outgoing = install(bot, limiter, sleep=sleep)
+    group = alice.create_group("Table")
+    alice.add_bot_to(group)
+    other = fake.make_bot()  # the writes our budget does not know about
+    try:
+        for i in range(20):  # the group's minute is spent
+            await other.send_message(group.id, f"elsewhere {i}")
+    finally:
+        await other.session.close()
+    assert fake.stats.retry_after == 0
+
+    async def later(i: int) -> None:
+        await first_sleep.wait()  # after the first write's 429
+        await bot.send_message(group.id, f"later {i}")
+
+    try:
+        await vtime.run(bot.send_message(group.id, "first"), *(later(i) for i in range(4)))
+    finally:
+        await bot.session.close()
+    texts = [m.text for m in fake.messages(group) if m.from_id == fake.bot_user.id]
+    assert sorted(t for t in texts if t and not t.startswith("elsewhere")) == [
+        "first",
+        *(f"later {i}" for i in range(4)),
+    ]
+    assert fake.stats.retry_after == 1
+    assert outgoing.stats.retry_after == 1
