@@ -140,10 +140,11 @@ async def test_commands_in_a_group_whose_minute_is_spent_wait_their_turn(
         for command in ("/top", "/help"):
             owner.send(command, group)
         for expect in ("Leaderboard", "opens a lobby"):
-            await fake.world.wait_for(
-                lambda e=expect: any(e in (m.text or "") for m in fake.messages(group)) or None,
-                SAFETY,
-            )
+
+            def replied(e: str = expect) -> bool | None:
+                return any(e in (m.text or "") for m in fake.messages(group)) or None
+
+            await fake.world.wait_for(replied, SAFETY)
     sorry = texts.SORRY.split(",")[0]
     assert not [m for m in fake.messages(group) if sorry in (m.text or "")]
     assert fake.stats.retry_after == 1
