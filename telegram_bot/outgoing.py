@@ -137,6 +137,12 @@ class Outgoing(BaseRequestMiddleware):
                 response = await self._send(make_request, bot, method, chat_id, key)
             except TelegramRetryAfter as exc:
                 attempt += 1
+                if (
+                    self.gate is not None
+                    and chat_id is not None
+                    and is_limited(method.__api_method__)
+                ):
+                    await self.gate.hold(chat_id, exc.retry_after)  # the others wait too
                 if attempt > self.max_retries:
                     raise
                 retry = await self._after_429(bot, method, chat_id, options, exc.retry_after)
@@ -208,8 +214,6 @@ class Outgoing(BaseRequestMiddleware):
         stale edit and then the newer one), with its flood tokens taken again;
         None when the message already shows that content."""
         log.warning("429 on %s: retry after %s s", method.__api_method__, retry_after)
-        if self.gate is not None and chat_id is not None and is_limited(method.__api_method__):
-            await self.gate.hold(chat_id, retry_after)  # the others wait their turn too
         await self.sleep(retry_after)
         fresh = options.newest() if options.newest is not None else None
         if fresh is not None:
