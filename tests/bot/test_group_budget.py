@@ -16,6 +16,7 @@ from engine.live import LiveConfig, TableService
 from sandbox.fake_api import FakeTelegram, ManualClock, RateLimits, SimUser
 from telegram_bot.delivery import Delivery, Urgency
 from telegram_bot.flood import FloodLimiter
+from telegram_bot.flood_hold import ChatHold
 from telegram_bot.outgoing import install
 from tests.bot.test_outgoing import VirtualTime
 
@@ -163,3 +164,20 @@ async def test_a_429_holds_the_group_so_later_writes_wait_instead_of_429(
     ]
     assert fake.stats.retry_after == 1
     assert outgoing.stats.retry_after == 1
+
+
+async def test_a_hold_gives_the_chat_no_token_before_retry_after(
+    limiter: FloodLimiter, clock: ManualClock
+) -> None:
+    hold = ChatHold(limiter)
+    group, other = -100, -200
+    assert await limiter.acquire(group) == 0
+    await hold.hold(group, 10)
+    assert await limiter.acquire(group) == pytest.approx(10, abs=1e-3)  # nothing taken
+    assert await limiter.acquire(other) == 0  # only that chat
+    assert await limiter.acquire(None) == 0  # not the overall bucket
+    clock.advance(10)
+    assert await limiter.acquire(group) == 0
+    assert await limiter.acquire(group) > 0  # then at the group's own pace
+    await hold.hold(7, 2)  # a private chat: its own bucket
+    assert await limiter.acquire(7) == pytest.approx(2, abs=1e-3)
