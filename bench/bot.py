@@ -1,26 +1,31 @@
 """Benchmark of the whole bot through the fake Bot API (Telegram's flood limits
 ON, real clock) and a throw-away redis-server: 1, 20 and 200 concurrent games of
-random-but-legal players pressing buttons of their hand messages.
+random-but-legal players pressing buttons of their hand messages; then group
+games (``g`` scenarios: each game in its own group with a table message and an
+AI seat, and a member who does not play asking the busy group for /top every
+few seconds).
 
 Prints, per scenario: latency from a button press to the acting user's updated
 message (p50, p99), Bot API calls per player action (messages = sends + edits;
-all = also answerCallbackQuery), the 429s received, and the games stalled (left
-with presses to make but no change for a minute).  No asserts.
+all = also answerCallbackQuery), the 429s received (and per game: the most any
+game got), the games stalled (left with presses to make but no change for a
+minute), and for group games the commands that got their reply.  No asserts.
 
-    python bench/bot.py [--actions N] [--quick] [--only 20x6]
+    python bench/bot.py [--actions N] [--quick] [--only 20x6 | --only 4x3g]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import random
 import statistics
 import time
 from dataclasses import dataclass, field
 
-from sandbox.fake_api import FakeTelegram, Message, RateLimits, SimUser
+from sandbox.fake_api import Chat, FakeTelegram, Message, RateLimits, SimUser
 from sandbox.local_redis import LocalRedis
 from telegram_bot.app import BotApp
 from telegram_bot.callbacks import parse_game
@@ -28,6 +33,7 @@ from telegram_bot.render import PLAYABLE
 from telegram_bot.settings import Settings
 
 STUCK = 60.0  # seconds without a press or a change in any chat of a game
+HECKLE_EVERY = 5.0  # seconds between two /top in a busy group (group scenarios)
 
 MESSAGES = ("sendMessage", "editMessageText", "editMessageReplyMarkup")
 
@@ -38,6 +44,8 @@ class Figures:
     actions: int = 0
     refused: int = 0  # presses answered with an alert (mostly stale keyboards)
     kinds: dict[str, int] = field(default_factory=dict)
+    commands: int = 0  # /top sent to the busy groups
+    replies: int = 0  # ... that got their leaderboard (not an apology, not lost)
 
 
 def choose(message: Message, rng: random.Random) -> str | None:
@@ -113,10 +121,61 @@ async def player(
         pulse[0] = time.monotonic()
 
 
+async def heckle(user: SimUser, group: Chat, stop: asyncio.Event, figs: Figures) -> None:
+    """A member of a busy group who does not play: /top every ``HECKLE_EVERY`` s."""
+    while not stop.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), HECKLE_EVERY)
+        if stop.is_set():
+            return
+        user.send("/top", group)
+        figs.commands += 1
+        with contextlib.suppress(TimeoutError):
+            await user.wait_message("Leaderboard", group, timeout=STUCK)
+            figs.replies += 1
+
+
+async def open_game(
+    fake: FakeTelegram, app: BotApp, g: int, players: int, in_group: bool
+) -> tuple[str, list[SimUser], Chat | None, SimUser | None]:
+    """A started game of ``players`` humans: private (by invite), or in its own group
+    with one AI seat more and a member who watches."""
+    svc = app.svc
+    users = [fake.add_user(f"G{g}P{i}") for i in range(players)]
+    for u in users:
+        u.user.started = True
+    group = kibitzer = None
+    if in_group:
+        kibitzer = fake.add_user(f"G{g}K")
+        group = users[0].create_group(f"Group {g}", *users[1:], kibitzer)
+        users[0].add_bot_to(group)
+    r = await svc.create_lobby(  # no turn timer (as the settings say)
+        users[0].id,
+        users[0].user.first_name,
+        chat=group.id if group is not None else None,
+        variant="chuvash",
+        private=group is None,
+        timer=app.settings.default_timer,
+    )
+    for u in users[1:]:
+        await svc.join(r.table.id, u.id, u.user.first_name)
+    if in_group:
+        await svc.add_ai(r.table.id, users[0].id)
+    await svc.start(r.table.id, users[0].id)
+    return r.table.id, users, group, kibitzer
+
+
 async def scenario(
-    url: str, prefix: str, games: int, players: int, actions: int, verbose: bool = False
+    url: str,
+    prefix: str,
+    games: int,
+    players: int,
+    actions: int,
+    verbose: bool = False,
+    in_group: bool = False,
+    limits: RateLimits | None = None,
 ) -> None:
-    async with FakeTelegram(limits=RateLimits()) as fake:
+    async with FakeTelegram(limits=limits or RateLimits()) as fake:
         settings = Settings(
             bot_token=fake.token,
             redis_url=url,
@@ -130,22 +189,8 @@ async def scenario(
         polling = asyncio.create_task(app.run_polling(handle_signals=False, polling_timeout=5))
         svc, pub = app.svc, app.publisher
         assert pub is not None
-        tables: list[tuple[str, list[SimUser]]] = []
-        for g in range(games):
-            users = [fake.add_user(f"G{g}P{i}") for i in range(players)]
-            for u in users:
-                u.user.started = True
-            r = await svc.create_lobby(  # no turn timer (as the settings say)
-                users[0].id,
-                users[0].user.first_name,
-                variant="chuvash",
-                private=True,
-                timer=settings.default_timer,
-            )
-            for u in users[1:]:
-                await svc.join(r.table.id, u.id, u.user.first_name)
-            await svc.start(r.table.id, users[0].id)
-            tables.append((r.table.id, users))
+        opened = [await open_game(fake, app, g, players, in_group) for g in range(games)]
+        tables = [(tid, users) for tid, users, _g, _k in opened]
         await asyncio.gather(*(pub.start_game(tid) for tid, _u in tables))
         fake.stats.reset()
         before = app.delivery.stats.as_dict()
@@ -153,6 +198,12 @@ async def scenario(
         rng = random.Random(1)
         t0 = time.perf_counter()
         budgets = {tid: [actions] for tid, _u in tables}
+        stop = asyncio.Event()
+        hecklers = [
+            asyncio.create_task(heckle(k, group, stop, figs))
+            for _t, _u, group, k in opened
+            if group is not None and k is not None
+        ]
         await asyncio.gather(
             *(
                 player(app, fake, tid, u, random.Random(rng.random()), budgets[tid], pulse, figs)
@@ -161,6 +212,8 @@ async def scenario(
                 for u in users
             )
         )
+        stop.set()
+        await asyncio.gather(*hecklers)
         await app.delivery.flush()
         stalled = []  # games left with presses to make that nobody could make
         for tid, users in tables:
@@ -184,11 +237,19 @@ async def scenario(
         lat = sorted(figs.latencies) or [0.0]
         p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))]
         n = max(figs.actions, 1)
+        by_chat = fake.stats.retry_after_by_chat
+        per_game = [
+            sum(by_chat[c] for c in [*(u.id for u in users), *([group.id] if group else [])])
+            for _t, users, group, _k in opened
+        ]
+        where = "in groups" if in_group else "private"
+        replies = f" | /top replied {figs.replies}/{figs.commands}" if in_group else ""
         print(
-            f"{games:>4} games x {players} players: {figs.actions:>5} actions in {elapsed:6.1f} s | "
-            f"latency p50 {statistics.median(lat) * 1000:7.1f} ms  p99 {p99 * 1000:7.1f} ms | "
-            f"calls/action: messages {msgs / n:.2f}, all {allc / n:.2f} | 429s {fake.stats.retry_after}"
-            f" | stalled games {len(stalled)}",
+            f"{games:>4} games x {players} players {where}: {figs.actions:>5} actions in "
+            f"{elapsed:6.1f} s | latency p50 {statistics.median(lat) * 1000:7.1f} ms  "
+            f"p99 {p99 * 1000:7.1f} ms | calls/action: messages {msgs / n:.2f}, "
+            f"all {allc / n:.2f} | 429s {fake.stats.retry_after} (per game max "
+            f"{max(per_game, default=0)}) | stalled games {len(stalled)}{replies}",
             flush=True,
         )
         if verbose:
@@ -219,19 +280,38 @@ async def main() -> None:
     parser.add_argument("--quick", action="store_true", help="skip the 200-game scenario")
     parser.add_argument("--verbose", action="store_true", help="calls by method, delivery stats")
     parser.add_argument(
+        "--group-limit",
+        type=int,
+        metavar="N",
+        help="the fake allows N messages a minute in a group (Telegram: about 20; "
+        "less: a Telegram stricter than the bot's budget)",
+    )
+    parser.add_argument(
         "--only", metavar="GAMESxPLAYERS", help="one scenario, e.g. 20x6 (with --actions)"
     )
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
-    runs = [(1, 2, args.actions), (20, 2, args.actions), (20, 6, args.actions)]
+    runs = [(1, 2, False), (20, 2, False), (20, 6, False), (1, 3, True), (4, 3, True)]
     if not args.quick:
-        runs.append((200, 2, args.actions))  # ~8,000 actions: about 10 minutes
+        runs.append((200, 2, False))  # ~8,000 actions: about 10 minutes
     if args.only:
         games, _x, players = args.only.partition("x")
-        runs = [(int(games), int(players), args.actions)]
+        in_group = players.endswith("g")
+        runs = [(int(games), int(players.removesuffix("g")), in_group)]
+    n = args.group_limit
+    limits = RateLimits(per_group_per_minute=n, per_group_burst=n) if n else RateLimits()
     with LocalRedis() as server:
-        for i, (games, players, actions) in enumerate(runs):
-            await scenario(server.url, f"bench{i}:", games, players, actions, args.verbose)
+        for i, (games, players, in_group) in enumerate(runs):
+            await scenario(
+                server.url,
+                f"bench{i}:",
+                games,
+                players,
+                args.actions,
+                args.verbose,
+                in_group,
+                limits,
+            )
 
 
 if __name__ == "__main__":

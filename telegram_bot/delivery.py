@@ -28,6 +28,9 @@ keyboard (Telegram drops it otherwise).  When the message to edit is gone
 ("message to edit not found", "message can't be edited") the content is sent as
 a new message and ``on_replaced(chat_id, old_id, new_id)`` is awaited so the
 caller can store the new id; later edits of the old id go to the new message.
+After a 429 the retry carries the newest content asked of the message meanwhile
+(never the refused stale edit and then the newer one).  The edits themselves:
+:class:`telegram_bot.message_edits.MessageEdits`.
 
 Flood limits, no-op edits, 429 retries and 403 hooks are the middleware's job
 (:class:`telegram_bot.outgoing.Outgoing`): ``Delivery`` uses the one installed on
@@ -41,16 +44,14 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections import OrderedDict
 from typing import Any
 
 from aiogram import Bot
-from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
-from aiogram.methods import EditMessageText, SendMessage
 from aiogram.types import InlineKeyboardMarkup, Message
 
 from engine.clock import Clock
 from telegram_bot.flood_gate import Sleep
+from telegram_bot.message_edits import MessageEdits
 from telegram_bot.message_slots import Content, OnReplaced, Pending, Slot, Urgency
 from telegram_bot.outgoing import (
     URGENT,
@@ -66,9 +67,6 @@ from telegram_bot.waiting_line import Priority
 __all__ = ["Delivery", "OnReplaced", "Urgency"]
 
 log = logging.getLogger(__name__)
-
-
-GONE = ("message to edit not found", "message can't be edited", "MESSAGE_ID_INVALID")
 
 
 class Delivery:
@@ -105,8 +103,8 @@ class Delivery:
         if on_forbidden is not None:
             outgoing.on_forbidden = on_forbidden
         self.outgoing = outgoing
-        self._slots: dict[tuple[int, int], Slot] = {}
-        self._moved: OrderedDict[tuple[int, int], int] = OrderedDict()
+        self.edits = MessageEdits(bot, outgoing, clock=clock, idle_after=table_delay)
+        self._slots = self.edits.slots
         self._wake = asyncio.Event()
         self._runner: asyncio.Task[None] | None = None
         self._inflight: set[asyncio.Task[Any]] = set()
@@ -134,11 +132,7 @@ class Delivery:
         options: CallOptions = URGENT,
     ) -> Message | None:
         """Send a new message now; None when the chat is closed to the bot (403)."""
-        method = SendMessage(chat_id=chat_id, text=text, reply_markup=markup, parse_mode=parse_mode)
-        try:
-            return await self.outgoing.call(self.bot, method, options)
-        except TelegramForbiddenError:
-            return None
+        return await self.edits.send(chat_id, text, markup, parse_mode=parse_mode, options=options)
 
     async def edit(
         self,
@@ -158,13 +152,14 @@ class Delivery:
         reported through ``on_replaced``)."""
         if self._closed:
             raise RuntimeError("Delivery is closed")
-        message_id = self._moved.get((chat_id, message_id), message_id)
+        message_id = self.edits.moved.get((chat_id, message_id), message_id)
         key = (chat_id, message_id)
         slot = self._slot(key)
         slot.seq += 1
         content = Content(text, markup, self.parse_mode, on_replaced or self.on_replaced)
+        slot.latest = content
         if urgency is Urgency.NOW:
-            return await self._deliver(key, slot, content, slot.seq, URGENT)
+            return await self.edits.deliver(key, slot, content, slot.seq, URGENT)
         pending = slot.pending
         if pending is not None:
             self.stats.coalesced += 1
@@ -204,19 +199,7 @@ class Delivery:
 
     # ------------------------------------------------------------------ internals
     def _slot(self, key: tuple[int, int]) -> Slot:
-        slot = self._slots.get(key)
-        if slot is None:
-            if len(self._slots) >= 10_000:
-                self._sweep()
-            slot = self._slots[key] = Slot()
-        return slot
-
-    def _sweep(self) -> None:
-        """Forget idle messages (nothing pending, not being edited, throttle over)."""
-        horizon = self.clock() - self.table_delay
-        for key, slot in list(self._slots.items()):
-            if slot.pending is None and not slot.lock.locked() and slot.last_sent < horizon:
-                del self._slots[key]
+        return self.edits.slot(key)
 
     def _due(self, slot: Slot) -> float:
         return slot.due(self.soon_delay, self.later_delay, self.table_delay)
@@ -316,76 +299,7 @@ class Delivery:
                     self._kick()
             raise
         try:
-            await self._deliver(key, slot, None, 0, CallOptions(Priority.DEFERRED, ticket))
+            options = CallOptions(Priority.DEFERRED, ticket)
+            await self.edits.deliver(key, slot, None, 0, options)
         finally:
             await self.outgoing.settle(ticket)  # overtaken by a newer edit: tokens back
-
-    async def _deliver(
-        self,
-        key: tuple[int, int],
-        slot: Slot,
-        content: Content | None,
-        seq: int,
-        options: CallOptions,
-    ) -> int | None:
-        """Edit the message (``content`` None: the newest pending content, taken
-        once the message's lock is ours); never after newer content went out.
-        ``options``: urgent, or deferred with the tokens prepaid for it."""
-        chat_id, message_id = key
-        async with slot.lock:
-            if content is None:
-                pending, slot.pending = slot.pending, None
-                if pending is None:
-                    return message_id
-                content, seq = pending.content, pending.seq
-            elif slot.pending is not None and slot.pending.seq < seq and not slot.pending.firing:
-                slot.pending = None  # a NOW edit supersedes an older pending one
-                self.stats.coalesced += 1
-            if seq <= slot.sent_seq:
-                self.stats.coalesced += 1
-                return message_id
-            moved = self._moved.get(key)
-            if moved is not None:  # re-sent meanwhile: this content belongs there
-                slot.sent_seq = seq
-                new_key = (chat_id, moved)
-                new_slot = self._slot(new_key)
-                if new_slot.seq:  # newer content was already asked of the new one
-                    self.stats.coalesced += 1
-                    return moved
-                new_slot.seq += 1
-                return await self._deliver(new_key, new_slot, content, new_slot.seq, options)
-            slot.sent_seq = seq
-            slot.last_sent = self.clock()
-            method = EditMessageText(
-                text=content.text,
-                chat_id=chat_id,
-                message_id=message_id,
-                reply_markup=content.markup,
-                parse_mode=content.parse_mode,
-            )
-            try:
-                await self.outgoing.call(self.bot, method, options)
-            except TelegramForbiddenError:
-                return None
-            except TelegramBadRequest as exc:
-                if not any(reason in exc.message for reason in GONE):
-                    raise
-                return await self._replace(key, content, CallOptions(options.priority))
-            return message_id
-
-    async def _replace(
-        self, key: tuple[int, int], content: Content, options: CallOptions
-    ) -> int | None:
-        """The message is gone: send the content as a new one."""
-        chat_id, old_id = key
-        msg = await self.send(
-            chat_id, content.text, content.markup, parse_mode=content.parse_mode, options=options
-        )
-        if msg is None:
-            return None
-        self._moved[key] = msg.message_id
-        while len(self._moved) > 10_000:
-            self._moved.popitem(last=False)
-        if content.on_replaced is not None:
-            await content.on_replaced(chat_id, old_id, msg.message_id)
-        return msg.message_id

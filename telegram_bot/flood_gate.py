@@ -3,7 +3,8 @@
 :class:`telegram_bot.outgoing.Outgoing`: a call takes its tokens (waiting in the
 overall line, :class:`telegram_bot.waiting_line.WaitingLine`, when the overall
 bucket is short), or uses the ones prepaid for it; tokens unused, or paid for an
-edit that changed nothing, go back."""
+edit that changed nothing, go back; after a 429 the chat is held
+(:class:`telegram_bot.flood_hold.ChatHold`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from telegram_bot.flood import NOOP, FloodLimiter, Headroom
+from telegram_bot.flood_hold import ChatHold
 from telegram_bot.waiting_line import Priority, WaitingLine
 
 log = logging.getLogger(__name__)
@@ -37,13 +39,20 @@ class Prepaid:
     used: bool = False
 
 
+Newest = Callable[[], Any]
+"""``newest()``: after a 429, the call to retry instead of the one refused -- an
+edit with the newest content of the same message (``None``: retry the same)."""
+
+
 @dataclass(frozen=True)
 class CallOptions:
-    """How one call goes out: its place in the overall line, and the tokens
-    taken for it ahead of the call (a :class:`Prepaid` for its chat)."""
+    """How one call goes out: its place in the overall line, the tokens taken for
+    it ahead of the call (a :class:`Prepaid` for its chat), and what to retry
+    after a 429 (``newest``; None: the same call)."""
 
     priority: Priority = Priority.URGENT
     prepaid: Prepaid | None = None
+    newest: Newest | None = None
 
 
 URGENT = CallOptions()
@@ -79,6 +88,7 @@ class FloodGate:
         # calls of this process that wait for the OVERALL bucket queue here (urgent
         # ones first, else FIFO): only the head asks Redis again, not every waiter
         self.line = WaitingLine()
+        self._hold = ChatHold(limiter)
 
     async def headroom(self, chat_id: int) -> Headroom:
         """How long a deferrable message to ``chat_id`` should hold back so urgent
@@ -100,6 +110,13 @@ class FloodGate:
         if ticket.paid and not ticket.used:
             ticket.used = True
             await self.refund(ticket.chat_id)
+
+    async def hold(self, chat_id: int, seconds: float) -> None:
+        """A 429 for ``chat_id``: no token for it before ``seconds`` are over."""
+        try:
+            await self._hold.hold(chat_id, seconds)
+        except Exception:  # the retry still waits retry_after itself
+            log.exception("flood limiter: could not hold chat %s after a 429", chat_id)
 
     async def refund(self, chat_id: int) -> None:
         try:

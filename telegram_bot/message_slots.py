@@ -53,6 +53,7 @@ class Slot:
     sent_seq: int = 0  # the newest edit handed to Telegram
     last_sent: float = float("-inf")
     pending: Pending | None = None
+    latest: Content | None = None  # the content of edit ``seq`` (the newest asked)
 
     def due(self, soon_delay: float, later_delay: float, table_delay: float) -> float:
         """When the pending edit should go out (it must be pending)."""

@@ -14,7 +14,11 @@ session request middleware (``install(bot, limiter, on_forbidden=...)``):
   :class:`CallOptions` saying otherwise (``Delivery`` does so for coalesced
   updates), which may also carry the tokens prepaid for it
   (:meth:`Outgoing.prepay`).
-* **429** -- sleeps ``retry_after`` and retries (at most ``max_retries`` times).
+* **429** -- holds the chat's flood buckets for ``retry_after`` (every process's
+  later writes to that chat wait their turn instead of drawing 429s of their
+  own), sleeps ``retry_after`` and retries (at most ``max_retries`` times) --
+  with the newest content of the message when the caller has one
+  (:attr:`CallOptions.newest`), never the refused stale edit and then the newer.
 * **403** -- a private chat calls ``on_forbidden(user_id)`` (the bot hands his
   seat to the AI), a group calls ``on_kicked(chat_id)``; the error is then
   re-raised as aiogram's ``TelegramForbiddenError`` (``Delivery`` turns it into
@@ -118,34 +122,40 @@ class Outgoing(BaseRequestMiddleware):
         bot: Bot,
         method: TelegramMethod[TelegramType],
     ) -> Response[TelegramType]:
-        name = method.__api_method__
         options = self._options.get(id(method), URGENT)
         raw_chat = getattr(method, "chat_id", None)
         chat_id = raw_chat if isinstance(raw_chat, int) else None
-        message_id = getattr(method, "message_id", None)
-        key: tuple[int, int] | None = None
-        digests: tuple[str | None, str] | None = None
-        if chat_id is not None and (name == "sendMessage" or name in EDITS):
-            digests = content_digests(bot, method)
-            if name in EDITS and isinstance(message_id, int):
-                key = (chat_id, message_id)
-        if is_limited(name) and not await self._admit(chat_id, key, digests, options):
+        key, digests = _content(bot, method, chat_id)
+        if is_limited(method.__api_method__) and not await self._admit(
+            chat_id, key, digests, options
+        ):
             self.stats.noop += 1
             return _done()
-        try:
-            response = await self._send(make_request, bot, method, chat_id, options.priority)
-        except TelegramBadRequest as exc:
-            if key is not None and NOT_MODIFIED in exc.message:
+        attempt = 0
+        while True:
+            try:
+                response = await self._send(make_request, bot, method, chat_id, key)
+            except TelegramRetryAfter as exc:
+                attempt += 1
+                if (
+                    self.gate is not None
+                    and chat_id is not None
+                    and is_limited(method.__api_method__)
+                ):
+                    await self.gate.hold(chat_id, exc.retry_after)  # the others wait too
+                if attempt > self.max_retries:
+                    raise
+                retry = await self._after_429(bot, method, chat_id, options, exc.retry_after)
+                if retry is None:  # what the newest content asks is shown already
+                    self.stats.noop += 1
+                    return _done()
+                method, key, digests = retry
+                continue
+            except _NotModified:
                 self.stats.noop += 1  # the digest admitted above is what it shows
                 return _done()
-            await self._forget(key)
-            raise
-        except asyncio.CancelledError:
-            self._forget_later(key)
-            raise
-        except Exception:
-            await self._forget(key)
-            raise
+            break
+        name = method.__api_method__
         if name in EDITS:
             self.stats.edited += 1
         elif is_limited(name):
@@ -163,27 +173,57 @@ class Outgoing(BaseRequestMiddleware):
         bot: Bot,
         method: TelegramMethod[TelegramType],
         chat_id: int | None,
-        priority: Priority,
+        key: tuple[int, int] | None,
     ) -> Response[TelegramType]:
-        """The call, retried after 429s; 403s reported to the hooks."""
-        attempt = 0
-        while True:
-            try:
-                return await make_request(bot, method)
-            except TelegramRetryAfter as exc:
-                self.stats.retry_after += 1
-                attempt += 1
-                if attempt > self.max_retries:
-                    raise
-                log.warning("429 on %s: retry after %s s", method.__api_method__, exc.retry_after)
-                await self.sleep(exc.retry_after)
-                if is_limited(method.__api_method__):
-                    await self._admit(chat_id, None, None, CallOptions(priority))
-            except TelegramForbiddenError:
-                self.stats.forbidden += 1
-                if chat_id is not None:
-                    await self._forbidden(chat_id)
-                raise
+        """One attempt: 403s reported to the hooks; a failed edit forgets what the
+        message shows (a "not modified" raises :class:`_NotModified`)."""
+        try:
+            return await make_request(bot, method)
+        except TelegramRetryAfter:
+            self.stats.retry_after += 1
+            await self._forget(key)  # refused: the message shows what it showed
+            raise
+        except TelegramForbiddenError:
+            self.stats.forbidden += 1
+            await self._forget(key)
+            if chat_id is not None:
+                await self._forbidden(chat_id)
+            raise
+        except TelegramBadRequest as exc:
+            if key is not None and NOT_MODIFIED in exc.message:
+                raise _NotModified from exc
+            await self._forget(key)
+            raise
+        except asyncio.CancelledError:
+            self._forget_later(key)
+            raise
+        except Exception:
+            await self._forget(key)
+            raise
+
+    async def _after_429(
+        self,
+        bot: Bot,
+        method: TelegramMethod[TelegramType],
+        chat_id: int | None,
+        options: CallOptions,
+        retry_after: float,
+    ) -> _Retry[TelegramType] | None:
+        """Sleep ``retry_after``, then what to retry: the newest content of the
+        message when the caller has one (``options.newest``: never the refused
+        stale edit and then the newer one), with its flood tokens taken again;
+        None when the message already shows that content."""
+        log.warning("429 on %s: retry after %s s", method.__api_method__, retry_after)
+        await self.sleep(retry_after)
+        fresh = options.newest() if options.newest is not None else None
+        if fresh is not None:
+            method = fresh
+        key, digests = _content(bot, method, chat_id)
+        if is_limited(method.__api_method__) and not await self._admit(
+            chat_id, key, digests, CallOptions(options.priority)
+        ):
+            return None
+        return method, key, digests
 
     # ------------------------------------------------------------ limiter & memory
     async def headroom(self, chat_id: int) -> Headroom:
@@ -273,6 +313,28 @@ class Outgoing(BaseRequestMiddleware):
             log.exception("on_forbidden/on_kicked hook failed for %s", chat_id)
         finally:
             self._in_hook.discard(chat_id)
+
+
+class _NotModified(Exception):
+    """Telegram answered "message is not modified": the edit is a success."""
+
+
+Key = tuple[int, int]
+Digests = tuple[str | None, str]
+_Retry = tuple[TelegramMethod[TelegramType], Key | None, Digests | None]
+
+
+def _content(
+    bot: Bot, method: TelegramMethod[Any], chat_id: int | None
+) -> tuple[Key | None, Digests | None]:
+    """The message an edit changes (None for a send) and the digests of what a
+    send or an edit shows (None for other calls)."""
+    name = method.__api_method__
+    if chat_id is None or not (name == "sendMessage" or name in EDITS):
+        return None, None
+    message_id = getattr(method, "message_id", None)
+    key = (chat_id, message_id) if name in EDITS and isinstance(message_id, int) else None
+    return key, content_digests(bot, method)
 
 
 def _done() -> Any:

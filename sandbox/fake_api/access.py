@@ -49,6 +49,7 @@ def check_rate(world: World, chat: Chat) -> None:
     """Take one message's worth of the flood limits, or answer 429."""
     retry_after = world.limiter.acquire(chat.id, chat.is_group)
     if retry_after:
+        world.stats.retry_after_by_chat[chat.id] += 1
         raise too_many_requests(retry_after)
 
 

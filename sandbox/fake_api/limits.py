@@ -114,6 +114,7 @@ class Stats:
     calls: Counter[str] = field(default_factory=Counter)
     errors: Counter[tuple[str, int]] = field(default_factory=Counter)
     retry_after: int = 0  # number of 429 answers
+    retry_after_by_chat: Counter[int] = field(default_factory=Counter)  # 429s per chat id
     late_answers: int = 0  # callback queries answered after the answer window
     started_at: float = field(default_factory=time.monotonic)
 
@@ -132,6 +133,7 @@ class Stats:
         self.calls.clear()
         self.errors.clear()
         self.retry_after = 0
+        self.retry_after_by_chat.clear()
         self.started_at = time.monotonic()
 
     def to_json(self) -> dict[str, Any]:

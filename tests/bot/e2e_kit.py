@@ -65,17 +65,21 @@ class Harness:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def settings(self) -> Settings:
+        """The test's settings: no turn timer, fast delays (``extra`` overrides)."""
+        values: dict[str, Any] = {
+            "default_timer": 0,
+            "timer_interval": 0.05,
+            "soon_delay": 0.0,
+            "later_delay": 0.0,
+            "table_delay": 0.1,
+        }
+        values.update(self.extra)
         return Settings(
             bot_token=self.fake.token,
             redis_url=self.redis_url,
             redis_prefix=self.prefix,
             telegram_api_url=self.fake.url,
-            default_timer=0,
-            timer_interval=0.05,
-            soon_delay=0.0,
-            later_delay=0.0,
-            table_delay=0.1,
-            **self.extra,
+            **values,
         )
 
     async def start(self) -> Bot:

@@ -9,14 +9,13 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from sandbox.fake_api import Chat, FakeTelegram, RateLimits, SimUser
+from sandbox.fake_api import FakeTelegram, RateLimits
+from tests.bot.e2e_group_kit import group_lobby
 from tests.bot.e2e_kit import (
     SAFETY,
-    Harness,
     assert_no_hidden_cards,
     is_over,
     play_out,
-    record_seeds,
     running,
 )
 
@@ -25,33 +24,6 @@ from tests.bot.e2e_kit import (
 async def fake() -> AsyncIterator[FakeTelegram]:
     async with FakeTelegram(limits=RateLimits.off()) as server:
         yield server
-
-
-async def group_lobby(h: Harness, variant: str, humans: list[SimUser], ai: int) -> tuple[str, Chat]:
-    fake = h.fake
-    owner = humans[0]
-    group = owner.create_group("Card night", *humans[1:])
-    owner.add_bot_to(group)
-    await owner.wait_message("/new", group, timeout=SAFETY)  # the two-line how-to
-    for u in humans:
-        u.start()
-        await u.wait_message(timeout=SAFETY)
-    owner.send(f"/new {variant}", group)
-    lobby = await owner.wait_message("Invitation link", group, timeout=SAFETY)
-    for u in humans[1:]:
-        answer = await u.press("Join", message=lobby, chat=group).wait_answer(SAFETY)
-        assert answer["url"] is None, answer
-    for _ in range(ai):
-        await owner.press("Add AI", message=lobby, chat=group).wait_answer(SAFETY)
-    table = await h.svc.where(owner.id)
-    assert table is not None
-    assert len(table.seats) == len(humans) + ai
-    record_seeds(h.svc)
-    await owner.press("Start", message=lobby, chat=group).wait_answer(SAFETY)
-    for u in humans:
-        await fake.wait_message(u.chat, "Players", timeout=SAFETY)
-    await h.wait_hands(table.id, humans)
-    return table.id, group
 
 
 @pytest.mark.parametrize(

@@ -27,6 +27,7 @@ from telegram_bot.app import GROUP_COMMANDS
 from telegram_bot.callbacks import LobbyOp
 from telegram_bot.i18n import COMMANDS, LANGUAGES, Translator
 from telegram_bot.keyboards import LangCb
+from tests.bot.e2e_group_kit import group_lobby
 from tests.bot.e2e_kit import (
     SAFETY,
     Harness,
@@ -39,7 +40,6 @@ from tests.bot.e2e_kit import (
     press,
     running,
 )
-from tests.bot.test_e2e_group import group_lobby
 
 CYRILLIC = re.compile("[а-яА-ЯёЁіІїЇєЄґҐ]")
 

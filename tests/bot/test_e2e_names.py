@@ -14,8 +14,8 @@ from engine.live import PLAYING
 from sandbox.fake_api import FakeTelegram, RateLimits
 from telegram_bot.callbacks import LobbyOp
 from telegram_bot.flood import FloodKeys
+from tests.bot.e2e_group_kit import group_lobby
 from tests.bot.e2e_kit import SAFETY, has_lobby_buttons, op, running
-from tests.bot.test_e2e_group import group_lobby
 
 
 @pytest.fixture

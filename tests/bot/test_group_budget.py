@@ -1,0 +1,183 @@
+"""The flood budget when Telegram answers 429 after all (its limits are not
+published; ours may be off): the retry carries the newest content of the
+message, never the refused stale edit and then the newer one.  The fake Bot API
+with its limits ON and one manual clock; the sleep after a 429 is held open so
+a newer edit can be asked meanwhile."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+from aiogram import Bot
+
+from engine.live import LiveConfig, TableService
+from sandbox.fake_api import FakeTelegram, ManualClock, RateLimits, SimUser
+from telegram_bot.delivery import Delivery, Urgency
+from telegram_bot.flood import FloodLimiter
+from telegram_bot.flood_hold import ChatHold
+from telegram_bot.outgoing import install
+from tests.bot.test_outgoing import VirtualTime
+
+
+class HeldSleep:
+    """The sleep after a 429: records it and returns once released (the manual
+    clock then moves on by the seconds asked)."""
+
+    def __init__(self, clock: ManualClock) -> None:
+        self.clock = clock
+        self.asked: list[float] = []
+        self.release = asyncio.Event()
+        self._entered = asyncio.Event()
+
+    async def __call__(self, seconds: float) -> None:
+        self.asked.append(seconds)
+        self._entered.set()
+        await self.release.wait()
+        self.clock.advance(seconds)
+
+    async def entered(self) -> None:
+        await self._entered.wait()
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+async def fake(clock: ManualClock) -> AsyncIterator[FakeTelegram]:
+    async with FakeTelegram(limits=RateLimits(), clock=clock) as server:
+        yield server
+
+
+@pytest.fixture
+async def bot(fake: FakeTelegram) -> AsyncIterator[Bot]:
+    bot = fake.make_bot()
+    yield bot
+    await bot.session.close()
+
+
+@pytest.fixture
+def alice(fake: FakeTelegram) -> SimUser:
+    user = fake.add_user("Alice")
+    user.start()
+    return user
+
+
+def edits_of(fake: FakeTelegram, chat_id: int, message_id: int) -> list[str | None]:
+    return [
+        e["text"]
+        for e in fake.world.outbox
+        if e["kind"] == "edit" and e["chat_id"] == chat_id and e["message_id"] == message_id
+    ]
+
+
+@pytest.mark.parametrize("newer", [Urgency.SOON, Urgency.NOW])
+async def test_a_retry_after_429_sends_the_newest_content_only(
+    fake: FakeTelegram, bot: Bot, alice: SimUser, clock: ManualClock, newer: Urgency
+) -> None:
+    held = HeldSleep(clock)
+    outgoing = install(bot, None, sleep=held)  # no limiter of ours: the fake says 429
+    delivery = Delivery(bot, outgoing=outgoing, clock=clock, soon_delay=1000.0)
+    try:
+        msg = await delivery.send(alice.id, "v0")
+        assert msg is not None
+        mid = msg.message_id
+        await delivery.edit(alice.id, mid, "v1")
+        await delivery.edit(alice.id, mid, "v2")  # the chat's burst (3) is spent
+        stale = asyncio.create_task(delivery.edit(alice.id, mid, "v3 stale"))
+        await held.entered()  # 429: the edit sleeps before its retry
+        assert fake.stats.retry_after == 1
+        newest = asyncio.create_task(delivery.edit(alice.id, mid, "v4 newest", urgency=newer))
+        await asyncio.sleep(0.01)
+        held.release.set()
+        assert await stale == mid
+        assert await newest == mid
+        await delivery.flush()
+    finally:
+        await delivery.aclose()
+    assert edits_of(fake, alice.id, mid) == ["v1", "v2", "v4 newest"]
+    assert alice.chat.messages[mid].text == "v4 newest"
+    assert held.asked == [1]
+    assert fake.stats.retry_after == 1
+
+
+# ---------------------------------------------------------------- a 429 holds the chat
+@pytest.fixture
+async def limiter(
+    redis_url: str, redis_prefix: str, clock: ManualClock
+) -> AsyncIterator[FloodLimiter]:
+    svc = TableService.from_url(redis_url, LiveConfig(prefix=redis_prefix))
+    yield FloodLimiter(svc.kv, clock=clock)
+    await svc.aclose()
+
+
+@pytest.fixture
+async def group_fake(clock: ManualClock) -> AsyncIterator[FakeTelegram]:
+    """A chat's burst of 30: only the group's limit (and our chat's 1/s) count."""
+    async with FakeTelegram(limits=RateLimits(per_chat_burst=30), clock=clock) as server:
+        yield server
+
+
+async def test_a_429_holds_the_group_so_later_writes_wait_instead_of_429(
+    clock: ManualClock, limiter: FloodLimiter, group_fake: FakeTelegram
+) -> None:
+    """Telegram counted messages our budget never saw (another client of the
+    token; a lost bucket): the first write gets a 429, and the group's budget is
+    held for its ``retry_after`` -- in Redis, for every process -- so the writes
+    after it wait their turn instead of each drawing its own 429."""
+    vtime = VirtualTime(clock)
+    first_sleep = asyncio.Event()
+
+    async def sleep(seconds: float) -> None:
+        first_sleep.set()
+        await vtime.sleep(seconds)
+
+    fake = group_fake
+    bot = fake.make_bot()
+    alice = fake.add_user("Alice")
+    outgoing = install(bot, limiter, sleep=sleep)
+    group = alice.create_group("Table")
+    alice.add_bot_to(group)
+    other = fake.make_bot()  # the writes our budget does not know about
+    try:
+        for i in range(20):  # the group's minute is spent
+            await other.send_message(group.id, f"elsewhere {i}")
+    finally:
+        await other.session.close()
+    assert fake.stats.retry_after == 0
+
+    async def later(i: int) -> None:
+        await first_sleep.wait()  # after the first write's 429
+        await bot.send_message(group.id, f"later {i}")
+
+    try:
+        await vtime.run(bot.send_message(group.id, "first"), *(later(i) for i in range(4)))
+    finally:
+        await bot.session.close()
+    texts = [m.text for m in fake.messages(group) if m.from_id == fake.bot_user.id]
+    assert sorted(t for t in texts if t and not t.startswith("elsewhere")) == [
+        "first",
+        *(f"later {i}" for i in range(4)),
+    ]
+    assert fake.stats.retry_after == 1
+    assert outgoing.stats.retry_after == 1
+
+
+async def test_a_hold_gives_the_chat_no_token_before_retry_after(
+    limiter: FloodLimiter, clock: ManualClock
+) -> None:
+    hold = ChatHold(limiter)
+    group, other = -100, -200
+    assert await limiter.acquire(group) == 0
+    await hold.hold(group, 10)
+    assert await limiter.acquire(group) == pytest.approx(10, abs=1e-3)  # nothing taken
+    assert await limiter.acquire(other) == 0  # only that chat
+    assert await limiter.acquire(None) == 0  # not the overall bucket
+    clock.advance(10)
+    assert await limiter.acquire(group) == 0
+    assert await limiter.acquire(group) > 0  # then at the group's own pace
+    await hold.hold(7, 2)  # a private chat: its own bucket
+    assert await limiter.acquire(7) == pytest.approx(2, abs=1e-3)
