@@ -19,10 +19,14 @@ from typing import Any, cast
 
 import redis.asyncio as aredis
 from redis.asyncio.client import Pipeline
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, RedisError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from engine.live.keys import Keys
-from engine.live.model import ServiceUnavailable
+from engine.live.model import LiveConfig, ServiceUnavailable
 from engine.live.scripts import CAS_LUA, CLAIM_LUA, RELEASE_LUA, SWAP_LUA
 
 
@@ -33,6 +37,39 @@ def unavailable() -> Iterator[None]:
         yield
     except (RedisError, OSError) as e:  # OSError: ConnectionError, TimeoutError
         raise ServiceUnavailable(f"Redis is unavailable: {e}") from e
+
+
+def make_client(url: str, config: LiveConfig, max_connections: int | None = None) -> aredis.Redis:
+    """The one way the service builds a Redis client (bot, admin API, pub/sub).
+
+    redis-py's ``Retry(ExponentialBackoff(cap, base), retries)`` on connection
+    errors and timeouts: a pooled connection gone stale by a Redis restart fails
+    its first command, which is then retried on a new connection -- so the first
+    request after a restart succeeds.  ``health_check_interval`` PINGs a
+    connection idle that long before using it; socket timeouts bound how long a
+    request waits on a Redis that is down or stopped (SIGSTOP).  Without a pool
+    built here a ``from_url`` client retries nothing.  With ``max_connections``
+    the pool is a blocking one of that size: a request waits (up to 20 s) for a
+    free connection instead of failing."""
+    c = config
+    options: dict[str, Any] = {
+        "retry": Retry(
+            ExponentialBackoff(c.redis_backoff_cap, c.redis_backoff_base), c.redis_retries
+        ),
+        "retry_on_error": [RedisConnectionError, RedisTimeoutError],
+        "health_check_interval": c.redis_health_check,
+        "socket_timeout": c.redis_socket_timeout,
+        "socket_connect_timeout": c.redis_connect_timeout,
+        "socket_keepalive": True,
+    }
+    pool: aredis.ConnectionPool
+    if max_connections is None:
+        pool = aredis.ConnectionPool.from_url(url, **options)
+    else:
+        pool = aredis.BlockingConnectionPool.from_url(
+            url, max_connections=max_connections, timeout=20, **options
+        )
+    return aredis.Redis.from_pool(pool)  # closes the pool with the client
 
 
 @dataclass
