@@ -85,12 +85,15 @@ def start_redis(
     persist: bool = False,
     port: int | None = None,
     pass_fds: Sequence[int] = (),
+    extra_args: Sequence[str] = (),
 ) -> tuple[subprocess.Popen[bytes], str]:
     """Start ``binary`` on a free port (three attempts, in case a port was taken
     meanwhile) or on ``port``; return the process and its URL.  Raise
     :class:`LocalRedisError`. ``persist`` keeps an append-only file in ``workdir``
     (the product's embedded Redis: games survive a restart); tests and benchmarks
-    keep nothing. ``pass_fds`` stay open in the server (the data folder's lock)."""
+    keep nothing. ``pass_fds`` stay open in the server (the data folder's lock);
+    ``extra_args`` go to ``redis-server`` as they are (the fault tests:
+    ``--appendfsync always``)."""
     log = workdir / "redis.log"
     last_error = ""
     for _attempt in range(3):
@@ -105,6 +108,7 @@ def start_redis(
                 "--dir", str(workdir),
                 "--daemonize", "no",
                 "--logfile", str(log),
+                *extra_args,
             ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
