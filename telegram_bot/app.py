@@ -35,7 +35,7 @@ from aiogram.types import (
 )
 
 from engine.clock import Clock
-from engine.live import LiveConfig, TableService, WriteResult
+from engine.live import LiveConfig, ServiceUnavailable, TableService, WriteResult
 from telegram_bot.chat_state import ChatStateStore
 from telegram_bot.delivery_api import Delivery, make_delivery
 from telegram_bot.handlers import routers
@@ -248,12 +248,14 @@ class BotApp:
             started = time.monotonic()
             try:
                 await run(backoff)
-            except Exception:  # a background loop must survive anything
+            except Exception as e:  # a background loop must survive anything
                 if time.monotonic() - started > backoff.cap:
                     backoff.reset()  # it ran fine for a while: start over small
                 delay = backoff.next_delay()
                 self.loop_failures += 1
-                log.warning("%s failed; again in %.1f s", name, delay, exc_info=True)
+                # Redis down: one line; anything else: with its traceback
+                trace = not isinstance(e, ServiceUnavailable)
+                log.warning("%s failed; again in %.1f s: %s", name, delay, e, exc_info=trace)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.stop.wait(), delay)
 

@@ -25,7 +25,7 @@ from telegram_bot.flood import FloodConfig, FloodLimiter, Headroom, Rate, Verdic
 
 log = logging.getLogger(__name__)
 
-FALLBACK_FOR = 3.0
+FALLBACK_FOR = 5.0
 """Seconds the limiter stays on its in-process buckets after Redis failed."""
 
 

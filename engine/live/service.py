@@ -47,7 +47,7 @@ class TableService:
         self.config = config = config or LiveConfig()
         self.keys = Keys(config.prefix)
         self.redis = client
-        self.store = store = Store(client, self.keys)
+        self.store = store = Store(client, self.keys, probe_timeout=config.redis_probe_timeout)
         self.clock = clock
         self._owns_client = owns_client
         self.kv = KeyValueStore(store, config.prefix)
