@@ -50,12 +50,12 @@ class LiveConfig:
     redis_retries: int = 2
     redis_backoff_base: float = 0.05
     redis_backoff_cap: float = 0.5
-    redis_socket_timeout: float = 0.5  # a reply (SIGSTOPped Redis: each attempt waits this)
+    redis_socket_timeout: float = 1.0  # a reply (SIGSTOPped Redis: each attempt waits this)
     redis_connect_timeout: float = 0.5
     redis_health_check: float = 5.0
     # after a connection error or timeout, each request first waits at most this
     # long for a PING (engine.live.store.Store): an outage answers at once
-    redis_probe_timeout: float = 0.25
+    redis_probe_timeout: float = 0.5
 
 
 class LiveError(EngineError):

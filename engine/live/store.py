@@ -103,7 +103,7 @@ class Store:
     not: :class:`ServiceUnavailable` at once, instead of every request of the
     outage waiting out its socket timeouts and retries (a SIGSTOPped Redis)."""
 
-    def __init__(self, client: aredis.Redis, keys: Keys, *, probe_timeout: float = 0.25) -> None:
+    def __init__(self, client: aredis.Redis, keys: Keys, *, probe_timeout: float = 0.5) -> None:
         self.r = client
         self.keys = keys
         self.round_trips = 0
