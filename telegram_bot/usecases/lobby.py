@@ -135,9 +135,9 @@ class LobbyActions:
         return LobbyOutcome(error=error)
 
     async def _drop_abandoned_solo(self, error: LiveError, player: Person) -> bool:
-        """He sits at an open private lobby of his own with only AI players -- a
-        ``/play`` whose set-up broke off: cancel it (True; ``/play`` then starts
-        anew)."""
+        """He sits at an open private lobby of his own with AI players and no other
+        human -- a ``/play`` whose set-up broke off: cancel it (True; ``/play``
+        then starts anew).  A lobby of his ``/new`` (no AI added) is left alone."""
         code = error.info.get("table") if error.code == "seated_elsewhere" else None
         if not code:
             return False
@@ -146,8 +146,8 @@ class LobbyActions:
             humans = [s for s in table.seats if s.user is not None and not s.left]
             if table.status != OPEN or not table.private or table.creator != player.id:
                 return False
-            if len(humans) != 1:
-                return False
+            if len(humans) != 1 or len(humans) == len(table.seats):
+                return False  # friends joined, or no AI yet: an invitation (/new), kept
             await self.svc.cancel(code, player.id)
         except EngineError:
             return False

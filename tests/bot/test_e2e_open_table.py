@@ -57,6 +57,10 @@ async def test_seated_elsewhere_opens_that_table(
         offer = await bob.wait_message(ELSEWHERE, timeout=SAFETY)
         assert offer.chat.id == bob.id
         assert OPEN in offer.button_texts
+        # /play keeps his invitation lobby (no AI in it: not a /play cut off)
+        bob.send("/play")
+        await bob.wait_message(ELSEWHERE, timeout=SAFETY)
+        assert (await h.svc.lobby(own.id)).status == "open"
         # someone who does not sit there: refused, nothing sent
         answer = await ann.press(data=offer.buttons[0]["callback_data"], forged=True).wait_answer(
             SAFETY
