@@ -11,8 +11,10 @@ twice is handled once), and two background tasks:
   by other processes (timers, operators, players leaving) -- at most once per
   version in this process.
 
-A dead Redis never stops either loop (they wait and retry); handlers answer
-with an apology (:mod:`telegram_bot.handlers.errors`).
+No exception stops either loop: each failure is logged and the loop runs
+again (the subscriber resubscribes) after an exponential backoff
+(``LOOP_BACKOFF_BASE`` doubling up to ``LOOP_BACKOFF_CAP`` s, reset once it got
+going); handlers answer with an apology (:mod:`telegram_bot.handlers.errors`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiogram import Bot, Dispatcher, Router
@@ -58,6 +61,24 @@ def build_bot(settings: Settings) -> Bot:
         session=session,
         default=DefaultBotProperties(parse_mode="HTML", link_preview_is_disabled=True),
     )
+
+
+class Backoff:
+    """Exponential backoff of a background loop: ``base``, doubled per failure up
+    to ``cap`` seconds; :meth:`reset` after a success."""
+
+    def __init__(self, base: float, cap: float) -> None:
+        self.base = base
+        self.cap = cap
+        self.failures = 0
+
+    def next_delay(self) -> float:
+        delay = min(self.cap, self.base * 2**self.failures)
+        self.failures = min(self.failures + 1, 32)
+        return delay
+
+    def reset(self) -> None:
+        self.failures = 0
 
 
 def _fresh(router: Router) -> Router:
@@ -116,6 +137,8 @@ class BotApp:
         self.stop = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._renders: set[asyncio.Task[None]] = set()
+        self.loop_failures = 0  # background-loop failures so far (tests read it)
+        self.subscriptions = 0  # times the notify subscriber (re)subscribed
 
     async def setup(self) -> None:
         me = await self.bot.me()
@@ -205,32 +228,49 @@ class BotApp:
             log.warning("re-render failed: %r", task.exception())
 
     async def _timers(self) -> None:
-        while not self.stop.is_set():
-            try:
-                await self.svc.run_timers(
-                    self.stop, interval=self.settings.timer_interval, on_result=self._on_timer
-                )
-            except Exception:  # Redis down, ...: wait and go on
-                log.warning("timer loop failed; retrying", exc_info=True)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.stop.wait(), 1.0)
+        """The turn-timer loop; restarted after any failure."""
+        await self._forever("timer loop", self._run_timers)
+
+    async def _run_timers(self, backoff: Backoff) -> None:
+        await self.svc.run_timers(
+            self.stop, interval=self.settings.timer_interval, on_result=self._on_timer
+        )
 
     async def _notifications(self) -> None:
-        """Re-render tables written elsewhere (notify channel)."""
+        """Re-render tables written elsewhere (notify channel); resubscribed after
+        any failure."""
+        await self._forever("notify subscriber", self._subscribe)
+
+    async def _subscribe(self, backoff: Backoff) -> None:
         assert self.publisher is not None
+        async with self.svc.notifications() as notes:
+            self.subscriptions += 1
+            backoff.reset()  # subscribed (again)
+            while not self.stop.is_set():
+                note = await notes.get(timeout=0.5)
+                if note is not None:
+                    self._spawn(self.publisher.refresh(note.table, min_version=note.version))
+
+    async def _forever(self, name: str, run: Callable[[Backoff], Awaitable[None]]) -> None:
+        """Run ``run`` until stopped; after ANY exception (Redis down, a bug in a
+        render, ...) log it and run it again after an exponential backoff
+        (capped; reset once a run got going: subscribed, or ran past the cap)."""
+        s = self.settings
+        backoff = Backoff(s.loop_backoff_base, s.loop_backoff_cap)
         while not self.stop.is_set():
+            started = time.monotonic()
             try:
-                async with self.svc.notifications() as notes:
-                    while not self.stop.is_set():
-                        note = await notes.get(timeout=0.5)
-                        if note is not None:
-                            self._spawn(
-                                self.publisher.refresh(note.table, min_version=note.version)
-                            )
-            except (ServiceUnavailable, OSError):
-                log.warning("notify subscriber failed; retrying", exc_info=True)
+                await run(backoff)
+            except Exception as e:  # a background loop must survive anything
+                if time.monotonic() - started > backoff.cap:
+                    backoff.reset()  # it ran fine for a while: start over small
+                delay = backoff.next_delay()
+                self.loop_failures += 1
+                # Redis down: one line; anything else: with its traceback
+                trace = not isinstance(e, ServiceUnavailable)
+                log.warning("%s failed; again in %.1f s: %s", name, delay, e, exc_info=trace)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.stop.wait(), 1.0)
+                    await asyncio.wait_for(self.stop.wait(), delay)
 
     # ------------------------------------------------------------------ running
     async def run_polling(self, **kwargs: Any) -> None:

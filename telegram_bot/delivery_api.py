@@ -11,7 +11,7 @@ from aiogram import Bot
 
 from engine.live import KeyValueStore
 from telegram_bot.delivery import Delivery, Urgency
-from telegram_bot.flood import FloodLimiter
+from telegram_bot.flood_fallback import FallbackFloodLimiter
 from telegram_bot.outgoing import install
 
 
@@ -26,8 +26,9 @@ def make_delivery(
     on_replaced: Callable[[int, int, int], Awaitable[Any]],
 ) -> Delivery:
     """The bot's Delivery with the shared flood limiter in the table service's
-    key-value store ``kv`` (None: no limiter)."""
-    limiter = FloodLimiter(kv) if kv is not None else None
+    key-value store ``kv`` (None: no limiter); while Redis is unreachable it
+    takes in-process tokens (:mod:`telegram_bot.flood_fallback`)."""
+    limiter = FallbackFloodLimiter(kv) if kv is not None else None
     outgoing = install(bot, limiter)
     return Delivery(
         bot,

@@ -1,5 +1,5 @@
 """Keyboards and callback data of the handlers that the render modules do not
-draw: language choice, taking a seat back, links to the bot."""
+draw: language choice, taking a seat back, opening one's table, links to the bot."""
 
 from __future__ import annotations
 
@@ -46,6 +46,20 @@ def take_back_keyboard(game_id: str, label: str) -> InlineKeyboardMarkup:
     data = SeatCb(game=game_id, op="back").pack()
     return InlineKeyboardMarkup(
         inline_keyboard=[[InlineKeyboardButton(text="🙋 " + label, callback_data=data)]]
+    )
+
+
+class TableCb(CallbackData, prefix="t"):
+    """ "Open my table" (under a ``seated_elsewhere`` refusal): his hand message
+    of that game sent again, or a copy of that lobby's message."""
+
+    code: Annotated[str, Field(pattern=CODE_PATTERN)]
+
+
+def open_table_keyboard(code: str, label: str) -> InlineKeyboardMarkup:
+    data = TableCb(code=code).pack()
+    return InlineKeyboardMarkup(
+        inline_keyboard=[[InlineKeyboardButton(text="🃏 " + label, callback_data=data)]]
     )
 
 

@@ -288,26 +288,31 @@ class Publisher:
             # the write is published on the notify channel: every process re-renders
         await self.ui.update_table(table.id, drop_hands=[user])
 
-    async def resend_hand(self, user: int) -> None:
+    async def resend_hand(self, user: int, *, table_id: str = "", again: bool = False) -> bool:
         """``user`` can be written to again (he unblocked the bot): a game he sits
-        at gets a new hand message (with the take-back button if the AI plays)."""
-        table = await self.svc.where(user)
+        at (``table_id``, else where he sits) gets a new hand message (with the
+        take-back button if the AI plays) -- if it has none, or ``again`` (he
+        asked for his table: the new message replaces the old one).  True when
+        sent."""
+        table = await self.svc.lobby(table_id) if table_id else await self.svc.where(user)
         if table is None or table.status != PLAYING:
-            return
+            return False
         async with self.lock(table.id):
             try:
                 snap = await self.snapshot(table.id)
             except LiveError:
-                return
+                return False
             seat = snap.table.seat_of(user)
-            if seat is None or snap.loaded.state is None or snap.ui.hands.get(user):
-                return
+            if seat is None or snap.loaded.state is None or (snap.ui.hands.get(user) and not again):
+                return False
             lang = (await self._langs(snap.table, snap.ui)).get(user, "en")
             sel = Selection.from_json(snap.ui.selections.get(user))  # its revision too
             text, markup = hand_screen(snap, seat, lang, sel)
             msg = await self.delivery.send(user, text, markup)
-            if msg is not None:
-                await self.ui.update_table(table.id, hands={user: msg.message_id})
+            if msg is None:
+                return False
+            await self.ui.update_table(table.id, hands={user: msg.message_id})
+            return True
 
     async def message_replaced(self, chat: int, old: int, new: int) -> None:
         """Delivery sent a gone message anew: a hand message (private chat) or a

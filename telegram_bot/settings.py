@@ -42,6 +42,10 @@ class Settings(BaseSettings):
     """Consecutive timeouts before the AI takes a player's seat."""
     timer_interval: float = Field(default=0.5, gt=0)
     """Seconds between two looks at the due turn timers."""
+    loop_backoff_base: float = Field(default=0.5, gt=0)
+    loop_backoff_cap: float = Field(default=10.0, gt=0)
+    """A background loop (timers, notify subscriber) that failed runs again after
+    ``base`` seconds, doubled per failure up to ``cap``."""
     solo_opponents: int = Field(default=2, ge=1, le=5)
     """AI opponents of /play."""
 

@@ -24,6 +24,7 @@ REFUSALS: dict[str, str] = {
     "bad_settings": N_("These settings are not possible."),
     "bad_request_id": N_("Something went wrong: try again."),
     "not_owner": N_("Only the lobby's creator can do that."),
+    "unavailable": N_("The game is unavailable for a moment: please try again in a few seconds."),
     # engine.IllegalAction codes
     "not_your_turn": N_("It is not your move now."),
     "card_not_in_hand": N_("You do not hold that card."),
@@ -45,6 +46,9 @@ NOT_OWNER: dict[str, str] = {
 }
 MOVE_NOT_POSSIBLE = N_("That move is not possible now.")
 
+UNAVAILABLE = REFUSALS["unavailable"]
+OPEN_TABLE = N_("Open my table")
+HERE_IS_YOUR_TABLE = N_("Here is your table.")
 SORRY = N_("Sorry, something went wrong on our side. Please try again in a minute.")
 STALE = N_("This button is out of date: here is the current position.")
 NOT_YOUR_MESSAGE = N_("This is not your current hand message.")

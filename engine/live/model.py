@@ -41,6 +41,22 @@ class LiveConfig:
     max_ai_moves: int = 5000  # safety bound for one AI chain
     cas_retries: int = 20  # optimistic retries of lobby/system writes
     audit_maxlen: int = 10000  # operator audit entries kept (approximately)
+    # Redis client (engine.live.store.make_client): a command that meets a
+    # connection error or a timeout is retried on a fresh connection this many
+    # times, with exponential backoff (base, cap); an idle pooled connection is
+    # PINGed first after ``redis_health_check`` s.  So the first request after a
+    # Redis restart succeeds, and one during an outage fails within about
+    # (retries + 1) * socket timeout + the backoffs -- inside Telegram's
+    # callback window.
+    redis_retries: int = 2
+    redis_backoff_base: float = 0.05
+    redis_backoff_cap: float = 0.5
+    redis_socket_timeout: float = 1.0  # a reply (SIGSTOPped Redis: each attempt waits this)
+    redis_connect_timeout: float = 0.5
+    redis_health_check: float = 5.0
+    # after a connection error or timeout, each request first waits at most this
+    # long for a PING (engine.live.store.Store): an outage answers at once
+    redis_probe_timeout: float = 0.5
 
 
 class LiveError(EngineError):

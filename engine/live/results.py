@@ -1,7 +1,8 @@
 """The results part: stats of finished games.  When a write ends a game (exactly
 one write can), the result is stored in the table (``res``) in that same
 compare-and-set; then :meth:`Results.record` adds it to the per-user stats, the
-chat's leaderboard and the finished-games index in one pipelined round trip.
+chat's leaderboard and the finished-games index in one pipelined round trip --
+once, even when a timeout makes the client send it again.
 Stats keys expire after ``stats_ttl`` without games."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import Any, cast
 
 from engine.live.model import LiveConfig
 from engine.live.records import GameResult, LeaderboardEntry, UserStats
+from engine.live.scripts import RECORD_LUA
 from engine.live.store import Store
 
 FINISHED_WINDOW_MS = 7 * 86400 * 1000
@@ -22,36 +24,34 @@ class Results:
         self.config = config
 
     async def record(self, result: GameResult) -> None:
-        """Count a finished game for its human players and in its chat's board."""
+        """Count a finished game for its human players and in its chat's board,
+        once per hash even if the round trip is retried after a lost reply
+        (:data:`engine.live.scripts.RECORD_LUA`)."""
         k = self.keys
         v = result.variant
         ttl = int(self.config.stats_ttl * 1000)
         now = result.at
+        game = f"{result.table}:{result.game}"
+        board: list[str | int] = []
+        per_user: dict[str, list[str | int]] = {}
+        for seat, (user, name) in enumerate(result.seats):
+            if user is None:
+                continue
+            lost = result.loser == seat
+            fields: list[str | int] = [f"{v}:games", 1, f"{v}:p{result.places[seat]}", 1]
+            fields += [f"{v}:losses", 1] if lost else []
+            fields += [f"{v}:draws", 1] if result.draw else []
+            per_user[k.stats(user)] = fields
+            board += [f"{user}:{v}:games", 1, f"={user}:name", name]
+            board += [f"{user}:{v}:losses", 1] if lost else []
+            board += [f"{user}:{v}:draws", 1] if result.draw else []
 
         def build(p: Any) -> None:
-            for seat, (user, name) in enumerate(result.seats):
-                if user is None:
-                    continue
-                place = result.places[seat]
-                lost = result.loser == seat
-                sk = k.stats(user)
-                p.hincrby(sk, f"{v}:games", 1)
-                p.hincrby(sk, f"{v}:p{place}", 1)
-                if lost:
-                    p.hincrby(sk, f"{v}:losses", 1)
-                if result.draw:
-                    p.hincrby(sk, f"{v}:draws", 1)
-                p.pexpire(sk, ttl)
-                if result.chat is not None:
-                    tk = k.top(result.chat)
-                    p.hincrby(tk, f"{user}:{v}:games", 1)
-                    if lost:
-                        p.hincrby(tk, f"{user}:{v}:losses", 1)
-                    if result.draw:
-                        p.hincrby(tk, f"{user}:{v}:draws", 1)
-                    p.hset(tk, f"{user}:name", name)
-                    p.pexpire(tk, ttl)
-            p.zadd(k.finished, {f"{result.table}:{result.game}:{v}": now})
+            for key, fields in per_user.items():
+                p.eval(RECORD_LUA, 1, key, game, ttl, *fields)
+            if result.chat is not None and board:
+                p.eval(RECORD_LUA, 1, k.top(result.chat), game, ttl, *board)
+            p.zadd(k.finished, {f"{game}:{v}": now})
             p.zremrangebyscore(k.finished, "-inf", now - FINISHED_WINDOW_MS)
 
         await self.store.run(build)
@@ -63,6 +63,8 @@ class Results:
         )
         out: dict[str, dict[str, int]] = {}
         for f, val in raw.items():
+            if f.startswith(b"@"):  # the last game counted (RECORD_LUA)
+                continue
             variant, what = f.decode().split(":", 1)
             out.setdefault(variant, {})[what] = int(val)
         return UserStats(out)
@@ -76,6 +78,8 @@ class Results:
         )
         rows: dict[int, dict[str, Any]] = {}
         for f, val in raw.items():
+            if f.startswith(b"@"):  # the last game counted (RECORD_LUA)
+                continue
             parts = f.decode().split(":")
             user = int(parts[0])
             row = rows.setdefault(user, {"name": "", "games": 0, "losses": 0, "draws": 0})

@@ -89,3 +89,24 @@ else
 end
 return 1
 """
+
+
+# Count a finished game in one stats or leaderboard hash, once: KEYS[1] the hash;
+# ARGV[1] the game's id (<table>:<game>), ARGV[2] ttl ms, then field/value pairs
+# (HINCRBY; a field starting with '=' is set to the value instead).  The hash
+# remembers the last game counted in its field '@game': the same game again (a
+# command retried after a timeout whose reply was lost) counts nothing.
+RECORD_LUA = r"""
+if redis.call('HGET', KEYS[1], '@game') == ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], '@game', ARGV[1])
+for i = 3, #ARGV, 2 do
+  local f = ARGV[i]
+  if string.sub(f, 1, 1) == '=' then
+    redis.call('HSET', KEYS[1], string.sub(f, 2), ARGV[i + 1])
+  else
+    redis.call('HINCRBY', KEYS[1], f, ARGV[i + 1])
+  end
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+"""

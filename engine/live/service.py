@@ -20,7 +20,7 @@ from engine.live.lobbies import Lobbies
 from engine.live.model import LiveConfig, Table
 from engine.live.notifications import Notifications
 from engine.live.results import Results
-from engine.live.store import Store
+from engine.live.store import Store, make_client
 from engine.live.tables import Loaded, Tables
 from engine.live.timers import Timers
 
@@ -47,7 +47,7 @@ class TableService:
         self.config = config = config or LiveConfig()
         self.keys = Keys(config.prefix)
         self.redis = client
-        self.store = store = Store(client, self.keys)
+        self.store = store = Store(client, self.keys, probe_timeout=config.redis_probe_timeout)
         self.clock = clock
         self._owns_client = owns_client
         self.kv = KeyValueStore(store, config.prefix)
@@ -103,16 +103,14 @@ class TableService:
         clock: Clock = time.time,
         max_connections: int | None = None,
     ) -> TableService:
-        """A service with its own client (closed by :meth:`aclose`).  With
-        ``max_connections`` the client's pool is a blocking one of that size: a
-        request waits (up to 20 s) for a free connection instead of failing."""
-        if max_connections is None:
-            client = aredis.Redis.from_url(url)
-        else:
-            pool = aredis.BlockingConnectionPool.from_url(
-                url, max_connections=max_connections, timeout=20
-            )
-            client = aredis.Redis.from_pool(pool)  # closes the pool with the client
+        """A service with its own client (closed by :meth:`aclose`), built by
+        :func:`engine.live.store.make_client`: retries with backoff on connection
+        errors, health checks and socket timeouts from ``config``
+        (``redis_*``).  With ``max_connections`` the client's pool is a blocking
+        one of that size: a request waits (up to 20 s) for a free connection
+        instead of failing."""
+        config = config or LiveConfig()
+        client = make_client(url, config, max_connections)
         return cls(client, config, clock=clock, owns_client=True)
 
     async def aclose(self) -> None:

@@ -11,6 +11,7 @@ the other parts queue their commands on one pipeline per round trip
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 from collections.abc import Callable, Iterator, Sequence
@@ -19,10 +20,14 @@ from typing import Any, cast
 
 import redis.asyncio as aredis
 from redis.asyncio.client import Pipeline
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, RedisError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from engine.live.keys import Keys
-from engine.live.model import ServiceUnavailable
+from engine.live.model import LiveConfig, ServiceUnavailable
 from engine.live.scripts import CAS_LUA, CLAIM_LUA, RELEASE_LUA, SWAP_LUA
 
 
@@ -33,6 +38,39 @@ def unavailable() -> Iterator[None]:
         yield
     except (RedisError, OSError) as e:  # OSError: ConnectionError, TimeoutError
         raise ServiceUnavailable(f"Redis is unavailable: {e}") from e
+
+
+def make_client(url: str, config: LiveConfig, max_connections: int | None = None) -> aredis.Redis:
+    """The one way the service builds a Redis client (bot, admin API, pub/sub).
+
+    redis-py's ``Retry(ExponentialBackoff(cap, base), retries)`` on connection
+    errors and timeouts: a pooled connection gone stale by a Redis restart fails
+    its first command, which is then retried on a new connection -- so the first
+    request after a restart succeeds.  ``health_check_interval`` PINGs a
+    connection idle that long before using it; socket timeouts bound how long a
+    request waits on a Redis that is down or stopped (SIGSTOP).  Without a pool
+    built here a ``from_url`` client retries nothing.  With ``max_connections``
+    the pool is a blocking one of that size: a request waits (up to 20 s) for a
+    free connection instead of failing."""
+    c = config
+    options: dict[str, Any] = {
+        "retry": Retry(
+            ExponentialBackoff(c.redis_backoff_cap, c.redis_backoff_base), c.redis_retries
+        ),
+        "retry_on_error": [RedisConnectionError, RedisTimeoutError],
+        "health_check_interval": c.redis_health_check,
+        "socket_timeout": c.redis_socket_timeout,
+        "socket_connect_timeout": c.redis_connect_timeout,
+        "socket_keepalive": True,
+    }
+    pool: aredis.ConnectionPool
+    if max_connections is None:
+        pool = aredis.ConnectionPool.from_url(url, **options)
+    else:
+        pool = aredis.BlockingConnectionPool.from_url(
+            url, max_connections=max_connections, timeout=20, **options
+        )
+    return aredis.Redis.from_pool(pool)  # closes the pool with the client
 
 
 @dataclass
@@ -50,18 +88,27 @@ class Script:
         self._script = store.r.register_script(lua)
 
     async def __call__(self, keys: Sequence[str], args: Sequence[str | bytes | int | float]) -> Any:
+        await self._store.ready()
         self._store.round_trips += 1
-        with unavailable():
+        with self._store.guard():
             return await self._script(keys=list(keys), args=list(args))
 
 
 class Store:
-    """Round-trip-counted Redis operations on one client."""
+    """Round-trip-counted Redis operations on one client.
 
-    def __init__(self, client: aredis.Redis, keys: Keys) -> None:
+    After a connection error or a timeout the store is *suspect*: before each
+    operation one short ``PING`` (``probe_timeout`` s) decides -- Redis answers: the operation goes on (so the first
+    request after a restart succeeds) and the store is trusted again; it does
+    not: :class:`ServiceUnavailable` at once, instead of every request of the
+    outage waiting out its socket timeouts and retries (a SIGSTOPped Redis)."""
+
+    def __init__(self, client: aredis.Redis, keys: Keys, *, probe_timeout: float = 0.5) -> None:
         self.r = client
         self.keys = keys
         self.round_trips = 0
+        self.probe_timeout = probe_timeout
+        self.suspect = False
         self._claim = self.script(CLAIM_LUA)
         self._release = self.script(RELEASE_LUA)
         self._swap = self.script(SWAP_LUA)
@@ -70,12 +117,41 @@ class Store:
     def script(self, lua: str) -> Script:
         return Script(self, lua)
 
+    # ------------------------------------------------------------------ health
+    async def ready(self) -> None:
+        """Raise :class:`ServiceUnavailable` at once while Redis is suspect and
+        does not answer a short PING (see the class docstring)."""
+        # each caller probes for itself: a PING sent before Redis came back must
+        # not fail a request made after it
+        if self.suspect and not await self._answers():
+            raise ServiceUnavailable("Redis is unavailable: no answer to a PING")
+
+    async def _answers(self) -> bool:
+        try:
+            await asyncio.wait_for(self.r.ping(), self.probe_timeout)
+        except (RedisError, OSError):  # OSError: ConnectionError, TimeoutError
+            return False
+        self.suspect = False
+        return True
+
+    @contextlib.contextmanager
+    def guard(self) -> Iterator[None]:
+        """:func:`unavailable`; a connection error or a timeout makes the store suspect."""
+        try:
+            with unavailable():
+                yield
+        except ServiceUnavailable as e:
+            if isinstance(e.__cause__, RedisConnectionError | RedisTimeoutError | OSError):
+                self.suspect = True
+            raise
+
     async def run(
         self, build: Callable[[Pipeline], object], *, transaction: bool = False
     ) -> list[Any]:
         """One round trip: the commands ``build`` queues on a pipeline, their replies."""
+        await self.ready()
         self.round_trips += 1
-        with unavailable():
+        with self.guard():
             async with self.r.pipeline(transaction=transaction) as pipe:
                 build(pipe)
                 replies: list[Any] = await pipe.execute()
@@ -87,8 +163,10 @@ class Store:
 
     async def ping(self) -> bool:
         self.round_trips += 1
-        with unavailable():
-            return bool(await self.r.ping())
+        with self.guard():
+            answered = bool(await self.r.ping())
+        self.suspect = False
+        return answered
 
     async def aclose(self) -> None:
         with unavailable():
@@ -97,8 +175,9 @@ class Store:
     # ------------------------------------------------------------------ tables
     async def load(self, table_id: str) -> dict[bytes, bytes]:
         """Every field of the table hash (empty if there is no such table)."""
+        await self.ready()
         self.round_trips += 1
-        with unavailable():
+        with self.guard():
             raw = await self.r.hgetall(self.keys.table(table_id))
         return cast("dict[bytes, bytes]", raw)
 
@@ -136,9 +215,10 @@ class Store:
             args += [f, val]
         args += list(del_fields)
         tkeys = [k.table(table_id), k.events(table_id)]
+        await self.ready()
         for _attempt in range(2):
             self.round_trips += 1
-            with unavailable():
+            with self.guard():
                 async with self.r.pipeline(transaction=False) as pipe:
                     pipe.evalsha(self._cas_sha, 2, *tkeys, *args)
                     if timer_hint is not None:

@@ -8,10 +8,12 @@ import logging
 from typing import Any
 
 from aiogram.exceptions import TelegramBadRequest
-from aiogram.types import CallbackQuery, Message, User
+from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message, User
 
+from engine import EngineError
 from telegram_bot import texts
 from telegram_bot.i18n import Translator
+from telegram_bot.keyboards import open_table_keyboard
 from telegram_bot.middlewares import display_name
 from telegram_bot.usecases.lobby import LobbyOutcome, Person
 
@@ -45,10 +47,19 @@ def player(user: User, locale: str) -> Person:
     return Person(user.id, display_name(user), locale)
 
 
+def refusal_markup(error: EngineError, _: Translator) -> InlineKeyboardMarkup | None:
+    """``seated_elsewhere`` always offers the button that opens that table."""
+    code = getattr(error, "info", {}).get("table") if error.code == "seated_elsewhere" else None
+    return open_table_keyboard(str(code), _(texts.OPEN_TABLE)) if code else None
+
+
 async def reply(message: Message, outcome: LobbyOutcome, _: Translator) -> None:
     """Answer a command with a lobby use case's outcome, then finish it."""
     if outcome.error is not None:
-        await message.answer(texts.refusal(outcome.error, _))
+        error = outcome.error
+        await message.answer(texts.refusal(error, _), reply_markup=refusal_markup(error, _))
+        if outcome.then is not None:  # e.g. the hand message that never went out
+            await outcome.then()
         return
     if outcome.notice is not None:
         await message.answer(_(outcome.notice))

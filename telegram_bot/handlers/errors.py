@@ -1,5 +1,7 @@
 """Last line of defence: whatever a handler could not handle gets a short apology
 (an alert for a button) and a log line; the polling loop never stops for it.
+Redis unreachable: "the game is unavailable for a moment" (the apology's flood
+tokens come from the in-process fallback, :mod:`telegram_bot.flood_fallback`).
 The catch-all callback handler answers buttons nobody recognised (forged data)."""
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ router = Router(name=__name__)
 @router.errors()
 async def on_error(event: ErrorEvent) -> bool:
     exc = event.exception
+    apology = texts.SORRY
     if isinstance(exc, ServiceUnavailable | ConnectionError | TimeoutError):
         log.warning("storage unavailable: %s", exc)
+        apology = texts.UNAVAILABLE  # Redis is down: the answer still goes out
     else:
         log.exception("handler failed", exc_info=exc)
     update = event.update
@@ -29,11 +33,11 @@ async def on_error(event: ErrorEvent) -> bool:
         if update.callback_query is not None:
             q = update.callback_query
             _ = Translator(pick_language(q.from_user.language_code))
-            await q.answer(_(texts.SORRY), show_alert=True)
+            await q.answer(_(apology), show_alert=True)
         elif update.message is not None:
             m = update.message
             _ = Translator(pick_language(m.from_user.language_code if m.from_user else None))
-            await m.answer(_(texts.SORRY))
+            await m.answer(_(apology))
         elif update.inline_query is not None:
             await update.inline_query.answer([], cache_time=0)
     except Exception:  # the apology itself failed: nothing more to do

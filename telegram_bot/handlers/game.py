@@ -1,5 +1,5 @@
 """Buttons of a player's hand message (:mod:`telegram_bot.usecases.press` decides
-what a press does) and taking a seat back from the AI."""
+what a press does), taking a seat back from the AI, and "Open my table"."""
 
 from __future__ import annotations
 
@@ -10,10 +10,13 @@ from engine import EngineError
 from engine.live import TableService
 from telegram_bot import texts
 from telegram_bot.callbacks import GameCb
-from telegram_bot.handlers.common import answer
+from telegram_bot.chat_state import ChatStateStore
+from telegram_bot.delivery_api import Delivery
+from telegram_bot.handlers.common import answer, player
 from telegram_bot.i18n import Translator
-from telegram_bot.keyboards import SeatCb
+from telegram_bot.keyboards import SeatCb, TableCb
 from telegram_bot.publisher import Publisher
+from telegram_bot.usecases.player import open_table
 from telegram_bot.usecases.press import ButtonPress, PressButton, PressOutcome, PressStatus
 
 router = Router(name=__name__)
@@ -79,3 +82,23 @@ async def seat_button(
         return
     await answer(callback, _(texts.SEAT_BACK))
     await publisher.refresh(callback_data.game, actor=callback.from_user.id)
+
+
+@router.callback_query(TableCb.filter())
+async def table_button(
+    callback: CallbackQuery,
+    callback_data: TableCb,
+    svc: TableService,
+    ui: ChatStateStore,
+    publisher: Publisher,
+    delivery: Delivery,
+    locale: str,
+    _: Translator,
+) -> None:
+    """ "Open my table" (under a ``seated_elsewhere`` refusal)."""
+    me = player(callback.from_user, locale)
+    outcome = await open_table(callback_data.code, me, svc, ui, publisher, delivery)
+    if outcome.error is not None:
+        await answer(callback, texts.refusal(outcome.error, _), show_alert=True)
+    else:
+        await answer(callback, _(outcome.notice) if outcome.notice is not None else None)

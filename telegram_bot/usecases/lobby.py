@@ -17,6 +17,8 @@ from telegram_bot import texts
 from telegram_bot.callbacks import LobbyCb, LobbyOp
 from telegram_bot.chat_state import ChatStateStore
 from telegram_bot.delivery_api import Delivery, Urgency
+from telegram_bot.i18n import Translator
+from telegram_bot.keyboards import open_table_keyboard
 from telegram_bot.middlewares import PrefsCache
 from telegram_bot.publisher import Publisher
 from telegram_bot.render_lobby import deep_link, render_lobby, settings_keyboard, settings_text
@@ -83,7 +85,7 @@ class LobbyActions:
                 private=group is None,
             )
         except EngineError as e:
-            return LobbyOutcome(error=e)
+            return self.elsewhere(e, player)
         table = result.table
         if group is None:
             return LobbyOutcome(
@@ -99,12 +101,17 @@ class LobbyActions:
     ) -> LobbyOutcome:
         """``/play``: a private game against ``opponents`` AI players, started at
         once (the lobby is cancelled again if it cannot start)."""
-        try:
-            lobby = await self.svc.create_lobby(
-                player.id, player.name, variant=variant, timer=timer, private=True
-            )
-        except EngineError as e:
-            return LobbyOutcome(error=e)
+        for attempt in range(2):
+            try:
+                lobby = await self.svc.create_lobby(
+                    player.id, player.name, variant=variant, timer=timer, private=True
+                )
+                break
+            except LiveError as e:
+                if attempt or not await self._drop_abandoned_solo(e, player):
+                    return self.elsewhere(e, player)
+            except EngineError as e:
+                return LobbyOutcome(error=e)
         code = lobby.table.id
         try:
             for _n in range(opponents):
@@ -112,10 +119,65 @@ class LobbyActions:
             await self.ui.update_table(code, langs={player.id: player.locale})
             await self.svc.start(code, player.id)
         except EngineError as e:
-            with contextlib.suppress(EngineError):
-                await self.svc.cancel(code, player.id)
-            return LobbyOutcome(error=e)
+            return await self._settle_solo(code, player, e)
         return LobbyOutcome(then=lambda: self.publisher.start_game(code))
+
+    async def _settle_solo(self, code: str, player: Person, error: EngineError) -> LobbyOutcome:
+        """A ``/play`` set-up failed half-way (Redis went away): complete it if the
+        start went through after all (its reply was lost), else roll it back
+        (cancel the lobby, which frees his seat).  If Redis cannot tell now, the
+        next ``/play`` drops the abandoned lobby (:meth:`_drop_abandoned_solo`) or
+        offers the started game (:meth:`elsewhere`)."""
+        with contextlib.suppress(EngineError):
+            if (await self.svc.lobby(code)).status == PLAYING:
+                return LobbyOutcome(then=lambda: self.publisher.start_game(code))
+            await self.svc.cancel(code, player.id)
+        return LobbyOutcome(error=error)
+
+    async def _drop_abandoned_solo(self, error: LiveError, player: Person) -> bool:
+        """He sits at an open private lobby of his own with AI players and no other
+        human -- a ``/play`` whose set-up broke off: cancel it (True; ``/play``
+        then starts anew).  A lobby of his ``/new`` (no AI added) is left alone."""
+        code = error.info.get("table") if error.code == "seated_elsewhere" else None
+        if not code:
+            return False
+        try:
+            table = await self.svc.lobby(code)
+            humans = [s for s in table.seats if s.user is not None and not s.left]
+            if table.status != OPEN or not table.private or table.creator != player.id:
+                return False
+            if len(humans) != 1 or len(humans) == len(table.seats):
+                return False  # friends joined, or no AI yet: an invitation (/new), kept
+            await self.svc.cancel(code, player.id)
+        except EngineError:
+            return False
+        return True
+
+    def elsewhere(self, error: EngineError, player: Person) -> LobbyOutcome:
+        """A refusal; for ``seated_elsewhere`` (a game of his whose hand message
+        never went out -- a ``/play`` cut off by an outage) the hand message is
+        sent now.  The refusal's answer carries the "Open my table" button
+        (:func:`telegram_bot.handlers.common.reply`)."""
+        info = getattr(error, "info", {})
+        code = info.get("table") if error.code == "seated_elsewhere" else None
+        if not code or info.get("status") != PLAYING:
+            return LobbyOutcome(error=error)
+
+        async def send_missing_hand() -> None:
+            with contextlib.suppress(EngineError):
+                await self.publisher.resend_hand(player.id, table_id=str(code))
+
+        return LobbyOutcome(error=error, then=send_missing_hand)
+
+    async def offer_table(self, error: EngineError, player: Person) -> None:
+        """After a refused press (an alert cannot hold a button): a private message
+        with the refusal and the "Open my table" button (``seated_elsewhere``)."""
+        code = getattr(error, "info", {}).get("table") if error.code == "seated_elsewhere" else None
+        if not code:
+            return
+        _ = Translator(player.locale)
+        markup = open_table_keyboard(str(code), _(texts.OPEN_TABLE))
+        await self.delivery.send(player.id, texts.refusal(error, _), markup)
 
     async def join(self, code: str, player: Person) -> Table:
         """Seat him at the lobby (LiveError when refused); remember his language;
@@ -144,7 +206,7 @@ class LobbyActions:
         try:
             table = await self.join(code, player)
         except EngineError as e:
-            return LobbyOutcome(error=e)
+            return self.elsewhere(e, player)
         if table.status == OPEN and (table.chat is None or table.chat > 0):
             # a private lobby: every player keeps a copy of the lobby message
             return LobbyOutcome(texts.JOINED, then=lambda: self._send_copy(table, player))
@@ -172,6 +234,8 @@ class LobbyActions:
         try:
             return await self._press(button, player, prefs, message, request_id)
         except EngineError as e:
+            if e.code == "seated_elsewhere":
+                return LobbyOutcome(error=e, then=partial(self.offer_table, e, player))
             return LobbyOutcome(error=e)
 
     async def _press(

@@ -1,16 +1,18 @@
-"""A player's own commands: leaving his table (``/leave``) and choosing a
-language (``/lang``, for himself or, in a group, for the group)."""
+"""A player's own commands: leaving his table (``/leave``), choosing a
+language (``/lang``, for himself or, in a group, for the group) and opening his
+table again (the button under a ``seated_elsewhere`` refusal)."""
 
 from __future__ import annotations
 
 from engine import EngineError
-from engine.live import PLAYING, TableService
+from engine.live import OPEN, PLAYING, LiveError, TableService
 from telegram_bot import texts
 from telegram_bot.chat_state import ChatStateStore
 from telegram_bot.delivery_api import Delivery, Urgency
 from telegram_bot.i18n import Translator
 from telegram_bot.middlewares import PrefsCache
 from telegram_bot.publisher import Publisher
+from telegram_bot.render_lobby import render_lobby
 from telegram_bot.usecases.lobby import LobbyOutcome, Person
 
 
@@ -62,3 +64,34 @@ async def set_language(
     await ui.update_table(table.id, langs={user: choice})
     seat = table.seat_of(user)
     await publisher.refresh(table.id, seats=() if seat is None else (seat,), actor=user)
+
+
+async def open_table(
+    code: str,
+    player: Person,
+    svc: TableService,
+    ui: ChatStateStore,
+    publisher: Publisher,
+    delivery: Delivery,
+) -> LobbyOutcome:
+    """ "Open my table": the game he sits at gets his hand message again, below (the
+    old one no longer takes presses); a lobby, a copy of its message in his
+    private chat.  A table he no longer sits at: ``not_seated``; one that is
+    gone: ``no_table``."""
+    try:
+        table = await svc.lobby(code)
+        seat = table.seat_of(player.id)
+        if seat is None or table.status not in (OPEN, PLAYING) or table.seats[seat].left:
+            raise LiveError("not_seated", "you do not sit at this table")
+        if table.status == PLAYING:
+            await publisher.resend_hand(player.id, table_id=code, again=True)
+            return LobbyOutcome(texts.HERE_IS_YOUR_TABLE)
+        text, markup = render_lobby(
+            table, locale=player.locale, bot_username=publisher.bot_username
+        )
+        sent = await delivery.send(player.id, text, markup)
+        if sent is not None:
+            await ui.update_table(code, lobby_messages={player.id: sent.message_id})
+    except EngineError as e:
+        return LobbyOutcome(error=e)
+    return LobbyOutcome(texts.HERE_IS_YOUR_TABLE)

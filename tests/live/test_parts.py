@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 import redis.asyncio as aredis
@@ -63,6 +63,13 @@ async def test_results_alone_count_a_finished_game(parts: Parts) -> None:
     assert (bob["games"], bob["losses"], bob["p2"]) == (1, 1, 1)
     board = await parts.results.leaderboard(-100)
     assert [(e.user, e.games, e.losses) for e in board] == [(7, 1, 0), (8, 1, 1)]
+    assert [e.name for e in board] == ["Ann", "Bob"]
+    # the same result again (a round trip retried after a lost reply): counted once
+    await parts.results.record(result)
+    assert (await parts.results.user_stats(7)).counts["chuvash"] == ann
+    assert [(e.user, e.games) for e in await parts.results.leaderboard(-100)] == [(7, 1), (8, 1)]
+    await parts.results.record(replace(result, game=2))  # the next game counts
+    assert (await parts.results.user_stats(7)).counts["chuvash"]["games"] == 2
 
 
 async def test_lobbies_and_games_alone_seat_players_and_start(parts: Parts) -> None:
