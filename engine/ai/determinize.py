@@ -15,7 +15,7 @@ import random
 
 from engine.ai.public_info import PublicInfo
 from engine.cards import NCARDS, Card
-from engine.state import GameState
+from engine.state import BOUT_PHASE, GameState
 
 _PUBLIC_FIELDS = (
     "variant",
@@ -50,7 +50,7 @@ class Determinizer:
     discard pile, the stock's length, roles and flags.  The hidden cards come from
     ``info``'s unseen pool, never from ``state.counts`` of another seat."""
 
-    __slots__ = ("base", "fixed", "need", "pool", "seat", "stock_bottom", "stock_len")
+    __slots__ = ("base", "fixed", "need", "no_throw", "pool", "seat", "stock_bottom", "stock_len")
 
     def __init__(self, state: GameState, info: PublicInfo) -> None:
         seat = info.seat
@@ -73,6 +73,7 @@ class Determinizer:
             self.fixed.append(known)
             self.need[s] = state.sizes[s] - len(known)
         self.pool: list[Card] = _cards(unseen)  # canonical order: card index
+        self.no_throw = _no_throw_seats(state, seat)
         self.base = _public_copy(state)
 
     @property
@@ -86,6 +87,8 @@ class Determinizer:
         """One state the seat cannot tell from the real one (a fresh object)."""
         pool = self.pool[:]
         rng.shuffle(pool)
+        if self.no_throw:
+            pool = self._constrained(pool)
         state = self.base.copy()
         counts = state.counts
         masks = state.masks
@@ -106,6 +109,49 @@ class Determinizer:
             stock.insert(0, self.stock_bottom)  # stock[0] is the bottom (S3)
         state.stock = stock
         return state
+
+    def _constrained(self, pool: list[Card]) -> list[Card]:
+        """Reorder a shuffled pool so that the seats known to hold no throw-in
+        (``no_throw``) get none: they take the first allowed cards of the pool, in
+        seat order; the rest keeps its shuffled order (uniform given the facts)."""
+        first: dict[int, list[Card]] = {}
+        rest = pool
+        for s, ranks in self.no_throw.items():
+            mine: list[Card] = []
+            left: list[Card] = []
+            for c in rest:
+                if len(mine) < self.need[s] and not ranks >> c & 1:
+                    mine.append(c)
+                else:
+                    left.append(c)
+            first[s] = mine
+            rest = left
+        out: list[Card] = []
+        for s in range(len(self.need)):
+            if s in first:
+                out += first[s]
+            else:
+                out += rest[: self.need[s]]
+                rest = rest[self.need[s] :]
+        return out + rest
+
+
+def _no_throw_seats(state: GameState, seat: int) -> dict[int, int]:
+    """RULES §0 throw-in priority is public: every seat that comes before the
+    priority holder in the order and has not passed holds no card of a rank on the
+    table (else *he* would hold the priority).  Seat -> the forbidden ranks' mask."""
+    if state.phase != BOUT_PHASE or not state._throw_open() or state._room() <= 0:
+        return {}
+    p = state.priority()
+    n = state.players
+    out: dict[int, int] = {}
+    for i in range(n):
+        s = (state.attacker + i) % n
+        if s == p:
+            break
+        if s != state.defender and s != seat and not state.passed >> s & 1 and state.sizes[s]:
+            out[s] = state.table_ranks
+    return out
 
 
 def _cards(counts: list[int]) -> list[Card]:

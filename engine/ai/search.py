@@ -94,7 +94,8 @@ class SearchPlayer:
         base = self.heuristic.choose(state, seat)
         if base is None or len(legal) == 1:
             return base if base is not None else legal[0]
-        candidates = self._candidates(state, seat, legal, base)
+        # the budget covers one round at least: no more candidates than playouts
+        candidates = self._candidates(state, seat, legal, base)[: self.iterations]
         if len(candidates) == 1:
             return base
         info = self._info.get(seat)
@@ -151,9 +152,7 @@ class SearchPlayer:
         counts = [0] * k
         seat = det.seat
         # whole rounds (every candidate on one sampled deal) while the budget lasts
-        while not self.last_playouts or (
-            self.last_playouts + k <= self.iterations and self.last_steps < self.steps
-        ):
+        while self.last_playouts + k <= self.iterations and self.last_steps < self.steps:
             sample = det.sample(rng)
             for i, action in enumerate(candidates):
                 if deadline is not None and self.clock is not None and self.clock() >= deadline:
