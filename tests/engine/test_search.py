@@ -31,7 +31,11 @@ CONFIGS: list[tuple[str, int, dict[str, Any]]] = [
     *(("shchelkovsky", n, {"decks": 2}) for n in range(2, 11)),
     *(("shchelkovsky", n, {"decks": 4, "remove_joker": False}) for n in (2, 5, 10)),
 ]
-SMALL = {"iterations": 12, "steps": 400, "playout_limit": 60}
+
+
+def small(seed: int | str) -> SearchPlayer:
+    """A search player with a small budget (behaviour, not strength)."""
+    return SearchPlayer(seed, iterations=12, steps=400, playout_limit=60)
 
 
 def advance(state: GameState, steps: int, seed: str) -> list[Action]:
@@ -62,7 +66,7 @@ def test_search_proposes_only_legal_actions(
     state = new_game(variant, players, seed, options)
     advance(state, steps, f"legal:{seed}")
     for seat in range(players):
-        action = SearchPlayer(seed, **SMALL).choose(state, seat)
+        action = small(seed).choose(state, seat)
         if seat in state.to_act():
             assert action is not None
             assert action.seat == seat
@@ -80,9 +84,7 @@ def test_search_plays_whole_games_legally(
 ) -> None:
     # every move of a whole game is checked (play_game checks untrusted players)
     state = new_game(variant, players, 3, options)
-    ais: list[Player] = [
-        SearchPlayer(s, **SMALL) if s % 2 == 0 else HeuristicPlayer(s) for s in range(players)
-    ]
+    ais: list[Player] = [small(s) if s % 2 == 0 else HeuristicPlayer(s) for s in range(players)]
     result = play_game(state, ais, random.Random(3))
     assert result.finished
     assert state.draw or state.loser is not None
@@ -241,16 +243,14 @@ def test_decision_does_not_depend_on_hidden_cards(
     assume(twin is not None)
     assert twin is not None
     a, b, seat = twin
-    assert SearchPlayer(seed, **SMALL).choose(a, seat) == SearchPlayer(seed, **SMALL).choose(
-        b, seat
-    )
+    assert small(seed).choose(a, seat) == small(seed).choose(b, seat)
 
 
 def test_same_seed_same_decision_and_seeds_matter() -> None:
     state = decision_state()
     seat = state.to_act()[0]
-    first = SearchPlayer("x", **SMALL).choose(state, seat)
-    assert first == SearchPlayer("x", **SMALL).choose(state.copy(), seat)
+    first = small("x").choose(state, seat)
+    assert first == small("x").choose(state.copy(), seat)
 
 
 # ----------------------------------------------------------- determinization, playouts
