@@ -147,3 +147,20 @@ def playout(state: GameState, policy: Policy, max_actions: int) -> int:
         state.apply(policy.choose(state, seat), checked=False)
         n += 1
     return n
+
+
+def random_playout(state: GameState, rng: random.Random, max_actions: int = 1_000_000) -> int:
+    """Play ``state`` on (in place) with uniformly random legal actions (the random
+    player's policy, :meth:`GameState.sample_action`), unchecked; returns the number
+    of actions applied.  The fast path of random self-play (``bench/reference_speed.py``)."""
+    rand = rng.random
+    n = 0
+    while state.phase != OVER_PHASE and n < max_actions:
+        seats = state.to_act()
+        seat = seats[0] if len(seats) == 1 else seats[int(rand() * len(seats))]
+        action = state.sample_action(seat, rand())
+        if action is None:  # pragma: no cover - to_act() seats always have a move
+            raise RuntimeError(f"seat {seat} has no move in {state!r}")
+        state.apply(action, checked=False)
+        n += 1
+    return n

@@ -21,7 +21,7 @@ from engine.ai import KINDS, HeuristicPlayer, SearchPlayer, make_player
 from engine.ai.base import Player, RandomPlayer
 from engine.ai.determinize import Determinizer
 from engine.ai.public_info import PublicInfo, deck_counts
-from engine.ai.rollout import Policy, playout
+from engine.ai.rollout import Policy, playout, random_playout
 from engine.errors import IllegalAction
 from engine.selfplay import play_game, selfplay
 from engine.state import OVER_PHASE
@@ -332,3 +332,25 @@ def test_the_seat_that_empties_the_stock_holds_the_trump_card(seed: int) -> None
             ) - state.discard[state.trump_card] - sum(
                 (a == state.trump_card) + (c == state.trump_card) for a, c in state.table
             ) - sum(info.known_of(s)[state.trump_card] for s in range(3) if s not in (seat, drawer))
+
+
+@pytest.mark.parametrize(("variant", "players", "options"), CONFIGS[::4])
+def test_random_playout_plays_only_legal_actions(
+    variant: str, players: int, options: dict[str, Any]
+) -> None:
+    # the fast path applies unchecked: the same draws, every action checked, give
+    # the same game
+    for g in range(3):
+        fast = new_game(variant, players, f"rp:{g}", options)
+        n = random_playout(fast, random.Random(g))
+        slow = new_game(variant, players, f"rp:{g}", options)
+        rand = random.Random(g).random
+        for _ in range(n):
+            seats = slow.to_act()
+            seat = seats[0] if len(seats) == 1 else seats[int(rand() * len(seats))]
+            action = slow.sample_action(seat, rand())
+            assert action is not None
+            assert action in slow.legal_actions(seat) or action.kind == "lead"
+            slow.apply(action)  # checked
+        assert fast.over
+        assert slow == fast
