@@ -71,7 +71,7 @@ def match(
 ) -> dict[str, Any]:
     """``games`` games; game ``g`` deals deal ``g // players`` with the search player
     at seat ``g % players`` (the others: heuristic)."""
-    losses = draws = 0
+    losses = draws = unfinished = 0
     rng = random.Random(seed)
     for g in range(games):
         deal, seat = divmod(g, players)
@@ -83,6 +83,7 @@ def match(
         result = play_game(state, ais, rng)
         times += timed.times
         draws += result.draw
+        unfinished += not result.finished
         losses += result.loser == seat
     low, high = wilson(losses, games)
     return {
@@ -91,6 +92,7 @@ def match(
         "games": games,
         "search_losses": losses,
         "draws": draws,
+        "unfinished": unfinished,  # hit play_game's action bound (never seen)
         "loss_share": losses / games if games else 0.0,
         "ci95": [low, high],
         "fair_share": 1 / players,
