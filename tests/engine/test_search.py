@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from engine import Action, GameState, from_deal, new_game, parse_card, parse_cards, view
-from engine.ai import KINDS, HeuristicPlayer, SearchPlayer, make_player
+from engine.ai import ALL_KINDS, KINDS, HeuristicPlayer, SearchPlayer, make_player
 from engine.ai.base import Player, RandomPlayer
 from engine.ai.determinize import Determinizer
 from engine.ai.public_info import PublicInfo, deck_counts
@@ -91,7 +91,9 @@ def test_search_plays_whole_games_legally(
 
 
 def test_search_is_a_registered_kind() -> None:
-    assert "search" in KINDS
+    assert "search" in ALL_KINDS
+    # not offered at a table yet (issue 15 step 4: off the bot's event loop first)
+    assert "search" not in KINDS
     player = make_player("search", 5)
     assert isinstance(player, SearchPlayer)
     assert player.name == "search"
