@@ -81,6 +81,8 @@ class LegalActions(StateBase):
         is none), without building every C6 multi-card lead: uniform sampling for
         random players at the cost of one action."""
         if self.phase != LEAD_PHASE:
+            if self.phase != OVER_PHASE and 0 <= seat < self.players and seat != self.defender:
+                return self._sample_throw(seat, u)
             if (
                 seat == self.defender
                 and self.uncovered
@@ -114,6 +116,21 @@ class LegalActions(StateBase):
                 return _new_action(Action, (seat, LEAD, cards, -1))
             i -= len(patterns)
         return None
+
+    def _sample_throw(self, seat: int, u: float) -> Action | None:
+        """``_legal_throws(seat)[int(u * n)]``, counted before building one."""
+        mask = self.masks[seat]
+        if not mask or not self._throw_open() or self.passed >> seat & 1:
+            return None
+        m = mask & self.table_ranks if self.priority() == seat else 0
+        k = m.bit_count()
+        i = int(u * (k + 1))
+        if i == k:
+            return _PASS[seat]  # listed last
+        for _ in range(i):
+            m &= m - 1  # drop the lowest card: the i-th throw-in, lowest first
+        low = m & -m
+        return _new_action(Action, (seat, THROW, _ONE[low.bit_length() - 1], -1))
 
     def _sample_cover_or_take(self, seat: int, u: float) -> Action:
         """``_legal_defence(seat)[int(u * n)]`` when it holds only covers and TAKE
