@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 from engine.actions import COVER, LEAD, PASS, SHOW_TRUMP, TAKE, THROW, TRANSFER, Action
 from engine.base import LEAD_PHASE, OVER_PHASE, StateBase
 from engine.cards import JOKER, NCARDS, RANK_MASKS, SUIT_MASKS, Card, iter_bits
@@ -78,31 +80,83 @@ class LegalActions(StateBase):
         """``legal_actions(seat)[int(u * n)]`` for ``0 <= u < 1`` (``None`` when there
         is none), without building every C6 multi-card lead: uniform sampling for
         random players at the cost of one action."""
-        if (
-            self.phase != LEAD_PHASE
-            or seat != self.attacker
-            or not self.variant.lead_many_of_one_suit
-        ):
+        if self.phase != LEAD_PHASE:
+            if self.phase != OVER_PHASE and 0 <= seat < self.players and seat != self.defender:
+                return self._sample_throw(seat, u)
+            if (
+                seat == self.defender
+                and self.uncovered
+                and not self.taking
+                and self.ticket is None
+                and (self.covered_any or not self.variant.transfers)
+            ):
+                return self._sample_cover_or_take(seat, u)
+            actions = self.legal_actions(seat)
+            return actions[int(u * len(actions))] if actions else None
+        if seat != self.attacker or not self.variant.lead_many_of_one_suit:
             actions = self.legal_actions(seat)
             return actions[int(u * len(actions))] if actions else None
         mask = self.masks[seat]
         limit = self.sizes[self.defender]
-        groups = []
+        groups: list[tuple[int, tuple[int, ...]]] = []
         total = 0
         for suit_mask in SUIT_MASKS:
             m = mask & suit_mask
             if m:
                 k = m.bit_count()
-                key = (m << 8) | (limit if limit < k else k)
-                subsets = _SUBSETS.get(key) or _suit_subsets(m, limit, key)
-                groups.append(subsets)
-                total += len(subsets)
+                patterns = _patterns(k, limit if limit < k else k)
+                groups.append((m, patterns))
+                total += len(patterns)
         i = int(u * total)
-        for subsets in groups:
-            if i < len(subsets):
-                return _new_action(Action, (seat, LEAD, subsets[i], -1))
-            i -= len(subsets)
+        for m, patterns in groups:
+            if i < len(patterns):
+                # the i-th subset in the order of _suit_subsets, built alone
+                pattern = patterns[i]
+                cards = tuple(c for b, c in enumerate(iter_bits(m)) if pattern >> b & 1)
+                return _new_action(Action, (seat, LEAD, cards, -1))
+            i -= len(patterns)
         return None
+
+    def _sample_throw(self, seat: int, u: float) -> Action | None:
+        """``_legal_throws(seat)[int(u * n)]``, counted before building one."""
+        mask = self.masks[seat]
+        if not mask or not self._throw_open() or self.passed >> seat & 1:
+            return None
+        m = mask & self.table_ranks if self.priority() == seat else 0
+        k = m.bit_count()
+        i = int(u * (k + 1))
+        if i == k:
+            return _PASS[seat]  # listed last
+        for _ in range(i):
+            m &= m - 1  # drop the lowest card: the i-th throw-in, lowest first
+        low = m & -m
+        return _new_action(Action, (seat, THROW, _ONE[low.bit_length() - 1], -1))
+
+    def _sample_cover_or_take(self, seat: int, u: float) -> Action:
+        """``_legal_defence(seat)[int(u * n)]`` when it holds only covers and TAKE
+        (no S8 redirect, no S10a self-throw possible), counted before building one."""
+        mask = self.masks[seat]
+        beat = self.beat
+        seen = 0
+        groups: list[tuple[int, int]] = []
+        total = 1  # TAKE, listed last
+        for attack, cover in self.table:
+            if cover < 0 and not seen >> attack & 1:
+                seen |= 1 << attack
+                m = mask & beat[attack]
+                if m:
+                    groups.append((attack, m))
+                    total += m.bit_count()
+        i = int(u * total)
+        for attack, m in groups:
+            k = m.bit_count()
+            if i < k:
+                for _ in range(i):
+                    m &= m - 1  # drop the lowest card: the i-th beater, lowest first
+                low = m & -m
+                return _new_action(Action, (seat, COVER, _ONE[low.bit_length() - 1], attack))
+            i -= k
+        return _TAKE[seat]
 
     def _legal_leads(self, seat: int) -> list[Action]:
         mask = self.masks[seat]
@@ -154,6 +208,13 @@ class LegalActions(StateBase):
         if room <= 0:
             return []
         return list(iter_bits(self.masks[seat] & RANK_MASKS[self.ticket[1]]))
+
+
+@cache
+def _patterns(k: int, limit: int) -> tuple[int, ...]:
+    """The bit patterns of the non-empty subsets of ``k`` cards with at most
+    ``limit`` of them, in increasing order (the order of :func:`_suit_subsets`)."""
+    return tuple(p for p in range(1, 1 << k) if p.bit_count() <= limit)
 
 
 _SUBSETS: dict[int, tuple[tuple[Card, ...], ...]] = {}

@@ -13,8 +13,9 @@ class PublicInfo:
     Sources: its own hand, every seat's card count (``sizes``), the table, the discard
     pile (every card in it was seen on the table), the face-up trump card, and the
     public events of ``state.history``: a seat that took a bout holds those cards
-    until it plays them; a shown pass-ticket trump (S8) stays in its shower's hand.
-    Other seats' draws are *not* read (their cards are private).
+    until it plays them; a shown pass-ticket trump (S8) stays in its shower's hand;
+    the seat that drew the last card of the stock holds the face-up trump card (S3).
+    Other seats' draws are *not* read (their cards are private), only their sizes.
     """
 
     __slots__ = ("hand", "history_ref", "known", "pos", "seat", "stale", "unseen")
@@ -33,7 +34,7 @@ class PublicInfo:
         the own hand and the unseen cards."""
         if self.history_ref is not state.history or self.pos > len(state.history):
             self._forget(state.history)  # another game (or a rewound one)
-        self._read_history(state.history)
+        self._read_history(state.history, state)
         # own hand: the seat's own count vector (never another seat's)
         self.hand = state.counts[self.seat][:]
         self._count_unseen(state)
@@ -44,8 +45,14 @@ class PublicInfo:
         self.known = {}
         self.stale = 0
 
-    def _read_history(self, hist: list[Event]) -> None:
+    def _read_history(self, hist: list[Event], state: GameState) -> None:
         """Consume the public events from ``self.pos`` on."""
+        # the stock's size before these events: the seat that empties it drew the
+        # face-up trump card (S3: it is drawn last), which everybody saw
+        stock = len(state.stock)
+        bottom = state.trump_card if state.variant.has_trump else None
+        if bottom is not None:
+            stock += sum(len(ev.cards) for ev in hist[self.pos :] if ev.kind == "draw")
         for i in range(self.pos, len(hist)):
             ev = hist[i]
             if ev.kind == "action":
@@ -55,6 +62,9 @@ class PublicInfo:
                 self._note_bout_end(ev)
             elif ev.kind == "draw" and ev.cards:  # C13 / S13: who drew is public, not what
                 self.stale = 0
+                stock -= len(ev.cards)
+                if bottom is not None and stock == 0 and ev.seat != self.seat:
+                    self.known.setdefault(ev.seat, [0] * NCARDS)[bottom] += 1
         self.pos = len(hist)
 
     def _note_action(self, ev: Event) -> None:

@@ -1,0 +1,193 @@
+"""AI tournament: the search player against the heuristic, with 95% intervals.
+
+    python bench/ai.py [--games N] [--quick] [--variants chuvash,shchelkovsky]
+                       [--iterations K] [--steps K] [--timing-seconds S] [--seed S] [--json]
+
+Per variant:
+
+* 2 players, search vs heuristic: every deal is played twice with the seats
+  swapped, so both players get both hands of every deal;
+* 4 players, 1 search and 3 heuristic: the search player sits at every seat of a
+  deal in turn (four games per deal);
+
+it prints the search player's loss share with its 95% Wilson interval (the goal of
+issue 15: at most 40% in 2-player games, well under 1 in 4 in 4-player games), and
+the search player's decision time (median, p99) over every decision it made, plus
+a timing-only run of 10-player 4-deck shchelkovsky (1 search, 9 heuristic).
+Default: 1,000 games per row (the issue's figure; that takes hours on one core);
+``--quick``: 40.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.actions import Action
+from engine.ai import HeuristicPlayer, SearchPlayer
+from engine.ai.base import Player
+from engine.ai.search import DEFAULT_ITERATIONS, DEFAULT_STEPS
+from engine.selfplay import play_game
+from engine.setup import new_game
+from engine.state import OVER_PHASE, GameState
+
+OPTIONS: dict[str, dict[str, Any]] = {"chuvash": {}, "shchelkovsky": {"decks": 2}}
+
+
+@dataclass
+class Timed:
+    """A player whose every decision is timed (``perf_counter``)."""
+
+    inner: SearchPlayer
+    times: list[float] = field(default_factory=list)
+    name: str = "search"
+
+    def choose(self, state: GameState, seat: int) -> Action | None:
+        t0 = time.perf_counter()
+        action = self.inner.choose(state, seat)
+        self.times.append(time.perf_counter() - t0)
+        return action
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95% Wilson score interval of a share ``k / n``."""
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def match(
+    variant: str, players: int, games: int, seed: int, budget: tuple[int, int], times: list[float]
+) -> dict[str, Any]:
+    """``games`` games; game ``g`` deals deal ``g // players`` with the search player
+    at seat ``g % players`` (the others: heuristic)."""
+    losses = draws = unfinished = 0
+    rng = random.Random(seed)
+    for g in range(games):
+        deal, seat = divmod(g, players)
+        state = new_game(variant, players, f"bench:{seed}:{deal}", OPTIONS[variant])
+        timed = Timed(SearchPlayer(f"{seed}:{g}", iterations=budget[0], steps=budget[1]))
+        ais: list[Player] = [
+            timed if s == seat else HeuristicPlayer(f"{seed}:{g}:{s}") for s in range(players)
+        ]
+        result = play_game(state, ais, rng)
+        times += timed.times
+        draws += result.draw
+        unfinished += not result.finished
+        losses += result.loser == seat
+    low, high = wilson(losses, games)
+    return {
+        "variant": variant,
+        "players": players,
+        "games": games,
+        "search_losses": losses,
+        "draws": draws,
+        "unfinished": unfinished,  # hit play_game's action bound (never seen)
+        "loss_share": losses / games if games else 0.0,
+        "ci95": [low, high],
+        "fair_share": 1 / players,
+    }
+
+
+def timing_only(
+    variant: str, players: int, options: dict[str, Any], seconds: float, budget: tuple[int, int]
+) -> list[float]:
+    """Decision times of one search player among heuristics for ``seconds``."""
+    times: list[float] = []
+    rng = random.Random(7)
+    start = time.perf_counter()
+    g = 0
+    while time.perf_counter() - start < seconds:
+        state = new_game(variant, players, f"time:{g}", options)
+        timed = Timed(SearchPlayer(g, iterations=budget[0], steps=budget[1]))
+        ais: list[Player] = [timed, *(HeuristicPlayer(f"{g}:{s}") for s in range(1, players))]
+        g += 1
+        while state.phase != OVER_PHASE and time.perf_counter() - start < seconds:
+            seats = state.to_act()
+            seat = seats[0] if len(seats) == 1 else rng.choice(seats)
+            action = ais[seat].choose(state, seat)
+            assert action is not None
+            state.apply(action)
+        times += timed.times
+    return times
+
+
+def summary(times: list[float]) -> dict[str, float]:
+    if not times:
+        return {"decisions": 0, "median_ms": float("nan"), "p99_ms": float("nan")}
+    ordered = sorted(times)
+    return {
+        "decisions": len(ordered),
+        "median_ms": statistics.median(ordered) * 1e3,
+        "p99_ms": ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1e3,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--games", type=int, default=1000, help="games per row")
+    parser.add_argument("--quick", action="store_true", help="40 games per row")
+    parser.add_argument("--variants", default="chuvash,shchelkovsky")
+    parser.add_argument("--players", default="2,4", help="player counts, e.g. 2 or 2,4")
+    parser.add_argument("--iterations", type=int, default=DEFAULT_ITERATIONS, help="playouts")
+    parser.add_argument("--steps", type=int, default=DEFAULT_STEPS, help="simulated actions")
+    parser.add_argument("--timing-seconds", type=float, default=20.0, help="10p 4-deck run")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+    games = 40 if args.quick else args.games
+    budget = (args.iterations, args.steps)
+    rows: list[dict[str, Any]] = []
+    for variant in [v.strip() for v in args.variants.split(",") if v.strip()]:
+        for players in [int(p) for p in args.players.split(",")]:
+            times: list[float] = []
+            t0 = time.perf_counter()
+            row = match(variant, players, games, args.seed, budget, times)
+            row["wall_s"] = time.perf_counter() - t0
+            row["decision"] = summary(times)
+            rows.append(row)
+    ten = summary(
+        timing_only("shchelkovsky", 10, {"decks": 4}, args.timing_seconds, budget)
+        if args.timing_seconds > 0
+        else []
+    )
+    if args.json:
+        print(
+            json.dumps(
+                {"iterations": budget[0], "steps": budget[1], "rows": rows, "ten_players": ten}
+            )
+        )
+        return
+    print(f"search ({args.iterations} playouts, {args.steps} steps) vs heuristic, seed {args.seed}")
+    print(
+        f"{'config':<20}{'games':>7}{'losses':>8}{'share':>8}{'95% CI':>16}{'fair':>7}"
+        f"{'p50 ms':>9}{'p99 ms':>9}{'wall s':>8}"
+    )
+    for r in rows:
+        d = r["decision"]
+        ci = f"{r['ci95'][0]:.3f}-{r['ci95'][1]:.3f}"
+        print(
+            f"{r['variant'] + ' ' + str(r['players']) + 'p':<20}{r['games']:>7}"
+            f"{r['search_losses']:>8}{r['loss_share']:>8.3f}{ci:>16}{r['fair_share']:>7.2f}"
+            f"{d['median_ms']:>9.1f}{d['p99_ms']:>9.1f}{r['wall_s']:>8.0f}"
+        )
+    print(
+        f"{'shchelkovsky 10p 4d':<20}{'decisions ' + str(ten['decisions']):>46}"
+        f"{ten['median_ms']:>9.1f}{ten['p99_ms']:>9.1f}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,211 @@
+"""A search player: perfect-information Monte Carlo over sampled deals (PIMC).
+
+For each decision with more than one sensible action:
+
+1. what the seat may know is read from the public record
+   (:class:`~engine.ai.public_info.PublicInfo`: own hand, counts, table, discard
+   pile, the face-up trump card, cards seen when a seat took them, a shown
+   pass-ticket trump) -- never from another seat's hand or the stock;
+2. the unseen cards are dealt at random consistently with that knowledge
+   (:class:`~engine.ai.determinize.Determinizer`);
+3. every candidate action is tried on the same sampled deals (common random
+   numbers) and each sampled game is played out by the greedy playout policy
+   (:mod:`engine.ai.rollout`); a playout that runs past ``playout_limit`` actions is
+   scored by hand sizes;
+4. the candidate that avoids losing most often wins; the heuristic player's choice
+   (:class:`~engine.ai.heuristic.HeuristicPlayer`) is kept unless another candidate
+   does better by ``margin``.
+
+Budget: at most ``iterations`` playouts and about ``steps`` simulated actions per
+decision, in whole rounds (deterministic: the same seed, view and public history
+give the same decision) and, optionally, ``time_budget`` seconds read
+from an injected :data:`~engine.clock.Clock`.  The random numbers of one decision
+are seeded by the player's seed, the ply and the seat only.
+"""
+
+from __future__ import annotations
+
+import random
+
+from engine.actions import COVER, LEAD, Action
+from engine.ai.determinize import Determinizer
+from engine.ai.heuristic import HeuristicPlayer
+from engine.ai.public_info import PublicInfo
+from engine.ai.rollout import Policy, playout
+from engine.ai.values import chuvash_values, shchelkovsky_values
+from engine.cards import SUIT_MASKS, iter_bits
+from engine.clock import Clock
+from engine.errors import IllegalAction
+from engine.state import LEAD_PHASE, GameState
+
+DEFAULT_ITERATIONS = 400
+"""At most this many playouts per decision."""
+DEFAULT_STEPS = 12_000
+"""At most about this many simulated actions per decision (playouts stop after the
+round that reaches it): measured by ``bench/ai.py`` to keep decisions within the
+issue's time goals (median <= 150 ms, p99 <= 400 ms on one core)."""
+DEFAULT_PLAYOUT_LIMIT = 160
+"""Actions per playout before it is scored by hand sizes (long multi-deck games)."""
+MAX_CANDIDATES = 12
+COVERS_PER_ATTACK = 2
+
+
+class SearchPlayer:
+    """Determinized Monte Carlo search from one seat's public information."""
+
+    name = "search"
+
+    def __init__(
+        self,
+        seed: int | str = 0,
+        *,
+        iterations: int = DEFAULT_ITERATIONS,
+        steps: int = DEFAULT_STEPS,
+        playout_limit: int = DEFAULT_PLAYOUT_LIMIT,
+        time_budget: float | None = None,
+        clock: Clock | None = None,
+        margin: float = 0.03,
+    ) -> None:
+        if iterations < 1:
+            raise ValueError("iterations must be at least 1")
+        if time_budget is not None and clock is None:
+            raise ValueError("a time budget needs a clock")
+        self.seed = seed
+        self.iterations = iterations
+        self.steps = steps
+        self.playout_limit = playout_limit
+        self.time_budget = time_budget
+        self.clock = clock
+        self.margin = margin
+        self.heuristic = HeuristicPlayer(seed)
+        self._info: dict[int, PublicInfo] = {}
+        self.last_playouts = 0  # playouts run for the last decision (for tests, benches)
+        self.last_steps = 0  # actions simulated for the last decision
+
+    def choose(self, state: GameState, seat: int) -> Action | None:
+        self.last_playouts = self.last_steps = 0
+        if state.over or seat not in state.to_act():
+            return None
+        legal = state.legal_actions(seat)
+        if not legal:
+            return None
+        rng_key = f"{self.seed}:{state.ply}:{seat}"
+        self.heuristic.rng.seed(rng_key + ":h")  # its tie-breaks: public inputs only
+        base = self.heuristic.choose(state, seat)
+        if base is None or len(legal) == 1:
+            return base if base is not None else legal[0]
+        # the budget covers one round at least: no more candidates than playouts
+        candidates = self._candidates(state, seat, legal, base)[: self.iterations]
+        if len(candidates) == 1:
+            return base
+        info = self._info.get(seat)
+        if info is None:
+            info = self._info[seat] = PublicInfo(seat)
+        info.update(state)
+        det = Determinizer(state, info)
+        if not det.consistent:  # pragma: no cover - contradictory knowledge: play safe
+            return base
+        scores = self._search(det, candidates, random.Random(rng_key))
+        return self._pick(candidates, scores, base)
+
+    # -- candidates -------------------------------------------------------------------
+    def _candidates(
+        self, state: GameState, seat: int, legal: list[Action], base: Action
+    ) -> list[Action]:
+        """The heuristic's choice first, then a pruned list of legal alternatives."""
+        values = (
+            chuvash_values()
+            if state.variant.name == "chuvash"
+            else shchelkovsky_values(state.trump, True)
+        )
+        out = [base]
+        if state.phase == LEAD_PHASE and state.variant.lead_many_of_one_suit:
+            out += _chuvash_leads(state, seat, values)
+        else:
+            per_attack: dict[int, int] = {}
+            covers = sorted(
+                (a for a in legal if a.kind == COVER), key=lambda a: (values[a.cards[0]], a)
+            )
+            for a in covers:
+                k = per_attack.get(a.attack, 0)
+                if k < COVERS_PER_ATTACK:
+                    per_attack[a.attack] = k + 1
+                    out.append(a)
+            out += [a for a in legal if a.kind != COVER]
+        seen: set[Action] = set()
+        unique = []
+        for a in out:
+            if a not in seen:
+                seen.add(a)
+                unique.append(a)
+        return unique[:MAX_CANDIDATES]
+
+    # -- search -------------------------------------------------------------------------
+    def _search(
+        self, det: Determinizer, candidates: list[Action], rng: random.Random
+    ) -> list[float]:
+        k = len(candidates)
+        deadline = None
+        if self.time_budget is not None and self.clock is not None:
+            deadline = self.clock() + self.time_budget
+        totals = [0.0] * k
+        counts = [0] * k
+        seat = det.seat
+        # whole rounds (every candidate on one sampled deal) while the budget lasts
+        while self.last_playouts + k <= self.iterations and self.last_steps < self.steps:
+            sample = det.sample(rng)
+            for i, action in enumerate(candidates):
+                if deadline is not None and self.clock is not None and self.clock() >= deadline:
+                    return _means(totals, counts)
+                game = sample.copy()
+                try:
+                    game.apply(action)  # checked: a candidate is legal in every sample
+                except IllegalAction:  # pragma: no cover - defensive: never seen
+                    counts[i] += 1
+                    continue
+                policy = Policy(game, rng)
+                self.last_steps += 1 + playout(game, policy, self.playout_limit)
+                totals[i] += _score(game, seat)
+                counts[i] += 1
+                self.last_playouts += 1
+        return _means(totals, counts)
+
+    def _pick(self, candidates: list[Action], scores: list[float], base: Action) -> Action:
+        best = max(range(len(candidates)), key=lambda i: (scores[i], -i))
+        if scores[best] - scores[0] > self.margin:
+            return candidates[best]
+        return base
+
+
+def _means(totals: list[float], counts: list[int]) -> list[float]:
+    return [t / c if c else -1.0 for t, c in zip(totals, counts, strict=True)]
+
+
+def _score(game: GameState, seat: int) -> float:
+    """1 = not the loser, 0 = the loser, 0.5 = a draw; a playout cut short: how
+    small the seat's hand is among the hands still in play."""
+    if game.over:
+        if game.draw:
+            return 0.5
+        return 0.0 if game.loser == seat else 1.0
+    sizes = [s for s in game.sizes if s]
+    mine = game.sizes[seat]
+    if not mine:
+        return 1.0
+    bigger = sum(1 for s in sizes if s > mine) + 0.5 * (sum(1 for s in sizes if s == mine) - 1)
+    return 0.2 + 0.8 * bigger / max(1, len(sizes) - 1)
+
+
+def _chuvash_leads(state: GameState, seat: int, values: tuple[float, ...]) -> list[Action]:
+    """C6 candidates: every single card, and per suit its 2..k cheapest cards."""
+    mask = state.masks[seat]
+    limit = state.sizes[state.defender]
+    out = [Action(seat, LEAD, (c,)) for c in iter_bits(mask)]
+    for suit_mask in SUIT_MASKS:
+        cards = sorted(iter_bits(mask & suit_mask), key=lambda c: (values[c], c))
+        for k in range(2, min(limit, len(cards)) + 1):
+            out.append(Action(seat, LEAD, tuple(sorted(cards[:k]))))
+    return out
+
+
+__all__ = ["DEFAULT_ITERATIONS", "DEFAULT_STEPS", "SearchPlayer"]

@@ -1,0 +1,358 @@
+"""The search player (issue 15): only legal actions, its budget, no hidden cards.
+
+Randomness: hypothesis draws the variant, player count, seed and how far a game is
+played before the search player decides; every failure prints them (and the
+hypothesis blob).  Budgets are small: these tests check behaviour, not strength
+(strength and decision time are measured by ``bench/ai.py``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from engine import Action, GameState, from_deal, new_game, parse_card, parse_cards, view
+from engine.ai import ALL_KINDS, KINDS, HeuristicPlayer, SearchPlayer, make_player
+from engine.ai.base import Player, RandomPlayer
+from engine.ai.determinize import Determinizer
+from engine.ai.public_info import PublicInfo, deck_counts
+from engine.ai.rollout import Policy, playout, random_playout
+from engine.errors import IllegalAction
+from engine.selfplay import play_game, selfplay
+from engine.state import OVER_PHASE
+
+CONFIGS: list[tuple[str, int, dict[str, Any]]] = [
+    *(("chuvash", n, {}) for n in range(2, 7)),
+    *(("shchelkovsky", n, {"decks": 2}) for n in range(2, 11)),
+    *(("shchelkovsky", n, {"decks": 4, "remove_joker": False}) for n in (2, 5, 10)),
+]
+
+
+def small(seed: int | str) -> SearchPlayer:
+    """A search player with a small budget (behaviour, not strength)."""
+    return SearchPlayer(seed, iterations=12, steps=400, playout_limit=60)
+
+
+def advance(state: GameState, steps: int, seed: str) -> list[Action]:
+    """Play ``steps`` random actions (fewer if the game ends); return them."""
+    rng = random.Random(seed)
+    ai = RandomPlayer(seed)
+    done: list[Action] = []
+    while state.phase != OVER_PHASE and len(done) < steps:
+        seats = state.to_act()
+        seat = seats[0] if len(seats) == 1 else rng.choice(seats)
+        action = ai.choose(state, seat)
+        assert action is not None
+        state.apply(action)
+        done.append(action)
+    return done
+
+
+config_st = st.sampled_from(CONFIGS)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(config=config_st, seed=st.integers(0, 10**6), steps=st.integers(0, 150))
+def test_search_proposes_only_legal_actions(
+    config: tuple[str, int, dict[str, Any]], seed: int, steps: int
+) -> None:
+    variant, players, options = config
+    print(f"variant={variant} players={players} options={options} seed={seed} steps={steps}")
+    state = new_game(variant, players, seed, options)
+    advance(state, steps, f"legal:{seed}")
+    for seat in range(players):
+        action = small(seed).choose(state, seat)
+        if seat in state.to_act():
+            assert action is not None
+            assert action.seat == seat
+            state.copy().check(action)  # raises IllegalAction if it is not legal
+        else:
+            assert action is None
+
+
+@pytest.mark.parametrize(
+    ("variant", "players", "options"),
+    [("chuvash", 2, {}), ("chuvash", 5, {}), ("shchelkovsky", 3, {"decks": 2})],
+)
+def test_search_plays_whole_games_legally(
+    variant: str, players: int, options: dict[str, Any]
+) -> None:
+    # every move of a whole game is checked (play_game checks untrusted players)
+    state = new_game(variant, players, 3, options)
+    ais: list[Player] = [small(s) if s % 2 == 0 else HeuristicPlayer(s) for s in range(players)]
+    result = play_game(state, ais, random.Random(3))
+    assert result.finished
+    assert state.draw or state.loser is not None
+
+
+def test_search_is_a_registered_kind() -> None:
+    assert "search" in ALL_KINDS
+    # not offered at a table yet (issue 15 step 4: off the bot's event loop first)
+    assert "search" not in KINDS
+    player = make_player("search", 5)
+    assert isinstance(player, SearchPlayer)
+    assert player.name == "search"
+    report = selfplay("chuvash", 2, 2, 0, ["search", "heuristic"])
+    assert set(report["loss_share_per_kind"]) == {"search", "heuristic"}
+
+
+# ------------------------------------------------------------------------ budgets
+
+
+def decision_state() -> GameState:
+    """A chuvash position with several sensible leads (so the search runs)."""
+    return new_game("chuvash", 2, 11)
+
+
+def test_iteration_budget_is_respected() -> None:
+    for iterations in (1, 5, 40):
+        player = SearchPlayer(0, iterations=iterations, steps=10**9)
+        state = decision_state()
+        player.choose(state, state.to_act()[0])
+        assert player.last_playouts <= iterations
+        # one playout cannot compare candidates: the heuristic's choice, unsearched
+        assert (player.last_playouts > 0) == (iterations > 1)
+
+
+def test_step_budget_stops_after_the_round_that_reaches_it() -> None:
+    state = decision_state()
+    seat = state.to_act()[0]
+    small = SearchPlayer(0, iterations=10**6, steps=1)
+    small.choose(state, seat)
+    one_round = small.last_playouts  # one candidate per playout, one sampled deal
+    assert one_round > 1
+    big = SearchPlayer(0, iterations=10**6, steps=2000)
+    big.choose(state, seat)
+    assert big.last_playouts % one_round == 0
+    assert big.last_steps - 2000 < one_round * (big.playout_limit + 1)
+
+
+def test_time_budget_reads_the_injected_clock() -> None:
+    ticks = iter(range(10**6))
+    state = decision_state()
+    player = SearchPlayer(
+        0, iterations=10**6, steps=10**9, time_budget=5.0, clock=lambda: float(next(ticks))
+    )
+    action = player.choose(state, state.to_act()[0])
+    assert action is not None
+    state.check(action)
+    # the deadline is tick 0 + 5; the clock is read before every playout: 1..4 pass
+    assert player.last_playouts == 4
+
+
+def test_time_budget_needs_a_clock() -> None:
+    with pytest.raises(ValueError, match="clock"):
+        SearchPlayer(0, time_budget=1.0)
+    with pytest.raises(ValueError, match="iterations"):
+        SearchPlayer(0, iterations=0)
+
+
+def test_single_legal_action_costs_no_playout() -> None:
+    # S4: nothing of seat 1 beats KH (no higher heart, no trump, no joker): TAKE only
+    state = from_deal(
+        "shchelkovsky",
+        {"decks": 2},
+        [cs("KH", "3C"), cs("2C", "3D")],
+        [],
+        trump=3,
+        first_attacker=0,
+    )
+    state.apply(Action.lead(0, parse_card("KH")))
+    player = SearchPlayer(0)
+    assert player.choose(state, 1) == Action.take(1)
+    assert player.last_playouts == 0
+
+
+def cs(*names: str) -> list[int]:
+    return parse_cards(names)
+
+
+# ------------------------------------------------------------ no hidden information
+
+
+def swapped_twin(
+    variant: str, players: int, options: dict[str, Any], seed: int, steps: int
+) -> tuple[GameState, GameState, int] | None:
+    """Two games with the same public history and the same view for one seat, but
+    two hidden cards (in other hands or the stock) swapped in the deal."""
+    start = new_game(variant, players, seed, options)
+    hands = [start.hand(s) for s in range(players)]
+    stock = start.stock_top_first()
+    a = start.copy()
+    actions = advance(a, steps, f"twin:{seed}")
+    if a.over:
+        return None
+    seat = a.to_act()[0]
+    seen = set(hands[seat])
+    for ev in a.history:
+        if ev.kind in ("action", "bout_end") or (ev.kind == "draw" and ev.seat == seat):
+            seen.update(ev.cards)
+    if start.trump_card is not None:
+        seen.add(start.trump_card)
+    spots = [(s, i) for s in range(players) if s != seat for i in range(len(hands[s]))]
+    spots += [(-1, i) for i in range(len(stock) - 1)]  # not the face-up bottom card (S3)
+    hidden = [(s, i) for s, i in spots if (stock[i] if s < 0 else hands[s][i]) not in seen]
+    rng = random.Random(seed)
+    rng.shuffle(hidden)
+
+    def card_at(spot: tuple[int, int]) -> int:
+        s, i = spot
+        return stock[i] if s < 0 else hands[s][i]
+
+    pair = next(
+        ((x, y) for x in hidden for y in hidden if card_at(x) != card_at(y) and x[0] != y[0]),
+        None,
+    )
+    if pair is None:
+        return None
+    (s1, i1), (s2, i2) = pair
+    c1, c2 = card_at(pair[0]), card_at(pair[1])
+    hands2 = [h[:] for h in hands]
+    stock2 = stock[:]
+    for s, i, c in ((s1, i1, c2), (s2, i2, c1)):
+        if s < 0:
+            stock2[i] = c
+        else:
+            hands2[s][i] = c
+    b = from_deal(
+        variant, options, hands2, stock2, trump=start.trump, first_attacker=start.attacker
+    )
+    try:
+        for action in actions:
+            b.apply(action)
+    except IllegalAction:
+        return None  # the swap changed what was legal (e.g. a throw-in priority)
+    if view(a, seat) != view(b, seat):
+        return None
+    if a.counts == b.counts and a.stock == b.stock:
+        return None  # e.g. a hand card swapped with a stock card the same seat drew
+    return a, b, seat
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(config=config_st, seed=st.integers(0, 10**6), steps=st.integers(0, 120))
+def test_decision_does_not_depend_on_hidden_cards(
+    config: tuple[str, int, dict[str, Any]], seed: int, steps: int
+) -> None:
+    variant, players, options = config
+    print(f"variant={variant} players={players} options={options} seed={seed} steps={steps}")
+    twin = swapped_twin(variant, players, options, seed, steps)
+    assume(twin is not None)
+    assert twin is not None
+    a, b, seat = twin
+    assert small(seed).choose(a, seat) == small(seed).choose(b, seat)
+
+
+def test_same_seed_same_decision_and_seeds_matter() -> None:
+    state = decision_state()
+    seat = state.to_act()[0]
+    first = small("x").choose(state, seat)
+    assert first == small("x").choose(state.copy(), seat)
+
+
+# ----------------------------------------------------------- determinization, playouts
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(config=config_st, seed=st.integers(0, 10**6), steps=st.integers(0, 150))
+def test_sampled_deals_keep_what_the_seat_knows(
+    config: tuple[str, int, dict[str, Any]], seed: int, steps: int
+) -> None:
+    variant, players, options = config
+    print(f"variant={variant} players={players} options={options} seed={seed} steps={steps}")
+    state = new_game(variant, players, seed, options)
+    advance(state, steps, f"det:{seed}")
+    seat = next(iter(state.to_act()), 0)
+    info = PublicInfo(seat)
+    info.update(state)
+    det = Determinizer(state, info)
+    assert det.consistent
+    sample = det.sample(random.Random(seed))
+    assert sample.counts[seat] == state.counts[seat]
+    assert sample.sizes == state.sizes
+    assert len(sample.stock) == len(state.stock)
+    if state.stock and state.trump_card is not None:
+        assert sample.stock[0] == state.trump_card  # S3: the face-up card stays put
+    assert [sum(row) for row in sample.counts] == sample.sizes
+    total: Counter[int] = Counter(sample.stock)
+    for s in range(players):
+        total.update(sample.hand(s))
+    for attack, cover in sample.table:
+        total[attack] += 1
+        if cover >= 0:
+            total[cover] += 1
+    for c, k in enumerate(sample.discard):
+        total[c] += k
+    deck = deck_counts(state)
+    assert all(total[c] == deck[c] for c in range(len(deck)))
+    assert view(sample, seat)["legal"] == view(state, seat)["legal"]
+
+
+@pytest.mark.parametrize(("variant", "players", "options"), CONFIGS[::2])
+def test_playout_policy_is_legal(variant: str, players: int, options: dict[str, Any]) -> None:
+    # the policy's actions are applied unchecked in playouts: check them all here
+    for g in range(3):
+        state = new_game(variant, players, f"policy:{g}", options)
+        policy = Policy(state, random.Random(g))
+        n = 0
+        while state.phase != OVER_PHASE:
+            seats = state.to_act()
+            seat = seats[n % len(seats)]
+            state.apply(policy.choose(state, seat))  # checked
+            n += 1
+            assert n < 50_000
+        replay = new_game(variant, players, f"policy:{g}", options)
+        assert playout(replay, Policy(replay, random.Random(g)), 10) <= 10
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_seat_that_empties_the_stock_holds_the_trump_card(seed: int) -> None:
+    # S3: the face-up trump card is drawn last, in sight of everybody
+    state = new_game("shchelkovsky", 3, seed, {"decks": 2})
+    rng = random.Random(seed)
+    ai = RandomPlayer(seed)
+    while state.stock:
+        seats = state.to_act()
+        action = ai.choose(state, seats[0] if len(seats) == 1 else rng.choice(seats))
+        assert action is not None
+        state.apply(action)
+    drawer = next(ev.seat for ev in reversed(state.history) if ev.kind == "draw")
+    assert state.trump_card is not None
+    assert state.counts[drawer][state.trump_card] >= 1
+    for seat in range(3):
+        info = PublicInfo(seat)
+        info.update(state)
+        if seat != drawer:
+            assert info.known_of(drawer)[state.trump_card] >= 1
+            assert info.unseen[state.trump_card] == deck_counts(state)[state.trump_card] - sum(
+                row[state.trump_card] for row in [info.hand, info.known_of(drawer)]
+            ) - state.discard[state.trump_card] - sum(
+                (a == state.trump_card) + (c == state.trump_card) for a, c in state.table
+            ) - sum(info.known_of(s)[state.trump_card] for s in range(3) if s not in (seat, drawer))
+
+
+@pytest.mark.parametrize(("variant", "players", "options"), CONFIGS[::4])
+def test_random_playout_plays_only_legal_actions(
+    variant: str, players: int, options: dict[str, Any]
+) -> None:
+    # the fast path applies unchecked: the same draws, every action checked, give
+    # the same game
+    for g in range(3):
+        fast = new_game(variant, players, f"rp:{g}", options)
+        n = random_playout(fast, random.Random(g))
+        slow = new_game(variant, players, f"rp:{g}", options)
+        rand = random.Random(g).random
+        for _ in range(n):
+            seats = slow.to_act()
+            seat = seats[0] if len(seats) == 1 else seats[int(rand() * len(seats))]
+            action = slow.sample_action(seat, rand())
+            assert action is not None
+            assert action in slow.legal_actions(seat) or action.kind == "lead"
+            slow.apply(action)  # checked
+        assert fast.over
+        assert slow == fast
