@@ -126,10 +126,15 @@ def _players(
 
 
 def _deadline(deadline: datetime | None, _: Translator) -> list[str]:
+    """The turn's deadline as Telegram's ``date_time`` entity: each client shows it
+    relative ("in 45 seconds") in the reader's own language and time zone; the
+    text inside is for clients that do not know the entity."""
     if deadline is None:
         return []
-    at = deadline.astimezone(UTC).strftime("%H:%M:%S")
-    return ["", "⏱ " + _("move by {time} UTC", time=at)]
+    at = deadline.astimezone(UTC)
+    fallback = at.strftime("%H:%M:%S UTC")
+    when = f'<tg-time unix="{int(at.timestamp())}" format="r">{fallback}</tg-time>'
+    return ["", "⏱ " + _("the move ends {time}", time=when)]
 
 
 def _status(view: View, names: Sequence[str], _: Translator, me: int) -> list[str]:

@@ -8,7 +8,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -17,6 +17,7 @@ from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 import engine
 from engine import Action, GameState, find_variant, from_deal
 from engine.cards import Card, card_name
+from sandbox.fake_api.text import parse_text
 from telegram_bot.callbacks import GameCb, LobbyCb, LobbyOp, parse_game, parse_lobby
 from telegram_bot.cards import glyph
 from telegram_bot.i18n import LANGUAGES
@@ -501,3 +502,20 @@ def test_stats_and_top() -> None:
     assert lines[2].startswith("🥈 &lt;C&gt;")
     assert len(lines) == 4
     assert "/new" in render_top([], locale="en")
+
+
+def test_the_deadline_is_a_date_time_entity_each_client_shows_relative() -> None:
+    """Not «ход до 06:23:35 UTC» (issue 13): Telegram's ``date_time`` entity, which
+    each client renders relative, in the reader's language and time zone."""
+    g = final_state("chuvash", 3, 1, {}, steps=5)
+    at = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=60)
+    text, _ = render_hand(
+        engine.view(g, 0), locale="ru", names=NAMES, game_id=GID, version=3, deadline=at
+    )
+    plain, entities = parse_text(text, "HTML")
+    times = [e for e in entities if e["type"] == "date_time"]
+    assert len(times) == 1
+    assert times[0]["unix_time"] == int(at.timestamp())
+    assert times[0]["date_time_format"] == "r"
+    fallback = at.strftime("%H:%M:%S UTC")  # inside the entity, for older clients
+    assert f"ход закончится {fallback}" in plain
