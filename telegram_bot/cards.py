@@ -1,4 +1,7 @@
-"""Cards as the bot shows them: suit glyphs ♠♥♦♣, 🃏 for a joker, a hand sorted by
+"""Cards as the bot shows them: suits in emoji presentation (♠️ ♥️ ♦️ ♣️: the
+variation selector U+FE0F makes clients draw ♥️ ♦️ red, not as black text
+glyphs), 🃏 for a joker, 🎴 before a count of cards held (the card back 🂠 draws as
+a black block on Android); a hand sorted by
 suit then rank with trumps (then jokers) last, identical cards of multi-deck games
 grouped (``7♠×2``).  Cards arrive in the engine's notation (``10H``, ``JK``)."""
 
@@ -10,15 +13,18 @@ from collections.abc import Iterable
 from engine.cards import RANKS, SUIT_GLYPHS, SUITS
 
 JOKER_GLYPH = "🃏"
+CARDS_HELD = "🎴"
+"""Before a number of cards held, hidden (``Anna: 🎴6``)."""
+SUIT_EMOJI = {suit: glyph + "\ufe0f" for suit, glyph in SUIT_GLYPHS.items()}
 SUIT_ORDER = ("C", "D", "H", "S")
 """Suits left to right (C3 order, lowest first); the trump suit moves to the end."""
 
 
 def glyph(card: str) -> str:
-    """``10H`` -> ``10♥``, ``JK`` -> ``🃏``."""
+    """``10H`` -> ``10♥️``, ``JK`` -> ``🃏``."""
     if card == "JK":
         return JOKER_GLYPH
-    return card[:-1] + SUIT_GLYPHS[card[-1]]
+    return card[:-1] + SUIT_EMOJI[card[-1]]
 
 
 def glyphs(cards: Iterable[str], sep: str = " ") -> str:
@@ -26,8 +32,8 @@ def glyphs(cards: Iterable[str], sep: str = " ") -> str:
 
 
 def suit_glyph(suit: str) -> str:
-    """``H`` -> ``♥``."""
-    return SUIT_GLYPHS[suit]
+    """``H`` -> ``♥️``."""
+    return SUIT_EMOJI[suit]
 
 
 def sort_key(card: str, trump: str | None) -> tuple[int, int, int]:

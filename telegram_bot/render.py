@@ -31,7 +31,7 @@ from telegram_bot.callbacks import (
     page,
     press_card,
 )
-from telegram_bot.cards import card_label, glyph, group_hand, suit_glyph
+from telegram_bot.cards import CARDS_HELD, card_label, glyph, group_hand, suit_glyph
 from telegram_bot.format import bold, history_lines, name_of, role_label
 from telegram_bot.i18n import LOSER_TITLES, VARIANT_TITLES, Translator
 from telegram_bot.moves import View
@@ -116,7 +116,7 @@ def _players(
             name = bold(name) + " (" + _("you") + ")"
         role = role_label(view, seat, _)
         count = view["hand_counts"][seat]
-        lines.append(f"{mark} {name}: 🂠{count}" + (f" — {role}" if role else ""))
+        lines.append(f"{mark} {name}: {CARDS_HELD}{count}" + (f" — {role}" if role else ""))
     # the seats of players the AI plays now (timeouts, left, blocked the bot), said in
     # words; the reader's own seat says so in his message's first line instead
     others = [name_of(names, s, _) for s in sorted(ai_seats) if s != me]
@@ -282,7 +282,7 @@ def render_table(
         return text, None
     url = f"https://t.me/{bot_username}"
     markup = InlineKeyboardMarkup(
-        inline_keyboard=[[InlineKeyboardButton(text="🂠 " + _("My cards"), url=url)]]
+        inline_keyboard=[[InlineKeyboardButton(text=CARDS_HELD + " " + _("My cards"), url=url)]]
     )
     return text, markup
 

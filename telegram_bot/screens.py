@@ -13,6 +13,7 @@ from aiogram.types import InlineKeyboardMarkup
 from engine import public_view, view
 from engine.live import CANCELLED, OVER, Loaded, Table
 from telegram_bot import texts
+from telegram_bot.cards import CARDS_HELD
 from telegram_bot.chat_state import TableUi
 from telegram_bot.format import user_text
 from telegram_bot.i18n import VARIANT_TITLES, Translator
@@ -130,6 +131,6 @@ def started_lobby_screen(snap: Snapshot, chat: int, bot_username: str) -> Screen
         user_text(s.name) for s in t.seats
     )
     if chat < 0:
-        link = url_keyboard("🂠 " + _("My cards"), f"https://t.me/{bot_username}")
+        link = url_keyboard(CARDS_HELD + " " + _("My cards"), f"https://t.me/{bot_username}")
         return head + "\n" + _(texts.GAME_STARTED), link
     return head + "\n" + _(texts.GAME_STARTED_PRIVATE), None

@@ -225,8 +225,8 @@ def test_choice_buttons_show_only_own_and_table_cards() -> None:
         selection=Selection(choose="8C"),
     )
     labels = [b.text for row in markup.inline_keyboard for b in row]
-    assert "6♣→8♣" in labels
-    assert "7♣→8♣" in labels
+    assert "6♣️→8♣️" in labels
+    assert "7♣️→8♣️" in labels
     assert card_moves(engine.view(g, 1), "8C") == ["C6C8C", "C7C8C"]
 
 
@@ -282,7 +282,7 @@ def test_hand_sorted_by_suit_then_rank_trumps_and_jokers_last() -> None:
     )
     _, markup = render_hand(engine.view(g, 0), locale="en", names=NAMES, game_id=GID, version=0)
     labels = [b.text.lstrip("•✓") for row in markup.inline_keyboard for b in row]
-    assert labels == ["2♣", "A♣", "2♦", "3♥", "5♥×2", "10♥", "🃏"]  # trump ♥ (9♥ face up)
+    assert labels == ["2♣️", "A♣️", "2♦️", "3♥️", "5♥️×2", "10♥️", "🃏"]  # trump ♥️ (9♥️ face up)
     pressed = [game_cb(b.callback_data).press.card for row in markup.inline_keyboard for b in row]
     assert pressed == ["2C", "AC", "2D", "3H", "5H", "10H", "JK"]
 
@@ -378,14 +378,14 @@ def test_action_buttons_take_done_transfer_ticket() -> None:
     _, kb = render_hand(engine.view(g, 1), locale="en", names=NAMES, game_id=GID, version=4)
     data = {b.text: game_cb(b.callback_data).press for row in kb.inline_keyboard for b in row}
     assert data["Take"].action == "K"
-    assert data["↪ Transfer 7♥"].action == "R7H"
-    assert data["↪ Transfer 7♦"].action == "R7D"
-    assert data["🎫 Pass-ticket 7♥"].action == "S7H"
+    assert data["↪ Transfer 7♥️"].action == "R7H"
+    assert data["↪ Transfer 7♦️"].action == "R7D"
+    assert data["🎫 Pass-ticket 7♥️"].action == "S7H"
     g.apply(Action.from_text(1, "C7S7H"))
     _, kb = render_hand(engine.view(g, 0), locale="ru", names=NAMES, game_id=GID, version=5)
     labels = [b.text for row in kb.inline_keyboard for b in row]
     assert "Бито" in labels
-    assert "•7♣" in labels
+    assert "•7♣️" in labels
 
 
 def test_game_over_message() -> None:
@@ -519,3 +519,18 @@ def test_the_deadline_is_a_date_time_entity_each_client_shows_relative() -> None
     assert times[0]["date_time_format"] == "r"
     fallback = at.strftime("%H:%M:%S UTC")  # inside the entity, for older clients
     assert f"ход закончится {fallback}" in plain
+
+
+def test_suits_are_emoji_and_counts_use_a_glyph_every_client_draws() -> None:
+    """♥️ ♦️ look red only in emoji presentation (U+FE0F); the card back 🂠 draws as
+    a black block on Android, so counts of cards held use 🎴 (issue 13)."""
+    g = final_state("chuvash", 3, 2, {}, steps=8)
+    text, markup = render_hand(engine.view(g, 0), locale="ru", names=NAMES, game_id=GID, version=1)
+    table, _ = render_table(engine.public_view(g), locale="ru", names=NAMES)
+    labels = " ".join(b.text for row in (markup.inline_keyboard if markup else []) for b in row)
+    for shown in (text, table, labels):
+        assert "🂠" not in shown
+        bare = re.findall("[♠♥♦♣](?!\ufe0f)", shown)
+        assert bare == [], shown
+    assert "🎴" in table
+    assert re.search("[♠♥♦♣]\ufe0f", text + labels)
