@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 import redis
 from hypothesis import settings
+from redis.cluster import RedisCluster
 
 from sandbox.local_cluster import start_cluster
 from sandbox.local_redis import LocalRedisError, find_redis_server, start_redis
@@ -118,6 +119,22 @@ def redis_prefix(redis_server: RedisServer) -> Iterator[str]:
         keys = list(client.scan_iter(match=f"{prefix}*", count=500))
         if keys:
             client.delete(*keys)
+    finally:
+        client.close()
+
+
+@pytest.fixture
+def redis_cluster_url(redis_cluster: RedisServer, redis_prefix: str) -> Iterator[str]:
+    """The cluster as the service's cluster URL (``redis+cluster://``, see
+    :mod:`engine.live.client`); the test's prefix keys are deleted afterwards on
+    every primary."""
+    yield "redis+cluster://" + redis_cluster.url.split("://", 1)[1]
+    client = RedisCluster.from_url(redis_cluster.url)
+    try:
+        # scan_iter on a cluster client scans every primary
+        keys = list(client.scan_iter(match=f"{redis_prefix}*", count=500))
+        for key in keys:  # one DEL per key: they live in many slots
+            client.delete(key)
     finally:
         client.close()
 

@@ -7,12 +7,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-import redis.asyncio as aredis
-
 from engine import GameState
 from engine.clock import Clock
 from engine.live.admin import Admin
 from engine.live.audit import Audit
+from engine.live.client import Client, make_client
 from engine.live.games import Games
 from engine.live.keys import Keys
 from engine.live.kv import KeyValueStore
@@ -20,7 +19,7 @@ from engine.live.lobbies import Lobbies
 from engine.live.model import LiveConfig, Table
 from engine.live.notifications import Notifications
 from engine.live.results import Results
-from engine.live.store import Store, make_client
+from engine.live.store import Store
 from engine.live.tables import Loaded, Tables
 from engine.live.timers import Timers
 
@@ -38,7 +37,7 @@ class TableService:
 
     def __init__(
         self,
-        client: aredis.Redis,
+        client: Client,
         config: LiveConfig | None = None,
         *,
         clock: Clock = time.time,

@@ -16,9 +16,10 @@ from tests.admin.conftest import auth, new_table
 
 
 @pytest.fixture
-def notes(redis_url: str, svc: SyncTableService) -> Iterator[redis.client.PubSub]:
-    """A subscription to the service's notify channel (what the bot listens to)."""
-    client = redis.Redis.from_url(redis_url)
+def notes(admin_redis_url: str, svc: SyncTableService) -> Iterator[redis.client.PubSub]:
+    """A subscription to the service's notify channel (what the bot listens to;
+    on a cluster: to one node, which hears every node's PUBLISH)."""
+    client = redis.Redis.from_url(admin_redis_url.replace("+cluster", "", 1))
     # redis-py leaves Redis.pubsub() unannotated: state what it returns
     new_pubsub: Callable[[], redis.client.PubSub] = client.pubsub
     sub = new_pubsub()

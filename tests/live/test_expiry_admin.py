@@ -10,7 +10,6 @@ import threading
 from collections.abc import Callable
 
 import pytest
-import redis.asyncio as aredis
 
 from engine.live import (
     CANCELLED,
@@ -25,7 +24,7 @@ from tests.live.conftest import FakeClock, new_table, play_out
 
 
 async def pttl(svc: TableService, key: str) -> int:
-    r: aredis.Redis = svc.redis
+    r = svc.redis
     return int(await r.pttl(key))
 
 
@@ -114,6 +113,7 @@ async def test_admin_reads(svc: TableService) -> None:
 
 async def test_admin_writes_are_logged_and_published(svc: TableService) -> None:
     # aclosing(): redis-py leaves PubSub.aclose() unannotated; the context manager is typed
+    await svc.store.ready()  # a cluster client learns its slot map first
     async with contextlib.aclosing(svc.redis.pubsub()) as pubsub:
         await pubsub.subscribe(svc.keys.notify)
         try:
