@@ -74,7 +74,7 @@ async def cluster_svc(redis_cluster_url: str, redis_prefix: str) -> AsyncIterato
 
 async def test_every_script_runs_on_the_cluster(cluster_svc: TableService) -> None:
     k, kv = cluster_svc.keys, cluster_svc.kv
-    run = {
+    run: dict[str, tuple[list[str], list[str | int]]] = {
         "CAS_LUA": (k.table_keys("t1"), [0, "", 60_000, 8, 1, 0, "", "", "", 16, "x", "1"]),
         "CLAIM_LUA": ([k.timers], [1, 10, 2]),
         "RELEASE_LUA": ([k.timers], ["t1", 2, ""]),
