@@ -28,7 +28,6 @@ from pathlib import Path
 import pytest
 import redis
 from hypothesis import settings
-from redis.cluster import RedisCluster
 
 from sandbox.local_cluster import start_cluster
 from sandbox.local_redis import LocalRedisError, find_redis_server, start_redis
@@ -129,14 +128,16 @@ def redis_cluster_url(redis_cluster: RedisServer, redis_prefix: str) -> Iterator
     :mod:`engine.live.client`); the test's prefix keys are deleted afterwards on
     every primary."""
     yield "redis+cluster://" + redis_cluster.url.split("://", 1)[1]
-    client = RedisCluster.from_url(redis_cluster.url)
-    try:
-        # scan_iter on a cluster client scans every primary
-        keys = list(client.scan_iter(match=f"{redis_prefix}*", count=500))
-        for key in keys:  # one DEL per key: they live in many slots
-            client.delete(key)
-    finally:
-        client.close()
+    with redis.Redis.from_url(redis_cluster.url, decode_responses=True) as first:
+        lines = str(first.execute_command("CLUSTER", "NODES")).splitlines()
+    for line in lines:  # <id> <host:port@bus> <flags> ...
+        _, address, flags = line.split()[:3]
+        if "master" not in flags:
+            continue
+        host, port = address.split("@")[0].rsplit(":", 1)
+        with redis.Redis(host=host, port=int(port)) as node:
+            for key in list(node.scan_iter(match=f"{redis_prefix}*", count=500)):
+                node.delete(key)  # one DEL per key: they live in many slots
 
 
 @pytest.fixture
