@@ -36,6 +36,11 @@ class LiveConfig:
     timeouts_to_ai: int = 2  # consecutive timeouts before the AI takes the seat
     ai_kind: str = DEFAULT_AI  # the AI that takes over a seat
     timer_lease: float = 30.0  # a claimed timer is hidden this long from other schedulers
+    # the timer hints are split into this many sorted sets; each is handled by
+    # the one process holding its lease (renewed every tick, taken over by
+    # another process this long after its holder stopped renewing)
+    timer_shards: int = 4
+    shard_lease: float = 10.0
     recent_requests: int = 16  # request ids remembered per table (idempotency)
     keep_history: int = 24  # engine events kept inside the state blob
     max_ai_moves: int = 5000  # safety bound for one AI chain

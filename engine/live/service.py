@@ -44,7 +44,7 @@ class TableService:
         owns_client: bool = False,
     ) -> None:
         self.config = config = config or LiveConfig()
-        self.keys = Keys(config.prefix)
+        self.keys = Keys(config.prefix, config.timer_shards)
         self.redis = client
         self.store = store = Store(client, self.keys, probe_timeout=config.redis_probe_timeout)
         self.clock = clock

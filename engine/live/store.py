@@ -33,7 +33,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from engine.live.client import Client
 from engine.live.keys import Keys
 from engine.live.model import ServiceUnavailable
-from engine.live.scripts import CAS_LUA, CLAIM_LUA, RELEASE_LUA, SWAP_LUA
+from engine.live.scripts import CAS_LUA, CLAIM_LUA, LEASE_LUA, RELEASE_LUA, SWAP_LUA
 
 # the failures after which a store is suspect (Store.ready probes first)
 _OUTAGE = (
@@ -99,6 +99,7 @@ class Store:
         self._release = self.script(RELEASE_LUA)
         self._swap = self.script(SWAP_LUA)
         self._cas = self.script(CAS_LUA)
+        self._lease = self.script(LEASE_LUA)
         self._cas_sha = hashlib.sha1(CAS_LUA.encode()).hexdigest()
 
     def script(self, lua: str) -> Script:
@@ -225,7 +226,7 @@ class Store:
                 async with self.r.pipeline(transaction=False) as pipe:
                     pipe.evalsha(self._cas_sha, 2, *tkeys, *args)
                     if timer_hint is not None:
-                        pipe.zadd(k.timers, {table_id: timer_hint}, lt=True)
+                        pipe.zadd(k.timers_of(table_id), {table_id: timer_hint}, lt=True)
                     res = await pipe.execute(raise_on_error=False)
                 out = res[0]
                 if isinstance(out, NoScriptError) or (
@@ -249,7 +250,7 @@ class Store:
         round trip, sent first -- a hint may be early, never late -- and the CAS
         script alone is the next."""
         if hint is not None:
-            timers = self.keys.timers
+            timers = self.keys.timers_of(table_id)
             await self.one(lambda p: p.zadd(timers, {table_id: hint}, lt=True))
         out = await self._cas(tkeys, args)
         code, version = int(out[0]), int(out[1])
@@ -267,13 +268,21 @@ class Store:
         return [fields[b"z"] for _, fields in rows], text(open_chunk or b"")
 
     # ------------------------------------------------------------------ timers
-    async def claim_timers(self, now_ms: int, limit: int, lease_ms: int) -> list[str]:
-        due: list[bytes] = await self._claim([self.keys.timers], [now_ms, limit, now_ms + lease_ms])
+    async def claim_timers(self, shard: int, now_ms: int, limit: int, lease_ms: int) -> list[str]:
+        key = self.keys.timer_shard(shard)
+        due: list[bytes] = await self._claim([key], [now_ms, limit, now_ms + lease_ms])
         return [text(m) for m in due]
 
-    async def release_timer(self, table_id: str, lease_score: int, new_score: int | None) -> bool:
+    async def release_timer(
+        self, shard: int, table_id: str, lease_score: int, new_score: int | None
+    ) -> bool:
         args: list[str | int] = [table_id, lease_score, "" if new_score is None else new_score]
-        return bool(await self._release([self.keys.timers], args))
+        return bool(await self._release([self.keys.timer_shard(shard)], args))
+
+    async def lease_shard(self, shard: int, owner: str, now_ms: int, lease_ms: int) -> bool:
+        """Take or renew the lease of timer shard ``shard`` for ``owner``."""
+        args: list[str | int] = [owner, now_ms, now_ms + lease_ms, 2 * lease_ms + 60_000]
+        return bool(await self._lease([self.keys.timer_lease(shard)], args))
 
     # ------------------------------------------------------------- user pointers
     async def swap_user(

@@ -76,8 +76,9 @@ async def test_every_script_runs_on_the_cluster(cluster_svc: TableService) -> No
     k, kv = cluster_svc.keys, cluster_svc.kv
     run: dict[str, tuple[list[str], list[str | int]]] = {
         "CAS_LUA": (k.table_keys("t1"), [0, "", 60_000, 8, 1, 0, "", "", "", 16, "x", "1"]),
-        "CLAIM_LUA": ([k.timers], [1, 10, 2]),
-        "RELEASE_LUA": ([k.timers], ["t1", 2, ""]),
+        "CLAIM_LUA": ([k.timer_shard(1)], [1, 10, 2]),
+        "RELEASE_LUA": ([k.timer_shard(1)], ["t1", 2, ""]),
+        "LEASE_LUA": ([k.timer_lease(1)], ["me", 1, 2, 60_000]),
         "SWAP_LUA": ([k.user(1), k.user_claim(1)], ["", "t1", 60_000, 1_000]),
         "RECORD_LUA": ([k.stats(1)], ["t1:1", 60_000, "chuvash:games", 1]),
         "AUDIT_ADD_LUA": ([k.audit, f"{k.audit}:refused"], [100, "actor", "ops"]),
