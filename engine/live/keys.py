@@ -44,6 +44,8 @@ together with table keys):
                       whose count sets each one's share of the shards
 ``P tables``          zset table id -> last status change (ms); admin listing,
                       pruned when the table is gone
+``P tables:prune``    string ``<owner>|<until ms>``: the process that prunes
+                      ``tables`` each minute (the others do not)
 ``P finished``        zset ``<id>:<game no>:<variant>`` -> finish time (ms),
                       trimmed to the last 7 days
 ``P u:{<user>}``      string: the table id where the user sits (validated on
@@ -69,7 +71,8 @@ class Keys:
     """Key names under one prefix."""
 
     __slots__ = (
-        "audit", "finished", "notify", "prefix", "tables", "timer_procs", "timer_shards", "timers",
+        "audit", "finished", "notify", "prefix", "prune_lease", "tables", "timer_procs",
+        "timer_shards", "timers",
     )  # fmt: skip
 
     def __init__(self, prefix: str = "durak:", timer_shards: int = 1) -> None:
@@ -77,6 +80,7 @@ class Keys:
         self.timers = f"{prefix}timers"  # shard 0 (the one key of old)
         self.timer_shards = max(1, timer_shards)
         self.timer_procs = f"{prefix}timers:procs"
+        self.prune_lease = f"{prefix}tables:prune"
         self.tables = f"{prefix}tables"
         self.finished = f"{prefix}finished"
         self.notify = f"{prefix}notify"

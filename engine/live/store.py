@@ -279,10 +279,11 @@ class Store:
         args: list[str | int] = [table_id, lease_score, "" if new_score is None else new_score]
         return bool(await self._release([self.keys.timer_shard(shard)], args))
 
-    async def lease_shard(self, shard: int, owner: str, now_ms: int, lease_ms: int) -> bool:
-        """Take or renew the lease of timer shard ``shard`` for ``owner``."""
+    async def lease(self, key: str, owner: str, now_ms: int, lease_ms: int) -> bool:
+        """Take or renew the lease ``key`` (a timer shard's, the pruner's) for
+        ``owner`` until ``now_ms + lease_ms``; False while another owner holds it."""
         args: list[str | int] = [owner, now_ms, now_ms + lease_ms, 2 * lease_ms + 60_000]
-        return bool(await self._lease([self.keys.timer_lease(shard)], args))
+        return bool(await self._lease([key], args))
 
     # ------------------------------------------------------------- user pointers
     async def swap_user(

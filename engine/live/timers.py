@@ -40,6 +40,8 @@ from engine.live.games import Games, timeout_move
 from engine.live.model import PLAYING, LiveConfig, LiveError, StaleVersion, WriteResult
 from engine.live.tables import Loaded, Plan, Tables
 
+PRUNE_EVERY_S = 60.0
+
 
 class Timers:
     """The timers part: the scheduler's tick over the timer hints."""
@@ -97,12 +99,12 @@ class Timers:
         shard_lease = int(self.config.shard_lease * 1000)
         share = -(-k.timer_shards // await self._processes(now, shard_lease))
         while len(self.held) > share:  # hand one back at once: its lease ends now
-            await self.store.lease_shard(self.held.pop(), self.owner, now, 0)
+            await self.store.lease(k.timer_lease(self.held.pop()), self.owner, now, 0)
         order = sorted(self.held) + [s for s in range(k.timer_shards) if s not in self.held]
         for shard in order:
             if shard not in self.held and len(self.held) >= share:
                 break
-            if await self.store.lease_shard(shard, self.owner, now, shard_lease):
+            if await self.store.lease(k.timer_lease(shard), self.owner, now, shard_lease):
                 self.held.add(shard)
             else:
                 self.held.discard(shard)
@@ -142,6 +144,16 @@ class Timers:
         await self.store.release_timer(shard, tid, lease, result.deadline)
         return result
 
+    async def prune(self) -> bool:
+        """Prune the table index if this process holds (or takes) the pruner's
+        lease, so of N processes one scans the index each minute; True if it did."""
+        now = self.tables.now_ms()
+        lease_ms = int(PRUNE_EVERY_S * 1000 * 2)  # a holder that stopped: another after 2 min
+        if not await self.store.lease(self.tables.keys.prune_lease, self.owner, now, lease_ms):
+            return False
+        await self.tables.prune_index()
+        return True
+
     async def next_deadline(self) -> int | None:
         """The earliest timer hint (epoch ms) of every shard, if any."""
         k = self.tables.keys
@@ -162,12 +174,13 @@ class Timers:
         on_result: Callable[[WriteResult], Awaitable[None]] | None = None,
     ) -> None:
         """The scheduler loop: :meth:`tick` every ``interval`` seconds until ``stop``;
-        about once a minute it also prunes the table index of expired tables."""
+        about once a minute it also prunes the table index of expired tables --
+        only the process holding the pruner's lease does (:meth:`prune`)."""
         pruned = 0.0
         while not stop.is_set():
-            if self.clock() - pruned >= 60:
+            if self.clock() - pruned >= PRUNE_EVERY_S:
                 pruned = self.clock()
-                await self.tables.prune_index()
+                await self.prune()
             for result in await self.tick():
                 if on_result is not None:
                     await on_result(result)

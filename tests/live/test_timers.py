@@ -202,3 +202,16 @@ async def test_processes_split_the_timer_shards(
     clock.advance(11)
     await a.tick()
     assert a.timers.held == {0, 1, 2, 3}
+
+
+async def test_one_process_prunes_the_index(
+    make_service: Callable[..., TableService], clock: FakeClock
+) -> None:
+    a, b = make_service(), make_service()
+    assert await a.timers.prune()
+    assert not await b.timers.prune()  # a holds the pruner's lease
+    assert await a.timers.prune()  # and renews it
+    await a.aclose()
+    clock.advance(121)  # a stopped renewing: b takes over
+    assert await b.timers.prune()
+    assert not await make_service().timers.prune()
