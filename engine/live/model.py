@@ -68,7 +68,7 @@ class LiveError(EngineError):
     """A request the table service refuses; nothing was changed.  ``code`` is
     stable: no_table, not_open, no_game, game_over, lobby_full, not_seated,
     seated_elsewhere, not_allowed, too_few_players, bad_seat, ai_controlled,
-    stale_version, busy, bad_settings, not_owner, unavailable (plus the engine's codes for illegal moves)."""
+    stale_version, busy, bad_settings, not_owner, bad_cursor, unavailable (plus the engine's codes for illegal moves)."""
 
     def __init__(self, code: str, message: str, **info: Any) -> None:
         super().__init__(code, message)

@@ -81,6 +81,7 @@ class TableService:
         self.user_stats = results.user_stats
         self.leaderboard = results.leaderboard
         self.list_tables = admin.list_tables
+        self.table_page = admin.table_page
         self.table_info = admin.table_info
         self.event_page = admin.event_page
         self.admin_reset = admin.admin_reset

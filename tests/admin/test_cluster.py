@@ -16,6 +16,7 @@ from tests.admin.test_games import (
     test_event_log_pages,
     test_if_match_mismatch_is_409_and_changes_nothing,
     test_list_filters_and_pages,
+    test_list_pages_by_cursor,
     test_reset_to_the_lobby_keeps_the_seats_and_notifies,
     test_unknown_game_is_404,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "test_event_log_pages",
     "test_if_match_mismatch_is_409_and_changes_nothing",
     "test_list_filters_and_pages",
+    "test_list_pages_by_cursor",
     "test_lobbies_list_detail_and_cancel",
     "test_player_lookup",
     "test_reset_to_the_lobby_keeps_the_seats_and_notifies",

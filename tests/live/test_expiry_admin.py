@@ -176,3 +176,29 @@ def test_sync_wrapper_for_flask(redis_url: str, redis_prefix: str) -> None:
         assert svc.keys.prefix == redis_prefix
     finally:
         svc.close()
+
+
+async def test_table_page_by_cursor_reads_in_order_and_filters(
+    svc: TableService, clock: FakeClock
+) -> None:
+    tids = []
+    for i in range(7):
+        tids.append(await new_table(svc, 2, chat=-1 if i % 2 else -2, first_user=10 * i + 1))
+        if i != 3:  # two tables changed in the same millisecond: ids order them
+            clock.advance(1)
+    everything = [t.id for t in await svc.list_tables()]
+    for limit in (1, 2, 3, 10):
+        seen: list[str] = []
+        cursor = ""
+        while True:
+            page, cursor = await svc.table_page(cursor=cursor, limit=limit)
+            assert len(page) <= limit
+            seen += [t.id for t in page]
+            if not cursor:
+                break
+        assert seen == everything, limit
+    odd, _ = await svc.table_page(limit=10, chat=-1)
+    assert [t.id for t in odd] == [t for t in everything if t in tids[1::2]]
+    with pytest.raises(LiveError) as e:
+        await svc.table_page(cursor="x")
+    assert e.value.code == "bad_cursor"
