@@ -45,7 +45,8 @@ def make_client(url: str, config: LiveConfig, max_connections: int | None = None
     A cluster URL (:func:`is_cluster_url`) builds a :class:`RedisCluster` with
     the same retry, timeouts and health checks (it also retries on
     ``MOVED``/``ASK``/``CLUSTERDOWN``, refreshing its slot map);
-    ``max_connections`` is then the limit per node.  The client learns the slot
+    ``max_connections`` is then the limit per node, and redis-py's cluster pool
+    does not wait: a request beyond it fails (``ServiceUnavailable``).  The client learns the slot
     map on first use (:meth:`engine.live.store.Store.ready` awaits
     ``initialize()`` before the first command)."""
     c = config
