@@ -53,8 +53,34 @@ def table_out(summary: TableSummary | dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def table_page(q: ListQuery, keep: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-    """One page of tables matching the query's filters and ``keep``."""
+def table_page(
+    q: ListQuery,
+    keep: Callable[[dict[str, Any]], bool],
+    *,
+    status: str | None = None,
+    started: bool = False,
+) -> dict[str, Any]:
+    """One page of tables matching the query's filters and ``keep`` (which must
+    mean ``status``/``started``): by ``cursor`` when the query has one (the
+    index read from there on; no ``total``), else by ``offset``."""
+    if q.cursor is not None:
+        found, nxt = get_service().table_page(
+            cursor=q.cursor,
+            limit=q.limit,
+            status=status,
+            variant=q.variant,
+            chat=q.chat,
+            user=q.user,
+            started=started,
+        )
+        return {
+            "items": [table_out(r) for r in found],
+            "total": None,
+            "limit": q.limit,
+            "offset": 0,
+            "next_offset": None,
+            "next_cursor": nxt or None,
+        }
     found = get_service().list_tables(variant=q.variant, chat=q.chat, user=q.user, limit=10**9)
     rows = [r for r in (s.to_json() for s in found) if keep(r)]
     end = q.offset + q.limit
@@ -64,6 +90,7 @@ def table_page(q: ListQuery, keep: Callable[[dict[str, Any]], bool]) -> dict[str
         "limit": q.limit,
         "offset": q.offset,
         "next_offset": end if end < len(rows) else None,
+        "next_cursor": None,
     }
 
 

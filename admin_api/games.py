@@ -53,6 +53,8 @@ def list_games(query: GameListQuery) -> dict[str, Any]:
     return table_page(
         query,
         lambda t: t["game_no"] > 0 and (query.status is None or t["status"] == query.status),
+        status=query.status,
+        started=True,
     )
 
 

@@ -42,7 +42,7 @@ api = APIBlueprint(
 @api.get("/lobbies", responses={200: TablePage, **READ_ERRORS})
 def list_lobbies(query: ListQuery) -> dict[str, Any]:
     """List open lobbies (tables waiting for a start), newest change first."""
-    return table_page(query, lambda t: t["status"] == OPEN)
+    return table_page(query, lambda t: t["status"] == OPEN, status=OPEN)
 
 
 @api.get("/lobbies/<lobby_id>", responses={200: TableOut, 404: ErrorResponse, **READ_ERRORS})

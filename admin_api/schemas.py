@@ -63,6 +63,13 @@ class ListQuery(Params):
     )
     limit: int = Field(50, ge=1, le=500)
     offset: int = Field(0, ge=0, le=10**9)
+    cursor: str | None = Field(
+        None,
+        pattern=r"^(\d{1,16}:[A-Za-z0-9_-]{1,64})?$",
+        max_length=81,
+        description="page by cursor: empty for the first page, then the previous "
+        "page's next_cursor (reads the index from there on; no total)",
+    )
 
 
 class GameListQuery(ListQuery):
@@ -162,10 +169,11 @@ class GameOut(TableOut):
 
 class TablePage(BaseModel):
     items: list[TableOut]
-    total: int
+    total: int | None = Field(description="tables matching (null when paging by cursor)")
     limit: int
     offset: int
     next_offset: int | None
+    next_cursor: str | None = Field(description="the next page's cursor (null: no more)")
 
 
 class EventOut(BaseModel):

@@ -123,6 +123,24 @@ def redis_prefix(redis_server: RedisServer) -> Iterator[str]:
 
 
 @pytest.fixture
+def redis_cluster_url(redis_cluster: RedisServer, redis_prefix: str) -> Iterator[str]:
+    """The cluster as the service's cluster URL (``redis+cluster://``, see
+    :mod:`engine.live.client`); the test's prefix keys are deleted afterwards on
+    every primary."""
+    yield "redis+cluster://" + redis_cluster.url.split("://", 1)[1]
+    with redis.Redis.from_url(redis_cluster.url, decode_responses=True) as first:
+        lines = str(first.execute_command("CLUSTER", "NODES")).splitlines()
+    for line in lines:  # <id> <host:port@bus> <flags> ...
+        _, address, flags = line.split()[:3]
+        if "master" not in flags:
+            continue
+        host, port = address.split("@")[0].rsplit(":", 1)
+        with redis.Redis(host=host, port=int(port)) as node:
+            for key in list(node.scan_iter(match=f"{redis_prefix}*", count=500)):
+                node.delete(key)  # one DEL per key: they live in many slots
+
+
+@pytest.fixture
 def redis_url(redis_server: RedisServer, redis_prefix: str) -> Iterator[str]:
     """URL of the test Redis server.
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from engine import state_to_json
-from engine.live import eventlog
+from engine.live import eventlog, paging
 from engine.live.games import Games
 from engine.live.model import (
     CANCELLED,
@@ -24,7 +24,7 @@ from engine.live.model import (
 from engine.live.records import GlobalStats, PlayerInfo, TableInfo, TableSummary
 from engine.live.results import Results
 from engine.live.store import text
-from engine.live.tables import Loaded, Plan, Tables
+from engine.live.tables import Indexed, Loaded, Plan, Tables
 
 DAY_MS = 86400 * 1000
 
@@ -57,6 +57,34 @@ class Admin:
             and (user is None or any(s.user == user for s in i.table.seats))
         ]
         return out[offset : offset + limit]
+
+    async def table_page(
+        self,
+        *,
+        cursor: str = "",
+        limit: int = 50,
+        status: str | None = None,
+        variant: str | None = None,
+        chat: int | None = None,
+        user: int | None = None,
+        started: bool = False,
+    ) -> tuple[list[TableSummary], str]:
+        """One page of :meth:`list_tables` by cursor (:mod:`engine.live.paging`):
+        the tables after ``cursor`` ('' = the newest), filtered (``started``:
+        only tables that started a game), and the next page's cursor ('' = no
+        more).  Reads the index from the cursor on, not the whole index."""
+
+        def keep(i: Indexed) -> bool:
+            t = i.table
+            return (
+                (status is None or t.status == status)
+                and (variant is None or t.variant == variant)
+                and (chat is None or t.chat == chat)
+                and (user is None or any(s.user == user for s in t.seats))
+                and (not started or t.game_no > 0)
+            )
+
+        return await paging.table_page(self.tables, cursor, limit, keep)
 
     async def table_info(self, table_id: str) -> TableInfo:
         """Everything about one table: settings, seats, version, deadline, the full

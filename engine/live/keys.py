@@ -34,9 +34,18 @@ Global (hint/index keys, each written with one command, never in a script
 together with table keys):
 
 ``P timers``          zset table id -> next deadline (ms); a hint: the scheduler
-                      re-checks the table's ``d`` (:mod:`engine.live.timers`)
+                      re-checks the table's ``d`` (:mod:`engine.live.timers`).
+                      Sharded: ``P timers:<k>`` for shard k = 1 .. K-1
+                      (``crc32(id) mod K``, ``LiveConfig.timer_shards``); one
+                      key each, so the shards spread over a cluster's nodes
+``P timers:<k>:lease`` string ``<owner>|<until ms>``: the process that handles
+                      shard k's timers for now (renewed every tick)
+``P timers:procs``    zset process id -> last tick (ms): the live schedulers,
+                      whose count sets each one's share of the shards
 ``P tables``          zset table id -> last status change (ms); admin listing,
                       pruned when the table is gone
+``P tables:prune``    string ``<owner>|<until ms>``: the process that prunes
+                      ``tables`` each minute (the others do not)
 ``P finished``        zset ``<id>:<game no>:<variant>`` -> finish time (ms),
                       trimmed to the last 7 days
 ``P u:{<user>}``      string: the table id where the user sits (validated on
@@ -55,19 +64,43 @@ together with table keys):
 
 from __future__ import annotations
 
+import zlib
+
 
 class Keys:
     """Key names under one prefix."""
 
-    __slots__ = ("audit", "finished", "notify", "prefix", "tables", "timers")
+    __slots__ = (
+        "audit", "finished", "notify", "prefix", "prune_lease", "tables", "timer_procs",
+        "timer_shards", "timers",
+    )  # fmt: skip
 
-    def __init__(self, prefix: str = "durak:") -> None:
+    def __init__(self, prefix: str = "durak:", timer_shards: int = 1) -> None:
         self.prefix = prefix
-        self.timers = f"{prefix}timers"
+        self.timers = f"{prefix}timers"  # shard 0 (the one key of old)
+        self.timer_shards = max(1, timer_shards)
+        self.timer_procs = f"{prefix}timers:procs"
+        self.prune_lease = f"{prefix}tables:prune"
         self.tables = f"{prefix}tables"
         self.finished = f"{prefix}finished"
         self.notify = f"{prefix}notify"
         self.audit = f"{prefix}{{audit}}"
+
+    def timer_shard(self, shard: int) -> str:
+        """The timer hints of shard ``shard`` (0 .. ``timer_shards`` - 1)."""
+        return self.timers if shard == 0 else f"{self.timers}:{shard}"
+
+    def timer_lease(self, shard: int) -> str:
+        """Who handles timer shard ``shard`` and until when (:mod:`.timers`)."""
+        return f"{self.timers}:{shard}:lease"
+
+    def shard_of(self, table_id: str) -> int:
+        """The timer shard of a table: ``crc32(id) mod timer_shards``."""
+        return zlib.crc32(table_id.encode()) % self.timer_shards
+
+    def timers_of(self, table_id: str) -> str:
+        """The timer shard key of a table."""
+        return self.timer_shard(self.shard_of(table_id))
 
     def table(self, table_id: str) -> str:
         return f"{self.prefix}{{t:{table_id}}}:table"

@@ -94,7 +94,14 @@ class KeyValueStore:
 
     # ------------------------------------------------------------------ any key
     async def delete(self, *keys: str) -> int:
-        return int(await self.store.one(lambda p: p.delete(*keys)))
+        """Delete ``keys`` (one ``DEL`` each, pipelined: on Redis Cluster they may
+        live in different slots); how many existed."""
+
+        def build(p: Any) -> None:
+            for k in keys:
+                p.delete(k)
+
+        return sum(int(n) for n in await self.store.run(build))
 
     async def pttl(self, key: str) -> int:
         """Milliseconds to live (-1: no TTL, -2: no such key)."""

@@ -36,6 +36,11 @@ class LiveConfig:
     timeouts_to_ai: int = 2  # consecutive timeouts before the AI takes the seat
     ai_kind: str = DEFAULT_AI  # the AI that takes over a seat
     timer_lease: float = 30.0  # a claimed timer is hidden this long from other schedulers
+    # the timer hints are split into this many sorted sets; each is handled by
+    # the one process holding its lease (renewed every tick, taken over by
+    # another process this long after its holder stopped renewing)
+    timer_shards: int = 4
+    shard_lease: float = 10.0
     recent_requests: int = 16  # request ids remembered per table (idempotency)
     keep_history: int = 24  # engine events kept inside the state blob
     max_ai_moves: int = 5000  # safety bound for one AI chain
@@ -63,7 +68,7 @@ class LiveError(EngineError):
     """A request the table service refuses; nothing was changed.  ``code`` is
     stable: no_table, not_open, no_game, game_over, lobby_full, not_seated,
     seated_elsewhere, not_allowed, too_few_players, bad_seat, ai_controlled,
-    stale_version, busy, bad_settings, not_owner, unavailable (plus the engine's codes for illegal moves)."""
+    stale_version, busy, bad_settings, not_owner, bad_cursor, unavailable (plus the engine's codes for illegal moves)."""
 
     def __init__(self, code: str, message: str, **info: Any) -> None:
         super().__init__(code, message)

@@ -43,6 +43,9 @@ class Notifications:
         self._pubsub: Any = None
 
     async def __aenter__(self) -> Notifications:
+        # a cluster client learns its slot map first (its pubsub does not); on a
+        # cluster PUBLISH reaches every node, so any node's subscription hears it
+        await self._store.ready()
         self._pubsub = self._store.r.pubsub()
         try:
             with unavailable():

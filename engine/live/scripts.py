@@ -77,6 +77,19 @@ end
 return 0
 """
 
+# KEYS: a timer shard's lease.  ARGV: owner, now ms, lease until ms, key ttl ms.
+# Take or renew the lease unless another owner holds it beyond now (the times
+# are the service's clock, so a test clock moves leases too); 1 = held.
+LEASE_LUA = r"""
+local v = redis.call('GET', KEYS[1])
+if v then
+  local owner, untl = string.match(v, '^(.*)|(%d+)$')
+  if owner ~= ARGV[1] and tonumber(untl) > tonumber(ARGV[2]) then return 0 end
+end
+redis.call('SET', KEYS[1], ARGV[1] .. '|' .. ARGV[3], 'PX', ARGV[4])
+return 1
+"""
+
 # KEYS: the user's pointer, his claim marker.  ARGV: old table ('' = none), new
 # table ('' = delete both), pointer ttl ms, claim marker ttl ms (0 = none).
 SWAP_LUA = r"""

@@ -7,12 +7,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-import redis.asyncio as aredis
-
 from engine import GameState
 from engine.clock import Clock
 from engine.live.admin import Admin
 from engine.live.audit import Audit
+from engine.live.client import Client, make_client
 from engine.live.games import Games
 from engine.live.keys import Keys
 from engine.live.kv import KeyValueStore
@@ -20,7 +19,7 @@ from engine.live.lobbies import Lobbies
 from engine.live.model import LiveConfig, Table
 from engine.live.notifications import Notifications
 from engine.live.results import Results
-from engine.live.store import Store, make_client
+from engine.live.store import Store
 from engine.live.tables import Loaded, Tables
 from engine.live.timers import Timers
 
@@ -38,14 +37,14 @@ class TableService:
 
     def __init__(
         self,
-        client: aredis.Redis,
+        client: Client,
         config: LiveConfig | None = None,
         *,
         clock: Clock = time.time,
         owns_client: bool = False,
     ) -> None:
         self.config = config = config or LiveConfig()
-        self.keys = Keys(config.prefix)
+        self.keys = Keys(config.prefix, config.timer_shards)
         self.redis = client
         self.store = store = Store(client, self.keys, probe_timeout=config.redis_probe_timeout)
         self.clock = clock
@@ -82,6 +81,7 @@ class TableService:
         self.user_stats = results.user_stats
         self.leaderboard = results.leaderboard
         self.list_tables = admin.list_tables
+        self.table_page = admin.table_page
         self.table_info = admin.table_info
         self.event_page = admin.event_page
         self.admin_reset = admin.admin_reset

@@ -20,15 +20,29 @@ from typing import Any, cast
 
 import redis.asyncio as aredis
 from redis.asyncio.client import Pipeline
-from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialBackoff
+from redis.exceptions import (
+    ClusterDownError,
+    NoScriptError,
+    RedisClusterException,
+    RedisError,
+    ResponseError,
+)
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from engine.live.client import Client
 from engine.live.keys import Keys
-from engine.live.model import LiveConfig, ServiceUnavailable
-from engine.live.scripts import CAS_LUA, CLAIM_LUA, RELEASE_LUA, SWAP_LUA
+from engine.live.model import ServiceUnavailable
+from engine.live.scripts import CAS_LUA, CLAIM_LUA, LEASE_LUA, RELEASE_LUA, SWAP_LUA
+
+# the failures after which a store is suspect (Store.ready probes first)
+_OUTAGE = (
+    RedisConnectionError,
+    RedisTimeoutError,
+    OSError,
+    ClusterDownError,
+    RedisClusterException,
+)
 
 
 @contextlib.contextmanager
@@ -36,41 +50,11 @@ def unavailable() -> Iterator[None]:
     """Turn a Redis or connection failure into :class:`ServiceUnavailable`."""
     try:
         yield
-    except (RedisError, OSError) as e:  # OSError: ConnectionError, TimeoutError
+    # OSError: ConnectionError, TimeoutError; RedisClusterException (not a
+    # RedisError): a cluster whose nodes cannot be reached or whose slots are
+    # not covered
+    except (RedisError, RedisClusterException, OSError) as e:
         raise ServiceUnavailable(f"Redis is unavailable: {e}") from e
-
-
-def make_client(url: str, config: LiveConfig, max_connections: int | None = None) -> aredis.Redis:
-    """The one way the service builds a Redis client (bot, admin API, pub/sub).
-
-    redis-py's ``Retry(ExponentialBackoff(cap, base), retries)`` on connection
-    errors and timeouts: a pooled connection gone stale by a Redis restart fails
-    its first command, which is then retried on a new connection -- so the first
-    request after a restart succeeds.  ``health_check_interval`` PINGs a
-    connection idle that long before using it; socket timeouts bound how long a
-    request waits on a Redis that is down or stopped (SIGSTOP).  Without a pool
-    built here a ``from_url`` client retries nothing.  With ``max_connections``
-    the pool is a blocking one of that size: a request waits (up to 20 s) for a
-    free connection instead of failing."""
-    c = config
-    options: dict[str, Any] = {
-        "retry": Retry(
-            ExponentialBackoff(c.redis_backoff_cap, c.redis_backoff_base), c.redis_retries
-        ),
-        "retry_on_error": [RedisConnectionError, RedisTimeoutError],
-        "health_check_interval": c.redis_health_check,
-        "socket_timeout": c.redis_socket_timeout,
-        "socket_connect_timeout": c.redis_connect_timeout,
-        "socket_keepalive": True,
-    }
-    pool: aredis.ConnectionPool
-    if max_connections is None:
-        pool = aredis.ConnectionPool.from_url(url, **options)
-    else:
-        pool = aredis.BlockingConnectionPool.from_url(
-            url, max_connections=max_connections, timeout=20, **options
-        )
-    return aredis.Redis.from_pool(pool)  # closes the pool with the client
 
 
 @dataclass
@@ -103,8 +87,10 @@ class Store:
     not: :class:`ServiceUnavailable` at once, instead of every request of the
     outage waiting out its socket timeouts and retries (a SIGSTOPped Redis)."""
 
-    def __init__(self, client: aredis.Redis, keys: Keys, *, probe_timeout: float = 0.5) -> None:
+    def __init__(self, client: Client, keys: Keys, *, probe_timeout: float = 0.5) -> None:
         self.r = client
+        self.cluster = isinstance(client, aredis.RedisCluster)
+        self._uninitialised = self.cluster  # a RedisCluster learns its slot map first
         self.keys = keys
         self.round_trips = 0
         self.probe_timeout = probe_timeout
@@ -112,6 +98,8 @@ class Store:
         self._claim = self.script(CLAIM_LUA)
         self._release = self.script(RELEASE_LUA)
         self._swap = self.script(SWAP_LUA)
+        self._cas = self.script(CAS_LUA)
+        self._lease = self.script(LEASE_LUA)
         self._cas_sha = hashlib.sha1(CAS_LUA.encode()).hexdigest()
 
     def script(self, lua: str) -> Script:
@@ -125,11 +113,25 @@ class Store:
         # not fail a request made after it
         if self.suspect and not await self._answers():
             raise ServiceUnavailable("Redis is unavailable: no answer to a PING")
+        if self._uninitialised:
+            await self._initialise()
+
+    async def _initialise(self) -> None:
+        # redis-py's RedisCluster.initialize() holds its own lock and is a no-op
+        # once done: concurrent first requests wait for the one slot-map fetch
+        assert isinstance(self.r, aredis.RedisCluster)
+        with self.guard():
+            await self.r.initialize()
+        self._uninitialised = False
 
     async def _answers(self) -> bool:
         try:
             await asyncio.wait_for(self.r.ping(), self.probe_timeout)
-        except (RedisError, OSError):  # OSError: ConnectionError, TimeoutError
+        except (
+            RedisError,
+            RedisClusterException,
+            OSError,
+        ):  # OSError: ConnectionError, TimeoutError
             return False
         self.suspect = False
         return True
@@ -141,7 +143,7 @@ class Store:
             with unavailable():
                 yield
         except ServiceUnavailable as e:
-            if isinstance(e.__cause__, RedisConnectionError | RedisTimeoutError | OSError):
+            if isinstance(e.__cause__, _OUTAGE):
                 self.suspect = True
             raise
 
@@ -153,7 +155,7 @@ class Store:
         self.round_trips += 1
         with self.guard():
             async with self.r.pipeline(transaction=transaction) as pipe:
-                build(pipe)
+                build(cast("Pipeline", pipe))  # a ClusterPipeline queues the same commands
                 replies: list[Any] = await pipe.execute()
                 return replies
 
@@ -215,6 +217,8 @@ class Store:
             args += [f, val]
         args += list(del_fields)
         tkeys = [k.table(table_id), k.events(table_id)]
+        if self.cluster:
+            return await self._cluster_cas(table_id, tkeys, args, timer_hint)
         await self.ready()
         for _attempt in range(2):
             self.round_trips += 1
@@ -222,7 +226,7 @@ class Store:
                 async with self.r.pipeline(transaction=False) as pipe:
                     pipe.evalsha(self._cas_sha, 2, *tkeys, *args)
                     if timer_hint is not None:
-                        pipe.zadd(k.timers, {table_id: timer_hint}, lt=True)
+                        pipe.zadd(k.timers_of(table_id), {table_id: timer_hint}, lt=True)
                     res = await pipe.execute(raise_on_error=False)
                 out = res[0]
                 if isinstance(out, NoScriptError) or (
@@ -238,6 +242,20 @@ class Store:
             return CasOutcome(status, version)
         raise RuntimeError("CAS script could not be loaded")  # pragma: no cover
 
+    async def _cluster_cas(
+        self, table_id: str, tkeys: list[str], args: list[str | bytes | int], hint: int | None
+    ) -> CasOutcome:
+        """On Redis Cluster the timer hint lives in another slot than the table,
+        and a cluster pipeline carries no script: the hint (``ZADD LT``) is one
+        round trip, sent first -- a hint may be early, never late -- and the CAS
+        script alone is the next."""
+        if hint is not None:
+            timers = self.keys.timers_of(table_id)
+            await self.one(lambda p: p.zadd(timers, {table_id: hint}, lt=True))
+        out = await self._cas(tkeys, args)
+        code, version = int(out[0]), int(out[1])
+        return CasOutcome({0: "stale", 1: "ok", 2: "duplicate"}[code], version)
+
     async def read_log(self, table_id: str, after_version: int) -> tuple[list[bytes], str]:
         """The flushed chunks that may hold versions above ``after_version`` and
         the open chunk (one round trip)."""
@@ -250,13 +268,22 @@ class Store:
         return [fields[b"z"] for _, fields in rows], text(open_chunk or b"")
 
     # ------------------------------------------------------------------ timers
-    async def claim_timers(self, now_ms: int, limit: int, lease_ms: int) -> list[str]:
-        due: list[bytes] = await self._claim([self.keys.timers], [now_ms, limit, now_ms + lease_ms])
+    async def claim_timers(self, shard: int, now_ms: int, limit: int, lease_ms: int) -> list[str]:
+        key = self.keys.timer_shard(shard)
+        due: list[bytes] = await self._claim([key], [now_ms, limit, now_ms + lease_ms])
         return [text(m) for m in due]
 
-    async def release_timer(self, table_id: str, lease_score: int, new_score: int | None) -> bool:
+    async def release_timer(
+        self, shard: int, table_id: str, lease_score: int, new_score: int | None
+    ) -> bool:
         args: list[str | int] = [table_id, lease_score, "" if new_score is None else new_score]
-        return bool(await self._release([self.keys.timers], args))
+        return bool(await self._release([self.keys.timer_shard(shard)], args))
+
+    async def lease(self, key: str, owner: str, now_ms: int, lease_ms: int) -> bool:
+        """Take or renew the lease ``key`` (a timer shard's, the pruner's) for
+        ``owner`` until ``now_ms + lease_ms``; False while another owner holds it."""
+        args: list[str | int] = [owner, now_ms, now_ms + lease_ms, 2 * lease_ms + 60_000]
+        return bool(await self._lease([key], args))
 
     # ------------------------------------------------------------- user pointers
     async def swap_user(

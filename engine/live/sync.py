@@ -94,6 +94,28 @@ class SyncTableService:
             )
         )
 
+    def table_page(
+        self,
+        *,
+        cursor: str = "",
+        limit: int = 50,
+        status: str | None = None,
+        variant: str | None = None,
+        chat: int | None = None,
+        user: int | None = None,
+        started: bool = False,
+    ) -> tuple[list[TableSummary], str]:
+        page = self.service.table_page(
+            cursor=cursor,
+            limit=limit,
+            status=status,
+            variant=variant,
+            chat=chat,
+            user=user,
+            started=started,
+        )
+        return self.run(page)
+
     def table_info(self, table_id: str) -> TableInfo:
         return self.run(self.service.table_info(table_id))
 

@@ -9,6 +9,15 @@ timeout is dropped).  Then it releases its claim: the new deadline, or nothing.
 A crashed claimer's lease simply runs out and another process takes over, so
 timers survive restarts.
 
+Shards (``LiveConfig.timer_shards`` = K): the hints are split over K sorted sets
+by table id (:meth:`engine.live.keys.Keys.timers_of`).  Each tick a process
+marks itself alive (``timers:procs``), renews the leases of the shards it holds
+and takes free ones up to its share ``ceil(K / live processes)``, handing back
+any beyond it (``LEASE_LUA``, the service clock, ``shard_lease``); it claims due
+hints only from the shards it holds -- so N processes split the timer work
+instead of all scanning one set; a process that stops renewing loses its
+shards to the others after ``shard_lease``.  The per-hint claim above still guards each timer.
+
 Timeout move (PRODUCT; the moves of RULES §0): the defender takes, the leader plays his lowest legal
 lead, a thrower passes.  Every seat the game waited for at the deadline gets
 one.  After ``timeouts_to_ai`` consecutive timeouts the AI takes the seat until
@@ -20,13 +29,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+
+from redis.asyncio.client import Pipeline
 
 from engine.clock import Clock
 from engine.live.games import Games, timeout_move
 from engine.live.model import PLAYING, LiveConfig, LiveError, StaleVersion, WriteResult
 from engine.live.tables import Loaded, Plan, Tables
+
+PRUNE_EVERY_S = 60.0
 
 
 class Timers:
@@ -38,6 +52,8 @@ class Timers:
         self.games = games
         self.config = config
         self.clock = clock
+        self.owner = uuid.uuid4().hex  # this process's name on shard leases
+        self.held: set[int] = set()  # the timer shards whose lease it holds
 
     def _timeout_plan(self, loaded: Loaded) -> Plan:
         t = loaded.table
@@ -67,41 +83,88 @@ class Timers:
         """Handle every timer due now (at most ``limit``); return the writes made."""
         now = self.tables.now_ms()
         lease = int(self.config.timer_lease * 1000)
-        claimed = await self.store.claim_timers(now, limit, lease)
         results = []
-        for tid in claimed:
-            result = await self._handle_timer(tid, now, now + lease)
-            if result is not None:
-                results.append(result)
+        for shard in await self._lease_shards(now):
+            for tid in await self.store.claim_timers(shard, now, limit, lease):
+                result = await self._handle_timer(shard, tid, now, now + lease)
+                if result is not None:
+                    results.append(result)
         return results
 
-    async def _handle_timer(self, tid: str, now: int, lease: int) -> WriteResult | None:
+    async def _lease_shards(self, now: int) -> list[int]:
+        """Renew this process's shard leases and take free shards up to its
+        share, ``ceil(K / live processes)``; hand back shards beyond it (a
+        process joined).  The shards it holds now."""
+        k = self.tables.keys
+        shard_lease = int(self.config.shard_lease * 1000)
+        share = -(-k.timer_shards // await self._processes(now, shard_lease))
+        while len(self.held) > share:  # hand one back at once: its lease ends now
+            await self.store.lease(k.timer_lease(self.held.pop()), self.owner, now, 0)
+        order = sorted(self.held) + [s for s in range(k.timer_shards) if s not in self.held]
+        for shard in order:
+            if shard not in self.held and len(self.held) >= share:
+                break
+            if await self.store.lease(k.timer_lease(shard), self.owner, now, shard_lease):
+                self.held.add(shard)
+            else:
+                self.held.discard(shard)
+        return sorted(self.held)
+
+    async def _processes(self, now: int, shard_lease: int) -> int:
+        """Mark this process alive and count the live ones (one round trip)."""
+        key = self.tables.keys.timer_procs
+
+        def build(p: Pipeline) -> None:
+            p.zadd(key, {self.owner: now})
+            p.zremrangebyscore(key, "-inf", now - shard_lease)
+            p.pexpire(key, 2 * shard_lease + 60_000)
+            p.zcard(key)
+
+        return max(1, int((await self.store.run(build))[-1]))
+
+    async def _handle_timer(self, shard: int, tid: str, now: int, lease: int) -> WriteResult | None:
         try:
             loaded = await self.tables.load(tid)
         except LiveError:
-            await self.store.release_timer(tid, lease, None)
+            await self.store.release_timer(shard, tid, lease, None)
             return None
         if loaded.table.status != PLAYING or loaded.deadline is None or loaded.state is None:
-            await self.store.release_timer(tid, lease, None)
+            await self.store.release_timer(shard, tid, lease, None)
             return None
         if loaded.deadline > now:
-            await self.store.release_timer(tid, lease, loaded.deadline)
+            await self.store.release_timer(shard, tid, lease, loaded.deadline)
             return None
         try:
             result = await self.tables.write(
                 loaded, self._timeout_plan(loaded), before=loaded.state
             )
         except StaleVersion:  # a player moved meanwhile: look again at the next tick
-            await self.store.release_timer(tid, lease, now)
+            await self.store.release_timer(shard, tid, lease, now)
             return None
-        await self.store.release_timer(tid, lease, result.deadline)
+        await self.store.release_timer(shard, tid, lease, result.deadline)
         return result
 
+    async def prune(self) -> bool:
+        """Prune the table index if this process holds (or takes) the pruner's
+        lease, so of N processes one scans the index each minute; True if it did."""
+        now = self.tables.now_ms()
+        lease_ms = int(PRUNE_EVERY_S * 1000 * 2)  # a holder that stopped: another after 2 min
+        if not await self.store.lease(self.tables.keys.prune_lease, self.owner, now, lease_ms):
+            return False
+        await self.tables.prune_index()
+        return True
+
     async def next_deadline(self) -> int | None:
-        """The earliest timer hint (epoch ms), if any."""
-        timers = self.tables.keys.timers
-        first = await self.store.one(lambda p: p.zrange(timers, 0, 0, withscores=True))
-        return int(first[0][1]) if first else None
+        """The earliest timer hint (epoch ms) of every shard, if any."""
+        k = self.tables.keys
+        shards = [k.timer_shard(i) for i in range(k.timer_shards)]
+
+        def build(p: Pipeline) -> None:
+            for key in shards:
+                p.zrange(key, 0, 0, withscores=True)
+
+        firsts = [int(f[0][1]) for f in await self.store.run(build) if f]
+        return min(firsts) if firsts else None
 
     async def run_timers(
         self,
@@ -111,12 +174,13 @@ class Timers:
         on_result: Callable[[WriteResult], Awaitable[None]] | None = None,
     ) -> None:
         """The scheduler loop: :meth:`tick` every ``interval`` seconds until ``stop``;
-        about once a minute it also prunes the table index of expired tables."""
+        about once a minute it also prunes the table index of expired tables --
+        only the process holding the pruner's lease does (:meth:`prune`)."""
         pruned = 0.0
         while not stop.is_set():
-            if self.clock() - pruned >= 60:
+            if self.clock() - pruned >= PRUNE_EVERY_S:
                 pruned = self.clock()
-                await self.tables.prune_index()
+                await self.prune()
             for result in await self.tick():
                 if on_result is not None:
                     await on_result(result)

@@ -25,12 +25,18 @@ def auth(token: str = ADMIN) -> dict[str, str]:
 
 
 @pytest.fixture
-def app_config(redis_url: str, redis_prefix: str) -> dict[str, Any]:
+def admin_redis_url(redis_url: str) -> str:
+    """The app's ``REDIS_URL`` (tests/admin/test_cluster.py: a Redis Cluster)."""
+    return redis_url
+
+
+@pytest.fixture
+def app_config(admin_redis_url: str, redis_prefix: str) -> dict[str, Any]:
     return {
         "TESTING": True,
         "ADMIN_TOKEN": ADMIN,
         "ADMIN_READ_TOKEN": READER,
-        "REDIS_URL": redis_url,
+        "REDIS_URL": admin_redis_url,
         "REDIS_PREFIX": redis_prefix,
     }
 

@@ -127,9 +127,12 @@ def closed_port() -> int:
     return port
 
 
-@pytest.fixture
-def dead_app(app_config: dict[str, Any]) -> Iterator[Flask]:
-    app = create_app({**app_config, "REDIS_URL": f"redis://127.0.0.1:{closed_port()}/0"})
+@pytest.fixture(params=["redis", "redis+cluster"])
+def dead_app(app_config: dict[str, Any], request: pytest.FixtureRequest) -> Iterator[Flask]:
+    """The app on a Redis (or a Redis Cluster: redis-py raises its
+    RedisClusterException, not a RedisError) that does not answer."""
+    url = f"{request.param}://127.0.0.1:{closed_port()}/0"
+    app = create_app({**app_config, "REDIS_URL": url})
     yield app
     close_service(app)
 

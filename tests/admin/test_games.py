@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 import redis
@@ -16,9 +17,10 @@ from tests.admin.conftest import auth, new_table
 
 
 @pytest.fixture
-def notes(redis_url: str, svc: SyncTableService) -> Iterator[redis.client.PubSub]:
-    """A subscription to the service's notify channel (what the bot listens to)."""
-    client = redis.Redis.from_url(redis_url)
+def notes(admin_redis_url: str, svc: SyncTableService) -> Iterator[redis.client.PubSub]:
+    """A subscription to the service's notify channel (what the bot listens to;
+    on a cluster: to one node, which hears every node's PUBLISH)."""
+    client = redis.Redis.from_url(admin_redis_url.replace("+cluster", "", 1))
     # redis-py leaves Redis.pubsub() unannotated: state what it returns
     new_pubsub: Callable[[], redis.client.PubSub] = client.pubsub
     sub = new_pubsub()
@@ -242,3 +244,30 @@ def test_if_match_mismatch_is_409_and_changes_nothing(
     r = client.post(f"/api/v1/games/{tid}/end", headers={**auth(), "If-Match": str(version)})
     assert r.status_code == 200
     assert r.get_json()["version"] == version + 1
+
+
+def test_list_pages_by_cursor(client: FlaskClient, svc: SyncTableService) -> None:
+    tids = [new_table(svc, chat=-5, first_user=10 * i + 1) for i in range(5)]
+    new_table(svc, first_user=90, start=False)  # a lobby: never in the games list
+
+    def page(query: str) -> dict[str, Any]:
+        r = client.get(f"/api/v1/games?{query}", headers=auth())
+        assert r.status_code == 200
+        body: dict[str, Any] = r.get_json()
+        return body
+
+    seen: list[str] = []
+    cursor = ""
+    while True:
+        p = page(f"limit=2&cursor={cursor}")
+        assert p["total"] is None
+        seen += [t["id"] for t in p["items"]]
+        if p["next_cursor"] is None:
+            break
+        cursor = p["next_cursor"]
+    assert seen == [t["id"] for t in page("limit=50")["items"]]  # newest first, as by offset
+    assert sorted(seen) == sorted(tids)
+    assert page("limit=50")["next_cursor"] is None
+    assert [t["id"] for t in page("cursor=&status=playing&limit=1")["items"]] == [tids[-1]]
+    r = client.get("/api/v1/games?cursor=not-a-cursor", headers=auth())
+    assert r.status_code == 422

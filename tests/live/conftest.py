@@ -11,6 +11,7 @@ import redis.asyncio as aredis
 
 from engine import Action, GameState, new_game, state_to_json
 from engine.live import LiveConfig, TableService
+from engine.live.client import is_cluster_url, make_client
 
 
 class FakeClock:
@@ -36,16 +37,28 @@ def config(redis_prefix: str) -> LiveConfig:
     return LiveConfig(prefix=redis_prefix)
 
 
+@pytest.fixture(params=["single", "cluster"])
+def live_url(request: pytest.FixtureRequest) -> str:
+    """The Redis of the service fixtures: the session's server (``single``) and
+    a 3-master Redis Cluster (``cluster``, a ``redis+cluster://`` URL)."""
+    name = "redis_url" if request.param == "single" else "redis_cluster_url"
+    return str(request.getfixturevalue(name))
+
+
 @pytest.fixture
 async def make_service(
-    redis_url: str, config: LiveConfig, clock: FakeClock
+    live_url: str, config: LiveConfig, clock: FakeClock
 ) -> AsyncIterator[Callable[..., TableService]]:
-    """Build services (each with its own client) sharing the test's prefix."""
+    """Build services (each with its own client) sharing the test's prefix,
+    on one server and on a cluster (:func:`live_url`)."""
     made: list[TableService] = []
 
     def make(**overrides: Any) -> TableService:
         cfg = LiveConfig(**{**config.__dict__, **overrides}) if overrides else config
-        svc = TableService(aredis.Redis.from_url(redis_url), cfg, clock=clock, owns_client=True)
+        client = make_client(live_url, cfg) if is_cluster_url(live_url) else None
+        svc = TableService(
+            client or aredis.Redis.from_url(live_url), cfg, clock=clock, owns_client=True
+        )
         made.append(svc)
         return svc
 

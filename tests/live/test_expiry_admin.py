@@ -10,7 +10,6 @@ import threading
 from collections.abc import Callable
 
 import pytest
-import redis.asyncio as aredis
 
 from engine.live import (
     CANCELLED,
@@ -25,7 +24,7 @@ from tests.live.conftest import FakeClock, new_table, play_out
 
 
 async def pttl(svc: TableService, key: str) -> int:
-    r: aredis.Redis = svc.redis
+    r = svc.redis
     return int(await r.pttl(key))
 
 
@@ -114,6 +113,7 @@ async def test_admin_reads(svc: TableService) -> None:
 
 async def test_admin_writes_are_logged_and_published(svc: TableService) -> None:
     # aclosing(): redis-py leaves PubSub.aclose() unannotated; the context manager is typed
+    await svc.store.ready()  # a cluster client learns its slot map first
     async with contextlib.aclosing(svc.redis.pubsub()) as pubsub:
         await pubsub.subscribe(svc.keys.notify)
         try:
@@ -176,3 +176,29 @@ def test_sync_wrapper_for_flask(redis_url: str, redis_prefix: str) -> None:
         assert svc.keys.prefix == redis_prefix
     finally:
         svc.close()
+
+
+async def test_table_page_by_cursor_reads_in_order_and_filters(
+    svc: TableService, clock: FakeClock
+) -> None:
+    tids = []
+    for i in range(7):
+        tids.append(await new_table(svc, 2, chat=-1 if i % 2 else -2, first_user=10 * i + 1))
+        if i != 3:  # two tables changed in the same millisecond: ids order them
+            clock.advance(1)
+    everything = [t.id for t in await svc.list_tables()]
+    for limit in (1, 2, 3, 10):
+        seen: list[str] = []
+        cursor = ""
+        while True:
+            page, cursor = await svc.table_page(cursor=cursor, limit=limit)
+            assert len(page) <= limit
+            seen += [t.id for t in page]
+            if not cursor:
+                break
+        assert seen == everything, limit
+    odd, _ = await svc.table_page(limit=10, chat=-1)
+    assert [t.id for t in odd] == [t for t in everything if t in tids[1::2]]
+    with pytest.raises(LiveError) as e:
+        await svc.table_page(cursor="x")
+    assert e.value.code == "bad_cursor"

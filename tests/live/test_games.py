@@ -7,7 +7,6 @@ import random
 from collections.abc import Callable
 
 import pytest
-import redis.asyncio as aredis
 
 from engine import ActionFormatError, IllegalAction
 from engine.live import OVER, LiveError, Plan, StaleVersion, TableService
@@ -15,7 +14,7 @@ from tests.live.conftest import new_table, play_out, replay_current_game, same_s
 
 
 async def raw_table(svc: TableService, tid: str) -> tuple[dict[bytes | str, bytes | str], int]:
-    r: aredis.Redis = svc.redis
+    r = svc.redis
     return await r.hgetall(svc.keys.table(tid)), await r.xlen(svc.keys.events(tid))
 
 

@@ -39,14 +39,14 @@ async def test_asyncio_tasks_race_on_one_game(make_service: Callable[..., TableS
 
 
 async def test_processes_race_on_one_game(
-    make_service: Callable[..., TableService], redis_url: str, config: LiveConfig
+    make_service: Callable[..., TableService], live_url: str, config: LiveConfig
 ) -> None:
     svc = make_service()
     tid = await new_table(svc, 5, variant="chuvash")
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=4, mp_context=ctx) as pool:
         futures = [
-            pool.submit(race_in_process, redis_url, config.prefix, tid, seed, 120)
+            pool.submit(race_in_process, live_url, config.prefix, tid, seed, 120)
             for seed in range(4)
         ]
         results = [f.result(timeout=300) for f in futures]

@@ -138,7 +138,8 @@ async def test_timers_survive_a_restart_and_a_crashed_claimer(
     clock.advance(31)
     second = make_service()
     # a claimer that crashed after claiming: its lease hides the timer for a while
-    claimed = await second.store.claim_timers(second.now_ms(), 10, 30_000)
+    shard = second.keys.shard_of(tid)
+    claimed = await second.store.claim_timers(shard, second.now_ms(), 10, 30_000)
     assert claimed == [tid]
     assert await second.tick() == []
     clock.advance(31)  # the lease ran out: another process takes over
@@ -173,3 +174,44 @@ async def test_run_timers_loop(svc: TableService, clock: FakeClock) -> None:
 
     await asyncio.wait_for(svc.run_timers(stop, interval=0.01, on_result=on_result), 30)
     assert seen == [tid]
+
+
+async def test_processes_split_the_timer_shards(
+    make_service: Callable[..., TableService], clock: FakeClock
+) -> None:
+    a, b = make_service(timer_shards=4), make_service(timer_shards=4)
+    tids = [await new_table(a, 2, timer=30, first_user=10 * i + 1) for i in range(8)]
+    assert len({a.keys.shard_of(t) for t in tids}) > 1
+    await a.tick()
+    assert a.timers.held == {0, 1, 2, 3}  # alone: every shard
+    await b.tick()  # two processes now: b's share is 2, all held by a
+    assert b.timers.held == set()
+    await a.tick()  # a hands back the shards beyond its share
+    assert len(a.timers.held) == 2
+    await b.tick()
+    assert len(b.timers.held) == 2
+    assert a.timers.held.isdisjoint(b.timers.held)
+    clock.advance(31)
+    by_a, by_b = await a.tick(), await b.tick()
+    assert {a.keys.shard_of(r.table_id) for r in by_a} <= a.timers.held
+    assert {b.keys.shard_of(r.table_id) for r in by_b} <= b.timers.held
+    done = [r.table_id for r in by_a + by_b]
+    assert sorted(done) == sorted(tids)  # each timer once, by its shard's holder
+    assert a.timers.held | b.timers.held == {0, 1, 2, 3}
+    await b.aclose()  # b stops: after its leases run out a takes every shard
+    clock.advance(11)
+    await a.tick()
+    assert a.timers.held == {0, 1, 2, 3}
+
+
+async def test_one_process_prunes_the_index(
+    make_service: Callable[..., TableService], clock: FakeClock
+) -> None:
+    a, b = make_service(), make_service()
+    assert await a.timers.prune()
+    assert not await b.timers.prune()  # a holds the pruner's lease
+    assert await a.timers.prune()  # and renews it
+    await a.aclose()
+    clock.advance(121)  # a stopped renewing: b takes over
+    assert await b.timers.prune()
+    assert not await make_service().timers.prune()
