@@ -48,6 +48,10 @@ PLAYABLE = "•"
 TOGGLED = "✓"
 
 
+TRANSFER, TICKET = "↪", "🎫"
+"""The marks of a transfer and of showing a pass-ticket (S8) on buttons."""
+
+
 def _fit(head: list[str], history: list[str], tail: list[str], _: Translator) -> str:
     """Join the sections, keeping as many of the newest history lines as fit."""
 
@@ -188,10 +192,11 @@ def hand_keyboard(
     playable = moves.playable(view, lg)
     stamp = moves.stamp(view)
 
-    def button(text: str, press: Press) -> InlineKeyboardButton:
+    def button(text: str, press: Press, style: str | None = None) -> InlineKeyboardButton:
         return InlineKeyboardButton(
             text=text,
             callback_data=GameCb.of(game_id, version, press, stamp, sel.token).pack(),
+            style=style,
         )
 
     rows: list[list[InlineKeyboardButton]] = []
@@ -214,7 +219,8 @@ def hand_keyboard(
             label = mark + label
         elif card in playable:
             label = PLAYABLE + label
-        cards.append(button(label, press_card(card)))
+        # Telegram's button styles: green for what can be played now
+        cards.append(button(label, press_card(card), "success" if card in playable else None))
     rows += _rows(cards, CARDS_PER_ROW)
     if pages > 1:
         rows.append(
@@ -227,18 +233,19 @@ def hand_keyboard(
     actions = []
     play = moves.selection_action(view, sel.cards, lg)
     if play:
-        actions.append(button("▶ " + _("Play") + f" ({len(sel.cards)})", PLAY))
+        actions.append(button("▶ " + _("Play") + f" ({len(sel.cards)})", PLAY, "success"))
     if sel.cards:
         actions.append(button("✖ " + _("Clear"), CLEAR))
     if lg.take:
-        actions.append(button(_("Take"), act("K")))
+        actions.append(button(_("Take"), act("K"), "danger"))
     if lg.pass_:
         covered = all(cover is not None for _a, cover in view["table"]) and not view["taking"]
         actions.append(button(_("Done") if covered else _("Pass"), act("P")))
+    # short, distinct labels (issue 13): «↪ 9♦️» transfers, «🎫 9♦️» shows the pass-ticket
     for card in dict.fromkeys(lg.transfers):
-        actions.append(button("↪ " + _("Transfer {card}", card=glyph(card)), act("R" + card)))
+        actions.append(button(f"{TRANSFER} {glyph(card)}", act("R" + card)))
     for card in dict.fromkeys(lg.tickets):
-        actions.append(button("🎫 " + _("Pass-ticket {card}", card=glyph(card)), act("S" + card)))
+        actions.append(button(f"{TICKET} {glyph(card)}", act("S" + card)))
     rows += _rows(actions, 3)
     return InlineKeyboardMarkup(inline_keyboard=rows)
 
@@ -248,9 +255,9 @@ def _choice_label(move: str, _: Translator) -> str:
     if move[0] == "C":
         return f"{glyph(cards[0])}→{glyph(cards[1])}"
     if move[0] == "R":
-        return "↪ " + _("Transfer {card}", card=glyph(cards[0]))
+        return f"{TRANSFER} {glyph(cards[0])}"
     if move[0] == "S":
-        return "🎫 " + _("Pass-ticket {card}", card=glyph(cards[0]))
+        return f"{TICKET} {glyph(cards[0])}"
     if move[0] == "T":
         return "➕ " + _("Throw in {card}", card=glyph(cards[0]))
     return "▶ " + glyph(cards[0])

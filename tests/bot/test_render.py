@@ -378,14 +378,20 @@ def test_action_buttons_take_done_transfer_ticket() -> None:
     _, kb = render_hand(engine.view(g, 1), locale="en", names=NAMES, game_id=GID, version=4)
     data = {b.text: game_cb(b.callback_data).press for row in kb.inline_keyboard for b in row}
     assert data["Take"].action == "K"
-    assert data["↪ Transfer 7♥️"].action == "R7H"
-    assert data["↪ Transfer 7♦️"].action == "R7D"
-    assert data["🎫 Pass-ticket 7♥️"].action == "S7H"
+    assert data["↪ 7♥️"].action == "R7H"  # short, distinct labels (issue 13)
+    assert data["↪ 7♦️"].action == "R7D"
+    assert data["🎫 7♥️"].action == "S7H"
+    styles = {b.text: b.style for row in kb.inline_keyboard for b in row}
+    assert styles["Take"] == "danger"
+    assert all(len(b.text) <= 8 for row in kb.inline_keyboard for b in row if b.text[0] in "↪🎫")
     g.apply(Action.from_text(1, "C7S7H"))
     _, kb = render_hand(engine.view(g, 0), locale="ru", names=NAMES, game_id=GID, version=5)
     labels = [b.text for row in kb.inline_keyboard for b in row]
     assert "Бито" in labels
     assert "•7♣️" in labels
+    styles = {b.text: b.style for row in kb.inline_keyboard for b in row}
+    assert styles["•7♣️"] == "success"  # playable now: green
+    assert {styles[t] for t in labels if t[0] not in "•▶"} <= {None, "danger"}
 
 
 def test_game_over_message() -> None:
