@@ -18,6 +18,9 @@ from telegram_bot.i18n import VARIANT_TITLES, Translator
 
 MAX_PLAYERS = {"chuvash": 6, "shchelkovsky": 10}  # C2, S2
 TIMERS = (0, 30, 60, 120)
+ROW_CHARS = 30
+"""About as many characters as fit across a phone's keyboard row before
+Telegram cuts the labels (each of n buttons gets 1/n of it)."""
 
 
 class SeatLike(Protocol):
@@ -82,8 +85,12 @@ def render_lobby(
     """The lobby message: game, settings, seated players; Join, Leave, Add AI,
     Remove AI, Settings, Share, Start, Cancel."""
     _ = Translator(locale)
+    creator = next((s.name for s in lobby.seats if s.user == lobby.creator and s.name), "")
+    title = f"<b>{_(VARIANT_TITLES[lobby.variant])}</b>"
+    if creator:  # who gathers the players, not the raw invite code (issue 13)
+        title += " · " + _("gathered by {name}", name=user_text(creator))
     lines = [
-        f"<b>{_(VARIANT_TITLES[lobby.variant])}</b> · " + _("lobby {code}", code=lobby.id),
+        title,
         settings_line(lobby, _),
         "",
     ]
@@ -119,20 +126,19 @@ def settings_keyboard(lobby: LobbyLike, *, locale: str) -> InlineKeyboardMarkup:
         data = LobbyCb(code=code, op=LobbyOp.SET, arg=arg).pack()
         return InlineKeyboardButton(text=("✓ " if on else "") + text, callback_data=data)
 
-    rows = [[b(_(title), f"game={v}", lobby.variant == v) for v, title in VARIANT_TITLES.items()]]
+    # rows narrow enough that no label is cut on a phone (issue 13): a long label
+    # gets a row of its own, short ones share one (ROW_CHARS)
+    rows = [[b(_(title), f"game={v}", lobby.variant == v)] for v, title in VARIANT_TITLES.items()]
     if lobby.variant == "shchelkovsky":
         decks = lobby.options.get("decks", 2)
         rows.append([b(_("{n} decks", n=n), f"decks={n}", decks == n) for n in (2, 4)])
         removed = bool(lobby.options.get("remove_joker", True))
-        rows.append(
-            [
-                b(_("one joker removed"), "joker=1", removed),
-                b(_("all jokers"), "joker=0", not removed),
-            ]
-        )
-    rows.append(
-        [b(_("{s} s", s=s) if s else _("no timer"), f"timer={s}", lobby.timer == s) for s in TIMERS]
-    )
+        rows.append([b(_("one joker removed"), "joker=1", removed)])
+        rows.append([b(_("all jokers"), "joker=0", not removed)])
+    timers = [
+        b(_("{s} s", s=s) if s else _("no timer"), f"timer={s}", lobby.timer == s) for s in TIMERS
+    ]
+    rows += [timers[:2], timers[2:]]
     counts = [
         b(str(n), f"max={n}", lobby.max_seats == n)
         for n in range(2, MAX_PLAYERS.get(lobby.variant, 6) + 1)

@@ -24,6 +24,7 @@ from telegram_bot.i18n import LANGUAGES
 from telegram_bot.moves import Selection, card_moves
 from telegram_bot.render import PAGE_SIZE, render_game_over, render_hand, render_table
 from telegram_bot.render_lobby import (
+    ROW_CHARS,
     LeaderRow,
     VariantStats,
     render_invite,
@@ -454,6 +455,9 @@ def test_lobby_and_settings(locale: str) -> None:
     assert "Ann &lt;host&gt;" in text
     assert "🤖" in text
     assert "https://t.me/durak_bot?start=Lobby_Code-1" in text
+    title = text.split("\n")[0]  # the game and who gathers it, not the code (issue 13)
+    assert "Lobby_Code-1" not in title
+    assert "Ann &lt;host&gt;" in title
     ops = {lobby_cb(b.callback_data).op for b in buttons if b.callback_data}
     assert ops == {
         LobbyOp.JOIN,
@@ -540,3 +544,15 @@ def test_suits_are_emoji_and_counts_use_a_glyph_every_client_draws() -> None:
         assert bare == [], shown
     assert "🎴" in table
     assert re.search("[♠♥♦♣]\ufe0f", text + labels)
+
+
+@pytest.mark.parametrize("locale", LANGUAGES)
+@pytest.mark.parametrize("variant", ["chuvash", "shchelkovsky"])
+def test_no_settings_label_is_cut(locale: str, variant: str) -> None:
+    """«без та…», «Чувашский пе…» (issue 13): each button of a row of n gets 1/n of
+    the row, so its label must fit in ROW_CHARS / n characters."""
+    lobby = FakeLobby(variant=variant, options={} if variant == "chuvash" else {"decks": 2})
+    kb = settings_keyboard(lobby, locale=locale)
+    for row in kb.inline_keyboard:
+        for button in row:
+            assert len(button.text) <= ROW_CHARS // len(row), (button.text, len(row))
