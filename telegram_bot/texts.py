@@ -54,6 +54,7 @@ STALE = N_("This button is out of date: here is the current position.")
 NOT_YOUR_MESSAGE = N_("This is not your current hand message.")
 BAD_BUTTON = N_("This button is not valid.")
 UNKNOWN_COMMAND = N_("I do not know that command. /help shows what I can do.")
+PLAIN_TEXT = N_("I play by commands and buttons, not by text messages. In short:")
 GREETING = N_(
     "Hi! I run games of Chuvash Rooster and Durak Shchelkovsky here.\n"
     "Send /new to open a lobby (or /new shchelkovsky), then everyone presses Join; "

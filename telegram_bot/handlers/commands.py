@@ -147,3 +147,9 @@ async def unknown_command(
     if message.chat.type != "private" and not head.lower().endswith(mention):
         return
     await message.answer(_(texts.UNKNOWN_COMMAND) + "\n\n" + help_text(locale))
+
+
+@router.message(F.chat.type == "private", F.text)
+async def plain_text(message: Message, locale: str, _: Translator) -> None:
+    """Plain text in the private chat (issue 13: it got no reply): a short help."""
+    await message.answer(_(texts.PLAIN_TEXT) + "\n\n" + help_text(locale))

@@ -266,6 +266,8 @@ async def test_lang_in_a_group_sets_the_groups_language_hands_keep_their_own(
         await ann.wait_message("Играйте в Чувашского петуха", group, timeout=SAFETY)
         ann.send("/help")
         await ann.wait_message("Play Chuvash Rooster", timeout=SAFETY)
+        ann.send("how do I play?")  # plain text in private gets a short help (issue 13)
+        await ann.wait_message("I play by commands and buttons", timeout=SAFETY)
 
         # a lobby opened now speaks Russian, whoever opens it
         ann.send("/new", group)
