@@ -212,7 +212,7 @@ class FloodLimiter:
         self,
         chat_id: int | None,
         cost: float,
-        digest: tuple[str, str, str, int] | None = None,
+        digest: tuple[str, str, str, str] | None = None,
     ) -> Verdict:
         """Overall tokens from the allowance, then ONE script on the chat's slot:
         its buckets (and the digest: key, text, markup, version)."""
@@ -235,11 +235,11 @@ class FloodLimiter:
         self,
         buckets: list[tuple[str, Rate]],
         cost: float,
-        digest: tuple[str, str, str, int] | None,
+        digest: tuple[str, str, str, str] | None,
     ) -> Verdict:
         if not buckets and digest is None:
             return Verdict(0.0)
-        key, td, md, version = digest if digest is not None else ("", "*", "", 0)
+        key, td, md, version = digest if digest is not None else ("", "*", "", "")
         args: list[str | int | float] = [
             repr(float(self.clock())),
             len(buckets),
@@ -306,11 +306,11 @@ class FloodLimiter:
         message_id: int,
         text_digest: str | None,
         markup_digest: str,
-        version: int = 0,
+        version: str = "",
     ) -> float:
         """Like :meth:`acquire` for an edit of a message to the content digests
         given (``text_digest=None``: a markup-only edit, the text stays) showing
-        table ``version`` (0: unversioned): :data:`STALE` (a newer version was
+        ``version`` (:func:`table_version`; '': unversioned): :data:`STALE` (a newer version was
         shown) or :data:`NOOP` (shows exactly that), nothing taken; 0 when taken
         (the new content remembered); else the wait."""
         verdict = await self.take_edit(chat_id, message_id, text_digest, markup_digest, version)
@@ -322,7 +322,7 @@ class FloodLimiter:
         message_id: int,
         text_digest: str | None,
         markup_digest: str,
-        version: int = 0,
+        version: str = "",
     ) -> Verdict:
         """:meth:`acquire_edit`, also telling whether the overall bucket is short."""
         _check_digest(text_digest, markup_digest)
@@ -336,7 +336,7 @@ class FloodLimiter:
         message_id: int,
         text_digest: str | None,
         markup_digest: str,
-        version: int = 0,
+        version: str = "",
     ) -> bool:
         """The digest half of :meth:`take_edit` alone, for an edit whose tokens were
         already taken (:meth:`take`): False when the message already shows this
@@ -362,7 +362,7 @@ class FloodLimiter:
 
     # ------------------------------------------------------------ digests
     async def remember(
-        self, chat_id: int, message_id: int, text_digest: str, markup_digest: str, version: int = 0
+        self, chat_id: int, message_id: int, text_digest: str, markup_digest: str, version: str = ""
     ) -> None:
         """Record what a message shows now (after a send, or a "not modified")."""
         _check_digest(text_digest, markup_digest)
@@ -383,14 +383,21 @@ class FloodLimiter:
         shown = await self.shown(chat_id, message_id)
         return None if shown is None else shown[0]
 
-    async def shown(self, chat_id: int, message_id: int) -> tuple[str, int] | None:
-        """(``<text>:<markup>``, table version) a message shows (None: unknown)."""
+    async def shown(self, chat_id: int, message_id: int) -> tuple[str, str] | None:
+        """(``<text>:<markup>``, ``<table>#<version>``) a message shows (None: unknown)."""
         self.round_trips += 1
         raw = await self.kv.get(self.keys.sent_digest(chat_id, message_id))
         if raw is None:
             return None
-        content, _sep, version = raw.rpartition(":")
-        return content, int(version or 0)
+        text, _sep, rest = raw.partition(":")
+        markup, _sep, version = rest.partition(":")
+        return f"{text}:{markup}", version
+
+
+def table_version(table_id: str, version: int) -> str:
+    """What an edit of a table's message renders: only an older version of the
+    SAME table is refused (a message may show another table later)."""
+    return f"{table_id}#{version}"
 
 
 def _check_digest(text_digest: str | None, markup_digest: str) -> None:

@@ -130,7 +130,7 @@ class FallbackFloodLimiter(FloodLimiter):
         message_id: int,
         text_digest: str | None,
         markup_digest: str,
-        version: int = 0,
+        version: str = "",
     ) -> Verdict:
         if not self.falling_back:
             try:
@@ -149,7 +149,7 @@ class FallbackFloodLimiter(FloodLimiter):
         message_id: int,
         text_digest: str | None,
         markup_digest: str,
-        version: int = 0,
+        version: str = "",
     ) -> bool:
         if not self.falling_back:
             try:
@@ -180,7 +180,7 @@ class FallbackFloodLimiter(FloodLimiter):
         return self.local.headroom(self.buckets(chat_id))
 
     async def remember(
-        self, chat_id: int, message_id: int, text_digest: str, markup_digest: str, version: int = 0
+        self, chat_id: int, message_id: int, text_digest: str, markup_digest: str, version: str = ""
     ) -> None:
         if not self.falling_back:
             try:

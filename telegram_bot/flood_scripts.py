@@ -9,10 +9,11 @@ from __future__ import annotations
 
 # KEYS: the n bucket keys of one chat, then (optionally) the message's digest key.
 # ARGV: now, n, markup digest ('' = no digest check), text digest ('*' = the
-# text stays as it is: a markup-only edit), digest ttl ms, version (0 = none),
-# then per bucket rate, capacity, cost, ttl ms.  The digest key holds
-# '<text digest>:<markup digest>:<version>' (the highest table version shown).
-# Returns '-2' (older than the version the message shows: nothing taken), '-1'
+# text stays as it is: a markup-only edit), digest ttl ms, version ('<table
+# id>#<n>', '' = none), then per bucket rate, capacity, cost, ttl ms.  The
+# digest key holds '<text digest>:<markup digest>:<version>' (the highest
+# version of the last table shown).  Returns '-2' (older than the version of
+# the same table the message shows: nothing taken), '-1'
 # (the message already shows this: nothing taken; the ttl refreshed), '0'
 # (taken; the digest recorded) or '<wait in seconds>;<index of the short
 # bucket>' (nothing taken).
@@ -20,16 +21,17 @@ ACQUIRE_LUA = r"""
 local now = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
 local md, td = ARGV[3], ARGV[4]
-local ver = tonumber(ARGV[6])
+local vt, vn = string.match(ARGV[6], '^(.*)#(%d+)$')
 local shown
 if md ~= '' then
   local dk = KEYS[n + 1]
-  local cur = redis.call('GET', dk) or '?:?:0'
-  local ct, cm, cv = string.match(cur, '^([^:]*):([^:]*):?(%d*)$')
-  cv = tonumber(cv) or 0
-  if ver > 0 and ver < cv then return '-2' end
+  local cur = redis.call('GET', dk) or '?:?:'
+  local ct, cm, cv = string.match(cur, '^([^:]*):([^:]*):?(.*)$')
+  local ctag, cnum = string.match(cv or '', '^(.*)#(%d+)$')
+  if vt and vt == ctag and tonumber(vn) < tonumber(cnum) then return '-2' end
   if td == '*' then td = ct or '?' end
-  local v = math.max(ver, cv)
+  local v = cv or ''
+  if vt and (vt ~= ctag or tonumber(vn) > tonumber(cnum)) then v = ARGV[6] end
   if td == ct and md == cm then
     redis.call('SET', dk, td .. ':' .. md .. ':' .. v, 'PX', ARGV[5])
     return '-1'

@@ -13,7 +13,7 @@ import pytest
 from redis.crc import key_slot
 
 from engine.live import LiveConfig, TableService
-from telegram_bot.flood import NOOP, STALE, FloodConfig, FloodLimiter, Rate
+from telegram_bot.flood import NOOP, STALE, FloodConfig, FloodLimiter, Rate, table_version
 from telegram_bot.flood_hold import ChatHold
 from tests.live.conftest import FakeClock
 
@@ -70,8 +70,8 @@ async def test_every_script_call_names_keys_of_one_slot(
     spied(limiter, hold, calls)
     for chat in (PRIVATE, GROUP, GROUP - 1):
         await limiter.acquire(chat)
-        await limiter.acquire_edit(chat, 7, "t", "m", 3)
-        await limiter.check_edit(chat, 7, "t2", "m", 4)
+        await limiter.acquire_edit(chat, 7, "t", "m", table_version("T", 3))
+        await limiter.check_edit(chat, 7, "t2", "m", table_version("T", 4))
         await limiter.headroom(chat)
         await limiter.refund(chat)
         await hold.hold(chat, 2.0)
@@ -153,22 +153,27 @@ async def test_an_edit_never_shows_an_older_version(
     make_limiter: Callable[..., FloodLimiter], clock: FakeClock
 ) -> None:
     a, b = make_limiter(), make_limiter()
-    assert await a.acquire_edit(PRIVATE, 9, "v5", "kb", 5) == 0
+    v = {n: table_version("T1", n) for n in range(1, 10)}
+    assert await a.acquire_edit(PRIVATE, 9, "v5", "kb", v[5]) == 0
     bucket = await a.kv.hgetall(a.keys.rate_chat(PRIVATE))
-    assert await b.acquire_edit(PRIVATE, 9, "v4", "kb", 4) == STALE  # nothing taken
-    assert await b.check_edit(PRIVATE, 9, "v4", "kb", 4) is False
+    assert await b.acquire_edit(PRIVATE, 9, "v4", "kb", v[4]) == STALE  # nothing taken
+    assert await b.check_edit(PRIVATE, 9, "v4", "kb", v[4]) is False
     assert await a.kv.hgetall(a.keys.rate_chat(PRIVATE)) == bucket
-    assert await b.shown(PRIVATE, 9) == ("v5:kb", 5)
-    assert await b.acquire_edit(PRIVATE, 9, "v5", "kb", 5) == NOOP
-    assert await b.acquire_edit(PRIVATE, 9, "v5", "kb2", 5) == 0  # same version: allowed
+    assert await b.shown(PRIVATE, 9) == ("v5:kb", "T1#5")
+    assert await b.acquire_edit(PRIVATE, 9, "v5", "kb", v[5]) == NOOP
+    assert await b.acquire_edit(PRIVATE, 9, "v5", "kb2", v[5]) == 0  # same version: allowed
     clock.advance(5)
-    assert await b.acquire_edit(PRIVATE, 9, "v6", "kb", 6) == 0
-    assert await a.check_edit(PRIVATE, 9, "v5", "kb", 5) is False
+    assert await b.acquire_edit(PRIVATE, 9, "v6", "kb", v[6]) == 0
+    assert await a.check_edit(PRIVATE, 9, "v5", "kb", v[5]) is False
     # a no-op of a newer version raises the version shown
-    assert await a.acquire_edit(PRIVATE, 9, "v6", "kb", 8) == NOOP
-    assert await a.shown(PRIVATE, 9) == ("v6:kb", 8)
-    assert await b.acquire_edit(PRIVATE, 9, "v7", "kb", 7) == STALE
-    # unversioned edits (a lobby, an apology) are never refused as stale
+    assert await a.acquire_edit(PRIVATE, 9, "v6", "kb", v[8]) == NOOP
+    assert await a.shown(PRIVATE, 9) == ("v6:kb", "T1#8")
+    assert await b.acquire_edit(PRIVATE, 9, "v7", "kb", v[7]) == STALE
+    # unversioned edits (a notice) are never refused and keep the version
     clock.advance(5)
-    assert await b.acquire_edit(PRIVATE, 9, "note", "kb", 0) == 0
-    assert await b.shown(PRIVATE, 9) == ("note:kb", 8)
+    assert await b.acquire_edit(PRIVATE, 9, "note", "kb") == 0
+    assert await b.shown(PRIVATE, 9) == ("note:kb", "T1#8")
+    # another table in the same message (a rematch) starts its own versions
+    clock.advance(5)
+    assert await b.acquire_edit(PRIVATE, 9, "new", "kb", table_version("T2", 1)) == 0
+    assert await b.shown(PRIVATE, 9) == ("new:kb", "T2#1")
