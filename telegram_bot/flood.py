@@ -59,6 +59,7 @@ from typing import Any, NamedTuple
 
 from engine.clock import Clock
 from engine.live import KeyValueStore
+from telegram_bot.flood_keys import FloodKeys, check_digest, table_version
 from telegram_bot.flood_lease import OverallLease
 from telegram_bot.flood_scripts import ACQUIRE_LUA, HEADROOM_LUA, LEASE_LUA, REFUND_LUA
 
@@ -123,34 +124,6 @@ class Headroom(NamedTuple):
     @property
     def wait(self) -> float:
         return max(self.overall, self.chat)
-
-
-class FloodKeys:
-    """The flood limiter's keys.  A chat's keys share the chat's hash tag
-    ``{c:<chat>}`` (one slot: a single script takes its buckets and checks a
-    message's digest on Redis Cluster, and the chats spread over the nodes);
-    the fleet-wide bucket is alone in ``{all}`` and leased in batches.
-
-    ``P rl:{all}`` (hash ``t`` tokens, ``s`` stamp: the bot's overall bucket),
-    ``P rl:{c:<chat>}:chat`` (one chat's bucket), ``P rl:{c:<chat>}:group`` (a
-    group's per-minute bucket), ``P rl:{c:<chat>}:msg:<message>`` (string: the
-    content and table version last shown).  Buckets expire when they would be
-    full again; digests ``digest_ttl`` after their last edit."""
-
-    def __init__(self, kv: KeyValueStore) -> None:
-        self.kv = kv
-
-    def rate_all(self) -> str:
-        return self.kv.key("rl:{all}")
-
-    def rate_chat(self, chat_id: int) -> str:
-        return self.kv.key(f"rl:{{c:{chat_id}}}:chat")
-
-    def rate_group(self, chat_id: int) -> str:
-        return self.kv.key(f"rl:{{c:{chat_id}}}:group")
-
-    def sent_digest(self, chat_id: int, message_id: int) -> str:
-        return self.kv.key(f"rl:{{c:{chat_id}}}:msg:{message_id}")
 
 
 def _answer(raw: Any) -> str:
@@ -325,7 +298,7 @@ class FloodLimiter:
         version: str = "",
     ) -> Verdict:
         """:meth:`acquire_edit`, also telling whether the overall bucket is short."""
-        _check_digest(text_digest, markup_digest)
+        check_digest(text_digest, markup_digest)
         key = self.keys.sent_digest(chat_id, message_id)
         td = "*" if text_digest is None else text_digest
         return await self._run(chat_id, 1, (key, td, markup_digest, version))
@@ -342,7 +315,7 @@ class FloodLimiter:
         already taken (:meth:`take`): False when the message already shows this
         content or a newer version, else True and the new content remembered.
         One round trip."""
-        _check_digest(text_digest, markup_digest)
+        check_digest(text_digest, markup_digest)
         key = self.keys.sent_digest(chat_id, message_id)
         td = "*" if text_digest is None else text_digest
         return (await self._chat([], 1, (key, td, markup_digest, version))).wait >= 0
@@ -365,7 +338,7 @@ class FloodLimiter:
         self, chat_id: int, message_id: int, text_digest: str, markup_digest: str, version: str = ""
     ) -> None:
         """Record what a message shows now (after a send, or a "not modified")."""
-        _check_digest(text_digest, markup_digest)
+        check_digest(text_digest, markup_digest)
         self.round_trips += 1
         await self.kv.set(
             self.keys.sent_digest(chat_id, message_id),
@@ -394,13 +367,14 @@ class FloodLimiter:
         return f"{text}:{markup}", version
 
 
-def table_version(table_id: str, version: int) -> str:
-    """What an edit of a table's message renders: only an older version of the
-    SAME table is refused (a message may show another table later)."""
-    return f"{table_id}#{version}"
-
-
-def _check_digest(text_digest: str | None, markup_digest: str) -> None:
-    for d in (text_digest, markup_digest):
-        if d is not None and (not d or ":" in d or d in ("*", "?")):
-            raise ValueError(f"bad content digest {d!r}: non-empty, no ':', not '*' or '?'")
+__all__ = [
+    "NOOP",
+    "STALE",
+    "FloodConfig",
+    "FloodKeys",
+    "FloodLimiter",
+    "Headroom",
+    "Rate",
+    "Verdict",
+    "table_version",
+]
