@@ -143,20 +143,23 @@ class Delivery:
         urgency: Urgency = Urgency.NOW,
         *,
         on_replaced: OnReplaced | None = None,
+        version: str = "",
     ) -> int | None:
         """Show ``text`` and ``markup`` in the message (see the module docstring).
 
         Returns the id of the message that holds (or will hold) the content: for
         NOW the one actually edited -- a new one when the old was gone -- or None
         when forbidden; for SOON/TABLE the id as known now (a replacement is
-        reported through ``on_replaced``)."""
+        reported through ``on_replaced``).  ``version``: the table version the
+        content renders -- with several processes, the shared digest drops it
+        when the message already showed a newer one (never backwards)."""
         if self._closed:
             raise RuntimeError("Delivery is closed")
         message_id = self.edits.moved.get((chat_id, message_id), message_id)
         key = (chat_id, message_id)
         slot = self._slot(key)
         slot.seq += 1
-        content = Content(text, markup, self.parse_mode, on_replaced or self.on_replaced)
+        content = Content(text, markup, self.parse_mode, on_replaced or self.on_replaced, version)
         slot.latest = content
         if urgency is Urgency.NOW:
             return await self.edits.deliver(key, slot, content, slot.seq, URGENT)

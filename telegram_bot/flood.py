@@ -2,31 +2,45 @@
 
 Telegram allows about one message a second in a chat (short bursts allowed),
 20 a minute in a group and about 30 a second overall; edits count like sends.
-An :meth:`FloodLimiter.acquire` is ONE round trip: a Lua script refills every
-bucket the message needs (overall, its chat, and for a group its per-minute
-bucket) and either takes one token from each of them or -- when any is short
--- takes nothing and answers how long to wait.  Never a partial take.
+An :meth:`FloodLimiter.acquire` is ONE round trip to the chat's own hash slot:
+a Lua script refills the chat's buckets (its chat bucket and, for a group, its
+per-minute bucket) and either takes one token from each of them or -- when any
+is short -- takes nothing and answers how long to wait.  Never a partial take.
+
+No hot key: every key of a chat carries the chat's hash tag
+(``rl:{c:<chat>}:...``, :class:`FloodKeys`), so the chats spread over a Redis
+Cluster.  The fleet-wide bucket (``rl:{all}``) is not hit per message: a
+process leases its tokens in small batches (:class:`OverallLease`, ``lease``
+tokens at a time, one round trip per batch) into a local allowance that the
+messages use up; a lease unused for ``lease_ttl`` seconds goes back to the
+bucket with the next lease, so no process sits on tokens and the fleet never
+exceeds the overall rate by more than ``lease_ttl`` seconds of it.
 
 Urgent first: each bucket keeps a ``reserve`` that deferrable messages (the
 coalesced updates of players who did not just act) leave alone --
-:meth:`FloodLimiter.headroom` tells them how long to hold back -- so a press's own
-answer finds a token even when the bot is busy, and the deferred updates coalesce
-while they wait.
+:meth:`FloodLimiter.headroom` tells them how long to hold back (the chat's
+reserve from Redis, the overall one from this process's allowance and the
+overall level seen at its last lease) -- so a press's own answer finds a token
+even when the bot is busy, and the deferred updates coalesce while they wait.
 
 The time comes from Python (``clock``, default :func:`time.time`) and is passed
-into the script, so tests drive the buckets with a fake clock and processes on
+into the scripts, so tests drive the buckets with a fake clock and processes on
 one host agree (Redis ``TIME`` is never read).
 
-The same script can first compare what a message shows -- two digests, of its
-text and of its keyboard, stored as ``<text>:<keyboard>`` -- with an edit
-(:meth:`FloodLimiter.acquire_edit`; a keyboard-only edit compares the keyboard
-and keeps the text): an edit that would change nothing takes no token and is
-reported as :data:`NOOP`; an allowed edit records the new digests in the same
-round trip.  Keys: :class:`FloodKeys`, all under the hash tag ``{rl}``.
+The same script can first compare what a message shows -- digests of its text
+and of its keyboard, and the highest table version it showed, stored as
+``<text>:<keyboard>:<version>`` -- with an edit (:meth:`FloodLimiter.take_edit`;
+a keyboard-only edit compares the keyboard and keeps the text): an edit of an
+OLDER version than the one shown is refused (:data:`STALE`; the content never
+goes backwards, whichever process renders it), an edit that would change
+nothing takes no token (:data:`NOOP`); an allowed edit records the new content
+in the same round trip.  A digest lives ``digest_ttl`` (an hour), refreshed on
+every edit: it expires with the game, not days later.
 
 Redis is reached only through the table service's generic key-value API
-(:class:`engine.live.KeyValueStore`, ``svc.kv``): the scripts and key names
-live here, its failures surface as :class:`engine.live.ServiceUnavailable`.
+(:class:`engine.live.KeyValueStore`, ``svc.kv``): the scripts
+(:mod:`telegram_bot.flood_scripts`) and key names live in the bot, failures
+surface as :class:`engine.live.ServiceUnavailable`.
 
 The default rates are a little stricter than the fake Bot API's buckets (per
 chat 1/s burst 3, group 20 refilling 20/min, overall 30/s burst 30): one token
@@ -45,79 +59,11 @@ from typing import Any, NamedTuple
 
 from engine.clock import Clock
 from engine.live import KeyValueStore
+from telegram_bot.flood_keys import FloodKeys, check_digest, table_version
+from telegram_bot.flood_lease import OverallLease
+from telegram_bot.flood_scripts import ACQUIRE_LUA, HEADROOM_LUA, LEASE_LUA, REFUND_LUA
 
 Sleep = Callable[[float], Awaitable[Any]]
-
-# KEYS: the n bucket keys, then (optionally) the digest key.
-# ARGV: now, n, markup digest ('' = no digest check), text digest ('*' = the
-# text stays as it is: a markup-only edit), digest ttl ms, then per bucket rate,
-# capacity, cost, ttl ms.  The digest key holds '<text digest>:<markup digest>'.
-# Returns '-1' (the message already shows this: nothing taken), '0' (taken; the
-# digest recorded) or '<wait in seconds>;<index of the bucket that is short>'
-# (nothing taken).
-ACQUIRE_LUA = r"""
-local now = tonumber(ARGV[1])
-local n = tonumber(ARGV[2])
-local md, td = ARGV[3], ARGV[4]
-local shown
-if md ~= '' then
-  local cur = redis.call('GET', KEYS[n + 1]) or '?:?'
-  local ct, cm = string.match(cur, '^([^:]*):(.*)$')
-  if td == '*' then td = ct or '?' end
-  if td == ct and md == cm then return '-1' end
-  shown = td .. ':' .. md
-end
-local tok, stamp = {}, {}
-local wait, short = 0, 0
-for i = 1, n do
-  local b = 5 + (i - 1) * 4
-  local rate, cap, cost = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
-  local h = redis.call('HMGET', KEYS[i], 't', 's')
-  local t, s = tonumber(h[1]), tonumber(h[2])
-  if t == nil or s == nil then t = cap; s = now end
-  if now > s then
-    t = math.min(cap, t + (now - s) * rate)
-    s = now
-  end
-  tok[i], stamp[i] = t, s
-  if t < cost then
-    local w = (cost - t) / rate
-    if w > wait then wait = w; short = i end
-  end
-end
-if wait > 0 then return string.format('%.6f;%d', math.max(wait, 0.000001), short) end
-for i = 1, n do
-  local b = 5 + (i - 1) * 4
-  redis.call('HSET', KEYS[i], 't', string.format('%.17g', tok[i] - tonumber(ARGV[b + 3])),
-    's', string.format('%.17g', stamp[i]))
-  redis.call('PEXPIRE', KEYS[i], ARGV[b + 4])
-end
-if shown then redis.call('SET', KEYS[n + 1], shown, 'PX', ARGV[5]) end
-return '0'
-"""
-
-
-# A dry run of the same buckets: KEYS the bucket keys; ARGV now, then per bucket
-# rate, capacity, tokens needed.  Returns '<overall wait>;<wait of the others>',
-# the seconds until the first bucket and until all the others hold what is
-# needed ('0;0': now).  Takes and writes nothing.
-HEADROOM_LUA = r"""
-local now = tonumber(ARGV[1])
-local first, wait = 0, 0
-for i = 1, #KEYS do
-  local b = 1 + (i - 1) * 3
-  local rate, cap, need = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
-  local h = redis.call('HMGET', KEYS[i], 't', 's')
-  local t, s = tonumber(h[1]), tonumber(h[2])
-  if t == nil or s == nil then t = cap; s = now end
-  if now > s then t = math.min(cap, t + (now - s) * rate) end
-  if t < need then
-    local w = (need - t) / rate
-    if i == 1 then first = w elseif w > wait then wait = w end
-  end
-end
-return string.format('%.6f;%.6f', first, wait)
-"""
 
 
 @dataclass(frozen=True)
@@ -150,15 +96,18 @@ class FloodConfig:
     overall: Rate = field(default_factory=lambda: Rate(25.0, 20, reserve=8))
     per_chat: Rate = field(default_factory=lambda: Rate(1.0, 2, reserve=1))
     per_group: Rate = field(default_factory=lambda: Rate(19 / 60, 18, reserve=4))
-    digest_ttl: float = 48 * 3600.0  # seconds a message's last content is remembered
+    digest_ttl: float = 3600.0  # seconds a message's last content is remembered (refreshed)
+    lease: float = 5  # overall tokens a process takes at a time
+    lease_ttl: float = 0.25  # seconds a process may keep unused leased tokens
 
 
 NOOP = -1.0  # acquire_edit: the message already shows this content
+STALE = -2.0  # take_edit: the message shows a newer table version already
 
 
 class Verdict(NamedTuple):
-    """An attempt to take tokens: ``wait`` -1 (NOOP: the edit changes nothing),
-    0 (taken) or the seconds to wait (nothing taken); ``overall``: the bucket
+    """An attempt to take tokens: ``wait`` -2 (STALE: the message shows a newer
+    version), -1 (NOOP: the edit changes nothing), 0 (taken) or the seconds to wait (nothing taken); ``overall``: the bucket
     that is short is the overall one (every chat of every process waits on it)."""
 
     wait: float
@@ -177,55 +126,8 @@ class Headroom(NamedTuple):
         return max(self.overall, self.chat)
 
 
-# Give tokens back: KEYS the bucket keys; ARGV now, then per bucket rate,
-# capacity, cost, ttl ms.  Each bucket is refilled to now, gets ``cost`` back
-# and never holds more than its capacity.
-REFUND_LUA = r"""
-local now = tonumber(ARGV[1])
-for i = 1, #KEYS do
-  local b = 1 + (i - 1) * 4
-  local rate, cap, cost = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
-  local h = redis.call('HMGET', KEYS[i], 't', 's')
-  local t, s = tonumber(h[1]), tonumber(h[2])
-  if t ~= nil and s ~= nil then
-    if now > s then
-      t = t + (now - s) * rate
-      s = now
-    end
-    redis.call('HSET', KEYS[i], 't', string.format('%.17g', math.min(cap, t + cost)),
-      's', string.format('%.17g', s))
-    redis.call('PEXPIRE', KEYS[i], ARGV[b + 4])
-  end
-end
-return 0
-"""
-
-
-class FloodKeys:
-    """The flood limiter's keys, all under ONE hash tag ``{rl}``: an acquire checks
-    the overall bucket anyway, so one slot costs nothing and lets a single script
-    touch several buckets (and a message's digest) on Redis Cluster.
-
-    ``P{rl}:all`` (hash ``t`` tokens, ``s`` stamp: the bot's overall bucket),
-    ``P{rl}:chat:<chat>`` (one chat's bucket), ``P{rl}:group:<chat>`` (a group's
-    per-minute bucket), ``P{rl}:msg:<chat>:<message>`` (string: digest of the
-    content last sent).  Buckets expire when they would be full again; digests
-    after a TTL."""
-
-    def __init__(self, kv: KeyValueStore) -> None:
-        self.kv = kv
-
-    def rate_all(self) -> str:
-        return self.kv.key("{rl}:all")
-
-    def rate_chat(self, chat_id: int) -> str:
-        return self.kv.key(f"{{rl}}:chat:{chat_id}")
-
-    def rate_group(self, chat_id: int) -> str:
-        return self.kv.key(f"{{rl}}:group:{chat_id}")
-
-    def sent_digest(self, chat_id: int, message_id: int) -> str:
-        return self.kv.key(f"{{rl}}:msg:{chat_id}:{message_id}")
+def _answer(raw: Any) -> str:
+    return raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
 class FloodLimiter:
@@ -247,10 +149,22 @@ class FloodLimiter:
         self._headroom = kv.script(HEADROOM_LUA)
         self._refund = kv.script(REFUND_LUA)
         self._digest_ttl_ms = math.ceil(self.config.digest_ttl * 1000)
+        c = self.config
+        self.lease = OverallLease(
+            kv.script(LEASE_LUA),
+            self.keys.rate_all(),
+            c.overall.per_second,
+            c.overall.burst,
+            c.overall.reserve,
+            min(c.lease, c.overall.burst),
+            c.lease_ttl,
+            c.overall.ttl_ms,
+        )
 
     # ------------------------------------------------------------ buckets
     def buckets(self, chat_id: int | None) -> list[tuple[str, Rate]]:
-        """The buckets one message to ``chat_id`` takes from (groups: negative ids)."""
+        """The buckets one message to ``chat_id`` takes from (groups: negative
+        ids); ``[0]`` is the overall one (leased, never in a chat's script)."""
         c, k = self.config, self.keys
         out = [(k.rate_all(), c.overall)]
         if chat_id is not None:
@@ -259,33 +173,62 @@ class FloodLimiter:
                 out.append((k.rate_group(chat_id), c.per_group))
         return out
 
+    async def _overall(self, cost: float) -> float:
+        """Take ``cost`` overall tokens from the allowance (leasing a batch when
+        it is short): 0 when taken, else the seconds to wait."""
+        before = self.lease.leases
+        wait = await self.lease.take(cost, float(self.clock()))
+        self.round_trips += self.lease.leases - before
+        return wait
+
     async def _run(
         self,
-        buckets: list[tuple[str, Rate]],
+        chat_id: int | None,
         cost: float,
-        digest_key: str = "",
-        text_digest: str = "*",
-        markup_digest: str = "",
+        digest: tuple[str, str, str, str] | None = None,
     ) -> Verdict:
+        """Overall tokens from the allowance, then ONE script on the chat's slot:
+        its buckets (and the digest: key, text, markup, version)."""
+        buckets = self.buckets(chat_id)
         for _, rate in buckets:
             if cost > rate.burst:
                 raise ValueError(f"cost {cost} exceeds the burst of {rate!r}")
+        if (wait := await self._overall(cost)) > 0:
+            return Verdict(wait, True)
+        try:
+            verdict = await self._chat(buckets[1:], cost, digest)
+        except BaseException:
+            self.lease.give_back(cost)
+            raise
+        if verdict.wait != 0:
+            self.lease.give_back(cost)
+        return verdict
+
+    async def _chat(
+        self,
+        buckets: list[tuple[str, Rate]],
+        cost: float,
+        digest: tuple[str, str, str, str] | None,
+    ) -> Verdict:
+        if not buckets and digest is None:
+            return Verdict(0.0)
+        key, td, md, version = digest if digest is not None else ("", "*", "", "")
         args: list[str | int | float] = [
             repr(float(self.clock())),
             len(buckets),
-            markup_digest,
-            text_digest,
+            md,
+            td,
             self._digest_ttl_ms,
+            version,
         ]
         for _, rate in buckets:
             args += [repr(rate.per_second), repr(float(rate.burst)), repr(float(cost)), rate.ttl_ms]
-        keys = [key for key, _ in buckets]
-        if markup_digest:
-            keys.append(digest_key)
+        keys = [k for k, _ in buckets]
+        if digest is not None:
+            keys.append(key)
         self.round_trips += 1
-        out = await self._script(keys, args)
-        wait, _sep, short = (out.decode() if isinstance(out, bytes) else str(out)).partition(";")
-        return Verdict(float(wait), short == "1")
+        wait, _sep, _short = _answer(await self._script(keys, args)).partition(";")
+        return Verdict(float(wait), False)
 
     async def acquire(self, chat_id: int | None = None, *, cost: float = 1) -> float:
         """Take ``cost`` tokens for a message to ``chat_id`` (``None``: only the
@@ -294,13 +237,17 @@ class FloodLimiter:
 
     async def take(self, chat_id: int | None = None, *, cost: float = 1) -> Verdict:
         """:meth:`acquire`, also telling whether the overall bucket is short."""
-        return await self._run(self.buckets(chat_id), cost)
+        return await self._run(chat_id, cost)
 
     async def refund(self, chat_id: int | None = None, *, cost: float = 1) -> None:
         """Give back the tokens a :meth:`take` took for a message that did not go
         out after all (an edit found to change nothing, or overtaken by a newer
-        one); a bucket never exceeds its capacity.  One round trip."""
-        buckets = self.buckets(chat_id)
+        one); a bucket never exceeds its capacity.  The overall token goes back
+        to this process's allowance; one round trip for the chat's buckets."""
+        self.lease.give_back(cost)
+        buckets = self.buckets(chat_id)[1:]
+        if not buckets:
+            return
         args: list[str | int | float] = [repr(float(self.clock()))]
         for _, rate in buckets:
             args += [repr(rate.per_second), repr(float(rate.burst)), repr(float(cost)), rate.ttl_ms]
@@ -313,44 +260,65 @@ class FloodLimiter:
         and of its chat's buckets (0 and 0: now).
         A deferrable message (another player's coalesced update) waits for this
         first, so the acting player's own updates keep finding tokens when the
-        bot is busy -- and the deferred ones coalesce meanwhile.  Takes nothing."""
-        buckets = self.buckets(chat_id)
+        bot is busy -- and the deferred ones coalesce meanwhile.  Takes nothing;
+        the overall part is local (:meth:`OverallLease.headroom`)."""
+        overall = self.lease.headroom(float(self.clock()))
+        buckets = self.buckets(chat_id)[1:]
+        if not buckets:
+            return Headroom(overall, 0.0)
         args: list[str | float] = [repr(float(self.clock()))]
         for _, rate in buckets:
             args += [repr(rate.per_second), repr(float(rate.burst)), repr(1.0 + rate.reserve)]
         self.round_trips += 1
         out = await self._headroom([key for key, _ in buckets], args)
-        first, _sep, rest = (out.decode() if isinstance(out, bytes) else str(out)).partition(";")
-        return Headroom(float(first), float(rest))
+        return Headroom(overall, float(_answer(out)))
 
     async def acquire_edit(
-        self, chat_id: int, message_id: int, text_digest: str | None, markup_digest: str
+        self,
+        chat_id: int,
+        message_id: int,
+        text_digest: str | None,
+        markup_digest: str,
+        version: str = "",
     ) -> float:
         """Like :meth:`acquire` for an edit of a message to the content digests
-        given (``text_digest=None``: a markup-only edit, the text stays):
-        :data:`NOOP` (-1) when the message already shows exactly that (nothing
-        taken); 0 when taken (and the new content remembered); else the wait."""
-        return (await self.take_edit(chat_id, message_id, text_digest, markup_digest)).wait
+        given (``text_digest=None``: a markup-only edit, the text stays) showing
+        ``version`` (:func:`table_version`; '': unversioned): :data:`STALE` (a newer version was
+        shown) or :data:`NOOP` (shows exactly that), nothing taken; 0 when taken
+        (the new content remembered); else the wait."""
+        verdict = await self.take_edit(chat_id, message_id, text_digest, markup_digest, version)
+        return verdict.wait
 
     async def take_edit(
-        self, chat_id: int, message_id: int, text_digest: str | None, markup_digest: str
+        self,
+        chat_id: int,
+        message_id: int,
+        text_digest: str | None,
+        markup_digest: str,
+        version: str = "",
     ) -> Verdict:
         """:meth:`acquire_edit`, also telling whether the overall bucket is short."""
-        _check_digest(text_digest, markup_digest)
+        check_digest(text_digest, markup_digest)
         key = self.keys.sent_digest(chat_id, message_id)
         td = "*" if text_digest is None else text_digest
-        return await self._run(self.buckets(chat_id), 1, key, td, markup_digest)
+        return await self._run(chat_id, 1, (key, td, markup_digest, version))
 
     async def check_edit(
-        self, chat_id: int, message_id: int, text_digest: str | None, markup_digest: str
+        self,
+        chat_id: int,
+        message_id: int,
+        text_digest: str | None,
+        markup_digest: str,
+        version: str = "",
     ) -> bool:
         """The digest half of :meth:`take_edit` alone, for an edit whose tokens were
         already taken (:meth:`take`): False when the message already shows this
-        content, else True and the new content remembered.  One round trip."""
-        _check_digest(text_digest, markup_digest)
+        content or a newer version, else True and the new content remembered.
+        One round trip."""
+        check_digest(text_digest, markup_digest)
         key = self.keys.sent_digest(chat_id, message_id)
         td = "*" if text_digest is None else text_digest
-        return (await self._run([], 1, key, td, markup_digest)).wait != NOOP
+        return (await self._chat([], 1, (key, td, markup_digest, version))).wait >= 0
 
     async def wait(
         self, chat_id: int | None = None, *, sleep: Sleep = asyncio.sleep, max_wait: float = 300.0
@@ -367,14 +335,14 @@ class FloodLimiter:
 
     # ------------------------------------------------------------ digests
     async def remember(
-        self, chat_id: int, message_id: int, text_digest: str, markup_digest: str
+        self, chat_id: int, message_id: int, text_digest: str, markup_digest: str, version: str = ""
     ) -> None:
         """Record what a message shows now (after a send, or a "not modified")."""
-        _check_digest(text_digest, markup_digest)
+        check_digest(text_digest, markup_digest)
         self.round_trips += 1
         await self.kv.set(
             self.keys.sent_digest(chat_id, message_id),
-            f"{text_digest}:{markup_digest}",
+            f"{text_digest}:{markup_digest}:{version}",
             ttl_ms=self._digest_ttl_ms,
         )
 
@@ -384,11 +352,29 @@ class FloodLimiter:
         await self.kv.delete(self.keys.sent_digest(chat_id, message_id))
 
     async def last_digest(self, chat_id: int, message_id: int) -> str | None:
+        """``<text>:<markup>`` a message shows (None: unknown)."""
+        shown = await self.shown(chat_id, message_id)
+        return None if shown is None else shown[0]
+
+    async def shown(self, chat_id: int, message_id: int) -> tuple[str, str] | None:
+        """(``<text>:<markup>``, ``<table>#<version>``) a message shows (None: unknown)."""
         self.round_trips += 1
-        return await self.kv.get(self.keys.sent_digest(chat_id, message_id))
+        raw = await self.kv.get(self.keys.sent_digest(chat_id, message_id))
+        if raw is None:
+            return None
+        text, _sep, rest = raw.partition(":")
+        markup, _sep, version = rest.partition(":")
+        return f"{text}:{markup}", version
 
 
-def _check_digest(text_digest: str | None, markup_digest: str) -> None:
-    for d in (text_digest, markup_digest):
-        if d is not None and (not d or ":" in d or d in ("*", "?")):
-            raise ValueError(f"bad content digest {d!r}: non-empty, no ':', not '*' or '?'")
+__all__ = [
+    "NOOP",
+    "STALE",
+    "FloodConfig",
+    "FloodKeys",
+    "FloodLimiter",
+    "Headroom",
+    "Rate",
+    "Verdict",
+    "table_version",
+]

@@ -125,24 +125,38 @@ class FallbackFloodLimiter(FloodLimiter):
             self._touched.discard((chat_id, message_id))
 
     async def take_edit(
-        self, chat_id: int, message_id: int, text_digest: str | None, markup_digest: str
+        self,
+        chat_id: int,
+        message_id: int,
+        text_digest: str | None,
+        markup_digest: str,
+        version: str = "",
     ) -> Verdict:
         if not self.falling_back:
             try:
                 await self._forget_touched(chat_id, message_id)
-                return await super().take_edit(chat_id, message_id, text_digest, markup_digest)
+                return await super().take_edit(
+                    chat_id, message_id, text_digest, markup_digest, version
+                )
             except ServiceUnavailable as e:
                 self._failed(e)
         self._touched.add((chat_id, message_id))
         return self._local_take(chat_id, 1)
 
     async def check_edit(
-        self, chat_id: int, message_id: int, text_digest: str | None, markup_digest: str
+        self,
+        chat_id: int,
+        message_id: int,
+        text_digest: str | None,
+        markup_digest: str,
+        version: str = "",
     ) -> bool:
         if not self.falling_back:
             try:
                 await self._forget_touched(chat_id, message_id)
-                return await super().check_edit(chat_id, message_id, text_digest, markup_digest)
+                return await super().check_edit(
+                    chat_id, message_id, text_digest, markup_digest, version
+                )
             except ServiceUnavailable as e:
                 self._failed(e)
         self._touched.add((chat_id, message_id))
@@ -166,11 +180,11 @@ class FallbackFloodLimiter(FloodLimiter):
         return self.local.headroom(self.buckets(chat_id))
 
     async def remember(
-        self, chat_id: int, message_id: int, text_digest: str, markup_digest: str
+        self, chat_id: int, message_id: int, text_digest: str, markup_digest: str, version: str = ""
     ) -> None:
         if not self.falling_back:
             try:
-                await super().remember(chat_id, message_id, text_digest, markup_digest)
+                await super().remember(chat_id, message_id, text_digest, markup_digest, version)
                 self._touched.discard((chat_id, message_id))
                 return
             except ServiceUnavailable as e:

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from telegram_bot.flood import NOOP, FloodLimiter, Headroom
+from telegram_bot.flood import NOOP, STALE, FloodLimiter, Headroom
 from telegram_bot.flood_hold import ChatHold
 from telegram_bot.waiting_line import Priority, WaitingLine
 
@@ -48,11 +48,13 @@ edit with the newest content of the same message (``None``: retry the same)."""
 class CallOptions:
     """How one call goes out: its place in the overall line, the tokens taken for
     it ahead of the call (a :class:`Prepaid` for its chat), and what to retry
-    after a 429 (``newest``; None: the same call)."""
+    after a 429 (``newest``; None: the same call), the table ``version`` an edit
+    renders (the shared digest refuses one older than the message showed)."""
 
     priority: Priority = Priority.URGENT
     prepaid: Prepaid | None = None
     newest: Newest | None = None
+    version: str = ""  # the table version an edit renders (older than shown: dropped)
 
 
 URGENT = CallOptions()
@@ -138,7 +140,7 @@ class FloodGate:
             if (
                 key is not None
                 and digests is not None
-                and not await self.limiter.check_edit(key[0], key[1], *digests)
+                and not await self.limiter.check_edit(key[0], key[1], *digests, options.version)
             ):
                 await self.refund(prepaid.chat_id)  # a no-op edit costs nothing
                 return False
@@ -149,11 +151,13 @@ class FloodGate:
         try:
             while True:
                 if key is not None and digests is not None:
-                    verdict = await self.limiter.take_edit(key[0], key[1], *digests)
+                    verdict = await self.limiter.take_edit(
+                        key[0], key[1], *digests, options.version
+                    )
                 else:
                     verdict = await self.limiter.take(chat_id)
                 delay = verdict.wait
-                if delay == NOOP:
+                if delay in (NOOP, STALE):  # shows this, or a newer version, already
                     return False
                 if delay <= 0:
                     return True

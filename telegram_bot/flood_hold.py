@@ -4,7 +4,8 @@ wait their turn in :class:`telegram_bot.flood.FloodLimiter` instead of each
 drawing a 429 of its own.  Telegram counted messages our budget did not see
 (its limits are not published; another client of the token; a lost bucket):
 the 429 is the one reading of its budget we get.  Same keys and bucket format
-as the limiter's (``P{rl}:chat:<chat>``, ``P{rl}:group:<chat>``); one round trip."""
+as the limiter's (``P rl:{c:<chat>}:chat``, ``P rl:{c:<chat>}:group``: one slot,
+never the fleet-wide bucket); one round trip."""
 
 from __future__ import annotations
 

@@ -131,7 +131,7 @@ class MessageEdits:
             await self.outgoing.call(
                 self.bot,
                 _edit_method(key, content),
-                CallOptions(options.priority, options.prepaid, newest),
+                CallOptions(options.priority, options.prepaid, newest, content.version),
             )
         except TelegramForbiddenError:
             return None

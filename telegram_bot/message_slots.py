@@ -30,6 +30,7 @@ class Content:
     markup: InlineKeyboardMarkup | None
     parse_mode: str | None
     on_replaced: OnReplaced | None
+    version: str = ""  # the table version it renders ('': none); never shown after a newer
 
 
 @dataclass

@@ -4,9 +4,13 @@ to know about the user, from the chat state (:mod:`telegram_bot.chat_state`).
 ``locale`` -- the user's language: his /lang choice, else Telegram's
 ``language_code`` (ru/uk/en).  ``chat_locale`` -- the language of messages to the
 chat: in a group the group's /lang choice, else the user's.  ``_`` -- a
-:class:`telegram_bot.i18n.Translator` for ``locale``.  Preferences are cached
-for a short while in the process; a private message marks the user as having
-started the bot (so it may write to him)."""
+:class:`telegram_bot.i18n.Translator` for ``locale``.  A private message marks
+the user as having started the bot (so it may write to him).
+
+Preferences are read afresh for every update (the user's and the group's in
+ONE round trip): with several bot processes a cache in one of them would keep
+showing the old language after /lang was answered by another (issue #12).
+``PrefsCache(ui, ttl=...)`` can still cache for a single-process bot."""
 
 from __future__ import annotations
 
@@ -24,7 +28,8 @@ from telegram_bot.chat_state import ChatStateStore, Prefs
 from telegram_bot.i18n import Translator, pick_language
 
 log = logging.getLogger(__name__)
-CACHE_SECONDS = 30.0
+CACHE_SECONDS = 0.0
+"""No cache across updates by default: correct with any number of processes."""
 
 
 class PrefsCache:
@@ -36,15 +41,27 @@ class PrefsCache:
         self._cache: dict[int, tuple[float, Prefs]] = {}
 
     async def get(self, who: int) -> Prefs:
-        hit = self._cache.get(who)
+        return (await self.get_many(who))[who]
+
+    async def get_many(self, *who: int) -> dict[int, Prefs]:
+        """Preferences of users and chats: those not cached in ONE round trip."""
         now = time.monotonic()
-        if hit is not None and hit[0] > now:
-            return hit[1]
-        prefs = await self.ui.prefs(who)
-        self.put(who, prefs)
-        return prefs
+        out: dict[int, Prefs] = {}
+        for w in who:
+            hit = self._cache.get(w)
+            if hit is not None and hit[0] > now:
+                out[w] = hit[1]
+        missing = [w for w in who if w not in out]
+        if missing:
+            read = await self.ui.many_prefs(missing)
+            for w, prefs in read.items():
+                self.put(w, prefs)
+            out.update(read)
+        return out
 
     def put(self, who: int, prefs: Prefs) -> None:
+        if self.ttl <= 0:
+            return
         if len(self._cache) > 50_000:
             self._cache.clear()
         self._cache[who] = (time.monotonic() + self.ttl, prefs)
@@ -80,8 +97,11 @@ class LocaleMiddleware(I18nMiddleware):
         locale = pick_language(user.language_code if user else None)
         chat_locale = locale
         try:
+            group_id = chat.id if chat is not None and chat.type != "private" else None
+            wanted = [i for i in (user.id if user else None, group_id) if i is not None]
+            read = await self.prefs.get_many(*wanted) if wanted else {}
             if user is not None:
-                prefs = await self.prefs.get(user.id)
+                prefs = read[user.id]
                 if prefs.lang:
                     locale = chat_locale = prefs.lang
                 private = chat is not None and chat.type == "private"
@@ -91,9 +111,8 @@ class LocaleMiddleware(I18nMiddleware):
                     await self.prefs.update(
                         user.id, tg=tg, name=name, started=True if private else None
                     )
-            if chat is not None and chat.type != "private":
-                group = await self.prefs.get(chat.id)
-                chat_locale = group.lang or locale
+            if group_id is not None:
+                chat_locale = read[group_id].lang or locale
         except ServiceUnavailable:
             log.warning("preferences unavailable (Redis)", exc_info=True)
         data["locale"] = locale

@@ -24,6 +24,7 @@ from engine.live import CANCELLED, OPEN, OVER, PLAYING, LiveError, Table, TableS
 from telegram_bot import texts
 from telegram_bot.chat_state import ChatStateStore, TableUi
 from telegram_bot.delivery_api import Delivery, Urgency
+from telegram_bot.flood import table_version
 from telegram_bot.i18n import Translator
 from telegram_bot.moves import Selection
 from telegram_bot.render_claims import WriteClaims
@@ -193,6 +194,7 @@ class Publisher:
         if snap.loaded.state is None:
             return
         jobs = []
+        shows = table_version(t.id, snap.version)  # never shown after a newer one
         waited_for = set(snap.loaded.state.to_act())
         for seat, s in enumerate(t.seats):
             if s.user is None or s.left or (seats is not None and seat not in seats):
@@ -210,12 +212,12 @@ class Publisher:
                 urgency = Urgency.SOON
             else:
                 urgency = Urgency.LATER
-            jobs.append(self._edit(s.user, msg, text, markup, urgency))
+            jobs.append(self._edit(s.user, msg, text, markup, urgency, shows))
         group = group_of(t)
         if group is not None and ui.table_message is not None:
             text, markup = table_screen(snap, self.bot_username)
             urgency = Urgency.SOON if t.status == OVER else Urgency.TABLE
-            jobs.append(self._edit(group, ui.table_message, text, markup, urgency))
+            jobs.append(self._edit(group, ui.table_message, text, markup, urgency, shows))
         await asyncio.gather(*jobs)
 
     async def render_seat(self, snap: Snapshot, user: int, selection: Selection) -> None:
@@ -226,7 +228,9 @@ class Publisher:
         if seat is None or msg is None or snap.loaded.state is None:
             return
         text, markup = hand_screen(snap, seat, snap.ui.langs.get(user, "en"), selection)
-        await self._edit(user, msg, text, markup, Urgency.NOW)
+        await self._edit(
+            user, msg, text, markup, Urgency.NOW, table_version(snap.table.id, snap.version)
+        )
 
     async def _edit(
         self,
@@ -235,9 +239,12 @@ class Publisher:
         text: str,
         markup: InlineKeyboardMarkup | None,
         urgency: Urgency,
+        version: str = "",
     ) -> None:
         try:
-            await self.delivery.edit(chat, message_id, text, markup, urgency=urgency)
+            await self.delivery.edit(
+                chat, message_id, text, markup, urgency=urgency, version=version
+            )
         except Exception:  # a failed edit must not break the other players' renders
             log.exception("edit of %s/%s failed", chat, message_id)
 

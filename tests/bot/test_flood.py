@@ -95,6 +95,7 @@ async def test_headroom_keeps_the_reserve_for_urgent_messages(
     config = FloodConfig(
         overall=Rate(100.0, 100, reserve=10),
         per_chat=Rate(1.0, 3, reserve=1),
+        lease=1,  # the overall tokens one at a time: the arithmetic below is exact
     )
     lim = make_limiter(config)
     keys = lim.keys
@@ -142,6 +143,7 @@ async def test_group_takes_from_three_buckets_atomically(
         overall=Rate(100.0, 100),
         per_chat=Rate(1.0, 3),
         per_group=Rate(4 / 60, 4),
+        lease_ttl=60,  # the lease outlives the test: the overall bucket is hit once
     )
     lim = make_limiter(config)
     keys = lim.keys
@@ -168,12 +170,25 @@ async def test_keys_have_ttls(limiter: FloodLimiter, redis_url: str, redis_prefi
     assert await limiter.acquire_edit(PRIVATE, 7, "t", "m") == 0
     for key in (keys.rate_all(), keys.rate_chat(GROUP), keys.rate_group(GROUP)):
         assert 0 < await limiter.kv.pttl(key) <= 120_000
-    assert await limiter.kv.pttl(keys.sent_digest(PRIVATE, 7)) > 3_600_000
+    # a digest lives an hour past its last edit, not days
+    assert 3_500_000 < await limiter.kv.pttl(keys.sent_digest(PRIVATE, 7)) <= 3_600_000
     raw = aredis.Redis.from_url(redis_url)
     try:
-        assert all(b"{rl}" in key for key in await raw.keys(f"{redis_prefix}*"))
+        found = sorted(
+            k.decode() if isinstance(k, bytes) else k for k in await raw.keys(f"{redis_prefix}*")
+        )
     finally:
         await raw.aclose()
+    p = redis_prefix
+    assert found == sorted(
+        [
+            f"{p}rl:{{all}}",
+            f"{p}rl:{{c:{GROUP}}}:chat",
+            f"{p}rl:{{c:{GROUP}}}:group",
+            f"{p}rl:{{c:{PRIVATE}}}:chat",
+            f"{p}rl:{{c:{PRIVATE}}}:msg:7",
+        ]
+    )
 
 
 async def test_two_clients_share_one_bucket(
@@ -253,7 +268,7 @@ async def test_refund_gives_tokens_back_up_to_the_capacity(
     clock.advance(60)
     for _ in range(5):
         await limiter.refund(PRIVATE)
-    for key, rate in limiter.buckets(PRIVATE):
+    for key, rate in limiter.buckets(PRIVATE)[1:]:  # the overall token: to the allowance
         bucket = await limiter.kv.hgetall(key)
         assert float(bucket["t"]) == rate.burst  # never above the capacity
         assert await limiter.kv.pttl(key) > 0

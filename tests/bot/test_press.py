@@ -50,6 +50,7 @@ class Recorder:
         text: str,
         markup: InlineKeyboardMarkup | None = None,
         urgency: Urgency = Urgency.NOW,
+        version: str = "",
     ) -> int:
         self.edits.append((chat_id, message_id, urgency))
         return message_id

@@ -1,0 +1,46 @@
+"""Key names of the flood limiter (:mod:`telegram_bot.flood`) and the checks of
+what goes into its digests."""
+
+from __future__ import annotations
+
+from engine.live import KeyValueStore
+
+
+class FloodKeys:
+    """The flood limiter's keys.  A chat's keys share the chat's hash tag
+    ``{c:<chat>}`` (one slot: a single script takes its buckets and checks a
+    message's digest on Redis Cluster, and the chats spread over the nodes);
+    the fleet-wide bucket is alone in ``{all}`` and leased in batches.
+
+    ``P rl:{all}`` (hash ``t`` tokens, ``s`` stamp: the bot's overall bucket),
+    ``P rl:{c:<chat>}:chat`` (one chat's bucket), ``P rl:{c:<chat>}:group`` (a
+    group's per-minute bucket), ``P rl:{c:<chat>}:msg:<message>`` (string: the
+    content and table version last shown).  Buckets expire when they would be
+    full again; digests ``digest_ttl`` after their last edit."""
+
+    def __init__(self, kv: KeyValueStore) -> None:
+        self.kv = kv
+
+    def rate_all(self) -> str:
+        return self.kv.key("rl:{all}")
+
+    def rate_chat(self, chat_id: int) -> str:
+        return self.kv.key(f"rl:{{c:{chat_id}}}:chat")
+
+    def rate_group(self, chat_id: int) -> str:
+        return self.kv.key(f"rl:{{c:{chat_id}}}:group")
+
+    def sent_digest(self, chat_id: int, message_id: int) -> str:
+        return self.kv.key(f"rl:{{c:{chat_id}}}:msg:{message_id}")
+
+
+def table_version(table_id: str, version: int) -> str:
+    """What an edit of a table's message renders: only an older version of the
+    SAME table is refused (a message may show another table later)."""
+    return f"{table_id}#{version}"
+
+
+def check_digest(text_digest: str | None, markup_digest: str) -> None:
+    for d in (text_digest, markup_digest):
+        if d is not None and (not d or ":" in d or d in ("*", "?")):
+            raise ValueError(f"bad content digest {d!r}: non-empty, no ':', not '*' or '?'")

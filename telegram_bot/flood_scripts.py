@@ -1,0 +1,142 @@
+"""The Lua scripts of the flood limiter (:mod:`telegram_bot.flood`).
+
+Every script names the keys of ONE hash slot only (Redis Cluster runs a script
+on one node): the chat scripts take a chat's own keys (``rl:{c:<chat>}:...``),
+the lease script the fleet-wide bucket (``rl:{all}``) alone.  Buckets are
+hashes ``t`` (tokens) and ``s`` (stamp); the time comes from Python (ARGV)."""
+
+from __future__ import annotations
+
+# KEYS: the n bucket keys of one chat, then (optionally) the message's digest key.
+# ARGV: now, n, markup digest ('' = no digest check), text digest ('*' = the
+# text stays as it is: a markup-only edit), digest ttl ms, version ('<table
+# id>#<n>', '' = none), then per bucket rate, capacity, cost, ttl ms.  The
+# digest key holds '<text digest>:<markup digest>:<version>' (the highest
+# version of the last table shown).  Returns '-2' (older than the version of
+# the same table the message shows: nothing taken), '-1'
+# (the message already shows this: nothing taken; the ttl refreshed), '0'
+# (taken; the digest recorded) or '<wait in seconds>;<index of the short
+# bucket>' (nothing taken).
+ACQUIRE_LUA = r"""
+local now = tonumber(ARGV[1])
+local n = tonumber(ARGV[2])
+local md, td = ARGV[3], ARGV[4]
+local vt, vn = string.match(ARGV[6], '^(.*)#(%d+)$')
+local shown
+if md ~= '' then
+  local dk = KEYS[n + 1]
+  local cur = redis.call('GET', dk) or '?:?:'
+  local ct, cm, cv = string.match(cur, '^([^:]*):([^:]*):?(.*)$')
+  local ctag, cnum = string.match(cv or '', '^(.*)#(%d+)$')
+  if vt and vt == ctag and tonumber(vn) < tonumber(cnum) then return '-2' end
+  if td == '*' then td = ct or '?' end
+  local v = cv or ''
+  if vt and (vt ~= ctag or tonumber(vn) > tonumber(cnum)) then v = ARGV[6] end
+  if td == ct and md == cm then
+    redis.call('SET', dk, td .. ':' .. md .. ':' .. v, 'PX', ARGV[5])
+    return '-1'
+  end
+  shown = td .. ':' .. md .. ':' .. v
+end
+local tok, stamp = {}, {}
+local wait, short = 0, 0
+for i = 1, n do
+  local b = 6 + (i - 1) * 4
+  local rate, cap, cost = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
+  local h = redis.call('HMGET', KEYS[i], 't', 's')
+  local t, s = tonumber(h[1]), tonumber(h[2])
+  if t == nil or s == nil then t = cap; s = now end
+  if now > s then
+    t = math.min(cap, t + (now - s) * rate)
+    s = now
+  end
+  tok[i], stamp[i] = t, s
+  if t < cost then
+    local w = (cost - t) / rate
+    if w > wait then wait = w; short = i end
+  end
+end
+if wait > 0 then return string.format('%.6f;%d', math.max(wait, 0.000001), short) end
+for i = 1, n do
+  local b = 6 + (i - 1) * 4
+  redis.call('HSET', KEYS[i], 't', string.format('%.17g', tok[i] - tonumber(ARGV[b + 3])),
+    's', string.format('%.17g', stamp[i]))
+  redis.call('PEXPIRE', KEYS[i], ARGV[b + 4])
+end
+if shown then redis.call('SET', KEYS[n + 1], shown, 'PX', ARGV[5]) end
+return '0'
+"""
+
+# The fleet-wide bucket, leased to a process in small batches.  KEYS[1] the
+# overall bucket; ARGV now, rate, capacity, want, need, give back, ttl ms.  The
+# bucket is refilled to now, gets ``give back`` (a process's expired, unused
+# lease) back, then lends max(need, min(want, floor(tokens))) when it holds
+# ``need``.  Returns '<granted>;<tokens left>;<wait>' (granted 0: wait seconds).
+LEASE_LUA = r"""
+local now, rate, cap = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local want, need, back = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local h = redis.call('HMGET', KEYS[1], 't', 's')
+local t, s = tonumber(h[1]), tonumber(h[2])
+if t == nil or s == nil then t = cap; s = now end
+if now > s then
+  t = math.min(cap, t + (now - s) * rate)
+  s = now
+end
+t = math.min(cap, t + back)
+local k, wait = 0, 0
+if t < need then
+  wait = math.max((need - t) / rate, 0.000001)
+else
+  k = math.max(need, math.min(want, math.floor(t)))
+  t = t - k
+end
+if k > 0 or back > 0 then
+  redis.call('HSET', KEYS[1], 't', string.format('%.17g', t), 's', string.format('%.17g', s))
+  redis.call('PEXPIRE', KEYS[1], ARGV[7])
+end
+return string.format('%.17g;%.17g;%.6f', k, t, wait)
+"""
+
+# A dry run of one chat's buckets: KEYS the bucket keys; ARGV now, then per
+# bucket rate, capacity, tokens needed.  Returns the seconds until every bucket
+# holds what is needed ('0': now).  Takes and writes nothing.
+HEADROOM_LUA = r"""
+local now = tonumber(ARGV[1])
+local wait = 0
+for i = 1, #KEYS do
+  local b = 1 + (i - 1) * 3
+  local rate, cap, need = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
+  local h = redis.call('HMGET', KEYS[i], 't', 's')
+  local t, s = tonumber(h[1]), tonumber(h[2])
+  if t == nil or s == nil then t = cap; s = now end
+  if now > s then t = math.min(cap, t + (now - s) * rate) end
+  if t < need then
+    local w = (need - t) / rate
+    if w > wait then wait = w end
+  end
+end
+return string.format('%.6f', wait)
+"""
+
+# Give tokens back: KEYS one chat's bucket keys; ARGV now, then per bucket rate,
+# capacity, cost, ttl ms.  Each bucket is refilled to now, gets ``cost`` back
+# and never holds more than its capacity.
+REFUND_LUA = r"""
+local now = tonumber(ARGV[1])
+for i = 1, #KEYS do
+  local b = 1 + (i - 1) * 4
+  local rate, cap, cost = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
+  local h = redis.call('HMGET', KEYS[i], 't', 's')
+  local t, s = tonumber(h[1]), tonumber(h[2])
+  if t ~= nil and s ~= nil then
+    if now > s then
+      t = t + (now - s) * rate
+      s = now
+    end
+    redis.call('HSET', KEYS[i], 't', string.format('%.17g', math.min(cap, t + cost)),
+      's', string.format('%.17g', s))
+    redis.call('PEXPIRE', KEYS[i], ARGV[b + 4])
+  end
+end
+return 0
+"""

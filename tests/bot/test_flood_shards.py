@@ -1,0 +1,179 @@
+"""No hot key in the flood limiter (issue #12): every key of a chat carries the
+chat's hash tag, every script call names keys of ONE Redis Cluster slot, and
+the fleet-wide bucket is leased in small batches -- while the fleet-wide rate
+still holds over several limiters (fake clock, real Redis)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+from redis.crc import key_slot
+
+from engine.live import LiveConfig, TableService
+from telegram_bot.flood import NOOP, STALE, FloodConfig, FloodLimiter, Rate, table_version
+from telegram_bot.flood_hold import ChatHold
+from tests.live.conftest import FakeClock
+
+PRIVATE = 42
+GROUP = -100123
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+async def make_limiter(
+    redis_url: str, redis_prefix: str, clock: FakeClock
+) -> AsyncIterator[Callable[..., FloodLimiter]]:
+    """Limiters on their own table services (like separate bot processes)."""
+    made: list[TableService] = []
+
+    def make(config: FloodConfig | None = None) -> FloodLimiter:
+        svc = TableService.from_url(redis_url, LiveConfig(prefix=redis_prefix))
+        made.append(svc)
+        return FloodLimiter(svc.kv, config or FloodConfig(), clock=clock)
+
+    yield make
+    for svc in made:
+        await svc.aclose()
+
+
+Calls = list[list[str]]
+
+
+def spy(script: Any, calls: Calls) -> Any:
+    async def run(keys: list[str], args: list[Any]) -> Any:
+        calls.append(list(keys))
+        return await script(keys, args)
+
+    return run
+
+
+def spied(limiter: FloodLimiter, hold: ChatHold, calls: Calls) -> None:
+    for name in ("_script", "_headroom", "_refund"):
+        setattr(limiter, name, spy(getattr(limiter, name), calls))
+    limiter.lease.script = spy(limiter.lease.script, calls)
+    hold._script = spy(hold._script, calls)
+
+
+async def test_every_script_call_names_keys_of_one_slot(
+    make_limiter: Callable[..., FloodLimiter], clock: FakeClock
+) -> None:
+    limiter = make_limiter()
+    hold = ChatHold(limiter)
+    calls: Calls = []
+    spied(limiter, hold, calls)
+    for chat in (PRIVATE, GROUP, GROUP - 1):
+        await limiter.acquire(chat)
+        await limiter.acquire_edit(chat, 7, "t", "m", table_version("T", 3))
+        await limiter.check_edit(chat, 7, "t2", "m", table_version("T", 4))
+        await limiter.headroom(chat)
+        await limiter.refund(chat)
+        await hold.hold(chat, 2.0)
+        clock.advance(1.0)
+    await limiter.acquire(None)
+    assert calls, "the spy saw no script call"
+    slots = {key_slot(k.encode()) for keys in calls for k in keys}
+    assert len(slots) > 3  # the chats spread over the slots ...
+    for keys in calls:  # ... but no call spans two
+        assert len({key_slot(k.encode()) for k in keys}) == 1, keys
+    for chat in (PRIVATE, GROUP):
+        for key in (limiter.keys.rate_chat(chat), limiter.keys.sent_digest(chat, 7)):
+            assert f"rl:{{c:{chat}}}:" in key
+        assert key_slot(limiter.keys.rate_chat(chat).encode()) != key_slot(
+            limiter.keys.rate_all().encode()
+        )
+
+
+async def test_the_overall_bucket_is_leased_in_batches(
+    make_limiter: Callable[..., FloodLimiter],
+) -> None:
+    limiter = make_limiter(FloodConfig(overall=Rate(100.0, 100), lease=5))
+    for chat in range(1000, 1050):
+        assert await limiter.acquire(chat) == 0
+    assert limiter.lease.leases == 10  # 50 messages, 5 tokens a lease
+    bucket = await limiter.kv.hgetall(limiter.keys.rate_all())
+    assert float(bucket["t"]) == 50
+
+
+async def test_an_unused_lease_goes_back_to_the_fleet(
+    make_limiter: Callable[..., FloodLimiter], clock: FakeClock
+) -> None:
+    """Leased tokens are no hoard: stale ones go back (capped at the burst), so
+    after a pause the fleet gets one burst, not a burst plus every allowance."""
+    config = FloodConfig(overall=Rate(1.0, 6), lease=5, lease_ttl=0.25)
+    a, b = make_limiter(config), make_limiter(config)
+    assert await a.acquire(1) == 0  # a leases 5, uses 1
+    assert await b.acquire(2) == 0  # b gets the last token
+    assert await b.acquire(3) > 0  # a sits on 4: b waits
+    clock.advance(60)  # the bucket is full again; a's 4 are stale
+    got = 0
+    for chat in range(100, 120):
+        for limiter in (a, b):
+            got += await limiter.acquire(chat) == 0
+    assert got == 6  # the burst, not 6 + 4
+    # the stale 4 went back with a's second lease; one refusal, then a waits
+    # without asking Redis again
+    assert a.lease.leases == 3
+
+
+async def test_the_fleet_wide_rate_holds_over_two_limiters(
+    make_limiter: Callable[..., FloodLimiter], clock: FakeClock
+) -> None:
+    seed = 12
+    print(f"seed {seed}")
+    rng = random.Random(seed)
+    rate, burst, ttl = 10.0, 10, 0.25
+    config = FloodConfig(
+        overall=Rate(rate, burst), per_chat=Rate(100.0, 100), lease=5, lease_ttl=ttl
+    )
+    limiters = [make_limiter(config), make_limiter(config)]
+    taken: list[float] = []
+    start = clock.now
+    for step in range(400):  # 20 s in steps of 0.05 s
+        for _ in range(rng.randint(0, 3)):
+            limiter = rng.choice(limiters)
+            if await limiter.acquire(rng.randint(1, 50)) == 0:
+                taken.append(clock.now)
+        clock.advance(0.05)
+        assert step >= 0
+    span = clock.now - start
+    assert len(taken) <= burst + rate * (span + ttl)
+    for t in taken:  # any one-second window: the burst plus a lease's slack
+        assert sum(1 for u in taken if t <= u < t + 1.0) <= burst + rate * (1.0 + ttl)
+    assert len(taken) >= 0.8 * rate * span  # and the fleet does get its rate
+
+
+async def test_an_edit_never_shows_an_older_version(
+    make_limiter: Callable[..., FloodLimiter], clock: FakeClock
+) -> None:
+    a, b = make_limiter(), make_limiter()
+    v = {n: table_version("T1", n) for n in range(1, 10)}
+    assert await a.acquire_edit(PRIVATE, 9, "v5", "kb", v[5]) == 0
+    bucket = await a.kv.hgetall(a.keys.rate_chat(PRIVATE))
+    assert await b.acquire_edit(PRIVATE, 9, "v4", "kb", v[4]) == STALE  # nothing taken
+    assert await b.check_edit(PRIVATE, 9, "v4", "kb", v[4]) is False
+    assert await a.kv.hgetall(a.keys.rate_chat(PRIVATE)) == bucket
+    assert await b.shown(PRIVATE, 9) == ("v5:kb", "T1#5")
+    assert await b.acquire_edit(PRIVATE, 9, "v5", "kb", v[5]) == NOOP
+    assert await b.acquire_edit(PRIVATE, 9, "v5", "kb2", v[5]) == 0  # same version: allowed
+    clock.advance(5)
+    assert await b.acquire_edit(PRIVATE, 9, "v6", "kb", v[6]) == 0
+    assert await a.check_edit(PRIVATE, 9, "v5", "kb", v[5]) is False
+    # a no-op of a newer version raises the version shown
+    assert await a.acquire_edit(PRIVATE, 9, "v6", "kb", v[8]) == NOOP
+    assert await a.shown(PRIVATE, 9) == ("v6:kb", "T1#8")
+    assert await b.acquire_edit(PRIVATE, 9, "v7", "kb", v[7]) == STALE
+    # unversioned edits (a notice) are never refused and keep the version
+    clock.advance(5)
+    assert await b.acquire_edit(PRIVATE, 9, "note", "kb") == 0
+    assert await b.shown(PRIVATE, 9) == ("note:kb", "T1#8")
+    # another table in the same message (a rematch) starts its own versions
+    clock.advance(5)
+    assert await b.acquire_edit(PRIVATE, 9, "new", "kb", table_version("T2", 1)) == 0
+    assert await b.shown(PRIVATE, 9) == ("new:kb", "T2#1")
