@@ -313,9 +313,12 @@ async def test_a_moves_own_notification_renders_nothing_more(
             urgency: Urgency = Urgency.NOW,
             *,
             on_replaced: OnReplaced | None = None,
+            version: str = "",
         ) -> int | None:
             edits.append((chat, urgency))
-            return await real_edit(chat, message_id, text, markup, urgency, on_replaced=on_replaced)
+            return await real_edit(
+                chat, message_id, text, markup, urgency, on_replaced=on_replaced, version=version
+            )
 
         monkeypatch.setattr(pub, "snapshot", loaded)
         monkeypatch.setattr(delivery, "edit", edit)
