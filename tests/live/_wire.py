@@ -39,15 +39,10 @@ class Wire:
 
 def connection_class(wire: Wire) -> type[Connection]:
     class Counting(Connection):
+        # a pipeline packs each of its commands with pack_command too
         def pack_command(self, *args: Any) -> list[bytes]:
             wire.record(args)
             return super().pack_command(*args)
-
-        def pack_commands(self, commands: Iterable[Iterable[Any]]) -> list[bytes]:
-            listed = [list(c) for c in commands]
-            for c in listed:
-                wire.record(c)
-            return super().pack_commands(listed)
 
         async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
             wire.trips += 1
