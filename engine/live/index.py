@@ -11,7 +11,8 @@ expiry score is never later than the real expiry (it is taken before the
 write that sets the TTL), only earlier.  The pruner
 (:meth:`TableIndex.prune`, run by one leased process each minute) reads only
 the entries whose score is past: a table that is really gone leaves the index,
-a renewed one gets its score moved to its real expiry."""
+a renewed one gets its score moved to its real expiry.  Entries from before the
+expiry index get a score on a process's first run, so they are checked too."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from engine.live.model import LiveConfig, Table
 from engine.live.store import Store, text
 
 PRUNE_BATCH = 200
+PRUNE_ROUNDS = 10  # batches per run at most: a run does not hold up the timer loop long
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class TableIndex:
         self.keys = store.keys
         self.config = config
         self.now_ms = now_ms
+        self._all_scored = False  # entries from before the expiry index: scored
 
     async def note(self, table_id: str, now: int, ttl_ms: int) -> None:
         """The table's status changed at ``now`` and its key expires ``ttl_ms``
@@ -90,16 +93,32 @@ class TableIndex:
         await self.drop(*(tid for tid, row in zip(ids, rows, strict=True) if row is None))
         return [row for row in rows if row is not None]
 
-    async def prune(self, batch: int = PRUNE_BATCH) -> int:
+    async def prune(self, batch: int = PRUNE_BATCH, rounds: int = PRUNE_ROUNDS) -> int:
         """Drop the entries of tables that expired, reading only the entries
-        whose expiry score is past, ``batch`` at a time; how many were dropped."""
+        whose expiry score is past, ``batch`` at a time, at most ``rounds``
+        batches (the rest: next time); how many were dropped."""
+        if not self._all_scored:
+            await self._score_unscored()
         dropped = 0
-        while True:
+        for _round in range(rounds):
             now = self.now_ms()
             due = await self.store.one(partial(_due, self.keys.tables_exp, now, batch))
             dropped += await self._settle([text(m) for m in due], now)
             if len(due) < batch:
-                return dropped
+                break
+        return dropped
+
+    async def _score_unscored(self) -> None:
+        """Entries written before the expiry index existed have no expiry score:
+        they get ``now`` (``NX``: a score written meanwhile stays), so the pruner
+        checks each.  Once per process (``ZDIFF``, both keys in one slot)."""
+        k = self.keys
+        old = await self.store.one(lambda p: p.zdiff([k.tables, k.tables_exp]))
+        if old:
+            now = self.now_ms()
+            scores = {text(m): now for m in old}
+            await self.store.one(lambda p: p.zadd(k.tables_exp, scores, nx=True))
+        self._all_scored = True
 
     async def _settle(self, due: list[str], now: int) -> int:
         """Check each due entry's table (``PTTL``, one round trip): gone -- drop

@@ -148,7 +148,8 @@ class Timers:
 
     async def prune(self) -> bool:
         """Prune the table index if this process holds (or takes) the pruner's
-        lease, so of N processes one scans the index each minute; True if it did."""
+        lease, so of N processes one prunes it each minute, reading only the
+        entries whose expiry is past (:meth:`.index.TableIndex.prune`); True if it did."""
         now = self.tables.now_ms()
         lease_ms = int(PRUNE_EVERY_S * 1000 * 2)  # a holder that stopped: another after 2 min
         if not await self.store.lease(self.tables.keys.prune_lease, self.owner, now, lease_ms):

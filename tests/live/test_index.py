@@ -83,6 +83,7 @@ async def test_the_pruner_reads_only_the_entries_due(
     await svc.join(renewed, 2, "Bob")
     fresh = [(await svc.create_lobby(10 + i, f"U{i}")).table_id for i in range(5)]
     expired = [(await brief.create_lobby(20 + i, f"E{i}")).table_id for i in range(2)]
+    assert await svc.prune_index() == 0  # nothing due (and its one look for unscored entries)
     clock.advance(700)  # due: renewed's first score and the brief lobbies'
     await gone(svc, *expired)
     wire.reset()
@@ -91,8 +92,26 @@ async def test_the_pruner_reads_only_the_entries_due(
     checked = [c[1] for c in wire.named("PTTL")]
     assert sorted(checked) == sorted(k.table(t) for t in [renewed, *expired])  # no fresh one
     assert {c[1] for c in wire.named("ZRANGEBYSCORE")} == {k.tables_exp}
-    assert not wire.named("HMGET", "HGETALL", "ZRANGE", "ZREVRANGE", "ZSCAN", "ZCARD")
+    assert not wire.named("HMGET", "HGETALL", "ZRANGE", "ZREVRANGE", "ZSCAN", "ZCARD", "ZDIFF")
     removed = {m for c in wire.named("ZREM") for m in c[2:]}
     assert removed == set(expired)
     for t in [*fresh, renewed]:
         assert None not in await scores(svc, t)
+
+
+async def test_entries_from_before_the_expiry_index_are_checked_too(
+    make_service: Callable[..., TableService], clock: FakeClock
+) -> None:
+    old, brief = make_service(), make_service(lobby_ttl=0.2)
+    alive = (await old.create_lobby(1, "Ann")).table_id
+    expired = (await brief.create_lobby(2, "Bob")).table_id
+    k, r = old.keys, old.redis
+    await r.zrem(k.tables_exp, alive, expired)  # as an older version indexed them
+    await gone(old, expired)
+    svc = make_service()  # a process of this version
+    assert await svc.prune_index() == 1
+    assert await scores(svc, expired) == (None, None)
+    listed, exp = await scores(svc, alive)
+    assert listed is not None
+    assert exp is not None
+    assert exp > svc.now_ms()  # its real expiry now
