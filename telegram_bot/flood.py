@@ -61,7 +61,13 @@ from engine.clock import Clock
 from engine.live import KeyValueStore
 from telegram_bot.flood_keys import FloodKeys, check_digest, table_version
 from telegram_bot.flood_lease import OverallLease
-from telegram_bot.flood_scripts import ACQUIRE_LUA, HEADROOM_LUA, LEASE_LUA, REFUND_LUA
+from telegram_bot.flood_scripts import (
+    ACQUIRE_LUA,
+    FORGET_LUA,
+    HEADROOM_LUA,
+    LEASE_LUA,
+    REFUND_LUA,
+)
 
 Sleep = Callable[[float], Awaitable[Any]]
 
@@ -148,6 +154,7 @@ class FloodLimiter:
         self._script = kv.script(ACQUIRE_LUA)
         self._headroom = kv.script(HEADROOM_LUA)
         self._refund = kv.script(REFUND_LUA)
+        self._forget = kv.script(FORGET_LUA)
         self._digest_ttl_ms = math.ceil(self.config.digest_ttl * 1000)
         c = self.config
         self.lease = OverallLease(
@@ -347,14 +354,16 @@ class FloodLimiter:
         )
 
     async def forget(self, chat_id: int, message_id: int) -> None:
-        """Drop the record (an edit failed: the message's content is unknown)."""
+        """An edit failed: the message's content is unknown -- but the highest
+        table version it was asked to show is kept, so a retry or another
+        process's older render still cannot go back behind it."""
         self.round_trips += 1
-        await self.kv.delete(self.keys.sent_digest(chat_id, message_id))
+        await self._forget([self.keys.sent_digest(chat_id, message_id)], [self._digest_ttl_ms])
 
     async def last_digest(self, chat_id: int, message_id: int) -> str | None:
         """``<text>:<markup>`` a message shows (None: unknown)."""
         shown = await self.shown(chat_id, message_id)
-        return None if shown is None else shown[0]
+        return None if shown is None or shown[0] == "?:?" else shown[0]
 
     async def shown(self, chat_id: int, message_id: int) -> tuple[str, str] | None:
         """(``<text>:<markup>``, ``<table>#<version>``) a message shows (None: unknown)."""

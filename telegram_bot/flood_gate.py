@@ -39,9 +39,10 @@ class Prepaid:
     used: bool = False
 
 
-Newest = Callable[[], Any]
+Newest = Callable[[], "tuple[Any, str] | None"]
 """``newest()``: after a 429, the call to retry instead of the one refused -- an
-edit with the newest content of the same message (``None``: retry the same)."""
+edit with the newest content of the same message and the table version that
+content renders (``None``: retry the same call, with its own version)."""
 
 
 @dataclass(frozen=True)

@@ -140,3 +140,20 @@ for i = 1, #KEYS do
 end
 return 0
 """
+
+# An edit failed: what the message shows is unknown, but the highest table
+# version it was asked to show stays (a retry, or another process's older
+# render, must not go back behind it).  KEYS[1] the digest key; ARGV digest ttl
+# ms.  '<text>:<markup>:<version>' becomes '?:?:<version>' (no digest equals
+# '?'); without a version the key goes.
+FORGET_LUA = r"""
+local cur = redis.call('GET', KEYS[1])
+if not cur then return 0 end
+local v = string.match(cur, '^[^:]*:[^:]*:(.+)$')
+if v then
+  redis.call('SET', KEYS[1], '?:?:' .. v, 'PX', ARGV[1])
+else
+  redis.call('DEL', KEYS[1])
+end
+return 1
+"""

@@ -115,8 +115,9 @@ class MessageEdits:
         slot.last_sent = self.clock()
         shown = [content]  # what the edit carries (newer after a 429)
 
-        def newest() -> EditMessageText | None:
-            """After a 429: the newest content asked of this message, if newer."""
+        def newest() -> tuple[EditMessageText, str] | None:
+            """After a 429: the newest content asked of this message, if newer, and
+            the version it renders (the shared digest judges the retry by it)."""
             latest = slot.latest
             if latest is None or slot.seq <= slot.sent_seq:
                 return None
@@ -125,7 +126,7 @@ class MessageEdits:
             slot.sent_seq = slot.seq
             self.outgoing.stats.coalesced += 1
             shown[0] = latest
-            return _edit_method(key, latest)
+            return _edit_method(key, latest), latest.version
 
         try:
             await self.outgoing.call(
