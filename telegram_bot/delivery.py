@@ -175,6 +175,15 @@ class Delivery:
         self._kick()
         return message_id
 
+    def settled(self, chat_id: int, message_id: int) -> asyncio.Future[bool]:
+        """Resolved True once the newest content asked of the message (or newer)
+        went out -- or was found not needed: the message showed it, or a newer
+        version --, False when its edit failed.  Pending edits live in this
+        process: a crash resolves nothing (:mod:`telegram_bot.render_marks`)."""
+        message_id = self.edits.moved.get((chat_id, message_id), message_id)
+        slot = self._slot((chat_id, message_id))
+        return slot.settled(slot.seq)
+
     async def flush(self) -> None:
         """Send every pending edit now and wait for everything in flight."""
         self._flushing += 1
