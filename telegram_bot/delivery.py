@@ -264,34 +264,48 @@ class Delivery:
 
     async def _deliver_pending(self, key: tuple[int, int], slot: Slot) -> None:
         pending = slot.pending
-        # only watchers' updates hold back for the reserve; every deferred update
-        # queues behind the acting players' own edits for the overall bucket
-        yields = pending is not None and pending.urgency is not Urgency.SOON
         try:
-            overdue = pending is not None and self.clock() - pending.created >= self.max_hold
-            if self._flushing or overdue or not yields:  # competes with urgent edits
+            # only watchers' updates hold back: for the reserve, and for their gap
+            # since the message's last edit by ANY process (shared in Redis); every
+            # deferred update queues behind the acting players' own edits for the
+            # overall bucket
+            if self._flushing or pending is None or pending.urgency is Urgency.SOON:
                 await self._deliver_newest(key, slot)
+                return
+            gap = self.table_delay if pending.urgency is Urgency.TABLE else self.later_delay
+            if self.clock() - pending.created >= self.max_hold:  # overdue: only its gap holds
+                room = await self.outgoing.headroom(key[0], key[1], gap)
+                if not self._hold_back(slot, self.clock() + room.message):
+                    await self._deliver_newest(key, slot)  # competes with urgent edits
                 return
             async with self._deferred_slots:
                 hold = self._hold_all_until
+                spaced = float("-inf")
                 if hold <= self.clock():
-                    room = await self.outgoing.headroom(key[0])
+                    room = await self.outgoing.headroom(key[0], key[1], gap)
                     now = self.clock()
                     if room.overall > 0:  # no room for any deferred edit: wait together
                         self._hold_all_until = max(self._hold_all_until, now + room.overall)
                     hold = now + room.wait if room.wait > 0 else hold
-                if pending is not None:  # never held past max_hold
-                    hold = min(hold, pending.created + self.max_hold)
-                if hold > self.clock() and not self._flushing:
-                    pending = slot.pending
-                    if pending is not None:
-                        pending.firing = False  # held back: still pending (and coalescing)
-                        pending.not_before = hold
-                        self._kick()
-                        return
-                await self._deliver_newest(key, slot)
+                    spaced = now + room.message
+                # never held past max_hold for the reserve; its gap always holds
+                hold = max(min(hold, pending.created + self.max_hold), spaced)
+                if not self._hold_back(slot, hold):
+                    await self._deliver_newest(key, slot)
         except Exception:
             log.exception("deferred edit of %s failed", key)
+
+    def _hold_back(self, slot: Slot, until: float) -> bool:
+        """Keep the message's update pending (and coalescing) until ``until``;
+        False when that is not in the future (or everything is being flushed)."""
+        if until <= self.clock() or self._flushing:
+            return False
+        pending = slot.pending
+        if pending is not None:
+            pending.firing = False  # held back: still pending
+            pending.not_before = until
+            self._kick()
+        return True
 
     async def _deliver_newest(self, key: tuple[int, int], slot: Slot) -> None:
         """Send the newest pending content: first take the flood tokens (queueing

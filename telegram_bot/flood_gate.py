@@ -93,12 +93,13 @@ class FloodGate:
         self.line = WaitingLine()
         self._hold = ChatHold(limiter)
 
-    async def headroom(self, chat_id: int) -> Headroom:
+    async def headroom(self, chat_id: int, message_id: int | None, gap: float) -> Headroom:
         """How long a deferrable message to ``chat_id`` should hold back so urgent
-        ones keep their reserve of flood tokens (0, 0: go; always so without a
-        limiter, or when Redis cannot tell)."""
+        ones keep their reserve of flood tokens, and (an edit of ``message_id``)
+        until the message's last edit is ``gap`` old (0, 0, 0: go; always so
+        without a limiter, or when Redis cannot tell)."""
         try:
-            return await self.limiter.headroom(chat_id)
+            return await self.limiter.headroom(chat_id, message_id, gap)
         except Exception:  # the send itself will wait on (or report) the limiter
             log.exception("flood limiter: no headroom reading for chat %s", chat_id)
             return GO

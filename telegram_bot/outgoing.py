@@ -230,11 +230,16 @@ class Outgoing(BaseRequestMiddleware):
         return method, key, digests, options
 
     # ------------------------------------------------------------ limiter & memory
-    async def headroom(self, chat_id: int) -> Headroom:
+    async def headroom(
+        self, chat_id: int, message_id: int | None = None, gap: float = 0.0
+    ) -> Headroom:
         """How long a deferrable message to ``chat_id`` should hold back so urgent
-        ones keep their reserve of flood tokens (0, 0: go; always so without a
-        limiter, or when Redis cannot tell)."""
-        return GO if self.gate is None else await self.gate.headroom(chat_id)
+        ones keep their reserve of flood tokens -- and an edit of ``message_id``
+        until its last edit by any process is ``gap`` old (0, 0, 0: go; always
+        so without a limiter, or when Redis cannot tell)."""
+        if self.gate is None:
+            return GO
+        return await self.gate.headroom(chat_id, message_id, gap)
 
     async def call(
         self, bot: Bot, method: TelegramMethod[TelegramType], options: CallOptions = URGENT

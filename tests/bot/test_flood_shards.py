@@ -198,3 +198,21 @@ async def test_a_failed_edit_forgets_the_content_but_keeps_the_version(
     assert await a.acquire_edit(PRIVATE, 13, "x", "kb") == 0
     await a.forget(PRIVATE, 13)  # no version: the record goes
     assert await a.shown(PRIVATE, 13) is None
+
+
+async def test_the_last_edit_of_a_message_is_shared(
+    make_limiter: Callable[..., FloodLimiter], clock: FakeClock
+) -> None:
+    """Any process's edit starts the message's gap; a deferred edit that finds
+    nothing to wait for claims it at once (before its tokens are even taken)."""
+    a, b = make_limiter(), make_limiter()
+    assert await a.acquire_edit(GROUP, 5, "v1", "kb") == 0
+    assert (await b.headroom(GROUP, 5, 3.0)).message == pytest.approx(3.0)
+    assert (await b.headroom(GROUP, 6, 3.0)).message == 0  # another message
+    assert (await b.headroom(GROUP)).message == 0  # not asked
+    clock.advance(1)
+    assert (await b.headroom(GROUP, 5, 3.0)).message == pytest.approx(2.0)
+    clock.advance(2)
+    assert await b.headroom(GROUP, 5, 3.0) == (0, 0, 0)  # go -- and claimed
+    assert (await a.headroom(GROUP, 5, 3.0)).message == pytest.approx(3.0)
+    assert (await a.headroom(GROUP, 5, 1.0)).message == pytest.approx(1.0)  # its own gap

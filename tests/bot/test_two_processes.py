@@ -131,3 +131,32 @@ async def test_an_edit_retried_after_a_429_never_overwrites_a_newer_one(
             await other.session.close()
             for p in (a, b):
                 await p.aclose()
+
+
+@pytest.mark.parametrize("first", ["now", "table"])
+async def test_two_processes_space_the_edits_of_one_message(
+    processes: tuple[FakeTelegram, ManualClock, list[Process]], first: str
+) -> None:
+    """The last edit time of a message is shared: process a edits the group's
+    table message (at once, or coalesced), then process b's coalesced update of
+    it waits for the table gap since a's edit -- not since b's own last one
+    (it has none) -- so the two never both edit it within the gap."""
+    fake, clock, (a, b) = processes
+    alice = fake.add_user("Alice")
+    group = alice.create_group("Table")
+    alice.add_bot_to(group)
+    msg = await a.delivery.send(group.id, "t0")
+    assert msg is not None
+    mid = msg.message_id
+    clock.advance(10)
+    if first == "now":
+        await a.delivery.edit(group.id, mid, "t1 by a", version="T#1")
+    else:
+        await a.delivery.edit(group.id, mid, "t1 by a", None, Urgency.TABLE, version="T#1")
+        await fake.world.wait_for(lambda: group.messages[mid].text == "t1 by a")
+    edited = clock.now
+    await b.delivery.edit(group.id, mid, "t2 by b", None, Urgency.TABLE, version="T#2")
+    await fake.world.wait_for(lambda: group.messages[mid].text == "t2 by b")
+    assert clock.now - edited >= b.delivery.table_delay
+    assert [e["text"] for e in fake.world.outbox if e["kind"] == "edit"] == ["t1 by a", "t2 by b"]
+    assert fake.stats.retry_after == 0
