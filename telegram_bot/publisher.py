@@ -121,13 +121,16 @@ class Publisher:
                         return
                     if min_version and self.claims.of(table_id, min_version):
                         continue  # its writer renders it: wait for him outside the lock
-                    try:
-                        snap, _ = await asyncio.gather(
-                            self.snapshot(table_id),
-                            self.guard.start(table_id, max(min_version, wrote)),
-                        )
-                    except LiveError:  # gone: a mark of it is dropped by its sweep
+                    snap, _ = await asyncio.gather(
+                        self.snapshot(table_id),
+                        self.guard.start(table_id, max(min_version, wrote)),
+                        return_exceptions=True,
+                    )
+                    if isinstance(snap, LiveError):  # gone: nothing to render
+                        await self.guard.drop(table_id)
                         return
+                    if isinstance(snap, BaseException):
+                        raise snap
                     sent = await self._render(snap, None if seats is None else set(seats), actor)
                     self.guard.watch(table_id, snap.version, sent)
                     return

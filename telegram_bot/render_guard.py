@@ -16,6 +16,8 @@ from telegram_bot.render_marks import RenderMarks
 
 log = logging.getLogger(__name__)
 
+GONE = 2**53  # a version above any: clears whatever is marked
+
 Rerender = Callable[[str, int], Awaitable[None]]
 """``rerender(table_id, version)``: render the table afresh (any version at
 least ``version``)."""
@@ -35,6 +37,11 @@ class RenderGuard:
         """A render of ``version`` (0: the current one) starts."""
         if self.marks is not None:
             await self.marks.set(table_id, version)
+
+    async def drop(self, table_id: str) -> None:
+        """The table is gone: no render of it is pending any more."""
+        if self.marks is not None:
+            await self.marks.clear(table_id, GONE)
 
     def watch(self, table_id: str, version: int, sent: Sequence[asyncio.Future[bool]]) -> None:
         """The render of ``version`` asked for these edits: clear its mark once

@@ -20,6 +20,7 @@ from sandbox.fake_api import FakeTelegram, RateLimits
 from telegram_bot.app import BotApp
 from telegram_bot.callbacks import LobbyOp
 from telegram_bot.moves import Selection
+from telegram_bot.render_guard import GONE
 from telegram_bot.render_marks import SCRIPTS, RenderMarks
 from telegram_bot.screens import hand_screen, table_screen
 from tests.bot.e2e_kit import SAFETY, Harness
@@ -137,6 +138,8 @@ async def test_a_mark_is_kept_by_its_owner_and_claimed_once_it_outlived_it(
     await owner.set("T2", 4)
     assert not await owner.clear("T2", 3)
     assert await owner.clear("T2", 4)
+    await owner.set("T3", 9)
+    assert await owner.clear("T3", GONE)  # the table is gone
     clock.advance(60)
     assert await other.claim_due() == []
 
