@@ -10,6 +10,10 @@
 * ``Urgency.TABLE`` -- like SOON, and at most once every ``table_delay`` seconds
   per message (the group's table message).
 
+The gaps of LATER and TABLE count from the message's last edit by ANY bot
+process: its time is shared in Redis (:meth:`FloodLimiter.headroom`), so two
+processes do not both edit one message within its gap.
+
 Watchers last: when due, a LATER or TABLE edit first waits for the flood
 limiter's headroom (:meth:`Outgoing.headroom`), so the edits of the players who
 act or must act now (NOW, SOON) keep a reserve of tokens when the bot is busy;
@@ -36,6 +40,9 @@ Flood limits, no-op edits, 429 retries and 403 hooks are the middleware's job
 (:class:`telegram_bot.outgoing.Outgoing`): ``Delivery`` uses the one installed on
 ``bot.session`` or installs one (``outgoing=`` to give it).  Pending edits live
 in this process only; call :meth:`Delivery.aclose` at shutdown (it flushes).
+:meth:`Delivery.settled` tells when an edit went out, so a render's mark in
+Redis (:mod:`telegram_bot.render_marks`) is cleared only then: should the
+process die first, another one renders the table again.
 """
 
 from __future__ import annotations
