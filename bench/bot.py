@@ -7,7 +7,8 @@ few seconds).
 
 Prints, per scenario: latency from a button press to the acting user's updated
 message (p50, p99), Bot API calls per player action (messages = sends + edits;
-all = also answerCallbackQuery), the 429s received (and per game: the most any
+all = also answerCallbackQuery), Redis round trips per action (the bot's process,
+background loops included), the 429s received (and per game: the most any
 game got), the games stalled (left with presses to make but no change for a
 minute), and for group games the commands that got their reply.  No asserts.
 
@@ -194,6 +195,7 @@ async def scenario(
         await asyncio.gather(*(pub.start_game(tid) for tid, _u in tables))
         fake.stats.reset()
         before = app.delivery.stats.as_dict()
+        trips = svc.round_trips
         figs = Figures()
         rng = random.Random(1)
         t0 = time.perf_counter()
@@ -231,6 +233,7 @@ async def scenario(
                     shown.append((max(vs, default=-1), choose(m, rng) is not None if m else None))
                 stalled.append((tid, version, shown))
         elapsed = time.perf_counter() - t0
+        trips = svc.round_trips - trips
         calls = fake.stats.calls
         msgs = sum(calls[m] for m in MESSAGES)
         allc = msgs + calls["answerCallbackQuery"]
@@ -248,7 +251,8 @@ async def scenario(
             f"{games:>4} games x {players} players {where}: {figs.actions:>5} actions in "
             f"{elapsed:6.1f} s | latency p50 {statistics.median(lat) * 1000:7.1f} ms  "
             f"p99 {p99 * 1000:7.1f} ms | calls/action: messages {msgs / n:.2f}, "
-            f"all {allc / n:.2f} | 429s {fake.stats.retry_after} (per game max "
+            f"all {allc / n:.2f} | Redis round trips/action {trips / n:.1f} | "
+            f"429s {fake.stats.retry_after} (per game max "
             f"{max(per_game, default=0)}) | stalled games {len(stalled)}{replies}",
             flush=True,
         )

@@ -56,6 +56,14 @@ class Settings(BaseSettings):
     """The messages of players who only watch a move: at most this often."""
     table_delay: float = 3.0
     """The group's table message at most this often."""
+    render_grace: float = Field(default=10.0, gt=0)
+    """Seconds a pending render's mark in Redis waits for its process (which
+    keeps it alive meanwhile) before any bot process renders the table again:
+    a process that dies between a write and its render loses no update
+    (:mod:`telegram_bot.render_marks`)."""
+    render_shards: int = Field(default=4, ge=1)
+    """Redis slots the pending-render marks are spread over (each process sweeps
+    each one every ``render_grace / 4`` seconds)."""
     flood_limiter: bool = True
     """Outgoing calls wait on token buckets in Redis shared by all bot processes."""
     update_dedupe: bool = True

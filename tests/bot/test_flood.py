@@ -99,7 +99,7 @@ async def test_headroom_keeps_the_reserve_for_urgent_messages(
     )
     lim = make_limiter(config)
     keys = lim.keys
-    assert await lim.headroom(PRIVATE) == (0, 0)  # 3 tokens: 1 + the reserve of 1
+    assert await lim.headroom(PRIVATE) == (0, 0, 0)  # 3 tokens: 1 + the reserve of 1
     assert await lim.acquire(PRIVATE) == 0
     assert (await lim.headroom(PRIVATE)).wait == 0  # 2 left
     assert await lim.acquire(PRIVATE) == 0
@@ -172,6 +172,8 @@ async def test_keys_have_ttls(limiter: FloodLimiter, redis_url: str, redis_prefi
         assert 0 < await limiter.kv.pttl(key) <= 120_000
     # a digest lives an hour past its last edit, not days
     assert 3_500_000 < await limiter.kv.pttl(keys.sent_digest(PRIVATE, 7)) <= 3_600_000
+    # its last edit time only as long as the longest coalescing gap may need
+    assert 0 < await limiter.kv.pttl(keys.edited_at(PRIVATE, 7)) <= 10_000
     raw = aredis.Redis.from_url(redis_url)
     try:
         found = sorted(
@@ -187,6 +189,7 @@ async def test_keys_have_ttls(limiter: FloodLimiter, redis_url: str, redis_prefi
             f"{p}rl:{{c:{GROUP}}}:group",
             f"{p}rl:{{c:{PRIVATE}}}:chat",
             f"{p}rl:{{c:{PRIVATE}}}:msg:7",
+            f"{p}rl:{{c:{PRIVATE}}}:at:7",
         ]
     )
 

@@ -55,6 +55,11 @@ class Recorder:
         self.edits.append((chat_id, message_id, urgency))
         return message_id
 
+    def settled(self, chat_id: int, message_id: int) -> asyncio.Future[bool]:
+        done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        done.set_result(True)
+        return done
+
 
 class LosingService(TableService):
     """The table service whose first ``lose`` compare-and-sets are lost to a
