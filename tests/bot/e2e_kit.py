@@ -16,7 +16,7 @@ from typing import Any
 
 from engine import Action, new_game
 from engine.cards import card_name
-from engine.live import TableService
+from engine.live import MOVE_KINDS, TableService
 from sandbox.fake_api import FakeTelegram, Message, SimUser
 from sandbox.fake_api.world import World
 from telegram_bot.app import BotApp
@@ -316,7 +316,7 @@ async def seen_cards(svc: TableService, table_id: str) -> dict[int, set[str]]:
         if state.trump_card is not None:
             public.add(card_name(state.trump_card))
         for e in events[i:end]:
-            if e.kind in ("act", "ai", "auto"):
+            if e.kind in MOVE_KINDS:
                 for ev in state.apply(Action.from_text(e.seat, e.text)):
                     names = {card_name(c) for c in ev.cards}
                     if ev.kind == "draw":
