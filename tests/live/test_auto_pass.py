@@ -16,9 +16,7 @@ from tests.live.conftest import human_move, new_table, replay_current_game, same
 
 
 @pytest.mark.parametrize("variant", ["chuvash", "shchelkovsky"])
-async def test_a_seat_that_can_only_pass_passes_by_itself(
-    svc: TableService, variant: str
-) -> None:
+async def test_a_seat_that_can_only_pass_passes_by_itself(svc: TableService, variant: str) -> None:
     seed = random.randrange(10**6)
     print("seed", seed)
     rng = random.Random(seed)
@@ -27,7 +25,7 @@ async def test_a_seat_that_can_only_pass_passes_by_itself(
     for _ in range(400):
         if not await human_move(svc, tid, rng):
             break
-        table, state, _v = await svc.get(tid)
+        _t, state, _v = await svc.get(tid)
         assert state is not None
         # nobody is left holding a PASS that is all he may do (RULES §0 Passing)
         assert not [s for s in range(state.players) if state.forced_pass(s)]
@@ -46,7 +44,8 @@ async def test_pass_for_the_rest_of_the_bout(svc: TableService) -> None:
     chose = None
     for _ in range(2000):  # until a human thrower may pass (and throw in)
         table, state, version = await svc.get(tid)
-        assert state is not None and not state.over
+        assert state is not None
+        assert not state.over
         throwers = [
             s
             for s in state.to_act()
