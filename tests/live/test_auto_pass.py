@@ -33,6 +33,7 @@ async def test_a_seat_that_can_only_pass_passes_by_itself(svc: TableService, var
         autopasses = sum(e.kind == "autopass" for e in events)
     assert autopasses > 0  # the history shows the passes made by themselves
     assert all(e.text == "P" for e in events if e.kind == "autopass")
+    assert state is not None
     assert same_state(state, await replay_current_game(svc, tid))
 
 
@@ -74,6 +75,7 @@ async def test_pass_for_the_rest_of_the_bout(svc: TableService) -> None:
         raise AssertionError("the bout did not end")
     table, state, _v = await svc.get(tid)
     assert not table.seats[chose].bout_pass  # cleared at the next bout
+    assert state is not None
     assert same_state(state, await replay_current_game(svc, tid))
 
 
