@@ -34,6 +34,8 @@ ERR_NOT_IN_HAND = N_("You do not hold that card.")
 ERR_CANNOT_PLAY = N_("That card cannot be played now.")
 ERR_NOT_LEGAL = N_("That move is not possible now.")
 ERR_BAD_SELECTION = N_("The selected cards do not make a move.")
+ERR_DEFENDER_LIMIT = N_("The defender can beat at most {n} cards.")
+ERR_THROW_LIMIT = N_("At most {n} cards can be thrown in now.")
 
 
 SEL_MOD = 100
@@ -84,12 +86,16 @@ class Selection:
 
 @dataclass(frozen=True)
 class Outcome:
-    """Exactly one of: ``action`` (apply it; then the selection is cleared),
-    ``selection`` (store it and re-render), ``error`` (a msgid for an alert)."""
+    """Exactly one of: ``action`` (apply it; then the selection is cleared;
+    ``rest_of_bout``: a pass for the rest of the bout), ``selection`` (store it
+    and re-render), ``error`` (a msgid for a short notice, formatted with
+    ``error_args``)."""
 
     action: str | None = None
     selection: Selection | None = None
     error: str | None = None
+    error_args: Mapping[str, int] = field(default_factory=dict)
+    rest_of_bout: bool = False
 
 
 @dataclass(frozen=True)
@@ -188,8 +194,13 @@ def playable(view: View, lg: Legal | None = None) -> set[str]:
 
 
 def _multi(view: View, lg: Legal, card: str) -> bool:
-    """Can ``card`` be part of a move of several cards (a C6 lead, a throw-in)?"""
-    if any(card in lead and len(lead) > 1 for lead in lg.leads):
+    """Can ``card`` be part of a move of several cards (a C6 lead, a throw-in)?
+    In Chuvash every lead card counts (one rule for the lead: tap the cards, ✓,
+    then *Play*, even for one card -- C6 allows several of one suit)."""
+    if (
+        any(card in lead for lead in lg.leads)
+        and find_variant(view["variant"]).lead_many_of_one_suit
+    ):
         return True
     if card in lg.throws and throw_room(view) > 1:
         hand: Counter[str] = Counter(view["hand"])
@@ -219,6 +230,23 @@ def _can_join(view: View, lg: Legal, cards: tuple[str, ...]) -> bool:
     if any(all(c in lead for c in cards) for lead in lg.leads if len(lead) >= len(cards)):
         return len(set(cards)) == len(cards)
     return all(c in lg.throws for c in cards) and len(cards) <= throw_room(view)
+
+
+def _over_limit(view: View, lg: Legal, cards: tuple[str, ...]) -> Outcome | None:
+    """The notice for ``cards`` that would make a move but for their number: a C6
+    lead longer than the defender's hand (RULES §0 hand limit), a throw-in past
+    the room left (hand limit, S10 cap).  ``None``: they do not fit otherwise."""
+    if Counter(cards) - Counter(view["hand"]):
+        return None
+    if view.get("phase") != BOUT_PHASE:
+        one_suit = len({parse_card(c) % 4 for c in cards}) == 1 and len(set(cards)) == len(cards)
+        if one_suit and all(any(c in lead for lead in lg.leads) for c in cards):
+            n = view["hand_counts"][view["defender"]]
+            return Outcome(error=ERR_DEFENDER_LIMIT, error_args={"n": n})
+        return None
+    if all(c in lg.throws for c in cards):
+        return Outcome(error=ERR_THROW_LIMIT, error_args={"n": throw_room(view)})
+    return None
 
 
 def clean(view: View, selection: Selection) -> Selection:
@@ -291,6 +319,8 @@ def resolve(view: View, selection: Selection, press: Press) -> Outcome:
     if press.kind == "play":
         text = selection_action(view, sel.cards, lg)
         return Outcome(action=text) if text else Outcome(error=ERR_BAD_SELECTION)
+    if press.kind == "bout_pass":  # RULES §0 Passing: while PASS is legal for him
+        return Outcome(action="P", rest_of_bout=True) if lg.pass_ else Outcome(error=ERR_NOT_LEGAL)
     if press.kind == "action":
         if press.action in lg.texts:
             return Outcome(action=press.action)
@@ -321,6 +351,9 @@ def _press_card(view: View, sel: Selection, lg: Legal, card: str) -> Outcome:
         more = (*sel.cards, card)
         if _can_join(view, lg, more):
             return Outcome(selection=replace(sel, cards=more, choose=None))
+        over = _over_limit(view, lg, more)
+        if over is not None:  # one card too many: say why, keep what he chose
+            return over
         return Outcome(selection=replace(sel, cards=(card,), choose=None))  # a new move
     others = [m for m in moves if m[0] not in "LT"]  # covers, transfer, pass-ticket
     if multi and not others:

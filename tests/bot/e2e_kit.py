@@ -152,7 +152,9 @@ def has_lobby_buttons(message: Message) -> bool:
 
 
 def has_game_buttons(message: Message) -> bool:
-    return bool(game_buttons(message))
+    """A hand message: game buttons, or only greyed (disabled) cards while he
+    can play none of them."""
+    return bool(game_buttons(message)) or any("disabled" in b for b in message.buttons)
 
 
 def op(code: str, what: LobbyOp) -> str:
