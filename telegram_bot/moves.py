@@ -271,35 +271,50 @@ STAMP_LEN = 6
 """Characters of a :func:`stamp` (36 bits) in the callback data."""
 
 
-def stamp(view: View) -> str:
-    """A short digest of everything a press of this seat's keyboard can mean: his
-    hand and legal actions, and the bout they belong to (phase, attacker,
-    defender, its lead card, stock and discard sizes -- a new bout changes one of
-    them), whether the defender takes, a shown pass-ticket, the throw-in room.
-    A button drawn at an older version whose stamp equals the current one means
-    exactly what it meant then, so it is honoured (another player's throw-in,
-    cover or pass elsewhere on the table does not void it); otherwise it is
-    stale.  Any move of his own changes it (a card leaves his hand, or his
-    options change as he takes, passes or shows a ticket): a double tap is stale."""
+BOUT_STAMP_LEN = 2
+"""Leading characters of a :func:`stamp` that digest only the bout it belongs to."""
+
+
+def _digest(value: object, length: int) -> str:
+    digest = hashlib.blake2s(repr(value).encode(), digest_size=6).digest()
+    return base64.urlsafe_b64encode(digest).decode()[:length]
+
+
+def bout_key(view: View) -> tuple[object, ...]:
+    """What tells one bout from the next: phase, attacker, defender, its lead
+    card, stock and discard sizes (a new bout changes one of them)."""
     in_bout = view.get("phase") == BOUT_PHASE
     table = view.get("table") or []
-    text = repr(
-        (
-            sorted(view.get("hand", ())),
-            sorted(view.get("legal", ())),
-            view.get("phase"),
-            view.get("attacker"),
-            view.get("defender"),
-            table[0][0] if in_bout and table else None,
-            view.get("stock_count"),
-            view.get("discard_count"),
-            view.get("taking"),
-            view.get("pass_ticket"),
-            throw_room(view) if in_bout else None,
-        )
+    return (
+        view.get("phase"),
+        view.get("attacker"),
+        view.get("defender"),
+        table[0][0] if in_bout and table else None,
+        view.get("stock_count"),
+        view.get("discard_count"),
     )
-    digest = hashlib.blake2s(text.encode(), digest_size=6).digest()
-    return base64.urlsafe_b64encode(digest).decode()[:STAMP_LEN]
+
+
+def stamp(view: View) -> str:
+    """A short digest of everything a press of this seat's keyboard can mean: the
+    bout (:func:`bout_key`, the first :data:`BOUT_STAMP_LEN` characters), then
+    his hand and legal actions, whether the defender takes, a shown
+    pass-ticket, the throw-in room.  A button drawn at an older version whose
+    stamp equals the current one means exactly what it meant then, so it is
+    honoured (another player's throw-in, cover or pass elsewhere on the table
+    does not void it); otherwise it is stale.  Any move of his own changes it
+    (a card leaves his hand, or his options change as he takes, passes or shows
+    a ticket): a double tap is stale."""
+    in_bout = view.get("phase") == BOUT_PHASE
+    rest = (
+        sorted(view.get("hand", ())),
+        sorted(view.get("legal", ())),
+        view.get("taking"),
+        view.get("pass_ticket"),
+        throw_room(view) if in_bout else None,
+    )
+    key = bout_key(view)
+    return _digest(key, BOUT_STAMP_LEN) + _digest((key, rest), STAMP_LEN - BOUT_STAMP_LEN)
 
 
 def resolve(view: View, selection: Selection, press: Press) -> Outcome:

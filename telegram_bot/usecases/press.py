@@ -37,7 +37,7 @@ from engine import EngineError, view
 from engine.live import PLAYING, StaleVersion, TableService
 from telegram_bot.callbacks import GameCb
 from telegram_bot.chat_state import ChatStateStore
-from telegram_bot.moves import ERR_NOT_YOUR_TURN, Selection, resolve, stamp
+from telegram_bot.moves import BOUT_STAMP_LEN, ERR_NOT_YOUR_TURN, Selection, resolve, stamp
 from telegram_bot.publisher import Publisher
 from telegram_bot.screens import Snapshot
 
@@ -225,11 +225,15 @@ class PressButton:
 
 
 def _still_a_pass(seat_view: dict[str, Any], button: GameCb) -> bool:
-    """A pass (for now or for the bout) that is still legal for him: it means what
-    it meant whatever else changed on the table (RULES §0 Passing)."""
+    """A pass (for now or for the bout) still legal for him in the same bout (the
+    stamp's bout part): it means what it meant whatever else changed on the
+    table (RULES §0 Passing)."""
     p = button.press
     is_pass = p.kind == "bout_pass" or (p.kind == "action" and p.action == "P")
-    return is_pass and "P" in seat_view.get("legal", ())
+    same_bout = (
+        bool(button.stamp) and button.stamp[:BOUT_STAMP_LEN] == stamp(seat_view)[:BOUT_STAMP_LEN]
+    )
+    return is_pass and same_bout and "P" in seat_view.get("legal", ())
 
 
 def _playing(snap: Snapshot) -> bool:

@@ -18,7 +18,7 @@ from engine.live import LiveConfig, StaleVersion, TableService
 from telegram_bot.callbacks import INERT, GameCb, Press, act
 from telegram_bot.chat_state import ChatStateStore
 from telegram_bot.delivery_api import Delivery, Urgency
-from telegram_bot.moves import ERR_NOT_YOUR_TURN, stamp
+from telegram_bot.moves import BOUT_STAMP_LEN, ERR_NOT_YOUR_TURN, stamp
 from telegram_bot.publisher import Publisher
 from telegram_bot.usecases.press import ButtonPress, PressButton, PressOutcome, PressStatus
 
@@ -289,6 +289,25 @@ async def test_a_pass_still_legal_is_applied_from_an_old_keyboard(table: Table) 
     # Pass/Done pressed just after the table changed: it means what it meant
     t = table
     version, user = await until_a_pass(t)
-    outcome = await t.press_button(pressing(t, user, version - 1, act("P"), "AAAAAA"))
+    loaded = await t.svc.load(t.code)
+    assert loaded.state is not None
+    seat = loaded.table.seat_of(user)
+    assert seat is not None
+    now = stamp(view(loaded.state, seat))
+    old = now[:BOUT_STAMP_LEN] + ("AAAA" if now[BOUT_STAMP_LEN:] != "AAAA" else "BBBB")
+    outcome = await t.press_button(pressing(t, user, version - 1, act("P"), old))
     assert outcome.status is PressStatus.APPLIED
     assert (await t.svc.load(t.code)).version > version
+
+
+async def test_a_pass_from_another_bout_is_stale(table: Table) -> None:
+    t = table
+    version, user = await until_a_pass(t)
+    loaded = await t.svc.load(t.code)
+    assert loaded.state is not None
+    seat = loaded.table.seat_of(user)
+    assert seat is not None
+    other_bout = "BBBBBB" if stamp(view(loaded.state, seat)).startswith("AA") else "AAAAAA"
+    outcome = await t.press_button(pressing(t, user, version - 1, act("P"), other_bout))
+    assert outcome.status in (PressStatus.STALE, PressStatus.REPEATED)
+    assert (await t.svc.load(t.code)).version == version
