@@ -20,7 +20,8 @@ from engine.cards import Card, card_name
 from sandbox.fake_api.text import parse_text
 from telegram_bot.callbacks import GameCb, LobbyCb, LobbyOp, parse_game, parse_lobby
 from telegram_bot.cards import card_label, glyph, group_hand
-from telegram_bot.i18n import LANGUAGES
+from telegram_bot.format import history_lines
+from telegram_bot.i18n import LANGUAGES, Translator
 from telegram_bot.moves import Selection, card_moves
 from telegram_bot.render import PAGE_SIZE, render_game_over, render_hand, render_table
 from telegram_bot.render_lobby import (
@@ -584,3 +585,17 @@ def test_no_settings_label_is_cut(locale: str, variant: str) -> None:
     for row in kb.inline_keyboard:
         for button in row:
             assert len(button.text) <= ROW_CHARS // len(row), (button.text, len(row))
+
+
+def test_passes_in_a_row_are_one_history_line() -> None:
+    # seats pass by themselves, several in one write (issue 13): one line for them
+    def passes(seat: int) -> dict[str, Any]:
+        return {"kind": "action", "seat": seat, "cards": [], "detail": "pass"}
+
+    lead = {"kind": "action", "seat": 0, "cards": ["6C"], "detail": "lead"}
+    v = {"events": [lead, passes(1), passes(2), passes(3), lead, passes(1)], "variant": "chuvash"}
+    names = ["Ann", "Bob", "Cy", "Di"]
+    lines = history_lines(v, names, Translator("ru"), 6)
+    assert lines[1] == "Пас: Bob, Cy, Di"
+    assert lines[3] == history_lines({"events": [passes(1)]}, names, Translator("ru"), 1)[0]
+    assert len(lines) == 4
