@@ -12,7 +12,14 @@ background loops included), the 429s received (and per game: the most any
 game got), the games stalled (left with presses to make but no change for a
 minute), and for group games the commands that got their reply.  No asserts.
 
-    python bench/bot.py [--actions N] [--quick] [--only 20x6 | --only 4x3g]
+``--human``: human-paced players instead (each thinks 0.3-1.5 s before a tap and
+then taps the keyboard he looked at, even if it changed meanwhile), one
+3-player Chuvash game and one 8-player Shchelkovsky game; prints the share of
+presses answered with a modal alert (show_alert, as the fake records it; goal
+at most 1%), with a toast, the share of presses that are passes, and the passes
+seats made by themselves (issue 13).
+
+    python bench/bot.py [--actions N] [--quick] [--only 20x6 | --only 4x3g] [--human]
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from telegram_bot.render import PLAYABLE
 from telegram_bot.settings import Settings
 
 STUCK = 60.0  # seconds without a press or a change in any chat of a game
+HUMAN_PACE = (0.3, 1.5)  # seconds a human-paced player thinks before a tap (--human)
 HECKLE_EVERY = 5.0  # seconds between two /top in a busy group (group scenarios)
 
 MESSAGES = ("sendMessage", "editMessageText", "editMessageReplyMarkup")
@@ -43,7 +51,11 @@ MESSAGES = ("sendMessage", "editMessageText", "editMessageReplyMarkup")
 class Figures:
     latencies: list[float] = field(default_factory=list)
     actions: int = 0
-    refused: int = 0  # presses answered with an alert (mostly stale keyboards)
+    refused: int = 0  # presses answered with a modal alert (show_alert)
+    toasts: int = 0  # presses answered with a short notice (text, no show_alert)
+    presses: int = 0
+    passes: int = 0  # presses of Pass/Done or "pass for the bout"
+    autopasses: int = 0  # passes seats made by themselves (the tables' logs)
     kinds: dict[str, int] = field(default_factory=dict)
     commands: int = 0  # /top sent to the busy groups
     replies: int = 0  # ... that got their leaderboard (not an apology, not lost)
@@ -71,6 +83,7 @@ async def player(
     budget: list[int],
     pulse: list[float],
     figs: Figures,
+    pace: tuple[float, float] | None = None,
 ) -> None:
     """Press a random useful button of his hand message whenever it offers one;
     otherwise wait for a change in his chat (a cheap per-chat wait, so 400
@@ -100,13 +113,21 @@ async def player(
                 pulse[0] = time.monotonic()
             continue
         budget[0] -= 1
+        if pace is not None:  # he looks, thinks, then taps what he saw
+            await asyncio.sleep(rng.uniform(*pace))
         pulse[0] = time.monotonic()
         before = msg.version
         t0 = time.perf_counter()
-        q = user.press(data=data, message=msg)
+        q = user.press(data=data, message=msg, forged=pace is not None)
         answer = await q.wait_answer(120)
+        figs.presses += 1
+        press = parse_game(data).press  # type: ignore[union-attr]
+        figs.passes += press.kind == "bout_pass" or press.action == "P"
         if answer.get("show_alert"):
             figs.refused += 1
+            seen = -1
+        elif answer.get("text"):
+            figs.toasts += 1
             seen = -1
         else:
             await world.wait_chat(
@@ -140,7 +161,8 @@ async def open_game(
     fake: FakeTelegram, app: BotApp, g: int, players: int, in_group: bool
 ) -> tuple[str, list[SimUser], Chat | None, SimUser | None]:
     """A started game of ``players`` humans: private (by invite), or in its own group
-    with one AI seat more and a member who watches."""
+    with one AI seat more and a member who watches.  Chuvash up to 6 players (C2),
+    Shchelkovsky beyond (S2)."""
     svc = app.svc
     users = [fake.add_user(f"G{g}P{i}") for i in range(players)]
     for u in users:
@@ -154,7 +176,8 @@ async def open_game(
         users[0].id,
         users[0].user.first_name,
         chat=group.id if group is not None else None,
-        variant="chuvash",
+        variant="chuvash" if players <= 6 else "shchelkovsky",
+        max_seats=max(players + int(in_group), 2),
         private=group is None,
         timer=app.settings.default_timer,
     )
@@ -175,6 +198,7 @@ async def scenario(
     verbose: bool = False,
     in_group: bool = False,
     limits: RateLimits | None = None,
+    pace: tuple[float, float] | None = None,
 ) -> None:
     async with FakeTelegram(limits=limits or RateLimits()) as fake:
         settings = Settings(
@@ -208,7 +232,9 @@ async def scenario(
         ]
         await asyncio.gather(
             *(
-                player(app, fake, tid, u, random.Random(rng.random()), budgets[tid], pulse, figs)
+                player(
+                    app, fake, tid, u, random.Random(rng.random()), budgets[tid], pulse, figs, pace
+                )
                 for tid, users in tables
                 for pulse in [[time.monotonic()]]
                 for u in users
@@ -256,6 +282,19 @@ async def scenario(
             f"{max(per_game, default=0)}) | stalled games {len(stalled)}{replies}",
             flush=True,
         )
+        if pace is not None:
+            for tid, _users in tables:
+                events = await svc.event_page(tid, 0, 1_000_000)
+                figs.autopasses += sum(e.kind == "autopass" for e in events)
+            n_press = max(figs.presses, 1)
+            print(
+                f"      human-paced: {figs.presses} presses | modal alerts "
+                f"{figs.refused} ({figs.refused / n_press:.1%}; goal <= 1%) | toasts "
+                f"{figs.toasts} ({figs.toasts / n_press:.1%}) | passes pressed {figs.passes} "
+                f"({figs.passes / n_press:.1%} of presses) | passes made by themselves "
+                f"{figs.autopasses}",
+                flush=True,
+            )
         if verbose:
             after = app.delivery.stats.as_dict()
             print(
@@ -293,10 +332,16 @@ async def main() -> None:
     parser.add_argument(
         "--only", metavar="GAMESxPLAYERS", help="one scenario, e.g. 20x6 (with --actions)"
     )
+    parser.add_argument(
+        "--human", action="store_true", help="human-paced players: alert and pass shares"
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
+    pace = HUMAN_PACE if args.human else None
     runs = [(1, 2, False), (20, 2, False), (20, 6, False), (1, 3, True), (4, 3, True)]
-    if not args.quick:
+    if args.human:
+        runs = [(1, 3, False), (1, 8, False)]
+    if not args.quick and not args.human:
         runs.append((200, 2, False))  # ~8,000 actions: about 10 minutes
     if args.only:
         games, _x, players = args.only.partition("x")
@@ -315,6 +360,7 @@ async def main() -> None:
                 args.verbose,
                 in_group,
                 limits,
+                pace,
             )
 
 

@@ -112,11 +112,29 @@ def event_line(
 def history_lines(
     view: Mapping[str, Any], names: Sequence[str], _: Translator, last: int
 ) -> list[str]:
-    """The last ``last`` public events in words, oldest first."""
-    lines = [
-        line for e in view.get("events", ()) if (line := event_line(e, view, names, _)) is not None
-    ]
+    """The last ``last`` public events in words, oldest first; passes in a row are
+    one line (seats pass by themselves, several at once: issue 13)."""
+    lines: list[str] = []
+    passers: list[str] = []
+    for e in view.get("events", ()):
+        if e["kind"] == "action" and e["detail"] == "pass":
+            passers.append(name_of(names, e["seat"], _))
+            continue
+        if passers:
+            lines.append(_passes_line(passers, _))
+            passers = []
+        line = event_line(e, view, names, _)
+        if line is not None:
+            lines.append(line)
+    if passers:
+        lines.append(_passes_line(passers, _))
     return lines[-last:] if last > 0 else []
+
+
+def _passes_line(passers: list[str], _: Translator) -> str:
+    if len(passers) == 1:
+        return _("{name} passes", name=passers[0])
+    return _("Pass: {names}", names=", ".join(passers))
 
 
 def bold(text: str) -> str:

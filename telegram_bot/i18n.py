@@ -195,5 +195,14 @@ def rules_text(variant: str, locale: str) -> str:
     return Translator(locale)(RULES[variant])
 
 
+HELP_MOVES = N_(
+    "• Chuvash Rooster: a lead is always tapped (✓), then Play — one card too.\n"
+    "• Greyed cards cannot be played now. A player with nothing to throw in passes by "
+    "himself; ⏭ passes for the rest of the bout."
+)
+"""How moves are made, added to /help (issue 13)."""
+
+
 def help_text(locale: str) -> str:
-    return Translator(locale)(HELP)
+    _ = Translator(locale)
+    return _(HELP) + "\n" + _(HELP_MOVES)

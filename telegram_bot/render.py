@@ -14,12 +14,13 @@ from collections import Counter
 from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
 
-from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
+from aiogram.types import DisabledButton, InlineKeyboardButton, InlineKeyboardMarkup
 
 from engine.cards import card_names, parse_card_run
 from telegram_bot import moves
 from telegram_bot.callbacks import (
     BACK,
+    BOUT_PASS,
     CLEAR,
     INERT,
     PLAY,
@@ -48,6 +49,8 @@ PLAYABLE = "•"
 TOGGLED = "✓"
 
 
+BOUT_PASS_MARK = "⏭"
+"""The mark of "pass for the rest of this bout"."""
 TRANSFER, TICKET = "↪", "🎫"
 """The marks of a transfer and of showing a pass-ticket (S8) on buttons."""
 
@@ -219,8 +222,10 @@ def hand_keyboard(
             label = mark + label
         elif card in playable:
             label = PLAYABLE + label
-        # Telegram's button styles: green for what can be played now
-        cards.append(button(label, press_card(card), "success" if card in playable else None))
+        if card in playable or toggled[card]:  # Telegram's button styles: green, playable now
+            cards.append(button(label, press_card(card), "success"))
+        else:  # a card that cannot be played now: shown greyed, pressing it does nothing
+            cards.append(InlineKeyboardButton(text=label, disabled=DisabledButton()))
     rows += _rows(cards, CARDS_PER_ROW)
     if pages > 1:
         rows.append(
@@ -241,6 +246,8 @@ def hand_keyboard(
     if lg.pass_:
         covered = all(cover is not None for _a, cover in view["table"]) and not view["taking"]
         actions.append(button(_("Done") if covered else _("Pass"), act("P")))
+        # RULES §0 Passing: pass now and whenever asked again in this bout
+        actions.append(button(BOUT_PASS_MARK + " " + _("Pass all bout"), BOUT_PASS))
     # short, distinct labels (issue 13): «↪ 9♦️» transfers, «🎫 9♦️» shows the pass-ticket
     for card in dict.fromkeys(lg.transfers):
         actions.append(button(f"{TRANSFER} {glyph(card)}", act("R" + card)))

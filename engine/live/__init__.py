@@ -26,6 +26,7 @@ from engine.live.kv import KeyValueStore
 from engine.live.lobbies import new_code
 from engine.live.model import (
     CANCELLED,
+    MOVE_KINDS,
     OPEN,
     OVER,
     PLAYING,
@@ -59,6 +60,7 @@ from engine.live.tables import Loaded, Plan
 
 __all__ = [
     "CANCELLED",
+    "MOVE_KINDS",
     "OPEN",
     "OVER",
     "PLAYING",

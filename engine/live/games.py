@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 
-from engine import Action, Event, GameState, new_game, public_view, view
-from engine.actions import LEAD
+from engine import BOUT_PHASE, Action, Event, GameState, new_game, public_view, view
+from engine.actions import LEAD, PASS
 from engine.ai import make_player
 from engine.live.model import (
     OPEN,
@@ -35,24 +35,59 @@ from engine.live.tables import Loaded, Plan, Tables, check_request_id
 LogEntry = tuple[str, int, str]
 
 
-def run_ai(table: Table, state: GameState, limit: int) -> tuple[list[LogEntry], list[Event]]:
-    """Let AI-controlled seats move until the game waits only for humans."""
+def auto_pass(table: Table, state: GameState) -> int | None:
+    """The seat that passes by itself now: PASS is all it
+    may do until the table changes (``GameState.forced_pass``; RULES §0
+    Passing: a player with no legal throw-in counts as passed, so nobody waits
+    for him), or its player chose to pass for the rest of the bout and
+    PASS is legal for it (RULES §0 Throw-in priority: a change of the table
+    clears passes, so he passes again).  ``None``: nobody."""
+    if state.phase != BOUT_PHASE:
+        return None
+    for seat in range(state.players):
+        if table.seats[seat].bout_pass and Action(seat, PASS) in state.legal_actions(seat):
+            return seat
+        if state.forced_pass(seat):
+            return seat
+    return None
+
+
+def end_bout_passes(table: Table, reported: list[Event]) -> Table:
+    """ "Pass for the rest of this bout" ends with the bout (a ``bout_end`` event)."""
+    if not any(s.bout_pass for s in table.seats) or all(e.kind != "bout_end" for e in reported):
+        return table
+    return replace(table, seats=tuple(replace(s, bout_pass=False) for s in table.seats))
+
+
+def run_ai(table: Table, state: GameState, limit: int) -> tuple[list[LogEntry], list[Event], Table]:
+    """Let seats move by themselves until the game waits only for humans: first
+    every pass a seat makes by itself (:func:`auto_pass`), then AI-controlled
+    seats, one move at a time.  Returns the log, the engine's events and the
+    table (its "pass for the bout" choices cleared when a bout ended)."""
     log: list[LogEntry] = []
     reported: list[Event] = []
     for _ in range(limit):
         if state.over:
             break
-        seats = [s for s in state.to_act() if table.seats[s].ai_controlled]
-        if not seats:
-            break
-        seat = seats[0]
-        kind = table.seats[seat].ai or "random"
-        action = make_player(kind, f"{table.seed}:{state.ply}:{seat}").choose(state, seat)
-        if action is None:  # pragma: no cover - a seat in to_act() always has a move
-            break
-        reported += state.apply(action)
-        log.append(("ai", seat, action.text()))
-    return log, reported
+        seat = auto_pass(table, state)
+        if seat is not None:
+            action = Action(seat, PASS)
+            log.append(("autopass", seat, action.text()))
+        else:
+            seats = [s for s in state.to_act() if table.seats[s].ai_controlled]
+            if not seats:
+                break
+            seat = seats[0]
+            kind = table.seats[seat].ai or "random"
+            chosen = make_player(kind, f"{table.seed}:{state.ply}:{seat}").choose(state, seat)
+            if chosen is None:  # pragma: no cover - a seat in to_act() always has a move
+                break
+            action = chosen
+            log.append(("ai", seat, action.text()))
+        events = state.apply(action)
+        reported += events
+        table = end_bout_passes(table, events)
+    return log, reported, table
 
 
 def timeout_move(state: GameState, seat: int) -> Action:
@@ -109,9 +144,11 @@ class Games:
         )
 
     def after_moves(self, plan: Plan) -> None:
-        """AI chain, then game over if it is."""
+        """Passes seats make by themselves and the AI chain; "pass for the rest of
+        the bout" cleared once the bout is over; then game over if it is."""
         assert plan.state is not None
-        log, reported = run_ai(plan.table, plan.state, self.config.max_ai_moves)
+        table = end_bout_passes(plan.table, plan.engine_events)  # the move ended the bout
+        log, reported, plan.table = run_ai(table, plan.state, self.config.max_ai_moves)
         plan.events += log
         plan.engine_events += reported
         if plan.state.over:
@@ -122,7 +159,7 @@ class Games:
         seed = self.new_seed()
         state = new_game(table.variant, n, seed, table.options, previous_loser)
         seats = tuple(
-            replace(s, timeouts=0, ai=s.ai if (s.user is None or s.left) else None)
+            replace(s, timeouts=0, bout_pass=False, ai=s.ai if (s.user is None or s.left) else None)
             for s in table.seats
         )
         game_no = table.game_no + 1
@@ -202,9 +239,13 @@ class Games:
         action: Action | str,
         expected_version: int,
         request_id: str = "",
+        *,
+        rest_of_bout: bool = False,
     ) -> WriteResult:
         """``user``'s move (an :class:`engine.Action` or its text form, e.g. ``"C6CKS"``)
-        made against ``expected_version``.  Raises :class:`StaleVersion` (the table
+        made against ``expected_version``; ``rest_of_bout`` with a PASS: he passes
+        for the rest of this bout (his seat passes by itself whenever PASS is
+        legal for it again, until the bout ends; RULES §0 Passing).  Raises :class:`StaleVersion` (the table
         moved on), :class:`engine.IllegalAction` (with the engine's code), or
         :class:`LiveError`; nothing changes then.  The same ``request_id`` applied
         again returns ``duplicate=True`` and the version the first one produced."""
@@ -230,10 +271,12 @@ class Games:
         act = Action.from_text(seat, action) if isinstance(action, str) else action
         if act.seat != seat:
             raise LiveError("bad_seat", f"you play seat {seat}, not seat {act.seat}")
+        if rest_of_bout and act.kind != PASS:
+            raise LiveError("not_allowed", "only a pass can be made for the rest of the bout")
         before = state.copy()
         reported = state.apply(act)  # IllegalAction: nothing changed
-        if t.seats[seat].timeouts:
-            t = t.with_seat(seat, replace(t.seats[seat], timeouts=0))
+        if t.seats[seat].timeouts or rest_of_bout:
+            t = t.with_seat(seat, replace(t.seats[seat], timeouts=0, bout_pass=rest_of_bout))
         plan = Plan(t, state, events=[("act", seat, act.text())], engine_events=reported)
         self.after_moves(plan)
         return await self.tables.write(

@@ -60,6 +60,15 @@ class Loaded:
         digits = self.recent[pos + len(marker) :].split(";", 1)[0]
         return int(digits) if digits.isdigit() else None
 
+    def moved_since(self, seat: int, version: int) -> bool:
+        """Did ``seat`` make a move of its own (or pass by itself) in a write after
+        ``version``, as far as the open chunk of the log reaches?  (A keyboard
+        drawn at ``version`` pressed again is then a double tap.)"""
+        return any(
+            e.version > version and e.seat == seat and e.kind in ("act", "autopass")
+            for e in eventlog.decode_text(self.log)
+        )
+
 
 @dataclass
 class Plan:

@@ -16,7 +16,7 @@ from typing import Any
 
 from engine import Action, new_game
 from engine.cards import card_name
-from engine.live import TableService
+from engine.live import MOVE_KINDS, TableService
 from sandbox.fake_api import FakeTelegram, Message, SimUser
 from sandbox.fake_api.world import World
 from telegram_bot.app import BotApp
@@ -152,7 +152,9 @@ def has_lobby_buttons(message: Message) -> bool:
 
 
 def has_game_buttons(message: Message) -> bool:
-    return bool(game_buttons(message))
+    """A hand message: game buttons, or only greyed (disabled) cards while he
+    can play none of them."""
+    return bool(game_buttons(message)) or any("disabled" in b for b in message.buttons)
 
 
 def op(code: str, what: LobbyOp) -> str:
@@ -316,7 +318,7 @@ async def seen_cards(svc: TableService, table_id: str) -> dict[int, set[str]]:
         if state.trump_card is not None:
             public.add(card_name(state.trump_card))
         for e in events[i:end]:
-            if e.kind in ("act", "ai", "auto"):
+            if e.kind in MOVE_KINDS:
                 for ev in state.apply(Action.from_text(e.seat, e.text)):
                     names = {card_name(c) for c in ev.cards}
                     if ev.kind == "draw":

@@ -10,7 +10,7 @@ import pytest
 import redis.asyncio as aredis
 
 from engine import Action, GameState, new_game, state_to_json
-from engine.live import LiveConfig, TableService
+from engine.live import MOVE_KINDS, LiveConfig, TableService
 from engine.live.client import Client, is_cluster_url, make_client
 from tests.live._wire import Wire, wired_client
 
@@ -95,7 +95,7 @@ async def replay_current_game(
     moves = events[starts[-1] + 1 :]
     state = new_game(table.variant, len(table.seats), table.seed, table.options, previous_loser)
     for e in moves:
-        if e.kind in ("act", "ai", "auto"):
+        if e.kind in MOVE_KINDS:
             state.apply(Action.from_text(e.seat, e.text))
     return state
 

@@ -11,13 +11,13 @@ from hypothesis import strategies as st
 
 from engine import Action, GameState, new_game
 from engine.ai import KINDS as AI_KINDS
-from engine.live import LiveConfig, TableService, WriteResult
+from engine.live import MOVE_KINDS, LiveConfig, TableService, WriteResult
 from tests.live.conftest import same_state
 
 
 def follow(mirror: GameState, result: WriteResult) -> None:
     for e in result.events:
-        if e.kind in ("act", "ai", "auto"):
+        if e.kind in MOVE_KINDS:
             mirror.apply(Action.from_text(e.seat, e.text))
 
 
