@@ -33,7 +33,7 @@ PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 def code_msgids() -> set[str]:
     ids: set[str] = set()
-    for path in sorted(PACKAGE.glob("*.py")):
+    for path in sorted(PACKAGE.rglob("*.py")):  # handlers/ and usecases/ too
         for _lineno, message, _comments, _context in extract_from_file(
             "python", str(path), keywords={"_": None, "N_": None}
         ):

@@ -129,7 +129,7 @@ def assert_private(
         visible, counts = shown_cards(text, buttons)
         hand_shown += counts
         for card in hidden:
-            assert glyph(card) not in visible, (seat, card, visible)
+            assert glyph(card, locale) not in visible, (seat, card, visible)
         for b in buttons:
             cb = parse_game(b.callback_data)
             assert cb is not None
@@ -149,7 +149,7 @@ def assert_public(state: GameState, locale: str = "en") -> None:
     hidden = hidden_from(state, view)
     visible = "\n".join([text] + [b.text for b in buttons])
     for card in hidden:
-        assert glyph(card) not in visible, card
+        assert glyph(card, locale) not in visible, card
 
 
 def cards(text: str) -> list[Card]:
@@ -353,7 +353,7 @@ def test_seats_the_ai_plays_are_said_in_words() -> None:
     ann, _ = render_hand(
         engine.view(g, 0), locale="uk", names=names, game_id=GID, version=0, ai_seats=[1]
     )
-    assert "Зараз за Bob 🤖 грає ШІ" in ann
+    assert "Замість них зараз грає комп'ютер: Bob 🤖" in ann
     # his own message says it in its first line (the publisher), not again here
     bob, _ = render_hand(
         engine.view(g, 1), locale="en", names=names, game_id=GID, version=0, ai_seats=[1]
