@@ -202,6 +202,10 @@ async def test_only_group_admins_change_its_language(
         bob.send("/lang uk", group)
         refused = await bob.wait_message("admins", group, timeout=SAFETY)
         assert refused.text == "Only the group's admins can change its language."
+        bob.send("/lang", group)  # the keyboard: the same check
+        keyboard = await bob.wait_message("Choose your language", group, timeout=SAFETY)
+        answer = await bob.press("Українська", message=keyboard, chat=group).wait_answer(SAFETY)
+        assert answer["text"] == "Only the group's admins can change its language."
         bob.send("/help", group)
         await bob.wait_message("Play Chuvash Rooster", group, timeout=SAFETY)  # English
         ann.send("/lang uk", group)
