@@ -44,7 +44,13 @@ from telegram_bot.chat_state import ChatStateStore
 from telegram_bot.dedupe import UpdateDedupe
 from telegram_bot.delivery_api import Delivery, make_delivery
 from telegram_bot.handlers import routers
-from telegram_bot.i18n import LANGUAGES, bot_commands, get_i18n
+from telegram_bot.i18n import (
+    GROUP_COMMANDS,
+    LANGUAGES,
+    PRIVATE_COMMANDS,
+    bot_commands,
+    get_i18n,
+)
 from telegram_bot.middlewares import LocaleMiddleware, PrefsCache
 from telegram_bot.publisher import Publisher
 from telegram_bot.render_marks import RenderMarks
@@ -53,8 +59,6 @@ from telegram_bot.usecases.lobby import LobbyActions
 from telegram_bot.usecases.press import PressButton
 
 log = logging.getLogger(__name__)
-
-GROUP_COMMANDS = ("new", "rules", "stats", "top", "lang", "leave", "help")
 
 
 def build_bot(settings: Settings) -> Bot:
@@ -202,15 +206,15 @@ class BotApp:
     async def set_commands(self) -> None:
         """The command menu per language and scope (private chats, groups)."""
         for lang in (*LANGUAGES, None):
-            commands = bot_commands(lang or "en")
-            group = [c for c in commands if c.command in GROUP_COMMANDS]
+            private = bot_commands(lang or "en", PRIVATE_COMMANDS)
+            group = bot_commands(lang or "en", GROUP_COMMANDS)
             for scope, cmds in (
-                (BotCommandScopeAllPrivateChats(), commands),
+                (BotCommandScopeAllPrivateChats(), private),
                 (BotCommandScopeAllGroupChats(), group),
             ):
                 await self.bot.set_my_commands(cmds, scope=scope, language_code=lang)
             if lang is None:
-                await self.bot.set_my_commands(commands, scope=BotCommandScopeDefault())
+                await self.bot.set_my_commands(private, scope=BotCommandScopeDefault())
 
     # ------------------------------------------------------------------ background
     def start_background(self) -> None:

@@ -20,6 +20,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 
+from aiogram.exceptions import TelegramAPIError
 from aiogram.types import InlineKeyboardMarkup
 
 from engine.live import CANCELLED, OPEN, OVER, PLAYING, LiveError, Table, TableService
@@ -85,6 +86,16 @@ class Publisher:
                     del self._locks[k]
             lock = self._locks[table_id] = asyncio.Lock()
         return lock
+
+    async def chat_title(self, chat: int) -> str:
+        """A group's title, as Telegram has it now (getChat); empty if it cannot
+        tell (the bot was removed)."""
+        try:
+            found = await self.delivery.bot.get_chat(chat)
+        except TelegramAPIError as e:
+            log.info("no title of chat %s: %s", chat, e.message)
+            return ""
+        return found.title or ""
 
     async def snapshot(self, table_id: str) -> Snapshot:
         loaded, ui = await asyncio.gather(self.svc.load(table_id), self.ui.table(table_id))

@@ -203,7 +203,9 @@ class Games:
         if seen is not None:
             return WriteResult(table_id, seen, t, duplicate=True)
         if t.status != OVER:
-            raise LiveError("not_allowed", "a rematch is possible once the game is over")
+            raise LiveError(
+                "not_allowed", "a rematch is possible once the game is over", action="rematch"
+            )
         if t.seat_of(user) is None:
             raise LiveError("not_seated", "only a player of the last game can ask for a rematch")
         humans = list(t.humans())
@@ -227,7 +229,9 @@ class Games:
     def _rematch_plan(self, user: int, loaded: Loaded) -> Plan:
         t = loaded.table
         if t.status != OVER:
-            raise LiveError("not_allowed", "a rematch is possible once the game is over")
+            raise LiveError(
+                "not_allowed", "a rematch is possible once the game is over", action="rematch"
+            )
         if t.seat_of(user) is None:
             raise LiveError("not_seated", "only a player of the last game can ask for a rematch")
         return self.start_plan(t, t.previous_loser, "start")
@@ -284,19 +288,36 @@ class Games:
         )
 
     async def take_seat_back(self, table_id: str, user: int, request_id: str = "") -> WriteResult:
-        """A human whose seat the AI plays (after timeouts or an admin) plays it again."""
+        """A human whose seat the AI plays (after timeouts, an admin, or his own
+        ``/leave``) plays it again while the game lasts.  A seat he left is his
+        again only if he sits at no other table now: his claim on this table is
+        taken inside the write's plan (``seated_elsewhere`` otherwise), as a join
+        does."""
+        claimed = False
 
-        def make(loaded: Loaded) -> Plan:
+        async def make(loaded: Loaded) -> Plan:
+            nonlocal claimed
             t = loaded.table
-            seat = t.seat_of(user)
+            seat = next((i for i, s in enumerate(t.seats) if s.user == user), None)
             if t.status != PLAYING or seat is None:
                 raise LiveError("not_seated", "you have no seat in a game at this table")
             if not t.seats[seat].ai_controlled:
-                raise LiveError("not_allowed", "you already play your seat")
-            t = t.with_seat(seat, replace(t.seats[seat], ai=None, timeouts=0))
+                raise LiveError("not_allowed", "you already play your seat", action="take_back")
+            if t.seats[seat].left:  # issue 13: /leave offers the way back
+                claimed = await self.tables.claim_user(user, table_id) or claimed
+            t = t.with_seat(seat, replace(t.seats[seat], ai=None, timeouts=0, left=False))
             return Plan(t, loaded.state, events=[("back", seat, "")])
 
-        return await self.tables.retry(table_id, make, request_id)
+        try:
+            result = await self.tables.retry(table_id, make, request_id)
+        except BaseException:
+            if claimed and await self.tables.where(user) is None:
+                await self.tables.release_user(user, table_id)
+            else:
+                await self.tables.settle_users(user)
+            raise
+        await self.tables.settle_users(user)
+        return result
 
     def takeover_plan(
         self, loaded: Loaded, seat: int, reason: str, *, left: bool = False, kind: str = ""

@@ -292,6 +292,7 @@ class Tables:
                         table=cur,
                         status=other.status,
                         chat=other.chat,
+                        variant=other.variant,
                     )
                 if fresh:
                     # claimed for another table whose seat is not written yet (a

@@ -287,14 +287,17 @@ async def play_out(
 
 
 # ------------------------------------------------------------------ hidden cards
-_CARD_RE = re.compile(r"(10|[2-9JQKA])([♠♥♦♣])|🃏")
+_CARD_RE = re.compile(r"(10|[2-9JQKAВДКТ])([♠♥♦♣])|🃏")
 _SUITS = {"♣": "C", "♦": "D", "♥": "H", "♠": "S"}
+_FACES = {"В": "J", "Д": "Q", "К": "K", "Т": "A"}
+"""Face ranks as Russian and Ukrainian messages show them."""
 
 
 def cards_in(text: str) -> set[str]:
     out = set()
     for m in _CARD_RE.finditer(text):
-        out.add("JK" if m.group(0) == "🃏" else m.group(1) + _SUITS[m.group(2)])
+        rank = _FACES.get(m.group(1), m.group(1)) if m.group(1) else ""
+        out.add("JK" if m.group(0) == "🃏" else rank + _SUITS[m.group(2)])
     return out
 
 

@@ -102,24 +102,25 @@ def hidden_from(state: GameState, view: dict[str, Any]) -> set[str]:
     return {c for c in others if not known[c]}
 
 
-def button_card(b: InlineKeyboardButton, view: Mapping[str, Any]) -> str | None:
+def button_card(b: InlineKeyboardButton, view: Mapping[str, Any], locale: str = "en") -> str | None:
     """The card a hand button shows: from its data, or for a disabled (greyed)
     card button, which carries none, from its label."""
     if b.disabled is not None:
-        labels = {card_label(c, n): c for c, n in group_hand(view["hand"], view["trump"])}
+        hand = group_hand(view["hand"], view["trump"])
+        labels = {card_label(c, locale, n): c for c, n in hand}
         return labels[b.text]
     cb = game_cb(b.callback_data)
     return cb.press.card if cb.press.kind == "card" else None
 
 
 def shown_cards(
-    text: str, buttons: list[InlineKeyboardButton], view: Mapping[str, Any]
+    text: str, buttons: list[InlineKeyboardButton], view: Mapping[str, Any], locale: str = "en"
 ) -> tuple[str, Counter[str]]:
     """All visible text, and the card buttons of the hand (card -> count shown)."""
     visible = [text] + [b.text for b in buttons]
     counts: Counter[str] = Counter()
     for b in buttons:
-        card = button_card(b, view)
+        card = button_card(b, view, locale)
         if card is not None:
             m = re.search(r"×(\d+)$", b.text)
             counts[card] += int(m.group(1)) if m else 1
@@ -139,13 +140,13 @@ def assert_private(
             view, locale=locale, names=NAMES, game_id=GID, version=123456, selection=sel
         )
         buttons = check_limits(text, markup)
-        visible, counts = shown_cards(text, buttons, view)
+        visible, counts = shown_cards(text, buttons, view, locale)
         hand_shown += counts
         for card in hidden:
-            assert glyph(card) not in visible, (seat, card, visible)
+            assert glyph(card, locale) not in visible, (seat, card, visible)
         for b in buttons:
             if b.disabled is not None:  # a card that cannot be played now
-                assert button_card(b, view) in view["hand"]
+                assert button_card(b, view, locale) in view["hand"]
                 continue
             cb = parse_game(b.callback_data)
             assert cb is not None
@@ -165,7 +166,7 @@ def assert_public(state: GameState, locale: str = "en") -> None:
     hidden = hidden_from(state, view)
     visible = "\n".join([text] + [b.text for b in buttons])
     for card in hidden:
-        assert glyph(card) not in visible, card
+        assert glyph(card, locale) not in visible, card
 
 
 def cards(text: str) -> list[Card]:
@@ -370,7 +371,7 @@ def test_seats_the_ai_plays_are_said_in_words() -> None:
     ann, _ = render_hand(
         engine.view(g, 0), locale="uk", names=names, game_id=GID, version=0, ai_seats=[1]
     )
-    assert "Зараз за Bob 🤖 грає ШІ" in ann
+    assert "Замість них зараз грає комп'ютер: Bob 🤖" in ann
     # his own message says it in its first line (the publisher), not again here
     bob, _ = render_hand(
         engine.view(g, 1), locale="en", names=names, game_id=GID, version=0, ai_seats=[1]

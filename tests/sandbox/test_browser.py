@@ -248,7 +248,8 @@ async def test_a_group_game_in_the_browser(sandbox: Sandbox, page: Any, tmp_path
         shown = await buttons(message)
         cards = {payload(d)[1:] for d, _ in shown if payload(d).startswith("c")}
         # greyed cards carry no data: told by their label
-        labels = {card_label(c, n): c for c, n in group_hand(held[name], views[name]["trump"])}
+        hand = group_hand(held[name], views[name]["trump"])
+        labels = {card_label(c, "en", n): c for c, n in hand}  # the sandbox's users: English
         cards |= {labels[t] for d, t in shown if not d}
         assert cards == set(held[name]), (name, cards, held[name])
         other = "Bob" if name == "Alice" else "Alice"
