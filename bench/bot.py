@@ -24,13 +24,14 @@ import random
 import statistics
 import time
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from engine.live import TableService
 from sandbox.fake_api import Chat, FakeTelegram, Message, RateLimits, SimUser
 from sandbox.local_redis import LocalRedis
 from telegram_bot.app import BotApp
 from telegram_bot.callbacks import parse_game
-from telegram_bot.chat_state import ChatStateStore
+from telegram_bot.chat_state import TableUi
 from telegram_bot.render import PLAYABLE
 from telegram_bot.settings import Settings
 
@@ -63,9 +64,15 @@ def choose(message: Message, rng: random.Random) -> str | None:
     return rng.choice(options) if options else None
 
 
+class UiSource(Protocol):
+    """Where a player finds his hand message: the chat-state store, or a copy."""
+
+    async def table(self, table_id: str) -> TableUi: ...
+
+
 async def player(
     svc: TableService,
-    ui: ChatStateStore,
+    ui: UiSource,
     fake: FakeTelegram,
     tid: str,
     user: SimUser,

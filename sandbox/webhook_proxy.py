@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 from collections import Counter
 from collections.abc import Sequence
@@ -138,10 +139,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--path", default="/telegram")
     parser.add_argument("--broadcast", action="store_true", help="every update to every process")
     args = parser.parse_args(argv)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve(args))
-    except KeyboardInterrupt:
-        pass
 
 
 if __name__ == "__main__":

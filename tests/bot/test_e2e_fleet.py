@@ -219,7 +219,7 @@ async def check_game(
     for u in humans:  # the final state everywhere
         assert is_over(await h.hand_message(u, tid)), u.user.first_name
     assert is_over(table_msg)
-    back = []  # never an older version after a newer one
+    back: list[tuple[object, ...]] = []  # never an older version after a newer one
     for u in humans:
         versions = [hand_version(e) for e in edits_of(fake, u.id, ui.hands[u.id])]
         shown = [v for v in versions if v is not None]
@@ -295,7 +295,7 @@ async def test_group_games_on_several_processes(fleet_harness: FleetHarness) -> 
         )
     )
     await settle(h, quiet=4.0)  # the coalesced edits have gone out
-    back = []
+    back: list[tuple[object, ...]] = []
     for (tid, group), players, count in zip(opened, humans, counts, strict=True):
         back += await check_game(h, tid, players, group.id, count)
     forwarded = [fleet.proxy.forwarded[t] for t in fleet.proxy.targets]
