@@ -32,11 +32,14 @@ import random
 import statistics
 import time
 from dataclasses import dataclass, field
+from typing import Protocol
 
+from engine.live import TableService
 from sandbox.fake_api import Chat, FakeTelegram, Message, RateLimits, SimUser
 from sandbox.local_redis import LocalRedis
 from telegram_bot.app import BotApp
 from telegram_bot.callbacks import parse_game
+from telegram_bot.chat_state import TableUi
 from telegram_bot.render import PLAYABLE
 from telegram_bot.settings import Settings
 
@@ -74,8 +77,15 @@ def choose(message: Message, rng: random.Random) -> str | None:
     return rng.choice(options) if options else None
 
 
+class UiSource(Protocol):
+    """Where a player finds his hand message: the chat-state store, or a copy."""
+
+    async def table(self, table_id: str) -> TableUi: ...
+
+
 async def player(
-    app: BotApp,
+    svc: TableService,
+    ui: UiSource,
     fake: FakeTelegram,
     tid: str,
     user: SimUser,
@@ -84,16 +94,19 @@ async def player(
     pulse: list[float],
     figs: Figures,
     pace: tuple[float, float] | None = None,
+    think: tuple[float, float] = (0.0, 0.0),
+    until: float = float("inf"),
 ) -> None:
-    """Press a random useful button of his hand message whenever it offers one;
-    otherwise wait for a change in his chat (a cheap per-chat wait, so 400
-    players cost the harness little); stop at the budget, at the game's end, or
+    """Press a random useful button of his hand message whenever it offers one
+    (after ``think`` seconds: a random time in that range); otherwise wait for a
+    change in his chat (a cheap per-chat wait, so 400 players cost the harness
+    little); stop at the budget, at the game's end, at ``until`` (monotonic), or
     when no player of the game pressed or saw a change for ``STUCK`` seconds (the
     game is stuck: the scenario reports it as stalled)."""
     world = fake.world
     seen = -1
-    while budget[0] > 0 and time.monotonic() < pulse[0] + STUCK:
-        mid = (await app.ui.table(tid)).hands.get(user.id)
+    while budget[0] > 0 and pulse[0] + STUCK > time.monotonic() < until:
+        mid = (await ui.table(tid)).hands.get(user.id)
         msg = user.chat.messages.get(mid) if mid else None
         data = choose(msg, rng) if msg is not None and msg.version != seen else None
         if msg is None or not data:
@@ -105,13 +118,19 @@ async def player(
                 2.0,
             )
             if changed is None:  # quiet for a while: is the game still on?
-                table, _s, _v = await app.svc.get(tid)
+                table, _s, _v = await svc.get(tid)
                 if table.status != "playing":
                     return
                 seen = -1
             else:  # the game goes on (the others' moves): keep waiting for his turn
                 pulse[0] = time.monotonic()
             continue
+        if think[1] > 0:  # a human looks at his cards first
+            await asyncio.sleep(rng.uniform(*think))
+            msg = user.chat.messages.get(mid) if mid else None
+            if msg is None or (data := choose(msg, rng)) is None or time.monotonic() > until:
+                seen = -1
+                continue
         budget[0] -= 1
         if pace is not None:  # he looks, thinks, then taps what he saw
             await asyncio.sleep(rng.uniform(*pace))
@@ -233,7 +252,16 @@ async def scenario(
         await asyncio.gather(
             *(
                 player(
-                    app, fake, tid, u, random.Random(rng.random()), budgets[tid], pulse, figs, pace
+                    app.svc,
+                    app.ui,
+                    fake,
+                    tid,
+                    u,
+                    random.Random(rng.random()),
+                    budgets[tid],
+                    pulse,
+                    figs,
+                    pace,
                 )
                 for tid, users in tables
                 for pulse in [[time.monotonic()]]

@@ -190,6 +190,7 @@ class BotApp:
             table_delay=self.settings.table_delay,
             on_forbidden=self.on_forbidden,
             on_replaced=self.on_replaced,
+            flood=self.settings.flood_config(),
         )
 
     async def on_forbidden(self, user_id: int) -> None:

@@ -10,7 +10,7 @@ import random
 import re
 import time
 from collections import Counter, defaultdict
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -232,9 +232,11 @@ async def play_out(
     rng: random.Random | None = None,
     max_presses: int = 3000,
     stop_after: int | None = None,
+    after_press: Callable[[SimUser], Awaitable[None]] | None = None,
 ) -> int:
     """Press buttons for the humans until every hand message shows the game over
-    (or ``stop_after`` presses); returns the number of presses."""
+    (or ``stop_after`` presses); returns the number of presses.  ``after_press``
+    is awaited with the presser once each press is answered."""
     world = h.fake.world
     answers: Counter[str] = Counter()
     presses = 0
@@ -259,6 +261,8 @@ async def play_out(
             shown = m.version
             answer = await press(u, m, b)
             TIMING["press"] += time.perf_counter() - t0
+            if after_press is not None:
+                await after_press(u)
             # a press is answered before its edit goes out (which may wait for the
             # chat's flood tokens): look again once his message shows the outcome
             # -- it always does for a silent answer; a stale press redraws it

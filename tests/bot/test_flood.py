@@ -321,3 +321,27 @@ def test_rate_validation() -> None:
         Rate(0, 3)
     with pytest.raises(ValueError, match="per_second > 0 and burst >= 1 needed"):
         Rate(1, 0.5)
+
+
+async def test_the_fleet_wide_rate_is_a_setting(redis_url: str, redis_prefix: str) -> None:
+    """FLOOD_OVERALL_RATE / FLOOD_OVERALL_BURST (for a bot Telegram allows more)
+    reach the bot's limiter; the other buckets stay as they are."""
+    from telegram_bot.app import BotApp
+    from telegram_bot.settings import Settings
+
+    assert Settings().flood_config() == FloodConfig()
+    settings = Settings(
+        bot_token="123:AAA",
+        redis_url=redis_url,
+        redis_prefix=redis_prefix,
+        flood_overall_rate=100,
+        flood_overall_burst=4,
+    )
+    app = BotApp(settings)
+    try:
+        limiter = app.default_delivery().outgoing.limiter
+        assert limiter is not None
+        assert limiter.config.overall == Rate(100, 4, reserve=3)
+        assert limiter.config.per_group == FloodConfig().per_group
+    finally:
+        await app.aclose()

@@ -8,9 +8,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import pytest
 from aiogram import Bot
+from aiogram.client.session.middlewares.base import (
+    BaseRequestMiddleware,
+    NextRequestMiddlewareType,
+)
+from aiogram.methods import EditMessageText, TelegramMethod
 
 from engine.live import LiveConfig, TableService
 from sandbox.fake_api import FakeTelegram, ManualClock, RateLimits
@@ -160,3 +166,51 @@ async def test_two_processes_space_the_edits_of_one_message(
     assert clock.now - edited >= b.delivery.table_delay
     assert [e["text"] for e in fake.world.outbox if e["kind"] == "edit"] == ["t1 by a", "t2 by b"]
     assert fake.stats.retry_after == 0
+
+
+class HoldEdit(BaseRequestMiddleware):
+    """Inside the flood middleware (registered after it): holds the HTTP call of
+    the edit to ``text`` until ``release`` -- a slow network, a paused process."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.held = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def __call__(
+        self, make_request: NextRequestMiddlewareType[Any], bot: Bot, method: TelegramMethod[Any]
+    ) -> Any:
+        if isinstance(method, EditMessageText) and method.text == self.text:
+            self.held.set()
+            await self.release.wait()
+        return await make_request(bot, method)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug (issue #12): the shared digest admits an edit (version checked and "
+    "stored) before its HTTP call, so an older edit admitted first but sent after a "
+    "newer one from another process overwrites it -- the message goes backwards",
+)
+async def test_an_older_edit_admitted_first_but_sent_last_does_not_win(
+    processes: tuple[FakeTelegram, ManualClock, list[Process]],
+) -> None:
+    fake, clock, (a, b) = processes
+    alice = fake.add_user("Alice")
+    alice.start()
+    msg = await a.delivery.send(alice.id, "table v1")
+    assert msg is not None
+    mid = msg.message_id
+    hold = HoldEdit("table v5")
+    a.bot.session.middleware(hold)
+    clock.advance(2)
+    late = asyncio.create_task(
+        a.delivery.edit(alice.id, mid, "table v5", version=table_version("T", 5))
+    )
+    await asyncio.wait_for(hold.held.wait(), 10)  # a's edit of v5 is on its way
+    clock.advance(2)
+    await b.delivery.edit(alice.id, mid, "table v6", version=table_version("T", 6))
+    hold.release.set()
+    await asyncio.wait_for(late, 10)
+    shown = [m.text for m in fake.messages(alice.chat) if m.message_id == mid]
+    assert shown == ["table v6"]
