@@ -6,7 +6,9 @@ bot processes -- that is not game state:
 ``P{t:<id>}:ui`` -- hash, per table (same hash tag as the table):
 
     ==============  ====================================================
-    ``h:<user>``    message id of the player's hand message (his private chat)
+    ``h:<user>``    message id of the player's hand message (his private chat);
+                    negative: minus the ephemeral_message_id of his hand shown
+                    in the group (issue 14, :mod:`telegram_bot.group_hands`)
     ``s:<user>``    his multi-card selection (JSON, :class:`telegram_bot.moves.Selection`;
                     written by compare-and-set on its ``rev``, :meth:`ChatStateStore.swap_selection`)
     ``l:<user>``    his language (for messages he did not ask for)
@@ -17,7 +19,8 @@ bot processes -- that is not game state:
 
 ``P ui:<id>`` -- hash, per user or chat: ``lang`` (/lang override), ``tg``
     (Telegram's language), ``name`` (display name), ``started`` (the user opened
-    the private chat, so the bot may write to him).
+    the private chat, so the bot may write to him), ``plays`` (where his hand
+    goes in a group game: ``group`` or ``private``; where he last asked for it).
 
 Redis is reached only through the table service's generic key-value API
 (``svc.kv``, :class:`engine.live.KeyValueStore`); its failures surface as
@@ -71,6 +74,7 @@ class Prefs:
     tg: str | None = None
     name: str = ""
     started: bool = False
+    plays: str | None = None  # where his hand goes: "group" (ephemeral) or "private"
 
 
 class ChatStateStore:
@@ -189,6 +193,7 @@ class ChatStateStore:
             tg=d.get("tg") or None,
             name=d.get("name", ""),
             started=d.get("started") == "1",
+            plays=d.get("plays") or None,
         )
 
     async def many_prefs(self, ids: Iterable[int]) -> dict[int, Prefs]:
@@ -196,11 +201,15 @@ class ChatStateStore:
         if not ids:
             return {}
         keys = [self.prefs_key(i) for i in ids]
-        rows = await self.kv.hmget_many(keys, ("lang", "tg", "name", "started"))
+        rows = await self.kv.hmget_many(keys, ("lang", "tg", "name", "started", "plays"))
         out = {}
-        for i, (lang, tg, name, started) in zip(ids, rows, strict=True):
+        for i, (lang, tg, name, started, plays) in zip(ids, rows, strict=True):
             out[i] = Prefs(
-                lang=lang or None, tg=tg or None, name=name or "", started=started == "1"
+                lang=lang or None,
+                tg=tg or None,
+                name=name or "",
+                started=started == "1",
+                plays=plays or None,
             )
         return out
 
@@ -213,6 +222,7 @@ class ChatStateStore:
         tg: str | None = None,
         name: str | None = None,
         started: bool | None = None,
+        plays: str | None = None,
     ) -> None:
         key = self.prefs_key(who)
         fields: dict[str, str] = {}
@@ -224,5 +234,7 @@ class ChatStateStore:
             fields["name"] = name
         if started is not None:
             fields["started"] = "1" if started else "0"
+        if plays is not None:
+            fields["plays"] = plays
         dels = ["lang"] if clear_lang else []
         await self.kv.hupdate(key, set=fields, delete=dels, ttl_ms=self.prefs_ttl_ms)

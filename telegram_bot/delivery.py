@@ -54,7 +54,7 @@ import time
 from typing import Any
 
 from aiogram import Bot
-from aiogram.types import InlineKeyboardMarkup, Message
+from aiogram.types import EphemeralMessageParameters, InlineKeyboardMarkup, Message
 
 from engine.clock import Clock
 from telegram_bot.flood_gate import Sleep
@@ -137,9 +137,13 @@ class Delivery:
         *,
         parse_mode: str | None = "HTML",
         options: CallOptions = URGENT,
+        ephemeral: EphemeralMessageParameters | None = None,
     ) -> Message | None:
-        """Send a new message now; None when the chat is closed to the bot (403)."""
-        return await self.edits.send(chat_id, text, markup, parse_mode=parse_mode, options=options)
+        """Send a new message now (``ephemeral``: to one member of the group);
+        None when the chat is closed to the bot (403)."""
+        return await self.edits.send(
+            chat_id, text, markup, parse_mode=parse_mode, options=options, ephemeral=ephemeral
+        )
 
     async def edit(
         self,
@@ -151,6 +155,7 @@ class Delivery:
         *,
         on_replaced: OnReplaced | None = None,
         version: str = "",
+        receiver: int | None = None,
     ) -> int | None:
         """Show ``text`` and ``markup`` in the message (see the module docstring).
 
@@ -159,14 +164,17 @@ class Delivery:
         when forbidden; for SOON/TABLE the id as known now (a replacement is
         reported through ``on_replaced``).  ``version``: the table version the
         content renders -- with several processes, the shared digest drops it
-        when the message already showed a newer one (never backwards)."""
+        when the message already showed a newer one (never backwards).
+        ``receiver``: an ephemeral message of that user, ``message_id`` being
+        minus its ephemeral_message_id (edited by editEphemeralMessageText)."""
         if self._closed:
             raise RuntimeError("Delivery is closed")
         message_id = self.edits.moved.get((chat_id, message_id), message_id)
         key = (chat_id, message_id)
         slot = self._slot(key)
         slot.seq += 1
-        content = Content(text, markup, self.parse_mode, on_replaced or self.on_replaced, version)
+        replaced = on_replaced or self.on_replaced
+        content = Content(text, markup, self.parse_mode, replaced, version, receiver)
         slot.latest = content
         if urgency is Urgency.NOW:
             return await self.edits.deliver(key, slot, content, slot.seq, URGENT)

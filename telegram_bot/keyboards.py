@@ -62,6 +62,13 @@ class TableCb(CallbackData, prefix="t"):
     code: Annotated[str, Field(pattern=CODE_PATTERN)]
 
 
+class CardsCb(CallbackData, prefix="mc"):
+    """*My cards* on a group's table message: the presser's hand shown to him
+    alone, as an ephemeral message in the group (issue 14)."""
+
+    code: Annotated[str, Field(pattern=CODE_PATTERN)]
+
+
 def open_table_keyboard(code: str, label: str) -> InlineKeyboardMarkup:
     data = TableCb(code=code).pack()
     return InlineKeyboardMarkup(

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from typing import Any
 
 from aiogram import Bot
 from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
-from aiogram.methods import EditMessageText, SendMessage
-from aiogram.types import InlineKeyboardMarkup, Message
+from aiogram.methods import EditEphemeralMessageText, EditMessageText, SendMessage, TelegramMethod
+from aiogram.types import EphemeralMessageParameters, InlineKeyboardMarkup, Message
 
 from engine.clock import Clock
 from telegram_bot.message_slots import Content, Slot
@@ -68,9 +69,17 @@ class MessageEdits:
         *,
         parse_mode: str | None = "HTML",
         options: CallOptions = URGENT,
+        ephemeral: EphemeralMessageParameters | None = None,
     ) -> Message | None:
-        """Send a new message now; None when the chat is closed to the bot (403)."""
-        method = SendMessage(chat_id=chat_id, text=text, reply_markup=markup, parse_mode=parse_mode)
+        """Send a new message now (``ephemeral``: to one member of the group);
+        None when the chat is closed to the bot (403)."""
+        method = SendMessage(
+            chat_id=chat_id,
+            text=text,
+            reply_markup=markup,
+            parse_mode=parse_mode,
+            ephemeral_message_parameters=ephemeral,
+        )
         try:
             return await self.outgoing.call(self.bot, method, options)
         except TelegramForbiddenError:
@@ -124,7 +133,7 @@ class MessageEdits:
         slot.last_sent = self.clock()
         shown = [content]  # what the edit carries (newer after a 429)
 
-        def newest() -> tuple[EditMessageText, str] | None:
+        def newest() -> tuple[TelegramMethod[Any], str] | None:
             """After a 429: the newest content asked of this message, if newer, and
             the version it renders (the shared digest judges the retry by it)."""
             latest = slot.latest
@@ -146,8 +155,8 @@ class MessageEdits:
         except TelegramForbiddenError:
             return None
         except TelegramBadRequest as exc:
-            if not any(reason in exc.message for reason in GONE):
-                raise
+            if content.receiver is not None or not any(r in exc.message for r in GONE):
+                raise  # an ephemeral one is never re-sent in the group: the caller falls back
             return await self._replace(key, shown[0], CallOptions(options.priority))
         return key[1]
 
@@ -167,8 +176,18 @@ class MessageEdits:
         return msg.message_id
 
 
-def _edit_method(key: Key, content: Content) -> EditMessageText:
-    """Edits always carry the keyboard (Telegram drops it otherwise)."""
+def _edit_method(key: Key, content: Content) -> TelegramMethod[Any]:
+    """Edits always carry the keyboard (Telegram drops it otherwise).  An
+    ephemeral message's key is (chat, -ephemeral_message_id)."""
+    if content.receiver is not None:
+        return EditEphemeralMessageText(
+            chat_id=key[0],
+            receiver_user_id=content.receiver,
+            ephemeral_message_id=-key[1],
+            text=content.text,
+            reply_markup=content.markup,
+            parse_mode=content.parse_mode,
+        )
     return EditMessageText(
         text=content.text,
         chat_id=key[0],

@@ -31,6 +31,7 @@ class Content:
     parse_mode: str | None
     on_replaced: OnReplaced | None
     version: str = ""  # the table version it renders ('': none); never shown after a newer
+    receiver: int | None = None  # an ephemeral message's receiver (its key: chat, -id)
 
 
 @dataclass

@@ -74,7 +74,11 @@ def is_limited(api_method: str) -> bool:
     """Does a call put a message into a chat (and so count against the flood limits)?"""
     if api_method.startswith("send"):
         return api_method != "sendChatAction"
-    return api_method.startswith("editMessage") or api_method in _FORWARDS
+    # Ephemeral messages (issue 14): the Bot API docs say nothing of how their sends
+    # and edits count; they count like any message to that group (the safe reading,
+    # as the fake Bot API does).
+    edits = ("editMessage", "editEphemeralMessage")
+    return api_method.startswith(edits) or api_method in _FORWARDS
 
 
 class Outgoing(BaseRequestMiddleware):
@@ -164,7 +168,8 @@ class Outgoing(BaseRequestMiddleware):
         if name == "sendMessage" and chat_id is not None and isinstance(result, Message):
             assert digests is not None
             assert digests[0] is not None
-            await self._remember((chat_id, result.message_id), digests[0], digests[1])
+            mid = -result.ephemeral_message_id if result.ephemeral_message_id else result.message_id
+            await self._remember((chat_id, mid), digests[0], digests[1])
         return response
 
     async def _send(
@@ -342,6 +347,8 @@ def _content(
     if chat_id is None or not (name == "sendMessage" or name in EDITS):
         return None, None
     message_id = getattr(method, "message_id", None)
+    if isinstance(getattr(method, "ephemeral_message_id", None), int):
+        message_id = -method.ephemeral_message_id  # type: ignore[attr-defined]
     key = (chat_id, message_id) if name in EDITS and isinstance(message_id, int) else None
     return key, content_digests(bot, method)
 

@@ -24,10 +24,11 @@ from aiogram.exceptions import TelegramAPIError
 from aiogram.types import InlineKeyboardMarkup
 
 from engine.live import CANCELLED, OPEN, OVER, PLAYING, LiveError, Table, TableService
-from telegram_bot import texts
+from telegram_bot import group_hands, texts
 from telegram_bot.chat_state import ChatStateStore, TableUi
 from telegram_bot.delivery_api import Delivery, Urgency
 from telegram_bot.flood import table_version
+from telegram_bot.group_hands import hand_target
 from telegram_bot.i18n import Translator
 from telegram_bot.moves import Selection
 from telegram_bot.render_claims import WriteClaims
@@ -71,6 +72,8 @@ class Publisher:
         self.claims = WriteClaims()  # the refreshes of writers under way
         self.guard = RenderGuard(marks)  # pending renders marked in Redis
         self._locks: dict[str, asyncio.Lock] = {}
+        self.later: list[tuple[str, int]] = []  # ephemeral hands to send (game starts)
+        self.fallbacks: set[asyncio.Task[None]] = set()  # group_hands.on_failure
 
     def _mark_shown(self, table_id: str, version: int) -> None:
         self.shown[table_id] = max(self.shown.get(table_id, 0), version)
@@ -184,8 +187,13 @@ class Publisher:
             langs = await self._langs(t, ui)
             await self.ui.update_table(table_id, new_game=True, langs=langs)
 
+            group = group_of(t)
+            where = await self.ui.many_prefs(t.humans()) if group is not None else {}
+
             async def send_hand(seat: int, user: int) -> None:
                 text, markup = hand_screen(snap, seat, langs.get(user, "en"), Selection())
+                if group_hands.in_group(where.get(user)):
+                    return self.later.append((table_id, user))  # sent after the lock
                 msg = await self.delivery.send(user, text, markup)
                 if msg is not None:  # recorded at once: he may press right away
                     await self.ui.update_table(table_id, hands={user: msg.message_id})
@@ -196,13 +204,13 @@ class Publisher:
                 if s.user is not None and not s.left
             ]
             await asyncio.gather(*jobs)
-            group = group_of(t)
             if group is not None:
                 text, markup2 = table_screen(snap, self.bot_username)
                 msg = await self.delivery.send(group, text, markup2)
                 if msg is not None:
                     await self.ui.update_table(table_id, table_message=msg.message_id)
             self._mark_shown(table_id, snap.version)
+        await group_hands.send_later(self)
 
     # ------------------------------------------------------------------ rendering
     async def repair(self, table_id: str, version: int) -> None:
@@ -248,7 +256,8 @@ class Publisher:
                 urgency = Urgency.SOON
             else:
                 urgency = Urgency.LATER
-            jobs.append(self._edit(s.user, msg, text, markup, urgency, shows))
+            chat, key, receiver = hand_target(s.user, msg, group_of(t))
+            jobs.append(self._edit(chat, key, text, markup, urgency, shows, receiver, t.id))
         group = group_of(t)
         if group is not None and ui.table_message is not None:
             text, markup = table_screen(snap, self.bot_username)
@@ -264,9 +273,9 @@ class Publisher:
         if seat is None or msg is None or snap.loaded.state is None:
             return
         text, markup = hand_screen(snap, seat, snap.ui.langs.get(user, "en"), selection)
-        await self._edit(
-            user, msg, text, markup, Urgency.NOW, table_version(snap.table.id, snap.version)
-        )
+        chat, key, receiver = hand_target(user, msg, group_of(snap.table))
+        shows = table_version(snap.table.id, snap.version)
+        await self._edit(chat, key, text, markup, Urgency.NOW, shows, receiver, snap.table.id)
 
     async def _edit(
         self,
@@ -276,18 +285,25 @@ class Publisher:
         markup: InlineKeyboardMarkup | None,
         urgency: Urgency,
         version: str = "",
+        receiver: int | None = None,
+        table_id: str = "",
     ) -> asyncio.Future[bool]:
-        """Ask for the edit; what it became (resolved once it went out or failed)."""
+        """Ask for the edit; what it became (resolved once it went out or failed).
+        ``receiver``: an ephemeral hand (:func:`group_hands.on_failure`)."""
         try:
             await self.delivery.edit(
-                chat, message_id, text, markup, urgency=urgency, version=version
+                chat, message_id, text, markup, urgency=urgency, version=version, receiver=receiver
             )
         except Exception:  # a failed edit must not break the other players' renders
             log.exception("edit of %s/%s failed", chat, message_id)
             failed: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
             failed.set_result(False)
-            return failed
-        return self.delivery.settled(chat, message_id)
+            done = failed
+        else:
+            done = self.delivery.settled(chat, message_id)
+        if receiver is not None:
+            group_hands.on_failure(self, done, table_id, receiver, message_id)
+        return done
 
     async def _lobby_messages(self, snap: Snapshot, actor: int | None) -> Sent:
         t = snap.table
@@ -309,7 +325,8 @@ class Publisher:
         jobs = []
         for user, msg in snap.ui.hands.items():
             _ = Translator(snap.ui.langs.get(user, "en"))
-            jobs.append(self._edit(user, msg, _(notice), None, Urgency.SOON))
+            chat, key, receiver = hand_target(user, msg, group_of(snap.table))
+            jobs.append(self._edit(chat, key, _(notice), None, Urgency.SOON, "", receiver))
         group = group_of(snap.table)
         if group is not None and snap.ui.table_message is not None:
             _ = Translator(snap.ui.group_lang or "en")

@@ -35,6 +35,7 @@ from telegram_bot.callbacks import (
 from telegram_bot.cards import CARDS_HELD, card_label, glyph, group_hand, suit_glyph
 from telegram_bot.format import bold, history_lines, name_of, role_label
 from telegram_bot.i18n import LOSER_TITLES, VARIANT_TITLES, Translator
+from telegram_bot.keyboards import CardsCb
 from telegram_bot.moves import View
 
 MAX_TEXT = 4096
@@ -293,10 +294,13 @@ def render_table(
     bot_username: str | None = None,
     history: int = HISTORY,
     ai_seats: Collection[int] = (),
+    code: str | None = None,
 ) -> tuple[str, InlineKeyboardMarkup | None]:
     """The group's table message from the public view (``ai_seats``: human seats
     the AI plays now): no hand, no legal actions; optionally a button that opens
-    the private chat with the bot (the hands)."""
+    the private chat with the bot (the hands) -- with the table's ``code``
+    (issue 14) that button shows the presser's hand
+    in the group, only to him, and *In private* opens it in the private chat."""
     _ = Translator(locale)
     head = _header(view, _) + _table(view, names, _) + _players(view, names, _, -1, ai_seats)
     tail = _deadline(deadline, _) + _status(view, names, _, -1)
@@ -304,10 +308,15 @@ def render_table(
     if not bot_username:
         return text, None
     url = f"https://t.me/{bot_username}"
-    markup = InlineKeyboardMarkup(
-        inline_keyboard=[[InlineKeyboardButton(text=CARDS_HELD + " " + _("My cards"), url=url)]]
-    )
-    return text, markup
+    label = CARDS_HELD + " " + _("My cards")
+    if code is None:
+        row = [InlineKeyboardButton(text=label, url=url)]
+    else:
+        row = [
+            InlineKeyboardButton(text=label, callback_data=CardsCb(code=code).pack()),
+            InlineKeyboardButton(text="🔒 " + _("In private"), url=f"{url}?start={code}"),
+        ]
+    return text, InlineKeyboardMarkup(inline_keyboard=[row])
 
 
 # ------------------------------------------------------------------ game over

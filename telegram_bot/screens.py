@@ -115,6 +115,7 @@ def table_screen(snap: Snapshot, bot_username: str) -> Screen:
         deadline=deadline(snap),
         bot_username=bot_username,
         ai_seats=ai_seats(t),
+        code=t.id,
     )
 
 

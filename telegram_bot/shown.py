@@ -12,7 +12,16 @@ from typing import Any
 from aiogram import Bot
 from aiogram.methods import TelegramMethod
 
-EDITS = frozenset({"editMessageText", "editMessageReplyMarkup"})
+EDITS = frozenset(
+    {
+        "editMessageText",
+        "editMessageReplyMarkup",
+        "editEphemeralMessageText",
+        "editEphemeralMessageReplyMarkup",
+    }
+)
+"""Edits of one message; an ephemeral one's key is (chat, -ephemeral_message_id)."""
+MARKUP_ONLY = frozenset({"editMessageReplyMarkup", "editEphemeralMessageReplyMarkup"})
 TEXT_FIELDS = ("text", "parse_mode", "entities", "link_preview_options", "rich_message")
 
 MessageKey = tuple[int, int]
@@ -60,6 +69,6 @@ def content_digests(bot: Bot, method: TelegramMethod[Any]) -> tuple[str | None, 
         return bot.session.prepare_value(data.get(name), bot=bot, files={})
 
     markup = digest(prepared("reply_markup"))
-    if method.__api_method__ == "editMessageReplyMarkup":
+    if method.__api_method__ in MARKUP_ONLY:
         return None, markup
     return digest([prepared(name) for name in TEXT_FIELDS]), markup

@@ -128,3 +128,12 @@ def refusal(error: EngineError, _: Translator, chat: int | None = None) -> str:
     specific = {"not_owner": NOT_OWNER, "not_allowed": NOT_ALLOWED}.get(error.code, {})
     text = specific.get(info.get("action", "")) or REFUSALS.get(error.code)
     return _(text) if text else _(MOVE_NOT_POSSIBLE)
+
+
+# hands shown in the group as ephemeral messages (issue 14)
+CARDS_HERE = N_("Your cards are below: only you see them.")
+CARDS_NOT_HERE = N_("I could not show your cards here: they are in your private chat with me.")
+CARDS_OPEN_PRIVATE = N_(
+    "{name}, I could not show your cards in the group: open them in your private chat with me."
+)
+OPEN_MY_CARDS = N_("Open my cards")

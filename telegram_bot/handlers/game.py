@@ -12,9 +12,10 @@ from telegram_bot import texts
 from telegram_bot.callbacks import GameCb
 from telegram_bot.chat_state import ChatStateStore
 from telegram_bot.delivery_api import Delivery
+from telegram_bot.group_hands import show_in_group
 from telegram_bot.handlers.common import answer, player
 from telegram_bot.i18n import Translator
-from telegram_bot.keyboards import SeatCb, TableCb
+from telegram_bot.keyboards import CardsCb, SeatCb, TableCb
 from telegram_bot.publisher import Publisher
 from telegram_bot.usecases.player import open_table
 from telegram_bot.usecases.press import ButtonPress, PressButton, PressOutcome, PressStatus
@@ -52,12 +53,16 @@ async def game_button(
     callback: CallbackQuery, callback_data: GameCb, press_button: PressButton, _: Translator
 ) -> None:
     message = callback.message
+    message_id = None
+    if message is not None:  # an ephemeral hand in the group: minus its id (issue 14)
+        ephemeral = getattr(message, "ephemeral_message_id", None)
+        message_id = -ephemeral if ephemeral else message.message_id
     outcome = await press_button(
         ButtonPress(
             user=callback.from_user.id,
             button=callback_data,
             chat=message.chat.id if message is not None else None,
-            message_id=message.message_id if message is not None else None,
+            message_id=message_id,
             request_id=f"cb{callback.id}"[:64],
         )
     )
@@ -68,6 +73,16 @@ async def game_button(
         await answer(callback, text, show_alert=outcome.status not in NOTICES)
     if outcome.then is not None:  # answered first: an edit may wait for flood tokens
         await outcome.then()
+
+
+@router.callback_query(CardsCb.filter())
+async def cards_button(
+    callback: CallbackQuery, callback_data: CardsCb, publisher: Publisher, _: Translator
+) -> None:
+    """*My cards* on the group's table message: his hand, in the group, to him
+    alone (a non-seated presser: a toast)."""
+    said = await show_in_group(publisher, callback_data.code, callback.from_user.id, callback.id)
+    await answer(callback, _(said), show_alert=said == texts.CARDS_OPEN_PRIVATE)
 
 
 @router.callback_query(SeatCb.filter())

@@ -13,7 +13,7 @@ from typing import Any
 
 from engine import EngineError
 from engine.live import OPEN, PLAYING, LiveError, Table, TableService
-from telegram_bot import texts
+from telegram_bot import group_hands, texts
 from telegram_bot.callbacks import LobbyCb, LobbyOp
 from telegram_bot.chat_state import ChatStateStore
 from telegram_bot.delivery_api import Delivery, Urgency
@@ -202,6 +202,12 @@ class LobbyActions:
             return LobbyOutcome(texts.NO_SUCH_LOBBY)
         seat = table.seat_of(player.id)
         if seat is not None and table.status == PLAYING:
+            hand = (await self.publisher.ui.table(code)).hands.get(player.id)
+            if hand is None or hand < 0:  # in the group, or none: here from now on
+                return LobbyOutcome(
+                    texts.GAME_STARTED_PRIVATE,
+                    then=lambda: group_hands.open_private(self.publisher, code, player.id),
+                )
             return LobbyOutcome(
                 texts.GAME_STARTED_PRIVATE,
                 then=lambda: self.publisher.refresh(code, seats=[seat], actor=player.id),

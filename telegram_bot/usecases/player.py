@@ -11,6 +11,7 @@ from engine.live import OPEN, PLAYING, LiveError, TableService
 from telegram_bot import texts
 from telegram_bot.chat_state import ChatStateStore
 from telegram_bot.delivery_api import Delivery, Urgency
+from telegram_bot.group_hands import hand_target
 from telegram_bot.i18n import Translator
 from telegram_bot.keyboards import take_back_keyboard
 from telegram_bot.middlewares import PrefsCache
@@ -52,7 +53,8 @@ async def leave_table(
         text, markup = _(texts.LEFT), None
     msg = (await ui.table(table.id)).hands.get(player.id)
     if msg is not None:
-        await delivery.edit(player.id, msg, text, markup, urgency=Urgency.NOW)
+        chat, key, receiver = hand_target(player.id, msg, table.chat)
+        await delivery.edit(chat, key, text, markup, urgency=Urgency.NOW, receiver=receiver)
     else:
         await delivery.send(player.id, text, markup)
     return LobbyOutcome(None if chat == player.id else texts.LEFT, then=refresh)

@@ -37,9 +37,10 @@ from engine import EngineError, view
 from engine.live import PLAYING, StaleVersion, TableService
 from telegram_bot.callbacks import GameCb
 from telegram_bot.chat_state import ChatStateStore
+from telegram_bot.group_hands import hand_target
 from telegram_bot.moves import BOUT_STAMP_LEN, ERR_NOT_YOUR_TURN, Selection, resolve, stamp
 from telegram_bot.publisher import Publisher
-from telegram_bot.screens import Snapshot
+from telegram_bot.screens import Snapshot, group_of
 
 SELECTION_PRESSES = frozenset({"card", "play"})
 """Presses whose meaning depends on his selection: honoured only when the button
@@ -251,10 +252,11 @@ def _check_presser(snap: Snapshot, press: ButtonPress) -> PressOutcome | None:
     seat = snap.table.seat_of(press.user)
     if seat is None:
         return PressOutcome(PressStatus.NOT_SEATED)
+    msg = snap.ui.hands.get(press.user)
     if (
         press.message_id is None
-        or snap.ui.hands.get(press.user) != press.message_id
-        or press.chat != press.user
+        or msg != press.message_id
+        or press.chat != hand_target(press.user, msg, group_of(snap.table))[0]
     ):
         return PressOutcome(PressStatus.NOT_YOUR_MESSAGE)
     if not _playing(snap):

@@ -131,6 +131,10 @@ class Harness:
                 return None
             tid = table.id
         mid = (await self.ui.table(tid)).hands.get(user.id)
+        if mid is not None and mid < 0:  # his hand in the group, as he was shown it
+            table = await self.svc.lobby(tid)
+            assert table.chat is not None
+            return self.fake.world.chat(table.chat).ephemeral_shown.get(-mid)
         return user.chat.messages.get(mid) if mid is not None else None
 
 
@@ -372,25 +376,29 @@ def record_seeds(svc: TableService) -> None:
 async def assert_no_hidden_cards(
     h: Harness, table_id: str, users: Iterable[SimUser], skip: Iterable[str] = ()
 ) -> int:
-    """Every text and button the bot ever showed these users holds only cards they
-    may have seen; returns how many messages were checked."""
+    """Every text and button the bot ever showed these users -- in any chat, its
+    ephemeral messages included: whoever the fake's ``visible_to`` says was shown
+    it -- holds only cards they may have seen; returns how many were checked."""
     seen = await seen_cards(h.svc, table_id)
     checked = 0
     ids = {u.id for u in users}
     for entry in h.fake.world.outbox:
-        chat = entry["chat_id"]
-        if chat not in ids or chat not in seen:
-            continue
-        text = entry["text"] or ""
-        if any(s in text for s in skip):
-            continue
-        buttons = " ".join(
-            b.get("text", "")
-            for row in (entry["reply_markup"] or {}).get("inline_keyboard", [])
-            for b in row
-        )
-        shown = cards_in(text + " " + buttons)
-        leaked = shown - seen[chat]
-        assert not leaked, f"user {chat} was shown hidden cards {leaked}: {text!r}"
-        checked += 1
+        for viewer in entry["visible_to"]:
+            if viewer in ids and viewer in seen:
+                checked += _check_entry(entry, viewer, seen[viewer], skip)
     return checked
+
+
+def _check_entry(entry: dict[str, Any], viewer: int, seen: set[str], skip: Iterable[str]) -> int:
+    """1 when ``viewer`` was shown only cards he may have seen, 0 when skipped."""
+    text = entry["text"] or ""
+    if any(s in text for s in skip):
+        return 0
+    buttons = " ".join(
+        b.get("text", "")
+        for row in (entry["reply_markup"] or {}).get("inline_keyboard", [])
+        for b in row
+    )
+    leaked = cards_in(text + " " + buttons) - seen
+    assert not leaked, f"user {viewer} was shown hidden cards {leaked}: {text!r}"
+    return 1

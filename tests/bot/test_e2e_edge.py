@@ -326,10 +326,18 @@ async def test_a_moves_own_notification_renders_nothing_more(
             *,
             on_replaced: OnReplaced | None = None,
             version: str = "",
+            receiver: int | None = None,
         ) -> int | None:
             edits.append((chat, urgency))
             return await real_edit(
-                chat, message_id, text, markup, urgency, on_replaced=on_replaced, version=version
+                chat,
+                message_id,
+                text,
+                markup,
+                urgency,
+                on_replaced=on_replaced,
+                version=version,
+                receiver=receiver,
             )
 
         monkeypatch.setattr(pub, "snapshot", loaded)

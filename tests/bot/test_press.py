@@ -51,6 +51,7 @@ class Recorder:
         markup: InlineKeyboardMarkup | None = None,
         urgency: Urgency = Urgency.NOW,
         version: str = "",
+        receiver: int | None = None,
     ) -> int:
         self.edits.append((chat_id, message_id, urgency))
         return message_id

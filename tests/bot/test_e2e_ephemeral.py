@@ -1,0 +1,208 @@
+"""Playing without leaving the group (issue 14): *My cards* on the group's table
+message shows the presser's hand as an ephemeral message in the group (only he
+sees it), edited in place as the game goes; the private hand is the fallback.
+The leak check runs on every delivered message, ephemeral ones included."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator
+
+import pytest
+
+from sandbox.fake_api import Chat, FakeTelegram, Message, RateLimits, SimUser
+from tests.bot.e2e_group_kit import group_lobby
+from tests.bot.e2e_kit import (
+    SAFETY,
+    Harness,
+    assert_no_hidden_cards,
+    choose,
+    has_game_buttons,
+    is_over,
+    play_out,
+    running,
+    settle,
+)
+
+HERE = "only you see them"
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeTelegram]:
+    async with FakeTelegram(limits=RateLimits.off()) as server:
+        yield server
+
+
+def table_message(fake: FakeTelegram, group: Chat) -> Message | None:
+    return next(
+        (
+            m
+            for m in fake.messages(group)
+            if any(b.get("callback_data", "").startswith("mc:") for b in m.buttons)
+        ),
+        None,
+    )
+
+
+async def my_cards(h: Harness, user: SimUser, group: Chat) -> dict[str, object]:
+    """He presses *My cards* on the table message; the answer."""
+    board = await h.fake.world.wait_for(lambda: table_message(h.fake, group), SAFETY)
+    return await user.press("My cards", message=board, chat=group).wait_answer(SAFETY)
+
+
+async def in_group(h: Harness, tid: str, user: SimUser) -> Message:
+    """His hand, shown in the group as an ephemeral message to him alone."""
+    answer = await my_cards(h, user, await _group(h, tid))
+    assert HERE in str(answer["text"]), answer
+    mid = (await h.ui.table(tid)).hands[user.id]
+    assert mid < 0, "the hand is not the ephemeral one"
+    hand = await h.hand_message(user, tid)
+    assert hand is not None
+    assert hand.message_id == 0
+    assert hand.receiver_id == user.id
+    assert has_game_buttons(hand)
+    return hand
+
+
+async def _group(h: Harness, tid: str) -> Chat:
+    table = await h.svc.lobby(tid)
+    assert table.chat is not None
+    return h.fake.world.chat(table.chat)
+
+
+async def _private_hand(h: Harness, tid: str, user: SimUser) -> int:
+    """Until his hand is a private message again; its id."""
+    for _ in range(int(SAFETY / 0.05)):
+        mid = (await h.ui.table(tid)).hands.get(user.id, -1)
+        if mid > 0:
+            return mid
+        await asyncio.sleep(0.05)
+    return -1
+
+
+def ephemeral_entries(fake: FakeTelegram) -> list[dict[str, object]]:
+    return [e for e in fake.world.outbox if e["ephemeral_message_id"] is not None]
+
+
+async def test_whole_game_from_ephemeral_hands(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        humans = [fake.add_user(f"P{i}", language_code="en") for i in range(2)]
+        watcher = fake.add_user("W", language_code="en")
+        tid, group = await group_lobby(h, "chuvash", humans, 1, watchers=[watcher])
+        for u in humans:
+            await in_group(h, tid, u)
+        # a member who does not play gets a toast, and no hand
+        answer = await my_cards(h, watcher, group)
+        assert answer["text"] == "You do not play at this table.", answer
+        await play_out(h, tid, humans, rng=random.Random(14))
+        for u in humans:
+            hand = await h.hand_message(u, tid)
+            assert is_over(hand)
+            assert hand is not None
+            assert hand.ephemeral_message_id is not None
+            assert (await h.ui.prefs(u.id)).plays == "group"
+        edits = [e for e in ephemeral_entries(fake) if e["kind"] == "edit"]
+        assert len(edits) > 10, "the ephemeral hands were not edited in place"
+        for e in ephemeral_entries(fake):  # each one shown to its receiver alone
+            assert e["visible_to"] == [e["receiver_user_id"]], e
+        assert not [m for m in watcher.messages(group) if m.ephemeral_message_id]
+        checked = await assert_no_hidden_cards(h, tid, [*humans, watcher])
+        assert checked > 20
+    assert not fake.stats.errors, fake.stats.errors
+
+
+async def test_one_in_private_one_in_the_group(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        humans = [fake.add_user(f"P{i}", language_code="en") for i in range(2)]
+        tid, _group = await group_lobby(h, "shchelkovsky", humans, 0)
+        await in_group(h, tid, humans[0])
+        await play_out(h, tid, humans, rng=random.Random(41))
+        hands = (await h.ui.table(tid)).hands
+        assert hands[humans[0].id] < 0 < hands[humans[1].id]
+        for u in humans:
+            assert is_over(await h.hand_message(u, tid))
+        assert await assert_no_hidden_cards(h, tid, humans) > 10
+    assert not fake.stats.errors, fake.stats.errors
+
+
+async def test_failed_ephemeral_edit_falls_back_to_private(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """The ephemeral hand is gone (deleted behind the bot's back): its next edit
+    fails, and his private hand takes over; the game goes on to the end."""
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        humans = [fake.add_user(f"P{i}", language_code="en") for i in range(2)]
+        tid, group = await group_lobby(h, "chuvash", humans, 1)
+        hand = await in_group(h, tid, humans[0])
+        rng = random.Random(3)
+        for _ in range(100):  # until P1 (in private) can move: his move edits P0's hand
+            if choose(await h.hand_message(humans[1], tid) or hand) is not None:
+                break
+            await play_out(h, tid, humans, rng=rng, stop_after=1)
+        private_before = len(humans[0].messages())
+        bot = fake.make_bot()
+        try:
+            assert hand.ephemeral_message_id is not None
+            await bot.delete_ephemeral_message(
+                chat_id=group.id,
+                receiver_user_id=humans[0].id,
+                ephemeral_message_id=hand.ephemeral_message_id,
+            )
+        finally:
+            await bot.session.close()
+        mid = -1
+        for _ in range(20):  # P1 presses (a selection redraws only his own hand)
+            await play_out(h, tid, [humans[1]], rng=rng, stop_after=1)
+            await settle(h, 2.5)  # P0's update may be deferred (he only watches)
+            mid = (await h.ui.table(tid)).hands.get(humans[0].id, -1)
+            if mid > 0:
+                break
+        assert mid > 0, "no fallback to the private hand"
+        await play_out(h, tid, humans, rng=rng)
+        assert len(humans[0].messages()) > private_before
+        assert is_over(await h.hand_message(humans[0], tid))
+        assert await assert_no_hidden_cards(h, tid, humans) > 10
+
+
+async def test_offline_player_opens_his_cards_in_private(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """Telegram does not tell the bot that an ephemeral edit missed an offline
+    user; he opens his cards in private (*In private*, a deep link) and plays on
+    there: the private hand is the durable one."""
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        humans = [fake.add_user(f"P{i}", language_code="en") for i in range(2)]
+        tid, group = await group_lobby(h, "chuvash", humans, 1)
+        hand = await in_group(h, tid, humans[0])
+        rng = random.Random(8)
+        for _ in range(100):  # until P1 (in private) can move: his move edits P0's hand
+            if choose(await h.hand_message(humans[1], tid) or hand) is not None:
+                break
+            await play_out(h, tid, humans, rng=rng, stop_after=1)
+        hand = await h.hand_message(humans[0], tid) or hand
+        humans[0].set_online(False)
+        shown = hand.version
+        missed: list[dict[str, object]] = []
+        for _ in range(20):  # P1 presses (a selection redraws only his own hand)
+            await play_out(h, tid, [humans[1]], rng=rng, stop_after=1)
+            await settle(h, 2.5)  # P0's update may be deferred (he only watches)
+            missed = [e for e in ephemeral_entries(fake) if e["visible_to"] == []]
+            if missed:
+                break
+        assert missed, "no ephemeral edit missed the offline player"
+        assert hand.version == shown  # his app kept what it had
+        humans[0].set_online(True)
+        board = table_message(fake, group)
+        assert board is not None
+        link = next(b["url"] for b in board.buttons if b.get("url"))
+        humans[0].follow_link(link)
+        assert await _private_hand(h, tid, humans[0]) > 0
+        assert (await h.ui.prefs(humans[0].id)).plays == "private"
+        await play_out(h, tid, humans, rng=rng)
+        assert is_over(await h.hand_message(humans[0], tid))
+        assert await assert_no_hidden_cards(h, tid, humans) > 10
