@@ -19,7 +19,13 @@ presses answered with a modal alert (show_alert, as the fake records it; goal
 at most 1%), with a toast, the share of presses that are passes, and the passes
 seats made by themselves (issue 13).
 
+``--ephemeral``: each group scenario runs twice, the players' hands first in
+their private chats, then as ephemeral messages in the group (issue 14: every
+ephemeral send and edit counts against the group's flood limit), and the line
+of each shows the game's messages per action (the /top replies left out).
+
     python bench/bot.py [--actions N] [--quick] [--only 20x6 | --only 4x3g] [--human]
+                        [--ephemeral]
 """
 
 from __future__ import annotations
@@ -47,7 +53,13 @@ STUCK = 60.0  # seconds without a press or a change in any chat of a game
 HUMAN_PACE = (0.3, 1.5)  # seconds a human-paced player thinks before a tap (--human)
 HECKLE_EVERY = 5.0  # seconds between two /top in a busy group (group scenarios)
 
-MESSAGES = ("sendMessage", "editMessageText", "editMessageReplyMarkup")
+MESSAGES = (
+    "sendMessage",
+    "editMessageText",
+    "editMessageReplyMarkup",
+    "editEphemeralMessageText",
+    "editEphemeralMessageReplyMarkup",
+)
 
 
 @dataclass
@@ -96,6 +108,7 @@ async def player(
     pace: tuple[float, float] | None = None,
     think: tuple[float, float] = (0.0, 0.0),
     until: float = float("inf"),
+    group: int | None = None,
 ) -> None:
     """Press a random useful button of his hand message whenever it offers one
     (after ``think`` seconds: a random time in that range); otherwise wait for a
@@ -107,13 +120,13 @@ async def player(
     seen = -1
     while budget[0] > 0 and pulse[0] + STUCK > time.monotonic() < until:
         mid = (await ui.table(tid)).hands.get(user.id)
-        msg = user.chat.messages.get(mid) if mid else None
+        msg, where = hand_of(fake, user, group, mid)
         data = choose(msg, rng) if msg is not None and msg.version != seen else None
         if msg is None or not data:
             shown = msg.version if msg is not None else -1
             seen = shown
             changed = await world.wait_chat(
-                user.id,
+                where,
                 lambda m=msg, v=shown: (m is None or m.version != v) or None,  # type: ignore[misc]
                 2.0,
             )
@@ -127,7 +140,7 @@ async def player(
             continue
         if think[1] > 0:  # a human looks at his cards first
             await asyncio.sleep(rng.uniform(*think))
-            msg = user.chat.messages.get(mid) if mid else None
+            msg, where = hand_of(fake, user, group, mid)
             if msg is None or (data := choose(msg, rng)) is None or time.monotonic() > until:
                 seen = -1
                 continue
@@ -150,7 +163,7 @@ async def player(
             seen = -1
         else:
             await world.wait_chat(
-                user.id,
+                where,
                 lambda m=msg, b=before: m.version != b or None,  # type: ignore[misc]
                 30,
             )
@@ -160,6 +173,16 @@ async def player(
             figs.kinds[k] = figs.kinds.get(k, 0) + 1
             seen = -1
         pulse[0] = time.monotonic()
+
+
+def hand_of(
+    fake: FakeTelegram, user: SimUser, group: int | None, mid: int | None
+) -> tuple[Message | None, int]:
+    """His hand message as he sees it and the chat it is in: his private chat, or
+    (``mid`` < 0) the group, as an ephemeral message (issue 14)."""
+    if mid is not None and mid < 0 and group is not None:
+        return fake.world.chat(group).ephemeral_shown.get(-mid), group
+    return (user.chat.messages.get(mid) if mid else None), user.id
 
 
 async def heckle(user: SimUser, group: Chat, stop: asyncio.Event, figs: Figures) -> None:
@@ -177,7 +200,7 @@ async def heckle(user: SimUser, group: Chat, stop: asyncio.Event, figs: Figures)
 
 
 async def open_game(
-    fake: FakeTelegram, app: BotApp, g: int, players: int, in_group: bool
+    fake: FakeTelegram, app: BotApp, g: int, players: int, in_group: bool, ephemeral: bool
 ) -> tuple[str, list[SimUser], Chat | None, SimUser | None]:
     """A started game of ``players`` humans: private (by invite), or in its own group
     with one AI seat more and a member who watches.  Chuvash up to 6 players (C2),
@@ -186,6 +209,7 @@ async def open_game(
     users = [fake.add_user(f"G{g}P{i}") for i in range(players)]
     for u in users:
         u.user.started = True
+        await app.ui.set_prefs(u.id, started=True, plays="group" if ephemeral else "private")
     group = kibitzer = None
     if in_group:
         kibitzer = fake.add_user(f"G{g}K")
@@ -218,6 +242,7 @@ async def scenario(
     in_group: bool = False,
     limits: RateLimits | None = None,
     pace: tuple[float, float] | None = None,
+    ephemeral: bool = False,
 ) -> None:
     async with FakeTelegram(limits=limits or RateLimits()) as fake:
         settings = Settings(
@@ -233,16 +258,16 @@ async def scenario(
         polling = asyncio.create_task(app.run_polling(handle_signals=False, polling_timeout=5))
         svc, pub = app.svc, app.publisher
         assert pub is not None
-        opened = [await open_game(fake, app, g, players, in_group) for g in range(games)]
-        tables = [(tid, users) for tid, users, _g, _k in opened]
-        await asyncio.gather(*(pub.start_game(tid) for tid, _u in tables))
+        opened = [await open_game(fake, app, g, players, in_group, ephemeral) for g in range(games)]
+        tables = [(tid, users, grp.id if grp else None) for tid, users, grp, _k in opened]
+        await asyncio.gather(*(pub.start_game(tid) for tid, _u, _g in tables))
         fake.stats.reset()
         before = app.delivery.stats.as_dict()
         trips = svc.round_trips
         figs = Figures()
         rng = random.Random(1)
         t0 = time.perf_counter()
-        budgets = {tid: [actions] for tid, _u in tables}
+        budgets = {tid: [actions] for tid, _u, _g in tables}
         stop = asyncio.Event()
         hecklers = [
             asyncio.create_task(heckle(k, group, stop, figs))
@@ -262,8 +287,9 @@ async def scenario(
                     pulse,
                     figs,
                     pace,
+                    group=grp,
                 )
-                for tid, users in tables
+                for tid, users, grp in tables
                 for pulse in [[time.monotonic()]]
                 for u in users
             )
@@ -272,13 +298,13 @@ async def scenario(
         await asyncio.gather(*hecklers)
         await app.delivery.flush()
         stalled = []  # games left with presses to make that nobody could make
-        for tid, users in tables:
+        for tid, users, grp in tables:
             table, _state, version = await svc.get(tid)
             if table.status == "playing" and budgets[tid][0] > 0:
                 shown = []
                 for u in users:
                     mid = (await app.ui.table(tid)).hands.get(u.id)
-                    m = u.chat.messages.get(mid) if mid else None
+                    m, _chat = hand_of(fake, u, grp, mid)
                     vs = [
                         cb.version
                         for b in (m.buttons if m else [])
@@ -299,8 +325,17 @@ async def scenario(
             sum(by_chat[c] for c in [*(u.id for u in users), *([group.id] if group else [])])
             for _t, users, group, _k in opened
         ]
-        where = "in groups" if in_group else "private"
-        replies = f" | /top replied {figs.replies}/{figs.commands}" if in_group else ""
+        where = (
+            ("in groups, hands in the group" if ephemeral else "in groups")
+            if in_group
+            else "private"
+        )
+        replies = (
+            f" | /top replied {figs.replies}/{figs.commands} | game messages/action "
+            f"{(msgs - figs.replies) / n:.2f}"  # without the /top replies
+            if in_group
+            else ""
+        )
         print(
             f"{games:>4} games x {players} players {where}: {figs.actions:>5} actions in "
             f"{elapsed:6.1f} s | latency p50 {statistics.median(lat) * 1000:7.1f} ms  "
@@ -311,7 +346,7 @@ async def scenario(
             flush=True,
         )
         if pace is not None:
-            for tid, _users in tables:
+            for tid, _users, _g in tables:
                 events = await svc.event_page(tid, 0, 1_000_000)
                 figs.autopasses += sum(e.kind == "autopass" for e in events)
             n_press = max(figs.presses, 1)
@@ -363,6 +398,12 @@ async def main() -> None:
     parser.add_argument(
         "--human", action="store_true", help="human-paced players: alert and pass shares"
     )
+    parser.add_argument(
+        "--ephemeral",
+        action="store_true",
+        help="each group scenario twice: hands in private, then as ephemeral messages "
+        "in the group (issue 14)",
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     pace = HUMAN_PACE if args.human else None
@@ -377,19 +418,22 @@ async def main() -> None:
         runs = [(int(games), int(players.removesuffix("g")), in_group)]
     n = args.group_limit
     limits = RateLimits(per_group_per_minute=n, per_group_burst=n) if n else RateLimits()
+    hands = (False, True) if args.ephemeral else (False,)
     with LocalRedis() as server:
         for i, (games, players, in_group) in enumerate(runs):
-            await scenario(
-                server.url,
-                f"bench{i}:",
-                games,
-                players,
-                args.actions,
-                args.verbose,
-                in_group,
-                limits,
-                pace,
-            )
+            for ephemeral in hands if in_group else (False,):
+                await scenario(
+                    server.url,
+                    f"bench{i}{'e' * ephemeral}:",
+                    games,
+                    players,
+                    args.actions,
+                    args.verbose,
+                    in_group,
+                    limits,
+                    pace,
+                    ephemeral,
+                )
 
 
 if __name__ == "__main__":
