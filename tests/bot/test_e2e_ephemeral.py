@@ -206,3 +206,50 @@ async def test_offline_player_opens_his_cards_in_private(
         await play_out(h, tid, humans, rng=rng)
         assert is_over(await h.hand_message(humans[0], tid))
         assert await assert_no_hidden_cards(h, tid, humans) > 10
+
+
+async def test_fallback_for_a_player_the_bot_may_not_write_to(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """His ephemeral hand fails and the bot may not write to him in private (he
+    never started it, as his preferences say): a message in the group names him,
+    with the deep link that opens his cards in private -- and no card."""
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        humans = [fake.add_user(f"P{i}", language_code="en") for i in range(2)]
+        tid, group = await group_lobby(h, "chuvash", humans, 1)
+        hand = await in_group(h, tid, humans[0])
+        rng = random.Random(11)
+        for _ in range(100):  # until P1 (in private) can move: his move edits P0's hand
+            if choose(await h.hand_message(humans[1], tid) or hand) is not None:
+                break
+            await play_out(h, tid, humans, rng=rng, stop_after=1)
+        hand = await h.hand_message(humans[0], tid) or hand
+        await h.ui.set_prefs(humans[0].id, started=False)
+        bot = fake.make_bot()
+        try:
+            assert hand.ephemeral_message_id is not None
+            await bot.delete_ephemeral_message(
+                chat_id=group.id,
+                receiver_user_id=humans[0].id,
+                ephemeral_message_id=hand.ephemeral_message_id,
+            )
+        finally:
+            await bot.session.close()
+        notice = None
+        for _ in range(20):  # P1 presses (a selection redraws only his own hand)
+            await play_out(h, tid, [humans[1]], rng=rng, stop_after=1)
+            await settle(h, 2.5)
+            notice = next(
+                (m for m in fake.messages(group) if "P0, I could not" in (m.text or "")), None
+            )
+            if notice is not None:
+                break
+        assert notice is not None, "no answer in the group"
+        assert humans[0].id not in (await h.ui.table(tid)).hands
+        link = notice.buttons[0]["url"]
+        assert link.endswith(f"?start={tid}")
+        humans[0].follow_link(link)  # he starts the bot: his cards, in private
+        assert await _private_hand(h, tid, humans[0]) > 0
+        await play_out(h, tid, humans, rng=rng)
+        assert is_over(await h.hand_message(humans[0], tid))
+        assert await assert_no_hidden_cards(h, tid, humans) > 10
