@@ -11,7 +11,8 @@ While it falls back nothing is remembered of what a message shows: every edit
 is sent (Telegram answers "not modified" to a no-op one), and the messages
 touched meanwhile have their Redis digest forgotten before their next edit --
 a digest from before the outage would drop an edit back to that content as a
-no-op.  Each switch to the fallback is logged once.
+no-op -- and no edit lease is taken (the process's own per-message lock orders
+its edits, as with one process).  Each switch to the fallback is logged once.
 """
 
 from __future__ import annotations
