@@ -31,6 +31,7 @@ class LiveConfig:
     user_ttl: float = 30 * 86400.0  # the user -> table pointer (validated on read)
     claim_window: float = 15.0  # a claim not yet seated keeps the user from other tables
     stats_ttl: float = 400 * 86400.0  # per-user and per-chat stats, refreshed on write
+    replay_ttl: float = 7 * 86400.0  # a finished game's record (issue #16), then 404
     log_chunk: int = 2048  # bytes of log text kept in the table before a flush to the stream
     events_maxlen: int = 64  # stream entries (deflated chunks, ~30-60 moves each) kept
     timeouts_to_ai: int = 2  # consecutive timeouts before the AI takes the seat
@@ -68,7 +69,7 @@ class LiveError(EngineError):
     """A request the table service refuses; nothing was changed.  ``code`` is
     stable: no_table, not_open, no_game, game_over, lobby_full, not_seated,
     seated_elsewhere, not_allowed, too_few_players, bad_seat, ai_controlled,
-    stale_version, busy, bad_settings, not_owner, bad_cursor, unavailable (plus the engine's codes for illegal moves)."""
+    stale_version, busy, bad_settings, not_owner, bad_cursor, no_record, unavailable (plus the engine's codes for illegal moves)."""
 
     def __init__(self, code: str, message: str, **info: Any) -> None:
         super().__init__(code, message)
