@@ -20,6 +20,7 @@ from telegram_bot.i18n import VARIANT_TITLES, Translator
 from telegram_bot.keyboards import take_back_keyboard, url_keyboard
 from telegram_bot.moves import Selection
 from telegram_bot.render import render_game_over, render_hand, render_table
+from telegram_bot.render_fair import commitment_lines, seed_lines, with_replay
 from telegram_bot.render_lobby import render_lobby
 
 Screen = tuple[str, InlineKeyboardMarkup | None]
@@ -79,7 +80,7 @@ def hand_screen(snap: Snapshot, seat: int, lang: str, selection: Selection) -> S
     assert state is not None
     names = seat_names(t)
     if t.status == OVER or state.over:
-        return render_game_over(view(state, seat), locale=lang, names=names, code=t.id)
+        return game_over_screen(snap, view(state, seat), lang)
     text, markup = render_hand(
         view(state, seat),
         locale=lang,
@@ -90,6 +91,8 @@ def hand_screen(snap: Snapshot, seat: int, lang: str, selection: Selection) -> S
         deadline=deadline(snap),
         ai_seats=ai_seats(t),
     )
+    if group_of(t) is None:  # a private game: no table message shows the commitment
+        text += "\n\n" + commitment_lines(t, Translator(lang))
     if t.seats[seat].ai_controlled:
         _ = Translator(lang)
         return _(texts.AI_PLAYS) + "\n\n" + text, take_back_keyboard(t.id, _(texts.TAKE_BACK))
@@ -103,8 +106,8 @@ def table_screen(snap: Snapshot, bot_username: str) -> Screen:
     lang = snap.ui.group_lang or "en"
     pv = public_view(state)
     if t.status == OVER or state.over:
-        return render_game_over(pv, locale=lang, names=seat_names(t), code=t.id)
-    return render_table(
+        return game_over_screen(snap, pv, lang)
+    text, markup = render_table(
         pv,
         locale=lang,
         names=seat_names(t),
@@ -112,6 +115,17 @@ def table_screen(snap: Snapshot, bot_username: str) -> Screen:
         bot_username=bot_username,
         ai_seats=ai_seats(t),
     )
+    return text + "\n\n" + commitment_lines(t, Translator(lang)), markup
+
+
+def game_over_screen(snap: Snapshot, v: dict[str, object], lang: str) -> Screen:
+    """The result, the deal's seed revealed, *Rematch* and *Replay* (issue #16)."""
+    t = snap.table
+    text, markup = render_game_over(v, locale=lang, names=seat_names(t), code=t.id)
+    _ = Translator(lang)
+    if snap.loaded.result is None:  # ended by an operator: no record to replay
+        return text + "\n\n" + seed_lines(t, _), markup
+    return text + "\n\n" + seed_lines(t, _), with_replay(markup, t, _)
 
 
 def lobby_screen(snap: Snapshot, chat: int, bot_username: str) -> Screen:
