@@ -9,9 +9,20 @@ from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
 from engine.fairness import commitment
 from engine.live import Table
-from telegram_bot.i18n import Translator
-from telegram_bot.replay_cb import ReplayCb, ReplayOp
+from telegram_bot.i18n import N_, Translator
+from telegram_bot.replay_cb import ReplayCb, ReplayOp, WatchCb
 
+WATCH_ANSWERS = {
+    # telegram_bot.usecases.watch.WatchStatus
+    "watching": N_("You are watching: the table is in our private chat."),
+    "no_table": N_("This game no longer exists (finished or expired)."),
+    "not_started": N_("The game has not started yet."),
+    "not_a_group": N_("Only games played in a group can be watched."),
+    "forbidden": N_("This game does not allow spectators."),
+    "seated": N_("You play at this table: your cards are in our private chat."),
+    "closed": N_("Start a private chat with me first, then press Watch again."),
+}
+WATCH_HOW = N_("Send /watch with the game's code, or press Watch under the group's table.")
 SHORT = 12
 """Hex digits of the commitment shown inline."""
 
@@ -62,3 +73,15 @@ def with_replay(
     """``markup`` with a *Replay* row added."""
     rows = list(markup.inline_keyboard) if markup is not None else []
     return InlineKeyboardMarkup(inline_keyboard=[*rows, [replay_button(t, _)]])
+
+
+def with_watch(
+    markup: InlineKeyboardMarkup | None, t: Table, _: Translator
+) -> InlineKeyboardMarkup | None:
+    """The group's table message: a *Watch* row when the lobby allows spectators."""
+    if not t.spectators:
+        return markup
+    rows = list(markup.inline_keyboard) if markup is not None else []
+    data = WatchCb(table=t.id).pack()
+    button = InlineKeyboardButton(text="👀 " + _("Watch in private"), callback_data=data)
+    return InlineKeyboardMarkup(inline_keyboard=[*rows, [button]])

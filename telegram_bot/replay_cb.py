@@ -1,4 +1,4 @@
-"""Callback data of the replay buttons (issue #16): ``rp:<table>:<game>:<step>:<op>``
+"""Callback data of the replay and watch buttons (issue #16): ``rp:<table>:<game>:<step>:<op>``
 -- ``o`` opens the replay in the presser's private chat (from a game-over
 message), ``s`` shows step ``step`` in the replay message itself."""
 
@@ -23,3 +23,10 @@ class ReplayCb(CallbackData, prefix="rp"):
     game: Annotated[int, Field(ge=1, le=10**9)]
     step: Annotated[int, Field(ge=0, le=10**6)]
     op: ReplayOp
+
+
+class WatchCb(CallbackData, prefix="w"):
+    """*Watch* under a group's table message: its public view in the presser's
+    private chat, updated like the table (issue #16)."""
+
+    table: Annotated[str, Field(pattern=CODE_PATTERN)]

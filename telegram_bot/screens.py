@@ -20,7 +20,7 @@ from telegram_bot.i18n import VARIANT_TITLES, Translator
 from telegram_bot.keyboards import take_back_keyboard, url_keyboard
 from telegram_bot.moves import Selection
 from telegram_bot.render import render_game_over, render_hand, render_table
-from telegram_bot.render_fair import commitment_lines, seed_lines, with_replay
+from telegram_bot.render_fair import commitment_lines, seed_lines, with_replay, with_watch
 from telegram_bot.render_lobby import render_lobby
 
 Screen = tuple[str, InlineKeyboardMarkup | None]
@@ -115,7 +115,25 @@ def table_screen(snap: Snapshot, bot_username: str) -> Screen:
         bot_username=bot_username,
         ai_seats=ai_seats(t),
     )
-    return text + "\n\n" + commitment_lines(t, Translator(lang)), markup
+    _ = Translator(lang)
+    return text + "\n\n" + commitment_lines(t, _), with_watch(markup, t, _)
+
+
+def watch_screen(snap: Snapshot, lang: str) -> Screen:
+    """A spectator's private message (issue #16): the public view, as the group's
+    table message shows it -- never a hand; the result and *Replay* once over."""
+    t, state = snap.table, snap.loaded.state
+    assert state is not None
+    pv = public_view(state)
+    _ = Translator(lang)
+    if t.status == OVER or state.over:
+        text, _markup = render_game_over(pv, locale=lang, names=seat_names(t))
+        markup = with_replay(None, t, _) if snap.loaded.result is not None else None
+        return text + "\n\n" + seed_lines(t, _), markup
+    text, _none = render_table(
+        pv, locale=lang, names=seat_names(t), deadline=deadline(snap), ai_seats=ai_seats(t)
+    )
+    return "👀 " + text + "\n\n" + commitment_lines(t, _), None
 
 
 def game_over_screen(snap: Snapshot, v: dict[str, object], lang: str) -> Screen:

@@ -145,6 +145,7 @@ class Table:
     game_no: int = 0
     seed: int = 0
     previous_loser: int | None = None
+    spectators: bool = True  # may people not seated watch it in private (issue #16)
     created: int = 0
     updated: int = 0
 
@@ -177,6 +178,7 @@ class Table:
             "g": self.game_no,
             "sd": self.seed,
             "pl": self.previous_loser,
+            "sv": int(self.spectators),
             "ct": self.created,
             "ut": self.updated,
         }
@@ -199,6 +201,7 @@ class Table:
             game_no=d["g"],
             seed=d["sd"],
             previous_loser=d["pl"],
+            spectators=bool(d.get("sv", 1)),
             created=d["ct"],
             updated=d["ut"],
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiogram import Router
 
-from telegram_bot.handlers import commands, errors, game, group, inline, lobby, replay, start
+from telegram_bot.handlers import commands, errors, game, group, inline, lobby, replay, start, watch
 
 
 def routers() -> list[Router]:
@@ -17,6 +17,7 @@ def routers() -> list[Router]:
         inline.router,
         group.router,
         replay.router,
+        watch.router,
         commands.router,
         errors.fallback,
     ]
