@@ -53,6 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     vp.add_argument("commitment")
     vp.add_argument("--variant", required=True)
     vp.add_argument("--players", type=int, required=True)
+    vp.add_argument(
+        "--previous-loser", type=int, default=None, help="a rematch: the last game's loser (C5/S5)"
+    )
     _option_args(vp)
     sp = sub.add_parser("selfplay", help="AI players against each other; prints one JSON object")
     sp.add_argument("--variant", required=True)
@@ -79,7 +82,9 @@ def main(argv: list[str] | None = None) -> int:
         options = _options(args)
         if args.command == "verify":
             seed = int(args.seed) if args.seed.lstrip("-").isdigit() else args.seed
-            checked = verify.verify(seed, args.commitment, args.variant, args.players, options)
+            checked = verify.verify(
+                seed, args.commitment, args.variant, args.players, options, args.previous_loser
+            )
             _dump(checked)
             return 0 if checked["ok"] else 1
         from engine.selfplay import selfplay
