@@ -18,7 +18,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from typing import Any
 
 from aiogram.exceptions import TelegramAPIError
 from aiogram.types import InlineKeyboardMarkup
@@ -40,6 +41,7 @@ from telegram_bot.screens import (
     lobby_screen,
     started_lobby_screen,
     table_screen,
+    watch_screen,
 )
 
 log = logging.getLogger(__name__)
@@ -202,6 +204,7 @@ class Publisher:
                 msg = await self.delivery.send(group, text, markup2)
                 if msg is not None:
                     await self.ui.update_table(table_id, table_message=msg.message_id)
+            await asyncio.gather(*self._watchers(snap, table_version(t.id, snap.version)))
             self._mark_shown(table_id, snap.version)
 
     # ------------------------------------------------------------------ rendering
@@ -254,7 +257,24 @@ class Publisher:
             text, markup = table_screen(snap, self.bot_username)
             urgency = Urgency.SOON if t.status == OVER else Urgency.TABLE
             jobs.append(self._edit(group, ui.table_message, text, markup, urgency, shows))
+        jobs += self._watchers(snap, shows)
         return list(await asyncio.gather(*jobs))
+
+    def _watchers(
+        self, snap: Snapshot, shows: str
+    ) -> list[Coroutine[Any, Any, asyncio.Future[bool]]]:
+        """Spectators' private messages (issue #16): the public view, edited as
+        often as the group's table message; none once the lobby forbids them."""
+        t, ui = snap.table, snap.ui
+        if not t.spectators or snap.loaded.state is None:
+            return []
+        urgency = Urgency.SOON if t.status == OVER else Urgency.TABLE
+        jobs: list[Coroutine[Any, Any, asyncio.Future[bool]]] = []
+        for user, msg in ui.watchers.items():
+            if t.seat_of(user) is None:  # a spectator never sees a hand
+                text, markup = watch_screen(snap, ui.langs.get(user, "en"))
+                jobs.append(self._edit(user, msg, text, markup, urgency, shows))
+        return jobs
 
     async def render_seat(self, snap: Snapshot, user: int, selection: Selection) -> None:
         """Re-render one player's hand message at once (his selection changed, or he

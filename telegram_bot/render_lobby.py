@@ -144,6 +144,8 @@ def settings_keyboard(lobby: LobbyLike, *, locale: str) -> InlineKeyboardMarkup:
         for n in range(2, MAX_PLAYERS.get(lobby.variant, 6) + 1)
     ]
     rows += [counts[i : i + 5] for i in range(0, len(counts), 5)]
+    watch = bool(getattr(lobby, "spectators", True))  # issue #16
+    rows.append([b("👀 " + _("spectators"), "watch=1", watch), b(_("none"), "watch=0", not watch)])
     back = LobbyCb(code=code, op=LobbyOp.BACK).pack()
     rows.append([InlineKeyboardButton(text="◀ " + _("Back"), callback_data=back)])
     return InlineKeyboardMarkup(inline_keyboard=rows)

@@ -20,6 +20,7 @@ from telegram_bot.i18n import VARIANT_TITLES, Translator
 from telegram_bot.keyboards import take_back_keyboard, url_keyboard
 from telegram_bot.moves import Selection
 from telegram_bot.render import render_game_over, render_hand, render_table
+from telegram_bot.render_fair import commitment_lines, seed_lines, with_replay, with_watch
 from telegram_bot.render_lobby import render_lobby
 
 Screen = tuple[str, InlineKeyboardMarkup | None]
@@ -83,7 +84,7 @@ def hand_screen(snap: Snapshot, seat: int, lang: str, selection: Selection) -> S
     assert state is not None
     names = seat_names(t, lang)
     if t.status == OVER or state.over:
-        return render_game_over(view(state, seat), locale=lang, names=names, code=t.id)
+        return game_over_screen(snap, view(state, seat), lang)
     text, markup = render_hand(
         view(state, seat),
         locale=lang,
@@ -94,6 +95,8 @@ def hand_screen(snap: Snapshot, seat: int, lang: str, selection: Selection) -> S
         deadline=deadline(snap),
         ai_seats=ai_seats(t),
     )
+    if group_of(t) is None:  # a private game: no table message shows the commitment
+        text += "\n\n" + commitment_lines(t, Translator(lang))
     if t.seats[seat].ai_controlled:
         _ = Translator(lang)
         return _(texts.AI_PLAYS) + "\n\n" + text, take_back_keyboard(t.id, _(texts.TAKE_BACK))
@@ -107,8 +110,8 @@ def table_screen(snap: Snapshot, bot_username: str) -> Screen:
     lang = snap.ui.group_lang or "en"
     pv = public_view(state)
     if t.status == OVER or state.over:
-        return render_game_over(pv, locale=lang, names=seat_names(t, lang), code=t.id)
-    return render_table(
+        return game_over_screen(snap, pv, lang)
+    text, markup = render_table(
         pv,
         locale=lang,
         names=seat_names(t, lang),
@@ -116,6 +119,35 @@ def table_screen(snap: Snapshot, bot_username: str) -> Screen:
         bot_username=bot_username,
         ai_seats=ai_seats(t),
     )
+    _ = Translator(lang)
+    return text + "\n\n" + commitment_lines(t, _), with_watch(markup, t, _)
+
+
+def watch_screen(snap: Snapshot, lang: str) -> Screen:
+    """A spectator's private message (issue #16): the public view, as the group's
+    table message shows it -- never a hand; the result and *Replay* once over."""
+    t, state = snap.table, snap.loaded.state
+    assert state is not None
+    pv = public_view(state)
+    _ = Translator(lang)
+    if t.status == OVER or state.over:
+        text, _markup = render_game_over(pv, locale=lang, names=seat_names(t, lang))
+        markup = with_replay(None, t, _) if snap.loaded.result is not None else None
+        return text + "\n\n" + seed_lines(t, _), markup
+    text, _none = render_table(
+        pv, locale=lang, names=seat_names(t, lang), deadline=deadline(snap), ai_seats=ai_seats(t)
+    )
+    return "👀 " + text + "\n\n" + commitment_lines(t, _), None
+
+
+def game_over_screen(snap: Snapshot, v: dict[str, object], lang: str) -> Screen:
+    """The result, the deal's seed revealed, *Rematch* and *Replay* (issue #16)."""
+    t = snap.table
+    text, markup = render_game_over(v, locale=lang, names=seat_names(t, lang), code=t.id)
+    _ = Translator(lang)
+    if snap.loaded.result is None:  # ended by an operator: no record to replay
+        return text + "\n\n" + seed_lines(t, _), markup
+    return text + "\n\n" + seed_lines(t, _), with_replay(markup, t, _)
 
 
 def lobby_screen(snap: Snapshot, chat: int, bot_username: str) -> Screen:

@@ -241,10 +241,12 @@ class Lobbies:
         options: Mapping[str, Any] | None = None,
         max_seats: int | None = None,
         timer: int | None = None,
+        spectators: bool | None = None,
         request_id: str = "",
     ) -> WriteResult:
         """Change settings of an open lobby (validated; a new variant without
-        ``options`` gets its defaults; max seats clipped to the variant's range)."""
+        ``options`` gets its defaults; max seats clipped to the variant's range;
+        ``spectators``: may people not seated watch the game, issue #16)."""
 
         def make(loaded: Loaded) -> Plan:
             t = _owner_open(loaded.table, user, "settings")
@@ -268,6 +270,7 @@ class Lobbies:
                 options=opts2,
                 max_seats=mx,
                 timer=tm,
+                spectators=t.spectators if spectators is None else spectators,
                 updated=self.tables.now_ms(),
             )
             return Plan(t, None, events=[("settings", -1, f"{vname}:{mx}:{tm}")])

@@ -80,6 +80,8 @@ class TableService:
         self.run_timers = timers.run_timers
         self.user_stats = results.user_stats
         self.leaderboard = results.leaderboard
+        self.replay_record = tables.replays.record
+        self.recent_replays = tables.replays.recent
         self.list_tables = admin.list_tables
         self.table_page = admin.table_page
         self.table_info = admin.table_info

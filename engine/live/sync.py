@@ -119,6 +119,9 @@ class SyncTableService:
     def table_info(self, table_id: str) -> TableInfo:
         return self.run(self.service.table_info(table_id))
 
+    def replay_record(self, table_id: str, game: int) -> dict[str, Any]:
+        return self.run(self.service.replay_record(table_id, game))
+
     def event_page(
         self, table_id: str, after_version: int = 0, count: int = 100
     ) -> list[LiveEvent]:

@@ -363,6 +363,8 @@ def setting_changes(table: Table, key: str, value: str) -> dict[str, Any]:
         return {"timer": int(value)}
     if key == "max":
         return {"max_seats": int(value)}
+    if key == "watch":
+        return {"spectators": value == "1"}
     if key in ("decks", "joker") and table.variant == "shchelkovsky":
         options = dict(table.options)
         if key == "decks":

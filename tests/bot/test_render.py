@@ -504,8 +504,9 @@ def test_lobby_and_settings(locale: str) -> None:
     sets = [lobby_cb(b.callback_data) for b in buttons]
     args = {cb.arg for cb in sets if cb.op is LobbyOp.SET}
     assert {"game=chuvash", "decks=2", "decks=4", "joker=0", "timer=120", "max=10"} <= args
+    assert {"watch=0", "watch=1"} <= args  # spectators allowed or not (issue #16)
     ticked = {lobby_cb(b.callback_data).arg for b in buttons if b.text.startswith("✓")}
-    assert ticked == {"game=shchelkovsky", "decks=4", "joker=1", "timer=60", "max=10"}
+    assert ticked == {"game=shchelkovsky", "decks=4", "joker=1", "timer=60", "max=10", "watch=1"}
     chuvash = FakeLobby(variant="chuvash", options={}, max_seats=6, timer=0)
     args = {
         lobby_cb(b.callback_data).arg
