@@ -17,7 +17,8 @@ from functools import partial
 
 from engine import Action, Event, GameState, new_game, public_view, view
 from engine.actions import LEAD
-from engine.ai import make_player
+from engine.ai import SLOW_KINDS
+from engine.live.deciders import FALLBACK_KIND, Decider, InlineDecider
 from engine.live.model import (
     OPEN,
     OVER,
@@ -33,10 +34,19 @@ from engine.live.records import GameResult, SeatView
 from engine.live.tables import Loaded, Plan, Tables, check_request_id
 
 LogEntry = tuple[str, int, str]
+INLINE = InlineDecider()
 
 
-def run_ai(table: Table, state: GameState, limit: int) -> tuple[list[LogEntry], list[Event]]:
-    """Let AI-controlled seats move until the game waits only for humans."""
+async def run_ai(
+    table: Table, state: GameState, limit: int, decider: Decider | None = None
+) -> tuple[list[LogEntry], list[Event]]:
+    """Let AI-controlled seats move until the game waits only for humans.  The
+    moves come from ``decider`` (inline by default; the bot's runs the search AI
+    in a process pool).  Once no human plays any more (all left, out of the game
+    or played by the AI), a slow kind plays as the heuristic: nobody waits for
+    its strength, and a game of search AIs alone would hold the write for
+    minutes."""
+    decide = (decider or INLINE).decide
     log: list[LogEntry] = []
     reported: list[Event] = []
     for _ in range(limit):
@@ -47,12 +57,23 @@ def run_ai(table: Table, state: GameState, limit: int) -> tuple[list[LogEntry], 
             break
         seat = seats[0]
         kind = table.seats[seat].ai or "random"
-        action = make_player(kind, f"{table.seed}:{state.ply}:{seat}").choose(state, seat)
+        if kind in SLOW_KINDS and not humans_playing(table, state):
+            kind = FALLBACK_KIND
+        action = await decide(kind, f"{table.seed}:{state.ply}:{seat}", state, seat)
         if action is None:  # pragma: no cover - a seat in to_act() always has a move
             break
         reported += state.apply(action)
         log.append(("ai", seat, action.text()))
     return log, reported
+
+
+def humans_playing(table: Table, state: GameState) -> bool:
+    """Some human still plays his own seat in this game."""
+    out = set(state.out)
+    return any(
+        s.human and not s.left and not s.ai_controlled and i not in out
+        for i, s in enumerate(table.seats)
+    )
 
 
 def timeout_move(state: GameState, seat: int) -> Action:
@@ -78,9 +99,11 @@ def timeout_move(state: GameState, seat: int) -> Action:
 class Games:
     """Start, rematch, moves, taking a seat back, AI takeovers."""
 
-    def __init__(self, tables: Tables, config: LiveConfig) -> None:
+    def __init__(self, tables: Tables, config: LiveConfig, decider: Decider | None = None) -> None:
         self.tables = tables
         self.config = config
+        self.decider: Decider = decider or INLINE
+        """Computes the AI moves (:mod:`engine.live.deciders`)."""
         self.new_seed: Callable[[], int] = lambda: secrets.randbits(62)
         """The shuffle seed of each new game (tests replace it)."""
 
@@ -108,16 +131,16 @@ class Games:
             ("over", -1 if loser is None else loser, "draw" if state.draw else "loser")
         )
 
-    def after_moves(self, plan: Plan) -> None:
+    async def after_moves(self, plan: Plan) -> None:
         """AI chain, then game over if it is."""
         assert plan.state is not None
-        log, reported = run_ai(plan.table, plan.state, self.config.max_ai_moves)
+        log, reported = await run_ai(plan.table, plan.state, self.config.max_ai_moves, self.decider)
         plan.events += log
         plan.engine_events += reported
         if plan.state.over:
             self._finish(plan.table, plan.state, plan)
 
-    def start_plan(self, table: Table, previous_loser: int | None, kind: str) -> Plan:
+    async def start_plan(self, table: Table, previous_loser: int | None, kind: str) -> Plan:
         n = len(table.seats)
         seed = self.new_seed()
         state = new_game(table.variant, n, seed, table.options, previous_loser)
@@ -136,21 +159,21 @@ class Games:
             updated=self.tables.now_ms(),
         )
         plan = Plan(t, state, events=[(kind, -1, str(game_no))])
-        self.after_moves(plan)
+        await self.after_moves(plan)
         return plan
 
     async def start(self, table_id: str, user: int, request_id: str = "") -> WriteResult:
         """Start the first game of an open lobby (its owner; at least two seats).
         The same ``request_id`` again: ``duplicate=True``, nothing more happens."""
 
-        def make(loaded: Loaded) -> Plan:
+        async def make(loaded: Loaded) -> Plan:
             t = loaded.table
             if t.status != OPEN:
                 raise LiveError("not_open", "the game has already started or was cancelled")
             require_owner(t, user, "start")
             if len(t.seats) < 2:
                 raise LiveError("too_few_players", "at least two seats are needed to start")
-            return self.start_plan(t, None, "start")
+            return await self.start_plan(t, None, "start")
 
         return await self.tables.retry(table_id, make, request_id)
 
@@ -187,13 +210,13 @@ class Games:
         await self.tables.settle_users(*humans)
         return result
 
-    def _rematch_plan(self, user: int, loaded: Loaded) -> Plan:
+    async def _rematch_plan(self, user: int, loaded: Loaded) -> Plan:
         t = loaded.table
         if t.status != OVER:
             raise LiveError("not_allowed", "a rematch is possible once the game is over")
         if t.seat_of(user) is None:
             raise LiveError("not_seated", "only a player of the last game can ask for a rematch")
-        return self.start_plan(t, t.previous_loser, "start")
+        return await self.start_plan(t, t.previous_loser, "start")
 
     async def apply(
         self,
@@ -235,7 +258,7 @@ class Games:
         if t.seats[seat].timeouts:
             t = t.with_seat(seat, replace(t.seats[seat], timeouts=0))
         plan = Plan(t, state, events=[("act", seat, act.text())], engine_events=reported)
-        self.after_moves(plan)
+        await self.after_moves(plan)  # a write on a table changed meanwhile: StaleVersion
         return await self.tables.write(
             loaded, plan, expected=expected_version, request_id=request_id, before=before
         )
@@ -255,7 +278,7 @@ class Games:
 
         return await self.tables.retry(table_id, make, request_id)
 
-    def takeover_plan(
+    async def takeover_plan(
         self, loaded: Loaded, seat: int, reason: str, *, left: bool = False, kind: str = ""
     ) -> Plan:
         """Hand ``seat`` to the AI (``reason``: timeouts, left, admin) and let it move."""
@@ -266,7 +289,7 @@ class Games:
         events.append(("takeover", seat, reason))
         plan = Plan(t, loaded.state, events=events)
         if loaded.state is not None and t.status == PLAYING:
-            self.after_moves(plan)
+            await self.after_moves(plan)
         return plan
 
     async def seat_view(self, table_id: str, user: int) -> SeatView:

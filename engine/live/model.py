@@ -146,6 +146,8 @@ class Table:
     previous_loser: int | None = None
     created: int = 0
     updated: int = 0
+    ai_kind: str = DEFAULT_AI
+    """The lobby's AI level: the kind of the AI seats it adds (``engine.ai.LEVELS``)."""
 
     def seat_of(self, user: int) -> int | None:
         for i, s in enumerate(self.seats):
@@ -178,6 +180,7 @@ class Table:
             "pl": self.previous_loser,
             "ct": self.created,
             "ut": self.updated,
+            "ai": self.ai_kind,
         }
         return json.dumps(d, separators=(",", ":"), ensure_ascii=False)
 
@@ -200,6 +203,7 @@ class Table:
             previous_loser=d["pl"],
             created=d["ct"],
             updated=d["ut"],
+            ai_kind=d.get("ai", DEFAULT_AI),  # a table stored before the AI levels
         )
 
 
