@@ -118,6 +118,12 @@ VARIANT_TITLES: dict[str, str] = {
     "chuvash": N_("Chuvash Rooster"),
     "shchelkovsky": N_("Durak Shchelkovsky"),
 }
+LEVEL_TITLES: dict[str, str] = {
+    "easy": N_("easy"),
+    "normal": N_("normal"),
+    "hard": N_("hard"),
+}
+"""The AI levels (``engine.ai.LEVELS``), as shown next to an AI's name."""
 LOSER_TITLES: dict[str, str] = {
     "chuvash": N_("the Chuvash Rooster"),
     "shchelkovsky": N_("the durak"),
@@ -195,5 +201,12 @@ def rules_text(variant: str, locale: str) -> str:
     return Translator(locale)(RULES[variant])
 
 
+HELP_LEVELS = N_(
+    "• AI levels: /play easy, /play normal or /play hard (also /play shchelkovsky hard); "
+    "in a lobby, under ⚙ Settings."
+)
+
+
 def help_text(locale: str) -> str:
-    return Translator(locale)(HELP)
+    _ = Translator(locale)
+    return _(HELP) + "\n" + _(HELP_LEVELS)

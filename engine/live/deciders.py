@@ -82,6 +82,7 @@ class PoolDecider:
         self._pool: ProcessPoolExecutor | None = None
         self.last_pid: int | None = None
         """The worker process that made the last pooled decision (tests read it)."""
+        self.closed = False  # after close(): every decision inline
         self.pooled = 0  # decisions made in the pool
         self.fallbacks = 0  # decisions made by FALLBACK_KIND after a pool failure
 
@@ -93,7 +94,7 @@ class PoolDecider:
         return self._pool
 
     async def decide(self, kind: str, seed: str, state: GameState, seat: int) -> Action | None:
-        if kind not in self.slow:
+        if kind not in self.slow or self.closed:
             return choose(kind, seed, state, seat)
         pool = self._executor()
         loop = asyncio.get_running_loop()
@@ -116,6 +117,7 @@ class PoolDecider:
             pool.shutdown(wait=False, cancel_futures=True)
 
     def close(self) -> None:
+        self.closed = True
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None

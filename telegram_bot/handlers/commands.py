@@ -11,7 +11,7 @@ from engine.live import TableService
 from telegram_bot import texts
 from telegram_bot.chat_state import ChatStateStore
 from telegram_bot.delivery_api import Delivery
-from telegram_bot.handlers.common import parse_variant, player, reply
+from telegram_bot.handlers.common import parse_play, parse_variant, player, reply
 from telegram_bot.i18n import LANGUAGES, Translator, help_text, rules_text
 from telegram_bot.keyboards import LangCb, language_keyboard
 from telegram_bot.middlewares import PrefsCache, display_name
@@ -105,18 +105,21 @@ async def play(
     locale: str,
     _: Translator,
 ) -> None:
-    """A private game against AI players, started at once."""
+    """A private game against AI players, started at once: ``/play [game]
+    [easy|normal|hard]``."""
     if message.from_user is None:
         return
-    variant = parse_variant(command.args)
-    if variant is None:
-        await message.answer(_(texts.UNKNOWN_GAME))
+    parsed = parse_play(command.args)
+    if parsed is None:
+        await message.answer(_(texts.UNKNOWN_PLAY))
         return
+    variant, level = parsed
     outcome = await lobby_actions.play_solo(
         player(message.from_user, locale),
         variant=variant,
         timer=settings.default_timer,
         opponents=settings.solo_opponents,
+        level=level,
     )
     await reply(message, outcome, _)
 

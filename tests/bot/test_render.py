@@ -20,7 +20,7 @@ from engine.cards import Card, card_name
 from sandbox.fake_api.text import parse_text
 from telegram_bot.callbacks import GameCb, LobbyCb, LobbyOp, parse_game, parse_lobby
 from telegram_bot.cards import glyph
-from telegram_bot.i18n import LANGUAGES
+from telegram_bot.i18n import LANGUAGES, Translator
 from telegram_bot.moves import Selection, card_moves
 from telegram_bot.render import PAGE_SIZE, render_game_over, render_hand, render_table
 from telegram_bot.render_lobby import (
@@ -445,6 +445,7 @@ class FakeLobby:
         FakeSeat(2, "Bob", "heuristic"),
     )
     creator: int = 1
+    ai_kind: str = "heuristic"
 
 
 @pytest.mark.parametrize("locale", LANGUAGES)
@@ -474,8 +475,26 @@ def test_lobby_and_settings(locale: str) -> None:
     sets = [lobby_cb(b.callback_data) for b in buttons]
     args = {cb.arg for cb in sets if cb.op is LobbyOp.SET}
     assert {"game=chuvash", "decks=2", "decks=4", "joker=0", "timer=120", "max=10"} <= args
+    assert {"level=easy", "level=normal", "level=hard"} <= args
     ticked = {lobby_cb(b.callback_data).arg for b in buttons if b.text.startswith("✓")}
-    assert ticked == {"game=shchelkovsky", "decks=4", "joker=1", "timer=60", "max=10"}
+    assert ticked == {
+        "game=shchelkovsky",
+        "decks=4",
+        "joker=1",
+        "timer=60",
+        "level=normal",
+        "max=10",
+    }
+    hard = FakeLobby(seats=(FakeSeat(1, "Ann"), FakeSeat(None, "AI 1", "search")), ai_kind="search")
+    ticked = {
+        lobby_cb(b.callback_data).arg
+        for row in settings_keyboard(hard, locale=locale).inline_keyboard
+        for b in row
+        if b.text.startswith("✓")
+    }
+    assert "level=hard" in ticked
+    hard_text, _kb = render_lobby(hard, locale=locale)
+    assert "AI 1 · " + Translator(locale)("hard") in hard_text  # the level by its name
     chuvash = FakeLobby(variant="chuvash", options={}, max_seats=6, timer=0)
     args = {
         lobby_cb(b.callback_data).arg
