@@ -107,7 +107,7 @@ async def test_the_lobby_level_sets_its_ai_seats(svc: TableService) -> None:
 
 
 def test_a_table_stored_before_the_levels_loads() -> None:
-    old = {
+    old: dict[str, object] = {
         "id": "T",
         "c": None,
         "cr": 1,
