@@ -34,6 +34,13 @@ from engine.state import GameState
 
 FALLBACK_KIND = "heuristic"
 """What plays a slow kind's decision when the pool failed."""
+WORKER_NICENESS = 10
+"""The workers run at a lower CPU priority than the bot: on a busy machine the
+event loop (presses, renders) goes first, the AI's thinking waits."""
+
+
+def _lower_priority() -> None:  # pragma: no cover - runs in the worker process
+    os.nice(WORKER_NICENESS)
 
 
 def choose(kind: str, seed: str, state: GameState, seat: int) -> Action | None:
@@ -89,7 +96,9 @@ class PoolDecider:
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(
-                self.workers, mp_context=multiprocessing.get_context("spawn")
+                self.workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_lower_priority,
             )
         return self._pool
 
