@@ -18,7 +18,7 @@ of the 20 games' presses with and without them, and of the hard games' own
 presses (which include the AI's thinking).
 
     python bench/bot.py [--actions N] [--quick] [--only 20x6 | --only 4x3g | --only hard]
-                        [--hard-ai-games N] [--ai-workers K]
+                        [--hard-ai-games N] [--ai-workers K] [--alongside-kind heuristic]
 """
 
 from __future__ import annotations
@@ -147,17 +147,17 @@ async def heckle(user: SimUser, group: Chat, stop: asyncio.Event, figs: Figures)
 
 
 async def open_game(
-    fake: FakeTelegram, app: BotApp, g: int, players: int, in_group: bool, hard: bool = False
+    fake: FakeTelegram, app: BotApp, g: int, players: int, in_group: bool, hard: str = ""
 ) -> tuple[str, list[SimUser], Chat | None, SimUser | None]:
     """A started game of ``players`` humans: private (by invite), or in its own group
-    with one AI seat more and a member who watches; ``hard``: a private game of
-    one player against a hard AI."""
+    with one AI seat more and a member who watches; ``hard`` (an AI kind): a
+    private game of one player against an AI of that kind."""
     svc = app.svc
     if hard:
         user = fake.add_user(f"H{g}")
         user.user.started = True
         r = await svc.create_lobby(
-            user.id, user.user.first_name, variant="chuvash", timer=0, ai_kind="search"
+            user.id, user.user.first_name, variant="chuvash", timer=0, ai_kind=hard
         )
         await svc.add_ai(r.table.id, user.id)
         await svc.start(r.table.id, user.id)
@@ -197,6 +197,7 @@ async def scenario(
     limits: RateLimits | None = None,
     hard_games: int = 0,
     ai_workers: int | None = None,
+    hard_kind: str = "search",
 ) -> None:
     async with FakeTelegram(limits=limits or RateLimits()) as fake:
         settings = Settings(
@@ -215,7 +216,7 @@ async def scenario(
         assert pub is not None
         opened = [await open_game(fake, app, g, players, in_group) for g in range(games)]
         tables = [(tid, users) for tid, users, _g, _k in opened]
-        hard = [(await open_game(fake, app, g, 1, False, True))[:2] for g in range(hard_games)]
+        hard = [(await open_game(fake, app, g, 1, False, hard_kind))[:2] for g in range(hard_games)]
         await asyncio.gather(*(pub.start_game(tid) for tid, _u in tables + hard))
         fake.stats.reset()
         before = app.delivery.stats.as_dict()
@@ -283,7 +284,8 @@ async def scenario(
         ]
         where = "in groups" if in_group else "private"
         if hard_games:
-            where += f", alongside {hard_games:>3} hard-AI games"
+            what = "hard-AI" if hard_kind == "search" else f"{hard_kind}-AI"
+            where += f", alongside {hard_games:>3} {what} games"
         replies = f" | /top replied {figs.replies}/{figs.commands}" if in_group else ""
         print(
             f"{games:>4} games x {players} players {where}: {figs.actions:>5} actions in "
@@ -297,7 +299,7 @@ async def scenario(
             hl = sorted(hard_figs.latencies) or [0.0]
             decider = app.decider
             print(
-                f"      the hard-AI games' own presses: {hard_figs.actions} | latency p50 "
+                f"      the games alongside, their own presses: {hard_figs.actions} | latency p50 "
                 f"{statistics.median(hl) * 1000:7.1f} ms  p99 {pct(hl, 0.99) * 1000:7.1f} ms"
                 f" | AI decisions in the pool: {getattr(decider, 'pooled', 0)} "
                 f"(fallbacks {getattr(decider, 'fallbacks', 0)}, "
@@ -353,6 +355,12 @@ async def main() -> None:
     parser.add_argument(
         "--ai-workers", type=int, metavar="K", help="AI_WORKERS of the bot (default: its own)"
     )
+    parser.add_argument(
+        "--alongside-kind",
+        default="search",
+        choices=("search", "heuristic"),
+        help="the AI of the games alongside: heuristic shows what their traffic alone costs",
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     runs = [(1, 2, False, 0), (20, 2, False, 0), (20, 6, False, 0), (1, 3, True, 0)]
@@ -382,6 +390,7 @@ async def main() -> None:
                 limits,
                 hard_games,
                 args.ai_workers,
+                args.alongside_kind,
             )
 
 

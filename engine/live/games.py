@@ -6,6 +6,12 @@ for is AI-controlled, that AI moves (``engine.ai.make_player``, seeded with the
 table's seed, the ply and the seat, so a replay is deterministic).  So a human
 move, the AI replies it provokes and the resulting deadline are saved together,
 in one compare-and-set.
+
+The AI moves come from the service's :class:`~engine.live.deciders.Decider`:
+inline, or in the bot the search AI (the *hard* level) in a process pool, awaited
+so the event loop serves other tables meanwhile.  The table may change while it
+thinks; the compare-and-set at the loaded version keeps such a move unwritten
+(``Tables.retry`` plans again; ``apply`` raises :class:`StaleVersion`).
 """
 
 from __future__ import annotations
