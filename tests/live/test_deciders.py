@@ -17,6 +17,7 @@ from engine.ai import HeuristicPlayer
 from engine.live import LiveError, PoolDecider, StaleVersion, Table, TableService
 from engine.live.deciders import FALLBACK_KIND, Decider, InlineDecider, choose
 from engine.live.model import DEFAULT_AI
+from tests.live.conftest import FakeClock
 
 SEED = 1515
 
@@ -235,3 +236,19 @@ async def test_a_move_thought_out_on_an_old_state_is_not_written(svc: TableServi
     events = await svc.event_page(tid, version)
     assert events[0].kind == "takeover"  # the operator's write, alone
     assert not any(e.kind == "act" for e in events)  # Ann's move and the AI's reply: gone
+
+
+async def test_the_timers_ask_the_decider(svc: TableService, clock: FakeClock) -> None:
+    recorder = Recorder()
+    svc.use_decider(recorder)
+    r = await svc.create_lobby(1, "Ann", timer=30, ai_kind="search")
+    await svc.add_ai(r.table_id, 1)
+    svc.new_seed = lambda: seed_where("chuvash", 2, 0)
+    await svc.start(r.table_id, 1)
+    assert recorder.kinds == []  # the game waits for Ann
+    clock.advance(31)
+    results = await svc.tick()
+    assert [x.table_id for x in results] == [r.table_id]
+    # Ann's timeout lead, then the hard AI's answer, asked of the service's decider
+    assert recorder.kinds
+    assert recorder.kinds[0] == "search"
