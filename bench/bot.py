@@ -7,7 +7,8 @@ few seconds).
 
 Prints, per scenario: latency from a button press to the acting user's updated
 message (p50, p99), Bot API calls per player action (messages = sends + edits;
-all = also answerCallbackQuery), the 429s received (and per game: the most any
+all = also answerCallbackQuery), Redis round trips per action (the bot's process,
+background loops included), the 429s received (and per game: the most any
 game got), the games stalled (left with presses to make but no change for a
 minute), and for group games the commands that got their reply.  No asserts.
 
@@ -17,8 +18,16 @@ thinking in the bot's process pool of ``--ai-workers`` processes): the latency
 of the 20 games' presses with and without them, and of the hard games' own
 presses (which include the AI's thinking).
 
+``--human``: human-paced players instead (each thinks 0.3-1.5 s before a tap and
+then taps the keyboard he looked at, even if it changed meanwhile), one
+3-player Chuvash game and one 8-player Shchelkovsky game; prints the share of
+presses answered with a modal alert (show_alert, as the fake records it; goal
+at most 1%), with a toast, the share of presses that are passes, and the passes
+seats made by themselves (issue 13).
+
     python bench/bot.py [--actions N] [--quick] [--only 20x6 | --only 4x3g | --only hard]
                         [--hard-ai-games N] [--ai-workers K] [--alongside-kind heuristic]
+                        [--human]
 """
 
 from __future__ import annotations
@@ -31,15 +40,19 @@ import random
 import statistics
 import time
 from dataclasses import dataclass, field
+from typing import Protocol
 
+from engine.live import TableService
 from sandbox.fake_api import Chat, FakeTelegram, Message, RateLimits, SimUser
 from sandbox.local_redis import LocalRedis
 from telegram_bot.app import BotApp
 from telegram_bot.callbacks import parse_game
+from telegram_bot.chat_state import TableUi
 from telegram_bot.render import PLAYABLE
 from telegram_bot.settings import Settings
 
 STUCK = 60.0  # seconds without a press or a change in any chat of a game
+HUMAN_PACE = (0.3, 1.5)  # seconds a human-paced player thinks before a tap (--human)
 HECKLE_EVERY = 5.0  # seconds between two /top in a busy group (group scenarios)
 
 MESSAGES = ("sendMessage", "editMessageText", "editMessageReplyMarkup")
@@ -49,7 +62,11 @@ MESSAGES = ("sendMessage", "editMessageText", "editMessageReplyMarkup")
 class Figures:
     latencies: list[float] = field(default_factory=list)
     actions: int = 0
-    refused: int = 0  # presses answered with an alert (mostly stale keyboards)
+    refused: int = 0  # presses answered with a modal alert (show_alert)
+    toasts: int = 0  # presses answered with a short notice (text, no show_alert)
+    presses: int = 0
+    passes: int = 0  # presses of Pass/Done or "pass for the bout"
+    autopasses: int = 0  # passes seats made by themselves (the tables' logs)
     kinds: dict[str, int] = field(default_factory=dict)
     commands: int = 0  # /top sent to the busy groups
     replies: int = 0  # ... that got their leaderboard (not an apology, not lost)
@@ -68,8 +85,15 @@ def choose(message: Message, rng: random.Random) -> str | None:
     return rng.choice(options) if options else None
 
 
+class UiSource(Protocol):
+    """Where a player finds his hand message: the chat-state store, or a copy."""
+
+    async def table(self, table_id: str) -> TableUi: ...
+
+
 async def player(
-    app: BotApp,
+    svc: TableService,
+    ui: UiSource,
     fake: FakeTelegram,
     tid: str,
     user: SimUser,
@@ -77,16 +101,20 @@ async def player(
     budget: list[int],
     pulse: list[float],
     figs: Figures,
+    pace: tuple[float, float] | None = None,
+    think: tuple[float, float] = (0.0, 0.0),
+    until: float = float("inf"),
 ) -> None:
-    """Press a random useful button of his hand message whenever it offers one;
-    otherwise wait for a change in his chat (a cheap per-chat wait, so 400
-    players cost the harness little); stop at the budget, at the game's end, or
+    """Press a random useful button of his hand message whenever it offers one
+    (after ``think`` seconds: a random time in that range); otherwise wait for a
+    change in his chat (a cheap per-chat wait, so 400 players cost the harness
+    little); stop at the budget, at the game's end, at ``until`` (monotonic), or
     when no player of the game pressed or saw a change for ``STUCK`` seconds (the
     game is stuck: the scenario reports it as stalled)."""
     world = fake.world
     seen = -1
-    while budget[0] > 0 and time.monotonic() < pulse[0] + STUCK:
-        mid = (await app.ui.table(tid)).hands.get(user.id)
+    while budget[0] > 0 and pulse[0] + STUCK > time.monotonic() < until:
+        mid = (await ui.table(tid)).hands.get(user.id)
         msg = user.chat.messages.get(mid) if mid else None
         data = choose(msg, rng) if msg is not None and msg.version != seen else None
         if msg is None or not data:
@@ -98,21 +126,35 @@ async def player(
                 2.0,
             )
             if changed is None:  # quiet for a while: is the game still on?
-                table, _s, _v = await app.svc.get(tid)
+                table, _s, _v = await svc.get(tid)
                 if table.status != "playing":
                     return
                 seen = -1
             else:  # the game goes on (the others' moves): keep waiting for his turn
                 pulse[0] = time.monotonic()
             continue
+        if think[1] > 0:  # a human looks at his cards first
+            await asyncio.sleep(rng.uniform(*think))
+            msg = user.chat.messages.get(mid) if mid else None
+            if msg is None or (data := choose(msg, rng)) is None or time.monotonic() > until:
+                seen = -1
+                continue
         budget[0] -= 1
+        if pace is not None:  # he looks, thinks, then taps what he saw
+            await asyncio.sleep(rng.uniform(*pace))
         pulse[0] = time.monotonic()
         before = msg.version
         t0 = time.perf_counter()
-        q = user.press(data=data, message=msg)
+        q = user.press(data=data, message=msg, forged=pace is not None)
         answer = await q.wait_answer(120)
+        figs.presses += 1
+        press = parse_game(data).press  # type: ignore[union-attr]
+        figs.passes += press.kind == "bout_pass" or press.action == "P"
         if answer.get("show_alert"):
             figs.refused += 1
+            seen = -1
+        elif answer.get("text"):
+            figs.toasts += 1
             seen = -1
         else:
             await world.wait_chat(
@@ -151,7 +193,8 @@ async def open_game(
 ) -> tuple[str, list[SimUser], Chat | None, SimUser | None]:
     """A started game of ``players`` humans: private (by invite), or in its own group
     with one AI seat more and a member who watches; ``hard`` (an AI kind): a
-    private game of one player against an AI of that kind."""
+    private game of one player against an AI of that kind.  Chuvash up to 6
+    players (C2), Shchelkovsky beyond (S2)."""
     svc = app.svc
     if hard:
         user = fake.add_user(f"H{g}")
@@ -174,7 +217,8 @@ async def open_game(
         users[0].id,
         users[0].user.first_name,
         chat=group.id if group is not None else None,
-        variant="chuvash",
+        variant="chuvash" if players <= 6 else "shchelkovsky",
+        max_seats=max(players + int(in_group), 2),
         private=group is None,
         timer=app.settings.default_timer,
     )
@@ -198,6 +242,7 @@ async def scenario(
     hard_games: int = 0,
     ai_workers: int | None = None,
     hard_kind: str = "search",
+    pace: tuple[float, float] | None = None,
 ) -> None:
     async with FakeTelegram(limits=limits or RateLimits()) as fake:
         settings = Settings(
@@ -220,6 +265,7 @@ async def scenario(
         await asyncio.gather(*(pub.start_game(tid) for tid, _u in tables + hard))
         fake.stats.reset()
         before = app.delivery.stats.as_dict()
+        trips = svc.round_trips
         figs = Figures()
         rng = random.Random(1)
         t0 = time.perf_counter()
@@ -234,7 +280,15 @@ async def scenario(
         hard_players = [
             asyncio.create_task(
                 player(
-                    app, fake, tid, u, random.Random(rng.random()), budgets[tid], pulse, hard_figs
+                    svc,
+                    app.ui,
+                    fake,
+                    tid,
+                    u,
+                    random.Random(rng.random()),
+                    budgets[tid],
+                    pulse,
+                    hard_figs,
                 )
             )
             for tid, users in hard
@@ -243,7 +297,18 @@ async def scenario(
         ]
         await asyncio.gather(
             *(
-                player(app, fake, tid, u, random.Random(rng.random()), budgets[tid], pulse, figs)
+                player(
+                    app.svc,
+                    app.ui,
+                    fake,
+                    tid,
+                    u,
+                    random.Random(rng.random()),
+                    budgets[tid],
+                    pulse,
+                    figs,
+                    pace,
+                )
                 for tid, users in tables
                 for pulse in [[time.monotonic()]]
                 for u in users
@@ -271,6 +336,7 @@ async def scenario(
                     ]
                     shown.append((max(vs, default=-1), choose(m, rng) is not None if m else None))
                 stalled.append((tid, version, shown))
+        trips = svc.round_trips - trips
         calls = fake.stats.calls
         msgs = sum(calls[m] for m in MESSAGES)
         allc = msgs + calls["answerCallbackQuery"]
@@ -291,7 +357,8 @@ async def scenario(
             f"{games:>4} games x {players} players {where}: {figs.actions:>5} actions in "
             f"{elapsed:6.1f} s | latency p50 {statistics.median(lat) * 1000:7.1f} ms  "
             f"p99 {p99 * 1000:7.1f} ms | calls/action: messages {msgs / n:.2f}, "
-            f"all {allc / n:.2f} | 429s {fake.stats.retry_after} (per game max "
+            f"all {allc / n:.2f} | Redis round trips/action {trips / n:.1f} | "
+            f"429s {fake.stats.retry_after} (per game max "
             f"{max(per_game, default=0)}) | stalled games {len(stalled)}{replies}",
             flush=True,
         )
@@ -304,6 +371,19 @@ async def scenario(
                 f" | AI decisions in the pool: {getattr(decider, 'pooled', 0)} "
                 f"(fallbacks {getattr(decider, 'fallbacks', 0)}, "
                 f"workers {app.settings.ai_workers})",
+                flush=True,
+            )
+        if pace is not None:
+            for tid, _users in tables:
+                events = await svc.event_page(tid, 0, 1_000_000)
+                figs.autopasses += sum(e.kind == "autopass" for e in events)
+            n_press = max(figs.presses, 1)
+            print(
+                f"      human-paced: {figs.presses} presses | modal alerts "
+                f"{figs.refused} ({figs.refused / n_press:.1%}; goal <= 1%) | toasts "
+                f"{figs.toasts} ({figs.toasts / n_press:.1%}) | passes pressed {figs.passes} "
+                f"({figs.passes / n_press:.1%} of presses) | passes made by themselves "
+                f"{figs.autopasses}",
                 flush=True,
             )
         if verbose:
@@ -361,13 +441,19 @@ async def main() -> None:
         choices=("search", "heuristic"),
         help="the AI of the games alongside: heuristic shows what their traffic alone costs",
     )
+    parser.add_argument(
+        "--human", action="store_true", help="human-paced players: alert and pass shares"
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
+    pace = HUMAN_PACE if args.human else None
     runs = [(1, 2, False, 0), (20, 2, False, 0), (20, 6, False, 0), (1, 3, True, 0)]
     runs.append((4, 3, True, 0))
     if args.hard_ai_games:  # the 20x2 scenario again, next to the hard-AI games
         runs.append((20, 2, False, args.hard_ai_games))
-    if not args.quick:
+    if args.human:
+        runs = [(1, 3, False, 0), (1, 8, False, 0)]
+    if not args.quick and not args.human:
         runs.append((200, 2, False, 0))  # ~8,000 actions: about 10 minutes
     if args.only == "hard":
         runs = [(20, 2, False, 0), (20, 2, False, args.hard_ai_games)]
@@ -391,6 +477,7 @@ async def main() -> None:
                 hard_games,
                 args.ai_workers,
                 args.alongside_kind,
+                pace,
             )
 
 

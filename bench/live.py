@@ -28,13 +28,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import redis.asyncio as aredis
 
 from engine import Action, GameState, new_game
-from engine.live import LiveConfig, TableService, WriteResult
+from engine.live import MOVE_KINDS, LiveConfig, TableService, WriteResult
 from sandbox.local_redis import LocalRedis
 
 
 def follow(mirror: GameState, result: WriteResult) -> None:
     for e in result.events:
-        if e.kind in ("act", "ai", "auto"):
+        if e.kind in MOVE_KINDS:
             mirror.apply(Action.from_text(e.seat, e.text))
 
 

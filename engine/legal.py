@@ -32,6 +32,18 @@ class LegalActions(StateBase):
             return self._legal_defence(seat)
         return self._legal_throws(seat)
 
+    def forced_pass(self, seat: int) -> bool:
+        """PASS is all ``seat`` may do now and until the table changes: a thrower
+        whose legal actions are PASS alone and who has no legal throw-in even once
+        priority reaches him -- no card of a rank on the table, or no room left
+        (hand limit, S10 cap).  RULES §0 Passing / Throw-in priority: such a
+        player counts as passed; a seat that merely waits for priority (it holds
+        a rank on the table) is not forced."""
+        legal = self.legal_actions(seat)
+        if len(legal) != 1 or legal[0].kind != PASS:
+            return False
+        return not self.masks[seat] & self.table_ranks or self._room() <= 0
+
     def _legal_defence(self, seat: int) -> list[Action]:
         """The defender during a bout: covers (C9 / S9), S8 redirects, S10a
         self-throws, TAKE."""

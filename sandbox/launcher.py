@@ -100,6 +100,12 @@ def _port_free(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) != 0
 
 
+ADMIN_DOCS = "/openapi/swagger"
+"""The admin API's interactive docs (flask-openapi3's Swagger UI under its
+``doc_prefix``): what the sandbox page's *Admin API* button opens -- the API's
+``/`` is a JSON 404 (issue 13)."""
+
+
 @contextlib.contextmanager
 def admin_api(url: str, prefix: str) -> Iterator[str | None]:
     port = int(os.environ.get("ADMIN_PORT", "8000"))
@@ -125,7 +131,7 @@ def admin_api(url: str, prefix: str) -> Iterator[str | None]:
             yield None
             return
         say(
-            f"Admin API: {base}/api/v1  docs {base}/openapi/swagger  "
+            f"Admin API: {base}/api/v1  docs {base}{ADMIN_DOCS}  "
             f"(gunicorn pid {proc.pid}; Bearer token in {where})"
         )
         yield base
@@ -189,7 +195,7 @@ def main() -> int:
                 say("Bot: connecting to " + settings.telegram_api_url)
                 asyncio.run(run(settings))
             else:
-                asyncio.run(_sandbox(url, admin))
+                asyncio.run(_sandbox(url, admin + ADMIN_DOCS if admin else None))
     except KeyboardInterrupt as stopped:  # Stopped, or a Ctrl-C before our handler
         say(f"Stopped ({stopped or 'SIGINT'}): the bot or sandbox, gunicorn and Redis are down")
     return 0

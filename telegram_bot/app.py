@@ -9,9 +9,11 @@ twice is handled once), and two background tasks:
   re-renders the tables its timeout moves changed;
 * a subscriber of the service's notify channel, which re-renders tables changed
   by other processes (timers, operators, players leaving) -- at most once per
-  version in this process.
+  version in this process;
+* the sweep of pending renders (:mod:`telegram_bot.render_marks`): a table whose
+  render outlived the process that marked it is rendered again.
 
-No exception stops either loop: each failure is logged and the loop runs
+No exception stops any loop: each failure is logged and the loop runs
 again (the subscriber resubscribes) after an exponential backoff
 (``LOOP_BACKOFF_BASE`` doubling up to ``LOOP_BACKOFF_CAP`` s, reset once it got
 going); handlers answer with an apology (:mod:`telegram_bot.handlers.errors`).
@@ -49,16 +51,21 @@ from telegram_bot.chat_state import ChatStateStore
 from telegram_bot.dedupe import UpdateDedupe
 from telegram_bot.delivery_api import Delivery, make_delivery
 from telegram_bot.handlers import routers
-from telegram_bot.i18n import LANGUAGES, bot_commands, get_i18n
+from telegram_bot.i18n import (
+    GROUP_COMMANDS,
+    LANGUAGES,
+    PRIVATE_COMMANDS,
+    bot_commands,
+    get_i18n,
+)
 from telegram_bot.middlewares import LocaleMiddleware, PrefsCache
 from telegram_bot.publisher import Publisher
+from telegram_bot.render_marks import RenderMarks
 from telegram_bot.settings import Settings
 from telegram_bot.usecases.lobby import LobbyActions
 from telegram_bot.usecases.press import PressButton
 
 log = logging.getLogger(__name__)
-
-GROUP_COMMANDS = ("new", "rules", "stats", "top", "lang", "leave", "help")
 
 
 def build_bot(settings: Settings) -> Bot:
@@ -156,7 +163,11 @@ class BotApp:
         me = await self.bot.me()
         username = me.username or ""
         self._delivery = self._delivery_factory(self)
-        self.publisher = Publisher(self.svc, self.ui, self.delivery, username)
+        s = self.settings
+        marks = RenderMarks(
+            self.svc.kv, grace=s.render_grace, shards=s.render_shards, clock=self.svc.clock
+        )
+        self.publisher = Publisher(self.svc, self.ui, self.delivery, username, marks=marks)
         dp = self.dp
         dp["svc"] = self.svc
         dp["ui"] = self.ui
@@ -191,6 +202,7 @@ class BotApp:
             table_delay=self.settings.table_delay,
             on_forbidden=self.on_forbidden,
             on_replaced=self.on_replaced,
+            flood=self.settings.flood_config(),
         )
 
     async def on_forbidden(self, user_id: int) -> None:
@@ -207,15 +219,15 @@ class BotApp:
     async def set_commands(self) -> None:
         """The command menu per language and scope (private chats, groups)."""
         for lang in (*LANGUAGES, None):
-            commands = bot_commands(lang or "en")
-            group = [c for c in commands if c.command in GROUP_COMMANDS]
+            private = bot_commands(lang or "en", PRIVATE_COMMANDS)
+            group = bot_commands(lang or "en", GROUP_COMMANDS)
             for scope, cmds in (
-                (BotCommandScopeAllPrivateChats(), commands),
+                (BotCommandScopeAllPrivateChats(), private),
                 (BotCommandScopeAllGroupChats(), group),
             ):
                 await self.bot.set_my_commands(cmds, scope=scope, language_code=lang)
             if lang is None:
-                await self.bot.set_my_commands(commands, scope=BotCommandScopeDefault())
+                await self.bot.set_my_commands(private, scope=BotCommandScopeDefault())
 
     # ------------------------------------------------------------------ background
     def start_background(self) -> None:
@@ -223,6 +235,7 @@ class BotApp:
         self._tasks = [
             asyncio.create_task(self._timers(), name="timers"),
             asyncio.create_task(self._notifications(), name="notify"),
+            asyncio.create_task(self._repairs(), name="repairs"),
         ]
 
     async def _on_timer(self, result: WriteResult) -> None:
@@ -262,6 +275,20 @@ class BotApp:
                 note = await notes.get(timeout=0.5)
                 if note is not None:
                     self._spawn(self.publisher.refresh(note.table, min_version=note.version))
+
+    async def _repairs(self) -> None:
+        """Sweep the pending renders that outlived their process; restarted after
+        any failure."""
+        await self._forever("render sweep", self._sweep)
+
+    async def _sweep(self, backoff: Backoff) -> None:
+        assert self.publisher is not None
+        every = self.settings.render_grace / 4
+        while not self.stop.is_set():
+            await self.publisher.repair_due()
+            backoff.reset()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stop.wait(), every)
 
     async def _forever(self, name: str, run: Callable[[Backoff], Awaitable[None]]) -> None:
         """Run ``run`` until stopped; after ANY exception (Redis down, a bug in a
@@ -316,6 +343,8 @@ class BotApp:
         if self._delivery is not None:
             with contextlib.suppress(Exception):
                 await self._delivery.flush()
+            if self.publisher is not None:  # the flushed renders' marks cleared
+                await self.publisher.guard.aclose()
             await self._delivery.aclose()
         if self.decider is not None:
             await asyncio.to_thread(self.decider.close)

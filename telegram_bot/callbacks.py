@@ -7,14 +7,16 @@ decision stamp (:func:`telegram_bot.moves.stamp`) and the revision of his
 selection the keyboard shows (:attr:`telegram_bot.moves.Selection.token`).  The
 handler compares the version with the live one; when they differ, the button is
 honoured only if the stamp still matches (his hand and options are unchanged, so
-the press means what it meant), else it is stale: an alert and a refreshed
-message.  A card or *Play* press whose ``sel`` is not his selection's revision
+the press means what it meant), else it is stale: a short notice and a
+refreshed message (a pass still legal is honoured; a double tap of a move he made
+is answered silently).  A card or *Play* press whose ``sel`` is not his selection's revision
 now (a toggle delivered twice, a double tap) changes nothing: his keyboard is
 redrawn.  Payloads:
 
 ====================  =====================================================
 ``C10H10S``, ``K`` …  an engine action in its text form (:meth:`engine.Action.text`)
 ``c7S``               a card pressed (``telegram_bot.moves`` decides what it means)
+``pb``                pass for the rest of this bout (RULES §0 Passing)
 ``go``                play the cards toggled so far
 ``x``                 clear the toggled cards
 ``b``                 back: close the choice offered for one card
@@ -57,9 +59,9 @@ the longest code, version and payload the data is exactly 64 bytes."""
 
 CODE_PATTERN = rf"^[A-Za-z0-9_-]{{1,{MAX_CODE}}}$"
 _CARD = r"(?:10|[2-9JQKA])[CDHS]|JK"
-_PAYLOAD_RE = re.compile(rf"^(?:[LCTRS](?:{_CARD})+|[KP]|c(?:{_CARD})|go|x|b|n|p\d{{1,3}})$")
+_PAYLOAD_RE = re.compile(rf"^(?:[LCTRS](?:{_CARD})+|[KP]|c(?:{_CARD})|pb|go|x|b|n|p\d{{1,3}})$")
 
-PressKind = Literal["action", "card", "play", "clear", "back", "page", "noop"]
+PressKind = Literal["action", "card", "play", "clear", "back", "page", "noop", "bout_pass"]
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,7 @@ class Press:
             "back": "b",
             "page": f"p{self.page}",
             "noop": "n",
+            "bout_pass": "pb",
         }[self.kind]
 
 
@@ -88,6 +91,7 @@ PLAY = Press("play")
 CLEAR = Press("clear")
 BACK = Press("back")
 INERT = Press("noop")
+BOUT_PASS = Press("bout_pass")
 
 
 def act(text: str) -> Press:
@@ -114,6 +118,8 @@ def parse_payload(payload: str) -> Press | None:
         return BACK
     if payload == "n":
         return INERT
+    if payload == "pb":
+        return BOUT_PASS
     if payload[0] == "p":
         return page(int(payload[1:]))
     if payload[0] == "c" and is_card(payload[1:]):

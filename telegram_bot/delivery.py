@@ -10,6 +10,10 @@
 * ``Urgency.TABLE`` -- like SOON, and at most once every ``table_delay`` seconds
   per message (the group's table message).
 
+The gaps of LATER and TABLE count from the message's last edit by ANY bot
+process: its time is shared in Redis (:meth:`FloodLimiter.headroom`), so two
+processes do not both edit one message within its gap.
+
 Watchers last: when due, a LATER or TABLE edit first waits for the flood
 limiter's headroom (:meth:`Outgoing.headroom`), so the edits of the players who
 act or must act now (NOW, SOON) keep a reserve of tokens when the bot is busy;
@@ -36,6 +40,9 @@ Flood limits, no-op edits, 429 retries and 403 hooks are the middleware's job
 (:class:`telegram_bot.outgoing.Outgoing`): ``Delivery`` uses the one installed on
 ``bot.session`` or installs one (``outgoing=`` to give it).  Pending edits live
 in this process only; call :meth:`Delivery.aclose` at shutdown (it flushes).
+:meth:`Delivery.settled` tells when an edit went out, so a render's mark in
+Redis (:mod:`telegram_bot.render_marks`) is cleared only then: should the
+process die first, another one renders the table again.
 """
 
 from __future__ import annotations
@@ -175,6 +182,15 @@ class Delivery:
         self._kick()
         return message_id
 
+    def settled(self, chat_id: int, message_id: int) -> asyncio.Future[bool]:
+        """Resolved True once the newest content asked of the message (or newer)
+        went out -- or was found not needed: the message showed it, or a newer
+        version --, False when its edit failed.  Pending edits live in this
+        process: a crash resolves nothing (:mod:`telegram_bot.render_marks`)."""
+        message_id = self.edits.moved.get((chat_id, message_id), message_id)
+        slot = self._slot((chat_id, message_id))
+        return slot.settled(slot.seq)
+
     async def flush(self) -> None:
         """Send every pending edit now and wait for everything in flight."""
         self._flushing += 1
@@ -255,34 +271,48 @@ class Delivery:
 
     async def _deliver_pending(self, key: tuple[int, int], slot: Slot) -> None:
         pending = slot.pending
-        # only watchers' updates hold back for the reserve; every deferred update
-        # queues behind the acting players' own edits for the overall bucket
-        yields = pending is not None and pending.urgency is not Urgency.SOON
         try:
-            overdue = pending is not None and self.clock() - pending.created >= self.max_hold
-            if self._flushing or overdue or not yields:  # competes with urgent edits
+            # only watchers' updates hold back: for the reserve, and for their gap
+            # since the message's last edit by ANY process (shared in Redis); every
+            # deferred update queues behind the acting players' own edits for the
+            # overall bucket
+            if self._flushing or pending is None or pending.urgency is Urgency.SOON:
                 await self._deliver_newest(key, slot)
+                return
+            gap = self.table_delay if pending.urgency is Urgency.TABLE else self.later_delay
+            if self.clock() - pending.created >= self.max_hold:  # overdue: only its gap holds
+                room = await self.outgoing.headroom(key[0], key[1], gap)
+                if not self._hold_back(slot, self.clock() + room.message):
+                    await self._deliver_newest(key, slot)  # competes with urgent edits
                 return
             async with self._deferred_slots:
                 hold = self._hold_all_until
+                spaced = float("-inf")
                 if hold <= self.clock():
-                    room = await self.outgoing.headroom(key[0])
+                    room = await self.outgoing.headroom(key[0], key[1], gap)
                     now = self.clock()
                     if room.overall > 0:  # no room for any deferred edit: wait together
                         self._hold_all_until = max(self._hold_all_until, now + room.overall)
                     hold = now + room.wait if room.wait > 0 else hold
-                if pending is not None:  # never held past max_hold
-                    hold = min(hold, pending.created + self.max_hold)
-                if hold > self.clock() and not self._flushing:
-                    pending = slot.pending
-                    if pending is not None:
-                        pending.firing = False  # held back: still pending (and coalescing)
-                        pending.not_before = hold
-                        self._kick()
-                        return
-                await self._deliver_newest(key, slot)
+                    spaced = now + room.message
+                # never held past max_hold for the reserve; its gap always holds
+                hold = max(min(hold, pending.created + self.max_hold), spaced)
+                if not self._hold_back(slot, hold):
+                    await self._deliver_newest(key, slot)
         except Exception:
             log.exception("deferred edit of %s failed", key)
+
+    def _hold_back(self, slot: Slot, until: float) -> bool:
+        """Keep the message's update pending (and coalescing) until ``until``;
+        False when that is not in the future (or everything is being flushed)."""
+        if until <= self.clock() or self._flushing:
+            return False
+        pending = slot.pending
+        if pending is not None:
+            pending.firing = False  # held back: still pending
+            pending.not_before = until
+            self._kick()
+        return True
 
     async def _deliver_newest(self, key: tuple[int, int], slot: Slot) -> None:
         """Send the newest pending content: first take the flood tokens (queueing

@@ -11,6 +11,7 @@ from aiogram import Bot
 
 from engine.live import KeyValueStore
 from telegram_bot.delivery import Delivery, Urgency
+from telegram_bot.flood import FloodConfig
 from telegram_bot.flood_fallback import FallbackFloodLimiter
 from telegram_bot.outgoing import install
 
@@ -24,11 +25,12 @@ def make_delivery(
     table_delay: float,
     on_forbidden: Callable[[int], Awaitable[Any]],
     on_replaced: Callable[[int, int, int], Awaitable[Any]],
+    flood: FloodConfig | None = None,
 ) -> Delivery:
     """The bot's Delivery with the shared flood limiter in the table service's
-    key-value store ``kv`` (None: no limiter); while Redis is unreachable it
+    key-value store ``kv`` (None: no limiter; ``flood``: its rates); while Redis is unreachable it
     takes in-process tokens (:mod:`telegram_bot.flood_fallback`)."""
-    limiter = FallbackFloodLimiter(kv) if kv is not None else None
+    limiter = FallbackFloodLimiter(kv, flood) if kv is not None else None
     outgoing = install(bot, limiter)
     return Delivery(
         bot,

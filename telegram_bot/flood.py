@@ -54,76 +54,31 @@ import asyncio
 import math
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from engine.clock import Clock
 from engine.live import KeyValueStore
 from telegram_bot.flood_keys import FloodKeys, check_digest, table_version
 from telegram_bot.flood_lease import OverallLease
-from telegram_bot.flood_scripts import ACQUIRE_LUA, HEADROOM_LUA, LEASE_LUA, REFUND_LUA
+from telegram_bot.flood_rates import (
+    NOOP,
+    STALE,
+    FloodConfig,
+    Headroom,
+    Rate,
+    Verdict,
+)
+from telegram_bot.flood_scripts import (
+    ACQUIRE_LUA,
+    FORGET_LUA,
+    HEADROOM_LUA,
+    LEASE_LUA,
+    REFUND_LUA,
+)
 
 Sleep = Callable[[float], Awaitable[Any]]
-
-
-@dataclass(frozen=True)
-class Rate:
-    """A token bucket: ``per_second`` refill, ``burst`` capacity (starts full).
-
-    ``reserve``: tokens that deferrable messages leave in the bucket for urgent
-    ones (see :meth:`FloodLimiter.headroom`)."""
-
-    per_second: float
-    burst: float
-    reserve: float = 0.0
-
-    def __post_init__(self) -> None:
-        if self.per_second <= 0 or self.burst < 1:
-            raise ValueError(f"bad rate {self!r}: per_second > 0 and burst >= 1 needed")
-        if not 0 <= self.reserve <= self.burst - 1:
-            raise ValueError(f"bad rate {self!r}: 0 <= reserve <= burst - 1 needed")
-
-    @property
-    def ttl_ms(self) -> int:
-        """How long until an empty bucket is full again (then the key may go)."""
-        return math.ceil(self.burst / self.per_second * 1000) + 1000
-
-
-@dataclass(frozen=True)
-class FloodConfig:
-    """Rates of the outgoing flood limiter (keys: under the service's prefix)."""
-
-    overall: Rate = field(default_factory=lambda: Rate(25.0, 20, reserve=8))
-    per_chat: Rate = field(default_factory=lambda: Rate(1.0, 2, reserve=1))
-    per_group: Rate = field(default_factory=lambda: Rate(19 / 60, 18, reserve=4))
-    digest_ttl: float = 3600.0  # seconds a message's last content is remembered (refreshed)
-    lease: float = 5  # overall tokens a process takes at a time
-    lease_ttl: float = 0.25  # seconds a process may keep unused leased tokens
-
-
-NOOP = -1.0  # acquire_edit: the message already shows this content
-STALE = -2.0  # take_edit: the message shows a newer table version already
-
-
-class Verdict(NamedTuple):
-    """An attempt to take tokens: ``wait`` -2 (STALE: the message shows a newer
-    version), -1 (NOOP: the edit changes nothing), 0 (taken) or the seconds to wait (nothing taken); ``overall``: the bucket
-    that is short is the overall one (every chat of every process waits on it)."""
-
-    wait: float
-    overall: bool = False
-
-
-class Headroom(NamedTuple):
-    """Seconds a deferrable message should hold back: for the overall bucket's
-    reserve and for its chat's (and group's) reserve."""
-
-    overall: float
-    chat: float
-
-    @property
-    def wait(self) -> float:
-        return max(self.overall, self.chat)
+Digest = tuple[tuple[int, int], str, str, str]
+"""An edit's check: (chat, message), text digest, keyboard digest, version."""
 
 
 def _answer(raw: Any) -> str:
@@ -148,7 +103,9 @@ class FloodLimiter:
         self._script = kv.script(ACQUIRE_LUA)
         self._headroom = kv.script(HEADROOM_LUA)
         self._refund = kv.script(REFUND_LUA)
+        self._forget = kv.script(FORGET_LUA)
         self._digest_ttl_ms = math.ceil(self.config.digest_ttl * 1000)
+        self._edit_ttl_ms = math.ceil(self.config.edit_ttl * 1000)
         c = self.config
         self.lease = OverallLease(
             kv.script(LEASE_LUA),
@@ -185,10 +142,10 @@ class FloodLimiter:
         self,
         chat_id: int | None,
         cost: float,
-        digest: tuple[str, str, str, str] | None = None,
+        digest: Digest | None = None,
     ) -> Verdict:
         """Overall tokens from the allowance, then ONE script on the chat's slot:
-        its buckets (and the digest: key, text, markup, version)."""
+        its buckets (and the digest: message, text, markup, version)."""
         buckets = self.buckets(chat_id)
         for _, rate in buckets:
             if cost > rate.burst:
@@ -208,11 +165,11 @@ class FloodLimiter:
         self,
         buckets: list[tuple[str, Rate]],
         cost: float,
-        digest: tuple[str, str, str, str] | None,
+        digest: Digest | None,
     ) -> Verdict:
         if not buckets and digest is None:
             return Verdict(0.0)
-        key, td, md, version = digest if digest is not None else ("", "*", "", "")
+        message, td, md, version = digest if digest is not None else (None, "*", "", "")
         args: list[str | int | float] = [
             repr(float(self.clock())),
             len(buckets),
@@ -220,12 +177,13 @@ class FloodLimiter:
             td,
             self._digest_ttl_ms,
             version,
+            self._edit_ttl_ms,
         ]
         for _, rate in buckets:
             args += [repr(rate.per_second), repr(float(rate.burst)), repr(float(cost)), rate.ttl_ms]
         keys = [k for k, _ in buckets]
-        if digest is not None:
-            keys.append(key)
+        if message is not None:  # what it shows, and when it was last edited
+            keys += [self.keys.sent_digest(*message), self.keys.edited_at(*message)]
         self.round_trips += 1
         wait, _sep, _short = _answer(await self._script(keys, args)).partition(";")
         return Verdict(float(wait), False)
@@ -254,24 +212,43 @@ class FloodLimiter:
         self.round_trips += 1
         await self._refund([key for key, _ in buckets], args)
 
-    async def headroom(self, chat_id: int | None = None) -> Headroom:
+    async def headroom(
+        self, chat_id: int | None = None, message_id: int | None = None, gap: float = 0.0
+    ) -> Headroom:
         """Priority for urgent messages: how long until a message to ``chat_id``
         could take its token and still leave the reserve of the overall bucket
         and of its chat's buckets (0 and 0: now).
         A deferrable message (another player's coalesced update) waits for this
         first, so the acting player's own updates keep finding tokens when the
-        bot is busy -- and the deferred ones coalesce meanwhile.  Takes nothing;
-        the overall part is local (:meth:`OverallLease.headroom`)."""
+        bot is busy -- and the deferred ones coalesce meanwhile.  Takes no
+        token; the overall part is local (:meth:`OverallLease.headroom`).
+
+        With ``message_id`` and ``gap``: also how long until that message's last
+        edit -- by any process -- is ``gap`` seconds old (``message``); when
+        nothing is to wait for, the edit about to go out is recorded as its last
+        (in the same script), so two processes never both edit a message
+        within its coalescing gap."""
         overall = self.lease.headroom(float(self.clock()))
         buckets = self.buckets(chat_id)[1:]
         if not buckets:
             return Headroom(overall, 0.0)
-        args: list[str | float] = [repr(float(self.clock()))]
+        keys = [key for key, _ in buckets]
+        if chat_id is not None and message_id is not None and gap > 0:
+            keys.append(self.keys.edited_at(chat_id, message_id))
+        else:
+            gap = 0.0
+        claim = "1" if overall <= 0 else "0"
+        args: list[str | int | float] = [
+            repr(float(self.clock())),
+            repr(float(gap)),
+            claim,
+            self._edit_ttl_ms,
+        ]
         for _, rate in buckets:
             args += [repr(rate.per_second), repr(float(rate.burst)), repr(1.0 + rate.reserve)]
         self.round_trips += 1
-        out = await self._headroom([key for key, _ in buckets], args)
-        return Headroom(overall, float(_answer(out)))
+        chat, _sep, edit = _answer(await self._headroom(keys, args)).partition(";")
+        return Headroom(overall, float(chat), float(edit or 0))
 
     async def acquire_edit(
         self,
@@ -299,9 +276,8 @@ class FloodLimiter:
     ) -> Verdict:
         """:meth:`acquire_edit`, also telling whether the overall bucket is short."""
         check_digest(text_digest, markup_digest)
-        key = self.keys.sent_digest(chat_id, message_id)
         td = "*" if text_digest is None else text_digest
-        return await self._run(chat_id, 1, (key, td, markup_digest, version))
+        return await self._run(chat_id, 1, ((chat_id, message_id), td, markup_digest, version))
 
     async def check_edit(
         self,
@@ -316,9 +292,9 @@ class FloodLimiter:
         content or a newer version, else True and the new content remembered.
         One round trip."""
         check_digest(text_digest, markup_digest)
-        key = self.keys.sent_digest(chat_id, message_id)
         td = "*" if text_digest is None else text_digest
-        return (await self._chat([], 1, (key, td, markup_digest, version))).wait >= 0
+        digest = ((chat_id, message_id), td, markup_digest, version)
+        return (await self._chat([], 1, digest)).wait >= 0
 
     async def wait(
         self, chat_id: int | None = None, *, sleep: Sleep = asyncio.sleep, max_wait: float = 300.0
@@ -347,14 +323,16 @@ class FloodLimiter:
         )
 
     async def forget(self, chat_id: int, message_id: int) -> None:
-        """Drop the record (an edit failed: the message's content is unknown)."""
+        """An edit failed: the message's content is unknown -- but the highest
+        table version it was asked to show is kept, so a retry or another
+        process's older render still cannot go back behind it."""
         self.round_trips += 1
-        await self.kv.delete(self.keys.sent_digest(chat_id, message_id))
+        await self._forget([self.keys.sent_digest(chat_id, message_id)], [self._digest_ttl_ms])
 
     async def last_digest(self, chat_id: int, message_id: int) -> str | None:
         """``<text>:<markup>`` a message shows (None: unknown)."""
         shown = await self.shown(chat_id, message_id)
-        return None if shown is None else shown[0]
+        return None if shown is None or shown[0] == "?:?" else shown[0]
 
     async def shown(self, chat_id: int, message_id: int) -> tuple[str, str] | None:
         """(``<text>:<markup>``, ``<table>#<version>``) a message shows (None: unknown)."""

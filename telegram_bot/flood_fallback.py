@@ -171,10 +171,12 @@ class FallbackFloodLimiter(FloodLimiter):
                 self._failed(e)
         self.local.refund(self.buckets(chat_id), cost)
 
-    async def headroom(self, chat_id: int | None = None) -> Headroom:
-        if not self.falling_back:
+    async def headroom(
+        self, chat_id: int | None = None, message_id: int | None = None, gap: float = 0.0
+    ) -> Headroom:
+        if not self.falling_back:  # (falling back: no edit is spaced across processes)
             try:
-                return await super().headroom(chat_id)
+                return await super().headroom(chat_id, message_id, gap)
             except ServiceUnavailable as e:
                 self._failed(e)
         return self.local.headroom(self.buckets(chat_id))

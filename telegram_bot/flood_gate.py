@@ -39,9 +39,10 @@ class Prepaid:
     used: bool = False
 
 
-Newest = Callable[[], Any]
+Newest = Callable[[], "tuple[Any, str] | None"]
 """``newest()``: after a 429, the call to retry instead of the one refused -- an
-edit with the newest content of the same message (``None``: retry the same)."""
+edit with the newest content of the same message and the table version that
+content renders (``None``: retry the same call, with its own version)."""
 
 
 @dataclass(frozen=True)
@@ -92,12 +93,13 @@ class FloodGate:
         self.line = WaitingLine()
         self._hold = ChatHold(limiter)
 
-    async def headroom(self, chat_id: int) -> Headroom:
+    async def headroom(self, chat_id: int, message_id: int | None, gap: float) -> Headroom:
         """How long a deferrable message to ``chat_id`` should hold back so urgent
-        ones keep their reserve of flood tokens (0, 0: go; always so without a
-        limiter, or when Redis cannot tell)."""
+        ones keep their reserve of flood tokens, and (an edit of ``message_id``)
+        until the message's last edit is ``gap`` old (0, 0, 0: go; always so
+        without a limiter, or when Redis cannot tell)."""
         try:
-            return await self.limiter.headroom(chat_id)
+            return await self.limiter.headroom(chat_id, message_id, gap)
         except Exception:  # the send itself will wait on (or report) the limiter
             log.exception("flood limiter: no headroom reading for chat %s", chat_id)
             return GO

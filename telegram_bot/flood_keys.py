@@ -15,8 +15,10 @@ class FloodKeys:
     ``P rl:{all}`` (hash ``t`` tokens, ``s`` stamp: the bot's overall bucket),
     ``P rl:{c:<chat>}:chat`` (one chat's bucket), ``P rl:{c:<chat>}:group`` (a
     group's per-minute bucket), ``P rl:{c:<chat>}:msg:<message>`` (string: the
-    content and table version last shown).  Buckets expire when they would be
-    full again; digests ``digest_ttl`` after their last edit."""
+    content and table version last shown), ``P rl:{c:<chat>}:at:<message>``
+    (string: when the message was last edited, by any process).  Buckets
+    expire when they would be full again; digests ``digest_ttl`` after their
+    last edit, last-edit times ``edit_ttl`` after it."""
 
     def __init__(self, kv: KeyValueStore) -> None:
         self.kv = kv
@@ -32,6 +34,9 @@ class FloodKeys:
 
     def sent_digest(self, chat_id: int, message_id: int) -> str:
         return self.kv.key(f"rl:{{c:{chat_id}}}:msg:{message_id}")
+
+    def edited_at(self, chat_id: int, message_id: int) -> str:
+        return self.kv.key(f"rl:{{c:{chat_id}}}:at:{message_id}")
 
 
 def table_version(table_id: str, version: int) -> str:

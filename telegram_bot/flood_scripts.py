@@ -7,10 +7,12 @@ hashes ``t`` (tokens) and ``s`` (stamp); the time comes from Python (ARGV)."""
 
 from __future__ import annotations
 
-# KEYS: the n bucket keys of one chat, then (optionally) the message's digest key.
-# ARGV: now, n, markup digest ('' = no digest check), text digest ('*' = the
-# text stays as it is: a markup-only edit), digest ttl ms, version ('<table
-# id>#<n>', '' = none), then per bucket rate, capacity, cost, ttl ms.  The
+# KEYS: the n bucket keys of one chat, then (optionally) the message's digest
+# key and its last-edit key.  ARGV: now, n, markup digest ('' = no digest
+# check), text digest ('*' = the text stays as it is: a markup-only edit),
+# digest ttl ms, version ('<table id>#<n>', '' = none), last-edit ttl ms, then
+# per bucket rate, capacity, cost, ttl ms.  An edit taken records ``now`` as
+# the message's last edit (:data:`HEADROOM_LUA` spaces edits by it).  The
 # digest key holds '<text digest>:<markup digest>:<version>' (the highest
 # version of the last table shown).  Returns '-2' (older than the version of
 # the same table the message shows: nothing taken), '-1'
@@ -41,7 +43,7 @@ end
 local tok, stamp = {}, {}
 local wait, short = 0, 0
 for i = 1, n do
-  local b = 6 + (i - 1) * 4
+  local b = 7 + (i - 1) * 4
   local rate, cap, cost = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
   local h = redis.call('HMGET', KEYS[i], 't', 's')
   local t, s = tonumber(h[1]), tonumber(h[2])
@@ -58,12 +60,15 @@ for i = 1, n do
 end
 if wait > 0 then return string.format('%.6f;%d', math.max(wait, 0.000001), short) end
 for i = 1, n do
-  local b = 6 + (i - 1) * 4
+  local b = 7 + (i - 1) * 4
   redis.call('HSET', KEYS[i], 't', string.format('%.17g', tok[i] - tonumber(ARGV[b + 3])),
     's', string.format('%.17g', stamp[i]))
   redis.call('PEXPIRE', KEYS[i], ARGV[b + 4])
 end
-if shown then redis.call('SET', KEYS[n + 1], shown, 'PX', ARGV[5]) end
+if shown then
+  redis.call('SET', KEYS[n + 1], shown, 'PX', ARGV[5])
+  redis.call('SET', KEYS[n + 2], ARGV[1], 'PX', ARGV[7])
+end
 return '0'
 """
 
@@ -97,14 +102,21 @@ end
 return string.format('%.17g;%.17g;%.6f', k, t, wait)
 """
 
-# A dry run of one chat's buckets: KEYS the bucket keys; ARGV now, then per
-# bucket rate, capacity, tokens needed.  Returns the seconds until every bucket
-# holds what is needed ('0': now).  Takes and writes nothing.
+# A dry run of one chat's buckets: KEYS the bucket keys, then (when ``gap`` >
+# 0) the message's last-edit key.  ARGV now, gap, claim, last-edit ttl ms, then
+# per bucket rate, capacity, tokens needed.  Returns '<wait>;<edit wait>': the
+# seconds until every bucket holds what is needed, and until the message's
+# last edit (by any process) is ``gap`` seconds old ('0;0': now).  Takes no
+# token; with ``claim`` 1 and nothing to wait for, it records ``now`` as the
+# message's last edit -- the edit goes out now, and another process's edit of
+# the same message waits its ``gap``.
 HEADROOM_LUA = r"""
-local now = tonumber(ARGV[1])
+local now, gap = tonumber(ARGV[1]), tonumber(ARGV[2])
+local nb = #KEYS
+if gap > 0 then nb = nb - 1 end
 local wait = 0
-for i = 1, #KEYS do
-  local b = 1 + (i - 1) * 3
+for i = 1, nb do
+  local b = 4 + (i - 1) * 3
   local rate, cap, need = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
   local h = redis.call('HMGET', KEYS[i], 't', 's')
   local t, s = tonumber(h[1]), tonumber(h[2])
@@ -115,7 +127,15 @@ for i = 1, #KEYS do
     if w > wait then wait = w end
   end
 end
-return string.format('%.6f', wait)
+local edit = 0
+if gap > 0 then
+  local last = tonumber(redis.call('GET', KEYS[nb + 1]))
+  if last and last + gap > now then edit = last + gap - now end
+  if edit == 0 and wait == 0 and ARGV[3] == '1' then
+    redis.call('SET', KEYS[nb + 1], ARGV[1], 'PX', ARGV[4])
+  end
+end
+return string.format('%.6f;%.6f', wait, edit)
 """
 
 # Give tokens back: KEYS one chat's bucket keys; ARGV now, then per bucket rate,
@@ -139,4 +159,21 @@ for i = 1, #KEYS do
   end
 end
 return 0
+"""
+
+# An edit failed: what the message shows is unknown, but the highest table
+# version it was asked to show stays (a retry, or another process's older
+# render, must not go back behind it).  KEYS[1] the digest key; ARGV digest ttl
+# ms.  '<text>:<markup>:<version>' becomes '?:?:<version>' (no digest equals
+# '?'); without a version the key goes.
+FORGET_LUA = r"""
+local cur = redis.call('GET', KEYS[1])
+if not cur then return 0 end
+local v = string.match(cur, '^[^:]*:[^:]*:(.+)$')
+if v then
+  redis.call('SET', KEYS[1], '?:?:' .. v, 'PX', ARGV[1])
+else
+  redis.call('DEL', KEYS[1])
+end
+return 1
 """

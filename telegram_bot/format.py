@@ -4,6 +4,7 @@ user chose (a name) goes into one through :func:`user_text` only."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -26,6 +27,17 @@ ROLE_LABELS: dict[str, str] = {
 def short_name(raw: str) -> str:
     """A name as messages show it: at most ``MAX_NAME`` characters."""
     return raw[: MAX_NAME - 1] + "…" if len(raw) > MAX_NAME else raw
+
+
+_AI_NAME = re.compile(r"AI (\d+)")
+"""The name the service gives an AI seat (``AI 2``), shown in the reader's words."""
+
+
+def ai_name(raw: str, _: Translator) -> str:
+    """An AI seat's name: ``AI 2`` -> «Компьютер 2» (ru); a name an operator chose
+    stays as it is."""
+    m = _AI_NAME.fullmatch(raw)
+    return _("AI {n}", n=m.group(1)) if m else raw
 
 
 def user_text(raw: str) -> str:
@@ -60,20 +72,20 @@ def role_label(view: Mapping[str, Any], seat: int, _: Translator) -> str:
 def action_line(detail: str, who: str, cards: list[str], _: Translator) -> str | None:
     """A player's move (``detail``: lead, cover, throw, ...) in words."""
     if detail == "lead":
-        return _("{name} leads {cards}", name=who, cards=glyphs(cards))
+        return _("{name} leads {cards}", name=who, cards=glyphs(cards, _.locale))
     if detail == "cover":
         return _(
             "{name} covers {attack} with {card}",
             name=who,
-            attack=glyph(cards[0]),
-            card=glyph(cards[1]),
+            attack=glyph(cards[0], _.locale),
+            card=glyph(cards[1], _.locale),
         )
     if detail == "throw":
-        return _("{name} throws in {cards}", name=who, cards=glyphs(cards))
+        return _("{name} throws in {cards}", name=who, cards=glyphs(cards, _.locale))
     if detail == "transfer":
-        return _("{name} transfers with {card}", name=who, card=glyph(cards[0]))
+        return _("{name} transfers with {card}", name=who, card=glyph(cards[0], _.locale))
     if detail == "show_trump":
-        return _("{name} shows the pass-ticket {card}", name=who, card=glyph(cards[0]))
+        return _("{name} shows the pass-ticket {card}", name=who, card=glyph(cards[0], _.locale))
     if detail == "take":
         return _("{name} takes", name=who)
     if detail == "pass":
@@ -97,7 +109,7 @@ def event_line(
         return _("Beaten off ({n} to the discard)", n=len(cards))
     if kind == "draw":
         if seat == view.get("seat") and cards:
-            return _("You drew {cards}", cards=glyphs(cards))
+            return _("You drew {cards}", cards=glyphs(cards, _.locale))
         return None
     if kind == "out":
         return _("{name} is out, place {place}", name=who, place=event["detail"])
@@ -112,11 +124,29 @@ def event_line(
 def history_lines(
     view: Mapping[str, Any], names: Sequence[str], _: Translator, last: int
 ) -> list[str]:
-    """The last ``last`` public events in words, oldest first."""
-    lines = [
-        line for e in view.get("events", ()) if (line := event_line(e, view, names, _)) is not None
-    ]
+    """The last ``last`` public events in words, oldest first; passes in a row are
+    one line (seats pass by themselves, several at once: issue 13)."""
+    lines: list[str] = []
+    passers: list[str] = []
+    for e in view.get("events", ()):
+        if e["kind"] == "action" and e["detail"] == "pass":
+            passers.append(name_of(names, e["seat"], _))
+            continue
+        if passers:
+            lines.append(_passes_line(passers, _))
+            passers = []
+        line = event_line(e, view, names, _)
+        if line is not None:
+            lines.append(line)
+    if passers:
+        lines.append(_passes_line(passers, _))
     return lines[-last:] if last > 0 else []
+
+
+def _passes_line(passers: list[str], _: Translator) -> str:
+    if len(passers) == 1:
+        return _("{name} passes", name=passers[0])
+    return _("Pass: {names}", names=", ".join(passers))
 
 
 def bold(text: str) -> str:

@@ -108,9 +108,21 @@ COMMANDS: tuple[tuple[str, str], ...] = (
 """The command menu, as data for ``setMyCommands`` (one call per language)."""
 
 
-def bot_commands(locale: str) -> list[BotCommand]:
+GROUP_COMMANDS = ("new", "rules", "stats", "top", "lang", "leave", "help")
+"""The group menu: the commands that work there."""
+PRIVATE_COMMANDS = tuple(name for name, _text in COMMANDS if name != "top")
+"""The private menu: /top answers only in a group (a chat's leaderboard), so it
+is left out here (issue 13)."""
+
+
+def bot_commands(locale: str, only: tuple[str, ...] | None = None) -> list[BotCommand]:
+    """The menu in ``locale``: every command, or those named in ``only``."""
     _ = Translator(locale)
-    return [BotCommand(command=name, description=_(text)) for name, text in COMMANDS]
+    return [
+        BotCommand(command=name, description=_(text))
+        for name, text in COMMANDS
+        if only is None or name in only
+    ]
 
 
 # ------------------------------------------------------------------ /rules, /help
@@ -124,6 +136,15 @@ LEVEL_TITLES: dict[str, str] = {
     "hard": N_("hard"),
 }
 """The AI levels (``engine.ai.LEVELS``), as shown next to an AI's name."""
+GAME_INVITES: dict[str, str] = {
+    # the game's name in the case the sentence needs (ru/uk: «Сыграем в „Дурака…“»)
+    "chuvash": N_("Join me for a game of <b>Chuvash Rooster</b>!"),
+    "shchelkovsky": N_("Join me for a game of <b>Durak Shchelkovsky</b>!"),
+}
+INVITE_TITLES: dict[str, str] = {
+    "chuvash": N_("Invite to Chuvash Rooster"),
+    "shchelkovsky": N_("Invite to Durak Shchelkovsky"),
+}
 LOSER_TITLES: dict[str, str] = {
     "chuvash": N_("the Chuvash Rooster"),
     "shchelkovsky": N_("the durak"),
@@ -196,8 +217,16 @@ HELP = N_(
 )
 
 
+RULES_SUMMARY = N_(
+    "<b>Two games</b>: Chuvash Rooster (36 cards, no trump; whoever keeps cards last is "
+    "the rooster) and Durak Shchelkovsky (2 or 4 decks with jokers, a trump, transfers "
+    "and pass-tickets; whoever keeps cards last is the durak). Tap a game below for its "
+    "full rules."
+)
+
+
 def rules_text(variant: str, locale: str) -> str:
-    """The /rules text of one game (HTML)."""
+    """The full rules of one game (HTML)."""
     return Translator(locale)(RULES[variant])
 
 
@@ -205,8 +234,24 @@ HELP_LEVELS = N_(
     "• AI levels: /play easy, /play normal or /play hard (also /play shchelkovsky hard); "
     "in a lobby, under ⚙ Settings."
 )
+HELP_MOVES = N_(
+    "• Chuvash Rooster: a lead is always tapped (✓), then Play — one card too.\n"
+    "• Greyed cards cannot be played now. A player with nothing to throw in passes by "
+    "himself; ⏭ passes for the rest of the bout."
+)
+"""How moves are made, added to /help (issue 13)."""
+
+
+def rules_message(locale: str, variant: str | None = None) -> str:
+    """``/rules``: one message -- a short summary, then each game's full rules in
+    an expandable block quote (closed until tapped; issue 13); ``/rules <game>``:
+    that game's rules alone, open."""
+    if variant is not None:
+        return rules_text(variant, locale)
+    quotes = [f"<blockquote expandable>{rules_text(v, locale)}</blockquote>" for v in RULES]
+    return "\n".join([Translator(locale)(RULES_SUMMARY), *quotes])
 
 
 def help_text(locale: str) -> str:
     _ = Translator(locale)
-    return _(HELP) + "\n" + _(HELP_LEVELS)
+    return _(HELP) + "\n" + _(HELP_MOVES) + "\n" + _(HELP_LEVELS)

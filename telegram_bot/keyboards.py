@@ -21,6 +21,12 @@ class LangCb(CallbackData, prefix="lang"):
     lang: Literal["ru", "uk", "en"]
 
 
+class NewLobbyCb(CallbackData, prefix="nl"):
+    """ "Open a lobby here" under the group's /play answer: ``variant`` to play."""
+
+    variant: Literal["chuvash", "shchelkovsky"]
+
+
 class SeatCb(CallbackData, prefix="seat"):
     """Seat operations in a game: ``op`` = ``back`` (take my seat back from the AI)."""
 

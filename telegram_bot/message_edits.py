@@ -56,7 +56,8 @@ class MessageEdits:
         """Forget idle messages (nothing pending, not being edited, last sent
         before ``horizon``)."""
         for key, slot in list(self.slots.items()):
-            if slot.pending is None and not slot.lock.locked() and slot.last_sent < horizon:
+            idle = slot.pending is None and not slot.lock.locked() and not slot.waiters
+            if idle and slot.last_sent < horizon:
                 del self.slots[key]
 
     async def send(
@@ -95,17 +96,25 @@ class MessageEdits:
                 self.outgoing.stats.coalesced += 1
                 return message_id
             moved = self.moved.get(key)
-            if moved is not None:  # re-sent meanwhile: this content belongs there
-                slot.sent_seq = seq
-                new_key = (chat_id, moved)
-                new_slot = self.slot(new_key)
-                if new_slot.seq:  # newer content was already asked of the new one
-                    self.outgoing.stats.coalesced += 1
-                    return moved
-                new_slot.seq += 1
-                new_slot.latest = content
-                return await self.deliver(new_key, new_slot, content, new_slot.seq, options)
-            return await self._edit(key, slot, content, seq, options)
+            ok = False
+            try:
+                if moved is not None:  # re-sent meanwhile: this content belongs there
+                    slot.sent_seq = seq
+                    new_key = (chat_id, moved)
+                    new_slot = self.slot(new_key)
+                    if new_slot.seq:  # newer content was already asked of the new one
+                        self.outgoing.stats.coalesced += 1
+                        ok = True
+                        return moved
+                    new_slot.seq += 1
+                    new_slot.latest = content
+                    out = await self.deliver(new_key, new_slot, content, new_slot.seq, options)
+                else:
+                    out = await self._edit(key, slot, content, seq, options)
+                ok = True
+                return out
+            finally:
+                slot.finish(slot.sent_seq, ok)  # the edit and what it carried after a 429
 
     async def _edit(
         self, key: Key, slot: Slot, content: Content, seq: int, options: CallOptions
@@ -115,8 +124,9 @@ class MessageEdits:
         slot.last_sent = self.clock()
         shown = [content]  # what the edit carries (newer after a 429)
 
-        def newest() -> EditMessageText | None:
-            """After a 429: the newest content asked of this message, if newer."""
+        def newest() -> tuple[EditMessageText, str] | None:
+            """After a 429: the newest content asked of this message, if newer, and
+            the version it renders (the shared digest judges the retry by it)."""
             latest = slot.latest
             if latest is None or slot.seq <= slot.sent_seq:
                 return None
@@ -125,7 +135,7 @@ class MessageEdits:
             slot.sent_seq = slot.seq
             self.outgoing.stats.coalesced += 1
             shown[0] = latest
-            return _edit_method(key, latest)
+            return _edit_method(key, latest), latest.version
 
         try:
             await self.outgoing.call(

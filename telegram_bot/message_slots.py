@@ -55,6 +55,32 @@ class Slot:
     last_sent: float = float("-inf")
     pending: Pending | None = None
     latest: Content | None = None  # the content of edit ``seq`` (the newest asked)
+    done_seq: int = 0  # the newest edit that went out (or was found not needed)
+    waiters: list[tuple[int, asyncio.Future[bool]]] = field(default_factory=list)
+
+    def settled(self, seq: int) -> asyncio.Future[bool]:
+        """Resolved True once edit ``seq`` (or a newer one) of the message went
+        out, False when it failed."""
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        if self.done_seq >= seq:
+            future.set_result(True)
+        else:
+            self.waiters.append((seq, future))
+        return future
+
+    def finish(self, seq: int, ok: bool) -> None:
+        """Edit ``seq`` (and so every older one) went out (``ok``) or failed."""
+        if ok:
+            self.done_seq = max(self.done_seq, seq)
+        keep = []
+        for wanted, future in self.waiters:
+            if future.done():
+                continue
+            if wanted <= (self.done_seq if ok else seq):
+                future.set_result(ok)
+            else:
+                keep.append((wanted, future))
+        self.waiters = keep
 
     def due(self, soon_delay: float, later_delay: float, table_delay: float) -> float:
         """When the pending edit should go out (it must be pending)."""

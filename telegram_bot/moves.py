@@ -34,6 +34,8 @@ ERR_NOT_IN_HAND = N_("You do not hold that card.")
 ERR_CANNOT_PLAY = N_("That card cannot be played now.")
 ERR_NOT_LEGAL = N_("That move is not possible now.")
 ERR_BAD_SELECTION = N_("The selected cards do not make a move.")
+ERR_DEFENDER_LIMIT = N_("The defender can beat at most {n} cards.")
+ERR_THROW_LIMIT = N_("At most {n} cards can be thrown in now.")
 
 
 SEL_MOD = 100
@@ -84,12 +86,16 @@ class Selection:
 
 @dataclass(frozen=True)
 class Outcome:
-    """Exactly one of: ``action`` (apply it; then the selection is cleared),
-    ``selection`` (store it and re-render), ``error`` (a msgid for an alert)."""
+    """Exactly one of: ``action`` (apply it; then the selection is cleared;
+    ``rest_of_bout``: a pass for the rest of the bout), ``selection`` (store it
+    and re-render), ``error`` (a msgid for a short notice, formatted with
+    ``error_args``)."""
 
     action: str | None = None
     selection: Selection | None = None
     error: str | None = None
+    error_args: Mapping[str, int] = field(default_factory=dict)
+    rest_of_bout: bool = False
 
 
 @dataclass(frozen=True)
@@ -188,8 +194,13 @@ def playable(view: View, lg: Legal | None = None) -> set[str]:
 
 
 def _multi(view: View, lg: Legal, card: str) -> bool:
-    """Can ``card`` be part of a move of several cards (a C6 lead, a throw-in)?"""
-    if any(card in lead and len(lead) > 1 for lead in lg.leads):
+    """Can ``card`` be part of a move of several cards (a C6 lead, a throw-in)?
+    In Chuvash every lead card counts (one rule for the lead: tap the cards, ✓,
+    then *Play*, even for one card -- C6 allows several of one suit)."""
+    if (
+        any(card in lead for lead in lg.leads)
+        and find_variant(view["variant"]).lead_many_of_one_suit
+    ):
         return True
     if card in lg.throws and throw_room(view) > 1:
         hand: Counter[str] = Counter(view["hand"])
@@ -221,6 +232,23 @@ def _can_join(view: View, lg: Legal, cards: tuple[str, ...]) -> bool:
     return all(c in lg.throws for c in cards) and len(cards) <= throw_room(view)
 
 
+def _over_limit(view: View, lg: Legal, cards: tuple[str, ...]) -> Outcome | None:
+    """The notice for ``cards`` that would make a move but for their number: a C6
+    lead longer than the defender's hand (RULES §0 hand limit), a throw-in past
+    the room left (hand limit, S10 cap).  ``None``: they do not fit otherwise."""
+    if Counter(cards) - Counter(view["hand"]):
+        return None
+    if view.get("phase") != BOUT_PHASE:
+        one_suit = len({parse_card(c) % 4 for c in cards}) == 1 and len(set(cards)) == len(cards)
+        if one_suit and all(any(c in lead for lead in lg.leads) for c in cards):
+            n = view["hand_counts"][view["defender"]]
+            return Outcome(error=ERR_DEFENDER_LIMIT, error_args={"n": n})
+        return None
+    if all(c in lg.throws for c in cards):
+        return Outcome(error=ERR_THROW_LIMIT, error_args={"n": throw_room(view)})
+    return None
+
+
 def clean(view: View, selection: Selection) -> Selection:
     """Drop whatever no longer fits the view (cards that left the hand or are no
     longer playable, a choice that is no longer open)."""
@@ -243,35 +271,50 @@ STAMP_LEN = 6
 """Characters of a :func:`stamp` (36 bits) in the callback data."""
 
 
-def stamp(view: View) -> str:
-    """A short digest of everything a press of this seat's keyboard can mean: his
-    hand and legal actions, and the bout they belong to (phase, attacker,
-    defender, its lead card, stock and discard sizes -- a new bout changes one of
-    them), whether the defender takes, a shown pass-ticket, the throw-in room.
-    A button drawn at an older version whose stamp equals the current one means
-    exactly what it meant then, so it is honoured (another player's throw-in,
-    cover or pass elsewhere on the table does not void it); otherwise it is
-    stale.  Any move of his own changes it (a card leaves his hand, or his
-    options change as he takes, passes or shows a ticket): a double tap is stale."""
+BOUT_STAMP_LEN = 2
+"""Leading characters of a :func:`stamp` that digest only the bout it belongs to."""
+
+
+def _digest(value: object, length: int) -> str:
+    digest = hashlib.blake2s(repr(value).encode(), digest_size=6).digest()
+    return base64.urlsafe_b64encode(digest).decode()[:length]
+
+
+def bout_key(view: View) -> tuple[object, ...]:
+    """What tells one bout from the next: phase, attacker, defender, its lead
+    card, stock and discard sizes (a new bout changes one of them)."""
     in_bout = view.get("phase") == BOUT_PHASE
     table = view.get("table") or []
-    text = repr(
-        (
-            sorted(view.get("hand", ())),
-            sorted(view.get("legal", ())),
-            view.get("phase"),
-            view.get("attacker"),
-            view.get("defender"),
-            table[0][0] if in_bout and table else None,
-            view.get("stock_count"),
-            view.get("discard_count"),
-            view.get("taking"),
-            view.get("pass_ticket"),
-            throw_room(view) if in_bout else None,
-        )
+    return (
+        view.get("phase"),
+        view.get("attacker"),
+        view.get("defender"),
+        table[0][0] if in_bout and table else None,
+        view.get("stock_count"),
+        view.get("discard_count"),
     )
-    digest = hashlib.blake2s(text.encode(), digest_size=6).digest()
-    return base64.urlsafe_b64encode(digest).decode()[:STAMP_LEN]
+
+
+def stamp(view: View) -> str:
+    """A short digest of everything a press of this seat's keyboard can mean: the
+    bout (:func:`bout_key`, the first :data:`BOUT_STAMP_LEN` characters), then
+    his hand and legal actions, whether the defender takes, a shown
+    pass-ticket, the throw-in room.  A button drawn at an older version whose
+    stamp equals the current one means exactly what it meant then, so it is
+    honoured (another player's throw-in, cover or pass elsewhere on the table
+    does not void it); otherwise it is stale.  Any move of his own changes it
+    (a card leaves his hand, or his options change as he takes, passes or shows
+    a ticket): a double tap is stale."""
+    in_bout = view.get("phase") == BOUT_PHASE
+    rest = (
+        sorted(view.get("hand", ())),
+        sorted(view.get("legal", ())),
+        view.get("taking"),
+        view.get("pass_ticket"),
+        throw_room(view) if in_bout else None,
+    )
+    key = bout_key(view)
+    return _digest(key, BOUT_STAMP_LEN) + _digest((key, rest), STAMP_LEN - BOUT_STAMP_LEN)
 
 
 def resolve(view: View, selection: Selection, press: Press) -> Outcome:
@@ -291,6 +334,8 @@ def resolve(view: View, selection: Selection, press: Press) -> Outcome:
     if press.kind == "play":
         text = selection_action(view, sel.cards, lg)
         return Outcome(action=text) if text else Outcome(error=ERR_BAD_SELECTION)
+    if press.kind == "bout_pass":  # RULES §0 Passing: while PASS is legal for him
+        return Outcome(action="P", rest_of_bout=True) if lg.pass_ else Outcome(error=ERR_NOT_LEGAL)
     if press.kind == "action":
         if press.action in lg.texts:
             return Outcome(action=press.action)
@@ -321,6 +366,9 @@ def _press_card(view: View, sel: Selection, lg: Legal, card: str) -> Outcome:
         more = (*sel.cards, card)
         if _can_join(view, lg, more):
             return Outcome(selection=replace(sel, cards=more, choose=None))
+        over = _over_limit(view, lg, more)
+        if over is not None:  # one card too many: say why, keep what he chose
+            return over
         return Outcome(selection=replace(sel, cards=(card,), choose=None))  # a new move
     others = [m for m in moves if m[0] not in "LT"]  # covers, transfer, pass-ticket
     if multi and not others:

@@ -146,10 +146,10 @@ class Outgoing(BaseRequestMiddleware):
                 if attempt > self.max_retries:
                     raise
                 retry = await self._after_429(bot, method, chat_id, options, exc.retry_after)
-                if retry is None:  # what the newest content asks is shown already
+                if retry is None:  # shows that already, or a newer version (another process)
                     self.stats.noop += 1
                     return _done()
-                method, key, digests = retry
+                method, key, digests, options = retry
                 continue
             except _NotModified:
                 self.stats.noop += 1  # the digest admitted above is what it shows
@@ -212,25 +212,34 @@ class Outgoing(BaseRequestMiddleware):
         """Sleep ``retry_after``, then what to retry: the newest content of the
         message when the caller has one (``options.newest``: never the refused
         stale edit and then the newer one), with its flood tokens taken again;
-        None when the message already shows that content."""
+        None when the message already shows that content -- or a newer table
+        version than the retry renders: the retry carries its version, so an
+        edit another process made while this one slept is never overwritten."""
         log.warning("429 on %s: retry after %s s", method.__api_method__, retry_after)
         await self.sleep(retry_after)
+        version = options.version
         fresh = options.newest() if options.newest is not None else None
         if fresh is not None:
-            method = fresh
+            method, version = fresh
+        options = CallOptions(options.priority, None, options.newest, version)
         key, digests = _content(bot, method, chat_id)
         if is_limited(method.__api_method__) and not await self._admit(
-            chat_id, key, digests, CallOptions(options.priority)
+            chat_id, key, digests, options
         ):
             return None
-        return method, key, digests
+        return method, key, digests, options
 
     # ------------------------------------------------------------ limiter & memory
-    async def headroom(self, chat_id: int) -> Headroom:
+    async def headroom(
+        self, chat_id: int, message_id: int | None = None, gap: float = 0.0
+    ) -> Headroom:
         """How long a deferrable message to ``chat_id`` should hold back so urgent
-        ones keep their reserve of flood tokens (0, 0: go; always so without a
-        limiter, or when Redis cannot tell)."""
-        return GO if self.gate is None else await self.gate.headroom(chat_id)
+        ones keep their reserve of flood tokens -- and an edit of ``message_id``
+        until its last edit by any process is ``gap`` old (0, 0, 0: go; always
+        so without a limiter, or when Redis cannot tell)."""
+        if self.gate is None:
+            return GO
+        return await self.gate.headroom(chat_id, message_id, gap)
 
     async def call(
         self, bot: Bot, method: TelegramMethod[TelegramType], options: CallOptions = URGENT
@@ -321,7 +330,7 @@ class _NotModified(Exception):
 
 Key = tuple[int, int]
 Digests = tuple[str | None, str]
-_Retry = tuple[TelegramMethod[TelegramType], Key | None, Digests | None]
+_Retry = tuple[TelegramMethod[TelegramType], Key | None, Digests | None, CallOptions]
 
 
 def _content(

@@ -8,7 +8,9 @@ It decides which messages to edit and how urgently; what they show comes from
 It never changes game state; it reads the table through the service and keeps
 message ids, selections and languages in the chat state (:mod:`telegram_bot.chat_state`).
 Renders of one table are serialised in this process and always show the newest
-version, so an older render never overwrites a newer one.
+version, so an older render never overwrites a newer one.  Each render is
+marked pending in Redis until its edits went out (:mod:`telegram_bot.render_guard`):
+should this process die first, another one renders the table again.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 
+from aiogram.exceptions import TelegramAPIError
 from aiogram.types import InlineKeyboardMarkup
 
 from engine.live import CANCELLED, OPEN, OVER, PLAYING, LiveError, Table, TableService
@@ -28,6 +31,8 @@ from telegram_bot.flood import table_version
 from telegram_bot.i18n import Translator
 from telegram_bot.moves import Selection
 from telegram_bot.render_claims import WriteClaims
+from telegram_bot.render_guard import RenderGuard
+from telegram_bot.render_marks import RenderMarks
 from telegram_bot.screens import (
     Snapshot,
     group_of,
@@ -39,6 +44,9 @@ from telegram_bot.screens import (
 
 log = logging.getLogger(__name__)
 
+
+Sent = list[asyncio.Future[bool]]
+"""The edits a render asked for, each resolved once it went out (or failed)."""
 
 SHOWN_TABLES = 100_000
 """Tables whose last shown version this process remembers (the least recently
@@ -52,6 +60,8 @@ class Publisher:
         ui: ChatStateStore,
         delivery: Delivery,
         bot_username: str,
+        *,
+        marks: RenderMarks | None = None,
     ) -> None:
         self.svc = svc
         self.ui = ui
@@ -59,6 +69,7 @@ class Publisher:
         self.bot_username = bot_username
         self.shown: OrderedDict[str, int] = OrderedDict()
         self.claims = WriteClaims()  # the refreshes of writers under way
+        self.guard = RenderGuard(marks)  # pending renders marked in Redis
         self._locks: dict[str, asyncio.Lock] = {}
 
     def _mark_shown(self, table_id: str, version: int) -> None:
@@ -75,6 +86,16 @@ class Publisher:
                     del self._locks[k]
             lock = self._locks[table_id] = asyncio.Lock()
         return lock
+
+    async def chat_title(self, chat: int) -> str:
+        """A group's title, as Telegram has it now (getChat); empty if it cannot
+        tell (the bot was removed)."""
+        try:
+            found = await self.delivery.bot.get_chat(chat)
+        except TelegramAPIError as e:
+            log.info("no title of chat %s: %s", chat, e.message)
+            return ""
+        return found.title or ""
 
     async def snapshot(self, table_id: str) -> Snapshot:
         loaded, ui = await asyncio.gather(self.svc.load(table_id), self.ui.table(table_id))
@@ -111,11 +132,18 @@ class Publisher:
                         return
                     if min_version and self.claims.of(table_id, min_version):
                         continue  # its writer renders it: wait for him outside the lock
-                    try:
-                        snap = await self.snapshot(table_id)
-                    except LiveError:
+                    snap, _ = await asyncio.gather(
+                        self.snapshot(table_id),
+                        self.guard.start(table_id, max(min_version, wrote)),
+                        return_exceptions=True,
+                    )
+                    if isinstance(snap, LiveError):  # gone: nothing to render
+                        await self.guard.drop(table_id)
                         return
-                    await self._render(snap, None if seats is None else set(seats), actor)
+                    if isinstance(snap, BaseException):
+                        raise snap
+                    sent = await self._render(snap, None if seats is None else set(seats), actor)
+                    self.guard.watch(table_id, snap.version, sent)
                     return
         finally:
             if claim is not None:
@@ -177,22 +205,30 @@ class Publisher:
             self._mark_shown(table_id, snap.version)
 
     # ------------------------------------------------------------------ rendering
-    async def _render(self, snap: Snapshot, seats: set[int] | None, actor: int | None) -> None:
+    async def repair(self, table_id: str, version: int) -> None:
+        """Render a table whose pending render outlived its process (a sweep)."""
+        await self.refresh(table_id)
+
+    async def repair_due(self) -> list[str]:
+        """One sweep: the tables whose pending render outlived its owner are
+        claimed and rendered again (:mod:`telegram_bot.render_marks`)."""
+        return await self.guard.repair_due(self.repair)
+
+    async def _render(self, snap: Snapshot, seats: set[int] | None, actor: int | None) -> Sent:
+        """Ask for the edits of a render; what each became (:meth:`Delivery.settled`)."""
         t, ui = snap.table, snap.ui
         self._mark_shown(t.id, snap.version)
         if t.status == OPEN:
-            await self._lobby_messages(snap, actor)
+            sent = await self._lobby_messages(snap, actor)
             if snap.loaded.state is None and ui.hands:  # reset to the lobby by an operator
-                await self._notice_hands(snap, texts.GAME_RESET)
-            return
+                sent += await self._notice_hands(snap, texts.GAME_RESET)
+            return sent
         if t.status == CANCELLED:
             if snap.loaded.state is not None and t.game_no:
-                await self._notice_hands(snap, texts.GAME_STOPPED)
-            else:
-                await self._lobby_messages(snap, actor)
-            return
+                return await self._notice_hands(snap, texts.GAME_STOPPED)
+            return await self._lobby_messages(snap, actor)
         if snap.loaded.state is None:
-            return
+            return []
         jobs = []
         shows = table_version(t.id, snap.version)  # never shown after a newer one
         waited_for = set(snap.loaded.state.to_act())
@@ -218,7 +254,7 @@ class Publisher:
             text, markup = table_screen(snap, self.bot_username)
             urgency = Urgency.SOON if t.status == OVER else Urgency.TABLE
             jobs.append(self._edit(group, ui.table_message, text, markup, urgency, shows))
-        await asyncio.gather(*jobs)
+        return list(await asyncio.gather(*jobs))
 
     async def render_seat(self, snap: Snapshot, user: int, selection: Selection) -> None:
         """Re-render one player's hand message at once (his selection changed, or he
@@ -240,22 +276,27 @@ class Publisher:
         markup: InlineKeyboardMarkup | None,
         urgency: Urgency,
         version: str = "",
-    ) -> None:
+    ) -> asyncio.Future[bool]:
+        """Ask for the edit; what it became (resolved once it went out or failed)."""
         try:
             await self.delivery.edit(
                 chat, message_id, text, markup, urgency=urgency, version=version
             )
         except Exception:  # a failed edit must not break the other players' renders
             log.exception("edit of %s/%s failed", chat, message_id)
+            failed: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+            failed.set_result(False)
+            return failed
+        return self.delivery.settled(chat, message_id)
 
-    async def _lobby_messages(self, snap: Snapshot, actor: int | None) -> None:
+    async def _lobby_messages(self, snap: Snapshot, actor: int | None) -> Sent:
         t = snap.table
         jobs = []
         for chat, msg in snap.ui.lobby_messages.items():
             text, markup = lobby_screen(snap, chat, self.bot_username)
             urgency = Urgency.NOW if actor is not None and chat in (actor, t.chat) else Urgency.SOON
             jobs.append(self._edit(chat, msg, text, markup, urgency))
-        await asyncio.gather(*jobs)
+        return list(await asyncio.gather(*jobs))
 
     async def _close_lobby_messages(self, snap: Snapshot) -> None:
         jobs = []
@@ -264,7 +305,7 @@ class Publisher:
             jobs.append(self._edit(chat, msg, text, markup, Urgency.NOW))
         await asyncio.gather(*jobs)
 
-    async def _notice_hands(self, snap: Snapshot, notice: str) -> None:
+    async def _notice_hands(self, snap: Snapshot, notice: str) -> Sent:
         jobs = []
         for user, msg in snap.ui.hands.items():
             _ = Translator(snap.ui.langs.get(user, "en"))
@@ -273,8 +314,9 @@ class Publisher:
         if group is not None and snap.ui.table_message is not None:
             _ = Translator(snap.ui.group_lang or "en")
             jobs.append(self._edit(group, snap.ui.table_message, _(notice), None, Urgency.SOON))
-        await asyncio.gather(*jobs)
+        sent = list(await asyncio.gather(*jobs))
         await self.ui.update_table(snap.table.id, drop_hands=list(snap.ui.hands))
+        return sent
 
     async def hand_to_ai(self, user: int) -> None:
         """The bot may no longer write to ``user`` (403, or he blocked it): the AI

@@ -14,12 +14,13 @@ from collections import Counter
 from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
 
-from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
+from aiogram.types import DisabledButton, InlineKeyboardButton, InlineKeyboardMarkup
 
 from engine.cards import card_names, parse_card_run
 from telegram_bot import moves
 from telegram_bot.callbacks import (
     BACK,
+    BOUT_PASS,
     CLEAR,
     INERT,
     PLAY,
@@ -48,6 +49,8 @@ PLAYABLE = "•"
 TOGGLED = "✓"
 
 
+BOUT_PASS_MARK = "⏭"
+"""The mark of "pass for the rest of this bout"."""
 TRANSFER, TICKET = "↪", "🎫"
 """The marks of a transfer and of showing a pass-ticket (S8) on buttons."""
 
@@ -78,7 +81,11 @@ def _header(view: View, _: Translator) -> list[str]:
         trump = suit_glyph(view["trump"])
         if view["trump_card"] and view["stock_count"]:
             bits.append(
-                _("trump {suit} ({card} at the bottom)", suit=trump, card=glyph(view["trump_card"]))
+                _(
+                    "trump {suit} ({card} at the bottom)",
+                    suit=trump,
+                    card=glyph(view["trump_card"], _.locale),
+                )
             )
         else:
             bits.append(_("trump {suit}", suit=trump))
@@ -95,14 +102,19 @@ def _table(view: View, names: Sequence[str], _: Translator) -> list[str]:
     if ticket:
         who = name_of(names, ticket["seat"], _)
         lines.append(
-            "🎫 " + _("{name} showed the pass-ticket {card}", name=who, card=glyph(ticket["card"]))
+            "🎫 "
+            + _(
+                "{name} showed the pass-ticket {card}",
+                name=who,
+                card=glyph(ticket["card"], _.locale),
+            )
         )
     if not view["table"]:
         lines.append(bold(_("Table")) + ": " + _("empty"))
         return lines
     lines.append(bold(_("Table")) + " (" + _("attack → cover") + "):")
     for attack, cover in view["table"]:
-        lines.append(f"{glyph(attack)} → {glyph(cover) if cover else '…'}")
+        lines.append(f"{glyph(attack, _.locale)} → {glyph(cover, _.locale) if cover else '…'}")
     if view["variant"] == "shchelkovsky" and view["thrown"]:
         lines.append(_("thrown in: {n} of 10", n=view["thrown"]))
     return lines
@@ -213,14 +225,16 @@ def hand_keyboard(
     toggled = Counter(sel.cards)
     cards = []
     for card, count in groups[p * PAGE_SIZE : (p + 1) * PAGE_SIZE]:
-        label = card_label(card, count)
+        label = card_label(card, _.locale, count)
         if toggled[card]:
             mark = TOGGLED if count == 1 or toggled[card] == count else f"{TOGGLED}{toggled[card]} "
             label = mark + label
         elif card in playable:
             label = PLAYABLE + label
-        # Telegram's button styles: green for what can be played now
-        cards.append(button(label, press_card(card), "success" if card in playable else None))
+        if card in playable or toggled[card]:  # Telegram's button styles: green, playable now
+            cards.append(button(label, press_card(card), "success"))
+        else:  # a card that cannot be played now: shown greyed, pressing it does nothing
+            cards.append(InlineKeyboardButton(text=label, disabled=DisabledButton()))
     rows += _rows(cards, CARDS_PER_ROW)
     if pages > 1:
         rows.append(
@@ -241,11 +255,13 @@ def hand_keyboard(
     if lg.pass_:
         covered = all(cover is not None for _a, cover in view["table"]) and not view["taking"]
         actions.append(button(_("Done") if covered else _("Pass"), act("P")))
+        # RULES §0 Passing: pass now and whenever asked again in this bout
+        actions.append(button(BOUT_PASS_MARK + " " + _("Pass all bout"), BOUT_PASS))
     # short, distinct labels (issue 13): «↪ 9♦️» transfers, «🎫 9♦️» shows the pass-ticket
     for card in dict.fromkeys(lg.transfers):
-        actions.append(button(f"{TRANSFER} {glyph(card)}", act("R" + card)))
+        actions.append(button(f"{TRANSFER} {glyph(card, _.locale)}", act("R" + card)))
     for card in dict.fromkeys(lg.tickets):
-        actions.append(button(f"{TICKET} {glyph(card)}", act("S" + card)))
+        actions.append(button(f"{TICKET} {glyph(card, _.locale)}", act("S" + card)))
     rows += _rows(actions, 3)
     return InlineKeyboardMarkup(inline_keyboard=rows)
 
@@ -253,14 +269,14 @@ def hand_keyboard(
 def _choice_label(move: str, _: Translator) -> str:
     cards = card_names(parse_card_run(move[1:]))
     if move[0] == "C":
-        return f"{glyph(cards[0])}→{glyph(cards[1])}"
+        return f"{glyph(cards[0], _.locale)}→{glyph(cards[1], _.locale)}"
     if move[0] == "R":
-        return f"{TRANSFER} {glyph(cards[0])}"
+        return f"{TRANSFER} {glyph(cards[0], _.locale)}"
     if move[0] == "S":
-        return f"{TICKET} {glyph(cards[0])}"
+        return f"{TICKET} {glyph(cards[0], _.locale)}"
     if move[0] == "T":
-        return "➕ " + _("Throw in {card}", card=glyph(cards[0]))
-    return "▶ " + glyph(cards[0])
+        return "➕ " + _("Throw in {card}", card=glyph(cards[0], _.locale))
+    return "▶ " + glyph(cards[0], _.locale)
 
 
 def _rows(buttons: list[InlineKeyboardButton], width: int) -> list[list[InlineKeyboardButton]]:

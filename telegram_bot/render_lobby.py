@@ -14,8 +14,8 @@ from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
 from engine.ai import LEVEL_OF
 from telegram_bot.callbacks import LobbyCb, LobbyOp
-from telegram_bot.format import bold, user_text
-from telegram_bot.i18n import LEVEL_TITLES, VARIANT_TITLES, Translator
+from telegram_bot.format import ai_name, bold, user_text
+from telegram_bot.i18n import GAME_INVITES, LEVEL_TITLES, VARIANT_TITLES, Translator
 
 MAX_PLAYERS = {"chuvash": 6, "shchelkovsky": 10}  # C2, S2
 TIMERS = (0, 30, 60, 120)
@@ -78,7 +78,7 @@ def level_suffix(seat: SeatLike, _: Translator) -> str:
 
 def _seat_line(i: int, seat: SeatLike, lobby: LobbyLike, _: Translator) -> str:
     if seat.user is None:
-        name = "🤖 " + (user_text(seat.name) if seat.name else _("AI player"))
+        name = "🤖 " + (user_text(ai_name(seat.name, _)) if seat.name else _("AI player"))
         name += level_suffix(seat, _)
     else:
         name = user_text(seat.name) if seat.name else _("Seat {n}", n=i + 1)
@@ -181,8 +181,7 @@ def render_invite(
     _ = Translator(locale)
     text = "\n".join(
         [
-            "🃏 "
-            + _("Join me for a game of <b>{game}</b>!", game=_(VARIANT_TITLES[lobby.variant])),
+            "🃏 " + _(GAME_INVITES[lobby.variant]),
             settings_line(lobby, _),
         ]
     )

@@ -15,7 +15,7 @@ from engine.live import CANCELLED, OVER, Loaded, Table
 from telegram_bot import texts
 from telegram_bot.cards import CARDS_HELD
 from telegram_bot.chat_state import TableUi
-from telegram_bot.format import user_text
+from telegram_bot.format import ai_name, user_text
 from telegram_bot.i18n import VARIANT_TITLES, Translator
 from telegram_bot.keyboards import take_back_keyboard, url_keyboard
 from telegram_bot.moves import Selection
@@ -42,11 +42,13 @@ class Snapshot:
         return self.loaded.version
 
 
-def seat_names(table: Table, _: Translator) -> list[str]:
-    """Names by seat; a human seat the AI plays now is marked 🤖, an AI seat
-    shows its level («AI 1 · hard»)."""
+def seat_names(table: Table, lang: str) -> list[str]:
+    """Names by seat in ``lang`` (AI seats' names in its words, with their level:
+    «Компьютер 1 · сложный»); a human seat the AI plays now is marked 🤖."""
+    _ = Translator(lang)
     return [
-        s.name + (" 🤖" if s.human and s.ai_controlled else "") + level_suffix(s, _)
+        (s.name if s.human else ai_name(s.name, _) + level_suffix(s, _))
+        + (" 🤖" if s.ai_controlled and s.human else "")
         if s.name
         else ""
         for s in table.seats
@@ -80,7 +82,7 @@ def hand_screen(snap: Snapshot, seat: int, lang: str, selection: Selection) -> S
     take-back button while the AI plays for him."""
     t, state = snap.table, snap.loaded.state
     assert state is not None
-    names = seat_names(t, Translator(lang))
+    names = seat_names(t, lang)
     if t.status == OVER or state.over:
         return render_game_over(view(state, seat), locale=lang, names=names, code=t.id)
     text, markup = render_hand(
@@ -106,11 +108,11 @@ def table_screen(snap: Snapshot, bot_username: str) -> Screen:
     lang = snap.ui.group_lang or "en"
     pv = public_view(state)
     if t.status == OVER or state.over:
-        return render_game_over(pv, locale=lang, names=seat_names(t, Translator(lang)), code=t.id)
+        return render_game_over(pv, locale=lang, names=seat_names(t, lang), code=t.id)
     return render_table(
         pv,
         locale=lang,
-        names=seat_names(t, Translator(lang)),
+        names=seat_names(t, lang),
         deadline=deadline(snap),
         bot_username=bot_username,
         ai_seats=ai_seats(t),
@@ -131,7 +133,7 @@ def started_lobby_screen(snap: Snapshot, chat: int, bot_username: str) -> Screen
     t = snap.table
     _ = Translator(lobby_lang(snap, chat))
     head = f"<b>{_(VARIANT_TITLES[t.variant])}</b> · " + ", ".join(
-        user_text(s.name + level_suffix(s, _)) for s in t.seats
+        user_text(s.name if s.human else ai_name(s.name, _) + level_suffix(s, _)) for s in t.seats
     )
     if chat < 0:
         link = url_keyboard(CARDS_HELD + " " + _("My cards"), f"https://t.me/{bot_username}")

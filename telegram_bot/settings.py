@@ -6,9 +6,12 @@ import base64
 import hashlib
 import hmac
 import os
+from dataclasses import replace
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from telegram_bot.flood import FloodConfig, Rate
 
 
 class Settings(BaseSettings):
@@ -60,8 +63,22 @@ class Settings(BaseSettings):
     """The messages of players who only watch a move: at most this often."""
     table_delay: float = 3.0
     """The group's table message at most this often."""
+    render_grace: float = Field(default=10.0, gt=0)
+    """Seconds a pending render's mark in Redis waits for its process (which
+    keeps it alive meanwhile) before any bot process renders the table again:
+    a process that dies between a write and its render loses no update
+    (:mod:`telegram_bot.render_marks`)."""
+    render_shards: int = Field(default=4, ge=1)
+    """Redis slots the pending-render marks are spread over (each process sweeps
+    each one every ``render_grace / 4`` seconds)."""
     flood_limiter: bool = True
     """Outgoing calls wait on token buckets in Redis shared by all bot processes."""
+    flood_overall_rate: float = Field(default=25.0, gt=0)
+    """Messages (sends and edits) per second the whole fleet of bot processes
+    allows itself: Telegram's ceiling is about 30 a second per bot; raise it only
+    for a bot Telegram allows more (paid broadcasts)."""
+    flood_overall_burst: int = Field(default=20, ge=2)
+    """Messages the fleet may send at once above that rate."""
     update_dedupe: bool = True
     """Claim every update in Redis before any handler runs, so a redelivered one
     (a webhook retry, another bot process) is handled once
@@ -70,6 +87,14 @@ class Settings(BaseSettings):
     """Seconds an update's claim is remembered."""
     set_commands: bool = True
     """Publish the command menus (setMyCommands) at start-up."""
+
+    def flood_config(self) -> FloodConfig:
+        """The flood limiter's rates: the fleet-wide bucket from the settings (its
+        reserve for urgent messages as in the default, within the burst)."""
+        default = FloodConfig()
+        reserve = min(default.overall.reserve, self.flood_overall_burst - 1)
+        overall = Rate(self.flood_overall_rate, self.flood_overall_burst, reserve=reserve)
+        return replace(default, overall=overall)
 
     def secret_token(self) -> str:
         """The webhook's secret token: ``WEBHOOK_SECRET``, or when unset one derived

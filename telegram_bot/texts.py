@@ -4,7 +4,7 @@ table service and the engine in words, short answers, greetings."""
 from __future__ import annotations
 
 from engine.errors import EngineError
-from telegram_bot.i18n import N_, Translator
+from telegram_bot.i18n import N_, VARIANT_TITLES, Translator
 
 REFUSALS: dict[str, str] = {
     # engine.live.LiveError codes
@@ -44,6 +44,19 @@ NOT_OWNER: dict[str, str] = {
     "settings": N_("Only the lobby's creator can change the settings."),
     "cancel": N_("Only the lobby's creator can cancel the lobby."),
 }
+NOT_ALLOWED: dict[str, str] = {
+    # a not_allowed refusal's info["action"] (engine.live.games)
+    "rematch": N_("A rematch is possible once the game is over."),
+    "take_back": N_("You already play your seat yourself."),
+}
+ELSEWHERE: dict[str, str] = {
+    # seated_elsewhere: the table is in this chat, in a group, or a private game
+    "here": N_("You already sit at this table: {game}."),
+    "group": N_("You already sit at a table of {game} in a group: leave it first (/leave)."),
+    "private": N_(
+        "You already sit at a table of {game} (a private game): leave it first (/leave)."
+    ),
+}
 MOVE_NOT_POSSIBLE = N_("That move is not possible now.")
 
 UNAVAILABLE = REFUSALS["unavailable"]
@@ -66,8 +79,12 @@ WELCOME = N_(
     "friends; add me to a group to play there."
 )
 JOINED = N_("You joined the lobby.")
+JOINED_GROUP = N_("You joined the lobby of {game} in the group “{group}”.")
+JOINED_PRIVATE = N_("You joined the lobby of {game} gathered by {name}.")
 LEFT = N_("You left.")
-LEFT_GAME = N_("You left the game: the AI plays your seat.")
+LEFT_GAME = N_(
+    "You left the game: the AI plays your seat. You may take it back while the game lasts."
+)
 NOT_SITTING = N_("You do not sit at any table now.")
 OPEN_PRIVATE = N_("Open the private chat with me first, then come back.")
 GAME_STARTED = N_("The game has started: your cards are in your private chat with me.")
@@ -82,6 +99,13 @@ CHOOSE_LANGUAGE = N_("Choose your language:")
 LANGUAGE_SET = N_("The language is now English.")
 GROUP_LANGUAGE_SET = N_("The group's language is now English.")
 TOP_IN_GROUPS = N_("The leaderboard belongs to a group: send /top there.")
+ONLY_ADMINS = N_("Only the group's admins can change its language.")
+PLAY_IN_GROUP = N_(
+    "A game against the AI goes on in the private chat with me; a game with this group "
+    "starts with a lobby here."
+)
+PLAY_SOLO = N_("Play against the AI")
+OPEN_LOBBY = N_("Open a lobby here")
 ADD_TO_GROUP = N_("Add me to a group")
 NEW_GAME_LOBBY = N_("Your lobby is ready. Send the invitation link to your friends:")
 UNKNOWN_GAME = N_("I know two games: /new chuvash or /new shchelkovsky.")
@@ -89,14 +113,21 @@ UNKNOWN_PLAY = N_(
     "Usage: /play [game] [level] -- game: chuvash or shchelkovsky; AI level: easy, normal or hard."
 )
 NO_SUCH_LOBBY = N_("That invitation is no longer valid.")
-INVITE_TITLE = N_("Invite to {game}")
 NO_LOBBY_TO_SHARE = N_("Open a lobby with /new first")
 YOUR_TABLE = N_("You sit at a table: {link}")
 
 
-def refusal(error: EngineError, _: Translator) -> str:
-    """A refusal of the service or the engine in the reader's language."""
+def refusal(error: EngineError, _: Translator, chat: int | None = None) -> str:
+    """A refusal of the service or the engine in the reader's language, with its
+    real reason (issue 13); ``chat``: where the refused command was sent (a
+    ``seated_elsewhere`` at a table of this very chat says so)."""
     info = getattr(error, "info", {})
-    text = NOT_OWNER.get(info.get("action", "")) if error.code == "not_owner" else None
-    text = text or REFUSALS.get(error.code)
+    if error.code == "seated_elsewhere" and info.get("variant") in VARIANT_TITLES:
+        game = _(VARIANT_TITLES[info["variant"]])  # plain: an alert shows no HTML
+        where = info.get("chat")
+        group = where is not None and where < 0
+        key = "here" if chat is not None and where == chat else "group" if group else "private"
+        return _(ELSEWHERE[key], game=game)
+    specific = {"not_owner": NOT_OWNER, "not_allowed": NOT_ALLOWED}.get(error.code, {})
+    text = specific.get(info.get("action", "")) or REFUSALS.get(error.code)
     return _(text) if text else _(MOVE_NOT_POSSIBLE)

@@ -27,6 +27,7 @@ from engine.live.kv import KeyValueStore
 from engine.live.lobbies import new_code
 from engine.live.model import (
     CANCELLED,
+    MOVE_KINDS,
     OPEN,
     OVER,
     PLAYING,
@@ -60,6 +61,7 @@ from engine.live.tables import Loaded, Plan
 
 __all__ = [
     "CANCELLED",
+    "MOVE_KINDS",
     "OPEN",
     "OVER",
     "PLAYING",

@@ -11,6 +11,7 @@ from dataclasses import replace
 from engine import state_to_json
 from engine.live import eventlog, paging
 from engine.live.games import Games
+from engine.live.index import Indexed
 from engine.live.model import (
     CANCELLED,
     OPEN,
@@ -24,7 +25,7 @@ from engine.live.model import (
 from engine.live.records import GlobalStats, PlayerInfo, TableInfo, TableSummary
 from engine.live.results import Results
 from engine.live.store import text
-from engine.live.tables import Indexed, Loaded, Plan, Tables
+from engine.live.tables import Loaded, Plan, Tables
 
 DAY_MS = 86400 * 1000
 
@@ -50,7 +51,7 @@ class Admin:
         from the index on the way."""
         out = [
             TableSummary.of(i.table, i.version, i.deadline)
-            for i in await self.tables.indexed()
+            for i in await self.tables.index.all()
             if (status is None or i.table.status == status)
             and (variant is None or i.table.variant == variant)
             and (chat is None or i.table.chat == chat)

@@ -25,6 +25,7 @@ CODES = {
     "act": "a",
     "ai": "i",
     "auto": "u",
+    "autopass": "p",
     "timeout": "t",
     "takeover": "o",
     "back": "b",

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 
-from engine import Action, Event, GameState, new_game, public_view, view
-from engine.actions import LEAD
+from engine import BOUT_PHASE, Action, Event, GameState, new_game, public_view, view
+from engine.actions import LEAD, PASS
 from engine.ai import SLOW_KINDS
 from engine.live.deciders import FALLBACK_KIND, Decider, InlineDecider
 from engine.live.model import (
@@ -43,34 +43,70 @@ LogEntry = tuple[str, int, str]
 INLINE = InlineDecider()
 
 
+def auto_pass(table: Table, state: GameState) -> int | None:
+    """The seat that passes by itself now: PASS is all it
+    may do until the table changes (``GameState.forced_pass``; RULES §0
+    Passing: a player with no legal throw-in counts as passed, so nobody waits
+    for him), or its player chose to pass for the rest of the bout and
+    PASS is legal for it (RULES §0 Throw-in priority: a change of the table
+    clears passes, so he passes again).  ``None``: nobody."""
+    if state.phase != BOUT_PHASE:
+        return None
+    for seat in range(state.players):
+        if table.seats[seat].bout_pass and Action(seat, PASS) in state.legal_actions(seat):
+            return seat
+        if state.forced_pass(seat):
+            return seat
+    return None
+
+
+def end_bout_passes(table: Table, reported: list[Event]) -> Table:
+    """ "Pass for the rest of this bout" ends with the bout (a ``bout_end`` event)."""
+    if not any(s.bout_pass for s in table.seats) or all(e.kind != "bout_end" for e in reported):
+        return table
+    return replace(table, seats=tuple(replace(s, bout_pass=False) for s in table.seats))
+
+
 async def run_ai(
     table: Table, state: GameState, limit: int, decider: Decider | None = None
-) -> tuple[list[LogEntry], list[Event]]:
-    """Let AI-controlled seats move until the game waits only for humans.  The
-    moves come from ``decider`` (inline by default; the bot's runs the search AI
-    in a process pool).  Once no human plays any more (all left, out of the game
-    or played by the AI), a slow kind plays as the heuristic: nobody waits for
-    its strength, and a game of search AIs alone would hold the write for
-    minutes."""
+) -> tuple[list[LogEntry], list[Event], Table]:
+    """Let seats move by themselves until the game waits only for humans: first
+    every pass a seat makes by itself (:func:`auto_pass`), then AI-controlled
+    seats, one move at a time.  Returns the log, the engine's events and the
+    table (its "pass for the bout" choices cleared when a bout ended).
+
+    The AI moves come from ``decider`` (inline by default; the bot's runs the
+    search AI in a process pool).  Once no human plays any more (all left, out
+    of the game or played by the AI), a slow kind plays as the heuristic: nobody
+    waits for its strength, and a game of search AIs alone would hold the write
+    for minutes."""
     decide = (decider or INLINE).decide
     log: list[LogEntry] = []
     reported: list[Event] = []
     for _ in range(limit):
         if state.over:
             break
-        seats = [s for s in state.to_act() if table.seats[s].ai_controlled]
-        if not seats:
-            break
-        seat = seats[0]
-        kind = table.seats[seat].ai or "random"
-        if kind in SLOW_KINDS and not humans_playing(table, state):
-            kind = FALLBACK_KIND
-        action = await decide(kind, f"{table.seed}:{state.ply}:{seat}", state, seat)
-        if action is None:  # pragma: no cover - a seat in to_act() always has a move
-            break
-        reported += state.apply(action)
-        log.append(("ai", seat, action.text()))
-    return log, reported
+        seat = auto_pass(table, state)
+        if seat is not None:
+            action = Action(seat, PASS)
+            log.append(("autopass", seat, action.text()))
+        else:
+            seats = [s for s in state.to_act() if table.seats[s].ai_controlled]
+            if not seats:
+                break
+            seat = seats[0]
+            kind = table.seats[seat].ai or "random"
+            if kind in SLOW_KINDS and not humans_playing(table, state):
+                kind = FALLBACK_KIND
+            chosen = await decide(kind, f"{table.seed}:{state.ply}:{seat}", state, seat)
+            if chosen is None:  # pragma: no cover - a seat in to_act() always has a move
+                break
+            action = chosen
+            log.append(("ai", seat, action.text()))
+        events = state.apply(action)
+        reported += events
+        table = end_bout_passes(table, events)
+    return log, reported, table
 
 
 def humans_playing(table: Table, state: GameState) -> bool:
@@ -138,9 +174,13 @@ class Games:
         )
 
     async def after_moves(self, plan: Plan) -> None:
-        """AI chain, then game over if it is."""
+        """Passes seats make by themselves and the AI chain; "pass for the rest of
+        the bout" cleared once the bout is over; then game over if it is."""
         assert plan.state is not None
-        log, reported = await run_ai(plan.table, plan.state, self.config.max_ai_moves, self.decider)
+        table = end_bout_passes(plan.table, plan.engine_events)  # the move ended the bout
+        log, reported, plan.table = await run_ai(
+            table, plan.state, self.config.max_ai_moves, self.decider
+        )
         plan.events += log
         plan.engine_events += reported
         if plan.state.over:
@@ -151,7 +191,7 @@ class Games:
         seed = self.new_seed()
         state = new_game(table.variant, n, seed, table.options, previous_loser)
         seats = tuple(
-            replace(s, timeouts=0, ai=s.ai if (s.user is None or s.left) else None)
+            replace(s, timeouts=0, bout_pass=False, ai=s.ai if (s.user is None or s.left) else None)
             for s in table.seats
         )
         game_no = table.game_no + 1
@@ -195,7 +235,9 @@ class Games:
         if seen is not None:
             return WriteResult(table_id, seen, t, duplicate=True)
         if t.status != OVER:
-            raise LiveError("not_allowed", "a rematch is possible once the game is over")
+            raise LiveError(
+                "not_allowed", "a rematch is possible once the game is over", action="rematch"
+            )
         if t.seat_of(user) is None:
             raise LiveError("not_seated", "only a player of the last game can ask for a rematch")
         humans = list(t.humans())
@@ -219,7 +261,9 @@ class Games:
     async def _rematch_plan(self, user: int, loaded: Loaded) -> Plan:
         t = loaded.table
         if t.status != OVER:
-            raise LiveError("not_allowed", "a rematch is possible once the game is over")
+            raise LiveError(
+                "not_allowed", "a rematch is possible once the game is over", action="rematch"
+            )
         if t.seat_of(user) is None:
             raise LiveError("not_seated", "only a player of the last game can ask for a rematch")
         return await self.start_plan(t, t.previous_loser, "start")
@@ -231,9 +275,13 @@ class Games:
         action: Action | str,
         expected_version: int,
         request_id: str = "",
+        *,
+        rest_of_bout: bool = False,
     ) -> WriteResult:
         """``user``'s move (an :class:`engine.Action` or its text form, e.g. ``"C6CKS"``)
-        made against ``expected_version``.  Raises :class:`StaleVersion` (the table
+        made against ``expected_version``; ``rest_of_bout`` with a PASS: he passes
+        for the rest of this bout (his seat passes by itself whenever PASS is
+        legal for it again, until the bout ends; RULES §0 Passing).  Raises :class:`StaleVersion` (the table
         moved on), :class:`engine.IllegalAction` (with the engine's code), or
         :class:`LiveError`; nothing changes then.  The same ``request_id`` applied
         again returns ``duplicate=True`` and the version the first one produced."""
@@ -259,10 +307,12 @@ class Games:
         act = Action.from_text(seat, action) if isinstance(action, str) else action
         if act.seat != seat:
             raise LiveError("bad_seat", f"you play seat {seat}, not seat {act.seat}")
+        if rest_of_bout and act.kind != PASS:
+            raise LiveError("not_allowed", "only a pass can be made for the rest of the bout")
         before = state.copy()
         reported = state.apply(act)  # IllegalAction: nothing changed
-        if t.seats[seat].timeouts:
-            t = t.with_seat(seat, replace(t.seats[seat], timeouts=0))
+        if t.seats[seat].timeouts or rest_of_bout:
+            t = t.with_seat(seat, replace(t.seats[seat], timeouts=0, bout_pass=rest_of_bout))
         plan = Plan(t, state, events=[("act", seat, act.text())], engine_events=reported)
         await self.after_moves(plan)  # a write on a table changed meanwhile: StaleVersion
         return await self.tables.write(
@@ -270,19 +320,36 @@ class Games:
         )
 
     async def take_seat_back(self, table_id: str, user: int, request_id: str = "") -> WriteResult:
-        """A human whose seat the AI plays (after timeouts or an admin) plays it again."""
+        """A human whose seat the AI plays (after timeouts, an admin, or his own
+        ``/leave``) plays it again while the game lasts.  A seat he left is his
+        again only if he sits at no other table now: his claim on this table is
+        taken inside the write's plan (``seated_elsewhere`` otherwise), as a join
+        does."""
+        claimed = False
 
-        def make(loaded: Loaded) -> Plan:
+        async def make(loaded: Loaded) -> Plan:
+            nonlocal claimed
             t = loaded.table
-            seat = t.seat_of(user)
+            seat = next((i for i, s in enumerate(t.seats) if s.user == user), None)
             if t.status != PLAYING or seat is None:
                 raise LiveError("not_seated", "you have no seat in a game at this table")
             if not t.seats[seat].ai_controlled:
-                raise LiveError("not_allowed", "you already play your seat")
-            t = t.with_seat(seat, replace(t.seats[seat], ai=None, timeouts=0))
+                raise LiveError("not_allowed", "you already play your seat", action="take_back")
+            if t.seats[seat].left:  # issue 13: /leave offers the way back
+                claimed = await self.tables.claim_user(user, table_id) or claimed
+            t = t.with_seat(seat, replace(t.seats[seat], ai=None, timeouts=0, left=False))
             return Plan(t, loaded.state, events=[("back", seat, "")])
 
-        return await self.tables.retry(table_id, make, request_id)
+        try:
+            result = await self.tables.retry(table_id, make, request_id)
+        except BaseException:
+            if claimed and await self.tables.where(user) is None:
+                await self.tables.release_user(user, table_id)
+            else:
+                await self.tables.settle_users(user)
+            raise
+        await self.tables.settle_users(user)
+        return result
 
     async def takeover_plan(
         self, loaded: Loaded, seat: int, reason: str, *, left: bool = False, kind: str = ""

@@ -30,20 +30,31 @@ Per table (``<id>`` is the invite code, ``secrets.token_urlsafe(8)``):
     :mod:`engine.live.eventlog`; the newest chunk is still in ``e``); capped
     with ``MAXLEN``; same TTL as the table; created at the first flush.
 
-Global (hint/index keys, each written with one command, never in a script
-together with table keys):
+Global (hint/index keys, each written with one command or one pipeline, never
+in a script together with table keys).  A key named ``<key>:<what>{<key>}``
+sits *beside* ``<key>``: its hash tag is the whole name of ``<key>`` (which has
+none), so both are in one slot and one script or pipeline may touch both on
+Redis Cluster (:func:`beside`):
 
 ``P timers``          zset table id -> next deadline (ms); a hint: the scheduler
                       re-checks the table's ``d`` (:mod:`engine.live.timers`).
                       Sharded: ``P timers:<k>`` for shard k = 1 .. K-1
                       (``crc32(id) mod K``, ``LiveConfig.timer_shards``); one
                       key each, so the shards spread over a cluster's nodes
-``P timers:<k>:lease`` string ``<owner>|<until ms>``: the process that handles
-                      shard k's timers for now (renewed every tick)
+``P timers:lease{P timers}``, ``P timers:<k>:lease{P timers:<k>}``
+                      string ``<owner>|<until ms>``: the process that handles
+                      the shard's timers for now, beside the shard, so one
+                      script renews it and claims the shard's due hints
 ``P timers:procs``    zset process id -> last tick (ms): the live schedulers,
                       whose count sets each one's share of the shards
-``P tables``          zset table id -> last status change (ms); admin listing,
-                      pruned when the table is gone
+``P tables``          zset table id -> last status change (ms); admin listing
+``P tables:exp{P tables}``
+                      zset table id -> when its table key expires (epoch ms,
+                      the service clock), written with the ``P tables`` entry
+                      at each status change; never later than the expiry (the
+                      writes between renew the TTL): the pruner reads only the
+                      entries due, drops those whose table is gone and moves
+                      the others to their real expiry
 ``P tables:prune``    string ``<owner>|<until ms>``: the process that prunes
                       ``tables`` each minute (the others do not)
 ``P finished``        zset ``<id>:<game no>:<variant>`` -> finish time (ms),
@@ -67,12 +78,19 @@ from __future__ import annotations
 import zlib
 
 
+def beside(key: str, what: str) -> str:
+    """The key ``<key>:<what>{<key>}``: its hash tag is the whole name of ``key``,
+    so it hashes to ``key``'s slot (a tag inside ``key``, from a prefix with
+    braces, comes first in both)."""
+    return f"{key}:{what}{{{key}}}"
+
+
 class Keys:
     """Key names under one prefix."""
 
     __slots__ = (
-        "audit", "finished", "notify", "prefix", "prune_lease", "tables", "timer_procs",
-        "timer_shards", "timers",
+        "audit", "finished", "notify", "prefix", "prune_lease", "tables", "tables_exp",
+        "timer_procs", "timer_shards", "timers",
     )  # fmt: skip
 
     def __init__(self, prefix: str = "durak:", timer_shards: int = 1) -> None:
@@ -82,6 +100,7 @@ class Keys:
         self.timer_procs = f"{prefix}timers:procs"
         self.prune_lease = f"{prefix}tables:prune"
         self.tables = f"{prefix}tables"
+        self.tables_exp = beside(self.tables, "exp")
         self.finished = f"{prefix}finished"
         self.notify = f"{prefix}notify"
         self.audit = f"{prefix}{{audit}}"
@@ -91,8 +110,9 @@ class Keys:
         return self.timers if shard == 0 else f"{self.timers}:{shard}"
 
     def timer_lease(self, shard: int) -> str:
-        """Who handles timer shard ``shard`` and until when (:mod:`.timers`)."""
-        return f"{self.timers}:{shard}:lease"
+        """Who handles timer shard ``shard`` and until when (:mod:`.timers`),
+        in the shard's slot."""
+        return beside(self.timer_shard(shard), "lease")
 
     def shard_of(self, table_id: str) -> int:
         """The timer shard of a table: ``crc32(id) mod timer_shards``."""

@@ -102,13 +102,17 @@ class StaleVersion(LiveError):
 @dataclass(frozen=True)
 class Seat:
     """``user`` is None for an AI seat; ``ai`` is the AI kind playing the seat now
-    (an AI seat, or a human's seat taken over); ``left`` marks a human who left."""
+    (an AI seat, or a human's seat taken over); ``left`` marks a human who left;
+    ``bout_pass``: he chose "pass for the rest of this bout" -- the seat passes
+    by itself whenever PASS is legal for it, until the bout ends (RULES §0
+    Passing, Throw-in priority; cleared at the next bout)."""
 
     user: int | None = None
     name: str = ""
     ai: str | None = None
     timeouts: int = 0
     left: bool = False
+    bout_pass: bool = False
 
     @property
     def human(self) -> bool:
@@ -119,11 +123,12 @@ class Seat:
         return self.ai is not None
 
     def to_json(self) -> list[Any]:
-        return [self.user, self.name, self.ai, self.timeouts, int(self.left)]
+        out = [self.user, self.name, self.ai, self.timeouts, int(self.left)]
+        return [*out, 1] if self.bout_pass else out
 
     @classmethod
     def from_json(cls, d: list[Any]) -> Seat:
-        return cls(d[0], d[1], d[2], int(d[3]), bool(d[4]))
+        return cls(d[0], d[1], d[2], int(d[3]), bool(d[4]), bool(d[5]) if len(d) > 5 else False)
 
 
 @dataclass(frozen=True)
@@ -207,10 +212,16 @@ class Table:
         )
 
 
+MOVE_KINDS = ("act", "ai", "auto", "autopass")
+"""The log kinds whose ``text`` is a move of the game (replaying them rebuilds it)."""
+
+
 @dataclass(frozen=True)
 class LiveEvent:
     """One entry of a table's event log: ``kind`` is ``act`` (a player's move),
     ``ai`` (an AI move), ``auto`` (the timeout move made for a player),
+    ``autopass`` (a seat passed by itself: PASS was all it could do, or its
+    player chose to pass for the rest of the bout; ``text`` = ``P``),
     ``timeout``, ``takeover`` (AI takes a seat; ``text`` = reason), ``back`` (a
     human took his seat back), ``left``, ``start`` (``text`` = game no), ``over``
     (``text`` = ``loser:<seat>`` or ``draw``), ``reset``/``abort``/``delete``

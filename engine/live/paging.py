@@ -13,10 +13,11 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from engine.live.model import LiveError, Table
+from engine.live.index import Indexed
+from engine.live.model import LiveError
 from engine.live.records import TableSummary
 from engine.live.store import text
-from engine.live.tables import Indexed, Tables
+from engine.live.tables import Tables
 
 CURSOR = re.compile(r"^(\d{1,16}):([A-Za-z0-9_-]{1,64})$")
 
@@ -48,7 +49,9 @@ async def table_page(
         # members of one score come in reverse byte order: those >= ``after``
         # at the cursor's score were on earlier pages
         fresh = [(m, s) for m, s in seen if not (after and str(s) == top and m >= after)]
-        for (tid, score), ix in zip(fresh, await _load(tables, [m for m, _ in fresh]), strict=True):
+        for (tid, score), ix in zip(
+            fresh, await tables.index.load([m for m, _ in fresh]), strict=True
+        ):
             if ix is not None and keep(ix):
                 out.append(TableSummary.of(ix.table, ix.version, ix.deadline))
                 if len(out) == limit:
@@ -59,19 +62,3 @@ async def table_page(
 
 def _range(key: str, top: str, offset: int, count: int, p: Any) -> object:
     return p.zrevrangebyscore(key, top, "-inf", start=offset, num=count, withscores=True)
-
-
-async def _load(tables: Tables, ids: list[str]) -> list[Indexed | None]:
-    if not ids:
-        return []
-    k = tables.keys
-
-    def build(p: Any) -> None:
-        for tid in ids:
-            p.hmget(k.table(tid), "t", "v", "d")
-
-    rows = await tables.store.run(build)
-    return [
-        None if t is None else Indexed(Table.from_json(t), int(v), int(d) if d else None)
-        for t, v, d in rows
-    ]

@@ -6,8 +6,9 @@ then bumps ``v``, sets/deletes hash fields, appends the flushed log chunk to the
 stream (exact ``MAXLEN``, id ``<version>-0``, :mod:`engine.live.eventlog`), sets
 both keys' TTL (or deletes both when the TTL is 0), remembers the request id and
 publishes the notification.  It only touches keys of one table (one hash tag),
-so it runs on Redis Cluster.  The others are single-key scripts: claiming and
-releasing timer hints, swapping a user's table pointer.
+so it runs on Redis Cluster.  The others touch one key or keys of one slot:
+a lease, a timer shard's lease and its hints (renewed and claimed in one
+round trip), releasing a timer hint, swapping a user's table pointer.
 """
 
 CAS_LUA = r"""
@@ -61,12 +62,6 @@ end
 return {1, newv}
 """
 
-CLAIM_LUA = r"""
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
-for _, m in ipairs(due) do redis.call('ZADD', KEYS[1], ARGV[3], m) end
-return due
-"""
-
 RELEASE_LUA = r"""
 local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if s and tonumber(s) == tonumber(ARGV[2]) then
@@ -77,18 +72,35 @@ end
 return 0
 """
 
-# KEYS: a timer shard's lease.  ARGV: owner, now ms, lease until ms, key ttl ms.
-# Take or renew the lease unless another owner holds it beyond now (the times
-# are the service's clock, so a test clock moves leases too); 1 = held.
-LEASE_LUA = r"""
+# KEYS[1]: a lease (a timer shard's, the pruner's).  ARGV: owner, now ms, lease
+# until ms, key ttl ms.  Take or renew the lease unless another owner holds it
+# beyond now (the times are the service's clock, so a test clock moves leases
+# too); returns 0 when another owner holds it.
+_TAKE_LEASE = r"""
 local v = redis.call('GET', KEYS[1])
 if v then
   local owner, untl = string.match(v, '^(.*)|(%d+)$')
   if owner ~= ARGV[1] and tonumber(untl) > tonumber(ARGV[2]) then return 0 end
 end
 redis.call('SET', KEYS[1], ARGV[1] .. '|' .. ARGV[3], 'PX', ARGV[4])
-return 1
 """
+
+# _TAKE_LEASE alone: 1 = held.
+LEASE_LUA = _TAKE_LEASE + "return 1\n"
+
+# An idle timer tick of one shard in one round trip.  KEYS: the shard's lease,
+# the shard's hints (one slot, keys.beside); ARGV 1-4 as _TAKE_LEASE, then the
+# most hints to claim and the score they are pushed to (now + timer lease).
+# Not held: 0.  Held: the hints due by now (maybe none), each claimed -- pushed
+# into the future, so of several processes only one handles it.
+SHARD_TICK_LUA = (
+    _TAKE_LEASE
+    + r"""
+local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2], 'LIMIT', 0, ARGV[5])
+for _, m in ipairs(due) do redis.call('ZADD', KEYS[2], ARGV[6], m) end
+return due
+"""
+)
 
 # KEYS: the user's pointer, his claim marker.  ARGV: old table ('' = none), new
 # table ('' = delete both), pointer ttl ms, claim marker ttl ms (0 = none).

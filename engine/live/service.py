@@ -63,7 +63,7 @@ class TableService:
         self.now_ms = tables.now_ms
         self.load = tables.load
         self.where = tables.where
-        self.prune_index = tables.prune_index
+        self.prune_index = tables.index.prune
         self.create_lobby = lobbies.create_lobby
         self.lobby = lobbies.lobby
         self.join = lobbies.join

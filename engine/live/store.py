@@ -33,7 +33,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from engine.live.client import Client
 from engine.live.keys import Keys
 from engine.live.model import ServiceUnavailable
-from engine.live.scripts import CAS_LUA, CLAIM_LUA, LEASE_LUA, RELEASE_LUA, SWAP_LUA
+from engine.live.scripts import CAS_LUA, LEASE_LUA, RELEASE_LUA, SHARD_TICK_LUA, SWAP_LUA
 
 # the failures after which a store is suspect (Store.ready probes first)
 _OUTAGE = (
@@ -95,7 +95,7 @@ class Store:
         self.round_trips = 0
         self.probe_timeout = probe_timeout
         self.suspect = False
-        self._claim = self.script(CLAIM_LUA)
+        self._shard_tick = self.script(SHARD_TICK_LUA)
         self._release = self.script(RELEASE_LUA)
         self._swap = self.script(SWAP_LUA)
         self._cas = self.script(CAS_LUA)
@@ -268,10 +268,18 @@ class Store:
         return [fields[b"z"] for _, fields in rows], text(open_chunk or b"")
 
     # ------------------------------------------------------------------ timers
-    async def claim_timers(self, shard: int, now_ms: int, limit: int, lease_ms: int) -> list[str]:
-        key = self.keys.timer_shard(shard)
-        due: list[bytes] = await self._claim([key], [now_ms, limit, now_ms + lease_ms])
-        return [text(m) for m in due]
+    async def tick_shard(
+        self, shard: int, owner: str, now_ms: int, lease_ms: int, limit: int, claim_ms: int
+    ) -> list[str] | None:
+        """One round trip: take or renew timer shard ``shard``'s lease for ``owner``
+        (as :meth:`lease`) and, if it holds it, claim up to ``limit`` of the
+        shard's hints due by ``now_ms``, each pushed to ``now_ms + claim_ms``.
+        The claimed table ids; None while another owner holds the shard."""
+        k = self.keys
+        keys = [k.timer_lease(shard), k.timer_shard(shard)]
+        args = [*_lease_args(owner, now_ms, lease_ms), limit, now_ms + claim_ms]
+        due = await self._shard_tick(keys, args)
+        return [text(m) for m in due] if isinstance(due, list) else None
 
     async def release_timer(
         self, shard: int, table_id: str, lease_score: int, new_score: int | None
@@ -282,8 +290,7 @@ class Store:
     async def lease(self, key: str, owner: str, now_ms: int, lease_ms: int) -> bool:
         """Take or renew the lease ``key`` (a timer shard's, the pruner's) for
         ``owner`` until ``now_ms + lease_ms``; False while another owner holds it."""
-        args: list[str | int] = [owner, now_ms, now_ms + lease_ms, 2 * lease_ms + 60_000]
-        return bool(await self._lease([key], args))
+        return bool(await self._lease([key], _lease_args(owner, now_ms, lease_ms)))
 
     # ------------------------------------------------------------- user pointers
     async def swap_user(
@@ -310,6 +317,12 @@ class Store:
         cur, claim = await self.run(build)
         table = text(cur) if cur else ""
         return table, bool(table) and claim is not None and text(claim) == table
+
+
+def _lease_args(owner: str, now_ms: int, lease_ms: int) -> list[str | int]:
+    """The lease scripts' owner, now, until and the key's ttl (the key of a
+    lease nobody renews goes a minute after the lease ran out)."""
+    return [owner, now_ms, now_ms + lease_ms, 2 * lease_ms + 60_000]
 
 
 def text(b: Any) -> str:

@@ -1,7 +1,8 @@
 """The tables part of the service: loading a table (one round trip), the one
 generic write (plan -> compare-and-set, one round trip), optimistic retries,
-the user -> table pointers and the table index.  Lobby, game, timer and admin
-operations (the other parts) are plans written through :meth:`Tables.write`."""
+the user -> table pointers and the table index (:mod:`engine.live.index`).
+Lobby, game, timer and admin operations (the other parts) are plans written
+through :meth:`Tables.write`."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from engine import Event, GameState, view
 from engine.clock import Clock
 from engine.live import eventlog
 from engine.live.codec import decode_state, encode_state
+from engine.live.index import TableIndex
 from engine.live.model import (
     OPEN,
     OVER,
@@ -29,7 +31,7 @@ from engine.live.model import (
 )
 from engine.live.records import GameResult
 from engine.live.results import Results
-from engine.live.store import Store, text
+from engine.live.store import Store
 
 _REQUEST_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 
@@ -58,6 +60,15 @@ class Loaded:
         digits = self.recent[pos + len(marker) :].split(";", 1)[0]
         return int(digits) if digits.isdigit() else None
 
+    def moved_since(self, seat: int, version: int) -> bool:
+        """Did ``seat`` make a move of its own (or pass by itself) in a write after
+        ``version``, as far as the open chunk of the log reaches?  (A keyboard
+        drawn at ``version`` pressed again is then a double tap.)"""
+        return any(
+            e.version > version and e.seat == seat and e.kind in ("act", "autopass")
+            for e in eventlog.decode_text(self.log)
+        )
+
 
 @dataclass
 class Plan:
@@ -72,15 +83,6 @@ class Plan:
     notify: str = ""  # publish on the notify channel with this kind ("" = no)
     delete: bool = False  # remove the table's keys (admin delete)
     changed_seats: list[int] | None = None  # None: every human seat
-
-
-@dataclass(frozen=True)
-class Indexed:
-    """A table of the index as the admin list reads it (one ``HMGET``)."""
-
-    table: Table
-    version: int
-    deadline: int | None
 
 
 def parse(raw: dict[bytes, bytes]) -> Loaded:
@@ -112,6 +114,7 @@ class Tables:
         self.results = results
         self.config = config
         self.clock = clock
+        self.index = TableIndex(store, config, self.now_ms)
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
@@ -184,6 +187,8 @@ class Tables:
             expected = loaded.version if loaded else 0
         deadline = self.deadline(table, plan.state)
         fields, dels, flush = self._fields(loaded, plan, expected, deadline)
+        ttl_ms = int(self._ttl(table.status) * 1000)
+        now = self.now_ms()  # before the write: the index's expiry is never late
         notify = ""
         if plan.notify:
             notify = json.dumps({"table": tid, "kind": plan.notify}, separators=(",", ":"))[1:]
@@ -193,7 +198,7 @@ class Tables:
             set_fields=fields,
             del_fields=dels,
             flush=flush,
-            ttl_ms=0 if plan.delete else int(self._ttl(table.status) * 1000),
+            ttl_ms=0 if plan.delete else ttl_ms,
             maxlen=self.config.events_maxlen,
             request_id=request_id,
             recent=self.config.recent_requests,
@@ -205,8 +210,10 @@ class Tables:
         if outcome.status == "duplicate":
             return WriteResult(tid, outcome.version, table, duplicate=True)
         v = outcome.version
-        if loaded is None or loaded.table.status != table.status or plan.delete:
-            await self._index(tid, self.now_ms(), plan.delete)
+        if plan.delete:
+            await self.index.drop(tid)
+        elif loaded is None or loaded.table.status != table.status:
+            await self.index.note(tid, now, ttl_ms)
         if plan.result is not None:
             await self.results.record(plan.result)
         return WriteResult(
@@ -285,6 +292,7 @@ class Tables:
                         table=cur,
                         status=other.status,
                         chat=other.chat,
+                        variant=other.variant,
                     )
                 if fresh:
                     # claimed for another table whose seat is not written yet (a
@@ -309,44 +317,6 @@ class Tables:
         """The open lobby or game in progress where ``user`` sits, if any."""
         cur = await self.store.get_user(user)
         return await self._active_table(cur, user) if cur else None
-
-    # ------------------------------------------------------------------ index
-    async def _index(self, table_id: str, now: int, delete: bool) -> None:
-        k = self.keys.tables
-        if delete:
-            await self.store.one(lambda p: p.zrem(k, table_id))
-        else:
-            await self.store.one(lambda p: p.zadd(k, {table_id: now}))
-
-    async def indexed(self) -> list[Indexed]:
-        """Every table of the index, newest status change first; vanished tables
-        are pruned from the index on the way."""
-        k = self.keys
-        ids = [text(i) for i in await self.store.one(lambda p: p.zrevrange(k.tables, 0, -1))]
-        if not ids:
-            return []
-
-        def build(p: Any) -> None:
-            for tid in ids:
-                p.hmget(k.table(tid), "t", "v", "d")
-
-        rows = await self.store.run(build)
-        out: list[Indexed] = []
-        gone = []
-        for tid, (t_raw, v_raw, d_raw) in zip(ids, rows, strict=True):
-            if t_raw is None:
-                gone.append(tid)
-            else:
-                out.append(
-                    Indexed(Table.from_json(t_raw), int(v_raw), int(d_raw) if d_raw else None)
-                )
-        if gone:
-            await self.store.one(lambda p: p.zrem(k.tables, *gone))
-        return out
-
-    async def prune_index(self) -> None:
-        """Drop index entries of tables that expired (the scheduler calls this)."""
-        await self.indexed()
 
 
 def _changed(

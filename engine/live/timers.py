@@ -13,10 +13,13 @@ Shards (``LiveConfig.timer_shards`` = K): the hints are split over K sorted sets
 by table id (:meth:`engine.live.keys.Keys.timers_of`).  Each tick a process
 marks itself alive (``timers:procs``), renews the leases of the shards it holds
 and takes free ones up to its share ``ceil(K / live processes)``, handing back
-any beyond it (``LEASE_LUA``, the service clock, ``shard_lease``); it claims due
-hints only from the shards it holds -- so N processes split the timer work
-instead of all scanning one set; a process that stops renewing loses its
-shards to the others after ``shard_lease``.  The per-hint claim above still guards each timer.
+any beyond it (the service clock, ``shard_lease``); it claims due hints only
+from the shards it holds, in the same script that renews the shard's lease
+(``SHARD_TICK_LUA``; the lease key sits in the shard's slot) -- so N processes
+split the timer work instead of all scanning one set, and an idle tick is one
+round trip per shard held plus one; a process that stops renewing loses its
+shards to the others after ``shard_lease``.  The per-hint claim above still
+guards each timer.
 
 Timeout move (PRODUCT; the moves of RULES §0): the defender takes, the leader plays his lowest legal
 lead, a thrower passes.  Every seat the game waited for at the deadline gets
@@ -80,35 +83,34 @@ class Timers:
         return plan
 
     async def tick(self, limit: int = 100) -> list[WriteResult]:
-        """Handle every timer due now (at most ``limit``); return the writes made."""
+        """Handle every timer due now (at most ``limit`` per shard); return the
+        writes made.  Renews this process's shard leases and takes free shards
+        up to its share, ``ceil(K / live processes)``, handing back shards
+        beyond it (a process joined); a shard's lease and the claim of its due
+        hints are one round trip (:meth:`Store.tick_shard`), so an idle tick
+        costs one round trip per shard held, plus one (:meth:`_processes`)."""
         now = self.tables.now_ms()
-        lease = int(self.config.timer_lease * 1000)
-        results = []
-        for shard in await self._lease_shards(now):
-            for tid in await self.store.claim_timers(shard, now, limit, lease):
-                result = await self._handle_timer(shard, tid, now, now + lease)
-                if result is not None:
-                    results.append(result)
-        return results
-
-    async def _lease_shards(self, now: int) -> list[int]:
-        """Renew this process's shard leases and take free shards up to its
-        share, ``ceil(K / live processes)``; hand back shards beyond it (a
-        process joined).  The shards it holds now."""
         k = self.tables.keys
+        lease = int(self.config.timer_lease * 1000)
         shard_lease = int(self.config.shard_lease * 1000)
         share = -(-k.timer_shards // await self._processes(now, shard_lease))
         while len(self.held) > share:  # hand one back at once: its lease ends now
             await self.store.lease(k.timer_lease(self.held.pop()), self.owner, now, 0)
+        results = []
         order = sorted(self.held) + [s for s in range(k.timer_shards) if s not in self.held]
         for shard in order:
             if shard not in self.held and len(self.held) >= share:
                 break
-            if await self.store.lease(k.timer_lease(shard), self.owner, now, shard_lease):
-                self.held.add(shard)
-            else:
+            due = await self.store.tick_shard(shard, self.owner, now, shard_lease, limit, lease)
+            if due is None:  # another process holds it
                 self.held.discard(shard)
-        return sorted(self.held)
+                continue
+            self.held.add(shard)
+            for tid in due:
+                result = await self._handle_timer(shard, tid, now, now + lease)
+                if result is not None:
+                    results.append(result)
+        return results
 
     async def _processes(self, now: int, shard_lease: int) -> int:
         """Mark this process alive and count the live ones (one round trip)."""
@@ -145,12 +147,13 @@ class Timers:
 
     async def prune(self) -> bool:
         """Prune the table index if this process holds (or takes) the pruner's
-        lease, so of N processes one scans the index each minute; True if it did."""
+        lease, so of N processes one prunes it each minute, reading only the
+        entries whose expiry is past (:meth:`.index.TableIndex.prune`); True if it did."""
         now = self.tables.now_ms()
         lease_ms = int(PRUNE_EVERY_S * 1000 * 2)  # a holder that stopped: another after 2 min
         if not await self.store.lease(self.tables.keys.prune_lease, self.owner, now, lease_ms):
             return False
-        await self.tables.prune_index()
+        await self.tables.index.prune()
         return True
 
     async def next_deadline(self) -> int | None:

@@ -3,17 +3,34 @@ commands get a short help."""
 
 from __future__ import annotations
 
-from aiogram import F, Router
+from aiogram import Bot, F, Router
 from aiogram.filters import Command, CommandObject
-from aiogram.types import CallbackQuery, Message
+from aiogram.types import (
+    BotCommandScopeChat,
+    CallbackQuery,
+    Chat,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    Message,
+    User,
+)
 
 from engine.live import TableService
 from telegram_bot import texts
 from telegram_bot.chat_state import ChatStateStore
 from telegram_bot.delivery_api import Delivery
-from telegram_bot.handlers.common import parse_play, parse_variant, player, reply
-from telegram_bot.i18n import LANGUAGES, Translator, help_text, rules_text
-from telegram_bot.keyboards import LangCb, language_keyboard
+from telegram_bot.handlers.common import parse_play, parse_variant, player, reply, solo_link
+from telegram_bot.i18n import (
+    GROUP_COMMANDS,
+    LANGUAGES,
+    PRIVATE_COMMANDS,
+    Translator,
+    bot_commands,
+    help_text,
+    pick_language,
+    rules_message,
+)
+from telegram_bot.keyboards import LangCb, NewLobbyCb, language_keyboard
 from telegram_bot.middlewares import PrefsCache, display_name
 from telegram_bot.publisher import Publisher
 from telegram_bot.render_lobby import (
@@ -31,15 +48,50 @@ router = Router(name=__name__)
 
 @router.message(Command("rules"))
 async def rules(message: Message, command: CommandObject, chat_locale: str) -> None:
+    """One message: a summary and both games' rules in expandable quotes."""
     variant = parse_variant(command.args) if command.args else None
-    for v in [variant] if variant else ["chuvash", "shchelkovsky"]:
-        await message.answer(rules_text(v, chat_locale))
+    await message.answer(rules_message(chat_locale, variant))
+
+
+async def is_group_admin(bot: Bot, chat: Chat, user: int, sender_chat: Chat | None) -> bool:
+    """Telegram's word (getChatMember): the group's creator or an administrator;
+    an anonymous admin writes as the group itself."""
+    if sender_chat is not None and sender_chat.id == chat.id:
+        return True
+    member = await bot.get_chat_member(chat.id, user)
+    return member.status in ("creator", "administrator")
+
+
+async def set_chat_menu(bot: Bot, chat: int, lang: str) -> None:
+    """The command menu of this one chat (BotCommandScopeChat) in ``lang``: after
+    /lang the menu speaks it too, not only the messages (issue 13)."""
+    only = GROUP_COMMANDS if chat < 0 else PRIVATE_COMMANDS
+    await bot.set_my_commands(bot_commands(lang, only), scope=BotCommandScopeChat(chat_id=chat))
+
+
+async def choose_language(
+    bot: Bot,
+    chat: Chat,
+    user: User,
+    choice: str,
+    deps: tuple[PrefsCache, TableService, ChatStateStore, Publisher],
+    sender_chat: Chat | None = None,
+) -> str:
+    """/lang or its keyboard: the answer's text.  In a group only its admins
+    choose the group's language."""
+    group = chat.type != "private"
+    if group and not await is_group_admin(bot, chat, user.id, sender_chat):
+        return Translator(pick_language(user.language_code))(texts.ONLY_ADMINS)
+    await set_language(chat.id, user.id, choice, *deps)
+    await set_chat_menu(bot, chat.id, choice)
+    return Translator(choice)(texts.GROUP_LANGUAGE_SET if group else texts.LANGUAGE_SET)
 
 
 @router.message(Command("lang"))
 async def lang(
     message: Message,
     command: CommandObject,
+    bot: Bot,
     prefs: PrefsCache,
     svc: TableService,
     ui: ChatStateStore,
@@ -48,12 +100,11 @@ async def lang(
 ) -> None:
     choice = (command.args or "").strip().lower()
     if choice in LANGUAGES and message.from_user is not None:
-        user = message.from_user.id
-        await set_language(message.chat.id, user, choice, prefs, svc, ui, publisher)
-        group = message.chat.type != "private"
-        await message.answer(
-            Translator(choice)(texts.GROUP_LANGUAGE_SET if group else texts.LANGUAGE_SET)
+        deps = (prefs, svc, ui, publisher)
+        text = await choose_language(
+            bot, message.chat, message.from_user, choice, deps, message.sender_chat
         )
+        await message.answer(text)
         return
     await message.answer(_(texts.CHOOSE_LANGUAGE), reply_markup=language_keyboard())
 
@@ -62,18 +113,17 @@ async def lang(
 async def lang_button(
     callback: CallbackQuery,
     callback_data: LangCb,
+    bot: Bot,
     prefs: PrefsCache,
     svc: TableService,
     ui: ChatStateStore,
     publisher: Publisher,
 ) -> None:
-    choice = callback_data.lang
-    chat = callback.message.chat.id if callback.message is not None else callback.from_user.id
-    await set_language(chat, callback.from_user.id, choice, prefs, svc, ui, publisher)
-    group = chat < 0
-    await callback.answer(
-        Translator(choice)(texts.GROUP_LANGUAGE_SET if group else texts.LANGUAGE_SET)
-    )
+    message = callback.message
+    chat = message.chat if message is not None else Chat(id=callback.from_user.id, type="private")
+    deps = (prefs, svc, ui, publisher)
+    text = await choose_language(bot, chat, callback.from_user, callback_data.lang, deps)
+    await callback.answer(text)
 
 
 @router.message(Command("stats"))
@@ -124,6 +174,32 @@ async def play(
     await reply(message, outcome, _)
 
 
+@router.message(Command("play"))
+async def play_in_group(
+    message: Message, command: CommandObject, publisher: Publisher, chat_locale: str
+) -> None:
+    """/play in a group (issue 13: no reply): a game against the AI is private --
+    a button opens it there; or a lobby in this group."""
+    _ = Translator(chat_locale)
+    variant, level = parse_play(command.args) or (
+        parse_variant(command.args) or "chuvash",
+        "normal",
+    )
+    solo = f"https://t.me/{publisher.bot_username}?start={solo_link(variant, level)}"
+    markup = InlineKeyboardMarkup(
+        inline_keyboard=[
+            [InlineKeyboardButton(text="🤖 " + _(texts.PLAY_SOLO), url=solo)],
+            [
+                InlineKeyboardButton(
+                    text="🃏 " + _(texts.OPEN_LOBBY),
+                    callback_data=NewLobbyCb(variant=variant).pack(),  # type: ignore[arg-type]
+                )
+            ],
+        ]
+    )
+    await message.answer(_(texts.PLAY_IN_GROUP), reply_markup=markup)
+
+
 @router.message(Command("leave"))
 async def leave(
     message: Message,
@@ -137,7 +213,8 @@ async def leave(
     if message.from_user is None:
         return
     me = player(message.from_user, locale)
-    await reply(message, await leave_table(svc, ui, publisher, delivery, me), _)
+    outcome = await leave_table(svc, ui, publisher, delivery, me, message.chat.id)
+    await reply(message, outcome, _)
 
 
 @router.message(F.text.startswith("/"))

@@ -15,7 +15,8 @@ from telegram_bot import texts
 from telegram_bot.i18n import Translator
 from telegram_bot.keyboards import open_table_keyboard
 from telegram_bot.middlewares import display_name
-from telegram_bot.usecases.lobby import LobbyOutcome, Person
+from telegram_bot.settings import Settings
+from telegram_bot.usecases.lobby import LobbyActions, LobbyOutcome, Person
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +76,12 @@ def parse_play(args: str | None) -> tuple[str, str] | None:
     return variant, level
 
 
+def solo_link(variant: str, level: str) -> str:
+    """The ``/start`` payload of a solo game at that AI level (``play_<game>``,
+    ``play_<game>_<level>`` unless normal): a group's /play links to it."""
+    return f"play_{variant}" if level == "normal" else f"play_{variant}_{level}"
+
+
 def player(user: User, locale: str) -> Person:
     return Person(user.id, display_name(user), locale)
 
@@ -85,16 +92,39 @@ def refusal_markup(error: EngineError, _: Translator) -> InlineKeyboardMarkup | 
     return open_table_keyboard(str(code), _(texts.OPEN_TABLE)) if code else None
 
 
+async def open_lobby_at(
+    message: Message,
+    user: User,
+    variant: str,
+    deps: tuple[LobbyActions, Settings],
+    locale: str,
+    chat_locale: str,
+) -> LobbyOutcome:
+    """A lobby where ``message`` was sent: in a group, its lobby message there;
+    in a private chat, a private lobby (/new, /start from *Add me to a group*,
+    *Open a lobby here*)."""
+    lobby_actions, settings = deps
+    private = message.chat.type == "private"
+    return await lobby_actions.open(
+        player(user, locale),
+        variant=variant,
+        timer=settings.default_timer,
+        group=None if private else message.chat.id,
+        group_lang=chat_locale,
+    )
+
+
 async def reply(message: Message, outcome: LobbyOutcome, _: Translator) -> None:
     """Answer a command with a lobby use case's outcome, then finish it."""
     if outcome.error is not None:
         error = outcome.error
-        await message.answer(texts.refusal(error, _), reply_markup=refusal_markup(error, _))
+        text = texts.refusal(error, _, message.chat.id)
+        await message.answer(text, reply_markup=refusal_markup(error, _))
         if outcome.then is not None:  # e.g. the hand message that never went out
             await outcome.then()
         return
     if outcome.notice is not None:
-        await message.answer(_(outcome.notice))
+        await message.answer(_(outcome.notice, **outcome.params))
     if outcome.then is not None:
         await outcome.then()
 

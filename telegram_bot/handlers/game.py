@@ -31,14 +31,19 @@ ALERTS = {
 """The alert (a msgid) of each refused press without a reason of its own."""
 
 
+NOTICES = frozenset({PressStatus.STALE, PressStatus.ILLEGAL, PressStatus.NOT_YOUR_TURN})
+"""Presses answered with a short notice (a toast that goes by itself), not a modal
+alert: the fresh keyboard or the reason says enough (issue 13)."""
+
+
 def alert(outcome: PressOutcome, _: Translator) -> str | None:
-    """The alert a press's outcome is answered with (None: a silent answer)."""
+    """The text a press's outcome is answered with (None: a silent answer)."""
     if outcome.ok:
         return None
     if outcome.error is not None:
         return texts.refusal(outcome.error, _)
     if outcome.reason is not None:
-        return _(outcome.reason)
+        return _(outcome.reason, **outcome.reason_args)
     return _(ALERTS[outcome.status])
 
 
@@ -60,7 +65,7 @@ async def game_button(
     if text is None:
         await answer(callback)
     else:
-        await answer(callback, text, show_alert=True)
+        await answer(callback, text, show_alert=outcome.status not in NOTICES)
     if outcome.then is not None:  # answered first: an edit may wait for flood tokens
         await outcome.then()
 

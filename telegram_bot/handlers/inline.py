@@ -8,9 +8,8 @@ from aiogram.types import InlineQuery, InlineQueryResultArticle, InputTextMessag
 
 from engine import EngineError
 from engine.live import OPEN, Table, TableService
-from telegram_bot import texts
 from telegram_bot.callbacks import CODE_PATTERN
-from telegram_bot.i18n import VARIANT_TITLES, Translator
+from telegram_bot.i18n import INVITE_TITLES, Translator
 from telegram_bot.publisher import Publisher
 from telegram_bot.render_lobby import render_invite
 
@@ -38,7 +37,7 @@ async def invite(
     text, markup = render_invite(table, locale=locale, bot_username=publisher.bot_username)
     article = InlineQueryResultArticle(
         id=table.id,
-        title=_(texts.INVITE_TITLE, game=_(VARIANT_TITLES[table.variant])),
+        title=_(INVITE_TITLES[table.variant]),
         description=_("lobby {code}", code=table.id),
         input_message_content=InputTextMessageContent(message_text=text, parse_mode="HTML"),
         reply_markup=markup,

@@ -11,8 +11,9 @@ from aiogram.types import CallbackQuery, Message
 
 from telegram_bot import texts
 from telegram_bot.callbacks import LobbyCb
-from telegram_bot.handlers.common import answer, parse_variant, player, reply
+from telegram_bot.handlers.common import answer, open_lobby_at, parse_variant, player, reply
 from telegram_bot.i18n import Translator
+from telegram_bot.keyboards import NewLobbyCb
 from telegram_bot.middlewares import PrefsCache
 from telegram_bot.settings import Settings
 from telegram_bot.usecases.lobby import LobbyActions
@@ -36,15 +37,35 @@ async def new_lobby(
     if variant is None:
         await message.answer(_(texts.UNKNOWN_GAME))
         return
-    private = message.chat.type == "private"
-    outcome = await lobby_actions.open(
-        player(message.from_user, locale),
-        variant=variant,
-        timer=settings.default_timer,
-        group=None if private else message.chat.id,
-        group_lang=chat_locale,
-    )
+    deps = (lobby_actions, settings)
+    outcome = await open_lobby_at(message, message.from_user, variant, deps, locale, chat_locale)
     await reply(message, outcome, _)
+
+
+@router.callback_query(NewLobbyCb.filter())
+async def new_lobby_button(
+    callback: CallbackQuery,
+    callback_data: NewLobbyCb,
+    lobby_actions: LobbyActions,
+    settings: Settings,
+    locale: str,
+    chat_locale: str,
+    _: Translator,
+) -> None:
+    """ "Open a lobby here" (the group's answer to /play)."""
+    message = callback.message
+    if not isinstance(message, Message):
+        await answer(callback, _(texts.BAD_BUTTON), show_alert=True)
+        return
+    deps = (lobby_actions, settings)
+    user = callback.from_user
+    outcome = await open_lobby_at(message, user, callback_data.variant, deps, locale, chat_locale)
+    if outcome.error is not None:
+        await answer(callback, texts.refusal(outcome.error, _, message.chat.id), show_alert=True)
+    else:
+        await answer(callback)
+    if outcome.then is not None:
+        await outcome.then()
 
 
 @router.callback_query(LobbyCb.filter())

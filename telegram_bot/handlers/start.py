@@ -8,13 +8,62 @@ from aiogram.types import Message
 
 from telegram_bot import texts
 from telegram_bot.callbacks import CODE_PATTERN
-from telegram_bot.handlers.common import player, reply
-from telegram_bot.i18n import Translator, help_text
+from telegram_bot.handlers.common import open_lobby_at, player, reply, solo_link
+from telegram_bot.i18n import LEVEL_TITLES, VARIANT_TITLES, Translator, help_text
 from telegram_bot.keyboards import url_keyboard
 from telegram_bot.publisher import Publisher
+from telegram_bot.settings import Settings
 from telegram_bot.usecases.lobby import LobbyActions
 
 router = Router(name=__name__)
+
+
+SOLO_LINKS = {solo_link(v, level): (v, level) for v in VARIANT_TITLES for level in LEVEL_TITLES}
+"""``t.me/<bot>?start=play_<game>[_<level>]``: the group's answer to /play links
+here (the level of ``/play shchelkovsky hard`` too)."""
+
+
+@router.message(
+    CommandStart(deep_link=True, magic=F.args.in_(SOLO_LINKS)), F.chat.type == "private"
+)
+async def start_solo(
+    message: Message,
+    command: CommandObject,
+    lobby_actions: LobbyActions,
+    settings: Settings,
+    locale: str,
+    _: Translator,
+) -> None:
+    """The *Play against the AI* button under a group's /play: a solo game now."""
+    assert message.from_user is not None
+    assert command.args
+    variant, level = SOLO_LINKS[command.args]
+    outcome = await lobby_actions.play_solo(
+        player(message.from_user, locale),
+        variant=variant,
+        timer=settings.default_timer,
+        opponents=settings.solo_opponents,
+        level=level,
+    )
+    await reply(message, outcome, _)
+
+
+@router.message(CommandStart(deep_link=True, magic=F.args == "new"), F.chat.type != "private")
+async def start_in_group(
+    message: Message,
+    lobby_actions: LobbyActions,
+    settings: Settings,
+    locale: str,
+    chat_locale: str,
+    _: Translator,
+) -> None:
+    """``/start new`` in a group: *Add me to a group* (``?startgroup=new``) sends it
+    right after the bot joined, which already greeted the group (issue 13: the
+    greeting came twice) -- so it opens the lobby the link was for instead."""
+    assert message.from_user is not None
+    deps = (lobby_actions, settings)
+    outcome = await open_lobby_at(message, message.from_user, "chuvash", deps, locale, chat_locale)
+    await reply(message, outcome, _)
 
 
 @router.message(

@@ -6,8 +6,8 @@ table service and the messages through the publisher."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -18,7 +18,8 @@ from telegram_bot import texts
 from telegram_bot.callbacks import LobbyCb, LobbyOp
 from telegram_bot.chat_state import ChatStateStore
 from telegram_bot.delivery_api import Delivery, Urgency
-from telegram_bot.i18n import Translator
+from telegram_bot.format import bold, user_text
+from telegram_bot.i18n import VARIANT_TITLES, Translator
 from telegram_bot.keyboards import open_table_keyboard
 from telegram_bot.middlewares import PrefsCache
 from telegram_bot.publisher import Publisher
@@ -40,10 +41,12 @@ class Person:
 class LobbyOutcome:
     """What to answer: ``notice`` (a msgid, or None for a silent answer), ``url``
     (open this link instead: the bot's private chat), or ``error`` (a refusal,
-    as an alert).  ``then``: what to do once answered (starting a game sends many
-    messages; the press is answered first)."""
+    as an alert); ``params``: the notice's placeholders.  ``then``: what to do
+    once answered (starting a game sends many messages; the press is answered
+    first)."""
 
     notice: str | None = None
+    params: Mapping[str, object] = field(default_factory=dict)
     url: str | None = None
     error: EngineError | None = None
     then: Callable[[], Awaitable[None]] | None = None
@@ -214,10 +217,26 @@ class LobbyActions:
             table = await self.join(code, player)
         except EngineError as e:
             return self.elsewhere(e, player)
-        if table.status == OPEN and (table.chat is None or table.chat > 0):
-            # a private lobby: every player keeps a copy of the lobby message
-            return LobbyOutcome(texts.JOINED, then=lambda: self._send_copy(table, player))
-        return LobbyOutcome(texts.JOINED)
+        return await self._joined(table, player)
+
+    async def _joined(self, table: Table, player: Person) -> LobbyOutcome:
+        """The deep link's answer names the game and the group, or who gathers a
+        private game (issue 13); a private lobby's players each keep a copy of
+        its message."""
+        _ = Translator(player.locale)
+        game = bold(_(VARIANT_TITLES[table.variant]))
+        if table.chat is not None and table.chat < 0:
+            group = await self.publisher.chat_title(table.chat)
+            if not group:
+                return LobbyOutcome(texts.JOINED)
+            return LobbyOutcome(texts.JOINED_GROUP, {"game": game, "group": user_text(group)})
+        creator = next((s.name for s in table.seats if s.user == table.creator), "")
+        params = {"game": game, "name": user_text(creator)}
+        if table.status != OPEN:
+            return LobbyOutcome(texts.JOINED_PRIVATE, params)
+        return LobbyOutcome(
+            texts.JOINED_PRIVATE, params, then=lambda: self._send_copy(table, player)
+        )
 
     async def _send_copy(self, table: Table, player: Person) -> None:
         bot = self.publisher.bot_username

@@ -4,12 +4,15 @@ table again (the button under a ``seated_elsewhere`` refusal)."""
 
 from __future__ import annotations
 
+from aiogram.types import InlineKeyboardMarkup
+
 from engine import EngineError
 from engine.live import OPEN, PLAYING, LiveError, TableService
 from telegram_bot import texts
 from telegram_bot.chat_state import ChatStateStore
 from telegram_bot.delivery_api import Delivery, Urgency
 from telegram_bot.i18n import Translator
+from telegram_bot.keyboards import take_back_keyboard
 from telegram_bot.middlewares import PrefsCache
 from telegram_bot.publisher import Publisher
 from telegram_bot.render_lobby import render_lobby
@@ -17,25 +20,42 @@ from telegram_bot.usecases.lobby import LobbyOutcome, Person
 
 
 async def leave_table(
-    svc: TableService, ui: ChatStateStore, publisher: Publisher, delivery: Delivery, player: Person
+    svc: TableService,
+    ui: ChatStateStore,
+    publisher: Publisher,
+    delivery: Delivery,
+    player: Person,
+    chat: int,
 ) -> LobbyOutcome:
-    """He leaves the table he sits at: a lobby seat, or a game (the AI plays on;
-    his hand message says he left)."""
+    """He leaves the table he sits at (``/leave`` sent in ``chat``): a lobby seat,
+    or a game (the AI plays on).  Mid-game one message says so, with *Take my
+    seat back* while the game lasts (issue 13): his hand message, or a new one
+    in his private chat if he has none; the command gets no second copy of it
+    there (in a group, a short "You left")."""
     table = await svc.where(player.id)
     if table is None:
         return LobbyOutcome(texts.NOT_SITTING)
     try:
-        await svc.leave(table.id, player.id)
+        result = await svc.leave(table.id, player.id)
     except EngineError as e:
         return LobbyOutcome(error=e)
-    notice = texts.LEFT
-    if table.status == PLAYING:
-        msg = (await ui.table(table.id)).hands.get(player.id)
-        if msg is not None:
-            left = Translator(player.locale)(texts.LEFT_GAME)
-            await delivery.edit(player.id, msg, left, None, urgency=Urgency.NOW)
-        notice = texts.LEFT_GAME
-    return LobbyOutcome(notice, then=lambda: publisher.refresh(table.id, actor=player.id))
+
+    async def refresh() -> None:
+        await publisher.refresh(table.id, actor=player.id)
+
+    if table.status != PLAYING:
+        return LobbyOutcome(texts.LEFT, then=refresh)
+    _ = Translator(player.locale)
+    text = _(texts.LEFT_GAME)
+    markup: InlineKeyboardMarkup | None = take_back_keyboard(table.id, _(texts.TAKE_BACK))
+    if result.table.status != PLAYING:  # the AI played the game out (no human left)
+        text, markup = _(texts.LEFT), None
+    msg = (await ui.table(table.id)).hands.get(player.id)
+    if msg is not None:
+        await delivery.edit(player.id, msg, text, markup, urgency=Urgency.NOW)
+    else:
+        await delivery.send(player.id, text, markup)
+    return LobbyOutcome(None if chat == player.id else texts.LEFT, then=refresh)
 
 
 async def set_language(

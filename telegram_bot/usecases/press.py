@@ -17,20 +17,27 @@ card or *Play* press drawn for another revision of his selection changes
 nothing (:attr:`PressStatus.REDRAWN`, answered silently); a toggle is written by
 compare-and-set on the revision it was drawn for, so one delivered twice toggles
 once.  The seat is always the presser's own: a button of a message that is not
-his current hand message changes nothing."""
+his current hand message changes nothing.
+
+Stale presses (issue 13): a pass (or "pass for the bout") still legal for him
+means what it meant and is applied whatever else changed; a press of a keyboard
+he already moved from (a double tap) is :attr:`PressStatus.REPEATED`, answered
+silently; any other stale press gets a short notice (not a modal alert) and his
+fresh keyboard."""
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
+from typing import Any
 
 from engine import EngineError, view
 from engine.live import PLAYING, StaleVersion, TableService
 from telegram_bot.callbacks import GameCb
 from telegram_bot.chat_state import ChatStateStore
-from telegram_bot.moves import ERR_NOT_YOUR_TURN, Selection, resolve, stamp
+from telegram_bot.moves import BOUT_STAMP_LEN, ERR_NOT_YOUR_TURN, Selection, resolve, stamp
 from telegram_bot.publisher import Publisher
 from telegram_bot.screens import Snapshot
 
@@ -49,6 +56,7 @@ class PressStatus(enum.Enum):
     DUPLICATE = "duplicate"  # the same request was applied before
     TOGGLED = "toggled"  # the selection changed (a card toggled, a page, a choice)
     REDRAWN = "redrawn"  # drawn for another revision of his selection: redrawn, no change
+    REPEATED = "repeated"  # a keyboard he already moved from (a double tap): redrawn, silent
     STALE = "stale"  # drawn for an older situation: his message was redrawn
     NOT_YOUR_TURN = "not_your_turn"  # he has no move now (``reason`` says so)
     ILLEGAL = "illegal"  # ``reason``: why the press makes no move now
@@ -76,6 +84,7 @@ class PressOutcome:
     reason: str | None = (
         None  # ILLEGAL, NOT_YOUR_TURN: a msgid of the catalogs (e.g. not your move)
     )
+    reason_args: Mapping[str, int] = field(default_factory=dict)  # to format ``reason``
     error: EngineError | None = None  # REFUSED
     version: int | None = None  # APPLIED / DUPLICATE: the version the move made
     then: Callable[[], Awaitable[None]] | None = field(default=None, compare=False)
@@ -90,6 +99,7 @@ class PressOutcome:
             PressStatus.DUPLICATE,
             PressStatus.TOGGLED,
             PressStatus.REDRAWN,
+            PressStatus.REPEATED,
         )
 
 
@@ -141,11 +151,15 @@ class PressButton:
         assert state is not None
         seat_view = view(state, seat)
         button = press.button
-        if button.version != snap.version and (
-            not button.stamp or button.stamp != stamp(seat_view)
+        if (
+            button.version != snap.version
+            and (not button.stamp or button.stamp != stamp(seat_view))
+            and not _still_a_pass(seat_view, button)
         ):
             # his hand or options changed since the keyboard was drawn
             redraw = partial(self.publisher.render_seat, snap, press.user, selection)
+            if snap.loaded.moved_since(seat, button.version):  # he already moved from it
+                return PressOutcome(PressStatus.REPEATED, then=redraw)
             return PressOutcome(PressStatus.STALE, then=redraw)
         if button.press.kind in SELECTION_PRESSES and button.sel != selection.token:
             # drawn for another revision of his selection (a toggle delivered twice,
@@ -159,7 +173,7 @@ class PressButton:
                 if resolved.error == ERR_NOT_YOUR_TURN
                 else PressStatus.ILLEGAL
             )
-            return PressOutcome(status, reason=resolved.error)
+            return PressOutcome(status, reason=resolved.error, reason_args=resolved.error_args)
         if resolved.selection is not None:
             new = replace(resolved.selection, rev=selection.rev + 1)
             if not await self.ui.swap_selection(
@@ -172,10 +186,15 @@ class PressButton:
             redraw = partial(self.publisher.render_seat, snap, press.user, new)
             return PressOutcome(PressStatus.TOGGLED, then=redraw)
         assert resolved.action is not None
-        return await self._apply(snap, selection, press, resolved.action)
+        return await self._apply(snap, selection, press, resolved.action, resolved.rest_of_bout)
 
     async def _apply(
-        self, snap: Snapshot, selection: Selection, press: ButtonPress, action: str
+        self,
+        snap: Snapshot,
+        selection: Selection,
+        press: ButtonPress,
+        action: str,
+        rest_of_bout: bool = False,
     ) -> PressOutcome | StaleVersion:
         """Make the move (compare-and-set on ``snap``'s version); the outcome's
         ``then`` refreshes: his own message first; the write's notification
@@ -183,7 +202,12 @@ class PressButton:
         table_id = snap.table.id
         try:
             result = await self.svc.apply(
-                table_id, press.user, action, snap.version, request_id=press.request_id
+                table_id,
+                press.user,
+                action,
+                snap.version,
+                request_id=press.request_id,
+                rest_of_bout=rest_of_bout,
             )
         except StaleVersion as lost:
             return lost
@@ -198,6 +222,18 @@ class PressButton:
             table_id, seats=seats, actor=press.user, wrote=result.version
         )
         return PressOutcome(PressStatus.APPLIED, version=result.version, then=refresh)
+
+
+def _still_a_pass(seat_view: dict[str, Any], button: GameCb) -> bool:
+    """A pass (for now or for the bout) still legal for him in the same bout (the
+    stamp's bout part): it means what it meant whatever else changed on the
+    table (RULES §0 Passing)."""
+    p = button.press
+    is_pass = p.kind == "bout_pass" or (p.kind == "action" and p.action == "P")
+    same_bout = (
+        bool(button.stamp) and button.stamp[:BOUT_STAMP_LEN] == stamp(seat_view)[:BOUT_STAMP_LEN]
+    )
+    return is_pass and same_bout and "P" in seat_view.get("legal", ())
 
 
 def _playing(snap: Snapshot) -> bool:

@@ -6,6 +6,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from engine.live import SyncTableService
+from sandbox.launcher import ADMIN_DOCS
 from tests.admin.conftest import READER, auth, new_table
 
 SECURITY = {
@@ -51,3 +52,13 @@ def test_security_headers_on_every_route_and_error(
     assert "frame-ancestors 'none'" in csp
     assert "*" not in csp
     assert "http" not in csp
+
+
+def test_the_sandbox_admin_link_opens_the_interactive_docs(client: FlaskClient) -> None:
+    """The sandbox page's *Admin API* button opens ``ADMIN_DOCS`` (issue 13: it
+    opened ``/``, a JSON 404): Swagger UI, served by the app itself."""
+    assert client.get("/").status_code == 404
+    page = client.get(ADMIN_DOCS)
+    assert page.status_code == 200
+    assert page.mimetype == "text/html"
+    assert b"swagger" in page.data.lower()

@@ -10,13 +10,13 @@ import random
 import re
 import time
 from collections import Counter, defaultdict
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from engine import Action, new_game
 from engine.cards import card_name
-from engine.live import TableService
+from engine.live import MOVE_KINDS, TableService
 from sandbox.fake_api import FakeTelegram, Message, SimUser
 from sandbox.fake_api.world import World
 from telegram_bot.app import BotApp
@@ -152,7 +152,9 @@ def has_lobby_buttons(message: Message) -> bool:
 
 
 def has_game_buttons(message: Message) -> bool:
-    return bool(game_buttons(message))
+    """A hand message: game buttons, or only greyed (disabled) cards while he
+    can play none of them."""
+    return bool(game_buttons(message)) or any("disabled" in b for b in message.buttons)
 
 
 def op(code: str, what: LobbyOp) -> str:
@@ -230,9 +232,11 @@ async def play_out(
     rng: random.Random | None = None,
     max_presses: int = 3000,
     stop_after: int | None = None,
+    after_press: Callable[[SimUser], Awaitable[None]] | None = None,
 ) -> int:
     """Press buttons for the humans until every hand message shows the game over
-    (or ``stop_after`` presses); returns the number of presses."""
+    (or ``stop_after`` presses); returns the number of presses.  ``after_press``
+    is awaited with the presser once each press is answered."""
     world = h.fake.world
     answers: Counter[str] = Counter()
     presses = 0
@@ -257,6 +261,8 @@ async def play_out(
             shown = m.version
             answer = await press(u, m, b)
             TIMING["press"] += time.perf_counter() - t0
+            if after_press is not None:
+                await after_press(u)
             # a press is answered before its edit goes out (which may wait for the
             # chat's flood tokens): look again once his message shows the outcome
             # -- it always does for a silent answer; a stale press redraws it
@@ -285,14 +291,17 @@ async def play_out(
 
 
 # ------------------------------------------------------------------ hidden cards
-_CARD_RE = re.compile(r"(10|[2-9JQKA])([♠♥♦♣])|🃏")
+_CARD_RE = re.compile(r"(10|[2-9JQKAВДКТ])([♠♥♦♣])|🃏")
 _SUITS = {"♣": "C", "♦": "D", "♥": "H", "♠": "S"}
+_FACES = {"В": "J", "Д": "Q", "К": "K", "Т": "A"}
+"""Face ranks as Russian and Ukrainian messages show them."""
 
 
 def cards_in(text: str) -> set[str]:
     out = set()
     for m in _CARD_RE.finditer(text):
-        out.add("JK" if m.group(0) == "🃏" else m.group(1) + _SUITS[m.group(2)])
+        rank = _FACES.get(m.group(1), m.group(1)) if m.group(1) else ""
+        out.add("JK" if m.group(0) == "🃏" else rank + _SUITS[m.group(2)])
     return out
 
 
@@ -316,7 +325,7 @@ async def seen_cards(svc: TableService, table_id: str) -> dict[int, set[str]]:
         if state.trump_card is not None:
             public.add(card_name(state.trump_card))
         for e in events[i:end]:
-            if e.kind in ("act", "ai", "auto"):
+            if e.kind in MOVE_KINDS:
                 for ev in state.apply(Action.from_text(e.seat, e.text)):
                     names = {card_name(c) for c in ev.cards}
                     if ev.kind == "draw":

@@ -23,9 +23,8 @@ import pytest
 from engine.live import OVER
 from sandbox.fake_api import Chat, FakeTelegram, Message, RateLimits
 from telegram_bot import texts
-from telegram_bot.app import GROUP_COMMANDS
 from telegram_bot.callbacks import LobbyOp
-from telegram_bot.i18n import COMMANDS, LANGUAGES, Translator
+from telegram_bot.i18n import COMMANDS, GROUP_COMMANDS, LANGUAGES, PRIVATE_COMMANDS, Translator
 from telegram_bot.keyboards import LangCb
 from tests.bot.e2e_group_kit import group_lobby
 from tests.bot.e2e_kit import (
@@ -257,11 +256,14 @@ async def test_lang_in_a_group_sets_the_groups_language_hands_keep_their_own(
             u.start()
             await u.wait_message(timeout=SAFETY)
 
-        # any member may set the group's language; his own stays his
+        # only the group's admins set its language (issue 13); his own stays his
         bob.send("/lang ru", group)
-        await bob.wait_message("Язык группы теперь русский", group, timeout=SAFETY)
+        await bob.wait_message("адміністратори", group, timeout=SAFETY)
+        assert (await h.ui.prefs(group.id)).lang is None
+        ann.send("/lang ru", group)
+        await ann.wait_message("Язык группы теперь русский", group, timeout=SAFETY)
         assert (await h.ui.prefs(group.id)).lang == "ru"
-        assert (await h.ui.prefs(bob.id)).lang is None
+        assert (await h.ui.prefs(ann.id)).lang is None
         ann.send("/help", group)
         await ann.wait_message("Играйте в Чувашского петуха", group, timeout=SAFETY)
         ann.send("/help")
@@ -277,9 +279,9 @@ async def test_lang_in_a_group_sets_the_groups_language_hands_keep_their_own(
         assert answer["text"] == Translator("uk")(texts.JOINED)  # his own language
         assert CYRILLIC.search(answer["text"])
         await wait_text(fake, lobby, "Bob")
-        # a player changes it while the lobby is open: the lobby message follows
-        bob.send("/lang uk", group)
-        await bob.wait_message("Мова групи тепер українська", group, timeout=SAFETY)
+        # an admin changes it while the lobby is open: the lobby message follows
+        ann.send("/lang uk", group)
+        await ann.wait_message("Мова групи тепер українська", group, timeout=SAFETY)
         await wait_text(fake, lobby, "Посилання-запрошення")
         assert "Ссылка-приглашение" not in (lobby.text or "")
 
@@ -352,10 +354,12 @@ async def test_command_menus_per_language_and_scope(
         for lang in (*LANGUAGES, ""):
             private = menus[("all_private_chats", lang)]
             grouped = menus[("all_group_chats", lang)]
-            assert [c["command"] for c in private] == every
+            # /top works only in a group: not in the private menu (issue 13)
+            assert [c["command"] for c in private] == list(PRIVATE_COMMANDS)
+            assert "top" not in PRIVATE_COMMANDS
             assert [c["command"] for c in grouped] == in_groups
             want = _expected(lang or "en")
-            assert {c["command"]: c["description"] for c in private} == want
+            assert all(c["description"] == want[c["command"]] for c in private)
             assert all(c["description"] == want[c["command"]] for c in grouped)
         assert menus[("default", "")] == menus[("all_private_chats", "")]
 

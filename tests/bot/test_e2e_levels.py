@@ -89,5 +89,29 @@ async def test_play_hard_starts_a_game_against_hard_ais(
         assert [s.ai for s in table.seats][1:] == ["search", "search"]
         hand = await h.hand_message(bob, table.id)
         assert hand is not None
-        assert "AI 1 · сложный" in (hand.text or "")
+        assert "Компьютер 1 · сложный" in (hand.text or "")
+    assert not fake.stats.errors, fake.stats.errors
+
+
+async def test_play_hard_in_a_group_links_to_a_hard_solo_game(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """/play in a group answers with a deep link to a private game (issue 13);
+    the level asked for goes with it."""
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False, ai_workers=1) as h:
+        ann, bob = (fake.add_user(n, language_code="en") for n in ("Ann", "Bob"))
+        group = ann.create_group("Card night", bob)
+        ann.add_bot_to(group)
+        await ann.wait_message("/new", group, timeout=SAFETY)
+        ann.send("/play shchelkovsky hard", group)
+        offer = await ann.wait_message("private chat", group, timeout=SAFETY)
+        solo = next(b["url"] for b in offer.buttons if "url" in b)
+        assert solo.endswith("?start=play_shchelkovsky_hard")
+        bob.follow_link(solo)
+        await bob.wait_message(has_game_buttons, timeout=SAFETY)
+        table = await h.svc.where(bob.id)
+        assert table is not None
+        table, _state, _v = await h.svc.get(table.id)
+        assert table.variant == "shchelkovsky"
+        assert [s.ai for s in table.seats][1:] == ["search", "search"]
     assert not fake.stats.errors, fake.stats.errors

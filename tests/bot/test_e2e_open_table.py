@@ -12,7 +12,7 @@ import pytest
 from sandbox.fake_api import FakeTelegram, RateLimits
 from tests.bot.e2e_kit import SAFETY, has_lobby_buttons, running
 
-ELSEWHERE = "already sit at another table"
+ELSEWHERE = "You already sit at a table of"
 OPEN = "🃏 Open my table"
 
 

@@ -99,7 +99,7 @@ async def test_headroom_keeps_the_reserve_for_urgent_messages(
     )
     lim = make_limiter(config)
     keys = lim.keys
-    assert await lim.headroom(PRIVATE) == (0, 0)  # 3 tokens: 1 + the reserve of 1
+    assert await lim.headroom(PRIVATE) == (0, 0, 0)  # 3 tokens: 1 + the reserve of 1
     assert await lim.acquire(PRIVATE) == 0
     assert (await lim.headroom(PRIVATE)).wait == 0  # 2 left
     assert await lim.acquire(PRIVATE) == 0
@@ -172,6 +172,8 @@ async def test_keys_have_ttls(limiter: FloodLimiter, redis_url: str, redis_prefi
         assert 0 < await limiter.kv.pttl(key) <= 120_000
     # a digest lives an hour past its last edit, not days
     assert 3_500_000 < await limiter.kv.pttl(keys.sent_digest(PRIVATE, 7)) <= 3_600_000
+    # its last edit time only as long as the longest coalescing gap may need
+    assert 0 < await limiter.kv.pttl(keys.edited_at(PRIVATE, 7)) <= 10_000
     raw = aredis.Redis.from_url(redis_url)
     try:
         found = sorted(
@@ -187,6 +189,7 @@ async def test_keys_have_ttls(limiter: FloodLimiter, redis_url: str, redis_prefi
             f"{p}rl:{{c:{GROUP}}}:group",
             f"{p}rl:{{c:{PRIVATE}}}:chat",
             f"{p}rl:{{c:{PRIVATE}}}:msg:7",
+            f"{p}rl:{{c:{PRIVATE}}}:at:7",
         ]
     )
 
@@ -318,3 +321,27 @@ def test_rate_validation() -> None:
         Rate(0, 3)
     with pytest.raises(ValueError, match="per_second > 0 and burst >= 1 needed"):
         Rate(1, 0.5)
+
+
+async def test_the_fleet_wide_rate_is_a_setting(redis_url: str, redis_prefix: str) -> None:
+    """FLOOD_OVERALL_RATE / FLOOD_OVERALL_BURST (for a bot Telegram allows more)
+    reach the bot's limiter; the other buckets stay as they are."""
+    from telegram_bot.app import BotApp
+    from telegram_bot.settings import Settings
+
+    assert Settings().flood_config() == FloodConfig()
+    settings = Settings(
+        bot_token="123:AAA",
+        redis_url=redis_url,
+        redis_prefix=redis_prefix,
+        flood_overall_rate=100,
+        flood_overall_burst=4,
+    )
+    app = BotApp(settings)
+    try:
+        limiter = app.default_delivery().outgoing.limiter
+        assert limiter is not None
+        assert limiter.config.overall == Rate(100, 4, reserve=3)
+        assert limiter.config.per_group == FloodConfig().per_group
+    finally:
+        await app.aclose()

@@ -177,3 +177,42 @@ async def test_an_edit_never_shows_an_older_version(
     clock.advance(5)
     assert await b.acquire_edit(PRIVATE, 9, "new", "kb", table_version("T2", 1)) == 0
     assert await b.shown(PRIVATE, 9) == ("new:kb", "T2#1")
+
+
+async def test_a_failed_edit_forgets_the_content_but_keeps_the_version(
+    make_limiter: Callable[..., FloodLimiter], clock: FakeClock
+) -> None:
+    """After a refused edit (a 429) the message's content is unknown, but an older
+    version than it was asked to show is still refused -- also a retry of it
+    made by another process after the forget."""
+    a, b = make_limiter(), make_limiter()
+    assert await a.acquire_edit(PRIVATE, 11, "v7", "kb", table_version("T1", 7)) == 0
+    await b.forget(PRIVATE, 11)
+    assert await a.last_digest(PRIVATE, 11) is None  # the content is unknown
+    assert await a.shown(PRIVATE, 11) == ("?:?", "T1#7")
+    clock.advance(5)
+    assert await a.acquire_edit(PRIVATE, 11, "v5", "kb", table_version("T1", 5)) == STALE
+    assert await a.acquire_edit(PRIVATE, 11, "v7", "kb", table_version("T1", 7)) == 0  # sent again
+    await a.forget(PRIVATE, 12)  # no record: nothing to keep
+    assert await a.shown(PRIVATE, 12) is None
+    assert await a.acquire_edit(PRIVATE, 13, "x", "kb") == 0
+    await a.forget(PRIVATE, 13)  # no version: the record goes
+    assert await a.shown(PRIVATE, 13) is None
+
+
+async def test_the_last_edit_of_a_message_is_shared(
+    make_limiter: Callable[..., FloodLimiter], clock: FakeClock
+) -> None:
+    """Any process's edit starts the message's gap; a deferred edit that finds
+    nothing to wait for claims it at once (before its tokens are even taken)."""
+    a, b = make_limiter(), make_limiter()
+    assert await a.acquire_edit(GROUP, 5, "v1", "kb") == 0
+    assert (await b.headroom(GROUP, 5, 3.0)).message == pytest.approx(3.0)
+    assert (await b.headroom(GROUP, 6, 3.0)).message == 0  # another message
+    assert (await b.headroom(GROUP)).message == 0  # not asked
+    clock.advance(1)
+    assert (await b.headroom(GROUP, 5, 3.0)).message == pytest.approx(2.0)
+    clock.advance(2)
+    assert await b.headroom(GROUP, 5, 3.0) == (0, 0, 0)  # go -- and claimed
+    assert (await a.headroom(GROUP, 5, 3.0)).message == pytest.approx(3.0)
+    assert (await a.headroom(GROUP, 5, 1.0)).message == pytest.approx(1.0)  # its own gap

@@ -24,6 +24,7 @@ from telegram_bot.i18n import (
     help_text,
     load_i18n,
     pick_language,
+    rules_message,
     rules_text,
 )
 
@@ -33,7 +34,7 @@ PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 def code_msgids() -> set[str]:
     ids: set[str] = set()
-    for path in sorted(PACKAGE.glob("*.py")):
+    for path in sorted(PACKAGE.rglob("*.py")):  # handlers/ and usecases/ too
         for _lineno, message, _comments, _context in extract_from_file(
             "python", str(path), keywords={"_": None, "N_": None}
         ):
@@ -140,3 +141,25 @@ def test_bot_commands_per_language() -> None:
         assert [c.command for c in cmds] == names
         assert all(0 < len(c.description) <= 256 for c in cmds)
     assert bot_commands("ru")[3].description == "Правила обеих игр"
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_rules_message_is_one_message_of_expandable_quotes(lang: str) -> None:
+    """/rules (issue 13): a summary, then each game's rules in an expandable block
+    quote, within Telegram's 4096 characters (counted without the tags)."""
+    text = rules_message(lang)
+    assert text.count("<blockquote expandable>") == len(RULES)
+    shown = re.sub(r"<[^>]+>", "", text)
+    assert len(shown) <= 4096
+    assert rules_message(lang, "chuvash") == rules_text("chuvash", lang)
+
+
+def test_face_ranks_in_the_readers_language() -> None:
+    from telegram_bot.cards import glyph
+
+    assert [glyph(c, "ru") for c in ("JS", "QH", "KD", "AC", "10S")] == [
+        "В♠️", "Д♥️", "К♦️", "Т♣️", "10♠️"
+    ]  # fmt: skip
+    assert glyph("QH", "uk") == "Д♥️"
+    assert glyph("QH", "en") == "Q♥️"
+    assert glyph("JK", "ru") == "🃏"

@@ -14,9 +14,11 @@ from telegram_bot.callbacks import BACK, CLEAR, PLAY, Press, act, page, press_ca
 from telegram_bot.moves import (
     ERR_BAD_SELECTION,
     ERR_CANNOT_PLAY,
+    ERR_DEFENDER_LIMIT,
     ERR_NOT_IN_HAND,
     ERR_NOT_LEGAL,
     ERR_NOT_YOUR_TURN,
+    ERR_THROW_LIMIT,
     Outcome,
     Selection,
     View,
@@ -75,9 +77,17 @@ def test_shchelkovsky_lead_is_one_tap() -> None:
     assert tap(g, 0, press_card("9H")) == Outcome(action="L9H")
 
 
-def test_chuvash_single_card_of_its_suit_leads_at_once() -> None:
+def test_chuvash_lead_is_always_toggle_then_play() -> None:
+    # one rule for every Chuvash lead (issue 13): a lone card of its suit is
+    # toggled like any other, then played with Play (1)
     g = deal("chuvash", ["6C 7C KS", "8S 9S 10S AH 6D 7D"])
-    assert tap(g, 0, press_card("KS")) == Outcome(action="LKS")
+    out = tap(g, 0, press_card("KS"))
+    assert out == Outcome(selection=Selection(cards=("KS",)))
+    assert tap(g, 0, PLAY, sel=out.selection) == Outcome(action="LKS")
+    g = deal("chuvash", ["6C 7C 9C", "AS"])  # the defender holds one card: still toggled
+    out = tap(g, 0, press_card("6C"))
+    assert out == Outcome(selection=Selection(cards=("6C",)))
+    assert tap(g, 0, PLAY, sel=out.selection) == Outcome(action="L6C")
 
 
 def test_chuvash_multi_card_lead_by_toggling_then_play() -> None:
@@ -102,11 +112,12 @@ def test_chuvash_other_suit_starts_a_new_selection() -> None:
 
 
 def test_chuvash_lead_limited_by_defender_hand() -> None:
-    g = deal("chuvash", ["6C 7C 9C", "AS"])  # C6: at most as many as the defender holds
-    assert tap(g, 0, press_card("6C")) == Outcome(action="L6C")
-    g = deal("chuvash", ["6C 7C 9C", "AS KS"])
-    out = tap(g, 0, press_card("6C"), press_card("7C"), press_card("9C"))
-    assert selected(out).cards == ("9C",)  # a third club cannot join: a new selection
+    g = deal("chuvash", ["6C 7C 9C", "AS KS"])  # C6: at most as many as the defender holds
+    two = tap(g, 0, press_card("6C"), press_card("7C"))
+    assert selected(two).cards == ("6C", "7C")
+    out = tap(g, 0, press_card("9C"), sel=two.selection)
+    # a third club cannot join: he is told why and keeps his two (issue 13)
+    assert out == Outcome(error=ERR_DEFENDER_LIMIT, error_args={"n": 2})
     assert tap(g, 0, PLAY, sel=Selection(cards=("6C", "7C", "9C"))).error == ERR_BAD_SELECTION
 
 
@@ -166,6 +177,22 @@ def test_throw_in_one_or_several_cards() -> None:
     assert tap(g, 0, act("P")) == Outcome(action="P")
     assert tap(g, 0, act("T6D6H")) == Outcome(action="T6D6H")  # several at once
     assert tap(g, 0, act("T10S")).error == ERR_NOT_LEGAL
+
+
+def test_one_throw_in_too_many_is_told_and_keeps_the_selection() -> None:
+    # the defender holds 2 cards after covering: room for 1 more uncovered card
+    g = deal("chuvash", ["6C 6D 6H 10S", "7C 8C AS"])
+    play(g, 0, "L6C")
+    play(g, 1, "C6C7C")
+    assert throw_room(engine.view(g, 0)) == 2
+    two = tap(g, 0, press_card("6D"), press_card("6H"))
+    assert selected(two).cards == ("6D", "6H")
+    g2 = deal("chuvash", ["6C 6D 6H 6S", "7C 8C AS"])
+    play(g2, 0, "L6C")
+    play(g2, 1, "C6C7C")
+    two = tap(g2, 0, press_card("6D"), press_card("6H"))
+    out = tap(g2, 0, press_card("6S"), sel=two.selection)
+    assert out == Outcome(error=ERR_THROW_LIMIT, error_args={"n": 2})
 
 
 def test_only_throwable_card_is_one_tap() -> None:

@@ -740,3 +740,32 @@ async def test_a_deferred_waiter_is_not_starved() -> None:
     line.release()
     await u
     assert served == ["deferred", "urgent"]
+
+
+async def test_settled_tells_when_the_content_or_newer_went_out(
+    fake: FakeTelegram, delivery: Delivery, alice: SimUser, clock: ManualClock
+) -> None:
+    """What a render's mark waits for (:mod:`telegram_bot.render_marks`): a
+    pending edit is not settled; a coalesced one is once the newer content went
+    out; a failed one is settled False."""
+    msg = await delivery.send(alice.id, "v0")
+    assert msg is not None
+    mid = msg.message_id
+    clock.advance(5)
+    await delivery.edit(alice.id, mid, "v1", None, Urgency.TABLE)
+    first = delivery.settled(alice.id, mid)
+    await delivery.edit(alice.id, mid, "v2", None, Urgency.TABLE)
+    second = delivery.settled(alice.id, mid)
+    await asyncio.sleep(0)
+    assert not first.done()
+    assert not second.done()
+    await delivery.flush()
+    assert first.result() is True
+    assert second.result() is True
+    assert [m.text for m in bot_messages(fake, alice.chat)] == ["v2"]
+    assert delivery.settled(alice.id, mid).result() is True  # nothing asked since
+    clock.advance(5)
+    await delivery.edit(alice.id, mid, "x" * 5000, None, Urgency.SOON)  # Telegram refuses it
+    failed = delivery.settled(alice.id, mid)
+    await delivery.flush()
+    assert failed.result() is False

@@ -18,7 +18,7 @@ from engine.live import LiveConfig, StaleVersion, TableService
 from telegram_bot.callbacks import INERT, GameCb, Press, act
 from telegram_bot.chat_state import ChatStateStore
 from telegram_bot.delivery_api import Delivery, Urgency
-from telegram_bot.moves import ERR_NOT_YOUR_TURN, stamp
+from telegram_bot.moves import BOUT_STAMP_LEN, ERR_NOT_YOUR_TURN, stamp
 from telegram_bot.publisher import Publisher
 from telegram_bot.usecases.press import ButtonPress, PressButton, PressOutcome, PressStatus
 
@@ -54,6 +54,11 @@ class Recorder:
     ) -> int:
         self.edits.append((chat_id, message_id, urgency))
         return message_id
+
+    def settled(self, chat_id: int, message_id: int) -> asyncio.Future[bool]:
+        done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        done.set_result(True)
+        return done
 
 
 class LosingService(TableService):
@@ -190,15 +195,31 @@ async def test_a_player_without_a_move_is_told_it_is_not_his_turn(table: Table) 
     assert (await t.svc.load(t.code)).version == version
 
 
-async def test_an_old_button_with_another_stamp_is_stale_and_redrawn(table: Table) -> None:
+async def test_a_double_tap_of_a_move_is_silent_and_redrawn(table: Table) -> None:
     t = table
     version, user, legal, st = await situation(t)
     await t.press_button(pressing(t, user, version, act(legal[0]), st))
     t.delivery.edits.clear()
     outcome = await t.press_button(pressing(t, user, version, act(legal[0]), st, request_id="x"))
-    assert outcome.status is PressStatus.STALE
+    assert outcome.status is PressStatus.REPEATED  # he moved from that keyboard (issue 13)
+    assert outcome.ok  # answered without a text
     assert (await t.svc.load(t.code)).version == version + 1
     assert t.delivery.edits == [(user, HAND[user], Urgency.NOW)]
+
+
+async def test_an_old_button_with_another_stamp_is_stale_and_redrawn(table: Table) -> None:
+    t = table
+    version, user, legal, st = await situation(t)
+    await t.press_button(pressing(t, user, version, act(legal[0]), st))
+    other = BOB if user == ANN else ANN
+    t.delivery.edits.clear()
+    # the other player's keyboard of before that move, with a stamp that no longer
+    # holds: he did not move from it, so it is stale, not a double tap
+    outcome = await t.press_button(pressing(t, other, version, act("K"), "AAAAAA", request_id="y"))
+    assert outcome.status is PressStatus.STALE
+    assert not outcome.ok
+    assert (await t.svc.load(t.code)).version == version + 1
+    assert t.delivery.edits == [(other, HAND[other], Urgency.NOW)]
 
 
 async def test_a_lost_compare_and_set_is_tried_again(table: Table) -> None:
@@ -250,3 +271,48 @@ async def test_an_unknown_table_is_refused_by_the_service(table: Table) -> None:
     )
     assert outcome.status is PressStatus.REFUSED
     assert outcome.error is not None
+
+
+async def until_a_pass(t: Table) -> tuple[int, int]:
+    """Play the table on (first legal moves) until a seat may pass: (version, user)."""
+    for _ in range(500):
+        table, state, version = await t.svc.get(t.code)
+        assert state is not None
+        for seat in range(state.players):
+            if "P" in [a.text() for a in state.legal_actions(seat)]:
+                user = table.seats[seat].user
+                assert user is not None
+                return version, user
+        seat = state.to_act()[0]
+        user = table.seats[seat].user
+        assert user is not None
+        await t.svc.apply(t.code, user, state.legal_actions(seat)[-1].text(), version)
+    raise AssertionError("nobody could pass")
+
+
+async def test_a_pass_still_legal_is_applied_from_an_old_keyboard(table: Table) -> None:
+    # Pass/Done pressed just after the table changed: it means what it meant
+    t = table
+    version, user = await until_a_pass(t)
+    loaded = await t.svc.load(t.code)
+    assert loaded.state is not None
+    seat = loaded.table.seat_of(user)
+    assert seat is not None
+    now = stamp(view(loaded.state, seat))
+    old = now[:BOUT_STAMP_LEN] + ("AAAA" if now[BOUT_STAMP_LEN:] != "AAAA" else "BBBB")
+    outcome = await t.press_button(pressing(t, user, version - 1, act("P"), old))
+    assert outcome.status is PressStatus.APPLIED
+    assert (await t.svc.load(t.code)).version > version
+
+
+async def test_a_pass_from_another_bout_is_stale(table: Table) -> None:
+    t = table
+    version, user = await until_a_pass(t)
+    loaded = await t.svc.load(t.code)
+    assert loaded.state is not None
+    seat = loaded.table.seat_of(user)
+    assert seat is not None
+    other_bout = "BBBBBB" if stamp(view(loaded.state, seat)).startswith("AA") else "AAAAAA"
+    outcome = await t.press_button(pressing(t, user, version - 1, act("P"), other_bout))
+    assert outcome.status in (PressStatus.STALE, PressStatus.REPEATED)
+    assert (await t.svc.load(t.code)).version == version

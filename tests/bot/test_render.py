@@ -19,7 +19,8 @@ from engine import Action, GameState, find_variant, from_deal
 from engine.cards import Card, card_name
 from sandbox.fake_api.text import parse_text
 from telegram_bot.callbacks import GameCb, LobbyCb, LobbyOp, parse_game, parse_lobby
-from telegram_bot.cards import glyph
+from telegram_bot.cards import card_label, glyph, group_hand
+from telegram_bot.format import history_lines
 from telegram_bot.i18n import LANGUAGES, Translator
 from telegram_bot.moves import Selection, card_moves
 from telegram_bot.render import PAGE_SIZE, render_game_over, render_hand, render_table
@@ -101,15 +102,28 @@ def hidden_from(state: GameState, view: dict[str, Any]) -> set[str]:
     return {c for c in others if not known[c]}
 
 
-def shown_cards(text: str, buttons: list[InlineKeyboardButton]) -> tuple[str, Counter[str]]:
+def button_card(b: InlineKeyboardButton, view: Mapping[str, Any], locale: str = "en") -> str | None:
+    """The card a hand button shows: from its data, or for a disabled (greyed)
+    card button, which carries none, from its label."""
+    if b.disabled is not None:
+        hand = group_hand(view["hand"], view["trump"])
+        labels = {card_label(c, locale, n): c for c, n in hand}
+        return labels[b.text]
+    cb = game_cb(b.callback_data)
+    return cb.press.card if cb.press.kind == "card" else None
+
+
+def shown_cards(
+    text: str, buttons: list[InlineKeyboardButton], view: Mapping[str, Any], locale: str = "en"
+) -> tuple[str, Counter[str]]:
     """All visible text, and the card buttons of the hand (card -> count shown)."""
     visible = [text] + [b.text for b in buttons]
     counts: Counter[str] = Counter()
     for b in buttons:
-        cb = parse_game(b.callback_data) if b.callback_data else None
-        if cb and cb.press.kind == "card":
+        card = button_card(b, view, locale)
+        if card is not None:
             m = re.search(r"×(\d+)$", b.text)
-            counts[cb.press.card] += int(m.group(1)) if m else 1
+            counts[card] += int(m.group(1)) if m else 1
     return "\n".join(visible), counts
 
 
@@ -126,11 +140,14 @@ def assert_private(
             view, locale=locale, names=NAMES, game_id=GID, version=123456, selection=sel
         )
         buttons = check_limits(text, markup)
-        visible, counts = shown_cards(text, buttons)
+        visible, counts = shown_cards(text, buttons, view, locale)
         hand_shown += counts
         for card in hidden:
-            assert glyph(card) not in visible, (seat, card, visible)
+            assert glyph(card, locale) not in visible, (seat, card, visible)
         for b in buttons:
+            if b.disabled is not None:  # a card that cannot be played now
+                assert button_card(b, view, locale) in view["hand"]
+                continue
             cb = parse_game(b.callback_data)
             assert cb is not None
             if cb.press.kind == "action":
@@ -149,7 +166,7 @@ def assert_public(state: GameState, locale: str = "en") -> None:
     hidden = hidden_from(state, view)
     visible = "\n".join([text] + [b.text for b in buttons])
     for card in hidden:
-        assert glyph(card) not in visible, card
+        assert glyph(card, locale) not in visible, card
 
 
 def cards(text: str) -> list[Card]:
@@ -284,7 +301,8 @@ def test_hand_sorted_by_suit_then_rank_trumps_and_jokers_last() -> None:
     _, markup = render_hand(engine.view(g, 0), locale="en", names=NAMES, game_id=GID, version=0)
     labels = [b.text.lstrip("•✓") for row in markup.inline_keyboard for b in row]
     assert labels == ["2♣️", "A♣️", "2♦️", "3♥️", "5♥️×2", "10♥️", "🃏"]  # trump ♥️ (9♥️ face up)
-    pressed = [game_cb(b.callback_data).press.card for row in markup.inline_keyboard for b in row]
+    v = engine.view(g, 0)
+    pressed = [button_card(b, v) for row in markup.inline_keyboard for b in row]
     assert pressed == ["2C", "AC", "2D", "3H", "5H", "10H", "JK"]
 
 
@@ -353,7 +371,7 @@ def test_seats_the_ai_plays_are_said_in_words() -> None:
     ann, _ = render_hand(
         engine.view(g, 0), locale="uk", names=names, game_id=GID, version=0, ai_seats=[1]
     )
-    assert "Зараз за Bob 🤖 грає ШІ" in ann
+    assert "Замість них зараз грає комп'ютер: Bob 🤖" in ann
     # his own message says it in its first line (the publisher), not again here
     bob, _ = render_hand(
         engine.view(g, 1), locale="en", names=names, game_id=GID, version=0, ai_seats=[1]
@@ -377,7 +395,12 @@ def test_action_buttons_take_done_transfer_ticket() -> None:
     )
     g.apply(Action.from_text(0, "L7S"))
     _, kb = render_hand(engine.view(g, 1), locale="en", names=NAMES, game_id=GID, version=4)
-    data = {b.text: game_cb(b.callback_data).press for row in kb.inline_keyboard for b in row}
+    data = {
+        b.text: game_cb(b.callback_data).press
+        for row in kb.inline_keyboard
+        for b in row
+        if b.disabled is None
+    }
     assert data["Take"].action == "K"
     assert data["↪ 7♥️"].action == "R7H"  # short, distinct labels (issue 13)
     assert data["↪ 7♦️"].action == "R7D"
@@ -393,6 +416,13 @@ def test_action_buttons_take_done_transfer_ticket() -> None:
     styles = {b.text: b.style for row in kb.inline_keyboard for b in row}
     assert styles["•7♣️"] == "success"  # playable now: green
     assert {styles[t] for t in labels if t[0] not in "•▶"} <= {None, "danger"}
+    buttons = {b.text: b for row in kb.inline_keyboard for b in row}
+    # a card that cannot be played now is shown greyed: a disabled button, no data
+    assert buttons["3♦️"].disabled is not None
+    assert buttons["3♦️"].callback_data is None
+    assert buttons["•7♣️"].disabled is None
+    # pass for the rest of the bout, next to Done (RULES §0 Passing)
+    assert game_cb(buttons["⏭ Пас весь заход"].callback_data).press.kind == "bout_pass"
 
 
 def test_game_over_message() -> None:
@@ -494,7 +524,8 @@ def test_lobby_and_settings(locale: str) -> None:
     }
     assert "level=hard" in ticked
     hard_text, _kb = render_lobby(hard, locale=locale)
-    assert "AI 1 · " + Translator(locale)("hard") in hard_text  # the level by its name
+    _ = Translator(locale)
+    assert _("AI {n}", n="1") + " · " + _("hard") in hard_text  # «Компьютер 1 · сложный»
     chuvash = FakeLobby(variant="chuvash", options={}, max_seats=6, timer=0)
     args = {
         lobby_cb(b.callback_data).arg
@@ -575,3 +606,17 @@ def test_no_settings_label_is_cut(locale: str, variant: str) -> None:
     for row in kb.inline_keyboard:
         for button in row:
             assert len(button.text) <= ROW_CHARS // len(row), (button.text, len(row))
+
+
+def test_passes_in_a_row_are_one_history_line() -> None:
+    # seats pass by themselves, several in one write (issue 13): one line for them
+    def passes(seat: int) -> dict[str, Any]:
+        return {"kind": "action", "seat": seat, "cards": [], "detail": "pass"}
+
+    lead = {"kind": "action", "seat": 0, "cards": ["6C"], "detail": "lead"}
+    v = {"events": [lead, passes(1), passes(2), passes(3), lead, passes(1)], "variant": "chuvash"}
+    names = ["Ann", "Bob", "Cy", "Di"]
+    lines = history_lines(v, names, Translator("ru"), 6)
+    assert lines[1] == "Пас: Bob, Cy, Di"
+    assert lines[3] == history_lines({"events": [passes(1)]}, names, Translator("ru"), 1)[0]
+    assert len(lines) == 4

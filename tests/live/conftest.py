@@ -10,8 +10,9 @@ import pytest
 import redis.asyncio as aredis
 
 from engine import Action, GameState, new_game, state_to_json
-from engine.live import LiveConfig, TableService
-from engine.live.client import is_cluster_url, make_client
+from engine.live import MOVE_KINDS, LiveConfig, TableService
+from engine.live.client import Client, is_cluster_url, make_client
+from tests.live._wire import Wire, wired_client
 
 
 class FakeClock:
@@ -50,15 +51,20 @@ async def make_service(
     live_url: str, config: LiveConfig, clock: FakeClock
 ) -> AsyncIterator[Callable[..., TableService]]:
     """Build services (each with its own client) sharing the test's prefix,
-    on one server and on a cluster (:func:`live_url`)."""
+    on one server and on a cluster (:func:`live_url`); ``wire=`` counts what
+    the service's client sends (:mod:`tests.live._wire`)."""
     made: list[TableService] = []
 
-    def make(**overrides: Any) -> TableService:
+    def make(wire: Wire | None = None, **overrides: Any) -> TableService:
         cfg = LiveConfig(**{**config.__dict__, **overrides}) if overrides else config
-        client = make_client(live_url, cfg) if is_cluster_url(live_url) else None
-        svc = TableService(
-            client or aredis.Redis.from_url(live_url), cfg, clock=clock, owns_client=True
-        )
+        client: Client
+        if wire is not None:
+            client = wired_client(live_url, wire)
+        elif is_cluster_url(live_url):
+            client = make_client(live_url, cfg)
+        else:
+            client = aredis.Redis.from_url(live_url)
+        svc = TableService(client, cfg, clock=clock, owns_client=True)
         made.append(svc)
         return svc
 
@@ -89,7 +95,7 @@ async def replay_current_game(
     moves = events[starts[-1] + 1 :]
     state = new_game(table.variant, len(table.seats), table.seed, table.options, previous_loser)
     for e in moves:
-        if e.kind in ("act", "ai", "auto"):
+        if e.kind in MOVE_KINDS:
             state.apply(Action.from_text(e.seat, e.text))
     return state
 

@@ -40,7 +40,7 @@ def key_args(lua: str) -> list[tuple[str, str]]:
 
 
 def test_the_scripts_are_found() -> None:
-    assert {"CAS_LUA", "CLAIM_LUA", "RELEASE_LUA", "SWAP_LUA", "RECORD_LUA"} <= set(SCRIPTS)
+    assert {"CAS_LUA", "SHARD_TICK_LUA", "RELEASE_LUA", "SWAP_LUA", "RECORD_LUA"} <= set(SCRIPTS)
     assert "AUDIT_ADD_LUA" in SCRIPTS
 
 
@@ -55,11 +55,13 @@ def test_every_key_a_script_touches_is_declared(name: str) -> None:
 
 
 def test_the_keys_of_each_script_share_a_slot() -> None:
-    k = Keys("durak:")
+    k = Keys("durak:", timer_shards=8)
     groups: list[Sequence[str]] = [
         k.table_keys("AbCdEf12"),  # CAS
         [k.user(42), k.user_claim(42)],  # SWAP
         [k.audit, f"{k.audit}:refused"],  # AUDIT_ADD
+        *([k.timer_lease(s), k.timer_shard(s)] for s in range(8)),  # SHARD_TICK
+        [k.tables, k.tables_exp],  # the index's pipelines
     ]
     for keys in groups:
         assert len({key_slot(key.encode()) for key in keys}) == 1, keys
@@ -76,7 +78,7 @@ async def test_every_script_runs_on_the_cluster(cluster_svc: TableService) -> No
     k, kv = cluster_svc.keys, cluster_svc.kv
     run: dict[str, tuple[list[str], list[str | int]]] = {
         "CAS_LUA": (k.table_keys("t1"), [0, "", 60_000, 8, 1, 0, "", "", "", 16, "x", "1"]),
-        "CLAIM_LUA": ([k.timer_shard(1)], [1, 10, 2]),
+        "SHARD_TICK_LUA": ([k.timer_lease(1), k.timer_shard(1)], ["me", 1, 2, 60_000, 10, 3]),
         "RELEASE_LUA": ([k.timer_shard(1)], ["t1", 2, ""]),
         "LEASE_LUA": ([k.timer_lease(1)], ["me", 1, 2, 60_000]),
         "SWAP_LUA": ([k.user(1), k.user_claim(1)], ["", "t1", 60_000, 1_000]),

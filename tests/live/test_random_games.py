@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from engine import Action, GameState, new_game
 from engine.ai import KINDS, SLOW_KINDS
-from engine.live import LiveConfig, TableService, WriteResult
+from engine.live import MOVE_KINDS, LiveConfig, TableService, WriteResult
 from tests.live.conftest import same_state
 
 # the search AI (~100 ms a decision) has its own tests (tests/live/test_deciders.py);
@@ -21,7 +21,7 @@ FAST_KINDS = [k for k in KINDS if k not in SLOW_KINDS]
 
 def follow(mirror: GameState, result: WriteResult) -> None:
     for e in result.events:
-        if e.kind in ("act", "ai", "auto"):
+        if e.kind in MOVE_KINDS:
             mirror.apply(Action.from_text(e.seat, e.text))
 
 

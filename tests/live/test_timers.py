@@ -11,6 +11,7 @@ import pytest
 from engine import Action
 from engine.live import LiveError, TableService
 from engine.live.games import timeout_move
+from tests.live._wire import Wire
 from tests.live.conftest import FakeClock, new_table, replay_current_game, same_state
 
 
@@ -137,12 +138,17 @@ async def test_timers_survive_a_restart_and_a_crashed_claimer(
     await first.aclose()
     clock.advance(31)
     second = make_service()
-    # a claimer that crashed after claiming: its lease hides the timer for a while
+    # a process that crashed after its tick claimed the timer: its shard lease
+    # (10 s) and its claim on the hint (30 s) hide the timer for a while
     shard = second.keys.shard_of(tid)
-    claimed = await second.store.claim_timers(shard, second.now_ms(), 10, 30_000)
+    claimed = await second.store.tick_shard(shard, "crashed", second.now_ms(), 10_000, 10, 30_000)
     assert claimed == [tid]
     assert await second.tick() == []
-    clock.advance(31)  # the lease ran out: another process takes over
+    assert shard not in second.timers.held
+    clock.advance(11)  # the shard's lease ran out: second takes it, the claim still holds
+    assert await second.tick() == []
+    assert shard in second.timers.held
+    clock.advance(20)  # the claim ran out: second handles the timer
     [r] = await second.tick()
     assert r.table_id == tid
     assert r.events[0].kind == "timeout"
@@ -215,3 +221,30 @@ async def test_one_process_prunes_the_index(
     clock.advance(121)  # a stopped renewing: b takes over
     assert await b.timers.prune()
     assert not await make_service().timers.prune()
+
+
+async def test_an_idle_tick_is_one_round_trip_per_shard_held(
+    make_service: Callable[..., TableService], clock: FakeClock
+) -> None:
+    """Counted on the client's connections: marking the process alive, then one
+    script per shard that renews its lease and claims its due hints."""
+    wire_a, wire_b = Wire(), Wire()
+    a = make_service(wire=wire_a, timer_shards=4)
+    await new_table(a, 2, timer=30)  # a hint in one shard, not due
+    await a.tick()  # takes every shard (and loads the scripts)
+    assert a.timers.held == {0, 1, 2, 3}
+    wire_a.reset()
+    assert await a.tick() == []
+    assert wire_a.trips == 1 + 4  # the old code: 1 + 4 leases + 4 claims
+    assert len(wire_a.named("EVALSHA")) == 4
+    assert len(wire_a.commands) == 4 + 4  # and the 4 commands marking a alive
+    b = make_service(wire=wire_b, timer_shards=4)
+    await b.tick()  # two processes: b's share is 2, still held by a
+    await a.tick()  # a hands back two
+    await b.tick()  # b takes them
+    assert len(a.timers.held) == len(b.timers.held) == 2
+    wire_a.reset()
+    wire_b.reset()
+    assert await a.tick() == []
+    assert await b.tick() == []
+    assert (wire_a.trips, wire_b.trips) == (1 + 2, 1 + 2)

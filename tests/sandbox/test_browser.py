@@ -26,6 +26,7 @@ import pytest
 from engine import view
 from sandbox.page import Sandbox
 from telegram_bot.callbacks import parse_game
+from telegram_bot.cards import card_label, group_hand
 from telegram_bot.settings import Settings
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -112,8 +113,10 @@ def bot_messages(col: Any) -> Any:
 
 
 def hand_message(col: Any) -> Any:
-    """His hand message: the bot's message with game buttons (g:...)."""
-    return bot_messages(col).filter(has=col.page.locator(".kb-btn[data-callback^='g:']")).last
+    """His hand message: the bot's message with game buttons (g:...) or greyed
+    (disabled) cards, while he can play none."""
+    hand = ".kb-btn[data-callback^='g:'], .kb-btn[disabled]"
+    return bot_messages(col).filter(has=col.page.locator(hand)).last
 
 
 async def buttons(message: Any) -> list[tuple[str, str]]:
@@ -233,14 +236,21 @@ async def test_a_group_game_in_the_browser(sandbox: Sandbox, page: Any, tmp_path
         await message.wait_for(timeout=WAIT_MS)
 
     # What each one sees: his own cards and nobody else's.
-    first = next(d for d, _ in await buttons(hands["Alice"]) if d.startswith("g:"))
+    shown_now = [d for m in hands.values() for d, _ in await buttons(m)]
+    first = next(d for d in shown_now if d.startswith("g:"))
     game_id = first.split(":")[1]
     table, state, _version = await sandbox.app.svc.get(game_id)
     assert state is not None
     seat = {s.name: i for i, s in enumerate(table.seats)}
-    held = {name: view(state, seat[name])["hand"] for name in ("Alice", "Bob")}
+    views = {name: view(state, seat[name]) for name in ("Alice", "Bob")}
+    held = {name: v["hand"] for name, v in views.items()}
     for name, message in hands.items():
-        cards = {payload(d)[1:] for d, _ in await buttons(message) if payload(d).startswith("c")}
+        shown = await buttons(message)
+        cards = {payload(d)[1:] for d, _ in shown if payload(d).startswith("c")}
+        # greyed cards carry no data: told by their label
+        hand = group_hand(held[name], views[name]["trump"])
+        labels = {card_label(c, "en", n): c for c, n in hand}  # the sandbox's users: English
+        cards |= {labels[t] for d, t in shown if not d}
         assert cards == set(held[name]), (name, cards, held[name])
         other = "Bob" if name == "Alice" else "Alice"
         assert not cards & set(held[other])

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from sandbox.launcher import ADMIN_DOCS
 from sandbox.local_redis import LocalRedis, free_loopback_port
 
 
@@ -73,6 +74,13 @@ def test_run_command_without_token_starts_admin_api_and_sandbox(tmp_path: Path) 
             assert resp.status == 200
         with urllib.request.urlopen(page.group(1), timeout=30) as resp:
             assert b"<html" in resp.read().lower()
+        # the page's Admin API button opens the interactive docs, not a JSON 404
+        with urllib.request.urlopen(page.group(1) + "_sandbox/config", timeout=30) as resp:
+            link = json.load(resp)["admin_url"]
+        assert link == admin.group(1) + ADMIN_DOCS
+        with urllib.request.urlopen(link, timeout=30) as resp:
+            assert resp.status == 200
+            assert b"swagger" in resp.read().lower()
     finally:
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=60)

@@ -1,0 +1,237 @@
+"""End to end, the commands of issue 13: one greeting when the bot is added
+through *Add me to a group*; /new during a game names that table with a button
+that opens it; /play in a group answers; /leave mid-game is one message with
+*Take my seat back*; /rules is one message with expandable quotes; /top is not
+in the private menu; only a group's admins change its language (getChatMember);
+/lang sets the command menu of that chat too."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from sandbox.fake_api import FakeTelegram, RateLimits
+from telegram_bot.keyboards import SeatCb
+from tests.bot.e2e_kit import SAFETY, has_game_buttons, has_lobby_buttons, running, settle
+
+GREETING = "Hi! I run games"
+OPEN = "🃏 Open my table"
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeTelegram]:
+    async with FakeTelegram(limits=RateLimits.off()) as server:
+        yield server
+
+
+async def test_add_me_to_a_group_greets_once_and_opens_a_lobby(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        ann, bob = (fake.add_user(n, language_code="en") for n in ("Ann", "Bob"))
+        ann.start()
+        welcome = await ann.wait_message("Welcome", timeout=SAFETY)
+        link = next(b["url"] for b in welcome.buttons if "startgroup" in b.get("url", ""))
+        group = ann.create_group("Card night", bob)
+        ann.follow_link(link, group)  # my_chat_member, then "/start@bot new"
+        await ann.wait_message(has_lobby_buttons, group, timeout=SAFETY)
+        await settle(h)
+        greetings = [m for m in fake.messages(group) if GREETING in (m.text or "")]
+        assert len(greetings) == 1
+        table = await h.svc.where(ann.id)
+        assert table is not None
+        assert table.chat == group.id
+
+
+async def test_new_during_a_game_names_this_table(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        ann = fake.add_user("Ann", language_code="en")
+        ann.start()
+        await ann.wait_message(timeout=SAFETY)
+        ann.send("/play shchelkovsky")
+        await ann.wait_message(has_game_buttons, timeout=SAFETY)
+        ann.send("/new")
+        refusal = await ann.wait_message("already sit", timeout=SAFETY)
+        assert refusal.text == (
+            "You already sit at a table of Durak Shchelkovsky (a private game): "
+            "leave it first (/leave)."
+        )
+        assert OPEN in refusal.button_texts
+        # in a group, /new during that group's game: "this table"
+        bob = fake.add_user("Bob", language_code="en")
+        group = bob.create_group("Card night", ann)
+        bob.add_bot_to(group)
+        bob.start()
+        await bob.wait_message(timeout=SAFETY)
+        bob.send("/new", group)
+        lobby = await bob.wait_message("Invitation link", group, timeout=SAFETY)
+        await bob.press("Add AI", message=lobby, chat=group).wait_answer(SAFETY)
+        await bob.press("Start", message=lobby, chat=group).wait_answer(SAFETY)
+        await bob.wait_message(has_game_buttons, timeout=SAFETY)
+        bob.send("/new", group)
+        here = await bob.wait_message("already sit", group, timeout=SAFETY)
+        assert here.text == "You already sit at this table: Chuvash Rooster."
+        assert OPEN in here.button_texts
+        answer = await bob.press(OPEN, message=here, chat=group).wait_answer(SAFETY)
+        assert answer["text"] == "Here is your table."
+        assert (await h.svc.where(bob.id)) is not None
+
+
+async def test_play_in_a_group_offers_a_solo_game_or_a_lobby(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        ann, bob = (fake.add_user(n, language_code="en") for n in ("Ann", "Bob"))
+        group = ann.create_group("Card night", bob)
+        ann.add_bot_to(group)
+        await ann.wait_message(GREETING, group, timeout=SAFETY)
+        ann.send("/play", group)
+        offer = await ann.wait_message("private chat", group, timeout=SAFETY)
+        solo = next(b["url"] for b in offer.buttons if "url" in b)
+        # Bob takes the solo game: the deep link starts it in his private chat
+        bob.follow_link(solo)
+        await bob.wait_message(has_game_buttons, timeout=SAFETY)
+        table = await h.svc.where(bob.id)
+        assert table is not None
+        assert table.status == "playing"
+        # Ann opens a lobby here
+        answer = await ann.press("Open a lobby here", message=offer, chat=group).wait_answer(SAFETY)
+        assert not answer["show_alert"]
+        await ann.wait_message("Invitation link", group, timeout=SAFETY)
+        lobby = await h.svc.where(ann.id)
+        assert lobby is not None
+        assert lobby.chat == group.id
+
+
+async def test_leave_mid_game_is_one_message_with_the_way_back(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        ann, bob = (fake.add_user(n, language_code="en") for n in ("Ann", "Bob"))
+        ann.start()
+        await ann.wait_message(timeout=SAFETY)
+        ann.send("/new")
+        lobby = await ann.wait_message(has_lobby_buttons, timeout=SAFETY)
+        table = await h.svc.where(ann.id)
+        assert table is not None
+        bob.follow_link(f"https://t.me/{fake.world.bot.username}?start={table.id}")
+        await bob.wait_message("You joined", timeout=SAFETY)
+        await ann.press("Start", message=lobby).wait_answer(SAFETY)
+        await h.wait_hands(table.id, [ann, bob])
+        ann.send("/leave")
+        left = await ann.wait_message("You left the game", timeout=SAFETY)
+        await settle(h)
+        saying = [m for m in fake.messages(ann.chat) if "You left" in (m.text or "")]
+        assert saying == [left]
+        assert "🙋 Take my seat back" in left.button_texts
+        assert await h.svc.where(ann.id) is None
+        answer = await ann.press("Take my seat back", message=left).wait_answer(SAFETY)
+        assert answer["text"] == "You play your seat again."
+        back = await h.svc.where(ann.id)
+        assert back is not None
+        assert back.id == table.id
+        await fake.world.wait_for(lambda: has_game_buttons(left) or None, SAFETY)
+        assert (await h.ui.table(table.id)).hands[ann.id] == left.message_id
+        # the same button again: a refusal that says why
+        data = SeatCb(game=table.id, op="back").pack()
+        again = await ann.press(data=data, message=left, forged=True).wait_answer(SAFETY)
+        assert again["text"] == "You already play your seat yourself."
+
+
+async def test_leave_a_solo_game_ends_it_without_a_way_back(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        ann = fake.add_user("Ann", language_code="en")
+        ann.start()
+        await ann.wait_message(timeout=SAFETY)
+        ann.send("/play")
+        hand = await ann.wait_message(has_game_buttons, timeout=SAFETY)
+        ann.send("/leave")
+        await fake.world.wait_for(lambda: hand.text == "You left." or None, SAFETY)
+        await settle(h)
+        assert not hand.buttons  # the AI played it out: nothing to take back
+        assert not [m for m in fake.messages(ann.chat) if "You left the game" in (m.text or "")]
+
+
+async def test_rules_are_one_message_with_expandable_quotes(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        ann = fake.add_user("Ann", language_code="en")
+        ann.start()
+        await ann.wait_message(timeout=SAFETY)
+        ann.send("/rules")
+        rules = await ann.wait_message("Two games", timeout=SAFETY)
+        await settle(h)
+        assert [m for m in fake.messages(ann.chat) if "Chuvash Rooster" in (m.text or "")][
+            -1
+        ] is rules
+        quotes = [e for e in rules.entities if e["type"] == "expandable_blockquote"]
+        assert len(quotes) == 2
+        text = rules.text or ""
+        assert text.index("Tap a game below") < quotes[0]["offset"]
+
+
+async def test_top_is_only_in_the_group_menu(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False):
+        ann = fake.add_user("Ann", language_code="en")
+        group = ann.create_group("Card night")
+        ann.add_bot_to(group)
+        private = [c["command"] for c in fake.world.commands_for(ann.user, ann.chat)]
+        in_group = [c["command"] for c in fake.world.commands_for(ann.user, group)]
+        assert "top" not in private
+        assert "top" in in_group
+        ann.send("/top")  # typed anyway: it says where it works
+        await ann.wait_message("send /top there", timeout=SAFETY)
+
+
+async def test_only_group_admins_change_its_language(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False):
+        ann, bob = (fake.add_user(n, language_code="en") for n in ("Ann", "Bob"))
+        group = ann.create_group("Card night", bob)  # Ann created it, Bob is a member
+        ann.add_bot_to(group)
+        await ann.wait_message(GREETING, group, timeout=SAFETY)
+        bob.send("/lang uk", group)
+        refused = await bob.wait_message("admins", group, timeout=SAFETY)
+        assert refused.text == "Only the group's admins can change its language."
+        bob.send("/lang", group)  # the keyboard: the same check
+        keyboard = await bob.wait_message("Choose your language", group, timeout=SAFETY)
+        answer = await bob.press("Українська", message=keyboard, chat=group).wait_answer(SAFETY)
+        assert answer["text"] == "Only the group's admins can change its language."
+        bob.send("/help", group)
+        await bob.wait_message("Play Chuvash Rooster", group, timeout=SAFETY)  # English
+        ann.send("/lang uk", group)
+        await ann.wait_message("Мова групи тепер українська.", group, timeout=SAFETY)
+        ann.send("/help", group)
+        await ann.wait_message("Грайте", group, timeout=SAFETY)
+        # the group's menu speaks it too
+        menu = {c["command"]: c["description"] for c in fake.world.commands_for(bob.user, group)}
+        assert menu["rules"] == "Правила обох ігор"
+
+
+async def test_lang_sets_the_private_command_menu(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False):
+        ann = fake.add_user("Ann", language_code="ru")
+        ann.start()
+        await ann.wait_message(timeout=SAFETY)
+
+        def menu() -> dict[str, str]:
+            return {
+                c["command"]: c["description"] for c in fake.world.commands_for(ann.user, ann.chat)
+            }
+
+        assert menu()["rules"] == "Правила обеих игр"
+        ann.send("/lang uk")
+        await ann.wait_message("українська", timeout=SAFETY)
+        assert menu()["rules"] == "Правила обох ігор"
+        assert "top" not in menu()
