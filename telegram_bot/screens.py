@@ -21,7 +21,7 @@ from telegram_bot.keyboards import take_back_keyboard, url_keyboard
 from telegram_bot.moves import Selection
 from telegram_bot.render import render_game_over, render_hand, render_table
 from telegram_bot.render_fair import commitment_lines, seed_lines, with_replay, with_watch
-from telegram_bot.render_lobby import render_lobby
+from telegram_bot.render_lobby import level_suffix, render_lobby
 
 Screen = tuple[str, InlineKeyboardMarkup | None]
 """A message's text and keyboard."""
@@ -44,11 +44,12 @@ class Snapshot:
 
 
 def seat_names(table: Table, lang: str) -> list[str]:
-    """Names by seat in ``lang`` (AI seats' names in its words); a human seat the
-    AI plays now is marked 🤖."""
+    """Names by seat in ``lang`` (AI seats' names in its words, with their level:
+    «Компьютер 1 · сложный»); a human seat the AI plays now is marked 🤖."""
     _ = Translator(lang)
     return [
-        (s.name if s.human else ai_name(s.name, _)) + (" 🤖" if s.ai_controlled and s.human else "")
+        (s.name if s.human else ai_name(s.name, _) + level_suffix(s, _))
+        + (" 🤖" if s.ai_controlled and s.human else "")
         if s.name
         else ""
         for s in table.seats
@@ -164,7 +165,7 @@ def started_lobby_screen(snap: Snapshot, chat: int, bot_username: str) -> Screen
     t = snap.table
     _ = Translator(lobby_lang(snap, chat))
     head = f"<b>{_(VARIANT_TITLES[t.variant])}</b> · " + ", ".join(
-        user_text(s.name if s.human else ai_name(s.name, _)) for s in t.seats
+        user_text(s.name if s.human else ai_name(s.name, _) + level_suffix(s, _)) for s in t.seats
     )
     if chat < 0:
         link = url_keyboard(CARDS_HELD + " " + _("My cards"), f"https://t.me/{bot_username}")

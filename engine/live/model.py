@@ -153,6 +153,8 @@ class Table:
     spectators: bool = True  # may people not seated watch it in private (issue #16)
     created: int = 0
     updated: int = 0
+    ai_kind: str = DEFAULT_AI
+    """The lobby's AI level: the kind of the AI seats it adds (``engine.ai.LEVELS``)."""
 
     def seat_of(self, user: int) -> int | None:
         for i, s in enumerate(self.seats):
@@ -186,6 +188,7 @@ class Table:
             "sv": int(self.spectators),
             "ct": self.created,
             "ut": self.updated,
+            "ai": self.ai_kind,
         }
         return json.dumps(d, separators=(",", ":"), ensure_ascii=False)
 
@@ -209,6 +212,7 @@ class Table:
             spectators=bool(d.get("sv", 1)),
             created=d["ct"],
             updated=d["ut"],
+            ai_kind=d.get("ai", DEFAULT_AI),  # a table stored before the AI levels
         )
 
 
