@@ -14,12 +14,12 @@ import json
 from typing import Any, cast
 
 from engine.live import eventlog
-from engine.live.model import LiveConfig, LiveError, Table
+from engine.live.model import MOVE_KINDS, LiveConfig, LiveError, Table
 from engine.live.records import GameResult
 from engine.live.store import Store
 from engine.verify import make_record
 
-MOVES = ("act", "ai", "auto")
+MOVES = MOVE_KINDS  # the log entries that are moves (autopass too, issue #13)
 """Log kinds that are a move of the game (a player's, an AI's, a timeout's)."""
 RECENT = 10
 """Games listed per player for ``/replay``."""
