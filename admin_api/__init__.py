@@ -38,6 +38,7 @@ from admin_api import (
     lobbies,
     metrics,
     players,
+    records,
     security,
     service,
 )
@@ -100,7 +101,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> OpenAPI:
     app.before_request(errors.check_json_body)
     common.init_app(app)
 
-    for bp in (games.api, lobbies.api, players.api, health.api):
+    for bp in (games.api, lobbies.api, players.api, records.api, health.api):
         app.register_api(bp)
     return app
 

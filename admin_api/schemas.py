@@ -14,7 +14,7 @@ from engine.variants import VARIANTS
 TABLE_ID = r"^[A-Za-z0-9_-]{1,64}$"
 Status = Literal["open", "playing", "over", "cancelled"]
 Variant = Literal["chuvash", "shchelkovsky"]
-AiKind = Literal["random", "heuristic"]
+AiKind = Literal["random", "easy", "heuristic", "search"]
 assert set(get_args(Status)) == set(STATUSES), "keep Status in step with engine.live"
 assert set(get_args(Variant)) == set(VARIANTS), "keep Variant in step with engine.variants"
 assert set(get_args(AiKind)) == set(AI_KINDS), "keep AiKind in step with engine.ai"

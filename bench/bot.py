@@ -12,6 +12,12 @@ background loops included), the 429s received (and per game: the most any
 game got), the games stalled (left with presses to make but no change for a
 minute), and for group games the commands that got their reply.  No asserts.
 
+Hard AI (issue 15): the ``20x2`` private scenario runs again alongside
+``--hard-ai-games N`` games of one player against a hard AI (the search player,
+thinking in the bot's process pool of ``--ai-workers`` processes): the latency
+of the 20 games' presses with and without them, and of the hard games' own
+presses (which include the AI's thinking).
+
 ``--human``: human-paced players instead (each thinks 0.3-1.5 s before a tap and
 then taps the keyboard he looked at, even if it changed meanwhile), one
 3-player Chuvash game and one 8-player Shchelkovsky game; prints the share of
@@ -24,8 +30,9 @@ their private chats, then as ephemeral messages in the group (issue 14: every
 ephemeral send and edit counts against the group's flood limit), and the line
 of each shows the game's messages per action (the /top replies left out).
 
-    python bench/bot.py [--actions N] [--quick] [--only 20x6 | --only 4x3g] [--human]
-                        [--ephemeral]
+    python bench/bot.py [--actions N] [--quick] [--only 20x6 | --only 4x3g | --only hard]
+                        [--hard-ai-games N] [--ai-workers K] [--alongside-kind heuristic]
+                        [--human] [--ephemeral]
 """
 
 from __future__ import annotations
@@ -185,6 +192,10 @@ def hand_of(
     return (user.chat.messages.get(mid) if mid else None), user.id
 
 
+def pct(ordered: list[float], q: float) -> float:
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+
+
 async def heckle(user: SimUser, group: Chat, stop: asyncio.Event, figs: Figures) -> None:
     """A member of a busy group who does not play: /top every ``HECKLE_EVERY`` s."""
     while not stop.is_set():
@@ -200,12 +211,28 @@ async def heckle(user: SimUser, group: Chat, stop: asyncio.Event, figs: Figures)
 
 
 async def open_game(
-    fake: FakeTelegram, app: BotApp, g: int, players: int, in_group: bool, ephemeral: bool
+    fake: FakeTelegram,
+    app: BotApp,
+    g: int,
+    players: int,
+    in_group: bool,
+    ephemeral: bool = False,
+    hard: str = "",
 ) -> tuple[str, list[SimUser], Chat | None, SimUser | None]:
     """A started game of ``players`` humans: private (by invite), or in its own group
-    with one AI seat more and a member who watches.  Chuvash up to 6 players (C2),
-    Shchelkovsky beyond (S2)."""
+    with one AI seat more and a member who watches; ``hard`` (an AI kind): a
+    private game of one player against an AI of that kind.  Chuvash up to 6
+    players (C2), Shchelkovsky beyond (S2)."""
     svc = app.svc
+    if hard:
+        user = fake.add_user(f"H{g}")
+        user.user.started = True
+        r = await svc.create_lobby(
+            user.id, user.user.first_name, variant="chuvash", timer=0, ai_kind=hard
+        )
+        await svc.add_ai(r.table.id, user.id)
+        await svc.start(r.table.id, user.id)
+        return r.table.id, [user], None, None
     users = [fake.add_user(f"G{g}P{i}") for i in range(players)]
     for u in users:
         u.user.started = True
@@ -241,6 +268,9 @@ async def scenario(
     verbose: bool = False,
     in_group: bool = False,
     limits: RateLimits | None = None,
+    hard_games: int = 0,
+    ai_workers: int | None = None,
+    hard_kind: str = "search",
     pace: tuple[float, float] | None = None,
     ephemeral: bool = False,
 ) -> None:
@@ -252,6 +282,7 @@ async def scenario(
             telegram_api_url=fake.url,
             default_timer=0,
             set_commands=False,
+            ai_workers=Settings().ai_workers if ai_workers is None else ai_workers,
         )
         app = BotApp(settings)
         await app.setup()
@@ -260,19 +291,42 @@ async def scenario(
         assert pub is not None
         opened = [await open_game(fake, app, g, players, in_group, ephemeral) for g in range(games)]
         tables = [(tid, users, grp.id if grp else None) for tid, users, grp, _k in opened]
-        await asyncio.gather(*(pub.start_game(tid) for tid, _u, _g in tables))
+        hard = [
+            (await open_game(fake, app, g, 1, False, hard=hard_kind))[:2] for g in range(hard_games)
+        ]
+        starting = [tid for tid, _u, _g in tables] + [tid for tid, _u in hard]
+        await asyncio.gather(*(pub.start_game(tid) for tid in starting))
         fake.stats.reset()
         before = app.delivery.stats.as_dict()
         trips = svc.round_trips
         figs = Figures()
         rng = random.Random(1)
         t0 = time.perf_counter()
-        budgets = {tid: [actions] for tid, _u, _g in tables}
+        budgets = {tid: [actions] for tid in starting}
+        hard_figs = Figures()
         stop = asyncio.Event()
         hecklers = [
             asyncio.create_task(heckle(k, group, stop, figs))
             for _t, _u, group, k in opened
             if group is not None and k is not None
+        ]
+        hard_players = [
+            asyncio.create_task(
+                player(
+                    svc,
+                    app.ui,
+                    fake,
+                    tid,
+                    u,
+                    random.Random(rng.random()),
+                    budgets[tid],
+                    pulse,
+                    hard_figs,
+                )
+            )
+            for tid, users in hard
+            for pulse in [[time.monotonic()]]
+            for u in users
         ]
         await asyncio.gather(
             *(
@@ -294,6 +348,10 @@ async def scenario(
                 for u in users
             )
         )
+        elapsed = time.perf_counter() - t0
+        for task in hard_players:  # the measured games are done: the hard ones may stop
+            task.cancel()
+        await asyncio.gather(*hard_players, return_exceptions=True)
         stop.set()
         await asyncio.gather(*hecklers)
         await app.delivery.flush()
@@ -312,13 +370,12 @@ async def scenario(
                     ]
                     shown.append((max(vs, default=-1), choose(m, rng) is not None if m else None))
                 stalled.append((tid, version, shown))
-        elapsed = time.perf_counter() - t0
         trips = svc.round_trips - trips
         calls = fake.stats.calls
         msgs = sum(calls[m] for m in MESSAGES)
         allc = msgs + calls["answerCallbackQuery"]
         lat = sorted(figs.latencies) or [0.0]
-        p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))]
+        p99 = pct(lat, 0.99)
         n = max(figs.actions, 1)
         by_chat = fake.stats.retry_after_by_chat
         per_game = [
@@ -330,6 +387,9 @@ async def scenario(
             if in_group
             else "private"
         )
+        if hard_games:
+            what = "hard-AI" if hard_kind == "search" else f"{hard_kind}-AI"
+            where += f", alongside {hard_games:>3} {what} games"
         replies = (
             f" | /top replied {figs.replies}/{figs.commands} | game messages/action "
             f"{(msgs - figs.replies) / n:.2f}"  # without the /top replies
@@ -345,6 +405,17 @@ async def scenario(
             f"{max(per_game, default=0)}) | stalled games {len(stalled)}{replies}",
             flush=True,
         )
+        if hard_games:
+            hl = sorted(hard_figs.latencies) or [0.0]
+            decider = app.decider
+            print(
+                f"      the games alongside, their own presses: {hard_figs.actions} | latency p50 "
+                f"{statistics.median(hl) * 1000:7.1f} ms  p99 {pct(hl, 0.99) * 1000:7.1f} ms"
+                f" | AI decisions in the pool: {getattr(decider, 'pooled', 0)} "
+                f"(fallbacks {getattr(decider, 'fallbacks', 0)}, "
+                f"workers {app.settings.ai_workers})",
+                flush=True,
+            )
         if pace is not None:
             for tid, _users, _g in tables:
                 events = await svc.event_page(tid, 0, 1_000_000)
@@ -393,7 +464,25 @@ async def main() -> None:
         "less: a Telegram stricter than the bot's budget)",
     )
     parser.add_argument(
-        "--only", metavar="GAMESxPLAYERS", help="one scenario, e.g. 20x6 (with --actions)"
+        "--only",
+        metavar="GAMESxPLAYERS",
+        help="one scenario, e.g. 20x6 (with --actions); 'hard': only the hard-AI pair",
+    )
+    parser.add_argument(
+        "--hard-ai-games",
+        type=int,
+        default=20,
+        metavar="N",
+        help="hard-AI games alongside the 20x2 scenario's second run (default 20; 0: none)",
+    )
+    parser.add_argument(
+        "--ai-workers", type=int, metavar="K", help="AI_WORKERS of the bot (default: its own)"
+    )
+    parser.add_argument(
+        "--alongside-kind",
+        default="search",
+        choices=("search", "heuristic"),
+        help="the AI of the games alongside: heuristic shows what their traffic alone costs",
     )
     parser.add_argument(
         "--human", action="store_true", help="human-paced players: alert and pass shares"
@@ -407,20 +496,25 @@ async def main() -> None:
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     pace = HUMAN_PACE if args.human else None
-    runs = [(1, 2, False), (20, 2, False), (20, 6, False), (1, 3, True), (4, 3, True)]
+    runs = [(1, 2, False, 0), (20, 2, False, 0), (20, 6, False, 0), (1, 3, True, 0)]
+    runs.append((4, 3, True, 0))
+    if args.hard_ai_games:  # the 20x2 scenario again, next to the hard-AI games
+        runs.append((20, 2, False, args.hard_ai_games))
     if args.human:
-        runs = [(1, 3, False), (1, 8, False)]
+        runs = [(1, 3, False, 0), (1, 8, False, 0)]
     if not args.quick and not args.human:
-        runs.append((200, 2, False))  # ~8,000 actions: about 10 minutes
-    if args.only:
+        runs.append((200, 2, False, 0))  # ~8,000 actions: about 10 minutes
+    if args.only == "hard":
+        runs = [(20, 2, False, 0), (20, 2, False, args.hard_ai_games)]
+    elif args.only:
         games, _x, players = args.only.partition("x")
         in_group = players.endswith("g")
-        runs = [(int(games), int(players.removesuffix("g")), in_group)]
+        runs = [(int(games), int(players.removesuffix("g")), in_group, 0)]
     n = args.group_limit
     limits = RateLimits(per_group_per_minute=n, per_group_burst=n) if n else RateLimits()
     hands = (False, True) if args.ephemeral else (False,)
     with LocalRedis() as server:
-        for i, (games, players, in_group) in enumerate(runs):
+        for i, (games, players, in_group, hard_games) in enumerate(runs):
             for ephemeral in hands if in_group else (False,):
                 await scenario(
                     server.url,
@@ -431,6 +525,9 @@ async def main() -> None:
                     args.verbose,
                     in_group,
                     limits,
+                    hard_games,
+                    args.ai_workers,
+                    args.alongside_kind,
                     pace,
                     ephemeral,
                 )

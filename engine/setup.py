@@ -4,13 +4,13 @@ always gives the same game."""
 
 from __future__ import annotations
 
-import random
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine.cards import JOKER, NCARDS, Card, card_names, rank_of, suit_of
 from engine.errors import OptionsError
+from engine.fairness import DealStream
 from engine.state import GameState
 from engine.variants import HAND_SIZE, Options, Variant, find_variant
 
@@ -33,7 +33,7 @@ def new_game(
     opts = v.options(options)
     if previous_loser is not None and not 0 <= previous_loser < players:
         raise OptionsError("bad_players", f"previous loser {previous_loser} is not a seat")
-    rng = random.Random(f"{v.name}:{players}:{seed}")
+    rng = DealStream(v.name, players, seed)  # the fair deal, engine/fairness.py
     deck = v.deck(opts)
     rng.shuffle(deck)
     hands = [deck[i * HAND_SIZE : (i + 1) * HAND_SIZE] for i in range(players)]
@@ -48,7 +48,7 @@ def new_game(
         stock,
         trump=trump,
         previous_loser=previous_loser,
-        lot=lambda seats: rng.choice(list(seats)),
+        lot=rng.choice,
     )
 
 

@@ -39,7 +39,14 @@ from aiogram.types import (
 )
 
 from engine.clock import Clock
-from engine.live import LiveConfig, ServiceUnavailable, TableService, WriteResult
+from engine.live import (
+    Decider,
+    LiveConfig,
+    PoolDecider,
+    ServiceUnavailable,
+    TableService,
+    WriteResult,
+)
 from telegram_bot.chat_state import ChatStateStore
 from telegram_bot.dedupe import UpdateDedupe
 from telegram_bot.delivery_api import Delivery, make_delivery
@@ -135,6 +142,11 @@ class BotApp:
             else:
                 svc = TableService.from_url(settings.redis_url, config, max_connections=size)
         self.svc = svc
+        # the hard AI thinks in other processes: the loop keeps answering presses
+        self.decider: Decider | None = None
+        if settings.ai_workers:
+            self.decider = PoolDecider(settings.ai_workers)
+            svc.use_decider(self.decider)
         self.ui = ChatStateStore.of(svc)
         self.prefs = PrefsCache(self.ui)
         self._delivery_factory = delivery_factory or BotApp.default_delivery
@@ -334,5 +346,7 @@ class BotApp:
             if self.publisher is not None:  # the flushed renders' marks cleared
                 await self.publisher.guard.aclose()
             await self._delivery.aclose()
+        if self.decider is not None:
+            await asyncio.to_thread(self.decider.close)
         await self.svc.aclose()
         await self.bot.session.close()

@@ -188,6 +188,8 @@ SETTING_VALUES: dict[str, tuple[str, ...]] = {
     "joker": ("0", "1"),  # remove one joker (S1)
     "timer": ("0", "30", "60", "120"),
     "max": tuple(str(n) for n in range(2, 11)),
+    "watch": ("0", "1"),  # spectators allowed (issue #16)
+    "level": ("easy", "normal", "hard"),  # the AI seats' level (engine.ai.LEVELS)
 }
 """Every settings change a button may ask for; the table service validates the
 combination (e.g. ``max`` against the game)."""

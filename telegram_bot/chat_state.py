@@ -64,6 +64,7 @@ class TableUi:
     table_message: int | None = None
     lobby_messages: dict[int, int] = field(default_factory=dict)  # chat -> message id
     group_lang: str | None = None
+    watchers: dict[int, int] = field(default_factory=dict)  # spectator -> message id (#16)
 
 
 @dataclass
@@ -126,6 +127,8 @@ class ChatStateStore:
                     ui.lobby_messages[int(arg)] = int(val)
                 elif kind == "gl":
                     ui.group_lang = val
+                elif kind == "w":
+                    ui.watchers[int(arg)] = int(val)
             except ValueError:
                 continue
         return ui
@@ -142,6 +145,7 @@ class ChatStateStore:
         group_lang: str | None = None,
         drop_hands: Iterable[int] = (),
         new_game: bool = False,
+        watchers: Mapping[int, int] | None = None,
     ) -> None:
         """Set what is given (a selection of ``None`` is deleted); ``new_game``
         first forgets the hand messages, selections and table message of the
@@ -164,6 +168,8 @@ class ChatStateStore:
             fields[f"L:{chat}"] = str(m)
         if group_lang is not None:
             fields["gl"] = group_lang
+        for u, m in (watchers or {}).items():  # kept across games: they watch the match
+            fields[f"w:{u}"] = str(m)
         if new_game:
             old = await self.table(table_id)
             stale = [f"h:{u}" for u in old.hands] + [f"s:{u}" for u in old.selections]

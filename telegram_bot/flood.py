@@ -34,7 +34,12 @@ a keyboard-only edit compares the keyboard and keeps the text): an edit of an
 OLDER version than the one shown is refused (:data:`STALE`; the content never
 goes backwards, whichever process renders it), an edit that would change
 nothing takes no token (:data:`NOOP`); an allowed edit records the new content
-in the same round trip.  A digest lives ``digest_ttl`` (an hour), refreshed on
+in the same round trip, and (``lease``: an owner) takes the message's *edit
+lease*: while one call's edit of it is in flight, another's -- any process --
+hears :data:`BUSY` and asks again a moment later, when the digest drops it if
+older, else it goes out after: edits land in version order.  The lease goes
+after the call (:meth:`FloodLimiter.release_edit`, ``forget``) or lapses after
+``edit_lease`` seconds (a crash blocks nobody for long).  A digest lives ``digest_ttl`` (an hour), refreshed on
 every edit: it expires with the game, not days later.
 
 Redis is reached only through the table service's generic key-value API
@@ -61,6 +66,7 @@ from engine.live import KeyValueStore
 from telegram_bot.flood_keys import FloodKeys, check_digest, table_version
 from telegram_bot.flood_lease import OverallLease
 from telegram_bot.flood_rates import (
+    BUSY,
     NOOP,
     STALE,
     FloodConfig,
@@ -74,6 +80,7 @@ from telegram_bot.flood_scripts import (
     HEADROOM_LUA,
     LEASE_LUA,
     REFUND_LUA,
+    RELEASE_EDIT_LUA,
 )
 
 Sleep = Callable[[float], Awaitable[Any]]
@@ -104,8 +111,10 @@ class FloodLimiter:
         self._headroom = kv.script(HEADROOM_LUA)
         self._refund = kv.script(REFUND_LUA)
         self._forget = kv.script(FORGET_LUA)
+        self._release = kv.script(RELEASE_EDIT_LUA)
         self._digest_ttl_ms = math.ceil(self.config.digest_ttl * 1000)
         self._edit_ttl_ms = math.ceil(self.config.edit_ttl * 1000)
+        self._lease_ms = math.ceil(self.config.edit_lease * 1000)
         c = self.config
         self.lease = OverallLease(
             kv.script(LEASE_LUA),
@@ -143,9 +152,11 @@ class FloodLimiter:
         chat_id: int | None,
         cost: float,
         digest: Digest | None = None,
+        lease: str = "",
     ) -> Verdict:
         """Overall tokens from the allowance, then ONE script on the chat's slot:
-        its buckets (and the digest: message, text, markup, version)."""
+        its buckets (and the digest: message, text, markup, version; the
+        message's edit lease for ``lease``)."""
         buckets = self.buckets(chat_id)
         for _, rate in buckets:
             if cost > rate.burst:
@@ -153,7 +164,7 @@ class FloodLimiter:
         if (wait := await self._overall(cost)) > 0:
             return Verdict(wait, True)
         try:
-            verdict = await self._chat(buckets[1:], cost, digest)
+            verdict = await self._chat(buckets[1:], cost, digest, lease)
         except BaseException:
             self.lease.give_back(cost)
             raise
@@ -166,6 +177,7 @@ class FloodLimiter:
         buckets: list[tuple[str, Rate]],
         cost: float,
         digest: Digest | None,
+        lease: str = "",
     ) -> Verdict:
         if not buckets and digest is None:
             return Verdict(0.0)
@@ -178,19 +190,22 @@ class FloodLimiter:
             self._digest_ttl_ms,
             version,
             self._edit_ttl_ms,
+            lease if digest is not None else "",
+            self._lease_ms,
         ]
         for _, rate in buckets:
             args += [repr(rate.per_second), repr(float(rate.burst)), repr(float(cost)), rate.ttl_ms]
         keys = [k for k, _ in buckets]
-        if message is not None:  # what it shows, and when it was last edited
-            keys += [self.keys.sent_digest(*message), self.keys.edited_at(*message)]
+        if message is not None:  # what it shows, its last edit, its edit lease
+            k = self.keys
+            keys += [k.sent_digest(*message), k.edited_at(*message), k.in_flight(*message)]
         self.round_trips += 1
         wait, _sep, _short = _answer(await self._script(keys, args)).partition(";")
         return Verdict(float(wait), False)
 
     async def acquire(self, chat_id: int | None = None, *, cost: float = 1) -> float:
-        """Take ``cost`` tokens for a message to ``chat_id`` (``None``: only the
-        overall bucket): 0 when taken, else the seconds to wait (nothing taken)."""
+        """Take ``cost`` tokens for a message to ``chat_id`` (``None``: the overall
+        bucket only): 0 when taken, else the seconds to wait (nothing taken)."""
         return (await self.take(chat_id, cost=cost)).wait
 
     async def take(self, chat_id: int | None = None, *, cost: float = 1) -> Verdict:
@@ -273,11 +288,14 @@ class FloodLimiter:
         text_digest: str | None,
         markup_digest: str,
         version: str = "",
+        lease: str = "",
     ) -> Verdict:
-        """:meth:`acquire_edit`, also telling whether the overall bucket is short."""
+        """:meth:`acquire_edit`, also telling whether the overall bucket is short;
+        ``lease`` (one owner per call): the edit lease too (else :data:`BUSY`)."""
         check_digest(text_digest, markup_digest)
         td = "*" if text_digest is None else text_digest
-        return await self._run(chat_id, 1, ((chat_id, message_id), td, markup_digest, version))
+        digest = ((chat_id, message_id), td, markup_digest, version)
+        return await self._run(chat_id, 1, digest, lease)
 
     async def check_edit(
         self,
@@ -287,14 +305,25 @@ class FloodLimiter:
         markup_digest: str,
         version: str = "",
     ) -> bool:
-        """The digest half of :meth:`take_edit` alone, for an edit whose tokens were
-        already taken (:meth:`take`): False when the message already shows this
-        content or a newer version, else True and the new content remembered.
-        One round trip."""
+        """The digest half of :meth:`take_edit` alone (the tokens taken before): False
+        when it shows this or a newer version, else True and the content recorded."""
+        verdict = await self.claim_edit(chat_id, message_id, text_digest, markup_digest, version)
+        return verdict.wait >= 0
+
+    async def claim_edit(
+        self,
+        chat_id: int,
+        message_id: int,
+        text_digest: str | None,
+        markup_digest: str,
+        version: str = "",
+        lease: str = "",
+    ) -> Verdict:
+        """:meth:`check_edit` as a verdict (BUSY: another owner's edit lease)."""
         check_digest(text_digest, markup_digest)
         td = "*" if text_digest is None else text_digest
         digest = ((chat_id, message_id), td, markup_digest, version)
-        return (await self._chat([], 1, digest)).wait >= 0
+        return await self._chat([], 1, digest, lease)
 
     async def wait(
         self, chat_id: int | None = None, *, sleep: Sleep = asyncio.sleep, max_wait: float = 300.0
@@ -322,12 +351,24 @@ class FloodLimiter:
             ttl_ms=self._digest_ttl_ms,
         )
 
-    async def forget(self, chat_id: int, message_id: int) -> None:
+    async def forget(self, chat_id: int, message_id: int, lease: str = "") -> None:
         """An edit failed: the message's content is unknown -- but the highest
         table version it was asked to show is kept, so a retry or another
-        process's older render still cannot go back behind it."""
+        process's older render still cannot go back behind it (and ``lease`` goes)."""
         self.round_trips += 1
-        await self._forget([self.keys.sent_digest(chat_id, message_id)], [self._digest_ttl_ms])
+        keys = [self.keys.sent_digest(chat_id, message_id)]
+        keys += [self.keys.in_flight(chat_id, message_id)] if lease else []
+        await self._forget(keys, [self._digest_ttl_ms, lease])
+
+    async def release_edit(self, chat_id: int, message_id: int, lease: str) -> bool:
+        """The edit of ``lease`` went out: its lease goes.  False: the call outlived
+        it (the content is forgotten: another edit may have landed first)."""
+        self.round_trips += 1
+        keys = [
+            self.keys.in_flight(chat_id, message_id),
+            self.keys.sent_digest(chat_id, message_id),
+        ]
+        return bool(await self._release(keys, [lease, self._digest_ttl_ms]))
 
     async def last_digest(self, chat_id: int, message_id: int) -> str | None:
         """``<text>:<markup>`` a message shows (None: unknown)."""
@@ -346,6 +387,7 @@ class FloodLimiter:
 
 
 __all__ = [
+    "BUSY",
     "NOOP",
     "STALE",
     "FloodConfig",

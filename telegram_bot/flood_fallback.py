@@ -11,7 +11,8 @@ While it falls back nothing is remembered of what a message shows: every edit
 is sent (Telegram answers "not modified" to a no-op one), and the messages
 touched meanwhile have their Redis digest forgotten before their next edit --
 a digest from before the outage would drop an edit back to that content as a
-no-op.  Each switch to the fallback is logged once.
+no-op -- and no edit lease is taken (the process's own per-message lock orders
+its edits, as with one process).  Each switch to the fallback is logged once.
 """
 
 from __future__ import annotations
@@ -131,36 +132,38 @@ class FallbackFloodLimiter(FloodLimiter):
         text_digest: str | None,
         markup_digest: str,
         version: str = "",
+        lease: str = "",
     ) -> Verdict:
         if not self.falling_back:
             try:
                 await self._forget_touched(chat_id, message_id)
                 return await super().take_edit(
-                    chat_id, message_id, text_digest, markup_digest, version
+                    chat_id, message_id, text_digest, markup_digest, version, lease
                 )
             except ServiceUnavailable as e:
                 self._failed(e)
         self._touched.add((chat_id, message_id))
         return self._local_take(chat_id, 1)
 
-    async def check_edit(
+    async def claim_edit(
         self,
         chat_id: int,
         message_id: int,
         text_digest: str | None,
         markup_digest: str,
         version: str = "",
-    ) -> bool:
+        lease: str = "",
+    ) -> Verdict:
         if not self.falling_back:
             try:
                 await self._forget_touched(chat_id, message_id)
-                return await super().check_edit(
-                    chat_id, message_id, text_digest, markup_digest, version
+                return await super().claim_edit(
+                    chat_id, message_id, text_digest, markup_digest, version, lease
                 )
             except ServiceUnavailable as e:
                 self._failed(e)
         self._touched.add((chat_id, message_id))
-        return True  # unknown: send it
+        return Verdict(0.0)  # unknown: send it (no lease: the process's own order)
 
     async def refund(self, chat_id: int | None = None, *, cost: float = 1) -> None:
         if not self.falling_back:
@@ -193,15 +196,23 @@ class FallbackFloodLimiter(FloodLimiter):
                 self._failed(e)
         self._touched.add((chat_id, message_id))
 
-    async def forget(self, chat_id: int, message_id: int) -> None:
+    async def forget(self, chat_id: int, message_id: int, lease: str = "") -> None:
         if not self.falling_back:
             try:
-                await super().forget(chat_id, message_id)
+                await super().forget(chat_id, message_id, lease)
                 self._touched.discard((chat_id, message_id))
                 return
             except ServiceUnavailable as e:
                 self._failed(e)
         self._touched.add((chat_id, message_id))
+
+    async def release_edit(self, chat_id: int, message_id: int, lease: str) -> bool:
+        if not self.falling_back:
+            try:
+                return await super().release_edit(chat_id, message_id, lease)
+            except ServiceUnavailable as e:  # the lease lapses by itself
+                self._failed(e)
+        return True
 
     async def last_digest(self, chat_id: int, message_id: int) -> str | None:
         if not self.falling_back:

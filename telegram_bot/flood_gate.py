@@ -4,7 +4,9 @@
 overall line, :class:`telegram_bot.waiting_line.WaitingLine`, when the overall
 bucket is short), or uses the ones prepaid for it; tokens unused, or paid for an
 edit that changed nothing, go back; after a 429 the chat is held
-(:class:`telegram_bot.flood_hold.ChatHold`)."""
+(:class:`telegram_bot.flood_hold.ChatHold`).  An edit takes its message's edit
+lease with its tokens (:class:`EditLease`): while another call's edit of the
+message is in flight it waits ``lease_poll`` and asks again."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from telegram_bot.flood import NOOP, STALE, FloodLimiter, Headroom
+from telegram_bot.flood import BUSY, NOOP, STALE, FloodLimiter, Headroom, Verdict
 from telegram_bot.flood_hold import ChatHold
 from telegram_bot.waiting_line import Priority, WaitingLine
 
@@ -37,6 +39,15 @@ class Prepaid:
     chat_id: int
     paid: bool = True  # False: nothing was taken (no limiter)
     used: bool = False
+
+
+@dataclass
+class EditLease:
+    """One call's claim on the message it edits (:meth:`FloodLimiter.take_edit`):
+    ``owner`` unique per call; ``held`` while the lease is this call's."""
+
+    owner: str
+    held: bool = False
 
 
 Newest = Callable[[], "tuple[Any, str] | None"]
@@ -72,6 +83,7 @@ class OutgoingStats:
     retry_after: int = 0  # 429 answers received
     forbidden: int = 0  # 403 answers received
     waits: int = 0  # times a call waited on the flood limiter
+    busy: int = 0  # times an edit waited for another call's edit of its message
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -134,35 +146,37 @@ class FloodGate:
         key: tuple[int, int] | None,
         digests: tuple[str | None, str] | None,
         options: CallOptions,
+        lease: EditLease | None = None,
     ) -> bool:
-        """Wait for the flood tokens; False when the edit would change nothing."""
+        """Wait for the flood tokens (and an edit's ``lease``); False when the
+        edit would change nothing or shows an older version than went out."""
+        owner = lease.owner if lease is not None else ""
         prepaid = options.prepaid
         if prepaid is not None and not prepaid.used and prepaid.chat_id == chat_id:
             prepaid.used = True  # the tokens are ours already
-            if (
-                key is not None
-                and digests is not None
-                and not await self.limiter.check_edit(key[0], key[1], *digests, options.version)
-            ):
-                await self.refund(prepaid.chat_id)  # a no-op edit costs nothing
-                return False
-            return True
+            if key is None or digests is None:
+                return True
+            return await self._admit_prepaid(prepaid, key, digests, options.version, lease)
         waited = 0.0
         line = self.line
         in_line = False
         try:
             while True:
                 if key is not None and digests is not None:
-                    verdict = await self.limiter.take_edit(
-                        key[0], key[1], *digests, options.version
-                    )
+                    verdict = await self.limiter.take_edit(*key, *digests, options.version, owner)
                 else:
                     verdict = await self.limiter.take(chat_id)
                 delay = verdict.wait
                 if delay in (NOOP, STALE):  # shows this, or a newer version, already
                     return False
+                if delay == BUSY and waited < self.max_wait:
+                    if in_line:
+                        line.release()  # not the overall bucket we wait for
+                        in_line = False
+                    waited += await self._busy()
+                    continue
                 if delay <= 0:
-                    return True
+                    return self._took(verdict, lease)
                 if waited >= self.max_wait:
                     log.warning(
                         "flood limiter: gave up waiting after %.0f s (chat %s)", waited, chat_id
@@ -183,3 +197,37 @@ class FloodGate:
         finally:
             if in_line:
                 line.release()
+
+    async def _admit_prepaid(
+        self,
+        prepaid: Prepaid,
+        key: tuple[int, int],
+        digests: tuple[str | None, str],
+        version: str,
+        lease: EditLease | None,
+    ) -> bool:
+        """:meth:`admit` of an edit whose tokens were prepaid: the digest (and lease)."""
+        owner = lease.owner if lease is not None else ""
+        waited = 0.0
+        while True:
+            v = await self.limiter.claim_edit(*key, *digests, version, owner)
+            if v.wait != BUSY or waited >= self.max_wait:
+                break
+            waited += await self._busy()
+        if v.wait in (NOOP, STALE):
+            await self.refund(prepaid.chat_id)  # a no-op edit costs nothing
+            return False
+        return self._took(v, lease)
+
+    async def _busy(self) -> float:
+        """Another call's edit of the message is in flight: wait a moment."""
+        self.stats.busy += 1
+        poll = self.limiter.config.lease_poll
+        await self.sleep(poll)
+        return poll
+
+    @staticmethod
+    def _took(verdict: Verdict, lease: EditLease | None) -> bool:
+        if lease is not None and verdict.wait == 0:
+            lease.held = True
+        return True

@@ -16,9 +16,11 @@ class FloodKeys:
     ``P rl:{c:<chat>}:chat`` (one chat's bucket), ``P rl:{c:<chat>}:group`` (a
     group's per-minute bucket), ``P rl:{c:<chat>}:msg:<message>`` (string: the
     content and table version last shown), ``P rl:{c:<chat>}:at:<message>``
-    (string: when the message was last edited, by any process).  Buckets
-    expire when they would be full again; digests ``digest_ttl`` after their
-    last edit, last-edit times ``edit_ttl`` after it."""
+    (string: when the message was last edited, by any process),
+    ``P rl:{c:<chat>}:fly:<message>`` (string ``<owner>@<until>``: the one edit
+    of the message in flight, its lease).  Buckets expire when they would be
+    full again; digests ``digest_ttl`` after their last edit, last-edit times
+    ``edit_ttl`` after it, leases ``edit_lease`` after they were taken."""
 
     def __init__(self, kv: KeyValueStore) -> None:
         self.kv = kv
@@ -37,6 +39,9 @@ class FloodKeys:
 
     def edited_at(self, chat_id: int, message_id: int) -> str:
         return self.kv.key(f"rl:{{c:{chat_id}}}:at:{message_id}")
+
+    def in_flight(self, chat_id: int, message_id: int) -> str:
+        return self.kv.key(f"rl:{{c:{chat_id}}}:fly:{message_id}")
 
 
 def table_version(table_id: str, version: int) -> str:

@@ -42,14 +42,18 @@ class FloodConfig:
     lease: float = 5  # overall tokens a process takes at a time
     lease_ttl: float = 0.25  # seconds a process may keep unused leased tokens
     edit_ttl: float = 10.0  # seconds a message's last edit time is kept (>= the longest gap)
+    edit_lease: float = 5.0  # seconds an edit in flight may keep its message (a crash: it lapses)
+    lease_poll: float = 0.05  # seconds between looks at another call's edit lease
 
 
 NOOP = -1.0  # acquire_edit: the message already shows this content
 STALE = -2.0  # take_edit: the message shows a newer table version already
+BUSY = -3.0  # take_edit: another call's edit of the message is in flight (its lease)
 
 
 class Verdict(NamedTuple):
-    """An attempt to take tokens: ``wait`` -2 (STALE: the message shows a newer
+    """An attempt to take tokens: ``wait`` -3 (BUSY: another call's edit of the
+    message is in flight), -2 (STALE: the message shows a newer
     version), -1 (NOOP: the edit changes nothing), 0 (taken) or the seconds to wait (nothing taken); ``overall``: the bucket
     that is short is the overall one (every chat of every process waits on it)."""
 

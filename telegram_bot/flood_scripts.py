@@ -8,10 +8,14 @@ hashes ``t`` (tokens) and ``s`` (stamp); the time comes from Python (ARGV)."""
 from __future__ import annotations
 
 # KEYS: the n bucket keys of one chat, then (optionally) the message's digest
-# key and its last-edit key.  ARGV: now, n, markup digest ('' = no digest
-# check), text digest ('*' = the text stays as it is: a markup-only edit),
-# digest ttl ms, version ('<table id>#<n>', '' = none), last-edit ttl ms, then
-# per bucket rate, capacity, cost, ttl ms.  An edit taken records ``now`` as
+# key, its last-edit key and its in-flight lease key.  ARGV: now, n, markup
+# digest ('' = no digest check), text digest ('*' = the text stays as it is: a
+# markup-only edit), digest ttl ms, version ('<table id>#<n>', '' = none),
+# last-edit ttl ms, lease owner ('' = no lease), lease ttl ms, then per bucket
+# rate, capacity, cost, ttl ms.  With an owner, an edit of a message whose
+# lease ('<owner>@<until>') another call holds takes nothing and answers
+# '-3;<seconds the lease may last>' -- AFTER the digest check, so an older or
+# same content is dropped at once; an edit taken takes the lease.  An edit taken records ``now`` as
 # the message's last edit (:data:`HEADROOM_LUA` spaces edits by it).  The
 # digest key holds '<text digest>:<markup digest>:<version>' (the highest
 # version of the last table shown).  Returns '-2' (older than the version of
@@ -39,11 +43,18 @@ if md ~= '' then
     return '-1'
   end
   shown = td .. ':' .. md .. ':' .. v
+  if ARGV[8] ~= '' then
+    local lease = redis.call('GET', KEYS[n + 3])
+    local owner, til = string.match(lease or '', '^(.*)@([^@]*)$')
+    if owner and owner ~= ARGV[8] and tonumber(til) > now then
+      return string.format('-3;%.6f', tonumber(til) - now)
+    end
+  end
 end
 local tok, stamp = {}, {}
 local wait, short = 0, 0
 for i = 1, n do
-  local b = 7 + (i - 1) * 4
+  local b = 9 + (i - 1) * 4
   local rate, cap, cost = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
   local h = redis.call('HMGET', KEYS[i], 't', 's')
   local t, s = tonumber(h[1]), tonumber(h[2])
@@ -60,7 +71,7 @@ for i = 1, n do
 end
 if wait > 0 then return string.format('%.6f;%d', math.max(wait, 0.000001), short) end
 for i = 1, n do
-  local b = 7 + (i - 1) * 4
+  local b = 9 + (i - 1) * 4
   redis.call('HSET', KEYS[i], 't', string.format('%.17g', tok[i] - tonumber(ARGV[b + 3])),
     's', string.format('%.17g', stamp[i]))
   redis.call('PEXPIRE', KEYS[i], ARGV[b + 4])
@@ -68,6 +79,10 @@ end
 if shown then
   redis.call('SET', KEYS[n + 1], shown, 'PX', ARGV[5])
   redis.call('SET', KEYS[n + 2], ARGV[1], 'PX', ARGV[7])
+  if ARGV[8] ~= '' then
+    local til = string.format('%.6f', now + tonumber(ARGV[9]) / 1000)
+    redis.call('SET', KEYS[n + 3], ARGV[8] .. '@' .. til, 'PX', ARGV[9])
+  end
 end
 return '0'
 """
@@ -163,10 +178,14 @@ return 0
 
 # An edit failed: what the message shows is unknown, but the highest table
 # version it was asked to show stays (a retry, or another process's older
-# render, must not go back behind it).  KEYS[1] the digest key; ARGV digest ttl
-# ms.  '<text>:<markup>:<version>' becomes '?:?:<version>' (no digest equals
-# '?'); without a version the key goes.
+# render, must not go back behind it).  KEYS[1] the digest key, KEYS[2]
+# (optional) the message's lease key; ARGV digest ttl ms, lease owner.
+# '<text>:<markup>:<version>' becomes '?:?:<version>' (no digest equals
+# '?'); without a version the key goes.  The owner's lease goes.
 FORGET_LUA = r"""
+if KEYS[2] and string.match(redis.call('GET', KEYS[2]) or '', '^(.*)@') == ARGV[2] then
+  redis.call('DEL', KEYS[2])
+end
 local cur = redis.call('GET', KEYS[1])
 if not cur then return 0 end
 local v = string.match(cur, '^[^:]*:[^:]*:(.+)$')
@@ -176,4 +195,24 @@ else
   redis.call('DEL', KEYS[1])
 end
 return 1
+"""
+
+# An edit went out: KEYS[1] the message's lease key, KEYS[2] its digest key;
+# ARGV owner, digest ttl ms.  The owner's lease goes (1).  A lease lost meanwhile
+# (the call outlived it: another edit may have gone out before this one landed)
+# leaves the content unknown -- '?:?:<version>', as FORGET_LUA -- so the next
+# edit or repair is not dropped as a no-op (0).
+RELEASE_EDIT_LUA = r"""
+if string.match(redis.call('GET', KEYS[1]) or '', '^(.*)@') == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+local cur = redis.call('GET', KEYS[2])
+local v = cur and string.match(cur, '^[^:]*:[^:]*:(.+)$')
+if v then
+  redis.call('SET', KEYS[2], '?:?:' .. v, 'PX', ARGV[2])
+elseif cur then
+  redis.call('DEL', KEYS[2])
+end
+return 0
 """

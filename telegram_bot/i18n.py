@@ -130,6 +130,12 @@ VARIANT_TITLES: dict[str, str] = {
     "chuvash": N_("Chuvash Rooster"),
     "shchelkovsky": N_("Durak Shchelkovsky"),
 }
+LEVEL_TITLES: dict[str, str] = {
+    "easy": N_("easy"),
+    "normal": N_("normal"),
+    "hard": N_("hard"),
+}
+"""The AI levels (``engine.ai.LEVELS``), as shown next to an AI's name."""
 GAME_INVITES: dict[str, str] = {
     # the game's name in the case the sentence needs (ru/uk: «Сыграем в „Дурака…“»)
     "chuvash": N_("Join me for a game of <b>Chuvash Rooster</b>!"),
@@ -224,6 +230,10 @@ def rules_text(variant: str, locale: str) -> str:
     return Translator(locale)(RULES[variant])
 
 
+HELP_LEVELS = N_(
+    "• AI levels: /play easy, /play normal or /play hard (also /play shchelkovsky hard); "
+    "in a lobby, under ⚙ Settings."
+)
 HELP_MOVES = N_(
     "• Chuvash Rooster: a lead is always tapped (✓), then Play — one card too.\n"
     "• Greyed cards cannot be played now. A player with nothing to throw in passes by "
@@ -244,4 +254,4 @@ def rules_message(locale: str, variant: str | None = None) -> str:
 
 def help_text(locale: str) -> str:
     _ = Translator(locale)
-    return _(HELP) + "\n" + _(HELP_MOVES)
+    return _(HELP) + "\n" + _(HELP_MOVES) + "\n" + _(HELP_LEVELS)

@@ -32,13 +32,19 @@ What a message shows is remembered as two short digests (text, keyboard):
   send.  Shared by every bot process, so process A cannot drop an edit as a
   "no-op" when process B changed the message meanwhile -- the danger of a
   per-process memory, where dropping a needed edit leaves a stale message.
+  The same script takes the message's edit lease for the call: one edit of a
+  message in flight at a time, fleet-wide, so edits land in version order
+  (another's waits, then is judged by the digest); the lease goes after the
+  call (with the forget after a failed one) or lapses after a few seconds.
 * without one (tests, a single process): a bounded in-process LRU.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -54,12 +60,13 @@ from telegram_bot.flood_gate import (
     GO,
     URGENT,
     CallOptions,
+    EditLease,
     FloodGate,
     OutgoingStats,
     Prepaid,
     Sleep,
 )
-from telegram_bot.shown import EDITS, LocalMemory, content_digests
+from telegram_bot.shown import EDITS, ShownStore, content_digests
 from telegram_bot.waiting_line import Priority
 
 log = logging.getLogger(__name__)
@@ -109,10 +116,11 @@ class Outgoing(BaseRequestMiddleware):
         self.sleep = sleep
         self.max_wait = max_wait
         self.stats = stats or OutgoingStats()
-        self._memory = LocalMemory(memory_size)
+        self.shown = ShownStore(limiter, memory_size)
         self._options: dict[int, CallOptions] = {}  # by id() of a method in flight
         self._in_hook: set[int] = set()
-        self._background: set[asyncio.Task[None]] = set()
+        self._owner = f"{uuid.uuid4().hex[:12]}."  # edit leases: this process ...
+        self._calls = itertools.count()  # ... and its call
         self.gate = (
             FloodGate(limiter, sleep=sleep, max_wait=max_wait, stats=self.stats)
             if limiter is not None
@@ -130,15 +138,16 @@ class Outgoing(BaseRequestMiddleware):
         raw_chat = getattr(method, "chat_id", None)
         chat_id = raw_chat if isinstance(raw_chat, int) else None
         key, digests = _content(bot, method, chat_id)
+        lease = EditLease(f"{self._owner}{next(self._calls)}") if key is not None else None
         if is_limited(method.__api_method__) and not await self._admit(
-            chat_id, key, digests, options
+            chat_id, key, digests, options, lease
         ):
             self.stats.noop += 1
             return _done()
         attempt = 0
         while True:
             try:
-                response = await self._send(make_request, bot, method, chat_id, key)
+                response = await self._send(make_request, bot, method, chat_id, key, lease)
             except TelegramRetryAfter as exc:
                 attempt += 1
                 if (
@@ -149,7 +158,7 @@ class Outgoing(BaseRequestMiddleware):
                     await self.gate.hold(chat_id, exc.retry_after)  # the others wait too
                 if attempt > self.max_retries:
                     raise
-                retry = await self._after_429(bot, method, chat_id, options, exc.retry_after)
+                retry = await self._after_429(bot, method, chat_id, options, exc.retry_after, lease)
                 if retry is None:  # shows that already, or a newer version (another process)
                     self.stats.noop += 1
                     return _done()
@@ -157,8 +166,10 @@ class Outgoing(BaseRequestMiddleware):
                 continue
             except _NotModified:
                 self.stats.noop += 1  # the digest admitted above is what it shows
+                await self.shown.release(key, lease)
                 return _done()
             break
+        await self.shown.release(key, lease)
         name = method.__api_method__
         if name in EDITS:
             self.stats.edited += 1
@@ -169,7 +180,7 @@ class Outgoing(BaseRequestMiddleware):
             assert digests is not None
             assert digests[0] is not None
             mid = -result.ephemeral_message_id if result.ephemeral_message_id else result.message_id
-            await self._remember((chat_id, mid), digests[0], digests[1])
+            await self.shown.remember((chat_id, mid), digests[0], digests[1])
         return response
 
     async def _send(
@@ -179,6 +190,7 @@ class Outgoing(BaseRequestMiddleware):
         method: TelegramMethod[TelegramType],
         chat_id: int | None,
         key: tuple[int, int] | None,
+        lease: EditLease | None,
     ) -> Response[TelegramType]:
         """One attempt: 403s reported to the hooks; a failed edit forgets what the
         message shows (a "not modified" raises :class:`_NotModified`)."""
@@ -186,24 +198,24 @@ class Outgoing(BaseRequestMiddleware):
             return await make_request(bot, method)
         except TelegramRetryAfter:
             self.stats.retry_after += 1
-            await self._forget(key)  # refused: the message shows what it showed
+            await self.shown.forget(key, lease)  # refused: the message shows what it showed
             raise
         except TelegramForbiddenError:
             self.stats.forbidden += 1
-            await self._forget(key)
+            await self.shown.forget(key, lease)
             if chat_id is not None:
                 await self._forbidden(chat_id)
             raise
         except TelegramBadRequest as exc:
             if key is not None and NOT_MODIFIED in exc.message:
                 raise _NotModified from exc
-            await self._forget(key)
+            await self.shown.forget(key, lease)
             raise
         except asyncio.CancelledError:
-            self._forget_later(key)
+            self.shown.forget_later(key, lease)
             raise
         except Exception:
-            await self._forget(key)
+            await self.shown.forget(key, lease)
             raise
 
     async def _after_429(
@@ -213,6 +225,7 @@ class Outgoing(BaseRequestMiddleware):
         chat_id: int | None,
         options: CallOptions,
         retry_after: float,
+        lease: EditLease | None,
     ) -> _Retry[TelegramType] | None:
         """Sleep ``retry_after``, then what to retry: the newest content of the
         message when the caller has one (``options.newest``: never the refused
@@ -229,7 +242,7 @@ class Outgoing(BaseRequestMiddleware):
         options = CallOptions(options.priority, None, options.newest, version)
         key, digests = _content(bot, method, chat_id)
         if is_limited(method.__api_method__) and not await self._admit(
-            chat_id, key, digests, options
+            chat_id, key, digests, options, lease
         ):
             return None
         return method, key, digests, options
@@ -280,41 +293,15 @@ class Outgoing(BaseRequestMiddleware):
         key: tuple[int, int] | None,
         digests: tuple[str | None, str] | None,
         options: CallOptions,
+        lease: EditLease | None = None,
     ) -> bool:
-        """Wait for the flood tokens; False when the edit would change nothing."""
+        """Wait for the flood tokens (and an edit's lease); False when the edit
+        would change nothing."""
         if self.gate is not None:
-            return await self.gate.admit(chat_id, key, digests, options)
+            return await self.gate.admit(chat_id, key, digests, options, lease)
         if key is not None and digests is not None:
-            return self._memory.admit(key, *digests)
+            return self.shown.memory.admit(key, *digests)
         return True
-
-    async def _remember(self, key: tuple[int, int], text: str, markup: str) -> None:
-        if self.limiter is None:
-            self._memory.set(key, (text, markup))
-        else:
-            await self.limiter.remember(key[0], key[1], text, markup)
-
-    async def _forget(self, key: tuple[int, int] | None) -> None:
-        """An edit failed: what the message shows is not known any more."""
-        if key is None:
-            return
-        if self.limiter is None:
-            self._memory.forget(key)
-        else:
-            try:
-                await self.limiter.forget(*key)
-            except Exception:  # never hide the original error
-                log.exception("could not forget the digest of %s", key)
-
-    def _forget_later(self, key: tuple[int, int] | None) -> None:
-        """Cancelled mid-call: forget without awaiting (the edit may not have landed)."""
-        if key is None:
-            return
-        self._memory.forget(key)
-        if self.limiter is not None:
-            task = asyncio.get_running_loop().create_task(self._forget(key))
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
 
     async def _forbidden(self, chat_id: int) -> None:
         hook = self.on_forbidden if chat_id > 0 else self.on_kicked

@@ -5,12 +5,10 @@ show it -- each seat's hand message (his view only), the group's table message
 It decides which messages to edit and how urgently; what they show comes from
 :mod:`telegram_bot.screens` (pure).
 
-It never changes game state; it reads the table through the service and keeps
-message ids, selections and languages in the chat state (:mod:`telegram_bot.chat_state`).
-Renders of one table are serialised in this process and always show the newest
-version, so an older render never overwrites a newer one.  Each render is
-marked pending in Redis until its edits went out (:mod:`telegram_bot.render_guard`):
-should this process die first, another one renders the table again.
+It never changes game state; message ids, selections and languages are in the
+chat state (:mod:`telegram_bot.chat_state`).  Renders of one table are serialised
+here and show the newest version; each is marked pending in Redis until its edits
+went out (:mod:`telegram_bot.render_guard`), so another process redoes it if this dies.
 """
 
 from __future__ import annotations
@@ -18,7 +16,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from typing import Any
 
 from aiogram.exceptions import TelegramAPIError
 from aiogram.types import InlineKeyboardMarkup
@@ -41,8 +40,10 @@ from telegram_bot.screens import (
     lobby_screen,
     started_lobby_screen,
     table_screen,
+    watch_screen,
 )
 
+EditJob = Coroutine[Any, Any, "asyncio.Future[bool]"]  # an edit asked: what it became
 log = logging.getLogger(__name__)
 
 
@@ -209,6 +210,7 @@ class Publisher:
                 msg = await self.delivery.send(group, text, markup2)
                 if msg is not None:
                     await self.ui.update_table(table_id, table_message=msg.message_id)
+            await asyncio.gather(*self._watchers(snap, table_version(t.id, snap.version)))
             self._mark_shown(table_id, snap.version)
         await group_hands.send_later(self)
 
@@ -263,7 +265,22 @@ class Publisher:
             text, markup = table_screen(snap, self.bot_username)
             urgency = Urgency.SOON if t.status == OVER else Urgency.TABLE
             jobs.append(self._edit(group, ui.table_message, text, markup, urgency, shows))
+        jobs += self._watchers(snap, shows)
         return list(await asyncio.gather(*jobs))
+
+    def _watchers(self, snap: Snapshot, shows: str) -> list[EditJob]:
+        """Spectators' private messages (issue #16): the public view, edited as
+        often as the group's table message; none once the lobby forbids them."""
+        t, ui = snap.table, snap.ui
+        if not t.spectators or snap.loaded.state is None:
+            return []
+        urgency = Urgency.SOON if t.status == OVER else Urgency.TABLE
+        jobs: list[EditJob] = []
+        for user, msg in ui.watchers.items():
+            if t.seat_of(user) is None:  # a spectator never sees a hand
+                text, markup = watch_screen(snap, ui.langs.get(user, "en"))
+                jobs.append(self._edit(user, msg, text, markup, urgency, shows))
+        return jobs
 
     async def render_seat(self, snap: Snapshot, user: int, selection: Selection) -> None:
         """Re-render one player's hand message at once (his selection changed, or he

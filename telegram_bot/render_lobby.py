@@ -12,9 +12,10 @@ from typing import Any, Protocol
 
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
+from engine.ai import LEVEL_OF
 from telegram_bot.callbacks import LobbyCb, LobbyOp
 from telegram_bot.format import ai_name, bold, user_text
-from telegram_bot.i18n import GAME_INVITES, VARIANT_TITLES, Translator
+from telegram_bot.i18n import GAME_INVITES, LEVEL_TITLES, VARIANT_TITLES, Translator
 
 MAX_PLAYERS = {"chuvash": 6, "shchelkovsky": 10}  # C2, S2
 TIMERS = (0, 30, 60, 120)
@@ -47,6 +48,8 @@ class LobbyLike(Protocol):
     def seats(self) -> Sequence[SeatLike]: ...
     @property
     def creator(self) -> int: ...
+    @property
+    def ai_kind(self) -> str: ...
 
 
 def deep_link(bot_username: str, code: str) -> str:
@@ -67,9 +70,16 @@ def settings_line(lobby: LobbyLike, _: Translator) -> str:
     return " · ".join(bits)
 
 
+def level_suffix(seat: SeatLike, _: Translator) -> str:
+    """`` · hard`` after an AI seat's name (its level, ``engine.ai.LEVELS``)."""
+    level = LEVEL_OF.get(seat.ai or "") if seat.user is None else None
+    return " · " + _(LEVEL_TITLES[level]) if level else ""
+
+
 def _seat_line(i: int, seat: SeatLike, lobby: LobbyLike, _: Translator) -> str:
     if seat.user is None:
         name = "🤖 " + (user_text(ai_name(seat.name, _)) if seat.name else _("AI player"))
+        name += level_suffix(seat, _)
     else:
         name = user_text(seat.name) if seat.name else _("Seat {n}", n=i + 1)
         if seat.ai:
@@ -117,8 +127,8 @@ def render_lobby(
 
 
 def settings_keyboard(lobby: LobbyLike, *, locale: str) -> InlineKeyboardMarkup:
-    """Game; decks 2/4 and remove-one-joker (Shchelkovsky); turn timer; max players;
-    the current choices ticked."""
+    """Game; decks 2/4 and remove-one-joker (Shchelkovsky); turn timer; the AI
+    level (of the AI seats); max players; the current choices ticked."""
     _ = Translator(locale)
     code = lobby.id
 
@@ -139,11 +149,15 @@ def settings_keyboard(lobby: LobbyLike, *, locale: str) -> InlineKeyboardMarkup:
         b(_("{s} s", s=s) if s else _("no timer"), f"timer={s}", lobby.timer == s) for s in TIMERS
     ]
     rows += [timers[:2], timers[2:]]
+    level = LEVEL_OF.get(lobby.ai_kind)
+    rows.append([b(_(title), f"level={v}", level == v) for v, title in LEVEL_TITLES.items()])
     counts = [
         b(str(n), f"max={n}", lobby.max_seats == n)
         for n in range(2, MAX_PLAYERS.get(lobby.variant, 6) + 1)
     ]
     rows += [counts[i : i + 5] for i in range(0, len(counts), 5)]
+    watch = bool(getattr(lobby, "spectators", True))  # issue #16
+    rows.append([b("👀 " + _("spectators"), "watch=1", watch), b(_("none"), "watch=0", not watch)])
     back = LobbyCb(code=code, op=LobbyOp.BACK).pack()
     rows.append([InlineKeyboardButton(text="◀ " + _("Back"), callback_data=back)])
     return InlineKeyboardMarkup(inline_keyboard=rows)
@@ -155,6 +169,8 @@ def settings_text(lobby: LobbyLike, *, locale: str) -> str:
         [
             bold(_("Settings")) + " · " + _(VARIANT_TITLES[lobby.variant]),
             settings_line(lobby, _),
+            "🤖 "
+            + _("AI level: {level}", level=_(LEVEL_TITLES[LEVEL_OF.get(lobby.ai_kind, "normal")])),
             _("Max players:"),
         ]
     )

@@ -20,7 +20,8 @@ from telegram_bot.i18n import VARIANT_TITLES, Translator
 from telegram_bot.keyboards import take_back_keyboard, url_keyboard
 from telegram_bot.moves import Selection
 from telegram_bot.render import render_game_over, render_hand, render_table
-from telegram_bot.render_lobby import render_lobby
+from telegram_bot.render_fair import commitment_lines, seed_lines, with_replay, with_watch
+from telegram_bot.render_lobby import level_suffix, render_lobby
 
 Screen = tuple[str, InlineKeyboardMarkup | None]
 """A message's text and keyboard."""
@@ -43,11 +44,12 @@ class Snapshot:
 
 
 def seat_names(table: Table, lang: str) -> list[str]:
-    """Names by seat in ``lang`` (AI seats' names in its words); a human seat the
-    AI plays now is marked 🤖."""
+    """Names by seat in ``lang`` (AI seats' names in its words, with their level:
+    «Компьютер 1 · сложный»); a human seat the AI plays now is marked 🤖."""
     _ = Translator(lang)
     return [
-        (s.name if s.human else ai_name(s.name, _)) + (" 🤖" if s.ai_controlled and s.human else "")
+        (s.name if s.human else ai_name(s.name, _) + level_suffix(s, _))
+        + (" 🤖" if s.ai_controlled and s.human else "")
         if s.name
         else ""
         for s in table.seats
@@ -83,7 +85,7 @@ def hand_screen(snap: Snapshot, seat: int, lang: str, selection: Selection) -> S
     assert state is not None
     names = seat_names(t, lang)
     if t.status == OVER or state.over:
-        return render_game_over(view(state, seat), locale=lang, names=names, code=t.id)
+        return game_over_screen(snap, view(state, seat), lang)
     text, markup = render_hand(
         view(state, seat),
         locale=lang,
@@ -94,6 +96,8 @@ def hand_screen(snap: Snapshot, seat: int, lang: str, selection: Selection) -> S
         deadline=deadline(snap),
         ai_seats=ai_seats(t),
     )
+    if group_of(t) is None:  # a private game: no table message shows the commitment
+        text += "\n\n" + commitment_lines(t, Translator(lang))
     if t.seats[seat].ai_controlled:
         _ = Translator(lang)
         return _(texts.AI_PLAYS) + "\n\n" + text, take_back_keyboard(t.id, _(texts.TAKE_BACK))
@@ -107,8 +111,8 @@ def table_screen(snap: Snapshot, bot_username: str) -> Screen:
     lang = snap.ui.group_lang or "en"
     pv = public_view(state)
     if t.status == OVER or state.over:
-        return render_game_over(pv, locale=lang, names=seat_names(t, lang), code=t.id)
-    return render_table(
+        return game_over_screen(snap, pv, lang)
+    text, markup = render_table(
         pv,
         locale=lang,
         names=seat_names(t, lang),
@@ -117,6 +121,35 @@ def table_screen(snap: Snapshot, bot_username: str) -> Screen:
         ai_seats=ai_seats(t),
         code=t.id,
     )
+    _ = Translator(lang)
+    return text + "\n\n" + commitment_lines(t, _), with_watch(markup, t, _)
+
+
+def watch_screen(snap: Snapshot, lang: str) -> Screen:
+    """A spectator's private message (issue #16): the public view, as the group's
+    table message shows it -- never a hand; the result and *Replay* once over."""
+    t, state = snap.table, snap.loaded.state
+    assert state is not None
+    pv = public_view(state)
+    _ = Translator(lang)
+    if t.status == OVER or state.over:
+        text, _markup = render_game_over(pv, locale=lang, names=seat_names(t, lang))
+        markup = with_replay(None, t, _) if snap.loaded.result is not None else None
+        return text + "\n\n" + seed_lines(t, _), markup
+    text, _none = render_table(
+        pv, locale=lang, names=seat_names(t, lang), deadline=deadline(snap), ai_seats=ai_seats(t)
+    )
+    return "👀 " + text + "\n\n" + commitment_lines(t, _), None
+
+
+def game_over_screen(snap: Snapshot, v: dict[str, object], lang: str) -> Screen:
+    """The result, the deal's seed revealed, *Rematch* and *Replay* (issue #16)."""
+    t = snap.table
+    text, markup = render_game_over(v, locale=lang, names=seat_names(t, lang), code=t.id)
+    _ = Translator(lang)
+    if snap.loaded.result is None:  # ended by an operator: no record to replay
+        return text + "\n\n" + seed_lines(t, _), markup
+    return text + "\n\n" + seed_lines(t, _), with_replay(markup, t, _)
 
 
 def lobby_screen(snap: Snapshot, chat: int, bot_username: str) -> Screen:
@@ -133,7 +166,7 @@ def started_lobby_screen(snap: Snapshot, chat: int, bot_username: str) -> Screen
     t = snap.table
     _ = Translator(lobby_lang(snap, chat))
     head = f"<b>{_(VARIANT_TITLES[t.variant])}</b> · " + ", ".join(
-        user_text(s.name if s.human else ai_name(s.name, _)) for s in t.seats
+        user_text(s.name if s.human else ai_name(s.name, _) + level_suffix(s, _)) for s in t.seats
     )
     if chat < 0:
         link = url_keyboard(CARDS_HELD + " " + _("My cards"), f"https://t.me/{bot_username}")

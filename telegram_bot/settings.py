@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import os
 from dataclasses import replace
 
 from pydantic import Field
@@ -51,6 +52,9 @@ class Settings(BaseSettings):
     ``base`` seconds, doubled per failure up to ``cap``."""
     solo_opponents: int = Field(default=2, ge=1, le=5)
     """AI opponents of /play."""
+    ai_workers: int = Field(default_factory=lambda: min(2, os.cpu_count() or 1), ge=0)
+    """Processes that compute the hard AI's moves (the search player), off the
+    event loop; 0: on the event loop (engine.live.deciders)."""
 
     soon_delay: float = 1.0
     """The messages of the players the game waits for are updated within about

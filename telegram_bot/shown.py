@@ -1,16 +1,25 @@
 """What a message shows, as two short digests (text, keyboard): from the values
-as they go on the wire, and -- without a shared limiter -- remembered in a
-bounded in-process LRU (:class:`LocalMemory`)."""
+as they go on the wire, and remembered (:class:`ShownStore`) in Redis by the
+shared limiter or -- without one -- in a bounded in-process LRU
+(:class:`LocalMemory`)."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
+import logging
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiogram import Bot
 from aiogram.methods import TelegramMethod
+
+if TYPE_CHECKING:
+    from telegram_bot.flood import FloodLimiter
+    from telegram_bot.flood_gate import EditLease
+
+log = logging.getLogger(__name__)
 
 EDITS = frozenset(
     {
@@ -53,6 +62,59 @@ class LocalMemory:
 
     def forget(self, key: MessageKey) -> None:
         self._d.pop(key, None)
+
+
+class ShownStore:
+    """What the messages show, for :class:`telegram_bot.outgoing.Outgoing`: in
+    Redis through ``limiter`` (with the edit leases), else in ``memory``."""
+
+    def __init__(self, limiter: FloodLimiter | None, memory_size: int) -> None:
+        self.limiter = limiter
+        self.memory = LocalMemory(memory_size)
+        self._background: set[asyncio.Task[None]] = set()
+
+    async def remember(self, key: MessageKey, text: str, markup: str) -> None:
+        if self.limiter is None:
+            self.memory.set(key, (text, markup))
+        else:
+            await self.limiter.remember(key[0], key[1], text, markup)
+
+    async def forget(self, key: MessageKey | None, lease: EditLease | None = None) -> None:
+        """An edit failed: what the message shows is not known any more (and the
+        call's edit lease goes)."""
+        if key is None:
+            return
+        if self.limiter is None:
+            self.memory.forget(key)
+            return
+        owner = lease.owner if lease is not None and lease.held else ""
+        if lease is not None:
+            lease.held = False
+        try:
+            await self.limiter.forget(*key, owner)
+        except Exception:  # never hide the original error
+            log.exception("could not forget the digest of %s", key)
+
+    def forget_later(self, key: MessageKey | None, lease: EditLease | None = None) -> None:
+        """Cancelled mid-call: forget without awaiting (the edit may not have landed)."""
+        if key is None:
+            return
+        self.memory.forget(key)
+        if self.limiter is not None:
+            task = asyncio.get_running_loop().create_task(self.forget(key, lease))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    async def release(self, key: MessageKey | None, lease: EditLease | None) -> None:
+        """The edit went out: its lease goes (a lease it outlived is logged)."""
+        if key is None or lease is None or not lease.held or self.limiter is None:
+            return
+        lease.held = False
+        try:
+            if not await self.limiter.release_edit(*key, lease.owner):
+                log.warning("the edit of %s outlived its lease: its content is unknown", key)
+        except Exception:  # the lease lapses by itself
+            log.exception("could not release the edit lease of %s", key)
 
 
 def digest(value: Any) -> str:

@@ -3,24 +3,35 @@
 from __future__ import annotations
 
 from engine.ai.base import Player, RandomPlayer
+from engine.ai.easy import EasyPlayer
 from engine.ai.heuristic import HeuristicPlayer
 from engine.ai.search import SearchPlayer
 
-KINDS: tuple[str, ...] = ("random", "heuristic")
+KINDS: tuple[str, ...] = ("random", "easy", "heuristic", "search")
 """The AI kinds the product offers at a table (the table service and the admin API
-validate seats against it)."""
+validate seats against it).  ``search`` takes ~100 ms a decision: the bot runs it
+in a process pool, off its event loop (:mod:`engine.live.deciders`)."""
 
-ALL_KINDS: tuple[str, ...] = (*KINDS, "search")
-"""Every kind :func:`make_player` builds.  ``search`` (issue 15) takes ~100 ms a
-decision: it is for self-play and benchmarks until the product runs AI moves off
-its event loop (issue 15, step 4), so it is not in :data:`KINDS` yet."""
+ALL_KINDS: tuple[str, ...] = KINDS
+"""Every kind :func:`make_player` builds."""
+
+LEVELS: dict[str, str] = {"easy": "easy", "normal": "heuristic", "hard": "search"}
+"""The product's difficulty levels -> the AI kind playing them."""
+
+LEVEL_OF: dict[str, str] = {kind: level for level, kind in LEVELS.items()}
+"""An AI kind -> its level (``random`` has none)."""
+
+SLOW_KINDS: frozenset[str] = frozenset({"search"})
+"""Kinds whose decision is too slow for an event loop (run them in a pool)."""
 
 
 def make_player(kind: str, seed: int | str = 0) -> Player:
-    """A new player of ``kind`` (``random``, ``heuristic`` or ``search``), seeded with
-    ``seed``."""
+    """A new player of ``kind`` (``random``, ``easy``, ``heuristic`` or ``search``),
+    seeded with ``seed``."""
     if kind == "random":
         return RandomPlayer(seed)
+    if kind == "easy":
+        return EasyPlayer(seed)
     if kind == "heuristic":
         return HeuristicPlayer(seed)
     if kind == "search":
@@ -31,6 +42,10 @@ def make_player(kind: str, seed: int | str = 0) -> Player:
 __all__ = [
     "ALL_KINDS",
     "KINDS",
+    "LEVELS",
+    "LEVEL_OF",
+    "SLOW_KINDS",
+    "EasyPlayer",
     "HeuristicPlayer",
     "Player",
     "RandomPlayer",

@@ -20,6 +20,7 @@ API), ``notifications`` (the notify channel), ``service`` (the facade),
 ``sync`` (blocking facade for the admin API).
 """
 
+from engine.live.deciders import Decider, InlineDecider, PoolDecider
 from engine.live.games import run_ai, timeout_move
 from engine.live.keys import Keys
 from engine.live.kv import KeyValueStore
@@ -66,8 +67,10 @@ __all__ = [
     "PLAYING",
     "AuditEntry",
     "AuditPage",
+    "Decider",
     "GameResult",
     "GlobalStats",
+    "InlineDecider",
     "KeyValueStore",
     "Keys",
     "LeaderboardEntry",
@@ -79,6 +82,7 @@ __all__ = [
     "Notifications",
     "Plan",
     "PlayerInfo",
+    "PoolDecider",
     "Seat",
     "SeatInfo",
     "SeatView",

@@ -5,7 +5,7 @@ channel (``keys.notify``) so the bot re-renders and tells the players."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
 
 from engine import state_to_json
@@ -117,7 +117,10 @@ class Admin:
         return page
 
     async def _write(
-        self, table_id: str, make: Callable[[Loaded], Plan], expected: int | None
+        self,
+        table_id: str,
+        make: Callable[[Loaded], Awaitable[Plan] | Plan],
+        expected: int | None,
     ) -> WriteResult:
         """Write ``make``'s plan: retried on a race when ``expected`` is None,
         else only at that version (:class:`StaleVersion` otherwise)."""
@@ -126,7 +129,8 @@ class Admin:
         loaded = await self.tables.load(table_id)
         if loaded.version != expected:
             raise StaleVersion(expected, loaded.version)
-        plan = make(loaded)
+        planned = make(loaded)
+        plan = planned if isinstance(planned, Plan) else await planned
         return await self.tables.write(loaded, plan, expected=expected, before=loaded.state)
 
     async def admin_reset(
@@ -199,7 +203,7 @@ class Admin:
     ) -> WriteResult:
         """Let the AI play ``seat`` (the player may take it back)."""
 
-        def make(loaded: Loaded) -> Plan:
+        async def make(loaded: Loaded) -> Plan:
             t = loaded.table
             if t.status != PLAYING:
                 raise LiveError("no_game", "no game is in progress at this table")
@@ -207,7 +211,7 @@ class Admin:
                 raise LiveError("bad_seat", f"there is no seat {seat}")
             if t.seats[seat].ai_controlled:
                 raise LiveError("not_allowed", f"the AI already plays seat {seat}")
-            plan = self.games.takeover_plan(loaded, seat, f"admin:{by}", kind=kind)
+            plan = await self.games.takeover_plan(loaded, seat, f"admin:{by}", kind=kind)
             plan.notify = "takeover"
             return plan
 

@@ -6,6 +6,12 @@ for is AI-controlled, that AI moves (``engine.ai.make_player``, seeded with the
 table's seed, the ply and the seat, so a replay is deterministic).  So a human
 move, the AI replies it provokes and the resulting deadline are saved together,
 in one compare-and-set.
+
+The AI moves come from the service's :class:`~engine.live.deciders.Decider`:
+inline, or in the bot the search AI (the *hard* level) in a process pool, awaited
+so the event loop serves other tables meanwhile.  The table may change while it
+thinks; the compare-and-set at the loaded version keeps such a move unwritten
+(``Tables.retry`` plans again; ``apply`` raises :class:`StaleVersion`).
 """
 
 from __future__ import annotations
@@ -17,7 +23,8 @@ from functools import partial
 
 from engine import BOUT_PHASE, Action, Event, GameState, new_game, public_view, view
 from engine.actions import LEAD, PASS
-from engine.ai import make_player
+from engine.ai import SLOW_KINDS
+from engine.live.deciders import FALLBACK_KIND, Decider, InlineDecider
 from engine.live.model import (
     OPEN,
     OVER,
@@ -33,6 +40,7 @@ from engine.live.records import GameResult, SeatView
 from engine.live.tables import Loaded, Plan, Tables, check_request_id
 
 LogEntry = tuple[str, int, str]
+INLINE = InlineDecider()
 
 
 def auto_pass(table: Table, state: GameState) -> int | None:
@@ -59,11 +67,20 @@ def end_bout_passes(table: Table, reported: list[Event]) -> Table:
     return replace(table, seats=tuple(replace(s, bout_pass=False) for s in table.seats))
 
 
-def run_ai(table: Table, state: GameState, limit: int) -> tuple[list[LogEntry], list[Event], Table]:
+async def run_ai(
+    table: Table, state: GameState, limit: int, decider: Decider | None = None
+) -> tuple[list[LogEntry], list[Event], Table]:
     """Let seats move by themselves until the game waits only for humans: first
     every pass a seat makes by itself (:func:`auto_pass`), then AI-controlled
     seats, one move at a time.  Returns the log, the engine's events and the
-    table (its "pass for the bout" choices cleared when a bout ended)."""
+    table (its "pass for the bout" choices cleared when a bout ended).
+
+    The AI moves come from ``decider`` (inline by default; the bot's runs the
+    search AI in a process pool).  Once no human plays any more (all left, out
+    of the game or played by the AI), a slow kind plays as the heuristic: nobody
+    waits for its strength, and a game of search AIs alone would hold the write
+    for minutes."""
+    decide = (decider or INLINE).decide
     log: list[LogEntry] = []
     reported: list[Event] = []
     for _ in range(limit):
@@ -79,7 +96,9 @@ def run_ai(table: Table, state: GameState, limit: int) -> tuple[list[LogEntry], 
                 break
             seat = seats[0]
             kind = table.seats[seat].ai or "random"
-            chosen = make_player(kind, f"{table.seed}:{state.ply}:{seat}").choose(state, seat)
+            if kind in SLOW_KINDS and not humans_playing(table, state):
+                kind = FALLBACK_KIND
+            chosen = await decide(kind, f"{table.seed}:{state.ply}:{seat}", state, seat)
             if chosen is None:  # pragma: no cover - a seat in to_act() always has a move
                 break
             action = chosen
@@ -88,6 +107,15 @@ def run_ai(table: Table, state: GameState, limit: int) -> tuple[list[LogEntry], 
         reported += events
         table = end_bout_passes(table, events)
     return log, reported, table
+
+
+def humans_playing(table: Table, state: GameState) -> bool:
+    """Some human still plays his own seat in this game."""
+    out = set(state.out)
+    return any(
+        s.human and not s.left and not s.ai_controlled and i not in out
+        for i, s in enumerate(table.seats)
+    )
 
 
 def timeout_move(state: GameState, seat: int) -> Action:
@@ -113,9 +141,11 @@ def timeout_move(state: GameState, seat: int) -> Action:
 class Games:
     """Start, rematch, moves, taking a seat back, AI takeovers."""
 
-    def __init__(self, tables: Tables, config: LiveConfig) -> None:
+    def __init__(self, tables: Tables, config: LiveConfig, decider: Decider | None = None) -> None:
         self.tables = tables
         self.config = config
+        self.decider: Decider = decider or INLINE
+        """Computes the AI moves (:mod:`engine.live.deciders`)."""
         self.new_seed: Callable[[], int] = lambda: secrets.randbits(62)
         """The shuffle seed of each new game (tests replace it)."""
 
@@ -143,18 +173,20 @@ class Games:
             ("over", -1 if loser is None else loser, "draw" if state.draw else "loser")
         )
 
-    def after_moves(self, plan: Plan) -> None:
+    async def after_moves(self, plan: Plan) -> None:
         """Passes seats make by themselves and the AI chain; "pass for the rest of
         the bout" cleared once the bout is over; then game over if it is."""
         assert plan.state is not None
         table = end_bout_passes(plan.table, plan.engine_events)  # the move ended the bout
-        log, reported, plan.table = run_ai(table, plan.state, self.config.max_ai_moves)
+        log, reported, plan.table = await run_ai(
+            table, plan.state, self.config.max_ai_moves, self.decider
+        )
         plan.events += log
         plan.engine_events += reported
         if plan.state.over:
             self._finish(plan.table, plan.state, plan)
 
-    def start_plan(self, table: Table, previous_loser: int | None, kind: str) -> Plan:
+    async def start_plan(self, table: Table, previous_loser: int | None, kind: str) -> Plan:
         n = len(table.seats)
         seed = self.new_seed()
         state = new_game(table.variant, n, seed, table.options, previous_loser)
@@ -173,21 +205,21 @@ class Games:
             updated=self.tables.now_ms(),
         )
         plan = Plan(t, state, events=[(kind, -1, str(game_no))])
-        self.after_moves(plan)
+        await self.after_moves(plan)
         return plan
 
     async def start(self, table_id: str, user: int, request_id: str = "") -> WriteResult:
         """Start the first game of an open lobby (its owner; at least two seats).
         The same ``request_id`` again: ``duplicate=True``, nothing more happens."""
 
-        def make(loaded: Loaded) -> Plan:
+        async def make(loaded: Loaded) -> Plan:
             t = loaded.table
             if t.status != OPEN:
                 raise LiveError("not_open", "the game has already started or was cancelled")
             require_owner(t, user, "start")
             if len(t.seats) < 2:
                 raise LiveError("too_few_players", "at least two seats are needed to start")
-            return self.start_plan(t, None, "start")
+            return await self.start_plan(t, None, "start")
 
         return await self.tables.retry(table_id, make, request_id)
 
@@ -226,7 +258,7 @@ class Games:
         await self.tables.settle_users(*humans)
         return result
 
-    def _rematch_plan(self, user: int, loaded: Loaded) -> Plan:
+    async def _rematch_plan(self, user: int, loaded: Loaded) -> Plan:
         t = loaded.table
         if t.status != OVER:
             raise LiveError(
@@ -234,7 +266,7 @@ class Games:
             )
         if t.seat_of(user) is None:
             raise LiveError("not_seated", "only a player of the last game can ask for a rematch")
-        return self.start_plan(t, t.previous_loser, "start")
+        return await self.start_plan(t, t.previous_loser, "start")
 
     async def apply(
         self,
@@ -282,7 +314,7 @@ class Games:
         if t.seats[seat].timeouts or rest_of_bout:
             t = t.with_seat(seat, replace(t.seats[seat], timeouts=0, bout_pass=rest_of_bout))
         plan = Plan(t, state, events=[("act", seat, act.text())], engine_events=reported)
-        self.after_moves(plan)
+        await self.after_moves(plan)  # a write on a table changed meanwhile: StaleVersion
         return await self.tables.write(
             loaded, plan, expected=expected_version, request_id=request_id, before=before
         )
@@ -319,7 +351,7 @@ class Games:
         await self.tables.settle_users(user)
         return result
 
-    def takeover_plan(
+    async def takeover_plan(
         self, loaded: Loaded, seat: int, reason: str, *, left: bool = False, kind: str = ""
     ) -> Plan:
         """Hand ``seat`` to the AI (``reason``: timeouts, left, admin) and let it move."""
@@ -330,7 +362,7 @@ class Games:
         events.append(("takeover", seat, reason))
         plan = Plan(t, loaded.state, events=events)
         if loaded.state is not None and t.status == PLAYING:
-            self.after_moves(plan)
+            await self.after_moves(plan)
         return plan
 
     async def seat_view(self, table_id: str, user: int) -> SeatView:

@@ -95,10 +95,12 @@ class Lobbies:
         max_seats: int | None = None,
         timer: int = 60,
         private: bool = False,
+        ai_kind: str = DEFAULT_AI,
     ) -> WriteResult:
         """A new open lobby with ``creator`` in seat 0 (``chat`` None: a private
-        lobby joined by invite link)."""
+        lobby joined by invite link); ``ai_kind``: the level of the AI seats it adds."""
         vname, opts, mx, timer = _validate(variant, options, max_seats, timer)
+        _check_kind(ai_kind)
         tid = new_code()
         await self.tables.claim_user(creator, tid)
         now = self.tables.now_ms()
@@ -114,6 +116,7 @@ class Lobbies:
             private=private or chat is None,
             created=now,
             updated=now,
+            ai_kind=ai_kind,
         )
         try:
             result = await self.tables.write(
@@ -161,13 +164,13 @@ class Lobbies:
         """Leave an open lobby (the seat goes; the last human out cancels it) or a
         game in progress (the AI takes the seat for good)."""
 
-        def make(loaded: Loaded) -> Plan:
+        async def make(loaded: Loaded) -> Plan:
             t = loaded.table
             seat = t.seat_of(user)
             if seat is None:
                 raise LiveError("not_seated", "you do not sit at this table")
             if t.status == PLAYING:
-                plan = self.games.takeover_plan(loaded, seat, "left", left=True)
+                plan = await self.games.takeover_plan(loaded, seat, "left", left=True)
                 plan.notify = "left"
                 return plan
             if t.status != OPEN:
@@ -192,23 +195,22 @@ class Lobbies:
         self,
         table_id: str,
         user: int,
-        kind: str = DEFAULT_AI,
+        kind: str | None = None,
         name: str = "",
         request_id: str = "",
     ) -> WriteResult:
-        """Add an AI seat (``kind`` of ``engine.ai.KINDS``)."""
-        if kind not in AI_KINDS:
-            raise LiveError(
-                "bad_settings", f"unknown AI kind {kind!r}; known: {', '.join(AI_KINDS)}"
-            )
+        """Add an AI seat (``kind`` of ``engine.ai.KINDS``; None: the lobby's AI
+        level, :attr:`Table.ai_kind`)."""
+        if kind is not None:
+            _check_kind(kind)
 
         def make(loaded: Loaded) -> Plan:
             t = _owner_open(loaded.table, user, "add_ai")
             _check_room(t)
             n = sum(1 for s in t.seats if s.user is None) + 1
-            seat = Seat(None, name or f"AI {n}", kind)
+            seat = Seat(None, name or f"AI {n}", kind or t.ai_kind)
             t = replace(t, seats=(*t.seats, seat), updated=self.tables.now_ms())
-            return Plan(t, None, events=[("add_ai", len(t.seats) - 1, kind)])
+            return Plan(t, None, events=[("add_ai", len(t.seats) - 1, seat.ai or "")])
 
         return await self.tables.retry(table_id, make, request_id)
 
@@ -241,10 +243,17 @@ class Lobbies:
         options: Mapping[str, Any] | None = None,
         max_seats: int | None = None,
         timer: int | None = None,
+        spectators: bool | None = None,
+        ai_kind: str | None = None,
         request_id: str = "",
     ) -> WriteResult:
         """Change settings of an open lobby (validated; a new variant without
-        ``options`` gets its defaults; max seats clipped to the variant's range)."""
+        ``options`` gets its defaults; max seats clipped to the variant's range;
+        ``spectators``: may people not seated watch the game, issue #16).
+        ``ai_kind``: the lobby's AI level -- its AI seats play it from now on, and
+        the seats added later."""
+        if ai_kind is not None:
+            _check_kind(ai_kind)
 
         def make(loaded: Loaded) -> Plan:
             t = _owner_open(loaded.table, user, "settings")
@@ -262,15 +271,22 @@ class Lobbies:
                 raise LiveError(
                     "bad_settings", f"{len(t.seats)} seats are taken: max seats cannot be {mx}"
                 )
+            level = ai_kind or t.ai_kind
+            seats = t.seats
+            if ai_kind is not None:  # a new level: every AI seat plays it
+                seats = tuple(replace(s, ai=level) if s.user is None else s for s in seats)
             t = replace(
                 t,
                 variant=vname,
                 options=opts2,
                 max_seats=mx,
                 timer=tm,
+                spectators=t.spectators if spectators is None else spectators,
+                seats=seats,
+                ai_kind=level,
                 updated=self.tables.now_ms(),
             )
-            return Plan(t, None, events=[("settings", -1, f"{vname}:{mx}:{tm}")])
+            return Plan(t, None, events=[("settings", -1, f"{vname}:{mx}:{tm}:{level}")])
 
         return await self.tables.retry(table_id, make, request_id)
 
@@ -286,6 +302,11 @@ class Lobbies:
         for u in result.table.humans():
             await self.tables.release_user(u, table_id)
         return result
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in AI_KINDS:
+        raise LiveError("bad_settings", f"unknown AI kind {kind!r}; known: {', '.join(AI_KINDS)}")
 
 
 def _check_open(t: Table) -> None:

@@ -31,6 +31,7 @@ class LiveConfig:
     user_ttl: float = 30 * 86400.0  # the user -> table pointer (validated on read)
     claim_window: float = 15.0  # a claim not yet seated keeps the user from other tables
     stats_ttl: float = 400 * 86400.0  # per-user and per-chat stats, refreshed on write
+    replay_ttl: float = 7 * 86400.0  # a finished game's record (issue #16), then 404
     log_chunk: int = 2048  # bytes of log text kept in the table before a flush to the stream
     events_maxlen: int = 64  # stream entries (deflated chunks, ~30-60 moves each) kept
     timeouts_to_ai: int = 2  # consecutive timeouts before the AI takes the seat
@@ -68,7 +69,7 @@ class LiveError(EngineError):
     """A request the table service refuses; nothing was changed.  ``code`` is
     stable: no_table, not_open, no_game, game_over, lobby_full, not_seated,
     seated_elsewhere, not_allowed, too_few_players, bad_seat, ai_controlled,
-    stale_version, busy, bad_settings, not_owner, bad_cursor, unavailable (plus the engine's codes for illegal moves)."""
+    stale_version, busy, bad_settings, not_owner, bad_cursor, no_record, unavailable (plus the engine's codes for illegal moves)."""
 
     def __init__(self, code: str, message: str, **info: Any) -> None:
         super().__init__(code, message)
@@ -149,8 +150,11 @@ class Table:
     game_no: int = 0
     seed: int = 0
     previous_loser: int | None = None
+    spectators: bool = True  # may people not seated watch it in private (issue #16)
     created: int = 0
     updated: int = 0
+    ai_kind: str = DEFAULT_AI
+    """The lobby's AI level: the kind of the AI seats it adds (``engine.ai.LEVELS``)."""
 
     def seat_of(self, user: int) -> int | None:
         for i, s in enumerate(self.seats):
@@ -181,8 +185,10 @@ class Table:
             "g": self.game_no,
             "sd": self.seed,
             "pl": self.previous_loser,
+            "sv": int(self.spectators),
             "ct": self.created,
             "ut": self.updated,
+            "ai": self.ai_kind,
         }
         return json.dumps(d, separators=(",", ":"), ensure_ascii=False)
 
@@ -203,8 +209,10 @@ class Table:
             game_no=d["g"],
             seed=d["sd"],
             previous_loser=d["pl"],
+            spectators=bool(d.get("sv", 1)),
             created=d["ct"],
             updated=d["ut"],
+            ai_kind=d.get("ai", DEFAULT_AI),  # a table stored before the AI levels
         )
 
 

@@ -12,6 +12,7 @@ from engine.clock import Clock
 from engine.live.admin import Admin
 from engine.live.audit import Audit
 from engine.live.client import Client, make_client
+from engine.live.deciders import Decider
 from engine.live.games import Games
 from engine.live.keys import Keys
 from engine.live.kv import KeyValueStore
@@ -42,6 +43,7 @@ class TableService:
         *,
         clock: Clock = time.time,
         owns_client: bool = False,
+        decider: Decider | None = None,
     ) -> None:
         self.config = config = config or LiveConfig()
         self.keys = Keys(config.prefix, config.timer_shards)
@@ -52,7 +54,7 @@ class TableService:
         self.kv = KeyValueStore(store, config.prefix)
         self.results = results = Results(store, config)
         self.tables = tables = Tables(store, results, config, clock)
-        self.games = games = Games(tables, config)
+        self.games = games = Games(tables, config, decider)
         self.lobbies = lobbies = Lobbies(tables, games)
         self.timers = timers = Timers(tables, games, config, clock)
         self.admin = admin = Admin(tables, games, results)
@@ -80,6 +82,8 @@ class TableService:
         self.run_timers = timers.run_timers
         self.user_stats = results.user_stats
         self.leaderboard = results.leaderboard
+        self.replay_record = tables.replays.record
+        self.recent_replays = tables.replays.recent
         self.list_tables = admin.list_tables
         self.table_page = admin.table_page
         self.table_info = admin.table_info
@@ -122,6 +126,11 @@ class TableService:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+    def use_decider(self, decider: Decider) -> None:
+        """Compute the AI moves with ``decider`` from now on (the bot's process
+        pool, :class:`~engine.live.deciders.PoolDecider`)."""
+        self.games.decider = decider
 
     @property
     def round_trips(self) -> int:

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from engine import GameState
 from engine.clock import Clock
 from engine.live.keys import Keys
-from engine.live.model import DEFAULT_AI, LiveConfig, LiveEvent, Table, WriteResult
+from engine.live.model import LiveConfig, LiveEvent, Table, WriteResult
 from engine.live.records import AuditPage, GlobalStats, PlayerInfo, TableInfo, TableSummary
 from engine.live.service import TableService
 
@@ -119,6 +119,9 @@ class SyncTableService:
     def table_info(self, table_id: str) -> TableInfo:
         return self.run(self.service.table_info(table_id))
 
+    def replay_record(self, table_id: str, game: int) -> dict[str, Any]:
+        return self.run(self.service.replay_record(table_id, game))
+
     def event_page(
         self, table_id: str, after_version: int = 0, count: int = 100
     ) -> list[LiveEvent]:
@@ -195,7 +198,7 @@ class SyncTableService:
         return self.run(self.service.join(table_id, user, name))
 
     def add_ai(
-        self, table_id: str, user: int, kind: str = DEFAULT_AI, name: str = ""
+        self, table_id: str, user: int, kind: str | None = None, name: str = ""
     ) -> WriteResult:
         return self.run(self.service.add_ai(table_id, user, kind, name))
 

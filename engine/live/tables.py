@@ -30,6 +30,7 @@ from engine.live.model import (
     WriteResult,
 )
 from engine.live.records import GameResult
+from engine.live.replays import Replays
 from engine.live.results import Results
 from engine.live.store import Store
 
@@ -112,6 +113,7 @@ class Tables:
         self.store = store
         self.keys = store.keys
         self.results = results
+        self.replays = Replays(store, config)
         self.config = config
         self.clock = clock
         self.index = TableIndex(store, config, self.now_ms)
@@ -216,6 +218,7 @@ class Tables:
             await self.index.note(tid, now, ttl_ms)
         if plan.result is not None:
             await self.results.record(plan.result)
+            await self._save_replay(loaded, table, plan.result)
         return WriteResult(
             tid,
             v,
@@ -226,6 +229,16 @@ class Tables:
             game_over=plan.result is not None,
             deadline=deadline,
         )
+
+    async def _save_replay(self, loaded: Loaded | None, table: Table, result: GameResult) -> None:
+        """Keep the game's record (issue #16); a log that no longer holds the game's
+        start (an operator's write, a capped stream) leaves it without one."""
+        prev = loaded.table.previous_loser if loaded is not None else None  # as at its start
+        try:
+            await self.replays.save(table, prev, result)
+        except LiveError as e:
+            if e.code != "no_record":
+                raise
 
     async def retry(
         self,

@@ -58,7 +58,7 @@ class Timers:
         self.owner = uuid.uuid4().hex  # this process's name on shard leases
         self.held: set[int] = set()  # the timer shards whose lease it holds
 
-    def _timeout_plan(self, loaded: Loaded) -> Plan:
+    async def _timeout_plan(self, loaded: Loaded) -> Plan:
         t = loaded.table
         state = loaded.state
         assert state is not None
@@ -79,7 +79,7 @@ class Timers:
                 seat = replace(seat, timeouts=n)
             t = t.with_seat(s, seat)
         plan.table = t
-        self.games.after_moves(plan)
+        await self.games.after_moves(plan)
         return plan
 
     async def tick(self, limit: int = 100) -> list[WriteResult]:
@@ -137,9 +137,8 @@ class Timers:
             await self.store.release_timer(shard, tid, lease, loaded.deadline)
             return None
         try:
-            result = await self.tables.write(
-                loaded, self._timeout_plan(loaded), before=loaded.state
-            )
+            plan = await self._timeout_plan(loaded)  # the AI may think in a pool meanwhile
+            result = await self.tables.write(loaded, plan, before=loaded.state)
         except StaleVersion:  # a player moved meanwhile: look again at the next tick
             await self.store.release_timer(shard, tid, lease, now)
             return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiogram import Router
 
-from telegram_bot.handlers import commands, errors, game, group, inline, lobby, start
+from telegram_bot.handlers import commands, errors, game, group, inline, lobby, replay, start, watch
 
 
 def routers() -> list[Router]:
@@ -16,6 +16,8 @@ def routers() -> list[Router]:
         game.router,
         inline.router,
         group.router,
+        replay.router,
+        watch.router,
         commands.router,
         errors.fallback,
     ]

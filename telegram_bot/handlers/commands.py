@@ -19,7 +19,7 @@ from engine.live import TableService
 from telegram_bot import texts
 from telegram_bot.chat_state import ChatStateStore
 from telegram_bot.delivery_api import Delivery
-from telegram_bot.handlers.common import parse_variant, player, reply
+from telegram_bot.handlers.common import parse_play, parse_variant, player, reply, solo_link
 from telegram_bot.i18n import (
     GROUP_COMMANDS,
     LANGUAGES,
@@ -155,18 +155,21 @@ async def play(
     locale: str,
     _: Translator,
 ) -> None:
-    """A private game against AI players, started at once."""
+    """A private game against AI players, started at once: ``/play [game]
+    [easy|normal|hard]``."""
     if message.from_user is None:
         return
-    variant = parse_variant(command.args)
-    if variant is None:
-        await message.answer(_(texts.UNKNOWN_GAME))
+    parsed = parse_play(command.args)
+    if parsed is None:
+        await message.answer(_(texts.UNKNOWN_PLAY))
         return
+    variant, level = parsed
     outcome = await lobby_actions.play_solo(
         player(message.from_user, locale),
         variant=variant,
         timer=settings.default_timer,
         opponents=settings.solo_opponents,
+        level=level,
     )
     await reply(message, outcome, _)
 
@@ -178,8 +181,11 @@ async def play_in_group(
     """/play in a group (issue 13: no reply): a game against the AI is private --
     a button opens it there; or a lobby in this group."""
     _ = Translator(chat_locale)
-    variant = parse_variant(command.args) or "chuvash"
-    solo = f"https://t.me/{publisher.bot_username}?start=play_{variant}"
+    variant, level = parse_play(command.args) or (
+        parse_variant(command.args) or "chuvash",
+        "normal",
+    )
+    solo = f"https://t.me/{publisher.bot_username}?start={solo_link(variant, level)}"
     markup = InlineKeyboardMarkup(
         inline_keyboard=[
             [InlineKeyboardButton(text="🤖 " + _(texts.PLAY_SOLO), url=solo)],

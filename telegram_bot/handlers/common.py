@@ -1,4 +1,4 @@
-"""Helpers shared by the handler modules: variant names in commands, the
+"""Helpers shared by the handler modules: variant and AI level names in commands, the
 player a message or button comes from, answering with a lobby outcome,
 answering a button press."""
 
@@ -42,6 +42,44 @@ def parse_variant(args: str | None) -> str | None:
     if not word:
         return "chuvash"
     return VARIANT_WORDS.get(word)
+
+
+LEVEL_WORDS = {
+    "easy": "easy",
+    "лёгкий": "easy",
+    "легкий": "easy",
+    "normal": "normal",
+    "обычный": "normal",
+    "звичайний": "normal",
+    "середній": "normal",
+    "hard": "hard",
+    "сложный": "hard",
+    "складний": "hard",
+}
+"""The AI levels (``engine.ai.LEVELS``) as /play accepts them."""
+
+
+def parse_play(args: str | None) -> tuple[str, str] | None:
+    """``/play [game] [level]`` in either order: (variant, level), chuvash and
+    normal by default; None if a word is neither."""
+    variant, level = "chuvash", "normal"
+    words = (args or "").lower().split()
+    if len(words) > 2:
+        return None
+    for word in words:
+        if word in LEVEL_WORDS:
+            level = LEVEL_WORDS[word]
+        elif word in VARIANT_WORDS:
+            variant = VARIANT_WORDS[word]
+        else:
+            return None
+    return variant, level
+
+
+def solo_link(variant: str, level: str) -> str:
+    """The ``/start`` payload of a solo game at that AI level (``play_<game>``,
+    ``play_<game>_<level>`` unless normal): a group's /play links to it."""
+    return f"play_{variant}" if level == "normal" else f"play_{variant}_{level}"
 
 
 def player(user: User, locale: str) -> Person:

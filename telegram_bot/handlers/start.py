@@ -8,8 +8,8 @@ from aiogram.types import Message
 
 from telegram_bot import texts
 from telegram_bot.callbacks import CODE_PATTERN
-from telegram_bot.handlers.common import open_lobby_at, player, reply
-from telegram_bot.i18n import VARIANT_TITLES, Translator, help_text
+from telegram_bot.handlers.common import open_lobby_at, player, reply, solo_link
+from telegram_bot.i18n import LEVEL_TITLES, VARIANT_TITLES, Translator, help_text
 from telegram_bot.keyboards import url_keyboard
 from telegram_bot.publisher import Publisher
 from telegram_bot.settings import Settings
@@ -18,8 +18,9 @@ from telegram_bot.usecases.lobby import LobbyActions
 router = Router(name=__name__)
 
 
-SOLO_LINKS = {f"play_{v}": v for v in VARIANT_TITLES}
-"""``t.me/<bot>?start=play_<game>``: the group's answer to /play links here."""
+SOLO_LINKS = {solo_link(v, level): (v, level) for v in VARIANT_TITLES for level in LEVEL_TITLES}
+"""``t.me/<bot>?start=play_<game>[_<level>]``: the group's answer to /play links
+here (the level of ``/play shchelkovsky hard`` too)."""
 
 
 @router.message(
@@ -36,11 +37,13 @@ async def start_solo(
     """The *Play against the AI* button under a group's /play: a solo game now."""
     assert message.from_user is not None
     assert command.args
+    variant, level = SOLO_LINKS[command.args]
     outcome = await lobby_actions.play_solo(
         player(message.from_user, locale),
-        variant=SOLO_LINKS[command.args],
+        variant=variant,
         timer=settings.default_timer,
         opponents=settings.solo_opponents,
+        level=level,
     )
     await reply(message, outcome, _)
 

@@ -12,6 +12,7 @@ from functools import partial
 from typing import Any
 
 from engine import EngineError
+from engine.ai import LEVELS
 from engine.live import OPEN, PLAYING, LiveError, Table, TableService
 from telegram_bot import group_hands, texts
 from telegram_bot.callbacks import LobbyCb, LobbyOp
@@ -100,14 +101,20 @@ class LobbyActions:
         return LobbyOutcome()
 
     async def play_solo(
-        self, player: Person, *, variant: str, timer: int, opponents: int
+        self, player: Person, *, variant: str, timer: int, opponents: int, level: str = "normal"
     ) -> LobbyOutcome:
-        """``/play``: a private game against ``opponents`` AI players, started at
-        once (the lobby is cancelled again if it cannot start)."""
+        """``/play``: a private game against ``opponents`` AI players of ``level``
+        (``engine.ai.LEVELS``), started at once (the lobby is cancelled again if
+        it cannot start)."""
         for attempt in range(2):
             try:
                 lobby = await self.svc.create_lobby(
-                    player.id, player.name, variant=variant, timer=timer, private=True
+                    player.id,
+                    player.name,
+                    variant=variant,
+                    timer=timer,
+                    private=True,
+                    ai_kind=LEVELS[level],
                 )
                 break
             except LiveError as e:
@@ -369,6 +376,10 @@ def setting_changes(table: Table, key: str, value: str) -> dict[str, Any]:
         return {"timer": int(value)}
     if key == "max":
         return {"max_seats": int(value)}
+    if key == "watch":
+        return {"spectators": value == "1"}
+    if key == "level":
+        return {"ai_kind": LEVELS[value]}
     if key in ("decks", "joker") and table.variant == "shchelkovsky":
         options = dict(table.options)
         if key == "decks":

@@ -271,3 +271,11 @@ def test_list_pages_by_cursor(client: FlaskClient, svc: SyncTableService) -> Non
     assert [t["id"] for t in page("cursor=&status=playing&limit=1")["items"]] == [tids[-1]]
     r = client.get("/api/v1/games?cursor=not-a-cursor", headers=auth())
     assert r.status_code == 422
+
+
+@pytest.mark.parametrize("kind", ["easy", "search"])
+def test_the_ai_levels_are_ai_kinds(client: FlaskClient, svc: SyncTableService, kind: str) -> None:
+    tid = new_table(svc, humans=3, ais=0)
+    r = client.post(f"/api/v1/games/{tid}/seats/1/ai?kind={kind}", headers=auth())
+    assert r.status_code == 200, r.get_json()
+    assert svc.get(tid)[0].seats[1].ai == kind

@@ -154,7 +154,7 @@ def test_openapi_document_and_offline_docs(client: FlaskClient) -> None:
     assert doc["components"]["securitySchemes"]["bearer"]
     ops = {(m.upper(), p) for p, item in doc["paths"].items() for m in item}
     assert ("POST", "/api/v1/games/{game_id}/reset") in ops
-    assert len(ops) == 15
+    assert len(ops) == 16  # with GET ./records/{game_no} (issue #16)
     page = client.get("/openapi/swagger")
     assert page.status_code == 200
     html = page.get_data(as_text=True)

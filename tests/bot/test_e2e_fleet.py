@@ -265,12 +265,6 @@ async def fleet_harness(
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    raises=WentBackwards,
-    strict=False,  # a race: most runs pass; the reproduction below is strict
-    reason="bug (issue #12): the shared digest admits an edit before its HTTP call, so "
-    "two processes' edits of one message can reach Telegram out of order",
-)
 async def test_group_games_on_several_processes(fleet_harness: FleetHarness) -> None:
     h = fleet_harness
     fake, fleet = h.fake, h.fleet

@@ -475,6 +475,7 @@ class FakeLobby:
         FakeSeat(2, "Bob", "heuristic"),
     )
     creator: int = 1
+    ai_kind: str = "heuristic"
 
 
 @pytest.mark.parametrize("locale", LANGUAGES)
@@ -504,8 +505,29 @@ def test_lobby_and_settings(locale: str) -> None:
     sets = [lobby_cb(b.callback_data) for b in buttons]
     args = {cb.arg for cb in sets if cb.op is LobbyOp.SET}
     assert {"game=chuvash", "decks=2", "decks=4", "joker=0", "timer=120", "max=10"} <= args
+    assert {"watch=0", "watch=1"} <= args  # spectators allowed or not (issue #16)
+    assert {"level=easy", "level=normal", "level=hard"} <= args
     ticked = {lobby_cb(b.callback_data).arg for b in buttons if b.text.startswith("✓")}
-    assert ticked == {"game=shchelkovsky", "decks=4", "joker=1", "timer=60", "max=10"}
+    assert ticked == {
+        "game=shchelkovsky",
+        "decks=4",
+        "joker=1",
+        "timer=60",
+        "level=normal",
+        "max=10",
+        "watch=1",
+    }
+    hard = FakeLobby(seats=(FakeSeat(1, "Ann"), FakeSeat(None, "AI 1", "search")), ai_kind="search")
+    ticked = {
+        lobby_cb(b.callback_data).arg
+        for row in settings_keyboard(hard, locale=locale).inline_keyboard
+        for b in row
+        if b.text.startswith("✓")
+    }
+    assert "level=hard" in ticked
+    hard_text, _kb = render_lobby(hard, locale=locale)
+    _ = Translator(locale)
+    assert _("AI {n}", n="1") + " · " + _("hard") in hard_text  # «Компьютер 1 · сложный»
     chuvash = FakeLobby(variant="chuvash", options={}, max_seats=6, timer=0)
     args = {
         lobby_cb(b.callback_data).arg

@@ -92,8 +92,8 @@ def test_search_plays_whole_games_legally(
 
 def test_search_is_a_registered_kind() -> None:
     assert "search" in ALL_KINDS
-    # not offered at a table yet (issue 15 step 4: off the bot's event loop first)
-    assert "search" not in KINDS
+    # offered at a table (issue 15 step 4: the bot runs it off its event loop)
+    assert "search" in KINDS
     player = make_player("search", 5)
     assert isinstance(player, SearchPlayer)
     assert player.name == "search"

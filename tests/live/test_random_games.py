@@ -10,9 +10,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import Action, GameState, new_game
-from engine.ai import KINDS as AI_KINDS
+from engine.ai import KINDS, SLOW_KINDS
 from engine.live import MOVE_KINDS, LiveConfig, TableService, WriteResult
 from tests.live.conftest import same_state
+
+# the search AI (~100 ms a decision) has its own tests (tests/live/test_deciders.py);
+# here hundreds of random tables would take minutes with it
+FAST_KINDS = [k for k in KINDS if k not in SLOW_KINDS]
 
 
 def follow(mirror: GameState, result: WriteResult) -> None:
@@ -38,7 +42,7 @@ async def play(url: str, prefix: str, data: st.DataObject) -> None:
         for u in range(2, humans + 1):
             await svc.join(tid, u, f"U{u}")
         for _ in range(ais):
-            await svc.add_ai(tid, 1, data.draw(st.sampled_from(AI_KINDS)))
+            await svc.add_ai(tid, 1, data.draw(st.sampled_from(FAST_KINDS)))
         r = await svc.start(tid, 1)
         table = r.table
         mirror = new_game(variant, humans + ais, table.seed, table.options)

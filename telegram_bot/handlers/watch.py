@@ -1,0 +1,56 @@
+"""Spectators (issue #16): *Watch* under a group's table message and
+``/watch CODE`` in the private chat (:mod:`telegram_bot.usecases.watch`)."""
+
+from __future__ import annotations
+
+from aiogram import Router
+from aiogram.filters import Command, CommandObject
+from aiogram.types import CallbackQuery, Message
+
+from telegram_bot.chat_state import ChatStateStore
+from telegram_bot.delivery_api import Delivery
+from telegram_bot.handlers.common import answer
+from telegram_bot.i18n import Translator
+from telegram_bot.publisher import Publisher
+from telegram_bot.render_fair import WATCH_ANSWERS, WATCH_HOW
+from telegram_bot.replay_cb import WatchCb
+from telegram_bot.usecases.watch import WatchStatus, watch
+
+router = Router(name=__name__)
+
+
+@router.callback_query(WatchCb.filter())
+async def watch_button(
+    callback: CallbackQuery,
+    callback_data: WatchCb,
+    publisher: Publisher,
+    ui: ChatStateStore,
+    delivery: Delivery,
+    locale: str,
+    _: Translator,
+) -> None:
+    user = callback.from_user.id
+    status = await watch(callback_data.table, user, locale, publisher, ui, delivery)
+    await answer(callback, _(WATCH_ANSWERS[status]), show_alert=status != WatchStatus.WATCHING)
+
+
+@router.message(Command("watch"))
+async def watch_command(
+    message: Message,
+    command: CommandObject,
+    publisher: Publisher,
+    ui: ChatStateStore,
+    delivery: Delivery,
+    locale: str,
+    _: Translator,
+) -> None:
+    code = (command.args or "").strip()
+    if message.chat.type != "private" or not code or message.from_user is None:
+        await message.answer(_(WATCH_HOW))
+        return
+    status = await watch(code, message.from_user.id, locale, publisher, ui, delivery)
+    if status != WatchStatus.WATCHING:
+        await message.answer(_(WATCH_ANSWERS[status]))
+
+
+__all__ = ["router"]

@@ -1,0 +1,57 @@
+"""Spectators (issue #16): someone not seated at a group's game asks to follow
+it in his private chat (*Watch* under the table message, or ``/watch CODE``);
+he gets the public view -- never a hand -- edited like the group's table
+message (:meth:`telegram_bot.publisher.Publisher._watchers`)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from engine.live import LiveError
+from telegram_bot.chat_state import ChatStateStore
+from telegram_bot.delivery_api import Delivery
+from telegram_bot.publisher import Publisher
+from telegram_bot.screens import group_of, watch_screen
+
+
+class WatchStatus(StrEnum):
+    WATCHING = "watching"
+    NO_TABLE = "no_table"
+    NOT_STARTED = "not_started"
+    NOT_A_GROUP = "not_a_group"
+    FORBIDDEN = "forbidden"  # the lobby forbids spectators
+    SEATED = "seated"  # he plays: his hand message is his view
+    CLOSED = "closed"  # the bot cannot write to him (he never started it)
+
+
+async def watch(
+    table_id: str,
+    user: int,
+    lang: str,
+    publisher: Publisher,
+    ui: ChatStateStore,
+    delivery: Delivery,
+) -> WatchStatus:
+    """Send ``user`` the table's public view and keep it updated."""
+    try:
+        snap = await publisher.snapshot(table_id)
+    except LiveError:
+        return WatchStatus.NO_TABLE
+    t = snap.table
+    if group_of(t) is None:
+        return WatchStatus.NOT_A_GROUP
+    if not t.spectators:
+        return WatchStatus.FORBIDDEN
+    if t.seat_of(user) is not None:
+        return WatchStatus.SEATED
+    if snap.loaded.state is None:
+        return WatchStatus.NOT_STARTED
+    text, markup = watch_screen(snap, lang)
+    msg = await delivery.send(user, text, markup)
+    if msg is None:
+        return WatchStatus.CLOSED
+    await ui.update_table(table_id, watchers={user: msg.message_id}, langs={user: lang})
+    return WatchStatus.WATCHING
+
+
+__all__ = ["WatchStatus", "watch"]

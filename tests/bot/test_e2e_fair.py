@@ -1,0 +1,121 @@
+"""Watch, replay and verify end to end (issue #16), the real bot against the fake
+Bot API: the commitment the group's table message shows at the start matches
+the seed revealed at the end; *Replay* shows the right state at step 0, at
+step k and at the last step, ◀ ▶ ⏭ move through it, /replay lists the game, an
+expired record gets a clear answer; no hidden card before the replay."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import AsyncIterator
+
+import pytest
+
+from engine import card_names
+from engine.fairness import commitment
+from engine.verify import record_states, verify
+from sandbox.fake_api import FakeTelegram, Message, RateLimits, SimUser
+from tests.bot.e2e_group_kit import group_lobby
+from tests.bot.e2e_kit import SAFETY, Harness, assert_no_hidden_cards, cards_in, play_out, running
+
+HEX = re.compile(r"\b[0-9a-f]{64}\b")
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeTelegram]:
+    async with FakeTelegram(limits=RateLimits.off()) as server:
+        yield server
+
+
+def hands_shown(text: str, names: list[str]) -> list[set[str]]:
+    """The cards of each name's line in a replay's *Hands* section."""
+    section = text.split("Hands", 1)[1].split("Seed of the deal", 1)[0]
+    lines = {line.split(":", 1)[0].strip(): line for line in section.splitlines() if ":" in line}
+    return [cards_in(lines[n].split(":", 1)[1]) for n in names]
+
+
+async def step_to(h: Harness, user: SimUser, msg: Message, label: str, want: str) -> Message:
+    answer = await user.press(label, message=msg).wait_answer(SAFETY)
+    assert answer.get("text") is None, answer
+    await h.fake.world.wait_for(lambda: want in (msg.text or "") or None, SAFETY)
+    return msg
+
+
+async def test_commitment_seed_and_replay(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        humans = [fake.add_user(f"P{i}", language_code="en") for i in range(2)]
+        tid, group = await group_lobby(h, "chuvash", humans, 1)
+        table, _s, _v = await h.svc.get(tid)
+        first = await fake.world.wait_for(
+            lambda: next(
+                (
+                    e
+                    for e in fake.world.outbox
+                    if e["chat_id"] == group.id and "Fair deal" in (e["text"] or "")
+                ),
+                None,
+            ),
+            SAFETY,
+        )
+        shown = HEX.findall(first["text"])
+        assert len(shown) == 1, first["text"]
+        assert "Fair deal" in first["text"]
+        await play_out(h, tid, humans, rng=random.Random(16))
+        checked = await assert_no_hidden_cards(h, tid, humans)
+        assert checked > 10
+        msgs = fake.messages(group)
+        final = await fake.world.wait_for(
+            lambda: next((m for m in msgs if "Seed of the deal" in (m.text or "")), None), SAFETY
+        )
+        seed = int(re.search(r"Seed of the deal: (\d+)", final.text or "").group(1))  # type: ignore[union-attr]
+        assert commitment(seed, "chuvash", 3, table.options) == shown[0]
+        assert verify(seed, shown[0], "chuvash", 3)["ok"]
+        assert f"python -m engine verify {seed} {shown[0]}" in (final.text or "")
+
+        # the replay, from the group's table message: sent to the presser in private
+        p0 = humans[0]
+        answer = await p0.press("🎞 Replay", message=final, chat=group).wait_answer(SAFETY)
+        assert "private chat" in (answer.get("text") or "")
+        msg = await p0.wait_message("Replay", timeout=SAFETY)
+        record = await h.svc.replay_record(tid, 1)
+        states = record_states(record)
+        last = len(states) - 1
+        names = [str(n) for _u, n in record["seats"]]
+
+        def expect(k: int) -> list[set[str]]:
+            return [set(card_names(states[k].hand(s))) for s in range(3)]
+
+        assert f"move 0 of {last}" in (msg.text or "")
+        assert hands_shown(msg.text or "", names) == expect(0)
+        assert [set(h) for h in record["hands"]] == expect(0)
+        k = 3
+        for i in range(1, k + 1):
+            await step_to(h, p0, msg, "▶", f"move {i} of {last}")
+        assert hands_shown(msg.text or "", names) == expect(k)
+        await step_to(h, p0, msg, "◀", f"move {k - 1} of {last}")
+        assert hands_shown(msg.text or "", names) == expect(k - 1)
+        await step_to(h, p0, msg, "⏩", f"move {last} of {last}")
+        assert hands_shown(msg.text or "", names) == expect(last)
+        await step_to(h, p0, msg, "⏪", f"move 0 of {last}")
+        await step_to(h, p0, msg, "⏭", "bout 2 of")  # the first move of the second bout
+        assert "move 0 of" not in (msg.text or "")
+
+        # /replay lists the game; another player opens it from there
+        p1 = humans[1]
+        p1.send("/replay")
+        listing = await p1.wait_message("Your recent games", timeout=SAFETY)
+        assert any("Chuvash Rooster" in t for t in listing.button_texts)
+        await p1.press(listing.button_texts[0], message=listing).wait_answer(SAFETY)
+        mine = await p1.wait_message("move 0 of", timeout=SAFETY)
+        assert hands_shown(mine.text or "", names) == expect(0)
+
+        # an expired record: a clear answer, nothing changes
+        await h.svc.store.one(lambda p: p.delete(h.svc.tables.replays.record_key(tid, 1)))
+        before = msg.text
+        answer = await p0.press("▶", message=msg).wait_answer(SAFETY)
+        assert "no longer kept" in (answer.get("text") or "")
+        assert msg.text == before
+    assert not fake.stats.errors, fake.stats.errors
