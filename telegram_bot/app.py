@@ -50,6 +50,7 @@ from engine.live import (
 from telegram_bot.chat_state import ChatStateStore
 from telegram_bot.dedupe import UpdateDedupe
 from telegram_bot.delivery_api import Delivery, make_delivery
+from telegram_bot.hand_recovery import hand_to_ai
 from telegram_bot.handlers import routers
 from telegram_bot.i18n import (
     GROUP_COMMANDS,
@@ -209,7 +210,7 @@ class BotApp:
         """A player blocked the bot (403): the AI plays his seat, the table sees it."""
         assert self.publisher is not None
         await self.prefs.update(user_id, started=False)
-        await self.publisher.hand_to_ai(user_id)
+        await hand_to_ai(self.publisher, user_id)
 
     async def on_replaced(self, chat_id: int, old_id: int, new_id: int) -> None:
         """A message we edit was gone and was sent anew: remember the new id."""

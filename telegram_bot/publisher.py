@@ -352,25 +352,6 @@ class Publisher:
         await self.ui.update_table(snap.table.id, drop_hands=list(snap.ui.hands))
         return sent
 
-    async def hand_to_ai(self, user: int) -> None:
-        """The bot may no longer write to ``user`` (403, or he blocked it): the AI
-        plays his seat, and his hand message is forgotten -- no more edits that
-        could only fail -- until he comes back (:meth:`resend_hand`)."""
-        table = await self.svc.where(user)
-        if table is None or table.status != PLAYING:
-            return
-        seat = table.seat_of(user)
-        if seat is None:
-            return
-        if not table.seats[seat].ai_controlled:
-            try:
-                await self.svc.admin_hand_to_ai(table.id, seat, by="bot:forbidden")
-            except LiveError:
-                log.warning("could not hand %s's seat at %s to the AI", user, table.id)
-                return  # his hand message stays: the next failing write tries again
-            # the write is published on the notify channel: every process re-renders
-        await self.ui.update_table(table.id, drop_hands=[user])
-
     async def resend_hand(self, user: int, *, table_id: str = "", again: bool = False) -> bool:
         """``user`` can be written to again (he unblocked the bot): a game he sits
         at (``table_id``, else where he sits) gets a new hand message (with the

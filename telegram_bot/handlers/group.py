@@ -10,6 +10,7 @@ from aiogram.filters import JOIN_TRANSITION, LEAVE_TRANSITION, ChatMemberUpdated
 from aiogram.types import ChatMemberUpdated
 
 from telegram_bot import texts
+from telegram_bot.hand_recovery import hand_to_ai
 from telegram_bot.i18n import Translator
 from telegram_bot.middlewares import PrefsCache
 from telegram_bot.publisher import Publisher
@@ -34,4 +35,4 @@ async def removed(event: ChatMemberUpdated, prefs: PrefsCache, publisher: Publis
         await prefs.update(event.chat.id, started=False)
         # his hand cannot reach him: the AI plays his seat now -- waiting for the next
         # 403 would stall a game that waits for his move (and has no turn timer)
-        await publisher.hand_to_ai(event.chat.id)
+        await hand_to_ai(publisher, event.chat.id)
