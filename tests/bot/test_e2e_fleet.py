@@ -36,7 +36,9 @@ from sandbox.fleet import BotFleet, open_group_game
 from sandbox.webhook_proxy import SECRET_HEADER, WebhookProxy
 from telegram_bot.callbacks import parse_game
 from telegram_bot.chat_state import ChatStateStore
+from telegram_bot.i18n import Translator
 from telegram_bot.render import render_game_over, render_table
+from telegram_bot.render_fair import commitment_lines, seed_lines
 from telegram_bot.screens import seat_names
 from tests.bot.e2e_kit import SAFETY, Harness, is_over, play_out, settle
 
@@ -145,15 +147,18 @@ async def positions(h: FleetHarness, tid: str) -> tuple[dict[str, list[int]], li
     events = [e for e in await h.svc.event_page(tid, 0, 100_000) if e.kind in MOVE_KINDS]
     state = new_game(table.variant, len(table.seats), table.seed, table.options, None)
     names, bot = seat_names(table, "en"), h.fake.world.bot.username
+    en = Translator("en")
     texts: dict[str, list[int]] = {}
     for n in range(len(events) + 1):
         if n:
             state.apply(Action.from_text(events[n - 1].seat, events[n - 1].text))
         if state.over:
             html, _m = render_game_over(public_view(state), locale="en", names=names, code=tid)
+            html += "\n\n" + seed_lines(table, en)  # the seed revealed (issue #16)
             texts.setdefault(parse_text(html, "HTML")[0], []).append(OVER)
             break
         html, _m = render_table(public_view(state), locale="en", names=names, bot_username=bot)
+        html += "\n\n" + commitment_lines(table, en)  # the deal's commitment (issue #16)
         texts.setdefault(parse_text(html, "HTML")[0], []).append(n)
     assert state.over, "the log does not replay to the game's end"
     return texts, [e for e in events if e.kind == "act"]
