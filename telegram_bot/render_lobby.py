@@ -71,9 +71,11 @@ def settings_line(lobby: LobbyLike, _: Translator) -> str:
 
 
 def level_suffix(seat: SeatLike, _: Translator) -> str:
-    """`` · hard`` after an AI seat's name (its level, ``engine.ai.LEVELS``)."""
+    """`` (hard)`` after an AI seat's name (its level, ``engine.ai.LEVELS``): in
+    parentheses, so a move line reads «Компьютер 1 (сложный) пасует», not
+    «Компьютер 1 · сложный пасует»."""
     level = LEVEL_OF.get(seat.ai or "") if seat.user is None else None
-    return " · " + _(LEVEL_TITLES[level]) if level else ""
+    return f" ({_(LEVEL_TITLES[level])})" if level else ""
 
 
 def _seat_line(i: int, seat: SeatLike, lobby: LobbyLike, _: Translator) -> str:

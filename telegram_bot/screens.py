@@ -45,7 +45,7 @@ class Snapshot:
 
 def seat_names(table: Table, lang: str) -> list[str]:
     """Names by seat in ``lang`` (AI seats' names in its words, with their level:
-    «Компьютер 1 · сложный»); a human seat the AI plays now is marked 🤖."""
+    «Компьютер 1 (сложный)»); a human seat the AI plays now is marked 🤖."""
     _ = Translator(lang)
     return [
         (s.name if s.human else ai_name(s.name, _) + level_suffix(s, _))

@@ -47,14 +47,15 @@ async def test_a_hard_ai_seat_plays_a_group_game_to_the_end(
         await ann.press("Back", message=lobby, chat=group).wait_answer(SAFETY)
         await fake.world.wait_for(lambda: "Add AI" in " ".join(lobby.button_texts) or None, SAFETY)
         await ann.press("Add AI", message=lobby, chat=group).wait_answer(SAFETY)
-        await fake.world.wait_for(lambda: "AI 1 · hard" in (lobby.text or "") or None, SAFETY)
+        await fake.world.wait_for(lambda: "AI 1 (hard)" in (lobby.text or "") or None, SAFETY)
         table, _state, _v = await h.svc.get(tid)
         assert [s.ai for s in table.seats] == [None, "search"]
         await ann.press("Start", message=lobby, chat=group).wait_answer(SAFETY)
         await h.wait_hands(tid, [ann])
         hand = await h.hand_message(ann, tid)
         assert hand is not None
-        assert "AI 1 · hard" in (hand.text or "")  # the level by the AI's name at the table
+        assert "AI 1 (hard)" in (hand.text or "")  # the level by the AI's name at the table
+        assert "AI 1 · hard" not in (hand.text or "")  # not «AI 1 · hard passes» in the moves
         assert await play_out(h, tid, [ann]) > 0
         table, state, _v = await h.svc.get(tid)
         assert state is not None
@@ -89,7 +90,7 @@ async def test_play_hard_starts_a_game_against_hard_ais(
         assert [s.ai for s in table.seats][1:] == ["search", "search"]
         hand = await h.hand_message(bob, table.id)
         assert hand is not None
-        assert "Компьютер 1 · сложный" in (hand.text or "")
+        assert "Компьютер 1 (сложный)" in (hand.text or "")
     assert not fake.stats.errors, fake.stats.errors
 
 

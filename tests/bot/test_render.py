@@ -527,7 +527,7 @@ def test_lobby_and_settings(locale: str) -> None:
     assert "level=hard" in ticked
     hard_text, _kb = render_lobby(hard, locale=locale)
     _ = Translator(locale)
-    assert _("AI {n}", n="1") + " · " + _("hard") in hard_text  # «Компьютер 1 · сложный»
+    assert _("AI {n}", n="1") + " (" + _("hard") + ")" in hard_text  # «Компьютер 1 (сложный)»
     chuvash = FakeLobby(variant="chuvash", options={}, max_seats=6, timer=0)
     args = {
         lobby_cb(b.callback_data).arg
