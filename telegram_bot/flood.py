@@ -212,16 +212,22 @@ class FloodLimiter:
         """:meth:`acquire`, also telling whether the overall bucket is short."""
         return await self._run(chat_id, cost)
 
-    async def refund(self, chat_id: int | None = None, *, cost: float = 1) -> None:
+    async def refund(
+        self, chat_id: int | None = None, *, cost: float = 1, held: float = 0.0
+    ) -> None:
         """Give back the tokens a :meth:`take` took for a message that did not go
         out after all (an edit found to change nothing, or overtaken by a newer
-        one); a bucket never exceeds its capacity.  The overall token goes back
-        to this process's allowance; one round trip for the chat's buckets."""
-        self.lease.give_back(cost)
+        one); a bucket never exceeds its capacity.  Tokens taken ``held``
+        seconds ago go back only to the buckets that cannot have refilled to
+        their capacity since (``held * rate < cost``; a full bucket forgot
+        them).  The overall token goes back to this process's allowance; one
+        round trip for the chat's buckets."""
+        if held * self.config.overall.per_second < cost:
+            self.lease.give_back(cost)
         buckets = self.buckets(chat_id)[1:]
         if not buckets:
             return
-        args: list[str | int | float] = [repr(float(self.clock()))]
+        args: list[str | int | float] = [repr(float(self.clock())), repr(float(held))]
         for _, rate in buckets:
             args += [repr(rate.per_second), repr(float(rate.burst)), repr(float(cost)), rate.ttl_ms]
         self.round_trips += 1

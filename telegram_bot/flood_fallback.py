@@ -57,10 +57,10 @@ class LocalBuckets:
             self._state[key] = (level - cost, now)
         return Verdict(0.0)
 
-    def refund(self, buckets: list[tuple[str, Rate]], cost: float) -> None:
+    def refund(self, buckets: list[tuple[str, Rate]], cost: float, held: float = 0.0) -> None:
         now = float(self.clock())
         for key, rate in buckets:
-            if key in self._state:
+            if key in self._state and held * rate.per_second < cost:
                 self._state[key] = (min(rate.burst, self._level(key, rate, now) + cost), now)
 
     def headroom(self, buckets: list[tuple[str, Rate]]) -> Headroom:
@@ -165,14 +165,16 @@ class FallbackFloodLimiter(FloodLimiter):
         self._touched.add((chat_id, message_id))
         return Verdict(0.0)  # unknown: send it (no lease: the process's own order)
 
-    async def refund(self, chat_id: int | None = None, *, cost: float = 1) -> None:
+    async def refund(
+        self, chat_id: int | None = None, *, cost: float = 1, held: float = 0.0
+    ) -> None:
         if not self.falling_back:
             try:
-                await super().refund(chat_id, cost=cost)
+                await super().refund(chat_id, cost=cost, held=held)
                 return
             except ServiceUnavailable as e:
                 self._failed(e)
-        self.local.refund(self.buckets(chat_id), cost)
+        self.local.refund(self.buckets(chat_id), cost, held)
 
     async def headroom(
         self, chat_id: int | None = None, message_id: int | None = None, gap: float = 0.0

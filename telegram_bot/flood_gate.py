@@ -34,11 +34,15 @@ class Prepaid:
     (``Outgoing.prepay``); the limited call to that chat made with it
     (``Outgoing.call``) uses them instead of taking its own.  Tokens no call
     used, or used by an edit that changed nothing, go back to the buckets
-    (``Outgoing.settle``)."""
+    (``Outgoing.settle``).  Tokens held longer than ``prepaid_ttl`` (the
+    call waited for its message's lock, or for another call's edit of the
+    message) go back and the call takes fresh ones: the limiter counted them
+    when they were paid, Telegram counts the message when it arrives."""
 
     chat_id: int
     paid: bool = True  # False: nothing was taken (no limiter)
     used: bool = False
+    at: float | None = None  # the limiter's clock when paid (None: unknown, use them)
 
 
 @dataclass
@@ -119,13 +123,13 @@ class FloodGate:
     async def prepay(self, chat_id: int, priority: Priority) -> Prepaid:
         """Take the tokens of one message to ``chat_id`` now (see ``Outgoing.prepay``)."""
         await self.admit(chat_id, None, None, CallOptions(priority))
-        return Prepaid(chat_id)
+        return Prepaid(chat_id, at=float(self.limiter.clock()))
 
     async def settle(self, ticket: Prepaid) -> None:
         """Give the tokens of ``ticket`` back if no call used them."""
         if ticket.paid and not ticket.used:
             ticket.used = True
-            await self.refund(ticket.chat_id)
+            await self.refund(ticket.chat_id, self._held(ticket))
 
     async def hold(self, chat_id: int, seconds: float) -> None:
         """A 429 for ``chat_id``: no token for it before ``seconds`` are over."""
@@ -134,9 +138,9 @@ class FloodGate:
         except Exception:  # the retry still waits retry_after itself
             log.exception("flood limiter: could not hold chat %s after a 429", chat_id)
 
-    async def refund(self, chat_id: int) -> None:
+    async def refund(self, chat_id: int, held: float = 0.0) -> None:
         try:
-            await self.limiter.refund(chat_id)
+            await self.limiter.refund(chat_id, held=held)
         except Exception:  # a lost refund only slows the next message a little
             log.exception("flood limiter: could not refund a token of chat %s", chat_id)
 
@@ -154,9 +158,9 @@ class FloodGate:
         prepaid = options.prepaid
         if prepaid is not None and not prepaid.used and prepaid.chat_id == chat_id:
             prepaid.used = True  # the tokens are ours already
-            if key is None or digests is None:
-                return True
-            return await self._admit_prepaid(prepaid, key, digests, options.version, lease)
+            done = await self._use_prepaid(prepaid, key, digests, options.version, lease)
+            if done is not None:
+                return done
         waited = 0.0
         line = self.line
         in_line = False
@@ -198,26 +202,40 @@ class FloodGate:
             if in_line:
                 line.release()
 
-    async def _admit_prepaid(
+    async def _use_prepaid(
         self,
         prepaid: Prepaid,
-        key: tuple[int, int],
-        digests: tuple[str | None, str],
+        key: tuple[int, int] | None,
+        digests: tuple[str | None, str] | None,
         version: str,
         lease: EditLease | None,
-    ) -> bool:
-        """:meth:`admit` of an edit whose tokens were prepaid: the digest (and lease)."""
-        owner = lease.owner if lease is not None else ""
-        waited = 0.0
-        while True:
-            v = await self.limiter.claim_edit(*key, *digests, version, owner)
-            if v.wait != BUSY or waited >= self.max_wait:
-                break
-            waited += await self._busy()
-        if v.wait in (NOOP, STALE):
-            await self.refund(prepaid.chat_id)  # a no-op edit costs nothing
-            return False
-        return self._took(v, lease)
+    ) -> bool | None:
+        """:meth:`admit` with the prepaid tokens of its chat: True / False as
+        :meth:`admit`, or None -- the tokens were held back too long (or another
+        call's edit of the message is in flight): they went back where the
+        bucket still counts them, and the call takes fresh ones when it can go."""
+        if self._fresh(prepaid):
+            if key is None or digests is None:
+                return True
+            owner = lease.owner if lease is not None else ""
+            verdict = await self.limiter.claim_edit(*key, *digests, version, owner)
+            if verdict.wait in (NOOP, STALE):  # a no-op edit costs nothing
+                await self.refund(prepaid.chat_id, self._held(prepaid))
+                return False
+            if verdict.wait != BUSY:
+                return self._took(verdict, lease)
+        await self.refund(prepaid.chat_id, self._held(prepaid))
+        return None
+
+    def _held(self, prepaid: Prepaid) -> float:
+        """Seconds since the ticket's tokens were paid (0: unknown)."""
+        if prepaid.at is None:
+            return 0.0
+        return max(0.0, float(self.limiter.clock()) - prepaid.at)
+
+    def _fresh(self, prepaid: Prepaid) -> bool:
+        """The ticket's tokens were paid so recently that they still count now."""
+        return self._held(prepaid) <= self.limiter.config.prepaid_ttl
 
     async def _busy(self) -> float:
         """Another call's edit of the message is in flight: wait a moment."""

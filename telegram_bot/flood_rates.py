@@ -44,6 +44,7 @@ class FloodConfig:
     edit_ttl: float = 10.0  # seconds a message's last edit time is kept (>= the longest gap)
     edit_lease: float = 5.0  # seconds an edit in flight may keep its message (a crash: it lapses)
     lease_poll: float = 0.05  # seconds between looks at another call's edit lease
+    prepaid_ttl: float = 0.25  # seconds prepaid tokens still count (older: taken again)
 
 
 NOOP = -1.0  # acquire_edit: the message already shows this content

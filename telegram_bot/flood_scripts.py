@@ -153,17 +153,20 @@ end
 return string.format('%.6f;%.6f', wait, edit)
 """
 
-# Give tokens back: KEYS one chat's bucket keys; ARGV now, then per bucket rate,
-# capacity, cost, ttl ms.  Each bucket is refilled to now, gets ``cost`` back
-# and never holds more than its capacity.
+# Give tokens back: KEYS one chat's bucket keys; ARGV now, held, then per bucket
+# rate, capacity, cost, ttl ms.  Each bucket is refilled to now, gets ``cost``
+# back and never holds more than its capacity -- unless the tokens were taken
+# ``held`` seconds ago and the bucket may have refilled to its capacity since
+# (held * rate >= cost): then what it holds already forgot them (the caller
+# takes fresh tokens; keeping the old ones counted errs on the safe side).
 REFUND_LUA = r"""
-local now = tonumber(ARGV[1])
+local now, held = tonumber(ARGV[1]), tonumber(ARGV[2])
 for i = 1, #KEYS do
-  local b = 1 + (i - 1) * 4
+  local b = 2 + (i - 1) * 4
   local rate, cap, cost = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
   local h = redis.call('HMGET', KEYS[i], 't', 's')
   local t, s = tonumber(h[1]), tonumber(h[2])
-  if t ~= nil and s ~= nil then
+  if t ~= nil and s ~= nil and held * rate < cost then
     if now > s then
       t = t + (now - s) * rate
       s = now

@@ -277,6 +277,27 @@ async def test_refund_gives_tokens_back_up_to_the_capacity(
         assert await limiter.kv.pttl(key) > 0
 
 
+async def test_tokens_taken_long_ago_go_back_only_where_the_bucket_still_counts_them(
+    limiter: FloodLimiter, clock: FakeClock
+) -> None:
+    """``held``: the tokens were taken that long ago.  A bucket that may have
+    refilled to its capacity since (held * rate >= cost) forgot them: nothing
+    goes back there (the group's slow bucket still gets its token back)."""
+    group = -100_777
+    while await limiter.acquire(group) == 0:
+        pass
+    chat_key, group_key = limiter.keys.rate_chat(group), limiter.keys.rate_group(group)
+    before = {k: float((await limiter.kv.hgetall(k))["t"]) for k in (chat_key, group_key)}
+    await limiter.refund(group, held=1.5)  # chat: 1/s -> forgot it; group: 19/min -> not
+    after = {k: float((await limiter.kv.hgetall(k))["t"]) for k in (chat_key, group_key)}
+    assert after[chat_key] == pytest.approx(before[chat_key])
+    assert after[group_key] == pytest.approx(before[group_key] + 1)
+    await limiter.refund(group, held=0.5)  # recent: both buckets get it back
+    again = {k: float((await limiter.kv.hgetall(k))["t"]) for k in (chat_key, group_key)}
+    assert again[chat_key] == pytest.approx(before[chat_key] + 1)
+    assert again[group_key] == pytest.approx(before[group_key] + 2)
+
+
 async def test_wait_sleeps_until_allowed(limiter: FloodLimiter, clock: FakeClock) -> None:
     slept: list[float] = []
 

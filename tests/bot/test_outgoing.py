@@ -319,6 +319,36 @@ async def test_a_call_with_prepaid_tokens_takes_none_again(
     assert [o["text"] for o in fake.world.outbox] == ["v1", "v2"]
 
 
+async def test_tokens_prepaid_long_before_the_call_are_taken_again_at_the_call(
+    fake: FakeTelegram,
+    bot: Bot,
+    outgoing: Outgoing,
+    alice: SimUser,
+    clock: ManualClock,
+    vtime: VirtualTime,
+) -> None:
+    """A prepaid ticket held back (waiting for its message's lock, or for
+    another process's edit of that message) must not be spent late: the
+    limiter counted its token when it was paid, so the bucket refilled behind
+    it, and Telegram counts the message when it arrives.  Two tickets paid at
+    0 s and used at 2 s, right after two fresh messages, were four messages
+    within a moment -- a 429 (the fleet test of two processes saw one)."""
+    early = [await outgoing.prepay(alice.id, Priority.DEFERRED) for _ in range(2)]
+    clock.advance(2.0)  # the chat's bucket is full again, as far as the limiter knows
+    await vtime.run(*(bot.send_message(alice.id, f"now {i}") for i in range(2)))
+    await vtime.run(
+        *(
+            outgoing.call(
+                bot, SendMessage(chat_id=alice.id, text=f"late {i}"), CallOptions(prepaid=t)
+            )
+            for i, t in enumerate(early)
+        )
+    )
+    assert fake.stats.retry_after == 0, fake.stats.retry_after_by_chat
+    texts = sorted(m.text or "" for m in bot_messages(fake, alice.chat))
+    assert texts == ["late 0", "late 1", "now 0", "now 1"]
+
+
 async def test_429_is_retried_after_retry_after(
     fake: FakeTelegram, bot: Bot, alice: SimUser, sleep: Callable[[float], Awaitable[None]]
 ) -> None:
