@@ -101,6 +101,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("rules", N_("Rules of both games")),
     ("stats", N_("Your statistics")),
     ("top", N_("This chat's leaderboard")),
+    ("replay", N_("Replay one of your last games")),
     ("leave", N_("Leave the game (the AI takes your seat)")),
     ("lang", N_("Change the language")),
     ("help", N_("How to play here")),
@@ -112,7 +113,7 @@ GROUP_COMMANDS = ("new", "rules", "stats", "top", "lang", "leave", "help")
 """The group menu: the commands that work there."""
 PRIVATE_COMMANDS = tuple(name for name, _text in COMMANDS if name != "top")
 """The private menu: /top answers only in a group (a chat's leaderboard), so it
-is left out here (issue 13)."""
+is left out here (issue 13); /replay answers only here."""
 
 
 def bot_commands(locale: str, only: tuple[str, ...] | None = None) -> list[BotCommand]:
@@ -208,13 +209,24 @@ RULES: dict[str, str] = {
 
 HELP = N_(
     "Play <b>Chuvash Rooster</b> or <b>Durak Shchelkovsky</b> with friends or AI players.\n"
-    "• /new in a group opens a lobby: press Join, then Start.\n"
+    "• /new in a group opens a lobby: press Join, then Start. At the group's table, "
+    "🎴 My cards shows your hand right in the group, to you alone; 🔒 In private "
+    "brings it here.\n"
     "• /new here gives an invitation link for your friends; /play starts a game against "
     "AI players at once.\n"
-    "• Your cards come here, in one message with buttons: marked cards (•) can be "
-    "played now. For several cards at once tap them (✓), then Play.\n"
-    "• /rules, /stats, /top, /lang."
+    "• /rules, /stats, /replay (your last games), /lang."
 )
+"""/help in the private chat (/top lives in groups: a group's leaderboard)."""
+
+HELP_GROUP = N_(
+    "Play <b>Chuvash Rooster</b> or <b>Durak Shchelkovsky</b> here, with friends or AI "
+    "players.\n"
+    "• /new opens a lobby: press Join, then Start.\n"
+    "• At the table, 🎴 My cards shows your hand right here, to you alone; 🔒 In "
+    "private opens it in your private chat with the bot.\n"
+    "• /rules, /stats, /top (this group's leaderboard), /lang."
+)
+"""/help in a group (/replay and /play live in the private chat)."""
 
 
 RULES_SUMMARY = N_(
@@ -252,6 +264,8 @@ def rules_message(locale: str, variant: str | None = None) -> str:
     return "\n".join([Translator(locale)(RULES_SUMMARY), *quotes])
 
 
-def help_text(locale: str) -> str:
+def help_text(locale: str, *, group: bool = False) -> str:
+    """/help: for the private chat, or (``group``) for a group -- each names
+    only the commands that work there (issue 13)."""
     _ = Translator(locale)
-    return _(HELP) + "\n" + _(HELP_MOVES) + "\n" + _(HELP_LEVELS)
+    return _(HELP_GROUP if group else HELP) + "\n" + _(HELP_MOVES) + "\n" + _(HELP_LEVELS)

@@ -226,7 +226,8 @@ async def unknown_command(
     mention = "@" + publisher.bot_username.lower()
     if message.chat.type != "private" and not head.lower().endswith(mention):
         return
-    await message.answer(_(texts.UNKNOWN_COMMAND) + "\n\n" + help_text(locale))
+    group = message.chat.type != "private"
+    await message.answer(_(texts.UNKNOWN_COMMAND) + "\n\n" + help_text(locale, group=group))
 
 
 @router.message(F.chat.type == "private", F.text)

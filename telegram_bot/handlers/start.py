@@ -100,4 +100,4 @@ async def start(
 @router.message(Command("help"))
 async def help_command(message: Message, chat_locale: str) -> None:
     """In a group the group's language (/lang there), else the user's."""
-    await message.answer(help_text(chat_locale))
+    await message.answer(help_text(chat_locale, group=message.chat.type != "private"))

@@ -135,7 +135,18 @@ def test_rules_and_help_in_every_language() -> None:
 
 def test_bot_commands_per_language() -> None:
     names = [c for c, _ in COMMANDS]
-    assert names == ["start", "new", "play", "rules", "stats", "top", "leave", "lang", "help"]
+    assert names == [
+        "start",
+        "new",
+        "play",
+        "rules",
+        "stats",
+        "top",
+        "replay",
+        "leave",
+        "lang",
+        "help",
+    ]
     for lang in LANGUAGES:
         cmds = bot_commands(lang)
         assert [c.command for c in cmds] == names
