@@ -144,6 +144,7 @@ class Message:
     ephemeral_message_id: int | None = None  # ephemeral: seen by receiver_id only
     receiver_id: int | None = None
     replaces: int | None = None  # ephemeral shown in place of this message_id
+    sender_chat_id: int | None = None  # sent on behalf of a chat (an anonymous admin)
 
     @property
     def chat_id(self) -> int:
@@ -209,6 +210,8 @@ class Message:
             data["reply_markup"] = self.reply_markup
         if self.edit_date is not None:
             data["edit_date"] = self.edit_date
+        if self.sender_chat_id is not None:  # the group itself (its anonymous admin)
+            data["sender_chat"] = self.chat.to_api(users)
         if self.via_bot_id is not None:
             data["via_bot"] = users[self.via_bot_id].to_api()
         if self.reply_to is not None and with_reply:

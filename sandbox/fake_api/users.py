@@ -48,6 +48,23 @@ class SimUser(SimAccount):
         deliver(self.world, message)
         return message
 
+    def send_anonymously(self, text: str, group: Chat) -> Message:
+        """Type ``text`` in ``group`` as its anonymous admin: Telegram shows the
+        group as the sender (``sender_chat``) and ``from`` is the placeholder
+        ``@GroupAnonymousBot``.  Only the group's admins may remain anonymous."""
+        if group.members.get(self.id) not in ("creator", "administrator"):
+            raise PermissionError(f"{self!r} is not an admin of chat {group.id}")
+        self._act()
+        message = self.world.add_message(
+            group,
+            self.world.anonymous_admin,
+            text=text,
+            entities=command_entities(text),
+            sender_chat_id=group.id,
+        )
+        deliver(self.world, message)
+        return message
+
     def start(self, payload: str | None = None) -> Message:
         """Press Start (or open a ``?start=payload`` deep link): ``/start [payload]``."""
         if payload is not None and not _PAYLOAD.match(payload):

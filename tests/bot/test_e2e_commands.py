@@ -176,7 +176,7 @@ async def test_rules_are_one_message_with_expandable_quotes(
         assert text.index("Tap a game below") < quotes[0]["offset"]
 
 
-async def test_top_is_only_in_the_group_menu(
+async def test_top_is_only_in_the_group_menu_and_help(
     fake: FakeTelegram, redis_url: str, redis_prefix: str
 ) -> None:
     async with running(redis_url, redis_prefix, fake, flood_limiter=False):
@@ -187,8 +187,20 @@ async def test_top_is_only_in_the_group_menu(
         in_group = [c["command"] for c in fake.world.commands_for(ann.user, group)]
         assert "top" not in private
         assert "top" in in_group
+        assert "replay" in private  # and /replay works only in the private chat
+        assert "replay" not in in_group
         ann.send("/top")  # typed anyway: it says where it works
         await ann.wait_message("send /top there", timeout=SAFETY)
+        # /help names the commands that work where it is asked
+        ann.send("/help")
+        mine = await ann.wait_message("Play Chuvash Rooster", timeout=SAFETY)
+        assert "/top" not in (mine.text or "")
+        assert "/replay" in (mine.text or "")
+        assert "My cards" in (mine.text or "")  # both ways to see one's hand
+        ann.send("/help", group)
+        theirs = await ann.wait_message("Play Chuvash Rooster", group, timeout=SAFETY)
+        assert "/top" in (theirs.text or "")
+        assert "/replay" not in (theirs.text or "")
 
 
 async def test_only_group_admins_change_its_language(
@@ -215,6 +227,15 @@ async def test_only_group_admins_change_its_language(
         # the group's menu speaks it too
         menu = {c["command"]: c["description"] for c in fake.world.commands_for(bob.user, group)}
         assert menu["rules"] == "Правила обох ігор"
+        # an anonymous admin writes as the group (from: @GroupAnonymousBot, whom
+        # getChatMember does not know as an admin): the group's own word counts
+        with pytest.raises(PermissionError):
+            bob.send_anonymously("/lang ru", group)  # only admins may stay anonymous
+        sent = ann.send_anonymously("/lang ru", group)
+        assert sent.to_api(fake.world.users)["from"]["username"] == "GroupAnonymousBot"
+        await ann.wait_message("Язык группы теперь русский.", group, timeout=SAFETY)
+        menu = {c["command"]: c["description"] for c in fake.world.commands_for(bob.user, group)}
+        assert menu["rules"] == "Правила обеих игр"
 
 
 async def test_lang_sets_the_private_command_menu(
