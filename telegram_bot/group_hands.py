@@ -31,6 +31,7 @@ from aiogram.types import EphemeralMessageParameters, InlineKeyboardMarkup
 from engine.live import PLAYING, LiveError
 from telegram_bot import texts
 from telegram_bot.chat_state import Prefs
+from telegram_bot.delivery_api import Urgency
 from telegram_bot.format import user_text
 from telegram_bot.i18n import Translator
 from telegram_bot.keyboards import url_keyboard
@@ -85,6 +86,8 @@ async def show_in_group(pub: Publisher, table_id: str, user: int, query_id: str 
         await pub.ui.update_table(table_id, hands={user: -msg.ephemeral_message_id})
         if old is not None and old < 0 and old != -msg.ephemeral_message_id:
             await _delete(pub, group, user, -old)
+        if old is not None and old > 0:  # his private hand: no more edits, say where
+            await _moved(pub, table_id, user, old, lang)
         return texts.CARDS_HERE
 
 
@@ -172,6 +175,18 @@ async def _private(
     link = url_keyboard("🔒 " + _(texts.OPEN_MY_CARDS), deep_link(pub.bot_username, table_id))
     await pub.delivery.send(group, _(texts.CARDS_OPEN_PRIVATE, name=name), link)
     return False
+
+
+async def _moved(pub: Publisher, table_id: str, user: int, msg: int, lang: str) -> None:
+    """His private hand ``msg`` is no longer edited: it becomes a note (no card,
+    no card button) with the deep link that brings his cards back there.  SOON:
+    it replaces any hand edit of that message still pending."""
+    _ = Translator(lang)
+    link = url_keyboard("🔒 " + _(texts.OPEN_MY_CARDS), deep_link(pub.bot_username, table_id))
+    try:
+        await pub.delivery.edit(user, msg, _(texts.CARDS_MOVED), link, Urgency.SOON)
+    except TelegramAPIError as e:  # best effort: his cards are in the group already
+        log.info("old private hand %s of %s stays: %s", msg, user, e.message)
 
 
 async def _delete(pub: Publisher, group: int, user: int, ephemeral_id: int) -> None:

@@ -79,6 +79,10 @@ WELCOME = N_(
     "friends; add me to a group to play there."
 )
 JOINED = N_("You joined the lobby.")
+JOINED_HERE = N_(
+    "You joined the lobby. I will show your cards here, to you alone (🎴 My cards at the "
+    "table shows them again)."
+)
 JOINED_GROUP = N_("You joined the lobby of {game} in the group “{group}”.")
 JOINED_PRIVATE = N_("You joined the lobby of {game} gathered by {name}.")
 LEFT = N_("You left.")
@@ -140,3 +144,7 @@ CARDS_OPEN_PRIVATE = N_(
     "{name}, I could not show your cards in the group: open them in your private chat with me."
 )
 OPEN_MY_CARDS = N_("Open my cards")
+CARDS_MOVED = N_(
+    "Your cards are in the group now, where only you see them. The button below brings "
+    "them back here."
+)

@@ -286,7 +286,15 @@ class LobbyActions:
         if op == LobbyOp.JOIN:
             await self._open_lobby(code)
             if not (await prefs.get(user)).started:
-                # he never opened the private chat: the deep link opens it and seats him
+                if message is not None and message[0] < 0:
+                    # he never opened the private chat, but an ephemeral message
+                    # asks only that its receiver be a member of the group (issue
+                    # 14): he plays here, his hand shown in the group to him alone
+                    await self._seat(code, player, rid)
+                    await self.ui.set_prefs(user, plays=group_hands.GROUP)
+                    return LobbyOutcome(texts.JOINED_HERE, then=refresh)
+                # not in a group (an inline lobby): the deep link opens the
+                # private chat and seats him
                 return LobbyOutcome(url=deep_link(self.publisher.bot_username, code))
             await self._seat(code, player, rid)
             return LobbyOutcome(texts.JOINED, then=refresh)

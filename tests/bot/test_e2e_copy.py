@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from sandbox.fake_api import FakeTelegram, RateLimits
+from sandbox.fake_api import FakeTelegram, Message, RateLimits
 from telegram_bot.format import event_line, role_label
 from telegram_bot.i18n import Translator
 from tests.bot.e2e_kit import SAFETY, Harness, has_game_buttons, is_over, play_out, running
@@ -94,11 +94,15 @@ async def test_group_lobby_copy_in_russian(
         lobby = await anna.wait_message("Ссылка-приглашение", group, timeout=SAFETY)
         assert "Дурак щёлковский" in (lobby.text or "")
         assert "🤖 Добавить компьютер" in lobby.button_texts
-        # Boris never opened the private chat: Join opens the deep link, whose
-        # answer names the game and the group
+        # Boris never opened the private chat: Join seats him to play in the
+        # group, and says so
         answer = await boris.press("Присоединиться", message=lobby, chat=group).wait_answer(SAFETY)
-        assert answer["url"]
-        boris.follow_link(answer["url"])
+        assert answer["text"] == (
+            "Вы сели за стол. Ваши карты я покажу здесь, только вам "
+            "(кнопка «🎴 Мои карты» у стола покажет их снова)."
+        )
+        # the invitation link's answer names the game and the group
+        boris.follow_link(f"https://t.me/{fake.bot_user.username}?start=" + tid_of(lobby))
         joined = await boris.wait_message("Вы за столом", timeout=SAFETY)
         assert joined.text == "Вы за столом: Дурак щёлковский, группа «Карточный вечер»."
         assert any(e["type"] == "bold" for e in joined.entities)
@@ -112,6 +116,11 @@ async def test_group_lobby_copy_in_russian(
         assert results[0]["title"] == "Пригласить в «Дурака щёлковского»"
         card = results[0]["input_message_content"]["message_text"]
         assert "Сыграем в <b>Дурака щёлковского</b>!" in card
+
+
+def tid_of(lobby: Message) -> str:
+    """The lobby's code, from the invitation link in its text."""
+    return (lobby.text or "").rsplit("start=", 1)[1].split()[0]
 
 
 @pytest.mark.parametrize(

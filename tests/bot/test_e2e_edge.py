@@ -236,9 +236,11 @@ async def test_timers_takeover_take_back_leave_restart_rematch(
         assert await assert_no_hidden_cards(h, code, stayers) > 5
 
 
-async def test_join_without_starting_gets_the_deep_link(
+async def test_the_invitation_link_seats_a_newcomer_in_private(
     fake: FakeTelegram, redis_url: str, redis_prefix: str
 ) -> None:
+    """The lobby's invitation link opens the private chat and seats him (a *Join*
+    press in the group seats him too, to play there: test_e2e_ephemeral)."""
     async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
         ann, newbie = fake.add_user("Ann"), fake.add_user("Newbie")
         group = ann.create_group("G", newbie)
@@ -247,13 +249,11 @@ async def test_join_without_starting_gets_the_deep_link(
         await ann.wait_message(timeout=SAFETY)
         ann.send("/new", group)
         lobby = await ann.wait_message("Invitation link", group, timeout=SAFETY)
-        answer = await newbie.press("Join", message=lobby, chat=group).wait_answer(SAFETY)
-        assert (
-            answer["url"]
-            == f"https://t.me/{fake.bot_user.username}?start="
-            + (lobby.text or "").rsplit("start=", 1)[1].split()[0]
+        link = (
+            f"https://t.me/{fake.bot_user.username}?start="
+            + ((lobby.text or "").rsplit("start=", 1)[1].split()[0])
         )
-        newbie.follow_link(answer["url"])
+        newbie.follow_link(link)
         await newbie.wait_message("You joined", timeout=SAFETY)
         table = await h.svc.where(newbie.id)
         assert table is not None

@@ -120,7 +120,14 @@ async def test_one_in_private_one_in_the_group(
     async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
         humans = [fake.add_user(f"P{i}", language_code="en") for i in range(2)]
         tid, _group = await group_lobby(h, "shchelkovsky", humans, 0)
+        private = humans[0].chat.messages[(await h.ui.table(tid)).hands[humans[0].id]]
         await in_group(h, tid, humans[0])
+        # his private hand is no longer edited: it becomes a note, no card button
+        await fake.world.wait_for(
+            lambda: "in the group now" in (private.text or "") or None, SAFETY
+        )
+        assert [b for b in private.buttons if "url" not in b] == [], private.buttons
+        assert private.buttons[0]["url"].endswith(f"?start={tid}")
         await play_out(h, tid, humans, rng=random.Random(41))
         hands = (await h.ui.table(tid)).hands
         assert hands[humans[0].id] < 0 < hands[humans[1].id]
@@ -253,3 +260,44 @@ async def test_fallback_for_a_player_the_bot_may_not_write_to(
         await play_out(h, tid, humans, rng=rng)
         assert is_over(await h.hand_message(humans[0], tid))
         assert await assert_no_hidden_cards(h, tid, humans) > 10
+
+
+async def test_members_who_never_started_the_bot_play_a_whole_game_in_the_group(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """The docs ask of an ephemeral message only that its receiver be a member of
+    the group, not that he started the bot (issue 14, point 3): *Join* seats a
+    member who never opened the private chat, his hand comes to the group, to
+    him alone, and he plays the whole game there -- the bot never writes to him
+    in private (it may not)."""
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        ann, newbie = (fake.add_user(n, language_code="en") for n in ("Ann", "Newbie"))
+        group = ann.create_group("Card night", newbie)
+        ann.add_bot_to(group)
+        await ann.wait_message("/new", group, timeout=SAFETY)
+        ann.send("/new chuvash", group)
+        lobby = await ann.wait_message("Invitation link", group, timeout=SAFETY)
+        answer = await newbie.press("Join", message=lobby, chat=group).wait_answer(SAFETY)
+        assert answer["url"] is None, answer
+        assert "I will show your cards here" in str(answer["text"]), answer
+        await ann.press("Add AI", message=lobby, chat=group).wait_answer(SAFETY)
+        table = await h.svc.where(newbie.id)
+        assert table is not None
+        assert len(table.seats) == 3
+        tid, humans = table.id, [ann, newbie]
+        await ann.press("Start", message=lobby, chat=group).wait_answer(SAFETY)
+        await h.wait_hands(tid, humans)  # at once, without pressing My cards
+        hands = (await h.ui.table(tid)).hands
+        for u in humans:
+            assert hands[u.id] < 0, "his hand is not the ephemeral one"
+            hand = await h.hand_message(u, tid)
+            assert hand is not None
+            assert hand.receiver_id == u.id, hand
+        await play_out(h, tid, humans, rng=random.Random(3))
+        for u in humans:
+            hand = await h.hand_message(u, tid)
+            assert is_over(hand)
+            assert not u.user.started  # he never opened the private chat
+            assert not u.chat.messages, "the bot wrote to him in private"
+        assert await assert_no_hidden_cards(h, tid, humans) > 10
+    assert not fake.stats.errors, fake.stats.errors
