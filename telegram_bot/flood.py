@@ -18,10 +18,9 @@ exceeds the overall rate by more than ``lease_ttl`` seconds of it.
 
 Urgent first: each bucket keeps a ``reserve`` that deferrable messages (the
 coalesced updates of players who did not just act) leave alone --
-:meth:`FloodLimiter.headroom` tells them how long to hold back (the chat's
-reserve from Redis, the overall one from this process's allowance and the
-overall level seen at its last lease) -- so a press's own answer finds a token
-even when the bot is busy, and the deferred updates coalesce while they wait.
+:meth:`FloodLimiter.headroom` tells them how long to hold back -- so a press's
+own answer finds a token even when the bot is busy, and the deferred updates
+coalesce while they wait.
 
 The time comes from Python (``clock``, default :func:`time.time`) and is passed
 into the scripts, so tests drive the buckets with a fake clock and processes on
@@ -39,18 +38,15 @@ lease*: while one call's edit of it is in flight, another's -- any process --
 hears :data:`BUSY` and asks again a moment later, when the digest drops it if
 older, else it goes out after: edits land in version order.  The lease goes
 after the call (:meth:`FloodLimiter.release_edit`, ``forget``) or lapses after
-``edit_lease`` seconds (a crash blocks nobody for long).  A digest lives ``digest_ttl`` (an hour), refreshed on
-every edit: it expires with the game, not days later.
+``edit_lease`` s.  A digest lives ``digest_ttl`` (an hour, refreshed on every
+edit): it expires with the game.  Redis is reached only through the table
+service's key-value API (``svc.kv``); failures surface as ServiceUnavailable.
 
-Redis is reached only through the table service's generic key-value API
-(:class:`engine.live.KeyValueStore`, ``svc.kv``): the scripts
-(:mod:`telegram_bot.flood_scripts`) and key names live in the bot, failures
-surface as :class:`engine.live.ServiceUnavailable`.
-
-The default rates are a little stricter than the fake Bot API's buckets (per
-chat 1/s burst 3, group 20 refilling 20/min, overall 30/s burst 30): one token
-of slack in each capacity absorbs the time between our acquire and the server
-taking its own token, so a bot that waits here gets no 429 there.
+The default rates are a little stricter than the fake Bot API's (per chat 1/s
+burst 3, group 20 refilling 20/min, overall 30/s burst 30): one token of slack
+in each capacity absorbs the time between our acquire and the server taking its
+own -- which is why tokens prepaid long before their call are taken again
+(``prepaid_ttl``, :class:`telegram_bot.flood_gate.Prepaid`).
 """
 
 from __future__ import annotations
@@ -216,12 +212,10 @@ class FloodLimiter:
         self, chat_id: int | None = None, *, cost: float = 1, held: float = 0.0
     ) -> None:
         """Give back the tokens a :meth:`take` took for a message that did not go
-        out after all (an edit found to change nothing, or overtaken by a newer
-        one); a bucket never exceeds its capacity.  Tokens taken ``held``
-        seconds ago go back only to the buckets that cannot have refilled to
-        their capacity since (``held * rate < cost``; a full bucket forgot
-        them).  The overall token goes back to this process's allowance; one
-        round trip for the chat's buckets."""
+        out (a no-op edit, overtaken by a newer one), never above a bucket's
+        capacity; tokens taken ``held`` seconds ago only where the bucket cannot
+        have refilled since (``held * rate < cost``).  The overall token goes to
+        this process's allowance; one round trip for the chat's buckets."""
         if held * self.config.overall.per_second < cost:
             self.lease.give_back(cost)
         buckets = self.buckets(chat_id)[1:]

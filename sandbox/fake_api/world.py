@@ -104,15 +104,10 @@ class World(ChangeFeed):
             username=self.options.username,
             is_bot=True,
         )
-        # "from" of a message an anonymous group admin sends (Bot API: sender_chat
-        # is then the group; from is this placeholder bot, for compatibility)
-        self.anonymous_admin = User(
-            id=1087968824, first_name="Group", username="GroupAnonymousBot", is_bot=True
-        )
-        self.users: dict[int, User] = {
-            self.bot.id: self.bot,
-            self.anonymous_admin.id: self.anonymous_admin,
-        }
+        # "from" of an anonymous group admin's message (its sender_chat: the group)
+        anon = User(id=1087968824, first_name="Group", username="GroupAnonymousBot", is_bot=True)
+        self.anonymous_admin = anon
+        self.users: dict[int, User] = {self.bot.id: self.bot, anon.id: anon}
         self.chats: dict[int, Chat] = {}
         self.callback_queries: dict[str, CallbackQuery] = {}
         self.inline_queries: dict[str, InlineQuery] = {}

@@ -265,7 +265,7 @@ async def test_lang_in_a_group_sets_the_groups_language_hands_keep_their_own(
         assert (await h.ui.prefs(group.id)).lang == "ru"
         assert (await h.ui.prefs(ann.id)).lang is None
         ann.send("/help", group)
-        await ann.wait_message("Играйте в Чувашского петуха", group, timeout=SAFETY)
+        await ann.wait_message("Играйте здесь в Чувашского петуха", group, timeout=SAFETY)
         ann.send("/help")
         await ann.wait_message("Play Chuvash Rooster", timeout=SAFETY)
         ann.send("how do I play?")  # plain text in private gets a short help (issue 13)
