@@ -1,7 +1,8 @@
 """AI tournament: the search player against the heuristic, with 95% intervals.
 
     python bench/ai.py [--games N] [--quick] [--variants chuvash,shchelkovsky]
-                       [--iterations K] [--steps K] [--timing-seconds S] [--seed S] [--json]
+                       [--players 2,4] [--iterations K] [--steps K] [--timing-seconds S]
+                       [--seed S] [--jobs N] [--json]
 
 Per variant:
 
@@ -14,8 +15,9 @@ it prints the search player's loss share with its 95% Wilson interval (the goal 
 issue 15: at most 40% in 2-player games, well under 1 in 4 in 4-player games), and
 the search player's decision time (median, p99) over every decision it made, plus
 a timing-only run of 10-player 4-deck shchelkovsky (1 search, 9 heuristic).
-Default: 1,000 games per row (the issue's figure; that takes hours on one core);
-``--quick``: 40.
+Default: 1,000 games per row (the issue's figure; that takes hours on one core:
+``--jobs`` spreads the games over processes, at most one per core so that the
+decision times stay one core's); ``--quick``: 40.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ import json
 import math
 import random
 import statistics
+import sys
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,37 +70,93 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def match(
-    variant: str, players: int, games: int, seed: int, budget: tuple[int, int], times: list[float]
+def games_range(
+    variant: str, players: int, start: int, stop: int, seed: int, budget: tuple[int, int]
 ) -> dict[str, Any]:
-    """``games`` games; game ``g`` deals deal ``g // players`` with the search player
-    at seat ``g % players`` (the others: heuristic)."""
+    """Games ``start`` .. ``stop - 1`` of a row; game ``g`` deals deal ``g // players``
+    with the search player at seat ``g % players`` (the others: heuristic).  Each
+    game has its own seeds, so a row's result does not depend on how it is split
+    over processes (``--jobs``)."""
     losses = draws = unfinished = 0
-    rng = random.Random(seed)
-    for g in range(games):
+    times: list[float] = []
+    for g in range(start, stop):
         deal, seat = divmod(g, players)
         state = new_game(variant, players, f"bench:{seed}:{deal}", OPTIONS[variant])
         timed = Timed(SearchPlayer(f"{seed}:{g}", iterations=budget[0], steps=budget[1]))
         ais: list[Player] = [
             timed if s == seat else HeuristicPlayer(f"{seed}:{g}:{s}") for s in range(players)
         ]
-        result = play_game(state, ais, rng)
+        result = play_game(state, ais, random.Random(f"{seed}:{g}"))
         times += timed.times
         draws += result.draw
         unfinished += not result.finished
         losses += result.loser == seat
-    low, high = wilson(losses, games)
     return {
         "variant": variant,
         "players": players,
-        "games": games,
+        "games": stop - start,
         "search_losses": losses,
         "draws": draws,
-        "unfinished": unfinished,  # hit play_game's action bound (never seen)
+        "unfinished": unfinished,
+        "times": times,
+    }
+
+
+def finish_row(parts: list[dict[str, Any]], wall: float) -> dict[str, Any]:
+    """One row from its parts: loss share with its 95% Wilson interval."""
+    games = sum(p["games"] for p in parts)
+    losses = sum(p["search_losses"] for p in parts)
+    low, high = wilson(losses, games)
+    players = parts[0]["players"]
+    return {
+        "variant": parts[0]["variant"],
+        "players": players,
+        "games": games,
+        "search_losses": losses,
+        "draws": sum(p["draws"] for p in parts),
+        "unfinished": sum(p["unfinished"] for p in parts),  # play_game's bound (never seen)
         "loss_share": losses / games if games else 0.0,
         "ci95": [low, high],
         "fair_share": 1 / players,
+        "wall_s": wall,
+        "decision": summary([t for p in parts for t in p["times"]]),
     }
+
+
+def run_rows(
+    rows: list[tuple[str, int]], games: int, seed: int, budget: tuple[int, int], jobs: int
+) -> list[dict[str, Any]]:
+    """Every row, its games split into chunks of whole deals over ``jobs``
+    processes; each finished chunk prints the row's running count (stderr), so
+    a long run shows where it stands."""
+    chunk = max(1, 20 // max(p for _, p in rows)) * max(p for _, p in rows)
+    tasks = [
+        (row, start, min(games, start + chunk)) for row in rows for start in range(0, games, chunk)
+    ]
+    parts: dict[tuple[str, int], list[dict[str, Any]]] = {row: [] for row in rows}
+    started = {row: time.perf_counter() for row in rows}
+    walls: dict[tuple[str, int], float] = {}
+
+    def record(row: tuple[str, int], part: dict[str, Any]) -> None:
+        parts[row].append(part)
+        done = sum(p["games"] for p in parts[row])
+        lost = sum(p["search_losses"] for p in parts[row])
+        print(f"{row[0]} {row[1]}p: {done}/{games} games, search lost {lost}", file=sys.stderr)
+        if done == games:
+            walls[row] = time.perf_counter() - started[row]
+
+    if jobs <= 1:
+        for row, start, stop in tasks:
+            record(row, games_range(row[0], row[1], start, stop, seed, budget))
+    else:
+        with ProcessPoolExecutor(jobs) as pool:
+            futures = {
+                pool.submit(games_range, row[0], row[1], start, stop, seed, budget): row
+                for row, start, stop in tasks
+            }
+            for future in as_completed(futures):
+                record(futures[future], future.result())
+    return [finish_row(parts[row], walls.get(row, 0.0)) for row in rows]
 
 
 def timing_only(
@@ -146,18 +206,18 @@ def main() -> None:
     parser.add_argument("--timing-seconds", type=float, default=20.0, help="10p 4-deck run")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="processes (one per core: decision times hold)"
+    )
     args = parser.parse_args()
     games = 40 if args.quick else args.games
     budget = (args.iterations, args.steps)
-    rows: list[dict[str, Any]] = []
-    for variant in [v.strip() for v in args.variants.split(",") if v.strip()]:
-        for players in [int(p) for p in args.players.split(",")]:
-            times: list[float] = []
-            t0 = time.perf_counter()
-            row = match(variant, players, games, args.seed, budget, times)
-            row["wall_s"] = time.perf_counter() - t0
-            row["decision"] = summary(times)
-            rows.append(row)
+    wanted = [
+        (variant, players)
+        for variant in [v.strip() for v in args.variants.split(",") if v.strip()]
+        for players in [int(p) for p in args.players.split(",")]
+    ]
+    rows = run_rows(wanted, games, args.seed, budget, args.jobs)
     ten = summary(
         timing_only("shchelkovsky", 10, {"decks": 4}, args.timing_seconds, budget)
         if args.timing_seconds > 0
