@@ -187,6 +187,12 @@ async def press(page: Any, col: Any, message: Any, data: str) -> bool:
     return True
 
 
+async def start_bot(col: Any) -> None:
+    """He presses Start in his chat with the bot; the welcome arrives."""
+    await col.locator(".start-bot").click()
+    await bot_messages(col).filter(has_text="Welcome").wait_for(timeout=WAIT_MS)
+
+
 async def world_changed(page: Any, since: str) -> None:
     await page.wait_for_function(
         "v => document.body.dataset.version !== v", arg=since, timeout=WAIT_MS
@@ -201,9 +207,7 @@ async def test_a_group_game_in_the_browser(sandbox: Sandbox, page: Any, tmp_path
 
     # Alice and Bob open their chats with the bot, so their hands come there (a
     # member who never did plays in the group: tests/bot/test_e2e_ephemeral.py).
-    for col in (alice, bob):
-        await col.locator(".start-bot").click()
-        await bot_messages(col).filter(has_text="Welcome").wait_for(timeout=WAIT_MS)
+    await asyncio.gather(start_bot(alice), start_bot(bob))
 
     # A group with all three; the bot is added and greets.
     await page.locator("#new-group").click()
