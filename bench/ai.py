@@ -142,8 +142,9 @@ def run_rows(
         done = sum(p["games"] for p in parts[row])
         lost = sum(p["search_losses"] for p in parts[row])
         print(f"{row[0]} {row[1]}p: {done}/{games} games, search lost {lost}", file=sys.stderr)
-        if done == games:
+        if done == games:  # the row's line now: a run stopped later keeps it
             walls[row] = time.perf_counter() - started[row]
+            print("done: " + row_line(finish_row(parts[row], walls[row])), file=sys.stderr)
 
     if jobs <= 1:
         for row, start, stop in tasks:
@@ -193,6 +194,17 @@ def summary(times: list[float]) -> dict[str, float]:
     }
 
 
+def row_line(r: dict[str, Any]) -> str:
+    """One row of the printed table."""
+    d = r["decision"]
+    ci = f"{r['ci95'][0]:.3f}-{r['ci95'][1]:.3f}"
+    return (
+        f"{r['variant'] + ' ' + str(r['players']) + 'p':<20}{r['games']:>7}"
+        f"{r['search_losses']:>8}{r['loss_share']:>8.3f}{ci:>16}{r['fair_share']:>7.2f}"
+        f"{d['median_ms']:>9.1f}{d['p99_ms']:>9.1f}{r['wall_s']:>8.0f}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -236,13 +248,7 @@ def main() -> None:
         f"{'p50 ms':>9}{'p99 ms':>9}{'wall s':>8}"
     )
     for r in rows:
-        d = r["decision"]
-        ci = f"{r['ci95'][0]:.3f}-{r['ci95'][1]:.3f}"
-        print(
-            f"{r['variant'] + ' ' + str(r['players']) + 'p':<20}{r['games']:>7}"
-            f"{r['search_losses']:>8}{r['loss_share']:>8.3f}{ci:>16}{r['fair_share']:>7.2f}"
-            f"{d['median_ms']:>9.1f}{d['p99_ms']:>9.1f}{r['wall_s']:>8.0f}"
-        )
+        print(row_line(r))
     print(
         f"{'shchelkovsky 10p 4d':<20}{'decisions ' + str(ten['decisions']):>46}"
         f"{ten['median_ms']:>9.1f}{ten['p99_ms']:>9.1f}"
