@@ -78,3 +78,14 @@ def open_table_keyboard(code: str, label: str) -> InlineKeyboardMarkup:
 
 def url_keyboard(label: str, url: str) -> InlineKeyboardMarkup:
     return InlineKeyboardMarkup(inline_keyboard=[[InlineKeyboardButton(text=label, url=url)]])
+
+
+def cards_row(
+    code: str, bot_username: str, my_cards: str, in_private: str
+) -> list[InlineKeyboardButton]:
+    """A group game's *My cards* (the presser's hand shown in the group, to him
+    alone) and *In private* (a deep link: his hand in the private chat)."""
+    return [
+        InlineKeyboardButton(text=my_cards, callback_data=CardsCb(code=code).pack()),
+        InlineKeyboardButton(text=in_private, url=f"https://t.me/{bot_username}?start={code}"),
+    ]

@@ -35,7 +35,7 @@ from telegram_bot.callbacks import (
 from telegram_bot.cards import CARDS_HELD, card_label, glyph, group_hand, suit_glyph
 from telegram_bot.format import bold, history_lines, name_of, role_label
 from telegram_bot.i18n import LOSER_TITLES, VARIANT_TITLES, Translator
-from telegram_bot.keyboards import CardsCb
+from telegram_bot.keyboards import cards_row
 from telegram_bot.moves import View
 
 MAX_TEXT = 4096
@@ -312,10 +312,7 @@ def render_table(
     if code is None:
         row = [InlineKeyboardButton(text=label, url=url)]
     else:
-        row = [
-            InlineKeyboardButton(text=label, callback_data=CardsCb(code=code).pack()),
-            InlineKeyboardButton(text="🔒 " + _("In private"), url=f"{url}?start={code}"),
-        ]
+        row = cards_row(code, bot_username, label, "🔒 " + _("In private"))
     return text, InlineKeyboardMarkup(inline_keyboard=[row])
 
 

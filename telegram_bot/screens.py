@@ -17,7 +17,7 @@ from telegram_bot.cards import CARDS_HELD
 from telegram_bot.chat_state import TableUi
 from telegram_bot.format import ai_name, user_text
 from telegram_bot.i18n import VARIANT_TITLES, Translator
-from telegram_bot.keyboards import take_back_keyboard, url_keyboard
+from telegram_bot.keyboards import cards_row, take_back_keyboard
 from telegram_bot.moves import Selection
 from telegram_bot.render import render_game_over, render_hand, render_table
 from telegram_bot.render_fair import commitment_lines, seed_lines, with_replay, with_watch
@@ -161,14 +161,16 @@ def lobby_screen(snap: Snapshot, chat: int, bot_username: str) -> Screen:
 
 
 def started_lobby_screen(snap: Snapshot, chat: int, bot_username: str) -> Screen:
-    """The lobby message in ``chat`` once its game started (in a group: a link to
-    the bot, where the hands are)."""
+    """The lobby message in ``chat`` once its game started (in a group: *My
+    cards* and *In private*, as on the table message)."""
     t = snap.table
     _ = Translator(lobby_lang(snap, chat))
     head = f"<b>{_(VARIANT_TITLES[t.variant])}</b> · " + ", ".join(
         user_text(s.name if s.human else ai_name(s.name, _) + level_suffix(s, _)) for s in t.seats
     )
-    if chat < 0:
-        link = url_keyboard(CARDS_HELD + " " + _("My cards"), f"https://t.me/{bot_username}")
-        return head + "\n" + _(texts.GAME_STARTED), link
+    if chat < 0:  # the same buttons as the table message's (issue 14)
+        row = cards_row(
+            t.id, bot_username, CARDS_HELD + " " + _("My cards"), "🔒 " + _("In private")
+        )
+        return head + "\n" + _(texts.GAME_STARTED), InlineKeyboardMarkup(inline_keyboard=[row])
     return head + "\n" + _(texts.GAME_STARTED_PRIVATE), None

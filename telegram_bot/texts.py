@@ -91,7 +91,10 @@ LEFT_GAME = N_(
 )
 NOT_SITTING = N_("You do not sit at any table now.")
 OPEN_PRIVATE = N_("Open the private chat with me first, then come back.")
-GAME_STARTED = N_("The game has started: your cards are in your private chat with me.")
+GAME_STARTED = N_(
+    "The game has started: 🎴 My cards at the table shows your cards here, to you alone; "
+    "🔒 In private sends them to your private chat with me."
+)
 GAME_STARTED_PRIVATE = N_("The game has started: your cards are below.")
 LOBBY_CANCELLED = N_("The lobby was cancelled.")
 AI_PLAYS = N_("🤖 The AI plays your seat now.")

@@ -287,6 +287,13 @@ async def test_members_who_never_started_the_bot_play_a_whole_game_in_the_group(
         tid, humans = table.id, [ann, newbie]
         await ann.press("Start", message=lobby, chat=group).wait_answer(SAFETY)
         await h.wait_hands(tid, humans)  # at once, without pressing My cards
+        # the started lobby says where the cards are, with the table's own buttons
+        await fake.world.wait_for(
+            lambda: "My cards at the table" in (lobby.text or "") or None, SAFETY
+        )
+        data = [b.get("callback_data", "") for b in lobby.buttons]
+        assert any(d.startswith("mc:") for d in data), lobby.buttons
+        assert any(b.get("url", "").endswith(f"?start={tid}") for b in lobby.buttons)
         hands = (await h.ui.table(tid)).hands
         for u in humans:
             assert hands[u.id] < 0, "his hand is not the ephemeral one"
