@@ -36,7 +36,7 @@ async def test_carl_joins_and_the_lobby_message_closes_at_the_start(
         assert lobby.text is not None
         assert "Carl <3" in lobby.text
         assert "The game has started" in lobby.text
-        assert [b["text"] for b in lobby.buttons] == ["🎴 My cards"]
+        assert [b["text"] for b in lobby.buttons] == ["🎴 My cards", "🔒 In private"]
         assert not [k for k in fake.stats.errors if k[1] == 400], fake.stats.errors
 
         # the buttons of the lobby message as an old client still shows them
