@@ -207,7 +207,8 @@ async def test_a_group_game_in_the_browser(sandbox: Sandbox, page: Any, tmp_path
 
     # Alice and Bob open their chats with the bot, so their hands come there (a
     # member who never did plays in the group: tests/bot/test_e2e_ephemeral.py).
-    await asyncio.gather(start_bot(alice), start_bot(bob))
+    await start_bot(alice)  # one after the other: a page update may swallow a click
+    await start_bot(bob)
 
     # A group with all three; the bot is added and greets.
     await page.locator("#new-group").click()
