@@ -209,7 +209,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--games", type=int, default=1000, help="games per row")
+    parser.add_argument("--games", type=int, default=1000, help="games per row (0: timing only)")
     parser.add_argument("--quick", action="store_true", help="40 games per row")
     parser.add_argument("--variants", default="chuvash,shchelkovsky")
     parser.add_argument("--players", default="2,4", help="player counts, e.g. 2 or 2,4")
@@ -229,7 +229,8 @@ def main() -> None:
         for variant in [v.strip() for v in args.variants.split(",") if v.strip()]
         for players in [int(p) for p in args.players.split(",")]
     ]
-    rows = run_rows(wanted, games, args.seed, budget, args.jobs)
+    # --games 0: only the 10-player timing run
+    rows = run_rows(wanted, games, args.seed, budget, args.jobs) if wanted and games > 0 else []
     ten = summary(
         timing_only("shchelkovsky", 10, {"decks": 4}, args.timing_seconds, budget)
         if args.timing_seconds > 0
