@@ -17,7 +17,7 @@ Configuration from the environment (or ``test_config``):
 
 The OpenAPI document is at ``/openapi/openapi.json``, Swagger UI at
 ``/openapi/swagger`` (assets served locally).  All state goes through
-:class:`engine.live.SyncTableService`; see :mod:`admin_api.service`.
+:class:`tables.SyncTableService`; see :mod:`admin_api.service`.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from flask_openapi3.models.tag import Tag
 from admin_api.errors import WRITE_METHODS
 from admin_api.schemas import ErrorResponse, EventOut, ListQuery, WriteOut
 from admin_api.service import get_service
-from engine.live import LiveEvent, ServiceUnavailable, TableSummary, WriteResult
+from tables import LiveEvent, ServiceUnavailable, TableSummary, WriteResult
 
 log = logging.getLogger(__name__)
 

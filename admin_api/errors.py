@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from werkzeug.exceptions import HTTPException
 
 from engine.errors import EngineError
-from engine.live import LiveError, ServiceUnavailable
+from tables import LiveError, ServiceUnavailable
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ from admin_api.schemas import (
     WriteOut,
 )
 from admin_api.service import get_service
-from engine.live import OPEN
+from tables import OPEN
 
 api = APIBlueprint(
     "lobbies",

@@ -26,7 +26,7 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector
 
 from admin_api.service import ServiceHolder
-from engine.live import ServiceUnavailable
+from tables import ServiceUnavailable
 
 log = logging.getLogger(__name__)
 EXTENSION = "admin_metrics"

@@ -8,14 +8,14 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from engine.ai import KINDS as AI_KINDS
-from engine.live.model import STATUSES
 from engine.variants import VARIANTS
+from tables.model import STATUSES
 
 TABLE_ID = r"^[A-Za-z0-9_-]{1,64}$"
 Status = Literal["open", "playing", "over", "cancelled"]
 Variant = Literal["chuvash", "shchelkovsky"]
 AiKind = Literal["random", "easy", "heuristic", "search"]
-assert set(get_args(Status)) == set(STATUSES), "keep Status in step with engine.live"
+assert set(get_args(Status)) == set(STATUSES), "keep Status in step with tables"
 assert set(get_args(Variant)) == set(VARIANTS), "keep Variant in step with engine.variants"
 assert set(get_args(AiKind)) == set(AI_KINDS), "keep AiKind in step with engine.ai"
 

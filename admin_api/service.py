@@ -1,4 +1,4 @@
-"""The table service of this process: one :class:`engine.live.SyncTableService`
+"""The table service of this process: one :class:`tables.SyncTableService`
 per worker process, created lazily on first use (so after gunicorn forks) and
 closed at exit.  The admin API reaches Redis only through it."""
 
@@ -10,7 +10,7 @@ import threading
 
 from flask import Flask, current_app
 
-from engine.live import LiveConfig, SyncTableService
+from tables import LiveConfig, SyncTableService
 
 EXTENSION = "table_service"
 

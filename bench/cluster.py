@@ -24,10 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import redis
 
-from engine.live import LiveConfig, TableService
-from engine.live.client import make_client
 from sandbox.local_cluster import start_cluster
 from sandbox.local_redis import find_redis_server, start_redis, stop
+from tables import LiveConfig, TableService
+from tables.client import make_client
 
 GAMES = 20
 

@@ -32,15 +32,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.live import LiveConfig, ServiceUnavailable, TableService
 from sandbox.fake_api import FakeTelegram, RateLimits, SimUser
 from sandbox.local_redis import find_redis_server, start_redis, stop
-from telegram_bot import texts
+from tables import LiveConfig, ServiceUnavailable, TableService
 from telegram_bot.app import BotApp
-from telegram_bot.callbacks import parse_game
-from telegram_bot.i18n import LANGUAGES, Translator
-from telegram_bot.render import PLAYABLE
+from telegram_bot.buttons.callbacks import parse_game
 from telegram_bot.settings import Settings
+from telegram_bot.views import texts
+from telegram_bot.views.board import PLAYABLE
+from telegram_bot.views.i18n import LANGUAGES, Translator
 
 PREFIX = "faults:"
 ANSWER_WINDOW = 15.0  # the fake's (and about Telegram's) callback answer window

@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import redis.asyncio as aredis
 
 from engine import Action, GameState, new_game
-from engine.live import MOVE_KINDS, LiveConfig, TableService, WriteResult
 from sandbox.local_redis import LocalRedis
+from tables import MOVE_KINDS, LiveConfig, TableService, WriteResult
 
 
 def follow(mirror: GameState, result: WriteResult) -> None:

@@ -24,10 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import redis.asyncio as aredis
 
 from engine import new_game
-from engine.live import LiveConfig, TableService
 from sandbox.local_redis import LocalRedis
-from telegram_bot.render_replay import render_replay
+from tables import LiveConfig, TableService
 from telegram_bot.usecases.replay import replay_step
+from telegram_bot.views.replay import render_replay
 
 
 async def finished_game(svc: TableService, variant: str, ais: int, seed: int) -> tuple[str, int]:

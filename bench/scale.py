@@ -40,7 +40,7 @@ from sandbox.fake_api import FakeTelegram, RateLimits
 from sandbox.fleet import BotFleet, open_group_game
 from sandbox.local_cluster import start_cluster
 from sandbox.local_redis import find_redis_server, start_redis, stop
-from telegram_bot.chat_state import TableUi
+from telegram_bot.state.chat_state import TableUi
 
 PLAYERS = 3
 THINK = (2.0, 5.0)

@@ -1,7 +1,7 @@
 """Pure rules engine for Chuvash Rooster and Durak Shchelkovsky (``RULES.md``).
 
 The rules are pure: no I/O, no asyncio, no Redis, no Telegram; deterministic
-given a seed.  The one exception is the subpackage :mod:`engine.live`, the table
+given a seed.  The one exception is the subpackage :mod:`tables`, the table
 service on Redis (lobbies, games saved with compare-and-set, timers, results),
 which uses the rules and is the only code that imports redis.
 

@@ -290,9 +290,37 @@ class GameState(RuleChecks, LegalActions):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, GameState):
             return NotImplemented
-        from engine.serialize import state_to_json
+        return self._identity() == other._identity()
 
-        return state_to_json(self) == state_to_json(other)
+    def _identity(self) -> tuple[object, ...]:
+        """What two equal states share: everything ``state_to_json`` keeps (the
+        derived fields -- masks, sizes, table ranks, priorities -- follow)."""
+        return (
+            self.variant.name,
+            self.options,
+            self.players,
+            self.counts,
+            self.stock,
+            self.trump,
+            self.trump_card,
+            self.discard,
+            self.phase,
+            self.attacker,
+            self.defender,
+            self.passer,
+            self.table,
+            self.taking,
+            self.covered_any,
+            self.passed,
+            self.thrown,
+            self.ticket,
+            self.out,
+            self.emptied_at,
+            self.loser,
+            self.draw,
+            self.ply,
+            self.history,
+        )
 
     def __repr__(self) -> str:
         return (

@@ -8,7 +8,9 @@
   ``redis-server`` on a free loopback port;
 * :mod:`sandbox.launcher` -- the whole product on one machine (Redis, the admin
   API under gunicorn, the bot or the sandbox);
-* :mod:`sandbox.cli` -- the ``durak`` command (``bot``, ``admin``, ``sandbox``, ``run``).
+* :mod:`sandbox.standalone` -- the sandbox on its own (``durak sandbox``, ``python -m sandbox``).
+
+The ``durak`` command itself is :mod:`durak.cli`, above this package.
 
 Nothing in ``engine``, ``telegram_bot`` or ``admin_api`` imports this package.
 """

@@ -1,5 +1,5 @@
 """``python -m sandbox [--port N] [--admin-url URL]``: the sandbox on its own
-(``durak sandbox``, :func:`sandbox.cli.sandbox`).
+(``durak sandbox``, :func:`sandbox.standalone.sandbox`).
 
 Uses ``REDIS_URL`` when set, else starts an embedded throw-away redis-server
 (:mod:`sandbox.local_redis`). Prints the page's URL and runs until Ctrl-C (or
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from sandbox.cli import add_sandbox_arguments, sandbox
+from sandbox.standalone import add_sandbox_arguments, sandbox
 
 
 def main(argv: list[str] | None = None) -> int:

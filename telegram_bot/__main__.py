@@ -3,7 +3,7 @@
 Long polling by default; webhook mode (an aiohttp server on ``WEBHOOK_HOST``:
 ``WEBHOOK_PORT``, Telegram's secret token checked) when ``WEBHOOK_URL`` is set.
 Without ``BOT_TOKEN`` it explains how to get one and exits with 2; without
-``REDIS_URL`` it says so and exits with 2 (``durak bot``, :mod:`sandbox.cli`,
+``REDIS_URL`` it says so and exits with 2 (``durak bot``, :mod:`durak.cli`,
 starts an embedded ``redis-server`` then).
 """
 
@@ -130,7 +130,7 @@ def main(settings: Settings | None = None) -> int:
     if not settings.bot_token:
         sys.stderr.write(NO_TOKEN)
         return 2
-    from telegram_bot.i18n import CatalogError, get_i18n
+    from telegram_bot.views.i18n import CatalogError, get_i18n
 
     try:
         get_i18n()

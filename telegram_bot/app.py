@@ -2,15 +2,15 @@
 Dispatcher with its routers and middlewares, the services it injects by
 parameter name (``svc``, ``ui`` -- the chat state --, ``prefs``, ``publisher``, ``delivery``,
 ``settings``, and the use cases ``press_button``, ``lobby_actions``), the update
-dedupe in front of every handler (:mod:`telegram_bot.dedupe`: an update delivered
+dedupe in front of every handler (:mod:`telegram_bot.state.dedupe`: an update delivered
 twice is handled once), and two background tasks:
 
-* the turn-timer loop (:meth:`engine.live.TableService.run_timers`), which
+* the turn-timer loop (:meth:`tables.TableService.run_timers`), which
   re-renders the tables its timeout moves changed;
 * a subscriber of the service's notify channel, which re-renders tables changed
   by other processes (timers, operators, players leaving) -- at most once per
   version in this process;
-* the sweep of pending renders (:mod:`telegram_bot.render_marks`): a table whose
+* the sweep of pending renders (:mod:`telegram_bot.state.pending_renders`): a table whose
   render outlived the process that marked it is rendered again.
 
 No exception stops any loop: each failure is logged and the loop runs
@@ -39,32 +39,27 @@ from aiogram.types import (
 )
 
 from engine.clock import Clock
-from engine.live import (
-    Decider,
-    LiveConfig,
-    PoolDecider,
-    ServiceUnavailable,
-    TableService,
-    WriteResult,
-)
-from telegram_bot.chat_state import ChatStateStore
-from telegram_bot.dedupe import UpdateDedupe
-from telegram_bot.delivery_api import Delivery, make_delivery
-from telegram_bot.hand_recovery import hand_to_ai
+from tables import Decider, LiveConfig, PoolDecider, ServiceUnavailable, TableService, WriteResult
+from telegram_bot.delivery import Delivery, make_delivery
+from telegram_bot.delivery.flood.rates import FloodConfig
 from telegram_bot.handlers import routers
-from telegram_bot.i18n import (
+from telegram_bot.handlers.middlewares import LocaleMiddleware
+from telegram_bot.publishing.publisher import Publisher
+from telegram_bot.settings import Settings
+from telegram_bot.state.chat_state import ChatStateStore
+from telegram_bot.state.dedupe import UpdateDedupe
+from telegram_bot.state.pending_renders import RenderMarks
+from telegram_bot.state.prefs import PrefsCache
+from telegram_bot.usecases.forbidden import hand_to_ai
+from telegram_bot.usecases.lobby import LobbyActions
+from telegram_bot.usecases.press import PressButton
+from telegram_bot.views.i18n import (
     GROUP_COMMANDS,
     LANGUAGES,
     PRIVATE_COMMANDS,
     bot_commands,
     get_i18n,
 )
-from telegram_bot.middlewares import LocaleMiddleware, PrefsCache
-from telegram_bot.publisher import Publisher
-from telegram_bot.render_marks import RenderMarks
-from telegram_bot.settings import Settings
-from telegram_bot.usecases.lobby import LobbyActions
-from telegram_bot.usecases.press import PressButton
 
 log = logging.getLogger(__name__)
 
@@ -203,7 +198,9 @@ class BotApp:
             table_delay=self.settings.table_delay,
             on_forbidden=self.on_forbidden,
             on_replaced=self.on_replaced,
-            flood=self.settings.flood_config(),
+            flood=FloodConfig.with_overall(
+                self.settings.flood_overall_rate, self.settings.flood_overall_burst
+            ),
         )
 
     async def on_forbidden(self, user_id: int) -> None:

@@ -6,12 +6,9 @@ import base64
 import hashlib
 import hmac
 import os
-from dataclasses import replace
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
-
-from telegram_bot.flood import FloodConfig, Rate
 
 
 class Settings(BaseSettings):
@@ -54,7 +51,7 @@ class Settings(BaseSettings):
     """AI opponents of /play."""
     ai_workers: int = Field(default_factory=lambda: min(2, os.cpu_count() or 1), ge=0)
     """Processes that compute the hard AI's moves (the search player), off the
-    event loop; 0: on the event loop (engine.live.deciders)."""
+    event loop; 0: on the event loop (tables.deciders)."""
 
     soon_delay: float = 1.0
     """The messages of the players the game waits for are updated within about
@@ -67,7 +64,7 @@ class Settings(BaseSettings):
     """Seconds a pending render's mark in Redis waits for its process (which
     keeps it alive meanwhile) before any bot process renders the table again:
     a process that dies between a write and its render loses no update
-    (:mod:`telegram_bot.render_marks`)."""
+    (:mod:`telegram_bot.state.pending_renders`)."""
     render_shards: int = Field(default=4, ge=1)
     """Redis slots the pending-render marks are spread over (each process sweeps
     each one every ``render_grace / 4`` seconds)."""
@@ -82,19 +79,11 @@ class Settings(BaseSettings):
     update_dedupe: bool = True
     """Claim every update in Redis before any handler runs, so a redelivered one
     (a webhook retry, another bot process) is handled once
-    (:mod:`telegram_bot.dedupe`)."""
+    (:mod:`telegram_bot.state.dedupe`)."""
     update_dedupe_ttl: float = Field(default=600.0, gt=0)
     """Seconds an update's claim is remembered."""
     set_commands: bool = True
     """Publish the command menus (setMyCommands) at start-up."""
-
-    def flood_config(self) -> FloodConfig:
-        """The flood limiter's rates: the fleet-wide bucket from the settings (its
-        reserve for urgent messages as in the default, within the burst)."""
-        default = FloodConfig()
-        reserve = min(default.overall.reserve, self.flood_overall_burst - 1)
-        overall = Rate(self.flood_overall_rate, self.flood_overall_burst, reserve=reserve)
-        return replace(default, overall=overall)
 
     def secret_token(self) -> str:
         """The webhook's secret token: ``WEBHOOK_SECRET``, or when unset one derived

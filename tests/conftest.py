@@ -125,7 +125,7 @@ def redis_prefix(redis_server: RedisServer) -> Iterator[str]:
 @pytest.fixture
 def redis_cluster_url(redis_cluster: RedisServer, redis_prefix: str) -> Iterator[str]:
     """The cluster as the service's cluster URL (``redis+cluster://``, see
-    :mod:`engine.live.client`); the test's prefix keys are deleted afterwards on
+    :mod:`tables.client`); the test's prefix keys are deleted afterwards on
     every primary."""
     yield "redis+cluster://" + redis_cluster.url.split("://", 1)[1]
     with redis.Redis.from_url(redis_cluster.url, decode_responses=True) as first:

@@ -39,7 +39,7 @@ venv = Path(sys.prefix).resolve()
 for module in (admin_api, engine, sandbox, telegram_bot):
     assert Path(module.__file__).resolve().is_relative_to(venv), module.__file__
 
-from telegram_bot.i18n import get_i18n
+from telegram_bot.views.i18n import get_i18n
 
 assert get_i18n().gettext("Take", locale="ru") == "Беру"
 

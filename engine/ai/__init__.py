@@ -10,7 +10,7 @@ from engine.ai.search import SearchPlayer
 KINDS: tuple[str, ...] = ("random", "easy", "heuristic", "search")
 """The AI kinds the product offers at a table (the table service and the admin API
 validate seats against it).  ``search`` takes ~100 ms a decision: the bot runs it
-in a process pool, off its event loop (:mod:`engine.live.deciders`)."""
+in a process pool, off its event loop (:mod:`tables.deciders`)."""
 
 ALL_KINDS: tuple[str, ...] = KINDS
 """Every kind :func:`make_player` builds."""

@@ -146,7 +146,7 @@ class Sandbox:
 
     async def start(self) -> str:
         from telegram_bot.app import BotApp
-        from telegram_bot.i18n import get_i18n
+        from telegram_bot.views.i18n import get_i18n
 
         get_i18n()  # fail early (CatalogError) when the translations are not compiled
         api_url = await self.fake.start()

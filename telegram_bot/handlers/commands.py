@@ -15,12 +15,19 @@ from aiogram.types import (
     User,
 )
 
-from engine.live import TableService
-from telegram_bot import texts
-from telegram_bot.chat_state import ChatStateStore
-from telegram_bot.delivery_api import Delivery
+from tables import TableService
+from telegram_bot.buttons.callbacks import LangCb, NewLobbyCb
+from telegram_bot.delivery import Delivery
 from telegram_bot.handlers.common import parse_play, parse_variant, player, reply, solo_link
-from telegram_bot.i18n import (
+from telegram_bot.handlers.middlewares import display_name
+from telegram_bot.publishing.publisher import Publisher
+from telegram_bot.settings import Settings
+from telegram_bot.state.chat_state import ChatStateStore
+from telegram_bot.state.prefs import PrefsCache
+from telegram_bot.usecases.lobby import LobbyActions
+from telegram_bot.usecases.player import leave_table, set_language
+from telegram_bot.views import texts
+from telegram_bot.views.i18n import (
     GROUP_COMMANDS,
     LANGUAGES,
     PRIVATE_COMMANDS,
@@ -30,18 +37,8 @@ from telegram_bot.i18n import (
     pick_language,
     rules_message,
 )
-from telegram_bot.keyboards import LangCb, NewLobbyCb, language_keyboard
-from telegram_bot.middlewares import PrefsCache, display_name
-from telegram_bot.publisher import Publisher
-from telegram_bot.render_lobby import (
-    LeaderRow,
-    render_stats,
-    render_top,
-    stats_from_counts,
-)
-from telegram_bot.settings import Settings
-from telegram_bot.usecases.lobby import LobbyActions
-from telegram_bot.usecases.player import leave_table, set_language
+from telegram_bot.views.keyboards import language_keyboard
+from telegram_bot.views.lobby import LeaderRow, render_stats, render_top, stats_from_counts
 
 router = Router(name=__name__)
 

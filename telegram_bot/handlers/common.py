@@ -11,12 +11,12 @@ from aiogram.exceptions import TelegramBadRequest
 from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message, User
 
 from engine import EngineError
-from telegram_bot import texts
-from telegram_bot.i18n import Translator
-from telegram_bot.keyboards import open_table_keyboard
-from telegram_bot.middlewares import display_name
+from telegram_bot.handlers.middlewares import display_name
 from telegram_bot.settings import Settings
 from telegram_bot.usecases.lobby import LobbyActions, LobbyOutcome, Person
+from telegram_bot.views import texts
+from telegram_bot.views.i18n import Translator
+from telegram_bot.views.keyboards import open_table_keyboard
 
 log = logging.getLogger(__name__)
 

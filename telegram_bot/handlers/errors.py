@@ -1,7 +1,7 @@
 """Last line of defence: whatever a handler could not handle gets a short apology
 (an alert for a button) and a log line; the polling loop never stops for it.
 Redis unreachable: "the game is unavailable for a moment" (the apology's flood
-tokens come from the in-process fallback, :mod:`telegram_bot.flood_fallback`).
+tokens come from the in-process fallback, :mod:`telegram_bot.delivery.flood.fallback`).
 The catch-all callback handler answers buttons nobody recognised (forged data)."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import logging
 from aiogram import Router
 from aiogram.types import CallbackQuery, ErrorEvent
 
-from engine.live import ServiceUnavailable
-from telegram_bot import texts
-from telegram_bot.i18n import Translator, pick_language
+from tables import ServiceUnavailable
+from telegram_bot.views import texts
+from telegram_bot.views.i18n import Translator, pick_language
 
 log = logging.getLogger(__name__)
 router = Router(name=__name__)

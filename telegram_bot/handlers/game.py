@@ -7,18 +7,17 @@ from aiogram import Router
 from aiogram.types import CallbackQuery
 
 from engine import EngineError
-from engine.live import TableService
-from telegram_bot import texts
-from telegram_bot.callbacks import GameCb
-from telegram_bot.chat_state import ChatStateStore
-from telegram_bot.delivery_api import Delivery
-from telegram_bot.group_hands import show_in_group
+from tables import TableService
+from telegram_bot.buttons.callbacks import CardsCb, GameCb, SeatCb, TableCb
+from telegram_bot.delivery import Delivery
 from telegram_bot.handlers.common import answer, player
-from telegram_bot.i18n import Translator
-from telegram_bot.keyboards import CardsCb, SeatCb, TableCb
-from telegram_bot.publisher import Publisher
+from telegram_bot.publishing.group_hands import show_in_group
+from telegram_bot.publishing.publisher import Publisher
+from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.usecases.player import open_table
 from telegram_bot.usecases.press import ButtonPress, PressButton, PressOutcome, PressStatus
+from telegram_bot.views import texts
+from telegram_bot.views.i18n import Translator
 
 router = Router(name=__name__)
 
@@ -44,7 +43,7 @@ def alert(outcome: PressOutcome, _: Translator) -> str | None:
     if outcome.error is not None:
         return texts.refusal(outcome.error, _)
     if outcome.reason is not None:
-        return _(outcome.reason, **outcome.reason_args)
+        return _(texts.MOVE_REFUSALS[outcome.reason], **outcome.reason_args)
     return _(ALERTS[outcome.status])
 
 

@@ -9,11 +9,11 @@ from aiogram import Router
 from aiogram.filters import JOIN_TRANSITION, LEAVE_TRANSITION, ChatMemberUpdatedFilter
 from aiogram.types import ChatMemberUpdated
 
-from telegram_bot import texts
-from telegram_bot.hand_recovery import hand_to_ai
-from telegram_bot.i18n import Translator
-from telegram_bot.middlewares import PrefsCache
-from telegram_bot.publisher import Publisher
+from telegram_bot.publishing.publisher import Publisher
+from telegram_bot.state.prefs import PrefsCache
+from telegram_bot.usecases.forbidden import hand_to_ai
+from telegram_bot.views import texts
+from telegram_bot.views.i18n import Translator
 
 router = Router(name=__name__)
 

@@ -7,11 +7,11 @@ from aiogram import Router
 from aiogram.types import InlineQuery, InlineQueryResultArticle, InputTextMessageContent
 
 from engine import EngineError
-from engine.live import OPEN, Table, TableService
-from telegram_bot.callbacks import CODE_PATTERN
-from telegram_bot.i18n import INVITE_TITLES, Translator
-from telegram_bot.publisher import Publisher
-from telegram_bot.render_lobby import render_invite
+from tables import OPEN, Table, TableService
+from telegram_bot.buttons.callbacks import CODE_PATTERN
+from telegram_bot.publishing.publisher import Publisher
+from telegram_bot.views.i18n import INVITE_TITLES, Translator
+from telegram_bot.views.lobby import render_invite
 
 router = Router(name=__name__)
 

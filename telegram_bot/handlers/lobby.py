@@ -9,14 +9,13 @@ from aiogram import Router
 from aiogram.filters import Command, CommandObject
 from aiogram.types import CallbackQuery, Message
 
-from telegram_bot import texts
-from telegram_bot.callbacks import LobbyCb
+from telegram_bot.buttons.callbacks import LobbyCb, NewLobbyCb
 from telegram_bot.handlers.common import answer, open_lobby_at, parse_variant, player, reply
-from telegram_bot.i18n import Translator
-from telegram_bot.keyboards import NewLobbyCb
-from telegram_bot.middlewares import PrefsCache
 from telegram_bot.settings import Settings
+from telegram_bot.state.prefs import PrefsCache
 from telegram_bot.usecases.lobby import LobbyActions
+from telegram_bot.views import texts
+from telegram_bot.views.i18n import Translator
 
 router = Router(name=__name__)
 

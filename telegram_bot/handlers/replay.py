@@ -11,10 +11,12 @@ from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
 from aiogram.filters import Command
 from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message
 
-from engine.live import LiveError, TableService
+from tables import LiveError, TableService
+from telegram_bot.buttons.callbacks import ReplayCb, ReplayOp
 from telegram_bot.handlers.common import answer
-from telegram_bot.i18n import Translator
-from telegram_bot.render_replay import (
+from telegram_bot.usecases.replay import replay_step
+from telegram_bot.views.i18n import Translator
+from telegram_bot.views.replay import (
     EXPIRED,
     IN_PRIVATE,
     NO_GAMES,
@@ -25,8 +27,6 @@ from telegram_bot.render_replay import (
     render_replay,
     replay_label,
 )
-from telegram_bot.replay_cb import ReplayCb, ReplayOp
-from telegram_bot.usecases.replay import replay_step
 
 router = Router(name=__name__)
 

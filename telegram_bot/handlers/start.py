@@ -6,14 +6,14 @@ from aiogram import F, Router
 from aiogram.filters import Command, CommandObject, CommandStart
 from aiogram.types import Message
 
-from telegram_bot import texts
-from telegram_bot.callbacks import CODE_PATTERN
+from telegram_bot.buttons.callbacks import CODE_PATTERN
 from telegram_bot.handlers.common import open_lobby_at, player, reply, solo_link
-from telegram_bot.i18n import LEVEL_TITLES, VARIANT_TITLES, Translator, help_text
-from telegram_bot.keyboards import url_keyboard
-from telegram_bot.publisher import Publisher
+from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.settings import Settings
 from telegram_bot.usecases.lobby import LobbyActions
+from telegram_bot.views import texts
+from telegram_bot.views.i18n import LEVEL_TITLES, VARIANT_TITLES, Translator, help_text
+from telegram_bot.views.keyboards import url_keyboard
 
 router = Router(name=__name__)
 

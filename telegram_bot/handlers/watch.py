@@ -7,14 +7,14 @@ from aiogram import Router
 from aiogram.filters import Command, CommandObject
 from aiogram.types import CallbackQuery, Message
 
-from telegram_bot.chat_state import ChatStateStore
-from telegram_bot.delivery_api import Delivery
+from telegram_bot.buttons.callbacks import WatchCb
+from telegram_bot.delivery import Delivery
 from telegram_bot.handlers.common import answer
-from telegram_bot.i18n import Translator
-from telegram_bot.publisher import Publisher
-from telegram_bot.render_fair import WATCH_ANSWERS, WATCH_HOW
-from telegram_bot.replay_cb import WatchCb
+from telegram_bot.publishing.publisher import Publisher
+from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.usecases.watch import WatchStatus, watch
+from telegram_bot.views.fair import WATCH_ANSWERS, WATCH_HOW
+from telegram_bot.views.i18n import Translator
 
 router = Router(name=__name__)
 

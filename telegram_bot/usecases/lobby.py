@@ -13,18 +13,19 @@ from typing import Any
 
 from engine import EngineError
 from engine.ai import LEVELS
-from engine.live import OPEN, PLAYING, LiveError, Table, TableService
-from telegram_bot import group_hands, texts
-from telegram_bot.callbacks import LobbyCb, LobbyOp
-from telegram_bot.chat_state import ChatStateStore
-from telegram_bot.delivery_api import Delivery, Urgency
-from telegram_bot.format import bold, user_text
-from telegram_bot.i18n import VARIANT_TITLES, Translator
-from telegram_bot.keyboards import open_table_keyboard
-from telegram_bot.middlewares import PrefsCache
-from telegram_bot.publisher import Publisher
-from telegram_bot.render_lobby import deep_link, render_lobby, settings_keyboard, settings_text
-from telegram_bot.screens import lobby_lang
+from tables import OPEN, PLAYING, LiveError, Table, TableService
+from telegram_bot.buttons.callbacks import LobbyCb, LobbyOp
+from telegram_bot.delivery import Delivery, Urgency
+from telegram_bot.publishing import group_hands
+from telegram_bot.publishing.publisher import Publisher
+from telegram_bot.state.chat_state import ChatStateStore
+from telegram_bot.state.prefs import PrefsCache
+from telegram_bot.views import texts
+from telegram_bot.views.format import bold, user_text
+from telegram_bot.views.i18n import VARIANT_TITLES, Translator
+from telegram_bot.views.keyboards import open_table_keyboard
+from telegram_bot.views.lobby import deep_link, render_lobby, settings_keyboard, settings_text
+from telegram_bot.views.screens import lobby_lang
 
 
 @dataclass(frozen=True)

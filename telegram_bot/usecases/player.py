@@ -7,17 +7,17 @@ from __future__ import annotations
 from aiogram.types import InlineKeyboardMarkup
 
 from engine import EngineError
-from engine.live import OPEN, PLAYING, LiveError, TableService
-from telegram_bot import texts
-from telegram_bot.chat_state import ChatStateStore
-from telegram_bot.delivery_api import Delivery, Urgency
-from telegram_bot.group_hands import hand_target
-from telegram_bot.i18n import Translator
-from telegram_bot.keyboards import take_back_keyboard
-from telegram_bot.middlewares import PrefsCache
-from telegram_bot.publisher import Publisher
-from telegram_bot.render_lobby import render_lobby
+from tables import OPEN, PLAYING, LiveError, TableService
+from telegram_bot.delivery import Delivery, Urgency
+from telegram_bot.publishing.publisher import Publisher
+from telegram_bot.state.chat_state import ChatStateStore
+from telegram_bot.state.prefs import PrefsCache
+from telegram_bot.state.snapshot import hand_target
 from telegram_bot.usecases.lobby import LobbyOutcome, Person
+from telegram_bot.views import texts
+from telegram_bot.views.i18n import Translator
+from telegram_bot.views.keyboards import take_back_keyboard
+from telegram_bot.views.lobby import render_lobby
 
 
 async def leave_table(

@@ -1,10 +1,10 @@
 """A button of a player's hand message pressed: a card, Play/Clear/Back, a page,
 an action (Take, Done/Pass, Transfer, Pass-ticket) -- mapped to a move by
-:func:`telegram_bot.moves.resolve` and applied through the table service by
+:func:`telegram_bot.buttons.moves.resolve` and applied through the table service by
 compare-and-set.
 
 Exactly one move per press.  A button drawn at an older version is honoured only
-while the presser's decision stamp (:func:`telegram_bot.moves.stamp`: his hand
+while the presser's decision stamp (:func:`telegram_bot.buttons.moves.stamp`: his hand
 and options in the same bout) is unchanged -- another player's throw-in, cover
 or pass does not void it; otherwise (an old keyboard, a double tap, his options
 changed) it is :attr:`PressStatus.STALE` and his message is redrawn.  A move
@@ -34,13 +34,12 @@ from functools import partial
 from typing import Any
 
 from engine import EngineError, view
-from engine.live import PLAYING, StaleVersion, TableService
-from telegram_bot.callbacks import GameCb
-from telegram_bot.chat_state import ChatStateStore
-from telegram_bot.group_hands import hand_target
-from telegram_bot.moves import BOUT_STAMP_LEN, ERR_NOT_YOUR_TURN, Selection, resolve, stamp
-from telegram_bot.publisher import Publisher
-from telegram_bot.screens import Snapshot, group_of
+from tables import PLAYING, StaleVersion, TableService
+from telegram_bot.buttons.callbacks import GameCb
+from telegram_bot.buttons.moves import BOUT_STAMP_LEN, ERR_NOT_YOUR_TURN, Selection, resolve, stamp
+from telegram_bot.publishing.publisher import Publisher
+from telegram_bot.state.chat_state import ChatStateStore
+from telegram_bot.state.snapshot import Snapshot, group_of, hand_target
 
 SELECTION_PRESSES = frozenset({"card", "play"})
 """Presses whose meaning depends on his selection: honoured only when the button

@@ -1,17 +1,18 @@
 """Spectators (issue #16): someone not seated at a group's game asks to follow
 it in his private chat (*Watch* under the table message, or ``/watch CODE``);
 he gets the public view -- never a hand -- edited like the group's table
-message (:meth:`telegram_bot.publisher.Publisher._watchers`)."""
+message (:meth:`telegram_bot.publishing.publisher.Publisher._watchers`)."""
 
 from __future__ import annotations
 
 from enum import StrEnum
 
-from engine.live import LiveError
-from telegram_bot.chat_state import ChatStateStore
-from telegram_bot.delivery_api import Delivery
-from telegram_bot.publisher import Publisher
-from telegram_bot.screens import group_of, watch_screen
+from tables import LiveError
+from telegram_bot.delivery import Delivery
+from telegram_bot.publishing.publisher import Publisher
+from telegram_bot.state.chat_state import ChatStateStore
+from telegram_bot.state.snapshot import group_of
+from telegram_bot.views.screens import watch_screen
 
 
 class WatchStatus(StrEnum):

@@ -14,7 +14,7 @@ from flask_openapi3.openapi import OpenAPI
 
 from admin_api import create_app
 from admin_api.service import close_service, get_service
-from engine.live import SyncTableService
+from tables import SyncTableService
 
 ADMIN = "admin-secret-token"
 READER = "reader-secret-token"

@@ -7,7 +7,7 @@ import time
 import pytest
 from flask.testing import FlaskClient
 
-from engine.live import SyncTableService
+from tables import SyncTableService
 from tests.admin.conftest import ADMIN, READER, auth, new_table
 
 

@@ -11,7 +11,7 @@ from flask.testing import FlaskClient
 
 from admin_api import ConfigError, create_app
 from admin_api.auth import identify
-from engine.live import SyncTableService
+from tables import SyncTableService
 from tests.admin.conftest import ADMIN, READER, auth, new_table
 
 READS = [

@@ -1,7 +1,7 @@
 """A representative subset of the admin API tests -- lists and pages, detail,
 event log, reset, abort/end, delete, If-Match, lobbies, players, audit -- run
 again with the app on a 3-master Redis Cluster (``REDIS_URL`` a
-``redis+cluster://`` URL, :mod:`engine.live.client`).  The tests are the ones of
+``redis+cluster://`` URL, :mod:`tables.client`).  The tests are the ones of
 their modules, imported here, so this module's ``admin_redis_url`` applies."""
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from werkzeug.test import TestResponse
 
 from admin_api import create_app
 from admin_api.service import close_service
-from engine.live import SyncTableService
+from tables import SyncTableService
 from tests.admin.conftest import auth, new_table
 
 

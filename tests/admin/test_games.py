@@ -12,7 +12,7 @@ import pytest
 import redis
 from flask.testing import FlaskClient
 
-from engine.live import SyncTableService
+from tables import SyncTableService
 from tests.admin.conftest import auth, new_table
 
 

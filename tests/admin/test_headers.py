@@ -5,8 +5,8 @@ from __future__ import annotations
 from flask import Flask
 from flask.testing import FlaskClient
 
-from engine.live import SyncTableService
 from sandbox.launcher import ADMIN_DOCS
+from tables import SyncTableService
 from tests.admin.conftest import READER, auth, new_table
 
 SECURITY = {

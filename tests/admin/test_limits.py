@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from flask.testing import FlaskClient
 
-from engine.live import SyncTableService
+from tables import SyncTableService
 from tests.admin.conftest import auth, new_table
 from tests.admin.test_errors import error
 

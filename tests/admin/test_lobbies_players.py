@@ -8,7 +8,7 @@ import re
 
 from flask.testing import FlaskClient
 
-from engine.live import SyncTableService
+from tables import SyncTableService
 from tests.admin.conftest import READER, auth, new_table
 
 

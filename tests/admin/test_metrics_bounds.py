@@ -7,7 +7,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from engine.live import SyncTableService
+from tables import SyncTableService
 from tests.admin.conftest import auth, new_table
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from flask.testing import FlaskClient
 
 from engine.fairness import commitment
-from engine.live import SyncTableService
 from engine.verify import replay_record
+from tables import SyncTableService
 from tests.admin.conftest import READER, auth, new_table
 
 

@@ -20,7 +20,7 @@ from schemathesis import checks
 from schemathesis.core.result import Err
 from schemathesis.generation import GenerationMode
 
-from engine.live import SyncTableService
+from tables import SyncTableService
 from tests.admin.conftest import ADMIN, READER, new_table
 
 CONFORMANCE = [

@@ -16,14 +16,14 @@ from typing import Any
 
 from engine import Action, new_game
 from engine.cards import card_name
-from engine.live import MOVE_KINDS, TableService
 from sandbox.fake_api import FakeTelegram, Message, SimUser
 from sandbox.fake_api.world import World
+from tables import MOVE_KINDS, TableService
 from telegram_bot.app import BotApp
-from telegram_bot.callbacks import LobbyCb, LobbyOp, parse_game
-from telegram_bot.chat_state import ChatStateStore
-from telegram_bot.render import PLAYABLE
+from telegram_bot.buttons.callbacks import LobbyCb, LobbyOp, parse_game
 from telegram_bot.settings import Settings
+from telegram_bot.state.chat_state import ChatStateStore
+from telegram_bot.views.board import PLAYABLE
 
 SAFETY = 60.0  # seconds: a hung test fails, never a timing assertion
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from aiogram.filters.callback_data import CallbackData
 
-from telegram_bot.callbacks import (
+from telegram_bot.buttons.callbacks import (
     BACK,
     CLEAR,
     INERT,

@@ -1,4 +1,4 @@
-"""The update dedupe middleware (:mod:`telegram_bot.dedupe`) against a real Redis:
+"""The update dedupe middleware (:mod:`telegram_bot.state.dedupe`) against a real Redis:
 an update delivered many times at once, to one process or to several, runs its
 handler once; a callback query is one press whichever update carries it; a
 failed handler releases its claim; without Redis every update goes through."""
@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from aiogram.types import Update
 
-from engine.live import LiveConfig, TableService
-from telegram_bot.dedupe import UpdateDedupe
+from tables import LiveConfig, TableService
+from telegram_bot.state.dedupe import UpdateDedupe
 
 BOT_ID = 4242
 

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from sandbox.fake_api import FakeTelegram, RateLimits
-from telegram_bot.keyboards import SeatCb
+from telegram_bot.buttons.callbacks import SeatCb
 from tests.bot.e2e_kit import SAFETY, has_game_buttons, has_lobby_buttons, running, settle
 
 GREETING = "Hi! I run games"

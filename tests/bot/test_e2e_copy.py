@@ -13,8 +13,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from sandbox.fake_api import FakeTelegram, Message, RateLimits
-from telegram_bot.format import event_line, role_label
-from telegram_bot.i18n import Translator
+from telegram_bot.views.format import event_line, role_label
+from telegram_bot.views.i18n import Translator
 from tests.bot.e2e_kit import SAFETY, Harness, has_game_buttons, is_over, play_out, running
 
 LATIN_FACE = re.compile(r"(?<![A-Za-z])[JQKA](?:♠|♥|♦|♣)")

@@ -14,10 +14,9 @@ import pytest
 from aiogram.types import InlineKeyboardMarkup
 
 from sandbox.fake_api import FakeTelegram, Message, RateLimits, SimUser
-from telegram_bot.callbacks import GameCb, LobbyOp, parse_game
-from telegram_bot.delivery import OnReplaced, Urgency
-from telegram_bot.keyboards import SeatCb
-from telegram_bot.screens import Snapshot
+from telegram_bot.buttons.callbacks import GameCb, LobbyOp, SeatCb, parse_game
+from telegram_bot.delivery.coalesce import OnReplaced, Urgency
+from telegram_bot.state.snapshot import Snapshot
 from tests.bot.e2e_kit import (
     SAFETY,
     Harness,

@@ -12,7 +12,7 @@ import pytest
 
 from engine import BOUT_PHASE
 from sandbox.fake_api import FakeTelegram, Message, RateLimits, SimUser
-from telegram_bot.callbacks import GameCb, parse_game
+from telegram_bot.buttons.callbacks import GameCb, parse_game
 from tests.bot.e2e_kit import SAFETY, Harness, choose, game_buttons, play_out, running, settle
 from tests.bot.test_e2e_invite import invite_lobby
 

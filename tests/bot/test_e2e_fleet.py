@@ -29,17 +29,17 @@ import pytest
 from aiohttp import web
 
 from engine import Action, new_game, public_view
-from engine.live import MOVE_KINDS, LiveEvent, Table, TableService
 from sandbox.fake_api import FakeTelegram, RateLimits, SimUser
 from sandbox.fake_api.text import parse_text
 from sandbox.fleet import BotFleet, open_group_game
 from sandbox.webhook_proxy import SECRET_HEADER, WebhookProxy
-from telegram_bot.callbacks import parse_game
-from telegram_bot.chat_state import ChatStateStore
-from telegram_bot.i18n import Translator
-from telegram_bot.render import render_game_over, render_table
-from telegram_bot.render_fair import commitment_lines, seed_lines
-from telegram_bot.screens import seat_names
+from tables import MOVE_KINDS, LiveEvent, Table, TableService
+from telegram_bot.buttons.callbacks import parse_game
+from telegram_bot.state.chat_state import ChatStateStore
+from telegram_bot.views.board import render_game_over, render_table
+from telegram_bot.views.fair import commitment_lines, seed_lines
+from telegram_bot.views.i18n import Translator
+from telegram_bot.views.screens import seat_names
 from tests.bot.e2e_kit import SAFETY, Harness, is_over, play_out, settle
 
 GAMES, PLAYERS = 3, 3

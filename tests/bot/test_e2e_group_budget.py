@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from sandbox.fake_api import Chat, FakeTelegram, RateLimits, SimUser
-from telegram_bot import texts
+from telegram_bot.views import texts
 from tests.bot.e2e_group_kit import group_lobby
 from tests.bot.e2e_kit import SAFETY, is_over, play_out, running
 

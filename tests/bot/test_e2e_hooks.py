@@ -20,12 +20,17 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from engine.live import OVER
 from sandbox.fake_api import Chat, FakeTelegram, Message, RateLimits
-from telegram_bot import texts
-from telegram_bot.callbacks import LobbyOp
-from telegram_bot.i18n import COMMANDS, GROUP_COMMANDS, LANGUAGES, PRIVATE_COMMANDS, Translator
-from telegram_bot.keyboards import LangCb
+from tables import OVER
+from telegram_bot.buttons.callbacks import LangCb, LobbyOp
+from telegram_bot.views import texts
+from telegram_bot.views.i18n import (
+    COMMANDS,
+    GROUP_COMMANDS,
+    LANGUAGES,
+    PRIVATE_COMMANDS,
+    Translator,
+)
 from tests.bot.e2e_group_kit import group_lobby
 from tests.bot.e2e_kit import (
     SAFETY,

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from sandbox.fake_api import FakeTelegram, InlineQuery, RateLimits, SimUser
-from telegram_bot.callbacks import LobbyOp
+from telegram_bot.buttons.callbacks import LobbyOp
 from tests.bot.e2e_kit import (
     SAFETY,
     Harness,

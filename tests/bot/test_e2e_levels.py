@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from sandbox.fake_api import FakeTelegram, RateLimits
-from telegram_bot.callbacks import LobbyCb, LobbyOp
+from telegram_bot.buttons.callbacks import LobbyCb, LobbyOp
 from tests.bot.e2e_kit import SAFETY, has_game_buttons, play_out, running
 
 

@@ -10,10 +10,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from engine.live import PLAYING
 from sandbox.fake_api import FakeTelegram, RateLimits
-from telegram_bot.callbacks import LobbyOp
-from telegram_bot.flood import FloodKeys
+from tables import PLAYING
+from telegram_bot.buttons.callbacks import LobbyOp
+from telegram_bot.delivery.flood.limiter import FloodKeys
 from tests.bot.e2e_group_kit import group_lobby
 from tests.bot.e2e_kit import SAFETY, has_lobby_buttons, op, running
 

@@ -24,8 +24,8 @@ import pytest
 
 from sandbox.fake_api import Chat, FakeTelegram, Message, RateLimits, SimUser
 from telegram_bot.app import BotApp
-from telegram_bot.callbacks import LobbyCb, LobbyOp, parse_game
-from telegram_bot.moves import Selection, resolve
+from telegram_bot.buttons.callbacks import LobbyCb, LobbyOp, parse_game
+from telegram_bot.buttons.moves import Selection, resolve
 from tests.bot.e2e_kit import SAFETY, Harness, has_game_buttons, has_lobby_buttons
 
 MODES = {  # (bot processes, copies each process gets, update dedupe)

@@ -14,18 +14,18 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from engine.live import LiveConfig, TableService
-from engine.live.client import make_client
 from sandbox.fake_api import FakeTelegram, RateLimits
+from tables import LiveConfig, TableService
+from tables.client import make_client
 from telegram_bot.app import BotApp
-from telegram_bot.callbacks import LobbyOp
-from telegram_bot.moves import Selection
-from telegram_bot.render_guard import GONE
-from telegram_bot.render_marks import SCRIPTS, RenderMarks
-from telegram_bot.screens import hand_screen, table_screen
+from telegram_bot.buttons.callbacks import LobbyOp
+from telegram_bot.buttons.moves import Selection
+from telegram_bot.publishing.repair import GONE
+from telegram_bot.state.pending_renders import SCRIPTS, RenderMarks
+from telegram_bot.views.screens import hand_screen, table_screen
 from tests.bot.e2e_kit import SAFETY, Harness
 from tests.bot.test_e2e_redelivery import Processes, group_lobby, lobby_data
-from tests.live.conftest import FakeClock
+from tests.tables.conftest import FakeClock
 
 SLOW = {"soon_delay": 1000.0, "later_delay": 1000.0, "table_delay": 1000.0}
 """Process a's coalesced edits wait long: they are still pending when it dies."""

@@ -1,4 +1,4 @@
-"""The shared outgoing flood limiter (telegram_bot.flood) on the real Redis,
+"""The shared outgoing flood limiter (telegram_bot.delivery.flood.limiter) on the real Redis,
 driven by a fake clock passed into the script."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 import redis.asyncio as aredis
 
-from engine.live import LiveConfig, TableService
 from sandbox.fake_api.limits import FakeFloodControl, RateLimits
-from telegram_bot.flood import NOOP, FloodConfig, FloodLimiter, Rate
-from tests.live.conftest import FakeClock
+from tables import LiveConfig, TableService
+from telegram_bot.delivery.flood.limiter import NOOP, FloodConfig, FloodLimiter, Rate
+from tests.tables.conftest import FakeClock
 
 PRIVATE = 42
 GROUP = -100123
@@ -350,7 +350,11 @@ async def test_the_fleet_wide_rate_is_a_setting(redis_url: str, redis_prefix: st
     from telegram_bot.app import BotApp
     from telegram_bot.settings import Settings
 
-    assert Settings().flood_config() == FloodConfig()
+    defaults = Settings()
+    assert (
+        FloodConfig.with_overall(defaults.flood_overall_rate, defaults.flood_overall_burst)
+        == FloodConfig()
+    )
     settings = Settings(
         bot_token="123:AAA",
         redis_url=redis_url,

@@ -12,10 +12,17 @@ from typing import Any
 import pytest
 from redis.crc import key_slot
 
-from engine.live import LiveConfig, TableService
-from telegram_bot.flood import NOOP, STALE, FloodConfig, FloodLimiter, Rate, table_version
-from telegram_bot.flood_hold import ChatHold
-from tests.live.conftest import FakeClock
+from tables import LiveConfig, TableService
+from telegram_bot.delivery.flood.hold import ChatHold
+from telegram_bot.delivery.flood.limiter import (
+    NOOP,
+    STALE,
+    FloodConfig,
+    FloodLimiter,
+    Rate,
+    table_version,
+)
+from tests.tables.conftest import FakeClock
 
 PRIVATE = 42
 GROUP = -100123

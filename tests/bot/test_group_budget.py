@@ -12,12 +12,12 @@ from collections.abc import AsyncIterator
 import pytest
 from aiogram import Bot
 
-from engine.live import LiveConfig, TableService
 from sandbox.fake_api import FakeTelegram, ManualClock, RateLimits, SimUser
-from telegram_bot.delivery import Delivery, Urgency
-from telegram_bot.flood import FloodLimiter
-from telegram_bot.flood_hold import ChatHold
-from telegram_bot.outgoing import install
+from tables import LiveConfig, TableService
+from telegram_bot.delivery.coalesce import Delivery, Urgency
+from telegram_bot.delivery.flood.hold import ChatHold
+from telegram_bot.delivery.flood.limiter import FloodLimiter
+from telegram_bot.delivery.outgoing import install
 from tests.bot.test_outgoing import VirtualTime
 
 

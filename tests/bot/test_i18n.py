@@ -13,8 +13,8 @@ from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_file
 from babel.messages.pofile import read_po
 
-from telegram_bot import i18n
-from telegram_bot.i18n import (
+from telegram_bot.views import i18n
+from telegram_bot.views.i18n import (
     COMMANDS,
     LANGUAGES,
     LOCALES_DIR,
@@ -166,7 +166,7 @@ def test_rules_message_is_one_message_of_expandable_quotes(lang: str) -> None:
 
 
 def test_face_ranks_in_the_readers_language() -> None:
-    from telegram_bot.cards import glyph
+    from telegram_bot.views.cards import glyph
 
     assert [glyph(c, "ru") for c in ("JS", "QH", "KD", "AC", "10S")] == [
         "В♠️", "Д♥️", "К♦️", "Т♣️", "10♠️"

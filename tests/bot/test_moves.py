@@ -1,4 +1,4 @@
-"""telegram_bot.moves: (view, selection, press) -> action, new selection or error."""
+"""telegram_bot.buttons.moves: (view, selection, press) -> action, new selection or error."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 
 import engine
 from engine import Action, GameState, from_deal, parse_cards
-from telegram_bot.callbacks import BACK, CLEAR, PLAY, Press, act, page, press_card
-from telegram_bot.moves import (
+from telegram_bot.buttons.callbacks import BACK, CLEAR, PLAY, Press, act, page, press_card
+from telegram_bot.buttons.moves import (
     ERR_BAD_SELECTION,
     ERR_CANNOT_PLAY,
     ERR_DEFENDER_LIMIT,

@@ -14,12 +14,12 @@ from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
 from aiogram.methods import SendMessage
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
-from engine.live import LiveConfig, TableService
 from sandbox.fake_api import Chat, FakeTelegram, ManualClock, RateLimits, SimUser
 from sandbox.fake_api import Message as MessageRecord
-from telegram_bot.delivery import Delivery, Urgency
-from telegram_bot.flood import FloodLimiter
-from telegram_bot.outgoing import (
+from tables import LiveConfig, TableService
+from telegram_bot.delivery.coalesce import Delivery, Urgency
+from telegram_bot.delivery.flood.limiter import FloodLimiter
+from telegram_bot.delivery.outgoing import (
     CallOptions,
     Outgoing,
     Prepaid,
@@ -27,7 +27,7 @@ from telegram_bot.outgoing import (
     install,
     is_limited,
 )
-from telegram_bot.waiting_line import Priority, WaitingLine
+from telegram_bot.delivery.waiting_line import Priority, WaitingLine
 
 T = TypeVar("T")
 
@@ -775,7 +775,7 @@ async def test_a_deferred_waiter_is_not_starved() -> None:
 async def test_settled_tells_when_the_content_or_newer_went_out(
     fake: FakeTelegram, delivery: Delivery, alice: SimUser, clock: ManualClock
 ) -> None:
-    """What a render's mark waits for (:mod:`telegram_bot.render_marks`): a
+    """What a render's mark waits for (:mod:`telegram_bot.state.pending_renders`): a
     pending edit is not settled; a coalesced one is once the newer content went
     out; a failed one is settled False."""
     msg = await delivery.send(alice.id, "v0")

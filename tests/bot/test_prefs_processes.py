@@ -3,9 +3,9 @@ process is seen by the next update any other process handles."""
 
 from __future__ import annotations
 
-from engine.live import LiveConfig, TableService
-from telegram_bot.chat_state import ChatStateStore
-from telegram_bot.middlewares import PrefsCache
+from tables import LiveConfig, TableService
+from telegram_bot.state.chat_state import ChatStateStore
+from telegram_bot.state.prefs import PrefsCache
 
 
 async def test_a_language_set_in_one_process_is_seen_by_another(

@@ -14,12 +14,12 @@ import redis.asyncio as aredis
 from aiogram.types import InlineKeyboardMarkup
 
 from engine import view
-from engine.live import LiveConfig, StaleVersion, TableService
-from telegram_bot.callbacks import INERT, GameCb, Press, act
-from telegram_bot.chat_state import ChatStateStore
-from telegram_bot.delivery_api import Delivery, Urgency
-from telegram_bot.moves import BOUT_STAMP_LEN, ERR_NOT_YOUR_TURN, stamp
-from telegram_bot.publisher import Publisher
+from tables import LiveConfig, StaleVersion, TableService
+from telegram_bot.buttons.callbacks import INERT, GameCb, Press, act
+from telegram_bot.buttons.moves import BOUT_STAMP_LEN, ERR_NOT_YOUR_TURN, stamp
+from telegram_bot.delivery import Delivery, Urgency
+from telegram_bot.publishing.publisher import Publisher
+from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.usecases.press import ButtonPress, PressButton, PressOutcome, PressStatus
 
 ANN, BOB, EVE = 1, 2, 3

@@ -3,11 +3,11 @@ notice (toast) for a stale or impossible press, with its reason formatted."""
 
 from __future__ import annotations
 
-from engine.live import LiveError
+from tables import LiveError
+from telegram_bot.buttons.moves import ERR_DEFENDER_LIMIT, ERR_THROW_LIMIT
 from telegram_bot.handlers.game import NOTICES, alert
-from telegram_bot.i18n import Translator, help_text
-from telegram_bot.moves import ERR_DEFENDER_LIMIT, ERR_THROW_LIMIT
 from telegram_bot.usecases.press import PressOutcome, PressStatus
+from telegram_bot.views.i18n import Translator, help_text
 
 
 def test_one_card_too_many_is_a_toast_that_says_why() -> None:

@@ -15,12 +15,12 @@ import pytest
 import redis.asyncio as aredis
 
 from engine import view
-from engine.live import LiveConfig
-from telegram_bot.callbacks import PLAY, GameCb, Press, press_card
-from telegram_bot.chat_state import ChatStateStore
-from telegram_bot.delivery_api import Delivery
-from telegram_bot.moves import Selection, resolve, stamp
-from telegram_bot.publisher import Publisher
+from tables import LiveConfig
+from telegram_bot.buttons.callbacks import PLAY, GameCb, Press, press_card
+from telegram_bot.buttons.moves import Selection, resolve, stamp
+from telegram_bot.delivery import Delivery
+from telegram_bot.publishing.publisher import Publisher
+from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.usecases.press import ButtonPress, PressButton, PressStatus
 from tests.bot.test_press import ANN, BOB, HAND, FakeClock, LosingService, Recorder, Table
 

@@ -18,13 +18,13 @@ import engine
 from engine import Action, GameState, find_variant, from_deal
 from engine.cards import Card, card_name
 from sandbox.fake_api.text import parse_text
-from telegram_bot.callbacks import GameCb, LobbyCb, LobbyOp, parse_game, parse_lobby
-from telegram_bot.cards import card_label, glyph, group_hand
-from telegram_bot.format import history_lines
-from telegram_bot.i18n import LANGUAGES, Translator
-from telegram_bot.moves import Selection, card_moves
-from telegram_bot.render import PAGE_SIZE, render_game_over, render_hand, render_table
-from telegram_bot.render_lobby import (
+from telegram_bot.buttons.callbacks import GameCb, LobbyCb, LobbyOp, parse_game, parse_lobby
+from telegram_bot.buttons.moves import Selection, card_moves
+from telegram_bot.views.board import PAGE_SIZE, render_game_over, render_hand, render_table
+from telegram_bot.views.cards import card_label, glyph, group_hand
+from telegram_bot.views.format import history_lines
+from telegram_bot.views.i18n import LANGUAGES, Translator
+from telegram_bot.views.lobby import (
     ROW_CHARS,
     LeaderRow,
     VariantStats,

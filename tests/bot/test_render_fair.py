@@ -10,12 +10,13 @@ import pytest
 
 import engine
 from engine.fairness import commitment
-from engine.live import OVER, PLAYING, GameResult, Loaded, Seat, Table
 from sandbox.fake_api.text import parse_text
-from telegram_bot.chat_state import TableUi
-from telegram_bot.moves import Selection
-from telegram_bot.replay_cb import ReplayCb, WatchCb
-from telegram_bot.screens import Snapshot, hand_screen, table_screen, watch_screen
+from tables import OVER, PLAYING, GameResult, Loaded, Seat, Table
+from telegram_bot.buttons.callbacks import ReplayCb, WatchCb
+from telegram_bot.buttons.moves import Selection
+from telegram_bot.state.chat_state import TableUi
+from telegram_bot.state.snapshot import Snapshot
+from telegram_bot.views.screens import hand_screen, table_screen, watch_screen
 from tests.bot.e2e_kit import cards_in
 
 SEED = 424242

@@ -9,19 +9,14 @@ import pytest
 from aiogram.types import InlineKeyboardMarkup
 
 import engine
-from engine.live import OPEN, OVER, PLAYING, Loaded, Seat, Table
 from sandbox.fake_api.text import parse_text
-from telegram_bot.chat_state import TableUi
-from telegram_bot.format import short_name
-from telegram_bot.moves import Selection
-from telegram_bot.render_lobby import LeaderRow, VariantStats, render_stats, render_top
-from telegram_bot.screens import (
-    Snapshot,
-    hand_screen,
-    lobby_screen,
-    started_lobby_screen,
-    table_screen,
-)
+from tables import OPEN, OVER, PLAYING, Loaded, Seat, Table
+from telegram_bot.buttons.moves import Selection
+from telegram_bot.state.chat_state import TableUi
+from telegram_bot.state.snapshot import Snapshot
+from telegram_bot.views.format import short_name
+from telegram_bot.views.lobby import LeaderRow, VariantStats, render_stats, render_top
+from telegram_bot.views.screens import hand_screen, lobby_screen, started_lobby_screen, table_screen
 
 HOSTILE = [
     "Carl <3",

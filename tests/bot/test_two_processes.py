@@ -18,11 +18,11 @@ from aiogram.client.session.middlewares.base import (
 )
 from aiogram.methods import EditMessageText, TelegramMethod
 
-from engine.live import LiveConfig, TableService
 from sandbox.fake_api import FakeTelegram, ManualClock, RateLimits
-from telegram_bot.delivery import Delivery, Urgency
-from telegram_bot.flood import FloodLimiter, table_version
-from telegram_bot.outgoing import install
+from tables import LiveConfig, TableService
+from telegram_bot.delivery.coalesce import Delivery, Urgency
+from telegram_bot.delivery.flood.limiter import FloodLimiter, table_version
+from telegram_bot.delivery.outgoing import install
 from tests.bot.test_group_budget import HeldSleep
 
 

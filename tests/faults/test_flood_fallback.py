@@ -9,11 +9,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from engine.live import LiveConfig, TableService
-from telegram_bot.flood import NOOP, FloodConfig
-from telegram_bot.flood_fallback import FallbackFloodLimiter
+from tables import LiveConfig, TableService
+from telegram_bot.delivery.flood.fallback import FallbackFloodLimiter
+from telegram_bot.delivery.flood.limiter import NOOP, FloodConfig
 from tests.faults.conftest import FaultyRedis
-from tests.live.conftest import FakeClock
+from tests.tables.conftest import FakeClock
 
 CHAT = 42
 

@@ -13,13 +13,7 @@ import pytest
 
 from admin_api import create_app
 from admin_api.service import close_service
-from engine.live import (
-    LiveConfig,
-    Notifications,
-    ServiceUnavailable,
-    SyncTableService,
-    TableService,
-)
+from tables import LiveConfig, Notifications, ServiceUnavailable, SyncTableService, TableService
 from tests.admin.conftest import ADMIN, auth
 from tests.faults.conftest import FaultyRedis
 

@@ -25,9 +25,9 @@ import pytest
 
 from engine import view
 from sandbox.page import Sandbox
-from telegram_bot.callbacks import parse_game
-from telegram_bot.cards import card_label, group_hand
+from telegram_bot.buttons.callbacks import parse_game
 from telegram_bot.settings import Settings
+from telegram_bot.views.cards import card_label, group_hand
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -1,0 +1,1 @@
+"""The product's console: the ``durak`` command (:mod:`durak.cli`)."""

@@ -1,0 +1,74 @@
+"""Building the service's Redis client: one server or a Redis Cluster.
+
+Cluster mode is chosen by the URL scheme: ``redis+cluster://host:port/0`` (or
+``rediss+cluster://``) names one startup node of a cluster, and the client is
+redis-py's :class:`redis.asyncio.RedisCluster`, which learns the slot map from
+it and routes every command to the node that owns its key's slot.  Every key
+the service's scripts touch together shares one hash tag (:mod:`.keys`), so
+each script runs on one node."""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias
+
+import redis.asyncio as aredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from tables.model import LiveConfig
+
+Client: TypeAlias = "aredis.Redis | aredis.RedisCluster"
+
+CLUSTER_SCHEMES = ("redis+cluster://", "rediss+cluster://")
+
+
+def is_cluster_url(url: str) -> bool:
+    """True for a ``redis+cluster://`` or ``rediss+cluster://`` URL."""
+    return url.startswith(CLUSTER_SCHEMES)
+
+
+def make_client(url: str, config: LiveConfig, max_connections: int | None = None) -> Client:
+    """The one way the service builds a Redis client (bot, admin API, pub/sub).
+
+    redis-py's ``Retry(ExponentialBackoff(cap, base), retries)`` on connection
+    errors and timeouts: a pooled connection gone stale by a Redis restart fails
+    its first command, which is then retried on a new connection -- so the first
+    request after a restart succeeds.  ``health_check_interval`` PINGs a
+    connection idle that long before using it; socket timeouts bound how long a
+    request waits on a Redis that is down or stopped (SIGSTOP).  Without a pool
+    built here a ``from_url`` client retries nothing.  With ``max_connections``
+    the pool is a blocking one of that size: a request waits (up to 20 s) for a
+    free connection instead of failing.
+
+    A cluster URL (:func:`is_cluster_url`) builds a :class:`RedisCluster` with
+    the same retry, timeouts and health checks (it also retries on
+    ``MOVED``/``ASK``/``CLUSTERDOWN``, refreshing its slot map);
+    ``max_connections`` is then the limit per node, and redis-py's cluster pool
+    does not wait: a request beyond it fails (``ServiceUnavailable``).  The client learns the slot
+    map on first use (:meth:`tables.store.Store.ready` awaits
+    ``initialize()`` before the first command)."""
+    c = config
+    options: dict[str, Any] = {
+        "retry": Retry(
+            ExponentialBackoff(c.redis_backoff_cap, c.redis_backoff_base), c.redis_retries
+        ),
+        "retry_on_error": [RedisConnectionError, RedisTimeoutError],
+        "health_check_interval": c.redis_health_check,
+        "socket_timeout": c.redis_socket_timeout,
+        "socket_connect_timeout": c.redis_connect_timeout,
+        "socket_keepalive": True,
+    }
+    if is_cluster_url(url):
+        if max_connections is not None:
+            options["max_connections"] = max_connections
+        return aredis.RedisCluster.from_url(url.replace("+cluster", "", 1), **options)
+    pool: aredis.ConnectionPool
+    if max_connections is None:
+        pool = aredis.ConnectionPool.from_url(url, **options)
+    else:
+        pool = aredis.BlockingConnectionPool.from_url(
+            url, max_connections=max_connections, timeout=20, **options
+        )
+    return aredis.Redis.from_pool(pool)  # closes the pool with the client

@@ -1,0 +1,376 @@
+"""The games part: games at a table: start and rematch (C5/S5), a player's move through
+compare-and-set, the AI chain, taking a seat back.
+
+Every write runs the *AI chain* before it is saved: while a seat the game waits
+for is AI-controlled, that AI moves (``engine.ai.make_player``, seeded with the
+table's seed, the ply and the seat, so a replay is deterministic).  So a human
+move, the AI replies it provokes and the resulting deadline are saved together,
+in one compare-and-set.
+
+The AI moves come from the service's :class:`~tables.deciders.Decider`:
+inline, or in the bot the search AI (the *hard* level) in a process pool, awaited
+so the event loop serves other tables meanwhile.  The table may change while it
+thinks; the compare-and-set at the loaded version keeps such a move unwritten
+(``Tables.retry`` plans again; ``apply`` raises :class:`StaleVersion`).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import replace
+from functools import partial
+
+from engine import BOUT_PHASE, Action, Event, GameState, new_game, public_view, view
+from engine.actions import LEAD, PASS
+from engine.ai import SLOW_KINDS
+from tables.deciders import FALLBACK_KIND, Decider, InlineDecider
+from tables.model import (
+    OPEN,
+    OVER,
+    PLAYING,
+    LiveConfig,
+    LiveError,
+    StaleVersion,
+    Table,
+    WriteResult,
+    require_owner,
+)
+from tables.records import GameResult, SeatView
+from tables.tables import Loaded, Plan, Tables, check_request_id
+
+LogEntry = tuple[str, int, str]
+INLINE = InlineDecider()
+
+
+def auto_pass(table: Table, state: GameState) -> int | None:
+    """The seat that passes by itself now: PASS is all it
+    may do until the table changes (``GameState.forced_pass``; RULES §0
+    Passing: a player with no legal throw-in counts as passed, so nobody waits
+    for him), or its player chose to pass for the rest of the bout and
+    PASS is legal for it (RULES §0 Throw-in priority: a change of the table
+    clears passes, so he passes again).  ``None``: nobody."""
+    if state.phase != BOUT_PHASE:
+        return None
+    for seat in range(state.players):
+        if table.seats[seat].bout_pass and Action(seat, PASS) in state.legal_actions(seat):
+            return seat
+        if state.forced_pass(seat):
+            return seat
+    return None
+
+
+def end_bout_passes(table: Table, reported: list[Event]) -> Table:
+    """ "Pass for the rest of this bout" ends with the bout (a ``bout_end`` event)."""
+    if not any(s.bout_pass for s in table.seats) or all(e.kind != "bout_end" for e in reported):
+        return table
+    return replace(table, seats=tuple(replace(s, bout_pass=False) for s in table.seats))
+
+
+async def run_ai(
+    table: Table, state: GameState, limit: int, decider: Decider | None = None
+) -> tuple[list[LogEntry], list[Event], Table]:
+    """Let seats move by themselves until the game waits only for humans: first
+    every pass a seat makes by itself (:func:`auto_pass`), then AI-controlled
+    seats, one move at a time.  Returns the log, the engine's events and the
+    table (its "pass for the bout" choices cleared when a bout ended).
+
+    The AI moves come from ``decider`` (inline by default; the bot's runs the
+    search AI in a process pool).  Once no human plays any more (all left, out
+    of the game or played by the AI), a slow kind plays as the heuristic: nobody
+    waits for its strength, and a game of search AIs alone would hold the write
+    for minutes."""
+    decide = (decider or INLINE).decide
+    log: list[LogEntry] = []
+    reported: list[Event] = []
+    for _ in range(limit):
+        if state.over:
+            break
+        seat = auto_pass(table, state)
+        if seat is not None:
+            action = Action(seat, PASS)
+            log.append(("autopass", seat, action.text()))
+        else:
+            seats = [s for s in state.to_act() if table.seats[s].ai_controlled]
+            if not seats:
+                break
+            seat = seats[0]
+            kind = table.seats[seat].ai or "random"
+            if kind in SLOW_KINDS and not humans_playing(table, state):
+                kind = FALLBACK_KIND
+            chosen = await decide(kind, f"{table.seed}:{state.ply}:{seat}", state, seat)
+            if chosen is None:  # pragma: no cover - a seat in to_act() always has a move
+                break
+            action = chosen
+            log.append(("ai", seat, action.text()))
+        events = state.apply(action)
+        reported += events
+        table = end_bout_passes(table, events)
+    return log, reported, table
+
+
+def humans_playing(table: Table, state: GameState) -> bool:
+    """Some human still plays his own seat in this game."""
+    out = set(state.out)
+    return any(
+        s.human and not s.left and not s.ai_controlled and i not in out
+        for i, s in enumerate(table.seats)
+    )
+
+
+def timeout_move(state: GameState, seat: int) -> Action:
+    """PRODUCT's timeout move: the defender takes, the leader plays his lowest
+    legal lead (non-trumps before trumps, jokers last; one card), a thrower passes."""
+    legal = state.legal_actions(seat)
+    for kind in ("take", "pass"):
+        for a in legal:
+            if a.kind == kind:
+                return a
+    leads = [a for a in legal if a.kind == LEAD and len(a.cards) == 1]
+    if leads:
+        trump = state.trump
+
+        def low(a: Action) -> tuple[int, int]:
+            c = a.cards[0]
+            return (int(c == 52) * 2 + int(trump is not None and c != 52 and c % 4 == trump), c)
+
+        return min(leads, key=low)
+    return legal[0]
+
+
+class Games:
+    """Start, rematch, moves, taking a seat back, AI takeovers."""
+
+    def __init__(self, tables: Tables, config: LiveConfig, decider: Decider | None = None) -> None:
+        self.tables = tables
+        self.config = config
+        self.decider: Decider = decider or INLINE
+        """Computes the AI moves (:mod:`tables.deciders`)."""
+        self.new_seed: Callable[[], int] = lambda: secrets.randbits(62)
+        """The shuffle seed of each new game (tests replace it)."""
+
+    def _finish(self, table: Table, state: GameState, plan: Plan) -> None:
+        """Game over (RULES §0): store the result, remember the loser for the rematch."""
+        loser = state.loser
+        now = self.tables.now_ms()
+        out = list(state.out)
+        places = {s: i + 1 for i, s in enumerate(out)}
+        if loser is not None:
+            places[loser] = state.players
+        plan.result = GameResult(
+            table=table.id,
+            game=table.game_no,
+            variant=table.variant,
+            chat=table.chat,
+            places=tuple(places.get(s, state.players) for s in range(state.players)),
+            loser=loser,
+            draw=state.draw,
+            seats=tuple((s.user, s.name) for s in table.seats),
+            at=now,
+        )
+        plan.table = replace(table, status=OVER, previous_loser=loser, updated=now)
+        plan.events.append(
+            ("over", -1 if loser is None else loser, "draw" if state.draw else "loser")
+        )
+
+    async def after_moves(self, plan: Plan) -> None:
+        """Passes seats make by themselves and the AI chain; "pass for the rest of
+        the bout" cleared once the bout is over; then game over if it is."""
+        assert plan.state is not None
+        table = end_bout_passes(plan.table, plan.engine_events)  # the move ended the bout
+        log, reported, plan.table = await run_ai(
+            table, plan.state, self.config.max_ai_moves, self.decider
+        )
+        plan.events += log
+        plan.engine_events += reported
+        if plan.state.over:
+            self._finish(plan.table, plan.state, plan)
+
+    async def start_plan(self, table: Table, previous_loser: int | None, kind: str) -> Plan:
+        n = len(table.seats)
+        seed = self.new_seed()
+        state = new_game(table.variant, n, seed, table.options, previous_loser)
+        seats = tuple(
+            replace(s, timeouts=0, bout_pass=False, ai=s.ai if (s.user is None or s.left) else None)
+            for s in table.seats
+        )
+        game_no = table.game_no + 1
+        t = replace(
+            table,
+            status=PLAYING,
+            seats=seats,
+            game_no=game_no,
+            seed=seed,
+            previous_loser=previous_loser,
+            updated=self.tables.now_ms(),
+        )
+        plan = Plan(t, state, events=[(kind, -1, str(game_no))])
+        await self.after_moves(plan)
+        return plan
+
+    async def start(self, table_id: str, user: int, request_id: str = "") -> WriteResult:
+        """Start the first game of an open lobby (its owner; at least two seats).
+        The same ``request_id`` again: ``duplicate=True``, nothing more happens."""
+
+        async def make(loaded: Loaded) -> Plan:
+            t = loaded.table
+            if t.status != OPEN:
+                raise LiveError("not_open", "the game has already started or was cancelled")
+            require_owner(t, user, "start")
+            if len(t.seats) < 2:
+                raise LiveError("too_few_players", "at least two seats are needed to start")
+            return await self.start_plan(t, None, "start")
+
+        return await self.tables.retry(table_id, make, request_id)
+
+    async def rematch(self, table_id: str, user: int, request_id: str = "") -> WriteResult:
+        """The next game of the match, same seats, «под проигравшего» (C5, S5): the
+        seat before the previous loser leads.  A player of the last game asks; every
+        human of it must not sit at another active table.  The same ``request_id``
+        again: ``duplicate=True`` (no second game)."""
+        check_request_id(request_id)
+        loaded = await self.tables.load(table_id)
+        t = loaded.table
+        seen = loaded.applied(request_id)
+        if seen is not None:
+            return WriteResult(table_id, seen, t, duplicate=True)
+        if t.status != OVER:
+            raise LiveError(
+                "not_allowed", "a rematch is possible once the game is over", action="rematch"
+            )
+        if t.seat_of(user) is None:
+            raise LiveError("not_seated", "only a player of the last game can ask for a rematch")
+        humans = list(t.humans())
+        moved: list[int] = []  # pointers this rematch moved here
+        try:
+            for u in humans:
+                if await self.tables.claim_user(u, table_id):  # raises seated_elsewhere
+                    moved.append(u)
+            result = await self.tables.retry(
+                table_id, partial(self._rematch_plan, user), request_id
+            )
+        except BaseException:
+            for u in moved:  # unless a rival rematch seated him meanwhile
+                if await self.tables.where(u) is None:
+                    await self.tables.release_user(u, table_id)
+            await self.tables.settle_users(*humans)
+            raise
+        await self.tables.settle_users(*humans)
+        return result
+
+    async def _rematch_plan(self, user: int, loaded: Loaded) -> Plan:
+        t = loaded.table
+        if t.status != OVER:
+            raise LiveError(
+                "not_allowed", "a rematch is possible once the game is over", action="rematch"
+            )
+        if t.seat_of(user) is None:
+            raise LiveError("not_seated", "only a player of the last game can ask for a rematch")
+        return await self.start_plan(t, t.previous_loser, "start")
+
+    async def apply(
+        self,
+        table_id: str,
+        user: int,
+        action: Action | str,
+        expected_version: int,
+        request_id: str = "",
+        *,
+        rest_of_bout: bool = False,
+    ) -> WriteResult:
+        """``user``'s move (an :class:`engine.Action` or its text form, e.g. ``"C6CKS"``)
+        made against ``expected_version``; ``rest_of_bout`` with a PASS: he passes
+        for the rest of this bout (his seat passes by itself whenever PASS is
+        legal for it again, until the bout ends; RULES §0 Passing).  Raises :class:`StaleVersion` (the table
+        moved on), :class:`engine.IllegalAction` (with the engine's code), or
+        :class:`LiveError`; nothing changes then.  The same ``request_id`` applied
+        again returns ``duplicate=True`` and the version the first one produced."""
+        check_request_id(request_id)
+        loaded = await self.tables.load(table_id)
+        seen = loaded.applied(request_id)  # before any other check: a duplicate is no error
+        if seen is not None:
+            return WriteResult(table_id, seen, loaded.table, duplicate=True)
+        t = loaded.table
+        state = loaded.state
+        if t.status != PLAYING or state is None:
+            code = "game_over" if t.status == OVER else "no_game"
+            raise LiveError(code, "no game is in progress at this table")
+        if loaded.version != expected_version:
+            raise StaleVersion(expected_version, loaded.version)
+        seat = t.seat_of(user)
+        if seat is None:
+            raise LiveError("not_seated", "you do not play at this table")
+        if t.seats[seat].ai_controlled:
+            raise LiveError(
+                "ai_controlled", "the AI plays your seat now: take your seat back first"
+            )
+        act = Action.from_text(seat, action) if isinstance(action, str) else action
+        if act.seat != seat:
+            raise LiveError("bad_seat", f"you play seat {seat}, not seat {act.seat}")
+        if rest_of_bout and act.kind != PASS:
+            raise LiveError("not_allowed", "only a pass can be made for the rest of the bout")
+        before = state.copy()
+        reported = state.apply(act)  # IllegalAction: nothing changed
+        if t.seats[seat].timeouts or rest_of_bout:
+            t = t.with_seat(seat, replace(t.seats[seat], timeouts=0, bout_pass=rest_of_bout))
+        plan = Plan(t, state, events=[("act", seat, act.text())], engine_events=reported)
+        await self.after_moves(plan)  # a write on a table changed meanwhile: StaleVersion
+        return await self.tables.write(
+            loaded, plan, expected=expected_version, request_id=request_id, before=before
+        )
+
+    async def take_seat_back(self, table_id: str, user: int, request_id: str = "") -> WriteResult:
+        """A human whose seat the AI plays (after timeouts, an admin, or his own
+        ``/leave``) plays it again while the game lasts.  A seat he left is his
+        again only if he sits at no other table now: his claim on this table is
+        taken inside the write's plan (``seated_elsewhere`` otherwise), as a join
+        does."""
+        claimed = False
+
+        async def make(loaded: Loaded) -> Plan:
+            nonlocal claimed
+            t = loaded.table
+            seat = next((i for i, s in enumerate(t.seats) if s.user == user), None)
+            if t.status != PLAYING or seat is None:
+                raise LiveError("not_seated", "you have no seat in a game at this table")
+            if not t.seats[seat].ai_controlled:
+                raise LiveError("not_allowed", "you already play your seat", action="take_back")
+            if t.seats[seat].left:  # issue 13: /leave offers the way back
+                claimed = await self.tables.claim_user(user, table_id) or claimed
+            t = t.with_seat(seat, replace(t.seats[seat], ai=None, timeouts=0, left=False))
+            return Plan(t, loaded.state, events=[("back", seat, "")])
+
+        try:
+            result = await self.tables.retry(table_id, make, request_id)
+        except BaseException:
+            if claimed and await self.tables.where(user) is None:
+                await self.tables.release_user(user, table_id)
+            else:
+                await self.tables.settle_users(user)
+            raise
+        await self.tables.settle_users(user)
+        return result
+
+    async def takeover_plan(
+        self, loaded: Loaded, seat: int, reason: str, *, left: bool = False, kind: str = ""
+    ) -> Plan:
+        """Hand ``seat`` to the AI (``reason``: timeouts, left, admin) and let it move."""
+        t = loaded.table
+        s = t.seats[seat]
+        t = t.with_seat(seat, replace(s, ai=kind or self.config.ai_kind, left=s.left or left))
+        events: list[LogEntry] = [("left", seat, "")] if left else []
+        events.append(("takeover", seat, reason))
+        plan = Plan(t, loaded.state, events=events)
+        if loaded.state is not None and t.status == PLAYING:
+            await self.after_moves(plan)
+        return plan
+
+    async def seat_view(self, table_id: str, user: int) -> SeatView:
+        """``engine.view`` of the user's seat (the public view if he has none) and
+        the version, for rendering his hand message."""
+        loaded = await self.tables.load(table_id)
+        if loaded.state is None:
+            raise LiveError("no_game", "no game has started at this table")
+        seat = loaded.table.seat_of(user)
+        data = view(loaded.state, seat) if seat is not None else public_view(loaded.state)
+        return SeatView(data, loaded.version)

@@ -1,0 +1,147 @@
+"""The Redis key schema of the table service's own keys.  (The bot's chat state
+and flood buckets name their keys with the bot -- ``telegram_bot.state.chat_state``,
+``telegram_bot.delivery.flood.limiter`` -- through :meth:`tables.KeyValueStore.key` and
+:meth:`~tables.KeyValueStore.table_key`, under the same prefix.)
+
+Every key starts with the service's prefix ``P`` (default ``durak:``; tests use a
+unique prefix each).  A *table* is one lobby and the games of its match (C5/S5
+rematches); every key of one table -- hence of each of its games -- shares the
+hash tag ``{t:<id>}``, so the compare-and-set script, which touches several of
+them, runs on Redis Cluster too.
+
+Per table (``<id>`` is the invite code, ``secrets.token_urlsafe(8)``):
+
+``P{t:<id>}:table`` -- hash, the single source of truth, written only by the CAS
+    script (:mod:`tables.store`):
+
+    ========  =========================================================
+    ``v``     version: +1 on every write (moves, lobby changes, admin)
+    ``t``     table JSON: settings, seats, status, match (:mod:`.model`)
+    ``s``     game state: :mod:`tables.codec` blob (zlib JSON)
+    ``d``     the game's next turn deadline, epoch ms (absent: none)
+    ``r``     the last request ids and the versions they produced
+    ``e``     the open chunk of the event log (:mod:`tables.eventlog`)
+    ``res``   JSON result of the last finished game of the match
+    ========  =========================================================
+
+``P{t:<id>}:events`` -- stream, the event log: every applied action and
+    system event with its resulting version, batched: entry id
+    ``<version>-0``, field ``z`` = a deflated chunk of log text (see
+    :mod:`tables.eventlog`; the newest chunk is still in ``e``); capped
+    with ``MAXLEN``; same TTL as the table; created at the first flush.
+
+Global (hint/index keys, each written with one command or one pipeline, never
+in a script together with table keys).  A key named ``<key>:<what>{<key>}``
+sits *beside* ``<key>``: its hash tag is the whole name of ``<key>`` (which has
+none), so both are in one slot and one script or pipeline may touch both on
+Redis Cluster (:func:`beside`):
+
+``P timers``          zset table id -> next deadline (ms); a hint: the scheduler
+                      re-checks the table's ``d`` (:mod:`tables.timers`).
+                      Sharded: ``P timers:<k>`` for shard k = 1 .. K-1
+                      (``crc32(id) mod K``, ``LiveConfig.timer_shards``); one
+                      key each, so the shards spread over a cluster's nodes
+``P timers:lease{P timers}``, ``P timers:<k>:lease{P timers:<k>}``
+                      string ``<owner>|<until ms>``: the process that handles
+                      the shard's timers for now, beside the shard, so one
+                      script renews it and claims the shard's due hints
+``P timers:procs``    zset process id -> last tick (ms): the live schedulers,
+                      whose count sets each one's share of the shards
+``P tables``          zset table id -> last status change (ms); admin listing
+``P tables:exp{P tables}``
+                      zset table id -> when its table key expires (epoch ms,
+                      the service clock), written with the ``P tables`` entry
+                      at each status change; never later than the expiry (the
+                      writes between renew the TTL): the pruner reads only the
+                      entries due, drops those whose table is gone and moves
+                      the others to their real expiry
+``P tables:prune``    string ``<owner>|<until ms>``: the process that prunes
+                      ``tables`` each minute (the others do not)
+``P finished``        zset ``<id>:<game no>:<variant>`` -> finish time (ms),
+                      trimmed to the last 7 days
+``P u:{<user>}``      string: the table id where the user sits (validated on
+                      read: a finished or vanished table does not count)
+``P u:{<user>}:claim`` string, a few seconds: the pointer is a fresh claim, the
+                      seat not written yet (a join, create or rematch in flight)
+``P stats:<user>``    hash ``<variant>:games|losses|draws|p<place>`` -> count
+``P top:<chat>``      hash ``<user>:<variant>:games|losses|draws`` and
+                      ``<user>:name``: the chat's leaderboard
+``P{audit}``         stream of operator actions (admin API): who (token name and
+                      role), what, target, result, when; ``MAXLEN ~``-capped
+``P notify``          pub/sub channel: JSON ``{"table", "version", "kind", ...}``
+                      published by the CAS script for timer, AI-takeover and
+                      admin writes, so every bot process can re-render
+"""
+
+from __future__ import annotations
+
+import zlib
+
+
+def beside(key: str, what: str) -> str:
+    """The key ``<key>:<what>{<key>}``: its hash tag is the whole name of ``key``,
+    so it hashes to ``key``'s slot (a tag inside ``key``, from a prefix with
+    braces, comes first in both)."""
+    return f"{key}:{what}{{{key}}}"
+
+
+class Keys:
+    """Key names under one prefix."""
+
+    __slots__ = (
+        "audit", "finished", "notify", "prefix", "prune_lease", "tables", "tables_exp",
+        "timer_procs", "timer_shards", "timers",
+    )  # fmt: skip
+
+    def __init__(self, prefix: str = "durak:", timer_shards: int = 1) -> None:
+        self.prefix = prefix
+        self.timers = f"{prefix}timers"  # shard 0 (the one key of old)
+        self.timer_shards = max(1, timer_shards)
+        self.timer_procs = f"{prefix}timers:procs"
+        self.prune_lease = f"{prefix}tables:prune"
+        self.tables = f"{prefix}tables"
+        self.tables_exp = beside(self.tables, "exp")
+        self.finished = f"{prefix}finished"
+        self.notify = f"{prefix}notify"
+        self.audit = f"{prefix}{{audit}}"
+
+    def timer_shard(self, shard: int) -> str:
+        """The timer hints of shard ``shard`` (0 .. ``timer_shards`` - 1)."""
+        return self.timers if shard == 0 else f"{self.timers}:{shard}"
+
+    def timer_lease(self, shard: int) -> str:
+        """Who handles timer shard ``shard`` and until when (:mod:`.timers`),
+        in the shard's slot."""
+        return beside(self.timer_shard(shard), "lease")
+
+    def shard_of(self, table_id: str) -> int:
+        """The timer shard of a table: ``crc32(id) mod timer_shards``."""
+        return zlib.crc32(table_id.encode()) % self.timer_shards
+
+    def timers_of(self, table_id: str) -> str:
+        """The timer shard key of a table."""
+        return self.timer_shard(self.shard_of(table_id))
+
+    def table(self, table_id: str) -> str:
+        return f"{self.prefix}{{t:{table_id}}}:table"
+
+    def events(self, table_id: str) -> str:
+        return f"{self.prefix}{{t:{table_id}}}:events"
+
+    def table_keys(self, table_id: str) -> list[str]:
+        """Every key of one table (for ``MEMORY USAGE`` and deletion)."""
+        return [self.table(table_id), self.events(table_id)]
+
+    def user(self, user_id: int) -> str:
+        return f"{self.prefix}u:{{{user_id}}}"
+
+    def user_claim(self, user_id: int) -> str:
+        """Set with the pointer by a join or create, for a short while: the seat
+        is not written yet (same hash tag as the pointer)."""
+        return f"{self.prefix}u:{{{user_id}}}:claim"
+
+    def stats(self, user_id: int) -> str:
+        return f"{self.prefix}stats:{user_id}"
+
+    def top(self, chat_id: int) -> str:
+        return f"{self.prefix}top:{chat_id}"

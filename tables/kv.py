@@ -1,0 +1,116 @@
+"""A small generic key-value API over the service's store, for state that is not
+the service's own (the bot's chat state and flood buckets live with the bot and
+name their keys there).  Keys are built under the service's prefix
+(:meth:`KeyValueStore.key`) or in a table's hash-tag slot ``{t:<id>}``
+(:meth:`KeyValueStore.table_key`, so a script may touch it with the table's
+keys on Redis Cluster).  Every call is one round trip, counted by the store;
+a Redis failure raises :class:`tables.ServiceUnavailable`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from tables.store import Script, Store, text
+
+
+class KeyValueStore:
+    """Hashes and strings with TTLs, batched reads and Lua scripts."""
+
+    def __init__(self, store: Store, prefix: str) -> None:
+        self.store = store
+        self.prefix = prefix
+
+    def key(self, name: str) -> str:
+        """``name`` under the service's prefix."""
+        return f"{self.prefix}{name}"
+
+    def table_key(self, table_id: str, name: str) -> str:
+        """A key in the slot of table ``table_id`` (hash tag ``{t:<id>}``)."""
+        return f"{self.prefix}{{t:{table_id}}}:{name}"
+
+    # ------------------------------------------------------------------ hashes
+    async def hgetall(self, key: str) -> dict[str, str]:
+        raw = await self.store.one(lambda p: p.hgetall(key))
+        return {text(k): text(v) for k, v in raw.items()}
+
+    async def hmget_many(
+        self, keys: Sequence[str], fields: Sequence[str]
+    ) -> list[list[str | None]]:
+        """``fields`` of each hash in ``keys`` (None: absent), in one round trip."""
+        if not keys:
+            return []
+
+        def build(p: Any) -> None:
+            for k in keys:
+                p.hmget(k, *fields)
+
+        rows = await self.store.run(build)
+        return [[None if v is None else text(v) for v in row] for row in rows]
+
+    async def hupdate(
+        self,
+        key: str,
+        *,
+        set: Mapping[str, str] | None = None,
+        delete: Iterable[str] = (),
+        ttl_ms: int | None = None,
+    ) -> None:
+        """Delete ``delete``, then set ``set``, then (re)set the key's TTL -- in one
+        transaction (MULTI/EXEC), one round trip."""
+        dels = list(delete)
+        fields = dict(set or {})
+
+        def build(p: Any) -> None:
+            if dels:
+                p.hdel(key, *dels)
+            if fields:
+                p.hset(key, mapping=fields)
+            if ttl_ms is not None:
+                p.pexpire(key, ttl_ms)
+
+        await self.store.run(build, transaction=True)
+
+    # ------------------------------------------------------------------ strings
+    async def get(self, key: str) -> str | None:
+        raw = await self.store.one(lambda p: p.get(key))
+        return None if raw is None else text(raw)
+
+    async def set(self, key: str, value: str, *, ttl_ms: int | None = None) -> None:
+        await self.store.one(lambda p: p.set(key, value, px=ttl_ms))
+
+    async def set_nx(self, keys: Sequence[str], value: str, *, ttl_ms: int) -> list[bool]:
+        """``SET key value NX PX ttl_ms`` for each key, pipelined in one round trip
+        (not a transaction: the keys may live in different Redis Cluster slots).
+        True for each key that was absent and is now set (claimed)."""
+        if not keys:
+            return []
+
+        def build(p: Any) -> None:
+            for k in keys:
+                p.set(k, value, nx=True, px=ttl_ms)
+
+        return [bool(r) for r in await self.store.run(build)]
+
+    # ------------------------------------------------------------------ any key
+    async def delete(self, *keys: str) -> int:
+        """Delete ``keys`` (one ``DEL`` each, pipelined: on Redis Cluster they may
+        live in different slots); how many existed."""
+
+        def build(p: Any) -> None:
+            for k in keys:
+                p.delete(k)
+
+        return sum(int(n) for n in await self.store.run(build))
+
+    async def pttl(self, key: str) -> int:
+        """Milliseconds to live (-1: no TTL, -2: no such key)."""
+        return int(await self.store.one(lambda p: p.pttl(key)))
+
+    def script(self, lua: str) -> Script:
+        """A Lua script: ``await script(keys, args)``, one round trip; the reply
+        as Redis gives it (bytes, ints, lists)."""
+        return self.store.script(lua)
+
+
+__all__ = ["KeyValueStore", "Script"]

@@ -1,0 +1,330 @@
+"""The lobbies part: create, join, leave, AI seats, settings, cancel.
+
+Rules (enforced here, documented for the bot):
+
+* A user sits at **at most one active table** -- an open lobby or a game in
+  progress.  Creating or joining another raises ``seated_elsewhere`` naming the
+  table (``info["table"]``, ``info["status"]``, ``info["chat"]``); a finished or
+  cancelled table does not count.  Joining the table where he already sits is a
+  no-op.
+* The invite code is the table id: ``secrets.token_urlsafe(8)`` -- 11 characters
+  of ``A-Za-z0-9_-`` (64 random bits), fit for ``t.me/<bot>?start=<code>``.
+* The lobby's **owner** is its creator (seat 0; when he leaves, the next human
+  becomes the owner).  Only the owner adds or removes AI seats, changes the
+  settings, cancels and starts the first game (at least two seats); anyone else
+  seated gets ``not_owner``, a stranger ``not_seated``.  Any player of the last
+  game may ask for a rematch.
+* Settings (variant, options, max seats, turn timer) are validated by
+  ``engine.find_variant(...).options(...)`` and the variant's player range; max
+  seats may not drop below the seats taken.
+* When the last human leaves an open lobby it is cancelled.  Leaving a game in
+  progress hands the seat to the AI for good.
+* Every rule of a write (seated once, owner only, lobby full, open, seated at
+  another table) is checked inside the plan that ``Tables.retry`` runs again
+  after a lost compare-and-set, so it always holds on the state written over.
+* Every write but create takes an optional ``request_id`` (the bot passes its
+  callback query's id): the same id again is answered ``duplicate=True`` and
+  changes nothing -- checked before the rules and again inside the
+  compare-and-set, so one press delivered to two processes adds one AI seat.
+* An open lobby untouched for ``lobby_ttl`` expires; so does a game with no
+  write for ``game_ttl`` and a finished table after ``finished_ttl``.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from engine import find_variant
+from engine.ai import KINDS as AI_KINDS
+from engine.errors import OptionsError
+from tables.games import Games
+from tables.model import (
+    CANCELLED,
+    DEFAULT_AI,
+    OPEN,
+    OVER,
+    PLAYING,
+    TIMER_CHOICES,
+    LiveError,
+    Seat,
+    Table,
+    WriteResult,
+    require_owner,
+)
+from tables.tables import Loaded, Plan, Tables
+
+
+def new_code() -> str:
+    """A short invite code / table id: 11 URL-safe characters, 64 random bits."""
+    return secrets.token_urlsafe(8)
+
+
+def _validate(
+    variant: str, options: Mapping[str, Any] | None, max_seats: int | None, timer: int
+) -> tuple[str, dict[str, Any], int, int]:
+    try:
+        v = find_variant(variant)
+        opts = v.options(options).to_json()
+        mx = v.max_players if max_seats is None else max_seats
+        v.check_players(mx)
+    except OptionsError as e:
+        raise LiveError("bad_settings", e.message, reason=e.code) from None
+    if timer not in TIMER_CHOICES:
+        raise LiveError("bad_settings", f"turn timer must be one of {TIMER_CHOICES} seconds")
+    return v.name, opts, mx, timer
+
+
+class Lobbies:
+    """The lobbies part: create, join, leave, AI seats, settings, cancel."""
+
+    def __init__(self, tables: Tables, games: Games) -> None:
+        self.tables = tables
+        self.games = games
+
+    async def create_lobby(
+        self,
+        creator: int,
+        name: str,
+        *,
+        chat: int | None = None,
+        variant: str = "chuvash",
+        options: Mapping[str, Any] | None = None,
+        max_seats: int | None = None,
+        timer: int = 60,
+        private: bool = False,
+        ai_kind: str = DEFAULT_AI,
+    ) -> WriteResult:
+        """A new open lobby with ``creator`` in seat 0 (``chat`` None: a private
+        lobby joined by invite link); ``ai_kind``: the level of the AI seats it adds."""
+        vname, opts, mx, timer = _validate(variant, options, max_seats, timer)
+        _check_kind(ai_kind)
+        tid = new_code()
+        await self.tables.claim_user(creator, tid)
+        now = self.tables.now_ms()
+        t = Table(
+            id=tid,
+            chat=chat,
+            creator=creator,
+            variant=vname,
+            options=opts,
+            max_seats=mx,
+            timer=timer,
+            seats=(Seat(creator, name),),
+            private=private or chat is None,
+            created=now,
+            updated=now,
+            ai_kind=ai_kind,
+        )
+        try:
+            result = await self.tables.write(
+                None, Plan(t, None, events=[("create", 0, str(creator))])
+            )
+        except BaseException:
+            await self.tables.release_user(creator, tid)
+            raise
+        await self.tables.settle_users(creator)
+        return result
+
+    async def lobby(self, code: str) -> Table:
+        """The table with this invite code (= table id)."""
+        return (await self.tables.load(code)).table
+
+    async def join(self, table_id: str, user: int, name: str, request_id: str = "") -> WriteResult:
+        """Seat ``user`` in the open lobby (see the module rules).  Every rule is
+        checked in the plan, so a lost race (a double tap, a rival for the last
+        seat) re-checks it on the newer table."""
+        claimed = False
+
+        async def make(loaded: Loaded) -> Plan | None:
+            nonlocal claimed
+            t = loaded.table
+            if t.seat_of(user) is not None and t.status in (OPEN, PLAYING):
+                return None  # already seated: a second tap changes nothing
+            _check_open(t)
+            _check_room(t)
+            claimed = await self.tables.claim_user(user, table_id) or claimed
+            t = replace(t, seats=(*t.seats, Seat(user, name)), updated=self.tables.now_ms())
+            return Plan(t, None, events=[("join", len(t.seats) - 1, str(user))])
+
+        try:
+            result = await self.tables.retry(table_id, make, request_id)
+        except BaseException:
+            if claimed and await self.tables.where(user) is None:
+                await self.tables.release_user(user, table_id)
+            else:
+                await self.tables.settle_users(user)
+            raise
+        await self.tables.settle_users(user)
+        return result
+
+    async def leave(self, table_id: str, user: int, request_id: str = "") -> WriteResult:
+        """Leave an open lobby (the seat goes; the last human out cancels it) or a
+        game in progress (the AI takes the seat for good)."""
+
+        async def make(loaded: Loaded) -> Plan:
+            t = loaded.table
+            seat = t.seat_of(user)
+            if seat is None:
+                raise LiveError("not_seated", "you do not sit at this table")
+            if t.status == PLAYING:
+                plan = await self.games.takeover_plan(loaded, seat, "left", left=True)
+                plan.notify = "left"
+                return plan
+            if t.status != OPEN:
+                raise LiveError("not_open", "this table is no longer open")
+            seats = t.seats[:seat] + t.seats[seat + 1 :]
+            humans = [s.user for s in seats if s.user is not None]
+            creator = t.creator if t.creator != user or not humans else humans[0]
+            status = OPEN if humans else CANCELLED
+            t = replace(
+                t, seats=seats, creator=creator or user, status=status, updated=self.tables.now_ms()
+            )
+            events = [("leave", seat, str(user))]
+            if status == CANCELLED:
+                events.append(("cancel", -1, "empty"))
+            return Plan(t, None, events=events)
+
+        result = await self.tables.retry(table_id, make, request_id)
+        await self.tables.release_user(user, table_id)
+        return result
+
+    async def add_ai(
+        self,
+        table_id: str,
+        user: int,
+        kind: str | None = None,
+        name: str = "",
+        request_id: str = "",
+    ) -> WriteResult:
+        """Add an AI seat (``kind`` of ``engine.ai.KINDS``; None: the lobby's AI
+        level, :attr:`Table.ai_kind`)."""
+        if kind is not None:
+            _check_kind(kind)
+
+        def make(loaded: Loaded) -> Plan:
+            t = _owner_open(loaded.table, user, "add_ai")
+            _check_room(t)
+            n = sum(1 for s in t.seats if s.user is None) + 1
+            seat = Seat(None, name or f"AI {n}", kind or t.ai_kind)
+            t = replace(t, seats=(*t.seats, seat), updated=self.tables.now_ms())
+            return Plan(t, None, events=[("add_ai", len(t.seats) - 1, seat.ai or "")])
+
+        return await self.tables.retry(table_id, make, request_id)
+
+    async def remove_ai(
+        self, table_id: str, user: int, seat: int | None = None, request_id: str = ""
+    ) -> WriteResult:
+        """Remove the AI seat ``seat`` (None: the last AI seat)."""
+
+        def make(loaded: Loaded) -> Plan:
+            t = _owner_open(loaded.table, user, "remove_ai")
+            at = seat
+            if at is None:
+                ai = [i for i, s in enumerate(t.seats) if s.user is None]
+                if not ai:
+                    raise LiveError("bad_seat", "there is no AI seat")
+                at = ai[-1]
+            if not 0 <= at < len(t.seats) or t.seats[at].user is not None:
+                raise LiveError("bad_seat", f"seat {at} is not an AI seat")
+            t = replace(t, seats=t.seats[:at] + t.seats[at + 1 :], updated=self.tables.now_ms())
+            return Plan(t, None, events=[("remove_ai", at, "")])
+
+        return await self.tables.retry(table_id, make, request_id)
+
+    async def configure(
+        self,
+        table_id: str,
+        user: int,
+        *,
+        variant: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        max_seats: int | None = None,
+        timer: int | None = None,
+        spectators: bool | None = None,
+        ai_kind: str | None = None,
+        request_id: str = "",
+    ) -> WriteResult:
+        """Change settings of an open lobby (validated; a new variant without
+        ``options`` gets its defaults; max seats clipped to the variant's range;
+        ``spectators``: may people not seated watch the game, issue #16).
+        ``ai_kind``: the lobby's AI level -- its AI seats play it from now on, and
+        the seats added later."""
+        if ai_kind is not None:
+            _check_kind(ai_kind)
+
+        def make(loaded: Loaded) -> Plan:
+            t = _owner_open(loaded.table, user, "settings")
+            vname = variant or t.variant
+            opts = options if options is not None else (t.options if vname == t.variant else None)
+            mx = max_seats if max_seats is not None else t.max_seats
+            if max_seats is None and vname != t.variant:
+                mx = (
+                    min(mx, find_variant(vname).max_players)
+                    if vname in ("chuvash", "shchelkovsky")
+                    else mx
+                )
+            vname, opts2, mx, tm = _validate(vname, opts, mx, t.timer if timer is None else timer)
+            if mx < len(t.seats):
+                raise LiveError(
+                    "bad_settings", f"{len(t.seats)} seats are taken: max seats cannot be {mx}"
+                )
+            level = ai_kind or t.ai_kind
+            seats = t.seats
+            if ai_kind is not None:  # a new level: every AI seat plays it
+                seats = tuple(replace(s, ai=level) if s.user is None else s for s in seats)
+            t = replace(
+                t,
+                variant=vname,
+                options=opts2,
+                max_seats=mx,
+                timer=tm,
+                spectators=t.spectators if spectators is None else spectators,
+                seats=seats,
+                ai_kind=level,
+                updated=self.tables.now_ms(),
+            )
+            return Plan(t, None, events=[("settings", -1, f"{vname}:{mx}:{tm}:{level}")])
+
+        return await self.tables.retry(table_id, make, request_id)
+
+    async def cancel(self, table_id: str, user: int, request_id: str = "") -> WriteResult:
+        """The creator closes an open lobby."""
+
+        def make(loaded: Loaded) -> Plan:
+            t = _owner_open(loaded.table, user, "cancel")
+            t = replace(t, status=CANCELLED, updated=self.tables.now_ms())
+            return Plan(t, None, events=[("cancel", -1, str(user))])
+
+        result = await self.tables.retry(table_id, make, request_id)
+        for u in result.table.humans():
+            await self.tables.release_user(u, table_id)
+        return result
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in AI_KINDS:
+        raise LiveError("bad_settings", f"unknown AI kind {kind!r}; known: {', '.join(AI_KINDS)}")
+
+
+def _check_open(t: Table) -> None:
+    if t.status != OPEN:
+        what = {
+            PLAYING: "the game has started",
+            OVER: "the game is over",
+            CANCELLED: "it was cancelled",
+        }
+        raise LiveError("not_open", f"the lobby is closed: {what.get(t.status, t.status)}")
+
+
+def _check_room(t: Table) -> None:
+    if len(t.seats) >= t.max_seats:
+        raise LiveError("lobby_full", f"the lobby is full ({t.max_seats} seats)")
+
+
+def _owner_open(t: Table, user: int, action: str) -> Table:
+    _check_open(t)
+    require_owner(t, user, action)
+    return t

@@ -1,0 +1,281 @@
+"""Plain records of the table service: configuration, seats, tables, results and
+the errors it raises.  The table record round-trips through compact JSON (the
+``t`` field of the table hash, :mod:`tables.keys`)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from engine import Event
+from engine.ai import KINDS as AI_KINDS
+from engine.errors import EngineError
+
+OPEN, PLAYING, OVER, CANCELLED = "open", "playing", "over", "cancelled"
+STATUSES = (OPEN, PLAYING, OVER, CANCELLED)
+DEFAULT_AI = "heuristic" if "heuristic" in AI_KINDS else AI_KINDS[0]
+"""The AI that plays AI seats and taken-over seats unless told otherwise."""
+TIMER_CHOICES = (0, 30, 60, 120)
+"""Turn timer settings in seconds (PRODUCT: off/30/60/120 s)."""
+
+
+@dataclass(frozen=True)
+class LiveConfig:
+    """Tunables of the table service (times in seconds)."""
+
+    prefix: str = "durak:"
+    lobby_ttl: float = 3600.0  # an open lobby untouched this long expires
+    game_ttl: float = 86400.0  # a game in progress with no write this long expires
+    finished_ttl: float = 6 * 3600.0  # a finished/cancelled table (rematch window)
+    user_ttl: float = 30 * 86400.0  # the user -> table pointer (validated on read)
+    claim_window: float = 15.0  # a claim not yet seated keeps the user from other tables
+    stats_ttl: float = 400 * 86400.0  # per-user and per-chat stats, refreshed on write
+    replay_ttl: float = 7 * 86400.0  # a finished game's record (issue #16), then 404
+    log_chunk: int = 2048  # bytes of log text kept in the table before a flush to the stream
+    events_maxlen: int = 64  # stream entries (deflated chunks, ~30-60 moves each) kept
+    timeouts_to_ai: int = 2  # consecutive timeouts before the AI takes the seat
+    ai_kind: str = DEFAULT_AI  # the AI that takes over a seat
+    timer_lease: float = 30.0  # a claimed timer is hidden this long from other schedulers
+    # the timer hints are split into this many sorted sets; each is handled by
+    # the one process holding its lease (renewed every tick, taken over by
+    # another process this long after its holder stopped renewing)
+    timer_shards: int = 4
+    shard_lease: float = 10.0
+    recent_requests: int = 16  # request ids remembered per table (idempotency)
+    keep_history: int = 24  # engine events kept inside the state blob
+    max_ai_moves: int = 5000  # safety bound for one AI chain
+    cas_retries: int = 20  # optimistic retries of lobby/system writes
+    audit_maxlen: int = 10000  # operator audit entries kept (approximately)
+    # Redis client (tables.store.make_client): a command that meets a
+    # connection error or a timeout is retried on a fresh connection this many
+    # times, with exponential backoff (base, cap); an idle pooled connection is
+    # PINGed first after ``redis_health_check`` s.  So the first request after a
+    # Redis restart succeeds, and one during an outage fails within about
+    # (retries + 1) * socket timeout + the backoffs -- inside Telegram's
+    # callback window.
+    redis_retries: int = 2
+    redis_backoff_base: float = 0.05
+    redis_backoff_cap: float = 0.5
+    redis_socket_timeout: float = 1.0  # a reply (SIGSTOPped Redis: each attempt waits this)
+    redis_connect_timeout: float = 0.5
+    redis_health_check: float = 5.0
+    # after a connection error or timeout, each request first waits at most this
+    # long for a PING (tables.store.Store): an outage answers at once
+    redis_probe_timeout: float = 0.5
+
+
+class LiveError(EngineError):
+    """A request the table service refuses; nothing was changed.  ``code`` is
+    stable: no_table, not_open, no_game, game_over, lobby_full, not_seated,
+    seated_elsewhere, not_allowed, too_few_players, bad_seat, ai_controlled,
+    stale_version, busy, bad_settings, not_owner, bad_cursor, no_record, unavailable (plus the engine's codes for illegal moves)."""
+
+    def __init__(self, code: str, message: str, **info: Any) -> None:
+        super().__init__(code, message)
+        self.info = info
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, **self.info}
+
+
+class ServiceUnavailable(LiveError):
+    """The game store (Redis) failed or cannot be reached; the request may or may
+    not have been applied.  Code ``unavailable``; every Redis or connection error
+    of the service surfaces as this (:mod:`tables.store`)."""
+
+    def __init__(self, message: str = "the game store is unavailable") -> None:
+        super().__init__("unavailable", message)
+
+
+class StaleVersion(LiveError):
+    """The request was made against an older version (``info["current"]``)."""
+
+    def __init__(self, expected: int, current: int) -> None:
+        super().__init__(
+            "stale_version",
+            f"the table changed (version {current}, request made at {expected})",
+            expected=expected,
+            current=current,
+        )
+
+
+@dataclass(frozen=True)
+class Seat:
+    """``user`` is None for an AI seat; ``ai`` is the AI kind playing the seat now
+    (an AI seat, or a human's seat taken over); ``left`` marks a human who left;
+    ``bout_pass``: he chose "pass for the rest of this bout" -- the seat passes
+    by itself whenever PASS is legal for it, until the bout ends (RULES §0
+    Passing, Throw-in priority; cleared at the next bout)."""
+
+    user: int | None = None
+    name: str = ""
+    ai: str | None = None
+    timeouts: int = 0
+    left: bool = False
+    bout_pass: bool = False
+
+    @property
+    def human(self) -> bool:
+        return self.user is not None
+
+    @property
+    def ai_controlled(self) -> bool:
+        return self.ai is not None
+
+    def to_json(self) -> list[Any]:
+        out = [self.user, self.name, self.ai, self.timeouts, int(self.left)]
+        return [*out, 1] if self.bout_pass else out
+
+    @classmethod
+    def from_json(cls, d: list[Any]) -> Seat:
+        return cls(d[0], d[1], d[2], int(d[3]), bool(d[4]), bool(d[5]) if len(d) > 5 else False)
+
+
+@dataclass(frozen=True)
+class Table:
+    """A lobby and its match.  ``game_no`` counts the games started (0: none yet);
+    ``previous_loser`` is the seat that lost the last game (C5/S5)."""
+
+    id: str
+    chat: int | None
+    creator: int
+    variant: str
+    options: dict[str, Any]
+    max_seats: int
+    timer: int
+    seats: tuple[Seat, ...]
+    status: str = OPEN
+    private: bool = False
+    game_no: int = 0
+    seed: int = 0
+    previous_loser: int | None = None
+    spectators: bool = True  # may people not seated watch it in private (issue #16)
+    created: int = 0
+    updated: int = 0
+    ai_kind: str = DEFAULT_AI
+    """The lobby's AI level: the kind of the AI seats it adds (``engine.ai.LEVELS``)."""
+
+    def seat_of(self, user: int) -> int | None:
+        for i, s in enumerate(self.seats):
+            if s.user == user and not s.left:
+                return i
+        return None
+
+    def humans(self) -> list[int]:
+        return [s.user for s in self.seats if s.user is not None and not s.left]
+
+    def with_seat(self, index: int, seat: Seat) -> Table:
+        seats = list(self.seats)
+        seats[index] = seat
+        return replace(self, seats=tuple(seats))
+
+    def to_json(self) -> str:
+        d = {
+            "id": self.id,
+            "c": self.chat,
+            "cr": self.creator,
+            "va": self.variant,
+            "o": self.options,
+            "mx": self.max_seats,
+            "ti": self.timer,
+            "se": [s.to_json() for s in self.seats],
+            "st": self.status,
+            "p": int(self.private),
+            "g": self.game_no,
+            "sd": self.seed,
+            "pl": self.previous_loser,
+            "sv": int(self.spectators),
+            "ct": self.created,
+            "ut": self.updated,
+            "ai": self.ai_kind,
+        }
+        return json.dumps(d, separators=(",", ":"), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, raw: str | bytes) -> Table:
+        d = json.loads(raw)
+        return cls(
+            id=d["id"],
+            chat=d["c"],
+            creator=d["cr"],
+            variant=d["va"],
+            options=d["o"],
+            max_seats=d["mx"],
+            timer=d["ti"],
+            seats=tuple(Seat.from_json(s) for s in d["se"]),
+            status=d["st"],
+            private=bool(d["p"]),
+            game_no=d["g"],
+            seed=d["sd"],
+            previous_loser=d["pl"],
+            spectators=bool(d.get("sv", 1)),
+            created=d["ct"],
+            updated=d["ut"],
+            ai_kind=d.get("ai", DEFAULT_AI),  # a table stored before the AI levels
+        )
+
+
+MOVE_KINDS = ("act", "ai", "auto", "autopass")
+"""The log kinds whose ``text`` is a move of the game (replaying them rebuilds it)."""
+
+
+@dataclass(frozen=True)
+class LiveEvent:
+    """One entry of a table's event log: ``kind`` is ``act`` (a player's move),
+    ``ai`` (an AI move), ``auto`` (the timeout move made for a player),
+    ``autopass`` (a seat passed by itself: PASS was all it could do, or its
+    player chose to pass for the rest of the bout; ``text`` = ``P``),
+    ``timeout``, ``takeover`` (AI takes a seat; ``text`` = reason), ``back`` (a
+    human took his seat back), ``left``, ``start`` (``text`` = game no), ``over``
+    (``text`` = ``loser:<seat>`` or ``draw``), ``reset``/``abort``/``delete``
+    (admin), or a lobby change (``join``, ``leave``, ``add_ai``, ``remove_ai``,
+    ``settings``, ``create``, ``cancel``).  ``text`` of a move is its action text
+    (:meth:`engine.Action.text`)."""
+
+    version: int
+    kind: str
+    seat: int = -1
+    text: str = ""
+    id: str = ""
+
+
+@dataclass
+class WriteResult:
+    """What a write did.  ``events`` are the log entries it appended;
+    ``engine_events`` everything the engine reported (draws, bout ends, ...);
+    ``changed_seats`` the human seats whose view changed (re-render those);
+    ``duplicate`` is True when the request id was seen before (applied once,
+    ``version`` is the version that first application produced)."""
+
+    table_id: str
+    version: int
+    table: Table
+    events: list[LiveEvent] = field(default_factory=list)
+    engine_events: list[Event] = field(default_factory=list)
+    changed_seats: list[int] = field(default_factory=list)
+    duplicate: bool = False
+    game_over: bool = False
+    deadline: int | None = None  # the turn deadline now stored (epoch ms)
+
+
+OWNER_ONLY = {
+    "start": "start the game",
+    "add_ai": "add AI players",
+    "remove_ai": "remove AI players",
+    "settings": "change the settings",
+    "cancel": "cancel the lobby",
+}
+"""What only the lobby's owner may do: ``info["action"]`` of a ``not_owner`` refusal."""
+
+
+def require_owner(t: Table, user: int, action: str) -> None:
+    """``not_seated`` for a stranger, ``not_owner`` (``info["action"]``, a key of
+    :data:`OWNER_ONLY`) for a seated player who is not the lobby's owner (its
+    creator; the next human once he left)."""
+    if t.seat_of(user) is None:
+        raise LiveError("not_seated", "only a seated player can do that")
+    if t.creator != user:
+        raise LiveError(
+            "not_owner", f"only the lobby's creator can {OWNER_ONLY[action]}", action=action
+        )

@@ -1,0 +1,137 @@
+"""The Lua scripts of the table service (run by :mod:`tables.store`).
+
+:data:`CAS_LUA` checks, in this order: a request id seen before (-> duplicate,
+the version it produced), the expected version (-> stale, the current version);
+then bumps ``v``, sets/deletes hash fields, appends the flushed log chunk to the
+stream (exact ``MAXLEN``, id ``<version>-0``, :mod:`tables.eventlog`), sets
+both keys' TTL (or deletes both when the TTL is 0), remembers the request id and
+publishes the notification.  It only touches keys of one table (one hash tag),
+so it runs on Redis Cluster.  The others touch one key or keys of one slot:
+a lease, a timer shard's lease and its hints (renewed and claimed in one
+round trip), releasing a timer hint, swapping a user's table pointer.
+"""
+
+CAS_LUA = r"""
+local cur = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
+local rid = ARGV[2]
+if rid ~= '' then
+  local r = redis.call('HGET', KEYS[1], 'r')
+  if r then
+    local pos = string.find(r, ';' .. rid .. '=', 1, true)
+    if pos then
+      return {2, tonumber(string.match(r, '^(%d+)', pos + #rid + 2))}
+    end
+  end
+end
+if cur ~= tonumber(ARGV[1]) then return {0, cur} end
+local newv = cur + 1
+local i = 11
+local hs = {'v', newv}
+for _ = 1, tonumber(ARGV[5]) do
+  hs[#hs + 1] = ARGV[i]; hs[#hs + 1] = ARGV[i + 1]; i = i + 2
+end
+local hd = {}
+for _ = 1, tonumber(ARGV[6]) do hd[#hd + 1] = ARGV[i]; i = i + 1 end
+if rid ~= '' then
+  local r = ';' .. rid .. '=' .. newv .. (redis.call('HGET', KEYS[1], 'r') or '')
+  local n, at = 0, 0
+  while true do
+    local p = string.find(r, ';', at + 1, true)
+    if not p then break end
+    n = n + 1
+    if n > tonumber(ARGV[10]) then r = string.sub(r, 1, p - 1); break end
+    at = p
+  end
+  hs[#hs + 1] = 'r'; hs[#hs + 1] = r
+end
+redis.call('HSET', KEYS[1], unpack(hs))
+if #hd > 0 then redis.call('HDEL', KEYS[1], unpack(hd)) end
+if ARGV[7] ~= '' then
+  redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[4], newv .. '-0', 'z', ARGV[7])
+end
+local ttl = tonumber(ARGV[3])
+if ttl > 0 then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+  redis.call('PEXPIRE', KEYS[2], ttl)
+else
+  redis.call('DEL', KEYS[1], KEYS[2])
+end
+if ARGV[8] ~= '' then
+  redis.call('PUBLISH', ARGV[8], '{"version":' .. newv .. ',' .. ARGV[9])
+end
+return {1, newv}
+"""
+
+RELEASE_LUA = r"""
+local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if s and tonumber(s) == tonumber(ARGV[2]) then
+  if ARGV[3] == '' then redis.call('ZREM', KEYS[1], ARGV[1])
+  else redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1]) end
+  return 1
+end
+return 0
+"""
+
+# KEYS[1]: a lease (a timer shard's, the pruner's).  ARGV: owner, now ms, lease
+# until ms, key ttl ms.  Take or renew the lease unless another owner holds it
+# beyond now (the times are the service's clock, so a test clock moves leases
+# too); returns 0 when another owner holds it.
+_TAKE_LEASE = r"""
+local v = redis.call('GET', KEYS[1])
+if v then
+  local owner, untl = string.match(v, '^(.*)|(%d+)$')
+  if owner ~= ARGV[1] and tonumber(untl) > tonumber(ARGV[2]) then return 0 end
+end
+redis.call('SET', KEYS[1], ARGV[1] .. '|' .. ARGV[3], 'PX', ARGV[4])
+"""
+
+# _TAKE_LEASE alone: 1 = held.
+LEASE_LUA = _TAKE_LEASE + "return 1\n"
+
+# An idle timer tick of one shard in one round trip.  KEYS: the shard's lease,
+# the shard's hints (one slot, keys.beside); ARGV 1-4 as _TAKE_LEASE, then the
+# most hints to claim and the score they are pushed to (now + timer lease).
+# Not held: 0.  Held: the hints due by now (maybe none), each claimed -- pushed
+# into the future, so of several processes only one handles it.
+SHARD_TICK_LUA = (
+    _TAKE_LEASE
+    + r"""
+local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2], 'LIMIT', 0, ARGV[5])
+for _, m in ipairs(due) do redis.call('ZADD', KEYS[2], ARGV[6], m) end
+return due
+"""
+)
+
+# KEYS: the user's pointer, his claim marker.  ARGV: old table ('' = none), new
+# table ('' = delete both), pointer ttl ms, claim marker ttl ms (0 = none).
+SWAP_LUA = r"""
+local cur = redis.call('GET', KEYS[1]) or ''
+if cur ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then redis.call('DEL', KEYS[1], KEYS[2])
+else
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+  if tonumber(ARGV[4]) > 0 then redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[4]) end
+end
+return 1
+"""
+
+
+# Count a finished game in one stats or leaderboard hash, once: KEYS[1] the hash;
+# ARGV[1] the game's id (<table>:<game>), ARGV[2] ttl ms, then field/value pairs
+# (HINCRBY; a field starting with '=' is set to the value instead).  The hash
+# remembers the last game counted in its field '@game': the same game again (a
+# command retried after a timeout whose reply was lost) counts nothing.
+RECORD_LUA = r"""
+if redis.call('HGET', KEYS[1], '@game') == ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], '@game', ARGV[1])
+for i = 3, #ARGV, 2 do
+  local f = ARGV[i]
+  if string.sub(f, 1, 1) == '=' then
+    redis.call('HSET', KEYS[1], string.sub(f, 2), ARGV[i + 1])
+  else
+    redis.call('HINCRBY', KEYS[1], f, ARGV[i + 1])
+  end
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+"""

@@ -1,0 +1,330 @@
+"""The one store of the table service: a redis client with every round trip
+counted (``round_trips``; the benchmark reads it) and every Redis failure
+surfacing as :class:`tables.ServiceUnavailable` -- the boundary where
+``redis`` errors stop.
+
+Loading a table and its compare-and-set write are ONE round trip each
+(:meth:`Store.load`, :meth:`Store.cas`, the script in :mod:`tables.scripts`);
+the other parts queue their commands on one pipeline per round trip
+(:meth:`Store.run`) or run a registered script (:meth:`Store.script`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+import redis.asyncio as aredis
+from redis.asyncio.client import Pipeline
+from redis.exceptions import (
+    ClusterDownError,
+    NoScriptError,
+    RedisClusterException,
+    RedisError,
+    ResponseError,
+)
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from tables.client import Client
+from tables.keys import Keys
+from tables.model import ServiceUnavailable
+from tables.scripts import CAS_LUA, LEASE_LUA, RELEASE_LUA, SHARD_TICK_LUA, SWAP_LUA
+
+# the failures after which a store is suspect (Store.ready probes first)
+_OUTAGE = (
+    RedisConnectionError,
+    RedisTimeoutError,
+    OSError,
+    ClusterDownError,
+    RedisClusterException,
+)
+
+
+@contextlib.contextmanager
+def unavailable() -> Iterator[None]:
+    """Turn a Redis or connection failure into :class:`ServiceUnavailable`."""
+    try:
+        yield
+    # OSError: ConnectionError, TimeoutError; RedisClusterException (not a
+    # RedisError): a cluster whose nodes cannot be reached or whose slots are
+    # not covered
+    except (RedisError, RedisClusterException, OSError) as e:
+        raise ServiceUnavailable(f"Redis is unavailable: {e}") from e
+
+
+@dataclass
+class CasOutcome:
+    status: str  # "ok" | "stale" | "duplicate"
+    version: int
+
+
+class Script:
+    """A Lua script registered on the store's client: ``await script(keys, args)``
+    is one round trip (the client loads it once when Redis does not know it)."""
+
+    def __init__(self, store: Store, lua: str) -> None:
+        self._store = store
+        self._script = store.r.register_script(lua)
+
+    async def __call__(self, keys: Sequence[str], args: Sequence[str | bytes | int | float]) -> Any:
+        await self._store.ready()
+        self._store.round_trips += 1
+        with self._store.guard():
+            return await self._script(keys=list(keys), args=list(args))
+
+
+class Store:
+    """Round-trip-counted Redis operations on one client.
+
+    After a connection error or a timeout the store is *suspect*: before each
+    operation one short ``PING`` (``probe_timeout`` s) decides -- Redis answers: the operation goes on (so the first
+    request after a restart succeeds) and the store is trusted again; it does
+    not: :class:`ServiceUnavailable` at once, instead of every request of the
+    outage waiting out its socket timeouts and retries (a SIGSTOPped Redis)."""
+
+    def __init__(self, client: Client, keys: Keys, *, probe_timeout: float = 0.5) -> None:
+        self.r = client
+        self.cluster = isinstance(client, aredis.RedisCluster)
+        self._uninitialised = self.cluster  # a RedisCluster learns its slot map first
+        self.keys = keys
+        self.round_trips = 0
+        self.probe_timeout = probe_timeout
+        self.suspect = False
+        self._shard_tick = self.script(SHARD_TICK_LUA)
+        self._release = self.script(RELEASE_LUA)
+        self._swap = self.script(SWAP_LUA)
+        self._cas = self.script(CAS_LUA)
+        self._lease = self.script(LEASE_LUA)
+        self._cas_sha = hashlib.sha1(CAS_LUA.encode()).hexdigest()
+
+    def script(self, lua: str) -> Script:
+        return Script(self, lua)
+
+    # ------------------------------------------------------------------ health
+    async def ready(self) -> None:
+        """Raise :class:`ServiceUnavailable` at once while Redis is suspect and
+        does not answer a short PING (see the class docstring)."""
+        # each caller probes for itself: a PING sent before Redis came back must
+        # not fail a request made after it
+        if self.suspect and not await self._answers():
+            raise ServiceUnavailable("Redis is unavailable: no answer to a PING")
+        if self._uninitialised:
+            await self._initialise()
+
+    async def _initialise(self) -> None:
+        # redis-py's RedisCluster.initialize() holds its own lock and is a no-op
+        # once done: concurrent first requests wait for the one slot-map fetch
+        assert isinstance(self.r, aredis.RedisCluster)
+        with self.guard():
+            await self.r.initialize()
+        self._uninitialised = False
+
+    async def _answers(self) -> bool:
+        try:
+            await asyncio.wait_for(self.r.ping(), self.probe_timeout)
+        except (
+            RedisError,
+            RedisClusterException,
+            OSError,
+        ):  # OSError: ConnectionError, TimeoutError
+            return False
+        self.suspect = False
+        return True
+
+    @contextlib.contextmanager
+    def guard(self) -> Iterator[None]:
+        """:func:`unavailable`; a connection error or a timeout makes the store suspect."""
+        try:
+            with unavailable():
+                yield
+        except ServiceUnavailable as e:
+            if isinstance(e.__cause__, _OUTAGE):
+                self.suspect = True
+            raise
+
+    async def run(
+        self, build: Callable[[Pipeline], object], *, transaction: bool = False
+    ) -> list[Any]:
+        """One round trip: the commands ``build`` queues on a pipeline, their replies."""
+        await self.ready()
+        self.round_trips += 1
+        with self.guard():
+            async with self.r.pipeline(transaction=transaction) as pipe:
+                build(cast("Pipeline", pipe))  # a ClusterPipeline queues the same commands
+                replies: list[Any] = await pipe.execute()
+                return replies
+
+    async def one(self, build: Callable[[Pipeline], object]) -> Any:
+        """The reply of the single command ``build`` queues (one round trip)."""
+        return (await self.run(build))[0]
+
+    async def ping(self) -> bool:
+        self.round_trips += 1
+        with self.guard():
+            answered = bool(await self.r.ping())
+        self.suspect = False
+        return answered
+
+    async def aclose(self) -> None:
+        with unavailable():
+            await self.r.aclose()
+
+    # ------------------------------------------------------------------ tables
+    async def load(self, table_id: str) -> dict[bytes, bytes]:
+        """Every field of the table hash (empty if there is no such table)."""
+        await self.ready()
+        self.round_trips += 1
+        with self.guard():
+            raw = await self.r.hgetall(self.keys.table(table_id))
+        return cast("dict[bytes, bytes]", raw)
+
+    async def cas(
+        self,
+        table_id: str,
+        expected: int,
+        *,
+        set_fields: dict[str, str | bytes | int],
+        del_fields: Sequence[str] = (),
+        flush: bytes = b"",
+        ttl_ms: int,
+        maxlen: int,
+        request_id: str = "",
+        recent: int = 16,
+        notify: str = "",
+        timer_hint: int | None = None,
+    ) -> CasOutcome:
+        """One round trip: the CAS script, pipelined with ``ZADD LT`` of the
+        timer hint when there is one (a hint may be early, never late)."""
+        k = self.keys
+        args: list[str | bytes | int] = [
+            expected,
+            request_id,
+            ttl_ms,
+            maxlen,
+            len(set_fields),
+            len(del_fields),
+            flush,
+            k.notify if notify else "",
+            notify,
+            recent,
+        ]
+        for f, val in set_fields.items():
+            args += [f, val]
+        args += list(del_fields)
+        tkeys = [k.table(table_id), k.events(table_id)]
+        if self.cluster:
+            return await self._cluster_cas(table_id, tkeys, args, timer_hint)
+        await self.ready()
+        for _attempt in range(2):
+            self.round_trips += 1
+            with self.guard():
+                async with self.r.pipeline(transaction=False) as pipe:
+                    pipe.evalsha(self._cas_sha, 2, *tkeys, *args)
+                    if timer_hint is not None:
+                        pipe.zadd(k.timers_of(table_id), {table_id: timer_hint}, lt=True)
+                    res = await pipe.execute(raise_on_error=False)
+                out = res[0]
+                if isinstance(out, NoScriptError) or (
+                    isinstance(out, ResponseError) and "NOSCRIPT" in str(out)
+                ):
+                    self.round_trips += 1
+                    await self.r.script_load(CAS_LUA)
+                    continue
+                if isinstance(out, Exception):
+                    raise out
+            code, version = int(out[0]), int(out[1])
+            status = {0: "stale", 1: "ok", 2: "duplicate"}[code]
+            return CasOutcome(status, version)
+        raise RuntimeError("CAS script could not be loaded")  # pragma: no cover
+
+    async def _cluster_cas(
+        self, table_id: str, tkeys: list[str], args: list[str | bytes | int], hint: int | None
+    ) -> CasOutcome:
+        """On Redis Cluster the timer hint lives in another slot than the table,
+        and a cluster pipeline carries no script: the hint (``ZADD LT``) is one
+        round trip, sent first -- a hint may be early, never late -- and the CAS
+        script alone is the next."""
+        if hint is not None:
+            timers = self.keys.timers_of(table_id)
+            await self.one(lambda p: p.zadd(timers, {table_id: hint}, lt=True))
+        out = await self._cas(tkeys, args)
+        code, version = int(out[0]), int(out[1])
+        return CasOutcome({0: "stale", 1: "ok", 2: "duplicate"}[code], version)
+
+    async def read_log(self, table_id: str, after_version: int) -> tuple[list[bytes], str]:
+        """The flushed chunks that may hold versions above ``after_version`` and
+        the open chunk (one round trip)."""
+
+        def build(p: Pipeline) -> None:
+            p.xrange(self.keys.events(table_id), f"{after_version + 1}-0", "+")
+            p.hget(self.keys.table(table_id), "e")
+
+        rows, open_chunk = await self.run(build)
+        return [fields[b"z"] for _, fields in rows], text(open_chunk or b"")
+
+    # ------------------------------------------------------------------ timers
+    async def tick_shard(
+        self, shard: int, owner: str, now_ms: int, lease_ms: int, limit: int, claim_ms: int
+    ) -> list[str] | None:
+        """One round trip: take or renew timer shard ``shard``'s lease for ``owner``
+        (as :meth:`lease`) and, if it holds it, claim up to ``limit`` of the
+        shard's hints due by ``now_ms``, each pushed to ``now_ms + claim_ms``.
+        The claimed table ids; None while another owner holds the shard."""
+        k = self.keys
+        keys = [k.timer_lease(shard), k.timer_shard(shard)]
+        args = [*_lease_args(owner, now_ms, lease_ms), limit, now_ms + claim_ms]
+        due = await self._shard_tick(keys, args)
+        return [text(m) for m in due] if isinstance(due, list) else None
+
+    async def release_timer(
+        self, shard: int, table_id: str, lease_score: int, new_score: int | None
+    ) -> bool:
+        args: list[str | int] = [table_id, lease_score, "" if new_score is None else new_score]
+        return bool(await self._release([self.keys.timer_shard(shard)], args))
+
+    async def lease(self, key: str, owner: str, now_ms: int, lease_ms: int) -> bool:
+        """Take or renew the lease ``key`` (a timer shard's, the pruner's) for
+        ``owner`` until ``now_ms + lease_ms``; False while another owner holds it."""
+        return bool(await self._lease([key], _lease_args(owner, now_ms, lease_ms)))
+
+    # ------------------------------------------------------------- user pointers
+    async def swap_user(
+        self, user: int, old: str, new: str, ttl_ms: int, claim_ms: int = 0
+    ) -> bool:
+        """Set the user's table pointer to ``new`` ('' deletes it and the claim
+        marker) if it is ``old`` ('' = absent); ``claim_ms`` > 0 also marks the
+        pointer as a fresh claim for that long (:meth:`Tables.claim_user`)."""
+        keys = [self.keys.user(user), self.keys.user_claim(user)]
+        return bool(await self._swap(keys, [old, new, ttl_ms, claim_ms]))
+
+    async def get_user(self, user: int) -> str:
+        raw = await self.one(lambda p: p.get(self.keys.user(user)))
+        return text(raw) if raw else ""
+
+    async def user_claim(self, user: int) -> tuple[str, bool]:
+        """The table the user's pointer names ('' = none) and whether it is a
+        fresh claim (its seat maybe not written yet)."""
+
+        def build(p: Pipeline) -> None:
+            p.get(self.keys.user(user))
+            p.get(self.keys.user_claim(user))
+
+        cur, claim = await self.run(build)
+        table = text(cur) if cur else ""
+        return table, bool(table) and claim is not None and text(claim) == table
+
+
+def _lease_args(owner: str, now_ms: int, lease_ms: int) -> list[str | int]:
+    """The lease scripts' owner, now, until and the key's ttl (the key of a
+    lease nobody renews goes a minute after the lease ran out)."""
+    return [owner, now_ms, now_ms + lease_ms, 2 * lease_ms + 60_000]
+
+
+def text(b: Any) -> str:
+    """A reply as text (the client answers bytes)."""
+    return b.decode() if isinstance(b, bytes) else str(b)

@@ -1,0 +1,354 @@
+"""The tables part of the service: loading a table (one round trip), the one
+generic write (plan -> compare-and-set, one round trip), optimistic retries,
+the user -> table pointers and the table index (:mod:`tables.index`).
+Lobby, game, timer and admin operations (the other parts) are plans written
+through :meth:`Tables.write`."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from engine import Event, GameState, view
+from engine.clock import Clock
+from tables import eventlog
+from tables.codec import decode_state, encode_state
+from tables.index import TableIndex
+from tables.model import (
+    OPEN,
+    OVER,
+    PLAYING,
+    LiveConfig,
+    LiveError,
+    LiveEvent,
+    StaleVersion,
+    Table,
+    WriteResult,
+)
+from tables.records import GameResult
+from tables.replays import Replays
+from tables.results import Results
+from tables.store import Store
+
+_REQUEST_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A table as read in one round trip."""
+
+    version: int
+    table: Table
+    state: GameState | None
+    deadline: int | None
+    result: GameResult | None
+    recent: str = ""
+    log: str = ""  # the open chunk of the event log (eventlog)
+
+    def applied(self, request_id: str) -> int | None:
+        """The version ``request_id`` produced, if it is among the table's recent
+        request ids (a redelivered request: applied once); None otherwise."""
+        if not request_id:
+            return None
+        marker = f";{request_id}="
+        pos = self.recent.find(marker)
+        if pos < 0:
+            return None
+        digits = self.recent[pos + len(marker) :].split(";", 1)[0]
+        return int(digits) if digits.isdigit() else None
+
+    def moved_since(self, seat: int, version: int) -> bool:
+        """Did ``seat`` make a move of its own (or pass by itself) in a write after
+        ``version``, as far as the open chunk of the log reaches?  (A keyboard
+        drawn at ``version`` pressed again is then a double tap.)"""
+        return any(
+            e.version > version and e.seat == seat and e.kind in ("act", "autopass")
+            for e in eventlog.decode_text(self.log)
+        )
+
+
+@dataclass
+class Plan:
+    """A write to make: the new table record, the new state (None: no game), the
+    log entries ``(kind, seat, text)`` and what the engine reported."""
+
+    table: Table
+    state: GameState | None
+    events: list[tuple[str, int, str]] = field(default_factory=list)
+    engine_events: list[Event] = field(default_factory=list)
+    result: GameResult | None = None
+    notify: str = ""  # publish on the notify channel with this kind ("" = no)
+    delete: bool = False  # remove the table's keys (admin delete)
+    changed_seats: list[int] | None = None  # None: every human seat
+
+
+def parse(raw: dict[bytes, bytes]) -> Loaded:
+    blob = raw.get(b"s")
+    d = raw.get(b"d")
+    res = raw.get(b"res")
+    return Loaded(
+        version=int(raw.get(b"v", b"0")),
+        table=Table.from_json(raw[b"t"]),
+        state=decode_state(blob) if blob else None,
+        deadline=int(d) if d else None,
+        result=GameResult.from_json(json.loads(res)) if res else None,
+        recent=raw.get(b"r", b"").decode(),
+        log=raw.get(b"e", b"").decode(),
+    )
+
+
+def check_request_id(request_id: str) -> None:
+    if request_id and not _REQUEST_ID.fullmatch(request_id):
+        raise LiveError("bad_request_id", "a request id is 1-64 of A-Za-z0-9_.:-")
+
+
+class Tables:
+    """Load, plan, compare-and-set; user pointers; the index of tables."""
+
+    def __init__(self, store: Store, results: Results, config: LiveConfig, clock: Clock) -> None:
+        self.store = store
+        self.keys = store.keys
+        self.results = results
+        self.replays = Replays(store, config)
+        self.config = config
+        self.clock = clock
+        self.index = TableIndex(store, config, self.now_ms)
+
+    def now_ms(self) -> int:
+        return int(self.clock() * 1000)
+
+    async def load(self, table_id: str) -> Loaded:
+        """The table, its state, deadline, result and newest log (one round trip);
+        ``no_table`` when there is none."""
+        raw = await self.store.load(table_id)
+        if not raw or b"t" not in raw:
+            raise LiveError("no_table", f"there is no table {table_id!r} (finished or expired)")
+        return parse(raw)
+
+    # ------------------------------------------------------------------ writing
+    def _ttl(self, status: str) -> float:
+        c = self.config
+        return {OPEN: c.lobby_ttl, PLAYING: c.game_ttl, OVER: c.finished_ttl}.get(
+            status, c.finished_ttl
+        )
+
+    def deadline(self, table: Table, state: GameState | None) -> int | None:
+        """The next turn deadline: a timer is set, the game waits for a human."""
+        if table.status != PLAYING or not table.timer or state is None or state.over:
+            return None
+        if any(not table.seats[s].ai_controlled for s in state.to_act()):
+            return self.now_ms() + table.timer * 1000
+        return None
+
+    def _fields(
+        self, loaded: Loaded | None, plan: Plan, expected: int, deadline: int | None
+    ) -> tuple[dict[str, str | bytes | int], list[str], bytes]:
+        """The hash fields to set and delete and the log chunk to flush."""
+        c = self.config
+        fields: dict[str, str | bytes | int] = {"t": plan.table.to_json()}
+        dels: list[str] = []
+        if plan.state is not None:
+            fields["s"] = encode_state(plan.state, c.keep_history)
+        elif loaded is not None and loaded.state is not None:
+            dels.append("s")
+        if deadline is not None:
+            fields["d"] = deadline
+        elif loaded is not None and loaded.deadline is not None:
+            dels.append("d")
+        if plan.result is not None:
+            fields["res"] = json.dumps(plan.result.to_json(), separators=(",", ":"))
+        flush = b""
+        group = eventlog.encode_group(expected + 1, plan.events)
+        if group:
+            chunk = (loaded.log if loaded else "") + group
+            if len(chunk) >= c.log_chunk:
+                flush = eventlog.compress(chunk)
+                chunk = ""
+            fields["e"] = chunk
+        return fields, dels, flush
+
+    async def write(
+        self,
+        loaded: Loaded | None,
+        plan: Plan,
+        *,
+        expected: int | None = None,
+        request_id: str = "",
+        before: GameState | None = None,
+    ) -> WriteResult:
+        """CAS ``plan`` over ``loaded`` (None: a new table).  Raises
+        :class:`StaleVersion` when the table moved on meanwhile."""
+        check_request_id(request_id)
+        table = plan.table
+        tid = table.id
+        if expected is None:
+            expected = loaded.version if loaded else 0
+        deadline = self.deadline(table, plan.state)
+        fields, dels, flush = self._fields(loaded, plan, expected, deadline)
+        ttl_ms = int(self._ttl(table.status) * 1000)
+        now = self.now_ms()  # before the write: the index's expiry is never late
+        notify = ""
+        if plan.notify:
+            notify = json.dumps({"table": tid, "kind": plan.notify}, separators=(",", ":"))[1:]
+        outcome = await self.store.cas(
+            tid,
+            expected,
+            set_fields=fields,
+            del_fields=dels,
+            flush=flush,
+            ttl_ms=0 if plan.delete else ttl_ms,
+            maxlen=self.config.events_maxlen,
+            request_id=request_id,
+            recent=self.config.recent_requests,
+            notify=notify,
+            timer_hint=deadline,
+        )
+        if outcome.status == "stale":
+            raise StaleVersion(expected, outcome.version)
+        if outcome.status == "duplicate":
+            return WriteResult(tid, outcome.version, table, duplicate=True)
+        v = outcome.version
+        if plan.delete:
+            await self.index.drop(tid)
+        elif loaded is None or loaded.table.status != table.status:
+            await self.index.note(tid, now, ttl_ms)
+        if plan.result is not None:
+            await self.results.record(plan.result)
+            await self._save_replay(loaded, table, plan.result)
+        return WriteResult(
+            tid,
+            v,
+            table,
+            events=[LiveEvent(v, k, s, x) for k, s, x in plan.events],
+            engine_events=list(plan.engine_events),
+            changed_seats=_changed(table, before, plan.state, plan.changed_seats),
+            game_over=plan.result is not None,
+            deadline=deadline,
+        )
+
+    async def _save_replay(self, loaded: Loaded | None, table: Table, result: GameResult) -> None:
+        """Keep the game's record (issue #16); a log that no longer holds the game's
+        start (an operator's write, a capped stream) leaves it without one."""
+        prev = loaded.table.previous_loser if loaded is not None else None  # as at its start
+        try:
+            await self.replays.save(table, prev, result)
+        except LiveError as e:
+            if e.code != "no_record":
+                raise
+
+    async def retry(
+        self,
+        table_id: str,
+        make: Callable[[Loaded], Awaitable[Plan | None] | Plan | None],
+        request_id: str = "",
+    ) -> WriteResult:
+        """Load, plan and write, again while another write got there first.
+
+        ``make`` checks every rule of the write on the table as loaded (so a lost
+        race re-checks them on the newer state) and raises :class:`LiveError` to
+        refuse; it returns None when there is nothing to write (the table as
+        loaded is the answer).  A ``request_id`` seen before is answered as the
+        duplicate it is *before* ``make`` runs (its rules may no longer hold on the
+        state the first one made: a second *Start* must not say "not open"); the
+        compare-and-set checks it again, so two processes apply it once."""
+        check_request_id(request_id)
+        for _attempt in range(self.config.cas_retries):
+            loaded = await self.load(table_id)
+            seen = loaded.applied(request_id)
+            if seen is not None:
+                return WriteResult(table_id, seen, loaded.table, duplicate=True)
+            planned = make(loaded)
+            plan = planned if planned is None or isinstance(planned, Plan) else await planned
+            if plan is None:
+                return WriteResult(table_id, loaded.version, loaded.table)
+            try:
+                return await self.write(loaded, plan, request_id=request_id, before=loaded.state)
+            except StaleVersion:
+                continue
+        raise LiveError("busy", "the table is too busy right now; try again")
+
+    # ------------------------------------------------------------ user pointers
+    async def _active_table(self, table_id: str, user: int) -> Table | None:
+        """The table if ``user`` sits there in an open lobby or a game in progress."""
+        raw = await self.store.load(table_id)
+        if not raw or b"t" not in raw:
+            return None
+        t = Table.from_json(raw[b"t"])
+        if t.status in (OPEN, PLAYING) and t.seat_of(user) is not None:
+            return t
+        return None
+
+    async def claim_user(self, user: int, table_id: str) -> bool:
+        """Point ``user`` at ``table_id``; True if the pointer was changed (so a
+        failed join should release it).  Raises ``seated_elsewhere`` naming the
+        table where he sits (one active table per user, :mod:`tables.lobbies`)."""
+        ttl = int(self.config.user_ttl * 1000)
+        # a claim older than a lobby's lifetime names a lobby that is gone
+        window = int(min(self.config.claim_window, self.config.lobby_ttl) * 1000)
+        for _attempt in range(self.config.cas_retries):
+            cur, fresh = await self.store.user_claim(user)
+            if cur == table_id:  # renew the claim: the seat may be written again
+                if await self.store.swap_user(user, cur, table_id, ttl, window):
+                    return False
+                continue
+            if cur:
+                other = await self._active_table(cur, user)
+                if other is not None:
+                    raise LiveError(
+                        "seated_elsewhere",
+                        f"you already sit at table {cur} ({other.status}, "
+                        f"{other.variant}); leave it first",
+                        table=cur,
+                        status=other.status,
+                        chat=other.chat,
+                        variant=other.variant,
+                    )
+                if fresh:
+                    # claimed for another table whose seat is not written yet (a
+                    # join or create in flight, maybe in another process): that
+                    # write may still land, so this one may not (issue 17, defect 1)
+                    raise LiveError("busy", "you are joining another table right now")
+            if await self.store.swap_user(user, cur, table_id, ttl, window):
+                return True
+        raise LiveError("busy", "try again")
+
+    async def release_user(self, user: int, table_id: str) -> None:
+        await self.store.swap_user(user, table_id, "", 0)
+
+    async def settle_users(self, *users: int) -> None:
+        """The seats of ``users`` are written (or their claims are void): their
+        pointers stop being fresh claims (:meth:`claim_user`)."""
+        for user in users:
+            key = self.store.keys.user_claim(user)
+            await self.store.one(partial(_delete, key))
+
+    async def where(self, user: int) -> Table | None:
+        """The open lobby or game in progress where ``user`` sits, if any."""
+        cur = await self.store.get_user(user)
+        return await self._active_table(cur, user) if cur else None
+
+
+def _changed(
+    table: Table, before: GameState | None, after: GameState | None, given: list[int] | None
+) -> list[int]:
+    humans = [i for i, s in enumerate(table.seats) if s.human and not s.left]
+    if given is not None:
+        return given
+    if before is None or after is None:
+        return humans
+    return [s for s in humans if _view_key(before, s) != _view_key(after, s)]
+
+
+def _view_key(state: GameState, seat: int) -> dict[str, Any]:
+    v = view(state, seat, last_events=1)
+    v.pop("ply")
+    v.pop("events")
+    return v
+
+
+def _delete(key: str, p: Any) -> None:
+    p.delete(key)

@@ -1,0 +1,190 @@
+"""The timers part: turn timers.  The authoritative deadline of a game is the ``d`` field of its
+table hash, written by the same compare-and-set as the state.  The global sorted
+set ``timers`` holds a *hint* per table (``ZADD LT``: a hint may be early, never
+late).  A scheduler tick claims the due hints in one atomic script that pushes
+them ``timer_lease`` into the future, so of several processes only one handles
+each; it reloads the table and, if the deadline really passed, applies the
+timeout moves through the usual CAS (a player who moved meanwhile wins, and the
+timeout is dropped).  Then it releases its claim: the new deadline, or nothing.
+A crashed claimer's lease simply runs out and another process takes over, so
+timers survive restarts.
+
+Shards (``LiveConfig.timer_shards`` = K): the hints are split over K sorted sets
+by table id (:meth:`tables.keys.Keys.timers_of`).  Each tick a process
+marks itself alive (``timers:procs``), renews the leases of the shards it holds
+and takes free ones up to its share ``ceil(K / live processes)``, handing back
+any beyond it (the service clock, ``shard_lease``); it claims due hints only
+from the shards it holds, in the same script that renews the shard's lease
+(``SHARD_TICK_LUA``; the lease key sits in the shard's slot) -- so N processes
+split the timer work instead of all scanning one set, and an idle tick is one
+round trip per shard held plus one; a process that stops renewing loses its
+shards to the others after ``shard_lease``.  The per-hint claim above still
+guards each timer.
+
+Timeout move (PRODUCT; the moves of RULES §0): the defender takes, the leader plays his lowest legal
+lead, a thrower passes.  Every seat the game waited for at the deadline gets
+one.  After ``timeouts_to_ai`` consecutive timeouts the AI takes the seat until
+the player takes it back (:meth:`take_seat_back`); a move of his own resets the
+count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+
+from redis.asyncio.client import Pipeline
+
+from engine.clock import Clock
+from tables.games import Games, timeout_move
+from tables.model import PLAYING, LiveConfig, LiveError, StaleVersion, WriteResult
+from tables.tables import Loaded, Plan, Tables
+
+PRUNE_EVERY_S = 60.0
+
+
+class Timers:
+    """The timers part: the scheduler's tick over the timer hints."""
+
+    def __init__(self, tables: Tables, games: Games, config: LiveConfig, clock: Clock) -> None:
+        self.tables = tables
+        self.store = tables.store
+        self.games = games
+        self.config = config
+        self.clock = clock
+        self.owner = uuid.uuid4().hex  # this process's name on shard leases
+        self.held: set[int] = set()  # the timer shards whose lease it holds
+
+    async def _timeout_plan(self, loaded: Loaded) -> Plan:
+        t = loaded.table
+        state = loaded.state
+        assert state is not None
+        plan = Plan(t, state, notify="timeout")
+        waiting = [s for s in state.to_act() if not t.seats[s].ai_controlled]
+        for s in waiting:
+            if state.over or s not in state.to_act():
+                continue
+            action = timeout_move(state, s)
+            plan.engine_events += state.apply(action)
+            seat = t.seats[s]
+            n = seat.timeouts + 1
+            plan.events += [("timeout", s, str(n)), ("auto", s, action.text())]
+            if n >= self.config.timeouts_to_ai:
+                seat = replace(seat, ai=self.config.ai_kind, timeouts=n)
+                plan.events.append(("takeover", s, "timeouts"))
+            else:
+                seat = replace(seat, timeouts=n)
+            t = t.with_seat(s, seat)
+        plan.table = t
+        await self.games.after_moves(plan)
+        return plan
+
+    async def tick(self, limit: int = 100) -> list[WriteResult]:
+        """Handle every timer due now (at most ``limit`` per shard); return the
+        writes made.  Renews this process's shard leases and takes free shards
+        up to its share, ``ceil(K / live processes)``, handing back shards
+        beyond it (a process joined); a shard's lease and the claim of its due
+        hints are one round trip (:meth:`Store.tick_shard`), so an idle tick
+        costs one round trip per shard held, plus one (:meth:`_processes`)."""
+        now = self.tables.now_ms()
+        k = self.tables.keys
+        lease = int(self.config.timer_lease * 1000)
+        shard_lease = int(self.config.shard_lease * 1000)
+        share = -(-k.timer_shards // await self._processes(now, shard_lease))
+        while len(self.held) > share:  # hand one back at once: its lease ends now
+            await self.store.lease(k.timer_lease(self.held.pop()), self.owner, now, 0)
+        results = []
+        order = sorted(self.held) + [s for s in range(k.timer_shards) if s not in self.held]
+        for shard in order:
+            if shard not in self.held and len(self.held) >= share:
+                break
+            due = await self.store.tick_shard(shard, self.owner, now, shard_lease, limit, lease)
+            if due is None:  # another process holds it
+                self.held.discard(shard)
+                continue
+            self.held.add(shard)
+            for tid in due:
+                result = await self._handle_timer(shard, tid, now, now + lease)
+                if result is not None:
+                    results.append(result)
+        return results
+
+    async def _processes(self, now: int, shard_lease: int) -> int:
+        """Mark this process alive and count the live ones (one round trip)."""
+        key = self.tables.keys.timer_procs
+
+        def build(p: Pipeline) -> None:
+            p.zadd(key, {self.owner: now})
+            p.zremrangebyscore(key, "-inf", now - shard_lease)
+            p.pexpire(key, 2 * shard_lease + 60_000)
+            p.zcard(key)
+
+        return max(1, int((await self.store.run(build))[-1]))
+
+    async def _handle_timer(self, shard: int, tid: str, now: int, lease: int) -> WriteResult | None:
+        try:
+            loaded = await self.tables.load(tid)
+        except LiveError:
+            await self.store.release_timer(shard, tid, lease, None)
+            return None
+        if loaded.table.status != PLAYING or loaded.deadline is None or loaded.state is None:
+            await self.store.release_timer(shard, tid, lease, None)
+            return None
+        if loaded.deadline > now:
+            await self.store.release_timer(shard, tid, lease, loaded.deadline)
+            return None
+        try:
+            plan = await self._timeout_plan(loaded)  # the AI may think in a pool meanwhile
+            result = await self.tables.write(loaded, plan, before=loaded.state)
+        except StaleVersion:  # a player moved meanwhile: look again at the next tick
+            await self.store.release_timer(shard, tid, lease, now)
+            return None
+        await self.store.release_timer(shard, tid, lease, result.deadline)
+        return result
+
+    async def prune(self) -> bool:
+        """Prune the table index if this process holds (or takes) the pruner's
+        lease, so of N processes one prunes it each minute, reading only the
+        entries whose expiry is past (:meth:`.index.TableIndex.prune`); True if it did."""
+        now = self.tables.now_ms()
+        lease_ms = int(PRUNE_EVERY_S * 1000 * 2)  # a holder that stopped: another after 2 min
+        if not await self.store.lease(self.tables.keys.prune_lease, self.owner, now, lease_ms):
+            return False
+        await self.tables.index.prune()
+        return True
+
+    async def next_deadline(self) -> int | None:
+        """The earliest timer hint (epoch ms) of every shard, if any."""
+        k = self.tables.keys
+        shards = [k.timer_shard(i) for i in range(k.timer_shards)]
+
+        def build(p: Pipeline) -> None:
+            for key in shards:
+                p.zrange(key, 0, 0, withscores=True)
+
+        firsts = [int(f[0][1]) for f in await self.store.run(build) if f]
+        return min(firsts) if firsts else None
+
+    async def run_timers(
+        self,
+        stop: asyncio.Event,
+        *,
+        interval: float = 0.5,
+        on_result: Callable[[WriteResult], Awaitable[None]] | None = None,
+    ) -> None:
+        """The scheduler loop: :meth:`tick` every ``interval`` seconds until ``stop``;
+        about once a minute it also prunes the table index of expired tables --
+        only the process holding the pruner's lease does (:meth:`prune`)."""
+        pruned = 0.0
+        while not stop.is_set():
+            if self.clock() - pruned >= PRUNE_EVERY_S:
+                pruned = self.clock()
+                await self.prune()
+            for result in await self.tick():
+                if on_result is not None:
+                    await on_result(result)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), interval)

@@ -1,0 +1,346 @@
+"""Coalesced message delivery on top of :mod:`telegram_bot.delivery.outgoing`.
+
+``Delivery(bot)`` sends at once and edits by urgency:
+
+* ``Urgency.NOW`` -- at once (the acting player's own message);
+* ``Urgency.SOON`` -- within ``soon_delay`` seconds (the players the game now
+  waits for);
+* ``Urgency.LATER`` -- like SOON, and at most once every ``later_delay`` seconds
+  per message (the players who only watch the move: nothing for them to do);
+* ``Urgency.TABLE`` -- like SOON, and at most once every ``table_delay`` seconds
+  per message (the group's table message).
+
+The gaps of LATER and TABLE count from the message's last edit by ANY bot
+process: its time is shared in Redis (:meth:`FloodLimiter.headroom`), so two
+processes do not both edit one message within its gap.
+
+Watchers last: when due, a LATER or TABLE edit first waits for the flood
+limiter's headroom (:meth:`Outgoing.headroom`), so the edits of the players who
+act or must act now (NOW, SOON) keep a reserve of tokens when the bot is busy;
+while it waits the edit stays pending and newer content replaces it.  A message
+out of date for ``max_hold`` seconds stops holding back (no starvation).
+
+A due edit first takes its flood tokens (:meth:`Outgoing.prepay`, queueing
+behind the urgent calls), and only then the message's lock and the newest
+content: what changed while it queued goes out in the same edit, and a queued
+update never keeps the player's own NOW edit waiting on the lock.
+
+A later edit of the same message replaces a pending one: only the newest
+content is sent (``stats.coalesced`` counts the dropped ones), and content
+never goes out after newer content of the same message.  Edits always carry the
+keyboard (Telegram drops it otherwise).  When the message to edit is gone
+("message to edit not found", "message can't be edited") the content is sent as
+a new message and ``on_replaced(chat_id, old_id, new_id)`` is awaited so the
+caller can store the new id; later edits of the old id go to the new message.
+After a 429 the retry carries the newest content asked of the message meanwhile
+(never the refused stale edit and then the newer one).  The edits themselves:
+:class:`telegram_bot.delivery.edits.MessageEdits`.
+
+Flood limits, no-op edits, 429 retries and 403 hooks are the middleware's job
+(:class:`telegram_bot.delivery.outgoing.Outgoing`): ``Delivery`` uses the one installed on
+``bot.session`` or installs one (``outgoing=`` to give it).  Pending edits live
+in this process only; call :meth:`Delivery.aclose` at shutdown (it flushes).
+:meth:`Delivery.settled` tells when an edit went out, so a render's mark in
+Redis (:mod:`telegram_bot.state.pending_renders`) is cleared only then: should the
+process die first, another one renders the table again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import Any
+
+from aiogram import Bot
+from aiogram.types import EphemeralMessageParameters, InlineKeyboardMarkup, Message
+
+from engine.clock import Clock
+from telegram_bot.delivery.edits import MessageEdits
+from telegram_bot.delivery.flood.gate import Sleep
+from telegram_bot.delivery.outgoing import (
+    URGENT,
+    CallOptions,
+    Hook,
+    Outgoing,
+    OutgoingStats,
+    find_outgoing,
+    install,
+)
+from telegram_bot.delivery.slots import Content, OnReplaced, Pending, Slot, Urgency
+from telegram_bot.delivery.waiting_line import Priority
+
+__all__ = ["Delivery", "OnReplaced", "Urgency"]
+
+log = logging.getLogger(__name__)
+
+
+class Delivery:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        bot: Bot,
+        *,
+        soon_delay: float = 1.0,
+        later_delay: float = 2.0,
+        table_delay: float = 3.0,
+        clock: Clock = time.monotonic,
+        sleep: Sleep = asyncio.sleep,
+        on_forbidden: Hook | None = None,
+        on_replaced: OnReplaced | None = None,
+        outgoing: Outgoing | None = None,
+        parse_mode: str | None = "HTML",
+        deferred_concurrency: int = 8,
+        max_hold: float = 4.0,
+    ) -> None:
+        self.bot = bot
+        self.soon_delay = soon_delay
+        self.later_delay = later_delay
+        self.table_delay = table_delay
+        self.clock = clock
+        self.sleep = sleep
+        self.on_replaced = on_replaced
+        self.parse_mode = parse_mode
+        if outgoing is None:
+            outgoing = find_outgoing(bot) or install(bot)
+        elif find_outgoing(bot) is None:
+            bot.session.middleware(outgoing)
+        if on_forbidden is not None:
+            outgoing.on_forbidden = on_forbidden
+        self.outgoing = outgoing
+        self.edits = MessageEdits(bot, outgoing, clock=clock, idle_after=table_delay)
+        self._slots = self.edits.slots
+        self._wake = asyncio.Event()
+        self._runner: asyncio.Task[None] | None = None
+        self._inflight: set[asyncio.Task[Any]] = set()
+        self._closed = False
+        self._flushing = 0
+        # deferred edits in flight at once (the rest stay pending, coalescing), and
+        # until when the overall bucket has no headroom for any of them
+        self._deferred_slots = asyncio.Semaphore(deferred_concurrency)
+        self._hold_all_until = float("-inf")
+        self.max_hold = max_hold
+
+    @property
+    def stats(self) -> OutgoingStats:
+        """sent, edited, coalesced, noop, retry_after (429s), forbidden, waits."""
+        return self.outgoing.stats
+
+    # ------------------------------------------------------------------ sending
+    async def send(
+        self,
+        chat_id: int,
+        text: str,
+        markup: InlineKeyboardMarkup | None = None,
+        *,
+        parse_mode: str | None = "HTML",
+        options: CallOptions = URGENT,
+        ephemeral: EphemeralMessageParameters | None = None,
+    ) -> Message | None:
+        """Send a new message now (``ephemeral``: to one member of the group);
+        None when the chat is closed to the bot (403)."""
+        return await self.edits.send(
+            chat_id, text, markup, parse_mode=parse_mode, options=options, ephemeral=ephemeral
+        )
+
+    async def edit(
+        self,
+        chat_id: int,
+        message_id: int,
+        text: str,
+        markup: InlineKeyboardMarkup | None = None,
+        urgency: Urgency = Urgency.NOW,
+        *,
+        on_replaced: OnReplaced | None = None,
+        version: str = "",
+        receiver: int | None = None,
+    ) -> int | None:
+        """Show ``text`` and ``markup`` in the message (see the module docstring).
+
+        Returns the id of the message that holds (or will hold) the content: for
+        NOW the one actually edited -- a new one when the old was gone -- or None
+        when forbidden; for SOON/TABLE the id as known now (a replacement is
+        reported through ``on_replaced``).  ``version``: the table version the
+        content renders -- with several processes, the shared digest drops it
+        when the message already showed a newer one (never backwards).
+        ``receiver``: an ephemeral message of that user, ``message_id`` being
+        minus its ephemeral_message_id (edited by editEphemeralMessageText)."""
+        if self._closed:
+            raise RuntimeError("Delivery is closed")
+        message_id = self.edits.moved.get((chat_id, message_id), message_id)
+        key = (chat_id, message_id)
+        slot = self._slot(key)
+        slot.seq += 1
+        replaced = on_replaced or self.on_replaced
+        content = Content(text, markup, self.parse_mode, replaced, version, receiver)
+        slot.latest = content
+        if urgency is Urgency.NOW:
+            return await self.edits.deliver(key, slot, content, slot.seq, URGENT)
+        pending = slot.pending
+        if pending is not None:
+            self.stats.coalesced += 1
+            pending.content, pending.seq = content, slot.seq
+            if urgency is Urgency.SOON:
+                pending.urgency = Urgency.SOON  # the faster of the two wins
+                pending.not_before = float("-inf")  # and it does not hold back
+        else:
+            slot.pending = Pending(content, slot.seq, self.clock(), urgency)
+        self._kick()
+        return message_id
+
+    def settled(self, chat_id: int, message_id: int) -> asyncio.Future[bool]:
+        """Resolved True once the newest content asked of the message (or newer)
+        went out -- or was found not needed: the message showed it, or a newer
+        version --, False when its edit failed.  Pending edits live in this
+        process: a crash resolves nothing (:mod:`telegram_bot.state.pending_renders`)."""
+        message_id = self.edits.moved.get((chat_id, message_id), message_id)
+        slot = self._slot((chat_id, message_id))
+        return slot.settled(slot.seq)
+
+    async def flush(self) -> None:
+        """Send every pending edit now and wait for everything in flight."""
+        self._flushing += 1
+        try:
+            while True:
+                for key, slot in list(self._slots.items()):
+                    if slot.pending is not None and not slot.pending.firing:
+                        self._fire(key, slot)
+                if not self._inflight:
+                    return
+                while self._inflight:
+                    await asyncio.gather(*list(self._inflight), return_exceptions=True)
+        finally:
+            self._flushing -= 1
+
+    async def aclose(self) -> None:
+        """Flush, then stop the scheduler (the bot and its session stay open)."""
+        await self.flush()
+        self._closed = True
+        if self._runner is not None:
+            self._runner.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._runner
+            self._runner = None
+
+    # ------------------------------------------------------------------ internals
+    def _slot(self, key: tuple[int, int]) -> Slot:
+        return self.edits.slot(key)
+
+    def _due(self, slot: Slot) -> float:
+        return slot.due(self.soon_delay, self.later_delay, self.table_delay)
+
+    def _kick(self) -> None:
+        if self._runner is None or self._runner.done():
+            self._runner = asyncio.get_running_loop().create_task(self._run())
+        else:
+            self._wake.set()
+
+    def _fire(self, key: tuple[int, int], slot: Slot) -> None:
+        assert slot.pending is not None
+        slot.pending.firing = True
+        task = asyncio.get_running_loop().create_task(self._deliver_pending(key, slot))
+        self._inflight.add(task)
+        task.add_done_callback(self._inflight.discard)
+
+    async def _run(self) -> None:
+        """The scheduler: fires pending edits when due, sleeps until the next."""
+        while True:
+            waiting = [
+                (key, slot)
+                for key, slot in self._slots.items()
+                if slot.pending is not None and not slot.pending.firing
+            ]
+            if not waiting:
+                return
+            now = self.clock()
+            next_due = float("inf")
+            for key, slot in waiting:
+                due = self._due(slot)
+                if due <= now:
+                    self._fire(key, slot)
+                else:
+                    next_due = min(next_due, due)
+            if next_due == float("inf"):
+                await asyncio.sleep(0)
+                continue
+            self._wake.clear()
+            sleeper = asyncio.ensure_future(self.sleep(next_due - now))
+            waker = asyncio.ensure_future(self._wake.wait())
+            try:
+                await asyncio.wait({sleeper, waker}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for t in (sleeper, waker):
+                    if not t.done():
+                        t.cancel()
+                        with contextlib.suppress(asyncio.CancelledError):
+                            await t
+
+    async def _deliver_pending(self, key: tuple[int, int], slot: Slot) -> None:
+        pending = slot.pending
+        try:
+            # only watchers' updates hold back: for the reserve, and for their gap
+            # since the message's last edit by ANY process (shared in Redis); every
+            # deferred update queues behind the acting players' own edits for the
+            # overall bucket
+            if self._flushing or pending is None or pending.urgency is Urgency.SOON:
+                await self._deliver_newest(key, slot)
+                return
+            gap = self.table_delay if pending.urgency is Urgency.TABLE else self.later_delay
+            if self.clock() - pending.created >= self.max_hold:  # overdue: only its gap holds
+                room = await self.outgoing.headroom(key[0], key[1], gap)
+                if not self._hold_back(slot, self.clock() + room.message):
+                    await self._deliver_newest(key, slot)  # competes with urgent edits
+                return
+            async with self._deferred_slots:
+                hold = self._hold_all_until
+                spaced = float("-inf")
+                if hold <= self.clock():
+                    room = await self.outgoing.headroom(key[0], key[1], gap)
+                    now = self.clock()
+                    if room.overall > 0:  # no room for any deferred edit: wait together
+                        self._hold_all_until = max(self._hold_all_until, now + room.overall)
+                    hold = now + room.wait if room.wait > 0 else hold
+                    spaced = now + room.message
+                # never held past max_hold for the reserve; its gap always holds
+                hold = max(min(hold, pending.created + self.max_hold), spaced)
+                if not self._hold_back(slot, hold):
+                    await self._deliver_newest(key, slot)
+        except Exception:
+            log.exception("deferred edit of %s failed", key)
+
+    def _hold_back(self, slot: Slot, until: float) -> bool:
+        """Keep the message's update pending (and coalescing) until ``until``;
+        False when that is not in the future (or everything is being flushed)."""
+        if until <= self.clock() or self._flushing:
+            return False
+        pending = slot.pending
+        if pending is not None:
+            pending.firing = False  # held back: still pending
+            pending.not_before = until
+            self._kick()
+        return True
+
+    async def _deliver_newest(self, key: tuple[int, int], slot: Slot) -> None:
+        """Send the newest pending content: first take the flood tokens (queueing
+        behind urgent calls), only then the message's lock and its content -- so
+        what changed while it queued goes out in the same edit, and a queued
+        update never keeps the player's own urgent edit waiting on the lock."""
+        pending = slot.pending
+        if pending is None:
+            return
+        try:
+            ticket = await self.outgoing.prepay(key[0], Priority.DEFERRED)
+        except BaseException:  # Redis down, cancelled: it stays pending, due again soon
+            if slot.pending is pending and pending.firing:
+                pending.firing = False
+                pending.not_before = self.clock() + self.soon_delay
+                if not self._closed:
+                    self._kick()
+            raise
+        try:
+            options = CallOptions(Priority.DEFERRED, ticket)
+            await self.edits.deliver(key, slot, None, 0, options)
+        finally:
+            await self.outgoing.settle(ticket)  # overtaken by a newer edit: tokens back

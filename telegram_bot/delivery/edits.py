@@ -1,0 +1,197 @@
+"""The edits themselves, for :class:`telegram_bot.delivery.coalesce.Delivery` (which
+decides WHEN a message is edited): :class:`MessageEdits` keeps every message's
+:class:`telegram_bot.delivery.slots.Slot` and edits a message under its lock --
+never content older than what already went out, a gone message sent anew (and
+later edits of its old id sent there), and after a 429 the newest content of
+the message retried instead of the refused one (:attr:`CallOptions.newest`):
+the stale edit and then the newer one never both go out."""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from typing import Any
+
+from aiogram import Bot
+from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
+from aiogram.methods import EditEphemeralMessageText, EditMessageText, SendMessage, TelegramMethod
+from aiogram.types import EphemeralMessageParameters, InlineKeyboardMarkup, Message
+
+from engine.clock import Clock
+from telegram_bot.delivery.outgoing import URGENT, CallOptions, Outgoing
+from telegram_bot.delivery.slots import Content, Slot
+
+GONE = ("message to edit not found", "message can't be edited", "MESSAGE_ID_INVALID")
+
+Key = tuple[int, int]
+
+
+class MessageEdits:
+    """The messages of this process (see the module docstring)."""
+
+    def __init__(
+        self,
+        bot: Bot,
+        outgoing: Outgoing,
+        *,
+        clock: Clock = time.monotonic,
+        idle_after: float = 3.0,
+    ) -> None:
+        self.bot = bot
+        self.idle_after = idle_after  # seconds after its last edit a slot may go
+        self.outgoing = outgoing
+        self.clock = clock
+        self.slots: dict[Key, Slot] = {}
+        self.moved: OrderedDict[Key, int] = OrderedDict()
+
+    def slot(self, key: Key) -> Slot:
+        """The message's slot (made on first use; idle ones are swept past 10,000)."""
+        slot = self.slots.get(key)
+        if slot is None:
+            if len(self.slots) >= 10_000:
+                self.sweep(self.clock() - self.idle_after)
+            slot = self.slots[key] = Slot()
+        return slot
+
+    def sweep(self, horizon: float) -> None:
+        """Forget idle messages (nothing pending, not being edited, last sent
+        before ``horizon``)."""
+        for key, slot in list(self.slots.items()):
+            idle = slot.pending is None and not slot.lock.locked() and not slot.waiters
+            if idle and slot.last_sent < horizon:
+                del self.slots[key]
+
+    async def send(
+        self,
+        chat_id: int,
+        text: str,
+        markup: InlineKeyboardMarkup | None = None,
+        *,
+        parse_mode: str | None = "HTML",
+        options: CallOptions = URGENT,
+        ephemeral: EphemeralMessageParameters | None = None,
+    ) -> Message | None:
+        """Send a new message now (``ephemeral``: to one member of the group);
+        None when the chat is closed to the bot (403)."""
+        method = SendMessage(
+            chat_id=chat_id,
+            text=text,
+            reply_markup=markup,
+            parse_mode=parse_mode,
+            ephemeral_message_parameters=ephemeral,
+        )
+        try:
+            return await self.outgoing.call(self.bot, method, options)
+        except TelegramForbiddenError:
+            return None
+
+    async def deliver(
+        self, key: Key, slot: Slot, content: Content | None, seq: int, options: CallOptions
+    ) -> int | None:
+        """Edit the message (``content`` None: the newest pending content, taken
+        once the message's lock is ours); never after newer content went out.
+        ``options``: urgent, or deferred with the tokens prepaid for it."""
+        chat_id, message_id = key
+        async with slot.lock:
+            if content is None:
+                pending, slot.pending = slot.pending, None
+                if pending is None:
+                    return message_id
+                content, seq = pending.content, pending.seq
+            elif slot.pending is not None and slot.pending.seq < seq and not slot.pending.firing:
+                slot.pending = None  # a NOW edit supersedes an older pending one
+                self.outgoing.stats.coalesced += 1
+            if seq <= slot.sent_seq:
+                self.outgoing.stats.coalesced += 1
+                return message_id
+            moved = self.moved.get(key)
+            ok = False
+            try:
+                if moved is not None:  # re-sent meanwhile: this content belongs there
+                    slot.sent_seq = seq
+                    new_key = (chat_id, moved)
+                    new_slot = self.slot(new_key)
+                    if new_slot.seq:  # newer content was already asked of the new one
+                        self.outgoing.stats.coalesced += 1
+                        ok = True
+                        return moved
+                    new_slot.seq += 1
+                    new_slot.latest = content
+                    out = await self.deliver(new_key, new_slot, content, new_slot.seq, options)
+                else:
+                    out = await self._edit(key, slot, content, seq, options)
+                ok = True
+                return out
+            finally:
+                slot.finish(slot.sent_seq, ok)  # the edit and what it carried after a 429
+
+    async def _edit(
+        self, key: Key, slot: Slot, content: Content, seq: int, options: CallOptions
+    ) -> int | None:
+        """The edit call (the message's lock held)."""
+        slot.sent_seq = seq
+        slot.last_sent = self.clock()
+        shown = [content]  # what the edit carries (newer after a 429)
+
+        def newest() -> tuple[TelegramMethod[Any], str] | None:
+            """After a 429: the newest content asked of this message, if newer, and
+            the version it renders (the shared digest judges the retry by it)."""
+            latest = slot.latest
+            if latest is None or slot.seq <= slot.sent_seq:
+                return None
+            if slot.pending is not None and slot.pending.seq <= slot.seq:
+                slot.pending = None  # it goes out in this retry
+            slot.sent_seq = slot.seq
+            self.outgoing.stats.coalesced += 1
+            shown[0] = latest
+            return _edit_method(key, latest), latest.version
+
+        try:
+            await self.outgoing.call(
+                self.bot,
+                _edit_method(key, content),
+                CallOptions(options.priority, options.prepaid, newest, content.version),
+            )
+        except TelegramForbiddenError:
+            return None
+        except TelegramBadRequest as exc:
+            if content.receiver is not None or not any(r in exc.message for r in GONE):
+                raise  # an ephemeral one is never re-sent in the group: the caller falls back
+            return await self._replace(key, shown[0], CallOptions(options.priority))
+        return key[1]
+
+    async def _replace(self, key: Key, content: Content, options: CallOptions) -> int | None:
+        """The message is gone: send the content as a new one."""
+        chat_id, old_id = key
+        msg = await self.send(
+            chat_id, content.text, content.markup, parse_mode=content.parse_mode, options=options
+        )
+        if msg is None:
+            return None
+        self.moved[key] = msg.message_id
+        while len(self.moved) > 10_000:
+            self.moved.popitem(last=False)
+        if content.on_replaced is not None:
+            await content.on_replaced(chat_id, old_id, msg.message_id)
+        return msg.message_id
+
+
+def _edit_method(key: Key, content: Content) -> TelegramMethod[Any]:
+    """Edits always carry the keyboard (Telegram drops it otherwise).  An
+    ephemeral message's key is (chat, -ephemeral_message_id)."""
+    if content.receiver is not None:
+        return EditEphemeralMessageText(
+            chat_id=key[0],
+            receiver_user_id=content.receiver,
+            ephemeral_message_id=-key[1],
+            text=content.text,
+            reply_markup=content.markup,
+            parse_mode=content.parse_mode,
+        )
+    return EditMessageText(
+        text=content.text,
+        chat_id=key[0],
+        message_id=key[1],
+        reply_markup=content.markup,
+        parse_mode=content.parse_mode,
+    )

@@ -1,0 +1,1 @@
+"""telegram_bot.delivery.coalesce.flood."""

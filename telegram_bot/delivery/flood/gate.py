@@ -1,0 +1,251 @@
+"""Waiting for the shared Redis flood buckets
+(:class:`telegram_bot.delivery.flood.limiter.FloodLimiter`) -- the limiter side of
+:class:`telegram_bot.delivery.outgoing.Outgoing`: a call takes its tokens (waiting in the
+overall line, :class:`telegram_bot.delivery.waiting_line.WaitingLine`, when the overall
+bucket is short), or uses the ones prepaid for it; tokens unused, or paid for an
+edit that changed nothing, go back; after a 429 the chat is held
+(:class:`telegram_bot.delivery.flood.hold.ChatHold`).  An edit takes its message's edit
+lease with its tokens (:class:`EditLease`): while another call's edit of the
+message is in flight it waits ``lease_poll`` and asks again."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from telegram_bot.delivery.flood.hold import ChatHold
+from telegram_bot.delivery.flood.limiter import BUSY, NOOP, STALE, FloodLimiter, Headroom, Verdict
+from telegram_bot.delivery.waiting_line import Priority, WaitingLine
+
+log = logging.getLogger(__name__)
+
+GO = Headroom(0.0, 0.0)
+
+Sleep = Callable[[float], Awaitable[Any]]
+"""``asyncio.sleep`` or a test's own (a fake clock moving on)."""
+
+
+@dataclass
+class Prepaid:
+    """The flood tokens of one message to ``chat_id``, taken ahead of the call
+    (``Outgoing.prepay``); the limited call to that chat made with it
+    (``Outgoing.call``) uses them instead of taking its own.  Tokens no call
+    used, or used by an edit that changed nothing, go back to the buckets
+    (``Outgoing.settle``).  Tokens held longer than ``prepaid_ttl`` (the
+    call waited for its message's lock, or for another call's edit of the
+    message) go back and the call takes fresh ones: the limiter counted them
+    when they were paid, Telegram counts the message when it arrives."""
+
+    chat_id: int
+    paid: bool = True  # False: nothing was taken (no limiter)
+    used: bool = False
+    at: float | None = None  # the limiter's clock when paid (None: unknown, use them)
+
+
+@dataclass
+class EditLease:
+    """One call's claim on the message it edits (:meth:`FloodLimiter.take_edit`):
+    ``owner`` unique per call; ``held`` while the lease is this call's."""
+
+    owner: str
+    held: bool = False
+
+
+Newest = Callable[[], "tuple[Any, str] | None"]
+"""``newest()``: after a 429, the call to retry instead of the one refused -- an
+edit with the newest content of the same message and the table version that
+content renders (``None``: retry the same call, with its own version)."""
+
+
+@dataclass(frozen=True)
+class CallOptions:
+    """How one call goes out: its place in the overall line, the tokens taken for
+    it ahead of the call (a :class:`Prepaid` for its chat), and what to retry
+    after a 429 (``newest``; None: the same call), the table ``version`` an edit
+    renders (the shared digest refuses one older than the message showed)."""
+
+    priority: Priority = Priority.URGENT
+    prepaid: Prepaid | None = None
+    newest: Newest | None = None
+    version: str = ""  # the table version an edit renders (older than shown: dropped)
+
+
+URGENT = CallOptions()
+
+
+@dataclass
+class OutgoingStats:
+    """Counts of what went out (shared by ``Outgoing``, its gate and ``Delivery``)."""
+
+    sent: int = 0  # messages sent (any send method that succeeded)
+    edited: int = 0  # edits Telegram applied
+    coalesced: int = 0  # pending edits dropped because newer content replaced them
+    noop: int = 0  # edits dropped as changing nothing (+ "not modified" answers)
+    retry_after: int = 0  # 429 answers received
+    forbidden: int = 0  # 403 answers received
+    waits: int = 0  # times a call waited on the flood limiter
+    busy: int = 0  # times an edit waited for another call's edit of its message
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+class FloodGate:
+    """The flood tokens of this process's calls (see the module docstring).
+    ``max_wait``: past this many seconds of waits a call goes out anyway."""
+
+    def __init__(
+        self, limiter: FloodLimiter, *, sleep: Sleep, max_wait: float, stats: OutgoingStats
+    ) -> None:
+        self.limiter = limiter
+        self.sleep = sleep
+        self.max_wait = max_wait
+        self.stats = stats
+        # calls of this process that wait for the OVERALL bucket queue here (urgent
+        # ones first, else FIFO): only the head asks Redis again, not every waiter
+        self.line = WaitingLine()
+        self._hold = ChatHold(limiter)
+
+    async def headroom(self, chat_id: int, message_id: int | None, gap: float) -> Headroom:
+        """How long a deferrable message to ``chat_id`` should hold back so urgent
+        ones keep their reserve of flood tokens, and (an edit of ``message_id``)
+        until the message's last edit is ``gap`` old (0, 0, 0: go; always so
+        without a limiter, or when Redis cannot tell)."""
+        try:
+            return await self.limiter.headroom(chat_id, message_id, gap)
+        except Exception:  # the send itself will wait on (or report) the limiter
+            log.exception("flood limiter: no headroom reading for chat %s", chat_id)
+            return GO
+
+    async def prepay(self, chat_id: int, priority: Priority) -> Prepaid:
+        """Take the tokens of one message to ``chat_id`` now (see ``Outgoing.prepay``)."""
+        await self.admit(chat_id, None, None, CallOptions(priority))
+        return Prepaid(chat_id, at=float(self.limiter.clock()))
+
+    async def settle(self, ticket: Prepaid) -> None:
+        """Give the tokens of ``ticket`` back if no call used them."""
+        if ticket.paid and not ticket.used:
+            ticket.used = True
+            await self.refund(ticket.chat_id, self._held(ticket))
+
+    async def hold(self, chat_id: int, seconds: float) -> None:
+        """A 429 for ``chat_id``: no token for it before ``seconds`` are over."""
+        try:
+            await self._hold.hold(chat_id, seconds)
+        except Exception:  # the retry still waits retry_after itself
+            log.exception("flood limiter: could not hold chat %s after a 429", chat_id)
+
+    async def refund(self, chat_id: int, held: float = 0.0) -> None:
+        try:
+            await self.limiter.refund(chat_id, held=held)
+        except Exception:  # a lost refund only slows the next message a little
+            log.exception("flood limiter: could not refund a token of chat %s", chat_id)
+
+    async def admit(
+        self,
+        chat_id: int | None,
+        key: tuple[int, int] | None,
+        digests: tuple[str | None, str] | None,
+        options: CallOptions,
+        lease: EditLease | None = None,
+    ) -> bool:
+        """Wait for the flood tokens (and an edit's ``lease``); False when the
+        edit would change nothing or shows an older version than went out."""
+        owner = lease.owner if lease is not None else ""
+        prepaid = options.prepaid
+        if prepaid is not None and not prepaid.used and prepaid.chat_id == chat_id:
+            prepaid.used = True  # the tokens are ours already
+            done = await self._use_prepaid(prepaid, key, digests, options.version, lease)
+            if done is not None:
+                return done
+        waited = 0.0
+        line = self.line
+        in_line = False
+        try:
+            while True:
+                if key is not None and digests is not None:
+                    verdict = await self.limiter.take_edit(*key, *digests, options.version, owner)
+                else:
+                    verdict = await self.limiter.take(chat_id)
+                delay = verdict.wait
+                if delay in (NOOP, STALE):  # shows this, or a newer version, already
+                    return False
+                if delay == BUSY and waited < self.max_wait:
+                    if in_line:
+                        line.release()  # not the overall bucket we wait for
+                        in_line = False
+                    waited += await self._busy()
+                    continue
+                if delay <= 0:
+                    return self._took(verdict, lease)
+                if waited >= self.max_wait:
+                    log.warning(
+                        "flood limiter: gave up waiting after %.0f s (chat %s)", waited, chat_id
+                    )
+                    return True
+                self.stats.waits += 1
+                if verdict.overall and not in_line:
+                    t0 = time.monotonic()
+                    await line.acquire(options.priority)  # our turn: ask again at once
+                    in_line = True
+                    waited += time.monotonic() - t0
+                    continue
+                if not verdict.overall and in_line:
+                    line.release()  # only our chat is short: let the next one ask
+                    in_line = False
+                await self.sleep(delay)
+                waited += delay
+        finally:
+            if in_line:
+                line.release()
+
+    async def _use_prepaid(
+        self,
+        prepaid: Prepaid,
+        key: tuple[int, int] | None,
+        digests: tuple[str | None, str] | None,
+        version: str,
+        lease: EditLease | None,
+    ) -> bool | None:
+        """:meth:`admit` with the prepaid tokens of its chat: True / False as
+        :meth:`admit`, or None -- the tokens were held back too long (or another
+        call's edit of the message is in flight): they went back where the
+        bucket still counts them, and the call takes fresh ones when it can go."""
+        if self._fresh(prepaid):
+            if key is None or digests is None:
+                return True
+            owner = lease.owner if lease is not None else ""
+            verdict = await self.limiter.claim_edit(*key, *digests, version, owner)
+            if verdict.wait in (NOOP, STALE):  # a no-op edit costs nothing
+                await self.refund(prepaid.chat_id, self._held(prepaid))
+                return False
+            if verdict.wait != BUSY:
+                return self._took(verdict, lease)
+        await self.refund(prepaid.chat_id, self._held(prepaid))
+        return None
+
+    def _held(self, prepaid: Prepaid) -> float:
+        """Seconds since the ticket's tokens were paid (0: unknown)."""
+        if prepaid.at is None:
+            return 0.0
+        return max(0.0, float(self.limiter.clock()) - prepaid.at)
+
+    def _fresh(self, prepaid: Prepaid) -> bool:
+        """The ticket's tokens were paid so recently that they still count now."""
+        return self._held(prepaid) <= self.limiter.config.prepaid_ttl
+
+    async def _busy(self) -> float:
+        """Another call's edit of the message is in flight: wait a moment."""
+        self.stats.busy += 1
+        poll = self.limiter.config.lease_poll
+        await self.sleep(poll)
+        return poll
+
+    @staticmethod
+    def _took(verdict: Verdict, lease: EditLease | None) -> bool:
+        if lease is not None and verdict.wait == 0:
+            lease.held = True
+        return True

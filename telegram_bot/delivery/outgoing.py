@@ -1,0 +1,387 @@
+"""Every outgoing Bot API call passes through :class:`Outgoing`, an aiogram
+session request middleware (``install(bot, limiter, on_forbidden=...)``):
+
+* **no-op edits dropped** -- ``editMessageText`` / ``editMessageReplyMarkup``
+  whose text and keyboard equal what the message shows are answered ``True``
+  without calling Telegram; a "message is not modified" 400 counts as success.
+* **flood limits** -- sends and edits to a chat first wait on the shared Redis
+  token buckets (:class:`telegram_bot.delivery.flood.limiter.FloodLimiter`); answering
+  callback or inline queries, ``getUpdates``, ``setMyCommands`` etc. are not
+  limited.
+* **the overall line** -- calls waiting for the overall bucket queue in this
+  process (:class:`telegram_bot.delivery.waiting_line.WaitingLine`), urgent ones first.
+  A call is urgent unless made through :meth:`Outgoing.call` with
+  :class:`CallOptions` saying otherwise (``Delivery`` does so for coalesced
+  updates), which may also carry the tokens prepaid for it
+  (:meth:`Outgoing.prepay`).
+* **429** -- holds the chat's flood buckets for ``retry_after`` (every process's
+  later writes to that chat wait their turn instead of drawing 429s of their
+  own), sleeps ``retry_after`` and retries (at most ``max_retries`` times) --
+  with the newest content of the message when the caller has one
+  (:attr:`CallOptions.newest`), never the refused stale edit and then the newer.
+* **403** -- a private chat calls ``on_forbidden(user_id)`` (the bot hands his
+  seat to the AI), a group calls ``on_kicked(chat_id)``; the error is then
+  re-raised as aiogram's ``TelegramForbiddenError`` (``Delivery`` turns it into
+  ``None``; for direct calls register :func:`ignore_forbidden` as an errors
+  handler).
+
+What a message shows is remembered as two short digests (text, keyboard):
+
+* with a limiter: in Redis, in the SAME script round trip that takes the flood
+  tokens (an allowed edit records its content there), plus one ``SET`` after a
+  send.  Shared by every bot process, so process A cannot drop an edit as a
+  "no-op" when process B changed the message meanwhile -- the danger of a
+  per-process memory, where dropping a needed edit leaves a stale message.
+  The same script takes the message's edit lease for the call: one edit of a
+  message in flight at a time, fleet-wide, so edits land in version order
+  (another's waits, then is judged by the digest); the lease goes after the
+  call (with the forget after a failed one) or lapses after a few seconds.
+* without one (tests, a single process): a bounded in-process LRU.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiogram import Bot
+from aiogram.client.session.middlewares.base import BaseRequestMiddleware, NextRequestMiddlewareType
+from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError, TelegramRetryAfter
+from aiogram.methods import Response, TelegramMethod
+from aiogram.methods.base import TelegramType
+from aiogram.types import ErrorEvent, Message
+
+from telegram_bot.delivery.flood.gate import (
+    GO,
+    URGENT,
+    CallOptions,
+    EditLease,
+    FloodGate,
+    OutgoingStats,
+    Prepaid,
+    Sleep,
+)
+from telegram_bot.delivery.flood.limiter import FloodLimiter, Headroom
+from telegram_bot.delivery.shown import EDITS, ShownStore, content_digests
+from telegram_bot.delivery.waiting_line import Priority
+
+log = logging.getLogger(__name__)
+
+Hook = Callable[[int], Awaitable[Any]]
+
+NOT_MODIFIED = "message is not modified"
+_FORWARDS = frozenset({"copyMessage", "copyMessages", "forwardMessage", "forwardMessages"})
+
+
+def is_limited(api_method: str) -> bool:
+    """Does a call put a message into a chat (and so count against the flood limits)?"""
+    if api_method.startswith("send"):
+        return api_method != "sendChatAction"
+    # Ephemeral messages (issue 14): the Bot API docs say nothing of how their sends
+    # and edits count; they count like any message to that group (the safe reading,
+    # as the fake Bot API does).
+    edits = ("editMessage", "editEphemeralMessage")
+    return api_method.startswith(edits) or api_method in _FORWARDS
+
+
+class Outgoing(BaseRequestMiddleware):
+    """The request middleware (see the module docstring).
+
+    ``limiter``: the shared Redis buckets (None: no flood limiting, in-process
+    no-op memory).  ``sleep`` is injectable (tests move a fake clock).
+    ``max_wait``: past this many seconds of limiter waits a call goes out anyway
+    (a 429 is then retried).
+    """
+
+    def __init__(
+        self,
+        limiter: FloodLimiter | None = None,
+        *,
+        on_forbidden: Hook | None = None,
+        on_kicked: Hook | None = None,
+        max_retries: int = 3,
+        sleep: Sleep = asyncio.sleep,
+        max_wait: float = 120.0,
+        memory_size: int = 20_000,
+        stats: OutgoingStats | None = None,
+    ) -> None:
+        self.limiter = limiter
+        self.on_forbidden = on_forbidden
+        self.on_kicked = on_kicked
+        self.max_retries = max_retries
+        self.sleep = sleep
+        self.max_wait = max_wait
+        self.stats = stats or OutgoingStats()
+        self.shown = ShownStore(limiter, memory_size)
+        self._options: dict[int, CallOptions] = {}  # by id() of a method in flight
+        self._in_hook: set[int] = set()
+        self._owner = f"{uuid.uuid4().hex[:12]}."  # edit leases: this process ...
+        self._calls = itertools.count()  # ... and its call
+        self.gate = (
+            FloodGate(limiter, sleep=sleep, max_wait=max_wait, stats=self.stats)
+            if limiter is not None
+            else None
+        )
+
+    # ------------------------------------------------------------ the middleware
+    async def __call__(
+        self,
+        make_request: NextRequestMiddlewareType[TelegramType],
+        bot: Bot,
+        method: TelegramMethod[TelegramType],
+    ) -> Response[TelegramType]:
+        options = self._options.get(id(method), URGENT)
+        raw_chat = getattr(method, "chat_id", None)
+        chat_id = raw_chat if isinstance(raw_chat, int) else None
+        key, digests = _content(bot, method, chat_id)
+        lease = EditLease(f"{self._owner}{next(self._calls)}") if key is not None else None
+        if is_limited(method.__api_method__) and not await self._admit(
+            chat_id, key, digests, options, lease
+        ):
+            self.stats.noop += 1
+            return _done()
+        attempt = 0
+        while True:
+            try:
+                response = await self._send(make_request, bot, method, chat_id, key, lease)
+            except TelegramRetryAfter as exc:
+                attempt += 1
+                if (
+                    self.gate is not None
+                    and chat_id is not None
+                    and is_limited(method.__api_method__)
+                ):
+                    await self.gate.hold(chat_id, exc.retry_after)  # the others wait too
+                if attempt > self.max_retries:
+                    raise
+                retry = await self._after_429(bot, method, chat_id, options, exc.retry_after, lease)
+                if retry is None:  # shows that already, or a newer version (another process)
+                    self.stats.noop += 1
+                    return _done()
+                method, key, digests, options = retry
+                continue
+            except _NotModified:
+                self.stats.noop += 1  # the digest admitted above is what it shows
+                await self.shown.release(key, lease)
+                return _done()
+            break
+        await self.shown.release(key, lease)
+        name = method.__api_method__
+        if name in EDITS:
+            self.stats.edited += 1
+        elif is_limited(name):
+            self.stats.sent += 1
+        result: Any = response  # the chain yields the result (see _done)
+        if name == "sendMessage" and chat_id is not None and isinstance(result, Message):
+            assert digests is not None
+            assert digests[0] is not None
+            mid = -result.ephemeral_message_id if result.ephemeral_message_id else result.message_id
+            await self.shown.remember((chat_id, mid), digests[0], digests[1])
+        return response
+
+    async def _send(
+        self,
+        make_request: NextRequestMiddlewareType[TelegramType],
+        bot: Bot,
+        method: TelegramMethod[TelegramType],
+        chat_id: int | None,
+        key: tuple[int, int] | None,
+        lease: EditLease | None,
+    ) -> Response[TelegramType]:
+        """One attempt: 403s reported to the hooks; a failed edit forgets what the
+        message shows (a "not modified" raises :class:`_NotModified`)."""
+        try:
+            return await make_request(bot, method)
+        except TelegramRetryAfter:
+            self.stats.retry_after += 1
+            await self.shown.forget(key, lease)  # refused: the message shows what it showed
+            raise
+        except TelegramForbiddenError:
+            self.stats.forbidden += 1
+            await self.shown.forget(key, lease)
+            if chat_id is not None:
+                await self._forbidden(chat_id)
+            raise
+        except TelegramBadRequest as exc:
+            if key is not None and NOT_MODIFIED in exc.message:
+                raise _NotModified from exc
+            await self.shown.forget(key, lease)
+            raise
+        except asyncio.CancelledError:
+            self.shown.forget_later(key, lease)
+            raise
+        except Exception:
+            await self.shown.forget(key, lease)
+            raise
+
+    async def _after_429(
+        self,
+        bot: Bot,
+        method: TelegramMethod[TelegramType],
+        chat_id: int | None,
+        options: CallOptions,
+        retry_after: float,
+        lease: EditLease | None,
+    ) -> _Retry[TelegramType] | None:
+        """Sleep ``retry_after``, then what to retry: the newest content of the
+        message when the caller has one (``options.newest``: never the refused
+        stale edit and then the newer one), with its flood tokens taken again;
+        None when the message already shows that content -- or a newer table
+        version than the retry renders: the retry carries its version, so an
+        edit another process made while this one slept is never overwritten."""
+        log.warning("429 on %s: retry after %s s", method.__api_method__, retry_after)
+        await self.sleep(retry_after)
+        version = options.version
+        fresh = options.newest() if options.newest is not None else None
+        if fresh is not None:
+            method, version = fresh
+        options = CallOptions(options.priority, None, options.newest, version)
+        key, digests = _content(bot, method, chat_id)
+        if is_limited(method.__api_method__) and not await self._admit(
+            chat_id, key, digests, options, lease
+        ):
+            return None
+        return method, key, digests, options
+
+    # ------------------------------------------------------------ limiter & memory
+    async def headroom(
+        self, chat_id: int, message_id: int | None = None, gap: float = 0.0
+    ) -> Headroom:
+        """How long a deferrable message to ``chat_id`` should hold back so urgent
+        ones keep their reserve of flood tokens -- and an edit of ``message_id``
+        until its last edit by any process is ``gap`` old (0, 0, 0: go; always
+        so without a limiter, or when Redis cannot tell)."""
+        if self.gate is None:
+            return GO
+        return await self.gate.headroom(chat_id, message_id, gap)
+
+    async def call(
+        self, bot: Bot, method: TelegramMethod[TelegramType], options: CallOptions = URGENT
+    ) -> TelegramType:
+        """``bot(method)`` with explicit ``options``: its place in the overall line
+        and the tokens prepaid for it.  (A call made directly, ``bot(method)`` or
+        ``bot.send_message(...)``, is urgent and takes its own tokens.)"""
+        self._options[id(method)] = options
+        try:
+            return await bot(method)
+        finally:
+            self._options.pop(id(method), None)
+
+    async def prepay(self, chat_id: int, priority: Priority = Priority.URGENT) -> Prepaid:
+        """Take the flood tokens of one message to ``chat_id`` now, waiting like any
+        call (in the overall line with ``priority``).  A call to that chat made
+        with the result (``call(bot, method, CallOptions(prepaid=ticket))``)
+        takes no tokens again.  ``Delivery`` does so for a coalesced update: it
+        holds its tokens before it takes its content, so it sends the newest
+        content and never holds a message's lock while it queues."""
+        if self.gate is None:
+            return Prepaid(chat_id, paid=False)
+        return await self.gate.prepay(chat_id, priority)
+
+    async def settle(self, ticket: Prepaid) -> None:
+        """Give the tokens of ``ticket`` back if no call used them."""
+        if self.gate is not None:
+            await self.gate.settle(ticket)
+
+    async def _admit(
+        self,
+        chat_id: int | None,
+        key: tuple[int, int] | None,
+        digests: tuple[str | None, str] | None,
+        options: CallOptions,
+        lease: EditLease | None = None,
+    ) -> bool:
+        """Wait for the flood tokens (and an edit's lease); False when the edit
+        would change nothing."""
+        if self.gate is not None:
+            return await self.gate.admit(chat_id, key, digests, options, lease)
+        if key is not None and digests is not None:
+            return self.shown.memory.admit(key, *digests)
+        return True
+
+    async def _forbidden(self, chat_id: int) -> None:
+        hook = self.on_forbidden if chat_id > 0 else self.on_kicked
+        if hook is None or chat_id in self._in_hook:  # the hook's own calls may fail too
+            return
+        self._in_hook.add(chat_id)
+        try:
+            await hook(chat_id)
+        except Exception:
+            log.exception("on_forbidden/on_kicked hook failed for %s", chat_id)
+        finally:
+            self._in_hook.discard(chat_id)
+
+
+class _NotModified(Exception):
+    """Telegram answered "message is not modified": the edit is a success."""
+
+
+Key = tuple[int, int]
+Digests = tuple[str | None, str]
+_Retry = tuple[TelegramMethod[TelegramType], Key | None, Digests | None, CallOptions]
+
+
+def _content(
+    bot: Bot, method: TelegramMethod[Any], chat_id: int | None
+) -> tuple[Key | None, Digests | None]:
+    """The message an edit changes (None for a send) and the digests of what a
+    send or an edit shows (None for other calls)."""
+    name = method.__api_method__
+    if chat_id is None or not (name == "sendMessage" or name in EDITS):
+        return None, None
+    message_id = getattr(method, "message_id", None)
+    if isinstance(getattr(method, "ephemeral_message_id", None), int):
+        message_id = -method.ephemeral_message_id  # type: ignore[attr-defined]
+    key = (chat_id, message_id) if name in EDITS and isinstance(message_id, int) else None
+    return key, content_digests(bot, method)
+
+
+def _done() -> Any:
+    """What a dropped edit answers: ``True``, as for an inline message.  (aiogram's
+    middleware chain is annotated with ``Response`` but carries the call's result:
+    ``AiohttpSession.make_request`` returns ``response.result``.)"""
+    return True
+
+
+def find_outgoing(bot: Bot) -> Outgoing | None:
+    """The :class:`Outgoing` installed on the bot's session, if any."""
+    for middleware in bot.session.middleware:
+        if isinstance(middleware, Outgoing):
+            return middleware
+    return None
+
+
+__all__ = [
+    "URGENT",
+    "CallOptions",
+    "Hook",
+    "Outgoing",
+    "OutgoingStats",
+    "Prepaid",
+    "find_outgoing",
+    "ignore_forbidden",
+    "install",
+    "is_limited",
+]
+
+
+def install(bot: Bot, limiter: FloodLimiter | None = None, **options: Any) -> Outgoing:
+    """Put an :class:`Outgoing` on the bot's session (once) and return it."""
+    found = find_outgoing(bot)
+    if found is not None:
+        return found
+    outgoing = Outgoing(limiter, **options)
+    bot.session.middleware(outgoing)
+    return outgoing
+
+
+async def ignore_forbidden(event: ErrorEvent) -> bool:
+    """An errors handler for the dispatcher: a 403 (already reported to the hooks)
+    ends the update quietly.  ``dp.errors.register(ignore_forbidden,
+    ExceptionTypeFilter(TelegramForbiddenError))``"""
+    log.info("forbidden: %s", event.exception)
+    return True

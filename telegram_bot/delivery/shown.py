@@ -1,0 +1,136 @@
+"""What a message shows, as two short digests (text, keyboard): from the values
+as they go on the wire, and remembered (:class:`ShownStore`) in Redis by the
+shared limiter or -- without one -- in a bounded in-process LRU
+(:class:`LocalMemory`)."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
+
+from aiogram import Bot
+from aiogram.methods import TelegramMethod
+
+if TYPE_CHECKING:
+    from telegram_bot.delivery.flood.gate import EditLease
+    from telegram_bot.delivery.flood.limiter import FloodLimiter
+
+log = logging.getLogger(__name__)
+
+EDITS = frozenset(
+    {
+        "editMessageText",
+        "editMessageReplyMarkup",
+        "editEphemeralMessageText",
+        "editEphemeralMessageReplyMarkup",
+    }
+)
+"""Edits of one message; an ephemeral one's key is (chat, -ephemeral_message_id)."""
+MARKUP_ONLY = frozenset({"editMessageReplyMarkup", "editEphemeralMessageReplyMarkup"})
+TEXT_FIELDS = ("text", "parse_mode", "entities", "link_preview_options", "rich_message")
+
+MessageKey = tuple[int, int]
+"""(chat id, message id)"""
+
+
+class LocalMemory:
+    """What each message shows, in process memory (bounded LRU)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._d: OrderedDict[MessageKey, tuple[str, str]] = OrderedDict()
+
+    def admit(self, key: MessageKey, text: str | None, markup: str) -> bool:
+        """True (and remembered) when the edit changes something."""
+        cur = self._d.get(key)
+        new = (text if text is not None else (cur[0] if cur else "?"), markup)
+        if cur == new:
+            self._d.move_to_end(key)
+            return False
+        self.set(key, new)
+        return True
+
+    def set(self, key: MessageKey, value: tuple[str, str]) -> None:
+        self._d[key] = value
+        self._d.move_to_end(key)
+        while len(self._d) > self.size:
+            self._d.popitem(last=False)
+
+    def forget(self, key: MessageKey) -> None:
+        self._d.pop(key, None)
+
+
+class ShownStore:
+    """What the messages show, for :class:`telegram_bot.delivery.outgoing.Outgoing`: in
+    Redis through ``limiter`` (with the edit leases), else in ``memory``."""
+
+    def __init__(self, limiter: FloodLimiter | None, memory_size: int) -> None:
+        self.limiter = limiter
+        self.memory = LocalMemory(memory_size)
+        self._background: set[asyncio.Task[None]] = set()
+
+    async def remember(self, key: MessageKey, text: str, markup: str) -> None:
+        if self.limiter is None:
+            self.memory.set(key, (text, markup))
+        else:
+            await self.limiter.remember(key[0], key[1], text, markup)
+
+    async def forget(self, key: MessageKey | None, lease: EditLease | None = None) -> None:
+        """An edit failed: what the message shows is not known any more (and the
+        call's edit lease goes)."""
+        if key is None:
+            return
+        if self.limiter is None:
+            self.memory.forget(key)
+            return
+        owner = lease.owner if lease is not None and lease.held else ""
+        if lease is not None:
+            lease.held = False
+        try:
+            await self.limiter.forget(*key, owner)
+        except Exception:  # never hide the original error
+            log.exception("could not forget the digest of %s", key)
+
+    def forget_later(self, key: MessageKey | None, lease: EditLease | None = None) -> None:
+        """Cancelled mid-call: forget without awaiting (the edit may not have landed)."""
+        if key is None:
+            return
+        self.memory.forget(key)
+        if self.limiter is not None:
+            task = asyncio.get_running_loop().create_task(self.forget(key, lease))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    async def release(self, key: MessageKey | None, lease: EditLease | None) -> None:
+        """The edit went out: its lease goes (a lease it outlived is logged)."""
+        if key is None or lease is None or not lease.held or self.limiter is None:
+            return
+        lease.held = False
+        try:
+            if not await self.limiter.release_edit(*key, lease.owner):
+                log.warning("the edit of %s outlived its lease: its content is unknown", key)
+        except Exception:  # the lease lapses by itself
+            log.exception("could not release the edit lease of %s", key)
+
+
+def digest(value: Any) -> str:
+    raw = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.blake2b(raw.encode(), digest_size=8).hexdigest()
+
+
+def content_digests(bot: Bot, method: TelegramMethod[Any]) -> tuple[str | None, str]:
+    """(text digest or None for a markup-only edit, keyboard digest) of a send or edit,
+    from the values as they go on the wire (bot defaults such as parse_mode applied)."""
+    data = method.model_dump(warnings=False)
+
+    def prepared(name: str) -> Any:
+        return bot.session.prepare_value(data.get(name), bot=bot, files={})
+
+    markup = digest(prepared("reply_markup"))
+    if method.__api_method__ in MARKUP_ONLY:
+        return None, markup
+    return digest([prepared(name) for name in TEXT_FIELDS]), markup

@@ -1,0 +1,95 @@
+"""What :class:`telegram_bot.delivery.coalesce.Delivery` keeps per message: the urgency
+of an edit, the content waiting to go out (coalescing) and when it is due."""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiogram.types import InlineKeyboardMarkup
+
+OnReplaced = Callable[[int, int, int], Awaitable[Any]]
+"""``on_replaced(chat_id, old_id, new_id)``: a gone message was sent anew."""
+
+
+class Urgency(enum.Enum):
+    NOW = "now"  # at once: the acting player's own message
+    SOON = "soon"  # within soon_delay: the players the game now waits for
+    LATER = "later"  # like SOON, at most every later_delay: players who only watch
+    TABLE = "table"  # like SOON, at most every table_delay: a group's table message
+
+
+@dataclass
+class Content:
+    """What an edit shows."""
+
+    text: str
+    markup: InlineKeyboardMarkup | None
+    parse_mode: str | None
+    on_replaced: OnReplaced | None
+    version: str = ""  # the table version it renders ('': none); never shown after a newer
+    receiver: int | None = None  # an ephemeral message's receiver (its key: chat, -id)
+
+
+@dataclass
+class Pending:
+    """The newest content of a message that waits to go out."""
+
+    content: Content
+    seq: int
+    created: float
+    urgency: Urgency
+    firing: bool = False
+    not_before: float = float("-inf")  # held back for the limiter's headroom
+
+
+@dataclass
+class Slot:
+    """One message's delivery state."""
+
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    seq: int = 0  # edits asked for
+    sent_seq: int = 0  # the newest edit handed to Telegram
+    last_sent: float = float("-inf")
+    pending: Pending | None = None
+    latest: Content | None = None  # the content of edit ``seq`` (the newest asked)
+    done_seq: int = 0  # the newest edit that went out (or was found not needed)
+    waiters: list[tuple[int, asyncio.Future[bool]]] = field(default_factory=list)
+
+    def settled(self, seq: int) -> asyncio.Future[bool]:
+        """Resolved True once edit ``seq`` (or a newer one) of the message went
+        out, False when it failed."""
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        if self.done_seq >= seq:
+            future.set_result(True)
+        else:
+            self.waiters.append((seq, future))
+        return future
+
+    def finish(self, seq: int, ok: bool) -> None:
+        """Edit ``seq`` (and so every older one) went out (``ok``) or failed."""
+        if ok:
+            self.done_seq = max(self.done_seq, seq)
+        keep = []
+        for wanted, future in self.waiters:
+            if future.done():
+                continue
+            if wanted <= (self.done_seq if ok else seq):
+                future.set_result(ok)
+            else:
+                keep.append((wanted, future))
+        self.waiters = keep
+
+    def due(self, soon_delay: float, later_delay: float, table_delay: float) -> float:
+        """When the pending edit should go out (it must be pending)."""
+        p = self.pending
+        assert p is not None
+        due = max(p.created + soon_delay, p.not_before)
+        if p.urgency is Urgency.TABLE:
+            due = max(due, self.last_sent + table_delay)
+        elif p.urgency is Urgency.LATER:
+            due = max(due, self.last_sent + later_delay)
+        return due

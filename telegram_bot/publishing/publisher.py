@@ -1,0 +1,397 @@
+"""Showing tables in Telegram: after any write (a move, a timer, an operator, a
+lobby change) the publisher loads the table once and edits the messages that
+show it -- each seat's hand message (his view only), the group's table message
+(the public view), the lobby messages -- through :mod:`telegram_bot.delivery.coalesce`.
+It decides which messages to edit and how urgently; what they show comes from
+:mod:`telegram_bot.views.screens` (pure).
+
+It never changes game state; message ids, selections and languages are in the
+chat state (:mod:`telegram_bot.state.chat_state`).  Renders of one table are serialised
+here and show the newest version; each is marked pending in Redis until its edits
+went out (:mod:`telegram_bot.publishing.repair`), so another process redoes it if this dies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from typing import Any
+
+from aiogram.exceptions import TelegramAPIError
+from aiogram.types import InlineKeyboardMarkup
+
+from tables import CANCELLED, OPEN, OVER, PLAYING, LiveError, Table, TableService
+from telegram_bot.buttons.moves import Selection
+from telegram_bot.delivery import Delivery, Urgency
+from telegram_bot.delivery.flood.limiter import table_version
+from telegram_bot.publishing import group_hands
+from telegram_bot.publishing.claims import WriteClaims
+from telegram_bot.publishing.repair import RenderGuard
+from telegram_bot.state.chat_state import ChatStateStore, TableUi
+from telegram_bot.state.pending_renders import RenderMarks
+from telegram_bot.state.snapshot import Snapshot, group_of, hand_target
+from telegram_bot.views import texts
+from telegram_bot.views.i18n import Translator
+from telegram_bot.views.screens import (
+    hand_screen,
+    lobby_screen,
+    started_lobby_screen,
+    table_screen,
+    watch_screen,
+)
+
+EditJob = Coroutine[Any, Any, "asyncio.Future[bool]"]  # an edit asked: what it became
+log = logging.getLogger(__name__)
+
+
+Sent = list[asyncio.Future[bool]]
+"""The edits a render asked for, each resolved once it went out (or failed)."""
+
+SHOWN_TABLES = 100_000
+"""Tables whose last shown version this process remembers (the least recently
+rendered are forgotten: a forgotten table is merely re-rendered once more)."""
+
+
+class Publisher:
+    def __init__(
+        self,
+        svc: TableService,
+        ui: ChatStateStore,
+        delivery: Delivery,
+        bot_username: str,
+        *,
+        marks: RenderMarks | None = None,
+    ) -> None:
+        self.svc = svc
+        self.ui = ui
+        self.delivery = delivery
+        self.bot_username = bot_username
+        self.shown: OrderedDict[str, int] = OrderedDict()
+        self.claims = WriteClaims()  # the refreshes of writers under way
+        self.guard = RenderGuard(marks)  # pending renders marked in Redis
+        self._locks: dict[str, asyncio.Lock] = {}
+        self.later: list[tuple[str, int]] = []  # ephemeral hands to send (game starts)
+        self.fallbacks: set[asyncio.Task[None]] = set()  # group_hands.on_failure
+
+    def _mark_shown(self, table_id: str, version: int) -> None:
+        self.shown[table_id] = max(self.shown.get(table_id, 0), version)
+        self.shown.move_to_end(table_id)
+        while len(self.shown) > SHOWN_TABLES:
+            self.shown.popitem(last=False)  # the table rendered the longest ago
+
+    def lock(self, table_id: str) -> asyncio.Lock:
+        lock = self._locks.get(table_id)
+        if lock is None:
+            if len(self._locks) > 10_000:
+                for k in [k for k, v in self._locks.items() if not v.locked()]:
+                    del self._locks[k]
+            lock = self._locks[table_id] = asyncio.Lock()
+        return lock
+
+    async def chat_title(self, chat: int) -> str:
+        """A group's title, as Telegram has it now (getChat); empty if it cannot
+        tell (the bot was removed)."""
+        try:
+            found = await self.delivery.bot.get_chat(chat)
+        except TelegramAPIError as e:
+            log.info("no title of chat %s: %s", chat, e.message)
+            return ""
+        return found.title or ""
+
+    async def snapshot(self, table_id: str) -> Snapshot:
+        loaded, ui = await asyncio.gather(self.svc.load(table_id), self.ui.table(table_id))
+        return Snapshot(loaded, ui)
+
+    # ------------------------------------------------------------------ entry points
+    async def refresh(
+        self,
+        table_id: str,
+        *,
+        seats: Iterable[int] | None = None,
+        actor: int | None = None,
+        min_version: int = 0,
+        wrote: int = 0,
+    ) -> None:
+        """Re-render the table's messages: the hand messages of ``seats`` (None:
+        every human seat), the group's table message and lobby messages.  ``actor``
+        (a user) gets his own update at once, the others soon.  Skipped when this
+        process has already shown ``min_version`` or newer.
+
+        ``wrote``: the version the caller's write made.  While this refresh runs,
+        a re-render asking for that version (``min_version``: the write's own
+        notification) waits for it instead of rendering the move a second time --
+        even when it reached the table's lock first, which under load made every
+        hand's deferred update go out twice.  Should this refresh fail, the
+        waiting one renders after all."""
+        claim = self.claims.claim(table_id, wrote) if wrote else None
+        try:
+            while True:
+                if min_version and await self._covered(table_id, min_version):
+                    return
+                async with self.lock(table_id):
+                    if min_version and self.shown.get(table_id, 0) >= min_version:
+                        return
+                    if min_version and self.claims.of(table_id, min_version):
+                        continue  # its writer renders it: wait for him outside the lock
+                    snap, _ = await asyncio.gather(
+                        self.snapshot(table_id),
+                        self.guard.start(table_id, max(min_version, wrote)),
+                        return_exceptions=True,
+                    )
+                    if isinstance(snap, LiveError):  # gone: nothing to render
+                        await self.guard.drop(table_id)
+                        return
+                    if isinstance(snap, BaseException):
+                        raise snap
+                    sent = await self._render(snap, None if seats is None else set(seats), actor)
+                    self.guard.watch(table_id, snap.version, sent)
+                    return
+        finally:
+            if claim is not None:
+                self.claims.release(table_id, wrote, claim)
+
+    def claimed_refresh(
+        self, table_id: str, *, seats: Iterable[int] | None, actor: int, wrote: int
+    ) -> Callable[[], Awaitable[None]]:
+        """:meth:`refresh` of a write, to run later (once the press is answered),
+        its version claimed from now on: the write's own notification waits for
+        it instead of rendering the move first.  The caller must run it."""
+        held = self.claims.claim(table_id, wrote)
+
+        async def run() -> None:
+            try:
+                await self.refresh(table_id, seats=seats, actor=actor, wrote=wrote)
+            finally:
+                self.claims.release(table_id, wrote, held)
+
+        return run
+
+    async def _covered(self, table_id: str, min_version: int) -> bool:
+        """Has ``min_version`` (or newer) been shown -- once the refreshes of the
+        writes that made it are over?"""
+        await self.claims.wait(table_id, min_version)
+        return self.shown.get(table_id, 0) >= min_version
+
+    async def start_game(self, table_id: str) -> None:
+        """A game started (or a rematch): new hand messages for every human, a new
+        table message in the group, the lobby messages say so."""
+        async with self.lock(table_id):
+            snap = await self.snapshot(table_id)
+            t, ui = snap.table, snap.ui
+            if t.status not in (PLAYING, OVER) or snap.loaded.state is None:
+                await self._render(snap, None, None)
+                return
+            await self._close_lobby_messages(snap)
+            langs = await self._langs(t, ui)
+            await self.ui.update_table(table_id, new_game=True, langs=langs)
+
+            group = group_of(t)
+            where = await self.ui.many_prefs(t.humans()) if group is not None else {}
+
+            async def send_hand(seat: int, user: int) -> None:
+                text, markup = hand_screen(snap, seat, langs.get(user, "en"), Selection())
+                if group_hands.in_group(where.get(user)):
+                    return self.later.append((table_id, user))  # sent after the lock
+                msg = await self.delivery.send(user, text, markup)
+                if msg is not None:  # recorded at once: he may press right away
+                    await self.ui.update_table(table_id, hands={user: msg.message_id})
+
+            jobs = [
+                send_hand(seat, s.user)
+                for seat, s in enumerate(t.seats)
+                if s.user is not None and not s.left
+            ]
+            await asyncio.gather(*jobs)
+            if group is not None:
+                text, markup2 = table_screen(snap, self.bot_username)
+                msg = await self.delivery.send(group, text, markup2)
+                if msg is not None:
+                    await self.ui.update_table(table_id, table_message=msg.message_id)
+            await asyncio.gather(*self._watchers(snap, table_version(t.id, snap.version)))
+            self._mark_shown(table_id, snap.version)
+        await group_hands.send_later(self)
+
+    # ------------------------------------------------------------------ rendering
+    async def repair(self, table_id: str, version: int) -> None:
+        """Render a table whose pending render outlived its process (a sweep)."""
+        await self.refresh(table_id)
+
+    async def repair_due(self) -> list[str]:
+        """One sweep: the tables whose pending render outlived its owner are
+        claimed and rendered again (:mod:`telegram_bot.state.pending_renders`)."""
+        return await self.guard.repair_due(self.repair)
+
+    async def _render(self, snap: Snapshot, seats: set[int] | None, actor: int | None) -> Sent:
+        """Ask for the edits of a render; what each became (:meth:`Delivery.settled`)."""
+        t, ui = snap.table, snap.ui
+        self._mark_shown(t.id, snap.version)
+        if t.status == OPEN:
+            sent = await self._lobby_messages(snap, actor)
+            if snap.loaded.state is None and ui.hands:  # reset to the lobby by an operator
+                sent += await self._notice_hands(snap, texts.GAME_RESET)
+            return sent
+        if t.status == CANCELLED:
+            if snap.loaded.state is not None and t.game_no:
+                return await self._notice_hands(snap, texts.GAME_STOPPED)
+            return await self._lobby_messages(snap, actor)
+        if snap.loaded.state is None:
+            return []
+        jobs = []
+        shows = table_version(t.id, snap.version)  # never shown after a newer one
+        waited_for = set(snap.loaded.state.to_act())
+        for seat, s in enumerate(t.seats):
+            if s.user is None or s.left or (seats is not None and seat not in seats):
+                continue
+            msg = ui.hands.get(s.user)
+            if msg is None:
+                continue
+            sel = Selection.from_json(ui.selections.get(s.user))
+            text, markup = hand_screen(snap, seat, ui.langs.get(s.user, "en"), sel)
+            # the actor sees his move at once; whoever must move next soon; the
+            # others, who only watch, at most every couple of seconds
+            if s.user == actor:
+                urgency = Urgency.NOW
+            elif seat in waited_for or t.status == OVER:
+                urgency = Urgency.SOON
+            else:
+                urgency = Urgency.LATER
+            chat, key, receiver = hand_target(s.user, msg, group_of(t))
+            jobs.append(self._edit(chat, key, text, markup, urgency, shows, receiver, t.id))
+        group = group_of(t)
+        if group is not None and ui.table_message is not None:
+            text, markup = table_screen(snap, self.bot_username)
+            urgency = Urgency.SOON if t.status == OVER else Urgency.TABLE
+            jobs.append(self._edit(group, ui.table_message, text, markup, urgency, shows))
+        jobs += self._watchers(snap, shows)
+        return list(await asyncio.gather(*jobs))
+
+    def _watchers(self, snap: Snapshot, shows: str) -> list[EditJob]:
+        """Spectators' private messages (issue #16): the public view, edited as
+        often as the group's table message; none once the lobby forbids them."""
+        t, ui = snap.table, snap.ui
+        if not t.spectators or snap.loaded.state is None:
+            return []
+        urgency = Urgency.SOON if t.status == OVER else Urgency.TABLE
+        jobs: list[EditJob] = []
+        for user, msg in ui.watchers.items():
+            if t.seat_of(user) is None:  # a spectator never sees a hand
+                text, markup = watch_screen(snap, ui.langs.get(user, "en"))
+                jobs.append(self._edit(user, msg, text, markup, urgency, shows))
+        return jobs
+
+    async def render_seat(self, snap: Snapshot, user: int, selection: Selection) -> None:
+        """Re-render one player's hand message at once (his selection changed, or he
+        pressed a stale button)."""
+        seat = snap.table.seat_of(user)
+        msg = snap.ui.hands.get(user)
+        if seat is None or msg is None or snap.loaded.state is None:
+            return
+        text, markup = hand_screen(snap, seat, snap.ui.langs.get(user, "en"), selection)
+        chat, key, receiver = hand_target(user, msg, group_of(snap.table))
+        shows = table_version(snap.table.id, snap.version)
+        await self._edit(chat, key, text, markup, Urgency.NOW, shows, receiver, snap.table.id)
+
+    async def _edit(
+        self,
+        chat: int,
+        message_id: int,
+        text: str,
+        markup: InlineKeyboardMarkup | None,
+        urgency: Urgency,
+        version: str = "",
+        receiver: int | None = None,
+        table_id: str = "",
+    ) -> asyncio.Future[bool]:
+        """Ask for the edit; what it became (resolved once it went out or failed).
+        ``receiver``: an ephemeral hand (:func:`group_hands.on_failure`)."""
+        try:
+            await self.delivery.edit(
+                chat, message_id, text, markup, urgency=urgency, version=version, receiver=receiver
+            )
+        except Exception:  # a failed edit must not break the other players' renders
+            log.exception("edit of %s/%s failed", chat, message_id)
+            failed: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+            failed.set_result(False)
+            done = failed
+        else:
+            done = self.delivery.settled(chat, message_id)
+        if receiver is not None:
+            group_hands.on_failure(self, done, table_id, receiver, message_id)
+        return done
+
+    async def _lobby_messages(self, snap: Snapshot, actor: int | None) -> Sent:
+        t = snap.table
+        jobs = []
+        for chat, msg in snap.ui.lobby_messages.items():
+            text, markup = lobby_screen(snap, chat, self.bot_username)
+            urgency = Urgency.NOW if actor is not None and chat in (actor, t.chat) else Urgency.SOON
+            jobs.append(self._edit(chat, msg, text, markup, urgency))
+        return list(await asyncio.gather(*jobs))
+
+    async def _close_lobby_messages(self, snap: Snapshot) -> None:
+        jobs = []
+        for chat, msg in snap.ui.lobby_messages.items():
+            text, markup = started_lobby_screen(snap, chat, self.bot_username)
+            jobs.append(self._edit(chat, msg, text, markup, Urgency.NOW))
+        await asyncio.gather(*jobs)
+
+    async def _notice_hands(self, snap: Snapshot, notice: str) -> Sent:
+        jobs = []
+        for user, msg in snap.ui.hands.items():
+            _ = Translator(snap.ui.langs.get(user, "en"))
+            chat, key, receiver = hand_target(user, msg, group_of(snap.table))
+            jobs.append(self._edit(chat, key, _(notice), None, Urgency.SOON, "", receiver))
+        group = group_of(snap.table)
+        if group is not None and snap.ui.table_message is not None:
+            _ = Translator(snap.ui.group_lang or "en")
+            jobs.append(self._edit(group, snap.ui.table_message, _(notice), None, Urgency.SOON))
+        sent = list(await asyncio.gather(*jobs))
+        await self.ui.update_table(snap.table.id, drop_hands=list(snap.ui.hands))
+        return sent
+
+    async def resend_hand(self, user: int, *, table_id: str = "", again: bool = False) -> bool:
+        """``user`` can be written to again (he unblocked the bot): a game he sits
+        at (``table_id``, else where he sits) gets a new hand message (with the
+        take-back button if the AI plays) -- if it has none, or ``again`` (he
+        asked for his table: the new message replaces the old one).  True when
+        sent."""
+        table = await self.svc.lobby(table_id) if table_id else await self.svc.where(user)
+        if table is None or table.status != PLAYING:
+            return False
+        async with self.lock(table.id):
+            try:
+                snap = await self.snapshot(table.id)
+            except LiveError:
+                return False
+            seat = snap.table.seat_of(user)
+            if seat is None or snap.loaded.state is None or (snap.ui.hands.get(user) and not again):
+                return False
+            lang = (await self._langs(snap.table, snap.ui)).get(user, "en")
+            sel = Selection.from_json(snap.ui.selections.get(user))  # its revision too
+            text, markup = hand_screen(snap, seat, lang, sel)
+            msg = await self.delivery.send(user, text, markup)
+            if msg is None:
+                return False
+            await self.ui.update_table(table.id, hands={user: msg.message_id})
+            return True
+
+    async def message_replaced(self, chat: int, old: int, new: int) -> None:
+        """Delivery sent a gone message anew: a hand message (private chat) or a
+        group's table message gets its new id."""
+        if chat > 0:
+            table = await self.svc.where(chat)
+            if table is not None:
+                ui = await self.ui.table(table.id)
+                if ui.hands.get(chat) == old:
+                    await self.ui.update_table(table.id, hands={chat: new})
+
+    async def _langs(self, t: Table, ui: TableUi) -> dict[int, str]:
+        humans = [u for u in t.humans() if u not in ui.langs]
+        langs = dict(ui.langs)
+        if humans:
+            prefs = await self.ui.many_prefs(humans)
+            for u, p in prefs.items():
+                langs[u] = p.lang or p.tg or "en"
+        return langs

@@ -1,0 +1,246 @@
+"""The bot's chat state, kept next to the tables (never in the CAS hash).
+
+What a bot process must remember between updates -- and share with the other
+bot processes -- that is not game state:
+
+``P{t:<id>}:ui`` -- hash, per table (same hash tag as the table):
+
+    ==============  ====================================================
+    ``h:<user>``    message id of the player's hand message (his private chat);
+                    negative: minus the ephemeral_message_id of his hand shown
+                    in the group (issue 14, :mod:`telegram_bot.publishing.group_hands`)
+    ``s:<user>``    his multi-card selection (JSON, :class:`telegram_bot.buttons.moves.Selection`;
+                    written by compare-and-set on its ``rev``, :meth:`ChatStateStore.swap_selection`)
+    ``l:<user>``    his language (for messages he did not ask for)
+    ``g``           message id of the group's table message (chat = the table's chat)
+    ``L:<chat>``    message id of a lobby message in that chat
+    ``gl``          the group's language
+    ==============  ====================================================
+
+``P ui:<id>`` -- hash, per user or chat: ``lang`` (/lang override), ``tg``
+    (Telegram's language), ``name`` (display name), ``started`` (the user opened
+    the private chat, so the bot may write to him), ``plays`` (where his hand
+    goes in a group game: ``group`` or ``private``; where he last asked for it).
+
+Redis is reached only through the table service's generic key-value API
+(``svc.kv``, :class:`tables.KeyValueStore`); its failures surface as
+:class:`tables.ServiceUnavailable`.  Nothing here is authoritative: losing it loses only message ids (a new message is
+sent) and selections.  Keys expire like the table (``ttl``) and after
+``prefs_ttl`` for user preferences.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tables import KeyValueStore, TableService
+
+SWAP_SELECTION_LUA = r"""
+local cur = redis.call('HGET', KEYS[1], ARGV[1])
+local rev = 0
+if cur then
+  local ok, data = pcall(cjson.decode, cur)
+  if ok and type(data) == 'table' and type(data['rev']) == 'number' then rev = data['rev'] end
+end
+if rev ~= tonumber(ARGV[2]) then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1
+"""
+"""Set a selection field if the stored one's ``rev`` (absent or unreadable: 0) is
+the expected one; 1 if set."""
+
+
+@dataclass
+class TableUi:
+    """The UI hash of one table, parsed."""
+
+    hands: dict[int, int] = field(default_factory=dict)  # user -> message id
+    selections: dict[int, dict[str, Any]] = field(default_factory=dict)
+    langs: dict[int, str] = field(default_factory=dict)
+    table_message: int | None = None
+    lobby_messages: dict[int, int] = field(default_factory=dict)  # chat -> message id
+    group_lang: str | None = None
+    watchers: dict[int, int] = field(default_factory=dict)  # spectator -> message id (#16)
+
+
+@dataclass
+class Prefs:
+    """A user's (or chat's) preferences."""
+
+    lang: str | None = None
+    tg: str | None = None
+    name: str = ""
+    started: bool = False
+    plays: str | None = None  # where his hand goes: "group" (ephemeral) or "private"
+
+
+class ChatStateStore:
+    """Reads and writes of the chat-state hashes (one round trip each)."""
+
+    def __init__(
+        self,
+        kv: KeyValueStore,
+        *,
+        ttl: float = 86400.0,
+        prefs_ttl: float = 400 * 86400.0,
+    ) -> None:
+        self.kv = kv
+        self.ttl_ms = int(ttl * 1000)
+        self.prefs_ttl_ms = int(prefs_ttl * 1000)
+        self._swap_selection = kv.script(SWAP_SELECTION_LUA)
+
+    @classmethod
+    def of(cls, service: TableService) -> ChatStateStore:
+        """The chat state next to a table service (its key-value API and prefix)."""
+        return cls(service.kv, ttl=service.config.game_ttl)
+
+    def table_key(self, table_id: str) -> str:
+        """``P{t:<id>}:ui``: in the table's slot."""
+        return self.kv.table_key(table_id, "ui")
+
+    def prefs_key(self, who: int) -> str:
+        """``P ui:<id>``."""
+        return self.kv.key(f"ui:{who}")
+
+    # ------------------------------------------------------------------ tables
+    async def table(self, table_id: str) -> TableUi:
+        raw = await self.kv.hgetall(self.table_key(table_id))
+        ui = TableUi()
+        for key, val in raw.items():
+            kind, _sep, arg = key.partition(":")
+            try:
+                if kind == "h":
+                    ui.hands[int(arg)] = int(val)
+                elif kind == "s":
+                    data = json.loads(val)
+                    if isinstance(data, dict):
+                        ui.selections[int(arg)] = data
+                elif kind == "l":
+                    ui.langs[int(arg)] = val
+                elif kind == "g":
+                    ui.table_message = int(val)
+                elif kind == "L":
+                    ui.lobby_messages[int(arg)] = int(val)
+                elif kind == "gl":
+                    ui.group_lang = val
+                elif kind == "w":
+                    ui.watchers[int(arg)] = int(val)
+            except ValueError:
+                continue
+        return ui
+
+    async def update_table(
+        self,
+        table_id: str,
+        *,
+        hands: Mapping[int, int] | None = None,
+        langs: Mapping[int, str] | None = None,
+        selections: Mapping[int, Mapping[str, Any] | None] | None = None,
+        table_message: int | None = None,
+        lobby_messages: Mapping[int, int] | None = None,
+        group_lang: str | None = None,
+        drop_hands: Iterable[int] = (),
+        new_game: bool = False,
+        watchers: Mapping[int, int] | None = None,
+    ) -> None:
+        """Set what is given (a selection of ``None`` is deleted); ``new_game``
+        first forgets the hand messages, selections and table message of the
+        previous game.  One round trip."""
+        key = self.table_key(table_id)
+        fields: dict[str, str] = {}
+        dels: list[str] = [f"h:{u}" for u in drop_hands]
+        for u, m in (hands or {}).items():
+            fields[f"h:{u}"] = str(m)
+        for u, lang in (langs or {}).items():
+            fields[f"l:{u}"] = lang
+        for u, sel in (selections or {}).items():
+            if sel is None:
+                dels.append(f"s:{u}")
+            else:
+                fields[f"s:{u}"] = json.dumps(sel, separators=(",", ":"))
+        if table_message is not None:
+            fields["g"] = str(table_message)
+        for chat, m in (lobby_messages or {}).items():
+            fields[f"L:{chat}"] = str(m)
+        if group_lang is not None:
+            fields["gl"] = group_lang
+        for u, m in (watchers or {}).items():  # kept across games: they watch the match
+            fields[f"w:{u}"] = str(m)
+        if new_game:
+            old = await self.table(table_id)
+            stale = [f"h:{u}" for u in old.hands] + [f"s:{u}" for u in old.selections]
+            if old.table_message is not None:
+                stale.append("g")
+            dels = stale + dels
+        await self.kv.hupdate(key, set=fields, delete=dels, ttl_ms=self.ttl_ms)
+
+    async def swap_selection(
+        self, table_id: str, user: int, expected_rev: int, selection: Mapping[str, Any]
+    ) -> bool:
+        """Store ``user``'s selection if the stored one is still at revision
+        ``expected_rev`` (compare-and-set, one round trip); False: another write
+        got there first (a toggle delivered twice), nothing changed."""
+        value = json.dumps(selection, separators=(",", ":"))
+        args: list[str | int] = [f"s:{user}", expected_rev, value, self.ttl_ms]
+        return bool(await self._swap_selection([self.table_key(table_id)], args))
+
+    async def forget_table(self, table_id: str) -> None:
+        await self.kv.delete(self.table_key(table_id))
+
+    # ------------------------------------------------------------------ users
+    async def prefs(self, who: int) -> Prefs:
+        d = await self.kv.hgetall(self.prefs_key(who))
+        return Prefs(
+            lang=d.get("lang") or None,
+            tg=d.get("tg") or None,
+            name=d.get("name", ""),
+            started=d.get("started") == "1",
+            plays=d.get("plays") or None,
+        )
+
+    async def many_prefs(self, ids: Iterable[int]) -> dict[int, Prefs]:
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return {}
+        keys = [self.prefs_key(i) for i in ids]
+        rows = await self.kv.hmget_many(keys, ("lang", "tg", "name", "started", "plays"))
+        out = {}
+        for i, (lang, tg, name, started, plays) in zip(ids, rows, strict=True):
+            out[i] = Prefs(
+                lang=lang or None,
+                tg=tg or None,
+                name=name or "",
+                started=started == "1",
+                plays=plays or None,
+            )
+        return out
+
+    async def set_prefs(
+        self,
+        who: int,
+        *,
+        lang: str | None = None,
+        clear_lang: bool = False,
+        tg: str | None = None,
+        name: str | None = None,
+        started: bool | None = None,
+        plays: str | None = None,
+    ) -> None:
+        key = self.prefs_key(who)
+        fields: dict[str, str] = {}
+        if lang is not None:
+            fields["lang"] = lang
+        if tg is not None:
+            fields["tg"] = tg
+        if name is not None:
+            fields["name"] = name
+        if started is not None:
+            fields["started"] = "1" if started else "0"
+        if plays is not None:
+            fields["plays"] = plays
+        dels = ["lang"] if clear_lang else []
+        await self.kv.hupdate(key, set=fields, delete=dels, ttl_ms=self.prefs_ttl_ms)

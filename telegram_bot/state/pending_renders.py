@@ -1,0 +1,205 @@
+"""Pending renders, shared in Redis: "someone must render this table" survives
+the process that was rendering it (issue #12).
+
+A render of a table (:meth:`telegram_bot.publishing.publisher.Publisher.refresh`) first
+sets a *mark* -- the table and the version to show -- with a deadline a few
+seconds ahead (``grace``).  Its edits mostly go out later (coalesced,
+:mod:`telegram_bot.delivery.coalesce`), so the mark stays while they wait: the owner
+pushes the deadline on (:meth:`RenderMarks.keep`) until every edit of the
+render went out, then clears the mark -- unless a newer version was marked
+meanwhile (:meth:`RenderMarks.clear` compares).  A mark whose deadline passed
+has outlived its owner (the process died, or gave up on a failing edit):
+whichever process sweeps first claims it (:meth:`RenderMarks.claim_due`
+pushes the deadline on in the same script, so one process repairs it) and
+renders the table at its current version.  Repairing a render that did go out
+costs no message: the shared digest (:mod:`telegram_bot.delivery.flood.limiter`) drops an edit
+that changes nothing and refuses an older version.
+
+Every process sweeps, none is elected: a claim is one atomic script per
+shard, so no lease is needed and no hand-over delay follows the death of a
+sweeper.  The marks are split into ``shards`` slots by ``crc32(table) mod
+shards`` (like the timer hints), each shard a sorted set of deadlines and a
+hash of versions under one hash tag ``{r<k>}`` (one slot: every script is
+cluster-safe, and the shards spread over a cluster's nodes).  A sweep is one
+script per shard every ``grace / 4`` seconds; a render costs two scripts (set
+and clear), sent alongside its snapshot and after its edits -- it waits for
+neither.  A mark is claimed at most ``max_tries`` times without a newer
+version, and a shard idle for ``ttl`` seconds expires: a table whose render
+keeps failing is not retried forever.  Redis failures are logged, never
+raised: the render itself goes on (the mark only guards against a crash).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+import zlib
+from dataclasses import dataclass
+
+from engine.clock import Clock
+from tables import KeyValueStore, ServiceUnavailable
+from tables.kv import Script
+
+log = logging.getLogger(__name__)
+
+# KEYS[1] the shard's deadlines (zset table -> ms), KEYS[2] its marks (hash
+# table -> '<version>:<tries>').  ARGV table, version, deadline ms, ttl ms.  A
+# newer version starts over (tries 0); an older or equal one keeps what is there.
+SET_LUA = r"""
+local cur = redis.call('HGET', KEYS[2], ARGV[1])
+local v = cur and tonumber(string.match(cur, '^(%d+)')) or -1
+if tonumber(ARGV[2]) > v then
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[2] .. ':0')
+end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
+return 1
+"""
+
+# The owner still waits for the render's edits: KEYS as SET_LUA; ARGV table,
+# deadline ms.  Only a mark that is still there.
+KEEP_LUA = r"""
+return redis.call('ZADD', KEYS[1], 'XX', ARGV[2], ARGV[1])
+"""
+
+# A render of ``version`` went out: KEYS as SET_LUA; ARGV table, version.  The
+# mark goes unless it asks for a newer version.  Returns 1 when cleared.
+CLEAR_LUA = r"""
+local cur = redis.call('HGET', KEYS[2], ARGV[1])
+if not cur then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  return 1
+end
+local v = tonumber(string.match(cur, '^(%d+)'))
+if v > tonumber(ARGV[2]) then return 0 end
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[1], ARGV[1])
+return 1
+"""
+
+# Claim the marks past their deadline: KEYS as SET_LUA; ARGV now ms, new
+# deadline ms, limit, max tries.  Each claimed mark gets the new deadline and
+# one more try; one past ``max tries`` goes.  Returns a flat list
+# table, version, tries, ... of the claimed ones (dropped ones with tries -1).
+CLAIM_LUA = r"""
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
+local out = {}
+for _, t in ipairs(due) do
+  local cur = redis.call('HGET', KEYS[2], t) or '0:0'
+  local v, n = string.match(cur, '^(%d+):(%d+)$')
+  n = tonumber(n or '0') + 1
+  if n > tonumber(ARGV[4]) then
+    redis.call('HDEL', KEYS[2], t)
+    redis.call('ZREM', KEYS[1], t)
+    n = -1
+  else
+    redis.call('HSET', KEYS[2], t, (v or '0') .. ':' .. n)
+    redis.call('ZADD', KEYS[1], ARGV[2], t)
+  end
+  table.insert(out, t)
+  table.insert(out, v or '0')
+  table.insert(out, tostring(n))
+end
+return out
+"""
+
+SCRIPTS = {"SET_LUA": SET_LUA, "KEEP_LUA": KEEP_LUA, "CLEAR_LUA": CLEAR_LUA, "CLAIM_LUA": CLAIM_LUA}
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """A mark that outlived its owner: render ``table`` (at least ``version``);
+    ``tries`` so far (-1: given up, the mark dropped)."""
+
+    table: str
+    version: int
+    tries: int
+
+
+def _text(raw: object) -> str:
+    return raw.decode() if isinstance(raw, bytes) else str(raw)
+
+
+class RenderMarks:
+    """The pending-render marks (see the module docstring)."""
+
+    def __init__(
+        self,
+        kv: KeyValueStore,
+        *,
+        grace: float = 10.0,
+        shards: int = 4,
+        clock: Clock = time.time,
+        max_tries: int = 5,
+        ttl: float = 3600.0,
+        batch: int = 50,
+    ) -> None:
+        if grace <= 0 or shards < 1 or max_tries < 1:
+            raise ValueError("grace > 0, shards >= 1 and max_tries >= 1 needed")
+        self.kv = kv
+        self.grace = grace
+        self.shards = shards
+        self.clock = clock
+        self.max_tries = max_tries
+        self.ttl_ms = math.ceil(ttl * 1000)
+        self.batch = batch
+        self._set = kv.script(SET_LUA)
+        self._keep = kv.script(KEEP_LUA)
+        self._clear = kv.script(CLEAR_LUA)
+        self._claim = kv.script(CLAIM_LUA)
+
+    # ------------------------------------------------------------------ keys
+    def shard_of(self, table_id: str) -> int:
+        return zlib.crc32(table_id.encode()) % self.shards
+
+    def keys(self, shard: int) -> list[str]:
+        """``P render:{r<k>}:due`` (zset table -> deadline ms) and
+        ``P render:{r<k>}:v`` (hash table -> ``<version>:<tries>``): one slot."""
+        return [self.kv.key(f"render:{{r{shard}}}:due"), self.kv.key(f"render:{{r{shard}}}:v")]
+
+    def keys_of(self, table_id: str) -> list[str]:
+        return self.keys(self.shard_of(table_id))
+
+    def _deadline(self) -> int:
+        return math.ceil((float(self.clock()) + self.grace) * 1000)
+
+    # ------------------------------------------------------------------ the owner
+    async def set(self, table_id: str, version: int) -> bool:
+        """A render of ``version`` (0: whatever is current) starts."""
+        args: list[str | int] = [table_id, version, self._deadline(), self.ttl_ms]
+        return await self._run("set", self._set, table_id, args)
+
+    async def keep(self, table_id: str) -> bool:
+        """Its edits still wait: the mark's deadline moves on."""
+        return await self._run("keep", self._keep, table_id, [table_id, self._deadline()])
+
+    async def clear(self, table_id: str, version: int) -> bool:
+        """Every edit of a render of ``version`` went out: the mark goes, unless
+        it asks for a newer version."""
+        return await self._run("clear", self._clear, table_id, [table_id, version])
+
+    async def _run(self, what: str, script: Script, table_id: str, args: list[str | int]) -> bool:
+        try:
+            return bool(await script(self.keys_of(table_id), args))
+        except ServiceUnavailable as e:  # the render goes on; only a crash is unguarded
+            log.warning("render mark (%s) of %s: %s", what, table_id, e)
+            return False
+
+    # ------------------------------------------------------------------ the sweeper
+    async def claim_due(self) -> list[Claimed]:
+        """The marks past their deadline, claimed by this process (their
+        deadline pushed on, one more try counted), shard by shard."""
+        now_ms = math.floor(float(self.clock()) * 1000)
+        args = [now_ms, self._deadline(), self.batch, self.max_tries]
+        out: list[Claimed] = []
+        for shard in range(self.shards):
+            raw = await self._claim(self.keys(shard), args)
+            flat = [_text(x) for x in raw]
+            for i in range(0, len(flat) - 2, 3):
+                out.append(Claimed(flat[i], int(flat[i + 1]), int(flat[i + 2])))
+        return out
+
+
+__all__ = ["SCRIPTS", "Claimed", "RenderMarks"]

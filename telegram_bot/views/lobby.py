@@ -1,0 +1,278 @@
+"""Lobby, settings, invitation, statistics and leaderboard messages (pure).
+
+A lobby is anything shaped like the table service's table record (``id`` -- the
+invite code --, ``variant``, ``options``, ``max_seats``, ``timer``, ``seats`` with
+``name``/``user``/``ai``, ``creator``): see :class:`LobbyLike`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
+
+from engine.ai import LEVEL_OF
+from telegram_bot.buttons.callbacks import LobbyCb, LobbyOp
+from telegram_bot.views.format import ai_name, bold, user_text
+from telegram_bot.views.i18n import GAME_INVITES, LEVEL_TITLES, VARIANT_TITLES, Translator
+
+MAX_PLAYERS = {"chuvash": 6, "shchelkovsky": 10}  # C2, S2
+TIMERS = (0, 30, 60, 120)
+ROW_CHARS = 30
+"""About as many characters as fit across a phone's keyboard row before
+Telegram cuts the labels (each of n buttons gets 1/n of it)."""
+
+
+class SeatLike(Protocol):
+    @property
+    def user(self) -> int | None: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def ai(self) -> str | None: ...
+
+
+class LobbyLike(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def variant(self) -> str: ...
+    @property
+    def options(self) -> Mapping[str, Any]: ...
+    @property
+    def max_seats(self) -> int: ...
+    @property
+    def timer(self) -> int: ...
+    @property
+    def seats(self) -> Sequence[SeatLike]: ...
+    @property
+    def creator(self) -> int: ...
+    @property
+    def ai_kind(self) -> str: ...
+
+
+def deep_link(bot_username: str, code: str) -> str:
+    """``t.me/<bot>?start=<code>``: opens the private chat and joins the lobby."""
+    return f"https://t.me/{bot_username}?start={code}"
+
+
+def settings_line(lobby: LobbyLike, _: Translator) -> str:
+    bits = []
+    if lobby.variant == "shchelkovsky":
+        bits.append(_("decks: {n}", n=lobby.options.get("decks", 2)))
+        if lobby.options.get("remove_joker", True):
+            bits.append(_("one joker removed"))
+        else:
+            bits.append(_("all jokers"))
+    bits.append(_("timer: {s} s", s=lobby.timer) if lobby.timer else _("no timer"))
+    bits.append(_("players: {n} of {max}", n=len(lobby.seats), max=lobby.max_seats))
+    return " · ".join(bits)
+
+
+def level_suffix(seat: SeatLike, _: Translator) -> str:
+    """`` (hard)`` after an AI seat's name (its level, ``engine.ai.LEVELS``): in
+    parentheses, so a move line reads «Компьютер 1 (сложный) пасует», not
+    «Компьютер 1 · сложный пасует»."""
+    level = LEVEL_OF.get(seat.ai or "") if seat.user is None else None
+    return f" ({_(LEVEL_TITLES[level])})" if level else ""
+
+
+def _seat_line(i: int, seat: SeatLike, lobby: LobbyLike, _: Translator) -> str:
+    if seat.user is None:
+        name = "🤖 " + (user_text(ai_name(seat.name, _)) if seat.name else _("AI player"))
+        name += level_suffix(seat, _)
+    else:
+        name = user_text(seat.name) if seat.name else _("Seat {n}", n=i + 1)
+        if seat.ai:
+            name += " (🤖)"
+    if seat.user is not None and seat.user == lobby.creator:
+        name += " ⭐"
+    return f"{i + 1}. {name}"
+
+
+def render_lobby(
+    lobby: LobbyLike, *, locale: str, bot_username: str | None = None
+) -> tuple[str, InlineKeyboardMarkup]:
+    """The lobby message: game, settings, seated players; Join, Leave, Add AI,
+    Remove AI, Settings, Share, Start, Cancel."""
+    _ = Translator(locale)
+    creator = next((s.name for s in lobby.seats if s.user == lobby.creator and s.name), "")
+    title = f"<b>{_(VARIANT_TITLES[lobby.variant])}</b>"
+    if creator:  # who gathers the players, not the raw invite code (issue 13)
+        title += " · " + _("gathered by {name}", name=user_text(creator))
+    lines = [
+        title,
+        settings_line(lobby, _),
+        "",
+    ]
+    lines += [_seat_line(i, s, lobby, _) for i, s in enumerate(lobby.seats)] or [
+        _("No players yet.")
+    ]
+    if bot_username:
+        lines += ["", _("Invitation link: {url}", url=deep_link(bot_username, lobby.id))]
+    code = lobby.id
+
+    def b(text: str, op: LobbyOp) -> InlineKeyboardButton:
+        return InlineKeyboardButton(text=text, callback_data=LobbyCb(code=code, op=op).pack())
+
+    rows = [
+        [b("✋ " + _("Join"), LobbyOp.JOIN), b("🚪 " + _("Leave"), LobbyOp.LEAVE)],
+        [b("🤖 " + _("Add AI"), LobbyOp.ADD_AI), b("➖ " + _("Remove AI"), LobbyOp.REMOVE_AI)],
+        [
+            b("⚙ " + _("Settings"), LobbyOp.SETTINGS),
+            InlineKeyboardButton(text="📨 " + _("Share"), switch_inline_query=code),
+        ],
+        [b("▶ " + _("Start"), LobbyOp.START), b("✖ " + _("Cancel"), LobbyOp.CANCEL)],
+    ]
+    return "\n".join(lines), InlineKeyboardMarkup(inline_keyboard=rows)
+
+
+def settings_keyboard(lobby: LobbyLike, *, locale: str) -> InlineKeyboardMarkup:
+    """Game; decks 2/4 and remove-one-joker (Shchelkovsky); turn timer; the AI
+    level (of the AI seats); max players; the current choices ticked."""
+    _ = Translator(locale)
+    code = lobby.id
+
+    def b(text: str, arg: str, on: bool) -> InlineKeyboardButton:
+        data = LobbyCb(code=code, op=LobbyOp.SET, arg=arg).pack()
+        return InlineKeyboardButton(text=("✓ " if on else "") + text, callback_data=data)
+
+    # rows narrow enough that no label is cut on a phone (issue 13): a long label
+    # gets a row of its own, short ones share one (ROW_CHARS)
+    rows = [[b(_(title), f"game={v}", lobby.variant == v)] for v, title in VARIANT_TITLES.items()]
+    if lobby.variant == "shchelkovsky":
+        decks = lobby.options.get("decks", 2)
+        rows.append([b(_("{n} decks", n=n), f"decks={n}", decks == n) for n in (2, 4)])
+        removed = bool(lobby.options.get("remove_joker", True))
+        rows.append([b(_("one joker removed"), "joker=1", removed)])
+        rows.append([b(_("all jokers"), "joker=0", not removed)])
+    timers = [
+        b(_("{s} s", s=s) if s else _("no timer"), f"timer={s}", lobby.timer == s) for s in TIMERS
+    ]
+    rows += [timers[:2], timers[2:]]
+    level = LEVEL_OF.get(lobby.ai_kind)
+    rows.append([b(_(title), f"level={v}", level == v) for v, title in LEVEL_TITLES.items()])
+    counts = [
+        b(str(n), f"max={n}", lobby.max_seats == n)
+        for n in range(2, MAX_PLAYERS.get(lobby.variant, 6) + 1)
+    ]
+    rows += [counts[i : i + 5] for i in range(0, len(counts), 5)]
+    watch = bool(getattr(lobby, "spectators", True))  # issue #16
+    rows.append([b("👀 " + _("spectators"), "watch=1", watch), b(_("none"), "watch=0", not watch)])
+    back = LobbyCb(code=code, op=LobbyOp.BACK).pack()
+    rows.append([InlineKeyboardButton(text="◀ " + _("Back"), callback_data=back)])
+    return InlineKeyboardMarkup(inline_keyboard=rows)
+
+
+def settings_text(lobby: LobbyLike, *, locale: str) -> str:
+    _ = Translator(locale)
+    return "\n".join(
+        [
+            bold(_("Settings")) + " · " + _(VARIANT_TITLES[lobby.variant]),
+            settings_line(lobby, _),
+            "🤖 "
+            + _("AI level: {level}", level=_(LEVEL_TITLES[LEVEL_OF.get(lobby.ai_kind, "normal")])),
+            _("Max players:"),
+        ]
+    )
+
+
+def render_invite(
+    lobby: LobbyLike, *, locale: str, bot_username: str
+) -> tuple[str, InlineKeyboardMarkup]:
+    """The invitation card posted through inline mode, with a Join deep link."""
+    _ = Translator(locale)
+    text = "\n".join(
+        [
+            "🃏 " + _(GAME_INVITES[lobby.variant]),
+            settings_line(lobby, _),
+        ]
+    )
+    button = InlineKeyboardButton(text="✋ " + _("Join"), url=deep_link(bot_username, lobby.id))
+    return text, InlineKeyboardMarkup(inline_keyboard=[[button]])
+
+
+# ------------------------------------------------------------------ stats
+@dataclass(frozen=True)
+class VariantStats:
+    """One player's results in one game."""
+
+    variant: str
+    games: int = 0
+    losses: int = 0
+    draws: int = 0
+    places: dict[int, int] = field(default_factory=dict)  # finish place -> count
+
+
+def stats_from_counts(counts: Mapping[str, str | int]) -> list[VariantStats]:
+    """From the service's stats hash (``<variant>:games|losses|draws|p<place>``)."""
+    per: dict[str, dict[str, int]] = {}
+    for key, value in counts.items():
+        variant, _sep, what = str(key).partition(":")
+        if variant in VARIANT_TITLES and what:
+            try:
+                per.setdefault(variant, {})[what] = int(value)
+            except ValueError:
+                continue
+    out = []
+    for variant in VARIANT_TITLES:
+        d = per.get(variant)
+        if not d:
+            continue
+        places = {int(k[1:]): v for k, v in d.items() if k[:1] == "p" and k[1:].isdigit()}
+        out.append(
+            VariantStats(variant, d.get("games", 0), d.get("losses", 0), d.get("draws", 0), places)
+        )
+    return out
+
+
+def render_stats(name: str, stats: Sequence[VariantStats], *, locale: str) -> str:
+    """/stats: games, losses, draws and first places per game."""
+    _ = Translator(locale)
+    lines = [bold(_("Statistics")) + " · " + user_text(name)]
+    if not any(s.games for s in stats):
+        return "\n".join([*lines, _("No games played yet: /new or /play.")])
+    for s in stats:
+        if not s.games:
+            continue
+        lines += [
+            "",
+            f"<b>{_(VARIANT_TITLES[s.variant])}</b>",
+            _(
+                "games: {games} · lost: {losses} · draws: {draws} · first place: {first}",
+                games=s.games,
+                losses=s.losses,
+                draws=s.draws,
+                first=s.places.get(1, 0),
+            ),
+        ]
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class LeaderRow:
+    name: str
+    games: int
+    losses: int
+    draws: int = 0
+
+    @property
+    def loss_rate(self) -> float:
+        return self.losses / self.games if self.games else 1.0
+
+
+def render_top(rows: Sequence[LeaderRow], *, locale: str, limit: int = 10) -> str:
+    """/top: the chat's players by fewest losses per game, then by games."""
+    _ = Translator(locale)
+    lines = [bold(_("Leaderboard"))]
+    ranked = sorted((r for r in rows if r.games), key=lambda r: (r.loss_rate, -r.games, r.name))
+    if not ranked:
+        return "\n".join([*lines, _("No games in this chat yet: /new")])
+    for i, r in enumerate(ranked[:limit], start=1):
+        medal = {1: "🥇", 2: "🥈", 3: "🥉"}.get(i, f"{i}.")
+        lines.append(
+            f"{medal} {user_text(r.name)} — "
+            + _("games: {games}, lost: {losses}", games=r.games, losses=r.losses)
+        )
+    return "\n".join(lines)

@@ -1,0 +1,166 @@
+"""Texts of the handlers that are not part of a rendered message: refusals of the
+table service and the engine in words, short answers, greetings."""
+
+from __future__ import annotations
+
+from engine.errors import EngineError
+from telegram_bot.buttons import moves
+from telegram_bot.views.i18n import N_, VARIANT_TITLES, Translator
+
+REFUSALS: dict[str, str] = {
+    # tables.LiveError codes
+    "no_table": N_("This game no longer exists (finished or expired)."),
+    "not_open": N_("This lobby is closed: the game has started, ended or was cancelled."),
+    "no_game": N_("No game is in progress here."),
+    "game_over": N_("The game is over."),
+    "lobby_full": N_("The lobby is full."),
+    "not_seated": N_("You do not play at this table."),
+    "seated_elsewhere": N_("You already sit at another table: leave it first (/leave)."),
+    "not_allowed": N_("You cannot do that now."),
+    "too_few_players": N_("At least two players are needed: add an AI player."),
+    "bad_seat": N_("That seat cannot be changed."),
+    "ai_controlled": N_("The AI plays your seat now: take your seat back first."),
+    "stale_version": N_("The table has changed: here is the current position."),
+    "busy": N_("The table is busy right now: try again."),
+    "bad_settings": N_("These settings are not possible."),
+    "bad_request_id": N_("Something went wrong: try again."),
+    "not_owner": N_("Only the lobby's creator can do that."),
+    "unavailable": N_("The game is unavailable for a moment: please try again in a few seconds."),
+    # engine.IllegalAction codes
+    "not_your_turn": N_("It is not your move now."),
+    "card_not_in_hand": N_("You do not hold that card."),
+    "does_not_beat": N_("That card does not beat it."),
+    "throw_in_closed": N_("Throw-ins are closed now."),
+    "rank_not_on_table": N_("You may throw in only ranks already on the table."),
+    "not_your_priority": N_("Wait: another player throws in first."),
+    "throw_in_cap": N_("No more cards may be thrown in this bout."),
+    "hand_limit": N_("The defender cannot take that many cards."),
+    "must_defend": N_("You must cover or take."),
+}
+NOT_OWNER: dict[str, str] = {
+    # tables.OWNER_ONLY: a not_owner refusal's info["action"]
+    "start": N_("Only the lobby's creator can start the game."),
+    "add_ai": N_("Only the lobby's creator can add AI players."),
+    "remove_ai": N_("Only the lobby's creator can remove AI players."),
+    "settings": N_("Only the lobby's creator can change the settings."),
+    "cancel": N_("Only the lobby's creator can cancel the lobby."),
+}
+NOT_ALLOWED: dict[str, str] = {
+    # a not_allowed refusal's info["action"] (tables.games)
+    "rematch": N_("A rematch is possible once the game is over."),
+    "take_back": N_("You already play your seat yourself."),
+}
+ELSEWHERE: dict[str, str] = {
+    # seated_elsewhere: the table is in this chat, in a group, or a private game
+    "here": N_("You already sit at this table: {game}."),
+    "group": N_("You already sit at a table of {game} in a group: leave it first (/leave)."),
+    "private": N_(
+        "You already sit at a table of {game} (a private game): leave it first (/leave)."
+    ),
+}
+MOVE_NOT_POSSIBLE = N_("That move is not possible now.")
+
+UNAVAILABLE = REFUSALS["unavailable"]
+OPEN_TABLE = N_("Open my table")
+HERE_IS_YOUR_TABLE = N_("Here is your table.")
+SORRY = N_("Sorry, something went wrong on our side. Please try again in a minute.")
+STALE = N_("This button is out of date: here is the current position.")
+NOT_YOUR_MESSAGE = N_("This is not your current hand message.")
+BAD_BUTTON = N_("This button is not valid.")
+UNKNOWN_COMMAND = N_("I do not know that command. /help shows what I can do.")
+PLAIN_TEXT = N_("I play by commands and buttons, not by text messages. In short:")
+GREETING = N_(
+    "Hi! I run games of Chuvash Rooster and Durak Shchelkovsky here.\n"
+    "Send /new to open a lobby (or /new shchelkovsky), then everyone presses Join; "
+    "open a private chat with me first so I can send you your cards."
+)
+WELCOME = N_(
+    "Welcome! I am the dealer for <b>Chuvash Rooster</b> and <b>Durak Shchelkovsky</b>.\n"
+    "/play starts a game against AI players, /new gives you an invitation link for "
+    "friends; add me to a group to play there."
+)
+JOINED = N_("You joined the lobby.")
+JOINED_HERE = N_(
+    "You joined the lobby. I will show your cards here, to you alone (🎴 My cards at the "
+    "table shows them again)."
+)
+JOINED_GROUP = N_("You joined the lobby of {game} in the group “{group}”.")
+JOINED_PRIVATE = N_("You joined the lobby of {game} gathered by {name}.")
+LEFT = N_("You left.")
+LEFT_GAME = N_(
+    "You left the game: the AI plays your seat. You may take it back while the game lasts."
+)
+NOT_SITTING = N_("You do not sit at any table now.")
+OPEN_PRIVATE = N_("Open the private chat with me first, then come back.")
+GAME_STARTED = N_(
+    "The game has started: 🎴 My cards at the table shows your cards here, to you alone; "
+    "🔒 In private sends them to your private chat with me."
+)
+GAME_STARTED_PRIVATE = N_("The game has started: your cards are below.")
+LOBBY_CANCELLED = N_("The lobby was cancelled.")
+AI_PLAYS = N_("🤖 The AI plays your seat now.")
+TAKE_BACK = N_("Take my seat back")
+SEAT_BACK = N_("You play your seat again.")
+GAME_STOPPED = N_("The game was stopped by an operator.")
+GAME_RESET = N_("The game was reset by an operator: the lobby is open again.")
+CHOOSE_LANGUAGE = N_("Choose your language:")
+LANGUAGE_SET = N_("The language is now English.")
+GROUP_LANGUAGE_SET = N_("The group's language is now English.")
+TOP_IN_GROUPS = N_("The leaderboard belongs to a group: send /top there.")
+ONLY_ADMINS = N_("Only the group's admins can change its language.")
+PLAY_IN_GROUP = N_(
+    "A game against the AI goes on in the private chat with me; a game with this group "
+    "starts with a lobby here."
+)
+PLAY_SOLO = N_("Play against the AI")
+OPEN_LOBBY = N_("Open a lobby here")
+ADD_TO_GROUP = N_("Add me to a group")
+NEW_GAME_LOBBY = N_("Your lobby is ready. Send the invitation link to your friends:")
+UNKNOWN_GAME = N_("I know two games: /new chuvash or /new shchelkovsky.")
+UNKNOWN_PLAY = N_(
+    "Usage: /play [game] [level] -- game: chuvash or shchelkovsky; AI level: easy, normal or hard."
+)
+NO_SUCH_LOBBY = N_("That invitation is no longer valid.")
+NO_LOBBY_TO_SHARE = N_("Open a lobby with /new first")
+YOUR_TABLE = N_("You sit at a table: {link}")
+
+
+def refusal(error: EngineError, _: Translator, chat: int | None = None) -> str:
+    """A refusal of the service or the engine in the reader's language, with its
+    real reason (issue 13); ``chat``: where the refused command was sent (a
+    ``seated_elsewhere`` at a table of this very chat says so)."""
+    info = getattr(error, "info", {})
+    if error.code == "seated_elsewhere" and info.get("variant") in VARIANT_TITLES:
+        game = _(VARIANT_TITLES[info["variant"]])  # plain: an alert shows no HTML
+        where = info.get("chat")
+        group = where is not None and where < 0
+        key = "here" if chat is not None and where == chat else "group" if group else "private"
+        return _(ELSEWHERE[key], game=game)
+    specific = {"not_owner": NOT_OWNER, "not_allowed": NOT_ALLOWED}.get(error.code, {})
+    text = specific.get(info.get("action", "")) or REFUSALS.get(error.code)
+    return _(text) if text else _(MOVE_NOT_POSSIBLE)
+
+
+# hands shown in the group as ephemeral messages (issue 14)
+CARDS_HERE = N_("Your cards are below: only you see them.")
+CARDS_NOT_HERE = N_("I could not show your cards here: they are in your private chat with me.")
+CARDS_OPEN_PRIVATE = N_(
+    "{name}, I could not show your cards in the group: open them in your private chat with me."
+)
+OPEN_MY_CARDS = N_("Open my cards")
+CARDS_MOVED = N_(
+    "Your cards are in the group now, where only you see them. The button below brings "
+    "them back here."
+)
+
+
+MOVE_REFUSALS = {
+    moves.ERR_NOT_YOUR_TURN: N_("It is not your move now."),
+    moves.ERR_NOT_IN_HAND: N_("You do not hold that card."),
+    moves.ERR_CANNOT_PLAY: N_("That card cannot be played now."),
+    moves.ERR_NOT_LEGAL: N_("That move is not possible now."),
+    moves.ERR_BAD_SELECTION: N_("The selected cards do not make a move."),
+    moves.ERR_DEFENDER_LIMIT: N_("The defender can beat at most {n} cards."),
+    moves.ERR_THROW_LIMIT: N_("At most {n} cards can be thrown in now."),
+}
+"""The words of each reason a press makes no move (:func:`telegram_bot.buttons.moves.resolve`)."""
