@@ -54,7 +54,7 @@ from telegram_bot.app import BotApp
 from telegram_bot.buttons.callbacks import parse_game
 from telegram_bot.settings import Settings
 from telegram_bot.state.chat_state import TableUi
-from telegram_bot.views.board import PLAYABLE
+from telegram_bot.views.hand import PLAYABLE
 
 STUCK = 60.0  # seconds without a press or a change in any chat of a game
 HUMAN_PACE = (0.3, 1.5)  # seconds a human-paced player thinks before a tap (--human)

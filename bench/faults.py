@@ -39,7 +39,7 @@ from telegram_bot.app import BotApp
 from telegram_bot.buttons.callbacks import parse_game
 from telegram_bot.settings import Settings
 from telegram_bot.views import texts
-from telegram_bot.views.board import PLAYABLE
+from telegram_bot.views.hand import PLAYABLE
 from telegram_bot.views.i18n import LANGUAGES, Translator
 
 PREFIX = "faults:"

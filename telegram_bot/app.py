@@ -44,13 +44,17 @@ from telegram_bot.delivery import Delivery, make_delivery
 from telegram_bot.delivery.flood.rates import FloodConfig
 from telegram_bot.handlers import routers
 from telegram_bot.handlers.middlewares import LocaleMiddleware
+from telegram_bot.publishing.hands import HandPlacement
+from telegram_bot.publishing.locks import TableLocks
 from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.settings import Settings
 from telegram_bot.state.chat_state import ChatStateStore
+from telegram_bot.state.claims import WriteClaims
 from telegram_bot.state.dedupe import UpdateDedupe
 from telegram_bot.state.pending_renders import RenderMarks
 from telegram_bot.state.prefs import PrefsCache
-from telegram_bot.usecases.forbidden import hand_to_ai
+from telegram_bot.state.snapshot import Snapshots
+from telegram_bot.usecases.delivery_events import DeliveryEvents
 from telegram_bot.usecases.lobby import LobbyActions
 from telegram_bot.usecases.press import PressButton
 from telegram_bot.views.i18n import (
@@ -148,6 +152,8 @@ class BotApp:
         self._delivery_factory = delivery_factory or BotApp.default_delivery
         self._delivery: Delivery | None = None
         self.publisher: Publisher | None = None
+        self.hands: HandPlacement | None = None
+        self.events = DeliveryEvents(svc, self.ui)
         self.dp = Dispatcher()
         self.stop = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -163,15 +169,33 @@ class BotApp:
         marks = RenderMarks(
             self.svc.kv, grace=s.render_grace, shards=s.render_shards, clock=self.svc.clock
         )
-        self.publisher = Publisher(self.svc, self.ui, self.delivery, username, marks=marks)
+        snapshots = Snapshots(self.svc, self.ui)
+        locks, claims = TableLocks(), WriteClaims()
+        self.hands = HandPlacement(self.svc, snapshots, self.ui, self.delivery, locks, username)
+        self.publisher = Publisher(
+            snapshots,
+            self.ui,
+            self.delivery,
+            self.hands,
+            locks=locks,
+            claims=claims,
+            bot_username=username,
+            marks=marks,
+        )
         dp = self.dp
         dp["svc"] = self.svc
         dp["ui"] = self.ui
         dp["prefs"] = self.prefs
+        dp["snapshots"] = snapshots
+        dp["hands"] = self.hands
         dp["publisher"] = self.publisher
         dp["delivery"] = self.delivery
-        dp["press_button"] = PressButton(self.svc, self.ui, self.publisher)
-        dp["lobby_actions"] = LobbyActions(self.svc, self.ui, self.publisher, self.delivery)
+        dp["delivery_events"] = self.events
+        dp["bot_username"] = username
+        dp["press_button"] = PressButton(self.svc, self.ui, snapshots, claims)
+        dp["lobby_actions"] = LobbyActions(
+            self.svc, self.ui, snapshots, self.delivery, self.hands, username
+        )
         dp["settings"] = self.settings
         if self.settings.update_dedupe:  # before any handler (after aiogram's own)
             dp.update.outer_middleware(UpdateDedupe(self.svc.kv, self.settings.update_dedupe_ttl))
@@ -205,14 +229,12 @@ class BotApp:
 
     async def on_forbidden(self, user_id: int) -> None:
         """A player blocked the bot (403): the AI plays his seat, the table sees it."""
-        assert self.publisher is not None
         await self.prefs.update(user_id, started=False)
-        await hand_to_ai(self.publisher, user_id)
+        await self.events.forbidden(user_id)
 
     async def on_replaced(self, chat_id: int, old_id: int, new_id: int) -> None:
         """A message we edit was gone and was sent anew: remember the new id."""
-        assert self.publisher is not None
-        await self.publisher.message_replaced(chat_id, old_id, new_id)
+        await self.events.replaced(chat_id, old_id, new_id)
 
     async def set_commands(self) -> None:
         """The command menu per language and scope (private chats, groups)."""

@@ -54,6 +54,7 @@ import time
 from typing import Any
 
 from aiogram import Bot
+from aiogram.exceptions import TelegramAPIError
 from aiogram.types import EphemeralMessageParameters, InlineKeyboardMarkup, Message
 
 from engine.clock import Clock
@@ -144,6 +145,28 @@ class Delivery:
         return await self.edits.send(
             chat_id, text, markup, parse_mode=parse_mode, options=options, ephemeral=ephemeral
         )
+
+    async def delete_ephemeral(self, chat_id: int, receiver: int, ephemeral_id: int) -> bool:
+        """Delete an ephemeral message of ``receiver`` in the group; False (logged)
+        when Telegram refuses (best effort: it may be gone already)."""
+        try:
+            await self.bot.delete_ephemeral_message(
+                chat_id=chat_id, receiver_user_id=receiver, ephemeral_message_id=ephemeral_id
+            )
+        except TelegramAPIError as e:
+            log.info("ephemeral %s of %s stays: %s", ephemeral_id, receiver, e.message)
+            return False
+        return True
+
+    async def chat_title(self, chat_id: int) -> str:
+        """A group's title, as Telegram has it now (getChat); empty if it cannot
+        tell (the bot was removed)."""
+        try:
+            found = await self.bot.get_chat(chat_id)
+        except TelegramAPIError as e:
+            log.info("no title of chat %s: %s", chat_id, e.message)
+            return ""
+        return found.title or ""
 
     async def edit(
         self,

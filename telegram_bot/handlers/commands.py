@@ -20,6 +20,7 @@ from telegram_bot.buttons.callbacks import LangCb, NewLobbyCb
 from telegram_bot.delivery import Delivery
 from telegram_bot.handlers.common import parse_play, parse_variant, player, reply, solo_link
 from telegram_bot.handlers.middlewares import display_name
+from telegram_bot.publishing.changes import Change
 from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.settings import Settings
 from telegram_bot.state.chat_state import ChatStateStore
@@ -71,17 +72,18 @@ async def choose_language(
     chat: Chat,
     user: User,
     choice: str,
-    deps: tuple[PrefsCache, TableService, ChatStateStore, Publisher],
+    deps: tuple[PrefsCache, TableService, ChatStateStore],
     sender_chat: Chat | None = None,
-) -> str:
-    """/lang or its keyboard: the answer's text.  In a group only its admins
-    choose the group's language."""
+) -> tuple[str, Change | None]:
+    """/lang or its keyboard: the answer's text, and what to redraw.  In a group
+    only its admins choose the group's language."""
     group = chat.type != "private"
     if group and not await is_group_admin(bot, chat, user.id, sender_chat):
-        return Translator(pick_language(user.language_code))(texts.ONLY_ADMINS)
-    await set_language(chat.id, user.id, choice, *deps)
+        return Translator(pick_language(user.language_code))(texts.ONLY_ADMINS), None
+    change = await set_language(chat.id, user.id, choice, *deps)
     await set_chat_menu(bot, chat.id, choice)
-    return Translator(choice)(texts.GROUP_LANGUAGE_SET if group else texts.LANGUAGE_SET)
+    said = Translator(choice)(texts.GROUP_LANGUAGE_SET if group else texts.LANGUAGE_SET)
+    return said, change
 
 
 @router.message(Command("lang"))
@@ -97,11 +99,12 @@ async def lang(
 ) -> None:
     choice = (command.args or "").strip().lower()
     if choice in LANGUAGES and message.from_user is not None:
-        deps = (prefs, svc, ui, publisher)
-        text = await choose_language(
+        deps = (prefs, svc, ui)
+        text, change = await choose_language(
             bot, message.chat, message.from_user, choice, deps, message.sender_chat
         )
         await message.answer(text)
+        await publisher.show(change)
         return
     await message.answer(_(texts.CHOOSE_LANGUAGE), reply_markup=language_keyboard())
 
@@ -118,9 +121,10 @@ async def lang_button(
 ) -> None:
     message = callback.message
     chat = message.chat if message is not None else Chat(id=callback.from_user.id, type="private")
-    deps = (prefs, svc, ui, publisher)
-    text = await choose_language(bot, chat, callback.from_user, callback_data.lang, deps)
+    deps = (prefs, svc, ui)
+    text, change = await choose_language(bot, chat, callback.from_user, callback_data.lang, deps)
     await callback.answer(text)
+    await publisher.show(change)
 
 
 @router.message(Command("stats"))
@@ -151,6 +155,7 @@ async def play(
     settings: Settings,
     locale: str,
     _: Translator,
+    publisher: Publisher,
 ) -> None:
     """A private game against AI players, started at once: ``/play [game]
     [easy|normal|hard]``."""
@@ -168,12 +173,12 @@ async def play(
         opponents=settings.solo_opponents,
         level=level,
     )
-    await reply(message, outcome, _)
+    await reply(message, outcome, _, publisher)
 
 
 @router.message(Command("play"))
 async def play_in_group(
-    message: Message, command: CommandObject, publisher: Publisher, chat_locale: str
+    message: Message, command: CommandObject, bot_username: str, chat_locale: str
 ) -> None:
     """/play in a group (issue 13: no reply): a game against the AI is private --
     a button opens it there; or a lobby in this group."""
@@ -182,7 +187,7 @@ async def play_in_group(
         parse_variant(command.args) or "chuvash",
         "normal",
     )
-    solo = f"https://t.me/{publisher.bot_username}?start={solo_link(variant, level)}"
+    solo = f"https://t.me/{bot_username}?start={solo_link(variant, level)}"
     markup = InlineKeyboardMarkup(
         inline_keyboard=[
             [InlineKeyboardButton(text="🤖 " + _(texts.PLAY_SOLO), url=solo)],
@@ -210,17 +215,15 @@ async def leave(
     if message.from_user is None:
         return
     me = player(message.from_user, locale)
-    outcome = await leave_table(svc, ui, publisher, delivery, me, message.chat.id)
-    await reply(message, outcome, _)
+    outcome = await leave_table(svc, ui, delivery, me, message.chat.id)
+    await reply(message, outcome, _, publisher)
 
 
 @router.message(F.text.startswith("/"))
-async def unknown_command(
-    message: Message, publisher: Publisher, locale: str, _: Translator
-) -> None:
+async def unknown_command(message: Message, bot_username: str, locale: str, _: Translator) -> None:
     """Commands we do not know: in a private chat (or addressed to us) a short help."""
     head = (message.text or "").split(maxsplit=1)[0]
-    mention = "@" + publisher.bot_username.lower()
+    mention = "@" + bot_username.lower()
     if message.chat.type != "private" and not head.lower().endswith(mention):
         return
     group = message.chat.type != "private"

@@ -12,6 +12,7 @@ from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message, User
 
 from engine import EngineError
 from telegram_bot.handlers.middlewares import display_name
+from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.settings import Settings
 from telegram_bot.usecases.lobby import LobbyActions, LobbyOutcome, Person
 from telegram_bot.views import texts
@@ -114,19 +115,25 @@ async def open_lobby_at(
     )
 
 
-async def reply(message: Message, outcome: LobbyOutcome, _: Translator) -> None:
-    """Answer a command with a lobby use case's outcome, then finish it."""
+async def reply(
+    message: Message, outcome: LobbyOutcome, _: Translator, publisher: Publisher
+) -> None:
+    """Answer a command with a lobby use case's outcome, then show what changed."""
     if outcome.error is not None:
         error = outcome.error
         text = texts.refusal(error, _, message.chat.id)
         await message.answer(text, reply_markup=refusal_markup(error, _))
-        if outcome.then is not None:  # e.g. the hand message that never went out
-            await outcome.then()
-        return
-    if outcome.notice is not None:
+    elif outcome.notice is not None:
         await message.answer(_(outcome.notice, **outcome.params))
+    await finish(outcome, publisher)
+
+
+async def finish(outcome: LobbyOutcome, publisher: Publisher) -> None:
+    """Once answered: the use case's own follow-up (e.g. the hand message that
+    never went out), then what changed."""
     if outcome.then is not None:
         await outcome.then()
+    await publisher.show(outcome.change)
 
 
 async def answer(callback: CallbackQuery, text: str | None = None, **options: Any) -> None:

@@ -11,7 +11,7 @@ from tables import TableService
 from telegram_bot.buttons.callbacks import CardsCb, GameCb, SeatCb, TableCb
 from telegram_bot.delivery import Delivery
 from telegram_bot.handlers.common import answer, player
-from telegram_bot.publishing.group_hands import show_in_group
+from telegram_bot.publishing.hands import HandPlacement
 from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.usecases.player import open_table
@@ -49,7 +49,11 @@ def alert(outcome: PressOutcome, _: Translator) -> str | None:
 
 @router.callback_query(GameCb.filter())
 async def game_button(
-    callback: CallbackQuery, callback_data: GameCb, press_button: PressButton, _: Translator
+    callback: CallbackQuery,
+    callback_data: GameCb,
+    press_button: PressButton,
+    publisher: Publisher,
+    _: Translator,
 ) -> None:
     message = callback.message
     message_id = None
@@ -70,17 +74,16 @@ async def game_button(
         await answer(callback)
     else:
         await answer(callback, text, show_alert=outcome.status not in NOTICES)
-    if outcome.then is not None:  # answered first: an edit may wait for flood tokens
-        await outcome.then()
+    await publisher.show(outcome.change)  # answered first: an edit may wait for tokens
 
 
 @router.callback_query(CardsCb.filter())
 async def cards_button(
-    callback: CallbackQuery, callback_data: CardsCb, publisher: Publisher, _: Translator
+    callback: CallbackQuery, callback_data: CardsCb, hands: HandPlacement, _: Translator
 ) -> None:
     """*My cards* on the group's table message: his hand, in the group, to him
     alone (a non-seated presser: a toast)."""
-    said = await show_in_group(publisher, callback_data.code, callback.from_user.id, callback.id)
+    said = await hands.show_in_group(callback_data.code, callback.from_user.id, callback.id)
     await answer(callback, _(said), show_alert=said == texts.CARDS_OPEN_PRIVATE)
 
 
@@ -109,14 +112,15 @@ async def table_button(
     callback_data: TableCb,
     svc: TableService,
     ui: ChatStateStore,
-    publisher: Publisher,
+    hands: HandPlacement,
     delivery: Delivery,
+    bot_username: str,
     locale: str,
     _: Translator,
 ) -> None:
     """ "Open my table" (under a ``seated_elsewhere`` refusal)."""
     me = player(callback.from_user, locale)
-    outcome = await open_table(callback_data.code, me, svc, ui, publisher, delivery)
+    outcome = await open_table(callback_data.code, me, svc, ui, hands, delivery, bot_username)
     if outcome.error is not None:
         await answer(callback, texts.refusal(outcome.error, _), show_alert=True)
     else:

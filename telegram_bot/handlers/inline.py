@@ -9,7 +9,6 @@ from aiogram.types import InlineQuery, InlineQueryResultArticle, InputTextMessag
 from engine import EngineError
 from tables import OPEN, Table, TableService
 from telegram_bot.buttons.callbacks import CODE_PATTERN
-from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.views.i18n import INVITE_TITLES, Translator
 from telegram_bot.views.lobby import render_invite
 
@@ -18,7 +17,7 @@ router = Router(name=__name__)
 
 @router.inline_query()
 async def invite(
-    query: InlineQuery, svc: TableService, publisher: Publisher, locale: str, _: Translator
+    query: InlineQuery, svc: TableService, bot_username: str, locale: str, _: Translator
 ) -> None:
     code = query.query.strip()
     table: Table | None = None
@@ -34,7 +33,7 @@ async def invite(
     if table is None or table.status != OPEN:
         await query.answer([], cache_time=0, is_personal=True)
         return
-    text, markup = render_invite(table, locale=locale, bot_username=publisher.bot_username)
+    text, markup = render_invite(table, locale=locale, bot_username=bot_username)
     article = InlineQueryResultArticle(
         id=table.id,
         title=_(INVITE_TITLES[table.variant]),

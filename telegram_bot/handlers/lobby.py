@@ -10,7 +10,15 @@ from aiogram.filters import Command, CommandObject
 from aiogram.types import CallbackQuery, Message
 
 from telegram_bot.buttons.callbacks import LobbyCb, NewLobbyCb
-from telegram_bot.handlers.common import answer, open_lobby_at, parse_variant, player, reply
+from telegram_bot.handlers.common import (
+    answer,
+    finish,
+    open_lobby_at,
+    parse_variant,
+    player,
+    reply,
+)
+from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.settings import Settings
 from telegram_bot.state.prefs import PrefsCache
 from telegram_bot.usecases.lobby import LobbyActions
@@ -28,6 +36,7 @@ async def new_lobby(
     settings: Settings,
     locale: str,
     chat_locale: str,
+    publisher: Publisher,
     _: Translator,
 ) -> None:
     if message.from_user is None:
@@ -38,7 +47,7 @@ async def new_lobby(
         return
     deps = (lobby_actions, settings)
     outcome = await open_lobby_at(message, message.from_user, variant, deps, locale, chat_locale)
-    await reply(message, outcome, _)
+    await reply(message, outcome, _, publisher)
 
 
 @router.callback_query(NewLobbyCb.filter())
@@ -49,6 +58,7 @@ async def new_lobby_button(
     settings: Settings,
     locale: str,
     chat_locale: str,
+    publisher: Publisher,
     _: Translator,
 ) -> None:
     """ "Open a lobby here" (the group's answer to /play)."""
@@ -63,8 +73,7 @@ async def new_lobby_button(
         await answer(callback, texts.refusal(outcome.error, _, message.chat.id), show_alert=True)
     else:
         await answer(callback)
-    if outcome.then is not None:
-        await outcome.then()
+    await finish(outcome, publisher)
 
 
 @router.callback_query(LobbyCb.filter())
@@ -74,6 +83,7 @@ async def lobby_button(
     lobby_actions: LobbyActions,
     prefs: PrefsCache,
     locale: str,
+    publisher: Publisher,
     _: Translator,
 ) -> None:
     message = callback.message
@@ -91,5 +101,4 @@ async def lobby_button(
         await answer(callback, url=outcome.url)
     else:
         await answer(callback, _(outcome.notice) if outcome.notice is not None else None)
-    if outcome.then is not None:
-        await outcome.then()
+    await finish(outcome, publisher)

@@ -33,6 +33,7 @@ async def start_solo(
     settings: Settings,
     locale: str,
     _: Translator,
+    publisher: Publisher,
 ) -> None:
     """The *Play against the AI* button under a group's /play: a solo game now."""
     assert message.from_user is not None
@@ -45,7 +46,7 @@ async def start_solo(
         opponents=settings.solo_opponents,
         level=level,
     )
-    await reply(message, outcome, _)
+    await reply(message, outcome, _, publisher)
 
 
 @router.message(CommandStart(deep_link=True, magic=F.args == "new"), F.chat.type != "private")
@@ -56,6 +57,7 @@ async def start_in_group(
     locale: str,
     chat_locale: str,
     _: Translator,
+    publisher: Publisher,
 ) -> None:
     """``/start new`` in a group: *Add me to a group* (``?startgroup=new``) sends it
     right after the bot joined, which already greeted the group (issue 13: the
@@ -63,7 +65,7 @@ async def start_in_group(
     assert message.from_user is not None
     deps = (lobby_actions, settings)
     outcome = await open_lobby_at(message, message.from_user, "chuvash", deps, locale, chat_locale)
-    await reply(message, outcome, _)
+    await reply(message, outcome, _, publisher)
 
 
 @router.message(
@@ -75,22 +77,24 @@ async def start_with_code(
     lobby_actions: LobbyActions,
     locale: str,
     _: Translator,
+    publisher: Publisher,
 ) -> None:
     """Someone opened ``t.me/<bot>?start=<code>``: seat him at that lobby."""
     user = message.from_user
     assert user is not None
     assert command.args
-    await reply(message, await lobby_actions.join_by_link(command.args, player(user, locale)), _)
+    outcome = await lobby_actions.join_by_link(command.args, player(user, locale))
+    await reply(message, outcome, _, publisher)
 
 
 @router.message(CommandStart())
 async def start(
-    message: Message, _: Translator, locale: str, chat_locale: str, publisher: Publisher
+    message: Message, _: Translator, locale: str, chat_locale: str, bot_username: str
 ) -> None:
     if message.chat.type != "private":  # in a group: the group's language
         await message.answer(Translator(chat_locale)(texts.GREETING))
         return
-    link = f"https://t.me/{publisher.bot_username}?startgroup=new"
+    link = f"https://t.me/{bot_username}?startgroup=new"
     await message.answer(
         _(texts.WELCOME) + "\n\n" + help_text(locale),
         reply_markup=url_keyboard("➕ " + _(texts.ADD_TO_GROUP), link),

@@ -5,8 +5,11 @@ show it -- each seat's hand message (his view only), the group's table message
 It decides which messages to edit and how urgently; what they show comes from
 :mod:`telegram_bot.views.screens` (pure).
 
-It never changes game state; message ids, selections and languages are in the
-chat state (:mod:`telegram_bot.state.chat_state`).  Renders of one table are serialised
+It never changes game state, and lends nothing: what it needs (the snapshot
+loader, the chat state, the delivery, where hands live) is given to it.  Message
+ids, selections and languages are in the chat state
+(:mod:`telegram_bot.state.chat_state`).  A use case's outcome names what changed
+(:mod:`telegram_bot.publishing.changes`); :meth:`Publisher.show` shows it.  Renders of one table are serialised
 here and show the newest version; each is marked pending in Redis until its edits
 went out (:mod:`telegram_bot.publishing.repair`), so another process redoes it if this dies.
 """
@@ -16,31 +19,28 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from collections.abc import Coroutine, Iterable
 from typing import Any
 
-from aiogram.exceptions import TelegramAPIError
 from aiogram.types import InlineKeyboardMarkup
 
-from tables import CANCELLED, OPEN, OVER, PLAYING, LiveError, Table, TableService
+from tables import CANCELLED, OPEN, OVER, PLAYING, LiveError
 from telegram_bot.buttons.moves import Selection
 from telegram_bot.delivery import Delivery, Urgency
-from telegram_bot.delivery.flood.limiter import table_version
-from telegram_bot.publishing import group_hands
-from telegram_bot.publishing.claims import WriteClaims
+from telegram_bot.delivery.digest import table_version
+from telegram_bot.publishing.changes import Change, GameStarted, HandToPrivate, Redraw, Refresh
+from telegram_bot.publishing.hands import HandPlacement, in_group
+from telegram_bot.publishing.locks import TableLocks
 from telegram_bot.publishing.repair import RenderGuard
-from telegram_bot.state.chat_state import ChatStateStore, TableUi
+from telegram_bot.state.chat_state import ChatStateStore
+from telegram_bot.state.claims import WriteClaims
 from telegram_bot.state.pending_renders import RenderMarks
-from telegram_bot.state.snapshot import Snapshot, group_of, hand_target
+from telegram_bot.state.snapshot import Snapshot, Snapshots, group_of, hand_target
 from telegram_bot.views import texts
+from telegram_bot.views.hand import hand_screen
 from telegram_bot.views.i18n import Translator
-from telegram_bot.views.screens import (
-    hand_screen,
-    lobby_screen,
-    started_lobby_screen,
-    table_screen,
-    watch_screen,
-)
+from telegram_bot.views.lobby import lobby_screen, started_lobby_screen
+from telegram_bot.views.table import table_screen, watch_screen
 
 EditJob = Coroutine[Any, Any, "asyncio.Future[bool]"]  # an edit asked: what it became
 log = logging.getLogger(__name__)
@@ -57,23 +57,25 @@ rendered are forgotten: a forgotten table is merely re-rendered once more)."""
 class Publisher:
     def __init__(
         self,
-        svc: TableService,
+        snapshots: Snapshots,
         ui: ChatStateStore,
         delivery: Delivery,
-        bot_username: str,
+        hands: HandPlacement,
         *,
+        locks: TableLocks,
+        claims: WriteClaims,
+        bot_username: str,
         marks: RenderMarks | None = None,
     ) -> None:
-        self.svc = svc
+        self.snapshots = snapshots
         self.ui = ui
         self.delivery = delivery
+        self.hands = hands
+        self.locks = locks
+        self.claims = claims  # the refreshes of writers under way
         self.bot_username = bot_username
         self.shown: OrderedDict[str, int] = OrderedDict()
-        self.claims = WriteClaims()  # the refreshes of writers under way
         self.guard = RenderGuard(marks)  # pending renders marked in Redis
-        self._locks: dict[str, asyncio.Lock] = {}
-        self.later: list[tuple[str, int]] = []  # ephemeral hands to send (game starts)
-        self.fallbacks: set[asyncio.Task[None]] = set()  # group_hands.on_failure
 
     def _mark_shown(self, table_id: str, version: int) -> None:
         self.shown[table_id] = max(self.shown.get(table_id, 0), version)
@@ -81,30 +83,27 @@ class Publisher:
         while len(self.shown) > SHOWN_TABLES:
             self.shown.popitem(last=False)  # the table rendered the longest ago
 
-    def lock(self, table_id: str) -> asyncio.Lock:
-        lock = self._locks.get(table_id)
-        if lock is None:
-            if len(self._locks) > 10_000:
-                for k in [k for k, v in self._locks.items() if not v.locked()]:
-                    del self._locks[k]
-            lock = self._locks[table_id] = asyncio.Lock()
-        return lock
-
-    async def chat_title(self, chat: int) -> str:
-        """A group's title, as Telegram has it now (getChat); empty if it cannot
-        tell (the bot was removed)."""
-        try:
-            found = await self.delivery.bot.get_chat(chat)
-        except TelegramAPIError as e:
-            log.info("no title of chat %s: %s", chat, e.message)
-            return ""
-        return found.title or ""
-
-    async def snapshot(self, table_id: str) -> Snapshot:
-        loaded, ui = await asyncio.gather(self.svc.load(table_id), self.ui.table(table_id))
-        return Snapshot(loaded, ui)
-
     # ------------------------------------------------------------------ entry points
+    async def show(self, change: Change | None) -> None:
+        """Show what a use case changed (nothing for None)."""
+        match change:
+            case None:
+                return
+            case Refresh():
+                await self.refresh(
+                    change.table_id,
+                    seats=change.seats,
+                    actor=change.actor,
+                    wrote=change.wrote,
+                    claim=change.claim,
+                )
+            case Redraw():
+                await self.render_seat(change.snap, change.user, change.selection)
+            case GameStarted():
+                await self.start_game(change.table_id)
+            case HandToPrivate():
+                await self.hands.open_private(change.table_id, change.user)
+
     async def refresh(
         self,
         table_id: str,
@@ -113,30 +112,33 @@ class Publisher:
         actor: int | None = None,
         min_version: int = 0,
         wrote: int = 0,
+        claim: asyncio.Event | None = None,
     ) -> None:
         """Re-render the table's messages: the hand messages of ``seats`` (None:
         every human seat), the group's table message and lobby messages.  ``actor``
         (a user) gets his own update at once, the others soon.  Skipped when this
         process has already shown ``min_version`` or newer.
 
-        ``wrote``: the version the caller's write made.  While this refresh runs,
-        a re-render asking for that version (``min_version``: the write's own
-        notification) waits for it instead of rendering the move a second time --
-        even when it reached the table's lock first, which under load made every
-        hand's deferred update go out twice.  Should this refresh fail, the
-        waiting one renders after all."""
-        claim = self.claims.claim(table_id, wrote) if wrote else None
+        ``wrote``: the version the caller's write made (``claim``: its claim,
+        taken when the write was made; else taken now).  While this refresh
+        runs, a re-render asking for that version (``min_version``: the write's
+        own notification) waits for it instead of rendering the move a second
+        time -- even when it reached the table's lock first, which under load
+        made every hand's deferred update go out twice.  Should this refresh
+        fail, the waiting one renders after all."""
+        if wrote and claim is None:
+            claim = self.claims.claim(table_id, wrote)
         try:
             while True:
                 if min_version and await self._covered(table_id, min_version):
                     return
-                async with self.lock(table_id):
+                async with self.locks.of(table_id):
                     if min_version and self.shown.get(table_id, 0) >= min_version:
                         return
                     if min_version and self.claims.of(table_id, min_version):
                         continue  # its writer renders it: wait for him outside the lock
                     snap, _ = await asyncio.gather(
-                        self.snapshot(table_id),
+                        self.snapshots.load(table_id),
                         self.guard.start(table_id, max(min_version, wrote)),
                         return_exceptions=True,
                     )
@@ -152,22 +154,6 @@ class Publisher:
             if claim is not None:
                 self.claims.release(table_id, wrote, claim)
 
-    def claimed_refresh(
-        self, table_id: str, *, seats: Iterable[int] | None, actor: int, wrote: int
-    ) -> Callable[[], Awaitable[None]]:
-        """:meth:`refresh` of a write, to run later (once the press is answered),
-        its version claimed from now on: the write's own notification waits for
-        it instead of rendering the move first.  The caller must run it."""
-        held = self.claims.claim(table_id, wrote)
-
-        async def run() -> None:
-            try:
-                await self.refresh(table_id, seats=seats, actor=actor, wrote=wrote)
-            finally:
-                self.claims.release(table_id, wrote, held)
-
-        return run
-
     async def _covered(self, table_id: str, min_version: int) -> bool:
         """Has ``min_version`` (or newer) been shown -- once the refreshes of the
         writes that made it are over?"""
@@ -177,14 +163,14 @@ class Publisher:
     async def start_game(self, table_id: str) -> None:
         """A game started (or a rematch): new hand messages for every human, a new
         table message in the group, the lobby messages say so."""
-        async with self.lock(table_id):
-            snap = await self.snapshot(table_id)
+        async with self.locks.of(table_id):
+            snap = await self.snapshots.load(table_id)
             t, ui = snap.table, snap.ui
             if t.status not in (PLAYING, OVER) or snap.loaded.state is None:
                 await self._render(snap, None, None)
                 return
             await self._close_lobby_messages(snap)
-            langs = await self._langs(t, ui)
+            langs = await self.snapshots.langs(t, ui)
             await self.ui.update_table(table_id, new_game=True, langs=langs)
 
             group = group_of(t)
@@ -192,8 +178,8 @@ class Publisher:
 
             async def send_hand(seat: int, user: int) -> None:
                 text, markup = hand_screen(snap, seat, langs.get(user, "en"), Selection())
-                if group_hands.in_group(where.get(user)):
-                    return self.later.append((table_id, user))  # sent after the lock
+                if in_group(where.get(user)):
+                    return self.hands.queue(table_id, user)  # sent after the lock
                 msg = await self.delivery.send(user, text, markup)
                 if msg is not None:  # recorded at once: he may press right away
                     await self.ui.update_table(table_id, hands={user: msg.message_id})
@@ -211,7 +197,7 @@ class Publisher:
                     await self.ui.update_table(table_id, table_message=msg.message_id)
             await asyncio.gather(*self._watchers(snap, table_version(t.id, snap.version)))
             self._mark_shown(table_id, snap.version)
-        await group_hands.send_later(self)
+        await self.hands.send_later()
 
     # ------------------------------------------------------------------ rendering
     async def repair(self, table_id: str, version: int) -> None:
@@ -305,7 +291,7 @@ class Publisher:
         table_id: str = "",
     ) -> asyncio.Future[bool]:
         """Ask for the edit; what it became (resolved once it went out or failed).
-        ``receiver``: an ephemeral hand (:func:`group_hands.on_failure`)."""
+        ``receiver``: an ephemeral hand (:meth:`HandPlacement.watch`)."""
         try:
             await self.delivery.edit(
                 chat, message_id, text, markup, urgency=urgency, version=version, receiver=receiver
@@ -318,7 +304,7 @@ class Publisher:
         else:
             done = self.delivery.settled(chat, message_id)
         if receiver is not None:
-            group_hands.on_failure(self, done, table_id, receiver, message_id)
+            self.hands.watch(done, table_id, receiver, message_id)
         return done
 
     async def _lobby_messages(self, snap: Snapshot, actor: int | None) -> Sent:
@@ -350,48 +336,3 @@ class Publisher:
         sent = list(await asyncio.gather(*jobs))
         await self.ui.update_table(snap.table.id, drop_hands=list(snap.ui.hands))
         return sent
-
-    async def resend_hand(self, user: int, *, table_id: str = "", again: bool = False) -> bool:
-        """``user`` can be written to again (he unblocked the bot): a game he sits
-        at (``table_id``, else where he sits) gets a new hand message (with the
-        take-back button if the AI plays) -- if it has none, or ``again`` (he
-        asked for his table: the new message replaces the old one).  True when
-        sent."""
-        table = await self.svc.lobby(table_id) if table_id else await self.svc.where(user)
-        if table is None or table.status != PLAYING:
-            return False
-        async with self.lock(table.id):
-            try:
-                snap = await self.snapshot(table.id)
-            except LiveError:
-                return False
-            seat = snap.table.seat_of(user)
-            if seat is None or snap.loaded.state is None or (snap.ui.hands.get(user) and not again):
-                return False
-            lang = (await self._langs(snap.table, snap.ui)).get(user, "en")
-            sel = Selection.from_json(snap.ui.selections.get(user))  # its revision too
-            text, markup = hand_screen(snap, seat, lang, sel)
-            msg = await self.delivery.send(user, text, markup)
-            if msg is None:
-                return False
-            await self.ui.update_table(table.id, hands={user: msg.message_id})
-            return True
-
-    async def message_replaced(self, chat: int, old: int, new: int) -> None:
-        """Delivery sent a gone message anew: a hand message (private chat) or a
-        group's table message gets its new id."""
-        if chat > 0:
-            table = await self.svc.where(chat)
-            if table is not None:
-                ui = await self.ui.table(table.id)
-                if ui.hands.get(chat) == old:
-                    await self.ui.update_table(table.id, hands={chat: new})
-
-    async def _langs(self, t: Table, ui: TableUi) -> dict[int, str]:
-        humans = [u for u in t.humans() if u not in ui.langs]
-        langs = dict(ui.langs)
-        if humans:
-            prefs = await self.ui.many_prefs(humans)
-            for u, p in prefs.items():
-                langs[u] = p.lang or p.tg or "en"
-        return langs

@@ -3,10 +3,11 @@ bot's chat state of it, read together; where a table and a hand live."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
-from tables import Loaded, Table
-from telegram_bot.state.chat_state import TableUi
+from tables import Loaded, Table, TableService
+from telegram_bot.state.chat_state import ChatStateStore, TableUi
 
 
 @dataclass
@@ -35,3 +36,27 @@ def hand_target(user: int, msg: int, group: int | None) -> tuple[int, int, int |
     if msg < 0 and group is not None:
         return group, msg, user
     return user, msg, None
+
+
+class Snapshots:
+    """Loads a table with its chat state (the two reads go out together)."""
+
+    def __init__(self, svc: TableService, ui: ChatStateStore) -> None:
+        self.svc = svc
+        self.ui = ui
+
+    async def load(self, table_id: str) -> Snapshot:
+        """Raises the service's :class:`LiveError` for a table that is gone."""
+        loaded, ui = await asyncio.gather(self.svc.load(table_id), self.ui.table(table_id))
+        return Snapshot(loaded, ui)
+
+    async def langs(self, t: Table, ui: TableUi) -> dict[int, str]:
+        """Each human's language at the table: as recorded at the game's start,
+        else from his preferences (read now, in one round trip)."""
+        humans = [u for u in t.humans() if u not in ui.langs]
+        langs = dict(ui.langs)
+        if humans:
+            prefs = await self.ui.many_prefs(humans)
+            for u, p in prefs.items():
+                langs[u] = p.lang or p.tg or "en"
+        return langs

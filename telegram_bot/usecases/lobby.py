@@ -1,13 +1,14 @@
 """LobbyActions: opening one (``/new``), joining one (a button or a deep link), and
 the lobby message's buttons -- Join, Leave, Add/Remove AI, Settings, Start,
-Cancel -- and Rematch.  Each returns what to answer; the writes go through the
-table service and the messages through the publisher."""
+Cancel -- and Rematch.  Each returns what to answer and what changed (data
+the publisher shows once the user is answered); the writes go through the
+table service."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -16,16 +17,22 @@ from engine.ai import LEVELS
 from tables import OPEN, PLAYING, LiveError, Table, TableService
 from telegram_bot.buttons.callbacks import LobbyCb, LobbyOp
 from telegram_bot.delivery import Delivery, Urgency
-from telegram_bot.publishing import group_hands
-from telegram_bot.publishing.publisher import Publisher
+from telegram_bot.publishing.changes import Change, GameStarted, HandToPrivate, Refresh
+from telegram_bot.publishing.hands import GROUP, HandPlacement
 from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.state.prefs import PrefsCache
+from telegram_bot.state.snapshot import Snapshots
 from telegram_bot.views import texts
 from telegram_bot.views.format import bold, user_text
 from telegram_bot.views.i18n import VARIANT_TITLES, Translator
 from telegram_bot.views.keyboards import open_table_keyboard
-from telegram_bot.views.lobby import deep_link, render_lobby, settings_keyboard, settings_text
-from telegram_bot.views.screens import lobby_lang
+from telegram_bot.views.lobby import (
+    deep_link,
+    lobby_lang,
+    render_lobby,
+    settings_keyboard,
+    settings_text,
+)
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,7 @@ class LobbyOutcome:
     url: str | None = None
     error: EngineError | None = None
     then: Callable[[], Awaitable[None]] | None = None
+    change: Change | None = None
 
 
 @dataclass(frozen=True)
@@ -59,14 +67,16 @@ class LobbyActions:
 
     svc: TableService
     ui: ChatStateStore
-    publisher: Publisher
+    snapshots: Snapshots
     delivery: Delivery
+    hands: HandPlacement
+    bot_username: str
 
     async def post(
         self, table: Table, chat_id: int, locale: str, *, user: int, group_lang: str | None = None
     ) -> None:
         """Send the lobby message to ``chat_id`` and remember it."""
-        text, markup = render_lobby(table, locale=locale, bot_username=self.publisher.bot_username)
+        text, markup = render_lobby(table, locale=locale, bot_username=self.bot_username)
         msg = await self.delivery.send(chat_id, text, markup)
         await self.ui.update_table(
             table.id,
@@ -131,7 +141,7 @@ class LobbyActions:
             await self.svc.start(code, player.id)
         except EngineError as e:
             return await self._settle_solo(code, player, e)
-        return LobbyOutcome(then=lambda: self.publisher.start_game(code))
+        return LobbyOutcome(change=GameStarted(code))
 
     async def _settle_solo(self, code: str, player: Person, error: EngineError) -> LobbyOutcome:
         """A ``/play`` set-up failed half-way (Redis went away): complete it if the
@@ -141,7 +151,7 @@ class LobbyActions:
         offers the started game (:meth:`elsewhere`)."""
         with contextlib.suppress(EngineError):
             if (await self.svc.lobby(code)).status == PLAYING:
-                return LobbyOutcome(then=lambda: self.publisher.start_game(code))
+                return LobbyOutcome(change=GameStarted(code))
             await self.svc.cancel(code, player.id)
         return LobbyOutcome(error=error)
 
@@ -176,7 +186,7 @@ class LobbyActions:
 
         async def send_missing_hand() -> None:
             with contextlib.suppress(EngineError):
-                await self.publisher.resend_hand(player.id, table_id=str(code))
+                await self.hands.resend(player.id, table_id=str(code))
 
         return LobbyOutcome(error=error, then=send_missing_hand)
 
@@ -191,11 +201,8 @@ class LobbyActions:
         await self.delivery.send(player.id, texts.refusal(error, _), markup)
 
     async def join(self, code: str, player: Person) -> Table:
-        """Seat him at the lobby (LiveError when refused); remember his language;
-        re-render the lobby messages."""
-        table = await self._seat(code, player)
-        await self.publisher.refresh(code, actor=player.id)
-        return table
+        """Seat him at the lobby (LiveError when refused); remember his language."""
+        return await self._seat(code, player)
 
     async def _seat(self, code: str, player: Person, request_id: str = "") -> Table:
         result = await self.svc.join(code, player.id, player.name, request_id=request_id)
@@ -210,21 +217,20 @@ class LobbyActions:
             return LobbyOutcome(texts.NO_SUCH_LOBBY)
         seat = table.seat_of(player.id)
         if seat is not None and table.status == PLAYING:
-            hand = (await self.publisher.ui.table(code)).hands.get(player.id)
+            hand = (await self.ui.table(code)).hands.get(player.id)
             if hand is None or hand < 0:  # in the group, or none: here from now on
                 return LobbyOutcome(
-                    texts.GAME_STARTED_PRIVATE,
-                    then=lambda: group_hands.open_private(self.publisher, code, player.id),
+                    texts.GAME_STARTED_PRIVATE, change=HandToPrivate(code, player.id)
                 )
             return LobbyOutcome(
                 texts.GAME_STARTED_PRIVATE,
-                then=lambda: self.publisher.refresh(code, seats=[seat], actor=player.id),
+                change=Refresh(code, seats=(seat,), actor=player.id),
             )
         try:
             table = await self.join(code, player)
         except EngineError as e:
             return self.elsewhere(e, player)
-        return await self._joined(table, player)
+        return replace(await self._joined(table, player), change=Refresh(code, actor=player.id))
 
     async def _joined(self, table: Table, player: Person) -> LobbyOutcome:
         """The deep link's answer names the game and the group, or who gathers a
@@ -233,7 +239,7 @@ class LobbyActions:
         _ = Translator(player.locale)
         game = bold(_(VARIANT_TITLES[table.variant]))
         if table.chat is not None and table.chat < 0:
-            group = await self.publisher.chat_title(table.chat)
+            group = await self.delivery.chat_title(table.chat)
             if not group:
                 return LobbyOutcome(texts.JOINED)
             return LobbyOutcome(texts.JOINED_GROUP, {"game": game, "group": user_text(group)})
@@ -246,7 +252,7 @@ class LobbyActions:
         )
 
     async def _send_copy(self, table: Table, player: Person) -> None:
-        bot = self.publisher.bot_username
+        bot = self.bot_username
         text, markup = render_lobby(table, locale=player.locale, bot_username=bot)
         sent = await self.delivery.send(player.id, text, markup)
         if sent is not None:
@@ -279,11 +285,11 @@ class LobbyActions:
         message: tuple[int, int] | None,
         rid: str,
     ) -> LobbyOutcome:
-        # The outcome is decided here; what the messages show then is left to
-        # ``then``, which runs once the press is answered (an edit may wait long
-        # for the chat's flood tokens; Telegram drops a late answer).
+        # The outcome is decided here; what the messages show then is left to the
+        # publisher, once the press is answered (an edit may wait long for the
+        # chat's flood tokens; Telegram drops a late answer).
         code, op, user = button.code, button.op, player.id
-        refresh = partial(self.publisher.refresh, code, actor=user)
+        refresh = Refresh(code, actor=user)
         if op == LobbyOp.JOIN:
             await self._open_lobby(code)
             if not (await prefs.get(user)).started:
@@ -292,25 +298,25 @@ class LobbyActions:
                     # asks only that its receiver be a member of the group (issue
                     # 14): he plays here, his hand shown in the group to him alone
                     await self._seat(code, player, rid)
-                    await self.ui.set_prefs(user, plays=group_hands.GROUP)
-                    return LobbyOutcome(texts.JOINED_HERE, then=refresh)
+                    await self.ui.set_prefs(user, plays=GROUP)
+                    return LobbyOutcome(texts.JOINED_HERE, change=refresh)
                 # not in a group (an inline lobby): the deep link opens the
                 # private chat and seats him
-                return LobbyOutcome(url=deep_link(self.publisher.bot_username, code))
+                return LobbyOutcome(url=deep_link(self.bot_username, code))
             await self._seat(code, player, rid)
-            return LobbyOutcome(texts.JOINED, then=refresh)
+            return LobbyOutcome(texts.JOINED, change=refresh)
         if op in (LobbyOp.SETTINGS, LobbyOp.SET, LobbyOp.BACK):
             return LobbyOutcome(then=await self.settings(button, player, message, rid))
         if op in (LobbyOp.START, LobbyOp.REMATCH):
             begin = self.svc.start if op == LobbyOp.START else self.svc.rematch
             if (await begin(code, user, request_id=rid)).duplicate:
                 return LobbyOutcome()  # the first copy of this press sends the hands
-            return LobbyOutcome(then=lambda: self.publisher.start_game(code))
+            return LobbyOutcome(change=GameStarted(code))
         write = self._writes().get(op)
         if write is None:
             return LobbyOutcome(texts.BAD_BUTTON)
         await write(code, user, rid)
-        return LobbyOutcome(texts.LEFT if op == LobbyOp.LEAVE else None, then=refresh)
+        return LobbyOutcome(texts.LEFT if op == LobbyOp.LEAVE else None, change=refresh)
 
     async def _open_lobby(self, code: str) -> Table:
         """The lobby, while it is open (its game not started): else ``not_open``."""
@@ -362,9 +368,9 @@ class LobbyActions:
         self, button: LobbyCb, player: Person, table: Table, message: tuple[int, int]
     ) -> None:
         chat, message_id = message
-        snap = await self.publisher.snapshot(button.code)
+        snap = await self.snapshots.load(button.code)
         lang = lobby_lang(snap, chat) if chat < 0 else player.locale
-        bot = self.publisher.bot_username
+        bot = self.bot_username
         if button.op == LobbyOp.BACK:
             text, markup = render_lobby(table, locale=lang, bot_username=bot)
         else:

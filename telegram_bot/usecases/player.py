@@ -9,7 +9,8 @@ from aiogram.types import InlineKeyboardMarkup
 from engine import EngineError
 from tables import OPEN, PLAYING, LiveError, TableService
 from telegram_bot.delivery import Delivery, Urgency
-from telegram_bot.publishing.publisher import Publisher
+from telegram_bot.publishing.changes import Change, Refresh
+from telegram_bot.publishing.hands import HandPlacement
 from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.state.prefs import PrefsCache
 from telegram_bot.state.snapshot import hand_target
@@ -23,7 +24,6 @@ from telegram_bot.views.lobby import render_lobby
 async def leave_table(
     svc: TableService,
     ui: ChatStateStore,
-    publisher: Publisher,
     delivery: Delivery,
     player: Person,
     chat: int,
@@ -41,11 +41,9 @@ async def leave_table(
     except EngineError as e:
         return LobbyOutcome(error=e)
 
-    async def refresh() -> None:
-        await publisher.refresh(table.id, actor=player.id)
-
+    refresh = Refresh(table.id, actor=player.id)
     if table.status != PLAYING:
-        return LobbyOutcome(texts.LEFT, then=refresh)
+        return LobbyOutcome(texts.LEFT, change=refresh)
     _ = Translator(player.locale)
     text = _(texts.LEFT_GAME)
     markup: InlineKeyboardMarkup | None = take_back_keyboard(table.id, _(texts.TAKE_BACK))
@@ -57,7 +55,7 @@ async def leave_table(
         await delivery.edit(chat, key, text, markup, urgency=Urgency.NOW, receiver=receiver)
     else:
         await delivery.send(player.id, text, markup)
-    return LobbyOutcome(None if chat == player.id else texts.LEFT, then=refresh)
+    return LobbyOutcome(None if chat == player.id else texts.LEFT, change=refresh)
 
 
 async def set_language(
@@ -67,25 +65,23 @@ async def set_language(
     prefs: PrefsCache,
     svc: TableService,
     ui: ChatStateStore,
-    publisher: Publisher,
-) -> None:
+) -> Change | None:
     """In a group /lang sets the group's language: lobbies opened there from now on
     speak it, and so does the lobby or game of this group where the sender sits
-    (its messages are redrawn now).  In private it sets the user's language, and
-    his messages at his current table are redrawn in it."""
+    (its messages are redrawn).  In private it sets the user's language, and
+    his messages at his current table are redrawn in it.  Returns what to redraw."""
     await prefs.update(chat, lang=choice)
     table = await svc.where(user)
     if table is None:
-        return
+        return None
     if chat < 0:
         if table.chat != chat:
-            return
+            return None
         await ui.update_table(table.id, group_lang=choice)
-        await publisher.refresh(table.id, seats=(), actor=user)
-        return
+        return Refresh(table.id, seats=(), actor=user)
     await ui.update_table(table.id, langs={user: choice})
     seat = table.seat_of(user)
-    await publisher.refresh(table.id, seats=() if seat is None else (seat,), actor=user)
+    return Refresh(table.id, seats=() if seat is None else (seat,), actor=user)
 
 
 async def open_table(
@@ -93,8 +89,9 @@ async def open_table(
     player: Person,
     svc: TableService,
     ui: ChatStateStore,
-    publisher: Publisher,
+    hands: HandPlacement,
     delivery: Delivery,
+    bot_username: str,
 ) -> LobbyOutcome:
     """ "Open my table": the game he sits at gets his hand message again, below (the
     old one no longer takes presses); a lobby, a copy of its message in his
@@ -106,11 +103,9 @@ async def open_table(
         if seat is None or table.status not in (OPEN, PLAYING) or table.seats[seat].left:
             raise LiveError("not_seated", "you do not sit at this table")
         if table.status == PLAYING:
-            await publisher.resend_hand(player.id, table_id=code, again=True)
+            await hands.resend(player.id, table_id=code, again=True)
             return LobbyOutcome(texts.HERE_IS_YOUR_TABLE)
-        text, markup = render_lobby(
-            table, locale=player.locale, bot_username=publisher.bot_username
-        )
+        text, markup = render_lobby(table, locale=player.locale, bot_username=bot_username)
         sent = await delivery.send(player.id, text, markup)
         if sent is not None:
             await ui.update_table(code, lobby_messages={player.id: sent.message_id})

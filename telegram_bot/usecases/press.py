@@ -28,18 +28,18 @@ fresh keyboard."""
 from __future__ import annotations
 
 import enum
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import Any
 
 from engine import EngineError, view
 from tables import PLAYING, StaleVersion, TableService
 from telegram_bot.buttons.callbacks import GameCb
 from telegram_bot.buttons.moves import BOUT_STAMP_LEN, ERR_NOT_YOUR_TURN, Selection, resolve, stamp
-from telegram_bot.publishing.publisher import Publisher
+from telegram_bot.publishing.changes import Change, Redraw, Refresh
 from telegram_bot.state.chat_state import ChatStateStore
-from telegram_bot.state.snapshot import Snapshot, group_of, hand_target
+from telegram_bot.state.claims import WriteClaims
+from telegram_bot.state.snapshot import Snapshot, Snapshots, group_of, hand_target
 
 SELECTION_PRESSES = frozenset({"card", "play"})
 """Presses whose meaning depends on his selection: honoured only when the button
@@ -87,10 +87,10 @@ class PressOutcome:
     reason_args: Mapping[str, int] = field(default_factory=dict)  # to format ``reason``
     error: EngineError | None = None  # REFUSED
     version: int | None = None  # APPLIED / DUPLICATE: the version the move made
-    then: Callable[[], Awaitable[None]] | None = field(default=None, compare=False)
-    """What shows the outcome (his message redrawn, the table refreshed): run it
-    once the press is answered -- an edit may wait for flood tokens, and Telegram
-    drops an answer that comes too late."""
+    change: Change | None = field(default=None, compare=False)
+    """What changed (his message to redraw, the table to refresh): shown by the
+    publisher once the press is answered -- an edit may wait for flood tokens,
+    and Telegram drops an answer that comes too late."""
 
     @property
     def ok(self) -> bool:
@@ -109,12 +109,13 @@ class PressButton:
 
     svc: TableService
     ui: ChatStateStore
-    publisher: Publisher
+    snapshots: Snapshots
+    claims: WriteClaims
     attempts: int = APPLY_ATTEMPTS
 
     async def __call__(self, press: ButtonPress) -> PressOutcome:
         try:
-            snap = await self.publisher.snapshot(press.button.game)
+            snap = await self.snapshots.load(press.button.game)
         except EngineError as e:
             return PressOutcome(PressStatus.REFUSED, error=e)
         refused = _duplicate(snap, press) or _check_presser(snap, press)
@@ -129,7 +130,7 @@ class PressButton:
                 return outcome
             # another write landed meanwhile: look again (the stamp decides)
             try:
-                snap = await self.publisher.snapshot(press.button.game)
+                snap = await self.snapshots.load(press.button.game)
             except EngineError as e:
                 return PressOutcome(PressStatus.REFUSED, error=e)
             duplicate = _duplicate(snap, press)  # another copy of this press won the race
@@ -139,8 +140,8 @@ class PressButton:
                 return PressOutcome(PressStatus.GAME_OVER)
             if attempt + 1 < self.attempts and not snap.table.seats[seat].ai_controlled:
                 continue
-            refresh = partial(self.publisher.refresh, snap.table.id, seats=[seat], actor=press.user)
-            return PressOutcome(PressStatus.STALE, then=refresh)
+            refresh = Refresh(snap.table.id, seats=(seat,), actor=press.user)
+            return PressOutcome(PressStatus.STALE, change=refresh)
         return PressOutcome(PressStatus.STALE)
 
     async def _try(
@@ -157,15 +158,14 @@ class PressButton:
             and not _still_a_pass(seat_view, button)
         ):
             # his hand or options changed since the keyboard was drawn
-            redraw = partial(self.publisher.render_seat, snap, press.user, selection)
+            redraw = Redraw(snap, press.user, selection)
             if snap.loaded.moved_since(seat, button.version):  # he already moved from it
-                return PressOutcome(PressStatus.REPEATED, then=redraw)
-            return PressOutcome(PressStatus.STALE, then=redraw)
+                return PressOutcome(PressStatus.REPEATED, change=redraw)
+            return PressOutcome(PressStatus.STALE, change=redraw)
         if button.press.kind in SELECTION_PRESSES and button.sel != selection.token:
             # drawn for another revision of his selection (a toggle delivered twice,
             # a double tap): what it meant is gone -- show him his selection now
-            redraw = partial(self.publisher.render_seat, snap, press.user, selection)
-            return PressOutcome(PressStatus.REDRAWN, then=redraw)
+            return PressOutcome(PressStatus.REDRAWN, change=Redraw(snap, press.user, selection))
         resolved = resolve(seat_view, selection, button.press)
         if resolved.error is not None:
             status = (
@@ -179,12 +179,9 @@ class PressButton:
             if not await self.ui.swap_selection(
                 snap.table.id, press.user, selection.rev, new.to_json()
             ):  # another press changed it first: show the one that won
-                refresh = partial(
-                    self.publisher.refresh, snap.table.id, seats=[seat], actor=press.user
-                )
-                return PressOutcome(PressStatus.REDRAWN, then=refresh)
-            redraw = partial(self.publisher.render_seat, snap, press.user, new)
-            return PressOutcome(PressStatus.TOGGLED, then=redraw)
+                refresh = Refresh(snap.table.id, seats=(seat,), actor=press.user)
+                return PressOutcome(PressStatus.REDRAWN, change=refresh)
+            return PressOutcome(PressStatus.TOGGLED, change=Redraw(snap, press.user, new))
         assert resolved.action is not None
         return await self._apply(snap, selection, press, resolved.action, resolved.rest_of_bout)
 
@@ -197,8 +194,9 @@ class PressButton:
         rest_of_bout: bool = False,
     ) -> PressOutcome | StaleVersion:
         """Make the move (compare-and-set on ``snap``'s version); the outcome's
-        ``then`` refreshes: his own message first; the write's notification
-        re-renders nothing more."""
+        change refreshes the table, his own message first.  Its version is
+        claimed at once (before the press is answered), so the write's own
+        notification re-renders nothing more."""
         table_id = snap.table.id
         try:
             result = await self.svc.apply(
@@ -217,11 +215,10 @@ class PressButton:
             return PressOutcome(PressStatus.DUPLICATE, version=result.version)
         if selection.cards or selection.choose:
             await self.ui.update_table(table_id, selections={press.user: None})
-        seats = None if result.game_over else result.changed_seats
-        refresh = self.publisher.claimed_refresh(
-            table_id, seats=seats, actor=press.user, wrote=result.version
-        )
-        return PressOutcome(PressStatus.APPLIED, version=result.version, then=refresh)
+        seats = None if result.game_over else tuple(result.changed_seats)
+        claim = self.claims.claim(table_id, result.version)
+        refresh = Refresh(table_id, seats, press.user, wrote=result.version, claim=claim)
+        return PressOutcome(PressStatus.APPLIED, version=result.version, change=refresh)
 
 
 def _still_a_pass(seat_view: dict[str, Any], button: GameCb) -> bool:

@@ -9,10 +9,9 @@ from enum import StrEnum
 
 from tables import LiveError
 from telegram_bot.delivery import Delivery
-from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.state.chat_state import ChatStateStore
-from telegram_bot.state.snapshot import group_of
-from telegram_bot.views.screens import watch_screen
+from telegram_bot.state.snapshot import Snapshots, group_of
+from telegram_bot.views.table import watch_screen
 
 
 class WatchStatus(StrEnum):
@@ -29,13 +28,13 @@ async def watch(
     table_id: str,
     user: int,
     lang: str,
-    publisher: Publisher,
+    snapshots: Snapshots,
     ui: ChatStateStore,
     delivery: Delivery,
 ) -> WatchStatus:
     """Send ``user`` the table's public view and keep it updated."""
     try:
-        snap = await publisher.snapshot(table_id)
+        snap = await snapshots.load(table_id)
     except LiveError:
         return WatchStatus.NO_TABLE
     t = snap.table

@@ -52,3 +52,7 @@ def cards_row(
         InlineKeyboardButton(text=my_cards, callback_data=CardsCb(code=code).pack()),
         InlineKeyboardButton(text=in_private, url=f"https://t.me/{bot_username}?start={code}"),
     ]
+
+
+Screen = tuple[str, InlineKeyboardMarkup | None]
+"""A message's text and keyboard."""

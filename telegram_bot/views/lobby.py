@@ -13,9 +13,22 @@ from typing import Any, Protocol
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
 from engine.ai import LEVEL_OF
-from telegram_bot.buttons.callbacks import LobbyCb, LobbyOp
+from tables import CANCELLED
+from telegram_bot.buttons.callbacks import (
+    LobbyCb,
+    LobbyOp,
+)
+from telegram_bot.state.snapshot import Snapshot
+from telegram_bot.views import texts
+from telegram_bot.views.cards import CARDS_HELD
 from telegram_bot.views.format import ai_name, bold, user_text
-from telegram_bot.views.i18n import GAME_INVITES, LEVEL_TITLES, VARIANT_TITLES, Translator
+from telegram_bot.views.i18n import (
+    GAME_INVITES,
+    LEVEL_TITLES,
+    VARIANT_TITLES,
+    Translator,
+)
+from telegram_bot.views.keyboards import Screen, cards_row
 
 MAX_PLAYERS = {"chuvash": 6, "shchelkovsky": 10}  # C2, S2
 TIMERS = (0, 30, 60, 120)
@@ -276,3 +289,34 @@ def render_top(rows: Sequence[LeaderRow], *, locale: str, limit: int = 10) -> st
             + _("games: {games}, lost: {losses}", games=r.games, losses=r.losses)
         )
     return "\n".join(lines)
+
+
+def lobby_lang(snap: Snapshot, chat: int) -> str:
+    """The language of the table's lobby message in ``chat``."""
+    if chat < 0:
+        return snap.ui.group_lang or "en"
+    return snap.ui.langs.get(chat, "en")
+
+
+def lobby_screen(snap: Snapshot, chat: int, bot_username: str) -> Screen:
+    """The lobby message in ``chat`` (or that the lobby was cancelled)."""
+    lang = lobby_lang(snap, chat)
+    if snap.table.status == CANCELLED:
+        return Translator(lang)(texts.LOBBY_CANCELLED), None
+    return render_lobby(snap.table, locale=lang, bot_username=bot_username)
+
+
+def started_lobby_screen(snap: Snapshot, chat: int, bot_username: str) -> Screen:
+    """The lobby message in ``chat`` once its game started (in a group: *My
+    cards* and *In private*, as on the table message)."""
+    t = snap.table
+    _ = Translator(lobby_lang(snap, chat))
+    head = f"<b>{_(VARIANT_TITLES[t.variant])}</b> · " + ", ".join(
+        user_text(s.name if s.human else ai_name(s.name, _) + level_suffix(s, _)) for s in t.seats
+    )
+    if chat < 0:  # the same buttons as the table message's (issue 14)
+        row = cards_row(
+            t.id, bot_username, CARDS_HELD + " " + _("My cards"), "🔒 " + _("In private")
+        )
+        return head + "\n" + _(texts.GAME_STARTED), InlineKeyboardMarkup(inline_keyboard=[row])
+    return head + "\n" + _(texts.GAME_STARTED_PRIVATE), None

@@ -4,8 +4,8 @@ buttons ◀ ▶ (one move), ⏮ ⏭ (one bout), ⏪ ⏩ (start, end)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
@@ -14,10 +14,11 @@ from engine import public_view
 from engine.cards import card_names
 from engine.replay import ReplayStep
 from telegram_bot.buttons.callbacks import ReplayCb, ReplayOp
-from telegram_bot.views.board import MAX_TEXT, render_table
+from telegram_bot.views.board import MAX_TEXT
 from telegram_bot.views.cards import glyphs, sorted_hand
 from telegram_bot.views.format import action_line, ai_name, bold, name_of
 from telegram_bot.views.i18n import N_, VARIANT_TITLES, Translator
+from telegram_bot.views.table import render_table
 
 # answers of the replay handlers (telegram_bot/handlers/replay.py)
 EXPIRED = N_("This game's record is no longer kept: replays are kept for {days} days.")

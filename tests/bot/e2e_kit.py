@@ -23,7 +23,7 @@ from telegram_bot.app import BotApp
 from telegram_bot.buttons.callbacks import LobbyCb, LobbyOp, parse_game
 from telegram_bot.settings import Settings
 from telegram_bot.state.chat_state import ChatStateStore
-from telegram_bot.views.board import PLAYABLE
+from telegram_bot.views.hand import PLAYABLE
 
 SAFETY = 60.0  # seconds: a hung test fails, never a timing assertion
 

@@ -309,7 +309,7 @@ async def test_a_moves_own_notification_renders_nothing_more(
         # what the publisher renders: the versions it loads to render, the edits it asks
         renders: list[int] = []
         edits: list[tuple[int, Urgency]] = []
-        real_snapshot, real_edit = pub.snapshot, delivery.edit
+        real_snapshot, real_edit = pub.snapshots.load, delivery.edit
 
         async def loaded(table_id: str) -> Snapshot:
             snap = await real_snapshot(table_id)
@@ -339,10 +339,10 @@ async def test_a_moves_own_notification_renders_nothing_more(
                 receiver=receiver,
             )
 
-        monkeypatch.setattr(pub, "snapshot", loaded)
+        monkeypatch.setattr(pub.snapshots, "load", loaded)
         monkeypatch.setattr(delivery, "edit", edit)
         lock = WatchedLock()
-        monkeypatch.setattr(pub, "lock", lambda table_id: lock)
+        monkeypatch.setattr(pub.locks, "of", lambda table_id: lock)
         _table, state, version = await h.svc.get(tid)
         assert state is not None
         seat = state.to_act()[0]
@@ -388,7 +388,7 @@ async def test_a_moves_own_notification_renders_nothing_more(
                 raise failures.pop()
             return await loaded(table_id)
 
-        monkeypatch.setattr(pub, "snapshot", flaky_snapshot)
+        monkeypatch.setattr(pub.snapshots, "load", flaky_snapshot)
         async with lock:
             result = await h.svc.apply(tid, user.id, view(state, seat)["legal"][0], version)
             announced = asyncio.create_task(pub.refresh(tid, min_version=result.version))

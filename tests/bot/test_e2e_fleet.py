@@ -36,10 +36,10 @@ from sandbox.webhook_proxy import SECRET_HEADER, WebhookProxy
 from tables import MOVE_KINDS, LiveEvent, Table, TableService
 from telegram_bot.buttons.callbacks import parse_game
 from telegram_bot.state.chat_state import ChatStateStore
-from telegram_bot.views.board import render_game_over, render_table
+from telegram_bot.views.board import seat_names
 from telegram_bot.views.fair import commitment_lines, seed_lines
 from telegram_bot.views.i18n import Translator
-from telegram_bot.views.screens import seat_names
+from telegram_bot.views.table import render_game_over, render_table
 from tests.bot.e2e_kit import SAFETY, Harness, is_over, play_out, settle
 
 GAMES, PLAYERS = 3, 3

@@ -22,7 +22,8 @@ from telegram_bot.buttons.callbacks import LobbyOp
 from telegram_bot.buttons.moves import Selection
 from telegram_bot.publishing.repair import GONE
 from telegram_bot.state.pending_renders import SCRIPTS, RenderMarks
-from telegram_bot.views.screens import hand_screen, table_screen
+from telegram_bot.views.hand import hand_screen
+from telegram_bot.views.table import table_screen
 from tests.bot.e2e_kit import SAFETY, Harness
 from tests.bot.test_e2e_redelivery import Processes, group_lobby, lobby_data
 from tests.tables.conftest import FakeClock
@@ -57,7 +58,7 @@ async def test_a_render_lost_with_its_process_is_repaired_by_another(
             await p.press(ann, lobby, lobby_data(tid, LobbyOp.START))
             assert a.publisher is not None
             assert b.publisher is not None
-            before = await b.publisher.snapshot(tid)
+            before = await b.publisher.snapshots.load(tid)
             assert before.ui.table_message is not None
             shown = group.messages[before.ui.table_message].text
             # a's write and its render, as a press's: the mover's own edit at once,
@@ -73,7 +74,7 @@ async def test_a_render_lost_with_its_process_is_repaired_by_another(
             crash(a)
             assert group.messages[before.ui.table_message].text == shown  # not redrawn
             b.start_background()  # b's sweep finds the mark a left behind
-            after = await b.publisher.snapshot(tid)
+            after = await b.publisher.snapshots.load(tid)
             assert after.version == wrote.version
             username = (await b.bot.me()).username or ""
             want = table_screen(after, username)[0]

@@ -18,8 +18,12 @@ from tables import LiveConfig, StaleVersion, TableService
 from telegram_bot.buttons.callbacks import INERT, GameCb, Press, act
 from telegram_bot.buttons.moves import BOUT_STAMP_LEN, ERR_NOT_YOUR_TURN, stamp
 from telegram_bot.delivery import Delivery, Urgency
+from telegram_bot.publishing.hands import HandPlacement
+from telegram_bot.publishing.locks import TableLocks
 from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.state.chat_state import ChatStateStore
+from telegram_bot.state.claims import WriteClaims
+from telegram_bot.state.snapshot import Snapshots
 from telegram_bot.usecases.press import ButtonPress, PressButton, PressOutcome, PressStatus
 
 ANN, BOB, EVE = 1, 2, 3
@@ -89,16 +93,30 @@ class Table:
     delivery: Recorder
     use_case: PressButton
     code: str
+    publisher: Publisher
 
     async def press_button(self, press: ButtonPress) -> PressOutcome:
         """The use case as the handler runs it: the outcome (the press is answered
-        with it) before any message is edited, then its ``then``."""
+        with it) before any message is edited, then the publisher shows its change."""
         edits = len(self.delivery.edits)
         outcome = await self.use_case(press)
         assert len(self.delivery.edits) == edits, "edited before the press was answered"
-        if outcome.then is not None:
-            await outcome.then()
+        await self.publisher.show(outcome.change)
         return outcome
+
+
+def wire(
+    svc: TableService, ui: ChatStateStore, delivery: Recorder
+) -> tuple[Publisher, PressButton]:
+    """The publisher and the press use case as the bot wires them (on a fake delivery)."""
+    snapshots = Snapshots(svc, ui)
+    locks, claims = TableLocks(), WriteClaims()
+    out = cast(Delivery, delivery)
+    hands = HandPlacement(svc, snapshots, ui, out, locks, "testbot")
+    publisher = Publisher(
+        snapshots, ui, out, hands, locks=locks, claims=claims, bot_username="testbot"
+    )
+    return publisher, PressButton(svc, ui, snapshots, claims)
 
 
 @pytest.fixture
@@ -111,12 +129,12 @@ async def table(redis_url: str, redis_prefix: str) -> AsyncIterator[Table]:
     )
     ui = ChatStateStore.of(svc)
     delivery = Recorder()
-    publisher = Publisher(svc, ui, cast(Delivery, delivery), "testbot")
+    publisher, press = wire(svc, ui, delivery)
     code = (await svc.create_lobby(ANN, "Ann", variant="shchelkovsky", timer=0)).table.id
     await svc.join(code, BOB, "Bob")
     await svc.start(code, ANN)
     await ui.update_table(code, hands=HAND)
-    yield Table(svc, ui, delivery, PressButton(svc, ui, publisher), code)
+    yield Table(svc, ui, delivery, press, code, publisher)
     await svc.aclose()
 
 

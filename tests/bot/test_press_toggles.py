@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import AsyncIterator
-from typing import cast
 
 import pytest
 import redis.asyncio as aredis
@@ -18,11 +17,9 @@ from engine import view
 from tables import LiveConfig
 from telegram_bot.buttons.callbacks import PLAY, GameCb, Press, press_card
 from telegram_bot.buttons.moves import Selection, resolve, stamp
-from telegram_bot.delivery import Delivery
-from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.state.chat_state import ChatStateStore
-from telegram_bot.usecases.press import ButtonPress, PressButton, PressStatus
-from tests.bot.test_press import ANN, BOB, HAND, FakeClock, LosingService, Recorder, Table
+from telegram_bot.usecases.press import ButtonPress, PressStatus
+from tests.bot.test_press import ANN, BOB, HAND, FakeClock, LosingService, Recorder, Table, wire
 
 
 @pytest.fixture
@@ -36,7 +33,7 @@ async def chuvash(redis_url: str, redis_prefix: str) -> AsyncIterator[Table]:
     )
     ui = ChatStateStore.of(svc)
     delivery = Recorder()
-    publisher = Publisher(svc, ui, cast(Delivery, delivery), "testbot")
+    publisher, press = wire(svc, ui, delivery)
     for seed in range(1, 200):  # the first deal whose leader toggles a card
         svc.new_seed = functools.partial(int, seed)
         code = (await svc.create_lobby(ANN, "Ann", variant="chuvash", timer=0)).table.id
@@ -46,7 +43,7 @@ async def chuvash(redis_url: str, redis_prefix: str) -> AsyncIterator[Table]:
             break
         await svc.admin_cancel(code)
     await ui.update_table(code, hands=HAND)
-    yield Table(svc, ui, delivery, PressButton(svc, ui, publisher), code)
+    yield Table(svc, ui, delivery, press, code, publisher)
     await svc.aclose()
 
 
@@ -88,8 +85,8 @@ async def test_a_toggle_delivered_twice_at_once_toggles_once(chuvash: Table) -> 
     # ... and once more, later (a redelivery): the same selection, his keyboard redrawn
     again = await t.use_case(press)
     assert again.status is PressStatus.REDRAWN
-    assert again.then is not None
-    await again.then()
+    assert again.change is not None
+    await t.publisher.show(again.change)
     assert (await _selection(t, user)) == sel
     assert t.delivery.edits  # redrawn: the keyboard shows what the server holds
 

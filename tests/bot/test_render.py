@@ -20,9 +20,9 @@ from engine.cards import Card, card_name
 from sandbox.fake_api.text import parse_text
 from telegram_bot.buttons.callbacks import GameCb, LobbyCb, LobbyOp, parse_game, parse_lobby
 from telegram_bot.buttons.moves import Selection, card_moves
-from telegram_bot.views.board import PAGE_SIZE, render_game_over, render_hand, render_table
 from telegram_bot.views.cards import card_label, glyph, group_hand
 from telegram_bot.views.format import history_lines
+from telegram_bot.views.hand import PAGE_SIZE, render_hand
 from telegram_bot.views.i18n import LANGUAGES, Translator
 from telegram_bot.views.lobby import (
     ROW_CHARS,
@@ -36,6 +36,7 @@ from telegram_bot.views.lobby import (
     settings_text,
     stats_from_counts,
 )
+from telegram_bot.views.table import render_game_over, render_table
 
 NAMES = [f"Player{i}" for i in range(10)]
 GID = "Abc_-123456"

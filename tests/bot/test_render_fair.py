@@ -16,7 +16,8 @@ from telegram_bot.buttons.callbacks import ReplayCb, WatchCb
 from telegram_bot.buttons.moves import Selection
 from telegram_bot.state.chat_state import TableUi
 from telegram_bot.state.snapshot import Snapshot
-from telegram_bot.views.screens import hand_screen, table_screen, watch_screen
+from telegram_bot.views.hand import hand_screen
+from telegram_bot.views.table import table_screen, watch_screen
 from tests.bot.e2e_kit import cards_in
 
 SEED = 424242

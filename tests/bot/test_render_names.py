@@ -15,8 +15,16 @@ from telegram_bot.buttons.moves import Selection
 from telegram_bot.state.chat_state import TableUi
 from telegram_bot.state.snapshot import Snapshot
 from telegram_bot.views.format import short_name
-from telegram_bot.views.lobby import LeaderRow, VariantStats, render_stats, render_top
-from telegram_bot.views.screens import hand_screen, lobby_screen, started_lobby_screen, table_screen
+from telegram_bot.views.hand import hand_screen
+from telegram_bot.views.lobby import (
+    LeaderRow,
+    VariantStats,
+    lobby_screen,
+    render_stats,
+    render_top,
+    started_lobby_screen,
+)
+from telegram_bot.views.table import table_screen
 
 HOSTILE = [
     "Carl <3",

@@ -1,0 +1,216 @@
+"""What a player's hand message shows: his view of the table, his cards as buttons (his selection toggled), the moves he may make, and the result once over."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Sequence
+from datetime import datetime
+
+from aiogram.types import DisabledButton, InlineKeyboardButton, InlineKeyboardMarkup
+
+from engine import view
+from engine.cards import card_names, parse_card_run
+from tables import OVER
+from telegram_bot.buttons import moves
+from telegram_bot.buttons.callbacks import (
+    BACK,
+    BOUT_PASS,
+    CLEAR,
+    INERT,
+    PLAY,
+    GameCb,
+    Press,
+    act,
+    page,
+    press_card,
+)
+from telegram_bot.buttons.moves import Selection, View
+from telegram_bot.state.snapshot import Snapshot, group_of
+from telegram_bot.views import texts
+from telegram_bot.views.board import (
+    HISTORY,
+    TICKET,
+    TRANSFER,
+    ai_seats,
+    deadline,
+    deadline_lines,
+    fit_text,
+    header_lines,
+    player_lines,
+    seat_names,
+    status_lines,
+    table_lines,
+)
+from telegram_bot.views.cards import card_label, glyph, group_hand
+from telegram_bot.views.fair import commitment_lines
+from telegram_bot.views.format import history_lines
+from telegram_bot.views.i18n import Translator
+from telegram_bot.views.keyboards import Screen, take_back_keyboard
+from telegram_bot.views.table import game_over_screen
+
+MAX_ROW = 8
+
+
+MAX_BUTTONS = 100
+
+
+CARDS_PER_ROW = 6
+
+
+PAGE_SIZE = 24
+"""Distinct cards per page of a hand: four rows of six."""
+
+
+MAX_CHOICES = 20
+
+
+PLAYABLE = "•"
+
+
+TOGGLED = "✓"
+
+
+BOUT_PASS_MARK = "⏭"
+"""The mark of "pass for the rest of this bout"."""
+
+
+# ------------------------------------------------------------------ hand message
+def render_hand(
+    view: View,
+    *,
+    locale: str,
+    names: Sequence[str],
+    game_id: str,
+    version: int,
+    selection: moves.Selection | None = None,
+    deadline: datetime | None = None,
+    history: int = HISTORY,
+    ai_seats: Collection[int] = (),
+) -> tuple[str, InlineKeyboardMarkup]:
+    """The private hand message of ``view["seat"]``: the table, trump, stock, every
+    seat's count and role (``ai_seats``: human seats the AI plays now), the last
+    moves, the timer, whose move it is; keyboard: his cards (playable ones marked,
+    toggled ones ticked) and the actions legal now."""
+    _ = Translator(locale)
+    me = view["seat"]
+    sel = moves.clean(view, selection or moves.Selection())
+    head = (
+        header_lines(view, _)
+        + table_lines(view, names, _)
+        + player_lines(view, names, _, me, ai_seats)
+    )
+    tail = deadline_lines(deadline, _) + status_lines(view, names, _, me)
+    text = fit_text(head, history_lines(view, names, _, history), tail, _)
+    return text, hand_keyboard(view, _, game_id, version, sel)
+
+
+def hand_keyboard(
+    view: View, _: Translator, game_id: str, version: int, sel: moves.Selection
+) -> InlineKeyboardMarkup:
+    lg = moves.legal(view)
+    playable = moves.playable(view, lg)
+    stamp = moves.stamp(view)
+
+    def button(text: str, press: Press, style: str | None = None) -> InlineKeyboardButton:
+        return InlineKeyboardButton(
+            text=text,
+            callback_data=GameCb.of(game_id, version, press, stamp, sel.token).pack(),
+            style=style,
+        )
+
+    rows: list[list[InlineKeyboardButton]] = []
+    if sel.choose:  # the moves of one card, when a tap was ambiguous
+        choices = [
+            button(_choice_label(m, _), act(m)) for m in moves.card_moves(view, sel.choose, lg)
+        ]
+        choices = choices[:MAX_CHOICES]
+        rows += _rows(choices, 4)
+        rows.append([button("✖ " + _("Back"), BACK)])
+    groups = group_hand(view["hand"], view["trump"])
+    pages = max(1, -(-len(groups) // PAGE_SIZE))
+    p = min(sel.page, pages - 1)
+    toggled = Counter(sel.cards)
+    cards = []
+    for card, count in groups[p * PAGE_SIZE : (p + 1) * PAGE_SIZE]:
+        label = card_label(card, _.locale, count)
+        if toggled[card]:
+            mark = TOGGLED if count == 1 or toggled[card] == count else f"{TOGGLED}{toggled[card]} "
+            label = mark + label
+        elif card in playable:
+            label = PLAYABLE + label
+        if card in playable or toggled[card]:  # Telegram's button styles: green, playable now
+            cards.append(button(label, press_card(card), "success"))
+        else:  # a card that cannot be played now: shown greyed, pressing it does nothing
+            cards.append(InlineKeyboardButton(text=label, disabled=DisabledButton()))
+    rows += _rows(cards, CARDS_PER_ROW)
+    if pages > 1:
+        rows.append(
+            [
+                button("◀", page(p - 1) if p > 0 else INERT),
+                button(f"{p + 1}/{pages}", INERT),
+                button("▶", page(p + 1) if p + 1 < pages else INERT),
+            ]
+        )
+    actions = []
+    play = moves.selection_action(view, sel.cards, lg)
+    if play:
+        actions.append(button("▶ " + _("Play") + f" ({len(sel.cards)})", PLAY, "success"))
+    if sel.cards:
+        actions.append(button("✖ " + _("Clear"), CLEAR))
+    if lg.take:
+        actions.append(button(_("Take"), act("K"), "danger"))
+    if lg.pass_:
+        covered = all(cover is not None for _a, cover in view["table"]) and not view["taking"]
+        actions.append(button(_("Done") if covered else _("Pass"), act("P")))
+        # RULES §0 Passing: pass now and whenever asked again in this bout
+        actions.append(button(BOUT_PASS_MARK + " " + _("Pass all bout"), BOUT_PASS))
+    # short, distinct labels (issue 13): «↪ 9♦️» transfers, «🎫 9♦️» shows the pass-ticket
+    for card in dict.fromkeys(lg.transfers):
+        actions.append(button(f"{TRANSFER} {glyph(card, _.locale)}", act("R" + card)))
+    for card in dict.fromkeys(lg.tickets):
+        actions.append(button(f"{TICKET} {glyph(card, _.locale)}", act("S" + card)))
+    rows += _rows(actions, 3)
+    return InlineKeyboardMarkup(inline_keyboard=rows)
+
+
+def _choice_label(move: str, _: Translator) -> str:
+    cards = card_names(parse_card_run(move[1:]))
+    if move[0] == "C":
+        return f"{glyph(cards[0], _.locale)}→{glyph(cards[1], _.locale)}"
+    if move[0] == "R":
+        return f"{TRANSFER} {glyph(cards[0], _.locale)}"
+    if move[0] == "S":
+        return f"{TICKET} {glyph(cards[0], _.locale)}"
+    if move[0] == "T":
+        return "➕ " + _("Throw in {card}", card=glyph(cards[0], _.locale))
+    return "▶ " + glyph(cards[0], _.locale)
+
+
+def _rows(buttons: list[InlineKeyboardButton], width: int) -> list[list[InlineKeyboardButton]]:
+    return [buttons[i : i + width] for i in range(0, len(buttons), width)]
+
+
+def hand_screen(snap: Snapshot, seat: int, lang: str, selection: Selection) -> Screen:
+    """A seat's hand message: his view, his selection; the result once over; the
+    take-back button while the AI plays for him."""
+    t, state = snap.table, snap.loaded.state
+    assert state is not None
+    names = seat_names(t, lang)
+    if t.status == OVER or state.over:
+        return game_over_screen(snap, view(state, seat), lang)
+    text, markup = render_hand(
+        view(state, seat),
+        locale=lang,
+        names=names,
+        game_id=t.id,
+        version=snap.version,
+        selection=selection,
+        deadline=deadline(snap),
+        ai_seats=ai_seats(t),
+    )
+    if group_of(t) is None:  # a private game: no table message shows the commitment
+        text += "\n\n" + commitment_lines(t, Translator(lang))
+    if t.seats[seat].ai_controlled:
+        _ = Translator(lang)
+        return _(texts.AI_PLAYS) + "\n\n" + text, take_back_keyboard(t.id, _(texts.TAKE_BACK))
+    return text, markup

@@ -1,0 +1,146 @@
+"""What the group's table message and a spectator's message show: the public view of the table, the result once over."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from datetime import datetime
+
+from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
+
+from engine import public_view
+from tables import OVER
+from telegram_bot.buttons.callbacks import (
+    LobbyCb,
+    LobbyOp,
+)
+from telegram_bot.buttons.moves import View
+from telegram_bot.state.snapshot import Snapshot
+from telegram_bot.views.board import (
+    HISTORY,
+    ai_seats,
+    deadline,
+    deadline_lines,
+    fit_text,
+    header_lines,
+    player_lines,
+    seat_names,
+    status_lines,
+    table_lines,
+)
+from telegram_bot.views.cards import CARDS_HELD
+from telegram_bot.views.fair import commitment_lines, seed_lines, with_replay, with_watch
+from telegram_bot.views.format import bold, history_lines, name_of
+from telegram_bot.views.i18n import LOSER_TITLES, VARIANT_TITLES, Translator
+from telegram_bot.views.keyboards import Screen, cards_row
+
+
+# ------------------------------------------------------------------ group table
+def render_table(
+    view: View,
+    *,
+    locale: str,
+    names: Sequence[str],
+    deadline: datetime | None = None,
+    bot_username: str | None = None,
+    history: int = HISTORY,
+    ai_seats: Collection[int] = (),
+    code: str | None = None,
+) -> tuple[str, InlineKeyboardMarkup | None]:
+    """The group's table message from the public view (``ai_seats``: human seats
+    the AI plays now): no hand, no legal actions; optionally a button that opens
+    the private chat with the bot (the hands) -- with the table's ``code``
+    (issue 14) that button shows the presser's hand
+    in the group, only to him, and *In private* opens it in the private chat."""
+    _ = Translator(locale)
+    head = (
+        header_lines(view, _)
+        + table_lines(view, names, _)
+        + player_lines(view, names, _, -1, ai_seats)
+    )
+    tail = deadline_lines(deadline, _) + status_lines(view, names, _, -1)
+    text = fit_text(head, history_lines(view, names, _, history), tail, _)
+    if not bot_username:
+        return text, None
+    url = f"https://t.me/{bot_username}"
+    label = CARDS_HELD + " " + _("My cards")
+    if code is None:
+        row = [InlineKeyboardButton(text=label, url=url)]
+    else:
+        row = cards_row(code, bot_username, label, "🔒 " + _("In private"))
+    return text, InlineKeyboardMarkup(inline_keyboard=[row])
+
+
+# ------------------------------------------------------------------ game over
+def render_game_over(
+    view: View, *, locale: str, names: Sequence[str], code: str | None = None
+) -> tuple[str, InlineKeyboardMarkup | None]:
+    """The result: finish order and the loser («чувашский петух» / «дурак») or a
+    draw; a *Rematch* button when the lobby ``code`` is given."""
+    _ = Translator(locale)
+    title = _(VARIANT_TITLES[view["variant"]])
+    lines = [bold(_("Game over")) + " · " + title, ""]
+    for place, seat in enumerate(view["out"], start=1):
+        lines.append(f"{place}. {name_of(names, seat, _)}")
+    if view["draw"]:
+        lines += ["", _("The game is a draw")]
+    elif view["loser"] is not None:
+        loser = name_of(names, view["loser"], _)
+        icon = "🐓" if view["variant"] == "chuvash" else "🤡"
+        what = _(LOSER_TITLES[view["variant"]])
+        lines += ["", f"{icon} " + _("<b>{name}</b> is {title}!", name=loser, title=what)]
+    text = "\n".join(lines)
+    if code is None:
+        return text, None
+    data = LobbyCb(code=code, op=LobbyOp.REMATCH).pack()
+    markup = InlineKeyboardMarkup(
+        inline_keyboard=[[InlineKeyboardButton(text="🔁 " + _("Rematch"), callback_data=data)]]
+    )
+    return text, markup
+
+
+def table_screen(snap: Snapshot, bot_username: str) -> Screen:
+    """The group's table message: the public view (the result once over)."""
+    t, state = snap.table, snap.loaded.state
+    assert state is not None
+    lang = snap.ui.group_lang or "en"
+    pv = public_view(state)
+    if t.status == OVER or state.over:
+        return game_over_screen(snap, pv, lang)
+    text, markup = render_table(
+        pv,
+        locale=lang,
+        names=seat_names(t, lang),
+        deadline=deadline(snap),
+        bot_username=bot_username,
+        ai_seats=ai_seats(t),
+        code=t.id,
+    )
+    _ = Translator(lang)
+    return text + "\n\n" + commitment_lines(t, _), with_watch(markup, t, _)
+
+
+def watch_screen(snap: Snapshot, lang: str) -> Screen:
+    """A spectator's private message (issue #16): the public view, as the group's
+    table message shows it -- never a hand; the result and *Replay* once over."""
+    t, state = snap.table, snap.loaded.state
+    assert state is not None
+    pv = public_view(state)
+    _ = Translator(lang)
+    if t.status == OVER or state.over:
+        text, _markup = render_game_over(pv, locale=lang, names=seat_names(t, lang))
+        markup = with_replay(None, t, _) if snap.loaded.result is not None else None
+        return text + "\n\n" + seed_lines(t, _), markup
+    text, _none = render_table(
+        pv, locale=lang, names=seat_names(t, lang), deadline=deadline(snap), ai_seats=ai_seats(t)
+    )
+    return "👀 " + text + "\n\n" + commitment_lines(t, _), None
+
+
+def game_over_screen(snap: Snapshot, v: dict[str, object], lang: str) -> Screen:
+    """The result, the deal's seed revealed, *Rematch* and *Replay* (issue #16)."""
+    t = snap.table
+    text, markup = render_game_over(v, locale=lang, names=seat_names(t, lang), code=t.id)
+    _ = Translator(lang)
+    if snap.loaded.result is None:  # ended by an operator: no record to replay
+        return text + "\n\n" + seed_lines(t, _), markup
+    return text + "\n\n" + seed_lines(t, _), with_replay(markup, t, _)
