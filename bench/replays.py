@@ -24,9 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import redis.asyncio as aredis
 
 from engine import new_game
+from engine.replay import replay_step
 from sandbox.local_redis import LocalRedis
 from tables import LiveConfig, TableService
-from telegram_bot.usecases.replay import replay_step
 from telegram_bot.views.replay import render_replay
 
 
@@ -72,7 +72,7 @@ async def main() -> None:
                     t0 = time.perf_counter()
                     runs = 20
                     for _ in range(runs):
-                        s = await replay_step(svc, tid, 1, step, 1)
+                        s = replay_step(await svc.replay_record(tid, 1), step)
                         render_replay(s, locale="en")
                     ms = (time.perf_counter() - t0) / runs * 1000
                     print(f"      replay step ({label}): {ms:.2f} ms (load, replay, render)")

@@ -1,7 +1,9 @@
 """Assembling the bot: the aiogram ``Bot`` (pointed at ``TELEGRAM_API_URL``), the
-Dispatcher with its routers and middlewares, the services it injects by
-parameter name (``svc``, ``ui`` -- the chat state --, ``prefs``, ``publisher``, ``delivery``,
-``settings``, and the use cases ``press_button``, ``lobby_actions``), the update
+Dispatcher with its routers and middlewares, what the handlers are given
+(aiogram passes each by its parameter's name: ``cases`` -- every use case, one
+typed :class:`telegram_bot.usecases.cases.UseCases` --, ``publisher``, which shows
+what a use case changed once the user is answered, ``bot_username`` and
+``settings``), the update
 dedupe in front of every handler (:mod:`telegram_bot.state.dedupe`: an update delivered
 twice is handled once), and two background tasks:
 
@@ -45,6 +47,7 @@ from telegram_bot.delivery.flood.rates import FloodConfig
 from telegram_bot.handlers import routers
 from telegram_bot.handlers.middlewares import LocaleMiddleware
 from telegram_bot.publishing.hands import HandPlacement
+from telegram_bot.publishing.lobby_messages import LobbyMessages
 from telegram_bot.publishing.locks import TableLocks
 from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.settings import Settings
@@ -54,9 +57,15 @@ from telegram_bot.state.dedupe import UpdateDedupe
 from telegram_bot.state.pending_renders import RenderMarks
 from telegram_bot.state.prefs import PrefsCache
 from telegram_bot.state.snapshot import Snapshots
+from telegram_bot.usecases.cards import MyCards
+from telegram_bot.usecases.cases import UseCases
 from telegram_bot.usecases.delivery_events import DeliveryEvents
 from telegram_bot.usecases.lobby import LobbyActions
+from telegram_bot.usecases.player import PlayerActions
 from telegram_bot.usecases.press import PressButton
+from telegram_bot.usecases.replay import ReplayGame
+from telegram_bot.usecases.standings import Standings
+from telegram_bot.usecases.watch import WatchTable
 from telegram_bot.views.i18n import (
     GROUP_COMMANDS,
     LANGUAGES,
@@ -153,6 +162,7 @@ class BotApp:
         self._delivery: Delivery | None = None
         self.publisher: Publisher | None = None
         self.hands: HandPlacement | None = None
+        self.cases: UseCases | None = None
         self.events = DeliveryEvents(svc, self.ui)
         self.dp = Dispatcher()
         self.stop = asyncio.Event()
@@ -171,31 +181,34 @@ class BotApp:
         )
         snapshots = Snapshots(self.svc, self.ui)
         locks, claims = TableLocks(), WriteClaims()
-        self.hands = HandPlacement(self.svc, snapshots, self.ui, self.delivery, locks, username)
+        delivery = self.delivery
+        self.hands = HandPlacement(self.svc, snapshots, self.ui, delivery, locks, username)
+        lobbies = LobbyMessages(snapshots, self.ui, delivery, username)
         self.publisher = Publisher(
             snapshots,
             self.ui,
-            self.delivery,
+            delivery,
             self.hands,
+            lobbies,
             locks=locks,
             claims=claims,
             bot_username=username,
             marks=marks,
         )
-        dp = self.dp
-        dp["svc"] = self.svc
-        dp["ui"] = self.ui
-        dp["prefs"] = self.prefs
-        dp["snapshots"] = snapshots
-        dp["hands"] = self.hands
-        dp["publisher"] = self.publisher
-        dp["delivery"] = self.delivery
-        dp["delivery_events"] = self.events
-        dp["bot_username"] = username
-        dp["press_button"] = PressButton(self.svc, self.ui, snapshots, claims)
-        dp["lobby_actions"] = LobbyActions(
-            self.svc, self.ui, snapshots, self.delivery, self.hands, username
+        self.cases = UseCases(
+            press=PressButton(self.svc, self.ui, snapshots, claims),
+            lobby=LobbyActions(self.svc, self.ui, self.prefs, delivery, username),
+            player=PlayerActions(self.svc, self.ui, self.prefs, delivery, self.events),
+            my_cards=MyCards(self.hands),
+            watch=WatchTable(snapshots, self.ui, delivery),
+            replay=ReplayGame(self.svc, delivery),
+            standings=Standings(self.svc),
         )
+        dp = self.dp
+        # what the handlers are given (aiogram passes each by its parameter's name)
+        dp["cases"] = self.cases
+        dp["publisher"] = self.publisher
+        dp["bot_username"] = username
         dp["settings"] = self.settings
         if self.settings.update_dedupe:  # before any handler (after aiogram's own)
             dp.update.outer_middleware(UpdateDedupe(self.svc.kv, self.settings.update_dedupe_ttl))

@@ -55,7 +55,13 @@ from typing import Any
 
 from aiogram import Bot
 from aiogram.exceptions import TelegramAPIError
-from aiogram.types import EphemeralMessageParameters, InlineKeyboardMarkup, Message
+from aiogram.types import (
+    BotCommand,
+    BotCommandScopeChat,
+    EphemeralMessageParameters,
+    InlineKeyboardMarkup,
+    Message,
+)
 
 from engine.clock import Clock
 from telegram_bot.delivery.edits import MessageEdits
@@ -157,6 +163,15 @@ class Delivery:
             log.info("ephemeral %s of %s stays: %s", ephemeral_id, receiver, e.message)
             return False
         return True
+
+    async def is_admin(self, chat_id: int, user: int) -> bool:
+        """Telegram's word (getChatMember): the group's creator or an administrator."""
+        member = await self.bot.get_chat_member(chat_id, user)
+        return member.status in ("creator", "administrator")
+
+    async def set_chat_commands(self, chat_id: int, commands: list[BotCommand]) -> None:
+        """The command menu of this one chat (BotCommandScopeChat)."""
+        await self.bot.set_my_commands(commands, scope=BotCommandScopeChat(chat_id=chat_id))
 
     async def chat_title(self, chat_id: int) -> str:
         """A group's title, as Telegram has it now (getChat); empty if it cannot

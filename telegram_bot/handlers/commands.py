@@ -3,10 +3,9 @@ commands get a short help."""
 
 from __future__ import annotations
 
-from aiogram import Bot, F, Router
+from aiogram import F, Router
 from aiogram.filters import Command, CommandObject
 from aiogram.types import (
-    BotCommandScopeChat,
     CallbackQuery,
     Chat,
     InlineKeyboardButton,
@@ -15,27 +14,18 @@ from aiogram.types import (
     User,
 )
 
-from tables import TableService
 from telegram_bot.buttons.callbacks import LangCb, NewLobbyCb
-from telegram_bot.delivery import Delivery
 from telegram_bot.handlers.common import parse_play, parse_variant, player, reply, solo_link
 from telegram_bot.handlers.middlewares import display_name
 from telegram_bot.publishing.changes import Change
 from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.settings import Settings
-from telegram_bot.state.chat_state import ChatStateStore
-from telegram_bot.state.prefs import PrefsCache
-from telegram_bot.usecases.lobby import LobbyActions
-from telegram_bot.usecases.player import leave_table, set_language
+from telegram_bot.usecases.cases import UseCases
 from telegram_bot.views import texts
 from telegram_bot.views.i18n import (
-    GROUP_COMMANDS,
     LANGUAGES,
-    PRIVATE_COMMANDS,
     Translator,
-    bot_commands,
     help_text,
-    pick_language,
     rules_message,
 )
 from telegram_bot.views.keyboards import language_keyboard
@@ -51,59 +41,36 @@ async def rules(message: Message, command: CommandObject, chat_locale: str) -> N
     await message.answer(rules_message(chat_locale, variant))
 
 
-async def is_group_admin(bot: Bot, chat: Chat, user: int, sender_chat: Chat | None) -> bool:
-    """Telegram's word (getChatMember): the group's creator or an administrator;
-    an anonymous admin writes as the group itself."""
-    if sender_chat is not None and sender_chat.id == chat.id:
-        return True
-    member = await bot.get_chat_member(chat.id, user)
-    return member.status in ("creator", "administrator")
-
-
-async def set_chat_menu(bot: Bot, chat: int, lang: str) -> None:
-    """The command menu of this one chat (BotCommandScopeChat) in ``lang``: after
-    /lang the menu speaks it too, not only the messages (issue 13)."""
-    only = GROUP_COMMANDS if chat < 0 else PRIVATE_COMMANDS
-    await bot.set_my_commands(bot_commands(lang, only), scope=BotCommandScopeChat(chat_id=chat))
-
-
 async def choose_language(
-    bot: Bot,
-    chat: Chat,
-    user: User,
-    choice: str,
-    deps: tuple[PrefsCache, TableService, ChatStateStore],
-    sender_chat: Chat | None = None,
+    cases: UseCases, chat: Chat, user: User, choice: str, sender_chat: Chat | None = None
 ) -> tuple[str, Change | None]:
-    """/lang or its keyboard: the answer's text, and what to redraw.  In a group
-    only its admins choose the group's language."""
-    group = chat.type != "private"
-    if group and not await is_group_admin(bot, chat, user.id, sender_chat):
-        return Translator(pick_language(user.language_code))(texts.ONLY_ADMINS), None
-    change = await set_language(chat.id, user.id, choice, *deps)
-    await set_chat_menu(bot, chat.id, choice)
-    said = Translator(choice)(texts.GROUP_LANGUAGE_SET if group else texts.LANGUAGE_SET)
-    return said, change
+    """/lang or its keyboard: the answer's text and what to redraw (an anonymous
+    admin writes as the group itself)."""
+    anonymous_admin = sender_chat is not None and sender_chat.id == chat.id
+    return await cases.player.choose_language(
+        chat.id,
+        chat.type == "private",
+        user.id,
+        user.language_code,
+        choice,
+        admin=anonymous_admin,
+    )
 
 
 @router.message(Command("lang"))
 async def lang(
     message: Message,
     command: CommandObject,
-    bot: Bot,
-    prefs: PrefsCache,
-    svc: TableService,
-    ui: ChatStateStore,
+    cases: UseCases,
     publisher: Publisher,
     _: Translator,
 ) -> None:
     choice = (command.args or "").strip().lower()
     if choice in LANGUAGES and message.from_user is not None:
-        deps = (prefs, svc, ui)
-        text, change = await choose_language(
-            bot, message.chat, message.from_user, choice, deps, message.sender_chat
+        said, change = await choose_language(
+            cases, message.chat, message.from_user, choice, message.sender_chat
         )
-        await message.answer(text)
+        await message.answer(said)
         await publisher.show(change)
         return
     await message.answer(_(texts.CHOOSE_LANGUAGE), reply_markup=language_keyboard())
@@ -111,38 +78,31 @@ async def lang(
 
 @router.callback_query(LangCb.filter())
 async def lang_button(
-    callback: CallbackQuery,
-    callback_data: LangCb,
-    bot: Bot,
-    prefs: PrefsCache,
-    svc: TableService,
-    ui: ChatStateStore,
-    publisher: Publisher,
+    callback: CallbackQuery, callback_data: LangCb, cases: UseCases, publisher: Publisher
 ) -> None:
     message = callback.message
     chat = message.chat if message is not None else Chat(id=callback.from_user.id, type="private")
-    deps = (prefs, svc, ui)
-    text, change = await choose_language(bot, chat, callback.from_user, callback_data.lang, deps)
-    await callback.answer(text)
+    said, change = await choose_language(cases, chat, callback.from_user, callback_data.lang)
+    await callback.answer(said)
     await publisher.show(change)
 
 
 @router.message(Command("stats"))
-async def stats(message: Message, svc: TableService, locale: str) -> None:
+async def stats(message: Message, cases: UseCases, locale: str) -> None:
     user = message.from_user
     if user is None:
         return
-    counts = await svc.user_stats(user.id)
+    counts = await cases.standings.stats(user.id)
     flat = {f"{v}:{k}": n for v, d in counts.counts.items() for k, n in d.items()}
     await message.answer(render_stats(display_name(user), stats_from_counts(flat), locale=locale))
 
 
 @router.message(Command("top"))
-async def top(message: Message, svc: TableService, chat_locale: str, _: Translator) -> None:
+async def top(message: Message, cases: UseCases, chat_locale: str, _: Translator) -> None:
     if message.chat.type == "private":
         await message.answer(_(texts.TOP_IN_GROUPS))
         return
-    rows = await svc.leaderboard(message.chat.id, limit=50)
+    rows = await cases.standings.top(message.chat.id)
     board = [LeaderRow(r.name, r.games, r.losses, r.draws) for r in rows]
     await message.answer(render_top(board, locale=chat_locale))
 
@@ -151,7 +111,7 @@ async def top(message: Message, svc: TableService, chat_locale: str, _: Translat
 async def play(
     message: Message,
     command: CommandObject,
-    lobby_actions: LobbyActions,
+    cases: UseCases,
     settings: Settings,
     locale: str,
     _: Translator,
@@ -166,7 +126,7 @@ async def play(
         await message.answer(_(texts.UNKNOWN_PLAY))
         return
     variant, level = parsed
-    outcome = await lobby_actions.play_solo(
+    outcome = await cases.lobby.play_solo(
         player(message.from_user, locale),
         variant=variant,
         timer=settings.default_timer,
@@ -205,17 +165,15 @@ async def play_in_group(
 @router.message(Command("leave"))
 async def leave(
     message: Message,
-    svc: TableService,
-    ui: ChatStateStore,
+    cases: UseCases,
     publisher: Publisher,
-    delivery: Delivery,
     locale: str,
     _: Translator,
 ) -> None:
     if message.from_user is None:
         return
     me = player(message.from_user, locale)
-    outcome = await leave_table(svc, ui, delivery, me, message.chat.id)
+    outcome = await cases.player.leave(me, message.chat.id)
     await reply(message, outcome, _, publisher)
 
 

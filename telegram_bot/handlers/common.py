@@ -125,15 +125,22 @@ async def reply(
         await message.answer(text, reply_markup=refusal_markup(error, _))
     elif outcome.notice is not None:
         await message.answer(_(outcome.notice, **outcome.params))
-    await finish(outcome, publisher)
+    await publisher.show(*outcome.changes)
 
 
-async def finish(outcome: LobbyOutcome, publisher: Publisher) -> None:
-    """Once answered: the use case's own follow-up (e.g. the hand message that
-    never went out), then what changed."""
-    if outcome.then is not None:
-        await outcome.then()
-    await publisher.show(outcome.change)
+async def finish_press(
+    callback: CallbackQuery, outcome: LobbyOutcome, _: Translator, publisher: Publisher
+) -> None:
+    """Answer a button press with a use case's outcome (a refusal as an alert, a
+    notice as a toast, a link to open), then show what changed."""
+    if outcome.error is not None:
+        await answer(callback, texts.refusal(outcome.error, _), show_alert=True)
+    elif outcome.url is not None:
+        await answer(callback, url=outcome.url)
+    else:
+        notice = _(outcome.notice, **outcome.params) if outcome.notice is not None else None
+        await answer(callback, notice)
+    await publisher.show(*outcome.changes)
 
 
 async def answer(callback: CallbackQuery, text: str | None = None, **options: Any) -> None:

@@ -1,21 +1,19 @@
 """Buttons of a player's hand message (:mod:`telegram_bot.usecases.press` decides
-what a press does), taking a seat back from the AI, and "Open my table"."""
+what a press does), *My cards*, taking a seat back from the AI, and "Open my
+table".  Each handler calls one use case, answers the press, then hands what
+changed to the publisher (an edit may wait for flood tokens; Telegram drops an
+answer that comes too late)."""
 
 from __future__ import annotations
 
 from aiogram import Router
 from aiogram.types import CallbackQuery
 
-from engine import EngineError
-from tables import TableService
 from telegram_bot.buttons.callbacks import CardsCb, GameCb, SeatCb, TableCb
-from telegram_bot.delivery import Delivery
-from telegram_bot.handlers.common import answer, player
-from telegram_bot.publishing.hands import HandPlacement
+from telegram_bot.handlers.common import answer, finish_press, player
 from telegram_bot.publishing.publisher import Publisher
-from telegram_bot.state.chat_state import ChatStateStore
-from telegram_bot.usecases.player import open_table
-from telegram_bot.usecases.press import ButtonPress, PressButton, PressOutcome, PressStatus
+from telegram_bot.usecases.cases import UseCases
+from telegram_bot.usecases.press import ButtonPress, PressOutcome, PressStatus
 from telegram_bot.views import texts
 from telegram_bot.views.i18n import Translator
 
@@ -51,7 +49,7 @@ def alert(outcome: PressOutcome, _: Translator) -> str | None:
 async def game_button(
     callback: CallbackQuery,
     callback_data: GameCb,
-    press_button: PressButton,
+    cases: UseCases,
     publisher: Publisher,
     _: Translator,
 ) -> None:
@@ -60,7 +58,7 @@ async def game_button(
     if message is not None:  # an ephemeral hand in the group: minus its id (issue 14)
         ephemeral = getattr(message, "ephemeral_message_id", None)
         message_id = -ephemeral if ephemeral else message.message_id
-    outcome = await press_button(
+    outcome = await cases.press(
         ButtonPress(
             user=callback.from_user.id,
             button=callback_data,
@@ -74,16 +72,16 @@ async def game_button(
         await answer(callback)
     else:
         await answer(callback, text, show_alert=outcome.status not in NOTICES)
-    await publisher.show(outcome.change)  # answered first: an edit may wait for tokens
+    await publisher.show(outcome.change)
 
 
 @router.callback_query(CardsCb.filter())
 async def cards_button(
-    callback: CallbackQuery, callback_data: CardsCb, hands: HandPlacement, _: Translator
+    callback: CallbackQuery, callback_data: CardsCb, cases: UseCases, _: Translator
 ) -> None:
     """*My cards* on the group's table message: his hand, in the group, to him
     alone (a non-seated presser: a toast)."""
-    said = await hands.show_in_group(callback_data.code, callback.from_user.id, callback.id)
+    said = await cases.my_cards(callback_data.code, callback.from_user.id, callback.id)
     await answer(callback, _(said), show_alert=said == texts.CARDS_OPEN_PRIVATE)
 
 
@@ -91,37 +89,26 @@ async def cards_button(
 async def seat_button(
     callback: CallbackQuery,
     callback_data: SeatCb,
-    svc: TableService,
+    cases: UseCases,
     publisher: Publisher,
     _: Translator,
 ) -> None:
-    try:
-        await svc.take_seat_back(
-            callback_data.game, callback.from_user.id, request_id=f"cb{callback.id}"[:64]
-        )
-    except EngineError as e:
-        await answer(callback, texts.refusal(e, _), show_alert=True)
-        return
-    await answer(callback, _(texts.SEAT_BACK))
-    await publisher.refresh(callback_data.game, actor=callback.from_user.id)
+    request_id = f"cb{callback.id}"[:64]
+    outcome = await cases.player.take_seat_back(
+        callback_data.game, callback.from_user.id, request_id
+    )
+    await finish_press(callback, outcome, _, publisher)
 
 
 @router.callback_query(TableCb.filter())
 async def table_button(
     callback: CallbackQuery,
     callback_data: TableCb,
-    svc: TableService,
-    ui: ChatStateStore,
-    hands: HandPlacement,
-    delivery: Delivery,
-    bot_username: str,
+    cases: UseCases,
+    publisher: Publisher,
     locale: str,
     _: Translator,
 ) -> None:
     """ "Open my table" (under a ``seated_elsewhere`` refusal)."""
-    me = player(callback.from_user, locale)
-    outcome = await open_table(callback_data.code, me, svc, ui, hands, delivery, bot_username)
-    if outcome.error is not None:
-        await answer(callback, texts.refusal(outcome.error, _), show_alert=True)
-    else:
-        await answer(callback, _(outcome.notice) if outcome.notice is not None else None)
+    outcome = await cases.player.open_table(callback_data.code, player(callback.from_user, locale))
+    await finish_press(callback, outcome, _, publisher)

@@ -6,9 +6,7 @@ from __future__ import annotations
 from aiogram import Router
 from aiogram.types import InlineQuery, InlineQueryResultArticle, InputTextMessageContent
 
-from engine import EngineError
-from tables import OPEN, Table, TableService
-from telegram_bot.buttons.callbacks import CODE_PATTERN
+from telegram_bot.usecases.cases import UseCases
 from telegram_bot.views.i18n import INVITE_TITLES, Translator
 from telegram_bot.views.lobby import render_invite
 
@@ -17,20 +15,10 @@ router = Router(name=__name__)
 
 @router.inline_query()
 async def invite(
-    query: InlineQuery, svc: TableService, bot_username: str, locale: str, _: Translator
+    query: InlineQuery, cases: UseCases, bot_username: str, locale: str, _: Translator
 ) -> None:
-    code = query.query.strip()
-    table: Table | None = None
-    try:
-        import re
-
-        if re.match(CODE_PATTERN, code):
-            table = await svc.lobby(code)
-        if table is None or table.status != OPEN:
-            table = await svc.where(query.from_user.id)
-    except EngineError:
-        table = None
-    if table is None or table.status != OPEN:
+    table = await cases.standings.invitation(query.query.strip(), query.from_user.id)
+    if table is None:
         await query.answer([], cache_time=0, is_personal=True)
         return
     text, markup = render_invite(table, locale=locale, bot_username=bot_username)

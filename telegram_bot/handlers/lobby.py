@@ -12,7 +12,7 @@ from aiogram.types import CallbackQuery, Message
 from telegram_bot.buttons.callbacks import LobbyCb, NewLobbyCb
 from telegram_bot.handlers.common import (
     answer,
-    finish,
+    finish_press,
     open_lobby_at,
     parse_variant,
     player,
@@ -20,8 +20,7 @@ from telegram_bot.handlers.common import (
 )
 from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.settings import Settings
-from telegram_bot.state.prefs import PrefsCache
-from telegram_bot.usecases.lobby import LobbyActions
+from telegram_bot.usecases.cases import UseCases
 from telegram_bot.views import texts
 from telegram_bot.views.i18n import Translator
 
@@ -32,7 +31,7 @@ router = Router(name=__name__)
 async def new_lobby(
     message: Message,
     command: CommandObject,
-    lobby_actions: LobbyActions,
+    cases: UseCases,
     settings: Settings,
     locale: str,
     chat_locale: str,
@@ -45,7 +44,7 @@ async def new_lobby(
     if variant is None:
         await message.answer(_(texts.UNKNOWN_GAME))
         return
-    deps = (lobby_actions, settings)
+    deps = (cases.lobby, settings)
     outcome = await open_lobby_at(message, message.from_user, variant, deps, locale, chat_locale)
     await reply(message, outcome, _, publisher)
 
@@ -54,7 +53,7 @@ async def new_lobby(
 async def new_lobby_button(
     callback: CallbackQuery,
     callback_data: NewLobbyCb,
-    lobby_actions: LobbyActions,
+    cases: UseCases,
     settings: Settings,
     locale: str,
     chat_locale: str,
@@ -66,39 +65,31 @@ async def new_lobby_button(
     if not isinstance(message, Message):
         await answer(callback, _(texts.BAD_BUTTON), show_alert=True)
         return
-    deps = (lobby_actions, settings)
+    deps = (cases.lobby, settings)
     user = callback.from_user
     outcome = await open_lobby_at(message, user, callback_data.variant, deps, locale, chat_locale)
     if outcome.error is not None:
         await answer(callback, texts.refusal(outcome.error, _, message.chat.id), show_alert=True)
     else:
         await answer(callback)
-    await finish(outcome, publisher)
+    await publisher.show(*outcome.changes)
 
 
 @router.callback_query(LobbyCb.filter())
 async def lobby_button(
     callback: CallbackQuery,
     callback_data: LobbyCb,
-    lobby_actions: LobbyActions,
-    prefs: PrefsCache,
+    cases: UseCases,
     locale: str,
     publisher: Publisher,
     _: Translator,
 ) -> None:
     message = callback.message
     where = (message.chat.id, message.message_id) if message is not None else None
-    outcome = await lobby_actions.press(
+    outcome = await cases.lobby.press(
         callback_data,
         player(callback.from_user, locale),
-        prefs,
         where,
         request_id=f"cb{callback.id}"[:64],
     )
-    if outcome.error is not None:
-        await answer(callback, texts.refusal(outcome.error, _), show_alert=True)
-    elif outcome.url is not None:
-        await answer(callback, url=outcome.url)
-    else:
-        await answer(callback, _(outcome.notice) if outcome.notice is not None else None)
-    await finish(outcome, publisher)
+    await finish_press(callback, outcome, _, publisher)

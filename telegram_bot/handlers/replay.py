@@ -4,17 +4,15 @@ step through it by editing that message (:mod:`telegram_bot.usecases.replay`).""
 
 from __future__ import annotations
 
-import contextlib
-
-from aiogram import Bot, Router
-from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
+from aiogram import Router
 from aiogram.filters import Command
 from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message
 
-from tables import LiveError, TableService
 from telegram_bot.buttons.callbacks import ReplayCb, ReplayOp
 from telegram_bot.handlers.common import answer
-from telegram_bot.usecases.replay import replay_step
+from telegram_bot.publishing.publisher import Publisher
+from telegram_bot.usecases.cases import UseCases
+from telegram_bot.usecases.replay import ReplayStatus
 from telegram_bot.views.i18n import Translator
 from telegram_bot.views.replay import (
     EXPIRED,
@@ -24,77 +22,60 @@ from telegram_bot.views.replay import (
     PICK_GAME,
     SENT,
     START_FIRST,
-    render_replay,
     replay_label,
 )
 
 router = Router(name=__name__)
 
 
-def _days(svc: TableService) -> int:
-    return max(1, round(svc.config.replay_ttl / 86400))
-
-
 @router.message(Command("replay"))
-async def replay_command(message: Message, svc: TableService, locale: str, _: Translator) -> None:
+async def replay_command(message: Message, cases: UseCases, _: Translator) -> None:
     if message.chat.type != "private":
         await message.answer(_(IN_PRIVATE))
         return
     if message.from_user is None:
         return
-    rows: list[list[InlineKeyboardButton]] = []
-    for table, game in await svc.recent_replays(message.from_user.id):
-        try:
-            record = await svc.replay_record(table, game)
-        except LiveError as e:
-            if e.code == "no_record":
-                continue  # expired since
-            raise
-        data = ReplayCb(table=table, game=game, step=0, op=ReplayOp.OPEN).pack()
-        rows.append([InlineKeyboardButton(text=replay_label(record, _), callback_data=data)])
+    rows = [
+        [InlineKeyboardButton(text=replay_label(record, _), callback_data=open_data(table, game))]
+        for table, game, record in await cases.replay.recent(message.from_user.id)
+    ]
     if not rows:
-        await message.answer(_(NO_GAMES, days=_days(svc)))
+        await message.answer(_(NO_GAMES, days=cases.replay.days))
         return
     await message.answer(_(PICK_GAME), reply_markup=InlineKeyboardMarkup(inline_keyboard=rows))
+
+
+def open_data(table: str, game: int) -> str:
+    return ReplayCb(table=table, game=game, step=0, op=ReplayOp.OPEN).pack()
 
 
 @router.callback_query(ReplayCb.filter())
 async def replay_button(
     callback: CallbackQuery,
     callback_data: ReplayCb,
-    svc: TableService,
-    bot: Bot,
+    cases: UseCases,
+    publisher: Publisher,
     locale: str,
     _: Translator,
 ) -> None:
     user = callback.from_user.id
-    cb = callback_data
-    try:
-        step = await replay_step(svc, cb.table, cb.game, cb.step, user)
-    except LiveError as e:
-        if e.code == "no_record":
-            await answer(callback, _(EXPIRED, days=_days(svc)), show_alert=True)
-        elif e.code == "not_allowed":
-            await answer(callback, _(NOT_YOURS), show_alert=True)
-        else:
-            raise
-        return
-    text, markup = render_replay(step, locale=locale)
-    message = callback.message
-    if cb.op == ReplayOp.STEP and message is not None and message.chat.id == user:
-        await answer(callback)
-        with contextlib.suppress(TelegramBadRequest):  # "not modified": the same step again
-            await bot.edit_message_text(
-                text, chat_id=user, message_id=message.message_id, reply_markup=markup
-            )
-        return
-    try:
-        await bot.send_message(user, text, reply_markup=markup)
-    except TelegramForbiddenError:
-        await answer(callback, _(START_FIRST), show_alert=True)
-        return
+    cb, message = callback_data, callback.message
     in_private = message is not None and message.chat.id == user
-    await answer(callback, None if in_private else _(SENT))
+    edit = (
+        message.message_id
+        if message is not None and in_private and cb.op == ReplayOp.STEP
+        else None
+    )
+    status, change = await cases.replay.show(cb.table, cb.game, cb.step, user, locale, edit=edit)
+    if status is ReplayStatus.EXPIRED:
+        await answer(callback, _(EXPIRED, days=cases.replay.days), show_alert=True)
+    elif status is ReplayStatus.NOT_YOURS:
+        await answer(callback, _(NOT_YOURS), show_alert=True)
+    elif status is ReplayStatus.START_FIRST:
+        await answer(callback, _(START_FIRST), show_alert=True)
+    else:
+        await answer(callback, None if in_private else _(SENT))
+    await publisher.show(change)
 
 
 __all__ = ["router"]

@@ -10,7 +10,7 @@ from telegram_bot.buttons.callbacks import CODE_PATTERN
 from telegram_bot.handlers.common import open_lobby_at, player, reply, solo_link
 from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.settings import Settings
-from telegram_bot.usecases.lobby import LobbyActions
+from telegram_bot.usecases.cases import UseCases
 from telegram_bot.views import texts
 from telegram_bot.views.i18n import LEVEL_TITLES, VARIANT_TITLES, Translator, help_text
 from telegram_bot.views.keyboards import url_keyboard
@@ -29,7 +29,7 @@ here (the level of ``/play shchelkovsky hard`` too)."""
 async def start_solo(
     message: Message,
     command: CommandObject,
-    lobby_actions: LobbyActions,
+    cases: UseCases,
     settings: Settings,
     locale: str,
     _: Translator,
@@ -39,7 +39,7 @@ async def start_solo(
     assert message.from_user is not None
     assert command.args
     variant, level = SOLO_LINKS[command.args]
-    outcome = await lobby_actions.play_solo(
+    outcome = await cases.lobby.play_solo(
         player(message.from_user, locale),
         variant=variant,
         timer=settings.default_timer,
@@ -52,7 +52,7 @@ async def start_solo(
 @router.message(CommandStart(deep_link=True, magic=F.args == "new"), F.chat.type != "private")
 async def start_in_group(
     message: Message,
-    lobby_actions: LobbyActions,
+    cases: UseCases,
     settings: Settings,
     locale: str,
     chat_locale: str,
@@ -63,7 +63,7 @@ async def start_in_group(
     right after the bot joined, which already greeted the group (issue 13: the
     greeting came twice) -- so it opens the lobby the link was for instead."""
     assert message.from_user is not None
-    deps = (lobby_actions, settings)
+    deps = (cases.lobby, settings)
     outcome = await open_lobby_at(message, message.from_user, "chuvash", deps, locale, chat_locale)
     await reply(message, outcome, _, publisher)
 
@@ -74,7 +74,7 @@ async def start_in_group(
 async def start_with_code(
     message: Message,
     command: CommandObject,
-    lobby_actions: LobbyActions,
+    cases: UseCases,
     locale: str,
     _: Translator,
     publisher: Publisher,
@@ -83,7 +83,7 @@ async def start_with_code(
     user = message.from_user
     assert user is not None
     assert command.args
-    outcome = await lobby_actions.join_by_link(command.args, player(user, locale))
+    outcome = await cases.lobby.join_by_link(command.args, player(user, locale))
     await reply(message, outcome, _, publisher)
 
 

@@ -8,11 +8,9 @@ from aiogram.filters import Command, CommandObject
 from aiogram.types import CallbackQuery, Message
 
 from telegram_bot.buttons.callbacks import WatchCb
-from telegram_bot.delivery import Delivery
 from telegram_bot.handlers.common import answer
-from telegram_bot.state.chat_state import ChatStateStore
-from telegram_bot.state.snapshot import Snapshots
-from telegram_bot.usecases.watch import WatchStatus, watch
+from telegram_bot.usecases.cases import UseCases
+from telegram_bot.usecases.watch import WatchStatus
 from telegram_bot.views.fair import WATCH_ANSWERS, WATCH_HOW
 from telegram_bot.views.i18n import Translator
 
@@ -23,14 +21,12 @@ router = Router(name=__name__)
 async def watch_button(
     callback: CallbackQuery,
     callback_data: WatchCb,
-    snapshots: Snapshots,
-    ui: ChatStateStore,
-    delivery: Delivery,
+    cases: UseCases,
     locale: str,
     _: Translator,
 ) -> None:
     user = callback.from_user.id
-    status = await watch(callback_data.table, user, locale, snapshots, ui, delivery)
+    status = await cases.watch(callback_data.table, user, locale)
     await answer(callback, _(WATCH_ANSWERS[status]), show_alert=status != WatchStatus.WATCHING)
 
 
@@ -38,9 +34,7 @@ async def watch_button(
 async def watch_command(
     message: Message,
     command: CommandObject,
-    snapshots: Snapshots,
-    ui: ChatStateStore,
-    delivery: Delivery,
+    cases: UseCases,
     locale: str,
     _: Translator,
 ) -> None:
@@ -48,7 +42,7 @@ async def watch_command(
     if message.chat.type != "private" or not code or message.from_user is None:
         await message.answer(_(WATCH_HOW))
         return
-    status = await watch(code, message.from_user.id, locale, snapshots, ui, delivery)
+    status = await cases.watch(code, message.from_user.id, locale)
     if status != WatchStatus.WATCHING:
         await message.answer(_(WATCH_ANSWERS[status]))
 

@@ -1,12 +1,17 @@
 """What a use case changed, as data for the publisher to show (never a closure):
-the handler answers the user first, then hands the change to
-:meth:`telegram_bot.publishing.publisher.Publisher.show`."""
+the handler answers the user first, then hands the changes to
+:meth:`telegram_bot.publishing.publisher.Publisher.show`.  A use case decides
+what changed; what the messages then show, and when, is the publisher's."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from engine import EngineError
+from engine.replay import ReplayStep
+from tables import Table
 from telegram_bot.buttons.moves import Selection
 from telegram_bot.state.snapshot import Snapshot
 
@@ -52,4 +57,83 @@ class HandToPrivate:
     user: int
 
 
-Change = Refresh | Redraw | GameStarted | HandToPrivate
+@dataclass(frozen=True)
+class LobbyPosted:
+    """A lobby message to send to ``chat`` (and remember): a new lobby in a group
+    or in its creator's private chat, or a private lobby's copy for a player who
+    joined by its link.  ``langs``: players' languages to remember with it."""
+
+    table: Table
+    chat: int
+    locale: str
+    langs: Mapping[int, str] = field(default_factory=dict)
+    group_lang: str | None = None
+
+
+@dataclass(frozen=True)
+class SettingsShown:
+    """The lobby's settings panel (or, ``back``, the lobby again) on the pressed
+    message; after a change (``changed``) the lobby's other messages show it."""
+
+    table: Table
+    chat: int
+    message_id: int
+    locale: str
+    back: bool = False
+    changed: bool = False
+
+
+@dataclass(frozen=True)
+class TableOffered:
+    """A refused press (an alert cannot hold a button) followed by a private
+    message with the refusal and *Open my table* (``seated_elsewhere``)."""
+
+    error: EngineError
+    user: int
+    locale: str
+
+
+@dataclass(frozen=True)
+class HandResent:
+    """His hand message of ``table_id`` sent again in private (``again``: even if
+    he has one -- he asked for his table)."""
+
+    user: int
+    table_id: str
+    again: bool = False
+
+
+@dataclass(frozen=True)
+class LeftNoted:
+    """He left ``table`` mid-game: his hand message (or a new one) says so, with
+    *Take my seat back* while the game lasts (``over``: the AI played it out)."""
+
+    table: Table
+    user: int
+    locale: str
+    over: bool
+
+
+@dataclass(frozen=True)
+class ReplayStepped:
+    """The replay message ``message_id`` in his private chat shows ``step`` now
+    (its ◀ ▶ pressed there)."""
+
+    step: ReplayStep
+    user: int
+    message_id: int
+    locale: str
+
+
+Change = (
+    Refresh
+    | Redraw
+    | GameStarted
+    | HandToPrivate
+    | LobbyPosted
+    | SettingsShown
+    | TableOffered
+    | HandResent
+    | LeftNoted
+    | ReplayStepped
+)

@@ -30,14 +30,15 @@ from aiogram.types import EphemeralMessageParameters, InlineKeyboardMarkup
 from tables import PLAYING, LiveError, TableService
 from telegram_bot.buttons.moves import Selection
 from telegram_bot.delivery import Delivery, Urgency
+from telegram_bot.publishing.changes import LeftNoted
 from telegram_bot.publishing.locks import TableLocks
 from telegram_bot.state.chat_state import ChatStateStore, Prefs
-from telegram_bot.state.snapshot import Snapshots, group_of
+from telegram_bot.state.snapshot import Snapshots, group_of, hand_target
 from telegram_bot.views import texts
 from telegram_bot.views.format import user_text
 from telegram_bot.views.hand import hand_screen
 from telegram_bot.views.i18n import Translator
-from telegram_bot.views.keyboards import url_keyboard
+from telegram_bot.views.keyboards import take_back_keyboard, url_keyboard
 from telegram_bot.views.lobby import deep_link
 
 log = logging.getLogger(__name__)
@@ -151,7 +152,10 @@ class HandPlacement:
         (with the take-back button if the AI plays) -- if it has none, or
         ``again`` (he asked for his table: the new message replaces the old one).
         True when sent."""
-        table = await self.svc.lobby(table_id) if table_id else await self.svc.where(user)
+        try:
+            table = await self.svc.lobby(table_id) if table_id else await self.svc.where(user)
+        except LiveError:  # gone meanwhile
+            return False
         if table is None or table.status != PLAYING:
             return False
         async with self.locks.of(table.id):
@@ -170,6 +174,22 @@ class HandPlacement:
                 return False
             await self.ui.update_table(table.id, hands={user: msg.message_id})
             return True
+
+    async def note_left(self, c: LeftNoted) -> None:
+        """He left mid-game: one message says so, with *Take my seat back* while the
+        game lasts (issue 13) -- his hand message, or a new one in his private
+        chat if he has none."""
+        _ = Translator(c.locale)
+        text = _(texts.LEFT_GAME)
+        markup: InlineKeyboardMarkup | None = take_back_keyboard(c.table.id, _(texts.TAKE_BACK))
+        if c.over:  # the AI played the game out (no human left)
+            text, markup = _(texts.LEFT), None
+        msg = (await self.ui.table(c.table.id)).hands.get(c.user)
+        if msg is None:
+            await self.delivery.send(c.user, text, markup)
+            return
+        chat, key, receiver = hand_target(c.user, msg, group_of(c.table))
+        await self.delivery.edit(chat, key, text, markup, urgency=Urgency.NOW, receiver=receiver)
 
     async def fall_back(self, table_id: str, user: int, failed: int) -> None:
         """An edit of ``user``'s ephemeral hand ``failed``: his private hand instead

@@ -28,8 +28,21 @@ from tables import CANCELLED, OPEN, OVER, PLAYING, LiveError
 from telegram_bot.buttons.moves import Selection
 from telegram_bot.delivery import Delivery, Urgency
 from telegram_bot.delivery.digest import table_version
-from telegram_bot.publishing.changes import Change, GameStarted, HandToPrivate, Redraw, Refresh
+from telegram_bot.publishing.changes import (
+    Change,
+    GameStarted,
+    HandResent,
+    HandToPrivate,
+    LeftNoted,
+    LobbyPosted,
+    Redraw,
+    Refresh,
+    ReplayStepped,
+    SettingsShown,
+    TableOffered,
+)
 from telegram_bot.publishing.hands import HandPlacement, in_group
+from telegram_bot.publishing.lobby_messages import LobbyMessages
 from telegram_bot.publishing.locks import TableLocks
 from telegram_bot.publishing.repair import RenderGuard
 from telegram_bot.state.chat_state import ChatStateStore
@@ -40,6 +53,7 @@ from telegram_bot.views import texts
 from telegram_bot.views.hand import hand_screen
 from telegram_bot.views.i18n import Translator
 from telegram_bot.views.lobby import lobby_screen, started_lobby_screen
+from telegram_bot.views.replay import render_replay
 from telegram_bot.views.table import table_screen, watch_screen
 
 EditJob = Coroutine[Any, Any, "asyncio.Future[bool]"]  # an edit asked: what it became
@@ -61,6 +75,7 @@ class Publisher:
         ui: ChatStateStore,
         delivery: Delivery,
         hands: HandPlacement,
+        lobbies: LobbyMessages,
         *,
         locks: TableLocks,
         claims: WriteClaims,
@@ -71,6 +86,7 @@ class Publisher:
         self.ui = ui
         self.delivery = delivery
         self.hands = hands
+        self.lobbies = lobbies
         self.locks = locks
         self.claims = claims  # the refreshes of writers under way
         self.bot_username = bot_username
@@ -84,11 +100,14 @@ class Publisher:
             self.shown.popitem(last=False)  # the table rendered the longest ago
 
     # ------------------------------------------------------------------ entry points
-    async def show(self, change: Change | None) -> None:
-        """Show what a use case changed (nothing for None)."""
+    async def show(self, *changes: Change | None) -> None:
+        """Show what a use case changed, in order (None: nothing)."""
+        for change in changes:
+            if change is not None:
+                await self._show(change)
+
+    async def _show(self, change: Change) -> None:
         match change:
-            case None:
-                return
             case Refresh():
                 await self.refresh(
                     change.table_id,
@@ -103,6 +122,19 @@ class Publisher:
                 await self.start_game(change.table_id)
             case HandToPrivate():
                 await self.hands.open_private(change.table_id, change.user)
+            case HandResent():
+                await self.hands.resend(change.user, table_id=change.table_id, again=change.again)
+            case LeftNoted():
+                await self.hands.note_left(change)
+            case LobbyPosted():
+                await self.lobbies.post(change)
+            case SettingsShown():
+                await self.lobbies.show_settings(change)
+            case TableOffered():
+                await self.lobbies.offer_table(change)
+            case ReplayStepped():
+                text, markup = render_replay(change.step, locale=change.locale)
+                await self.delivery.edit(change.user, change.message_id, text, markup)
 
     async def refresh(
         self,

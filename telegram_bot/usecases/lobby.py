@@ -9,29 +9,31 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import Any
 
 from engine import EngineError
 from engine.ai import LEVELS
 from tables import OPEN, PLAYING, LiveError, Table, TableService
 from telegram_bot.buttons.callbacks import LobbyCb, LobbyOp
-from telegram_bot.delivery import Delivery, Urgency
-from telegram_bot.publishing.changes import Change, GameStarted, HandToPrivate, Refresh
-from telegram_bot.publishing.hands import GROUP, HandPlacement
+from telegram_bot.delivery import Delivery
+from telegram_bot.publishing.changes import (
+    Change,
+    GameStarted,
+    HandResent,
+    HandToPrivate,
+    LobbyPosted,
+    Refresh,
+    SettingsShown,
+    TableOffered,
+)
+from telegram_bot.publishing.hands import GROUP
 from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.state.prefs import PrefsCache
-from telegram_bot.state.snapshot import Snapshots
 from telegram_bot.views import texts
 from telegram_bot.views.format import bold, user_text
 from telegram_bot.views.i18n import VARIANT_TITLES, Translator
-from telegram_bot.views.keyboards import open_table_keyboard
 from telegram_bot.views.lobby import (
     deep_link,
-    lobby_lang,
-    render_lobby,
-    settings_keyboard,
-    settings_text,
 )
 
 
@@ -49,16 +51,15 @@ class Person:
 class LobbyOutcome:
     """What to answer: ``notice`` (a msgid, or None for a silent answer), ``url``
     (open this link instead: the bot's private chat), or ``error`` (a refusal,
-    as an alert); ``params``: the notice's placeholders.  ``then``: what to do
-    once answered (starting a game sends many messages; the press is answered
-    first)."""
+    as an alert); ``params``: the notice's placeholders.  ``changes``: what
+    changed, for the publisher to show once answered (starting a game sends many
+    messages; the press is answered first)."""
 
     notice: str | None = None
     params: Mapping[str, object] = field(default_factory=dict)
     url: str | None = None
     error: EngineError | None = None
-    then: Callable[[], Awaitable[None]] | None = None
-    change: Change | None = None
+    changes: tuple[Change, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -67,23 +68,9 @@ class LobbyActions:
 
     svc: TableService
     ui: ChatStateStore
-    snapshots: Snapshots
-    delivery: Delivery
-    hands: HandPlacement
+    prefs: PrefsCache
+    delivery: Delivery  # a group's title (getChat) for the deep link's answer
     bot_username: str
-
-    async def post(
-        self, table: Table, chat_id: int, locale: str, *, user: int, group_lang: str | None = None
-    ) -> None:
-        """Send the lobby message to ``chat_id`` and remember it."""
-        text, markup = render_lobby(table, locale=locale, bot_username=self.bot_username)
-        msg = await self.delivery.send(chat_id, text, markup)
-        await self.ui.update_table(
-            table.id,
-            lobby_messages={chat_id: msg.message_id} if msg is not None else None,
-            langs={user: locale},
-            group_lang=group_lang,
-        )
 
     async def open(
         self, player: Person, *, variant: str, timer: int, group: int | None, group_lang: str
@@ -101,15 +88,11 @@ class LobbyActions:
             )
         except EngineError as e:
             return self.elsewhere(e, player)
-        table = result.table
+        table, langs = result.table, {player.id: player.locale}
         if group is None:
-            return LobbyOutcome(
-                texts.NEW_GAME_LOBBY,
-                then=lambda: self.post(table, player.id, player.locale, user=player.id),
-            )
-        await self.post(table, group, group_lang, user=player.id, group_lang=group_lang)
-        await self.ui.update_table(table.id, langs={player.id: player.locale})
-        return LobbyOutcome()
+            posted = LobbyPosted(table, player.id, player.locale, langs)
+            return LobbyOutcome(texts.NEW_GAME_LOBBY, changes=(posted,))
+        return LobbyOutcome(changes=(LobbyPosted(table, group, group_lang, langs, group_lang),))
 
     async def play_solo(
         self, player: Person, *, variant: str, timer: int, opponents: int, level: str = "normal"
@@ -141,7 +124,7 @@ class LobbyActions:
             await self.svc.start(code, player.id)
         except EngineError as e:
             return await self._settle_solo(code, player, e)
-        return LobbyOutcome(change=GameStarted(code))
+        return LobbyOutcome(changes=(GameStarted(code),))
 
     async def _settle_solo(self, code: str, player: Person, error: EngineError) -> LobbyOutcome:
         """A ``/play`` set-up failed half-way (Redis went away): complete it if the
@@ -151,7 +134,7 @@ class LobbyActions:
         offers the started game (:meth:`elsewhere`)."""
         with contextlib.suppress(EngineError):
             if (await self.svc.lobby(code)).status == PLAYING:
-                return LobbyOutcome(change=GameStarted(code))
+                return LobbyOutcome(changes=(GameStarted(code),))
             await self.svc.cancel(code, player.id)
         return LobbyOutcome(error=error)
 
@@ -183,22 +166,7 @@ class LobbyActions:
         code = info.get("table") if error.code == "seated_elsewhere" else None
         if not code or info.get("status") != PLAYING:
             return LobbyOutcome(error=error)
-
-        async def send_missing_hand() -> None:
-            with contextlib.suppress(EngineError):
-                await self.hands.resend(player.id, table_id=str(code))
-
-        return LobbyOutcome(error=error, then=send_missing_hand)
-
-    async def offer_table(self, error: EngineError, player: Person) -> None:
-        """After a refused press (an alert cannot hold a button): a private message
-        with the refusal and the "Open my table" button (``seated_elsewhere``)."""
-        code = getattr(error, "info", {}).get("table") if error.code == "seated_elsewhere" else None
-        if not code:
-            return
-        _ = Translator(player.locale)
-        markup = open_table_keyboard(str(code), _(texts.OPEN_TABLE))
-        await self.delivery.send(player.id, texts.refusal(error, _), markup)
+        return LobbyOutcome(error=error, changes=(HandResent(player.id, str(code)),))
 
     async def join(self, code: str, player: Person) -> Table:
         """Seat him at the lobby (LiveError when refused); remember his language."""
@@ -219,18 +187,16 @@ class LobbyActions:
         if seat is not None and table.status == PLAYING:
             hand = (await self.ui.table(code)).hands.get(player.id)
             if hand is None or hand < 0:  # in the group, or none: here from now on
-                return LobbyOutcome(
-                    texts.GAME_STARTED_PRIVATE, change=HandToPrivate(code, player.id)
-                )
-            return LobbyOutcome(
-                texts.GAME_STARTED_PRIVATE,
-                change=Refresh(code, seats=(seat,), actor=player.id),
-            )
+                moved = HandToPrivate(code, player.id)
+                return LobbyOutcome(texts.GAME_STARTED_PRIVATE, changes=(moved,))
+            refresh = Refresh(code, seats=(seat,), actor=player.id)
+            return LobbyOutcome(texts.GAME_STARTED_PRIVATE, changes=(refresh,))
         try:
             table = await self.join(code, player)
         except EngineError as e:
             return self.elsewhere(e, player)
-        return replace(await self._joined(table, player), change=Refresh(code, actor=player.id))
+        joined = await self._joined(table, player)
+        return replace(joined, changes=(Refresh(code, actor=player.id), *joined.changes))
 
     async def _joined(self, table: Table, player: Person) -> LobbyOutcome:
         """The deep link's answer names the game and the group, or who gathers a
@@ -247,22 +213,13 @@ class LobbyActions:
         params = {"game": game, "name": user_text(creator)}
         if table.status != OPEN:
             return LobbyOutcome(texts.JOINED_PRIVATE, params)
-        return LobbyOutcome(
-            texts.JOINED_PRIVATE, params, then=lambda: self._send_copy(table, player)
-        )
-
-    async def _send_copy(self, table: Table, player: Person) -> None:
-        bot = self.bot_username
-        text, markup = render_lobby(table, locale=player.locale, bot_username=bot)
-        sent = await self.delivery.send(player.id, text, markup)
-        if sent is not None:
-            await self.ui.update_table(table.id, lobby_messages={player.id: sent.message_id})
+        copy = LobbyPosted(table, player.id, player.locale)  # his own copy of it
+        return LobbyOutcome(texts.JOINED_PRIVATE, params, changes=(copy,))
 
     async def press(
         self,
         button: LobbyCb,
         player: Person,
-        prefs: PrefsCache,
         message: tuple[int, int] | None,
         request_id: str = "",
     ) -> LobbyOutcome:
@@ -271,17 +228,17 @@ class LobbyActions:
         again -- to another process too -- is applied once (a second *Start* sends
         no second set of hand messages)."""
         try:
-            return await self._press(button, player, prefs, message, request_id)
+            return await self._press(button, player, message, request_id)
         except EngineError as e:
             if e.code == "seated_elsewhere":
-                return LobbyOutcome(error=e, then=partial(self.offer_table, e, player))
+                offer = TableOffered(e, player.id, player.locale)
+                return LobbyOutcome(error=e, changes=(offer,))
             return LobbyOutcome(error=e)
 
     async def _press(
         self,
         button: LobbyCb,
         player: Person,
-        prefs: PrefsCache,
         message: tuple[int, int] | None,
         rid: str,
     ) -> LobbyOutcome:
@@ -292,31 +249,32 @@ class LobbyActions:
         refresh = Refresh(code, actor=user)
         if op == LobbyOp.JOIN:
             await self._open_lobby(code)
-            if not (await prefs.get(user)).started:
+            if not (await self.prefs.get(user)).started:
                 if message is not None and message[0] < 0:
                     # he never opened the private chat, but an ephemeral message
                     # asks only that its receiver be a member of the group (issue
                     # 14): he plays here, his hand shown in the group to him alone
                     await self._seat(code, player, rid)
                     await self.ui.set_prefs(user, plays=GROUP)
-                    return LobbyOutcome(texts.JOINED_HERE, change=refresh)
+                    return LobbyOutcome(texts.JOINED_HERE, changes=(refresh,))
                 # not in a group (an inline lobby): the deep link opens the
                 # private chat and seats him
                 return LobbyOutcome(url=deep_link(self.bot_username, code))
             await self._seat(code, player, rid)
-            return LobbyOutcome(texts.JOINED, change=refresh)
+            return LobbyOutcome(texts.JOINED, changes=(refresh,))
         if op in (LobbyOp.SETTINGS, LobbyOp.SET, LobbyOp.BACK):
-            return LobbyOutcome(then=await self.settings(button, player, message, rid))
+            shown = await self.settings(button, player, message, rid)
+            return LobbyOutcome(changes=() if shown is None else (shown,))
         if op in (LobbyOp.START, LobbyOp.REMATCH):
             begin = self.svc.start if op == LobbyOp.START else self.svc.rematch
             if (await begin(code, user, request_id=rid)).duplicate:
                 return LobbyOutcome()  # the first copy of this press sends the hands
-            return LobbyOutcome(change=GameStarted(code))
+            return LobbyOutcome(changes=(GameStarted(code),))
         write = self._writes().get(op)
         if write is None:
             return LobbyOutcome(texts.BAD_BUTTON)
         await write(code, user, rid)
-        return LobbyOutcome(texts.LEFT if op == LobbyOp.LEAVE else None, change=refresh)
+        return LobbyOutcome(texts.LEFT if op == LobbyOp.LEAVE else None, changes=(refresh,))
 
     async def _open_lobby(self, code: str) -> Table:
         """The lobby, while it is open (its game not started): else ``not_open``."""
@@ -343,12 +301,12 @@ class LobbyActions:
         player: Person,
         message: tuple[int, int] | None,
         request_id: str = "",
-    ) -> Callable[[], Awaitable[None]] | None:
+    ) -> SettingsShown | None:
         """The settings keyboard on the lobby message itself; a change goes through
         the service, while the lobby is open.  Only the lobby's owner opens it: the
         panel replaces the shared lobby message for everyone (``not_owner`` for
-        anyone else, nothing changes).  Returns what shows it (to run once the press
-        is answered)."""
+        anyone else, nothing changes).  Returns what to show (once the press is
+        answered)."""
         table = await self._open_lobby(button.code)
         if table.creator != player.id:
             raise LiveError(
@@ -356,31 +314,15 @@ class LobbyActions:
             )
         if button.op == LobbyOp.SET and button.setting is not None:
             changes = setting_changes(table, *button.setting)
-            changed = await self.svc.configure(
+            written = await self.svc.configure(
                 button.code, player.id, request_id=request_id, **changes
             )
-            table = changed.table
+            table = written.table
         if message is None:
             return None
-        return lambda: self._show_settings(button, player, table, message)
-
-    async def _show_settings(
-        self, button: LobbyCb, player: Person, table: Table, message: tuple[int, int]
-    ) -> None:
         chat, message_id = message
-        snap = await self.snapshots.load(button.code)
-        lang = lobby_lang(snap, chat) if chat < 0 else player.locale
-        bot = self.bot_username
-        if button.op == LobbyOp.BACK:
-            text, markup = render_lobby(table, locale=lang, bot_username=bot)
-        else:
-            text, markup = settings_text(table, locale=lang), settings_keyboard(table, locale=lang)
-        await self.delivery.edit(chat, message_id, text, markup, urgency=Urgency.NOW)
-        if button.op == LobbyOp.SET:  # the other lobby messages (private lobbies) show it
-            for c, m in snap.ui.lobby_messages.items():
-                if c != chat:
-                    t2, k2 = render_lobby(table, locale=lobby_lang(snap, c), bot_username=bot)
-                    await self.delivery.edit(c, m, t2, k2, urgency=Urgency.SOON)
+        back, changed = button.op == LobbyOp.BACK, button.op == LobbyOp.SET
+        return SettingsShown(table, chat, message_id, player.locale, back, changed)
 
 
 def setting_changes(table: Table, key: str, value: str) -> dict[str, Any]:

@@ -1,114 +1,145 @@
-"""A player's own commands: leaving his table (``/leave``), choosing a
-language (``/lang``, for himself or, in a group, for the group) and opening his
-table again (the button under a ``seated_elsewhere`` refusal)."""
+"""A player's own commands: leaving his table (``/leave``), choosing a language
+(``/lang``, for himself or, in a group, for the group), opening his table again
+(the button under a ``seated_elsewhere`` refusal), taking his seat back from the
+AI, and the bot's membership of his private chat (he blocked or unblocked it)."""
 
 from __future__ import annotations
 
-from aiogram.types import InlineKeyboardMarkup
+from dataclasses import dataclass
 
 from engine import EngineError
 from tables import OPEN, PLAYING, LiveError, TableService
-from telegram_bot.delivery import Delivery, Urgency
-from telegram_bot.publishing.changes import Change, Refresh
-from telegram_bot.publishing.hands import HandPlacement
+from telegram_bot.delivery import Delivery
+from telegram_bot.publishing.changes import (
+    Change,
+    HandResent,
+    LeftNoted,
+    LobbyPosted,
+    Refresh,
+)
 from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.state.prefs import PrefsCache
-from telegram_bot.state.snapshot import hand_target
+from telegram_bot.state.snapshot import group_of, hand_target
+from telegram_bot.usecases.delivery_events import DeliveryEvents
 from telegram_bot.usecases.lobby import LobbyOutcome, Person
 from telegram_bot.views import texts
-from telegram_bot.views.i18n import Translator
-from telegram_bot.views.keyboards import take_back_keyboard
-from telegram_bot.views.lobby import render_lobby
+from telegram_bot.views.i18n import (
+    GROUP_COMMANDS,
+    PRIVATE_COMMANDS,
+    Translator,
+    bot_commands,
+    pick_language,
+)
 
 
-async def leave_table(
-    svc: TableService,
-    ui: ChatStateStore,
-    delivery: Delivery,
-    player: Person,
-    chat: int,
-) -> LobbyOutcome:
-    """He leaves the table he sits at (``/leave`` sent in ``chat``): a lobby seat,
-    or a game (the AI plays on).  Mid-game one message says so, with *Take my
-    seat back* while the game lasts (issue 13): his hand message, or a new one
-    in his private chat if he has none; the command gets no second copy of it
-    there (in a group, a short "You left")."""
-    table = await svc.where(player.id)
-    if table is None:
-        return LobbyOutcome(texts.NOT_SITTING)
-    try:
-        result = await svc.leave(table.id, player.id)
-    except EngineError as e:
-        return LobbyOutcome(error=e)
+@dataclass(frozen=True)
+class PlayerActions:
+    svc: TableService
+    ui: ChatStateStore
+    prefs: PrefsCache
+    delivery: Delivery  # /lang: the group's admins, the chat's command menu
+    events: DeliveryEvents
 
-    refresh = Refresh(table.id, actor=player.id)
-    if table.status != PLAYING:
-        return LobbyOutcome(texts.LEFT, change=refresh)
-    _ = Translator(player.locale)
-    text = _(texts.LEFT_GAME)
-    markup: InlineKeyboardMarkup | None = take_back_keyboard(table.id, _(texts.TAKE_BACK))
-    if result.table.status != PLAYING:  # the AI played the game out (no human left)
-        text, markup = _(texts.LEFT), None
-    msg = (await ui.table(table.id)).hands.get(player.id)
-    if msg is not None:
-        chat, key, receiver = hand_target(player.id, msg, table.chat)
-        await delivery.edit(chat, key, text, markup, urgency=Urgency.NOW, receiver=receiver)
-    else:
-        await delivery.send(player.id, text, markup)
-    return LobbyOutcome(None if chat == player.id else texts.LEFT, change=refresh)
+    async def leave(self, player: Person, chat: int) -> LobbyOutcome:
+        """He leaves the table he sits at (``/leave`` sent in ``chat``): a lobby
+        seat, or a game (the AI plays on).  Mid-game one message says so, with
+        *Take my seat back* while the game lasts (issue 13): his hand message, or
+        a new one in his private chat if he has none; the command gets no second
+        copy of it there (in a group, a short "You left")."""
+        table = await self.svc.where(player.id)
+        if table is None:
+            return LobbyOutcome(texts.NOT_SITTING)
+        try:
+            result = await self.svc.leave(table.id, player.id)
+        except EngineError as e:
+            return LobbyOutcome(error=e)
+        refresh = Refresh(table.id, actor=player.id)
+        if table.status != PLAYING:
+            return LobbyOutcome(texts.LEFT, changes=(refresh,))
+        over = result.table.status != PLAYING  # the AI played the game out (no human left)
+        noted = LeftNoted(table, player.id, player.locale, over)
+        msg = (await self.ui.table(table.id)).hands.get(player.id)
+        if msg is not None:  # the note goes where his hand is
+            chat = hand_target(player.id, msg, group_of(table))[0]
+        notice = None if chat == player.id else texts.LEFT
+        return LobbyOutcome(notice, changes=(noted, refresh))
 
+    async def choose_language(
+        self,
+        chat: int,
+        private: bool,
+        user: int,
+        user_lang: str | None,
+        choice: str,
+        *,
+        admin: bool,
+    ) -> tuple[str, Change | None]:
+        """/lang or its keyboard: the answer's text, and what to redraw.  In a
+        group only its admins choose the group's language (``admin``: an
+        anonymous admin writing as the group; else Telegram is asked)."""
+        if not private and not (admin or await self.delivery.is_admin(chat, user)):
+            return Translator(pick_language(user_lang))(texts.ONLY_ADMINS), None
+        change = await self._set_language(chat, user, choice)
+        # the command menu of this one chat speaks it too, not only the messages (issue 13)
+        only = GROUP_COMMANDS if chat < 0 else PRIVATE_COMMANDS
+        await self.delivery.set_chat_commands(chat, bot_commands(choice, only))
+        said = Translator(choice)(texts.LANGUAGE_SET if private else texts.GROUP_LANGUAGE_SET)
+        return said, change
 
-async def set_language(
-    chat: int,
-    user: int,
-    choice: str,
-    prefs: PrefsCache,
-    svc: TableService,
-    ui: ChatStateStore,
-) -> Change | None:
-    """In a group /lang sets the group's language: lobbies opened there from now on
-    speak it, and so does the lobby or game of this group where the sender sits
-    (its messages are redrawn).  In private it sets the user's language, and
-    his messages at his current table are redrawn in it.  Returns what to redraw."""
-    await prefs.update(chat, lang=choice)
-    table = await svc.where(user)
-    if table is None:
-        return None
-    if chat < 0:
-        if table.chat != chat:
+    async def _set_language(self, chat: int, user: int, choice: str) -> Change | None:
+        """In a group /lang sets the group's language: lobbies opened there from
+        now on speak it, and so does the lobby or game of this group where the
+        sender sits (its messages are redrawn).  In private it sets the user's
+        language, and his messages at his current table are redrawn in it."""
+        await self.prefs.update(chat, lang=choice)
+        table = await self.svc.where(user)
+        if table is None:
             return None
-        await ui.update_table(table.id, group_lang=choice)
-        return Refresh(table.id, seats=(), actor=user)
-    await ui.update_table(table.id, langs={user: choice})
-    seat = table.seat_of(user)
-    return Refresh(table.id, seats=() if seat is None else (seat,), actor=user)
+        if chat < 0:
+            if table.chat != chat:
+                return None
+            await self.ui.update_table(table.id, group_lang=choice)
+            return Refresh(table.id, seats=(), actor=user)
+        await self.ui.update_table(table.id, langs={user: choice})
+        seat = table.seat_of(user)
+        return Refresh(table.id, seats=() if seat is None else (seat,), actor=user)
 
-
-async def open_table(
-    code: str,
-    player: Person,
-    svc: TableService,
-    ui: ChatStateStore,
-    hands: HandPlacement,
-    delivery: Delivery,
-    bot_username: str,
-) -> LobbyOutcome:
-    """ "Open my table": the game he sits at gets his hand message again, below (the
-    old one no longer takes presses); a lobby, a copy of its message in his
-    private chat.  A table he no longer sits at: ``not_seated``; one that is
-    gone: ``no_table``."""
-    try:
-        table = await svc.lobby(code)
+    async def open_table(self, code: str, player: Person) -> LobbyOutcome:
+        """ "Open my table": the game he sits at gets his hand message again, below
+        (the old one no longer takes presses); a lobby, a copy of its message in
+        his private chat.  A table he no longer sits at: ``not_seated``; one that
+        is gone: ``no_table``."""
+        try:
+            table = await self.svc.lobby(code)
+        except EngineError as e:
+            return LobbyOutcome(error=e)
         seat = table.seat_of(player.id)
         if seat is None or table.status not in (OPEN, PLAYING) or table.seats[seat].left:
-            raise LiveError("not_seated", "you do not sit at this table")
+            return LobbyOutcome(error=LiveError("not_seated", "you do not sit at this table"))
         if table.status == PLAYING:
-            await hands.resend(player.id, table_id=code, again=True)
-            return LobbyOutcome(texts.HERE_IS_YOUR_TABLE)
-        text, markup = render_lobby(table, locale=player.locale, bot_username=bot_username)
-        sent = await delivery.send(player.id, text, markup)
-        if sent is not None:
-            await ui.update_table(code, lobby_messages={player.id: sent.message_id})
-    except EngineError as e:
-        return LobbyOutcome(error=e)
-    return LobbyOutcome(texts.HERE_IS_YOUR_TABLE)
+            resent = HandResent(player.id, code, again=True)
+            return LobbyOutcome(texts.HERE_IS_YOUR_TABLE, changes=(resent,))
+        copy = LobbyPosted(table, player.id, player.locale)
+        return LobbyOutcome(texts.HERE_IS_YOUR_TABLE, changes=(copy,))
+
+    async def take_seat_back(self, game: str, user: int, request_id: str) -> LobbyOutcome:
+        """*Take my seat back* from the AI (his hand message, after a timeout or a
+        /leave)."""
+        try:
+            await self.svc.take_seat_back(game, user, request_id=request_id)
+        except EngineError as e:
+            return LobbyOutcome(error=e)
+        return LobbyOutcome(texts.SEAT_BACK, changes=(Refresh(game, actor=user),))
+
+    async def started(self, user: int) -> Change:
+        """He (re)started or unblocked the bot: it may write to him; mid-game, his
+        cards again."""
+        await self.prefs.update(user, started=True)
+        return HandResent(user, "")
+
+    async def blocked(self, user: int) -> None:
+        """He blocked the bot: his hand cannot reach him, so the AI plays his seat
+        now -- waiting for the next 403 would stall a game that waits for his
+        move (and has no turn timer)."""
+        await self.prefs.update(user, started=False)
+        await self.events.forbidden(user)

@@ -6,22 +6,83 @@ group's table message."""
 
 from __future__ import annotations
 
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
 from engine import EngineError
 from engine.replay import ReplayStep, may_watch
 from engine.replay import replay_step as step_record
 from tables import LiveError, TableService
+from telegram_bot.delivery import Delivery
+from telegram_bot.publishing.changes import ReplayStepped
+from telegram_bot.views.replay import render_replay
 
 
-async def replay_step(svc: TableService, table: str, game: int, step: int, user: int) -> ReplayStep:
-    """Step ``step`` (clamped to the record) of a kept record.  Raises
-    :class:`LiveError` ``no_record`` (expired or never played) or ``not_allowed``."""
-    record = await svc.replay_record(table, game)
-    if not may_watch(record, user):
-        raise LiveError("not_allowed", "only the game's players can replay it")
-    try:
-        return step_record(record, step)
-    except EngineError as e:  # pragma: no cover - the service writes valid records
-        raise LiveError("no_record", f"the record cannot be replayed: {e.message}") from None
+class ReplayStatus(enum.Enum):
+    EDITED = "edited"  # the pressed replay message shows the step now
+    SENT = "sent"  # a new replay message in his private chat
+    EXPIRED = "expired"  # no record (expired, or never played)
+    NOT_YOURS = "not_yours"
+    START_FIRST = "start_first"  # the bot may not write to him in private
 
 
-__all__ = ["ReplayStep", "replay_step"]
+@dataclass(frozen=True)
+class ReplayGame:
+    svc: TableService
+    delivery: Delivery
+
+    @property
+    def days(self) -> int:
+        """How many days records are kept."""
+        return max(1, round(self.svc.config.replay_ttl / 86400))
+
+    async def recent(self, user: int) -> list[tuple[str, int, Mapping[str, Any]]]:
+        """His recent finished games still kept: (table, game number, record)."""
+        found: list[tuple[str, int, Mapping[str, Any]]] = []
+        for table, game in await self.svc.recent_replays(user):
+            try:
+                record = await self.svc.replay_record(table, game)
+            except LiveError as e:
+                if e.code == "no_record":
+                    continue  # expired since
+                raise
+            found.append((table, game, record))
+        return found
+
+    async def step(self, table: str, game: int, step: int, user: int) -> ReplayStep:
+        """Step ``step`` (clamped to the record) of a kept record.  Raises
+        :class:`LiveError` ``no_record`` (expired or never played) or ``not_allowed``."""
+        record = await self.svc.replay_record(table, game)
+        if not may_watch(record, user):
+            raise LiveError("not_allowed", "only the game's players can replay it")
+        try:
+            return step_record(record, step)
+        except EngineError as e:  # pragma: no cover - the service writes valid records
+            raise LiveError("no_record", f"the record cannot be replayed: {e.message}") from None
+
+    async def show(
+        self, table: str, game: int, step: int, user: int, locale: str, *, edit: int | None
+    ) -> tuple[ReplayStatus, ReplayStepped | None]:
+        """Show the step in his private chat: on the replay message ``edit`` (its
+        ◀ ▶ pressed there: the edit is the change to show once the press is
+        answered), else in a new message (sent now: the answer says whether it
+        could be)."""
+        try:
+            shown = await self.step(table, game, step, user)
+        except LiveError as e:
+            if e.code == "no_record":
+                return ReplayStatus.EXPIRED, None
+            if e.code == "not_allowed":
+                return ReplayStatus.NOT_YOURS, None
+            raise
+        if edit is not None:  # the same step again changes nothing: no edit goes out
+            return ReplayStatus.EDITED, ReplayStepped(shown, user, edit, locale)
+        text, markup = render_replay(shown, locale=locale)
+        if await self.delivery.send(user, text, markup) is None:
+            return ReplayStatus.START_FIRST, None
+        return ReplayStatus.SENT, None
+
+
+__all__ = ["ReplayGame", "ReplayStatus", "ReplayStep"]

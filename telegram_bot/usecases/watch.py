@@ -24,34 +24,35 @@ class WatchStatus(StrEnum):
     CLOSED = "closed"  # the bot cannot write to him (he never started it)
 
 
-async def watch(
-    table_id: str,
-    user: int,
-    lang: str,
-    snapshots: Snapshots,
-    ui: ChatStateStore,
-    delivery: Delivery,
-) -> WatchStatus:
-    """Send ``user`` the table's public view and keep it updated."""
-    try:
-        snap = await snapshots.load(table_id)
-    except LiveError:
-        return WatchStatus.NO_TABLE
-    t = snap.table
-    if group_of(t) is None:
-        return WatchStatus.NOT_A_GROUP
-    if not t.spectators:
-        return WatchStatus.FORBIDDEN
-    if t.seat_of(user) is not None:
-        return WatchStatus.SEATED
-    if snap.loaded.state is None:
-        return WatchStatus.NOT_STARTED
-    text, markup = watch_screen(snap, lang)
-    msg = await delivery.send(user, text, markup)
-    if msg is None:
-        return WatchStatus.CLOSED
-    await ui.update_table(table_id, watchers={user: msg.message_id}, langs={user: lang})
-    return WatchStatus.WATCHING
+class WatchTable:
+    """Send a spectator the table's public view and keep it updated."""
+
+    def __init__(self, snapshots: Snapshots, ui: ChatStateStore, delivery: Delivery) -> None:
+        self.snapshots = snapshots
+        self.ui = ui
+        self.delivery = delivery
+
+    async def __call__(self, table_id: str, user: int, lang: str) -> WatchStatus:
+        try:
+            snap = await self.snapshots.load(table_id)
+        except LiveError:
+            return WatchStatus.NO_TABLE
+        t = snap.table
+        if group_of(t) is None:
+            return WatchStatus.NOT_A_GROUP
+        if not t.spectators:
+            return WatchStatus.FORBIDDEN
+        if t.seat_of(user) is not None:
+            return WatchStatus.SEATED
+        if snap.loaded.state is None:
+            return WatchStatus.NOT_STARTED
+        # sent here, not after the answer: the answer says whether it could be
+        text, markup = watch_screen(snap, lang)
+        msg = await self.delivery.send(user, text, markup)
+        if msg is None:
+            return WatchStatus.CLOSED
+        await self.ui.update_table(table_id, watchers={user: msg.message_id}, langs={user: lang})
+        return WatchStatus.WATCHING
 
 
-__all__ = ["WatchStatus", "watch"]
+__all__ = ["WatchStatus", "WatchTable"]

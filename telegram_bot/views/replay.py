@@ -85,7 +85,7 @@ def replay_keyboard(step: ReplayStep) -> InlineKeyboardMarkup:
     )
 
 
-def replay_label(record: dict[str, Any], _: Translator) -> str:
+def replay_label(record: Mapping[str, Any], _: Translator) -> str:
     """A /replay list entry: the game, when it ended, who played."""
     at = datetime.fromtimestamp(record["result"]["at"] / 1000, UTC).strftime("%d.%m %H:%M")
     who = ", ".join(str(n) for _u, n in record["seats"])

@@ -19,6 +19,7 @@ from telegram_bot.buttons.callbacks import INERT, GameCb, Press, act
 from telegram_bot.buttons.moves import BOUT_STAMP_LEN, ERR_NOT_YOUR_TURN, stamp
 from telegram_bot.delivery import Delivery, Urgency
 from telegram_bot.publishing.hands import HandPlacement
+from telegram_bot.publishing.lobby_messages import LobbyMessages
 from telegram_bot.publishing.locks import TableLocks
 from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.state.chat_state import ChatStateStore
@@ -113,8 +114,9 @@ def wire(
     locks, claims = TableLocks(), WriteClaims()
     out = cast(Delivery, delivery)
     hands = HandPlacement(svc, snapshots, ui, out, locks, "testbot")
+    lobbies = LobbyMessages(snapshots, ui, out, "testbot")
     publisher = Publisher(
-        snapshots, ui, out, hands, locks=locks, claims=claims, bot_username="testbot"
+        snapshots, ui, out, hands, lobbies, locks=locks, claims=claims, bot_username="testbot"
     )
     return publisher, PressButton(svc, ui, snapshots, claims)
 

@@ -1,0 +1,66 @@
+"""Messages of a lobby that are not re-renders of its table: a new lobby message
+(and remembering it), the settings panel on the pressed lobby message, and the
+private *Open my table* offer after a refused press."""
+
+from __future__ import annotations
+
+from telegram_bot.delivery import Delivery, Urgency
+from telegram_bot.publishing.changes import LobbyPosted, SettingsShown, TableOffered
+from telegram_bot.state.chat_state import ChatStateStore
+from telegram_bot.state.snapshot import Snapshots
+from telegram_bot.views import texts
+from telegram_bot.views.i18n import Translator
+from telegram_bot.views.keyboards import open_table_keyboard
+from telegram_bot.views.lobby import lobby_lang, render_lobby, settings_keyboard, settings_text
+
+
+class LobbyMessages:
+    def __init__(
+        self, snapshots: Snapshots, ui: ChatStateStore, delivery: Delivery, bot_username: str
+    ) -> None:
+        self.snapshots = snapshots
+        self.ui = ui
+        self.delivery = delivery
+        self.bot_username = bot_username
+
+    async def post(self, c: LobbyPosted) -> None:
+        """Send the lobby message to ``c.chat`` and remember it."""
+        text, markup = render_lobby(c.table, locale=c.locale, bot_username=self.bot_username)
+        msg = await self.delivery.send(c.chat, text, markup)
+        await self.ui.update_table(
+            c.table.id,
+            lobby_messages={c.chat: msg.message_id} if msg is not None else None,
+            langs=dict(c.langs) or None,
+            group_lang=c.group_lang,
+        )
+
+    async def show_settings(self, c: SettingsShown) -> None:
+        """The settings panel (or the lobby, ``back``) on the pressed message; a
+        changed setting shows in the lobby's other messages (private lobbies)."""
+        snap = await self.snapshots.load(c.table.id)
+        lang = lobby_lang(snap, c.chat) if c.chat < 0 else c.locale
+        bot = self.bot_username
+        if c.back:
+            text, markup = render_lobby(c.table, locale=lang, bot_username=bot)
+        else:
+            text, markup = (
+                settings_text(c.table, locale=lang),
+                settings_keyboard(c.table, locale=lang),
+            )
+        await self.delivery.edit(c.chat, c.message_id, text, markup, urgency=Urgency.NOW)
+        if c.changed:
+            for chat, msg in snap.ui.lobby_messages.items():
+                if chat != c.chat:
+                    t2, k2 = render_lobby(c.table, locale=lobby_lang(snap, chat), bot_username=bot)
+                    await self.delivery.edit(chat, msg, t2, k2, urgency=Urgency.SOON)
+
+    async def offer_table(self, c: TableOffered) -> None:
+        """After a refused press (an alert cannot hold a button): a private message
+        with the refusal and the *Open my table* button (``seated_elsewhere``)."""
+        error = c.error
+        code = getattr(error, "info", {}).get("table") if error.code == "seated_elsewhere" else None
+        if not code:
+            return
+        _ = Translator(c.locale)
+        markup = open_table_keyboard(str(code), _(texts.OPEN_TABLE))
+        await self.delivery.send(c.user, texts.refusal(error, _), markup)

@@ -1,0 +1,36 @@
+"""What the bot tells of games and players without changing anything: one's
+stats (``/stats``), a group's leaderboard (``/top``), and the lobby an inline
+query invites to."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from engine import EngineError
+from tables import OPEN, LeaderboardEntry, Table, TableService, UserStats
+from telegram_bot.buttons.callbacks import CODE_PATTERN
+
+LEADERBOARD_ROWS = 50
+
+
+@dataclass(frozen=True)
+class Standings:
+    svc: TableService
+
+    async def stats(self, user: int) -> UserStats:
+        return await self.svc.user_stats(user)
+
+    async def top(self, chat: int) -> list[LeaderboardEntry]:
+        return await self.svc.leaderboard(chat, limit=LEADERBOARD_ROWS)
+
+    async def invitation(self, code: str, user: int) -> Table | None:
+        """The open lobby an inline query names (``code``), else the one he sits
+        at; None if there is none."""
+        try:
+            table = await self.svc.lobby(code) if re.match(CODE_PATTERN, code) else None
+            if table is None or table.status != OPEN:
+                table = await self.svc.where(user)
+        except EngineError:
+            return None
+        return table if table is not None and table.status == OPEN else None
