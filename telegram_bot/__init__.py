@@ -1,12 +1,14 @@
-"""The Telegram bot: an aiogram 3 adapter over the table service.
+"""The Telegram bot: an aiogram 3 adapter over the table service, in layers
+(each imports only those below it; ``lint-imports`` checks it):
 
-Handlers (:mod:`telegram_bot.handlers`) parse an update, call one use case
-(:mod:`telegram_bot.usecases`) and answer; the publisher decides which messages a
-write changed and the pure screens draw them; delivery keeps within Telegram's
-flood limits (Redis token buckets shared by every bot process).  The bot's own
-state -- message ids, selections, languages, flood buckets, digests of what a
-message shows -- lives in Redis through the service's generic key-value API
-(:mod:`telegram_bot.state.chat_state`, :mod:`telegram_bot.delivery.flood.limiter`); the bot never
-imports redis.  Run it with ``durak bot`` or ``python -m telegram_bot``; see
-docs/ARCHITECTURE.md for the path of one button press.
+``app`` (wiring) -> ``handlers`` (parse an update, call one use case, answer)
+-> ``usecases`` (what an update asks for; outcomes and changes as data) ->
+``publishing`` (which messages change for whom, and when) -> ``views`` (what a
+message shows, pure) | ``delivery`` (within Telegram's flood limits: Redis token
+buckets shared by every bot process) -> ``buttons`` (callback data, what a
+press means) -> ``state`` (the bot's own state in Redis, through the service's
+key-value API: the bot never imports redis) -> ``settings``.
+
+Run it with ``durak bot`` or ``python -m telegram_bot``; docs/ARCHITECTURE.md
+follows one button press through the layers.
 """
