@@ -13,6 +13,7 @@ from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_file
 from babel.messages.pofile import read_po
 
+import telegram_bot
 from telegram_bot.views import i18n
 from telegram_bot.views.i18n import (
     COMMANDS,
@@ -28,7 +29,7 @@ from telegram_bot.views.i18n import (
     rules_text,
 )
 
-PACKAGE = Path(i18n.__file__).parent
+PACKAGE = Path(telegram_bot.__file__).parent
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
