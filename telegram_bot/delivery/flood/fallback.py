@@ -22,7 +22,14 @@ import time
 
 from engine.clock import Clock
 from tables import KeyValueStore, ServiceUnavailable
-from telegram_bot.delivery.flood.limiter import FloodConfig, FloodLimiter, Headroom, Rate, Verdict
+from telegram_bot.delivery.flood.limiter import (
+    EditTicket,
+    FloodConfig,
+    FloodLimiter,
+    Headroom,
+    Rate,
+    Verdict,
+)
 
 log = logging.getLogger(__name__)
 
@@ -125,45 +132,18 @@ class FallbackFloodLimiter(FloodLimiter):
             await super().forget(chat_id, message_id)
             self._touched.discard((chat_id, message_id))
 
-    async def take_edit(
-        self,
-        chat_id: int,
-        message_id: int,
-        text_digest: str | None,
-        markup_digest: str,
-        version: str = "",
-        lease: str = "",
-    ) -> Verdict:
+    async def admit_edit(self, edit: EditTicket) -> Verdict:
+        key = (edit.chat_id, edit.message_id)
         if not self.falling_back:
             try:
-                await self._forget_touched(chat_id, message_id)
-                return await super().take_edit(
-                    chat_id, message_id, text_digest, markup_digest, version, lease
-                )
+                await self._forget_touched(*key)
+                return await super().admit_edit(edit)
             except ServiceUnavailable as e:
                 self._failed(e)
-        self._touched.add((chat_id, message_id))
-        return self._local_take(chat_id, 1)
-
-    async def claim_edit(
-        self,
-        chat_id: int,
-        message_id: int,
-        text_digest: str | None,
-        markup_digest: str,
-        version: str = "",
-        lease: str = "",
-    ) -> Verdict:
-        if not self.falling_back:
-            try:
-                await self._forget_touched(chat_id, message_id)
-                return await super().claim_edit(
-                    chat_id, message_id, text_digest, markup_digest, version, lease
-                )
-            except ServiceUnavailable as e:
-                self._failed(e)
-        self._touched.add((chat_id, message_id))
-        return Verdict(0.0)  # unknown: send it (no lease: the process's own order)
+        self._touched.add(key)
+        if edit.prepaid:
+            return Verdict(0.0)  # unknown: send it (no lease: the process's own order)
+        return self._local_take(edit.chat_id, 1)
 
     async def refund(
         self, chat_id: int | None = None, *, cost: float = 1, held: float = 0.0
