@@ -22,8 +22,8 @@ from telegram_bot.delivery.flood.limiter import (
     NOOP,
     STALE,
     EditTicket,
-    FloodLimiter,
     Headroom,
+    Limiter,
     Verdict,
 )
 from telegram_bot.delivery.waiting_line import Priority, WaitingLine
@@ -107,7 +107,7 @@ class FloodGate:
     ``max_wait``: past this many seconds of waits a call goes out anyway."""
 
     def __init__(
-        self, limiter: FloodLimiter, *, sleep: Sleep, max_wait: float, stats: OutgoingStats
+        self, limiter: Limiter, *, sleep: Sleep, max_wait: float, stats: OutgoingStats
     ) -> None:
         self.limiter = limiter
         self.sleep = sleep
@@ -116,7 +116,7 @@ class FloodGate:
         # calls of this process that wait for the OVERALL bucket queue here (urgent
         # ones first, else FIFO): only the head asks Redis again, not every waiter
         self.line = WaitingLine()
-        self._hold = ChatHold(limiter)
+        self._hold = ChatHold(limiter.redis)  # a 429's hold: straight to Redis
 
     async def headroom(self, chat_id: int, message_id: int | None, gap: float) -> Headroom:
         """How long a deferrable message to ``chat_id`` should hold back so urgent

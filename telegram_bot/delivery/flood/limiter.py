@@ -57,7 +57,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from engine.clock import Clock
 from tables import KeyValueStore
@@ -145,6 +145,11 @@ class FloodLimiter:
             c.lease_ttl,
             c.overall.ttl_ms,
         )
+
+    @property
+    def redis(self) -> FloodLimiter:
+        """The limiter whose buckets are in Redis: this one (see :class:`Limiter`)."""
+        return self
 
     # ------------------------------------------------------------ buckets
     def buckets(self, chat_id: int | None) -> list[tuple[str, Rate]]:
@@ -358,6 +363,47 @@ class FloodLimiter:
         return f"{text}:{markup}", version
 
 
+class Limiter(Protocol):
+    """What the delivery layer asks of a flood limiter
+    (:class:`telegram_bot.delivery.flood.gate.FloodGate`,
+    :class:`telegram_bot.delivery.shown.ShownStore`): a :class:`FloodLimiter`,
+    or the :class:`telegram_bot.delivery.flood.fallback.FallbackFloodLimiter`
+    around one that keeps replies going while Redis is down.  The calls are
+    :class:`FloodLimiter`'s."""
+
+    @property
+    def config(self) -> FloodConfig: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def redis(self) -> FloodLimiter:
+        """The limiter whose buckets are in Redis: the hold after a 429
+        (:class:`telegram_bot.delivery.flood.hold.ChatHold`) writes them itself."""
+        ...
+
+    async def take(self, chat_id: int | None = None, *, cost: float = 1) -> Verdict: ...
+
+    async def admit_edit(self, edit: EditTicket) -> Verdict: ...
+
+    async def refund(
+        self, chat_id: int | None = None, *, cost: float = 1, held: float = 0.0
+    ) -> None: ...
+
+    async def headroom(
+        self, chat_id: int | None = None, message_id: int | None = None, gap: float = 0.0
+    ) -> Headroom: ...
+
+    async def remember(
+        self, chat_id: int, message_id: int, text_digest: str, markup_digest: str, version: str = ""
+    ) -> None: ...
+
+    async def forget(self, chat_id: int, message_id: int, lease: str = "") -> None: ...
+
+    async def release_edit(self, chat_id: int, message_id: int, lease: str) -> bool: ...
+
+
 __all__ = [
     "BUSY",
     "NOOP",
@@ -367,6 +413,7 @@ __all__ = [
     "FloodKeys",
     "FloodLimiter",
     "Headroom",
+    "Limiter",
     "Rate",
     "Verdict",
     "table_version",
