@@ -12,7 +12,7 @@ from aiogram import Bot
 from tables import KeyValueStore
 from telegram_bot.delivery.coalesce import Delivery, Urgency
 from telegram_bot.delivery.flood.fallback import FallbackFloodLimiter
-from telegram_bot.delivery.flood.limiter import FloodConfig
+from telegram_bot.delivery.flood.limiter import FloodConfig, FloodLimiter
 from telegram_bot.delivery.outgoing import install
 
 
@@ -30,7 +30,7 @@ def make_delivery(
     """The bot's Delivery with the shared flood limiter in the table service's
     key-value store ``kv`` (None: no limiter; ``flood``: its rates); while Redis is unreachable it
     takes in-process tokens (:mod:`telegram_bot.delivery.flood.fallback`)."""
-    limiter = FallbackFloodLimiter(kv, flood) if kv is not None else None
+    limiter = FallbackFloodLimiter(FloodLimiter(kv, flood)) if kv is not None else None
     outgoing = install(bot, limiter)
     return Delivery(
         bot,

@@ -65,7 +65,7 @@ from telegram_bot.delivery.flood.gate import (
     Prepaid,
     Sleep,
 )
-from telegram_bot.delivery.flood.limiter import FloodLimiter, Headroom
+from telegram_bot.delivery.flood.limiter import Headroom, Limiter
 from telegram_bot.delivery.shown import EDITS, ShownStore, content_digests
 from telegram_bot.delivery.waiting_line import Priority
 
@@ -99,7 +99,7 @@ class Outgoing(BaseRequestMiddleware):
 
     def __init__(
         self,
-        limiter: FloodLimiter | None = None,
+        limiter: Limiter | None = None,
         *,
         on_forbidden: Hook | None = None,
         on_kicked: Hook | None = None,
@@ -369,7 +369,7 @@ __all__ = [
 ]
 
 
-def install(bot: Bot, limiter: FloodLimiter | None = None, **options: Any) -> Outgoing:
+def install(bot: Bot, limiter: Limiter | None = None, **options: Any) -> Outgoing:
     """Put an :class:`Outgoing` on the bot's session (once) and return it."""
     found = find_outgoing(bot)
     if found is not None:

@@ -17,7 +17,7 @@ from aiogram.methods import TelegramMethod
 
 if TYPE_CHECKING:
     from telegram_bot.delivery.flood.gate import EditLease
-    from telegram_bot.delivery.flood.limiter import FloodLimiter
+    from telegram_bot.delivery.flood.limiter import Limiter
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ class ShownStore:
     """What the messages show, for :class:`telegram_bot.delivery.outgoing.Outgoing`: in
     Redis through ``limiter`` (with the edit leases), else in ``memory``."""
 
-    def __init__(self, limiter: FloodLimiter | None, memory_size: int) -> None:
+    def __init__(self, limiter: Limiter | None, memory_size: int) -> None:
         self.limiter = limiter
         self.memory = LocalMemory(memory_size)
         self._background: set[asyncio.Task[None]] = set()

@@ -22,6 +22,7 @@ bot processes -- that is not game state:
     the private chat, so the bot may write to him), ``plays`` (where his hand
     goes in a group game: ``group`` or ``private``; where he last asked for it).
 
+The key names are spelled in :class:`telegram_bot.state.keys.ChatStateKeys`.
 Redis is reached only through the table service's generic key-value API
 (``svc.kv``, :class:`tables.KeyValueStore`); its failures surface as
 :class:`tables.ServiceUnavailable`.  Nothing here is authoritative: losing it loses only message ids (a new message is
@@ -37,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tables import KeyValueStore, TableService
+from telegram_bot.state.keys import ChatStateKeys
 
 SWAP_SELECTION_LUA = r"""
 local cur = redis.call('HGET', KEYS[1], ARGV[1])
@@ -89,6 +91,7 @@ class ChatStateStore:
         prefs_ttl: float = 400 * 86400.0,
     ) -> None:
         self.kv = kv
+        self.keys = ChatStateKeys(kv)
         self.ttl_ms = int(ttl * 1000)
         self.prefs_ttl_ms = int(prefs_ttl * 1000)
         self._swap_selection = kv.script(SWAP_SELECTION_LUA)
@@ -98,17 +101,9 @@ class ChatStateStore:
         """The chat state next to a table service (its key-value API and prefix)."""
         return cls(service.kv, ttl=service.config.game_ttl)
 
-    def table_key(self, table_id: str) -> str:
-        """``P{t:<id>}:ui``: in the table's slot."""
-        return self.kv.table_key(table_id, "ui")
-
-    def prefs_key(self, who: int) -> str:
-        """``P ui:<id>``."""
-        return self.kv.key(f"ui:{who}")
-
     # ------------------------------------------------------------------ tables
     async def table(self, table_id: str) -> TableUi:
-        raw = await self.kv.hgetall(self.table_key(table_id))
+        raw = await self.kv.hgetall(self.keys.table(table_id))
         ui = TableUi()
         for key, val in raw.items():
             kind, _sep, arg = key.partition(":")
@@ -150,7 +145,7 @@ class ChatStateStore:
         """Set what is given (a selection of ``None`` is deleted); ``new_game``
         first forgets the hand messages, selections and table message of the
         previous game.  One round trip."""
-        key = self.table_key(table_id)
+        key = self.keys.table(table_id)
         fields: dict[str, str] = {}
         dels: list[str] = [f"h:{u}" for u in drop_hands]
         for u, m in (hands or {}).items():
@@ -186,14 +181,14 @@ class ChatStateStore:
         got there first (a toggle delivered twice), nothing changed."""
         value = json.dumps(selection, separators=(",", ":"))
         args: list[str | int] = [f"s:{user}", expected_rev, value, self.ttl_ms]
-        return bool(await self._swap_selection([self.table_key(table_id)], args))
+        return bool(await self._swap_selection([self.keys.table(table_id)], args))
 
     async def forget_table(self, table_id: str) -> None:
-        await self.kv.delete(self.table_key(table_id))
+        await self.kv.delete(self.keys.table(table_id))
 
     # ------------------------------------------------------------------ users
     async def prefs(self, who: int) -> Prefs:
-        d = await self.kv.hgetall(self.prefs_key(who))
+        d = await self.kv.hgetall(self.keys.prefs(who))
         return Prefs(
             lang=d.get("lang") or None,
             tg=d.get("tg") or None,
@@ -206,7 +201,7 @@ class ChatStateStore:
         ids = list(dict.fromkeys(ids))
         if not ids:
             return {}
-        keys = [self.prefs_key(i) for i in ids]
+        keys = [self.keys.prefs(i) for i in ids]
         rows = await self.kv.hmget_many(keys, ("lang", "tg", "name", "started", "plays"))
         out = {}
         for i, (lang, tg, name, started, plays) in zip(ids, rows, strict=True):
@@ -230,7 +225,7 @@ class ChatStateStore:
         started: bool | None = None,
         plays: str | None = None,
     ) -> None:
-        key = self.prefs_key(who)
+        key = self.keys.prefs(who)
         fields: dict[str, str] = {}
         if lang is not None:
             fields["lang"] = lang

@@ -7,7 +7,8 @@ Dispatcher's ``update`` observer, claims the update in Redis (``SET NX`` with a
 short TTL, through ``svc.kv``) before any handler runs:
 
 ``P upd:{<bot id>:<update id>}`` -- string, every update;
-``P cbq:{<callback query id>}``  -- string, a callback query as well.
+``P cbq:{<callback query id>}``  -- string, a callback query as well
+(spelled in :class:`telegram_bot.state.keys.DedupeKeys`).
 
 Each key is its own hash tag, so the claims spread over a Redis Cluster's slots
 (no hot slot).  An update whose key (either key) is already claimed is a
@@ -31,6 +32,7 @@ from aiogram import BaseMiddleware, Bot
 from aiogram.types import TelegramObject, Update
 
 from tables import KeyValueStore, ServiceUnavailable
+from telegram_bot.state.keys import DedupeKeys
 
 log = logging.getLogger(__name__)
 
@@ -43,15 +45,16 @@ class UpdateDedupe(BaseMiddleware):
 
     def __init__(self, kv: KeyValueStore, ttl: float = DEDUPE_TTL) -> None:
         self.kv = kv
+        self._keys = DedupeKeys(kv)
         self.ttl_ms = max(1, int(ttl * 1000))
         self.duplicates = 0
         """Updates dropped as duplicates by this process (diagnostics)."""
 
     def keys(self, update: Update, bot_id: int) -> list[str]:
         """The claim keys of ``update`` (see the module docstring)."""
-        keys = [self.kv.key(f"upd:{{{bot_id}:{update.update_id}}}")]
+        keys = [self._keys.update(bot_id, update.update_id)]
         if update.callback_query is not None:
-            keys.append(self.kv.key(f"cbq:{{{update.callback_query.id}}}"))
+            keys.append(self._keys.callback_query(update.callback_query.id))
         return keys
 
     async def claim(self, update: Update, bot_id: int) -> list[str] | None:

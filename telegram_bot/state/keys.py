@@ -1,5 +1,13 @@
-"""Key names of the flood limiter (:mod:`telegram_bot.delivery.flood.limiter`) and the checks of
-what goes into its digests."""
+"""Every Redis key the bot itself uses, spelled in this one module: one class
+per owner, naming its keys, their type and how long they live.  (The table
+service's own keys are in :mod:`tables.keys`.)
+
+Every key starts with the service's prefix ``P`` (``kv.key``).  The part of a
+key in ``{...}`` is its hash tag: the keys one script names share it (one slot
+of a Redis Cluster), and different chats, tables, shards and updates get
+different tags, so they spread over the cluster's nodes.  Redis is reached only
+through the table service's key-value API (``svc.kv``); the bot never imports
+redis."""
 
 from __future__ import annotations
 
@@ -7,10 +15,11 @@ from tables import KeyValueStore
 
 
 class FloodKeys:
-    """The flood limiter's keys.  A chat's keys share the chat's hash tag
-    ``{c:<chat>}`` (one slot: a single script takes its buckets and checks a
-    message's digest on Redis Cluster, and the chats spread over the nodes);
-    the fleet-wide bucket is alone in ``{all}`` and leased in batches.
+    """The flood limiter's keys (:mod:`telegram_bot.delivery.flood.limiter`; the
+    hold after a 429 writes the same buckets).  A chat's keys share the chat's
+    hash tag ``{c:<chat>}`` (one slot: a single script takes its buckets and
+    checks a message's digest on Redis Cluster, and the chats spread over the
+    nodes); the fleet-wide bucket is alone in ``{all}`` and leased in batches.
 
     ``P rl:{all}`` (hash ``t`` tokens, ``s`` stamp: the bot's overall bucket),
     ``P rl:{c:<chat>}:chat`` (one chat's bucket), ``P rl:{c:<chat>}:group`` (a
@@ -42,3 +51,68 @@ class FloodKeys:
 
     def in_flight(self, chat_id: int, message_id: int) -> str:
         return self.kv.key(f"rl:{{c:{chat_id}}}:fly:{message_id}")
+
+
+class ChatStateKeys:
+    """The chat state's keys (:mod:`telegram_bot.state.chat_state`, which lists
+    their fields).
+
+    ``P{t:<id>}:ui`` (hash, per table: its message ids, selections and
+    languages) is in the table's slot (its hash tag ``{t:<id>}``) and expires
+    like the table, ``ttl`` (the service's ``game_ttl``) after its last write;
+    ``P ui:<who>`` (hash, per user or chat: his preferences) expires
+    ``prefs_ttl`` (400 days) after its last write."""
+
+    def __init__(self, kv: KeyValueStore) -> None:
+        self.kv = kv
+
+    def table(self, table_id: str) -> str:
+        """``P{t:<id>}:ui``."""
+        return self.kv.table_key(table_id, "ui")
+
+    def prefs(self, who: int) -> str:
+        """``P ui:<who>``."""
+        return self.kv.key(f"ui:{who}")
+
+
+class DedupeKeys:
+    """The claims of updates (:mod:`telegram_bot.state.dedupe`): strings (``1``),
+    set ``NX`` to live ``UPDATE_DEDUPE_TTL`` seconds (600 by default, far beyond
+    Telegram's webhook retries).
+
+    ``P upd:{<bot id>:<update id>}`` for every update and, for a callback query
+    as well, ``P cbq:{<callback query id>}`` (one press is one query, whichever
+    update carries it).  Each key is its own hash tag: the claims spread over
+    the slots, none is hot."""
+
+    def __init__(self, kv: KeyValueStore) -> None:
+        self.kv = kv
+
+    def update(self, bot_id: int, update_id: int) -> str:
+        """``P upd:{<bot id>:<update id>}``."""
+        return self.kv.key(f"upd:{{{bot_id}:{update_id}}}")
+
+    def callback_query(self, query_id: str) -> str:
+        """``P cbq:{<callback query id>}``."""
+        return self.kv.key(f"cbq:{{{query_id}}}")
+
+
+class RenderKeys:
+    """The pending-render marks (:mod:`telegram_bot.state.pending_renders`),
+    split into ``shards`` by ``crc32(table) mod shards``; the two keys of shard
+    ``k`` share its hash tag ``{r<k>}`` (every script of a shard names both).
+
+    ``P render:{r<k>}:due`` (sorted set: table -> its deadline in ms) and
+    ``P render:{r<k>}:v`` (hash: table -> ``<version>:<tries>``); both expire
+    ``ttl`` (an hour by default) after the last mark set in the shard."""
+
+    def __init__(self, kv: KeyValueStore) -> None:
+        self.kv = kv
+
+    def due(self, shard: int) -> str:
+        """``P render:{r<k>}:due``."""
+        return self.kv.key(f"render:{{r{shard}}}:due")
+
+    def versions(self, shard: int) -> str:
+        """``P render:{r<k>}:v``."""
+        return self.kv.key(f"render:{{r{shard}}}:v")

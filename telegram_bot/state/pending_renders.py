@@ -20,7 +20,8 @@ shard, so no lease is needed and no hand-over delay follows the death of a
 sweeper.  The marks are split into ``shards`` slots by ``crc32(table) mod
 shards`` (like the timer hints), each shard a sorted set of deadlines and a
 hash of versions under one hash tag ``{r<k>}`` (one slot: every script is
-cluster-safe, and the shards spread over a cluster's nodes).  A sweep is one
+cluster-safe, and the shards spread over a cluster's nodes;
+:class:`telegram_bot.state.keys.RenderKeys`).  A sweep is one
 script per shard every ``grace / 4`` seconds; a render costs two scripts (set
 and clear), sent alongside its snapshot and after its edits -- it waits for
 neither.  A mark is claimed at most ``max_tries`` times without a newer
@@ -40,6 +41,7 @@ from dataclasses import dataclass
 from engine.clock import Clock
 from tables import KeyValueStore, ServiceUnavailable
 from tables.kv import Script
+from telegram_bot.state.keys import RenderKeys
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +141,7 @@ class RenderMarks:
         if grace <= 0 or shards < 1 or max_tries < 1:
             raise ValueError("grace > 0, shards >= 1 and max_tries >= 1 needed")
         self.kv = kv
+        self._keys = RenderKeys(kv)
         self.grace = grace
         self.shards = shards
         self.clock = clock
@@ -155,9 +158,9 @@ class RenderMarks:
         return zlib.crc32(table_id.encode()) % self.shards
 
     def keys(self, shard: int) -> list[str]:
-        """``P render:{r<k>}:due`` (zset table -> deadline ms) and
-        ``P render:{r<k>}:v`` (hash table -> ``<version>:<tries>``): one slot."""
-        return [self.kv.key(f"render:{{r{shard}}}:due"), self.kv.key(f"render:{{r{shard}}}:v")]
+        """The KEYS of every script of ``shard``: its deadlines (zset table ->
+        deadline ms) and its marks (hash table -> ``<version>:<tries>``), one slot."""
+        return [self._keys.due(shard), self._keys.versions(shard)]
 
     def keys_of(self, table_id: str) -> list[str]:
         return self.keys(self.shard_of(table_id))

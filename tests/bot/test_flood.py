@@ -11,7 +11,7 @@ import redis.asyncio as aredis
 
 from sandbox.fake_api.limits import FakeFloodControl, RateLimits
 from tables import LiveConfig, TableService
-from telegram_bot.delivery.flood.limiter import NOOP, FloodConfig, FloodLimiter, Rate
+from telegram_bot.delivery.flood.limiter import NOOP, EditTicket, FloodConfig, FloodLimiter, Rate
 from tests.tables.conftest import FakeClock
 
 PRIVATE = 42
@@ -167,7 +167,7 @@ async def test_group_takes_from_three_buckets_atomically(
 async def test_keys_have_ttls(limiter: FloodLimiter, redis_url: str, redis_prefix: str) -> None:
     keys = limiter.keys
     assert await limiter.acquire(GROUP) == 0
-    assert await limiter.acquire_edit(PRIVATE, 7, "t", "m") == 0
+    assert (await limiter.admit_edit(EditTicket(PRIVATE, 7, "t", "m"))).wait == 0
     for key in (keys.rate_all(), keys.rate_chat(GROUP), keys.rate_group(GROUP)):
         assert 0 < await limiter.kv.pttl(key) <= 120_000
     # a digest lives an hour past its last edit, not days
@@ -215,47 +215,55 @@ async def test_concurrent_acquires_never_overdraw(
     assert sum(1 for r in results if r == 0) == int(limiters[0].config.per_chat.burst)
 
 
+async def edit_wait(limiter: FloodLimiter, edit: EditTicket) -> float:
+    """The wait :meth:`FloodLimiter.admit_edit` answers for ``edit``."""
+    return (await limiter.admit_edit(edit)).wait
+
+
 async def test_edit_digest(limiter: FloodLimiter, clock: FakeClock) -> None:
-    assert await limiter.acquire_edit(PRIVATE, 5, "t1", "m1") == 0
-    assert await limiter.acquire_edit(PRIVATE, 5, "t1", "m1") == NOOP  # no token taken
-    assert await limiter.acquire_edit(PRIVATE, 5, "t2", "m1") == 0
+    assert await edit_wait(limiter, EditTicket(PRIVATE, 5, "t1", "m1")) == 0
+    assert await edit_wait(limiter, EditTicket(PRIVATE, 5, "t1", "m1")) == NOOP  # no token taken
+    assert await edit_wait(limiter, EditTicket(PRIVATE, 5, "t2", "m1")) == 0
     # out of tokens: refused, and the digest is not recorded
-    assert await limiter.acquire_edit(PRIVATE, 5, "t3", "m1") > 0
+    assert await edit_wait(limiter, EditTicket(PRIVATE, 5, "t3", "m1")) > 0
     assert await limiter.last_digest(PRIVATE, 5) == "t2:m1"
-    assert await limiter.acquire_edit(PRIVATE, 5, "t2", "m1") == NOOP  # even when out of tokens
+    # even when out of tokens
+    assert await edit_wait(limiter, EditTicket(PRIVATE, 5, "t2", "m1")) == NOOP
     await limiter.forget(PRIVATE, 5)
     assert await limiter.last_digest(PRIVATE, 5) is None
     await limiter.remember(PRIVATE, 6, "sent", "kb")
-    assert await limiter.acquire_edit(PRIVATE, 6, "sent", "kb") == NOOP
+    assert await edit_wait(limiter, EditTicket(PRIVATE, 6, "sent", "kb")) == NOOP
     # a markup-only edit compares the markup and keeps the text
-    assert await limiter.acquire_edit(PRIVATE, 6, None, "kb") == NOOP
+    assert await edit_wait(limiter, EditTicket(PRIVATE, 6, None, "kb")) == NOOP
     clock.advance(10)
-    assert await limiter.acquire_edit(PRIVATE, 6, None, "kb2") == 0
+    assert await edit_wait(limiter, EditTicket(PRIVATE, 6, None, "kb2")) == 0
     assert await limiter.last_digest(PRIVATE, 6) == "sent:kb2"
-    assert await limiter.acquire_edit(PRIVATE, 6, "sent", "kb2") == NOOP
+    assert await edit_wait(limiter, EditTicket(PRIVATE, 6, "sent", "kb2")) == NOOP
     # unknown message: a markup-only edit is never a no-op
-    assert await limiter.acquire_edit(PRIVATE, 7, None, "kb") == 0
+    assert await edit_wait(limiter, EditTicket(PRIVATE, 7, None, "kb")) == 0
     assert await limiter.last_digest(PRIVATE, 7) == "?:kb"
     with pytest.raises(ValueError, match="bad content digest 'a:b'"):
-        await limiter.acquire_edit(PRIVATE, 7, "a:b", "kb")
+        await limiter.admit_edit(EditTicket(PRIVATE, 7, "a:b", "kb"))
 
 
-async def test_check_edit_compares_and_records_without_tokens(
+async def test_a_prepaid_edit_compares_and_records_without_tokens(
     limiter: FloodLimiter, clock: FakeClock
 ) -> None:
     """For an edit whose tokens were taken ahead (a prepaid coalesced update)."""
     while await limiter.acquire(PRIVATE) == 0:  # the chat's bucket is empty now
         pass
     bucket = await limiter.kv.hgetall(limiter.keys.rate_chat(PRIVATE))
-    assert await limiter.check_edit(PRIVATE, 8, "t1", "m1") is True  # no token needed
+    # no token needed
+    assert await edit_wait(limiter, EditTicket(PRIVATE, 8, "t1", "m1", prepaid=True)) == 0
     assert await limiter.last_digest(PRIVATE, 8) == "t1:m1"
-    assert await limiter.check_edit(PRIVATE, 8, "t1", "m1") is False  # shows this already
-    assert await limiter.check_edit(PRIVATE, 8, None, "m1") is False
-    assert await limiter.check_edit(PRIVATE, 8, None, "m2") is True
+    # shows this already
+    assert await edit_wait(limiter, EditTicket(PRIVATE, 8, "t1", "m1", prepaid=True)) == NOOP
+    assert await edit_wait(limiter, EditTicket(PRIVATE, 8, None, "m1", prepaid=True)) == NOOP
+    assert await edit_wait(limiter, EditTicket(PRIVATE, 8, None, "m2", prepaid=True)) == 0
     assert await limiter.last_digest(PRIVATE, 8) == "t1:m2"
     assert await limiter.kv.hgetall(limiter.keys.rate_chat(PRIVATE)) == bucket  # untouched
     with pytest.raises(ValueError, match="bad content digest 'a:b'"):
-        await limiter.check_edit(PRIVATE, 8, "a:b", "m1")
+        await limiter.admit_edit(EditTicket(PRIVATE, 8, "a:b", "m1", prepaid=True))
 
 
 async def test_refund_gives_tokens_back_up_to_the_capacity(

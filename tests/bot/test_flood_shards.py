@@ -17,6 +17,7 @@ from telegram_bot.delivery.flood.hold import ChatHold
 from telegram_bot.delivery.flood.limiter import (
     NOOP,
     STALE,
+    EditTicket,
     FloodConfig,
     FloodLimiter,
     Rate,
@@ -61,6 +62,11 @@ def spy(script: Any, calls: Calls) -> Any:
     return run
 
 
+async def edit_wait(limiter: FloodLimiter, edit: EditTicket) -> float:
+    """The wait :meth:`FloodLimiter.admit_edit` answers for ``edit``."""
+    return (await limiter.admit_edit(edit)).wait
+
+
 def spied(limiter: FloodLimiter, hold: ChatHold, calls: Calls) -> None:
     for name in ("_script", "_headroom", "_refund"):
         setattr(limiter, name, spy(getattr(limiter, name), calls))
@@ -77,8 +83,9 @@ async def test_every_script_call_names_keys_of_one_slot(
     spied(limiter, hold, calls)
     for chat in (PRIVATE, GROUP, GROUP - 1):
         await limiter.acquire(chat)
-        await limiter.acquire_edit(chat, 7, "t", "m", table_version("T", 3))
-        await limiter.check_edit(chat, 7, "t2", "m", table_version("T", 4))
+        await limiter.admit_edit(EditTicket(chat, 7, "t", "m", table_version("T", 3)))
+        prepaid = EditTicket(chat, 7, "t2", "m", table_version("T", 4), prepaid=True)
+        await limiter.admit_edit(prepaid)
         await limiter.headroom(chat)
         await limiter.refund(chat)
         await hold.hold(chat, 2.0)
@@ -161,28 +168,29 @@ async def test_an_edit_never_shows_an_older_version(
 ) -> None:
     a, b = make_limiter(), make_limiter()
     v = {n: table_version("T1", n) for n in range(1, 10)}
-    assert await a.acquire_edit(PRIVATE, 9, "v5", "kb", v[5]) == 0
+    assert await edit_wait(a, EditTicket(PRIVATE, 9, "v5", "kb", v[5])) == 0
     bucket = await a.kv.hgetall(a.keys.rate_chat(PRIVATE))
-    assert await b.acquire_edit(PRIVATE, 9, "v4", "kb", v[4]) == STALE  # nothing taken
-    assert await b.check_edit(PRIVATE, 9, "v4", "kb", v[4]) is False
+    assert await edit_wait(b, EditTicket(PRIVATE, 9, "v4", "kb", v[4])) == STALE  # nothing taken
+    assert await edit_wait(b, EditTicket(PRIVATE, 9, "v4", "kb", v[4], prepaid=True)) == STALE
     assert await a.kv.hgetall(a.keys.rate_chat(PRIVATE)) == bucket
     assert await b.shown(PRIVATE, 9) == ("v5:kb", "T1#5")
-    assert await b.acquire_edit(PRIVATE, 9, "v5", "kb", v[5]) == NOOP
-    assert await b.acquire_edit(PRIVATE, 9, "v5", "kb2", v[5]) == 0  # same version: allowed
+    assert await edit_wait(b, EditTicket(PRIVATE, 9, "v5", "kb", v[5])) == NOOP
+    # same version: allowed
+    assert await edit_wait(b, EditTicket(PRIVATE, 9, "v5", "kb2", v[5])) == 0
     clock.advance(5)
-    assert await b.acquire_edit(PRIVATE, 9, "v6", "kb", v[6]) == 0
-    assert await a.check_edit(PRIVATE, 9, "v5", "kb", v[5]) is False
+    assert await edit_wait(b, EditTicket(PRIVATE, 9, "v6", "kb", v[6])) == 0
+    assert await edit_wait(a, EditTicket(PRIVATE, 9, "v5", "kb", v[5], prepaid=True)) == STALE
     # a no-op of a newer version raises the version shown
-    assert await a.acquire_edit(PRIVATE, 9, "v6", "kb", v[8]) == NOOP
+    assert await edit_wait(a, EditTicket(PRIVATE, 9, "v6", "kb", v[8])) == NOOP
     assert await a.shown(PRIVATE, 9) == ("v6:kb", "T1#8")
-    assert await b.acquire_edit(PRIVATE, 9, "v7", "kb", v[7]) == STALE
+    assert await edit_wait(b, EditTicket(PRIVATE, 9, "v7", "kb", v[7])) == STALE
     # unversioned edits (a notice) are never refused and keep the version
     clock.advance(5)
-    assert await b.acquire_edit(PRIVATE, 9, "note", "kb") == 0
+    assert await edit_wait(b, EditTicket(PRIVATE, 9, "note", "kb")) == 0
     assert await b.shown(PRIVATE, 9) == ("note:kb", "T1#8")
     # another table in the same message (a rematch) starts its own versions
     clock.advance(5)
-    assert await b.acquire_edit(PRIVATE, 9, "new", "kb", table_version("T2", 1)) == 0
+    assert await edit_wait(b, EditTicket(PRIVATE, 9, "new", "kb", table_version("T2", 1))) == 0
     assert await b.shown(PRIVATE, 9) == ("new:kb", "T2#1")
 
 
@@ -193,16 +201,17 @@ async def test_a_failed_edit_forgets_the_content_but_keeps_the_version(
     version than it was asked to show is still refused -- also a retry of it
     made by another process after the forget."""
     a, b = make_limiter(), make_limiter()
-    assert await a.acquire_edit(PRIVATE, 11, "v7", "kb", table_version("T1", 7)) == 0
+    v7 = EditTicket(PRIVATE, 11, "v7", "kb", table_version("T1", 7))
+    assert await edit_wait(a, v7) == 0
     await b.forget(PRIVATE, 11)
     assert await a.last_digest(PRIVATE, 11) is None  # the content is unknown
     assert await a.shown(PRIVATE, 11) == ("?:?", "T1#7")
     clock.advance(5)
-    assert await a.acquire_edit(PRIVATE, 11, "v5", "kb", table_version("T1", 5)) == STALE
-    assert await a.acquire_edit(PRIVATE, 11, "v7", "kb", table_version("T1", 7)) == 0  # sent again
+    assert await edit_wait(a, EditTicket(PRIVATE, 11, "v5", "kb", table_version("T1", 5))) == STALE
+    assert await edit_wait(a, v7) == 0  # sent again
     await a.forget(PRIVATE, 12)  # no record: nothing to keep
     assert await a.shown(PRIVATE, 12) is None
-    assert await a.acquire_edit(PRIVATE, 13, "x", "kb") == 0
+    assert await edit_wait(a, EditTicket(PRIVATE, 13, "x", "kb")) == 0
     await a.forget(PRIVATE, 13)  # no version: the record goes
     assert await a.shown(PRIVATE, 13) is None
 
@@ -213,7 +222,7 @@ async def test_the_last_edit_of_a_message_is_shared(
     """Any process's edit starts the message's gap; a deferred edit that finds
     nothing to wait for claims it at once (before its tokens are even taken)."""
     a, b = make_limiter(), make_limiter()
-    assert await a.acquire_edit(GROUP, 5, "v1", "kb") == 0
+    assert await edit_wait(a, EditTicket(GROUP, 5, "v1", "kb")) == 0
     assert (await b.headroom(GROUP, 5, 3.0)).message == pytest.approx(3.0)
     assert (await b.headroom(GROUP, 6, 3.0)).message == 0  # another message
     assert (await b.headroom(GROUP)).message == 0  # not asked

@@ -11,7 +11,7 @@ import pytest
 
 from tables import LiveConfig, TableService
 from telegram_bot.delivery.flood.fallback import FallbackFloodLimiter
-from telegram_bot.delivery.flood.limiter import NOOP, FloodConfig
+from telegram_bot.delivery.flood.limiter import NOOP, EditTicket, FloodConfig, FloodLimiter
 from tests.faults.conftest import FaultyRedis
 from tests.tables.conftest import FakeClock
 
@@ -29,7 +29,8 @@ async def test_tokens_come_from_local_buckets_while_redis_is_down(
     faulty_redis: FaultyRedis, svc: TableService
 ) -> None:
     clock = FakeClock()
-    limiter = FallbackFloodLimiter(svc.kv, FloodConfig(), clock=clock, fallback_for=5.0)
+    redis = FloodLimiter(svc.kv, FloodConfig(), clock=clock)
+    limiter = FallbackFloodLimiter(redis, fallback_for=5.0)
     assert (await limiter.take(CHAT)).wait == 0  # Redis
     faulty_redis.kill()
     burst = FloodConfig().per_chat.burst
@@ -52,16 +53,18 @@ async def test_a_message_edited_during_the_outage_is_judged_afresh(
     faulty_redis: FaultyRedis, svc: TableService
 ) -> None:
     clock = FakeClock()
-    limiter = FallbackFloodLimiter(svc.kv, FloodConfig(), clock=clock, fallback_for=5.0)
-    assert await limiter.take_edit(CHAT, 7, "a", "k") == (0, False)  # shows A (in Redis)
+    redis = FloodLimiter(svc.kv, FloodConfig(), clock=clock)
+    limiter = FallbackFloodLimiter(redis, fallback_for=5.0)
+    a, b = EditTicket(CHAT, 7, "a", "k"), EditTicket(CHAT, 7, "b", "k")
+    assert await limiter.admit_edit(a) == (0, False)  # shows A (in Redis)
     clock.advance(10)
-    assert (await limiter.take_edit(CHAT, 7, "a", "k")).wait == NOOP  # no-op: dropped
+    assert (await limiter.admit_edit(a)).wait == NOOP  # no-op: dropped
     faulty_redis.kill()
-    assert (await limiter.take_edit(CHAT, 7, "b", "k")).wait == 0  # edited to B, unrecorded
+    assert (await limiter.admit_edit(b)).wait == 0  # edited to B, unrecorded
     faulty_redis.start()
     clock.advance(10)  # past the fallback: Redis again
     # back to A: Redis still holds A's digest, yet the message shows B -- not a no-op
-    assert (await limiter.take_edit(CHAT, 7, "a", "k")).wait == 0
+    assert (await limiter.admit_edit(a)).wait == 0
     assert not limiter.falling_back
     clock.advance(10)
-    assert (await limiter.take_edit(CHAT, 7, "a", "k")).wait == NOOP  # recorded again
+    assert (await limiter.admit_edit(a)).wait == NOOP  # recorded again

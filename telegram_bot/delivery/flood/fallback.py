@@ -1,11 +1,11 @@
 """The flood limiter when Redis is unreachable: replies still go out.
 
-:class:`FallbackFloodLimiter` is the shared Redis limiter
-(:class:`telegram_bot.delivery.flood.limiter.FloodLimiter`) that, when a call to Redis fails
-(:class:`tables.ServiceUnavailable`), takes its tokens from in-process
-buckets of the same rates (:class:`LocalBuckets`) -- so an apology ("the game is
-unavailable for a moment") is not held up by the very outage it reports -- and
-stays on them for ``fallback_for`` seconds before it asks Redis again (a
+:class:`FallbackFloodLimiter` wraps the shared Redis limiter
+(:class:`telegram_bot.delivery.flood.limiter.FloodLimiter`): every call goes to
+it, and when one fails (:class:`tables.ServiceUnavailable`) the tokens come
+from in-process buckets of the same rates (:class:`LocalBuckets`) -- so an
+apology ("the game is unavailable for a moment") is not held up by the very
+outage it reports -- for ``fallback_for`` seconds before it asks Redis again (a
 stopped Redis would otherwise make every message wait for the socket timeout).
 While it falls back nothing is remembered of what a message shows: every edit
 is sent (Telegram answers "not modified" to a no-op one), and the messages
@@ -18,11 +18,10 @@ its edits, as with one process).  Each switch to the fallback is logged once.
 from __future__ import annotations
 
 import logging
-import time
 
 from engine.clock import Clock
-from tables import KeyValueStore, ServiceUnavailable
-from telegram_bot.delivery.flood.limiter import FloodConfig, FloodLimiter, Headroom, Rate, Verdict
+from tables import ServiceUnavailable
+from telegram_bot.delivery.flood.limiter import EditTicket, FloodLimiter, Headroom, Rate, Verdict
 
 log = logging.getLogger(__name__)
 
@@ -78,20 +77,18 @@ class LocalBuckets:
         return Headroom(first, rest)
 
 
-class FallbackFloodLimiter(FloodLimiter):
-    """:class:`FloodLimiter` that falls back to :class:`LocalBuckets` while Redis
-    is unreachable (see the module docstring)."""
+class FallbackFloodLimiter:
+    """``FallbackFloodLimiter(FloodLimiter(svc.kv, config))``: the limiter
+    ``redis``, falling back to :class:`LocalBuckets` while Redis is unreachable
+    (see the module docstring).  A :class:`telegram_bot.delivery.flood.limiter.Limiter`;
+    the Redis limiter's own extras (``acquire``, ``wait``, ``shown``, its keys and
+    round trips) are on ``redis``."""
 
-    def __init__(
-        self,
-        kv: KeyValueStore,
-        config: FloodConfig | None = None,
-        *,
-        clock: Clock = time.time,
-        fallback_for: float = FALLBACK_FOR,
-    ) -> None:
-        super().__init__(kv, config, clock=clock)
-        self.local = LocalBuckets(clock)
+    def __init__(self, redis: FloodLimiter, *, fallback_for: float = FALLBACK_FOR) -> None:
+        self.redis = redis
+        self.config = redis.config
+        self.clock = redis.clock
+        self.local = LocalBuckets(redis.clock)
         self.fallback_for = fallback_for
         self.fallbacks = 0  # calls answered by the local buckets
         self._down_until = float("-inf")
@@ -109,12 +106,12 @@ class FallbackFloodLimiter(FloodLimiter):
 
     def _local_take(self, chat_id: int | None, cost: float) -> Verdict:
         self.fallbacks += 1
-        return self.local.take(self.buckets(chat_id), cost)
+        return self.local.take(self.redis.buckets(chat_id), cost)
 
     async def take(self, chat_id: int | None = None, *, cost: float = 1) -> Verdict:
         if not self.falling_back:
             try:
-                return await super().take(chat_id, cost=cost)
+                return await self.redis.take(chat_id, cost=cost)
             except ServiceUnavailable as e:
                 self._failed(e)
         return self._local_take(chat_id, cost)
@@ -122,76 +119,49 @@ class FallbackFloodLimiter(FloodLimiter):
     async def _forget_touched(self, chat_id: int, message_id: int) -> None:
         """Before Redis judges an edit of a message changed during the fallback."""
         if (chat_id, message_id) in self._touched:
-            await super().forget(chat_id, message_id)
+            await self.redis.forget(chat_id, message_id)
             self._touched.discard((chat_id, message_id))
 
-    async def take_edit(
-        self,
-        chat_id: int,
-        message_id: int,
-        text_digest: str | None,
-        markup_digest: str,
-        version: str = "",
-        lease: str = "",
-    ) -> Verdict:
+    async def admit_edit(self, edit: EditTicket) -> Verdict:
+        key = (edit.chat_id, edit.message_id)
         if not self.falling_back:
             try:
-                await self._forget_touched(chat_id, message_id)
-                return await super().take_edit(
-                    chat_id, message_id, text_digest, markup_digest, version, lease
-                )
+                await self._forget_touched(*key)
+                return await self.redis.admit_edit(edit)
             except ServiceUnavailable as e:
                 self._failed(e)
-        self._touched.add((chat_id, message_id))
-        return self._local_take(chat_id, 1)
-
-    async def claim_edit(
-        self,
-        chat_id: int,
-        message_id: int,
-        text_digest: str | None,
-        markup_digest: str,
-        version: str = "",
-        lease: str = "",
-    ) -> Verdict:
-        if not self.falling_back:
-            try:
-                await self._forget_touched(chat_id, message_id)
-                return await super().claim_edit(
-                    chat_id, message_id, text_digest, markup_digest, version, lease
-                )
-            except ServiceUnavailable as e:
-                self._failed(e)
-        self._touched.add((chat_id, message_id))
-        return Verdict(0.0)  # unknown: send it (no lease: the process's own order)
+        self._touched.add(key)
+        if edit.prepaid:
+            return Verdict(0.0)  # unknown: send it (no lease: the process's own order)
+        return self._local_take(edit.chat_id, 1)
 
     async def refund(
         self, chat_id: int | None = None, *, cost: float = 1, held: float = 0.0
     ) -> None:
         if not self.falling_back:
             try:
-                await super().refund(chat_id, cost=cost, held=held)
+                await self.redis.refund(chat_id, cost=cost, held=held)
                 return
             except ServiceUnavailable as e:
                 self._failed(e)
-        self.local.refund(self.buckets(chat_id), cost, held)
+        self.local.refund(self.redis.buckets(chat_id), cost, held)
 
     async def headroom(
         self, chat_id: int | None = None, message_id: int | None = None, gap: float = 0.0
     ) -> Headroom:
         if not self.falling_back:  # (falling back: no edit is spaced across processes)
             try:
-                return await super().headroom(chat_id, message_id, gap)
+                return await self.redis.headroom(chat_id, message_id, gap)
             except ServiceUnavailable as e:
                 self._failed(e)
-        return self.local.headroom(self.buckets(chat_id))
+        return self.local.headroom(self.redis.buckets(chat_id))
 
     async def remember(
         self, chat_id: int, message_id: int, text_digest: str, markup_digest: str, version: str = ""
     ) -> None:
         if not self.falling_back:
             try:
-                await super().remember(chat_id, message_id, text_digest, markup_digest, version)
+                await self.redis.remember(chat_id, message_id, text_digest, markup_digest, version)
                 self._touched.discard((chat_id, message_id))
                 return
             except ServiceUnavailable as e:
@@ -201,7 +171,7 @@ class FallbackFloodLimiter(FloodLimiter):
     async def forget(self, chat_id: int, message_id: int, lease: str = "") -> None:
         if not self.falling_back:
             try:
-                await super().forget(chat_id, message_id, lease)
+                await self.redis.forget(chat_id, message_id, lease)
                 self._touched.discard((chat_id, message_id))
                 return
             except ServiceUnavailable as e:
@@ -211,7 +181,7 @@ class FallbackFloodLimiter(FloodLimiter):
     async def release_edit(self, chat_id: int, message_id: int, lease: str) -> bool:
         if not self.falling_back:
             try:
-                return await super().release_edit(chat_id, message_id, lease)
+                return await self.redis.release_edit(chat_id, message_id, lease)
             except ServiceUnavailable as e:  # the lease lapses by itself
                 self._failed(e)
         return True
@@ -219,7 +189,7 @@ class FallbackFloodLimiter(FloodLimiter):
     async def last_digest(self, chat_id: int, message_id: int) -> str | None:
         if not self.falling_back:
             try:
-                return await super().last_digest(chat_id, message_id)
+                return await self.redis.last_digest(chat_id, message_id)
             except ServiceUnavailable as e:
                 self._failed(e)
         return None

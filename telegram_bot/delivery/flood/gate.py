@@ -13,11 +13,19 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from telegram_bot.delivery.flood.hold import ChatHold
-from telegram_bot.delivery.flood.limiter import BUSY, NOOP, STALE, FloodLimiter, Headroom, Verdict
+from telegram_bot.delivery.flood.limiter import (
+    BUSY,
+    NOOP,
+    STALE,
+    EditTicket,
+    Headroom,
+    Limiter,
+    Verdict,
+)
 from telegram_bot.delivery.waiting_line import Priority, WaitingLine
 
 log = logging.getLogger(__name__)
@@ -47,8 +55,9 @@ class Prepaid:
 
 @dataclass
 class EditLease:
-    """One call's claim on the message it edits (:meth:`FloodLimiter.take_edit`):
-    ``owner`` unique per call; ``held`` while the lease is this call's."""
+    """One call's claim on the message it edits (the ``owner`` of its
+    :class:`EditTicket`): ``owner`` unique per call; ``held`` while the lease is
+    this call's."""
 
     owner: str
     held: bool = False
@@ -98,7 +107,7 @@ class FloodGate:
     ``max_wait``: past this many seconds of waits a call goes out anyway."""
 
     def __init__(
-        self, limiter: FloodLimiter, *, sleep: Sleep, max_wait: float, stats: OutgoingStats
+        self, limiter: Limiter, *, sleep: Sleep, max_wait: float, stats: OutgoingStats
     ) -> None:
         self.limiter = limiter
         self.sleep = sleep
@@ -107,7 +116,7 @@ class FloodGate:
         # calls of this process that wait for the OVERALL bucket queue here (urgent
         # ones first, else FIFO): only the head asks Redis again, not every waiter
         self.line = WaitingLine()
-        self._hold = ChatHold(limiter)
+        self._hold = ChatHold(limiter.redis)  # a 429's hold: straight to Redis
 
     async def headroom(self, chat_id: int, message_id: int | None, gap: float) -> Headroom:
         """How long a deferrable message to ``chat_id`` should hold back so urgent
@@ -154,11 +163,11 @@ class FloodGate:
     ) -> bool:
         """Wait for the flood tokens (and an edit's ``lease``); False when the
         edit would change nothing or shows an older version than went out."""
-        owner = lease.owner if lease is not None else ""
+        edit = _ticket(key, digests, options.version, lease)
         prepaid = options.prepaid
         if prepaid is not None and not prepaid.used and prepaid.chat_id == chat_id:
             prepaid.used = True  # the tokens are ours already
-            done = await self._use_prepaid(prepaid, key, digests, options.version, lease)
+            done = await self._use_prepaid(prepaid, edit, lease)
             if done is not None:
                 return done
         waited = 0.0
@@ -166,8 +175,8 @@ class FloodGate:
         in_line = False
         try:
             while True:
-                if key is not None and digests is not None:
-                    verdict = await self.limiter.take_edit(*key, *digests, options.version, owner)
+                if edit is not None:
+                    verdict = await self.limiter.admit_edit(edit)
                 else:
                     verdict = await self.limiter.take(chat_id)
                 delay = verdict.wait
@@ -203,22 +212,16 @@ class FloodGate:
                 line.release()
 
     async def _use_prepaid(
-        self,
-        prepaid: Prepaid,
-        key: tuple[int, int] | None,
-        digests: tuple[str | None, str] | None,
-        version: str,
-        lease: EditLease | None,
+        self, prepaid: Prepaid, edit: EditTicket | None, lease: EditLease | None
     ) -> bool | None:
         """:meth:`admit` with the prepaid tokens of its chat: True / False as
         :meth:`admit`, or None -- the tokens were held back too long (or another
         call's edit of the message is in flight): they went back where the
         bucket still counts them, and the call takes fresh ones when it can go."""
         if self._fresh(prepaid):
-            if key is None or digests is None:
+            if edit is None:
                 return True
-            owner = lease.owner if lease is not None else ""
-            verdict = await self.limiter.claim_edit(*key, *digests, version, owner)
+            verdict = await self.limiter.admit_edit(replace(edit, prepaid=True))
             if verdict.wait in (NOOP, STALE):  # a no-op edit costs nothing
                 await self.refund(prepaid.chat_id, self._held(prepaid))
                 return False
@@ -249,3 +252,17 @@ class FloodGate:
         if lease is not None and verdict.wait == 0:
             lease.held = True
         return True
+
+
+def _ticket(
+    key: tuple[int, int] | None,
+    digests: tuple[str | None, str] | None,
+    version: str,
+    lease: EditLease | None,
+) -> EditTicket | None:
+    """What the limiter judges of an edit of message ``key`` (None: not an edit,
+    a send takes its tokens only)."""
+    if key is None or digests is None:
+        return None
+    owner = lease.owner if lease is not None else ""
+    return EditTicket(key[0], key[1], digests[0], digests[1], version, owner)

@@ -28,16 +28,17 @@ one host agree (Redis ``TIME`` is never read).
 
 The same script can first compare what a message shows -- digests of its text
 and of its keyboard, and the highest table version it showed, stored as
-``<text>:<keyboard>:<version>`` -- with an edit (:meth:`FloodLimiter.take_edit`;
-a keyboard-only edit compares the keyboard and keeps the text): an edit of an
-OLDER version than the one shown is refused (:data:`STALE`; the content never
-goes backwards, whichever process renders it), an edit that would change
-nothing takes no token (:data:`NOOP`); an allowed edit records the new content
-in the same round trip, and (``lease``: an owner) takes the message's *edit
-lease*: while one call's edit of it is in flight, another's -- any process --
-hears :data:`BUSY` and asks again a moment later, when the digest drops it if
-older, else it goes out after: edits land in version order.  The lease goes
-after the call (:meth:`FloodLimiter.release_edit`, ``forget``) or lapses after
+``<text>:<keyboard>:<version>`` -- with an edit, described by one
+:class:`EditTicket` (:meth:`FloodLimiter.admit_edit`; a keyboard-only edit
+compares the keyboard and keeps the text): an edit of an OLDER version than the
+one shown is refused (:data:`STALE`; the content never goes backwards,
+whichever process renders it), an edit that would change nothing takes no
+token (:data:`NOOP`); an allowed edit records the new content in the same
+round trip, and (the ticket's ``owner``) takes the message's *edit lease*:
+while one call's edit of it is in flight, another's -- any process -- hears
+:data:`BUSY` and asks again a moment later, when the digest drops it if older,
+else it goes out after: edits land in version order.  The lease goes after the
+call (:meth:`FloodLimiter.release_edit`, ``forget``) or lapses after
 ``edit_lease`` s.  A digest lives ``digest_ttl`` (an hour, refreshed on every
 edit): it expires with the game.  Redis is reached only through the table
 service's key-value API (``svc.kv``); failures surface as ServiceUnavailable.
@@ -55,7 +56,8 @@ import asyncio
 import math
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from engine.clock import Clock
 from tables import KeyValueStore
@@ -81,8 +83,28 @@ from telegram_bot.delivery.flood.scripts import (
 from telegram_bot.state.keys import FloodKeys
 
 Sleep = Callable[[float], Awaitable[Any]]
-Digest = tuple[tuple[int, int], str, str, str]
-"""An edit's check: (chat, message), text digest, keyboard digest, version."""
+
+
+@dataclass(frozen=True)
+class EditTicket:
+    """One edit of a message, as :meth:`FloodLimiter.admit_edit` judges it.
+
+    ``chat_id``, ``message_id``: the message; ``text_digest`` and
+    ``markup_digest``: what it would show (``text_digest`` None: a keyboard-only
+    edit, the text stays); ``version``: the table version it renders
+    (:func:`table_version`; '': unversioned, never refused as older);
+    ``owner``: the call that takes the message's edit lease with it ('': no
+    lease).  ``prepaid``: its flood tokens were taken before (a coalesced
+    update's prepaid tokens) -- only the digest is judged (and the lease
+    taken), no bucket is touched.  Every edit costs one token."""
+
+    chat_id: int
+    message_id: int
+    text_digest: str | None
+    markup_digest: str
+    version: str = ""
+    owner: str = ""
+    prepaid: bool = False
 
 
 def _answer(raw: Any) -> str:
@@ -124,6 +146,11 @@ class FloodLimiter:
             c.overall.ttl_ms,
         )
 
+    @property
+    def redis(self) -> FloodLimiter:
+        """The limiter whose buckets are in Redis: this one (see :class:`Limiter`)."""
+        return self
+
     # ------------------------------------------------------------ buckets
     def buckets(self, chat_id: int | None) -> list[tuple[str, Rate]]:
         """The buckets one message to ``chat_id`` takes from (groups: negative
@@ -145,15 +172,10 @@ class FloodLimiter:
         return wait
 
     async def _run(
-        self,
-        chat_id: int | None,
-        cost: float,
-        digest: Digest | None = None,
-        lease: str = "",
+        self, chat_id: int | None, cost: float, edit: EditTicket | None = None
     ) -> Verdict:
         """Overall tokens from the allowance, then ONE script on the chat's slot:
-        its buckets (and the digest: message, text, markup, version; the
-        message's edit lease for ``lease``)."""
+        its buckets (and for an ``edit`` the message's digest and edit lease)."""
         buckets = self.buckets(chat_id)
         for _, rate in buckets:
             if cost > rate.burst:
@@ -161,7 +183,7 @@ class FloodLimiter:
         if (wait := await self._overall(cost)) > 0:
             return Verdict(wait, True)
         try:
-            verdict = await self._chat(buckets[1:], cost, digest, lease)
+            verdict = await self._chat(buckets[1:], cost, edit)
         except BaseException:
             self.lease.give_back(cost)
             raise
@@ -170,15 +192,14 @@ class FloodLimiter:
         return verdict
 
     async def _chat(
-        self,
-        buckets: list[tuple[str, Rate]],
-        cost: float,
-        digest: Digest | None,
-        lease: str = "",
+        self, buckets: list[tuple[str, Rate]], cost: float, edit: EditTicket | None
     ) -> Verdict:
-        if not buckets and digest is None:
+        if not buckets and edit is None:
             return Verdict(0.0)
-        message, td, md, version = digest if digest is not None else (None, "*", "", "")
+        td, md, version, owner = "*", "", "", ""  # no edit: the script skips the digest
+        if edit is not None:
+            td = "*" if edit.text_digest is None else edit.text_digest  # '*': keep the text
+            md, version, owner = edit.markup_digest, edit.version, edit.owner
         args: list[str | int | float] = [
             repr(float(self.clock())),
             len(buckets),
@@ -187,14 +208,14 @@ class FloodLimiter:
             self._digest_ttl_ms,
             version,
             self._edit_ttl_ms,
-            lease if digest is not None else "",
+            owner,
             self._lease_ms,
         ]
         for _, rate in buckets:
             args += [repr(rate.per_second), repr(float(rate.burst)), repr(float(cost)), rate.ttl_ms]
         keys = [k for k, _ in buckets]
-        if message is not None:  # what it shows, its last edit, its edit lease
-            k = self.keys
+        if edit is not None:  # what it shows, its last edit, its edit lease
+            k, message = self.keys, (edit.chat_id, edit.message_id)
             keys += [k.sent_digest(*message), k.edited_at(*message), k.in_flight(*message)]
         self.round_trips += 1
         wait, _sep, _short = _answer(await self._script(keys, args)).partition(";")
@@ -266,65 +287,20 @@ class FloodLimiter:
         chat, _sep, edit = _answer(await self._headroom(keys, args)).partition(";")
         return Headroom(overall, float(chat), float(edit or 0))
 
-    async def acquire_edit(
-        self,
-        chat_id: int,
-        message_id: int,
-        text_digest: str | None,
-        markup_digest: str,
-        version: str = "",
-    ) -> float:
-        """Like :meth:`acquire` for an edit of a message to the content digests
-        given (``text_digest=None``: a markup-only edit, the text stays) showing
-        ``version`` (:func:`table_version`; '': unversioned): :data:`STALE` (a newer version was
-        shown) or :data:`NOOP` (shows exactly that), nothing taken; 0 when taken
-        (the new content remembered); else the wait."""
-        verdict = await self.take_edit(chat_id, message_id, text_digest, markup_digest, version)
-        return verdict.wait
-
-    async def take_edit(
-        self,
-        chat_id: int,
-        message_id: int,
-        text_digest: str | None,
-        markup_digest: str,
-        version: str = "",
-        lease: str = "",
-    ) -> Verdict:
-        """:meth:`acquire_edit`, also telling whether the overall bucket is short;
-        ``lease`` (one owner per call): the edit lease too (else :data:`BUSY`)."""
-        check_digest(text_digest, markup_digest)
-        td = "*" if text_digest is None else text_digest
-        digest = ((chat_id, message_id), td, markup_digest, version)
-        return await self._run(chat_id, 1, digest, lease)
-
-    async def check_edit(
-        self,
-        chat_id: int,
-        message_id: int,
-        text_digest: str | None,
-        markup_digest: str,
-        version: str = "",
-    ) -> bool:
-        """The digest half of :meth:`take_edit` alone (the tokens taken before): False
-        when it shows this or a newer version, else True and the content recorded."""
-        verdict = await self.claim_edit(chat_id, message_id, text_digest, markup_digest, version)
-        return verdict.wait >= 0
-
-    async def claim_edit(
-        self,
-        chat_id: int,
-        message_id: int,
-        text_digest: str | None,
-        markup_digest: str,
-        version: str = "",
-        lease: str = "",
-    ) -> Verdict:
-        """:meth:`check_edit` as a verdict (BUSY: another owner's edit lease)."""
-        check_digest(text_digest, markup_digest)
-        td = "*" if text_digest is None else text_digest
-        digest = ((chat_id, message_id), td, markup_digest, version)
-        return await self._chat([], 1, digest, lease)
+    async def admit_edit(self, edit: EditTicket) -> Verdict:
+        """Judge ``edit`` against what its message shows and take what it needs, in
+        ONE script on the chat's slot (after the overall allowance): :data:`STALE`
+        (the message shows a newer version) or :data:`NOOP` (it shows exactly
+        this) -- nothing taken, even when out of tokens; :data:`BUSY` (another
+        owner's edit of the message is in flight) -- nothing taken; 0 -- admitted:
+        its token taken (none when ``prepaid``), the new content recorded, the
+        lease taken for ``owner``; else the seconds to wait, nothing taken
+        (``overall``: the overall bucket is the short one).  Never sleeps: the
+        caller waits and asks again (:class:`telegram_bot.delivery.flood.gate.FloodGate`)."""
+        check_digest(edit.text_digest, edit.markup_digest)
+        if edit.prepaid:  # the digest and the lease alone: no bucket, no overall token
+            return await self._chat([], 1, edit)
+        return await self._run(edit.chat_id, 1, edit)
 
     async def wait(
         self, chat_id: int | None = None, *, sleep: Sleep = asyncio.sleep, max_wait: float = 300.0
@@ -387,14 +363,57 @@ class FloodLimiter:
         return f"{text}:{markup}", version
 
 
+class Limiter(Protocol):
+    """What the delivery layer asks of a flood limiter
+    (:class:`telegram_bot.delivery.flood.gate.FloodGate`,
+    :class:`telegram_bot.delivery.shown.ShownStore`): a :class:`FloodLimiter`,
+    or the :class:`telegram_bot.delivery.flood.fallback.FallbackFloodLimiter`
+    around one that keeps replies going while Redis is down.  The calls are
+    :class:`FloodLimiter`'s."""
+
+    @property
+    def config(self) -> FloodConfig: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def redis(self) -> FloodLimiter:
+        """The limiter whose buckets are in Redis: the hold after a 429
+        (:class:`telegram_bot.delivery.flood.hold.ChatHold`) writes them itself."""
+        ...
+
+    async def take(self, chat_id: int | None = None, *, cost: float = 1) -> Verdict: ...
+
+    async def admit_edit(self, edit: EditTicket) -> Verdict: ...
+
+    async def refund(
+        self, chat_id: int | None = None, *, cost: float = 1, held: float = 0.0
+    ) -> None: ...
+
+    async def headroom(
+        self, chat_id: int | None = None, message_id: int | None = None, gap: float = 0.0
+    ) -> Headroom: ...
+
+    async def remember(
+        self, chat_id: int, message_id: int, text_digest: str, markup_digest: str, version: str = ""
+    ) -> None: ...
+
+    async def forget(self, chat_id: int, message_id: int, lease: str = "") -> None: ...
+
+    async def release_edit(self, chat_id: int, message_id: int, lease: str) -> bool: ...
+
+
 __all__ = [
     "BUSY",
     "NOOP",
     "STALE",
+    "EditTicket",
     "FloodConfig",
     "FloodKeys",
     "FloodLimiter",
     "Headroom",
+    "Limiter",
     "Rate",
     "Verdict",
     "table_version",

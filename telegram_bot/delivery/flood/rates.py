@@ -56,9 +56,9 @@ class FloodConfig:
         return replace(default, overall=Rate(per_second, burst, reserve=reserve))
 
 
-NOOP = -1.0  # acquire_edit: the message already shows this content
-STALE = -2.0  # take_edit: the message shows a newer table version already
-BUSY = -3.0  # take_edit: another call's edit of the message is in flight (its lease)
+NOOP = -1.0  # admit_edit: the message already shows this content
+STALE = -2.0  # admit_edit: the message shows a newer table version already
+BUSY = -3.0  # admit_edit: another call's edit of the message is in flight (its lease)
 
 
 class Verdict(NamedTuple):
