@@ -190,3 +190,26 @@ def test_no_benchmark_shadows_a_package() -> None:
     packages = set(PRODUCT)
     shadows = {p.name for p in (ROOT / "bench").iterdir() if p.stem in packages}
     assert not shadows, shadows
+
+
+def test_every_callback_data_lives_in_the_buttons_module() -> None:
+    """Every inline button's ``CallbackData`` is declared in one module, so its
+    64-byte budget and its prefix are reviewed in one place."""
+    found = {
+        f"{path.relative_to(ROOT)}:{node.name}"
+        for path in sorted((ROOT / "telegram_bot").rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+        if isinstance(node, ast.ClassDef)
+        and any(isinstance(b, ast.Name) and b.id == "CallbackData" for b in node.bases)
+    }
+    assert found, "no CallbackData found: the check looks at the wrong place"
+    assert {f.split(":")[0] for f in found} == {"telegram_bot/buttons/callbacks.py"}, found
+
+
+def test_use_case_outcomes_are_data() -> None:
+    """A use case's outcome names what changed (``telegram_bot.publishing.changes``);
+    it never carries a closure for the handler to run."""
+    for path in sorted((ROOT / "telegram_bot" / "usecases").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert "Callable[[], Awaitable" not in text, path
+        assert "then=" not in text, path
