@@ -4,8 +4,8 @@ buttons ◀ ▶ (one move), ⏮ ⏭ (one bout), ⏪ ⏩ (start, end)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
