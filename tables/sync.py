@@ -63,20 +63,20 @@ class SyncTableService:
         return self.service.keys
 
     def now_ms(self) -> int:
-        return self.service.now_ms()
+        return self.service.tables.now_ms()
 
     # ------------------------------------------------------------------ reads
     def ping(self) -> bool:
-        return self.run(self.service.ping())
+        return self.run(self.service.admin.ping())
 
     def get(self, table_id: str) -> tuple[Table, GameState | None, int]:
-        return self.run(self.service.get(table_id))
+        return self.run(self.service.tables.get(table_id))
 
     def lobby(self, code: str) -> Table:
-        return self.run(self.service.lobby(code))
+        return self.run(self.service.lobbies.lobby(code))
 
     def where(self, user: int) -> Table | None:
-        return self.run(self.service.where(user))
+        return self.run(self.service.tables.where(user))
 
     def list_tables(
         self,
@@ -89,7 +89,7 @@ class SyncTableService:
         offset: int = 0,
     ) -> list[TableSummary]:
         return self.run(
-            self.service.list_tables(
+            self.service.admin.list_tables(
                 status=status, variant=variant, chat=chat, user=user, limit=limit, offset=offset
             )
         )
@@ -105,7 +105,7 @@ class SyncTableService:
         user: int | None = None,
         started: bool = False,
     ) -> tuple[list[TableSummary], str]:
-        page = self.service.table_page(
+        page = self.service.admin.table_page(
             cursor=cursor,
             limit=limit,
             status=status,
@@ -117,43 +117,43 @@ class SyncTableService:
         return self.run(page)
 
     def table_info(self, table_id: str) -> TableInfo:
-        return self.run(self.service.table_info(table_id))
+        return self.run(self.service.admin.table_info(table_id))
 
     def replay_record(self, table_id: str, game: int) -> dict[str, Any]:
-        return self.run(self.service.replay_record(table_id, game))
+        return self.run(self.service.replays.record(table_id, game))
 
     def event_page(
         self, table_id: str, after_version: int = 0, count: int = 100
     ) -> list[LiveEvent]:
-        return self.run(self.service.event_page(table_id, after_version, count))
+        return self.run(self.service.admin.event_page(table_id, after_version, count))
 
     def player(self, user: int) -> PlayerInfo:
-        return self.run(self.service.player(user))
+        return self.run(self.service.admin.player(user))
 
     def global_stats(self) -> GlobalStats:
-        return self.run(self.service.global_stats())
+        return self.run(self.service.admin.global_stats())
 
     def audit_page(self, *, before: str | None = None, count: int = 50) -> AuditPage:
-        return self.run(self.service.audit_page(before=before, count=count))
+        return self.run(self.service.audit_log.audit_page(before=before, count=count))
 
     # ------------------------------------------------------------------ writes
     def audit(self, entry: Mapping[str, str | int]) -> str:
-        return self.run(self.service.audit(entry))
+        return self.run(self.service.audit_log.audit(entry))
 
     def admin_reset(
         self, table_id: str, *, to: str = "lobby", by: str = "admin", expected: int | None = None
     ) -> WriteResult:
-        return self.run(self.service.admin_reset(table_id, to=to, by=by, expected=expected))
+        return self.run(self.service.admin.admin_reset(table_id, to=to, by=by, expected=expected))
 
     def admin_cancel(
         self, table_id: str, *, by: str = "admin", expected: int | None = None
     ) -> WriteResult:
-        return self.run(self.service.admin_cancel(table_id, by=by, expected=expected))
+        return self.run(self.service.admin.admin_cancel(table_id, by=by, expected=expected))
 
     def admin_delete(
         self, table_id: str, *, by: str = "admin", expected: int | None = None
     ) -> WriteResult:
-        return self.run(self.service.admin_delete(table_id, by=by, expected=expected))
+        return self.run(self.service.admin.admin_delete(table_id, by=by, expected=expected))
 
     def admin_hand_to_ai(
         self,
@@ -165,7 +165,7 @@ class SyncTableService:
         expected: int | None = None,
     ) -> WriteResult:
         return self.run(
-            self.service.admin_hand_to_ai(table_id, seat, kind=kind, by=by, expected=expected)
+            self.service.admin.admin_hand_to_ai(table_id, seat, kind=kind, by=by, expected=expected)
         )
 
     # ------------------------------------------- lobby set-up (tests, scripts)
@@ -182,7 +182,7 @@ class SyncTableService:
         private: bool = False,
     ) -> WriteResult:
         return self.run(
-            self.service.create_lobby(
+            self.service.lobbies.create_lobby(
                 creator,
                 name,
                 chat=chat,
@@ -195,12 +195,12 @@ class SyncTableService:
         )
 
     def join(self, table_id: str, user: int, name: str) -> WriteResult:
-        return self.run(self.service.join(table_id, user, name))
+        return self.run(self.service.lobbies.join(table_id, user, name))
 
     def add_ai(
         self, table_id: str, user: int, kind: str | None = None, name: str = ""
     ) -> WriteResult:
-        return self.run(self.service.add_ai(table_id, user, kind, name))
+        return self.run(self.service.lobbies.add_ai(table_id, user, kind, name))
 
     def start(self, table_id: str, user: int) -> WriteResult:
-        return self.run(self.service.start(table_id, user))
+        return self.run(self.service.games.start(table_id, user))

@@ -255,7 +255,7 @@ class BotApp:
         await self._forever("timer loop", self._run_timers)
 
     async def _run_timers(self, backoff: Backoff) -> None:
-        await self.svc.run_timers(
+        await self.svc.timers.run_timers(
             self.stop, interval=self.settings.timer_interval, on_result=self._on_timer
         )
 

@@ -128,7 +128,7 @@ async def stats(message: Message, svc: TableService, locale: str) -> None:
     user = message.from_user
     if user is None:
         return
-    counts = await svc.user_stats(user.id)
+    counts = await svc.results.user_stats(user.id)
     flat = {f"{v}:{k}": n for v, d in counts.counts.items() for k, n in d.items()}
     await message.answer(render_stats(display_name(user), stats_from_counts(flat), locale=locale))
 
@@ -138,7 +138,7 @@ async def top(message: Message, svc: TableService, chat_locale: str, _: Translat
     if message.chat.type == "private":
         await message.answer(_(texts.TOP_IN_GROUPS))
         return
-    rows = await svc.leaderboard(message.chat.id, limit=50)
+    rows = await svc.results.leaderboard(message.chat.id, limit=50)
     board = [LeaderRow(r.name, r.games, r.losses, r.draws) for r in rows]
     await message.answer(render_top(board, locale=chat_locale))
 

@@ -93,7 +93,7 @@ async def seat_button(
     _: Translator,
 ) -> None:
     try:
-        await svc.take_seat_back(
+        await svc.games.take_seat_back(
             callback_data.game, callback.from_user.id, request_id=f"cb{callback.id}"[:64]
         )
     except EngineError as e:

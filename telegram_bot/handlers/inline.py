@@ -26,9 +26,9 @@ async def invite(
         import re
 
         if re.match(CODE_PATTERN, code):
-            table = await svc.lobby(code)
+            table = await svc.lobbies.lobby(code)
         if table is None or table.status != OPEN:
-            table = await svc.where(query.from_user.id)
+            table = await svc.tables.where(query.from_user.id)
     except EngineError:
         table = None
     if table is None or table.status != OPEN:

@@ -43,9 +43,9 @@ async def replay_command(message: Message, svc: TableService, locale: str, _: Tr
     if message.from_user is None:
         return
     rows: list[list[InlineKeyboardButton]] = []
-    for table, game in await svc.recent_replays(message.from_user.id):
+    for table, game in await svc.replays.recent(message.from_user.id):
         try:
-            record = await svc.replay_record(table, game)
+            record = await svc.replays.record(table, game)
         except LiveError as e:
             if e.code == "no_record":
                 continue  # expired since

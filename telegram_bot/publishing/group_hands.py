@@ -122,7 +122,7 @@ async def open_private(pub: Publisher, table_id: str, user: int) -> None:
     await pub.ui.set_prefs(user, plays=PRIVATE)
     old = (await pub.ui.table(table_id)).hands.get(user)
     sent = await pub.resend_hand(user, table_id=table_id, again=True)
-    table = await pub.svc.lobby(table_id)
+    table = await pub.svc.lobbies.lobby(table_id)
     group = group_of(table)
     if sent and old is not None and old < 0 and group is not None:
         await _delete(pub, group, user, -old)

@@ -101,7 +101,7 @@ class Publisher:
         return found.title or ""
 
     async def snapshot(self, table_id: str) -> Snapshot:
-        loaded, ui = await asyncio.gather(self.svc.load(table_id), self.ui.table(table_id))
+        loaded, ui = await asyncio.gather(self.svc.tables.load(table_id), self.ui.table(table_id))
         return Snapshot(loaded, ui)
 
     # ------------------------------------------------------------------ entry points
@@ -357,7 +357,11 @@ class Publisher:
         take-back button if the AI plays) -- if it has none, or ``again`` (he
         asked for his table: the new message replaces the old one).  True when
         sent."""
-        table = await self.svc.lobby(table_id) if table_id else await self.svc.where(user)
+        table = (
+            await self.svc.lobbies.lobby(table_id)
+            if table_id
+            else await self.svc.tables.where(user)
+        )
         if table is None or table.status != PLAYING:
             return False
         async with self.lock(table.id):
@@ -381,7 +385,7 @@ class Publisher:
         """Delivery sent a gone message anew: a hand message (private chat) or a
         group's table message gets its new id."""
         if chat > 0:
-            table = await self.svc.where(chat)
+            table = await self.svc.tables.where(chat)
             if table is not None:
                 ui = await self.ui.table(table.id)
                 if ui.hands.get(chat) == old:

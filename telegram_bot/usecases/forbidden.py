@@ -19,7 +19,7 @@ async def hand_to_ai(pub: Publisher, user: int) -> None:
     """The bot may no longer write to ``user`` (403, or he blocked it): the AI
     plays his seat, and his hand message is forgotten -- no more edits that
     could only fail -- until he comes back (:meth:`resend_hand`)."""
-    table = await pub.svc.where(user)
+    table = await pub.svc.tables.where(user)
     if table is None or table.status != PLAYING:
         return
     seat = table.seat_of(user)
@@ -27,7 +27,7 @@ async def hand_to_ai(pub: Publisher, user: int) -> None:
         return
     if not table.seats[seat].ai_controlled:
         try:
-            await pub.svc.admin_hand_to_ai(table.id, seat, by="bot:forbidden")
+            await pub.svc.admin.admin_hand_to_ai(table.id, seat, by="bot:forbidden")
         except LiveError:
             log.warning("could not hand %s's seat at %s to the AI", user, table.id)
             return  # his hand message stays: the next failing write tries again

@@ -33,11 +33,11 @@ async def leave_table(
     seat back* while the game lasts (issue 13): his hand message, or a new one
     in his private chat if he has none; the command gets no second copy of it
     there (in a group, a short "You left")."""
-    table = await svc.where(player.id)
+    table = await svc.tables.where(player.id)
     if table is None:
         return LobbyOutcome(texts.NOT_SITTING)
     try:
-        result = await svc.leave(table.id, player.id)
+        result = await svc.lobbies.leave(table.id, player.id)
     except EngineError as e:
         return LobbyOutcome(error=e)
 
@@ -74,7 +74,7 @@ async def set_language(
     (its messages are redrawn now).  In private it sets the user's language, and
     his messages at his current table are redrawn in it."""
     await prefs.update(chat, lang=choice)
-    table = await svc.where(user)
+    table = await svc.tables.where(user)
     if table is None:
         return
     if chat < 0:
@@ -101,7 +101,7 @@ async def open_table(
     private chat.  A table he no longer sits at: ``not_seated``; one that is
     gone: ``no_table``."""
     try:
-        table = await svc.lobby(code)
+        table = await svc.lobbies.lobby(code)
         seat = table.seat_of(player.id)
         if seat is None or table.status not in (OPEN, PLAYING) or table.seats[seat].left:
             raise LiveError("not_seated", "you do not sit at this table")

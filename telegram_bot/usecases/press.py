@@ -201,7 +201,7 @@ class PressButton:
         re-renders nothing more."""
         table_id = snap.table.id
         try:
-            result = await self.svc.apply(
+            result = await self.svc.games.apply(
                 table_id,
                 press.user,
                 action,

@@ -15,7 +15,7 @@ from tables import LiveError, TableService
 async def replay_step(svc: TableService, table: str, game: int, step: int, user: int) -> ReplayStep:
     """Step ``step`` (clamped to the record) of a kept record.  Raises
     :class:`LiveError` ``no_record`` (expired or never played) or ``not_allowed``."""
-    record = await svc.replay_record(table, game)
+    record = await svc.replays.record(table, game)
     if not may_watch(record, user):
         raise LiveError("not_allowed", "only the game's players can replay it")
     try:
