@@ -21,8 +21,8 @@ The modules:
 (load / plan / CAS write, user pointers, index), ``games``, ``lobbies``,
 ``timers``, ``results``, ``replays``, ``admin``, ``audit`` (the part
 ``svc.audit_log``), ``kv`` (generic key-value API), ``notifications`` (the
-notify channel), ``service`` (the facade),
-``sync`` (blocking facade for the admin API).
+notify channel), ``service`` (the facade), ``sync`` (blocking access for the
+admin API: ``call`` runs any operation on the service's own loop thread).
 """
 
 from tables.deciders import Decider, InlineDecider, PoolDecider

@@ -146,13 +146,13 @@ async def test_admin_writes_are_logged_and_published(svc: TableService) -> None:
 def test_sync_wrapper_for_flask(redis_url: str, redis_prefix: str) -> None:
     svc = SyncTableService(redis_url, LiveConfig(prefix=redis_prefix))
     try:
-        r = svc.create_lobby(1, "Ann", chat=-3)
-        assert svc.list_tables(status=OPEN)[0].id == r.table_id
+        r = svc.call(svc.service.lobbies.create_lobby, 1, "Ann", chat=-3)
+        assert svc.call(svc.service.admin.list_tables, status=OPEN)[0].id == r.table_id
         errors: list[LiveError] = []
 
         def worker() -> None:  # gunicorn threads share one instance
             try:
-                svc.table_info(r.table_id)
+                svc.call(svc.service.admin.table_info, r.table_id)
             except LiveError as e:  # pragma: no cover
                 # a refusal or ServiceUnavailable; any other exception escapes the
                 # thread, and pytest's unhandled-thread-exception warning (an error
@@ -165,7 +165,7 @@ def test_sync_wrapper_for_flask(redis_url: str, redis_prefix: str) -> None:
         for t in threads:
             t.join()
         assert not errors
-        assert svc.keys.prefix == redis_prefix
+        assert svc.service.keys.prefix == redis_prefix
     finally:
         svc.close()
 
