@@ -54,7 +54,7 @@ async def main() -> None:
                 (("chuvash", 1), ("chuvash", 5), ("shchelkovsky", 3))
             ):
                 tid, trips = await finished_game(svc, variant, ais, 7_000 + n)
-                key = svc.tables.replays.record_key(tid, 1)
+                key = svc.keys.record(tid, 1)
                 size = await client.memory_usage(key, samples=0)
                 record = await svc.replays.record(tid, 1)
                 table, _state, _v = await svc.tables.get(tid)

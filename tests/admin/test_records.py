@@ -51,7 +51,7 @@ def test_record_404_and_401(client: FlaskClient, svc: SyncTableService) -> None:
     assert client.get(f"/api/v1/games/{tid}/records/2", headers=auth()).status_code == 404
     assert client.get(f"/api/v1/games/{tid}/records/1").status_code == 401
     assert client.get(f"/api/v1/games/{tid}/records/0", headers=auth()).status_code == 422
-    key = svc.service.tables.replays.record_key(tid, 1)
+    key = svc.service.keys.record(tid, 1)
     ttl = svc.run(svc.service.store.one(lambda p: p.pttl(key)))
     assert 0 < ttl <= svc.service.config.replay_ttl * 1000  # kept for the configured time
     svc.run(svc.service.store.one(lambda p: p.delete(key)))  # what its expiry does

@@ -113,7 +113,7 @@ async def test_commitment_seed_and_replay(
         assert hands_shown(mine.text or "", names) == expect(0)
 
         # an expired record: a clear answer, nothing changes
-        await h.svc.store.one(lambda p: p.delete(h.svc.tables.replays.record_key(tid, 1)))
+        await h.svc.store.one(lambda p: p.delete(h.svc.keys.record(tid, 1)))
         before = msg.text
         answer = await p0.press("▶", message=msg).wait_answer(SAFETY)
         assert "no longer kept" in (answer.get("text") or "")

@@ -62,7 +62,7 @@ async def test_record_expires(make_service: Callable[..., TableService]) -> None
     tid = await new_table(svc, humans=2)
     await play_out(svc, tid, random.Random(3))
     assert (await svc.replays.record(tid, 1))["game"] == 1
-    key = svc.tables.replays.record_key(tid, 1)
+    key = svc.keys.record(tid, 1)
     assert 0 < await svc.store.one(lambda p: p.pttl(key)) <= 200  # the configured time
     await svc.store.one(lambda p: p.delete(key))  # what the server does when the PTTL runs out
     with pytest.raises(LiveError) as e:
