@@ -61,7 +61,7 @@ async def main() -> None:
                 loaded = await svc.tables.load(tid)
                 assert loaded.result is not None
                 before = svc.store.round_trips
-                await svc.tables.replays.save(table, record["previous_loser"], loaded.result)
+                await svc.replays.save(table, record["previous_loser"], loaded.result)
                 keep = svc.store.round_trips - before  # saving again is idempotent
                 print(
                     f"  {variant:<12} {ais + 1} players: {trips} round trips "
