@@ -63,8 +63,10 @@ def table_page(
     """One page of tables matching the query's filters and ``keep`` (which must
     mean ``status``/``started``): by ``cursor`` when the query has one (the
     index read from there on; no ``total``), else by ``offset``."""
+    svc = get_service()
     if q.cursor is not None:
-        found, nxt = get_service().table_page(
+        found, nxt = svc.call(
+            svc.service.admin.table_page,
             cursor=q.cursor,
             limit=q.limit,
             status=status,
@@ -81,7 +83,9 @@ def table_page(
             "next_offset": None,
             "next_cursor": nxt or None,
         }
-    found = get_service().list_tables(variant=q.variant, chat=q.chat, user=q.user, limit=10**9)
+    found = svc.call(
+        svc.service.admin.list_tables, variant=q.variant, chat=q.chat, user=q.user, limit=10**9
+    )
     rows = [r for r in (s.to_json() for s in found) if keep(r)]
     end = q.offset + q.limit
     return {
@@ -154,7 +158,8 @@ def _audit(resp: Response) -> Response:
         "detail": g.get("audit_detail", ""),
     }
     try:
-        get_service().audit(entry)
+        svc = get_service()
+        svc.call(svc.service.audit_log.audit, entry)
     except ServiceUnavailable as e:  # the write itself already answered (or failed) by now
         log.error("audit entry not written (%s): %s", e, entry)
     from admin_api.metrics import count_write

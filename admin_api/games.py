@@ -64,10 +64,12 @@ def get_game(path: GamePath) -> Response:
     version, the turn timer and the full state with every hand.  The ``ETag`` is
     the version (send it back as ``If-Match`` on a write)."""
     svc = get_service()
-    info = svc.table_info(path.game_id).to_json()
+    info = svc.call(svc.service.admin.table_info, path.game_id).to_json()
     out = table_out(info)
     deadline = info["deadline"]
-    out["seconds_left"] = None if deadline is None else max(0.0, (deadline - svc.now_ms()) / 1000)
+    out["seconds_left"] = (
+        None if deadline is None else max(0.0, (deadline - svc.service.tables.now_ms()) / 1000)
+    )
     resp = jsonify(GameOut(**out).model_dump(mode="json"))
     resp.headers["ETag"] = f'"{info["version"]}"'
     return resp
@@ -78,8 +80,8 @@ def game_events(path: GamePath, query: EventQuery) -> dict[str, Any]:
     """The game's event log, oldest first, from version ``after`` on (all events
     of one version stay on one page)."""
     svc = get_service()
-    svc.lobby(path.game_id)  # 404 when there is no such table
-    page = svc.event_page(path.game_id, query.after, query.limit)
+    svc.call(svc.service.lobbies.lobby, path.game_id)  # 404 when there is no such table
+    page = svc.call(svc.service.admin.event_page, path.game_id, query.after, query.limit)
     return {
         "items": [event_out(e) for e in page],
         "next_after": page[-1].version if len(page) >= query.limit else None,
@@ -91,10 +93,13 @@ def reset_game(path: GamePath, header: WriteHeader, body: ResetBody) -> dict[str
     """Reset a game: ``to=lobby`` drops the game and reopens its lobby with the
     same seats; ``to=abort`` ends the table (kept a while for inspection).  The
     players are told by the bot."""
+    svc = get_service()
     return write(
         f"reset:{body.to}",
         header.if_match,
-        lambda v: get_service().admin_reset(path.game_id, to=body.to, by=actor(), expected=v),
+        lambda v: svc.call(
+            svc.service.admin.admin_reset, path.game_id, to=body.to, by=actor(), expected=v
+        ),
         detail=f"to={body.to}",
     )
 
@@ -102,20 +107,24 @@ def reset_game(path: GamePath, header: WriteHeader, body: ResetBody) -> dict[str
 @api.post("/games/<game_id>/end", responses={200: WriteOut, **WRITE_ERRORS})
 def end_game(path: GamePath, header: WriteHeader) -> dict[str, Any]:
     """End a game now (the same as reset ``to=abort``)."""
+    svc = get_service()
     return write(
         "end",
         header.if_match,
-        lambda v: get_service().admin_reset(path.game_id, to="abort", by=actor(), expected=v),
+        lambda v: svc.call(
+            svc.service.admin.admin_reset, path.game_id, to="abort", by=actor(), expected=v
+        ),
     )
 
 
 @api.delete("/games/<game_id>", responses={200: WriteOut, **WRITE_ERRORS})
 def delete_game(path: GamePath, header: WriteHeader) -> dict[str, Any]:
     """Delete a table and its event log now (the players are told)."""
+    svc = get_service()
     return write(
         "delete",
         header.if_match,
-        lambda v: get_service().admin_delete(path.game_id, by=actor(), expected=v),
+        lambda v: svc.call(svc.service.admin.admin_delete, path.game_id, by=actor(), expected=v),
     )
 
 
@@ -123,11 +132,17 @@ def delete_game(path: GamePath, header: WriteHeader) -> dict[str, Any]:
 def hand_seat_to_ai(path: SeatPath, header: WriteHeader, query: HandToAiQuery) -> dict[str, Any]:
     """Let the AI play a seat (the player can take it back in Telegram)."""
     kind = query.kind or ""
+    svc = get_service()
     return write(
         "hand_to_ai",
         header.if_match,
-        lambda v: get_service().admin_hand_to_ai(
-            path.game_id, path.seat, kind=kind, by=actor(), expected=v
+        lambda v: svc.call(
+            svc.service.admin.admin_hand_to_ai,
+            path.game_id,
+            path.seat,
+            kind=kind,
+            by=actor(),
+            expected=v,
         ),
         detail=f"seat={path.seat} kind={kind or 'default'}",
     )

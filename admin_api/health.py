@@ -29,7 +29,8 @@ METRICS_RESPONSE = {
 @api.get("/healthz", responses={200: HealthOut, 503: ErrorResponse, 500: ErrorResponse})
 def healthz() -> dict[str, Any]:
     """200 when Redis answers, 503 ``redis_unavailable`` when it does not."""
-    get_service().ping()
+    svc = get_service()
+    svc.call(svc.service.admin.ping)
     return {"status": "ok", "redis": "ok"}
 
 

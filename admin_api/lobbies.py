@@ -48,15 +48,17 @@ def list_lobbies(query: ListQuery) -> dict[str, Any]:
 @api.get("/lobbies/<lobby_id>", responses={200: TableOut, 404: ErrorResponse, **READ_ERRORS})
 def get_lobby(path: LobbyPath) -> dict[str, Any]:
     """One lobby: settings and seats (any table id works; see ``status``)."""
-    info = get_service().table_info(path.lobby_id).to_json()
+    svc = get_service()
+    info = svc.call(svc.service.admin.table_info, path.lobby_id).to_json()
     return TableOut(**table_out(info)).model_dump(mode="json")
 
 
 @api.post("/lobbies/<lobby_id>/cancel", responses={200: WriteOut, **WRITE_ERRORS})
 def cancel_lobby(path: LobbyPath, header: WriteHeader) -> dict[str, Any]:
     """Cancel an open lobby (409 ``not_open`` once it started or closed)."""
+    svc = get_service()
     return write(
         "cancel",
         header.if_match,
-        lambda v: get_service().admin_cancel(path.lobby_id, by=actor(), expected=v),
+        lambda v: svc.call(svc.service.admin.admin_cancel, path.lobby_id, by=actor(), expected=v),
     )

@@ -50,7 +50,8 @@ class LiveCollector(Collector):
         with self._lock:  # one refresh at a time; the others wait and share it
             if time.monotonic() - self._taken >= self.ttl:
                 try:
-                    self._stats = self.holder.get().global_stats().to_json()
+                    svc = self.holder.get()
+                    self._stats = svc.call(svc.service.admin.global_stats).to_json()
                 except ServiceUnavailable as e:
                     log.warning("metrics: Redis is unavailable: %s", e)
                     self._stats = None

@@ -25,9 +25,9 @@ def get_player(path: UserPath) -> dict[str, Any]:
     """A player by Telegram user id: the lobby or game where he sits now (or
     null) and his stats per variant."""
     svc = get_service()
-    p = svc.player(path.user_id).to_json()
+    p = svc.call(svc.service.admin.player, path.user_id).to_json()
     if p["table"] is not None:  # with its current version and deadline
-        p["table"] = table_out(svc.table_info(p["table"]["id"]).to_json())
+        p["table"] = table_out(svc.call(svc.service.admin.table_info, p["table"]["id"]).to_json())
     return PlayerOut(**p).model_dump(mode="json")
 
 
@@ -35,14 +35,16 @@ def get_player(path: UserPath) -> dict[str, Any]:
 def stats() -> dict[str, Any]:
     """Live games and open lobbies (total and by variant), players seated at them,
     games finished in the last 24 h by variant."""
-    return StatsOut(**get_service().global_stats().to_json()).model_dump(mode="json")
+    svc = get_service()
+    return StatsOut(**svc.call(svc.service.admin.global_stats).to_json()).model_dump(mode="json")
 
 
 @api.get("/audit", responses={200: AuditPageOut, **READ_ERRORS})
 def audit(query: AuditQuery) -> dict[str, Any]:
     """Operators' write attempts, newest first: who (token name and role), what,
     target, HTTP status, result and when."""
-    page = get_service().audit_page(before=query.before, count=query.limit)
+    svc = get_service()
+    page = svc.call(svc.service.audit_log.audit_page, before=query.before, count=query.limit)
     items = [
         {
             "id": r.id,

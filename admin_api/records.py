@@ -58,5 +58,6 @@ class RecordOut(BaseModel):
 def get_record(path: RecordPath) -> dict[str, Any]:
     """A finished game's record; 404 (``no_record``) when it was never played
     to its end or has expired."""
-    record = get_service().replay_record(path.game_id, path.game_no)
+    svc = get_service()
+    record = svc.call(svc.service.replays.record, path.game_id, path.game_no)
     return RecordOut(**record).model_dump(mode="json")

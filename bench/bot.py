@@ -138,7 +138,7 @@ async def player(
                 2.0,
             )
             if changed is None:  # quiet for a while: is the game still on?
-                table, _s, _v = await svc.get(tid)
+                table, _s, _v = await svc.tables.get(tid)
                 if table.status != "playing":
                     return
                 seen = -1
@@ -227,11 +227,11 @@ async def open_game(
     if hard:
         user = fake.add_user(f"H{g}")
         user.user.started = True
-        r = await svc.create_lobby(
+        r = await svc.lobbies.create_lobby(
             user.id, user.user.first_name, variant="chuvash", timer=0, ai_kind=hard
         )
-        await svc.add_ai(r.table.id, user.id)
-        await svc.start(r.table.id, user.id)
+        await svc.lobbies.add_ai(r.table.id, user.id)
+        await svc.games.start(r.table.id, user.id)
         return r.table.id, [user], None, None
     users = [fake.add_user(f"G{g}P{i}") for i in range(players)]
     for u in users:
@@ -242,7 +242,7 @@ async def open_game(
         kibitzer = fake.add_user(f"G{g}K")
         group = users[0].create_group(f"Group {g}", *users[1:], kibitzer)
         users[0].add_bot_to(group)
-    r = await svc.create_lobby(  # no turn timer (as the settings say)
+    r = await svc.lobbies.create_lobby(  # no turn timer (as the settings say)
         users[0].id,
         users[0].user.first_name,
         chat=group.id if group is not None else None,
@@ -252,10 +252,10 @@ async def open_game(
         timer=app.settings.default_timer,
     )
     for u in users[1:]:
-        await svc.join(r.table.id, u.id, u.user.first_name)
+        await svc.lobbies.join(r.table.id, u.id, u.user.first_name)
     if in_group:
-        await svc.add_ai(r.table.id, users[0].id)
-    await svc.start(r.table.id, users[0].id)
+        await svc.lobbies.add_ai(r.table.id, users[0].id)
+    await svc.games.start(r.table.id, users[0].id)
     return r.table.id, users, group, kibitzer
 
 
@@ -298,7 +298,7 @@ async def scenario(
         await asyncio.gather(*(pub.start_game(tid) for tid in starting))
         fake.stats.reset()
         before = app.delivery.stats.as_dict()
-        trips = svc.round_trips
+        trips = svc.store.round_trips
         figs = Figures()
         rng = random.Random(1)
         t0 = time.perf_counter()
@@ -357,7 +357,7 @@ async def scenario(
         await app.delivery.flush()
         stalled = []  # games left with presses to make that nobody could make
         for tid, users, grp in tables:
-            table, _state, version = await svc.get(tid)
+            table, _state, version = await svc.tables.get(tid)
             if table.status == "playing" and budgets[tid][0] > 0:
                 shown = []
                 for u in users:
@@ -370,7 +370,7 @@ async def scenario(
                     ]
                     shown.append((max(vs, default=-1), choose(m, rng) is not None if m else None))
                 stalled.append((tid, version, shown))
-        trips = svc.round_trips - trips
+        trips = svc.store.round_trips - trips
         calls = fake.stats.calls
         msgs = sum(calls[m] for m in MESSAGES)
         allc = msgs + calls["answerCallbackQuery"]
@@ -418,7 +418,7 @@ async def scenario(
             )
         if pace is not None:
             for tid, _users, _g in tables:
-                events = await svc.event_page(tid, 0, 1_000_000)
+                events = await svc.admin.event_page(tid, 0, 1_000_000)
                 figs.autopasses += sum(e.kind == "autopass" for e in events)
             n_press = max(figs.presses, 1)
             print(

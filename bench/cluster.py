@@ -39,11 +39,11 @@ async def play(url: str, timer: int, rng: random.Random) -> tuple[int, int]:
     moves = trips = 0
     try:
         for g in range(GAMES):
-            r = await svc.create_lobby(2 * g + 1, "A", chat=-1, timer=timer)
-            await svc.join(r.table_id, 2 * g + 2, "B")
-            await svc.start(r.table_id, 2 * g + 1)
+            r = await svc.lobbies.create_lobby(2 * g + 1, "A", chat=-1, timer=timer)
+            await svc.lobbies.join(r.table_id, 2 * g + 2, "B")
+            await svc.games.start(r.table_id, 2 * g + 1)
             while True:
-                table, state, version = await svc.get(r.table_id)
+                table, state, version = await svc.tables.get(r.table_id)
                 assert state is not None
                 if state.over:
                     break
@@ -51,9 +51,9 @@ async def play(url: str, timer: int, rng: random.Random) -> tuple[int, int]:
                 action = rng.choice(state.legal_actions(seat)).text()
                 user = table.seats[seat].user
                 assert user is not None
-                before = svc.round_trips
-                await svc.apply(r.table_id, user, action, version)
-                trips += svc.round_trips - before
+                before = svc.store.round_trips
+                await svc.games.apply(r.table_id, user, action, version)
+                trips += svc.store.round_trips - before
                 moves += 1
     finally:
         await svc.aclose()

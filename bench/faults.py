@@ -89,7 +89,7 @@ async def player(
         data = useful_button(msg.buttons, rng) if msg is not None else None
         if msg is None or data is None:
             with contextlib.suppress(ServiceUnavailable):
-                if (await app.svc.get(tid))[0].status != "playing":
+                if (await app.svc.tables.get(tid))[0].status != "playing":
                     return presses
             await asyncio.sleep(0.1)
             continue
@@ -116,7 +116,7 @@ async def player(
 
 async def applied_twice(svc: TableService, tid: str) -> int:
     """Human moves logged minus the distinct press request ids that wrote them."""
-    events = await svc.event_page(tid, 0, 1_000_000)
+    events = await svc.admin.event_page(tid, 0, 1_000_000)
     moves = sum(1 for e in events if e.kind == "act")
     raw = await svc.store.load(tid)
     ids = {part.split("=")[0] for part in raw.get(b"r", b"").decode().split(";") if part}
@@ -175,9 +175,11 @@ async def scenario(
         users = [fake.add_user(f"G{g}P{i}") for i in range(2)]
         for u in users:
             u.user.started = True
-        r = await svc.create_lobby(users[0].id, "A", variant="chuvash", private=True, timer=0)
-        await svc.join(r.table.id, users[1].id, "B")
-        await svc.start(r.table.id, users[0].id)
+        r = await svc.lobbies.create_lobby(
+            users[0].id, "A", variant="chuvash", private=True, timer=0
+        )
+        await svc.lobbies.join(r.table.id, users[1].id, "B")
+        await svc.games.start(r.table.id, users[0].id)
         tables.append((r.table.id, users))
     await asyncio.gather(*(app.publisher.start_game(tid) for tid, _u in tables))
     done = asyncio.Event()

@@ -1,6 +1,6 @@
 """Table service benchmark (prints figures, asserts nothing).
 
-* moves per second through ``TableService.apply`` with 1, 10 and 100 games
+* moves per second through ``svc.games.apply`` with 1, 10 and 100 games
   played concurrently (4 human seats each, turn timer on; the driver keeps a
   local engine mirror, so each move is exactly one ``apply``);
 * Redis round trips per move (counted by the service's store; cross-checked
@@ -57,15 +57,15 @@ async def open_game(
     options: dict[str, Any] | None = None,
     timer: int = 60,
 ) -> Game:
-    r = await svc.create_lobby(
+    r = await svc.lobbies.create_lobby(
         user0, f"U{user0}", chat=-1, variant=variant, options=options, timer=timer
     )
     tid = r.table_id
     for u in range(user0 + 1, user0 + humans):
-        await svc.join(tid, u, f"U{u}")
+        await svc.lobbies.join(tid, u, f"U{u}")
     for _ in range(ais):
-        await svc.add_ai(tid, user0, "random")
-    r = await svc.start(tid, user0)
+        await svc.lobbies.add_ai(tid, user0, "random")
+    r = await svc.games.start(tid, user0)
     mirror = new_game(r.table.variant, len(r.table.seats), r.table.seed, r.table.options)
     follow(mirror, r)
     return Game(tid, mirror, r.version, [s.user for s in r.table.seats])
@@ -77,7 +77,7 @@ async def move(svc: TableService, g: Game, rng: random.Random) -> None:
     action = rng.choice(g.mirror.legal_actions(seat))
     user = g.users[seat]
     assert user is not None
-    r = await svc.apply(g.tid, user, action.text(), g.version)
+    r = await svc.games.apply(g.tid, user, action.text(), g.version)
     g.version = r.version
     follow(g.mirror, r)
 
@@ -115,14 +115,14 @@ async def round_trips(
     g = await open_game(svc, base, humans, ais)
     info: Any = await svc.redis.info("stats")
     cmds0 = int(info["total_commands_processed"])
-    rt0 = svc.round_trips
+    rt0 = svc.store.round_trips
     moves = 0
     while not g.mirror.over and moves < 300:
         await move(svc, g, rng)
         moves += 1
     info = await svc.redis.info("stats")
     cmds = int(info["total_commands_processed"]) - cmds0 - 1  # the INFO itself
-    return (svc.round_trips - rt0) / moves, cmds / moves, moves
+    return (svc.store.round_trips - rt0) / moves, cmds / moves, moves
 
 
 async def memory(
@@ -138,7 +138,7 @@ async def memory(
         return total
 
     async def play(stop_at: int | None, user0: int) -> tuple[Game, int, int]:
-        svc.new_seed = lambda: 12345
+        svc.games.new_seed = lambda: 12345
         rng = random.Random(1)
         g = await open_game(svc, user0, players, 0, variant, options)
         start = await usage(g.tid)
@@ -157,7 +157,7 @@ async def main() -> None:
         svc = TableService(client, LiveConfig(prefix="bench:"))
         try:
             print(f"redis: {server.binary} at {server.url}")
-            print("\n== moves per second through TableService.apply (4 humans/game, timer on)")
+            print("\n== moves per second through svc.games.apply (4 humans/game, timer on)")
             for i, games in enumerate((1, 10, 100)):
                 mps = await throughput(svc, games, 4.0, 1_000_000 * (i + 1))
                 print(f"  {games:>3} concurrent games: {mps:8.0f} moves/s")

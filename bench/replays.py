@@ -33,14 +33,14 @@ from telegram_bot.views.replay import render_replay
 async def finished_game(svc: TableService, variant: str, ais: int, seed: int) -> tuple[str, int]:
     """A game of one human and ``ais`` AI seats played out by the AI; the round
     trips of the write that ended it."""
-    svc.new_seed = lambda: seed
-    r = await svc.create_lobby(1, "Bench", chat=-1, variant=variant, timer=0)
+    svc.games.new_seed = lambda: seed
+    r = await svc.lobbies.create_lobby(1, "Bench", chat=-1, variant=variant, timer=0)
     for _ in range(ais):
-        await svc.add_ai(r.table_id, 1)
-    await svc.start(r.table_id, 1)
-    before = svc.round_trips
-    await svc.admin_hand_to_ai(r.table_id, 0, kind="heuristic")
-    return r.table_id, svc.round_trips - before
+        await svc.lobbies.add_ai(r.table_id, 1)
+    await svc.games.start(r.table_id, 1)
+    before = svc.store.round_trips
+    await svc.admin.admin_hand_to_ai(r.table_id, 0, kind="heuristic")
+    return r.table_id, svc.store.round_trips - before
 
 
 async def main() -> None:
@@ -54,15 +54,15 @@ async def main() -> None:
                 (("chuvash", 1), ("chuvash", 5), ("shchelkovsky", 3))
             ):
                 tid, trips = await finished_game(svc, variant, ais, 7_000 + n)
-                key = svc.tables.replays.record_key(tid, 1)
+                key = svc.keys.record(tid, 1)
                 size = await client.memory_usage(key, samples=0)
-                record = await svc.replay_record(tid, 1)
-                table, _state, _v = await svc.get(tid)
-                loaded = await svc.load(tid)
+                record = await svc.replays.record(tid, 1)
+                table, _state, _v = await svc.tables.get(tid)
+                loaded = await svc.tables.load(tid)
                 assert loaded.result is not None
-                before = svc.round_trips
-                await svc.tables.replays.save(table, record["previous_loser"], loaded.result)
-                keep = svc.round_trips - before  # saving again is idempotent
+                before = svc.store.round_trips
+                await svc.replays.save(table, record["previous_loser"], loaded.result)
+                keep = svc.store.round_trips - before  # saving again is idempotent
                 print(
                     f"  {variant:<12} {ais + 1} players: {trips} round trips "
                     f"({keep} of them keep the record), record {size} B, "
@@ -72,7 +72,7 @@ async def main() -> None:
                     t0 = time.perf_counter()
                     runs = 20
                     for _ in range(runs):
-                        s = replay_step(await svc.replay_record(tid, 1), step)
+                        s = replay_step(await svc.replays.record(tid, 1), step)
                         render_replay(s, locale="en")
                     ms = (time.perf_counter() - t0) / runs * 1000
                     print(f"      replay step ({label}): {ms:.2f} ms (load, replay, render)")

@@ -108,7 +108,7 @@ async def row(
         hands = HandIds({tid: await fleet.ui.table(tid) for tid, _g in opened})
         fake.stats.reset()
         figs, rng = Figures(), random.Random(n)
-        trips = fleet.svc.round_trips
+        trips = fleet.svc.store.round_trips
         t0 = time.monotonic()
         until = t0 + seconds
         await asyncio.gather(
@@ -133,7 +133,7 @@ async def row(
         )
         elapsed = time.monotonic() - t0
         after = node_stats(ports)
-        own = fleet.svc.round_trips - trips
+        own = fleet.svc.store.round_trips - trips
     done = [a.commands - b.commands for a, b in zip(after, live, strict=True)]
     cpu = sum(a.cpu - b.cpu for a, b in zip(after, live, strict=True))
     acts = max(figs.actions, 1)

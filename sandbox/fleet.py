@@ -167,7 +167,7 @@ async def open_group_game(
     lobby = await owner.wait_message("Invitation link", group, timeout=START_TIMEOUT)
     for u in humans[1:]:
         await u.press("Join", message=lobby, chat=group).wait_answer(START_TIMEOUT)
-    table = await fleet.svc.where(owner.id)
+    table = await fleet.svc.tables.where(owner.id)
     if table is None or len(table.seats) != len(humans):
         raise RuntimeError(f"the lobby did not fill: {table}")
     await owner.press("Start", message=lobby, chat=group).wait_answer(START_TIMEOUT)

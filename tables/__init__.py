@@ -5,19 +5,24 @@ API reach Redis only through it -- the bot's own state through its generic
 key-value API ``svc.kv`` -- and catch :class:`ServiceUnavailable`), and it knows
 nothing of Telegram.
 
-Data flow: a request -> :class:`TableService` loads the table (one round trip),
-applies the move with the pure engine, lets AI seats answer, and saves with
-compare-and-set (one round trip: a Lua script, checking the version and the
-request id).  Small parts composed over one store (:class:`TableService`
-builds them):
+Data flow: a request -> a part of :class:`TableService` (``svc.games.apply``)
+loads the table (one round trip), applies the move with the pure engine, lets
+AI seats answer, and saves with compare-and-set (one round trip: a Lua script,
+checking the version and the request id).  Small parts composed over one store;
+:class:`TableService` builds them and callers reach each operation through its
+part (``svc.lobbies.join``, ``svc.tables.load``, ``svc.admin.table_page``), so
+the facade holds only what is the whole service's: construction and closing,
+the AI decider, the notify channel, ``config``, ``keys``, ``kv`` and the parts.
+The modules:
 
 ``store`` (the client: round trips counted, Redis errors -> :class:`ServiceUnavailable`),
 ``scripts`` (Lua), ``keys`` (schema), ``codec`` (state blob), ``eventlog``,
 ``model`` (records, errors), ``records`` (typed read results), ``tables``
 (load / plan / CAS write, user pointers, index), ``games``, ``lobbies``,
-``timers``, ``results``, ``admin``, ``audit``, ``kv`` (generic key-value
-API), ``notifications`` (the notify channel), ``service`` (the facade),
-``sync`` (blocking facade for the admin API).
+``timers``, ``results``, ``replays``, ``admin``, ``audit`` (the part
+``svc.audit_log``), ``kv`` (generic key-value API), ``notifications`` (the
+notify channel), ``service`` (the facade), ``sync`` (blocking access for the
+admin API: ``call`` runs any operation on the service's own loop thread).
 """
 
 from tables.deciders import Decider, InlineDecider, PoolDecider

@@ -2,9 +2,9 @@
 API writes for every write attempt, read newest first.
 
 Attempts refused before anything was tried (HTTP status 401 or 403, e.g. a
-read-only token on a write) go to a stream of their own, ``keys.audit +
-":refused"``, with its own cap: however many a client makes, they never push
-the record of real writes out of ``keys.audit``.  Both streams share one hash
+read-only token on a write) go to a stream of their own, ``keys.audit_refused``,
+with its own cap: however many a client makes, they never push the record of
+real writes out of ``keys.audit``.  Both streams share one hash
 tag and one id sequence (:data:`AUDIT_ADD_LUA` gives every entry an id above the
 last id of either stream), so reads merge them by id in the order the entries
 were written, and paging by id skips nothing."""
@@ -55,7 +55,7 @@ class Audit:
     def __init__(self, store: Store, config: LiveConfig, clock: Clock) -> None:
         self.store = store
         self.key = store.keys.audit
-        self.refused_key = f"{self.key}:refused"
+        self.refused_key = store.keys.audit_refused
         self.config = config
         self.clock = clock
         self._add = store.script(AUDIT_ADD_LUA)

@@ -68,6 +68,14 @@ Redis Cluster (:func:`beside`):
                       ``<user>:name``: the chat's leaderboard
 ``P{audit}``         stream of operator actions (admin API): who (token name and
                       role), what, target, result, when; ``MAXLEN ~``-capped
+``P{audit}:refused``  stream of the attempts refused before anything was tried
+                      (401, 403), capped on its own so that they never push the
+                      real writes out of ``P{audit}`` (same hash tag: one script
+                      gives both one id sequence, :mod:`tables.audit`)
+``P rec:<id>:<game>`` string, the record of a finished game (JSON, for replays
+                      and ``python -m engine replay``), for ``replay_ttl``
+``P rec:u:<user>``    zset ``<id>:<game>`` -> finish time (ms): the user's last
+                      finished games (their records may have expired since)
 ``P notify``          pub/sub channel: JSON ``{"table", "version", "kind", ...}``
                       published by the CAS script for timer, AI-takeover and
                       admin writes, so every bot process can re-render
@@ -89,8 +97,8 @@ class Keys:
     """Key names under one prefix."""
 
     __slots__ = (
-        "audit", "finished", "notify", "prefix", "prune_lease", "tables", "tables_exp",
-        "timer_procs", "timer_shards", "timers",
+        "audit", "audit_refused", "finished", "notify", "prefix", "prune_lease", "tables",
+        "tables_exp", "timer_procs", "timer_shards", "timers",
     )  # fmt: skip
 
     def __init__(self, prefix: str = "durak:", timer_shards: int = 1) -> None:
@@ -104,6 +112,7 @@ class Keys:
         self.finished = f"{prefix}finished"
         self.notify = f"{prefix}notify"
         self.audit = f"{prefix}{{audit}}"
+        self.audit_refused = f"{self.audit}:refused"
 
     def timer_shard(self, shard: int) -> str:
         """The timer hints of shard ``shard`` (0 .. ``timer_shards`` - 1)."""
@@ -145,3 +154,11 @@ class Keys:
 
     def top(self, chat_id: int) -> str:
         return f"{self.prefix}top:{chat_id}"
+
+    def record(self, table_id: str, game: int) -> str:
+        """The record of game ``game`` of a table (:mod:`tables.replays`)."""
+        return f"{self.prefix}rec:{table_id}:{game}"
+
+    def recent_records(self, user_id: int) -> str:
+        """The user's recent finished games, for ``/replay``."""
+        return f"{self.prefix}rec:u:{user_id}"

@@ -31,12 +31,6 @@ class Replays:
         self.keys = store.keys
         self.config = config
 
-    def record_key(self, table_id: str, game: int) -> str:
-        return f"{self.keys.prefix}rec:{table_id}:{game}"
-
-    def recent_key(self, user: int) -> str:
-        return f"{self.keys.prefix}rec:u:{user}"
-
     async def moves(self, table_id: str, game: int) -> list[tuple[int, str]]:
         """The moves ``(seat, action text)`` of game ``game`` from the table's log."""
         chunks, open_chunk = await self.store.read_log(table_id, 0)
@@ -79,9 +73,9 @@ class Replays:
         humans = {u for u, _ in result.seats if u is not None}
 
         def build(p: Any) -> None:
-            p.set(self.record_key(table.id, result.game), blob, px=ttl)
+            p.set(self.keys.record(table.id, result.game), blob, px=ttl)
             for user in humans:
-                key = self.recent_key(user)
+                key = self.keys.recent_records(user)
                 p.zadd(key, {member: result.at})
                 p.zremrangebyrank(key, 0, -RECENT - 1)
                 p.pexpire(key, ttl)
@@ -90,7 +84,7 @@ class Replays:
 
     async def record(self, table_id: str, game: int) -> dict[str, Any]:
         """A kept record; ``no_record`` when there is none (expired, never played)."""
-        raw = await self.store.one(lambda p: p.get(self.record_key(table_id, game)))
+        raw = await self.store.one(lambda p: p.get(self.keys.record(table_id, game)))
         if raw is None:
             raise LiveError(
                 "no_record", f"game {game} of {table_id} has no record (expired or never played)"
@@ -100,7 +94,8 @@ class Replays:
     async def recent(self, user: int) -> list[tuple[str, int]]:
         """The user's recent finished games ``(table, game)``, newest first (their
         records may have expired since)."""
-        rows = await self.store.one(lambda p: p.zrevrange(self.recent_key(user), 0, RECENT - 1))
+        key = self.keys.recent_records(user)
+        rows = await self.store.one(lambda p: p.zrevrange(key, 0, RECENT - 1))
         out: list[tuple[str, int]] = []
         for m in rows:
             tid, _, game = (m.decode() if isinstance(m, bytes) else m).rpartition(":")

@@ -1,13 +1,12 @@
 """The facade: :class:`TableService` builds the parts of the table service over
-one store and exposes their operations under the names the bot and the admin
-API have always used (``svc.join(...)`` is ``svc.lobbies.join(...)``)."""
+one store.  Callers reach an operation through the part that owns it
+(``svc.lobbies.join(...)``, ``svc.games.apply(...)``, ``svc.tables.load(...)``);
+the facade itself only builds, closes and configures the whole."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
-from engine import GameState
 from engine.clock import Clock
 from tables.admin import Admin
 from tables.audit import Audit
@@ -17,11 +16,11 @@ from tables.games import Games
 from tables.keys import Keys
 from tables.kv import KeyValueStore
 from tables.lobbies import Lobbies
-from tables.model import LiveConfig, Table
+from tables.model import LiveConfig
 from tables.notifications import Notifications
 from tables.results import Results
 from tables.store import Store
-from tables.tables import Loaded, Tables
+from tables.tables import Tables
 from tables.timers import Timers
 
 
@@ -31,8 +30,10 @@ class TableService:
     ``TableService(redis_client, config, clock=time.time)`` or
     ``TableService.from_url(url, config, max_connections=64)`` (owns its client;
     ``await svc.aclose()``).  Every write goes through one compare-and-set; see
-    :mod:`tables`.  The parts: ``tables``, ``lobbies``, ``games``,
-    ``timers``, ``results``, ``admin``, ``audit_log``, and ``kv`` (generic
+    :mod:`tables`.  The parts: ``tables`` (load, write, user pointers, the
+    index), ``lobbies``, ``games``, ``timers``, ``results`` (stats,
+    leaderboards), ``replays``, ``admin`` (the operators' reads and writes),
+    ``audit_log``, ``store`` (the client, its round trips) and ``kv`` (generic
     key-value access for the chat adapters' own state).
     """
 
@@ -52,51 +53,17 @@ class TableService:
         self.clock = clock
         self._owns_client = owns_client
         self.kv = KeyValueStore(store, config.prefix)
+        # the parts: each operation is reached through the part that owns it
+        # (``svc.lobbies.join(...)``, ``svc.games.apply(...)``), so the facade
+        # does not grow with every operation
         self.results = results = Results(store, config)
         self.tables = tables = Tables(store, results, config, clock)
+        self.replays = tables.replays
         self.games = games = Games(tables, config, decider)
-        self.lobbies = lobbies = Lobbies(tables, games)
-        self.timers = timers = Timers(tables, games, config, clock)
-        self.admin = admin = Admin(tables, games, results)
-        self.audit_log = audit = Audit(store, config, clock)
-        # the operations, by their long-standing names
-        self.now_ms = tables.now_ms
-        self.load = tables.load
-        self.where = tables.where
-        self.prune_index = tables.index.prune
-        self.create_lobby = lobbies.create_lobby
-        self.lobby = lobbies.lobby
-        self.join = lobbies.join
-        self.leave = lobbies.leave
-        self.add_ai = lobbies.add_ai
-        self.remove_ai = lobbies.remove_ai
-        self.configure = lobbies.configure
-        self.cancel = lobbies.cancel
-        self.start = games.start
-        self.rematch = games.rematch
-        self.apply = games.apply
-        self.take_seat_back = games.take_seat_back
-        self.seat_view = games.seat_view
-        self.tick = timers.tick
-        self.next_deadline = timers.next_deadline
-        self.run_timers = timers.run_timers
-        self.user_stats = results.user_stats
-        self.leaderboard = results.leaderboard
-        self.replay_record = tables.replays.record
-        self.recent_replays = tables.replays.recent
-        self.list_tables = admin.list_tables
-        self.table_page = admin.table_page
-        self.table_info = admin.table_info
-        self.event_page = admin.event_page
-        self.admin_reset = admin.admin_reset
-        self.admin_cancel = admin.admin_cancel
-        self.admin_delete = admin.admin_delete
-        self.admin_hand_to_ai = admin.admin_hand_to_ai
-        self.player = admin.player
-        self.global_stats = admin.global_stats
-        self.ping = admin.ping
-        self.audit = audit.audit
-        self.audit_page = audit.audit_page
+        self.lobbies = Lobbies(tables, games)
+        self.timers = Timers(tables, games, config, clock)
+        self.admin = Admin(tables, games, results)
+        self.audit_log = Audit(store, config, clock)
 
     @classmethod
     def from_url(
@@ -131,25 +98,6 @@ class TableService:
         """Compute the AI moves with ``decider`` from now on (the bot's process
         pool, :class:`~tables.deciders.PoolDecider`)."""
         self.games.decider = decider
-
-    @property
-    def round_trips(self) -> int:
-        """Redis round trips made so far by this instance."""
-        return self.store.round_trips
-
-    @property
-    def new_seed(self) -> Callable[[], int]:
-        """The shuffle seed of each new game (tests replace it)."""
-        return self.games.new_seed
-
-    @new_seed.setter
-    def new_seed(self, make: Callable[[], int]) -> None:
-        self.games.new_seed = make
-
-    async def get(self, table_id: str) -> tuple[Table, GameState | None, int]:
-        """The table, its game state (None before the first game) and version."""
-        loaded: Loaded = await self.tables.load(table_id)
-        return loaded.table, loaded.state, loaded.version
 
     def notifications(self) -> Notifications:
         """Notes of tables written elsewhere (timers, operators, players leaving):

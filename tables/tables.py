@@ -129,6 +129,12 @@ class Tables:
             raise LiveError("no_table", f"there is no table {table_id!r} (finished or expired)")
         return parse(raw)
 
+    async def get(self, table_id: str) -> tuple[Table, GameState | None, int]:
+        """The table, its game state (None before the first game) and version:
+        :meth:`load` for callers that need no more."""
+        loaded = await self.load(table_id)
+        return loaded.table, loaded.state, loaded.version
+
     # ------------------------------------------------------------------ writing
     def _ttl(self, status: str) -> float:
         c = self.config

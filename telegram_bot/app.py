@@ -7,7 +7,7 @@ what a use case changed once the user is answered, ``bot_username`` and
 dedupe in front of every handler (:mod:`telegram_bot.state.dedupe`: an update delivered
 twice is handled once), and two background tasks:
 
-* the turn-timer loop (:meth:`tables.TableService.run_timers`), which
+* the turn-timer loop (:meth:`tables.timers.Timers.run_timers`), which
   re-renders the tables its timeout moves changed;
 * a subscriber of the service's notify channel, which re-renders tables changed
   by other processes (timers, operators, players leaving) -- at most once per
@@ -290,7 +290,7 @@ class BotApp:
         await self._forever("timer loop", self._run_timers)
 
     async def _run_timers(self, backoff: Backoff) -> None:
-        await self.svc.run_timers(
+        await self.svc.timers.run_timers(
             self.stop, interval=self.settings.timer_interval, on_result=self._on_timer
         )
 

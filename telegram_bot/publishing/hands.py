@@ -141,7 +141,7 @@ class HandPlacement:
         await self.ui.set_prefs(user, plays=PRIVATE)
         old = (await self.ui.table(table_id)).hands.get(user)
         sent = await self.resend(user, table_id=table_id, again=True)
-        table = await self.svc.lobby(table_id)
+        table = await self.svc.lobbies.lobby(table_id)
         group = group_of(table)
         if sent and old is not None and old < 0 and group is not None:
             await self.delivery.delete_ephemeral(group, user, -old)
@@ -153,7 +153,11 @@ class HandPlacement:
         ``again`` (he asked for his table: the new message replaces the old one).
         True when sent."""
         try:
-            table = await self.svc.lobby(table_id) if table_id else await self.svc.where(user)
+            table = (
+                await self.svc.lobbies.lobby(table_id)
+                if table_id
+                else await self.svc.tables.where(user)
+            )
         except LiveError:  # gone meanwhile
             return False
         if table is None or table.status != PLAYING:

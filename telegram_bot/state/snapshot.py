@@ -47,7 +47,7 @@ class Snapshots:
 
     async def load(self, table_id: str) -> Snapshot:
         """Raises the service's :class:`LiveError` for a table that is gone."""
-        loaded, ui = await asyncio.gather(self.svc.load(table_id), self.ui.table(table_id))
+        loaded, ui = await asyncio.gather(self.svc.tables.load(table_id), self.ui.table(table_id))
         return Snapshot(loaded, ui)
 
     async def langs(self, t: Table, ui: TableUi) -> dict[int, str]:

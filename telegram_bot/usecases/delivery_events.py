@@ -23,7 +23,7 @@ class DeliveryEvents:
         """The bot may no longer write to ``user`` (403, or he blocked it): the AI
         plays his seat, and his hand message is forgotten -- no more edits that
         could only fail -- until he comes back."""
-        table = await self.svc.where(user)
+        table = await self.svc.tables.where(user)
         if table is None or table.status != PLAYING:
             return
         seat = table.seat_of(user)
@@ -31,7 +31,7 @@ class DeliveryEvents:
             return
         if not table.seats[seat].ai_controlled:
             try:
-                await self.svc.admin_hand_to_ai(table.id, seat, by="bot:forbidden")
+                await self.svc.admin.admin_hand_to_ai(table.id, seat, by="bot:forbidden")
             except LiveError:
                 log.warning("could not hand %s's seat at %s to the AI", user, table.id)
                 return  # his hand message stays: the next failing write tries again
@@ -42,7 +42,7 @@ class DeliveryEvents:
         """Delivery sent a gone message anew: a hand message in a private chat gets
         its new id (a group's table message keeps being found by its table)."""
         if chat > 0:
-            table = await self.svc.where(chat)
+            table = await self.svc.tables.where(chat)
             if table is not None:
                 ui = await self.ui.table(table.id)
                 if ui.hands.get(chat) == old:

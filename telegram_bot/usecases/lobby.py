@@ -78,7 +78,7 @@ class LobbyActions:
         """``/new``: a lobby in ``group``, or (None) a private lobby whose message
         goes to his private chat after the notice."""
         try:
-            result = await self.svc.create_lobby(
+            result = await self.svc.lobbies.create_lobby(
                 player.id,
                 player.name,
                 chat=group,
@@ -102,7 +102,7 @@ class LobbyActions:
         it cannot start)."""
         for attempt in range(2):
             try:
-                lobby = await self.svc.create_lobby(
+                lobby = await self.svc.lobbies.create_lobby(
                     player.id,
                     player.name,
                     variant=variant,
@@ -119,9 +119,9 @@ class LobbyActions:
         code = lobby.table.id
         try:
             for _n in range(opponents):
-                await self.svc.add_ai(code, player.id)
+                await self.svc.lobbies.add_ai(code, player.id)
             await self.ui.update_table(code, langs={player.id: player.locale})
-            await self.svc.start(code, player.id)
+            await self.svc.games.start(code, player.id)
         except EngineError as e:
             return await self._settle_solo(code, player, e)
         return LobbyOutcome(changes=(GameStarted(code),))
@@ -133,9 +133,9 @@ class LobbyActions:
         next ``/play`` drops the abandoned lobby (:meth:`_drop_abandoned_solo`) or
         offers the started game (:meth:`elsewhere`)."""
         with contextlib.suppress(EngineError):
-            if (await self.svc.lobby(code)).status == PLAYING:
+            if (await self.svc.lobbies.lobby(code)).status == PLAYING:
                 return LobbyOutcome(changes=(GameStarted(code),))
-            await self.svc.cancel(code, player.id)
+            await self.svc.lobbies.cancel(code, player.id)
         return LobbyOutcome(error=error)
 
     async def _drop_abandoned_solo(self, error: LiveError, player: Person) -> bool:
@@ -146,13 +146,13 @@ class LobbyActions:
         if not code:
             return False
         try:
-            table = await self.svc.lobby(code)
+            table = await self.svc.lobbies.lobby(code)
             humans = [s for s in table.seats if s.user is not None and not s.left]
             if table.status != OPEN or not table.private or table.creator != player.id:
                 return False
             if len(humans) != 1 or len(humans) == len(table.seats):
                 return False  # friends joined, or no AI yet: an invitation (/new), kept
-            await self.svc.cancel(code, player.id)
+            await self.svc.lobbies.cancel(code, player.id)
         except EngineError:
             return False
         return True
@@ -173,14 +173,14 @@ class LobbyActions:
         return await self._seat(code, player)
 
     async def _seat(self, code: str, player: Person, request_id: str = "") -> Table:
-        result = await self.svc.join(code, player.id, player.name, request_id=request_id)
+        result = await self.svc.lobbies.join(code, player.id, player.name, request_id=request_id)
         await self.ui.update_table(code, langs={player.id: player.locale})
         return result.table
 
     async def join_by_link(self, code: str, player: Person) -> LobbyOutcome:
         """He opened ``t.me/<bot>?start=<code>``: seat him at that lobby."""
         try:
-            table = await self.svc.lobby(code)
+            table = await self.svc.lobbies.lobby(code)
         except LiveError:
             return LobbyOutcome(texts.NO_SUCH_LOBBY)
         seat = table.seat_of(player.id)
@@ -266,7 +266,7 @@ class LobbyActions:
             shown = await self.settings(button, player, message, rid)
             return LobbyOutcome(changes=() if shown is None else (shown,))
         if op in (LobbyOp.START, LobbyOp.REMATCH):
-            begin = self.svc.start if op == LobbyOp.START else self.svc.rematch
+            begin = self.svc.games.start if op == LobbyOp.START else self.svc.games.rematch
             if (await begin(code, user, request_id=rid)).duplicate:
                 return LobbyOutcome()  # the first copy of this press sends the hands
             return LobbyOutcome(changes=(GameStarted(code),))
@@ -278,7 +278,7 @@ class LobbyActions:
 
     async def _open_lobby(self, code: str) -> Table:
         """The lobby, while it is open (its game not started): else ``not_open``."""
-        table = await self.svc.lobby(code)
+        table = await self.svc.lobbies.lobby(code)
         if table.status != OPEN:
             raise LiveError("not_open", "the game has already started or was cancelled")
         return table
@@ -289,10 +289,10 @@ class LobbyActions:
         the write."""
         svc = self.svc
         return {
-            LobbyOp.LEAVE: lambda c, u, r: svc.leave(c, u, request_id=r),
-            LobbyOp.ADD_AI: lambda c, u, r: svc.add_ai(c, u, request_id=r),
-            LobbyOp.REMOVE_AI: lambda c, u, r: svc.remove_ai(c, u, request_id=r),
-            LobbyOp.CANCEL: lambda c, u, r: svc.cancel(c, u, request_id=r),
+            LobbyOp.LEAVE: lambda c, u, r: svc.lobbies.leave(c, u, request_id=r),
+            LobbyOp.ADD_AI: lambda c, u, r: svc.lobbies.add_ai(c, u, request_id=r),
+            LobbyOp.REMOVE_AI: lambda c, u, r: svc.lobbies.remove_ai(c, u, request_id=r),
+            LobbyOp.CANCEL: lambda c, u, r: svc.lobbies.cancel(c, u, request_id=r),
         }
 
     async def settings(
@@ -314,7 +314,7 @@ class LobbyActions:
             )
         if button.op == LobbyOp.SET and button.setting is not None:
             changes = setting_changes(table, *button.setting)
-            written = await self.svc.configure(
+            written = await self.svc.lobbies.configure(
                 button.code, player.id, request_id=request_id, **changes
             )
             table = written.table

@@ -46,11 +46,11 @@ class PlayerActions:
         *Take my seat back* while the game lasts (issue 13): his hand message, or
         a new one in his private chat if he has none; the command gets no second
         copy of it there (in a group, a short "You left")."""
-        table = await self.svc.where(player.id)
+        table = await self.svc.tables.where(player.id)
         if table is None:
             return LobbyOutcome(texts.NOT_SITTING)
         try:
-            result = await self.svc.leave(table.id, player.id)
+            result = await self.svc.lobbies.leave(table.id, player.id)
         except EngineError as e:
             return LobbyOutcome(error=e)
         refresh = Refresh(table.id, actor=player.id)
@@ -92,7 +92,7 @@ class PlayerActions:
         sender sits (its messages are redrawn).  In private it sets the user's
         language, and his messages at his current table are redrawn in it."""
         await self.prefs.update(chat, lang=choice)
-        table = await self.svc.where(user)
+        table = await self.svc.tables.where(user)
         if table is None:
             return None
         if chat < 0:
@@ -110,7 +110,7 @@ class PlayerActions:
         his private chat.  A table he no longer sits at: ``not_seated``; one that
         is gone: ``no_table``."""
         try:
-            table = await self.svc.lobby(code)
+            table = await self.svc.lobbies.lobby(code)
         except EngineError as e:
             return LobbyOutcome(error=e)
         seat = table.seat_of(player.id)
@@ -126,7 +126,7 @@ class PlayerActions:
         """*Take my seat back* from the AI (his hand message, after a timeout or a
         /leave)."""
         try:
-            await self.svc.take_seat_back(game, user, request_id=request_id)
+            await self.svc.games.take_seat_back(game, user, request_id=request_id)
         except EngineError as e:
             return LobbyOutcome(error=e)
         return LobbyOutcome(texts.SEAT_BACK, changes=(Refresh(game, actor=user),))

@@ -199,7 +199,7 @@ class PressButton:
         notification re-renders nothing more."""
         table_id = snap.table.id
         try:
-            result = await self.svc.apply(
+            result = await self.svc.games.apply(
                 table_id,
                 press.user,
                 action,

@@ -41,9 +41,9 @@ class ReplayGame:
     async def recent(self, user: int) -> list[tuple[str, int, Mapping[str, Any]]]:
         """His recent finished games still kept: (table, game number, record)."""
         found: list[tuple[str, int, Mapping[str, Any]]] = []
-        for table, game in await self.svc.recent_replays(user):
+        for table, game in await self.svc.replays.recent(user):
             try:
-                record = await self.svc.replay_record(table, game)
+                record = await self.svc.replays.record(table, game)
             except LiveError as e:
                 if e.code == "no_record":
                     continue  # expired since
@@ -54,7 +54,7 @@ class ReplayGame:
     async def step(self, table: str, game: int, step: int, user: int) -> ReplayStep:
         """Step ``step`` (clamped to the record) of a kept record.  Raises
         :class:`LiveError` ``no_record`` (expired or never played) or ``not_allowed``."""
-        record = await self.svc.replay_record(table, game)
+        record = await self.svc.replays.record(table, game)
         if not may_watch(record, user):
             raise LiveError("not_allowed", "only the game's players can replay it")
         try:

@@ -19,18 +19,18 @@ class Standings:
     svc: TableService
 
     async def stats(self, user: int) -> UserStats:
-        return await self.svc.user_stats(user)
+        return await self.svc.results.user_stats(user)
 
     async def top(self, chat: int) -> list[LeaderboardEntry]:
-        return await self.svc.leaderboard(chat, limit=LEADERBOARD_ROWS)
+        return await self.svc.results.leaderboard(chat, limit=LEADERBOARD_ROWS)
 
     async def invitation(self, code: str, user: int) -> Table | None:
         """The open lobby an inline query names (``code``), else the one he sits
         at; None if there is none."""
         try:
-            table = await self.svc.lobby(code) if re.match(CODE_PATTERN, code) else None
+            table = await self.svc.lobbies.lobby(code) if re.match(CODE_PATTERN, code) else None
             if table is None or table.status != OPEN:
-                table = await self.svc.where(user)
+                table = await self.svc.tables.where(user)
         except EngineError:
             return None
         return table if table is not None and table.status == OPEN else None

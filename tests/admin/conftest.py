@@ -71,12 +71,19 @@ def new_table(
     start: bool = True,
 ) -> str:
     """A table made as the bot makes it: a lobby, players, AI seats, started."""
-    r = svc.create_lobby(first_user, f"U{first_user}", chat=chat, variant=variant, timer=timer)
+    r = svc.call(
+        svc.service.lobbies.create_lobby,
+        first_user,
+        f"U{first_user}",
+        chat=chat,
+        variant=variant,
+        timer=timer,
+    )
     tid: str = r.table_id
     for u in range(first_user + 1, first_user + humans):
-        svc.join(tid, u, f"U{u}")
+        svc.call(svc.service.lobbies.join, tid, u, f"U{u}")
     for _ in range(ais):
-        svc.add_ai(tid, first_user)
+        svc.call(svc.service.lobbies.add_ai, tid, first_user)
     if start:
-        svc.start(tid, first_user)
+        svc.call(svc.service.games.start, tid, first_user)
     return tid

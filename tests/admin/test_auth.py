@@ -99,12 +99,12 @@ def test_read_token_cannot_write_and_the_attempt_is_audited(
     client: FlaskClient, svc: SyncTableService
 ) -> None:
     tid = new_table(svc)
-    before = svc.get(tid)[2]
+    before = svc.call(svc.service.tables.get, tid)[2]
     for method, url, body in WRITES:
         r = client.open(url.format(tid=tid), method=method, json=body, headers=auth(READER))
         assert r.status_code == 403
         assert r.get_json()["error"] == {"code": "forbidden", "message": "this token may only read"}
-    assert svc.get(tid)[2] == before  # nothing changed
+    assert svc.call(svc.service.tables.get, tid)[2] == before  # nothing changed
     entries = client.get("/api/v1/audit", headers=auth()).get_json()["items"]
     assert len(entries) == len(WRITES)
     assert {(e["actor"], e["role"], e["status"], e["result"]) for e in entries} == {

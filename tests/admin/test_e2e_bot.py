@@ -32,7 +32,7 @@ async def solo_game(h: Harness, name: str) -> tuple[Message, str]:
     while (hand := await h.hand_message(user)) is None:
         assert loop.time() < deadline, "no hand message"
         await h.fake.world.wait_changed(1.0)
-    table = await h.svc.where(user.id)
+    table = await h.svc.tables.where(user.id)
     assert table is not None
     return hand, table.id
 
@@ -42,7 +42,7 @@ async def test_an_operators_reset_reaches_the_players_messages(
 ) -> None:
     async with running(redis_url, redis_prefix, fake) as h:
         hand, tid = await solo_game(h, "Ann")
-        version = (await h.svc.get(tid))[2]
+        version = (await h.svc.tables.get(tid))[2]
         r = client.post(
             f"/api/v1/games/{tid}/reset",
             json={"to": "lobby"},
@@ -52,7 +52,7 @@ async def test_an_operators_reset_reaches_the_players_messages(
         await fake.world.wait_for(
             lambda: "reset by an operator" in (hand.text or ""), SAFETY, "the reset notice"
         )
-        assert (await h.svc.get(tid))[0].status == "open"
+        assert (await h.svc.tables.get(tid))[0].status == "open"
 
         bob_hand, other = await solo_game(h, "Bob")
         r = client.post(f"/api/v1/games/{other}/end", headers=auth())

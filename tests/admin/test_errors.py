@@ -56,7 +56,7 @@ def test_415_for_a_body_that_is_not_json(client: FlaskClient, svc: SyncTableServ
     )
     error(client.post(f"/api/v1/games/{tid}/end", data="x", headers=auth()), 415,
           "unsupported_media_type")  # fmt: skip
-    assert svc.get(tid)[0].status == "playing"
+    assert svc.call(svc.service.tables.get, tid)[0].status == "playing"
 
 
 def test_malformed_json(client: FlaskClient, svc: SyncTableService) -> None:
@@ -66,7 +66,7 @@ def test_malformed_json(client: FlaskClient, svc: SyncTableService) -> None:
             f"/api/v1/games/{tid}/reset", data=raw, content_type="application/json", headers=auth()
         )
         error(r, 400, "malformed_json")
-    assert svc.get(tid)[0].status == "playing"
+    assert svc.call(svc.service.tables.get, tid)[0].status == "playing"
 
 
 def test_validation_errors_are_422_in_our_format(client: FlaskClient) -> None:

@@ -24,7 +24,7 @@ def notes(admin_redis_url: str, svc: SyncTableService) -> Iterator[redis.client.
     # redis-py leaves Redis.pubsub() unannotated: state what it returns
     new_pubsub: Callable[[], redis.client.PubSub] = client.pubsub
     sub = new_pubsub()
-    sub.subscribe(svc.keys.notify)
+    sub.subscribe(svc.service.keys.notify)
     sub.get_message(timeout=1)  # the subscribe confirmation
     yield sub
     sub.close()
@@ -76,7 +76,7 @@ def test_detail_has_every_hand_seats_timers_and_version(
     r = client.get(f"/api/v1/games/{tid}", headers=auth())
     assert r.status_code == 200
     g = r.get_json()
-    _, state, version = svc.get(tid)
+    _, state, version = svc.call(svc.service.tables.get, tid)
     assert state is not None
     assert g["version"] == version
     assert r.headers["ETag"] == f'"{version}"'
@@ -129,7 +129,7 @@ def test_reset_to_the_lobby_keeps_the_seats_and_notifies(
     client: FlaskClient, svc: SyncTableService, notes: redis.client.PubSub
 ) -> None:
     tid = new_table(svc, humans=2, ais=1)
-    version = svc.get(tid)[2]
+    version = svc.call(svc.service.tables.get, tid)[2]
     r = client.post(
         f"/api/v1/games/{tid}/reset",
         json={"to": "lobby"},
@@ -144,13 +144,13 @@ def test_reset_to_the_lobby_keeps_the_seats_and_notifies(
         "status": "open",
         "events": [{"version": version + 1, "kind": "reset", "seat": -1, "text": "admin"}],
     }
-    table, state, _ = svc.get(tid)
+    table, state, _ = svc.call(svc.service.tables.get, tid)
     assert state is None
     assert table.status == "open"
     assert [s.user for s in table.seats] == [1, 2, None]
     assert published(notes) == [{"version": version + 1, "table": tid, "kind": "reset"}]
-    svc.start(tid, 1)  # the same seats play again
-    assert svc.get(tid)[0].status == "playing"
+    svc.call(svc.service.games.start, tid, 1)  # the same seats play again
+    assert svc.call(svc.service.tables.get, tid)[0].status == "playing"
 
 
 def test_abort_and_end(
@@ -164,8 +164,8 @@ def test_abort_and_end(
     r = client.post(f"/api/v1/games/{b}/end", headers=auth())
     assert r.status_code == 200
     assert r.get_json()["action"] == "end"
-    assert svc.where(1) is None
-    assert svc.where(10) is None
+    assert svc.call(svc.service.tables.where, 1) is None
+    assert svc.call(svc.service.tables.where, 10) is None
     assert [n["kind"] for n in published(notes)] == ["abort", "abort"]
     r = client.post(f"/api/v1/games/{b}/end", headers=auth())  # already ended
     assert r.status_code == 409
@@ -194,7 +194,7 @@ def test_hand_a_seat_to_the_ai(
     r = client.post(f"/api/v1/games/{tid}/seats/1/ai?kind=random", headers=auth())
     assert r.status_code == 200, r.get_json()
     assert "takeover" in [e["kind"] for e in r.get_json()["events"]]
-    table = svc.get(tid)[0]
+    table = svc.call(svc.service.tables.get, tid)[0]
     assert table.seats[1].ai == "random"
     assert table.seats[1].user == 2
     assert published(notes)[0]["kind"] == "takeover"
@@ -225,7 +225,7 @@ def test_if_match_mismatch_is_409_and_changes_nothing(
     client: FlaskClient, svc: SyncTableService
 ) -> None:
     tid = new_table(svc)
-    version = svc.get(tid)[2]
+    version = svc.call(svc.service.tables.get, tid)[2]
     for method, url, body in [
         ("POST", f"/api/v1/games/{tid}/reset", {"to": "lobby"}),
         ("POST", f"/api/v1/games/{tid}/end", None),
@@ -238,7 +238,7 @@ def test_if_match_mismatch_is_409_and_changes_nothing(
             err = r.get_json()["error"]
             assert err["code"] == "stale_version"
             assert err["current"] == version
-    assert svc.get(tid)[2] == version
+    assert svc.call(svc.service.tables.get, tid)[2] == version
     r = client.post(f"/api/v1/games/{tid}/end", headers={**auth(), "If-Match": "abc"})
     assert r.status_code == 422
     r = client.post(f"/api/v1/games/{tid}/end", headers={**auth(), "If-Match": str(version)})
@@ -278,4 +278,4 @@ def test_the_ai_levels_are_ai_kinds(client: FlaskClient, svc: SyncTableService, 
     tid = new_table(svc, humans=3, ais=0)
     r = client.post(f"/api/v1/games/{tid}/seats/1/ai?kind={kind}", headers=auth())
     assert r.status_code == 200, r.get_json()
-    assert svc.get(tid)[0].seats[1].ai == kind
+    assert svc.call(svc.service.tables.get, tid)[0].seats[1].ai == kind

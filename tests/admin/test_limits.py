@@ -20,7 +20,7 @@ def test_deeply_nested_json_is_a_400(client: FlaskClient, svc: SyncTableService)
         obj = '{"a":' * depth + "1" + "}" * depth
         r = client.post(url, data=obj, content_type="application/json", headers=auth())
         assert error(r, 400, "malformed_json")
-    assert svc.get(tid)[0].status == "playing"
+    assert svc.call(svc.service.tables.get, tid)[0].status == "playing"
 
 
 def test_a_body_over_the_limit_is_a_json_413(client: FlaskClient, svc: SyncTableService) -> None:
@@ -29,7 +29,7 @@ def test_a_body_over_the_limit_is_a_json_413(client: FlaskClient, svc: SyncTable
     big = '{"to": "lobby", "x": "' + "a" * (64 * 1024) + '"}'
     r = client.post(url, data=big, content_type="application/json", headers=auth())
     error(r, 413, "payload_too_large")
-    assert svc.get(tid)[0].status == "playing"
+    assert svc.call(svc.service.tables.get, tid)[0].status == "playing"
     r = client.post(url, json={"to": "lobby"}, headers=auth())
     assert r.status_code == 200
 

@@ -38,7 +38,7 @@ def test_lobbies_list_detail_and_cancel(client: FlaskClient, svc: SyncTableServi
     r = client.post(f"/api/v1/lobbies/{a}/cancel", headers=auth())
     assert r.status_code == 200
     assert r.get_json()["status"] == "cancelled"
-    assert svc.where(1) is None  # the players are free to join elsewhere
+    assert svc.call(svc.service.tables.where, 1) is None  # the players are free to join elsewhere
     r = client.post(f"/api/v1/lobbies/{a}/cancel", headers=auth())
     assert r.status_code == 409
     assert r.get_json()["error"]["code"] == "not_open"
@@ -53,10 +53,10 @@ def test_player_lookup(client: FlaskClient, svc: SyncTableService) -> None:
     p = client.get("/api/v1/players/1", headers=auth(READER)).get_json()
     assert p["user"] == 1
     assert p["table"]["id"] == tid
-    assert p["table"]["version"] == svc.get(tid)[2]
+    assert p["table"]["version"] == svc.call(svc.service.tables.get, tid)[2]
     assert p["stats"] == {}
     client.post(f"/api/v1/games/{tid}/seats/0/ai", headers=auth())  # the AI plays it out
-    assert svc.get(tid)[0].status == "over"
+    assert svc.call(svc.service.tables.get, tid)[0].status == "over"
     p = client.get("/api/v1/players/1", headers=auth()).get_json()
     assert p["table"] is None
     assert p["stats"]["chuvash"]["games"] == 1
@@ -92,7 +92,7 @@ def test_audit_records_every_write_and_pages(client: FlaskClient, svc: SyncTable
     client.delete("/api/v1/games/none", headers=auth())
     client.post(f"/api/v1/games/{tid}/end", headers=auth(READER))
     client.get("/api/v1/games", headers=auth())  # reads are not audited
-    version = svc.get(tid)[2]
+    version = svc.call(svc.service.tables.get, tid)[2]
 
     page = client.get("/api/v1/audit?limit=3", headers=auth(READER)).get_json()
     assert page["total"] == 5

@@ -7,7 +7,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from tables import SyncTableService
+from tables import GlobalStats, SyncTableService
 from tests.admin.conftest import auth, new_table
 
 
@@ -32,13 +32,13 @@ def test_metrics_does_not_scan_the_tables_on_every_scrape(
 ) -> None:
     new_table(svc)
     calls = []
-    real = type(svc).global_stats
+    real = svc.service.admin.global_stats
 
-    def counted(self: SyncTableService) -> object:
+    async def counted() -> GlobalStats:
         calls.append(1)
-        return real(self)
+        return await real()
 
-    monkeypatch.setattr(type(svc), "global_stats", counted)
+    monkeypatch.setattr(svc.service.admin, "global_stats", counted)
     for _ in range(50):
         text = client.get("/metrics").get_data(as_text=True)
     assert 'durak_live_games{variant="chuvash"} 1.0' in text

@@ -15,8 +15,8 @@ from tests.admin.conftest import READER, auth, new_table
 def finished(svc: SyncTableService) -> str:
     """A game of one human and one AI, played out by the AI (an operator's write)."""
     tid = new_table(svc, humans=1, ais=1)
-    svc.admin_hand_to_ai(tid, 0, kind="random")
-    _, state, _ = svc.get(tid)
+    svc.call(svc.service.admin.admin_hand_to_ai, tid, 0, kind="random")
+    _, state, _ = svc.call(svc.service.tables.get, tid)
     assert state is not None
     assert state.over
     return tid
@@ -24,7 +24,7 @@ def finished(svc: SyncTableService) -> str:
 
 def test_record_of_a_finished_game(client: FlaskClient, svc: SyncTableService) -> None:
     tid = finished(svc)
-    table, state, _ = svc.get(tid)
+    table, state, _ = svc.call(svc.service.tables.get, tid)
     assert state is not None
     for token in (auth(), auth(READER)):
         r = client.get(f"/api/v1/games/{tid}/records/1", headers=token)
@@ -51,7 +51,7 @@ def test_record_404_and_401(client: FlaskClient, svc: SyncTableService) -> None:
     assert client.get(f"/api/v1/games/{tid}/records/2", headers=auth()).status_code == 404
     assert client.get(f"/api/v1/games/{tid}/records/1").status_code == 401
     assert client.get(f"/api/v1/games/{tid}/records/0", headers=auth()).status_code == 422
-    key = svc.service.tables.replays.record_key(tid, 1)
+    key = svc.service.keys.record(tid, 1)
     ttl = svc.run(svc.service.store.one(lambda p: p.pttl(key)))
     assert 0 < ttl <= svc.service.config.replay_ttl * 1000  # kept for the configured time
     svc.run(svc.service.store.one(lambda p: p.delete(key)))  # what its expiry does

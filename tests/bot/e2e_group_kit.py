@@ -29,7 +29,7 @@ async def group_lobby(
         assert answer["url"] is None, answer
     for _ in range(ai):
         await owner.press("Add AI", message=lobby, chat=group).wait_answer(SAFETY)
-    table = await h.svc.where(owner.id)
+    table = await h.svc.tables.where(owner.id)
     assert table is not None
     assert len(table.seats) == len(humans) + ai
     record_seeds(h.svc)

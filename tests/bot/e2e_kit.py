@@ -126,13 +126,13 @@ class Harness:
     async def hand_message(self, user: SimUser, tid: str | None = None) -> Message | None:
         """The user's current hand message at table ``tid`` (default: where he sits)."""
         if tid is None:
-            table = await self.svc.where(user.id)
+            table = await self.svc.tables.where(user.id)
             if table is None:
                 return None
             tid = table.id
         mid = (await self.ui.table(tid)).hands.get(user.id)
         if mid is not None and mid < 0:  # his hand in the group, as he was shown it
-            table = await self.svc.lobby(tid)
+            table = await self.svc.lobbies.lobby(tid)
             assert table.chat is not None
             return self.fake.world.chat(table.chat).ephemeral_shown.get(-mid)
         return user.chat.messages.get(mid) if mid is not None else None
@@ -314,8 +314,8 @@ async def seen_cards(svc: TableService, table_id: str) -> dict[int, set[str]]:
     public ones (played, the trump card) and his own (dealt, drawn, picked up);
     key ``SPECTATOR``: the public ones alone, all anyone not seated may see.
     Rebuilt by replaying the table's event log from each game's seed."""
-    table, _state, _v = await svc.get(table_id)
-    events = await svc.event_page(table_id, 0, 100_000)
+    table, _state, _v = await svc.tables.get(table_id)
+    events = await svc.admin.event_page(table_id, 0, 100_000)
     starts = [i for i, e in enumerate(events) if e.kind == "start"]
     seen: dict[int, set[str]] = {s.user: set() for s in table.seats if s.user is not None}
     public: set[str] = set()
@@ -344,7 +344,7 @@ async def seen_cards(svc: TableService, table_id: str) -> dict[int, set[str]]:
 
 
 async def _game_seeds(svc: TableService, table_id: str, games: int) -> list[int]:
-    table, _s, _v = await svc.get(table_id)
+    table, _s, _v = await svc.tables.get(table_id)
     recorded: list[int] = SEEDS.get(table_id, [])
     if len(recorded) >= games:
         return recorded[:games]
@@ -362,9 +362,9 @@ current game's seed)."""
 
 def record_seeds(svc: TableService) -> None:
     """Make the service remember the seed of every game it starts, per table
-    (its public ``start`` and ``rematch`` are the only ways a game starts)."""
+    (its games part's ``start`` and ``rematch`` are the only ways a game starts)."""
     for name in ("start", "rematch"):
-        original = getattr(svc, name)
+        original = getattr(svc.games, name)
 
         async def recorded(
             table_id: str, user: int, *args: Any, _original: Any = original, **kwargs: Any
@@ -373,7 +373,7 @@ def record_seeds(svc: TableService) -> None:
             SEEDS.setdefault(result.table_id, []).append(result.table.seed)
             return result
 
-        setattr(svc, name, recorded)
+        setattr(svc.games, name, recorded)
 
 
 async def assert_no_hidden_cards(

@@ -39,7 +39,7 @@ async def test_add_me_to_a_group_greets_once_and_opens_a_lobby(
         await settle(h)
         greetings = [m for m in fake.messages(group) if GREETING in (m.text or "")]
         assert len(greetings) == 1
-        table = await h.svc.where(ann.id)
+        table = await h.svc.tables.where(ann.id)
         assert table is not None
         assert table.chat == group.id
 
@@ -77,7 +77,7 @@ async def test_new_during_a_game_names_this_table(
         assert OPEN in here.button_texts
         answer = await bob.press(OPEN, message=here, chat=group).wait_answer(SAFETY)
         assert answer["text"] == "Here is your table."
-        assert (await h.svc.where(bob.id)) is not None
+        assert (await h.svc.tables.where(bob.id)) is not None
 
 
 async def test_play_in_a_group_offers_a_solo_game_or_a_lobby(
@@ -94,14 +94,14 @@ async def test_play_in_a_group_offers_a_solo_game_or_a_lobby(
         # Bob takes the solo game: the deep link starts it in his private chat
         bob.follow_link(solo)
         await bob.wait_message(has_game_buttons, timeout=SAFETY)
-        table = await h.svc.where(bob.id)
+        table = await h.svc.tables.where(bob.id)
         assert table is not None
         assert table.status == "playing"
         # Ann opens a lobby here
         answer = await ann.press("Open a lobby here", message=offer, chat=group).wait_answer(SAFETY)
         assert not answer["show_alert"]
         await ann.wait_message("Invitation link", group, timeout=SAFETY)
-        lobby = await h.svc.where(ann.id)
+        lobby = await h.svc.tables.where(ann.id)
         assert lobby is not None
         assert lobby.chat == group.id
 
@@ -115,7 +115,7 @@ async def test_leave_mid_game_is_one_message_with_the_way_back(
         await ann.wait_message(timeout=SAFETY)
         ann.send("/new")
         lobby = await ann.wait_message(has_lobby_buttons, timeout=SAFETY)
-        table = await h.svc.where(ann.id)
+        table = await h.svc.tables.where(ann.id)
         assert table is not None
         bob.follow_link(f"https://t.me/{fake.world.bot.username}?start={table.id}")
         await bob.wait_message("You joined", timeout=SAFETY)
@@ -127,10 +127,10 @@ async def test_leave_mid_game_is_one_message_with_the_way_back(
         saying = [m for m in fake.messages(ann.chat) if "You left" in (m.text or "")]
         assert saying == [left]
         assert "🙋 Take my seat back" in left.button_texts
-        assert await h.svc.where(ann.id) is None
+        assert await h.svc.tables.where(ann.id) is None
         answer = await ann.press("Take my seat back", message=left).wait_answer(SAFETY)
         assert answer["text"] == "You play your seat again."
-        back = await h.svc.where(ann.id)
+        back = await h.svc.tables.where(ann.id)
         assert back is not None
         assert back.id == table.id
         await fake.world.wait_for(lambda: has_game_buttons(left) or None, SAFETY)

@@ -52,7 +52,7 @@ async def test_a_solo_game_reads_naturally(
         assert "комп" in (welcome.text or "").lower()
         anna.send("/play")
         await anna.wait_message(has_game_buttons, timeout=SAFETY)
-        table = await h.svc.where(anna.id)
+        table = await h.svc.tables.where(anna.id)
         assert table is not None
         hand = await h.hand_message(anna, table.id)
         assert hand is not None

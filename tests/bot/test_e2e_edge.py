@@ -81,11 +81,11 @@ async def test_stale_double_press_foreign_and_forged_buttons(
         tid = await invite_lobby(h, "chuvash", humans, 0)  # records the seeds
         # double press: two taps of one button before any answer -> exactly one move
         u, m, b = await mover(h, tid, humans)
-        _t, _s, v0 = await h.svc.get(tid)
+        _t, _s, v0 = await h.svc.tables.get(tid)
         q1 = u.press(data=b["callback_data"], message=m)
         q2 = u.press(data=b["callback_data"], message=m)
         a1, a2 = await q1.wait_answer(SAFETY), await q2.wait_answer(SAFETY)
-        _t, _s, v1 = await h.svc.get(tid)
+        _t, _s, v1 = await h.svc.tables.get(tid)
         assert v1 == v0 + 1 or v1 == v0  # one move (or a selection toggle: none)
         assert [a1["show_alert"], a2["show_alert"]].count(True) <= 1
         # a stale button (drawn before his hand or options changed: an older version
@@ -103,7 +103,7 @@ async def test_stale_double_press_foreign_and_forged_buttons(
         stale = GameCb(
             game=cb.game, version=cb.version - 1, payload=cb.payload, stamp=other_stamp
         ).pack()
-        loaded = await h.svc.load(tid)
+        loaded = await h.svc.tables.load(tid)
         seat = loaded.table.seat_of(u.id)
         assert seat is not None
         repeated = loaded.moved_since(seat, cb.version - 1)
@@ -116,7 +116,7 @@ async def test_stale_double_press_foreign_and_forged_buttons(
             answer = await u.press(data=data, message=m, forged=True).wait_answer(SAFETY)
             assert not answer.get("show_alert"), answer
             if cb.press.action != "P":
-                assert (await h.svc.get(tid))[2] == before
+                assert (await h.svc.tables.get(tid))[2] == before
                 if repeated:
                     assert not answer.get("text"), answer
                 else:
@@ -128,22 +128,22 @@ async def test_stale_double_press_foreign_and_forged_buttons(
         ).pack()
         answer = await u.press(data=honoured, message=m, forged=True).wait_answer(SAFETY)
         assert not answer.get("show_alert"), answer
-        _t, _s, before = await h.svc.get(tid)
+        _t, _s, before = await h.svc.tables.get(tid)
         # another player's button (his data pressed in my chat): alert, no change
         other = humans[1] if u is humans[0] else humans[0]
         mine = await h.hand_message(other, tid)
         answer = await other.press(data=old, message=mine, forged=True).wait_answer(SAFETY)
-        assert (await h.svc.get(tid))[2] == before
+        assert (await h.svc.tables.get(tid))[2] == before
         # pressed on a message that is not his hand message (the lobby copy)
         lobby_copy = other.messages()[-2]
         answer = await other.press(data=old, message=lobby_copy, forged=True).wait_answer(SAFETY)
         assert answer["show_alert"]
-        assert (await h.svc.get(tid))[2] == before
+        assert (await h.svc.tables.get(tid))[2] == before
         # forged / malformed payloads
         for data in ("g:zzz:1:c7S", "g:" + tid + ":1:DROP", "l:x:??", "garbage"):
             answer = await other.press(data=data, message=mine, forged=True).wait_answer(SAFETY)
             assert answer["show_alert"], data
-        assert (await h.svc.get(tid))[2] == before
+        assert (await h.svc.tables.get(tid))[2] == before
         await play_out(h, tid, humans)
         assert await assert_no_hidden_cards(h, tid, humans) > 5
     assert not fake.stats.errors
@@ -174,19 +174,19 @@ async def test_timers_takeover_take_back_leave_restart_rematch(
         await h.wait_hands(code, humans)
         # the timer runs out: the move is made for the players the game waits for
         h.clock.advance(31)
-        await h.svc.tick()
-        events = await h.svc.event_page(code, 0, 10_000)
+        await h.svc.timers.tick()
+        events = await h.svc.admin.event_page(code, 0, 10_000)
         await fake.world.wait_for(lambda: True, 1)
         assert any(e.kind == "timeout" for e in events)
         assert any(e.kind == "auto" for e in events)
         # repeated timeouts: the AI takes the seat, the player sees a take-back button
         for _ in range(4):
             h.clock.advance(31)
-            await h.svc.tick()
-        events = await h.svc.event_page(code, 0, 10_000)
+            await h.svc.timers.tick()
+        events = await h.svc.admin.event_page(code, 0, 10_000)
         taken = [e for e in events if e.kind == "takeover"]
         assert taken
-        table, _s, _v = await h.svc.get(code)
+        table, _s, _v = await h.svc.tables.get(code)
         seat = taken[0].seat
         user = next(u for u in humans if u.id == table.seats[seat].user)
         back = SeatCb(game=code, op="back").pack()
@@ -198,25 +198,25 @@ async def test_timers_takeover_take_back_leave_restart_rematch(
         await fake.world.wait_for(has_back, SAFETY, "the take-back button")
         msg = await h.hand_message(user, code)
         assert msg is not None
-        table, _s, _v = await h.svc.get(code)
+        table, _s, _v = await h.svc.tables.get(code)
         if table.status == "playing":
             await user.press(data=back, message=msg).wait_answer(SAFETY)
-            table, _s, _v = await h.svc.get(code)
+            table, _s, _v = await h.svc.tables.get(code)
             assert not table.seats[seat].ai_controlled or table.status != "playing"
         # leaving mid-game: the AI plays his seat for good
         if table.status == "playing":
             leaver = humans[2]
             leaver.send("/leave")
             await leaver.wait_message("You left", timeout=SAFETY)
-            table, _s, _v = await h.svc.get(code)
+            table, _s, _v = await h.svc.tables.get(code)
             assert next(s for s in table.seats if s.user == leaver.id).left
         stayers = humans[:2]
         # a bot restart mid-game continues the same game
         await play_out(h, code, stayers, stop_after=5)
-        _t, _s, v_before = await h.svc.get(code)
+        _t, _s, v_before = await h.svc.tables.get(code)
         await h.restart()
         record_seeds(h.svc)
-        _t, _s, v_after = await h.svc.get(code)
+        _t, _s, v_after = await h.svc.tables.get(code)
         assert v_after == v_before
         h.clock.offset = 0.0
         await play_out(h, code, stayers, rng=random.Random(3))
@@ -228,7 +228,7 @@ async def test_timers_takeover_take_back_leave_restart_rematch(
         rematch = next(b for b in msg.buttons if ":re" in b.get("callback_data", ""))
         await owner.press(data=rematch["callback_data"], message=msg).wait_answer(SAFETY)
         await owner.wait_message(has_game_buttons, timeout=SAFETY)
-        table, _s, _v = await h.svc.get(code)
+        table, _s, _v = await h.svc.tables.get(code)
         assert table.game_no == 2
         await h.wait_hands(code, stayers)
         await play_out(h, code, stayers, rng=random.Random(4))
@@ -254,7 +254,7 @@ async def test_the_invitation_link_seats_a_newcomer_in_private(
         )
         newbie.follow_link(link)
         await newbie.wait_message("You joined", timeout=SAFETY)
-        table = await h.svc.where(newbie.id)
+        table = await h.svc.tables.where(newbie.id)
         assert table is not None
         assert len(table.seats) == 2
         await fake.world.wait_for(lambda: "Newbie" in (lobby.text or "") or None, SAFETY)
@@ -278,7 +278,7 @@ async def test_a_normal_game_gets_no_429(redis_url: str, redis_prefix: str) -> N
         await solo.wait_message(timeout=SAFETY)
         solo.send("/play")
         await solo.wait_message(has_game_buttons, timeout=SAFETY)
-        table = await h.svc.where(solo.id)
+        table = await h.svc.tables.where(solo.id)
         assert table is not None
         await h.wait_hands(table.id, [solo])
         await play_out(h, table.id, [solo], rng=random.Random(5))
@@ -343,7 +343,7 @@ async def test_a_moves_own_notification_renders_nothing_more(
         monkeypatch.setattr(delivery, "edit", edit)
         lock = WatchedLock()
         monkeypatch.setattr(pub.locks, "of", lambda table_id: lock)
-        _table, state, version = await h.svc.get(tid)
+        _table, state, version = await h.svc.tables.get(tid)
         assert state is not None
         seat = state.to_act()[0]
         user = (alice, bob)[seat]
@@ -353,7 +353,7 @@ async def test_a_moves_own_notification_renders_nothing_more(
             assert m is not None
             shown[u.id] = m.version
         async with lock:  # the table is being rendered: the move's render queues
-            result = await h.svc.apply(tid, user.id, view(state, seat)["legal"][0], version)
+            result = await h.svc.games.apply(tid, user.id, view(state, seat)["legal"][0], version)
             announced = asyncio.create_task(pub.refresh(tid, min_version=result.version))
             await lock.queued()  # the announcement's re-render waits first
             own = asyncio.create_task(
@@ -377,7 +377,7 @@ async def test_a_moves_own_notification_renders_nothing_more(
         # should the mover's own refresh fail, the announcement's renders after all
         renders.clear()
         edits.clear()
-        _table, state, version = await h.svc.get(tid)
+        _table, state, version = await h.svc.tables.get(tid)
         assert state is not None
         seat = state.to_act()[0]
         user = (alice, bob)[seat]
@@ -390,7 +390,7 @@ async def test_a_moves_own_notification_renders_nothing_more(
 
         monkeypatch.setattr(pub.snapshots, "load", flaky_snapshot)
         async with lock:
-            result = await h.svc.apply(tid, user.id, view(state, seat)["legal"][0], version)
+            result = await h.svc.games.apply(tid, user.id, view(state, seat)["legal"][0], version)
             announced = asyncio.create_task(pub.refresh(tid, min_version=result.version))
             await lock.queued()
             own = asyncio.create_task(

@@ -66,7 +66,7 @@ async def in_group(h: Harness, tid: str, user: SimUser) -> Message:
 
 
 async def _group(h: Harness, tid: str) -> Chat:
-    table = await h.svc.lobby(tid)
+    table = await h.svc.lobbies.lobby(tid)
     assert table.chat is not None
     return h.fake.world.chat(table.chat)
 
@@ -281,7 +281,7 @@ async def test_members_who_never_started_the_bot_play_a_whole_game_in_the_group(
         assert answer["url"] is None, answer
         assert "I will show your cards here" in str(answer["text"]), answer
         await ann.press("Add AI", message=lobby, chat=group).wait_answer(SAFETY)
-        table = await h.svc.where(newbie.id)
+        table = await h.svc.tables.where(newbie.id)
         assert table is not None
         assert len(table.seats) == 3
         tid, humans = table.id, [ann, newbie]

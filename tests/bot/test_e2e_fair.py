@@ -48,7 +48,7 @@ async def test_commitment_seed_and_replay(
     async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
         humans = [fake.add_user(f"P{i}", language_code="en") for i in range(2)]
         tid, group = await group_lobby(h, "chuvash", humans, 1)
-        table, _s, _v = await h.svc.get(tid)
+        table, _s, _v = await h.svc.tables.get(tid)
         first = await fake.world.wait_for(
             lambda: next(
                 (
@@ -80,7 +80,7 @@ async def test_commitment_seed_and_replay(
         answer = await p0.press("🎞 Replay", message=final, chat=group).wait_answer(SAFETY)
         assert "private chat" in (answer.get("text") or "")
         msg = await p0.wait_message("Replay", timeout=SAFETY)
-        record = await h.svc.replay_record(tid, 1)
+        record = await h.svc.replays.record(tid, 1)
         states = record_states(record)
         last = len(states) - 1
         names = [str(n) for _u, n in record["seats"]]
@@ -113,7 +113,7 @@ async def test_commitment_seed_and_replay(
         assert hands_shown(mine.text or "", names) == expect(0)
 
         # an expired record: a clear answer, nothing changes
-        await h.svc.store.one(lambda p: p.delete(h.svc.tables.replays.record_key(tid, 1)))
+        await h.svc.store.one(lambda p: p.delete(h.svc.keys.record(tid, 1)))
         before = msg.text
         answer = await p0.press("▶", message=msg).wait_answer(SAFETY)
         assert "no longer kept" in (answer.get("text") or "")

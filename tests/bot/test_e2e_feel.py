@@ -75,23 +75,23 @@ async def test_pass_for_the_bout_greyed_cards_and_stale_presses(
         answer = await u.press(data=b["callback_data"], message=m).wait_answer(SAFETY)
         assert not answer.get("show_alert")
         assert not answer.get("text")  # applied: silent
-        table, state, _v = await h.svc.get(tid)
+        table, state, _v = await h.svc.tables.get(tid)
         assert state is not None
         seat = table.seat_of(u.id)
         assert seat is not None
         assert table.seats[seat].bout_pass or state.phase != BOUT_PHASE
-        events = await h.svc.event_page(tid, 0, 10_000)
+        events = await h.svc.admin.event_page(tid, 0, 10_000)
         assert [e.text for e in events if e.kind == "act" and e.seat == seat][-1] == "P"
         # the same button again (a double tap): silent, nothing changes
-        before = (await h.svc.get(tid))[2]
+        before = (await h.svc.tables.get(tid))[2]
         # (his keyboard may already be redrawn: the tap was made on the one he saw)
         again = await u.press(data=b["callback_data"], message=m, forged=True).wait_answer(SAFETY)
         assert not again.get("show_alert")
         assert not again.get("text")
-        assert (await h.svc.get(tid))[2] == before
+        assert (await h.svc.tables.get(tid))[2] == before
         # his fresh keyboard offers no pass while the bout lasts
         await settle(h)
-        table, state, _v = await h.svc.get(tid)
+        table, state, _v = await h.svc.tables.get(tid)
         mine = await h.hand_message(u, tid)
         assert mine is not None
         if state is not None and state.phase == BOUT_PHASE and seat != state.defender:
@@ -106,5 +106,5 @@ async def test_pass_for_the_bout_greyed_cards_and_stale_presses(
         assert not toast.get("show_alert"), toast
         # the game goes on to the end; the history shows seats passing by themselves
         await play_out(h, tid, humans, rng=rng)
-        events = await h.svc.event_page(tid, 0, 100_000)
+        events = await h.svc.admin.event_page(tid, 0, 100_000)
         assert any(e.kind == "autopass" for e in events)

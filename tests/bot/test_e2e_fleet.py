@@ -143,8 +143,8 @@ async def positions(h: FleetHarness, tid: str) -> tuple[dict[str, list[int]], li
     """Per text the group table can show, the game positions (moves applied)
     that render it -- the game replayed from its seed and log; and the human
     moves (``act``) of the log."""
-    table, _state, _v = await h.svc.get(tid)
-    events = [e for e in await h.svc.event_page(tid, 0, 100_000) if e.kind in MOVE_KINDS]
+    table, _state, _v = await h.svc.tables.get(tid)
+    events = [e for e in await h.svc.admin.event_page(tid, 0, 100_000) if e.kind in MOVE_KINDS]
     state = new_game(table.variant, len(table.seats), table.seed, table.options, None)
     names, bot = seat_names(table, "en"), h.fake.world.bot.username
     en = Translator("en")
@@ -187,7 +187,9 @@ class MoveCount:
     after: list[tuple[int, list[LiveEvent]]] = field(default_factory=list)
 
     async def moves(self) -> list[LiveEvent]:
-        return [e for e in await self.h.svc.event_page(self.tid, 0, 100_000) if e.kind == "act"]
+        return [
+            e for e in await self.h.svc.admin.event_page(self.tid, 0, 100_000) if e.kind == "act"
+        ]
 
     async def __call__(self, user: SimUser) -> None:
         self.after.append((user.id, await self.moves()))
@@ -239,7 +241,7 @@ async def check_game(
     back += [("table", shown_at[i - 1], shown_at[i]) for i in went_back(shown_at)]
     assert shown_at[-1] == [OVER]
     # applied once: each press made at most its own move, nothing came later
-    table, _state, _v = await h.svc.get(tid)
+    table, _state, _v = await h.svc.tables.get(tid)
     assert acts == await count.moves()
     assert acts
     assert not await count.twice(table)

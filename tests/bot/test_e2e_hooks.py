@@ -63,7 +63,7 @@ def table_message(fake: FakeTelegram, group: Chat) -> Message | None:
 async def takeover_of(h: Harness, tid: str, seat: int) -> None:
     """Until the service says the AI plays ``seat``."""
     deadline = time.monotonic() + SAFETY
-    while not (await h.svc.get(tid))[0].seats[seat].ai_controlled:
+    while not (await h.svc.tables.get(tid))[0].seats[seat].ai_controlled:
         assert time.monotonic() < deadline, f"the AI never took seat {seat}"
         await asyncio.sleep(0.02)
 
@@ -73,7 +73,7 @@ async def ai_moved_for(h: Harness, tid: str, seat: int) -> int:
     the number of such moves."""
     deadline = time.monotonic() + SAFETY
     while True:
-        events = await h.svc.event_page(tid, 0, 100_000)
+        events = await h.svc.admin.event_page(tid, 0, 100_000)
         taken = [i for i, e in enumerate(events) if e.kind == "takeover" and e.seat == seat]
         moves = (
             [e for e in events[taken[-1] :] if e.kind == "ai" and e.seat == seat] if taken else []
@@ -114,7 +114,7 @@ async def test_a_player_blocks_the_bot_mid_game_the_403_gives_his_seat_to_the_ai
         assert mover is not None, "nobody can move"
         victim = next(u for u in humans if u is not mover)
         others = [u for u in humans if u is not victim]
-        table, _s, _v = await h.svc.get(tid)
+        table, _s, _v = await h.svc.tables.get(tid)
         seat = table.seat_of(victim.id)
         assert seat is not None
         assert not table.seats[seat].ai_controlled
@@ -122,7 +122,7 @@ async def test_a_player_blocks_the_bot_mid_game_the_403_gives_his_seat_to_the_ai
         # learns it from the 403 of its next write to him
         victim.user.blocked = True
         deadline = time.monotonic() + SAFETY
-        while not (await h.svc.get(tid))[0].seats[seat].ai_controlled:
+        while not (await h.svc.tables.get(tid))[0].seats[seat].ai_controlled:
             assert time.monotonic() < deadline, "the 403 never gave his seat to the AI"
             for u in others:  # a selection toggle changes nothing: press on
                 m = await h.hand_message(u, tid)
@@ -137,11 +137,11 @@ async def test_a_player_blocks_the_bot_mid_game_the_403_gives_his_seat_to_the_ai
         assert {code for _method, code in fake.stats.errors} == {403}
 
         # the service: the AI plays his seat (he is still seated, may take it back)
-        table, _s, _v = await h.svc.get(tid)
+        table, _s, _v = await h.svc.tables.get(tid)
         assert table.seats[seat].ai_controlled
         assert table.seats[seat].user == victim.id
         assert not table.seats[seat].left
-        events = await h.svc.event_page(tid, 0, 100_000)
+        events = await h.svc.admin.event_page(tid, 0, 100_000)
         taken = [e for e in events if e.kind == "takeover" and e.seat == seat]
         assert len(taken) == 1
         assert "forbidden" in taken[0].text
@@ -160,7 +160,7 @@ async def test_a_player_blocks_the_bot_mid_game_the_403_gives_his_seat_to_the_ai
         # the game goes on without him to the end
         await play_out(h, tid, others, rng=random.Random(12))
         assert await ai_moved_for(h, tid, seat) >= 1
-        table, _s, _v = await h.svc.get(tid)
+        table, _s, _v = await h.svc.tables.get(tid)
         assert table.status == OVER
         for u in others:
             assert is_over(await h.hand_message(u, tid))
@@ -182,13 +182,13 @@ async def test_a_player_blocks_the_bot_while_the_game_waits_for_him(
         tid, group = await group_lobby(h, "chuvash", humans, 1)
         assert isinstance(group, Chat)
         board = await fake.world.wait_for(lambda: table_message(fake, group), SAFETY)
-        table, _s, _v = await h.svc.get(tid)
+        table, _s, _v = await h.svc.tables.get(tid)
         by_seat = {table.seat_of(u.id): u for u in humans}
         assert None not in by_seat
         # play until the game waits for one human alone
         deadline = time.monotonic() + SAFETY
         while True:
-            _t, state, _v = await h.svc.get(tid)
+            _t, state, _v = await h.svc.tables.get(tid)
             assert state is not None
             assert not state.over
             waiting = state.to_act()
@@ -212,11 +212,11 @@ async def test_a_player_blocks_the_bot_while_the_game_waits_for_him(
         await takeover_of(h, tid, seat)
         # the AI made his move for him: the game moved on without anyone else pressing
         assert await ai_moved_for(h, tid, seat) >= 1
-        events = await h.svc.event_page(tid, 0, 100_000)
+        events = await h.svc.admin.event_page(tid, 0, 100_000)
         assert any(e.kind == "takeover" and e.seat == seat for e in events)
         assert not (await h.ui.prefs(victim.id)).started
         told = f"The AI plays for {victim.user.first_name} 🤖"
-        table, _s, _v = await h.svc.get(tid)
+        table, _s, _v = await h.svc.tables.get(tid)
         if table.status != OVER:
             await wait_text(fake, board, told)
             await wait_text(fake, await h.hand_message(other, tid), told)
@@ -239,12 +239,12 @@ async def test_a_player_blocks_the_bot_while_the_game_waits_for_him(
         assert (await h.ui.table(tid)).hands.get(victim.id) == back.message_id
         answer = await victim.press(text=take_back, message=back).wait_answer(SAFETY)
         assert not answer.get("show_alert"), answer
-        table, _s, _v = await h.svc.get(tid)
+        table, _s, _v = await h.svc.tables.get(tid)
         assert not table.seats[seat].ai_controlled
         await play_out(h, tid, humans, rng=random.Random(5))
         assert is_over(await h.hand_message(other, tid))
         assert is_over(await h.hand_message(victim, tid))
-        assert (await h.svc.get(tid))[0].status == OVER
+        assert (await h.svc.tables.get(tid))[0].status == OVER
 
 
 # ------------------------------------------------------------------ /lang in a group

@@ -57,7 +57,7 @@ async def invite_lobby(
         await friend.wait_message(has_lobby_buttons, timeout=SAFETY)  # his lobby copy
     for _ in range(ai):
         await owner.press(data=op(code, LobbyOp.ADD_AI), message=lobby).wait_answer(SAFETY)
-    table = await h.svc.where(owner.id)
+    table = await h.svc.tables.where(owner.id)
     assert table is not None
     assert len(table.seats) == len(humans) + ai
     assert table.variant == variant

@@ -33,7 +33,7 @@ async def test_a_hard_ai_seat_plays_a_group_game_to_the_end(
         await ann.wait_message(timeout=SAFETY)
         ann.send("/new chuvash", group)
         lobby = await ann.wait_message("Invitation link", group, timeout=SAFETY)
-        seated = await h.svc.where(ann.id)
+        seated = await h.svc.tables.where(ann.id)
         assert seated is not None
         tid = seated.id
         await ann.press("Settings", message=lobby, chat=group).wait_answer(SAFETY)
@@ -48,7 +48,7 @@ async def test_a_hard_ai_seat_plays_a_group_game_to_the_end(
         await fake.world.wait_for(lambda: "Add AI" in " ".join(lobby.button_texts) or None, SAFETY)
         await ann.press("Add AI", message=lobby, chat=group).wait_answer(SAFETY)
         await fake.world.wait_for(lambda: "AI 1 (hard)" in (lobby.text or "") or None, SAFETY)
-        table, _state, _v = await h.svc.get(tid)
+        table, _state, _v = await h.svc.tables.get(tid)
         assert [s.ai for s in table.seats] == [None, "search"]
         await ann.press("Start", message=lobby, chat=group).wait_answer(SAFETY)
         await h.wait_hands(tid, [ann])
@@ -57,7 +57,7 @@ async def test_a_hard_ai_seat_plays_a_group_game_to_the_end(
         assert "AI 1 (hard)" in (hand.text or "")  # the level by the AI's name at the table
         assert "AI 1 · hard" not in (hand.text or "")  # not «AI 1 · hard passes» in the moves
         assert await play_out(h, tid, [ann]) > 0
-        table, state, _v = await h.svc.get(tid)
+        table, state, _v = await h.svc.tables.get(tid)
         assert state is not None
         assert state.over
         assert table.status == "over"
@@ -79,13 +79,13 @@ async def test_play_hard_starts_a_game_against_hard_ais(
         await bob.wait_message(timeout=SAFETY)
         bob.send("/play чемпион")  # neither a game nor a level: how to say it
         await bob.wait_message("/play", timeout=SAFETY)
-        assert await h.svc.where(bob.id) is None
+        assert await h.svc.tables.where(bob.id) is None
         bob.send("/play shchelkovsky сложный")
         await bob.wait_message(has_game_buttons, timeout=SAFETY)
-        table = await h.svc.where(bob.id)
+        table = await h.svc.tables.where(bob.id)
         assert table is not None
         await h.wait_hands(table.id, [bob])
-        table, _state, _v = await h.svc.get(table.id)
+        table, _state, _v = await h.svc.tables.get(table.id)
         assert table.variant == "shchelkovsky"
         assert [s.ai for s in table.seats][1:] == ["search", "search"]
         hand = await h.hand_message(bob, table.id)
@@ -110,9 +110,9 @@ async def test_play_hard_in_a_group_links_to_a_hard_solo_game(
         assert solo.endswith("?start=play_shchelkovsky_hard")
         bob.follow_link(solo)
         await bob.wait_message(has_game_buttons, timeout=SAFETY)
-        table = await h.svc.where(bob.id)
+        table = await h.svc.tables.where(bob.id)
         assert table is not None
-        table, _state, _v = await h.svc.get(table.id)
+        table, _state, _v = await h.svc.tables.get(table.id)
         assert table.variant == "shchelkovsky"
         assert [s.ai for s in table.seats][1:] == ["search", "search"]
     assert not fake.stats.errors, fake.stats.errors

@@ -42,7 +42,7 @@ async def test_a_double_tap_on_join_seats_once(
         for _round in range(5):  # the callback delivered twice, handled concurrently
             taps = [bob.press("Join", message=lobby, chat=group) for _ in range(2)]
             await asyncio.gather(*(t.wait_answer(SAFETY) for t in taps))
-            table = await h.svc.where(bob.id)
+            table = await h.svc.tables.where(bob.id)
             assert table is not None
             assert [s.user for s in table.seats] == [owner.id, bob.id]
             await bob.press("Leave", message=lobby, chat=group).wait_answer(SAFETY)
@@ -58,10 +58,10 @@ async def test_only_the_creator_runs_the_lobby(
         await bob.press("Join", message=lobby, chat=group).wait_answer(SAFETY)
         await owner.press("Add AI", message=lobby, chat=group).wait_answer(SAFETY)
         await fake.world.wait_for(lambda: "AI 1" in (lobby.text or "") or None, SAFETY)
-        seated = await h.svc.where(owner.id)
+        seated = await h.svc.tables.where(owner.id)
         assert seated is not None
         tid = seated.id
-        table, _, version = await h.svc.get(tid)
+        table, _, version = await h.svc.tables.get(tid)
         text, edits = lobby.text, lobby.edits
         refused = [
             (bob, "Start", "Only the lobby's creator can start the game."),
@@ -74,7 +74,7 @@ async def test_only_the_creator_runs_the_lobby(
             assert answer["show_alert"], (button, answer)
             assert answer["text"] == alert
         await asyncio.sleep(0.3)  # what a refused press might still send has been sent
-        assert (await h.svc.get(tid))[::2] == (table, version)
+        assert (await h.svc.tables.get(tid))[::2] == (table, version)
         assert (lobby.text, lobby.edits) == (text, edits)
         # the creator may: the settings panel replaces the lobby message
         answer = await owner.press("Settings", message=lobby, chat=group).wait_answer(SAFETY)

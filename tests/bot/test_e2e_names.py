@@ -48,7 +48,7 @@ async def test_carl_joins_and_the_lobby_message_closes_at_the_start(
             assert "game has started" in (answer["text"] or ""), (what, answer)
         assert lobby.text == shown
         assert not has_lobby_buttons(lobby)
-        table = await h.svc.lobby(tid)
+        table = await h.svc.lobbies.lobby(tid)
         assert table.status == PLAYING
         assert len(table.seats) == 3
 

@@ -35,7 +35,7 @@ async def test_seated_elsewhere_opens_that_table(
             await u.wait_message(timeout=SAFETY)
         ann.send("/new chuvash", group)
         lobby = await ann.wait_message("Invitation link", group, timeout=SAFETY)
-        seated = await h.svc.where(ann.id)
+        seated = await h.svc.tables.where(ann.id)
         assert seated is not None
         # a command: the refusal carries the button
         ann.send("/play")
@@ -49,7 +49,7 @@ async def test_seated_elsewhere_opens_that_table(
         # a press: an alert, then a private message with the button
         bob.send("/new")
         await bob.wait_message("Invitation link", timeout=SAFETY)
-        own = await h.svc.where(bob.id)
+        own = await h.svc.tables.where(bob.id)
         assert own is not None
         answer = await bob.press("Join", message=lobby, chat=group).wait_answer(SAFETY)
         assert answer["show_alert"]
@@ -60,7 +60,7 @@ async def test_seated_elsewhere_opens_that_table(
         # /play keeps his invitation lobby (no AI in it: not a /play cut off)
         bob.send("/play")
         await bob.wait_message(ELSEWHERE, timeout=SAFETY)
-        assert (await h.svc.lobby(own.id)).status == "open"
+        assert (await h.svc.lobbies.lobby(own.id)).status == "open"
         # someone who does not sit there: refused, nothing sent
         answer = await ann.press(data=offer.buttons[0]["callback_data"], forged=True).wait_answer(
             SAFETY

@@ -78,7 +78,7 @@ class Processes:
         return await query.wait_answer(SAFETY)
 
     async def version(self, tid: str) -> int:
-        return (await self.apps[0].svc.get(tid))[2]
+        return (await self.apps[0].svc.tables.get(tid))[2]
 
 
 @pytest.fixture(params=list(MODES))
@@ -115,13 +115,13 @@ async def group_lobby(p: Processes, users: list[SimUser]) -> tuple[Message, Chat
     await p.pump()
     lobbies = [m for m in p.fake.world.messages(group) if has_lobby_buttons(m)]
     assert len(lobbies) == 1, [m.text for m in lobbies]  # /new delivered twice: one lobby
-    table = await p.apps[0].svc.where(owner.id)
+    table = await p.apps[0].svc.tables.where(owner.id)
     assert table is not None
     return lobbies[0], group, table.id
 
 
 async def seats(p: Processes, tid: str) -> list[int | None]:
-    return [s.user for s in (await p.apps[0].svc.lobby(tid)).seats]
+    return [s.user for s in (await p.apps[0].svc.lobbies.lobby(tid)).seats]
 
 
 async def test_lobby_buttons_delivered_twice_apply_once(procs: Processes) -> None:
@@ -142,11 +142,11 @@ async def test_lobby_buttons_delivered_twice_apply_once(procs: Processes) -> Non
     answer = await p.press(ann, lobby, lobby_data(tid, LobbyOp.SET, "timer=30"))
     assert not answer.get("show_alert"), answer
     assert await p.version(tid) == before + 1
-    assert (await p.apps[0].svc.lobby(tid)).timer == 30
+    assert (await p.apps[0].svc.lobbies.lobby(tid)).timer == 30
     await p.press(ann, lobby, lobby_data(tid, LobbyOp.BACK))
     answer = await p.press(ann, lobby, lobby_data(tid, LobbyOp.START))
     assert not answer.get("show_alert"), answer
-    table = await p.apps[0].svc.lobby(tid)
+    table = await p.apps[0].svc.lobbies.lobby(tid)
     assert table.game_no == 1
     for u in (ann, bob):  # one set of hand messages
         hands = [m for m in u.messages() if has_game_buttons(m)]
@@ -173,7 +173,7 @@ async def test_a_solo_game_asked_for_twice_is_one_game(procs: Processes) -> None
     await p.pump()
     eve.send("/play")
     await p.pump()
-    table = await p.apps[0].svc.where(eve.id)
+    table = await p.apps[0].svc.tables.where(eve.id)
     assert table is not None
     assert table.game_no == 1
     assert len([m for m in eve.messages() if has_game_buttons(m)]) == 1
@@ -186,7 +186,7 @@ async def _toggle(p: Processes, tid: str, user: SimUser) -> tuple[Message, str, 
     if mid is None:
         return None
     message = user.chat.messages[mid]
-    seat_view = (await svc.seat_view(tid, user.id)).view
+    seat_view = (await svc.games.seat_view(tid, user.id)).view
     current = Selection.from_json((await ui.table(tid)).selections.get(user.id))
     for b in message.buttons:
         cb = parse_game(b.get("callback_data"))
@@ -206,7 +206,7 @@ async def test_game_presses_delivered_twice_apply_once(procs: Processes) -> None
         lobby, _group, tid = await group_lobby(p, [ann, bob])
         await p.press(bob, lobby, lobby_data(tid, LobbyOp.JOIN))
         await p.press(ann, lobby, lobby_data(tid, LobbyOp.START))
-        table, state, _v = await svc.get(tid)
+        table, state, _v = await svc.tables.get(tid)
         assert state is not None
         leader, defender = (
             (ann, bob) if table.seats[state.to_act()[0]].user == ann.id else (bob, ann)
@@ -215,7 +215,7 @@ async def test_game_presses_delivered_twice_apply_once(procs: Processes) -> None
         if found is not None:
             break
         for u in (ann, bob):  # free for the next deal
-            await svc.leave(tid, u.id)
+            await svc.lobbies.leave(tid, u.id)
     assert found is not None, "no deal had a card to toggle"
     message, data, expected = found
     before = await p.version(tid)

@@ -69,7 +69,7 @@ async def test_a_render_lost_with_its_process_is_repaired_by_another(
             mover = t.seats[seat].user
             assert mover is not None
             action = state.legal_actions(seat)[0]
-            wrote = await a.svc.apply(tid, mover, action, before.version)
+            wrote = await a.svc.games.apply(tid, mover, action, before.version)
             await a.publisher.refresh(tid, actor=mover, wrote=wrote.version)
             crash(a)
             assert group.messages[before.ui.table_message].text == shown  # not redrawn

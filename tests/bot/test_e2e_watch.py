@@ -81,7 +81,7 @@ async def test_a_lobby_may_forbid_spectators(
         await fake.world.wait_for(lambda: "none" in lobby.button_texts or None, SAFETY)
         await owner.press("none", message=lobby, chat=group).wait_answer(SAFETY)
         await fake.world.wait_for(lambda: "✓ none" in lobby.button_texts or None, SAFETY)
-        table = await h.svc.where(owner.id)
+        table = await h.svc.tables.where(owner.id)
         assert table is not None
         assert table.spectators is False
         await owner.press("◀ Back", message=lobby, chat=group).wait_answer(SAFETY)

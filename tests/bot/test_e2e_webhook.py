@@ -228,7 +228,7 @@ async def test_webhook_refuses_a_post_without_the_secret(
         alice.start()
         await alice.wait_message(timeout=SAFETY)
         await all_delivered(fake)
-        assert await h.svc.where(alice.id) is None
+        assert await h.svc.tables.where(alice.id) is None
 
         def state() -> tuple[int, int, int]:
             return world.version, fake.stats.total_calls, len(world.outbox)
@@ -251,7 +251,7 @@ async def test_webhook_refuses_a_post_without_the_secret(
             # refused before anything ran: no call to Telegram, no message, no Redis write
             assert state() == before
             assert unwritten(await redis_state(h), redis_before)
-            assert await h.svc.where(alice.id) is None
+            assert await h.svc.tables.where(alice.id) is None
             assert not any(has_lobby_buttons(m) for m in alice.messages())
 
             # the same update with the secret is taken and acted on (so the refusals
@@ -261,7 +261,7 @@ async def test_webhook_refuses_a_post_without_the_secret(
             async with session.post(h.webhook_url, json=update, headers=headers) as resp:
                 assert resp.status == 200
         await alice.wait_message(has_lobby_buttons, timeout=SAFETY)
-        table = await h.svc.where(alice.id)
+        table = await h.svc.tables.where(alice.id)
         assert table is not None
         assert table.variant == "chuvash"
         assert sum(has_lobby_buttons(m) for m in alice.messages()) == 1

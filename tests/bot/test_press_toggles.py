@@ -35,13 +35,13 @@ async def chuvash(redis_url: str, redis_prefix: str) -> AsyncIterator[Table]:
     delivery = Recorder()
     publisher, press = wire(svc, ui, delivery)
     for seed in range(1, 200):  # the first deal whose leader toggles a card
-        svc.new_seed = functools.partial(int, seed)
-        code = (await svc.create_lobby(ANN, "Ann", variant="chuvash", timer=0)).table.id
-        await svc.join(code, BOB, "Bob")
-        await svc.start(code, ANN)
+        svc.games.new_seed = functools.partial(int, seed)
+        code = (await svc.lobbies.create_lobby(ANN, "Ann", variant="chuvash", timer=0)).table.id
+        await svc.lobbies.join(code, BOB, "Bob")
+        await svc.games.start(code, ANN)
         if await _toggle_card(svc, code) is not None:
             break
-        await svc.admin_cancel(code)
+        await svc.admin.admin_cancel(code)
     await ui.update_table(code, hands=HAND)
     yield Table(svc, ui, delivery, press, code, publisher)
     await svc.aclose()
@@ -49,7 +49,7 @@ async def chuvash(redis_url: str, redis_prefix: str) -> AsyncIterator[Table]:
 
 async def _toggle_card(svc: LosingService, code: str) -> tuple[int, str, str, int] | None:
     """(leader, a card his press toggles, his stamp, the version), if there is one."""
-    loaded = await svc.load(code)
+    loaded = await svc.tables.load(code)
     assert loaded.state is not None
     seat = loaded.state.to_act()[0]
     user = loaded.table.seats[seat].user
@@ -116,10 +116,10 @@ async def test_play_of_another_selection_revision_makes_no_move(chuvash: Table) 
     await t.use_case(_press(t, user, version, press_card(card), st, "0", "cb1"))
     stale = await t.use_case(_press(t, user, version, PLAY, st, "0", "cb2"))
     assert stale.status is PressStatus.REDRAWN
-    assert (await t.svc.load(t.code)).version == version
+    assert (await t.svc.tables.load(t.code)).version == version
     played = await t.use_case(_press(t, user, version, PLAY, st, "1", "cb3"))
     assert played.status is PressStatus.APPLIED
-    assert (await t.svc.load(t.code)).version > version
+    assert (await t.svc.tables.load(t.code)).version > version
 
 
 async def test_an_old_keyboard_without_a_revision_is_redrawn(chuvash: Table) -> None:

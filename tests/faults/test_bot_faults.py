@@ -40,7 +40,7 @@ async def solo_game(h: Harness, fake: FakeTelegram) -> tuple[SimUser, str]:
     await ann.wait_message(timeout=SAFETY)
     ann.send("/play")
     await ann.wait_message(has_game_buttons, timeout=SAFETY)
-    table = await h.svc.where(ann.id)
+    table = await h.svc.tables.where(ann.id)
     assert table is not None
     await h.wait_hands(table.id, [ann])
     return ann, table.id
@@ -54,8 +54,8 @@ async def hand(h: Harness, user: SimUser, tid: str) -> Message:
 
 async def acts(h: Harness, tid: str) -> tuple[int, int]:
     """The table's version and its number of logged human moves."""
-    _t, _s, version = await h.svc.get(tid)
-    events = await h.svc.event_page(tid, 0, 100_000)
+    _t, _s, version = await h.svc.tables.get(tid)
+    events = await h.svc.admin.event_page(tid, 0, 100_000)
     return version, sum(1 for e in events if e.kind == "act")
 
 
@@ -151,19 +151,19 @@ async def test_a_play_cut_off_after_its_start_is_completed(
         ann.start()
         await ann.wait_message(timeout=SAFETY)
         svc = h.svc
-        start = svc.start
+        start = svc.games.start
 
         async def start_then_die(table_id: str, user: int) -> object:
             result = await start(table_id, user)
             faulty_redis.kill()  # the reply of the start is lost with it
             return result
 
-        setattr(svc, "start", start_then_die)  # noqa: B010
+        setattr(svc.games, "start", start_then_die)  # noqa: B010
         ann.send("/play")
         await ann.wait_message(UNAVAILABLE, timeout=SAFETY)
-        setattr(svc, "start", start)  # noqa: B010
+        setattr(svc.games, "start", start)  # noqa: B010
         faulty_redis.start()
-        table = await svc.where(ann.id)
+        table = await svc.tables.where(ann.id)
         assert table is not None
         assert table.status == "playing"
         assert (await h.ui.table(table.id)).hands.get(ann.id) is None  # never sent
@@ -192,24 +192,24 @@ async def test_a_play_cut_off_before_its_start_is_rolled_back(
         ann.start()
         await ann.wait_message(timeout=SAFETY)
         svc = h.svc
-        start = svc.start
+        start = svc.games.start
 
         async def die_first(table_id: str, user: int) -> object:
             faulty_redis.kill()
             return await start(table_id, user)
 
-        setattr(svc, "start", die_first)  # noqa: B010
+        setattr(svc.games, "start", die_first)  # noqa: B010
         ann.send("/play")
         await ann.wait_message(UNAVAILABLE, timeout=SAFETY)
-        setattr(svc, "start", start)  # noqa: B010
+        setattr(svc.games, "start", start)  # noqa: B010
         faulty_redis.start()
-        abandoned = await svc.where(ann.id)
+        abandoned = await svc.tables.where(ann.id)
         assert abandoned is not None
         assert abandoned.status == "open"
         ann.send("/play")
         await ann.wait_message(has_game_buttons, timeout=SAFETY)
-        table = await svc.where(ann.id)
+        table = await svc.tables.where(ann.id)
         assert table is not None
         assert table.status == "playing"
         assert table.id != abandoned.id
-        assert (await svc.lobby(abandoned.id)).status == "cancelled"
+        assert (await svc.lobbies.lobby(abandoned.id)).status == "cancelled"

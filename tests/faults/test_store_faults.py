@@ -34,17 +34,17 @@ async def test_first_request_after_a_restart_succeeds(
 ) -> None:
     svc = TableService.from_url(faulty_redis.url, LiveConfig(prefix="f:"), max_connections=pool)
     try:
-        lobby = await svc.create_lobby(1, "Ann", private=True)
+        lobby = await svc.lobbies.create_lobby(1, "Ann", private=True)
         await _busy_pool(svc)
         faulty_redis.kill()
         with pytest.raises(ServiceUnavailable):
-            await svc.lobby(lobby.table.id)
+            await svc.lobbies.lobby(lobby.table.id)
         faulty_redis.start()
-        assert (await svc.lobby(lobby.table.id)).id == lobby.table.id  # the first one
+        assert (await svc.lobbies.lobby(lobby.table.id)).id == lobby.table.id  # the first one
         for _round in range(3):  # every time, not once
             await _busy_pool(svc)
             faulty_redis.restart()
-            assert (await svc.join(lobby.table.id, 2, "Bob")).table.seat_of(2) == 1
+            assert (await svc.lobbies.join(lobby.table.id, 2, "Bob")).table.seat_of(2) == 1
     finally:
         await svc.aclose()
 
@@ -54,15 +54,15 @@ async def test_a_stopped_redis_fails_the_request_then_serves_the_next(
 ) -> None:
     svc = TableService.from_url(faulty_redis.url, LiveConfig(prefix="f:"), max_connections=8)
     try:
-        lobby = await svc.create_lobby(1, "Ann", private=True)
+        lobby = await svc.lobbies.create_lobby(1, "Ann", private=True)
         await _busy_pool(svc)
         faulty_redis.pause()
         with pytest.raises(ServiceUnavailable):  # the socket timeout, not a hang
-            await svc.lobby(lobby.table.id)
+            await svc.lobbies.lobby(lobby.table.id)
         faulty_redis.resume()
-        assert (await svc.join(lobby.table.id, 2, "Bob")).table.seat_of(2) == 1
+        assert (await svc.lobbies.join(lobby.table.id, 2, "Bob")).table.seat_of(2) == 1
         # the join was applied once, however many times it was retried
-        table = await svc.lobby(lobby.table.id)
+        table = await svc.lobbies.lobby(lobby.table.id)
         assert [s.user for s in table.seats] == [1, 2]
     finally:
         await svc.aclose()
@@ -116,11 +116,11 @@ def test_admin_api_first_request_after_a_restart_succeeds(faulty_redis: FaultyRe
 def test_sync_service_survives_a_pause(faulty_redis: FaultyRedis) -> None:
     svc = SyncTableService(faulty_redis.url, LiveConfig(prefix="fs:"))
     try:
-        assert svc.ping()
+        assert svc.call(svc.service.admin.ping)
         faulty_redis.pause()
         with pytest.raises(ServiceUnavailable):
-            svc.ping()
+            svc.call(svc.service.admin.ping)
         faulty_redis.resume()
-        assert svc.ping()
+        assert svc.call(svc.service.admin.ping)
     finally:
         svc.close()

@@ -242,7 +242,7 @@ async def test_a_group_game_in_the_browser(sandbox: Sandbox, page: Any, tmp_path
     shown_now = [d for m in hands.values() for d, _ in await buttons(m)]
     first = next(d for d in shown_now if d.startswith("g:"))
     game_id = first.split(":")[1]
-    table, state, _version = await sandbox.app.svc.get(game_id)
+    table, state, _version = await sandbox.app.svc.tables.get(game_id)
     assert state is not None
     seat = {s.name: i for i, s in enumerate(table.seats)}
     views = {name: view(state, seat[name]) for name in ("Alice", "Bob")}

@@ -16,7 +16,7 @@ async def race(svc: TableService, table_id: str, seed: int, attempts: int) -> li
     rng = random.Random(seed)
     accepted: list[Accepted] = []
     for _ in range(attempts):
-        table, state, version = await svc.get(table_id)
+        table, state, version = await svc.tables.get(table_id)
         assert state is not None
         if state.over:
             break
@@ -26,7 +26,7 @@ async def race(svc: TableService, table_id: str, seed: int, attempts: int) -> li
         user = table.seats[seat].user
         assert user is not None
         try:
-            r = await svc.apply(table_id, user, action, version)
+            r = await svc.games.apply(table_id, user, action, version)
         except StaleVersion:
             continue
         except LiveError as e:  # the game ended meanwhile; anything else is a failure

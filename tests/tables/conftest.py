@@ -82,11 +82,11 @@ async def replay_current_game(
     svc: TableService, table_id: str, previous_loser: int | None = None
 ) -> GameState:
     """The pure engine replaying every move of the table's current game in its log."""
-    table, _, _ = await svc.get(table_id)
+    table, _, _ = await svc.tables.get(table_id)
     events = []
     after = 0
     while True:
-        page = await svc.event_page(table_id, after, 500)
+        page = await svc.admin.event_page(table_id, after, 500)
         if not page:
             break
         events += page
@@ -106,7 +106,7 @@ def same_state(a: GameState, b: GameState) -> bool:
 
 async def human_move(svc: TableService, table_id: str, rng: Any) -> bool:
     """One random legal move by a human seat the game waits for; False when over."""
-    table, state, version = await svc.get(table_id)
+    table, state, version = await svc.tables.get(table_id)
     assert state is not None
     if state.over:
         return False
@@ -116,7 +116,7 @@ async def human_move(svc: TableService, table_id: str, rng: Any) -> bool:
     action = rng.choice(state.legal_actions(seat))
     user = table.seats[seat].user
     assert user is not None
-    await svc.apply(table_id, user, action.text(), version)
+    await svc.games.apply(table_id, user, action.text(), version)
     return True
 
 
@@ -139,14 +139,14 @@ async def new_table(
     options: dict[str, Any] | None = None,
     start: bool = True,
 ) -> str:
-    r = await svc.create_lobby(
+    r = await svc.lobbies.create_lobby(
         first_user, f"U{first_user}", chat=chat, variant=variant, timer=timer, options=options
     )
     tid = r.table_id
     for u in range(first_user + 1, first_user + humans):
-        await svc.join(tid, u, f"U{u}")
+        await svc.lobbies.join(tid, u, f"U{u}")
     for _ in range(ais):
-        await svc.add_ai(tid, first_user)
+        await svc.lobbies.add_ai(tid, first_user)
     if start:
-        await svc.start(tid, first_user)
+        await svc.games.start(tid, first_user)
     return tid

@@ -11,16 +11,16 @@ async def test_writes_and_refusals_read_back_in_the_order_written(svc: TableServ
     written = []
     for i in range(60):  # many land in the same millisecond
         status = "403" if i % 3 else "200"
-        await svc.audit({"actor": "t", "action": f"a{i}", "status": status})
+        await svc.audit_log.audit({"actor": "t", "action": f"a{i}", "status": status})
         written.append(f"a{i}")
     seen: list[str] = []
     before = None
     while True:
-        page = await svc.audit_page(before=before, count=7)
+        page = await svc.audit_log.audit_page(before=before, count=7)
         seen += [e.fields["action"] for e in page.entries]
         if len(page.entries) < 7:
             break
         before = page.entries[-1].id
     assert list(reversed(seen)) == written
-    ids = [e.id for e in (await svc.audit_page(count=100)).entries]
+    ids = [e.id for e in (await svc.audit_log.audit_page(count=100)).entries]
     assert len(set(ids)) == len(ids) == 60  # one id sequence for both streams

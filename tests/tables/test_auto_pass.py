@@ -25,11 +25,11 @@ async def test_a_seat_that_can_only_pass_passes_by_itself(svc: TableService, var
     for _ in range(400):
         if not await human_move(svc, tid, rng):
             break
-        _t, state, _v = await svc.get(tid)
+        _t, state, _v = await svc.tables.get(tid)
         assert state is not None
         # nobody is left holding a PASS that is all he may do (RULES §0 Passing)
         assert not [s for s in range(state.players) if state.forced_pass(s)]
-        events = await svc.event_page(tid, 0, 10_000)
+        events = await svc.admin.event_page(tid, 0, 10_000)
         autopasses = sum(e.kind == "autopass" for e in events)
     assert autopasses > 0  # the history shows the passes made by themselves
     assert all(e.text == "P" for e in events if e.kind == "autopass")
@@ -45,7 +45,7 @@ async def test_pass_for_the_rest_of_the_bout(svc: TableService) -> None:
     chose = None
     ended_at_once = 0
     for _ in range(2000):  # until a human thrower may pass (and throw in)
-        table, state, version = await svc.get(tid)
+        table, state, version = await svc.tables.get(tid)
         assert state is not None
         assert not state.over
         throwers = [
@@ -58,7 +58,7 @@ async def test_pass_for_the_rest_of_the_bout(svc: TableService) -> None:
             continue
         user = table.seats[throwers[0]].user
         assert user is not None
-        r = await svc.apply(tid, user, "P", version, rest_of_bout=True)
+        r = await svc.games.apply(tid, user, "P", version, rest_of_bout=True)
         if r.table.seats[throwers[0]].bout_pass:
             chose = throwers[0]
             break
@@ -70,7 +70,7 @@ async def test_pass_for_the_rest_of_the_bout(svc: TableService) -> None:
     print("passes that ended their bout at once", ended_at_once)
     assert chose is not None
     for _ in range(200):
-        table, state, _v = await svc.get(tid)
+        table, state, _v = await svc.tables.get(tid)
         assert state is not None
         if state.phase != BOUT_PHASE or state.over:
             break
@@ -81,7 +81,7 @@ async def test_pass_for_the_rest_of_the_bout(svc: TableService) -> None:
         await human_move(svc, tid, rng)
     else:
         raise AssertionError("the bout did not end")
-    table, state, _v = await svc.get(tid)
+    table, state, _v = await svc.tables.get(tid)
     assert not table.seats[chose].bout_pass  # cleared at the next bout
     assert state is not None
     assert same_state(state, await replay_current_game(svc, tid))
@@ -89,16 +89,16 @@ async def test_pass_for_the_rest_of_the_bout(svc: TableService) -> None:
 
 async def test_only_a_pass_is_made_for_the_rest_of_the_bout(svc: TableService) -> None:
     tid = await new_table(svc, 2)
-    table, state, version = await svc.get(tid)
+    table, state, version = await svc.tables.get(tid)
     assert state is not None
     seat = state.to_act()[0]
     user = table.seats[seat].user
     assert user is not None
     lead = state.legal_actions(seat)[0].text()
     with pytest.raises(LiveError) as e:
-        await svc.apply(tid, user, lead, version, rest_of_bout=True)
+        await svc.games.apply(tid, user, lead, version, rest_of_bout=True)
     assert e.value.code == "not_allowed"
-    assert (await svc.get(tid))[2] == version  # nothing changed
+    assert (await svc.tables.get(tid))[2] == version  # nothing changed
 
 
 def test_the_choice_round_trips_and_old_records_read() -> None:

@@ -59,7 +59,7 @@ def test_the_keys_of_each_script_share_a_slot() -> None:
     groups: list[Sequence[str]] = [
         k.table_keys("AbCdEf12"),  # CAS
         [k.user(42), k.user_claim(42)],  # SWAP
-        [k.audit, f"{k.audit}:refused"],  # AUDIT_ADD
+        [k.audit, k.audit_refused],  # AUDIT_ADD
         *([k.timer_lease(s), k.timer_shard(s)] for s in range(8)),  # SHARD_TICK
         [k.tables, k.tables_exp],  # the index's pipelines
     ]
@@ -83,7 +83,7 @@ async def test_every_script_runs_on_the_cluster(cluster_svc: TableService) -> No
         "LEASE_LUA": ([k.timer_lease(1)], ["me", 1, 2, 60_000]),
         "SWAP_LUA": ([k.user(1), k.user_claim(1)], ["", "t1", 60_000, 1_000]),
         "RECORD_LUA": ([k.stats(1)], ["t1:1", 60_000, "chuvash:games", 1]),
-        "AUDIT_ADD_LUA": ([k.audit, f"{k.audit}:refused"], [100, "actor", "ops"]),
+        "AUDIT_ADD_LUA": ([k.audit, k.audit_refused], [100, "actor", "ops"]),
     }
     assert set(run) == set(SCRIPTS)
     for name, (keys, args) in run.items():

@@ -81,29 +81,29 @@ async def test_a_dead_worker_falls_back_to_the_heuristic_and_the_pool_is_rebuilt
 
 
 async def test_the_lobby_level_sets_its_ai_seats(svc: TableService) -> None:
-    r = await svc.create_lobby(1, "Ann", timer=0)
+    r = await svc.lobbies.create_lobby(1, "Ann", timer=0)
     tid = r.table_id
     assert r.table.ai_kind == DEFAULT_AI == "heuristic"
-    await svc.add_ai(tid, 1)
-    r = await svc.configure(tid, 1, ai_kind="search")
+    await svc.lobbies.add_ai(tid, 1)
+    r = await svc.lobbies.configure(tid, 1, ai_kind="search")
     assert r.table.ai_kind == "search"
     assert [s.ai for s in r.table.seats] == [None, "search"]  # the seat there plays it too
-    r = await svc.add_ai(tid, 1)
+    r = await svc.lobbies.add_ai(tid, 1)
     assert [s.ai for s in r.table.seats] == [None, "search", "search"]
-    r = await svc.add_ai(tid, 1, "easy")  # an explicit kind (the admin API) wins
+    r = await svc.lobbies.add_ai(tid, 1, "easy")  # an explicit kind (the admin API) wins
     assert [s.ai for s in r.table.seats] == [None, "search", "search", "easy"]
-    r = await svc.configure(tid, 1, timer=30)  # another setting keeps the seats' kinds
+    r = await svc.lobbies.configure(tid, 1, timer=30)  # another setting keeps the seats' kinds
     assert [s.ai for s in r.table.seats] == [None, "search", "search", "easy"]
-    before = await svc.get(tid)
+    before = await svc.tables.get(tid)
     with pytest.raises(LiveError) as e:
-        await svc.configure(tid, 1, ai_kind="genius")
+        await svc.lobbies.configure(tid, 1, ai_kind="genius")
     assert e.value.code == "bad_settings"
-    assert await svc.get(tid) == before  # nothing changed
+    assert await svc.tables.get(tid) == before  # nothing changed
     with pytest.raises(LiveError) as e:
-        await svc.create_lobby(2, "Bob", ai_kind="genius")
+        await svc.lobbies.create_lobby(2, "Bob", ai_kind="genius")
     assert e.value.code == "bad_settings"
-    assert await svc.where(2) is None
-    hard = await svc.create_lobby(2, "Bob", ai_kind="search")
+    assert await svc.tables.where(2) is None
+    hard = await svc.lobbies.create_lobby(2, "Bob", ai_kind="search")
     assert hard.table.ai_kind == "search"
 
 
@@ -134,7 +134,7 @@ async def play_human(svc: TableService, tid: str, user: int) -> int:
     """The human plays heuristic moves until the game is over; his moves."""
     moves = 0
     while True:
-        table, state, version = await svc.get(tid)
+        table, state, version = await svc.tables.get(tid)
         assert state is not None
         if state.over:
             return moves
@@ -143,7 +143,7 @@ async def play_human(svc: TableService, tid: str, user: int) -> int:
         assert seat in state.to_act(), "the game waits for the AI"
         action = HeuristicPlayer(moves).choose(state, seat)
         assert action is not None
-        await svc.apply(tid, user, action, version)
+        await svc.games.apply(tid, user, action, version)
         moves += 1
 
 
@@ -154,12 +154,12 @@ async def test_a_hard_ai_game_plays_to_the_end_in_the_pool(
     svc = make_service()
     svc.use_decider(pool)
     try:
-        r = await svc.create_lobby(1, "Ann", timer=0, ai_kind="search")
-        await svc.add_ai(r.table_id, 1)
-        svc.new_seed = lambda: SEED
-        await svc.start(r.table_id, 1)
+        r = await svc.lobbies.create_lobby(1, "Ann", timer=0, ai_kind="search")
+        await svc.lobbies.add_ai(r.table_id, 1)
+        svc.games.new_seed = lambda: SEED
+        await svc.games.start(r.table_id, 1)
         assert await play_human(svc, r.table_id, 1) > 0
-        table, state, _v = await svc.get(r.table_id)
+        table, state, _v = await svc.tables.get(r.table_id)
         assert state is not None
         assert state.over
         assert table.status == "over"
@@ -187,14 +187,14 @@ class Recorder:
 async def test_with_no_human_left_the_hard_ai_plays_fast(svc: TableService) -> None:
     recorder = Recorder()
     svc.use_decider(recorder)
-    r = await svc.create_lobby(1, "Ann", timer=0, ai_kind="search")
-    await svc.add_ai(r.table_id, 1)
-    await svc.add_ai(r.table_id, 1)
-    svc.new_seed = lambda: seed_where("chuvash", 3, 0)
-    await svc.start(r.table_id, 1)
+    r = await svc.lobbies.create_lobby(1, "Ann", timer=0, ai_kind="search")
+    await svc.lobbies.add_ai(r.table_id, 1)
+    await svc.lobbies.add_ai(r.table_id, 1)
+    svc.games.new_seed = lambda: seed_where("chuvash", 3, 0)
+    await svc.games.start(r.table_id, 1)
     assert recorder.kinds == []  # the game waits for Ann
-    await svc.leave(r.table_id, 1)  # the rest of the game: AIs alone
-    _t, state, _v = await svc.get(r.table_id)
+    await svc.lobbies.leave(r.table_id, 1)  # the rest of the game: AIs alone
+    _t, state, _v = await svc.tables.get(r.table_id)
     assert state is not None
     assert state.over
     assert recorder.kinds
@@ -212,7 +212,7 @@ class Meddler:
     async def decide(self, kind: str, seed: str, state: GameState, seat: int) -> Action | None:
         if not self.meddled:
             self.meddled = True
-            await self.svc.admin_hand_to_ai(self.tid, 0, by="test")
+            await self.svc.admin.admin_hand_to_ai(self.tid, 0, by="test")
         return await self.inner.decide(kind, seed, state, seat)
 
     def close(self) -> None:
@@ -220,20 +220,20 @@ class Meddler:
 
 
 async def test_a_move_thought_out_on_an_old_state_is_not_written(svc: TableService) -> None:
-    r = await svc.create_lobby(1, "Ann", timer=0, ai_kind="search")
+    r = await svc.lobbies.create_lobby(1, "Ann", timer=0, ai_kind="search")
     tid = r.table_id
-    await svc.add_ai(tid, 1)
-    svc.new_seed = lambda: seed_where("chuvash", 2, 0)
-    r = await svc.start(tid, 1)
-    _table, state, version = await svc.get(tid)
+    await svc.lobbies.add_ai(tid, 1)
+    svc.games.new_seed = lambda: seed_where("chuvash", 2, 0)
+    r = await svc.games.start(tid, 1)
+    _table, state, version = await svc.tables.get(tid)
     assert state is not None
     assert state.to_act() == [0]
     lead = HeuristicPlayer(0).choose(state, 0)
     assert lead is not None
     svc.use_decider(Meddler(svc, tid, InlineDecider()))
     with pytest.raises(StaleVersion):
-        await svc.apply(tid, 1, lead, version)  # the AI answers it, on the old state
-    events = await svc.event_page(tid, version)
+        await svc.games.apply(tid, 1, lead, version)  # the AI answers it, on the old state
+    events = await svc.admin.event_page(tid, version)
     assert events[0].kind == "takeover"  # the operator's write, alone
     assert not any(e.kind == "act" for e in events)  # Ann's move and the AI's reply: gone
 
@@ -241,13 +241,13 @@ async def test_a_move_thought_out_on_an_old_state_is_not_written(svc: TableServi
 async def test_the_timers_ask_the_decider(svc: TableService, clock: FakeClock) -> None:
     recorder = Recorder()
     svc.use_decider(recorder)
-    r = await svc.create_lobby(1, "Ann", timer=30, ai_kind="search")
-    await svc.add_ai(r.table_id, 1)
-    svc.new_seed = lambda: seed_where("chuvash", 2, 0)
-    await svc.start(r.table_id, 1)
+    r = await svc.lobbies.create_lobby(1, "Ann", timer=30, ai_kind="search")
+    await svc.lobbies.add_ai(r.table_id, 1)
+    svc.games.new_seed = lambda: seed_where("chuvash", 2, 0)
+    await svc.games.start(r.table_id, 1)
     assert recorder.kinds == []  # the game waits for Ann
     clock.advance(31)
-    results = await svc.tick()
+    results = await svc.timers.tick()
     assert [x.table_id for x in results] == [r.table_id]
     # Ann's timeout lead, then the hard AI's answer, asked of the service's decider
     assert recorder.kinds

@@ -28,7 +28,7 @@ async def test_ttls_follow_the_table_status(make_service: Callable[..., TableSer
     assert 0 < await pttl(svc, k.table(tid)) <= c.lobby_ttl * 1000
     assert 0 < await pttl(svc, k.events(tid)) <= c.lobby_ttl * 1000
     assert 0 < await pttl(svc, k.user(1)) <= c.user_ttl * 1000
-    await svc.start(tid, 1)
+    await svc.games.start(tid, 1)
     assert c.lobby_ttl * 1000 < await pttl(svc, k.table(tid)) <= c.game_ttl * 1000
     await play_out(svc, tid, random.Random(2))
     assert 0 < await pttl(svc, k.table(tid)) <= c.finished_ttl * 1000
@@ -39,18 +39,18 @@ async def test_ttls_follow_the_table_status(make_service: Callable[..., TableSer
 
 async def test_an_idle_lobby_really_expires(make_service: Callable[..., TableService]) -> None:
     svc = make_service(lobby_ttl=0.2)
-    tid = (await svc.create_lobby(1, "Ann")).table_id
+    tid = (await svc.lobbies.create_lobby(1, "Ann")).table_id
     for _ in range(100):  # Redis expires the keys on its own
         if not await svc.redis.exists(*svc.keys.table_keys(tid)):
             break
         await asyncio.sleep(0.05)
     with pytest.raises(LiveError) as e:
-        await svc.lobby(tid)
+        await svc.lobbies.lobby(tid)
     assert e.value.code == "no_table"
-    assert await svc.where(1) is None
-    await svc.create_lobby(1, "Ann")  # the stale pointer does not hold him
-    assert await svc.list_tables(status=OPEN) != []
-    assert tid not in [t.id for t in await svc.list_tables()]
+    assert await svc.tables.where(1) is None
+    await svc.lobbies.create_lobby(1, "Ann")  # the stale pointer does not hold him
+    assert await svc.admin.list_tables(status=OPEN) != []
+    assert tid not in [t.id for t in await svc.admin.list_tables()]
     assert not await svc.redis.zscore(svc.keys.tables, tid)  # pruned from the index
 
 
@@ -61,7 +61,7 @@ async def test_event_log_and_finished_index_are_capped(
     tid = await new_table(svc, 2, variant="shchelkovsky")
     await play_out(svc, tid, random.Random(9))
     assert await svc.redis.xlen(svc.keys.events(tid)) == 3
-    kept = await svc.event_page(tid, 0, 100_000)
+    kept = await svc.admin.event_page(tid, 0, 100_000)
     assert kept[0].kind != "create"
     assert kept[-1].kind == "over"
     first = await svc.redis.zrange(svc.keys.finished, 0, -1)
@@ -72,34 +72,34 @@ async def test_event_log_and_finished_index_are_capped(
     assert len(first) == 1
     assert len(now) == 1
     assert first != now
-    assert (await svc.global_stats()).finished_24h == {"chuvash": 1}
+    assert (await svc.admin.global_stats()).finished_24h == {"chuvash": 1}
 
 
 async def test_admin_reads(svc: TableService) -> None:
     a = await new_table(svc, 2, chat=-1)
     b = await new_table(svc, 2, variant="shchelkovsky", chat=-2, first_user=10, start=False)
-    assert {t.id for t in await svc.list_tables()} == {a, b}
-    assert [t.id for t in await svc.list_tables(status=PLAYING)] == [a]
-    assert [t.id for t in await svc.list_tables(variant="shchelkovsky")] == [b]
-    assert [t.id for t in await svc.list_tables(chat=-1)] == [a]
-    assert [t.id for t in await svc.list_tables(user=11)] == [b]
-    assert len(await svc.list_tables(limit=1)) == 1
-    info = await svc.table_info(a)
+    assert {t.id for t in await svc.admin.list_tables()} == {a, b}
+    assert [t.id for t in await svc.admin.list_tables(status=PLAYING)] == [a]
+    assert [t.id for t in await svc.admin.list_tables(variant="shchelkovsky")] == [b]
+    assert [t.id for t in await svc.admin.list_tables(chat=-1)] == [a]
+    assert [t.id for t in await svc.admin.list_tables(user=11)] == [b]
+    assert len(await svc.admin.list_tables(limit=1)) == 1
+    info = await svc.admin.table_info(a)
     assert info.summary.status == PLAYING
     assert info.state
     assert len(info.state["hands"]) == 2
     assert info.version >= 3
     assert info.to_act
-    page1 = await svc.event_page(a, count=2)
-    page2 = await svc.event_page(a, after_version=page1[-1].version, count=50)
+    page1 = await svc.admin.event_page(a, count=2)
+    page2 = await svc.admin.event_page(a, after_version=page1[-1].version, count=50)
     assert [(e.kind, e.seat, e.text) for e in page1] == [("create", 0, "1"), ("join", 1, "2")]
     assert page2[0].kind == "start"
     assert page2[0].version == page1[-1].version + 1
-    p = await svc.player(11)
+    p = await svc.admin.player(11)
     assert p.table is not None
     assert p.table.id == b
     assert p.stats.counts == {}
-    g = await svc.global_stats()
+    g = await svc.admin.global_stats()
     assert (g.live_games, g.open_lobbies, g.active_players) == (1, 1, 4)
 
 
@@ -110,26 +110,26 @@ async def test_admin_writes_are_logged_and_published(svc: TableService) -> None:
         await pubsub.subscribe(svc.keys.notify)
         try:
             tid = await new_table(svc, 2)
-            r = await svc.admin_hand_to_ai(tid, 0, by="ops")
+            r = await svc.admin.admin_hand_to_ai(tid, 0, by="ops")
             assert r.table.seats[0].ai_controlled
-            _, state, _ = await svc.get(tid)
+            _, state, _ = await svc.tables.get(tid)
             assert state is not None
             assert state.over or 0 not in state.to_act()
             with pytest.raises(LiveError):
-                await svc.admin_hand_to_ai(tid, 9)
+                await svc.admin.admin_hand_to_ai(tid, 9)
             if not state.over:
-                r = await svc.admin_reset(tid, to="lobby", by="ops")
+                r = await svc.admin.admin_reset(tid, to="lobby", by="ops")
                 assert r.table.status == OPEN
                 assert r.table.seats[0].ai is None
-                assert (await svc.get(tid))[1] is None
-                assert await svc.where(1) is not None  # still seated in the lobby
-                await svc.start(tid, 1)  # and can start again
-            r = await svc.admin_reset(tid, to="abort", by="ops")
+                assert (await svc.tables.get(tid))[1] is None
+                assert await svc.tables.where(1) is not None  # still seated in the lobby
+                await svc.games.start(tid, 1)  # and can start again
+            r = await svc.admin.admin_reset(tid, to="abort", by="ops")
             assert r.table.status == CANCELLED
-            assert await svc.where(1) is None
-            r = await svc.admin_delete(tid, by="ops")
+            assert await svc.tables.where(1) is None
+            r = await svc.admin.admin_delete(tid, by="ops")
             assert not await svc.redis.exists(*svc.keys.table_keys(tid))
-            assert tid not in [t.id for t in await svc.list_tables()]
+            assert tid not in [t.id for t in await svc.admin.list_tables()]
             got = []
             for _ in range(200):
                 msg = await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.05)
@@ -146,13 +146,13 @@ async def test_admin_writes_are_logged_and_published(svc: TableService) -> None:
 def test_sync_wrapper_for_flask(redis_url: str, redis_prefix: str) -> None:
     svc = SyncTableService(redis_url, LiveConfig(prefix=redis_prefix))
     try:
-        r = svc.create_lobby(1, "Ann", chat=-3)
-        assert svc.list_tables(status=OPEN)[0].id == r.table_id
+        r = svc.call(svc.service.lobbies.create_lobby, 1, "Ann", chat=-3)
+        assert svc.call(svc.service.admin.list_tables, status=OPEN)[0].id == r.table_id
         errors: list[LiveError] = []
 
         def worker() -> None:  # gunicorn threads share one instance
             try:
-                svc.table_info(r.table_id)
+                svc.call(svc.service.admin.table_info, r.table_id)
             except LiveError as e:  # pragma: no cover
                 # a refusal or ServiceUnavailable; any other exception escapes the
                 # thread, and pytest's unhandled-thread-exception warning (an error
@@ -165,7 +165,7 @@ def test_sync_wrapper_for_flask(redis_url: str, redis_prefix: str) -> None:
         for t in threads:
             t.join()
         assert not errors
-        assert svc.keys.prefix == redis_prefix
+        assert svc.service.keys.prefix == redis_prefix
     finally:
         svc.close()
 
@@ -178,19 +178,19 @@ async def test_table_page_by_cursor_reads_in_order_and_filters(
         tids.append(await new_table(svc, 2, chat=-1 if i % 2 else -2, first_user=10 * i + 1))
         if i != 3:  # two tables changed in the same millisecond: ids order them
             clock.advance(1)
-    everything = [t.id for t in await svc.list_tables()]
+    everything = [t.id for t in await svc.admin.list_tables()]
     for limit in (1, 2, 3, 10):
         seen: list[str] = []
         cursor = ""
         while True:
-            page, cursor = await svc.table_page(cursor=cursor, limit=limit)
+            page, cursor = await svc.admin.table_page(cursor=cursor, limit=limit)
             assert len(page) <= limit
             seen += [t.id for t in page]
             if not cursor:
                 break
         assert seen == everything, limit
-    odd, _ = await svc.table_page(limit=10, chat=-1)
+    odd, _ = await svc.admin.table_page(limit=10, chat=-1)
     assert [t.id for t in odd] == [t for t in everything if t in tids[1::2]]
     with pytest.raises(LiveError) as e:
-        await svc.table_page(cursor="x")
+        await svc.admin.table_page(cursor="x")
     assert e.value.code == "bad_cursor"

@@ -20,7 +20,7 @@ async def raw_table(svc: TableService, tid: str) -> tuple[dict[bytes | str, byte
 
 async def test_stale_version_and_illegal_moves_change_nothing(svc: TableService) -> None:
     tid = await new_table(svc, 2)
-    table, state, version = await svc.get(tid)
+    table, state, version = await svc.tables.get(tid)
     assert state is not None
     seat = state.to_act()[0]
     user = table.seats[seat].user
@@ -28,44 +28,44 @@ async def test_stale_version_and_illegal_moves_change_nothing(svc: TableService)
     action = state.legal_actions(seat)[0]
     before = await raw_table(svc, tid)
     with pytest.raises(StaleVersion) as e:
-        await svc.apply(tid, user, action.text(), version - 1)
+        await svc.games.apply(tid, user, action.text(), version - 1)
     assert e.value.code == "stale_version"
     assert e.value.info["current"] == version
     with pytest.raises(IllegalAction) as ie:
-        await svc.apply(tid, user, "K", version)  # take: nothing to take in the lead
+        await svc.games.apply(tid, user, "K", version)  # take: nothing to take in the lead
     assert ie.value.code == "wrong_phase"
     other = table.seats[1 - seat].user
     assert other is not None
     with pytest.raises(IllegalAction) as ie:  # the other player's button
-        await svc.apply(tid, other, action.text(), version)
+        await svc.games.apply(tid, other, action.text(), version)
     assert ie.value.code in ("card_not_in_hand", "not_your_turn")
     with pytest.raises(ActionFormatError):  # forged callback data
-        await svc.apply(tid, user, "Zzz", version)
+        await svc.games.apply(tid, user, "Zzz", version)
     with pytest.raises(LiveError) as le:
-        await svc.apply(tid, 99, action.text(), version)
+        await svc.games.apply(tid, 99, action.text(), version)
     assert le.value.code == "not_seated"
     assert await raw_table(svc, tid) == before
-    r = await svc.apply(tid, user, action.text(), version)
+    r = await svc.games.apply(tid, user, action.text(), version)
     assert r.version == version + 1
     assert r.events[0].kind == "act"
     with pytest.raises(StaleVersion):  # a stale button from the old message
-        await svc.apply(tid, user, action.text(), version)
+        await svc.games.apply(tid, user, action.text(), version)
 
 
 async def test_same_request_is_applied_once(svc: TableService) -> None:
     tid = await new_table(svc, 2)
-    table, state, version = await svc.get(tid)
+    table, state, version = await svc.tables.get(tid)
     assert state is not None
     seat = state.to_act()[0]
     user = table.seats[seat].user
     assert user is not None
     text = state.legal_actions(seat)[0].text()
-    first = await svc.apply(tid, user, text, version, request_id="cb:123")
-    again = await svc.apply(tid, user, text, version, request_id="cb:123")
+    first = await svc.games.apply(tid, user, text, version, request_id="cb:123")
+    again = await svc.games.apply(tid, user, text, version, request_id="cb:123")
     assert not first.duplicate
     assert again.duplicate
     assert again.version == first.version
-    page = await svc.event_page(tid)
+    page = await svc.admin.event_page(tid)
     assert [e.kind for e in page].count("act") == 1
     # the duplicate is also recognised inside the CAS script (a racing copy)
     loaded = await svc.tables.load(tid)
@@ -73,7 +73,7 @@ async def test_same_request_is_applied_once(svc: TableService) -> None:
     assert out.duplicate
     assert out.version == first.version
     with pytest.raises(LiveError) as e:
-        await svc.apply(tid, user, text, first.version, request_id="bad id;=")
+        await svc.games.apply(tid, user, text, first.version, request_id="bad id;=")
     assert e.value.code == "bad_request_id"
 
 
@@ -82,30 +82,30 @@ async def test_ai_seats_move_until_a_human_must_act(svc: TableService) -> None:
         tid = await new_table(svc, 1, 3, variant="shchelkovsky", first_user=100 * game + 1)
         rng = random.Random(game)
         while True:
-            table, state, _ = await svc.get(tid)
+            table, state, _ = await svc.tables.get(tid)
             assert state is not None
             if state.over:
                 break
             assert state.to_act()
             assert all(not table.seats[s].ai_controlled for s in state.to_act())
             seat = state.to_act()[0]
-            _, _, v = await svc.get(tid)
+            _, _, v = await svc.tables.get(tid)
             user = table.seats[seat].user
             assert user is not None
-            r = await svc.apply(tid, user, rng.choice(state.legal_actions(seat)).text(), v)
+            r = await svc.games.apply(tid, user, rng.choice(state.legal_actions(seat)).text(), v)
             assert r.changed_seats in ([], [0])
         assert same_state(state, await replay_current_game(svc, tid))
 
 
 async def test_a_game_of_only_ai_after_the_human_leaves_plays_out(svc: TableService) -> None:
     tid = await new_table(svc, 1, 2)
-    r = await svc.leave(tid, 1)
+    r = await svc.lobbies.leave(tid, 1)
     assert r.game_over
     assert r.table.status == OVER
     assert [e.kind for e in r.events][:2] == ["left", "takeover"]
     assert r.table.seats[0].left
-    assert await svc.where(1) is None
-    _, state, _ = await svc.get(tid)
+    assert await svc.tables.where(1) is None
+    _, state, _ = await svc.tables.get(tid)
     assert state is not None
     assert same_state(state, await replay_current_game(svc, tid))
 
@@ -123,7 +123,7 @@ async def test_a_second_instance_continues_the_game(
     await first.aclose()
     second = make_service()
     await play_out(second, tid, rng)
-    _, state, _ = await second.get(tid)
+    _, state, _ = await second.tables.get(tid)
     assert state is not None
     assert state.over
     assert same_state(state, await replay_current_game(second, tid))
@@ -132,11 +132,11 @@ async def test_a_second_instance_continues_the_game(
 async def test_result_stats_leaderboard_and_rematch(svc: TableService) -> None:
     tid = await new_table(svc, 3, chat=-42)
     await play_out(svc, tid, random.Random(3))
-    table, state, _ = await svc.get(tid)
+    table, state, _ = await svc.tables.get(tid)
     assert state is not None
     assert state.over
     assert table.status == OVER
-    info = await svc.table_info(tid)
+    info = await svc.admin.table_info(tid)
     res = info.result
     assert res is not None
     assert res.game == 1
@@ -146,26 +146,26 @@ async def test_result_stats_leaderboard_and_rematch(svc: TableService) -> None:
     assert sorted(places) == [1, 2, 3] or state.draw
     for seat, s in enumerate(table.seats):
         assert s.user is not None
-        st = (await svc.user_stats(s.user)).counts["chuvash"]
+        st = (await svc.results.user_stats(s.user)).counts["chuvash"]
         assert st["games"] == 1
         assert st[f"p{places[seat]}"] == 1
         assert st.get("losses", 0) == int(seat == state.loser)
-    board = await svc.leaderboard(-42)
+    board = await svc.results.leaderboard(-42)
     assert len(board) == 3
     assert sum(r.losses for r in board) == int(not state.draw)
     assert board[-1].losses == int(not state.draw)
-    assert await svc.leaderboard(-42, "shchelkovsky") == []
-    gstats = await svc.global_stats()
+    assert await svc.results.leaderboard(-42, "shchelkovsky") == []
+    gstats = await svc.admin.global_stats()
     assert gstats.finished_24h == {"chuvash": 1}
 
     with pytest.raises(LiveError) as e:
-        await svc.rematch(tid, 99)
+        await svc.games.rematch(tid, 99)
     assert e.value.code == "not_seated"
     loser = state.loser
-    r = await svc.rematch(tid, table.seats[0].user or 0)
+    r = await svc.games.rematch(tid, table.seats[0].user or 0)
     assert r.table.game_no == 2
     assert r.table.previous_loser == loser
-    _, state2, _ = await svc.get(tid)
+    _, state2, _ = await svc.tables.get(tid)
     assert state2 is not None
     replay = await replay_current_game(svc, tid, previous_loser=loser)
     assert same_state(state2, replay)
@@ -173,25 +173,25 @@ async def test_result_stats_leaderboard_and_rematch(svc: TableService) -> None:
         assert state2.attacker == (loser - 1) % 3
         assert state2.defender == loser
     await play_out(svc, tid, random.Random(4))
-    assert (await svc.user_stats(table.seats[0].user or 0)).counts["chuvash"]["games"] == 2
+    assert (await svc.results.user_stats(table.seats[0].user or 0)).counts["chuvash"]["games"] == 2
 
 
 async def test_rematch_needs_every_player_free(svc: TableService) -> None:
     tid = await new_table(svc, 2)
     await play_out(svc, tid, random.Random(5))
-    await svc.create_lobby(2, "U2")  # seat 1's player is in a new lobby now
+    await svc.lobbies.create_lobby(2, "U2")  # seat 1's player is in a new lobby now
     with pytest.raises(LiveError) as e:
-        await svc.rematch(tid, 1)
+        await svc.games.rematch(tid, 1)
     assert e.value.code == "seated_elsewhere"
 
 
 async def test_seat_view(svc: TableService) -> None:
     tid = await new_table(svc, 2)
-    mine = await svc.seat_view(tid, 1)
+    mine = await svc.games.seat_view(tid, 1)
     hand = mine.view["hand"]
     assert mine.view["seat"] == 0
     assert isinstance(hand, list)
     assert len(hand) == 6
     assert mine.version >= 1
-    public = await svc.seat_view(tid, 77)
+    public = await svc.games.seat_view(tid, 77)
     assert "hand" not in public.view

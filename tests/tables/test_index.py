@@ -30,15 +30,15 @@ async def scores(svc: TableService, tid: str) -> tuple[float | None, float | Non
 
 async def test_each_status_change_scores_the_expiry(svc: TableService, clock: FakeClock) -> None:
     c = svc.config
-    tid = (await svc.create_lobby(1, "Ann")).table_id
-    now = svc.now_ms()
+    tid = (await svc.lobbies.create_lobby(1, "Ann")).table_id
+    now = svc.tables.now_ms()
     assert await scores(svc, tid) == (now, now + c.lobby_ttl * 1000)
-    await svc.join(tid, 2, "Bob")
+    await svc.lobbies.join(tid, 2, "Bob")
     clock.advance(5)
-    await svc.start(tid, 1)
-    now = svc.now_ms()
+    await svc.games.start(tid, 1)
+    now = svc.tables.now_ms()
     assert await scores(svc, tid) == (now, now + c.game_ttl * 1000)
-    await svc.admin_delete(tid, by="ops")
+    await svc.admin.admin_delete(tid, by="ops")
     assert await scores(svc, tid) == (None, None)
 
 
@@ -46,31 +46,31 @@ async def test_the_pruner_drops_a_table_that_expired(
     make_service: Callable[..., TableService], clock: FakeClock
 ) -> None:
     brief, svc = make_service(lobby_ttl=0.2), make_service()
-    expired = (await brief.create_lobby(1, "Ann")).table_id
-    kept = (await svc.create_lobby(2, "Bob")).table_id
+    expired = (await brief.lobbies.create_lobby(1, "Ann")).table_id
+    kept = (await svc.lobbies.create_lobby(2, "Bob")).table_id
     clock.advance(1)
     await gone(svc, expired)
-    assert await svc.prune_index() == 1
+    assert await svc.tables.index.prune() == 1
     assert await scores(svc, expired) == (None, None)
     assert None not in await scores(svc, kept)
-    assert [t.id for t in (await svc.table_page())[0]] == [kept]
+    assert [t.id for t in (await svc.admin.table_page())[0]] == [kept]
 
 
 async def test_a_renewed_table_is_rescored_not_dropped(svc: TableService, clock: FakeClock) -> None:
-    tid = (await svc.create_lobby(1, "Ann")).table_id
+    tid = (await svc.lobbies.create_lobby(1, "Ann")).table_id
     _, first = await scores(svc, tid)
     clock.advance(3000)
-    await svc.join(tid, 2, "Bob")  # renews the lobby's TTL, no status change
+    await svc.lobbies.join(tid, 2, "Bob")  # renews the lobby's TTL, no status change
     assert (await scores(svc, tid))[1] == first
     clock.advance(700)  # past the first expiry score: the entry is due
     assert first is not None
-    assert first < svc.now_ms()
-    assert await svc.prune_index() == 0
+    assert first < svc.tables.now_ms()
+    assert await svc.tables.index.prune() == 0
     listed, exp = await scores(svc, tid)
     assert listed is not None
     assert exp is not None
-    assert exp > svc.now_ms() + 3000 * 1000  # its real expiry, an hour after the join
-    assert [t.id for t in (await svc.table_page())[0]] == [tid]
+    assert exp > svc.tables.now_ms() + 3000 * 1000  # its real expiry, an hour after the join
+    assert [t.id for t in (await svc.admin.table_page())[0]] == [tid]
 
 
 async def test_the_pruner_reads_only_the_entries_due(
@@ -78,16 +78,17 @@ async def test_the_pruner_reads_only_the_entries_due(
 ) -> None:
     wire = Wire()
     svc, brief = make_service(wire=wire), make_service(lobby_ttl=0.2)
-    renewed = (await svc.create_lobby(1, "Ann")).table_id
+    renewed = (await svc.lobbies.create_lobby(1, "Ann")).table_id
     clock.advance(3000)
-    await svc.join(renewed, 2, "Bob")
-    fresh = [(await svc.create_lobby(10 + i, f"U{i}")).table_id for i in range(5)]
-    expired = [(await brief.create_lobby(20 + i, f"E{i}")).table_id for i in range(2)]
-    assert await svc.prune_index() == 0  # nothing due (and its one look for unscored entries)
+    await svc.lobbies.join(renewed, 2, "Bob")
+    fresh = [(await svc.lobbies.create_lobby(10 + i, f"U{i}")).table_id for i in range(5)]
+    expired = [(await brief.lobbies.create_lobby(20 + i, f"E{i}")).table_id for i in range(2)]
+    # nothing due (and its one look for unscored entries)
+    assert await svc.tables.index.prune() == 0
     clock.advance(700)  # due: renewed's first score and the brief lobbies'
     await gone(svc, *expired)
     wire.reset()
-    assert await svc.prune_index(batch=2) == 2
+    assert await svc.tables.index.prune(batch=2) == 2
     k = svc.keys
     checked = [c[1] for c in wire.named("PTTL")]
     assert sorted(checked) == sorted(k.table(t) for t in [renewed, *expired])  # no fresh one
@@ -103,15 +104,15 @@ async def test_entries_from_before_the_expiry_index_are_checked_too(
     make_service: Callable[..., TableService], clock: FakeClock
 ) -> None:
     old, brief = make_service(), make_service(lobby_ttl=0.2)
-    alive = (await old.create_lobby(1, "Ann")).table_id
-    expired = (await brief.create_lobby(2, "Bob")).table_id
+    alive = (await old.lobbies.create_lobby(1, "Ann")).table_id
+    expired = (await brief.lobbies.create_lobby(2, "Bob")).table_id
     k, r = old.keys, old.redis
     await r.zrem(k.tables_exp, alive, expired)  # as an older version indexed them
     await gone(old, expired)
     svc = make_service()  # a process of this version
-    assert await svc.prune_index() == 1
+    assert await svc.tables.index.prune() == 1
     assert await scores(svc, expired) == (None, None)
     listed, exp = await scores(svc, alive)
     assert listed is not None
     assert exp is not None
-    assert exp > svc.now_ms()  # its real expiry now
+    assert exp > svc.tables.now_ms()  # its real expiry now

@@ -15,95 +15,95 @@ from tests.tables.conftest import new_table, play_out
 async def test_invite_code_is_a_short_url_safe_token(svc: TableService) -> None:
     codes = set()
     for user in range(1, 21):
-        r = await svc.create_lobby(user, f"U{user}")
+        r = await svc.lobbies.create_lobby(user, f"U{user}")
         assert re.fullmatch(r"[A-Za-z0-9_-]{11}", r.table_id)  # 64 random bits, <= 64 chars
-        assert (await svc.lobby(r.table_id)).seats[0].user == user
+        assert (await svc.lobbies.lobby(r.table_id)).seats[0].user == user
         codes.add(r.table_id)
     assert len(codes) == 20
 
 
 async def test_join_leave_add_remove_ai(svc: TableService) -> None:
-    r = await svc.create_lobby(1, "Ann", chat=-5, variant="shchelkovsky", max_seats=3)
+    r = await svc.lobbies.create_lobby(1, "Ann", chat=-5, variant="shchelkovsky", max_seats=3)
     tid = r.table_id
     assert r.table.private is False
     assert r.table.options == {"decks": 2, "remove_joker": True}
-    r = await svc.join(tid, 2, "Bob")
-    again = await svc.join(tid, 2, "Bob")  # a second tap: nothing changes
+    r = await svc.lobbies.join(tid, 2, "Bob")
+    again = await svc.lobbies.join(tid, 2, "Bob")  # a second tap: nothing changes
     assert again.version == r.version
     assert len(again.table.seats) == 2
-    r = await svc.add_ai(tid, 1)
+    r = await svc.lobbies.add_ai(tid, 1)
     assert [s.user for s in r.table.seats] == [1, 2, None]
     with pytest.raises(LiveError) as e:
-        await svc.join(tid, 3, "Cid")
+        await svc.lobbies.join(tid, 3, "Cid")
     assert e.value.code == "lobby_full"
-    r = await svc.remove_ai(tid, 1, 2)
+    r = await svc.lobbies.remove_ai(tid, 1, 2)
     with pytest.raises(LiveError) as e:
-        await svc.remove_ai(tid, 1, 0)
+        await svc.lobbies.remove_ai(tid, 1, 0)
     assert e.value.code == "bad_seat"
-    r = await svc.join(tid, 3, "Cid")
+    r = await svc.lobbies.join(tid, 3, "Cid")
     assert [s.name for s in r.table.seats] == ["Ann", "Bob", "Cid"]
-    r = await svc.leave(tid, 1)  # the creator leaves: the next human is the creator
+    r = await svc.lobbies.leave(tid, 1)  # the creator leaves: the next human is the creator
     assert r.table.creator == 2
     assert [s.user for s in r.table.seats] == [2, 3]
-    assert await svc.where(1) is None
-    await svc.leave(tid, 2)
-    r = await svc.leave(tid, 3)  # the last human leaves: the lobby is cancelled
+    assert await svc.tables.where(1) is None
+    await svc.lobbies.leave(tid, 2)
+    r = await svc.lobbies.leave(tid, 3)  # the last human leaves: the lobby is cancelled
     assert r.table.status == CANCELLED
 
 
 async def test_one_active_table_per_user(svc: TableService) -> None:
-    a = (await svc.create_lobby(1, "Ann", chat=-1)).table_id
+    a = (await svc.lobbies.create_lobby(1, "Ann", chat=-1)).table_id
     with pytest.raises(LiveError) as e:
-        await svc.create_lobby(1, "Ann", chat=-2)
+        await svc.lobbies.create_lobby(1, "Ann", chat=-2)
     assert e.value.code == "seated_elsewhere"
     assert e.value.info["table"] == a
-    b = (await svc.create_lobby(2, "Bob", chat=-2)).table_id
+    b = (await svc.lobbies.create_lobby(2, "Bob", chat=-2)).table_id
     with pytest.raises(LiveError) as e:
-        await svc.join(b, 1, "Ann")
+        await svc.lobbies.join(b, 1, "Ann")
     assert e.value.code == "seated_elsewhere"
     assert e.value.info["status"] == OPEN
     assert "leave it first" in e.value.message
-    await svc.join(a, 3, "Cid")
-    await svc.start(a, 1)
+    await svc.lobbies.join(a, 3, "Cid")
+    await svc.games.start(a, 1)
     with pytest.raises(LiveError) as e:  # a game in progress counts too
-        await svc.join(b, 3, "Cid")
+        await svc.lobbies.join(b, 3, "Cid")
     assert e.value.info["status"] == PLAYING
     await play_out(svc, a, random.Random(1))
-    await svc.join(b, 1, "Ann")  # a finished game does not count
-    assert (await svc.where(1)) is not None
-    assert (await svc.where(3)) is None
+    await svc.lobbies.join(b, 1, "Ann")  # a finished game does not count
+    assert (await svc.tables.where(1)) is not None
+    assert (await svc.tables.where(3)) is None
 
 
 async def test_one_user_racing_into_two_lobbies_gets_one_seat(svc: TableService) -> None:
-    lobbies = [(await svc.create_lobby(u, f"U{u}")).table_id for u in (1, 2, 3, 4)]
+    lobbies = [(await svc.lobbies.create_lobby(u, f"U{u}")).table_id for u in (1, 2, 3, 4)]
     results = await asyncio.gather(
-        *(svc.join(t, 9, "Zed") for t in lobbies), return_exceptions=True
+        *(svc.lobbies.join(t, 9, "Zed") for t in lobbies), return_exceptions=True
     )
     ok = [r for r in results if not isinstance(r, BaseException)]
     errors = [r for r in results if isinstance(r, LiveError)]
     assert len(ok) == 1
     assert len(errors) == 3
     assert {e.code for e in errors} == {"seated_elsewhere"}
-    seated = [t for t in lobbies if (await svc.lobby(t)).seat_of(9) is not None]
+    seated = [t for t in lobbies if (await svc.lobbies.lobby(t)).seat_of(9) is not None]
     assert seated == [ok[0].table_id]
 
 
 async def test_racing_joins_never_overfill(svc: TableService) -> None:
-    tid = (await svc.create_lobby(1, "Ann", max_seats=4)).table_id
+    tid = (await svc.lobbies.create_lobby(1, "Ann", max_seats=4)).table_id
     results = await asyncio.gather(
-        *(svc.join(tid, u, f"U{u}") for u in range(2, 12)), return_exceptions=True
+        *(svc.lobbies.join(tid, u, f"U{u}") for u in range(2, 12)), return_exceptions=True
     )
-    table = await svc.lobby(tid)
+    table = await svc.lobbies.lobby(tid)
     assert len(table.seats) == 4
     assert sum(not isinstance(r, BaseException) for r in results) == 3
     losers = [u for u in range(2, 12) if table.seat_of(u) is None]
     for u in losers:  # a refused join leaves the user free
-        assert await svc.where(u) is None
+        assert await svc.tables.where(u) is None
 
 
 async def test_settings_are_validated(svc: TableService) -> None:
-    tid = (await svc.create_lobby(1, "Ann")).table_id
-    await svc.join(tid, 2, "Bob")
+    tid = (await svc.lobbies.create_lobby(1, "Ann")).table_id
+    await svc.lobbies.join(tid, 2, "Bob")
     bad = [
         {"variant": "poker"},
         {"options": {"decks": 2}},  # chuvash: one deck (C1)
@@ -115,12 +115,12 @@ async def test_settings_are_validated(svc: TableService) -> None:
     ]
     for change in bad:
         with pytest.raises(LiveError) as e:
-            await svc.configure(tid, 1, **change)  # type: ignore[arg-type]
+            await svc.lobbies.configure(tid, 1, **change)  # type: ignore[arg-type]
         assert e.value.code == "bad_settings", change
     with pytest.raises(LiveError) as e:
-        await svc.configure(tid, 2, timer=30)
+        await svc.lobbies.configure(tid, 2, timer=30)
     assert e.value.code == "not_owner"  # only the creator
-    r = await svc.configure(tid, 1, variant="shchelkovsky", max_seats=10, timer=120)
+    r = await svc.lobbies.configure(tid, 1, variant="shchelkovsky", max_seats=10, timer=120)
     t = r.table
     assert (t.variant, t.options, t.max_seats, t.timer) == (
         "shchelkovsky",
@@ -128,43 +128,47 @@ async def test_settings_are_validated(svc: TableService) -> None:
         10,
         120,
     )
-    r = await svc.configure(tid, 1, options={"decks": 4, "remove_joker": False})
+    r = await svc.lobbies.configure(tid, 1, options={"decks": 4, "remove_joker": False})
     assert r.table.options == {"decks": 4, "remove_joker": False}
-    await svc.add_ai(tid, 1)
+    await svc.lobbies.add_ai(tid, 1)
     with pytest.raises(LiveError) as e:
-        await svc.configure(tid, 1, max_seats=2)
+        await svc.lobbies.configure(tid, 1, max_seats=2)
     assert e.value.code == "bad_settings"
-    r = await svc.configure(tid, 1, variant="chuvash")  # max seats clipped to 6
+    r = await svc.lobbies.configure(tid, 1, variant="chuvash")  # max seats clipped to 6
     assert (r.table.options, r.table.max_seats) == ({"decks": 1, "remove_joker": False}, 6)
 
 
 async def test_start_and_cancel_rules(svc: TableService) -> None:
-    tid = (await svc.create_lobby(1, "Ann")).table_id
+    tid = (await svc.lobbies.create_lobby(1, "Ann")).table_id
     with pytest.raises(LiveError) as e:
-        await svc.start(tid, 1)
+        await svc.games.start(tid, 1)
     assert e.value.code == "too_few_players"
-    await svc.join(tid, 2, "Bob")
+    await svc.lobbies.join(tid, 2, "Bob")
     with pytest.raises(LiveError) as e:
-        await svc.start(tid, 3)
+        await svc.games.start(tid, 3)
     assert e.value.code == "not_seated"
     with pytest.raises(LiveError) as e:
-        await svc.cancel(tid, 2)
+        await svc.lobbies.cancel(tid, 2)
     assert e.value.code == "not_owner"
     with pytest.raises(LiveError) as e:
-        await svc.start(tid, 2)
+        await svc.games.start(tid, 2)
     assert e.value.code == "not_owner"
-    r = await svc.start(tid, 1)
+    r = await svc.games.start(tid, 1)
     assert r.table.status == PLAYING
     assert r.table.game_no == 1
-    for call in (svc.start(tid, 1), svc.join(tid, 3, "Cid"), svc.cancel(tid, 1)):
+    for call in (
+        svc.games.start(tid, 1),
+        svc.lobbies.join(tid, 3, "Cid"),
+        svc.lobbies.cancel(tid, 1),
+    ):
         with pytest.raises(LiveError) as e:
             await call
         assert e.value.code == "not_open"
     other = await new_table(svc, 2, first_user=10, start=False)
-    r = await svc.cancel(other, 10)
+    r = await svc.lobbies.cancel(other, 10)
     assert r.table.status == CANCELLED
-    assert await svc.where(10) is None
-    assert await svc.where(11) is None
+    assert await svc.tables.where(10) is None
+    assert await svc.tables.where(11) is None
     with pytest.raises(LiveError) as e:
-        await svc.lobby("no-such-code")
+        await svc.lobbies.lobby("no-such-code")
     assert e.value.code == "no_table"

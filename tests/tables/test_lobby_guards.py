@@ -18,71 +18,73 @@ from tests.tables.conftest import new_table, play_out
 
 async def test_one_user_joining_twenty_times_at_once_gets_one_seat(svc: TableService) -> None:
     for owner in range(1, 31):  # many lobbies: the race was lost in 49 of 50
-        tid = (await svc.create_lobby(owner, f"U{owner}")).table_id
+        tid = (await svc.lobbies.create_lobby(owner, f"U{owner}")).table_id
         user = 1000 + owner
-        results = await asyncio.gather(*(svc.join(tid, user, "Zed") for _ in range(20)))
-        table = await svc.lobby(tid)
+        results = await asyncio.gather(*(svc.lobbies.join(tid, user, "Zed") for _ in range(20)))
+        table = await svc.lobbies.lobby(tid)
         assert [s.user for s in table.seats] == [owner, user], tid
         assert {r.version for r in results} == {max(r.version for r in results)}
-        assert (await svc.where(user)) is not None
+        assert (await svc.tables.where(user)) is not None
 
 
 async def test_two_users_racing_for_the_last_seat(svc: TableService) -> None:
     for owner in range(1, 21):
-        tid = (await svc.create_lobby(owner, "Ann", max_seats=2)).table_id
+        tid = (await svc.lobbies.create_lobby(owner, "Ann", max_seats=2)).table_id
         a, b = 100 + owner, 200 + owner
         results = await asyncio.gather(
-            svc.join(tid, a, "A"), svc.join(tid, b, "B"), return_exceptions=True
+            svc.lobbies.join(tid, a, "A"), svc.lobbies.join(tid, b, "B"), return_exceptions=True
         )
         errors = [r for r in results if isinstance(r, LiveError)]
         assert [e.code for e in errors] == ["lobby_full"], results
-        table = await svc.lobby(tid)
+        table = await svc.lobbies.lobby(tid)
         assert len(table.seats) == 2
         loser = a if table.seat_of(a) is None else b
-        assert await svc.where(loser) is None  # a refused join leaves him free
+        assert await svc.tables.where(loser) is None  # a refused join leaves him free
 
 
 async def test_a_rematch_asked_twice_at_once_starts_one_game(svc: TableService) -> None:
     tid = await new_table(svc, 2, first_user=1)
     await play_out(svc, tid, random.Random(3))
-    results = await asyncio.gather(svc.rematch(tid, 1), svc.rematch(tid, 2), return_exceptions=True)
+    results = await asyncio.gather(
+        svc.games.rematch(tid, 1), svc.games.rematch(tid, 2), return_exceptions=True
+    )
     assert sum(not isinstance(r, BaseException) for r in results) == 1
-    assert (await svc.lobby(tid)).game_no == 2
+    assert (await svc.lobbies.lobby(tid)).game_no == 2
 
 
 Write = Callable[[TableService, str, int], Awaitable[Any]]
 
 OWNER_ONLY: dict[str, Write] = {
-    "start": lambda s, t, u: s.start(t, u),
-    "add_ai": lambda s, t, u: s.add_ai(t, u),
-    "remove_ai": lambda s, t, u: s.remove_ai(t, u, 2),
-    "configure": lambda s, t, u: s.configure(t, u, timer=30),
-    "cancel": lambda s, t, u: s.cancel(t, u),
+    "start": lambda s, t, u: s.games.start(t, u),
+    "add_ai": lambda s, t, u: s.lobbies.add_ai(t, u),
+    "remove_ai": lambda s, t, u: s.lobbies.remove_ai(t, u, 2),
+    "configure": lambda s, t, u: s.lobbies.configure(t, u, timer=30),
+    "cancel": lambda s, t, u: s.lobbies.cancel(t, u),
 }
 
 
 @pytest.mark.parametrize("what", list(OWNER_ONLY))
 async def test_only_the_owner_runs_the_lobby(svc: TableService, what: str) -> None:
-    tid = (await svc.create_lobby(1, "Ann")).table_id
-    await svc.join(tid, 2, "Bob")
-    await svc.add_ai(tid, 1)
-    table, _, version = await svc.get(tid)
+    tid = (await svc.lobbies.create_lobby(1, "Ann")).table_id
+    await svc.lobbies.join(tid, 2, "Bob")
+    await svc.lobbies.add_ai(tid, 1)
+    table, _, version = await svc.tables.get(tid)
     with pytest.raises(LiveError) as e:
         await OWNER_ONLY[what](svc, tid, 2)
     assert e.value.code == "not_owner"
-    assert (await svc.get(tid))[::2] == (table, version)  # nothing changed
+    assert (await svc.tables.get(tid))[::2] == (table, version)  # nothing changed
     await OWNER_ONLY[what](svc, tid, 1)  # the owner may
 
 
 async def test_the_next_owner_runs_the_lobby_once_the_creator_left(svc: TableService) -> None:
-    tid = (await svc.create_lobby(1, "Ann")).table_id
-    await svc.join(tid, 2, "Bob")
-    await svc.join(tid, 3, "Cid")
-    await svc.leave(tid, 1)
+    tid = (await svc.lobbies.create_lobby(1, "Ann")).table_id
+    await svc.lobbies.join(tid, 2, "Bob")
+    await svc.lobbies.join(tid, 3, "Cid")
+    await svc.lobbies.leave(tid, 1)
     with pytest.raises(LiveError) as e:
-        await svc.start(tid, 3)
+        await svc.games.start(tid, 3)
     assert e.value.code == "not_owner"
-    r = await svc.start(tid, 2)
+    r = await svc.games.start(tid, 2)
     assert r.table.game_no == 1
 
 
@@ -93,8 +95,8 @@ async def test_a_join_paused_after_its_claim_keeps_the_user_from_another_lobby(
     before the seat is written.  A process paused between the two (here: until
     the rival join is over) must still keep the user from sitting elsewhere --
     the rival sees the fresh claim and is refused."""
-    a = (await svc.create_lobby(3001, "A")).table_id
-    b = (await svc.create_lobby(4001, "B")).table_id
+    a = (await svc.lobbies.create_lobby(3001, "A")).table_id
+    b = (await svc.lobbies.create_lobby(4001, "B")).table_id
     user = 5001
     store = svc.tables.store
     swap = store.swap_user
@@ -109,18 +111,18 @@ async def test_a_join_paused_after_its_claim_keeps_the_user_from_another_lobby(
         return ok
 
     monkeypatch.setattr(store, "swap_user", paused_swap)
-    first = asyncio.ensure_future(svc.join(a, user, "Zed"))
+    first = asyncio.ensure_future(svc.lobbies.join(a, user, "Zed"))
     await claimed.wait()
     try:
         with pytest.raises(LiveError) as e:
-            await svc.join(b, user, "Zed")
+            await svc.lobbies.join(b, user, "Zed")
     finally:
         rival_done.set()
     await first
     assert e.value.code == "busy"
-    assert (await svc.lobby(b)).seat_of(user) is None
-    assert (await svc.lobby(a)).seat_of(user) is not None
-    where = await svc.where(user)
+    assert (await svc.lobbies.lobby(b)).seat_of(user) is None
+    assert (await svc.lobbies.lobby(a)).seat_of(user) is not None
+    where = await svc.tables.where(user)
     assert where is not None
     assert where.id == a
 
@@ -132,7 +134,7 @@ async def test_a_rematch_paused_after_its_claims_keeps_its_players(
     them as fresh claims, so a join elsewhere while it is in flight is refused."""
     tid = await new_table(svc, 2, first_user=1)
     await play_out(svc, tid, random.Random(4))
-    other = (await svc.create_lobby(4002, "B")).table_id
+    other = (await svc.lobbies.create_lobby(4002, "B")).table_id
     store = svc.tables.store
     swap = store.swap_user
     rival_done = asyncio.Event()
@@ -147,14 +149,14 @@ async def test_a_rematch_paused_after_its_claims_keeps_its_players(
 
     monkeypatch.setattr(store, "swap_user", paused_swap)
 
-    rematch = asyncio.ensure_future(svc.rematch(tid, 1))
+    rematch = asyncio.ensure_future(svc.games.rematch(tid, 1))
 
     async def rival() -> Any:
         await asyncio.wait(
             [rematch, asyncio.ensure_future(claimed.wait())], return_when=asyncio.FIRST_COMPLETED
         )
         try:
-            return await svc.join(other, 2, "Zed")
+            return await svc.lobbies.join(other, 2, "Zed")
         except LiveError as e:
             return e
         finally:
@@ -164,9 +166,9 @@ async def test_a_rematch_paused_after_its_claims_keeps_its_players(
     result = await rematch
     assert isinstance(refused, LiveError), refused
     assert refused.code == "busy"
-    assert (await svc.lobby(other)).seat_of(2) is None
-    assert (await svc.lobby(tid)).game_no == 2 == result.table.game_no
+    assert (await svc.lobbies.lobby(other)).seat_of(2) is None
+    assert (await svc.lobbies.lobby(tid)).game_no == 2 == result.table.game_no
     monkeypatch.undo()
     with pytest.raises(LiveError) as e:  # once the rematch is written: seated there
-        await svc.join(other, 2, "Zed")
+        await svc.lobbies.join(other, 2, "Zed")
     assert e.value.code == "seated_elsewhere"

@@ -18,11 +18,11 @@ async def check_accepted(svc: TableService, tid: str, accepted: list[Accepted]) 
     versions = [a[0] for a in accepted]
     assert len(versions) == len(set(versions)), "two moves applied at one version"
     assert all(new == old + 1 for old, new, _, _ in accepted)
-    log = [e for e in await svc.event_page(tid, 0, 100_000) if e.kind == "act"]
+    log = [e for e in await svc.admin.event_page(tid, 0, 100_000) if e.kind == "act"]
     assert sorted((e.version, e.seat, e.text) for e in log) == sorted(
         (new, seat, text) for _, new, seat, text in accepted
     )
-    _, state, _ = await svc.get(tid)
+    _, state, _ = await svc.tables.get(tid)
     assert state is not None
     assert same_state(state, await replay_current_game(svc, tid))
 

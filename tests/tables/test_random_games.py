@@ -35,21 +35,21 @@ async def play(url: str, prefix: str, data: st.DataObject) -> None:
         options = {"decks": data.draw(st.sampled_from([2, 4]), label="decks")}
     svc = TableService.from_url(url, LiveConfig(prefix=prefix))
     game_seed = data.draw(st.integers(0, 2**62), label="seed")
-    svc.new_seed = lambda: game_seed
+    svc.games.new_seed = lambda: game_seed
     try:
-        r = await svc.create_lobby(1, "U1", variant=variant, options=options, timer=0)
+        r = await svc.lobbies.create_lobby(1, "U1", variant=variant, options=options, timer=0)
         tid = r.table_id
         for u in range(2, humans + 1):
-            await svc.join(tid, u, f"U{u}")
+            await svc.lobbies.join(tid, u, f"U{u}")
         for _ in range(ais):
-            await svc.add_ai(tid, 1, data.draw(st.sampled_from(FAST_KINDS)))
-        r = await svc.start(tid, 1)
+            await svc.lobbies.add_ai(tid, 1, data.draw(st.sampled_from(FAST_KINDS)))
+        r = await svc.games.start(tid, 1)
         table = r.table
         mirror = new_game(variant, humans + ais, table.seed, table.options)
         follow(mirror, r)
         moves = data.draw(st.integers(5, 60), label="moves")
         for _ in range(moves):
-            table, state, version = await svc.get(tid)
+            table, state, version = await svc.tables.get(tid)
             assert state is not None
             assert same_state(state, mirror)
             if state.over:
@@ -59,11 +59,11 @@ async def play(url: str, prefix: str, data: st.DataObject) -> None:
             action = data.draw(st.sampled_from(state.legal_actions(seat)))
             user = table.seats[seat].user
             assert user is not None
-            r = await svc.apply(tid, user, action.text(), version)
+            r = await svc.games.apply(tid, user, action.text(), version)
             assert r.version == version + 1
             follow(mirror, r)
             assert r.game_over == mirror.over
-        _, state, _ = await svc.get(tid)
+        _, state, _ = await svc.tables.get(tid)
         assert state is not None
         assert same_state(state, mirror)
     finally:

@@ -18,16 +18,16 @@ from tests.tables.conftest import new_table, play_out, same_state
 async def test_finished_game_keeps_its_record(svc: TableService) -> None:
     seed = random.randrange(2**62)
     print("seed", seed)
-    svc.new_seed = lambda: seed
+    svc.games.new_seed = lambda: seed
     tid = await new_table(svc, humans=2, ais=1)
     with pytest.raises(LiveError) as e:
-        await svc.replay_record(tid, 1)  # not over yet
+        await svc.replays.record(tid, 1)  # not over yet
     assert e.value.code == "no_record"
     await play_out(svc, tid, random.Random(seed))
-    table, state, _ = await svc.get(tid)
+    table, state, _ = await svc.tables.get(tid)
     assert state is not None
     assert state.over
-    rec = await svc.replay_record(tid, 1)
+    rec = await svc.replays.record(tid, 1)
     assert rec["seed"] == str(seed)
     assert rec["commitment"] == commitment(seed, "chuvash", 3, table.options)
     assert rec["seats"] == [[1, "U1"], [2, "U2"], [None, table.seats[2].name]]
@@ -38,33 +38,33 @@ async def test_finished_game_keeps_its_record(svc: TableService) -> None:
     out = replay_record(rec)
     assert out["ok"] is True
     assert out["result"]["loser"] == state.loser
-    assert await svc.recent_replays(1) == [(tid, 1)]
-    assert await svc.recent_replays(2) == [(tid, 1)]
+    assert await svc.replays.recent(1) == [(tid, 1)]
+    assert await svc.replays.recent(2) == [(tid, 1)]
 
 
 async def test_rematch_record_starts_under_the_loser(svc: TableService) -> None:
     rng = random.Random(5)
     tid = await new_table(svc, humans=2)
     await play_out(svc, tid, rng)
-    table, _, _ = await svc.get(tid)
-    await svc.rematch(tid, 1)
+    table, _, _ = await svc.tables.get(tid)
+    await svc.games.rematch(tid, 1)
     await play_out(svc, tid, rng)
-    _, state, _ = await svc.get(tid)
+    _, state, _ = await svc.tables.get(tid)
     assert state is not None
-    rec = await svc.replay_record(tid, 2)
+    rec = await svc.replays.record(tid, 2)
     assert rec["previous_loser"] == table.previous_loser
     assert same_state(record_states(rec)[-1], state)
-    assert [g for _, g in await svc.recent_replays(1)] == [2, 1]
+    assert [g for _, g in await svc.replays.recent(1)] == [2, 1]
 
 
 async def test_record_expires(make_service: Callable[..., TableService]) -> None:
     svc = make_service(replay_ttl=0.2)
     tid = await new_table(svc, humans=2)
     await play_out(svc, tid, random.Random(3))
-    assert (await svc.replay_record(tid, 1))["game"] == 1
-    key = svc.tables.replays.record_key(tid, 1)
+    assert (await svc.replays.record(tid, 1))["game"] == 1
+    key = svc.keys.record(tid, 1)
     assert 0 < await svc.store.one(lambda p: p.pttl(key)) <= 200  # the configured time
     await svc.store.one(lambda p: p.delete(key))  # what the server does when the PTTL runs out
     with pytest.raises(LiveError) as e:
-        await svc.replay_record(tid, 1)
+        await svc.replays.record(tid, 1)
     assert e.value.code == "no_record"

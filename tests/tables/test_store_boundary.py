@@ -16,10 +16,10 @@ async def test_kv_hashes_strings_batches_and_scripts(svc: TableService) -> None:
     assert kv.key("x:1") == f"{p}x:1"
     assert kv.table_key("abc", "ui") == f"{p}{{t:abc}}:ui"
     h = kv.key("h")
-    before = svc.round_trips
+    before = svc.store.round_trips
     await kv.hupdate(h, set={"a": "1", "b": "2"}, ttl_ms=60_000)
     await kv.hupdate(h, set={"c": "3"}, delete=["a"], ttl_ms=60_000)
-    assert svc.round_trips == before + 2  # one transaction each
+    assert svc.store.round_trips == before + 2  # one transaction each
     assert await kv.hgetall(h) == {"b": "2", "c": "3"}
     assert 0 < await kv.pttl(h) <= 60_000
     assert await kv.hmget_many([h, kv.key("none")], ["b", "a"]) == [["2", None], [None, None]]
@@ -40,12 +40,12 @@ async def test_notifications_of_other_writers(svc: TableService) -> None:
     tid = await new_table(svc, 2)
     async with svc.notifications() as notes:
         assert await notes.get(timeout=0.05) is None
-        r = await svc.admin_hand_to_ai(tid, 0, by="ops")
+        r = await svc.admin.admin_hand_to_ai(tid, 0, by="ops")
         note = await notes.get(timeout=2)
         while note is None:  # pragma: no cover - a slow machine
             note = await notes.get(timeout=2)
         assert note == Notification(tid, r.version, "takeover")
-        reset = await svc.admin_reset(tid, to="lobby", by="ops")
+        reset = await svc.admin.admin_reset(tid, to="lobby", by="ops")
         async for later in notes:  # the iterator form
             assert later == Notification(tid, reset.version, "reset")
             break
@@ -55,7 +55,12 @@ async def test_redis_failures_are_service_unavailable(redis_prefix: str) -> None
     url = f"redis://127.0.0.1:{free_loopback_port()}/0"
     svc = TableService.from_url(url, LiveConfig(prefix=redis_prefix), max_connections=2)
     try:
-        for call in (svc.ping(), svc.load("nope"), svc.kv.get(svc.kv.key("x")), svc.where(1)):
+        for call in (
+            svc.admin.ping(),
+            svc.tables.load("nope"),
+            svc.kv.get(svc.kv.key("x")),
+            svc.tables.where(1),
+        ):
             with pytest.raises(ServiceUnavailable) as e:
                 await call
             assert e.value.code == "unavailable"

@@ -16,24 +16,24 @@ from tests.tables.conftest import FakeClock, new_table, replay_current_game, sam
 
 
 async def kinds(svc: TableService, tid: str) -> list[str]:
-    return [e.kind for e in await svc.event_page(tid, 0, 100_000)]
+    return [e.kind for e in await svc.admin.event_page(tid, 0, 100_000)]
 
 
 async def test_timeout_moves_count_and_hand_the_seat_to_the_ai(
     svc: TableService, clock: FakeClock
 ) -> None:
     tid = await new_table(svc, 2, timer=30)
-    _, state, version = await svc.get(tid)
+    _, state, version = await svc.tables.get(tid)
     assert state is not None
-    info = await svc.table_info(tid)
+    info = await svc.admin.table_info(tid)
     assert info.deadline == int((clock.now + 30) * 1000)
-    assert await svc.tick() == []  # not due yet
+    assert await svc.timers.tick() == []  # not due yet
     clock.advance(29)
-    assert await svc.tick() == []
+    assert await svc.timers.tick() == []
     leader = state.to_act()[0]
     lowest = min(state.hand(leader))
     clock.advance(2)
-    [r] = await svc.tick()
+    [r] = await svc.timers.tick()
     assert r.version == version + 1
     assert [(e.kind, e.seat, e.text) for e in r.events][:2] == [
         ("timeout", leader, "1"),
@@ -41,62 +41,62 @@ async def test_timeout_moves_count_and_hand_the_seat_to_the_ai(
     ]
     assert r.table.seats[leader].timeouts == 1
     assert not r.table.seats[leader].ai_controlled
-    assert await svc.tick() == []  # the new deadline is 30 s away
+    assert await svc.timers.tick() == []  # the new deadline is 30 s away
     # the defender (the other seat) lets his time run out: he takes
-    _, state, _ = await svc.get(tid)
+    _, state, _ = await svc.tables.get(tid)
     assert state is not None
     defender = state.defender
     clock.advance(31)
-    [r] = await svc.tick()
+    [r] = await svc.timers.tick()
     assert ("auto", defender, "K") in [(e.kind, e.seat, e.text) for e in r.events]
     # keep timing out until one seat has two consecutive timeouts: the AI takes it
     for _ in range(10):
         if any(s.ai_controlled for s in r.table.seats):
             break
         clock.advance(31)
-        [r] = await svc.tick()
+        [r] = await svc.timers.tick()
     taken = [i for i, s in enumerate(r.table.seats) if s.ai_controlled]
     assert taken
     assert ("takeover", taken[0], "timeouts") in [(e.kind, e.seat, e.text) for e in r.events]
     assert r.table.seats[taken[0]].timeouts == 2
-    _, state, _ = await svc.get(tid)
+    _, state, _ = await svc.tables.get(tid)
     assert state is not None
     assert state.over or all(s not in taken for s in state.to_act())
     user = r.table.seats[taken[0]].user
     assert user is not None
     if not state.over:
-        back = await svc.take_seat_back(tid, user)
+        back = await svc.games.take_seat_back(tid, user)
         assert not back.table.seats[taken[0]].ai_controlled
         assert back.table.seats[taken[0]].timeouts == 0
         with pytest.raises(LiveError):
-            await svc.take_seat_back(tid, user)
+            await svc.games.take_seat_back(tid, user)
     assert same_state(state, await replay_current_game(svc, tid))
 
 
 async def test_own_move_resets_the_count(svc: TableService, clock: FakeClock) -> None:
     tid = await new_table(svc, 2, timer=60)
-    _, state, _ = await svc.get(tid)
+    _, state, _ = await svc.tables.get(tid)
     assert state is not None
     leader = state.attacker
     clock.advance(61)
-    [r] = await svc.tick()
+    [r] = await svc.timers.tick()
     assert r.table.seats[leader].timeouts == 1
     for _ in range(200):  # play on until the leader moves himself
-        table, state, version = await svc.get(tid)
+        table, state, version = await svc.tables.get(tid)
         assert state is not None
         assert not state.over
         seat = leader if leader in state.to_act() else state.to_act()[0]
         user = table.seats[seat].user
         assert user is not None
-        r = await svc.apply(tid, user, state.legal_actions(seat)[-1].text(), version)
+        r = await svc.games.apply(tid, user, state.legal_actions(seat)[-1].text(), version)
         if seat == leader:
             break
     assert r.table.seats[leader].timeouts == 0
-    _, state, _ = await svc.get(tid)
+    _, state, _ = await svc.tables.get(tid)
     assert state is not None
     if not state.over and leader in state.to_act():
         clock.advance(61)
-        [r] = await svc.tick()
+        [r] = await svc.timers.tick()
         assert r.table.seats[leader].timeouts == 1
         assert not r.table.seats[leader].ai_controlled
 
@@ -120,13 +120,15 @@ async def test_two_schedulers_race_for_one_timer(
 ) -> None:
     a, b = make_service(), make_service()
     tids = [await new_table(a, 2, timer=30, first_user=10 * i + 1) for i in range(5)]
-    versions = {t: (await a.get(t))[2] for t in tids}
+    versions = {t: (await a.tables.get(t))[2] for t in tids}
     clock.advance(31)
-    results = await asyncio.gather(a.tick(), b.tick(), a.tick(), b.tick())
+    results = await asyncio.gather(
+        a.timers.tick(), b.timers.tick(), a.timers.tick(), b.timers.tick()
+    )
     done = [r for rs in results for r in rs]
     assert sorted(r.table_id for r in done) == sorted(tids)  # each exactly once
     for t in tids:
-        assert (await a.get(t))[2] == versions[t] + 1
+        assert (await a.tables.get(t))[2] == versions[t] + 1
         assert (await kinds(a, t)).count("timeout") == 1
 
 
@@ -141,15 +143,17 @@ async def test_timers_survive_a_restart_and_a_crashed_claimer(
     # a process that crashed after its tick claimed the timer: its shard lease
     # (10 s) and its claim on the hint (30 s) hide the timer for a while
     shard = second.keys.shard_of(tid)
-    claimed = await second.store.tick_shard(shard, "crashed", second.now_ms(), 10_000, 10, 30_000)
+    claimed = await second.store.tick_shard(
+        shard, "crashed", second.tables.now_ms(), 10_000, 10, 30_000
+    )
     assert claimed == [tid]
-    assert await second.tick() == []
+    assert await second.timers.tick() == []
     assert shard not in second.timers.held
     clock.advance(11)  # the shard's lease ran out: second takes it, the claim still holds
-    assert await second.tick() == []
+    assert await second.timers.tick() == []
     assert shard in second.timers.held
     clock.advance(20)  # the claim ran out: second handles the timer
-    [r] = await second.tick()
+    [r] = await second.timers.tick()
     assert r.table_id == tid
     assert r.events[0].kind == "timeout"
 
@@ -158,14 +162,14 @@ async def test_no_timer_no_hint_and_stale_hints_are_dropped(
     svc: TableService, clock: FakeClock
 ) -> None:
     tid = await new_table(svc, 2, timer=0)
-    assert await svc.next_deadline() is None
+    assert await svc.timers.next_deadline() is None
     timed = await new_table(svc, 2, timer=30, first_user=5)
-    assert await svc.next_deadline() == int((clock.now + 30) * 1000)
-    await svc.admin_reset(timed, to="abort")
+    assert await svc.timers.next_deadline() == int((clock.now + 30) * 1000)
+    await svc.admin.admin_reset(timed, to="abort")
     clock.advance(31)
-    assert await svc.tick() == []
-    assert await svc.next_deadline() is None
-    assert (await svc.get(tid))[1] is not None
+    assert await svc.timers.tick() == []
+    assert await svc.timers.next_deadline() is None
+    assert (await svc.tables.get(tid))[1] is not None
 
 
 async def test_run_timers_loop(svc: TableService, clock: FakeClock) -> None:
@@ -178,7 +182,7 @@ async def test_run_timers_loop(svc: TableService, clock: FakeClock) -> None:
         seen.append(tid)
         stop.set()
 
-    await asyncio.wait_for(svc.run_timers(stop, interval=0.01, on_result=on_result), 30)
+    await asyncio.wait_for(svc.timers.run_timers(stop, interval=0.01, on_result=on_result), 30)
     assert seen == [tid]
 
 
@@ -188,17 +192,17 @@ async def test_processes_split_the_timer_shards(
     a, b = make_service(timer_shards=4), make_service(timer_shards=4)
     tids = [await new_table(a, 2, timer=30, first_user=10 * i + 1) for i in range(8)]
     assert len({a.keys.shard_of(t) for t in tids}) > 1
-    await a.tick()
+    await a.timers.tick()
     assert a.timers.held == {0, 1, 2, 3}  # alone: every shard
-    await b.tick()  # two processes now: b's share is 2, all held by a
+    await b.timers.tick()  # two processes now: b's share is 2, all held by a
     assert b.timers.held == set()
-    await a.tick()  # a hands back the shards beyond its share
+    await a.timers.tick()  # a hands back the shards beyond its share
     assert len(a.timers.held) == 2
-    await b.tick()
+    await b.timers.tick()
     assert len(b.timers.held) == 2
     assert a.timers.held.isdisjoint(b.timers.held)
     clock.advance(31)
-    by_a, by_b = await a.tick(), await b.tick()
+    by_a, by_b = await a.timers.tick(), await b.timers.tick()
     assert {a.keys.shard_of(r.table_id) for r in by_a} <= a.timers.held
     assert {b.keys.shard_of(r.table_id) for r in by_b} <= b.timers.held
     done = [r.table_id for r in by_a + by_b]
@@ -206,7 +210,7 @@ async def test_processes_split_the_timer_shards(
     assert a.timers.held | b.timers.held == {0, 1, 2, 3}
     await b.aclose()  # b stops: after its leases run out a takes every shard
     clock.advance(11)
-    await a.tick()
+    await a.timers.tick()
     assert a.timers.held == {0, 1, 2, 3}
 
 
@@ -231,20 +235,20 @@ async def test_an_idle_tick_is_one_round_trip_per_shard_held(
     wire_a, wire_b = Wire(), Wire()
     a = make_service(wire=wire_a, timer_shards=4)
     await new_table(a, 2, timer=30)  # a hint in one shard, not due
-    await a.tick()  # takes every shard (and loads the scripts)
+    await a.timers.tick()  # takes every shard (and loads the scripts)
     assert a.timers.held == {0, 1, 2, 3}
     wire_a.reset()
-    assert await a.tick() == []
+    assert await a.timers.tick() == []
     assert wire_a.trips == 1 + 4  # the old code: 1 + 4 leases + 4 claims
     assert len(wire_a.named("EVALSHA")) == 4
     assert len(wire_a.commands) == 4 + 4  # and the 4 commands marking a alive
     b = make_service(wire=wire_b, timer_shards=4)
-    await b.tick()  # two processes: b's share is 2, still held by a
-    await a.tick()  # a hands back two
-    await b.tick()  # b takes them
+    await b.timers.tick()  # two processes: b's share is 2, still held by a
+    await a.timers.tick()  # a hands back two
+    await b.timers.tick()  # b takes them
     assert len(a.timers.held) == len(b.timers.held) == 2
     wire_a.reset()
     wire_b.reset()
-    assert await a.tick() == []
-    assert await b.tick() == []
+    assert await a.timers.tick() == []
+    assert await b.timers.tick() == []
     assert (wire_a.trips, wire_b.trips) == (1 + 2, 1 + 2)
