@@ -193,6 +193,19 @@ def check_url_length() -> None:
         raise ApiError(414, "uri_too_long", f"the URL is longer than {limit} characters")
 
 
+def check_query_repeats() -> None:
+    """``before_request``: every query parameter of the API takes one value; one
+    given more than once (``?user=1&user=2``) is a 422 naming it -- taking the
+    first and ignoring the rest would answer a question nobody asked."""
+    repeated = sorted(k for k, values in request.args.lists() if len(values) > 1)
+    if repeated:
+        details = [
+            {"loc": ["query", k], "msg": "given more than once", "type": "repeated"}
+            for k in repeated
+        ]
+        raise ApiError(422, "validation_error", "the request is not valid", details=details)
+
+
 def init_app(app: Flask) -> None:
     app.register_error_handler(HTTPException, _http_error)
     app.register_error_handler(ApiError, _api_error)

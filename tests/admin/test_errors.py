@@ -87,6 +87,19 @@ def test_validation_errors_are_422_in_our_format(client: FlaskClient) -> None:
     error(client.get(f"/api/v1/audit?before={2**64}-0", headers=auth()), 422, "validation_error")
 
 
+def test_a_query_parameter_given_twice_is_422(client: FlaskClient) -> None:
+    """Found by schemathesis (seed 59638274626946179501362448249034271684): the first
+    of two ``user`` values was taken and the rest ignored, with a 200."""
+    e = error(client.get("/api/v1/games?user=1&user=2", headers=auth()), 422, "validation_error")
+    assert e["details"] == [
+        {"loc": ["query", "user"], "msg": "given more than once", "type": "repeated"}
+    ]
+    e = error(client.get("/api/v1/lobbies?limit=5&chat=1&limit=6", headers=auth()), 422,
+              "validation_error")  # fmt: skip
+    assert [d["loc"] for d in e["details"]] == [["query", "limit"]]
+    assert client.get("/api/v1/games?user=1&limit=5", headers=auth()).status_code == 200
+
+
 def test_500_is_json_without_a_stack_trace(app_config: dict[str, Any]) -> None:
     app = create_app({**app_config, "TESTING": False})
 

@@ -308,7 +308,7 @@ async def until_a_pass(t: Table) -> tuple[int, int]:
         seat = state.to_act()[0]
         user = table.seats[seat].user
         assert user is not None
-        await t.svc.apply(t.code, user, state.legal_actions(seat)[-1].text(), version)
+        await t.svc.games.apply(t.code, user, state.legal_actions(seat)[-1].text(), version)
     raise AssertionError("nobody could pass")
 
 
