@@ -1,9 +1,9 @@
 """Pure rules engine for Chuvash Rooster and Durak Shchelkovsky (``RULES.md``).
 
 The rules are pure: no I/O, no asyncio, no Redis, no Telegram; deterministic
-given a seed.  The one exception is the subpackage :mod:`tables`, the table
-service on Redis (lobbies, games saved with compare-and-set, timers, results),
-which uses the rules and is the only code that imports redis.
+given a seed.  The table service on Redis (lobbies, games saved with
+compare-and-set, timers, results) is the package :mod:`tables` beside it: it
+uses the rules, and is the only code that imports redis.
 
 >>> from engine import new_game
 >>> game = new_game("chuvash", players=2, seed=1)

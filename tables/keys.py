@@ -1,6 +1,6 @@
-"""The Redis key schema of the table service's own keys.  (The bot's chat state
-and flood buckets name their keys with the bot -- ``telegram_bot.state.chat_state``,
-``telegram_bot.delivery.flood.limiter`` -- through :meth:`tables.KeyValueStore.key` and
+"""The Redis key schema of the table service's own keys.  (The bot names its own
+keys -- chat state, preferences, update claims, render marks, flood buckets -- in
+``telegram_bot.state.keys``, through :meth:`tables.KeyValueStore.key` and
 :meth:`~tables.KeyValueStore.table_key`, under the same prefix.)
 
 Every key starts with the service's prefix ``P`` (default ``durak:``; tests use a

@@ -75,7 +75,7 @@ class TableService:
         max_connections: int | None = None,
     ) -> TableService:
         """A service with its own client (closed by :meth:`aclose`), built by
-        :func:`tables.store.make_client`: retries with backoff on connection
+        :func:`tables.client.make_client`: retries with backoff on connection
         errors, health checks and socket timeouts from ``config``
         (``redis_*``).  With ``max_connections`` the client's pool is a blocking
         one of that size: a request waits (up to 20 s) for a free connection

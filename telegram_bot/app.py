@@ -5,7 +5,7 @@ typed :class:`telegram_bot.usecases.cases.UseCases` --, ``publisher``, which sho
 what a use case changed once the user is answered, ``bot_username`` and
 ``settings``), the update
 dedupe in front of every handler (:mod:`telegram_bot.state.dedupe`: an update delivered
-twice is handled once), and two background tasks:
+twice is handled once), and three background tasks:
 
 * the turn-timer loop (:meth:`tables.timers.Timers.run_timers`), which
   re-renders the tables its timeout moves changed;

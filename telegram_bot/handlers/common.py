@@ -146,7 +146,7 @@ async def finish_press(
 async def answer(callback: CallbackQuery, text: str | None = None, **options: Any) -> None:
     """Answer a button press, best effort: Telegram refuses a second answer of one
     callback query (a copy delivered to another process answered it) or a late
-    one -- the press's outcome is still shown after (its ``then`` runs)."""
+    one -- the press's outcome is still shown after (the publisher shows its change)."""
     try:
         await callback.answer(text, **options)
     except TelegramBadRequest as e:

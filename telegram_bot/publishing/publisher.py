@@ -3,7 +3,7 @@ lobby change) the publisher loads the table once and edits the messages that
 show it -- each seat's hand message (his view only), the group's table message
 (the public view), the lobby messages -- through :mod:`telegram_bot.delivery.coalesce`.
 It decides which messages to edit and how urgently; what they show comes from
-:mod:`telegram_bot.views.screens` (pure).
+:mod:`telegram_bot.views` (pure).
 
 It never changes game state, and lends nothing: what it needs (the snapshot
 loader, the chat state, the delivery, where hands live) is given to it.  Message

@@ -8,13 +8,14 @@ bot processes -- that is not game state:
     ==============  ====================================================
     ``h:<user>``    message id of the player's hand message (his private chat);
                     negative: minus the ephemeral_message_id of his hand shown
-                    in the group (issue 14, :mod:`telegram_bot.publishing.group_hands`)
+                    in the group (issue 14, :mod:`telegram_bot.publishing.hands`)
     ``s:<user>``    his multi-card selection (JSON, :class:`telegram_bot.buttons.moves.Selection`;
                     written by compare-and-set on its ``rev``, :meth:`ChatStateStore.swap_selection`)
     ``l:<user>``    his language (for messages he did not ask for)
     ``g``           message id of the group's table message (chat = the table's chat)
     ``L:<chat>``    message id of a lobby message in that chat
     ``gl``          the group's language
+    ``w:<user>``    message id of a spectator's private view (issue #16)
     ==============  ====================================================
 
 ``P ui:<id>`` -- hash, per user or chat: ``lang`` (/lang override), ``tg``
