@@ -33,10 +33,10 @@ CHECKS = """
 import sys
 from pathlib import Path
 
-import admin_api, engine, sandbox, telegram_bot
+import admin_api, durak, engine, sandbox, tables, telegram_bot
 
 venv = Path(sys.prefix).resolve()
-for module in (admin_api, engine, sandbox, telegram_bot):
+for module in (admin_api, durak, engine, sandbox, tables, telegram_bot):
     assert Path(module.__file__).resolve().is_relative_to(venv), module.__file__
 
 from telegram_bot.views.i18n import get_i18n
