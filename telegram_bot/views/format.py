@@ -5,6 +5,7 @@ user chose (a name) goes into one through :func:`user_text` only."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -40,10 +41,29 @@ def ai_name(raw: str, _: Translator) -> str:
     return _("AI {n}", n=m.group(1)) if m else raw
 
 
+BIDI_ISOLATE = ("\u2068", "\u2069")  # FIRST STRONG ISOLATE ... POP DIRECTIONAL ISOLATE
+_DIRECTIONAL = frozenset(
+    {"R", "AL", "AN", "LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"}
+)
+"""Bidi classes that can change the direction of the text around them: a right-to-left
+letter or number, or an explicit embedding, override or isolate control."""
+
+
+def isolated(text: str) -> str:
+    """``text`` as an island of its own direction (Unicode bidi isolates): a name
+    with U+202E (RIGHT-TO-LEFT OVERRIDE), or in Hebrew or Arabic, cannot reorder
+    the rest of its line -- the isolate ends every embedding and override begun
+    inside it.  Text without such characters is returned as it is."""
+    if any(unicodedata.bidirectional(c) in _DIRECTIONAL for c in text):
+        return BIDI_ISOLATE[0] + text + BIDI_ISOLATE[1]
+    return text
+
+
 def user_text(raw: str) -> str:
-    """A name (or any text a user chose) for an HTML message: shortened, and its
-    ``<``, ``>`` and ``&`` escaped, so Telegram shows it literally."""
-    return html_decoration.quote(short_name(raw))
+    """A name (or any text a user chose) for an HTML message: shortened, its
+    ``<``, ``>`` and ``&`` escaped, so Telegram shows it literally, and isolated
+    (:func:`isolated`), so it cannot reorder the text around it."""
+    return isolated(html_decoration.quote(short_name(raw)))
 
 
 def name_of(names: Sequence[str], seat: int, _: Translator) -> str:

@@ -35,6 +35,7 @@ HOSTILE = [
     "&lt;not an entity&gt;",
     "x" * 63 + "<",
     "שלום עליכם",  # right to left
+    "Eve \u202eevil",  # RIGHT-TO-LEFT OVERRIDE: would reverse the rest of the line
     "Ana 🃏👩‍👩‍👧",
 ]
 GROUP, ME, OTHER = -100_500, 7, 8
@@ -102,3 +103,23 @@ def test_a_hostile_name_is_shown_literally(screen: str, name: str) -> None:
     for e in fair:
         assert short_name(name) not in plain[e["offset"] : e["offset"] + e["length"]]
     assert all(e["type"] in ("bold", "italic") for e in entities if e not in fair), entities
+
+
+BIDI = {"שלום עליכם", "Eve \u202eevil"}
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+@pytest.mark.parametrize("screen", list(SCREENS))
+def test_a_name_cannot_reorder_the_text_around_it(screen: str, name: str) -> None:
+    """A name that could change the direction of its line (an override, a
+    right-to-left script) is shown in a bidi isolate, closed right after it; any
+    other name as it is."""
+    text, _markup = SCREENS[screen](name)
+    plain, _entities = parse_text(text, "HTML")
+    if name in BIDI:
+        assert "\u2068" + short_name(name) in plain
+        for line in plain.splitlines():  # each isolate is closed on its own line
+            assert line.count("\u2068") == line.count("\u2069"), line
+    else:
+        assert "\u2068" not in plain
+        assert "\u2069" not in plain
