@@ -40,10 +40,9 @@ class ReplayStep:
 
 
 def may_watch(record: Mapping[str, Any], user: int) -> bool:
-    """A player of the game, or anyone for a game played in a group (a group's
-    table message showed the game to all its members)."""
-    chat = record.get("result", {}).get("chat")
-    return any(u == user for u, _name in record["seats"]) or (chat is not None and chat < 0)
+    """Only the game's players: a replay shows every hand, which the group's
+    table message never showed its other members (#28)."""
+    return any(u == user for u, _name in record["seats"])
 
 
 def replay_step(record: Mapping[str, Any], step: int) -> ReplayStep:

@@ -1,8 +1,7 @@
 """Replays (issue #16): a finished game's record from the table service, stepped
 through move by move (``/replay``, the *Replay* button) by the rules
-(:mod:`engine.replay`).  The game is over, so a replay shows every hand; only
-its players see it -- and, for a group's game, anyone who could follow it on the
-group's table message."""
+(:mod:`engine.replay`).  The game is over, so a replay shows every hand: only
+its players see it (a group's other members saw the public view only)."""
 
 from __future__ import annotations
 

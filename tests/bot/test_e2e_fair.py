@@ -47,7 +47,8 @@ async def test_commitment_seed_and_replay(
 ) -> None:
     async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
         humans = [fake.add_user(f"P{i}", language_code="en") for i in range(2)]
-        tid, group = await group_lobby(h, "chuvash", humans, 1)
+        member = fake.add_user("Member", language_code="en")  # in the group, not playing
+        tid, group = await group_lobby(h, "chuvash", humans, 1, watchers=[member])
         table, _s, _v = await h.svc.tables.get(tid)
         first = await fake.world.wait_for(
             lambda: next(
@@ -102,6 +103,15 @@ async def test_commitment_seed_and_replay(
         await step_to(h, p0, msg, "⏪", f"move 0 of {last}")
         await step_to(h, p0, msg, "⏭", "bout 2 of")  # the first move of the second bout
         assert "move 0 of" not in (msg.text or "")
+
+        # a member of the group who did not play: every hand would show -- refused
+        member.start()
+        await member.wait_message(timeout=SAFETY)
+        seen = len(member.messages())
+        answer = await member.press("🎞 Replay", message=final, chat=group).wait_answer(SAFETY)
+        assert answer["show_alert"], answer
+        assert "Only the game's players" in (answer.get("text") or ""), answer
+        assert len(member.messages()) == seen  # no replay sent to him
 
         # /replay lists the game; another player opens it from there
         p1 = humans[1]
