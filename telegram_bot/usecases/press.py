@@ -19,10 +19,11 @@ compare-and-set on the revision it was drawn for, so one delivered twice toggles
 once.  The seat is always the presser's own: a button of a message that is not
 his current hand message changes nothing.
 
-Stale presses (issue 13): a pass (or "pass for the bout") still legal for him
-means what it meant and is applied whatever else changed; a press of a keyboard
-he already moved from (a double tap) is :attr:`PressStatus.REPEATED`, answered
-silently; any other stale press gets a short notice (not a modal alert) and his
+Stale presses (issue 13): a press of a keyboard he already moved from (a double
+tap) is :attr:`PressStatus.REPEATED`, answered silently, before anything else --
+even a Pass still legal (#28: the second tap passed again on a throw-in he never
+saw); otherwise a pass (or "pass for the bout") still legal for him means what
+it meant and is applied whatever else changed; any other stale press gets a short notice (not a modal alert) and his
 fresh keyboard."""
 
 from __future__ import annotations
@@ -152,16 +153,18 @@ class PressButton:
         assert state is not None
         seat_view = view(state, seat)
         button = press.button
+        if button.version != snap.version and snap.loaded.moved_since(seat, button.version):
+            # he already moved from this keyboard (a double tap): whatever it still
+            # seems to mean -- a Pass still legal on a throw-in he never saw -- is
+            # not what he meant; checked before the stamp and the pass exemptions
+            return PressOutcome(PressStatus.REPEATED, change=Redraw(snap, press.user, selection))
         if (
             button.version != snap.version
             and (not button.stamp or button.stamp != stamp(seat_view))
             and not _still_a_pass(seat_view, button)
         ):
             # his hand or options changed since the keyboard was drawn
-            redraw = Redraw(snap, press.user, selection)
-            if snap.loaded.moved_since(seat, button.version):  # he already moved from it
-                return PressOutcome(PressStatus.REPEATED, change=redraw)
-            return PressOutcome(PressStatus.STALE, change=redraw)
+            return PressOutcome(PressStatus.STALE, change=Redraw(snap, press.user, selection))
         if button.press.kind in SELECTION_PRESSES and button.sel != selection.token:
             # drawn for another revision of his selection (a toggle delivered twice,
             # a double tap): what it meant is gone -- show him his selection now

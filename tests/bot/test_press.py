@@ -327,6 +327,32 @@ async def test_a_pass_still_legal_is_applied_from_an_old_keyboard(table: Table) 
     assert (await t.svc.tables.load(t.code)).version > version
 
 
+async def test_a_second_tap_of_pass_makes_no_second_move(table: Table) -> None:
+    """#28: a double tap of Pass: the second tap comes from a keyboard he already
+    moved from; a Pass still legal then (in the same bout) must not be applied
+    again -- it would answer a throw-in he never saw."""
+    t = table
+    for _ in range(50):
+        version, user = await until_a_pass(t)
+        loaded = await t.svc.tables.load(t.code)
+        assert loaded.state is not None
+        seat = loaded.table.seat_of(user)
+        assert seat is not None
+        # a keyboard of his drawn before a move of his in this bout
+        older = next((v for v in range(version - 1, 0, -1) if loaded.moved_since(seat, v)), None)
+        if older is not None:
+            break
+        await t.svc.games.apply(t.code, user, "P", version)
+    else:
+        raise AssertionError("no seat could pass after a move of its own")
+    now = stamp(view(loaded.state, seat))
+    old = now[:BOUT_STAMP_LEN] + ("AAAA" if now[BOUT_STAMP_LEN:] != "AAAA" else "BBBB")
+    outcome = await t.press_button(pressing(t, user, older, act("P"), old))
+    assert outcome.status is PressStatus.REPEATED
+    assert outcome.ok  # answered silently
+    assert (await t.svc.tables.load(t.code)).version == version  # no move
+
+
 async def test_a_pass_from_another_bout_is_stale(table: Table) -> None:
     t = table
     version, user = await until_a_pass(t)
