@@ -312,6 +312,13 @@ class LobbyActions:
             raise LiveError(
                 "not_owner", "only the lobby's creator can change the settings", action="settings"
             )
+        if message is not None:
+            # the panel replaces the pressed message: it must be this lobby's own
+            # (#28: his lobby's settings data pressed on another lobby's message,
+            # or on a game's table message, rewrote that message into his lobby)
+            chat, message_id = message
+            if (await self.ui.table(button.code)).lobby_messages.get(chat) != message_id:
+                raise LiveError("bad_button", "the pressed message is not this lobby's")
         if button.op == LobbyOp.SET and button.setting is not None:
             changes = setting_changes(table, *button.setting)
             written = await self.svc.lobbies.configure(

@@ -25,6 +25,7 @@ REFUSALS: dict[str, str] = {
     "bad_settings": N_("These settings are not possible."),
     "bad_request_id": N_("Something went wrong: try again."),
     "not_owner": N_("Only the lobby's creator can do that."),
+    "bad_button": N_("This button is not valid."),
     "unavailable": N_("The game is unavailable for a moment: please try again in a few seconds."),
     # engine.IllegalAction codes
     "not_your_turn": N_("It is not your move now."),

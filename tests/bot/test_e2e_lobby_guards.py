@@ -11,7 +11,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from sandbox.fake_api import Chat, FakeTelegram, Message, RateLimits, SimUser
-from tests.bot.e2e_kit import SAFETY, Harness, running
+from telegram_bot.buttons.callbacks import LobbyCb, LobbyOp
+from tests.bot.e2e_kit import SAFETY, Harness, op, running
 
 
 @pytest.fixture
@@ -80,4 +81,43 @@ async def test_only_the_creator_runs_the_lobby(
         answer = await owner.press("Settings", message=lobby, chat=group).wait_answer(SAFETY)
         assert not answer.get("show_alert"), answer
         await fake.world.wait_for(lambda: lobby.edits > edits or None, SAFETY)
+    assert not fake.stats.errors, fake.stats.errors
+
+
+async def test_lobby_settings_pressed_on_another_message_change_nothing(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """#28: a lobby owner's settings buttons (his own lobby's callback data) pressed
+    on another lobby's message rewrote that message into his lobby; now an alert,
+    and neither message nor setting changes."""
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        ann, bob, eve = (fake.add_user(n, language_code="en") for n in ("Ann", "Bob", "Eve"))
+        mine, _group = await lobby_in_group(h, [ann, eve])
+        theirs, other_group = await lobby_in_group(h, [bob, ann])
+        table = await h.svc.tables.where(ann.id)
+        assert table is not None
+        before, timer = theirs.text, table.timer
+        for what in (LobbyOp.SETTINGS, LobbyOp.BACK):
+            answer = await ann.press(
+                data=op(table.id, what), message=theirs, chat=other_group, forged=True
+            ).wait_answer(SAFETY)
+            assert answer["show_alert"], answer
+            assert "not valid" in (answer.get("text") or ""), answer
+        data = LobbyCb(code=table.id, op=LobbyOp.SET, arg="timer=30").pack()
+        answer = await ann.press(
+            data=data, message=theirs, chat=other_group, forged=True
+        ).wait_answer(SAFETY)
+        assert answer["show_alert"], answer
+        assert theirs.text == before
+        # the message goes on showing Bob's lobby: his next change is the next edit
+        await bob.press("Add AI", message=theirs, chat=other_group).wait_answer(SAFETY)
+        await fake.world.wait_for(lambda: "AI 1" in (theirs.text or "") or None, SAFETY)
+        assert "gathered by Bob" in (theirs.text or "")
+        assert table.id not in (theirs.text or "")  # nothing of Ann's lobby
+        after = await h.svc.tables.where(ann.id)
+        assert after is not None
+        assert after.timer == timer
+        # on his own lobby's message the panel still opens
+        answer = await ann.press("⚙ Settings", message=mine).wait_answer(SAFETY)
+        assert not answer.get("show_alert"), answer
     assert not fake.stats.errors, fake.stats.errors
