@@ -90,6 +90,10 @@ class FakeTelegram:
         self.host = host
         self.port = port
         self.url = ""
+        self.reply_delays: dict[str, float] = {}
+        """Seconds the answer of a method (by name) takes to come back after the
+        method ran: network latency on the way back (the message exists, and users
+        see it, before the bot knows its id)."""
         self._runner: web.AppRunner | None = None
         self._webhook_task: asyncio.Task[None] | None = None
 
@@ -159,6 +163,8 @@ class FakeTelegram:
             self.world.stats.record(name, error.code)
             return error.to_json()
         self.world.stats.record(name, None)
+        if delay := self.reply_delays.get(name, 0.0):
+            await asyncio.sleep(delay)
         return {"ok": True, "result": result}
 
     async def _handle_api(self, request: web.Request) -> web.Response:

@@ -4,6 +4,7 @@ private *Open my table* offer after a refused press."""
 
 from __future__ import annotations
 
+from tables import CANCELLED, OPEN, LiveError
 from telegram_bot.delivery import Delivery, Urgency
 from telegram_bot.publishing.changes import LobbyPosted, SettingsShown, TableOffered
 from telegram_bot.state.chat_state import ChatStateStore
@@ -11,7 +12,14 @@ from telegram_bot.state.snapshot import Snapshots
 from telegram_bot.views import texts
 from telegram_bot.views.i18n import Translator
 from telegram_bot.views.keyboards import open_table_keyboard
-from telegram_bot.views.lobby import lobby_lang, render_lobby, settings_keyboard, settings_text
+from telegram_bot.views.lobby import (
+    lobby_lang,
+    lobby_screen,
+    render_lobby,
+    settings_keyboard,
+    settings_text,
+    started_lobby_screen,
+)
 
 
 class LobbyMessages:
@@ -24,7 +32,11 @@ class LobbyMessages:
         self.bot_username = bot_username
 
     async def post(self, c: LobbyPosted) -> None:
-        """Send the lobby message to ``c.chat`` and remember it."""
+        """Send the lobby message to ``c.chat`` and remember it.  A change to the
+        lobby while the send's answer was on its way (a Join pressed on the message
+        as soon as it appeared) re-rendered the lobby's messages without this one,
+        whose id was not known yet: so once it is remembered, a lobby that changed
+        since is shown on it (#28)."""
         text, markup = render_lobby(c.table, locale=c.locale, bot_username=self.bot_username)
         msg = await self.delivery.send(c.chat, text, markup)
         await self.ui.update_table(
@@ -33,6 +45,19 @@ class LobbyMessages:
             langs=dict(c.langs) or None,
             group_lang=c.group_lang,
         )
+        if msg is None:
+            return
+        try:
+            now = await self.snapshots.load(c.table.id)
+        except LiveError:
+            return  # gone meanwhile
+        if now.table == c.table:
+            return
+        if now.table.status in (OPEN, CANCELLED):
+            text, markup = lobby_screen(now, c.chat, self.bot_username)
+        else:  # the game started meanwhile: the message says so, as the others do
+            text, markup = started_lobby_screen(now, c.chat, self.bot_username)
+        await self.delivery.edit(c.chat, msg.message_id, text, markup, urgency=Urgency.SOON)
 
     async def show_settings(self, c: SettingsShown) -> None:
         """The settings panel (or the lobby, ``back``) on the pressed message; a

@@ -121,3 +121,27 @@ async def test_lobby_settings_pressed_on_another_message_change_nothing(
         answer = await ann.press("⚙ Settings", message=mine).wait_answer(SAFETY)
         assert not answer.get("show_alert"), answer
     assert not fake.stats.errors, fake.stats.errors
+
+
+async def test_a_join_while_the_lobby_message_is_on_its_way_shows(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """#28: the lobby message's id is known only once sendMessage answers; a Join
+    pressed on it before that (users see it at once) re-rendered the lobby without
+    it, and nothing rendered it later: the message never showed the player."""
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False):
+        ann, bob = (fake.add_user(n, language_code="en") for n in ("Ann", "Bob"))
+        group = ann.create_group("Card night", bob)
+        ann.add_bot_to(group)
+        await ann.wait_message("/new", group, timeout=SAFETY)
+        for u in (ann, bob):
+            u.start()
+            await u.wait_message(timeout=SAFETY)
+        fake.reply_delays["sendMessage"] = 0.5  # the lobby's id reaches the bot late
+        ann.send("/new chuvash", group)
+        lobby = await ann.wait_message("Invitation link", group, timeout=SAFETY)
+        answer = await bob.press("Join", message=lobby, chat=group).wait_answer(SAFETY)
+        assert not answer["show_alert"], answer
+        fake.reply_delays.clear()
+        await fake.world.wait_for(lambda: "Bob" in (lobby.text or "") or None, SAFETY)
+    assert not fake.stats.errors, fake.stats.errors
