@@ -97,8 +97,8 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> OpenAPI:
     metrics.init_app(app, app.extensions[service.EXTENSION])
     errors.init_app(app)
     app.before_request(errors.check_url_length)
+    auth.init_app(app)  # who asks is answered first (401, 403), then what he sent
     app.before_request(errors.check_query_repeats)
-    auth.init_app(app)
     app.before_request(errors.check_json_body)
     common.init_app(app)
 

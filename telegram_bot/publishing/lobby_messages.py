@@ -54,10 +54,10 @@ class LobbyMessages:
         if now.table == c.table:
             return
         if now.table.status in (OPEN, CANCELLED):
-            text, markup = lobby_screen(now, c.chat, self.bot_username)
+            shown = lobby_screen(now, c.chat, self.bot_username)
         else:  # the game started meanwhile: the message says so, as the others do
-            text, markup = started_lobby_screen(now, c.chat, self.bot_username)
-        await self.delivery.edit(c.chat, msg.message_id, text, markup, urgency=Urgency.SOON)
+            shown = started_lobby_screen(now, c.chat, self.bot_username)
+        await self.delivery.edit(c.chat, msg.message_id, *shown, urgency=Urgency.SOON)
 
     async def show_settings(self, c: SettingsShown) -> None:
         """The settings panel (or the lobby, ``back``) on the pressed message; a
