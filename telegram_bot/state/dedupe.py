@@ -4,15 +4,17 @@ A webhook retry delivers the same update (same ``update_id``) again, perhaps to
 another bot process; one press is one callback query with its own id, whichever
 update carries it.  :class:`UpdateDedupe`, an outer middleware of the
 Dispatcher's ``update`` observer, claims the update in Redis (``SET NX`` with a
-short TTL, through ``svc.kv``) before any handler runs:
+short TTL, through ``svc.kv``) before any handler runs, by ONE key:
 
-``P upd:{<bot id>:<update id>}`` -- string, every update;
-``P cbq:{<callback query id>}``  -- string, a callback query as well
+``P cbq:{<callback query id>}``  -- string, a callback query (the press);
+``P upd:{<bot id>:<update id>}`` -- string, any other update
 (spelled in :class:`telegram_bot.state.keys.DedupeKeys`).
 
-Each key is its own hash tag, so the claims spread over a Redis Cluster's slots
-(no hot slot).  An update whose key (either key) is already claimed is a
-duplicate: it is dropped without running a handler -- and without answering the
+One key, so a claim is one ``SET NX`` on one node: two keys sit in different
+slots of a Redis Cluster, and two processes could each win one of them -- both
+then dropped the update, nobody answered it, and the won key was never released
+(#28).  Each key is its own hash tag, so the claims spread over the cluster's
+slots (no hot slot).  An update whose key is already claimed is a duplicate: it is dropped without running a handler -- and without answering the
 callback query: the copy that holds the claim answers it (Telegram refuses a
 second answer, and an early silent one would swallow that copy's alert).  When
 the handler fails the claim is released, so a redelivery is handled afresh (the
@@ -51,11 +53,10 @@ class UpdateDedupe(BaseMiddleware):
         """Updates dropped as duplicates by this process (diagnostics)."""
 
     def keys(self, update: Update, bot_id: int) -> list[str]:
-        """The claim keys of ``update`` (see the module docstring)."""
-        keys = [self._keys.update(bot_id, update.update_id)]
-        if update.callback_query is not None:
-            keys.append(self._keys.callback_query(update.callback_query.id))
-        return keys
+        """The claim key of ``update``, alone (see the module docstring)."""
+        if update.callback_query is not None:  # the press, whichever update carries it
+            return [self._keys.callback_query(update.callback_query.id)]
+        return [self._keys.update(bot_id, update.update_id)]
 
     async def claim(self, update: Update, bot_id: int) -> list[str] | None:
         """Claim ``update``: the keys now held (to release on failure), ``None``

@@ -80,10 +80,11 @@ class DedupeKeys:
     set ``NX`` to live ``UPDATE_DEDUPE_TTL`` seconds (600 by default, far beyond
     Telegram's webhook retries).
 
-    ``P upd:{<bot id>:<update id>}`` for every update and, for a callback query
-    as well, ``P cbq:{<callback query id>}`` (one press is one query, whichever
-    update carries it).  Each key is its own hash tag: the claims spread over
-    the slots, none is hot."""
+    ONE key an update: ``P cbq:{<callback query id>}`` for a callback query (one
+    press is one query, whichever update carries it), ``P upd:{<bot id>:<update
+    id>}`` for any other -- two keys would sit in two cluster slots, and a claim
+    split between two processes was dropped by both.  Each key is its own hash
+    tag: the claims spread over the slots, none is hot."""
 
     def __init__(self, kv: KeyValueStore) -> None:
         self.kv = kv

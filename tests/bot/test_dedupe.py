@@ -119,9 +119,10 @@ async def test_claims_are_hash_tagged_and_expire(services: Callable[[], TableSer
     svc = services()
     dedupe = UpdateDedupe(svc.kv, ttl=30)
     update = callback_update(55, "q55")
-    keys = dedupe.keys(update, BOT_ID)
-    assert keys == [svc.kv.key(f"upd:{{{BOT_ID}:55}}"), svc.kv.key("cbq:{q55}")]
+    keys = dedupe.keys(update, BOT_ID) + dedupe.keys(message_update(56), BOT_ID)
+    assert keys == [svc.kv.key("cbq:{q55}"), svc.kv.key(f"upd:{{{BOT_ID}:56}}")]
     await dedupe(Counter(), update, {"bot": FakeBot()})
+    await dedupe(Counter(), message_update(56), {"bot": FakeBot()})
     for key in keys:
         assert 0 < await svc.kv.pttl(key) <= 30_000
 
@@ -146,3 +147,25 @@ async def test_without_redis_every_update_goes_through(redis_prefix: str) -> Non
         await dedupe(handler, update, {"bot": FakeBot()})
         await dedupe(handler, update, {"bot": FakeBot()})
         assert handler.calls == 2  # not blocked: the writes' request ids still dedupe
+
+
+async def test_two_processes_on_a_cluster_handle_each_update_once(
+    redis_cluster_url: str, redis_prefix: str
+) -> None:
+    """#28: on a Redis Cluster, two processes claiming the same presses at once:
+    each is handled by exactly one of them (a claim split over two nodes had
+    both drop it, and nobody answered)."""
+    config = LiveConfig(prefix=redis_prefix)
+    async with (
+        TableService.from_url(redis_cluster_url, config) as a,
+        TableService.from_url(redis_cluster_url, config) as b,
+    ):
+        one, two = UpdateDedupe(a.kv), UpdateDedupe(b.kv)
+        handler = Counter()
+        updates = [callback_update(1000 + n, f"press{n}") for n in range(400)]
+        results = await asyncio.gather(
+            *(m(handler, u, {"bot": FakeBot()}) for u in updates for m in (one, two))
+        )
+        handled = [results[2 * n : 2 * n + 2].count("handled") for n in range(len(updates))]
+        assert handled == [1] * len(updates)
+        assert one.duplicates + two.duplicates == len(updates)
