@@ -52,6 +52,8 @@ class LiveCollector(Collector):
                 try:
                     svc = self.holder.get()
                     self._stats = svc.call(svc.service.admin.global_stats).to_json()
+                    budgets = svc.call(svc.service.budgets.all)
+                    self._stats["budgets"] = [b.as_dict() for b in budgets]
                 except ServiceUnavailable as e:
                     log.warning("metrics: Redis is unavailable: %s", e)
                     self._stats = None
@@ -78,6 +80,21 @@ class LiveCollector(Collector):
             yield m
         yield GaugeMetricFamily(
             "durak_active_players", "players seated at lobbies and games", value=s["active_players"]
+        )
+        budgets = s.get("budgets", [])
+        learned = GaugeMetricFamily(
+            "durak_group_budgets",
+            "groups whose message budget was learned from 429s (#24), by what was learned",
+            labels=["learned"],
+        )
+        learned.add_metric(["reduced"], sum(1 for b in budgets if b["public"] < 20))
+        learned.add_metric(["ephemerals_counted"], sum(1 for b in budgets if b["counted"]))
+        learned.add_metric(["any"], len(budgets))
+        yield learned
+        yield GaugeMetricFamily(
+            "durak_group_budget_public_min",
+            "the lowest learned public budget of any group, messages a minute (20: none cut)",
+            value=min((b["public"] for b in budgets), default=20),
         )
 
 

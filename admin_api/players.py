@@ -7,7 +7,15 @@ from typing import Any
 from flask_openapi3.blueprint import APIBlueprint
 
 from admin_api.common import READ_ERRORS, SECURITY, operation_id, table_out, tag
-from admin_api.schemas import AuditPageOut, AuditQuery, PlayerOut, StatsOut, UserPath
+from admin_api.schemas import (
+    AuditPageOut,
+    AuditQuery,
+    GroupBudgetOut,
+    GroupBudgetsOut,
+    PlayerOut,
+    StatsOut,
+    UserPath,
+)
 from admin_api.service import get_service
 
 api = APIBlueprint(
@@ -37,6 +45,18 @@ def stats() -> dict[str, Any]:
     games finished in the last 24 h by variant."""
     svc = get_service()
     return StatsOut(**svc.call(svc.service.admin.global_stats).to_json()).model_dump(mode="json")
+
+
+@api.get("/flood/budgets", responses={200: GroupBudgetsOut, **READ_ERRORS})
+def flood_budgets() -> dict[str, Any]:
+    """The groups whose message budget the bot learned from Telegram's 429
+    answers (#24), the latest change first (at most 100): messages a minute it
+    allows itself now, whether ephemeral messages (hands shown in the group)
+    count with the public ones, the refusals so far and why it last changed.
+    A group not listed has the documented 20 a minute."""
+    svc = get_service()
+    items = [GroupBudgetOut.model_validate(b.as_dict()) for b in svc.call(svc.service.budgets.all)]
+    return GroupBudgetsOut(items=items).model_dump(mode="json")
 
 
 @api.get("/audit", responses={200: AuditPageOut, **READ_ERRORS})

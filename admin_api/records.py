@@ -48,6 +48,11 @@ class RecordOut(BaseModel):
     first_attacker: int
     actions: list[dict[str, Any]] = Field(description="every move, in order (RULES §3 form)")
     seats: list[list[Any]] = Field(description="[Telegram user id or null (AI), name] by seat")
+    ai: list[str | None] | None = Field(
+        default=None,
+        description="each AI seat's kind at the end (heuristic, search, ...; null: a human); "
+        "absent in records kept before it was added",
+    )
     result: dict[str, Any]
 
 

@@ -212,6 +212,23 @@ class StatsOut(BaseModel):
     lobbies_by_variant: dict[str, int]
 
 
+class GroupBudgetOut(BaseModel):
+    chat: int = Field(description="the group's Telegram chat id")
+    public: int = Field(description="messages a minute the bot allows itself in the group now")
+    ephemeral: int = Field(
+        description="ephemeral messages a minute while they are not counted with the public ones"
+    )
+    counted: bool = Field(description="ephemeral messages count against the public minute")
+    refused_public: int = Field(description="429 answers to public writes so far")
+    refused_ephemeral: int = Field(description="429 answers to ephemeral writes so far")
+    changed_at: int = Field(description="epoch ms of the last change")
+    why: str = Field(description="the last change, in words")
+
+
+class GroupBudgetsOut(BaseModel):
+    items: list[GroupBudgetOut]
+
+
 class AuditEntryOut(BaseModel):
     id: str
     at: int = Field(description="epoch ms")

@@ -14,6 +14,19 @@ time from Redis answering again to the first successful press.  No asserts.
     python bench/faults.py [--outage 5] [--games 4] [--seed 1] [--stop]
 
 ``--stop``: the outage is a SIGSTOP (connections open, no answer) and SIGCONT.
+
+``--failover``: a master of a Redis Cluster killed instead, its replica
+promoted -- the stall of the tables on the healthy and on the failed slots
+(:mod:`bench.failover`, #28).
+
+``--soak``: rolling restarts, 3 bot processes and ``--games`` (50) live games,
+a random process stopped by SIGTERM -- then, separately, SIGKILL -- and
+restarted every 30 s for ``--minutes`` (10); ``--broadcast``: every update to
+both of 2 processes on a cluster, ``--lobbies`` (10) group games played to the
+end -- their counts (:mod:`bench.fleet_faults`, #28).
+
+    python bench/faults.py --soak [--minutes 10] [--games 50] [--cluster]
+    python bench/faults.py --broadcast [--lobbies 10]
 """
 
 from __future__ import annotations
@@ -32,6 +45,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import failover, fleet_faults
 from sandbox.fake_api import FakeTelegram, RateLimits, SimUser
 from sandbox.local_redis import find_redis_server, start_redis, stop
 from tables import LiveConfig, ServiceUnavailable, TableService
@@ -136,7 +152,7 @@ async def run(outage: float, games: int, seed: int, pause: bool) -> None:
         procs = [proc]  # the one running now (restarted below)
         port = int(url.rsplit(":", 1)[1].split("/")[0])
         try:
-            async with FakeTelegram(limits=RateLimits()) as fake:
+            async with FakeTelegram(limits=RateLimits.from_env()) as fake:
                 await scenario(fake, url, outage, games, seed, binary, workdir, port, procs, pause)
         finally:
             stop(procs[0])
@@ -236,14 +252,48 @@ async def scenario(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--outage", type=float, default=5.0, help="seconds Redis stays dead")
-    parser.add_argument("--games", type=int, default=4, help="games of 2 players")
+    parser.add_argument(
+        "--games", type=int, default=None, help="games of 2 players (4); --soak: live games (50)"
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
         "--stop", action="store_true", help="SIGSTOP / SIGCONT instead of kill -9 and a restart"
     )
+    parser.add_argument(
+        "--failover", action="store_true", help="a cluster master killed (bench/failover.py)"
+    )
+    parser.add_argument("--tables", type=int, default=24, help="--failover: tables pressing")
+    parser.add_argument("--run", type=float, default=12.0, help="--failover: seconds after it")
+    parser.add_argument(
+        "--full-coverage",
+        action="store_true",
+        help="--failover: cluster-require-full-coverage yes (Redis's default)",
+    )
+    parser.add_argument("--soak", action="store_true", help="rolling restarts (fleet_faults.py)")
+    parser.add_argument("--minutes", type=float, default=10.0, help="--soak: per signal")
+    parser.add_argument("--cluster", action="store_true", help="--soak: on a 3-master cluster")
+    parser.add_argument(
+        "--broadcast", action="store_true", help="every update to 2 processes (fleet_faults.py)"
+    )
+    parser.add_argument("--lobbies", type=int, default=10, help="--broadcast: group games")
     args = parser.parse_args()
     logging.basicConfig(level=logging.CRITICAL)
-    asyncio.run(run(args.outage, args.games, args.seed, args.stop))
+    if args.soak or args.broadcast:
+        binary = find_redis_server()
+        if binary is None:
+            sys.exit("no redis-server: install one (apt-get install redis-server)")
+        if args.soak:
+            fleet_faults.run_soak(binary, args.games or 50, args.minutes, args.seed, args.cluster)
+        if args.broadcast:
+            fleet_faults.run_broadcast(binary, args.lobbies, args.seed)
+        return
+    if args.failover:
+        binary = find_redis_server()
+        if binary is None:
+            sys.exit("no redis-server: install one (apt-get install redis-server)")
+        failover.run(binary, args.tables, args.run, args.stop, args.full_coverage)
+        return
+    asyncio.run(run(args.outage, args.games or 4, args.seed, args.stop))
 
 
 if __name__ == "__main__":

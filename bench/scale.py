@@ -89,7 +89,7 @@ async def row(
 ) -> str:
     prefix = f"scale{n}:"
     async with (
-        FakeTelegram(limits=RateLimits()) as fake,
+        FakeTelegram(limits=RateLimits.from_env()) as fake,
         BotFleet(fake, url, prefix, count=processes) as fleet,
     ):
         before = node_stats(ports)

@@ -81,7 +81,9 @@ def main(argv: list[str] | None = None) -> int:
             return 0 if result["ok"] else 1
         options = _options(args)
         if args.command == "verify":
-            seed = int(args.seed) if args.seed.lstrip("-").isdigit() else args.seed
+            if not args.seed.lstrip("-").isdigit():  # exit 2, as documented (#29)
+                raise ValueError(f"the seed is a whole number, not {args.seed!r}")
+            seed = int(args.seed)
             checked = verify.verify(
                 seed, args.commitment, args.variant, args.players, options, args.previous_loser
             )

@@ -9,15 +9,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from engine.actions import Action
+from engine.actions import PASS, Action
 from engine.state import GameState
 from engine.verify import load_record
 
 
 @dataclass(frozen=True)
 class ReplayStep:
-    """The state after ``step`` of the record's ``last`` moves; ``bout`` of
-    ``bouts`` (1-based); the first step of each bout, to jump between them."""
+    """The state after ``step`` of the record's ``last`` steps; ``bout`` of
+    ``bouts`` (1-based); the first step of each bout, to jump between them.
+
+    A step is a move that is not a pass, with the passes that follow it (#29: a
+    Shchelkovsky game of 754 moves had 412 passes, each a step that showed
+    nothing new); ``action`` is that move, ``passes`` how many passes it
+    carries."""
 
     record: Mapping[str, Any]
     state: GameState
@@ -27,6 +32,7 @@ class ReplayStep:
     bouts: int
     bout_starts: tuple[int, ...]
     action: Action | None
+    passes: int = 0
 
     @property
     def names(self) -> list[str]:
@@ -51,29 +57,53 @@ def replay_step(record: Mapping[str, Any], step: int) -> ReplayStep:
     replayed."""
     state, raw_actions = load_record(record)
     actions = [Action.from_json(a) for a in raw_actions]
-    step = max(0, min(step, len(actions)))
+    # the moves that make a step: every move but a pass (the deal is step 0)
+    moves = [i for i, a in enumerate(actions) if a.kind != PASS]
+    last = len(moves)
+    step = max(0, min(step, last))
+    # step k shows the state before move moves[k] (after every pass behind k)
+    ends = [*moves, len(actions)]
     starts = [0]
     shown = state.copy()
     bout = 1
+    done = 0  # steps made so far
     for i, action in enumerate(actions, start=1):
+        if action.kind != PASS:
+            done += 1
         events = state.apply(action)
-        if any(e.kind == "bout_end" for e in events) and i < len(actions):
-            starts.append(i)  # the next bout starts after move i
-        if i == step:
+        ended = any(e.kind == "bout_end" for e in events)
+        if ended and i < len(actions) and starts[-1] != done:
+            starts.append(done)  # the next bout starts after step ``done``
+        if step and i == ends[step]:
             shown = state.copy()
             bout = len(starts)
     if step == 0:
+        shown = _before_first_move(record, actions)
         bout = 1
+    made = actions[moves[step - 1]] if step else None
+    passes = (ends[step] - moves[step - 1] - 1) if step else 0
     return ReplayStep(
         record=record,
         state=shown,
         step=step,
-        last=len(actions),
+        last=last,
         bout=bout,
         bouts=len(starts),
         bout_starts=tuple(starts),
-        action=actions[step - 1] if step else None,
+        action=made,
+        passes=passes,
     )
+
+
+def _before_first_move(record: Mapping[str, Any], actions: list[Action]) -> GameState:
+    """The deal (and any passes before the first real move, which RULES never
+    asks for, but a record could hold)."""
+    state, _raw = load_record(record)
+    for action in actions:
+        if action.kind != PASS:
+            break
+        state.apply(action)
+    return state
 
 
 __all__ = ["ReplayStep", "may_watch", "replay_step"]

@@ -33,6 +33,8 @@ from telegram_bot.state.chat_state import ChatStateStore
 PATH = "/telegram"
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 30.0
+READY_LINE = "Webhook mode"
+"""What a bot process prints once it serves its webhook."""
 
 
 class BotFleet:
@@ -72,36 +74,62 @@ class BotFleet:
 
     async def start(self) -> None:
         await self.proxy.start()
-        for port, log in zip(self.ports, self.logs, strict=True):
-            env = {
-                **os.environ,
-                "BOT_TOKEN": self.fake.token,
-                "REDIS_URL": self.redis_url,
-                "REDIS_PREFIX": self.prefix,
-                "TELEGRAM_API_URL": self.fake.url,
-                "WEBHOOK_URL": self.proxy.url,
-                "WEBHOOK_SECRET": self.secret,
-                "WEBHOOK_HOST": "127.0.0.1",
-                "WEBHOOK_PORT": str(port),
-                "WEBHOOK_PATH": PATH,
-                **self.env,
-            }
-            with log.open("wb") as out:
-                self.procs.append(
-                    await asyncio.create_subprocess_exec(
-                        sys.executable, "-m", "telegram_bot", env=env, stdout=out, stderr=out
-                    )
-                )
-        await asyncio.gather(*(self._listening(i) for i in range(self.count)))
+        self.procs = [await self._spawn(i) for i in range(self.count)]
+        await asyncio.gather(*(self._listening(i, 0) for i in range(self.count)))
 
-    async def _listening(self, i: int) -> None:
-        """Until process ``i`` says it serves its webhook (RuntimeError if it dies)."""
+    async def _spawn(self, i: int) -> asyncio.subprocess.Process:
+        """Start bot process ``i`` (its log is appended to)."""
+        env = {
+            **os.environ,
+            "BOT_TOKEN": self.fake.token,
+            "REDIS_URL": self.redis_url,
+            "REDIS_PREFIX": self.prefix,
+            "TELEGRAM_API_URL": self.fake.url,
+            "WEBHOOK_URL": self.proxy.url,
+            "WEBHOOK_SECRET": self.secret,
+            "WEBHOOK_HOST": "127.0.0.1",
+            "WEBHOOK_PORT": str(self.ports[i]),
+            "WEBHOOK_PATH": PATH,
+            **self.env,
+        }
+        with self.logs[i].open("ab") as out:
+            return await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "telegram_bot", env=env, stdout=out, stderr=out
+            )
+
+    def _starts(self, i: int) -> int:
+        return self.logs[i].read_text().count(READY_LINE) if self.logs[i].exists() else 0
+
+    async def _listening(self, i: int, starts: int) -> None:
+        """Until process ``i`` says it serves its webhook for the ``starts + 1``-th
+        time (RuntimeError if it dies)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + START_TIMEOUT
-        while "Webhook mode" not in self.logs[i].read_text():
+        while self._starts(i) <= starts:
             if self.procs[i].returncode is not None or loop.time() > deadline:
                 raise RuntimeError(f"bot process {i} did not start:\n{self.log_tail()}")
             await asyncio.sleep(0.1)
+
+    async def signal(self, i: int, sig: int | None = signal.SIGTERM) -> int | None:
+        """Send ``sig`` (None: none, it was sent) to process ``i`` and wait for it
+        to exit: its exit code (None: it was still running after
+        ``STOP_TIMEOUT`` s, then killed)."""
+        proc = self.procs[i]
+        if proc.returncode is None and sig is not None:
+            proc.send_signal(sig)
+        try:
+            return await asyncio.wait_for(proc.wait(), STOP_TIMEOUT)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+            return None
+
+    async def restart(self, i: int) -> None:
+        """Start process ``i`` again (after :meth:`signal`), until it serves."""
+        assert self.procs[i].returncode is not None, "stop it first"
+        starts = self._starts(i)
+        self.procs[i] = await self._spawn(i)
+        await self._listening(i, starts)
 
     async def stop(self) -> list[int | None]:
         """SIGINT to each process (it finishes the updates in hand, flushes its
@@ -111,14 +139,7 @@ class BotFleet:
         for proc in self.procs:
             if proc.returncode is None:
                 proc.send_signal(signal.SIGINT)
-        codes: list[int | None] = []
-        for proc in self.procs:
-            try:
-                codes.append(await asyncio.wait_for(proc.wait(), STOP_TIMEOUT))
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
-                codes.append(None)
+        codes = [await self.signal(i, None) for i in range(len(self.procs))]  # once each
         await self.proxy.stop()
         await self.svc.aclose()
         self._codes = codes

@@ -9,7 +9,8 @@ sandbox.launcher``): the whole product on one machine.
   (mode 0600; the token is never printed, only where it is);
 * with ``BOT_TOKEN``: the bot (long polling, or webhook mode with ``WEBHOOK_URL``);
   without it: the local sandbox -- the real bot on the bundled fake Bot API with a
-  Telegram-like web page -- and one URL to open.
+  Telegram-like web page -- and one URL to open (the fake's flood limits:
+  ``FAKE_LIMITS``, ``FAKE_EPHEMERAL_COUNTED``, :func:`sandbox.page.server.sandbox_limits`).
 
 SIGTERM, SIGHUP and SIGINT (Ctrl-C) stop the bot or the sandbox, then gunicorn,
 then the embedded redis-server (a signal inherited as ignored, as under
@@ -144,12 +145,15 @@ def admin_api(url: str, prefix: str) -> Iterator[str | None]:
 
 
 async def _sandbox(url: str, admin_url: str | None) -> None:
-    from sandbox.page import run_sandbox
+    from sandbox.page import describe_limits, run_sandbox, sandbox_limits
+
+    limits = sandbox_limits()
+    fake = describe_limits(limits)
 
     def ready(page: str) -> None:
-        say(f"\nSandbox (no BOT_TOKEN set): open {page}\n")
+        say(f"\nSandbox (no BOT_TOKEN set): open {page}\n" + (f"({fake})\n" if fake else ""))
 
-    await run_sandbox(redis_url=url, admin_url=admin_url, on_ready=ready)
+    await run_sandbox(redis_url=url, admin_url=admin_url, on_ready=ready, limits=limits)
 
 
 class Stopped(KeyboardInterrupt):
@@ -185,6 +189,14 @@ def main() -> int:
     except CatalogError as e:
         sys.stderr.write(f"{e}\n")
         return 2
+    if not settings.bot_token:
+        from sandbox.page import sandbox_limits
+
+        try:  # FAKE_LIMITS, FAKE_EPHEMERAL_COUNTED: 1 or 0, said before Redis starts
+            sandbox_limits()
+        except ValueError as e:
+            sys.stderr.write(f"{e}\n")
+            return 2
     try:
         with redis_url(settings) as url, admin_api(url, settings.redis_prefix) as admin:
             settings = settings.model_copy(update={"redis_url": url})

@@ -1,20 +1,24 @@
 """A throw-away Redis Cluster on loopback, for tests and benchmarks.
 
-:func:`start_cluster` starts ``masters`` redis-servers (no replicas, no
-persistence) with ``--cluster-enabled yes``, each in its own folder under
-``workdir`` and on a free port, spreads the 16,384 hash slots over them
-(``CLUSTER ADDSLOTSRANGE``), introduces them to each other (``CLUSTER MEET``)
-and waits until every node reports ``cluster_state:ok`` and knows every other.
+:func:`start_cluster` starts ``masters`` redis-servers (no persistence) with
+``--cluster-enabled yes``, each in its own folder under ``workdir`` and on a
+free port, spreads the 16,384 hash slots over them (``CLUSTER ADDSLOTSRANGE``),
+introduces them to each other (``CLUSTER MEET``) and waits until every node
+reports ``cluster_state:ok`` and knows every other.  With ``replicas=1`` each
+master gets a replica (``CLUSTER REPLICATE``) that the cluster promotes when
+its master fails (``cluster-node-timeout``: 2 s) -- the failover tests and
+``bench/faults.py --failover`` kill a master of such a cluster (#28).
 No ``redis-cli`` needed: only the server binary, spoken to in raw RESP (the
 table service is the only code that uses the redis client).
 """
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,10 +31,16 @@ READY_TIMEOUT_S = 20.0
 @dataclass
 class LocalCluster:
     """The running nodes; ``url`` (``redis://host:port/0`` of the first node) is
-    a startup node for ``redis.asyncio.RedisCluster.from_url``."""
+    a startup node for ``redis.asyncio.RedisCluster.from_url``.  The first
+    ``masters`` nodes start as masters, the others as replicas (node
+    ``masters + i`` replicates master ``i``)."""
 
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
     ports: list[int] = field(default_factory=list)
+    masters: int = 0
+    binary: str = ""
+    workdir: Path = Path()
+    args: tuple[str, ...] = ()
 
     @property
     def url(self) -> str:
@@ -45,6 +55,36 @@ class LocalCluster:
             stop(proc)
         self.procs.clear()
 
+    def kill(self, index: int) -> None:
+        """``kill -9`` node ``index`` (its replica takes over its slots)."""
+        self.procs[index].kill()
+        self.procs[index].wait()
+
+    def restart(self, index: int) -> None:
+        """Start node ``index`` again on its port with its ``nodes.conf``: it
+        rejoins the cluster (a master that was failed over as a replica)."""
+        stop(self.procs[index])
+        self.procs[index], _url = start_redis(
+            self.binary, self.workdir / f"node{index}", port=self.ports[index], extra_args=self.args
+        )
+
+    def owner(self, slot: int, skip: Sequence[int] = ()) -> int:
+        """The port of the master serving ``slot`` now, as the first node that
+        answers (not one of the ports ``skip``) sees it."""
+        for port in self.ports:
+            if port in skip or self.procs[self.ports.index(port)].poll() is not None:
+                continue
+            with contextlib.suppress(OSError, LocalRedisError):
+                for line in command(port, "CLUSTER", "NODES").splitlines():
+                    parts = line.split()
+                    if "master" not in parts[2] or "fail" in parts[2]:
+                        continue
+                    for rng in parts[8:]:
+                        first, _, last = rng.partition("-")
+                        if rng[0].isdigit() and int(first) <= slot <= int(last or first):
+                            return int(parts[1].split("@")[0].rsplit(":", 1)[1])
+        raise LocalRedisError(f"no live master serves slot {slot}")
+
 
 def slot_ranges(masters: int) -> list[tuple[int, int]]:
     """The slots of each master: ``masters`` contiguous ranges covering 0..16383."""
@@ -52,26 +92,28 @@ def slot_ranges(masters: int) -> list[tuple[int, int]]:
     return [(bounds[i], bounds[i + 1] - 1) for i in range(masters)]
 
 
-def start_cluster(binary: str, workdir: Path, masters: int = 3) -> LocalCluster:
-    """Start a cluster of ``masters`` nodes (see the module docstring).  Raise
-    :class:`LocalRedisError` when it does not come up."""
-    cluster = LocalCluster()
+def start_cluster(
+    binary: str, workdir: Path, masters: int = 3, *, replicas: int = 0, full_coverage: bool = True
+) -> LocalCluster:
+    """Start a cluster of ``masters`` nodes, each with ``replicas`` replicas (see
+    the module docstring).  ``full_coverage=False``: ``cluster-require-full-coverage
+    no``, the masters that are up keep serving their slots while another one's
+    are not covered (#28).  Raise :class:`LocalRedisError` when it does not come up."""
+    args = (
+        "--cluster-enabled", "yes",
+        "--cluster-config-file", "nodes.conf",
+        "--cluster-node-timeout", "2000",
+        "--cluster-require-full-coverage", "yes" if full_coverage else "no",
+    )  # fmt: skip
+    cluster = LocalCluster(masters=masters, binary=binary, workdir=workdir, args=args)
     try:
-        for i in range(masters):
+        for i in range(masters * (1 + replicas)):
             node_dir = workdir / f"node{i}"
             node_dir.mkdir(parents=True, exist_ok=True)
-            proc, url = start_redis(
-                binary,
-                node_dir,
-                extra_args=(
-                    "--cluster-enabled", "yes",
-                    "--cluster-config-file", "nodes.conf",
-                    "--cluster-node-timeout", "2000",
-                ),
-            )  # fmt: skip
+            proc, url = start_redis(binary, node_dir, extra_args=args)
             cluster.procs.append(proc)
             cluster.ports.append(int(url.rsplit(":", 1)[1].split("/")[0]))
-        _form(cluster.ports)
+        _form(cluster.ports, masters)
     except BaseException:
         cluster.stop()
         raise
@@ -95,21 +137,41 @@ def command(port: int, *args: str | int) -> str:
         return head[1:].decode()
 
 
-def _form(ports: Sequence[int]) -> None:
-    for port, (first, last) in zip(ports, slot_ranges(len(ports)), strict=True):
+def _form(ports: Sequence[int], masters: int) -> None:
+    for port, (first, last) in zip(ports, slot_ranges(masters), strict=False):
         command(port, "CLUSTER", "ADDSLOTSRANGE", first, last)
     for port in ports[1:]:
         command(ports[0], "CLUSTER", "MEET", "127.0.0.1", port)
+    _wait(lambda: all(_known(p, len(ports)) for p in ports), ports)
+    ids = [command(p, "CLUSTER", "MYID") for p in ports[:masters]]
+    for i, port in enumerate(ports[masters:]):
+        command(port, "CLUSTER", "REPLICATE", ids[i % masters])
+    _wait(lambda: all(_ready(p, len(ports)) for p in ports) and _synced(ports[masters:]), ports)
+
+
+def _wait(done: Callable[[], bool], ports: Sequence[int]) -> None:
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:
-        if all(_ready(p, len(ports)) for p in ports):
+        if done():
             return
         time.sleep(0.05)
     raise LocalRedisError(f"the Redis Cluster on ports {list(ports)} did not form")
 
 
-def _ready(port: int, masters: int) -> bool:
-    fields = dict(
-        line.split(":", 1) for line in command(port, "CLUSTER", "INFO").split() if ":" in line
-    )
-    return fields.get("cluster_state") == "ok" and fields.get("cluster_known_nodes") == str(masters)
+def _info(port: int, *section: str) -> dict[str, str]:
+    reply = command(port, *section) if section[0] == "CLUSTER" else command(port, "INFO", *section)
+    return dict(line.split(":", 1) for line in reply.split() if ":" in line)
+
+
+def _known(port: int, nodes: int) -> bool:
+    return _info(port, "CLUSTER", "INFO").get("cluster_known_nodes") == str(nodes)
+
+
+def _ready(port: int, nodes: int) -> bool:
+    fields = _info(port, "CLUSTER", "INFO")
+    return fields.get("cluster_state") == "ok" and fields.get("cluster_known_nodes") == str(nodes)
+
+
+def _synced(replicas: Sequence[int]) -> bool:
+    """Every replica is linked to its master (it can be promoted)."""
+    return all(_info(p, "replication").get("master_link_status") == "up" for p in replicas)

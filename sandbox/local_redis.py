@@ -22,6 +22,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -67,6 +68,33 @@ def free_loopback_port() -> int:
         return port
 
 
+#: A cluster node also listens on its port + 10000 (the cluster bus), so its own
+#: port must be at most 55535; the kernel's ephemeral range reaches 60999.
+CLUSTER_BUS_OFFSET = 10000
+MAX_CLUSTER_PORT = 65535 - CLUSTER_BUS_OFFSET
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def free_cluster_port() -> int:
+    """A free loopback port for a cluster node: at most :data:`MAX_CLUSTER_PORT`,
+    with its bus port (+10000) free as well."""
+    for _ in range(1000):
+        port = free_loopback_port()
+        if port > MAX_CLUSTER_PORT:
+            port = random.randint(20000, MAX_CLUSTER_PORT)
+        if _bindable(port) and _bindable(port + CLUSTER_BUS_OFFSET):
+            return port
+    raise LocalRedisError("no free loopback port pair for a cluster node")
+
+
 def stop(proc: subprocess.Popen[bytes]) -> None:
     """Terminate ``proc`` (kill it after 10 s)."""
     if proc.poll() is None:
@@ -95,8 +123,9 @@ def start_redis(
     ``extra_args`` are more server options (``--cluster-enabled yes`` ...)."""
     log = workdir / "redis.log"
     last_error = ""
+    cluster = "--cluster-enabled" in extra_args
     for _attempt in range(3):
-        chosen = port or free_loopback_port()
+        chosen = port or (free_cluster_port() if cluster else free_loopback_port())
         proc = subprocess.Popen(
             [
                 binary,

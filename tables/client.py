@@ -1,9 +1,11 @@
 """Building the service's Redis client: one server or a Redis Cluster.
 
 Cluster mode is chosen by the URL scheme: ``redis+cluster://host:port/0`` (or
-``rediss+cluster://``) names one startup node of a cluster, and the client is
-redis-py's :class:`redis.asyncio.RedisCluster`, which learns the slot map from
-it and routes every command to the node that owns its key's slot.  Every key
+``rediss+cluster://``) names a startup node of a cluster --
+``redis+cluster://h1:p1,h2:p2,h3:p3/0`` several (#28: the client starts when
+any of them answers) -- and the client is redis-py's
+:class:`redis.asyncio.RedisCluster`, which learns the slot map from them and
+routes every command to the node that owns its key's slot.  Every key
 the service's scripts touch together shares one hash tag (:mod:`.keys`), so
 each script runs on one node."""
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 from typing import Any, TypeAlias
 
 import redis.asyncio as aredis
+from redis.asyncio.cluster import ClusterNode
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -27,6 +30,27 @@ CLUSTER_SCHEMES = ("redis+cluster://", "rediss+cluster://")
 def is_cluster_url(url: str) -> bool:
     """True for a ``redis+cluster://`` or ``rediss+cluster://`` URL."""
     return url.startswith(CLUSTER_SCHEMES)
+
+
+def split_cluster_url(url: str) -> tuple[str, list[tuple[str, int]]]:
+    """A cluster URL as redis-py's URL of its first startup node (``redis://`` or
+    ``rediss://``, credentials, path and query kept) and the ``(host, port)`` of
+    every startup node: ``redis+cluster://u:p@h1:7000,h2:7001/0`` ->
+    ``("redis://u:p@h1:7000/0", [("h1", 7000), ("h2", 7001)])`` (port 6379 when
+    a node names none)."""
+    scheme, rest = url.replace("+cluster", "", 1).split("://", 1)
+    netloc, sep, tail = rest.partition("/")
+    creds, at, hosts = netloc.rpartition("@")
+    nodes: list[tuple[str, int]] = []
+    for hostport in (h.strip() for h in hosts.split(",")):
+        if hostport.startswith("["):  # [::1]:7000
+            host, _, port = hostport[1:].partition("]")
+            port = port.lstrip(":")
+        else:
+            host, _, port = hostport.partition(":")
+        nodes.append((host, int(port or 6379)))
+    first = hosts.split(",")[0].strip()
+    return f"{scheme}://{creds}{at}{first}{sep}{tail}", nodes
 
 
 def make_client(url: str, config: LiveConfig, max_connections: int | None = None) -> Client:
@@ -63,7 +87,9 @@ def make_client(url: str, config: LiveConfig, max_connections: int | None = None
     if is_cluster_url(url):
         if max_connections is not None:
             options["max_connections"] = max_connections
-        return aredis.RedisCluster.from_url(url.replace("+cluster", "", 1), **options)
+        first, nodes = split_cluster_url(url)
+        startup = [ClusterNode(host, port) for host, port in nodes[1:]]
+        return aredis.RedisCluster.from_url(first, startup_nodes=startup, **options)
     pool: aredis.ConnectionPool
     if max_connections is None:
         pool = aredis.ConnectionPool.from_url(url, **options)

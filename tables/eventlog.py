@@ -42,6 +42,7 @@ CODES = {
     "remove_ai": "R",
     "settings": "S",
     "cancel": "C",
+    "extend": "E",
 }
 KINDS = {v: k for k, v in CODES.items()}
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.:@=+-]")

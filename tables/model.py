@@ -42,6 +42,12 @@ class LiveConfig:
     # another process this long after its holder stopped renewing)
     timer_shards: int = 4
     shard_lease: float = 10.0
+    # a restart gap (#28): a shard whose holder stopped ticking it longer than
+    # ``timer_gap`` ago (killed, or the whole fleet restarted) -- the deadlines
+    # that fell inside the gap are extended by the gap, to at least
+    # ``restart_grace`` from the tick that found it, not enforced
+    timer_gap: float = 3.0
+    restart_grace: float = 10.0
     recent_requests: int = 16  # request ids remembered per table (idempotency)
     keep_history: int = 24  # engine events kept inside the state blob
     max_ai_moves: int = 5000  # safety bound for one AI chain

@@ -64,6 +64,8 @@ class Replays:
                 "table": table.id,
                 "game": result.game,
                 "seats": [[u, n] for u, n in result.seats],
+                # each AI seat's kind at the end, for its level (#29; None: a human)
+                "ai": [s.ai if s.user is None else None for s in table.seats],
                 "result": result.to_json(),
             },
         )

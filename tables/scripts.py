@@ -88,19 +88,43 @@ redis.call('SET', KEYS[1], ARGV[1] .. '|' .. ARGV[3], 'PX', ARGV[4])
 # _TAKE_LEASE alone: 1 = held.
 LEASE_LUA = _TAKE_LEASE + "return 1\n"
 
-# An idle timer tick of one shard in one round trip.  KEYS: the shard's lease,
-# the shard's hints (one slot, keys.beside); ARGV 1-4 as _TAKE_LEASE, then the
-# most hints to claim and the score they are pushed to (now + timer lease).
-# Not held: 0.  Held: the hints due by now (maybe none), each claimed -- pushed
-# into the future, so of several processes only one handles it.
-SHARD_TICK_LUA = (
-    _TAKE_LEASE
-    + r"""
-local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2], 'LIMIT', 0, ARGV[5])
-for _, m in ipairs(due) do redis.call('ZADD', KEYS[2], ARGV[6], m) end
-return due
+# A timer tick of one shard in one round trip.  KEYS: the shard's lease, the
+# shard's hints (one slot, keys.beside).  ARGV: owner, now ms, lease until ms,
+# key ttl ms, the most hints to claim and the score they are pushed to (now +
+# timer lease).  The lease's value is ``seen|owner|until``: ``seen`` the time of
+# the shard's last tick, by whoever held it (a value ``owner|until`` of an older
+# release reads as seen 0; an older release reads ``seen|owner`` as a foreign
+# owner, so the lease still excludes it).  Not held (another owner's lease runs
+# beyond now): 0.  Held: {since, due...} -- ``since`` the previous holder's last
+# tick when the shard came from another owner (a restart gap began then, #28),
+# else 0; then the hints due by now (maybe none), each claimed -- pushed into
+# the future, so of several processes only one handles it.  ``until`` = now
+# with 0 hints to claim hands the shard back (its next holder sees ``seen``).
+SHARD_TICK_LUA = r"""
+local since = 0
+local v = redis.call('GET', KEYS[1])
+if v then
+  local seen, owner, untl = string.match(v, '^(%d+)|(.*)|(%d+)$')
+  if not seen then
+    seen = '0'
+    owner, untl = string.match(v, '^(.*)|(%d+)$')
+  end
+  if owner ~= ARGV[1] then
+    if tonumber(untl) > tonumber(ARGV[2]) then return 0 end
+    since = tonumber(seen)
+  end
+end
+redis.call('SET', KEYS[1], ARGV[2] .. '|' .. ARGV[1] .. '|' .. ARGV[3], 'PX', ARGV[4])
+local out = {since}
+if tonumber(ARGV[5]) > 0 then
+  local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2], 'LIMIT', 0, ARGV[5])
+  for _, m in ipairs(due) do
+    redis.call('ZADD', KEYS[2], ARGV[6], m)
+    out[#out + 1] = m
+  end
+end
+return out
 """
-)
 
 # KEYS: the user's pointer, his claim marker.  ARGV: old table ('' = none), new
 # table ('' = delete both), pointer ttl ms, claim marker ttl ms (0 = none).

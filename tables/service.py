@@ -10,6 +10,7 @@ import time
 from engine.clock import Clock
 from tables.admin import Admin
 from tables.audit import Audit
+from tables.budgets import Budgets
 from tables.client import Client, make_client
 from tables.deciders import Decider
 from tables.games import Games
@@ -64,6 +65,8 @@ class TableService:
         self.timers = Timers(tables, games, config, clock)
         self.admin = Admin(tables, games, results)
         self.audit_log = Audit(store, config, clock)
+        # outgoing budgets per group, learned by the chat adapter from refusals (#24)
+        self.budgets = Budgets(self.kv, clock=clock)
 
     @classmethod
     def from_url(

@@ -20,6 +20,7 @@ from typing import Any, cast
 
 import redis.asyncio as aredis
 from redis.asyncio.client import Pipeline
+from redis.asyncio.cluster import ClusterNode
 from redis.exceptions import (
     ClusterDownError,
     NoScriptError,
@@ -33,6 +34,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from tables.client import Client
 from tables.keys import Keys
 from tables.model import ServiceUnavailable
+from tables.nodes import NodeHealth, command_keys
 from tables.scripts import CAS_LUA, LEASE_LUA, RELEASE_LUA, SHARD_TICK_LUA, SWAP_LUA
 
 # the failures after which a store is suspect (Store.ready probes first)
@@ -43,6 +45,9 @@ _OUTAGE = (
     ClusterDownError,
     RedisClusterException,
 )
+# ... and after which a cluster node is: CLUSTERDOWN is answered by a node that
+# is up (the cluster's state is "fail"), asking it again is all there is to do
+_NODE_DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
 
 
 @contextlib.contextmanager
@@ -55,6 +60,21 @@ def unavailable() -> Iterator[None]:
     # not covered
     except (RedisError, RedisClusterException, OSError) as e:
         raise ServiceUnavailable(f"Redis is unavailable: {e}") from e
+
+
+SHARD_KEY_TTL_MS = 7 * 86_400_000
+"""A timer shard's lease key outlives its lease by far: it remembers the shard's
+last tick (``seen``) across a restart of the whole fleet (#28)."""
+
+
+@dataclass
+class ShardTick:
+    """A timer shard ticked (:meth:`Store.tick_shard`): the hints claimed, and
+    ``since`` -- when the shard came from another owner, the time (ms) of that
+    owner's last tick (0: none known, or the shard was this owner's already)."""
+
+    due: list[str]
+    since: int
 
 
 @dataclass
@@ -72,9 +92,9 @@ class Script:
         self._script = store.r.register_script(lua)
 
     async def __call__(self, keys: Sequence[str], args: Sequence[str | bytes | int | float]) -> Any:
-        await self._store.ready()
+        nodes = await self._store.ready(keys)
         self._store.round_trips += 1
-        with self._store.guard():
+        with self._store.guard(nodes):
             return await self._script(keys=list(keys), args=list(args))
 
 
@@ -85,7 +105,11 @@ class Store:
     operation one short ``PING`` (``probe_timeout`` s) decides -- Redis answers: the operation goes on (so the first
     request after a restart succeeds) and the store is trusted again; it does
     not: :class:`ServiceUnavailable` at once, instead of every request of the
-    outage waiting out its socket timeouts and retries (a SIGSTOPped Redis)."""
+    outage waiting out its socket timeouts and retries (a SIGSTOPped Redis).
+    On a Redis Cluster the suspects are nodes, not the store
+    (:class:`tables.nodes.NodeHealth`, #28): only the operations whose keys
+    live on a failed node wait or fail; a replica promoted in its place serves
+    them as soon as the slot map names it."""
 
     def __init__(self, client: Client, keys: Keys, *, probe_timeout: float = 0.5) -> None:
         self.r = client
@@ -94,7 +118,10 @@ class Store:
         self.keys = keys
         self.round_trips = 0
         self.probe_timeout = probe_timeout
-        self.suspect = False
+        self.suspect = False  # one server; a cluster's suspects are nodes (self.health)
+        self.health = (
+            NodeHealth(client, probe_timeout) if isinstance(client, aredis.RedisCluster) else None
+        )
         self._shard_tick = self.script(SHARD_TICK_LUA)
         self._release = self.script(RELEASE_LUA)
         self._swap = self.script(SWAP_LUA)
@@ -106,15 +133,20 @@ class Store:
         return Script(self, lua)
 
     # ------------------------------------------------------------------ health
-    async def ready(self) -> None:
-        """Raise :class:`ServiceUnavailable` at once while Redis is suspect and
-        does not answer a short PING (see the class docstring)."""
+    async def ready(self, keys: Sequence[Any] = ()) -> list[ClusterNode]:
+        """Raise :class:`ServiceUnavailable` at once while Redis -- on a cluster:
+        a node serving ``keys`` -- is suspect and does not answer a short PING
+        (see the class docstring).  The cluster nodes serving ``keys``."""
         # each caller probes for itself: a PING sent before Redis came back must
         # not fail a request made after it
         if self.suspect and not await self._answers():
             raise ServiceUnavailable("Redis is unavailable: no answer to a PING")
         if self._uninitialised:
             await self._initialise()
+        if self.health is None:
+            return []
+        await self.health.check(keys)
+        return self.health.owners(keys)
 
     async def _initialise(self) -> None:
         # redis-py's RedisCluster.initialize() holds its own lock and is a no-op
@@ -137,13 +169,17 @@ class Store:
         return True
 
     @contextlib.contextmanager
-    def guard(self) -> Iterator[None]:
-        """:func:`unavailable`; a connection error or a timeout makes the store suspect."""
+    def guard(self, nodes: Sequence[ClusterNode] = ()) -> Iterator[None]:
+        """:func:`unavailable`; a connection error or a timeout makes the store
+        -- on a cluster: the ``nodes`` the operation went to -- suspect."""
         try:
             with unavailable():
                 yield
         except ServiceUnavailable as e:
-            if isinstance(e.__cause__, _OUTAGE):
+            if self.health is not None:
+                if isinstance(e.__cause__, _NODE_DOWN):
+                    self.health.failed(nodes, e.__cause__)
+            elif isinstance(e.__cause__, _OUTAGE):
                 self.suspect = True
             raise
 
@@ -152,10 +188,34 @@ class Store:
     ) -> list[Any]:
         """One round trip: the commands ``build`` queues on a pipeline, their replies."""
         await self.ready()
+        if self.health is not None:
+            return await self._cluster_run(build, transaction)
         self.round_trips += 1
         with self.guard():
             async with self.r.pipeline(transaction=transaction) as pipe:
+                build(cast("Pipeline", pipe))
+                replies: list[Any] = await pipe.execute()
+                return replies
+
+    async def _cluster_run(
+        self, build: Callable[[Pipeline], object], transaction: bool
+    ) -> list[Any]:
+        """:meth:`run` on a cluster: the keys ``build`` queues are known before the
+        pipeline goes out, so that only a failed node's keys wait (#28)."""
+        keys: list[Any] = []
+        nodes: list[ClusterNode] = []
+        with self.guard(nodes):
+            async with self.r.pipeline(transaction=transaction) as pipe:
+                queue = pipe.execute_command
+
+                def record(*args: Any, **kwargs: Any) -> Any:
+                    keys.extend(command_keys(args))
+                    return queue(*args, **kwargs)
+
+                pipe.execute_command = record  # type: ignore[method-assign]
                 build(cast("Pipeline", pipe))  # a ClusterPipeline queues the same commands
+                nodes += await self.ready(keys)
+                self.round_trips += 1
                 replies: list[Any] = await pipe.execute()
                 return replies
 
@@ -164,7 +224,15 @@ class Store:
         return (await self.run(build))[0]
 
     async def ping(self) -> bool:
+        """True when Redis answers a PING; on a cluster: the slot map is known
+        and a primary not suspect answers (a failed master alone does not make
+        the whole store look down, #28).  :class:`ServiceUnavailable` otherwise."""
         self.round_trips += 1
+        if self.health is not None:
+            await self.ready()
+            if await self.health.any_answers():
+                return True
+            raise ServiceUnavailable("Redis is unavailable: no primary answers a PING")
         with self.guard():
             answered = bool(await self.r.ping())
         self.suspect = False
@@ -177,10 +245,11 @@ class Store:
     # ------------------------------------------------------------------ tables
     async def load(self, table_id: str) -> dict[bytes, bytes]:
         """Every field of the table hash (empty if there is no such table)."""
-        await self.ready()
+        key = self.keys.table(table_id)
+        nodes = await self.ready([key])
         self.round_trips += 1
-        with self.guard():
-            raw = await self.r.hgetall(self.keys.table(table_id))
+        with self.guard(nodes):
+            raw = await self.r.hgetall(key)
         return cast("dict[bytes, bytes]", raw)
 
     async def cas(
@@ -270,16 +339,20 @@ class Store:
     # ------------------------------------------------------------------ timers
     async def tick_shard(
         self, shard: int, owner: str, now_ms: int, lease_ms: int, limit: int, claim_ms: int
-    ) -> list[str] | None:
+    ) -> ShardTick | None:
         """One round trip: take or renew timer shard ``shard``'s lease for ``owner``
-        (as :meth:`lease`) and, if it holds it, claim up to ``limit`` of the
-        shard's hints due by ``now_ms``, each pushed to ``now_ms + claim_ms``.
-        The claimed table ids; None while another owner holds the shard."""
+        until ``now_ms + lease_ms`` and, if it holds it, claim up to ``limit`` of
+        the shard's hints due by ``now_ms``, each pushed to ``now_ms + claim_ms``
+        (``SHARD_TICK_LUA``).  None while another owner holds the shard; a
+        ``lease_ms`` and ``limit`` of 0 hand it back."""
         k = self.keys
         keys = [k.timer_lease(shard), k.timer_shard(shard)]
-        args = [*_lease_args(owner, now_ms, lease_ms), limit, now_ms + claim_ms]
-        due = await self._shard_tick(keys, args)
-        return [text(m) for m in due] if isinstance(due, list) else None
+        args: list[str | int] = [owner, now_ms, now_ms + lease_ms, SHARD_KEY_TTL_MS, limit]
+        args.append(now_ms + claim_ms)
+        out = await self._shard_tick(keys, args)
+        if not isinstance(out, list):
+            return None
+        return ShardTick([text(m) for m in out[1:]], int(out[0]))
 
     async def release_timer(
         self, shard: int, table_id: str, lease_score: int, new_score: int | None

@@ -84,6 +84,7 @@ class Plan:
     notify: str = ""  # publish on the notify channel with this kind ("" = no)
     delete: bool = False  # remove the table's keys (admin delete)
     changed_seats: list[int] | None = None  # None: every human seat
+    deadline: int | None = None  # the turn deadline to store (None: computed, the timer's)
 
 
 def parse(raw: dict[bytes, bytes]) -> Loaded:
@@ -193,7 +194,7 @@ class Tables:
         tid = table.id
         if expected is None:
             expected = loaded.version if loaded else 0
-        deadline = self.deadline(table, plan.state)
+        deadline = plan.deadline if plan.deadline is not None else self.deadline(table, plan.state)
         fields, dels, flush = self._fields(loaded, plan, expected, deadline)
         ttl_ms = int(self._ttl(table.status) * 1000)
         now = self.now_ms()  # before the write: the index's expiry is never late

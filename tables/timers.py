@@ -9,6 +9,15 @@ timeout is dropped).  Then it releases its claim: the new deadline, or nothing.
 A crashed claimer's lease simply runs out and another process takes over, so
 timers survive restarts.
 
+Restart gaps (#28): a shard's lease remembers its last tick.  A process that
+takes a shard from another owner learns when that owner last ticked it; if that
+was more than ``timer_gap`` ago (the owner was killed, or the whole fleet was
+down), the deadlines that fell inside the gap are extended -- by the gap, to at
+least ``restart_grace`` from now -- not enforced: nobody enforced them, and the
+presses made meanwhile may still be on their way (Telegram redelivers them).
+A process stopped by SIGTERM hands its shards over (:meth:`Timers.hand_over`),
+so the next holder takes them at its next tick, with no gap.
+
 Shards (``LiveConfig.timer_shards`` = K): the hints are split over K sorted sets
 by table id (:meth:`tables.keys.Keys.timers_of`).  Each tick a process
 marks itself alive (``timers:procs``), renews the leases of the shards it holds
@@ -32,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
@@ -45,6 +55,8 @@ from tables.tables import Loaded, Plan, Tables
 
 PRUNE_EVERY_S = 60.0
 
+log = logging.getLogger(__name__)
+
 
 class Timers:
     """The timers part: the scheduler's tick over the timer hints."""
@@ -57,6 +69,10 @@ class Timers:
         self.clock = clock
         self.owner = uuid.uuid4().hex  # this process's name on shard leases
         self.held: set[int] = set()  # the timer shards whose lease it holds
+        # awaited with (table, the version the write will make) just before a
+        # timer's write: an adapter marks the render it owes, so a process
+        # killed between the write and its render leaves it to another (#28)
+        self.before_write: Callable[[str, int], Awaitable[object]] | None = None
 
     async def _timeout_plan(self, loaded: Loaded) -> Plan:
         t = loaded.table
@@ -95,22 +111,37 @@ class Timers:
         shard_lease = int(self.config.shard_lease * 1000)
         share = -(-k.timer_shards // await self._processes(now, shard_lease))
         while len(self.held) > share:  # hand one back at once: its lease ends now
-            await self.store.lease(k.timer_lease(self.held.pop()), self.owner, now, 0)
+            await self.store.tick_shard(self.held.pop(), self.owner, now, 0, 0, 0)
         results = []
         order = sorted(self.held) + [s for s in range(k.timer_shards) if s not in self.held]
         for shard in order:
             if shard not in self.held and len(self.held) >= share:
                 break
-            due = await self.store.tick_shard(shard, self.owner, now, shard_lease, limit, lease)
-            if due is None:  # another process holds it
+            got = await self.store.tick_shard(shard, self.owner, now, shard_lease, limit, lease)
+            if got is None:  # another process holds it
                 self.held.discard(shard)
                 continue
             self.held.add(shard)
-            for tid in due:
-                result = await self._handle_timer(shard, tid, now, now + lease)
+            gap = None  # a restart gap: the shard's previous owner's last tick
+            if got.since and now - got.since > self.config.timer_gap * 1000:
+                gap = got.since
+                log.info("timer shard %d unwatched for %d ms: a restart gap", shard, now - gap)
+            for tid in got.due:
+                result = await self._handle_timer(shard, tid, now, now + lease, gap)
                 if result is not None:
                     results.append(result)
         return results
+
+    async def hand_over(self) -> None:
+        """Hand every shard this process holds back at once and leave the live
+        processes (a SIGTERM: the others take the shards at their next tick
+        instead of after ``shard_lease``, #28)."""
+        now = self.tables.now_ms()
+        for shard in sorted(self.held):
+            await self.store.tick_shard(shard, self.owner, now, 0, 0, 0)
+        self.held.clear()
+        key = self.tables.keys.timer_procs
+        await self.store.one(lambda p: p.zrem(key, self.owner))
 
     async def _processes(self, now: int, shard_lease: int) -> int:
         """Mark this process alive and count the live ones (one round trip)."""
@@ -124,7 +155,11 @@ class Timers:
 
         return max(1, int((await self.store.run(build))[-1]))
 
-    async def _handle_timer(self, shard: int, tid: str, now: int, lease: int) -> WriteResult | None:
+    async def _handle_timer(
+        self, shard: int, tid: str, now: int, lease: int, gap: int | None = None
+    ) -> WriteResult | None:
+        """Apply the timeout moves of ``tid`` if its deadline passed -- unless it
+        passed inside a restart gap (``gap``: when it began), then extend it."""
         try:
             loaded = await self.tables.load(tid)
         except LiveError:
@@ -137,13 +172,31 @@ class Timers:
             await self.store.release_timer(shard, tid, lease, loaded.deadline)
             return None
         try:
-            plan = await self._timeout_plan(loaded)  # the AI may think in a pool meanwhile
+            if gap is not None and loaded.deadline > gap:
+                plan = self._extension(loaded, now, gap)
+            else:
+                plan = await self._timeout_plan(loaded)  # the AI may think in a pool meanwhile
+            if self.before_write is not None:
+                await self.before_write(tid, loaded.version + 1)
             result = await self.tables.write(loaded, plan, before=loaded.state)
         except StaleVersion:  # a player moved meanwhile: look again at the next tick
             await self.store.release_timer(shard, tid, lease, now)
             return None
         await self.store.release_timer(shard, tid, lease, result.deadline)
         return result
+
+    def _extension(self, loaded: Loaded, now: int, gap: int) -> Plan:
+        """The deadline that fell inside a restart gap (which began at ``gap``),
+        moved on by the gap's length -- the clock stood still while nobody could
+        enforce it, and presses made meanwhile may still be on their way -- and
+        to at least ``restart_grace`` from now (#28; lichess does the same on a
+        deploy)."""
+        assert loaded.deadline is not None
+        assert loaded.state is not None
+        moved = max(loaded.deadline + (now - gap), now + int(self.config.restart_grace * 1000))
+        plan = Plan(loaded.table, loaded.state, notify="extend", deadline=moved)
+        plan.events.append(("extend", -1, str(moved - loaded.deadline)))
+        return plan
 
     async def prune(self) -> bool:
         """Prune the table index if this process holds (or takes) the pruner's

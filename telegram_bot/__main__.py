@@ -2,6 +2,10 @@
 
 Long polling by default; webhook mode (an aiohttp server on ``WEBHOOK_HOST``:
 ``WEBHOOK_PORT``, Telegram's secret token checked) when ``WEBHOOK_URL`` is set.
+SIGTERM (a deploy, a rolling restart) and SIGINT stop it gracefully within
+``SHUTDOWN_TIMEOUT`` seconds: no new updates are taken, the ones in hand finish,
+the turn timers are handed over to the other processes, pending edits go out
+(#28).
 Without ``BOT_TOKEN`` it explains how to get one and exits with 2; without
 ``REDIS_URL`` it says so and exits with 2 (``durak bot``, :mod:`durak.cli`,
 starts an embedded ``redis-server`` then).
@@ -12,14 +16,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 import socket
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from telegram_bot.settings import Settings
 
 if TYPE_CHECKING:
     from telegram_bot.app import BotApp
+
+log = logging.getLogger(__name__)
 
 NO_TOKEN = """\
 BOT_TOKEN is not set, so the bot cannot connect to Telegram.
@@ -56,15 +64,37 @@ async def run(
 
     if app is None:
         app = BotApp(settings)
+    terminate = _on_sigterm(asyncio.current_task())
     try:
         await app.setup()
         if settings.webhook_url:
             await run_webhook(app, settings, sock=sock)
         else:
+            await app.wait_for_redis()  # no update taken before Redis answers (#28)
             await app.bot.delete_webhook(drop_pending_updates=False)
             await app.run_polling()
     finally:
+        terminate()
         await app.aclose()
+
+
+def _on_sigterm(task: asyncio.Task[object] | None) -> Callable[[], None]:
+    """SIGTERM cancels ``task`` (the bot's), as Ctrl-C does to ``asyncio.run``'s
+    task, so its ``finally`` stops it gracefully (#28); the returned function
+    puts the default back.  Nothing where signals cannot be handled (not the
+    main thread, not a Unix event loop)."""
+    loop = asyncio.get_running_loop()
+    if task is None:
+        return lambda: None
+    try:
+        loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    except (NotImplementedError, RuntimeError, ValueError):
+        return lambda: None
+
+    def restore() -> None:
+        loop.remove_signal_handler(signal.SIGTERM)
+
+    return restore
 
 
 async def run_webhook(
@@ -75,7 +105,12 @@ async def run_webhook(
     ``WEBHOOK_PATH`` -- refusing those without the secret token (401;
     ``WEBHOOK_SECRET``, or one derived from the bot token) -- and
     ``setWebhook`` registers ``WEBHOOK_URL`` with that secret and the update types
-    the routers use (as long polling asks for)."""
+    the routers use (as long polling asks for).
+
+    ``GET /healthz`` answers 200 while Redis answers, 503 otherwise.  A process
+    started while Redis cannot be reached serves it at once, answers Telegram's
+    POSTs with 503 (Telegram delivers them again later) and calls ``setWebhook``
+    only once Redis answered (:meth:`BotApp.wait_for_redis`, #28)."""
     from aiogram.webhook.aiohttp_server import SimpleRequestHandler, setup_application
 
     class _Handler(SimpleRequestHandler):
@@ -86,12 +121,32 @@ async def run_webhook(
 
     from aiohttp import web
 
-    web_app = web.Application()
+    from tables import ServiceUnavailable
+
+    @web.middleware
+    async def until_ready(request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.path == settings.webhook_path and not app.ready.is_set():
+            return web.Response(status=503, text="not ready: Redis does not answer yet")
+        response: web.StreamResponse = await handler(request)
+        return response
+
+    async def healthz(_request: web.Request) -> web.Response:
+        if not app.ready.is_set():
+            return web.json_response({"ready": False}, status=503)
+        try:
+            await app.svc.admin.ping()
+        except ServiceUnavailable as e:
+            return web.json_response({"ready": True, "redis": str(e)}, status=503)
+        return web.json_response({"ready": True, "redis": "ok"})
+
+    web_app = web.Application(middlewares=[until_ready])
+    web_app.router.add_get("/healthz", healthz)
     secret = settings.secret_token()
     handler = _Handler(app.dp, app.bot, secret_token=secret)
     handler.register(web_app, path=settings.webhook_path)
     setup_application(web_app, app.dp, bot=app.bot)
-    runner = web.AppRunner(web_app)
+    # a request is short (aiogram handles the update in a task of its own)
+    runner = web.AppRunner(web_app, shutdown_timeout=min(5.0, settings.shutdown_timeout / 4))
     await runner.setup()
     try:
         site: web.BaseSite
@@ -100,6 +155,7 @@ async def run_webhook(
         else:
             site = web.TCPSite(runner, settings.webhook_host, settings.webhook_port)
         await site.start()
+        await app.wait_for_redis()
         await app.bot.set_webhook(
             settings.webhook_url,
             secret_token=secret,
@@ -116,7 +172,9 @@ async def run_webhook(
         # let the updates being handled (aiogram answers at once) finish first
         pending = set(getattr(handler, "_background_feed_update_tasks", ()))
         if pending:
-            await asyncio.wait(pending, timeout=30)
+            _done, late = await asyncio.wait(pending, timeout=settings.shutdown_timeout / 2)
+            if late:
+                log.warning("stopping with %d updates still in hand", len(late))
         await app.stop_background()
 
 
@@ -140,7 +198,8 @@ def main(settings: Settings | None = None) -> int:
     if not settings.redis_url:
         sys.stderr.write(NO_REDIS)
         return 2
-    with contextlib.suppress(KeyboardInterrupt):
+    # Ctrl-C: KeyboardInterrupt; SIGTERM: the bot's task cancelled (_on_sigterm)
+    with contextlib.suppress(KeyboardInterrupt, asyncio.CancelledError):
         asyncio.run(run(settings))
     return 0
 

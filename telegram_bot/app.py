@@ -28,6 +28,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 from aiogram import Bot, Dispatcher, Router
@@ -54,7 +55,9 @@ from telegram_bot.settings import Settings
 from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.state.claims import WriteClaims
 from telegram_bot.state.dedupe import UpdateDedupe
+from telegram_bot.state.hints import HintClaims
 from telegram_bot.state.pending_renders import RenderMarks
+from telegram_bot.state.poll_lease import PollLease
 from telegram_bot.state.prefs import PrefsCache
 from telegram_bot.state.snapshot import Snapshots
 from telegram_bot.usecases.cards import MyCards
@@ -151,6 +154,8 @@ class BotApp:
             else:
                 svc = TableService.from_url(settings.redis_url, config, max_connections=size)
         self.svc = svc
+        # a group's budget before a 429 taught it otherwise (#24)
+        svc.budgets.rules = replace(svc.budgets.rules, counted=settings.flood_ephemeral_counted)
         # the hard AI thinks in other processes: the loop keeps answering presses
         self.decider: Decider | None = None
         if settings.ai_workers:
@@ -166,10 +171,13 @@ class BotApp:
         self.events = DeliveryEvents(svc, self.ui)
         self.dp = Dispatcher()
         self.stop = asyncio.Event()
+        self.ready = asyncio.Event()  # Redis answered (wait_for_redis)
         self._tasks: list[asyncio.Task[None]] = []
         self._renders: set[asyncio.Task[None]] = set()
         self.loop_failures = 0  # background-loop failures so far (tests read it)
         self.subscriptions = 0  # times the notify subscriber (re)subscribed
+        self.polls = False  # this process holds the poll lease (#28)
+        self._polling = asyncio.Event()  # set: run_polling stops
 
     async def setup(self) -> None:
         me = await self.bot.me()
@@ -179,10 +187,12 @@ class BotApp:
         marks = RenderMarks(
             self.svc.kv, grace=s.render_grace, shards=s.render_shards, clock=self.svc.clock
         )
+        # a timer's write marks its render first, as a press does (#28)
+        self.svc.timers.before_write = marks.set
         snapshots = Snapshots(self.svc, self.ui)
         locks, claims = TableLocks(), WriteClaims()
         delivery = self.delivery
-        self.hands = HandPlacement(self.svc, snapshots, self.ui, delivery, locks, username)
+        self.hands = HandPlacement(self.svc, snapshots, self.ui, delivery, username)
         lobbies = LobbyMessages(snapshots, self.ui, delivery, username)
         self.publisher = Publisher(
             snapshots,
@@ -194,12 +204,16 @@ class BotApp:
             claims=claims,
             bot_username=username,
             marks=marks,
+            hints=HintClaims.of(self.svc),
         )
+        # a hand in the group held back by the group's flood limit: say so once (#24)
+        delivery.held.after = s.flood_hint_after
+        delivery.on_held = self.publisher.held_back
         self.cases = UseCases(
-            press=PressButton(self.svc, self.ui, snapshots, claims),
+            press=PressButton(self.svc, self.ui, snapshots, claims, marks),
             lobby=LobbyActions(self.svc, self.ui, self.prefs, delivery, username),
             player=PlayerActions(self.svc, self.ui, self.prefs, delivery, self.events),
-            my_cards=MyCards(self.hands),
+            my_cards=MyCards(self.svc, delivery.clock, s.press_reply_window),
             watch=WatchTable(snapshots, self.ui, delivery),
             replay=ReplayGame(self.svc, delivery),
             standings=Standings(self.svc),
@@ -236,8 +250,9 @@ class BotApp:
             on_forbidden=self.on_forbidden,
             on_replaced=self.on_replaced,
             flood=FloodConfig.with_overall(
-                self.settings.flood_overall_rate, self.settings.flood_overall_burst
+                self.settings.flood_overall_limit, self.settings.flood_overall_window
             ),
+            budgets=self.svc.budgets,
         )
 
     async def on_forbidden(self, user_id: int) -> None:
@@ -261,6 +276,26 @@ class BotApp:
                 await self.bot.set_my_commands(cmds, scope=scope, language_code=lang)
             if lang is None:
                 await self.bot.set_my_commands(private, scope=BotCommandScopeDefault())
+
+    async def wait_for_redis(self) -> None:
+        """Return once Redis (on a cluster: a node, with the slot map) answers,
+        and set :attr:`ready`; until then try again with the loops' backoff,
+        logging each failure as *not ready* -- a process started while Redis
+        cannot be reached waits for it instead of taking updates it can only
+        answer with "unavailable" (#28)."""
+        s = self.settings
+        backoff = Backoff(s.loop_backoff_base, s.loop_backoff_cap)
+        while True:
+            try:
+                await self.svc.admin.ping()
+            except ServiceUnavailable as e:
+                delay = backoff.next_delay()
+                log.warning("not ready: %s; trying again in %.1f s", e, delay)
+                await asyncio.sleep(delay)
+            else:
+                log.info("ready: Redis answers")
+                self.ready.set()
+                return
 
     # ------------------------------------------------------------------ background
     def start_background(self) -> None:
@@ -346,36 +381,103 @@ class BotApp:
 
     # ------------------------------------------------------------------ running
     async def run_polling(self, **kwargs: Any) -> None:
-        """Long polling until stopped (``await app.stop_polling()``)."""
+        """Long polling until stopped (``await app.stop_polling()``) -- only while
+        this process holds the fleet's poll lease (#28, :mod:`telegram_bot.state.poll_lease`):
+        Telegram allows one ``getUpdates`` consumer, so the others wait quietly
+        and one takes over when the holder stops or dies."""
         self.start_background()
+        lease = PollLease(self.svc.kv, self.settings.poll_lease_ttl)
         try:
-            await self.dp.start_polling(
-                self.bot,
-                handle_signals=kwargs.pop("handle_signals", True),
-                close_bot_session=False,
-                **kwargs,
-            )
+            while not self._polling.is_set():
+                if await self._poll_turn(lease):
+                    await self._poll_while_held(lease, kwargs)
+                else:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._polling.wait(), lease.every)
         finally:
+            with contextlib.suppress(Exception):
+                await lease.release()
             await self.stop_background()
 
+    async def _poll_turn(self, lease: PollLease) -> bool:
+        """Whether this process may poll now (logged once per change)."""
+        try:
+            held = await lease.take()
+        except ServiceUnavailable as e:
+            log.warning("poll lease: Redis unavailable: %s", e)
+            return False
+        if held != self.polls:
+            log.info("poll lease %s: %s", "taken" if held else "held elsewhere", lease.owner)
+        self.polls = held
+        return held
+
+    async def _poll_while_held(self, lease: PollLease, kwargs: dict[str, Any]) -> None:
+        """aiogram's polling, stopped when the lease is lost (renewed meanwhile;
+        while Redis does not answer it goes on: nobody else can take it then)."""
+        polling = asyncio.create_task(
+            self.dp.start_polling(
+                self.bot,
+                handle_signals=kwargs.get("handle_signals", True),
+                close_bot_session=False,
+                **{k: v for k, v in kwargs.items() if k != "handle_signals"},
+            )
+        )
+        try:
+            while not polling.done():
+                await asyncio.wait({polling}, timeout=lease.every)
+                if polling.done():
+                    break
+                with contextlib.suppress(ServiceUnavailable):
+                    if not await lease.take():
+                        log.warning("poll lease lost to another process: polling stops")
+                        self.polls = False
+                        with contextlib.suppress(RuntimeError):
+                            await self.dp.stop_polling()
+            await polling
+            if not self.polls or self.stop.is_set():
+                return
+            self._polling.set()  # stopped by aiogram itself (a signal): stop here too
+        finally:
+            if not polling.done():
+                polling.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await polling
+
     async def stop_polling(self) -> None:
+        self._polling.set()
         with contextlib.suppress(RuntimeError):
             await self.dp.stop_polling()
 
     async def stop_background(self) -> None:
+        """Stop the background loops, hand this process's turn timers over to the
+        other processes (#28), and let the renders in flight finish (within
+        half the shutdown budget)."""
+        running = bool(self._tasks)
         self.stop.set()
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(task, 5)
         self._tasks = []
+        if running:
+            try:
+                await self.svc.timers.hand_over()
+            except ServiceUnavailable as e:  # they take the shards when the lease ends
+                log.warning("timer shards not handed over: %s", e)
         if self._renders:
-            await asyncio.gather(*self._renders, return_exceptions=True)
+            _done, late = await asyncio.wait(
+                set(self._renders), timeout=self.settings.shutdown_timeout / 2
+            )
+            if late:  # cancelled and awaited: none touches Redis after it closed
+                log.warning("stopping with %d renders unfinished", len(late))
+                for task in late:
+                    task.cancel()
+                await asyncio.gather(*late, return_exceptions=True)
 
     async def aclose(self) -> None:
         await self.stop_background()
         if self._delivery is not None:
-            with contextlib.suppress(Exception):
-                await self._delivery.flush()
+            with contextlib.suppress(Exception):  # TimeoutError: a Telegram that holds us
+                await asyncio.wait_for(self._delivery.flush(), self.settings.shutdown_timeout / 2)
             if self.publisher is not None:  # the flushed renders' marks cleared
                 await self.publisher.guard.aclose()
             await self._delivery.aclose()

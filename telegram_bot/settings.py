@@ -58,8 +58,14 @@ class Settings(BaseSettings):
     this long (coalesced)."""
     later_delay: float = 2.0
     """The messages of players who only watch a move: at most this often."""
-    table_delay: float = 3.0
-    """The group's table message at most this often."""
+    table_delay: float = 4.0
+    """The group's table message at most this often: 4 s leaves room in a
+    group's minute for every other message (#28; every 3 s it alone took the
+    20 Telegram allows, and a lobby message sent then drew a 429)."""
+    flood_hint_after: float = Field(default=4.0, gt=0)
+    """Seconds a player's hand in the group may wait for the group's flood limit
+    (beyond the delays above) before he is told, once per game, that in a private
+    chat his cards update at once (#24; :mod:`telegram_bot.delivery.held`)."""
     render_grace: float = Field(default=10.0, gt=0)
     """Seconds a pending render's mark in Redis waits for its process (which
     keeps it alive meanwhile) before any bot process renders the table again:
@@ -68,14 +74,28 @@ class Settings(BaseSettings):
     render_shards: int = Field(default=4, ge=1)
     """Redis slots the pending-render marks are spread over (each process sweeps
     each one every ``render_grace / 4`` seconds)."""
+    press_reply_window: float = Field(default=10.0, gt=0)
+    """Seconds after a press arrives that an ephemeral reply (*My cards*) is still
+    tied to it; later it goes out untied (Telegram refuses a reply to a press
+    older than 15 s, #28)."""
+    poll_lease_ttl: float = Field(default=10.0, gt=0)
+    """Long polling: seconds the fleet's poll lease outlives a process that died
+    holding it (one poller at a time, #28); renewed every third of it."""
     flood_limiter: bool = True
     """Outgoing calls wait on token buckets in Redis shared by all bot processes."""
-    flood_overall_rate: float = Field(default=25.0, gt=0)
-    """Messages (sends and edits) per second the whole fleet of bot processes
-    allows itself: Telegram's ceiling is about 30 a second per bot; raise it only
-    for a bot Telegram allows more (paid broadcasts)."""
-    flood_overall_burst: int = Field(default=20, ge=2)
-    """Messages the fleet may send at once above that rate."""
+    flood_overall_limit: int = Field(default=30, ge=2)
+    flood_overall_window: float = Field(default=1.5, gt=0)
+    """Messages (sends and edits) the whole fleet of bot processes allows itself
+    in any ``flood_overall_window`` seconds (#28): Telegram's ceiling is about
+    30 in any second per bot; the longer window leaves room for the moment
+    between counting a message and its arrival.  Raise the limit only for a
+    bot Telegram allows more (paid broadcasts)."""
+    flood_ephemeral_counted: bool = True
+    """The starting assumption for a group whose budget nothing has taught yet
+    (#24): ephemeral messages (hands shown in the group) count against the
+    group's ~20 messages a minute like any other (Telegram does not say).
+    False: they count apart, about one a second per group; a 429 that shows
+    otherwise switches that group to counted, fleet-wide (``tables.budgets``)."""
     update_dedupe: bool = True
     """Claim every update in Redis before any handler runs, so a redelivered one
     (a webhook retry, another bot process) is handled once
@@ -84,6 +104,10 @@ class Settings(BaseSettings):
     """Seconds an update's claim is remembered."""
     set_commands: bool = True
     """Publish the command menus (setMyCommands) at start-up."""
+    shutdown_timeout: float = Field(default=20.0, gt=0)
+    """Seconds a stop (SIGTERM, as a deploy sends, or Ctrl-C) may take: the updates
+    in hand finish, the turn timers are handed over to the other processes and the
+    pending edits go out -- inside the ~30 s a supervisor waits before SIGKILL."""
 
     def secret_token(self) -> str:
         """The webhook's secret token: ``WEBHOOK_SECRET``, or when unset one derived

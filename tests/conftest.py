@@ -17,6 +17,7 @@ Redis
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import tempfile
@@ -59,6 +60,15 @@ def _start_redis(binary: str, workdir: Path) -> tuple[subprocess.Popen[bytes], s
         return start_redis(binary, workdir)
     except LocalRedisError as exc:
         pytest.fail(str(exc), pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def _collect_garbage() -> Iterator[None]:
+    """A test's unclosed sockets and files are reported in that test: collect
+    its garbage at its end, not whenever a later test happens to allocate
+    (``filterwarnings = error`` turns the ResourceWarning into its failure)."""
+    yield
+    gc.collect()
 
 
 @pytest.fixture(scope="session")

@@ -45,9 +45,10 @@ def check_can_write(world: World, chat: Chat) -> None:
         raise BotApiError(403, f"Forbidden: bot is not a member of the {kind} chat")
 
 
-def check_rate(world: World, chat: Chat) -> None:
-    """Take one message's worth of the flood limits, or answer 429."""
-    retry_after = world.limiter.acquire(chat.id, chat.is_group)
+def check_rate(world: World, chat: Chat, receiver: int | None = None) -> None:
+    """Take one message's worth of the flood limits, or answer 429 (``receiver``:
+    an ephemeral message's; the 429 is counted per chat either way)."""
+    retry_after = world.limiter.acquire(chat.id, chat.is_group, receiver)
     if retry_after:
         world.stats.retry_after_by_chat[chat.id] += 1
         raise too_many_requests(retry_after)

@@ -30,9 +30,14 @@ strict reading each time):
   offline". The fake makes it explicit: the call succeeds as usual, and while the
   receiver is offline (``SimUser.set_online(False)``) nothing reaches him - not
   the message, not an edit, not a deletion; his app keeps what it had.
-- Flood limits: the docs say nothing; the fake counts every ephemeral send and edit
-  like a message in that group (``access.check_rate``), the safe assumption for a
-  bot (deletions are free, as deleteMessage is).
+- Flood limits: the docs say nothing, so the fake plays either Telegram (#24,
+  ``RateLimits.ephemeral_counted``, :mod:`sandbox.fake_api.limits`): by default
+  it counts every ephemeral send and edit like a message in that group
+  (``access.check_rate``), the safe assumption for a bot; with
+  ``ephemeral_counted=False`` (``FAKE_EPHEMERAL_COUNTED=0``) like a message to
+  its receiver alone -- his own per-chat window in that group and the bot's
+  overall one, not the group's. The same 429 either way; deletions are free, as
+  deleteMessage is.
 """
 
 from __future__ import annotations
@@ -157,7 +162,7 @@ async def send_ephemeral(world: World, p: CallParams, params: dict[str, Any]) ->
     fields = message_text(p)
     markup = _markup(p)
     reply_to = reply_target(p, chat)
-    check_rate(world, chat)
+    check_rate(world, chat, receiver)
     ephemeral_id = chat.next_ephemeral_id
     chat.next_ephemeral_id += 1
     replaces = bool(params.get("replace_callback_query_message"))
@@ -206,7 +211,7 @@ def _edit(world: World, message: Message, **changes: Any) -> bool:
     compared = ("text", "entities", "reply_markup")
     if all(changes[name] == getattr(message, name) for name in compared if name in changes):
         raise BotApiError(400, NOT_MODIFIED)
-    check_rate(world, message.chat)
+    check_rate(world, message.chat, message.receiver_id)
     for name, value in changes.items():
         setattr(message, name, value)
     message.edit_date = world.now()

@@ -14,6 +14,7 @@ import contextlib
 import json
 import logging
 import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -151,8 +152,13 @@ class FakeTelegram:
         await self.stop()
 
     # ------------------------------------------------------------ the Bot API
-    async def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """Run one Bot API method as the bot; return Telegram's JSON answer."""
+    async def call(
+        self, method: str, params: dict[str, Any], gone: Callable[[], bool] | None = None
+    ) -> dict[str, Any]:
+        """Run one Bot API method as the bot; return Telegram's JSON answer.
+        ``gone()``: the caller hung up meanwhile -- an error then reaches nobody
+        and is not counted as one (a stopped poller's long poll ended by its
+        successor's, #28)."""
         found = find_method(method)
         name = method if found is None else found[0]
         try:
@@ -160,7 +166,7 @@ class FakeTelegram:
                 raise BotApiError(404, "Not Found: method not found")
             result = await found[1](self.world, CallParams(params))
         except BotApiError as error:
-            self.world.stats.record(name, error.code)
+            self.world.stats.record(name, None if gone is not None and gone() else error.code)
             return error.to_json()
         self.world.stats.record(name, None)
         if delay := self.reply_delays.get(name, 0.0):
@@ -177,7 +183,11 @@ class FakeTelegram:
             return _json_response(
                 BotApiError(400, "Bad Request: can't parse request").to_json(), 400
             )
-        body = await self.call(request.match_info["method"], params)
+
+        def gone() -> bool:
+            return request.transport is None or request.transport.is_closing()
+
+        body = await self.call(request.match_info["method"], params, gone)
         return _json_response(body, 200 if body["ok"] else int(body["error_code"]))
 
     # ------------------------------------------------------------ page endpoints

@@ -276,6 +276,7 @@ class World(ChangeFeed):
                 "text": message.text,
                 "reply_markup": message.reply_markup,
                 "version": message.version,
+                "at": float(self.clock()),  # when it went out (the fake's clock)
             }
         )
 

@@ -11,6 +11,20 @@ the bot and the groups he is in, and lets them type, press buttons, follow deep
 links, share invitations by inline mode and switch their language.
 """
 
-from sandbox.page.server import DEFAULT_USERS, Sandbox, SimPerson, run_sandbox
+from sandbox.page.server import (
+    DEFAULT_USERS,
+    Sandbox,
+    SimPerson,
+    describe_limits,
+    run_sandbox,
+    sandbox_limits,
+)
 
-__all__ = ["DEFAULT_USERS", "Sandbox", "SimPerson", "run_sandbox"]
+__all__ = [
+    "DEFAULT_USERS",
+    "Sandbox",
+    "SimPerson",
+    "describe_limits",
+    "run_sandbox",
+    "sandbox_limits",
+]

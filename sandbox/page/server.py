@@ -10,6 +10,11 @@ One aiohttp server on loopback serves all three parts on one port:
 The bot is the production one (:class:`telegram_bot.app.BotApp`: aiogram, the
 table service on Redis, the publisher, timers), only its ``TELEGRAM_API_URL`` is
 the fake's URL.
+
+The fake's flood limits are off (the bot keeps Telegram's limits by itself)
+unless ``FAKE_LIMITS=1``; then ``FAKE_EPHEMERAL_COUNTED`` (1 or 0) picks which
+Telegram it plays -- ephemeral writes counted against the group's 20 a minute
+or not (#24, :mod:`sandbox.fake_api.limits`).
 """
 
 from __future__ import annotations
@@ -20,7 +25,8 @@ import inspect
 import ipaddress
 import json
 import logging
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -29,11 +35,43 @@ from typing import Any
 from aiohttp import web
 
 from sandbox.fake_api import FakeTelegram, RateLimits
+from sandbox.fake_api.limits import EPHEMERAL_COUNTED_ENV, env_flag
 from telegram_bot.settings import Settings
 
 log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).with_name("static")
+LIMITS_ENV = "FAKE_LIMITS"
+
+
+def sandbox_limits(environ: Mapping[str, str] | None = None) -> RateLimits:
+    """The sandbox's flood limits as the environment picks them: off, unless
+    ``FAKE_LIMITS=1`` -- then Telegram's, ephemeral writes counted in the group or
+    not as ``FAKE_EPHEMERAL_COUNTED`` says (:meth:`RateLimits.from_env`).  Raises
+    ValueError when either is not a yes or a no."""
+    env = os.environ if environ is None else environ
+    limits = RateLimits.from_env(env)  # read even when off: a typo is said at once
+    if env_flag(LIMITS_ENV, False, env):
+        return limits
+    if env.get(EPHEMERAL_COUNTED_ENV, "").strip():
+        log.warning(
+            "%s has no effect: the sandbox's fake has no flood limits unless %s=1",
+            EPHEMERAL_COUNTED_ENV,
+            LIMITS_ENV,
+        )
+    return RateLimits.off()
+
+
+def describe_limits(limits: RateLimits) -> str:
+    """What the sandbox's fake counts, for the line that gives the page's URL
+    (nothing when its limits are off, the default)."""
+    if not limits.enabled:
+        return ""
+    counted = "counted" if limits.ephemeral_counted else "not counted"
+    return (
+        f"fake Bot API with Telegram's flood limits, ephemeral writes {counted} "
+        "in the group's 20 a minute"
+    )
 
 
 @dataclass(frozen=True)
@@ -72,12 +110,16 @@ class PageTelegram(FakeTelegram):
         app = super().make_app()
         app.router.add_get("/", self._index)
         app.router.add_get("/_sandbox/config", self._config)
+        app.router.add_get("/favicon.ico", self._favicon)  # no 404 on every load (#29)
         app.router.add_static("/static/", STATIC, show_index=False, append_version=False)
         app.middlewares.append(_no_cache)
         return app
 
     async def _index(self, request: web.Request) -> web.StreamResponse:
         return web.FileResponse(STATIC / "index.html")
+
+    async def _favicon(self, request: web.Request) -> web.StreamResponse:
+        return web.FileResponse(STATIC / "favicon.svg", headers={"Content-Type": "image/svg+xml"})
 
     async def _config(self, request: web.Request) -> web.Response:
         body = {
@@ -212,14 +254,21 @@ async def run_sandbox(
     on_ready: Callable[[str], Any] | None = None,
     settings: Settings | None = None,
     stop: asyncio.Event | None = None,
+    limits: RateLimits | None = None,
 ) -> None:
     """Run the sandbox until ``stop`` is set or the task is cancelled.
 
     ``on_ready(url)`` (a function or a coroutine function) gets the page's URL
     once everything is up. Raises if the bot's polling stops by itself.
+    ``limits``: the fake's (default: :func:`sandbox_limits`, from the environment).
     """
     async with Sandbox(
-        redis_url=redis_url, host=host, port=port, admin_url=admin_url, settings=settings
+        redis_url=redis_url,
+        host=host,
+        port=port,
+        admin_url=admin_url,
+        settings=settings,
+        limits=limits or sandbox_limits(),
     ) as sandbox:
         if on_ready is not None:
             result = on_ready(sandbox.url)

@@ -252,6 +252,7 @@ def parse_lobby(data: str | None) -> LobbyCb | None:
 class ReplayOp(StrEnum):
     OPEN = "o"
     STEP = "s"
+    CHECK = "c"  # *Check the deal*: the seed, the commitment, the command (#29)
 
 
 class ReplayCb(CallbackData, prefix="rp"):

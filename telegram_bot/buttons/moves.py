@@ -193,15 +193,18 @@ def playable(view: View, lg: Legal | None = None) -> set[str]:
     return cards
 
 
-def _multi(view: View, lg: Legal, card: str) -> bool:
+def _multi(view: View, lg: Legal, card: str, selecting: bool = False) -> bool:
     """Can ``card`` be part of a move of several cards (a C6 lead, a throw-in)?
-    In Chuvash every lead card counts (one rule for the lead: tap the cards, ✓,
-    then *Play*, even for one card -- C6 allows several of one suit)."""
+    A Chuvash lead card counts when some legal lead of several cards holds it
+    -- else the only lead with it is the card alone, and one tap makes it
+    (#24: never a mis-lead, since *Play* could make nothing else of it) --,
+    or when he is already choosing cards (``selecting``: the tap starts a new
+    choice, it does not play behind his back)."""
     if (
         any(card in lead for lead in lg.leads)
         and find_variant(view["variant"]).lead_many_of_one_suit
     ):
-        return True
+        return selecting or any(card in lead and len(lead) > 1 for lead in lg.leads)
     if card in lg.throws and throw_room(view) > 1:
         hand: Counter[str] = Counter(view["hand"])
         return sum(hand[c] for c in lg.throws) > 1
@@ -359,7 +362,7 @@ def _press_card(view: View, sel: Selection, lg: Legal, card: str) -> Outcome:
         rest = tuple(c for c in sel.cards if c != card)
         return Outcome(selection=replace(sel, cards=rest, choose=None))
     moves = card_moves(view, card, lg)
-    multi = _multi(view, lg, card)
+    multi = _multi(view, lg, card, selecting=bool(sel.cards))
     if not moves and not multi:
         return Outcome(error=ERR_CANNOT_PLAY)
     if sel.cards and multi:

@@ -10,6 +10,7 @@ from typing import Any
 from aiogram import Bot
 
 from tables import KeyValueStore
+from tables.budgets import Budgets
 from telegram_bot.delivery.coalesce import Delivery, Urgency
 from telegram_bot.delivery.flood.fallback import FallbackFloodLimiter
 from telegram_bot.delivery.flood.limiter import FloodConfig, FloodLimiter
@@ -26,11 +27,15 @@ def make_delivery(
     on_forbidden: Callable[[int], Awaitable[Any]],
     on_replaced: Callable[[int, int, int], Awaitable[Any]],
     flood: FloodConfig | None = None,
+    budgets: Budgets | None = None,
 ) -> Delivery:
     """The bot's Delivery with the shared flood limiter in the table service's
     key-value store ``kv`` (None: no limiter; ``flood``: its rates); while Redis is unreachable it
-    takes in-process tokens (:mod:`telegram_bot.delivery.flood.fallback`)."""
-    limiter = FallbackFloodLimiter(FloodLimiter(kv, flood)) if kv is not None else None
+    takes in-process tokens (:mod:`telegram_bot.delivery.flood.fallback`).  ``budgets``:
+    the groups' budgets learned from 429s (#24; None: the documented windows)."""
+    limiter = None
+    if kv is not None:
+        limiter = FallbackFloodLimiter(FloodLimiter(kv, flood, budgets=budgets))
     outgoing = install(bot, limiter)
     return Delivery(
         bot,

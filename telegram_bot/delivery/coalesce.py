@@ -43,6 +43,11 @@ in this process only; call :meth:`Delivery.aclose` at shutdown (it flushes).
 :meth:`Delivery.settled` tells when an edit went out, so a render's mark in
 Redis (:mod:`telegram_bot.state.pending_renders`) is cleared only then: should the
 process die first, another one renders the table again.
+
+A player's hand in the group held back by the flood limiter longer than
+``held_after`` seconds is reported to ``on_held`` (#24 item 6,
+:mod:`telegram_bot.delivery.held`); an edit asked with ``join=True`` joins the
+message's pending edit -- no write of its own -- or is dropped.
 """
 
 from __future__ import annotations
@@ -54,7 +59,8 @@ import time
 from typing import Any
 
 from aiogram import Bot
-from aiogram.exceptions import TelegramAPIError
+from aiogram.exceptions import TelegramAPIError, TelegramForbiddenError
+from aiogram.methods import SendMessage
 from aiogram.types import (
     BotCommand,
     BotCommandScopeChat,
@@ -64,8 +70,10 @@ from aiogram.types import (
 )
 
 from engine.clock import Clock
-from telegram_bot.delivery.edits import MessageEdits
+from telegram_bot.delivery.digest import gone_version
+from telegram_bot.delivery.edits import EphemeralGone, MessageEdits
 from telegram_bot.delivery.flood.gate import Sleep
+from telegram_bot.delivery.held import HeldWatch, OnHeld
 from telegram_bot.delivery.outgoing import (
     URGENT,
     CallOptions,
@@ -78,7 +86,7 @@ from telegram_bot.delivery.outgoing import (
 from telegram_bot.delivery.slots import Content, OnReplaced, Pending, Slot, Urgency
 from telegram_bot.delivery.waiting_line import Priority
 
-__all__ = ["Delivery", "OnReplaced", "Urgency"]
+__all__ = ["Delivery", "EphemeralGone", "OnReplaced", "Urgency"]
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +100,7 @@ class Delivery:
         *,
         soon_delay: float = 1.0,
         later_delay: float = 2.0,
-        table_delay: float = 3.0,
+        table_delay: float = 4.0,
         clock: Clock = time.monotonic,
         sleep: Sleep = asyncio.sleep,
         on_forbidden: Hook | None = None,
@@ -101,6 +109,7 @@ class Delivery:
         parse_mode: str | None = "HTML",
         deferred_concurrency: int = 8,
         max_hold: float = 4.0,
+        held_after: float = 4.0,
     ) -> None:
         self.bot = bot
         self.soon_delay = soon_delay
@@ -129,6 +138,24 @@ class Delivery:
         self._deferred_slots = asyncio.Semaphore(deferred_concurrency)
         self._hold_all_until = float("-inf")
         self.max_hold = max_hold
+        # ephemeral views held back by the flood limiter (#24): reported to on_held
+        self.held = HeldWatch(
+            after=held_after,
+            clock=clock,
+            sleep=sleep,
+            gaps=self._gap_due,
+            gone=self.edits.gone.__contains__,
+        )
+
+    @property
+    def on_held(self) -> OnHeld | None:
+        """Told when a player's hand in the group waited longer than
+        ``held_after`` seconds for the flood limiter (None: nothing is watched)."""
+        return self.held.hook
+
+    @on_held.setter
+    def on_held(self, hook: OnHeld | None) -> None:
+        self.held.hook = hook
 
     @property
     def stats(self) -> OutgoingStats:
@@ -152,9 +179,61 @@ class Delivery:
             chat_id, text, markup, parse_mode=parse_mode, options=options, ephemeral=ephemeral
         )
 
-    async def delete_ephemeral(self, chat_id: int, receiver: int, ephemeral_id: int) -> bool:
+    async def send_reply(
+        self,
+        chat_id: int,
+        text: str,
+        markup: InlineKeyboardMarkup | None,
+        ephemeral: EphemeralMessageParameters,
+        *,
+        fresh_until: float,
+    ) -> Message | None:
+        """An ephemeral message answering a press (``ephemeral.callback_query_id``):
+        its flood tokens first, then the call -- tied to the press only while
+        ``clock()`` is before ``fresh_until``: Telegram refuses an ephemeral reply
+        to a press older than 15 s ("query is too old").  A press gone stale while
+        the chat's budget was spent (or after a 429) gets it untied, like a hand
+        sent at a game's start (#28)."""
+
+        def method() -> SendMessage:
+            params = ephemeral
+            if self.clock() >= fresh_until:
+                params = ephemeral.model_copy(update={"callback_query_id": None})
+            return SendMessage(
+                chat_id=chat_id,
+                text=text,
+                reply_markup=markup,
+                parse_mode=self.parse_mode,
+                ephemeral_message_parameters=params,
+            )
+
+        def after_429() -> tuple[SendMessage, str] | None:
+            return (method(), "") if self.clock() >= fresh_until else None
+
+        ticket = await self.outgoing.prepay(chat_id, ephemeral=True)
+        try:
+            options = CallOptions(Priority.URGENT, ticket, after_429)
+            return await self.outgoing.call(self.bot, method(), options)
+        except TelegramForbiddenError:
+            return None
+        finally:
+            await self.outgoing.settle(ticket)
+
+    async def delete_ephemeral(
+        self, chat_id: int, receiver: int, ephemeral_id: int, table_id: str = ""
+    ) -> bool:
         """Delete an ephemeral message of ``receiver`` in the group; False (logged)
-        when Telegram refuses (best effort: it may be gone already)."""
+        when Telegram refuses (best effort: it may be gone already).  Its pending
+        edits go first, in this process and -- recorded as gone in the shared
+        digest, ``table_id`` being the table it shows -- in every other (#28): none
+        of them goes out after it and draws 400 "message to edit not found"."""
+        key = (chat_id, -ephemeral_id)
+        known_gone = self.edits.gone.get(key) is False  # an edit found it gone
+        self.edits.drop(key, deleted=True)
+        if table_id:
+            await self.outgoing.shown.bury(key, gone_version(table_id))
+        if known_gone:
+            return True
         try:
             await self.bot.delete_ephemeral_message(
                 chat_id=chat_id, receiver_user_id=receiver, ephemeral_message_id=ephemeral_id
@@ -194,6 +273,7 @@ class Delivery:
         on_replaced: OnReplaced | None = None,
         version: str = "",
         receiver: int | None = None,
+        join: bool = False,
     ) -> int | None:
         """Show ``text`` and ``markup`` in the message (see the module docstring).
 
@@ -204,17 +284,25 @@ class Delivery:
         content renders -- with several processes, the shared digest drops it
         when the message already showed a newer one (never backwards).
         ``receiver``: an ephemeral message of that user, ``message_id`` being
-        minus its ephemeral_message_id (edited by editEphemeralMessageText)."""
+        minus its ephemeral_message_id (edited by editEphemeralMessageText).
+        ``join``: only if an edit of the message is pending -- the content
+        replaces its content, no write of its own; else nothing (None)."""
         if self._closed:
             raise RuntimeError("Delivery is closed")
         message_id = self.edits.moved.get((chat_id, message_id), message_id)
         key = (chat_id, message_id)
+        if key in self.edits.gone:  # deleted (#28): no edit of it goes out
+            self.stats.coalesced += 1
+            return None
         slot = self._slot(key)
+        if join and slot.pending is None:
+            return None
         slot.seq += 1
         replaced = on_replaced or self.on_replaced
         content = Content(text, markup, self.parse_mode, replaced, version, receiver)
         slot.latest = content
-        if urgency is Urgency.NOW:
+        self.held.asked(key, slot, content)
+        if urgency is Urgency.NOW and not join:
             return await self.edits.deliver(key, slot, content, slot.seq, URGENT)
         pending = slot.pending
         if pending is not None:
@@ -222,7 +310,8 @@ class Delivery:
             pending.content, pending.seq = content, slot.seq
             if urgency is Urgency.SOON:
                 pending.urgency = Urgency.SOON  # the faster of the two wins
-                pending.not_before = float("-inf")  # and it does not hold back
+                # and it does not hold back
+                pending.not_before = pending.spaced = float("-inf")
         else:
             slot.pending = Pending(content, slot.seq, self.clock(), urgency)
         self._kick()
@@ -234,6 +323,11 @@ class Delivery:
         version --, False when its edit failed.  Pending edits live in this
         process: a crash resolves nothing (:mod:`telegram_bot.state.pending_renders`)."""
         message_id = self.edits.moved.get((chat_id, message_id), message_id)
+        gone = self.edits.gone.get((chat_id, message_id))
+        if gone is not None:  # deleted by the bot: nothing to show; found gone: failed
+            future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+            future.set_result(gone)
+            return future
         slot = self._slot((chat_id, message_id))
         return slot.settled(slot.seq)
 
@@ -253,7 +347,10 @@ class Delivery:
             self._flushing -= 1
 
     async def aclose(self) -> None:
-        """Flush, then stop the scheduler (the bot and its session stay open)."""
+        """Flush, then stop the scheduler (the bot and its session stay open);
+        first the watch of held-back views stops and its hooks finish (their
+        edits go out in the flush)."""
+        await self.held.aclose()
         await self.flush()
         self._closed = True
         if self._runner is not None:
@@ -268,6 +365,9 @@ class Delivery:
 
     def _due(self, slot: Slot) -> float:
         return slot.due(self.soon_delay, self.later_delay, self.table_delay)
+
+    def _gap_due(self, slot: Slot) -> float:
+        return slot.gap_due(self.soon_delay, self.later_delay, self.table_delay)
 
     def _kick(self) -> None:
         if self._runner is None or self._runner.done():
@@ -328,6 +428,7 @@ class Delivery:
             gap = self.table_delay if pending.urgency is Urgency.TABLE else self.later_delay
             if self.clock() - pending.created >= self.max_hold:  # overdue: only its gap holds
                 room = await self.outgoing.headroom(key[0], key[1], gap)
+                pending.spaced = max(pending.spaced, self.clock() + room.message)
                 if not self._hold_back(slot, self.clock() + room.message):
                     await self._deliver_newest(key, slot)  # competes with urgent edits
                 return
@@ -341,6 +442,7 @@ class Delivery:
                         self._hold_all_until = max(self._hold_all_until, now + room.overall)
                     hold = now + room.wait if room.wait > 0 else hold
                     spaced = now + room.message
+                    pending.spaced = max(pending.spaced, spaced)
                 # never held past max_hold for the reserve; its gap always holds
                 hold = max(min(hold, pending.created + self.max_hold), spaced)
                 if not self._hold_back(slot, hold):
@@ -368,8 +470,11 @@ class Delivery:
         pending = slot.pending
         if pending is None:
             return
+        self.held.gapped(key, slot)  # its gaps are over: from now on it waits for tokens
         try:
-            ticket = await self.outgoing.prepay(key[0], Priority.DEFERRED)
+            ticket = await self.outgoing.prepay(
+                key[0], Priority.DEFERRED, ephemeral=key[1] < 0, message_id=key[1]
+            )
         except BaseException:  # Redis down, cancelled: it stays pending, due again soon
             if slot.pending is pending and pending.firing:
                 pending.firing = False

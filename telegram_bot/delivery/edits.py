@@ -8,6 +8,7 @@ the stale edit and then the newer one never both go out."""
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import OrderedDict
 from typing import Any
@@ -18,12 +19,22 @@ from aiogram.methods import EditEphemeralMessageText, EditMessageText, SendMessa
 from aiogram.types import EphemeralMessageParameters, InlineKeyboardMarkup, Message
 
 from engine.clock import Clock
+from telegram_bot.delivery.digest import gone_version
 from telegram_bot.delivery.outgoing import URGENT, CallOptions, Outgoing
 from telegram_bot.delivery.slots import Content, Slot
 
 GONE = ("message to edit not found", "message can't be edited", "MESSAGE_ID_INVALID")
+GONE_KEPT = 10_000
+"""Deleted messages remembered (their later edits dropped), the oldest forgotten."""
 
 Key = tuple[int, int]
+
+log = logging.getLogger(__name__)
+
+
+class EphemeralGone(Exception):
+    """An ephemeral message's edit found it gone (400 "message to edit not found"):
+    dropped quietly, never retried nor re-sent (#28); its caller falls back."""
 
 
 class MessageEdits:
@@ -43,6 +54,9 @@ class MessageEdits:
         self.clock = clock
         self.slots: dict[Key, Slot] = {}
         self.moved: OrderedDict[Key, int] = OrderedDict()
+        # deleted messages (#28): True deleted by the bot (nothing left to show),
+        # False found gone by an edit (what it should show never reached it)
+        self.gone: OrderedDict[Key, bool] = OrderedDict()
 
     def slot(self, key: Key) -> Slot:
         """The message's slot (made on first use; idle ones are swept past 10,000)."""
@@ -52,6 +66,19 @@ class MessageEdits:
                 self.sweep(self.clock() - self.idle_after)
             slot = self.slots[key] = Slot()
         return slot
+
+    def drop(self, key: Key, *, deleted: bool) -> None:
+        """The message is gone (``deleted`` by the bot, else found gone): its pending
+        edit goes and later edits of it are dropped (#28); whoever waits for its
+        edits is told ``deleted`` (True: nothing left to do; False: it failed)."""
+        self.gone[key] = self.gone.get(key, True) and deleted
+        self.gone.move_to_end(key)
+        while len(self.gone) > GONE_KEPT:
+            self.gone.popitem(last=False)
+        slot = self.slots.get(key)
+        if slot is not None:
+            slot.pending = None
+            slot.finish(slot.seq, self.gone[key])
 
     def sweep(self, horizon: float) -> None:
         """Forget idle messages (nothing pending, not being edited, last sent
@@ -93,6 +120,10 @@ class MessageEdits:
         ``options``: urgent, or deferred with the tokens prepaid for it."""
         chat_id, message_id = key
         async with slot.lock:
+            if key in self.gone:  # deleted meanwhile (#28): nothing to edit
+                slot.pending = None
+                slot.finish(slot.seq, self.gone[key])
+                return None
             if content is None:
                 pending, slot.pending = slot.pending, None
                 if pending is None:
@@ -122,6 +153,9 @@ class MessageEdits:
                     out = await self._edit(key, slot, content, seq, options)
                 ok = True
                 return out
+            except EphemeralGone:
+                log.info("ephemeral message %s is gone: its edit is dropped", key)
+                return None
             finally:
                 slot.finish(slot.sent_seq, ok)  # the edit and what it carried after a 429
 
@@ -155,8 +189,14 @@ class MessageEdits:
         except TelegramForbiddenError:
             return None
         except TelegramBadRequest as exc:
-            if content.receiver is not None or not any(r in exc.message for r in GONE):
-                raise  # an ephemeral one is never re-sent in the group: the caller falls back
+            if not any(r in exc.message for r in GONE):
+                raise
+            if content.receiver is not None:  # never re-sent in the group: the caller falls back
+                self.drop(key, deleted=False)
+                table = content.version.rpartition("#")[0]
+                if table:  # the other processes drop their edits of it too
+                    await self.outgoing.shown.bury(key, gone_version(table))
+                raise EphemeralGone(key) from exc
             return await self._replace(key, shown[0], CallOptions(options.priority))
         return key[1]
 

@@ -65,6 +65,7 @@ from telegram_bot.delivery.flood.gate import (
     Prepaid,
     Sleep,
 )
+from telegram_bot.delivery.flood.hold import ChatTurns
 from telegram_bot.delivery.flood.limiter import Headroom, Limiter
 from telegram_bot.delivery.shown import EDITS, ShownStore, content_digests
 from telegram_bot.delivery.waiting_line import Priority
@@ -75,6 +76,16 @@ Hook = Callable[[int], Awaitable[Any]]
 
 NOT_MODIFIED = "message is not modified"
 _FORWARDS = frozenset({"copyMessage", "copyMessages", "forwardMessage", "forwardMessages"})
+
+
+def is_ephemeral(method: TelegramMethod[Any]) -> bool:
+    """A send or edit of an ephemeral message (shown to one member of a group)."""
+    name = method.__api_method__
+    if name.startswith("editEphemeralMessage"):
+        return True
+    return (
+        name == "sendMessage" and getattr(method, "ephemeral_message_parameters", None) is not None
+    )
 
 
 def is_limited(api_method: str) -> bool:
@@ -121,6 +132,7 @@ class Outgoing(BaseRequestMiddleware):
         self._in_hook: set[int] = set()
         self._owner = f"{uuid.uuid4().hex[:12]}."  # edit leases: this process ...
         self._calls = itertools.count()  # ... and its call
+        self.turns = ChatTurns()  # limited calls to a chat: one at a time (#28)
         self.gate = (
             FloodGate(limiter, sleep=sleep, max_wait=max_wait, stats=self.stats)
             if limiter is not None
@@ -139,26 +151,35 @@ class Outgoing(BaseRequestMiddleware):
         chat_id = raw_chat if isinstance(raw_chat, int) else None
         key, digests = _content(bot, method, chat_id)
         lease = EditLease(f"{self._owner}{next(self._calls)}") if key is not None else None
+        limited = is_limited(method.__api_method__) and chat_id is not None
+        seen = self.turns.refusals(chat_id) if chat_id is not None else 0
+        ephemeral = is_ephemeral(method)
         if is_limited(method.__api_method__) and not await self._admit(
-            chat_id, key, digests, options, lease
+            chat_id, key, digests, options, lease, ephemeral
         ):
             self.stats.noop += 1
             return _done()
         attempt = 0
         while True:
             try:
-                response = await self._send(make_request, bot, method, chat_id, key, lease)
+                if limited and chat_id is not None:  # one at a time to a chat (#28)
+                    async with self.turns.turn(chat_id):
+                        if self.turns.refusals(chat_id) != seen:  # a 429 since admitted
+                            seen = self.turns.refusals(chat_id)
+                            if not await self._admit(
+                                chat_id, key, digests, options, lease, ephemeral
+                            ):
+                                self.stats.noop += 1
+                                return _done()
+                        response = await self._send(make_request, bot, method, chat_id, key, lease)
+                else:
+                    response = await self._send(make_request, bot, method, chat_id, key, lease)
             except TelegramRetryAfter as exc:
                 attempt += 1
-                if (
-                    self.gate is not None
-                    and chat_id is not None
-                    and is_limited(method.__api_method__)
-                ):
-                    await self.gate.hold(chat_id, exc.retry_after)  # the others wait too
                 if attempt > self.max_retries:
                     raise
                 retry = await self._after_429(bot, method, chat_id, options, exc.retry_after, lease)
+                seen = self.turns.refusals(chat_id) if chat_id is not None else 0
                 if retry is None:  # shows that already, or a newer version (another process)
                     self.stats.noop += 1
                     return _done()
@@ -196,8 +217,18 @@ class Outgoing(BaseRequestMiddleware):
         message shows (a "not modified" raises :class:`_NotModified`)."""
         try:
             return await make_request(bot, method)
-        except TelegramRetryAfter:
+        except TelegramRetryAfter as exc:
             self.stats.retry_after += 1
+            if chat_id is not None and is_limited(method.__api_method__):
+                # before the chat's turn passes on (#28): the next call sees it
+                self.turns.refused(chat_id)
+                if self.gate is not None:  # the others wait too; the budget learns (#24)
+                    await self.gate.hold(
+                        chat_id,
+                        exc.retry_after,
+                        ephemeral=is_ephemeral(method),
+                        message_id=key[1] if key is not None else None,
+                    )
             await self.shown.forget(key, lease)  # refused: the message shows what it showed
             raise
         except TelegramForbiddenError:
@@ -242,7 +273,7 @@ class Outgoing(BaseRequestMiddleware):
         options = CallOptions(options.priority, None, options.newest, version)
         key, digests = _content(bot, method, chat_id)
         if is_limited(method.__api_method__) and not await self._admit(
-            chat_id, key, digests, options, lease
+            chat_id, key, digests, options, lease, is_ephemeral(method)
         ):
             return None
         return method, key, digests, options
@@ -271,16 +302,25 @@ class Outgoing(BaseRequestMiddleware):
         finally:
             self._options.pop(id(method), None)
 
-    async def prepay(self, chat_id: int, priority: Priority = Priority.URGENT) -> Prepaid:
+    async def prepay(
+        self,
+        chat_id: int,
+        priority: Priority = Priority.URGENT,
+        *,
+        ephemeral: bool = False,
+        message_id: int | None = None,
+    ) -> Prepaid:
         """Take the flood tokens of one message to ``chat_id`` now, waiting like any
         call (in the overall line with ``priority``).  A call to that chat made
         with the result (``call(bot, method, CallOptions(prepaid=ticket))``)
         takes no tokens again.  ``Delivery`` does so for a coalesced update: it
         holds its tokens before it takes its content, so it sends the newest
-        content and never holds a message's lock while it queues."""
+        content and never holds a message's lock while it queues.  ``ephemeral``:
+        for a message to one member of a group, ``message_id`` the message the
+        call will edit (#24: they may count in windows of their own)."""
         if self.gate is None:
             return Prepaid(chat_id, paid=False)
-        return await self.gate.prepay(chat_id, priority)
+        return await self.gate.prepay(chat_id, priority, ephemeral=ephemeral, message_id=message_id)
 
     async def settle(self, ticket: Prepaid) -> None:
         """Give the tokens of ``ticket`` back if no call used them."""
@@ -294,11 +334,16 @@ class Outgoing(BaseRequestMiddleware):
         digests: tuple[str | None, str] | None,
         options: CallOptions,
         lease: EditLease | None = None,
+        ephemeral: bool = False,
     ) -> bool:
         """Wait for the flood tokens (and an edit's lease); False when the edit
-        would change nothing."""
+        would change nothing.  ``ephemeral``: the call writes an ephemeral
+        message (#24)."""
         if self.gate is not None:
-            return await self.gate.admit(chat_id, key, digests, options, lease)
+            message_id = key[1] if key is not None else None
+            return await self.gate.admit(
+                chat_id, key, digests, options, lease, ephemeral=ephemeral, message_id=message_id
+            )
         if key is not None and digests is not None:
             return self.shown.memory.admit(key, *digests)
         return True

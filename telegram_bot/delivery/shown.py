@@ -33,6 +33,9 @@ EDITS = frozenset(
 MARKUP_ONLY = frozenset({"editMessageReplyMarkup", "editEphemeralMessageReplyMarkup"})
 TEXT_FIELDS = ("text", "parse_mode", "entities", "link_preview_options", "rich_message")
 
+GONE_DIGEST = "gone"
+"""The digests a deleted message is recorded with (no content digest equals it)."""
+
 MessageKey = tuple[int, int]
 """(chat id, message id)"""
 
@@ -78,6 +81,20 @@ class ShownStore:
             self.memory.set(key, (text, markup))
         else:
             await self.limiter.remember(key[0], key[1], text, markup)
+
+    async def bury(self, key: MessageKey, version: str) -> None:
+        """The message was deleted (#28): recorded as showing ``version`` (a
+        :func:`telegram_bot.delivery.digest.gone_version`), newer than any edit of
+        its table -- so the shared digest refuses every process's later edit of it
+        (``STALE``) instead of Telegram answering 400 "message to edit not found".
+        Best effort: an edit that still gets the 400 is dropped quietly."""
+        if self.limiter is None:
+            self.memory.forget(key)
+            return
+        try:
+            await self.limiter.remember(key[0], key[1], GONE_DIGEST, GONE_DIGEST, version)
+        except Exception:  # Redis down: this process drops its edits; a 400 is quiet
+            log.warning("could not record %s as deleted", key, exc_info=True)
 
     async def forget(self, key: MessageKey | None, lease: EditLease | None = None) -> None:
         """An edit failed: what the message shows is not known any more (and the

@@ -44,6 +44,7 @@ class Pending:
     urgency: Urgency
     firing: bool = False
     not_before: float = float("-inf")  # held back for the limiter's headroom
+    spaced: float = float("-inf")  # held back for its gap since ANY process's last edit
 
 
 @dataclass
@@ -87,7 +88,15 @@ class Slot:
         """When the pending edit should go out (it must be pending)."""
         p = self.pending
         assert p is not None
-        due = max(p.created + soon_delay, p.not_before)
+        return max(self.gap_due(soon_delay, later_delay, table_delay), p.not_before)
+
+    def gap_due(self, soon_delay: float, later_delay: float, table_delay: float) -> float:
+        """When the pending edit (it must be pending) may go out by its coalescing
+        gaps alone -- its urgency's delay, the message's gap since its last edit
+        here and by any process --, the flood limiter's holds aside (#24)."""
+        p = self.pending
+        assert p is not None
+        due = max(p.created + soon_delay, p.spaced)
         if p.urgency is Urgency.TABLE:
             due = max(due, self.last_sent + table_delay)
         elif p.urgency is Urgency.LATER:

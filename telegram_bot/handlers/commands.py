@@ -3,7 +3,10 @@ commands get a short help."""
 
 from __future__ import annotations
 
+import contextlib
+
 from aiogram import F, Router
+from aiogram.exceptions import TelegramBadRequest
 from aiogram.filters import Command, CommandObject
 from aiogram.types import (
     CallbackQuery,
@@ -15,12 +18,19 @@ from aiogram.types import (
 )
 
 from telegram_bot.buttons.callbacks import LangCb, NewLobbyCb
-from telegram_bot.handlers.common import parse_play, parse_variant, player, reply, solo_link
+from telegram_bot.handlers.common import (
+    answer,
+    parse_play,
+    parse_variant,
+    player,
+    reply,
+    solo_link,
+)
 from telegram_bot.handlers.middlewares import display_name
-from telegram_bot.publishing.changes import Change
 from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.settings import Settings
 from telegram_bot.usecases.cases import UseCases
+from telegram_bot.usecases.player import LanguageChosen
 from telegram_bot.views import texts
 from telegram_bot.views.i18n import (
     LANGUAGES,
@@ -42,16 +52,22 @@ async def rules(message: Message, command: CommandObject, chat_locale: str) -> N
 
 
 async def choose_language(
-    cases: UseCases, chat: Chat, user: User, choice: str, sender_chat: Chat | None = None
-) -> tuple[str, Change | None]:
+    cases: UseCases,
+    chat: Chat,
+    user: User,
+    choice: str,
+    chat_locale: str,
+    sender_chat: Chat | None = None,
+) -> LanguageChosen:
     """/lang or its keyboard: the answer's text and what to redraw (an anonymous
-    admin writes as the group itself)."""
+    admin writes as the group itself); a refusal in ``chat_locale``, the
+    language the prompt was in (#29)."""
     anonymous_admin = sender_chat is not None and sender_chat.id == chat.id
     return await cases.player.choose_language(
         chat.id,
         chat.type == "private",
         user.id,
-        user.language_code,
+        chat_locale,
         choice,
         admin=anonymous_admin,
     )
@@ -63,28 +79,39 @@ async def lang(
     command: CommandObject,
     cases: UseCases,
     publisher: Publisher,
-    _: Translator,
+    chat_locale: str,
 ) -> None:
     choice = (command.args or "").strip().lower()
     if choice in LANGUAGES and message.from_user is not None:
-        said, change = await choose_language(
-            cases, message.chat, message.from_user, choice, message.sender_chat
+        chosen = await choose_language(
+            cases, message.chat, message.from_user, choice, chat_locale, message.sender_chat
         )
-        await message.answer(said)
-        await publisher.show(change)
+        await publisher.show(chosen.menu)  # the menu speaks it once the reply does
+        await message.answer(chosen.said)
+        await publisher.show(chosen.change)
         return
-    await message.answer(_(texts.CHOOSE_LANGUAGE), reply_markup=language_keyboard())
+    # in the chat's language: a group's prompt and its refusal speak the same (#29)
+    prompt = Translator(chat_locale)(texts.CHOOSE_LANGUAGE)
+    await message.answer(prompt, reply_markup=language_keyboard())
 
 
 @router.callback_query(LangCb.filter())
 async def lang_button(
-    callback: CallbackQuery, callback_data: LangCb, cases: UseCases, publisher: Publisher
+    callback: CallbackQuery,
+    callback_data: LangCb,
+    cases: UseCases,
+    publisher: Publisher,
+    chat_locale: str,
 ) -> None:
     message = callback.message
     chat = message.chat if message is not None else Chat(id=callback.from_user.id, type="private")
-    said, change = await choose_language(cases, chat, callback.from_user, callback_data.lang)
-    await callback.answer(said)
-    await publisher.show(change)
+    chosen = await choose_language(cases, chat, callback.from_user, callback_data.lang, chat_locale)
+    await answer(callback, chosen.said)  # at once: the menu and the redraw come after (#28)
+    if chosen.menu is not None and isinstance(message, Message):
+        # the prompt itself says it, in the new language, not the old one's words (#29)
+        with contextlib.suppress(TelegramBadRequest):  # the same choice again: unchanged
+            await message.edit_text(chosen.said, reply_markup=language_keyboard())
+    await publisher.show(chosen.menu, chosen.change)
 
 
 @router.message(Command("stats"))

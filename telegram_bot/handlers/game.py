@@ -77,12 +77,18 @@ async def game_button(
 
 @router.callback_query(CardsCb.filter())
 async def cards_button(
-    callback: CallbackQuery, callback_data: CardsCb, cases: UseCases, _: Translator
+    callback: CallbackQuery,
+    callback_data: CardsCb,
+    cases: UseCases,
+    publisher: Publisher,
+    _: Translator,
 ) -> None:
     """*My cards* on the group's table message: his hand, in the group, to him
-    alone (a non-seated presser: a toast)."""
-    said = await cases.my_cards(callback_data.code, callback.from_user.id, callback.id)
-    await answer(callback, _(said), show_alert=said == texts.CARDS_OPEN_PRIVATE)
+    alone (a non-seated presser: a toast).  Answered before his hand goes out
+    (#28): that may wait for the group's flood tokens."""
+    outcome = await cases.my_cards(callback_data.code, callback.from_user.id, callback.id)
+    await answer(callback, _(outcome.said))
+    await publisher.show(outcome.change)
 
 
 @router.callback_query(SeatCb.filter())

@@ -1,6 +1,7 @@
 """Replays (issue #16): ``/replay`` lists one's recent finished games (in the
 private chat); a *Replay* button under a game's result opens it there; ◀ ▶ ⏮ ⏭
-step through it by editing that message (:mod:`telegram_bot.usecases.replay`)."""
+step through it by editing that message (:mod:`telegram_bot.usecases.replay`);
+*Check the deal* sends the game's seed and how to check it there (#29)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from telegram_bot.handlers.common import answer
 from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.usecases.cases import UseCases
 from telegram_bot.usecases.replay import ReplayStatus
+from telegram_bot.views.fair import CHECK_SENT, CHECK_SHORT
 from telegram_bot.views.i18n import Translator
 from telegram_bot.views.replay import (
     EXPIRED,
@@ -61,6 +63,15 @@ async def replay_button(
     user = callback.from_user.id
     cb, message = callback_data, callback.message
     in_private = message is not None and message.chat.id == user
+    if cb.op == ReplayOp.CHECK:  # #29
+        checked, seed = await cases.replay.check(cb.table, cb.game, user, locale)
+        if checked is ReplayStatus.EXPIRED:
+            await answer(callback, _(EXPIRED, days=cases.replay.days), show_alert=True)
+        elif seed is not None:
+            await answer(callback, _(CHECK_SHORT, seed=seed), show_alert=True)
+        else:
+            await answer(callback, None if in_private else _(CHECK_SENT))
+        return
     edit = (
         message.message_id
         if message is not None and in_private and cb.op == ReplayOp.STEP

@@ -27,7 +27,9 @@ async def watch_button(
 ) -> None:
     user = callback.from_user.id
     status = await cases.watch(callback_data.table, user, locale)
-    await answer(callback, _(WATCH_ANSWERS[status]), show_alert=status != WatchStatus.WATCHING)
+    # a toast where nothing was refused: he watches, or he plays there (#29)
+    modal = status not in (WatchStatus.WATCHING, WatchStatus.SEATED)
+    await answer(callback, _(WATCH_ANSWERS[status]), show_alert=modal)
 
 
 @router.message(Command("watch"))

@@ -104,6 +104,26 @@ class HandResent:
 
 
 @dataclass(frozen=True)
+class HandShown:
+    """*My cards* (answered already, #28): his hand in the group, to him alone --
+    tied to the press (``query_id``) until ``fresh_until`` (the delivery's clock)."""
+
+    table_id: str
+    user: int
+    query_id: str
+    fresh_until: float
+
+
+@dataclass(frozen=True)
+class MenuSet:
+    """/lang chose ``language`` for ``chat``: its command menu speaks it (set
+    after the answer, #28)."""
+
+    chat: int
+    language: str
+
+
+@dataclass(frozen=True)
 class LeftNoted:
     """He left ``table`` mid-game: his hand message (or a new one) says so, with
     *Take my seat back* while the game lasts (``over``: the AI played it out)."""
@@ -134,6 +154,8 @@ Change = (
     | SettingsShown
     | TableOffered
     | HandResent
+    | HandShown
+    | MenuSet
     | LeftNoted
     | ReplayStepped
 )

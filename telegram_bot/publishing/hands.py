@@ -23,28 +23,57 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
 
 from aiogram.exceptions import TelegramAPIError
-from aiogram.types import EphemeralMessageParameters, InlineKeyboardMarkup
+from aiogram.types import EphemeralMessageParameters, InlineKeyboardMarkup, Message
 
 from tables import PLAYING, LiveError, TableService
 from telegram_bot.buttons.moves import Selection
 from telegram_bot.delivery import Delivery, Urgency
+from telegram_bot.delivery.digest import table_version
 from telegram_bot.publishing.changes import LeftNoted
-from telegram_bot.publishing.locks import TableLocks
-from telegram_bot.state.chat_state import ChatStateStore, Prefs
-from telegram_bot.state.snapshot import Snapshots, group_of, hand_target
+from telegram_bot.state.chat_state import ANY_HAND, ChatStateStore, Prefs
+from telegram_bot.state.snapshot import Snapshot, Snapshots, group_of, hand_target
 from telegram_bot.views import texts
 from telegram_bot.views.format import user_text
 from telegram_bot.views.hand import hand_screen
 from telegram_bot.views.i18n import Translator
-from telegram_bot.views.keyboards import take_back_keyboard, url_keyboard
+from telegram_bot.views.keyboards import Screen, take_back_keyboard, url_keyboard
 from telegram_bot.views.lobby import deep_link
 
 log = logging.getLogger(__name__)
 
 GROUP = "group"
 PRIVATE = "private"
+
+
+@dataclass(frozen=True)
+class PressReply:
+    """A press the hand answers (*My cards*): its callback query, and until when
+    (the delivery's clock) an ephemeral reply may be tied to it (#28)."""
+
+    query_id: str
+    fresh_until: float
+
+
+def _expect(old: int | None, again: bool) -> dict[str, object]:
+    """:meth:`HandPlacement._place`'s condition for a resent hand: replacing the
+    one he asked to replace, or none."""
+    return {} if again else {"expect": old}
+
+
+def hand_view(
+    snap: Snapshot, seat: int, user: int, sel: Selection, *, group: bool, bot_username: str
+) -> Screen:
+    """``user``'s hand message (:func:`telegram_bot.views.hand.hand_screen`) in his
+    language; ``group``: his hand is the ephemeral one in the group -- it carries
+    the flood hint (#24, :meth:`telegram_bot.publishing.publisher.Publisher.held_back`)
+    for the rest of the game once he was given it."""
+    lang = snap.ui.langs.get(user, "en")
+    hinted = group and snap.ui.flood_hints.get(user) == snap.table.game_no
+    link = deep_link(bot_username, snap.table.id) if hinted else None
+    return hand_screen(snap, seat, lang, sel, private_link=link)
 
 
 def in_group(prefs: Prefs | None) -> bool:
@@ -66,52 +95,129 @@ class HandPlacement:
         snapshots: Snapshots,
         ui: ChatStateStore,
         delivery: Delivery,
-        locks: TableLocks,
         bot_username: str,
     ) -> None:
         self.svc = svc
         self.snapshots = snapshots
         self.ui = ui
         self.delivery = delivery
-        self.locks = locks
         self.bot_username = bot_username
         self.later: list[tuple[str, int]] = []  # ephemeral hands to send (game starts)
         self.fallbacks: set[asyncio.Task[None]] = set()  # see watch()
 
-    async def show_in_group(self, table_id: str, user: int, query_id: str | None) -> str:
-        """Show ``user``'s hand in the group, to him alone (he pressed *My cards*:
-        ``query_id``; None at a game's start); the msgid to answer him with."""
-        async with self.locks.of(table_id):
-            try:
-                snap = await self.snapshots.load(table_id)
-            except LiveError:
-                return texts.REFUSALS["not_seated"]
-            t = snap.table
-            seat, group = t.seat_of(user), group_of(t)
-            if seat is None or t.seats[seat].left or group is None:
-                return texts.REFUSALS["not_seated"]
-            if t.status != PLAYING or snap.loaded.state is None:
-                return texts.REFUSALS["game_over"]
-            lang = (await self.snapshots.langs(t, snap.ui)).get(user, "en")
-            sel = Selection.from_json(snap.ui.selections.get(user))
-            text, markup = hand_screen(snap, seat, lang, sel)
-            params = EphemeralMessageParameters(receiver_user_id=user, callback_query_id=query_id)
-            try:
+    async def show_in_group(
+        self, table_id: str, user: int, press: PressReply | None = None
+    ) -> None:
+        """Show ``user``'s hand in the group, to him alone (he pressed *My cards*,
+        ``press``, already answered; None at a game's start).  Rendered and sent
+        outside the table's lock -- the send may wait for the group's flood
+        tokens (#28) --, then placed (:meth:`_place`).  Should the group
+        refuse it: his private hand, or a message in the group naming him."""
+        screen = await self._screen(table_id, user, group=True)
+        if screen is None:
+            return
+        snap, seat, text, markup = screen
+        group = group_of(snap.table)
+        if group is None or snap.table.seats[seat].left or snap.table.status != PLAYING:
+            return
+        msg: Message | None = None
+        try:
+            if press is None:
+                params = EphemeralMessageParameters(receiver_user_id=user)
                 msg = await self.delivery.send(group, text, markup, ephemeral=params)
-            except TelegramAPIError as e:
-                log.info("no ephemeral hand for %s in %s: %s", user, group, e.message)
-                msg = None
-            await self.ui.set_prefs(user, plays=GROUP)  # where he last pressed
-            if msg is None or not msg.ephemeral_message_id:
-                sent = await self._private(table_id, user, group, text, markup)
-                return texts.CARDS_NOT_HERE if sent else texts.CARDS_OPEN_PRIVATE
-            old = snap.ui.hands.get(user)
-            await self.ui.update_table(table_id, hands={user: -msg.ephemeral_message_id})
-            if old is not None and old < 0 and old != -msg.ephemeral_message_id:
-                await self.delivery.delete_ephemeral(group, user, -old)
-            if old is not None and old > 0:  # his private hand: no more edits, say where
-                await self._moved(table_id, user, old, lang)
-            return texts.CARDS_HERE
+            else:
+                params = EphemeralMessageParameters(
+                    receiver_user_id=user, callback_query_id=press.query_id
+                )
+                msg = await self.delivery.send_reply(
+                    group, text, markup, params, fresh_until=press.fresh_until
+                )
+        except TelegramAPIError as e:
+            log.info("no ephemeral hand for %s in %s: %s", user, group, e.message)
+        await self.ui.set_prefs(user, plays=GROUP)  # where he last pressed
+        if msg is None or not msg.ephemeral_message_id:
+            await self._private(table_id, user, group, text, markup)
+            return
+        await self._place(table_id, user, -msg.ephemeral_message_id, (text, markup))
+
+    async def _screen(
+        self, table_id: str, user: int, *, group: bool = False
+    ) -> tuple[Snapshot, int, str, InlineKeyboardMarkup | None] | None:
+        """His hand as it is now (no lock: :meth:`_place` brings it up to date) --
+        ``group``: to show in the group (:func:`hand_view`); None when he has no
+        seat there or no game is on."""
+        try:
+            snap = await self.snapshots.load(table_id)
+        except LiveError:
+            return None
+        t = snap.table
+        seat = t.seat_of(user)
+        if seat is None or snap.loaded.state is None:
+            return None
+        lang = (await self.snapshots.langs(t, snap.ui)).get(user, "en")
+        snap.ui.langs.setdefault(user, lang)
+        sel = Selection.from_json(snap.ui.selections.get(user))  # its revision too
+        text, markup = hand_view(snap, seat, user, sel, group=group, bot_username=self.bot_username)
+        return snap, seat, text, markup
+
+    async def _place(
+        self,
+        table_id: str,
+        user: int,
+        new: int,
+        shown: Screen,
+        *,
+        expect: object = ANY_HAND,
+    ) -> bool:
+        """Record ``new`` as ``user``'s hand (a private message id, or minus an
+        ephemeral one) the moment it went out, by compare-and-set in Redis -- only
+        while his hand is ``expect`` (if given; else False, nothing recorded).
+        Renders from then on edit ``new``; no table lock is taken, so nothing
+        waits for flood tokens under it (#28).  ``new`` was sent showing
+        ``shown``: should the table have moved on meanwhile (a render read the
+        old hand), an edit (queued) brings it up to date.  The hand it replaces:
+        an ephemeral one is deleted (its pending edits dropped), a private one
+        becomes a note when the hand went to the group."""
+        placed, old = await self.ui.swap_hand(table_id, user, new, expect)
+        if not placed:
+            return False
+        try:
+            snap = await self.snapshots.load(table_id)
+        except LiveError:
+            return True
+        t = snap.table
+        group, seat = group_of(t), t.seat_of(user)
+        lang = (await self.snapshots.langs(t, snap.ui)).get(user, "en")
+        snap.ui.langs.setdefault(user, lang)
+        current = snap.ui.hands.get(user) == new
+        if current and seat is not None and snap.loaded.state is not None:
+            sel = Selection.from_json(snap.ui.selections.get(user))
+            ingroup = new < 0 and group is not None
+            fresh = hand_view(snap, seat, user, sel, group=ingroup, bot_username=self.bot_username)
+            if fresh != shown:
+                chat, key, receiver = hand_target(user, new, group)
+                version = table_version(table_id, snap.version)
+                await self.delivery.edit(
+                    chat, key, *fresh, Urgency.SOON, version=version, receiver=receiver
+                )
+        if old is not None and old < 0 and old != new and group is not None:
+            await self.delivery.delete_ephemeral(group, user, -old, table_id)
+        elif old is not None and old > 0 and new < 0:  # his private hand: no more edits
+            await self._moved(table_id, user, old, lang)
+        elif old is not None and old > 0 and new > 0 and old != new:
+            await self._retired(user, old, lang)
+        return True
+
+    async def _retired(self, user: int, msg: int, lang: str) -> None:
+        """His old private hand ``msg`` after *Open my table* sent a new one: a
+        line saying where his cards are, no buttons -- a press on it would only
+        draw "not your current hand message" (#29).  SOON: it replaces any hand
+        edit of that message still pending."""
+        _ = Translator(lang)
+        try:
+            await self.delivery.edit(user, msg, _(texts.HAND_MOVED_DOWN), None, Urgency.SOON)
+        except TelegramAPIError as e:  # best effort: the new hand is there already
+            log.info("old private hand %s of %s stays: %s", msg, user, e.message)
 
     def queue(self, table_id: str, user: int) -> None:
         """His hand goes to the group once the game's start is rendered."""
@@ -137,21 +243,18 @@ class HandPlacement:
         done.add_done_callback(settled)
 
     async def open_private(self, table_id: str, user: int) -> None:
-        """He opened his cards in private (the deep link): his hand there from now on."""
+        """He opened his cards in private (the deep link): his hand there from now
+        on (the ephemeral one is deleted, :meth:`_place`)."""
         await self.ui.set_prefs(user, plays=PRIVATE)
-        old = (await self.ui.table(table_id)).hands.get(user)
-        sent = await self.resend(user, table_id=table_id, again=True)
-        table = await self.svc.lobbies.lobby(table_id)
-        group = group_of(table)
-        if sent and old is not None and old < 0 and group is not None:
-            await self.delivery.delete_ephemeral(group, user, -old)
+        await self.resend(user, table_id=table_id, again=True)
 
     async def resend(self, user: int, *, table_id: str = "", again: bool = False) -> bool:
         """``user`` can be written to again (he unblocked the bot): a game he sits
         at (``table_id``, else where he sits) gets a new hand message in private
         (with the take-back button if the AI plays) -- if it has none, or
         ``again`` (he asked for his table: the new message replaces the old one).
-        True when sent."""
+        Sent outside the table's lock (it may wait for flood tokens, #28), then
+        placed.  True when sent."""
         try:
             table = (
                 await self.svc.lobbies.lobby(table_id)
@@ -162,22 +265,18 @@ class HandPlacement:
             return False
         if table is None or table.status != PLAYING:
             return False
-        async with self.locks.of(table.id):
-            try:
-                snap = await self.snapshots.load(table.id)
-            except LiveError:
-                return False
-            seat = snap.table.seat_of(user)
-            if seat is None or snap.loaded.state is None or (snap.ui.hands.get(user) and not again):
-                return False
-            lang = (await self.snapshots.langs(snap.table, snap.ui)).get(user, "en")
-            sel = Selection.from_json(snap.ui.selections.get(user))  # its revision too
-            text, markup = hand_screen(snap, seat, lang, sel)
-            msg = await self.delivery.send(user, text, markup)
-            if msg is None:
-                return False
-            await self.ui.update_table(table.id, hands={user: msg.message_id})
-            return True
+        screen = await self._screen(table.id, user)
+        if screen is None:
+            return False
+        snap, _seat, text, markup = screen
+        old = snap.ui.hands.get(user)
+        if old and not again:
+            return False
+        msg = await self.delivery.send(user, text, markup)
+        if msg is None:
+            return False
+        await self._place(table.id, user, msg.message_id, (text, markup), **_expect(old, again))
+        return True
 
     async def note_left(self, c: LeftNoted) -> None:
         """He left mid-game: one message says so, with *Take my seat back* while the
@@ -186,8 +285,8 @@ class HandPlacement:
         _ = Translator(c.locale)
         text = _(texts.LEFT_GAME)
         markup: InlineKeyboardMarkup | None = take_back_keyboard(c.table.id, _(texts.TAKE_BACK))
-        if c.over:  # the AI played the game out (no human left)
-            text, markup = _(texts.LEFT), None
+        if c.over:  # the AI played the game out (no human left): say how to go on (#29)
+            text, markup = _(texts.LEFT_OVER), None
         msg = (await self.ui.table(c.table.id)).hands.get(c.user)
         if msg is None:
             await self.delivery.send(c.user, text, markup)
@@ -198,20 +297,14 @@ class HandPlacement:
     async def fall_back(self, table_id: str, user: int, failed: int) -> None:
         """An edit of ``user``'s ephemeral hand ``failed``: his private hand instead
         (or, if he never started the bot, a link to it in the group)."""
-        async with self.locks.of(table_id):
-            try:
-                snap = await self.snapshots.load(table_id)
-            except LiveError:
-                return
-            t = snap.table
-            seat, group = t.seat_of(user), group_of(t)
-            if snap.ui.hands.get(user) != failed or seat is None or snap.loaded.state is None:
-                return  # already replaced, or nothing to show
-            assert group is not None
-            lang = (await self.snapshots.langs(t, snap.ui)).get(user, "en")
-            sel = Selection.from_json(snap.ui.selections.get(user))
-            text, markup = hand_screen(snap, seat, lang, sel)
-            await self._private(table_id, user, group, text, markup)
+        screen = await self._screen(table_id, user)
+        if screen is None:
+            return
+        snap, _seat, text, markup = screen
+        group = group_of(snap.table)
+        if snap.ui.hands.get(user) != failed or group is None:
+            return  # already replaced
+        await self._private(table_id, user, group, text, markup, expect=failed)
 
     async def _private(
         self,
@@ -220,16 +313,23 @@ class HandPlacement:
         group: int,
         text: str,
         markup: InlineKeyboardMarkup | None,
+        *,
+        expect: object = ANY_HAND,
     ) -> bool:
         """His hand in his private chat if he started the bot (True); else a message in
-        the group naming him, with the deep link that opens it."""
+        the group naming him, with the deep link that opens it.  (Outside the
+        table's lock: the sends may wait for flood tokens, #28.)"""
         prefs = await self.ui.prefs(user)
         if prefs.started:
             msg = await self.delivery.send(user, text, markup)
             if msg is not None:
-                await self.ui.update_table(table_id, hands={user: msg.message_id})
+                await self._place(table_id, user, msg.message_id, (text, markup), expect=expect)
                 return True
-        await self.ui.update_table(table_id, drop_hands=[user])
+        placed, old = await self.ui.swap_hand(table_id, user, None, expect)
+        if not placed:
+            return False
+        if old is not None and old < 0:
+            await self.delivery.delete_ephemeral(group, user, -old, table_id)
         _ = Translator(prefs.lang or prefs.tg or "en")
         name = user_text(prefs.name or str(user))
         link = url_keyboard("🔒 " + _(texts.OPEN_MY_CARDS), deep_link(self.bot_username, table_id))

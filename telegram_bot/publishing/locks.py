@@ -1,5 +1,6 @@
-"""One lock per table in this process: renders of a table (and the placement of
-its hands) are serialised so each shows the newest version."""
+"""One lock per table in this process: renders of a table are serialised so each
+shows the newest version.  (Hands are placed without it, by compare-and-set:
+nothing waits for flood tokens under it on their account, #28.)"""
 
 from __future__ import annotations
 

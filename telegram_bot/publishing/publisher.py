@@ -12,6 +12,10 @@ ids, selections and languages are in the chat state
 (:mod:`telegram_bot.publishing.changes`); :meth:`Publisher.show` shows it.  Renders of one table are serialised
 here and show the newest version; each is marked pending in Redis until its edits
 went out (:mod:`telegram_bot.publishing.repair`), so another process redoes it if this dies.
+
+When the group's flood limit holds a player's hand in the group back, the
+delivery says so (:meth:`Publisher.held_back`, #24): once per game his hand
+there tells him that in a private chat his cards update at once.
 """
 
 from __future__ import annotations
@@ -28,30 +32,39 @@ from tables import CANCELLED, OPEN, OVER, PLAYING, LiveError
 from telegram_bot.buttons.moves import Selection
 from telegram_bot.delivery import Delivery, Urgency
 from telegram_bot.delivery.digest import table_version
+from telegram_bot.delivery.held import HeldBack
 from telegram_bot.publishing.changes import (
     Change,
     GameStarted,
     HandResent,
+    HandShown,
     HandToPrivate,
     LeftNoted,
     LobbyPosted,
+    MenuSet,
     Redraw,
     Refresh,
     ReplayStepped,
     SettingsShown,
     TableOffered,
 )
-from telegram_bot.publishing.hands import HandPlacement, in_group
+from telegram_bot.publishing.hands import HandPlacement, PressReply, hand_view, in_group
 from telegram_bot.publishing.lobby_messages import LobbyMessages
 from telegram_bot.publishing.locks import TableLocks
 from telegram_bot.publishing.repair import RenderGuard
 from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.state.claims import WriteClaims
+from telegram_bot.state.hints import HintClaims
 from telegram_bot.state.pending_renders import RenderMarks
 from telegram_bot.state.snapshot import Snapshot, Snapshots, group_of, hand_target
 from telegram_bot.views import texts
 from telegram_bot.views.hand import hand_screen
-from telegram_bot.views.i18n import Translator
+from telegram_bot.views.i18n import (
+    GROUP_COMMANDS,
+    PRIVATE_COMMANDS,
+    Translator,
+    bot_commands,
+)
 from telegram_bot.views.lobby import lobby_screen, started_lobby_screen
 from telegram_bot.views.replay import render_replay
 from telegram_bot.views.table import table_screen, watch_screen
@@ -81,6 +94,7 @@ class Publisher:
         claims: WriteClaims,
         bot_username: str,
         marks: RenderMarks | None = None,
+        hints: HintClaims | None = None,
     ) -> None:
         self.snapshots = snapshots
         self.ui = ui
@@ -92,6 +106,7 @@ class Publisher:
         self.bot_username = bot_username
         self.shown: OrderedDict[str, int] = OrderedDict()
         self.guard = RenderGuard(marks)  # pending renders marked in Redis
+        self.hints = hints  # the flood hint's once-per-game claims (None: never given)
 
     def _mark_shown(self, table_id: str, version: int) -> None:
         self.shown[table_id] = max(self.shown.get(table_id, 0), version)
@@ -124,6 +139,14 @@ class Publisher:
                 await self.hands.open_private(change.table_id, change.user)
             case HandResent():
                 await self.hands.resend(change.user, table_id=change.table_id, again=change.again)
+            case HandShown():
+                press = PressReply(change.query_id, change.fresh_until)
+                await self.hands.show_in_group(change.table_id, change.user, press)
+            case MenuSet():
+                only = GROUP_COMMANDS if change.chat < 0 else PRIVATE_COMMANDS
+                await self.delivery.set_chat_commands(
+                    change.chat, bot_commands(change.language, only)
+                )
             case LeftNoted():
                 await self.hands.note_left(change)
             case LobbyPosted():
@@ -197,43 +220,84 @@ class Publisher:
         table message in the group, the lobby messages say so."""
         async with self.locks.of(table_id):
             snap = await self.snapshots.load(table_id)
-            t, ui = snap.table, snap.ui
+            t = snap.table
             if t.status not in (PLAYING, OVER) or snap.loaded.state is None:
                 await self._render(snap, None, None)
                 return
-            await self._close_lobby_messages(snap)
-            langs = await self.snapshots.langs(t, ui)
-            await self.ui.update_table(table_id, new_game=True, langs=langs)
+            # marked pending until every hand and the table message went out: a
+            # process killed meanwhile leaves the start to a sweeper (#28)
+            await self.guard.start(table_id, snap.version)
+            started: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+            self.guard.watch(table_id, snap.version, [started])
+            try:
+                await self._start_game(snap)
+            except BaseException:
+                started.set_result(False)
+                raise
+        try:
+            await self.hands.send_later()
+        finally:
+            if not started.done():
+                started.set_result(True)
 
-            group = group_of(t)
-            where = await self.ui.many_prefs(t.humans()) if group is not None else {}
+    def _unstarted(self, snap: Snapshot) -> bool:
+        """A game whose start was never rendered (its process died first): no
+        hand was sent for it -- :meth:`repair` renders the start, not a move."""
+        t, ui = snap.table, snap.ui
+        if t.status != PLAYING or snap.loaded.state is None:
+            return False
+        if ui.started is None:  # before any start was recorded: none sent at all
+            return not ui.hands and ui.table_message is None
+        return ui.started != t.game_no
 
-            async def send_hand(seat: int, user: int) -> None:
-                text, markup = hand_screen(snap, seat, langs.get(user, "en"), Selection())
-                if in_group(where.get(user)):
-                    return self.hands.queue(table_id, user)  # sent after the lock
-                msg = await self.delivery.send(user, text, markup)
-                if msg is not None:  # recorded at once: he may press right away
-                    await self.ui.update_table(table_id, hands={user: msg.message_id})
+    async def _start_game(self, snap: Snapshot) -> None:
+        """:meth:`start_game` under the table's lock."""
+        t, ui, table_id = snap.table, snap.ui, snap.table.id
+        await self._close_lobby_messages(snap)
+        langs = await self.snapshots.langs(t, ui)
+        await self.ui.update_table(table_id, new_game=True, langs=langs)
 
-            jobs = [
-                send_hand(seat, s.user)
-                for seat, s in enumerate(t.seats)
-                if s.user is not None and not s.left
-            ]
-            await asyncio.gather(*jobs)
-            if group is not None:
-                text, markup2 = table_screen(snap, self.bot_username)
-                msg = await self.delivery.send(group, text, markup2)
-                if msg is not None:
-                    await self.ui.update_table(table_id, table_message=msg.message_id)
-            await asyncio.gather(*self._watchers(snap, table_version(t.id, snap.version)))
-            self._mark_shown(table_id, snap.version)
-        await self.hands.send_later()
+        group = group_of(t)
+        where = await self.ui.many_prefs(t.humans()) if group is not None else {}
+
+        async def send_hand(seat: int, user: int) -> None:
+            text, markup = hand_screen(snap, seat, langs.get(user, "en"), Selection())
+            if in_group(where.get(user)):
+                return self.hands.queue(table_id, user)  # sent after the lock
+            msg = await self.delivery.send(user, text, markup)
+            if msg is not None:  # recorded at once: he may press right away
+                await self.ui.update_table(table_id, hands={user: msg.message_id})
+
+        jobs = [
+            send_hand(seat, s.user)
+            for seat, s in enumerate(t.seats)
+            if s.user is not None and not s.left
+        ]
+        await asyncio.gather(*jobs)
+        if group is not None:
+            text, markup2 = table_screen(snap, self.bot_username)
+            msg = await self.delivery.send(group, text, markup2)
+            if msg is not None:
+                await self.ui.update_table(table_id, table_message=msg.message_id)
+        await asyncio.gather(*self._watchers(snap, table_version(t.id, snap.version)))
+        self._mark_shown(table_id, snap.version)
+        # the hands out and recorded: a repair renders moves from now on (the
+        # hands in the group go out after the lock, send_later)
+        await self.ui.update_table(table_id, started=t.game_no)
 
     # ------------------------------------------------------------------ rendering
     async def repair(self, table_id: str, version: int) -> None:
-        """Render a table whose pending render outlived its process (a sweep)."""
+        """Render a table whose pending render outlived its process (a sweep):
+        its start, when no process rendered it (#28), else its current state."""
+        try:
+            snap = await self.snapshots.load(table_id)
+        except LiveError:
+            await self.guard.drop(table_id)
+            return
+        if self._unstarted(snap):
+            log.info("repairing the start of %s (game %s)", table_id, snap.table.game_no)
+            await self.start_game(table_id)
+            return
         await self.refresh(table_id)
 
     async def repair_due(self) -> list[str]:
@@ -259,14 +323,24 @@ class Publisher:
         jobs = []
         shows = table_version(t.id, snap.version)  # never shown after a newer one
         waited_for = set(snap.loaded.state.to_act())
+        over = t.status == OVER or snap.loaded.state.over
         for seat, s in enumerate(t.seats):
             if s.user is None or s.left or (seats is not None and seat not in seats):
                 continue
             msg = ui.hands.get(s.user)
             if msg is None:
                 continue
+            group = group_of(t)
+            if over and msg < 0 and group is not None and ui.table_message is not None:
+                # his hand in the group: the table message above tells the result,
+                # once (#29); the ephemeral copy of it goes
+                jobs.append(self._retire_ephemeral(t.id, s.user, msg, group))
+                continue
             sel = Selection.from_json(ui.selections.get(s.user))
-            text, markup = hand_screen(snap, seat, ui.langs.get(s.user, "en"), sel)
+            here = msg < 0 and group is not None
+            text, markup = hand_view(
+                snap, seat, s.user, sel, group=here, bot_username=self.bot_username
+            )
             # the actor sees his move at once; whoever must move next soon; the
             # others, who only watch, at most every couple of seconds
             if s.user == actor:
@@ -284,6 +358,17 @@ class Publisher:
             jobs.append(self._edit(group, ui.table_message, text, markup, urgency, shows))
         jobs += self._watchers(snap, shows)
         return list(await asyncio.gather(*jobs))
+
+    async def _retire_ephemeral(
+        self, table_id: str, user: int, msg: int, group: int
+    ) -> asyncio.Future[bool]:
+        """Delete ``user``'s ephemeral hand ``msg`` in ``group`` once the game is
+        over (#29): no more edits go to it, nor does a later render look for it."""
+        await self.ui.update_table(table_id, drop_hands=[user])
+        gone = await self.delivery.delete_ephemeral(group, user, -msg, table_id)
+        done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        done.set_result(gone)
+        return done
 
     def _watchers(self, snap: Snapshot, shows: str) -> list[EditJob]:
         """Spectators' private messages (issue #16): the public view, edited as
@@ -306,10 +391,61 @@ class Publisher:
         msg = snap.ui.hands.get(user)
         if seat is None or msg is None or snap.loaded.state is None:
             return
-        text, markup = hand_screen(snap, seat, snap.ui.langs.get(user, "en"), selection)
-        chat, key, receiver = hand_target(user, msg, group_of(snap.table))
+        group = group_of(snap.table)
+        here = msg < 0 and group is not None
+        text, markup = hand_view(
+            snap, seat, user, selection, group=here, bot_username=self.bot_username
+        )
+        chat, key, receiver = hand_target(user, msg, group)
         shows = table_version(snap.table.id, snap.version)
         await self._edit(chat, key, text, markup, Urgency.NOW, shows, receiver, snap.table.id)
+
+    async def held_back(self, held: HeldBack) -> None:
+        """The delivery's word (#24 item 6): ``held.receiver``'s hand in the group
+        has waited for the group's flood budget longer than ``flood_hint_after``
+        seconds.  Once per game -- claimed in Redis, so whichever process notices
+        first gives it -- his hand in the group says so for the rest of the game
+        (a line and *Private chat*, :func:`hand_view`); the held-back edit itself
+        carries it (joined: no write of its own to the group; if it went out
+        meanwhile, his next render does)."""
+        table_id = held.version.rpartition("#")[0]
+        user = held.receiver
+        if self.hints is None or not table_id:
+            return
+        async with self.locks.of(table_id):  # in order with the table's renders
+            try:
+                snap = await self.snapshots.load(table_id)
+            except LiveError:
+                return
+            t, ui, state = snap.table, snap.ui, snap.loaded.state
+            seat = t.seat_of(user)
+            if seat is None or state is None or state.over or t.status != PLAYING:
+                return
+            if t.seats[seat].ai_controlled or t.seats[seat].left:
+                return
+            if ui.hands.get(user) != held.message_id or group_of(t) != held.chat_id:
+                return  # his hand is elsewhere now
+            if ui.flood_hints.get(user) == t.game_no:
+                return  # he has it
+            if not await self.hints.flood(t.id, t.game_no, user):
+                return  # given in this game already (here or by another process)
+            await self.ui.update_table(t.id, flood_hints={user: t.game_no})
+            ui.flood_hints[user] = t.game_no
+            sel = Selection.from_json(ui.selections.get(user))
+            text, markup = hand_view(
+                snap, seat, user, sel, group=True, bot_username=self.bot_username
+            )
+            shows = table_version(t.id, snap.version)
+            await self.delivery.edit(
+                held.chat_id,
+                held.message_id,
+                text,
+                markup,
+                Urgency.LATER,
+                version=shows,
+                receiver=user,
+                join=True,
+            )
 
     async def _edit(
         self,

@@ -100,7 +100,9 @@ class RenderGuard:
                 await asyncio.wait_for(
                     asyncio.gather(*self._watching, return_exceptions=True), self.marks.grace
                 )
+        watching = list(self._watching)
         self.abandon()
+        await asyncio.gather(*watching, return_exceptions=True)  # done before Redis closes
 
     def abandon(self) -> None:
         """Stop watching at once (as a crash would)."""

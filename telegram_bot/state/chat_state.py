@@ -16,6 +16,8 @@ bot processes -- that is not game state:
     ``L:<chat>``    message id of a lobby message in that chat
     ``gl``          the group's language
     ``w:<user>``    message id of a spectator's private view (issue #16)
+    ``fh:<user>``   the game (``game_no``) in which his hand in the group
+                    carries the flood hint (#24, :mod:`telegram_bot.state.hints`)
     ==============  ====================================================
 
 ``P ui:<id>`` -- hash, per user or chat: ``lang`` (/lang override), ``tg``
@@ -56,6 +58,23 @@ return 1
 """Set a selection field if the stored one's ``rev`` (absent or unreadable: 0) is
 the expected one; 1 if set."""
 
+SWAP_HAND_LUA = r"""
+local cur = redis.call('HGET', KEYS[1], ARGV[1]) or ''
+if ARGV[3] == '1' and cur ~= ARGV[4] then return {0, cur} end
+if ARGV[2] == '' then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+else
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+return {1, cur}
+"""
+"""Set (or, ARGV[2] empty, delete) a hand field -- only while it holds ARGV[4]
+('' = none) when ARGV[3] is '1'; {1 if written, the value it held}."""
+
+ANY_HAND = object()
+"""``swap_hand(expect=ANY_HAND)``: whatever hand he has, it is replaced."""
+
 
 @dataclass
 class TableUi:
@@ -68,6 +87,8 @@ class TableUi:
     lobby_messages: dict[int, int] = field(default_factory=dict)  # chat -> message id
     group_lang: str | None = None
     watchers: dict[int, int] = field(default_factory=dict)  # spectator -> message id (#16)
+    flood_hints: dict[int, int] = field(default_factory=dict)  # user -> game_no (#24)
+    started: int | None = None  # the game whose start (hands, table) was rendered (#28)
 
 
 @dataclass
@@ -96,6 +117,7 @@ class ChatStateStore:
         self.ttl_ms = int(ttl * 1000)
         self.prefs_ttl_ms = int(prefs_ttl * 1000)
         self._swap_selection = kv.script(SWAP_SELECTION_LUA)
+        self._swap_hand = kv.script(SWAP_HAND_LUA)
 
     @classmethod
     def of(cls, service: TableService) -> ChatStateStore:
@@ -125,6 +147,10 @@ class ChatStateStore:
                     ui.group_lang = val
                 elif kind == "w":
                     ui.watchers[int(arg)] = int(val)
+                elif kind == "fh":
+                    ui.flood_hints[int(arg)] = int(val)
+                elif kind == "st":
+                    ui.started = int(val)
             except ValueError:
                 continue
         return ui
@@ -142,10 +168,12 @@ class ChatStateStore:
         drop_hands: Iterable[int] = (),
         new_game: bool = False,
         watchers: Mapping[int, int] | None = None,
+        flood_hints: Mapping[int, int] | None = None,
+        started: int | None = None,
     ) -> None:
         """Set what is given (a selection of ``None`` is deleted); ``new_game``
-        first forgets the hand messages, selections and table message of the
-        previous game.  One round trip."""
+        first forgets the hand messages, selections, table message and flood
+        hints of the previous game.  One round trip."""
         key = self.keys.table(table_id)
         fields: dict[str, str] = {}
         dels: list[str] = [f"h:{u}" for u in drop_hands]
@@ -166,9 +194,14 @@ class ChatStateStore:
             fields["gl"] = group_lang
         for u, m in (watchers or {}).items():  # kept across games: they watch the match
             fields[f"w:{u}"] = str(m)
+        for u, game_no in (flood_hints or {}).items():
+            fields[f"fh:{u}"] = str(game_no)
+        if started is not None:
+            fields["st"] = str(started)
         if new_game:
             old = await self.table(table_id)
             stale = [f"h:{u}" for u in old.hands] + [f"s:{u}" for u in old.selections]
+            stale += [f"fh:{u}" for u in old.flood_hints]
             if old.table_message is not None:
                 stale.append("g")
             dels = stale + dels
@@ -183,6 +216,26 @@ class ChatStateStore:
         value = json.dumps(selection, separators=(",", ":"))
         args: list[str | int] = [f"s:{user}", expected_rev, value, self.ttl_ms]
         return bool(await self._swap_selection([self.keys.table(table_id)], args))
+
+    async def swap_hand(
+        self, table_id: str, user: int, new: int | None, expect: object = ANY_HAND
+    ) -> tuple[bool, int | None]:
+        """Make ``new`` his hand message (None: he has none) -- only while his hand
+        is ``expect`` (an id or None), unless ``ANY_HAND`` -- by compare-and-set,
+        one round trip (#28: the hand is placed the moment it went out, whichever
+        process placed another meanwhile); (written, the hand it held)."""
+        checked = expect is not ANY_HAND
+        wanted = "" if expect is None or not checked else str(expect)
+        args: list[str | int] = [
+            f"h:{user}",
+            "" if new is None else str(new),
+            "1" if checked else "0",
+            wanted,
+            self.ttl_ms,
+        ]
+        raw = await self._swap_hand([self.keys.table(table_id)], args)
+        written, held = int(raw[0]), _text(raw[1])
+        return bool(written), int(held) if held.lstrip("-").isdigit() else None
 
     async def forget_table(self, table_id: str) -> None:
         await self.kv.delete(self.keys.table(table_id))
@@ -240,3 +293,7 @@ class ChatStateStore:
             fields["plays"] = plays
         dels = ["lang"] if clear_lang else []
         await self.kv.hupdate(key, set=fields, delete=dels, ttl_ms=self.prefs_ttl_ms)
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

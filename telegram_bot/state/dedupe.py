@@ -17,8 +17,9 @@ then dropped the update, nobody answered it, and the won key was never released
 slots (no hot slot).  An update whose key is already claimed is a duplicate: it is dropped without running a handler -- and without answering the
 callback query: the copy that holds the claim answers it (Telegram refuses a
 second answer, and an early silent one would swallow that copy's alert).  When
-the handler fails the claim is released, so a redelivery is handled afresh (the
-writes themselves are idempotent by request id).  When Redis is unavailable the
+the handler fails (or a stop cancels it, #28) the claim is released, so a
+redelivery is handled afresh (the writes themselves are idempotent by request
+id).  When Redis is unavailable the
 update goes through unclaimed (logged): a move and a lobby write still carry
 their request id, which the table service applies once.
 """
@@ -92,6 +93,6 @@ class UpdateDedupe(BaseMiddleware):
             return None
         try:
             return await handler(event, data)
-        except Exception:
+        except BaseException:  # failed, or cut short by a stop (cancelled; #28)
             await self.release(held)
             raise

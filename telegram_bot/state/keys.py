@@ -16,32 +16,43 @@ from tables import KeyValueStore
 
 class FloodKeys:
     """The flood limiter's keys (:mod:`telegram_bot.delivery.flood.limiter`; the
-    hold after a 429 writes the same buckets).  A chat's keys share the chat's
-    hash tag ``{c:<chat>}`` (one slot: a single script takes its buckets and
+    hold after a 429 writes the same windows).  A chat's keys share the chat's
+    hash tag ``{c:<chat>}`` (one slot: a single script counts in its windows and
     checks a message's digest on Redis Cluster, and the chats spread over the
-    nodes); the fleet-wide bucket is alone in ``{all}`` and leased in batches.
+    nodes); the fleet-wide window is alone in ``{all}`` and leased in batches.
 
-    ``P rl:{all}`` (hash ``t`` tokens, ``s`` stamp: the bot's overall bucket),
-    ``P rl:{c:<chat>}:chat`` (one chat's bucket), ``P rl:{c:<chat>}:group`` (a
-    group's per-minute bucket), ``P rl:{c:<chat>}:msg:<message>`` (string: the
+    ``P rl:{all}:w`` (sorted set of entries scored by time: the bot's overall
+    sliding window, #28), ``P rl:{c:<chat>}:w`` (one chat's window),
+    ``P rl:{c:<chat>}:min`` (a group's minute), ``P rl:{c:<chat>}:eph`` (its
+    ephemeral writes' minute while they are not counted with the public ones,
+    #24), ``P rl:{c:<chat>}:w:<message>`` (one ephemeral message's window), ``P rl:{c:<chat>}:msg:<message>`` (string: the
     content and table version last shown), ``P rl:{c:<chat>}:at:<message>``
     (string: when the message was last edited, by any process),
     ``P rl:{c:<chat>}:fly:<message>`` (string ``<owner>@<until>``: the one edit
-    of the message in flight, its lease).  Buckets expire when they would be
-    full again; digests ``digest_ttl`` after their last edit, last-edit times
+    of the message in flight, its lease).  Windows expire when their last
+    entry stops counting; digests ``digest_ttl`` after their last edit, last-edit times
     ``edit_ttl`` after it, leases ``edit_lease`` after they were taken."""
 
     def __init__(self, kv: KeyValueStore) -> None:
         self.kv = kv
 
     def rate_all(self) -> str:
-        return self.kv.key("rl:{all}")
+        return self.kv.key("rl:{all}:w")
 
     def rate_chat(self, chat_id: int) -> str:
-        return self.kv.key(f"rl:{{c:{chat_id}}}:chat")
+        return self.kv.key(f"rl:{{c:{chat_id}}}:w")
 
     def rate_group(self, chat_id: int) -> str:
-        return self.kv.key(f"rl:{{c:{chat_id}}}:group")
+        return self.kv.key(f"rl:{{c:{chat_id}}}:min")
+
+    def rate_ephemeral(self, chat_id: int) -> str:
+        """A group's minute of ephemeral writes, while they are not counted with
+        its public ones (#24)."""
+        return self.kv.key(f"rl:{{c:{chat_id}}}:eph")
+
+    def rate_message(self, chat_id: int, message_id: int) -> str:
+        """One ephemeral message's own window (its member's pace, #24)."""
+        return self.kv.key(f"rl:{{c:{chat_id}}}:w:{message_id}")
 
     def sent_digest(self, chat_id: int, message_id: int) -> str:
         return self.kv.key(f"rl:{{c:{chat_id}}}:msg:{message_id}")
@@ -73,6 +84,24 @@ class ChatStateKeys:
     def prefs(self, who: int) -> str:
         """``P ui:<who>``."""
         return self.kv.key(f"ui:{who}")
+
+
+class HintKeys:
+    """The once-per-game claims of the hints a player is given
+    (:mod:`telegram_bot.state.hints`): strings (``1``), set ``NX`` to live as long
+    as the table's chat state (the service's ``game_ttl``).
+
+    ``P{t:<id>}:hint:flood:<game>:<user>`` -- his hand in the group was held
+    back by the group's flood limit in game ``<game>`` of table ``<id>`` and he
+    was told so (#24).  In the table's slot (hash tag ``{t:<id>}``), next to its
+    chat state."""
+
+    def __init__(self, kv: KeyValueStore) -> None:
+        self.kv = kv
+
+    def flood(self, table_id: str, game_no: int, user: int) -> str:
+        """``P{t:<id>}:hint:flood:<game>:<user>``."""
+        return self.kv.table_key(table_id, f"hint:flood:{game_no}:{user}")
 
 
 class DedupeKeys:

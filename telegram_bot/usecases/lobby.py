@@ -267,7 +267,13 @@ class LobbyActions:
             return LobbyOutcome(changes=() if shown is None else (shown,))
         if op in (LobbyOp.START, LobbyOp.REMATCH):
             begin = self.svc.games.start if op == LobbyOp.START else self.svc.games.rematch
-            if (await begin(code, user, request_id=rid)).duplicate:
+            try:
+                started = await begin(code, user, request_id=rid)
+            except LiveError as e:
+                if op == LobbyOp.START and e.code == "not_open" and await self._playing(code, user):
+                    return LobbyOutcome()  # a second tap of Start: his game is on (#29)
+                raise
+            if started.duplicate:
                 return LobbyOutcome()  # the first copy of this press sends the hands
             return LobbyOutcome(changes=(GameStarted(code),))
         write = self._writes().get(op)
@@ -275,6 +281,11 @@ class LobbyActions:
             return LobbyOutcome(texts.BAD_BUTTON)
         await write(code, user, rid)
         return LobbyOutcome(texts.LEFT if op == LobbyOp.LEAVE else None, changes=(refresh,))
+
+    async def _playing(self, code: str, user: int) -> bool:
+        """Is the lobby's game on, with ``user`` seated at it?"""
+        table = await self.svc.lobbies.lobby(code)
+        return table.status == PLAYING and table.seat_of(user) is not None
 
     async def _open_lobby(self, code: str) -> Table:
         """The lobby, while it is open (its game not started): else ``not_open``."""

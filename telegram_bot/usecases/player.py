@@ -15,6 +15,7 @@ from telegram_bot.publishing.changes import (
     HandResent,
     LeftNoted,
     LobbyPosted,
+    MenuSet,
     Refresh,
 )
 from telegram_bot.state.chat_state import ChatStateStore
@@ -23,13 +24,17 @@ from telegram_bot.state.snapshot import group_of, hand_target
 from telegram_bot.usecases.delivery_events import DeliveryEvents
 from telegram_bot.usecases.lobby import LobbyOutcome, Person
 from telegram_bot.views import texts
-from telegram_bot.views.i18n import (
-    GROUP_COMMANDS,
-    PRIVATE_COMMANDS,
-    Translator,
-    bot_commands,
-    pick_language,
-)
+from telegram_bot.views.i18n import Translator
+
+
+@dataclass(frozen=True)
+class LanguageChosen:
+    """What /lang answers (``said``), the chat's command menu to set (None: not
+    chosen) and what to redraw in the new language (None: nothing)."""
+
+    said: str
+    menu: MenuSet | None = None
+    change: Change | None = None
 
 
 @dataclass(frozen=True)
@@ -37,7 +42,7 @@ class PlayerActions:
     svc: TableService
     ui: ChatStateStore
     prefs: PrefsCache
-    delivery: Delivery  # /lang: the group's admins, the chat's command menu
+    delivery: Delivery  # /lang: the group's admins
     events: DeliveryEvents
 
     async def leave(self, player: Person, chat: int) -> LobbyOutcome:
@@ -69,22 +74,23 @@ class PlayerActions:
         chat: int,
         private: bool,
         user: int,
-        user_lang: str | None,
+        locale: str,
         choice: str,
         *,
         admin: bool,
-    ) -> tuple[str, Change | None]:
-        """/lang or its keyboard: the answer's text, and what to redraw.  In a
-        group only its admins choose the group's language (``admin``: an
-        anonymous admin writing as the group; else Telegram is asked)."""
+    ) -> LanguageChosen:
+        """/lang or its keyboard: the answer's text, and what to show.  In a group
+        only its admins choose the group's language (``admin``: an anonymous
+        admin writing as the group; else Telegram is asked).  Nothing here waits
+        for Telegram but that check: a press is answered before the chat's
+        command menu is set (#28).  ``locale``: the refusal's language, the
+        prompt's (#29)."""
         if not private and not (admin or await self.delivery.is_admin(chat, user)):
-            return Translator(pick_language(user_lang))(texts.ONLY_ADMINS), None
+            return LanguageChosen(Translator(locale)(texts.ONLY_ADMINS))
         change = await self._set_language(chat, user, choice)
         # the command menu of this one chat speaks it too, not only the messages (issue 13)
-        only = GROUP_COMMANDS if chat < 0 else PRIVATE_COMMANDS
-        await self.delivery.set_chat_commands(chat, bot_commands(choice, only))
         said = Translator(choice)(texts.LANGUAGE_SET if private else texts.GROUP_LANGUAGE_SET)
-        return said, change
+        return LanguageChosen(said, MenuSet(chat, choice), change)
 
     async def _set_language(self, chat: int, user: int, choice: str) -> Change | None:
         """In a group /lang sets the group's language: lobbies opened there from

@@ -40,6 +40,7 @@ from telegram_bot.buttons.moves import BOUT_STAMP_LEN, ERR_NOT_YOUR_TURN, Select
 from telegram_bot.publishing.changes import Change, Redraw, Refresh
 from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.state.claims import WriteClaims
+from telegram_bot.state.pending_renders import RenderMarks
 from telegram_bot.state.snapshot import Snapshot, Snapshots, group_of, hand_target
 
 SELECTION_PRESSES = frozenset({"card", "play"})
@@ -112,6 +113,10 @@ class PressButton:
     ui: ChatStateStore
     snapshots: Snapshots
     claims: WriteClaims
+    marks: RenderMarks | None = None
+    """The pending-render marks: a move's render is marked pending *before* its
+    write, so a process killed between the two leaves a mark for another to
+    repair (#28); the publisher's refresh marks it again and clears it."""
     attempts: int = APPLY_ATTEMPTS
 
     async def __call__(self, press: ButtonPress) -> PressOutcome:
@@ -201,6 +206,8 @@ class PressButton:
         claimed at once (before the press is answered), so the write's own
         notification re-renders nothing more."""
         table_id = snap.table.id
+        if self.marks is not None:  # no write without a pending render (#28)
+            await self.marks.set(table_id, snap.version + 1)
         try:
             result = await self.svc.games.apply(
                 table_id,

@@ -16,6 +16,8 @@ from engine.replay import replay_step as step_record
 from tables import LiveError, TableService
 from telegram_bot.delivery import Delivery
 from telegram_bot.publishing.changes import ReplayStepped
+from telegram_bot.views.fair import deal_check_text
+from telegram_bot.views.i18n import Translator
 from telegram_bot.views.replay import render_replay
 
 
@@ -81,6 +83,24 @@ class ReplayGame:
         text, markup = render_replay(shown, locale=locale)
         if await self.delivery.send(user, text, markup) is None:
             return ReplayStatus.START_FIRST, None
+        return ReplayStatus.SENT, None
+
+    async def check(
+        self, table: str, game: int, user: int, locale: str
+    ) -> tuple[ReplayStatus, str | None]:
+        """*Check the deal* (#29): the seed, the commitment and the command that
+        checks them, sent to his private chat (anyone may check a finished deal:
+        its seed is no secret any more); with START_FIRST the seed, for a
+        short answer."""
+        try:
+            record = await self.svc.replays.record(table, game)
+        except LiveError as e:
+            if e.code == "no_record":
+                return ReplayStatus.EXPIRED, None
+            raise
+        text = deal_check_text(record, Translator(locale))
+        if await self.delivery.send(user, text, None) is None:
+            return ReplayStatus.START_FIRST, str(record["seed"])
         return ReplayStatus.SENT, None
 
 

@@ -110,8 +110,10 @@ def player_lines(
     # the seats of players the AI plays now (timeouts, left, blocked the bot), said in
     # words; the reader's own seat says so in his message's first line instead
     others = [name_of(names, s, _) for s in sorted(ai_seats) if s != me]
-    if others:
-        lines.append(_("The AI plays for {names}", names=", ".join(others)))
+    if len(others) == 1:  # one player or several: «за игрока» / «за игроков» (#29)
+        lines.append(_("The AI plays for {name} now", name=others[0]))
+    elif others:
+        lines.append(_("The AI plays for {names} now", names=", ".join(others)))
     return lines
 
 

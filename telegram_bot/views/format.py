@@ -21,7 +21,6 @@ ROLE_LABELS: dict[str, str] = {
     "defender": N_("defending"),
     "thrower": N_("throwing in"),
     "out": N_("out"),
-    "loser": N_("lost"),
 }
 
 
@@ -80,6 +79,8 @@ def role_label(view: Mapping[str, Any], seat: int, _: Translator) -> str:
     parts = []
     if role == "out" and seat in view["out"]:
         parts.append(_("out, place {place}", place=view["out"].index(seat) + 1))
+    elif role == "loser":  # «дурак», not «в проигрыше» (#29)
+        parts.append(_(LOSER_TITLES.get(view["variant"], LOSER_TITLES["shchelkovsky"])))
     elif role in ROLE_LABELS:
         parts.append(_(ROLE_LABELS[role]))
     if role == "defender" and view.get("taking"):
@@ -125,11 +126,11 @@ def event_line(
         return action_line(event["detail"], who, cards, _)
     if kind == "bout_end":
         if event["detail"] == "taken":
-            return _("{name} picked up the table ({n})", name=who, n=len(cards))
+            return _("{name} picks up the cards ({n})", name=who, n=len(cards))
         return _("Beaten off ({n} to the discard)", n=len(cards))
     if kind == "draw":
-        if seat == view.get("seat") and cards:
-            return _("You drew {cards}", cards=glyphs(cards, _.locale))
+        if seat == view.get("seat") and cards:  # in the third person, as his moves (#29)
+            return _("{name} draws {cards}", name=who, cards=glyphs(cards, _.locale))
         return None
     if kind == "out":
         return _("{name} is out, place {place}", name=who, place=event["detail"])

@@ -45,7 +45,14 @@ from telegram_bot.views.cards import card_label, glyph, group_hand
 from telegram_bot.views.fair import commitment_lines
 from telegram_bot.views.format import history_lines
 from telegram_bot.views.i18n import Translator
-from telegram_bot.views.keyboards import Screen, take_back_keyboard
+from telegram_bot.views.keyboards import (
+    PRIVATE_MARK,
+    Screen,
+    fit_rows,
+    label_width,
+    row_budget,
+    take_back_keyboard,
+)
 from telegram_bot.views.table import game_over_screen
 
 MAX_ROW = 8
@@ -74,6 +81,10 @@ BOUT_PASS_MARK = "⏭"
 """The mark of "pass for the rest of this bout"."""
 
 
+FLOOD_MARK = "🐢"
+"""The mark of the line saying the group's flood limit slows his cards (#24)."""
+
+
 # ------------------------------------------------------------------ hand message
 def render_hand(
     view: View,
@@ -86,11 +97,13 @@ def render_hand(
     deadline: datetime | None = None,
     history: int = HISTORY,
     ai_seats: Collection[int] = (),
+    notes: Sequence[str] = (),
 ) -> tuple[str, InlineKeyboardMarkup]:
     """The private hand message of ``view["seat"]``: the table, trump, stock, every
     seat's count and role (``ai_seats``: human seats the AI plays now), the last
-    moves, the timer, whose move it is; keyboard: his cards (playable ones marked,
-    toggled ones ticked) and the actions legal now."""
+    moves, the timer, whose move it is (then ``notes``, a line each); keyboard:
+    his cards (playable ones marked, toggled ones ticked) and the actions legal
+    now."""
     _ = Translator(locale)
     me = view["seat"]
     sel = moves.clean(view, selection or moves.Selection())
@@ -100,6 +113,7 @@ def render_hand(
         + player_lines(view, names, _, me, ai_seats)
     )
     tail = deadline_lines(deadline, _) + status_lines(view, names, _, me)
+    tail += [line for note in notes for line in ("", note)]
     text = fit_text(head, history_lines(view, names, _, history), tail, _)
     return text, hand_keyboard(view, _, game_id, version, sel)
 
@@ -124,7 +138,7 @@ def hand_keyboard(
             button(_choice_label(m, _), act(m)) for m in moves.card_moves(view, sel.choose, lg)
         ]
         choices = choices[:MAX_CHOICES]
-        rows += _rows(choices, 4)
+        rows += fit_rows(choices, 4)
         rows.append([button("✖ " + _("Back"), BACK)])
     groups = group_hand(view["hand"], view["trump"])
     pages = max(1, -(-len(groups) // PAGE_SIZE))
@@ -142,7 +156,7 @@ def hand_keyboard(
             cards.append(button(label, press_card(card), "success"))
         else:  # a card that cannot be played now: shown greyed, pressing it does nothing
             cards.append(InlineKeyboardButton(text=label, disabled=DisabledButton()))
-    rows += _rows(cards, CARDS_PER_ROW)
+    rows += _rows(cards, _cards_per_row(cards))
     if pages > 1:
         rows.append(
             [
@@ -152,6 +166,7 @@ def hand_keyboard(
             ]
         )
     actions = []
+    last: list[InlineKeyboardButton] = []  # a row of its own: its label is long (#29)
     play = moves.selection_action(view, sel.cards, lg)
     if play:
         actions.append(button("▶ " + _("Play") + f" ({len(sel.cards)})", PLAY, "success"))
@@ -163,13 +178,15 @@ def hand_keyboard(
         covered = all(cover is not None for _a, cover in view["table"]) and not view["taking"]
         actions.append(button(_("Done") if covered else _("Pass"), act("P")))
         # RULES §0 Passing: pass now and whenever asked again in this bout
-        actions.append(button(BOUT_PASS_MARK + " " + _("Pass all bout"), BOUT_PASS))
+        last.append(button(BOUT_PASS_MARK + " " + _("Pass for the whole bout"), BOUT_PASS))
     # short, distinct labels (issue 13): «↪ 9♦️» transfers, «🎫 9♦️» shows the pass-ticket
     for card in dict.fromkeys(lg.transfers):
         actions.append(button(f"{TRANSFER} {glyph(card, _.locale)}", act("R" + card)))
     for card in dict.fromkeys(lg.tickets):
         actions.append(button(f"{TICKET} {glyph(card, _.locale)}", act("S" + card)))
-    rows += _rows(actions, 3)
+    rows += fit_rows(actions, 3)
+    if last:
+        rows.append(last)
     return InlineKeyboardMarkup(inline_keyboard=rows)
 
 
@@ -186,18 +203,35 @@ def _choice_label(move: str, _: Translator) -> str:
     return "▶ " + glyph(cards[0], _.locale)
 
 
+def _cards_per_row(cards: list[InlineKeyboardButton]) -> int:
+    """Six cards a row, fewer when a label would be cut on a phone («•10♥️×2»,
+    #29): every row of the hand as wide as the others."""
+    widest = max((label_width(b.text) for b in cards), default=0)
+    return next((n for n in range(CARDS_PER_ROW, 1, -1) if widest <= row_budget(n)), 2)
+
+
 def _rows(buttons: list[InlineKeyboardButton], width: int) -> list[list[InlineKeyboardButton]]:
     return [buttons[i : i + width] for i in range(0, len(buttons), width)]
 
 
-def hand_screen(snap: Snapshot, seat: int, lang: str, selection: Selection) -> Screen:
+def hand_screen(
+    snap: Snapshot, seat: int, lang: str, selection: Selection, *, private_link: str | None = None
+) -> Screen:
     """A seat's hand message: his view, his selection; the result once over; the
-    take-back button while the AI plays for him."""
+    take-back button while the AI plays for him.  ``private_link``: his hand is
+    in the group and the group's flood limit held it back (#24) -- a line says
+    that in a private chat his cards update at once, and *Private chat* (that
+    deep link) takes them there."""
     t, state = snap.table, snap.loaded.state
     assert state is not None
     names = seat_names(t, lang)
     if t.status == OVER or state.over:
         return game_over_screen(snap, view(state, seat), lang)
+    _ = Translator(lang)
+    ai_plays = t.seats[seat].ai_controlled
+    if ai_plays:  # nothing for him to wait for
+        private_link = None
+    notes = [FLOOD_MARK + " " + _(texts.FLOOD_HINT)] if private_link else []
     text, markup = render_hand(
         view(state, seat),
         locale=lang,
@@ -207,10 +241,14 @@ def hand_screen(snap: Snapshot, seat: int, lang: str, selection: Selection) -> S
         selection=selection,
         deadline=deadline(snap),
         ai_seats=ai_seats(t),
+        notes=notes,
     )
     if group_of(t) is None:  # a private game: no table message shows the commitment
-        text += "\n\n" + commitment_lines(t, Translator(lang))
-    if t.seats[seat].ai_controlled:
-        _ = Translator(lang)
+        text += "\n\n" + commitment_lines(t, _)
+    if ai_plays:
         return _(texts.AI_PLAYS) + "\n\n" + text, take_back_keyboard(t.id, _(texts.TAKE_BACK))
+    if private_link:
+        label = PRIVATE_MARK + " " + _("Private chat")
+        button = InlineKeyboardButton(text=label, url=private_link)
+        markup = InlineKeyboardMarkup(inline_keyboard=[*markup.inline_keyboard, [button]])
     return text, markup

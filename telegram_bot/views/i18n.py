@@ -209,8 +209,8 @@ RULES: dict[str, str] = {
 
 HELP = N_(
     "Play <b>Chuvash Rooster</b> or <b>Durak Shchelkovsky</b> with friends or AI players.\n"
-    "• /new in a group opens a lobby: press Join, then Start. At the group's table, "
-    "🎴 My cards shows your hand right in the group, to you alone; 🔒 In private "
+    "• /new in a group opens a lobby: press Join, then Start. Under the group's table, "
+    "🎴 My cards shows your hand right in the group, to you alone; 🔒 Private chat "
     "brings it here.\n"
     "• /new here gives an invitation link for your friends; /play starts a game against "
     "AI players at once.\n"
@@ -222,8 +222,8 @@ HELP_GROUP = N_(
     "Play <b>Chuvash Rooster</b> or <b>Durak Shchelkovsky</b> here, with friends or AI "
     "players.\n"
     "• /new opens a lobby: press Join, then Start.\n"
-    "• At the table, 🎴 My cards shows your hand right here, to you alone; 🔒 In "
-    "private opens it in your private chat with the bot.\n"
+    "• Under the table, 🎴 My cards shows your hand right here, to you alone; 🔒 "
+    "Private chat opens it in your private chat with me.\n"
     "• /rules, /stats, /top (this group's leaderboard), /lang."
 )
 """/help in a group (/replay and /play live in the private chat)."""
@@ -232,8 +232,8 @@ HELP_GROUP = N_(
 RULES_SUMMARY = N_(
     "<b>Two games</b>: Chuvash Rooster (36 cards, no trump; whoever keeps cards last is "
     "the rooster) and Durak Shchelkovsky (2 or 4 decks with jokers, a trump, transfers "
-    "and pass-tickets; whoever keeps cards last is the durak). Tap a game below for its "
-    "full rules."
+    "and pass-tickets; whoever keeps cards last is the durak). The full rules are below: "
+    "tap a game's rules to open them."
 )
 
 
@@ -247,11 +247,15 @@ HELP_LEVELS = N_(
     "in a lobby, under ⚙ Settings."
 )
 HELP_MOVES = N_(
-    "• Chuvash Rooster: a lead is always tapped (✓), then Play — one card too.\n"
-    "• Greyed cards cannot be played now. A player with nothing to throw in passes by "
-    "himself; ⏭ passes for the rest of the bout."
+    "• Cards marked • can be played now; greyed ones cannot. Chuvash Rooster: tap the "
+    "cards of your lead (✓), then ▶ Play; a card that can only be led alone is played at "
+    "once.\n"
+    "• A player with nothing to throw in passes automatically; ⏭ passes for the rest of "
+    "the bout.\n"
+    "• Durak Shchelkovsky: ↪ 9♦ transfers the attack with that card; 🎫 9♦ shows that "
+    "trump as your pass-ticket."
 )
-"""How moves are made, added to /help (issue 13)."""
+"""How moves are made, added to /help (issue 13; one-tap leads: #24)."""
 
 
 def rules_message(locale: str, variant: str | None = None) -> str:

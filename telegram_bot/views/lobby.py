@@ -20,21 +20,18 @@ from telegram_bot.buttons.callbacks import (
 )
 from telegram_bot.state.snapshot import Snapshot
 from telegram_bot.views import texts
-from telegram_bot.views.cards import CARDS_HELD
 from telegram_bot.views.format import ai_name, bold, user_text
 from telegram_bot.views.i18n import (
     GAME_INVITES,
     LEVEL_TITLES,
+    N_,
     VARIANT_TITLES,
     Translator,
 )
-from telegram_bot.views.keyboards import Screen, cards_row
+from telegram_bot.views.keyboards import Screen, fit_rows
 
 MAX_PLAYERS = {"chuvash": 6, "shchelkovsky": 10}  # C2, S2
 TIMERS = (0, 30, 60, 120)
-ROW_CHARS = 30
-"""About as many characters as fit across a phone's keyboard row before
-Telegram cuts the labels (each of n buttons gets 1/n of it)."""
 
 
 class SeatLike(Protocol):
@@ -129,7 +126,7 @@ def render_lobby(
     def b(text: str, op: LobbyOp) -> InlineKeyboardButton:
         return InlineKeyboardButton(text=text, callback_data=LobbyCb(code=code, op=op).pack())
 
-    rows = [
+    pairs = [
         [b("✋ " + _("Join"), LobbyOp.JOIN), b("🚪 " + _("Leave"), LobbyOp.LEAVE)],
         [b("🤖 " + _("Add AI"), LobbyOp.ADD_AI), b("➖ " + _("Remove AI"), LobbyOp.REMOVE_AI)],
         [
@@ -138,21 +135,24 @@ def render_lobby(
         ],
         [b("▶ " + _("Start"), LobbyOp.START), b("✖ " + _("Cancel"), LobbyOp.CANCEL)],
     ]
+    rows = [row for pair in pairs for row in fit_rows(pair, 2)]  # none cut (#29)
     return "\n".join(lines), InlineKeyboardMarkup(inline_keyboard=rows)
 
 
 def settings_keyboard(lobby: LobbyLike, *, locale: str) -> InlineKeyboardMarkup:
     """Game; decks 2/4 and remove-one-joker (Shchelkovsky); turn timer; the AI
-    level (of the AI seats); max players; the current choices ticked."""
+    level (of the AI seats); max players; spectators; the current choices
+    ticked.  A row whose options are bare values carries its mark on each (⏱ 30 s,
+    🤖 hard, 👥 6), which the text above names (:data:`SETTINGS_LEGEND`); the
+    ticked option shows ✓ instead, so no label grows past a phone's width (#29)."""
     _ = Translator(locale)
     code = lobby.id
 
-    def b(text: str, arg: str, on: bool) -> InlineKeyboardButton:
+    def b(text: str, arg: str, on: bool, mark: str = "") -> InlineKeyboardButton:
         data = LobbyCb(code=code, op=LobbyOp.SET, arg=arg).pack()
-        return InlineKeyboardButton(text=("✓ " if on else "") + text, callback_data=data)
+        prefix = "✓ " if on else (mark + " " if mark else "")
+        return InlineKeyboardButton(text=prefix + text, callback_data=data)
 
-    # rows narrow enough that no label is cut on a phone (issue 13): a long label
-    # gets a row of its own, short ones share one (ROW_CHARS)
     rows = [[b(_(title), f"game={v}", lobby.variant == v)] for v, title in VARIANT_TITLES.items()]
     if lobby.variant == "shchelkovsky":
         decks = lobby.options.get("decks", 2)
@@ -161,21 +161,34 @@ def settings_keyboard(lobby: LobbyLike, *, locale: str) -> InlineKeyboardMarkup:
         rows.append([b(_("one joker removed"), "joker=1", removed)])
         rows.append([b(_("all jokers"), "joker=0", not removed)])
     timers = [
-        b(_("{s} s", s=s) if s else _("no timer"), f"timer={s}", lobby.timer == s) for s in TIMERS
+        b(_("{s} s", s=s) if s else _("no timer"), f"timer={s}", lobby.timer == s, TIMER_MARK)
+        for s in TIMERS
     ]
     rows += [timers[:2], timers[2:]]
-    level = LEVEL_OF.get(lobby.ai_kind)
-    rows.append([b(_(title), f"level={v}", level == v) for v, title in LEVEL_TITLES.items()])
+    level = LEVEL_OF.get(lobby.ai_kind, "normal")
+    rows.append(
+        [b(_(title), f"level={v}", level == v, AI_MARK) for v, title in LEVEL_TITLES.items()]
+    )
     counts = [
-        b(str(n), f"max={n}", lobby.max_seats == n)
+        b(str(n), f"max={n}", lobby.max_seats == n, PLAYERS_MARK)
         for n in range(2, MAX_PLAYERS.get(lobby.variant, 6) + 1)
     ]
     rows += [counts[i : i + 5] for i in range(0, len(counts), 5)]
     watch = bool(getattr(lobby, "spectators", True))  # issue #16
-    rows.append([b("👀 " + _("spectators"), "watch=1", watch), b(_("none"), "watch=0", not watch)])
+    rows.append(
+        [
+            b(_("spectators"), "watch=1", watch, WATCH_MARK),
+            b(_("no spectators"), "watch=0", not watch, "🙈"),
+        ]
+    )
     back = LobbyCb(code=code, op=LobbyOp.BACK).pack()
     rows.append([InlineKeyboardButton(text="◀ " + _("Back"), callback_data=back)])
     return InlineKeyboardMarkup(inline_keyboard=rows)
+
+
+TIMER_MARK, AI_MARK, PLAYERS_MARK, WATCH_MARK = "⏱", "🤖", "👥", "👀"
+SETTINGS_LEGEND = N_("⏱ turn timer · 🤖 level of the AI players · 👥 players at most")
+"""Names the rows of bare values of the settings keyboard (#29)."""
 
 
 def settings_text(lobby: LobbyLike, *, locale: str) -> str:
@@ -184,9 +197,8 @@ def settings_text(lobby: LobbyLike, *, locale: str) -> str:
         [
             bold(_("Settings")) + " · " + _(VARIANT_TITLES[lobby.variant]),
             settings_line(lobby, _),
-            "🤖 "
-            + _("AI level: {level}", level=_(LEVEL_TITLES[LEVEL_OF.get(lobby.ai_kind, "normal")])),
-            _("Max players:"),
+            "",
+            _(SETTINGS_LEGEND),
         ]
     )
 
@@ -307,16 +319,14 @@ def lobby_screen(snap: Snapshot, chat: int, bot_username: str) -> Screen:
 
 
 def started_lobby_screen(snap: Snapshot, chat: int, bot_username: str) -> Screen:
-    """The lobby message in ``chat`` once its game started (in a group: *My
-    cards* and *In private*, as on the table message)."""
+    """The lobby message in ``chat`` once its game started, without buttons: in a
+    group it points to the table message just below it, whose *My cards* and
+    *Private chat* are the only ones (one row of them in the group, #29)."""
     t = snap.table
     _ = Translator(lobby_lang(snap, chat))
     head = f"<b>{_(VARIANT_TITLES[t.variant])}</b> · " + ", ".join(
         user_text(s.name if s.human else ai_name(s.name, _) + level_suffix(s, _)) for s in t.seats
     )
-    if chat < 0:  # the same buttons as the table message's (issue 14)
-        row = cards_row(
-            t.id, bot_username, CARDS_HELD + " " + _("My cards"), "🔒 " + _("In private")
-        )
-        return head + "\n" + _(texts.GAME_STARTED), InlineKeyboardMarkup(inline_keyboard=[row])
+    if chat < 0:
+        return head + "\n" + _(texts.GAME_STARTED), None
     return head + "\n" + _(texts.GAME_STARTED_PRIVATE), None

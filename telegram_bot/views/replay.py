@@ -11,13 +11,15 @@ from typing import Any
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
 from engine import public_view
+from engine.ai import LEVEL_OF
 from engine.cards import card_names
 from engine.replay import ReplayStep
 from telegram_bot.buttons.callbacks import ReplayCb, ReplayOp
 from telegram_bot.views.board import MAX_TEXT
 from telegram_bot.views.cards import glyphs, sorted_hand
 from telegram_bot.views.format import action_line, ai_name, bold, name_of
-from telegram_bot.views.i18n import N_, VARIANT_TITLES, Translator
+from telegram_bot.views.i18n import LEVEL_TITLES, N_, Translator
+from telegram_bot.views.keyboards import label_width, row_budget
 from telegram_bot.views.table import render_table
 
 # answers of the replay handlers (telegram_bot/handlers/replay.py)
@@ -34,7 +36,11 @@ def render_replay(step: ReplayStep, *, locale: str) -> tuple[str, InlineKeyboard
     _ = Translator(locale)
     state = step.state
     seats = step.record["seats"]  # (user, name); an AI seat has no user: named in its words
-    names = [str(n) if u is not None else ai_name(str(n), _) for u, n in seats]
+    kinds = step.record.get("ai") or [None] * len(seats)  # each AI seat's kind (#29)
+    names = [
+        str(n) if u is not None else ai_name(str(n), _) + _level(kind, _)
+        for (u, n), kind in zip(seats, kinds, strict=False)
+    ]
     head = (
         "🎞 "
         + bold(_("Replay"))
@@ -49,6 +55,8 @@ def render_replay(step: ReplayStep, *, locale: str) -> tuple[str, InlineKeyboard
         a = step.action
         cards = card_names([a.attack, *a.cards] if a.kind == "cover" else list(a.cards))
         what = action_line(a.kind, name_of(names, a.seat, _), cards, _) or a.text()
+        if step.passes:  # the passes this step carries (#29), as /help names ⏭
+            what += f" · ⏭×{step.passes}"
     trump = public_view(state)["trump"]
     hands = [bold(_("Hands"))]
     for seat in range(state.players):
@@ -56,9 +64,15 @@ def render_replay(step: ReplayStep, *, locale: str) -> tuple[str, InlineKeyboard
         hands.append(f"{name_of(names, seat, _)}: {held}")
     table, _markup = render_table(public_view(state), locale=locale, names=names, history=0)
     seed = step.record["seed"]
-    foot = "🔓 " + _("Seed of the deal") + f": <code>{seed}</code>"
+    foot = "🔓 " + _("Key of the deal") + f": <code>{seed}</code>"
     text = "\n".join([head, "👉 " + what, "", table, "", *hands, "", foot])
     return text[:MAX_TEXT], replay_keyboard(step)
+
+
+def _level(kind: str | None, _: Translator) -> str:
+    """`` (hard)`` after an AI seat's name, from the kind the record keeps."""
+    level = LEVEL_OF.get(kind or "")
+    return f" ({_(LEVEL_TITLES[level])})" if level else ""
 
 
 def replay_keyboard(step: ReplayStep) -> InlineKeyboardMarkup:
@@ -85,11 +99,23 @@ def replay_keyboard(step: ReplayStep) -> InlineKeyboardMarkup:
     )
 
 
+GAME_MARKS = {"chuvash": "🐓", "shchelkovsky": "🤡"}
+"""A game's mark in a /replay entry (its loser's icon in the result)."""
+
+
 def replay_label(record: Mapping[str, Any], _: Translator) -> str:
-    """A /replay list entry: the game, when it ended, who played."""
-    at = datetime.fromtimestamp(record["result"]["at"] / 1000, UTC).strftime("%d.%m %H:%M")
-    who = ", ".join(str(n) for _u, n in record["seats"])
-    return f"{_(VARIANT_TITLES[record['variant']])} · {at} · {who}"[:60]
+    """A /replay list entry that a phone shows whole (#29): the game's mark, when
+    it ended -- in UTC, and saying so --, and as many of its players as fit
+    («+2» for the rest), never a name cut in the middle."""
+    at = datetime.fromtimestamp(record["result"]["at"] / 1000, UTC).strftime("%d.%m %H:%M UTC")
+    head = f"{GAME_MARKS.get(record['variant'], '🃏')} {at} · "
+    names = [str(n) if u is not None else ai_name(str(n), _) for u, n in record["seats"]]
+    for shown in range(len(names), 0, -1):
+        rest = len(names) - shown
+        label = head + ", ".join(names[:shown]) + (f" +{rest}" if rest else "")
+        if label_width(label) <= row_budget(1):
+            return label
+    return head + f"+{len(names)}"
 
 
 __all__ = ["render_replay", "replay_keyboard", "replay_label"]

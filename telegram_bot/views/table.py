@@ -28,10 +28,10 @@ from telegram_bot.views.board import (
     table_lines,
 )
 from telegram_bot.views.cards import CARDS_HELD
-from telegram_bot.views.fair import commitment_lines, seed_lines, with_replay, with_watch
+from telegram_bot.views.fair import commitment_lines, with_replay, with_watch
 from telegram_bot.views.format import bold, history_lines, name_of
 from telegram_bot.views.i18n import LOSER_TITLES, VARIANT_TITLES, Translator
-from telegram_bot.views.keyboards import Screen, cards_row
+from telegram_bot.views.keyboards import PRIVATE_MARK, Screen, cards_row
 
 
 # ------------------------------------------------------------------ group table
@@ -50,7 +50,7 @@ def render_table(
     the AI plays now): no hand, no legal actions; optionally a button that opens
     the private chat with the bot (the hands) -- with the table's ``code``
     (issue 14) that button shows the presser's hand
-    in the group, only to him, and *In private* opens it in the private chat."""
+    in the group, only to him, and *Private chat* opens it in the private chat."""
     _ = Translator(locale)
     head = (
         header_lines(view, _)
@@ -66,7 +66,7 @@ def render_table(
     if code is None:
         row = [InlineKeyboardButton(text=label, url=url)]
     else:
-        row = cards_row(code, bot_username, label, "🔒 " + _("In private"))
+        row = cards_row(code, bot_username, label, PRIVATE_MARK + " " + _("Private chat"))
     return text, InlineKeyboardMarkup(inline_keyboard=[row])
 
 
@@ -128,8 +128,7 @@ def watch_screen(snap: Snapshot, lang: str) -> Screen:
     _ = Translator(lang)
     if t.status == OVER or state.over:
         text, _markup = render_game_over(pv, locale=lang, names=seat_names(t, lang))
-        markup = with_replay(None, t, _) if snap.loaded.result is not None else None
-        return text + "\n\n" + seed_lines(t, _), markup
+        return text, with_replay(None, t, _) if snap.loaded.result is not None else None
     text, _none = render_table(
         pv, locale=lang, names=seat_names(t, lang), deadline=deadline(snap), ai_seats=ai_seats(t)
     )
@@ -137,10 +136,11 @@ def watch_screen(snap: Snapshot, lang: str) -> Screen:
 
 
 def game_over_screen(snap: Snapshot, v: dict[str, object], lang: str) -> Screen:
-    """The result, the deal's seed revealed, *Rematch* and *Replay* (issue #16)."""
+    """The result; *Rematch*, *Replay* and *Check the deal* (issue #16): the seed
+    and the command that checks it are behind the last, not in the result (#29)."""
     t = snap.table
     text, markup = render_game_over(v, locale=lang, names=seat_names(t, lang), code=t.id)
     _ = Translator(lang)
-    if snap.loaded.result is None:  # ended by an operator: no record to replay
-        return text + "\n\n" + seed_lines(t, _), markup
-    return text + "\n\n" + seed_lines(t, _), with_replay(markup, t, _)
+    if snap.loaded.result is None:  # ended by an operator: no record to replay or check
+        return text, markup
+    return text, with_replay(markup, t, _)

@@ -15,7 +15,7 @@ REFUSALS: dict[str, str] = {
     "game_over": N_("The game is over."),
     "lobby_full": N_("The lobby is full."),
     "not_seated": N_("You do not play at this table."),
-    "seated_elsewhere": N_("You already sit at another table: leave it first (/leave)."),
+    "seated_elsewhere": N_("You are already at another table: leave it first (/leave)."),
     "not_allowed": N_("You cannot do that now."),
     "too_few_players": N_("At least two players are needed: add an AI player."),
     "bad_seat": N_("That seat cannot be changed."),
@@ -35,7 +35,7 @@ REFUSALS: dict[str, str] = {
     "rank_not_on_table": N_("You may throw in only ranks already on the table."),
     "not_your_priority": N_("Wait: another player throws in first."),
     "throw_in_cap": N_("No more cards may be thrown in this bout."),
-    "hand_limit": N_("The defender cannot take that many cards."),
+    "hand_limit": N_("The defender cannot cover that many cards."),
     "must_defend": N_("You must cover or take."),
 }
 NOT_OWNER: dict[str, str] = {
@@ -49,31 +49,30 @@ NOT_OWNER: dict[str, str] = {
 NOT_ALLOWED: dict[str, str] = {
     # a not_allowed refusal's info["action"] (tables.games)
     "rematch": N_("A rematch is possible once the game is over."),
-    "take_back": N_("You already play your seat yourself."),
+    "take_back": N_("You are already playing your seat yourself."),
 }
 ELSEWHERE: dict[str, str] = {
     # seated_elsewhere: the table is in this chat, in a group, or a private game
-    "here": N_("You already sit at this table: {game}."),
-    "group": N_("You already sit at a table of {game} in a group: leave it first (/leave)."),
-    "private": N_(
-        "You already sit at a table of {game} (a private game): leave it first (/leave)."
-    ),
+    "here": N_("You are already at this table: {game}."),
+    "group": N_("You are already at a {game} table in a group: leave it first (/leave)."),
+    "private": N_("You are already at a {game} table (a private game): leave it first (/leave)."),
 }
 MOVE_NOT_POSSIBLE = N_("That move is not possible now.")
 
 UNAVAILABLE = REFUSALS["unavailable"]
 OPEN_TABLE = N_("Open my table")
 HERE_IS_YOUR_TABLE = N_("Here is your table.")
+HAND_MOVED_DOWN = N_("Your cards are in a newer message below.")
 SORRY = N_("Sorry, something went wrong on our side. Please try again in a minute.")
 STALE = N_("This button is out of date: here is the current position.")
-NOT_YOUR_MESSAGE = N_("This is not your current hand message.")
+NOT_YOUR_MESSAGE = N_("This is an old message: your cards are in a newer one.")
 BAD_BUTTON = N_("This button is not valid.")
 UNKNOWN_COMMAND = N_("I do not know that command. /help shows what I can do.")
 PLAIN_TEXT = N_("I play by commands and buttons, not by text messages. In short:")
 GREETING = N_(
     "Hi! I run games of Chuvash Rooster and Durak Shchelkovsky here.\n"
-    "Send /new to open a lobby (or /new shchelkovsky), then everyone presses Join; "
-    "open a private chat with me first so I can send you your cards."
+    "Send /new to open a lobby (or /new shchelkovsky), then everyone presses Join. "
+    "Your cards show up right here, where only you see them."
 )
 WELCOME = N_(
     "Welcome! I am the dealer for <b>Chuvash Rooster</b> and <b>Durak Shchelkovsky</b>.\n"
@@ -82,26 +81,27 @@ WELCOME = N_(
 )
 JOINED = N_("You joined the lobby.")
 JOINED_HERE = N_(
-    "You joined the lobby. I will show your cards here, to you alone (🎴 My cards at the "
-    "table shows them again)."
+    "You joined the lobby. I will show your cards here, to you alone (🎴 My cards under "
+    "the table message shows them again)."
 )
 JOINED_GROUP = N_("You joined the lobby of {game} in the group “{group}”.")
 JOINED_PRIVATE = N_("You joined the lobby of {game} gathered by {name}.")
 LEFT = N_("You left.")
+LEFT_OVER = N_("You left, and the AI played the game out. /play or /new starts another.")
 LEFT_GAME = N_(
     "You left the game: the AI plays your seat. You may take it back while the game lasts."
 )
-NOT_SITTING = N_("You do not sit at any table now.")
+NOT_SITTING = N_("You are not at any table now.")
 OPEN_PRIVATE = N_("Open the private chat with me first, then come back.")
 GAME_STARTED = N_(
-    "The game has started: 🎴 My cards at the table shows your cards here, to you alone; "
-    "🔒 In private sends them to your private chat with me."
+    "The game has started, the table is below: its 🎴 My cards shows your cards here, to "
+    "you alone; 🔒 Private chat sends them to your private chat with me."
 )
 GAME_STARTED_PRIVATE = N_("The game has started: your cards are below.")
 LOBBY_CANCELLED = N_("The lobby was cancelled.")
 AI_PLAYS = N_("🤖 The AI plays your seat now.")
 TAKE_BACK = N_("Take my seat back")
-SEAT_BACK = N_("You play your seat again.")
+SEAT_BACK = N_("You are playing your seat again.")
 GAME_STOPPED = N_("The game was stopped by an operator.")
 GAME_RESET = N_("The game was reset by an operator: the lobby is open again.")
 CHOOSE_LANGUAGE = N_("Choose your language:")
@@ -119,11 +119,11 @@ ADD_TO_GROUP = N_("Add me to a group")
 NEW_GAME_LOBBY = N_("Your lobby is ready. Send the invitation link to your friends:")
 UNKNOWN_GAME = N_("I know two games: /new chuvash or /new shchelkovsky.")
 UNKNOWN_PLAY = N_(
-    "Usage: /play [game] [level] -- game: chuvash or shchelkovsky; AI level: easy, normal or hard."
+    "Usage: /play [game] [level] — game: chuvash or shchelkovsky; AI level: easy, normal or hard."
 )
 NO_SUCH_LOBBY = N_("That invitation is no longer valid.")
 NO_LOBBY_TO_SHARE = N_("Open a lobby with /new first")
-YOUR_TABLE = N_("You sit at a table: {link}")
+YOUR_TABLE = N_("You are at a table: {link}")
 
 
 def refusal(error: EngineError, _: Translator, chat: int | None = None) -> str:
@@ -149,6 +149,12 @@ CARDS_OPEN_PRIVATE = N_(
     "{name}, I could not show your cards in the group: open them in your private chat with me."
 )
 OPEN_MY_CARDS = N_("Open my cards")
+FLOOD_HINT = N_(
+    "The group's message limit is slowing your cards down. In a private chat with me they "
+    "update at once."
+)
+"""#24: his hand in the group was held back by the group's flood limit (a line of
+that hand, with *Private chat*, for the rest of the game)."""
 CARDS_MOVED = N_(
     "Your cards are in the group now, where only you see them. The button below brings "
     "them back here."

@@ -9,6 +9,7 @@ import re
 from flask.testing import FlaskClient
 
 from tables import SyncTableService
+from tables.budgets import EPHEMERAL, PUBLIC
 from tests.admin.conftest import READER, auth, new_table
 
 
@@ -154,7 +155,8 @@ def test_openapi_document_and_offline_docs(client: FlaskClient) -> None:
     assert doc["components"]["securitySchemes"]["bearer"]
     ops = {(m.upper(), p) for p, item in doc["paths"].items() for m in item}
     assert ("POST", "/api/v1/games/{game_id}/reset") in ops
-    assert len(ops) == 16  # with GET ./records/{game_no} (issue #16)
+    assert ("GET", "/api/v1/flood/budgets") in ops  # #24
+    assert len(ops) == 17  # with GET ./records/{game_no} (issue #16), ./flood/budgets (#24)
     page = client.get("/openapi/swagger")
     assert page.status_code == 200
     html = page.get_data(as_text=True)
@@ -173,3 +175,27 @@ def test_random_ids_never_crash(client: FlaskClient) -> None:
     for _ in range(30):
         tid = "".join(rng.choice("abcXYZ019_-") for _ in range(rng.randint(1, 64)))
         assert client.get(f"/api/v1/games/{tid}", headers=auth()).status_code == 404
+
+
+def test_learned_group_budgets(client: FlaskClient, svc: SyncTableService) -> None:
+    """#24: what the bot learned of a group's message budget from 429s, for
+    operators -- the list, and low-cardinality gauges in /metrics."""
+    assert client.get("/api/v1/flood/budgets", headers=auth()).get_json() == {"items": []}
+    svc.call(svc.service.budgets.refused, -1001, PUBLIC)
+    svc.call(svc.service.budgets.refused, -1002, EPHEMERAL)
+    got = client.get("/api/v1/flood/budgets", headers=auth()).get_json()["items"]
+    assert [(b["chat"], b["public"], b["counted"]) for b in got] == [
+        (-1002, 10, True),
+        (-1001, 10, True),
+    ]
+    assert got[0]["refused_ephemeral"] == 1
+    assert got[1]["refused_public"] == 1
+    assert "refused" in got[1]["why"]
+    assert client.get("/api/v1/flood/budgets").status_code == 401
+    text = client.get("/metrics").get_data(as_text=True)
+    for line in [
+        'durak_group_budgets{learned="any"} 2.0',
+        'durak_group_budgets{learned="reduced"} 2.0',
+        "durak_group_budget_public_min 10.0",
+    ]:
+        assert line in text, line

@@ -50,15 +50,18 @@ def callback_update(update_id: int, query_id: str) -> Update:
 class Counter:
     """A handler that counts its calls (and yields, as a real one would)."""
 
-    def __init__(self, fail: bool = False) -> None:
+    def __init__(self, fail: bool = False, cancelled: bool = False) -> None:
         self.calls = 0
         self.fail = fail
+        self.cancelled = cancelled
 
     async def __call__(self, event: Any, data: dict[str, Any]) -> str:
         self.calls += 1
         await asyncio.sleep(0)
         if self.fail:
             raise RuntimeError("the handler failed")
+        if self.cancelled:
+            raise asyncio.CancelledError
         return "handled"
 
 
@@ -132,6 +135,20 @@ async def test_a_failed_handler_releases_its_claim(services: Callable[[], TableS
     update = callback_update(77, "q77")
     with pytest.raises(RuntimeError):
         await dedupe(Counter(fail=True), update, {"bot": FakeBot()})
+    handler = Counter()
+    assert await dedupe(handler, update, {"bot": FakeBot()}) == "handled"  # a redelivery
+    assert handler.calls == 1
+
+
+async def test_a_cancelled_handler_releases_its_claim(
+    services: Callable[[], TableService],
+) -> None:
+    """#28: a handler cut short by a stop (its task cancelled) is handled afresh
+    when Telegram redelivers the update to another process."""
+    dedupe = UpdateDedupe(services().kv)
+    update = callback_update(78, "q78")
+    with pytest.raises(asyncio.CancelledError):
+        await dedupe(Counter(cancelled=True), update, {"bot": FakeBot()})
     handler = Counter()
     assert await dedupe(handler, update, {"bot": FakeBot()}) == "handled"  # a redelivery
     assert handler.calls == 1

@@ -54,9 +54,9 @@ async def test_new_during_a_game_names_this_table(
         ann.send("/play shchelkovsky")
         await ann.wait_message(has_game_buttons, timeout=SAFETY)
         ann.send("/new")
-        refusal = await ann.wait_message("already sit", timeout=SAFETY)
+        refusal = await ann.wait_message("already at", timeout=SAFETY)
         assert refusal.text == (
-            "You already sit at a table of Durak Shchelkovsky (a private game): "
+            "You are already at a Durak Shchelkovsky table (a private game): "
             "leave it first (/leave)."
         )
         assert OPEN in refusal.button_texts
@@ -72,12 +72,23 @@ async def test_new_during_a_game_names_this_table(
         await bob.press("Start", message=lobby, chat=group).wait_answer(SAFETY)
         await bob.wait_message(has_game_buttons, timeout=SAFETY)
         bob.send("/new", group)
-        here = await bob.wait_message("already sit", group, timeout=SAFETY)
-        assert here.text == "You already sit at this table: Chuvash Rooster."
+        here = await bob.wait_message("already at", group, timeout=SAFETY)
+        assert here.text == "You are already at this table: Chuvash Rooster."
         assert OPEN in here.button_texts
+        old = await h.hand_message(bob)
+        assert old is not None
         answer = await bob.press(OPEN, message=here, chat=group).wait_answer(SAFETY)
         assert answer["text"] == "Here is your table."
         assert (await h.svc.tables.where(bob.id)) is not None
+        # the old private hand is retired: it says where the cards are, no buttons (#29)
+        await fake.world.wait_for(
+            lambda: old.text == "Your cards are in a newer message below." or None, SAFETY
+        )
+        assert not old.buttons
+        new = await h.hand_message(bob)
+        assert new is not None
+        assert new.message_id > old.message_id
+        assert has_game_buttons(new)
 
 
 async def test_play_in_a_group_offers_a_solo_game_or_a_lobby(
@@ -129,7 +140,7 @@ async def test_leave_mid_game_is_one_message_with_the_way_back(
         assert "🙋 Take my seat back" in left.button_texts
         assert await h.svc.tables.where(ann.id) is None
         answer = await ann.press("Take my seat back", message=left).wait_answer(SAFETY)
-        assert answer["text"] == "You play your seat again."
+        assert answer["text"] == "You are playing your seat again."
         back = await h.svc.tables.where(ann.id)
         assert back is not None
         assert back.id == table.id
@@ -138,7 +149,7 @@ async def test_leave_mid_game_is_one_message_with_the_way_back(
         # the same button again: a refusal that says why
         data = SeatCb(game=table.id, op="back").pack()
         again = await ann.press(data=data, message=left, forged=True).wait_answer(SAFETY)
-        assert again["text"] == "You already play your seat yourself."
+        assert again["text"] == "You are already playing your seat yourself."
 
 
 async def test_leave_a_solo_game_ends_it_without_a_way_back(
@@ -151,9 +162,11 @@ async def test_leave_a_solo_game_ends_it_without_a_way_back(
         ann.send("/play")
         hand = await ann.wait_message(has_game_buttons, timeout=SAFETY)
         ann.send("/leave")
-        await fake.world.wait_for(lambda: hand.text == "You left." or None, SAFETY)
+        # the AI played it out: nothing to take back, and the way on said (#29)
+        await fake.world.wait_for(lambda: "AI played the game" in (hand.text or "") or None, SAFETY)
+        assert "/play" in (hand.text or "")
         await settle(h)
-        assert not hand.buttons  # the AI played it out: nothing to take back
+        assert not hand.buttons
         assert not [m for m in fake.messages(ann.chat) if "You left the game" in (m.text or "")]
 
 
@@ -173,7 +186,9 @@ async def test_rules_are_one_message_with_expandable_quotes(
         quotes = [e for e in rules.entities if e["type"] == "expandable_blockquote"]
         assert len(quotes) == 2
         text = rules.text or ""
-        assert text.index("Tap a game below") < quotes[0]["offset"]
+        # it points at the quotes below, not at buttons it has not (#29)
+        assert text.index("The full rules are below") < quotes[0]["offset"]
+        assert not rules.buttons
 
 
 async def test_top_is_only_in_the_group_menu_and_help(
@@ -218,6 +233,19 @@ async def test_only_group_admins_change_its_language(
         keyboard = await bob.wait_message("Choose your language", group, timeout=SAFETY)
         answer = await bob.press("Українська", message=keyboard, chat=group).wait_answer(SAFETY)
         assert answer["text"] == "Only the group's admins can change its language."
+        assert keyboard.text == "Choose your language:"  # refused: the prompt stays
+        # a member whose Telegram speaks Ukrainian but who chose Russian: prompt
+        # and refusal in one language, not one in each (#29)
+        olha = fake.add_user("Olha", language_code="uk")
+        olha.start()
+        await olha.wait_message(timeout=SAFETY)
+        olha.send("/lang ru")
+        await olha.wait_message("Теперь язык — русский.", timeout=SAFETY)
+        olha.join(group)
+        olha.send("/lang", group)
+        prompt = await olha.wait_message("Выберите язык:", group, timeout=SAFETY)
+        answer = await olha.press("English", message=prompt, chat=group).wait_answer(SAFETY)
+        assert answer["text"] == "Язык группы могут менять только её администраторы."
         bob.send("/help", group)
         await bob.wait_message("Play Chuvash Rooster", group, timeout=SAFETY)  # English
         ann.send("/lang uk", group)

@@ -99,7 +99,7 @@ async def test_group_lobby_copy_in_russian(
         answer = await boris.press("Присоединиться", message=lobby, chat=group).wait_answer(SAFETY)
         assert answer["text"] == (
             "Вы сели за стол. Ваши карты я покажу здесь, только вам "
-            "(кнопка «🎴 Мои карты» у стола покажет их снова)."
+            "(их снова покажет кнопка «🎴 Мои карты» под сообщением со столом)."
         )
         # the invitation link's answer names the game and the group
         boris.follow_link(f"https://t.me/{fake.bot_user.username}?start=" + tid_of(lobby))
@@ -143,3 +143,107 @@ def test_history_tells_moves_without_a_gender(lang: str, out: str, taken: str, r
     assert event_line(
         {"kind": "action", "seat": 0, "detail": "take", "cards": []}, view, names, _
     ) == ("Анна берёт" if lang == "ru" else "Анна бере")
+
+
+CALQUES = {
+    # issue #29: phrases a native speaker would not write, and what replaced them
+    "Вместо них": "«за игрока {name}» / «за игроков {names}»",
+    "ход → чем побита": "«карта → чем побита»",
+    "хід → чим побито": "«карта → чим побита»",
+    "бязательств": "«отпечаток»",
+    "зобов'язан": "«відбиток»",
+    "Зерно": "«ключ раздачи»",
+    "Пас весь": "«Пас до конца захода»",
+    "Пас увесь": "«Пас до кінця заходу»",
+    "пасует сам": "«тот пасует автоматически»",
+    "не має що": "«кому нічого»",
+    "у стола": "«под столом»",
+    "біля столу": "«під столом»",
+    "Лично": "«В личку»",
+    "Особисто": "«В особисті»",
+    "сдаю карты": "«со мной можно сыграть»",
+    "гідн": "«номінал»",
+    "Защищающ": "«отбивающийся»",
+    "Захисник": "«той, хто відбивається»",
+    "в проигрыше": "the loser's title",
+    "у програші": "the loser's title",
+    "Вы добрали": "«{name} добирает»",
+    "Ви добрали": "«{name} добирає»",
+    # the second reading of every string (#29)
+    "каждого отбоя": "«после каждого захода» (a bout is «заход», «отбой» the discard)",
+    "кожного відбою": "«після кожного заходу»",
+    "карт за отбой": "«за заход»",
+    "карт за відбій": "«за захід»",
+    "текущая позиция": "«вот что сейчас на столе»",
+    "поточна позиція": "«ось що зараз на столі»",
+    "просто зараз": "«одразу» («прямо сейчас» word for word)",
+    "просто тут": "«тут, у групі»",
+    "просто там": "«там-таки»",
+    "проверить самому": "«самостоятельно» (the reader is «вы»)",
+    "перевірити самому": "«самостійно»",
+    "Сбросить": "«Снять выбор»: «сбросить карты» is to discard them",
+    "Скинути": "«Зняти вибір»: «скинути карти» is to discard them",
+    "она ходит сразу": "«сразу идёт на стол»: a card does not move by itself",
+    "вона ходить одразу": "«одразу йде на стіл»",
+    "«Смотреть»": "the button says «👀 Смотреть в личке»",
+    "«Дивитися»": "the button says «👀 Дивитися в особистих»",
+}
+
+ENGLISH_SLIPS = {
+    # the English source strings, read once more (#29)
+    "already sit at": "«You are already at…»: a state, not a habit",
+    "do not sit at": "«You are not at any table now»",
+    "play your seat again": "«You are playing your seat again»",
+    "already play your seat": "«You are already playing your seat»",
+    " -- ": "an em dash",
+    "hand message": "«an old message: your cards are in a newer one»",
+    "cannot take that many": "«cover»: to take is to pick the cards up",
+    "picked up the table": "«picks up the cards», in the present as every other move",
+}
+
+
+def test_english_source_strings_read_naturally() -> None:
+    from tests.bot.test_i18n import code_msgids
+
+    for msgid in code_msgids():
+        for bad, instead in ENGLISH_SLIPS.items():
+            assert bad not in msgid, f"{bad!r} in {msgid!r}: {instead}"
+
+
+@pytest.mark.parametrize("lang", ["ru", "uk"])
+def test_no_calques_left_in_the_catalog(lang: str) -> None:
+    from tests.bot.test_i18n import catalog
+
+    for m in catalog(lang):
+        for bad, instead in CALQUES.items():
+            assert bad not in (m.string or ""), f"{lang}: {bad!r} in {m.string!r}: {instead}"
+
+
+def test_the_hint_of_a_move_is_not_the_move_again() -> None:
+    """«Ваш ход: ходите» said "your move: move" (#29)."""
+    for lang, lead in [("ru", "выберите, чем ходить"), ("uk", "виберіть, чим ходити")]:
+        _ = Translator(lang)
+        assert _("<b>Your move</b>: {what}", what=_("lead")).endswith(lead)
+
+
+@pytest.mark.parametrize(
+    ("lang", "drew", "covers", "loser"),
+    [
+        ("ru", "Анна добирает 10♥️", "Анна бьёт 6♦️ картой 10♦️", "дурак"),
+        ("uk", "Анна добирає 10♥️", "Анна б'є 6♦️ картою 10♦️", "дурень"),
+        ("en", "Анна draws 10♥️", "Анна covers 6♦️ with 10♦️", "the durak"),
+    ],
+)
+def test_ones_own_history_speaks_of_him_as_of_the_others(
+    lang: str, drew: str, covers: str, loser: str
+) -> None:
+    """«Вы добрали 10♥️» next to «Анна бьёт 6♦️ картой 10♦️»: the same person in
+    the second and the third person (#29); the loser's role is his title."""
+    _ = Translator(lang)
+    view = {"seat": 0, "variant": "shchelkovsky", "roles": ["loser", "out"], "out": [1]}
+    names = ["Анна", "Борис"]
+    draw = {"kind": "draw", "seat": 0, "cards": ["10H"]}
+    cover = {"kind": "action", "seat": 0, "detail": "cover", "cards": ["6D", "10D"]}
+    assert event_line(draw, view, names, _) == drew
+    assert event_line(cover, view, names, _) == covers
+    assert role_label(view, 0, _) == loser

@@ -162,7 +162,7 @@ async def test_timers_takeover_take_back_leave_restart_rematch(
         code = (lobby.text or "").rsplit("start=", 1)[1].split()[0]
         await owner.press(data=op(code, LobbyOp.SETTINGS), message=lobby).wait_answer(SAFETY)
         # answered first, then shown: the settings keyboard comes with the edit
-        await fake.world.wait_for(lambda: "Max players" in (lobby.text or "") or None, SAFETY)
+        await fake.world.wait_for(lambda: "players at most" in (lobby.text or "") or None, SAFETY)
         await owner.press(data=f"l:{code}:{LobbyOp.SET.value}:timer=30", message=lobby).wait_answer(
             SAFETY
         )

@@ -55,7 +55,7 @@ async def in_group(h: Harness, tid: str, user: SimUser) -> Message:
     """His hand, shown in the group as an ephemeral message to him alone."""
     answer = await my_cards(h, user, await _group(h, tid))
     assert HERE in str(answer["text"]), answer
-    mid = (await h.ui.table(tid)).hands[user.id]
+    mid = await _hand_in_group(h, tid, user)  # answered first, then shown (#28)
     assert mid < 0, "the hand is not the ephemeral one"
     hand = await h.hand_message(user, tid)
     assert hand is not None
@@ -71,6 +71,16 @@ async def _group(h: Harness, tid: str) -> Chat:
     return h.fake.world.chat(table.chat)
 
 
+async def _hand_in_group(h: Harness, tid: str, user: SimUser) -> int:
+    """Until his hand is an ephemeral message in the group; minus its id."""
+    for _ in range(int(SAFETY / 0.05)):
+        mid = (await h.ui.table(tid)).hands.get(user.id, 1)
+        if mid < 0:
+            return mid
+        await asyncio.sleep(0.05)
+    return 1
+
+
 async def _private_hand(h: Harness, tid: str, user: SimUser) -> int:
     """Until his hand is a private message again; its id."""
     for _ in range(int(SAFETY / 0.05)):
@@ -79,6 +89,19 @@ async def _private_hand(h: Harness, tid: str, user: SimUser) -> int:
             return mid
         await asyncio.sleep(0.05)
     return -1
+
+
+async def result_once(h: Harness, tid: str, humans: list[SimUser], group: Chat) -> None:
+    """The game is over: each player whose hand was in the group sees the result
+    once, in the table message -- his ephemeral hand is deleted, not edited into
+    a second copy of it (#29)."""
+    await settle(h)
+    for u in humans:
+        assert await h.hand_message(u, tid) is None
+        assert not [m for m in u.messages(group) if m.ephemeral_message_id], u
+        over = [m for m in u.messages(group) if "Game over" in (m.text or "")]
+        assert len(over) == 1, [m.text for m in over]
+        assert is_over(over[0])  # with Rematch
 
 
 def ephemeral_entries(fake: FakeTelegram) -> list[dict[str, object]]:
@@ -98,11 +121,8 @@ async def test_whole_game_from_ephemeral_hands(
         answer = await my_cards(h, watcher, group)
         assert answer["text"] == "You do not play at this table.", answer
         await play_out(h, tid, humans, rng=random.Random(14))
+        await result_once(h, tid, humans, group)
         for u in humans:
-            hand = await h.hand_message(u, tid)
-            assert is_over(hand)
-            assert hand is not None
-            assert hand.ephemeral_message_id is not None
             assert (await h.ui.prefs(u.id)).plays == "group"
         edits = [e for e in ephemeral_entries(fake) if e["kind"] == "edit"]
         assert len(edits) > 10, "the ephemeral hands were not edited in place"
@@ -129,10 +149,13 @@ async def test_one_in_private_one_in_the_group(
         assert [b for b in private.buttons if "url" not in b] == [], private.buttons
         assert private.buttons[0]["url"].endswith(f"?start={tid}")
         await play_out(h, tid, humans, rng=random.Random(41))
+        await settle(h)
         hands = (await h.ui.table(tid)).hands
-        assert hands[humans[0].id] < 0 < hands[humans[1].id]
-        for u in humans:
-            assert is_over(await h.hand_message(u, tid))
+        # his hand in the group went with the game's end (#29); the private one stays
+        assert humans[0].id not in hands
+        assert hands[humans[1].id] > 0
+        assert is_over(await h.hand_message(humans[1], tid))
+        await result_once(h, tid, humans[:1], _group)
         assert await assert_no_hidden_cards(h, tid, humans) > 10
     assert not fake.stats.errors, fake.stats.errors
 
@@ -287,13 +310,14 @@ async def test_members_who_never_started_the_bot_play_a_whole_game_in_the_group(
         tid, humans = table.id, [ann, newbie]
         await ann.press("Start", message=lobby, chat=group).wait_answer(SAFETY)
         await h.wait_hands(tid, humans)  # at once, without pressing My cards
-        # the started lobby says where the cards are, with the table's own buttons
+        # the started lobby says where the cards are: under the table message, whose
+        # buttons are the group's only row of them (#29)
         await fake.world.wait_for(
-            lambda: "My cards at the table" in (lobby.text or "") or None, SAFETY
+            lambda: "the table is below" in (lobby.text or "") or None, SAFETY
         )
-        data = [b.get("callback_data", "") for b in lobby.buttons]
-        assert any(d.startswith("mc:") for d in data), lobby.buttons
-        assert any(b.get("url", "").endswith(f"?start={tid}") for b in lobby.buttons)
+        assert lobby.buttons == []
+        board = await fake.world.wait_for(lambda: table_message(fake, group), SAFETY)
+        assert any(b.get("url", "").endswith(f"?start={tid}") for b in board.buttons)
         hands = (await h.ui.table(tid)).hands
         for u in humans:
             assert hands[u.id] < 0, "his hand is not the ephemeral one"
@@ -301,9 +325,8 @@ async def test_members_who_never_started_the_bot_play_a_whole_game_in_the_group(
             assert hand is not None
             assert hand.receiver_id == u.id, hand
         await play_out(h, tid, humans, rng=random.Random(3))
+        await result_once(h, tid, humans, group)
         for u in humans:
-            hand = await h.hand_message(u, tid)
-            assert is_over(hand)
             assert not u.user.started  # he never opened the private chat
             assert not u.chat.messages, "the bot wrote to him in private"
         assert await assert_no_hidden_cards(h, tid, humans) > 10

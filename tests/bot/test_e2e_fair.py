@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import random
 import re
+from collections import Counter
 from collections.abc import AsyncIterator
 
 import pytest
 
 from engine import card_names
+from engine.ai import LEVEL_OF
 from engine.fairness import commitment
 from engine.verify import record_states, verify
 from sandbox.fake_api import FakeTelegram, Message, RateLimits, SimUser
+from telegram_bot.views.keyboards import label_width, row_budget
 from tests.bot.e2e_group_kit import group_lobby
 from tests.bot.e2e_kit import SAFETY, Harness, assert_no_hidden_cards, cards_in, play_out, running
 
@@ -30,7 +33,7 @@ async def fake() -> AsyncIterator[FakeTelegram]:
 
 def hands_shown(text: str, names: list[str]) -> list[set[str]]:
     """The cards of each name's line in a replay's *Hands* section."""
-    section = text.split("Hands", 1)[1].split("Seed of the deal", 1)[0]
+    section = text.split("Hands", 1)[1].split("Key of the deal", 1)[0]
     lines = {line.split(":", 1)[0].strip(): line for line in section.splitlines() if ":" in line}
     return [cards_in(lines[n].split(":", 1)[1]) for n in names]
 
@@ -69,25 +72,47 @@ async def test_commitment_seed_and_replay(
         assert checked > 10
         msgs = fake.messages(group)
         final = await fake.world.wait_for(
-            lambda: next((m for m in msgs if "Seed of the deal" in (m.text or "")), None), SAFETY
+            lambda: next((m for m in msgs if "🔎 Check the deal" in m.button_texts), None), SAFETY
         )
-        seed = int(re.search(r"Seed of the deal: (\d+)", final.text or "").group(1))  # type: ignore[union-attr]
+        # the result carries no command line: the details are behind the button (#29)
+        assert "python" not in (final.text or "")
+        assert not HEX.search(final.text or "")
+        p0 = humans[0]
+        answer = await p0.press("🔎 Check the deal", message=final, chat=group).wait_answer(SAFETY)
+        assert not answer.get("show_alert"), answer
+        assert "private chat" in (answer.get("text") or "")
+        check = await p0.wait_message("Check the deal", timeout=SAFETY)
+        text = check.text or ""
+        seed = int(re.search(r"Key of the deal: (\d+)", text).group(1))  # type: ignore[union-attr]
         assert commitment(seed, "chuvash", 3, table.options) == shown[0]
         assert verify(seed, shown[0], "chuvash", 3)["ok"]
-        assert f"python -m engine verify {seed} {shown[0]}" in (final.text or "")
+        command = f"python -m engine verify {seed} {shown[0]} --variant chuvash --players 3"
+        assert text.splitlines()[-1] == command  # no Shchelkovsky options for a Chuvash game
+        assert "fingerprint" in text
+        # a member who never opened the private chat: the key in a short answer
+        answer = await member.press("🔎 Check the deal", message=final, chat=group).wait_answer(
+            SAFETY
+        )
+        assert str(seed) in (answer.get("text") or ""), answer
 
         # the replay, from the group's table message: sent to the presser in private
-        p0 = humans[0]
         answer = await p0.press("🎞 Replay", message=final, chat=group).wait_answer(SAFETY)
         assert "private chat" in (answer.get("text") or "")
         msg = await p0.wait_message("Replay", timeout=SAFETY)
         record = await h.svc.replays.record(tid, 1)
         states = record_states(record)
-        last = len(states) - 1
-        names = [str(n) for _u, n in record["seats"]]
+        # a step is a move that is not a pass, with the passes after it (#29)
+        moves = [i for i, a in enumerate(record["actions"]) if a["type"] != "pass"]
+        ends = [0, *moves[1:], len(record["actions"])]  # step k: states[ends[k]]
+        last = len(moves)
+        # an AI seat says its level (#29): «AI 1 (normal)»
+        names = [
+            str(n) if u is not None else f"{n} ({LEVEL_OF[kind]})"
+            for (u, n), kind in zip(record["seats"], record["ai"], strict=True)
+        ]
 
         def expect(k: int) -> list[set[str]]:
-            return [set(card_names(states[k].hand(s))) for s in range(3)]
+            return [set(card_names(states[ends[k]].hand(s))) for s in range(3)]
 
         assert f"move 0 of {last}" in (msg.text or "")
         assert hands_shown(msg.text or "", names) == expect(0)
@@ -117,7 +142,13 @@ async def test_commitment_seed_and_replay(
         p1 = humans[1]
         p1.send("/replay")
         listing = await p1.wait_message("Your recent games", timeout=SAFETY)
-        assert any("Chuvash Rooster" in t for t in listing.button_texts)
+        # the game's mark, the time in UTC and saying so, the players: whole on a
+        # phone (#29)
+        entry = listing.button_texts[0]
+        assert entry.startswith("🐓 "), entry
+        assert " UTC · " in entry, entry
+        assert "P0, P1" in entry, entry
+        assert label_width(entry) <= row_budget(1)
         await p1.press(listing.button_texts[0], message=listing).wait_answer(SAFETY)
         mine = await p1.wait_message("move 0 of", timeout=SAFETY)
         assert hands_shown(mine.text or "", names) == expect(0)
@@ -128,4 +159,5 @@ async def test_commitment_seed_and_replay(
         answer = await p0.press("▶", message=msg).wait_answer(SAFETY)
         assert "no longer kept" in (answer.get("text") or "")
         assert msg.text == before
-    assert not fake.stats.errors, fake.stats.errors
+    # one refusal, expected: the check sent to the member who had not started the bot
+    assert fake.stats.errors == Counter({("sendMessage", 403): 1}), fake.stats.errors

@@ -37,7 +37,7 @@ from tables import MOVE_KINDS, LiveEvent, Table, TableService
 from telegram_bot.buttons.callbacks import parse_game
 from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.views.board import seat_names
-from telegram_bot.views.fair import commitment_lines, seed_lines
+from telegram_bot.views.fair import commitment_lines
 from telegram_bot.views.i18n import Translator
 from telegram_bot.views.table import render_game_over, render_table
 from tests.bot.e2e_kit import SAFETY, Harness, is_over, play_out, settle
@@ -154,7 +154,6 @@ async def positions(h: FleetHarness, tid: str) -> tuple[dict[str, list[int]], li
             state.apply(Action.from_text(events[n - 1].seat, events[n - 1].text))
         if state.over:
             html, _m = render_game_over(public_view(state), locale="en", names=names, code=tid)
-            html += "\n\n" + seed_lines(table, en)  # the seed revealed (issue #16)
             texts.setdefault(parse_text(html, "HTML")[0], []).append(OVER)
             break
         html, _m = render_table(public_view(state), locale="en", names=names, bot_username=bot)
@@ -254,6 +253,8 @@ FLEETS = {  # (processes, proxy mode, Redis)
     "2_processes_round_robin": (2, "round_robin", "redis_url"),
     "3_processes_round_robin_on_the_cluster": (3, "round_robin", "redis_cluster_url"),
     "2_processes_every_update_to_both": (2, "broadcast", "redis_url"),
+    # #28: one claim key per update, never split over two cluster nodes
+    "2_processes_every_update_to_both_on_the_cluster": (2, "broadcast", "redis_cluster_url"),
 }
 
 

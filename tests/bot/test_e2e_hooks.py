@@ -236,6 +236,12 @@ async def test_a_player_blocks_the_bot_while_the_game_waits_for_him(
             SAFETY,
             "a new hand message with the take-back button",
         )
+        # its id is known once the send returns: recorded right after (by
+        # compare-and-set, #28), not the moment he sees it
+        for _ in range(int(SAFETY / 0.05)):
+            if (await h.ui.table(tid)).hands.get(victim.id) == back.message_id:
+                break
+            await asyncio.sleep(0.05)
         assert (await h.ui.table(tid)).hands.get(victim.id) == back.message_id
         answer = await victim.press(text=take_back, message=back).wait_answer(SAFETY)
         assert not answer.get("show_alert"), answer

@@ -42,8 +42,8 @@ async def test_a_hard_ai_seat_plays_a_group_game_to_the_end(
             lambda: any(b.get("callback_data") == hard for b in lobby.buttons) or None, SAFETY
         )
         await ann.press(data=hard, message=lobby, chat=group).wait_answer(SAFETY)
-        await fake.world.wait_for(lambda: "AI level: hard" in (lobby.text or "") or None, SAFETY)
-        assert any(b["text"] == "✓ hard" for b in lobby.buttons)
+        await fake.world.wait_for(lambda: "✓ hard" in lobby.button_texts or None, SAFETY)
+        assert "🤖 normal" in lobby.button_texts  # the row's mark on the others (#29)
         await ann.press("Back", message=lobby, chat=group).wait_answer(SAFETY)
         await fake.world.wait_for(lambda: "Add AI" in " ".join(lobby.button_texts) or None, SAFETY)
         await ann.press("Add AI", message=lobby, chat=group).wait_answer(SAFETY)

@@ -5,7 +5,6 @@ edit of the group (flood limits on, in the fake and in the bot)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator
 
 import pytest
@@ -13,7 +12,8 @@ import pytest
 from sandbox.fake_api import FakeTelegram, RateLimits
 from tables import PLAYING
 from telegram_bot.buttons.callbacks import LobbyOp
-from telegram_bot.delivery.flood.limiter import FloodKeys
+from telegram_bot.delivery.flood.hold import ChatHold
+from telegram_bot.delivery.flood.limiter import FloodLimiter
 from tests.bot.e2e_group_kit import group_lobby
 from tests.bot.e2e_kit import SAFETY, has_lobby_buttons, op, running
 
@@ -35,17 +35,23 @@ async def test_carl_joins_and_the_lobby_message_closes_at_the_start(
         await fake.world.wait_for(lambda: not has_lobby_buttons(lobby) or None, SAFETY)
         assert lobby.text is not None
         assert "Carl <3" in lobby.text
-        assert "The game has started" in lobby.text
-        assert [b["text"] for b in lobby.buttons] == ["🎴 My cards", "🔒 In private"]
+        assert "The game has started, the table is below" in lobby.text
+        # one row of My cards / Private chat in the group: the table message's (#29)
+        assert lobby.buttons == []
         assert not [k for k in fake.stats.errors if k[1] == 400], fake.stats.errors
 
         # the buttons of the lobby message as an old client still shows them
         shown = lobby.text
-        for who, what in [(carl, LobbyOp.JOIN), (ann, LobbyOp.SETTINGS), (ann, LobbyOp.START)]:
+        for who, what in [(carl, LobbyOp.JOIN), (ann, LobbyOp.SETTINGS)]:
             query = who.press(data=op(tid, what), message=lobby, forged=True)
             answer = await query.wait_answer(SAFETY)
             assert answer["show_alert"], (what, answer)
             assert "game has started" in (answer["text"] or ""), (what, answer)
+        # a second tap of Start: the game he asked for is on -- nothing to say (#29)
+        query = ann.press(data=op(tid, LobbyOp.START), message=lobby, forged=True)
+        answer = await query.wait_answer(SAFETY)
+        assert not answer["show_alert"], answer
+        assert not answer["text"], answer
         assert lobby.text == shown
         assert not has_lobby_buttons(lobby)
         table = await h.svc.lobbies.lobby(tid)
@@ -69,11 +75,11 @@ async def test_a_press_is_answered_before_the_groups_rate_limited_edit(
         ann.send("/new", group)
         lobby = await ann.wait_message("Invitation link", group, timeout=SAFETY)
         await ann.press("Settings", message=lobby).wait_answer(SAFETY)
-        await fake.world.wait_for(lambda: "Max players" in (lobby.text or "") or None, SAFETY)
+        await fake.world.wait_for(lambda: "players at most" in (lobby.text or "") or None, SAFETY)
 
         # the group's minute is spent: the bot's next edit there waits seconds
-        key = FloodKeys(h.svc.kv).rate_group(group.id)
-        await h.svc.kv.hupdate(key, set={"t": "0", "s": repr(time.time())}, ttl_ms=60_000)
+        limiter = FloodLimiter(h.svc.kv)
+        await ChatHold(limiter).hold(group.id, 3.0)  # its windows are full for 3 s
         seen = fake.world.version
         back = ann.press("Back", message=lobby)
         await back.wait_answer(SAFETY)

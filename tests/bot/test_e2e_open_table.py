@@ -1,4 +1,4 @@
-"""End to end, "you already sit at another table" always comes with a button
+"""End to end, "you are already at another table" always comes with a button
 that opens that table: under a command's refusal, and -- after a refused press,
 whose alert cannot hold a button -- in a private message.  The button sends a
 copy of that lobby's message (or the hand message of that game) below."""
@@ -12,7 +12,7 @@ import pytest
 from sandbox.fake_api import FakeTelegram, RateLimits
 from tests.bot.e2e_kit import SAFETY, has_lobby_buttons, running
 
-ELSEWHERE = "You already sit at a table of"
+ELSEWHERE = "You are already at a "
 OPEN = "🃏 Open my table"
 
 

@@ -14,14 +14,17 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from engine import view
 from sandbox.fake_api import FakeTelegram, RateLimits
 from tables import LiveConfig, TableService
 from tables.client import make_client
 from telegram_bot.app import BotApp
-from telegram_bot.buttons.callbacks import LobbyOp
-from telegram_bot.buttons.moves import Selection
+from telegram_bot.buttons.callbacks import GameCb, LobbyOp
+from telegram_bot.buttons.moves import Selection, stamp
 from telegram_bot.publishing.repair import GONE
 from telegram_bot.state.pending_renders import SCRIPTS, RenderMarks
+from telegram_bot.state.snapshot import group_of, hand_target
+from telegram_bot.usecases.press import ButtonPress, PressStatus
 from telegram_bot.views.hand import hand_screen
 from telegram_bot.views.table import table_screen
 from tests.bot.e2e_kit import SAFETY, Harness
@@ -96,6 +99,172 @@ async def test_a_render_lost_with_its_process_is_repaired_by_another(
             while await marks.kv.hgetall(marks.keys_of(tid)[1]):  # cleared once delivered
                 assert time.monotonic() < deadline, "the mark was never cleared"
                 await asyncio.sleep(0.02)
+        finally:
+            for app in (a, b):
+                with contextlib.suppress(Exception):
+                    await app.aclose()
+
+
+async def test_a_process_killed_between_a_move_and_its_render_leaves_it_to_another(
+    redis_url: str, redis_prefix: str
+) -> None:
+    """A move's render is marked pending before the move is written (#28, seen
+    in the SIGKILL soak as a game stuck on a hand never redrawn): a process
+    killed right after the write -- before its render even began -- leaves the
+    mark, and another process redraws the mover's hand."""
+    async with FakeTelegram(limits=RateLimits.off()) as fake:
+        h = Harness(fake, redis_url, redis_prefix, extra={"render_grace": 0.4})
+        a = BotApp(h.settings(), clock=h.clock)
+        b = BotApp(h.settings(), clock=h.clock)
+        try:
+            for app in (a, b):
+                await app.setup()
+            p = Processes(fake, h, [a], 1, True)  # every update goes to process a
+            ann, bob = (fake.add_user(n, language_code="en") for n in ("Ann", "Bob"))
+            lobby, _group, tid = await group_lobby(p, [ann, bob])
+            await p.press(bob, lobby, lobby_data(tid, LobbyOp.JOIN))
+            await p.press(ann, lobby, lobby_data(tid, LobbyOp.START))
+            assert a.publisher is not None
+            before = await a.publisher.snapshots.load(tid)
+            state = before.loaded.state
+            assert state is not None
+            seat = state.to_act()[0]
+            mover = before.table.seats[seat].user
+            assert mover is not None
+            action = state.legal_actions(seat)[0]
+            mid = before.ui.hands[mover]
+            chat, _key, _receiver = hand_target(mover, mid, group_of(before.table))
+            button = GameCb(
+                game=tid,
+                version=before.version,
+                payload=action.text(),
+                stamp=stamp(view(state, seat)),
+            )
+            press = ButtonPress(mover, button, chat, mid, request_id="killed-1")
+            assert a.cases is not None
+            outcome = await a.cases.press(press)  # written; a dies before rendering it
+            assert outcome.status is PressStatus.APPLIED
+            crash(a)
+            user = {ann.id: ann, bob.id: bob}[mover]
+            shown = user.chat.messages[mid].source
+            b.start_background()  # b's sweep finds the mark a's press left
+            after = await b.publisher.snapshots.load(tid) if b.publisher else before
+            assert after.version == outcome.version
+            want = hand_screen(after, seat, "en", Selection())[0]
+            assert shown != want
+            deadline = time.monotonic() + SAFETY
+            while user.chat.messages[mid].source != want:
+                assert time.monotonic() < deadline, "the mover's hand was never redrawn"
+                await asyncio.sleep(0.02)
+        finally:
+            for app in (a, b):
+                with contextlib.suppress(Exception):
+                    await app.aclose()
+
+
+async def test_a_process_killed_between_a_timeout_and_its_render_leaves_it_to_another(
+    redis_url: str, redis_prefix: str
+) -> None:
+    """A timer's write (a timeout move) is marked pending before it is written,
+    as a press is (#28: the SIGKILL soak once left a game stuck after a
+    timeout whose process died before rendering it): another process that
+    missed the write's notify note still redraws the hand of the timed-out
+    player."""
+    async with FakeTelegram(limits=RateLimits.off()) as fake:
+        h = Harness(fake, redis_url, redis_prefix, extra={"render_grace": 0.4, "default_timer": 30})
+        a = BotApp(h.settings(), clock=h.clock)
+        b = BotApp(h.settings(), clock=h.clock)
+        try:
+            for app in (a, b):
+                await app.setup()
+            p = Processes(fake, h, [a], 1, True)  # every update goes to process a
+            ann, bob = (fake.add_user(n, language_code="en") for n in ("Ann", "Bob"))
+            lobby, _group, tid = await group_lobby(p, [ann, bob])
+            await p.press(bob, lobby, lobby_data(tid, LobbyOp.JOIN))
+            await p.press(ann, lobby, lobby_data(tid, LobbyOp.START))
+            assert a.publisher is not None
+            before = await a.publisher.snapshots.load(tid)
+            assert before.loaded.deadline is not None  # a turn timer runs
+            state = before.loaded.state
+            assert state is not None
+            seat = state.to_act()[0]
+            sleeper = before.table.seats[seat].user
+            assert sleeper is not None
+            mid = before.ui.hands[sleeper]
+            user = {ann.id: ann, bob.id: bob}[sleeper]
+            shown = user.chat.messages[mid].source
+            h.clock.advance(31)  # his time ran out
+            written = await a.svc.timers.tick()  # a writes the timeout ...
+            assert [r.table_id for r in written] == [tid]
+            crash(a)  # ... and dies before rendering it (on_result never ran)
+            b.start_background()  # b subscribes after the write's note: it missed it
+            assert b.publisher is not None
+            after = await b.publisher.snapshots.load(tid)
+            assert after.version == written[0].version
+            want = hand_screen(after, seat, "en", Selection())[0]
+            assert shown != want
+            deadline = time.monotonic() + SAFETY
+            while user.chat.messages[mid].source != want:
+                assert time.monotonic() < deadline, "the timed-out hand was never redrawn"
+                await asyncio.sleep(0.02)
+        finally:
+            for app in (a, b):
+                with contextlib.suppress(Exception):
+                    await app.aclose()
+
+
+async def test_a_start_its_process_never_rendered_is_rendered_by_another(
+    redis_url: str, redis_prefix: str
+) -> None:
+    """A game's start is marked pending while its hands go out (#28: the SIGKILL
+    soak once left a /play game whose hand never came): a process killed
+    after the start's write and mark, before any hand went out, leaves the
+    start -- not a move -- to another process: every player gets his hand,
+    the group its table message, once."""
+    async with FakeTelegram(limits=RateLimits.off()) as fake:
+        h = Harness(fake, redis_url, redis_prefix, extra={"render_grace": 0.4})
+        a = BotApp(h.settings(), clock=h.clock)
+        b = BotApp(h.settings(), clock=h.clock)
+        try:
+            for app in (a, b):
+                await app.setup()
+            p = Processes(fake, h, [a], 1, True)  # every update goes to process a
+            ann, bob = (fake.add_user(n, language_code="en") for n in ("Ann", "Bob"))
+            for u in (ann, bob):  # they started the bot: private hands
+                u.start()
+                await a.ui.set_prefs(u.id, started=True)
+            lobby, group, tid = await group_lobby(p, [ann, bob])
+            await p.press(bob, lobby, lobby_data(tid, LobbyOp.JOIN))
+            before = {u.id: len(u.chat.messages) for u in (ann, bob)}
+            in_group = len(group.messages)
+            wrote = await a.svc.games.start(tid, ann.id)  # a's write ...
+            assert a.publisher is not None
+            await a.publisher.guard.start(tid, wrote.version)  # ... its start's mark
+            crash(a)  # ... and a dies before a hand went out
+            assert {u.id: len(u.chat.messages) for u in (ann, bob)} == before
+            b.start_background()  # b's sweep finds the mark: the start is repaired
+            assert b.publisher is not None
+            deadline = time.monotonic() + SAFETY
+            while len((await b.ui.table(tid)).hands) < 2 or (
+                (await b.ui.table(tid)).table_message is None
+            ):
+                assert time.monotonic() < deadline, "the start was never rendered"
+                await asyncio.sleep(0.02)
+            ui = await b.ui.table(tid)
+            snap = await b.publisher.snapshots.load(tid)
+            for u in (ann, bob):
+                seat = snap.table.seat_of(u.id)
+                assert seat is not None
+                want = hand_screen(snap, seat, "en", Selection())[0]
+                assert u.chat.messages[ui.hands[u.id]].source == want
+                assert len(u.chat.messages) == before[u.id] + 1  # one hand each
+            assert ui.started == snap.table.game_no
+            assert len(group.messages) > in_group
+            await asyncio.sleep(1.0)  # more sweeps: the start is not rendered twice
+            assert [len(u.chat.messages) for u in (ann, bob)] == [
+                before[ann.id] + 1,
+                before[bob.id] + 1,
+            ]
         finally:
             for app in (a, b):
                 with contextlib.suppress(Exception):

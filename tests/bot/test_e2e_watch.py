@@ -41,6 +41,9 @@ async def test_spectator_follows_the_game_without_hands(
         table = await fake.world.wait_for(table_message, SAFETY)
         answer = await humans[0].press(WATCH, message=table, chat=group).wait_answer(SAFETY)
         assert "you play at this table" in (answer.get("text") or "").lower()
+        # nothing refused: a toast, and no claim about where his cards are (#29)
+        assert not answer["show_alert"], answer
+        assert "private chat" not in (answer.get("text") or "")
         answer = await carol.press(WATCH, message=table, chat=group).wait_answer(SAFETY)
         assert "You are watching" in (answer.get("text") or "")
         mine = await carol.wait_message("Players", timeout=SAFETY)
@@ -50,8 +53,8 @@ async def test_spectator_follows_the_game_without_hands(
         await play_out(h, tid, humans, rng=random.Random(4))
         await fake.world.wait_for(lambda: "Game over" in (mine.text or "") or None, SAFETY)
         assert mine.version > shown + 1  # updated as the game went
-        assert "Seed of the deal" in (mine.text or "")
-        assert mine.button_texts == ["🎞 Replay"]
+        assert "python" not in (mine.text or "")  # the check is behind its button (#29)
+        assert mine.button_texts == ["🎞 Replay", "🔎 Check the deal"]
         checked = await assert_no_hidden_cards(h, tid, [*humans, carol])
         spectator = [e for e in fake.world.outbox if e["chat_id"] == carol.id]
         assert len(spectator) > 2
@@ -78,9 +81,9 @@ async def test_a_lobby_may_forbid_spectators(
         lobby = await owner.wait_message("Invitation link", group, timeout=SAFETY)
         await humans[1].press("Join", message=lobby, chat=group).wait_answer(SAFETY)
         await owner.press("⚙ Settings", message=lobby, chat=group).wait_answer(SAFETY)
-        await fake.world.wait_for(lambda: "none" in lobby.button_texts or None, SAFETY)
-        await owner.press("none", message=lobby, chat=group).wait_answer(SAFETY)
-        await fake.world.wait_for(lambda: "✓ none" in lobby.button_texts or None, SAFETY)
+        await fake.world.wait_for(lambda: "🙈 no spectators" in lobby.button_texts or None, SAFETY)
+        await owner.press("🙈 no spectators", message=lobby, chat=group).wait_answer(SAFETY)
+        await fake.world.wait_for(lambda: "✓ no spectators" in lobby.button_texts or None, SAFETY)
         table = await h.svc.tables.where(owner.id)
         assert table is not None
         assert table.spectators is False

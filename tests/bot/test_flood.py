@@ -1,5 +1,5 @@
 """The shared outgoing flood limiter (telegram_bot.delivery.flood.limiter) on the real Redis,
-driven by a fake clock passed into the script."""
+driven by a fake clock passed into the script: sliding windows (#28)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,15 @@ import redis.asyncio as aredis
 
 from sandbox.fake_api.limits import FakeFloodControl, RateLimits
 from tables import LiveConfig, TableService
-from telegram_bot.delivery.flood.limiter import NOOP, EditTicket, FloodConfig, FloodLimiter, Rate
+from telegram_bot.delivery.flood.limiter import (
+    BUSY,
+    NOOP,
+    STALE,
+    EditTicket,
+    FloodConfig,
+    FloodLimiter,
+    Window,
+)
 from tests.tables.conftest import FakeClock
 
 PRIVATE = 42
@@ -51,6 +59,14 @@ def limiter(make_limiter: Callable[..., FloodLimiter]) -> FloodLimiter:
     return make_limiter()
 
 
+async def entries(limiter: FloodLimiter, key: str) -> list[tuple[str, float]]:
+    """A window's entries (name, score), oldest first."""
+    script = limiter.kv.script("return redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')")
+    raw = await script([key], [])
+    names = [r.decode() if isinstance(r, bytes) else str(r) for r in raw]
+    return [(names[i], float(names[i + 1])) for i in range(0, len(names), 2)]
+
+
 async def takes(limiter: FloodLimiter, chat: int | None, n: int = 100) -> int:
     """How many acquires in a row succeed (stops at the first refusal)."""
     for i in range(n):
@@ -59,32 +75,35 @@ async def takes(limiter: FloodLimiter, chat: int | None, n: int = 100) -> int:
     return n
 
 
-async def test_private_chat_burst_then_refill(limiter: FloodLimiter, clock: FakeClock) -> None:
-    burst = int(limiter.config.per_chat.burst)
-    assert await takes(limiter, PRIVATE) == burst
+async def test_private_chat_window(limiter: FloodLimiter, clock: FakeClock) -> None:
+    window = limiter.config.per_chat
+    assert (window.limit, window.seconds) == (3, 4.0)
+    assert await limiter.acquire(PRIVATE) == 0
+    clock.advance(1.0)
+    assert await takes(limiter, PRIVATE) == 2  # the window is full
     wait = await limiter.acquire(PRIVATE)
-    assert wait == pytest.approx(1.0 / limiter.config.per_chat.per_second)
+    assert wait == pytest.approx(3.0)  # until the first entry leaves
     clock.advance(wait / 2)
     assert await limiter.acquire(PRIVATE) == pytest.approx(wait / 2)
     clock.advance(wait / 2)
     assert await limiter.acquire(PRIVATE) == 0
-    assert await limiter.acquire(PRIVATE) > 0
-    # A long pause refills up to the burst, never beyond.
+    assert await limiter.acquire(PRIVATE) == pytest.approx(1.0)  # the next two at +1 s
+    # A long pause empties the window: its limit again, never more.
     clock.advance(3600)
-    assert await takes(limiter, PRIVATE) == burst
+    assert await takes(limiter, PRIVATE) == window.limit
 
 
-async def test_chats_are_independent_but_share_the_overall_bucket(
+async def test_chats_are_independent_but_share_the_overall_window(
     make_limiter: Callable[..., FloodLimiter], rl_config: FloodConfig, clock: FakeClock
 ) -> None:
-    config = FloodConfig(overall=Rate(5.0, 5), per_chat=Rate(1.0, 2))
+    config = FloodConfig(overall=Window(5, 1.0), per_chat=Window(2, 2.0))
     lim = make_limiter(config)
     assert await takes(lim, 1) == 2
     assert await takes(lim, 2) == 2
-    # chat 3 has tokens, the overall bucket has one left
+    # chat 3 has room, the overall window has one left
     assert await takes(lim, 3) == 1
     wait = await lim.acquire(4)
-    assert wait == pytest.approx(1 / 5)
+    assert wait == pytest.approx(1.0)  # the five entries leave together
     clock.advance(wait)
     assert await lim.acquire(4) == 0
 
@@ -93,74 +112,74 @@ async def test_headroom_keeps_the_reserve_for_urgent_messages(
     make_limiter: Callable[..., FloodLimiter], rl_config: FloodConfig, clock: FakeClock
 ) -> None:
     config = FloodConfig(
-        overall=Rate(100.0, 100, reserve=10),
-        per_chat=Rate(1.0, 3, reserve=1),
-        lease=1,  # the overall tokens one at a time: the arithmetic below is exact
+        overall=Window(100, 1.0, reserve=10),
+        per_chat=Window(3, 3.0, reserve=1),
+        lease=1,  # the overall entries one at a time: the arithmetic below is exact
     )
     lim = make_limiter(config)
     keys = lim.keys
-    assert await lim.headroom(PRIVATE) == (0, 0, 0)  # 3 tokens: 1 + the reserve of 1
+    assert await lim.headroom(PRIVATE) == (0, 0, 0)  # 3 free: 1 + the reserve of 1
     assert await lim.acquire(PRIVATE) == 0
-    assert (await lim.headroom(PRIVATE)).wait == 0  # 2 left
+    assert (await lim.headroom(PRIVATE)).wait == 0  # 2 free
     assert await lim.acquire(PRIVATE) == 0
-    before = await lim.kv.hgetall(keys.rate_chat(PRIVATE))
-    # 1 left: a deferrable message holds back a second; an urgent one goes now
+    before = await entries(lim, keys.rate_chat(PRIVATE))
+    # 1 free: a deferrable message holds back until the first entry leaves; an
+    # urgent one goes now
     room = await lim.headroom(PRIVATE)  # the chat's reserve
     assert room.overall == 0
-    assert room.chat == pytest.approx(1.0)
-    assert await lim.kv.hgetall(keys.rate_chat(PRIVATE)) == before  # nothing taken
+    assert room.chat == pytest.approx(3.0)
+    assert await entries(lim, keys.rate_chat(PRIVATE)) == before  # nothing counted
     clock.advance(0.25)
-    assert (await lim.headroom(PRIVATE)).wait == pytest.approx(0.75)
+    assert (await lim.headroom(PRIVATE)).wait == pytest.approx(2.75)
     assert await lim.acquire(PRIVATE) == 0
-    # the overall reserve counts too: other chats drain the overall bucket
+    # the overall reserve counts too: other chats fill the overall window
     for chat in range(1000, 1089):
         assert await lim.acquire(chat) == 0
-    # 10 tokens left overall, 1 + 10 needed: a hundredth of a second at 100/s
+    # 8 free overall, 1 + 10 needed: three entries at the window's pace (100/s)
     room = await lim.headroom(2000)
-    assert room.overall == pytest.approx(1 / 100)
+    assert room.overall == pytest.approx(3 / 100)
     assert room.chat == 0
-    assert await lim.take(2000) == (0, False)
-    # a refusal says which bucket is short: the overall one here, a chat's below
+    # a refusal says which window is full: the overall one here, a chat's below
     for chat in range(3000, 3100):
         if (verdict := await lim.take(chat)).wait > 0:
             break
     assert verdict.overall
-    assert verdict.wait == pytest.approx(1 / 100)
+    assert verdict.wait == pytest.approx(0.75)  # the first entry leaves at +1 s
     clock.advance(60)
-    for _ in range(3):  # the chat's burst
+    for _ in range(3):  # the chat's limit
         assert await lim.take(PRIVATE) == (0, False)
     verdict = await lim.take(PRIVATE)
     assert not verdict.overall
     assert verdict.wait > 0
-    with pytest.raises(ValueError, match="0 <= reserve <= burst - 1 needed"):
-        Rate(1.0, 2, reserve=1.5)
+    with pytest.raises(ValueError, match="0 <= reserve <= limit - 1 needed"):
+        Window(2, 1.0, reserve=2)
 
 
-async def test_group_takes_from_three_buckets_atomically(
+async def test_group_counts_in_three_windows_atomically(
     make_limiter: Callable[..., FloodLimiter], rl_config: FloodConfig, clock: FakeClock
 ) -> None:
     config = FloodConfig(
-        overall=Rate(100.0, 100),
-        per_chat=Rate(1.0, 3),
-        per_group=Rate(4 / 60, 4),
-        lease_ttl=60,  # the lease outlives the test: the overall bucket is hit once
+        overall=Window(100, 1.0),
+        per_chat=Window(3, 3.0),
+        per_group=Window(4, 60.0),
+        lease_ttl=60,  # the lease outlives the test: the overall window is hit once
     )
     lim = make_limiter(config)
     keys = lim.keys
-    assert await takes(lim, GROUP) == 3  # the chat bucket runs out first
-    clock.advance(1.0)
-    assert await lim.acquire(GROUP) == 0  # the 4th: the group bucket is now empty
-    clock.advance(5.0)  # the chat bucket is full again, the group one is not
-    before = await lim.kv.hgetall(keys.rate_chat(GROUP))
-    overall_before = await lim.kv.hgetall(keys.rate_all())
+    assert await takes(lim, GROUP) == 3  # the chat window fills first
+    clock.advance(3.0)
+    assert await lim.acquire(GROUP) == 0  # the 4th: the group's minute is full now
+    clock.advance(2.0)  # the chat window has room, the group's minute has not
+    before = await entries(lim, keys.rate_chat(GROUP))
+    overall_before = await entries(lim, keys.rate_all())
     wait = await lim.acquire(GROUP)
-    assert wait == pytest.approx((1 - 6 * 4 / 60) / (4 / 60))  # refilled for 6 s
-    # refused: no bucket was touched (no partial take)
-    assert await lim.kv.hgetall(keys.rate_chat(GROUP)) == before
-    assert await lim.kv.hgetall(keys.rate_all()) == overall_before
+    assert wait == pytest.approx(60 - 5)  # until the first three leave the minute
+    # refused: nothing was counted (no partial take)
+    assert await entries(lim, keys.rate_chat(GROUP)) == before
+    assert await entries(lim, keys.rate_all()) == overall_before
     clock.advance(wait)
-    assert await lim.acquire(GROUP) == 0
-    # the private chat of the same number is another bucket
+    assert await takes(lim, GROUP) == 3  # the first three left
+    # the private chat of the same number is another window
     assert await lim.acquire(-GROUP) == 0
 
 
@@ -169,7 +188,7 @@ async def test_keys_have_ttls(limiter: FloodLimiter, redis_url: str, redis_prefi
     assert await limiter.acquire(GROUP) == 0
     assert (await limiter.admit_edit(EditTicket(PRIVATE, 7, "t", "m"))).wait == 0
     for key in (keys.rate_all(), keys.rate_chat(GROUP), keys.rate_group(GROUP)):
-        assert 0 < await limiter.kv.pttl(key) <= 120_000
+        assert 0 < await limiter.kv.pttl(key) <= 62_000
     # a digest lives an hour past its last edit, not days
     assert 3_500_000 < await limiter.kv.pttl(keys.sent_digest(PRIVATE, 7)) <= 3_600_000
     # its last edit time only as long as the longest coalescing gap may need
@@ -184,10 +203,10 @@ async def test_keys_have_ttls(limiter: FloodLimiter, redis_url: str, redis_prefi
     p = redis_prefix
     assert found == sorted(
         [
-            f"{p}rl:{{all}}",
-            f"{p}rl:{{c:{GROUP}}}:chat",
-            f"{p}rl:{{c:{GROUP}}}:group",
-            f"{p}rl:{{c:{PRIVATE}}}:chat",
+            f"{p}rl:{{all}}:w",
+            f"{p}rl:{{c:{GROUP}}}:w",
+            f"{p}rl:{{c:{GROUP}}}:min",
+            f"{p}rl:{{c:{PRIVATE}}}:w",
             f"{p}rl:{{c:{PRIVATE}}}:msg:7",
             f"{p}rl:{{c:{PRIVATE}}}:at:7",
         ]
@@ -200,11 +219,11 @@ async def test_two_clients_share_one_bucket(
     a, b = make_limiter(), make_limiter()
     assert await a.acquire(PRIVATE) == 0
     assert await b.acquire(PRIVATE) == 0
+    assert await a.acquire(PRIVATE) == 0
     assert await a.acquire(PRIVATE) > 0
     assert await b.acquire(PRIVATE) > 0
-    clock.advance(1.0)
+    clock.advance(4.0)
     assert await b.acquire(PRIVATE) == 0
-    assert await a.acquire(PRIVATE) > 0
 
 
 async def test_concurrent_acquires_never_overdraw(
@@ -212,7 +231,7 @@ async def test_concurrent_acquires_never_overdraw(
 ) -> None:
     limiters = [make_limiter() for _ in range(4)]
     results = await asyncio.gather(*(lim.acquire(PRIVATE) for lim in limiters for _ in range(10)))
-    assert sum(1 for r in results if r == 0) == int(limiters[0].config.per_chat.burst)
+    assert sum(1 for r in results if r == 0) == limiters[0].config.per_chat.limit
 
 
 async def edit_wait(limiter: FloodLimiter, edit: EditTicket) -> float:
@@ -224,11 +243,12 @@ async def test_edit_digest(limiter: FloodLimiter, clock: FakeClock) -> None:
     assert await edit_wait(limiter, EditTicket(PRIVATE, 5, "t1", "m1")) == 0
     assert await edit_wait(limiter, EditTicket(PRIVATE, 5, "t1", "m1")) == NOOP  # no token taken
     assert await edit_wait(limiter, EditTicket(PRIVATE, 5, "t2", "m1")) == 0
+    assert await edit_wait(limiter, EditTicket(PRIVATE, 5, "t3", "m1")) == 0
     # out of tokens: refused, and the digest is not recorded
-    assert await edit_wait(limiter, EditTicket(PRIVATE, 5, "t3", "m1")) > 0
-    assert await limiter.last_digest(PRIVATE, 5) == "t2:m1"
+    assert await edit_wait(limiter, EditTicket(PRIVATE, 5, "t4", "m1")) > 0
+    assert await limiter.last_digest(PRIVATE, 5) == "t3:m1"
     # even when out of tokens
-    assert await edit_wait(limiter, EditTicket(PRIVATE, 5, "t2", "m1")) == NOOP
+    assert await edit_wait(limiter, EditTicket(PRIVATE, 5, "t3", "m1")) == NOOP
     await limiter.forget(PRIVATE, 5)
     assert await limiter.last_digest(PRIVATE, 5) is None
     await limiter.remember(PRIVATE, 6, "sent", "kb")
@@ -246,13 +266,39 @@ async def test_edit_digest(limiter: FloodLimiter, clock: FakeClock) -> None:
         await limiter.admit_edit(EditTicket(PRIVATE, 7, "a:b", "kb"))
 
 
+async def test_an_edit_that_never_came_back_is_no_reason_to_drop_the_next(
+    limiter: FloodLimiter, clock: FakeClock
+) -> None:
+    """#28: a process killed between admitting an edit (the digest recorded) and
+    Telegram's answer left the message's digest claiming content it never
+    showed; every later render of that content was dropped as a no-op, and a
+    hand stayed one version behind for good.  A digest taken under a lease is
+    pending until the lease is released."""
+    one = EditTicket(PRIVATE, 9, "t1", "m1", "t#1", "dead.1")
+    assert await edit_wait(limiter, one) == 0  # then the process is killed
+    # while its lease may last, the same content by another call waits for it
+    again = EditTicket(PRIVATE, 9, "t1", "m1", "t#1", "live.1")
+    assert await edit_wait(limiter, again) == BUSY
+    assert await limiter.last_digest(PRIVATE, 9) is None  # in flight: unknown
+    clock.advance(limiter.config.edit_lease + 1)  # its lease lapsed: never released
+    assert await edit_wait(limiter, again) == 0  # goes out, not a no-op
+    assert await limiter.release_edit(PRIVATE, 9, "live.1")
+    assert await limiter.last_digest(PRIVATE, 9) == "t1:m1"  # confirmed
+    third = EditTicket(PRIVATE, 9, "t1", "m1", "t#1", "live.2")
+    assert await edit_wait(limiter, third) == NOOP
+    # an older version is still refused while an edit is pending
+    clock.advance(10)
+    assert await edit_wait(limiter, EditTicket(PRIVATE, 9, "t2", "m2", "t#2", "x.1")) == 0
+    assert await edit_wait(limiter, EditTicket(PRIVATE, 9, "t1", "m1", "t#1", "y.1")) == STALE
+
+
 async def test_a_prepaid_edit_compares_and_records_without_tokens(
     limiter: FloodLimiter, clock: FakeClock
 ) -> None:
     """For an edit whose tokens were taken ahead (a prepaid coalesced update)."""
-    while await limiter.acquire(PRIVATE) == 0:  # the chat's bucket is empty now
+    while await limiter.acquire(PRIVATE) == 0:  # the chat's window is full now
         pass
-    bucket = await limiter.kv.hgetall(limiter.keys.rate_chat(PRIVATE))
+    bucket = await entries(limiter, limiter.keys.rate_chat(PRIVATE))
     # no token needed
     assert await edit_wait(limiter, EditTicket(PRIVATE, 8, "t1", "m1", prepaid=True)) == 0
     assert await limiter.last_digest(PRIVATE, 8) == "t1:m1"
@@ -261,49 +307,45 @@ async def test_a_prepaid_edit_compares_and_records_without_tokens(
     assert await edit_wait(limiter, EditTicket(PRIVATE, 8, None, "m1", prepaid=True)) == NOOP
     assert await edit_wait(limiter, EditTicket(PRIVATE, 8, None, "m2", prepaid=True)) == 0
     assert await limiter.last_digest(PRIVATE, 8) == "t1:m2"
-    assert await limiter.kv.hgetall(limiter.keys.rate_chat(PRIVATE)) == bucket  # untouched
+    assert await entries(limiter, limiter.keys.rate_chat(PRIVATE)) == bucket  # untouched
     with pytest.raises(ValueError, match="bad content digest 'a:b'"):
         await limiter.admit_edit(EditTicket(PRIVATE, 8, "a:b", "m1", prepaid=True))
 
 
-async def test_refund_gives_tokens_back_up_to_the_capacity(
+async def test_refund_gives_entries_back_never_beyond_the_limit(
     limiter: FloodLimiter, clock: FakeClock
 ) -> None:
-    await limiter.refund(PRIVATE)  # no bucket yet: nothing is created
+    await limiter.refund(PRIVATE)  # no window yet: nothing is created
     assert await limiter.kv.pttl(limiter.keys.rate_chat(PRIVATE)) == -2  # no such key
     while await limiter.acquire(PRIVATE) == 0:
         pass
     await limiter.refund(PRIVATE)
-    assert await limiter.acquire(PRIVATE) == 0  # the token came back
+    assert await limiter.acquire(PRIVATE) == 0  # the entry went
     assert await limiter.acquire(PRIVATE) > 0
     clock.advance(60)
     for _ in range(5):
         await limiter.refund(PRIVATE)
-    for key, rate in limiter.buckets(PRIVATE)[1:]:  # the overall token: to the allowance
-        bucket = await limiter.kv.hgetall(key)
-        assert float(bucket["t"]) == rate.burst  # never above the capacity
-        assert await limiter.kv.pttl(key) > 0
+    assert await takes(limiter, PRIVATE) == limiter.config.per_chat.limit  # never more
 
 
-async def test_tokens_taken_long_ago_go_back_only_where_the_bucket_still_counts_them(
+async def test_entries_counted_long_ago_go_back_only_where_the_window_still_counts_them(
     limiter: FloodLimiter, clock: FakeClock
 ) -> None:
-    """``held``: the tokens were taken that long ago.  A bucket that may have
-    refilled to its capacity since (held * rate >= cost) forgot them: nothing
-    goes back there (the group's slow bucket still gets its token back)."""
+    """``held``: the entries were counted that long ago.  A window that no longer
+    counts them gives nothing back (the group's minute still does)."""
     group = -100_777
-    while await limiter.acquire(group) == 0:
-        pass
     chat_key, group_key = limiter.keys.rate_chat(group), limiter.keys.rate_group(group)
-    before = {k: float((await limiter.kv.hgetall(k))["t"]) for k in (chat_key, group_key)}
-    await limiter.refund(group, held=1.5)  # chat: 1/s -> forgot it; group: 19/min -> not
-    after = {k: float((await limiter.kv.hgetall(k))["t"]) for k in (chat_key, group_key)}
-    assert after[chat_key] == pytest.approx(before[chat_key])
-    assert after[group_key] == pytest.approx(before[group_key] + 1)
-    await limiter.refund(group, held=0.5)  # recent: both buckets get it back
-    again = {k: float((await limiter.kv.hgetall(k))["t"]) for k in (chat_key, group_key)}
-    assert again[chat_key] == pytest.approx(before[chat_key] + 1)
-    assert again[group_key] == pytest.approx(before[group_key] + 2)
+    assert await limiter.acquire(group) == 0
+    clock.advance(4.0)
+    assert await limiter.acquire(group) == 0
+    counted = {k: len(await entries(limiter, k)) for k in (chat_key, group_key)}
+    assert counted == {chat_key: 1, group_key: 2}  # the chat's first one left its 4 s
+    await limiter.refund(group, held=4.0)  # out of the chat's 4 s, in the group's minute
+    after = {k: [at for _n, at in await entries(limiter, k)] for k in (chat_key, group_key)}
+    assert after == {chat_key: [clock.now], group_key: [clock.now]}
+    await limiter.refund(group, held=0.0)  # recent: both windows give it back
+    assert await entries(limiter, chat_key) == []
+    assert await entries(limiter, group_key) == []
 
 
 async def test_wait_sleeps_until_allowed(limiter: FloodLimiter, clock: FakeClock) -> None:
@@ -315,8 +357,8 @@ async def test_wait_sleeps_until_allowed(limiter: FloodLimiter, clock: FakeClock
 
     for _ in range(5):
         await limiter.wait(PRIVATE, sleep=sleep)
-    burst = int(limiter.config.per_chat.burst)
-    assert len(slept) == 5 - burst
+    assert slept == [pytest.approx(limiter.config.per_chat.seconds)]  # the 4th waited
+    assert await limiter.acquire(PRIVATE) == 0  # the window is full again
     with pytest.raises(TimeoutError):
         await limiter.wait(PRIVATE, sleep=sleep, max_wait=0.5)
 
@@ -324,7 +366,7 @@ async def test_wait_sleeps_until_allowed(limiter: FloodLimiter, clock: FakeClock
 async def test_default_rates_are_stricter_than_the_fake_server(
     limiter: FloodLimiter, clock: FakeClock
 ) -> None:
-    """Every message our limiter lets through, the fake's buckets accept too, even
+    """Every message our limiter lets through, the fake's windows accept too, even
     when each one reaches the server up to half a second late, reordered
     (seeded random traffic; the server has its own clock)."""
     import random
@@ -345,36 +387,56 @@ async def test_default_rates_are_stricter_than_the_fake_server(
     assert len(arrivals) > 100
 
 
-def test_rate_validation() -> None:
-    with pytest.raises(ValueError, match="per_second > 0 and burst >= 1 needed"):
-        Rate(0, 3)
-    with pytest.raises(ValueError, match="per_second > 0 and burst >= 1 needed"):
-        Rate(1, 0.5)
+def test_window_validation() -> None:
+    with pytest.raises(ValueError, match="limit >= 1 and seconds > 0 needed"):
+        Window(0, 3)
+    with pytest.raises(ValueError, match="limit >= 1 and seconds > 0 needed"):
+        Window(1, 0)
 
 
 async def test_the_fleet_wide_rate_is_a_setting(redis_url: str, redis_prefix: str) -> None:
-    """FLOOD_OVERALL_RATE / FLOOD_OVERALL_BURST (for a bot Telegram allows more)
-    reach the bot's limiter; the other buckets stay as they are."""
+    """FLOOD_OVERALL_LIMIT / FLOOD_OVERALL_WINDOW (for a bot Telegram allows more)
+    reach the bot's limiter; the other windows stay as they are."""
     from telegram_bot.app import BotApp
     from telegram_bot.settings import Settings
 
     defaults = Settings()
     assert (
-        FloodConfig.with_overall(defaults.flood_overall_rate, defaults.flood_overall_burst)
+        FloodConfig.with_overall(defaults.flood_overall_limit, defaults.flood_overall_window)
         == FloodConfig()
     )
     settings = Settings(
         bot_token="123:AAA",
         redis_url=redis_url,
         redis_prefix=redis_prefix,
-        flood_overall_rate=100,
-        flood_overall_burst=4,
+        flood_overall_limit=100,
+        flood_overall_window=2.0,
     )
     app = BotApp(settings)
     try:
         limiter = app.default_delivery().outgoing.limiter
         assert limiter is not None
-        assert limiter.config.overall == Rate(100, 4, reserve=3)
+        assert limiter.config.overall == Window(100, 2.0, reserve=8)
         assert limiter.config.per_group == FloodConfig().per_group
     finally:
         await app.aclose()
+
+
+async def test_a_refund_never_takes_a_later_messages_entry(
+    limiter: FloodLimiter, clock: FakeClock
+) -> None:
+    """A prepaid ticket is stamped a moment after its entry was counted (the
+    round trip): giving it back removes that entry -- not the entry of a message
+    counted after it and sent, which would let one message too many through."""
+    key = limiter.keys.rate_chat(PRIVATE)
+    assert await limiter.acquire(PRIVATE) == 0  # the ticket's entry
+    start = clock.now
+    clock.advance(0.005)  # the ticket is stamped
+    paid = clock.now
+    clock.advance(0.003)
+    assert await limiter.acquire(PRIVATE) == 0  # another message, sent
+    clock.advance(0.002)
+    await limiter.refund(PRIVATE, held=clock.now - paid)
+    assert [at for _n, at in await entries(limiter, key)] == [
+        pytest.approx(start + 0.008, rel=0, abs=1e-4)
+    ]

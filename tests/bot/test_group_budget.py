@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 import pytest
 from aiogram import Bot
+from aiogram.types import EphemeralMessageParameters
 
 from sandbox.fake_api import FakeTelegram, ManualClock, RateLimits, SimUser
 from tables import LiveConfig, TableService
@@ -100,7 +102,7 @@ async def test_a_retry_after_429_sends_the_newest_content_only(
         await delivery.aclose()
     assert edits_of(fake, alice.id, mid) == ["v1", "v2", "v4 newest"]
     assert alice.chat.messages[mid].text == "v4 newest"
-    assert held.asked == [1]
+    assert held.asked == [3]  # the chat's window: 3 in any 3 s (#28)
     assert fake.stats.retry_after == 1
 
 
@@ -175,9 +177,59 @@ async def test_a_hold_gives_the_chat_no_token_before_retry_after(
     await hold.hold(group, 10)
     assert await limiter.acquire(group) == pytest.approx(10, abs=1e-3)  # nothing taken
     assert await limiter.acquire(other) == 0  # only that chat
-    assert await limiter.acquire(None) == 0  # not the overall bucket
+    assert await limiter.acquire(None) == 0  # not the overall window
     clock.advance(10)
-    assert await limiter.acquire(group) == 0
-    assert await limiter.acquire(group) > 0  # then at the group's own pace
+    for _ in range(limiter.config.per_chat.limit):  # then within the chat's own window
+        assert await limiter.acquire(group) == 0
+    assert await limiter.acquire(group) > 0
     await hold.hold(7, 2)  # a private chat: its own bucket
     assert await limiter.acquire(7) == pytest.approx(2, abs=1e-3)
+
+
+@pytest.mark.parametrize("telegram_counts", [True, False])
+async def test_ephemerals_assumed_apart_learn_from_one_429_that_they_count(
+    clock: ManualClock, redis_url: str, redis_prefix: str, telegram_counts: bool
+) -> None:
+    """#24: the bot starts from "ephemerals do not count against the group's
+    minute" (FLOOD_EPHEMERAL_COUNTED=false).  On a Telegram that counts them,
+    the 21st ephemeral of the minute draws a 429 that one shared minute
+    explains: the group switches to counted, fleet-wide, and the rest wait
+    their turn -- one 429 in all.  On a Telegram that does not count them, all
+    go out at their own pace and nothing is learned."""
+    vtime = VirtualTime(clock)
+    svc = TableService.from_url(redis_url, LiveConfig(prefix=redis_prefix), clock=clock)
+    svc.budgets.rules = replace(svc.budgets.rules, counted=False)
+    limiter = FloodLimiter(svc.kv, clock=clock, budgets=svc.budgets)
+    limits = RateLimits(per_chat_burst=30, ephemeral_counted=telegram_counts)
+    async with FakeTelegram(limits=limits, clock=clock) as fake:
+        bot = fake.make_bot()
+        outgoing = install(bot, limiter, sleep=vtime.sleep)
+        host = fake.add_user("Host")
+        members = [fake.add_user(f"M{i}") for i in range(30)]
+        group = host.create_group("Card night", *members)
+        host.add_bot_to(group)
+
+        async def hands() -> None:
+            for m in members:  # one ephemeral hand each, as at a game's start
+                params = EphemeralMessageParameters(receiver_user_id=m.id)
+                await bot.send_message(
+                    group.id, f"hand of {m.id}", ephemeral_message_parameters=params
+                )
+
+        try:
+            await vtime.run(hands())
+        finally:
+            await bot.session.close()
+            budget = await svc.budgets.get(group.id)
+            await svc.aclose()
+        got = [m for m in members if any(e.text == f"hand of {m.id}" for e in m.messages(group))]
+        assert len(got) == 30
+        if telegram_counts:
+            assert fake.stats.retry_after == 1
+            assert outgoing.stats.retry_after == 1
+            assert budget.counted
+            assert budget.learned
+            assert budget.refused_ephemeral == 1
+        else:
+            assert fake.stats.retry_after == 0
+            assert not budget.learned

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from tables import KeyValueStore, LiveConfig, TableService
-from telegram_bot.state.keys import ChatStateKeys, DedupeKeys, FloodKeys, RenderKeys
+from telegram_bot.state.keys import ChatStateKeys, DedupeKeys, FloodKeys, HintKeys, RenderKeys
 
 
 @pytest.fixture
@@ -22,9 +22,9 @@ async def kv(redis_url: str) -> AsyncIterator[KeyValueStore]:
 
 def test_the_flood_limiter_keys(kv: KeyValueStore) -> None:
     keys = FloodKeys(kv)
-    assert keys.rate_all() == "P:rl:{all}"
-    assert keys.rate_chat(-100123) == "P:rl:{c:-100123}:chat"
-    assert keys.rate_group(-100123) == "P:rl:{c:-100123}:group"
+    assert keys.rate_all() == "P:rl:{all}:w"
+    assert keys.rate_chat(-100123) == "P:rl:{c:-100123}:w"
+    assert keys.rate_group(-100123) == "P:rl:{c:-100123}:min"
     assert keys.sent_digest(42, 7) == "P:rl:{c:42}:msg:7"
     assert keys.edited_at(42, -7) == "P:rl:{c:42}:at:-7"
     assert keys.in_flight(42, 7) == "P:rl:{c:42}:fly:7"
@@ -47,3 +47,8 @@ def test_the_pending_render_keys(kv: KeyValueStore) -> None:
     keys = RenderKeys(kv)
     assert keys.due(3) == "P:render:{r3}:due"
     assert keys.versions(3) == "P:render:{r3}:v"
+
+
+def test_the_hint_claim_keys(kv: KeyValueStore) -> None:
+    keys = HintKeys(kv)
+    assert keys.flood("AbCd12", 3, 42) == "P:{t:AbCd12}:hint:flood:3:42"

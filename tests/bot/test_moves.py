@@ -10,6 +10,7 @@ import pytest
 
 import engine
 from engine import Action, GameState, from_deal, parse_cards
+from engine.cards import card_names, parse_card_run
 from telegram_bot.buttons.callbacks import BACK, CLEAR, PLAY, Press, act, page, press_card
 from telegram_bot.buttons.moves import (
     ERR_BAD_SELECTION,
@@ -77,17 +78,52 @@ def test_shchelkovsky_lead_is_one_tap() -> None:
     assert tap(g, 0, press_card("9H")) == Outcome(action="L9H")
 
 
-def test_chuvash_lead_is_always_toggle_then_play() -> None:
-    # one rule for every Chuvash lead (issue 13): a lone card of its suit is
-    # toggled like any other, then played with Play (1)
+def test_chuvash_lead_that_cannot_be_ambiguous_is_one_tap() -> None:
+    # #24: a card no lead of several cards can hold -- the only one of its
+    # suit, or a defender with one card (C6: at most as many as he holds) --
+    # is led by one tap: Play could make nothing else of it
     g = deal("chuvash", ["6C 7C KS", "8S 9S 10S AH 6D 7D"])
-    out = tap(g, 0, press_card("KS"))
-    assert out == Outcome(selection=Selection(cards=("KS",)))
-    assert tap(g, 0, PLAY, sel=out.selection) == Outcome(action="LKS")
-    g = deal("chuvash", ["6C 7C 9C", "AS"])  # the defender holds one card: still toggled
+    assert tap(g, 0, press_card("KS")) == Outcome(action="LKS")
+    g = deal("chuvash", ["6C 7C 9C", "AS"])
+    assert tap(g, 0, press_card("6C")) == Outcome(action="L6C")
+    # one of several of its suit: toggled, then Play (a lead of one or more)
+    g = deal("chuvash", ["6C 7C KS", "8S 9S 10S AH 6D 7D"])
     out = tap(g, 0, press_card("6C"))
     assert out == Outcome(selection=Selection(cards=("6C",)))
     assert tap(g, 0, PLAY, sel=out.selection) == Outcome(action="L6C")
+
+
+def test_chuvash_lone_card_while_choosing_starts_a_new_choice() -> None:
+    # he is choosing clubs: a tap of his lone spade does not play behind his back
+    g = deal("chuvash", ["6C 7C KS", "8S 9S 10S AH 6D 7D"])
+    out = tap(g, 0, press_card("6C"), press_card("KS"))
+    assert out == Outcome(selection=Selection(cards=("KS",)))
+    assert tap(g, 0, PLAY, sel=out.selection) == Outcome(action="LKS")
+
+
+def test_a_one_tap_chuvash_lead_is_the_only_lead_with_that_card() -> None:
+    """Over random Chuvash leads: whenever one tap (nothing chosen) plays a
+    card, no other legal lead holds that card -- never a mis-lead (#24)."""
+    seed = random.randrange(10**6)
+    print(f"seed {seed}")
+    rng = random.Random(seed)
+    one_tap = 0
+    for _ in range(300):
+        deck = [f"{r}{s}" for r in ("6", "7", "8", "9", "10", "J", "Q", "K", "A") for s in "CDHS"]
+        rng.shuffle(deck)
+        n = rng.randint(1, 6)
+        g = deal("chuvash", [" ".join(deck[:6]), " ".join(deck[6 : 6 + n])])
+        v = engine.view(g, 0)
+        leads = [t for t in v["legal"] if t.startswith("L")]
+        for card in v["hand"]:
+            out = resolve(v, NONE, press_card(card))
+            if out.action is None:
+                continue
+            one_tap += 1
+            assert out.action == "L" + card
+            with_it = [t for t in leads if card in card_names(parse_card_run(t[1:]))]
+            assert with_it == [out.action], (seed, card, with_it)
+    assert one_tap > 0
 
 
 def test_chuvash_multi_card_lead_by_toggling_then_play() -> None:

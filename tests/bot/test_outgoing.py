@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 from aiogram import Bot
@@ -114,6 +114,14 @@ async def limiter(
     svc = TableService.from_url(redis_url, LiveConfig(prefix=redis_prefix))
     yield FloodLimiter(svc.kv, clock=clock)
     await svc.aclose()
+
+
+async def free(limiter: FloodLimiter, key: str) -> float:
+    """Entries a chat's window (``key``) has free now (#28: sliding windows)."""
+    window = limiter.config.per_chat
+    count = limiter.kv.script("return redis.call('ZCOUNT', KEYS[1], '(' .. ARGV[1], '+inf')")
+    since = repr(float(limiter.clock()) - window.seconds)
+    return float(window.limit - int(await count([key], [since])))
 
 
 @pytest.fixture
@@ -302,7 +310,7 @@ async def test_a_call_with_prepaid_tokens_takes_none_again(
     chat_bucket = limiter.keys.rate_chat(alice.id)
 
     async def tokens() -> float:
-        return float((await limiter.kv.hgetall(chat_bucket))["t"])
+        return await free(limiter, chat_bucket)
 
     ticket = await outgoing.prepay(alice.id, Priority.DEFERRED)
     paid = await tokens()  # one taken from the full bucket
@@ -362,10 +370,11 @@ async def test_429_is_retried_after_retry_after(
     out = install(bot, None, sleep=recording_sleep)
     for i in range(5):
         await bot.send_message(alice.id, f"m{i}")
-    assert fake.stats.retry_after == 2  # burst 3, then one 429 each
-    assert out.stats.retry_after == 2
+    # 3 in any 3 s (#28): the 4th waits for the window, then the 5th fits too
+    assert fake.stats.retry_after == 1
+    assert out.stats.retry_after == 1
     assert out.stats.sent == 5
-    assert slept == [1, 1]
+    assert slept == [3]
     assert [m.text for m in bot_messages(fake, alice.chat)] == [f"m{i}" for i in range(5)]
 
 
@@ -549,11 +558,10 @@ async def test_watchers_edits_leave_the_chats_reserve_to_urgent_ones(
     await delivery.edit(alice.id, msg.message_id, "w1", urgency=Urgency.LATER)
     await delivery.edit(alice.id, msg.message_id, "w2", urgency=Urgency.LATER)
     await fake.world.wait_for(lambda: bot_messages(fake, alice.chat)[0].text == "w2")
-    # it went only once the bucket held 1 + reserve tokens (the send took one)
-    assert clock.now - start >= (1 + reserve) / limiter.config.per_chat.per_second - 1e-6
+    # it went only once the window had 1 + reserve free: the send and the edit left it
+    assert clock.now - start >= limiter.config.per_chat.seconds - 1e-6
     assert bot_messages(fake, alice.chat)[0].edits == 2
-    bucket = await limiter.kv.hgetall(limiter.keys.rate_chat(alice.id))
-    assert float(bucket["t"]) >= reserve - 1e-6
+    assert await free(limiter, limiter.keys.rate_chat(alice.id)) >= reserve
     # an urgent edit right after still finds a token: no wait on the limiter
     waits = delivery.stats.waits
     await delivery.edit(alice.id, msg.message_id, "v2", urgency=Urgency.NOW)
@@ -593,11 +601,13 @@ async def test_a_queued_update_takes_its_tokens_first_then_the_newest_content(
     queued = asyncio.Event()
     real_prepay = outgoing.prepay
 
-    async def slow_prepay(chat_id: int, priority: Priority = Priority.URGENT) -> Prepaid:
+    async def slow_prepay(
+        chat_id: int, priority: Priority = Priority.URGENT, **where: Any
+    ) -> Prepaid:
         assert priority is Priority.DEFERRED  # a queued update lets urgent calls first
         queued.set()
         await gate.wait()  # as if in the overall line behind urgent calls
-        return await real_prepay(chat_id, priority)
+        return await real_prepay(chat_id, priority, **where)
 
     monkeypatch.setattr(outgoing, "prepay", slow_prepay)
     await delivery.edit(alice.id, msg.message_id, "s1", urgency=Urgency.SOON)
@@ -607,7 +617,7 @@ async def test_a_queued_update_takes_its_tokens_first_then_the_newest_content(
     assert bot_messages(fake, alice.chat)[0].text == "n1"  # not behind the queued one
     await delivery.edit(alice.id, msg.message_id, "s3", urgency=Urgency.SOON)
     chat_bucket = limiter.keys.rate_chat(alice.id)
-    tokens = float((await limiter.kv.hgetall(chat_bucket))["t"])
+    tokens = await free(limiter, chat_bucket)
     gate.set()
     await delivery.flush()
     shown = bot_messages(fake, alice.chat)[0]
@@ -615,7 +625,7 @@ async def test_a_queued_update_takes_its_tokens_first_then_the_newest_content(
     assert shown.edits == 2
     assert [o["text"] for o in fake.world.outbox] == ["v0", "n1", "s3"]
     # the edit used the tokens it queued for: one token in all, not two
-    assert float((await limiter.kv.hgetall(chat_bucket))["t"]) == pytest.approx(tokens - 1)
+    assert await free(limiter, chat_bucket) == pytest.approx(tokens - 1)
 
 
 async def test_an_overtaken_or_noop_queued_update_gives_its_tokens_back(
@@ -632,8 +642,10 @@ async def test_an_overtaken_or_noop_queued_update_gives_its_tokens_back(
     queued = asyncio.Event()
     real_prepay = outgoing.prepay
 
-    async def slow_prepay(chat_id: int, priority: Priority = Priority.URGENT) -> Prepaid:
-        ticket = await real_prepay(chat_id, priority)  # the tokens are taken...
+    async def slow_prepay(
+        chat_id: int, priority: Priority = Priority.URGENT, **where: Any
+    ) -> Prepaid:
+        ticket = await real_prepay(chat_id, priority, **where)  # the tokens are taken...
         queued.set()
         await gate.wait()  # ...and meanwhile the player's own edit goes out
         return ticket
@@ -642,7 +654,7 @@ async def test_an_overtaken_or_noop_queued_update_gives_its_tokens_back(
     chat_bucket = limiter.keys.rate_chat(alice.id)
 
     async def tokens() -> float:
-        return float((await limiter.kv.hgetall(chat_bucket))["t"])
+        return await free(limiter, chat_bucket)
 
     await delivery.edit(alice.id, msg.message_id, "s1", urgency=Urgency.SOON)
     await asyncio.wait_for(queued.wait(), 5)
@@ -678,11 +690,13 @@ async def test_a_queued_update_survives_a_failed_token_request(
     real_prepay = outgoing.prepay
     failed = asyncio.Event()
 
-    async def flaky_prepay(chat_id: int, priority: Priority = Priority.URGENT) -> Prepaid:
+    async def flaky_prepay(
+        chat_id: int, priority: Priority = Priority.URGENT, **where: Any
+    ) -> Prepaid:
         if not failed.is_set():
             failed.set()
             raise ConnectionError("redis went away")
-        return await real_prepay(chat_id, priority)
+        return await real_prepay(chat_id, priority, **where)
 
     monkeypatch.setattr(outgoing, "prepay", flaky_prepay)
     await delivery.edit(alice.id, msg.message_id, "s1", urgency=Urgency.SOON)

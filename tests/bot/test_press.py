@@ -114,7 +114,7 @@ def wire(
     snapshots = Snapshots(svc, ui)
     locks, claims = TableLocks(), WriteClaims()
     out = cast(Delivery, delivery)
-    hands = HandPlacement(svc, snapshots, ui, out, locks, "testbot")
+    hands = HandPlacement(svc, snapshots, ui, out, "testbot")
     lobbies = LobbyMessages(snapshots, ui, out, "testbot")
     publisher = Publisher(
         snapshots, ui, out, hands, lobbies, locks=locks, claims=claims, bot_username="testbot"

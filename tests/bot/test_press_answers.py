@@ -13,7 +13,8 @@ from telegram_bot.views.i18n import Translator, help_text
 def test_one_card_too_many_is_a_toast_that_says_why() -> None:
     _ = Translator("ru")
     too_many = PressOutcome(PressStatus.ILLEGAL, reason=ERR_DEFENDER_LIMIT, reason_args={"n": 3})
-    assert alert(too_many, _) == "Защищающийся может отбить не больше 3 — столько у него карт."
+    # #29: «отбивающийся», as everywhere else; «побьёт»
+    assert alert(too_many, _) == "Отбивающийся побьёт не больше 3 — столько у него карт."
     throw = PressOutcome(PressStatus.ILLEGAL, reason=ERR_THROW_LIMIT, reason_args={"n": 2})
     assert alert(throw, Translator("en")) == "At most 2 cards can be thrown in now."
     assert PressStatus.ILLEGAL in NOTICES
@@ -30,7 +31,8 @@ def test_stale_is_a_toast_a_double_tap_silent_a_refusal_modal() -> None:
 
 
 def test_help_says_how_a_chuvash_lead_is_made() -> None:
-    assert "one card too" in help_text("en")
-    assert "даже одна карта" in help_text("ru")
-    assert "навіть одна карта" in help_text("uk")
+    # tap, then Play -- and a card that can only be led alone goes at once (#24)
+    assert "can only be led alone is played at once" in help_text("en")
+    assert "только поодиночке, сразу идёт на стол" in help_text("ru")
+    assert "лише поодинці, одразу йде на стіл" in help_text("uk")
     assert "⏭" in help_text("ru")

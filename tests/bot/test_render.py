@@ -25,7 +25,6 @@ from telegram_bot.views.format import history_lines
 from telegram_bot.views.hand import PAGE_SIZE, render_hand
 from telegram_bot.views.i18n import LANGUAGES, Translator
 from telegram_bot.views.lobby import (
-    ROW_CHARS,
     LeaderRow,
     VariantStats,
     render_invite,
@@ -368,11 +367,15 @@ def test_seats_the_ai_plays_are_said_in_words() -> None:
     g = from_deal("chuvash", None, [cards("6C 7C"), cards("8S 9S"), cards("6D 7D")], [])
     names = ["Ann", "Bob 🤖", "Cy"]
     table, _ = render_table(engine.public_view(g), locale="en", names=names, ai_seats=[1])
-    assert "The AI plays for Bob 🤖" in table.splitlines()
+    assert "The AI plays for Bob 🤖 now" in table.splitlines()
     ann, _ = render_hand(
         engine.view(g, 0), locale="uk", names=names, game_id=GID, version=0, ai_seats=[1]
     )
-    assert "Замість них зараз грає комп'ютер: Bob 🤖" in ann
+    assert "Зараз за гравця Bob 🤖 грає комп'ютер" in ann  # one player: «за гравця» (#29)
+    two, _ = render_table(
+        engine.public_view(g), locale="ru", names=["Ann", "Bob 🤖", "Cy 🤖"], ai_seats=[1, 2]
+    )
+    assert "Сейчас за игроков Bob 🤖, Cy 🤖 играет компьютер" in two.splitlines()
     # his own message says it in its first line (the publisher), not again here
     bob, _ = render_hand(
         engine.view(g, 1), locale="en", names=names, game_id=GID, version=0, ai_seats=[1]
@@ -422,8 +425,9 @@ def test_action_buttons_take_done_transfer_ticket() -> None:
     assert buttons["3♦️"].disabled is not None
     assert buttons["3♦️"].callback_data is None
     assert buttons["•7♣️"].disabled is None
-    # pass for the rest of the bout, next to Done (RULES §0 Passing)
-    assert game_cb(buttons["⏭ Пас весь заход"].callback_data).press.kind == "bout_pass"
+    # pass for the rest of the bout, below Done, in a row of its own (RULES §0 Passing; #29)
+    assert game_cb(buttons["⏭ Пас до конца захода"].callback_data).press.kind == "bout_pass"
+    assert [b.text for b in kb.inline_keyboard[-1]] == ["⏭ Пас до конца захода"]
 
 
 def test_game_over_message() -> None:
@@ -597,18 +601,6 @@ def test_suits_are_emoji_and_counts_use_a_glyph_every_client_draws() -> None:
         assert bare == [], shown
     assert "🎴" in table
     assert re.search("[♠♥♦♣]\ufe0f", text + labels)
-
-
-@pytest.mark.parametrize("locale", LANGUAGES)
-@pytest.mark.parametrize("variant", ["chuvash", "shchelkovsky"])
-def test_no_settings_label_is_cut(locale: str, variant: str) -> None:
-    """«без та…», «Чувашский пе…» (issue 13): each button of a row of n gets 1/n of
-    the row, so its label must fit in ROW_CHARS / n characters."""
-    lobby = FakeLobby(variant=variant, options={} if variant == "chuvash" else {"decks": 2})
-    kb = settings_keyboard(lobby, locale=locale)
-    for row in kb.inline_keyboard:
-        for button in row:
-            assert len(button.text) <= ROW_CHARS // len(row), (button.text, len(row))
 
 
 def test_passes_in_a_row_are_one_history_line() -> None:

@@ -12,11 +12,13 @@ import engine
 from engine.fairness import commitment
 from sandbox.fake_api.text import parse_text
 from tables import OVER, PLAYING, GameResult, Loaded, Seat, Table
-from telegram_bot.buttons.callbacks import ReplayCb, WatchCb
+from telegram_bot.buttons.callbacks import ReplayCb, ReplayOp, WatchCb
 from telegram_bot.buttons.moves import Selection
 from telegram_bot.state.chat_state import TableUi
 from telegram_bot.state.snapshot import Snapshot
+from telegram_bot.views.fair import deal_check_text
 from telegram_bot.views.hand import hand_screen
+from telegram_bot.views.i18n import Translator
 from telegram_bot.views.table import table_screen, watch_screen
 from tests.bot.e2e_kit import cards_in
 
@@ -59,15 +61,26 @@ def test_table_shows_the_commitment_and_watch() -> None:
     assert not any(d.startswith("w:") for d in data(markup))
 
 
-def test_game_over_reveals_the_seed_and_offers_replay() -> None:
+def test_game_over_offers_replay_and_the_check_behind_a_button() -> None:
+    """The result carries no command line (#29): the seed, the commitment and the
+    command are behind *Check the deal*."""
     for text, markup in (
         table_screen(snap(OVER), "bot"),
         hand_screen(snap(OVER), 0, "en", Selection()),
     ):
         plain, _e = parse_text(text, "HTML")
-        assert f"Seed of the deal: {SEED}" in plain
-        assert f"python -m engine verify {SEED} {DIGEST} --variant chuvash --players 3" in plain
-        assert ReplayCb.unpack(data(markup)[-1]).game == 1
+        assert "python" not in plain
+        assert DIGEST not in plain
+        ops = [ReplayCb.unpack(d) for d in data(markup) if d.startswith("rp:")]
+        assert [(cb.op, cb.game) for cb in ops] == [(ReplayOp.OPEN, 1), (ReplayOp.CHECK, 1)]
+    record = {"seed": str(SEED), "commitment": DIGEST, "variant": "chuvash", "players": 3}
+    for lang in ("en", "ru", "uk"):
+        plain, _e = parse_text(deal_check_text(record, Translator(lang)), "HTML")
+        assert f": {SEED}" in plain
+        assert DIGEST in plain
+        assert plain.endswith(
+            f"python -m engine verify {SEED} {DIGEST} --variant chuvash --players 3"
+        )
     # ended by an operator: no result, so no record to replay
     _text, markup = table_screen(snap(OVER, result=False), "bot")
     assert not any(d.startswith("rp:") for d in data(markup))
@@ -93,4 +106,28 @@ def test_a_spectator_sees_no_hand() -> None:
     assert markup is None
     over = replace(s, loaded=snap(OVER).loaded)
     _text, markup = watch_screen(over, "en")
-    assert [d[:3] for d in data(markup)] == ["rp:"]  # Replay, never Rematch
+    assert [d[:3] for d in data(markup)] == ["rp:", "rp:"]  # Replay, Check; never Rematch
+
+
+@pytest.mark.parametrize(
+    ("variant", "options", "tail"),
+    [
+        ("chuvash", {"decks": 1, "remove_joker": False}, "--variant chuvash --players 3"),
+        ("shchelkovsky", {"decks": 2, "remove_joker": True}, "--players 3 --decks 2"),
+        ("shchelkovsky", {"decks": 4, "remove_joker": False}, "--decks 4 --keep-jokers"),
+    ],
+)
+def test_the_check_command_prints_the_games_own_options(
+    variant: str, options: dict[str, object], tail: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Chuvash game's command said ``--decks 1 --keep-jokers``, options that
+    ``--help`` calls Shchelkovsky's (#29); the command as printed checks out."""
+    from engine.__main__ import main
+    from engine.fairness import commitment
+    from telegram_bot.views.fair import verify_command
+
+    digest = commitment(777, variant, 3, options)
+    command = verify_command(777, digest, variant, 3, options)
+    assert command.endswith(tail), command
+    assert main(command.split()[3:]) == 0
+    assert '"ok": true' in capsys.readouterr().out

@@ -131,6 +131,9 @@ def test_verify_cli(capsys: pytest.CaptureFixture[str]) -> None:
     # bad input: a clear error, exit 2
     assert main(["verify", "1", digest, "--variant", "poker", "--players", "2"]) == 2
     assert "error:" in capsys.readouterr().err
+    # a seed that is not a number is bad input, not a mismatch (#29)
+    assert main(["verify", "abc", digest, "--variant", variant, "--players", str(n)]) == 2
+    assert "whole number" in capsys.readouterr().err
 
 
 def test_deal_holds_the_whole_deck() -> None:

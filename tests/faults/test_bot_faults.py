@@ -168,7 +168,7 @@ async def test_a_play_cut_off_after_its_start_is_completed(
         assert table.status == "playing"
         assert (await h.ui.table(table.id)).hands.get(ann.id) is None  # never sent
         ann.send("/play")
-        refusal = await ann.wait_message("You already sit at a table of", timeout=SAFETY)
+        refusal = await ann.wait_message("You are already at a ", timeout=SAFETY)
         assert "Open my table" in " ".join(refusal.button_texts)
         await h.wait_hands(table.id, [ann])  # the missing hand message went out
         first = await hand(h, ann, table.id)

@@ -1,17 +1,26 @@
 """The flood limiter while its Redis is dead (``kill -9``): tokens come from
-in-process buckets of the same rates (so replies still go out, at the same
-pace), every edit is sent, and after Redis is back a message edited meanwhile
-is judged afresh -- never dropped as a no-op by a digest from before."""
+in-process windows of the same limits, which start with what the process sent
+before (so replies still go out, at the same pace), every edit is sent, and
+after Redis is back a message edited meanwhile is judged afresh -- never
+dropped as a no-op by a digest from before -- and what went out meanwhile
+counts in the shared windows (#28)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
 import pytest
+import redis.asyncio as aredis
 
 from tables import LiveConfig, TableService
 from telegram_bot.delivery.flood.fallback import FallbackFloodLimiter
-from telegram_bot.delivery.flood.limiter import NOOP, EditTicket, FloodConfig, FloodLimiter
+from telegram_bot.delivery.flood.limiter import (
+    NOOP,
+    EditTicket,
+    FloodConfig,
+    FloodLimiter,
+    Window,
+)
 from tests.faults.conftest import FaultyRedis
 from tests.tables.conftest import FakeClock
 
@@ -25,7 +34,7 @@ async def svc(faulty_redis: FaultyRedis) -> AsyncIterator[TableService]:
     await service.aclose()
 
 
-async def test_tokens_come_from_local_buckets_while_redis_is_down(
+async def test_tokens_come_from_local_windows_while_redis_is_down(
     faulty_redis: FaultyRedis, svc: TableService
 ) -> None:
     clock = FakeClock()
@@ -33,14 +42,15 @@ async def test_tokens_come_from_local_buckets_while_redis_is_down(
     limiter = FallbackFloodLimiter(redis, fallback_for=5.0)
     assert (await limiter.take(CHAT)).wait == 0  # Redis
     faulty_redis.kill()
-    burst = FloodConfig().per_chat.burst
-    waits = [(await limiter.take(CHAT)).wait for _ in range(int(burst) + 1)]
-    assert waits[:-1] == [0] * int(burst)  # the chat's burst, in this process
-    assert waits[-1] > 0  # then the same rate as in Redis: wait
+    window = FloodConfig().per_chat
+    waits = [(await limiter.take(CHAT)).wait for _ in range(window.limit)]
+    # the chat's window, in this process -- with the message sent before the outage
+    assert waits[:-1] == [0] * (window.limit - 1)
+    assert waits[-1] == pytest.approx(window.seconds)  # then wait, as in Redis
     assert limiter.falling_back
     assert limiter.fallbacks == len(waits)
-    clock.advance(1.0)
-    assert (await limiter.take(CHAT)).wait == 0  # refilled at 1/s
+    clock.advance(window.seconds)
+    assert (await limiter.take(CHAT)).wait == 0  # the window moved on
     h = await limiter.headroom(CHAT)
     assert h.overall == 0
     await limiter.refund(CHAT)  # nothing raises while Redis is down
@@ -68,3 +78,42 @@ async def test_a_message_edited_during_the_outage_is_judged_afresh(
     assert not limiter.falling_back
     clock.advance(10)
     assert (await limiter.admit_edit(a)).wait == NOOP  # recorded again
+
+
+GROUP = -100_42
+
+
+@pytest.mark.parametrize("data", ["kept", "lost"])
+async def test_what_went_out_during_the_outage_counts_after_it(
+    faulty_redis: FaultyRedis, svc: TableService, data: str
+) -> None:
+    """Process A sends to a group through Redis, then through its fallback while
+    Redis is down; once Redis is back (its data kept, or lost by the restart)
+    A's first call charges what it sent, and process B finds the group's
+    minute spent -- it does not send a sixth message into Telegram's window."""
+    clock = FakeClock()
+    config = FloodConfig(per_chat=Window(100, 1.0), per_group=Window(5, 60.0))
+    a = FallbackFloodLimiter(FloodLimiter(svc.kv, config, clock=clock), fallback_for=5.0)
+    other = TableService.from_url(faulty_redis.url, LiveConfig(prefix="ff:"))
+    b = FloodLimiter(other.kv, config, clock=clock)
+    try:
+        assert [(await a.take(GROUP)).wait for _ in range(2)] == [0, 0]  # in Redis
+        faulty_redis.kill()
+        clock.advance(1.0)
+        waits = [(await a.take(GROUP)).wait for _ in range(4)]
+        assert waits[:3] == [0, 0, 0]  # the fallback: 2 + 3 in the group's minute
+        assert waits[3] == pytest.approx(59.0)
+        faulty_redis.start()
+        if data == "lost":
+            raw = aredis.Redis.from_url(faulty_redis.url)
+            await raw.flushall()
+            await raw.aclose()
+        clock.advance(5.0)  # past the fallback
+        assert (await a.take(GROUP)).wait == pytest.approx(54.0)  # charged, then refused
+        assert not a.falling_back
+        assert a.charged == (3 if data == "kept" else 5)
+        assert (await b.take(GROUP)).wait == pytest.approx(54.0)  # another process too
+        clock.advance(54.0)
+        assert (await b.take(GROUP)).wait == 0  # the first two left the minute
+    finally:
+        await other.aclose()

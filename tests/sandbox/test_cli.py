@@ -40,3 +40,13 @@ def test_bot_without_token_explains_how_to_get_one() -> None:
         done = _run(args, _env())
         assert done.returncode == 2
         assert "@BotFather" in done.stderr
+
+
+def test_the_fakes_switches_take_a_yes_or_a_no() -> None:
+    """FAKE_LIMITS and FAKE_EPHEMERAL_COUNTED (#24): anything but a yes or a no
+    is said at once, before any Redis is started."""
+    for name in ("FAKE_LIMITS", "FAKE_EPHEMERAL_COUNTED"):
+        done = _run([DURAK, "sandbox"], _env(**{name: "maybe"}))
+        assert done.returncode == 2, done.stderr
+        assert f"{name}='maybe': expected 1 or 0" in done.stderr
+        assert "Traceback" not in done.stderr

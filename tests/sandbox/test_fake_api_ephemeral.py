@@ -3,7 +3,7 @@ edited and deleted as the Bot API documents, seen only by their receiver."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
 from typing import TypedDict
 
@@ -336,3 +336,114 @@ async def test_an_ephemeral_message_may_reply_to_a_group_message(t: Table) -> No
             reply_parameters=ReplyParameters(ephemeral_message_id=1),
             ephemeral_message_parameters=to(t.alice),
         )
+
+
+# ------------------------------------------------------------------ both Telegrams (#24)
+async def crowd(fake: FakeTelegram, n: int) -> tuple[Bot, Chat, list[SimUser]]:
+    """A group of ``n`` members with the bot in it."""
+    users = [fake.add_user(f"U{i}") for i in range(n)]
+    group = fake.create_group("Crowd", *users)
+    users[0].add_bot_to(group)
+    return fake.make_bot(), group, users
+
+
+async def refused(write: Awaitable[object], retry_after: int) -> None:
+    """``write`` gets Telegram's 429, with ``retry_after`` seconds to wait."""
+    with pytest.raises(TelegramRetryAfter) as caught:
+        await write
+    assert caught.value.retry_after == retry_after
+    assert f"Too Many Requests: retry after {retry_after}" in caught.value.message
+
+
+async def test_counted_ephemeral_writes_share_the_groups_20_a_minute() -> None:
+    """The default Telegram: public and ephemeral writes mixed, one a second --
+    the 21st in the minute gets a 429, whichever kind, until the first leaves."""
+    clock = ManualClock()
+    async with FakeTelegram(limits=RateLimits(), clock=clock) as fake:
+        bot, group, users = await crowd(fake, 3)
+        try:
+            for i in range(20):
+                if i % 2:
+                    await bot.send_message(group.id, f"table {i}")
+                elif i % 4:  # an edit of the ephemeral message sent just before
+                    await bot.edit_ephemeral_message_text(
+                        chat_id=group.id,
+                        receiver_user_id=users[1].id,
+                        ephemeral_message_id=group.next_ephemeral_id - 1,
+                        text=f"hand {i}",
+                    )
+                else:
+                    hand = to(users[1])
+                    await bot.send_message(group.id, f"hand {i}", ephemeral_message_parameters=hand)
+                clock.advance(1.0)
+            assert clock.now == 1_020.0  # the first write (at 1000) leaves the minute at 1060
+            await refused(
+                bot.send_message(group.id, "21st", ephemeral_message_parameters=to(users[2])), 40
+            )
+            await refused(bot.send_message(group.id, "21st"), 40)
+            clock.advance(39.0)
+            await refused(bot.send_message(group.id, "21st"), 1)
+            clock.advance(1.0)
+            await bot.send_message(group.id, "21st", ephemeral_message_parameters=to(users[2]))
+            assert fake.stats.retry_after == 3
+            assert fake.stats.retry_after_by_chat[group.id] == 3
+        finally:
+            await bot.session.close()
+
+
+async def test_uncounted_ephemeral_writes_count_per_receiver_and_overall() -> None:
+    """The other Telegram (``ephemeral_counted=False``): an ephemeral write is a
+    message to its receiver -- 3 in any 3 s per receiver in that group, 30 in any
+    second overall -- and the group's minute holds only the public writes."""
+    clock = ManualClock()
+    async with FakeTelegram(limits=RateLimits(ephemeral_counted=False), clock=clock) as fake:
+        bot, group, users = await crowd(fake, 12)
+        try:
+            for i in range(20):  # the group's minute, spent by public writes
+                await bot.send_message(group.id, f"table {i}")
+                clock.advance(1.0)
+            await refused(bot.send_message(group.id, "21st"), 40)
+            # ... while each receiver still gets 3 at once: 10 receivers, 30 writes
+            for u in users[:10]:
+                sent = await bot.send_message(group.id, "hand", ephemeral_message_parameters=to(u))
+                assert sent.ephemeral_message_id is not None
+                for n in range(2):  # his edits count in his window too
+                    await bot.edit_ephemeral_message_text(
+                        chat_id=group.id,
+                        receiver_user_id=u.id,
+                        ephemeral_message_id=sent.ephemeral_message_id,
+                        text=f"hand {n}",
+                    )
+            # the bot's 30 in any second are spent: the 31st waits a second
+            await refused(
+                bot.send_message(group.id, "hand", ephemeral_message_parameters=to(users[10])), 1
+            )
+            clock.advance(1.0)
+            # the receiver's window: his 4th in 3 s waits for his first to leave
+            await refused(
+                bot.send_message(group.id, "more", ephemeral_message_parameters=to(users[0])), 2
+            )
+            await bot.send_message(group.id, "hand", ephemeral_message_parameters=to(users[10]))
+            await refused(bot.send_message(group.id, "21st"), 39)  # the group's own minute
+            clock.advance(2.0)
+            await bot.send_message(group.id, "more", ephemeral_message_parameters=to(users[0]))
+            assert fake.stats.retry_after == 4
+            assert fake.stats.retry_after_by_chat[group.id] == 4  # per chat, as always
+        finally:
+            await bot.session.close()
+
+
+async def test_uncounted_ephemeral_writes_leave_the_group_chat_window_alone() -> None:
+    """Not counted: public writes keep the group chat's own 3 in any 3 s, and a
+    burst of ephemeral writes does not take from it."""
+    clock = ManualClock()
+    async with FakeTelegram(limits=RateLimits(ephemeral_counted=False), clock=clock) as fake:
+        bot, group, users = await crowd(fake, 3)
+        try:
+            for u in users:
+                await bot.send_message(group.id, "hand", ephemeral_message_parameters=to(u))
+            for i in range(3):
+                await bot.send_message(group.id, f"table {i}")
+            await refused(bot.send_message(group.id, "table 3"), 3)
+        finally:
+            await bot.session.close()

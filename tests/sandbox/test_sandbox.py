@@ -13,7 +13,8 @@ import sys
 import aiohttp
 import pytest
 
-from sandbox.page import Sandbox, run_sandbox
+from sandbox.fake_api import RateLimits
+from sandbox.page import Sandbox, describe_limits, run_sandbox, sandbox_limits
 from telegram_bot.settings import Settings
 
 
@@ -27,6 +28,9 @@ async def test_run_sandbox_serves_the_page_and_stops(redis_url: str, redis_prefi
                 async with http.get(url + path) as response:
                     assert response.status == 200, path
                     seen[path] = await response.text()
+            async with http.get(url + "favicon.ico") as response:  # not a 404 each load (#29)
+                assert response.status == 200
+                assert response.content_type == "image/svg+xml"
             body = {"action": "start", "user_id": 100001}
             async with http.post(url + "_fake/act", json=body) as response:
                 assert (await response.json())["ok"]
@@ -46,6 +50,9 @@ async def test_run_sandbox_serves_the_page_and_stops(redis_url: str, redis_prefi
     assert seen["url"].startswith("http://127.0.0.1:")
     assert "<title>" in seen[""]
     assert "sandbox.js" in seen[""]
+    # each user's app language is labelled where it shows (#29: Carol starts in
+    # Russian, and nothing said so)
+    assert '<span class="lang-name">App language</span>' in seen[""]
     assert '"username": "durak_test_bot"' in seen["_sandbox/config"]
     assert "http://127.0.0.1:1/docs" in seen["_sandbox/config"]
 
@@ -88,3 +95,24 @@ def test_python_m_prints_one_url_and_stops_on_sigterm(redis_url: str, redis_pref
     assert proc.returncode == 0, err
     assert "http" not in out  # one URL only
     assert "Traceback" not in err
+
+
+def test_the_environment_picks_the_sandboxs_telegram() -> None:
+    """The sandbox's fake has no flood limits unless FAKE_LIMITS=1; then
+    FAKE_EPHEMERAL_COUNTED picks which Telegram it plays (#24)."""
+    assert not sandbox_limits({}).enabled
+    assert not sandbox_limits({"FAKE_EPHEMERAL_COUNTED": "0"}).enabled
+    counted = sandbox_limits({"FAKE_LIMITS": "1"})
+    assert counted.enabled
+    assert counted.ephemeral_counted
+    assert "writes counted in the group's 20 a minute" in describe_limits(counted)
+    free = sandbox_limits({"FAKE_LIMITS": "yes", "FAKE_EPHEMERAL_COUNTED": "0"})
+    assert free.enabled
+    assert not free.ephemeral_counted
+    assert "writes not counted" in describe_limits(free)
+    assert free == RateLimits(ephemeral_counted=False)
+    assert describe_limits(sandbox_limits({})) == ""
+    with pytest.raises(ValueError, match="FAKE_LIMITS"):
+        sandbox_limits({"FAKE_LIMITS": "2"})
+    assert not RateLimits.from_env({"FAKE_EPHEMERAL_COUNTED": "off"}).ephemeral_counted
+    assert RateLimits.from_env({}, per_group_burst=10).per_group_burst == 10

@@ -31,6 +31,8 @@ async def test_finished_game_keeps_its_record(svc: TableService) -> None:
     assert rec["seed"] == str(seed)
     assert rec["commitment"] == commitment(seed, "chuvash", 3, table.options)
     assert rec["seats"] == [[1, "U1"], [2, "U2"], [None, table.seats[2].name]]
+    assert rec["ai"] == [None, None, table.seats[2].ai]  # its level in the replay (#29)
+    assert table.seats[2].ai
     assert rec["result"]["loser"] == state.loser
     states = record_states(rec)
     assert same_state(states[-1], state)

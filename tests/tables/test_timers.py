@@ -146,7 +146,8 @@ async def test_timers_survive_a_restart_and_a_crashed_claimer(
     claimed = await second.store.tick_shard(
         shard, "crashed", second.tables.now_ms(), 10_000, 10, 30_000
     )
-    assert claimed == [tid]
+    assert claimed is not None
+    assert claimed.due == [tid]
     assert await second.timers.tick() == []
     assert shard not in second.timers.held
     clock.advance(11)  # the shard's lease ran out: second takes it, the claim still holds
@@ -252,3 +253,79 @@ async def test_an_idle_tick_is_one_round_trip_per_shard_held(
     assert await a.timers.tick() == []
     assert await b.timers.tick() == []
     assert (wire_a.trips, wire_b.trips) == (1 + 2, 1 + 2)
+
+
+async def deadline_of(svc: TableService, tid: str) -> int | None:
+    return (await svc.admin.table_info(tid)).deadline
+
+
+@pytest.mark.parametrize("how", ["killed", "stopped"])
+async def test_deadlines_inside_a_restart_gap_are_extended(
+    make_service: Callable[..., TableService], clock: FakeClock, how: str
+) -> None:
+    """#28: the only process ticks the timers, then dies (no hand-over) or is
+    stopped with the whole fleet (hand-over, nobody to take the shards); one
+    starts 25 s later.  The deadline that fell inside the gap is moved on by
+    the gap, not enforced; the moved deadline is enforced as usual."""
+    a = make_service()
+    tid = await new_table(a, 2, timer=30)
+    t0 = clock.now
+    clock.advance(15)
+    assert await a.timers.tick() == []  # a watches the shards: the gap starts here
+    if how == "stopped":
+        await a.timers.hand_over()
+    clock.advance(30)  # the deadline (t0 + 30) passes while nobody watches
+    b = make_service()
+    [r] = await b.timers.tick()
+    assert [(e.kind, e.text) for e in r.events] == [("extend", "30000")]
+    assert r.deadline == int((t0 + 60) * 1000)  # 30 s + the 30 s gap
+    assert await deadline_of(b, tid) == r.deadline
+    assert all(s.timeouts == 0 for s in r.table.seats)
+    assert "timeout" not in await kinds(b, tid)
+    clock.advance(14)
+    assert await b.timers.tick() == []  # no gap now: b ticked 14 s ago
+    clock.advance(2)
+    [r] = await b.timers.tick()
+    assert r.events[0].kind == "timeout"
+
+
+async def test_a_short_gap_extends_to_the_restart_grace(
+    make_service: Callable[..., TableService], clock: FakeClock
+) -> None:
+    a = make_service()
+    tid = await new_table(a, 2, timer=30)
+    t0 = clock.now
+    clock.advance(29)
+    await a.timers.tick()
+    clock.advance(11)  # a died at t0 + 29 (its lease ran to t0 + 39); deadline t0 + 30
+    b = make_service()
+    [r] = await b.timers.tick()
+    assert r.events[0].kind == "extend"
+    assert r.deadline == int((t0 + 40 + 10) * 1000)  # at least restart_grace from now
+    assert await deadline_of(b, tid) == r.deadline
+
+
+async def test_a_hand_over_lets_the_next_process_go_on_at_once(
+    make_service: Callable[..., TableService], clock: FakeClock
+) -> None:
+    """#28: SIGTERM hands the shards over: another live process takes them at
+    its next tick (not after the 10 s shard lease) and enforces the deadline
+    as usual -- no gap."""
+    a, b = make_service(timer_shards=4), make_service(timer_shards=4)
+    tid = await new_table(a, 2, timer=30)
+    await a.timers.tick()
+    await b.timers.tick()
+    await a.timers.tick()  # hands back the two beyond its share
+    await b.timers.tick()  # takes them
+    assert len(a.timers.held) == 2
+    assert len(b.timers.held) == 2
+    clock.advance(29)
+    await a.timers.tick()
+    await b.timers.tick()
+    await a.timers.hand_over()
+    assert a.timers.held == set()
+    clock.advance(2)  # a's leases would still run 8 s: b takes its shards at once
+    [r] = await b.timers.tick()
+    assert b.timers.held == {0, 1, 2, 3}
+    assert r.table_id == tid
+    assert r.events[0].kind == "timeout"

@@ -987,6 +987,7 @@ async function main() {
   state.cursor = snap.version;
   apply(snap);
   document.body.dataset.ready = "1";
+  setStatus("online"); // the snapshot came: connected now, not after the first long poll (#29)
   follow();
 }
 

@@ -3,10 +3,16 @@
 :class:`FallbackFloodLimiter` wraps the shared Redis limiter
 (:class:`telegram_bot.delivery.flood.limiter.FloodLimiter`): every call goes to
 it, and when one fails (:class:`tables.ServiceUnavailable`) the tokens come
-from in-process buckets of the same rates (:class:`LocalBuckets`) -- so an
+from in-process windows of the same limits (:class:`LocalWindows`) -- so an
 apology ("the game is unavailable for a moment") is not held up by the very
 outage it reports -- for ``fallback_for`` seconds before it asks Redis again (a
 stopped Redis would otherwise make every message wait for the socket timeout).
+The local windows count in the limiter's own :class:`Journal`: they start with
+what this process sent just before the outage, and once Redis answers again
+the journal is charged to the shared windows (:meth:`FloodLimiter.charge`,
+#28) before anything else is asked of them: what the fallback let through
+meanwhile, and what a restarted Redis lost, counts again there, so the next
+seconds do not overspend.
 While it falls back nothing is remembered of what a message shows: every edit
 is sent (Telegram answers "not modified" to a no-op one), and the messages
 touched meanwhile have their Redis digest forgotten before their next edit --
@@ -21,65 +27,66 @@ import logging
 
 from engine.clock import Clock
 from tables import ServiceUnavailable
-from telegram_bot.delivery.flood.limiter import EditTicket, FloodLimiter, Headroom, Rate, Verdict
+from tables.budgets import Budget
+from telegram_bot.delivery.flood.journal import Journal
+from telegram_bot.delivery.flood.limiter import (
+    EditTicket,
+    FloodLimiter,
+    Headroom,
+    Verdict,
+    Window,
+)
 
 log = logging.getLogger(__name__)
 
 FALLBACK_FOR = 5.0
-"""Seconds the limiter stays on its in-process buckets after Redis failed."""
+"""Seconds the limiter stays on its in-process windows after Redis failed."""
 
 
-class LocalBuckets:
-    """In-process token buckets (key -> tokens, stamp), the same arithmetic as the
-    Redis script of :mod:`telegram_bot.delivery.flood.limiter`: all-or-nothing takes."""
+class LocalWindows:
+    """In-process sliding windows over a :class:`Journal`, the same arithmetic as
+    the Redis scripts of :mod:`telegram_bot.delivery.flood.limiter`: all-or-nothing takes."""
 
-    def __init__(self, clock: Clock) -> None:
+    def __init__(self, journal: Journal, clock: Clock) -> None:
+        self.journal = journal
         self.clock = clock
-        self._state: dict[str, tuple[float, float]] = {}
 
-    def _level(self, key: str, rate: Rate, now: float) -> float:
-        tokens, stamp = self._state.get(key, (rate.burst, now))
-        if now > stamp:
-            tokens = min(rate.burst, tokens + (now - stamp) * rate.per_second)
-        return tokens
-
-    def take(self, buckets: list[tuple[str, Rate]], cost: float) -> Verdict:
-        now = float(self.clock())
-        levels = [self._level(key, rate, now) for key, rate in buckets]
+    def take(self, buckets: list[tuple[str, Window]], cost: float) -> Verdict:
+        now, need = float(self.clock()), int(cost)
         wait, short = 0.0, -1
-        for i, ((_key, rate), level) in enumerate(zip(buckets, levels, strict=True)):
-            if level < cost and (need := (cost - level) / rate.per_second) > wait:
-                wait, short = need, i
+        for i, (key, window) in enumerate(buckets):
+            w = self.journal.wait(key, window.limit, window.seconds, now, need)
+            if w > wait:
+                wait, short = w, i
         if wait > 0:
-            return Verdict(max(wait, 1e-6), short == 0)
-        for (key, _rate), level in zip(buckets, levels, strict=True):
-            self._state[key] = (level - cost, now)
+            return Verdict(wait, short == 0)
+        name = self.journal.name()
+        for key, window in buckets:
+            self.journal.record(key, window.seconds, now, name, need)
         return Verdict(0.0)
 
-    def refund(self, buckets: list[tuple[str, Rate]], cost: float, held: float = 0.0) -> None:
+    def refund(self, buckets: list[tuple[str, Window]], cost: float, held: float = 0.0) -> None:
         now = float(self.clock())
-        for key, rate in buckets:
-            if key in self._state and held * rate.per_second < cost:
-                self._state[key] = (min(rate.burst, self._level(key, rate, now) + cost), now)
+        paid = now - held + 1e-6
+        for key, window in buckets:
+            if paid > now - window.seconds:
+                self.journal.refund(key, paid, int(cost))
 
-    def headroom(self, buckets: list[tuple[str, Rate]]) -> Headroom:
+    def headroom(self, buckets: list[tuple[str, Window]]) -> Headroom:
         now = float(self.clock())
         first, rest = 0.0, 0.0
-        for i, (key, rate) in enumerate(buckets):
-            need = 1.0 + rate.reserve
-            level = self._level(key, rate, now)
-            if level < need:
-                w = (need - level) / rate.per_second
-                if i == 0:
-                    first = w
-                else:
-                    rest = max(rest, w)
+        for i, (key, window) in enumerate(buckets):
+            w = self.journal.wait(key, window.limit, window.seconds, now, 1 + window.reserve)
+            if i == 0:
+                first = w
+            else:
+                rest = max(rest, w)
         return Headroom(first, rest)
 
 
 class FallbackFloodLimiter:
     """``FallbackFloodLimiter(FloodLimiter(svc.kv, config))``: the limiter
-    ``redis``, falling back to :class:`LocalBuckets` while Redis is unreachable
+    ``redis``, falling back to :class:`LocalWindows` while Redis is unreachable
     (see the module docstring).  A :class:`telegram_bot.delivery.flood.limiter.Limiter`;
     the Redis limiter's own extras (``acquire``, ``wait``, ``shown``, its keys and
     round trips) are on ``redis``."""
@@ -88,10 +95,12 @@ class FallbackFloodLimiter:
         self.redis = redis
         self.config = redis.config
         self.clock = redis.clock
-        self.local = LocalBuckets(redis.clock)
+        self.local = LocalWindows(redis.journal, redis.clock)
         self.fallback_for = fallback_for
-        self.fallbacks = 0  # calls answered by the local buckets
+        self.fallbacks = 0  # calls answered by the local windows
+        self.charged = 0  # entries of the journal added to Redis after an outage
         self._down_until = float("-inf")
+        self._charge_due = False  # Redis failed: charge the journal before using it
         self._touched: set[tuple[int, int]] = set()  # messages sent or edited meanwhile
 
     @property
@@ -101,17 +110,37 @@ class FallbackFloodLimiter:
 
     def _failed(self, error: ServiceUnavailable) -> None:
         if not self.falling_back:
-            log.warning("flood limiter: Redis unavailable, in-process buckets for now: %s", error)
+            log.warning("flood limiter: Redis unavailable, in-process windows for now: %s", error)
         self._down_until = float(self.clock()) + self.fallback_for
+        self._charge_due = True
+
+    async def _redis_back(self) -> None:
+        """Before Redis is used again after a failure: the journal counts in the
+        shared windows again (#28).  Raises ServiceUnavailable while it is down."""
+        if self._charge_due:
+            added = await self.redis.charge()
+            self.charged += added
+            self._charge_due = False
+            log.warning("flood limiter: Redis is back, %d entries of this process charged", added)
 
     def _local_take(self, chat_id: int | None, cost: float) -> Verdict:
         self.fallbacks += 1
         return self.local.take(self.redis.buckets(chat_id), cost)
 
-    async def take(self, chat_id: int | None = None, *, cost: float = 1) -> Verdict:
+    async def take(
+        self,
+        chat_id: int | None = None,
+        *,
+        cost: float = 1,
+        ephemeral: bool = False,
+        message_id: int | None = None,
+    ) -> Verdict:
         if not self.falling_back:
             try:
-                return await self.redis.take(chat_id, cost=cost)
+                await self._redis_back()
+                return await self.redis.take(
+                    chat_id, cost=cost, ephemeral=ephemeral, message_id=message_id
+                )
             except ServiceUnavailable as e:
                 self._failed(e)
         return self._local_take(chat_id, cost)
@@ -126,6 +155,7 @@ class FallbackFloodLimiter:
         key = (edit.chat_id, edit.message_id)
         if not self.falling_back:
             try:
+                await self._redis_back()
                 await self._forget_touched(*key)
                 return await self.redis.admit_edit(edit)
             except ServiceUnavailable as e:
@@ -136,11 +166,20 @@ class FallbackFloodLimiter:
         return self._local_take(edit.chat_id, 1)
 
     async def refund(
-        self, chat_id: int | None = None, *, cost: float = 1, held: float = 0.0
+        self,
+        chat_id: int | None = None,
+        *,
+        cost: float = 1,
+        held: float = 0.0,
+        ephemeral: bool = False,
+        message_id: int | None = None,
     ) -> None:
         if not self.falling_back:
             try:
-                await self.redis.refund(chat_id, cost=cost, held=held)
+                await self._redis_back()
+                await self.redis.refund(
+                    chat_id, cost=cost, held=held, ephemeral=ephemeral, message_id=message_id
+                )
                 return
             except ServiceUnavailable as e:
                 self._failed(e)
@@ -151,10 +190,21 @@ class FallbackFloodLimiter:
     ) -> Headroom:
         if not self.falling_back:  # (falling back: no edit is spaced across processes)
             try:
+                await self._redis_back()
                 return await self.redis.headroom(chat_id, message_id, gap)
             except ServiceUnavailable as e:
                 self._failed(e)
         return self.local.headroom(self.redis.buckets(chat_id))
+
+    async def refused(self, chat_id: int, *, ephemeral: bool = False) -> Budget | None:
+        """Learn from a 429 (:meth:`FloodLimiter.refused`); nothing while Redis is
+        down (the hold after the 429 is what keeps the chat waiting)."""
+        if not self.falling_back:
+            try:
+                return await self.redis.refused(chat_id, ephemeral=ephemeral)
+            except ServiceUnavailable as e:
+                self._failed(e)
+        return None
 
     async def remember(
         self, chat_id: int, message_id: int, text_digest: str, markup_digest: str, version: str = ""

@@ -51,6 +51,8 @@ class Prepaid:
     paid: bool = True  # False: nothing was taken (no limiter)
     used: bool = False
     at: float | None = None  # the limiter's clock when paid (None: unknown, use them)
+    ephemeral: bool = False  # for an ephemeral message (#24: its own windows, maybe)
+    message_id: int | None = None  # the message the call will edit, if known
 
 
 @dataclass
@@ -129,27 +131,52 @@ class FloodGate:
             log.exception("flood limiter: no headroom reading for chat %s", chat_id)
             return GO
 
-    async def prepay(self, chat_id: int, priority: Priority) -> Prepaid:
+    async def prepay(
+        self,
+        chat_id: int,
+        priority: Priority,
+        *,
+        ephemeral: bool = False,
+        message_id: int | None = None,
+    ) -> Prepaid:
         """Take the tokens of one message to ``chat_id`` now (see ``Outgoing.prepay``)."""
-        await self.admit(chat_id, None, None, CallOptions(priority))
-        return Prepaid(chat_id, at=float(self.limiter.clock()))
+        await self.admit(
+            chat_id, None, None, CallOptions(priority), ephemeral=ephemeral, message_id=message_id
+        )
+        at = float(self.limiter.clock())
+        return Prepaid(chat_id, at=at, ephemeral=ephemeral, message_id=message_id)
 
     async def settle(self, ticket: Prepaid) -> None:
         """Give the tokens of ``ticket`` back if no call used them."""
         if ticket.paid and not ticket.used:
             ticket.used = True
-            await self.refund(ticket.chat_id, self._held(ticket))
+            await self.refund(ticket, self._held(ticket))
 
-    async def hold(self, chat_id: int, seconds: float) -> None:
-        """A 429 for ``chat_id``: no token for it before ``seconds`` are over."""
+    async def hold(
+        self,
+        chat_id: int,
+        seconds: float,
+        *,
+        ephemeral: bool = False,
+        message_id: int | None = None,
+    ) -> None:
+        """A 429 for ``chat_id``: no token for it before ``seconds`` are over --
+        and the group's budget learns from it (#24)."""
         try:
-            await self._hold.hold(chat_id, seconds)
+            await self._hold.hold(chat_id, seconds, ephemeral=ephemeral, message_id=message_id)
         except Exception:  # the retry still waits retry_after itself
             log.exception("flood limiter: could not hold chat %s after a 429", chat_id)
-
-    async def refund(self, chat_id: int, held: float = 0.0) -> None:
         try:
-            await self.limiter.refund(chat_id, held=held)
+            await self.limiter.refused(chat_id, ephemeral=ephemeral)
+        except Exception:  # the hold above is what keeps the chat waiting
+            log.exception("flood limiter: could not learn from a 429 in chat %s", chat_id)
+
+    async def refund(self, ticket: Prepaid, held: float = 0.0) -> None:
+        chat_id = ticket.chat_id
+        try:
+            await self.limiter.refund(
+                chat_id, held=held, ephemeral=ticket.ephemeral, message_id=ticket.message_id
+            )
         except Exception:  # a lost refund only slows the next message a little
             log.exception("flood limiter: could not refund a token of chat %s", chat_id)
 
@@ -160,9 +187,13 @@ class FloodGate:
         digests: tuple[str | None, str] | None,
         options: CallOptions,
         lease: EditLease | None = None,
+        *,
+        ephemeral: bool = False,
+        message_id: int | None = None,
     ) -> bool:
         """Wait for the flood tokens (and an edit's ``lease``); False when the
-        edit would change nothing or shows an older version than went out."""
+        edit would change nothing or shows an older version than went out.
+        ``ephemeral``: a message to one member of a group (#24)."""
         edit = _ticket(key, digests, options.version, lease)
         prepaid = options.prepaid
         if prepaid is not None and not prepaid.used and prepaid.chat_id == chat_id:
@@ -178,7 +209,9 @@ class FloodGate:
                 if edit is not None:
                     verdict = await self.limiter.admit_edit(edit)
                 else:
-                    verdict = await self.limiter.take(chat_id)
+                    verdict = await self.limiter.take(
+                        chat_id, ephemeral=ephemeral, message_id=message_id
+                    )
                 delay = verdict.wait
                 if delay in (NOOP, STALE):  # shows this, or a newer version, already
                     return False
@@ -223,11 +256,11 @@ class FloodGate:
                 return True
             verdict = await self.limiter.admit_edit(replace(edit, prepaid=True))
             if verdict.wait in (NOOP, STALE):  # a no-op edit costs nothing
-                await self.refund(prepaid.chat_id, self._held(prepaid))
+                await self.refund(prepaid, self._held(prepaid))
                 return False
             if verdict.wait != BUSY:
                 return self._took(verdict, lease)
-        await self.refund(prepaid.chat_id, self._held(prepaid))
+        await self.refund(prepaid, self._held(prepaid))
         return None
 
     def _held(self, prepaid: Prepaid) -> float:

@@ -1,56 +1,113 @@
-"""After a 429: hold the chat's flood buckets until Telegram's ``retry_after``
+"""After a 429: hold the chat's flood windows until Telegram's ``retry_after``
 is over (:class:`ChatHold`), so every bot process's later writes to that chat
 wait their turn in :class:`telegram_bot.delivery.flood.limiter.FloodLimiter` instead of each
-drawing a 429 of its own.  Telegram counted messages our budget did not see
-(its limits are not published; another client of the token; a lost bucket):
-the 429 is the one reading of its budget we get.  Same keys and bucket format
-as the limiter's (``P rl:{c:<chat>}:chat``, ``P rl:{c:<chat>}:group``: one slot,
-never the fleet-wide bucket); one round trip."""
+drawing a 429 of its own.  Telegram counted messages our windows did not see
+(its limits are not published; another client of the token; a lost window):
+the 429 is the one reading of its budget we get.  Same keys and entries as the
+limiter's (``P rl:{c:<chat>}:chat``, ``P rl:{c:<chat>}:group``: one slot,
+never the fleet-wide window); one round trip."""
 
 from __future__ import annotations
 
-import math
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
 
 from telegram_bot.delivery.flood.limiter import FloodLimiter
+from telegram_bot.delivery.flood.scripts import WINDOW_LUA
 
-# KEYS the chat's bucket keys; ARGV now, seconds, then per bucket rate, capacity,
-# ttl ms.  Each bucket is refilled to now and left with at most
-# ``1 - seconds * rate`` tokens: its next token comes when ``seconds`` are over.
-HOLD_LUA = r"""
+# KEYS the chat's window keys; ARGV now, seconds, then per window limit,
+# seconds.  Each window gets ``limit`` hold entries ('h:<i>', never given back)
+# scored so that they count until ``seconds`` are over: the window has no room
+# before (an earlier hold's entries move later, never earlier).
+HOLD_LUA = (
+    WINDOW_LUA
+    + r"""
 local now, secs = tonumber(ARGV[1]), tonumber(ARGV[2])
 for i = 1, #KEYS do
-  local b = 2 + (i - 1) * 3
-  local rate, cap = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2])
-  local h = redis.call('HMGET', KEYS[i], 't', 's')
-  local t, s = tonumber(h[1]), tonumber(h[2])
-  if t == nil or s == nil then t = cap; s = now end
-  if now > s then
-    t = math.min(cap, t + (now - s) * rate)
-    s = now
+  local b = 2 + (i - 1) * 2
+  local limit, win = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2])
+  count(KEYS[i], now, win)
+  for j = 1, limit do
+    redis.call('ZADD', KEYS[i], 'GT', fmt(now + secs - win), 'h:' .. j)
   end
-  t = math.min(t, 1 - secs * rate)
-  redis.call('HSET', KEYS[i], 't', string.format('%.17g', t), 's', string.format('%.17g', s))
-  redis.call('PEXPIRE', KEYS[i], ARGV[b + 3])
+  keep(KEYS[i], now + secs, now)
 end
 return 0
 """
+)
 
 
 class ChatHold:
     """``await ChatHold(limiter).hold(chat_id, retry_after)``: no flood token for
-    ``chat_id`` (its chat bucket and, for a group, its per-minute bucket; never
-    the overall one) before ``retry_after`` seconds are over."""
+    ``chat_id`` (its chat window and, for a group, its minute; never the
+    overall one) before ``retry_after`` seconds are over."""
 
     def __init__(self, limiter: FloodLimiter) -> None:
         self.limiter = limiter
         self._script = limiter.kv.script(HOLD_LUA)
 
-    async def hold(self, chat_id: int, seconds: float) -> None:
+    async def hold(
+        self,
+        chat_id: int,
+        seconds: float,
+        *,
+        ephemeral: bool = False,
+        message_id: int | None = None,
+    ) -> None:
+        """The windows the refused write counted in (an ephemeral one's while
+        they are not counted with the group's public writes, #24)."""
         limiter = self.limiter
-        buckets = limiter.buckets(chat_id)[1:]  # [0] is the overall bucket
+        windows = await limiter.windows(chat_id, ephemeral=ephemeral, message_id=message_id)
+        buckets = windows[1:]  # [0] is the overall bucket
         args: list[str | int | float] = [repr(float(limiter.clock())), repr(float(seconds))]
-        for _, rate in buckets:
-            ttl = rate.ttl_ms + math.ceil(seconds * 1000)
-            args += [repr(rate.per_second), repr(float(rate.burst)), ttl]
+        for _, window in buckets:
+            args += [window.limit, repr(float(window.seconds))]
         limiter.round_trips += 1
         await self._script([key for key, _ in buckets], args)
+
+
+class ChatTurns:
+    """Limited calls to one chat leave this process one at a time, and a 429
+    for the chat is seen by the calls admitted before it (#28): two replies
+    admitted together into a chat whose budget Telegram says is spent would
+    each draw a 429; in turns, the second finds the first's 429
+    (:meth:`refusals` moved on since it was admitted) and is admitted again
+    -- waiting out the hold -- instead of drawing its own."""
+
+    def __init__(self) -> None:
+        self._locks: dict[int, tuple[asyncio.Lock, int]] = {}
+        self._refusals: dict[int, int] = {}
+        self._owners: dict[int, asyncio.Task[Any] | None] = {}
+
+    def refusals(self, chat_id: int) -> int:
+        """429s this process received for ``chat_id`` so far (a 429 is rare: kept)."""
+        return self._refusals.get(chat_id, 0)
+
+    def refused(self, chat_id: int) -> None:
+        self._refusals[chat_id] = self.refusals(chat_id) + 1
+
+    @contextlib.asynccontextmanager
+    async def turn(self, chat_id: int) -> AsyncIterator[None]:
+        """The chat's turn; a call made while this task holds it (a 403's hook
+        writing to the chat) goes in the same turn."""
+        me = asyncio.current_task()
+        if self._owners.get(chat_id) is me:
+            yield
+            return
+        lock, users = self._locks.get(chat_id, (asyncio.Lock(), 0))
+        self._locks[chat_id] = (lock, users + 1)
+        try:
+            async with lock:
+                self._owners[chat_id] = me
+                try:
+                    yield
+                finally:
+                    del self._owners[chat_id]
+        finally:
+            lock, users = self._locks[chat_id]
+            if users <= 1:  # nobody else waits: forget the lock
+                del self._locks[chat_id]
+            else:
+                self._locks[chat_id] = (lock, users - 1)

@@ -1,118 +1,160 @@
-"""This process's share of the fleet-wide flood bucket (see
-:mod:`telegram_bot.delivery.flood.limiter`): tokens leased from ``rl:{all}`` in small batches
-(one round trip per batch, :data:`telegram_bot.delivery.flood.scripts.LEASE_LUA`) into a
-local allowance that messages use up without asking Redis.  A lease unused for
-``ttl`` seconds is given back with the next lease (never kept: the fleet stays
-within the overall rate plus ``ttl`` seconds of it)."""
+"""This process's share of the fleet-wide flood window (see
+:mod:`telegram_bot.delivery.flood.limiter`): entries counted in ``rl:{all}`` in small
+batches (one round trip per batch, :data:`telegram_bot.delivery.flood.scripts.LEASE_LUA`)
+make a local allowance that messages use up without asking Redis.  The
+allowance is used only while its lease is ``ttl`` fresh -- so every message
+goes out within ``ttl`` of the entry that counts it.
+
+Every entry is handled by its name (#28): a message takes named entries of
+the allowance, and gives back exactly those when it does not go out (its chat
+was short); entries never used -- a lease past its ``ttl``, or given back after
+a newer lease -- are removed by name with the next lease.  Never "some entries
+counted since my lease": those may be another process's, of messages that did
+go out (the fleet then overspent by as many)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
+
+from engine.clock import Clock
+from telegram_bot.delivery.flood.journal import Journal
 
 Script = Callable[[list[str], list[Any]], Awaitable[Any]]
 """``svc.kv.script(LEASE_LUA)``"""
 
 
 class Grant(NamedTuple):
-    """A lease: ``tokens`` lent (0: refused, wait ``wait`` seconds), the overall
-    bucket's ``level`` left behind."""
+    """A lease: ``tokens`` entries lent (0: refused, wait ``wait`` seconds), the
+    overall window's ``level`` (entries still free) left behind."""
 
     tokens: float
     level: float
     wait: float
 
 
+class Taken(NamedTuple):
+    """What :meth:`OverallLease.take` answers: ``wait`` 0 and the ``entries``
+    (names) taken, or the seconds to wait and no entry."""
+
+    wait: float
+    entries: tuple[str, ...] = ()
+
+
+def lease_of(entry: str) -> str:
+    """The name of the lease an entry ('<lease>:<i>') belongs to."""
+    return entry.rpartition(":")[0]
+
+
 @dataclass
 class OverallLease:
-    """The local allowance; ``bucket`` (key), ``per_second``, ``burst`` and
-    ``reserve`` of the overall rate; ``batch`` tokens leased at a time."""
+    """The local allowance; ``bucket`` (key), ``limit``, ``seconds`` and
+    ``reserve`` of the overall window; ``batch`` entries leased at a time;
+    ``journal``: this process's entries (the leases are recorded there);
+    ``clock``: the limiter's."""
 
     script: Script
     bucket: str
-    per_second: float
-    burst: float
-    reserve: float
-    batch: float
+    limit: int
+    seconds: float
+    reserve: int
+    batch: int
     ttl: float
-    bucket_ttl_ms: int
-    tokens: float = 0.0  # leased and not used yet
+    journal: Journal
+    clock: Clock
+    free: list[str] = field(default_factory=list)  # the current lease's unused entries
+    name: str = ""  # the current lease's name
     leased_at: float = float("-inf")
-    level: float | None = None  # the bucket's level at the last lease (None: never)
+    unused: list[str] = field(default_factory=list)  # to remove with the next lease
+    level: float | None = None  # free entries at the last lease (None: never)
     level_at: float = 0.0
-    leases: int = 0  # round trips to the overall bucket
+    leases: int = 0  # round trips to the overall window
     refused_until: float = float("-inf")  # a lease was refused: no asking before
     # one lease in flight at a time: concurrent messages wait for it and use its
-    # batch instead of each leasing its own (a burst would drain the fleet's bucket)
+    # batch instead of each leasing its own (a burst would drain the fleet's window)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
-    def take_local(self, cost: float, now: float) -> bool:
-        """Use ``cost`` tokens of the allowance if it holds them (and is fresh)."""
-        if now - self.leased_at <= self.ttl and self.tokens >= cost:
-            self.tokens -= cost
-            return True
-        return False
+    @property
+    def tokens(self) -> int:
+        """Entries of the current lease not used yet (fresh or not)."""
+        return len(self.free)
 
-    def give_back(self, cost: float) -> None:
-        """Tokens taken but not used (the chat was short, or a refund)."""
-        self.tokens += cost
+    def fresh(self, now: float) -> bool:
+        return now - self.leased_at <= self.ttl
 
-    async def take(self, cost: float, now: float) -> float:
-        """``cost`` tokens from the allowance, leasing a batch when it is short:
-        0 when taken, else the seconds to wait."""
-        if self.take_local(cost, now):
-            return 0.0
+    def take_local(self, cost: int, now: float) -> tuple[str, ...] | None:
+        """``cost`` entries of the allowance if it holds them (and is fresh)."""
+        if self.fresh(now) and len(self.free) >= cost:
+            taken = tuple(self.free[-cost:])
+            del self.free[-cost:]
+            return taken
+        return None
+
+    def give_back(self, entries: Sequence[str]) -> None:
+        """Entries taken for a message that did not go out: the current lease's
+        go back to the allowance (used only while it is fresh), any other is
+        removed from the window with the next lease."""
+        for entry in entries:
+            (self.free if lease_of(entry) == self.name else self.unused).append(entry)
+
+    async def take(self, cost: int) -> Taken:
+        """``cost`` entries from the allowance, leasing a batch when it is short."""
+        taken = self.take_local(cost, float(self.clock()))
+        if taken is not None:
+            return Taken(0.0, taken)
         async with self.lock:
-            if self.take_local(cost, now):  # the lease we waited for brought some
-                return 0.0
+            now = float(self.clock())  # after the lease we may have waited for
+            taken = self.take_local(cost, now)
+            if taken is not None:  # that lease brought some
+                return Taken(0.0, taken)
             return await self.lease(cost, now)
 
-    async def lease(self, cost: float, now: float) -> float:
-        """Lease a batch (at least ``cost``) and take ``cost`` of it: 0 when
-        taken, else the seconds until the overall bucket holds ``cost`` (after
-        a refusal this process does not ask again before that time is up)."""
+    async def lease(self, cost: int, now: float) -> Taken:
+        """Lease a batch (at least ``cost``) and take ``cost`` of it; else the
+        seconds until the overall window has ``cost`` free (after a refusal
+        this process does not ask again before that time is up).  The entries
+        of the leases before, unused, are removed in the same round trip."""
         if now < self.refused_until:
-            return self.refused_until - now
-        back = self.tokens if now - self.leased_at > self.ttl else 0.0
-        if back:
-            self.tokens = 0.0
+            return Taken(self.refused_until - now)
+        # the entries before, unused, go in the same round trip; what is given
+        # back meanwhile waits for the next (``name`` is no lease's)
+        dropped, self.unused, self.free, self.name = self.unused + self.free, [], [], ""
         want = max(self.batch, cost)
+        name = self.journal.name()
         self.leases += 1
         try:
             raw = await self.script(
                 [self.bucket],
-                [
-                    repr(now),
-                    repr(self.per_second),
-                    repr(float(self.burst)),
-                    repr(float(want)),
-                    repr(float(cost)),
-                    repr(float(back)),
-                    self.bucket_ttl_ms,
-                ],
+                [repr(now), repr(float(self.seconds)), self.limit, want, cost, name, *dropped],
             )
         except BaseException:
-            self.tokens += back  # not given back after all
+            self.unused = dropped + self.unused  # not removed: with the next lease
             raise
+        self.journal.discard(self.bucket, dropped)  # an entry gone from the window: no-op
         granted, level, wait = (raw.decode() if isinstance(raw, bytes) else str(raw)).split(";")
         grant = Grant(float(granted), float(level), float(wait))
         self.level, self.level_at = grant.level, now
         if grant.tokens <= 0:
             self.refused_until = now + grant.wait
-            return grant.wait
-        self.tokens += grant.tokens - cost
-        self.leased_at = now
-        return 0.0
+            return Taken(grant.wait)
+        k = int(grant.tokens)
+        self.journal.record(self.bucket, self.seconds, now, name, k)
+        self.free = [f"{name}:{j}" for j in range(k, 0, -1)]  # taken from the end
+        self.name, self.leased_at = name, now
+        taken = tuple(self.free[-cost:])
+        del self.free[-cost:]
+        return Taken(0.0, taken)
 
     def headroom(self, now: float) -> float:
         """Seconds until this process could take a token and leave the overall
-        reserve: from its allowance and the level seen at its last lease (other
-        processes' leases since are not seen; the next lease corrects it)."""
-        fresh = now - self.leased_at <= self.ttl
-        level = self.burst if self.level is None else self.level
-        level = min(self.burst, level + max(0.0, now - self.level_at) * self.per_second)
-        have = level + (self.tokens if fresh else 0.0)
+        reserve: from its allowance and the window's free entries seen at its
+        last lease, freed again at the window's pace since (other processes'
+        leases since are not seen; the next lease corrects it)."""
+        pace = self.limit / self.seconds
+        level = float(self.limit) if self.level is None else self.level
+        level = min(float(self.limit), level + max(0.0, now - self.level_at) * pace)
+        have = level + (len(self.free) if self.fresh(now) else 0.0)
         need = 1.0 + self.reserve
-        return 0.0 if have >= need else (need - have) / self.per_second
+        return 0.0 if have >= need else (need - have) / pace

@@ -1,30 +1,39 @@
-"""Telegram's flood limits as token buckets in Redis, shared by every bot process.
+"""Telegram's flood limits as sliding windows in Redis, shared by every bot process.
 
 Telegram allows about one message a second in a chat (short bursts allowed),
-20 a minute in a group and about 30 a second overall; edits count like sends.
-An :meth:`FloodLimiter.acquire` is ONE round trip to the chat's own hash slot:
-a Lua script refills the chat's buckets (its chat bucket and, for a group, its
-per-minute bucket) and either takes one token from each of them or -- when any
-is short -- takes nothing and answers how long to wait.  Never a partial take.
+20 in any minute in a group and about 30 in any second overall; edits count
+like sends.  Telegram counts windows, not buckets (#28): a token bucket's burst
+plus its refill let 45 messages through in a second and 37 in a group's minute.
+Each limit here is a sliding window (:class:`Window`: at most ``limit`` entries
+in any ``seconds``, a little longer than Telegram's window for the moment
+between counting a message and its arrival), kept as a sorted set of entries
+scored by time.  An :meth:`FloodLimiter.acquire` is ONE round trip to the
+chat's own hash slot: a Lua script drops the entries that left the chat's
+windows (its chat window and, for a group, its minute) and either counts one
+entry in each of them or -- when any is full -- counts nothing and answers how
+long until it has room.  Never a partial take.
 
 No hot key: every key of a chat carries the chat's hash tag
 (``rl:{c:<chat>}:...``, :class:`FloodKeys`), so the chats spread over a Redis
-Cluster.  The fleet-wide bucket (``rl:{all}``) is not hit per message: a
-process leases its tokens in small batches (:class:`OverallLease`, ``lease``
-tokens at a time, one round trip per batch) into a local allowance that the
-messages use up; a lease unused for ``lease_ttl`` seconds goes back to the
-bucket with the next lease, so no process sits on tokens and the fleet never
-exceeds the overall rate by more than ``lease_ttl`` seconds of it.
+Cluster.  The fleet-wide window (``rl:{all}``) is not hit per message: a
+process leases its entries in small batches (:class:`OverallLease`, ``lease``
+entries at a time, one round trip per batch) into a local allowance that the
+messages use up within ``lease_ttl`` seconds; the entries of a lease unused by
+then are removed, by name, with the next lease (never "some entries since":
+another process's, of messages that went out).
 
-Urgent first: each bucket keeps a ``reserve`` that deferrable messages (the
-coalesced updates of players who did not just act) leave alone --
+Urgent first: each window keeps a ``reserve`` that deferrable messages (the
+coalesced updates of players who did not just act) leave free --
 :meth:`FloodLimiter.headroom` tells them how long to hold back -- so a press's
-own answer finds a token even when the bot is busy, and the deferred updates
+own answer finds room even when the bot is busy, and the deferred updates
 coalesce while they wait.
 
 The time comes from Python (``clock``, default :func:`time.time`) and is passed
-into the scripts, so tests drive the buckets with a fake clock and processes on
-one host agree (Redis ``TIME`` is never read).
+into the scripts, so tests drive the windows with a fake clock and processes on
+one host agree (Redis ``TIME`` is never read).  Every entry this process counts
+is also kept in its :class:`Journal`, which the in-process fallback counts
+against while Redis is down and which :meth:`FloodLimiter.charge` adds to the
+shared windows again after (#28).
 
 The same script can first compare what a message shows -- digests of its text
 and of its keyboard, and the highest table version it showed, stored as
@@ -43,16 +52,17 @@ call (:meth:`FloodLimiter.release_edit`, ``forget``) or lapses after
 edit): it expires with the game.  Redis is reached only through the table
 service's key-value API (``svc.kv``); failures surface as ServiceUnavailable.
 
-The default rates are a little stricter than the fake Bot API's (per chat 1/s
-burst 3, group 20 refilling 20/min, overall 30/s burst 30): one token of slack
-in each capacity absorbs the time between our acquire and the server taking its
-own -- which is why tokens prepaid long before their call are taken again
-(``prepaid_ttl``, :class:`telegram_bot.delivery.flood.gate.Prepaid`).
+The default windows are a little longer than the fake Bot API's (per chat 3
+in any 3 s, group 20 in any 60 s, overall 30 in any second): the margin absorbs
+the time between our count and the server's -- which is why tokens prepaid
+long before their call are taken again (``prepaid_ttl``,
+:class:`telegram_bot.delivery.flood.gate.Prepaid`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import time
 from collections.abc import Awaitable, Callable
@@ -61,22 +71,26 @@ from typing import Any, Protocol
 
 from engine.clock import Clock
 from tables import KeyValueStore
+from tables.budgets import EPHEMERAL, PUBLIC, Budget, Budgets
 from telegram_bot.delivery.digest import check_digest, table_version
-from telegram_bot.delivery.flood.lease import OverallLease
+from telegram_bot.delivery.flood.journal import Journal
+from telegram_bot.delivery.flood.lease import OverallLease, Taken
 from telegram_bot.delivery.flood.rates import (
     BUSY,
     NOOP,
     STALE,
     FloodConfig,
     Headroom,
-    Rate,
     Verdict,
+    Window,
 )
 from telegram_bot.delivery.flood.scripts import (
     ACQUIRE_LUA,
+    CHARGE_LUA,
     FORGET_LUA,
     HEADROOM_LUA,
     LEASE_LUA,
+    MERGE_LUA,
     REFUND_LUA,
     RELEASE_EDIT_LUA,
 )
@@ -106,23 +120,47 @@ class EditTicket:
     owner: str = ""
     prepaid: bool = False
 
+    @property
+    def ephemeral(self) -> bool:
+        """An ephemeral message's edit (its key holds minus its ephemeral id)."""
+        return self.message_id < 0 and self.chat_id < 0
+
+
+log = logging.getLogger(__name__)
+
+
+def _scaled(window: Window, limit: int) -> Window:
+    """``window`` with a learned ``limit`` (#24): its reserve for urgent
+    messages in proportion, at most ``limit - 1``."""
+    if limit == window.limit:
+        return window
+    reserve = min(limit - 1, round(window.reserve * limit / window.limit))
+    return Window(limit, window.seconds, reserve=max(0, reserve))
+
 
 def _answer(raw: Any) -> str:
     return raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
 class FloodLimiter:
-    """Shared token buckets for outgoing messages (see the module docstring).
+    """Shared sliding windows for outgoing messages (see the module docstring).
 
     ``FloodLimiter(svc.kv, config, clock=time.time)``; ``round_trips`` counts
     its Redis round trips.
     """
 
     def __init__(
-        self, kv: KeyValueStore, config: FloodConfig | None = None, *, clock: Clock = time.time
+        self,
+        kv: KeyValueStore,
+        config: FloodConfig | None = None,
+        *,
+        clock: Clock = time.time,
+        budgets: Budgets | None = None,
     ) -> None:
         self.kv = kv
         self.config = config or FloodConfig()
+        self.budgets = budgets  # learned per group (#24); None: the documented windows
+        self._budget_cache: dict[int, tuple[float, Budget]] = {}
         self.keys = FloodKeys(kv)
         self.clock = clock
         self.round_trips = 0
@@ -131,6 +169,9 @@ class FloodLimiter:
         self._refund = kv.script(REFUND_LUA)
         self._forget = kv.script(FORGET_LUA)
         self._release = kv.script(RELEASE_EDIT_LUA)
+        self._charge = kv.script(CHARGE_LUA)
+        self._merge = kv.script(MERGE_LUA)
+        self.journal = Journal()
         self._digest_ttl_ms = math.ceil(self.config.digest_ttl * 1000)
         self._edit_ttl_ms = math.ceil(self.config.edit_ttl * 1000)
         self._lease_ms = math.ceil(self.config.edit_lease * 1000)
@@ -138,12 +179,13 @@ class FloodLimiter:
         self.lease = OverallLease(
             kv.script(LEASE_LUA),
             self.keys.rate_all(),
-            c.overall.per_second,
-            c.overall.burst,
+            c.overall.limit,
+            c.overall.seconds,
             c.overall.reserve,
-            min(c.lease, c.overall.burst),
+            min(c.lease, c.overall.limit),
             c.lease_ttl,
-            c.overall.ttl_ms,
+            self.journal,
+            clock,
         )
 
     @property
@@ -152,47 +194,148 @@ class FloodLimiter:
         return self
 
     # ------------------------------------------------------------ buckets
-    def buckets(self, chat_id: int | None) -> list[tuple[str, Rate]]:
-        """The buckets one message to ``chat_id`` takes from (groups: negative
-        ids); ``[0]`` is the overall one (leased, never in a chat's script)."""
+    def buckets(
+        self,
+        chat_id: int | None,
+        *,
+        ephemeral: bool = False,
+        message_id: int | None = None,
+        budget: Budget | None = None,
+    ) -> list[tuple[str, Window]]:
+        """The windows one message to ``chat_id`` counts in (groups: negative
+        ids); ``[0]`` is the overall one (leased, never in a chat's script).
+
+        A group's minute holds its learned public budget (``budget``, #24;
+        None: the documented 20).  An ``ephemeral`` write to a group counts like
+        any message to it while ephemerals are counted (the budget says so, or
+        none is known); else in the group's ephemeral minute and, for an edit
+        (``message_id``), in that message's own window (the per-chat pace: an
+        ephemeral message goes to one member)."""
         c, k = self.config, self.keys
         out = [(k.rate_all(), c.overall)]
-        if chat_id is not None:
+        if chat_id is None:
+            return out
+        if chat_id > 0:
             out.append((k.rate_chat(chat_id), c.per_chat))
-            if chat_id < 0:
-                out.append((k.rate_group(chat_id), c.per_group))
+        elif not ephemeral or budget is None or budget.counted:
+            out.append((k.rate_chat(chat_id), c.per_chat))
+            limit = c.per_group.limit if budget is None else budget.public
+            out.append((k.rate_group(chat_id), _scaled(c.per_group, limit)))
+        else:
+            out.append((k.rate_ephemeral(chat_id), _scaled(c.per_group, budget.ephemeral)))
+            if message_id is not None:
+                out.append((k.rate_message(chat_id, message_id), c.per_chat))
         return out
 
-    async def _overall(self, cost: float) -> float:
-        """Take ``cost`` overall tokens from the allowance (leasing a batch when
-        it is short): 0 when taken, else the seconds to wait."""
+    async def budget(self, chat_id: int | None) -> Budget | None:
+        """The learned budget of a group (None: a private chat, or no learning
+        here): read through an in-process cache, at most once in
+        ``budget_refresh`` seconds per group."""
+        if self.budgets is None or chat_id is None or chat_id >= 0:
+            return None
+        now = float(self.clock())
+        hit = self._budget_cache.get(chat_id)
+        if hit is not None and 0 <= now - hit[0] < self.config.budget_refresh:
+            return hit[1]
+        self.round_trips += 1
+        got = await self.budgets.get(chat_id)
+        if len(self._budget_cache) > 10_000:
+            self._budget_cache.clear()
+        self._budget_cache[chat_id] = (now, got)
+        return got
+
+    async def _minute(self, chat_id: int) -> tuple[int, int]:
+        """A group's public and ephemeral writes counted in its last minute."""
+        k, since = self.keys, float(self.clock()) - self.config.per_group.seconds
+        public, ephemeral = k.rate_group(chat_id), k.rate_ephemeral(chat_id)
+
+        def build(p: Any) -> None:
+            p.zcount(public, since, "+inf")
+            p.zcount(ephemeral, since, "+inf")
+
+        self.round_trips += 1
+        got = await self.kv.store.run(build)
+        return int(got[0]), int(got[1])
+
+    async def windows(
+        self, chat_id: int | None, *, ephemeral: bool = False, message_id: int | None = None
+    ) -> list[tuple[str, Window]]:
+        """:meth:`buckets` with the group's learned budget."""
+        budget = await self.budget(chat_id)
+        return self.buckets(chat_id, ephemeral=ephemeral, message_id=message_id, budget=budget)
+
+    async def refused(self, chat_id: int, *, ephemeral: bool = False) -> Budget | None:
+        """Telegram refused a write to ``chat_id`` (a 429): the group's budget that
+        write counted in is cut, fleet-wide (:class:`tables.budgets.Budgets`),
+        and the change is logged.  None: nothing to learn (a private chat)."""
+        if self.budgets is None or chat_id >= 0:
+            return None
+        before = await self.budget(chat_id)
+        shared = False
+        if before is not None and not before.counted:  # does one shared minute explain it?
+            public, apart = await self._minute(chat_id)
+            shared = apart > 0 if not ephemeral else public + apart >= before.public
+        self.round_trips += 2
+        after = await self.budgets.refused(
+            chat_id, EPHEMERAL if ephemeral else PUBLIC, shared=shared
+        )
+        self._budget_cache[chat_id] = (float(self.clock()), after)
+        if before is not None and not before.counted and after.counted:
+            k = self.keys  # what Telegram counted in the minute, we count too
+            self.round_trips += 1
+            await self._merge(
+                [k.rate_group(chat_id), k.rate_ephemeral(chat_id)], [self.config.per_group.ttl_ms]
+            )
+        log.warning(
+            "group %s flood budget learned from a 429 on an %s write: public %d a minute, "
+            "ephemerals %s (%s)",
+            chat_id,
+            "ephemeral" if ephemeral else "public",
+            after.public,
+            "counted with them" if after.counted else f"apart, {after.ephemeral} a minute",
+            after.why,
+        )
+        return after
+
+    async def _overall(self, cost: float) -> Taken:
+        """Take ``cost`` overall entries from the allowance (leasing a batch when
+        it is short): their names, or the seconds to wait."""
         before = self.lease.leases
-        wait = await self.lease.take(cost, float(self.clock()))
+        taken = await self.lease.take(int(cost))
         self.round_trips += self.lease.leases - before
-        return wait
+        return taken
 
     async def _run(
-        self, chat_id: int | None, cost: float, edit: EditTicket | None = None
+        self,
+        chat_id: int | None,
+        cost: float,
+        edit: EditTicket | None = None,
+        ephemeral: bool = False,
+        message_id: int | None = None,
     ) -> Verdict:
-        """Overall tokens from the allowance, then ONE script on the chat's slot:
-        its buckets (and for an ``edit`` the message's digest and edit lease)."""
-        buckets = self.buckets(chat_id)
-        for _, rate in buckets:
-            if cost > rate.burst:
-                raise ValueError(f"cost {cost} exceeds the burst of {rate!r}")
-        if (wait := await self._overall(cost)) > 0:
-            return Verdict(wait, True)
+        """Overall entries from the allowance, then ONE script on the chat's slot:
+        its windows (and for an ``edit`` the message's digest and edit lease).
+        The overall entries go back, by name, when the chat's refuse."""
+        if edit is not None:
+            message_id = edit.message_id
+        buckets = await self.windows(chat_id, ephemeral=ephemeral, message_id=message_id)
+        for _, window in buckets:
+            if cost > window.limit or cost != int(cost):
+                raise ValueError(f"cost {cost} does not fit {window!r}")
+        taken = await self._overall(cost)
+        if taken.wait > 0:
+            return Verdict(taken.wait, True)
         try:
             verdict = await self._chat(buckets[1:], cost, edit)
         except BaseException:
-            self.lease.give_back(cost)
+            self.lease.give_back(taken.entries)
             raise
         if verdict.wait != 0:
-            self.lease.give_back(cost)
+            self.lease.give_back(taken.entries)
         return verdict
 
     async def _chat(
-        self, buckets: list[tuple[str, Rate]], cost: float, edit: EditTicket | None
+        self, buckets: list[tuple[str, Window]], cost: float, edit: EditTicket | None
     ) -> Verdict:
         if not buckets and edit is None:
             return Verdict(0.0)
@@ -200,8 +343,9 @@ class FloodLimiter:
         if edit is not None:
             td = "*" if edit.text_digest is None else edit.text_digest  # '*': keep the text
             md, version, owner = edit.markup_digest, edit.version, edit.owner
+        now, name = float(self.clock()), self.journal.name()
         args: list[str | int | float] = [
-            repr(float(self.clock())),
+            repr(now),
             len(buckets),
             md,
             td,
@@ -210,15 +354,19 @@ class FloodLimiter:
             self._edit_ttl_ms,
             owner,
             self._lease_ms,
+            name,
         ]
-        for _, rate in buckets:
-            args += [repr(rate.per_second), repr(float(rate.burst)), repr(float(cost)), rate.ttl_ms]
+        for _, window in buckets:
+            args += [window.limit, repr(float(window.seconds)), int(cost)]
         keys = [k for k, _ in buckets]
         if edit is not None:  # what it shows, its last edit, its edit lease
             k, message = self.keys, (edit.chat_id, edit.message_id)
             keys += [k.sent_digest(*message), k.edited_at(*message), k.in_flight(*message)]
         self.round_trips += 1
         wait, _sep, _short = _answer(await self._script(keys, args)).partition(";")
+        if float(wait) == 0:
+            for key, window in buckets:
+                self.journal.record(key, window.seconds, now, name, int(cost))
         return Verdict(float(wait), False)
 
     async def acquire(self, chat_id: int | None = None, *, cost: float = 1) -> float:
@@ -226,28 +374,64 @@ class FloodLimiter:
         bucket only): 0 when taken, else the seconds to wait (nothing taken)."""
         return (await self.take(chat_id, cost=cost)).wait
 
-    async def take(self, chat_id: int | None = None, *, cost: float = 1) -> Verdict:
-        """:meth:`acquire`, also telling whether the overall bucket is short."""
-        return await self._run(chat_id, cost)
+    async def take(
+        self,
+        chat_id: int | None = None,
+        *,
+        cost: float = 1,
+        ephemeral: bool = False,
+        message_id: int | None = None,
+    ) -> Verdict:
+        """:meth:`acquire`, also telling whether the overall bucket is short
+        (``ephemeral``: a message to one member of the group, ``message_id``
+        the one a prepaid edit will change: :meth:`buckets`)."""
+        return await self._run(chat_id, cost, ephemeral=ephemeral, message_id=message_id)
 
     async def refund(
-        self, chat_id: int | None = None, *, cost: float = 1, held: float = 0.0
+        self,
+        chat_id: int | None = None,
+        *,
+        cost: float = 1,
+        held: float = 0.0,
+        ephemeral: bool = False,
+        message_id: int | None = None,
     ) -> None:
-        """Give back the tokens a :meth:`take` took for a message that did not go
-        out (a no-op edit, overtaken by a newer one), never above a bucket's
-        capacity; tokens taken ``held`` seconds ago only where the bucket cannot
-        have refilled since (``held * rate < cost``).  The overall token goes to
-        this process's allowance; one round trip for the chat's buckets."""
-        if held * self.config.overall.per_second < cost:
-            self.lease.give_back(cost)
-        buckets = self.buckets(chat_id)[1:]
+        """Give back the entries a :meth:`take` counted ``held`` seconds ago for a
+        message that did not go out (a no-op edit, overtaken by a newer one):
+        the newest counted by then go (its own, or older: never a later
+        message's), in each window that still counts them; one round trip.
+        The overall entry stays counted until it leaves its window (#28): which
+        of this process's leased entries it was is not known here, and giving
+        back another -- one of a message that went out, or one already out of
+        the window so that a newer one goes -- would let the fleet overspend."""
+        windows = await self.windows(chat_id, ephemeral=ephemeral, message_id=message_id)
+        buckets = windows[1:]
         if not buckets:
             return
-        args: list[str | int | float] = [repr(float(self.clock())), repr(float(held))]
-        for _, rate in buckets:
-            args += [repr(rate.per_second), repr(float(rate.burst)), repr(float(cost)), rate.ttl_ms]
+        now = float(self.clock())
+        paid = now - held + 1e-6
+        args: list[str | int | float] = [repr(now), repr(paid)]
+        for _, window in buckets:
+            args += [repr(float(window.seconds)), int(cost)]
         self.round_trips += 1
         await self._refund([key for key, _ in buckets], args)
+        for key, window in buckets:
+            if paid > now - window.seconds:
+                self.journal.refund(key, paid, int(cost))
+
+    async def charge(self) -> int:
+        """Count this process's journal in the shared windows again (after Redis
+        was down: what the fallback counted meanwhile, and what a restarted
+        Redis lost), one round trip per window key; entries there already stay
+        as they are.  Returns the entries added (#28)."""
+        now, added = float(self.clock()), 0
+        for key, entries in self.journal.live(now).items():
+            args: list[str | int | float] = [repr(now), repr(self.journal.seconds[key])]
+            for at, name in entries:
+                args += [repr(at), name]
+            self.round_trips += 1
+            added += int(_answer(await self._charge([key], args)))
+        return added
 
     async def headroom(
         self, chat_id: int | None = None, message_id: int | None = None, gap: float = 0.0
@@ -266,7 +450,8 @@ class FloodLimiter:
         (in the same script), so two processes never both edit a message
         within its coalescing gap."""
         overall = self.lease.headroom(float(self.clock()))
-        buckets = self.buckets(chat_id)[1:]
+        ephemeral = message_id is not None and message_id < 0  # (chat, -ephemeral id)
+        buckets = (await self.windows(chat_id, ephemeral=ephemeral, message_id=message_id))[1:]
         if not buckets:
             return Headroom(overall, 0.0)
         keys = [key for key, _ in buckets]
@@ -281,8 +466,8 @@ class FloodLimiter:
             claim,
             self._edit_ttl_ms,
         ]
-        for _, rate in buckets:
-            args += [repr(rate.per_second), repr(float(rate.burst)), repr(1.0 + rate.reserve)]
+        for _, window in buckets:
+            args += [window.limit, repr(float(window.seconds)), 1 + window.reserve]
         self.round_trips += 1
         chat, _sep, edit = _answer(await self._headroom(keys, args)).partition(";")
         return Headroom(overall, float(chat), float(edit or 0))
@@ -300,7 +485,7 @@ class FloodLimiter:
         check_digest(edit.text_digest, edit.markup_digest)
         if edit.prepaid:  # the digest and the lease alone: no bucket, no overall token
             return await self._chat([], 1, edit)
-        return await self._run(edit.chat_id, 1, edit)
+        return await self._run(edit.chat_id, 1, edit, ephemeral=edit.ephemeral)
 
     async def wait(
         self, chat_id: int | None = None, *, sleep: Sleep = asyncio.sleep, max_wait: float = 300.0
@@ -360,6 +545,8 @@ class FloodLimiter:
             return None
         text, _sep, rest = raw.partition(":")
         markup, _sep, version = rest.partition(":")
+        if text.startswith("!"):  # an edit in flight, or one that never came back
+            return "?:?", version
         return f"{text}:{markup}", version
 
 
@@ -383,13 +570,28 @@ class Limiter(Protocol):
         (:class:`telegram_bot.delivery.flood.hold.ChatHold`) writes them itself."""
         ...
 
-    async def take(self, chat_id: int | None = None, *, cost: float = 1) -> Verdict: ...
+    async def take(
+        self,
+        chat_id: int | None = None,
+        *,
+        cost: float = 1,
+        ephemeral: bool = False,
+        message_id: int | None = None,
+    ) -> Verdict: ...
 
     async def admit_edit(self, edit: EditTicket) -> Verdict: ...
 
     async def refund(
-        self, chat_id: int | None = None, *, cost: float = 1, held: float = 0.0
+        self,
+        chat_id: int | None = None,
+        *,
+        cost: float = 1,
+        held: float = 0.0,
+        ephemeral: bool = False,
+        message_id: int | None = None,
     ) -> None: ...
+
+    async def refused(self, chat_id: int, *, ephemeral: bool = False) -> Budget | None: ...
 
     async def headroom(
         self, chat_id: int | None = None, message_id: int | None = None, gap: float = 0.0
@@ -413,8 +615,9 @@ __all__ = [
     "FloodKeys",
     "FloodLimiter",
     "Headroom",
+    "Journal",
     "Limiter",
-    "Rate",
     "Verdict",
+    "Window",
     "table_version",
 ]

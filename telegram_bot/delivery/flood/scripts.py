@@ -2,28 +2,80 @@
 
 Every script names the keys of ONE hash slot only (Redis Cluster runs a script
 on one node): the chat scripts take a chat's own keys (``rl:{c:<chat>}:...``),
-the lease script the fleet-wide bucket (``rl:{all}``) alone.  Buckets are
-hashes ``t`` (tokens) and ``s`` (stamp); the time comes from Python (ARGV)."""
+the lease script the fleet-wide window (``rl:{all}``) alone.  A window (#28) is
+a sorted set: one entry per message counted, scored by the time it was counted,
+named '<name>:<i>' (the caller's unique name for the call; a 429's hold adds
+'h:<i>').  An entry counts while its score is within the window's seconds of
+now (older ones are removed); the time comes from Python (ARGV)."""
 
 from __future__ import annotations
 
-# KEYS: the n bucket keys of one chat, then (optionally) the message's digest
+# Shared by the window scripts (prepended to each).
+WINDOW_LUA = r"""
+local function fmt(x) return string.format('%.17g', x) end
+-- the key lives as long as an entry scored ``til`` - window may count
+local function keep(key, til, now)
+  local ms = math.ceil((til - now) * 1000) + 1000
+  if redis.call('PTTL', key) < ms then redis.call('PEXPIRE', key, ms) end
+end
+-- the entries of window ``key`` that count at ``now`` (older ones go)
+local function count(key, now, win)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - win))
+  return redis.call('ZCARD', key)
+end
+-- seconds until ``need`` more fit under ``limit`` with ``n`` counted (0: now)
+local function wait_for(key, n, now, win, limit, need)
+  local over = n + need - limit
+  if over <= 0 then return 0 end
+  local e = redis.call('ZRANGE', key, over - 1, over - 1, 'WITHSCORES')
+  return math.max(tonumber(e[2]) + win - now, 0.000001)
+end
+-- count ``cost`` entries at ``now`` named '<name>:<i>'
+local function add(key, now, win, cost, name)
+  for j = 1, cost do redis.call('ZADD', key, fmt(now), name .. ':' .. j) end
+  keep(key, now + win, now)
+end
+-- remove up to ``cost`` of the newest entries counted at or before ``til``
+-- (a refund: the message's own entry, or an older one -- never a newer
+-- message's, which would undercount; never a hold's)
+local function refund(key, til, cost)
+  local got = redis.call('ZREVRANGEBYSCORE', key, fmt(til), '-inf')
+  local k = 0
+  for _, m in ipairs(got) do
+    if k >= cost then break end
+    if string.sub(m, 1, 2) ~= 'h:' then
+      redis.call('ZREM', key, m)
+      k = k + 1
+    end
+  end
+  return k
+end
+"""
+
+# KEYS: the n window keys of one chat, then (optionally) the message's digest
 # key, its last-edit key and its in-flight lease key.  ARGV: now, n, markup
 # digest ('' = no digest check), text digest ('*' = the text stays as it is: a
 # markup-only edit), digest ttl ms, version ('<table id>#<n>', '' = none),
-# last-edit ttl ms, lease owner ('' = no lease), lease ttl ms, then per bucket
-# rate, capacity, cost, ttl ms.  With an owner, an edit of a message whose
-# lease ('<owner>@<until>') another call holds takes nothing and answers
-# '-3;<seconds the lease may last>' -- AFTER the digest check, so an older or
-# same content is dropped at once; an edit taken takes the lease.  An edit taken records ``now`` as
-# the message's last edit (:data:`HEADROOM_LUA` spaces edits by it).  The
-# digest key holds '<text digest>:<markup digest>:<version>' (the highest
-# version of the last table shown).  Returns '-2' (older than the version of
-# the same table the message shows: nothing taken), '-1'
-# (the message already shows this: nothing taken; the ttl refreshed), '0'
-# (taken; the digest recorded) or '<wait in seconds>;<index of the short
-# bucket>' (nothing taken).
-ACQUIRE_LUA = r"""
+# last-edit ttl ms, lease owner ('' = no lease), lease ttl ms, the call's entry
+# name, then per window limit, seconds, cost.  With an owner, an edit of a
+# message whose lease ('<owner>@<until>') another call holds takes nothing and
+# answers '-3;<seconds the lease may last>' -- AFTER the digest check, so an
+# older or same content is dropped at once; an edit taken takes the lease.  An
+# edit taken records ``now`` as the message's last edit (:data:`HEADROOM_LUA`
+# spaces edits by it).  The digest key holds '<text digest>:<markup
+# digest>:<version>' (the highest version of the last table shown); an edit
+# taken under a lease records it as pending, '!<text>:<markup>:<version>', until
+# RELEASE_EDIT_LUA confirms it went out: a call that never came back (its
+# process was killed between this script and Telegram's answer) leaves a digest
+# that equals no content, so the next render of that content is not dropped as
+# a no-op (#28: a SIGKILL once left a hand one version behind for good).  Returns
+# '-2' (older than the version of the same table the message shows: nothing
+# taken), '-1' (the message already shows this: nothing taken; the ttl
+# refreshed), '0' (counted in every window; the digest recorded) or '<wait in
+# seconds>;<index of the full window>' (nothing counted).
+ACQUIRE_LUA = (
+    WINDOW_LUA
+    + r"""
 local now = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
 local md, td = ARGV[3], ARGV[4]
@@ -35,14 +87,17 @@ if md ~= '' then
   local ct, cm, cv = string.match(cur, '^([^:]*):([^:]*):?(.*)$')
   local ctag, cnum = string.match(cv or '', '^(.*)#(%d+)$')
   if vt and vt == ctag and tonumber(vn) < tonumber(cnum) then return '-2' end
+  local pending = string.sub(ct or '', 1, 1) == '!'
+  if pending then ct = string.sub(ct, 2) end
   if td == '*' then td = ct or '?' end
   local v = cv or ''
   if vt and (vt ~= ctag or tonumber(vn) > tonumber(cnum)) then v = ARGV[6] end
-  if td == ct and md == cm then
+  if td == ct and md == cm and not pending then
     redis.call('SET', dk, td .. ':' .. md .. ':' .. v, 'PX', ARGV[5])
     return '-1'
   end
   shown = td .. ':' .. md .. ':' .. v
+  if ARGV[8] ~= '' then shown = '!' .. shown end
   if ARGV[8] ~= '' then
     local lease = redis.call('GET', KEYS[n + 3])
     local owner, til = string.match(lease or '', '^(.*)@([^@]*)$')
@@ -51,30 +106,17 @@ if md ~= '' then
     end
   end
 end
-local tok, stamp = {}, {}
 local wait, short = 0, 0
 for i = 1, n do
-  local b = 9 + (i - 1) * 4
-  local rate, cap, cost = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
-  local h = redis.call('HMGET', KEYS[i], 't', 's')
-  local t, s = tonumber(h[1]), tonumber(h[2])
-  if t == nil or s == nil then t = cap; s = now end
-  if now > s then
-    t = math.min(cap, t + (now - s) * rate)
-    s = now
-  end
-  tok[i], stamp[i] = t, s
-  if t < cost then
-    local w = (cost - t) / rate
-    if w > wait then wait = w; short = i end
-  end
+  local b = 10 + (i - 1) * 3
+  local limit, win, cost = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
+  local w = wait_for(KEYS[i], count(KEYS[i], now, win), now, win, limit, cost)
+  if w > wait then wait = w; short = i end
 end
-if wait > 0 then return string.format('%.6f;%d', math.max(wait, 0.000001), short) end
+if wait > 0 then return string.format('%.6f;%d', wait, short) end
 for i = 1, n do
-  local b = 9 + (i - 1) * 4
-  redis.call('HSET', KEYS[i], 't', string.format('%.17g', tok[i] - tonumber(ARGV[b + 3])),
-    's', string.format('%.17g', stamp[i]))
-  redis.call('PEXPIRE', KEYS[i], ARGV[b + 4])
+  local b = 10 + (i - 1) * 3
+  add(KEYS[i], now, tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3]), ARGV[10])
 end
 if shown then
   redis.call('SET', KEYS[n + 1], shown, 'PX', ARGV[5])
@@ -86,61 +128,53 @@ if shown then
 end
 return '0'
 """
+)
 
-# The fleet-wide bucket, leased to a process in small batches.  KEYS[1] the
-# overall bucket; ARGV now, rate, capacity, want, need, give back, ttl ms.  The
-# bucket is refilled to now, gets ``give back`` (a process's expired, unused
-# lease) back, then lends max(need, min(want, floor(tokens))) when it holds
-# ``need``.  Returns '<granted>;<tokens left>;<wait>' (granted 0: wait seconds).
-LEASE_LUA = r"""
-local now, rate, cap = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local want, need, back = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-local h = redis.call('HMGET', KEYS[1], 't', 's')
-local t, s = tonumber(h[1]), tonumber(h[2])
-if t == nil or s == nil then t = cap; s = now end
-if now > s then
-  t = math.min(cap, t + (now - s) * rate)
-  s = now
-end
-t = math.min(cap, t + back)
+# The fleet-wide window, leased to a process in small batches.  KEYS[1] the
+# overall window; ARGV now, seconds, limit, want, need, the lease's entry name,
+# then the names of entries to remove first (a process's leased entries it did
+# not use, #28: by name, never another process's).  Then it lends
+# max(need, min(want, free)) entries when ``need`` fit.  Returns
+# '<granted>;<free left>;<wait>' (granted 0: wait seconds).
+LEASE_LUA = (
+    WINDOW_LUA
+    + r"""
+local now, win, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local want, need = tonumber(ARGV[4]), tonumber(ARGV[5])
+for i = 7, #ARGV do redis.call('ZREM', KEYS[1], ARGV[i]) end
+local n = count(KEYS[1], now, win)
+local free = limit - n
 local k, wait = 0, 0
-if t < need then
-  wait = math.max((need - t) / rate, 0.000001)
+if free < need then
+  wait = wait_for(KEYS[1], n, now, win, limit, need)
 else
-  k = math.max(need, math.min(want, math.floor(t)))
-  t = t - k
+  k = math.max(need, math.min(want, free))
+  add(KEYS[1], now, win, k, ARGV[6])
 end
-if k > 0 or back > 0 then
-  redis.call('HSET', KEYS[1], 't', string.format('%.17g', t), 's', string.format('%.17g', s))
-  redis.call('PEXPIRE', KEYS[1], ARGV[7])
-end
-return string.format('%.17g;%.17g;%.6f', k, t, wait)
+return string.format('%d;%d;%.6f', k, free - k, wait)
 """
+)
 
-# A dry run of one chat's buckets: KEYS the bucket keys, then (when ``gap`` >
+# A dry run of one chat's windows: KEYS the window keys, then (when ``gap`` >
 # 0) the message's last-edit key.  ARGV now, gap, claim, last-edit ttl ms, then
-# per bucket rate, capacity, tokens needed.  Returns '<wait>;<edit wait>': the
-# seconds until every bucket holds what is needed, and until the message's
-# last edit (by any process) is ``gap`` seconds old ('0;0': now).  Takes no
-# token; with ``claim`` 1 and nothing to wait for, it records ``now`` as the
-# message's last edit -- the edit goes out now, and another process's edit of
-# the same message waits its ``gap``.
-HEADROOM_LUA = r"""
+# per window limit, seconds, entries needed free.  Returns '<wait>;<edit wait>':
+# the seconds until every window has what is needed free, and until the
+# message's last edit (by any process) is ``gap`` seconds old ('0;0': now).
+# Counts nothing; with ``claim`` 1 and nothing to wait for, it records ``now``
+# as the message's last edit -- the edit goes out now, and another process's
+# edit of the same message waits its ``gap``.
+HEADROOM_LUA = (
+    WINDOW_LUA
+    + r"""
 local now, gap = tonumber(ARGV[1]), tonumber(ARGV[2])
 local nb = #KEYS
 if gap > 0 then nb = nb - 1 end
 local wait = 0
 for i = 1, nb do
   local b = 4 + (i - 1) * 3
-  local rate, cap, need = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
-  local h = redis.call('HMGET', KEYS[i], 't', 's')
-  local t, s = tonumber(h[1]), tonumber(h[2])
-  if t == nil or s == nil then t = cap; s = now end
-  if now > s then t = math.min(cap, t + (now - s) * rate) end
-  if t < need then
-    local w = (need - t) / rate
-    if w > wait then wait = w end
-  end
+  local limit, win, need = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
+  local w = wait_for(KEYS[i], count(KEYS[i], now, win), now, win, limit, need)
+  if w > wait then wait = w end
 end
 local edit = 0
 if gap > 0 then
@@ -152,31 +186,55 @@ if gap > 0 then
 end
 return string.format('%.6f;%.6f', wait, edit)
 """
+)
 
-# Give tokens back: KEYS one chat's bucket keys; ARGV now, held, then per bucket
-# rate, capacity, cost, ttl ms.  Each bucket is refilled to now, gets ``cost``
-# back and never holds more than its capacity -- unless the tokens were taken
-# ``held`` seconds ago and the bucket may have refilled to its capacity since
-# (held * rate >= cost): then what it holds already forgot them (the caller
-# takes fresh tokens; keeping the old ones counted errs on the safe side).
-REFUND_LUA = r"""
-local now, held = tonumber(ARGV[1]), tonumber(ARGV[2])
+# Give entries back: KEYS one chat's window keys; ARGV now, paid (when the
+# message's tokens were taken: its entry was counted just before), then per
+# window seconds, cost.  In each window the ``cost`` newest entries counted at
+# or before ``paid`` go (its own, or older: never a later message's, which
+# would undercount) -- none when that is out of the window already.
+REFUND_LUA = (
+    WINDOW_LUA
+    + r"""
+local now, paid = tonumber(ARGV[1]), tonumber(ARGV[2])
 for i = 1, #KEYS do
-  local b = 2 + (i - 1) * 4
-  local rate, cap, cost = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
-  local h = redis.call('HMGET', KEYS[i], 't', 's')
-  local t, s = tonumber(h[1]), tonumber(h[2])
-  if t ~= nil and s ~= nil and held * rate < cost then
-    if now > s then
-      t = t + (now - s) * rate
-      s = now
-    end
-    redis.call('HSET', KEYS[i], 't', string.format('%.17g', math.min(cap, t + cost)),
-      's', string.format('%.17g', s))
-    redis.call('PEXPIRE', KEYS[i], ARGV[b + 4])
-  end
+  local b = 2 + (i - 1) * 2
+  local win, cost = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2])
+  if paid > now - win then refund(KEYS[i], paid, cost) end
 end
 return 0
+"""
+)
+
+# Count entries a process took without Redis (the in-process fallback while
+# Redis was down, or ones a restarted Redis lost) in a window again, #28: KEYS[1]
+# the window; ARGV now, seconds, then pairs of score and entry name.  Entries
+# still within the window are added unless there already (the same name).
+CHARGE_LUA = (
+    WINDOW_LUA
+    + r"""
+local now, win = tonumber(ARGV[1]), tonumber(ARGV[2])
+count(KEYS[1], now, win)
+local til, added = now, 0
+for i = 3, #ARGV, 2 do
+  local at = tonumber(ARGV[i])
+  if at > now - win then
+    added = added + redis.call('ZADD', KEYS[1], 'NX', ARGV[i], ARGV[i + 1])
+    if at + win > til then til = at + win end
+  end
+end
+if added > 0 then keep(KEYS[1], til, now) end
+return added
+"""
+)
+
+# A group's ephemerals turn out to count with its public writes (#24): the
+# entries of its ephemeral minute (KEYS[2]) join its public minute (KEYS[1]),
+# so the writes Telegram counted there are counted here too.  ARGV ttl ms.
+MERGE_LUA = r"""
+redis.call('ZUNIONSTORE', KEYS[1], 2, KEYS[1], KEYS[2], 'AGGREGATE', 'MAX')
+if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return redis.call('ZCARD', KEYS[1])
 """
 
 # An edit failed: what the message shows is unknown, but the highest table
@@ -201,16 +259,20 @@ return 1
 """
 
 # An edit went out: KEYS[1] the message's lease key, KEYS[2] its digest key;
-# ARGV owner, digest ttl ms.  The owner's lease goes (1).  A lease lost meanwhile
+# ARGV owner, digest ttl ms.  The owner's lease goes and its pending digest is
+# confirmed ('!' dropped) (1).  A lease lost meanwhile
 # (the call outlived it: another edit may have gone out before this one landed)
 # leaves the content unknown -- '?:?:<version>', as FORGET_LUA -- so the next
 # edit or repair is not dropped as a no-op (0).
 RELEASE_EDIT_LUA = r"""
+local cur = redis.call('GET', KEYS[2])
 if string.match(redis.call('GET', KEYS[1]) or '', '^(.*)@') == ARGV[1] then
   redis.call('DEL', KEYS[1])
+  if cur and string.sub(cur, 1, 1) == '!' then
+    redis.call('SET', KEYS[2], string.sub(cur, 2), 'PX', ARGV[2])
+  end
   return 1
 end
-local cur = redis.call('GET', KEYS[2])
 local v = cur and string.match(cur, '^[^:]*:[^:]*:(.+)$')
 if v then
   redis.call('SET', KEYS[2], '?:?:' .. v, 'PX', ARGV[2])

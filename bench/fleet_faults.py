@@ -1,0 +1,69 @@
+"""The fleet's faults (#28), for ``bench/faults.py --soak`` and ``--broadcast``:
+
+* ``--soak``: rolling restarts -- 3 bot processes, ``--games`` live private
+  games against the AI, one random process stopped and started again every 30 s
+  for ``--minutes`` (>= 10), once with SIGTERM and once with SIGKILL
+  (:mod:`sandbox.soak`); on a 3-master Redis Cluster with ``--cluster``.
+* ``--broadcast``: every update to each of 2 bot processes on a 3-master
+  Redis Cluster, ``--lobbies`` group games of 3 humans opened and played to the
+  end (:func:`sandbox.soak.broadcast_fleet`).
+
+Both print the counts table of :class:`sandbox.soak.SoakReport`.  No asserts
+(the suite's ``tests/bot/test_soak.py`` and ``tests/bot/test_e2e_fleet.py``
+assert the same, shorter)."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from sandbox.local_cluster import start_cluster
+from sandbox.local_redis import start_redis, stop
+from sandbox.soak import SoakReport, broadcast_fleet, soak
+
+
+@contextmanager
+def throwaway(binary: str, cluster: bool) -> Iterator[str]:
+    """A throw-away redis-server (or 3-master cluster): its service URL."""
+    with tempfile.TemporaryDirectory(prefix="durak-bench-") as tmp:
+        if cluster:
+            c = start_cluster(binary, Path(tmp), 3)
+            try:
+                yield "redis+cluster://" + c.url.split("://", 1)[1]
+            finally:
+                c.stop()
+        else:
+            proc, url = start_redis(binary, Path(tmp))
+            try:
+                yield url
+            finally:
+                stop(proc)
+
+
+def print_report(title: str, report: SoakReport) -> None:
+    print(f"\n{title}\n{'-' * len(title)}\n{report.table()}", flush=True)
+    for line in report.details[:10]:
+        print(f"  {line}")
+
+
+def run_soak(binary: str, games: int, minutes: float, seed: int, cluster: bool) -> None:
+    for kill in ("SIGTERM", "SIGKILL"):
+        with throwaway(binary, cluster) as url:
+            report = asyncio.run(
+                soak(url, f"soak:{uuid.uuid4().hex[:8]}:", kill=kill, games=games,
+                     seconds=minutes * 60, seed=seed)
+            )  # fmt: skip
+        where = "a 3-master cluster" if cluster else "one redis-server"
+        print_report(f"Rolling restarts every 30 s by {kill} ({where}, seed {seed})", report)
+
+
+def run_broadcast(binary: str, lobbies: int, seed: int) -> None:
+    with throwaway(binary, cluster=True) as url:
+        report = asyncio.run(
+            broadcast_fleet(url, f"bcast:{uuid.uuid4().hex[:8]}:", lobbies=lobbies, seed=seed)
+        )
+    print_report(f"Every update to both of 2 processes, 3-master cluster (seed {seed})", report)

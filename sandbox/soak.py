@@ -1,0 +1,489 @@
+"""A soak of rolling restarts (#28), for ``tests/bot/test_soak.py`` and
+``bench/faults.py --soak``.
+
+A fleet of bot processes (:class:`sandbox.fleet.BotFleet`: webhook mode behind
+the proxy, the fake Bot API with Telegram's flood limits on, ephemeral writes
+counted in the group unless ``FAKE_EPHEMERAL_COUNTED=0``) and ``games``
+players, each in a private game against the AI (``/play``, turn timer on; a
+finished game is followed by a new one).  Every player presses a useful button
+of his hand message, thinks a little, presses again.  Every ``every`` seconds
+one random process is stopped -- ``SIGTERM`` (a deploy) or ``SIGKILL`` (a
+crash) -- and started again.
+
+Each move press is checked against the table's log: answered silently, it made
+exactly one move of his (else *lost*, or *applied twice*); refused, none; left
+unanswered within Telegram's answer window, at most one (counted; a press is
+*in flight at a kill* when a SIGKILL fell between its send and its window's
+end).  At the end, with every process up: every game over or waiting for its
+human, whose hand shows the table's current version (else *stuck*); and the
+fake's 429 answers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import signal
+import time
+from dataclasses import dataclass, field
+
+from sandbox.fake_api import FakeTelegram, RateLimits, SimUser
+from sandbox.fake_api.models import Message
+from sandbox.fleet import BotFleet, open_group_game
+from tables import PLAYING
+from telegram_bot.buttons.callbacks import parse_game
+from telegram_bot.views.hand import PLAYABLE
+
+ANSWER_WINDOW = 15.0  # Telegram's (and the fake's) window to answer a press
+SIGNALS = {"SIGTERM": signal.SIGTERM, "SIGKILL": signal.SIGKILL}
+
+
+@dataclass
+class SoakReport:
+    """The soak's counts (see the module)."""
+
+    kill: str
+    processes: int
+    games: int
+    seconds: float
+    restarts: int = 0
+    stops_not_clean: int = 0  # SIGTERM: exit codes other than 0
+    games_played: int = 0
+    presses: int = 0
+    move_presses: int = 0
+    refused: int = 0
+    unanswered: int = 0
+    unanswered_at_kill: int = 0  # of those: in flight at a SIGKILL
+    again: int = 0  # presses of a keyboard he already pressed or moved from (no move)
+    slow: int = 0  # silent answers whose message was not redrawn within 10 s
+    redrawn: int = 0  # Play on a keyboard of an older selection: redrawn, no move
+    lost: int = 0
+    applied_twice: int = 0
+    stuck: int = 0
+    retry_after: int = 0  # 429 answers of the fake Bot API
+    extended: int = 0  # deadlines extended after a restart gap
+    mode: str = "round_robin"  # the webhook proxy's
+    group_players: int = 0  # group games of this many humans (0: private games vs the AI)
+    lobbies_filled: int = 0
+    games_over: int = 0
+    duplicates: int = 0  # updates the processes dropped as already claimed (broadcast)
+    details: list[str] = field(default_factory=list)
+
+    @property
+    def unanswered_beyond_kills(self) -> int:
+        return self.unanswered - self.unanswered_at_kill
+
+    def rows(self) -> list[tuple[str, object]]:
+        if self.group_players:
+            head: list[tuple[str, object]] = [
+                ("webhook delivery", self.mode),
+                ("bot processes", self.processes),
+                (f"group lobbies ({self.group_players} humans each)", self.games),
+                ("  filled and started", self.lobbies_filled),
+                ("  games played to the end", self.games_over),
+                ("updates dropped as duplicates", self.duplicates),
+            ]
+        else:
+            head = [
+                ("stop signal", self.kill),
+                ("bot processes", self.processes),
+                ("live games (players)", self.games),
+                ("seconds", round(self.seconds)),
+                ("restarts", self.restarts),
+                ("SIGTERM stops not clean", self.stops_not_clean),
+                ("games played", self.games_played),
+            ]
+        return [
+            *head,
+            ("presses", self.presses),
+            ("  move presses", self.move_presses),
+            ("  refused (stale, not his turn)", self.refused),
+            ("  on a keyboard he already pressed or moved from", self.again),
+            ("  own message not redrawn within 10 s", self.slow),
+            ("  Play of an older selection: redrawn, no move", self.redrawn),
+            ("  unanswered", self.unanswered),
+            ("    in flight at a SIGKILL", self.unanswered_at_kill),
+            ("moves lost", self.lost),
+            ("moves applied twice", self.applied_twice),
+            ("games stuck", self.stuck),
+            ("429 answers", self.retry_after),
+            ("deadlines extended (restart gaps)", self.extended),
+        ]
+
+    def table(self) -> str:
+        width = max(len(k) for k, _v in self.rows())
+        return "\n".join(f"{k:<{width}}  {v}" for k, v in self.rows())
+
+
+def move_or_tap(message: Message, rng: random.Random) -> tuple[str, bool] | None:
+    """The button a simple player presses -- Play, a choice, a playable card,
+    Done or Pass, Take, in that order (one of a kind at random) -- its data,
+    and whether it surely makes a move (a card tap may only select a card)."""
+    by: dict[str, list[str]] = {"play": [], "choice": [], "card": [], "P": [], "K": []}
+    for b in message.buttons:
+        cb = parse_game(b.get("callback_data"))
+        if cb is None:
+            continue
+        p = cb.press
+        if p.kind == "play":
+            by["play"].append(b["callback_data"])
+        elif p.kind == "action":
+            by[p.action if p.action in ("P", "K") else "choice"].append(b["callback_data"])
+        elif p.kind == "card" and b["text"].startswith(PLAYABLE):
+            by["card"].append(b["callback_data"])
+    for kind, options in by.items():
+        if options:
+            return rng.choice(options), kind != "card"
+    return None
+
+
+def selection_moved_on(data: str, message: Message) -> bool:
+    """His keyboard, redrawn after the press of ``data``, is for another
+    revision of his selection (the bot answers such a press silently and
+    redraws: :attr:`telegram_bot.usecases.press.PressStatus.REDRAWN`)."""
+    pressed = parse_game(data)
+    shown = [cb for b in message.buttons if (cb := parse_game(b.get("callback_data")))]
+    return pressed is not None and any(cb.sel and cb.sel != pressed.sel for cb in shown)
+
+
+class Soak:
+    """``await Soak(fake, fleet, ...).run()``: the report (see the module)."""
+
+    def __init__(
+        self,
+        fake: FakeTelegram,
+        fleet: BotFleet,
+        *,
+        games: int,
+        seconds: float,
+        every: float,
+        kill: str,
+        seed: int,
+        think: tuple[float, float] = (0.5, 3.0),
+        group_players: int = 0,
+    ) -> None:
+        self.fake, self.fleet = fake, fleet
+        self.kill, self.seconds, self.every = kill, seconds, every
+        self.rng = random.Random(seed)
+        self.think = think
+        self.group_players = group_players
+        solo = 0 if group_players else games
+        self.users = [fake.add_user(f"Soak{i}", language_code="en") for i in range(solo)]
+        self.groups = [
+            [fake.add_user(f"G{g}P{i}", language_code="en") for i in range(group_players)]
+            for g in range(games if group_players else 0)
+        ]
+        self.report = SoakReport(kill, fleet.count, games, seconds)
+        self.report.mode, self.report.group_players = fleet.proxy.mode, group_players
+        self.kills: list[float] = []  # when each SIGKILL was sent (monotonic)
+        self.stop = asyncio.Event()
+
+    # ------------------------------------------------------------------ players
+    async def table_of(self, user: SimUser, after: str = "") -> str:
+        """The user's table once it is a game other than ``after``."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 60
+        while loop.time() < deadline:
+            with contextlib.suppress(Exception):
+                t = await self.fleet.svc.tables.where(user.id)
+                if t is not None and t.id != after and t.status == PLAYING:
+                    return t.id
+            await asyncio.sleep(0.2)
+        raise RuntimeError(f"{user.user.first_name} got no game")
+
+    async def new_game(self, user: SimUser, after: str = "") -> str:
+        user.send("/play")
+        tid = await self.table_of(user, after)
+        await self.fleet.wait_hands(tid, [user])
+        self.report.games_played += 1
+        return tid
+
+    async def moves_of(self, tid: str, user: SimUser) -> int:
+        """The human moves of ``user`` in the table's log."""
+        table, _state, _v = await self.fleet.svc.tables.get(tid)
+        seats = {i for i, s in enumerate(table.seats) if s.user == user.id}
+        events = await self.fleet.svc.admin.event_page(tid, 0, 1_000_000)
+        return sum(1 for e in events if e.kind == "act" and e.seat in seats)
+
+    async def seat_events(
+        self, tid: str, user: SimUser, data: str, kinds: tuple[str, ...] = ()
+    ) -> list[str]:
+        """His seat's log entries (of ``kinds``; () any) after the version the
+        button was drawn at."""
+        cb = parse_game(data)
+        table, _state, _v = await self.fleet.svc.tables.get(tid)
+        seats = {i for i, s in enumerate(table.seats) if s.user == user.id}
+        events = await self.fleet.svc.admin.event_page(tid, 0, 1_000_000)
+        since = cb.version if cb is not None else 0
+        return [
+            f"{e.version}:{e.kind}:{e.text}"
+            for e in events
+            if e.seat in seats and e.version > since and (not kinds or e.kind in kinds)
+        ]
+
+    def at_kill(self, sent: float) -> bool:
+        return any(sent <= k <= sent + ANSWER_WINDOW for k in self.kills)
+
+    async def player(self, user: SimUser, rng: random.Random, tid: str = "") -> None:
+        """Play private games one after another -- or the group game ``tid``
+        to its end."""
+        r = self.report
+        if not tid:
+            user.start()
+            await user.wait_message(timeout=60)
+            tid = await self.new_game(user)
+        owed = 0  # unanswered presses not (yet) seen applied
+        pressed: tuple[int, int] = (0, -1)  # the message and version of his last press
+        while not self.stop.is_set():
+            table, _state, _v = await self.fleet.svc.tables.get(tid)
+            if table.status != PLAYING and self.group_players:
+                return
+            if table.status != PLAYING:
+                tid = await self.new_game(user, after=tid)
+                continue
+            mid = (await self.fleet.ui.table(tid)).hands.get(user.id)
+            msg = user.chat.messages.get(mid) if mid else None
+            before = await self.moves_of(tid, user)
+            choice = move_or_tap(msg, rng) if msg is not None else None
+            if msg is None or choice is None:
+                await asyncio.sleep(0.3)
+                continue
+            data, is_move = choice
+            shown, sent = msg.version, time.monotonic()
+            # the keyboard of his last press, not redrawn since: a double tap
+            # (answered silently, no move) or a tap of a selection it already shows;
+            # or a keyboard he already moved from -- by a press, or by the pass his
+            # seat made by itself (#28: the bot's REPEATED, silent, no move)
+            again = pressed == (msg.message_id, shown) or bool(
+                await self.seat_events(tid, user, data, ("act", "autopass"))
+            )
+            pressed = (msg.message_id, shown)
+            r.again += again
+            r.presses += 1
+            r.move_presses += is_move
+            try:
+                query = user.press(data=data, message=msg)
+            except LookupError:  # redrawn while he looked: look again
+                r.presses -= 1
+                r.move_presses -= is_move
+                r.again -= again
+                pressed = (0, -1)
+                continue
+            try:
+                answer = await query.wait_answer(ANSWER_WINDOW)
+            except TimeoutError:
+                answer = None
+            added = await self.moves_of(tid, user) - before
+            if answer is None:
+                r.unanswered += 1
+                r.unanswered_at_kill += self.at_kill(sent)
+                owed += 1 - min(added, 1)
+                r.applied_twice += max(0, added - 1)
+                continue
+            refused = bool(answer.get("text"))
+            r.refused += refused
+            # a move press: one move; a card tap: a move or a selection
+            least = 1 if is_move and not refused and not again else 0
+            most = 0 if refused or again else 1
+            late = min(owed, max(0, added - most))  # an earlier unanswered one landed
+            owed -= late
+            added -= late
+            if not refused:  # his message shows the outcome (an edit may wait for tokens)
+
+                def edited(m: Message = msg, v: int = shown) -> bool | None:
+                    return m.version != v or None
+
+                try:
+                    await user.world.wait_for(edited, 10)
+                except TimeoutError:
+                    r.slow += 1
+            if added < least and selection_moved_on(data, msg):
+                r.redrawn += 1  # REDRAWN: drawn for another revision of his selection
+            elif added < least:
+                r.lost += 1
+                r.details.append(
+                    f"lost: {user.user.first_name} {data} -> {answer}; "
+                    f"since: {await self.seat_events(tid, user, data)}"
+                )
+            elif added > most:
+                r.applied_twice += added - most
+                r.details.append(f"twice: {user.user.first_name} {data} -> {answer}")
+            await asyncio.sleep(rng.uniform(*self.think))
+
+    # ------------------------------------------------------------------ restarts
+    async def restarts(self) -> None:
+        sig = SIGNALS[self.kill]
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        n = 1
+        while True:
+            wake = start + n * self.every
+            if wake >= start + self.seconds:
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stop.wait(), wake - loop.time())
+                return
+            i = self.rng.randrange(self.fleet.count)
+            if sig == signal.SIGKILL:
+                self.kills.append(time.monotonic())
+            code = await self.fleet.signal(i, sig)
+            if sig == signal.SIGTERM and code != 0:
+                self.report.stops_not_clean += 1
+                self.report.details.append(f"process {i} stopped with {code}")
+            await self.fleet.restart(i)
+            self.report.restarts += 1
+            n += 1
+
+    # ------------------------------------------------------------------ the end
+    async def stuck(self, tid: str, user: SimUser) -> str | None:
+        """Why the game is stuck -- not over, and not waiting for its human with
+        his hand on the table's current version --, or None."""
+        table, state, version = await self.fleet.svc.tables.get(tid)
+        if table.status != PLAYING or state is None or state.over:
+            return None
+        humans = {i for i, s in enumerate(table.seats) if s.user == user.id}
+        if not humans & set(state.to_act()):
+            return f"the AI's turn at #{version} (seats {state.to_act()}), never moved"
+        mid = (await self.fleet.ui.table(tid)).hands.get(user.id)
+        msg = user.chat.messages.get(mid) if mid else None
+        if msg is None:
+            return f"his turn at #{version}, no hand message (id {mid})"
+        versions = [cb.version for b in msg.buttons if (cb := parse_game(b.get("callback_data")))]
+        if max(versions, default=-1) != version:
+            return f"his turn at #{version}, his hand {mid} shows #{max(versions, default=-1)}"
+        return None
+
+    async def run_groups(self) -> SoakReport:
+        """The group games: opened the way people do, played to the end (or
+        until ``seconds`` ran out: the rest hung)."""
+        r = self.report
+        opened = await asyncio.gather(
+            *(
+                open_group_game(self.fleet, h, title=f"Group {g}")
+                for g, h in enumerate(self.groups)
+            ),
+            return_exceptions=True,
+        )
+        games = [
+            (tid, humans)
+            for got, humans in zip(opened, self.groups, strict=True)
+            if not isinstance(got, BaseException)
+            for tid in [got[0]]
+        ]
+        r.lobbies_filled = r.games_played = len(games)
+        r.details += [f"lobby: {got!r}" for got in opened if isinstance(got, BaseException)]
+        players = [
+            asyncio.create_task(self.player(u, random.Random(self.rng.random()), tid))
+            for tid, humans in games
+            for u in humans
+        ]
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*players), self.seconds)
+        self.stop.set()
+        await asyncio.gather(*players, return_exceptions=True)
+        await asyncio.sleep(5)  # the last edits go out
+        for tid, _humans in games:
+            table, _state, _v = await self.fleet.svc.tables.get(tid)
+            if table.status == PLAYING:
+                r.stuck += 1
+                r.details.append(f"hung: {tid}")
+            else:
+                r.games_over += 1
+        r.duplicates = sum(
+            log.read_text().count(" is a duplicate: dropped") for log in self.fleet.logs
+        )
+        r.retry_after = self.fake.stats.retry_after
+        self.refusals()
+        return r
+
+    async def run(self) -> SoakReport:
+        if self.group_players:
+            return await self.run_groups()
+        r = self.report
+        players = [
+            asyncio.create_task(self.player(u, random.Random(self.rng.random())))
+            for u in self.users
+        ]
+        t0 = time.monotonic()
+        await self.restarts()
+        await asyncio.sleep(max(0.0, self.seconds - (time.monotonic() - t0)))
+        self.stop.set()
+        await asyncio.gather(*players)
+        await asyncio.sleep(15)  # every process up: pending renders and timers settle
+        for u in self.users:
+            t = await self.fleet.svc.tables.where(u.id)
+            if t is None:
+                continue
+            events = await self.fleet.svc.admin.event_page(t.id, 0, 1_000_000)
+            r.extended += sum(1 for e in events if e.kind == "extend")
+            why = await self.stuck(t.id, u)
+            if why is not None:
+                r.stuck += 1
+                last = " ".join(f"#{e.version}:{e.kind}:{e.seat}:{e.text}" for e in events[-6:])
+                r.details.append(f"stuck: {t.id} of {u.user.first_name}: {why}; last: {last}")
+        r.retry_after = self.fake.stats.retry_after
+        self.refusals()
+        return r
+
+    def refusals(self) -> None:
+        """Which chats drew the fake's 429s, and the calls there just before
+        (a detail line each, to tell a window that let too much through)."""
+        for chat, n in self.fake.stats.retry_after_by_chat.items():
+            sent = [e for e in self.fake.world.outbox if e["chat_id"] == chat]
+            tail = " ".join(f"{e['kind']}@{e.get('at', 0):.2f}" for e in sent[-6:])
+            self.report.details.append(f"429 x{n} in chat {chat}; its last writes: {tail}")
+
+
+async def soak(
+    redis_url: str,
+    prefix: str,
+    *,
+    kill: str = "SIGTERM",
+    processes: int = 3,
+    games: int = 50,
+    seconds: float = 100.0,
+    every: float = 30.0,
+    seed: int = 1,
+    env: dict[str, str] | None = None,
+) -> SoakReport:
+    """One soak on its own fake Bot API and fleet (see the module)."""
+    settings = {"DEFAULT_TIMER": "30", "SOLO_OPPONENTS": "1", "AI_WORKERS": "0", **(env or {})}
+    async with (
+        FakeTelegram(limits=RateLimits.from_env()) as fake,
+        BotFleet(fake, redis_url, prefix, count=processes, env=settings) as fleet,
+    ):
+        return await Soak(
+            fake, fleet, games=games, seconds=seconds, every=every, kill=kill, seed=seed
+        ).run()
+
+
+async def broadcast_fleet(
+    redis_url: str,
+    prefix: str,
+    *,
+    processes: int = 2,
+    lobbies: int = 10,
+    players: int = 3,
+    seconds: float = 600.0,
+    seed: int = 1,
+) -> SoakReport:
+    """Every update to every process (the proxy's broadcast mode): ``lobbies``
+    group games of ``players`` humans opened and played to the end (#28: on a
+    cluster, claims split over two nodes dropped presses, lobbies and games)."""
+    settings = {"DEFAULT_TIMER": "0", "AI_WORKERS": "0"}
+    async with (
+        FakeTelegram(limits=RateLimits.from_env()) as fake,
+        BotFleet(fake, redis_url, prefix, count=processes, mode="broadcast", env=settings) as fleet,
+    ):
+        check = Soak(
+            fake,
+            fleet,
+            games=lobbies,
+            seconds=seconds,
+            every=float("inf"),
+            kill="",
+            seed=seed,
+            think=(0.1, 0.5),
+            group_players=players,
+        )
+        return await check.run()

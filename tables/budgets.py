@@ -1,0 +1,247 @@
+"""Outgoing budgets learned per group from the platform's own refusals (#24).
+
+A chat platform limits how many messages a bot may write to one group in a
+minute (Telegram: "about 20", not documented further), and does not say
+whether a message shown to one member alone -- an *ephemeral* one -- counts
+against it.  An adapter starts from the documented figure and an assumption
+(a setting), and every refusal (Telegram's 429 with ``retry_after``) teaches it
+the group's real budget, by AIMD -- as TCP learns a path's capacity:
+
+* **multiplicative decrease**: a refused write halves the budget it counted in
+  (``beta``), never below ``floor``;
+* **additive increase**: every ``step`` seconds without a refusal gives
+  ``step_public`` (``step_ephemeral``) messages a minute back, up to the
+  documented ceiling -- computed from the time of the last decrease when read,
+  so no write is needed while nothing is refused.
+
+Two budgets per group, learned separately:
+
+* ``public`` -- messages all members see (and, while ephemerals are *counted*,
+  ephemeral ones too: one shared minute);
+* ``ephemeral`` -- while ephemerals are *not counted* against the group, their
+  own minute.  A refusal tells which reading holds: a refusal that one shared
+  minute explains -- a public write refused while ephemerals went out in the
+  same minute, an ephemeral one refused while the group's public and ephemeral
+  writes of the minute together reached the public budget -- or an ephemeral
+  budget cut below the public one, switches the group to *counted* (the
+  documented-safe reading) for as long as the record lives.
+  The other way, nothing is learned: no write is ever sent beyond a budget
+  just to see whether it is refused.
+
+Shared fleet-wide: one hash per group, ``P budget:{c:<chat>}`` (fields
+``pub``/``pub_at``, ``eph``/``eph_at``: the budget at its last decrease and
+when; ``counted`` 0/1; ``r_pub``/``r_eph``: refusals so far; ``why``: the last
+change in words), changed only by one atomic script; read through a short
+in-process cache by the flood limiter.  The index ``P budgets`` (zset chat ->
+last change, ms) lists the groups with a record, for operators
+(:meth:`Budgets.all`).  A record lives ``ttl`` seconds after its last refusal:
+a quiet group goes back to the documented figures.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass
+
+from engine.clock import Clock
+from tables.kv import KeyValueStore
+
+PUBLIC = "pub"
+EPHEMERAL = "eph"
+
+# KEYS[1] the group's hash.  ARGV now ms, kind ('pub' | 'eph'), ceiling public,
+# ceiling ephemeral, counted at the start (0/1), beta, floor, step ms, step
+# public, step ephemeral, one shared minute explains the refusal (0/1), ttl ms.
+# Applies one refusal (see the module docstring); returns
+# 'pub;eph;counted;why' after it.
+REFUSED_LUA = r"""
+local now, kind = tonumber(ARGV[1]), ARGV[2]
+local cpub, ceph = tonumber(ARGV[3]), tonumber(ARGV[4])
+local beta, floor_, step = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local spub, seph = tonumber(ARGV[9]), tonumber(ARGV[10])
+local h = {}
+local raw = redis.call('HGETALL', KEYS[1])
+for i = 1, #raw, 2 do h[raw[i]] = raw[i + 1] end
+local function eff(v, at, ceil, inc)
+  if not v then return ceil end
+  local up = math.floor((now - tonumber(at)) / step) * inc
+  return math.min(ceil, tonumber(v) + up)
+end
+local pub = eff(h.pub, h.pub_at, cpub, spub)
+local eph = eff(h.eph, h.eph_at, ceph, seph)
+local counted = h.counted or ARGV[5]
+local function cut(v) return math.max(floor_, math.floor(v * beta)) end
+local why
+if kind == 'pub' then
+  redis.call('HINCRBY', KEYS[1], 'r_pub', 1)
+  if counted == '0' and ARGV[11] == '1' then
+    counted = '1'
+    why = 'a public write refused while ephemerals went out: ephemerals count'
+  else
+    pub = cut(pub)
+    why = 'a public write refused'
+  end
+else
+  redis.call('HINCRBY', KEYS[1], 'r_eph', 1)
+  if counted == '1' then
+    pub = cut(pub)
+    why = 'an ephemeral write refused (counted with the public ones)'
+  elseif ARGV[11] == '1' then
+    counted = '1'
+    why = 'an ephemeral write refused when the minute held the public budget: ephemerals count'
+  else
+    eph = cut(eph)
+    why = 'an ephemeral write refused'
+    if eph < pub then
+      counted = '1'
+      why = why .. ': below the public budget, so ephemerals count'
+    end
+  end
+end
+redis.call('HSET', KEYS[1], 'pub', pub, 'pub_at', now, 'eph', eph, 'eph_at', now,
+  'counted', counted, 'why', why, 'at', now)
+redis.call('PEXPIRE', KEYS[1], ARGV[12])
+return pub .. ';' .. eph .. ';' .. counted .. ';' .. why
+"""
+
+
+@dataclass(frozen=True)
+class BudgetRules:
+    """The documented ceilings and how fast a budget moves.  ``public``: a
+    group's messages a minute (Telegram: 20); ``ephemeral``: ephemeral ones a
+    minute while they are not counted (an assumption: one a second per group);
+    ``counted``: the starting assumption for ephemerals (the setting)."""
+
+    public: int = 20
+    ephemeral: int = 60
+    counted: bool = True
+    beta: float = 0.5
+    floor: int = 4
+    step: float = 60.0
+    step_public: int = 1
+    step_ephemeral: int = 5
+    ttl: float = 7 * 24 * 3600.0
+
+    def __post_init__(self) -> None:
+        if not (1 <= self.floor <= min(self.public, self.ephemeral)):
+            raise ValueError("1 <= floor <= both ceilings needed")
+        if not 0 < self.beta < 1 or self.step <= 0:
+            raise ValueError("0 < beta < 1 and step > 0 needed")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A group's budgets now: messages a minute, public and ephemeral (while not
+    counted), whether ephemerals count against the public minute; the
+    refusals so far and the last change (epoch ms, its reason); ``learned``:
+    False while the group has no record (the documented figures)."""
+
+    chat: int
+    public: int
+    ephemeral: int
+    counted: bool
+    refused_public: int = 0
+    refused_ephemeral: int = 0
+    changed_at: int = 0
+    why: str = ""
+    learned: bool = False
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+class Budgets:
+    """The learned budgets (see the module docstring)."""
+
+    def __init__(
+        self, kv: KeyValueStore, rules: BudgetRules | None = None, *, clock: Clock = time.time
+    ) -> None:
+        self.kv = kv
+        self.rules = rules or BudgetRules()
+        self.clock = clock
+        self.index = kv.key("budgets")
+        self._refused = kv.script(REFUSED_LUA)
+
+    def key(self, chat: int) -> str:
+        return self.kv.key(f"budget:{{c:{chat}}}")
+
+    def default(self, chat: int) -> Budget:
+        r = self.rules
+        return Budget(chat, r.public, r.ephemeral, r.counted)
+
+    def _effective(self, value: str | None, at: str | None, ceiling: int, step: int) -> int:
+        if value is None or at is None:
+            return ceiling
+        now = float(self.clock()) * 1000
+        up = math.floor(max(0.0, now - float(at)) / (self.rules.step * 1000)) * step
+        return min(ceiling, int(float(value)) + up)
+
+    def _budget(self, chat: int, h: dict[str, str]) -> Budget:
+        if not h:
+            return self.default(chat)
+        r = self.rules
+        return Budget(
+            chat,
+            self._effective(h.get("pub"), h.get("pub_at"), r.public, r.step_public),
+            self._effective(h.get("eph"), h.get("eph_at"), r.ephemeral, r.step_ephemeral),
+            h.get("counted", "1" if r.counted else "0") == "1",
+            int(h.get("r_pub", 0)),
+            int(h.get("r_eph", 0)),
+            int(float(h.get("at", 0))),
+            h.get("why", ""),
+            True,
+        )
+
+    async def get(self, chat: int) -> Budget:
+        """The group's budgets now (one round trip)."""
+        return self._budget(chat, await self.kv.hgetall(self.key(chat)))
+
+    async def refused(self, chat: int, kind: str, *, shared: bool = False) -> Budget:
+        """A write of ``kind`` (:data:`PUBLIC` or :data:`EPHEMERAL`) to ``chat`` was
+        refused: the budget it counted in is cut (one atomic script, then the
+        index).  ``shared``: one minute shared by public and ephemeral writes
+        explains the refusal (see the module docstring): while ephemerals are
+        not counted, they are from now on."""
+        if kind not in (PUBLIC, EPHEMERAL):
+            raise ValueError(f"kind {kind!r}: 'pub' or 'eph'")
+        r = self.rules
+        now = math.floor(float(self.clock()) * 1000)
+        args: list[str | int | float] = [
+            now,
+            kind,
+            r.public,
+            r.ephemeral,
+            1 if r.counted else 0,
+            r.beta,
+            r.floor,
+            math.ceil(r.step * 1000),
+            r.step_public,
+            r.step_ephemeral,
+            1 if shared else 0,
+            math.ceil(r.ttl * 1000),
+        ]
+        await self._refused([self.key(chat)], args)
+        index = self.index
+        await self.kv.store.one(lambda p: p.zadd(index, {str(chat): now}))
+        return await self.get(chat)
+
+    async def all(self, limit: int = 100) -> list[Budget]:
+        """The groups with a learned record, the most recently changed first
+        (records that expired are dropped from the index)."""
+        index = self.index
+        raw = await self.kv.store.one(lambda p: p.zrevrange(index, 0, max(0, limit - 1)))
+        chats = [int(c.decode() if isinstance(c, bytes) else c) for c in raw]
+        out, gone = [], []
+        for chat in chats:
+            h = await self.kv.hgetall(self.key(chat))
+            if h:
+                out.append(self._budget(chat, h))
+            else:
+                gone.append(str(chat))
+        if gone:
+            await self.kv.store.one(lambda p: p.zrem(index, *gone))
+        return out
+
+
+__all__ = ["EPHEMERAL", "PUBLIC", "Budget", "BudgetRules", "Budgets"]

@@ -1,0 +1,96 @@
+"""This process's own entries in the flood windows (#28), kept in memory: every
+entry it counted in Redis, and every one its in-process fallback counted while
+Redis was down (:mod:`telegram_bot.delivery.flood.fallback`).
+
+They serve twice.  While Redis is down the fallback counts against them -- the
+windows then start with what this process sent just before, not empty.  After
+Redis is back they are charged to the shared windows (:data:`CHARGE_LUA`,
+:meth:`telegram_bot.delivery.flood.limiter.FloodLimiter.charge`): the entries
+counted meanwhile, and those a restarted Redis lost, count again, so the next
+seconds do not overspend.  An entry already in Redis (the same name) is not
+added twice.  Same window arithmetic as :data:`WINDOW_LUA`."""
+
+from __future__ import annotations
+
+import itertools
+import secrets
+from bisect import bisect_left, insort
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+SWEEP_EVERY = 1000
+"""Entries recorded between two sweeps of keys whose entries all left their window."""
+
+
+def entry_names() -> itertools.count[int]:
+    return itertools.count(1)
+
+
+@dataclass
+class Journal:
+    """Per window key: its seconds and its entries ``(score, name)``, sorted.
+    ``name()`` gives each call's entries a name unique in the fleet (hex, never
+    a hold's ``h:``)."""
+
+    prefix: str = field(default_factory=lambda: secrets.token_hex(5))
+    entries: dict[str, list[tuple[float, str]]] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    _names: itertools.count[int] = field(default_factory=entry_names)
+    _since_sweep: int = 0
+
+    def name(self) -> str:
+        return f"{self.prefix}{next(self._names):x}"
+
+    def count(self, key: str, seconds: float, now: float) -> int:
+        """Entries of ``key`` that count at ``now`` (older ones go)."""
+        found = self.entries.get(key)
+        if not found:
+            return 0
+        cut = bisect_left(found, (now - seconds, "\uffff"))  # scores <= now - seconds left
+        if cut:
+            del found[:cut]
+        return len(found)
+
+    def wait(self, key: str, limit: int, seconds: float, now: float, need: int) -> float:
+        """Seconds until ``need`` more entries fit under ``limit`` (0: now)."""
+        over = self.count(key, seconds, now) + need - limit
+        if over <= 0:
+            return 0.0
+        return max(self.entries[key][over - 1][0] + seconds - now, 1e-6)
+
+    def record(self, key: str, seconds: float, now: float, name: str, cost: int) -> None:
+        """``cost`` entries counted at ``now``, named ``<name>:<i>`` as in Redis."""
+        found = self.entries.setdefault(key, [])
+        self.seconds[key] = seconds
+        for j in range(1, cost + 1):
+            insort(found, (now, f"{name}:{j}"))
+        self._since_sweep += cost
+        if self._since_sweep >= SWEEP_EVERY:
+            self.sweep(now)
+
+    def discard(self, key: str, names: Sequence[str]) -> None:
+        """Entries given back by name (a lease's unused ones)."""
+        found = self.entries.get(key)
+        if found and names:
+            gone = set(names)
+            found[:] = [entry for entry in found if entry[1] not in gone]
+
+    def refund(self, key: str, paid: float, cost: int) -> None:
+        """Entries given back: the ``cost`` newest counted at or before ``paid``."""
+        found = self.entries.get(key)
+        if found:
+            end = bisect_left(found, (paid, "\uffff"))
+            del found[max(0, end - cost) : end]
+
+    def sweep(self, now: float) -> None:
+        """Forget the keys none of whose entries counts any more."""
+        self._since_sweep = 0
+        for key in list(self.entries):
+            if not self.count(key, self.seconds.get(key, 0.0), now):
+                del self.entries[key]
+                self.seconds.pop(key, None)
+
+    def live(self, now: float) -> dict[str, list[tuple[float, str]]]:
+        """Every key's entries that still count at ``now``."""
+        self.sweep(now)
+        return {key: list(found) for key, found in self.entries.items()}

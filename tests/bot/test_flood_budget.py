@@ -1,0 +1,119 @@
+"""The flood limiter with a group's learned budget (#24): which windows an
+ephemeral write counts in (with the group's public writes, or apart), the
+public minute cut by a 429, and the switch to "counted" that a 429 shows --
+on the real Redis, a fake clock passed into the scripts."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
+
+import pytest
+
+from tables import LiveConfig, TableService
+from telegram_bot.delivery.flood.limiter import FloodConfig, FloodLimiter
+from tests.tables.conftest import FakeClock
+
+GROUP = -100555
+PACE = 1.4  # seconds between two writes: inside the group chat's own 3 in any 4 s
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+async def make_limiter(
+    redis_url: str, redis_prefix: str, clock: FakeClock
+) -> AsyncIterator[Callable[..., FloodLimiter]]:
+    """Limiters as separate bot processes (each its own service and client),
+    with the groups' learned budgets; ``counted``: the starting assumption."""
+    made: list[TableService] = []
+
+    def make(*, counted: bool = True) -> FloodLimiter:
+        svc = TableService.from_url(redis_url, LiveConfig(prefix=redis_prefix), clock=clock)
+        svc.budgets.rules = replace(svc.budgets.rules, counted=counted)
+        made.append(svc)
+        return FloodLimiter(svc.kv, FloodConfig(), clock=clock, budgets=svc.budgets)
+
+    yield make
+    for svc in made:
+        await svc.aclose()
+
+
+async def zcard(limiter: FloodLimiter, key: str) -> int:
+    return int(await limiter.kv.store.one(lambda p: p.zcard(key)))
+
+
+async def take(limiter: FloodLimiter, **how: object) -> float:
+    return (await limiter.take(GROUP, **how)).wait  # type: ignore[arg-type]
+
+
+async def test_counted_ephemerals_share_the_groups_minute(
+    make_limiter: Callable[..., FloodLimiter], clock: FakeClock
+) -> None:
+    limiter = make_limiter(counted=True)
+    for i in range(20):
+        assert await take(limiter, ephemeral=True, message_id=-(i + 1)) == 0
+        clock.advance(PACE)
+    assert await zcard(limiter, limiter.keys.rate_group(GROUP)) == 20
+    assert await take(limiter) > 0  # a public write waits for the minute
+
+
+async def test_ephemerals_apart_leave_the_public_minute_alone(
+    make_limiter: Callable[..., FloodLimiter], clock: FakeClock
+) -> None:
+    limiter = make_limiter(counted=False)
+    for i in range(25):  # more than the public 20, each to its own member's message
+        assert await take(limiter, ephemeral=True, message_id=-(i + 1)) == 0
+        clock.advance(PACE)
+    k = limiter.keys
+    assert await zcard(limiter, k.rate_group(GROUP)) == 0
+    assert await zcard(limiter, k.rate_ephemeral(GROUP)) == 25
+    for _ in range(20):  # the public minute is whole
+        assert await take(limiter) == 0
+        clock.advance(PACE)
+    assert await take(limiter) > 0
+    # one member's message keeps the per-chat pace: 3 in any 4 s
+    for _ in range(3):
+        assert await take(limiter, ephemeral=True, message_id=-99) == 0
+    assert await take(limiter, ephemeral=True, message_id=-99) > 0
+
+
+async def test_a_429_cuts_the_public_minute_for_every_process(
+    make_limiter: Callable[..., FloodLimiter], clock: FakeClock
+) -> None:
+    a, b = make_limiter(), make_limiter()
+    learned = await a.refused(GROUP)
+    assert learned is not None
+    assert learned.public == 10
+    clock.advance(a.config.budget_refresh)  # b's cached reading is renewed
+    for _ in range(10):
+        assert await take(b) == 0
+        clock.advance(PACE)
+    assert await take(b) > 0  # the 11th in the minute waits
+    assert await take(a) > 0
+
+
+async def test_a_429_the_shared_minute_explains_makes_ephemerals_counted(
+    make_limiter: Callable[..., FloodLimiter], clock: FakeClock
+) -> None:
+    """Telegram counts ephemerals after all: the group's public and ephemeral
+    writes of the minute reached its budget when an ephemeral one was refused."""
+    limiter = make_limiter(counted=False)
+    for i in range(10):
+        assert await take(limiter) == 0
+        assert await take(limiter, ephemeral=True, message_id=-(i + 1)) == 0
+        clock.advance(2 * PACE)
+    learned = await limiter.refused(GROUP, ephemeral=True)
+    assert learned is not None
+    assert learned.counted
+    # from now on an ephemeral write counts in the group's minute: it is full
+    assert await take(limiter, ephemeral=True, message_id=-50) > 0
+
+
+async def test_a_private_chat_learns_nothing(make_limiter: Callable[..., FloodLimiter]) -> None:
+    limiter = make_limiter()
+    assert await limiter.refused(42) is None
+    assert await limiter.budget(42) is None

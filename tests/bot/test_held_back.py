@@ -1,0 +1,205 @@
+"""Views held back by the group's flood limit are reported (#24 item 6): an edit
+of a player's hand in the group (an ephemeral message) that waits for the
+group's budget longer than ``held_after`` seconds is told to ``on_held`` --
+once for that wait; an edit that goes out at once, or that only keeps its
+coalescing gap, is not; nor is a private chat's.  An edit asked with
+``join=True`` joins the pending edit (no write of its own) or is dropped.
+
+The fake Bot API with Telegram's limits ON, the shared flood limiter on a real
+Redis, real time: the group's budget is spent for a few seconds by writes the
+limiter never saw (``FakeFloodControl.spend``), so the first write draws a 429
+and holds the group (in Redis) for every later one.  Nothing is timed: the
+waits are seconds long, the threshold a fraction of one."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+import pytest
+from aiogram import Bot
+from aiogram.types import EphemeralMessageParameters
+
+from sandbox.fake_api import Chat, FakeTelegram, RateLimits, SimUser
+from tables import LiveConfig, TableService
+from telegram_bot.delivery import Delivery, Urgency, make_delivery
+from telegram_bot.delivery.held import HeldBack
+from tests.bot.e2e_kit import SAFETY
+
+SPENT = 3.0
+"""Seconds the group's budget is spent (far beyond the threshold)."""
+AFTER = 0.5
+"""The threshold of these tests (the product's: ``flood_hint_after``, 4 s)."""
+GAP = 4.5
+"""A watcher's gap between two edits of his message: longer than the group's
+window of 3 messages in any 4 s, so an edit kept for its gap finds the window
+free (no hold for the urgent edits' reserve, which is the flood limit's)."""
+
+
+@dataclass
+class Rig:
+    fake: FakeTelegram
+    bot: Bot
+    delivery: Delivery
+    group: Chat
+    alice: SimUser
+    bob: SimUser
+    held: list[HeldBack] = field(default_factory=list)
+
+    async def hand(self, user: SimUser, text: str = "hand v1") -> int:
+        """A hand in the group that only ``user`` sees; its key (minus its id)."""
+        params = EphemeralMessageParameters(receiver_user_id=user.id)
+        msg = await self.delivery.send(self.group.id, text, ephemeral=params)
+        assert msg is not None
+        assert msg.ephemeral_message_id
+        return -msg.ephemeral_message_id
+
+    def edits(self, key: int) -> list[str | None]:
+        """The texts the edits of the ephemeral message ``key`` showed."""
+        return [
+            e["text"]
+            for e in self.fake.world.outbox
+            if e["kind"] == "edit" and e["ephemeral_message_id"] == -key
+        ]
+
+    async def quiet(self) -> None:
+        """Until every edit went out and no wait is watched any more."""
+        await self.delivery.flush()
+        for _ in range(int(SAFETY / 0.02)):
+            if not self.delivery.held.watching:
+                return
+            await asyncio.sleep(0.02)
+        raise AssertionError("a wait is still watched")
+
+
+async def _nothing(*_args: object) -> None:
+    return None
+
+
+@pytest.fixture
+async def rig(redis_url: str, redis_prefix: str) -> AsyncIterator[Rig]:
+    svc = TableService.from_url(redis_url, LiveConfig(prefix=redis_prefix))
+    async with FakeTelegram(limits=RateLimits()) as fake:
+        bot = fake.make_bot()
+        delivery = make_delivery(
+            bot,
+            kv=svc.kv,
+            soon_delay=0.0,
+            later_delay=GAP,
+            table_delay=GAP,
+            on_forbidden=_nothing,
+            on_replaced=_nothing,
+        )
+        delivery.held.after = AFTER
+        alice, bob = fake.add_user("Alice"), fake.add_user("Bob")
+        alice.start()
+        group = alice.create_group("Card night", bob)
+        alice.add_bot_to(group)
+        rig = Rig(fake, bot, delivery, group, alice, bob)
+
+        async def on_held(held: HeldBack) -> None:
+            rig.held.append(held)
+
+        delivery.on_held = on_held
+        try:
+            yield rig
+        finally:
+            await delivery.aclose()
+            await bot.session.close()
+            await svc.aclose()
+
+
+async def test_a_hand_held_back_by_the_groups_limit_is_reported_once(rig: Rig) -> None:
+    key = await rig.hand(rig.alice)
+    rig.fake.world.limiter.spend(rig.group.id, True, SPENT)
+    await rig.delivery.edit(
+        rig.group.id, key, "hand v2", None, Urgency.NOW, version="T#2", receiver=rig.alice.id
+    )  # a 429, then its retry once the group's budget is back
+    await rig.quiet()
+    assert rig.fake.stats.retry_after == 1
+    assert rig.edits(key) == ["hand v2"]
+    assert len(rig.held) == 1, rig.held
+    held = rig.held[0]
+    assert (held.chat_id, held.message_id, held.receiver) == (rig.group.id, key, rig.alice.id)
+    assert held.version == "T#2"
+    assert held.waited >= AFTER
+
+
+async def test_an_edit_that_goes_out_or_keeps_its_gap_is_not_reported(rig: Rig) -> None:
+    """Nothing waits for the group's budget: at once (NOW), or after its own
+    coalescing gap (LATER: ``GAP`` after the message's last edit, 9x the threshold)."""
+    key = await rig.hand(rig.alice)
+    await rig.delivery.edit(
+        rig.group.id, key, "hand v2", None, Urgency.NOW, version="T#2", receiver=rig.alice.id
+    )
+    await rig.delivery.edit(
+        rig.group.id, key, "hand v3", None, Urgency.LATER, version="T#3", receiver=rig.alice.id
+    )
+    assert await rig.delivery.settled(rig.group.id, key)
+    await rig.quiet()
+    assert rig.edits(key) == ["hand v2", "hand v3"]
+    assert rig.fake.stats.retry_after == 0
+    assert rig.held == []
+
+
+async def test_a_private_hand_held_back_is_not_reported(rig: Rig) -> None:
+    """Only a group's views count against its budget (and a private hand updates
+    at once anyway): a private chat's wait is not watched."""
+    msg = await rig.delivery.send(rig.alice.id, "hand v1")
+    assert msg is not None
+    rig.fake.world.limiter.spend(rig.alice.id, False, SPENT)
+    await rig.delivery.edit(rig.alice.id, msg.message_id, "hand v2", None, version="T#2")
+    await rig.quiet()
+    assert rig.fake.stats.retry_after == 1
+    assert rig.alice.chat.messages[msg.message_id].text == "hand v2"
+    assert rig.held == []
+
+
+async def test_a_joined_edit_rides_with_the_held_back_one(rig: Rig) -> None:
+    """Alice's edit draws the 429 (in flight: nothing to join, her joined content
+    is dropped); Bob's waits as pending for the group's budget: his joined
+    content replaces it -- one edit, no write of its own."""
+    a_key, b_key = await rig.hand(rig.alice), await rig.hand(rig.bob)
+
+    async def on_held(held: HeldBack) -> None:
+        rig.held.append(held)
+        await rig.delivery.edit(
+            held.chat_id,
+            held.message_id,
+            f"{held.receiver} told",
+            None,
+            Urgency.LATER,
+            version=held.version,
+            receiver=held.receiver,
+            join=True,
+        )
+
+    rig.delivery.on_held = on_held
+    rig.fake.world.limiter.spend(rig.group.id, True, SPENT)
+    first = asyncio.create_task(
+        rig.delivery.edit(
+            rig.group.id, a_key, "a v2", None, Urgency.NOW, version="T#2", receiver=rig.alice.id
+        )
+    )
+    for _ in range(int(SAFETY / 0.02)):  # until the group is held after the 429
+        if rig.fake.stats.retry_after:
+            break
+        await asyncio.sleep(0.02)
+    await rig.delivery.edit(
+        rig.group.id, b_key, "b v2", None, Urgency.SOON, version="T#2", receiver=rig.bob.id
+    )
+    await first
+    await rig.quiet()
+    assert sorted(h.receiver for h in rig.held) == sorted([rig.alice.id, rig.bob.id])
+    assert rig.edits(a_key) == ["a v2"]
+    assert rig.edits(b_key) == [f"{rig.bob.id} told"]
+    assert rig.fake.stats.retry_after == 1
+    # join never makes a write of its own: with nothing pending it is dropped
+    late = await rig.delivery.edit(
+        rig.group.id, b_key, "late", None, Urgency.LATER, version="T#3", receiver=rig.bob.id,
+        join=True,
+    )  # fmt: skip
+    assert late is None
+    await rig.quiet()
+    assert rig.edits(b_key) == [f"{rig.bob.id} told"]

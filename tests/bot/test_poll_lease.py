@@ -1,0 +1,115 @@
+"""One long-polling process at a time (#28): two bot processes polling the
+fake Bot API (which answers a second concurrent getUpdates with 409 Conflict,
+as Telegram does).  Only the lease holder polls, the other waits without a
+409; when the holder stops -- or dies, its lease lapsing -- the other takes
+over and answers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+
+from sandbox.fake_api import FakeTelegram, RateLimits
+from tables import LiveConfig, TableService
+from telegram_bot.app import BotApp
+from telegram_bot.settings import Settings
+from telegram_bot.state.poll_lease import PollLease
+from tests.bot.e2e_kit import SAFETY
+
+TTL = 0.6  # seconds: a dead holder's lease lapses quickly here
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeTelegram]:
+    async with FakeTelegram(limits=RateLimits.off()) as server:
+        yield server
+
+
+def settings(fake: FakeTelegram, redis_url: str, prefix: str) -> Settings:
+    return Settings(
+        bot_token=fake.token,
+        redis_url=redis_url,
+        redis_prefix=prefix,
+        telegram_api_url=fake.url,
+        default_timer=0,
+        poll_lease_ttl=TTL,
+        set_commands=False,
+        ai_workers=0,
+    )
+
+
+async def start(s: Settings) -> tuple[BotApp, asyncio.Task[None]]:
+    app = BotApp(s)
+    await app.setup()
+    return app, asyncio.create_task(app.run_polling(handle_signals=False, polling_timeout=1))
+
+
+async def stop(app: BotApp, task: asyncio.Task[None]) -> None:
+    await app.stop_polling()
+    with contextlib.suppress(asyncio.CancelledError):
+        await asyncio.wait_for(task, SAFETY)
+    await app.aclose()
+
+
+async def until(check: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + SAFETY
+    while True:
+        if check():
+            return
+        assert time.monotonic() < deadline, f"never: {what}"
+        await asyncio.sleep(0.02)
+
+
+async def test_one_poller_at_a_time_and_the_other_takes_over(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING)
+    s = settings(fake, redis_url, redis_prefix)
+    a, a_task = await start(s)
+    await until(lambda: a.polls, "the first process polls")
+    b, b_task = await start(s)
+    try:
+        alice = fake.add_user("Alice", language_code="en")
+        alice.start()
+        await alice.wait_message(timeout=SAFETY)  # answered by a
+        polls = fake.stats.calls["getUpdates"]
+        await asyncio.sleep(3 * TTL)  # b looks at the lease several times meanwhile
+        assert fake.stats.calls["getUpdates"] > polls  # a goes on polling ...
+        assert a.polls  # ... b waits
+        assert not b.polls
+        await stop(a, a_task)  # a stops: its lease goes, b takes over
+        await until(lambda: b.polls, "the second process polls")
+        alice.send("/help")
+        await alice.wait_message("/new", timeout=SAFETY)  # answered by b
+    finally:
+        await stop(b, b_task)
+    assert fake.stats.errors[("getUpdates", 409)] == 0, fake.stats.errors
+    assert not [r for r in caplog.records if "Conflict" in r.getMessage()]
+
+
+async def test_a_dead_holders_lease_lapses(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """A process that died holding the lease (it never released it): the
+    other waits until the lease lapses, then polls."""
+    svc = TableService.from_url(redis_url, LiveConfig(prefix=redis_prefix))
+    try:
+        dead = PollLease(svc.kv, TTL * 3, owner="dead")
+        assert await dead.take()
+        app, task = await start(settings(fake, redis_url, redis_prefix))
+        try:
+            await asyncio.sleep(TTL)
+            assert not app.polls
+            assert fake.stats.calls["getUpdates"] == 0  # no getUpdates while it is held
+            await until(lambda: app.polls, "polling after the lease lapsed")
+            assert await PollLease(svc.kv, TTL).holder() != "dead"
+        finally:
+            await stop(app, task)
+        assert await dead.holder() is None  # released at the stop
+    finally:
+        await svc.aclose()

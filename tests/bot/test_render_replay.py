@@ -1,0 +1,34 @@
+"""A replay's screen (#29): an AI seat says its level, and a step tells how
+many passes it carries."""
+
+from __future__ import annotations
+
+import random
+
+from engine.ai import LEVELS
+from engine.replay import replay_step
+from telegram_bot.views.replay import render_replay
+from tests.engine.test_records import played
+
+
+def test_the_replay_names_the_ai_level_and_counts_the_passes() -> None:
+    seed = random.randrange(2**62)
+    print("seed", seed)
+    record, _final = played("shchelkovsky", 3, seed)
+    record = {
+        **record,
+        "table": "T1",
+        "game": 1,
+        "seats": [[7, "Ann"], [None, "AI 1"], [None, "AI 2"]],
+        "ai": [None, LEVELS["hard"], LEVELS["easy"]],
+    }
+    deal = render_replay(replay_step(record, 0), locale="en")[0]
+    assert "AI 1 (hard)" in deal
+    assert "AI 2 (easy)" in deal
+    assert "(сложный)" in render_replay(replay_step(record, 0), locale="ru")[0]
+    end = replay_step(record, 10**6)
+    k = next(k for k in range(1, end.last + 1) if replay_step(record, k).passes)
+    step = replay_step(record, k)
+    assert f"⏭×{step.passes}" in render_replay(step, locale="en")[0]
+    old = {k: v for k, v in record.items() if k != "ai"}  # a record kept before #29
+    assert "(hard)" not in render_replay(replay_step(old, 0), locale="en")[0]

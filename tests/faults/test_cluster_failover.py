@@ -1,0 +1,259 @@
+"""A Redis Cluster losing a master under the table service (#28): only the
+operations whose keys live on the failed master wait or fail; the others go on
+as if nothing happened; a promoted replica takes over the failed slots; the
+client starts from any startup node that answers, and one started while no
+node answers serves once the cluster is up; a bot process started then
+reports itself unready until it does.
+
+Each test has a throw-away cluster of its own (:mod:`sandbox.local_cluster`,
+``cluster-require-full-coverage no`` as production should run it: with
+``yes`` the *server* refuses every key while any slot is uncovered).  No timing
+assertions: an operation succeeds or it does not."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+from redis.crc import key_slot
+
+from sandbox.fake_api import FakeTelegram, RateLimits
+from sandbox.local_cluster import LocalCluster, command, start_cluster
+from sandbox.local_redis import find_redis_server, free_loopback_port
+from tables import LiveConfig, ServiceUnavailable, TableService
+from telegram_bot.__main__ import run
+from telegram_bot.app import BotApp
+from telegram_bot.settings import Settings
+
+ROUNDS = 20  # operations on the healthy masters while one master is dead
+PATIENCE = 200  # rounds of 0.1 s before a promotion or a restart is given up on
+
+
+def _cluster(replicas: int) -> Iterator[LocalCluster]:
+    binary = find_redis_server()
+    if binary is None:
+        pytest.fail("no redis-server for the cluster tests (see tests/conftest.py)", pytrace=False)
+    with tempfile.TemporaryDirectory(prefix="durak-failover-") as tmp:
+        cluster = start_cluster(binary, Path(tmp), 3, replicas=replicas, full_coverage=False)
+        try:
+            yield cluster
+        finally:
+            cluster.stop()
+
+
+@pytest.fixture
+def masters() -> Iterator[LocalCluster]:
+    """3 masters, no replica: a dead master's slots stay uncovered."""
+    yield from _cluster(0)
+
+
+@pytest.fixture
+def with_replicas() -> Iterator[LocalCluster]:
+    """3 masters, each with a replica the cluster promotes when it fails."""
+    yield from _cluster(1)
+
+
+def url(*ports: int) -> str:
+    return "redis+cluster://" + ",".join(f"127.0.0.1:{p}" for p in ports) + "/0"
+
+
+def service(cluster_url: str) -> TableService:
+    return TableService.from_url(cluster_url, LiveConfig(prefix=f"fo:{uuid.uuid4().hex[:8]}:"))
+
+
+async def lobbies_on(svc: TableService, cluster: LocalCluster) -> dict[int, str]:
+    """An open lobby on every master: {port of its master: table id}."""
+    found: dict[int, str] = {}
+    user = 0
+    while len(found) < cluster.masters:
+        user += 1
+        tid = (await svc.lobbies.create_lobby(user, f"P{user}", private=True)).table.id
+        found.setdefault(cluster.owner(key_slot(svc.keys.table(tid).encode())), tid)
+    return found
+
+
+def key_on(svc: TableService, cluster: LocalCluster, port: int) -> str:
+    """A key of the service's prefix whose slot ``port`` serves."""
+    n = 0
+    while cluster.owner(key_slot(svc.kv.key(f"k{n}").encode())) != port:
+        n += 1
+    return svc.kv.key(f"k{n}")
+
+
+async def test_a_dead_master_fails_only_the_operations_on_its_slots(
+    masters: LocalCluster,
+) -> None:
+    """The first startup node's master killed, no replica to take over: its
+    tables are unavailable; every read and write on the other two masters
+    succeeds, round after round (before #28 the whole store turned suspect and
+    PINGed the default node -- the dead one -- and refused them all)."""
+    dead = masters.ports[0]
+    svc = service(url(dead))  # REDIS_URL names the master that dies, as in #28
+    try:
+        tables = await lobbies_on(svc, masters)
+        healthy = [p for p in masters.ports if p != dead]
+        keys = {p: key_on(svc, masters, p) for p in masters.ports}
+        masters.kill(0)
+        with pytest.raises(ServiceUnavailable):  # a pipeline (as most of the bot's reads)
+            await svc.kv.get(keys[dead])
+        for n in range(ROUNDS):
+            for port in healthy:
+                assert (await svc.lobbies.lobby(tables[port])).id == tables[port]
+                await svc.kv.set(keys[port], str(n))
+                assert await svc.kv.get(keys[port]) == str(n)
+            with pytest.raises(ServiceUnavailable):  # still down: fails, at once
+                await svc.lobbies.lobby(tables[dead])
+            with pytest.raises(ServiceUnavailable):
+                await svc.kv.set(keys[dead], str(n))
+        assert await svc.admin.ping()  # the store as a whole is up
+    finally:
+        await svc.aclose()
+
+
+async def test_a_promoted_replica_takes_over_the_failed_slots(
+    with_replicas: LocalCluster,
+) -> None:
+    """A master killed, its replica promoted by the cluster: the tables on the
+    other masters never fail meanwhile, and the failed master's table is served
+    again by the replica, unchanged."""
+    cluster = with_replicas
+    dead = cluster.ports[0]
+    svc = service(url(*cluster.ports[: cluster.masters]))
+    try:
+        tables = await lobbies_on(svc, cluster)
+        healthy = [p for p in cluster.ports[: cluster.masters] if p != dead]
+        keys = {p: key_on(svc, cluster, p) for p in cluster.ports[: cluster.masters]}
+        command(dead, "WAIT", 1, 5000)  # the replica has every write
+        cluster.kill(0)
+        with pytest.raises(ServiceUnavailable):
+            await svc.kv.get(keys[dead])
+        back = None
+        for n in range(PATIENCE):
+            for port in healthy:
+                assert (await svc.lobbies.lobby(tables[port])).id == tables[port]
+                await svc.kv.set(keys[port], str(n))
+            try:
+                back = await svc.lobbies.lobby(tables[dead])
+                break
+            except ServiceUnavailable:
+                await asyncio.sleep(0.1)
+        assert back is not None, "the replica never took over"
+        assert back.id == tables[dead]
+        replica = cluster.ports[cluster.masters]  # node 3 replicated node 0
+        assert cluster.owner(key_slot(svc.keys.table(tables[dead]).encode())) == replica
+    finally:
+        await svc.aclose()
+
+
+async def test_a_dead_first_startup_node_is_skipped(masters: LocalCluster) -> None:
+    """``REDIS_URL`` lists several startup nodes; the first one is down."""
+    nobody = free_loopback_port()
+    svc = service(url(nobody, *masters.ports[1:]))
+    try:
+        tid = (await svc.lobbies.create_lobby(1, "Ann", private=True)).table.id
+        assert (await svc.lobbies.lobby(tid)).id == tid
+    finally:
+        await svc.aclose()
+
+
+async def test_a_service_started_before_the_cluster_serves_once_it_is_up(
+    masters: LocalCluster,
+) -> None:
+    """No startup node answers: each operation fails at once; the cluster comes
+    up and the same service serves, by itself."""
+    for i in range(len(masters.ports)):
+        masters.kill(i)
+    svc = service(url(*masters.ports))
+    try:
+        with pytest.raises(ServiceUnavailable):
+            await svc.lobbies.create_lobby(1, "Ann", private=True)
+        with pytest.raises(ServiceUnavailable):
+            await svc.admin.ping()
+        for i in range(len(masters.ports)):
+            masters.restart(i)  # nodes.conf: the same cluster forms again
+        result = None
+        for _round in range(PATIENCE):
+            try:
+                result = await svc.lobbies.create_lobby(1, "Ann", private=True)
+                break
+            except ServiceUnavailable:
+                await asyncio.sleep(0.1)
+        assert result is not None, "the service never saw the cluster come up"
+        assert (await svc.lobbies.lobby(result.table.id)).id == result.table.id
+    finally:
+        await svc.aclose()
+
+
+async def test_a_bot_started_while_the_cluster_is_down_is_unready_then_serves(
+    masters: LocalCluster,
+) -> None:
+    """Webhook mode (``python -m telegram_bot``'s ``run``) with no startup node
+    answering: ``/healthz`` answers 503, a POSTed update is refused with 503 (so
+    Telegram delivers it again) and no ``setWebhook`` is made; once the cluster
+    is up the process turns ready by itself and answers the waiting update
+    (before #28 it answered webhooks at once and "unavailable" to every press)."""
+    for i in range(len(masters.ports)):
+        masters.kill(i)
+    async with FakeTelegram(limits=RateLimits.off()) as fake:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind(("127.0.0.1", 0))
+        base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        settings = Settings(
+            bot_token=fake.token,
+            redis_url=url(*masters.ports),
+            redis_prefix=f"fo:{uuid.uuid4().hex[:8]}:",
+            telegram_api_url=fake.url,
+            webhook_url=f"{base}/telegram",
+            webhook_secret="s3cret",
+            webhook_path="/telegram",
+            default_timer=0,
+            set_commands=False,
+            ai_workers=0,
+            loop_backoff_base=0.05,
+            loop_backoff_cap=0.5,
+        )
+        task = asyncio.create_task(run(settings, app=BotApp(settings), sock=sock))
+        alice = fake.add_user("Alice")
+        try:
+            async with aiohttp.ClientSession() as http:
+                health = await _get(http, f"{base}/healthz")
+                assert health == 503
+                headers = {"X-Telegram-Bot-Api-Secret-Token": "s3cret"}
+                update = {"update_id": 1, "message": None}
+                async with http.post(f"{base}/telegram", json=update, headers=headers) as r:
+                    assert r.status == 503
+                assert fake.world.webhook.get("url") is None  # no setWebhook yet
+                alice.start()  # waits at the fake, as at Telegram
+                for i in range(len(masters.ports)):
+                    masters.restart(i)
+                for _round in range(PATIENCE):
+                    health = await _get(http, f"{base}/healthz")
+                    if health == 200:
+                        break
+                    await asyncio.sleep(0.1)
+                assert health == 200, "the bot never turned ready"
+            assert await alice.wait_message(timeout=30)  # the waiting /start answered
+            assert fake.world.webhook["url"] == settings.webhook_url
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            sock.close()
+
+
+async def _get(http: aiohttp.ClientSession, address: str) -> int:
+    """The status of a GET, once the server listens."""
+    for _round in range(PATIENCE):
+        try:
+            async with http.get(address) as response:
+                return response.status
+        except aiohttp.ClientConnectionError:
+            await asyncio.sleep(0.05)
+    raise AssertionError(f"nothing answers {address}")

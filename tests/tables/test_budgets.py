@@ -1,0 +1,111 @@
+"""A group's outgoing budgets learned from refusals (#24, :mod:`tables.budgets`):
+AIMD per group, public and ephemeral apart, shared by every process, on one
+Redis and on a cluster; a fake clock drives the additive increase."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import replace
+
+import pytest
+
+from tables import TableService
+from tables.budgets import EPHEMERAL, PUBLIC, BudgetRules, Budgets
+from tests.tables.conftest import FakeClock
+
+GROUP = -100777
+
+
+def budgets(svc: TableService, *, counted: bool = True) -> Budgets:
+    svc.budgets.rules = replace(svc.budgets.rules, counted=counted)
+    return svc.budgets
+
+
+async def test_a_group_nothing_taught_has_the_documented_figures(svc: TableService) -> None:
+    got = await budgets(svc).get(GROUP)
+    assert (got.public, got.ephemeral, got.counted, got.learned) == (20, 60, True, False)
+    got = await budgets(svc, counted=False).get(GROUP)
+    assert (got.counted, got.learned) == (False, False)
+    assert await svc.budgets.all() == []
+
+
+async def test_a_public_refusal_halves_and_time_gives_back(
+    svc: TableService, clock: FakeClock
+) -> None:
+    b = budgets(svc)
+    got = await b.refused(GROUP, PUBLIC)
+    assert (got.public, got.refused_public, got.learned) == (10, 1, True)
+    assert "public write refused" in got.why
+    assert (await b.refused(GROUP, PUBLIC)).public == 5
+    assert (await b.refused(GROUP, PUBLIC)).public == 4  # the floor
+    clock.advance(59)
+    assert (await b.get(GROUP)).public == 4
+    clock.advance(1)  # one minute without a refusal: one more a minute
+    assert (await b.get(GROUP)).public == 5
+    clock.advance(3600)
+    assert (await b.get(GROUP)).public == 20  # never above the documented ceiling
+    clock.advance(1)
+    assert (await b.refused(GROUP, PUBLIC)).public == 10  # cut from where it stood
+
+
+async def test_counted_ephemerals_cut_the_shared_minute(svc: TableService) -> None:
+    got = await budgets(svc).refused(GROUP, EPHEMERAL)
+    assert (got.public, got.ephemeral, got.counted, got.refused_ephemeral) == (10, 60, True, 1)
+
+
+async def test_ephemerals_apart_learn_apart_until_they_prove_shared(svc: TableService) -> None:
+    b = budgets(svc, counted=False)
+    got = await b.refused(GROUP, EPHEMERAL)
+    assert (got.public, got.ephemeral, got.counted) == (20, 30, False)
+    got = await b.refused(GROUP, EPHEMERAL)  # 15 < 20: they evidently share it
+    assert (got.public, got.ephemeral, got.counted) == (20, 15, True)
+    assert "ephemerals count" in got.why
+
+
+@pytest.mark.parametrize("kind", [PUBLIC, EPHEMERAL])
+async def test_a_refusal_one_shared_minute_explains_switches_to_counted(
+    svc: TableService, kind: str
+) -> None:
+    got = await budgets(svc, counted=False).refused(GROUP, kind, shared=True)
+    assert (got.public, got.ephemeral, got.counted) == (20, 60, True)
+    assert "ephemerals count" in got.why
+
+
+async def test_a_public_refusal_without_ephemerals_cuts_the_public_minute(
+    svc: TableService,
+) -> None:
+    got = await budgets(svc, counted=False).refused(GROUP, PUBLIC)
+    assert (got.public, got.ephemeral, got.counted) == (10, 60, False)
+
+
+async def test_every_process_sees_what_one_learned(
+    make_service: Callable[..., TableService], clock: FakeClock
+) -> None:
+    a, b = make_service(), make_service()
+    await a.budgets.refused(GROUP, PUBLIC)
+    clock.advance(1)
+    await b.budgets.refused(GROUP - 1, PUBLIC)
+    assert (await b.budgets.get(GROUP)).public == 10
+    listed = await a.budgets.all()
+    assert [x.chat for x in listed] == [GROUP - 1, GROUP]  # the latest change first
+    assert all(x.refused_public == 1 for x in listed)
+
+
+async def test_a_record_expires_and_leaves_the_index(svc: TableService, clock: FakeClock) -> None:
+    svc.budgets.rules = replace(svc.budgets.rules, ttl=0.05)
+    await svc.budgets.refused(GROUP, PUBLIC)
+    assert await svc.budgets.all() != []
+    await asyncio.sleep(0.1)  # real time: the hash's 50 ms TTL runs out
+    assert await svc.budgets.all() == []
+    assert (await svc.budgets.get(GROUP)).learned is False
+
+
+async def test_rules_and_kinds_are_checked(svc: TableService) -> None:
+    with pytest.raises(ValueError, match="floor"):
+        BudgetRules(floor=0)
+    with pytest.raises(ValueError, match="beta"):
+        BudgetRules(beta=1.0)
+    with pytest.raises(ValueError, match="kind"):
+        await svc.budgets.refused(GROUP, "x")
+    assert await svc.budgets.all() == []  # nothing written
