@@ -35,6 +35,9 @@ from telegram_bot.buttons.callbacks import parse_game
 from telegram_bot.views.hand import PLAYABLE
 
 ANSWER_WINDOW = 15.0  # Telegram's (and the fake's) window to answer a press
+# a game whose human's hand lags its table this long at the end is stuck: well
+# above a render repair (render_grace) and a restarted process's catch-up
+STUCK_AFTER = 30.0
 SIGNALS = {"SIGTERM": signal.SIGTERM, "SIGKILL": signal.SIGKILL}
 
 
@@ -60,6 +63,7 @@ class SoakReport:
     lost: int = 0
     applied_twice: int = 0
     stuck: int = 0
+    caught_up: int = 0  # hands behind their table at the end that caught up within STUCK_AFTER
     retry_after: int = 0  # 429 answers of the fake Bot API
     extended: int = 0  # deadlines extended after a restart gap
     mode: str = "round_robin"  # the webhook proxy's
@@ -106,6 +110,7 @@ class SoakReport:
             ("moves lost", self.lost),
             ("moves applied twice", self.applied_twice),
             ("games stuck", self.stuck),
+            ("  hands behind at the end, caught up later", self.caught_up),
             ("429 answers", self.retry_after),
             ("deadlines extended (restart gaps)", self.extended),
         ]
@@ -410,6 +415,7 @@ class Soak:
         self.stop.set()
         await asyncio.gather(*players)
         await asyncio.sleep(15)  # every process up: pending renders and timers settle
+        suspects: dict[str, tuple[SimUser, str]] = {}
         for u in self.users:
             t = await self.fleet.svc.tables.where(u.id)
             if t is None:
@@ -418,9 +424,26 @@ class Soak:
             r.extended += sum(1 for e in events if e.kind == "extend")
             why = await self.stuck(t.id, u)
             if why is not None:
-                r.stuck += 1
-                last = " ".join(f"#{e.version}:{e.kind}:{e.seat}:{e.text}" for e in events[-6:])
-                r.details.append(f"stuck: {t.id} of {u.user.first_name}: {why}; last: {last}")
+                suspects[t.id] = (u, why)
+        # the games' turn timers go on firing meanwhile (the players stopped):
+        # a game caught between a timeout's write and its render is not stuck
+        # unless it stays so for STUCK_AFTER seconds
+        loop = asyncio.get_running_loop()
+        until = loop.time() + STUCK_AFTER
+        while suspects and loop.time() < until:
+            await asyncio.sleep(1.0)
+            for tid, (u, _why) in list(suspects.items()):
+                why = await self.stuck(tid, u)
+                if why is None:
+                    del suspects[tid]
+                    r.caught_up += 1
+                else:
+                    suspects[tid] = (u, why)
+        for tid, (u, why) in suspects.items():
+            events = await self.fleet.svc.admin.event_page(tid, 0, 1_000_000)
+            r.stuck += 1
+            last = " ".join(f"#{e.version}:{e.kind}:{e.seat}:{e.text}" for e in events[-6:])
+            r.details.append(f"stuck: {tid} of {u.user.first_name}: {why}; last: {last}")
         r.retry_after = self.fake.stats.retry_after
         self.refusals()
         return r
