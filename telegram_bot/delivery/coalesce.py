@@ -210,7 +210,9 @@ class Delivery:
         def after_429() -> tuple[SendMessage, str] | None:
             return (method(), "") if self.clock() >= fresh_until else None
 
-        ticket = await self.outgoing.prepay(chat_id, ephemeral=True)
+        ticket = await self.outgoing.prepay(
+            chat_id, ephemeral=True, receiver=ephemeral.receiver_user_id
+        )
         try:
             options = CallOptions(Priority.URGENT, ticket, after_429)
             return await self.outgoing.call(self.bot, method(), options)
@@ -427,7 +429,7 @@ class Delivery:
                 return
             gap = self.table_delay if pending.urgency is Urgency.TABLE else self.later_delay
             if self.clock() - pending.created >= self.max_hold:  # overdue: only its gap holds
-                room = await self.outgoing.headroom(key[0], key[1], gap)
+                room = await self.outgoing.headroom(key[0], key[1], gap, pending.content.receiver)
                 pending.spaced = max(pending.spaced, self.clock() + room.message)
                 if not self._hold_back(slot, self.clock() + room.message):
                     await self._deliver_newest(key, slot)  # competes with urgent edits
@@ -436,7 +438,9 @@ class Delivery:
                 hold = self._hold_all_until
                 spaced = float("-inf")
                 if hold <= self.clock():
-                    room = await self.outgoing.headroom(key[0], key[1], gap)
+                    room = await self.outgoing.headroom(
+                        key[0], key[1], gap, pending.content.receiver
+                    )
                     now = self.clock()
                     if room.overall > 0:  # no room for any deferred edit: wait together
                         self._hold_all_until = max(self._hold_all_until, now + room.overall)
@@ -473,7 +477,11 @@ class Delivery:
         self.held.gapped(key, slot)  # its gaps are over: from now on it waits for tokens
         try:
             ticket = await self.outgoing.prepay(
-                key[0], Priority.DEFERRED, ephemeral=key[1] < 0, message_id=key[1]
+                key[0],
+                Priority.DEFERRED,
+                ephemeral=key[1] < 0,
+                message_id=key[1],
+                receiver=pending.content.receiver,
             )
         except BaseException:  # Redis down, cancelled: it stays pending, due again soon
             if slot.pending is pending and pending.firing:

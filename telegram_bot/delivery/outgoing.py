@@ -88,6 +88,17 @@ def is_ephemeral(method: TelegramMethod[Any]) -> bool:
     )
 
 
+def receiver_of(method: TelegramMethod[Any]) -> int | None:
+    """The member an ephemeral send or edit goes to (None: not ephemeral)."""
+    if method.__api_method__.startswith("editEphemeralMessage"):
+        receiver = getattr(method, "receiver_user_id", None)
+        return receiver if isinstance(receiver, int) else None
+    params = getattr(method, "ephemeral_message_parameters", None)
+    if method.__api_method__ == "sendMessage" and params is not None:
+        return int(params.receiver_user_id)
+    return None
+
+
 def is_limited(api_method: str) -> bool:
     """Does a call put a message into a chat (and so count against the flood limits)?"""
     if api_method.startswith("send"):
@@ -154,8 +165,9 @@ class Outgoing(BaseRequestMiddleware):
         limited = is_limited(method.__api_method__) and chat_id is not None
         seen = self.turns.refusals(chat_id) if chat_id is not None else 0
         ephemeral = is_ephemeral(method)
+        receiver = receiver_of(method)
         if is_limited(method.__api_method__) and not await self._admit(
-            chat_id, key, digests, options, lease, ephemeral
+            chat_id, key, digests, options, lease, ephemeral, receiver
         ):
             self.stats.noop += 1
             return _done()
@@ -167,7 +179,7 @@ class Outgoing(BaseRequestMiddleware):
                         if self.turns.refusals(chat_id) != seen:  # a 429 since admitted
                             seen = self.turns.refusals(chat_id)
                             if not await self._admit(
-                                chat_id, key, digests, options, lease, ephemeral
+                                chat_id, key, digests, options, lease, ephemeral, receiver
                             ):
                                 self.stats.noop += 1
                                 return _done()
@@ -228,6 +240,7 @@ class Outgoing(BaseRequestMiddleware):
                         exc.retry_after,
                         ephemeral=is_ephemeral(method),
                         message_id=key[1] if key is not None else None,
+                        receiver=receiver_of(method),
                     )
             await self.shown.forget(key, lease)  # refused: the message shows what it showed
             raise
@@ -273,14 +286,18 @@ class Outgoing(BaseRequestMiddleware):
         options = CallOptions(options.priority, None, options.newest, version)
         key, digests = _content(bot, method, chat_id)
         if is_limited(method.__api_method__) and not await self._admit(
-            chat_id, key, digests, options, lease, is_ephemeral(method)
+            chat_id, key, digests, options, lease, is_ephemeral(method), receiver_of(method)
         ):
             return None
         return method, key, digests, options
 
     # ------------------------------------------------------------ limiter & memory
     async def headroom(
-        self, chat_id: int, message_id: int | None = None, gap: float = 0.0
+        self,
+        chat_id: int,
+        message_id: int | None = None,
+        gap: float = 0.0,
+        receiver: int | None = None,
     ) -> Headroom:
         """How long a deferrable message to ``chat_id`` should hold back so urgent
         ones keep their reserve of flood tokens -- and an edit of ``message_id``
@@ -288,7 +305,7 @@ class Outgoing(BaseRequestMiddleware):
         so without a limiter, or when Redis cannot tell)."""
         if self.gate is None:
             return GO
-        return await self.gate.headroom(chat_id, message_id, gap)
+        return await self.gate.headroom(chat_id, message_id, gap, receiver)
 
     async def call(
         self, bot: Bot, method: TelegramMethod[TelegramType], options: CallOptions = URGENT
@@ -309,6 +326,7 @@ class Outgoing(BaseRequestMiddleware):
         *,
         ephemeral: bool = False,
         message_id: int | None = None,
+        receiver: int | None = None,
     ) -> Prepaid:
         """Take the flood tokens of one message to ``chat_id`` now, waiting like any
         call (in the overall line with ``priority``).  A call to that chat made
@@ -316,11 +334,13 @@ class Outgoing(BaseRequestMiddleware):
         takes no tokens again.  ``Delivery`` does so for a coalesced update: it
         holds its tokens before it takes its content, so it sends the newest
         content and never holds a message's lock while it queues.  ``ephemeral``:
-        for a message to one member of a group, ``message_id`` the message the
-        call will edit (#24: they may count in windows of their own)."""
+        for a message to one member of a group (``receiver``), ``message_id`` the
+        message the call will edit (#24: they may count in windows of their own)."""
         if self.gate is None:
             return Prepaid(chat_id, paid=False)
-        return await self.gate.prepay(chat_id, priority, ephemeral=ephemeral, message_id=message_id)
+        return await self.gate.prepay(
+            chat_id, priority, ephemeral=ephemeral, message_id=message_id, receiver=receiver
+        )
 
     async def settle(self, ticket: Prepaid) -> None:
         """Give the tokens of ``ticket`` back if no call used them."""
@@ -335,14 +355,22 @@ class Outgoing(BaseRequestMiddleware):
         options: CallOptions,
         lease: EditLease | None = None,
         ephemeral: bool = False,
+        receiver: int | None = None,
     ) -> bool:
         """Wait for the flood tokens (and an edit's lease); False when the edit
         would change nothing.  ``ephemeral``: the call writes an ephemeral
-        message (#24)."""
+        message (#24), to ``receiver``."""
         if self.gate is not None:
             message_id = key[1] if key is not None else None
             return await self.gate.admit(
-                chat_id, key, digests, options, lease, ephemeral=ephemeral, message_id=message_id
+                chat_id,
+                key,
+                digests,
+                options,
+                lease,
+                ephemeral=ephemeral,
+                message_id=message_id,
+                receiver=receiver,
             )
         if key is not None and digests is not None:
             return self.shown.memory.admit(key, *digests)

@@ -50,6 +50,11 @@ class FloodKeys:
         its public ones (#24)."""
         return self.kv.key(f"rl:{{c:{chat_id}}}:eph")
 
+    def rate_receiver(self, chat_id: int, receiver: int) -> str:
+        """The ephemeral writes to one member of a group: his own window, a
+        private chat's pace (#24), while they are not counted with the group's."""
+        return self.kv.key(f"rl:{{c:{chat_id}}}:u:{receiver}")
+
     def rate_message(self, chat_id: int, message_id: int) -> str:
         """One ephemeral message's own window (its member's pace, #24)."""
         return self.kv.key(f"rl:{{c:{chat_id}}}:w:{message_id}")

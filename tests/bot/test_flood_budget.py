@@ -81,6 +81,24 @@ async def test_ephemerals_apart_leave_the_public_minute_alone(
     assert await take(limiter, ephemeral=True, message_id=-99) > 0
 
 
+async def test_one_members_ephemeral_sends_and_edits_share_his_window(
+    make_limiter: Callable[..., FloodLimiter],
+) -> None:
+    """Telegram, not counting ephemerals in the group, counts them as messages
+    to their receiver: a send to him and edits of two of his messages fill his
+    window (3 in any 3 s) -- the CI's 429s of an in-group game came from the
+    per-message windows, which let a send and another message's edit through."""
+    limiter = make_limiter(counted=False)
+    assert await take(limiter, ephemeral=True, receiver=7) == 0  # a new ephemeral message
+    assert await take(limiter, ephemeral=True, message_id=-1, receiver=7) == 0
+    assert await take(limiter, ephemeral=True, message_id=-2, receiver=7) == 0
+    assert await take(limiter, ephemeral=True, message_id=-3, receiver=7) > 0
+    assert await take(limiter, ephemeral=True, receiver=7) > 0
+    # another member's window is his own
+    assert await take(limiter, ephemeral=True, message_id=-4, receiver=8) == 0
+    assert await zcard(limiter, limiter.keys.rate_receiver(GROUP, 7)) == 3
+
+
 async def test_a_429_cuts_the_public_minute_for_every_process(
     make_limiter: Callable[..., FloodLimiter], clock: FakeClock
 ) -> None:

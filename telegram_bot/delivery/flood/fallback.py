@@ -134,12 +134,17 @@ class FallbackFloodLimiter:
         cost: float = 1,
         ephemeral: bool = False,
         message_id: int | None = None,
+        receiver: int | None = None,
     ) -> Verdict:
         if not self.falling_back:
             try:
                 await self._redis_back()
                 return await self.redis.take(
-                    chat_id, cost=cost, ephemeral=ephemeral, message_id=message_id
+                    chat_id,
+                    cost=cost,
+                    ephemeral=ephemeral,
+                    message_id=message_id,
+                    receiver=receiver,
                 )
             except ServiceUnavailable as e:
                 self._failed(e)
@@ -173,12 +178,18 @@ class FallbackFloodLimiter:
         held: float = 0.0,
         ephemeral: bool = False,
         message_id: int | None = None,
+        receiver: int | None = None,
     ) -> None:
         if not self.falling_back:
             try:
                 await self._redis_back()
                 await self.redis.refund(
-                    chat_id, cost=cost, held=held, ephemeral=ephemeral, message_id=message_id
+                    chat_id,
+                    cost=cost,
+                    held=held,
+                    ephemeral=ephemeral,
+                    message_id=message_id,
+                    receiver=receiver,
                 )
                 return
             except ServiceUnavailable as e:
@@ -186,12 +197,16 @@ class FallbackFloodLimiter:
         self.local.refund(self.redis.buckets(chat_id), cost, held)
 
     async def headroom(
-        self, chat_id: int | None = None, message_id: int | None = None, gap: float = 0.0
+        self,
+        chat_id: int | None = None,
+        message_id: int | None = None,
+        gap: float = 0.0,
+        receiver: int | None = None,
     ) -> Headroom:
         if not self.falling_back:  # (falling back: no edit is spaced across processes)
             try:
                 await self._redis_back()
-                return await self.redis.headroom(chat_id, message_id, gap)
+                return await self.redis.headroom(chat_id, message_id, gap, receiver)
             except ServiceUnavailable as e:
                 self._failed(e)
         return self.local.headroom(self.redis.buckets(chat_id))

@@ -53,6 +53,7 @@ class Prepaid:
     at: float | None = None  # the limiter's clock when paid (None: unknown, use them)
     ephemeral: bool = False  # for an ephemeral message (#24: its own windows, maybe)
     message_id: int | None = None  # the message the call will edit, if known
+    receiver: int | None = None  # an ephemeral message's receiver, if known
 
 
 @dataclass
@@ -120,13 +121,15 @@ class FloodGate:
         self.line = WaitingLine()
         self._hold = ChatHold(limiter.redis)  # a 429's hold: straight to Redis
 
-    async def headroom(self, chat_id: int, message_id: int | None, gap: float) -> Headroom:
+    async def headroom(
+        self, chat_id: int, message_id: int | None, gap: float, receiver: int | None = None
+    ) -> Headroom:
         """How long a deferrable message to ``chat_id`` should hold back so urgent
         ones keep their reserve of flood tokens, and (an edit of ``message_id``)
         until the message's last edit is ``gap`` old (0, 0, 0: go; always so
         without a limiter, or when Redis cannot tell)."""
         try:
-            return await self.limiter.headroom(chat_id, message_id, gap)
+            return await self.limiter.headroom(chat_id, message_id, gap, receiver)
         except Exception:  # the send itself will wait on (or report) the limiter
             log.exception("flood limiter: no headroom reading for chat %s", chat_id)
             return GO
@@ -138,13 +141,23 @@ class FloodGate:
         *,
         ephemeral: bool = False,
         message_id: int | None = None,
+        receiver: int | None = None,
     ) -> Prepaid:
         """Take the tokens of one message to ``chat_id`` now (see ``Outgoing.prepay``)."""
+        options = CallOptions(priority)
         await self.admit(
-            chat_id, None, None, CallOptions(priority), ephemeral=ephemeral, message_id=message_id
+            chat_id,
+            None,
+            None,
+            options,
+            ephemeral=ephemeral,
+            message_id=message_id,
+            receiver=receiver,
         )
         at = float(self.limiter.clock())
-        return Prepaid(chat_id, at=at, ephemeral=ephemeral, message_id=message_id)
+        return Prepaid(
+            chat_id, at=at, ephemeral=ephemeral, message_id=message_id, receiver=receiver
+        )
 
     async def settle(self, ticket: Prepaid) -> None:
         """Give the tokens of ``ticket`` back if no call used them."""
@@ -159,11 +172,14 @@ class FloodGate:
         *,
         ephemeral: bool = False,
         message_id: int | None = None,
+        receiver: int | None = None,
     ) -> None:
         """A 429 for ``chat_id``: no token for it before ``seconds`` are over --
         and the group's budget learns from it (#24)."""
         try:
-            await self._hold.hold(chat_id, seconds, ephemeral=ephemeral, message_id=message_id)
+            await self._hold.hold(
+                chat_id, seconds, ephemeral=ephemeral, message_id=message_id, receiver=receiver
+            )
         except Exception:  # the retry still waits retry_after itself
             log.exception("flood limiter: could not hold chat %s after a 429", chat_id)
         try:
@@ -175,7 +191,11 @@ class FloodGate:
         chat_id = ticket.chat_id
         try:
             await self.limiter.refund(
-                chat_id, held=held, ephemeral=ticket.ephemeral, message_id=ticket.message_id
+                chat_id,
+                held=held,
+                ephemeral=ticket.ephemeral,
+                message_id=ticket.message_id,
+                receiver=ticket.receiver,
             )
         except Exception:  # a lost refund only slows the next message a little
             log.exception("flood limiter: could not refund a token of chat %s", chat_id)
@@ -190,11 +210,12 @@ class FloodGate:
         *,
         ephemeral: bool = False,
         message_id: int | None = None,
+        receiver: int | None = None,
     ) -> bool:
         """Wait for the flood tokens (and an edit's ``lease``); False when the
         edit would change nothing or shows an older version than went out.
         ``ephemeral``: a message to one member of a group (#24)."""
-        edit = _ticket(key, digests, options.version, lease)
+        edit = _ticket(key, digests, options.version, lease, receiver)
         prepaid = options.prepaid
         if prepaid is not None and not prepaid.used and prepaid.chat_id == chat_id:
             prepaid.used = True  # the tokens are ours already
@@ -210,7 +231,7 @@ class FloodGate:
                     verdict = await self.limiter.admit_edit(edit)
                 else:
                     verdict = await self.limiter.take(
-                        chat_id, ephemeral=ephemeral, message_id=message_id
+                        chat_id, ephemeral=ephemeral, message_id=message_id, receiver=receiver
                     )
                 delay = verdict.wait
                 if delay in (NOOP, STALE):  # shows this, or a newer version, already
@@ -292,10 +313,11 @@ def _ticket(
     digests: tuple[str | None, str] | None,
     version: str,
     lease: EditLease | None,
+    receiver: int | None = None,
 ) -> EditTicket | None:
     """What the limiter judges of an edit of message ``key`` (None: not an edit,
     a send takes its tokens only)."""
     if key is None or digests is None:
         return None
     owner = lease.owner if lease is not None else ""
-    return EditTicket(key[0], key[1], digests[0], digests[1], version, owner)
+    return EditTicket(key[0], key[1], digests[0], digests[1], version, owner, receiver=receiver)

@@ -55,11 +55,14 @@ class ChatHold:
         *,
         ephemeral: bool = False,
         message_id: int | None = None,
+        receiver: int | None = None,
     ) -> None:
         """The windows the refused write counted in (an ephemeral one's while
         they are not counted with the group's public writes, #24)."""
         limiter = self.limiter
-        windows = await limiter.windows(chat_id, ephemeral=ephemeral, message_id=message_id)
+        windows = await limiter.windows(
+            chat_id, ephemeral=ephemeral, message_id=message_id, receiver=receiver
+        )
         buckets = windows[1:]  # [0] is the overall bucket
         args: list[str | int | float] = [repr(float(limiter.clock())), repr(float(seconds))]
         for _, window in buckets:

@@ -119,6 +119,7 @@ class EditTicket:
     version: str = ""
     owner: str = ""
     prepaid: bool = False
+    receiver: int | None = None  # an ephemeral message's (#24: his own window)
 
     @property
     def ephemeral(self) -> bool:
@@ -201,6 +202,7 @@ class FloodLimiter:
         ephemeral: bool = False,
         message_id: int | None = None,
         budget: Budget | None = None,
+        receiver: int | None = None,
     ) -> list[tuple[str, Window]]:
         """The windows one message to ``chat_id`` counts in (groups: negative
         ids); ``[0]`` is the overall one (leased, never in a chat's script).
@@ -210,7 +212,9 @@ class FloodLimiter:
         any message to it while ephemerals are counted (the budget says so, or
         none is known); else in the group's ephemeral minute and, for an edit
         (``message_id``), in that message's own window (the per-chat pace: an
-        ephemeral message goes to one member)."""
+        ephemeral message goes to one member) -- the window of its ``receiver``
+        when known: every ephemeral write to him, sends and edits of any of his
+        messages, counts there, as Telegram counts messages to one user."""
         c, k = self.config, self.keys
         out = [(k.rate_all(), c.overall)]
         if chat_id is None:
@@ -223,7 +227,9 @@ class FloodLimiter:
             out.append((k.rate_group(chat_id), _scaled(c.per_group, limit)))
         else:
             out.append((k.rate_ephemeral(chat_id), _scaled(c.per_group, budget.ephemeral)))
-            if message_id is not None:
+            if receiver is not None:
+                out.append((k.rate_receiver(chat_id, receiver), c.per_chat))
+            elif message_id is not None:
                 out.append((k.rate_message(chat_id, message_id), c.per_chat))
         return out
 
@@ -258,11 +264,18 @@ class FloodLimiter:
         return int(got[0]), int(got[1])
 
     async def windows(
-        self, chat_id: int | None, *, ephemeral: bool = False, message_id: int | None = None
+        self,
+        chat_id: int | None,
+        *,
+        ephemeral: bool = False,
+        message_id: int | None = None,
+        receiver: int | None = None,
     ) -> list[tuple[str, Window]]:
         """:meth:`buckets` with the group's learned budget."""
         budget = await self.budget(chat_id)
-        return self.buckets(chat_id, ephemeral=ephemeral, message_id=message_id, budget=budget)
+        return self.buckets(
+            chat_id, ephemeral=ephemeral, message_id=message_id, budget=budget, receiver=receiver
+        )
 
     async def refused(self, chat_id: int, *, ephemeral: bool = False) -> Budget | None:
         """Telegram refused a write to ``chat_id`` (a 429): the group's budget that
@@ -312,13 +325,17 @@ class FloodLimiter:
         edit: EditTicket | None = None,
         ephemeral: bool = False,
         message_id: int | None = None,
+        receiver: int | None = None,
     ) -> Verdict:
         """Overall entries from the allowance, then ONE script on the chat's slot:
         its windows (and for an ``edit`` the message's digest and edit lease).
         The overall entries go back, by name, when the chat's refuse."""
         if edit is not None:
             message_id = edit.message_id
-        buckets = await self.windows(chat_id, ephemeral=ephemeral, message_id=message_id)
+            receiver = edit.receiver if receiver is None else receiver
+        buckets = await self.windows(
+            chat_id, ephemeral=ephemeral, message_id=message_id, receiver=receiver
+        )
         for _, window in buckets:
             if cost > window.limit or cost != int(cost):
                 raise ValueError(f"cost {cost} does not fit {window!r}")
@@ -381,11 +398,14 @@ class FloodLimiter:
         cost: float = 1,
         ephemeral: bool = False,
         message_id: int | None = None,
+        receiver: int | None = None,
     ) -> Verdict:
         """:meth:`acquire`, also telling whether the overall bucket is short
-        (``ephemeral``: a message to one member of the group, ``message_id``
-        the one a prepaid edit will change: :meth:`buckets`)."""
-        return await self._run(chat_id, cost, ephemeral=ephemeral, message_id=message_id)
+        (``ephemeral``: a message to one member of the group, ``receiver``,
+        ``message_id`` the one a prepaid edit will change: :meth:`buckets`)."""
+        return await self._run(
+            chat_id, cost, ephemeral=ephemeral, message_id=message_id, receiver=receiver
+        )
 
     async def refund(
         self,
@@ -395,6 +415,7 @@ class FloodLimiter:
         held: float = 0.0,
         ephemeral: bool = False,
         message_id: int | None = None,
+        receiver: int | None = None,
     ) -> None:
         """Give back the entries a :meth:`take` counted ``held`` seconds ago for a
         message that did not go out (a no-op edit, overtaken by a newer one):
@@ -404,7 +425,9 @@ class FloodLimiter:
         of this process's leased entries it was is not known here, and giving
         back another -- one of a message that went out, or one already out of
         the window so that a newer one goes -- would let the fleet overspend."""
-        windows = await self.windows(chat_id, ephemeral=ephemeral, message_id=message_id)
+        windows = await self.windows(
+            chat_id, ephemeral=ephemeral, message_id=message_id, receiver=receiver
+        )
         buckets = windows[1:]
         if not buckets:
             return
@@ -434,7 +457,11 @@ class FloodLimiter:
         return added
 
     async def headroom(
-        self, chat_id: int | None = None, message_id: int | None = None, gap: float = 0.0
+        self,
+        chat_id: int | None = None,
+        message_id: int | None = None,
+        gap: float = 0.0,
+        receiver: int | None = None,
     ) -> Headroom:
         """Priority for urgent messages: how long until a message to ``chat_id``
         could take its token and still leave the reserve of the overall bucket
@@ -451,7 +478,10 @@ class FloodLimiter:
         within its coalescing gap."""
         overall = self.lease.headroom(float(self.clock()))
         ephemeral = message_id is not None and message_id < 0  # (chat, -ephemeral id)
-        buckets = (await self.windows(chat_id, ephemeral=ephemeral, message_id=message_id))[1:]
+        windows = await self.windows(
+            chat_id, ephemeral=ephemeral, message_id=message_id, receiver=receiver
+        )
+        buckets = windows[1:]
         if not buckets:
             return Headroom(overall, 0.0)
         keys = [key for key, _ in buckets]
@@ -577,6 +607,7 @@ class Limiter(Protocol):
         cost: float = 1,
         ephemeral: bool = False,
         message_id: int | None = None,
+        receiver: int | None = None,
     ) -> Verdict: ...
 
     async def admit_edit(self, edit: EditTicket) -> Verdict: ...
@@ -589,12 +620,17 @@ class Limiter(Protocol):
         held: float = 0.0,
         ephemeral: bool = False,
         message_id: int | None = None,
+        receiver: int | None = None,
     ) -> None: ...
 
     async def refused(self, chat_id: int, *, ephemeral: bool = False) -> Budget | None: ...
 
     async def headroom(
-        self, chat_id: int | None = None, message_id: int | None = None, gap: float = 0.0
+        self,
+        chat_id: int | None = None,
+        message_id: int | None = None,
+        gap: float = 0.0,
+        receiver: int | None = None,
     ) -> Headroom: ...
 
     async def remember(
