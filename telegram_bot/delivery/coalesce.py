@@ -84,11 +84,14 @@ from telegram_bot.delivery.outgoing import (
     install,
 )
 from telegram_bot.delivery.slots import Content, OnReplaced, Pending, Slot, Urgency
-from telegram_bot.delivery.waiting_line import Priority
+from telegram_bot.delivery.waiting_line import ACTOR, OTHERS, OWN_VIEW, TABLE, Priority
 
 __all__ = ["Delivery", "EphemeralGone", "OnReplaced", "Urgency"]
 
 log = logging.getLogger(__name__)
+
+# a pending edit's place in its chat's line for the flood windows (#24, item 2)
+RANKS = {Urgency.NOW: OWN_VIEW, Urgency.SOON: ACTOR, Urgency.LATER: OTHERS, Urgency.TABLE: TABLE}
 
 
 class Delivery:
@@ -482,6 +485,7 @@ class Delivery:
                 ephemeral=key[1] < 0,
                 message_id=key[1],
                 receiver=pending.content.receiver,
+                rank=RANKS[pending.urgency],
             )
         except BaseException:  # Redis down, cancelled: it stays pending, due again soon
             if slot.pending is pending and pending.firing:
@@ -491,7 +495,7 @@ class Delivery:
                     self._kick()
             raise
         try:
-            options = CallOptions(Priority.DEFERRED, ticket)
+            options = CallOptions(Priority.DEFERRED, ticket, rank=RANKS[pending.urgency])
             await self.edits.deliver(key, slot, None, 0, options)
         finally:
             await self.outgoing.settle(ticket)  # overtaken by a newer edit: tokens back

@@ -68,7 +68,7 @@ from telegram_bot.delivery.flood.gate import (
 from telegram_bot.delivery.flood.hold import ChatTurns
 from telegram_bot.delivery.flood.limiter import Headroom, Limiter
 from telegram_bot.delivery.shown import EDITS, ShownStore, content_digests
-from telegram_bot.delivery.waiting_line import Priority
+from telegram_bot.delivery.waiting_line import OWN_VIEW, Priority
 
 log = logging.getLogger(__name__)
 
@@ -327,6 +327,7 @@ class Outgoing(BaseRequestMiddleware):
         ephemeral: bool = False,
         message_id: int | None = None,
         receiver: int | None = None,
+        rank: int = OWN_VIEW,
     ) -> Prepaid:
         """Take the flood tokens of one message to ``chat_id`` now, waiting like any
         call (in the overall line with ``priority``).  A call to that chat made
@@ -339,7 +340,12 @@ class Outgoing(BaseRequestMiddleware):
         if self.gate is None:
             return Prepaid(chat_id, paid=False)
         return await self.gate.prepay(
-            chat_id, priority, ephemeral=ephemeral, message_id=message_id, receiver=receiver
+            chat_id,
+            priority,
+            ephemeral=ephemeral,
+            message_id=message_id,
+            receiver=receiver,
+            rank=rank,
         )
 
     async def settle(self, ticket: Prepaid) -> None:

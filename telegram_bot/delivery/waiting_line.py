@@ -67,3 +67,98 @@ class WaitingLine:
                     fut.set_result(None)  # ownership passes on: still busy
                     return
         self._busy = False
+
+
+# What a write to a group is worth (#24, item 2), the order its calls wait in
+# for the group's own windows: the presser's own view, then the seat that must
+# act now, then the other players' views, then the public table message.
+OWN_VIEW, ACTOR, OTHERS, TABLE = 0, 1, 2, 3
+
+
+class RankedLine:
+    """The calls of this process that wait for ONE chat's windows (a group's
+    minute, its chat pace): the head alone asks Redis again and sleeps out the
+    wait; the others queue by rank (:data:`OWN_VIEW` first), FIFO within a rank.
+    A call that has waited ``age`` seconds counts one rank better for each, so
+    the table message is late, never starved."""
+
+    def __init__(self, age: float = 8.0, clock: Clock = time.monotonic) -> None:
+        self.age = age
+        self.clock = clock
+        self._busy = False
+        self._waiting: list[tuple[int, float, int, asyncio.Future[None]]] = []
+        self._seq = 0
+
+    @property
+    def idle(self) -> bool:
+        return not self._busy and not self._waiting
+
+    @property
+    def waiting(self) -> int:
+        """Calls queued behind the head."""
+        return sum(1 for e in self._waiting if not e[3].done())
+
+    def _score(self, entry: tuple[int, float, int, asyncio.Future[None]]) -> tuple[float, int]:
+        rank, since, seq, _fut = entry
+        return rank - (self.clock() - since) / self.age, seq
+
+    def outranked(self, rank: int) -> bool:
+        """A call better than ``rank`` (a head that waited so) waits behind the head."""
+        return any(self._score(e)[0] < rank for e in self._waiting if not e[3].done())
+
+    async def acquire(self, rank: int) -> None:
+        if not self._busy:
+            self._busy = True
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._seq += 1
+        entry = (rank, self.clock(), self._seq, fut)
+        self._waiting.append(entry)
+        try:
+            await fut
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():
+                self.release()  # it was passed to us as we were cancelled
+            else:
+                with contextlib.suppress(ValueError):
+                    self._waiting.remove(entry)
+            raise
+
+    def release(self) -> None:
+        while self._waiting:
+            entry = min(self._waiting, key=self._score)
+            self._waiting.remove(entry)
+            if not entry[3].done():
+                entry[3].set_result(None)  # ownership passes on: still busy
+                return
+        self._busy = False
+
+
+class ChatLines:
+    """One :class:`RankedLine` per chat that has calls waiting (dropped when idle)."""
+
+    def __init__(self, age: float = 8.0, clock: Clock = time.monotonic) -> None:
+        self.age, self.clock = age, clock
+        self._lines: dict[int, RankedLine] = {}
+
+    def line(self, chat_id: int) -> RankedLine:
+        got = self._lines.get(chat_id)
+        if got is None:
+            got = self._lines[chat_id] = RankedLine(self.age, self.clock)
+        return got
+
+    def release(self, chat_id: int) -> None:
+        got = self._lines.get(chat_id)
+        if got is None:
+            return
+        got.release()
+        if got.idle:
+            del self._lines[chat_id]
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    @property
+    def waiting(self) -> int:
+        """Calls queued behind a head, in every chat."""
+        return sum(line.waiting for line in self._lines.values())

@@ -5,13 +5,16 @@ on the real Redis, a fake clock passed into the scripts."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 
 import pytest
 
 from tables import LiveConfig, TableService
+from telegram_bot.delivery.flood.gate import CallOptions, FloodGate, OutgoingStats
 from telegram_bot.delivery.flood.limiter import FloodConfig, FloodLimiter
+from telegram_bot.delivery.waiting_line import ACTOR, OTHERS, OWN_VIEW, TABLE, Priority, RankedLine
 from tests.tables.conftest import FakeClock
 
 GROUP = -100555
@@ -135,3 +138,84 @@ async def test_a_private_chat_learns_nothing(make_limiter: Callable[..., FloodLi
     limiter = make_limiter()
     assert await limiter.refused(42) is None
     assert await limiter.budget(42) is None
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    """Let the other tasks run (their Redis round trips too) until ``condition``."""
+    for _ in range(2000):
+        if condition():
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError("the tasks never got there")
+
+
+async def test_a_groups_waiting_calls_go_by_what_they_are_worth(
+    make_limiter: Callable[..., FloodLimiter], clock: FakeClock
+) -> None:
+    """#24, item 2: while the group's minute is full, the table message's edit
+    waits first; the presser's own view, asked later, still gets the first
+    write the minute lets through.  (Before, both slept out the wait and the
+    one that had waited longer -- the table -- went first.)"""
+    limiter = make_limiter(counted=True)
+    for _ in range(20):
+        assert await take(limiter) == 0
+        clock.advance(PACE)
+    woken = asyncio.Event()
+    sleeping: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        sleeping.append(seconds)
+        await woken.wait()
+
+    gate = FloodGate(limiter, sleep=sleep, max_wait=600.0, stats=OutgoingStats())
+    admitted: list[str] = []
+
+    async def write(name: str, options: CallOptions) -> None:
+        assert await gate.admit(GROUP, None, None, options)
+        admitted.append(name)
+
+    table = asyncio.create_task(write("table", CallOptions(Priority.DEFERRED, rank=TABLE)))
+    await until(lambda: len(sleeping) == 1)  # the table's edit sleeps out the minute
+    own = asyncio.create_task(write("own view", CallOptions(Priority.URGENT)))
+    line = gate.chats.line(GROUP)
+    await until(lambda: len(sleeping) == 2 or line.outranked(TABLE))
+    clock.advance(max(sleeping))  # the oldest write of the minute left it: room for one
+    woken.set()
+    await until(lambda: bool(admitted))
+    assert admitted == ["own view"]
+    clock.advance(60.0)
+    await asyncio.wait_for(table, 5)
+    await asyncio.wait_for(own, 5)
+    assert admitted == ["own view", "table"]
+    assert len(gate.chats) == 0  # an idle chat's line is dropped
+
+
+async def test_a_chat_line_serves_by_rank_and_ages_the_table() -> None:
+    clock = FakeClock()
+    line = RankedLine(age=8.0, clock=clock)
+    await line.acquire(OWN_VIEW)  # the head
+    served: list[int] = []
+
+    async def wait(rank: int) -> None:
+        await line.acquire(rank)
+        served.append(rank)
+        line.release()
+
+    tasks = [asyncio.create_task(wait(r)) for r in (TABLE, OTHERS, OWN_VIEW, ACTOR)]
+    await asyncio.sleep(0)
+    assert line.outranked(ACTOR)
+    line.release()
+    await asyncio.gather(*tasks)
+    assert served == [OWN_VIEW, ACTOR, OTHERS, TABLE]
+    assert line.idle
+    # a table edit that waited 3 x 8 s counts as an own view: it is not starved
+    await line.acquire(OWN_VIEW)
+    served.clear()
+    late = asyncio.create_task(wait(TABLE))
+    await asyncio.sleep(0)
+    clock.advance(25.0)
+    new = asyncio.create_task(wait(OWN_VIEW))
+    await asyncio.sleep(0)
+    line.release()
+    await asyncio.gather(late, new)
+    assert served == [TABLE, OWN_VIEW]

@@ -140,7 +140,7 @@ async def test_a_429_holds_the_group_so_later_writes_wait_instead_of_429(
     fake = group_fake
     bot = fake.make_bot()
     alice = fake.add_user("Alice")
-    outgoing = install(bot, limiter, sleep=sleep)
+    outgoing = vtime.watch(install(bot, limiter, sleep=sleep))
     group = alice.create_group("Table")
     alice.add_bot_to(group)
     other = fake.make_bot()  # the writes our budget does not know about
@@ -203,7 +203,7 @@ async def test_ephemerals_assumed_apart_learn_from_one_429_that_they_count(
     limits = RateLimits(per_chat_burst=30, ephemeral_counted=telegram_counts)
     async with FakeTelegram(limits=limits, clock=clock) as fake:
         bot = fake.make_bot()
-        outgoing = install(bot, limiter, sleep=vtime.sleep)
+        outgoing = vtime.watch(install(bot, limiter, sleep=vtime.sleep))
         host = fake.add_user("Host")
         members = [fake.add_user(f"M{i}") for i in range(30)]
         group = host.create_group("Card night", *members)

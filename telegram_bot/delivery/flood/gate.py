@@ -26,7 +26,7 @@ from telegram_bot.delivery.flood.limiter import (
     Limiter,
     Verdict,
 )
-from telegram_bot.delivery.waiting_line import Priority, WaitingLine
+from telegram_bot.delivery.waiting_line import OWN_VIEW, ChatLines, Priority, WaitingLine
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +57,13 @@ class Prepaid:
 
 
 @dataclass
+class Head:
+    """Whether one call is the head of its chat's line (:class:`ChatLines`)."""
+
+    held: bool = False
+
+
+@dataclass
 class EditLease:
     """One call's claim on the message it edits (the ``owner`` of its
     :class:`EditTicket`): ``owner`` unique per call; ``held`` while the lease is
@@ -83,6 +90,7 @@ class CallOptions:
     prepaid: Prepaid | None = None
     newest: Newest | None = None
     version: str = ""  # the table version an edit renders (older than shown: dropped)
+    rank: int = OWN_VIEW  # its place in its chat's line (#24: own view, actor, others, table)
 
 
 URGENT = CallOptions()
@@ -119,6 +127,8 @@ class FloodGate:
         # calls of this process that wait for the OVERALL bucket queue here (urgent
         # ones first, else FIFO): only the head asks Redis again, not every waiter
         self.line = WaitingLine()
+        # calls that wait for a chat's OWN windows queue per chat by rank (#24)
+        self.chats = ChatLines()
         self._hold = ChatHold(limiter.redis)  # a 429's hold: straight to Redis
 
     async def headroom(
@@ -142,9 +152,10 @@ class FloodGate:
         ephemeral: bool = False,
         message_id: int | None = None,
         receiver: int | None = None,
+        rank: int = OWN_VIEW,
     ) -> Prepaid:
         """Take the tokens of one message to ``chat_id`` now (see ``Outgoing.prepay``)."""
-        options = CallOptions(priority)
+        options = CallOptions(priority, rank=rank)
         await self.admit(
             chat_id,
             None,
@@ -225,6 +236,7 @@ class FloodGate:
         waited = 0.0
         line = self.line
         in_line = False
+        head = Head()  # of its chat's line (#24)
         try:
             while True:
                 if edit is not None:
@@ -240,6 +252,7 @@ class FloodGate:
                     if in_line:
                         line.release()  # not the overall bucket we wait for
                         in_line = False
+                    self._leave_chat_line(chat_id, head)
                     waited += await self._busy()
                     continue
                 if delay <= 0:
@@ -256,14 +269,44 @@ class FloodGate:
                     in_line = True
                     waited += time.monotonic() - t0
                     continue
-                if not verdict.overall and in_line:
+                if in_line:
                     line.release()  # only our chat is short: let the next one ask
                     in_line = False
-                await self.sleep(delay)
-                waited += delay
+                waited += await self._chat_wait(chat_id, options.rank, delay, head)
         finally:
             if in_line:
                 line.release()
+            self._leave_chat_line(chat_id, head)
+
+    def _leave_chat_line(self, chat_id: int | None, head: Head) -> None:
+        """Pass the chat's line on if this call is its head."""
+        if head.held and chat_id is not None:
+            head.held = False
+            self.chats.release(chat_id)
+
+    async def _chat_wait(self, chat_id: int | None, rank: int, delay: float, head: Head) -> float:
+        """A call short of its chat's own windows (a group's minute, its pace)
+        waits in the chat's line, by ``rank`` (#24, item 2): the presser's own
+        view before the actor's, the other players', the table's.  Not yet
+        ``head``: queue (then ask again at once); the head sleeps ``delay`` out
+        and, when a better call came meanwhile, passes the line to it and queues
+        again.  The seconds waited."""
+        if chat_id is None:  # (only the overall bucket: never short here)
+            await self.sleep(delay)
+            return delay
+        line = self.chats.line(chat_id)
+        waited = 0.0
+        if head.held:
+            await self.sleep(delay)
+            waited = delay
+            if not line.outranked(rank):
+                return waited
+            head.held = False  # the better call asks first; we queue behind it
+            line.release()
+        t0 = time.monotonic()
+        await line.acquire(rank)
+        head.held = True
+        return waited + time.monotonic() - t0
 
     async def _use_prepaid(
         self, prepaid: Prepaid, edit: EditTicket | None, lease: EditLease | None
