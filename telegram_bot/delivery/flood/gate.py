@@ -2,7 +2,9 @@
 (:class:`telegram_bot.delivery.flood.limiter.FloodLimiter`) -- the limiter side of
 :class:`telegram_bot.delivery.outgoing.Outgoing`: a call takes its tokens (waiting in the
 overall line, :class:`telegram_bot.delivery.waiting_line.WaitingLine`, when the overall
-bucket is short), or uses the ones prepaid for it; tokens unused, or paid for an
+bucket is short, or in its chat's line by rank when the chat's own windows are:
+:class:`telegram_bot.delivery.waiting_line.ChatLines`, #24), or uses the ones
+prepaid for it; tokens unused, or paid for an
 edit that changed nothing, go back; after a 429 the chat is held
 (:class:`telegram_bot.delivery.flood.hold.ChatHold`).  An edit takes its message's edit
 lease with its tokens (:class:`EditLease`): while another call's edit of the
