@@ -51,6 +51,7 @@ def check_rate(world: World, chat: Chat, receiver: int | None = None) -> None:
     retry_after = world.limiter.acquire(chat.id, chat.is_group, receiver)
     if retry_after:
         world.stats.retry_after_by_chat[chat.id] += 1
+        world.stats.refusals.append(world.limiter.last_refusal)
         raise too_many_requests(retry_after)
 
 

@@ -136,6 +136,8 @@ class FakeFloodControl:
         self._receiver: dict[tuple[int, int], SlidingWindow] = {}
         lim = limits
         self._global = SlidingWindow(lim.global_burst, lim.global_burst / lim.global_per_second)
+        # what the last refusal was: which window, when, and the times it held
+        self.last_refusal = ""
 
     def spend(self, chat_id: int, is_group: bool, seconds: float) -> None:
         """A test's burst: the chat's budget (and a group's per-minute one) is spent
@@ -186,10 +188,32 @@ class FakeFloodControl:
                 windows.append(self._group_window(chat_id))
         wait = max(window.wait_time(now) for window in windows)
         if wait > 0:
+            self.last_refusal = self._describe(windows, now, chat_id, receiver)
             return max(1, math.ceil(wait))
         for window in windows:
             window.take(now)
         return 0
+
+    def _describe(
+        self, windows: list[SlidingWindow], now: float, chat_id: int | None, receiver: int | None
+    ) -> str:
+        """A refusal, for a test's message: the full window and its messages'
+        times (seconds before now)."""
+        full = max(windows, key=lambda window: window.wait_time(now))
+        kind = (
+            "overall"
+            if full is self._global
+            else "group minute"
+            if full in self._group.values()
+            else "receiver"
+            if receiver is not None and full in self._receiver.values()
+            else "chat"
+        )
+        ago = ", ".join(f"{now - t:.3f}" for t in full.times)
+        return (
+            f"chat {chat_id}: {kind} window ({full.limit} in {full.seconds:g} s) "
+            f"held messages {ago} s ago"
+        )
 
 
 @dataclass
@@ -200,6 +224,7 @@ class Stats:
     errors: Counter[tuple[str, int]] = field(default_factory=Counter)
     retry_after: int = 0  # number of 429 answers
     retry_after_by_chat: Counter[int] = field(default_factory=Counter)  # 429s per chat id
+    refusals: list[str] = field(default_factory=list)  # which window refused each 429
     late_answers: int = 0  # callback queries answered after the answer window
     started_at: float = field(default_factory=time.monotonic)
 
@@ -219,6 +244,7 @@ class Stats:
         self.errors.clear()
         self.retry_after = 0
         self.retry_after_by_chat.clear()
+        self.refusals.clear()
         self.started_at = time.monotonic()
 
     def to_json(self) -> dict[str, Any]:

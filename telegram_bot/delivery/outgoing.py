@@ -63,6 +63,7 @@ from telegram_bot.delivery.flood.gate import (
     FloodGate,
     OutgoingStats,
     Prepaid,
+    Receipt,
     Sleep,
 )
 from telegram_bot.delivery.flood.hold import ChatTurns
@@ -166,8 +167,9 @@ class Outgoing(BaseRequestMiddleware):
         seen = self.turns.refusals(chat_id) if chat_id is not None else 0
         ephemeral = is_ephemeral(method)
         receiver = receiver_of(method)
+        receipt = Receipt()  # its entries move to when Telegram answers (#28)
         if is_limited(method.__api_method__) and not await self._admit(
-            chat_id, key, digests, options, lease, ephemeral, receiver
+            chat_id, key, digests, options, lease, ephemeral, receiver, receipt
         ):
             self.stats.noop += 1
             return _done()
@@ -179,18 +181,24 @@ class Outgoing(BaseRequestMiddleware):
                         if self.turns.refusals(chat_id) != seen:  # a 429 since admitted
                             seen = self.turns.refusals(chat_id)
                             if not await self._admit(
-                                chat_id, key, digests, options, lease, ephemeral, receiver
+                                chat_id, key, digests, options, lease, ephemeral, receiver, receipt
                             ):
                                 self.stats.noop += 1
                                 return _done()
-                        response = await self._send(make_request, bot, method, chat_id, key, lease)
+                        response = await self._send(
+                            make_request, bot, method, chat_id, key, lease, receipt
+                        )
                 else:
-                    response = await self._send(make_request, bot, method, chat_id, key, lease)
+                    response = await self._send(
+                        make_request, bot, method, chat_id, key, lease, receipt
+                    )
             except TelegramRetryAfter as exc:
                 attempt += 1
                 if attempt > self.max_retries:
                     raise
-                retry = await self._after_429(bot, method, chat_id, options, exc.retry_after, lease)
+                retry = await self._after_429(
+                    bot, method, chat_id, options, exc.retry_after, lease, receipt
+                )
                 seen = self.turns.refusals(chat_id) if chat_id is not None else 0
                 if retry is None:  # shows that already, or a newer version (another process)
                     self.stats.noop += 1
@@ -199,10 +207,10 @@ class Outgoing(BaseRequestMiddleware):
                 continue
             except _NotModified:
                 self.stats.noop += 1  # the digest admitted above is what it shows
-                await self.shown.release(key, lease)
+                await self._answered(key, lease, receipt)
                 return _done()
             break
-        await self.shown.release(key, lease)
+        await self._answered(key, lease, receipt)
         name = method.__api_method__
         if name in EDITS:
             self.stats.edited += 1
@@ -224,8 +232,42 @@ class Outgoing(BaseRequestMiddleware):
         chat_id: int | None,
         key: tuple[int, int] | None,
         lease: EditLease | None,
+        receipt: Receipt,
     ) -> Response[TelegramType]:
-        """One attempt: 403s reported to the hooks; a failed edit forgets what the
+        """One attempt (:meth:`_attempt`).  A failure Telegram answered -- but a
+        429, a refusal it did not count -- or one of the way there: the call's
+        entries count from now (``receipt``; a success's move with its lease,
+        :meth:`_answered`)."""
+        try:
+            return await self._attempt(make_request, bot, method, chat_id, key, lease)
+        except (TelegramRetryAfter, _NotModified):
+            raise
+        except Exception:
+            await self._stamp(receipt)
+            raise
+
+    async def _answered(
+        self, key: tuple[int, int] | None, lease: EditLease | None, receipt: Receipt
+    ) -> None:
+        """Telegram answered the call: its edit lease goes and its entries count
+        from now -- in one round trip for an edit under a lease."""
+        await self.shown.release(key, lease, receipt)
+        await self._stamp(receipt)
+
+    async def _stamp(self, receipt: Receipt) -> None:
+        if self.gate is not None:
+            await self.gate.stamp(receipt)
+
+    async def _attempt(
+        self,
+        make_request: NextRequestMiddlewareType[TelegramType],
+        bot: Bot,
+        method: TelegramMethod[TelegramType],
+        chat_id: int | None,
+        key: tuple[int, int] | None,
+        lease: EditLease | None,
+    ) -> Response[TelegramType]:
+        """The call: 403s reported to the hooks; a failed edit forgets what the
         message shows (a "not modified" raises :class:`_NotModified`)."""
         try:
             return await make_request(bot, method)
@@ -270,6 +312,7 @@ class Outgoing(BaseRequestMiddleware):
         options: CallOptions,
         retry_after: float,
         lease: EditLease | None,
+        receipt: Receipt,
     ) -> _Retry[TelegramType] | None:
         """Sleep ``retry_after``, then what to retry: the newest content of the
         message when the caller has one (``options.newest``: never the refused
@@ -286,7 +329,14 @@ class Outgoing(BaseRequestMiddleware):
         options = CallOptions(options.priority, None, options.newest, version)
         key, digests = _content(bot, method, chat_id)
         if is_limited(method.__api_method__) and not await self._admit(
-            chat_id, key, digests, options, lease, is_ephemeral(method), receiver_of(method)
+            chat_id,
+            key,
+            digests,
+            options,
+            lease,
+            is_ephemeral(method),
+            receiver_of(method),
+            receipt,
         ):
             return None
         return method, key, digests, options
@@ -362,6 +412,7 @@ class Outgoing(BaseRequestMiddleware):
         lease: EditLease | None = None,
         ephemeral: bool = False,
         receiver: int | None = None,
+        receipt: Receipt | None = None,
     ) -> bool:
         """Wait for the flood tokens (and an edit's lease); False when the edit
         would change nothing.  ``ephemeral``: the call writes an ephemeral
@@ -377,6 +428,7 @@ class Outgoing(BaseRequestMiddleware):
                 ephemeral=ephemeral,
                 message_id=message_id,
                 receiver=receiver,
+                receipt=receipt,
             )
         if key is not None and digests is not None:
             return self.shown.memory.admit(key, *digests)

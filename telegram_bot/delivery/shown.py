@@ -16,7 +16,7 @@ from aiogram import Bot
 from aiogram.methods import TelegramMethod
 
 if TYPE_CHECKING:
-    from telegram_bot.delivery.flood.gate import EditLease
+    from telegram_bot.delivery.flood.gate import EditLease, Receipt
     from telegram_bot.delivery.flood.limiter import Limiter
 
 log = logging.getLogger(__name__)
@@ -122,13 +122,18 @@ class ShownStore:
             self._background.add(task)
             task.add_done_callback(self._background.discard)
 
-    async def release(self, key: MessageKey | None, lease: EditLease | None) -> None:
-        """The edit went out: its lease goes (a lease it outlived is logged)."""
+    async def release(
+        self, key: MessageKey | None, lease: EditLease | None, receipt: Receipt | None = None
+    ) -> None:
+        """The edit went out: its lease goes (a lease it outlived is logged), and
+        the entries ``receipt`` names count from now, in the same round trip (the
+        receipt is then empty)."""
         if key is None or lease is None or not lease.held or self.limiter is None:
             return
         lease.held = False
+        stamp = receipt.take() if receipt is not None else None
         try:
-            if not await self.limiter.release_edit(*key, lease.owner):
+            if not await self.limiter.release_edit(*key, lease.owner, stamp):
                 log.warning("the edit of %s outlived its lease: its content is unknown", key)
         except Exception:  # the lease lapses by itself
             log.exception("could not release the edit lease of %s", key)

@@ -115,5 +115,5 @@ async def test_an_in_group_game_ends_without_a_429_on_both_telegrams(
         assert h.bot is not None
         print(f"presses {presses}; fake: {fake.stats.to_json()}")
         print("delivery:", h.bot.app.delivery.stats.as_dict())
-    assert fake.stats.retry_after == 0, dict(fake.stats.retry_after_by_chat)
+    assert fake.stats.retry_after == 0, fake.stats.refusals
     assert not fake.stats.errors, fake.stats.errors

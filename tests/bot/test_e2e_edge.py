@@ -283,7 +283,7 @@ async def test_a_normal_game_gets_no_429(redis_url: str, redis_prefix: str) -> N
         await h.wait_hands(table.id, [solo])
         await play_out(h, table.id, [solo], rng=random.Random(5))
         assert is_over(await h.hand_message(solo, table.id))
-        assert fake.stats.retry_after == 0
+        assert fake.stats.retry_after == 0, fake.stats.refusals
         assert not [k for k in fake.stats.errors if k[1] == 429]
 
 

@@ -269,7 +269,7 @@ async def fleet_harness(
             yield FleetHarness(fake, url, redis_prefix, fleet=fleet)
             codes = await fleet.stop()
             assert codes == [0] * count, fleet.log_tail()
-        assert fake.stats.retry_after == 0, fake.stats.retry_after_by_chat
+        assert fake.stats.retry_after == 0, fake.stats.refusals
 
 
 @pytest.mark.slow
@@ -303,7 +303,7 @@ async def test_group_games_on_several_processes(fleet_harness: FleetHarness) -> 
     if fleet.proxy.mode == "broadcast":  # every process took every update
         assert len(set(forwarded)) == 1, forwarded
     assert min(forwarded) > 0, forwarded
-    assert fake.stats.retry_after == 0, fake.stats.retry_after_by_chat
+    assert fake.stats.retry_after == 0, fake.stats.refusals
     assert not fake.stats.errors, fake.stats.errors
     if back:  # last: every other check above holds
         raise WentBackwards(f"{len(back)} edits showed an older version: {back[:3]}")

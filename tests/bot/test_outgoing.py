@@ -289,7 +289,7 @@ async def test_burst_to_one_chat_gets_no_429(
     msgs = await vtime.run(*(bot.send_message(alice.id, f"m{i}") for i in range(12)))
     for i, m in enumerate(msgs[:6]):
         await bot.edit_message_text(f"e{i}", chat_id=alice.id, message_id=m.message_id)
-    assert fake.stats.retry_after == 0
+    assert fake.stats.retry_after == 0, fake.stats.refusals
     assert fake.stats.calls["sendMessage"] == 12
     assert outgoing.stats.waits > 0
     assert outgoing.stats.retry_after == 0
@@ -307,7 +307,7 @@ async def test_burst_to_a_group_gets_no_429(
         *(bot.send_message(group.id, f"g{i}") for i in range(30)),
         *(bot.send_message(alice.id, f"p{i}") for i in range(5)),
     )
-    assert fake.stats.retry_after == 0
+    assert fake.stats.retry_after == 0, fake.stats.refusals
     assert fake.stats.calls["sendMessage"] == 35
 
 
@@ -362,9 +362,54 @@ async def test_tokens_prepaid_long_before_the_call_are_taken_again_at_the_call(
             for i, t in enumerate(early)
         )
     )
-    assert fake.stats.retry_after == 0, fake.stats.retry_after_by_chat
+    assert fake.stats.retry_after == 0, fake.stats.refusals
     texts = sorted(m.text or "" for m in bot_messages(fake, alice.chat))
     assert texts == ["late 0", "late 1", "now 0", "now 1"]
+
+
+@pytest.mark.parametrize("kind", ["sends", "edits"])
+async def test_a_message_counts_from_when_telegram_answered(
+    fake: FakeTelegram,
+    bot: Bot,
+    outgoing: Outgoing,
+    alice: SimUser,
+    clock: ManualClock,
+    vtime: VirtualTime,
+    kind: str,
+) -> None:
+    """The limiter counts a message when its tokens are taken; Telegram counts
+    it when it arrives.  Here the first of four writes to a chat spends 1.5 s on
+    the way (a loaded event loop, a slow network: the fleet test's 429s on a busy
+    CI machine).  Counted from its take, the fourth went 4 s after it -- 2.5 s
+    after Telegram counted it, the fourth in 3 s: a 429.  Counted again when
+    Telegram answered (its entry moved to then), the fourth waits its turn."""
+    sent = []
+    if kind == "edits":
+        sent = [await bot.send_message(alice.id, f"m{i}") for i in range(4)]
+        clock.advance(60)
+    late = [True]
+
+    async def on_the_way(make_request: Any, bot: Bot, method: Any) -> Any:
+        if late and method.__api_method__ in ("sendMessage", "editMessageText"):
+            late.clear()
+            clock.advance(1.5)  # the first write reaches Telegram 1.5 s late
+        return await make_request(bot, method)
+
+    bot.session.middleware(on_the_way)  # inside the outgoing middleware: after the take
+    if kind == "sends":
+        await vtime.run(*(bot.send_message(alice.id, f"m{i}") for i in range(4)))
+    else:
+        await vtime.run(
+            *(
+                bot.edit_message_text(f"e{i}", chat_id=alice.id, message_id=m.message_id)
+                for i, m in enumerate(sent)
+            )
+        )
+    assert not late
+    assert fake.stats.retry_after == 0, fake.stats.refusals
+    assert outgoing.stats.retry_after == 0
+    texts = sorted(m.text or "" for m in bot_messages(fake, alice.chat))
+    assert texts == [f"{'m' if kind == 'sends' else 'e'}{i}" for i in range(4)]
 
 
 async def test_429_is_retried_after_retry_after(
@@ -508,7 +553,7 @@ async def test_table_edits_are_throttled(
     assert bot_messages(fake, group)[0].edits == 3
     assert delivery.stats.coalesced == 6
     assert all(b - a >= delivery.table_delay for a, b in itertools.pairwise(sent_at))
-    assert fake.stats.retry_after == 0
+    assert fake.stats.retry_after == 0, fake.stats.refusals
 
 
 async def test_later_edits_are_throttled_per_message(

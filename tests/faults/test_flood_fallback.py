@@ -66,7 +66,7 @@ async def test_a_message_edited_during_the_outage_is_judged_afresh(
     redis = FloodLimiter(svc.kv, FloodConfig(), clock=clock)
     limiter = FallbackFloodLimiter(redis, fallback_for=5.0)
     a, b = EditTicket(CHAT, 7, "a", "k"), EditTicket(CHAT, 7, "b", "k")
-    assert await limiter.admit_edit(a) == (0, False)  # shows A (in Redis)
+    assert (await limiter.admit_edit(a))[:2] == (0, False)  # shows A (in Redis)
     clock.advance(10)
     assert (await limiter.admit_edit(a)).wait == NOOP  # no-op: dropped
     faulty_redis.kill()
@@ -117,3 +117,32 @@ async def test_what_went_out_during_the_outage_counts_after_it(
         assert (await b.take(GROUP)).wait == 0  # the first two left the minute
     finally:
         await other.aclose()
+
+
+async def test_an_answer_moves_a_calls_entries_in_redis_and_while_it_is_down(
+    faulty_redis: FaultyRedis, svc: TableService
+) -> None:
+    """A message counted at 0 s that Telegram answered at 2 s counts from 2 s
+    (#28): at 4 s -- its take plus the chat's window -- the chat still holds
+    three, so a fourth waits (without the move it went at once).  The same
+    in the in-process windows while Redis is down."""
+    clock = FakeClock()
+    limiter = FallbackFloodLimiter(
+        FloodLimiter(svc.kv, FloodConfig(), clock=clock), fallback_for=5.0
+    )
+    window = FloodConfig().per_chat
+    assert (window.limit, window.seconds) == (3, 4.0)
+    for down in (False, True):
+        if down:
+            faulty_redis.kill()
+            clock.advance(10.0)
+        first = await limiter.take(CHAT)
+        assert first.wait == 0
+        assert first.stamp is not None
+        clock.advance(1.0)
+        assert [(await limiter.take(CHAT)).wait for _ in range(2)] == [0, 0]
+        clock.advance(1.0)
+        await limiter.stamp(first.stamp)  # Telegram answered the first now
+        assert limiter.falling_back == down
+        clock.advance(2.0)
+        assert (await limiter.take(CHAT)).wait == pytest.approx(1.0)  # the 1 s ones leave

@@ -38,12 +38,17 @@ def test_30_in_any_second_overall_and_3_in_any_3_s_per_chat() -> None:
         assert control.acquire(chat, False) == 0
     clock.advance(0.5)
     assert control.acquire(99, False) == 1  # a bucket: 15 refilled
+    assert control.last_refusal.startswith("chat 99: overall window (30 in 1 s)")
     clock.advance(0.5)
     assert control.acquire(99, False) == 0
     for _ in range(2):
         assert control.acquire(99, False) == 0
     clock.advance(1.5)
     assert control.acquire(99, False) == 2  # a bucket: 1.5 refilled; the window: 1.5 s left
+    # a test's message says which window refused, and what it held
+    assert control.last_refusal == (
+        "chat 99: chat window (3 in 3 s) held messages 1.500, 1.500, 1.500 s ago"
+    )
     clock.advance(1.5)
     assert control.acquire(99, False) == 0
 

@@ -33,6 +33,7 @@ from telegram_bot.delivery.flood.limiter import (
     EditTicket,
     FloodLimiter,
     Headroom,
+    Stamp,
     Verdict,
     Window,
 )
@@ -63,7 +64,14 @@ class LocalWindows:
         name = self.journal.name()
         for key, window in buckets:
             self.journal.record(key, window.seconds, now, name, need)
-        return Verdict(0.0)
+        chats = tuple((key, float(window.seconds)) for key, window in buckets[1:])
+        return Verdict(0.0, False, Stamp(chats, name, need) if chats else None)
+
+    def stamp(self, stamp: Stamp) -> None:
+        """Telegram answered: the call's entries count from now (:class:`Stamp`)."""
+        now = float(self.clock())
+        for key, seconds in stamp.windows:
+            self.journal.restamp(key, seconds, stamp.name, stamp.cost, now)
 
     def refund(self, buckets: list[tuple[str, Window]], cost: float, held: float = 0.0) -> None:
         now = float(self.clock())
@@ -243,13 +251,28 @@ class FallbackFloodLimiter:
                 self._failed(e)
         self._touched.add((chat_id, message_id))
 
-    async def release_edit(self, chat_id: int, message_id: int, lease: str) -> bool:
+    async def release_edit(
+        self, chat_id: int, message_id: int, lease: str, stamp: Stamp | None = None
+    ) -> bool:
         if not self.falling_back:
             try:
-                return await self.redis.release_edit(chat_id, message_id, lease)
+                return await self.redis.release_edit(chat_id, message_id, lease, stamp)
             except ServiceUnavailable as e:  # the lease lapses by itself
                 self._failed(e)
+        if stamp is not None:
+            self.local.stamp(stamp)
         return True
+
+    async def stamp(self, stamp: Stamp) -> None:
+        """The call's entries count from now (:meth:`FloodLimiter.stamp`); while
+        Redis is down, in the journal alone (it is charged to Redis later)."""
+        if not self.falling_back:
+            try:
+                await self.redis.stamp(stamp)
+                return
+            except ServiceUnavailable as e:
+                self._failed(e)
+        self.local.stamp(stamp)
 
     async def last_digest(self, chat_id: int, message_id: int) -> str | None:
         if not self.falling_back:

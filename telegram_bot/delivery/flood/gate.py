@@ -26,6 +26,7 @@ from telegram_bot.delivery.flood.limiter import (
     EditTicket,
     Headroom,
     Limiter,
+    Stamp,
     Verdict,
 )
 from telegram_bot.delivery.waiting_line import OWN_VIEW, ChatLines, Priority, WaitingLine
@@ -56,6 +57,21 @@ class Prepaid:
     ephemeral: bool = False  # for an ephemeral message (#24: its own windows, maybe)
     message_id: int | None = None  # the message the call will edit, if known
     receiver: int | None = None  # an ephemeral message's receiver, if known
+    stamp: Stamp | None = None  # where its entries are (moved when Telegram answers)
+
+
+@dataclass
+class Receipt:
+    """What one call took from its chat's windows: ``stamp`` names the entries,
+    to be moved to the moment Telegram answers it (:class:`Stamp`; None:
+    nothing taken, or nothing to move)."""
+
+    stamp: Stamp | None = None
+
+    def take(self) -> Stamp | None:
+        """The stamp, once (the receipt is empty after)."""
+        stamp, self.stamp = self.stamp, None
+        return stamp
 
 
 @dataclass
@@ -157,7 +173,7 @@ class FloodGate:
         rank: int = OWN_VIEW,
     ) -> Prepaid:
         """Take the tokens of one message to ``chat_id`` now (see ``Outgoing.prepay``)."""
-        options = CallOptions(priority, rank=rank)
+        options, receipt = CallOptions(priority, rank=rank), Receipt()
         await self.admit(
             chat_id,
             None,
@@ -166,11 +182,29 @@ class FloodGate:
             ephemeral=ephemeral,
             message_id=message_id,
             receiver=receiver,
+            receipt=receipt,
         )
         at = float(self.limiter.clock())
         return Prepaid(
-            chat_id, at=at, ephemeral=ephemeral, message_id=message_id, receiver=receiver
+            chat_id,
+            at=at,
+            ephemeral=ephemeral,
+            message_id=message_id,
+            receiver=receiver,
+            stamp=receipt.stamp,
         )
+
+    async def stamp(self, receipt: Receipt) -> None:
+        """Telegram answered the call of ``receipt``: its entries count from now
+        (:class:`Stamp`).  Best effort: an entry left where it was still counts
+        from its take."""
+        stamp = receipt.take()
+        if stamp is None:
+            return
+        try:
+            await self.limiter.stamp(stamp)
+        except Exception:
+            log.exception("flood limiter: could not move the entries of %s", stamp.name)
 
     async def settle(self, ticket: Prepaid) -> None:
         """Give the tokens of ``ticket`` back if no call used them."""
@@ -224,16 +258,21 @@ class FloodGate:
         ephemeral: bool = False,
         message_id: int | None = None,
         receiver: int | None = None,
+        receipt: Receipt | None = None,
     ) -> bool:
         """Wait for the flood tokens (and an edit's ``lease``); False when the
         edit would change nothing or shows an older version than went out.
-        ``ephemeral``: a message to one member of a group (#24)."""
+        ``ephemeral``: a message to one member of a group (#24).  ``receipt``
+        gets where the entries taken are (to move when Telegram answers)."""
+        receipt = receipt if receipt is not None else Receipt()
+        receipt.stamp = None
         edit = _ticket(key, digests, options.version, lease, receiver)
         prepaid = options.prepaid
         if prepaid is not None and not prepaid.used and prepaid.chat_id == chat_id:
             prepaid.used = True  # the tokens are ours already
             done = await self._use_prepaid(prepaid, edit, lease)
             if done is not None:
+                receipt.stamp = prepaid.stamp if done else None
                 return done
         waited = 0.0
         line = self.line
@@ -258,6 +297,7 @@ class FloodGate:
                     waited += await self._busy()
                     continue
                 if delay <= 0:
+                    receipt.stamp = verdict.stamp
                     return self._took(verdict, lease)
                 if waited >= self.max_wait:
                     log.warning(

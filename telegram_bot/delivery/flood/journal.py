@@ -68,6 +68,22 @@ class Journal:
         if self._since_sweep >= SWEEP_EVERY:
             self.sweep(now)
 
+    def restamp(self, key: str, seconds: float, name: str, cost: int, now: float) -> None:
+        """Entries ``<name>:<i>`` of ``key`` count from ``now`` (Telegram answered
+        their call: :class:`telegram_bot.delivery.flood.rates.Stamp`); never back,
+        and one given back meanwhile stays gone."""
+        found = self.entries.get(key)
+        if not found:
+            return
+        names = {f"{name}:{j}" for j in range(1, cost + 1)}
+        moved = [(at, n) for at, n in found if n in names and at < now]
+        if not moved:
+            return
+        found[:] = [entry for entry in found if entry not in moved]
+        for _at, n in moved:
+            insort(found, (now, n))
+        self.seconds[key] = seconds
+
     def discard(self, key: str, names: Sequence[str]) -> None:
         """Entries given back by name (a lease's unused ones)."""
         found = self.entries.get(key)

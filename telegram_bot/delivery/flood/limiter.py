@@ -81,6 +81,7 @@ from telegram_bot.delivery.flood.rates import (
     STALE,
     FloodConfig,
     Headroom,
+    Stamp,
     Verdict,
     Window,
 )
@@ -93,6 +94,7 @@ from telegram_bot.delivery.flood.scripts import (
     MERGE_LUA,
     REFUND_LUA,
     RELEASE_EDIT_LUA,
+    STAMP_LUA,
 )
 from telegram_bot.state.keys import FloodKeys
 
@@ -170,6 +172,7 @@ class FloodLimiter:
         self._refund = kv.script(REFUND_LUA)
         self._forget = kv.script(FORGET_LUA)
         self._release = kv.script(RELEASE_EDIT_LUA)
+        self._stamp = kv.script(STAMP_LUA)
         self._charge = kv.script(CHARGE_LUA)
         self._merge = kv.script(MERGE_LUA)
         self.journal = Journal()
@@ -381,10 +384,14 @@ class FloodLimiter:
             keys += [k.sent_digest(*message), k.edited_at(*message), k.in_flight(*message)]
         self.round_trips += 1
         wait, _sep, _short = _answer(await self._script(keys, args)).partition(";")
-        if float(wait) == 0:
-            for key, window in buckets:
-                self.journal.record(key, window.seconds, now, name, int(cost))
-        return Verdict(float(wait), False)
+        if float(wait) != 0:
+            return Verdict(float(wait), False)
+        for key, window in buckets:
+            self.journal.record(key, window.seconds, now, name, int(cost))
+        if not buckets:
+            return Verdict(0.0)
+        windows = tuple((key, float(window.seconds)) for key, window in buckets)
+        return Verdict(0.0, False, Stamp(windows, name, int(cost)))
 
     async def acquire(self, chat_id: int | None = None, *, cost: float = 1) -> float:
         """Take ``cost`` tokens for a message to ``chat_id`` (``None``: the overall
@@ -552,15 +559,39 @@ class FloodLimiter:
         keys += [self.keys.in_flight(chat_id, message_id)] if lease else []
         await self._forget(keys, [self._digest_ttl_ms, lease])
 
-    async def release_edit(self, chat_id: int, message_id: int, lease: str) -> bool:
-        """The edit of ``lease`` went out: its lease goes.  False: the call outlived
+    async def stamp(self, stamp: Stamp) -> None:
+        """Telegram answered the call whose entries ``stamp`` names: they count
+        from now (:class:`Stamp`; one round trip)."""
+        keys, args = self._stamp_args(stamp)
+        self.round_trips += 1
+        await self._stamp(keys, args)
+
+    def _stamp_args(self, stamp: Stamp) -> tuple[list[str], list[str | int | float]]:
+        """The window keys and ARGV of STAMP_LUA; the journal's entries move too."""
+        now = float(self.clock())
+        args: list[str | int | float] = [repr(now), stamp.name, stamp.cost]
+        args += [repr(seconds) for _key, seconds in stamp.windows]
+        for key, seconds in stamp.windows:
+            self.journal.restamp(key, seconds, stamp.name, stamp.cost, now)
+        return [key for key, _seconds in stamp.windows], args
+
+    async def release_edit(
+        self, chat_id: int, message_id: int, lease: str, stamp: Stamp | None = None
+    ) -> bool:
+        """The edit of ``lease`` went out: its lease goes (and its entries count
+        from now, ``stamp``: the same round trip).  False: the call outlived
         it (the content is forgotten: another edit may have landed first)."""
         self.round_trips += 1
         keys = [
             self.keys.in_flight(chat_id, message_id),
             self.keys.sent_digest(chat_id, message_id),
         ]
-        return bool(await self._release(keys, [lease, self._digest_ttl_ms]))
+        args: list[str | int | float] = [lease, self._digest_ttl_ms]
+        if stamp is not None and stamp.windows:
+            more, values = self._stamp_args(stamp)
+            keys += more
+            args += values
+        return bool(await self._release(keys, args))
 
     async def last_digest(self, chat_id: int, message_id: int) -> str | None:
         """``<text>:<markup>`` a message shows (None: unknown)."""
@@ -639,7 +670,11 @@ class Limiter(Protocol):
 
     async def forget(self, chat_id: int, message_id: int, lease: str = "") -> None: ...
 
-    async def release_edit(self, chat_id: int, message_id: int, lease: str) -> bool: ...
+    async def release_edit(
+        self, chat_id: int, message_id: int, lease: str, stamp: Stamp | None = None
+    ) -> bool: ...
+
+    async def stamp(self, stamp: Stamp) -> None: ...
 
 
 __all__ = [
@@ -653,6 +688,7 @@ __all__ = [
     "Headroom",
     "Journal",
     "Limiter",
+    "Stamp",
     "Verdict",
     "Window",
     "table_version",

@@ -82,14 +82,35 @@ STALE = -2.0  # admit_edit: the message shows a newer table version already
 BUSY = -3.0  # admit_edit: another call's edit of the message is in flight (its lease)
 
 
+@dataclass(frozen=True)
+class Stamp:
+    """Where one call's entries are in its chat's windows (``windows``: key and
+    seconds; entries named ``<name>:<i>``, ``cost`` of them), so that they can be
+    moved to the moment Telegram answered the call
+    (:meth:`telegram_bot.delivery.flood.limiter.FloodLimiter.stamp`).
+
+    An entry is counted when its tokens are taken, but Telegram counts the
+    message when it arrives -- after a wait for the chat's turn, a loaded event
+    loop, the network.  Counted from the take alone, a message that spent more
+    than the window's margin on the way left the window early: the next ones
+    went out while Telegram still counted it (a 429, #28).  Telegram counted it
+    no later than it answered, so an entry moved to then covers it."""
+
+    windows: tuple[tuple[str, float], ...]
+    name: str
+    cost: int = 1
+
+
 class Verdict(NamedTuple):
     """An attempt to take tokens: ``wait`` -3 (BUSY: another call's edit of the
     message is in flight), -2 (STALE: the message shows a newer
     version), -1 (NOOP: the edit changes nothing), 0 (taken) or the seconds to wait (nothing taken); ``overall``: the bucket
-    that is short is the overall one (every chat of every process waits on it)."""
+    that is short is the overall one (every chat of every process waits on it).
+    ``stamp``: where the entries taken are (None: none in a chat's windows)."""
 
     wait: float
     overall: bool = False
+    stamp: Stamp | None = None
 
 
 class Headroom(NamedTuple):

@@ -258,13 +258,47 @@ end
 return 1
 """
 
-# An edit went out: KEYS[1] the message's lease key, KEYS[2] its digest key;
-# ARGV owner, digest ttl ms.  The owner's lease goes and its pending digest is
+# Telegram answered a call (#28): its entries in one chat's windows move to
+# ``now``, when Telegram had counted the message at the latest (never back;
+# an entry given back meanwhile stays gone).  ARGV[base] now, then the entries'
+# name and cost, then each window's seconds; KEYS[first..] the windows.
+STAMP_FN_LUA = r"""
+local function stamp(first, base)
+  local now, name, cost = tonumber(ARGV[base]), ARGV[base + 1], tonumber(ARGV[base + 2])
+  for i = first, #KEYS do
+    local moved = 0
+    for j = 1, cost do
+      moved = moved + redis.call('ZADD', KEYS[i], 'XX', 'GT', 'CH', fmt(now), name .. ':' .. j)
+    end
+    if moved > 0 then keep(KEYS[i], now + tonumber(ARGV[base + 3 + i - first]), now) end
+  end
+end
+"""
+
+# A call's entries move to when Telegram answered it (STAMP_FN_LUA): KEYS the
+# chat's windows; ARGV now, name, cost, then each window's seconds.
+STAMP_LUA = (
+    WINDOW_LUA
+    + STAMP_FN_LUA
+    + r"""
+stamp(1, 1)
+return 0
+"""
+)
+
+# An edit went out: KEYS[1] the message's lease key, KEYS[2] its digest key,
+# then (optionally) the chat's windows its entries are in; ARGV owner, digest
+# ttl ms, then (with windows) what STAMP_LUA takes -- the same round trip moves
+# them to now.  The owner's lease goes and its pending digest is
 # confirmed ('!' dropped) (1).  A lease lost meanwhile
 # (the call outlived it: another edit may have gone out before this one landed)
 # leaves the content unknown -- '?:?:<version>', as FORGET_LUA -- so the next
 # edit or repair is not dropped as a no-op (0).
-RELEASE_EDIT_LUA = r"""
+RELEASE_EDIT_LUA = (
+    WINDOW_LUA
+    + STAMP_FN_LUA
+    + r"""
+if #KEYS > 2 then stamp(3, 3) end
 local cur = redis.call('GET', KEYS[2])
 if string.match(redis.call('GET', KEYS[1]) or '', '^(.*)@') == ARGV[1] then
   redis.call('DEL', KEYS[1])
@@ -281,3 +315,4 @@ elseif cur then
 end
 return 0
 """
+)
