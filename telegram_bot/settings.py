@@ -62,6 +62,12 @@ class Settings(BaseSettings):
     """The group's table message at most this often: 4 s leaves room in a
     group's minute for every other message (#28; every 3 s it alone took the
     20 Telegram allows, and a lobby message sent then drew a 429)."""
+    table_delay_in_group: float = Field(default=12.0, gt=0)
+    """The group's table message at most this often while a player's hand is in
+    the group (#24): his own view is enough to play, every write counts in the
+    group's minute, and the table's edits -- for the onlookers -- were 0.8 of a
+    group's 3 writes a move; it also holds back for the minute's reserve as long
+    (the game's result is shown at once)."""
     flood_hint_after: float = Field(default=4.0, gt=0)
     """Seconds a player's hand in the group may wait for the group's flood limit
     (beyond the delays above) before he is told, once per game, that in a private

@@ -279,6 +279,7 @@ class Delivery:
         version: str = "",
         receiver: int | None = None,
         join: bool = False,
+        gap: float | None = None,
     ) -> int | None:
         """Show ``text`` and ``markup`` in the message (see the module docstring).
 
@@ -291,7 +292,10 @@ class Delivery:
         ``receiver``: an ephemeral message of that user, ``message_id`` being
         minus its ephemeral_message_id (edited by editEphemeralMessageText).
         ``join``: only if an edit of the message is pending -- the content
-        replaces its content, no write of its own; else nothing (None)."""
+        replaces its content, no write of its own; else nothing (None).
+        ``gap``: a LATER or TABLE edit's own gap since the message's last edit,
+        instead of its urgency's (a group's table while hands are in the group,
+        #24); it holds back for the flood reserve as long, at least."""
         if self._closed:
             raise RuntimeError("Delivery is closed")
         message_id = self.edits.moved.get((chat_id, message_id), message_id)
@@ -313,12 +317,13 @@ class Delivery:
         if pending is not None:
             self.stats.coalesced += 1
             pending.content, pending.seq = content, slot.seq
+            pending.gap = gap  # the newest asks
             if urgency is Urgency.SOON:
                 pending.urgency = Urgency.SOON  # the faster of the two wins
                 # and it does not hold back
                 pending.not_before = pending.spaced = float("-inf")
         else:
-            slot.pending = Pending(content, slot.seq, self.clock(), urgency)
+            slot.pending = Pending(content, slot.seq, self.clock(), urgency, gap=gap)
         self._kick()
         return message_id
 
@@ -431,7 +436,9 @@ class Delivery:
                 await self._deliver_newest(key, slot)
                 return
             gap = self.table_delay if pending.urgency is Urgency.TABLE else self.later_delay
-            if self.clock() - pending.created >= self.max_hold:  # overdue: only its gap holds
+            gap = gap if pending.gap is None else pending.gap
+            max_hold = max(self.max_hold, pending.gap or 0.0)
+            if self.clock() - pending.created >= max_hold:  # overdue: only its gap holds
                 room = await self.outgoing.headroom(key[0], key[1], gap, pending.content.receiver)
                 pending.spaced = max(pending.spaced, self.clock() + room.message)
                 if not self._hold_back(slot, self.clock() + room.message):
@@ -451,7 +458,7 @@ class Delivery:
                     spaced = now + room.message
                     pending.spaced = max(pending.spaced, spaced)
                 # never held past max_hold for the reserve; its gap always holds
-                hold = max(min(hold, pending.created + self.max_hold), spaced)
+                hold = max(min(hold, pending.created + max_hold), spaced)
                 if not self._hold_back(slot, hold):
                     await self._deliver_newest(key, slot)
         except Exception:

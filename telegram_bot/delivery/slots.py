@@ -45,6 +45,7 @@ class Pending:
     firing: bool = False
     not_before: float = float("-inf")  # held back for the limiter's headroom
     spaced: float = float("-inf")  # held back for its gap since ANY process's last edit
+    gap: float | None = None  # its own gap since the message's last edit (None: its urgency's)
 
 
 @dataclass
@@ -97,7 +98,9 @@ class Slot:
         p = self.pending
         assert p is not None
         due = max(p.created + soon_delay, p.spaced)
-        if p.urgency is Urgency.TABLE:
+        if p.gap is not None and p.urgency is not Urgency.SOON:
+            due = max(due, self.last_sent + p.gap)
+        elif p.urgency is Urgency.TABLE:
             due = max(due, self.last_sent + table_delay)
         elif p.urgency is Urgency.LATER:
             due = max(due, self.last_sent + later_delay)

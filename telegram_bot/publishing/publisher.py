@@ -95,6 +95,7 @@ class Publisher:
         bot_username: str,
         marks: RenderMarks | None = None,
         hints: HintClaims | None = None,
+        table_gap_in_group: float | None = None,
     ) -> None:
         self.snapshots = snapshots
         self.ui = ui
@@ -107,6 +108,8 @@ class Publisher:
         self.shown: OrderedDict[str, int] = OrderedDict()
         self.guard = RenderGuard(marks)  # pending renders marked in Redis
         self.hints = hints  # the flood hint's once-per-game claims (None: never given)
+        # the table message's gap while a hand is in the group (None: the delivery's)
+        self.table_gap_in_group = table_gap_in_group
 
     def _mark_shown(self, table_id: str, version: int) -> None:
         self.shown[table_id] = max(self.shown.get(table_id, 0), version)
@@ -355,7 +358,11 @@ class Publisher:
         if group is not None and ui.table_message is not None:
             text, markup = table_screen(snap, self.bot_username)
             urgency = Urgency.SOON if t.status == OVER else Urgency.TABLE
-            jobs.append(self._edit(group, ui.table_message, text, markup, urgency, shows))
+            # #24: while a hand is in the group its own view is enough to play, and
+            # every write counts in the group's minute: the table, for onlookers,
+            # goes less often (the final state at once)
+            gap = self.table_gap_in_group if any(m < 0 for m in ui.hands.values()) else None
+            jobs.append(self._edit(group, ui.table_message, text, markup, urgency, shows, gap=gap))
         jobs += self._watchers(snap, shows)
         return list(await asyncio.gather(*jobs))
 
@@ -457,12 +464,21 @@ class Publisher:
         version: str = "",
         receiver: int | None = None,
         table_id: str = "",
+        gap: float | None = None,
     ) -> asyncio.Future[bool]:
         """Ask for the edit; what it became (resolved once it went out or failed).
-        ``receiver``: an ephemeral hand (:meth:`HandPlacement.watch`)."""
+        ``receiver``: an ephemeral hand (:meth:`HandPlacement.watch`); ``gap``:
+        the edit's own (:meth:`Delivery.edit`)."""
         try:
             await self.delivery.edit(
-                chat, message_id, text, markup, urgency=urgency, version=version, receiver=receiver
+                chat,
+                message_id,
+                text,
+                markup,
+                urgency=urgency,
+                version=version,
+                receiver=receiver,
+                gap=gap,
             )
         except Exception:  # a failed edit must not break the other players' renders
             log.exception("edit of %s/%s failed", chat, message_id)

@@ -326,6 +326,7 @@ async def test_a_moves_own_notification_renders_nothing_more(
             on_replaced: OnReplaced | None = None,
             version: str = "",
             receiver: int | None = None,
+            gap: float | None = None,
         ) -> int | None:
             edits.append((chat, urgency))
             return await real_edit(
@@ -337,6 +338,7 @@ async def test_a_moves_own_notification_renders_nothing_more(
                 on_replaced=on_replaced,
                 version=version,
                 receiver=receiver,
+                gap=gap,
             )
 
         monkeypatch.setattr(pub.snapshots, "load", loaded)

@@ -556,6 +556,49 @@ async def test_table_edits_are_throttled(
     assert fake.stats.retry_after == 0, fake.stats.refusals
 
 
+async def test_a_table_edit_with_its_own_gap_keeps_it_and_the_reserve(
+    fake: FakeTelegram,
+    delivery: Delivery,
+    alice: SimUser,
+    clock: ManualClock,
+    limiter: FloodLimiter,
+) -> None:
+    """A group's table while hands are in the group (#24): its edits go at most
+    once every ``gap`` seconds -- not the delivery's table_delay -- only the
+    newest content; and it holds back for the group's reserve that long too."""
+    group = alice.create_group("Table")
+    alice.add_bot_to(group)
+    msg = await delivery.send(group.id, "t0")
+    assert msg is not None
+    gap = 3 * delivery.table_delay
+    sent_at: list[float] = []
+    for round_no in range(1, 4):
+        for i in range(3):
+            await delivery.edit(
+                group.id, msg.message_id, f"t{round_no}.{i}", urgency=Urgency.TABLE, gap=gap
+            )
+        want = f"t{round_no}.2"
+
+        def shows(w: str = want) -> bool:
+            return bot_messages(fake, group)[0].text == w
+
+        await fake.world.wait_for(shows)
+        sent_at.append(clock.now)
+    assert bot_messages(fake, group)[0].edits == 3
+    assert all(b - a >= gap for a, b in itertools.pairwise(sent_at)), sent_at
+    # the group's minute short of its reserve: the table waits, up to its gap
+    window = limiter.config.per_group
+    clock.advance(window.seconds)  # those left the minute
+    sends = [await delivery.send(group.id, f"g{i}") for i in range(window.limit - window.reserve)]
+    assert all(s is not None for s in sends)
+    start = clock.now
+    await delivery.edit(group.id, msg.message_id, "held", urgency=Urgency.TABLE, gap=gap)
+    await fake.world.wait_for(lambda: bot_messages(fake, group)[0].text == "held")
+    assert clock.now - start >= gap - 1e-6  # held past the delivery's max_hold of 4 s
+    assert delivery.max_hold < gap
+    assert fake.stats.retry_after == 0, fake.stats.refusals
+
+
 async def test_later_edits_are_throttled_per_message(
     fake: FakeTelegram, delivery: Delivery, alice: SimUser, clock: ManualClock
 ) -> None:

@@ -44,6 +44,7 @@ class Recorder:
     """Stands in for :class:`Delivery`: records what the publisher shows."""
 
     edits: list[tuple[int, int, Urgency]] = field(default_factory=list)
+    gaps: dict[tuple[int, int], float | None] = field(default_factory=dict)  # the last asked
 
     async def send(self, chat_id: int, text: str, markup: Any = None) -> None:
         return None
@@ -57,8 +58,10 @@ class Recorder:
         urgency: Urgency = Urgency.NOW,
         version: str = "",
         receiver: int | None = None,
+        gap: float | None = None,
     ) -> int:
         self.edits.append((chat_id, message_id, urgency))
+        self.gaps[(chat_id, message_id)] = gap
         return message_id
 
     def settled(self, chat_id: int, message_id: int) -> asyncio.Future[bool]:
@@ -364,3 +367,40 @@ async def test_a_pass_from_another_bout_is_stale(table: Table) -> None:
     outcome = await t.press_button(pressing(t, user, version - 1, act("P"), other_bout))
     assert outcome.status in (PressStatus.STALE, PressStatus.REPEATED)
     assert (await t.svc.tables.load(t.code)).version == version
+
+
+@pytest.mark.parametrize("in_group", [True, False])
+async def test_the_group_table_goes_less_often_while_a_hand_is_in_the_group(
+    redis_url: str, redis_prefix: str, in_group: bool
+) -> None:
+    """#24: with a hand in the group (an ephemeral message: its id negative) the
+    group's table message is asked with the publisher's in-group gap; with every
+    hand private, with the delivery's own (None) -- and the result at once."""
+    svc = TableService.from_url(redis_url, LiveConfig(prefix=redis_prefix))
+    ui = ChatStateStore.of(svc)
+    delivery = Recorder()
+    out = cast(Delivery, delivery)
+    snapshots = Snapshots(svc, ui)
+    publisher = Publisher(
+        snapshots,
+        ui,
+        out,
+        HandPlacement(svc, snapshots, ui, out, "testbot"),
+        LobbyMessages(snapshots, ui, out, "testbot"),
+        locks=TableLocks(),
+        claims=WriteClaims(),
+        bot_username="testbot",
+        table_gap_in_group=12.0,
+    )
+    group, table_message = -500, 77
+    try:
+        r = await svc.lobbies.create_lobby(ANN, "Ann", chat=group, variant="chuvash", timer=0)
+        await svc.lobbies.join(r.table.id, BOB, "Bob")
+        await svc.games.start(r.table.id, ANN)
+        hands = {ANN: -9 if in_group else 101, BOB: 201}
+        await ui.update_table(r.table.id, hands=hands, table_message=table_message)
+        await publisher.refresh(r.table.id)
+        assert (group, table_message, Urgency.TABLE) in delivery.edits
+        assert delivery.gaps[(group, table_message)] == (12.0 if in_group else None)
+    finally:
+        await svc.aclose()
