@@ -206,6 +206,7 @@ class BotApp:
             marks=marks,
             hints=HintClaims.of(self.svc),
             table_gap_in_group=s.table_delay_in_group,
+            later_gap_in_group=s.later_delay_in_group,
         )
         # a hand in the group held back by the group's flood limit: say so once (#24)
         delivery.held.after = s.flood_hint_after

@@ -62,6 +62,11 @@ class Settings(BaseSettings):
     """The group's table message at most this often: 4 s leaves room in a
     group's minute for every other message (#28; every 3 s it alone took the
     20 Telegram allows, and a lobby message sent then drew a 429)."""
+    later_delay_in_group: float = Field(default=6.0, gt=0)
+    """The hand of a player who only watches the move, when it is in the group
+    (an ephemeral message): at most this often, and it holds back for the
+    group's reserve as long (#24: every write counts in the group's minute;
+    the moment he must act his hand goes within ``soon_delay``)."""
     table_delay_in_group: float = Field(default=12.0, gt=0)
     """The group's table message at most this often while a player's hand is in
     the group (#24): his own view is enough to play, every write counts in the

@@ -96,6 +96,7 @@ class Publisher:
         marks: RenderMarks | None = None,
         hints: HintClaims | None = None,
         table_gap_in_group: float | None = None,
+        later_gap_in_group: float | None = None,
     ) -> None:
         self.snapshots = snapshots
         self.ui = ui
@@ -110,6 +111,8 @@ class Publisher:
         self.hints = hints  # the flood hint's once-per-game claims (None: never given)
         # the table message's gap while a hand is in the group (None: the delivery's)
         self.table_gap_in_group = table_gap_in_group
+        # a watching player's hand in the group: its gap (None: the delivery's)
+        self.later_gap_in_group = later_gap_in_group
 
     def _mark_shown(self, table_id: str, version: int) -> None:
         self.shown[table_id] = max(self.shown.get(table_id, 0), version)
@@ -353,7 +356,12 @@ class Publisher:
             else:
                 urgency = Urgency.LATER
             chat, key, receiver = hand_target(s.user, msg, group_of(t))
-            jobs.append(self._edit(chat, key, text, markup, urgency, shows, receiver, t.id))
+            # #24: in the group every write counts in its minute -- a player who
+            # only watches the move gets the newest state less often
+            gap = self.later_gap_in_group if here and urgency is Urgency.LATER else None
+            jobs.append(
+                self._edit(chat, key, text, markup, urgency, shows, receiver, t.id, gap=gap)
+            )
         group = group_of(t)
         if group is not None and ui.table_message is not None:
             text, markup = table_screen(snap, self.bot_username)

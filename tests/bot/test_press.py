@@ -373,9 +373,10 @@ async def test_a_pass_from_another_bout_is_stale(table: Table) -> None:
 async def test_the_group_table_goes_less_often_while_a_hand_is_in_the_group(
     redis_url: str, redis_prefix: str, in_group: bool
 ) -> None:
-    """#24: with a hand in the group (an ephemeral message: its id negative) the
-    group's table message is asked with the publisher's in-group gap; with every
-    hand private, with the delivery's own (None) -- and the result at once."""
+    """#24: with the hands in the group (ephemeral messages: their ids negative)
+    the group's table message is asked with the publisher's in-group gap, and so
+    is the hand of the player who only watches the move; with every hand
+    private, the delivery's own (None)."""
     svc = TableService.from_url(redis_url, LiveConfig(prefix=redis_prefix))
     ui = ChatStateStore.of(svc)
     delivery = Recorder()
@@ -391,16 +392,23 @@ async def test_the_group_table_goes_less_often_while_a_hand_is_in_the_group(
         claims=WriteClaims(),
         bot_username="testbot",
         table_gap_in_group=12.0,
+        later_gap_in_group=6.0,
     )
     group, table_message = -500, 77
     try:
         r = await svc.lobbies.create_lobby(ANN, "Ann", chat=group, variant="chuvash", timer=0)
         await svc.lobbies.join(r.table.id, BOB, "Bob")
         await svc.games.start(r.table.id, ANN)
-        hands = {ANN: -9 if in_group else 101, BOB: 201}
+        hands = {ANN: -9, BOB: -8} if in_group else {ANN: 101, BOB: 201}
         await ui.update_table(r.table.id, hands=hands, table_message=table_message)
         await publisher.refresh(r.table.id)
         assert (group, table_message, Urgency.TABLE) in delivery.edits
         assert delivery.gaps[(group, table_message)] == (12.0 if in_group else None)
+        urgencies = {key: u for _chat, key, u in delivery.edits if key != table_message}
+        assert sorted(urgencies.values(), key=str) == [Urgency.LATER, Urgency.SOON]
+        for key, urgency in urgencies.items():  # the one who only watches: less often
+            watches = in_group and urgency is Urgency.LATER
+            chat = {m: group if m < 0 else user for user, m in hands.items()}[key]
+            assert delivery.gaps[(chat, key)] == (6.0 if watches else None), (key, urgency)
     finally:
         await svc.aclose()
