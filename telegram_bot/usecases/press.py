@@ -23,8 +23,9 @@ Stale presses (issue 13): a press of a keyboard he already moved from (a double
 tap) is :attr:`PressStatus.REPEATED`, answered silently, before anything else --
 even a Pass still legal (#28: the second tap passed again on a throw-in he never
 saw); otherwise a pass (or "pass for the bout") still legal for him means what
-it meant and is applied whatever else changed; any other stale press gets a short notice (not a modal alert) and his
-fresh keyboard."""
+it meant and is applied whatever else changed, and so is a throw-in or a cover
+the press names whole, still legal in the same bout (#29); any other stale
+press gets a short notice (not a modal alert) and his fresh keyboard."""
 
 from __future__ import annotations
 
@@ -167,6 +168,7 @@ class PressButton:
             button.version != snap.version
             and (not button.stamp or button.stamp != stamp(seat_view))
             and not _still_a_pass(seat_view, button)
+            and not _still_meant(seat_view, selection, button)
         ):
             # his hand or options changed since the keyboard was drawn
             return PressOutcome(PressStatus.STALE, change=Redraw(snap, press.user, selection))
@@ -241,6 +243,27 @@ def _still_a_pass(seat_view: dict[str, Any], button: GameCb) -> bool:
         bool(button.stamp) and button.stamp[:BOUT_STAMP_LEN] == stamp(seat_view)[:BOUT_STAMP_LEN]
     )
     return is_pass and same_bout and "P" in seat_view.get("legal", ())
+
+
+def _still_meant(seat_view: dict[str, Any], selection: Selection, button: GameCb) -> bool:
+    """A throw-in or a cover the press names whole -- its action button, his
+    *Play* of the cards he chose (the same selection), or a card with one move
+    -- still legal for him in the same bout: it means what it meant, whatever
+    another player threw in or covered meanwhile (RULES §0: a change of the
+    table moves the priority and the throw-in room, and so his stamp; #29, a
+    stale toast on one press in 14 of a 4-player Shchelkovsky game).  Leads,
+    Take, transfers and pass-tickets stay strict: what they do depends on more
+    of the table."""
+    if not button.stamp or button.stamp[:BOUT_STAMP_LEN] != stamp(seat_view)[:BOUT_STAMP_LEN]:
+        return False
+    p = button.press
+    if p.kind not in ("action", "play", "card"):
+        return False
+    if p.kind in SELECTION_PRESSES and button.sel != selection.token:
+        return False  # drawn for another revision of his selection
+    outcome = resolve(seat_view, selection, p)
+    action = outcome.action
+    return action is not None and action[:1] in ("T", "C") and action in seat_view.get("legal", ())
 
 
 def _playing(snap: Snapshot) -> bool:

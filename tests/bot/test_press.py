@@ -412,3 +412,51 @@ async def test_the_group_table_goes_less_often_while_a_hand_is_in_the_group(
             assert delivery.gaps[(chat, key)] == (6.0 if watches else None), (key, urgency)
     finally:
         await svc.aclose()
+
+
+async def until_a_throw_in_or_cover(t: Table, kind: str) -> tuple[int, int, str, int]:
+    """Play the table on (first legal moves) until a seat may make a move of
+    ``kind`` ('T' throw-in, 'C' cover) from a keyboard of an older version he
+    did not move from: (version, user, the move, that older version)."""
+    for _ in range(2000):
+        table, state, version = await t.svc.tables.get(t.code)
+        assert state is not None
+        if state.over:
+            break
+        loaded = await t.svc.tables.load(t.code)
+        for seat in range(state.players):
+            texts = [a.text() for a in state.legal_actions(seat)]
+            move = next((x for x in texts if x.startswith(kind)), None)
+            if move is not None and version > 1 and not loaded.moved_since(seat, version - 1):
+                user = table.seats[seat].user
+                assert user is not None
+                return version, user, move, version - 1
+        seat = state.to_act()[0]
+        user = table.seats[seat].user
+        assert user is not None
+        await t.svc.games.apply(t.code, user, state.legal_actions(seat)[0].text(), version)
+    raise AssertionError(f"no {kind} move came up")
+
+
+@pytest.mark.parametrize("kind", ["T", "C"])
+async def test_a_throw_in_or_cover_still_legal_is_applied_from_an_old_keyboard(
+    table: Table, kind: str
+) -> None:
+    """#29: a throw-in or a cover named whole, pressed on a keyboard drawn before
+    another move of the same bout, means what it meant (his stamp changed with
+    the table: the priority, the throw-in room) -- applied, not a stale toast."""
+    t = table
+    version, user, move, older = await until_a_throw_in_or_cover(t, kind)
+    loaded = await t.svc.tables.load(t.code)
+    assert loaded.state is not None
+    seat = loaded.table.seat_of(user)
+    assert seat is not None
+    now = stamp(view(loaded.state, seat))
+    old = now[:BOUT_STAMP_LEN] + ("AAAA" if now[BOUT_STAMP_LEN:] != "AAAA" else "BBBB")
+    outcome = await t.press_button(pressing(t, user, older, act(move), old))
+    assert outcome.status is PressStatus.APPLIED, outcome
+    after = await t.svc.tables.load(t.code)
+    assert after.version == version + 1
+    # a Take from such a keyboard stays strict: what it takes depends on the table
+    other = await t.press_button(pressing(t, user, older, act("K"), old, request_id="k"))
+    assert other.status in (PressStatus.STALE, PressStatus.REPEATED), other
