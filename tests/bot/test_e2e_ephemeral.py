@@ -233,6 +233,10 @@ async def test_offline_player_opens_his_cards_in_private(
         humans[0].follow_link(link)
         assert await _private_hand(h, tid, humans[0]) > 0
         assert (await h.ui.prefs(humans[0].id)).plays == "private"
+        # his hand in the group goes: one live hand, not two (#29 item 20)
+        await settle(h)
+        assert not [m for m in humans[0].messages(group) if m.ephemeral_message_id]
+        assert not [m for m in group.ephemeral.values() if m.receiver_id == humans[0].id]
         await play_out(h, tid, humans, rng=rng)
         assert is_over(await h.hand_message(humans[0], tid))
         assert await assert_no_hidden_cards(h, tid, humans) > 10
