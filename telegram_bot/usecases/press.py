@@ -261,9 +261,10 @@ def _still_meant(seat_view: dict[str, Any], selection: Selection, button: GameCb
         return False
     if p.kind in SELECTION_PRESSES and button.sel != selection.token:
         return False  # drawn for another revision of his selection
-    outcome = resolve(seat_view, selection, p)
-    action = outcome.action
-    return action is not None and action[:1] in ("T", "C") and action in seat_view.get("legal", ())
+    # resolve() yields only a move legal now: a *Play* of several throw-in cards is
+    # no single-card legal action, yet checked against the throws and the room
+    action = resolve(seat_view, selection, p).action
+    return action is not None and action[:1] in ("T", "C")
 
 
 def _playing(snap: Snapshot) -> bool:

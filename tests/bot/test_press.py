@@ -5,6 +5,7 @@ publisher's delivery is a recorder."""
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -15,8 +16,14 @@ from aiogram.types import InlineKeyboardMarkup
 
 from engine import view
 from tables import LiveConfig, StaleVersion, TableService
-from telegram_bot.buttons.callbacks import INERT, GameCb, Press, act
-from telegram_bot.buttons.moves import BOUT_STAMP_LEN, ERR_NOT_YOUR_TURN, stamp
+from telegram_bot.buttons.callbacks import INERT, PLAY, GameCb, Press, act
+from telegram_bot.buttons.moves import (
+    BOUT_STAMP_LEN,
+    ERR_NOT_YOUR_TURN,
+    Selection,
+    stamp,
+    throw_room,
+)
 from telegram_bot.delivery import Delivery, Urgency
 from telegram_bot.publishing.hands import HandPlacement
 from telegram_bot.publishing.lobby_messages import LobbyMessages
@@ -460,3 +467,52 @@ async def test_a_throw_in_or_cover_still_legal_is_applied_from_an_old_keyboard(
     # a Take from such a keyboard stays strict: what it takes depends on the table
     other = await t.press_button(pressing(t, user, older, act("K"), old, request_id="k"))
     assert other.status in (PressStatus.STALE, PressStatus.REPEATED), other
+
+
+async def test_a_play_of_several_throw_ins_still_legal_is_applied_from_an_old_keyboard(
+    table: Table,
+) -> None:
+    """#29: *Play* of two throw-in cards he chose (his selection unchanged), pressed
+    on a keyboard drawn before another move of the same bout: the move is not one
+    of his single-card legal actions, yet it is still legal -- applied, not stale."""
+    t = table
+    for _ in range(2000):
+        table_, state, version = await t.svc.tables.get(t.code)
+        assert state is not None
+        assert not state.over, "no two-card throw-in came up"
+        loaded = await t.svc.tables.load(t.code)
+        found = None
+        for seat in range(state.players):
+            v = view(state, seat)
+            throws = sorted({a[1:] for a in v["legal"] if a.startswith("T")})
+            if (
+                len(throws) >= 2
+                and throw_room(v) >= 2
+                and version > 1
+                and not loaded.moved_since(seat, version - 1)
+            ):
+                found = seat, throws[:2], v
+                break
+        if found is not None:
+            break
+        seat = state.to_act()[0]
+        user = table_.seats[seat].user
+        assert user is not None
+        await t.svc.games.apply(t.code, user, state.legal_actions(seat)[0].text(), version)
+    else:
+        raise AssertionError("no two-card throw-in came up")
+    seat, cards, v = found
+    user = table_.seats[seat].user
+    assert user is not None
+    chosen = Selection(cards=tuple(cards), rev=1)
+    assert await t.ui.swap_selection(t.code, user, 0, chosen.to_json())
+    now = stamp(v)
+    old = now[:BOUT_STAMP_LEN] + ("AAAA" if now[BOUT_STAMP_LEN:] != "AAAA" else "BBBB")
+    button = GameCb.of(t.code, version - 1, PLAY, old, sel=chosen.token)
+    outcome = await t.press_button(pressing(t, user, version - 1, PLAY, old, button=button))
+    assert outcome.status is PressStatus.APPLIED, outcome
+    after = await t.svc.tables.load(t.code)
+    assert after.version == version + 1
+    assert after.state is not None
+    hand = Counter(view(after.state, seat)["hand"])
+    assert hand == Counter(v["hand"]) - Counter(cards)  # both cards left his hand
