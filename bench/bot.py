@@ -116,6 +116,8 @@ class Figures:
     kinds: dict[str, int] = field(default_factory=dict)
     commands: int = 0  # /top sent to the busy groups
     replies: int = 0  # ... that got their leaderboard (not an apology, not lost)
+    stale_kinds: Counter[str] = field(default_factory=Counter)
+    """Stale-button toasts by what was pressed and what moved since it was drawn."""
 
 
 def choose(message: Message, rng: random.Random) -> str | None:
@@ -199,6 +201,13 @@ async def player(
         figs.passes += press.kind == "bout_pass" or press.action == "P"
         if answer.get("text"):
             figs.notices[("alert: " if answer.get("show_alert") else "") + answer["text"]] += 1
+        if answer.get("text") in STALE_TOASTS:  # what was pressed, what moved meanwhile
+            drawn = parse_game(data)
+            assert drawn is not None
+            events = await svc.admin.event_page(tid, drawn.version, 50)
+            moved = ",".join(f"{e.kind}:{e.text[:1]}" for e in events if e.seat != -1)
+            what = press.kind + (":" + press.action[:1] if press.action else "")
+            figs.stale_kinds[f"{what} after [{moved}]"] += 1
         if answer.get("show_alert"):
             figs.refused += 1
             seen = -1
@@ -480,6 +489,8 @@ async def scenario(
             )
             for text, n in figs.notices.most_common():
                 print(f"        {n:4d} x {text}", flush=True)
+            for what, n in figs.stale_kinds.most_common():
+                print(f"          stale: {n:3d} x {what}", flush=True)
         if verbose:
             after = app.delivery.stats.as_dict()
             print(
@@ -1237,6 +1248,12 @@ async def main() -> None:
         "--human", action="store_true", help="human-paced players: alert and pass shares"
     )
     parser.add_argument(
+        "--human-game",
+        type=int,
+        choices=(0, 1, 2),
+        help="with --human: only 0 (3-player Chuvash), 1 (4-player Shchelkovsky) or 2 (8)",
+    )
+    parser.add_argument(
         "--ephemeral",
         action="store_true",
         help="each group scenario twice: hands in private, then as ephemeral messages "
@@ -1276,6 +1293,9 @@ async def main() -> None:
     if args.human:  # #29: the 4-human private Shchelkovsky game too
         runs = [(1, 3, False, 0), (1, 4, False, 0), (1, 8, False, 0)]
         variants = {0: "chuvash", 1: "shchelkovsky", 2: "shchelkovsky"}
+        if args.human_game is not None:  # one of them alone
+            runs = [runs[args.human_game]]
+            variants = {0: variants[args.human_game]}
     if not args.quick and not args.human:
         runs.append((200, 2, False, 0))  # ~8,000 actions: about 10 minutes
     if args.only == "hard":

@@ -261,9 +261,15 @@ def _still_meant(seat_view: dict[str, Any], selection: Selection, button: GameCb
         return False
     if p.kind in SELECTION_PRESSES and button.sel != selection.token:
         return False  # drawn for another revision of his selection
+    outcome = resolve(seat_view, selection, p)
+    if p.kind == "card" and outcome.selection is not None:
+        # a card he ticks (or whose moves he opens) for a move he makes next: no
+        # move yet, shown on his keyboard of now (#29: the attackers of a
+        # 4-player bout tick their throw-ins while the others throw in)
+        return True
     # resolve() yields only a move legal now: a *Play* of several throw-in cards is
     # no single-card legal action, yet checked against the throws and the room
-    action = resolve(seat_view, selection, p).action
+    action = outcome.action
     return action is not None and action[:1] in ("T", "C")
 
 

@@ -469,13 +469,9 @@ async def test_a_throw_in_or_cover_still_legal_is_applied_from_an_old_keyboard(
     assert other.status in (PressStatus.STALE, PressStatus.REPEATED), other
 
 
-async def test_a_play_of_several_throw_ins_still_legal_is_applied_from_an_old_keyboard(
-    table: Table,
-) -> None:
-    """#29: *Play* of two throw-in cards he chose (his selection unchanged), pressed
-    on a keyboard drawn before another move of the same bout: the move is not one
-    of his single-card legal actions, yet it is still legal -- applied, not stale."""
-    t = table
+async def until_two_throw_ins(t: Table) -> tuple[int, int, list[str], dict[str, Any]]:
+    """Play on until a seat may throw in two cards at once, from a keyboard of the
+    version before (he did not move since): (version, seat, two cards, his view)."""
     for _ in range(2000):
         table_, state, version = await t.svc.tables.get(t.code)
         assert state is not None
@@ -502,7 +498,18 @@ async def test_a_play_of_several_throw_ins_still_legal_is_applied_from_an_old_ke
     else:
         raise AssertionError("no two-card throw-in came up")
     seat, cards, v = found
-    user = table_.seats[seat].user
+    return version, seat, cards, v
+
+
+async def test_a_play_of_several_throw_ins_still_legal_is_applied_from_an_old_keyboard(
+    table: Table,
+) -> None:
+    """#29: *Play* of two throw-in cards he chose (his selection unchanged), pressed
+    on a keyboard drawn before another move of the same bout: the move is not one
+    of his single-card legal actions, yet it is still legal -- applied, not stale."""
+    t = table
+    version, seat, cards, v = await until_two_throw_ins(t)
+    user = (await t.svc.tables.get(t.code))[0].seats[seat].user
     assert user is not None
     chosen = Selection(cards=tuple(cards), rev=1)
     assert await t.ui.swap_selection(t.code, user, 0, chosen.to_json())
@@ -516,3 +523,31 @@ async def test_a_play_of_several_throw_ins_still_legal_is_applied_from_an_old_ke
     assert after.state is not None
     hand = Counter(view(after.state, seat)["hand"])
     assert hand == Counter(v["hand"]) - Counter(cards)  # both cards left his hand
+
+
+async def test_a_card_ticked_on_an_old_keyboard_of_the_same_bout_is_ticked(table: Table) -> None:
+    """#29: he ticks a throw-in card on a keyboard drawn before another move of the
+    same bout (his selection unchanged): no move is made, so it is ticked on his
+    keyboard of now -- not a stale toast; from another bout it is stale."""
+    t = table
+    version, seat, cards, v = await until_two_throw_ins(t)
+    user = (await t.svc.tables.get(t.code))[0].seats[seat].user
+    assert user is not None
+    now = stamp(v)
+    old = now[:BOUT_STAMP_LEN] + ("AAAA" if now[BOUT_STAMP_LEN:] != "AAAA" else "BBBB")
+    card = Press("card", card=cards[0])
+    token = Selection().token
+    button = GameCb.of(t.code, version - 1, card, old, sel=token)
+    outcome = await t.press_button(pressing(t, user, version - 1, card, old, button=button))
+    assert outcome.status is PressStatus.TOGGLED, outcome
+    assert Selection.from_json((await t.ui.table(t.code)).selections.get(user)).cards == (cards[0],)
+    assert (await t.svc.tables.load(t.code)).version == version  # no move
+    n = BOUT_STAMP_LEN
+    other_bout = ("B" * n if now.startswith("A" * n) else "A" * n) + now[n:]
+    card2 = Press("card", card=cards[1])
+    token = Selection(cards=(cards[0],), rev=1).token
+    button = GameCb.of(t.code, version - 1, card2, other_bout, sel=token)
+    outcome = await t.press_button(
+        pressing(t, user, version - 1, card2, other_bout, button=button, request_id="x2")
+    )
+    assert outcome.status is PressStatus.STALE, outcome
