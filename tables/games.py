@@ -167,6 +167,9 @@ class Games:
             draw=state.draw,
             seats=tuple((s.user, s.name) for s in table.seats),
             at=now,
+            rated=table.rated,  # the lobby's choice; an AI seat makes it casual (#25)
+            away=tuple(i for i, s in enumerate(table.seats) if s.away),
+            taken=tuple(i for i, s in enumerate(table.seats) if s.taken),
         )
         plan.table = replace(table, status=OVER, previous_loser=loser, updated=now)
         plan.events.append(
@@ -186,12 +189,53 @@ class Games:
         if plan.state.over:
             self._finish(plan.table, plan.state, plan)
 
-    async def start_plan(self, table: Table, previous_loser: int | None, kind: str) -> Plan:
+    async def rated_seats(self, table: Table, *, rematch: bool = False) -> Table:
+        """The table as a game starts on it (#25): each human's rating label read
+        anew; a rated game with a player in a cooldown from rated games is
+        refused (``cooldown``, naming him and when it ends) -- a rematch goes on
+        as a casual game instead, so the others are not held up."""
+        humans = [s.user for s in table.seats if s.user is not None and not s.left]
+        ratings = self.tables.ratings
+        labels = await ratings.labels(humans, table.variant)
+        seats = tuple(
+            replace(s, rating=labels.get(s.user, s.rating)) if s.user is not None else s
+            for s in table.seats
+        )
+        table = replace(table, seats=seats)
+        if not table.rated_now:
+            return table
+        now = self.tables.now_ms()
+        cooling = {u: t for u, t in (await ratings.cooldowns(humans)).items() if t > now}
+        if not cooling:
+            return table
+        if rematch:
+            return replace(table, rated=False)
+        user, until = min(cooling.items(), key=lambda kv: kv[1])
+        name = next(s.name for s in table.seats if s.user == user)
+        raise LiveError(
+            "cooldown",
+            f"{name} may not play rated games until {until} (ms)",
+            user=user,
+            name=name,
+            until=until,
+            left=max(1, (until - now + 999) // 1000),
+        )
+
+    async def start_plan(
+        self, table: Table, previous_loser: int | None, kind: str, *, rematch: bool = False
+    ) -> Plan:
+        table = await self.rated_seats(table, rematch=rematch)
         n = len(table.seats)
         seed = self.new_seed()
         state = new_game(table.variant, n, seed, table.options, previous_loser)
         seats = tuple(
-            replace(s, timeouts=0, bout_pass=False, ai=s.ai if (s.user is None or s.left) else None)
+            replace(
+                s,
+                timeouts=0,
+                bout_pass=False,
+                taken=False,
+                ai=s.ai if (s.user is None or s.left) else None,
+            )
             for s in table.seats
         )
         game_no = table.game_no + 1
@@ -266,7 +310,7 @@ class Games:
             )
         if t.seat_of(user) is None:
             raise LiveError("not_seated", "only a player of the last game can ask for a rematch")
-        return await self.start_plan(t, t.previous_loser, "start")
+        return await self.start_plan(t, t.previous_loser, "start", rematch=True)
 
     async def apply(
         self,
@@ -357,7 +401,10 @@ class Games:
         """Hand ``seat`` to the AI (``reason``: timeouts, left, admin) and let it move."""
         t = loaded.table
         s = t.seats[seat]
-        t = t.with_seat(seat, replace(s, ai=kind or self.config.ai_kind, left=s.left or left))
+        ai = kind or self.config.ai_kind
+        # an operator's takeover is not his walking away (#25: reliability, cooldowns)
+        taken = s.taken or (s.user is not None and reason != "admin")
+        t = t.with_seat(seat, replace(s, ai=ai, left=s.left or left, taken=taken))
         events: list[LogEntry] = [("left", seat, "")] if left else []
         events.append(("takeover", seat, reason))
         plan = Plan(t, loaded.state, events=events)

@@ -112,7 +112,7 @@ class Lobbies:
             options=opts,
             max_seats=mx,
             timer=timer,
-            seats=(Seat(creator, name),),
+            seats=(Seat(creator, name, rating=await self._label(creator, vname)),),
             private=private or chat is None,
             created=now,
             updated=now,
@@ -145,8 +145,11 @@ class Lobbies:
                 return None  # already seated: a second tap changes nothing
             _check_open(t)
             _check_room(t)
+            if t.rated:
+                await self._check_cooldown(user)
             claimed = await self.tables.claim_user(user, table_id) or claimed
-            t = replace(t, seats=(*t.seats, Seat(user, name)), updated=self.tables.now_ms())
+            seat = Seat(user, name, rating=await self._label(user, t.variant))
+            t = replace(t, seats=(*t.seats, seat), updated=self.tables.now_ms())
             return Plan(t, None, events=[("join", len(t.seats) - 1, str(user))])
 
         try:
@@ -245,17 +248,18 @@ class Lobbies:
         timer: int | None = None,
         spectators: bool | None = None,
         ai_kind: str | None = None,
+        rated: bool | None = None,
         request_id: str = "",
     ) -> WriteResult:
         """Change settings of an open lobby (validated; a new variant without
         ``options`` gets its defaults; max seats clipped to the variant's range;
         ``spectators``: may people not seated watch the game, issue #16).
         ``ai_kind``: the lobby's AI level -- its AI seats play it from now on, and
-        the seats added later."""
+        the seats added later; ``rated``: rated or casual games (#25)."""
         if ai_kind is not None:
             _check_kind(ai_kind)
 
-        def make(loaded: Loaded) -> Plan:
+        async def make(loaded: Loaded) -> Plan:
             t = _owner_open(loaded.table, user, "settings")
             vname = variant or t.variant
             opts = options if options is not None else (t.options if vname == t.variant else None)
@@ -275,6 +279,12 @@ class Lobbies:
             seats = t.seats
             if ai_kind is not None:  # a new level: every AI seat plays it
                 seats = tuple(replace(s, ai=level) if s.user is None else s for s in seats)
+            if vname != t.variant:  # each one's rating in the new game
+                humans = [s.user for s in seats if s.user is not None]
+                labels = await self.tables.ratings.labels(humans, vname)
+                seats = tuple(
+                    replace(s, rating=labels[s.user]) if s.user is not None else s for s in seats
+                )
             t = replace(
                 t,
                 variant=vname,
@@ -282,6 +292,7 @@ class Lobbies:
                 max_seats=mx,
                 timer=tm,
                 spectators=t.spectators if spectators is None else spectators,
+                rated=t.rated if rated is None else rated,
                 seats=seats,
                 ai_kind=level,
                 updated=self.tables.now_ms(),
@@ -289,6 +300,19 @@ class Lobbies:
             return Plan(t, None, events=[("settings", -1, f"{vname}:{mx}:{tm}:{level}")])
 
         return await self.tables.retry(table_id, make, request_id)
+
+    async def _label(self, user: int, variant: str) -> str:
+        return (await self.tables.ratings.labels([user], variant))[user]
+
+    async def _check_cooldown(self, user: int) -> None:
+        """A player in a cooldown from rated games may not join a rated lobby (#25)."""
+        until = (await self.tables.ratings.cooldowns([user])).get(user)
+        now = self.tables.now_ms()
+        if until is not None and until > now:
+            left = max(1, (until - now + 999) // 1000)
+            raise LiveError(
+                "cooldown", f"no rated games until {until} (ms)", user=user, until=until, left=left
+            )
 
     async def cancel(self, table_id: str, user: int, request_id: str = "") -> WriteResult:
         """The creator closes an open lobby."""

@@ -75,7 +75,9 @@ class LiveError(EngineError):
     """A request the table service refuses; nothing was changed.  ``code`` is
     stable: no_table, not_open, no_game, game_over, lobby_full, not_seated,
     seated_elsewhere, not_allowed, too_few_players, bad_seat, ai_controlled,
-    stale_version, busy, bad_settings, not_owner, bad_cursor, no_record, unavailable (plus the engine's codes for illegal moves)."""
+    stale_version, busy, bad_settings, not_owner, bad_cursor, no_record, unavailable,
+    cooldown (#25: ``info["until"]`` ms, ``info["left"]`` seconds; ``info["name"]``
+    when it is another player's) (plus the engine's codes for illegal moves)."""
 
     def __init__(self, code: str, message: str, **info: Any) -> None:
         super().__init__(code, message)
@@ -112,7 +114,12 @@ class Seat:
     (an AI seat, or a human's seat taken over); ``left`` marks a human who left;
     ``bout_pass``: he chose "pass for the rest of this bout" -- the seat passes
     by itself whenever PASS is legal for it, until the bout ends (RULES §0
-    Passing, Throw-in priority; cleared at the next bout)."""
+    Passing, Throw-in priority; cleared at the next bout); ``taken``: the AI took
+    the human's seat at some point of this game (he left or timed out), even if
+    he took it back since -- his reliability counts it (#25; cleared at the start);
+    ``rating``: his rating in the table's variant as the lobby and the table
+    show it (``"1240"``, ``"1010?"`` while provisional), read when he joined and
+    again at each game's start (#25)."""
 
     user: int | None = None
     name: str = ""
@@ -120,6 +127,8 @@ class Seat:
     timeouts: int = 0
     left: bool = False
     bout_pass: bool = False
+    taken: bool = False
+    rating: str = ""
 
     @property
     def human(self) -> bool:
@@ -129,13 +138,30 @@ class Seat:
     def ai_controlled(self) -> bool:
         return self.ai is not None
 
+    @property
+    def away(self) -> bool:
+        """He walked away: left, or the AI still plays his seat (#25)."""
+        return self.user is not None and (self.left or self.ai is not None)
+
     def to_json(self) -> list[Any]:
-        out = [self.user, self.name, self.ai, self.timeouts, int(self.left)]
-        return [*out, 1] if self.bout_pass else out
+        out: list[Any] = [self.user, self.name, self.ai, self.timeouts, int(self.left)]
+        extra: list[Any] = [int(self.bout_pass), int(self.taken), self.rating]
+        while extra and not extra[-1]:  # trailing defaults are left out
+            extra.pop()
+        return out + extra
 
     @classmethod
     def from_json(cls, d: list[Any]) -> Seat:
-        return cls(d[0], d[1], d[2], int(d[3]), bool(d[4]), bool(d[5]) if len(d) > 5 else False)
+        return cls(
+            d[0],
+            d[1],
+            d[2],
+            int(d[3]),
+            bool(d[4]),
+            bool(d[5]) if len(d) > 5 else False,
+            bool(d[6]) if len(d) > 6 else False,
+            str(d[7]) if len(d) > 7 else "",
+        )
 
 
 @dataclass(frozen=True)
@@ -161,6 +187,15 @@ class Table:
     updated: int = 0
     ai_kind: str = DEFAULT_AI
     """The lobby's AI level: the kind of the AI seats it adds (``engine.ai.LEVELS``)."""
+    rated: bool = True
+    """The lobby's choice of rated games (#25); a game is rated only when, besides,
+    every seat is human at its start (:attr:`rated_now`)."""
+
+    @property
+    def rated_now(self) -> bool:
+        """A game started now would be rated: the lobby wants it and no seat is
+        an AI seat (a human's seat the AI took over is still his)."""
+        return self.rated and all(s.user is not None for s in self.seats)
 
     def seat_of(self, user: int) -> int | None:
         for i, s in enumerate(self.seats):
@@ -196,6 +231,8 @@ class Table:
             "ut": self.updated,
             "ai": self.ai_kind,
         }
+        if not self.rated:
+            d["ra"] = 0
         return json.dumps(d, separators=(",", ":"), ensure_ascii=False)
 
     @classmethod
@@ -219,6 +256,7 @@ class Table:
             created=d["ct"],
             updated=d["ut"],
             ai_kind=d.get("ai", DEFAULT_AI),  # a table stored before the AI levels
+            rated=bool(d.get("ra", 1)),
         )
 
 

@@ -16,7 +16,10 @@ from tables.model import Table
 class GameResult:
     """A finished game (RULES §0), stored in the table (``res``): the place of
     each seat (1 = out first), the loser's seat (None: a draw), the seats'
-    users and names, the finish time (ms)."""
+    users and names, the finish time (ms); for the ratings (#25): whether its
+    lobby chose rated games (it was rated if, besides, no seat is an AI's), the
+    seats whose human walked away (left, or the AI played his seat at the end)
+    and those the AI took over at some point (he left or timed out)."""
 
     table: str
     game: int
@@ -27,8 +30,14 @@ class GameResult:
     draw: bool
     seats: tuple[tuple[int | None, str], ...]
     at: int
+    rated: bool = False
+    away: tuple[int, ...] = ()
+    taken: tuple[int, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
+        extra: dict[str, Any] = {"rated": self.rated} if self.rated else {}
+        extra |= {"away": list(self.away)} if self.away else {}
+        extra |= {"taken": list(self.taken)} if self.taken else {}
         return {
             "table": self.table,
             "game": self.game,
@@ -39,6 +48,7 @@ class GameResult:
             "draw": self.draw,
             "seats": [[u, n] for u, n in self.seats],
             "at": self.at,
+            **extra,
         }
 
     @classmethod
@@ -53,6 +63,9 @@ class GameResult:
             draw=d["draw"],
             seats=tuple((u, n) for u, n in d["seats"]),
             at=d["at"],
+            rated=bool(d.get("rated", False)),
+            away=tuple(d.get("away", ())),
+            taken=tuple(d.get("taken", ())),
         )
 
 

@@ -33,7 +33,7 @@ class TableService:
     ``await svc.aclose()``).  Every write goes through one compare-and-set; see
     :mod:`tables`.  The parts: ``tables`` (load, write, user pointers, the
     index), ``lobbies``, ``games``, ``timers``, ``results`` (stats,
-    leaderboards), ``replays``, ``admin`` (the operators' reads and writes),
+    leaderboards), ``ratings``, ``replays``, ``admin`` (the operators' reads and writes),
     ``audit_log``, ``store`` (the client, its round trips) and ``kv`` (generic
     key-value access for the chat adapters' own state).
     """
@@ -59,6 +59,7 @@ class TableService:
         # does not grow with every operation
         self.results = results = Results(store, config)
         self.tables = tables = Tables(store, results, config, clock)
+        self.ratings = tables.ratings  # #25: ratings, reliability, cooldowns
         self.replays = tables.replays
         self.games = games = Games(tables, config, decider)
         self.lobbies = Lobbies(tables, games)

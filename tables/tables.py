@@ -7,11 +7,14 @@ through :meth:`Tables.write`."""
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
+
+from redis.exceptions import RedisError
 
 from engine import Event, GameState, view
 from engine.clock import Clock
@@ -29,11 +32,15 @@ from tables.model import (
     Table,
     WriteResult,
 )
+from tables.ratings import Ratings
 from tables.records import GameResult
 from tables.replays import Replays
 from tables.results import Results
 from tables.store import Store
 
+log = logging.getLogger(__name__)
+SETTLE_BATCH = 200
+"""Finished games the sweep looks at each minute (:meth:`Tables.settle_finished`)."""
 _REQUEST_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 
 
@@ -110,10 +117,18 @@ def check_request_id(request_id: str) -> None:
 class Tables:
     """Load, plan, compare-and-set; user pointers; the index of tables."""
 
-    def __init__(self, store: Store, results: Results, config: LiveConfig, clock: Clock) -> None:
+    def __init__(
+        self,
+        store: Store,
+        results: Results,
+        config: LiveConfig,
+        clock: Clock,
+        ratings: Ratings | None = None,
+    ) -> None:
         self.store = store
         self.keys = store.keys
         self.results = results
+        self.ratings = ratings or Ratings(store, config.prefix)
         self.replays = Replays(store, config)
         self.config = config
         self.clock = clock
@@ -226,6 +241,7 @@ class Tables:
         if plan.result is not None:
             await self.results.record(plan.result)
             await self._save_replay(loaded, table, plan.result)
+            await self._settle(plan.result)
         return WriteResult(
             tid,
             v,
@@ -236,6 +252,46 @@ class Tables:
             game_over=plan.result is not None,
             deadline=deadline,
         )
+
+    async def _settle(self, result: GameResult) -> None:
+        """The game's ratings, reliability and offences (#25), once; a failure
+        here does not undo the move that ended the game: the sweep
+        (:meth:`settle_finished`) settles it later."""
+        try:
+            await self.ratings.settle(result)
+        except (LiveError, RedisError) as e:
+            log.warning("ratings of %s:%s not settled yet: %s", result.table, result.game, e)
+
+    async def settle_finished(self, *, older: float = 30.0, within: float = 3600.0) -> int:
+        """Settle the games that finished between ``within`` and ``older`` seconds
+        ago and are not settled yet (the process that ended one stopped before
+        it could, or Redis failed it then), from their records; how many."""
+        now = self.now_ms()
+        members = await self.store.one(
+            lambda p: p.zrangebyscore(
+                self.keys.finished, now - int(within * 1000), now - int(older * 1000)
+            )
+        )
+        games: list[tuple[str, int]] = []
+        for m in members[:SETTLE_BATCH]:
+            tid, game, _variant = (m.decode() if isinstance(m, bytes) else m).rsplit(":", 2)
+            games.append((tid, int(game)))
+        if not games:
+            return 0
+        known = await self.store.run(
+            lambda p: [p.exists(self.ratings.game_key(t, g)) for t, g in games]
+        )
+        settled = 0
+        for (tid, game), done in zip(games, known, strict=True):
+            if done:
+                continue
+            try:
+                record = await self.replays.record(tid, game)
+            except LiveError:
+                continue  # no record (its log was gone): nothing to settle it from
+            await self.ratings.settle(GameResult.from_json(record["result"]))
+            settled += 1
+        return settled
 
     async def _save_replay(self, loaded: Loaded | None, table: Table, result: GameResult) -> None:
         """Keep the game's record (issue #16); a log that no longer holds the game's

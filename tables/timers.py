@@ -89,7 +89,7 @@ class Timers:
             n = seat.timeouts + 1
             plan.events += [("timeout", s, str(n)), ("auto", s, action.text())]
             if n >= self.config.timeouts_to_ai:
-                seat = replace(seat, ai=self.config.ai_kind, timeouts=n)
+                seat = replace(seat, ai=self.config.ai_kind, timeouts=n, taken=True)
                 plan.events.append(("takeover", s, "timeouts"))
             else:
                 seat = replace(seat, timeouts=n)
@@ -207,6 +207,7 @@ class Timers:
         if not await self.store.lease(self.tables.keys.prune_lease, self.owner, now, lease_ms):
             return False
         await self.tables.index.prune()
+        await self.tables.settle_finished()  # #25: a game whose ratings were not settled
         return True
 
     async def next_deadline(self) -> int | None:
