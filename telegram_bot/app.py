@@ -311,6 +311,7 @@ class BotApp:
     async def _on_timer(self, result: WriteResult) -> None:
         assert self.publisher is not None
         self._spawn(self.publisher.refresh(result.table_id, min_version=result.version))
+        self._spawn(self.publisher.nudge(result))  # #25: a timeout, a takeover
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)

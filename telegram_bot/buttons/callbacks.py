@@ -196,6 +196,7 @@ SETTING_VALUES: dict[str, tuple[str, ...]] = {
     "max": tuple(str(n) for n in range(2, 11)),
     "watch": ("0", "1"),  # spectators allowed (issue #16)
     "level": ("easy", "normal", "hard"),  # the AI seats' level (engine.ai.LEVELS)
+    "rated": ("0", "1"),  # rated or casual games (#25)
 }
 """Every settings change a button may ask for; the table service validates the
 combination (e.g. ``max`` against the game)."""

@@ -39,7 +39,12 @@ from telegram_bot.views.i18n import (
     rules_message,
 )
 from telegram_bot.views.keyboards import language_keyboard
-from telegram_bot.views.lobby import LeaderRow, render_stats, render_top, stats_from_counts
+from telegram_bot.views.lobby import (
+    render_rating_top,
+    render_ratings,
+    render_stats,
+    stats_from_counts,
+)
 
 router = Router(name=__name__)
 
@@ -129,9 +134,19 @@ async def top(message: Message, cases: UseCases, chat_locale: str, _: Translator
     if message.chat.type == "private":
         await message.answer(_(texts.TOP_IN_GROUPS))
         return
-    rows = await cases.standings.top(message.chat.id)
-    board = [LeaderRow(r.name, r.games, r.losses, r.draws) for r in rows]
-    await message.answer(render_top(board, locale=chat_locale))
+    boards = await cases.standings.rating_board(message.chat.id)  # by rating (#25)
+    await message.answer(render_rating_top(boards, locale=chat_locale))
+
+
+@router.message(Command("rating"))
+async def rating(message: Message, cases: UseCases, locale: str) -> None:
+    """His ratings in both games, reliability and cooldown (#25)."""
+    user = message.from_user
+    if user is None:
+        return
+    me = await cases.standings.ratings(user.id)
+    now = int(message.date.timestamp() * 1000)
+    await message.answer(render_ratings(me, display_name(user), locale=locale, now_ms=now))
 
 
 @router.message(Command("play"), F.chat.type == "private")

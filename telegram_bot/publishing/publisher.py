@@ -26,9 +26,10 @@ from collections import OrderedDict
 from collections.abc import Coroutine, Iterable
 from typing import Any
 
-from aiogram.types import InlineKeyboardMarkup
+from aiogram.exceptions import TelegramAPIError
+from aiogram.types import EphemeralMessageParameters, InlineKeyboardMarkup
 
-from tables import CANCELLED, OPEN, OVER, PLAYING, LiveError
+from tables import CANCELLED, OPEN, OVER, PLAYING, LiveError, WriteResult
 from telegram_bot.buttons.moves import Selection
 from telegram_bot.delivery import Delivery, Urgency
 from telegram_bot.delivery.digest import table_version
@@ -65,6 +66,7 @@ from telegram_bot.views.i18n import (
     Translator,
     bot_commands,
 )
+from telegram_bot.views.keyboards import take_back_keyboard
 from telegram_bot.views.lobby import lobby_screen, started_lobby_screen
 from telegram_bot.views.replay import render_replay
 from telegram_bot.views.table import table_screen, watch_screen
@@ -414,6 +416,47 @@ class Publisher:
         chat, key, receiver = hand_target(user, msg, group)
         shows = table_version(snap.table.id, snap.version)
         await self._edit(chat, key, text, markup, Urgency.NOW, shows, receiver, snap.table.id)
+
+    async def nudge(self, result: WriteResult) -> None:
+        """#25: a player whose time ran out hears of it at once, in a new message
+        (a notification, not only an edit of his hand he may not be looking at):
+        after a timeout that leaves him his seat -- the AI takes it at the next --
+        and when the AI took it, with *Take my seat back*.  In his private chat,
+        or as an ephemeral message in the group while his hand is there.  Given
+        by the process whose timer write it was (one write, one result)."""
+        events = [e for e in result.events if e.kind in ("timeout", "takeover")]
+        if not events:
+            return
+        try:
+            snap = await self.snapshots.load(result.table_id)
+        except LiveError:
+            return
+        t = snap.table
+        taken = {e.seat for e in events if e.kind == "takeover" and e.text == "timeouts"}
+        for e in events:
+            if e.seat < 0 or e.seat >= len(t.seats) or t.seats[e.seat].user is None:
+                continue
+            user = t.seats[e.seat].user
+            assert user is not None
+            _ = Translator(snap.ui.langs.get(user, "en"))
+            markup: InlineKeyboardMarkup | None = None
+            if e.kind == "timeout" and e.seat not in taken:
+                text = "⏰ " + _(texts.TIMEOUT_WARNING)
+            elif e.kind == "takeover" and e.seat in taken:
+                text = "🤖 " + _(texts.TAKEN_OVER)
+                markup = take_back_keyboard(t.id, _(texts.TAKE_BACK))
+            else:
+                continue
+            msg = snap.ui.hands.get(user)
+            group = group_of(t)
+            try:
+                if msg is not None and msg < 0 and group is not None:
+                    params = EphemeralMessageParameters(receiver_user_id=user)
+                    await self.delivery.send(group, text, markup, ephemeral=params)
+                else:
+                    await self.delivery.send(user, text, markup)
+            except TelegramAPIError as err:  # he blocked the bot, the group is gone
+                log.info("no timeout nudge for %s at %s: %s", user, t.id, err)
 
     async def held_back(self, held: HeldBack) -> None:
         """The delivery's word (#24 item 6): ``held.receiver``'s hand in the group

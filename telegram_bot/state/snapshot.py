@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from tables import Loaded, Table, TableService
+from tables import OVER, Loaded, Table, TableService
+from tables.ratings import Settlement
 from telegram_bot.state.chat_state import ChatStateStore, TableUi
 
 
@@ -16,6 +17,9 @@ class Snapshot:
 
     loaded: Loaded
     ui: TableUi
+    settlement: Settlement | None = None
+    """Once its game is over: what the game did to the ratings (#25; None:
+    not settled yet, or no human played)."""
 
     @property
     def table(self) -> Table:
@@ -48,7 +52,11 @@ class Snapshots:
     async def load(self, table_id: str) -> Snapshot:
         """Raises the service's :class:`LiveError` for a table that is gone."""
         loaded, ui = await asyncio.gather(self.svc.tables.load(table_id), self.ui.table(table_id))
-        return Snapshot(loaded, ui)
+        settlement = None
+        if loaded.table.status == OVER:  # the result shows the ratings' changes (#25)
+            t = loaded.table
+            settlement = await self.svc.ratings.settlement(t.id, t.game_no)
+        return Snapshot(loaded, ui, settlement)
 
     async def langs(self, t: Table, ui: TableUi) -> dict[int, str]:
         """Each human's language at the table: as recorded at the game's start,

@@ -353,6 +353,8 @@ def setting_changes(table: Table, key: str, value: str) -> dict[str, Any]:
         return {"max_seats": int(value)}
     if key == "watch":
         return {"spectators": value == "1"}
+    if key == "rated":
+        return {"rated": value == "1"}
     if key == "level":
         return {"ai_kind": LEVELS[value]}
     if key in ("decks", "joker") and table.variant == "shchelkovsky":

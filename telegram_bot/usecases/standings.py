@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from engine import EngineError
 from tables import OPEN, LeaderboardEntry, Table, TableService, UserStats
+from tables.ratings import VARIANTS, BoardRow, PlayerRatings
 from telegram_bot.buttons.callbacks import CODE_PATTERN
 
 LEADERBOARD_ROWS = 50
@@ -23,6 +24,16 @@ class Standings:
 
     async def top(self, chat: int) -> list[LeaderboardEntry]:
         return await self.svc.results.leaderboard(chat, limit=LEADERBOARD_ROWS)
+
+    async def rating_board(self, chat: int) -> dict[str, list[BoardRow]]:
+        """The chat's players (those who played in it) by rating, per game (#25)."""
+        rows = await self.svc.results.leaderboard(chat, limit=1000)
+        users = [r.user for r in rows]
+        return {v: await self.svc.ratings.board(users, v) for v in VARIANTS}
+
+    async def ratings(self, user: int) -> PlayerRatings:
+        """His ratings, reliability and cooldown (``/rating``, #25)."""
+        return await self.svc.ratings.of(user)
 
     async def invitation(self, code: str, user: int) -> Table | None:
         """The open lobby an inline query names (``code``), else the one he sits

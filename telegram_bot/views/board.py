@@ -18,7 +18,7 @@ from telegram_bot.buttons.moves import View
 from telegram_bot.state.snapshot import Snapshot
 from telegram_bot.views.cards import CARDS_HELD, glyph, suit_glyph
 from telegram_bot.views.format import ai_name, bold, name_of, role_label
-from telegram_bot.views.i18n import VARIANT_TITLES, Translator
+from telegram_bot.views.i18n import N_, VARIANT_TITLES, Translator
 from telegram_bot.views.lobby import level_suffix
 
 MAX_TEXT = 4096
@@ -95,8 +95,15 @@ def table_lines(view: View, names: Sequence[str], _: Translator) -> list[str]:
 
 
 def player_lines(
-    view: View, names: Sequence[str], _: Translator, me: int, ai_seats: Collection[int] = ()
+    view: View,
+    names: Sequence[str],
+    _: Translator,
+    me: int,
+    ai_seats: Collection[int] = (),
+    warned: Collection[int] = (),
+    ratings: Sequence[str] = (),
 ) -> list[str]:
+    """A line per seat (``ratings``: each one's rating in a rated game, #25)."""
     lines = ["", bold(_("Players"))]
     to_act = set(view["to_act"])
     for seat in range(view["players"]):
@@ -104,6 +111,8 @@ def player_lines(
         name = name_of(names, seat, _)
         if seat == me:
             name = bold(name) + " (" + _("you") + ")"
+        if seat < len(ratings) and ratings[seat]:
+            name += f" · {ratings[seat]}"
         role = role_label(view, seat, _)
         count = view["hand_counts"][seat]
         lines.append(f"{mark} {name}: {CARDS_HELD}{count}" + (f" — {role}" if role else ""))
@@ -114,7 +123,17 @@ def player_lines(
         lines.append(_("The AI plays for {name} now", name=others[0]))
     elif others:
         lines.append(_("The AI plays for {names} now", names=", ".join(others)))
+    # #25: whose time ran out once -- the next timeout gives his seat to the AI
+    late = [name_of(names, s, _) for s in sorted(warned) if s != me and s not in ai_seats]
+    if late:
+        lines.append("⏰ " + _(LAST_WARNING, names=", ".join(late)))
     return lines
+
+
+LAST_WARNING = N_("{names}: time ran out once; the next time, the AI takes the seat")
+OWN_WARNING = N_(
+    "Your time ran out once and a move was made for you: the next time, the AI takes your seat."
+)
 
 
 def deadline_lines(deadline: datetime | None, _: Translator) -> list[str]:
@@ -158,6 +177,20 @@ def seat_names(table: Table, lang: str) -> list[str]:
         else ""
         for s in table.seats
     ]
+
+
+def rating_labels(table: Table) -> list[str]:
+    """Each seat's rating as the table shows it while a rated game is played
+    (as read at its start, #25); none in a casual game."""
+    if not table.rated_now:
+        return []
+    return [s.rating for s in table.seats]
+
+
+def warned_seats(table: Table) -> list[int]:
+    """The human seats whose time ran out once (or more) in a row and whom the AI
+    does not play yet: the next timeout gives the seat to the AI (#25)."""
+    return [i for i, s in enumerate(table.seats) if s.human and not s.ai_controlled and s.timeouts]
 
 
 def ai_seats(table: Table) -> list[int]:

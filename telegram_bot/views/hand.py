@@ -29,6 +29,7 @@ from telegram_bot.state.snapshot import Snapshot, group_of
 from telegram_bot.views import texts
 from telegram_bot.views.board import (
     HISTORY,
+    OWN_WARNING,
     TICKET,
     TRANSFER,
     ai_seats,
@@ -37,9 +38,11 @@ from telegram_bot.views.board import (
     fit_text,
     header_lines,
     player_lines,
+    rating_labels,
     seat_names,
     status_lines,
     table_lines,
+    warned_seats,
 )
 from telegram_bot.views.cards import card_label, glyph, group_hand
 from telegram_bot.views.fair import commitment_lines
@@ -98,6 +101,8 @@ def render_hand(
     history: int = HISTORY,
     ai_seats: Collection[int] = (),
     notes: Sequence[str] = (),
+    warned: Collection[int] = (),
+    ratings: Sequence[str] = (),
 ) -> tuple[str, InlineKeyboardMarkup]:
     """The private hand message of ``view["seat"]``: the table, trump, stock, every
     seat's count and role (``ai_seats``: human seats the AI plays now), the last
@@ -110,9 +115,11 @@ def render_hand(
     head = (
         header_lines(view, _)
         + table_lines(view, names, _)
-        + player_lines(view, names, _, me, ai_seats)
+        + player_lines(view, names, _, me, ai_seats, warned, ratings)
     )
     tail = deadline_lines(deadline, _) + status_lines(view, names, _, me)
+    if me in warned:  # #25: his own warning, under whose move it is
+        notes = ["⏰ " + _(OWN_WARNING), *notes]
     tail += [line for note in notes for line in ("", note)]
     text = fit_text(head, history_lines(view, names, _, history), tail, _)
     return text, hand_keyboard(view, _, game_id, version, sel)
@@ -242,6 +249,8 @@ def hand_screen(
         deadline=deadline(snap),
         ai_seats=ai_seats(t),
         notes=notes,
+        warned=warned_seats(t),
+        ratings=rating_labels(t),
     )
     if group_of(t) is None:  # a private game: no table message shows the commitment
         text += "\n\n" + commitment_lines(t, _)

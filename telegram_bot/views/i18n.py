@@ -93,6 +93,15 @@ class Translator:
         return text.format(**params) if params else text
 
 
+def duration(seconds: int, _: Translator) -> str:
+    """A wait in words, rounded up to the minute: «10 min», «1 h 30 min», «72 h»."""
+    minutes = max(1, -(-seconds // 60))
+    if minutes < 60:
+        return _("{m} min", m=minutes)
+    h, m = divmod(minutes, 60)
+    return _("{h} h {m} min", h=h, m=m) if m else _("{h} h", h=h)
+
+
 # ------------------------------------------------------------------ bot commands
 COMMANDS: tuple[tuple[str, str], ...] = (
     ("start", N_("Start the bot (or open an invitation)")),
@@ -101,6 +110,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("rules", N_("Rules of both games")),
     ("stats", N_("Your statistics")),
     ("top", N_("This chat's leaderboard")),
+    ("rating", N_("Your ratings and reliability")),
     ("replay", N_("Replay one of your last games")),
     ("leave", N_("Leave the game (the AI takes your seat)")),
     ("lang", N_("Change the language")),
@@ -109,7 +119,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
 """The command menu, as data for ``setMyCommands`` (one call per language)."""
 
 
-GROUP_COMMANDS = ("new", "rules", "stats", "top", "lang", "leave", "help")
+GROUP_COMMANDS = ("new", "rules", "stats", "top", "rating", "lang", "leave", "help")
 """The group menu: the commands that work there."""
 PRIVATE_COMMANDS = tuple(name for name, _text in COMMANDS if name != "top")
 """The private menu: /top answers only in a group (a chat's leaderboard), so it

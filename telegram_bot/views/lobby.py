@@ -14,6 +14,7 @@ from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
 from engine.ai import LEVEL_OF
 from tables import CANCELLED
+from tables.ratings import BoardRow, PlayerRatings
 from telegram_bot.buttons.callbacks import (
     LobbyCb,
     LobbyOp,
@@ -27,6 +28,7 @@ from telegram_bot.views.i18n import (
     N_,
     VARIANT_TITLES,
     Translator,
+    duration,
 )
 from telegram_bot.views.keyboards import Screen, fit_rows
 
@@ -41,6 +43,8 @@ class SeatLike(Protocol):
     def name(self) -> str: ...
     @property
     def ai(self) -> str | None: ...
+    @property
+    def rating(self) -> str: ...
 
 
 class LobbyLike(Protocol):
@@ -60,6 +64,8 @@ class LobbyLike(Protocol):
     def creator(self) -> int: ...
     @property
     def ai_kind(self) -> str: ...
+    @property
+    def rated(self) -> bool: ...
 
 
 def deep_link(bot_username: str, code: str) -> str:
@@ -77,7 +83,21 @@ def settings_line(lobby: LobbyLike, _: Translator) -> str:
             bits.append(_("all jokers"))
     bits.append(_("timer: {s} s", s=lobby.timer) if lobby.timer else _("no timer"))
     bits.append(_("players: {n} of {max}", n=len(lobby.seats), max=lobby.max_seats))
-    return " · ".join(bits)
+    return " · ".join(bits) + "\n" + rated_line(lobby, _)
+
+
+def rated(lobby: LobbyLike) -> bool:
+    """Its next game would be rated (#25): rated chosen, every seat human."""
+    return lobby.rated and all(s.user is not None for s in lobby.seats)
+
+
+def rated_line(lobby: LobbyLike, _: Translator) -> str:
+    """Rated or casual, and why casual when rated was chosen (#25)."""
+    if not lobby.rated:
+        return "🎲 " + _("Casual game: ratings do not change")
+    if rated(lobby):
+        return "🏆 " + _("Rated game")
+    return "🎲 " + _("Casual game: only games without AI players are rated")
 
 
 def level_suffix(seat: SeatLike, _: Translator) -> str:
@@ -94,6 +114,8 @@ def _seat_line(i: int, seat: SeatLike, lobby: LobbyLike, _: Translator) -> str:
         name += level_suffix(seat, _)
     else:
         name = user_text(seat.name) if seat.name else _("Seat {n}", n=i + 1)
+        if lobby.rated and seat.rating:  # his rating in this game (#25)
+            name += f" · {seat.rating}"
         if seat.ai:
             name += " (🤖)"
     if seat.user is not None and seat.user == lobby.creator:
@@ -179,6 +201,12 @@ def settings_keyboard(lobby: LobbyLike, *, locale: str) -> InlineKeyboardMarkup:
         [
             b(_("spectators"), "watch=1", watch, WATCH_MARK),
             b(_("no spectators"), "watch=0", not watch, "🙈"),
+        ]
+    )
+    rows.append(  # #25
+        [
+            b(_("rated"), "rated=1", lobby.rated, "🏆"),
+            b(_("casual"), "rated=0", not lobby.rated, "🎲"),
         ]
     )
     back = LobbyCb(code=code, op=LobbyOp.BACK).pack()
@@ -275,34 +303,6 @@ def render_stats(name: str, stats: Sequence[VariantStats], *, locale: str) -> st
     return "\n".join(lines)
 
 
-@dataclass(frozen=True)
-class LeaderRow:
-    name: str
-    games: int
-    losses: int
-    draws: int = 0
-
-    @property
-    def loss_rate(self) -> float:
-        return self.losses / self.games if self.games else 1.0
-
-
-def render_top(rows: Sequence[LeaderRow], *, locale: str, limit: int = 10) -> str:
-    """/top: the chat's players by fewest losses per game, then by games."""
-    _ = Translator(locale)
-    lines = [bold(_("Leaderboard"))]
-    ranked = sorted((r for r in rows if r.games), key=lambda r: (r.loss_rate, -r.games, r.name))
-    if not ranked:
-        return "\n".join([*lines, _("No games in this chat yet: /new")])
-    for i, r in enumerate(ranked[:limit], start=1):
-        medal = {1: "🥇", 2: "🥈", 3: "🥉"}.get(i, f"{i}.")
-        lines.append(
-            f"{medal} {user_text(r.name)} — "
-            + _("games: {games}, lost: {losses}", games=r.games, losses=r.losses)
-        )
-    return "\n".join(lines)
-
-
 def lobby_lang(snap: Snapshot, chat: int) -> str:
     """The language of the table's lobby message in ``chat``."""
     if chat < 0:
@@ -330,3 +330,73 @@ def started_lobby_screen(snap: Snapshot, chat: int, bot_username: str) -> Screen
     if chat < 0:
         return head + "\n" + _(texts.GAME_STARTED), None
     return head + "\n" + _(texts.GAME_STARTED_PRIVATE), None
+
+
+# ------------------------------------------------------------------ ratings (#25)
+def _rating_label(rating: int, provisional: bool) -> str:
+    return f"{rating}?" if provisional else str(rating)
+
+
+def render_rating_top(
+    boards: Mapping[str, Sequence[BoardRow]], *, locale: str, limit: int = 10
+) -> str:
+    """/top in a group: its players by rating, per game; the provisional ones
+    (marked ?, too few games to be sure) listed apart, after the others."""
+    _ = Translator(locale)
+    lines = [bold(_("Leaderboard"))]
+    if not any(boards.values()):
+        return "\n".join([*lines, _("No rated games in this chat yet: /new")])
+    for variant, rows in boards.items():
+        if not rows:
+            continue
+        lines += ["", f"<b>{_(VARIANT_TITLES[variant])}</b>"]
+        settled = [r for r in rows if not r.provisional]
+        for i, r in enumerate(settled[:limit], start=1):
+            medal = {1: "🥇", 2: "🥈", 3: "🥉"}.get(i, f"{i}.")
+            lines.append(
+                f"{medal} {user_text(r.name)} — {r.rating} · " + _("games: {n}", n=r.games)
+            )
+        new = [r for r in rows if r.provisional][:limit]
+        if new:
+            names = ", ".join(f"{user_text(r.name)} {_rating_label(r.rating, True)}" for r in new)
+            lines.append(_("New players (rating not settled yet): {names}", names=names))
+    lines += ["", _(RATING_LEGEND)]
+    return "\n".join(lines)
+
+
+RATING_LEGEND = N_(
+    "Your rating grows when you go out ahead of strong players; «?» means there are too "
+    "few games yet to be sure of it. Only rated games without AI players count."
+)
+
+
+def render_ratings(me: PlayerRatings, name: str, *, locale: str, now_ms: int) -> str:
+    """/rating: his rating in each game, his reliability, his cooldown if any."""
+    _ = Translator(locale)
+    lines = [bold(_("Ratings")) + " · " + user_text(name), ""]
+    for variant in VARIANT_TITLES:
+        r = me.ratings.get(variant)
+        title = f"<b>{_(VARIANT_TITLES[variant])}</b>"
+        if r is None or not r.games:
+            lines.append(title + ": " + _("no rated games yet"))
+            continue
+        line = title + f": {r.label} · " + _("games: {n}", n=r.games)
+        if r.provisional:
+            line += " · " + _("not settled yet")
+        lines.append(line)
+    lines.append("")
+    if me.reliability is None:
+        lines.append(_("Reliability: no finished games yet"))
+    else:
+        lines.append(
+            _(
+                "Reliability: {pct}% — the share of your last {n} games you played to the end",
+                pct=round(me.reliability * 100),
+                n=me.recent,
+            )
+        )
+    if me.cooldown_until is not None and me.cooldown_until > now_ms:
+        left = duration((me.cooldown_until - now_ms + 999) // 1000, _)
+        lines += ["", "⏳ " + _(texts.COOLDOWN_MINE, time=left)]
+    lines += ["", _(RATING_LEGEND)]
+    return "\n".join(lines)

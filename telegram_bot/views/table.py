@@ -9,6 +9,7 @@ from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
 from engine import public_view
 from tables import OVER
+from tables.ratings import Settlement
 from telegram_bot.buttons.callbacks import (
     LobbyCb,
     LobbyOp,
@@ -23,14 +24,16 @@ from telegram_bot.views.board import (
     fit_text,
     header_lines,
     player_lines,
+    rating_labels,
     seat_names,
     status_lines,
     table_lines,
+    warned_seats,
 )
 from telegram_bot.views.cards import CARDS_HELD
 from telegram_bot.views.fair import commitment_lines, with_replay, with_watch
 from telegram_bot.views.format import bold, history_lines, name_of
-from telegram_bot.views.i18n import LOSER_TITLES, VARIANT_TITLES, Translator
+from telegram_bot.views.i18n import LOSER_TITLES, N_, VARIANT_TITLES, Translator, duration
 from telegram_bot.views.keyboards import PRIVATE_MARK, Screen, cards_row
 
 
@@ -45,6 +48,8 @@ def render_table(
     history: int = HISTORY,
     ai_seats: Collection[int] = (),
     code: str | None = None,
+    warned: Collection[int] = (),
+    ratings: Sequence[str] = (),
 ) -> tuple[str, InlineKeyboardMarkup | None]:
     """The group's table message from the public view (``ai_seats``: human seats
     the AI plays now): no hand, no legal actions; optionally a button that opens
@@ -55,7 +60,7 @@ def render_table(
     head = (
         header_lines(view, _)
         + table_lines(view, names, _)
-        + player_lines(view, names, _, -1, ai_seats)
+        + player_lines(view, names, _, -1, ai_seats, warned, ratings)
     )
     tail = deadline_lines(deadline, _) + status_lines(view, names, _, -1)
     text = fit_text(head, history_lines(view, names, _, history), tail, _)
@@ -72,10 +77,16 @@ def render_table(
 
 # ------------------------------------------------------------------ game over
 def render_game_over(
-    view: View, *, locale: str, names: Sequence[str], code: str | None = None
+    view: View,
+    *,
+    locale: str,
+    names: Sequence[str],
+    code: str | None = None,
+    settlement: Settlement | None = None,
 ) -> tuple[str, InlineKeyboardMarkup | None]:
     """The result: finish order and the loser («чувашский петух» / «дурак») or a
-    draw; a *Rematch* button when the lobby ``code`` is given."""
+    draw; what the game did to the ratings (#25); a *Rematch* button when the
+    lobby ``code`` is given."""
     _ = Translator(locale)
     title = _(VARIANT_TITLES[view["variant"]])
     lines = [bold(_("Game over")) + " · " + title, ""]
@@ -88,6 +99,7 @@ def render_game_over(
         icon = "🐓" if view["variant"] == "chuvash" else "🤡"
         what = _(LOSER_TITLES[view["variant"]])
         lines += ["", f"{icon} " + _("<b>{name}</b> is {title}!", name=loser, title=what)]
+    lines += rating_lines(settlement, names, _, view.get("seat"))
     text = "\n".join(lines)
     if code is None:
         return text, None
@@ -96,6 +108,46 @@ def render_game_over(
         inline_keyboard=[[InlineKeyboardButton(text="🔁 " + _("Rematch"), callback_data=data)]]
     )
     return text, markup
+
+
+NOT_COUNTED = {
+    "pair_limit": N_("Not rated: the same players' rated games count only a few times a day."),
+    "abandoned": N_("Not rated: everyone left the game."),
+}
+
+
+def rating_lines(
+    s: Settlement | None, names: Sequence[str], _: Translator, me: object = None
+) -> list[str]:
+    """Each player's rating after the game and its change («Alice 1252 (+12)»), or
+    why a rated game did not count; to the reader himself, the cooldown his
+    walking away earned (#25)."""
+    if s is None:
+        return []
+    lines: list[str] = []
+    if s.counted:
+        lines += ["", "🏆 " + bold(_("Ratings"))]
+        for c in sorted(s.changes, key=lambda c: -c.after):
+            label = f"{c.after}?" if c.provisional else str(c.after)
+            delta = f"+{c.delta}" if c.delta >= 0 else f"−{-c.delta}"
+            lines.append(f"{name_of(names, c.seat, _)} {label} ({delta})")
+    elif s.why in NOT_COUNTED:
+        lines += ["", "🎲 " + _(NOT_COUNTED[s.why])]
+    mine = next((c.user for c in s.changes if c.seat == me), None) if isinstance(me, int) else None
+    if mine is not None and mine in s.offences:
+        wait = int(s.offences[mine])
+        if wait:
+            lines += ["", "⏳ " + _(
+                "You did not play a rated game to the end: you can play rated games again "
+                "in {time}.",
+                time=duration(wait, _),
+            )]  # fmt: skip
+        else:
+            lines += ["", "⚠ " + _(
+                "You did not play a rated game to the end. If it happens again within "
+                "3 days, you will have to wait before your next rated game."
+            )]  # fmt: skip
+    return lines
 
 
 def table_screen(snap: Snapshot, bot_username: str) -> Screen:
@@ -114,6 +166,8 @@ def table_screen(snap: Snapshot, bot_username: str) -> Screen:
         bot_username=bot_username,
         ai_seats=ai_seats(t),
         code=t.id,
+        warned=warned_seats(t),
+        ratings=rating_labels(t),
     )
     _ = Translator(lang)
     return text + "\n\n" + commitment_lines(t, _), with_watch(markup, t, _)
@@ -127,10 +181,17 @@ def watch_screen(snap: Snapshot, lang: str) -> Screen:
     pv = public_view(state)
     _ = Translator(lang)
     if t.status == OVER or state.over:
-        text, _markup = render_game_over(pv, locale=lang, names=seat_names(t, lang))
+        names = seat_names(t, lang)
+        text, _markup = render_game_over(pv, locale=lang, names=names, settlement=snap.settlement)
         return text, with_replay(None, t, _) if snap.loaded.result is not None else None
     text, _none = render_table(
-        pv, locale=lang, names=seat_names(t, lang), deadline=deadline(snap), ai_seats=ai_seats(t)
+        pv,
+        locale=lang,
+        names=seat_names(t, lang),
+        deadline=deadline(snap),
+        ai_seats=ai_seats(t),
+        warned=warned_seats(t),
+        ratings=rating_labels(t),
     )
     return "👀 " + text + "\n\n" + commitment_lines(t, _), None
 
@@ -139,7 +200,9 @@ def game_over_screen(snap: Snapshot, v: dict[str, object], lang: str) -> Screen:
     """The result; *Rematch*, *Replay* and *Check the deal* (issue #16): the seed
     and the command that checks it are behind the last, not in the result (#29)."""
     t = snap.table
-    text, markup = render_game_over(v, locale=lang, names=seat_names(t, lang), code=t.id)
+    text, markup = render_game_over(
+        v, locale=lang, names=seat_names(t, lang), code=t.id, settlement=snap.settlement
+    )
     _ = Translator(lang)
     if snap.loaded.result is None:  # ended by an operator: no record to replay or check
         return text, markup

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from engine.errors import EngineError
 from telegram_bot.buttons import moves
-from telegram_bot.views.i18n import N_, VARIANT_TITLES, Translator
+from telegram_bot.views.i18n import N_, VARIANT_TITLES, Translator, duration
 
 REFUSALS: dict[str, str] = {
     # tables.LiveError codes
@@ -58,6 +58,14 @@ ELSEWHERE: dict[str, str] = {
     "private": N_("You are already at a {game} table (a private game): leave it first (/leave)."),
 }
 MOVE_NOT_POSSIBLE = N_("That move is not possible now.")
+COOLDOWN_MINE = N_(
+    "You left rated games unfinished: you can play rated games again in {time}. "
+    "Games without rating are open to you now."
+)
+COOLDOWN_OTHER = N_(
+    "{name} left rated games unfinished and can play rated games again in {time}. "
+    "Switch the lobby to a game without rating (⚙ Settings), or wait."
+)
 
 UNAVAILABLE = REFUSALS["unavailable"]
 OPEN_TABLE = N_("Open my table")
@@ -101,6 +109,13 @@ GAME_STARTED_PRIVATE = N_("The game has started: your cards are below.")
 LOBBY_CANCELLED = N_("The lobby was cancelled.")
 AI_PLAYS = N_("🤖 The AI plays your seat now.")
 TAKE_BACK = N_("Take my seat back")
+TIMEOUT_WARNING = N_(
+    "Your time ran out, so a move was made for you. If it runs out once more, the AI "
+    "takes your seat."
+)
+TAKEN_OVER = N_(
+    "Your time ran out again: the AI plays your seat now. Tap below to play it yourself again."
+)
 SEAT_BACK = N_("You are playing your seat again.")
 GAME_STOPPED = N_("The game was stopped by an operator.")
 GAME_RESET = N_("The game was reset by an operator: the lobby is open again.")
@@ -137,6 +152,11 @@ def refusal(error: EngineError, _: Translator, chat: int | None = None) -> str:
         group = where is not None and where < 0
         key = "here" if chat is not None and where == chat else "group" if group else "private"
         return _(ELSEWHERE[key], game=game)
+    if error.code == "cooldown":  # #25: with the time left, whose it is
+        left = duration(int(info.get("left", 60)), _)
+        if info.get("name"):
+            return _(COOLDOWN_OTHER, name=info["name"], time=left)
+        return _(COOLDOWN_MINE, time=left)
     specific = {"not_owner": NOT_OWNER, "not_allowed": NOT_ALLOWED}.get(error.code, {})
     text = specific.get(info.get("action", "")) or REFUSALS.get(error.code)
     return _(text) if text else _(MOVE_NOT_POSSIBLE)

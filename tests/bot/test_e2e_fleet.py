@@ -244,6 +244,14 @@ async def check_game(
     assert acts == await count.moves()
     assert acts
     assert not await count.twice(table)
+    # #25: the game moved each one's rating once, whichever process ended it
+    s = await h.svc.ratings.settlement(tid, 1)
+    assert s is not None
+    assert s.counted, s
+    for u in humans:
+        mine = await h.svc.ratings.of(u.id)
+        assert mine.ratings[table.variant].games == 1, mine
+        assert mine.recent == 1, mine
     return back
 
 

@@ -5,6 +5,7 @@ Add AI, Start, players press buttons of their hand messages to the end; rematch,
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import AsyncIterator
 
 import pytest
@@ -28,7 +29,11 @@ async def fake() -> AsyncIterator[FakeTelegram]:
 
 @pytest.mark.parametrize(
     ("variant", "n_humans", "n_ai"),
-    [("chuvash", 2, 1), pytest.param("shchelkovsky", 3, 1, marks=pytest.mark.slow)],
+    [
+        ("chuvash", 3, 0),  # rated: every seat human (#25)
+        ("chuvash", 2, 1),  # casual: an AI seat
+        pytest.param("shchelkovsky", 3, 1, marks=pytest.mark.slow),
+    ],
 )
 async def test_group_game_to_the_end(
     fake: FakeTelegram, redis_url: str, redis_prefix: str, variant: str, n_humans: int, n_ai: int
@@ -45,6 +50,15 @@ async def test_group_game_to_the_end(
             assert is_over(await h.hand_message(u, tid))
         await fake.world.wait_for(lambda: "Game over" in (table_msg.text or ""), SAFETY)
         assert is_over(table_msg)
+        rated = n_ai == 0
+        # #25: the result shows each rating and its change in a rated game only
+        await fake.world.wait_for(
+            lambda: ("Ratings" in (table_msg.text or "")) == rated or None, SAFETY
+        )
+        if rated:
+            lines = (table_msg.text or "").split("Ratings", 1)[1].strip().splitlines()
+            assert len(lines) == n_humans
+            assert all(re.search(r"^P\d \d+\? \([+−]\d+\)$", line) for line in lines), lines
         checked = await assert_no_hidden_cards(h, tid, humans)
         assert checked > 10
         # stats and the chat's leaderboard
@@ -52,5 +66,13 @@ async def test_group_game_to_the_end(
         stats = await humans[0].wait_message("games: 1", timeout=SAFETY)
         assert stats.text
         humans[0].send("/top", group)
-        await humans[0].wait_message("P0", group, timeout=SAFETY)
+        if rated:  # the group's players by rating (#25): all new, so listed apart
+            top = await humans[0].wait_message("New players", group, timeout=SAFETY)
+            assert all(f"P{i} " in (top.text or "") for i in range(n_humans))
+            humans[1].send("/rating")
+            mine = await humans[1].wait_message("Reliability", timeout=SAFETY)
+            assert "games: 1" in (mine.text or "")
+            assert "100%" in (mine.text or "")
+        else:
+            await humans[0].wait_message("No rated games in this chat yet", group, timeout=SAFETY)
     assert not fake.stats.errors, fake.stats.errors

@@ -143,6 +143,7 @@ def test_bot_commands_per_language() -> None:
         "rules",
         "stats",
         "top",
+        "rating",  # #25
         "replay",
         "leave",
         "lang",

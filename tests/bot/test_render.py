@@ -18,6 +18,7 @@ import engine
 from engine import Action, GameState, find_variant, from_deal
 from engine.cards import Card, card_name
 from sandbox.fake_api.text import parse_text
+from tables.ratings import BoardRow
 from telegram_bot.buttons.callbacks import GameCb, LobbyCb, LobbyOp, parse_game, parse_lobby
 from telegram_bot.buttons.moves import Selection, card_moves
 from telegram_bot.views.cards import card_label, glyph, group_hand
@@ -25,12 +26,12 @@ from telegram_bot.views.format import history_lines
 from telegram_bot.views.hand import PAGE_SIZE, render_hand
 from telegram_bot.views.i18n import LANGUAGES, Translator
 from telegram_bot.views.lobby import (
-    LeaderRow,
     VariantStats,
     render_invite,
     render_lobby,
+    render_rating_top,
+    render_ratings,
     render_stats,
-    render_top,
     settings_keyboard,
     settings_text,
     stats_from_counts,
@@ -465,6 +466,7 @@ class FakeSeat:
     user: int | None
     name: str
     ai: str | None = None
+    rating: str = ""
 
 
 @dataclass(frozen=True)
@@ -481,6 +483,7 @@ class FakeLobby:
     )
     creator: int = 1
     ai_kind: str = "heuristic"
+    rated: bool = True
 
 
 @pytest.mark.parametrize("locale", LANGUAGES)
@@ -512,6 +515,7 @@ def test_lobby_and_settings(locale: str) -> None:
     assert {"game=chuvash", "decks=2", "decks=4", "joker=0", "timer=120", "max=10"} <= args
     assert {"watch=0", "watch=1"} <= args  # spectators allowed or not (issue #16)
     assert {"level=easy", "level=normal", "level=hard"} <= args
+    assert {"rated=0", "rated=1"} <= args  # #25
     ticked = {lobby_cb(b.callback_data).arg for b in buttons if b.text.startswith("✓")}
     assert ticked == {
         "game=shchelkovsky",
@@ -521,6 +525,7 @@ def test_lobby_and_settings(locale: str) -> None:
         "level=normal",
         "max=10",
         "watch=1",
+        "rated=1",
     }
     hard = FakeLobby(seats=(FakeSeat(1, "Ann"), FakeSeat(None, "AI 1", "search")), ai_kind="search")
     ticked = {
@@ -557,18 +562,29 @@ def test_stats_and_top() -> None:
     assert "Чувашский петух" in text
     assert "партий: 3" in text
     assert "/play" in render_stats("Ann", [], locale="en")
-    rows = [
-        LeaderRow("Ann", 10, 5),
-        LeaderRow("Bob", 4, 0),
-        LeaderRow("<C>", 10, 1),
-        LeaderRow("D", 0, 0),
-    ]
-    text = render_top(rows, locale="uk")
+
+
+def test_the_leaderboard_ranks_by_rating_and_lists_new_players_apart() -> None:
+    """#25: /top per game, best rating first; provisional players («?») after,
+    on a line of their own; a game nobody has a rating in is left out."""
+    boards = {
+        "chuvash": [
+            BoardRow(1, "Ann", 1310, False, 40),
+            BoardRow(2, "<Bob>", 1250, False, 22),
+            BoardRow(3, "Cy", 1020, True, 3),
+        ],
+        "shchelkovsky": [],
+    }
+    text = render_rating_top(boards, locale="en")
     lines = text.splitlines()
-    assert lines[1].startswith("🥇 Bob")
-    assert lines[2].startswith("🥈 &lt;C&gt;")
-    assert len(lines) == 4
-    assert "/new" in render_top([], locale="en")
+    assert lines[2] == "<b>Chuvash Rooster</b>"
+    assert lines[3].startswith("🥇 Ann — 1310")
+    assert lines[4].startswith("🥈 &lt;Bob&gt; — 1250")
+    assert "Cy 1020?" in lines[5]
+    assert "Shchelkovsky" not in text
+    assert "/new" in render_rating_top({"chuvash": [], "shchelkovsky": []}, locale="uk")
+    ru = render_rating_top(boards, locale="ru")
+    assert "Чувашский петух" in ru
 
 
 def test_the_deadline_is_a_date_time_entity_each_client_shows_relative() -> None:
@@ -615,3 +631,115 @@ def test_passes_in_a_row_are_one_history_line() -> None:
     assert lines[1] == "Пас: Bob, Cy, Di"
     assert lines[3] == history_lines({"events": [passes(1)]}, names, Translator("ru"), 1)[0]
     assert len(lines) == 4
+
+
+@pytest.mark.parametrize("locale", LANGUAGES)
+def test_a_lobby_says_rated_or_casual_and_shows_ratings(locale: str) -> None:
+    """#25: a rated lobby shows each human's rating beside his name; with an AI
+    seat it says its game is casual, and why; a casual lobby shows no rating."""
+    en = locale == "en"
+    humans = (FakeSeat(1, "Ann", rating="1240"), FakeSeat(2, "Bob", rating="1010?"))
+    rated = FakeLobby(seats=humans)
+    text, _kb = render_lobby(rated, locale=locale)
+    assert "Ann · 1240" in text
+    assert "Bob · 1010?" in text
+    assert "🏆" in text
+    if en:
+        assert "Rated game" in text
+    with_ai = FakeLobby(seats=(*humans, FakeSeat(None, "", "heuristic")))
+    text, _kb = render_lobby(with_ai, locale=locale)
+    assert "🎲" in text
+    assert "🏆" not in text
+    if en:
+        assert "only games without AI players are rated" in text
+    casual = FakeLobby(seats=humans, rated=False)
+    text, _kb = render_lobby(casual, locale=locale)
+    assert "1240" not in text
+    assert "🎲" in text
+
+
+def _settled(counted: bool = True, why: str = "", offences: dict[int, float] | None = None) -> Any:
+    from tables.ratings import Change, Settlement
+
+    changes = (Change(11, 0, 1000, 1102, True, 1), Change(12, 1, 1000, 905, True, 1))
+    return Settlement("t", 1, "chuvash", counted, why, changes if counted else (), offences or {})
+
+
+@pytest.mark.parametrize("locale", LANGUAGES)
+def test_the_result_shows_each_rating_change_or_why_it_did_not_count(locale: str) -> None:
+    """#25: «Player0 1102? (+102)» best first; a game past the farming guard says
+    why it moved nothing; to the reader who walked away, his cooldown."""
+    g = final_state("chuvash", 2, 3, steps=10_000)
+    v = engine.public_view(g)
+    text, _kb = render_game_over(v, locale=locale, names=NAMES, settlement=_settled())
+    assert "Player0 1102? (+102)" in text
+    assert "Player1 905? (−95)" in text
+    assert text.index("Player0 1102?") < text.index("Player1 905?")
+    capped = render_game_over(
+        v, locale=locale, names=NAMES, settlement=_settled(False, "pair_limit")
+    )[0]
+    assert "(+" not in capped
+    if locale == "en":
+        assert "only a few times a day" in capped
+    casual = render_game_over(v, locale=locale, names=NAMES, settlement=_settled(False, "casual"))
+    assert casual[0] == render_game_over(v, locale=locale, names=NAMES)[0]  # nothing to say
+    mine = engine.view(g, 1)
+    walked = _settled(offences={12: 600.0})
+    own = render_game_over(mine, locale=locale, names=NAMES, settlement=walked)[0]
+    other = render_game_over(engine.view(g, 0), locale=locale, names=NAMES, settlement=walked)[0]
+    assert "⏳" in own  # told to him ...
+    assert "⏳" not in other  # ... alone
+    if locale == "en":
+        assert "in 10 min" in own
+    warned = render_game_over(
+        mine, locale=locale, names=NAMES, settlement=_settled(offences={12: 0.0})
+    )[0]
+    assert "⚠" in warned
+
+
+@pytest.mark.parametrize("locale", LANGUAGES)
+def test_the_table_tells_whose_time_ran_out_and_he_is_told_himself(locale: str) -> None:
+    """#25: a seat whose time ran out once is named on the table (the next
+    timeout gives it to the AI); the player himself gets it in his own words."""
+    g = final_state("chuvash", 3, 5, steps=5)
+    pv = engine.public_view(g)
+    text, _kb = render_table(pv, locale=locale, names=NAMES, warned=[1])
+    line = next(x for x in text.splitlines() if x.startswith("⏰"))
+    assert "Player1" in line
+    assert "Player0" not in line
+    his, _kb = render_hand(
+        engine.view(g, 1), locale=locale, names=NAMES, game_id=GID, version=3, warned=[1]
+    )
+    assert not [x for x in his.splitlines() if x.startswith("⏰") and "Player1" in x]
+    assert any(x.startswith("⏰") for x in his.splitlines())
+    clean, _kb = render_table(pv, locale=locale, names=NAMES)
+    assert "⏰" not in clean
+    rated, _kb = render_table(pv, locale=locale, names=NAMES, ratings=["1240", "1010?", "990"])
+    assert "Player1 · 1010?" in rated
+
+
+@pytest.mark.parametrize("locale", LANGUAGES)
+def test_rating_message_says_ratings_reliability_and_cooldown(locale: str) -> None:
+    from tables.ratings import PlayerRatings, Rating
+
+    me = PlayerRatings(
+        user=1,
+        name="Ann",
+        ratings={"chuvash": Rating(28.0, 3.0, 40), "shchelkovsky": Rating(25.0, 7.0, 4)},
+        reliability=0.95,
+        recent=20,
+        cooldown_until=1_000_000 + 600_000,
+        offences=2,
+    )
+    text = render_ratings(me, "<Ann>", locale=locale, now_ms=1_000_000)
+    assert "&lt;Ann&gt;" in text
+    assert f"{Rating(28.0, 3.0, 40).shown}" in text
+    assert f"{Rating(25.0, 7.0, 4).shown}?" in text
+    assert "95%" in text
+    assert "⏳" in text
+    if locale == "en":
+        assert "in 10 min" in text
+    later = render_ratings(me, "Ann", locale=locale, now_ms=1_000_000 + 600_001)
+    assert "⏳" not in later
+    new = PlayerRatings(2, "Bo", {}, None, 0, None, 0)
+    assert "%" not in render_ratings(new, "Bo", locale=locale, now_ms=0).split("\n\n")[-2]

@@ -11,17 +11,18 @@ from aiogram.types import InlineKeyboardMarkup
 import engine
 from sandbox.fake_api.text import parse_text
 from tables import OPEN, OVER, PLAYING, Loaded, Seat, Table
+from tables.ratings import BoardRow, PlayerRatings
 from telegram_bot.buttons.moves import Selection
 from telegram_bot.state.chat_state import TableUi
 from telegram_bot.state.snapshot import Snapshot
 from telegram_bot.views.format import short_name
 from telegram_bot.views.hand import hand_screen
 from telegram_bot.views.lobby import (
-    LeaderRow,
     VariantStats,
     lobby_screen,
+    render_rating_top,
+    render_ratings,
     render_stats,
-    render_top,
     started_lobby_screen,
 )
 from telegram_bot.views.table import table_screen
@@ -86,7 +87,17 @@ SCREENS: dict[str, Callable[[str], Screen]] = {
     "game over (table)": lambda n: table_screen(snapshot(n, OVER), "bot"),
     "stats": lambda n: (render_stats(n, [VariantStats("chuvash", 3, 1)], locale="en"), None),
     "top": lambda n: (
-        render_top([LeaderRow(n, 3, 1), LeaderRow(n + " 2", 2, 2)], locale="en"),
+        render_rating_top(
+            {
+                "chuvash": [BoardRow(1, n, 1200, False, 30), BoardRow(2, n + " 2", 990, True, 2)],
+                "shchelkovsky": [],
+            },
+            locale="en",
+        ),
+        None,
+    ),
+    "rating": lambda n: (
+        render_ratings(PlayerRatings(1, n, {}, None, 0, None, 0), n, locale="en", now_ms=0),
         None,
     ),
 }
