@@ -38,6 +38,7 @@ from admin_api import (
     lobbies,
     metrics,
     players,
+    ratings,
     records,
     security,
     service,
@@ -102,7 +103,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> OpenAPI:
     app.before_request(errors.check_json_body)
     common.init_app(app)
 
-    for bp in (games.api, lobbies.api, players.api, records.api, health.api):
+    for bp in (games.api, lobbies.api, players.api, ratings.api, records.api, health.api):
         app.register_api(bp)
     return app
 

@@ -253,3 +253,73 @@ class AuditPageOut(BaseModel):
 class HealthOut(BaseModel):
     status: Literal["ok"]
     redis: Literal["ok"]
+
+
+# ------------------------------------------------------------------ ratings (#25)
+class VariantPath(Params):
+    variant: Variant = Field(description="the game")
+
+
+class BoardQuery(Params):
+    limit: int = Field(20, ge=1, le=500)
+    provisional: bool = Field(
+        False, description="the provisional players (too few games yet) instead"
+    )
+
+
+class HistoryQuery(Params):
+    limit: int = Field(50, ge=1, le=100)
+
+
+class RatingOut(BaseModel):
+    rating: int = Field(description="the rating shown: 1000 + 30 (mu - 3 sigma), at least 0")
+    provisional: bool = Field(description="sigma still at or above the provisional threshold")
+    games: int = Field(description="rated games counted")
+    mu: float
+    sigma: float
+
+
+class PlayerRatingsOut(BaseModel):
+    user: int
+    name: str
+    ratings: dict[str, RatingOut] = Field(description="by variant")
+    reliability: float | None = Field(
+        description="share of his last games the AI never took his seat in (null: none yet)"
+    )
+    recent_games: int = Field(description="games the reliability counts (at most 20)")
+    cooldown_until: int | None = Field(description="end of his cooldown from rated games (ms)")
+    offences: int = Field(description="rated games he walked away from in the last 72 h")
+
+
+class BoardRowOut(BaseModel):
+    user: int
+    name: str
+    rating: int
+    provisional: bool
+    games: int
+
+
+class BoardOut(BaseModel):
+    variant: str
+    items: list[BoardRowOut]
+
+
+class HistoryEntryOut(BaseModel):
+    at: int = Field(description="when the game ended (ms)")
+    variant: str
+    table: str
+    game: int
+    rating: int = Field(description="his rating after the game")
+    change: int
+    provisional: bool
+    rank: int = Field(description="his rank in the game (1 best; ties share one)")
+
+
+class HistoryOut(BaseModel):
+    user: int
+    items: list[HistoryEntryOut]
+
+
+class CooldownOut(BaseModel):
+    user: int
+    lifted: bool = Field(description="whether there was a cooldown or an offence to forget")
