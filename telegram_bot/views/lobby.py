@@ -114,7 +114,7 @@ def _seat_line(i: int, seat: SeatLike, lobby: LobbyLike, _: Translator) -> str:
         name += level_suffix(seat, _)
     else:
         name = user_text(seat.name) if seat.name else _("Seat {n}", n=i + 1)
-        if lobby.rated and seat.rating:  # his rating in this game (#25)
+        if rated(lobby) and seat.rating:  # his rating in this game, when rated (#25)
             name += f" · {seat.rating}"
         if seat.ai:
             name += " (🤖)"

@@ -69,8 +69,9 @@ async def final_table_text(h: Harness, tid: str) -> str:
     table, state, _v = await h.svc.tables.get(tid)
     assert state is not None
     assert state.over
+    settled = await h.svc.ratings.settlement(tid, table.game_no)  # #25
     html, _m = render_game_over(
-        public_view(state), locale="en", names=seat_names(table, "en"), code=tid
+        public_view(state), locale="en", names=seat_names(table, "en"), code=tid, settlement=settled
     )
     return parse_text(html, "HTML")[0]
 

@@ -36,7 +36,7 @@ from sandbox.webhook_proxy import SECRET_HEADER, WebhookProxy
 from tables import MOVE_KINDS, LiveEvent, Table, TableService
 from telegram_bot.buttons.callbacks import parse_game
 from telegram_bot.state.chat_state import ChatStateStore
-from telegram_bot.views.board import seat_names
+from telegram_bot.views.board import rating_labels, seat_names
 from telegram_bot.views.fair import commitment_lines
 from telegram_bot.views.i18n import Translator
 from telegram_bot.views.table import render_game_over, render_table
@@ -147,16 +147,22 @@ async def positions(h: FleetHarness, tid: str) -> tuple[dict[str, list[int]], li
     events = [e for e in await h.svc.admin.event_page(tid, 0, 100_000) if e.kind in MOVE_KINDS]
     state = new_game(table.variant, len(table.seats), table.seed, table.options, None)
     names, bot = seat_names(table, "en"), h.fake.world.bot.username
+    ratings = rating_labels(table)  # each one's rating, as read at the start (#25)
+    settled = await h.svc.ratings.settlement(tid, table.game_no)
     en = Translator("en")
     texts: dict[str, list[int]] = {}
     for n in range(len(events) + 1):
         if n:
             state.apply(Action.from_text(events[n - 1].seat, events[n - 1].text))
         if state.over:
-            html, _m = render_game_over(public_view(state), locale="en", names=names, code=tid)
+            html, _m = render_game_over(
+                public_view(state), locale="en", names=names, code=tid, settlement=settled
+            )
             texts.setdefault(parse_text(html, "HTML")[0], []).append(OVER)
             break
-        html, _m = render_table(public_view(state), locale="en", names=names, bot_username=bot)
+        html, _m = render_table(
+            public_view(state), locale="en", names=names, bot_username=bot, ratings=ratings
+        )
         html += "\n\n" + commitment_lines(table, en)  # the deal's commitment (issue #16)
         texts.setdefault(parse_text(html, "HTML")[0], []).append(n)
     assert state.over, "the log does not replay to the game's end"

@@ -650,6 +650,7 @@ def test_a_lobby_says_rated_or_casual_and_shows_ratings(locale: str) -> None:
     text, _kb = render_lobby(with_ai, locale=locale)
     assert "🎲" in text
     assert "🏆" not in text
+    assert "1240" not in text  # its game would be casual: no rating beside the names
     if en:
         assert "only games without AI players are rated" in text
     casual = FakeLobby(seats=humans, rated=False)
