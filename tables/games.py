@@ -297,9 +297,9 @@ class Games:
             for u in moved:  # unless a rival rematch seated him meanwhile
                 if await self.tables.where(u) is None:
                     await self.tables.release_user(u, table_id)
-            await self.tables.settle_users(*humans)
+            await self.tables.settle_users(table_id, *humans)
             raise
-        await self.tables.settle_users(*humans)
+        await self.tables.settle_users(table_id, *humans)
         return result
 
     async def _rematch_plan(self, user: int, loaded: Loaded) -> Plan:
@@ -390,9 +390,9 @@ class Games:
             if claimed and await self.tables.where(user) is None:
                 await self.tables.release_user(user, table_id)
             else:
-                await self.tables.settle_users(user)
+                await self.tables.settle_users(table_id, user)
             raise
-        await self.tables.settle_users(user)
+        await self.tables.settle_users(table_id, user)
         return result
 
     async def takeover_plan(

@@ -102,6 +102,7 @@ class Lobbies:
         vname, opts, mx, timer = _validate(variant, options, max_seats, timer)
         _check_kind(ai_kind)
         tid = new_code()
+        label = await self._label(creator, vname)  # before the claim (see join)
         await self.tables.claim_user(creator, tid)
         now = self.tables.now_ms()
         t = Table(
@@ -112,7 +113,7 @@ class Lobbies:
             options=opts,
             max_seats=mx,
             timer=timer,
-            seats=(Seat(creator, name, rating=await self._label(creator, vname)),),
+            seats=(Seat(creator, name, rating=label),),
             private=private or chat is None,
             created=now,
             updated=now,
@@ -125,7 +126,7 @@ class Lobbies:
         except BaseException:
             await self.tables.release_user(creator, tid)
             raise
-        await self.tables.settle_users(creator)
+        await self.tables.settle_users(tid, creator)
         return result
 
     async def lobby(self, code: str) -> Table:
@@ -147,8 +148,11 @@ class Lobbies:
             _check_room(t)
             if t.rated:
                 await self._check_cooldown(user)
+            # read before the claim: a claim not yet written makes a rival join of
+            # the same user wait ("busy"), so nothing between the two may be slow
+            label = await self._label(user, t.variant)
             claimed = await self.tables.claim_user(user, table_id) or claimed
-            seat = Seat(user, name, rating=await self._label(user, t.variant))
+            seat = Seat(user, name, rating=label)
             t = replace(t, seats=(*t.seats, seat), updated=self.tables.now_ms())
             return Plan(t, None, events=[("join", len(t.seats) - 1, str(user))])
 
@@ -158,9 +162,9 @@ class Lobbies:
             if claimed and await self.tables.where(user) is None:
                 await self.tables.release_user(user, table_id)
             else:
-                await self.tables.settle_users(user)
+                await self.tables.settle_users(table_id, user)
             raise
-        await self.tables.settle_users(user)
+        await self.tables.settle_users(table_id, user)
         return result
 
     async def leave(self, table_id: str, user: int, request_id: str = "") -> WriteResult:

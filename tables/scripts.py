@@ -139,6 +139,14 @@ end
 return 1
 """
 
+# KEYS: a user's claim marker.  ARGV: the table whose attempt is over.  The
+# marker goes only if it names that table: a rival attempt's claim on another
+# table (in flight, maybe in another process) stays fresh until its own end.
+SETTLE_LUA = r"""
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
 
 # Count a finished game in one stats or leaderboard hash, once: KEYS[1] the hash;
 # ARGV[1] the game's id (<table>:<game>), ARGV[2] ttl ms, then field/value pairs

@@ -35,7 +35,14 @@ from tables.client import Client
 from tables.keys import Keys
 from tables.model import ServiceUnavailable
 from tables.nodes import NodeHealth, command_keys
-from tables.scripts import CAS_LUA, LEASE_LUA, RELEASE_LUA, SHARD_TICK_LUA, SWAP_LUA
+from tables.scripts import (
+    CAS_LUA,
+    LEASE_LUA,
+    RELEASE_LUA,
+    SETTLE_LUA,
+    SHARD_TICK_LUA,
+    SWAP_LUA,
+)
 
 # the failures after which a store is suspect (Store.ready probes first)
 _OUTAGE = (
@@ -125,6 +132,7 @@ class Store:
         self._shard_tick = self.script(SHARD_TICK_LUA)
         self._release = self.script(RELEASE_LUA)
         self._swap = self.script(SWAP_LUA)
+        self._settle = self.script(SETTLE_LUA)
         self._cas = self.script(CAS_LUA)
         self._lease = self.script(LEASE_LUA)
         self._cas_sha = hashlib.sha1(CAS_LUA.encode()).hexdigest()
@@ -374,6 +382,11 @@ class Store:
         pointer as a fresh claim for that long (:meth:`Tables.claim_user`)."""
         keys = [self.keys.user(user), self.keys.user_claim(user)]
         return bool(await self._swap(keys, [old, new, ttl_ms, claim_ms]))
+
+    async def settle_claim(self, user: int, table_id: str) -> bool:
+        """Drop the user's claim marker if it names ``table_id`` (that attempt
+        is over); True if it did."""
+        return bool(await self._settle([self.keys.user_claim(user)], [table_id]))
 
     async def get_user(self, user: int) -> str:
         raw = await self.one(lambda p: p.get(self.keys.user(user)))

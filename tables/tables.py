@@ -11,7 +11,6 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from redis.exceptions import RedisError
@@ -382,12 +381,14 @@ class Tables:
     async def release_user(self, user: int, table_id: str) -> None:
         await self.store.swap_user(user, table_id, "", 0)
 
-    async def settle_users(self, *users: int) -> None:
-        """The seats of ``users`` are written (or their claims are void): their
-        pointers stop being fresh claims (:meth:`claim_user`)."""
+    async def settle_users(self, table_id: str, *users: int) -> None:
+        """The attempts of ``users`` on ``table_id`` are over (their seats written,
+        or the attempt failed): their claims on it stop being fresh
+        (:meth:`claim_user`).  A claim on another table stays: it is a rival
+        attempt still in flight, and dropping it would let a third one seat the
+        same user twice."""
         for user in users:
-            key = self.store.keys.user_claim(user)
-            await self.store.one(partial(_delete, key))
+            await self.store.settle_claim(user, table_id)
 
     async def where(self, user: int) -> Table | None:
         """The open lobby or game in progress where ``user`` sits, if any."""
@@ -411,7 +412,3 @@ def _view_key(state: GameState, seat: int) -> dict[str, Any]:
     v.pop("ply")
     v.pop("events")
     return v
-
-
-def _delete(key: str, p: Any) -> None:
-    p.delete(key)

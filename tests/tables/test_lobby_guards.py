@@ -172,3 +172,39 @@ async def test_a_rematch_paused_after_its_claims_keeps_its_players(
     with pytest.raises(LiveError) as e:  # once the rematch is written: seated there
         await svc.lobbies.join(other, 2, "Zed")
     assert e.value.code == "seated_elsewhere"
+
+
+async def test_a_refused_join_leaves_a_rival_claim_in_flight(svc: TableService) -> None:
+    """The same user joins three lobbies at once: the first has claimed him and
+    not written his seat yet.  The second, refused ("busy"), must not clear that
+    claim on its way out, or the third sees a stale pointer and seats him too
+    (the race the cluster run of the racing-joins test lost, CI of stop 33)."""
+    a, b, c = [(await svc.lobbies.create_lobby(u, f"U{u}")).table_id for u in (1, 2, 3)]
+    user = 9
+    assert await svc.tables.claim_user(user, a)  # a's join: claimed, seat not written
+    for t in (b, c):
+        with pytest.raises(LiveError) as e:
+            await svc.lobbies.join(t, user, "Zed")
+        assert e.value.code == "busy", t
+    await svc.lobbies.join(a, user, "Zed")  # a's write lands
+    for t in (b, c):
+        assert (await svc.lobbies.lobby(t)).seat_of(user) is None
+        with pytest.raises(LiveError) as e:
+            await svc.lobbies.join(t, user, "Zed")
+        assert e.value.code == "seated_elsewhere"
+
+
+async def test_a_refused_rematch_leaves_a_players_claim_elsewhere(svc: TableService) -> None:
+    """A rematch refused because one of its players is joining another lobby
+    right now leaves that join's claim fresh: a third join of his is refused."""
+    tid = await new_table(svc, 2, first_user=1)
+    await play_out(svc, tid, random.Random(5))
+    a, c = [(await svc.lobbies.create_lobby(u, f"U{u}")).table_id for u in (4001, 4003)]
+    assert await svc.tables.claim_user(2, a)  # 2's join of a: in flight
+    with pytest.raises(LiveError) as e:
+        await svc.games.rematch(tid, 1)
+    assert e.value.code == "busy"
+    with pytest.raises(LiveError) as e:
+        await svc.lobbies.join(c, 2, "Bob")
+    assert e.value.code == "busy"
+    assert (await svc.lobbies.lobby(c)).seat_of(2) is None
