@@ -169,13 +169,7 @@ async def run_webhook(
         await asyncio.Event().wait()
     finally:
         await runner.cleanup()  # no new updates from here on
-        # let the updates being handled (aiogram answers at once) finish first
-        pending = set(getattr(handler, "_background_feed_update_tasks", ()))
-        if pending:
-            _done, late = await asyncio.wait(pending, timeout=settings.shutdown_timeout / 2)
-            if late:
-                log.warning("stopping with %d updates still in hand", len(late))
-        await app.stop_background()
+        await app.stop_background()  # lets the updates in hand finish first
 
 
 def main(settings: Settings | None = None) -> int:

@@ -46,7 +46,7 @@ from tables import Decider, LiveConfig, PoolDecider, ServiceUnavailable, TableSe
 from telegram_bot.delivery import Delivery, make_delivery
 from telegram_bot.delivery.flood.rates import FloodConfig
 from telegram_bot.handlers import routers
-from telegram_bot.handlers.middlewares import LocaleMiddleware
+from telegram_bot.handlers.middlewares import InFlight, LocaleMiddleware
 from telegram_bot.publishing.hands import HandPlacement
 from telegram_bot.publishing.lobby_messages import LobbyMessages
 from telegram_bot.publishing.locks import TableLocks
@@ -170,6 +170,8 @@ class BotApp:
         self.cases: UseCases | None = None
         self.events = DeliveryEvents(svc, self.ui)
         self.dp = Dispatcher()
+        self.updates = InFlight()  # the updates being handled (stop lets them finish)
+        self.dp.update.outer_middleware(self.updates)
         self.stop = asyncio.Event()
         self.ready = asyncio.Event()  # Redis answered (wait_for_redis)
         self._tasks: list[asyncio.Task[None]] = []
@@ -452,9 +454,11 @@ class BotApp:
             await self.dp.stop_polling()
 
     async def stop_background(self) -> None:
-        """Stop the background loops, hand this process's turn timers over to the
-        other processes (#28), and let the renders in flight finish (within
-        half the shutdown budget)."""
+        """Let the updates in hand finish (no new ones come once polling or the
+        webhook stopped), stop the background loops, hand this process's turn
+        timers over to the other processes (#28), and let the renders in flight
+        finish (each within half the shutdown budget)."""
+        await self.updates.drain(self.settings.shutdown_timeout / 2)
         running = bool(self._tasks)
         self.stop.set()
         for task in self._tasks:

@@ -1,5 +1,6 @@
 """Middlewares: the reader's language (aiogram i18n) and what the handlers need
-to know about the user, from the chat state (:mod:`telegram_bot.state.chat_state`).
+to know about the user, from the chat state (:mod:`telegram_bot.state.chat_state`);
+and :class:`InFlight`, the updates being handled (a stop waits for them).
 
 ``locale`` -- the user's language: his /lang choice, else Telegram's
 ``language_code`` (ru/uk/en).  ``chat_locale`` -- the language of messages to the
@@ -14,10 +15,12 @@ showing the old language after /lang was answered by another (issue #12).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from aiogram import BaseMiddleware
 from aiogram.types import Chat, TelegramObject, User
 from aiogram.utils.i18n import I18n
 from aiogram.utils.i18n.middleware import I18nMiddleware
@@ -32,6 +35,47 @@ log = logging.getLogger(__name__)
 def display_name(user: User) -> str:
     name = user.full_name.strip() or (user.username or "") or str(user.id)
     return name[:64]
+
+
+class InFlight(BaseMiddleware):
+    """``dp.update.outer_middleware(InFlight())``: the updates being handled, so a
+    stopping process lets them finish before it closes Redis and the bot's
+    session.  aiogram's polling handles each update in a task of its own and does
+    not wait for them when it stops: a command answered a moment before the stop
+    went on to use a closed client (a new connection, never closed)."""
+
+    def __init__(self) -> None:
+        self.tasks: set[asyncio.Task[Any]] = set()
+
+    async def __call__(
+        self,
+        handler: Callable[[TelegramObject, dict[str, Any]], Awaitable[Any]],
+        event: TelegramObject,
+        data: dict[str, Any],
+    ) -> Any:
+        task = asyncio.current_task()
+        if task is None:  # pragma: no cover - always inside a task under aiogram
+            return await handler(event, data)
+        self.tasks.add(task)
+        try:
+            return await handler(event, data)
+        finally:
+            self.tasks.discard(task)
+
+    async def drain(self, within: float) -> int:
+        """Wait up to ``within`` seconds for the updates in hand; cancel (and
+        await) the ones still running then.  How many were cut short."""
+        pending = self.tasks - {asyncio.current_task()}
+        if not pending:
+            return 0
+        log.info("stopping: %d update(s) in flight, waiting for them", len(pending))
+        _done, late = await asyncio.wait(pending, timeout=within)
+        if late:
+            log.warning("stopping with %d update(s) unfinished: cancelled", len(late))
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*late, return_exceptions=True)
+        return len(late)
 
 
 class LocaleMiddleware(I18nMiddleware):
