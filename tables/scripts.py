@@ -142,7 +142,7 @@ return 1
 # KEYS: a user's claim marker.  ARGV: the table whose attempt is over.  The
 # marker goes only if it names that table: a rival attempt's claim on another
 # table (in flight, maybe in another process) stays fresh until its own end.
-SETTLE_LUA = r"""
+SETTLE_CLAIM_LUA = r"""
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 """

@@ -39,7 +39,7 @@ from tables.scripts import (
     CAS_LUA,
     LEASE_LUA,
     RELEASE_LUA,
-    SETTLE_LUA,
+    SETTLE_CLAIM_LUA,
     SHARD_TICK_LUA,
     SWAP_LUA,
 )
@@ -132,7 +132,7 @@ class Store:
         self._shard_tick = self.script(SHARD_TICK_LUA)
         self._release = self.script(RELEASE_LUA)
         self._swap = self.script(SWAP_LUA)
-        self._settle = self.script(SETTLE_LUA)
+        self._settle_claim = self.script(SETTLE_CLAIM_LUA)
         self._cas = self.script(CAS_LUA)
         self._lease = self.script(LEASE_LUA)
         self._cas_sha = hashlib.sha1(CAS_LUA.encode()).hexdigest()
@@ -386,7 +386,7 @@ class Store:
     async def settle_claim(self, user: int, table_id: str) -> bool:
         """Drop the user's claim marker if it names ``table_id`` (that attempt
         is over); True if it did."""
-        return bool(await self._settle([self.keys.user_claim(user)], [table_id]))
+        return bool(await self._settle_claim([self.keys.user_claim(user)], [table_id]))
 
     async def get_user(self, user: int) -> str:
         raw = await self.one(lambda p: p.get(self.keys.user(user)))
