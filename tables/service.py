@@ -9,6 +9,7 @@ import time
 
 from engine.clock import Clock
 from tables.admin import Admin
+from tables.arenas import Arenas
 from tables.audit import Audit
 from tables.budgets import Budgets
 from tables.client import Client, make_client
@@ -33,7 +34,7 @@ class TableService:
     ``await svc.aclose()``).  Every write goes through one compare-and-set; see
     :mod:`tables`.  The parts: ``tables`` (load, write, user pointers, the
     index), ``lobbies``, ``games``, ``timers``, ``results`` (stats,
-    leaderboards), ``ratings``, ``replays``, ``admin`` (the operators' reads and writes),
+    leaderboards), ``ratings``, ``replays``, ``arenas`` (#27), ``admin`` (the operators' reads and writes),
     ``audit_log``, ``store`` (the client, its round trips) and ``kv`` (generic
     key-value access for the chat adapters' own state).
     """
@@ -68,6 +69,7 @@ class TableService:
         self.audit_log = Audit(store, config, clock)
         # outgoing budgets per group, learned by the chat adapter from refusals (#24)
         self.budgets = Budgets(self.kv, clock=clock)
+        self.arenas = Arenas(store, config.prefix, clock)  # a group's tournament (#27)
 
     @classmethod
     def from_url(

@@ -1,0 +1,370 @@
+"""Arenas (#27): a group's tournament, kept in Redis.  The rules -- scoring,
+pairing, standings -- are :mod:`tables.arena_rules`; this part loads an arena,
+applies one of them and writes it back with one compare-and-set, so two
+processes pair a free player once and score a game once.
+
+Keys (all of one arena share the hash tag ``{ar:<id>}``):
+
+``P{ar:<id>}``        hash: ``v`` version (+1 a write), ``a`` the arena JSON
+``P{ar}:chat:<chat>`` string: the group's current arena (one at a time)
+``P{ar}:all``         zset arena id -> creation time (ms): the operators' list
+
+A pairing is written first (the players' tables named, ``playing``) and the
+tables are made after it by the caller, with those ids: a process that stops in
+between leaves a pairing whose table never appears, which :meth:`Arenas.release`
+frees (the caller's sweep).  The arena's own times (its start, its end, the
+pairings while it runs) are driven by :meth:`Arenas.tick`.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from redis.asyncio.client import Pipeline
+
+from engine.variants import VARIANTS
+from tables.arena_rules import (
+    CANCELLED,
+    FINISHED,
+    MINUTES_RANGE,
+    RUNNING,
+    SCHEDULED,
+    SEATS_RANGE,
+    Arena,
+    ArenaPlayer,
+    free_table,
+    pair,
+    score,
+    seat,
+)
+from tables.model import LiveError
+from tables.records import GameResult
+from tables.store import Store, text
+
+ARENA_CAS_LUA = r"""
+local v = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
+if v ~= tonumber(ARGV[1]) then return {0, v} end
+redis.call('HSET', KEYS[1], 'v', v + 1, 'a', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return {1, v + 1}
+"""
+"""KEYS: the arena hash.  ARGV: the version read, the new JSON, its ttl (ms)."""
+
+CHAT_SWAP_LUA = r"""
+local cur = redis.call('GET', KEYS[1]) or ''
+if cur ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1
+"""
+"""KEYS: the chat's current-arena pointer.  ARGV: the arena it must name ('' =
+none), the new one, its ttl (ms)."""
+
+
+@dataclass(frozen=True)
+class ArenaConfig:
+    """The arena part's numbers (times in seconds)."""
+
+    patience: float = 30.0
+    """A free player waits this long for a full table; then a smaller one."""
+    keep: float = 7 * 86400.0
+    """An arena is kept this long after its end (its standings, the admin API)."""
+    max_ahead: float = 24 * 3600.0
+    """The latest start an arena may be given."""
+    cas_retries: int = 50
+
+
+@dataclass(frozen=True)
+class Ticked:
+    """What :meth:`Arenas.tick` changed: the arena as written, the tables it
+    seated now (id, players in seat order) for the caller to make, and whether
+    it started or finished with this tick."""
+
+    arena: Arena
+    seated: list[tuple[str, tuple[int, ...]]]
+    started: bool = False
+    finished: bool = False
+
+
+class Arenas:
+    """Create, join, leave, pair, score and read arenas (see the module)."""
+
+    def __init__(
+        self,
+        store: Store,
+        prefix: str,
+        clock: Callable[[], float],
+        config: ArenaConfig | None = None,
+    ) -> None:
+        self.store = store
+        self.config = config or ArenaConfig()
+        self.clock = clock
+        self.base = f"{prefix}{{ar}}"
+        self.prefix = prefix
+        self._cas = store.script(ARENA_CAS_LUA)
+        self._chat_swap = store.script(CHAT_SWAP_LUA)
+        self.new_id: Callable[[], str] = lambda: secrets.token_urlsafe(6)
+        """An arena's id (tests may replace it)."""
+        self.new_table: Callable[[], str] = lambda: secrets.token_urlsafe(8)
+        """A seated table's id (the lobbies' invite code format)."""
+
+    # ---------------------------------------------------------------- keys
+    def key(self, arena_id: str) -> str:
+        return f"{self.prefix}{{ar:{arena_id}}}"
+
+    def chat_key(self, chat: int) -> str:
+        return f"{self.base}:chat:{chat}"
+
+    @property
+    def all_key(self) -> str:
+        return f"{self.base}:all"
+
+    def now_ms(self) -> int:
+        return int(self.clock() * 1000)
+
+    # ---------------------------------------------------------------- reads
+    async def get(self, arena_id: str) -> Arena:
+        arena, _v = await self._load(arena_id)
+        return arena
+
+    async def current(self, chat: int) -> Arena | None:
+        """The group's arena: the one scheduled or running, else the last one
+        (finished or cancelled, while it is kept); None if it never had one."""
+        _pointer, arena = await self._current(chat)
+        return arena
+
+    async def _current(self, chat: int) -> tuple[str, Arena | None]:
+        raw = await self.store.one(lambda p: p.get(self.chat_key(chat)))
+        if not raw:
+            return "", None
+        try:
+            return text(raw), await self.get(text(raw))
+        except LiveError:  # the pointer outlived its arena
+            return text(raw), None
+
+    async def listing(self, limit: int = 50) -> list[Arena]:
+        """The newest arenas first (the operators' list)."""
+        ids = await self.store.one(lambda p: p.zrevrange(self.all_key, 0, max(0, limit - 1)))
+        out: list[Arena] = []
+        for raw in ids:
+            try:
+                out.append(await self.get(text(raw)))
+            except LiveError:
+                continue  # expired meanwhile
+        return out
+
+    async def _load(self, arena_id: str) -> tuple[Arena, int]:
+        if not arena_id or len(arena_id) > 64:
+            raise LiveError("no_arena", "there is no such arena")
+        got = await self.store.one(lambda p: p.hmget(self.key(arena_id), ["v", "a"]))
+        if not got or got[1] is None:
+            raise LiveError("no_arena", "there is no such arena (or it ended long ago)")
+        return Arena.from_json(got[1]), int(got[0])
+
+    # ---------------------------------------------------------------- writes
+    async def _write(self, arena: Arena, version: int) -> int | None:
+        """CAS ``arena`` over ``version``; its new version, None when stale."""
+        ttl = max(arena.ends - self.now_ms(), 0) + int(self.config.keep * 1000)
+        ok, v = await self._cas([self.key(arena.id)], [version, arena.to_json(), ttl])
+        return int(v) if int(ok) else None
+
+    async def mutate(self, arena_id: str, change: Callable[[Arena], Arena | None]) -> Arena:
+        """Load, ``change`` (it checks its rules on the arena as loaded and raises
+        :class:`LiveError` to refuse; None: nothing to write) and write, again
+        while another write got there first.  The arena as written (or read)."""
+        for _ in range(self.config.cas_retries):
+            arena, version = await self._load(arena_id)
+            new = change(arena)
+            if new is None or new == arena:
+                return arena
+            if await self._write(new, version) is not None:
+                return new
+        raise LiveError("busy", "the arena is too busy right now; try again")
+
+    async def create(
+        self,
+        chat: int,
+        creator: int,
+        variant: str,
+        *,
+        seats: int = 2,
+        minutes: int = 30,
+        starts: int | None = None,
+    ) -> Arena:
+        """A new arena in ``chat`` (one at a time), starting at ``starts`` (ms;
+        None: now) and lasting ``minutes``."""
+        if variant not in VARIANTS:
+            raise LiveError("bad_variant", f"unknown game {variant!r}")
+        lo, hi = SEATS_RANGE
+        top = min(hi, VARIANTS[variant].max_players)
+        if not lo <= seats <= top:
+            raise LiveError("bad_seats", f"players per table: {lo} to {top}")
+        lo, hi = MINUTES_RANGE
+        if not lo <= minutes <= hi:
+            raise LiveError("bad_minutes", f"an arena lasts {lo} to {hi} minutes")
+        now = self.now_ms()
+        start = now if starts is None else starts
+        if start < now - 60_000 or start > now + int(self.config.max_ahead * 1000):
+            raise LiveError("bad_start", "the start must be within the next 24 hours")
+        arena = Arena(
+            id=self.new_id(),
+            chat=chat,
+            creator=creator,
+            variant=variant,
+            seats=seats,
+            starts=max(start, now),
+            ends=max(start, now) + minutes * 60_000,
+            status=SCHEDULED,
+            created=now,
+        )
+        ttl = arena.ends - now + int(self.config.keep * 1000)
+        chat_key = self.chat_key(chat)
+        for _ in range(self.config.cas_retries):
+            pointer, old = await self._current(chat)
+            if old is not None and not old.over:
+                raise LiveError(
+                    "arena_running",
+                    "this group already has an arena; it ends first",
+                    arena=old.id,
+                    status=old.status,
+                )
+            if await self._write(arena, 0) is None:  # pragma: no cover - 48 random bits
+                raise LiveError("busy", "try again")
+            if await self._chat_swap([chat_key], [pointer, arena.id, ttl]):
+                break
+            # a rival create won the chat: this arena never was
+            await self.store.one(lambda p: p.delete(self.key(arena.id)))
+        else:  # pragma: no cover - only under a storm of creates
+            raise LiveError("busy", "try again")
+        gone = (
+            now - int((self.config.keep + self.config.max_ahead) * 1000) - MINUTES_RANGE[1] * 60_000
+        )
+
+        def index(p: Pipeline) -> None:
+            p.zadd(self.all_key, {arena.id: now})
+            p.zremrangebyscore(self.all_key, "-inf", gone)  # expired long ago
+
+        await self.store.run(index)
+        return arena
+
+    async def join(self, arena_id: str, user: int, name: str, rating: int = 0) -> Arena:
+        """``user`` plays in the arena from its start (or now); a player who
+        withdrew comes back with his points."""
+
+        def change(a: Arena) -> Arena | None:
+            if a.over:
+                raise LiveError("arena_over", "this arena is over")
+            now = self.now_ms()
+            if a.status == RUNNING and now >= a.ends:
+                raise LiveError("arena_over", "this arena has ended")
+            p = a.player(user)
+            if p is None:
+                return a.with_player(ArenaPlayer(user, name[:64], rating=rating, since=now))
+            if not p.withdrawn:
+                return None  # a second tap
+            return a.with_player(replace(p, withdrawn=False, since=now, name=name[:64]))
+
+        return await self.mutate(arena_id, change)
+
+    async def withdraw(self, arena_id: str, user: int) -> Arena:
+        """``user`` is paired no more (his points stay; a game he plays now goes
+        on).  He may join again."""
+
+        def change(a: Arena) -> Arena | None:
+            p = a.player(user)
+            if p is None:
+                raise LiveError("not_in_arena", "you do not play in this arena")
+            if p.withdrawn or a.over:
+                return None
+            return a.with_player(replace(p, withdrawn=True))
+
+        return await self.mutate(arena_id, change)
+
+    async def cancel(self, arena_id: str, why: str = "") -> Arena:
+        """Stop the arena now: no more pairings, its standings stay (the games
+        running finish as ordinary games)."""
+
+        def change(a: Arena) -> Arena | None:
+            if a.over:
+                return None
+            return replace(a, status=CANCELLED, ended=self.now_ms(), why=why[:200])
+
+        return await self.mutate(arena_id, change)
+
+    async def set_message(self, arena_id: str, message: int) -> Arena:
+        """The group's standings message (the adapter's)."""
+        return await self.mutate(
+            arena_id, lambda a: None if a.message == message else replace(a, message=message)
+        )
+
+    async def tick(self, arena_id: str) -> Ticked:
+        """Start the arena at its time, seat the free players, finish it after its
+        end once no game of it is being played.  Each in one write."""
+        state: dict[str, object] = {}
+
+        def change(a: Arena) -> Arena | None:
+            state.clear()
+            now = self.now_ms()
+            if a.over:
+                return None
+            new = a
+            if new.status == SCHEDULED and now >= new.starts:
+                new = replace(new, status=RUNNING)
+                state["started"] = True
+            if new.status == RUNNING and now >= new.ends:
+                if not new.playing:
+                    state["finished"] = True
+                    return replace(new, status=FINISHED, ended=now)
+                return new
+            plan = pair(new, now, int(self.config.patience * 1000))
+            if plan.tables:
+                seated = [(self.new_table(), users) for users in plan.tables]
+                state["seated"] = seated
+                new = seat(new, seated, now)
+            return new
+
+        arena = await self.mutate(arena_id, change)
+        seated = state.get("seated", [])
+        assert isinstance(seated, list)
+        return Ticked(
+            arena,
+            seated,
+            started=bool(state.get("started")),
+            finished=bool(state.get("finished")),
+        )
+
+    async def record(self, arena_id: str, result: GameResult) -> Arena | None:
+        """Score the game ``result`` tells of, once (None: its table was not being
+        played in the arena -- scored already, by this or another process)."""
+        scored = False
+
+        def change(a: Arena) -> Arena | None:
+            nonlocal scored
+            new = score(a, result.table, result, self.now_ms())
+            scored = new is not None
+            return new
+
+        arena = await self.mutate(arena_id, change)
+        return arena if scored else None
+
+    async def release(self, arena_id: str, table: str) -> Arena | None:
+        """Free the players of a seated table that ends without a result (never
+        made, cancelled); None if it was not being played."""
+        freed = False
+
+        def change(a: Arena) -> Arena | None:
+            nonlocal freed
+            new = free_table(a, table, self.now_ms())
+            freed = new is not None
+            return new
+
+        arena = await self.mutate(arena_id, change)
+        return arena if freed else None
+
+    async def raw(self, arena_id: str) -> dict[str, object]:
+        """The stored JSON (the admin API's detail view)."""
+        arena = await self.get(arena_id)
+        loaded: dict[str, object] = json.loads(arena.to_json())
+        return loaded
