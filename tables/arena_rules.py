@@ -182,6 +182,7 @@ class Arena:
     starts: int  # ms
     ends: int  # ms: no pairing after it; the games running then finish
     status: str = SCHEDULED
+    timer: int = 60  # the turn timer of its games (seconds)
     players: tuple[ArenaPlayer, ...] = ()
     playing: tuple[Pairing, ...] = ()
     games: int = 0  # games scored
@@ -227,6 +228,7 @@ class Arena:
             "starts": self.starts,
             "ends": self.ends,
             "status": self.status,
+            "timer": self.timer,
             "players": [p.to_json() for p in self.players],
             "playing": [t.to_json() for t in self.playing],
             "games": self.games,
@@ -249,6 +251,7 @@ class Arena:
             starts=int(d["starts"]),
             ends=int(d["ends"]),
             status=d["status"],
+            timer=int(d.get("timer", 60)),
             players=tuple(ArenaPlayer.from_json(p) for p in d["players"]),
             playing=tuple(Pairing.from_json(t) for t in d["playing"]),
             games=int(d.get("games", 0)),

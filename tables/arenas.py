@@ -40,27 +40,10 @@ from tables.arena_rules import (
     score,
     seat,
 )
-from tables.model import LiveError
+from tables.model import TIMER_CHOICES, LiveError
 from tables.records import GameResult
+from tables.scripts import ARENA_CAS_LUA, CHAT_SWAP_LUA
 from tables.store import Store, text
-
-ARENA_CAS_LUA = r"""
-local v = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
-if v ~= tonumber(ARGV[1]) then return {0, v} end
-redis.call('HSET', KEYS[1], 'v', v + 1, 'a', ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return {1, v + 1}
-"""
-"""KEYS: the arena hash.  ARGV: the version read, the new JSON, its ttl (ms)."""
-
-CHAT_SWAP_LUA = r"""
-local cur = redis.call('GET', KEYS[1]) or ''
-if cur ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-return 1
-"""
-"""KEYS: the chat's current-arena pointer.  ARGV: the arena it must name ('' =
-none), the new one, its ttl (ms)."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +56,9 @@ class ArenaConfig:
     """An arena is kept this long after its end (its standings, the admin API)."""
     max_ahead: float = 24 * 3600.0
     """The latest start an arena may be given."""
+    repair_after: float = 60.0
+    """A seated table is checked (was it made? did its result reach the arena?)
+    this long after its pairing, and again each time as long."""
     cas_retries: int = 50
 
 
@@ -192,15 +178,19 @@ class Arenas:
         seats: int = 2,
         minutes: int = 30,
         starts: int | None = None,
+        timer: int = 60,
     ) -> Arena:
         """A new arena in ``chat`` (one at a time), starting at ``starts`` (ms;
-        None: now) and lasting ``minutes``."""
+        None: now) and lasting ``minutes``; its games' turn timer ``timer``
+        seconds (never off: a game nobody plays would hold its players)."""
         if variant not in VARIANTS:
             raise LiveError("bad_variant", f"unknown game {variant!r}")
         lo, hi = SEATS_RANGE
         top = min(hi, VARIANTS[variant].max_players)
         if not lo <= seats <= top:
             raise LiveError("bad_seats", f"players per table: {lo} to {top}")
+        if timer not in TIMER_CHOICES or not timer:
+            raise LiveError("bad_timer", "the turn timer: 30, 60 or 120 seconds")
         lo, hi = MINUTES_RANGE
         if not lo <= minutes <= hi:
             raise LiveError("bad_minutes", f"an arena lasts {lo} to {hi} minutes")
@@ -217,6 +207,7 @@ class Arenas:
             starts=max(start, now),
             ends=max(start, now) + minutes * 60_000,
             status=SCHEDULED,
+            timer=timer,
             created=now,
         )
         ttl = arena.ends - now + int(self.config.keep * 1000)
@@ -247,7 +238,43 @@ class Arenas:
             p.zremrangebyscore(self.all_key, "-inf", gone)  # expired long ago
 
         await self.store.run(index)
+        await self.hint(arena.id, arena.starts)
         return arena
+
+    # ---------------------------------------------------------------- timers
+    @staticmethod
+    def timer_member(arena_id: str) -> str:
+        """The arena's entry among the timer hints (a table id never has '@')."""
+        return f"@{arena_id}"
+
+    async def hint(self, arena_id: str, at: int) -> None:
+        """Wake the arena at ``at`` (ms) at the latest: a hint in the table
+        service's timer shards (``ZADD LT``: never later than one already there),
+        handled by :class:`tables.timers.Timers` like a table's."""
+        member = self.timer_member(arena_id)
+        key = self.store.keys.timers_of(member)
+        await self.store.one(lambda p: p.zadd(key, {member: at}, lt=True))
+
+    def next_wake(self, arena: Arena) -> int | None:
+        """When the arena must be looked at next (ms; None: never again): its
+        start; while it runs, its end and the moment a waiting player's
+        patience runs out -- a game's end wakes it at once (:meth:`record`);
+        after its end, a while later, to finish it should a result be lost."""
+        if arena.over:
+            return None
+        if arena.status == SCHEDULED:
+            return arena.starts
+        now = self.now_ms()
+        repair = now + int(self.config.repair_after * 1000)
+        if now >= arena.ends:
+            return repair
+        waiting = [p.since for p in arena.players if p.waiting]
+        wake = arena.ends
+        if len(waiting) >= 2:
+            wake = min(wake, max(waiting) + int(self.config.patience * 1000))
+        if arena.playing:  # a table whose result or whose start may be lost
+            wake = min(wake, repair)
+        return max(wake, now + 1000)  # never a busy loop
 
     async def join(self, arena_id: str, user: int, name: str, rating: int = 0) -> Arena:
         """``user`` plays in the arena from its start (or now); a player who
@@ -347,7 +374,10 @@ class Arenas:
             return new
 
         arena = await self.mutate(arena_id, change)
-        return arena if scored else None
+        if not scored:
+            return None
+        await self.hint(arena_id, self.now_ms())  # its players are free: pair them now
+        return arena
 
     async def release(self, arena_id: str, table: str) -> Arena | None:
         """Free the players of a seated table that ends without a result (never

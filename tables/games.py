@@ -284,6 +284,12 @@ class Games:
             )
         if t.seat_of(user) is None:
             raise LiveError("not_seated", "only a player of the last game can ask for a rematch")
+        if t.arena:
+            raise LiveError(
+                "not_allowed",
+                "an arena's game has no rematch: the arena seats you again",
+                action="rematch",
+            )
         humans = list(t.humans())
         moved: list[int] = []  # pointers this rematch moved here
         try:

@@ -96,12 +96,16 @@ class Lobbies:
         timer: int = 60,
         private: bool = False,
         ai_kind: str = DEFAULT_AI,
+        table_id: str | None = None,
+        arena: str = "",
     ) -> WriteResult:
         """A new open lobby with ``creator`` in seat 0 (``chat`` None: a private
-        lobby joined by invite link); ``ai_kind``: the level of the AI seats it adds."""
+        lobby joined by invite link); ``ai_kind``: the level of the AI seats it adds.
+        An arena's table (#27) comes with the id its pairing chose and the
+        arena's id."""
         vname, opts, mx, timer = _validate(variant, options, max_seats, timer)
         _check_kind(ai_kind)
-        tid = new_code()
+        tid = table_id or new_code()
         label = await self._label(creator, vname)  # before the claim (see join)
         await self.tables.claim_user(creator, tid)
         now = self.tables.now_ms()
@@ -118,6 +122,7 @@ class Lobbies:
             created=now,
             updated=now,
             ai_kind=ai_kind,
+            arena=arena,
         )
         try:
             result = await self.tables.write(

@@ -190,6 +190,9 @@ class Table:
     rated: bool = True
     """The lobby's choice of rated games (#25); a game is rated only when, besides,
     every seat is human at its start (:attr:`rated_now`)."""
+    arena: str = ""
+    """The arena that seated this table (#27; '' = none): its game is scored
+    there, and it has no rematch (the arena seats its players again)."""
 
     @property
     def rated_now(self) -> bool:
@@ -233,6 +236,8 @@ class Table:
         }
         if not self.rated:
             d["ra"] = 0
+        if self.arena:
+            d["ar"] = self.arena
         return json.dumps(d, separators=(",", ":"), ensure_ascii=False)
 
     @classmethod
@@ -257,6 +262,7 @@ class Table:
             updated=d["ut"],
             ai_kind=d.get("ai", DEFAULT_AI),  # a table stored before the AI levels
             rated=bool(d.get("ra", 1)),
+            arena=str(d.get("ar", "")),
         )
 
 

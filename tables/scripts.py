@@ -167,3 +167,23 @@ end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 """
+
+
+# KEYS: an arena's hash (tables.arenas).  ARGV: the version read, the new JSON,
+# its ttl (ms).  Returns {1, new version}, or {0, the version there} when stale.
+ARENA_CAS_LUA = r"""
+local v = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
+if v ~= tonumber(ARGV[1]) then return {0, v} end
+redis.call('HSET', KEYS[1], 'v', v + 1, 'a', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return {1, v + 1}
+"""
+
+# KEYS: a group's current-arena pointer.  ARGV: the arena it must name ('' =
+# none), the new one, its ttl (ms).
+CHAT_SWAP_LUA = r"""
+local cur = redis.call('GET', KEYS[1]) or ''
+if cur ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1
+"""

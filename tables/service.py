@@ -9,7 +9,7 @@ import time
 
 from engine.clock import Clock
 from tables.admin import Admin
-from tables.arenas import Arenas
+from tables.arena_runner import ArenaRunner
 from tables.audit import Audit
 from tables.budgets import Budgets
 from tables.client import Client, make_client
@@ -69,7 +69,8 @@ class TableService:
         self.audit_log = Audit(store, config, clock)
         # outgoing budgets per group, learned by the chat adapter from refusals (#24)
         self.budgets = Budgets(self.kv, clock=clock)
-        self.arenas = Arenas(store, config.prefix, clock)  # a group's tournament (#27)
+        self.arenas = tables.arenas  # a group's tournament (#27)
+        self.timers.arenas = ArenaRunner(tables, self.lobbies, games)
 
     @classmethod
     def from_url(

@@ -18,6 +18,7 @@ from redis.exceptions import RedisError
 from engine import Event, GameState, view
 from engine.clock import Clock
 from tables import eventlog
+from tables.arenas import Arenas
 from tables.codec import decode_state, encode_state
 from tables.index import TableIndex
 from tables.model import (
@@ -129,6 +130,7 @@ class Tables:
         self.results = results
         self.ratings = ratings or Ratings(store, config.prefix)
         self.replays = Replays(store, config)
+        self.arenas = Arenas(store, config.prefix, clock)  # #27: a game of one is scored there
         self.config = config
         self.clock = clock
         self.index = TableIndex(store, config, self.now_ms)
@@ -241,6 +243,8 @@ class Tables:
             await self.results.record(plan.result)
             await self._save_replay(loaded, table, plan.result)
             await self._settle(plan.result)
+            if table.arena:
+                await self._score_in_arena(table.arena, plan.result)
         return WriteResult(
             tid,
             v,
@@ -260,6 +264,15 @@ class Tables:
             await self.ratings.settle(result)
         except (LiveError, RedisError) as e:
             log.warning("ratings of %s:%s not settled yet: %s", result.table, result.game, e)
+
+    async def _score_in_arena(self, arena: str, result: GameResult) -> None:
+        """The game counts in its arena (#27), once; a failure here does not undo
+        the move that ended it: the arena's own check finds it later
+        (:meth:`tables.arena_runner.ArenaRunner.repair`)."""
+        try:
+            await self.arenas.record(arena, result)
+        except (LiveError, RedisError) as e:
+            log.warning("arena %s: %s:%s not scored yet: %s", arena, result.table, result.game, e)
 
     async def settle_finished(self, *, older: float = 30.0, within: float = 3600.0) -> int:
         """Settle the games that finished between ``within`` and ``older`` seconds

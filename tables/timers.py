@@ -49,6 +49,7 @@ from dataclasses import replace
 from redis.asyncio.client import Pipeline
 
 from engine.clock import Clock
+from tables.arena_runner import ArenaRunner, Woken
 from tables.games import Games, timeout_move
 from tables.model import PLAYING, LiveConfig, LiveError, StaleVersion, WriteResult
 from tables.tables import Loaded, Plan, Tables
@@ -73,6 +74,11 @@ class Timers:
         # timer's write: an adapter marks the render it owes, so a process
         # killed between the write and its render leaves it to another (#28)
         self.before_write: Callable[[str, int], Awaitable[object]] | None = None
+        # arenas (#27): their hints ('@<id>') sit among the tables'; a wake's
+        # started games are returned with the timers' writes, and the whole
+        # wake is given to ``on_arena`` (the adapter's standings message)
+        self.arenas: ArenaRunner | None = None
+        self.on_arena: Callable[[Woken], Awaitable[object]] | None = None
 
     async def _timeout_plan(self, loaded: Loaded) -> Plan:
         t = loaded.table
@@ -127,10 +133,28 @@ class Timers:
                 gap = got.since
                 log.info("timer shard %d unwatched for %d ms: a restart gap", shard, now - gap)
             for tid in got.due:
+                if tid.startswith("@"):
+                    results += await self._handle_arena(shard, tid, now + lease)
+                    continue
                 result = await self._handle_timer(shard, tid, now, now + lease, gap)
                 if result is not None:
                     results.append(result)
         return results
+
+    async def _handle_arena(self, shard: int, member: str, lease: int) -> list[WriteResult]:
+        """Wake the arena ``member`` names (``@<id>``, #27): its games started now."""
+        if self.arenas is None:  # pragma: no cover - the service always sets it
+            return []
+        try:
+            woken = await self.arenas.wake(member[1:])
+        except LiveError as e:  # the arena is gone
+            log.info("arena %s: %s", member, e)
+            await self.store.release_timer(shard, member, lease, None)
+            return []
+        await self.store.release_timer(shard, member, lease, woken.next)
+        if self.on_arena is not None:
+            await self.on_arena(woken)
+        return woken.started
 
     async def hand_over(self) -> None:
         """Hand every shard this process holds back at once and leave the live

@@ -1,0 +1,137 @@
+"""An arena's wake (#27): what happens when its timer hint is due.
+
+:class:`tables.timers.Timers` handles an arena's hint (``@<id>`` in the timer
+shards, :meth:`tables.arenas.Arenas.hint`) like a table's: one process claims
+it and calls :meth:`ArenaRunner.wake`, which
+
+1. checks the tables seated a while ago (:meth:`ArenaRunner.repair`): a table
+   that never appeared (its maker stopped) frees its players; a game that
+   ended without its score reaching the arena is scored from its result;
+2. ticks the arena (one compare-and-set: the start, the pairing, the end);
+3. makes the tables that pairing seated, as ordinary games of the product: a
+   lobby in the arena's group with the pairing's id, its players joined, the
+   game started -- rated, with the arena's turn timer.
+
+A player who cannot be seated (he sits at another table, or has a cooldown
+before rated games) is withdrawn from the arena -- he may join again -- and
+the others of his table are free for the next pairing.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from tables.arena_rules import Arena
+from tables.arenas import Arenas
+from tables.games import Games
+from tables.lobbies import Lobbies
+from tables.model import CANCELLED, OPEN, OVER, LiveError, WriteResult
+from tables.tables import Tables
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Woken:
+    """What one wake did: the arena as it stands after it, the games it started,
+    the players it withdrew because they could not be seated (user, the error
+    code), the tables repaired, whether the arena began or finished now, and
+    when it wants to be woken next (ms; None: never)."""
+
+    arena: Arena
+    started: list[WriteResult] = field(default_factory=list)
+    withdrawn: list[tuple[int, str]] = field(default_factory=list)
+    repaired: int = 0
+    began: bool = False
+    finished: bool = False
+    next: int | None = None
+
+
+class ArenaRunner:
+    """Wakes arenas: pairs, makes their tables, repairs (see the module)."""
+
+    def __init__(self, tables: Tables, lobbies: Lobbies, games: Games) -> None:
+        self.tables = tables
+        self.arenas: Arenas = tables.arenas
+        self.lobbies = lobbies
+        self.games = games
+
+    async def wake(self, arena_id: str) -> Woken:
+        repaired = await self.repair(await self.arenas.get(arena_id))
+        ticked = await self.arenas.tick(arena_id)
+        woken = Woken(ticked.arena, repaired=repaired)
+        woken.began, woken.finished = ticked.started, ticked.finished
+        for tid, users in ticked.seated:
+            try:
+                woken.started.append(await self._make(ticked.arena, tid, users, woken))
+            except LiveError as e:
+                log.info("arena %s: table %s not made: %s", arena_id, tid, e)
+        woken.arena = await self.arenas.get(arena_id)
+        woken.next = self.arenas.next_wake(woken.arena)
+        return woken
+
+    async def _make(
+        self, arena: Arena, tid: str, users: tuple[int, ...], woken: Woken
+    ) -> WriteResult:
+        """The table of one pairing, its game started.  A player who cannot sit
+        is withdrawn, the table dropped (the others are free again)."""
+        names = {p.user: p.name for p in arena.players}
+        first = users[0]
+        user = first
+        made = False
+        try:
+            await self.lobbies.create_lobby(
+                first,
+                names.get(first, str(first)),
+                chat=arena.chat,
+                variant=arena.variant,
+                max_seats=len(users),
+                timer=arena.timer,
+                table_id=tid,
+                arena=arena.id,
+            )
+            made = True
+            for user in users[1:]:
+                await self.lobbies.join(tid, user, names.get(user, str(user)))
+            user = first
+            return await self.games.start(tid, first)
+        except LiveError as e:
+            if made:
+                try:
+                    await self.lobbies.cancel(tid, first)
+                except LiveError as gone:  # started or cancelled meanwhile
+                    log.info("arena %s: table %s not cancelled: %s", arena.id, tid, gone)
+            await self.arenas.release(arena.id, tid)
+            if e.code in ("seated_elsewhere", "cooldown", "busy"):
+                await self.arenas.withdraw(arena.id, user)
+                woken.withdrawn.append((user, e.code))
+            raise
+
+    async def repair(self, arena: Arena) -> int:
+        """Check the tables seated ``repair_after`` ago or more: free the players
+        of one that never started, score a game whose score never reached the
+        arena.  How many it changed."""
+        due = self.arenas.now_ms() - int(self.arenas.config.repair_after * 1000)
+        changed = 0
+        for pairing in arena.playing:
+            if pairing.at > due:
+                continue
+            try:
+                loaded = await self.tables.load(pairing.table)
+            except LiveError:  # never made (its maker stopped), or long gone
+                changed += await self.arenas.release(arena.id, pairing.table) is not None
+                continue
+            status = loaded.table.status
+            if status == OPEN:  # made, never started: its maker stopped half-way
+                try:
+                    await self.lobbies.cancel(pairing.table, loaded.table.creator)
+                except LiveError as e:
+                    log.info("arena %s: table %s: %s", arena.id, pairing.table, e)
+                    continue
+                changed += await self.arenas.release(arena.id, pairing.table) is not None
+            elif status == CANCELLED:
+                changed += await self.arenas.release(arena.id, pairing.table) is not None
+            elif status == OVER and loaded.result is not None:
+                changed += await self.arenas.record(arena.id, loaded.result) is not None
+        return changed

@@ -1,0 +1,163 @@
+"""An arena driven by the table service's timers (#27, tables/arena_runner.py):
+its tables are ordinary rated games in its group, their results are scored
+once, the players seated again, a lost table or a lost score repaired."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable
+
+import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from tables import PLAYING, LiveError, TableService
+from tables.arena_rules import FINISHED, RUNNING, Arena
+from tables.records import GameResult
+from tests.tables.conftest import FakeClock, play_out
+
+CHAT = -700
+
+
+async def arena_of(svc: TableService, players: int, **kwargs: int) -> Arena:
+    a = await svc.arenas.create(CHAT, 1, "chuvash", **kwargs)
+    for u in range(1, players + 1):
+        await svc.arenas.join(a.id, u, f"U{u}")
+    return a
+
+
+async def test_the_timers_start_it_and_seat_rated_games_in_the_group(
+    svc: TableService, clock: FakeClock
+) -> None:
+    start = int(clock() * 1000) + 60_000
+    a = await arena_of(svc, 6, seats=3, starts=start)
+    assert await svc.timers.tick() == []  # not yet
+    clock.advance(60)
+    started = await svc.timers.tick()
+    assert len(started) == 2
+    seated: set[int] = set()
+    for r in started:
+        t = r.table
+        assert (t.status, t.arena, t.chat, t.rated, len(t.seats)) == (PLAYING, a.id, CHAT, True, 3)
+        assert t.timer == 60
+        users = {s.user for s in t.seats}
+        assert not users & seated
+        seated |= {u for u in users if u is not None}
+        for u in users:
+            assert u is not None
+            where = await svc.tables.where(u)
+            assert where is not None
+            assert where.id == t.id
+    assert seated == set(range(1, 7))
+    arena = await svc.arenas.get(a.id)
+    assert arena.status == RUNNING
+    assert {p.table for p in arena.players} == {r.table_id for r in started}
+
+
+async def test_games_are_scored_once_and_the_players_seated_again(
+    svc: TableService, clock: FakeClock
+) -> None:
+    a = await arena_of(svc, 4, seats=2)
+    first = await svc.timers.tick()
+    assert len(first) == 2
+    rng = random.Random(27)
+    for r in first:
+        await play_out(svc, r.table_id, rng)
+    arena = await svc.arenas.get(a.id)
+    assert arena.games == 2
+    assert arena.playing == ()
+    assert sorted(p.score for p in arena.players) in ([0, 0, 2, 2], [1, 1, 1, 1], [0, 1, 1, 2])
+    with pytest.raises(LiveError) as e:  # an arena's table has no rematch
+        await svc.games.rematch(first[0].table_id, first[0].table.creator)
+    assert e.value.code == "not_allowed"
+    again = await svc.timers.tick()  # the scores hinted the arena: due now
+    assert len(again) == 2
+    before = {frozenset(s.user for s in r.table.seats) for r in first}
+    after = {frozenset(s.user for s in r.table.seats) for r in again}
+    assert not before & after  # nobody meets his last opponent while another waits
+
+
+async def test_a_player_seated_elsewhere_is_withdrawn_and_the_others_wait(
+    svc: TableService,
+) -> None:
+    a = await arena_of(svc, 2, seats=2)
+    other = await svc.lobbies.create_lobby(2, "U2", chat=-1)  # 2 sits in a lobby elsewhere
+    assert await svc.timers.tick() == []
+    arena = await svc.arenas.get(a.id)
+    p1, p2 = arena.player(1), arena.player(2)
+    assert p1 is not None
+    assert p2 is not None
+    assert (p1.waiting, p2.withdrawn) == (True, True)
+    assert arena.playing == ()
+    assert await svc.tables.where(1) is None  # the dropped table holds nobody
+    assert (await svc.tables.where(2)) is not None
+    assert (await svc.tables.where(2)).id == other.table_id  # type: ignore[union-attr]
+
+
+async def test_a_table_never_made_frees_its_players_after_a_while(
+    svc: TableService, clock: FakeClock
+) -> None:
+    a = await arena_of(svc, 2, seats=2)
+    ticked = await svc.arenas.tick(a.id)  # paired, as by a process that then died
+    (tid, _users), = ticked.seated  # fmt: skip
+    clock.advance(30)
+    assert await svc.timers.tick() == []  # not yet: its maker may still be at it
+    clock.advance(60)
+    [made] = await svc.timers.tick()  # released, and seated again at once
+    assert made.table_id != tid
+    assert {s.user for s in made.table.seats} == {1, 2}
+    with pytest.raises(LiveError):
+        await svc.tables.load(tid)
+
+
+async def test_a_score_that_never_reached_the_arena_is_taken_from_the_result(
+    svc: TableService, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = await arena_of(svc, 2, seats=2)
+    [r] = await svc.timers.tick()
+    record = svc.arenas.record
+
+    async def lost(arena_id: str, result: GameResult) -> Arena | None:
+        raise RedisConnectionError("the arena's node went away")
+
+    monkeypatch.setattr(svc.arenas, "record", lost)
+    await play_out(svc, r.table_id, random.Random(5))  # ends: the score is lost
+    monkeypatch.setattr(svc.arenas, "record", record)
+    arena = await svc.arenas.get(a.id)
+    assert (arena.games, len(arena.playing)) == (0, 1)
+    clock.advance(61)
+    again = await svc.timers.tick()  # repaired: scored from the table's result, seated again
+    arena = await svc.arenas.get(a.id)
+    assert arena.games == 1
+    assert sum(p.score for p in arena.players) == 2  # a win and a loss, or a draw
+    assert len(again) == 1
+
+
+async def test_two_processes_make_each_table_once(
+    make_service: Callable[..., TableService], clock: FakeClock
+) -> None:
+    one, two = make_service(), make_service()
+    a = await arena_of(one, 12, seats=3)
+    got = await asyncio.gather(one.timers.tick(), two.timers.tick(), one.timers.tick())
+    started = [r for rs in got for r in rs]
+    assert len(started) == 4
+    assert len({r.table_id for r in started}) == 4
+    arena = await two.arenas.get(a.id)
+    assert len(arena.playing) == 4
+    assert all(not p.waiting for p in arena.players)
+
+
+async def test_it_finishes_after_its_end_once_the_last_game_is_over(
+    svc: TableService, clock: FakeClock
+) -> None:
+    a = await arena_of(svc, 2, seats=2, minutes=10)
+    [r] = await svc.timers.tick()
+    clock.advance(10 * 60)
+    for result in await svc.timers.tick():  # a turn timer ran out meanwhile
+        assert result.table_id == r.table_id
+    assert (await svc.arenas.get(a.id)).status == RUNNING  # its last game goes on
+    await play_out(svc, r.table_id, random.Random(9))
+    assert await svc.timers.tick() == []  # the score woke it: nobody is seated again
+    arena = await svc.arenas.get(a.id)
+    assert arena.status == FINISHED
+    assert arena.games == 1
