@@ -30,6 +30,7 @@ from flask_openapi3.models.info import Info
 from flask_openapi3.openapi import OpenAPI
 
 from admin_api import (
+    arenas,
     auth,
     common,
     errors,
@@ -103,7 +104,15 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> OpenAPI:
     app.before_request(errors.check_json_body)
     common.init_app(app)
 
-    for bp in (games.api, lobbies.api, players.api, ratings.api, records.api, health.api):
+    for bp in (
+        games.api,
+        lobbies.api,
+        players.api,
+        ratings.api,
+        arenas.api,
+        records.api,
+        health.api,
+    ):
         app.register_api(bp)
     return app
 

@@ -151,7 +151,13 @@ def _audit(resp: Response) -> Response:
         "action": request.url_rule.endpoint,
         "method": request.method,
         "path": request.path,
-        "target": str(args.get("game_id") or args.get("lobby_id") or args.get("user_id") or ""),
+        "target": str(
+            args.get("game_id")
+            or args.get("lobby_id")
+            or args.get("user_id")
+            or args.get("arena_id")
+            or ""
+        ),
         "status": resp.status_code,
         "result": result,
         "version": "" if version is None else version,

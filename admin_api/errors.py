@@ -44,6 +44,7 @@ HTTP_CODES = {
 LIVE_STATUS = {
     "no_table": 404,
     "no_record": 404,
+    "no_arena": 404,
     "bad_seat": 404,
     "stale_version": 409,
     "busy": 409,

@@ -320,6 +320,87 @@ class HistoryOut(BaseModel):
     items: list[HistoryEntryOut]
 
 
+# ------------------------------------------------------------------ arenas (#27)
+ARENA_ID = r"^[A-Za-z0-9_-]{1,64}$"
+ArenaStatus = Literal["scheduled", "running", "finished", "cancelled"]
+
+
+class ArenaPath(Params):
+    arena_id: str = Field(pattern=ARENA_ID, description="arena id")
+
+
+class ArenaListQuery(Params):
+    limit: int = Field(50, ge=1, le=500)
+
+
+class ArenaGamesQuery(Params):
+    offset: int = Field(0, ge=0, le=10**9)
+    limit: int = Field(100, ge=1, le=1000)
+
+
+class ArenaSummaryOut(BaseModel):
+    id: str
+    chat: int = Field(description="the group it runs in")
+    creator: int
+    variant: str
+    seats: int = Field(description="players per table")
+    timer: int = Field(description="the turn timer of its games (s)")
+    status: ArenaStatus
+    starts: int = Field(description="start (ms)")
+    ends: int = Field(description="end (ms): no pairing after it; running games finish")
+    players: int
+    games: int = Field(description="games scored")
+    playing: int = Field(description="tables being played now")
+    ended: int = Field(description="when it finished or was cancelled (ms; 0: not yet)")
+    why: str = Field(description="a cancelled arena: by whom")
+
+
+class ArenaList(BaseModel):
+    items: list[ArenaSummaryOut]
+
+
+class StandingOut(BaseModel):
+    rank: int
+    user: int
+    name: str
+    score: int
+    games: int
+    wins: int = Field(description="games he finished first out")
+    streak: int = Field(description="games in a row first out (2 or more: on fire)")
+    rating: int
+    withdrawn: bool
+    table: str = Field(description="the table he plays at now ('' = none)")
+    recent: list[int] = Field(description="points of his last games, newest last")
+
+
+class PairingOut(BaseModel):
+    table: str
+    users: list[int]
+    at: int = Field(description="when it was seated (ms)")
+
+
+class ArenaOut(ArenaSummaryOut):
+    standings: list[StandingOut]
+    tables: list[PairingOut] = Field(description="the tables being played now")
+
+
+class ArenaGameOut(BaseModel):
+    table: str
+    game: int
+    at: int = Field(description="when it ended (ms)")
+    users: list[int]
+    points: list[int] = Field(description="each player's points, as users")
+    doubled: list[bool] = Field(description="his points were doubled (on fire)")
+    loser: int | None
+    draw: bool
+
+
+class ArenaGamesOut(BaseModel):
+    arena: str
+    offset: int
+    items: list[ArenaGameOut]
+
+
 class CooldownOut(BaseModel):
     user: int
     lifted: bool = Field(description="whether there was a cooldown or an offence to forget")

@@ -6,6 +6,9 @@ processes pair a free player once and score a game once.
 Keys (all of one arena share the hash tag ``{ar:<id>}``):
 
 ``P{ar:<id>}``        hash: ``v`` version (+1 a write), ``a`` the arena JSON
+``P{ar:<id>}:games``  list: the games scored, oldest first (JSON: table, game,
+                      finish time, players, points, doubled), appended by the
+                      same script that scores them
 ``P{ar}:chat:<chat>`` string: the group's current arena (one at a time)
 ``P{ar}:all``         zset arena id -> creation time (ms): the operators' list
 
@@ -22,6 +25,7 @@ import json
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from redis.asyncio.client import Pipeline
 
@@ -100,6 +104,9 @@ class Arenas:
     def key(self, arena_id: str) -> str:
         return f"{self.prefix}{{ar:{arena_id}}}"
 
+    def games_key(self, arena_id: str) -> str:
+        return f"{self.key(arena_id)}:games"
+
     def chat_key(self, chat: int) -> str:
         return f"{self.base}:chat:{chat}"
 
@@ -150,24 +157,39 @@ class Arenas:
         return Arena.from_json(got[1]), int(got[0])
 
     # ---------------------------------------------------------------- writes
-    async def _write(self, arena: Arena, version: int) -> int | None:
-        """CAS ``arena`` over ``version``; its new version, None when stale."""
+    async def _write(self, arena: Arena, version: int, game: str = "") -> int | None:
+        """CAS ``arena`` over ``version`` (``game``: the entry of a game it
+        scores); its new version, None when stale."""
         ttl = max(arena.ends - self.now_ms(), 0) + int(self.config.keep * 1000)
-        ok, v = await self._cas([self.key(arena.id)], [version, arena.to_json(), ttl])
+        keys = [self.key(arena.id), self.games_key(arena.id)]
+        ok, v = await self._cas(keys, [version, arena.to_json(), ttl, game])
         return int(v) if int(ok) else None
 
-    async def mutate(self, arena_id: str, change: Callable[[Arena], Arena | None]) -> Arena:
+    async def mutate(
+        self,
+        arena_id: str,
+        change: Callable[[Arena], Arena | None],
+        game: Callable[[Arena], str] | None = None,
+    ) -> Arena:
         """Load, ``change`` (it checks its rules on the arena as loaded and raises
         :class:`LiveError` to refuse; None: nothing to write) and write, again
-        while another write got there first.  The arena as written (or read)."""
+        while another write got there first.  The arena as written (or read).
+        ``game``: the games-list entry the write appends (from the new arena)."""
         for _ in range(self.config.cas_retries):
             arena, version = await self._load(arena_id)
             new = change(arena)
             if new is None or new == arena:
                 return arena
-            if await self._write(new, version) is not None:
+            if await self._write(new, version, game(new) if game else "") is not None:
                 return new
         raise LiveError("busy", "the arena is too busy right now; try again")
+
+    async def games(self, arena_id: str, offset: int = 0, limit: int = 100) -> list[dict[str, Any]]:
+        """The games it scored, oldest first (a page)."""
+        await self.get(arena_id)  # no_arena
+        key = self.games_key(arena_id)
+        raw = await self.store.one(lambda p: p.lrange(key, offset, offset + limit - 1))
+        return [json.loads(r) for r in raw]
 
     async def create(
         self,
@@ -373,7 +395,24 @@ class Arenas:
             scored = new is not None
             return new
 
-        arena = await self.mutate(arena_id, change)
+        def entry(a: Arena) -> str:
+            users = [u for u, _name in result.seats if u is not None]
+            sheet = {p.user: p for p in a.players}
+            return json.dumps(
+                {
+                    "table": result.table,
+                    "game": result.game,
+                    "at": result.at,
+                    "users": users,
+                    "points": [sheet[u].recent[-1] if u in sheet else 0 for u in users],
+                    "doubled": [u in sheet and sheet[u].fire for u in users],
+                    "loser": result.seats[result.loser][0] if result.loser is not None else None,
+                    "draw": result.draw,
+                },
+                separators=(",", ":"),
+            )
+
+        arena = await self.mutate(arena_id, change, entry)
         if not scored:
             return None
         await self.hint(arena_id, self.now_ms())  # its players are free: pair them now
@@ -392,9 +431,3 @@ class Arenas:
 
         arena = await self.mutate(arena_id, change)
         return arena if freed else None
-
-    async def raw(self, arena_id: str) -> dict[str, object]:
-        """The stored JSON (the admin API's detail view)."""
-        arena = await self.get(arena_id)
-        loaded: dict[str, object] = json.loads(arena.to_json())
-        return loaded

@@ -169,13 +169,19 @@ return 1
 """
 
 
-# KEYS: an arena's hash (tables.arenas).  ARGV: the version read, the new JSON,
-# its ttl (ms).  Returns {1, new version}, or {0, the version there} when stale.
+# KEYS: an arena's hash, its games list (tables.arenas).  ARGV: the version
+# read, the new JSON, its ttl (ms), a game scored by this write ('' = none: a
+# JSON entry appended to the list).  Returns {1, new version}, or {0, the
+# version there} when stale.
 ARENA_CAS_LUA = r"""
 local v = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
 if v ~= tonumber(ARGV[1]) then return {0, v} end
 redis.call('HSET', KEYS[1], 'v', v + 1, 'a', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
+if ARGV[4] ~= '' then
+  redis.call('RPUSH', KEYS[2], ARGV[4])
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+end
 return {1, v + 1}
 """
 

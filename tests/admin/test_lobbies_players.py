@@ -157,8 +157,10 @@ def test_openapi_document_and_offline_docs(client: FlaskClient) -> None:
     assert ("POST", "/api/v1/games/{game_id}/reset") in ops
     assert ("GET", "/api/v1/flood/budgets") in ops  # #24
     assert ("DELETE", "/api/v1/players/{user_id}/cooldown") in ops  # #25
-    # with GET ./records/{game_no} (issue #16), ./flood/budgets (#24), the 4 of ratings (#25)
-    assert len(ops) == 21
+    assert ("DELETE", "/api/v1/arenas/{arena_id}") in ops  # #27
+    # with GET ./records/{game_no} (issue #16), ./flood/budgets (#24), the 4 of ratings
+    # (#25), the 4 of arenas (#27)
+    assert len(ops) == 25
     page = client.get("/openapi/swagger")
     assert page.status_code == 200
     html = page.get_data(as_text=True)

@@ -167,6 +167,9 @@ async def test_two_processes_pair_each_player_once_and_score_each_game_once(
     assert arena.games == 10
     assert arena.playing == ()
     assert sorted(p.score for p in arena.players) == [0] * 10 + [2] * 10
+    games = await one.arenas.games(a.id, 0, 100)  # listed once each
+    assert sorted(g["table"] for g in games) == sorted(r.table for r in results)
+    assert all(g["points"] == [2, 0] and g["loser"] == g["users"][1] for g in games)
 
 
 async def test_a_pairing_whose_table_never_came_frees_its_players(svc: TableService) -> None:

@@ -85,7 +85,10 @@ async def test_every_script_runs_on_the_cluster(cluster_svc: TableService) -> No
         "RECORD_LUA": ([k.stats(1)], ["t1:1", 60_000, "chuvash:games", 1]),
         "AUDIT_ADD_LUA": ([k.audit, k.audit_refused], [100, "actor", "ops"]),
         "SETTLE_CLAIM_LUA": ([k.user_claim(1)], ["t1"]),
-        "ARENA_CAS_LUA": ([cluster_svc.arenas.key("a1")], [0, "{}", 60_000]),
+        "ARENA_CAS_LUA": (
+            [cluster_svc.arenas.key("a1"), cluster_svc.arenas.games_key("a1")],
+            [0, "{}", 60_000, "{}"],
+        ),
         "CHAT_SWAP_LUA": ([cluster_svc.arenas.chat_key(-1)], ["", "a1", 60_000]),
     }
     assert set(run) == set(SCRIPTS)
