@@ -20,6 +20,19 @@ async def fake() -> AsyncIterator[FakeTelegram]:
         yield server
 
 
+class Said(logging.Handler):
+    """Sets ``event`` once a log record says ``words``."""
+
+    def __init__(self, words: str) -> None:
+        super().__init__(logging.INFO)
+        self.words = words
+        self.event = asyncio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.words in record.getMessage():
+            self.event.set()
+
+
 async def test_a_command_in_hand_at_a_stop_is_answered_before_redis_closes(
     fake: FakeTelegram,
     redis_url: str,
@@ -28,12 +41,27 @@ async def test_a_command_in_hand_at_a_stop_is_answered_before_redis_closes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     caplog.set_level(logging.INFO, logger="telegram_bot.handlers.middlewares")
+    waits = Said("in flight")  # the stop waits for the update in hand
+    logging.getLogger("telegram_bot.handlers.middlewares").addHandler(waits)
+    try:
+        await stop_with_a_command_in_hand(fake, redis_url, redis_prefix, monkeypatch, waits)
+    finally:
+        logging.getLogger("telegram_bot.handlers.middlewares").removeHandler(waits)
+
+
+async def stop_with_a_command_in_hand(
+    fake: FakeTelegram,
+    redis_url: str,
+    redis_prefix: str,
+    monkeypatch: pytest.MonkeyPatch,
+    waits: Said,
+) -> None:
     async with running(redis_url, redis_prefix, fake) as h:
         assert h.bot is not None
         app = h.bot.app
         ann = fake.add_user("Ann", language_code="en")
         order: list[str] = []
-        entered, go = asyncio.Event(), asyncio.Event()
+        entered, go, closed = asyncio.Event(), asyncio.Event(), asyncio.Event()
         read = app.svc.ratings.of
         close = app.svc.aclose
 
@@ -46,6 +74,7 @@ async def test_a_command_in_hand_at_a_stop_is_answered_before_redis_closes(
 
         async def closing() -> None:
             order.append("closed")
+            closed.set()
             await close()
 
         monkeypatch.setattr(app.svc.ratings, "of", slow_read)
@@ -54,8 +83,10 @@ async def test_a_command_in_hand_at_a_stop_is_answered_before_redis_closes(
         await asyncio.wait_for(entered.wait(), SAFETY)
         stopping = asyncio.create_task(h.stop())
         # until the stop either closed Redis (the fault) or waits for the update
-        while not ("closed" in order or "in flight" in caplog.text or stopping.done()):
-            await asyncio.sleep(0.01)
+        signs = [asyncio.ensure_future(e.wait()) for e in (closed, waits.event)]
+        await asyncio.wait([stopping, *signs], return_when=asyncio.FIRST_COMPLETED)
+        for sign in signs:
+            sign.cancel()
         go.set()
         await stopping
         assert order == ["read", "closed"]
