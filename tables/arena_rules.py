@@ -23,10 +23,11 @@ Scoring (any table size, :func:`game_points`):
 Pairing (:func:`pair`): the free players, best score first (then rating), are
 cut into tables of the arena's size; a table is rearranged (a swap with the
 next free player) when two of its players met in their last games, so nobody
-meets the same opponent twice in a row while others wait.  Fewer free players
-than a table's size wait for the next pairing, unless they have waited
-``patience`` seconds and there are at least two of them: then they play at a
-smaller table.
+meets the same opponent twice in a row while others wait.  A table that can only
+be such a rematch waits while games are still running (one may free a new
+opponent), at most ``patience`` seconds.  Fewer free players than a table's size
+wait for the next pairing, unless they have waited ``patience`` seconds and
+there are at least two of them: then they play at a smaller table.
 """
 
 from __future__ import annotations
@@ -188,7 +189,6 @@ class Arena:
     games: int = 0  # games scored
     created: int = 0
     ended: int = 0  # ms: when it finished or was cancelled
-    message: int = 0  # the group's standings message (the bot's)
     why: str = ""  # a cancelled arena: by whom / why
 
     # ------------------------------------------------------------ reading
@@ -234,7 +234,6 @@ class Arena:
             "games": self.games,
             "created": self.created,
             "ended": self.ended,
-            "message": self.message,
             "why": self.why,
         }
         return json.dumps(d, ensure_ascii=False, separators=(",", ":"))
@@ -257,7 +256,6 @@ class Arena:
             games=int(d.get("games", 0)),
             created=int(d.get("created", 0)),
             ended=int(d.get("ended", 0)),
-            message=int(d.get("message", 0)),
             why=str(d.get("why", "")),
         )
 
@@ -330,15 +328,24 @@ def pair(arena: Arena, now: int, patience_ms: int) -> PairingPlan:
     )
     size = arena.seats
     groups: list[list[ArenaPlayer]] = []
+    aside: list[ArenaPlayer] = []  # only a rematch for them now: they wait a while
     while len(free) >= size:
         group = free[:size]
         rest = free[size:]
         group, rest = _no_rematch(group, rest)
-        groups.append(group)
+        patient = all(now - p.since >= patience_ms for p in group)
+        if arena.playing and not patient and _rematch(group):
+            aside += group  # a game still running may free a new opponent soon
+        else:
+            groups.append(group)
         free = rest
     if len(free) >= 2 and all(now - p.since >= patience_ms for p in free):
         groups.append(free)  # waited long enough: a smaller table
     return PairingPlan([tuple(p.user for p in g) for g in groups])
+
+
+def _rematch(group: list[ArenaPlayer]) -> bool:
+    return any(_met(a, b) for i, a in enumerate(group) for b in group[i + 1 :])
 
 
 def _met(a: ArenaPlayer, b: ArenaPlayer) -> bool:

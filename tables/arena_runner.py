@@ -20,6 +20,7 @@ the others of his table are free for the next pairing.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from tables.arena_rules import Arena
@@ -56,6 +57,10 @@ class ArenaRunner:
         self.arenas: Arenas = tables.arenas
         self.lobbies = lobbies
         self.games = games
+        # awaited with (table, 0) just before a seated table's game starts: an
+        # adapter marks the start's render as owed, so a process that stops
+        # between the start and its messages leaves it to another (#28)
+        self.before_start: Callable[[str, int], Awaitable[object]] | None = None
 
     async def wake(self, arena_id: str) -> Woken:
         repaired = await self.repair(await self.arenas.get(arena_id))
@@ -95,6 +100,8 @@ class ArenaRunner:
             for user in users[1:]:
                 await self.lobbies.join(tid, user, names.get(user, str(user)))
             user = first
+            if self.before_start is not None:
+                await self.before_start(tid, 0)
             return await self.games.start(tid, first)
         except LiveError as e:
             if made:

@@ -315,7 +315,9 @@ class Arenas:
                 return None  # a second tap
             return a.with_player(replace(p, withdrawn=False, since=now, name=name[:64]))
 
-        return await self.mutate(arena_id, change)
+        arena = await self.mutate(arena_id, change)
+        await self.hint(arena_id, max(self.now_ms(), arena.starts))  # a table for him now?
+        return arena
 
     async def withdraw(self, arena_id: str, user: int) -> Arena:
         """``user`` is paired no more (his points stay; a game he plays now goes
@@ -341,12 +343,6 @@ class Arenas:
             return replace(a, status=CANCELLED, ended=self.now_ms(), why=why[:200])
 
         return await self.mutate(arena_id, change)
-
-    async def set_message(self, arena_id: str, message: int) -> Arena:
-        """The group's standings message (the adapter's)."""
-        return await self.mutate(
-            arena_id, lambda a: None if a.message == message else replace(a, message=message)
-        )
 
     async def tick(self, arena_id: str) -> Ticked:
         """Start the arena at its time, seat the free players, finish it after its

@@ -14,6 +14,7 @@ from tables.arena_rules import (
     RUNNING,
     Arena,
     ArenaPlayer,
+    Pairing,
     free_table,
     game_points,
     pair,
@@ -235,3 +236,19 @@ def test_arena_json_round_trips() -> None:
         now=3,
     )  # fmt: skip
     assert Arena.from_json(a.to_json()) == a
+
+
+def test_a_rematch_waits_while_games_run_then_plays() -> None:
+    """The two just-finished players met: while other games run they wait (one
+    may free a new opponent), for ``patience`` at most."""
+    ps = [
+        ArenaPlayer(1, "a", last=(2,), since=1000),
+        ArenaPlayer(2, "b", last=(1,), since=1000),
+        ArenaPlayer(3, "c", table="X"),
+        ArenaPlayer(4, "d", table="X"),
+    ]
+    a = seat(arena(ps[:2]), [], 0).with_player(ps[2]).with_player(ps[3])
+    a = replace(a, playing=(Pairing("X", (3, 4), 0),))
+    assert pair(a, now=2000, patience_ms=30_000).tables == []  # X may end soon
+    assert pair(a, now=31_000, patience_ms=30_000).tables == [(1, 2)]  # waited enough
+    assert pair(replace(a, playing=()), now=2000, patience_ms=30_000).tables == [(1, 2)]
