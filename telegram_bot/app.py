@@ -43,10 +43,12 @@ from aiogram.types import (
 
 from engine.clock import Clock
 from tables import Decider, LiveConfig, PoolDecider, ServiceUnavailable, TableService, WriteResult
+from tables.arena_runner import Woken
 from telegram_bot.delivery import Delivery, make_delivery
 from telegram_bot.delivery.flood.rates import FloodConfig
 from telegram_bot.handlers import routers
 from telegram_bot.handlers.middlewares import InFlight, LocaleMiddleware
+from telegram_bot.publishing.arena_board import ArenaBoards
 from telegram_bot.publishing.hands import HandPlacement
 from telegram_bot.publishing.lobby_messages import LobbyMessages
 from telegram_bot.publishing.locks import TableLocks
@@ -60,6 +62,7 @@ from telegram_bot.state.pending_renders import RenderMarks
 from telegram_bot.state.poll_lease import PollLease
 from telegram_bot.state.prefs import PrefsCache
 from telegram_bot.state.snapshot import Snapshots
+from telegram_bot.usecases.arena import ArenaActions
 from telegram_bot.usecases.cards import MyCards
 from telegram_bot.usecases.cases import UseCases
 from telegram_bot.usecases.delivery_events import DeliveryEvents
@@ -221,11 +224,20 @@ class BotApp:
             watch=WatchTable(snapshots, self.ui, delivery),
             replay=ReplayGame(self.svc, delivery),
             standings=Standings(self.svc),
+            arena=ArenaActions(self.svc, delivery),
         )
+        # arenas (#27): their wakes come from the timers; their messages here
+        self.arena_boards = ArenaBoards(
+            self.svc, self.ui, delivery, self.publisher, self.svc.arenas.now_ms
+        )
+        self.svc.timers.on_arena = self._on_arena
+        if self.svc.timers.arenas is not None:
+            self.svc.timers.arenas.before_start = marks.set
         dp = self.dp
         # what the handlers are given (aiogram passes each by its parameter's name)
         dp["cases"] = self.cases
         dp["publisher"] = self.publisher
+        dp["arena_boards"] = self.arena_boards
         dp["bot_username"] = username
         dp["settings"] = self.settings
         if self.settings.update_dedupe:  # before any handler (after aiogram's own)
@@ -314,6 +326,10 @@ class BotApp:
         assert self.publisher is not None
         self._spawn(self.publisher.refresh(result.table_id, min_version=result.version))
         self._spawn(self.publisher.nudge(result))  # #25: a timeout, a takeover
+
+    async def _on_arena(self, woken: Woken) -> None:
+        """An arena woke (#27): its new games and standings shown, off the timer loop."""
+        self._spawn(self.arena_boards.woken(woken))
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)

@@ -301,3 +301,27 @@ class CardsCb(CallbackData, prefix="mc"):
     alone, as an ephemeral message in the group (issue 14)."""
 
     code: Annotated[str, Field(pattern=CODE_PATTERN)]
+
+
+class ArenaOp(StrEnum):
+    JOIN = "j"
+    LEAVE = "w"
+
+
+class ArenaCb(CallbackData, prefix="ar"):
+    """*Join* and *Withdraw* on an arena's message in a group (#27)."""
+
+    arena: Annotated[str, Field(pattern=CODE_PATTERN)]
+    op: ArenaOp
+
+
+class ArenaSetupCb(CallbackData, prefix="as"):
+    """The admin's arena set-up message (#27): the choices so far -- game
+    (``c`` Chuvash, ``s`` Shchelkovsky), players a table, minutes, start in
+    minutes from now -- and ``op``: ``set`` redraws it, ``go`` announces."""
+
+    v: Literal["c", "s"]
+    n: Annotated[int, Field(ge=2, le=6)]
+    m: Annotated[int, Field(ge=10, le=180)]
+    s: Annotated[int, Field(ge=0, le=1440)]
+    op: Literal["set", "go"]

@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from aiogram import Router
 
-from telegram_bot.handlers import commands, errors, game, group, inline, lobby, replay, start, watch
+from telegram_bot.handlers import (
+    arena,
+    commands,
+    errors,
+    game,
+    group,
+    inline,
+    lobby,
+    replay,
+    start,
+    watch,
+)
 
 
 def routers() -> list[Router]:
@@ -13,6 +24,7 @@ def routers() -> list[Router]:
         errors.router,
         start.router,
         lobby.router,
+        arena.router,
         game.router,
         inline.router,
         group.router,

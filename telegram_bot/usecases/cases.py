@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from telegram_bot.usecases.arena import ArenaActions
 from telegram_bot.usecases.cards import MyCards
 from telegram_bot.usecases.lobby import LobbyActions
 from telegram_bot.usecases.player import PlayerActions
@@ -24,3 +25,4 @@ class UseCases:
     watch: WatchTable  # /watch, Watch
     replay: ReplayGame  # /replay, Replay, ◀ ▶
     standings: Standings  # /stats, /top, inline invitations
+    arena: ArenaActions  # /arena, its set-up, Join and Withdraw (#27)

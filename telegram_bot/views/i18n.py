@@ -111,6 +111,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("stats", N_("Your statistics")),
     ("top", N_("This chat's leaderboard")),
     ("rating", N_("Your ratings and reliability")),
+    ("arena", N_("A tournament in this group")),
     ("replay", N_("Replay one of your last games")),
     ("leave", N_("Leave the game (the AI takes your seat)")),
     ("lang", N_("Change the language")),
@@ -119,11 +120,12 @@ COMMANDS: tuple[tuple[str, str], ...] = (
 """The command menu, as data for ``setMyCommands`` (one call per language)."""
 
 
-GROUP_COMMANDS = ("new", "rules", "stats", "top", "rating", "lang", "leave", "help")
+GROUP_COMMANDS = ("new", "rules", "stats", "top", "rating", "arena", "lang", "leave", "help")
 """The group menu: the commands that work there."""
-PRIVATE_COMMANDS = tuple(name for name, _text in COMMANDS if name != "top")
-"""The private menu: /top answers only in a group (a chat's leaderboard), so it
-is left out here (issue 13); /replay answers only here."""
+PRIVATE_COMMANDS = tuple(name for name, _text in COMMANDS if name not in ("top", "arena"))
+"""The private menu: /top (a chat's leaderboard) and /arena (a group's tournament)
+answer only in a group, so they are left out here (issue 13); /replay answers
+only here."""
 
 
 def bot_commands(locale: str, only: tuple[str, ...] | None = None) -> list[BotCommand]:
@@ -234,6 +236,7 @@ HELP_GROUP = N_(
     "• /new opens a lobby: press Join, then Start.\n"
     "• Under the table, 🎴 My cards shows your hand right here, to you alone; 🔒 "
     "Private chat opens it in your private chat with me.\n"
+    "• /arena: a tournament in this group for a set time (an admin starts it).\n"
     "• /rules, /stats, /top (this group's leaderboard), /lang."
 )
 """/help in a group (/replay and /play live in the private chat)."""

@@ -144,6 +144,7 @@ def test_bot_commands_per_language() -> None:
         "stats",
         "top",
         "rating",  # #25
+        "arena",  # #27
         "replay",
         "leave",
         "lang",

@@ -1,0 +1,103 @@
+"""Arenas (#27): ``/arena`` in a group, the admin's set-up message, *Join* and
+*Withdraw* on the arena's message -- carried out by
+:class:`telegram_bot.usecases.arena.ArenaActions`, shown by
+:class:`telegram_bot.publishing.arena_board.ArenaBoards`."""
+
+from __future__ import annotations
+
+from aiogram import Router
+from aiogram.filters import Command
+from aiogram.types import CallbackQuery, Message
+
+from telegram_bot.buttons.callbacks import ArenaCb, ArenaOp, ArenaSetupCb
+from telegram_bot.handlers.common import answer, player
+from telegram_bot.publishing.arena_board import ArenaBoards
+from telegram_bot.usecases.cases import UseCases
+from telegram_bot.views import texts
+from telegram_bot.views.arena import ONLY_ADMINS, Setup, setup_screen
+from telegram_bot.views.i18n import Translator
+
+router = Router(name=__name__)
+
+
+@router.message(Command("arena"))
+async def arena_command(
+    message: Message,
+    cases: UseCases,
+    arena_boards: ArenaBoards,
+    chat_locale: str,
+    _: Translator,
+) -> None:
+    """The group's arena (its standings), or the set-up for an admin."""
+    if message.from_user is None:
+        return
+    chat = message.chat
+    outcome = await cases.arena.ask(chat.id, chat.type == "private", message.from_user.id)
+    t = Translator(chat_locale)
+    if outcome.arena is not None:
+        await message.answer(arena_boards.standings(outcome.arena, chat_locale))
+    if outcome.setup:
+        text, markup = setup_screen(Setup(), t)
+        await message.answer(text, reply_markup=markup)
+    elif outcome.notice is not None:
+        await message.answer(t(outcome.notice))
+
+
+@router.callback_query(ArenaSetupCb.filter())
+async def arena_setup(
+    callback: CallbackQuery,
+    callback_data: ArenaSetupCb,
+    cases: UseCases,
+    arena_boards: ArenaBoards,
+    locale: str,
+    chat_locale: str,
+    _: Translator,
+) -> None:
+    """A choice on the set-up message (it is redrawn), or *Announce*."""
+    message = callback.message
+    if not isinstance(message, Message) or message.chat.type == "private":
+        await answer(callback, _(texts.BAD_BUTTON), show_alert=True)
+        return
+    chat = message.chat.id
+    setup = Setup.of(callback_data)
+    if not await cases.arena.may_set_up(chat, callback.from_user.id):
+        await answer(callback, _(ONLY_ADMINS), show_alert=True)
+        return
+    if callback_data.op == "set":
+        await answer(callback)
+        text, markup = setup_screen(setup, Translator(chat_locale))
+        await arena_boards.delivery.edit(chat, message.message_id, text, markup)
+        return
+    outcome = await cases.arena.announce(chat, player(callback.from_user, locale), setup)
+    if outcome.error is not None:
+        await answer(callback, texts.refusal(outcome.error, _, chat), show_alert=True)
+        return
+    if outcome.notice is not None:
+        await answer(callback, _(outcome.notice), show_alert=True)
+        return
+    await answer(callback)
+    assert outcome.arena is not None
+    await arena_boards.post(outcome.arena, chat_locale, message.message_id)
+
+
+@router.callback_query(ArenaCb.filter())
+async def arena_button(
+    callback: CallbackQuery,
+    callback_data: ArenaCb,
+    cases: UseCases,
+    arena_boards: ArenaBoards,
+    locale: str,
+    _: Translator,
+) -> None:
+    """*Join* or *Withdraw*: a short answer to him, the arena's message redrawn."""
+    if callback_data.op == ArenaOp.JOIN:
+        outcome = await cases.arena.join(callback_data.arena, player(callback.from_user, locale))
+    else:
+        outcome = await cases.arena.withdraw(callback_data.arena, callback.from_user.id)
+    chat = callback.message.chat.id if callback.message is not None else None
+    if outcome.error is not None:
+        await answer(callback, texts.refusal(outcome.error, _, chat), show_alert=True)
+    else:
+        await answer(callback, _(outcome.notice) if outcome.notice else None)
+    if outcome.arena is not None:
+        await arena_boards.refresh(outcome.arena)

@@ -1,0 +1,94 @@
+"""An arena's message in its group (#27): posted when an admin announces it,
+edited as players join and games are scored -- coalesced, at most one edit
+every ``BOARD_GAP`` seconds and always the newest (the group's message budget
+is shared with its tables) -- and the podium at its end.
+
+Its message id and language live in the bot's chat state under the arena's
+own key (``@<arena id>``, :mod:`telegram_bot.state.chat_state`), so any process
+edits it.  :meth:`ArenaBoards.woken` is what the timers give an arena's wake
+(:class:`tables.arena_runner.Woken`): the games it started are shown as any
+started game is, then the standings."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from tables import TableService
+from tables.arena_rules import Arena
+from tables.arena_runner import Woken
+from telegram_bot.delivery import Delivery, Urgency
+from telegram_bot.publishing.publisher import Publisher
+from telegram_bot.state.chat_state import ChatStateStore
+from telegram_bot.views.arena import arena_screen, podium_screen
+from telegram_bot.views.i18n import Translator
+
+log = logging.getLogger(__name__)
+
+BOARD_GAP = 10.0
+"""Seconds between two edits of an arena's message (the newest goes out)."""
+
+
+def ui_key(arena_id: str) -> str:
+    """The arena's entry in the chat state (a table id never starts with '@')."""
+    return f"@{arena_id}"
+
+
+class ArenaBoards:
+    """Posts and edits arenas' messages (see the module)."""
+
+    def __init__(
+        self,
+        svc: TableService,
+        ui: ChatStateStore,
+        delivery: Delivery,
+        publisher: Publisher,
+        now_ms: Callable[[], int],
+    ) -> None:
+        self.svc = svc
+        self.ui = ui
+        self.delivery = delivery
+        self.publisher = publisher
+        self.now_ms = now_ms
+
+    async def post(self, arena: Arena, lang: str, message: int | None = None) -> None:
+        """The arena's message in its group, in ``lang`` from now on: ``message``
+        (the admin's set-up message) becomes it, else a new one."""
+        text, markup = arena_screen(arena, Translator(lang), self.now_ms())
+        shown: int | None
+        if message is not None:
+            shown = await self.delivery.edit(arena.chat, message, text, markup)
+        else:
+            sent = await self.delivery.send(arena.chat, text, markup)
+            shown = sent.message_id if sent is not None else None
+        if shown is not None:
+            await self.ui.update_table(ui_key(arena.id), table_message=shown, group_lang=lang)
+
+    async def _where(self, arena: Arena) -> tuple[int | None, str]:
+        ui = await self.ui.table(ui_key(arena.id))
+        return ui.table_message, ui.group_lang or "en"
+
+    async def refresh(self, arena: Arena) -> None:
+        """Its message shows ``arena`` (within ``BOARD_GAP``; the newest wins)."""
+        message, lang = await self._where(arena)
+        if message is None:
+            return
+        text, markup = arena_screen(arena, Translator(lang), self.now_ms())
+        await self.delivery.edit(arena.chat, message, text, markup, Urgency.TABLE, gap=BOARD_GAP)
+
+    async def woken(self, woken: Woken) -> None:
+        """An arena's wake: its new games shown, its standings, its podium."""
+        for started in woken.started:
+            try:
+                await self.publisher.start_game(started.table_id)
+            except Exception:  # the render sweep shows it (its start was marked owed)
+                log.exception("arena %s: game %s not shown", woken.arena.id, started.table_id)
+        await self.refresh(woken.arena)
+        if woken.finished:
+            _message, lang = await self._where(woken.arena)
+            await self.delivery.send(woken.arena.chat, podium_screen(woken.arena, Translator(lang)))
+
+    def standings(self, arena: Arena, lang: str) -> str:
+        """``/arena`` while one runs: the standings as a message of their own."""
+        text, _markup = arena_screen(arena, Translator(lang), self.now_ms())
+        return text

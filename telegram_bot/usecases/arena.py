@@ -1,0 +1,107 @@
+"""ArenaActions (#27): ``/arena`` in a group (the set-up for an admin, the
+standings for anybody), announcing one, *Join* and *Withdraw*.  Each returns
+what to answer and which arena to show; the arena itself is the table
+service's (:mod:`tables.arenas`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from engine import EngineError
+from tables import LiveError, TableService
+from tables.arena_rules import Arena
+from telegram_bot.delivery import Delivery
+from telegram_bot.usecases.lobby import Person
+from telegram_bot.views import arena as arena_views
+from telegram_bot.views.arena import Setup
+from telegram_bot.views.i18n import N_
+
+JOINED = N_("You are in the arena: the bot seats you at a table as soon as players are free.")
+ALREADY_IN = N_("You are in the arena already.")
+WITHDRAWN = N_("You have withdrawn: your points stay, and you may join again.")
+NOT_IN = N_("You do not play in this arena.")
+
+
+@dataclass(frozen=True)
+class ArenaOutcome:
+    """What to answer: ``notice`` (a msgid with ``params``) or ``error`` (a
+    refusal); ``arena``: the arena to show (its message refreshed, or, for
+    ``/arena``, its standings sent); ``setup``: send the admin the set-up
+    message; ``posted``: a new arena, whose message is sent now."""
+
+    notice: str | None = None
+    params: Mapping[str, object] = field(default_factory=dict)
+    error: EngineError | None = None
+    arena: Arena | None = None
+    setup: bool = False
+    posted: bool = False
+
+
+@dataclass(frozen=True)
+class ArenaActions:
+    svc: TableService
+    delivery: Delivery  # the group's admins (getChatMember)
+
+    async def ask(self, chat: int, private: bool, user: int) -> ArenaOutcome:
+        """``/arena``: the arena of the group, or the set-up for an admin."""
+        if private:
+            return ArenaOutcome(notice=arena_views.ONLY_GROUPS)
+        arena = await self.svc.arenas.current(chat)
+        if arena is not None and not arena.over:
+            return ArenaOutcome(arena=arena)
+        if await self.delivery.is_admin(chat, user):
+            return ArenaOutcome(setup=True, arena=arena)
+        return ArenaOutcome(notice=arena_views.ARENA_HELP, arena=arena)
+
+    async def may_set_up(self, chat: int, user: int) -> bool:
+        return await self.delivery.is_admin(chat, user)
+
+    async def announce(self, chat: int, admin: Person, setup: Setup) -> ArenaOutcome:
+        """*Announce* on the set-up message: the arena is made (an admin only)."""
+        if not await self.delivery.is_admin(chat, admin.id):
+            return ArenaOutcome(notice=arena_views.ONLY_ADMINS)
+        now = self.svc.arenas.now_ms()
+        try:
+            arena = await self.svc.arenas.create(
+                chat,
+                admin.id,
+                setup.variant,
+                seats=setup.seats,
+                minutes=setup.minutes,
+                starts=now + setup.start * 60_000 if setup.start else None,
+            )
+        except LiveError as e:
+            if e.code == "arena_running":
+                return ArenaOutcome(error=e, arena=await self.svc.arenas.current(chat))
+            return ArenaOutcome(error=e)
+        return ArenaOutcome(arena=arena, posted=True)
+
+    async def join(self, arena_id: str, player: Person) -> ArenaOutcome:
+        """*Join*: he plays from the start (or now).  A cooldown from rated games
+        (#25) keeps him out, as it keeps him from a rated lobby."""
+        try:
+            until = await self.svc.ratings.cooldown(player.id)
+            now = self.svc.arenas.now_ms()
+            if until is not None and until > now:
+                left = max(1, (until - now + 999) // 1000)
+                return ArenaOutcome(error=LiveError("cooldown", "cooldown", left=left))
+            before = await self.svc.arenas.get(arena_id)
+            me = before.player(player.id)
+            if me is not None and not me.withdrawn:
+                return ArenaOutcome(notice=ALREADY_IN, arena=before)
+            rating = (await self.svc.ratings.many([player.id], before.variant))[player.id]
+            arena = await self.svc.arenas.join(arena_id, player.id, player.name, rating.shown)
+        except LiveError as e:
+            return ArenaOutcome(error=e)
+        return ArenaOutcome(notice=JOINED, arena=arena)
+
+    async def withdraw(self, arena_id: str, user: int) -> ArenaOutcome:
+        """*Withdraw*: paired no more (a game he plays goes on); his points stay."""
+        try:
+            arena = await self.svc.arenas.withdraw(arena_id, user)
+        except LiveError as e:
+            if e.code == "not_in_arena":
+                return ArenaOutcome(notice=NOT_IN)
+            return ArenaOutcome(error=e)
+        return ArenaOutcome(notice=WITHDRAWN, arena=arena)

@@ -1,0 +1,218 @@
+"""What an arena shows (#27), pure: the admin's set-up message, the arena's own
+message in the group (its settings, its time, the standings, *Join* and
+*Withdraw*) and the podium at its end.  Times go out as Telegram's
+``date_time`` entities: each reader sees them in his own time zone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
+
+from tables.arena_rules import CANCELLED, FINISHED, FIRE_AFTER, RUNNING, SCHEDULED, Arena
+from telegram_bot.buttons.callbacks import ArenaCb, ArenaOp, ArenaSetupCb
+from telegram_bot.views.format import bold, user_text
+from telegram_bot.views.i18n import N_, VARIANT_TITLES, Translator
+
+SHOWN = 15
+"""Standings rows the arena's message shows (the rest: «… and N more»)."""
+SEATS_CHOICES = (2, 3, 4)
+MINUTES_CHOICES = (30, 45, 60, 90)
+START_CHOICES = (0, 5, 15, 30)
+"""The set-up's choices: players a table, length (minutes), start (minutes from now)."""
+MEDALS = ("🥇", "🥈", "🥉")
+
+ARENA_HELP = N_(
+    "An arena is a tournament in this group: for a set time the bot seats its players "
+    "at tables again and again. Going out first scores 2, going out later 1, the loser 0; "
+    "after two wins in a row the points are doubled. A group admin starts one with /arena."
+)
+SEATS_LABEL = N_("{n} seats")
+"""A choice of players per table (2, 3 or 4 only: ru «{n} места», uk «{n} місця»)."""
+ONLY_ADMINS = N_("Only the group's admins can start an arena.")
+ONLY_GROUPS = N_("Arenas are played in groups: add me to one and send /arena there.")
+
+
+@dataclass(frozen=True)
+class Setup:
+    """The admin's choices on the set-up message."""
+
+    variant: str = "chuvash"
+    seats: int = 2
+    minutes: int = 45
+    start: int = 0  # minutes from now
+
+    def button(self, op: str = "set", **change: object) -> str:
+        values = {
+            "variant": self.variant,
+            "seats": self.seats,
+            "minutes": self.minutes,
+            "start": self.start,
+        }
+        values.update(change)
+        v = "c" if values["variant"] == "chuvash" else "s"
+        return ArenaSetupCb(
+            v=v,  # type: ignore[arg-type]
+            n=int(str(values["seats"])),
+            m=int(str(values["minutes"])),
+            s=int(str(values["start"])),
+            op=op,  # type: ignore[arg-type]
+        ).pack()
+
+    @classmethod
+    def of(cls, cb: ArenaSetupCb) -> Setup:
+        return cls("chuvash" if cb.v == "c" else "shchelkovsky", cb.n, cb.m, cb.s)
+
+
+def _mark(chosen: bool, label: str) -> str:
+    return f"✓ {label}" if chosen else label
+
+
+def setup_screen(setup: Setup, _: Translator) -> tuple[str, InlineKeyboardMarkup]:
+    """The set-up message: the choices so far and *Announce*."""
+    title = _(VARIANT_TITLES[setup.variant])
+    lines = [
+        "🏟 " + bold(_("A new arena")),
+        "",
+        _("Game: {game}", game=title),
+        _("Players per table: {n}", n=setup.seats),
+        _("Length: {m} min", m=setup.minutes),
+        _("Start: now") if not setup.start else _("Start: in {m} min", m=setup.start),
+        "",
+        _(ARENA_HELP),
+    ]
+    games = [
+        InlineKeyboardButton(
+            text=_mark(setup.variant == v, _(VARIANT_TITLES[v])),
+            callback_data=setup.button(variant=v),
+        )
+        for v in ("chuvash", "shchelkovsky")
+    ]
+    seats = [
+        InlineKeyboardButton(
+            text=_mark(setup.seats == n, _(SEATS_LABEL, n=n)),
+            callback_data=setup.button(seats=n),
+        )
+        for n in SEATS_CHOICES
+    ]
+    length = [
+        InlineKeyboardButton(
+            text=_mark(setup.minutes == m, _("{m} min", m=m)),
+            callback_data=setup.button(minutes=m),
+        )
+        for m in MINUTES_CHOICES
+    ]
+    start = [
+        InlineKeyboardButton(
+            text=_mark(setup.start == s, _("now") if not s else _("+{m} min", m=s)),
+            callback_data=setup.button(start=s),
+        )
+        for s in START_CHOICES
+    ]
+    go = [InlineKeyboardButton(text="📣 " + _("Announce"), callback_data=setup.button("go"))]
+    rows = [[g] for g in games]  # a game's name takes a row: «✓ Durak Shchelkovsky»
+    markup = InlineKeyboardMarkup(inline_keyboard=[*rows, seats, length, start, go])
+    return "\n".join(lines), markup
+
+
+def at(ms: int, style: str) -> str:
+    """A moment as a ``date_time`` entity (``style``: ``t`` a time, ``r`` relative);
+    the text inside is for clients that do not know the entity."""
+    moment = datetime.fromtimestamp(ms / 1000, UTC)
+    return f'<tg-time unix="{ms // 1000}" format="{style}">{moment:%H:%M} UTC</tg-time>'
+
+
+def standings_lines(arena: Arena, _: Translator, shown: int = SHOWN) -> list[str]:
+    rows = arena.standings()
+    if not rows:
+        return [_("Nobody has joined yet.")]
+    lines = []
+    for rank, p in enumerate(rows[:shown], start=1):
+        fire = " 🔥" if p.streak >= FIRE_AFTER else ""
+        away = " · " + _("withdrew") if p.withdrawn else ""
+        lines.append(
+            _(
+                "{rank}. {name} — {points}{fire} (games: {games}){away}",
+                rank=rank,
+                name=user_text(p.name),
+                points=bold(str(p.score)),
+                fire=fire,
+                games=p.games,
+                away=away,
+            )
+        )
+    if len(rows) > shown:
+        lines.append(_("… and {n} more", n=len(rows) - shown))
+    return lines
+
+
+def arena_screen(
+    arena: Arena, _: Translator, now_ms: int
+) -> tuple[str, InlineKeyboardMarkup | None]:
+    """The arena's message in the group."""
+    title = _(VARIANT_TITLES.get(arena.variant, arena.variant))
+    lines = [
+        "🏟 " + bold(_("Arena · {game}", game=title)),
+        _(
+            "{n} per table · {m} min · {s} s per move",
+            n=arena.seats,
+            m=arena.minutes,
+            s=arena.timer,
+        ),
+    ]
+    if arena.status == SCHEDULED:
+        lines.append("⏳ " + _("Starts at {time}", time=at(arena.starts, "t")))
+    elif arena.status == RUNNING and now_ms < arena.ends:
+        lines.append("▶ " + _("Ends {time}", time=at(arena.ends, "r")))
+    elif arena.status == RUNNING:
+        lines.append("⌛ " + _("Time is up: the last games are being finished."))
+    elif arena.status == FINISHED:
+        lines.append("🏁 " + _("The arena is over."))
+    elif arena.status == CANCELLED:
+        lines.append("✖ " + _("The arena was cancelled."))
+    lines.append(
+        _(
+            "Players: {players} · tables playing: {tables} · games: {games}",
+            players=len(arena.players),
+            tables=len(arena.playing),
+            games=arena.games,
+        )
+    )
+    lines += ["", *standings_lines(arena, _)]
+    if arena.over or (arena.status == RUNNING and now_ms >= arena.ends):
+        return "\n".join(lines), None
+    lines += ["", _("Join, and the bot seats you at a table as soon as players are free.")]
+    markup = InlineKeyboardMarkup(
+        inline_keyboard=[
+            [
+                InlineKeyboardButton(
+                    text="✋ " + _("Join"),
+                    callback_data=ArenaCb(arena=arena.id, op=ArenaOp.JOIN).pack(),
+                ),
+                InlineKeyboardButton(
+                    text="🚪 " + _("Withdraw"),
+                    callback_data=ArenaCb(arena=arena.id, op=ArenaOp.LEAVE).pack(),
+                ),
+            ]
+        ]
+    )
+    return "\n".join(lines), markup
+
+
+def podium_screen(arena: Arena, _: Translator) -> str:
+    """The message at the arena's end: the three best, the totals."""
+    title = _(VARIANT_TITLES.get(arena.variant, arena.variant))
+    lines = ["🏁 " + bold(_("The arena is over · {game}", game=title)), ""]
+    rows = [p for p in arena.standings() if p.games]
+    if not rows:
+        lines.append(_("Nobody played a game."))
+    for medal, p in zip(MEDALS, rows, strict=False):
+        lines.append(
+            _("{medal} {name} — {points}", medal=medal, name=user_text(p.name), points=p.score)
+        )
+    lines += [
+        "",
+        _("Games: {games} · players: {players}", games=arena.games, players=len(arena.players)),
+    ]
+    return "\n".join(lines)

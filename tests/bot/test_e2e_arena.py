@@ -1,0 +1,129 @@
+"""An arena end to end (#27) through the fake Bot API: an admin sets it up and
+announces it, six members join, the bot seats them at tables as ordinary games
+(hands in private), a restart in the middle of the first round loses nothing,
+the second round is seated by itself without an immediate rematch, and once
+its time is up the running games finish and the podium is posted."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+
+from sandbox.fake_api import FakeTelegram, RateLimits, SimUser
+from tables.arena_rules import FINISHED
+from tests.bot.e2e_kit import SAFETY, Harness, play_out, running
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeTelegram]:
+    async with FakeTelegram(limits=RateLimits.off()) as server:
+        yield server
+
+
+async def tables_of(h: Harness, users: list[SimUser]) -> dict[str, list[SimUser]]:
+    """The table each user sits at now, and who sits there."""
+    out: dict[str, list[SimUser]] = {}
+    for u in users:
+        t = await h.svc.tables.where(u.id)
+        assert t is not None, f"{u.id} sits nowhere"
+        out.setdefault(t.id, []).append(u)
+    return out
+
+
+async def seated(h: Harness, users: list[SimUser], exclude: set[str]) -> dict[str, list[SimUser]]:
+    """Until every user sits at a table not in ``exclude`` (the arena seats them)."""
+    deadline = time.monotonic() + SAFETY
+    while True:
+        where = [await h.svc.tables.where(u.id) for u in users]
+        if all(t is not None and t.id not in exclude for t in where):
+            return await tables_of(h, users)
+        assert time.monotonic() < deadline, "the arena never seated everybody"
+        await asyncio.sleep(0.05)
+
+
+async def test_an_arena_of_six_in_a_group_with_a_restart(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        users = [fake.add_user(f"P{i}", language_code="en") for i in range(6)]
+        owner = users[0]
+        group = owner.create_group("Arena night", *users[1:])
+        owner.add_bot_to(group)
+        await owner.wait_message("/new", group, timeout=SAFETY)
+        for u in users:
+            u.start()
+            await u.wait_message(timeout=SAFETY)
+
+        users[1].send("/arena", group)  # not an admin: what an arena is
+        help_ = await users[1].wait_message("A group admin starts one", group, timeout=SAFETY)
+        assert not help_.buttons
+        owner.send("/arena", group)
+        setup = await owner.wait_message("A new arena", group, timeout=SAFETY)
+        refused = await users[1].press("Announce", message=setup, chat=group).wait_answer(SAFETY)
+        assert "Only the group's admins" in (refused.get("text") or "")
+        await owner.press("Announce", message=setup, chat=group).wait_answer(SAFETY)
+        board = await owner.wait_message("Arena · Chuvash Rooster", group, timeout=SAFETY)
+        assert board.message_id == setup.message_id  # the set-up became the arena
+
+        for u in users:
+            joined = await u.press("Join", message=board, chat=group).wait_answer(SAFETY)
+            assert "You are in the arena" in (joined.get("text") or ""), joined
+        again = await users[2].press("Join", message=board, chat=group).wait_answer(SAFETY)
+        assert "already" in (again.get("text") or "")
+
+        current = await h.svc.arenas.current(group.id)
+        assert current is not None
+        arena_id = current.id
+
+        # round 1: three tables of two, every hand in private
+        first = await seated(h, users, set())
+        assert sorted(len(v) for v in first.values()) == [2, 2, 2]
+        for tid, players in first.items():
+            table = (await h.svc.tables.load(tid)).table
+            assert (table.arena, table.chat, table.rated) == (arena_id, group.id, True)
+            await h.wait_hands(tid, players)
+        rng = random.Random(27)
+        some_tid, some_players = next(iter(first.items()))
+        await play_out(h, some_tid, some_players, rng=rng, stop_after=3)
+        await h.restart()  # mid-round: the arena and its games go on
+        for tid, players in first.items():
+            await play_out(h, tid, players, rng=rng)
+
+        # the scores reached the arena once, and its message shows them
+        arena = await h.svc.arenas.get(arena_id)
+        assert arena.games >= 3
+        await fake.world.wait_for(lambda: "games: 3" in (board.text or "") or None, SAFETY)
+
+        # round 2, seated by the arena itself as games end: the players of the
+        # first two tables meet new opponents; the last two, who could only
+        # meet again while games run, wait a while (patience) and then do
+        ab = [u for tid in list(first)[:2] for u in first[tid]]
+        c = first[list(first)[2]]
+        second = await seated(h, ab, set(first))
+        pairs_before = {frozenset(u.id for u in v) for v in first.values()}
+        pairs_after = {frozenset(u.id for u in v) for v in second.values()}
+        assert sorted(len(v) for v in second.values()) == [2, 2]
+        assert not pairs_before & pairs_after
+        assert [await h.svc.tables.where(u.id) for u in c] == [None, None]  # waiting
+        h.clock.advance(31)
+        again = await seated(h, c, set(first))
+        assert [len(v) for v in again.values()] == [2]
+
+        # time is up: the games running finish (the turn timers hand the seats of
+        # players who stopped to the AI), then the podium
+        deadline = time.monotonic() + SAFETY
+        while (await h.svc.arenas.get(arena_id)).status != FINISHED:
+            assert time.monotonic() < deadline, "the arena never finished"
+            h.clock.advance(61 if h.clock.offset else 46 * 60)
+            await asyncio.sleep(0.2)
+        podium = await owner.wait_message("The arena is over", group, timeout=SAFETY)
+        assert "🥇" in (podium.text or "")
+        await fake.world.wait_for(lambda: not board.buttons or None, SAFETY)
+        final = await h.svc.arenas.get(arena_id)
+        assert final.games >= 6
+        assert final.playing == ()
+    assert not fake.stats.errors, fake.stats.errors

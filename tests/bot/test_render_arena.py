@@ -1,0 +1,107 @@
+"""What an arena shows (#27, telegram_bot/views/arena.py): the set-up, the
+arena's message in each of its states, the podium; every label whole on a
+phone, in every language; times as date_time entities; names escaped."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import pytest
+
+from tables.arena_rules import CANCELLED, FINISHED, RUNNING, SCHEDULED, Arena, ArenaPlayer
+from telegram_bot.buttons.callbacks import ArenaCb, ArenaOp, ArenaSetupCb
+from telegram_bot.views.arena import (
+    MINUTES_CHOICES,
+    SEATS_CHOICES,
+    START_CHOICES,
+    Setup,
+    arena_screen,
+    podium_screen,
+    setup_screen,
+)
+from telegram_bot.views.i18n import LANGUAGES, Translator
+from tests.bot.test_render_labels import too_wide
+
+T0 = 1_800_000_000_000
+
+
+def arena(status: str = RUNNING, players: int = 20) -> Arena:
+    ps = tuple(
+        ArenaPlayer(u, f"Player {u}", score=40 - 2 * u, games=u % 7, streak=2 if u == 1 else 0)
+        for u in range(1, players + 1)
+    )
+    return Arena(
+        id="abcDEF12",
+        chat=-5,
+        creator=1,
+        variant="shchelkovsky",
+        seats=3,
+        starts=T0,
+        ends=T0 + 45 * 60_000,
+        status=status,
+        players=ps,
+        games=17,
+    )
+
+
+@pytest.mark.parametrize("locale", LANGUAGES)
+def test_no_label_is_cut_on_a_phone(locale: str) -> None:
+    _ = Translator(locale)
+    cut = []
+    for variant in ("chuvash", "shchelkovsky"):
+        for seats in SEATS_CHOICES:
+            for minutes in MINUTES_CHOICES:
+                for start in START_CHOICES:
+                    _text, kb = setup_screen(Setup(variant, seats, minutes, start), _)
+                    cut += too_wide(locale, kb)
+    for status in (SCHEDULED, RUNNING):
+        cut += too_wide(locale, arena_screen(arena(status), _, T0 + 1)[1])
+    assert cut == []
+
+
+def test_the_set_up_carries_every_choice_in_its_buttons() -> None:
+    text, kb = setup_screen(Setup("shchelkovsky", 3, 60, 15), Translator("en"))
+    assert "Durak Shchelkovsky" in text
+    assert "Players per table: 3" in text
+    assert "in 15 min" in text
+    datas = [ArenaSetupCb.unpack(b.callback_data or "") for row in kb.inline_keyboard for b in row]
+    assert all(len((b.callback_data or "").encode()) <= 64 for r in kb.inline_keyboard for b in r)
+    go = datas[-1]
+    assert (go.op, go.v, go.n, go.m, go.s) == ("go", "s", 3, 60, 15)
+    marked = [b.text for row in kb.inline_keyboard for b in row if b.text.startswith("✓")]
+    assert marked == ["✓ Durak Shchelkovsky", "✓ 3 seats", "✓ 60 min", "✓ +15 min"]
+    assert Setup.of(go) == Setup("shchelkovsky", 3, 60, 15)
+
+
+def test_the_arena_message_in_each_state() -> None:
+    _ = Translator("en")
+    text, kb = arena_screen(arena(SCHEDULED), _, T0 - 60_000)
+    assert f'<tg-time unix="{T0 // 1000}" format="t">' in text
+    assert kb is not None
+    ops = [ArenaCb.unpack(b.callback_data or "").op for b in kb.inline_keyboard[0]]
+    assert ops == [ArenaOp.JOIN, ArenaOp.LEAVE]
+    text, kb = arena_screen(arena(RUNNING), _, T0 + 60_000)
+    assert 'format="r"' in text  # the end, relative in each reader's words
+    assert "1. Player 1 — <b>38</b> 🔥" in text  # on fire
+    assert "… and 5 more" in text  # 15 shown
+    assert "Players: 20" in text
+    text, kb = arena_screen(arena(RUNNING), _, T0 + 46 * 60_000)
+    assert kb is None  # time is up: nobody joins any more
+    assert "Time is up" in text
+    for status, words in ((FINISHED, "The arena is over."), (CANCELLED, "was cancelled")):
+        text, kb = arena_screen(arena(status), _, T0 + 50 * 60_000)
+        assert words in text
+        assert kb is None
+
+
+def test_names_are_escaped_and_the_podium_lists_the_best_three() -> None:
+    a = arena(FINISHED, players=4)
+    a = a.with_player(replace(a.players[0], name="<b>Eve</b>"))
+    text = podium_screen(a, Translator("ru"))
+    assert "&lt;b&gt;Eve&lt;/b&gt;" in text
+    medals = re.findall(r"^(🥇|🥈|🥉) ", text, re.M)
+    assert medals == ["🥇", "🥈", "🥉"]
+    assert "Арена завершена" in text
+    empty = podium_screen(replace(a, players=()), Translator("uk"))
+    assert "Ніхто не зіграв" in empty
