@@ -282,7 +282,10 @@ class Publisher:
             if s.user is not None and not s.left
         ]
         await asyncio.gather(*jobs)
-        if group is not None:
+        # an arena's game (#27) has no table message: a group's arena seats dozens
+        # of tables at once, and its one message (the standings) speaks for them
+        # within the group's message budget; each player's hand shows his table
+        if group is not None and not t.arena:
             text, markup2 = table_screen(snap, self.bot_username)
             msg = await self.delivery.send(group, text, markup2)
             if msg is not None:

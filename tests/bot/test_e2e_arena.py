@@ -126,4 +126,7 @@ async def test_an_arena_of_six_in_a_group_with_a_restart(
         final = await h.svc.arenas.get(arena_id)
         assert final.games >= 6
         assert final.playing == ()
+        # no table message per game in the group: the arena's message speaks for them
+        for tid in [*first, *second, *again]:
+            assert (await h.ui.table(tid)).table_message is None, tid
     assert not fake.stats.errors, fake.stats.errors
