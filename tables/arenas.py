@@ -342,7 +342,9 @@ class Arenas:
                 return None
             return replace(a, status=CANCELLED, ended=self.now_ms(), why=why[:200])
 
-        return await self.mutate(arena_id, change)
+        arena = await self.mutate(arena_id, change)
+        await self.hint(arena_id, self.now_ms())  # a wake shows it (the group's message)
+        return arena
 
     async def tick(self, arena_id: str) -> Ticked:
         """Start the arena at its time, seat the free players, finish it after its

@@ -13,6 +13,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from tables import PLAYING, LiveError, TableService
 from tables.arena_rules import FINISHED, RUNNING, Arena
+from tables.arena_runner import Woken
 from tables.records import GameResult
 from tests.tables.conftest import FakeClock, play_out
 
@@ -161,3 +162,23 @@ async def test_it_finishes_after_its_end_once_the_last_game_is_over(
     arena = await svc.arenas.get(a.id)
     assert arena.status == FINISHED
     assert arena.games == 1
+
+
+async def test_a_cancelled_arena_wakes_once_to_be_shown_then_never(
+    svc: TableService, clock: FakeClock
+) -> None:
+    woken: list[str] = []
+
+    async def seen(w: Woken) -> None:
+        woken.append(w.arena.status)
+
+    svc.timers.on_arena = seen
+    a = await arena_of(svc, 1, seats=2, minutes=30)
+    await svc.timers.tick()  # started: one player, nobody to pair
+    woken.clear()
+    await svc.arenas.cancel(a.id, "an operator")
+    await svc.timers.tick()
+    assert woken == ["cancelled"]  # the adapter redraws its message
+    clock.advance(3600)
+    await svc.timers.tick()
+    assert woken == ["cancelled"]
