@@ -15,6 +15,7 @@ import pytest
 
 from sandbox.fake_api import FakeTelegram, RateLimits, SimUser
 from tables.arena_rules import FINISHED
+from telegram_bot.app import BotApp
 from tests.bot.e2e_kit import SAFETY, Harness, play_out, running
 
 
@@ -129,4 +130,52 @@ async def test_an_arena_of_six_in_a_group_with_a_restart(
         # no table message per game in the group: the arena's message speaks for them
         for tid in [*first, *second, *again]:
             assert (await h.ui.table(tid)).table_message is None, tid
+    assert not fake.stats.errors, fake.stats.errors
+
+
+async def test_two_processes_seat_and_score_two_arenas_once(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """A second bot process shares the timers (the shards' leases): two arenas in
+    two groups are woken by either; each game is scored once, each player
+    sits at one table at a time."""
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        other = BotApp(h.settings(), clock=h.clock)  # timers and sweeps, no polling
+        await other.setup()
+        other.start_background()
+        try:
+            arenas: list[tuple[str, list[SimUser]]] = []
+            for g in range(2):
+                users = [fake.add_user(f"G{g}P{i}", language_code="en") for i in range(4)]
+                group = users[0].create_group(f"Arena {g}", *users[1:])
+                users[0].add_bot_to(group)
+                for u in users:
+                    u.start()
+                users[0].send("/arena", group)
+                setup = await users[0].wait_message("A new arena", group, timeout=SAFETY)
+                await users[0].press("Announce", message=setup, chat=group).wait_answer(SAFETY)
+                board = await users[0].wait_message("Arena ·", group, timeout=SAFETY)
+                for u in users:
+                    await u.press("Join", message=board, chat=group).wait_answer(SAFETY)
+                current = await h.svc.arenas.current(group.id)
+                assert current is not None
+                arenas.append((current.id, users))
+            rng = random.Random(3)
+            for arena_id, users in arenas:
+                first = await seated(h, users, set())
+                assert sorted(len(v) for v in first.values()) == [2, 2]
+                for tid, players in first.items():
+                    await h.wait_hands(tid, players)
+                    await play_out(h, tid, players, rng=rng)
+                second = await seated(h, users, set(first))
+                assert sorted(len(v) for v in second.values()) == [2, 2]
+                arena = await h.svc.arenas.get(arena_id)
+                games = await h.svc.arenas.games(arena_id, 0, 100)
+                assert arena.games == len(games) == 2
+                assert sorted(g["table"] for g in games) == sorted(first)
+                assert sorted(sum((t.users for t in arena.playing), ())) == sorted(
+                    u.id for u in users
+                )
+        finally:
+            await other.aclose()
     assert not fake.stats.errors, fake.stats.errors
