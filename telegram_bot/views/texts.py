@@ -27,6 +27,10 @@ REFUSALS: dict[str, str] = {
     "not_owner": N_("Only the lobby's creator can do that."),
     "bad_button": N_("This button is not valid."),
     "unavailable": N_("The game is unavailable for a moment: please try again in a few seconds."),
+    # arenas (#27)
+    "arena_running": N_("This group already has an arena: it has to end first."),
+    "arena_over": N_("This arena is over."),
+    "no_arena": N_("This arena is gone."),
     # engine.IllegalAction codes
     "not_your_turn": N_("It is not your move now."),
     "card_not_in_hand": N_("You do not hold that card."),

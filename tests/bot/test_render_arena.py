@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import pytest
 
+from tables import LiveError
 from tables.arena_rules import CANCELLED, FINISHED, RUNNING, SCHEDULED, Arena, ArenaPlayer
 from telegram_bot.buttons.callbacks import ArenaCb, ArenaOp, ArenaSetupCb
 from telegram_bot.views.arena import (
@@ -21,6 +22,7 @@ from telegram_bot.views.arena import (
     setup_screen,
 )
 from telegram_bot.views.i18n import LANGUAGES, Translator
+from telegram_bot.views.texts import refusal
 from tests.bot.test_render_labels import too_wide
 
 T0 = 1_800_000_000_000
@@ -105,3 +107,11 @@ def test_names_are_escaped_and_the_podium_lists_the_best_three() -> None:
     assert "Арена завершена" in text
     empty = podium_screen(replace(a, players=()), Translator("uk"))
     assert "Ніхто не зіграв" in empty
+
+
+@pytest.mark.parametrize("locale", LANGUAGES)
+def test_arena_refusals_say_why(locale: str) -> None:
+    _ = Translator(locale)
+    generic = refusal(LiveError("busy?", "x"), _)
+    for code in ("arena_running", "arena_over", "no_arena"):
+        assert refusal(LiveError(code, "x"), _) != generic, code
