@@ -20,7 +20,7 @@ from tables.arena_runner import Woken
 from telegram_bot.delivery import Delivery, Urgency
 from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.state.chat_state import ChatStateStore
-from telegram_bot.views.arena import arena_screen, podium_screen
+from telegram_bot.views.arena import LEFT_BUSY, LEFT_COOLDOWN, arena_screen, podium_screen
 from telegram_bot.views.i18n import Translator
 
 log = logging.getLogger(__name__)
@@ -83,6 +83,10 @@ class ArenaBoards:
                 await self.publisher.start_game(started.table_id)
             except Exception:  # the render sweep shows it (its start was marked owed)
                 log.exception("arena %s: game %s not shown", woken.arena.id, started.table_id)
+        for user, code in woken.withdrawn:  # he could not sit: told why, in his words
+            prefs = await self.ui.prefs(user)
+            _ = Translator(prefs.lang or prefs.tg or "en")
+            await self.delivery.send(user, _(LEFT_COOLDOWN if code == "cooldown" else LEFT_BUSY))
         await self.refresh(woken.arena)
         if woken.finished:
             _message, lang = await self._where(woken.arena)

@@ -28,6 +28,15 @@ ARENA_HELP = N_(
     "at tables again and again. Going out first scores 2, going out later 1, the loser 0; "
     "after two wins in a row the points are doubled. A group admin starts one with /arena."
 )
+LEFT_BUSY = N_(
+    "The arena had a table for you, but you were playing at another one, so you have "
+    "left the arena. Your points stay: press Join on its message when you are free."
+)
+LEFT_COOLDOWN = N_(
+    "The arena had a table for you, but you may not play rated games yet (you left "
+    "some unfinished), so you have left the arena. Your points stay."
+)
+"""Told to a player the arena withdrew because he could not sit (#27)."""
 SEATS_LABEL = N_("{n} seats")
 """A choice of players per table (2, 3 or 4 only: ru «{n} места», uk «{n} місця»)."""
 ONLY_ADMINS = N_("Only the group's admins can start an arena.")

@@ -179,3 +179,37 @@ async def test_two_processes_seat_and_score_two_arenas_once(
         finally:
             await other.aclose()
     assert not fake.stats.errors, fake.stats.errors
+
+
+async def test_a_player_at_another_table_is_withdrawn_and_told_why(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        ann, bob = (fake.add_user(n, language_code="ru") for n in ("Ann", "Bob"))
+        group = ann.create_group("Arena", bob)
+        ann.add_bot_to(group)
+        for u in (ann, bob):
+            u.start()
+            await u.wait_message(timeout=SAFETY)
+        bob.send("/new chuvash")  # a private lobby: he sits there
+        lobby = await h.svc.tables.where(bob.id)
+        deadline = time.monotonic() + SAFETY
+        while lobby is None:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
+            lobby = await h.svc.tables.where(bob.id)
+        ann.send("/arena", group)
+        setup = await ann.wait_message("Новая арена", group, timeout=SAFETY)
+        await ann.press("Объявить", message=setup, chat=group).wait_answer(SAFETY)
+        board = await ann.wait_message("Арена ·", group, timeout=SAFETY)
+        for u in (ann, bob):
+            await u.press("Присоединиться", message=board, chat=group).wait_answer(SAFETY)
+        told = await bob.wait_message("вы играли за другим", timeout=SAFETY)
+        assert "Очки сохранились" in (told.text or "")
+        current = await h.svc.arenas.current(group.id)
+        assert current is not None
+        me = current.player(bob.id)
+        assert me is not None
+        assert me.withdrawn
+        assert await h.svc.tables.where(ann.id) is None  # she waits for a new opponent
+    assert not fake.stats.errors, fake.stats.errors
