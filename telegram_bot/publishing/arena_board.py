@@ -85,8 +85,8 @@ class ArenaBoards:
                 log.exception("arena %s: game %s not shown", woken.arena.id, started.table_id)
         for user, code in woken.withdrawn:  # he could not sit: told why, in his words
             prefs = await self.ui.prefs(user)
-            _ = Translator(prefs.lang or prefs.tg or "en")
-            await self.delivery.send(user, _(LEFT_COOLDOWN if code == "cooldown" else LEFT_BUSY))
+            why = LEFT_COOLDOWN if code == "cooldown" else LEFT_BUSY
+            await self.delivery.send(user, Translator(prefs.lang or prefs.tg or "en")(why))
         await self.refresh(woken.arena)
         if woken.finished:
             _message, lang = await self._where(woken.arena)
