@@ -10,6 +10,7 @@ import asyncio
 import random
 import time
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 import pytest
 
@@ -23,6 +24,15 @@ from tests.bot.e2e_kit import SAFETY, Harness, play_out, running
 async def fake() -> AsyncIterator[FakeTelegram]:
     async with FakeTelegram(limits=RateLimits.off()) as server:
         yield server
+
+
+PATIENCE = 300.0
+"""The arena's patience in this test: longer than any game takes on a loaded
+machine, so a pair waits for new opponents as long as games are running."""
+
+
+def patient(h: Harness) -> None:
+    h.svc.arenas.config = replace(h.svc.arenas.config, patience=PATIENCE)
 
 
 async def tables_of(h: Harness, users: list[SimUser]) -> dict[str, list[SimUser]]:
@@ -50,6 +60,7 @@ async def test_an_arena_of_six_in_a_group_with_a_restart(
     fake: FakeTelegram, redis_url: str, redis_prefix: str
 ) -> None:
     async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        patient(h)
         users = [fake.add_user(f"P{i}", language_code="en") for i in range(6)]
         owner = users[0]
         group = owner.create_group("Arena night", *users[1:])
@@ -91,6 +102,7 @@ async def test_an_arena_of_six_in_a_group_with_a_restart(
         some_tid, some_players = next(iter(first.items()))
         await play_out(h, some_tid, some_players, rng=rng, stop_after=3)
         await h.restart()  # mid-round: the arena and its games go on
+        patient(h)
         for tid, players in first.items():
             await play_out(h, tid, players, rng=rng)
 
@@ -110,7 +122,7 @@ async def test_an_arena_of_six_in_a_group_with_a_restart(
         assert sorted(len(v) for v in second.values()) == [2, 2]
         assert not pairs_before & pairs_after
         assert [await h.svc.tables.where(u.id) for u in c] == [None, None]  # waiting
-        h.clock.advance(31)
+        h.clock.advance(PATIENCE + 1)
         again = await seated(h, c, set(first))
         assert [len(v) for v in again.values()] == [2]
 
