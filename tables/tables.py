@@ -6,6 +6,7 @@ through :meth:`Tables.write`."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -364,7 +365,11 @@ class Tables:
         ttl = int(self.config.user_ttl * 1000)
         # a claim older than a lobby's lifetime names a lobby that is gone
         window = int(min(self.config.claim_window, self.config.lobby_ttl) * 1000)
-        for _attempt in range(self.config.cas_retries):
+        loop = asyncio.get_running_loop()
+        patience = loop.time() + CLAIM_WAIT
+        attempts = 0
+        while attempts < self.config.cas_retries:
+            attempts += 1
             cur, fresh = await self.store.user_claim(user)
             if cur == table_id:  # renew the claim: the seat may be written again
                 if await self.store.swap_user(user, cur, table_id, ttl, window):
@@ -385,7 +390,13 @@ class Tables:
                 if fresh:
                     # claimed for another table whose seat is not written yet (a
                     # join or create in flight, maybe in another process): that
-                    # write may still land, so this one may not (issue 17, defect 1)
+                    # write may still land, so this one may not (issue 17, defect 1).
+                    # It usually lands within milliseconds: wait a moment, then say
+                    # where he sits -- "busy" only if it is still in flight
+                    if loop.time() < patience:
+                        attempts -= 1  # waiting is no lost race
+                        await asyncio.sleep(CLAIM_POLL)
+                        continue
                     raise LiveError("busy", "you are joining another table right now")
             if await self.store.swap_user(user, cur, table_id, ttl, window):
                 return True
@@ -407,6 +418,11 @@ class Tables:
         """The open lobby or game in progress where ``user`` sits, if any."""
         cur = await self.store.get_user(user)
         return await self._active_table(cur, user) if cur else None
+
+
+CLAIM_WAIT = 1.5
+"""Seconds a join waits for the same user's join in flight elsewhere to land."""
+CLAIM_POLL = 0.02
 
 
 def _changed(
