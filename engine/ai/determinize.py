@@ -83,6 +83,13 @@ class Determinizer:
         stock_need = self.stock_len - (self.stock_bottom is not None)
         return len(self.pool) == sum(self.need) + stock_need
 
+    @property
+    def unique(self) -> bool:
+        """Only one deal is consistent: the stock holds no unknown card and at most
+        one seat holds unknown cards (it holds the whole pool)."""
+        stock_need = self.stock_len - (self.stock_bottom is not None)
+        return stock_need == 0 and sum(1 for n in self.need if n) <= 1
+
     def sample(self, rng: random.Random) -> GameState:
         """One state the seat cannot tell from the real one (a fresh object)."""
         pool = self.pool[:]

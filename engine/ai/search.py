@@ -29,6 +29,7 @@ import random
 
 from engine.actions import COVER, LEAD, Action
 from engine.ai.determinize import Determinizer
+from engine.ai.endgame import DEFAULT_NODE_LIMIT, EndgameSolver, Unsolved, solvable
 from engine.ai.heuristic import HeuristicPlayer
 from engine.ai.public_info import PublicInfo
 from engine.ai.rollout import Policy, playout
@@ -65,6 +66,7 @@ class SearchPlayer:
         time_budget: float | None = None,
         clock: Clock | None = None,
         margin: float = 0.03,
+        endgame_nodes: int = DEFAULT_NODE_LIMIT,
     ) -> None:
         if iterations < 1:
             raise ValueError("iterations must be at least 1")
@@ -78,12 +80,15 @@ class SearchPlayer:
         self.clock = clock
         self.margin = margin
         self.heuristic = HeuristicPlayer(seed)
+        self.endgame_nodes = endgame_nodes  # 0: never solve exactly
+        self.last_solved: float | None = None  # the exact value of the last decision
         self._info: dict[int, PublicInfo] = {}
         self.last_playouts = 0  # playouts run for the last decision (for tests, benches)
         self.last_steps = 0  # actions simulated for the last decision
 
     def choose(self, state: GameState, seat: int) -> Action | None:
         self.last_playouts = self.last_steps = 0
+        self.last_solved = None
         if state.over or seat not in state.to_act():
             return None
         legal = state.legal_actions(seat)
@@ -105,6 +110,10 @@ class SearchPlayer:
         det = Determinizer(state, info)
         if not det.consistent:  # pragma: no cover - contradictory knowledge: play safe
             return base
+        if self.endgame_nodes and det.unique and solvable(state):
+            exact = self._solve(det, seat, base, random.Random(rng_key))
+            if exact is not None:
+                return exact
         scores = self._search(det, candidates, random.Random(rng_key))
         return self._pick(candidates, scores, base)
 
@@ -139,6 +148,26 @@ class SearchPlayer:
                 seen.add(a)
                 unique.append(a)
         return unique[:MAX_CANDIDATES]
+
+    # -- the exact endgame -----------------------------------------------------------
+    def _solve(
+        self, det: Determinizer, seat: int, base: Action, rng: random.Random
+    ) -> Action | None:
+        """Every card known (the one deal ``det`` allows): the exact move, the
+        heuristic's when it is as good; ``None`` when the budget ran out or every
+        move loses against perfect play (the sampled search then looks for the
+        line most likely to trip the opponent)."""
+        solver = EndgameSolver(seat, self.endgame_nodes)
+        try:
+            value, action = solver.solve(det.sample(rng), prefer=base)
+        except Unsolved:
+            self.last_steps += solver.nodes
+            return None
+        self.last_steps += solver.nodes
+        if action is None or value <= 0.0:
+            return None
+        self.last_solved = value
+        return action
 
     # -- search -------------------------------------------------------------------------
     def _search(
