@@ -3,6 +3,7 @@
     python bench/ai.py [--games N] [--quick] [--variants chuvash,shchelkovsky]
                        [--players 2,4] [--iterations K] [--steps K] [--timing-seconds S]
                        [--seed S] [--jobs N] [--json]
+    python bench/ai.py --ladder [--games N] [--levels random,easy,normal,hard] ...
 
 Per variant:
 
@@ -18,6 +19,10 @@ a timing-only run of 10-player 4-deck shchelkovsky (1 search, 9 heuristic).
 Default: 1,000 games per row (the issue's figure; that takes hours on one core:
 ``--jobs`` spreads the games over processes, at most one per core so that the
 decision times stay one core's); ``--quick``: 40.
+
+``--ladder`` (issue #26): a round robin of 2-player games between the levels
+instead, ``--games`` deals per pair (each deal twice, seats swapped), and the
+levels' ratings on one Elo-style scale with 95 % intervals (``bench/ladder.py``).
 """
 
 from __future__ import annotations
@@ -31,8 +36,12 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.ladder import LADDER, pair_games, table
 from engine.actions import Action
 from engine.ai import HeuristicPlayer, SearchPlayer
 from engine.ai.base import Player
@@ -205,6 +214,45 @@ def row_line(r: dict[str, Any]) -> str:
     )
 
 
+def run_ladder(
+    variants: list[str], levels: list[str], deals: int, seed: int, jobs: int
+) -> dict[str, dict[tuple[str, str], list[float]]]:
+    """Every pair of ``levels`` on ``deals`` deals of each variant (in chunks of
+    10 deals over ``jobs`` processes): the first level's score in each game."""
+    pairs = [(a, b) for i, a in enumerate(levels) for b in levels[i + 1 :]]
+    tasks = [
+        (v, pair, start, min(deals, start + 10))
+        for v in variants
+        for pair in pairs
+        for start in range(0, deals, 10)
+    ]
+    results: dict[str, dict[tuple[str, str], list[float]]] = {
+        v: {pair: [] for pair in pairs} for v in variants
+    }
+    parts: dict[tuple[str, tuple[str, str], int], list[float]] = {}
+
+    def record(key: tuple[str, tuple[str, str], int], scores: list[float]) -> None:
+        parts[key] = scores
+        v, pair, _ = key
+        done = sum(len(s) for (v2, p2, _s), s in parts.items() if (v2, p2) == (v, pair))
+        print(f"{v} {pair[0]} vs {pair[1]}: {done} games", file=sys.stderr)
+
+    if jobs <= 1:
+        for v, pair, start, stop in tasks:
+            record((v, pair, start), pair_games(v, *pair, start, stop, seed))
+    else:
+        with ProcessPoolExecutor(jobs) as pool:
+            futures = {
+                pool.submit(pair_games, v, *pair, start, stop, seed): (v, pair, start)
+                for v, pair, start, stop in tasks
+            }
+            for future in as_completed(futures):
+                record(futures[future], future.result())
+    for (v, pair, _start), scores in sorted(parts.items()):
+        results[v][pair] += scores  # in deal order, whatever the finishing order
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -218,11 +266,31 @@ def main() -> None:
     parser.add_argument("--timing-seconds", type=float, default=20.0, help="10p 4-deck run")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--ladder", action="store_true", help="the levels' round robin")
+    parser.add_argument("--levels", default=",".join(LADDER), help="--ladder's levels")
     parser.add_argument(
         "--jobs", type=int, default=1, help="processes (one per core: decision times hold)"
     )
     args = parser.parse_args()
     games = 40 if args.quick else args.games
+    if args.ladder:
+        variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+        levels = [lvl.strip() for lvl in args.levels.split(",") if lvl.strip()]
+        ladder = run_ladder(variants, levels, games, args.seed, args.jobs)
+        if args.json:
+            print(
+                json.dumps(
+                    {
+                        v: {f"{a}:{b}": s for (a, b), s in pairs.items()}
+                        for v, pairs in ladder.items()
+                    }
+                )
+            )
+            return
+        print(f"AI ladder: {games} deals per pair (each twice, seats swapped), seed {args.seed}")
+        for v, pairs in ladder.items():
+            print("\n".join(table(v, levels, pairs)))
+        return
     budget = (args.iterations, args.steps)
     wanted = [
         (variant, players)

@@ -5,6 +5,7 @@ Tiny budgets: these check the script's accounting, not the AI's strength."""
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -49,3 +50,54 @@ def test_games_zero_runs_only_the_ten_player_timing() -> None:
     result = bench("--games", "0", "--timing-seconds", "0.5")
     assert result["rows"] == []
     assert result["ten_players"]["decisions"] > 0
+
+
+def test_the_ladder_plays_every_pair_both_ways() -> None:
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "ai.py"),
+            "--ladder",
+            "--json",
+            "--games",
+            "2",
+            "--levels",
+            "random,easy,normal",
+            "--variants",
+            "chuvash",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result = json.loads(out.stdout)
+    pairs = result["chuvash"]
+    assert set(pairs) == {"random:easy", "random:normal", "easy:normal"}
+    for scores in pairs.values():
+        assert len(scores) == 4  # two deals, each with the seats swapped
+        assert set(scores) <= {0.0, 0.5, 1.0}
+
+
+def test_the_ladder_fit_recovers_known_ratings() -> None:
+    sys.path.insert(0, str(ROOT))
+    from bench.ladder import bootstrap, fit
+
+    # a level 200 points above another scores 1 / (1 + 10 ** (-200 / 400)) = 0.760
+    rng = random.Random(26)
+    truth = {"a": 0.0, "b": 200.0, "c": 400.0}
+    results: dict[tuple[str, str], list[float]] = {}
+    for x, y in (("a", "b"), ("a", "c"), ("b", "c")):
+        p = 1 / (1 + 10 ** ((truth[y] - truth[x]) / 400))
+        results[(x, y)] = [1.0 if rng.random() < p else 0.0 for _ in range(4000)]
+    ratings = fit(["a", "b", "c"], results)
+    assert ratings["a"] == 0.0
+    assert abs(ratings["b"] - 200) < 30
+    assert abs(ratings["c"] - 400) < 30
+    intervals = bootstrap(["a", "b", "c"], results, rounds=50)
+    for level in ("b", "c"):
+        low, high = intervals[level]
+        assert low <= ratings[level] <= high
+    # a level that never loses still gets a finite rating (the prior's virtual draw)
+    one_sided = {("a", "b"): [0.0] * 50}
+    assert 0 < fit(["a", "b"], one_sided)["b"] < 2000
