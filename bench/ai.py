@@ -80,7 +80,7 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def games_range(
-    variant: str, players: int, start: int, stop: int, seed: int, budget: tuple[int, int]
+    variant: str, players: int, start: int, stop: int, seed: int, budget: tuple[int, int, int]
 ) -> dict[str, Any]:
     """Games ``start`` .. ``stop - 1`` of a row; game ``g`` deals deal ``g // players``
     with the search player at seat ``g % players`` (the others: heuristic).  Each
@@ -91,7 +91,11 @@ def games_range(
     for g in range(start, stop):
         deal, seat = divmod(g, players)
         state = new_game(variant, players, f"bench:{seed}:{deal}", OPTIONS[variant])
-        timed = Timed(SearchPlayer(f"{seed}:{g}", iterations=budget[0], steps=budget[1]))
+        timed = Timed(
+            SearchPlayer(
+                f"{seed}:{g}", iterations=budget[0], steps=budget[1], solve_stock=budget[2]
+            )
+        )
         ais: list[Player] = [
             timed if s == seat else HeuristicPlayer(f"{seed}:{g}:{s}") for s in range(players)
         ]
@@ -133,7 +137,7 @@ def finish_row(parts: list[dict[str, Any]], wall: float) -> dict[str, Any]:
 
 
 def run_rows(
-    rows: list[tuple[str, int]], games: int, seed: int, budget: tuple[int, int], jobs: int
+    rows: list[tuple[str, int]], games: int, seed: int, budget: tuple[int, int, int], jobs: int
 ) -> list[dict[str, Any]]:
     """Every row, its games split into chunks of whole deals over ``jobs``
     processes; each finished chunk prints the row's running count (stderr), so
@@ -170,7 +174,11 @@ def run_rows(
 
 
 def timing_only(
-    variant: str, players: int, options: dict[str, Any], seconds: float, budget: tuple[int, int]
+    variant: str,
+    players: int,
+    options: dict[str, Any],
+    seconds: float,
+    budget: tuple[int, int, int],
 ) -> list[float]:
     """Decision times of one search player among heuristics for ``seconds``."""
     times: list[float] = []
@@ -179,7 +187,7 @@ def timing_only(
     g = 0
     while time.perf_counter() - start < seconds:
         state = new_game(variant, players, f"time:{g}", options)
-        timed = Timed(SearchPlayer(g, iterations=budget[0], steps=budget[1]))
+        timed = Timed(SearchPlayer(g, iterations=budget[0], steps=budget[1], solve_stock=budget[2]))
         ais: list[Player] = [timed, *(HeuristicPlayer(f"{g}:{s}") for s in range(1, players))]
         g += 1
         while state.phase != OVER_PHASE and time.perf_counter() - start < seconds:
@@ -266,6 +274,12 @@ def main() -> None:
     parser.add_argument("--timing-seconds", type=float, default=20.0, help="10p 4-deck run")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--solve-stock",
+        type=int,
+        default=0,
+        help="2 players, at most this many cards in the stock: solve sampled deals",
+    )
     parser.add_argument("--ladder", action="store_true", help="the levels' round robin")
     parser.add_argument("--levels", default=",".join(LADDER), help="--ladder's levels")
     parser.add_argument(
@@ -291,7 +305,7 @@ def main() -> None:
         for v, pairs in ladder.items():
             print("\n".join(table(v, levels, pairs)))
         return
-    budget = (args.iterations, args.steps)
+    budget = (args.iterations, args.steps, args.solve_stock)
     wanted = [
         (variant, players)
         for variant in [v.strip() for v in args.variants.split(",") if v.strip()]

@@ -123,6 +123,20 @@ class EndgameSolver:
                 return theirs, best
         return best_value, best
 
+    def value(self, state: GameState, fresh: bool = True) -> float:
+        """The value of a position whose every card is known (a sampled deal: the
+        stock's order too), with a budget of ``node_limit`` more nodes; ``fresh``
+        forgets the positions of an earlier deal (keys hold the stock's length,
+        not its cards).  Raises :class:`Unsolved` past the budget."""
+        if state.phase == OVER_PHASE:
+            return terminal_value(state, self.seat)
+        if fresh:
+            self.table.clear()
+        self._prepare(state)
+        self.nodes = self.loops = 0
+        self.line = set()
+        return self._value(state, LOSS, WIN)
+
     # -- the search -----------------------------------------------------------------
     def _prepare(self, root: GameState) -> None:
         others = [s for s in range(root.players) if s != self.seat and root.sizes[s]]

@@ -47,6 +47,9 @@ round that reaches it): measured by ``bench/ai.py`` to keep decisions within the
 issue's time goals (median <= 150 ms, p99 <= 400 ms on one core)."""
 DEFAULT_PLAYOUT_LIMIT = 160
 """Actions per playout before it is scored by hand sizes (long multi-deck games)."""
+NODE_COST = 3
+"""A solver node (a copy, a move, the legal moves, a key) costs about this many
+simulated playout actions of the budget."""
 MAX_CANDIDATES = 12
 COVERS_PER_ATTACK = 2
 
@@ -67,6 +70,8 @@ class SearchPlayer:
         clock: Clock | None = None,
         margin: float = 0.03,
         endgame_nodes: int = DEFAULT_NODE_LIMIT,
+        solve_stock: int = 0,
+        solve_nodes: int = 300,
     ) -> None:
         if iterations < 1:
             raise ValueError("iterations must be at least 1")
@@ -81,13 +86,18 @@ class SearchPlayer:
         self.margin = margin
         self.heuristic = HeuristicPlayer(seed)
         self.endgame_nodes = endgame_nodes  # 0: never solve exactly
+        # two players, at most ``solve_stock`` cards in the stock: sampled deals are
+        # solved (``solve_nodes`` nodes each) rather than played out
+        self.solve_stock = solve_stock
+        self.solve_nodes = solve_nodes
         self.last_solved: float | None = None  # the exact value of the last decision
+        self.last_solved_samples = 0  # sampled deals solved exactly for it
         self._info: dict[int, PublicInfo] = {}
         self.last_playouts = 0  # playouts run for the last decision (for tests, benches)
         self.last_steps = 0  # actions simulated for the last decision
 
     def choose(self, state: GameState, seat: int) -> Action | None:
-        self.last_playouts = self.last_steps = 0
+        self.last_playouts = self.last_steps = self.last_solved_samples = 0
         self.last_solved = None
         if state.over or seat not in state.to_act():
             return None
@@ -180,9 +190,19 @@ class SearchPlayer:
         totals = [0.0] * k
         counts = [0] * k
         seat = det.seat
+        # late in a two-player game each sampled deal is solved exactly instead of
+        # played out greedily (every card of a sample is known, the stock's order too)
+        solver = None
+        if (
+            self.solve_nodes
+            and sum(1 for s in det.base.sizes if s) == 2
+            and det.stock_len <= self.solve_stock
+        ):
+            solver = EndgameSolver(seat, self.solve_nodes)
         # whole rounds (every candidate on one sampled deal) while the budget lasts
         while self.last_playouts + k <= self.iterations and self.last_steps < self.steps:
             sample = det.sample(rng)
+            fresh = True
             for i, action in enumerate(candidates):
                 if deadline is not None and self.clock is not None and self.clock() >= deadline:
                     return _means(totals, counts)
@@ -192,6 +212,20 @@ class SearchPlayer:
                 except IllegalAction:  # pragma: no cover - defensive: never seen
                     counts[i] += 1
                     continue
+                if solver is not None:
+                    try:
+                        totals[i] += solver.value(game, fresh)
+                    except Unsolved:
+                        solver.table.clear()
+                    else:
+                        self.last_steps += 1 + NODE_COST * solver.nodes
+                        self.last_solved_samples += 1
+                        counts[i] += 1
+                        self.last_playouts += 1
+                        fresh = False
+                        continue
+                    fresh = True
+                    self.last_steps += NODE_COST * solver.nodes
                 policy = Policy(game, rng)
                 self.last_steps += 1 + playout(game, policy, self.playout_limit)
                 totals[i] += _score(game, seat)

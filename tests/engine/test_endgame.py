@@ -180,3 +180,33 @@ def test_a_won_ending_is_won_against_the_heuristic() -> None:
             game.apply(action)
         assert game.loser != seat
     assert checked >= 5
+
+
+def test_solving_sampled_deals_late_in_the_game_is_legal_and_deterministic() -> None:
+    """``solve_stock`` (an option, off by default): with a few cards left in the
+    stock the search solves each sampled deal instead of playing it out; it still
+    proposes legal moves only and the same seed gives the same move.  (Chuvash
+    with full hands rarely solves within the per-deal budget: C6's many leads.)"""
+    variant, options = "shchelkovsky", {"decks": 2}
+    decided = solved = 0
+    for seed in range(40):
+        rng = random.Random(seed)
+        state = new_game(variant, 2, seed, options)
+        while state.phase != OVER_PHASE and len(state.stock) > 4:
+            seats = state.to_act()
+            action = state.sample_action(seats[int(rng.random() * len(seats))], rng.random())
+            assert action is not None
+            state.apply(action, checked=False)
+        if state.phase == OVER_PHASE or not state.stock:
+            continue
+        for seat in state.to_act():
+            players = [
+                SearchPlayer(f"s{seed}", iterations=24, steps=3000, solve_stock=6) for _ in range(2)
+            ]
+            moves = [p.choose(state, seat) for p in players]
+            assert moves[0] == moves[1]
+            solved += players[0].last_solved_samples
+            assert moves[0] in state.legal_actions(seat)
+            decided += 1
+    assert decided >= 10
+    assert solved > 0  # the solving path ran
