@@ -80,7 +80,12 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def games_range(
-    variant: str, players: int, start: int, stop: int, seed: int, budget: tuple[int, int, int]
+    variant: str,
+    players: int,
+    start: int,
+    stop: int,
+    seed: int,
+    budget: tuple[int, int, int, float, float],
 ) -> dict[str, Any]:
     """Games ``start`` .. ``stop - 1`` of a row; game ``g`` deals deal ``g // players``
     with the search player at seat ``g % players`` (the others: heuristic).  Each
@@ -93,7 +98,12 @@ def games_range(
         state = new_game(variant, players, f"bench:{seed}:{deal}", OPTIONS[variant])
         timed = Timed(
             SearchPlayer(
-                f"{seed}:{g}", iterations=budget[0], steps=budget[1], solve_stock=budget[2]
+                f"{seed}:{g}",
+                iterations=budget[0],
+                steps=budget[1],
+                solve_stock=budget[2],
+                z=budget[3],
+                margin=budget[4],
             )
         )
         ais: list[Player] = [
@@ -137,7 +147,11 @@ def finish_row(parts: list[dict[str, Any]], wall: float) -> dict[str, Any]:
 
 
 def run_rows(
-    rows: list[tuple[str, int]], games: int, seed: int, budget: tuple[int, int, int], jobs: int
+    rows: list[tuple[str, int]],
+    games: int,
+    seed: int,
+    budget: tuple[int, int, int, float, float],
+    jobs: int,
 ) -> list[dict[str, Any]]:
     """Every row, its games split into chunks of whole deals over ``jobs``
     processes; each finished chunk prints the row's running count (stderr), so
@@ -178,7 +192,7 @@ def timing_only(
     players: int,
     options: dict[str, Any],
     seconds: float,
-    budget: tuple[int, int, int],
+    budget: tuple[int, int, int, float, float],
 ) -> list[float]:
     """Decision times of one search player among heuristics for ``seconds``."""
     times: list[float] = []
@@ -187,7 +201,16 @@ def timing_only(
     g = 0
     while time.perf_counter() - start < seconds:
         state = new_game(variant, players, f"time:{g}", options)
-        timed = Timed(SearchPlayer(g, iterations=budget[0], steps=budget[1], solve_stock=budget[2]))
+        timed = Timed(
+            SearchPlayer(
+                g,
+                iterations=budget[0],
+                steps=budget[1],
+                solve_stock=budget[2],
+                z=budget[3],
+                margin=budget[4],
+            )
+        )
         ais: list[Player] = [timed, *(HeuristicPlayer(f"{g}:{s}") for s in range(1, players))]
         g += 1
         while state.phase != OVER_PHASE and time.perf_counter() - start < seconds:
@@ -280,6 +303,12 @@ def main() -> None:
         default=0,
         help="2 players, at most this many cards in the stock: solve sampled deals",
     )
+    parser.add_argument(
+        "--margin", type=float, default=0.03, help="how much a deviation must score better"
+    )
+    parser.add_argument(
+        "--z", type=float, default=0.0, help="standard errors a deviation must win by"
+    )
     parser.add_argument("--ladder", action="store_true", help="the levels' round robin")
     parser.add_argument("--levels", default=",".join(LADDER), help="--ladder's levels")
     parser.add_argument(
@@ -305,7 +334,7 @@ def main() -> None:
         for v, pairs in ladder.items():
             print("\n".join(table(v, levels, pairs)))
         return
-    budget = (args.iterations, args.steps, args.solve_stock)
+    budget = (args.iterations, args.steps, args.solve_stock, args.z, args.margin)
     wanted = [
         (variant, players)
         for variant in [v.strip() for v in args.variants.split(",") if v.strip()]

@@ -25,6 +25,7 @@ are seeded by the player's seed, the ply and the seat only.
 
 from __future__ import annotations
 
+import math
 import random
 
 from engine.actions import COVER, LEAD, Action
@@ -69,6 +70,7 @@ class SearchPlayer:
         time_budget: float | None = None,
         clock: Clock | None = None,
         margin: float = 0.03,
+        z: float = 0.0,
         endgame_nodes: int = DEFAULT_NODE_LIMIT,
         solve_stock: int = 0,
         solve_nodes: int = 300,
@@ -84,6 +86,10 @@ class SearchPlayer:
         self.time_budget = time_budget
         self.clock = clock
         self.margin = margin
+        # a candidate replaces the heuristic's choice only if it beats it, on the
+        # same sampled deals, by more than ``z`` standard errors of the difference
+        self.z = z
+        self._diffs: list[tuple[float, float, int]] = []  # per candidate: sum d, sum d^2, n
         self.heuristic = HeuristicPlayer(seed)
         self.endgame_nodes = endgame_nodes  # 0: never solve exactly
         # two players, at most ``solve_stock`` cards in the stock: sampled deals are
@@ -190,6 +196,10 @@ class SearchPlayer:
         totals = [0.0] * k
         counts = [0] * k
         seat = det.seat
+        d_sum = [0.0] * k
+        d_sq = [0.0] * k
+        rounds = 0
+        self._diffs = []
         # late in a two-player game each sampled deal is solved exactly instead of
         # played out greedily (every card of a sample is known, the stock's order too)
         solver = None
@@ -203,6 +213,9 @@ class SearchPlayer:
         while self.last_playouts + k <= self.iterations and self.last_steps < self.steps:
             sample = det.sample(rng)
             fresh = True
+            if rounds:
+                self._diffs = [(d_sum[i], d_sq[i], rounds) for i in range(k)]
+            before = totals[:]
             for i, action in enumerate(candidates):
                 if deadline is not None and self.clock is not None and self.clock() >= deadline:
                     return _means(totals, counts)
@@ -231,13 +244,29 @@ class SearchPlayer:
                 totals[i] += _score(game, seat)
                 counts[i] += 1
                 self.last_playouts += 1
+            got = [t - b for t, b in zip(totals, before, strict=True)]
+            for i in range(k):
+                d = got[i] - got[0]
+                d_sum[i] += d
+                d_sq[i] += d * d
+            rounds += 1
+        self._diffs = [(d_sum[i], d_sq[i], rounds) for i in range(k)]
         return _means(totals, counts)
 
     def _pick(self, candidates: list[Action], scores: list[float], base: Action) -> Action:
         best = max(range(len(candidates)), key=lambda i: (scores[i], -i))
-        if scores[best] - scores[0] > self.margin:
-            return candidates[best]
-        return base
+        if scores[best] - scores[0] <= self.margin:
+            return base
+        if self.z > 0 and len(self._diffs) == len(candidates):
+            total, squares, n = self._diffs[best]
+            if n < 2:
+                return base
+            mean = total / n
+            # one pseudo-observation of spread 1: a few equal rounds prove nothing
+            var = max(0.0, squares - n * mean * mean + 1.0) / n
+            if mean <= self.z * math.sqrt(var / n):
+                return base
+        return candidates[best]
 
 
 def _means(totals: list[float], counts: list[int]) -> list[float]:

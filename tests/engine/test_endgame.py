@@ -210,3 +210,23 @@ def test_solving_sampled_deals_late_in_the_game_is_legal_and_deterministic() -> 
             decided += 1
     assert decided >= 10
     assert solved > 0  # the solving path ran
+
+
+def test_a_huge_z_keeps_the_heuristics_move() -> None:
+    """``z``: a deviation must beat the heuristic's move by z standard errors of
+    the paired difference; with a huge z it never does, so the move is the one
+    a search player that never deviates (a huge margin) plays."""
+    compared = 0
+    for seed in range(6):
+        rng = random.Random(seed)
+        state = new_game("chuvash", 2, seed)
+        while state.phase != OVER_PHASE and compared < 60:
+            seat = state.to_act()[int(rng.random() * len(state.to_act()))]
+            strict = SearchPlayer(seed, iterations=24, steps=1500, z=1e9, endgame_nodes=0)
+            never = SearchPlayer(seed, iterations=24, steps=1500, margin=10.0, endgame_nodes=0)
+            assert strict.choose(state, seat) == never.choose(state, seat)
+            compared += 1
+            action = state.sample_action(seat, rng.random())
+            assert action is not None
+            state.apply(action, checked=False)
+    assert compared >= 30
