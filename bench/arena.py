@@ -331,7 +331,7 @@ async def announce(
 
 
 @dataclass
-class Outcome:
+class ArenaRun:
     wall: float
     joined: float
     final: Arena
@@ -346,7 +346,7 @@ async def arena_run(
     fake: FakeTelegram,
     meter: Meter,
     pace: tuple[float, float],
-) -> Outcome:
+) -> ArenaRun:
     users = [fake.add_user(f"Player {i}", language_code="en") for i in range(args.players)]
     owner = users[0]
     group = owner.create_group("Arena bench", *users[1:])
@@ -387,7 +387,7 @@ async def arena_run(
         except TimeoutError:
             pass
     games = await bots.svc.arenas.games(arena.id, 0, 100_000)
-    return Outcome(wall, joined, final, games, figs, podium)
+    return ArenaRun(wall, joined, final, games, figs, podium)
 
 
 def log_summary(logs: list[str]) -> list[str]:
@@ -414,7 +414,7 @@ def report(
     args: argparse.Namespace,
     pace: tuple[float, float],
     meter: Meter,
-    out: Outcome,
+    out: ArenaRun,
     bots: Bots,
     retry_after: int,
 ) -> None:
