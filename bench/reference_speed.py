@@ -9,9 +9,11 @@ Both engines play 2-player games between uniformly random players in this one
 process, in alternating rounds of ``S`` seconds (so a busy machine slows both
 alike); it prints games/s and actions/s of each and our/their ratio, for our
 chuvash (36 cards, like theirs) and shchelkovsky (2 decks) games, through the
-public self-play path (``engine.selfplay.play_game``) and the search player's
-playout path (``engine.ai.rollout.random_playout``).  Issue 15's goal: a ratio of
-at least 2 (3 as a stretch).
+public self-play path (``engine.selfplay.play_game``), the rules engine's playout
+path (``engine.ai.rollout.random_playout``) and the playout representation made for
+speed (``engine.ai.fastplay.FastGame``, checked against the rules engine by
+``tests/engine/test_fastplay.py``).  Issue 15's goal: a ratio of at least 2; issue
+26's: random playouts at least 3 times the reference.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.ai import make_player
+from engine.ai.fastplay import FastGame
 from engine.ai.rollout import random_playout
 from engine.selfplay import play_game
 from engine.setup import new_game
@@ -63,7 +66,7 @@ def reference_runner(folder: Path) -> Runner:
     return run
 
 
-def ours_runner(variant: str, options: dict[str, Any], fast: bool) -> Runner:
+def ours_runner(variant: str, options: dict[str, Any], path: str) -> Runner:
     rng = random.Random(1)
     counter = [0]
 
@@ -73,7 +76,9 @@ def ours_runner(variant: str, options: dict[str, Any], fast: bool) -> Runner:
         while time.perf_counter() - start < seconds:
             g = counter[0] = counter[0] + 1
             state = new_game(variant, 2, g, options)
-            if fast:
+            if path == "fast":
+                actions += FastGame(state).random_playout(rng)
+            elif path == "playout":
                 actions += random_playout(state, rng)
             else:
                 ais = [make_player("random", f"{g}:{s}") for s in range(2)]
@@ -98,10 +103,11 @@ def main() -> None:
         return
     runners: dict[str, Runner] = {
         "reference": reference_runner(args.reference.resolve()),
-        "chuvash play_game": ours_runner("chuvash", {}, fast=False),
-        "chuvash playout": ours_runner("chuvash", {}, fast=True),
-        "shchelkovsky play_game": ours_runner("shchelkovsky", {"decks": 2}, fast=False),
-        "shchelkovsky playout": ours_runner("shchelkovsky", {"decks": 2}, fast=True),
+        **{
+            f"{variant} {path}": ours_runner(variant, options, path)
+            for variant, options in (("chuvash", {}), ("shchelkovsky", {"decks": 2}))
+            for path in ("play_game", "playout", "fast")
+        },
     }
     for run in runners.values():
         run(0.2)  # warm-up (memos, imports)

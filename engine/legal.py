@@ -116,7 +116,7 @@ class LegalActions(StateBase):
             m = mask & suit_mask
             if m:
                 k = m.bit_count()
-                patterns = _patterns(k, limit if limit < k else k)
+                patterns = lead_patterns(k, limit if limit < k else k)
                 groups.append((m, patterns))
                 total += len(patterns)
         i = int(u * total)
@@ -223,7 +223,7 @@ class LegalActions(StateBase):
 
 
 @cache
-def _patterns(k: int, limit: int) -> tuple[int, ...]:
+def lead_patterns(k: int, limit: int) -> tuple[int, ...]:
     """The bit patterns of the non-empty subsets of ``k`` cards with at most
     ``limit`` of them, in increasing order (the order of :func:`_suit_subsets`)."""
     return tuple(p for p in range(1, 1 << k) if p.bit_count() <= limit)
