@@ -18,9 +18,11 @@ checked, and compares every move and the result.
 from __future__ import annotations
 
 import random
+from functools import cache
 
 from engine.actions import COVER, LEAD, PASS, SHOW_TRUMP, TAKE, THROW, TRANSFER, Action
-from engine.cards import JOKER_RANK, RANK_MASKS, SUIT_MASKS
+from engine.ai.values import CHUVASH_PRECIOUS, SHCH_PRECIOUS, chuvash_values, shchelkovsky_values
+from engine.cards import JOKER, JOKER_RANK, NCARDS, RANK_MASKS, SUIT_MASKS
 from engine.legal import lead_patterns
 from engine.state import BOUT_PHASE, LEAD_PHASE, OVER_PHASE, GameState
 from engine.variants import HAND_SIZE
@@ -81,8 +83,7 @@ class FastGame:
         self.masks = state.masks[:]
         self.sizes = state.sizes[:]
         # one deck: a card is held at most once and the mask says it all
-        multi = any(c > 1 for row in state.counts for c in row) or state.options.decks > 1
-        self.counts = [row[:] for row in state.counts] if multi else None
+        self.counts = [row[:] for row in state.counts] if state.options.decks > 1 else None
         self.stock = state.stock[:]
         self.att = [a for a, _ in state.table]
         self.cov = [c for _, c in state.table]
@@ -109,17 +110,32 @@ class FastGame:
     def over(self) -> bool:
         return self.phase == _OVER
 
-    def random_playout(  # noqa: C901 - one hot loop on purpose (see the docstring)
+    def random_playout(
         self, rng: random.Random, max_actions: int = 1_000_000, trace: list[Action] | None = None
     ) -> int:
         """Play on with uniformly random legal actions, as
         :func:`engine.ai.rollout.random_playout` does on a :class:`GameState` for the
         same ``rng``; returns the number of actions applied.  ``trace`` (when given)
-        receives every action.
+        receives every action."""
+        return self.playout(rng, None, max_actions, trace)
+
+    def playout(  # noqa: C901 - one hot loop on purpose (see the docstring)
+        self,
+        rng: random.Random,
+        policy: FastPolicy | None,
+        max_actions: int = 1_000_000,
+        trace: list[Action] | None = None,
+    ) -> int:
+        """Play on, at most ``max_actions`` actions, every seat by ``policy`` (the
+        greedy playout policy, as :func:`engine.ai.rollout.playout` plays it on a
+        :class:`GameState` for the same ``rng``) or uniformly at random (``None``);
+        returns the number of actions applied.  ``trace`` (when given) receives every
+        action.
 
         One function on purpose: the state lives in local variables while it runs
         (written back at the end), which is most of the speed-up."""
         rand = rng.random
+        eps = policy.epsilon if policy is not None else 1.0
         rot = self._rotations()
         masks = self.masks
         sizes = self.sizes
@@ -130,7 +146,10 @@ class FastGame:
         beat = self.beat
         cap = self.cap
         late_throw = not self.immediate_take  # S10: throw-ins also after a TAKE
-        easy_defence = not self.transfers  # no S8: covers and TAKE only
+        transfers = self.transfers
+        easy_defence = not transfers  # no S8: covers and TAKE only
+        n = self.n
+        stock = self.stock
         phase = self.phase
         attacker = self.attacker
         defender = self.defender
@@ -151,7 +170,10 @@ class FastGame:
             ply += 1
             if phase == _LEAD:  # C6 cards of one suit / S6 one card
                 seat = attacker
-                cards = _sample_lead(masks[seat], sizes[defender], rand(), self.lead_many)
+                if policy is not None and rand() >= eps:
+                    cards = policy.lead(masks[seat], sizes[defender])
+                else:
+                    cards = _sample_lead(masks[seat], sizes[defender], rand(), self.lead_many)
                 if trace is not None:
                     trace.append(_new_action(Action, (seat, LEAD, tuple(cards), -1)))
                 for c in cards:
@@ -170,16 +192,34 @@ class FastGame:
                     seat = defender if prio < 0 or rand() < 0.5 else prio
                 else:
                     seat = prio
-                u = rand()
-                if seat != defender:
+                if policy is not None and rand() >= eps:
+                    if seat != defender:
+                        kind, c, a = policy.throw(masks[seat] & ranks, bool(stock))
+                    else:
+                        # S8 before any cover, with a card of the attack's rank
+                        redirect = (
+                            not covered_any
+                            and transfers
+                            and tseat < 0
+                            and masks[seat] & RANK_MASKS[att[0]]
+                        )
+                        kind, c, a = policy.defend(
+                            att,
+                            cov,
+                            masks[seat],
+                            len(stock) >= 2 * n,
+                            len(stock),
+                            self._defence(seat, passer, thrown, tseat, tcard, covers=False)
+                            if redirect
+                            else None,
+                        )
+                elif seat != defender:
+                    u = rand()
                     # C10 / S10: a throw-in of a rank on the table, or PASS (listed last)
                     m = masks[seat] & ranks
                     k = m.bit_count()
                     i = int(u * (k + 1))
                     if i == k:
-                        if trace is not None:
-                            trace.append(_new_action(Action, (seat, PASS, (), -1)))
-                        passed |= 1 << seat
                         kind = PASS
                     else:
                         for _ in range(i):
@@ -189,47 +229,52 @@ class FastGame:
                         a = -1
                 elif tseat < 0 and (covered_any or easy_defence):
                     # C9 / S9: each beater of each uncovered attack card, then TAKE
-                    a, c = _sample_cover(att, cov, masks[seat], beat, u)
+                    a, c = _sample_cover(att, cov, masks[seat], beat, rand())
                     kind = COVER if c >= 0 else TAKE
                 else:
                     # the full list: covers, S8 redirects, S10a self-throws, TAKE
                     moves = self._defence(seat, passer, thrown, tseat, tcard)
-                    kind, c, a = moves[int(u * len(moves))]
-                    if kind == SHOW_TRUMP:
-                        # S8 pass-ticket: the trump stays in hand; the attack goes back
-                        tseat = seat
-                        tcard = c
-                        defender = passer
-                        passer = seat
-                if kind == TAKE:
+                    kind, c, a = moves[int(rand() * len(moves))]
+                if kind == PASS:
+                    if trace is not None:
+                        trace.append(_new_action(Action, (seat, PASS, (), -1)))
+                    passed |= 1 << seat
+                elif kind == TAKE:
                     if trace is not None:
                         trace.append(_new_action(Action, (seat, TAKE, (), -1)))
                     taking = True
-                elif kind != PASS:
+                elif kind == SHOW_TRUMP:
+                    # S8 pass-ticket: the trump stays in hand; the attack goes back
                     if trace is not None:
                         trace.append(_new_action(Action, (seat, kind, (c,), a)))
-                    if kind != SHOW_TRUMP:
-                        _remove(masks, counts, sizes, seat, c)
-                        if not sizes[seat]:
-                            emptied[seat] = ply
-                        passed = 0  # a change of the table clears all passes (RULES §0)
-                        if kind == COVER:
-                            j = att.index(a)
-                            while cov[j] >= 0:
-                                j = att.index(a, j + 1)
-                            cov[j] = c
-                            ranks |= RANK_MASKS[c]
-                            uncovered -= 1
-                            covered_any = True
-                        else:
-                            att.append(c)
-                            cov.append(-1)
-                            uncovered += 1
-                            if kind == THROW:  # S10 counts self-throws (S10a) too
-                                thrown += 1
-                            else:  # S8 transfer: the attack passes on clockwise
-                                passer = seat
-                                defender = self._next_active(seat)
+                    tseat = seat
+                    tcard = c
+                    defender = passer
+                    passer = seat
+                else:
+                    if trace is not None:
+                        trace.append(_new_action(Action, (seat, kind, (c,), a)))
+                    _remove(masks, counts, sizes, seat, c)
+                    if not sizes[seat]:
+                        emptied[seat] = ply
+                    passed = 0  # a change of the table clears all passes (RULES §0)
+                    if kind == COVER:
+                        j = att.index(a)
+                        while cov[j] >= 0:
+                            j = att.index(a, j + 1)
+                        cov[j] = c
+                        ranks |= RANK_MASKS[c]
+                        uncovered -= 1
+                        covered_any = True
+                    else:
+                        att.append(c)
+                        cov.append(-1)
+                        uncovered += 1
+                        if kind == THROW:  # S10 counts self-throws (S10a) too
+                            thrown += 1
+                        else:  # S8 transfer: the attack passes on clockwise
+                            passer = seat
+                            defender = self._next_active(seat)
             # RULES §0 throw-in priority; with nobody to act the bout ends
             prio = -1
             if covered_any or (taking and late_throw):
@@ -346,20 +391,21 @@ class FastGame:
                 return
 
     def _defence(
-        self, seat: int, passer: int, thrown: int, tseat: int, tcard: int
+        self, seat: int, passer: int, thrown: int, tseat: int, tcard: int, covers: bool = True
     ) -> list[tuple[str, int, int]]:
         """The defender's legal moves in the order of
         :meth:`GameState.legal_actions <engine.state.GameState.legal_actions>`, as
         ``(kind, card, attack)``: covers (C9 / S9), S8 transfers and pass-ticket before
         any cover, S10a self-throws after a pass-ticket, TAKE.  The playout keeps its
-        scalars in locals: they come as arguments, the lists from ``self``."""
+        scalars in locals: they come as arguments, the lists from ``self``.
+        ``covers=False`` leaves the covers out (the greedy policy plans its own)."""
         sizes, att, cov = self.sizes, self.att, self.cov
         mask = self.masks[seat]
         moves: list[tuple[str, int, int]] = []
         uncovered = cov.count(-1)
         seen = 0
         for a, c in zip(att, cov, strict=True):
-            if c < 0 and not seen >> a & 1:
+            if covers and c < 0 and not seen >> a & 1:
                 seen |= 1 << a
                 m = mask & self.beat[a]
                 while m:
@@ -405,6 +451,132 @@ class FastGame:
             if s != self.defender and not self.passed >> s & 1 and self.masks[s] & self.ranks:
                 return s
         return -1
+
+
+class FastPolicy:
+    """The greedy playout policy of :class:`engine.ai.rollout.Policy` for
+    :meth:`FastGame.playout`: lead the cheapest card (C6: with the cheap cards of
+    its suit), cover the hardest attack with the cheapest beater or take, S8
+    pass-ticket always and a transfer when cheaper than covering, throw in the
+    cheapest card.  Moves come as ``(kind, card, attack)``."""
+
+    __slots__ = ("beat", "by_suit", "chuvash", "epsilon", "order", "place", "precious", "values")
+
+    def __init__(self, state: GameState, epsilon: float = 0.1) -> None:
+        self.chuvash = state.variant.name == "chuvash"
+        self.values, self.order, self.precious = _policy_values(self.chuvash, state.trump)
+        self.place = _places(self.order)  # a card's place in ``order``
+        self.by_suit = _by_suit(self.order)  # each suit's cards, cheapest first
+        self.beat = state.beat
+        self.epsilon = epsilon
+
+    def cheapest(self, mask: int) -> int:
+        """The cheapest card of a non-empty mask (a hand has few cards: scan them)."""
+        place = self.place
+        best = len(place)
+        while mask:
+            low = mask & -mask
+            mask ^= low
+            p = place[low.bit_length() - 1]
+            if p < best:
+                best = p
+        return self.order[best]
+
+    def lead(self, mask: int, limit: int) -> list[int]:
+        c = self.cheapest(mask)
+        if not self.chuvash:
+            return [c]  # S6: one card
+        # C6: the cheap cards of the cheapest card's suit, at most what he holds
+        same = mask & SUIT_MASKS[c & 3]
+        cards = [c]
+        cap = self.precious * 0.6
+        values = self.values
+        for x in self.by_suit[c & 3]:  # cheapest first: stop at the first dear one
+            if len(cards) >= limit or values[x] > cap:
+                break
+            if x != c and same >> x & 1:
+                cards.append(x)
+        cards.sort()
+        return cards
+
+    def throw(self, mask: int, stock: bool) -> tuple[str, int, int]:
+        """``mask``: the priority holder's cards of a rank on the table."""
+        c = self.cheapest(mask)
+        if not stock or self.values[c] < self.precious:
+            return THROW, c, -1
+        return PASS, -1, -1
+
+    def defend(
+        self,
+        att: list[int],
+        cov: list[int],
+        mask: int,
+        big_stock: bool,
+        stock: int,
+        moves: list[tuple[str, int, int]] | None,
+    ) -> tuple[str, int, int]:
+        """``moves``: the legal list when an S8 redirect is possible, else None."""
+        values = self.values
+        beat = self.beat
+        plan: list[tuple[int, int]] = []
+        used = 0
+        # hardest attack first; one beater each (a greedy cover plan, C9 / S9)
+        attacks = sorted(
+            (a for a, c in zip(att, cov, strict=True) if c < 0), key=values.__getitem__
+        )
+        for a in reversed(attacks):
+            m = mask & beat[a] & ~used
+            if not m:
+                plan = []
+                break
+            c = self.cheapest(m)
+            used |= 1 << c
+            plan.append((a, c))
+        if moves is not None and mask & RANK_MASKS[att[0]]:  # S8
+            best = -1
+            for kind, c, _ in moves:
+                if kind == SHOW_TRUMP:
+                    return kind, c, -1  # costs nothing
+                if kind == TRANSFER and (best < 0 or c < best):
+                    best = c
+            if best >= 0:
+                cover_cost = sum(values[c] for _, c in plan) if plan else 1e9
+                if values[best] <= cover_cost:
+                    return TRANSFER, best, -1
+        if not plan:
+            return TAKE, -1, -1
+        if big_stock:
+            # take rather than spend precious cards while the stock is still big
+            dear = sum(1 for _, c in plan if values[c] >= self.precious)
+            if dear and dear * 10 + stock > 40:
+                return TAKE, -1, -1
+        a, c = plan[0]
+        return COVER, c, a
+
+
+@cache
+def _policy_values(
+    chuvash: bool, trump: int | None
+) -> tuple[tuple[float, ...], tuple[int, ...], float]:
+    """The playout policy's card values, the cards cheapest first, the precious line."""
+    if chuvash:
+        values, precious = chuvash_values(), CHUVASH_PRECIOUS
+    else:
+        values, precious = shchelkovsky_values(trump, True), SHCH_PRECIOUS
+    return values, tuple(sorted(range(NCARDS), key=lambda c: (values[c], c))), precious
+
+
+@cache
+def _places(order: tuple[int, ...]) -> tuple[int, ...]:
+    place = [0] * len(order)
+    for i, c in enumerate(order):
+        place[c] = i
+    return tuple(place)
+
+
+@cache
+def _by_suit(order: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    return tuple(tuple(c for c in order if c != JOKER and c & 3 == s) for s in range(4))
 
 
 def _remove(
@@ -486,4 +658,4 @@ def _add(masks: list[int], counts: list[list[int]] | None, seat: int, c: int) ->
         counts[seat][c] += 1
 
 
-__all__ = ["FastGame"]
+__all__ = ["FastGame", "FastPolicy"]

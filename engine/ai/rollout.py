@@ -8,6 +8,11 @@ cheap cards, and it proposes only legal actions, so actions are applied with
 ``checked=False`` (the rules' checks stay on every public path: ``GameState.apply``
 checks by default).  A small share of moves is uniformly random, so that playouts
 of one sampled deal do not all follow a single line.
+
+The search player runs this policy on the fast representation
+(:class:`engine.ai.fastplay.FastPolicy` on :class:`~engine.ai.fastplay.FastGame`);
+this module, on the rules engine's own state, is its reference:
+``tests/engine/test_fastplay.py`` requires the same moves from both.
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ For each decision with more than one sensible action:
    (:class:`~engine.ai.determinize.Determinizer`);
 3. every candidate action is tried on the same sampled deals (common random
    numbers) and each sampled game is played out by the greedy playout policy
-   (:mod:`engine.ai.rollout`); a playout that runs past ``playout_limit`` actions is
+   (:mod:`engine.ai.rollout`, played on the fast representation of
+   :mod:`engine.ai.fastplay`); a playout that runs past ``playout_limit`` actions is
    scored by hand sizes;
 4. the candidate that avoids losing most often wins; the heuristic player's choice
    (:class:`~engine.ai.heuristic.HeuristicPlayer`) is kept unless another candidate
@@ -31,9 +32,9 @@ import random
 from engine.actions import COVER, LEAD, Action
 from engine.ai.determinize import Determinizer
 from engine.ai.endgame import DEFAULT_NODE_LIMIT, EndgameSolver, Unsolved, solvable
+from engine.ai.fastplay import FastGame, FastPolicy
 from engine.ai.heuristic import HeuristicPlayer
 from engine.ai.public_info import PublicInfo
-from engine.ai.rollout import Policy, playout
 from engine.ai.values import chuvash_values, shchelkovsky_values
 from engine.cards import SUIT_MASKS, iter_bits
 from engine.clock import Clock
@@ -209,6 +210,7 @@ class SearchPlayer:
             and det.stock_len <= self.solve_stock
         ):
             solver = EndgameSolver(seat, self.solve_nodes)
+        policy: FastPolicy | None = None  # the greedy playout policy (per game)
         # whole rounds (every candidate on one sampled deal) while the budget lasts
         while self.last_playouts + k <= self.iterations and self.last_steps < self.steps:
             sample = det.sample(rng)
@@ -239,9 +241,11 @@ class SearchPlayer:
                         continue
                     fresh = True
                     self.last_steps += NODE_COST * solver.nodes
-                policy = Policy(game, rng)
-                self.last_steps += 1 + playout(game, policy, self.playout_limit)
-                totals[i] += _score(game, seat)
+                if policy is None:
+                    policy = FastPolicy(game)
+                fast = FastGame(game)
+                self.last_steps += 1 + fast.playout(rng, policy, self.playout_limit)
+                totals[i] += _score(fast, seat)
                 counts[i] += 1
                 self.last_playouts += 1
             got = [t - b for t, b in zip(totals, before, strict=True)]
@@ -273,7 +277,7 @@ def _means(totals: list[float], counts: list[int]) -> list[float]:
     return [t / c if c else -1.0 for t, c in zip(totals, counts, strict=True)]
 
 
-def _score(game: GameState, seat: int) -> float:
+def _score(game: GameState | FastGame, seat: int) -> float:
     """1 = not the loser, 0 = the loser, 0.5 = a draw; a playout cut short: how
     small the seat's hand is among the hands still in play."""
     if game.over:

@@ -2,9 +2,11 @@
 
 :class:`engine.ai.fastplay.FastGame` inlines the rules for speed; the rules engine
 (:class:`engine.state.GameState`) stays the reference.  Each test plays a fast
-playout, then replays its actions through ``GameState.apply`` (checked) with the
-same random numbers, and requires at every move that the engine would have made the
-same choice, and at the end the same result (loser or draw, finishing order, hands,
+playout -- random, or greedy as the search player's (:class:`FastPolicy`) -- then
+replays its actions through ``GameState.apply`` (checked) with the same random
+numbers, and requires at every move that the engine (with
+:class:`engine.ai.rollout.Policy` for the greedy ones) would have made the same
+choice, and at the end the same result (loser or draw, finishing order, hands,
 stock).
 
 Randomness: hypothesis draws the variant, player count, options, seed and how far
@@ -23,8 +25,8 @@ from hypothesis import strategies as st
 
 from engine import GameState, new_game
 from engine.actions import Action
-from engine.ai.fastplay import FastGame
-from engine.ai.rollout import random_playout
+from engine.ai.fastplay import FastGame, FastPolicy
+from engine.ai.rollout import Policy, playout, random_playout
 from engine.state import OVER_PHASE
 
 CONFIGS: list[tuple[str, int, dict[str, Any]]] = [
@@ -157,3 +159,40 @@ def test_the_copy_leaves_the_engines_state_alone() -> None:
     before = state.copy()
     FastGame(state).random_playout(random.Random(5))
     assert state == before
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    config=st.sampled_from(CONFIGS),
+    seed=st.integers(0, 10**9),
+    pre=st.integers(0, 200),
+    epsilon=st.sampled_from([0.0, 0.1, 0.5]),
+    limit=st.sampled_from([40, 160, 10_000]),
+)
+def test_greedy_fast_playouts_agree_with_the_engines_playouts(
+    config: tuple[str, int, dict[str, Any]], seed: int, pre: int, epsilon: float, limit: int
+) -> None:
+    # the search player's playouts: FastPolicy on FastGame makes the moves that
+    # rollout.Policy makes on the rules engine, for the same random numbers
+    variant, players, options = config
+    state = new_game(variant, players, seed, options)
+    advance(state, pre, seed)
+    fast = FastGame(state)
+    trace: list[Action] = []
+    n = fast.playout(random.Random(seed), FastPolicy(state, epsilon), limit, trace)
+    ref = state.copy()
+    rng = random.Random(seed)
+    policy = Policy(ref, rng, epsilon)
+    for i, action in enumerate(trace):
+        seats = ref.to_act()
+        seat = seats[0] if len(seats) == 1 else seats[int(rng.random() * len(seats))]
+        expected = policy.choose(ref, seat)
+        assert action == expected, (i, action, expected)
+        ref.apply(action)  # checked
+    assert n == len(trace) == ref.ply - state.ply
+    assert ref.over or n == limit
+    assert_same(fast, ref)
+    # and rollout.playout itself gets there too
+    again = state.copy()
+    playout(again, Policy(again, random.Random(seed), epsilon), limit)
+    assert again == ref
