@@ -85,7 +85,7 @@ def games_range(
     start: int,
     stop: int,
     seed: int,
-    budget: tuple[int, int, int, float, float],
+    budget: dict[str, Any],
 ) -> dict[str, Any]:
     """Games ``start`` .. ``stop - 1`` of a row; game ``g`` deals deal ``g // players``
     with the search player at seat ``g % players`` (the others: heuristic).  Each
@@ -99,11 +99,7 @@ def games_range(
         timed = Timed(
             SearchPlayer(
                 f"{seed}:{g}",
-                iterations=budget[0],
-                steps=budget[1],
-                solve_stock=budget[2],
-                z=budget[3],
-                margin=budget[4],
+                **budget,
             )
         )
         ais: list[Player] = [
@@ -150,7 +146,7 @@ def run_rows(
     rows: list[tuple[str, int]],
     games: int,
     seed: int,
-    budget: tuple[int, int, int, float, float],
+    budget: dict[str, Any],
     jobs: int,
 ) -> list[dict[str, Any]]:
     """Every row, its games split into chunks of whole deals over ``jobs``
@@ -192,7 +188,7 @@ def timing_only(
     players: int,
     options: dict[str, Any],
     seconds: float,
-    budget: tuple[int, int, int, float, float],
+    budget: dict[str, Any],
 ) -> list[float]:
     """Decision times of one search player among heuristics for ``seconds``."""
     times: list[float] = []
@@ -204,11 +200,7 @@ def timing_only(
         timed = Timed(
             SearchPlayer(
                 g,
-                iterations=budget[0],
-                steps=budget[1],
-                solve_stock=budget[2],
-                z=budget[3],
-                margin=budget[4],
+                **budget,
             )
         )
         ais: list[Player] = [timed, *(HeuristicPlayer(f"{g}:{s}") for s in range(1, players))]
@@ -309,6 +301,9 @@ def main() -> None:
     parser.add_argument(
         "--z", type=float, default=0.0, help="standard errors a deviation must win by"
     )
+    parser.add_argument(
+        "--halving", action="store_true", help="the second half of the budget on the better half"
+    )
     parser.add_argument("--ladder", action="store_true", help="the levels' round robin")
     parser.add_argument("--levels", default=",".join(LADDER), help="--ladder's levels")
     parser.add_argument(
@@ -334,7 +329,14 @@ def main() -> None:
         for v, pairs in ladder.items():
             print("\n".join(table(v, levels, pairs)))
         return
-    budget = (args.iterations, args.steps, args.solve_stock, args.z, args.margin)
+    budget: dict[str, Any] = {
+        "iterations": args.iterations,
+        "steps": args.steps,
+        "solve_stock": args.solve_stock,
+        "z": args.z,
+        "margin": args.margin,
+        "halving": args.halving,
+    }
     wanted = [
         (variant, players)
         for variant in [v.strip() for v in args.variants.split(",") if v.strip()]
@@ -350,7 +352,12 @@ def main() -> None:
     if args.json:
         print(
             json.dumps(
-                {"iterations": budget[0], "steps": budget[1], "rows": rows, "ten_players": ten}
+                {
+                    "iterations": args.iterations,
+                    "steps": args.steps,
+                    "rows": rows,
+                    "ten_players": ten,
+                }
             )
         )
         return

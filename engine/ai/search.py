@@ -75,6 +75,7 @@ class SearchPlayer:
         endgame_nodes: int = DEFAULT_NODE_LIMIT,
         solve_stock: int = 0,
         solve_nodes: int = 300,
+        halving: bool = False,
     ) -> None:
         if iterations < 1:
             raise ValueError("iterations must be at least 1")
@@ -97,14 +98,20 @@ class SearchPlayer:
         # solved (``solve_nodes`` nodes each) rather than played out
         self.solve_stock = solve_stock
         self.solve_nodes = solve_nodes
+        # half the budget on every candidate, the other half on the better half of them
+        self.halving = halving
         self.last_solved: float | None = None  # the exact value of the last decision
         self.last_solved_samples = 0  # sampled deals solved exactly for it
         self._info: dict[int, PublicInfo] = {}
         self.last_playouts = 0  # playouts run for the last decision (for tests, benches)
+        self.last_counts: list[int] = []  # playouts per candidate, for the last decision
+        self.last_candidates: list[Action] = []
         self.last_steps = 0  # actions simulated for the last decision
 
     def choose(self, state: GameState, seat: int) -> Action | None:
         self.last_playouts = self.last_steps = self.last_solved_samples = 0
+        self.last_counts = []
+        self.last_candidates = []
         self.last_solved = None
         if state.over or seat not in state.to_act():
             return None
@@ -212,15 +219,29 @@ class SearchPlayer:
             solver = EndgameSolver(seat, self.solve_nodes)
         policy: FastPolicy | None = None  # the greedy playout policy (per game)
         # whole rounds (every candidate on one sampled deal) while the budget lasts
-        while self.last_playouts + k <= self.iterations and self.last_steps < self.steps:
+        active = list(range(k))
+        self.last_counts = counts
+        self.last_candidates = candidates
+        halve = self.halving and k > 2
+        while self.last_playouts + len(active) <= self.iterations and self.last_steps < self.steps:
+            if halve and (
+                2 * self.last_playouts >= self.iterations or 2 * self.last_steps >= self.steps
+            ):
+                # half the budget spent: the rest goes to the better half (the
+                # heuristic's choice always stays, so that it is compared on every deal)
+                halve = False
+                means = _means(totals, counts, active)
+                rest = sorted(range(1, k), key=lambda i: (-means[i], i))
+                active = [0, *sorted(rest[: max(1, (k - 1) // 2)])]
             sample = det.sample(rng)
             fresh = True
             if rounds:
                 self._diffs = [(d_sum[i], d_sq[i], rounds) for i in range(k)]
             before = totals[:]
-            for i, action in enumerate(candidates):
+            for i in active:
+                action = candidates[i]
                 if deadline is not None and self.clock is not None and self.clock() >= deadline:
-                    return _means(totals, counts)
+                    return _means(totals, counts, active)
                 game = sample.copy()
                 try:
                     game.apply(action)  # checked: a candidate is legal in every sample
@@ -249,13 +270,13 @@ class SearchPlayer:
                 counts[i] += 1
                 self.last_playouts += 1
             got = [t - b for t, b in zip(totals, before, strict=True)]
-            for i in range(k):
+            for i in active:
                 d = got[i] - got[0]
                 d_sum[i] += d
                 d_sq[i] += d * d
             rounds += 1
         self._diffs = [(d_sum[i], d_sq[i], rounds) for i in range(k)]
-        return _means(totals, counts)
+        return _means(totals, counts, active)
 
     def _pick(self, candidates: list[Action], scores: list[float], base: Action) -> Action:
         best = max(range(len(candidates)), key=lambda i: (scores[i], -i))
@@ -273,8 +294,13 @@ class SearchPlayer:
         return candidates[best]
 
 
-def _means(totals: list[float], counts: list[int]) -> list[float]:
-    return [t / c if c else -1.0 for t, c in zip(totals, counts, strict=True)]
+def _means(totals: list[float], counts: list[int], active: list[int]) -> list[float]:
+    """Each candidate's mean score; -1 for one left out (by halving) or never run."""
+    keep = set(active)
+    return [
+        t / c if c and i in keep else -1.0
+        for i, (t, c) in enumerate(zip(totals, counts, strict=True))
+    ]
 
 
 def _score(game: GameState | FastGame, seat: int) -> float:

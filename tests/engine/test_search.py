@@ -356,3 +356,27 @@ def test_random_playout_plays_only_legal_actions(
             slow.apply(action)  # checked
         assert fast.over
         assert slow == fast
+
+
+def test_halving_spends_the_second_half_on_the_better_half() -> None:
+    state = decision_state()
+    seat = state.to_act()[0]
+    flat = SearchPlayer(0, iterations=240, steps=10**9)
+    flat.choose(state, seat)
+    halving = SearchPlayer(0, iterations=240, steps=10**9, halving=True)
+    action = halving.choose(state, seat)
+    k = len(halving.last_counts)
+    assert k > 2
+    assert len(set(flat.last_counts)) == 1  # flat: every candidate on every deal
+    assert halving.last_playouts <= 240
+    full = max(halving.last_counts)
+    assert halving.last_counts[0] == full  # the heuristic's choice runs on every deal
+    kept = [i for i, n in enumerate(halving.last_counts) if n == full]
+    assert 2 <= len(kept) <= 1 + (k - 1) // 2
+    # the dropped ones ran on the first half only and cannot be chosen
+    assert all(0 < n < full for n in halving.last_counts if n != full)
+    assert full > flat.last_counts[0]
+    assert action in [halving.last_candidates[i] for i in kept]
+    assert action == SearchPlayer(0, iterations=240, steps=10**9, halving=True).choose(
+        state.copy(), seat
+    )
