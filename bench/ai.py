@@ -304,6 +304,9 @@ def main() -> None:
     parser.add_argument(
         "--halving", action="store_true", help="the second half of the budget on the better half"
     )
+    parser.add_argument(
+        "--playout-policy", default="greedy", help="the search's playouts: greedy or heuristic"
+    )
     parser.add_argument("--ladder", action="store_true", help="the levels' round robin")
     parser.add_argument("--levels", default=",".join(LADDER), help="--ladder's levels")
     parser.add_argument(
@@ -336,6 +339,7 @@ def main() -> None:
         "z": args.z,
         "margin": args.margin,
         "halving": args.halving,
+        "playout_policy": args.playout_policy,
     }
     wanted = [
         (variant, players)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import random
 from functools import cache
+from typing import Protocol
 
 from engine.actions import COVER, LEAD, PASS, SHOW_TRUMP, TAKE, THROW, TRANSFER, Action
 from engine.ai.values import CHUVASH_PRECIOUS, SHCH_PRECIOUS, chuvash_values, shchelkovsky_values
@@ -122,7 +123,7 @@ class FastGame:
     def playout(  # noqa: C901 - one hot loop on purpose (see the docstring)
         self,
         rng: random.Random,
-        policy: FastPolicy | None,
+        policy: PlayoutPolicy | None,
         max_actions: int = 1_000_000,
         trace: list[Action] | None = None,
     ) -> int:
@@ -148,8 +149,6 @@ class FastGame:
         late_throw = not self.immediate_take  # S10: throw-ins also after a TAKE
         transfers = self.transfers
         easy_defence = not transfers  # no S8: covers and TAKE only
-        n = self.n
-        stock = self.stock
         phase = self.phase
         attacker = self.attacker
         defender = self.defender
@@ -171,7 +170,7 @@ class FastGame:
             if phase == _LEAD:  # C6 cards of one suit / S6 one card
                 seat = attacker
                 if policy is not None and rand() >= eps:
-                    cards = policy.lead(masks[seat], sizes[defender])
+                    cards = policy.lead(self, seat, defender)
                 else:
                     cards = _sample_lead(masks[seat], sizes[defender], rand(), self.lead_many)
                 if trace is not None:
@@ -194,7 +193,7 @@ class FastGame:
                     seat = prio
                 if policy is not None and rand() >= eps:
                     if seat != defender:
-                        kind, c, a = policy.throw(masks[seat] & ranks, bool(stock))
+                        kind, c, a = policy.throw(self, seat, defender, uncovered, thrown, ranks)
                     else:
                         # S8 before any cover, with a card of the attack's rank
                         redirect = (
@@ -204,11 +203,8 @@ class FastGame:
                             and masks[seat] & RANK_MASKS[att[0]]
                         )
                         kind, c, a = policy.defend(
-                            att,
-                            cov,
-                            masks[seat],
-                            len(stock) >= 2 * n,
-                            len(stock),
+                            self,
+                            seat,
                             self._defence(seat, passer, thrown, tseat, tcard, covers=False)
                             if redirect
                             else None,
@@ -453,6 +449,23 @@ class FastGame:
         return -1
 
 
+class PlayoutPolicy(Protocol):
+    """A playout policy for :meth:`FastGame.playout` (moves as ``(kind, card,
+    attack)``); with probability ``epsilon`` a uniformly random move instead."""
+
+    epsilon: float
+
+    def lead(self, game: FastGame, seat: int, defender: int) -> list[int]: ...
+
+    def throw(
+        self, game: FastGame, seat: int, defender: int, uncovered: int, thrown: int, ranks: int
+    ) -> tuple[str, int, int]: ...
+
+    def defend(
+        self, game: FastGame, seat: int, moves: list[tuple[str, int, int]] | None
+    ) -> tuple[str, int, int]: ...
+
+
 class FastPolicy:
     """The greedy playout policy of :class:`engine.ai.rollout.Policy` for
     :meth:`FastGame.playout`: lead the cheapest card (C6: with the cheap cards of
@@ -482,7 +495,9 @@ class FastPolicy:
                 best = p
         return self.order[best]
 
-    def lead(self, mask: int, limit: int) -> list[int]:
+    def lead(self, game: FastGame, seat: int, defender: int) -> list[int]:
+        mask = game.masks[seat]
+        limit = game.sizes[defender]
         c = self.cheapest(mask)
         if not self.chuvash:
             return [c]  # S6: one card
@@ -499,23 +514,22 @@ class FastPolicy:
         cards.sort()
         return cards
 
-    def throw(self, mask: int, stock: bool) -> tuple[str, int, int]:
-        """``mask``: the priority holder's cards of a rank on the table."""
-        c = self.cheapest(mask)
-        if not stock or self.values[c] < self.precious:
+    def throw(
+        self, game: FastGame, seat: int, defender: int, uncovered: int, thrown: int, ranks: int
+    ) -> tuple[str, int, int]:
+        """The throw-in priority holder (who holds a rank on the table)."""
+        c = self.cheapest(game.masks[seat] & ranks)
+        if not game.stock or self.values[c] < self.precious:
             return THROW, c, -1
         return PASS, -1, -1
 
     def defend(
-        self,
-        att: list[int],
-        cov: list[int],
-        mask: int,
-        big_stock: bool,
-        stock: int,
-        moves: list[tuple[str, int, int]] | None,
+        self, game: FastGame, seat: int, moves: list[tuple[str, int, int]] | None
     ) -> tuple[str, int, int]:
         """``moves``: the legal list when an S8 redirect is possible, else None."""
+        att, cov, mask = game.att, game.cov, game.masks[seat]
+        stock = len(game.stock)
+        big_stock = stock >= 2 * game.n
         values = self.values
         beat = self.beat
         plan: list[tuple[int, int]] = []
@@ -658,4 +672,4 @@ def _add(masks: list[int], counts: list[list[int]] | None, seat: int, c: int) ->
         counts[seat][c] += 1
 
 
-__all__ = ["FastGame", "FastPolicy"]
+__all__ = ["FastGame", "FastPolicy", "PlayoutPolicy"]

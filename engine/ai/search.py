@@ -28,12 +28,14 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 
 from engine.actions import COVER, LEAD, Action
 from engine.ai.determinize import Determinizer
 from engine.ai.endgame import DEFAULT_NODE_LIMIT, EndgameSolver, Unsolved, solvable
-from engine.ai.fastplay import FastGame, FastPolicy
+from engine.ai.fastplay import FastGame, FastPolicy, PlayoutPolicy
 from engine.ai.heuristic import HeuristicPlayer
+from engine.ai.playout_policy import HeuristicPolicy
 from engine.ai.public_info import PublicInfo
 from engine.ai.values import chuvash_values, shchelkovsky_values
 from engine.cards import SUIT_MASKS, iter_bits
@@ -52,6 +54,12 @@ DEFAULT_PLAYOUT_LIMIT = 160
 NODE_COST = 3
 """A solver node (a copy, a move, the legal moves, a key) costs about this many
 simulated playout actions of the budget."""
+PLAYOUT_POLICIES: dict[str, Callable[[GameState], PlayoutPolicy]] = {
+    "greedy": FastPolicy,
+    "heuristic": HeuristicPolicy,
+}
+"""The playout policies: the greedy one (:class:`FastPolicy`) or the heuristic
+player's rules (:class:`HeuristicPolicy`)."""
 MAX_CANDIDATES = 12
 COVERS_PER_ATTACK = 2
 
@@ -76,6 +84,7 @@ class SearchPlayer:
         solve_stock: int = 0,
         solve_nodes: int = 300,
         halving: bool = False,
+        playout_policy: str = "greedy",
     ) -> None:
         if iterations < 1:
             raise ValueError("iterations must be at least 1")
@@ -100,6 +109,9 @@ class SearchPlayer:
         self.solve_nodes = solve_nodes
         # half the budget on every candidate, the other half on the better half of them
         self.halving = halving
+        if playout_policy not in PLAYOUT_POLICIES:
+            raise ValueError(f"unknown playout policy {playout_policy!r}")
+        self.playout_policy = playout_policy
         self.last_solved: float | None = None  # the exact value of the last decision
         self.last_solved_samples = 0  # sampled deals solved exactly for it
         self._info: dict[int, PublicInfo] = {}
@@ -217,7 +229,7 @@ class SearchPlayer:
             and det.stock_len <= self.solve_stock
         ):
             solver = EndgameSolver(seat, self.solve_nodes)
-        policy: FastPolicy | None = None  # the greedy playout policy (per game)
+        policy: PlayoutPolicy | None = None  # the playout policy (per game)
         # whole rounds (every candidate on one sampled deal) while the budget lasts
         active = list(range(k))
         self.last_counts = counts
@@ -263,7 +275,7 @@ class SearchPlayer:
                     fresh = True
                     self.last_steps += NODE_COST * solver.nodes
                 if policy is None:
-                    policy = FastPolicy(game)
+                    policy = PLAYOUT_POLICIES[self.playout_policy](game)
                 fast = FastGame(game)
                 self.last_steps += 1 + fast.playout(rng, policy, self.playout_limit)
                 totals[i] += _score(fast, seat)

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from engine import GameState, new_game
 from engine.actions import Action
 from engine.ai.fastplay import FastGame, FastPolicy
+from engine.ai.playout_policy import HeuristicPolicy
 from engine.ai.rollout import Policy, playout, random_playout
 from engine.state import OVER_PHASE
 
@@ -196,3 +197,28 @@ def test_greedy_fast_playouts_agree_with_the_engines_playouts(
     again = state.copy()
     playout(again, Policy(again, random.Random(seed), epsilon), limit)
     assert again == ref
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    config=st.sampled_from(CONFIGS),
+    seed=st.integers(0, 10**9),
+    pre=st.integers(0, 200),
+    epsilon=st.sampled_from([0.0, 0.1]),
+)
+def test_heuristic_playouts_play_legal_moves_to_the_engines_result(
+    config: tuple[str, int, dict[str, Any]], seed: int, pre: int, epsilon: float
+) -> None:
+    # HeuristicPolicy has no twin on the rules engine: its moves are replayed
+    # through GameState.apply, checked, and must reach the same state
+    variant, players, options = config
+    state = new_game(variant, players, seed, options)
+    advance(state, pre, seed)
+    fast = FastGame(state)
+    trace: list[Action] = []
+    fast.playout(random.Random(seed), HeuristicPolicy(state, epsilon), 3000, trace)
+    ref = state.copy()
+    for i, action in enumerate(trace):
+        assert action.seat in ref.to_act(), (i, action)
+        ref.apply(action)  # checked: an illegal move raises
+    assert_same(fast, ref)
