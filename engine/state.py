@@ -274,8 +274,29 @@ class GameState(RuleChecks, LegalActions):
     def copy(self) -> GameState:
         """A deep copy sharing only immutable parts (variant, beat table, events)."""
         new = GameState.__new__(GameState)
-        for name in _SHALLOW:
-            setattr(new, name, getattr(self, name))
+        # one assignment per field (a loop over the names costs a getattr and a
+        # setattr each: the copy is the search's and the endgame solver's hot path)
+        new.variant = self.variant
+        new.options = self.options
+        new.players = self.players
+        new.beat = self.beat
+        new.trump = self.trump
+        new.trump_card = self.trump_card
+        new.phase = self.phase
+        new.attacker = self.attacker
+        new.defender = self.defender
+        new.passer = self.passer
+        new.table_ranks = self.table_ranks
+        new.uncovered = self.uncovered
+        new.taking = self.taking
+        new.covered_any = self.covered_any
+        new.passed = self.passed
+        new.thrown = self.thrown
+        new.ticket = self.ticket
+        new.loser = self.loser
+        new.draw = self.draw
+        new.ply = self.ply
+        new._prio = self._prio
         new.counts = [row[:] for row in self.counts]
         new.masks = self.masks[:]
         new.sizes = self.sizes[:]
@@ -327,28 +348,3 @@ class GameState(RuleChecks, LegalActions):
             f"<GameState {self.variant.name} {self.players}p phase={self.phase} "
             f"attacker={self.attacker} defender={self.defender} ply={self.ply}>"
         )
-
-
-_SHALLOW = (
-    "variant",
-    "options",
-    "players",
-    "beat",
-    "trump",
-    "trump_card",
-    "phase",
-    "attacker",
-    "defender",
-    "passer",
-    "table_ranks",
-    "uncovered",
-    "taking",
-    "covered_any",
-    "passed",
-    "thrown",
-    "ticket",
-    "loser",
-    "draw",
-    "ply",
-    "_prio",
-)

@@ -3,9 +3,11 @@ leaving the game, finish order, game over and draws, matches."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from engine import Action, new_game, state_from_json, state_to_json
+from engine import Action, GameState, new_game, state_from_json, state_to_json
 from tests.engine.rulekit import c, deal, hand, illegal, play, table
 
 
@@ -202,3 +204,23 @@ def test_common_match_same_seed_same_deal() -> None:
     b = new_game("shchelkovsky", 4, seed="table-7")
     assert a == b
     assert state_from_json(state_to_json(a)) == a
+
+
+def test_a_copy_has_every_field_and_shares_no_mutable_one() -> None:
+    # GameState.copy assigns field by field: a field added to __slots__ and
+    # forgotten there would be missing (or shared) in the copy
+    state = new_game("shchelkovsky", 3, 4, {"decks": 2})
+    rand = random.Random(4).random
+    for _ in range(40):  # into a bout, with a table, passes and history
+        seats = state.to_act()
+        seat = seats[int(rand() * len(seats))]
+        action = state.sample_action(seat, rand())
+        assert action is not None
+        state.apply(action)
+    twin = state.copy()
+    for name in GameState.__slots__:
+        mine, theirs = getattr(state, name), getattr(twin, name)
+        assert mine == theirs, name
+        if isinstance(mine, list):
+            assert mine is not theirs, name
+    assert twin == state
