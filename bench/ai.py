@@ -307,6 +307,9 @@ def main() -> None:
     parser.add_argument(
         "--playout-policy", default="greedy", help="the search's playouts: greedy or heuristic"
     )
+    parser.add_argument(
+        "--epsilon", type=float, default=0.1, help="the share of random moves in playouts"
+    )
     parser.add_argument("--ladder", action="store_true", help="the levels' round robin")
     parser.add_argument("--levels", default=",".join(LADDER), help="--ladder's levels")
     parser.add_argument(
@@ -340,6 +343,7 @@ def main() -> None:
         "margin": args.margin,
         "halving": args.halving,
         "playout_policy": args.playout_policy,
+        "playout_epsilon": args.epsilon,
     }
     wanted = [
         (variant, players)

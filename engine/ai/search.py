@@ -54,7 +54,7 @@ DEFAULT_PLAYOUT_LIMIT = 160
 NODE_COST = 3
 """A solver node (a copy, a move, the legal moves, a key) costs about this many
 simulated playout actions of the budget."""
-PLAYOUT_POLICIES: dict[str, Callable[[GameState], PlayoutPolicy]] = {
+PLAYOUT_POLICIES: dict[str, Callable[[GameState, float], PlayoutPolicy]] = {
     "greedy": FastPolicy,
     "heuristic": HeuristicPolicy,
 }
@@ -85,6 +85,7 @@ class SearchPlayer:
         solve_nodes: int = 300,
         halving: bool = False,
         playout_policy: str = "greedy",
+        playout_epsilon: float = 0.1,
     ) -> None:
         if iterations < 1:
             raise ValueError("iterations must be at least 1")
@@ -112,6 +113,7 @@ class SearchPlayer:
         if playout_policy not in PLAYOUT_POLICIES:
             raise ValueError(f"unknown playout policy {playout_policy!r}")
         self.playout_policy = playout_policy
+        self.playout_epsilon = playout_epsilon  # the share of random moves in playouts
         self.last_solved: float | None = None  # the exact value of the last decision
         self.last_solved_samples = 0  # sampled deals solved exactly for it
         self._info: dict[int, PublicInfo] = {}
@@ -275,7 +277,7 @@ class SearchPlayer:
                     fresh = True
                     self.last_steps += NODE_COST * solver.nodes
                 if policy is None:
-                    policy = PLAYOUT_POLICIES[self.playout_policy](game)
+                    policy = PLAYOUT_POLICIES[self.playout_policy](game, self.playout_epsilon)
                 fast = FastGame(game)
                 self.last_steps += 1 + fast.playout(rng, policy, self.playout_limit)
                 totals[i] += _score(fast, seat)
