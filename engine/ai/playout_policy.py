@@ -36,12 +36,23 @@ if TYPE_CHECKING:  # pragma: no cover
     from engine.ai.fastplay import FastGame
 
 Move = tuple[str, int, int]
+Plan = tuple[float, list[tuple[int, int]]] | None
 
 
 class HeuristicPolicy:
     """The heuristic player's choices for :meth:`FastGame.playout`."""
 
-    __slots__ = ("beat", "chuvash", "epsilon", "full", "hands", "precious", "values")
+    __slots__ = (
+        "beat",
+        "chuvash",
+        "epsilon",
+        "full",
+        "hands",
+        "leads",
+        "plans",
+        "precious",
+        "values",
+    )
 
     def __init__(self, state: GameState, epsilon: float = 0.1) -> None:
         self.chuvash = state.variant.name == "chuvash"
@@ -54,7 +65,11 @@ class HeuristicPolicy:
         self.beat = state.beat
         self.epsilon = epsilon
         self.full = sum(deck_counts(state)) - state.players * HAND_SIZE
-        self.hands: dict[int, list[int]] = {}  # one deck: a hand by its mask
+        # one deck, memoised within a decision's playouts (bounded): a hand by its
+        # mask, a C6 lead by the hands and the limit, a cover plan by attacks and hand
+        self.hands: dict[int, list[int]] = {}
+        self.leads: dict[tuple[int, int, int, bool], list[int]] = {}
+        self.plans: dict[tuple[tuple[int, ...], int], Plan] = {}
 
     def _stage(self, game: FastGame) -> float:
         """1.0 at the deal, 0.0 once the stock is empty."""
@@ -110,6 +125,10 @@ class HeuristicPolicy:
         hand = self._hand(game, seat)
         # C6: the k cheapest cards of a suit, k up to what he holds
         limit = game.sizes[defender]
+        key = (game.masks[seat], their, limit, endgame)
+        cached = self.leads.get(key)
+        if cached is not None:
+            return cached
         chosen: tuple[float, list[int]] | None = None
         for suit_mask in SUIT_MASKS:
             cards = [c for c in hand if suit_mask >> c & 1]
@@ -128,6 +147,9 @@ class HeuristicPolicy:
                 if chosen is None or (score, group) < chosen:
                     chosen = (score, group)
         assert chosen is not None
+        if len(self.leads) > 4096:
+            self.leads.clear()
+        self.leads[key] = chosen[1]
         return chosen[1]
 
     # -- defending ------------------------------------------------------------------------
@@ -136,14 +158,7 @@ class HeuristicPolicy:
         values = self.values
         attacks = [a for a, c in zip(game.att, game.cov, strict=True) if c < 0]
         stage = self._stage(game)
-        if len(attacks) == 1:  # the cheapest beater (what cover_plan finds, faster)
-            m = game.masks[seat] & self.beat[attacks[0]]
-            plan = None
-            if m:
-                c = min((values[x], x) for x in _bits(m))[1]
-                plan = (values[c], [(attacks[0], c)])
-        else:
-            plan = cover_plan(attacks, self._hand(game, seat), self.beat, values)
+        plan = self._plan(game, seat, attacks)
         cost: float | None = None
         if plan is not None:
             cost = 0.0
@@ -167,6 +182,28 @@ class HeuristicPolicy:
             return TAKE, -1, -1
         attack, card = max(plan[1], key=lambda p: (values[p[1]], p[0]))
         return COVER, card, attack
+
+    def _plan(self, game: FastGame, seat: int, attacks: list[int]) -> Plan:
+        """The cheapest cover of every attack card (:func:`cover_plan`), or None."""
+        values = self.values
+        if len(attacks) == 1:  # the cheapest beater (what cover_plan finds, faster)
+            m = game.masks[seat] & self.beat[attacks[0]]
+            plan = None
+            if m:
+                c = min((values[x], x) for x in _bits(m))[1]
+                plan = (values[c], [(attacks[0], c)])
+        elif game.counts is None:
+            pkey = (tuple(attacks), game.masks[seat])
+            if pkey in self.plans:
+                plan = self.plans[pkey]
+            else:
+                plan = cover_plan(attacks, self._hand(game, seat), self.beat, values)
+                if len(self.plans) > 4096:
+                    self.plans.clear()
+                self.plans[pkey] = plan
+        else:
+            plan = cover_plan(attacks, self._hand(game, seat), self.beat, values)
+        return plan
 
     def _should_take(
         self, game: FastGame, pairs: list[tuple[int, int]], stage: float, cost: float
