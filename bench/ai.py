@@ -305,7 +305,9 @@ def main() -> None:
         "--halving", action="store_true", help="the second half of the budget on the better half"
     )
     parser.add_argument(
-        "--playout-policy", default="greedy", help="the search's playouts: greedy or heuristic"
+        "--playout-policy",
+        default=None,
+        help="the search's playouts: greedy or heuristic (default: the variant's)",
     )
     parser.add_argument(
         "--epsilon", type=float, default=0.1, help="the share of random moves in playouts"

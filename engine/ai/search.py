@@ -9,10 +9,12 @@ For each decision with more than one sensible action:
 2. the unseen cards are dealt at random consistently with that knowledge
    (:class:`~engine.ai.determinize.Determinizer`);
 3. every candidate action is tried on the same sampled deals (common random
-   numbers) and each sampled game is played out by the greedy playout policy
-   (:mod:`engine.ai.rollout`, played on the fast representation of
-   :mod:`engine.ai.fastplay`); a playout that runs past ``playout_limit`` actions is
-   scored by hand sizes;
+   numbers) and each sampled game is played out on the fast representation
+   (:mod:`engine.ai.fastplay`) with every seat played by a playout policy: in
+   Chuvash the heuristic player's rules (:mod:`engine.ai.playout_policy`), in
+   Shchelkovsky the greedy policy (:class:`~engine.ai.fastplay.FastPolicy`, the
+   twin of :mod:`engine.ai.rollout`); a playout that runs past ``playout_limit``
+   actions is scored by hand sizes;
 4. the candidate that avoids losing most often wins; the heuristic player's choice
    (:class:`~engine.ai.heuristic.HeuristicPlayer`) is kept unless another candidate
    does better by ``margin``.
@@ -60,6 +62,11 @@ PLAYOUT_POLICIES: dict[str, Callable[[GameState, float], PlayoutPolicy]] = {
 }
 """The playout policies: the greedy one (:class:`FastPolicy`) or the heuristic
 player's rules (:class:`HeuristicPolicy`)."""
+DEFAULT_PLAYOUT_POLICY = {"chuvash": "heuristic", "shchelkovsky": "greedy"}
+"""Each variant's playout policy, as measured by ``bench/ai.py --playout-policy``
+(2 players against the heuristic, the same deals): in Chuvash the heuristic
+policy's playouts lose far fewer games than the greedy ones; in Shchelkovsky
+they do not do better."""
 MAX_CANDIDATES = 12
 COVERS_PER_ATTACK = 2
 
@@ -84,7 +91,7 @@ class SearchPlayer:
         solve_stock: int = 0,
         solve_nodes: int = 300,
         halving: bool = False,
-        playout_policy: str = "greedy",
+        playout_policy: str | None = None,
         playout_epsilon: float = 0.1,
     ) -> None:
         if iterations < 1:
@@ -110,9 +117,9 @@ class SearchPlayer:
         self.solve_nodes = solve_nodes
         # half the budget on every candidate, the other half on the better half of them
         self.halving = halving
-        if playout_policy not in PLAYOUT_POLICIES:
+        if playout_policy is not None and playout_policy not in PLAYOUT_POLICIES:
             raise ValueError(f"unknown playout policy {playout_policy!r}")
-        self.playout_policy = playout_policy
+        self.playout_policy = playout_policy  # None: the variant's (DEFAULT_PLAYOUT_POLICY)
         self.playout_epsilon = playout_epsilon  # the share of random moves in playouts
         self.last_solved: float | None = None  # the exact value of the last decision
         self.last_solved_samples = 0  # sampled deals solved exactly for it
@@ -277,7 +284,8 @@ class SearchPlayer:
                     fresh = True
                     self.last_steps += NODE_COST * solver.nodes
                 if policy is None:
-                    policy = PLAYOUT_POLICIES[self.playout_policy](game, self.playout_epsilon)
+                    name = self.playout_policy or DEFAULT_PLAYOUT_POLICY[game.variant.name]
+                    policy = PLAYOUT_POLICIES[name](game, self.playout_epsilon)
                 fast = FastGame(game)
                 self.last_steps += 1 + fast.playout(rng, policy, self.playout_limit)
                 totals[i] += _score(fast, seat)

@@ -380,3 +380,21 @@ def test_halving_spends_the_second_half_on_the_better_half() -> None:
     assert action == SearchPlayer(0, iterations=240, steps=10**9, halving=True).choose(
         state.copy(), seat
     )
+
+
+def test_each_variant_plays_out_with_its_policy() -> None:
+    # chuvash: the heuristic player's rules; shchelkovsky: the greedy policy
+    from engine.ai.search import DEFAULT_PLAYOUT_POLICY, PLAYOUT_POLICIES
+
+    assert DEFAULT_PLAYOUT_POLICY == {"chuvash": "heuristic", "shchelkovsky": "greedy"}
+    assert set(DEFAULT_PLAYOUT_POLICY.values()) <= set(PLAYOUT_POLICIES)
+    state = decision_state()
+    seat = state.to_act()[0]
+    runs = {}
+    for name in (None, "heuristic", "greedy"):
+        player = SearchPlayer(3, iterations=60, playout_policy=name)
+        runs[name] = (player.choose(state, seat), player.last_steps)
+    assert runs[None] == runs["heuristic"]  # the same playouts, action for action
+    assert runs[None][1] != runs["greedy"][1]
+    with pytest.raises(ValueError, match="unknown playout policy"):
+        SearchPlayer(3, playout_policy="perfect")
