@@ -383,10 +383,10 @@ def test_halving_spends_the_second_half_on_the_better_half() -> None:
 
 
 def test_each_variant_plays_out_with_its_policy() -> None:
-    # chuvash: the heuristic player's rules; shchelkovsky: the greedy policy
+    # both variants: the heuristic player's rules (the greedy policy on request)
     from engine.ai.search import DEFAULT_PLAYOUT_POLICY, PLAYOUT_POLICIES
 
-    assert DEFAULT_PLAYOUT_POLICY == {"chuvash": "heuristic", "shchelkovsky": "greedy"}
+    assert DEFAULT_PLAYOUT_POLICY == {"chuvash": "heuristic", "shchelkovsky": "heuristic"}
     assert set(DEFAULT_PLAYOUT_POLICY.values()) <= set(PLAYOUT_POLICIES)
     state = decision_state()
     seat = state.to_act()[0]
