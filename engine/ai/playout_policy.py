@@ -122,13 +122,13 @@ class HeuristicPolicy:
                 for c in cards
             )
             return [best[1]]
-        hand = self._hand(game, seat)
         # C6: the k cheapest cards of a suit, k up to what he holds
         limit = game.sizes[defender]
         key = (game.masks[seat], their, limit, endgame)
         cached = self.leads.get(key)
         if cached is not None:
             return cached
+        hand = self._hand(game, seat)
         chosen: tuple[float, list[int]] | None = None
         for suit_mask in SUIT_MASKS:
             cards = [c for c in hand if suit_mask >> c & 1]
@@ -143,9 +143,13 @@ class HeuristicPolicy:
                 score = cost / k - 4.0 * (k - 1) - 6.0 * hard
                 if endgame:
                     score -= 6.0 * (k - 1)
-                group = sorted(cards[:k])
-                if chosen is None or (score, group) < chosen:
-                    chosen = (score, group)
+                # the lowest (score, cards): sort a group only to break a tie
+                if chosen is None or score < chosen[0]:
+                    chosen = (score, sorted(cards[:k]))
+                elif score == chosen[0]:
+                    group = sorted(cards[:k])
+                    if group < chosen[1]:
+                        chosen = (score, group)
         assert chosen is not None
         if len(self.leads) > 4096:
             self.leads.clear()
