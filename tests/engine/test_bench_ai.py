@@ -101,3 +101,44 @@ def test_the_ladder_fit_recovers_known_ratings() -> None:
     # a level that never loses still gets a finite rating (the prior's virtual draw)
     one_sided = {("a", "b"): [0.0] * 50}
     assert 0 < fit(["a", "b"], one_sided)["b"] < 2000
+
+
+def test_the_search_options_reach_the_player() -> None:
+    # the same deals with other playouts: every option is accepted and played
+    rows = {}
+    for extra in ([], ["--playout-policy", "greedy", "--halving", "--epsilon", "0.3"]):
+        result = bench(
+            "--games",
+            "2",
+            "--variants",
+            "chuvash",
+            "--players",
+            "2",
+            "--timing-seconds",
+            "0",
+            *extra,
+        )
+        [row] = result["rows"]
+        assert row["games"] == 2
+        rows[tuple(extra)] = row["decision"]["decisions"]
+    assert all(n > 0 for n in rows.values())
+
+
+def test_an_unknown_playout_policy_is_refused() -> None:
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "ai.py"),
+            "--games",
+            "1",
+            "--timing-seconds",
+            "0",
+            "--playout-policy",
+            "perfect",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode != 0
+    assert "unknown playout policy" in out.stderr
