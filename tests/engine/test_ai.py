@@ -331,3 +331,41 @@ def test_shows_a_pass_ticket() -> None:
     state = from_deal("shchelkovsky", SHCH, hands, stock, first_attacker=0)
     state.apply(Action.lead(0, c("5H")))
     assert HeuristicPlayer(0).choose(state, 1) == Action.show_trump(1, c("5S"))
+
+
+def test_cover_plan_is_exact_and_its_node_bound_keeps_a_legal_plan() -> None:
+    # against brute force over every assignment; with a tight node bound the plan
+    # still covers every card, never cheaper than the exact one
+    from itertools import permutations
+
+    rng = random.Random(26)
+    beat = beaters("chuvash", None)
+    values = chuvash_values()
+    deck = [c for c in range(52) if c >> 2 >= 4]
+    feasible = 0
+    for _ in range(400):
+        k = rng.randint(1, 5)
+        cards = rng.sample(deck, k + rng.randint(k, 9))
+        attacks, hand = cards[:k], cards[k:]
+        costs = [
+            sum(values[c] for c in chosen)
+            for chosen in permutations(hand, k)
+            if all(beat[a] >> c & 1 for a, c in zip(attacks, chosen, strict=True))
+        ]
+        plan = cover_plan(attacks, hand, beat, values)
+        bounded = cover_plan(attacks, hand, beat, values, max_nodes=3)
+        if not costs:
+            assert plan is None
+            assert bounded is None
+            continue
+        feasible += 1
+        assert plan is not None
+        assert bounded is not None
+        assert plan[0] == min(costs)
+        for cost, pairs in (plan, bounded):
+            assert sorted(a for a, _ in pairs) == sorted(attacks)
+            assert len({c for _, c in pairs}) == k
+            assert all(beat[a] >> c & 1 for a, c in pairs)
+            assert cost == sum(values[c] for _, c in pairs)
+        assert bounded[0] >= plan[0]
+    assert feasible > 100
