@@ -3,7 +3,7 @@
     python bench/ai.py [--games N] [--quick] [--variants chuvash,shchelkovsky]
                        [--players 2,4] [--iterations K] [--steps K] [--timing-seconds S]
                        [--seed S] [--jobs N] [--json]
-    python bench/ai.py --ladder [--games N] [--levels random,easy,normal,hard] ...
+    python bench/ai.py --ladder [--games N] [--fast-games N] [--levels random,easy,normal,hard] ...
 
 Per variant:
 
@@ -22,7 +22,9 @@ decision times stay one core's); ``--quick``: 40.
 
 ``--ladder`` (issue #26): a round robin of 2-player games between the levels
 instead, ``--games`` deals per pair (each deal twice, seats swapped), and the
-levels' ratings on one Elo-style scale with 95 % intervals (``bench/ladder.py``).
+levels' ratings on one Elo-style scale with 95 % intervals (``bench/ladder.py``);
+``--fast-games``: deals per pair without the search (those games take
+milliseconds, the search's seconds).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.ladder import LADDER, pair_games, table
 from engine.actions import Action
-from engine.ai import HeuristicPlayer, SearchPlayer
+from engine.ai import LEVELS, SLOW_KINDS, HeuristicPlayer, SearchPlayer
 from engine.ai.base import Player
 from engine.ai.search import DEFAULT_ITERATIONS, DEFAULT_STEPS
 from engine.selfplay import play_game
@@ -238,16 +240,29 @@ def row_line(r: dict[str, Any]) -> str:
 
 
 def run_ladder(
-    variants: list[str], levels: list[str], deals: int, seed: int, jobs: int
+    variants: list[str],
+    levels: list[str],
+    deals: int,
+    seed: int,
+    jobs: int,
+    fast_deals: int | None = None,
 ) -> dict[str, dict[tuple[str, str], list[float]]]:
     """Every pair of ``levels`` on ``deals`` deals of each variant (in chunks of
-    10 deals over ``jobs`` processes): the first level's score in each game."""
+    10 deals over ``jobs`` processes): the first level's score in each game.  A
+    pair without a slow level (the search) plays ``fast_deals`` deals when given:
+    its games cost milliseconds, so its score can be pinned down far tighter."""
     pairs = [(a, b) for i, a in enumerate(levels) for b in levels[i + 1 :]]
+
+    def pair_deals(pair: tuple[str, str]) -> int:
+        if fast_deals is None or any(LEVELS.get(lvl, lvl) in SLOW_KINDS for lvl in pair):
+            return deals
+        return fast_deals
+
     tasks = [
-        (v, pair, start, min(deals, start + 10))
+        (v, pair, start, min(pair_deals(pair), start + 10))
         for v in variants
         for pair in pairs
-        for start in range(0, deals, 10)
+        for start in range(0, pair_deals(pair), 10)
     ]
     results: dict[str, dict[tuple[str, str], list[float]]] = {
         v: {pair: [] for pair in pairs} for v in variants
@@ -315,6 +330,12 @@ def main() -> None:
     parser.add_argument("--ladder", action="store_true", help="the levels' round robin")
     parser.add_argument("--levels", default=",".join(LADDER), help="--ladder's levels")
     parser.add_argument(
+        "--fast-games",
+        type=int,
+        default=None,
+        help="--ladder: deals per pair of levels without the search (default: --games)",
+    )
+    parser.add_argument(
         "--jobs", type=int, default=1, help="processes (one per core: decision times hold)"
     )
     args = parser.parse_args()
@@ -322,7 +343,7 @@ def main() -> None:
     if args.ladder:
         variants = [v.strip() for v in args.variants.split(",") if v.strip()]
         levels = [lvl.strip() for lvl in args.levels.split(",") if lvl.strip()]
-        ladder = run_ladder(variants, levels, games, args.seed, args.jobs)
+        ladder = run_ladder(variants, levels, games, args.seed, args.jobs, args.fast_games)
         if args.json:
             print(
                 json.dumps(
@@ -333,7 +354,10 @@ def main() -> None:
                 )
             )
             return
-        print(f"AI ladder: {games} deals per pair (each twice, seats swapped), seed {args.seed}")
+        fast = "" if args.fast_games is None else f" ({args.fast_games} without hard)"
+        print(
+            f"AI ladder: {games} deals per pair{fast} (each twice, seats swapped), seed {args.seed}"
+        )
         for v, pairs in ladder.items():
             print("\n".join(table(v, levels, pairs)))
         return

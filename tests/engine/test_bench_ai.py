@@ -79,6 +79,36 @@ def test_the_ladder_plays_every_pair_both_ways() -> None:
         assert set(scores) <= {0.0, 0.5, 1.0}
 
 
+def test_the_ladder_plays_more_deals_where_no_search_plays() -> None:
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "ai.py"),
+            "--ladder",
+            "--json",
+            "--games",
+            "1",
+            "--fast-games",
+            "3",
+            "--levels",
+            "random,easy,hard",
+            "--variants",
+            "chuvash",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    pairs = json.loads(out.stdout)["chuvash"]
+    # each deal twice: 3 deals without the search, 1 with it
+    assert {pair: len(scores) for pair, scores in pairs.items()} == {
+        "random:easy": 6,
+        "random:hard": 2,
+        "easy:hard": 2,
+    }
+
+
 def test_the_ladder_fit_recovers_known_ratings() -> None:
     sys.path.insert(0, str(ROOT))
     from bench.ladder import bootstrap, fit
