@@ -47,7 +47,7 @@ from bench.ladder import LADDER, pair_games, table
 from engine.actions import Action
 from engine.ai import LEVELS, SLOW_KINDS, HeuristicPlayer, SearchPlayer
 from engine.ai.base import Player
-from engine.ai.search import DEFAULT_ITERATIONS, DEFAULT_STEPS
+from engine.ai.search import DEFAULT_ITERATIONS, DEFAULT_PLAYOUT_LIMIT, DEFAULT_STEPS
 from engine.selfplay import play_game
 from engine.setup import new_game
 from engine.state import OVER_PHASE, GameState
@@ -327,6 +327,15 @@ def main() -> None:
     parser.add_argument(
         "--epsilon", type=float, default=0.1, help="the share of random moves in playouts"
     )
+    parser.add_argument(
+        "--playout-limit", type=int, default=DEFAULT_PLAYOUT_LIMIT, help="actions per playout"
+    )
+    parser.add_argument(
+        "--search-stock",
+        type=int,
+        default=None,
+        help="search only with at most this many cards in the stock (else the heuristic)",
+    )
     parser.add_argument("--ladder", action="store_true", help="the levels' round robin")
     parser.add_argument("--levels", default=",".join(LADDER), help="--ladder's levels")
     parser.add_argument(
@@ -370,6 +379,8 @@ def main() -> None:
         "halving": args.halving,
         "playout_policy": args.playout_policy,
         "playout_epsilon": args.epsilon,
+        "playout_limit": args.playout_limit,
+        "search_stock": args.search_stock,
     }
     wanted = [
         (variant, players)

@@ -92,6 +92,7 @@ class SearchPlayer:
         halving: bool = False,
         playout_policy: str | None = None,
         playout_epsilon: float = 0.1,
+        search_stock: int | None = None,
     ) -> None:
         if iterations < 1:
             raise ValueError("iterations must be at least 1")
@@ -120,6 +121,9 @@ class SearchPlayer:
             raise ValueError(f"unknown playout policy {playout_policy!r}")
         self.playout_policy = playout_policy  # None: the variant's (DEFAULT_PLAYOUT_POLICY)
         self.playout_epsilon = playout_epsilon  # the share of random moves in playouts
+        # the search runs only once the stock holds at most this many cards (None:
+        # always); before that the heuristic's choice is played
+        self.search_stock = search_stock
         self.last_solved: float | None = None  # the exact value of the last decision
         self.last_solved_samples = 0  # sampled deals solved exactly for it
         self._info: dict[int, PublicInfo] = {}
@@ -143,6 +147,8 @@ class SearchPlayer:
         base = self.heuristic.choose(state, seat)
         if base is None or len(legal) == 1:
             return base if base is not None else legal[0]
+        if self.search_stock is not None and len(state.stock) > self.search_stock:
+            return base
         # the budget covers one round at least: no more candidates than playouts
         candidates = self._candidates(state, seat, legal, base)[: self.iterations]
         if len(candidates) == 1:

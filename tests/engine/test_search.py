@@ -398,3 +398,16 @@ def test_each_variant_plays_out_with_its_policy() -> None:
     assert runs[None][1] != runs["greedy"][1]
     with pytest.raises(ValueError, match="unknown playout policy"):
         SearchPlayer(3, playout_policy="perfect")
+
+
+def test_search_stock_plays_the_heuristic_while_the_stock_is_fuller() -> None:
+    state = decision_state()  # the deal: 24 cards in the stock (36 - 2 x 6)
+    seat = state.to_act()[0]
+    early = SearchPlayer(0, iterations=60, search_stock=len(state.stock) - 1)
+    action = early.choose(state, seat)
+    assert early.last_playouts == 0
+    early.heuristic.rng.seed(f"0:{state.ply}:{seat}:h")
+    assert action == early.heuristic.choose(state, seat)
+    late = SearchPlayer(0, iterations=60, search_stock=len(state.stock))
+    late.choose(state, seat)
+    assert late.last_playouts > 0
