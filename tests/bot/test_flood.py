@@ -11,6 +11,13 @@ import redis.asyncio as aredis
 
 from sandbox.fake_api.limits import FakeFloodControl, RateLimits
 from tables import LiveConfig, TableService
+from telegram_bot.delivery.flood.gate import (
+    LAST_RESORT,
+    CallOptions,
+    EditLease,
+    FloodGate,
+    OutgoingStats,
+)
 from telegram_bot.delivery.flood.limiter import (
     BUSY,
     NOOP,
@@ -440,3 +447,25 @@ async def test_a_refund_never_takes_a_later_messages_entry(
     assert [at for _n, at in await entries(limiter, key)] == [
         pytest.approx(start + 0.008, rel=0, abs=1e-4)
     ]
+
+
+async def test_an_edit_past_its_patience_still_waits_for_the_message_lease(
+    limiter: FloodLimiter, clock: FakeClock
+) -> None:
+    """Another call's edit of the message is in flight (its lease): an edit that
+    waited past ``max_wait`` went out beside it, without tokens or the lease.  It
+    waits for the lease to end (here: lapse, 5 s) and takes it."""
+    one = EditTicket(PRIVATE, 9, "t1", "m1", "t#1", "dead.1")
+    assert await edit_wait(limiter, one) == 0  # then its process is killed
+
+    async def sleep(seconds: float) -> None:
+        clock.advance(seconds)
+
+    gate = FloodGate(limiter, sleep=sleep, max_wait=2.0, stats=OutgoingStats())
+    lease = EditLease("live.1")
+    start = clock()
+    options = CallOptions(version="t#2")
+    assert await gate.admit(PRIVATE, (PRIVATE, 9), ("t2", "m2"), options, lease)
+    assert lease.held
+    assert clock() - start >= limiter.config.edit_lease
+    assert clock() - start < 2.0 * LAST_RESORT

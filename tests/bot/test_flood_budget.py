@@ -8,12 +8,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
 from tables import LiveConfig, TableService
-from telegram_bot.delivery.flood.gate import CallOptions, FloodGate, OutgoingStats
+from telegram_bot.delivery.flood.gate import LAST_RESORT, CallOptions, FloodGate, OutgoingStats
 from telegram_bot.delivery.flood.limiter import FloodConfig, FloodLimiter
+from telegram_bot.delivery.flood.rates import Verdict
 from telegram_bot.delivery.waiting_line import ACTOR, OTHERS, OWN_VIEW, TABLE, Priority, RankedLine
 from tests.tables.conftest import FakeClock
 
@@ -219,3 +221,43 @@ async def test_a_chat_line_serves_by_rank_and_ages_the_table() -> None:
     line.release()
     await asyncio.gather(late, new)
     assert served == [TABLE, OWN_VIEW]
+
+
+async def test_a_call_past_its_patience_still_waits_for_a_token(
+    make_limiter: Callable[..., FloodLimiter], clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#27's arena benchmark drew a 429: under a long overload a call waited past
+    ``max_wait`` and went out without a token, into a full window.  Past its
+    patience a call leaves the lines (nobody's turn to wait for any more) but
+    still takes its token: it goes out when a window has room, counted."""
+    limiter, other = make_limiter(counted=True), make_limiter(counted=True)
+    for _ in range(20):
+        assert await take(limiter) == 0
+        clock.advance(PACE)
+    grabbed: list[float] = []  # another process takes each room first, 3 times
+
+    async def sleep(seconds: float) -> None:
+        clock.advance(seconds)
+        if len(grabbed) < 3 and await take(other) == 0:
+            grabbed.append(clock())
+
+    tokens: list[float] = []
+    take_token = limiter.take
+
+    async def counted_take(*args: Any, **kwargs: Any) -> Verdict:
+        verdict = await take_token(*args, **kwargs)
+        if verdict.wait == 0:
+            tokens.append(clock())
+        return verdict
+
+    monkeypatch.setattr(limiter, "take", counted_take)
+    gate = FloodGate(limiter, sleep=sleep, max_wait=20.0, stats=OutgoingStats())
+    options = CallOptions(Priority.DEFERRED, rank=TABLE)
+    start = clock()
+    assert await asyncio.wait_for(gate.admit(GROUP, None, None, options), 5)
+    assert clock() - start < 20.0 * LAST_RESORT  # not the last resort: a token
+    assert len(grabbed) == 3  # it ran out of patience long before
+    assert len(tokens) == 1  # and still went out with a token of the minute
+    assert tokens[0] > grabbed[-1]
+    assert await take(limiter) > 0  # the minute is full again: it counted
+    assert len(gate.chats) == 0

@@ -33,6 +33,10 @@ from telegram_bot.delivery.waiting_line import OWN_VIEW, ChatLines, Priority, Wa
 
 log = logging.getLogger(__name__)
 
+LAST_RESORT = 3.0
+"""A call that waited this many times ``max_wait`` goes out without a token (a
+limiter that never has room is a bug; the 429 it may draw is then retried)."""
+
 GO = Headroom(0.0, 0.0)
 
 Sleep = Callable[[float], Awaitable[Any]]
@@ -133,7 +137,10 @@ class OutgoingStats:
 
 class FloodGate:
     """The flood tokens of this process's calls (see the module docstring).
-    ``max_wait``: past this many seconds of waits a call goes out anyway."""
+    ``max_wait``: past this many seconds of waits a call leaves the lines and
+    asks for its tokens straight (it still goes out only with them: a call sent
+    without them under a long overload drew a 429 in #27's arena benchmark);
+    past :data:`LAST_RESORT` times that, it goes out anyway."""
 
     def __init__(
         self, limiter: Limiter, *, sleep: Sleep, max_wait: float, stats: OutgoingStats
@@ -289,7 +296,12 @@ class FloodGate:
                 delay = verdict.wait
                 if delay in (NOOP, STALE):  # shows this, or a newer version, already
                     return False
-                if delay == BUSY and waited < self.max_wait:
+                if waited >= self.max_wait * LAST_RESORT:
+                    log.warning(
+                        "flood limiter: gave up waiting after %.0f s (chat %s)", waited, chat_id
+                    )
+                    return True
+                if delay == BUSY:
                     if in_line:
                         line.release()  # not the overall bucket we wait for
                         in_line = False
@@ -299,12 +311,17 @@ class FloodGate:
                 if delay <= 0:
                     receipt.stamp = verdict.stamp
                     return self._took(verdict, lease)
-                if waited >= self.max_wait:
-                    log.warning(
-                        "flood limiter: gave up waiting after %.0f s (chat %s)", waited, chat_id
-                    )
-                    return True
                 self.stats.waits += 1
+                if waited >= self.max_wait:
+                    # out of patience: no turn in a line to wait for any more, but
+                    # the tokens all the same (a window never takes one too many)
+                    if in_line:
+                        line.release()
+                        in_line = False
+                    self._leave_chat_line(chat_id, head)
+                    await self.sleep(delay)
+                    waited += delay
+                    continue
                 if verdict.overall and not in_line:
                     t0 = time.monotonic()
                     await line.acquire(options.priority)  # our turn: ask again at once
