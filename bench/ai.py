@@ -47,6 +47,7 @@ from bench.ladder import LADDER, pair_games, table
 from engine.actions import Action
 from engine.ai import LEVELS, SLOW_KINDS, HeuristicPlayer, SearchPlayer
 from engine.ai.base import Player
+from engine.ai.endgame import DEFAULT_NODE_LIMIT
 from engine.ai.search import DEFAULT_ITERATIONS, DEFAULT_PLAYOUT_LIMIT, DEFAULT_STEPS
 from engine.selfplay import play_game
 from engine.setup import new_game
@@ -334,7 +335,17 @@ def main() -> None:
         "--search-stock",
         type=int,
         default=None,
-        help="search only with at most this many cards in the stock (else the heuristic)",
+        help="search only with at most this many cards in the stock, else the heuristic's"
+        " move (default: the variant's; a big number: always)",
+    )
+    parser.add_argument(
+        "--endgame-nodes",
+        type=int,
+        default=DEFAULT_NODE_LIMIT,
+        help="the exact endgame's nodes a decision (0: never solve)",
+    )
+    parser.add_argument(
+        "--solve-nodes", type=int, default=300, help="--solve-stock's nodes a sampled deal"
     )
     parser.add_argument("--ladder", action="store_true", help="the levels' round robin")
     parser.add_argument("--levels", default=",".join(LADDER), help="--ladder's levels")
@@ -381,6 +392,8 @@ def main() -> None:
         "playout_epsilon": args.epsilon,
         "playout_limit": args.playout_limit,
         "search_stock": args.search_stock,
+        "endgame_nodes": args.endgame_nodes,
+        "solve_nodes": args.solve_nodes,
     }
     wanted = [
         (variant, players)

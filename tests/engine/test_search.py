@@ -22,6 +22,7 @@ from engine.ai.base import Player, RandomPlayer
 from engine.ai.determinize import Determinizer
 from engine.ai.public_info import PublicInfo, deck_counts
 from engine.ai.rollout import Policy, playout, random_playout
+from engine.ai.search import DEFAULT_SEARCH_STOCK
 from engine.errors import IllegalAction
 from engine.selfplay import play_game, selfplay
 from engine.state import OVER_PHASE
@@ -411,3 +412,12 @@ def test_search_stock_plays_the_heuristic_while_the_stock_is_fuller() -> None:
     late = SearchPlayer(0, iterations=60, search_stock=len(state.stock))
     late.choose(state, seat)
     assert late.last_playouts > 0
+    # the variants' own: Chuvash always searches, Shchelkovsky from 40 cards on
+    assert SearchPlayer(0).search_stock is None
+    default = SearchPlayer(0, iterations=60)
+    default.choose(state, seat)
+    assert default.last_playouts > 0
+    shch = new_game("shchelkovsky", 2, 11, {"decks": 2})
+    assert len(shch.stock) > DEFAULT_SEARCH_STOCK["shchelkovsky"] == 40
+    default.choose(shch, shch.to_act()[0])
+    assert default.last_playouts == 0
