@@ -48,7 +48,7 @@ from engine.actions import Action
 from engine.ai import LEVELS, SLOW_KINDS, HeuristicPlayer, SearchPlayer
 from engine.ai.base import Player
 from engine.ai.endgame import DEFAULT_NODE_LIMIT
-from engine.ai.search import DEFAULT_ITERATIONS, DEFAULT_PLAYOUT_LIMIT, DEFAULT_STEPS
+from engine.ai.search import DEFAULT_PLAYOUT_LIMIT
 from engine.selfplay import play_game
 from engine.setup import new_game
 from engine.state import OVER_PHASE, GameState
@@ -300,8 +300,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="40 games per row")
     parser.add_argument("--variants", default="chuvash,shchelkovsky")
     parser.add_argument("--players", default="2,4", help="player counts, e.g. 2 or 2,4")
-    parser.add_argument("--iterations", type=int, default=DEFAULT_ITERATIONS, help="playouts")
-    parser.add_argument("--steps", type=int, default=DEFAULT_STEPS, help="simulated actions")
+    parser.add_argument(
+        "--iterations", type=int, default=None, help="playouts (default: the search's own)"
+    )
+    parser.add_argument(
+        "--steps", type=int, default=None, help="simulated actions (default: the search's own)"
+    )
     parser.add_argument("--timing-seconds", type=float, default=20.0, help="10p 4-deck run")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -419,7 +423,12 @@ def main() -> None:
             )
         )
         return
-    print(f"search ({args.iterations} playouts, {args.steps} steps) vs heuristic, seed {args.seed}")
+    size = (
+        "the default budget"
+        if args.iterations is None and args.steps is None
+        else f"{args.iterations or 'default'} playouts, {args.steps or 'default'} steps"
+    )
+    print(f"search ({size}) vs heuristic, seed {args.seed}")
     print(
         f"{'config':<20}{'games':>7}{'losses':>8}{'share':>8}{'95% CI':>16}{'fair':>7}"
         f"{'p50 ms':>9}{'p99 ms':>9}{'wall s':>8}"

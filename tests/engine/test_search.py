@@ -421,3 +421,23 @@ def test_search_stock_plays_the_heuristic_while_the_stock_is_fuller() -> None:
     assert len(shch.stock) > DEFAULT_SEARCH_STOCK["shchelkovsky"] == 40
     default.choose(shch, shch.to_act()[0])
     assert default.last_playouts == 0
+
+
+def test_two_player_shchelkovsky_searches_on_twice_the_budget() -> None:
+    from engine.ai.search import BUDGET_SCALE, DEFAULT_ITERATIONS, DEFAULT_STEPS
+
+    assert BUDGET_SCALE == {("shchelkovsky", 2): 2.0}
+    rng = random.Random(26)
+    for players, scale in ((2, 2), (3, 1)):
+        state = new_game("shchelkovsky", players, 26, {"decks": 2})
+        while len(state.stock) > 40 or len(state.legal_actions(state.to_act()[0])) < 3:
+            seat = state.to_act()[0]
+            state.apply(rng.choice(state.legal_actions(seat)))
+        player = SearchPlayer(1)
+        player.choose(state, state.to_act()[0])
+        assert player.last_budget == (DEFAULT_ITERATIONS * scale, DEFAULT_STEPS * scale)
+        assert 0 < player.last_playouts <= DEFAULT_ITERATIONS * scale
+        # an explicit budget is kept as it is
+        small = SearchPlayer(1, iterations=30, steps=900)
+        small.choose(state, state.to_act()[0])
+        assert small.last_budget == (30, 900)
