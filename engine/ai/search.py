@@ -18,8 +18,12 @@ For each decision with more than one sensible action:
    (:class:`~engine.ai.heuristic.HeuristicPlayer`) is kept unless another candidate
    does better by ``margin``.
 
+Where it searches: everywhere in Chuvash; in Shchelkovsky once the stock holds
+at most 40 cards (``DEFAULT_SEARCH_STOCK``: before, the heuristic's move).
+
 Budget: at most ``iterations`` playouts and about ``steps`` simulated actions per
-decision, in whole rounds (deterministic: the same seed, view and public history
+decision (by default 400 and 12,000, times ``BUDGET_SCALE``: twice that in
+2-player Shchelkovsky), in whole rounds (deterministic: the same seed, view and public history
 give the same decision) and, optionally, ``time_budget`` seconds read
 from an injected :data:`~engine.clock.Clock`.  The random numbers of one decision
 are seeded by the player's seed, the ply and the seat only.
