@@ -149,7 +149,9 @@ def start_redis(
         url = f"redis://127.0.0.1:{chosen}/0"
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         while time.monotonic() < deadline and proc.poll() is None:
-            if answers_ping(chosen):
+            # ours, not another process's server that took the port meanwhile
+            # (parallel test workers pick free ports at the same time)
+            if answers_ping(chosen) and server_pid(chosen) == proc.pid:
                 return proc, url
             time.sleep(0.05)
         stop(proc)
@@ -167,6 +169,26 @@ def answers_ping(port: int) -> bool:
             return conn.recv(64).startswith(b"+PONG")
     except OSError:
         return False
+
+
+def server_pid(port: int) -> int | None:
+    """The ``process_id`` of the server answering on ``port`` (``INFO server``, raw
+    RESP as in :func:`answers_ping`), None when none answers."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as conn:
+            conn.sendall(b"INFO server\r\n")
+            data = b""
+            while b"process_id:" not in data or not data.endswith(b"\r\n"):
+                chunk = conn.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+    except OSError:
+        return None
+    for line in data.decode(errors="replace").splitlines():
+        if line.startswith("process_id:"):
+            return int(line.split(":", 1)[1])
+    return None
 
 
 def lock_data_dir(data_dir: Path) -> int:
