@@ -34,7 +34,12 @@ from sandbox.local_cluster import start_cluster
 from sandbox.local_redis import LocalRedisError, find_redis_server, start_redis
 from sandbox.local_redis import stop as stop_redis
 
-settings.register_profile("ci", deadline=None, print_blob=True)
+# Example counts come from here alone (#37): a test asks for a share of its
+# profile's count (tests/profiles.py).  ``ci``: the test command; ``deep``: the
+# long run, ``bash .ci/dev test --deep``; ``dev``: by hand, with deadlines.
+# Every failure prints its seed (``print_blob``: the example to reproduce it).
+settings.register_profile("ci", max_examples=100, deadline=None, print_blob=True)
+settings.register_profile("deep", max_examples=1000, deadline=None, print_blob=True)
 settings.register_profile("dev", print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 

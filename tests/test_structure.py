@@ -213,3 +213,17 @@ def test_use_case_outcomes_are_data() -> None:
         text = path.read_text(encoding="utf-8")
         assert "Callable[[], Awaitable" not in text, path
         assert "then=" not in text, path
+
+
+def test_example_counts_come_from_the_profiles() -> None:
+    """#37: a random property's example count comes from the Hypothesis profile
+    (``ci``, ``deep``: tests/conftest.py) as a share of it (tests/profiles.py);
+    a count of its own would override every profile."""
+    own = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for path in sorted((ROOT / "tests").rglob("*.py"))
+        if path.name not in ("conftest.py", "profiles.py")
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if re.search(r"\bmax_examples\s*=", line)
+    ]
+    assert not own, f"max_examples set in a test (use tests.profiles.budget): {own}"

@@ -14,7 +14,7 @@ import pytest
 import schemathesis
 from flask import Flask
 from flask_openapi3.openapi import OpenAPI
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from requests.structures import CaseInsensitiveDict
 from schemathesis import checks
 from schemathesis.core.result import Err
@@ -22,6 +22,7 @@ from schemathesis.generation import GenerationMode
 
 from tables import SyncTableService
 from tests.admin.conftest import ADMIN, READER, new_table
+from tests.profiles import budget
 
 CONFORMANCE = [
     checks.not_a_server_error,
@@ -30,7 +31,8 @@ CONFORMANCE = [
     checks.response_headers_conformance,
     checks.response_schema_conformance,
 ]
-EXAMPLES = 12
+EXAMPLES = 0.12  # a share of the profile's examples per operation (tests/profiles.py)
+FEW = 0.03
 Operation = schemathesis.APIOperation[Any, Any, Any, Any]
 
 
@@ -40,7 +42,7 @@ def run_operations(
     path_parameters: dict[str, Any] | None = None,
     *,
     token: str | None = ADMIN,
-    examples: int = EXAMPLES,
+    share: float = EXAMPLES,
 ) -> list[tuple[str, int]]:
     """Run every operation (``token``: the bearer token sent, None: none);
     returns each response's operation label and status."""
@@ -65,8 +67,8 @@ def run_operations(
         current[0] = op.label
         strategy = op.as_strategy(generation_mode=mode, path_parameters=params or None)
 
-        @settings(
-            max_examples=examples,
+        @budget(
+            share,
             deadline=None,
             database=None,
             suppress_health_check=list(HealthCheck),
@@ -141,7 +143,7 @@ def test_other_tokens_conform(app: OpenAPI, svc: SyncTableService, token: str | 
     game = new_table(svc)
     lobby = new_table(svc, first_user=20, start=False)
     ids = {"game_id": game, "lobby_id": lobby, "user_id": 1}
-    seen = run_operations(app, GenerationMode.POSITIVE, ids, token=token, examples=3)
+    seen = run_operations(app, GenerationMode.POSITIVE, ids, token=token, share=FEW)
     check_other_tokens(seen, token)
 
 

@@ -20,7 +20,7 @@ import random
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from engine import GameState, new_game
@@ -29,6 +29,7 @@ from engine.ai.fastplay import FastGame, FastPolicy
 from engine.ai.playout_policy import HeuristicPolicy
 from engine.ai.rollout import Policy, playout, random_playout
 from engine.state import OVER_PHASE
+from tests.profiles import budget
 
 CONFIGS: list[tuple[str, int, dict[str, Any]]] = [
     *(("chuvash", n, {}) for n in range(2, 7)),
@@ -92,7 +93,7 @@ def assert_same(fast: FastGame, ref: GameState) -> None:
     assert ticket == ref.ticket
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@budget(3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     config=st.sampled_from(CONFIGS),
     seed=st.integers(0, 10**9),
@@ -112,7 +113,7 @@ def test_fast_playouts_agree_with_the_rules_engine(
     assert_same(fast, replay(state, trace, seed))
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@budget(1, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     config=st.sampled_from(CONFIGS),
     seed=st.integers(0, 10**9),
@@ -162,7 +163,7 @@ def test_the_copy_leaves_the_engines_state_alone() -> None:
     assert state == before
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@budget(2, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     config=st.sampled_from(CONFIGS),
     seed=st.integers(0, 10**9),
@@ -199,7 +200,7 @@ def test_greedy_fast_playouts_agree_with_the_engines_playouts(
     assert again == ref
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@budget(1.5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     config=st.sampled_from(CONFIGS),
     seed=st.integers(0, 10**9),

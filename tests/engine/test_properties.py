@@ -40,7 +40,7 @@ from collections import Counter
 from typing import Any, Protocol
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, example, given
 from hypothesis import strategies as st
 
 from engine import (
@@ -59,6 +59,7 @@ from engine.actions import COVER, KINDS, LEAD, PASS, SHOW_TRUMP, TAKE, THROW, TR
 from engine.cards import JOKER, NCARDS, rank_of, suit_of
 from engine.state import BOUT_PHASE, LEAD_PHASE
 from engine.variants import HAND_SIZE
+from tests.profiles import budget
 
 # Every player count each game allows (C2, S2) and every shchelkovsky option (S1).
 CHUVASH_PLAYERS = range(2, 7)
@@ -694,8 +695,8 @@ SEEDS = st.integers(0, 2**32 - 1)
 
 
 @pytest.mark.slow
-@settings(
-    max_examples=25,
+@budget(
+    0.25,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -709,7 +710,7 @@ def test_chuvash_random_games(players: int, seed: int, data: st.DataObject | Non
 
 
 @pytest.mark.slow
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@budget(0.2, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     players=st.integers(2, 10),
     remove_joker=st.booleans(),
@@ -732,7 +733,7 @@ def test_shchelkovsky_two_decks(players: int, remove_joker: bool, seed: int, pol
 
 # Few examples: a 4-deck game with 5-10 players is ~3000 actions (~2 s checked).
 @pytest.mark.slow
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@budget(0.06, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     players=st.integers(2, 10),
     remove_joker=st.booleans(),

@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, given
 from hypothesis import strategies as st
 
 from engine import Action, GameState, from_deal, new_game, parse_card, parse_cards, view
@@ -26,6 +26,7 @@ from engine.ai.search import DEFAULT_SEARCH_STOCK
 from engine.errors import IllegalAction
 from engine.selfplay import play_game, selfplay
 from engine.state import OVER_PHASE
+from tests.profiles import budget
 
 CONFIGS: list[tuple[str, int, dict[str, Any]]] = [
     *(("chuvash", n, {}) for n in range(2, 7)),
@@ -57,7 +58,7 @@ def advance(state: GameState, steps: int, seed: str) -> list[Action]:
 config_st = st.sampled_from(CONFIGS)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@budget(0.6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(config=config_st, seed=st.integers(0, 10**6), steps=st.integers(0, 150))
 def test_search_proposes_only_legal_actions(
     config: tuple[str, int, dict[str, Any]], seed: int, steps: int
@@ -235,7 +236,7 @@ def swapped_twin(
     return a, b, seat
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@budget(0.4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(config=config_st, seed=st.integers(0, 10**6), steps=st.integers(0, 120))
 def test_decision_does_not_depend_on_hidden_cards(
     config: tuple[str, int, dict[str, Any]], seed: int, steps: int
@@ -259,7 +260,7 @@ def test_same_seed_same_decision_and_seeds_matter() -> None:
 # ----------------------------------------------------------- determinization, playouts
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@budget(0.3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(config=config_st, seed=st.integers(0, 10**6), steps=st.integers(0, 150))
 def test_sampled_deals_keep_what_the_seat_knows(
     config: tuple[str, int, dict[str, Any]], seed: int, steps: int

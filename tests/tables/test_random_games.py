@@ -6,12 +6,13 @@ from __future__ import annotations
 import asyncio
 import uuid
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from engine import Action, GameState, new_game
 from engine.ai import KINDS, SLOW_KINDS
 from tables import MOVE_KINDS, LiveConfig, TableService, WriteResult
+from tests.profiles import budget
 from tests.tables.conftest import same_state
 
 # the search AI (~100 ms a decision) has its own tests (tests/tables/test_deciders.py);
@@ -70,7 +71,7 @@ async def play(url: str, prefix: str, data: st.DataObject) -> None:
         await svc.aclose()
 
 
-@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@budget(0.25, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_random_games_match_the_engine(
     redis_url: str, redis_prefix: str, data: st.DataObject
