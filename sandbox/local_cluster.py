@@ -68,6 +68,17 @@ class LocalCluster:
             self.binary, self.workdir / f"node{index}", port=self.ports[index], extra_args=self.args
         )
 
+    def heal(self) -> None:
+        """Start every node that is down again (:meth:`restart`) and wait until
+        every node sees the whole cluster well: each slot served, no node
+        failing -- so that one cluster serves test after test, each killing
+        nodes of its own.  A master failed over stays its replica's replica
+        (roles are not swapped back)."""
+        for index, proc in enumerate(self.procs):
+            if proc.poll() is not None:
+                self.restart(index)
+        _wait(lambda: all(_healthy(p, len(self.ports)) for p in self.ports), self.ports)
+
     def owner(self, slot: int, skip: Sequence[int] = ()) -> int:
         """The port of the master serving ``slot`` now, as the first node that
         answers (not one of the ports ``skip``) sees it."""
@@ -170,6 +181,17 @@ def _known(port: int, nodes: int) -> bool:
 def _ready(port: int, nodes: int) -> bool:
     fields = _info(port, "CLUSTER", "INFO")
     return fields.get("cluster_state") == "ok" and fields.get("cluster_known_nodes") == str(nodes)
+
+
+def _healthy(port: int, nodes: int) -> bool:
+    """``port`` sees every node and every slot served, none failing."""
+    fields = _info(port, "CLUSTER", "INFO")
+    return (
+        _ready(port, nodes)
+        and fields.get("cluster_slots_ok") == str(SLOTS)
+        and fields.get("cluster_slots_pfail") == "0"
+        and fields.get("cluster_slots_fail") == "0"
+    )
 
 
 def _synced(replicas: Sequence[int]) -> bool:

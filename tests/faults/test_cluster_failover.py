@@ -5,10 +5,11 @@ client starts from any startup node that answers, and one started while no
 node answers serves once the cluster is up; a bot process started then
 reports itself unready until it does.
 
-Each test has a throw-away cluster of its own (:mod:`sandbox.local_cluster`,
+The tests share one throw-away cluster of masters, healed before and after
+each (and the replica test has its own) (:mod:`sandbox.local_cluster`,
 ``cluster-require-full-coverage no`` as production should run it: with
 ``yes`` the *server* refuses every key while any slot is uncovered).  No timing
-assertions: an operation succeeds or it does not."""
+assertions: an operation succeeds or it does not.  All real processes: ``slow``."""
 
 from __future__ import annotations
 
@@ -35,6 +36,8 @@ from telegram_bot.settings import Settings
 ROUNDS = 20  # operations on the healthy masters while one master is dead
 PATIENCE = 200  # rounds of 0.1 s before a promotion or a restart is given up on
 
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("cluster_failover")]
+
 
 def _cluster(replicas: int) -> Iterator[LocalCluster]:
     binary = find_redis_server()
@@ -48,10 +51,19 @@ def _cluster(replicas: int) -> Iterator[LocalCluster]:
             cluster.stop()
 
 
-@pytest.fixture
-def masters() -> Iterator[LocalCluster]:
-    """3 masters, no replica: a dead master's slots stay uncovered."""
+@pytest.fixture(scope="module")
+def _shared_masters() -> Iterator[LocalCluster]:
     yield from _cluster(0)
+
+
+@pytest.fixture
+def masters(_shared_masters: LocalCluster) -> Iterator[LocalCluster]:
+    """3 masters, no replica: a dead master's slots stay uncovered.  One cluster
+    for the module (#37): each test finds every node up and every slot served,
+    and leaves its keys under a prefix of its own (:func:`service`)."""
+    _shared_masters.heal()
+    yield _shared_masters
+    _shared_masters.heal()
 
 
 @pytest.fixture
