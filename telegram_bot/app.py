@@ -220,7 +220,10 @@ class BotApp:
             press=PressButton(self.svc, self.ui, snapshots, claims, marks),
             lobby=LobbyActions(self.svc, self.ui, self.prefs, delivery, username),
             player=PlayerActions(self.svc, self.ui, self.prefs, delivery, self.events),
-            my_cards=MyCards(self.svc, delivery.clock, s.press_reply_window),
+            # the window of a press's reply: real seconds on the delivery's clock
+            my_cards=MyCards(
+                self.svc, delivery.clock, s.press_reply_window * s.telegram_time_scale
+            ),
             watch=WatchTable(snapshots, self.ui, delivery),
             replay=ReplayGame(self.svc, delivery),
             standings=Standings(self.svc),
@@ -269,6 +272,7 @@ class BotApp:
                 self.settings.flood_overall_limit, self.settings.flood_overall_window
             ),
             budgets=self.svc.budgets,
+            time_scale=self.settings.telegram_time_scale,
         )
 
     async def on_forbidden(self, user_id: int) -> None:

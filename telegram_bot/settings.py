@@ -7,8 +7,10 @@ import hashlib
 import hmac
 import os
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+REAL_TELEGRAM = "https://api.telegram.org"
 
 
 class Settings(BaseSettings):
@@ -24,7 +26,7 @@ class Settings(BaseSettings):
     redis_prefix: str = "durak:"
     redis_connections: int = Field(default=64, ge=2)
     """Connections in this process's Redis pool (callers wait for a free one)."""
-    telegram_api_url: str = "https://api.telegram.org"
+    telegram_api_url: str = REAL_TELEGRAM
     """Another Bot API server: self-hosted, or the test double."""
 
     webhook_url: str = ""
@@ -107,6 +109,15 @@ class Settings(BaseSettings):
     group's ~20 messages a minute like any other (Telegram does not say).
     False: they count apart, about one a second per group; a 429 that shows
     otherwise switches that group to counted, fleet-wide (``tables.budgets``)."""
+    telegram_time_scale: float = Field(default=1.0, gt=0)
+    """Tests and the sandbox only: Telegram's time runs this many times faster
+    (#37) -- the flood windows, the groups' learned budgets, the coalescing
+    delays and gaps and a 429's ``retry_after`` are read on a clock
+    ``telegram_time_scale`` times as fast, and slept out in
+    ``1 / telegram_time_scale`` of the time.  A press's answer window stays in
+    real seconds (it bounds a latency, not a rate).  The fake Bot API must run
+    on the same scale (``FakeTelegram(time_scale=...)``).  Against the real
+    Telegram (the default ``telegram_api_url``) only 1 is accepted."""
     update_dedupe: bool = True
     """Claim every update in Redis before any handler runs, so a redelivered one
     (a webhook retry, another bot process) is handled once
@@ -119,6 +130,15 @@ class Settings(BaseSettings):
     """Seconds a stop (SIGTERM, as a deploy sends, or Ctrl-C) may take: the updates
     in hand finish, the turn timers are handed over to the other processes and the
     pending edits go out -- inside the ~30 s a supervisor waits before SIGKILL."""
+
+    @model_validator(mode="after")
+    def _real_telegram_keeps_real_time(self) -> Settings:
+        if self.telegram_time_scale != 1 and self.telegram_api_url == REAL_TELEGRAM:
+            raise ValueError(
+                "TELEGRAM_TIME_SCALE is for the fake Bot API: Telegram's own limits "
+                "run in real time (set TELEGRAM_API_URL, or leave the scale at 1)"
+            )
+        return self
 
     def secret_token(self) -> str:
         """The webhook's secret token: ``WEBHOOK_SECRET``, or when unset one derived

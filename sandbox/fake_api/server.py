@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 from aiohttp import web
 
-from engine.clock import Clock
+from engine.clock import Clock, scaled
 
 # The method modules register themselves in the table when imported.
 from sandbox.fake_api import (  # noqa: F401
@@ -86,8 +86,16 @@ class FakeTelegram:
         host: str = "127.0.0.1",
         port: int = 0,
         callback_answer_window: float = CALLBACK_ANSWER_WINDOW,
+        time_scale: float = 1.0,
     ) -> None:
-        self.world = World(options, limits, clock, callback_answer_window=callback_answer_window)
+        # Telegram's time ``time_scale`` times as fast (#37): its flood windows
+        # and retry_after read on the scaled clock; a press's answer window, a
+        # latency bound, stays ``callback_answer_window`` real seconds
+        clock = scaled(clock, time_scale)
+        self.time_scale = time_scale
+        self.world = World(
+            options, limits, clock, callback_answer_window=callback_answer_window * time_scale
+        )
         self.host = host
         self.port = port
         self.url = ""

@@ -4,11 +4,14 @@ edits) over :mod:`telegram_bot.delivery.outgoing` (the shared flood limiter, no-
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiogram import Bot
 
+from engine.clock import scaled
 from tables import KeyValueStore
 from tables.budgets import Budgets
 from telegram_bot.delivery.coalesce import Delivery, Urgency
@@ -28,24 +31,46 @@ def make_delivery(
     on_replaced: Callable[[int, int, int], Awaitable[Any]],
     flood: FloodConfig | None = None,
     budgets: Budgets | None = None,
+    time_scale: float = 1.0,
 ) -> Delivery:
     """The bot's Delivery with the shared flood limiter in the table service's
     key-value store ``kv`` (None: no limiter; ``flood``: its rates); while Redis is unreachable it
     takes in-process tokens (:mod:`telegram_bot.delivery.flood.fallback`).  ``budgets``:
-    the groups' budgets learned from 429s (#24; None: the documented windows)."""
+    the groups' budgets learned from 429s (#24; None: the documented windows).
+    ``time_scale``: Telegram's time runs that many times faster (tests, #37:
+    :attr:`telegram_bot.settings.Settings.telegram_time_scale`) -- every clock
+    and sleep of the delivery, the limiter's and the budgets' are scaled."""
+    sleep = scaled_sleep(time_scale)
     limiter = None
     if kv is not None:
-        limiter = FallbackFloodLimiter(FloodLimiter(kv, flood, budgets=budgets))
-    outgoing = install(bot, limiter)
+        wall = scaled(time.time, time_scale)
+        if budgets is not None and time_scale != 1:
+            budgets.clock = wall
+        limiter = FallbackFloodLimiter(FloodLimiter(kv, flood, budgets=budgets, clock=wall))
+    outgoing = install(bot, limiter, sleep=sleep, clock=scaled(time.monotonic, time_scale))
     return Delivery(
         bot,
         soon_delay=soon_delay,
         later_delay=later_delay,
         table_delay=table_delay,
+        clock=scaled(time.monotonic, time_scale),
+        sleep=sleep,
         on_forbidden=on_forbidden,
         on_replaced=on_replaced,
         outgoing=outgoing,
     )
 
 
-__all__ = ["Delivery", "Urgency", "make_delivery"]
+def scaled_sleep(factor: float) -> Callable[[float], Awaitable[None]]:
+    """``asyncio.sleep`` of ``seconds / factor``: a sleep on a clock ``factor``
+    times as fast (:class:`engine.clock.Scaled`)."""
+    if factor == 1:
+        return asyncio.sleep
+
+    async def sleep(seconds: float) -> None:
+        await asyncio.sleep(seconds / factor)
+
+    return sleep
+
+
+__all__ = ["Delivery", "Urgency", "make_delivery", "scaled_sleep"]

@@ -44,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -55,6 +56,7 @@ from aiogram.methods import Response, TelegramMethod
 from aiogram.methods.base import TelegramType
 from aiogram.types import ErrorEvent, Message
 
+from engine.clock import Clock
 from telegram_bot.delivery.flood.gate import (
     GO,
     URGENT,
@@ -128,6 +130,7 @@ class Outgoing(BaseRequestMiddleware):
         on_kicked: Hook | None = None,
         max_retries: int = 3,
         sleep: Sleep = asyncio.sleep,
+        clock: Clock = time.monotonic,
         max_wait: float = 120.0,
         memory_size: int = 20_000,
         stats: OutgoingStats | None = None,
@@ -146,7 +149,7 @@ class Outgoing(BaseRequestMiddleware):
         self._calls = itertools.count()  # ... and its call
         self.turns = ChatTurns()  # limited calls to a chat: one at a time (#28)
         self.gate = (
-            FloodGate(limiter, sleep=sleep, max_wait=max_wait, stats=self.stats)
+            FloodGate(limiter, sleep=sleep, clock=clock, max_wait=max_wait, stats=self.stats)
             if limiter is not None
             else None
         )

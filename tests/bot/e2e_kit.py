@@ -27,6 +27,11 @@ from telegram_bot.views.hand import PLAYABLE
 from telegram_bot.views.i18n import HELP_MOVES, LANGUAGES, Translator
 
 SAFETY = 60.0  # seconds: a hung test fails, never a timing assertion
+TELEGRAM_SCALE = 30.0
+"""Telegram's time in the games played at its pace (#37): the fake Bot API
+(``FakeTelegram(time_scale=...)``) and the bot (``telegram_time_scale``) both
+run their windows, delays and ``retry_after`` this many times faster -- a
+group's 20 messages a minute in 6 s -- with the same decisions."""
 
 
 class TestClock:

@@ -7,7 +7,8 @@ product's delivery delays, a 3-seat Chuvash game (two humans and the AI) with
 every hand in the group -- one player chose the group (*My cards*, remembered
 in his preferences), the other never started the bot -- is played to the end:
 the game ends, every player's view and the group's table message show its
-result, and the fake answered no 429."""
+result, and the fake answered no 429.  Telegram's time runs
+:data:`~tests.bot.e2e_kit.TELEGRAM_SCALE` times as fast on both sides (#37)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from telegram_bot.views.board import seat_names
 from telegram_bot.views.table import render_game_over
 from tests.bot.e2e_kit import (
     SAFETY,
+    TELEGRAM_SCALE,
     Harness,
     assert_no_hidden_cards,
     game_over,
@@ -85,9 +87,14 @@ async def test_an_in_group_game_ends_without_a_429_on_both_telegrams(
     print(f"seed {seed}, ephemeral writes counted in the group: {counted}")
     limits = RateLimits(ephemeral_counted=counted)
     async with (
-        FakeTelegram(limits=limits) as fake,
+        FakeTelegram(limits=limits, time_scale=TELEGRAM_SCALE) as fake,
         running(
-            redis_url, redis_prefix, fake, flood_ephemeral_counted=counted, **PRODUCT_DELAYS
+            redis_url,
+            redis_prefix,
+            fake,
+            flood_ephemeral_counted=counted,
+            telegram_time_scale=TELEGRAM_SCALE,
+            **PRODUCT_DELAYS,
         ) as h,
     ):
         ann, newbie = (fake.add_user(n, language_code="en") for n in ("Ann", "Newbie"))

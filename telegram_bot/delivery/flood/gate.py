@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from engine.clock import Clock
 from telegram_bot.delivery.flood.hold import ChatHold
 from telegram_bot.delivery.flood.limiter import (
     BUSY,
@@ -143,10 +144,17 @@ class FloodGate:
     past :data:`LAST_RESORT` times that, it goes out anyway."""
 
     def __init__(
-        self, limiter: Limiter, *, sleep: Sleep, max_wait: float, stats: OutgoingStats
+        self,
+        limiter: Limiter,
+        *,
+        sleep: Sleep,
+        max_wait: float,
+        stats: OutgoingStats,
+        clock: Clock = time.monotonic,
     ) -> None:
         self.limiter = limiter
         self.sleep = sleep
+        self.clock = clock  # the seconds waited in a line (``sleep``'s time scale)
         self.max_wait = max_wait
         self.stats = stats
         # calls of this process that wait for the OVERALL bucket queue here (urgent
@@ -323,10 +331,10 @@ class FloodGate:
                     waited += delay
                     continue
                 if verdict.overall and not in_line:
-                    t0 = time.monotonic()
+                    t0 = self.clock()
                     await line.acquire(options.priority)  # our turn: ask again at once
                     in_line = True
-                    waited += time.monotonic() - t0
+                    waited += self.clock() - t0
                     continue
                 if in_line:
                     line.release()  # only our chat is short: let the next one ask
@@ -362,10 +370,10 @@ class FloodGate:
                 return waited
             head.held = False  # the better call asks first; we queue behind it
             line.release()
-        t0 = time.monotonic()
+        t0 = self.clock()
         await line.acquire(rank)
         head.held = True
-        return waited + time.monotonic() - t0
+        return waited + self.clock() - t0
 
     async def _use_prepaid(
         self, prepaid: Prepaid, edit: EditTicket | None, lease: EditLease | None
