@@ -40,7 +40,7 @@ from telegram_bot.views.board import rating_labels, seat_names
 from telegram_bot.views.fair import commitment_lines
 from telegram_bot.views.i18n import Translator
 from telegram_bot.views.table import render_game_over, render_table
-from tests.bot.e2e_kit import SAFETY, Harness, is_over, play_out, settle
+from tests.bot.e2e_kit import SAFETY, TELEGRAM_SCALE, Harness, is_over, play_out, settle
 
 GAMES, PLAYERS = 3, 3
 OVER = 10**9  # the position of the result: after every move
@@ -261,8 +261,14 @@ async def check_game(
     return back
 
 
-FAST = {"SOON_DELAY": "0.3", "LATER_DELAY": "1", "TABLE_DELAY": "2"}
-"""Shorter coalescing than the defaults: more edits race (and a shorter test)."""
+FAST = {
+    "SOON_DELAY": "0.3",
+    "LATER_DELAY": "1",
+    "TABLE_DELAY": "2",
+    "TELEGRAM_TIME_SCALE": str(TELEGRAM_SCALE),
+}
+"""Shorter coalescing than the defaults: more edits race (and a shorter test);
+Telegram's time :data:`TELEGRAM_SCALE` times as fast, as the fake's (#37)."""
 FLEETS = {  # (processes, proxy mode, Redis)
     "2_processes_round_robin": (2, "round_robin", "redis_url"),
     "3_processes_round_robin_on_the_cluster": (3, "round_robin", "redis_cluster_url"),
@@ -278,7 +284,7 @@ async def fleet_harness(
 ) -> AsyncIterator[FleetHarness]:
     count, mode, redis_fixture = FLEETS[request.param]
     url = request.getfixturevalue(redis_fixture)
-    async with FakeTelegram(limits=RateLimits()) as fake:
+    async with FakeTelegram(limits=RateLimits(), time_scale=TELEGRAM_SCALE) as fake:
         async with BotFleet(fake, url, redis_prefix, count=count, mode=mode, env=FAST) as fleet:
             yield FleetHarness(fake, url, redis_prefix, fleet=fleet)
             codes = await fleet.stop()
@@ -309,7 +315,7 @@ async def test_group_games_on_several_processes(fleet_harness: FleetHarness) -> 
             )
         )
     )
-    await settle(h, quiet=4.0)  # the coalesced edits have gone out
+    await settle(h, quiet=1.0)  # the coalesced edits have gone out (30 Telegram s)
     back: list[tuple[object, ...]] = []
     for (tid, group), players, count in zip(opened, humans, counts, strict=True):
         back += await check_game(h, tid, players, group.id, count)

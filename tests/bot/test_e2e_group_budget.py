@@ -19,7 +19,7 @@ import pytest
 from sandbox.fake_api import Chat, FakeTelegram, RateLimits, SimUser
 from telegram_bot.views import texts
 from tests.bot.e2e_group_kit import group_lobby
-from tests.bot.e2e_kit import SAFETY, is_over, play_out, running
+from tests.bot.e2e_kit import SAFETY, TELEGRAM_SCALE, is_over, play_out, running
 
 # the product's delays (the kit's defaults are faster)
 PRODUCT_DELAYS = {"soon_delay": 1.0, "later_delay": 2.0, "table_delay": 4.0}
@@ -27,7 +27,8 @@ PRODUCT_DELAYS = {"soon_delay": 1.0, "later_delay": 2.0, "table_delay": 4.0}
 
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeTelegram]:
-    async with FakeTelegram(limits=RateLimits()) as server:
+    """Telegram's limits, its time :data:`TELEGRAM_SCALE` times as fast (#37)."""
+    async with FakeTelegram(limits=RateLimits(), time_scale=TELEGRAM_SCALE) as server:
         yield server
 
 
@@ -80,7 +81,9 @@ async def test_a_busy_group_gets_no_429_and_every_reply(
     seed: int,
 ) -> None:
     print(f"seed {seed}")
-    async with running(redis_url, redis_prefix, fake, **PRODUCT_DELAYS) as h:
+    async with running(
+        redis_url, redis_prefix, fake, telegram_time_scale=TELEGRAM_SCALE, **PRODUCT_DELAYS
+    ) as h:
         humans = [fake.add_user(f"P{i}", language_code="en") for i in range(n_humans)]
         kibitzer = fake.add_user("Kibitzer", language_code="en")
         kibitzer.start()
@@ -88,7 +91,8 @@ async def test_a_busy_group_gets_no_429_and_every_reply(
         tid, group = await group_lobby(h, variant, humans, n_ai, watchers=[kibitzer])
         heckler = Heckler(kibitzer, group)
         rounds = 6
-        heckling = asyncio.create_task(heckler.run(rounds, pause=2.0))
+        # real seconds: pacing that keeps him writing while the games go on
+        heckling = asyncio.create_task(heckler.run(rounds, pause=1.0))
         try:
             await play_out(h, tid, humans, rng=random.Random(seed))
             await asyncio.wait_for(asyncio.shield(heckling), SAFETY * 3)
