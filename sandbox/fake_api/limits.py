@@ -226,12 +226,16 @@ class Stats:
     retry_after_by_chat: Counter[int] = field(default_factory=Counter)  # 429s per chat id
     refusals: list[str] = field(default_factory=list)  # which window refused each 429
     late_answers: int = 0  # callback queries answered after the answer window
+    # the first error answers in words (a test's failure message says which)
+    error_texts: list[str] = field(default_factory=list)
     started_at: float = field(default_factory=time.monotonic)
 
-    def record(self, method: str, error_code: int | None) -> None:
+    def record(self, method: str, error_code: int | None, description: str = "") -> None:
         self.calls[method] += 1
         if error_code is not None:
             self.errors[(method, error_code)] += 1
+            if len(self.error_texts) < 20:
+                self.error_texts.append(f"{method} {error_code}: {description}")
             if error_code == 429:
                 self.retry_after += 1
 
@@ -245,6 +249,7 @@ class Stats:
         self.retry_after = 0
         self.retry_after_by_chat.clear()
         self.refusals.clear()
+        self.error_texts.clear()
         self.started_at = time.monotonic()
 
     def to_json(self) -> dict[str, Any]:

@@ -174,7 +174,10 @@ class FakeTelegram:
                 raise BotApiError(404, "Not Found: method not found")
             result = await found[1](self.world, CallParams(params))
         except BotApiError as error:
-            self.world.stats.record(name, None if gone is not None and gone() else error.code)
+            counted = gone is None or not gone()
+            self.world.stats.record(
+                name, error.code if counted else None, error.description if counted else ""
+            )
             return error.to_json()
         self.world.stats.record(name, None)
         if delay := self.reply_delays.get(name, 0.0):

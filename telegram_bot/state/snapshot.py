@@ -51,7 +51,16 @@ class Snapshots:
 
     async def load(self, table_id: str) -> Snapshot:
         """Raises the service's :class:`LiveError` for a table that is gone."""
-        loaded, ui = await asyncio.gather(self.svc.tables.load(table_id), self.ui.table(table_id))
+        # both reads are awaited to their end, even when one fails (a table gone):
+        # a read left running outlives its caller and, on a loaded machine, takes
+        # a connection after the client closed -- a socket nobody closes
+        loaded, ui = await asyncio.gather(
+            self.svc.tables.load(table_id), self.ui.table(table_id), return_exceptions=True
+        )
+        if isinstance(loaded, BaseException):
+            raise loaded
+        if isinstance(ui, BaseException):
+            raise ui
         settlement = None
         if loaded.table.status == OVER:  # the result shows the ratings' changes (#25)
             t = loaded.table

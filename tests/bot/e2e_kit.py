@@ -217,10 +217,20 @@ def is_over(message: Message | None) -> bool:
     )
 
 
+def _gone(message: Message) -> bool:
+    """``message`` was deleted (a hand in the group goes when the game is over, #29)."""
+    chat = message.chat
+    if message.ephemeral_message_id is not None:
+        return message.ephemeral_message_id not in chat.ephemeral
+    return chat.messages.get(message.message_id) is not message
+
+
 async def _edited(world: World, message: Message, shown: int, within: float) -> None:
-    """Until ``message`` is edited after version ``shown`` (at most ``within`` s)."""
+    """Until ``message`` is edited after version ``shown``, or deleted (at most
+    ``within`` s: a press answered without a change of his message -- the
+    last move deletes a hand in the group -- waited it all out, #37)."""
     with contextlib.suppress(TimeoutError):
-        await world.wait_for(lambda: message.version != shown or None, within)
+        await world.wait_for(lambda: message.version != shown or _gone(message) or None, within)
 
 
 async def settle(h: Harness, quiet: float = 0.3) -> None:

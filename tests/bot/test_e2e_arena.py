@@ -142,7 +142,7 @@ async def test_an_arena_of_six_in_a_group_with_a_restart(
         # no table message per game in the group: the arena's message speaks for them
         for tid in [*first, *second, *again]:
             assert (await h.ui.table(tid)).table_message is None, tid
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts
 
 
 async def test_two_processes_seat_and_score_two_arenas_once(
@@ -190,7 +190,7 @@ async def test_two_processes_seat_and_score_two_arenas_once(
                 )
         finally:
             await other.aclose()
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts
 
 
 async def test_a_player_at_another_table_is_withdrawn_and_told_why(
@@ -224,4 +224,4 @@ async def test_a_player_at_another_table_is_withdrawn_and_told_why(
         assert me is not None
         assert me.withdrawn
         assert await h.svc.tables.where(ann.id) is None  # she waits for a new opponent
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts

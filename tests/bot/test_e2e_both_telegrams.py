@@ -124,4 +124,4 @@ async def test_an_in_group_game_ends_without_a_429_on_both_telegrams(
         print(f"presses {presses}; fake: {fake.stats.to_json()}")
         print("delivery:", h.bot.app.delivery.stats.as_dict())
     assert fake.stats.retry_after == 0, fake.stats.refusals
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts

@@ -131,7 +131,7 @@ async def test_whole_game_from_ephemeral_hands(
         assert not [m for m in watcher.messages(group) if m.ephemeral_message_id]
         checked = await assert_no_hidden_cards(h, tid, [*humans, watcher])
         assert checked > 20
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts
 
 
 async def test_one_in_private_one_in_the_group(
@@ -157,7 +157,7 @@ async def test_one_in_private_one_in_the_group(
         assert is_over(await h.hand_message(humans[1], tid))
         await result_once(h, tid, humans[:1], _group)
         assert await assert_no_hidden_cards(h, tid, humans) > 10
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts
 
 
 async def test_failed_ephemeral_edit_falls_back_to_private(
@@ -334,4 +334,4 @@ async def test_members_who_never_started_the_bot_play_a_whole_game_in_the_group(
             assert not u.user.started  # he never opened the private chat
             assert not u.chat.messages, "the bot wrote to him in private"
         assert await assert_no_hidden_cards(h, tid, humans) > 10
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts

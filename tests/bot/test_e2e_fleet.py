@@ -324,6 +324,6 @@ async def test_group_games_on_several_processes(fleet_harness: FleetHarness) -> 
         assert len(set(forwarded)) == 1, forwarded
     assert min(forwarded) > 0, forwarded
     assert fake.stats.retry_after == 0, fake.stats.refusals
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts
     if back:  # last: every other check above holds
         raise WentBackwards(f"{len(back)} edits showed an older version: {back[:3]}")

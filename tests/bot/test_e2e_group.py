@@ -75,4 +75,4 @@ async def test_group_game_to_the_end(
             assert "100%" in (mine.text or "")
         else:
             await humans[0].wait_message("No rated games in this chat yet", group, timeout=SAFETY)
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts

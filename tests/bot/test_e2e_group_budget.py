@@ -111,7 +111,7 @@ async def test_a_busy_group_gets_no_429_and_every_reply(
     sorry = texts.SORRY.split(",")[0]
     assert not [m for m in fake.messages(group) if sorry in (m.text or "")]
     assert fake.stats.retry_after == 0, fake.stats.refusals
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts
 
 
 class LaterClock:

@@ -334,7 +334,7 @@ async def test_lang_in_a_group_sets_the_groups_language_hands_keep_their_own(
         await wait_text(fake, board, "Game over")
         assert "Гру закінчено" in (bob_hand.text or "")
         assert "Game over" in (ann_hand.text or "")
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts
 
 
 # ------------------------------------------------------------------ command menus
@@ -411,7 +411,7 @@ async def test_command_menus_per_language_and_scope(
         await uk_user.wait_message(timeout=SAFETY)
         uk_user.send("/play")
         await uk_user.wait_message(has_game_buttons, timeout=SAFETY)
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts
 
 
 def has_text(message: Message) -> bool:

@@ -92,4 +92,4 @@ async def test_invite_game_to_the_end(
         for u in humans:
             assert is_over(await h.hand_message(u, tid))
         assert await assert_no_hidden_cards(h, tid, humans) > 10
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts

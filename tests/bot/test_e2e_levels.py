@@ -67,7 +67,7 @@ async def test_a_hard_ai_seat_plays_a_group_game_to_the_end(
         assert getattr(decider, "pooled", 0) > 0
         assert getattr(decider, "last_pid", None) not in (None, os.getpid())
         assert getattr(decider, "fallbacks", -1) == 0
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts
 
 
 async def test_play_hard_starts_a_game_against_hard_ais(
@@ -91,7 +91,7 @@ async def test_play_hard_starts_a_game_against_hard_ais(
         hand = await h.hand_message(bob, table.id)
         assert hand is not None
         assert "Компьютер 1 (сложный)" in (hand.text or "")
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts
 
 
 async def test_play_hard_in_a_group_links_to_a_hard_solo_game(
@@ -115,4 +115,4 @@ async def test_play_hard_in_a_group_links_to_a_hard_solo_game(
         table, _state, _v = await h.svc.tables.get(table.id)
         assert table.variant == "shchelkovsky"
         assert [s.ai for s in table.seats][1:] == ["search", "search"]
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts

@@ -47,7 +47,7 @@ async def test_a_double_tap_on_join_seats_once(
             assert table is not None
             assert [s.user for s in table.seats] == [owner.id, bob.id]
             await bob.press("Leave", message=lobby, chat=group).wait_answer(SAFETY)
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts
 
 
 async def test_only_the_creator_runs_the_lobby(
@@ -81,7 +81,7 @@ async def test_only_the_creator_runs_the_lobby(
         answer = await owner.press("Settings", message=lobby, chat=group).wait_answer(SAFETY)
         assert not answer.get("show_alert"), answer
         await fake.world.wait_for(lambda: lobby.edits > edits or None, SAFETY)
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts
 
 
 async def test_lobby_settings_pressed_on_another_message_change_nothing(
@@ -120,7 +120,7 @@ async def test_lobby_settings_pressed_on_another_message_change_nothing(
         # on his own lobby's message the panel still opens
         answer = await ann.press("⚙ Settings", message=mine).wait_answer(SAFETY)
         assert not answer.get("show_alert"), answer
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts
 
 
 async def test_a_join_while_the_lobby_message_is_on_its_way_shows(
@@ -144,4 +144,4 @@ async def test_a_join_while_the_lobby_message_is_on_its_way_shows(
         assert not answer["show_alert"], answer
         fake.reply_delays.clear()
         await fake.world.wait_for(lambda: "Bob" in (lobby.text or "") or None, SAFETY)
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts

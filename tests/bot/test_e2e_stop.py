@@ -92,4 +92,4 @@ async def stop_with_a_command_in_hand(
         assert order == ["read", "closed"]
         reply = await ann.wait_message("Reliability", timeout=SAFETY)
         assert "Ann" in (reply.text or "")
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts

@@ -116,7 +116,7 @@ async def test_in_private_he_is_warned_then_told_the_ai_took_his_seat(
 
         _warning, taken = await warned_then_taken(h, code, humans, told)
         assert any("Take my seat back" in b.get("text", "") for b in taken.buttons)
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts
 
 
 async def test_in_the_group_he_is_nudged_where_his_hand_is(
@@ -145,4 +145,4 @@ async def test_in_the_group_he_is_nudged_where_his_hand_is(
             return msg
 
         await warned_then_taken(h, tid, humans, told)
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts

@@ -59,7 +59,7 @@ async def test_spectator_follows_the_game_without_hands(
         spectator = [e for e in fake.world.outbox if e["chat_id"] == carol.id]
         assert len(spectator) > 2
         assert checked > 10
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts
 
 
 async def test_a_lobby_may_forbid_spectators(
@@ -98,4 +98,4 @@ async def test_a_lobby_may_forbid_spectators(
         assert WATCH not in msg.button_texts
         dave.send(f"/watch {table.id}")
         await dave.wait_message("does not allow spectators", timeout=SAFETY)
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts

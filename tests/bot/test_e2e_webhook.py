@@ -165,7 +165,7 @@ async def test_webhook_game_to_the_end(
     assert kinds["update"] > presses
     assert kinds["update_delivered"] == kinds["update"]
     assert fake.stats.calls["getUpdates"] == 0
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts
 
 
 def forged_command(user: SimUser, text: str, update_id: int) -> dict[str, Any]:
@@ -267,7 +267,7 @@ async def test_webhook_refuses_a_post_without_the_secret(
         assert sum(has_lobby_buttons(m) for m in alice.messages()) == 1
         assert not unwritten(await redis_state(h), redis_before)
     assert fake.stats.calls["getUpdates"] == 0
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts
 
 
 def webhook_is(fake: FakeTelegram, url: str) -> Callable[[], bool]:
@@ -350,7 +350,7 @@ async def test_python_m_telegram_bot_in_webhook_mode(
     assert code == 0, log.read_text()
     assert "Webhook mode" in log.read_text()
     assert fake.stats.calls["getUpdates"] == 0
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts
 
 
 def test_the_derived_secret_token() -> None:

@@ -70,7 +70,7 @@ async def test_deleting_drops_the_pending_edits_of_every_process(
     await a.delivery.flush()
     await b.delivery.flush()  # its edit goes to the shared digest: refused as older
     assert fake.stats.calls[EDIT] == 0, fake.stats.calls
-    assert not fake.stats.errors, fake.stats.errors
+    assert not fake.stats.errors, fake.stats.error_texts
     assert await b_done  # found not needed: no fallback for it
     # a later render of the old id, in either process, sends nothing either
     for p in (a, b):

@@ -305,6 +305,39 @@ async def test_an_unknown_table_is_refused_by_the_service(table: Table) -> None:
     assert outcome.error is not None
 
 
+async def test_a_refused_press_leaves_no_read_running(
+    table: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The table is gone, its chat state's read answers later (a loaded machine):
+    the press is refused once both reads ended -- a read left running outlives
+    the press and may take a connection after the client closed (a socket left
+    unclosed: this file's teardown ResourceWarning under load)."""
+    t = table
+    table_failed = asyncio.Event()
+    ui_reads: list[str] = []
+    load, read = t.svc.tables.load, t.ui.table
+
+    async def load_then_signal(table_id: str) -> Any:
+        try:
+            return await load(table_id)
+        finally:
+            table_failed.set()
+
+    async def late_read(table_id: str) -> Any:
+        await table_failed.wait()  # its reply comes after the table's failure
+        ui = await read(table_id)
+        ui_reads.append(table_id)
+        return ui
+
+    monkeypatch.setattr(t.svc.tables, "load", load_then_signal)
+    monkeypatch.setattr(t.ui, "table", late_read)
+    outcome = await t.press_button(
+        ButtonPress(ANN, GameCb.of("nosuch", 1, INERT), ANN, HAND[ANN], "gone")
+    )
+    assert outcome.status is PressStatus.REFUSED
+    assert ui_reads == ["nosuch"]  # ended before the press was answered
+
+
 async def until_a_pass(t: Table) -> tuple[int, int]:
     """Play the table on (first legal moves) until a seat may pass: (version, user)."""
     for _ in range(500):
