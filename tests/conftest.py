@@ -77,6 +77,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Everything imported and collected so far lives to the end: out of the
+    collector's sight (``gc.freeze``), so each test's full collection below
+    looks at what the tests made, not at 260,000 objects of the libraries
+    (0.18 s a test, five minutes of a worker's CPU over the suite, #37)."""
+    gc.collect()
+    gc.freeze()
+
+
 @pytest.fixture(autouse=True)
 def _collect_garbage() -> Iterator[None]:
     """A test's unclosed sockets and files are reported in that test: collect

@@ -99,6 +99,7 @@ def labels(seen: list[tuple[str, int]]) -> set[str]:
     return {label for label, _ in seen}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
 def test_every_operation_conforms(
     app: OpenAPI, svc: SyncTableService, mode: GenerationMode
@@ -111,6 +112,7 @@ def test_every_operation_conforms(
     assert n == total if mode == GenerationMode.POSITIVE else n >= total - 3
 
 
+@pytest.mark.slow
 def test_operations_on_real_tables_conform(app: Flask, svc: SyncTableService) -> None:
     game = new_table(svc, humans=2, ais=1)
     lobby = new_table(svc, first_user=20, start=False)

@@ -91,6 +91,7 @@ def _first(fake: FakeTelegram, since: int, kind: str, **where: int) -> FeedEvent
     return None
 
 
+@pytest.mark.slow
 async def test_my_cards_is_answered_before_the_spent_group_budget_lets_the_hand_out(
     fake: FakeTelegram, redis_url: str, redis_prefix: str
 ) -> None:
@@ -130,6 +131,7 @@ async def test_my_cards_is_answered_before_the_spent_group_budget_lets_the_hand_
         assert has_game_buttons(shown)
 
 
+@pytest.mark.slow
 async def test_open_my_table_waits_for_tokens_outside_the_tables_lock(
     fake: FakeTelegram, redis_url: str, redis_prefix: str
 ) -> None:
@@ -190,6 +192,7 @@ async def test_open_my_table_waits_for_tokens_outside_the_tables_lock(
         assert (await h.ui.table(tid)).hands[p0.id] == new_hand.message_id
 
 
+@pytest.mark.slow
 async def test_the_language_button_is_answered_before_the_menu_is_set(
     fake: FakeTelegram, redis_url: str, redis_prefix: str
 ) -> None:
@@ -215,6 +218,7 @@ async def test_the_language_button_is_answered_before_the_menu_is_set(
         await settle(h)
 
 
+@pytest.mark.slow
 async def test_a_deleted_ephemeral_hand_takes_its_queued_edits_with_it(
     fake: FakeTelegram, redis_url: str, redis_prefix: str
 ) -> None:

@@ -149,6 +149,7 @@ async def test_stale_double_press_foreign_and_forged_buttons(
     assert not fake.stats.errors
 
 
+@pytest.mark.slow
 async def test_timers_takeover_take_back_leave_restart_rematch(
     fake: FakeTelegram, redis_url: str, redis_prefix: str
 ) -> None:

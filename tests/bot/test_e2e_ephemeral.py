@@ -134,6 +134,7 @@ async def test_whole_game_from_ephemeral_hands(
     assert not fake.stats.errors, fake.stats.error_texts
 
 
+@pytest.mark.slow
 async def test_one_in_private_one_in_the_group(
     fake: FakeTelegram, redis_url: str, redis_prefix: str
 ) -> None:
@@ -160,6 +161,7 @@ async def test_one_in_private_one_in_the_group(
     assert not fake.stats.errors, fake.stats.error_texts
 
 
+@pytest.mark.slow
 async def test_failed_ephemeral_edit_falls_back_to_private(
     fake: FakeTelegram, redis_url: str, redis_prefix: str
 ) -> None:
@@ -199,6 +201,7 @@ async def test_failed_ephemeral_edit_falls_back_to_private(
         assert await assert_no_hidden_cards(h, tid, humans) > 10
 
 
+@pytest.mark.slow
 async def test_offline_player_opens_his_cards_in_private(
     fake: FakeTelegram, redis_url: str, redis_prefix: str
 ) -> None:
@@ -242,6 +245,7 @@ async def test_offline_player_opens_his_cards_in_private(
         assert await assert_no_hidden_cards(h, tid, humans) > 10
 
 
+@pytest.mark.slow
 async def test_fallback_for_a_player_the_bot_may_not_write_to(
     fake: FakeTelegram, redis_url: str, redis_prefix: str
 ) -> None:
@@ -289,6 +293,7 @@ async def test_fallback_for_a_player_the_bot_may_not_write_to(
         assert await assert_no_hidden_cards(h, tid, humans) > 10
 
 
+@pytest.mark.slow
 async def test_members_who_never_started_the_bot_play_a_whole_game_in_the_group(
     fake: FakeTelegram, redis_url: str, redis_prefix: str
 ) -> None:

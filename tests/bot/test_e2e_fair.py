@@ -45,6 +45,7 @@ async def step_to(h: Harness, user: SimUser, msg: Message, label: str, want: str
     return msg
 
 
+@pytest.mark.slow
 async def test_commitment_seed_and_replay(
     fake: FakeTelegram, redis_url: str, redis_prefix: str
 ) -> None:

@@ -50,6 +50,7 @@ async def someone_with(
     raise AssertionError(f"no {kind} button ever")
 
 
+@pytest.mark.slow
 async def test_pass_for_the_bout_greyed_cards_and_stale_presses(
     fake: FakeTelegram, redis_url: str, redis_prefix: str
 ) -> None:

@@ -94,6 +94,7 @@ async def _hinted(h: Harness, tid: str, hinted: list[SimUser]) -> bool:
     )
 
 
+@pytest.mark.slow
 async def test_a_hand_held_back_in_the_group_is_told_once_per_game(
     fake: FakeTelegram, redis_url: str, redis_prefix: str
 ) -> None:

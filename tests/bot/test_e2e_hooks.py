@@ -92,6 +92,7 @@ async def wait_text(fake: FakeTelegram, message: Message | None, text: str) -> N
 
 
 # ------------------------------------------------------------------ 403 hook
+@pytest.mark.slow
 async def test_a_player_blocks_the_bot_mid_game_the_403_gives_his_seat_to_the_ai(
     fake: FakeTelegram, redis_url: str, redis_prefix: str
 ) -> None:

@@ -21,6 +21,7 @@ async def fake() -> AsyncIterator[FakeTelegram]:
         yield server
 
 
+@pytest.mark.slow
 async def test_a_hard_ai_seat_plays_a_group_game_to_the_end(
     fake: FakeTelegram, redis_url: str, redis_prefix: str
 ) -> None:

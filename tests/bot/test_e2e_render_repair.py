@@ -44,6 +44,7 @@ def crash(app: BotApp) -> None:
         slot.pending = None
 
 
+@pytest.mark.slow
 async def test_a_render_lost_with_its_process_is_repaired_by_another(
     redis_url: str, redis_prefix: str
 ) -> None:
@@ -213,6 +214,7 @@ async def test_a_process_killed_between_a_timeout_and_its_render_leaves_it_to_an
                     await app.aclose()
 
 
+@pytest.mark.slow
 async def test_a_start_its_process_never_rendered_is_rendered_by_another(
     redis_url: str, redis_prefix: str
 ) -> None:

@@ -104,6 +104,7 @@ def test_no_label_of_a_lobby_or_table_is_cut_on_a_phone() -> None:
     assert cut == []
 
 
+@pytest.mark.slow
 def test_no_label_of_a_hand_is_cut_on_a_phone() -> None:
     seed = random.randrange(10**6)
     print("seed", seed)
@@ -132,6 +133,7 @@ def symbols(label: str) -> set[str]:
     return {c for c in rest if not c.isdigit() and c not in " /()\ufe0f×"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("locale", LANGUAGES)
 def test_help_names_every_symbol_a_hand_shows_without_words(locale: str) -> None:
     """«↪ 4♥️», «🎫 4♠️»: /help explained ✓ and ⏭ but not these (#29)."""

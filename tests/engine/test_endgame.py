@@ -76,6 +76,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("variant", "options", "cards", "count", "keep"),
     CASES,
@@ -135,6 +136,7 @@ def test_the_solver_is_not_used_while_a_card_is_hidden() -> None:
     assert not solvable(three)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("variant", "options"), VARIANTS, ids=[v for v, _ in VARIANTS])
 def test_the_search_player_plays_the_exact_move_in_a_known_ending(
     variant: str, options: dict[str, object]
@@ -157,6 +159,7 @@ def test_the_search_player_plays_the_exact_move_in_a_known_ending(
     assert solved >= 10
 
 
+@pytest.mark.slow
 def test_a_won_ending_is_won_against_the_heuristic() -> None:
     """Every ending the solver calls won (value 1) for the side to move is won
     when it then plays the solver's moves against the heuristic player."""
@@ -182,6 +185,7 @@ def test_a_won_ending_is_won_against_the_heuristic() -> None:
     assert checked >= 5
 
 
+@pytest.mark.slow
 def test_solving_sampled_deals_late_in_the_game_is_legal_and_deterministic() -> None:
     """``solve_stock`` (an option, off by default): with a few cards left in the
     stock the search solves each sampled deal instead of playing it out; it still

@@ -93,6 +93,7 @@ def assert_same(fast: FastGame, ref: GameState) -> None:
     assert ticket == ref.ticket
 
 
+@pytest.mark.slow
 @budget(3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     config=st.sampled_from(CONFIGS),
@@ -163,6 +164,7 @@ def test_the_copy_leaves_the_engines_state_alone() -> None:
     assert state == before
 
 
+@pytest.mark.slow
 @budget(2, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     config=st.sampled_from(CONFIGS),

@@ -13,6 +13,7 @@ from engine.replay import replay_step
 from tests.engine.test_records import played
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("variant", "players"), [("shchelkovsky", 4), ("chuvash", 3)])
 def test_steps_skip_passes_and_keep_every_state(variant: str, players: int) -> None:
     seed = random.randrange(2**62)

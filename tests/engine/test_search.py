@@ -92,6 +92,7 @@ def test_search_plays_whole_games_legally(
     assert state.draw or state.loser is not None
 
 
+@pytest.mark.slow
 def test_search_is_a_registered_kind() -> None:
     assert "search" in ALL_KINDS
     # offered at a table (issue 15 step 4: the bot runs it off its event loop)

@@ -76,6 +76,7 @@ async def wait_resubscribed(h: Harness, before: int) -> None:
         await asyncio.sleep(0.05)
 
 
+@pytest.mark.slow
 async def test_kill_9_every_answer_goes_out_and_play_resumes(
     faulty_redis: FaultyRedis, fake: FakeTelegram
 ) -> None:
@@ -140,6 +141,7 @@ async def test_sigstop_every_answer_goes_out_and_play_resumes(
         await play_out(h, tid, [ann], stop_after=6)
 
 
+@pytest.mark.slow
 async def test_a_play_cut_off_after_its_start_is_completed(
     faulty_redis: FaultyRedis, fake: FakeTelegram
 ) -> None:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 DURAK = str(Path(sys.executable).with_name("durak"))
 
 
@@ -28,6 +30,7 @@ def test_durak_help_lists_the_commands() -> None:
         assert command in done.stdout
 
 
+@pytest.mark.slow
 def test_bare_bot_without_redis_url_says_to_set_it_or_use_durak_bot() -> None:
     done = _run([sys.executable, "-m", "telegram_bot"], _env(BOT_TOKEN="123:fake"))
     assert done.returncode == 2
@@ -42,6 +45,7 @@ def test_bot_without_token_explains_how_to_get_one() -> None:
         assert "@BotFather" in done.stderr
 
 
+@pytest.mark.slow
 def test_the_fakes_switches_take_a_yes_or_a_no() -> None:
     """FAKE_LIMITS and FAKE_EPHEMERAL_COUNTED (#24): anything but a yes or a no
     is said at once, before any Redis is started."""

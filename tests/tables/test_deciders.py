@@ -147,6 +147,7 @@ async def play_human(svc: TableService, tid: str, user: int) -> int:
         moves += 1
 
 
+@pytest.mark.slow
 async def test_a_hard_ai_game_plays_to_the_end_in_the_pool(
     make_service: Callable[..., TableService],
 ) -> None:

@@ -9,6 +9,8 @@ import multiprocessing
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 
+import pytest
+
 from tables import LiveConfig, TableService
 from tests.tables._racer import Accepted, race, race_in_process
 from tests.tables.conftest import new_table, replay_current_game, same_state
@@ -27,6 +29,7 @@ async def check_accepted(svc: TableService, tid: str, accepted: list[Accepted]) 
     assert same_state(state, await replay_current_game(svc, tid))
 
 
+@pytest.mark.slow
 async def test_asyncio_tasks_race_on_one_game(make_service: Callable[..., TableService]) -> None:
     services = [make_service() for _ in range(3)]
     tid = await new_table(services[0], 4, variant="shchelkovsky")
@@ -38,6 +41,7 @@ async def test_asyncio_tasks_race_on_one_game(make_service: Callable[..., TableS
     await check_accepted(services[0], tid, accepted)
 
 
+@pytest.mark.slow
 async def test_processes_race_on_one_game(
     make_service: Callable[..., TableService], live_url: str, config: LiveConfig
 ) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 
+import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
@@ -71,6 +72,7 @@ async def play(url: str, prefix: str, data: st.DataObject) -> None:
         await svc.aclose()
 
 
+@pytest.mark.slow
 @budget(0.25, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_random_games_match_the_engine(

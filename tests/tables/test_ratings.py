@@ -247,6 +247,7 @@ async def test_reliability_is_the_share_of_the_last_twenty_games(svc: TableServi
     assert me.offences == 0  # he came back: taken, never away at the end
 
 
+@pytest.mark.slow
 async def test_recomputing_from_the_log_gives_the_stored_ratings(
     make_service: Callable[..., TableService],
 ) -> None:
