@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 from aiogram import Bot
@@ -39,8 +40,21 @@ def make_delivery(
     the groups' budgets learned from 429s (#24; None: the documented windows).
     ``time_scale``: Telegram's time runs that many times faster (tests, #37:
     :attr:`telegram_bot.settings.Settings.telegram_time_scale`) -- every clock
-    and sleep of the delivery, the limiter's and the budgets' are scaled."""
+    and sleep of the delivery, the limiter's and the budgets' are scaled; the
+    bounds of our own latency keep their real seconds."""
     sleep = scaled_sleep(time_scale)
+    if time_scale != 1:
+        # what bounds our own latency -- an edit's HTTP call in flight, leased and
+        # prepaid tokens waiting for their call, a look at another's lease -- is
+        # not Telegram's time: the same real seconds on the scaled clock
+        base = flood or FloodConfig()
+        flood = replace(
+            base,
+            lease_ttl=base.lease_ttl * time_scale,
+            prepaid_ttl=base.prepaid_ttl * time_scale,
+            edit_lease=base.edit_lease * time_scale,
+            lease_poll=base.lease_poll * time_scale,
+        )
     limiter = None
     if kv is not None:
         wall = scaled(time.time, time_scale)

@@ -156,7 +156,7 @@ async def test_two_processes_seat_and_score_two_arenas_once(
     what each message shows is shared there, so the two processes never both
     send the same edit (without it, a loaded machine let both edit a board
     to the same text: Telegram's 400 "message is not modified", #37) --
-    with Telegram's time 30 times as fast, on the fake's side too."""
+    with Telegram's time 10 times as fast, on the fake's side too."""
     async with (
         FakeTelegram(limits=RateLimits(), time_scale=TELEGRAM_SCALE) as fake,
         running(redis_url, redis_prefix, fake, telegram_time_scale=TELEGRAM_SCALE) as h,

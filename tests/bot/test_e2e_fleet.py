@@ -315,7 +315,7 @@ async def test_group_games_on_several_processes(fleet_harness: FleetHarness) -> 
             )
         )
     )
-    await settle(h, quiet=1.0)  # the coalesced edits have gone out (30 Telegram s)
+    await settle(h, quiet=1.5)  # the coalesced edits have gone out (15 Telegram s)
     back: list[tuple[object, ...]] = []
     for (tid, group), players, count in zip(opened, humans, counts, strict=True):
         back += await check_game(h, tid, players, group.id, count)

@@ -21,7 +21,7 @@ from sandbox.fake_api import FakeTelegram, Message, RateLimits, SimUser
 from telegram_bot.state.hints import HintClaims
 from telegram_bot.views import texts
 from tests.bot.e2e_group_kit import group_lobby
-from tests.bot.e2e_kit import Harness, game_over, play_out, running, settle
+from tests.bot.e2e_kit import TELEGRAM_SCALE, Harness, game_over, play_out, running, settle
 from tests.bot.test_e2e_ephemeral import in_group
 
 HINT = texts.FLOOD_HINT
@@ -31,14 +31,9 @@ AFTER = 2.0
 """``flood_hint_after`` of these games (the product's: 4 s)."""
 
 
-SCALE = 10.0
-"""Telegram's time 10 times as fast on both sides (#37) -- not 30: the hint's
-2 s threshold stays well above a loaded machine's own latency."""
-
-
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeTelegram]:
-    async with FakeTelegram(limits=RateLimits(), time_scale=SCALE) as server:
+    async with FakeTelegram(limits=RateLimits(), time_scale=TELEGRAM_SCALE) as server:
         yield server
 
 
@@ -100,7 +95,7 @@ async def test_a_hand_held_back_in_the_group_is_told_once_per_game(
 ) -> None:
     rng = random.Random(24)
     async with running(
-        redis_url, redis_prefix, fake, flood_hint_after=AFTER, telegram_time_scale=SCALE
+        redis_url, redis_prefix, fake, flood_hint_after=AFTER, telegram_time_scale=TELEGRAM_SCALE
     ) as h:
         humans = [fake.add_user(f"P{i}", language_code="en") for i in range(3)]
         tid, group = await group_lobby(h, "chuvash", humans, 0)
