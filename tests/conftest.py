@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import subprocess
 import tempfile
 import uuid
@@ -67,6 +68,17 @@ def _start_redis(binary: str, workdir: Path) -> tuple[subprocess.Popen[bytes], s
         return start_redis(binary, workdir)
     except LocalRedisError as exc:
         pytest.fail(str(exc), pytrace=False)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C as on a terminal for the processes the tests start: a test runner
+    started in the background (``cmd &``, ``nohup``) inherits SIGINT *ignored*,
+    and so would every ``durak run``, bot and sandbox a test stops with SIGINT
+    -- which then never stops (the fleet's stop codes, the launcher's
+    ``communicate`` timing out).  Handled signals go back to the default in a
+    child; ignored ones stay ignored: so SIGINT is handled here again."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
