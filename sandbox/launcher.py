@@ -29,8 +29,9 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
+from typing import Any
 
 from telegram_bot.settings import Settings
 
@@ -122,7 +123,7 @@ def admin_api(url: str, prefix: str) -> Iterator[str | None]:
         env=env,
         start_new_session=True,  # stopped by us after the bot, not by the terminal's Ctrl-C
     )  # fmt: skip
-    try:  # from here on a signal (see _stop_on_signals) still stops gunicorn
+    try:  # from here on a signal (see _StopSignals) still stops gunicorn
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and proc.poll() is None and _port_free(port):
@@ -157,27 +158,75 @@ async def _sandbox(url: str, admin_url: str | None) -> None:
 
 
 class Stopped(KeyboardInterrupt):
-    """Raised in the main thread by SIGTERM / SIGHUP / SIGINT: unwinds the
-    context managers, which stop the bot or sandbox, gunicorn and Redis."""
+    """SIGTERM / SIGHUP / SIGINT in the main thread: unwinds the context managers,
+    which stop the bot or sandbox, gunicorn and Redis (see :class:`_StopSignals`)."""
 
 
-def _stop_on_signals() -> None:
-    """SIGTERM and SIGHUP raise :class:`Stopped` (SIGINT: KeyboardInterrupt) once;
-    later ones are ignored so that the shutdown is not interrupted. A signal inherited as
-    ignored (``nohup``, a background job's SIGINT) stays ignored."""
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
-    def handler(signum: int, _frame: object) -> None:
-        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+
+class _StopSignals:
+    """SIGTERM, SIGHUP and SIGINT stop the launcher once; later ones are ignored so
+    that the shutdown is not interrupted, and a signal inherited as ignored
+    (``nohup``, a background job's SIGINT) stays ignored.
+
+    Python runs a handler in the main thread at whatever bytecode it is on, so the
+    handler raises :class:`Stopped` only before the event loop runs (Redis and
+    gunicorn starting: plain code under context managers).  Raised inside the running
+    loop, the exception can land in the loop's own bookkeeping -- a task's wake-up is
+    lost, and ``asyncio.run`` waits for that task forever while cancelling the rest
+    -- or in a weakref callback or a ``__del__``, where Python drops it ("Exception
+    ignored in ..."): either way the launcher never got to stop gunicorn and
+    redis-server, which outlived it.  So while the loop runs a signal cancels the
+    main task (from the loop: ``call_soon_threadsafe``), and from there on it is only
+    noted: the launcher is on its way out; :meth:`run` raises :class:`Stopped` once
+    the loop is closed."""
+
+    def __init__(self) -> None:
+        self.received = ""  # the first stop signal's name
+        self.raising = True  # until the event loop starts
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    def install(self) -> None:
+        for sig in STOP_SIGNALS:
+            if signal.getsignal(sig) is not signal.SIG_IGN:
+                signal.signal(sig, self._handler)
+
+    def _handler(self, signum: int, _frame: object) -> None:
+        for sig in STOP_SIGNALS:
             signal.signal(sig, signal.SIG_IGN)
-        raise Stopped(signal.Signals(signum).name)
+        self.received = signal.Signals(signum).name
+        if self._loop is not None and self._task is not None:
+            self._loop.call_soon_threadsafe(self._task.cancel)
+        elif self.raising:
+            raise Stopped(self.received)
 
-    for sig in (signal.SIGTERM, signal.SIGHUP):  # SIGINT: Python's KeyboardInterrupt
-        if signal.getsignal(sig) is not signal.SIG_IGN:
-            signal.signal(sig, handler)
+    def run(self, main: Coroutine[Any, Any, None]) -> None:
+        """``asyncio.run(main)``, its task cancelled by a stop signal; then
+        :class:`Stopped` if one came (even before, its exception lost in a finalizer)."""
+        self.raising = False
+        asyncio.run(self._cancelled_by_signals(main))
+        if self.received:
+            raise Stopped(self.received)
+
+    async def _cancelled_by_signals(self, main: Coroutine[Any, Any, None]) -> None:
+        self._loop, self._task = asyncio.get_running_loop(), asyncio.current_task()
+        try:
+            if self.received:  # came while the loop started
+                main.close()
+                return
+            await main
+        except asyncio.CancelledError:
+            if not self.received:
+                raise
+        finally:
+            self._loop = self._task = None
 
 
 def main() -> int:
-    _stop_on_signals()
+    stop = _StopSignals()
+    stop.install()
     logging.basicConfig(
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -205,9 +254,9 @@ def main() -> int:
 
                 logging.getLogger().setLevel(logging.INFO)
                 say("Bot: connecting to " + settings.telegram_api_url)
-                asyncio.run(run(settings))
+                stop.run(run(settings))
             else:
-                asyncio.run(_sandbox(url, admin + ADMIN_DOCS if admin else None))
+                stop.run(_sandbox(url, admin + ADMIN_DOCS if admin else None))
     except KeyboardInterrupt as stopped:  # Stopped, or a Ctrl-C before our handler
         say(f"Stopped ({stopped or 'SIGINT'}): the bot or sandbox, gunicorn and Redis are down")
     return 0

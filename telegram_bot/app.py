@@ -414,7 +414,7 @@ class BotApp:
         lease = PollLease(self.svc.kv, self.settings.poll_lease_ttl)
         try:
             while not self._polling.is_set():
-                if await self._poll_turn(lease):
+                if await self._poll_turn(lease) and not self._polling.is_set():
                     await self._poll_while_held(lease, kwargs)
                 else:
                     with contextlib.suppress(TimeoutError):
@@ -438,7 +438,9 @@ class BotApp:
 
     async def _poll_while_held(self, lease: PollLease, kwargs: dict[str, Any]) -> None:
         """aiogram's polling, stopped when the lease is lost (renewed meanwhile;
-        while Redis does not answer it goes on: nobody else can take it then)."""
+        while Redis does not answer it goes on: nobody else can take it then) or by
+        :meth:`stop_polling` -- also one that came before aiogram's polling started,
+        when aiogram's own ``stop_polling`` says "Polling is not started"."""
         polling = asyncio.create_task(
             self.dp.start_polling(
                 self.bot,
@@ -447,11 +449,18 @@ class BotApp:
                 **{k: v for k, v in kwargs.items() if k != "handle_signals"},
             )
         )
+        stopping = asyncio.create_task(self._polling.wait())
         try:
             while not polling.done():
-                await asyncio.wait({polling}, timeout=lease.every)
+                await asyncio.wait(
+                    {polling, stopping}, timeout=lease.every, return_when=asyncio.FIRST_COMPLETED
+                )
                 if polling.done():
                     break
+                if stopping.done():  # again until aiogram's polling has started and stops
+                    with contextlib.suppress(RuntimeError):
+                        await self.dp.stop_polling()
+                    continue
                 with contextlib.suppress(ServiceUnavailable):
                     if not await lease.take():
                         log.warning("poll lease lost to another process: polling stops")
@@ -463,6 +472,7 @@ class BotApp:
                 return
             self._polling.set()  # stopped by aiogram itself (a signal): stop here too
         finally:
+            stopping.cancel()
             if not polling.done():
                 polling.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

@@ -113,3 +113,30 @@ async def test_a_dead_holders_lease_lapses(
         assert await dead.holder() is None  # released at the stop
     finally:
         await svc.aclose()
+
+
+async def test_a_stop_while_the_lease_is_taken_stops_the_polling(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``stop_polling`` while ``run_polling`` is taking the lease -- aiogram's polling
+    not started yet, its own ``stop_polling`` says so -- still stops it (it used to
+    poll on until something else stopped it: ``durak run`` waited 10 s on a signal
+    that came as the sandbox's bot started)."""
+    taking, go_on = asyncio.Event(), asyncio.Event()
+    take = PollLease.take
+
+    async def held_take(self: PollLease) -> bool:
+        taking.set()
+        await go_on.wait()
+        return await take(self)
+
+    monkeypatch.setattr(PollLease, "take", held_take)
+    app, task = await start(settings(fake, redis_url, redis_prefix))
+    try:
+        await asyncio.wait_for(taking.wait(), SAFETY)
+        await app.stop_polling()
+        go_on.set()
+        await asyncio.wait({task}, timeout=SAFETY)
+        assert task.done(), "run_polling still running after stop_polling"
+    finally:
+        await stop(app, task)

@@ -5,6 +5,7 @@ not printed. Each test starts real processes: all are ``slow``."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -163,6 +164,93 @@ def test_a_signal_stops_every_child(tmp_path: Path, signum: int, via_ci: bool) -
         _stop(proc, seen)
         for pid in _descendants(proc.pid):  # a failed run: leave nothing behind
             os.kill(pid, signal.SIGKILL)
+
+
+# Python runs a signal's handler in the main thread at the next bytecode boundary,
+# wherever that is: inside a weakref callback or a ``__del__`` (asyncio's own WeakSet
+# of tasks runs one each time a task is freed), or inside the event loop's
+# bookkeeping. Each script runs ``durak run`` (sandbox.launcher.main) and, once the
+# page is up and the test has seen the children (a line on stdin), has the process
+# signal itself there: ``signal.raise_signal`` runs the handler on the spot.
+_SIGNAL_INSIDE = {
+    "a-finalizer": """
+def signal_now():
+    class Doomed:
+        pass
+
+    doomed = Doomed()
+    ref = weakref.ref(doomed, lambda _ref: signal.raise_signal(signal.SIGTERM))
+    del doomed  # the callback runs here, the handler inside it
+    assert ref() is None
+""",
+    "the-event-loop": """
+def signal_now():
+    call_soon = asyncio.BaseEventLoop.call_soon
+
+    def signalled_call_soon(self, callback, *args, **kwargs):
+        task = getattr(callback, "__self__", None)
+        if (  # the bot's polling task being woken up
+            getattr(callback, "__name__", "") == "task_wakeup"
+            and isinstance(task, asyncio.Task)
+            and task.get_name() == "sandbox-bot"
+        ):
+            asyncio.BaseEventLoop.call_soon = call_soon
+            signal.raise_signal(signal.SIGTERM)
+        return call_soon(self, callback, *args, **kwargs)
+
+    asyncio.BaseEventLoop.call_soon = signalled_call_soon
+""",
+}
+_SIGNALLED_RUN = """
+import asyncio, signal, sys, weakref
+import sandbox.launcher as launcher
+{signal_now}
+say = launcher.say
+
+def say_then_signal(text):
+    say(text)
+    if "open http" in text:  # in the sandbox's task, the event loop running
+        sys.stdin.readline()
+        signal_now()
+
+launcher.say = say_then_signal
+sys.exit(launcher.main())
+"""
+
+
+@pytest.mark.parametrize("where", sorted(_SIGNAL_INSIDE))
+def test_a_signal_stops_every_child_wherever_it_lands(tmp_path: Path, where: str) -> None:
+    script = _SIGNALLED_RUN.format(signal_now=_SIGNAL_INSIDE[where])
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        env=_env(tmp_path / "run", free_loopback_port()),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=ROOT,
+    )
+    seen: list[str] = []
+    try:
+        _read_until(proc, r"open (http://127\.0\.0\.1:\d+/)", seen)
+        children = _children_of_interest(proc.pid)
+        # no signal from here: the one it sends itself must stop it
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            seen.append(proc.communicate("signal now\n", timeout=WAIT_S)[0])
+        _poll(
+            lambda: not any(_alive(p) for p in children),
+            f"every child gone: {children}\n{''.join(seen)}",
+        )
+        assert proc.returncode == 0, "".join(seen)
+        assert "Stopped (SIGTERM)" in "".join(seen), "".join(seen)
+    finally:  # a failed run: leave nothing behind (the launcher first: it restarts Redis)
+        leftovers = _descendants(proc.pid)
+        _stop(proc, seen)
+        for pid in leftovers:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        assert proc.stdout is not None
+        proc.stdout.close()
 
 
 def test_a_second_run_on_the_same_folder_is_refused(
