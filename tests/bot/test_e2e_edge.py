@@ -270,6 +270,9 @@ async def test_the_invitation_link_seats_a_newcomer_in_private(
 
 @pytest.mark.slow
 async def test_a_normal_game_gets_no_429(redis_url: str, redis_prefix: str) -> None:
+    """At Telegram's real pace on purpose (#37): the other whole games run its
+    time faster (``TELEGRAM_SCALE``); this one keeps the windows at their real
+    length, with the machine's real latency against them."""
     async with (
         FakeTelegram(limits=RateLimits()) as fake,
         running(redis_url, redis_prefix, fake, solo_opponents=1) as h,
