@@ -13,6 +13,10 @@ import pytest
 
 from sandbox.soak import soak
 
+# one worker runs these one after another (#37): the soak's three bot processes
+# never share the two cores with the CPU-bound solver and tournament tests
+pytestmark = pytest.mark.xdist_group("heavy")
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kill", ["SIGTERM", "SIGKILL"])

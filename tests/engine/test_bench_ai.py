@@ -15,7 +15,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.slow  # each test runs bench/ai.py as a process
+# one worker runs these one after another (#37): the soak's three bot processes
+# never share the two cores with the CPU-bound solver and tournament tests
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.xdist_group("heavy"),
+]  # each runs bench/ai.py as a process
 
 
 def bench(*args: str) -> dict[str, Any]:

@@ -21,6 +21,10 @@ from engine.ai.endgame import EndgameSolver, Unsolved, exhaustive_value, solvabl
 from engine.cards import SUIT_MASKS
 from engine.state import OVER_PHASE
 
+# one worker runs these one after another (#37): the soak's three bot processes
+# never share the two cores with the CPU-bound solver and tournament tests
+pytestmark = pytest.mark.xdist_group("heavy")
+
 VARIANTS = [("chuvash", {}), ("shchelkovsky", {"decks": 2})]
 
 
