@@ -29,7 +29,9 @@ class FloodKeys:
     content and table version last shown), ``P rl:{c:<chat>}:at:<message>``
     (string: when the message was last edited, by any process),
     ``P rl:{c:<chat>}:fly:<message>`` (string ``<owner>@<until>``: the one edit
-    of the message in flight, its lease).  Windows expire when their last
+    of the message in flight, its lease), ``P rl:{c:<chat>}:out`` (sorted set:
+    the chat's calls Telegram has not answered yet, by their take, kept
+    ``edit_lease``).  Windows expire when their last
     entry stops counting; digests ``digest_ttl`` after their last edit, last-edit times
     ``edit_ttl`` after it, leases ``edit_lease`` after they were taken."""
 
@@ -58,6 +60,11 @@ class FloodKeys:
     def rate_message(self, chat_id: int, message_id: int) -> str:
         """One ephemeral message's own window (its member's pace, #24)."""
         return self.kv.key(f"rl:{{c:{chat_id}}}:w:{message_id}")
+
+    def unanswered(self, chat_id: int) -> str:
+        """The chat's calls Telegram has not answered yet
+        (:data:`telegram_bot.delivery.flood.scripts.ACQUIRE_LUA`)."""
+        return self.kv.key(f"rl:{{c:{chat_id}}}:out")
 
     def sent_digest(self, chat_id: int, message_id: int) -> str:
         return self.kv.key(f"rl:{{c:{chat_id}}}:msg:{message_id}")

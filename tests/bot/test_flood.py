@@ -17,6 +17,7 @@ from telegram_bot.delivery.flood.gate import (
     EditLease,
     FloodGate,
     OutgoingStats,
+    Receipt,
 )
 from telegram_bot.delivery.flood.limiter import (
     BUSY,
@@ -469,3 +470,61 @@ async def test_an_edit_past_its_patience_still_waits_for_the_message_lease(
     assert lease.held
     assert clock() - start >= limiter.config.edit_lease
     assert clock() - start < 2.0 * LAST_RESORT
+
+
+async def test_a_call_never_answered_counts_while_it_may_still_reach_telegram(
+    make_limiter: Callable[..., FloodLimiter], clock: FakeClock
+) -> None:
+    """A process killed between a call's take and Telegram's answer never moves
+    the call's entry to the answer (:class:`Stamp`), and Telegram counts the
+    message when it arrives -- which, on a loaded machine, was later than the
+    take plus the window's margin: the next process's calls drew 429s (#37, the
+    SIGKILL soak).  Such a call counts as arriving now while it may still
+    arrive (``edit_lease`` after its take); an answered one from its answer."""
+    dead, alive = make_limiter(), make_limiter()
+    window, config = dead.config.per_chat, dead.config
+    assert (window.limit, window.seconds, config.edit_lease) == (3, 4.0, 5.0)
+
+    async def fill(limiter: FloodLimiter) -> int:
+        """Tracked calls in a row, each answered at once; how many were taken."""
+        for n in range(window.limit + 1):
+            verdict = await limiter.take(PRIVATE, tracked=True)
+            if verdict.wait > 0:
+                return n
+            assert verdict.stamp is not None
+            await limiter.stamp(verdict.stamp)
+        return window.limit + 1
+
+    assert (await dead.take(PRIVATE, tracked=True)).wait == 0  # then its process is killed
+    clock.advance(window.seconds + 0.5)  # past its window as counted from the take
+    assert await fill(alive) == window.limit - 1  # the dead call may land any moment
+    # it can no longer arrive (edit_lease after its take), and the window it was
+    # last counted in (from 4.5 - answer_margin) passes: the whole window again
+    clock.advance(window.seconds)
+    assert await fill(alive) == window.limit
+    # answered calls never count longer than from their answer
+    clock.advance(window.seconds + 0.5)
+    assert await fill(dead) == window.limit
+    clock.advance(window.seconds + 0.5)
+    assert await fill(alive) == window.limit
+
+
+async def test_the_gate_tracks_every_call_until_its_answer(
+    make_limiter: Callable[..., FloodLimiter], clock: FakeClock
+) -> None:
+    """Every call the gate admits is tracked (the take, and an edit's ticket):
+    unanswered past the margin it still counts; :meth:`FloodGate.stamp` -- what
+    Outgoing calls on Telegram's answer -- ends that (#37)."""
+    limiter, other = make_limiter(), make_limiter()
+    gate = FloodGate(limiter, sleep=asyncio.sleep, max_wait=2.0, stats=OutgoingStats())
+    window = limiter.config.per_chat
+    sent, edited = Receipt(), Receipt()
+    assert await gate.admit(PRIVATE, None, None, CallOptions(), receipt=sent)
+    options = CallOptions(version="t#1")
+    assert await gate.admit(PRIVATE, (PRIVATE, 9), ("t1", "m1"), options, receipt=edited)
+    clock.advance(window.seconds + 0.5)
+    assert await takes(other, PRIVATE) == window.limit - 2  # both may still arrive
+    await gate.stamp(sent)
+    await gate.stamp(edited)
+    clock.advance(window.seconds + 0.5)
+    assert await takes(other, PRIVATE) == window.limit

@@ -143,6 +143,7 @@ class FallbackFloodLimiter:
         ephemeral: bool = False,
         message_id: int | None = None,
         receiver: int | None = None,
+        tracked: bool = False,
     ) -> Verdict:
         if not self.falling_back:
             try:
@@ -153,6 +154,7 @@ class FallbackFloodLimiter:
                     ephemeral=ephemeral,
                     message_id=message_id,
                     receiver=receiver,
+                    tracked=tracked,
                 )
             except ServiceUnavailable as e:
                 self._failed(e)

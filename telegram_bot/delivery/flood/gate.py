@@ -299,7 +299,11 @@ class FloodGate:
                     verdict = await self.limiter.admit_edit(edit)
                 else:
                     verdict = await self.limiter.take(
-                        chat_id, ephemeral=ephemeral, message_id=message_id, receiver=receiver
+                        chat_id,
+                        ephemeral=ephemeral,
+                        message_id=message_id,
+                        receiver=receiver,
+                        tracked=True,  # Outgoing stamps the answer (#37)
                     )
                 delay = verdict.wait
                 if delay in (NOOP, STALE):  # shows this, or a newer version, already
@@ -430,4 +434,6 @@ def _ticket(
     if key is None or digests is None:
         return None
     owner = lease.owner if lease is not None else ""
-    return EditTicket(key[0], key[1], digests[0], digests[1], version, owner, receiver=receiver)
+    return EditTicket(
+        key[0], key[1], digests[0], digests[1], version, owner, receiver=receiver, tracked=True
+    )

@@ -122,6 +122,7 @@ class EditTicket:
     owner: str = ""
     prepaid: bool = False
     receiver: int | None = None  # an ephemeral message's (#24: his own window)
+    tracked: bool = False  # the caller stamps Telegram's answer (take's ``tracked``)
 
     @property
     def ephemeral(self) -> bool:
@@ -329,6 +330,7 @@ class FloodLimiter:
         ephemeral: bool = False,
         message_id: int | None = None,
         receiver: int | None = None,
+        tracked: bool = False,
     ) -> Verdict:
         """Overall entries from the allowance, then ONE script on the chat's slot:
         its windows (and for an ``edit`` the message's digest and edit lease).
@@ -346,7 +348,7 @@ class FloodLimiter:
         if taken.wait > 0:
             return Verdict(taken.wait, True)
         try:
-            verdict = await self._chat(buckets[1:], cost, edit)
+            verdict = await self._chat(buckets[1:], cost, edit, chat_id, tracked)
         except BaseException:
             self.lease.give_back(taken.entries)
             raise
@@ -355,8 +357,16 @@ class FloodLimiter:
         return verdict
 
     async def _chat(
-        self, buckets: list[tuple[str, Window]], cost: float, edit: EditTicket | None
+        self,
+        buckets: list[tuple[str, Window]],
+        cost: float,
+        edit: EditTicket | None,
+        chat_id: int | None = None,
+        tracked: bool = False,
     ) -> Verdict:
+        """The chat's script: ``chat_id``'s unanswered calls count as arriving
+        now once ``answer_margin`` old; ``tracked``: this one joins them until
+        :meth:`stamp` (else it counts from its take alone)."""
         if not buckets and edit is None:
             return Verdict(0.0)
         td, md, version, owner = "*", "", "", ""  # no edit: the script skips the digest
@@ -382,6 +392,14 @@ class FloodLimiter:
         if edit is not None:  # what it shows, its last edit, its edit lease
             k, message = self.keys, (edit.chat_id, edit.message_id)
             keys += [k.sent_digest(*message), k.edited_at(*message), k.in_flight(*message)]
+        # the chat's unanswered calls count as arriving now (#37, ACQUIRE_LUA)
+        unanswered = self.keys.unanswered(chat_id) if buckets and chat_id is not None else ""
+        c = self.config
+        if unanswered:
+            args += [repr(float(c.edit_lease)), repr(float(c.answer_margin)), int(tracked)]
+        else:
+            args += [0, 0, 0]
+        keys += [unanswered] if unanswered else []
         self.round_trips += 1
         wait, _sep, _short = _answer(await self._script(keys, args)).partition(";")
         if float(wait) != 0:
@@ -391,7 +409,7 @@ class FloodLimiter:
         if not buckets:
             return Verdict(0.0)
         windows = tuple((key, float(window.seconds)) for key, window in buckets)
-        return Verdict(0.0, False, Stamp(windows, name, int(cost)))
+        return Verdict(0.0, False, Stamp(windows, name, int(cost), unanswered if tracked else ""))
 
     async def acquire(self, chat_id: int | None = None, *, cost: float = 1) -> float:
         """Take ``cost`` tokens for a message to ``chat_id`` (``None``: the overall
@@ -406,12 +424,21 @@ class FloodLimiter:
         ephemeral: bool = False,
         message_id: int | None = None,
         receiver: int | None = None,
+        tracked: bool = False,
     ) -> Verdict:
         """:meth:`acquire`, also telling whether the overall bucket is short
         (``ephemeral``: a message to one member of the group, ``receiver``,
-        ``message_id`` the one a prepaid edit will change: :meth:`buckets`)."""
+        ``message_id`` the one a prepaid edit will change: :meth:`buckets`).
+        ``tracked``: the caller stamps Telegram's answer (:meth:`stamp`); until
+        then the call is one of its chat's unanswered calls, which count as
+        arriving now once they are ``answer_margin`` old (#37, :data:`ACQUIRE_LUA`)."""
         return await self._run(
-            chat_id, cost, ephemeral=ephemeral, message_id=message_id, receiver=receiver
+            chat_id,
+            cost,
+            ephemeral=ephemeral,
+            message_id=message_id,
+            receiver=receiver,
+            tracked=tracked,
         )
 
     async def refund(
@@ -522,7 +549,9 @@ class FloodLimiter:
         check_digest(edit.text_digest, edit.markup_digest)
         if edit.prepaid:  # the digest and the lease alone: no bucket, no overall token
             return await self._chat([], 1, edit)
-        return await self._run(edit.chat_id, 1, edit, ephemeral=edit.ephemeral)
+        return await self._run(
+            edit.chat_id, 1, edit, ephemeral=edit.ephemeral, tracked=edit.tracked
+        )
 
     async def wait(
         self, chat_id: int | None = None, *, sleep: Sleep = asyncio.sleep, max_wait: float = 300.0
@@ -573,7 +602,8 @@ class FloodLimiter:
         args += [repr(seconds) for _key, seconds in stamp.windows]
         for key, seconds in stamp.windows:
             self.journal.restamp(key, seconds, stamp.name, stamp.cost, now)
-        return [key for key, _seconds in stamp.windows], args
+        keys = [key for key, _seconds in stamp.windows]
+        return keys + ([stamp.unanswered] if stamp.unanswered else []), args
 
     async def release_edit(
         self, chat_id: int, message_id: int, lease: str, stamp: Stamp | None = None
@@ -639,6 +669,7 @@ class Limiter(Protocol):
         ephemeral: bool = False,
         message_id: int | None = None,
         receiver: int | None = None,
+        tracked: bool = False,
     ) -> Verdict: ...
 
     async def admit_edit(self, edit: EditTicket) -> Verdict: ...

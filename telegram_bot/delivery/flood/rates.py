@@ -63,6 +63,11 @@ class FloodConfig:
     lease_ttl: float = 0.2  # seconds a process may keep unused leased entries
     edit_ttl: float = 10.0  # seconds a message's last edit time is kept (>= the longest gap)
     edit_lease: float = 5.0  # seconds an edit in flight may keep its message (a crash: it lapses)
+    # A call not answered this many seconds after its take (its process was
+    # killed on the way?) counts as taken that long before each later take in
+    # its chat, until ``edit_lease`` after its take: it may still reach Telegram
+    # at any moment (#37).  At most the chat and group windows' margin (1 s).
+    answer_margin: float = 1.0
     lease_poll: float = 0.05  # seconds between looks at another call's edit lease
     prepaid_ttl: float = 0.2  # seconds prepaid tokens still count (older: taken again)
     budget_refresh: float = 1.0  # seconds a group's learned budget is reused in a process (#24)
@@ -94,11 +99,14 @@ class Stamp:
     loop, the network.  Counted from the take alone, a message that spent more
     than the window's margin on the way left the window early: the next ones
     went out while Telegram still counted it (a 429, #28).  Telegram counted it
-    no later than it answered, so an entry moved to then covers it."""
+    no later than it answered, so an entry moved to then covers it.  A call
+    never answered (its process was killed on the way) counts as arriving now
+    while it may still arrive (``unanswered``; #37)."""
 
     windows: tuple[tuple[str, float], ...]
     name: str
     cost: int = 1
+    unanswered: str = ""  # the chat's unanswered calls, which the call leaves ("": none)
 
 
 class Verdict(NamedTuple):

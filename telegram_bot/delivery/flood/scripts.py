@@ -73,6 +73,18 @@ end
 # taken), '-1' (the message already shows this: nothing taken; the ttl
 # refreshed), '0' (counted in every window; the digest recorded) or '<wait in
 # seconds>;<index of the full window>' (nothing counted).
+#
+# Then ARGV: how long an unanswered call may still reach Telegram (seconds; 0:
+# no such record), the margin of the windows (seconds) and whether this call
+# joins them ('1': its caller moves it when Telegram answers); KEYS then ends
+# with the chat's unanswered calls (a sorted set: '<entry name>|<cost>' scored
+# by its take; STAMP_FN_LUA removes a call Telegram answered).  Before
+# counting, the entries of every call there taken more than the margin ago
+# (and less than the first figure) move to ``now`` - margin: a call whose
+# process was killed before Telegram answered is never stamped, and may reach
+# Telegram -- which counts it when it arrives -- later than its take plus the
+# window's margin; while it may still arrive it counts as arriving now (#37: a
+# SIGKILL's 429).  A call answered within the margin is never moved.
 ACQUIRE_LUA = (
     WINDOW_LUA
     + r"""
@@ -106,6 +118,22 @@ if md ~= '' then
     end
   end
 end
+local age, margin = tonumber(ARGV[11 + n * 3]), tonumber(ARGV[12 + n * 3])
+local out = age > 0 and KEYS[#KEYS]
+if out then
+  redis.call('ZREMRANGEBYSCORE', out, '-inf', fmt(now - age))
+  local til = fmt(now - margin)
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', out, '-inf', '(' .. til)) do
+    local who, c = string.match(m, '^(.*)|(%d+)$')
+    for i = 1, n do
+      local moved = 0
+      for j = 1, tonumber(c) do
+        moved = moved + redis.call('ZADD', KEYS[i], 'XX', 'GT', 'CH', til, who .. ':' .. j)
+      end
+      if moved > 0 then keep(KEYS[i], now + tonumber(ARGV[10 + (i - 1) * 3 + 2]), now) end
+    end
+  end
+end
 local wait, short = 0, 0
 for i = 1, n do
   local b = 10 + (i - 1) * 3
@@ -117,6 +145,10 @@ if wait > 0 then return string.format('%.6f;%d', wait, short) end
 for i = 1, n do
   local b = 10 + (i - 1) * 3
   add(KEYS[i], now, tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3]), ARGV[10])
+end
+if out and ARGV[13 + n * 3] == '1' then
+  redis.call('ZADD', out, fmt(now), ARGV[10] .. '|' .. ARGV[13])
+  keep(out, now + age, now)
 end
 if shown then
   redis.call('SET', KEYS[n + 1], shown, 'PX', ARGV[5])
@@ -260,18 +292,23 @@ return 1
 
 # Telegram answered a call (#28): its entries in one chat's windows move to
 # ``now``, when Telegram had counted the message at the latest (never back;
-# an entry given back meanwhile stays gone).  ARGV[base] now, then the entries'
-# name and cost, then each window's seconds; KEYS[first..] the windows.
+# an entry given back meanwhile stays gone), and the call leaves the chat's
+# unanswered calls.  ARGV[base] now, then the entries' name and cost, then
+# each window's seconds; KEYS[first..] the windows, then (optionally) the
+# chat's unanswered calls.
 STAMP_FN_LUA = r"""
 local function stamp(first, base)
   local now, name, cost = tonumber(ARGV[base]), ARGV[base + 1], tonumber(ARGV[base + 2])
-  for i = first, #KEYS do
+  local last = first + #ARGV - base - 3
+  for i = first, last do
     local moved = 0
     for j = 1, cost do
       moved = moved + redis.call('ZADD', KEYS[i], 'XX', 'GT', 'CH', fmt(now), name .. ':' .. j)
     end
     if moved > 0 then keep(KEYS[i], now + tonumber(ARGV[base + 3 + i - first]), now) end
   end
+  -- answered: off the chat's unanswered calls (ACQUIRE_LUA's ``drag``)
+  if #KEYS > last then redis.call('ZREM', KEYS[last + 1], name .. '|' .. cost) end
 end
 """
 
