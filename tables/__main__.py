@@ -14,7 +14,7 @@ import json
 import os
 import sys
 
-from tables.model import LiveConfig, LiveError
+from tables.model import LiveConfig, LiveError, ServiceUnavailable
 from tables.service import TableService
 
 
@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         return asyncio.run(_recompute(args.redis, args.prefix))
-    except LiveError as e:
+    except (LiveError, ServiceUnavailable) as e:
         print(f"error: {e.code}: {e.message}", file=sys.stderr)
         return 2
 

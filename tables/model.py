@@ -87,13 +87,26 @@ class LiveError(EngineError):
         return {"code": self.code, "message": self.message, **self.info}
 
 
-class ServiceUnavailable(LiveError):
+class ServiceUnavailable(Exception):
     """The game store (Redis) failed or cannot be reached; the request may or may
     not have been applied.  Code ``unavailable``; every Redis or connection error
-    of the service surfaces as this (:mod:`tables.store`)."""
+    of the service surfaces as this (:mod:`tables.store`).
+
+    Not a :class:`LiveError` (nor an engine error), on purpose (#38): a refusal
+    says the thing is not there or not allowed, an outage says nothing of it --
+    an ``except LiveError`` that drops a timer, releases a table or withdraws a
+    player must never see one.  A fault is retried (or answered "unavailable"),
+    never taken for "gone"."""
+
+    code = "unavailable"
 
     def __init__(self, message: str = "the game store is unavailable") -> None:
-        super().__init__("unavailable", message)
+        super().__init__(message)
+        self.message = message
+        self.info: dict[str, Any] = {}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message}
 
 
 class StaleVersion(LiveError):

@@ -29,6 +29,7 @@ from tables.model import (
     LiveConfig,
     LiveError,
     LiveEvent,
+    ServiceUnavailable,
     StaleVersion,
     Table,
     WriteResult,
@@ -263,7 +264,7 @@ class Tables:
         (:meth:`settle_finished`) settles it later."""
         try:
             await self.ratings.settle(result)
-        except (LiveError, RedisError) as e:
+        except (LiveError, ServiceUnavailable, RedisError) as e:
             log.warning("ratings of %s:%s not settled yet: %s", result.table, result.game, e)
 
     async def _score_in_arena(self, arena: str, result: GameResult) -> None:
@@ -272,7 +273,7 @@ class Tables:
         (:meth:`tables.arena_runner.ArenaRunner.repair`)."""
         try:
             await self.arenas.record(arena, result)
-        except (LiveError, RedisError) as e:
+        except (LiveError, ServiceUnavailable, RedisError) as e:
             log.warning("arena %s: %s:%s not scored yet: %s", arena, result.table, result.game, e)
 
     async def settle_finished(self, *, older: float = 30.0, within: float = 3600.0) -> int:

@@ -51,7 +51,14 @@ from redis.asyncio.client import Pipeline
 from engine.clock import Clock
 from tables.arena_runner import ArenaRunner, Woken
 from tables.games import Games, timeout_move
-from tables.model import PLAYING, LiveConfig, LiveError, StaleVersion, WriteResult
+from tables.model import (
+    PLAYING,
+    LiveConfig,
+    LiveError,
+    ServiceUnavailable,
+    StaleVersion,
+    WriteResult,
+)
 from tables.tables import Loaded, Plan, Tables
 
 PRUNE_EVERY_S = 60.0
@@ -133,10 +140,17 @@ class Timers:
                 gap = got.since
                 log.info("timer shard %d unwatched for %d ms: a restart gap", shard, now - gap)
             for tid in got.due:
-                if tid.startswith("@"):
-                    results += await self._handle_arena(shard, tid, now + lease)
+                try:
+                    if tid.startswith("@"):
+                        results += await self._handle_arena(shard, tid, now + lease)
+                        continue
+                    result = await self._handle_timer(shard, tid, now, now + lease, gap)
+                except ServiceUnavailable as e:
+                    # a fault, never "gone" (#38): the hint stays claimed until
+                    # its lease ends, then it is due again; the others go on (on
+                    # a cluster one failed master fails only its own slots)
+                    log.warning("timer %s: unavailable, again after its lease: %s", tid, e)
                     continue
-                result = await self._handle_timer(shard, tid, now, now + lease, gap)
                 if result is not None:
                     results.append(result)
         return results

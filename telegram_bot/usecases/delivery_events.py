@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 
-from tables import PLAYING, LiveError, TableService
+from tables import PLAYING, LiveError, ServiceUnavailable, TableService
 from telegram_bot.state.chat_state import ChatStateStore
 
 log = logging.getLogger(__name__)
@@ -32,7 +32,7 @@ class DeliveryEvents:
         if not table.seats[seat].ai_controlled:
             try:
                 await self.svc.admin.admin_hand_to_ai(table.id, seat, by="bot:forbidden")
-            except LiveError:
+            except (LiveError, ServiceUnavailable):  # an outage too: never "gone" (#38)
                 log.warning("could not hand %s's seat at %s to the AI", user, table.id)
                 return  # his hand message stays: the next failing write tries again
             # the write is published on the notify channel: every process re-renders

@@ -13,7 +13,17 @@ import pytest
 
 from admin_api import create_app
 from admin_api.service import close_service
-from tables import LiveConfig, Notifications, ServiceUnavailable, SyncTableService, TableService
+from engine import EngineError
+from tables import (
+    LiveConfig,
+    LiveError,
+    Notifications,
+    ServiceUnavailable,
+    SyncTableService,
+    TableService,
+)
+from telegram_bot.usecases.cards import MyCards
+from telegram_bot.views import texts
 from tests.admin.conftest import ADMIN, auth
 from tests.faults.conftest import FaultyRedis
 
@@ -124,3 +134,27 @@ def test_sync_service_survives_a_pause(faulty_redis: FaultyRedis) -> None:
         assert svc.call(svc.service.admin.ping)
     finally:
         svc.close()
+
+
+async def test_an_outage_is_no_refusal(faulty_redis: FaultyRedis) -> None:
+    """An outage is not a :class:`LiveError` (#38): an ``except LiveError`` that
+    means "not there" never sees one.  *My cards* pressed while Redis is down
+    was answered "You do not play at this table" (its ``except EngineError``);
+    now the outage reaches the bot's error handler, which answers "unavailable
+    for a moment"."""
+    svc = TableService.from_url(faulty_redis.url, LiveConfig(prefix="fo:"))
+    try:
+        lobby = await svc.lobbies.create_lobby(1, "Ann", chat=-100, variant="chuvash")
+        await svc.lobbies.join(lobby.table.id, 2, "Bob")
+        await svc.games.start(lobby.table.id, 1)
+        cards = MyCards(svc)
+        assert (await cards(lobby.table.id, 1, "q1")).said == texts.CARDS_HERE
+        faulty_redis.kill()
+        with pytest.raises(ServiceUnavailable) as raised:
+            await cards(lobby.table.id, 1, "q2")
+        assert not isinstance(raised.value, LiveError | EngineError)
+        assert raised.value.to_json()["code"] == "unavailable"
+        faulty_redis.start()
+        assert (await cards(lobby.table.id, 1, "q3")).said == texts.CARDS_HERE
+    finally:
+        await svc.aclose()

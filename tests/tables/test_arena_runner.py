@@ -7,11 +7,12 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from tables import PLAYING, LiveError, TableService
+from tables import PLAYING, LiveError, ServiceUnavailable, TableService
 from tables.arena_rules import FINISHED, RUNNING, Arena
 from tables.arena_runner import Woken
 from tables.records import GameResult
@@ -182,3 +183,36 @@ async def test_a_cancelled_arena_wakes_once_to_be_shown_then_never(
     clock.advance(3600)
     await svc.timers.tick()
     assert woken == ["cancelled"]
+
+
+async def test_an_outage_of_a_table_being_played_never_releases_it(
+    svc: TableService, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The arena's check of its tables (``repair``) meets an outage of a table's
+    store (on a cluster: its master only; the arena's own slot answers): the
+    table is neither released nor its players withdrawn, and the arena's wake
+    comes again.  Before #38 the outage was a :class:`LiveError` ("never made,
+    or long gone"): the table was released while it was played -- its result
+    never scored, its players withdrawn when they were seated again."""
+    a = await arena_of(svc, 2, seats=2)
+    [r] = await svc.timers.tick()
+    load = svc.tables.load
+
+    async def load_or_fail(table_id: str) -> Any:
+        if table_id == r.table_id:
+            raise ServiceUnavailable("Redis is unavailable: no answer from its master")
+        return await load(table_id)
+
+    monkeypatch.setattr(svc.tables, "load", load_or_fail)
+    clock.advance(61)  # the table is old enough to be checked (and its turn is due)
+    assert await svc.timers.tick() == []
+    arena = await svc.arenas.get(a.id)
+    assert [p.table for p in arena.playing] == [r.table_id]
+    assert not any(p.withdrawn for p in arena.players)
+    monkeypatch.setattr(svc.tables, "load", load)  # the node is back
+    await play_out(svc, r.table_id, random.Random(5))
+    arena = await svc.arenas.get(a.id)
+    assert arena.games == 1  # its result scored
+    clock.advance(svc.config.timer_lease + 0.1)  # the arena's wake comes again
+    [again] = await svc.timers.tick()
+    assert {s.user for s in again.table.seats} == {1, 2}

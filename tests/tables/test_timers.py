@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 from engine import Action
-from tables import LiveError, TableService
+from tables import LiveError, ServiceUnavailable, TableService
 from tables.games import timeout_move
 from tests.tables._wire import Wire
 from tests.tables.conftest import FakeClock, new_table, replay_current_game, same_state
@@ -329,3 +330,32 @@ async def test_a_hand_over_lets_the_next_process_go_on_at_once(
     assert b.timers.held == {0, 1, 2, 3}
     assert r.table_id == tid
     assert r.events[0].kind == "timeout"
+
+
+async def test_an_outage_of_one_table_is_never_taken_for_gone(
+    svc: TableService, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The table's own store fails while its deadline is due (on a cluster: its
+    master, and only its slots): the tick goes on, the timer stays -- due again
+    once its claim's lease ends -- and the timeout move is made then.  Before
+    #38 the outage was a :class:`LiveError` ("gone"): the hint was dropped and a
+    game with an absent player hung until it expired."""
+    tid = await new_table(svc, 2, timer=30)
+    _, _, version = await svc.tables.get(tid)
+    load = svc.tables.load
+    down = {tid}
+
+    async def load_or_fail(table_id: str) -> Any:
+        if table_id in down:
+            raise ServiceUnavailable("Redis is unavailable: no answer from its master")
+        return await load(table_id)
+
+    monkeypatch.setattr(svc.tables, "load", load_or_fail)
+    clock.advance(31)
+    assert await svc.timers.tick() == []  # nothing written, nothing raised
+    down.clear()  # the node is back (or its replica promoted)
+    assert await svc.timers.tick() == []  # still claimed by the failed attempt
+    clock.advance(svc.config.timer_lease + 0.1)
+    [r] = await svc.timers.tick()
+    assert r.version == version + 1
+    assert [e.kind for e in r.events][:1] == ["timeout"]
