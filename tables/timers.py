@@ -62,6 +62,8 @@ from tables.model import (
 from tables.tables import Loaded, Plan, Tables
 
 PRUNE_EVERY_S = 60.0
+RETRY_MS = 1000
+"""A timer whose table could not be read is due again this soon (#38)."""
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +88,16 @@ class Timers:
         # wake is given to ``on_arena`` (the adapter's standings message)
         self.arenas: ArenaRunner | None = None
         self.on_arena: Callable[[Woken], Awaitable[object]] | None = None
+        # #38: an outage (or a stalled loop) inside this process is a gap too.
+        # ``_last_ok``: when its last tick went through; ``_stalled``: since
+        # when every shard went unwatched (a tick failed, the loop stalled);
+        # ``_shard_stalls``: a shard whose own tick failed, since its last
+        # good one; ``_hint_stalls``: a table that could not be read at its
+        # deadline (on a cluster, only its master failed), since then
+        self._last_ok: int | None = None
+        self._stalled: int | None = None
+        self._shard_stalls: dict[int, int] = {}
+        self._hint_stalls: dict[str, int] = {}
 
     async def _timeout_plan(self, loaded: Loaded) -> Plan:
         t = loaded.table
@@ -122,38 +134,80 @@ class Timers:
         k = self.tables.keys
         lease = int(self.config.timer_lease * 1000)
         shard_lease = int(self.config.shard_lease * 1000)
-        share = -(-k.timer_shards // await self._processes(now, shard_lease))
-        while len(self.held) > share:  # hand one back at once: its lease ends now
-            await self.store.tick_shard(self.held.pop(), self.owner, now, 0, 0, 0)
+        try:
+            share = -(-k.timer_shards // await self._processes(now, shard_lease))
+            while len(self.held) > share:  # hand one back at once: its lease ends now
+                await self.store.tick_shard(self.held.pop(), self.owner, now, 0, 0, 0)
+        except ServiceUnavailable:
+            self.stalled(self._last_ok if self._last_ok is not None else now)
+            raise
         results = []
         order = sorted(self.held) + [s for s in range(k.timer_shards) if s not in self.held]
         for shard in order:
             if shard not in self.held and len(self.held) >= share:
                 break
-            got = await self.store.tick_shard(shard, self.owner, now, shard_lease, limit, lease)
+            try:
+                got = await self.store.tick_shard(shard, self.owner, now, shard_lease, limit, lease)
+            except ServiceUnavailable as e:  # its node failed: the other shards go on
+                since = self._stalled or self._last_ok
+                self._shard_stalls.setdefault(shard, now if since is None else since)
+                log.warning("timer shard %d: unavailable: %s", shard, e)
+                continue
             if got is None:  # another process holds it
                 self.held.discard(shard)
+                self._shard_stalls.pop(shard, None)
                 continue
             self.held.add(shard)
-            gap = None  # a restart gap: the shard's previous owner's last tick
-            if got.since and now - got.since > self.config.timer_gap * 1000:
-                gap = got.since
-                log.info("timer shard %d unwatched for %d ms: a restart gap", shard, now - gap)
+            gap = self._gap(shard, now, got.since)
             for tid in got.due:
                 try:
                     if tid.startswith("@"):
                         results += await self._handle_arena(shard, tid, now + lease)
                         continue
-                    result = await self._handle_timer(shard, tid, now, now + lease, gap)
+                    stalled = self._hint_stalls.pop(tid, None)
+                    result = await self._handle_timer(
+                        shard, tid, now, now + lease, gap, stalled=stalled is not None
+                    )
                 except ServiceUnavailable as e:
-                    # a fault, never "gone" (#38): the hint stays claimed until
-                    # its lease ends, then it is due again; the others go on (on
-                    # a cluster one failed master fails only its own slots)
-                    log.warning("timer %s: unavailable, again after its lease: %s", tid, e)
+                    # a fault, never "gone" (#38): due again in a moment (else
+                    # when its claim ends); the others go on -- on a cluster one
+                    # failed master fails only its own slots.  Its deadline is
+                    # not enforced against the presses the outage refused.
+                    if not tid.startswith("@"):
+                        self._hint_stalls.setdefault(tid, now)
+                    log.warning("timer %s: unavailable, again in a moment: %s", tid, e)
+                    with contextlib.suppress(ServiceUnavailable):
+                        await self.store.release_timer(shard, tid, now + lease, now + RETRY_MS)
                     continue
                 if result is not None:
                     results.append(result)
+        if len(self._hint_stalls) > 10_000:  # tables never due again (gone meanwhile)
+            self._hint_stalls.clear()
+        self._stalled, self._last_ok = None, now
         return results
+
+    def stalled(self, since: int) -> None:
+        """Nothing was enforced since ``since`` (ms; a tick failed, or the loop
+        that ticks stalled): the deadlines that passed meanwhile are a gap
+        (:meth:`_extension`), as after a restart (#38)."""
+        self._stalled = since if self._stalled is None else min(self._stalled, since)
+
+    def _gap(self, shard: int, now: int, since: int) -> int | None:
+        """When the gap the shard's deadlines fall in began (None: no gap): its
+        previous owner's last tick (a restart, #28), or this process's last
+        good tick before an outage or a stall (#38), whichever is earlier."""
+        gap = None
+        least = self.config.timer_gap * 1000
+        if since and now - since > least:
+            gap = since
+            log.info("timer shard %d unwatched for %d ms: a restart gap", shard, now - gap)
+        own = self._shard_stalls.pop(shard, None)
+        if own is None:
+            own = self._stalled
+        if own is not None and now - own > least and (gap is None or own < gap):
+            gap = own
+            log.info("timer shard %d unwatched for %d ms: an outage or a stall", shard, now - gap)
+        return gap
 
     async def _handle_arena(self, shard: int, member: str, lease: int) -> list[WriteResult]:
         """Wake the arena ``member`` names (``@<id>``, #27): its games started now."""
@@ -194,10 +248,19 @@ class Timers:
         return max(1, int((await self.store.run(build))[-1]))
 
     async def _handle_timer(
-        self, shard: int, tid: str, now: int, lease: int, gap: int | None = None
+        self,
+        shard: int,
+        tid: str,
+        now: int,
+        lease: int,
+        gap: int | None = None,
+        *,
+        stalled: bool = False,
     ) -> WriteResult | None:
         """Apply the timeout moves of ``tid`` if its deadline passed -- unless it
-        passed inside a restart gap (``gap``: when it began), then extend it."""
+        passed inside a restart gap (``gap``: when it began), then extend it;
+        ``stalled``: the table could not be read at an earlier look (#38), so
+        a deadline already passed is extended too."""
         try:
             loaded = await self.tables.load(tid)
         except LiveError:
@@ -210,6 +273,8 @@ class Timers:
             await self.store.release_timer(shard, tid, lease, loaded.deadline)
             return None
         try:
+            if stalled:  # the outage refused his presses: no timeout for them
+                gap = loaded.deadline - 1 if gap is None else min(gap, loaded.deadline - 1)
             if gap is not None and loaded.deadline > gap:
                 plan = self._extension(loaded, now, gap)
             else:
@@ -271,7 +336,12 @@ class Timers:
         about once a minute it also prunes the table index of expired tables --
         only the process holding the pruner's lease does (:meth:`prune`)."""
         pruned = 0.0
+        last: int | None = None
         while not stop.is_set():
+            start = self.tables.now_ms()
+            if last is not None and start - last > self.config.timer_gap * 1000:
+                self.stalled(last)  # the loop itself stalled (a blocked event loop, #38)
+            last = start
             if self.clock() - pruned >= PRUNE_EVERY_S:
                 pruned = self.clock()
                 await self.prune()

@@ -353,9 +353,84 @@ async def test_an_outage_of_one_table_is_never_taken_for_gone(
     monkeypatch.setattr(svc.tables, "load", load_or_fail)
     clock.advance(31)
     assert await svc.timers.tick() == []  # nothing written, nothing raised
+    clock.advance(0.5)
+    assert await svc.timers.tick() == []  # not due again yet
+    clock.advance(1)
+    assert await svc.timers.tick() == []  # due again: still down
     down.clear()  # the node is back (or its replica promoted)
-    assert await svc.timers.tick() == []  # still claimed by the failed attempt
-    clock.advance(svc.config.timer_lease + 0.1)
+    clock.advance(1.5)
     [r] = await svc.timers.tick()
+    # his presses were refused meanwhile: the deadline moves on, no timeout (#38)
     assert r.version == version + 1
+    assert [(e.kind, e.seat) for e in r.events] == [("extend", -1)]
+    assert r.deadline == int((clock.now + svc.config.restart_grace) * 1000)
+    assert all(s.timeouts == 0 for s in r.table.seats)
+    clock.advance(svc.config.restart_grace + 0.1)
+    [r] = await svc.timers.tick()  # then enforced as usual
     assert [e.kind for e in r.events][:1] == ["timeout"]
+
+
+async def test_deadlines_during_an_outage_in_the_same_process_are_extended(
+    svc: TableService, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#38: the restart gap's grace (#28) applied only when a timer shard changed
+    owner.  An outage inside one process -- every tick fails, the process lives
+    on -- let every deadline that passed meanwhile fire on the first good tick:
+    players whose presses were answered "unavailable" got a timeout.  Now the
+    gap runs from the process's last good tick."""
+    tid = await new_table(svc, 2, timer=30)
+    t0 = clock.now
+    clock.advance(15)
+    assert await svc.timers.tick() == []  # the last good tick: the gap starts here
+    store = svc.timers.store
+    tick_shard = store.tick_shard
+
+    async def down(*args: Any, **kwargs: Any) -> Any:
+        raise ServiceUnavailable("Redis is unavailable: no answer to a PING")
+
+    monkeypatch.setattr(store, "tick_shard", down)
+    for _ in range(30):  # 30 s of failed ticks: the deadline (t0 + 30) passes
+        clock.advance(1)
+        assert await svc.timers.tick() == []
+    monkeypatch.setattr(store, "tick_shard", tick_shard)
+    [r] = await svc.timers.tick()
+    assert [(e.kind, e.text) for e in r.events] == [("extend", "30000")]
+    assert r.deadline == int((t0 + 60) * 1000)  # 30 s + the 30 s outage
+    assert "timeout" not in await kinds(svc, tid)
+    clock.advance(14)
+    assert await svc.timers.tick() == []  # no gap now
+    clock.advance(2)
+    [r] = await svc.timers.tick()
+    assert r.events[0].kind == "timeout"
+
+
+async def test_a_stalled_timer_loop_is_a_gap_too(svc: TableService, clock: FakeClock) -> None:
+    """The loop that ticks stalled (a blocked event loop) past the deadline: the
+    deadlines that passed meanwhile are extended, not enforced (#38)."""
+    tid = await new_table(svc, 2, timer=30)
+    t0 = clock.now
+    stop = asyncio.Event()
+    seen: list[Any] = []
+    loops = 0
+
+    async def on_result(r: Any) -> None:
+        seen.append(r)
+        stop.set()
+
+    real_tick = svc.timers.tick
+
+    async def tick(limit: int = 100) -> Any:
+        nonlocal loops
+        loops += 1
+        got = await real_tick(limit)
+        if loops == 1:
+            clock.advance(40)  # then the loop blocked 40 s before the next tick
+        return got
+
+    svc.timers.tick = tick  # type: ignore[method-assign]
+    clock.advance(5)
+    await asyncio.wait_for(svc.timers.run_timers(stop, interval=0.01, on_result=on_result), 30)
+    [r] = seen
+    assert r.table_id == tid
+    assert [e.kind for e in r.events] == ["extend"]
+    assert r.deadline > int((t0 + 45) * 1000)
