@@ -28,6 +28,10 @@ class LiveConfig:
     lobby_ttl: float = 3600.0  # an open lobby untouched this long expires
     game_ttl: float = 86400.0  # a game in progress with no write this long expires
     finished_ttl: float = 6 * 3600.0  # a finished/cancelled table (rematch window)
+    # a finished game's follow-ups (stats, record, ratings, arena score) are
+    # looked at again this long after the write that ended it, and then until
+    # they all went through (#38: the table's timer hint, set in that write)
+    settle_check: float = 30.0
     user_ttl: float = 30 * 86400.0  # the user -> table pointer (validated on read)
     claim_window: float = 15.0  # a claim not yet seated keeps the user from other tables
     stats_ttl: float = 400 * 86400.0  # per-user and per-chat stats, refreshed on write

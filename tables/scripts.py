@@ -193,3 +193,15 @@ if cur ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 return 1
 """
+
+
+# A finished game's follow-ups all went through (#38, :meth:`tables.tables.Tables.follow_up`):
+# KEYS[1] the table's hash; ARGV[1] the game.  The hash's ``fin`` rises to it
+# (never back); a table gone meanwhile is not brought back.  Not a CAS: the
+# table's version stays, and a move made meanwhile is no conflict.
+FOLLOWED_UP_LUA = r"""
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local cur = tonumber(redis.call('HGET', KEYS[1], 'fin') or '0')
+if tonumber(ARGV[1]) > cur then redis.call('HSET', KEYS[1], 'fin', ARGV[1]) end
+return 1
+"""

@@ -38,6 +38,7 @@ from tables.ratings import Ratings
 from tables.records import GameResult
 from tables.replays import Replays
 from tables.results import Results
+from tables.scripts import FOLLOWED_UP_LUA
 from tables.store import Store
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,16 @@ class Loaded:
     result: GameResult | None
     recent: str = ""
     log: str = ""  # the open chunk of the event log (eventlog)
+    # #38: the game whose follow-ups all went through (``fin``: 0 none), and
+    # the seat that had lost the game before ``result``'s (its record's C5/S5)
+    followed_up: int = 0
+    result_previous_loser: int | None = None
+
+    @property
+    def unsettled(self) -> bool:
+        """The last game's follow-ups (:meth:`Tables.follow_up`) are not known
+        to have all gone through."""
+        return self.result is not None and self.followed_up < self.result.game
 
     def applied(self, request_id: str) -> int | None:
         """The version ``request_id`` produced, if it is among the table's recent
@@ -108,6 +119,8 @@ def parse(raw: dict[bytes, bytes]) -> Loaded:
         result=GameResult.from_json(json.loads(res)) if res else None,
         recent=raw.get(b"r", b"").decode(),
         log=raw.get(b"e", b"").decode(),
+        followed_up=int(raw.get(b"fin", b"0")),
+        result_previous_loser=int(pl) if (pl := raw.get(b"rpl")) not in (None, b"") else None,
     )
 
 
@@ -186,6 +199,10 @@ class Tables:
             dels.append("d")
         if plan.result is not None:
             fields["res"] = json.dumps(plan.result.to_json(), separators=(",", ":"))
+            # the record's previous loser (C5/S5): the table's, as at the game's
+            # start -- this write sets the table's to this game's loser (#38)
+            prev = loaded.table.previous_loser if loaded is not None else None
+            fields["rpl"] = "" if prev is None else prev
         flush = b""
         group = eventlog.encode_group(expected + 1, plan.events)
         if group:
@@ -219,6 +236,11 @@ class Tables:
         notify = ""
         if plan.notify:
             notify = json.dumps({"table": tid, "kind": plan.notify}, separators=(",", ":"))[1:]
+        hint = deadline
+        if plan.result is not None and not plan.delete:
+            # its follow-ups are looked at again until they all went through (#38)
+            soon = now + int(self.config.settle_check * 1000)
+            hint = soon if hint is None else min(hint, soon)
         outcome = await self.store.cas(
             tid,
             expected,
@@ -230,7 +252,7 @@ class Tables:
             request_id=request_id,
             recent=self.config.recent_requests,
             notify=notify,
-            timer_hint=deadline,
+            timer_hint=hint,
         )
         if outcome.status == "stale":
             raise StaleVersion(expected, outcome.version)
@@ -242,11 +264,8 @@ class Tables:
         elif loaded is None or loaded.table.status != table.status:
             await self.index.note(tid, now, ttl_ms)
         if plan.result is not None:
-            await self.results.record(plan.result)
-            await self._save_replay(loaded, table, plan.result)
-            await self._settle(plan.result)
-            if table.arena:
-                await self._score_in_arena(table.arena, plan.result)
+            prev = loaded.table.previous_loser if loaded is not None else None  # as at its start
+            await self.follow_up(table, plan.result, prev)
         return WriteResult(
             tid,
             v,
@@ -258,28 +277,46 @@ class Tables:
             deadline=deadline,
         )
 
-    async def _settle(self, result: GameResult) -> None:
-        """The game's ratings, reliability and offences (#25), once; a failure
-        here does not undo the move that ended the game: the sweep
-        (:meth:`settle_finished`) settles it later."""
+    async def follow_up(self, table: Table, result: GameResult, previous_loser: int | None) -> bool:
+        """What the write that ended a game leaves to do (#38): the players'
+        stats and the finished index, the game's record, its ratings,
+        reliability and offences (#25), its arena score (#27) -- each once
+        however often it is asked (they are idempotent).  True when all went
+        through; then the table says so (``fin``, :data:`FOLLOWED_UP_LUA`).  A
+        fault leaves the rest to the table's timer hint, set in the same write
+        as the result (:meth:`tables.timers.Timers._handle_timer` calls this
+        again until it is True) -- a failure never undoes the move that ended
+        the game, nor loses its settlement.  A step refused for good (a
+        :class:`LiveError`: the arena is gone, the record's log is) is done."""
+        where = f"{result.table}:{result.game}"
         try:
-            await self.ratings.settle(result)
-        except (LiveError, ServiceUnavailable, RedisError) as e:
-            log.warning("ratings of %s:%s not settled yet: %s", result.table, result.game, e)
+            await self.results.record(result)
+            await self._save_replay(previous_loser, table, result)
+            await self._step(where, "ratings", self.ratings.settle(result))
+            if table.arena:
+                await self._step(where, "arena", self.arenas.record(table.arena, result))
+            key = self.keys.table(table.id)
+            await self.store.one(lambda p: p.eval(FOLLOWED_UP_LUA, 1, key, result.game))
+        except (ServiceUnavailable, RedisError) as e:
+            log.warning("game %s: follow-ups not all done yet: %s", where, e)
+            return False
+        return True
 
-    async def _score_in_arena(self, arena: str, result: GameResult) -> None:
-        """The game counts in its arena (#27), once; a failure here does not undo
-        the move that ended it: the arena's own check finds it later
-        (:meth:`tables.arena_runner.ArenaRunner.repair`)."""
+    @staticmethod
+    async def _step(where: str, what: str, step: Awaitable[object]) -> None:
         try:
-            await self.arenas.record(arena, result)
-        except (LiveError, ServiceUnavailable, RedisError) as e:
-            log.warning("arena %s: %s:%s not scored yet: %s", arena, result.table, result.game, e)
+            await step
+        except LiveError as e:  # refused for good: nothing to do again
+            log.warning("game %s: %s not done: %s", where, what, e)
 
     async def settle_finished(self, *, older: float = 30.0, within: float = 3600.0) -> int:
         """Settle the games that finished between ``within`` and ``older`` seconds
-        ago and are not settled yet (the process that ended one stopped before
-        it could, or Redis failed it then), from their records; how many."""
+        ago and are not settled yet -- a net under the table's own retry
+        (:meth:`follow_up`; its timer hint is written beside the write, not in
+        it, on a cluster): from the table's result while it holds the game,
+        else from the game's record; how many.  The first ``SETTLE_BATCH``
+        games NOT settled are taken, however many settled ones precede them
+        (#38: the oldest 200 of the hour, settled or not, were taken)."""
         now = self.now_ms()
         members = await self.store.one(
             lambda p: p.zrangebyscore(
@@ -287,17 +324,30 @@ class Tables:
             )
         )
         games: list[tuple[str, int]] = []
-        for m in members[:SETTLE_BATCH]:
+        for m in members:
             tid, game, _variant = (m.decode() if isinstance(m, bytes) else m).rsplit(":", 2)
             games.append((tid, int(game)))
-        if not games:
-            return 0
-        known = await self.store.run(
-            lambda p: [p.exists(self.ratings.game_key(t, g)) for t, g in games]
-        )
+        pending: list[tuple[str, int]] = []
+        for at in range(0, len(games), 500):
+            page = games[at : at + 500]
+
+            def build(p: Any, page: list[tuple[str, int]] = page) -> None:
+                for t, g in page:
+                    p.exists(self.ratings.game_key(t, g))
+
+            known = await self.store.run(build)
+            pending += [g for g, done in zip(page, known, strict=True) if not done]
+            if len(pending) >= SETTLE_BATCH:
+                break
         settled = 0
-        for (tid, game), done in zip(games, known, strict=True):
-            if done:
+        for tid, game in pending[:SETTLE_BATCH]:
+            try:
+                loaded = await self.load(tid)
+            except LiveError:
+                loaded = None  # expired: its record may still be kept
+            if loaded is not None and loaded.result is not None and loaded.result.game == game:
+                prev = loaded.result_previous_loser
+                settled += await self.follow_up(loaded.table, loaded.result, prev)
                 continue
             try:
                 record = await self.replays.record(tid, game)
@@ -307,10 +357,9 @@ class Tables:
             settled += 1
         return settled
 
-    async def _save_replay(self, loaded: Loaded | None, table: Table, result: GameResult) -> None:
+    async def _save_replay(self, prev: int | None, table: Table, result: GameResult) -> None:
         """Keep the game's record (issue #16); a log that no longer holds the game's
         start (an operator's write, a capped stream) leaves it without one."""
-        prev = loaded.table.previous_loser if loaded is not None else None  # as at its start
         try:
             await self.replays.save(table, prev, result)
         except LiveError as e:

@@ -64,6 +64,8 @@ from tables.tables import Loaded, Plan, Tables
 PRUNE_EVERY_S = 60.0
 RETRY_MS = 1000
 """A timer whose table could not be read is due again this soon (#38)."""
+SETTLE_RETRY_MS = 5000
+"""A finished game whose follow-ups failed is looked at again this soon (#38)."""
 
 log = logging.getLogger(__name__)
 
@@ -266,6 +268,12 @@ class Timers:
         except LiveError:
             await self.store.release_timer(shard, tid, lease, None)
             return None
+        if loaded.unsettled:  # a finished game's follow-ups, again until done (#38)
+            assert loaded.result is not None
+            prev = loaded.result_previous_loser
+            if not await self.tables.follow_up(loaded.table, loaded.result, prev):
+                await self.store.release_timer(shard, tid, lease, now + SETTLE_RETRY_MS)
+                return None
         if loaded.table.status != PLAYING or loaded.deadline is None or loaded.state is None:
             await self.store.release_timer(shard, tid, lease, None)
             return None
