@@ -6,11 +6,11 @@ Design, in short:
   cards it beats plus how hard it is to beat (C3/C4), so aces and high spades are
   precious; shchelkovsky -- rank, trumps above all plain cards, jokers on top and 2s
   raised while jokers may still be out (a 2 beats a joker, S4);
-* defending, the cheapest way to cover *all* uncovered cards at once is found by a
-  small assignment search (:func:`~engine.ai.cover.cover_plan`); the defender takes
-  instead when that plan is impossible or too costly for the stage of the game
-  (precious cards while the stock is big), and in chuvash he decides before his
-  first cover (C8);
+* defending, the cheapest way to cover *all* uncovered cards at once is found as a
+  minimum-cost assignment (:func:`~engine.ai.cover.cover_plan`, polynomial); the
+  defender takes instead when that plan is impossible or too costly for the stage
+  of the game (precious cards while the stock is big), and in chuvash he decides
+  before his first cover (C8);
 * shchelkovsky: a pass-ticket is shown whenever possible (S8: it costs nothing), a
   transfer is made when its card is cheaper than the cover plan;
 * attacking: lead the cheapest card (a rank held several times preferred, so that

@@ -36,11 +36,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from engine.ai.fastplay import FastGame
 
 Move = tuple[str, int, int]
-PLAN_NODES = 300
-"""At most this many nodes of :func:`cover_plan`'s search per cover plan: a plan
-for five or six attack cards could take tens of thousands, hundreds of times a
-decision (a 4-player Chuvash decision once took 5 s); the bound is rarely
-reached, and then the best plan found so far is played."""
 Plan = tuple[float, list[tuple[int, int]]] | None
 
 
@@ -206,12 +201,12 @@ class HeuristicPolicy:
             if pkey in self.plans:
                 plan = self.plans[pkey]
             else:
-                plan = cover_plan(attacks, self._hand(game, seat), self.beat, values, PLAN_NODES)
+                plan = cover_plan(attacks, self._hand(game, seat), self.beat, values)
                 if len(self.plans) > 4096:
                     self.plans.clear()
                 self.plans[pkey] = plan
         else:
-            plan = cover_plan(attacks, self._hand(game, seat), self.beat, values, PLAN_NODES)
+            plan = cover_plan(attacks, self._hand(game, seat), self.beat, values)
         return plan
 
     def _should_take(
