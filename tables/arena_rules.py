@@ -263,7 +263,13 @@ class Arena:
 def score(arena: Arena, table: str, result: GameResult, now: int) -> Arena | None:
     """``arena`` with the game at ``table`` scored and its players free again;
     None when that table is not being played (scored already, or not the
-    arena's): the exactly-once of scoring."""
+    arena's): the exactly-once of scoring -- and None once the arena is over:
+    a cancelled arena stands as it was cancelled (#38)."""
+    if arena.over:
+        # #38: a game that ends after the cancel is an ordinary game; checked on
+        # the arena as loaded for the compare-and-set, so a cancel that lands
+        # between the load and the write makes the write retry and stop here
+        return None
     seated = next((t for t in arena.playing if t.table == table), None)
     if seated is None:
         return None

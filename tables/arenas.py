@@ -335,7 +335,7 @@ class Arenas:
 
     async def cancel(self, arena_id: str, why: str = "") -> Arena:
         """Stop the arena now: no more pairings, its standings stay (the games
-        running finish as ordinary games)."""
+        running finish as ordinary games: they score nothing in it, #38)."""
 
         def change(a: Arena) -> Arena | None:
             if a.over:
@@ -384,7 +384,8 @@ class Arenas:
 
     async def record(self, arena_id: str, result: GameResult) -> Arena | None:
         """Score the game ``result`` tells of, once (None: its table was not being
-        played in the arena -- scored already, by this or another process)."""
+        played in the arena -- scored already, by this or another process -- or
+        the arena is over: a cancelled one scores nothing after its cancel, #38)."""
         scored = False
 
         def change(a: Arena) -> Arena | None:

@@ -182,3 +182,48 @@ async def test_a_pairing_whose_table_never_came_frees_its_players(svc: TableServ
     assert all(p.waiting and p.games == 0 for p in freed.players)
     assert await svc.arenas.release(a.id, table) is None
     assert await svc.arenas.record(a.id, two_player_result(table, 1, 2)) is None
+
+
+async def test_a_cancelled_arena_scores_no_game_that_ends_after_it(svc: TableService) -> None:
+    """#38: the games still being played when an arena is cancelled finish as
+    ordinary games: the standings stay as they were at the cancel."""
+    arenas = svc.arenas
+    a = await arenas.create(CHAT, 1, "chuvash", seats=2)
+    for u in (1, 2, 3, 4):
+        await arenas.join(a.id, u, f"U{u}")
+    first, second = (await arenas.tick(a.id)).arena.playing
+    assert await arenas.record(a.id, two_player_result(first.table, *first.users)) is not None
+    cancelled = await arenas.cancel(a.id, "an operator")
+    assert await arenas.record(a.id, two_player_result(second.table, *second.users)) is None
+    after = await arenas.get(a.id)
+    assert after == cancelled
+    assert [p.score for p in after.standings()] == [2, 0, 0, 0]
+    assert (after.games, len(await arenas.games(a.id))) == (1, 1)
+
+
+async def test_a_cancel_between_the_load_and_the_write_of_a_score_wins(
+    make_service: Callable[..., TableService], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#38: the check that the arena still runs is made inside the score's
+    compare-and-set: a cancel by another process that lands after the score
+    loaded the arena makes its write stale, and the retry scores nothing."""
+    one, two = make_service(), make_service()
+    a = await one.arenas.create(CHAT, 1, "chuvash", seats=2)
+    for u in (1, 2):
+        await one.arenas.join(a.id, u, f"U{u}")
+    (table, users), = (await one.arenas.tick(a.id)).seated  # fmt: skip
+    write = one.arenas._write
+    cancels: list[object] = []
+
+    async def cancel_first(*args: object, **kwargs: object) -> int | None:
+        if not cancels:  # the score has loaded the running arena: the cancel lands now
+            cancels.append(await two.arenas.cancel(a.id, "an operator"))
+        return await write(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(one.arenas, "_write", cancel_first)
+    assert await one.arenas.record(a.id, two_player_result(table, *users)) is None
+    after = await two.arenas.get(a.id)
+    assert after.status == CANCELLED
+    assert after == cancels[0]
+    assert all(p.score == 0 and p.games == 0 for p in after.players)
+    assert await two.arenas.games(a.id) == []
