@@ -14,7 +14,8 @@ it and calls :meth:`ArenaRunner.wake`, which
 
 A player who cannot be seated (he sits at another table, or has a cooldown
 before rated games) is withdrawn from the arena -- he may join again -- and
-the others of his table are free for the next pairing.
+the others of his table are free for the next pairing.  He is the player the
+refusal names (``info["user"]``), whichever seat he holds (#38).
 """
 
 from __future__ import annotations
@@ -80,10 +81,10 @@ class ArenaRunner:
         self, arena: Arena, tid: str, users: tuple[int, ...], woken: Woken
     ) -> WriteResult:
         """The table of one pairing, its game started.  A player who cannot sit
-        is withdrawn, the table dropped (the others are free again)."""
+        is withdrawn -- the one the refusal names, none if it names nobody --
+        and the table dropped (the others are free again)."""
         names = {p.user: p.name for p in arena.players}
         first = users[0]
-        user = first
         made = False
         try:
             await self.lobbies.create_lobby(
@@ -99,7 +100,6 @@ class ArenaRunner:
             made = True
             for user in users[1:]:
                 await self.lobbies.join(tid, user, names.get(user, str(user)))
-            user = first
             if self.before_start is not None:
                 await self.before_start(tid, 0)
             return await self.games.start(tid, first)
@@ -110,9 +110,10 @@ class ArenaRunner:
                 except LiveError as gone:  # started or cancelled meanwhile
                     log.info("arena %s: table %s not cancelled: %s", arena.id, tid, gone)
             await self.arenas.release(arena.id, tid)
-            if e.code in ("seated_elsewhere", "cooldown", "busy"):
-                await self.arenas.withdraw(arena.id, user)
-                woken.withdrawn.append((user, e.code))
+            refused = _refused(e, users)
+            if refused is not None:
+                await self.arenas.withdraw(arena.id, refused)
+                woken.withdrawn.append((refused, e.code))
             raise
 
     async def repair(self, arena: Arena) -> int:
@@ -142,3 +143,15 @@ class ArenaRunner:
             elif status == OVER and loaded.result is not None:
                 changed += await self.arenas.record(arena.id, loaded.result) is not None
         return changed
+
+
+def _refused(e: LiveError, users: tuple[int, ...]) -> int | None:
+    """The player of ``users`` who cannot sit, as the refusal ``e`` names him
+    (he sits at another table, his claim on the seat is in flight elsewhere, or
+    he has a cooldown before rated games); None when it is about nobody (the
+    table itself was busy, say).  #38: never the seat whose step was running
+    -- a start-time cooldown of the second seat withdrew the first."""
+    if e.code not in ("seated_elsewhere", "cooldown", "busy"):
+        return None
+    user = e.info.get("user")
+    return user if isinstance(user, int) and user in users else None

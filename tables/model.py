@@ -81,7 +81,9 @@ class LiveError(EngineError):
     seated_elsewhere, not_allowed, too_few_players, bad_seat, ai_controlled,
     stale_version, busy, bad_settings, not_owner, bad_cursor, no_record, unavailable,
     cooldown (#25: ``info["until"]`` ms, ``info["left"]`` seconds; ``info["name"]``
-    when it is another player's) (plus the engine's codes for illegal moves)."""
+    when it is another player's) (plus the engine's codes for illegal moves).
+    A refusal about one player names him in ``info["user"]`` (a cooldown, a
+    seated_elsewhere, a busy of his claim on a seat; #38)."""
 
     def __init__(self, code: str, message: str, **info: Any) -> None:
         super().__init__(code, message)

@@ -411,7 +411,8 @@ class Tables:
     async def claim_user(self, user: int, table_id: str) -> bool:
         """Point ``user`` at ``table_id``; True if the pointer was changed (so a
         failed join should release it).  Raises ``seated_elsewhere`` naming the
-        table where he sits (one active table per user, :mod:`tables.lobbies`)."""
+        table where he sits (one active table per user, :mod:`tables.lobbies`).
+        Its refusals name him (``info["user"]``, #38)."""
         ttl = int(self.config.user_ttl * 1000)
         # a claim older than a lobby's lifetime names a lobby that is gone
         window = int(min(self.config.claim_window, self.config.lobby_ttl) * 1000)
@@ -436,6 +437,7 @@ class Tables:
                         status=other.status,
                         chat=other.chat,
                         variant=other.variant,
+                        user=user,  # whose refusal it is (#38: an arena withdraws him)
                     )
                 if fresh:
                     # claimed for another table whose seat is not written yet (a
@@ -447,10 +449,10 @@ class Tables:
                         attempts -= 1  # waiting is no lost race
                         await asyncio.sleep(CLAIM_POLL)
                         continue
-                    raise LiveError("busy", "you are joining another table right now")
+                    raise LiveError("busy", "you are joining another table right now", user=user)
             if await self.store.swap_user(user, cur, table_id, ttl, window):
                 return True
-        raise LiveError("busy", "try again")
+        raise LiveError("busy", "try again", user=user)
 
     async def release_user(self, user: int, table_id: str) -> None:
         await self.store.swap_user(user, table_id, "", 0)

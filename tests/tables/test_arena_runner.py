@@ -17,6 +17,7 @@ from tables.arena_rules import FINISHED, RUNNING, Arena
 from tables.arena_runner import Woken
 from tables.records import GameResult
 from tests.tables.conftest import FakeClock, play_out
+from tests.tables.test_ratings import cool_down
 
 CHAT = -700
 
@@ -94,6 +95,54 @@ async def test_a_player_seated_elsewhere_is_withdrawn_and_the_others_wait(
     assert await svc.tables.where(1) is None  # the dropped table holds nobody
     assert (await svc.tables.where(2)) is not None
     assert (await svc.tables.where(2)).id == other.table_id  # type: ignore[union-attr]
+
+
+async def test_a_cooldown_met_at_the_start_withdraws_the_player_it_names(
+    svc: TableService, clock: FakeClock
+) -> None:
+    """#38: the second seat's cooldown refuses the game's start (it began after
+    he joined the table): he is withdrawn and told (``withdrawn``), the first
+    seat -- the pairing's best -- waits for the next pairing.  Before, the
+    first seat was withdrawn and told he had left games unfinished."""
+    a = await arena_of(svc, 2, seats=2)
+    runner = svc.timers.arenas
+    cooled: list[int] = []
+
+    async def second_cools_down(table: str, _version: int) -> None:
+        loaded = await svc.tables.load(table)
+        assert [s.user for s in loaded.table.seats] == [1, 2]  # 2 holds the second seat
+        cooled.append(await cool_down(svc, 2, clock))
+
+    runner.before_start = second_cools_down
+    woken = await runner.wake(a.id)
+    assert cooled
+    assert woken.started == []
+    assert woken.withdrawn == [(2, "cooldown")]
+    first, second = woken.arena.player(1), woken.arena.player(2)
+    assert first is not None
+    assert second is not None
+    assert (first.withdrawn, first.waiting, second.withdrawn) == (False, True, True)
+    assert woken.arena.playing == ()
+    assert await svc.tables.where(1) is None
+    assert await svc.tables.where(2) is None
+
+
+async def test_a_refusal_that_names_nobody_withdraws_nobody(
+    svc: TableService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#38: a start refused for the table's own sake (``busy``: it was written
+    too often at once) is nobody's fault: the table is dropped, its players
+    wait for the next pairing, nobody is withdrawn."""
+    a = await arena_of(svc, 2, seats=2)
+
+    async def busy(table_id: str, user: int, request_id: str = "") -> Any:
+        raise LiveError("busy", "the table is too busy right now; try again")
+
+    monkeypatch.setattr(svc.games, "start", busy)
+    woken = await svc.timers.arenas.wake(a.id)
+    assert (woken.started, woken.withdrawn) == ([], [])
+    assert all(p.waiting for p in woken.arena.players)
+    assert woken.arena.playing == ()
 
 
 async def test_a_table_never_made_frees_its_players_after_a_while(
