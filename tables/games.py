@@ -271,25 +271,28 @@ class Games:
         """The next game of the match, same seats, «под проигравшего» (C5, S5): the
         seat before the previous loser leads.  A player of the last game asks; every
         human of it must not sit at another active table.  The same ``request_id``
-        again: ``duplicate=True`` (no second game)."""
+        again: ``duplicate=True`` (no second game).  An arena's table has none
+        (``not_allowed``, action ``arena_rematch``): the arena seats its players
+        again."""
         check_request_id(request_id)
         loaded = await self.tables.load(table_id)
         t = loaded.table
         seen = loaded.applied(request_id)
         if seen is not None:
             return WriteResult(table_id, seen, t, duplicate=True)
+        if t.arena:  # #38: first, and its own action: "once the game is over" misled
+            raise LiveError(
+                "not_allowed",
+                "an arena's game has no rematch: the arena seats you again",
+                action="arena_rematch",
+                arena=t.arena,
+            )
         if t.status != OVER:
             raise LiveError(
                 "not_allowed", "a rematch is possible once the game is over", action="rematch"
             )
         if t.seat_of(user) is None:
             raise LiveError("not_seated", "only a player of the last game can ask for a rematch")
-        if t.arena:
-            raise LiveError(
-                "not_allowed",
-                "an arena's game has no rematch: the arena seats you again",
-                action="rematch",
-            )
         humans = list(t.humans())
         moved: list[int] = []  # pointers this rematch moved here
         try:

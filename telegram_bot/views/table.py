@@ -198,10 +198,12 @@ def watch_screen(snap: Snapshot, lang: str) -> Screen:
 
 def game_over_screen(snap: Snapshot, v: dict[str, object], lang: str) -> Screen:
     """The result; *Rematch*, *Replay* and *Check the deal* (issue #16): the seed
-    and the command that checks it are behind the last, not in the result (#29)."""
+    and the command that checks it are behind the last, not in the result (#29).
+    An arena's table has no *Rematch* (#38): the arena seats its players again."""
     t = snap.table
+    code = None if t.arena else t.id
     text, markup = render_game_over(
-        v, locale=lang, names=seat_names(t, lang), code=t.id, settlement=snap.settlement
+        v, locale=lang, names=seat_names(t, lang), code=code, settlement=snap.settlement
     )
     _ = Translator(lang)
     if snap.loaded.result is None:  # ended by an operator: no record to replay or check

@@ -53,6 +53,7 @@ NOT_OWNER: dict[str, str] = {
 NOT_ALLOWED: dict[str, str] = {
     # a not_allowed refusal's info["action"] (tables.games)
     "rematch": N_("A rematch is possible once the game is over."),
+    "arena_rematch": N_("An arena's game has no rematch: the arena seats you at a new table."),
     "take_back": N_("You are already playing your seat yourself."),
 }
 ELSEWHERE: dict[str, str] = {

@@ -220,6 +220,20 @@ def is_over(message: Message | None) -> bool:
     )
 
 
+def shows_result(message: Message | None) -> bool:
+    """``message`` shows a game's result: with *Rematch* (:func:`is_over`), or --
+    an arena's table has none (#38) -- with *Check the deal*, which only a
+    result carries."""
+    return is_over(message) or (
+        message is not None
+        and any(
+            b.get("callback_data", "").startswith("rp:")
+            and b.get("callback_data", "").endswith(":c")
+            for b in message.buttons
+        )
+    )
+
+
 def _gone(message: Message) -> bool:
     """``message`` was deleted (a hand in the group goes when the game is over, #29)."""
     chat = message.chat
@@ -277,14 +291,14 @@ async def play_out(
             return presses
         seen_version = world.version
         msgs = {u.id: await h.hand_message(u, tid) for u in humans}
-        if all(is_over(m) or m is None for m in msgs.values()) and (
+        if all(shows_result(m) or m is None for m in msgs.values()) and (
             any(msgs.values()) or await game_over(h, tid)  # hands in the group go (#29)
         ):
             return presses
         acted = False
         for u in humans:
             m = msgs[u.id]
-            if m is None or is_over(m):
+            if m is None or shows_result(m):
                 continue
             b = choose(m, rng)
             if b is None:

@@ -17,7 +17,15 @@ import pytest
 from sandbox.fake_api import FakeTelegram, RateLimits, SimUser
 from tables.arena_rules import FINISHED
 from telegram_bot.app import BotApp
-from tests.bot.e2e_kit import SAFETY, TELEGRAM_SCALE, Harness, play_out, running
+from tests.bot.e2e_kit import (
+    SAFETY,
+    TELEGRAM_SCALE,
+    Harness,
+    is_over,
+    play_out,
+    running,
+    shows_result,
+)
 
 
 @pytest.fixture
@@ -106,6 +114,10 @@ async def test_an_arena_of_six_in_a_group_with_a_restart(
         patient(h)
         for tid, players in first.items():
             await play_out(h, tid, players, rng=rng)
+            for u in players:  # the result, without Rematch (#38: the arena seats again)
+                hand = await h.hand_message(u, tid)
+                assert shows_result(hand), hand.text if hand else None
+                assert not is_over(hand), hand.button_texts if hand else None
 
         # the scores reached the arena once, and its message shows them
         arena = await h.svc.arenas.get(arena_id)

@@ -9,9 +9,20 @@ from dataclasses import replace
 
 import pytest
 
-from tables import LiveError
+import engine
+from tables import OVER, GameResult, LiveError, Loaded, Seat, Table
 from tables.arena_rules import CANCELLED, FINISHED, RUNNING, SCHEDULED, Arena, ArenaPlayer
-from telegram_bot.buttons.callbacks import ArenaCb, ArenaOp, ArenaSetupCb
+from telegram_bot.buttons.callbacks import (
+    ArenaCb,
+    ArenaOp,
+    ArenaSetupCb,
+    LobbyOp,
+    ReplayCb,
+    parse_lobby,
+)
+from telegram_bot.buttons.moves import Selection
+from telegram_bot.state.chat_state import TableUi
+from telegram_bot.state.snapshot import Snapshot
 from telegram_bot.views.arena import (
     MINUTES_CHOICES,
     SEATS_CHOICES,
@@ -21,8 +32,10 @@ from telegram_bot.views.arena import (
     podium_screen,
     setup_screen,
 )
+from telegram_bot.views.hand import hand_screen
 from telegram_bot.views.i18n import LANGUAGES, Translator
-from telegram_bot.views.texts import refusal
+from telegram_bot.views.table import table_screen
+from telegram_bot.views.texts import NOT_ALLOWED, refusal
 from tests.bot.test_render_labels import too_wide
 
 T0 = 1_800_000_000_000
@@ -115,3 +128,54 @@ def test_arena_refusals_say_why(locale: str) -> None:
     generic = refusal(LiveError("busy?", "x"), _)
     for code in ("arena_running", "arena_over", "no_arena"):
         assert refusal(LiveError(code, "x"), _) != generic, code
+
+
+def game_over(arena: str) -> Snapshot:
+    """A finished 2-player game in a group, seated by ``arena`` ('' = none)."""
+    seats = (Seat(user=1, name="Ann"), Seat(user=2, name="Bob"))
+    table = Table(
+        id="Abc_-123456", chat=-5, creator=1, variant="chuvash", options={}, max_seats=2,
+        timer=60, seats=seats, status=OVER, game_no=1, seed=7, arena=arena,
+    )  # fmt: skip
+    state = engine.new_game("chuvash", 2, 7)
+    while not state.over:
+        state.apply(state.legal_actions(state.to_act()[0])[0])
+    res = GameResult(table.id, 1, "chuvash", -5, (1, 2), 1, False, (), 0)
+    return Snapshot(Loaded(5, table, state, None, res), TableUi(group_lang="en"))
+
+
+def ops(markup: object) -> tuple[list[object], list[object]]:
+    """The lobby ops (*Rematch*) and the replay ops of a keyboard."""
+    datas = [b.callback_data or "" for row in getattr(markup, "inline_keyboard", []) for b in row]
+    lobby = [cb.op for d in datas if (cb := parse_lobby(d)) is not None]
+    return lobby, [ReplayCb.unpack(d).op for d in datas if d.startswith("rp:")]
+
+
+def test_an_arena_game_over_offers_no_rematch() -> None:
+    """#38: an arena's table has no rematch (docs/ARENA.md): its result -- in a
+    hand, or on a table message -- shows no *Rematch*, whose press only drew
+    «A rematch is possible once the game is over.» under "Game over"; *Replay*
+    and *Check the deal* stay."""
+    plain = game_over("")
+    assert ops(hand_screen(plain, 0, "en", Selection())[1])[0] == [LobbyOp.REMATCH]
+    arena = game_over("abcDEF12")
+    for text, markup in (
+        hand_screen(arena, 0, "en", Selection()),
+        hand_screen(arena, 1, "ru", Selection()),
+        table_screen(arena, "bot"),
+    ):
+        assert "Game over" in text or "Игра окончена" in text
+        lobby, replay = ops(markup)
+        assert lobby == []
+        assert len(replay) == 2
+
+
+@pytest.mark.parametrize("locale", LANGUAGES)
+def test_an_arena_rematch_refusal_says_the_arena_seats_again(locale: str) -> None:
+    """#38: the service's refusal of an arena table's rematch has words of its
+    own, not those of a rematch asked before the game is over."""
+    _ = Translator(locale)
+    said = refusal(LiveError("not_allowed", "x", action="arena_rematch"), _)
+    assert said == _(NOT_ALLOWED["arena_rematch"])
+    assert said != refusal(LiveError("not_allowed", "x", action="rematch"), _)
+    assert said != refusal(LiveError("not_allowed", "x"), _)

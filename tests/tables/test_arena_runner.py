@@ -80,6 +80,23 @@ async def test_games_are_scored_once_and_the_players_seated_again(
     assert not before & after  # nobody meets his last opponent while another waits
 
 
+async def test_an_arena_table_refuses_a_rematch_and_says_why(svc: TableService) -> None:
+    """#38: docs/ARENA.md -- an arena's table has no rematch.  The refusal says
+    so (action ``arena_rematch``), never "once the game is over" (``rematch``,
+    which the bot showed under the result), and starts nothing."""
+    a = await arena_of(svc, 2, seats=2)
+    [r] = await svc.timers.tick()
+    for _ in range(2):  # while it is played, and once it is over
+        with pytest.raises(LiveError) as e:
+            await svc.games.rematch(r.table_id, r.table.creator)
+        assert (e.value.code, e.value.info.get("action")) == ("not_allowed", "arena_rematch")
+        assert e.value.info["arena"] == a.id
+        await play_out(svc, r.table_id, random.Random(38))
+    loaded = await svc.tables.load(r.table_id)
+    assert (loaded.table.status, loaded.table.game_no) == ("over", 1)
+    assert [await svc.tables.where(u) for u in (1, 2)] == [None, None]
+
+
 async def test_a_player_seated_elsewhere_is_withdrawn_and_the_others_wait(
     svc: TableService,
 ) -> None:
