@@ -138,6 +138,31 @@ def timeout_move(state: GameState, seat: int) -> Action:
     return legal[0]
 
 
+def finish_places(state: GameState) -> tuple[int, ...]:
+    """Each seat's place in the finished game ``state`` (1 = out first): the
+    order in which hands emptied (RULES §0), the loser last.  In a draw the
+    players who went out in the last bout -- those still holding cards when it
+    began -- share the best of their places (#38): nobody beat the other, and
+    the ratings rank them equal (docs/RATINGS.md)."""
+    n = state.players
+    places = {s: i + 1 for i, s in enumerate(state.out)}
+    if state.loser is not None:
+        places[state.loser] = n
+    if state.draw:
+        # the bout that ended the game: its ``out`` events follow its ``bout_end``
+        # (appended by the move that ended it, so never trimmed away before this)
+        last: list[int] = []
+        for e in reversed(state.history):
+            if e.kind == "bout_end":
+                break
+            if e.kind == "out":
+                last.append(e.seat)
+        if last:
+            shared = min(places[s] for s in last)
+            places.update(dict.fromkeys(last, shared))
+    return tuple(places.get(s, n) for s in range(n))
+
+
 class Games:
     """Start, rematch, moves, taking a seat back, AI takeovers."""
 
@@ -153,16 +178,12 @@ class Games:
         """Game over (RULES §0): store the result, remember the loser for the rematch."""
         loser = state.loser
         now = self.tables.now_ms()
-        out = list(state.out)
-        places = {s: i + 1 for i, s in enumerate(out)}
-        if loser is not None:
-            places[loser] = state.players
         plan.result = GameResult(
             table=table.id,
             game=table.game_no,
             variant=table.variant,
             chat=table.chat,
-            places=tuple(places.get(s, state.players) for s in range(state.players)),
+            places=finish_places(state),
             loser=loser,
             draw=state.draw,
             seats=tuple((s.user, s.name) for s in table.seats),

@@ -125,9 +125,11 @@ _MODEL = PlackettLuce()
 
 
 def ranks(result: GameResult) -> dict[int, int]:
-    """Each human seat's rank in ``result`` (1 best; ties share one): the order
-    they went out, the loser last, a draw's players tied; a seat whose human
-    walked away ranks below everyone who did not (tied with the others who did)."""
+    """Each human seat's rank in ``result`` (1 best; ties share one): its place,
+    the order they went out, the loser last; a draw's last players share their
+    place (:func:`tables.games.finish_places`, #38), so they tie here; a seat
+    whose human walked away ranks below everyone who did not (tied with the
+    others who did)."""
     n = len(result.seats)
     out: dict[int, int] = {}
     for seat, (user, _name) in enumerate(result.seats):

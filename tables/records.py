@@ -15,7 +15,8 @@ from tables.model import Table
 @dataclass(frozen=True)
 class GameResult:
     """A finished game (RULES §0), stored in the table (``res``): the place of
-    each seat (1 = out first), the loser's seat (None: a draw), the seats'
+    each seat (1 = out first; a draw's last players share one, #38), the
+    loser's seat (None: a draw), the seats'
     users and names, the finish time (ms); for the ratings (#25): whether its
     lobby chose rated games (it was rated if, besides, no seat is an AI's), the
     seats whose human walked away (left, or the AI played his seat at the end)

@@ -83,14 +83,17 @@ def render_game_over(
     names: Sequence[str],
     code: str | None = None,
     settlement: Settlement | None = None,
+    places: Sequence[int] = (),
 ) -> tuple[str, InlineKeyboardMarkup | None]:
     """The result: finish order and the loser («чувашский петух» / «дурак») or a
     draw; what the game did to the ratings (#25); a *Rematch* button when the
-    lobby ``code`` is given."""
+    lobby ``code`` is given.  ``places``: each seat's place as the game's result
+    has it (a draw's last players share one, #38); else the order they went out."""
     _ = Translator(locale)
     title = _(VARIANT_TITLES[view["variant"]])
     lines = [bold(_("Game over")) + " · " + title, ""]
-    for place, seat in enumerate(view["out"], start=1):
+    for i, seat in enumerate(view["out"]):
+        place = places[seat] if seat < len(places) else i + 1
         lines.append(f"{place}. {name_of(names, seat, _)}")
     if view["draw"]:
         lines += ["", _("The game is a draw")]
@@ -182,7 +185,9 @@ def watch_screen(snap: Snapshot, lang: str) -> Screen:
     _ = Translator(lang)
     if t.status == OVER or state.over:
         names = seat_names(t, lang)
-        text, _markup = render_game_over(pv, locale=lang, names=names, settlement=snap.settlement)
+        text, _markup = render_game_over(
+            pv, locale=lang, names=names, settlement=snap.settlement, places=result_places(snap)
+        )
         return text, with_replay(None, t, _) if snap.loaded.result is not None else None
     text, _none = render_table(
         pv,
@@ -196,6 +201,13 @@ def watch_screen(snap: Snapshot, lang: str) -> Screen:
     return "👀 " + text + "\n\n" + commitment_lines(t, _), None
 
 
+def result_places(snap: Snapshot) -> tuple[int, ...]:
+    """Each seat's place in the game just over, from its result (a draw's last
+    players share one, #38); none when it has no result (an operator ended it)."""
+    res = snap.loaded.result
+    return res.places if res is not None and res.game == snap.table.game_no else ()
+
+
 def game_over_screen(snap: Snapshot, v: dict[str, object], lang: str) -> Screen:
     """The result; *Rematch*, *Replay* and *Check the deal* (issue #16): the seed
     and the command that checks it are behind the last, not in the result (#29).
@@ -203,7 +215,12 @@ def game_over_screen(snap: Snapshot, v: dict[str, object], lang: str) -> Screen:
     t = snap.table
     code = None if t.arena else t.id
     text, markup = render_game_over(
-        v, locale=lang, names=seat_names(t, lang), code=code, settlement=snap.settlement
+        v,
+        locale=lang,
+        names=seat_names(t, lang),
+        code=code,
+        settlement=snap.settlement,
+        places=result_places(snap),
     )
     _ = Translator(lang)
     if snap.loaded.result is None:  # ended by an operator: no record to replay or check

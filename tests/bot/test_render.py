@@ -18,12 +18,15 @@ import engine
 from engine import Action, GameState, find_variant, from_deal
 from engine.cards import Card, card_name
 from sandbox.fake_api.text import parse_text
+from tables import OVER, GameResult, Loaded, Seat, Table
 from tables.ratings import BoardRow
 from telegram_bot.buttons.callbacks import GameCb, LobbyCb, LobbyOp, parse_game, parse_lobby
 from telegram_bot.buttons.moves import Selection, card_moves
+from telegram_bot.state.chat_state import TableUi
+from telegram_bot.state.snapshot import Snapshot
 from telegram_bot.views.cards import card_label, glyph, group_hand
 from telegram_bot.views.format import history_lines
-from telegram_bot.views.hand import PAGE_SIZE, render_hand
+from telegram_bot.views.hand import PAGE_SIZE, hand_screen, render_hand
 from telegram_bot.views.i18n import LANGUAGES, Translator
 from telegram_bot.views.lobby import (
     VariantStats,
@@ -36,7 +39,7 @@ from telegram_bot.views.lobby import (
     settings_text,
     stats_from_counts,
 )
-from telegram_bot.views.table import render_game_over, render_table
+from telegram_bot.views.table import render_game_over, render_table, table_screen, watch_screen
 
 NAMES = [f"Player{i}" for i in range(10)]
 GID = "Abc_-123456"
@@ -458,6 +461,36 @@ def test_game_over_message() -> None:
     text, kb = render_game_over(engine.public_view(g), locale="en", names=["Ann", "Bob"])
     assert kb is None
     assert "Game over" in text
+
+
+def test_a_draws_players_share_their_place_in_the_result() -> None:
+    """#38: a draw's last players share a place -- the result says so, not the
+    order their hands emptied (the group's table, each hand, a spectator)."""
+    g = from_deal(
+        "chuvash", None, [engine.parse_cards(["6C"]), engine.parse_cards(["7C"])], [],
+        first_attacker=0,
+    )  # fmt: skip
+    g.apply(Action.from_text(0, "L6C"))
+    g.apply(Action.from_text(1, "C6C7C"))
+    assert g.draw
+    assert g.out == [0, 1]
+    seats = (Seat(user=1, name="Ann"), Seat(user=2, name="Bob"))
+    table = Table(
+        id=GID, chat=-100, creator=1, variant="chuvash", options={}, max_seats=2, timer=60,
+        seats=seats, status=OVER, game_no=1,
+    )  # fmt: skip
+    res = GameResult(GID, 1, "chuvash", -100, (1, 1), None, True, ((1, "Ann"), (2, "Bob")), 0)
+    snap = Snapshot(Loaded(5, table, g, None, result=res), TableUi(group_lang="en"))
+    for text, _kb in (
+        table_screen(snap, "bot"),
+        hand_screen(snap, 0, "en", Selection()),
+        watch_screen(snap, "en"),
+    ):
+        plain, _e = parse_text(text, "HTML")
+        assert "1. Ann" in plain
+        assert "1. Bob" in plain
+        assert "2. " not in plain
+        assert "The game is a draw" in plain
 
 
 # ------------------------------------------------------------------ lobby

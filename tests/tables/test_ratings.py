@@ -134,6 +134,49 @@ async def test_a_finished_game_is_settled_by_the_move_that_ends_it(svc: TableSer
     assert (await svc.ratings.recompute()).mismatches == ()
 
 
+@pytest.mark.parametrize(
+    ("players", "seed", "policy", "places"),
+    [(2, 18, 1, (1, 1)), (3, 84, 2, (2, 1, 2))],  # found by playing the policy on the engine
+)
+async def test_a_draws_players_share_a_rank_and_move_alike(
+    svc: TableService, players: int, seed: int, policy: int, places: tuple[int, ...]
+) -> None:
+    """#38: a rated game played to a draw through the table service -- the
+    players still holding cards in its last bout share a place and a rank, and
+    their ratings move alike; one out before them keeps his better place."""
+    svc.games.new_seed = lambda: seed
+    tid = await new_table(svc, humans=players)
+    while True:  # each move a function of the state alone (forced passes are the service's)
+        table, state, version = await svc.tables.get(tid)
+        assert state is not None
+        if state.over:
+            break
+        seat = min(state.to_act())
+        action = random.Random(f"{policy}:{state.ply}").choice(state.legal_actions(seat))
+        user = table.seats[seat].user
+        assert user is not None
+        await svc.games.apply(tid, user, action.text(), version)
+    assert state.draw
+    res = (await svc.tables.load(tid)).result
+    assert res is not None
+    assert res.places == places
+    assert ranks(res) == dict(enumerate(places))
+    s = await svc.ratings.settlement(tid, 1)
+    assert s is not None
+    assert s.counted
+    tied = [table.seats[i].user for i, p in enumerate(places) if p == max(places)]
+    after = await svc.ratings.many([u for u in tied if u is not None], "chuvash")
+    assert len(after) == 2
+    a, b = after.values()
+    assert (a.mu, a.sigma) == (b.mu, b.sigma)  # both new: the same rank, the same move
+    deltas = {c.delta for c in s.changes if c.user in after}
+    assert len(deltas) == 1
+    if players == 3:  # out first, before the draw's last bout: he gains most
+        first = next(c for c in s.changes if c.seat == places.index(1))
+        assert first.delta > deltas.pop()
+    assert (await svc.ratings.recompute()).mismatches == ()
+
+
 async def test_casual_games_and_ai_seats_move_no_rating(svc: TableService) -> None:
     casual = await svc.ratings.settle(result([1, 2], [1, 2], rated=False))
     assert casual is not None
