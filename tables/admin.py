@@ -211,7 +211,9 @@ class Admin:
                 raise LiveError("bad_seat", f"there is no seat {seat}")
             if t.seats[seat].ai_controlled:
                 raise LiveError("not_allowed", f"the AI already plays seat {seat}")
-            plan = await self.games.takeover_plan(loaded, seat, f"admin:{by}", kind=kind)
+            plan = await self.games.takeover_plan(
+                loaded, seat, f"admin:{by}", kind=kind, operator=True
+            )
             plan.notify = "takeover"
             return plan
 

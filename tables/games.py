@@ -426,14 +426,24 @@ class Games:
         return result
 
     async def takeover_plan(
-        self, loaded: Loaded, seat: int, reason: str, *, left: bool = False, kind: str = ""
+        self,
+        loaded: Loaded,
+        seat: int,
+        reason: str,
+        *,
+        left: bool = False,
+        kind: str = "",
+        operator: bool = False,
     ) -> Plan:
-        """Hand ``seat`` to the AI (``reason``: timeouts, left, admin) and let it move."""
+        """Hand ``seat`` to the AI (``reason``: timeouts, left, ``admin:<who>``)
+        and let it move; ``operator``: an operator's act, not the player's."""
         t = loaded.table
         s = t.seats[seat]
         ai = kind or self.config.ai_kind
-        # an operator's takeover is not his walking away (#25: reliability, cooldowns)
-        taken = s.taken or (s.user is not None and reason != "admin")
+        # an operator's takeover is not his walking away (#25: reliability,
+        # cooldowns); told by the caller, not by the reason's text -- the admin
+        # part's reason is "admin:<who>", which "!= 'admin'" took for his (#38)
+        taken = s.taken or (s.user is not None and not operator)
         t = t.with_seat(seat, replace(s, ai=ai, left=s.left or left, taken=taken))
         events: list[LogEntry] = [("left", seat, "")] if left else []
         events.append(("takeover", seat, reason))

@@ -264,6 +264,33 @@ async def test_walking_away_from_rated_games_escalates_the_cooldown(svc: TableSe
     assert await svc.ratings.lift_cooldown(1) is False  # nothing left to lift
 
 
+async def test_an_operators_takeover_is_no_offence_of_his(
+    svc: TableService, clock: FakeClock
+) -> None:
+    """#38: an operator hands a player's seat to the AI through the admin part's
+    own path, and the rated game ends with the AI on it: counted, but no
+    offence, no cooldown, no reliability hit for that player -- even with an
+    offence of his just before, which a second would turn into a cooldown."""
+    now = int(clock() * 1000)
+    before = result([1, 99], [2, 1], table="before", at=now, away=(0,), taken=(0,))
+    assert (await svc.ratings.settle(before)).offences == {1: 0.0}  # type: ignore[union-attr]
+    tid = await new_table(svc, humans=2)
+    await svc.admin.admin_hand_to_ai(tid, 0, by="ops")
+    await play_out(svc, tid, random.Random(5))
+    res = (await svc.tables.load(tid)).result
+    assert res is not None
+    assert res.away == (0,)  # the AI still played his seat at the end
+    s = await svc.ratings.settlement(tid, 1)
+    assert s is not None
+    assert s.counted
+    assert s.offences == {}
+    assert await svc.ratings.cooldown(1) is None
+    me = await svc.ratings.of(1)
+    assert me.offences == 1  # the one before only
+    assert me.cooldown_until is None
+    assert (me.recent, me.reliability) == (2, 0.5)  # this game kept his record clean
+
+
 async def test_lifting_a_cooldown(svc: TableService) -> None:
     for g in range(2):
         r = result([1, 2], [2, 1], game=g, at=T0 + g, away=(0,), taken=(0,))
