@@ -40,7 +40,8 @@ Keys (``P`` the prefix):
 ``P{rt}:rel:<user>``    list of ``1``/``0``, newest first: his last games, the
                         AI never took his seat in them (``1``) or did
 ``P{rt}:off:<user>``    zset ``<table>:<game>`` -> ms: his walkaways from rated
-                        games in the last 72 h
+                        games (older than 72 h trimmed at his next one; the
+                        reads count only the 72 h, #38)
 ``P{rt}:cool:<user>``   string JSON ``{"until", "n"}``, expiring then
 ``P{rt}:h:<user>``      list of JSON history entries, newest first
 ``P{rt}:pair:<a>:<b>``  zset ``<table>:<game>`` -> ms: the two's counted rated
@@ -56,12 +57,14 @@ Keys (``P`` the prefix):
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from openskill.models import PlackettLuce
 
+from engine.clock import Clock
 from tables.records import GameResult
 from tables.store import Store, text
 
@@ -396,9 +399,12 @@ class Ratings:
         store: Store,
         prefix: str,
         rules: RatingRules | None = None,
+        clock: Clock = time.time,
     ) -> None:
         self.store = store
         self.rules = rules or RatingRules()
+        self.clock = clock
+        """Now, for the reads that depend on it (the offences in the window)."""
         self.base = f"{prefix}{{rt}}"
         self._settle = store.script(SETTLE_LUA)
 
@@ -519,12 +525,17 @@ class Ratings:
         return _settlement(raw) if raw else None
 
     async def of(self, user: int) -> PlayerRatings:
+        """His ratings, reliability, cooldown and the offences of the window
+        (``/rating`` and the admin API): those older than
+        :attr:`RatingRules.offence_window` by :attr:`clock` are not counted
+        (#38) -- the key keeps them until a newer offence trims it."""
         b = self.base
+        since = int(self.clock() * 1000) - int(self.rules.offence_window * 1000)
         raw, rel, off, cool = await self.store.run(
             lambda p: [
                 p.hgetall(self.rating_key(user)),
                 p.lrange(f"{b}:rel:{user}", 0, -1),
-                p.zcard(f"{b}:off:{user}"),
+                p.zcount(f"{b}:off:{user}", f"({since}", "+inf"),
                 p.get(f"{b}:cool:{user}"),
             ]
         )

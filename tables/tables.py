@@ -143,7 +143,7 @@ class Tables:
         self.store = store
         self.keys = store.keys
         self.results = results
-        self.ratings = ratings or Ratings(store, config.prefix)
+        self.ratings = ratings or Ratings(store, config.prefix, clock=clock)
         self.replays = Replays(store, config)
         self.arenas = Arenas(store, config.prefix, clock)  # #27: a game of one is scored there
         self.config = config

@@ -3,6 +3,8 @@ leaderboard, lifting a cooldown (audited; refused to a read-only token)."""
 
 from __future__ import annotations
 
+import time
+
 from flask.testing import FlaskClient
 
 from tables import GameResult, SyncTableService
@@ -67,3 +69,21 @@ def test_lifting_a_cooldown_is_audited(client: FlaskClient, svc: SyncTableServic
     mine = [a for a in audit if a["action"] == "ratings.lift_cooldown"]
     assert sorted(a["status"] for a in mine) == [200, 200, 403]  # the refused one too
     assert all(a["target"] == "5" for a in mine)
+
+
+def test_the_offences_shown_are_those_of_the_last_72_hours(
+    client: FlaskClient, svc: SyncTableService
+) -> None:
+    """#38: offences 80 and 32 hours ago -- the key lives 72 h after the newer
+    one and keeps both -- show as one: the older is out of the window (the
+    app's clock is the real one)."""
+    now = int(time.time() * 1000)
+    for game, hours in ((1, 80), (2, 32)):
+        r = GameResult(
+            table="old", game=game, variant="chuvash", chat=-1, places=(2, 1), loser=0,
+            draw=False, seats=((7, "U7"), (8, "U8")), at=now - hours * 3_600_000, rated=True,
+            away=(0,), taken=(0,),
+        )  # fmt: skip
+        svc.call(svc.service.ratings.settle, r)
+    body = client.get("/api/v1/players/7/ratings", headers=auth(READER)).get_json()
+    assert body["offences"] == 1

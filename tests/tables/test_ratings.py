@@ -291,6 +291,24 @@ async def test_an_operators_takeover_is_no_offence_of_his(
     assert (me.recent, me.reliability) == (2, 0.5)  # this game kept his record clean
 
 
+async def test_the_offences_shown_are_those_of_the_last_72_hours(
+    svc: TableService, clock: FakeClock
+) -> None:
+    """#38: the count /rating and the admin API show (``Ratings.of``) drops an
+    offence once it is older than the window by the service's clock, as the
+    cooldown does -- not only when a newer offence trims the key."""
+    now = int(clock() * 1000)
+    for g in range(2):
+        r = result([1, 2], [2, 1], game=g, at=now + g * HOUR, away=(0,), taken=(0,))
+        await svc.ratings.settle(r)
+    assert (await svc.ratings.of(1)).offences == 2
+    clock.advance(72 * 3600)  # the first one is 72 h old: out of the window
+    assert (await svc.ratings.of(1)).offences == 1
+    clock.advance(3600)
+    assert (await svc.ratings.of(1)).offences == 0
+    assert (await svc.ratings.of(2)).offences == 0
+
+
 async def test_lifting_a_cooldown(svc: TableService) -> None:
     for g in range(2):
         r = result([1, 2], [2, 1], game=g, at=T0 + g, away=(0,), taken=(0,))
