@@ -28,21 +28,58 @@ Two budgets per group, learned separately:
   The other way, nothing is learned: no write is ever sent beyond a budget
   just to see whether it is refused.
 
+One burst, one lesson (#38): the writes in flight together when the platform
+refuses them all draw one 429 each, and every one of them says the same thing
+-- the budget they were admitted under was too high.  So a refusal carries the
+*generation* of the record its write was admitted under (``admitted``: the
+:attr:`Budget.generation` the flood limiter sized its windows with), and the
+script that changes the record compares it in the same step:
+
+* admitted under the record's generation (or a later one: the record
+  expired meanwhile) -- a new reading: the cut (or the switch to *counted*)
+  is made and the generation moves on;
+* admitted under an older generation -- the burst (or a later one) already
+  taught what this refusal says: it is counted (``r_pub``/``r_eph``) and
+  changes nothing else -- no cut, no switch, no longer life for the record.
+
+A refusal whose generation is unknown (a write sent without a token, or one
+admitted while Redis was down) counts as part of the burst while it arrives
+within the last change's ``retry_after`` (``burst``: the seconds the platform
+told that refusal to wait, so no write admitted after the cut can have drawn
+it); later, or without one, it is a new reading.  Several processes agree:
+the comparison and the write are one script on the group's hash.  A real
+lower limit still teaches: a write admitted under the cut budget and refused
+again cuts again.  So one burst costs one halving (20 -> 10, back to 20 in ten
+quiet minutes), where every concurrent 429 used to halve again (20 -> 10 ->
+5 -> 4, sixteen minutes).
+
+*counted*, once learned, stays while the record lives -- ``ttl`` after its
+last change (a week), however far the budgets grew back meanwhile: it is a
+reading of how the platform counts, not of a capacity that quiet minutes give
+back; it is the documented-safe side; and learning it back would mean sending
+ephemerals beyond the shared minute to see whether they are refused.  Only a
+change sets it (a refusal one shared minute explains, or an ephemeral budget
+cut below the public one): no longer the second 429 of one burst, which
+halved the ephemeral budget a second time (60 -> 30 -> 15, below 20).
+
 Shared fleet-wide: one hash per group, ``P budget:{c:<chat>}`` (fields
 ``pub``/``pub_at``, ``eph``/``eph_at``: the budget at its last decrease and
-when; ``counted`` 0/1; ``r_pub``/``r_eph``: refusals so far; ``why``: the last
-change in words), changed only by one atomic script; read through a short
-in-process cache by the flood limiter.  The index ``P budgets`` (zset chat ->
-last change, ms) lists the groups with a record, for operators
-(:meth:`Budgets.all`).  A record lives ``ttl`` seconds after its last refusal:
-a quiet group goes back to the documented figures.
+when; ``counted`` 0/1; ``gen``: the generation, one more at every change;
+``quiet``: until when (ms) a refusal of unknown generation belongs to the last
+change's burst; ``r_pub``/``r_eph``: refusals so far; ``why``: the last change
+in words), changed only by one atomic script; read through a short in-process
+cache by the flood limiter.  The index ``P budgets`` (zset chat -> last change,
+ms) lists the groups with a record, for operators (:meth:`Budgets.all`).  A
+record lives ``ttl`` seconds after its last change: a quiet group goes back to
+the documented figures.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 from engine.clock import Clock
 from tables.kv import KeyValueStore
@@ -52,9 +89,10 @@ EPHEMERAL = "eph"
 
 # KEYS[1] the group's hash.  ARGV now ms, kind ('pub' | 'eph'), ceiling public,
 # ceiling ephemeral, counted at the start (0/1), beta, floor, step ms, step
-# public, step ephemeral, one shared minute explains the refusal (0/1), ttl ms.
-# Applies one refusal (see the module docstring); returns
-# 'pub;eph;counted;why' after it.
+# public, step ephemeral, one shared minute explains the refusal (0/1), ttl ms,
+# the generation the write was admitted under ('': unknown), its burst ms
+# (retry_after).  Applies one refusal (see the module docstring); returns '1',
+# or '0' when it was of a burst already learned from (only counted).
 REFUSED_LUA = r"""
 local now, kind = tonumber(ARGV[1]), ARGV[2]
 local cpub, ceph = tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -63,6 +101,17 @@ local spub, seph = tonumber(ARGV[9]), tonumber(ARGV[10])
 local h = {}
 local raw = redis.call('HGETALL', KEYS[1])
 for i = 1, #raw, 2 do h[raw[i]] = raw[i + 1] end
+local gen, admitted = tonumber(h.gen or '0'), tonumber(ARGV[13])
+local seen
+if admitted then
+  seen = admitted < gen
+else
+  seen = h.quiet ~= nil and now < tonumber(h.quiet)
+end
+if seen then  -- the burst already taught this: counted, nothing else changes
+  redis.call('HINCRBY', KEYS[1], 'r_' .. kind, 1)
+  return '0'
+end
 local function eff(v, at, ceil, inc)
   if not v then return ceil end
   local up = math.floor((now - tonumber(at)) / step) * inc
@@ -100,9 +149,10 @@ else
   end
 end
 redis.call('HSET', KEYS[1], 'pub', pub, 'pub_at', now, 'eph', eph, 'eph_at', now,
-  'counted', counted, 'why', why, 'at', now)
+  'counted', counted, 'why', why, 'at', now, 'gen', math.max(gen, admitted or 0) + 1,
+  'quiet', now + tonumber(ARGV[14]))
 redis.call('PEXPIRE', KEYS[1], ARGV[12])
-return pub .. ';' .. eph .. ';' .. counted .. ';' .. why
+return '1'
 """
 
 
@@ -135,7 +185,11 @@ class Budget:
     """A group's budgets now: messages a minute, public and ephemeral (while not
     counted), whether ephemerals count against the public minute; the
     refusals so far and the last change (epoch ms, its reason); ``learned``:
-    False while the group has no record (the documented figures)."""
+    False while the group has no record (the documented figures);
+    ``generation``: the record's, one more at every change (0: no record) --
+    a write admitted under it passes it back with its refusal
+    (:meth:`Budgets.refused`); ``repeat``: as :meth:`Budgets.refused` answers,
+    that refusal was one of a burst already learned from (nothing changed)."""
 
     chat: int
     public: int
@@ -146,9 +200,15 @@ class Budget:
     changed_at: int = 0
     why: str = ""
     learned: bool = False
+    generation: int = 0
+    repeat: bool = False
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
+
+
+def _text(raw: Any) -> str:
+    return raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
 class Budgets:
@@ -191,20 +251,35 @@ class Budgets:
             int(float(h.get("at", 0))),
             h.get("why", ""),
             True,
+            int(h.get("gen", 0)),
         )
 
     async def get(self, chat: int) -> Budget:
         """The group's budgets now (one round trip)."""
         return self._budget(chat, await self.kv.hgetall(self.key(chat)))
 
-    async def refused(self, chat: int, kind: str, *, shared: bool = False) -> Budget:
+    async def refused(
+        self,
+        chat: int,
+        kind: str,
+        *,
+        shared: bool = False,
+        admitted: int | None = None,
+        burst: float = 0.0,
+    ) -> Budget:
         """A write of ``kind`` (:data:`PUBLIC` or :data:`EPHEMERAL`) to ``chat`` was
         refused: the budget it counted in is cut (one atomic script, then the
         index).  ``shared``: one minute shared by public and ephemeral writes
         explains the refusal (see the module docstring): while ephemerals are
-        not counted, they are from now on."""
+        not counted, they are from now on.  ``admitted``: the
+        :attr:`Budget.generation` the write was admitted under (None: unknown);
+        ``burst``: the refusal's ``retry_after`` -- a refusal of a burst already
+        learned from changes nothing but the count (the module docstring;
+        ``repeat`` in the answer)."""
         if kind not in (PUBLIC, EPHEMERAL):
             raise ValueError(f"kind {kind!r}: 'pub' or 'eph'")
+        if admitted is not None and admitted < 0:
+            raise ValueError(f"admitted {admitted}: a generation is >= 0")
         r = self.rules
         now = math.floor(float(self.clock()) * 1000)
         args: list[str | int | float] = [
@@ -220,8 +295,12 @@ class Budgets:
             r.step_ephemeral,
             1 if shared else 0,
             math.ceil(r.ttl * 1000),
+            "" if admitted is None else admitted,
+            math.ceil(max(0.0, burst) * 1000),
         ]
-        await self._refused([self.key(chat)], args)
+        changed = _text(await self._refused([self.key(chat)], args)) == "1"
+        if not changed:
+            return replace(await self.get(chat), repeat=True)
         index = self.index
         await self.kv.store.one(lambda p: p.zadd(index, {str(chat): now}))
         return await self.get(chat)

@@ -109,3 +109,83 @@ async def test_rules_and_kinds_are_checked(svc: TableService) -> None:
     with pytest.raises(ValueError, match="kind"):
         await svc.budgets.refused(GROUP, "x")
     assert await svc.budgets.all() == []  # nothing written
+
+
+# ---------------------------------------------------------------- one burst, one cut (#38)
+async def test_one_burst_of_refusals_cuts_once_across_processes(
+    make_service: Callable[..., TableService], clock: FakeClock
+) -> None:
+    """#38: six writes admitted under the documented budget, in flight together
+    from two processes, all drew a 429 -- one lesson, not six halvings (20 ->
+    10, not 20 -> 4).  A write admitted under the cut budget and refused again
+    is a new reading: it cuts again."""
+    a, b = make_service(), make_service()
+    admitted = (await a.budgets.get(GROUP)).generation
+    burst = [s.budgets.refused(GROUP, PUBLIC, admitted=admitted) for s in (a, b) * 3]
+    answers = await asyncio.gather(*burst)
+    assert sorted(x.repeat for x in answers) == [False] + [True] * 5
+    got = await b.budgets.get(GROUP)
+    assert (got.public, got.refused_public) == (10, 6)
+    clock.advance(61)  # the burst's retry_after is over; one quiet minute: 11
+    again = await a.budgets.refused(GROUP, PUBLIC, admitted=got.generation)
+    assert (again.public, again.repeat) == (5, False)
+    # a straggler of the first burst, however late, teaches nothing new
+    late = await b.budgets.refused(GROUP, PUBLIC, admitted=admitted)
+    assert (late.public, late.repeat, late.refused_public) == (5, True, 8)
+
+
+async def test_a_burst_of_unknown_generation_cuts_once_within_its_retry_after(
+    make_service: Callable[..., TableService], clock: FakeClock
+) -> None:
+    """Writes whose generation is unknown (sent without a token) belong to the
+    burst while they arrive within the first refusal's retry_after."""
+    a, b = make_service(), make_service()
+    burst = [s.budgets.refused(GROUP, PUBLIC, burst=30.0) for s in (a, b) * 2]
+    await asyncio.gather(*burst)
+    assert (await a.budgets.get(GROUP)).public == 10
+    clock.advance(29)
+    assert (await b.budgets.refused(GROUP, PUBLIC, burst=30.0)).public == 10
+    clock.advance(1)  # its retry_after is over: a new reading
+    assert (await b.budgets.refused(GROUP, PUBLIC, burst=30.0)).public == 5
+
+
+async def test_one_burst_of_ephemeral_refusals_does_not_make_them_counted(
+    make_service: Callable[..., TableService],
+) -> None:
+    """While ephemerals are apart, a burst of ephemeral 429s halves their budget
+    once (60 -> 30): not again and again below the public 20, which switched
+    the group to counted for a week on one burst's say-so."""
+    a, b = make_service(), make_service()
+    for s in (a, b):
+        budgets(s, counted=False)
+    burst = [s.budgets.refused(GROUP, EPHEMERAL, admitted=0) for s in (a, b) * 2]
+    await asyncio.gather(*burst)
+    got = await a.budgets.get(GROUP)
+    assert (got.public, got.ephemeral, got.counted, got.refused_ephemeral) == (20, 30, False, 4)
+
+
+async def test_the_switch_to_counted_is_the_bursts_one_lesson(svc: TableService) -> None:
+    """The first refusal of a burst that one shared minute explains switches the
+    group to counted; the burst's other ephemeral refusals, admitted while
+    they were apart, do not go on to cut the shared minute."""
+    b = budgets(svc, counted=False)
+    first = await b.refused(GROUP, EPHEMERAL, shared=True, admitted=0)
+    assert (first.public, first.counted, first.generation) == (20, True, 1)
+    for _ in range(3):
+        got = await b.refused(GROUP, EPHEMERAL, admitted=0)
+        assert (got.public, got.ephemeral, got.counted, got.repeat) == (20, 60, True, True)
+    got = await b.refused(GROUP, EPHEMERAL, admitted=1)  # admitted as counted: a reading
+    assert (got.public, got.counted, got.repeat) == (10, True, False)
+
+
+async def test_a_repeat_keeps_the_records_life(svc: TableService, clock: FakeClock) -> None:
+    """A record lives ``ttl`` after its last change; a repeat is no change."""
+    svc.budgets.rules = replace(svc.budgets.rules, ttl=3600.0)
+    await svc.budgets.refused(GROUP, PUBLIC, admitted=0)
+    key = svc.budgets.key(GROUP)
+    ttl = int(await svc.kv.store.one(lambda p: p.pttl(key)))
+    await svc.kv.store.one(lambda p: p.pexpire(key, ttl // 2))
+    await svc.budgets.refused(GROUP, PUBLIC, admitted=0)
+    assert int(await svc.kv.store.one(lambda p: p.pttl(key))) <= ttl // 2
+    with pytest.raises(ValueError, match="generation"):
+        await svc.budgets.refused(GROUP, PUBLIC, admitted=-1)
