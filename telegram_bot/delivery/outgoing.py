@@ -242,7 +242,9 @@ class Outgoing(BaseRequestMiddleware):
         entries count from now (``receipt``; a success's move with its lease,
         :meth:`_answered`)."""
         try:
-            return await self._attempt(make_request, bot, method, chat_id, key, lease)
+            return await self._attempt(
+                make_request, bot, method, chat_id, key, lease, receipt.generation
+            )
         except (TelegramRetryAfter, _NotModified):
             raise
         except Exception:
@@ -269,9 +271,12 @@ class Outgoing(BaseRequestMiddleware):
         chat_id: int | None,
         key: tuple[int, int] | None,
         lease: EditLease | None,
+        generation: int | None = None,
     ) -> Response[TelegramType]:
         """The call: 403s reported to the hooks; a failed edit forgets what the
-        message shows (a "not modified" raises :class:`_NotModified`)."""
+        message shows (a "not modified" raises :class:`_NotModified`).  A 429
+        holds the chat and teaches its budget, passing back the ``generation``
+        the call was admitted under (one burst, one cut: #38)."""
         try:
             return await make_request(bot, method)
         except TelegramRetryAfter as exc:
@@ -286,6 +291,7 @@ class Outgoing(BaseRequestMiddleware):
                         ephemeral=is_ephemeral(method),
                         message_id=key[1] if key is not None else None,
                         receiver=receiver_of(method),
+                        generation=generation,
                     )
             await self.shown.forget(key, lease)  # refused: the message shows what it showed
             raise

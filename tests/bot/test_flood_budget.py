@@ -13,7 +13,13 @@ from typing import Any
 import pytest
 
 from tables import LiveConfig, TableService
-from telegram_bot.delivery.flood.gate import LAST_RESORT, CallOptions, FloodGate, OutgoingStats
+from telegram_bot.delivery.flood.gate import (
+    LAST_RESORT,
+    CallOptions,
+    FloodGate,
+    OutgoingStats,
+    Receipt,
+)
 from telegram_bot.delivery.flood.limiter import FloodConfig, FloodLimiter
 from telegram_bot.delivery.flood.rates import Verdict
 from telegram_bot.delivery.waiting_line import ACTOR, OTHERS, OWN_VIEW, TABLE, Priority, RankedLine
@@ -261,3 +267,55 @@ async def test_a_call_past_its_patience_still_waits_for_a_token(
     assert tokens[0] > grabbed[-1]
     assert await take(limiter) > 0  # the minute is full again: it counted
     assert len(gate.chats) == 0
+
+
+async def test_one_burst_of_429s_through_the_gates_cuts_the_budget_once(
+    make_limiter: Callable[..., FloodLimiter], clock: FakeClock
+) -> None:
+    """#38: each call's receipt keeps the budget generation its tokens were
+    taken under, and its 429 passes it back (``FloodGate.hold``): three calls
+    of two processes admitted under the documented 20 and refused together
+    cut the budget once, to 10.  A call admitted under the cut budget and
+    refused again is a new reading: 5."""
+    a, b = make_limiter(), make_limiter()
+    gates = [
+        FloodGate(x, sleep=asyncio.sleep, max_wait=600.0, stats=OutgoingStats()) for x in (a, b)
+    ]
+    calls = [(gates[0], Receipt()), (gates[1], Receipt()), (gates[0], Receipt())]
+    ticket = await gates[0].prepay(GROUP, Priority.DEFERRED)  # the third's tokens, paid ahead
+    for i, (gate, receipt) in enumerate(calls):
+        options = CallOptions(prepaid=ticket) if i == 2 else CallOptions()
+        assert await gate.admit(GROUP, None, None, options, receipt=receipt)
+        assert receipt.generation == 0  # the documented budget: no record yet
+    await asyncio.gather(*(gate.hold(GROUP, 3.0, generation=r.generation) for gate, r in calls))
+    budget = await a.budget(GROUP)
+    assert budget is not None
+    assert (budget.public, budget.refused_public) == (10, 3)
+    clock.advance(3.0)  # the hold is over
+    later = Receipt()
+    assert await gates[1].admit(GROUP, None, None, CallOptions(), receipt=later)
+    assert later.generation == budget.generation  # admitted under the cut budget
+    await gates[1].hold(GROUP, 3.0, generation=later.generation)
+    again = await b.budget(GROUP)
+    assert again is not None
+    assert (again.public, again.refused_public) == (5, 4)
+
+
+async def test_a_429_of_unknown_generation_within_the_bursts_retry_after_cuts_nothing(
+    make_limiter: Callable[..., FloodLimiter], clock: FakeClock
+) -> None:
+    """A call that went out without its tokens (the gate's last resort) has no
+    generation: its 429 belongs to the burst while it comes within the first
+    429's retry_after."""
+    limiter = make_limiter()
+    budgets = limiter.budgets
+    assert budgets is not None
+    gate = FloodGate(limiter, sleep=asyncio.sleep, max_wait=600.0, stats=OutgoingStats())
+    await gate.hold(GROUP, 30.0, generation=0)
+    clock.advance(10.0)
+    await gate.hold(GROUP, 30.0)
+    budget = await budgets.get(GROUP)
+    assert (budget.public, budget.refused_public) == (10, 2)
+    clock.advance(20.0)
+    await gate.hold(GROUP, 30.0)
+    assert (await budgets.get(GROUP)).public == 5

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from aiogram import Bot
@@ -233,3 +234,119 @@ async def test_ephemerals_assumed_apart_learn_from_one_429_that_they_count(
         else:
             assert fake.stats.retry_after == 0, fake.stats.refusals
             assert not budget.learned
+
+
+async def test_one_burst_of_429s_from_three_processes_cuts_the_budget_once(
+    clock: ManualClock, redis_url: str, redis_prefix: str, fake: FakeTelegram
+) -> None:
+    """#38: three bot processes each have a write to the group in flight when
+    Telegram refuses them all (another client spent the group's burst): three
+    429s of one burst, each passing back the budget generation its write was
+    admitted under.  The group's budget is halved once -- 20 -> 10, not 20 ->
+    10 -> 5 -> 4 -- and every write still goes out after its retry_after."""
+    vtime = VirtualTime(clock)
+    services = [
+        TableService.from_url(redis_url, LiveConfig(prefix=redis_prefix), clock=clock)
+        for _ in range(3)
+    ]
+    bots = [fake.make_bot() for _ in services]
+    for svc, bot in zip(services, bots, strict=True):
+        limiter = FloodLimiter(svc.kv, clock=clock, budgets=svc.budgets)
+        vtime.watch(install(bot, limiter, sleep=vtime.sleep))
+    alice = fake.add_user("Alice")
+    group = alice.create_group("Table")
+    alice.add_bot_to(group)
+    other = fake.make_bot()  # writes our windows never saw: the group's burst is spent
+    try:
+        for i in range(3):
+            await other.send_message(group.id, f"elsewhere {i}")
+    finally:
+        await other.session.close()
+    assert fake.stats.retry_after == 0, fake.stats.refusals
+    all_in = asyncio.Event()
+    arrived: list[int] = []
+
+    async def in_flight(make_request: Any, bot: Bot, method: Any) -> Any:
+        """Inside each process's Outgoing (after its take): no write reaches
+        Telegram before every process's write was admitted."""
+        if not all_in.is_set():
+            arrived.append(bot.id)
+            if len(arrived) == len(bots):
+                all_in.set()
+            await all_in.wait()
+        return await make_request(bot, method)
+
+    for bot in bots:
+        bot.session.middleware(in_flight)
+    start = clock.now
+    try:
+        await vtime.run(*(bot.send_message(group.id, f"p{i}") for i, bot in enumerate(bots)))
+        budget = await services[0].budgets.get(group.id)
+    finally:
+        for bot in bots:
+            await bot.session.close()
+        for svc in services:
+            await svc.aclose()
+    assert fake.stats.retry_after == 3
+    assert (budget.public, budget.refused_public) == (10, 3)
+    assert clock.now - start < 60  # (cut to 4, the last retry waited out a minute)
+    texts = [m.text for m in fake.messages(group) if m.from_id == fake.bot_user.id]
+    assert sorted(t for t in texts if t and t.startswith("p")) == ["p0", "p1", "p2"]
+
+
+async def test_a_late_429_of_a_write_admitted_before_the_cut_cuts_nothing(
+    clock: ManualClock, redis_url: str, redis_prefix: str, fake: FakeTelegram
+) -> None:
+    """#38: process B's write was admitted under the documented budget and then
+    spent 10 s on the way; meanwhile process A's write drew a 429 and cut the
+    budget to 10.  B's write draws its own 429 long after A's retry_after --
+    still of the burst its budget was admitted in (its generation says so), so
+    the budget stays 10; only a write admitted under the cut budget can teach
+    a lower one."""
+    vtime = VirtualTime(clock)
+    services = [
+        TableService.from_url(redis_url, LiveConfig(prefix=redis_prefix), clock=clock)
+        for _ in range(2)
+    ]
+    bot_a, bot_b = (fake.make_bot() for _ in services)
+    for svc, bot in zip(services, (bot_a, bot_b), strict=True):
+        limiter = FloodLimiter(svc.kv, clock=clock, budgets=svc.budgets)
+        install(bot, limiter, sleep=vtime.sleep)
+    alice = fake.add_user("Alice")
+    group = alice.create_group("Table")
+    alice.add_bot_to(group)
+    other = fake.make_bot()  # writes our windows never see: they spend the group's burst
+
+    async def elsewhere() -> None:
+        for i in range(3):
+            await other.send_message(group.id, f"elsewhere {i}")
+
+    on_the_way, arrive = asyncio.Event(), asyncio.Event()
+
+    async def slow_network(make_request: Any, bot: Bot, method: Any) -> Any:
+        if not on_the_way.is_set():  # B's first write: admitted, then held up
+            on_the_way.set()
+            await arrive.wait()
+        return await make_request(bot, method)
+
+    bot_b.session.middleware(slow_network)
+    try:
+        late = asyncio.create_task(bot_b.send_message(group.id, "late"))
+        await on_the_way.wait()
+        await elsewhere()
+        await bot_a.send_message(group.id, "first")  # 429, cut to 10, retried
+        assert fake.stats.retry_after == 1
+        clock.advance(10.0)  # far past A's retry_after
+        await elsewhere()  # the group's burst is spent again when B's write arrives
+        arrive.set()
+        await asyncio.wait_for(late, 10)
+        budget = await services[0].budgets.get(group.id)
+    finally:
+        for bot in (bot_a, bot_b, other):
+            await bot.session.close()
+        for svc in services:
+            await svc.aclose()
+    assert fake.stats.retry_after == 2
+    assert (budget.public, budget.refused_public) == (10, 2)
+    texts = [m.text for m in fake.messages(group) if m.from_id == fake.bot_user.id]
+    assert {"first", "late"} <= set(texts)

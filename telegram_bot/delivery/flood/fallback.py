@@ -221,12 +221,21 @@ class FallbackFloodLimiter:
                 self._failed(e)
         return self.local.headroom(self.redis.buckets(chat_id))
 
-    async def refused(self, chat_id: int, *, ephemeral: bool = False) -> Budget | None:
+    async def refused(
+        self,
+        chat_id: int,
+        *,
+        ephemeral: bool = False,
+        admitted: int | None = None,
+        retry_after: float = 0.0,
+    ) -> Budget | None:
         """Learn from a 429 (:meth:`FloodLimiter.refused`); nothing while Redis is
         down (the hold after the 429 is what keeps the chat waiting)."""
         if not self.falling_back:
             try:
-                return await self.redis.refused(chat_id, ephemeral=ephemeral)
+                return await self.redis.refused(
+                    chat_id, ephemeral=ephemeral, admitted=admitted, retry_after=retry_after
+                )
             except ServiceUnavailable as e:
                 self._failed(e)
         return None

@@ -63,15 +63,19 @@ class Prepaid:
     message_id: int | None = None  # the message the call will edit, if known
     receiver: int | None = None  # an ephemeral message's receiver, if known
     stamp: Stamp | None = None  # where its entries are (moved when Telegram answers)
+    generation: int | None = None  # the group's budget it was paid under (#38)
 
 
 @dataclass
 class Receipt:
     """What one call took from its chat's windows: ``stamp`` names the entries,
     to be moved to the moment Telegram answers it (:class:`Stamp`; None:
-    nothing taken, or nothing to move)."""
+    nothing taken, or nothing to move); ``generation``: the group's learned
+    budget it was admitted under (:attr:`Verdict.generation`), which its 429
+    passes back (:meth:`FloodGate.hold`: one burst, one cut, #38)."""
 
     stamp: Stamp | None = None
+    generation: int | None = None
 
     def take(self) -> Stamp | None:
         """The stamp, once (the receipt is empty after)."""
@@ -207,6 +211,7 @@ class FloodGate:
             message_id=message_id,
             receiver=receiver,
             stamp=receipt.stamp,
+            generation=receipt.generation,
         )
 
     async def stamp(self, receipt: Receipt) -> None:
@@ -235,9 +240,11 @@ class FloodGate:
         ephemeral: bool = False,
         message_id: int | None = None,
         receiver: int | None = None,
+        generation: int | None = None,
     ) -> None:
         """A 429 for ``chat_id``: no token for it before ``seconds`` are over --
-        and the group's budget learns from it (#24)."""
+        and the group's budget learns from it (#24), once per burst: the call
+        was admitted under budget ``generation`` (its :class:`Receipt`'s; #38)."""
         try:
             await self._hold.hold(
                 chat_id, seconds, ephemeral=ephemeral, message_id=message_id, receiver=receiver
@@ -245,7 +252,9 @@ class FloodGate:
         except Exception:  # the retry still waits retry_after itself
             log.exception("flood limiter: could not hold chat %s after a 429", chat_id)
         try:
-            await self.limiter.refused(chat_id, ephemeral=ephemeral)
+            await self.limiter.refused(
+                chat_id, ephemeral=ephemeral, admitted=generation, retry_after=seconds
+            )
         except Exception:  # the hold above is what keeps the chat waiting
             log.exception("flood limiter: could not learn from a 429 in chat %s", chat_id)
 
@@ -280,7 +289,7 @@ class FloodGate:
         ``ephemeral``: a message to one member of a group (#24).  ``receipt``
         gets where the entries taken are (to move when Telegram answers)."""
         receipt = receipt if receipt is not None else Receipt()
-        receipt.stamp = None
+        receipt.stamp, receipt.generation = None, None
         edit = _ticket(key, digests, options.version, lease, receiver)
         prepaid = options.prepaid
         if prepaid is not None and not prepaid.used and prepaid.chat_id == chat_id:
@@ -288,6 +297,7 @@ class FloodGate:
             done = await self._use_prepaid(prepaid, edit, lease)
             if done is not None:
                 receipt.stamp = prepaid.stamp if done else None
+                receipt.generation = prepaid.generation
                 return done
         waited = 0.0
         line = self.line
@@ -321,7 +331,7 @@ class FloodGate:
                     waited += await self._busy()
                     continue
                 if delay <= 0:
-                    receipt.stamp = verdict.stamp
+                    receipt.stamp, receipt.generation = verdict.stamp, verdict.generation
                     return self._took(verdict, lease)
                 self.stats.waits += 1
                 if waited >= self.max_wait:

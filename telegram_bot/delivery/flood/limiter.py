@@ -281,10 +281,20 @@ class FloodLimiter:
             chat_id, ephemeral=ephemeral, message_id=message_id, budget=budget, receiver=receiver
         )
 
-    async def refused(self, chat_id: int, *, ephemeral: bool = False) -> Budget | None:
+    async def refused(
+        self,
+        chat_id: int,
+        *,
+        ephemeral: bool = False,
+        admitted: int | None = None,
+        retry_after: float = 0.0,
+    ) -> Budget | None:
         """Telegram refused a write to ``chat_id`` (a 429): the group's budget that
         write counted in is cut, fleet-wide (:class:`tables.budgets.Budgets`),
-        and the change is logged.  None: nothing to learn (a private chat)."""
+        and the change is logged -- once per burst (#38): ``admitted`` is the
+        generation the write was admitted under (:attr:`Verdict.generation`;
+        None: unknown, then a refusal within the last change's ``retry_after``
+        is of its burst).  None: nothing to learn (a private chat)."""
         if self.budgets is None or chat_id >= 0:
             return None
         before = await self.budget(chat_id)
@@ -294,9 +304,20 @@ class FloodLimiter:
             shared = apart > 0 if not ephemeral else public + apart >= before.public
         self.round_trips += 2
         after = await self.budgets.refused(
-            chat_id, EPHEMERAL if ephemeral else PUBLIC, shared=shared
+            chat_id,
+            EPHEMERAL if ephemeral else PUBLIC,
+            shared=shared,
+            admitted=admitted,
+            burst=retry_after,
         )
         self._budget_cache[chat_id] = (float(self.clock()), after)
+        if after.repeat:
+            log.info(
+                "group %s: a 429 of a burst already learned from (public %d a minute)",
+                chat_id,
+                after.public,
+            )
+            return after
         if before is not None and not before.counted and after.counted:
             k = self.keys  # what Telegram counted in the minute, we count too
             self.round_trips += 1
@@ -338,8 +359,9 @@ class FloodLimiter:
         if edit is not None:
             message_id = edit.message_id
             receiver = edit.receiver if receiver is None else receiver
-        buckets = await self.windows(
-            chat_id, ephemeral=ephemeral, message_id=message_id, receiver=receiver
+        budget = await self.budget(chat_id)
+        buckets = self.buckets(
+            chat_id, ephemeral=ephemeral, message_id=message_id, budget=budget, receiver=receiver
         )
         for _, window in buckets:
             if cost > window.limit or cost != int(cost):
@@ -354,6 +376,8 @@ class FloodLimiter:
             raise
         if verdict.wait != 0:
             self.lease.give_back(taken.entries)
+        elif budget is not None:  # what its 429, if any, was admitted under (#38)
+            verdict = verdict._replace(generation=budget.generation)
         return verdict
 
     async def _chat(
@@ -685,7 +709,14 @@ class Limiter(Protocol):
         receiver: int | None = None,
     ) -> None: ...
 
-    async def refused(self, chat_id: int, *, ephemeral: bool = False) -> Budget | None: ...
+    async def refused(
+        self,
+        chat_id: int,
+        *,
+        ephemeral: bool = False,
+        admitted: int | None = None,
+        retry_after: float = 0.0,
+    ) -> Budget | None: ...
 
     async def headroom(
         self,

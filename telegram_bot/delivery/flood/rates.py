@@ -114,11 +114,15 @@ class Verdict(NamedTuple):
     message is in flight), -2 (STALE: the message shows a newer
     version), -1 (NOOP: the edit changes nothing), 0 (taken) or the seconds to wait (nothing taken); ``overall``: the bucket
     that is short is the overall one (every chat of every process waits on it).
-    ``stamp``: where the entries taken are (None: none in a chat's windows)."""
+    ``stamp``: where the entries taken are (None: none in a chat's windows).
+    ``generation``: the group's learned budget the windows were sized with
+    (:attr:`tables.budgets.Budget.generation`; None: none, or not known) --
+    what a 429 of the call passes back, so one burst cuts the budget once (#38)."""
 
     wait: float
     overall: bool = False
     stamp: Stamp | None = None
+    generation: int | None = None
 
 
 class Headroom(NamedTuple):
