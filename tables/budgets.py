@@ -11,8 +11,10 @@ the group's real budget, by AIMD -- as TCP learns a path's capacity:
   (``beta``), never below ``floor``;
 * **additive increase**: every ``step`` seconds without a refusal gives
   ``step_public`` (``step_ephemeral``) messages a minute back, up to the
-  documented ceiling -- computed from the time of the last decrease when read,
-  so no write is needed while nothing is refused.
+  documented ceiling -- computed from the time of that budget's own last
+  decrease when read, so no write is needed while nothing is refused (and a
+  change of the other budget, or the switch to *counted*, leaves its growth
+  alone).
 
 Two budgets per group, learned separately:
 
@@ -121,26 +123,26 @@ local pub = eff(h.pub, h.pub_at, cpub, spub)
 local eph = eff(h.eph, h.eph_at, ceph, seph)
 local counted = h.counted or ARGV[5]
 local function cut(v) return math.max(floor_, math.floor(v * beta)) end
-local why
+local why, cut_pub, cut_eph
 if kind == 'pub' then
   redis.call('HINCRBY', KEYS[1], 'r_pub', 1)
   if counted == '0' and ARGV[11] == '1' then
     counted = '1'
     why = 'a public write refused while ephemerals went out: ephemerals count'
   else
-    pub = cut(pub)
+    pub, cut_pub = cut(pub), true
     why = 'a public write refused'
   end
 else
   redis.call('HINCRBY', KEYS[1], 'r_eph', 1)
   if counted == '1' then
-    pub = cut(pub)
+    pub, cut_pub = cut(pub), true
     why = 'an ephemeral write refused (counted with the public ones)'
   elseif ARGV[11] == '1' then
     counted = '1'
     why = 'an ephemeral write refused when the minute held the public budget: ephemerals count'
   else
-    eph = cut(eph)
+    eph, cut_eph = cut(eph), true
     why = 'an ephemeral write refused'
     if eph < pub then
       counted = '1'
@@ -148,9 +150,11 @@ else
     end
   end
 end
-redis.call('HSET', KEYS[1], 'pub', pub, 'pub_at', now, 'eph', eph, 'eph_at', now,
-  'counted', counted, 'why', why, 'at', now, 'gen', math.max(gen, admitted or 0) + 1,
-  'quiet', now + tonumber(ARGV[14]))
+-- a budget not cut keeps its last cut and the time of it: its growth goes on
+if cut_pub then redis.call('HSET', KEYS[1], 'pub', pub, 'pub_at', now) end
+if cut_eph then redis.call('HSET', KEYS[1], 'eph', eph, 'eph_at', now) end
+redis.call('HSET', KEYS[1], 'counted', counted, 'why', why, 'at', now,
+  'gen', math.max(gen, admitted or 0) + 1, 'quiet', now + tonumber(ARGV[14]))
 redis.call('PEXPIRE', KEYS[1], ARGV[12])
 return '1'
 """

@@ -189,3 +189,20 @@ async def test_a_repeat_keeps_the_records_life(svc: TableService, clock: FakeClo
     assert int(await svc.kv.store.one(lambda p: p.pttl(key))) <= ttl // 2
     with pytest.raises(ValueError, match="generation"):
         await svc.budgets.refused(GROUP, PUBLIC, admitted=-1)
+
+
+@pytest.mark.parametrize("shared", [False, True])
+async def test_a_change_of_one_budget_leaves_the_others_growth_alone(
+    svc: TableService, clock: FakeClock, shared: bool
+) -> None:
+    """Each budget grows back from its own last cut: a later cut of the
+    ephemeral budget, or the switch to counted, does not restart the public
+    budget's minute (it lost up to 59 s of growth at every such change)."""
+    b = budgets(svc, counted=False)
+    got = await b.refused(GROUP, PUBLIC, admitted=0)
+    assert got.public == 10
+    clock.advance(90)  # 11, half way to 12
+    got = await b.refused(GROUP, EPHEMERAL, shared=shared, admitted=got.generation)
+    assert (got.public, got.ephemeral, got.counted) == (11, 60 if shared else 30, shared)
+    clock.advance(30)
+    assert (await b.get(GROUP)).public == 12  # two minutes since its cut
