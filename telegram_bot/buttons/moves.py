@@ -41,23 +41,58 @@ ERR_THROW_LIMIT = "throw_limit"
 SEL_MOD = 100
 """A keyboard carries its selection's revision modulo this (two digits)."""
 
+APPLIED_KEPT = 10
+"""Writes of a selection whose request ids (and the cards each touched) it keeps
+(:attr:`Selection.applied`): a copy of one of them is never applied again."""
+
+
+@dataclass(frozen=True)
+class Applied:
+    """One write of a selection: the press (its request id) that made revision
+    ``rev``, and the cards it touched -- whose count in the selection it changed,
+    the card pressed, the card whose moves were or are offered."""
+
+    request_id: str
+    rev: int
+    cards: tuple[str, ...] = ()
+
+    def to_json(self) -> list[Any]:
+        return [self.request_id, self.rev, list(self.cards)]
+
+    @classmethod
+    def from_json(cls, data: Any) -> Applied | None:
+        if not isinstance(data, list) or len(data) != 3:
+            return None
+        rid, rev, cards = data
+        if not isinstance(rid, str) or not isinstance(rev, int) or not isinstance(cards, list):
+            return None
+        return cls(rid, rev, tuple(c for c in cards if isinstance(c, str)))
+
 
 @dataclass(frozen=True)
 class Selection:
     """A player's pending input: toggled cards (a multiset, engine notation), the
     card whose moves are being offered (``choose``) and the hand page shown;
     ``rev`` counts its writes (each one compare-and-set on it), so a press drawn
-    for another revision -- a toggle delivered twice -- is told apart."""
+    for another revision -- a toggle delivered twice -- is told apart;
+    ``applied``: its last writes (#38), so a press is applied once whatever
+    revision its copies come in at.  Two selections are equal when they select
+    the same (``applied`` is bookkeeping)."""
 
     cards: tuple[str, ...] = ()
     choose: str | None = None
     page: int = 0
     rev: int = 0
+    applied: tuple[Applied, ...] = field(default=(), compare=False)
 
     @property
     def token(self) -> str:
         """The revision as a keyboard carries it (``GameCb.sel``)."""
         return str(self.rev % SEL_MOD)
+
+    def has_applied(self, request_id: str) -> bool:
+        """Did the press ``request_id`` make one of its last writes?"""
+        return bool(request_id) and any(a.request_id == request_id for a in self.applied)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -65,6 +100,7 @@ class Selection:
             "choose": self.choose,
             "page": self.page,
             "rev": self.rev,
+            "ap": [a.to_json() for a in self.applied],
         }
 
     @classmethod
@@ -76,12 +112,30 @@ class Selection:
         choose = data.get("choose")
         page = data.get("page")
         rev = data.get("rev")
+        applied = data.get("ap")
+        entries = [Applied.from_json(a) for a in applied] if isinstance(applied, list) else []
         return cls(
             cards=tuple(c for c in cards if isinstance(c, str)) if isinstance(cards, list) else (),
             choose=choose if isinstance(choose, str) else None,
             page=page if isinstance(page, int) and page >= 0 else 0,
             rev=rev if isinstance(rev, int) and rev >= 0 else 0,
+            applied=tuple(a for a in entries if a is not None),
         )
+
+
+def written(old: Selection, new: Selection, press: Press, request_id: str) -> Selection:
+    """``new`` as press ``request_id`` writes it over ``old``: the next revision,
+    the write recorded with the cards it touched (the last :data:`APPLIED_KEPT`)."""
+    counts = Counter(old.cards)
+    counts.subtract(Counter(new.cards))
+    touched = {c for c, n in counts.items() if n}
+    if old.choose != new.choose:
+        touched.update(c for c in (old.choose, new.choose) if c)
+    if press.kind == "card":
+        touched.add(press.card)
+    rev = old.rev + 1
+    entry = Applied(request_id, rev, tuple(sorted(touched)))
+    return replace(new, rev=rev, applied=(*old.applied, entry)[-APPLIED_KEPT:])
 
 
 @dataclass(frozen=True)
@@ -267,7 +321,7 @@ def clean(view: View, selection: Selection) -> Selection:
     choose = (
         selection.choose if selection.choose and card_moves(view, selection.choose, lg) else None
     )
-    return Selection(cards=cards, choose=choose, page=selection.page, rev=selection.rev)
+    return replace(selection, cards=cards, choose=choose)
 
 
 STAMP_LEN = 6

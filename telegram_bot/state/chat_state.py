@@ -10,7 +10,8 @@ bot processes -- that is not game state:
                     negative: minus the ephemeral_message_id of his hand shown
                     in the group (issue 14, :mod:`telegram_bot.publishing.hands`)
     ``s:<user>``    his multi-card selection (JSON, :class:`telegram_bot.buttons.moves.Selection`;
-                    written by compare-and-set on its ``rev``, :meth:`ChatStateStore.swap_selection`)
+                    written by compare-and-set on its ``rev``, :meth:`ChatStateStore.swap_selection`,
+                    which refuses a press whose request id its last writes ``ap`` hold)
     ``l:<user>``    his language (for messages he did not ask for)
     ``g``           message id of the group's table message (chat = the table's chat)
     ``L:<chat>``    message id of a lobby message in that chat
@@ -35,6 +36,7 @@ sent) and selections.  Keys expire like the table (``ttl``) and after
 
 from __future__ import annotations
 
+import enum
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -46,9 +48,16 @@ from telegram_bot.state.keys import ChatStateKeys
 SWAP_SELECTION_LUA = r"""
 local cur = redis.call('HGET', KEYS[1], ARGV[1])
 local rev = 0
+local data = nil
 if cur then
-  local ok, data = pcall(cjson.decode, cur)
-  if ok and type(data) == 'table' and type(data['rev']) == 'number' then rev = data['rev'] end
+  local ok, decoded = pcall(cjson.decode, cur)
+  if ok and type(decoded) == 'table' then data = decoded end
+end
+if data and type(data['rev']) == 'number' then rev = data['rev'] end
+if ARGV[5] ~= '' and data and type(data['ap']) == 'table' then
+  for _, entry in ipairs(data['ap']) do
+    if type(entry) == 'table' and entry[1] == ARGV[5] then return -1 end
+  end
 end
 if rev ~= tonumber(ARGV[2]) then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
@@ -56,7 +65,21 @@ redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1
 """
 """Set a selection field if the stored one's ``rev`` (absent or unreadable: 0) is
-the expected one; 1 if set."""
+the expected one and press ARGV[5] ('' = any) made none of its recorded writes
+(``ap``); 1 if set, 0 if another write got there first, -1 if that press's
+write is in it already."""
+
+
+class SelectionSwap(enum.Enum):
+    """What :meth:`ChatStateStore.swap_selection` did (true only when it wrote)."""
+
+    WRITTEN = 1
+    MOVED = 0  # another write changed it first: nothing written
+    APPLIED = -1  # this press's own write is in it already (a copy won): nothing written
+
+    def __bool__(self) -> bool:
+        return self is SelectionSwap.WRITTEN
+
 
 SWAP_HAND_LUA = r"""
 local cur = redis.call('HGET', KEYS[1], ARGV[1]) or ''
@@ -208,14 +231,22 @@ class ChatStateStore:
         await self.kv.hupdate(key, set=fields, delete=dels, ttl_ms=self.ttl_ms)
 
     async def swap_selection(
-        self, table_id: str, user: int, expected_rev: int, selection: Mapping[str, Any]
-    ) -> bool:
+        self,
+        table_id: str,
+        user: int,
+        expected_rev: int,
+        selection: Mapping[str, Any],
+        request_id: str = "",
+    ) -> SelectionSwap:
         """Store ``user``'s selection if the stored one is still at revision
-        ``expected_rev`` (compare-and-set, one round trip); False: another write
-        got there first (a toggle delivered twice), nothing changed."""
+        ``expected_rev`` and its recorded writes (``ap``, #38) hold no write of
+        press ``request_id`` -- compare-and-set, one round trip.  Nothing
+        changed when another write got there first (``MOVED``: a quick tap of
+        another card, look again) or this press's own (``APPLIED``: a copy of it
+        delivered at once, in this process or another)."""
         value = json.dumps(selection, separators=(",", ":"))
-        args: list[str | int] = [f"s:{user}", expected_rev, value, self.ttl_ms]
-        return bool(await self._swap_selection([self.keys.table(table_id)], args))
+        args: list[str | int] = [f"s:{user}", expected_rev, value, self.ttl_ms, request_id]
+        return SelectionSwap(int(await self._swap_selection([self.keys.table(table_id)], args)))
 
     async def swap_hand(
         self, table_id: str, user: int, new: int | None, expect: object = ANY_HAND

@@ -12,12 +12,15 @@ that loses a compare-and-set race is tried again on the newer state while its
 stamp still matches.  A redelivered update has the same request id and is
 applied once: a press whose request id the table has applied is answered as the
 success it was (:attr:`PressStatus.DUPLICATE`) before any other check -- its
-stamp no longer matches the hand it changed, and the game it ended is over.  A
-card or *Play* press drawn for another revision of his selection changes
-nothing (:attr:`PressStatus.REDRAWN`, answered silently); a toggle is written by
-compare-and-set on the revision it was drawn for, so one delivered twice toggles
-once.  The seat is always the presser's own: a button of a message that is not
-his current hand message changes nothing.
+stamp no longer matches the hand it changed, and the game it ended is over.
+Likewise a press that changed his selection: its write is compare-and-set on
+the selection's revision and records the press's request id (the same script
+refuses a second write of that id, #38), so a copy -- at once, in another
+process, or later -- is answered silently with his selection of now
+(:attr:`PressStatus.REDRAWN`), never applied again.  A card or *Play* press
+drawn for another revision of his selection changes nothing (``REDRAWN``).  The
+seat is always the presser's own: a button of a message that is not his current
+hand message changes nothing.
 
 Stale presses (issue 13): a press of a keyboard he already moved from (a double
 tap) is :attr:`PressStatus.REPEATED`, answered silently, before anything else --
@@ -31,13 +34,20 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from engine import EngineError, view
 from tables import PLAYING, StaleVersion, TableService
 from telegram_bot.buttons.callbacks import GameCb
-from telegram_bot.buttons.moves import BOUT_STAMP_LEN, ERR_NOT_YOUR_TURN, Selection, resolve, stamp
+from telegram_bot.buttons.moves import (
+    BOUT_STAMP_LEN,
+    ERR_NOT_YOUR_TURN,
+    Selection,
+    resolve,
+    stamp,
+    written,
+)
 from telegram_bot.publishing.changes import Change, Redraw, Refresh
 from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.state.claims import WriteClaims
@@ -159,6 +169,10 @@ class PressButton:
         assert state is not None
         seat_view = view(state, seat)
         button = press.button
+        if selection.has_applied(press.request_id):
+            # a copy of a press that changed his selection (#38): applied once,
+            # whatever revision this copy comes in at -- show him his selection now
+            return PressOutcome(PressStatus.REDRAWN, change=Redraw(snap, press.user, selection))
         if button.version != snap.version and snap.loaded.moved_since(seat, button.version):
             # he already moved from this keyboard (a double tap): whatever it still
             # seems to mean -- a Pass still legal on a throw-in he never saw -- is
@@ -185,10 +199,11 @@ class PressButton:
             )
             return PressOutcome(status, reason=resolved.error, reason_args=resolved.error_args)
         if resolved.selection is not None:
-            new = replace(resolved.selection, rev=selection.rev + 1)
-            if not await self.ui.swap_selection(
-                snap.table.id, press.user, selection.rev, new.to_json()
-            ):  # another press changed it first: show the one that won
+            new = written(selection, resolved.selection, button.press, press.request_id)
+            swap = await self.ui.swap_selection(
+                snap.table.id, press.user, selection.rev, new.to_json(), press.request_id
+            )
+            if not swap:  # another press changed it first, or a copy of this one: show it
                 refresh = Refresh(snap.table.id, seats=(seat,), actor=press.user)
                 return PressOutcome(PressStatus.REDRAWN, change=refresh)
             return PressOutcome(PressStatus.TOGGLED, change=Redraw(snap, press.user, new))

@@ -10,15 +10,16 @@ the fake Bot API and a real Redis, with each update handed over
   commands -- are handed over once then: only the dedupe guards those).
 
 A command (``/new``, ``/play``), and the buttons Add AI, Remove AI, Join,
-a setting, Start, a card toggle, Play and a move."""
+a setting, Start, a card toggle, Play and a move; one card toggle carried by two
+updates (#38)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -27,6 +28,8 @@ from telegram_bot.app import BotApp
 from telegram_bot.buttons.callbacks import LobbyCb, LobbyOp, parse_game
 from telegram_bot.buttons.moves import Selection, resolve
 from tests.bot.e2e_kit import SAFETY, Harness, has_game_buttons, has_lobby_buttons
+
+T = TypeVar("T")
 
 MODES = {  # (bot processes, copies each process gets, update dedupe)
     "twice_to_one_process": (1, 2, True),
@@ -244,3 +247,57 @@ def _button(message: Message, kind: str, action: str | None = None) -> str | Non
         if cb is not None and cb.press.kind == kind and action in (None, cb.press.action):
             return str(b["callback_data"])
     return None
+
+
+async def _leading(
+    p: Processes,
+    users: list[SimUser],
+    find: Callable[[Processes, str, SimUser], Awaitable[T | None]],
+) -> tuple[str, SimUser, T]:
+    """A two-player Chuvash game whose leader's hand message has what ``find``
+    (``find(p, tid, leader)``) looks for: (table, leader, what it found)."""
+    ann, bob = users
+    svc = p.apps[0].svc
+    for _game in range(20):  # deals differ: the first that has it
+        lobby, _group, tid = await group_lobby(p, users)
+        await p.press(bob, lobby, lobby_data(tid, LobbyOp.JOIN))
+        await p.press(ann, lobby, lobby_data(tid, LobbyOp.START))
+        table, state, _v = await svc.tables.get(tid)
+        assert state is not None
+        leader = ann if table.seats[state.to_act()[0]].user == ann.id else bob
+        found = await find(p, tid, leader)
+        if found is not None:
+            return tid, leader, found
+        for u in users:  # free for the next deal
+            await svc.lobbies.leave(tid, u.id)
+    raise AssertionError("no deal had it")
+
+
+def _sel_tokens(message: Message) -> set[str]:
+    """The selection revisions its card buttons were drawn for."""
+    out = set()
+    for b in message.buttons:
+        cb = parse_game(b.get("callback_data"))
+        if cb is not None and cb.press.kind == "card":
+            out.add(cb.sel)
+    return out
+
+
+async def test_one_toggle_in_two_updates_at_once_toggles_once(procs: Processes) -> None:
+    """#38 (22): one card press carried by two updates (two update ids, one
+    callback query), handed over at the same instant as the mode says: the
+    card ends selected, once, and his keyboard shows it."""
+    p = procs
+    users = [p.fake.add_user(n, language_code="en") for n in ("Ann", "Bob")]
+    tid, leader, (message, data, expected) = await _leading(p, users, _toggle)
+    ui = p.apps[0].ui
+    tap = leader.press(data=data, message=message)
+    world = p.fake.world
+    world.enqueue("callback_query", dict(world.updates[-1]["callback_query"]))
+    await p.pump_at_once()
+    answer = await tap.wait_answer(SAFETY)
+    assert not answer.get("show_alert"), answer
+    sel = Selection.from_json((await ui.table(tid)).selections.get(leader.id))
+    assert (sel.cards, sel.rev) == (expected.cards, 1)
+    hand = leader.chat.messages[(await ui.table(tid)).hands[leader.id]]
+    assert _sel_tokens(hand) == {sel.token}, hand.button_texts

@@ -30,6 +30,7 @@ from telegram_bot.buttons.moves import (
     selection_action,
     stamp,
     throw_room,
+    written,
 )
 
 NONE = Selection()
@@ -272,6 +273,32 @@ def test_clean_drops_what_left_the_hand() -> None:
     assert Selection.from_json(Selection(("6C",), "7C", 2).to_json()) == Selection(("6C",), "7C", 2)
     assert Selection.from_json({"cards": "x", "page": -3}) == Selection()
     assert Selection.from_json(None) == Selection()
+
+
+def test_a_selection_remembers_its_last_writes() -> None:
+    """#38 (22): each write records its press and the cards it touched (kept in
+    the JSON, kept by clean), the last ten of them."""
+    g = deal("chuvash", ["6C 7C 9C KS", "8S 9S 10S AH 6D 7D"])
+    v = engine.view(g, 0)
+    one = written(NONE, Selection(cards=("6C",)), press_card("6C"), "cb1")
+    two = written(one, Selection(cards=("6C", "7C")), press_card("7C"), "cb2")
+    assert [(a.request_id, a.rev, a.cards) for a in two.applied] == [
+        ("cb1", 1, ("6C",)),
+        ("cb2", 2, ("7C",)),
+    ]
+    assert Selection.from_json(two.to_json()).applied == two.applied
+    assert clean(v, two).applied == two.applied
+    assert two.has_applied("cb1")
+    assert not two.has_applied("cb3")
+    assert not two.has_applied("")
+    cleared = written(two, Selection(), CLEAR, "cb3")  # touches whatever it drops
+    assert cleared.applied[-1].cards == ("6C", "7C")
+    many = NONE
+    for n in range(103):
+        many = written(many, NONE, press_card("KS"), f"cb{n}")
+    assert (many.rev, many.token, len(many.applied)) == (103, "3", 10)
+    assert many.has_applied("cb102")
+    assert not many.has_applied("cb92")
 
 
 # ------------------------------------------------------------------ random games

@@ -2,29 +2,35 @@
 selection it shows, a toggle is written by compare-and-set on that revision, so
 one toggle delivered twice -- at once or later -- toggles once, and the copy that
 lost is answered silently with his keyboard redrawn (never the opposite
-selection, which the keyboard then disagrees with)."""
+selection, which the keyboard then disagrees with).
+
+#38 (22): a selection write records the request id it applied, in the same
+compare-and-set, so a copy of a press -- at once, in another process, or later
+-- is never applied a second time."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 import redis.asyncio as aredis
 
 from engine import view
 from tables import LiveConfig
-from telegram_bot.buttons.callbacks import PLAY, GameCb, Press, press_card
-from telegram_bot.buttons.moves import Selection, resolve, stamp
-from telegram_bot.state.chat_state import ChatStateStore
-from telegram_bot.usecases.press import ButtonPress, PressStatus
+from telegram_bot.buttons.callbacks import CLEAR, PLAY, GameCb, Press, press_card
+from telegram_bot.buttons.moves import Selection, resolve, stamp, written
+from telegram_bot.state.chat_state import ChatStateStore, SelectionSwap
+from telegram_bot.usecases.press import ButtonPress, PressButton, PressStatus
 from tests.bot.test_press import ANN, BOB, HAND, FakeClock, LosingService, Recorder, Table, wire
 
+Finder = Callable[[LosingService, str], Awaitable[object | None]]
 
-@pytest.fixture
-async def chuvash(redis_url: str, redis_prefix: str) -> AsyncIterator[Table]:
-    """A two-player Chuvash game whose leader can toggle several cards (C6)."""
+
+async def _deal(redis_url: str, redis_prefix: str, wanted: Finder) -> Table:
+    """A two-player Chuvash game (C6: a lead of several cards of one suit) whose
+    deal ``wanted`` finds what the test needs in."""
     svc = LosingService(
         aredis.Redis.from_url(redis_url),
         LiveConfig(prefix=redis_prefix),
@@ -34,17 +40,47 @@ async def chuvash(redis_url: str, redis_prefix: str) -> AsyncIterator[Table]:
     ui = ChatStateStore.of(svc)
     delivery = Recorder()
     publisher, press = wire(svc, ui, delivery)
-    for seed in range(1, 200):  # the first deal whose leader toggles a card
+    for seed in range(1, 200):  # the first deal that has it
         svc.games.new_seed = functools.partial(int, seed)
         code = (await svc.lobbies.create_lobby(ANN, "Ann", variant="chuvash", timer=0)).table.id
         await svc.lobbies.join(code, BOB, "Bob")
         await svc.games.start(code, ANN)
-        if await _toggle_card(svc, code) is not None:
+        if await wanted(svc, code) is not None:
             break
         await svc.admin.admin_cancel(code)
     await ui.update_table(code, hands=HAND)
-    yield Table(svc, ui, delivery, press, code, publisher)
-    await svc.aclose()
+    return Table(svc, ui, delivery, press, code, publisher)
+
+
+@pytest.fixture
+async def chuvash(redis_url: str, redis_prefix: str) -> AsyncIterator[Table]:
+    """A two-player Chuvash game whose leader can toggle several cards (C6)."""
+    t = await _deal(redis_url, redis_prefix, _toggle_card)
+    yield t
+    await t.svc.aclose()
+
+
+@pytest.fixture
+async def second_process(
+    redis_url: str, redis_prefix: str
+) -> AsyncIterator[Callable[[Table], PressButton]]:
+    """The press use case of another bot process: its own Redis client, chat
+    state, snapshots and publisher, on the same Redis and prefix."""
+    made: list[LosingService] = []
+
+    def of(t: Table) -> PressButton:
+        svc = LosingService(
+            aredis.Redis.from_url(redis_url),
+            LiveConfig(prefix=redis_prefix),
+            clock=FakeClock(),
+            owns_client=True,
+        )
+        made.append(svc)
+        return wire(svc, ChatStateStore.of(svc), Recorder())[1]
+
+    yield of
+    for svc in made:
+        await svc.aclose()
 
 
 async def _toggle_card(svc: LosingService, code: str) -> tuple[int, str, str, int] | None:
@@ -131,3 +167,58 @@ async def test_an_old_keyboard_without_a_revision_is_redrawn(chuvash: Table) -> 
     outcome = await t.use_case(ButtonPress(user, bare, user, HAND[user], "cb1"))
     assert outcome.status is PressStatus.REDRAWN
     assert (await _selection(t, user)) == Selection()
+
+
+async def test_copies_of_a_toggle_in_two_processes_toggle_once(
+    chuvash: Table, second_process: Callable[[Table], PressButton]
+) -> None:
+    """#38 (22): one press delivered to two processes at the same instant (the
+    same callback query, whichever update carries it), round after round:
+    each round's card ends as the round left it once -- selected, then not."""
+    t = chuvash
+    other = second_process(t)
+    found = await _toggle_card(t.svc, t.code)
+    assert found is not None
+    user, card, st, version = found
+    for rev in range(6):
+        press = _press(t, user, version, press_card(card), st, str(rev), f"cb{rev}")
+        outcomes = await asyncio.gather(t.use_case(press), other(press), t.use_case(press))
+        assert sorted(o.status.value for o in outcomes) == ["redrawn", "redrawn", "toggled"]
+        sel = await _selection(t, user)
+        assert (sel.cards, sel.rev) == ((card,) if rev % 2 == 0 else (), rev + 1)
+
+
+async def test_a_redelivered_clear_is_applied_once(chuvash: Table) -> None:
+    """#38 (22): a copy of *Clear* (a selection press whatever revision it was
+    drawn for) delivered after he selected again clears nothing: its request
+    id is the selection's -- it wiped his new selection."""
+    t = chuvash
+    found = await _toggle_card(t.svc, t.code)
+    assert found is not None
+    user, card, st, version = found
+    await t.use_case(_press(t, user, version, press_card(card), st, "0", "cb1"))
+    clear = _press(t, user, version, CLEAR, st, "1", "cb2")
+    assert (await t.use_case(clear)).status is PressStatus.TOGGLED
+    assert (await t.use_case(_press(t, user, version, press_card(card), st, "2", "cb3"))).ok
+    assert (await _selection(t, user)).cards == (card,)
+    again = await t.use_case(clear)  # the copy, redelivered
+    assert again.status is PressStatus.REDRAWN
+    sel = await _selection(t, user)
+    assert (sel.cards, sel.rev) == ((card,), 3)
+
+
+async def test_the_selection_write_refuses_a_press_it_applied(chuvash: Table) -> None:
+    """#38 (22): the compare-and-set of a selection also refuses a press whose
+    write it holds -- at the revision that write made, or the one before."""
+    t = chuvash
+    one = written(Selection(), Selection(cards=("6C",)), press_card("6C"), "cb1")
+    assert await t.ui.swap_selection(t.code, ANN, 0, one.to_json(), "cb1") is SelectionSwap.WRITTEN
+    again = written(one, Selection(), press_card("6C"), "cb1")
+    for rev in (0, 1):
+        swap = await t.ui.swap_selection(t.code, ANN, rev, again.to_json(), "cb1")
+        assert swap is SelectionSwap.APPLIED
+    other = written(Selection(), Selection(cards=("7C",)), press_card("7C"), "cb2")
+    assert await t.ui.swap_selection(t.code, ANN, 0, other.to_json(), "cb2") is SelectionSwap.MOVED
+    assert not await t.ui.swap_selection(t.code, ANN, 0, other.to_json(), "cb2")
+    assert await t.ui.swap_selection(t.code, ANN, 1, written(one, other, CLEAR, "cb2").to_json())
+    assert (await _selection(t, ANN)).cards == ("7C",)
