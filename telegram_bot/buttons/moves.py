@@ -43,7 +43,8 @@ SEL_MOD = 100
 
 APPLIED_KEPT = 10
 """Writes of a selection whose request ids (and the cards each touched) it keeps
-(:attr:`Selection.applied`): a copy of one of them is never applied again."""
+(:attr:`Selection.applied`): a copy of one of them is never applied again, and
+a card press drawn that many writes back or fewer may still apply."""
 
 
 @dataclass(frozen=True)
@@ -76,8 +77,9 @@ class Selection:
     ``rev`` counts its writes (each one compare-and-set on it), so a press drawn
     for another revision -- a toggle delivered twice -- is told apart;
     ``applied``: its last writes (#38), so a press is applied once whatever
-    revision its copies come in at.  Two selections are equal when they select
-    the same (``applied`` is bookkeeping)."""
+    revision its copies come in at, and a quick tap of another card of an older
+    keyboard still applies (:func:`drawn_for`).  Two selections are equal when
+    they select the same (``applied`` is bookkeeping)."""
 
     cards: tuple[str, ...] = ()
     choose: str | None = None
@@ -121,6 +123,27 @@ class Selection:
             rev=rev if isinstance(rev, int) and rev >= 0 else 0,
             applied=tuple(a for a in entries if a is not None),
         )
+
+
+def drawn_for(selection: Selection, token: str, press: Press) -> bool:
+    """Does ``press``, drawn for selection revision ``token`` (``GameCb.sel``),
+    still mean what it meant on ``selection``?  Yes when drawn for its revision;
+    and a card press drawn for an older one (two quick taps of one keyboard,
+    #38) when each write since is known (:attr:`Selection.applied`) and none
+    touched its card -- whatever it meant for that card, it means it now.  A
+    second tap of the same card (a double tap), or a press drawn before writes
+    no longer known, is not."""
+    if token == selection.token:
+        return True
+    if press.kind != "card" or not token.isdigit():
+        return False
+    drawn = selection.rev - (selection.rev - int(token)) % SEL_MOD
+    if drawn < 0:
+        return False
+    since = {a.rev: a for a in selection.applied if a.rev > drawn}
+    if sorted(since) != list(range(drawn + 1, selection.rev + 1)):
+        return False  # a write since that is not known any more
+    return all(press.card not in a.cards for a in since.values())
 
 
 def written(old: Selection, new: Selection, press: Press, request_id: str) -> Selection:

@@ -17,10 +17,13 @@ Likewise a press that changed his selection: its write is compare-and-set on
 the selection's revision and records the press's request id (the same script
 refuses a second write of that id, #38), so a copy -- at once, in another
 process, or later -- is answered silently with his selection of now
-(:attr:`PressStatus.REDRAWN`), never applied again.  A card or *Play* press
-drawn for another revision of his selection changes nothing (``REDRAWN``).  The
-seat is always the presser's own: a button of a message that is not his current
-hand message changes nothing.
+(:attr:`PressStatus.REDRAWN`), never applied again.  A *Play* press drawn for
+another revision of his selection changes nothing (``REDRAWN``), nor does a
+card press, unless only other cards were written since (two quick taps of one
+keyboard: both apply, :func:`telegram_bot.buttons.moves.drawn_for`); a
+selection write that loses its compare-and-set to another press of his is made
+again on the newer selection.  The seat is always the presser's own: a button
+of a message that is not his current hand message changes nothing.
 
 Stale presses (issue 13): a press of a keyboard he already moved from (a double
 tap) is :attr:`PressStatus.REPEATED`, answered silently, before anything else --
@@ -44,12 +47,13 @@ from telegram_bot.buttons.moves import (
     BOUT_STAMP_LEN,
     ERR_NOT_YOUR_TURN,
     Selection,
+    drawn_for,
     resolve,
     stamp,
     written,
 )
 from telegram_bot.publishing.changes import Change, Redraw, Refresh
-from telegram_bot.state.chat_state import ChatStateStore
+from telegram_bot.state.chat_state import ChatStateStore, SelectionSwap
 from telegram_bot.state.claims import WriteClaims
 from telegram_bot.state.pending_renders import RenderMarks
 from telegram_bot.state.snapshot import Snapshot, Snapshots, group_of, hand_target
@@ -62,6 +66,15 @@ do (a page, Clear, Back, an action), so a repeat of them is harmless."""
 APPLY_ATTEMPTS = 3
 """A press whose move loses a compare-and-set race is tried again on the newer
 state (while its stamp still matches) this many times in all."""
+
+SELECTION_ATTEMPTS = 8
+"""A selection write that loses its compare-and-set to another press of his
+(quick taps of several cards, #38) is tried again on the newer selection this
+many times in all."""
+
+
+class SelectionMoved:
+    """A selection write lost its compare-and-set: look again."""
 
 
 class PressStatus(enum.Enum):
@@ -140,10 +153,15 @@ class PressButton:
             return refused
         seat = snap.table.seat_of(press.user)
         assert seat is not None
-        for attempt in range(self.attempts):
+        moves, selections = 0, 0  # compare-and-sets lost, of the table and of his selection
+        while True:
             selection = Selection.from_json(snap.ui.selections.get(press.user))
             outcome = await self._try(snap, seat, selection, press)
-            if not isinstance(outcome, StaleVersion):
+            if isinstance(outcome, StaleVersion):
+                moves += 1
+            elif isinstance(outcome, SelectionMoved):
+                selections += 1
+            else:
                 return outcome
             # another write landed meanwhile: look again (the stamp decides)
             try:
@@ -155,15 +173,17 @@ class PressButton:
                 return duplicate
             if not _playing(snap):
                 return PressOutcome(PressStatus.GAME_OVER)
-            if attempt + 1 < self.attempts and not snap.table.seats[seat].ai_controlled:
+            tries_left = moves < self.attempts and selections < SELECTION_ATTEMPTS
+            if tries_left and not snap.table.seats[seat].ai_controlled:
                 continue
             refresh = Refresh(snap.table.id, seats=(seat,), actor=press.user)
+            if isinstance(outcome, SelectionMoved):  # show him the selection that won
+                return PressOutcome(PressStatus.REDRAWN, change=refresh)
             return PressOutcome(PressStatus.STALE, change=refresh)
-        return PressOutcome(PressStatus.STALE)
 
     async def _try(
         self, snap: Snapshot, seat: int, selection: Selection, press: ButtonPress
-    ) -> PressOutcome | StaleVersion:
+    ) -> PressOutcome | StaleVersion | SelectionMoved:
         """One attempt on ``snap``: an outcome, or the lost compare-and-set."""
         state = snap.loaded.state
         assert state is not None
@@ -178,17 +198,18 @@ class PressButton:
             # seems to mean -- a Pass still legal on a throw-in he never saw -- is
             # not what he meant; checked before the stamp and the pass exemptions
             return PressOutcome(PressStatus.REPEATED, change=Redraw(snap, press.user, selection))
+        current = drawn_for(selection, button.sel, button.press)
         if (
             button.version != snap.version
             and (not button.stamp or button.stamp != stamp(seat_view))
             and not _still_a_pass(seat_view, button)
-            and not _still_meant(seat_view, selection, button)
+            and not _still_meant(seat_view, selection, button, current)
         ):
             # his hand or options changed since the keyboard was drawn
             return PressOutcome(PressStatus.STALE, change=Redraw(snap, press.user, selection))
-        if button.press.kind in SELECTION_PRESSES and button.sel != selection.token:
-            # drawn for another revision of his selection (a toggle delivered twice,
-            # a double tap): what it meant is gone -- show him his selection now
+        if button.press.kind in SELECTION_PRESSES and not current:
+            # drawn for another revision of his selection (a double tap, a Play of
+            # another selection): what it meant is gone -- show him his selection now
             return PressOutcome(PressStatus.REDRAWN, change=Redraw(snap, press.user, selection))
         resolved = resolve(seat_view, selection, button.press)
         if resolved.error is not None:
@@ -203,10 +224,16 @@ class PressButton:
             swap = await self.ui.swap_selection(
                 snap.table.id, press.user, selection.rev, new.to_json(), press.request_id
             )
-            if not swap:  # another press changed it first, or a copy of this one: show it
+            if swap is SelectionSwap.MOVED:  # another press changed it first: look again
+                return SelectionMoved()
+            if swap is SelectionSwap.APPLIED:  # a copy of this press wrote it: show it
                 refresh = Refresh(snap.table.id, seats=(seat,), actor=press.user)
                 return PressOutcome(PressStatus.REDRAWN, change=refresh)
             return PressOutcome(PressStatus.TOGGLED, change=Redraw(snap, press.user, new))
+        if button.sel != selection.token and button.press.kind in SELECTION_PRESSES:
+            # a quick tap of an older keyboard that would make a move: only the
+            # keyboard he saw at the time makes a move -- show him the one of now
+            return PressOutcome(PressStatus.REDRAWN, change=Redraw(snap, press.user, selection))
         assert resolved.action is not None
         return await self._apply(snap, selection, press, resolved.action, resolved.rest_of_bout)
 
@@ -260,7 +287,9 @@ def _still_a_pass(seat_view: dict[str, Any], button: GameCb) -> bool:
     return is_pass and same_bout and "P" in seat_view.get("legal", ())
 
 
-def _still_meant(seat_view: dict[str, Any], selection: Selection, button: GameCb) -> bool:
+def _still_meant(
+    seat_view: dict[str, Any], selection: Selection, button: GameCb, current: bool
+) -> bool:
     """A throw-in or a cover the press names whole -- its action button, his
     *Play* of the cards he chose (the same selection), or a card with one move
     -- still legal for him in the same bout: it means what it meant, whatever
@@ -268,14 +297,15 @@ def _still_meant(seat_view: dict[str, Any], selection: Selection, button: GameCb
     table moves the priority and the throw-in room, and so his stamp; #29, a
     stale toast on one press in 14 of a 4-player Shchelkovsky game).  Leads,
     Take, transfers and pass-tickets stay strict: what they do depends on more
-    of the table."""
+    of the table.  ``current``: a card or *Play* press still means what it meant
+    on his selection (:func:`telegram_bot.buttons.moves.drawn_for`)."""
     if not button.stamp or button.stamp[:BOUT_STAMP_LEN] != stamp(seat_view)[:BOUT_STAMP_LEN]:
         return False
     p = button.press
     if p.kind not in ("action", "play", "card"):
         return False
-    if p.kind in SELECTION_PRESSES and button.sel != selection.token:
-        return False  # drawn for another revision of his selection
+    if p.kind in SELECTION_PRESSES and not current:
+        return False  # drawn for another revision of his selection (:func:`drawn_for`)
     outcome = resolve(seat_view, selection, p)
     if p.kind == "card" and outcome.selection is not None:
         # a card he ticks (or whose moves he opens) for a move he makes next: no

@@ -11,7 +11,7 @@ the fake Bot API and a real Redis, with each update handed over
 
 A command (``/new``, ``/play``), and the buttons Add AI, Remove AI, Join,
 a setting, Start, a card toggle, Play and a move; one card toggle carried by two
-updates (#38)."""
+updates; two quick taps of two cards of one keyboard (#38)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ import pytest
 
 from sandbox.fake_api import Chat, FakeTelegram, Message, RateLimits, SimUser
 from telegram_bot.app import BotApp
-from telegram_bot.buttons.callbacks import LobbyCb, LobbyOp, parse_game
+from telegram_bot.buttons.callbacks import LobbyCb, LobbyOp, Press, parse_game
 from telegram_bot.buttons.moves import Selection, resolve
 from tests.bot.e2e_kit import SAFETY, Harness, has_game_buttons, has_lobby_buttons
 
@@ -273,6 +273,33 @@ async def _leading(
     raise AssertionError("no deal had it")
 
 
+async def _pair(p: Processes, tid: str, user: SimUser) -> tuple[Message, str, str] | None:
+    """His hand message and two of its card buttons he selects together."""
+    svc, ui = p.apps[0].svc, p.apps[0].ui
+    mid = (await ui.table(tid)).hands.get(user.id)
+    if mid is None:
+        return None
+    message = user.chat.messages[mid]
+    seat_view = (await svc.games.seat_view(tid, user.id)).view
+    cards: dict[str, tuple[Press, str]] = {}  # card -> its press, its button's data
+    for b in message.buttons:
+        cb = parse_game(b.get("callback_data"))
+        if cb is not None and cb.press.kind == "card":
+            out = resolve(seat_view, Selection(), cb.press)
+            if out.selection is not None and out.selection.cards == (cb.press.card,):
+                cards[cb.press.card] = (cb.press, b["callback_data"])
+
+    def joins(first: str, then: str) -> bool:
+        out = resolve(seat_view, Selection(cards=(first,)), cards[then][0])
+        return out.selection is not None and sorted(out.selection.cards) == sorted((first, then))
+
+    for one in cards:
+        for two in cards:
+            if one < two and joins(one, two) and joins(two, one):
+                return message, cards[one][1], cards[two][1]
+    return None
+
+
 def _sel_tokens(message: Message) -> set[str]:
     """The selection revisions its card buttons were drawn for."""
     out = set()
@@ -281,6 +308,25 @@ def _sel_tokens(message: Message) -> set[str]:
         if cb is not None and cb.press.kind == "card":
             out.add(cb.sel)
     return out
+
+
+async def test_two_cards_tapped_at_once_are_both_selected(procs: Processes) -> None:
+    """#38 (22): two quick taps of two cards of one keyboard, each delivered as
+    the mode says, all at once: both cards end selected, and his keyboard shows
+    it (the second tap was answered as redrawn and lost)."""
+    p = procs
+    users = [p.fake.add_user(n, language_code="en") for n in ("Ann", "Bob")]
+    tid, leader, (message, a, b) = await _leading(p, users, _pair)
+    ui = p.apps[0].ui
+    taps = [leader.press(data=data, message=message) for data in (a, b)]
+    await p.pump_at_once()
+    answers = [await t.wait_answer(SAFETY) for t in taps]
+    assert not [x for x in answers if x.get("show_alert") or x.get("text")], answers
+    sel = Selection.from_json((await ui.table(tid)).selections.get(leader.id))
+    cards = sorted(cb.press.card for cb in map(parse_game, (a, b)) if cb is not None)
+    assert (sorted(sel.cards), sel.rev) == (cards, 2)
+    hand = leader.chat.messages[(await ui.table(tid)).hands[leader.id]]
+    assert _sel_tokens(hand) == {sel.token}, hand.button_texts
 
 
 async def test_one_toggle_in_two_updates_at_once_toggles_once(procs: Processes) -> None:

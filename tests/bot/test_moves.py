@@ -25,6 +25,7 @@ from telegram_bot.buttons.moves import (
     View,
     card_moves,
     clean,
+    drawn_for,
     playable,
     resolve,
     selection_action,
@@ -277,7 +278,8 @@ def test_clean_drops_what_left_the_hand() -> None:
 
 def test_a_selection_remembers_its_last_writes() -> None:
     """#38 (22): each write records its press and the cards it touched (kept in
-    the JSON, kept by clean), the last ten of them."""
+    the JSON, kept by clean); a card press of an older keyboard still means what
+    it meant while no known write since touched its card."""
     g = deal("chuvash", ["6C 7C 9C KS", "8S 9S 10S AH 6D 7D"])
     v = engine.view(g, 0)
     one = written(NONE, Selection(cards=("6C",)), press_card("6C"), "cb1")
@@ -291,14 +293,29 @@ def test_a_selection_remembers_its_last_writes() -> None:
     assert two.has_applied("cb1")
     assert not two.has_applied("cb3")
     assert not two.has_applied("")
+    assert drawn_for(two, "2", PLAY)
+    assert not drawn_for(two, "1", PLAY)
+    assert drawn_for(two, "0", press_card("9C"))  # neither write touched it
+    assert not drawn_for(two, "0", press_card("7C"))  # the second write did
+    assert drawn_for(two, "1", press_card("6C"))
+    assert not drawn_for(two, "0", press_card("6C"))
+    assert not drawn_for(two, "", press_card("9C"))  # a keyboard without a revision
+    assert not drawn_for(two, "5", press_card("9C"))  # a revision it never had
     cleared = written(two, Selection(), CLEAR, "cb3")  # touches whatever it drops
     assert cleared.applied[-1].cards == ("6C", "7C")
+    assert not drawn_for(cleared, "2", press_card("6C"))
+    # past the revisions a keyboard carries (mod 100), writes it no longer knows
+    far = Selection(cards=("6C",), rev=101, applied=one.applied)
+    assert not drawn_for(far, "0", press_card("9C"))
     many = NONE
     for n in range(103):
         many = written(many, NONE, press_card("KS"), f"cb{n}")
     assert (many.rev, many.token, len(many.applied)) == (103, "3", 10)
     assert many.has_applied("cb102")
     assert not many.has_applied("cb92")
+    assert not drawn_for(many, "2", press_card("KS"))
+    assert drawn_for(many, "2", press_card("9C"))
+    assert not drawn_for(many, "90", press_card("9C"))  # older than the writes it keeps
 
 
 # ------------------------------------------------------------------ random games

@@ -6,7 +6,9 @@ selection, which the keyboard then disagrees with).
 
 #38 (22): a selection write records the request id it applied, in the same
 compare-and-set, so a copy of a press -- at once, in another process, or later
--- is never applied a second time."""
+-- is never applied a second time; and quick taps of two different cards of
+one keyboard both apply (the second is no longer refused as drawn for an older
+revision: no write since touched its card)."""
 
 from __future__ import annotations
 
@@ -61,6 +63,14 @@ async def chuvash(redis_url: str, redis_prefix: str) -> AsyncIterator[Table]:
 
 
 @pytest.fixture
+async def chuvash_pair(redis_url: str, redis_prefix: str) -> AsyncIterator[Table]:
+    """A two-player Chuvash game whose leader can select two cards together."""
+    t = await _deal(redis_url, redis_prefix, _two_cards)
+    yield t
+    await t.svc.aclose()
+
+
+@pytest.fixture
 async def second_process(
     redis_url: str, redis_prefix: str
 ) -> AsyncIterator[Callable[[Table], PressButton]]:
@@ -95,6 +105,31 @@ async def _toggle_card(svc: LosingService, code: str) -> tuple[int, str, str, in
         out = resolve(v, Selection(), press_card(card))
         if out.selection is not None and out.selection.cards == (card,):
             return user, card, stamp(v), loaded.version
+    return None
+
+
+async def _two_cards(svc: LosingService, code: str) -> tuple[int, str, str, str, int] | None:
+    """(leader, two cards he selects together -- in either order --, his stamp,
+    the version), if there are two."""
+    loaded = await svc.tables.load(code)
+    assert loaded.state is not None
+    seat = loaded.state.to_act()[0]
+    user = loaded.table.seats[seat].user
+    assert user is not None
+    v = view(loaded.state, seat)
+
+    def alone(card: str) -> bool:
+        out = resolve(v, Selection(), press_card(card))
+        return out.selection is not None and out.selection.cards == (card,)
+
+    def joins(first: str, then: str) -> bool:
+        out = resolve(v, Selection(cards=(first,)), press_card(then))
+        return out.selection is not None and sorted(out.selection.cards) == sorted((first, then))
+
+    for a in v["hand"]:
+        for b in v["hand"]:
+            if a < b and alone(a) and alone(b) and joins(a, b) and joins(b, a):
+                return user, a, b, stamp(v), loaded.version
     return None
 
 
@@ -186,6 +221,54 @@ async def test_copies_of_a_toggle_in_two_processes_toggle_once(
         assert sorted(o.status.value for o in outcomes) == ["redrawn", "redrawn", "toggled"]
         sel = await _selection(t, user)
         assert (sel.cards, sel.rev) == ((card,) if rev % 2 == 0 else (), rev + 1)
+
+
+async def test_two_cards_tapped_at_once_are_both_selected(
+    chuvash_pair: Table, second_process: Callable[[Table], PressButton]
+) -> None:
+    """#38 (22): two quick taps of two cards of one keyboard, handled at once --
+    by one process, then by two: both cards end selected (the second write
+    lost its compare-and-set and was answered as redrawn: his tap was lost)."""
+    t = chuvash_pair
+    found = await _two_cards(t.svc, t.code)
+    assert found is not None
+    user, a, b, st, version = found
+    other = second_process(t)
+    for n, (one, two) in enumerate(((t.use_case, t.use_case), (t.use_case, other))):
+        rev = 3 * n  # the first round: 0 -> 2, Clear -> 3
+        taps = [
+            _press(t, user, version, press_card(card), st, str(rev), f"cb{n}{card}")
+            for card in (a, b)
+        ]
+        outcomes = await asyncio.gather(one(taps[0]), two(taps[1]))
+        assert [o.status for o in outcomes] == [PressStatus.TOGGLED] * 2
+        sel = await _selection(t, user)
+        assert (sorted(sel.cards), sel.rev) == (sorted((a, b)), rev + 2)
+        clear = _press(t, user, version, CLEAR, st, str(rev + 2), f"cb{n}clear")
+        assert (await t.use_case(clear)).status is PressStatus.TOGGLED
+
+
+async def test_quick_taps_of_two_cards_of_one_keyboard_both_apply(chuvash_pair: Table) -> None:
+    """#38 (22): the second tap of a keyboard, drawn before the first tap's
+    redraw, toggles its own card: no write since touched that card."""
+    t = chuvash_pair
+    found = await _two_cards(t.svc, t.code)
+    assert found is not None
+    user, a, b, st, version = found
+    first = await t.use_case(_press(t, user, version, press_card(a), st, "0", "cb1"))
+    second = await t.use_case(_press(t, user, version, press_card(b), st, "0", "cb2"))
+    assert (first.status, second.status) == (PressStatus.TOGGLED, PressStatus.TOGGLED)
+    assert sorted((await _selection(t, user)).cards) == sorted((a, b))
+    # ... but a third tap of that keyboard, of a card a write since touched: a
+    # double tap, redrawn (its meaning -- select it -- is gone)
+    third = await t.use_case(_press(t, user, version, press_card(a), st, "0", "cb3"))
+    assert third.status is PressStatus.REDRAWN
+    sel = await _selection(t, user)
+    assert (sorted(sel.cards), sel.rev) == (sorted((a, b)), 2)
+    # ... and a copy of the second tap, later: applied once
+    again = await t.use_case(_press(t, user, version, press_card(b), st, "0", "cb2"))
+    assert again.status is PressStatus.REDRAWN
+    assert (await _selection(t, user)).rev == 2
 
 
 async def test_a_redelivered_clear_is_applied_once(chuvash: Table) -> None:
