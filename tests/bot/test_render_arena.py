@@ -147,7 +147,7 @@ def game_over(arena: str) -> Snapshot:
 def ops(markup: object) -> tuple[list[object], list[object]]:
     """The lobby ops (*Rematch*) and the replay ops of a keyboard."""
     datas = [b.callback_data or "" for row in getattr(markup, "inline_keyboard", []) for b in row]
-    lobby = [cb.op for d in datas if (cb := parse_lobby(d)) is not None]
+    lobby: list[object] = [cb.op for d in datas if (cb := parse_lobby(d)) is not None]
     return lobby, [ReplayCb.unpack(d).op for d in datas if d.startswith("rp:")]
 
 

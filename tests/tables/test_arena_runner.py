@@ -123,6 +123,7 @@ async def test_a_cooldown_met_at_the_start_withdraws_the_player_it_names(
     first seat was withdrawn and told he had left games unfinished."""
     a = await arena_of(svc, 2, seats=2)
     runner = svc.timers.arenas
+    assert runner is not None
     cooled: list[int] = []
 
     async def second_cools_down(table: str, _version: int) -> None:
@@ -156,6 +157,7 @@ async def test_a_refusal_that_names_nobody_withdraws_nobody(
         raise LiveError("busy", "the table is too busy right now; try again")
 
     monkeypatch.setattr(svc.games, "start", busy)
+    assert svc.timers.arenas is not None
     woken = await svc.timers.arenas.wake(a.id)
     assert (woken.started, woken.withdrawn) == ([], [])
     assert all(p.waiting for p in woken.arena.players)
