@@ -109,7 +109,6 @@ class LobbyActions:
                     timer=timer,
                     private=True,
                     ai_kind=LEVELS[level],
-                    rated=False,  # against the AI: casual, so its timer may be none (#38)
                 )
                 break
             except LiveError as e:

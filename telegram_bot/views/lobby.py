@@ -162,8 +162,7 @@ def render_lobby(
 
 
 def settings_keyboard(lobby: LobbyLike, *, locale: str) -> InlineKeyboardMarkup:
-    """Game; decks 2/4 and remove-one-joker (Shchelkovsky); turn timer ("no
-    timer" only in a casual lobby: a rated game always has one, #38); the AI
+    """Game; decks 2/4 and remove-one-joker (Shchelkovsky); turn timer; the AI
     level (of the AI seats); max players; spectators; the current choices
     ticked.  A row whose options are bare values carries its mark on each (⏱ 30 s,
     🤖 hard, 👥 6), which the text above names (:data:`SETTINGS_LEGEND`); the
@@ -186,9 +185,8 @@ def settings_keyboard(lobby: LobbyLike, *, locale: str) -> InlineKeyboardMarkup:
     timers = [
         b(_("{s} s", s=s) if s else _("no timer"), f"timer={s}", lobby.timer == s, TIMER_MARK)
         for s in TIMERS
-        if s or not lobby.rated  # a rated game always has a turn timer (#38)
     ]
-    rows += [timers[:2], timers[2:]] if len(timers) > 3 else [timers]
+    rows += [timers[:2], timers[2:]]
     level = LEVEL_OF.get(lobby.ai_kind, "normal")
     rows.append(
         [b(_(title), f"level={v}", level == v, AI_MARK) for v, title in LEVEL_TITLES.items()]

@@ -549,7 +549,6 @@ def test_lobby_and_settings(locale: str) -> None:
     assert {"watch=0", "watch=1"} <= args  # spectators allowed or not (issue #16)
     assert {"level=easy", "level=normal", "level=hard"} <= args
     assert {"rated=0", "rated=1"} <= args  # #25
-    assert "timer=0" not in args  # a rated lobby: a rated game always has a turn timer (#38)
     ticked = {lobby_cb(b.callback_data).arg for b in buttons if b.text.startswith("✓")}
     assert ticked == {
         "game=shchelkovsky",
@@ -572,7 +571,7 @@ def test_lobby_and_settings(locale: str) -> None:
     hard_text, _kb = render_lobby(hard, locale=locale)
     _ = Translator(locale)
     assert _("AI {n}", n="1") + " (" + _("hard") + ")" in hard_text  # «Компьютер 1 (сложный)»
-    chuvash = FakeLobby(variant="chuvash", options={}, max_seats=6, timer=0, rated=False)
+    chuvash = FakeLobby(variant="chuvash", options={}, max_seats=6, timer=0)
     args = {
         lobby_cb(b.callback_data).arg
         for row in settings_keyboard(chuvash, locale=locale).inline_keyboard
