@@ -42,6 +42,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
@@ -96,6 +97,7 @@ class Timers:
         # ``_shard_stalls``: a shard whose own tick failed, since its last
         # good one; ``_hint_stalls``: a table that could not be read at its
         # deadline (on a cluster, only its master failed), since then
+        self.monotonic: Clock = time.monotonic  # real time, for a stalled loop (#38)
         self._last_ok: int | None = None
         self._stalled: int | None = None
         self._shard_stalls: dict[int, int] = {}
@@ -344,11 +346,13 @@ class Timers:
         about once a minute it also prunes the table index of expired tables --
         only the process holding the pruner's lease does (:meth:`prune`)."""
         pruned = 0.0
-        last: int | None = None
+        last: tuple[float, int] | None = None  # the last tick's start: real s, service ms
         while not stop.is_set():
-            start = self.tables.now_ms()
-            if last is not None and start - last > self.config.timer_gap * 1000:
-                self.stalled(last)  # the loop itself stalled (a blocked event loop, #38)
+            start = (self.monotonic(), self.tables.now_ms())
+            if last is not None and start[0] - last[0] > self.config.timer_gap:
+                # the loop itself stalled (a blocked event loop, #38) -- in real
+                # time: the service's clock may be a test's, moved on at will
+                self.stalled(last[1])
             last = start
             if self.clock() - pruned >= PRUNE_EVERY_S:
                 pruned = self.clock()

@@ -155,8 +155,15 @@ async def positions(h: FleetHarness, tid: str) -> tuple[dict[str, list[int]], li
         if n:
             state.apply(Action.from_text(events[n - 1].seat, events[n - 1].text))
         if state.over:
+            loaded = await h.svc.tables.load(tid)  # a draw's players share a place (#38)
+            places = loaded.result.places if loaded.result is not None else ()
             html, _m = render_game_over(
-                public_view(state), locale="en", names=names, code=tid, settlement=settled
+                public_view(state),
+                locale="en",
+                names=names,
+                code=tid,
+                settlement=settled,
+                places=places,
             )
             texts.setdefault(parse_text(html, "HTML")[0], []).append(OVER)
             break

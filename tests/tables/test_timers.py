@@ -406,9 +406,48 @@ async def test_deadlines_during_an_outage_in_the_same_process_are_extended(
 
 async def test_a_stalled_timer_loop_is_a_gap_too(svc: TableService, clock: FakeClock) -> None:
     """The loop that ticks stalled (a blocked event loop) past the deadline: the
-    deadlines that passed meanwhile are extended, not enforced (#38)."""
+    deadlines that passed meanwhile are extended, not enforced (#38).  A stall
+    is real time; the service's clock moved on alone is none (the next test)."""
     tid = await new_table(svc, 2, timer=30)
     t0 = clock.now
+    stop = asyncio.Event()
+    seen: list[Any] = []
+    loops = 0
+
+    async def on_result(r: Any) -> None:
+        seen.append(r)
+        stop.set()
+
+    real_tick = svc.timers.tick
+    real = [0.0]  # the loop's real time (the service's clock is the test's)
+    svc.timers.monotonic = lambda: real[0]
+
+    async def tick(limit: int = 100) -> Any:
+        nonlocal loops
+        loops += 1
+        got = await real_tick(limit)
+        real[0] += 0.01
+        if loops == 1:
+            clock.advance(40)  # then the loop blocked 40 s before the next tick
+            real[0] += 40
+        return got
+
+    svc.timers.tick = tick  # type: ignore[method-assign]
+    clock.advance(5)
+    await asyncio.wait_for(svc.timers.run_timers(stop, interval=0.01, on_result=on_result), 30)
+    [r] = seen
+    assert r.table_id == tid
+    assert [e.kind for e in r.events] == ["extend"]
+    assert r.deadline > int((t0 + 45) * 1000)
+
+
+async def test_the_services_clock_moved_on_alone_is_no_stall(
+    svc: TableService, clock: FakeClock
+) -> None:
+    """Only real time makes a stall: a clock moved on between two ticks of a
+    loop that kept running (a test's, a corrected wall clock) enforces the
+    deadline as usual."""
+    tid = await new_table(svc, 2, timer=30)
     stop = asyncio.Event()
     seen: list[Any] = []
     loops = 0
@@ -424,13 +463,11 @@ async def test_a_stalled_timer_loop_is_a_gap_too(svc: TableService, clock: FakeC
         loops += 1
         got = await real_tick(limit)
         if loops == 1:
-            clock.advance(40)  # then the loop blocked 40 s before the next tick
+            clock.advance(40)
         return got
 
     svc.timers.tick = tick  # type: ignore[method-assign]
-    clock.advance(5)
     await asyncio.wait_for(svc.timers.run_timers(stop, interval=0.01, on_result=on_result), 30)
     [r] = seen
     assert r.table_id == tid
-    assert [e.kind for e in r.events] == ["extend"]
-    assert r.deadline > int((t0 + 45) * 1000)
+    assert [e.kind for e in r.events][:1] == ["timeout"]
