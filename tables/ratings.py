@@ -22,7 +22,11 @@ not) in which the AI never took his seat.  **Cooldowns**: walking away from a
 rated game is an offence; the offences of the last 72 hours set the cooldown
 before his next rated game: none for the first, then 10 minutes, x3 for each
 more, at most 3 days (:meth:`RatingRules.cooldown`).  Casual games are never
-blocked.
+blocked.  A voluntary leave is charged when he leaves (:meth:`Ratings.charge_leave`,
+#38: a pending offence, the cooldown at once), not at the game's end -- he is
+free to sit elsewhere meanwhile; the settlement confirms it (no second
+offence) or undoes it (he took his seat back and played to the end, everyone
+walked away: no offence by the rules above).
 
 **Exactly once.**  Every key is in the hash tag ``{rt}`` (one slot), so one
 script (:data:`SETTLE_LUA`) checks and writes everything a game changes: it
@@ -42,7 +46,10 @@ Keys (``P`` the prefix):
 ``P{rt}:off:<user>``    zset ``<table>:<game>`` -> ms: his walkaways from rated
                         games (older than 72 h trimmed at his next one; the
                         reads count only the 72 h, #38)
-``P{rt}:cool:<user>``   string JSON ``{"until", "n"}``, expiring then
+``P{rt}:pend:<user>``   hash ``<table>:<game>`` -> the cooldown (ms) it set: his
+                        leaves charged at once and not settled yet (#38)
+``P{rt}:cool:<user>``   string JSON ``{"until", "n"}``, expiring then: the latest
+                        end any offence in ``off`` sets (:data:`RECOOL_LUA`)
 ``P{rt}:h:<user>``      list of JSON history entries, newest first
 ``P{rt}:pair:<a>:<b>``  zset ``<table>:<game>`` -> ms: the two's counted rated
                         games in the last 24 h (``a < b``)
@@ -296,18 +303,52 @@ class Recomputed:
     mismatches: tuple[tuple[int, str, Rating, Rating], ...]  # user, variant, stored, replayed
 
 
-SETTLE_LUA = r"""
+RECOOL_LUA = r"""
+local function recool(offk, coolk, now, window, first, factor, maxms)
+  -- his cooldown from the offences in offk: each one sets, from its own time,
+  -- the cooldown of its rank among those of the 72 h before it; the latest end
+  -- counts (the same figures as when each was written, #38: one rule whether
+  -- an offence came, was confirmed or was undone)
+  local all = redis.call('ZRANGE', offk, 0, -1, 'WITHSCORES')
+  local best, bestn = 0, 0
+  for j = 2, #all, 2 do
+    local t = tonumber(all[j])
+    local k = 0
+    for m = 2, #all, 2 do
+      local s = tonumber(all[m])
+      if s > t - window and s <= t then k = k + 1 end
+    end
+    if k >= 2 then
+      local ms = math.floor(math.min(first * factor ^ (k - 2), maxms))
+      if t + ms > best then best, bestn = t + ms, k end
+    end
+  end
+  if best > now then
+    redis.call('SET', coolk, '{"until":' .. best .. ',"n":' .. bestn .. '}', 'PX', best - now)
+  else
+    redis.call('DEL', coolk)
+  end
+end
+"""
+"""A Lua function the scripts below begin with: ``recool(off key, cool key, now
+ms, window ms, first ms, factor, max ms)`` writes (or deletes) the cooldown
+the offences in the key set."""
+
+
+SETTLE_LUA = (
+    RECOOL_LUA
+    + r"""
 local gkey, logkey = KEYS[1], KEYS[2]
 if redis.call('EXISTS', gkey) == 1 then return {'dup', unpack(redis.call('HGETALL', gkey))} end
 local n, np = tonumber(ARGV[7]), tonumber(ARGV[8])
 local A = 20
 for i = 1, n do
-  local rev = redis.call('HGET', KEYS[2 + (i - 1) * 5 + 1], 'rev') or '0'
+  local rev = redis.call('HGET', KEYS[2 + (i - 1) * 6 + 1], 'rev') or '0'
   if rev ~= ARGV[A + (i - 1) * 8 + 2] then return {'stale'} end
 end
 local now, variant = tonumber(ARGV[2]), ARGV[10]
 local counted = ARGV[4] == '1'
-local pk = 2 + n * 5
+local pk = 2 + n * 6
 if counted then
   for j = 1, np do
     local key = KEYS[pk + j]
@@ -318,8 +359,10 @@ end
 local top, new = KEYS[pk + np + 1], KEYS[pk + np + 2]
 local offences = {}
 for i = 1, n do
-  local b = 2 + (i - 1) * 5
+  local b = 2 + (i - 1) * 6
   local rk, relk, offk, coolk, hk = KEYS[b + 1], KEYS[b + 2], KEYS[b + 3], KEYS[b + 4], KEYS[b + 5]
+  local pendk = KEYS[b + 6]
+  local pending = redis.call('HGET', pendk, ARGV[1])
   local a = A + (i - 1) * 8
   local user = ARGV[a + 1]
   redis.call('HINCRBY', rk, 'rev', 1)
@@ -338,20 +381,33 @@ for i = 1, n do
   end
   redis.call('LPUSH', relk, ARGV[a + 6])
   redis.call('LTRIM', relk, 0, tonumber(ARGV[15]) - 1)
+  local window, first = tonumber(ARGV[11]), tonumber(ARGV[12])
+  local factor, maxms = tonumber(ARGV[13]), tonumber(ARGV[14])
   if ARGV[19] ~= '' and string.find(ARGV[19], ',' .. user .. ',', 1, true) then
     -- he walked away from a rated game: an offence, and the cooldown it sets
-    redis.call('ZREMRANGEBYSCORE', offk, '-inf', now - tonumber(ARGV[11]))
-    redis.call('ZADD', offk, now, ARGV[1])
-    redis.call('PEXPIRE', offk, ARGV[11])
-    local k = redis.call('ZCARD', offk)
     local ms = 0
-    if k >= 2 then
-      ms = math.min(tonumber(ARGV[12]) * tonumber(ARGV[13]) ^ (k - 2), tonumber(ARGV[14]))
-      ms = math.floor(ms)
-      redis.call('SET', coolk, '{"until":' .. (now + ms) .. ',"n":' .. k .. '}', 'PX', ms)
+    if pending then
+      -- charged when he left (#38): confirmed, not a second offence; its
+      -- time and cooldown stay those of the leave
+      redis.call('HDEL', pendk, ARGV[1])
+      ms = tonumber(pending)
+    else
+      redis.call('ZREMRANGEBYSCORE', offk, '-inf', now - window)
+      redis.call('ZADD', offk, now, ARGV[1])
+      redis.call('PEXPIRE', offk, window)
+      local k = redis.call('ZCARD', offk)
+      if k >= 2 then ms = math.floor(math.min(first * factor ^ (k - 2), maxms)) end
+      recool(offk, coolk, now, window, first, factor, maxms)
     end
     table.insert(offences, 'o:' .. user)
     table.insert(offences, ms)
+  elseif pending then
+    -- charged when he left, but the game brings him no offence (he took his
+    -- seat back and played to the end, everyone walked away, not rated):
+    -- undone, and his cooldown is what his other offences set (#38)
+    redis.call('HDEL', pendk, ARGV[1])
+    redis.call('ZREM', offk, ARGV[1])
+    recool(offk, coolk, now, window, first, factor, maxms)
   end
 end
 if counted then
@@ -367,8 +423,10 @@ redis.call('HSET', gkey, 's', outcome, unpack(offences))
 redis.call('PEXPIRE', gkey, ARGV[3])
 return {'ok', unpack(redis.call('HGETALL', gkey))}
 """
+)
 """Settle one game (:meth:`Ratings.settle`).  KEYS: the game's key, the log,
-five keys per human (rating, reliability, offences, cooldown, history), the
+six keys per human (rating, reliability, offences, cooldown, history, pending
+leaves), the
 pair keys, the two boards.  ARGV: 1 game, 2 now ms, 3 game ttl ms, 4 counted
 unless the pair guard says no, 5 pair limit, 6 day ms, 7 humans, 8 pairs,
 9 the log entry, 10 variant, 11 offence window ms, 12 first cooldown ms, 13
@@ -376,6 +434,35 @@ factor, 14 max ms, 15 reliability games, 16 history kept, 17 rated, 18 the
 settlement if counted, 19 ``,<user>,...,`` who walked away, 20 the settlement
 if not counted by the pair guard; then 8 per human from 21: user, rev read,
 new rating JSON, shown, provisional, clean (1/0), history entry, name."""
+
+
+CHARGE_LUA = (
+    RECOOL_LUA
+    + r"""
+local gkey, offk, pendk, coolk = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+if redis.call('EXISTS', gkey) == 1 then return {'settled'} end
+local had = redis.call('HGET', pendk, ARGV[1])
+if had then return {'dup', had} end
+local now, window = tonumber(ARGV[2]), tonumber(ARGV[3])
+local first, factor, maxms = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+redis.call('ZREMRANGEBYSCORE', offk, '-inf', now - window)
+redis.call('ZADD', offk, now, ARGV[1])
+redis.call('PEXPIRE', offk, window)
+local k = redis.call('ZCARD', offk)
+local ms = 0
+if k >= 2 then ms = math.floor(math.min(first * factor ^ (k - 2), maxms)) end
+redis.call('HSET', pendk, ARGV[1], ms)
+redis.call('PEXPIRE', pendk, window)
+recool(offk, coolk, now, window, first, factor, maxms)
+return {'ok', ms}
+"""
+)
+"""Charge a voluntary leave of a rated game at once (:meth:`Ratings.charge_leave`,
+#38).  KEYS: the game's key, his offences, his pending leaves, his cooldown.
+ARGV: 1 the game (``<table>:<game>``), 2 now ms, 3 offence window ms, 4 first
+cooldown ms, 5 factor, 6 max ms.  A game already settled (``settled``: its
+settlement decided) or a leave already charged (``dup``, the cooldown it set)
+changes nothing: once, however often it is retried."""
 
 
 def _settlement(fields: Mapping[Any, Any]) -> Settlement:
@@ -407,6 +494,7 @@ class Ratings:
         """Now, for the reads that depend on it (the offences in the window)."""
         self.base = f"{prefix}{{rt}}"
         self._settle = store.script(SETTLE_LUA)
+        self._charge = store.script(CHARGE_LUA)
 
     # ---------------------------------------------------------------- keys
     def rating_key(self, user: int) -> str:
@@ -415,7 +503,7 @@ class Ratings:
     def _user_keys(self, user: int) -> list[str]:
         b = self.base
         return [f"{b}:r:{user}", f"{b}:rel:{user}", f"{b}:off:{user}", f"{b}:cool:{user}",
-                f"{b}:h:{user}"]  # fmt: skip
+                f"{b}:h:{user}", f"{b}:pend:{user}"]  # fmt: skip
 
     def game_key(self, table: str, game: int) -> str:
         return f"{self.base}:g:{table}:{game}"
@@ -518,6 +606,29 @@ class Ratings:
             return _settlement(dict(zip(flat[::2], flat[1::2], strict=True)))
         raise RuntimeError(f"ratings of {gid}: too many lost races")
 
+    async def charge_leave(self, table: str, game: int, user: int, now_ms: int) -> float | None:
+        """``user`` left game ``game`` of ``table``, a rated game, of his own
+        will: the offence now (#38), pending until the game's settlement
+        confirms it or undoes it, and the cooldown it sets at once -- so the
+        checks before a rated game (:meth:`cooldowns`) see it while the AI
+        still plays his seat.  Once, keyed by the game and him: a retry, a
+        second process or a leave of the same game again charges nothing
+        more, nor does a game already settled (None; its settlement decided).
+        The cooldown (seconds) it set, 0: a warning."""
+        gid = f"{table}:{game}"
+        b = self.base
+        r = self.rules
+        keys = [self.game_key(table, game), f"{b}:off:{user}", f"{b}:pend:{user}",
+                f"{b}:cool:{user}"]  # fmt: skip
+        args: list[str | int | float] = [
+            gid, now_ms, int(r.offence_window * 1000), int(r.cooldown_first * 1000),
+            r.cooldown_factor, int(r.cooldown_max * 1000),
+        ]  # fmt: skip
+        reply = await self._charge(keys, args)
+        if text(reply[0]) == "settled":
+            return None
+        return int(reply[1]) / 1000
+
     # --------------------------------------------------------------- reads
     async def settlement(self, table: str, game: int) -> Settlement | None:
         """How game ``game`` of ``table`` was settled (None: not yet, or long ago)."""
@@ -616,7 +727,9 @@ class Ratings:
 
     async def lift_cooldown(self, user: int) -> bool:
         """End his cooldown and forget his offences (an operator's act): whether
-        there was either."""
+        there was either.  His pending leaves stay marked as charged (#38):
+        their settlement confirms nothing new, and a retried charge of them
+        charges nothing -- a lifted offence does not come back."""
         b = self.base
         cool, offences = await self.store.run(
             lambda p: [p.delete(f"{b}:cool:{user}"), p.delete(f"{b}:off:{user}")]
