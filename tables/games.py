@@ -37,7 +37,7 @@ from tables.model import (
     require_owner,
 )
 from tables.records import GameResult, SeatView
-from tables.tables import Loaded, Plan, Tables, check_request_id
+from tables.tables import Loaded, Plan, Tables, check_request_id, cooldown_refusal
 
 LogEntry = tuple[str, int, str]
 INLINE = InlineDecider()
@@ -225,22 +225,14 @@ class Games:
         table = replace(table, seats=seats)
         if not table.rated_now:
             return table
-        now = self.tables.now_ms()
-        cooling = {u: t for u, t in (await ratings.cooldowns(humans)).items() if t > now}
+        cooling = await self.tables.cooldowns(humans, at=table.id)  # #38: the one check
         if not cooling:
             return table
         if rematch:
             return replace(table, rated=False)
         user, until = min(cooling.items(), key=lambda kv: kv[1])
         name = next(s.name for s in table.seats if s.user == user)
-        raise LiveError(
-            "cooldown",
-            f"{name} may not play rated games until {until} (ms)",
-            user=user,
-            name=name,
-            until=until,
-            left=max(1, (until - now + 999) // 1000),
-        )
+        raise cooldown_refusal(user, until, self.tables.now_ms(), name)
 
     async def start_plan(
         self, table: Table, previous_loser: int | None, kind: str, *, rematch: bool = False

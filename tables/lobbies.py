@@ -32,6 +32,7 @@ Rules (enforced here, documented for the bot):
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Mapping
 from dataclasses import replace
@@ -50,11 +51,14 @@ from tables.model import (
     TIMER_CHOICES,
     LiveError,
     Seat,
+    ServiceUnavailable,
     Table,
     WriteResult,
     require_owner,
 )
-from tables.tables import Loaded, Plan, Tables
+from tables.tables import Loaded, Plan, Tables, cooldown_refusal, owed_leaves
+
+log = logging.getLogger(__name__)
 
 
 def new_code() -> str:
@@ -200,6 +204,21 @@ class Lobbies:
             return Plan(t, None, events=events)
 
         result = await self.tables.retry(table_id, make, request_id)
+        if result.table.status == PLAYING:
+            # a rated game's leave is an offence now, not at the game's end
+            # (#38): he is free to sit elsewhere at once.  A retried leave
+            # (the same request id) charges it if the first could not --
+            # once.  A fault leaves it to the table's timer (its hint was set
+            # in the leave's write) and to the checks before a rated game,
+            # which find the table through his pointer: kept until then.
+            loaded = await self.tables.load(table_id) if result.duplicate else None
+            charged = "" if loaded is None else loaded.charged
+            if user in owed_leaves(result.table, charged):
+                try:
+                    await self.tables.charge_leave(result.table, user)
+                except ServiceUnavailable as e:
+                    log.warning("table %s: %s's leave not charged yet: %s", table_id, user, e)
+                    return result
         await self.tables.release_user(user, table_id)
         return result
 
@@ -314,14 +333,11 @@ class Lobbies:
         return (await self.tables.ratings.labels([user], variant))[user]
 
     async def _check_cooldown(self, user: int) -> None:
-        """A player in a cooldown from rated games may not join a rated lobby (#25)."""
-        until = (await self.tables.ratings.cooldowns([user])).get(user)
-        now = self.tables.now_ms()
-        if until is not None and until > now:
-            left = max(1, (until - now + 999) // 1000)
-            raise LiveError(
-                "cooldown", f"no rated games until {until} (ms)", user=user, until=until, left=left
-            )
+        """A player in a cooldown from rated games may not join a rated lobby
+        (#25; the one check, :meth:`Tables.cooldowns`: a leave counts at once, #38)."""
+        until = (await self.tables.cooldowns([user])).get(user)
+        if until is not None:
+            raise cooldown_refusal(user, until, self.tables.now_ms())
 
     async def cancel(self, table_id: str, user: int, request_id: str = "") -> WriteResult:
         """The creator closes an open lobby."""

@@ -205,3 +205,20 @@ local cur = tonumber(redis.call('HGET', KEYS[1], 'fin') or '0')
 if tonumber(ARGV[1]) > cur then redis.call('HSET', KEYS[1], 'fin', ARGV[1]) end
 return 1
 """
+
+
+# A rated game's voluntary leave was charged (#38, :meth:`tables.tables.Tables.charge_leave`):
+# KEYS[1] the table's hash; ARGV[1] the game, ARGV[2] the user.  The hash's
+# ``lc`` is ``<game>|,<user>,<user>,`` -- the leaves of that game charged; a
+# newer game starts it anew.  Not a CAS (the version stays, a move made
+# meanwhile is no conflict); a table gone meanwhile is not brought back.
+LEAVE_CHARGED_LUA = r"""
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local cur = redis.call('HGET', KEYS[1], 'lc') or ''
+local head = ARGV[1] .. '|,'
+if string.sub(cur, 1, #head) ~= head then cur = head end
+if not string.find(cur, ',' .. ARGV[2] .. ',', #head, true) then
+  redis.call('HSET', KEYS[1], 'lc', cur .. ARGV[2] .. ',')
+end
+return 1
+"""

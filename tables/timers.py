@@ -270,17 +270,26 @@ class Timers:
         except LiveError:
             await self.store.release_timer(shard, tid, lease, None)
             return None
+        again: int | None = None  # a leave's charge failed: look again this soon
+        if loaded.owed and not await self.tables.charge_owed(loaded):  # #38
+            again = now + SETTLE_RETRY_MS
+
+        async def release(at: int | None) -> None:
+            if again is not None:
+                at = again if at is None else min(at, again)
+            await self.store.release_timer(shard, tid, lease, at)
+
         if loaded.unsettled:  # a finished game's follow-ups, again until done (#38)
             assert loaded.result is not None
             prev = loaded.result_previous_loser
             if not await self.tables.follow_up(loaded.table, loaded.result, prev):
-                await self.store.release_timer(shard, tid, lease, now + SETTLE_RETRY_MS)
+                await release(now + SETTLE_RETRY_MS)
                 return None
         if loaded.table.status != PLAYING or loaded.deadline is None or loaded.state is None:
-            await self.store.release_timer(shard, tid, lease, None)
+            await release(None)
             return None
         if loaded.deadline > now:
-            await self.store.release_timer(shard, tid, lease, loaded.deadline)
+            await release(loaded.deadline)
             return None
         try:
             if stalled:  # the outage refused his presses: no timeout for them
@@ -293,9 +302,9 @@ class Timers:
                 await self.before_write(tid, loaded.version + 1)
             result = await self.tables.write(loaded, plan, before=loaded.state)
         except StaleVersion:  # a player moved meanwhile: look again at the next tick
-            await self.store.release_timer(shard, tid, lease, now)
+            await release(now)
             return None
-        await self.store.release_timer(shard, tid, lease, result.deadline)
+        await release(result.deadline)
         return result
 
     def _extension(self, loaded: Loaded, now: int, gap: int) -> Plan:

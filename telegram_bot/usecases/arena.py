@@ -81,9 +81,10 @@ class ArenaActions:
         """*Join*: he plays from the start (or now).  A cooldown from rated games
         (#25) keeps him out, as it keeps him from a rated lobby."""
         try:
-            until = await self.svc.ratings.cooldown(player.id)
+            # the one check before rated games (#38: a leave counts at once)
+            until = (await self.svc.tables.cooldowns([player.id])).get(player.id)
             now = self.svc.arenas.now_ms()
-            if until is not None and until > now:
+            if until is not None:
                 left = max(1, (until - now + 999) // 1000)
                 return ArenaOutcome(error=LiveError("cooldown", "cooldown", left=left))
             before = await self.svc.arenas.get(arena_id)

@@ -1,0 +1,225 @@
+"""A voluntary leave of a rated game is an offence at once (#38, point 2): the
+cooldown it sets keeps him from his next rated game while the AI still plays
+out the one he left -- once, however the leave is retried or the process dies
+after it; the game's settlement confirms it (no second offence) or undoes it
+(he came back, everyone walked away); an operator's takeover and a casual
+game's leave charge nothing.  On a real Redis (one server and a cluster)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from tables import GameResult, LiveError, ServiceUnavailable, TableService
+from tests.tables.conftest import FakeClock, new_table, play_out
+
+
+def walked_away(user: int, at: int, table: str = "before") -> GameResult:
+    """A rated game ``user`` walked away from (settled: his offence then)."""
+    return GameResult(
+        table=table,
+        game=1,
+        variant="chuvash",
+        chat=-100,
+        places=(2, 1),
+        loser=0,
+        draw=False,
+        seats=((user, f"U{user}"), (99, "U99")),
+        at=at,
+        rated=True,
+        away=(0,),
+        taken=(0,),
+    )
+
+
+async def one_offence_before(svc: TableService, clock: FakeClock, user: int) -> None:
+    """An offence of ``user`` an hour ago: his next one means 10 minutes."""
+    s = await svc.ratings.settle(
+        walked_away(user, int(clock() * 1000) - 3_600_000, table=f"before{user}")
+    )
+    assert s is not None
+    assert s.offences == {user: 0.0}
+
+
+async def down(*_a: Any, **_k: Any) -> Any:
+    raise ServiceUnavailable("Redis is unavailable: no answer from its master")
+
+
+async def test_a_leave_cools_him_down_before_his_next_rated_game(
+    svc: TableService, clock: FakeClock
+) -> None:
+    """He leaves a rated game, at once joins a rated lobby, sits at a casual one
+    turned rated and is started: refused, the cooldown naming its end, while
+    the AI still plays the game he left.  Its settlement later confirms the
+    offence: not a second one, the cooldown not moved.  Before #38 nothing
+    stopped him until that game's end."""
+    await one_offence_before(svc, clock, 1)
+    left = await new_table(svc, humans=2)  # users 1 and 2, rated
+    await svc.lobbies.leave(left, 1)
+    now = int(clock() * 1000)
+    until = now + 600_000
+    assert (await svc.tables.load(left)).table.status == "playing"  # the AI plays his seat
+    me = await svc.ratings.of(1)
+    assert (me.offences, me.cooldown_until) == (2, until)
+    rated = await new_table(svc, humans=1, start=False, first_user=10)
+    with pytest.raises(LiveError) as e:
+        await svc.lobbies.join(rated, 1, "U1")
+    assert e.value.code == "cooldown"
+    assert (e.value.info["until"], e.value.info["left"]) == (until, 600)
+    casual = await new_table(svc, humans=1, start=False, first_user=20)
+    await svc.lobbies.configure(casual, 20, rated=False)
+    await svc.lobbies.join(casual, 1, "U1")  # casual: never blocked
+    await svc.lobbies.configure(casual, 20, rated=True)
+    with pytest.raises(LiveError) as e:
+        await svc.games.start(casual, 20)
+    assert e.value.code == "cooldown"
+    assert (e.value.info["name"], e.value.info["until"]) == ("U1", until)
+    assert await svc.tables.cooldowns([1]) == {1: until}  # the arena's join asks this
+    # the game he left ends later: confirmed, once, with the cooldown it set
+    clock.advance(120)
+    await play_out(svc, left, random.Random(4))
+    s = await svc.ratings.settlement(left, 1)
+    assert s is not None
+    assert s.counted
+    assert s.offences == {1: 600.0}
+    me = await svc.ratings.of(1)
+    assert (me.offences, me.cooldown_until) == (2, until)
+    clock.advance(600 - 120)
+    await svc.lobbies.leave(casual, 1)
+    await svc.lobbies.join(rated, 1, "U1")  # over: rated games are his again
+
+
+async def test_a_retried_leave_charges_once(svc: TableService, clock: FakeClock) -> None:
+    """The same leave delivered twice (its request id), and asked again by the
+    timer and by a check: one offence, one cooldown."""
+    await one_offence_before(svc, clock, 1)
+    tid = await new_table(svc, humans=2)
+    first = await svc.lobbies.leave(tid, 1, request_id="leave-1")
+    again = await svc.lobbies.leave(tid, 1, request_id="leave-1")
+    assert again.duplicate
+    assert again.version == first.version
+    until = int(clock() * 1000) + 600_000
+    clock.advance(svc.config.settle_check + 1)
+    await svc.timers.tick()
+    assert await svc.tables.cooldowns([1]) == {1: until}
+    assert (await svc.ratings.of(1)).offences == 2
+    await play_out(svc, tid, random.Random(6))
+    s = await svc.ratings.settlement(tid, 1)
+    assert s is not None
+    assert s.offences == {1: 600.0}
+    assert (await svc.ratings.of(1)).offences == 2
+    assert await svc.ratings.cooldown(1) == until
+
+
+@pytest.mark.parametrize("after", ["timer", "check", "retry"])
+async def test_a_fault_after_the_leave_loses_no_offence(
+    svc: TableService, clock: FakeClock, monkeypatch: pytest.MonkeyPatch, after: str
+) -> None:
+    """The leave's write goes through, its charge does not (the ratings' slot
+    failed, or the process died between the two): the leave is not refused,
+    and the offence is charged once -- by the table's timer, set in the
+    leave's write; by the check before his next rated game, which finds the
+    table through his pointer; or by the leave retried."""
+    await one_offence_before(svc, clock, 1)
+    tid = await new_table(svc, humans=2)
+    with monkeypatch.context() as m:
+        m.setattr(svc.ratings, "charge_leave", down)
+        await svc.lobbies.leave(tid, 1, request_id="leave-1")
+        clock.advance(svc.config.settle_check + 1)
+        await svc.timers.tick()  # still down: tried again soon
+    assert (await svc.tables.load(tid)).owed == [1]
+    assert (await svc.ratings.of(1)).offences == 1
+    if after == "timer":
+        clock.advance(5)
+        await svc.timers.tick()
+        assert (await svc.tables.load(tid)).owed == []
+    elif after == "retry":
+        assert (await svc.lobbies.leave(tid, 1, request_id="leave-1")).duplicate
+        assert await svc.tables.where(1) is None
+    rated = await new_table(svc, humans=1, start=False, first_user=10)
+    with pytest.raises(LiveError) as e:
+        await svc.lobbies.join(rated, 1, "U1")
+    assert e.value.code == "cooldown"
+    now = int(clock() * 1000)
+    assert e.value.info["until"] - now <= 600_000
+    assert (await svc.ratings.of(1)).offences == 2
+    clock.advance(svc.config.settle_check + 1)
+    await svc.timers.tick()
+    await play_out(svc, tid, random.Random(6))
+    s = await svc.ratings.settlement(tid, 1)
+    assert s is not None
+    assert s.offences == {1: 600.0}
+    assert (await svc.ratings.of(1)).offences == 2
+
+
+async def test_an_operators_takeover_or_a_casual_leave_charges_nothing(
+    svc: TableService, clock: FakeClock
+) -> None:
+    await one_offence_before(svc, clock, 1)
+    tid = await new_table(svc, humans=2)
+    await svc.admin.admin_hand_to_ai(tid, 0, by="ops")
+    assert await svc.tables.cooldowns([1]) == {}
+    assert (await svc.tables.load(tid)).owed == []
+    casual = await new_table(svc, humans=2, start=False, first_user=3)
+    await svc.lobbies.configure(casual, 3, rated=False)
+    await svc.games.start(casual, 3)
+    await svc.lobbies.leave(casual, 3)
+    await one_offence_before(svc, clock, 3)  # so a second would mean a cooldown
+    solo = await new_table(svc, humans=1, ais=1, first_user=5)  # an AI seat: casual
+    await one_offence_before(svc, clock, 5)
+    await svc.lobbies.leave(solo, 5)
+    for user in (1, 3, 5):
+        assert await svc.tables.cooldowns([user]) == {}
+        assert (await svc.ratings.of(user)).offences == 1
+    await play_out(svc, tid, random.Random(2))
+    s = await svc.ratings.settlement(tid, 1)
+    assert s is not None
+    assert s.offences == {}
+    assert await svc.tables.cooldowns([1]) == {}
+
+
+async def test_a_leave_the_game_does_not_confirm_is_undone(
+    svc: TableService, clock: FakeClock
+) -> None:
+    """Charged at the leave, but the game's end says no offence: he took his
+    seat back and played to the end -- or everyone walked away.  The
+    settlement undoes it, and his cooldown is what his other offences set."""
+    await one_offence_before(svc, clock, 1)
+    tid = await new_table(svc, humans=2)
+    await svc.lobbies.leave(tid, 1)
+    assert await svc.tables.cooldowns([1]) != {}
+    await svc.games.take_seat_back(tid, 1)
+    await play_out(svc, tid, random.Random(3))
+    s = await svc.ratings.settlement(tid, 1)
+    assert s is not None
+    assert s.offences == {}
+    assert await svc.tables.cooldowns([1]) == {}
+    assert (await svc.ratings.of(1)).offences == 1
+    # everyone walked away: he first, then his opponent
+    await one_offence_before(svc, clock, 3)
+    both = await new_table(svc, humans=2, first_user=3)
+    await svc.lobbies.leave(both, 3)
+    assert await svc.tables.cooldowns([3]) != {}
+    await svc.lobbies.leave(both, 4)  # the AI plays it out at once
+    s = await svc.ratings.settlement(both, 1)
+    assert s is not None
+    assert s.why == "abandoned"
+    assert s.offences == {}
+    assert await svc.tables.cooldowns([3]) == {}
+    assert (await svc.ratings.of(3)).offences == 1
+
+
+async def test_a_lifted_cooldown_stays_lifted(svc: TableService, clock: FakeClock) -> None:
+    """An operator lifts the cooldown a leave set: neither the game's
+    settlement nor a retried leave brings the offence back."""
+    await one_offence_before(svc, clock, 1)
+    tid = await new_table(svc, humans=2)
+    await svc.lobbies.leave(tid, 1, request_id="leave-1")
+    assert await svc.ratings.lift_cooldown(1) is True
+    await svc.lobbies.leave(tid, 1, request_id="leave-1")
+    assert await svc.tables.cooldowns([1]) == {}
+    await play_out(svc, tid, random.Random(5))
+    assert await svc.tables.cooldowns([1]) == {}
+    assert (await svc.ratings.of(1)).offences == 0
