@@ -84,6 +84,7 @@ async def test_every_script_runs_on_the_cluster(cluster_svc: TableService) -> No
         "SWAP_LUA": ([k.user(1), k.user_claim(1)], ["", "t1", 60_000, 1_000]),
         "RECORD_LUA": ([k.stats(1)], ["t1:1", 60_000, "chuvash:games", 1]),
         "FOLLOWED_UP_LUA": ([k.table("t1")], [1]),
+        "LEAVE_CHARGED_LUA": ([k.table("t1")], [1, 7]),
         "AUDIT_ADD_LUA": ([k.audit, k.audit_refused], [100, "actor", "ops"]),
         "SETTLE_CLAIM_LUA": ([k.user_claim(1)], ["t1"]),
         "ARENA_CAS_LUA": (
