@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sandbox.fake_api.errors import BotApiError, too_many_requests
+from sandbox.fake_api.errors import BotApiError, too_many_requests, upgraded
 from sandbox.fake_api.models import Chat
 from sandbox.fake_api.world import World
 
@@ -26,6 +26,8 @@ def resolve_chat(world: World, chat_id: int | str) -> Chat:
     chat = found
     if chat.peer_ids is not None:  # two users' own chat: the bot has no access
         raise BotApiError(400, CHAT_NOT_FOUND)
+    if chat.migrated_to is not None:  # the group lives on as a supergroup
+        raise upgraded(chat.migrated_to)
     return chat
 
 

@@ -108,7 +108,7 @@ async def _user_action(
             return await sim.choose_result(query, chat, body.get("result_id"), timeout=5.0)
         case "create_group" | "direct_chat":
             return _new_chat(world, sim, action, body)
-        case "add_bot" | "join" | "leave" | "remove_bot" | "promote_bot":
+        case "add_bot" | "join" | "leave" | "remove_bot" | "kick_bot" | "promote_bot" | "upgrade":
             if chat is None:
                 raise ActionError(f"{action} needs chat_id")
             return _group_action(sim, action, chat)
@@ -144,8 +144,10 @@ def _account_action(sim: SimUser, action: str, body: dict[str, Any]) -> None:
 def _group_action(sim: SimUser, action: str, chat: Chat) -> object:
     if action == "add_bot":
         return sim.add_bot_to(chat)
-    if action == "remove_bot":
-        return sim.remove_bot_from(chat)
+    if action in ("remove_bot", "kick_bot"):
+        return sim.remove_bot_from(chat, kick=action == "kick_bot")
+    if action == "upgrade":
+        return sim.upgrade_group(chat)
     if action == "join":
         return sim.join(chat)
     if action == "leave":

@@ -81,6 +81,7 @@ class Chat:
     ephemeral_shown: dict[int, Message] = field(default_factory=dict)
     next_ephemeral_id: int = 1
     pinned_message_id: int | None = None
+    migrated_to: int | None = None  # a group upgraded to a supergroup: its id
 
     @property
     def is_group(self) -> bool:
@@ -115,6 +116,7 @@ class Chat:
             "members": {str(uid): status for uid, status in self.members.items()},
             "bot_status": self.bot_status,
             "pinned_message_id": self.pinned_message_id,
+            "migrated_to": self.migrated_to,
             "messages": [message.to_json(users) for message in self.messages.values()],
             "ephemeral": [message.to_json(users) for message in self.ephemeral_shown.values()],
         }

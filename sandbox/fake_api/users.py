@@ -280,11 +280,43 @@ class SimUser(SimAccount):
         deliver(world, message)
         return message
 
-    def remove_bot_from(self, group: Chat) -> Message:
+    def remove_bot_from(self, group: Chat, *, kick: bool = False) -> Message:
+        """Remove the bot (``kick``: ban it): ``my_chat_member`` with the new
+        status ``left`` (``kicked``), and the ``left_chat_member`` service
+        message, which the bot, no longer there, does not get."""
         self._act()
         world = self.world
-        set_bot_status(world, group, "left", by=self.user)
+        set_bot_status(world, group, "kicked" if kick else "left", by=self.user)
         return world.add_message(group, self.user, service={"left_chat_member": world.bot.to_api()})
+
+    def upgrade_group(self, group: Chat) -> Chat:
+        """Make a basic group a supergroup (an admin's act; Telegram does it too
+        when a group needs a supergroup's feature): the new chat, under a new id.
+        The bot gets what Telegram sends: the service message with
+        ``migrate_to_chat_id`` in the old group (from him), a ``my_chat_member``
+        of the supergroup (left -> its status there; none leaving the old
+        group), and the supergroup's first message, ``migrate_from_chat_id``
+        (from ``@GroupAnonymousBot`` on behalf of the supergroup).  The old id
+        answers 400 with ``parameters.migrate_to_chat_id`` from now on."""
+        if group.members.get(self.id) not in ("creator", "administrator"):
+            raise PermissionError(f"{self!r} is not an admin of chat {group.id}")
+        self._act()
+        world = self.world
+        new = world.upgrade_group(group)
+        deliver(world, world.add_message(group, self.user, service={"migrate_to_chat_id": new.id}))
+        if new.bot_present:
+            world.enqueue(
+                "my_chat_member",
+                member_update(world, new, self.user, world.bot, "left", new.bot_status),
+            )
+        moved = world.add_message(
+            new,
+            world.anonymous_admin,
+            service={"migrate_from_chat_id": group.id},
+            sender_chat_id=new.id,
+        )
+        deliver(world, moved)
+        return new
 
     def promote_bot(self, group: Chat) -> None:
         """Make the bot an administrator of the group (it may then pin and delete)."""

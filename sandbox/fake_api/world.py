@@ -252,6 +252,26 @@ class World(ChangeFeed):
         self.touch("chat_added", chat_id=chat_id)
         return chat
 
+    def upgrade_group(self, chat: Chat) -> Chat:
+        """``chat``, a basic group, becomes a supergroup under a new id, as
+        Telegram does it: its members, their statuses and the bot's carry over
+        (no ``my_chat_member`` update), its history stays with the old id, and
+        the old id answers every method with 400 and ``migrate_to_chat_id``."""
+        if chat.type != "group" or chat.migrated_to is not None:
+            raise ValueError(f"chat {chat.id} is not a basic group")
+        new = Chat(
+            id=-(1_001_000_000_000 + next(self._group_ids)),
+            type="supergroup",
+            title=chat.title,
+            username=chat.username,
+            members=dict(chat.members),
+            bot_status=chat.bot_status,
+        )
+        self.chats[new.id] = new
+        chat.migrated_to = new.id
+        self.touch("chat_added", chat_id=new.id, detail={"migrated_from": chat.id})
+        return new
+
     def add_query(self, query: CallbackQuery | InlineQuery) -> None:
         """Remember a query until it is answered (the oldest ones are forgotten)."""
         store: dict[str, Any] = (

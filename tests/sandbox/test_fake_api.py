@@ -13,6 +13,7 @@ from aiogram.exceptions import (
     TelegramBadRequest,
     TelegramConflictError,
     TelegramForbiddenError,
+    TelegramMigrateToChat,
     TelegramRetryAfter,
 )
 from aiogram.filters import CommandObject, CommandStart
@@ -440,6 +441,54 @@ async def test_group_membership_and_chat_info(fake: FakeTelegram, bot: Bot) -> N
     alice.promote_bot(group)
     assert await bot.pin_chat_message(group.id, sent.message_id)
     assert group.pinned_message_id == sent.message_id
+
+
+async def test_the_bot_removed_kicked_and_a_group_upgraded(fake: FakeTelegram, bot: Bot) -> None:
+    """#38: what Telegram sends the bot when it is removed or kicked from a group
+    (``my_chat_member``, new status ``left`` / ``kicked``), and when a basic
+    group becomes a supergroup: the ``migrate_to_chat_id`` message in the old
+    group, a ``my_chat_member`` of the supergroup, its ``migrate_from_chat_id``
+    message (from ``@GroupAnonymousBot`` on the supergroup's behalf); from then
+    on the old id answers 400 with ``parameters.migrate_to_chat_id``."""
+    alice, bob = fake.add_user("Alice"), fake.add_user("Bob")
+    group = alice.create_group("Friends", bob)
+    alice.add_bot_to(group)
+    seen = await bot.get_updates()
+    alice.remove_bot_from(group, kick=True)
+    [kicked] = await bot.get_updates(offset=seen[-1].update_id + 1)
+    assert kicked.my_chat_member is not None
+    assert kicked.my_chat_member.new_chat_member.status == "kicked"
+    assert kicked.my_chat_member.old_chat_member.status == "member"
+    with pytest.raises(TelegramForbiddenError, match="bot was kicked from the group chat"):
+        await bot.send_message(group.id, "hi")
+    alice.add_bot_to(group)
+    seen = await bot.get_updates(offset=kicked.update_id + 1)
+    with pytest.raises(PermissionError):
+        bob.upgrade_group(group)  # only an admin may
+    supergroup = alice.upgrade_group(group)
+    assert supergroup.type == "supergroup"
+    assert supergroup.members == group.members
+    moved = await bot.get_updates(offset=seen[-1].update_id + 1)
+    assert [u.event_type for u in moved] == ["message", "my_chat_member", "message"]
+    old, member, new = moved
+    assert old.message is not None
+    assert (old.message.chat.id, old.message.migrate_to_chat_id) == (group.id, supergroup.id)
+    assert old.message.from_user is not None
+    assert old.message.from_user.id == alice.id
+    assert member.my_chat_member is not None
+    assert member.my_chat_member.chat.id == supergroup.id
+    assert member.my_chat_member.new_chat_member.status == "member"
+    assert new.message is not None
+    assert (new.message.chat.id, new.message.migrate_from_chat_id) == (supergroup.id, group.id)
+    assert new.message.sender_chat is not None
+    assert new.message.sender_chat.id == supergroup.id
+    with pytest.raises(TelegramMigrateToChat) as refused:
+        await bot.send_message(group.id, "hi")
+    assert refused.value.migrate_to_chat_id == supergroup.id
+    with pytest.raises(TelegramMigrateToChat):
+        await bot.get_chat_member(group.id, alice.id)
+    assert (await bot.get_chat_member(supergroup.id, alice.id)).status == "creator"
+    assert (await bot.send_message(supergroup.id, "hi")).chat.id == supergroup.id
 
 
 async def test_deep_links_and_waiting_for_the_bot(fake: FakeTelegram, bot: Bot) -> None:
