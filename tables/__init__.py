@@ -19,7 +19,8 @@ The modules:
 ``scripts`` (Lua), ``keys`` (schema), ``codec`` (state blob), ``eventlog``,
 ``model`` (records, errors), ``records`` (typed read results), ``tables``
 (load / plan / CAS write, user pointers, index), ``games``, ``lobbies``,
-``timers``, ``results``, ``replays``, ``admin``, ``audit`` (the part
+``timers``, ``results``, ``replays``, ``admin``, ``groups`` (a group the bot
+lost, #38), ``audit`` (the part
 ``svc.audit_log``), ``kv`` (generic key-value API), ``notifications`` (the
 notify channel), ``service`` (the facade), ``sync`` (blocking access for the
 admin API: ``call`` runs any operation on the service's own loop thread).

@@ -336,15 +336,26 @@ class Arenas:
     async def cancel(self, arena_id: str, why: str = "") -> Arena:
         """Stop the arena now: no more pairings, its standings stay (the games
         running finish as ordinary games: they score nothing in it, #38)."""
+        stopped = await self.stop(arena_id, why)
+        return stopped if stopped is not None else await self.get(arena_id)
+
+    async def stop(self, arena_id: str, why: str = "") -> Arena | None:
+        """:meth:`cancel`, telling whether this call did it: the arena as it
+        cancelled it, None when it was over already (finished, or cancelled by
+        another call first -- one compare-and-set decides, #38)."""
+        done = False
 
         def change(a: Arena) -> Arena | None:
+            nonlocal done
+            done = False
             if a.over:
                 return None
+            done = True
             return replace(a, status=CANCELLED, ended=self.now_ms(), why=why[:200])
 
         arena = await self.mutate(arena_id, change)
         await self.hint(arena_id, self.now_ms())  # a wake shows it (the group's message)
-        return arena
+        return arena if done else None
 
     async def tick(self, arena_id: str) -> Ticked:
         """Start the arena at its time, seat the free players, finish it after its

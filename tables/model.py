@@ -212,6 +212,10 @@ class Table:
     arena: str = ""
     """The arena that seated this table (#27; '' = none): its game is scored
     there, and it has no rematch (the arena seats its players again)."""
+    stopped: str = ""
+    """Why a cancelled table ended without a result when it was not an
+    operator's doing (#38): ``removed`` (the bot was removed from its group) or
+    ``upgraded`` (its group became a supergroup); '' otherwise."""
 
     @property
     def rated_now(self) -> bool:
@@ -257,6 +261,8 @@ class Table:
             d["ra"] = 0
         if self.arena:
             d["ar"] = self.arena
+        if self.stopped:
+            d["sp"] = self.stopped
         return json.dumps(d, separators=(",", ":"), ensure_ascii=False)
 
     @classmethod
@@ -282,6 +288,7 @@ class Table:
             ai_kind=d.get("ai", DEFAULT_AI),  # a table stored before the AI levels
             rated=bool(d.get("ra", 1)),
             arena=str(d.get("ar", "")),
+            stopped=str(d.get("sp", "")),
         )
 
 

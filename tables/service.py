@@ -15,6 +15,7 @@ from tables.budgets import Budgets
 from tables.client import Client, make_client
 from tables.deciders import Decider
 from tables.games import Games
+from tables.groups import Groups
 from tables.keys import Keys
 from tables.kv import KeyValueStore
 from tables.lobbies import Lobbies
@@ -71,6 +72,8 @@ class TableService:
         self.budgets = Budgets(self.kv, clock=clock)
         self.arenas = tables.arenas  # a group's tournament (#27)
         self.timers.arenas = ArenaRunner(tables, self.lobbies, games)
+        # a group the bot lost: its arena and tables stop (#38)
+        self.groups = Groups(tables, self.arenas, self.admin)
 
     @classmethod
     def from_url(

@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from tables import PLAYING, LiveError, ServiceUnavailable, TableService
-from tables.arena_rules import FINISHED, RUNNING, Arena
+from tables import CANCELLED as TABLE_CANCELLED
+from tables import OPEN, PLAYING, LiveError, ServiceUnavailable, TableService
+from tables.arena_rules import CANCELLED, FINISHED, RUNNING, Arena
 from tables.arena_runner import Woken
 from tables.records import GameResult
-from tests.tables.conftest import FakeClock, play_out
+from tests.tables.conftest import FakeClock, human_move, play_out
 from tests.tables.test_ratings import cool_down
 
 CHAT = -700
@@ -284,3 +285,46 @@ async def test_an_outage_of_a_table_being_played_never_releases_it(
     clock.advance(svc.config.timer_lease + 0.1)  # the arena's wake comes again
     [again] = await svc.timers.tick()
     assert {s.user for s in again.table.seats} == {1, 2}
+
+
+async def test_a_lost_group_stops_its_arena_and_games_once_charging_nobody(
+    svc: TableService, clock: FakeClock
+) -> None:
+    """#38: the bot removed from the group (or the group upgraded): the arena
+    is cancelled, its games and the group's other tables stopped without a
+    result -- nobody rated, no offence, no cooldown -- and a second call (the
+    other update, another process) finds nothing left to do."""
+    a = await arena_of(svc, 4, seats=2)
+    started = await svc.timers.tick()
+    assert len(started) == 2
+    rng = random.Random(38)
+    for _ in range(3):  # a few moves into the first game
+        await human_move(svc, started[0].table_id, rng)
+    lobby = await svc.lobbies.create_lobby(9, "Lobbyist", chat=CHAT, variant="chuvash")
+    elsewhere = await svc.lobbies.create_lobby(8, "Other", chat=CHAT - 1, variant="chuvash")
+
+    closed = await svc.groups.close(CHAT, "removed")
+
+    assert closed.arena is not None
+    assert closed.arena.status == CANCELLED
+    assert sorted(t.id for t in closed.stopped) == sorted(
+        [*(r.table_id for r in started), lobby.table_id]
+    )
+    assert closed.players() == [1, 2, 3, 4, 9]
+    arena = await svc.arenas.get(a.id)
+    assert (arena.status, arena.playing, arena.games) == (CANCELLED, (), 0)
+    for r in started:
+        loaded = await svc.tables.load(r.table_id)
+        assert (loaded.table.status, loaded.table.stopped, loaded.result) == (
+            TABLE_CANCELLED,
+            "removed",
+            None,
+        )
+    for u in (1, 2, 3, 4, 9):
+        assert await svc.tables.where(u) is None
+        mine = await svc.ratings.of(u)
+        assert (mine.offences, mine.cooldown_until, mine.recent) == (0, None, 0)
+    assert (await svc.lobbies.lobby(elsewhere.table_id)).status == OPEN  # another group's
+    assert await svc.timers.tick() == []  # nobody seated again
+    again = await svc.groups.close(CHAT, "removed")
+    assert (again.arena, again.stopped, again.anything) == (None, [], False)
