@@ -44,6 +44,7 @@ from aiogram.types import (
 from engine.clock import Clock
 from tables import Decider, LiveConfig, PoolDecider, ServiceUnavailable, TableService, WriteResult
 from tables.arena_runner import Woken
+from tables.groups import UPGRADED
 from telegram_bot.delivery import Delivery, make_delivery
 from telegram_bot.delivery.flood.rates import FloodConfig
 from telegram_bot.handlers import routers
@@ -234,6 +235,8 @@ class BotApp:
             self.svc, self.ui, delivery, self.publisher, self.svc.arenas.now_ms
         )
         self.svc.timers.on_arena = self._on_arena
+        # a 400 "upgraded to a supergroup": the old group stops, once (#38)
+        delivery.outgoing.on_migrated = self.on_migrated
         if self.svc.timers.arenas is not None:
             self.svc.timers.arenas.before_start = marks.set
         dp = self.dp
@@ -279,6 +282,17 @@ class BotApp:
         """A player blocked the bot (403): the AI plays his seat, the table sees it."""
         await self.prefs.update(user_id, started=False)
         await self.events.forbidden(user_id)
+
+    async def on_migrated(self, old: int, new: int) -> None:
+        """A call to the group ``old`` was answered 400 with ``migrate_to_chat_id``
+        ``new`` (#38): the same as its service message -- its arena and tables
+        stop, the players and the supergroup are told (a second time finds
+        nothing to do)."""
+        assert self.cases is not None
+        closed = await self.cases.arena.group_lost(old, UPGRADED)
+        if closed.anything:
+            title = await self.delivery.chat_title(new)
+            await self.arena_boards.group_lost(closed, title, new)
 
     async def on_replaced(self, chat_id: int, old_id: int, new_id: int) -> None:
         """A message we edit was gone and was sent anew: remember the new id."""

@@ -306,10 +306,12 @@ class CardsCb(CallbackData, prefix="mc"):
 class ArenaOp(StrEnum):
     JOIN = "j"
     LEAVE = "w"
+    CANCEL = "x"  # a group admin's (#38)
 
 
 class ArenaCb(CallbackData, prefix="ar"):
-    """*Join* and *Withdraw* on an arena's message in a group (#27)."""
+    """*Join* and *Withdraw* on an arena's message in a group (#27); *Cancel*
+    under the standings an admin asked for (#38)."""
 
     arena: Annotated[str, Field(pattern=CODE_PATTERN)]
     op: ArenaOp

@@ -59,7 +59,7 @@ import time
 from typing import Any
 
 from aiogram import Bot
-from aiogram.exceptions import TelegramAPIError, TelegramForbiddenError
+from aiogram.exceptions import TelegramAPIError
 from aiogram.methods import SendMessage
 from aiogram.types import (
     BotCommand,
@@ -75,6 +75,7 @@ from telegram_bot.delivery.edits import EphemeralGone, MessageEdits
 from telegram_bot.delivery.flood.gate import Sleep
 from telegram_bot.delivery.held import HeldWatch, OnHeld
 from telegram_bot.delivery.outgoing import (
+    CLOSED,
     URGENT,
     CallOptions,
     Hook,
@@ -219,7 +220,7 @@ class Delivery:
         try:
             options = CallOptions(Priority.URGENT, ticket, after_429)
             return await self.outgoing.call(self.bot, method(), options)
-        except TelegramForbiddenError:
+        except CLOSED:
             return None
         finally:
             await self.outgoing.settle(ticket)

@@ -14,13 +14,13 @@ from collections import OrderedDict
 from typing import Any
 
 from aiogram import Bot
-from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
+from aiogram.exceptions import TelegramBadRequest
 from aiogram.methods import EditEphemeralMessageText, EditMessageText, SendMessage, TelegramMethod
 from aiogram.types import EphemeralMessageParameters, InlineKeyboardMarkup, Message
 
 from engine.clock import Clock
 from telegram_bot.delivery.digest import gone_version
-from telegram_bot.delivery.outgoing import URGENT, CallOptions, Outgoing
+from telegram_bot.delivery.outgoing import CLOSED, URGENT, CallOptions, Outgoing
 from telegram_bot.delivery.slots import Content, Slot
 
 GONE = ("message to edit not found", "message can't be edited", "MESSAGE_ID_INVALID")
@@ -109,7 +109,7 @@ class MessageEdits:
         )
         try:
             return await self.outgoing.call(self.bot, method, options)
-        except TelegramForbiddenError:
+        except CLOSED:  # 403, or the group moved to a supergroup (#38)
             return None
 
     async def deliver(
@@ -186,7 +186,7 @@ class MessageEdits:
                 _edit_method(key, content),
                 CallOptions(options.priority, options.prepaid, newest, content.version),
             )
-        except TelegramForbiddenError:
+        except CLOSED:  # 403, or the group moved to a supergroup (#38)
             return None
         except TelegramBadRequest as exc:
             if not any(r in exc.message for r in GONE):

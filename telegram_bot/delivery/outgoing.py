@@ -24,6 +24,10 @@ session request middleware (``install(bot, limiter, on_forbidden=...)``):
   re-raised as aiogram's ``TelegramForbiddenError`` (``Delivery`` turns it into
   ``None``; for direct calls register :func:`ignore_forbidden` as an errors
   handler).
+* **400 with ``migrate_to_chat_id``** -- the group became a supergroup (#38):
+  never retried (the old id takes no more messages), ``on_migrated(old, new)``
+  is called once per process and chat, and aiogram's ``TelegramMigrateToChat``
+  re-raised (``Delivery`` turns it into ``None``, as a 403: :data:`CLOSED`).
 
 What a message shows is remembered as two short digests (text, keyboard):
 
@@ -51,7 +55,12 @@ from typing import Any
 
 from aiogram import Bot
 from aiogram.client.session.middlewares.base import BaseRequestMiddleware, NextRequestMiddlewareType
-from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError, TelegramRetryAfter
+from aiogram.exceptions import (
+    TelegramBadRequest,
+    TelegramForbiddenError,
+    TelegramMigrateToChat,
+    TelegramRetryAfter,
+)
 from aiogram.methods import Response, TelegramMethod
 from aiogram.methods.base import TelegramType
 from aiogram.types import ErrorEvent, Message
@@ -76,6 +85,12 @@ from telegram_bot.delivery.waiting_line import OWN_VIEW, Priority
 log = logging.getLogger(__name__)
 
 Hook = Callable[[int], Awaitable[Any]]
+Migrated = Callable[[int, int], Awaitable[Any]]
+"""``on_migrated(old chat id, new chat id)``."""
+
+CLOSED = (TelegramForbiddenError, TelegramMigrateToChat)
+"""What a call to a chat closed to the bot raises: a 403, or a 400 saying the
+group lives on under a new id (#38).  Neither is worth a retry."""
 
 NOT_MODIFIED = "message is not modified"
 _FORWARDS = frozenset({"copyMessage", "copyMessages", "forwardMessage", "forwardMessages"})
@@ -128,6 +143,7 @@ class Outgoing(BaseRequestMiddleware):
         *,
         on_forbidden: Hook | None = None,
         on_kicked: Hook | None = None,
+        on_migrated: Migrated | None = None,
         max_retries: int = 3,
         sleep: Sleep = asyncio.sleep,
         clock: Clock = time.monotonic,
@@ -138,6 +154,8 @@ class Outgoing(BaseRequestMiddleware):
         self.limiter = limiter
         self.on_forbidden = on_forbidden
         self.on_kicked = on_kicked
+        self.on_migrated = on_migrated
+        self._migrated: set[int] = set()  # old chat ids whose hook ran here
         self.max_retries = max_retries
         self.sleep = sleep
         self.max_wait = max_wait
@@ -301,6 +319,11 @@ class Outgoing(BaseRequestMiddleware):
             if chat_id is not None:
                 await self._forbidden(chat_id)
             raise
+        except TelegramMigrateToChat as exc:  # a 400 never retried (#38)
+            await self.shown.forget(key, lease)
+            if chat_id is not None:
+                await self._moved(chat_id, exc.migrate_to_chat_id)
+            raise
         except TelegramBadRequest as exc:
             if key is not None and NOT_MODIFIED in exc.message:
                 raise _NotModified from exc
@@ -455,6 +478,17 @@ class Outgoing(BaseRequestMiddleware):
         finally:
             self._in_hook.discard(chat_id)
 
+    async def _moved(self, old: int, new: int) -> None:
+        """The group ``old`` is the supergroup ``new`` now: the hook, once here."""
+        if self.on_migrated is None or old in self._migrated:
+            return
+        self._migrated.add(old)
+        try:
+            await self.on_migrated(old, new)
+        except Exception:
+            self._migrated.discard(old)  # the next refused call tries again
+            log.exception("on_migrated hook failed for %s -> %s", old, new)
+
 
 class _NotModified(Exception):
     """Telegram answered "message is not modified": the edit is a success."""
@@ -496,6 +530,7 @@ def find_outgoing(bot: Bot) -> Outgoing | None:
 
 
 __all__ = [
+    "CLOSED",
     "URGENT",
     "CallOptions",
     "Hook",

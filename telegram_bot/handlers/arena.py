@@ -1,5 +1,6 @@
 """Arenas (#27): ``/arena`` in a group, the admin's set-up message, *Join* and
-*Withdraw* on the arena's message -- carried out by
+*Withdraw* on the arena's message, *Cancel* under the standings an admin asked
+for (#38) -- carried out by
 :class:`telegram_bot.usecases.arena.ArenaActions`, shown by
 :class:`telegram_bot.publishing.arena_board.ArenaBoards`."""
 
@@ -14,7 +15,7 @@ from telegram_bot.handlers.common import answer, player
 from telegram_bot.publishing.arena_board import ArenaBoards
 from telegram_bot.usecases.cases import UseCases
 from telegram_bot.views import texts
-from telegram_bot.views.arena import ONLY_ADMINS, Setup, setup_screen
+from telegram_bot.views.arena import ONLY_ADMINS, Setup, cancel_markup, setup_screen
 from telegram_bot.views.i18n import Translator
 
 router = Router(name=__name__)
@@ -28,14 +29,18 @@ async def arena_command(
     chat_locale: str,
     _: Translator,
 ) -> None:
-    """The group's arena (its standings), or the set-up for an admin."""
+    """The group's arena (its standings; an admin's with *Cancel*, #38), or
+    the set-up for an admin."""
     if message.from_user is None:
         return
     chat = message.chat
     outcome = await cases.arena.ask(chat.id, chat.type == "private", message.from_user.id)
     t = Translator(chat_locale)
     if outcome.arena is not None:
-        await message.answer(arena_boards.standings(outcome.arena, chat_locale))
+        markup = cancel_markup(outcome.arena, t) if outcome.admin else None
+        await message.answer(
+            arena_boards.standings(outcome.arena, chat_locale), reply_markup=markup
+        )
     if outcome.setup:
         text, markup = setup_screen(Setup(), t)
         await message.answer(text, reply_markup=markup)
@@ -89,7 +94,11 @@ async def arena_button(
     locale: str,
     _: Translator,
 ) -> None:
-    """*Join* or *Withdraw*: a short answer to him, the arena's message redrawn."""
+    """*Join*, *Withdraw* or an admin's *Cancel*: a short answer to him, the
+    arena's message redrawn."""
+    if callback_data.op == ArenaOp.CANCEL:
+        await arena_cancel(callback, callback_data.arena, cases, arena_boards, _)
+        return
     if callback_data.op == ArenaOp.JOIN:
         outcome = await cases.arena.join(callback_data.arena, player(callback.from_user, locale))
     else:
@@ -101,3 +110,25 @@ async def arena_button(
         await answer(callback, _(outcome.notice) if outcome.notice else None)
     if outcome.arena is not None:
         await arena_boards.refresh(outcome.arena)
+
+
+async def arena_cancel(
+    callback: CallbackQuery,
+    arena_id: str,
+    cases: UseCases,
+    arena_boards: ArenaBoards,
+    _: Translator,
+) -> None:
+    """*Cancel* (#38): the group's admins only; the others are told so."""
+    message = callback.message
+    if not isinstance(message, Message) or message.chat.type == "private":
+        await answer(callback, _(texts.BAD_BUTTON), show_alert=True)
+        return
+    outcome = await cases.arena.cancel(arena_id, message.chat.id, callback.from_user.id)
+    if outcome.error is not None:
+        await answer(callback, texts.refusal(outcome.error, _, message.chat.id), show_alert=True)
+        return
+    await answer(callback, _(outcome.notice) if outcome.notice else None, show_alert=True)
+    if outcome.arena is not None and outcome.arena.over:
+        await arena_boards.refresh(outcome.arena)
+        await arena_boards.cancelled(outcome.arena, message.message_id)

@@ -1,14 +1,20 @@
-"""The bot's own membership: added to a group -> a two-line how-to; a user
-blocks or unblocks the bot -> remember whether it may write to him (blocked
-mid-game: the AI plays his seat at once, as after a 403; unblocked mid-game: a
-new hand message, from which he may take his seat back)."""
+"""The bot's own membership: added to a group -> a two-line how-to; removed
+from one (left, or kicked) -> the group's arena and tables stop, their players
+told in private (#38); a group that became a supergroup (the service messages
+with ``migrate_to_chat_id`` and ``migrate_from_chat_id``) -> the same for the
+old id, and a word in the supergroup; a user blocks or unblocks the bot ->
+remember whether it may write to him (blocked mid-game: the AI plays his seat
+at once, as after a 403; unblocked mid-game: a new hand message, from which he
+may take his seat back)."""
 
 from __future__ import annotations
 
-from aiogram import Router
+from aiogram import F, Router
 from aiogram.filters import JOIN_TRANSITION, LEAVE_TRANSITION, ChatMemberUpdatedFilter
-from aiogram.types import ChatMemberUpdated
+from aiogram.types import ChatMemberUpdated, Message
 
+from tables.groups import REMOVED, UPGRADED
+from telegram_bot.publishing.arena_board import ArenaBoards
 from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.usecases.cases import UseCases
 from telegram_bot.views import texts
@@ -28,6 +34,28 @@ async def added(
 
 
 @router.my_chat_member(ChatMemberUpdatedFilter(LEAVE_TRANSITION))
-async def removed(event: ChatMemberUpdated, cases: UseCases) -> None:
+async def removed(event: ChatMemberUpdated, cases: UseCases, arena_boards: ArenaBoards) -> None:
     if event.chat.type == "private":  # he blocked the bot
         await cases.player.blocked(event.chat.id)
+        return
+    # removed or kicked from a group (#38): nothing of it may go on
+    closed = await cases.arena.group_lost(event.chat.id, REMOVED)
+    await arena_boards.group_lost(closed, event.chat.title or "")
+
+
+@router.message(F.migrate_to_chat_id)
+async def upgraded(message: Message, cases: UseCases, arena_boards: ArenaBoards) -> None:
+    """In the old group: it lives on as the supergroup ``migrate_to_chat_id`` (#38)."""
+    new = message.migrate_to_chat_id
+    closed = await cases.arena.group_lost(message.chat.id, UPGRADED)
+    await arena_boards.group_lost(closed, message.chat.title or "", new)
+
+
+@router.message(F.migrate_from_chat_id)
+async def upgraded_here(message: Message, cases: UseCases, arena_boards: ArenaBoards) -> None:
+    """In the supergroup: the same, should the old group's message be missed."""
+    old = message.migrate_from_chat_id
+    if old is None:
+        return
+    closed = await cases.arena.group_lost(old, UPGRADED)
+    await arena_boards.group_lost(closed, message.chat.title or "", message.chat.id)

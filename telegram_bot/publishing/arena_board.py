@@ -17,10 +17,21 @@ from collections.abc import Callable
 from tables import TableService
 from tables.arena_rules import Arena
 from tables.arena_runner import Woken
+from tables.groups import UPGRADED, Closed
 from telegram_bot.delivery import Delivery, Urgency
 from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.state.chat_state import ChatStateStore
-from telegram_bot.views.arena import LEFT_BUSY, LEFT_COOLDOWN, arena_screen, podium_screen
+from telegram_bot.state.hints import HintClaims
+from telegram_bot.views.arena import (
+    LEFT_BUSY,
+    LEFT_COOLDOWN,
+    TOLD_REMOVED,
+    TOLD_UPGRADED,
+    UPGRADED_HERE,
+    arena_screen,
+    podium_screen,
+)
+from telegram_bot.views.format import user_text
 from telegram_bot.views.i18n import Translator
 
 log = logging.getLogger(__name__)
@@ -50,6 +61,7 @@ class ArenaBoards:
         self.delivery = delivery
         self.publisher = publisher
         self.now_ms = now_ms
+        self.hints = HintClaims.of(svc)
 
     async def post(self, arena: Arena, lang: str, message: int | None = None) -> None:
         """The arena's message in its group, in ``lang`` from now on: ``message``
@@ -91,6 +103,31 @@ class ArenaBoards:
         if woken.finished:
             _message, lang = await self._where(woken.arena)
             await self.delivery.send(woken.arena.chat, podium_screen(woken.arena, Translator(lang)))
+
+    async def cancelled(self, arena: Arena, standings: int) -> None:
+        """An admin cancelled ``arena`` from the standings message ``standings``:
+        it shows them as they stay, without its button."""
+        _message, lang = await self._where(arena)
+        await self.delivery.edit(arena.chat, standings, self.standings(arena, lang), None)
+
+    async def group_lost(self, closed: Closed, title: str, new_chat: int | None = None) -> None:
+        """The bot lost a group (#38): each player of what stopped is told in
+        private (where the bot may write to him; a 403 is only logged), and,
+        for a group that became a supergroup, the supergroup ``new_chat``."""
+        if not closed.anything:
+            return  # nothing stopped now: another update (or process) did it
+        whom = closed.players()
+        if new_chat is not None and closed.reason == UPGRADED:
+            whom.append(closed.chat)  # the supergroup, in the old group's stead
+        told = TOLD_UPGRADED if closed.reason == UPGRADED else TOLD_REMOVED
+        for who in await self.hints.lost(closed.chat, whom):  # each told once
+            if who == closed.chat and new_chat is not None:
+                lang = (await self.ui.prefs(closed.chat)).lang or "en"
+                await self.delivery.send(new_chat, Translator(lang)(UPGRADED_HERE))
+                continue
+            prefs = await self.ui.prefs(who)
+            _ = Translator(prefs.lang or prefs.tg or "en")
+            await self.delivery.send(who, _(told, group=user_text(title or "?")))
 
     def standings(self, arena: Arena, lang: str) -> str:
         """``/arena`` while one runs: the standings as a message of their own."""

@@ -326,8 +326,9 @@ class Publisher:
                 sent += await self._notice_hands(snap, texts.GAME_RESET)
             return sent
         if t.status == CANCELLED:
-            if snap.loaded.state is not None and t.game_no:
-                return await self._notice_hands(snap, texts.GAME_STOPPED)
+            if snap.loaded.state is not None and t.game_no:  # why: #38
+                notice = texts.STOPPED_NOTICES.get(t.stopped, texts.GAME_STOPPED)
+                return await self._notice_hands(snap, notice)
             return await self._lobby_messages(snap, actor)
         if snap.loaded.state is None:
             return []

@@ -28,3 +28,11 @@ class HintClaims:
         only (any process).  Raises :class:`tables.ServiceUnavailable`."""
         key = self.keys.flood(table_id, game_no, user)
         return (await self.kv.set_nx([key], "1", ttl_ms=self.ttl_ms))[0]
+
+    async def lost(self, chat: int, whom: list[int]) -> list[int]:
+        """Claim telling each of ``whom`` that the bot lost the group ``chat``
+        (#38): those claimed now (the two service messages of one upgrade, a
+        400, another process: each is told once)."""
+        keys = [self.keys.lost(chat, w) for w in whom]
+        claimed = await self.kv.set_nx(keys, "1", ttl_ms=self.ttl_ms)
+        return [w for w, ok in zip(whom, claimed, strict=True) if ok]

@@ -106,7 +106,11 @@ class HintKeys:
     ``P{t:<id>}:hint:flood:<game>:<user>`` -- his hand in the group was held
     back by the group's flood limit in game ``<game>`` of table ``<id>`` and he
     was told so (#24).  In the table's slot (hash tag ``{t:<id>}``), next to its
-    chat state."""
+    chat state.
+
+    ``P{g:<chat>}:hint:lost:<whom>`` -- the bot lost the group ``<chat>``
+    (removed, or upgraded to a supergroup: #38) and ``<whom>`` was told so:
+    a player in private, or (``<whom>`` = the chat) the supergroup."""
 
     def __init__(self, kv: KeyValueStore) -> None:
         self.kv = kv
@@ -114,6 +118,10 @@ class HintKeys:
     def flood(self, table_id: str, game_no: int, user: int) -> str:
         """``P{t:<id>}:hint:flood:<game>:<user>``."""
         return self.kv.table_key(table_id, f"hint:flood:{game_no}:{user}")
+
+    def lost(self, chat: int, whom: int) -> str:
+        """``P{g:<chat>}:hint:lost:<whom>``."""
+        return self.kv.key(f"{{g:{chat}}}:hint:lost:{whom}")
 
 
 class DedupeKeys:

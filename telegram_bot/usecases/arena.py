@@ -1,7 +1,8 @@
 """ArenaActions (#27): ``/arena`` in a group (the set-up for an admin, the
-standings for anybody), announcing one, *Join* and *Withdraw*.  Each returns
-what to answer and which arena to show; the arena itself is the table
-service's (:mod:`tables.arenas`)."""
+standings for anybody), announcing one, *Join* and *Withdraw*, an admin's
+*Cancel*, and a group the bot lost (#38).  Each returns what to answer and
+which arena to show; the arena itself is the table service's
+(:mod:`tables.arenas`, :mod:`tables.groups`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from engine import EngineError
 from tables import LiveError, TableService
 from tables.arena_rules import Arena
+from tables.groups import Closed
 from telegram_bot.delivery import Delivery
 from telegram_bot.usecases.lobby import Person
 from telegram_bot.views import arena as arena_views
@@ -28,7 +30,8 @@ class ArenaOutcome:
     """What to answer: ``notice`` (a msgid with ``params``) or ``error`` (a
     refusal); ``arena``: the arena to show (its message refreshed, or, for
     ``/arena``, its standings sent); ``setup``: send the admin the set-up
-    message; ``posted``: a new arena, whose message is sent now."""
+    message; ``posted``: a new arena, whose message is sent now; ``admin``: the
+    one who asked is the group's admin (his standings carry *Cancel*, #38)."""
 
     notice: str | None = None
     params: Mapping[str, object] = field(default_factory=dict)
@@ -36,6 +39,7 @@ class ArenaOutcome:
     arena: Arena | None = None
     setup: bool = False
     posted: bool = False
+    admin: bool = False
 
 
 @dataclass(frozen=True)
@@ -49,7 +53,7 @@ class ArenaActions:
             return ArenaOutcome(notice=arena_views.ONLY_GROUPS)
         arena = await self.svc.arenas.current(chat)
         if arena is not None and not arena.over:
-            return ArenaOutcome(arena=arena)
+            return ArenaOutcome(arena=arena, admin=await self.delivery.is_admin(chat, user))
         if await self.delivery.is_admin(chat, user):
             return ArenaOutcome(setup=True, arena=arena)
         return ArenaOutcome(notice=arena_views.ARENA_HELP, arena=arena)
@@ -96,6 +100,29 @@ class ArenaActions:
         except LiveError as e:
             return ArenaOutcome(error=e)
         return ArenaOutcome(notice=JOINED, arena=arena)
+
+    async def cancel(self, arena_id: str, chat: int, user: int) -> ArenaOutcome:
+        """*Cancel* (#38): a group's admin (Telegram's word: ``getChatMember``
+        says creator or administrator) stops its arena, as an operator may; the
+        games being played finish as ordinary games and score nothing in it.
+        Anybody else is refused."""
+        if not await self.delivery.is_admin(chat, user):
+            return ArenaOutcome(notice=arena_views.ONLY_ADMINS_CANCEL)
+        try:
+            arena = await self.svc.arenas.get(arena_id)
+            if arena.chat != chat:  # a button of another group's arena
+                return ArenaOutcome(notice=arena_views.ONLY_ADMINS_CANCEL)
+            stopped = await self.svc.arenas.stop(arena_id, f"admin {user}")
+        except LiveError as e:
+            return ArenaOutcome(error=e)
+        if stopped is None:
+            return ArenaOutcome(notice=arena_views.OVER_ALREADY, arena=arena)
+        return ArenaOutcome(notice=arena_views.CANCELLED_NOW, arena=stopped)
+
+    async def group_lost(self, chat: int, reason: str) -> Closed:
+        """The bot was removed from ``chat`` or it became a supergroup (#38): its
+        arena and tables stop (:meth:`tables.groups.Groups.close`)."""
+        return await self.svc.groups.close(chat, reason)
 
     async def withdraw(self, arena_id: str, user: int) -> ArenaOutcome:
         """*Withdraw*: paired no more (a game he plays goes on); his points stay."""

@@ -40,6 +40,27 @@ LEFT_COOLDOWN = N_(
 SEATS_LABEL = N_("{n} seats")
 """A choice of players per table (2, 3 or 4 only: ru «{n} места», uk «{n} місця»)."""
 ONLY_ADMINS = N_("Only the group's admins can start an arena.")
+ONLY_ADMINS_CANCEL = N_("Only the group's admins can cancel the arena.")
+CANCEL = N_("Cancel the arena")
+CANCELLED_NOW = N_(
+    "The arena is cancelled: nobody is seated any more, and the games being played "
+    "finish without scoring in it."
+)
+OVER_ALREADY = N_("This arena is over already.")
+TOLD_REMOVED = N_(
+    "The bot was removed from the group “{group}”: its arena was cancelled and its games "
+    "there ended without a result. No rating change and no penalty for anybody."
+)
+TOLD_UPGRADED = N_(
+    "The group “{group}” became a supergroup: its arena was cancelled and its games there "
+    "ended without a result. No rating change and no penalty for anybody."
+)
+UPGRADED_HERE = N_(
+    "This group became a supergroup: its arena was cancelled and its games ended without "
+    "a result (no rating change, no penalty). Start again with /new or /arena."
+)
+"""When the bot lost a group (#38): to each player in private, and in the new
+supergroup."""
 ONLY_GROUPS = N_("Arenas are played in groups: add me to one and send /arena there.")
 
 
@@ -207,6 +228,17 @@ def arena_screen(
         ]
     )
     return "\n".join(lines), markup
+
+
+def cancel_markup(arena: Arena, _: Translator) -> InlineKeyboardMarkup | None:
+    """Under the standings an admin asked for (``/arena``): *Cancel the arena*
+    (#38; anybody may press it, only the group's admins are obeyed)."""
+    if arena.over:
+        return None
+    data = ArenaCb(arena=arena.id, op=ArenaOp.CANCEL).pack()
+    return InlineKeyboardMarkup(
+        inline_keyboard=[[InlineKeyboardButton(text="✖ " + _(CANCEL), callback_data=data)]]
+    )
 
 
 def podium_screen(arena: Arena, _: Translator) -> str:

@@ -124,6 +124,17 @@ TAKEN_OVER = N_(
 SEAT_BACK = N_("You are playing your seat again.")
 GAME_STOPPED = N_("The game was stopped by an operator.")
 GAME_RESET = N_("The game was reset by an operator: the lobby is open again.")
+GAME_STOPPED_REMOVED = N_(
+    "The bot was removed from the group, so this game ended without a result: no rating "
+    "change and no penalty for anybody."
+)
+GAME_STOPPED_UPGRADED = N_(
+    "The group became a supergroup, so this game ended without a result: no rating "
+    "change and no penalty for anybody."
+)
+STOPPED_NOTICES = {"removed": GAME_STOPPED_REMOVED, "upgraded": GAME_STOPPED_UPGRADED}
+"""A hand's last words when its table was stopped by the loss of its group (#38),
+by :attr:`tables.Table.stopped`; an operator's stop says :data:`GAME_STOPPED`."""
 CHOOSE_LANGUAGE = N_("Choose your language:")
 LANGUAGE_SET = N_("The language is now English.")
 GROUP_LANGUAGE_SET = N_("The group's language is now English.")
