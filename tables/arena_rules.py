@@ -319,13 +319,18 @@ def free_table(arena: Arena, table: str, now: int) -> Arena | None:
 
 @dataclass(frozen=True)
 class PairingPlan:
-    """What one pairing seats: each new table's players, in seat order."""
+    """What one pairing seats: each new table's players, in seat order; ``more``:
+    more tables could be seated now than the pairing was allowed (``limit``),
+    the rest wait for the next one (#38)."""
 
     tables: list[tuple[int, ...]] = field(default_factory=list)
+    more: bool = False
 
 
-def pair(arena: Arena, now: int, patience_ms: int) -> PairingPlan:
-    """Who plays whom among the free players now (see the module)."""
+def pair(arena: Arena, now: int, patience_ms: int, limit: int | None = None) -> PairingPlan:
+    """Who plays whom among the free players now (see the module); at most
+    ``limit`` tables (None: all), the best-placed first -- a wake's work stays
+    bounded however many players are free at once (#38)."""
     if arena.status != RUNNING or now >= arena.ends:
         return PairingPlan()
     free = sorted(
@@ -347,7 +352,10 @@ def pair(arena: Arena, now: int, patience_ms: int) -> PairingPlan:
         free = rest
     if len(free) >= 2 and all(now - p.since >= patience_ms for p in free):
         groups.append(free)  # waited long enough: a smaller table
-    return PairingPlan([tuple(p.user for p in g) for g in groups])
+    more = limit is not None and len(groups) > limit
+    if more:
+        groups = groups[:limit]
+    return PairingPlan([tuple(p.user for p in g) for g in groups], more)
 
 
 def _rematch(group: list[ArenaPlayer]) -> bool:

@@ -6,11 +6,18 @@ it and calls :meth:`ArenaRunner.wake`, which
 
 1. checks the tables seated a while ago (:meth:`ArenaRunner.repair`): a table
    that never appeared (its maker stopped) frees its players; a game that
-   ended without its score reaching the arena is scored from its result;
-2. ticks the arena (one compare-and-set: the start, the pairing, the end);
+   ended without its score reaching the arena is scored from its result --
+   at most once a ``repair_after``, all of them in one round trip (#38);
+2. ticks the arena (one compare-and-set: the start, the pairing, the end) --
+   at most ``tables_per_wake`` tables, the rest at the next timer tick (#38);
 3. makes the tables that pairing seated, as ordinary games of the product: a
    lobby in the arena's group with the pairing's id, its players joined, the
-   game started -- rated, with the arena's turn timer.
+   game started -- rated, with the arena's turn timer.  The tables of one
+   wake are made side by side.
+
+So a wake costs a few round trips plus those of the tables it makes, whatever
+the arena's size (#38: it loaded every table seated a minute ago, one round
+trip each, at every join and every scored game -- the square of the players).
 
 A player who cannot be seated (he sits at another table, or has a cooldown
 before rated games) is withdrawn from the arena -- he may join again -- and
@@ -20,6 +27,7 @@ refusal names (``info["user"]``), whichever seat he holds (#38).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -28,7 +36,7 @@ from tables.arena_rules import Arena
 from tables.arenas import Arenas
 from tables.games import Games
 from tables.lobbies import Lobbies
-from tables.model import CANCELLED, OPEN, OVER, LiveError, WriteResult
+from tables.model import CANCELLED, OPEN, OVER, LiveError, ServiceUnavailable, WriteResult
 from tables.tables import Tables
 
 log = logging.getLogger(__name__)
@@ -64,17 +72,30 @@ class ArenaRunner:
         self.before_start: Callable[[str, int], Awaitable[object]] | None = None
 
     async def wake(self, arena_id: str) -> Woken:
-        repaired = await self.repair(await self.arenas.get(arena_id))
-        ticked = await self.arenas.tick(arena_id)
+        arena, checked = await self.arenas.load_wake(arena_id)
+        repaired = await self.repair(arena, checked)
+        ticked = await self.arenas.tick(arena_id, self.arenas.config.tables_per_wake)
         woken = Woken(ticked.arena, repaired=repaired)
         woken.began, woken.finished = ticked.started, ticked.finished
-        for tid, users in ticked.seated:
-            try:
-                woken.started.append(await self._make(ticked.arena, tid, users, woken))
-            except LiveError as e:
-                log.info("arena %s: table %s not made: %s", arena_id, tid, e)
-        woken.arena = await self.arenas.get(arena_id)
+        made = await asyncio.gather(
+            *(self._make(ticked.arena, tid, users, woken) for tid, users in ticked.seated),
+            return_exceptions=True,
+        )
+        failed: BaseException | None = None
+        for (tid, _users), got in zip(ticked.seated, made, strict=True):
+            if isinstance(got, WriteResult):
+                woken.started.append(got)
+            elif isinstance(got, LiveError):
+                log.info("arena %s: table %s not made: %s", arena_id, tid, got)
+            else:
+                failed = failed or got
+        if failed is not None:  # an outage: the wake is due again (its timer)
+            raise failed
+        if len(woken.started) < len(ticked.seated):
+            woken.arena = await self.arenas.get(arena_id)  # released, withdrawn meanwhile
         woken.next = self.arenas.next_wake(woken.arena)
+        if ticked.more:  # players left free by the bound: at the next timer tick
+            woken.next = self.arenas.now_ms()
         return woken
 
     async def _make(
@@ -116,32 +137,48 @@ class ArenaRunner:
                 woken.withdrawn.append((refused, e.code))
             raise
 
-    async def repair(self, arena: Arena) -> int:
+    async def repair(self, arena: Arena, checked: int = 0) -> int:
         """Check the tables seated ``repair_after`` ago or more: free the players
         of one that never started, score a game whose score never reached the
-        arena.  How many it changed."""
-        due = self.arenas.now_ms() - int(self.arenas.config.repair_after * 1000)
+        arena.  How many it changed.
+
+        #38: only when the last check is ``repair_after`` old (``checked``: until
+        when it counts, :meth:`Arenas.load_wake`), and every table due in ONE
+        round trip (:meth:`Tables.heads`, which marks the check in the same
+        pipeline); only a table to change costs more.  An outage skips the
+        check -- it comes again at a later wake, and a table it could not read
+        is never taken for gone."""
+        now = self.arenas.now_ms()
+        every = int(self.arenas.config.repair_after * 1000)
+        due = [p for p in arena.playing if p.at <= now - every]
+        if not due or checked > now:
+            return 0
+        try:
+            heads = await self.tables.heads(
+                [p.table for p in due],
+                lambda p: self.arenas.mark_checked(p, arena.id, now + every),
+            )
+        except ServiceUnavailable as e:
+            log.warning("arena %s: its tables not checked now: %s", arena.id, e)
+            return 0
         changed = 0
-        for pairing in arena.playing:
-            if pairing.at > due:
-                continue
-            try:
-                loaded = await self.tables.load(pairing.table)
-            except LiveError:  # never made (its maker stopped), or long gone
+        for pairing in due:
+            head = heads[pairing.table]
+            if head is None:  # never made (its maker stopped), or long gone
                 changed += await self.arenas.release(arena.id, pairing.table) is not None
                 continue
-            status = loaded.table.status
-            if status == OPEN:  # made, never started: its maker stopped half-way
+            table, result = head
+            if table.status == OPEN:  # made, never started: its maker stopped half-way
                 try:
-                    await self.lobbies.cancel(pairing.table, loaded.table.creator)
+                    await self.lobbies.cancel(pairing.table, table.creator)
                 except LiveError as e:
                     log.info("arena %s: table %s: %s", arena.id, pairing.table, e)
                     continue
                 changed += await self.arenas.release(arena.id, pairing.table) is not None
-            elif status == CANCELLED:
+            elif table.status == CANCELLED:
                 changed += await self.arenas.release(arena.id, pairing.table) is not None
-            elif status == OVER and loaded.result is not None:
-                changed += await self.arenas.record(arena.id, loaded.result) is not None
+            elif table.status == OVER and result is not None:
+                changed += await self.arenas.record(arena.id, result) is not None
         return changed
 
 

@@ -9,6 +9,9 @@ Keys (all of one arena share the hash tag ``{ar:<id>}``):
 ``P{ar:<id>}:games``  list: the games scored, oldest first (JSON: table, game,
                       finish time, players, points, doubled), appended by the
                       same script that scores them
+``P{ar:<id>}:repair`` string: until when (ms, the service clock) the check of
+                      its seated tables is done (#38: at most once a
+                      ``repair_after``, not at every wake)
 ``P{ar}:chat:<chat>`` string: the group's current arena (one at a time)
 ``P{ar}:all``         zset arena id -> creation time (ms): the operators' list
 
@@ -64,6 +67,13 @@ class ArenaConfig:
     """A seated table is checked (was it made? did its result reach the arena?)
     this long after its pairing, and again each time as long."""
     cas_retries: int = 50
+    max_players: int = 200
+    """Players an arena takes (#38): a join beyond it is refused (``arena_full``);
+    one who withdrew comes back all the same.  Bounds the arena's record, which
+    every join, pairing and score reads and writes whole."""
+    tables_per_wake: int = 16
+    """Tables one wake seats and makes at most (#38); more free players wait for
+    the next timer tick -- a wake never holds the timers for long."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +86,7 @@ class Ticked:
     seated: list[tuple[str, tuple[int, ...]]]
     started: bool = False
     finished: bool = False
+    more: bool = False  # more could be seated now than ``limit`` allowed (#38)
 
 
 class Arenas:
@@ -106,6 +117,9 @@ class Arenas:
 
     def games_key(self, arena_id: str) -> str:
         return f"{self.key(arena_id)}:games"
+
+    def repair_key(self, arena_id: str) -> str:
+        return f"{self.key(arena_id)}:repair"
 
     def chat_key(self, chat: int) -> str:
         return f"{self.base}:chat:{chat}"
@@ -155,6 +169,27 @@ class Arenas:
         if not got or got[1] is None:
             raise LiveError("no_arena", "there is no such arena (or it ended long ago)")
         return Arena.from_json(got[1]), int(got[0])
+
+    async def load_wake(self, arena_id: str) -> tuple[Arena, int]:
+        """The arena and until when (ms) its seated tables count as checked (#38;
+        0: never), one round trip (the two keys share its slot)."""
+        if not arena_id or len(arena_id) > 64:
+            raise LiveError("no_arena", "there is no such arena")
+
+        def build(p: Pipeline) -> None:
+            p.hmget(self.key(arena_id), ["v", "a"])
+            p.get(self.repair_key(arena_id))
+
+        got, until = await self.store.run(build)
+        if not got or got[1] is None:
+            raise LiveError("no_arena", "there is no such arena (or it ended long ago)")
+        return Arena.from_json(got[1]), int(until or 0)
+
+    def mark_checked(self, p: Pipeline, arena_id: str, until: int) -> None:
+        """Queue on ``p``: the arena's tables count as checked until ``until``
+        (ms).  Its key outlives that a while, whatever the clock (a test's)."""
+        ttl = int(self.config.repair_after * 1000) * 2 + 3_600_000
+        p.set(self.repair_key(arena_id), until, px=ttl)
 
     # ---------------------------------------------------------------- writes
     async def _write(self, arena: Arena, version: int, game: str = "") -> int | None:
@@ -310,6 +345,9 @@ class Arenas:
                 raise LiveError("arena_over", "this arena has ended")
             p = a.player(user)
             if p is None:
+                cap = self.config.max_players
+                if len(a.players) >= cap:  # #38: checked on the record the CAS writes
+                    raise LiveError("arena_full", f"this arena is full ({cap} players)", limit=cap)
                 return a.with_player(ArenaPlayer(user, name[:64], rating=rating, since=now))
             if not p.withdrawn:
                 return None  # a second tap
@@ -357,9 +395,10 @@ class Arenas:
         await self.hint(arena_id, self.now_ms())  # a wake shows it (the group's message)
         return arena if done else None
 
-    async def tick(self, arena_id: str) -> Ticked:
-        """Start the arena at its time, seat the free players, finish it after its
-        end once no game of it is being played.  Each in one write."""
+    async def tick(self, arena_id: str, limit: int | None = None) -> Ticked:
+        """Start the arena at its time, seat the free players -- at most ``limit``
+        tables (None: all; ``Ticked.more`` says some could not be) -- finish it
+        after its end once no game of it is being played.  Each in one write."""
         state: dict[str, object] = {}
 
         def change(a: Arena) -> Arena | None:
@@ -376,7 +415,8 @@ class Arenas:
                     state["finished"] = True
                     return replace(new, status=FINISHED, ended=now)
                 return new
-            plan = pair(new, now, int(self.config.patience * 1000))
+            plan = pair(new, now, int(self.config.patience * 1000), limit)
+            state["more"] = plan.more
             if plan.tables:
                 seated = [(self.new_table(), users) for users in plan.tables]
                 state["seated"] = seated
@@ -391,6 +431,7 @@ class Arenas:
             seated,
             started=bool(state.get("started")),
             finished=bool(state.get("finished")),
+            more=bool(state.get("more")),
         )
 
     async def record(self, arena_id: str, result: GameResult) -> Arena | None:

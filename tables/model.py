@@ -56,6 +56,7 @@ class LiveConfig:
     keep_history: int = 24  # engine events kept inside the state blob
     max_ai_moves: int = 5000  # safety bound for one AI chain
     cas_retries: int = 20  # optimistic retries of lobby/system writes
+    arena_max_players: int = 200  # players one arena takes (#38; tables.arenas.ArenaConfig)
     audit_maxlen: int = 10000  # operator audit entries kept (approximately)
     # Redis client (tables.store.make_client): a command that meets a
     # connection error or a timeout is retried on a fresh connection this many

@@ -14,12 +14,13 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 
 from engine import Event, GameState, view
 from engine.clock import Clock
 from tables import eventlog
-from tables.arenas import Arenas
+from tables.arenas import ArenaConfig, Arenas
 from tables.codec import decode_state, encode_state
 from tables.index import TableIndex
 from tables.model import (
@@ -182,7 +183,9 @@ class Tables:
         self.results = results
         self.ratings = ratings or Ratings(store, config.prefix, clock=clock)
         self.replays = Replays(store, config)
-        self.arenas = Arenas(store, config.prefix, clock)  # #27: a game of one is scored there
+        # #27: a game of one is scored there; #38: its cap on players
+        arena_config = ArenaConfig(max_players=config.arena_max_players)
+        self.arenas = Arenas(store, config.prefix, clock, arena_config)
         self.config = config
         self.clock = clock
         self.index = TableIndex(store, config, self.now_ms)
@@ -197,6 +200,28 @@ class Tables:
         if not raw or b"t" not in raw:
             raise LiveError("no_table", f"there is no table {table_id!r} (finished or expired)")
         return parse(raw)
+
+    async def heads(
+        self, table_ids: list[str], also: Callable[[Pipeline], object] | None = None
+    ) -> dict[str, tuple[Table, GameResult | None] | None]:
+        """Each table and its last result, without its game (None: no such table),
+        in ONE round trip however many (#38: an arena's check of its tables; on
+        a cluster the pipeline goes to each node at once); ``also`` queues more
+        commands on the same pipeline (their replies are dropped)."""
+        keys = [self.keys.table(t) for t in table_ids]
+
+        def build(p: Pipeline) -> None:
+            for key in keys:
+                p.hmget(key, ["t", "res"])
+            if also is not None:
+                also(p)
+
+        replies = await self.store.run(build)
+        out: dict[str, tuple[Table, GameResult | None] | None] = {}
+        for tid, (raw, res) in zip(table_ids, replies[: len(table_ids)], strict=True):
+            result = GameResult.from_json(json.loads(res)) if res else None
+            out[tid] = None if raw is None else (Table.from_json(raw), result)
+        return out
 
     async def get(self, table_id: str) -> tuple[Table, GameState | None, int]:
         """The table, its game state (None before the first game) and version:

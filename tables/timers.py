@@ -146,6 +146,7 @@ class Timers:
             self.stalled(self._last_ok if self._last_ok is not None else now)
             raise
         results = []
+        arenas: list[tuple[int, str]] = []  # woken after every shard's turn timers (#38)
         order = sorted(self.held) + [s for s in range(k.timer_shards) if s not in self.held]
         for shard in order:
             if shard not in self.held and len(self.held) >= share:
@@ -164,10 +165,10 @@ class Timers:
             self.held.add(shard)
             gap = self._gap(shard, now, got.since)
             for tid in got.due:
+                if tid.startswith("@"):
+                    arenas.append((shard, tid))
+                    continue
                 try:
-                    if tid.startswith("@"):
-                        results += await self._handle_arena(shard, tid, now + lease)
-                        continue
                     stalled = self._hint_stalls.pop(tid, None)
                     result = await self._handle_timer(
                         shard, tid, now, now + lease, gap, stalled=stalled is not None
@@ -177,14 +178,23 @@ class Timers:
                     # when its claim ends); the others go on -- on a cluster one
                     # failed master fails only its own slots.  Its deadline is
                     # not enforced against the presses the outage refused.
-                    if not tid.startswith("@"):
-                        self._hint_stalls.setdefault(tid, now)
+                    self._hint_stalls.setdefault(tid, now)
                     log.warning("timer %s: unavailable, again in a moment: %s", tid, e)
                     with contextlib.suppress(ServiceUnavailable):
                         await self.store.release_timer(shard, tid, now + lease, now + RETRY_MS)
                     continue
                 if result is not None:
                     results.append(result)
+        # #38: the arenas' wakes (pairings, their tables made) come after the turn
+        # timers of every shard -- a large arena's wake never makes a game's
+        # timeout late -- and each is bounded (``ArenaConfig.tables_per_wake``)
+        for shard, tid in arenas:
+            try:
+                results += await self._handle_arena(shard, tid, now + lease)
+            except ServiceUnavailable as e:  # a fault, never "gone": again in a moment
+                log.warning("timer %s: unavailable, again in a moment: %s", tid, e)
+                with contextlib.suppress(ServiceUnavailable):
+                    await self.store.release_timer(shard, tid, now + lease, now + RETRY_MS)
         if len(self._hint_stalls) > 10_000:  # tables never due again (gone meanwhile)
             self._hint_stalls.clear()
         self._stalled, self._last_ok = None, now

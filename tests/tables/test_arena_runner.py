@@ -17,6 +17,7 @@ from tables import OPEN, PLAYING, LiveError, ServiceUnavailable, TableService
 from tables.arena_rules import CANCELLED, FINISHED, RUNNING, Arena
 from tables.arena_runner import Woken
 from tables.records import GameResult
+from tests.tables._wire import Wire
 from tests.tables.conftest import FakeClock, human_move, play_out
 from tests.tables.test_ratings import cool_down
 
@@ -265,20 +266,31 @@ async def test_an_outage_of_a_table_being_played_never_releases_it(
     never scored, its players withdrawn when they were seated again."""
     a = await arena_of(svc, 2, seats=2)
     [r] = await svc.timers.tick()
-    load = svc.tables.load
+    load, heads = svc.tables.load, svc.tables.heads
+    asked: list[str] = []
 
     async def load_or_fail(table_id: str) -> Any:
         if table_id == r.table_id:
             raise ServiceUnavailable("Redis is unavailable: no answer from its master")
         return await load(table_id)
 
+    async def heads_or_fail(table_ids: list[str], also: Any = None) -> Any:
+        # #38: the check reads its tables in one pipeline: the failed master fails it
+        asked.extend(table_ids)
+        if r.table_id in table_ids:
+            raise ServiceUnavailable("Redis is unavailable: no answer from its master")
+        return await heads(table_ids, also)
+
     monkeypatch.setattr(svc.tables, "load", load_or_fail)
+    monkeypatch.setattr(svc.tables, "heads", heads_or_fail)
     clock.advance(61)  # the table is old enough to be checked (and its turn is due)
     assert await svc.timers.tick() == []
+    assert asked == [r.table_id]  # the check met the outage
     arena = await svc.arenas.get(a.id)
     assert [p.table for p in arena.playing] == [r.table_id]
     assert not any(p.withdrawn for p in arena.players)
     monkeypatch.setattr(svc.tables, "load", load)  # the node is back
+    monkeypatch.setattr(svc.tables, "heads", heads)
     await play_out(svc, r.table_id, random.Random(5))
     arena = await svc.arenas.get(a.id)
     assert arena.games == 1  # its result scored
@@ -328,3 +340,105 @@ async def test_a_lost_group_stops_its_arena_and_games_once_charging_nobody(
     assert await svc.timers.tick() == []  # nobody seated again
     again = await svc.groups.close(CHAT, "removed")
     assert (again.arena, again.stopped, again.anything) == (None, [], False)
+# ---------------------------------------------------------------- #38: scale
+
+
+async def test_a_join_beyond_the_cap_is_refused_and_a_returning_player_is_not(
+    svc: TableService,
+) -> None:
+    """#38: an arena takes 200 players (``LiveConfig.arena_max_players``); the
+    201st is refused in the join's own compare-and-set, with the cap; a player
+    who withdrew comes back all the same.  Before, there was no cap: every
+    join, pairing and score reads and writes the whole record."""
+    assert svc.config.arena_max_players == 200
+    a = await svc.arenas.create(CHAT, 1, "chuvash", seats=2)
+    for u in range(1, 201):
+        await svc.arenas.join(a.id, u, f"U{u}")
+    with pytest.raises(LiveError) as e:
+        await svc.arenas.join(a.id, 201, "U201")
+    assert (e.value.code, e.value.info.get("limit")) == ("arena_full", 200)
+    await svc.arenas.withdraw(a.id, 7)
+    back = await svc.arenas.join(a.id, 7, "U7")  # his place is his
+    assert len(back.players) == 200
+    p7 = back.player(7)
+    assert p7 is not None
+    assert not p7.withdrawn
+    with pytest.raises(LiveError):
+        await svc.arenas.join(a.id, 202, "U202")
+    assert (await svc.arenas.get(a.id)).player(202) is None
+
+
+async def test_the_cap_is_a_setting(make_service: Callable[..., TableService]) -> None:
+    small = make_service(arena_max_players=3)
+    a = await arena_of(small, 3, seats=2)
+    with pytest.raises(LiveError) as e:
+        await small.arenas.join(a.id, 4, "U4")
+    assert (e.value.code, e.value.info.get("limit")) == ("arena_full", 3)
+
+
+async def seat_tables(svc: TableService, chat: int, first: int, tables: int) -> Arena:
+    """An arena of ``2 * tables`` players (ids from ``first``) with every table seated."""
+    a = await svc.arenas.create(chat, first, "chuvash", seats=2)
+    for u in range(first, first + 2 * tables):
+        await svc.arenas.join(a.id, u, f"U{u}")
+    for _ in range(tables):
+        await svc.timers.tick()
+        arena = await svc.arenas.get(a.id)
+        if len(arena.playing) == tables:
+            return arena
+    raise AssertionError("the arena never seated everybody")
+
+
+async def test_a_wake_costs_the_same_round_trips_with_ten_or_forty_tables(
+    make_service: Callable[..., TableService], clock: FakeClock
+) -> None:
+    """#38: a wake of an arena whose tables were all seated a minute ago costs
+    the same round trips with 10 tables or 40 -- its tables are checked in one
+    pipeline (one round trip per node) -- and the next wake checks none again
+    until ``repair_after`` has passed.  Counted on the wire: what the
+    service's client really sends (tests/tables/_wire.py), on one server and
+    on a cluster.  Before: one round trip per table at every wake (a join, a
+    scored game) -- the square of the players."""
+    wire = Wire()
+    svc = make_service(wire=wire)
+    runner = svc.timers.arenas
+    assert runner is not None
+    small = await seat_tables(svc, CHAT, 1, 10)
+    large = await seat_tables(svc, CHAT - 1, 1001, 40)
+    clock.advance(61)  # every table is due for its check
+    cost: dict[int, int] = {}
+    reads: dict[int, int] = {}
+    for n, arena in ((10, small), (40, large)):
+        await runner.wake(arena.id)  # a first wake: its scripts loaded, its slots learned
+        clock.advance(61)
+        wire.reset()
+        woken = await runner.wake(arena.id)
+        assert (woken.repaired, woken.started) == (0, [])  # all being played
+        cost[n] = wire.trips
+        reads[n] = len([c for c in wire.named("HMGET", "HGETALL") if "{t:" in c[1]])
+        assert reads[n] == n  # each table read once, all in one pipeline
+        wire.reset()
+        await runner.wake(arena.id)  # at once again (another join, another score)
+        assert [c for c in wire.named("HMGET", "HGETALL") if "{t:" in c[1]] == []
+    nodes = 3 if svc.store.cluster else 1
+    assert cost[40] <= cost[10] + nodes - 1, cost
+    assert cost[40] <= 4 + nodes, cost
+
+
+async def test_a_wake_seats_a_bounded_number_of_tables_the_rest_at_the_next_tick(
+    svc: TableService,
+) -> None:
+    """#38: 40 free players, 20 tables to seat: one wake seats and makes at most
+    ``tables_per_wake`` (16), the others at the next timer tick -- the timers
+    are never held for a whole large pairing.  Before: all 20 in one wake."""
+    assert svc.arenas.config.tables_per_wake == 16
+    a = await arena_of(svc, 40, seats=2)
+    first = await svc.timers.tick()
+    assert len(first) == 16
+    arena = await svc.arenas.get(a.id)
+    assert len(arena.playing) == 16
+    assert len([p for p in arena.players if p.waiting]) == 8
+    second = await svc.timers.tick()  # due again at once
+    assert len(second) == 4
+    seated = {s.user for r in first + second for s in r.table.seats}
+    assert seated == set(range(1, 41))
