@@ -228,7 +228,7 @@ class BotApp:
             watch=WatchTable(snapshots, self.ui, delivery),
             replay=ReplayGame(self.svc, delivery),
             standings=Standings(self.svc),
-            arena=ArenaActions(self.svc, delivery),
+            arena=ArenaActions(self.svc, delivery, self.prefs, username),
         )
         # arenas (#27): their wakes come from the timers; their messages here
         self.arena_boards = ArenaBoards(

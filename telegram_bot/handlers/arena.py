@@ -26,21 +26,36 @@ async def arena_command(
     message: Message,
     cases: UseCases,
     arena_boards: ArenaBoards,
+    locale: str,
     chat_locale: str,
     _: Translator,
 ) -> None:
     """The group's arena (its standings; an admin's with *Cancel*, #38), or
-    the set-up for an admin."""
+    the set-up for an admin.  #38: a member's standings of an arena on go to
+    his private chat (or, for one the bot cannot write to there, to the group
+    once a minute at low priority); its message in the group is brought up to
+    date."""
     if message.from_user is None:
         return
     chat = message.chat
-    outcome = await cases.arena.ask(chat.id, chat.type == "private", message.from_user.id)
+    user = message.from_user.id
+    outcome = await cases.arena.ask(chat.id, chat.type == "private", user)
     t = Translator(chat_locale)
-    if outcome.arena is not None:
-        markup = cancel_markup(outcome.arena, t) if outcome.admin else None
+    if outcome.arena is not None and outcome.admin and not outcome.arena.over:
+        # an admin's own command: the standings with *Cancel*, in the group
         await message.answer(
-            arena_boards.standings(outcome.arena, chat_locale), reply_markup=markup
+            arena_boards.standings(outcome.arena, chat_locale),
+            reply_markup=cancel_markup(outcome.arena, t),
         )
+    elif outcome.arena is not None and not outcome.arena.over:
+        await arena_boards.refresh(outcome.arena)
+        at = await cases.arena.answer_at(chat.id, user, "arena")
+        if at.chat is not None:
+            lang = locale if at.chat == user else chat_locale
+            text = arena_boards.standings(outcome.arena, lang)
+            await arena_boards.say(at.chat, text, low=at.low)
+    elif outcome.arena is not None:
+        await message.answer(arena_boards.standings(outcome.arena, chat_locale))
     if outcome.setup:
         text, markup = setup_screen(Setup(), t)
         await message.answer(text, reply_markup=markup)
@@ -106,6 +121,8 @@ async def arena_button(
     chat = callback.message.chat.id if callback.message is not None else None
     if outcome.error is not None:
         await answer(callback, texts.refusal(outcome.error, _, chat), show_alert=True)
+    elif outcome.url is not None:  # #38: the private chat opens; its Start joins him
+        await answer(callback, _(outcome.notice) if outcome.notice else None, url=outcome.url)
     else:
         await answer(callback, _(outcome.notice) if outcome.notice else None)
     if outcome.arena is not None:

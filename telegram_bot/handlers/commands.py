@@ -27,6 +27,7 @@ from telegram_bot.handlers.common import (
     solo_link,
 )
 from telegram_bot.handlers.middlewares import display_name
+from telegram_bot.publishing.arena_board import ArenaBoards
 from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.settings import Settings
 from telegram_bot.usecases.cases import UseCases
@@ -130,12 +131,27 @@ async def stats(message: Message, cases: UseCases, locale: str) -> None:
 
 
 @router.message(Command("top"))
-async def top(message: Message, cases: UseCases, chat_locale: str, _: Translator) -> None:
+async def top(
+    message: Message,
+    cases: UseCases,
+    arena_boards: ArenaBoards,
+    locale: str,
+    chat_locale: str,
+    _: Translator,
+) -> None:
+    """The group's players by rating.  #38: while the group's arena is on, to the
+    member's private chat (or to the group once a minute, at low priority)."""
     if message.chat.type == "private":
         await message.answer(_(texts.TOP_IN_GROUPS))
         return
     boards = await cases.standings.rating_board(message.chat.id)  # by rating (#25)
-    await message.answer(render_rating_top(boards, locale=chat_locale))
+    user = message.from_user.id if message.from_user is not None else None
+    at = await cases.arena.answer_at(message.chat.id, user, "top") if user else None
+    if at is None or (at.chat == message.chat.id and not at.low):
+        await message.answer(render_rating_top(boards, locale=chat_locale))
+    elif at.chat is not None:
+        lang = locale if at.chat == user else chat_locale
+        await arena_boards.say(at.chat, render_rating_top(boards, locale=lang), low=at.low)
 
 
 @router.message(Command("rating"))

@@ -8,8 +8,10 @@ from aiogram.types import Message
 
 from telegram_bot.buttons.callbacks import CODE_PATTERN
 from telegram_bot.handlers.common import open_lobby_at, player, reply, solo_link
+from telegram_bot.publishing.arena_board import ArenaBoards
 from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.settings import Settings
+from telegram_bot.usecases.arena import ARENA_LINK
 from telegram_bot.usecases.cases import UseCases
 from telegram_bot.views import texts
 from telegram_bot.views.i18n import LEVEL_TITLES, VARIANT_TITLES, Translator, help_text
@@ -66,6 +68,34 @@ async def start_in_group(
     deps = (cases.lobby, settings)
     outcome = await open_lobby_at(message, message.from_user, "chuvash", deps, locale, chat_locale)
     await reply(message, outcome, _, publisher)
+
+
+@router.message(
+    CommandStart(deep_link=True, magic=F.args.regexp(rf"^{ARENA_LINK}[A-Za-z0-9_-]{{1,64}}$")),
+    F.chat.type == "private",
+)
+async def start_in_arena(
+    message: Message,
+    command: CommandObject,
+    cases: UseCases,
+    arena_boards: ArenaBoards,
+    locale: str,
+    _: Translator,
+) -> None:
+    """``t.me/<bot>?start=arena_<id>`` (#38): the answer to *Join* of a member
+    who never started the bot -- his Start joins him (the arena's cards come
+    here), the arena's message shows him."""
+    user = message.from_user
+    assert user is not None
+    assert command.args
+    arena_id = command.args[len(ARENA_LINK) :]
+    outcome = await cases.arena.join(arena_id, player(user, locale), link=True)
+    if outcome.error is not None:
+        await message.answer(texts.refusal(outcome.error, _))
+    elif outcome.notice is not None:
+        await message.answer(_(outcome.notice))
+    if outcome.arena is not None:
+        await arena_boards.refresh(outcome.arena)
 
 
 @router.message(

@@ -19,6 +19,8 @@ from tables.arena_rules import Arena
 from tables.arena_runner import Woken
 from tables.groups import UPGRADED, Closed
 from telegram_bot.delivery import Delivery, Urgency
+from telegram_bot.delivery.flood.gate import URGENT, CallOptions
+from telegram_bot.delivery.waiting_line import TABLE, Priority
 from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.state.hints import HintClaims
@@ -38,6 +40,9 @@ log = logging.getLogger(__name__)
 
 BOARD_GAP = 10.0
 """Seconds between two edits of an arena's message (the newest goes out)."""
+LOW = CallOptions(Priority.DEFERRED, rank=TABLE)
+"""#38: a group message nobody's play waits for (``/arena``, ``/top`` while an
+arena is on): behind every urgent call and every hand in the group's line."""
 
 
 def ui_key(arena_id: str) -> str:
@@ -128,6 +133,10 @@ class ArenaBoards:
             prefs = await self.ui.prefs(who)
             _ = Translator(prefs.lang or prefs.tg or "en")
             await self.delivery.send(who, _(told, group=user_text(title or "?")))
+
+    async def say(self, chat: int, text: str, *, low: bool = False) -> None:
+        """A message of its own in ``chat`` (``low``: at low priority, :data:`LOW`)."""
+        await self.delivery.send(chat, text, options=LOW if low else URGENT)
 
     def standings(self, arena: Arena, lang: str) -> str:
         """``/arena`` while one runs: the standings as a message of their own."""

@@ -270,7 +270,10 @@ class Publisher:
 
         async def send_hand(seat: int, user: int) -> None:
             text, markup = hand_screen(snap, seat, langs.get(user, "en"), Selection())
-            if in_group(where.get(user)):
+            # #38: an arena's hands are private -- dozens of its tables in one
+            # group would queue their hands behind its 20 messages a minute while
+            # their turn timers run; its players started the bot to join it
+            if in_group(where.get(user)) and not t.arena:
                 return self.hands.queue(table_id, user)  # sent after the lock
             msg = await self.delivery.send(user, text, markup)
             if msg is not None:  # recorded at once: he may press right away

@@ -14,6 +14,7 @@ from tables import LiveError, TableService
 from tables.arena_rules import Arena
 from tables.groups import Closed
 from telegram_bot.delivery import Delivery
+from telegram_bot.state.prefs import PrefsCache
 from telegram_bot.usecases.lobby import Person
 from telegram_bot.views import arena as arena_views
 from telegram_bot.views.arena import Setup
@@ -23,6 +24,32 @@ JOINED = N_("You are in the arena: the bot seats you at a table as soon as playe
 ALREADY_IN = N_("You are in the arena already.")
 WITHDRAWN = N_("You have withdrawn: your points stay, and you may join again.")
 NOT_IN = N_("You do not play in this arena.")
+START_TO_JOIN = N_(
+    "An arena's cards come to your private chat with me: press Start there, and you are in."
+)
+"""#38: *Join* by a member who never started the bot -- the answer opens the
+private chat (``?start=arena_<id>``), whose Start joins him."""
+
+ARENA_LINK = "arena_"
+"""The deep link's payload prefix: ``t.me/<bot>?start=arena_<arena id>`` (#38)."""
+GROUP_ANSWER_GAP_MS = 60_000
+"""#38: in a group with an arena on, ``/arena`` or ``/top`` of a member the bot
+cannot write to in private is answered in the group at most this often."""
+
+
+def arena_link(bot_username: str, arena_id: str) -> str:
+    """The deep link whose Start joins the arena (#38)."""
+    return f"https://t.me/{bot_username}?start={ARENA_LINK}{arena_id}"
+
+
+@dataclass(frozen=True)
+class AnswerAt:
+    """Where a read-only command's answer goes (#38): ``chat`` (None: nowhere --
+    the arena's own message shows it), ``low``: a group message sent at low
+    priority (it leaves the group's urgent reserve to the arena's hands)."""
+
+    chat: int | None
+    low: bool = False
 
 
 @dataclass(frozen=True)
@@ -40,12 +67,34 @@ class ArenaOutcome:
     setup: bool = False
     posted: bool = False
     admin: bool = False
+    url: str | None = None  # the answer opens this link (#38: the private chat)
 
 
 @dataclass(frozen=True)
 class ArenaActions:
     svc: TableService
     delivery: Delivery  # the group's admins (getChatMember)
+    prefs: PrefsCache | None = None  # who started the bot (#38)
+    bot_username: str = ""
+
+    async def _started(self, user: int) -> bool:
+        return self.prefs is None or (await self.prefs.get(user)).started
+
+    async def answer_at(self, chat: int, user: int, command: str) -> AnswerAt:
+        """#38: where ``/arena``'s standings or ``/top`` (``command``) go in group
+        ``chat``.  While its arena is scheduled or running the group's 20 messages
+        a minute belong to the arena's play: the answer goes to the member's
+        private chat if he started the bot; else to the group at most once a
+        minute (per command), at low priority; else nowhere -- the arena's
+        message shows the standings.  With no arena on: the group, as always."""
+        arena = await self.svc.arenas.current(chat)
+        if arena is None or arena.over:
+            return AnswerAt(chat)
+        if await self._started(user):
+            return AnswerAt(user)
+        key = self.svc.kv.key(f"arena_answer:{{c:{chat}}}:{command}")
+        [first] = await self.svc.kv.set_nx([key], "1", ttl_ms=GROUP_ANSWER_GAP_MS)
+        return AnswerAt(chat, low=True) if first else AnswerAt(None)
 
     async def ask(self, chat: int, private: bool, user: int) -> ArenaOutcome:
         """``/arena``: the arena of the group, or the set-up for an admin."""
@@ -81,9 +130,14 @@ class ArenaActions:
             return ArenaOutcome(error=e)
         return ArenaOutcome(arena=arena, posted=True)
 
-    async def join(self, arena_id: str, player: Person) -> ArenaOutcome:
+    async def join(self, arena_id: str, player: Person, *, link: bool = False) -> ArenaOutcome:
         """*Join*: he plays from the start (or now).  A cooldown from rated games
-        (#25) keeps him out, as it keeps him from a rated lobby."""
+        (#25) keeps him out, as it keeps him from a rated lobby.  #38: an arena's
+        hands are private -- a member who never started the bot is answered
+        with the link that opens the private chat, whose Start joins him
+        (``link``: that Start, :data:`ARENA_LINK`)."""
+        if not link and not await self._started(player.id):
+            return ArenaOutcome(notice=START_TO_JOIN, url=arena_link(self.bot_username, arena_id))
         try:
             # the one check before rated games (#38: a leave counts at once)
             until = (await self.svc.tables.cooldowns([player.id])).get(player.id)

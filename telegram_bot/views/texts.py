@@ -30,6 +30,7 @@ REFUSALS: dict[str, str] = {
     # arenas (#27)
     "arena_running": N_("This group already has an arena: it has to end first."),
     "arena_over": N_("This arena is over."),
+    "arena_full": N_("This arena is full: it takes no more players."),  # #38
     "no_arena": N_("This arena is gone."),
     # engine.IllegalAction codes
     "not_your_turn": N_("It is not your move now."),

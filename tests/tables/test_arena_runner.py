@@ -340,6 +340,8 @@ async def test_a_lost_group_stops_its_arena_and_games_once_charging_nobody(
     assert await svc.timers.tick() == []  # nobody seated again
     again = await svc.groups.close(CHAT, "removed")
     assert (again.arena, again.stopped, again.anything) == (None, [], False)
+
+
 # ---------------------------------------------------------------- #38: scale
 
 
