@@ -135,21 +135,25 @@ async def test_arena_and_top_in_a_busy_group_post_no_message_each(
     the arena's play).  Before: a new group message for every command, at
     urgent priority."""
     async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
-        ann, cid, dan = (fake.add_user(n, language_code="en") for n in ("Ann", "Cid", "Dan"))
-        group = ann.create_group("Arena", cid, dan)
+        names = ("Ann", "Bea", "Cid", "Dan")
+        ann, bea, cid, dan = (fake.add_user(n, language_code="en") for n in names)
+        group = ann.create_group("Arena", bea, cid, dan)
         ann.add_bot_to(group)
-        ann.start()
-        await ann.wait_message(timeout=SAFETY)
+        for u in (ann, bea):
+            u.start()
+            await u.wait_message(timeout=SAFETY)
         await announce(h, ann, group)
         await settle(h)
         posts = bot_posts(fake, group)
 
-        ann.send("/arena", group)  # the standings in her private chat
-        mine = await ann.wait_message("Arena · Chuvash Rooster", timeout=SAFETY)
-        assert mine.chat_id == ann.id
-        ann.send("/top", group)
-        top = await ann.wait_message(timeout=SAFETY)
-        assert top.chat_id == ann.id
+        # a member, not an admin (an admin's /arena is answered in the group,
+        # with *Cancel*: test_e2e_arena_group), the standings in her private chat
+        bea.send("/arena", group)
+        mine = await bea.wait_message("Arena · Chuvash Rooster", timeout=SAFETY)
+        assert mine.chat_id == bea.id
+        bea.send("/top", group)
+        top = await bea.wait_message(timeout=SAFETY)
+        assert top.chat_id == bea.id
         await settle(h)
         assert bot_posts(fake, group) == posts
 
