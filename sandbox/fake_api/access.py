@@ -35,6 +35,8 @@ def check_can_write(world: World, chat: Chat) -> None:
     """403 as Telegram answers it when the bot may not post in ``chat``."""
     if chat.user_id is not None:
         user = world.users[chat.user_id]
+        if user.deactivated:
+            raise BotApiError(403, "Forbidden: user is deactivated")
         if user.blocked:
             raise BotApiError(403, "Forbidden: bot was blocked by the user")
         if not user.started:

@@ -30,6 +30,8 @@ class SimAccount:
         return self.world.private_chat(self.user)
 
     def _act(self) -> None:
+        if self.user.deactivated:
+            raise PermissionError(f"{self!r} deleted his account")
         self.acted_at = self.world.version
 
     def _chat(self, chat: Chat | None) -> Chat:
@@ -49,6 +51,14 @@ class SimAccount:
 
     def unblock(self) -> None:
         self._set_blocked(False)
+
+    def deactivate(self) -> None:
+        """Delete his account: the bot's writes to his private chat are answered
+        403 "Forbidden: user is deactivated" (the bot gets no update), and he
+        does nothing any more."""
+        self._act()
+        self.user.deactivated = True
+        self.world.touch("user_deactivated", user_id=self.id)
 
     def _set_blocked(self, blocked: bool) -> None:
         if self.user.blocked == blocked:

@@ -32,6 +32,7 @@ class User:
     is_bot: bool = False
     started: bool = False  # pressed Start (sent anything) in his chat with the bot
     blocked: bool = False  # blocked the bot
+    deactivated: bool = False  # deleted his account
     online: bool = True  # offline: ephemeral messages and their edits do not reach him
 
     def to_api(self) -> dict[str, Any]:
@@ -53,6 +54,7 @@ class User:
             **self.to_api(),
             "started": self.started,
             "blocked": self.blocked,
+            "deactivated": self.deactivated,
             "online": self.online,
         }
 

@@ -125,6 +125,19 @@ async def test_bot_cannot_write_first_or_after_a_block(fake: FakeTelegram, bot: 
     assert fake.stats.errors[("sendMessage", 403)] == 2
 
 
+async def test_a_deleted_account_is_deactivated(fake: FakeTelegram, bot: Bot) -> None:
+    """Telegram's third answer to a private write: "Forbidden: user is deactivated"
+    (whether he started the bot or not); he does nothing any more."""
+    bob, cy = fake.add_user("Bob"), fake.add_user("Cy")
+    bob.start()
+    for u in (bob, cy):
+        u.deactivate()
+        with pytest.raises(TelegramForbiddenError, match="Forbidden: user is deactivated"):
+            await bot.send_message(u.id, "hi")
+    with pytest.raises(PermissionError):
+        bob.send("/start")
+
+
 async def test_edits_like_telegram(fake: FakeTelegram, bot: Bot) -> None:
     alice = fake.add_user("Alice")
     alice.start()
