@@ -45,7 +45,7 @@ from engine.clock import Clock
 from tables import Decider, LiveConfig, PoolDecider, ServiceUnavailable, TableService, WriteResult
 from tables.arena_runner import Woken
 from tables.groups import UPGRADED
-from telegram_bot.delivery import Delivery, make_delivery
+from telegram_bot.delivery import Delivery, Forbidden, make_delivery
 from telegram_bot.delivery.flood.rates import FloodConfig
 from telegram_bot.handlers import routers
 from telegram_bot.handlers.middlewares import InFlight, LocaleMiddleware
@@ -278,10 +278,12 @@ class BotApp:
             time_scale=self.settings.telegram_time_scale,
         )
 
-    async def on_forbidden(self, user_id: int) -> None:
-        """A player blocked the bot (403): the AI plays his seat, the table sees it."""
+    async def on_forbidden(self, user_id: int, kind: Forbidden) -> None:
+        """A 403 of his private chat: the bot writes to him there no more (until he
+        sends it something); he blocked it: the AI plays his seat, the table sees
+        it -- not when he never started the bot (#38, :meth:`DeliveryEvents.forbidden`)."""
         await self.prefs.update(user_id, started=False)
-        await self.events.forbidden(user_id)
+        await self.events.forbidden(user_id, kind)
 
     async def on_migrated(self, old: int, new: int) -> None:
         """A call to the group ``old`` was answered 400 with ``migrate_to_chat_id``

@@ -18,7 +18,7 @@ from tables.budgets import Budgets
 from telegram_bot.delivery.coalesce import Delivery, Urgency
 from telegram_bot.delivery.flood.fallback import FallbackFloodLimiter
 from telegram_bot.delivery.flood.limiter import FloodConfig, FloodLimiter
-from telegram_bot.delivery.outgoing import install
+from telegram_bot.delivery.outgoing import Forbidden, ForbiddenHook, install
 
 
 def make_delivery(
@@ -28,7 +28,7 @@ def make_delivery(
     soon_delay: float,
     later_delay: float,
     table_delay: float,
-    on_forbidden: Callable[[int], Awaitable[Any]],
+    on_forbidden: ForbiddenHook,
     on_replaced: Callable[[int, int, int], Awaitable[Any]],
     flood: FloodConfig | None = None,
     budgets: Budgets | None = None,
@@ -87,4 +87,4 @@ def scaled_sleep(factor: float) -> Callable[[float], Awaitable[None]]:
     return sleep
 
 
-__all__ = ["Delivery", "Urgency", "make_delivery", "scaled_sleep"]
+__all__ = ["Delivery", "Forbidden", "Urgency", "make_delivery", "scaled_sleep"]

@@ -19,8 +19,10 @@ session request middleware (``install(bot, limiter, on_forbidden=...)``):
   own), sleeps ``retry_after`` and retries (at most ``max_retries`` times) --
   with the newest content of the message when the caller has one
   (:attr:`CallOptions.newest`), never the refused stale edit and then the newer.
-* **403** -- a private chat calls ``on_forbidden(user_id)`` (the bot hands his
-  seat to the AI), a group calls ``on_kicked(chat_id)``; the error is then
+* **403** -- a private chat calls ``on_forbidden(user_id, kind)``, ``kind``
+  telling Telegram's answers apart (:func:`forbidden_kind`: he never started the
+  bot, he blocked it, his account is deleted -- only the last two are his act,
+  #38), a group calls ``on_kicked(chat_id)``; the error is then
   re-raised as aiogram's ``TelegramForbiddenError`` (``Delivery`` turns it into
   ``None``; for direct calls register :func:`ignore_forbidden` as an errors
   handler).
@@ -51,6 +53,7 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from enum import StrEnum
 from typing import Any
 
 from aiogram import Bot
@@ -91,6 +94,38 @@ Migrated = Callable[[int, int], Awaitable[Any]]
 CLOSED = (TelegramForbiddenError, TelegramMigrateToChat)
 """What a call to a chat closed to the bot raises: a 403, or a 400 saying the
 group lives on under a new id (#38).  Neither is worth a retry."""
+
+
+class Forbidden(StrEnum):
+    """Why Telegram refused a write to a user's private chat (403), told apart by
+    its documented descriptions (#38)."""
+
+    NOT_STARTED = "not_started"
+    """"Forbidden: bot can't initiate conversation with a user": he never opened
+    the private chat (he may play in a group all the same): the bot's trouble,
+    not his act."""
+    BLOCKED = "blocked"
+    """"Forbidden: bot was blocked by the user": his own act."""
+    DEACTIVATED = "deactivated"
+    """"Forbidden: user is deactivated": his account was deleted."""
+    OTHER = "other"
+    """Any other 403 of a private chat: not known to be his act."""
+
+
+_FORBIDDEN_TEXTS = (
+    ("bot can't initiate conversation", Forbidden.NOT_STARTED),
+    ("bot was blocked by the user", Forbidden.BLOCKED),
+    ("user is deactivated", Forbidden.DEACTIVATED),
+)
+
+
+def forbidden_kind(description: str) -> Forbidden:
+    """The kind of a private chat's 403 from Telegram's ``description``."""
+    text = description.lower()
+    return next((kind for part, kind in _FORBIDDEN_TEXTS if part in text), Forbidden.OTHER)
+
+
+ForbiddenHook = Callable[[int, Forbidden], Awaitable[Any]]
 
 NOT_MODIFIED = "message is not modified"
 _FORWARDS = frozenset({"copyMessage", "copyMessages", "forwardMessage", "forwardMessages"})
@@ -141,7 +176,7 @@ class Outgoing(BaseRequestMiddleware):
         self,
         limiter: Limiter | None = None,
         *,
-        on_forbidden: Hook | None = None,
+        on_forbidden: ForbiddenHook | None = None,
         on_kicked: Hook | None = None,
         on_migrated: Migrated | None = None,
         max_retries: int = 3,
@@ -313,11 +348,11 @@ class Outgoing(BaseRequestMiddleware):
                     )
             await self.shown.forget(key, lease)  # refused: the message shows what it showed
             raise
-        except TelegramForbiddenError:
+        except TelegramForbiddenError as exc:
             self.stats.forbidden += 1
             await self.shown.forget(key, lease)
             if chat_id is not None:
-                await self._forbidden(chat_id)
+                await self._forbidden(chat_id, forbidden_kind(exc.message))
             raise
         except TelegramMigrateToChat as exc:  # a 400 never retried (#38)
             await self.shown.forget(key, lease)
@@ -466,13 +501,15 @@ class Outgoing(BaseRequestMiddleware):
             return self.shown.memory.admit(key, *digests)
         return True
 
-    async def _forbidden(self, chat_id: int) -> None:
-        hook = self.on_forbidden if chat_id > 0 else self.on_kicked
-        if hook is None or chat_id in self._in_hook:  # the hook's own calls may fail too
+    async def _forbidden(self, chat_id: int, kind: Forbidden) -> None:
+        if chat_id in self._in_hook:  # the hook's own calls may fail too
             return
         self._in_hook.add(chat_id)
         try:
-            await hook(chat_id)
+            if chat_id > 0 and self.on_forbidden is not None:
+                await self.on_forbidden(chat_id, kind)
+            elif chat_id < 0 and self.on_kicked is not None:
+                await self.on_kicked(chat_id)
         except Exception:
             log.exception("on_forbidden/on_kicked hook failed for %s", chat_id)
         finally:
@@ -533,11 +570,14 @@ __all__ = [
     "CLOSED",
     "URGENT",
     "CallOptions",
+    "Forbidden",
+    "ForbiddenHook",
     "Hook",
     "Outgoing",
     "OutgoingStats",
     "Prepaid",
     "find_outgoing",
+    "forbidden_kind",
     "ignore_forbidden",
     "install",
     "is_limited",

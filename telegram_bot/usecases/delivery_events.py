@@ -1,14 +1,26 @@
 """What the delivery reports back about a chat: a player the bot may no longer
-write to (403: he blocked it, or left the group) -- the AI takes his seat and
-his hand message is forgotten until he comes back
-(:meth:`telegram_bot.publishing.hands.HandPlacement.resend`) -- and a message
-that was gone and sent anew under a new id."""
+write to in private (403), and a message that was gone and sent anew under a
+new id.
+
+A 403 is told apart by Telegram's description (#38,
+:class:`telegram_bot.delivery.outgoing.Forbidden`):
+
+* he blocked the bot, or his account was deleted -- his own act: the AI takes
+  his seat (no offence of his, docs/RATINGS.md) and his hand message is
+  forgotten until he comes back
+  (:meth:`telegram_bot.publishing.hands.HandPlacement.resend`);
+* the bot "can't initiate conversation" (he never pressed Start -- he may play
+  with his hand in the group all the same), or any other 403 -- the bot's
+  delivery trouble, never his act: it is remembered that the bot may not write
+  to him in private (until he sends it something there, /start), and his seat
+  and his hand in the group stay his."""
 
 from __future__ import annotations
 
 import logging
 
 from tables import PLAYING, LiveError, ServiceUnavailable, TableService
+from telegram_bot.delivery.outgoing import Forbidden
 from telegram_bot.state.chat_state import ChatStateStore
 
 log = logging.getLogger(__name__)
@@ -19,10 +31,14 @@ class DeliveryEvents:
         self.svc = svc
         self.ui = ui
 
-    async def forbidden(self, user: int) -> None:
-        """The bot may no longer write to ``user`` (403, or he blocked it): the AI
-        plays his seat, and his hand message is forgotten -- no more edits that
-        could only fail -- until he comes back."""
+    async def forbidden(self, user: int, kind: Forbidden) -> None:
+        """The bot may not write to ``user`` in private (the caller remembered it
+        in his preferences).  He blocked it or his account is gone: the AI plays
+        his seat, and his hand message is forgotten -- no more edits that could
+        only fail -- until he comes back.  Any other 403 (he never started the
+        bot) is not his act: nothing more (#38)."""
+        if kind not in (Forbidden.BLOCKED, Forbidden.DEACTIVATED):
+            return
         table = await self.svc.tables.where(user)
         if table is None or table.status != PLAYING:
             return
@@ -31,7 +47,9 @@ class DeliveryEvents:
             return
         if not table.seats[seat].ai_controlled:
             try:
-                await self.svc.admin.admin_hand_to_ai(table.id, seat, by="bot:forbidden")
+                # by the bot, not a leave of his: no offence, no cooldown (#38)
+                by = f"bot:forbidden:{kind}"
+                await self.svc.admin.admin_hand_to_ai(table.id, seat, by=by)
             except (LiveError, ServiceUnavailable):  # an outage too: never "gone" (#38)
                 log.warning("could not hand %s's seat at %s to the AI", user, table.id)
                 return  # his hand message stays: the next failing write tries again

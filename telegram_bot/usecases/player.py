@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from engine import EngineError
 from tables import OPEN, PLAYING, LiveError, TableService
-from telegram_bot.delivery import Delivery
+from telegram_bot.delivery import Delivery, Forbidden
 from telegram_bot.publishing.changes import (
     Change,
     HandResent,
@@ -148,4 +148,4 @@ class PlayerActions:
         now -- waiting for the next 403 would stall a game that waits for his
         move (and has no turn timer)."""
         await self.prefs.update(user, started=False)
-        await self.events.forbidden(user)
+        await self.events.forbidden(user, Forbidden.BLOCKED)

@@ -21,6 +21,7 @@ from telegram_bot.delivery.coalesce import Delivery, Urgency
 from telegram_bot.delivery.flood.limiter import FloodLimiter
 from telegram_bot.delivery.outgoing import (
     CallOptions,
+    Forbidden,
     Outgoing,
     Prepaid,
     find_outgoing,
@@ -134,7 +135,7 @@ async def free(limiter: FloodLimiter, key: str) -> float:
 
 
 @pytest.fixture
-def forbidden_calls() -> list[int]:
+def forbidden_calls() -> list[tuple[int, Forbidden]]:
     return []
 
 
@@ -143,11 +144,11 @@ def outgoing(
     bot: Bot,
     limiter: FloodLimiter,
     sleep: Callable[[float], Awaitable[None]],
-    forbidden_calls: list[int],
+    forbidden_calls: list[tuple[int, Forbidden]],
     vtime: VirtualTime,
 ) -> Outgoing:
-    async def on_forbidden(user_id: int) -> None:
-        forbidden_calls.append(user_id)
+    async def on_forbidden(user_id: int, kind: Forbidden) -> None:
+        forbidden_calls.append((user_id, kind))
 
     return vtime.watch(install(bot, limiter, sleep=sleep, on_forbidden=on_forbidden))
 
@@ -448,13 +449,24 @@ async def test_429_retries_are_bounded(fake: FakeTelegram, bot: Bot, alice: SimU
 
 
 async def test_403_calls_the_hook(
-    fake: FakeTelegram, bot: Bot, outgoing: Outgoing, forbidden_calls: list[int]
+    fake: FakeTelegram, bot: Bot, outgoing: Outgoing, forbidden_calls: list[tuple[int, Forbidden]]
 ) -> None:
     bob = fake.add_user("Bob")  # never pressed Start
     with pytest.raises(TelegramForbiddenError):
         await bot.send_message(bob.id, "your cards")
-    assert forbidden_calls == [bob.id]
+    assert forbidden_calls == [(bob.id, Forbidden.NOT_STARTED)]
     assert outgoing.stats.forbidden == 1
+    # Telegram's other answers, told apart by their descriptions (#38)
+    bob.start()
+    bob.block()
+    with pytest.raises(TelegramForbiddenError):
+        await bot.send_message(bob.id, "your cards")
+    bob.unblock()
+    bob.deactivate()
+    with pytest.raises(TelegramForbiddenError):
+        await bot.send_message(bob.id, "your cards")
+    assert forbidden_calls[1:] == [(bob.id, Forbidden.BLOCKED), (bob.id, Forbidden.DEACTIVATED)]
+    assert outgoing.stats.forbidden == 3
     # callback answers and the like pass untouched (and unlimited)
     await bot.get_me()
     assert outgoing.stats.sent == 0
@@ -464,7 +476,7 @@ async def test_hook_reentry_is_guarded(fake: FakeTelegram, bot: Bot, limiter: Fl
     bob = fake.add_user("Bob")
     calls: list[int] = []
 
-    async def on_forbidden(user_id: int) -> None:
+    async def on_forbidden(user_id: int, _kind: Forbidden) -> None:
         calls.append(user_id)
         await bot.send_message(user_id, "again")  # fails too: no recursion
 
@@ -476,7 +488,10 @@ async def test_hook_reentry_is_guarded(fake: FakeTelegram, bot: Bot, limiter: Fl
 
 # ---------------------------------------------------------------- Delivery
 async def test_delivery_send_and_forbidden(
-    fake: FakeTelegram, delivery: Delivery, alice: SimUser, forbidden_calls: list[int]
+    fake: FakeTelegram,
+    delivery: Delivery,
+    alice: SimUser,
+    forbidden_calls: list[tuple[int, Forbidden]],
 ) -> None:
     msg = await delivery.send(alice.id, "<b>hi</b>", kb("x"))
     assert msg is not None
@@ -484,7 +499,7 @@ async def test_delivery_send_and_forbidden(
     alice.block()
     assert await delivery.send(alice.id, "hi again") is None
     assert await delivery.edit(alice.id, msg.message_id, "changed", kb("x")) is None
-    assert forbidden_calls == [alice.id, alice.id]
+    assert forbidden_calls == [(alice.id, Forbidden.BLOCKED)] * 2
     assert delivery.stats.forbidden == 2
 
 
