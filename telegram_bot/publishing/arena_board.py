@@ -14,6 +14,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from aiogram.exceptions import TelegramAPIError
+from aiogram.types import EphemeralMessageParameters
+
 from tables import TableService
 from tables.arena_rules import Arena
 from tables.arena_runner import Woken
@@ -101,9 +104,7 @@ class ArenaBoards:
             except Exception:  # the render sweep shows it (its start was marked owed)
                 log.exception("arena %s: game %s not shown", woken.arena.id, started.table_id)
         for user, code in woken.withdrawn:  # he could not sit: told why, in his words
-            prefs = await self.ui.prefs(user)
-            why = LEFT_COOLDOWN if code == "cooldown" else LEFT_BUSY
-            await self.delivery.send(user, Translator(prefs.lang or prefs.tg or "en")(why))
+            await self._tell_withdrawn(woken.arena, user, code)
         await self.refresh(woken.arena)
         if woken.finished:
             _message, lang = await self._where(woken.arena)
@@ -131,12 +132,30 @@ class ArenaBoards:
                 await self.delivery.send(new_chat, Translator(lang)(UPGRADED_HERE))
                 continue
             prefs = await self.ui.prefs(who)
+            if not prefs.started:  # the bot may not write to him in private (#38)
+                continue
             _ = Translator(prefs.lang or prefs.tg or "en")
             await self.delivery.send(who, _(told, group=user_text(title or "?")))
 
     async def say(self, chat: int, text: str, *, low: bool = False) -> None:
         """A message of its own in ``chat`` (``low``: at low priority, :data:`LOW`)."""
         await self.delivery.send(chat, text, options=LOW if low else URGENT)
+
+    async def _tell_withdrawn(self, arena: Arena, user: int, code: str) -> None:
+        """Why the arena withdrew him: in private, or -- the bot may not write to
+        him there, he never started it (#38) -- to him alone in the arena's group."""
+        prefs = await self.ui.prefs(user)
+        why = Translator(prefs.lang or prefs.tg or "en")(
+            LEFT_COOLDOWN if code == "cooldown" else LEFT_BUSY
+        )
+        try:
+            if prefs.started:
+                await self.delivery.send(user, why)
+            else:
+                params = EphemeralMessageParameters(receiver_user_id=user)
+                await self.delivery.send(arena.chat, why, ephemeral=params)
+        except TelegramAPIError as err:  # best effort: the board shows him withdrawn
+            log.info("arena %s: %s not told he was withdrawn: %s", arena.id, user, err)
 
     def standings(self, arena: Arena, lang: str) -> str:
         """``/arena`` while one runs: the standings as a message of their own."""

@@ -81,10 +81,12 @@ class LobbyMessages:
 
     async def offer_table(self, c: TableOffered) -> None:
         """After a refused press (an alert cannot hold a button): a private message
-        with the refusal and the *Open my table* button (``seated_elsewhere``)."""
+        with the refusal and the *Open my table* button (``seated_elsewhere``) --
+        not to one who never started the bot (he may play in a group all the
+        same): the alert told him, a private send would only draw a 403 (#38)."""
         error = c.error
         code = getattr(error, "info", {}).get("table") if error.code == "seated_elsewhere" else None
-        if not code:
+        if not code or not (await self.ui.prefs(c.user)).started:
             return
         _ = Translator(c.locale)
         markup = open_table_keyboard(str(code), _(texts.OPEN_TABLE))

@@ -429,8 +429,9 @@ class Publisher:
         (a notification, not only an edit of his hand he may not be looking at):
         after a timeout that leaves him his seat -- the AI takes it at the next --
         and when the AI took it, with *Take my seat back*.  In his private chat,
-        or as an ephemeral message in the group while his hand is there.  Given
-        by the process whose timer write it was (one write, one result)."""
+        or as an ephemeral message in the group while his hand is there
+        (:meth:`_nudge_chat`).  Given by the process whose timer write it was
+        (one write, one result)."""
         events = [e for e in result.events if e.kind in ("timeout", "takeover")]
         if not events:
             return
@@ -454,16 +455,32 @@ class Publisher:
                 markup = take_back_keyboard(t.id, _(texts.TAKE_BACK))
             else:
                 continue
-            msg = snap.ui.hands.get(user)
-            group = group_of(t)
+            chat = await self._nudge_chat(snap, user)
             try:
-                if msg is not None and msg < 0 and group is not None:
+                if chat is None:  # he never started the bot: a private send draws a 403
+                    log.info("no timeout nudge for %s at %s: nowhere to send", user, t.id)
+                elif chat < 0:
                     params = EphemeralMessageParameters(receiver_user_id=user)
-                    await self.delivery.send(group, text, markup, ephemeral=params)
+                    await self.delivery.send(chat, text, markup, ephemeral=params)
                 else:
-                    await self.delivery.send(user, text, markup)
+                    await self.delivery.send(chat, text, markup)
             except TelegramAPIError as err:  # he blocked the bot, the group is gone
                 log.info("no timeout nudge for %s at %s: %s", user, t.id, err)
+
+    async def _nudge_chat(self, snap: Snapshot, user: int) -> int | None:
+        """Where his nudge goes: the group (as an ephemeral message) while his hand
+        is there, his private chat while it is there; while he has none (his hand
+        in the group waits for the group's flood budget, or it failed), his
+        private chat only if he started the bot, else the group -- a private send
+        would only draw a 403 (#38).  None: nowhere (a private game of someone
+        the bot may not write to)."""
+        group = group_of(snap.table)
+        msg = snap.ui.hands.get(user)
+        if msg is not None and msg < 0 and group is not None:
+            return group
+        if msg is not None or (await self.ui.prefs(user)).started:
+            return user
+        return group
 
     async def held_back(self, held: HeldBack) -> None:
         """The delivery's word (#24 item 6): ``held.receiver``'s hand in the group
