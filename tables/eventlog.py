@@ -43,6 +43,7 @@ CODES = {
     "settings": "S",
     "cancel": "C",
     "extend": "E",
+    "rematch": "m",  # #38: a player agreed to the rematch offered (``lapsed``: seat -1)
 }
 KINDS = {v: k for k, v in CODES.items()}
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.:@=+-]")

@@ -17,7 +17,7 @@ thinks; the compare-and-set at the loaded version keeps such a move unwritten
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from functools import partial
 
@@ -31,6 +31,8 @@ from tables.model import (
     PLAYING,
     LiveConfig,
     LiveError,
+    RematchOffer,
+    Seat,
     StaleVersion,
     Table,
     WriteResult,
@@ -163,6 +165,78 @@ def finish_places(state: GameState) -> tuple[int, ...]:
     return tuple(places.get(s, n) for s in range(n))
 
 
+def rematch_allowed(t: Table, user: int, game: int | None) -> None:
+    """The refusals of a *Rematch* press (:meth:`Games.rematch`), in this order."""
+    if t.arena:  # #38: first, and its own action: "once the game is over" misled
+        raise LiveError(
+            "not_allowed",
+            "an arena's game has no rematch: the arena seats you again",
+            action="arena_rematch",
+            arena=t.arena,
+        )
+    if game is not None and game != t.game_no:  # #38: an earlier game's button
+        raise LiveError(
+            "not_allowed",
+            f"the rematch of game {game} has started already",
+            action="rematch_stale",
+            game=t.game_no,
+        )
+    if t.status != OVER:
+        raise LiveError(
+            "not_allowed", "a rematch is possible once the game is over", action="rematch"
+        )
+    if t.player_seat(user) is None:
+        raise LiveError(
+            "not_seated", "only a player of the last game can ask for a rematch", action="rematch"
+        )
+
+
+def rematch_seating(t: Table, players: list[int]) -> Table:
+    """The finished table as its rematch starts (#38): the seats of ``players``
+    are theirs again (one who had left is back), every other human's seat is an
+    AI seat of the lobby's level -- a player who did not say yes is dealt into
+    nothing, and the game is casual (:attr:`Table.rated_now`).  The owner is
+    the first of them if the old one is not."""
+    ais = sum(1 for s in t.seats if s.user is None)
+    seats = []
+    for s in t.seats:
+        if s.user is None:
+            seats.append(s)
+        elif s.user in players:
+            seats.append(replace(s, left=False, ai=None))
+        else:
+            ais += 1
+            seats.append(Seat(None, f"AI {ais}", t.ai_kind))
+    creator = t.creator if t.creator in players else players[0]
+    return replace(t, seats=tuple(seats), creator=creator, rematch=None)
+
+
+class Claims:
+    """The user pointers one rematch write claims for its table (one active
+    table per user, :meth:`Tables.claim_user`): undone if the write fails --
+    unless a rival write seated him meanwhile -- and settled once it is over."""
+
+    def __init__(self, tables: Tables, table_id: str) -> None:
+        self.tables = tables
+        self.table_id = table_id
+        self.moved: set[int] = set()  # pointers moved to this table
+        self.taken: set[int] = set()
+
+    async def take(self, user: int) -> None:
+        self.taken.add(user)
+        if await self.tables.claim_user(user, self.table_id):
+            self.moved.add(user)
+
+    async def undo(self) -> None:
+        for u in self.moved:
+            if await self.tables.where(u) is None:
+                await self.tables.release_user(u, self.table_id)
+        await self.done()
+
+    async def done(self) -> None:
+        await self.tables.settle_users(self.table_id, *self.taken)
+
+
 class Games:
     """Start, rematch, moves, taking a seat back, AI takeovers."""
 
@@ -260,7 +334,13 @@ class Games:
             seed=seed,
             previous_loser=previous_loser,
             updated=self.tables.now_ms(),
+            rematch=None,
         )
+        if t.rated and not t.rated_now and all(s.human for s in t.seats):
+            # #38: a seat away from the start (a player who left, played by the
+            # AI) makes the game casual -- never a rated game he loses unasked.
+            # (An AI seat leaves the lobby's choice: its result says "ai_seat".)
+            t = replace(t, rated=False)
         plan = Plan(t, state, events=[(kind, -1, str(game_no))])
         await self.after_moves(plan)
         return plan
@@ -280,59 +360,119 @@ class Games:
 
         return await self.tables.retry(table_id, make, request_id)
 
-    async def rematch(self, table_id: str, user: int, request_id: str = "") -> WriteResult:
-        """The next game of the match, same seats, «под проигравшего» (C5, S5): the
-        seat before the previous loser leads.  A player of the last game asks; every
-        human of it must not sit at another active table.  The same ``request_id``
-        again: ``duplicate=True`` (no second game).  An arena's table has none
-        (``not_allowed``, action ``arena_rematch``): the arena seats its players
-        again."""
+    # ------------------------------------------------------------------ rematch
+    async def rematch(
+        self, table_id: str, user: int, request_id: str = "", *, game: int | None = None
+    ) -> WriteResult:
+        """``user``, a player of the finished game (even one who left it), says
+        yes to the next game of the match (#38: a ready check).  The first yes
+        offers a rematch that stands ``rematch_offer`` seconds (the table's
+        :attr:`~tables.model.Table.rematch`, whose deadline is the table's timer
+        hint).  The next game starts -- same seats, «под проигравшего» (C5, S5):
+        the seat before the previous loser leads -- as soon as every present
+        player of the last game (:meth:`~tables.model.Table.present`: not left,
+        not played by the AI at its end) said yes, else when the offer ends
+        (:meth:`rematch_due`), with those who did.  It seats ONLY those: the
+        seat of anyone else is an AI seat of the lobby's level from then on,
+        so that game is casual (:attr:`~tables.model.Table.rated_now`), and
+        nothing of it -- stats, reliability, rating, offence -- is his.  A yes
+        whose player sits at another table by then lapses.
+
+        Returns the write: the game started (``status`` playing), or the offer
+        as it stands now (``rematch``; his second yes writes nothing).  Refused:
+        ``not_allowed`` -- an arena's table (``arena_rematch``: the arena seats
+        its players again), no game over (``rematch``), ``game`` given and not
+        the table's last (``rematch_stale``: a *Rematch* of an earlier game, its
+        rematch started already); ``not_seated`` (``rematch``) for anyone who
+        did not play the last game; ``seated_elsewhere`` while he sits at
+        another table.  Every rule and the deadline are checked in the plan, on
+        the table as written over.  The same ``request_id`` again:
+        ``duplicate=True``."""
         check_request_id(request_id)
         loaded = await self.tables.load(table_id)
-        t = loaded.table
         seen = loaded.applied(request_id)
         if seen is not None:
-            return WriteResult(table_id, seen, t, duplicate=True)
-        if t.arena:  # #38: first, and its own action: "once the game is over" misled
-            raise LiveError(
-                "not_allowed",
-                "an arena's game has no rematch: the arena seats you again",
-                action="arena_rematch",
-                arena=t.arena,
-            )
-        if t.status != OVER:
-            raise LiveError(
-                "not_allowed", "a rematch is possible once the game is over", action="rematch"
-            )
-        if t.seat_of(user) is None:
-            raise LiveError("not_seated", "only a player of the last game can ask for a rematch")
-        humans = list(t.humans())
-        moved: list[int] = []  # pointers this rematch moved here
+            return WriteResult(table_id, seen, loaded.table, duplicate=True)
+        rematch_allowed(loaded.table, user, game)
+        claims = Claims(self.tables, table_id)
         try:
-            for u in humans:
-                if await self.tables.claim_user(u, table_id):  # raises seated_elsewhere
-                    moved.append(u)
+            await claims.take(user)  # his own seated_elsewhere (or busy) is his refusal
             result = await self.tables.retry(
-                table_id, partial(self._rematch_plan, user), request_id
+                table_id, partial(self._agree_plan, user, game, claims), request_id
             )
         except BaseException:
-            for u in moved:  # unless a rival rematch seated him meanwhile
-                if await self.tables.where(u) is None:
-                    await self.tables.release_user(u, table_id)
-            await self.tables.settle_users(table_id, *humans)
+            await claims.undo()
             raise
-        await self.tables.settle_users(table_id, *humans)
+        await claims.done()
         return result
 
-    async def _rematch_plan(self, user: int, loaded: Loaded) -> Plan:
+    async def _agree_plan(
+        self, user: int, game: int | None, claims: Claims, loaded: Loaded
+    ) -> Plan | None:
         t = loaded.table
-        if t.status != OVER:
-            raise LiveError(
-                "not_allowed", "a rematch is possible once the game is over", action="rematch"
-            )
-        if t.seat_of(user) is None:
-            raise LiveError("not_seated", "only a player of the last game can ask for a rematch")
-        return await self.start_plan(t, t.previous_loser, "start", rematch=True)
+        rematch_allowed(t, user, game)
+        now = self.tables.now_ms()
+        offer = t.rematch
+        agreed = list(offer.agreed) if offer is not None else []
+        if user not in agreed:
+            agreed.append(user)
+        until = offer.until if offer is not None else now + int(self.config.rematch_offer * 1000)
+        if now >= until or set(t.present()) <= set(agreed):
+            return await self._rematch_start(loaded, agreed, claims)
+        if offer is not None and user in offer.agreed:
+            return None  # his yes stands: nothing to write
+        seat = t.player_seat(user)
+        t = replace(t, rematch=RematchOffer(until, tuple(agreed)), updated=now)
+        return Plan(t, loaded.state, events=[("rematch", -1 if seat is None else seat, "")])
+
+    async def rematch_due(
+        self,
+        table_id: str,
+        *,
+        before_write: Callable[[str, int], Awaitable[object]] | None = None,
+    ) -> WriteResult:
+        """The rematch offered on ``table_id`` ended (#38; the timers call it at
+        its deadline): the next game starts with the players who said yes and
+        sit at no other table (:meth:`rematch`), or -- none left -- the offer
+        lapses.  Checked in the plan: no offer, or one still standing, writes
+        nothing (the write's ``events`` are empty)."""
+        claims = Claims(self.tables, table_id)
+
+        async def make(loaded: Loaded) -> Plan | None:
+            t, offer = loaded.table, loaded.table.rematch
+            if t.status != OVER or offer is None or offer.until > self.tables.now_ms():
+                return None
+            return await self._rematch_start(loaded, list(offer.agreed), claims)
+
+        try:
+            result = await self.tables.retry(table_id, make, before_write=before_write)
+        except BaseException:
+            await claims.undo()
+            raise
+        await claims.done()
+        return result
+
+    async def _rematch_start(self, loaded: Loaded, agreed: list[int], claims: Claims) -> Plan:
+        """The next game on the finished table, seating only the players in
+        ``agreed`` who are free: each is claimed for it (one active table per
+        user); one who sits at -- or is joining -- another table now is left
+        out.  Nobody left: the offer lapses."""
+        t = loaded.table
+        seated: list[int] = []
+        for u in agreed:
+            try:
+                await claims.take(u)
+            except LiveError as e:
+                if e.code not in ("seated_elsewhere", "busy"):
+                    raise
+                continue  # he sits elsewhere now: his yes lapsed
+            seated.append(u)
+        if not seated:
+            t = replace(t, rematch=None, updated=self.tables.now_ms())
+            return Plan(t, loaded.state, events=[("rematch", -1, "lapsed")])
+        return await self.start_plan(
+            rematch_seating(t, seated), t.previous_loser, "start", rematch=True
+        )
 
     async def apply(
         self,

@@ -28,6 +28,10 @@ class LiveConfig:
     lobby_ttl: float = 3600.0  # an open lobby untouched this long expires
     game_ttl: float = 86400.0  # a game in progress with no write this long expires
     finished_ttl: float = 6 * 3600.0  # a finished/cancelled table (rematch window)
+    # #38: a rematch offer (the first *Rematch* press) stands this long: the
+    # next game starts once every present player of the last game agreed, or
+    # at its end with those who did (:meth:`tables.games.Games.rematch`)
+    rematch_offer: float = 60.0
     # a finished game's follow-ups (stats, record, ratings, arena score) are
     # looked at again this long after the write that ended it, and then until
     # they all went through (#38: the table's timer hint, set in that write)
@@ -185,6 +189,23 @@ class Seat:
 
 
 @dataclass(frozen=True)
+class RematchOffer:
+    """A rematch offered on a finished table (#38), a ready check: ``until``
+    (epoch ms) the offer stands; ``agreed``: the players of the last game who
+    said yes, in the order they did.  The next game seats only them."""
+
+    until: int
+    agreed: tuple[int, ...] = ()
+
+    def to_json(self) -> list[Any]:
+        return [self.until, list(self.agreed)]
+
+    @classmethod
+    def from_json(cls, d: list[Any]) -> RematchOffer:
+        return cls(int(d[0]), tuple(int(u) for u in d[1]))
+
+
+@dataclass(frozen=True)
 class Table:
     """A lobby and its match.  ``game_no`` counts the games started (0: none yet);
     ``previous_loser`` is the seat that lost the last game (C5/S5)."""
@@ -217,12 +238,34 @@ class Table:
     """Why a cancelled table ended without a result when it was not an
     operator's doing (#38): ``removed`` (the bot was removed from its group) or
     ``upgraded`` (its group became a supergroup); '' otherwise."""
+    rematch: RematchOffer | None = None
+    """The rematch offered on this finished table, while it stands (#38)."""
 
     @property
     def rated_now(self) -> bool:
-        """A game started now would be rated: the lobby wants it and no seat is
-        an AI seat (a human's seat the AI took over is still his)."""
+        """A game started now would be rated (#25, #38): the lobby wants it,
+        every seat is a human's (no AI seat) and none is away -- left, or
+        played by the AI.  Checked on the seats a game starts with
+        (:meth:`tables.games.Games.start_plan`): a game with an AI seat, or a
+        walked-away player, from its start is never rated."""
+        return self.rated and all(s.user is not None and not s.away for s in self.seats)
+
+    @property
+    def rated_game(self) -> bool:
+        """The game on this table is rated as far as its seats go: the lobby
+        wants it and every seat is a human's.  A player who walks away mid-game
+        keeps his seat, and the game stays rated (he ranks last, #25)."""
         return self.rated and all(s.user is not None for s in self.seats)
+
+    def player_seat(self, user: int) -> int | None:
+        """His seat in the last game, even if he left it (a rematch asks every
+        player of it, #38); :meth:`seat_of` is the seat he still sits at."""
+        return next((i for i, s in enumerate(self.seats) if s.user == user), None)
+
+    def present(self) -> list[int]:
+        """The humans of the last game who did not walk away (left, or the AI
+        played their seat at the end): a rematch waits for their answer (#38)."""
+        return [s.user for s in self.seats if s.user is not None and not s.away]
 
     def seat_of(self, user: int) -> int | None:
         for i, s in enumerate(self.seats):
@@ -264,6 +307,8 @@ class Table:
             d["ar"] = self.arena
         if self.stopped:
             d["sp"] = self.stopped
+        if self.rematch is not None:
+            d["rm"] = self.rematch.to_json()
         return json.dumps(d, separators=(",", ":"), ensure_ascii=False)
 
     @classmethod
@@ -290,6 +335,7 @@ class Table:
             rated=bool(d.get("ra", 1)),
             arena=str(d.get("ar", "")),
             stopped=str(d.get("sp", "")),
+            rematch=RematchOffer.from_json(d["rm"]) if d.get("rm") else None,
         )
 
 
@@ -306,7 +352,9 @@ class LiveEvent:
     ``timeout``, ``takeover`` (AI takes a seat; ``text`` = reason), ``back`` (a
     human took his seat back), ``left``, ``start`` (``text`` = game no), ``over``
     (``text`` = ``loser:<seat>`` or ``draw``), ``reset``/``abort``/``delete``
-    (admin), or a lobby change (``join``, ``leave``, ``add_ai``, ``remove_ai``,
+    (admin), ``rematch`` (a player of the finished game agreed to a rematch;
+    ``text`` ``lapsed``, seat -1: the offer ended with nobody to seat; #38), or
+    a lobby change (``join``, ``leave``, ``add_ai``, ``remove_ai``,
     ``settings``, ``create``, ``cancel``).  ``text`` of a move is its action text
     (:meth:`engine.Action.text`)."""
 

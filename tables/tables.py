@@ -299,6 +299,9 @@ class Tables:
         if plan.notify:
             notify = json.dumps({"table": tid, "kind": plan.notify}, separators=(",", ":"))[1:]
         hint = deadline
+        offer = table.rematch if table.status == OVER and not plan.delete else None
+        if offer is not None:  # #38: the rematch offer's deadline, fired by the timers
+            hint = offer.until if hint is None else min(hint, offer.until)
         if plan.result is not None and not plan.delete:
             # its follow-ups are looked at again until they all went through (#38)
             soon = now + int(self.config.settle_check * 1000)
@@ -438,6 +441,8 @@ class Tables:
         table_id: str,
         make: Callable[[Loaded], Awaitable[Plan | None] | Plan | None],
         request_id: str = "",
+        *,
+        before_write: Callable[[str, int], Awaitable[object]] | None = None,
     ) -> WriteResult:
         """Load, plan and write, again while another write got there first.
 
@@ -447,7 +452,9 @@ class Tables:
         loaded is the answer).  A ``request_id`` seen before is answered as the
         duplicate it is *before* ``make`` runs (its rules may no longer hold on the
         state the first one made: a second *Start* must not say "not open"); the
-        compare-and-set checks it again, so two processes apply it once."""
+        compare-and-set checks it again, so two processes apply it once.
+        ``before_write`` is awaited with (table, the version the write will
+        make) just before each write (a timer's: its render is marked owed)."""
         check_request_id(request_id)
         for _attempt in range(self.config.cas_retries):
             loaded = await self.load(table_id)
@@ -458,6 +465,8 @@ class Tables:
             plan = planned if planned is None or isinstance(planned, Plan) else await planned
             if plan is None:
                 return WriteResult(table_id, loaded.version, loaded.table)
+            if before_write is not None:
+                await before_write(table_id, loaded.version + 1)
             try:
                 return await self.write(loaded, plan, request_id=request_id, before=loaded.state)
             except StaleVersion:

@@ -53,6 +53,7 @@ from engine.clock import Clock
 from tables.arena_runner import ArenaRunner, Woken
 from tables.games import Games, timeout_move
 from tables.model import (
+    OVER,
     PLAYING,
     LiveConfig,
     LiveError,
@@ -295,6 +296,8 @@ class Timers:
             if not await self.tables.follow_up(loaded.table, loaded.result, prev):
                 await release(now + SETTLE_RETRY_MS)
                 return None
+        if loaded.table.status == OVER and loaded.table.rematch is not None:
+            return await self._handle_offer(shard, tid, loaded, now, lease)
         if loaded.table.status != PLAYING or loaded.deadline is None or loaded.state is None:
             await release(None)
             return None
@@ -316,6 +319,34 @@ class Timers:
             return None
         await release(result.deadline)
         return result
+
+    async def _handle_offer(
+        self, shard: int, tid: str, loaded: Loaded, now: int, lease: int
+    ) -> WriteResult | None:
+        """A rematch offered on a finished table (#38): once its deadline passed,
+        the next game starts with those who said yes (or the offer lapses),
+        :meth:`Games.rematch_due` -- its render marked owed first, as a
+        timeout's is.  The written result, None when nothing was written."""
+        offer = loaded.table.rematch
+        assert offer is not None
+        if offer.until > now:
+            await self.store.release_timer(shard, tid, lease, offer.until)
+            return None
+        try:
+            result = await self.games.rematch_due(tid, before_write=self.before_write)
+        except LiveError as e:  # busy (a claim in flight, a lost race): soon again
+            log.info("rematch of %s: %s; again in a moment", tid, e)
+            await self.store.release_timer(shard, tid, lease, now + RETRY_MS)
+            return None
+        t = result.table
+        if not result.events:  # written meanwhile by another: looked at anew next tick
+            after: int | None = now
+        elif t.status == PLAYING:
+            after = result.deadline
+        else:
+            after = t.rematch.until if t.status == OVER and t.rematch is not None else None
+        await self.store.release_timer(shard, tid, lease, after)
+        return result if result.events else None
 
     def _extension(self, loaded: Loaded, now: int, gap: int) -> Plan:
         """The deadline that fell inside a restart gap (which began at ``gap``),

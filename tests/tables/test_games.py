@@ -162,6 +162,9 @@ async def test_result_stats_leaderboard_and_rematch(svc: TableService) -> None:
         await svc.games.rematch(tid, 99)
     assert e.value.code == "not_seated"
     loser = state.loser
+    for seat in (2, 1):  # #38: the others' yes first -- nothing starts before all agreed
+        offered = await svc.games.rematch(tid, table.seats[seat].user or 0)
+        assert offered.table.status == OVER
     r = await svc.games.rematch(tid, table.seats[0].user or 0)
     assert r.table.game_no == 2
     assert r.table.previous_loser == loser
@@ -177,11 +180,13 @@ async def test_result_stats_leaderboard_and_rematch(svc: TableService) -> None:
 
 
 async def test_rematch_needs_every_player_free(svc: TableService) -> None:
+    """#38: a player who sits at another table cannot say yes to a rematch."""
     tid = await new_table(svc, 2)
     await play_out(svc, tid, random.Random(5))
     await svc.lobbies.create_lobby(2, "U2")  # seat 1's player is in a new lobby now
+    assert (await svc.games.rematch(tid, 1)).table.status == OVER  # an offer, no game
     with pytest.raises(LiveError) as e:
-        await svc.games.rematch(tid, 1)
+        await svc.games.rematch(tid, 2)
     assert e.value.code == "seated_elsewhere"
 
 

@@ -43,12 +43,12 @@ async def test_two_users_racing_for_the_last_seat(svc: TableService) -> None:
 
 
 async def test_a_rematch_asked_twice_at_once_starts_one_game(svc: TableService) -> None:
+    """#38: both players say yes at once -- two yeses, one game (the later
+    write sees the earlier yes and starts it)."""
     tid = await new_table(svc, 2, first_user=1)
     await play_out(svc, tid, random.Random(3))
-    results = await asyncio.gather(
-        svc.games.rematch(tid, 1), svc.games.rematch(tid, 2), return_exceptions=True
-    )
-    assert sum(not isinstance(r, BaseException) for r in results) == 1
+    results = await asyncio.gather(svc.games.rematch(tid, 1), svc.games.rematch(tid, 2))
+    assert sum(any(e.kind == "start" for e in r.events) for r in results) == 1
     assert (await svc.lobbies.lobby(tid)).game_no == 2
 
 
@@ -134,6 +134,7 @@ async def test_a_rematch_paused_after_its_claims_keeps_its_players(
     them as fresh claims, so a join elsewhere while it is in flight is refused."""
     tid = await new_table(svc, 2, first_user=1)
     await play_out(svc, tid, random.Random(4))
+    await svc.games.rematch(tid, 2)  # #38: his yes first; 1's starts the game
     other = (await svc.lobbies.create_lobby(4002, "B")).table_id
     store = svc.tables.store
     swap = store.swap_user
@@ -195,15 +196,16 @@ async def test_a_refused_join_leaves_a_rival_claim_in_flight(svc: TableService) 
 
 
 async def test_a_refused_rematch_leaves_a_players_claim_elsewhere(svc: TableService) -> None:
-    """A rematch refused because one of its players is joining another lobby
-    right now leaves that join's claim fresh: a third join of his is refused."""
+    """A rematch that leaves out a player who is joining another lobby right
+    now (#38: his yes lapses; the game starts without him) leaves that join's
+    claim fresh: a third join of his is refused."""
     tid = await new_table(svc, 2, first_user=1)
     await play_out(svc, tid, random.Random(5))
     a, c = [(await svc.lobbies.create_lobby(u, f"U{u}")).table_id for u in (4001, 4003)]
+    await svc.games.rematch(tid, 2)  # his yes, and then
     assert await svc.tables.claim_user(2, a)  # 2's join of a: in flight
-    with pytest.raises(LiveError) as e:
-        await svc.games.rematch(tid, 1)
-    assert e.value.code == "busy"
+    started = await svc.games.rematch(tid, 1)
+    assert [s.user for s in started.table.seats] == [1, None]
     with pytest.raises(LiveError) as e:
         await svc.lobbies.join(c, 2, "Bob")
     assert e.value.code == "busy"

@@ -482,7 +482,8 @@ async def test_a_cooldown_keeps_him_from_rated_games_only(
     await play_out(svc, rated, random.Random(2))
     assert (await svc.ratings.settlement(rated, 1)).counted  # type: ignore[union-attr]
     await cool_down(svc, 3, clock, 90)  # two more walkaways elsewhere: 30, then 90 min
-    await svc.games.rematch(rated, 1)
+    for user in (3, 2, 1):  # #38: it starts once all three said yes
+        await svc.games.rematch(rated, user)
     table, _s, _v = await svc.tables.get(rated)
     assert not table.rated
     await play_out(svc, rated, random.Random(3))

@@ -49,6 +49,7 @@ async def test_rematch_record_starts_under_the_loser(svc: TableService) -> None:
     tid = await new_table(svc, humans=2)
     await play_out(svc, tid, rng)
     table, _, _ = await svc.tables.get(tid)
+    await svc.games.rematch(tid, 2)  # #38: a rematch starts once both said yes
     await svc.games.rematch(tid, 1)
     await play_out(svc, tid, rng)
     _, state, _ = await svc.tables.get(tid)

@@ -77,6 +77,7 @@ async def test_a_second_start_of_the_same_press_is_no_error(svc: TableService) -
 async def test_a_rematch_delivered_twice_starts_one_game(svc: TableService) -> None:
     tid = await new_table(svc, 2, first_user=1)
     await play_out(svc, tid, random.Random(5))
+    await svc.games.rematch(tid, 2)  # #38: the other's yes first; 1's starts the game
     results = await asyncio.gather(*(svc.games.rematch(tid, 1, request_id="cb9") for _ in range(4)))
     assert sum(not r.duplicate for r in results) == 1
     assert (await svc.lobbies.lobby(tid)).game_no == 2

@@ -91,6 +91,7 @@ async def test_a_rematch_started_first_does_not_lose_the_last_games_settlement(
     with monkeypatch.context() as m:
         m.setattr(svc.ratings, "settle", down)
         await play_out(svc, tid, random.Random(8))
+        await svc.games.rematch(tid, 2)  # #38: both say yes
         await svc.games.rematch(tid, 1)  # game 2 plays while game 1 is unsettled
     clock.advance(svc.config.settle_check + 1)
     assert await svc.timers.tick() == []  # game 2's turn is not due yet
