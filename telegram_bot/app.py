@@ -344,6 +344,10 @@ class BotApp:
 
     async def _on_timer(self, result: WriteResult) -> None:
         assert self.publisher is not None
+        if any(e.kind == "start" for e in result.events):
+            # #38: a rematch offer ended -- its game starts with those who agreed
+            self._spawn(self.publisher.start_game(result.table_id))
+            return
         self._spawn(self.publisher.refresh(result.table_id, min_version=result.version))
         self._spawn(self.publisher.nudge(result))  # #25: a timeout, a takeover
 

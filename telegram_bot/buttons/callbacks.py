@@ -212,7 +212,9 @@ def parse_setting(arg: str) -> tuple[str, str] | None:
 
 
 class LobbyCb(CallbackData, prefix="l"):
-    """A button of a lobby message (or of the game-over message: rematch)."""
+    """A button of a lobby message (or of the game-over message: rematch).
+    ``arg``: a setting (``SET``), or the number of the game whose *Rematch* it
+    is (#38: pressed once the next game started, it is answered as stale)."""
 
     code: Annotated[str, Field(pattern=CODE_PATTERN)]
     op: LobbyOp
@@ -221,13 +223,23 @@ class LobbyCb(CallbackData, prefix="l"):
     @field_validator("arg")
     @classmethod
     def _check_arg(cls, value: str) -> str:
-        if value and parse_setting(value) is None:
-            raise ValueError(f"not a setting: {value!r}")
+        if value and not _game_no(value) and parse_setting(value) is None:
+            raise ValueError(f"not a setting: {value!r} (nor a game's number)")
         return value
 
     @property
     def setting(self) -> tuple[str, str] | None:
         return parse_setting(self.arg) if self.arg else None
+
+    @property
+    def game(self) -> int | None:
+        """The game a *Rematch* button was drawn for (None: a button drawn
+        before it carried one)."""
+        return int(self.arg) if _game_no(self.arg) else None
+
+
+def _game_no(value: str) -> bool:
+    return value.isascii() and value.isdigit() and len(value) <= 9
 
 
 def parse_game(data: str | None) -> GameCb | None:

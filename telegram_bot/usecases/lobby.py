@@ -265,12 +265,13 @@ class LobbyActions:
         if op in (LobbyOp.SETTINGS, LobbyOp.SET, LobbyOp.BACK):
             shown = await self.settings(button, player, message, rid)
             return LobbyOutcome(changes=() if shown is None else (shown,))
-        if op in (LobbyOp.START, LobbyOp.REMATCH):
-            begin = self.svc.games.start if op == LobbyOp.START else self.svc.games.rematch
+        if op == LobbyOp.REMATCH:
+            return await self._rematch(button, player, rid)
+        if op == LobbyOp.START:
             try:
-                started = await begin(code, user, request_id=rid)
+                started = await self.svc.games.start(code, user, request_id=rid)
             except LiveError as e:
-                if op == LobbyOp.START and e.code == "not_open" and await self._playing(code, user):
+                if e.code == "not_open" and await self._playing(code, user):
                     return LobbyOutcome()  # a second tap of Start: his game is on (#29)
                 raise
             if started.duplicate:
@@ -281,6 +282,27 @@ class LobbyActions:
             return LobbyOutcome(texts.BAD_BUTTON)
         await write(code, user, rid)
         return LobbyOutcome(texts.LEFT if op == LobbyOp.LEAVE else None, changes=(refresh,))
+
+    async def _rematch(self, button: LobbyCb, player: Person, rid: str) -> LobbyOutcome:
+        """*Rematch* (#38): his yes to the next game.  It starts at once when
+        every present player of the last game said yes (new hands, a new table
+        message), else the offer stands: he is told whom it waits for and for
+        how long, and the result messages show who agreed."""
+        code = button.code
+        written = await self.svc.games.rematch(code, player.id, request_id=rid, game=button.game)
+        if written.duplicate:
+            return LobbyOutcome()  # the first copy of this press answers it
+        t = written.table
+        if t.status == PLAYING:
+            return LobbyOutcome(changes=(GameStarted(code),))
+        refresh = Refresh(code, actor=player.id)
+        offer = t.rematch
+        if offer is None:  # pragma: no cover - his own yes starts it at the deadline
+            return LobbyOutcome(changes=(refresh,))
+        left = max(1, -(-(offer.until - int(self.svc.clock() * 1000)) // 1000))
+        waiting = [s.name for s in t.seats if s.user in t.present() and s.user not in offer.agreed]
+        params = {"names": ", ".join(waiting), "seconds": left}
+        return LobbyOutcome(texts.REMATCH_WAITING, params, changes=(refresh,))
 
     async def _playing(self, code: str, user: int) -> bool:
         """Is the lobby's game on, with ``user`` seated at it?"""

@@ -142,10 +142,15 @@ def deadline_lines(deadline: datetime | None, _: Translator) -> list[str]:
     text inside is for clients that do not know the entity."""
     if deadline is None:
         return []
-    at = deadline.astimezone(UTC)
+    return ["", "⏱ " + _("the move ends {time}", time=tg_time(deadline))]
+
+
+def tg_time(at: datetime) -> str:
+    """``at`` as Telegram's ``date_time`` entity, shown relative ("in 45
+    seconds") in the reader's language; the text inside for older clients."""
+    at = at.astimezone(UTC)
     fallback = at.strftime("%H:%M:%S UTC")
-    when = f'<tg-time unix="{int(at.timestamp())}" format="r">{fallback}</tg-time>'
-    return ["", "⏱ " + _("the move ends {time}", time=when)]
+    return f'<tg-time unix="{int(at.timestamp())}" format="r">{fallback}</tg-time>'
 
 
 def status_lines(view: View, names: Sequence[str], _: Translator, me: int) -> list[str]:
@@ -182,7 +187,7 @@ def seat_names(table: Table, lang: str) -> list[str]:
 def rating_labels(table: Table) -> list[str]:
     """Each seat's rating as the table shows it while a rated game is played
     (as read at its start, #25); none in a casual game."""
-    if not table.rated_now:
+    if not table.rated_game:  # #38: not rated_now -- a seat taken mid-game stays rated
         return []
     return [s.rating for s in table.seats]
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
 from engine import public_view
-from tables import OVER
+from tables import OVER, Table
 from tables.ratings import Settlement
 from telegram_bot.buttons.callbacks import (
     LobbyCb,
@@ -28,6 +28,7 @@ from telegram_bot.views.board import (
     seat_names,
     status_lines,
     table_lines,
+    tg_time,
     warned_seats,
 )
 from telegram_bot.views.cards import CARDS_HELD
@@ -84,11 +85,16 @@ def render_game_over(
     code: str | None = None,
     settlement: Settlement | None = None,
     places: Sequence[int] = (),
+    game: int = 0,
+    offer: Sequence[str] = (),
 ) -> tuple[str, InlineKeyboardMarkup | None]:
     """The result: finish order and the loser («чувашский петух» / «дурак») or a
     draw; what the game did to the ratings (#25); a *Rematch* button when the
-    lobby ``code`` is given.  ``places``: each seat's place as the game's result
-    has it (a draw's last players share one, #38); else the order they went out."""
+    lobby ``code`` is given (for ``game``, its number: pressed after the next
+    game started, it is answered as stale, #38).  ``places``: each seat's place
+    as the game's result has it (a draw's last players share one, #38); else
+    the order they went out.  ``offer``: the rematch offer's lines
+    (:func:`rematch_lines`)."""
     _ = Translator(locale)
     title = _(VARIANT_TITLES[view["variant"]])
     lines = [bold(_("Game over")) + " · " + title, ""]
@@ -103,10 +109,11 @@ def render_game_over(
         what = _(LOSER_TITLES[view["variant"]])
         lines += ["", f"{icon} " + _("<b>{name}</b> is {title}!", name=loser, title=what)]
     lines += rating_lines(settlement, names, _, view.get("seat"))
+    lines += offer
     text = "\n".join(lines)
     if code is None:
         return text, None
-    data = LobbyCb(code=code, op=LobbyOp.REMATCH).pack()
+    data = LobbyCb(code=code, op=LobbyOp.REMATCH, arg=str(game) if game else "").pack()
     markup = InlineKeyboardMarkup(
         inline_keyboard=[[InlineKeyboardButton(text="🔁 " + _("Rematch"), callback_data=data)]]
     )
@@ -208,19 +215,49 @@ def result_places(snap: Snapshot) -> tuple[int, ...]:
     return res.places if res is not None and res.game == snap.table.game_no else ()
 
 
+def rematch_lines(t: Table, names: Sequence[str], _: Translator) -> list[str]:
+    """The rematch offered on the finished table (#38): who agreed, whom it
+    waits for, when it ends -- then the game starts with those who agreed, the
+    AI in the other seats (a casual game)."""
+    offer = t.rematch
+    if offer is None or t.status != OVER:
+        return []
+    seats = [i for u in offer.agreed if (i := t.player_seat(u)) is not None]
+    agreed = ", ".join(name_of(names, i, _) for i in seats)
+    present = set(t.present())
+    waiting = ", ".join(
+        name_of(names, i, _)
+        for i, s in enumerate(t.seats)
+        if s.user in present and s.user not in offer.agreed
+    )
+    when = tg_time(datetime.fromtimestamp(offer.until / 1000, UTC))
+    lines = ["", "🔁 " + _("<b>Rematch</b> · agreed: {names}", names=agreed)]
+    if waiting:
+        lines.append("⏳ " + _("Waiting for {names}", names=waiting))
+    lines.append(
+        "⏱ " + _("the offer ends {time}: then the game starts with those who agreed.", time=when)
+    )
+    if any(s.human and s.user not in offer.agreed for s in t.seats):
+        lines.append(_("The AI takes the seats of the others, and that game is not rated."))
+    return lines
+
+
 def game_over_screen(snap: Snapshot, v: dict[str, object], lang: str) -> Screen:
     """The result; *Rematch*, *Replay* and *Check the deal* (issue #16): the seed
     and the command that checks it are behind the last, not in the result (#29).
     An arena's table has no *Rematch* (#38): the arena seats its players again."""
     t = snap.table
     code = None if t.arena else t.id
+    names = seat_names(t, lang)
     text, markup = render_game_over(
         v,
         locale=lang,
-        names=seat_names(t, lang),
+        names=names,
         code=code,
         settlement=snap.settlement,
         places=result_places(snap),
+        game=t.game_no,
+        offer=rematch_lines(t, names, Translator(lang)),
     )
     _ = Translator(lang)
     if snap.loaded.result is None:  # ended by an operator: no record to replay or check

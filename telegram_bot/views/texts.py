@@ -55,7 +55,13 @@ NOT_ALLOWED: dict[str, str] = {
     # a not_allowed refusal's info["action"] (tables.games)
     "rematch": N_("A rematch is possible once the game is over."),
     "arena_rematch": N_("An arena's game has no rematch: the arena seats you at a new table."),
+    # #38: a Rematch button of a game whose rematch started already
+    "rematch_stale": N_("The rematch of this game has already started."),
     "take_back": N_("You are already playing your seat yourself."),
+}
+NOT_SEATED: dict[str, str] = {
+    # a not_seated refusal's info["action"] (tables.games)
+    "rematch": N_("Only the players of this game can ask for its rematch."),
 }
 ELSEWHERE: dict[str, str] = {
     # seated_elsewhere: the table is in this chat, in a group, or a private game
@@ -101,6 +107,11 @@ JOINED_HERE = N_(
 JOINED_GROUP = N_("You joined the lobby of {game} in the group “{group}”.")
 JOINED_PRIVATE = N_("You joined the lobby of {game} gathered by {name}.")
 LEFT = N_("You left.")
+REMATCH_WAITING = N_(
+    "You are in. Waiting for {names}: the rematch starts once they agree, or in {seconds} s "
+    "with those who did."
+)
+"""#38: his yes to a rematch that waits for others (the result messages show who agreed)."""
 LEFT_OVER = N_("You left, and the AI played the game out. /play or /new starts another.")
 LEFT_GAME = N_(
     "You left the game: the AI plays your seat. You may take it back while the game lasts."
@@ -174,7 +185,9 @@ def refusal(error: EngineError, _: Translator, chat: int | None = None) -> str:
         if info.get("name"):
             return _(COOLDOWN_OTHER, name=info["name"], time=left)
         return _(COOLDOWN_MINE, time=left)
-    specific = {"not_owner": NOT_OWNER, "not_allowed": NOT_ALLOWED}.get(error.code, {})
+    specific = {"not_owner": NOT_OWNER, "not_allowed": NOT_ALLOWED, "not_seated": NOT_SEATED}.get(
+        error.code, {}
+    )
     text = specific.get(info.get("action", "")) or REFUSALS.get(error.code)
     return _(text) if text else _(MOVE_NOT_POSSIBLE)
 

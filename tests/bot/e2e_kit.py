@@ -404,15 +404,16 @@ current game's seed)."""
 
 def record_seeds(svc: TableService) -> None:
     """Make the service remember the seed of every game it starts, per table
-    (its games part's ``start`` and ``rematch`` are the only ways a game starts)."""
-    for name in ("start", "rematch"):
+    (its games part's ``start``, ``rematch`` and -- at a rematch offer's end,
+    #38 -- ``rematch_due`` are the only ways a game starts; a rematch press
+    may only say yes to an offer, starting nothing)."""
+    for name in ("start", "rematch", "rematch_due"):
         original = getattr(svc.games, name)
 
-        async def recorded(
-            table_id: str, user: int, *args: Any, _original: Any = original, **kwargs: Any
-        ) -> Any:
-            result = await _original(table_id, user, *args, **kwargs)
-            SEEDS.setdefault(result.table_id, []).append(result.table.seed)
+        async def recorded(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            result = await _original(*args, **kwargs)
+            if any(e.kind == "start" for e in result.events):
+                SEEDS.setdefault(result.table_id, []).append(result.table.seed)
             return result
 
         setattr(svc.games, name, recorded)

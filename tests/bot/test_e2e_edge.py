@@ -223,17 +223,25 @@ async def test_timers_takeover_take_back_leave_restart_rematch(
         await play_out(h, code, stayers, rng=random.Random(3))
         for u in stayers:
             assert is_over(await h.hand_message(u, code))
-        # rematch: same seats, a new game, new hand messages
-        msg = await h.hand_message(owner, code)
-        assert msg is not None
-        rematch = next(b for b in msg.buttons if ":re" in b.get("callback_data", ""))
-        await owner.press(data=rematch["callback_data"], message=msg).wait_answer(SAFETY)
+        # rematch (#38): it starts once every present player said yes -- the same
+        # seats for those who did, a new game, new hand messages; Ed, who left,
+        # is not dealt in
+        for u in stayers:
+            if (await h.svc.tables.get(code))[0].status == "playing":
+                break  # the others walked away (the AI played them): started already
+            msg = await h.hand_message(u, code)
+            assert msg is not None
+            rematch = next(b for b in msg.buttons if ":re" in b.get("callback_data", ""))
+            await u.press(data=rematch["callback_data"], message=msg).wait_answer(SAFETY)
         await owner.wait_message(has_game_buttons, timeout=SAFETY)
         table, _s, _v = await h.svc.tables.get(code)
         assert table.game_no == 2
-        await h.wait_hands(code, stayers)
-        await play_out(h, code, stayers, rng=random.Random(4))
-        assert await assert_no_hidden_cards(h, code, stayers) > 5
+        assert humans[2].id not in [s.user for s in table.seats]
+        again = [u for u in stayers if table.seat_of(u.id) is not None]
+        assert owner in again
+        await h.wait_hands(code, again)
+        await play_out(h, code, again, rng=random.Random(4))
+        assert await assert_no_hidden_cards(h, code, again) > 5
 
 
 async def test_the_invitation_link_seats_a_newcomer_in_private(

@@ -294,13 +294,13 @@ async def test_a_group_game_in_the_browser(sandbox: Sandbox, page: Any, tmp_path
             await world_changed(page, version)
 
     # Game over: in the group and in each player's chat, with a Rematch button.
-    await over.last.locator(".kb-btn[data-callback$=':re:']").wait_for(timeout=WAIT_MS)
+    await over.last.locator(".kb-btn[data-callback*=':re:']").wait_for(timeout=WAIT_MS)
     result = await over.last.inner_text()
     assert "Alice" in result
     assert "Bob" in result
     for col in (alice, bob):
         done = bot_messages(col).filter(has_text="Game over").last
-        await done.locator(".kb-btn[data-callback$=':re:']").wait_for(timeout=WAIT_MS)
+        await done.locator(".kb-btn[data-callback*=':re:']").wait_for(timeout=WAIT_MS)
     assert not await hand_message(alice).count()
     assert not await hand_message(bob).count()
     assert shot
