@@ -70,13 +70,9 @@ from tests.profiles import budget
 from tests.tables.conftest import FakeClock
 
 PENDING: dict[str, str] = {
-    "p1": "#38 point 1: a rematch deals a player who left in, the AI playing his seat "
-    "from its first move, and the game is rated",
     "p9-late": "found by this test, not yet fixed: an outage that ends before a turn's "
     "deadline is not extended -- the grace covers only deadlines that passed inside the "
     "gap -- so the player whose presses were refused keeps only what is left of his turn",
-    "p17": "#38 point 17: one player's Rematch deals everybody in -- a player is rated, "
-    "timed out and charged for a game he never agreed to",
 }
 """The points of #38 fixed on other branches, whose violations are reported but
 not failed here yet.  Remove a point once its fix is merged: the property then
