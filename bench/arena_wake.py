@@ -38,7 +38,7 @@ from sandbox.local_redis import LocalRedis
 from tables import LiveConfig, TableService
 
 
-class Clock:
+class WakeClock:
     """The service's clock, moved by hand (seconds)."""
 
     def __init__(self) -> None:
@@ -49,7 +49,7 @@ class Clock:
 
 
 async def measure(url: str, players: int, seats: int, wakes: int) -> dict[str, float]:
-    clock = Clock()
+    clock = WakeClock()
     config = LiveConfig(prefix=f"bench-arena-wake:{players}:{time.time_ns()}:")
     if "arena_max_players" in LiveConfig.__dataclass_fields__:
         config = LiveConfig(prefix=config.prefix, arena_max_players=max(200, players))

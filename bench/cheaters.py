@@ -61,7 +61,7 @@ DRAW_SEED, DRAW_POLICY = 18, 1
 """A 2-player Chuvash deal and a line of play that draw (tests/tables/test_ratings.py)."""
 
 
-class Clock:
+class SimClock:
     def __init__(self) -> None:
         self.now = 1_700_000_000.0
 
@@ -98,7 +98,7 @@ def draw_policy(state: GameState, seat: int) -> Action:
 
 
 @dataclass
-class Outcome:
+class SchemeOutcome:
     name: str
     games: int = 0
     counted: int = 0
@@ -113,7 +113,7 @@ class Bench:
         self.url = url
         self.move = move_seconds
         self.hours = hours
-        self.clock = Clock()
+        self.clock = SimClock()
         self.svc = TableService(
             aredis.Redis.from_url(url),
             LiveConfig(prefix=f"cheat:{uuid.uuid4().hex[:8]}:"),
@@ -179,8 +179,8 @@ class Bench:
         return bool(s and s.counted)
 
     # ------------------------------------------------------------ schemes
-    async def leave_rematch(self) -> Outcome:
-        out = Outcome("leave-rematch")
+    async def leave_rematch(self) -> SchemeOutcome:
+        out = SchemeOutcome("leave-rematch")
         main, alt = 1, 2
         tid = await self.table([main, alt])
         await self.svc.lobbies.leave(tid, alt)
@@ -201,8 +201,8 @@ class Bench:
         out.gain = await self.mu(main) - start
         return out
 
-    async def stall(self) -> Outcome:
-        out = Outcome("stall")
+    async def stall(self) -> SchemeOutcome:
+        out = SchemeOutcome("stall")
         cheat = 1
         victims = iter(range(100, 1000))
         start = await self.mu(cheat)
@@ -224,8 +224,8 @@ class Bench:
         out.gain = await self.mu(cheat) - start
         return out
 
-    async def cooldown_dodge(self) -> Outcome:
-        out = Outcome("cooldown-dodge")
+    async def cooldown_dodge(self) -> SchemeOutcome:
+        out = SchemeOutcome("cooldown-dodge")
         leaver = 1
         rules = RatingRules()
         honest = iter(range(100, 1000))
@@ -275,8 +275,8 @@ class Bench:
         out.missed = dodged > 0
         return out
 
-    async def pair_cap(self) -> Outcome:
-        out = Outcome("pair-cap")
+    async def pair_cap(self) -> SchemeOutcome:
+        out = SchemeOutcome("pair-cap")
         main, alts, honest = 1, [2, 3], 9
         start = await self.mu(main)
         n = 0
@@ -316,8 +316,8 @@ class Bench:
         out.missed = voided > 0
         return out
 
-    async def draw_farm(self) -> Outcome:
-        out = Outcome("draw-farm")
+    async def draw_farm(self) -> SchemeOutcome:
+        out = SchemeOutcome("draw-farm")
         main, alt = 1, 2
         start = await self.mu(main)
         while not self.over:
@@ -330,8 +330,8 @@ class Bench:
         out.gain = await self.mu(main) - start
         return out
 
-    async def fresh_accounts(self) -> Outcome:
-        out = Outcome("fresh-accounts")
+    async def fresh_accounts(self) -> SchemeOutcome:
+        out = SchemeOutcome("fresh-accounts")
         main = 1
         fresh = iter(range(1000, 10_000))
         start = await self.mu(main)
@@ -360,7 +360,7 @@ async def drive(url: str, move_seconds: float, hours: float) -> None:
         bench = Bench(url, move_seconds, hours)
         began = time.perf_counter()
         try:
-            out: Outcome = await getattr(bench, name)()
+            out: SchemeOutcome = await getattr(bench, name)()
         finally:
             await bench.aclose()
         rate = out.gain / hours

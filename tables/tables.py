@@ -135,12 +135,12 @@ def parse(raw: dict[bytes, bytes]) -> Loaded:
 
 def owed_leaves(table: Table, charged: str = "") -> list[int]:
     """The players whose voluntary leave of the game in progress is an offence
-    to charge at once (#38): the game is rated (:attr:`Table.rated_now` -- a
+    to charge at once (#38): the game is rated (:attr:`Table.rated_game` -- a
     casual game's leave charges nothing), he left (``left``) by his own doing
     (``taken``; an operator's takeover is none, a seat kept from the last game
     by a rematch neither), and ``charged`` (the table's ``lc``) does not say
     it was done.  Whether it stays an offence is the settlement's to say."""
-    if table.status != PLAYING or not table.rated_now:
+    if table.status != PLAYING or not table.rated_game:
         return []
     head = f"{table.game_no}|"
     done = charged[len(head) :] if charged.startswith(head) else ""
