@@ -64,6 +64,9 @@ from tables.model import (
 from tables.tables import Loaded, Plan, Tables
 
 PRUNE_EVERY_S = 60.0
+GAP_MEMORY_MS = 15 * 60 * 1000
+"""How long a process remembers an outage of its own (#38): longer than any
+turn (the longest turn timer, and the restart grace)."""
 RETRY_MS = 1000
 """A timer whose table could not be read is due again this soon (#38)."""
 SETTLE_RETRY_MS = 5000
@@ -103,6 +106,11 @@ class Timers:
         self._stalled: int | None = None
         self._shard_stalls: dict[int, int] = {}
         self._hint_stalls: dict[str, int] = {}
+        # #38: the gaps of the last minutes, per shard, (start, end) ms: a turn
+        # that an outage ate into but that ended after it gets that time back
+        # at its deadline (:meth:`_late_extension`), once per gap and table
+        self._recent_gaps: dict[int, list[tuple[int, int]]] = {}
+        self._given_back: dict[tuple[str, int], int] = {}
 
     async def _timeout_plan(self, loaded: Loaded) -> Plan:
         t = loaded.table
@@ -219,10 +227,47 @@ class Timers:
         own = self._shard_stalls.pop(shard, None)
         if own is None:
             own = self._stalled
-        if own is not None and now - own > least and (gap is None or own < gap):
-            gap = own
-            log.info("timer shard %d unwatched for %d ms: an outage or a stall", shard, now - gap)
+        if own is not None and now - own > least:
+            self._remember_gap(shard, own, now)
+            if gap is None or own < gap:
+                gap = own
+                log.info(
+                    "timer shard %d unwatched for %d ms: an outage or a stall", shard, now - gap
+                )
         return gap
+
+    def _remember_gap(self, shard: int, start: int, end: int) -> None:
+        """This process could not enforce the shard's deadlines from ``start``
+        to ``end`` (ms): a turn still running at its end had that time taken
+        from it (#38, :meth:`_late_extension`).  Kept :data:`GAP_MEMORY_MS`."""
+        keep = [g for g in self._recent_gaps.get(shard, []) if g[1] > end - GAP_MEMORY_MS]
+        keep.append((start, end))
+        self._recent_gaps[shard] = keep
+        if len(self._given_back) > 10_000:
+            self._given_back = {
+                k: v for k, v in self._given_back.items() if v > end - GAP_MEMORY_MS
+            }
+
+    def _late_extension(self, shard: int, tid: str, loaded: Loaded, now: int) -> Plan | None:
+        """The deadline of a turn an outage (or a stall) ate into, though the
+        turn outlived it: moved on by the time the gap took from the turn -- the
+        presses meanwhile were answered "unavailable", never his timeout (#38)
+        -- once per gap.  None: no gap of this process overlapped the turn."""
+        assert loaded.deadline is not None
+        assert loaded.state is not None
+        begun = loaded.deadline - loaded.table.timer * 1000  # the turn's start
+        lost = 0
+        for start, end in self._recent_gaps.get(shard, []):
+            taken = min(end, loaded.deadline) - max(start, begun)
+            if taken > 0 and (tid, start) not in self._given_back:
+                self._given_back[(tid, start)] = end
+                lost += taken
+        if lost <= 0:
+            return None
+        moved = max(loaded.deadline + lost, now + int(self.config.restart_grace * 1000))
+        plan = Plan(loaded.table, loaded.state, notify="extend", deadline=moved)
+        plan.events.append(("extend", -1, str(moved - loaded.deadline)))
+        return plan
 
     async def _handle_arena(self, shard: int, member: str, lease: int) -> list[WriteResult]:
         """Wake the arena ``member`` names (``@<id>``, #27): its games started now."""
@@ -307,10 +352,7 @@ class Timers:
         try:
             if stalled:  # the outage refused his presses: no timeout for them
                 gap = loaded.deadline - 1 if gap is None else min(gap, loaded.deadline - 1)
-            if gap is not None and loaded.deadline > gap:
-                plan = self._extension(loaded, now, gap)
-            else:
-                plan = await self._timeout_plan(loaded)  # the AI may think in a pool meanwhile
+            plan = await self._due_plan(shard, tid, loaded, now, gap)
             if self.before_write is not None:
                 await self.before_write(tid, loaded.version + 1)
             result = await self.tables.write(loaded, plan, before=loaded.state)
@@ -319,6 +361,22 @@ class Timers:
             return None
         await release(result.deadline)
         return result
+
+    async def _due_plan(
+        self, shard: int, tid: str, loaded: Loaded, now: int, gap: int | None
+    ) -> Plan:
+        """What a passed deadline writes: its extension when it fell inside a
+        gap (``gap``: when it began), or when a gap ate into the turn and ended
+        before it (#38); else the timeout moves."""
+        assert loaded.deadline is not None
+        if gap is not None and loaded.deadline > gap:
+            for start, end in self._recent_gaps.get(shard, []):  # given back in full
+                self._given_back[(tid, start)] = end
+            return self._extension(loaded, now, gap)
+        late = self._late_extension(shard, tid, loaded, now)
+        if late is not None:
+            return late
+        return await self._timeout_plan(loaded)  # the AI may think in a pool meanwhile
 
     async def _handle_offer(
         self, shard: int, tid: str, loaded: Loaded, now: int, lease: int

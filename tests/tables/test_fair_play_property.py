@@ -69,14 +69,10 @@ from tables.records import GameResult
 from tests.profiles import budget
 from tests.tables.conftest import FakeClock
 
-PENDING: dict[str, str] = {
-    "p9-late": "found by this test, not yet fixed: an outage that ends before a turn's "
-    "deadline is not extended -- the grace covers only deadlines that passed inside the "
-    "gap -- so the player whose presses were refused keeps only what is left of his turn",
-}
-"""The points of #38 fixed on other branches, whose violations are reported but
-not failed here yet.  Remove a point once its fix is merged: the property then
-fails on any violation of it."""
+PENDING: dict[str, str] = {}
+"""Points whose fix has not landed yet (point -> what breaks): their violations
+are reported, not failed.  Empty since #38's points 1, 17 and the late outage
+(tables/timers.py, ``_late_extension``) landed: every violation fails."""
 
 USERS = (1, 2, 3, 4)
 VARIANT = "chuvash"

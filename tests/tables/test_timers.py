@@ -471,3 +471,39 @@ async def test_the_services_clock_moved_on_alone_is_no_stall(
     [r] = seen
     assert r.table_id == tid
     assert [e.kind for e in r.events][:1] == ["timeout"]
+
+
+async def test_an_outage_that_ends_before_the_deadline_gives_its_time_back(
+    svc: TableService, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#38 (found by the fair-play property): the gap's grace covered only the
+    deadlines that passed inside it.  An outage from 4 s to 26 s of a 30 s turn
+    ended before its deadline, so at 30 s the player -- whose presses were
+    answered "unavailable" for 22 s -- was timed out after 8 s of his turn.
+    Now the deadline moves on by the time the gap took from the turn, once."""
+    tid = await new_table(svc, 2, timer=30)
+    t0 = clock.now
+    clock.advance(4)
+    assert await svc.timers.tick() == []  # the last good tick: the gap starts here
+    store = svc.timers.store
+    tick_shard = store.tick_shard
+
+    async def down(*args: Any, **kwargs: Any) -> Any:
+        raise ServiceUnavailable("Redis is unavailable: no answer to a PING")
+
+    monkeypatch.setattr(store, "tick_shard", down)
+    for _ in range(22):  # 4 s .. 26 s: every tick fails
+        clock.advance(1)
+        assert await svc.timers.tick() == []
+    monkeypatch.setattr(store, "tick_shard", tick_shard)
+    assert await svc.timers.tick() == []  # 26 s: Redis back, nothing due yet
+    clock.advance(4)
+    [r] = await svc.timers.tick()  # 30 s: his deadline
+    assert [(e.kind, e.text) for e in r.events] == [("extend", "22000")]
+    assert r.deadline == int((t0 + 52) * 1000)  # the 22 s the outage took
+    assert "timeout" not in await kinds(svc, tid)
+    clock.advance(21)
+    assert await svc.timers.tick() == []
+    clock.advance(2)
+    [r] = await svc.timers.tick()  # given back once: now the timeout
+    assert r.events[0].kind == "timeout"
