@@ -36,6 +36,7 @@ from tables.model import (
     StaleVersion,
     Table,
     WriteResult,
+    rated_timer,
     require_owner,
 )
 from tables.records import GameResult, SeatView
@@ -312,6 +313,9 @@ class Games:
         self, table: Table, previous_loser: int | None, kind: str, *, rematch: bool = False
     ) -> Plan:
         table = await self.rated_seats(table, rematch=rematch)
+        # a rated game always has a turn timer (#38): a lobby stored without one
+        # before that rule gets it here, inside the start's compare-and-set
+        table = replace(table, timer=rated_timer(table.rated_now, table.timer))
         n = len(table.seats)
         seed = self.new_seed()
         state = new_game(table.variant, n, seed, table.options, previous_loser)

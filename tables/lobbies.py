@@ -16,7 +16,10 @@ Rules (enforced here, documented for the bot):
   game may ask for a rematch.
 * Settings (variant, options, max seats, turn timer) are validated by
   ``engine.find_variant(...).options(...)`` and the variant's player range; max
-  seats may not drop below the seats taken.
+  seats may not drop below the seats taken.  A rated lobby always has a turn
+  timer (#38): asked for none (0), or turned rated without one, it gets
+  :data:`~tables.model.RATED_TIMER` -- decided in the plan, on the table the
+  compare-and-set writes over, so a rival write cannot slip a 0 past it.
 * When the last human leaves an open lobby it is cancelled.  Leaving a game in
   progress hands the seat to the AI for good.
 * Every rule of a write (seated once, owner only, lobby full, open, seated at
@@ -54,6 +57,7 @@ from tables.model import (
     ServiceUnavailable,
     Table,
     WriteResult,
+    rated_timer,
     require_owner,
 )
 from tables.tables import Loaded, Plan, Tables, cooldown_refusal, owed_leaves
@@ -67,7 +71,7 @@ def new_code() -> str:
 
 
 def _validate(
-    variant: str, options: Mapping[str, Any] | None, max_seats: int | None, timer: int
+    variant: str, options: Mapping[str, Any] | None, max_seats: int | None, timer: int, rated: bool
 ) -> tuple[str, dict[str, Any], int, int]:
     try:
         v = find_variant(variant)
@@ -78,7 +82,8 @@ def _validate(
         raise LiveError("bad_settings", e.message, reason=e.code) from None
     if timer not in TIMER_CHOICES:
         raise LiveError("bad_settings", f"turn timer must be one of {TIMER_CHOICES} seconds")
-    return v.name, opts, mx, timer
+    # a rated game always has a turn timer, or its loser could stall it for ever (#38)
+    return v.name, opts, mx, rated_timer(rated, timer)
 
 
 class Lobbies:
@@ -102,12 +107,14 @@ class Lobbies:
         ai_kind: str = DEFAULT_AI,
         table_id: str | None = None,
         arena: str = "",
+        rated: bool = True,
     ) -> WriteResult:
         """A new open lobby with ``creator`` in seat 0 (``chat`` None: a private
         lobby joined by invite link); ``ai_kind``: the level of the AI seats it adds.
         An arena's table (#27) comes with the id its pairing chose and the
-        arena's id."""
-        vname, opts, mx, timer = _validate(variant, options, max_seats, timer)
+        arena's id.  ``rated``: rated games (#25); casual lobbies alone may
+        have no turn timer (#38)."""
+        vname, opts, mx, timer = _validate(variant, options, max_seats, timer, rated=rated)
         _check_kind(ai_kind)
         tid = table_id or new_code()
         label = await self._label(creator, vname)  # before the claim (see join)
@@ -127,6 +134,7 @@ class Lobbies:
             updated=now,
             ai_kind=ai_kind,
             arena=arena,
+            rated=rated,
         )
         try:
             result = await self.tables.write(
@@ -298,7 +306,9 @@ class Lobbies:
                     if vname in ("chuvash", "shchelkovsky")
                     else mx
                 )
-            vname, opts2, mx, tm = _validate(vname, opts, mx, t.timer if timer is None else timer)
+            ranked = t.rated if rated is None else rated
+            tm = t.timer if timer is None else timer
+            vname, opts2, mx, tm = _validate(vname, opts, mx, tm, rated=ranked)
             if mx < len(t.seats):
                 raise LiveError(
                     "bad_settings", f"{len(t.seats)} seats are taken: max seats cannot be {mx}"
@@ -320,7 +330,7 @@ class Lobbies:
                 max_seats=mx,
                 timer=tm,
                 spectators=t.spectators if spectators is None else spectators,
-                rated=t.rated if rated is None else rated,
+                rated=ranked,
                 seats=seats,
                 ai_kind=level,
                 updated=self.tables.now_ms(),

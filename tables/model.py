@@ -18,6 +18,15 @@ DEFAULT_AI = "heuristic" if "heuristic" in AI_KINDS else AI_KINDS[0]
 """The AI that plays AI seats and taken-over seats unless told otherwise."""
 TIMER_CHOICES = (0, 30, 60, 120)
 """Turn timer settings in seconds (PRODUCT: off/30/60/120 s)."""
+RATED_TIMER = 60
+"""The turn timer (s) of a rated lobby that asks for none: a rated game always
+has one, or its loser could stall it for ever (#38)."""
+
+
+def rated_timer(rated: bool, timer: int) -> int:
+    """The turn timer a lobby or game gets: ``timer``, or :data:`RATED_TIMER`
+    when it is rated and ``timer`` is 0 (off) -- #38."""
+    return RATED_TIMER if rated and not timer else timer
 
 
 @dataclass(frozen=True)

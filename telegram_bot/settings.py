@@ -40,7 +40,8 @@ class Settings(BaseSettings):
     webhook_path: str = "/telegram"
 
     default_timer: int = 60
-    """Turn timer of a new lobby in seconds (0, 30, 60 or 120)."""
+    """Turn timer of a new lobby in seconds (0, 30, 60 or 120); 0 (none) holds
+    for casual games only: a rated lobby then gets 60 (#38)."""
     ai_takeover_timeouts: int = Field(default=2, ge=1)
     """Consecutive timeouts before the AI takes a player's seat."""
     timer_interval: float = Field(default=0.5, gt=0)

@@ -109,6 +109,7 @@ class LobbyActions:
                     timer=timer,
                     private=True,
                     ai_kind=LEVELS[level],
+                    rated=False,  # against the AI: casual, so its timer may be none (#38)
                 )
                 break
             except LiveError as e:

@@ -162,7 +162,8 @@ def render_lobby(
 
 
 def settings_keyboard(lobby: LobbyLike, *, locale: str) -> InlineKeyboardMarkup:
-    """Game; decks 2/4 and remove-one-joker (Shchelkovsky); turn timer; the AI
+    """Game; decks 2/4 and remove-one-joker (Shchelkovsky); turn timer ("no
+    timer" only in a casual lobby: a rated game always has one, #38); the AI
     level (of the AI seats); max players; spectators; the current choices
     ticked.  A row whose options are bare values carries its mark on each (⏱ 30 s,
     🤖 hard, 👥 6), which the text above names (:data:`SETTINGS_LEGEND`); the
@@ -185,8 +186,9 @@ def settings_keyboard(lobby: LobbyLike, *, locale: str) -> InlineKeyboardMarkup:
     timers = [
         b(_("{s} s", s=s) if s else _("no timer"), f"timer={s}", lobby.timer == s, TIMER_MARK)
         for s in TIMERS
+        if s or not lobby.rated  # a rated game always has a turn timer (#38)
     ]
-    rows += [timers[:2], timers[2:]]
+    rows += [timers[:2], timers[2:]] if len(timers) > 3 else [timers]
     level = LEVEL_OF.get(lobby.ai_kind, "normal")
     rows.append(
         [b(_(title), f"level={v}", level == v, AI_MARK) for v, title in LEVEL_TITLES.items()]
@@ -217,6 +219,8 @@ def settings_keyboard(lobby: LobbyLike, *, locale: str) -> InlineKeyboardMarkup:
 TIMER_MARK, AI_MARK, PLAYERS_MARK, WATCH_MARK = "⏱", "🤖", "👥", "👀"
 SETTINGS_LEGEND = N_("⏱ turn timer · 🤖 level of the AI players · 👥 players at most")
 """Names the rows of bare values of the settings keyboard (#29)."""
+RATED_TIMER_NOTE = N_("A rated game always has a turn timer: “no timer” is for casual games.")
+"""Why a rated lobby's keyboard offers no "no timer" (#38)."""
 
 
 def settings_text(lobby: LobbyLike, *, locale: str) -> str:
@@ -227,6 +231,7 @@ def settings_text(lobby: LobbyLike, *, locale: str) -> str:
             settings_line(lobby, _),
             "",
             _(SETTINGS_LEGEND),
+            *([_(RATED_TIMER_NOTE)] if lobby.rated else []),  # #38
         ]
     )
 

@@ -108,6 +108,8 @@ async def test_play_in_a_group_offers_a_solo_game_or_a_lobby(
         table = await h.svc.tables.where(bob.id)
         assert table is not None
         assert table.status == "playing"
+        # against the AI: casual, so the kit's "no turn timer" holds (#38: rated alone need one)
+        assert (table.rated, table.timer) == (False, 0)
         # Ann opens a lobby here
         answer = await ann.press("Open a lobby here", message=offer, chat=group).wait_answer(SAFETY)
         assert not answer["show_alert"]

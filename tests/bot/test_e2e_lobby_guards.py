@@ -145,3 +145,43 @@ async def test_a_join_while_the_lobby_message_is_on_its_way_shows(
         fake.reply_delays.clear()
         await fake.world.wait_for(lambda: "Bob" in (lobby.text or "") or None, SAFETY)
     assert not fake.stats.errors, fake.stats.error_texts
+
+
+async def test_a_rated_lobby_shows_its_turn_timer_and_no_timer_is_casual_only(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """#38: the deployment's default is no timer (the kit's), yet a rated lobby
+    shows -- and its game keeps -- the rated turn timer; its settings offer no
+    "no timer" and say why; a casual lobby may play without one, and turning it
+    rated again brings the timer back.  The game then waits with a deadline."""
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        ann, bob = (fake.add_user(n, language_code="en") for n in ("Ann", "Bob"))
+        lobby, group = await lobby_in_group(h, [ann, bob])
+        assert "timer: 60 s" in (lobby.text or ""), lobby.text
+        assert "Rated game" in (lobby.text or "")
+
+        async def press(button: str, shown: str) -> None:
+            answer = await ann.press(button, message=lobby, chat=group).wait_answer(SAFETY)
+            assert not answer.get("show_alert"), answer
+            await fake.world.wait_for(lambda: shown in (lobby.text or "") or None, SAFETY)
+
+        await press("Settings", "always has a turn timer")
+        assert not any("no timer" in t for t in lobby.button_texts), lobby.button_texts
+        await press("casual", "ratings do not change")
+        assert "always has a turn timer" not in (lobby.text or "")
+        await press("no timer", "no timer · players")
+        casual = await h.svc.tables.where(ann.id)
+        assert casual is not None
+        assert (casual.rated, casual.timer) == (False, 0)
+        await press("rated", "timer: 60 s")
+        assert "always has a turn timer" in (lobby.text or "")
+        await press("Back", "Invitation link")
+        assert "timer: 60 s" in (lobby.text or "")
+        await bob.press("Join", message=lobby, chat=group).wait_answer(SAFETY)
+        await ann.press("Start", message=lobby, chat=group).wait_answer(SAFETY)
+        table = await h.svc.tables.where(ann.id)
+        assert table is not None
+        loaded = await h.svc.tables.load(table.id)
+        assert (loaded.table.rated_now, loaded.table.timer) == (True, 60)
+        assert loaded.deadline is not None
+    assert not fake.stats.errors, fake.stats.error_texts

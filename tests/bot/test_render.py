@@ -29,6 +29,7 @@ from telegram_bot.views.format import history_lines
 from telegram_bot.views.hand import PAGE_SIZE, hand_screen, render_hand
 from telegram_bot.views.i18n import LANGUAGES, Translator
 from telegram_bot.views.lobby import (
+    RATED_TIMER_NOTE,
     VariantStats,
     render_invite,
     render_lobby,
@@ -549,6 +550,9 @@ def test_lobby_and_settings(locale: str) -> None:
     assert {"watch=0", "watch=1"} <= args  # spectators allowed or not (issue #16)
     assert {"level=easy", "level=normal", "level=hard"} <= args
     assert {"rated=0", "rated=1"} <= args  # #25
+    assert "timer=0" not in args  # a rated lobby: a rated game always has a turn timer (#38)
+    _ = Translator(locale)
+    assert _(RATED_TIMER_NOTE) in settings_text(lobby, locale=locale)  # and it says why
     ticked = {lobby_cb(b.callback_data).arg for b in buttons if b.text.startswith("✓")}
     assert ticked == {
         "game=shchelkovsky",
@@ -569,9 +573,8 @@ def test_lobby_and_settings(locale: str) -> None:
     }
     assert "level=hard" in ticked
     hard_text, _kb = render_lobby(hard, locale=locale)
-    _ = Translator(locale)
     assert _("AI {n}", n="1") + " (" + _("hard") + ")" in hard_text  # «Компьютер 1 (сложный)»
-    chuvash = FakeLobby(variant="chuvash", options={}, max_seats=6, timer=0)
+    chuvash = FakeLobby(variant="chuvash", options={}, max_seats=6, timer=0, rated=False)
     args = {
         lobby_cb(b.callback_data).arg
         for row in settings_keyboard(chuvash, locale=locale).inline_keyboard
@@ -580,6 +583,7 @@ def test_lobby_and_settings(locale: str) -> None:
     assert not any(a.startswith(("decks", "joker")) for a in args)
     assert "max=7" not in args
     assert "timer=0" in args
+    assert _(RATED_TIMER_NOTE) not in settings_text(chuvash, locale=locale)
     text, kb = render_invite(lobby, locale=locale, bot_username="durak_bot")
     check_limits(text, kb)
     assert kb.inline_keyboard[0][0].url == "https://t.me/durak_bot?start=Lobby_Code-1"

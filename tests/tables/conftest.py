@@ -138,11 +138,17 @@ async def new_table(
     first_user: int = 1,
     options: dict[str, Any] | None = None,
     start: bool = True,
+    rated: bool = True,
 ) -> str:
+    """A lobby of ``humans`` and ``ais``, its game started unless ``start`` is
+    False.  A rated lobby asked for no ``timer`` gets the rated one (#38): a
+    game without a timer is a casual one (``rated=False``)."""
     r = await svc.lobbies.create_lobby(
         first_user, f"U{first_user}", chat=chat, variant=variant, timer=timer, options=options
     )
     tid = r.table_id
+    if not rated:
+        await svc.lobbies.configure(tid, first_user, rated=False, timer=timer)
     for u in range(first_user + 1, first_user + humans):
         await svc.lobbies.join(tid, u, f"U{u}")
     for _ in range(ais):

@@ -5,11 +5,16 @@ from __future__ import annotations
 import asyncio
 import random
 import re
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
 
 import pytest
 
-from tables import CANCELLED, OPEN, PLAYING, LiveError, TableService
-from tests.tables.conftest import new_table, play_out
+from tables import CANCELLED, OPEN, PLAYING, LiveError, TableService, WriteResult
+from tables.model import RATED_TIMER
+from tables.tables import Plan
+from tests.tables.conftest import FakeClock, human_move, new_table, play_out
 
 
 async def test_invite_code_is_a_short_url_safe_token(svc: TableService) -> None:
@@ -136,6 +141,103 @@ async def test_settings_are_validated(svc: TableService) -> None:
     assert e.value.code == "bad_settings"
     r = await svc.lobbies.configure(tid, 1, variant="chuvash")  # max seats clipped to 6
     assert (r.table.options, r.table.max_seats) == ({"decks": 1, "remove_joker": False}, 6)
+
+
+async def test_a_rated_game_always_has_a_turn_timer(svc: TableService) -> None:
+    """#38: a rated lobby asked for no timer (created so, set so, or turned rated
+    without one) gets RATED_TIMER; only a casual lobby plays without one.  Its
+    game waits for a move with a deadline, so the loser cannot stall it."""
+    r = await svc.lobbies.create_lobby(1, "Ann", timer=0)
+    tid = r.table_id
+    assert (r.table.rated, r.table.timer) == (True, RATED_TIMER)
+    await svc.lobbies.join(tid, 2, "Bob")
+    r = await svc.lobbies.configure(tid, 1, timer=30)
+    assert r.table.timer == 30
+    r = await svc.lobbies.configure(tid, 1, timer=0)
+    assert r.table.timer == RATED_TIMER
+    r = await svc.lobbies.configure(tid, 1, rated=False)
+    r = await svc.lobbies.configure(tid, 1, timer=0)
+    assert (r.table.rated, r.table.timer) == (False, 0)  # casual: no timer is allowed
+    r = await svc.lobbies.configure(tid, 1, rated=True)
+    assert (r.table.rated, r.table.timer) == (True, RATED_TIMER)
+    started = await svc.games.start(tid, 1)
+    assert started.table.timer == RATED_TIMER
+    assert started.deadline is not None
+    assert (await svc.tables.load(tid)).deadline == started.deadline
+    casual = await svc.lobbies.create_lobby(3, "Cy", timer=0, rated=False)
+    assert (casual.table.rated, casual.table.timer) == (False, 0)
+
+
+async def test_a_rated_lobby_without_a_timer_is_caught_inside_the_write(
+    make_service: Callable[..., TableService],
+) -> None:
+    """#38: the rule is decided on the table the compare-and-set writes over: a
+    press of "no timer" planned on a casual lobby that turned rated before it
+    was written gets the timer; and a rated lobby stored without one (before
+    the rule) starts its game with one."""
+    a, b = make_service(), make_service()  # two processes, one Redis
+    tid = (await a.lobbies.create_lobby(1, "Ann")).table_id
+    await a.lobbies.join(tid, 2, "Bob")
+    await a.lobbies.configure(tid, 1, rated=False)
+    write = b.tables.write
+    raced = False
+
+    async def rival_first(*args: Any, **kw: Any) -> WriteResult:
+        nonlocal raced
+        if not raced:  # between b's read and its write: a turns the lobby rated
+            raced = True
+            await a.lobbies.configure(tid, 1, rated=True)
+        return await write(*args, **kw)
+
+    b.tables.write = rival_first  # type: ignore[method-assign]
+    r = await b.lobbies.configure(tid, 1, timer=0)
+    assert raced
+    assert (r.table.rated, r.table.timer) == (True, RATED_TIMER)
+    # a rated lobby stored with no timer before the rule: its game gets one
+    legacy = await a.tables.retry(
+        tid, lambda lo: Plan(replace(lo.table, timer=0), None, events=[("settings", -1, "")])
+    )
+    assert (legacy.table.rated, legacy.table.timer) == (True, 0)
+    started = await a.games.start(tid, 1)
+    assert started.table.timer == RATED_TIMER
+    assert started.deadline is not None
+
+
+async def test_a_rated_game_waits_for_every_move_with_a_deadline(
+    svc: TableService, clock: FakeClock
+) -> None:
+    """#38: a rated game asked for no timer waits for each human move with a
+    deadline, from its start to its end, and its rematch too -- even when its
+    table was stored without a timer (before the rule): the start's
+    compare-and-set gives it the rated timer."""
+    tid = (await svc.lobbies.create_lobby(1, "Ann", timer=0, chat=-100)).table_id
+    await svc.lobbies.join(tid, 2, "Bob")
+    await svc.games.start(tid, 1)
+    rng = random.Random(38)
+    for game in range(2):
+        moves = 0
+        while True:
+            loaded = await svc.tables.load(tid)
+            assert loaded.table.rated_now
+            assert loaded.state is not None
+            if loaded.state.over:
+                assert loaded.deadline is None
+                break
+            assert loaded.deadline == int((clock.now + RATED_TIMER) * 1000), (game, moves)
+            clock.advance(1)  # each move's write sets its deadline anew
+            assert await human_move(svc, tid, rng)
+            moves += 1
+        assert moves
+        if game:
+            break
+        # a finished rated table stored with no timer (before the rule): its rematch
+        await svc.tables.retry(
+            tid,
+            lambda lo: Plan(replace(lo.table, timer=0), lo.state, events=[("settings", -1, "")]),
+        )
+        assert (await svc.tables.load(tid)).table.timer == 0
+        r = await svc.games.rematch(tid, 1)
+        assert (r.table.rated_now, r.table.timer) == (True, RATED_TIMER)
 
 
 async def test_start_and_cancel_rules(svc: TableService) -> None:

@@ -163,7 +163,7 @@ async def test_timers_survive_a_restart_and_a_crashed_claimer(
 async def test_no_timer_no_hint_and_stale_hints_are_dropped(
     svc: TableService, clock: FakeClock
 ) -> None:
-    tid = await new_table(svc, 2, timer=0)
+    tid = await new_table(svc, 2, timer=0, rated=False)  # no timer: a casual game (#38)
     assert await svc.timers.next_deadline() is None
     timed = await new_table(svc, 2, timer=30, first_user=5)
     assert await svc.timers.next_deadline() == int((clock.now + 30) * 1000)
