@@ -275,7 +275,12 @@ async def open_game(
         user = fake.add_user(f"H{g}")
         user.user.started = True
         r = await svc.lobbies.create_lobby(
-            user.id, user.user.first_name, variant="chuvash", timer=0, ai_kind=hard
+            user.id,
+            user.user.first_name,
+            variant="chuvash",
+            timer=0,
+            ai_kind=hard,
+            rated=False,  # against the AI: casual, so no turn timer (#38)
         )
         await svc.lobbies.add_ai(r.table.id, user.id)
         await svc.games.start(r.table.id, user.id)
@@ -297,6 +302,7 @@ async def open_game(
         max_seats=max(players + int(in_group), 2),
         private=group is None,
         timer=app.settings.default_timer,
+        rated=bool(app.settings.default_timer),  # no timer: casual games alone (#38)
     )
     for u in users[1:]:
         await svc.lobbies.join(r.table.id, u.id, u.user.first_name)

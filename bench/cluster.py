@@ -39,7 +39,10 @@ async def play(url: str, timer: int, rng: random.Random) -> tuple[int, int]:
     moves = trips = 0
     try:
         for g in range(GAMES):
-            r = await svc.lobbies.create_lobby(2 * g + 1, "A", chat=-1, timer=timer)
+            # no timer: a casual game (a rated one always has a timer, #38)
+            r = await svc.lobbies.create_lobby(
+                2 * g + 1, "A", chat=-1, timer=timer, rated=bool(timer)
+            )
             await svc.lobbies.join(r.table_id, 2 * g + 2, "B")
             await svc.games.start(r.table_id, 2 * g + 1)
             while True:

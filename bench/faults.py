@@ -192,8 +192,8 @@ async def scenario(
         for u in users:
             u.user.started = True
         r = await svc.lobbies.create_lobby(
-            users[0].id, "A", variant="chuvash", private=True, timer=0
-        )
+            users[0].id, "A", variant="chuvash", private=True, timer=0, rated=False
+        )  # no turn timer: a casual game (a rated one always has a timer, #38)
         await svc.lobbies.join(r.table.id, users[1].id, "B")
         await svc.games.start(r.table.id, users[0].id)
         tables.append((r.table.id, users))

@@ -34,7 +34,9 @@ async def finished_game(svc: TableService, variant: str, ais: int, seed: int) ->
     """A game of one human and ``ais`` AI seats played out by the AI; the round
     trips of the write that ended it."""
     svc.games.new_seed = lambda: seed
-    r = await svc.lobbies.create_lobby(1, "Bench", chat=-1, variant=variant, timer=0)
+    r = await svc.lobbies.create_lobby(  # against the AI: casual, no timer (#38)
+        1, "Bench", chat=-1, variant=variant, timer=0, rated=False
+    )
     for _ in range(ais):
         await svc.lobbies.add_ai(r.table_id, 1)
     await svc.games.start(r.table_id, 1)
