@@ -8,7 +8,9 @@ process. Three group games of three players are played to the end, and:
   the game's result);
 * no edit of a message ever showed an older table version after a newer one
   (hands: the version their buttons carry; the group table: which position of
-  the game, replayed from its event log, renders that exact text);
+  the game, replayed from its event log, renders that exact text -- with the
+  turn's deadline line a rated game always has (#38), its time one of this
+  game's deadlines);
 * nothing was applied twice: the log holds exactly one move per move press
   the players' Telegram saw answered;
 * no 429 from the fake Bot API.
@@ -20,8 +22,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
+import re
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import aiohttp
@@ -44,6 +49,10 @@ from tests.bot.e2e_kit import SAFETY, TELEGRAM_SCALE, Harness, is_over, play_out
 
 GAMES, PLAYERS = 3, 3
 OVER = 10**9  # the position of the result: after every move
+SOME_DEADLINE = datetime(2000, 1, 1, tzinfo=UTC)
+"""Where the oracle's texts show a turn's deadline (#38: a rated game always has
+one); :func:`shown_deadlines` puts it in place of the time a table showed."""
+DEADLINE_TIME = re.compile(r"(⏱ the move ends )(\d\d):(\d\d):(\d\d)( UTC)")
 
 
 # ------------------------------------------------------------------ the proxy
@@ -139,10 +148,31 @@ def hand_version(entry: dict[str, Any]) -> int | None:
     return max(versions, default=None)
 
 
+def shown_deadlines(text: str) -> tuple[str, list[int]]:
+    """The text with each turn deadline's time replaced by :data:`SOME_DEADLINE`'s,
+    and those times (seconds since midnight UTC)."""
+    times: list[int] = []
+
+    def put(m: re.Match[str]) -> str:
+        h, mi, se = (int(m.group(i)) for i in (2, 3, 4))
+        times.append(h * 3600 + mi * 60 + se)
+        return m.group(1) + SOME_DEADLINE.strftime("%H:%M:%S") + m.group(5)
+
+    return DEADLINE_TIME.sub(put, text), times
+
+
+def within(second_of_day: int, low: float, high: float) -> bool:
+    """A time of day shown (UTC) is some moment between ``low`` and ``high``."""
+    day = int(low) // 86400 * 86400
+    return any(low - 1 <= day + k * 86400 + second_of_day <= high + 1 for k in (0, 1))
+
+
 async def positions(h: FleetHarness, tid: str) -> tuple[dict[str, list[int]], list[LiveEvent]]:
     """Per text the group table can show, the game positions (moves applied)
     that render it -- the game replayed from its seed and log; and the human
-    moves (``act``) of the log."""
+    moves (``act``) of the log.  A game with a turn timer (every rated game,
+    #38) shows its deadline at each position, since it waits for a human's
+    move there: the texts show it at :data:`SOME_DEADLINE`."""
     table, _state, _v = await h.svc.tables.get(tid)
     events = [e for e in await h.svc.admin.event_page(tid, 0, 100_000) if e.kind in MOVE_KINDS]
     state = new_game(table.variant, len(table.seats), table.seed, table.options, None)
@@ -168,7 +198,12 @@ async def positions(h: FleetHarness, tid: str) -> tuple[dict[str, list[int]], li
             texts.setdefault(parse_text(html, "HTML")[0], []).append(OVER)
             break
         html, _m = render_table(
-            public_view(state), locale="en", names=names, bot_username=bot, ratings=ratings
+            public_view(state),
+            locale="en",
+            names=names,
+            bot_username=bot,
+            ratings=ratings,
+            deadline=SOME_DEADLINE if table.timer else None,
         )
         html += "\n\n" + commitment_lines(table, en)  # the deal's commitment (issue #16)
         texts.setdefault(parse_text(html, "HTML")[0], []).append(n)
@@ -225,10 +260,17 @@ class WentBackwards(AssertionError):
 
 
 async def check_game(
-    h: FleetHarness, tid: str, humans: list[SimUser], group: int, count: MoveCount
+    h: FleetHarness,
+    tid: str,
+    humans: list[SimUser],
+    group: int,
+    count: MoveCount,
+    played: tuple[float, float],
 ) -> list[tuple[object, ...]]:
     """Assert the final state and applied-once; the edits that went backwards
-    (who, the version shown, the older one shown after it)."""
+    (who, the version shown, the older one shown after it).  ``played``: the
+    wall clock before the games opened and after they ended -- each deadline
+    the table showed is a move's moment between them plus the turn timer."""
     fake = h.fake
     ui = await h.ui.table(tid)
     assert ui.table_message is not None
@@ -247,13 +289,19 @@ async def check_game(
                 back.append((u.user.first_name, v0, v1))
     texts, acts = await positions(h, tid)
     entries = edits_of(fake, group, ui.table_message)
-    unknown = [e["text"] for e in entries if e["text"] not in texts]
+    seen = [shown_deadlines(e["text"]) for e in entries]
+    unknown = [e["text"] for e, (text, _t) in zip(entries, seen, strict=True) if text not in texts]
     assert not unknown, f"the table showed a text no position renders: {unknown[:1]}"
-    shown_at = [texts[e["text"]] for e in entries]
+    table, _state, _v = await h.svc.tables.get(tid)
+    assert table.rated_now, table
+    assert table.timer, table  # #38: a rated game has a turn timer
+    low, high = (at + table.timer for at in played)
+    late = [t for _text, times in seen for t in times if not within(t, low, high)]
+    assert not late, f"deadlines no move of this game set (s of the day): {late[:3]}"
+    shown_at = [texts[text] for text, _t in seen]
     back += [("table", shown_at[i - 1], shown_at[i]) for i in went_back(shown_at)]
     assert shown_at[-1] == [OVER]
     # applied once: each press made at most its own move, nothing came later
-    table, _state, _v = await h.svc.tables.get(tid)
     assert acts == await count.moves()
     assert acts
     assert not await count.twice(table)
@@ -310,6 +358,7 @@ async def test_group_games_on_several_processes(fleet_harness: FleetHarness) -> 
         [fake.add_user(f"G{g}P{i}", language_code="en") for i in range(PLAYERS)]
         for g in range(GAMES)
     ]
+    start = time.time()
     opened = await asyncio.gather(
         *(open_group_game(fleet, players, title=f"Group {g}") for g, players in enumerate(humans))
     )
@@ -323,9 +372,10 @@ async def test_group_games_on_several_processes(fleet_harness: FleetHarness) -> 
         )
     )
     await settle(h, quiet=1.5)  # the coalesced edits have gone out (15 Telegram s)
+    played = (start, time.time())
     back: list[tuple[object, ...]] = []
     for (tid, group), players, count in zip(opened, humans, counts, strict=True):
-        back += await check_game(h, tid, players, group.id, count)
+        back += await check_game(h, tid, players, group.id, count, played)
     forwarded = [fleet.proxy.forwarded[t] for t in fleet.proxy.targets]
     if fleet.proxy.mode == "broadcast":  # every process took every update
         assert len(set(forwarded)) == 1, forwarded
