@@ -177,7 +177,8 @@ async def test_a_player_blocks_the_bot_while_the_game_waits_for_him(
 ) -> None:
     """Telegram's ``my_chat_member`` update (member -> kicked) hands his seat to
     the AI at once: no 403 would ever come when the game waits for his move only
-    (and there is no turn timer)."""
+    (and his turn timer -- the rated lobby's 60 s, #38 -- would hand the seat
+    over only after two timeouts, longer than the test waits: SAFETY)."""
     async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
         humans = [fake.add_user(n, language_code="en") for n in ("Dee", "Eve")]
         tid, group = await group_lobby(h, "chuvash", humans, 1)

@@ -60,7 +60,7 @@ def chromium_path() -> str:
 async def sandbox(redis_url: str, redis_prefix: str) -> AsyncIterator[Sandbox]:
     settings = Settings(
         redis_prefix=redis_prefix,
-        default_timer=0,  # no turn timer: only the test's presses and the AI move
+        default_timer=0,  # no turn timer but a rated lobby's 60 s a move (#38): none runs out
         soon_delay=0.05,
         later_delay=0.1,
         table_delay=0.2,
