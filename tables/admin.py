@@ -211,8 +211,15 @@ class Admin:
                 raise LiveError("bad_seat", f"there is no seat {seat}")
             if t.seats[seat].ai_controlled:
                 raise LiveError("not_allowed", f"the AI already plays seat {seat}")
+            # an operator's act is excused (#38: his rating does not move); the
+            # bot's own takeover after a block ("bot:forbidden:...") is his act
             plan = await self.games.takeover_plan(
-                loaded, seat, f"admin:{by}", kind=kind, operator=True
+                loaded,
+                seat,
+                f"admin:{by}",
+                kind=kind,
+                operator=True,
+                excuse=not by.startswith("bot:"),
             )
             plan.notify = "takeover"
             return plan

@@ -266,6 +266,7 @@ class Games:
             rated=table.rated,  # the lobby's choice; an AI seat makes it casual (#25)
             away=tuple(i for i, s in enumerate(table.seats) if s.away),
             taken=tuple(i for i, s in enumerate(table.seats) if s.taken),
+            excused=tuple(i for i, s in enumerate(table.seats) if s.excused and s.away),
         )
         plan.table = replace(table, status=OVER, previous_loser=loser, updated=now)
         plan.events.append(
@@ -325,6 +326,7 @@ class Games:
                 timeouts=0,
                 bout_pass=False,
                 taken=False,
+                excused=False,
                 ai=s.ai if (s.user is None or s.left) else None,
             )
             for s in table.seats
@@ -570,9 +572,13 @@ class Games:
         left: bool = False,
         kind: str = "",
         operator: bool = False,
+        excuse: bool = False,
     ) -> Plan:
         """Hand ``seat`` to the AI (``reason``: timeouts, left, ``admin:<who>``)
-        and let it move; ``operator``: an operator's act, not the player's."""
+        and let it move; ``operator``: not the player's walking away (an
+        operator's act, or his block of the bot); ``excuse``: an operator's act
+        -- his rating does not move if the AI plays the seat to the end (#38),
+        unless the AI had taken it for his own doing already."""
         t = loaded.table
         s = t.seats[seat]
         ai = kind or self.config.ai_kind
@@ -580,7 +586,9 @@ class Games:
         # cooldowns); told by the caller, not by the reason's text -- the admin
         # part's reason is "admin:<who>", which "!= 'admin'" took for his (#38)
         taken = s.taken or (s.user is not None and not operator)
-        t = t.with_seat(seat, replace(s, ai=ai, left=s.left or left, taken=taken))
+        excused = s.excused or (excuse and s.user is not None and not s.taken)
+        seat_now = replace(s, ai=ai, left=s.left or left, taken=taken, excused=excused)
+        t = t.with_seat(seat, seat_now)
         events: list[LogEntry] = [("left", seat, "")] if left else []
         events.append(("takeover", seat, reason))
         plan = Plan(t, loaded.state, events=events)

@@ -150,7 +150,9 @@ class Seat:
     Passing, Throw-in priority; cleared at the next bout); ``taken``: the AI took
     the human's seat at some point of this game (he left or timed out), even if
     he took it back since -- his reliability counts it (#25; cleared at the start);
-    ``rating``: his rating in the table's variant as the lobby and the table
+    ``excused``: an operator handed his seat to the AI in this game, not his
+    doing (#38): if the AI still plays it at the end his rating does not move
+    (cleared at the start); ``rating``: his rating in the table's variant as the lobby and the table
     show it (``"1240"``, ``"1010?"`` while provisional), read when he joined and
     again at each game's start (#25)."""
 
@@ -162,6 +164,7 @@ class Seat:
     bout_pass: bool = False
     taken: bool = False
     rating: str = ""
+    excused: bool = False
 
     @property
     def human(self) -> bool:
@@ -178,7 +181,7 @@ class Seat:
 
     def to_json(self) -> list[Any]:
         out: list[Any] = [self.user, self.name, self.ai, self.timeouts, int(self.left)]
-        extra: list[Any] = [int(self.bout_pass), int(self.taken), self.rating]
+        extra: list[Any] = [int(self.bout_pass), int(self.taken), self.rating, int(self.excused)]
         while extra and not extra[-1]:  # trailing defaults are left out
             extra.pop()
         return out + extra
@@ -194,6 +197,7 @@ class Seat:
             bool(d[5]) if len(d) > 5 else False,
             bool(d[6]) if len(d) > 6 else False,
             str(d[7]) if len(d) > 7 else "",
+            bool(d[8]) if len(d) > 8 else False,
         )
 
 

@@ -140,11 +140,12 @@ def ranks(result: GameResult) -> dict[int, int]:
     the order they went out, the loser last; a draw's last players share their
     place (:func:`tables.games.finish_places`, #38), so they tie here; a seat
     whose human walked away ranks below everyone who did not (tied with the
-    others who did)."""
+    others who did).  A seat an operator handed to the AI and the AI played to
+    the end (``result.excused``) is not ranked: his rating does not move (#38)."""
     n = len(result.seats)
     out: dict[int, int] = {}
     for seat, (user, _name) in enumerate(result.seats):
-        if user is None:
+        if user is None or seat in result.excused:
             continue
         out[seat] = n + 1 if seat in result.away else result.places[seat]
     return out
@@ -376,10 +377,12 @@ class Ratings:
         why = "" if rated else ("ai_seat" if result.rated else "casual")
         if rated and everyone_away:
             why = "abandoned"
-        counted = rated and not everyone_away
+        order = ranks(result)
+        if rated and not everyone_away and len(order) < 2:
+            why = "operator"  # #38: operators' takeovers left fewer than two ranked
+        counted = rated and not everyone_away and len(order) >= 2
         # walking away from a rated game is an offence -- unless everyone did
         walked = [u for s, u, _ in humans if s in away and s in taken and counted]
-        order = ranks(result)
         for _ in range(50):
             got = await self.store.run(
                 lambda p: (
@@ -397,7 +400,12 @@ class Ratings:
                 return _settlement(got[-1])
             revs = [text(got[2 * i]) if got[2 * i] is not None else "0" for i in range(len(users))]
             before = [Rating.from_json(got[2 * i + 1]) for i in range(len(users))]
-            after = rate(before, [order[s] for s, _, _ in humans]) if counted else before
+            after = list(before)
+            if counted:  # the ranked seats only: an excused one keeps his (#38)
+                moved = [i for i, (s, _, _) in enumerate(humans) if s in order]
+                new = rate([before[i] for i in moved], [order[humans[i][0]] for i in moved])
+                for i, a in zip(moved, new, strict=True):
+                    after[i] = a
             changes = tuple(
                 Change(u, s, b.shown, a.shown, a.provisional, a.games)
                 for (s, u, _), b, a in zip(humans, before, after, strict=True)
@@ -432,7 +440,7 @@ class Ratings:
                 hist = {
                     "at": result.at, "variant": result.variant, "table": result.table,
                     "game": result.game, "rating": a.shown, "change": a.shown - b.shown,
-                    "provisional": a.provisional, "rank": order[s],
+                    "provisional": a.provisional, "rank": order.get(s, 0),
                 }  # fmt: skip
                 args += [
                     u, rev, a.to_json() if counted else "", a.shown, int(a.provisional),

@@ -34,11 +34,15 @@ class GameResult:
     rated: bool = False
     away: tuple[int, ...] = ()
     taken: tuple[int, ...] = ()
+    excused: tuple[int, ...] = ()
+    """Seats an operator handed to the AI that it still played at the end (#38):
+    not the player's doing -- his rating does not move."""
 
     def to_json(self) -> dict[str, Any]:
         extra: dict[str, Any] = {"rated": self.rated} if self.rated else {}
         extra |= {"away": list(self.away)} if self.away else {}
         extra |= {"taken": list(self.taken)} if self.taken else {}
+        extra |= {"excused": list(self.excused)} if self.excused else {}
         return {
             "table": self.table,
             "game": self.game,
@@ -67,6 +71,7 @@ class GameResult:
             rated=bool(d.get("rated", False)),
             away=tuple(d.get("away", ())),
             taken=tuple(d.get("taken", ())),
+            excused=tuple(d.get("excused", ())),
         )
 
 

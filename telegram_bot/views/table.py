@@ -123,6 +123,7 @@ def render_game_over(
 NOT_COUNTED = {
     "pair_limit": N_("Not rated: the same players' rated games count only a few times a day."),
     "abandoned": N_("Not rated: everyone left the game."),
+    "operator": N_("Not rated: an operator handed a seat to the AI."),
 }
 
 

@@ -282,7 +282,8 @@ async def test_an_operators_takeover_is_no_offence_of_his(
     assert res.away == (0,)  # the AI still played his seat at the end
     s = await svc.ratings.settlement(tid, 1)
     assert s is not None
-    assert s.counted
+    # his seat not ranked, one player left to rank: nobody's rating moves (#38)
+    assert (s.counted, s.why) == (False, "operator")
     assert s.offences == {}
     assert await svc.ratings.cooldown(1) is None
     me = await svc.ratings.of(1)
@@ -490,3 +491,34 @@ async def test_a_cooldown_keeps_him_from_rated_games_only(
     s = await svc.ratings.settlement(rated, 2)
     assert s is not None
     assert s.why == "casual"
+
+
+@pytest.mark.parametrize("by", ["ops", "bot:forbidden:blocked"])
+async def test_an_operators_takeover_never_moves_his_rating_a_block_does(
+    svc: TableService, clock: FakeClock, by: str
+) -> None:
+    """#38: an operator hands a player's seat to the AI and the AI plays it to
+    the end: that game never moves his rating (before: he ranked last, a rating
+    loss for the operator's act); the other two are rated among themselves.
+    The bot's takeover after he blocked it is his own act: he ranks last.
+    Either way the log replays to the stored ratings."""
+    tid = await new_table(svc, humans=3)
+    await svc.admin.admin_hand_to_ai(tid, 0, by=by)
+    await play_out(svc, tid, random.Random(7))
+    s = await svc.ratings.settlement(tid, 1)
+    assert s is not None
+    assert s.counted
+    mine = s.change_of(1)
+    assert mine is not None
+    others = [s.change_of(u) for u in (2, 3)]
+    assert all(c is not None and c.after != c.before for c in others)
+    me = (await svc.ratings.of(1)).ratings.get("chuvash")
+    if by == "ops":
+        assert mine.after == mine.before  # not ranked
+        assert me is None or me.games == 0
+    else:
+        assert mine.after < mine.before  # he walked away: last
+        assert me is not None
+        assert me.games == 1
+    again = await svc.ratings.recompute()
+    assert again.mismatches == ()
