@@ -236,7 +236,8 @@ async def test_a_rated_game_waits_for_every_move_with_a_deadline(
             lambda lo: Plan(replace(lo.table, timer=0), lo.state, events=[("settings", -1, "")]),
         )
         assert (await svc.tables.load(tid)).table.timer == 0
-        r = await svc.games.rematch(tid, 1)
+        await svc.games.rematch(tid, 1)  # a ready check (#38): both say yes
+        r = await svc.games.rematch(tid, 2)
         assert (r.table.rated_now, r.table.timer) == (True, RATED_TIMER)
 
 
