@@ -311,7 +311,9 @@ class FairPlay(RuleBasedStateMachine):
         if got is None:
             return
         table = self.run(self.eye.tables.load(tid)).table
-        if table.status == OVER and table.seat_of(got[1]) is not None:
+        # any player of the last game may say yes, one who left it too (#38:
+        # he is dealt in then, and only then): Table.player_seat, not seat_of
+        if table.status == OVER and table.player_seat(got[1]) is not None:
             self.agreed.setdefault((tid, table.game_no + 1), set()).add(got[1])
         self.seed = seed
         self.attempt(self.svc.games.rematch(tid, got[1]))
