@@ -1,10 +1,13 @@
 """Command line of the table service: ``python -m tables recompute-ratings``
-replays the ratings log (every counted rated game, in the order it was
-settled) from the default ratings and compares the result with the stored
-ratings (#25).  Prints the games replayed, the players and each mismatch;
-exits 0 when every stored rating is reproduced exactly, 1 otherwise, 2 when
-Redis cannot be reached.  ``REDIS_URL`` (default ``redis://127.0.0.1:6379/0``)
-and ``REDIS_PREFIX`` (default ``durak:``) name the data, as for the bot."""
+replays the ratings log (every counted rated game it keeps, #38) and compares
+the result with the stored ratings (#25, :meth:`tables.ratings.Ratings.recompute`).
+Prints the games replayed, the players and each mismatch; exits 0 when every
+stored rating is reproduced exactly, 1 otherwise, 2 when Redis cannot be
+reached.  ``python -m tables migrate-ratings [--keep]`` moves the rating data
+of before #38 (one ``{rt}`` slot) to each player's slot, once
+(:mod:`tables.migrate`), and prints what it moved.  ``REDIS_URL`` (default
+``redis://127.0.0.1:6379/0``) and ``REDIS_PREFIX`` (default ``durak:``) name
+the data, as for the bot."""
 
 from __future__ import annotations
 
@@ -37,14 +40,33 @@ async def _recompute(url: str, prefix: str) -> int:
     return 1 if out.mismatches else 0
 
 
+async def _migrate(url: str, prefix: str, keep: bool) -> int:
+    from tables.migrate import migrate_ratings
+
+    svc = TableService.from_url(url, LiveConfig(prefix=prefix))
+    try:
+        out = await migrate_ratings(svc, keep=keep)
+    finally:
+        await svc.aclose()
+    json.dump(out, sys.stdout)
+    sys.stdout.write("\n")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tables", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("recompute-ratings", help="replay the ratings log and compare")
     r.add_argument("--redis", default=os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0")
     r.add_argument("--prefix", default=os.environ.get("REDIS_PREFIX") or "durak:")
+    m = sub.add_parser("migrate-ratings", help="move the ratings of before #38 to per-player slots")
+    m.add_argument("--redis", default=os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0")
+    m.add_argument("--prefix", default=os.environ.get("REDIS_PREFIX") or "durak:")
+    m.add_argument("--keep", action="store_true", help="keep the old keys once copied")
     args = p.parse_args(argv)
     try:
+        if args.command == "migrate-ratings":
+            return asyncio.run(_migrate(args.redis, args.prefix, args.keep))
         return asyncio.run(_recompute(args.redis, args.prefix))
     except (LiveError, ServiceUnavailable) as e:
         print(f"error: {e.code}: {e.message}", file=sys.stderr)

@@ -59,6 +59,9 @@ Redis Cluster (:func:`beside`):
                       ``tables`` each minute (the others do not)
 ``P finished``        zset ``<id>:<game no>:<variant>`` -> finish time (ms),
                       trimmed to the last 7 days
+``P finished:multi``  the same, of the games of two humans or more only: the
+                      ones the ratings settle (#38: the sweep's list; a solo
+                      game against the AI has no rating data)
 ``P u:{<user>}``      string: the table id where the user sits (validated on
                       read: a finished or vanished table does not count)
 ``P u:{<user>}:claim`` string, a few seconds: the pointer is a fresh claim, the
@@ -97,7 +100,7 @@ class Keys:
     """Key names under one prefix."""
 
     __slots__ = (
-        "audit", "audit_refused", "finished", "notify", "prefix", "prune_lease", "tables",
+        "audit", "audit_refused", "finished", "finished_multi", "notify", "prefix", "prune_lease", "tables",
         "tables_exp", "timer_procs", "timer_shards", "timers",
     )  # fmt: skip
 
@@ -110,6 +113,7 @@ class Keys:
         self.tables = f"{prefix}tables"
         self.tables_exp = beside(self.tables, "exp")
         self.finished = f"{prefix}finished"
+        self.finished_multi = f"{prefix}finished:multi"
         self.notify = f"{prefix}notify"
         self.audit = f"{prefix}{{audit}}"
         self.audit_refused = f"{self.audit}:refused"

@@ -65,6 +65,13 @@ class LiveConfig:
     # ``restart_grace`` from the tick that found it, not enforced
     timer_gap: float = 3.0
     restart_grace: float = 10.0
+    # #38: a rated game counts for a player once he finished this many games
+    # with other people and the first of them is this many days old
+    rated_after_games: int = 5
+    rated_after_days: float = 2.0
+    # #38: each stream of the ratings log (tables.ratings.LOG_SHARDS, one slot
+    # each) keeps about this many entries (recompute-ratings replays what is kept)
+    rating_log_maxlen: int = 100_000
     recent_requests: int = 16  # request ids remembered per table (idempotency)
     keep_history: int = 24  # engine events kept inside the state blob
     max_ai_moves: int = 5000  # safety bound for one AI chain
@@ -253,22 +260,49 @@ class Table:
     ``upgraded`` (its group became a supergroup); '' otherwise."""
     rematch: RematchOffer | None = None
     """The rematch offered on this finished table, while it stands (#38)."""
+    fresh: tuple[int, ...] = ()
+    """#38: the players whose account is new (docs/RATINGS.md), as read when
+    they joined and again at the game's start: the game is casual for them."""
+    capped: tuple[tuple[int, int], ...] = ()
+    """#38: the pairs of players (lower user first) past the farming guard, as
+    read at each join and at the start: their result against each other does
+    not count."""
 
     @property
     def rated_now(self) -> bool:
         """A game started now would be rated (#25, #38): the lobby wants it,
         every seat is a human's (no AI seat) and none is away -- left, or
-        played by the AI.  Checked on the seats a game starts with
+        played by the AI --, and (with two players or more) the result of some
+        two of them counts (neither is new, their pair is not past the farming
+        guard).  Checked on the seats a game starts with
         (:meth:`tables.games.Games.start_plan`): a game with an AI seat, or a
         walked-away player, from its start is never rated."""
-        return self.rated and all(s.user is not None and not s.away for s in self.seats)
+        if not all(s.user is not None and not s.away for s in self.seats):
+            return False
+        return self.rated_game
 
     @property
     def rated_game(self) -> bool:
         """The game on this table is rated as far as its seats go: the lobby
-        wants it and every seat is a human's.  A player who walks away mid-game
-        keeps his seat, and the game stays rated (he ranks last, #25)."""
-        return self.rated and all(s.user is not None for s in self.seats)
+        wants it, every seat is a human's and (with two players or more) some
+        two of them count against each other (#38).  A player who walks away
+        mid-game keeps his seat, and the game stays rated (he ranks last, #25)."""
+        if not (self.rated and all(s.user is not None for s in self.seats)):
+            return False
+        return len(self.seats) < 2 or bool(self.counting_pairs())
+
+    def rated_for(self, user: int) -> bool:
+        """The game is rated for ``user``: rated and he is in a pair whose
+        result counts (#38: not new, not only in capped pairs)."""
+        return self.rated_game and any(user in p for p in self.counting_pairs())
+
+    def counting_pairs(self) -> list[tuple[int, int]]:
+        """The pairs of players whose result against each other would count (#38)."""
+        # every seat's user, one who left included: his seat is still his
+        # (ranked last) until the game ends
+        us = sorted({s.user for s in self.seats if s.user is not None} - set(self.fresh))
+        off = set(self.capped)
+        return [(a, b) for i, a in enumerate(us) for b in us[i + 1 :] if (a, b) not in off]
 
     def player_seat(self, user: int) -> int | None:
         """His seat in the last game, even if he left it (a rematch asks every
@@ -295,7 +329,7 @@ class Table:
         return replace(self, seats=tuple(seats))
 
     def to_json(self) -> str:
-        d = {
+        d: dict[str, Any] = {
             "id": self.id,
             "c": self.chat,
             "cr": self.creator,
@@ -322,6 +356,10 @@ class Table:
             d["sp"] = self.stopped
         if self.rematch is not None:
             d["rm"] = self.rematch.to_json()
+        if self.fresh:
+            d["fr"] = list(self.fresh)
+        if self.capped:
+            d["cp"] = [list(p) for p in self.capped]
         return json.dumps(d, separators=(",", ":"), ensure_ascii=False)
 
     @classmethod
@@ -349,6 +387,8 @@ class Table:
             arena=str(d.get("ar", "")),
             stopped=str(d.get("sp", "")),
             rematch=RematchOffer.from_json(d["rm"]) if d.get("rm") else None,
+            fresh=tuple(d.get("fr", ())),
+            capped=tuple((int(a), int(b)) for a, b in d.get("cp", ())),
         )
 
 

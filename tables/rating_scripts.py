@@ -1,6 +1,10 @@
-"""The ratings part's Lua scripts (#25, #38): one script per write, each on the
-``{rt}`` keys :mod:`tables.ratings` describes.  :data:`SETTLE_LUA` settles a
-game, :data:`CHARGE_LUA` charges a leave at once; both start with
+"""The ratings part's Lua scripts (#25, #38), each on the keys
+:mod:`tables.ratings` describes.  #38: each player's data is in his own slot,
+so a game is settled in steps (:meth:`tables.ratings.Ratings.settle`):
+:data:`GAME_LUA` (the game's own key: begin, abort, yield, commit, finish),
+:data:`CLAIM_LUA` (hold a player), :data:`APPLY_LUA` (a player's part),
+:data:`BOARD_LUA` (the leaderboards); :data:`CHARGE_LUA` charges a leave at
+once.  :data:`APPLY_LUA` and :data:`CHARGE_LUA` start with
 :data:`RECOOL_LUA`'s function, the one rule that sets a cooldown from the
 stored offences."""
 
@@ -38,112 +42,185 @@ ms, window ms, first ms, factor, max ms)`` writes (or deletes) the cooldown
 the offences in the key set."""
 
 
-SETTLE_LUA = (
+CLAIM_LUA = r"""
+-- KEYS: 1 his rating hash, 2 his settled games (hash), 3.. his pair keys
+-- ARGV: 1 game id, 2 attempt, 3 variant, 4 since (ms: the pair window), 5 the
+-- lock to take over ('' none)
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then return {'done'} end
+local lock = redis.call('HGET', KEYS[1], 'lock')
+if lock and lock ~= ARGV[5] and string.sub(lock, 1, #ARGV[1] + 1) ~= ARGV[1] .. '|' then
+  return {'busy', lock}
+end
+redis.call('HSET', KEYS[1], 'lock', ARGV[1] .. '|' .. ARGV[2])
+local out = {'ok', redis.call('HGET', KEYS[1], 'rev') or '0',
+             redis.call('HGET', KEYS[1], ARGV[3]) or ''}
+for j = 3, #KEYS do
+  table.insert(out, redis.call('ZCOUNT', KEYS[j], '(' .. ARGV[4], '+inf'))
+end
+return out
+"""
+"""Hold one player for a game's settlement (:meth:`Ratings.settle`): nothing
+moves his rating until that game's part of him is applied (or the game's
+attempt is given up and another takes him over: ``ARGV[5]``); his rev, his
+rating, and his pairs' counted games in the window."""
+
+GAME_LUA = r"""
+-- KEYS: 1 the game's key, 2 the log (same slot).  ARGV: 1 op, 2 attempt, then per op
+local k = KEYS[1]
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local st = redis.call('HGET', k, 'st') or ''
+local op = ARGV[1]
+if st == '' and redis.call('HEXISTS', k, 's') == 1 then st = 'settled' end
+if op == 'begin' then  -- 3 lease ms, 4 ttl ms
+  if st == 'settled' then return {'settled'} end
+  if st == 'committed' then return {'committed', redis.call('HGET', k, 'plan')} end
+  if st == 'planning' and redis.call('HGET', k, 'lt') ~= ARGV[2]
+     and tonumber(redis.call('HGET', k, 'lu')) > now then return {'busy'} end
+  redis.call('HSET', k, 'st', 'planning', 'lt', ARGV[2], 'lu', now + tonumber(ARGV[3]))
+  redis.call('PEXPIRE', k, ARGV[4])
+  return {'go'}
+elseif op == 'abort' then  -- another game holds a player of ours: may we take him?
+  if st == 'committed' then return {'committed', redis.call('HGET', k, 'plan')} end
+  if st == 'planning' then
+    if redis.call('HGET', k, 'lt') == ARGV[2] and tonumber(redis.call('HGET', k, 'lu')) > now then
+      return {'busy'}
+    end
+    if redis.call('HGET', k, 'lt') == ARGV[2] then redis.call('HSET', k, 'st', 'aborted') end
+  end
+  return {'free'}
+elseif op == 'yield' then  -- give our attempt up now
+  if st == 'planning' and redis.call('HGET', k, 'lt') == ARGV[2] then
+    redis.call('HSET', k, 'lu', 0)
+  end
+  return {'ok'}
+elseif op == 'commit' then  -- 3 the plan
+  if st ~= 'planning' or redis.call('HGET', k, 'lt') ~= ARGV[2] then return {'lost'} end
+  redis.call('HSET', k, 'st', 'committed', 'plan', ARGV[3])
+  return {'ok'}
+elseif op == 'finish' then  -- 3 log entry or '', 4 maxlen, 5 ttl ms, 6.. the settlement
+  if st == 'settled' then return {'settled'} end
+  if st ~= 'committed' then return {'lost'} end
+  if ARGV[3] ~= '' then
+    redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', 'g', ARGV[3])
+  end
+  redis.call('HDEL', k, 'plan', 'lt', 'lu')
+  redis.call('HSET', k, 'st', 'settled', unpack(ARGV, 6))
+  redis.call('PEXPIRE', k, ARGV[5])
+  return {'settled'}
+end
+return redis.error_reply('unknown op ' .. op)
+"""
+"""A game's settlement, in the game's own slot (:meth:`Ratings.settle`):
+``begin`` an attempt (one at a time, leased), ``abort`` another game's attempt
+whose lease ran out, ``yield`` ours, ``commit`` the plan (what each player's
+part is: then it is applied whatever happens, by anyone), ``finish``: the log
+entry appended and the settlement written, once."""
+
+APPLY_LUA = (
     RECOOL_LUA
     + r"""
-local gkey, logkey = KEYS[1], KEYS[2]
-if redis.call('EXISTS', gkey) == 1 then return {'dup', unpack(redis.call('HGETALL', gkey))} end
-local n, np = tonumber(ARGV[7]), tonumber(ARGV[8])
-local A = 20
-for i = 1, n do
-  local rev = redis.call('HGET', KEYS[2 + (i - 1) * 6 + 1], 'rev') or '0'
-  if rev ~= ARGV[A + (i - 1) * 8 + 2] then return {'stale'} end
-end
-local now, variant = tonumber(ARGV[2]), ARGV[10]
-local counted = ARGV[4] == '1'
-local pk = 2 + n * 6
-if counted then
-  for j = 1, np do
-    local key = KEYS[pk + j]
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', now - tonumber(ARGV[6]))
-    if redis.call('ZCARD', key) >= tonumber(ARGV[5]) then counted = false end
+-- KEYS: 1 rating hash, 2 reliability, 3 offences, 4 cooldown, 5 history,
+-- 6 settled games (hash game -> '<cooldown ms>|<rev>'), 7 the same by time
+-- (zset), 8 pending leaves, 9.. the pairs to count (his slot)
+-- ARGV: 1 game, 2 now (the game's clock), 3 attempt, 4 moves (1/0), 5 rev
+-- read, 6 variant, 7 new rating, 8 clean (1/0), 9 history entry, 10 name,
+-- 11 offence (1/0), 12 window ms, 13 first cooldown ms, 14 factor, 15 max ms,
+-- 16 reliability games, 17 history kept, 18 game ttl ms, 19 day ms
+local gid, now = ARGV[1], tonumber(ARGV[2])
+local prev = redis.call('HGET', KEYS[6], gid)
+if prev then return {'dup', prev} end
+local rk = KEYS[1]
+local mine = redis.call('HGET', rk, 'lock') == gid .. '|' .. ARGV[3]
+local rev = tonumber(redis.call('HGET', rk, 'rev') or '0')
+if ARGV[4] == '1' then
+  if not mine then return {'lost'} end
+  if tostring(rev) ~= ARGV[5] then return {'stale'} end
+  rev = rev + 1
+  redis.call('HSET', rk, ARGV[6], ARGV[7], 'rev', rev)
+  redis.call('LPUSH', KEYS[5], ARGV[9])
+  redis.call('LTRIM', KEYS[5], 0, tonumber(ARGV[17]) - 1)
+  for j = 9, #KEYS do
+    redis.call('ZREMRANGEBYSCORE', KEYS[j], '-inf', now - tonumber(ARGV[19]))
+    redis.call('ZADD', KEYS[j], now, gid)
+    redis.call('PEXPIRE', KEYS[j], ARGV[19])
   end
 end
-local top, new = KEYS[pk + np + 1], KEYS[pk + np + 2]
-local offences = {}
-for i = 1, n do
-  local b = 2 + (i - 1) * 6
-  local rk, relk, offk, coolk, hk = KEYS[b + 1], KEYS[b + 2], KEYS[b + 3], KEYS[b + 4], KEYS[b + 5]
-  local pendk = KEYS[b + 6]
-  local pending = redis.call('HGET', pendk, ARGV[1])
-  local a = A + (i - 1) * 8
-  local user = ARGV[a + 1]
-  redis.call('HINCRBY', rk, 'rev', 1)
-  redis.call('HSET', rk, 'name', ARGV[a + 8])
-  if counted and ARGV[a + 3] ~= '' then
-    redis.call('HSET', rk, variant, ARGV[a + 3])
-    if ARGV[a + 5] == '1' then
-      redis.call('ZADD', new, ARGV[a + 4], user)
-      redis.call('ZREM', top, user)
-    else
-      redis.call('ZADD', top, ARGV[a + 4], user)
-      redis.call('ZREM', new, user)
-    end
-    redis.call('LPUSH', hk, ARGV[a + 7])
-    redis.call('LTRIM', hk, 0, tonumber(ARGV[16]) - 1)
-  end
-  redis.call('LPUSH', relk, ARGV[a + 6])
-  redis.call('LTRIM', relk, 0, tonumber(ARGV[15]) - 1)
-  local window, first = tonumber(ARGV[11]), tonumber(ARGV[12])
-  local factor, maxms = tonumber(ARGV[13]), tonumber(ARGV[14])
-  if ARGV[19] ~= '' and string.find(ARGV[19], ',' .. user .. ',', 1, true) then
-    -- he walked away from a rated game: an offence, and the cooldown it sets
-    local ms = 0
-    if pending then
-      -- charged when he left (#38): confirmed, not a second offence; its
-      -- time and cooldown stay those of the leave
-      redis.call('HDEL', pendk, ARGV[1])
-      ms = tonumber(pending)
-    else
-      redis.call('ZREMRANGEBYSCORE', offk, '-inf', now - window)
-      redis.call('ZADD', offk, now, ARGV[1])
-      redis.call('PEXPIRE', offk, window)
-      local k = redis.call('ZCARD', offk)
-      if k >= 2 then ms = math.floor(math.min(first * factor ^ (k - 2), maxms)) end
-      recool(offk, coolk, now, window, first, factor, maxms)
-    end
-    table.insert(offences, 'o:' .. user)
-    table.insert(offences, ms)
-  elseif pending then
-    -- charged when he left, but the game brings him no offence (he took his
-    -- seat back and played to the end, everyone walked away, not rated):
-    -- undone, and his cooldown is what his other offences set (#38)
-    redis.call('HDEL', pendk, ARGV[1])
-    redis.call('ZREM', offk, ARGV[1])
+if mine then redis.call('HDEL', rk, 'lock') end
+redis.call('HSET', rk, 'name', ARGV[10])
+redis.call('HSETNX', rk, 'first', now)
+redis.call('HINCRBY', rk, 'played', 1)
+redis.call('LPUSH', KEYS[2], ARGV[8])
+redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[16]) - 1)
+local offk, coolk, pendk = KEYS[3], KEYS[4], KEYS[8]
+local window, first = tonumber(ARGV[12]), tonumber(ARGV[13])
+local factor, maxms = tonumber(ARGV[14]), tonumber(ARGV[15])
+local pending = redis.call('HGET', pendk, gid)
+local ms = -1
+if ARGV[11] == '1' then
+  -- he walked away from a game rated for him: an offence, and its cooldown
+  if pending then
+    -- charged when he left (#38): confirmed, not a second offence; its
+    -- time and cooldown stay those of the leave
+    redis.call('HDEL', pendk, gid)
+    ms = tonumber(pending)
+  else
+    redis.call('ZREMRANGEBYSCORE', offk, '-inf', now - window)
+    redis.call('ZADD', offk, now, gid)
+    redis.call('PEXPIRE', offk, window)
+    local k = redis.call('ZCARD', offk)
+    ms = 0
+    if k >= 2 then ms = math.floor(math.min(first * factor ^ (k - 2), maxms)) end
     recool(offk, coolk, now, window, first, factor, maxms)
   end
+elseif pending then
+  -- charged when he left, but the game brings him no offence (he took his
+  -- seat back and played to the end, everyone walked away, not rated for
+  -- him): undone, and his cooldown is what his other offences set (#38)
+  redis.call('HDEL', pendk, gid)
+  redis.call('ZREM', offk, gid)
+  recool(offk, coolk, now, window, first, factor, maxms)
 end
-if counted then
-  for j = 1, np do
-    redis.call('ZADD', KEYS[pk + j], now, ARGV[1])
-    redis.call('PEXPIRE', KEYS[pk + j], ARGV[6])
-  end
-  redis.call('XADD', logkey, '*', 'g', ARGV[9])
+local ttl = tonumber(ARGV[18])
+for _, old in ipairs(redis.call('ZRANGEBYSCORE', KEYS[7], '-inf', now - ttl)) do
+  redis.call('HDEL', KEYS[6], old)
 end
-local outcome = ARGV[18]
-if ARGV[4] == '1' and not counted then outcome = ARGV[20] end
-redis.call('HSET', gkey, 's', outcome, unpack(offences))
-redis.call('PEXPIRE', gkey, ARGV[3])
-return {'ok', unpack(redis.call('HGETALL', gkey))}
+redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now - ttl)
+local part = ms .. '|' .. rev
+redis.call('HSET', KEYS[6], gid, part)
+redis.call('ZADD', KEYS[7], now, gid)
+return {'ok', part}
 """
 )
-"""Settle one game (:meth:`Ratings.settle`).  KEYS: the game's key, the log,
-six keys per human (rating, reliability, offences, cooldown, history, pending
-leaves), the
-pair keys, the two boards.  ARGV: 1 game, 2 now ms, 3 game ttl ms, 4 counted
-unless the pair guard says no, 5 pair limit, 6 day ms, 7 humans, 8 pairs,
-9 the log entry, 10 variant, 11 offence window ms, 12 first cooldown ms, 13
-factor, 14 max ms, 15 reliability games, 16 history kept, 17 rated, 18 the
-settlement if counted, 19 ``,<user>,...,`` who walked away, 20 the settlement
-if not counted by the pair guard; then 8 per human from 21: user, rev read,
-new rating JSON, shown, provisional, clean (1/0), history entry, name."""
+"""One player's part of a committed settlement, in his own slot, once (his
+settled games remember it: a second call answers the first's part); a leave
+of his charged at once (:data:`CHARGE_LUA`) is confirmed or undone here."""
+
+BOARD_LUA = r"""
+-- KEYS: 1 established board, 2 provisional board, 3 rev of each member
+-- ARGV: 1 user, 2 his rev after the move, 3 shown rating, 4 provisional (1/0)
+local seen = tonumber(redis.call('HGET', KEYS[3], ARGV[1]) or '-1')
+if seen >= tonumber(ARGV[2]) then return 0 end
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
+if ARGV[4] == '1' then
+  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+  redis.call('ZREM', KEYS[1], ARGV[1])
+else
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+  redis.call('ZREM', KEYS[2], ARGV[1])
+end
+return 1
+"""
+"""A player's place on a leaderboard after a move of his rating: a late
+write of an older move never overwrites a newer one (his rev)."""
 
 
 CHARGE_LUA = (
     RECOOL_LUA
     + r"""
-local gkey, offk, pendk, coolk = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-if redis.call('EXISTS', gkey) == 1 then return {'settled'} end
+-- KEYS (his slot): 1 his settled games, 2 offences, 3 pending leaves, 4 cooldown
+local donek, offk, pendk, coolk = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+if redis.call('HEXISTS', donek, ARGV[1]) == 1 then return {'settled'} end
 local had = redis.call('HGET', pendk, ARGV[1])
 if had then return {'dup', had} end
 local now, window = tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -161,8 +238,9 @@ return {'ok', ms}
 """
 )
 """Charge a voluntary leave of a rated game at once (:meth:`Ratings.charge_leave`,
-#38).  KEYS: the game's key, his offences, his pending leaves, his cooldown.
-ARGV: 1 the game (``<table>:<game>``), 2 now ms, 3 offence window ms, 4 first
-cooldown ms, 5 factor, 6 max ms.  A game already settled (``settled``: its
-settlement decided) or a leave already charged (``dup``, the cooldown it set)
-changes nothing: once, however often it is retried."""
+#38), in his own slot.  KEYS: his settled games, offences, pending leaves,
+cooldown.  ARGV: 1 the game (``<table>:<game>``), 2 now ms, 3 offence window
+ms, 4 first cooldown ms, 5 factor, 6 max ms.  A game whose part of him is
+already settled (``settled``: its settlement decided) or a leave already
+charged (``dup``, the cooldown it set) changes nothing: once, however often
+it is retried."""

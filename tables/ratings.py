@@ -13,58 +13,115 @@ rating is ``(mu, sigma)``; the figure shown is the conservative
 every seat was human at its start (an AI seat: casual).  A player who walked
 away -- left, or the AI still plays his seat at the end -- ranks last (tied
 with any other who did), whatever the AI made of his cards; a game everyone
-walked away from counts for no one.  The same two players' rated games count
-at most :attr:`RatingRules.pair_daily` times in any 24 hours (the farming
-guard): a game past it is recorded, not counted.
+walked away from counts for no one.  #38, who counts against whom
+(:func:`moves`): a player whose account is not established
+(:meth:`RatingRules.established`: fewer than 5 finished games with other
+people, or the first of them less than 2 days old) moves no one and is moved
+by no one; the same two players count against each other at most
+:attr:`RatingRules.pair_daily` times in any 24 hours (the farming guard) --
+past it only *their* result against each other stops counting.  Each other
+player is rated by the model in the game of himself and the opponents whose
+pair with him counts (his rank among them as in the whole game).  Both are
+read at the rated start, inside the start's compare-and-set (the table's
+``fresh`` and ``capped``: the lobby and the table say it from the first move),
+and the settlement keeps them; it reads the pairs' counts again while it holds
+the players, so the guard is never exceeded (a pair whose earlier game was
+settled late may so lose one result that was announced).  Farming: every
+move of a rating comes from results against opponents whose pair with him
+counts, each pair at most ``pair_daily`` a day and only between established
+accounts, so a second account feeds its owner no more in a 3-player game than
+in a 2-player one.  Rejected: "rate everyone, apply no change to a capped
+pair's players" voids their honest results against the third player too;
+"rate without the capped players" voids the third player's game.
 
-**Reliability** is the share of a player's last 20 finished games (rated or
-not) in which the AI never took his seat.  **Cooldowns**: walking away from a
-rated game is an offence; the offences of the last 72 hours set the cooldown
-before his next rated game: none for the first, then 10 minutes, x3 for each
-more, at most 3 days (:meth:`RatingRules.cooldown`).  Casual games are never
-blocked.  A voluntary leave is charged when he leaves (:meth:`Ratings.charge_leave`,
-#38: a pending offence, the cooldown at once), not at the game's end -- he is
-free to sit elsewhere meanwhile; the settlement confirms it (no second
-offence) or undoes it (he took his seat back and played to the end, everyone
-walked away: no offence by the rules above).
+**Reliability** is the share of a player's last 20 finished games with other
+people (rated or not) in which the AI never took his seat.  **Cooldowns**:
+walking away from a game rated for him is an offence; the offences of the last
+72 hours set the cooldown before his next rated game: none for the first, then
+10 minutes, x3 for each more, at most 3 days (:meth:`RatingRules.cooldown`).
+Casual games are never blocked.  A voluntary leave is charged when he leaves
+(:meth:`Ratings.charge_leave`, #38: a pending offence, the cooldown at once),
+not at the game's end -- he is free to sit elsewhere meanwhile; his part of
+the settlement confirms it (no second offence) or undoes it (he took his seat
+back and played to the end, everyone walked away, the game was not rated for
+him).  A solo game against the AI writes no rating data at all (#38).
 
-**Exactly once.**  Every key is in the hash tag ``{rt}`` (one slot), so one
-script (:data:`tables.rating_scripts.SETTLE_LUA`) checks and writes everything a game changes: it
-refuses a game already settled (its key ``g:<table>:<game>``), and it
-compare-and-sets every player's ``rev``, read with his rating before the
-maths -- a lost race reads and computes again.  A settled rated game is
-appended to the ratings log (``log``) in that same script, so the log's order
-is the order the ratings moved in: :meth:`Ratings.recompute` replays it from
-the defaults and must land on the stored ratings exactly.
+**Exactly once, across slots (#38).**  Each player's data is in his own hash
+tag ``{ru:<user>}`` (a cluster spreads them), so a game is settled in steps,
+each exactly once and each retryable (:meth:`Ratings.settle`; the scripts are
+in :mod:`tables.rating_scripts`):
 
-Keys (``P`` the prefix):
+1. ``begin`` (:data:`GAME_LUA`, the game's key, in its log shard's slot): one
+   attempt at a time, leased (:attr:`RatingRules.lease`, Redis' own clock); a
+   settled game answers its settlement, a committed one is completed.
+2. ``hold`` each player whose rating may move, in user order
+   (:data:`CLAIM_LUA`: his ``lock`` = ``<game>|<attempt>``; his rev, rating and
+   pairs' counts read): nothing else moves his rating meanwhile.  A player
+   held by another game: its committed plan is completed first; its attempt,
+   once its lease ran out, is aborted (in its own slot, so it can no longer
+   commit) and the player taken over (the lock compare-and-set on its value);
+   else waited for.  In user order, two live settlements never wait in a ring.
+3. ``commit`` the plan (every player's part, computed from what was held).
+   From then on anyone completes it:
+4. each player's part (:data:`APPLY_LUA`, his slot): once, remembered among
+   his settled games (``done``); his rating only if his ``lock`` and ``rev``
+   are still those of the plan; the leaderboards after (:data:`BOARD_LUA`:
+   a late write of an older move never overwrites a newer one);
+5. ``finish``: the log entry appended and the settlement written, once.
 
-``P{rt}:r:<user>``      hash: ``<variant>`` -> JSON ``[mu, sigma, games]``,
-                        ``rev`` (+1 on each settled game of his), ``name``
-``P{rt}:rel:<user>``    list of ``1``/``0``, newest first: his last games, the
+A fault between two steps leaves a state the next try (the table's own
+follow-up, the sweep, or another game of one of its players) carries on from.
+
+**The log** is :data:`LOG_SHARDS` streams by table, each ``MAXLEN ~``
+:attr:`RatingRules.log_maxlen`.  An entry records the game's result, the
+capped pairs and the rating and rev each player moved from; so
+:meth:`Ratings.recompute` replays each player's entries in his rev order, each
+from the previous one's result, and compares the end with his stored rating;
+once a stream was trimmed, a player's oldest kept entry is where his replay
+starts.  The one log of before #38 (``P{rt}:log``, no longer written) is
+replayed first, from the defaults.
+
+Keys (``P`` the prefix; ``U`` = ``P{ru:<user>}``):
+
+``U:r``                 hash: ``<variant>`` -> JSON ``[mu, sigma, games]``,
+                        ``rev`` (+1 on each move of his rating), ``name``,
+                        ``played`` (games with other people), ``first`` (ms of
+                        the first), ``lock`` (a settlement holding him)
+``U:rel``               list of ``1``/``0``, newest first: his last games, the
                         AI never took his seat in them (``1``) or did
-``P{rt}:off:<user>``    zset ``<table>:<game>`` -> ms: his walkaways from rated
+``U:off``               zset ``<table>:<game>`` -> ms: his walkaways from rated
                         games (older than 72 h trimmed at his next one; the
                         reads count only the 72 h, #38)
-``P{rt}:pend:<user>``   hash ``<table>:<game>`` -> the cooldown (ms) it set: his
+``U:pend``              hash ``<table>:<game>`` -> the cooldown (ms) it set: his
                         leaves charged at once and not settled yet (#38)
-``P{rt}:cool:<user>``   string JSON ``{"until", "n"}``, expiring then: the latest
-                        end any offence in ``off`` sets (:data:`tables.rating_scripts.RECOOL_LUA`)
-``P{rt}:h:<user>``      list of JSON history entries, newest first
-``P{rt}:pair:<a>:<b>``  zset ``<table>:<game>`` -> ms: the two's counted rated
-                        games in the last 24 h (``a < b``)
+``U:cool``              string JSON ``{"until", "n"}``, expiring then: the latest
+                        end any offence in ``off`` sets (``RECOOL_LUA``)
+``U:h``                 list of JSON history entries, newest first
+``U:done``, ``U:donez`` hash ``<table>:<game>`` -> ``<cooldown ms>|<rev>`` and
+                        zset of the same by time: his settled games (8 days)
+``U:pair:<b>``          zset ``<table>:<game>`` -> ms: his and ``b``'s counted
+                        rated games in the last 24 h (in the lower one's slot)
 ``P{rt}:top:<variant>`` zset user -> shown rating (established players)
 ``P{rt}:new:<variant>`` zset user -> shown rating (provisional players)
-``P{rt}:g:<table>:<game>`` hash: ``s`` the game's settlement (JSON), ``o:<user>``
-                        the cooldown (ms) of each offence; for the result
-                        message, and against a second settlement
-``P{rt}:log``           stream: every counted rated game, in settling order
+``P{rt}:brev:<variant>`` hash user -> the rev the boards show
+``P{rl:<k>}:g:<table>:<game>`` hash: ``st`` (planning, committed, aborted,
+                        settled), the attempt and its lease, the plan; then
+                        ``s`` the settlement (JSON), ``o:<user>`` the cooldown
+                        (ms) of each offence (8 days)
+``P{rl:<k>}:log``       stream: the counted rated games of the tables of shard
+                        ``k`` (``crc32(table) mod LOG_SHARDS``), in settling order
+``P{rt}:r:<user>`` ...  before #38: moved by ``python -m tables migrate-ratings``
+                        (:mod:`tables.migrate`); ``P{rt}:g:...`` and
+                        ``P{rt}:log`` are read where they are
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import secrets
 import time
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
@@ -72,7 +129,8 @@ from typing import Any, cast
 from openskill.models import PlackettLuce
 
 from engine.clock import Clock
-from tables.rating_scripts import CHARGE_LUA, SETTLE_LUA
+from tables.model import ServiceUnavailable
+from tables.rating_scripts import APPLY_LUA, BOARD_LUA, CHARGE_LUA, CLAIM_LUA, GAME_LUA
 from tables.records import GameResult
 from tables.store import Store, text
 
@@ -83,6 +141,10 @@ PROVISIONAL_SIGMA = 6.5
 """A rating is provisional while its sigma is at least this (about 10 games of
 two, 12 of four, 17 of six from the start's 8.33)."""
 BASE, SCALE = 1000, 30
+LOG_SHARDS = 8
+"""The ratings log is split into this many streams, by table, one slot each;
+a game's settlement sits beside its stream (#38).  Fixed: every process
+must find a game's settlement where the others wrote it."""
 
 
 def shown(mu: float, sigma: float) -> int:
@@ -151,6 +213,40 @@ def ranks(result: GameResult) -> dict[int, int]:
     return out
 
 
+def pair_of(a: int, b: int) -> tuple[int, int]:
+    return (a, b) if a < b else (b, a)
+
+
+def moves(
+    result: GameResult,
+    before: Mapping[int, Rating],
+    capped: Iterable[tuple[int, int]] = (),
+) -> dict[int, Rating]:
+    """The new rating of each player of ``result`` whose rating moves (#38):
+    a new player (``result.fresh``) moves no one and is moved by no one; a
+    pair in ``capped`` (the farming guard) does not count against each other.
+    Each other player is rated, with the model, in the game of himself and the
+    opponents whose pair with him counts -- his rank among them as in the
+    whole game (:func:`ranks`) --; alone, he does not move.  ``before``: the
+    ratings of every player not new."""
+    order = ranks(result)
+    fresh = set(result.fresh)
+    off = {pair_of(a, b) for a, b in capped} | {pair_of(a, b) for a, b in result.capped}
+    seats = [
+        (s, u)
+        for s, (u, _n) in enumerate(result.seats)
+        if u is not None and u not in fresh and s in order  # an excused seat: unranked
+    ]
+    out: dict[int, Rating] = {}
+    for s, u in seats:
+        group = [(s2, u2) for s2, u2 in seats if s2 == s or (u2 != u and pair_of(u, u2) not in off)]
+        if len(group) < 2:
+            continue
+        after = rate([before[u2] for _s, u2 in group], [order[s2] for s2, _u in group])
+        out[u] = after[[s2 for s2, _u in group].index(s)]
+    return out
+
+
 def rate(before: Sequence[Rating], order: Sequence[int]) -> list[Rating]:
     """The ratings after one game of these players ranked ``order`` (1 best)."""
     teams = [[_MODEL.rating(mu=r.mu, sigma=r.sigma)] for r in before]
@@ -176,6 +272,26 @@ class RatingRules:
     history: int = 100
     game_ttl: float = 8 * 86400.0
     """How long a game's settlement is kept (the result message, a late retry)."""
+    established_games: int = 5
+    """#38: a rated game counts for a player only once he has finished this many
+    games with other people (casual or rated) ...  (``LiveConfig.rated_after_games``)"""
+    established_days: float = 2.0
+    """... and his first such game is at least this many days old
+    (``LiveConfig.rated_after_days``): a fresh second account farms nothing."""
+    log_maxlen: int = 100_000
+    """Entries each log stream keeps (``MAXLEN ~``, approximately)."""
+    lease: float = 30.0
+    """A settlement in progress holds its players this long before another
+    process may take them over (it crashed, or Redis failed it)."""
+
+    def established(self, first: int | None, played: int, now_ms: int) -> bool:
+        """Whether rated games count for a player who finished ``played`` games
+        with other people, the first at ``first`` (ms; None: none yet)."""
+        if played < self.established_games:
+            return False
+        if self.established_days <= 0:
+            return True
+        return first is not None and first <= now_ms - int(self.established_days * 86_400_000)
 
     def cooldown(self, offences: int) -> float:
         """Seconds of cooldown after the ``offences``-th offence in the window."""
@@ -202,10 +318,13 @@ class Change:
 
 @dataclass(frozen=True)
 class Settlement:
-    """What a finished game did to its players: ``counted`` (it moved their
-    ratings), else ``why`` (``casual``, ``ai_seat`` -- casual by an AI seat --,
-    ``abandoned``, ``pair_limit``); each human's change when counted; the
-    offences it brought (user -> cooldown seconds now, 0: a warning)."""
+    """What a finished game did to its players: ``counted`` (it moved ratings),
+    else ``why`` (``casual``, ``ai_seat`` -- casual by an AI seat --,
+    ``abandoned``, ``pair_limit``, ``new_players``); the change of each human
+    whose rating moved; the offences it brought (user -> cooldown seconds now,
+    0: a warning); #38: the seats of new players (``fresh``: their game was
+    casual) and the pairs of seats whose result against each other did not
+    count (``capped``: the farming guard)."""
 
     table: str
     game: int
@@ -214,6 +333,8 @@ class Settlement:
     why: str = ""
     changes: tuple[Change, ...] = ()
     offences: Mapping[int, float] = field(default_factory=dict)
+    fresh: tuple[int, ...] = ()
+    capped: tuple[tuple[int, int], ...] = ()
 
     def change_of(self, user: int) -> Change | None:
         return next((c for c in self.changes if c.user == user), None)
@@ -237,6 +358,8 @@ class Settlement:
                 for c in self.changes
             ],
             "offences": {str(u): s for u, s in self.offences.items()},
+            **({"fresh": list(self.fresh)} if self.fresh else {}),
+            **({"capped": [list(p) for p in self.capped]} if self.capped else {}),
         }
 
     @classmethod
@@ -249,6 +372,8 @@ class Settlement:
             why=d.get("why", ""),
             changes=tuple(Change(**c) for c in d.get("changes", ())),
             offences={int(u): float(s) for u, s in d.get("offences", {}).items()},
+            fresh=tuple(d.get("fresh", ())),
+            capped=tuple((int(a), int(b)) for a, b in d.get("capped", ())),
         )
 
 
@@ -306,16 +431,15 @@ class Recomputed:
 
 
 def _settlement(fields: Mapping[Any, Any]) -> Settlement:
-    """A game's key as :data:`SETTLE_LUA` wrote it: ``s`` the settlement, and
-    ``o:<user>`` the cooldown (ms) each offence set."""
+    """A game's key as settled: ``s`` the settlement, and ``o:<user>`` the
+    cooldown (ms) each offence set."""
     f = {text(k): text(v) for k, v in fields.items()}
     s = Settlement.from_json(json.loads(f["s"]))
     offences = {int(k[2:]): int(v) / 1000 for k, v in f.items() if k.startswith("o:")}
     return replace(s, offences=offences) if offences else s
 
 
-def _pair(a: int, b: int) -> tuple[int, int]:
-    return (a, b) if a < b else (b, a)
+_pair = pair_of
 
 
 class Ratings:
@@ -332,126 +456,340 @@ class Ratings:
         self.rules = rules or RatingRules()
         self.clock = clock
         """Now, for the reads that depend on it (the offences in the window)."""
+        self.prefix = prefix
         self.base = f"{prefix}{{rt}}"
-        self._settle = store.script(SETTLE_LUA)
+        """The one slot of the leaderboards (and of the data before #38)."""
+        self._claim = store.script(CLAIM_LUA)
+        self._game = store.script(GAME_LUA)
+        self._apply = store.script(APPLY_LUA)
+        self._board = store.script(BOARD_LUA)
         self._charge = store.script(CHARGE_LUA)
+        self.pause = 0.02
+        """Seconds between two looks at a player another game's settlement holds."""
 
     # ---------------------------------------------------------------- keys
+    def user_base(self, user: int) -> str:
+        """The slot of one player's rating data (#38: one slot each)."""
+        return f"{self.prefix}{{ru:{user}}}"
+
     def rating_key(self, user: int) -> str:
-        return f"{self.base}:r:{user}"
+        return f"{self.user_base(user)}:r"
 
     def _user_keys(self, user: int) -> list[str]:
-        b = self.base
-        return [f"{b}:r:{user}", f"{b}:rel:{user}", f"{b}:off:{user}", f"{b}:cool:{user}",
-                f"{b}:h:{user}", f"{b}:pend:{user}"]  # fmt: skip
+        b = self.user_base(user)
+        return [f"{b}:r", f"{b}:rel", f"{b}:off", f"{b}:cool", f"{b}:h", f"{b}:done",
+                f"{b}:donez", f"{b}:pend"]  # fmt: skip
+
+    def log_shard(self, table: str) -> int:
+        return zlib.crc32(table.encode()) % LOG_SHARDS
+
+    def _shard_base(self, shard: int) -> str:
+        return f"{self.prefix}{{rl:{shard}}}"
 
     def game_key(self, table: str, game: int) -> str:
+        """A game's settlement, beside the log stream it is appended to."""
+        return f"{self._shard_base(self.log_shard(table))}:g:{table}:{game}"
+
+    def legacy_game_key(self, table: str, game: int) -> str:
+        """Where a game was settled before #38 (read, never written)."""
         return f"{self.base}:g:{table}:{game}"
+
+    def log_key_of(self, shard: int) -> str:
+        return f"{self._shard_base(shard)}:log"
 
     @property
     def log_key(self) -> str:
+        """The log stream of shard 0."""
+        return self.log_key_of(0)
+
+    @property
+    def legacy_log_key(self) -> str:
+        """The one log before #38: kept, replayed first, never written."""
         return f"{self.base}:log"
 
     def board_key(self, variant: str, provisional: bool = False) -> str:
         return f"{self.base}:{'new' if provisional else 'top'}:{variant}"
 
+    def _board_rev_key(self, variant: str) -> str:
+        return f"{self.base}:brev:{variant}"
+
     def _pair_key(self, a: int, b: int) -> str:
+        """The two's counted rated games in the window: in the lower one's slot."""
         lo, hi = _pair(a, b)
-        return f"{self.base}:pair:{lo}:{hi}"
+        return f"{self.user_base(lo)}:pair:{hi}"
+
+    # ---------------------------------------------------------- eligibility
+    async def eligibility(
+        self, users: Iterable[int], now_ms: int
+    ) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
+        """#38, at a rated game's start: the ``users`` whose account is not
+        established (:meth:`RatingRules.established`), and the pairs of the
+        others (lower first) whose counted rated games of the last 24 h
+        reached :attr:`RatingRules.pair_daily`."""
+        us = sorted(set(users))
+        if not us:
+            return (), ()
+        pairs = [(a, b) for i, a in enumerate(us) for b in us[i + 1 :]]
+        since = now_ms - 86_400_000
+        raw = await self.store.run(
+            lambda p: (
+                [p.hmget(self.rating_key(u), "first", "played") for u in us]
+                + [p.zcount(self._pair_key(a, b), f"({since}", "+inf") for a, b in pairs]
+            )
+        )
+        fresh = []
+        for u, (first, played) in zip(us, raw[: len(us)], strict=True):
+            f = int(text(first)) if first is not None else None
+            if not self.rules.established(f, int(text(played)) if played else 0, now_ms):
+                fresh.append(u)
+        capped = tuple(
+            (a, b)
+            for (a, b), n in zip(pairs, raw[len(us) :], strict=True)
+            if int(n) >= self.rules.pair_daily and a not in fresh and b not in fresh
+        )
+        return tuple(fresh), capped
 
     # -------------------------------------------------------------- settle
     async def settle(self, result: GameResult, now_ms: int | None = None) -> Settlement | None:
-        """Count ``result`` once: ratings (when counted), reliability, offences.
-        None for a game without humans.  A second call (another process, a
-        retry) answers the first's settlement and changes nothing."""
+        """Count ``result`` once: ratings (of those whose game was rated),
+        reliability, offences.  None for a game of fewer than two humans (a
+        solo game against the AI writes no rating data, #38).  A second call
+        (another process, a retry) answers the first's settlement and changes
+        nothing.
+
+        #38: each player's data is in his own slot, so a game is settled in
+        steps, each exactly once: the game's attempt is begun (its own slot,
+        leased), each player whose rating may move is held (:data:`CLAIM_LUA`,
+        in user order: two settlements never wait for each other in a ring),
+        the plan is computed from what was read and committed; from then on
+        anyone completes it -- each player's part once (:data:`APPLY_LUA`),
+        then the log entry and the settlement once (``finish``).  A player
+        held by another game's attempt is waited for, taken over when its
+        lease ran out, or its committed plan completed first."""
         humans = [(s, u, name) for s, (u, name) in enumerate(result.seats) if u is not None]
-        if not humans:
+        if len(humans) < 2:
             return None
-        now = result.at if now_ms is None else now_ms
         gid = f"{result.table}:{result.game}"
-        users = [u for _, u, _ in humans]
-        away = set(result.away)
-        taken = set(result.taken)
+        gkey = self.game_key(result.table, result.game)
+        shard_log = self.log_key_of(self.log_shard(result.table))
+        for _ in range(int(self.rules.lease / self.pause) + 50):
+            new, old = await self.store.run(
+                lambda p: [
+                    p.hgetall(gkey),
+                    p.hgetall(self.legacy_game_key(result.table, result.game)),
+                ]
+            )
+            new = {text(k): v for k, v in cast("dict[Any, Any]", new).items()}
+            if "s" in new:
+                return _settlement(new)
+            if old:
+                return _settlement(old)
+            token = secrets.token_hex(6)
+            lease = int(self.rules.lease * 1000)
+            ttl = int(self.rules.game_ttl * 1000)
+            begun = await self._game([gkey, shard_log], ["begin", token, lease, ttl])
+            what = text(begun[0])
+            if what == "busy":  # another process settles it right now
+                await asyncio.sleep(self.pause)
+                continue
+            if what == "committed":
+                return await self._complete(json.loads(text(begun[1])))
+            if what == "settled":
+                continue
+            plan = await self._plan(result, humans, gid, token, now_ms)
+            if plan is None:  # a player stayed held by another game
+                await self._game([gkey, shard_log], ["yield", token])
+                raise ServiceUnavailable(f"ratings of {gid}: a player is held, try again")
+            done = await self._game([gkey, shard_log], ["commit", token, json.dumps(plan)])
+            if text(done[0]) != "ok":
+                continue  # our attempt was taken over: look again
+            return await self._complete(plan)
+        raise ServiceUnavailable(f"ratings of {gid}: too many lost races")
+
+    async def _plan(
+        self,
+        result: GameResult,
+        humans: list[tuple[int, int, str]],
+        gid: str,
+        token: str,
+        now_ms: int | None,
+    ) -> dict[str, Any] | None:
+        """Hold the players whose rating may move, read them, and compute every
+        player's part (None: one stayed held by another game meanwhile)."""
+        now = result.at if now_ms is None else now_ms
+        away, taken = set(result.away), set(result.taken)
         everyone_away = all(s in away for s, _, _ in humans)
-        rated = result.rated and len(humans) == len(result.seats) >= 2
+        rated = result.rated and len(humans) == len(result.seats)
         why = "" if rated else ("ai_seat" if result.rated else "casual")
         if rated and everyone_away:
             why = "abandoned"
-        order = ranks(result)
-        if rated and not everyone_away and len(order) < 2:
-            why = "operator"  # #38: operators' takeovers left fewer than two ranked
-        counted = rated and not everyone_away and len(order) >= 2
-        # walking away from a rated game is an offence -- unless everyone did
-        walked = [u for s, u, _ in humans if s in away and s in taken and counted]
-        for _ in range(50):
-            got = await self.store.run(
-                lambda p: (
-                    [
-                        (
-                            p.hget(self.rating_key(u), "rev"),
-                            p.hget(self.rating_key(u), result.variant),
-                        )
-                        for u in users
-                    ]
-                    + [p.hgetall(self.game_key(result.table, result.game))]
-                )
+        live = rated and not everyone_away
+        fresh = set(result.fresh) if live else set()
+        start_capped = {pair_of(a, b) for a, b in result.capped}
+        order = ranks(result)  # an operator's takeover to the end: unranked (#38)
+        rivals = sorted({u for s, u, _ in humans if u not in fresh and s in order}) if live else []
+        partners = {
+            u: [v for v in rivals if v != u and pair_of(u, v) not in start_capped] for u in rivals
+        }
+        held: dict[int, tuple[str, Rating]] = {}
+        capped = set(start_capped)
+        since = now - 86_400_000
+        for u in (u for u in rivals if partners[u]):
+            his = [v for v in partners[u] if v > u]
+            keys = [self.rating_key(u), self._user_keys(u)[5]] + [self._pair_key(u, v) for v in his]
+            got = await self._hold(u, keys, gid, token, result.variant, since)
+            if got is None:
+                return None
+            rev, raw, counts = got
+            held[u] = (rev, Rating.from_json(raw or None))
+            for v, n in zip(his, counts, strict=True):
+                if int(n) >= self.rules.pair_daily:  # the guard, strictly (#38)
+                    capped.add((u, v))
+        r = replace(result, fresh=tuple(sorted(fresh)), capped=())
+        after = moves(r, {u: b for u, (_rev, b) in held.items()}, capped) if live else {}
+        counting = {
+            u: [v for v in partners[u] if v > u and pair_of(u, v) not in capped and v in after]
+            for u in after
+        }
+        walked = {u for s, u, _ in humans if s in away and s in taken and u in after}
+        seat_of = {u: s for s, u, _ in humans}
+        parts = []
+        changes = []
+        for s, u, name in humans:
+            moved = u in after
+            b = held[u][1] if u in held else Rating()
+            a = after.get(u, b)
+            hist = {
+                "at": result.at, "variant": result.variant, "table": result.table,
+                "game": result.game, "rating": a.shown, "change": a.shown - b.shown,
+                "provisional": a.provisional, "rank": order.get(s, 0),
+            }  # fmt: skip
+            parts.append({
+                "u": u, "m": int(moved), "rev": held[u][0] if u in held else "0",
+                "r": a.to_json() if moved else "", "sh": a.shown, "pv": int(a.provisional),
+                "c": int(s not in taken), "h": json.dumps(hist, separators=(",", ":")),
+                "n": name, "o": int(u in walked), "p": counting.get(u, []),
+            })  # fmt: skip
+            if moved:
+                changes.append(Change(u, s, b.shown, a.shown, a.provisional, a.games))
+        capped_seats = tuple(
+            sorted(
+                pair_of(seat_of[a], seat_of[b]) for a, b in capped if a in seat_of and b in seat_of
             )
-            if got[-1]:
-                return _settlement(got[-1])
-            revs = [text(got[2 * i]) if got[2 * i] is not None else "0" for i in range(len(users))]
-            before = [Rating.from_json(got[2 * i + 1]) for i in range(len(users))]
-            after = list(before)
-            if counted:  # the ranked seats only: an excused one keeps his (#38)
-                moved = [i for i, (s, _, _) in enumerate(humans) if s in order]
-                new = rate([before[i] for i in moved], [order[humans[i][0]] for i in moved])
-                for i, a in zip(moved, new, strict=True):
-                    after[i] = a
-            changes = tuple(
-                Change(u, s, b.shown, a.shown, a.provisional, a.games)
-                for (s, u, _), b, a in zip(humans, before, after, strict=True)
+        )
+        fresh_seats = tuple(sorted(seat_of[u] for u in fresh))
+        if live and not after:
+            if len([s for s, _, _ in humans if s in order]) < 2:
+                why = "operator"  # #38: operators' takeovers left fewer than two ranked
+            else:
+                why = "pair_limit" if capped else "new_players"
+        settlement = Settlement(
+            result.table, result.game, result.variant, bool(after), why, tuple(changes),
+            fresh=fresh_seats if live else (), capped=capped_seats if live else (),
+        )  # fmt: skip
+        entry = ""
+        if after:
+            entry = json.dumps(
+                {
+                    "g": gid, "v": result.variant, "at": result.at,
+                    "result": replace(result, fresh=tuple(sorted(fresh))).to_json(),
+                    "capped": sorted([a, b] for a, b in capped),
+                    "b": {str(u): [*json.loads(b.to_json()), int(rev)]
+                          for u, (rev, b) in held.items()},
+                    "m": sorted(after),
+                },
+                separators=(",", ":"),
+            )  # fmt: skip
+        return {
+            "gid": gid, "t": token, "table": result.table, "game": result.game,
+            "v": result.variant, "at": now, "parts": parts,
+            "s": settlement.to_json(), "log": entry,
+        }  # fmt: skip
+
+    async def _hold(
+        self, user: int, keys: list[str], gid: str, token: str, variant: str, since: int
+    ) -> tuple[str, str, list[Any]] | None:
+        """:data:`CLAIM_LUA` for one player, waiting (up to the lease) while
+        another game's live attempt holds him."""
+        steal = ""
+        for _ in range(int(self.rules.lease / self.pause) + 1):
+            got = await self._claim(keys, [gid, token, variant, since, steal])
+            what = text(got[0])
+            if what == "ok":
+                return text(got[1]), text(got[2]), list(got[3:])
+            if what == "done":
+                raise ServiceUnavailable(f"ratings of {gid}: user {user} settled, plan not seen")
+            lock = text(got[1])
+            other, _, other_token = lock.rpartition("|")
+            table, _, game = other.rpartition(":")
+            okey = self.game_key(table, int(game))
+            look = await self._game(
+                [okey, self.log_key_of(self.log_shard(table))], ["abort", other_token]
             )
-            base = Settlement(result.table, result.game, result.variant, counted, why)
-            yes = Settlement(result.table, result.game, result.variant, True, "", changes)
-            no = Settlement(result.table, result.game, result.variant, False, "pair_limit")
-            entry = {
-                "g": gid,
-                "v": result.variant,
-                "at": result.at,
-                "result": result.to_json(),
-            }
-            keys = [self.game_key(result.table, result.game), self.log_key]
-            for u in users:
-                keys += self._user_keys(u)
-            pairs = [
-                self._pair_key(a, b) for i, a in enumerate(users) for b in users[i + 1 :] if a != b
-            ] if counted else []  # fmt: skip
-            keys += [*pairs, self.board_key(result.variant), self.board_key(result.variant, True)]
-            r = self.rules
+            seen = text(look[0])
+            if seen == "committed":
+                await self._complete(json.loads(text(look[1])))  # his part, and the rest
+                steal = ""
+            elif seen == "free":
+                steal = lock  # its attempt was given up: take him over
+            else:
+                steal = ""
+                await asyncio.sleep(self.pause)
+        return None
+
+    async def _complete(self, plan: Mapping[str, Any]) -> Settlement:
+        """Apply every player's part of a committed plan (each once), move the
+        leaderboards, append the log entry and write the settlement (once)."""
+        r = self.rules
+        offences: list[str | int] = []
+        boards: list[tuple[int, int, int, int]] = []
+        for part in plan["parts"]:
+            u = int(part["u"])
+            keys = self._user_keys(u) + [self._pair_key(u, v) for v in part["p"]]
             args: list[str | int | float] = [
-                gid, now, int(r.game_ttl * 1000), int(counted), r.pair_daily, 86_400_000,
-                len(users), len(pairs), json.dumps(entry, separators=(",", ":")),
-                result.variant, int(r.offence_window * 1000), int(r.cooldown_first * 1000),
-                r.cooldown_factor, int(r.cooldown_max * 1000), r.reliability_games, r.history,
-                int(rated), json.dumps((yes if counted else base).to_json()),
-                "," + ",".join(str(u) for u in walked) + "," if walked else "",
-                json.dumps(no.to_json()),
+                plan["gid"], plan["at"], plan["t"], part["m"], part["rev"], plan["v"], part["r"],
+                part["c"], part["h"], part["n"], part["o"], int(r.offence_window * 1000),
+                int(r.cooldown_first * 1000), r.cooldown_factor, int(r.cooldown_max * 1000),
+                r.reliability_games, r.history, int(r.game_ttl * 1000), 86_400_000,
             ]  # fmt: skip
-            for (s, u, name), rev, b, a in zip(humans, revs, before, after, strict=True):
-                hist = {
-                    "at": result.at, "variant": result.variant, "table": result.table,
-                    "game": result.game, "rating": a.shown, "change": a.shown - b.shown,
-                    "provisional": a.provisional, "rank": order.get(s, 0),
-                }  # fmt: skip
-                args += [
-                    u, rev, a.to_json() if counted else "", a.shown, int(a.provisional),
-                    int(s not in taken), json.dumps(hist, separators=(",", ":")), name,
-                ]  # fmt: skip
-            reply = await self._settle(keys, args)
-            if text(reply[0]) == "stale":
-                continue
-            flat = reply[1:]
-            return _settlement(dict(zip(flat[::2], flat[1::2], strict=True)))
-        raise RuntimeError(f"ratings of {gid}: too many lost races")
+            got = await self._apply(keys, args)
+            if text(got[0]) not in ("ok", "dup"):
+                raise RuntimeError(f"ratings of {plan['gid']}: user {u}: {text(got[0])}")
+            ms, _, rev = text(got[1]).partition("|")
+            if part["o"] and int(ms) >= 0:
+                offences += [f"o:{u}", int(ms)]
+            if part["m"]:
+                boards.append((u, int(rev), int(part["sh"]), int(part["pv"])))
+        v = plan["v"]
+        bkeys = [self.board_key(v), self.board_key(v, True), self._board_rev_key(v)]
+        for u, moved, sh, pv in boards:
+            await self._board(bkeys, [u, moved, sh, pv])
+        table = plan["table"]
+        gkey = self.game_key(table, int(plan["game"]))
+        log = self.log_key_of(self.log_shard(table))
+        fields: list[str | int] = ["s", json.dumps(plan["s"]), *offences]
+        args2: list[str | int | float] = [
+            "finish",
+            plan["t"],
+            plan["log"],
+            r.log_maxlen,
+            int(r.game_ttl * 1000),
+            *fields,
+        ]
+        await self._game([gkey, log], args2)
+        raw = await self.store.one(lambda p: p.hgetall(gkey))
+        return _settlement(raw)
+
+    def queue_settled(self, p: Any, table: str, game: int) -> int:
+        """Queue on ``p`` the reads that say whether a game is settled (for
+        :meth:`settled_of`); how many."""
+        p.hexists(self.game_key(table, game), "s")
+        p.exists(self.legacy_game_key(table, game))
+        return 2
+
+    @staticmethod
+    def settled_of(replies: Sequence[Any]) -> bool:
+        return bool(replies[0]) or bool(replies[1])
 
     async def charge_leave(self, table: str, game: int, user: int, now_ms: int) -> float | None:
         """``user`` left game ``game`` of ``table``, a rated game, of his own
@@ -460,18 +798,15 @@ class Ratings:
         checks before a rated game (:meth:`cooldowns`) see it while the AI
         still plays his seat.  Once, keyed by the game and him: a retry, a
         second process or a leave of the same game again charges nothing
-        more, nor does a game already settled (None; its settlement decided).
-        The cooldown (seconds) it set, 0: a warning."""
-        gid = f"{table}:{game}"
-        b = self.base
+        more, nor does a game whose part of him is settled already (None; its
+        settlement decided).  The cooldown (seconds) it set, 0: a warning."""
+        _r, _rel, offk, coolk, _h, donek, _dz, pendk = self._user_keys(user)
         r = self.rules
-        keys = [self.game_key(table, game), f"{b}:off:{user}", f"{b}:pend:{user}",
-                f"{b}:cool:{user}"]  # fmt: skip
         args: list[str | int | float] = [
-            gid, now_ms, int(r.offence_window * 1000), int(r.cooldown_first * 1000),
-            r.cooldown_factor, int(r.cooldown_max * 1000),
+            f"{table}:{game}", now_ms, int(r.offence_window * 1000),
+            int(r.cooldown_first * 1000), r.cooldown_factor, int(r.cooldown_max * 1000),
         ]  # fmt: skip
-        reply = await self._charge(keys, args)
+        reply = await self._charge([donek, offk, pendk, coolk], args)
         if text(reply[0]) == "settled":
             return None
         return int(reply[1]) / 1000
@@ -479,22 +814,30 @@ class Ratings:
     # --------------------------------------------------------------- reads
     async def settlement(self, table: str, game: int) -> Settlement | None:
         """How game ``game`` of ``table`` was settled (None: not yet, or long ago)."""
-        raw = await self.store.one(lambda p: p.hgetall(self.game_key(table, game)))
-        return _settlement(raw) if raw else None
+        new, old = await self.store.run(
+            lambda p: [
+                p.hgetall(self.game_key(table, game)),
+                p.hgetall(self.legacy_game_key(table, game)),
+            ]
+        )
+        new = {text(k): v for k, v in cast("dict[Any, Any]", new).items()}
+        if "s" in new:
+            return _settlement(new)
+        return _settlement(old) if old else None
 
     async def of(self, user: int) -> PlayerRatings:
         """His ratings, reliability, cooldown and the offences of the window
         (``/rating`` and the admin API): those older than
         :attr:`RatingRules.offence_window` by :attr:`clock` are not counted
         (#38) -- the key keeps them until a newer offence trims it."""
-        b = self.base
+        rk, relk, offk, coolk, *_ = self._user_keys(user)
         since = int(self.clock() * 1000) - int(self.rules.offence_window * 1000)
         raw, rel, off, cool = await self.store.run(
             lambda p: [
-                p.hgetall(self.rating_key(user)),
-                p.lrange(f"{b}:rel:{user}", 0, -1),
-                p.zcount(f"{b}:off:{user}", f"({since}", "+inf"),
-                p.get(f"{b}:cool:{user}"),
+                p.hgetall(rk),
+                p.lrange(relk, 0, -1),
+                p.zcount(offk, f"({since}", "+inf"),
+                p.get(coolk),
             ]
         )
         fields = {text(k): v for k, v in cast("dict[Any, Any]", raw).items()}
@@ -523,12 +866,15 @@ class Ratings:
         """Each user's rating as a seat shows it: ``"1240"``, ``"1010?"`` (provisional)."""
         return {u: r.label for u, r in (await self.many(users, variant)).items()}
 
+    def _cool_key(self, user: int) -> str:
+        return self._user_keys(user)[3]
+
     async def cooldowns(self, users: Iterable[int]) -> dict[int, int]:
         """The users in a cooldown from rated games now: user -> its end (ms)."""
         us = list(dict.fromkeys(users))
         if not us:
             return {}
-        raw = await self.store.run(lambda p: [p.get(f"{self.base}:cool:{u}") for u in us])
+        raw = await self.store.run(lambda p: [p.get(self._cool_key(u)) for u in us])
         return {u: int(json.loads(r)["until"]) for u, r in zip(us, raw, strict=True) if r}
 
     async def top(self, variant: str, limit: int = 20, provisional: bool = False) -> list[BoardRow]:
@@ -563,13 +909,13 @@ class Ratings:
         return out
 
     async def history(self, user: int, limit: int = 50) -> list[dict[str, Any]]:
-        key = f"{self.base}:h:{user}"
+        key = self._user_keys(user)[4]
         rows = await self.store.one(lambda p: p.lrange(key, 0, max(0, limit - 1)))
         return [cast("dict[str, Any]", json.loads(x)) for x in rows]
 
     async def cooldown(self, user: int) -> int | None:
         """When his cooldown from rated games ends (epoch ms), None: none."""
-        raw = await self.store.one(lambda p: p.get(f"{self.base}:cool:{user}"))
+        raw = await self.store.one(lambda p: p.get(self._cool_key(user)))
         return int(json.loads(raw)["until"]) if raw is not None else None
 
     async def lift_cooldown(self, user: int) -> bool:
@@ -577,53 +923,103 @@ class Ratings:
         there was either.  His pending leaves stay marked as charged (#38):
         their settlement confirms nothing new, and a retried charge of them
         charges nothing -- a lifted offence does not come back."""
-        b = self.base
-        cool, offences = await self.store.run(
-            lambda p: [p.delete(f"{b}:cool:{user}"), p.delete(f"{b}:off:{user}")]
-        )
+        _r, _rel, offk, coolk, *_ = self._user_keys(user)
+        cool, offences = await self.store.run(lambda p: [p.delete(coolk), p.delete(offk)])
         return bool(cool or offences)
 
     # ---------------------------------------------------------- recompute
     async def log_entries(self, batch: int = 500) -> list[dict[str, Any]]:
-        """Every counted rated game, in the order it was settled."""
+        """Every counted rated game the logs keep: the log of before #38 first
+        (in settling order), then each shard's (each in its settling order)."""
         out: list[dict[str, Any]] = []
-        start = "-"
-        while True:
-            rows = await self._log_page(start, batch)
-            for _id, fields in rows:
-                f = {text(k): v for k, v in fields.items()}
-                out.append(cast("dict[str, Any]", json.loads(f["g"])))
-            if len(rows) < batch:
-                return out
-            last = text(rows[-1][0])
-            ms, _, seq = last.partition("-")
-            start = f"{ms}-{int(seq) + 1}"
+        keys = [self.legacy_log_key] + [self.log_key_of(k) for k in range(LOG_SHARDS)]
+        for key in keys:
+            start = "-"
+            while True:
+                rows = await self._log_page(key, start, batch)
+                for _id, fields in rows:
+                    f = {text(k): v for k, v in fields.items()}
+                    out.append(cast("dict[str, Any]", json.loads(f["g"])))
+                if len(rows) < batch:
+                    break
+                last = text(rows[-1][0])
+                ms, _, seq = last.partition("-")
+                start = f"{ms}-{int(seq) + 1}"
+        return out
 
-    async def _log_page(self, start: str, count: int) -> list[Any]:
+    async def _log_page(self, key: str, start: str, count: int) -> list[Any]:
         return cast(
             "list[Any]",
-            await self.store.one(lambda p: p.xrange(self.log_key, min=start, max="+", count=count)),
+            await self.store.one(lambda p: p.xrange(key, min=start, max="+", count=count)),
         )
 
+    async def _trimmed(self) -> bool:
+        """Whether a log shard dropped entries (``MAXLEN``): the oldest kept
+        entry of a player is then where his replay starts."""
+        keys = [self.log_key_of(k) for k in range(LOG_SHARDS)]
+
+        def build(p: Any) -> None:
+            for k in keys:
+                p.exists(k)
+            for k in keys:
+                p.xlen(k)
+
+        got = await self.store.run(build)
+        for k, there, n in zip(keys, got[: len(keys)], got[len(keys) :], strict=True):
+            if not there:
+                continue
+            info = await self._stream_info(k)
+            added = info.get("entries-added", info.get(b"entries-added", n))
+            if int(added) > int(n):
+                return True
+        return False
+
+    async def _stream_info(self, key: str) -> dict[Any, Any]:
+        return cast("dict[Any, Any]", await self.store.one(lambda p: p.xinfo_stream(key)))
+
     async def recompute(self) -> Recomputed:
-        """Replay the log from the default ratings and compare with the stored
-        ones: equal, to the last bit, when every rating moved through
-        :meth:`settle` (the log holds each counted game's result)."""
+        """Replay the logs and compare with the stored ratings: equal, to the
+        last bit, when every rating moved through :meth:`settle`.
+
+        The log of before #38 is replayed from the default ratings in its
+        order.  Each entry since records the ratings (and revs) it was computed
+        from; a player's entries are replayed in the order of his rev, each
+        from the last one's result (the ratings it records must be those), the
+        first from the default or the old log's result -- or, once a shard was
+        trimmed, from the ratings the oldest kept entry records."""
         replayed: dict[tuple[int, str], Rating] = {}
         entries = await self.log_entries()
+        bad: list[tuple[int, str, Rating, Rating]] = []
+        chains: dict[tuple[int, str], list[tuple[int, Rating, Rating]]] = {}
         for e in entries:
             result = GameResult.from_json(e["result"])
-            order = ranks(result)
-            seats = sorted(order)
-            users = [cast(int, result.seats[s][0]) for s in seats]
-            before = [replayed.get((u, result.variant), Rating()) for u in users]
-            for u, a in zip(users, rate(before, [order[s] for s in seats]), strict=True):
-                replayed[(u, result.variant)] = a
+            if "b" not in e:  # before #38: every human moved, in the log's order
+                order = ranks(result)
+                seats = sorted(order)
+                users = [cast(int, result.seats[s][0]) for s in seats]
+                before = [replayed.get((u, result.variant), Rating()) for u in users]
+                for u, a in zip(users, rate(before, [order[s] for s in seats]), strict=True):
+                    replayed[(u, result.variant)] = a
+                continue
+            held = {int(u): (Rating(float(m), float(s), int(g)), int(rev))
+                    for u, (m, s, g, rev) in e["b"].items()}  # fmt: skip
+            after = moves(result, {u: b for u, (b, _r) in held.items()}, e.get("capped", ()))
+            for u, a in after.items():
+                b, rev = held[u]
+                chains.setdefault((u, result.variant), []).append((rev, b, a))
+        trimmed = await self._trimmed() if chains else False
+        for key, steps in chains.items():
+            steps.sort(key=lambda x: x[0])
+            cur = replayed.get(key, Rating())
+            for i, (_rev, b, a) in enumerate(steps):
+                if b != cur and not (i == 0 and trimmed):
+                    bad.append((key[0], key[1], b, cur))  # recorded, replayed
+                cur = a
+            replayed[key] = cur
         keys = sorted(replayed)
         stored = await self.store.run(
             lambda p: [p.hget(self.rating_key(u), v) for u, v in keys]
         ) if keys else []  # fmt: skip
-        bad = []
         for (u, v), raw in zip(keys, stored, strict=True):
             have = Rating.from_json(raw)
             want = replayed[(u, v)]
@@ -643,6 +1039,8 @@ __all__ = [
     "Ratings",
     "Recomputed",
     "Settlement",
+    "moves",
+    "pair_of",
     "provisional",
     "ranks",
     "rate",

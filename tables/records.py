@@ -37,9 +37,17 @@ class GameResult:
     excused: tuple[int, ...] = ()
     """Seats an operator handed to the AI that it still played at the end (#38):
     not the player's doing -- his rating does not move."""
+    fresh: tuple[int, ...] = ()
+    """#38: the users whose account was new at the start: the game was casual
+    for them (docs/RATINGS.md)."""
+    capped: tuple[tuple[int, int], ...] = ()
+    """#38: the pairs of users (lower first) past the farming guard at the
+    start: their result against each other does not count."""
 
     def to_json(self) -> dict[str, Any]:
         extra: dict[str, Any] = {"rated": self.rated} if self.rated else {}
+        extra |= {"fresh": list(self.fresh)} if self.fresh else {}
+        extra |= {"capped": [list(p) for p in self.capped]} if self.capped else {}
         extra |= {"away": list(self.away)} if self.away else {}
         extra |= {"taken": list(self.taken)} if self.taken else {}
         extra |= {"excused": list(self.excused)} if self.excused else {}
@@ -72,6 +80,8 @@ class GameResult:
             away=tuple(d.get("away", ())),
             taken=tuple(d.get("taken", ())),
             excused=tuple(d.get("excused", ())),
+            fresh=tuple(d.get("fresh", ())),
+            capped=tuple((int(a), int(b)) for a, b in d.get("capped", ())),
         )
 
 

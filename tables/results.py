@@ -53,6 +53,9 @@ class Results:
                 p.eval(RECORD_LUA, 1, k.top(result.chat), game, ttl, *board)
             p.zadd(k.finished, {f"{game}:{v}": now})
             p.zremrangebyscore(k.finished, "-inf", now - FINISHED_WINDOW_MS)
+            if len(per_user) >= 2:  # the games the ratings settle (#38: not a solo game)
+                p.zadd(k.finished_multi, {f"{game}:{v}": now})
+                p.zremrangebyscore(k.finished_multi, "-inf", now - FINISHED_WINDOW_MS)
 
         await self.store.run(build)
 

@@ -35,7 +35,7 @@ from tables.model import (
     Table,
     WriteResult,
 )
-from tables.ratings import Ratings
+from tables.ratings import RatingRules, Ratings
 from tables.records import GameResult
 from tables.replays import Replays
 from tables.results import Results
@@ -167,6 +167,15 @@ def check_request_id(request_id: str) -> None:
         raise LiveError("bad_request_id", "a request id is 1-64 of A-Za-z0-9_.:-")
 
 
+def rating_rules(config: LiveConfig) -> RatingRules:
+    """The ratings' rules as the service's settings make them (#38)."""
+    return RatingRules(
+        established_games=config.rated_after_games,
+        established_days=config.rated_after_days,
+        log_maxlen=config.rating_log_maxlen,
+    )
+
+
 class Tables:
     """Load, plan, compare-and-set; user pointers; the index of tables."""
 
@@ -181,7 +190,7 @@ class Tables:
         self.store = store
         self.keys = store.keys
         self.results = results
-        self.ratings = ratings or Ratings(store, config.prefix, clock=clock)
+        self.ratings = ratings or Ratings(store, config.prefix, rating_rules(config), clock=clock)
         self.replays = Replays(store, config)
         # #27: a game of one is scored there; #38: its cap on players
         arena_config = ArenaConfig(max_players=config.arena_max_players)
@@ -390,7 +399,7 @@ class Tables:
         now = self.now_ms()
         members = await self.store.one(
             lambda p: p.zrangebyscore(
-                self.keys.finished, now - int(within * 1000), now - int(older * 1000)
+                self.keys.finished_multi, now - int(within * 1000), now - int(older * 1000)
             )
         )
         games: list[tuple[str, int]] = []
@@ -403,10 +412,12 @@ class Tables:
 
             def build(p: Any, page: list[tuple[str, int]] = page) -> None:
                 for t, g in page:
-                    p.exists(self.ratings.game_key(t, g))
+                    self.ratings.queue_settled(p, t, g)
 
-            known = await self.store.run(build)
-            pending += [g for g, done in zip(page, known, strict=True) if not done]
+            got = await self.store.run(build)
+            for i, (t, g) in enumerate(page):
+                if not self.ratings.settled_of(got[2 * i : 2 * i + 2]):
+                    pending.append((t, g))
             if len(pending) >= SETTLE_BATCH:
                 break
         settled = 0
@@ -423,8 +434,8 @@ class Tables:
                 record = await self.replays.record(tid, game)
             except LiveError:
                 continue  # no record (its log was gone): nothing to settle it from
-            await self.ratings.settle(GameResult.from_json(record["result"]))
-            settled += 1
+            if await self.ratings.settle(GameResult.from_json(record["result"])) is not None:
+                settled += 1
         return settled
 
     async def _save_replay(self, prev: int | None, table: Table, result: GameResult) -> None:

@@ -35,7 +35,9 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def config(redis_prefix: str) -> LiveConfig:
-    return LiveConfig(prefix=redis_prefix)
+    """The service's settings; every account counts as established (#38: the
+    rule of new accounts is tested on its own, ``fresh_accounts``)."""
+    return LiveConfig(prefix=redis_prefix, rated_after_games=0, rated_after_days=0)
 
 
 @pytest.fixture(params=["single", "cluster"])
