@@ -60,5 +60,10 @@ def close_service(app: Flask) -> None:
 
 
 def init_app(app: Flask) -> None:
-    config = LiveConfig(prefix=app.config["REDIS_PREFIX"])
+    config = LiveConfig(
+        prefix=app.config["REDIS_PREFIX"],
+        rated_after_games=int(app.config["RATED_AFTER_GAMES"]),
+        rated_after_days=float(app.config["RATED_AFTER_DAYS"]),
+        rating_log_maxlen=int(app.config["RATING_LOG_MAXLEN"]),
+    )
     app.extensions[EXTENSION] = ServiceHolder(app.config["REDIS_URL"], config)

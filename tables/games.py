@@ -39,6 +39,7 @@ from tables.model import (
     rated_timer,
     require_owner,
 )
+from tables.ratings import Ratings
 from tables.records import GameResult, SeatView
 from tables.tables import Loaded, Plan, Tables, check_request_id, cooldown_refusal
 
@@ -238,6 +239,17 @@ class Claims:
         await self.tables.settle_users(self.table_id, *self.taken)
 
 
+async def eligible(ratings: Ratings, table: Table, now_ms: int) -> Table:
+    """``table`` with its new players and capped pairs read anew (#38,
+    :meth:`tables.ratings.Ratings.eligibility`); a casual lobby: none."""
+    if not table.rated:
+        return replace(table, fresh=(), capped=())
+    # every seat's user, one who left included (a rematch keeps his seat)
+    users = [s.user for s in table.seats if s.user is not None]
+    fresh, capped = await ratings.eligibility(users, now_ms)
+    return replace(table, fresh=fresh, capped=capped)
+
+
 class Games:
     """Start, rematch, moves, taking a seat back, AI takeovers."""
 
@@ -267,6 +279,8 @@ class Games:
             away=tuple(i for i, s in enumerate(table.seats) if s.away),
             taken=tuple(i for i, s in enumerate(table.seats) if s.taken),
             excused=tuple(i for i, s in enumerate(table.seats) if s.excused and s.away),
+            fresh=table.fresh,  # #38: as read at the start
+            capped=table.capped,
         )
         plan.table = replace(table, status=OVER, previous_loser=loser, updated=now)
         plan.events.append(
@@ -299,6 +313,11 @@ class Games:
             for s in table.seats
         )
         table = replace(table, seats=seats)
+        now = self.tables.now_ms()
+        # #38: who is new and which pairs are past the farming guard, read
+        # inside the start's compare-and-set (a lost race reads them again):
+        # the table says from the first move for whom the game counts
+        table = await eligible(self.tables.ratings, table, now)
         if not table.rated_now:
             return table
         cooling = await self.tables.cooldowns(humans, at=table.id)  # #38: the one check
@@ -342,7 +361,7 @@ class Games:
             updated=self.tables.now_ms(),
             rematch=None,
         )
-        if t.rated and not t.rated_now and all(s.human for s in t.seats):
+        if t.rated and any(s.away for s in t.seats) and all(s.human for s in t.seats):
             # #38: a seat away from the start (a player who left, played by the
             # AI) makes the game casual -- never a rated game he loses unasked.
             # (An AI seat leaves the lobby's choice: its result says "ai_seat".)

@@ -44,7 +44,7 @@ from typing import Any
 from engine import find_variant
 from engine.ai import KINDS as AI_KINDS
 from engine.errors import OptionsError
-from tables.games import Games
+from tables.games import Games, eligible
 from tables.model import (
     CANCELLED,
     DEFAULT_AI,
@@ -118,8 +118,9 @@ class Lobbies:
         _check_kind(ai_kind)
         tid = table_id or new_code()
         label = await self._label(creator, vname)  # before the claim (see join)
-        await self.tables.claim_user(creator, tid)
         now = self.tables.now_ms()
+        fresh, _ = await self.tables.ratings.eligibility([creator], now)  # #38
+        await self.tables.claim_user(creator, tid)
         t = Table(
             id=tid,
             chat=chat,
@@ -135,6 +136,7 @@ class Lobbies:
             ai_kind=ai_kind,
             arena=arena,
             rated=rated,
+            fresh=fresh,
         )
         try:
             result = await self.tables.write(
@@ -168,9 +170,10 @@ class Lobbies:
             # read before the claim: a claim not yet written makes a rival join of
             # the same user wait ("busy"), so nothing between the two may be slow
             label = await self._label(user, t.variant)
-            claimed = await self.tables.claim_user(user, table_id) or claimed
             seat = Seat(user, name, rating=label)
             t = replace(t, seats=(*t.seats, seat), updated=self.tables.now_ms())
+            t = await eligible(self.tables.ratings, t, t.updated)  # #38: the lobby tells
+            claimed = await self.tables.claim_user(user, table_id) or claimed
             return Plan(t, None, events=[("join", len(t.seats) - 1, str(user))])
 
         try:
@@ -335,6 +338,7 @@ class Lobbies:
                 ai_kind=level,
                 updated=self.tables.now_ms(),
             )
+            t = await eligible(self.tables.ratings, t, t.updated)  # #38
             return Plan(t, None, events=[("settings", -1, f"{vname}:{mx}:{tm}:{level}")])
 
         return await self.tables.retry(table_id, make, request_id)

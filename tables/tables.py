@@ -135,9 +135,9 @@ def parse(raw: dict[bytes, bytes]) -> Loaded:
 
 def owed_leaves(table: Table, charged: str = "") -> list[int]:
     """The players whose voluntary leave of the game in progress is an offence
-    to charge at once (#38): the game is rated (:attr:`Table.rated_game` -- a
-    casual game's leave charges nothing), he left (``left``) by his own doing
-    (``taken``; an operator's takeover is none, a seat kept from the last game
+    to charge at once (#38): the game is rated for him (:meth:`Table.rated_for`
+    -- a casual game's leave charges nothing, nor a new player's), he left
+    (``left``) by his own doing (``taken``; an operator's takeover is none, a seat kept from the last game
     by a rematch neither), and ``charged`` (the table's ``lc``) does not say
     it was done.  Whether it stays an offence is the settlement's to say."""
     if table.status != PLAYING or not table.rated_game:
@@ -148,7 +148,8 @@ def owed_leaves(table: Table, charged: str = "") -> list[int]:
         s.user
         for s in table.seats
         if s.user is not None and s.left and s.taken and f",{s.user}," not in done
-    ]
+        and table.rated_for(s.user)  # #38: not a new player's, whose game is casual
+    ]  # fmt: skip
 
 
 def cooldown_refusal(user: int, until: int, now: int, name: str = "") -> LiveError:

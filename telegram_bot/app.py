@@ -146,7 +146,11 @@ class BotApp:
         self.settings = settings
         self.bot = bot or build_bot(settings)
         config = LiveConfig(
-            prefix=settings.redis_prefix, timeouts_to_ai=settings.ai_takeover_timeouts
+            prefix=settings.redis_prefix,
+            timeouts_to_ai=settings.ai_takeover_timeouts,
+            rated_after_games=settings.rated_after_games,
+            rated_after_days=settings.rated_after_days,
+            rating_log_maxlen=settings.rating_log_maxlen,
         )
         if svc is None:
             # a bounded pool that waits for a free connection instead of failing

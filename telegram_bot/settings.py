@@ -44,6 +44,13 @@ class Settings(BaseSettings):
     for casual games only: a rated lobby then gets 60 (#38)."""
     ai_takeover_timeouts: int = Field(default=2, ge=1)
     """Consecutive timeouts before the AI takes a player's seat."""
+    rated_after_games: int = Field(default=5, ge=0)
+    """#38: a rated game counts for a player once he has finished this many
+    games with other people ... (docs/RATINGS.md)"""
+    rated_after_days: float = Field(default=2.0, ge=0)
+    """... and the first of them is this many days old."""
+    rating_log_maxlen: int = Field(default=100_000, ge=1000)
+    """Entries each stream of the ratings log keeps (approximately)."""
     timer_interval: float = Field(default=0.5, gt=0)
     """Seconds between two looks at the due turn timers."""
     loop_backoff_base: float = Field(default=0.5, gt=0)

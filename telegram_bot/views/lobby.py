@@ -66,6 +66,10 @@ class LobbyLike(Protocol):
     def ai_kind(self) -> str: ...
     @property
     def rated(self) -> bool: ...
+    @property
+    def fresh(self) -> Sequence[int]: ...
+    @property
+    def capped(self) -> Sequence[tuple[int, int]]: ...
 
 
 def deep_link(bot_username: str, code: str) -> str:
@@ -86,18 +90,53 @@ def settings_line(lobby: LobbyLike, _: Translator) -> str:
     return " · ".join(bits) + "\n" + rated_line(lobby, _)
 
 
+def _counting(lobby: LobbyLike) -> list[tuple[int, int]]:
+    """The pairs of its players whose result against each other would count
+    (#38: neither new, not past the farming guard; ``Table.counting_pairs``)."""
+    us = sorted(s.user for s in lobby.seats if s.user is not None and s.user not in lobby.fresh)
+    off = {tuple(p) for p in lobby.capped}
+    return [(a, b) for i, a in enumerate(us) for b in us[i + 1 :] if (a, b) not in off]
+
+
 def rated(lobby: LobbyLike) -> bool:
-    """Its next game would be rated (#25): rated chosen, every seat human."""
-    return lobby.rated and all(s.user is not None for s in lobby.seats)
+    """Its next game would be rated (#25): rated chosen, every seat human, and
+    -- with two players or more -- some two of them count against each other
+    (#38; ``Table.rated_now``)."""
+    if not (lobby.rated and all(s.user is not None for s in lobby.seats)):
+        return False
+    return len(lobby.seats) < 2 or bool(_counting(lobby))
+
+
+def _names(lobby: LobbyLike, users: Sequence[int]) -> str:
+    return ", ".join(user_text(s.name) for s in lobby.seats if s.user in users)
 
 
 def rated_line(lobby: LobbyLike, _: Translator) -> str:
-    """Rated or casual, and why casual when rated was chosen (#25)."""
+    """Rated or casual, and why casual when rated was chosen (#25); #38: for
+    whom it is not rated -- new players --, and which two do not count
+    against each other (the farming guard)."""
     if not lobby.rated:
         return "🎲 " + _("Casual game: ratings do not change")
-    if rated(lobby):
-        return "🏆 " + _("Rated game")
-    return "🎲 " + _("Casual game: only games without AI players are rated")
+    if not all(s.user is not None for s in lobby.seats):
+        return "🎲 " + _("Casual game: only games without AI players are rated")
+    seated = {s.user for s in lobby.seats}
+    lines = ["🏆 " + _("Rated game") if rated(lobby) else "🎲 " + _("Casual game")]
+    fresh = [u for u in lobby.fresh if u in seated]
+    if fresh:
+        lines.append("🆕 " + _(
+            "Not rated for {names} yet: a new player's games count once he has played "
+            "a few games with other people over a couple of days.",
+            names=_names(lobby, fresh),
+        ))  # fmt: skip
+    for a, b in lobby.capped:
+        if a in seated and b in seated:
+            lines.append("⏸ " + _(
+                "{a} and {b} have played their rated games of the day together: their "
+                "result against each other does not count for now.",
+                a=_names(lobby, [a]),
+                b=_names(lobby, [b]),
+            ))  # fmt: skip
+    return "\n".join(lines)
 
 
 def level_suffix(seat: SeatLike, _: Translator) -> str:

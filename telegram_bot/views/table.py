@@ -124,6 +124,10 @@ NOT_COUNTED = {
     "pair_limit": N_("Not rated: the same players' rated games count only a few times a day."),
     "abandoned": N_("Not rated: everyone left the game."),
     "operator": N_("Not rated: an operator handed a seat to the AI."),
+    "new_players": N_(
+        "Not rated: a new player's games count once he has played a few games with "
+        "other people over a couple of days."
+    ),
 }
 
 
@@ -144,6 +148,17 @@ def rating_lines(
             lines.append(f"{name_of(names, c.seat, _)} {label} ({delta})")
     elif s.why in NOT_COUNTED:
         lines += ["", "🎲 " + _(NOT_COUNTED[s.why])]
+    if s.counted and s.fresh:  # #38: whom it did not rate, and why
+        who = ", ".join(name_of(names, seat, _) for seat in s.fresh)
+        lines.append("🆕 " + _("Not rated yet (new players): {names}.", names=who))
+    if s.counted:
+        for a, b in s.capped:
+            lines.append("⏸ " + _(
+                "{a} and {b}: their result against each other did not count (the same two "
+                "count only a few times a day).",
+                a=name_of(names, a, _),
+                b=name_of(names, b, _),
+            ))  # fmt: skip
     mine = next((c.user for c in s.changes if c.seat == me), None) if isinstance(me, int) else None
     if mine is not None and mine in s.offences:
         wait = int(s.offences[mine])

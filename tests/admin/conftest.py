@@ -38,6 +38,8 @@ def app_config(admin_redis_url: str, redis_prefix: str) -> dict[str, Any]:
         "ADMIN_READ_TOKEN": READER,
         "REDIS_URL": admin_redis_url,
         "REDIS_PREFIX": redis_prefix,
+        "RATED_AFTER_GAMES": 0,  # every account established (#38)
+        "RATED_AFTER_DAYS": 0,
     }
 
 

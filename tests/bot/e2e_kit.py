@@ -81,6 +81,8 @@ class Harness:
             "soon_delay": 0.0,
             "later_delay": 0.0,
             "table_delay": 0.1,
+            "rated_after_games": 0,  # every account established (#38)
+            "rated_after_days": 0,
         }
         values.update(self.extra)
         return Settings(

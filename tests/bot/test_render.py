@@ -7,7 +7,7 @@ import random
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -518,6 +518,8 @@ class FakeLobby:
     creator: int = 1
     ai_kind: str = "heuristic"
     rated: bool = True
+    fresh: tuple[int, ...] = ()
+    capped: tuple[tuple[int, int], ...] = ()
 
 
 @pytest.mark.parametrize("locale", LANGUAGES)
@@ -694,6 +696,58 @@ def test_a_lobby_says_rated_or_casual_and_shows_ratings(locale: str) -> None:
     text, _kb = render_lobby(casual, locale=locale)
     assert "1240" not in text
     assert "🎲" in text
+
+
+@pytest.mark.parametrize("locale", LANGUAGES)
+def test_a_lobby_says_for_whom_its_game_is_not_rated_and_why(locale: str) -> None:
+    """#38: a new player's lobby says he is new and, if no two players would
+    count against each other, that the game is casual; a pair past the farming
+    guard is named, and the others' game stays rated."""
+    en = locale == "en"
+    ann, bob, cy = FakeSeat(1, "Ann", rating="1240"), FakeSeat(2, "Bob"), FakeSeat(3, "Cy")
+    text, _kb = render_lobby(FakeLobby(seats=(ann, bob), fresh=(2,)), locale=locale)
+    assert "🆕" in text
+    assert "Bob" in text.split("🆕")[1]
+    assert "🏆" not in text
+    assert "1240" not in text
+    if en:
+        assert "Casual game" in text
+        assert "Not rated for Bob yet" in text
+    text, _kb = render_lobby(FakeLobby(seats=(ann, bob, cy), capped=((1, 2),)), locale=locale)
+    assert "🏆" in text
+    assert "⏸" in text
+    line = next(x for x in text.splitlines() if x.startswith("⏸"))
+    assert "Ann" in line
+    assert "Bob" in line
+    assert "Cy" not in line
+    if en:
+        assert "does not count" in line
+    text, _kb = render_lobby(FakeLobby(seats=(ann, bob), capped=((1, 2),)), locale=locale)
+    assert "🎲" in text
+    assert "⏸" in text
+
+
+@pytest.mark.parametrize("locale", LANGUAGES)
+def test_the_result_names_whom_it_did_not_rate(locale: str) -> None:
+    """#38: a counted game says which new player it did not rate and which
+    pair's result against each other did not count; a game of new players
+    only says why it moved nothing."""
+    from tables.ratings import Settlement
+
+    g = final_state("chuvash", 2, 3, steps=10_000)
+    v = engine.public_view(g)
+    s = replace(_settled(), fresh=(2,), capped=((0, 1),))
+    text = render_game_over(v, locale=locale, names=NAMES, settlement=s)[0]
+    fresh = next(x for x in text.splitlines() if x.startswith("🆕"))
+    assert "Player2" in fresh
+    capped = next(x for x in text.splitlines() if x.startswith("⏸"))
+    assert "Player0" in capped
+    assert "Player1" in capped
+    new = Settlement("t", 1, "chuvash", False, "new_players")
+    text = render_game_over(v, locale=locale, names=NAMES, settlement=new)[0]
+    assert "🎲" in text
+    if locale == "en":
+        assert "new player" in text
 
 
 def _settled(counted: bool = True, why: str = "", offences: dict[int, float] | None = None) -> Any:
