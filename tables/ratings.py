@@ -466,6 +466,10 @@ class Ratings:
         self._charge = store.script(CHARGE_LUA)
         self.pause = 0.02
         """Seconds between two looks at a player another game's settlement holds."""
+        self.patience = 5.0
+        """Seconds a settlement waits for another's live attempt before it
+        gives its own up for now (its table's timer tries again): the move
+        that ended the game is not held up for a whole lease."""
 
     # ---------------------------------------------------------------- keys
     def user_base(self, user: int) -> str:
@@ -572,7 +576,7 @@ class Ratings:
         gid = f"{result.table}:{result.game}"
         gkey = self.game_key(result.table, result.game)
         shard_log = self.log_key_of(self.log_shard(result.table))
-        for _ in range(int(self.rules.lease / self.pause) + 50):
+        for _ in range(int(self.patience / self.pause) + 10):
             new, old = await self.store.run(
                 lambda p: [
                     p.hgetall(gkey),
@@ -712,7 +716,7 @@ class Ratings:
         """:data:`CLAIM_LUA` for one player, waiting (up to the lease) while
         another game's live attempt holds him."""
         steal = ""
-        for _ in range(int(self.rules.lease / self.pause) + 1):
+        for _ in range(int(self.patience / self.pause) + 1):
             got = await self._claim(keys, [gid, token, variant, since, steal])
             what = text(got[0])
             if what == "ok":

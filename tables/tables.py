@@ -435,8 +435,12 @@ class Tables:
                 record = await self.replays.record(tid, game)
             except LiveError:
                 continue  # no record (its log was gone): nothing to settle it from
-            if await self.ratings.settle(GameResult.from_json(record["result"])) is not None:
-                settled += 1
+            try:
+                done = await self.ratings.settle(GameResult.from_json(record["result"]))
+            except ServiceUnavailable as e:  # a player held by another game: next sweep
+                log.warning("game %s:%s: not settled yet: %s", tid, game, e)
+                continue
+            settled += done is not None
         return settled
 
     async def _save_replay(self, prev: int | None, table: Table, result: GameResult) -> None:
