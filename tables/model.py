@@ -292,8 +292,8 @@ class Table:
         return len(self.seats) < 2 or bool(self.counting_pairs())
 
     def rated_for(self, user: int) -> bool:
-        """The game is rated for ``user``: rated and he is in a pair whose
-        result counts (#38: not new, not only in capped pairs)."""
+        """The game is rated for ``user``: rated (:attr:`rated_game`) and he is
+        in a pair whose result counts (#38: not new, not only in capped pairs)."""
         return self.rated_game and any(user in p for p in self.counting_pairs())
 
     def counting_pairs(self) -> list[tuple[int, int]]:
