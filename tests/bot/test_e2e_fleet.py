@@ -321,6 +321,8 @@ FAST = {
     "LATER_DELAY": "1",
     "TABLE_DELAY": "2",
     "TELEGRAM_TIME_SCALE": str(TELEGRAM_SCALE),
+    "RATED_AFTER_GAMES": "0",  # every account established, as in the harness (#38)
+    "RATED_AFTER_DAYS": "0",
 }
 """Shorter coalescing than the defaults: more edits race (and a shorter test);
 Telegram's time :data:`TELEGRAM_SCALE` times as fast, as the fake's (#37)."""
