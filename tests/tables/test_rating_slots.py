@@ -17,7 +17,7 @@ from redis.crc import key_slot
 from tables import TableService
 from tables.ratings import Rating, rate
 from tests.tables.conftest import FakeClock, new_table, play_out
-from tests.tables.test_ratings import HOUR, T0, result
+from tests.tables.test_ratings import HOUR, T0, result, run_command
 
 
 async def every_key(svc: TableService) -> list[str]:
@@ -215,3 +215,21 @@ async def test_data_of_before_the_per_player_slots_is_migrated(
     out = await svc.ratings.recompute()
     assert (out.games, out.mismatches) == (2, ())
     assert not [k for k in await every_key(svc) if f"{old}:r:" in k]  # moved, not copied
+
+
+async def test_the_migrate_command_reports_what_it_moved(
+    svc: TableService, redis_url: str, redis_prefix: str, live_url: str
+) -> None:
+    """``python -m tables migrate-ratings`` (one server): exit 0 and what it
+    moved; nothing the second time."""
+    if live_url != redis_url:
+        pytest.skip("the command's own client: one server is enough")
+    old = f"{redis_prefix}{{rt}}"
+    await svc.store.one(lambda p: p.hset(f"{old}:r:4", mapping={"rev": 1, "name": "U4"}))
+    args = ["migrate-ratings", "--redis", redis_url, "--prefix", redis_prefix]
+    done = await asyncio.to_thread(run_command, args)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"players": 1, "pairs": 0, "games": 0, "log": 0}
+    assert (await svc.ratings.of(4)).name == "U4"
+    again = await asyncio.to_thread(run_command, args)
+    assert json.loads(again.stdout)["players"] == 0
