@@ -27,7 +27,10 @@ nothing.  The schemes:
 * ``draw-farm`` -- the main account and a second account play every game to a
   draw (a deal and a line of play known to draw).
 * ``fresh-accounts`` -- a new second account for every game, walking away at
-  once (no pair cap, no cooldown reaches it).
+  once (no pair cap, no cooldown reaches it); the main account an old one.
+  This scheme runs with the service's rule of new accounts
+  (``RATED_AFTER_GAMES``/``DAYS``); the others with every account counted as
+  established, so that each measures the guard it attacks.
 
 ``python bench/cheaters.py [--move-seconds 3] [--hours 1]``; fast (well under
 a minute) so that ``bash .ci/dev bench`` runs it."""
@@ -52,7 +55,7 @@ from engine import Action, GameState
 from engine.ai import make_player
 from engine.errors import EngineError
 from sandbox.local_redis import find_redis_server, start_redis, stop
-from tables import PLAYING, LiveConfig, LiveError, TableService
+from tables import PLAYING, GameResult, LiveConfig, LiveError, TableService
 from tables.games import timeout_move
 from tables.ratings import RatingRules
 
@@ -109,16 +112,22 @@ class SchemeOutcome:
 
 
 class Bench:
-    def __init__(self, url: str, move_seconds: float, hours: float) -> None:
+    def __init__(
+        self, url: str, move_seconds: float, hours: float, *, established: bool = True
+    ) -> None:
+        """``established``: every account counts as established (#38: the
+        guard each scheme attacks is measured on its own); else the service's
+        own rule of new accounts applies (``fresh-accounts``)."""
         self.url = url
         self.move = move_seconds
         self.hours = hours
         self.clock = SimClock()
+        prefix = f"cheat:{uuid.uuid4().hex[:8]}:"
+        config = LiveConfig(prefix=prefix)
+        if established:
+            config = LiveConfig(prefix=prefix, rated_after_games=0, rated_after_days=0)
         self.svc = TableService(
-            aredis.Redis.from_url(url),
-            LiveConfig(prefix=f"cheat:{uuid.uuid4().hex[:8]}:"),
-            clock=self.clock,
-            owns_client=True,
+            aredis.Redis.from_url(url), config, clock=self.clock, owns_client=True
         )
         self.end = self.clock() + 3600 * hours
 
@@ -330,10 +339,24 @@ class Bench:
         out.gain = await self.mu(main) - start
         return out
 
+    async def establish(self, user: int) -> None:
+        """``user`` an established account (#38): his first games with other
+        people, casual ones, days ago."""
+        days = self.svc.config.rated_after_days + 1
+        at = int((self.clock() - days * 86_400) * 1000)
+        for g in range(self.svc.config.rated_after_games):
+            await self.svc.ratings.settle(
+                GameResult(
+                    table=f"past{user}", game=g, variant=VARIANT, chat=None, places=(1, 2),
+                    loser=1, draw=False, seats=((user, f"U{user}"), (90_000 + g, "old")), at=at,
+                )
+            )  # fmt: skip
+
     async def fresh_accounts(self) -> SchemeOutcome:
         out = SchemeOutcome("fresh-accounts")
         main = 1
         fresh = iter(range(1000, 10_000))
+        await self.establish(main)  # the cheater's own account is an old one
         start = await self.mu(main)
         while not self.over:
             alt = next(fresh)
@@ -357,7 +380,7 @@ async def drive(url: str, move_seconds: float, hours: float) -> None:
     )
     print(f"{'scheme':<16} {'games':>5} {'counted':>7} {'mu/hour':>8}  goal  wall")
     for name in SCHEMES:
-        bench = Bench(url, move_seconds, hours)
+        bench = Bench(url, move_seconds, hours, established=name != "fresh_accounts")
         began = time.perf_counter()
         try:
             out: SchemeOutcome = await getattr(bench, name)()
