@@ -917,6 +917,12 @@ class Ratings:
         rows = await self.store.one(lambda p: p.lrange(key, 0, max(0, limit - 1)))
         return [cast("dict[str, Any]", json.loads(x)) for x in rows]
 
+    async def settled_games(self, user: int) -> int:
+        """How many games his part of was settled (the last 8 days, #38): each
+        game once, whatever the retries."""
+        done = self._user_keys(user)[5]
+        return int(await self.store.one(lambda p: p.hlen(done)))
+
     async def cooldown(self, user: int) -> int | None:
         """When his cooldown from rated games ends (epoch ms), None: none."""
         raw = await self.store.one(lambda p: p.get(self._cool_key(user)))
