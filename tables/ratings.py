@@ -659,9 +659,11 @@ class Ratings:
         seat_of = {u: s for s, u, _ in humans}
         parts = []
         changes = []
+        rest = [u for _, u, _ in humans if u not in held]
+        shown_only = await self.many(rest, result.variant) if after and rest else {}
         for s, u, name in humans:
             moved = u in after
-            b = held[u][1] if u in held else Rating()
+            b = held[u][1] if u in held else shown_only.get(u, Rating())
             a = after.get(u, b)
             hist = {
                 "at": result.at, "variant": result.variant, "table": result.table,
@@ -674,7 +676,7 @@ class Ratings:
                 "c": int(s not in taken), "h": json.dumps(hist, separators=(",", ":")),
                 "n": name, "o": int(u in walked), "p": counting.get(u, []),
             })  # fmt: skip
-            if moved:
+            if after:  # a counted game lists every human, those it did not move too
                 changes.append(Change(u, s, b.shown, a.shown, a.provisional, a.games))
         capped_seats = tuple(
             sorted(
