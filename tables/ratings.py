@@ -310,6 +310,9 @@ class Change:
     after: int
     provisional: bool
     games: int
+    moved: bool = True
+    """#38: his rating moved (False: listed unchanged -- a new player, an
+    excused seat, a capped pair's player with no other opponent)."""
 
     @property
     def delta(self) -> int:
@@ -354,6 +357,7 @@ class Settlement:
                     "after": c.after,
                     "provisional": c.provisional,
                     "games": c.games,
+                    **({} if c.moved else {"moved": False}),
                 }
                 for c in self.changes
             ],
@@ -677,7 +681,7 @@ class Ratings:
                 "n": name, "o": int(u in walked), "p": counting.get(u, []),
             })  # fmt: skip
             if after:  # a counted game lists every human, those it did not move too
-                changes.append(Change(u, s, b.shown, a.shown, a.provisional, a.games))
+                changes.append(Change(u, s, b.shown, a.shown, a.provisional, a.games, moved))
         capped_seats = tuple(
             sorted(
                 pair_of(seat_of[a], seat_of[b]) for a, b in capped if a in seat_of and b in seat_of

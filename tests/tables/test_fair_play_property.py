@@ -459,7 +459,8 @@ class FairPlay(RuleBasedStateMachine):
                     continue
                 for u in humans:
                     settled[u] += 1
-                    counted[u] += int(s.counted)
+                    change = s.change_of(u)  # #38: a counted game need not move everyone
+                    counted[u] += int(s.counted and change is not None and change.moved)
                 if s.counted:
                     counted_ids.add(f"{tid}:{g}")
                 try:

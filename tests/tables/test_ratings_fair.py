@@ -118,8 +118,8 @@ async def test_a_new_accounts_game_is_casual_until_it_is_established(
     assert s is not None
     assert s.counted
     assert s.fresh == (1,)
-    moved = {c.user for c in s.changes if (c.before, c.games) != (c.after, 0)}
-    assert moved == {1, 3}
+    assert {c.user for c in s.changes if c.moved} == {1, 3}
+    assert {c.user for c in s.changes} == {1, 2, 3}  # listed, unchanged
     assert (await svc.ratings.of(2)).ratings == {}
     # two games with others and a day later, 2's games count
     clock.advance(86_400 + 1)
