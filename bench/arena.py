@@ -181,6 +181,7 @@ class Meter:
         self.ran_out: dict[int, list[int]] = {}  # user -> when (ms) told his time ran out
         self.hands: Counter[tuple[str, str]] = Counter()  # (his preference, where it went)
         self.retries = 0  # a player's loop that met an outage (or an unanswered press)
+        self.refusals: Counter[str] = Counter()  # the fake's windows that answered 429s
 
     def watch_fake(self, fake: FakeTelegram) -> None:
         world = fake.world
@@ -633,6 +634,9 @@ async def audit(
     scored = {g["table"]: int(g["at"]) for g in games}
     now = int(time.time() * 1000)
     killed = (t0_ms + int(failover.died * 1000)) if failover is not None else None
+    served = None
+    if failover is not None:  # not seen: until the run's end
+        served = t0_ms + int((failover.served or (now - t0_ms) / 1000) * 1000)
     for tid, paired in meter.pairings.items():
         try:
             table, _state, _v = await retrying(lambda t=tid: svc.tables.get(t))  # type: ignore[misc]
@@ -651,31 +655,34 @@ async def audit(
         ended = scored.get(tid, now)
         if tid not in scored and not (final.status == CANCELLED and table.status == "playing"):
             out.lost.append(f"{tid} ({table.status})")
+        nth: Counter[int] = Counter()  # the timeouts of each seat so far
         for e in events:
             if e.kind == "takeover":
                 out.takeovers[e.text] += 1
             if e.kind != "timeout" or not 0 <= e.seat < len(table.seats):
                 continue
             user = table.seats[e.seat].user or 0
-            met = [at for at in meter.unavailable.get(user, []) if paired <= at <= ended]
-            if met:
-                why = "his press met an outage"
-            elif killed is not None and paired <= killed <= ended:
-                why = "in a game the failover went through, no outage answered"
-            else:
-                why = "no outage in his game"
-            out.timeouts.append((tid, user, why))
+            # when: the bot's word to him of this timeout (his k-th in this game)
             told = [at for at in meter.ran_out.get(user, []) if paired <= at <= ended + 5000]
-            when = told[0] if told else ended
+            when = told[nth[user]] if nth[user] < len(told) else ended
+            nth[user] += 1
+            turn = when - table.timer * 1000  # the turn that timed out began then
+            if any(turn <= at <= when for at in meter.unavailable.get(user, [])):
+                why = "his press in that turn met an outage"
+            elif killed is not None and served is not None and turn <= served and when >= killed:
+                why = "its turn overlapped the failover, no press of his met it"
+            else:
+                why = "its turn did not overlap the failover"
+            out.timeouts.append((tid, user, why))
             before = [
                 f"{(at - t0_ms) / 1000:.1f}{' ' + text[:20] if text else ''}"
                 for at, text in meter.answers.get(user, [])
-                if when - 90_000 <= at <= when
+                if turn - 30_000 <= at <= when
             ]
             out.details.append(
                 f"{tid} seat {e.seat} (user {user}, timeout {e.text}): told at "
-                f"{(when - t0_ms) / 1000:.1f} s; table paired at {(paired - t0_ms) / 1000:.1f} s; "
-                f"his presses answered in the 90 s before: {before[-12:]}"
+                f"{(when - t0_ms) / 1000:.1f} s; his presses answered from 30 s before "
+                f"that turn: {before[-12:]}"
             )
     for p in final.players:
         if p.withdrawn and p.user in users:
@@ -836,6 +843,8 @@ def report_faults(
         print(f"players preferring hands in the group: {out.in_group}; arena hands: {where}")
     wrong = {f"{m} {c}": n for (m, c), n in sorted(errors.items()) if n}
     print(f"the fake's error answers: {wrong or 'none'}")
+    if meter.refusals:
+        print(f"  the windows that answered the 429s: {dict(meter.refusals.most_common())}")
 
 
 def report(
@@ -927,6 +936,7 @@ async def run(args: argparse.Namespace) -> None:
                 out = await arena_run(args, bots, fake, meter, pace, cluster)
             retry_after = fake.stats.retry_after
             errors = Counter(fake.stats.errors)
+            meter.refusals = Counter(fake.stats.refusals)
     if cluster is not None:
         print("on a throw-away Redis Cluster: 3 masters, each with a replica")
     report(args, pace, meter, out, bots, retry_after, errors)
