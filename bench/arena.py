@@ -597,7 +597,7 @@ async def fail_over(
 
 
 @dataclass
-class Audit:
+class TableCheck:
     """Every table the arena seated, read from the service after the run."""
 
     started: int = 0  # its game started
@@ -629,8 +629,8 @@ async def audit(
     group: Chat,
     failover: Failover | None,
     t0_ms: int,
-) -> Audit:
-    out = Audit()
+) -> TableCheck:
+    out = TableCheck()
     scored = {g["table"]: int(g["at"]) for g in games}
     now = int(time.time() * 1000)
     killed = (t0_ms + int(failover.died * 1000)) if failover is not None else None
@@ -698,7 +698,7 @@ class ArenaRun:
     games: list[dict[str, Any]]
     figs: Figures
     podium: bool
-    audit: Audit = field(default_factory=Audit)
+    audit: TableCheck = field(default_factory=TableCheck)
     failover: Failover | None = None
     in_group: int = 0  # players who prefer their hands in the group
 
