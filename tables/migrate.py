@@ -16,23 +16,12 @@ first).  The moved keys are deleted unless ``keep``."""
 from __future__ import annotations
 
 import json
-from typing import Protocol
 
-from tables.ratings import Ratings
-from tables.store import Store, text
-from tables.tables import Tables
+from tables.service import TableService
+from tables.store import text
 
 
-class Upgradable(Protocol):
-    """What the migration needs of :class:`tables.service.TableService` (which
-    calls it at a bot's start: no import of it here, no cycle)."""
-
-    ratings: Ratings
-    store: Store
-    tables: Tables
-
-
-async def migrate_ratings(svc: Upgradable, *, keep: bool = False) -> dict[str, int]:
+async def migrate_ratings(svc: TableService, *, keep: bool = False) -> dict[str, int]:
     """Move the old ``{rt}`` per-player keys; what was moved (players, pairs)
     and left in place (settlements, log entries)."""
     ratings = svc.ratings
@@ -64,11 +53,11 @@ async def migrate_ratings(svc: Upgradable, *, keep: bool = False) -> dict[str, i
     return {"players": moved, "pairs": len(pairs), "games": games, "log": int(entries)}
 
 
-async def _drop(svc: Upgradable, *keys: str) -> None:
+async def _drop(svc: TableService, *keys: str) -> None:
     await svc.store.one(lambda p: p.delete(*keys))
 
 
-async def _copy(svc: Upgradable, src: str, dst: str) -> bool:
+async def _copy(svc: TableService, src: str, dst: str) -> bool:
     """``src`` to ``dst`` with its TTL, unless ``dst`` exists (a slot to
     another: DUMP and RESTORE)."""
     dump, ttl = await svc.store.run(lambda p: [p.dump(src), p.pttl(src)])
@@ -81,7 +70,7 @@ async def _copy(svc: Upgradable, src: str, dst: str) -> bool:
     return True
 
 
-async def _move_user(svc: Upgradable, user: int, now: int, keep: bool) -> int:
+async def _move_user(svc: TableService, user: int, now: int, keep: bool) -> int:
     ratings = svc.ratings
     old = f"{ratings.base}"
     new_r, new_rel, new_off, new_cool, new_h, _done, _donez, new_pend = ratings._user_keys(user)
