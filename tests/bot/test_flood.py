@@ -528,3 +528,36 @@ async def test_the_gate_tracks_every_call_until_its_answer(
     await gate.stamp(edited)
     clock.advance(window.seconds + 0.5)
     assert await takes(other, PRIVATE) == window.limit
+
+
+async def test_a_call_answered_late_counts_in_the_overall_window_from_its_answer(
+    make_limiter: Callable[..., FloodLimiter], clock: FakeClock
+) -> None:
+    """The fleet-wide window counts a message when its entry is leased, Telegram
+    when it arrives: a loaded process sent its counted messages late, and they
+    reached the fake Bot API 30 in half a second, after the window had let them
+    go -- the soak's 429s (#37).  A call answered ``overall_stamp_after`` late
+    has its overall entry moved to its answer (one more round trip); a call
+    answered in time costs none."""
+    late, other = make_limiter(), make_limiter()
+    window, config = late.config.overall, late.config
+    assert (window.limit, window.seconds, config.overall_stamp_after) == (30, 1.5, 0.25)
+
+    verdict = await late.take(PRIVATE, tracked=True)
+    assert verdict.wait == 0
+    assert verdict.stamp is not None
+    clock.advance(0.8)  # a loaded process: Telegram answers 0.8 s after the lease
+    await late.stamp(verdict.stamp)
+    assert late.late_stamps == 1
+    clock.advance(window.seconds - 0.8 + 0.1)  # past the window counted from the lease
+    assert await takes(other, None) == window.limit - 1  # it still counts: answered at 0.8
+
+    clock.advance(2 * window.seconds)  # every entry has left
+    verdict = await late.take(PRIVATE + 1, tracked=True)
+    assert verdict.stamp is not None
+    clock.advance(0.1)  # answered in time: the entry stays where it was counted
+    trips = late.round_trips
+    await late.stamp(verdict.stamp)
+    assert (late.late_stamps, late.round_trips) == (1, trips + 1)  # the chat's stamp alone
+    clock.advance(window.seconds - 0.1 + 0.01)
+    assert await takes(other, None) == window.limit

@@ -72,11 +72,15 @@ class Journal:
         """Entries ``<name>:<i>`` of ``key`` count from ``now`` (Telegram answered
         their call: :class:`telegram_bot.delivery.flood.rates.Stamp`); never back,
         and one given back meanwhile stays gone."""
+        self.restamp_names(key, seconds, [f"{name}:{j}" for j in range(1, cost + 1)], now)
+
+    def restamp_names(self, key: str, seconds: float, names: Sequence[str], now: float) -> None:
+        """:meth:`restamp` of the entries ``names`` (a lease's, '<lease>:<j>')."""
         found = self.entries.get(key)
         if not found:
             return
-        names = {f"{name}:{j}" for j in range(1, cost + 1)}
-        moved = [(at, n) for at, n in found if n in names and at < now]
+        wanted = set(names)
+        moved = [(at, n) for at, n in found if n in wanted and at < now]
         if not moved:
             return
         found[:] = [entry for entry in found if entry not in moved]

@@ -37,10 +37,12 @@ class Grant(NamedTuple):
 
 class Taken(NamedTuple):
     """What :meth:`OverallLease.take` answers: ``wait`` 0 and the ``entries``
-    (names) taken, or the seconds to wait and no entry."""
+    (names) taken, counted in the window at ``at`` (their lease's time), or the
+    seconds to wait and no entry."""
 
     wait: float
     entries: tuple[str, ...] = ()
+    at: float = 0.0
 
 
 def lease_of(entry: str) -> str:
@@ -103,12 +105,12 @@ class OverallLease:
         """``cost`` entries from the allowance, leasing a batch when it is short."""
         taken = self.take_local(cost, float(self.clock()))
         if taken is not None:
-            return Taken(0.0, taken)
+            return Taken(0.0, taken, self.leased_at)
         async with self.lock:
             now = float(self.clock())  # after the lease we may have waited for
             taken = self.take_local(cost, now)
             if taken is not None:  # that lease brought some
-                return Taken(0.0, taken)
+                return Taken(0.0, taken, self.leased_at)
             return await self.lease(cost, now)
 
     async def lease(self, cost: int, now: float) -> Taken:
@@ -145,7 +147,7 @@ class OverallLease:
         self.name, self.leased_at = name, now
         taken = tuple(self.free[-cost:])
         del self.free[-cost:]
-        return Taken(0.0, taken)
+        return Taken(0.0, taken, now)
 
     def headroom(self, now: float) -> float:
         """Seconds until this process could take a token and leave the overall

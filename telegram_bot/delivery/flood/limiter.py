@@ -66,7 +66,7 @@ import logging
 import math
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from engine.clock import Clock
@@ -81,6 +81,7 @@ from telegram_bot.delivery.flood.rates import (
     STALE,
     FloodConfig,
     Headroom,
+    OverallEntries,
     Stamp,
     Verdict,
     Window,
@@ -92,6 +93,7 @@ from telegram_bot.delivery.flood.scripts import (
     HEADROOM_LUA,
     LEASE_LUA,
     MERGE_LUA,
+    OVERALL_STAMP_LUA,
     REFUND_LUA,
     RELEASE_EDIT_LUA,
     STAMP_LUA,
@@ -168,12 +170,14 @@ class FloodLimiter:
         self.keys = FloodKeys(kv)
         self.clock = clock
         self.round_trips = 0
+        self.late_stamps = 0  # calls answered late: overall entries moved (#37)
         self._script = kv.script(ACQUIRE_LUA)
         self._headroom = kv.script(HEADROOM_LUA)
         self._refund = kv.script(REFUND_LUA)
         self._forget = kv.script(FORGET_LUA)
         self._release = kv.script(RELEASE_EDIT_LUA)
         self._stamp = kv.script(STAMP_LUA)
+        self._stamp_late = kv.script(OVERALL_STAMP_LUA)
         self._charge = kv.script(CHARGE_LUA)
         self._merge = kv.script(MERGE_LUA)
         self.journal = Journal()
@@ -376,8 +380,13 @@ class FloodLimiter:
             raise
         if verdict.wait != 0:
             self.lease.give_back(taken.entries)
-        elif budget is not None:  # what its 429, if any, was admitted under (#38)
+            return verdict
+        if budget is not None:  # what its 429, if any, was admitted under (#38)
             verdict = verdict._replace(generation=budget.generation)
+        if verdict.stamp is not None and taken.entries:  # moved too if answered late (#37)
+            lease = self.lease
+            overall = OverallEntries(lease.bucket, lease.seconds, taken.entries, taken.at)
+            verdict = verdict._replace(stamp=replace(verdict.stamp, overall=overall))
         return verdict
 
     async def _chat(
@@ -618,6 +627,22 @@ class FloodLimiter:
         keys, args = self._stamp_args(stamp)
         self.round_trips += 1
         await self._stamp(keys, args)
+        await self._stamp_overall(stamp)
+
+    async def _stamp_overall(self, stamp: Stamp) -> None:
+        """A call answered ``overall_stamp_after`` or more after its overall
+        entries were counted: they count from now (#37: a loaded process sends
+        its counted messages late, and they reach Telegram bunched -- 30 in half
+        a second in the soak -- while the window had let them go).  Calls
+        answered in time cost no round trip to the fleet-wide window."""
+        entries = stamp.overall
+        now = float(self.clock())
+        if entries is None or now - entries.at < self.config.overall_stamp_after:
+            return
+        self.journal.restamp_names(entries.key, entries.seconds, entries.names, now)
+        self.round_trips += 1
+        self.late_stamps += 1
+        await self._stamp_late([entries.key], [repr(now), repr(entries.seconds), *entries.names])
 
     def _stamp_args(self, stamp: Stamp) -> tuple[list[str], list[str | int | float]]:
         """The window keys and ARGV of STAMP_LUA; the journal's entries move too."""
@@ -645,7 +670,10 @@ class FloodLimiter:
             more, values = self._stamp_args(stamp)
             keys += more
             args += values
-        return bool(await self._release(keys, args))
+        released = bool(await self._release(keys, args))
+        if stamp is not None:
+            await self._stamp_overall(stamp)
+        return released
 
     async def last_digest(self, chat_id: int, message_id: int) -> str | None:
         """``<text>:<markup>`` a message shows (None: unknown)."""
@@ -750,6 +778,7 @@ __all__ = [
     "Headroom",
     "Journal",
     "Limiter",
+    "OverallEntries",
     "Stamp",
     "Verdict",
     "Window",

@@ -68,6 +68,13 @@ class FloodConfig:
     # its chat, until ``edit_lease`` after its take: it may still reach Telegram
     # at any moment (#37).  At most the chat and group windows' margin (1 s).
     answer_margin: float = 1.0
+    # A call answered this many seconds after its overall entry was counted has
+    # that entry moved to its answer (one more round trip, to the fleet-wide
+    # window: late calls only) -- a loaded process sends a counted message late,
+    # and a burst of such late calls reached Telegram 30 in half a second (#37,
+    # the soak's 429s).  Well within the overall window's margin (0.5 s): the
+    # move lands before the entry would have left the window.
+    overall_stamp_after: float = 0.25
     lease_poll: float = 0.05  # seconds between looks at another call's edit lease
     prepaid_ttl: float = 0.2  # seconds prepaid tokens still count (older: taken again)
     budget_refresh: float = 1.0  # seconds a group's learned budget is reused in a process (#24)
@@ -88,6 +95,17 @@ BUSY = -3.0  # admit_edit: another call's edit of the message is in flight (its 
 
 
 @dataclass(frozen=True)
+class OverallEntries:
+    """A call's entries in the fleet-wide window: its ``key`` and ``seconds``,
+    the entries' ``names`` ('<lease>:<j>') and when they were counted (``at``)."""
+
+    key: str
+    seconds: float
+    names: tuple[str, ...]
+    at: float
+
+
+@dataclass(frozen=True)
 class Stamp:
     """Where one call's entries are in its chat's windows (``windows``: key and
     seconds; entries named ``<name>:<i>``, ``cost`` of them), so that they can be
@@ -101,12 +119,16 @@ class Stamp:
     went out while Telegram still counted it (a 429, #28).  Telegram counted it
     no later than it answered, so an entry moved to then covers it.  A call
     never answered (its process was killed on the way) counts as arriving now
-    while it may still arrive (``unanswered``; #37)."""
+    while it may still arrive (``unanswered``; #37).  The same holds for the
+    fleet-wide window, whose entries are leased in batches: those of a call
+    answered late (``overall``) move to its answer as well."""
 
     windows: tuple[tuple[str, float], ...]
     name: str
     cost: int = 1
     unanswered: str = ""  # the chat's unanswered calls, which the call leaves ("": none)
+    # its overall entries: moved too when the answer came late (``overall_stamp_after``)
+    overall: OverallEntries | None = None
 
 
 class Verdict(NamedTuple):

@@ -323,6 +323,21 @@ return 0
 """
 )
 
+# A call answered late (#37): its entries in the fleet-wide window move to its
+# answer.  KEYS[1] the window (``rl:{all}``); ARGV now, the window's seconds,
+# then the entries' names.  Never back (GT); an entry that already left the
+# window (the call took longer than the window) counts again: its message went
+# out, and Telegram counts it until a window after it arrived.
+OVERALL_STAMP_LUA = (
+    WINDOW_LUA
+    + r"""
+local now = tonumber(ARGV[1])
+for i = 3, #ARGV do redis.call('ZADD', KEYS[1], 'GT', fmt(now), ARGV[i]) end
+keep(KEYS[1], now + tonumber(ARGV[2]), now)
+return 0
+"""
+)
+
 # An edit went out: KEYS[1] the message's lease key, KEYS[2] its digest key,
 # then (optionally) the chat's windows its entries are in; ARGV owner, digest
 # ttl ms, then (with windows) what STAMP_LUA takes -- the same round trip moves
