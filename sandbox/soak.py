@@ -71,6 +71,7 @@ class SoakReport:
     lobbies_filled: int = 0
     games_over: int = 0
     duplicates: int = 0  # updates the processes dropped as already claimed (broadcast)
+    stalls: list[float] = field(default_factory=list)  # this process's event loop held up > 0.2 s
     details: list[str] = field(default_factory=list)
 
     @property
@@ -97,6 +98,9 @@ class SoakReport:
                 ("SIGTERM stops not clean", self.stops_not_clean),
                 ("games played", self.games_played),
             ]
+        # the fake Bot API runs in this process: while its loop is held up, calls
+        # queue and then reach its windows at once (a burst the bot never sent)
+        head.append(("fake Bot API's loop held up > 0.2 s", self.stall_text()))
         return [
             *head,
             ("presses", self.presses),
@@ -114,6 +118,10 @@ class SoakReport:
             ("429 answers", self.retry_after),
             ("deadlines extended (restart gaps)", self.extended),
         ]
+
+    def stall_text(self) -> str:
+        longest = f", longest {max(self.stalls):.2f} s" if self.stalls else ""
+        return f"{len(self.stalls)}{longest}"
 
     def table(self) -> str:
         width = max(len(k) for k, _v in self.rows())
@@ -229,13 +237,30 @@ class Soak:
     def at_kill(self, sent: float) -> bool:
         return any(sent <= k <= sent + ANSWER_WINDOW for k in self.kills)
 
+    async def started(self, user: SimUser) -> None:
+        """His /start, answered -- sent again, as he would, when a SIGKILL took
+        the process that had it (a webhook update acknowledged is not sent
+        again): counted as a press unanswered at a kill."""
+        while True:
+            sent = time.monotonic()
+            user.start()
+            try:
+                await user.wait_message(timeout=ANSWER_WINDOW)
+                return
+            except TimeoutError:
+                if not self.at_kill(sent):  # a slow answer, no kill: wait on (a minute)
+                    await user.wait_message(timeout=60 - ANSWER_WINDOW)
+                    return
+            self.report.unanswered += 1
+            self.report.unanswered_at_kill += 1
+            self.report.details.append(f"/start of {user.id} lost at a SIGKILL: sent again")
+
     async def player(self, user: SimUser, rng: random.Random, tid: str = "") -> None:
         """Play private games one after another -- or the group game ``tid``
         to its end."""
         r = self.report
         if not tid:
-            user.start()
-            await user.wait_message(timeout=60)
+            await self.started(user)
             tid = await self.new_game(user)
         owed = 0  # unanswered presses not (yet) seen applied
         pressed: tuple[int, int] = (0, -1)  # the message and version of his last press
@@ -401,7 +426,26 @@ class Soak:
         self.refusals()
         return r
 
+    async def watch_loop(self) -> None:
+        """Note each time this process's event loop (the fake's) was held up."""
+        loop = asyncio.get_running_loop()
+        while True:
+            before = loop.time()
+            await asyncio.sleep(0.05)
+            late = loop.time() - before - 0.05
+            if late > 0.2:
+                self.report.stalls.append(late)
+                at = float(self.fake.world.clock())  # the outbox's clock
+                self.report.details.append(f"loop held up {late:.2f} s until {at:.2f}")
+
     async def run(self) -> SoakReport:
+        watch = asyncio.create_task(self.watch_loop())
+        try:
+            return await self._run()
+        finally:
+            watch.cancel()
+
+    async def _run(self) -> SoakReport:
         if self.group_players:
             return await self.run_groups()
         r = self.report
@@ -449,12 +493,21 @@ class Soak:
         return r
 
     def refusals(self) -> None:
-        """Which chats drew the fake's 429s, and the calls there just before
-        (a detail line each, to tell a window that let too much through)."""
+        """Which window refused the fake's 429s (first: the assertion shows the
+        first details), the chats that drew them with their writes just before,
+        and the bots' own warnings of the flood limiter (a fallback, a hold)."""
+        if not self.fake.stats.retry_after:
+            return
+        lines = [f"429: {why}" for why in self.fake.stats.refusals[:3]]
         for chat, n in self.fake.stats.retry_after_by_chat.items():
             sent = [e for e in self.fake.world.outbox if e["chat_id"] == chat]
             tail = " ".join(f"{e['kind']}@{e.get('at', 0):.2f}" for e in sent[-6:])
-            self.report.details.append(f"429 x{n} in chat {chat}; its last writes: {tail}")
+            lines.append(f"429 x{n} in chat {chat}; its last writes: {tail}")
+        for i, log in enumerate(self.fleet.logs):
+            for line in log.read_text(errors="replace").splitlines():
+                if "flood" in line.lower() and ("WARNING" in line or "ERROR" in line):
+                    lines.append(f"bot {i}: {line[:300]}")
+        self.report.details[:0] = lines
 
 
 async def soak(
