@@ -86,6 +86,9 @@ class Timers:
         self.clock = clock
         self.owner = uuid.uuid4().hex  # this process's name on shard leases
         self.held: set[int] = set()  # the timer shards whose lease it holds
+        # the live processes at the last tick (#40: each one's share of the flood
+        # windows while the shared ones cannot be read); 1 until a tick counted
+        self.processes = 1
         # awaited with (table, the version the write will make) just before a
         # timer's write: an adapter marks the render it owes, so a process
         # killed between the write and its render leaves it to another (#28)
@@ -148,7 +151,8 @@ class Timers:
         lease = int(self.config.timer_lease * 1000)
         shard_lease = int(self.config.shard_lease * 1000)
         try:
-            share = -(-k.timer_shards // await self._processes(now, shard_lease))
+            self.processes = await self._processes(now, shard_lease)
+            share = -(-k.timer_shards // self.processes)
             while len(self.held) > share:  # hand one back at once: its lease ends now
                 await self.store.tick_shard(self.held.pop(), self.owner, now, 0, 0, 0)
         except ServiceUnavailable:

@@ -280,6 +280,7 @@ class BotApp:
             ),
             budgets=self.svc.budgets,
             time_scale=self.settings.telegram_time_scale,
+            fleet=lambda: self.svc.timers.processes,  # #40: the fallback's share
         )
 
     async def on_forbidden(self, user_id: int, kind: Forbidden) -> None:

@@ -33,6 +33,7 @@ def make_delivery(
     flood: FloodConfig | None = None,
     budgets: Budgets | None = None,
     time_scale: float = 1.0,
+    fleet: Callable[[], int] | None = None,
 ) -> Delivery:
     """The bot's Delivery with the shared flood limiter in the table service's
     key-value store ``kv`` (None: no limiter; ``flood``: its rates); while Redis is unreachable it
@@ -41,7 +42,8 @@ def make_delivery(
     ``time_scale``: Telegram's time runs that many times faster (tests, #37:
     :attr:`telegram_bot.settings.Settings.telegram_time_scale`) -- every clock
     and sleep of the delivery, the limiter's and the budgets' are scaled; the
-    bounds of our own latency keep their real seconds."""
+    bounds of our own latency keep their real seconds.  ``fleet``: the bot
+    processes alive, as last read (the fallback's share of each window, #40)."""
     sleep = scaled_sleep(time_scale)
     if time_scale != 1:
         # what bounds our own latency -- an edit's HTTP call in flight, leased and
@@ -60,7 +62,8 @@ def make_delivery(
         wall = scaled(time.time, time_scale)
         if budgets is not None and time_scale != 1:
             budgets.clock = wall
-        limiter = FallbackFloodLimiter(FloodLimiter(kv, flood, budgets=budgets, clock=wall))
+        redis_limiter = FloodLimiter(kv, flood, budgets=budgets, clock=wall)
+        limiter = FallbackFloodLimiter(redis_limiter, fleet=fleet)
     outgoing = install(bot, limiter, sleep=sleep, clock=scaled(time.monotonic, time_scale))
     return Delivery(
         bot,

@@ -146,3 +146,46 @@ async def test_an_answer_moves_a_calls_entries_in_redis_and_while_it_is_down(
         assert limiter.falling_back == down
         clock.advance(2.0)
         assert (await limiter.take(CHAT)).wait == pytest.approx(1.0)  # the 1 s ones leave
+
+
+async def test_a_fleet_that_falls_back_at_once_spends_one_budget_not_three(
+    faulty_redis: FaultyRedis, svc: TableService
+) -> None:
+    """Every process falls back when the shared windows cannot be read (a
+    cluster failover: 9 x 429 from three processes on the whole windows each,
+    #40).  Each takes its share of every window, the fleet's size as last read
+    from Redis: together they stay within the windows."""
+    clock = FakeClock()
+    config = FloodConfig()
+    processes = 3
+    fleet = [
+        FallbackFloodLimiter(FloodLimiter(svc.kv, config, clock=clock), fleet=lambda: processes)
+        for _ in range(processes)
+    ]
+    faulty_redis.kill()
+
+    async def sent(chat: int | None) -> int:
+        """What the whole fleet lets through to ``chat`` before every one waits."""
+        n = 0
+        for limiter in fleet:
+            while (await limiter.take(chat)).wait == 0:
+                n += 1
+        return n
+
+    assert await sent(CHAT) == config.per_chat.limit  # 1 each of 3 in any 4 s
+    clock.advance(config.overall.seconds + config.per_chat.seconds)
+    group = -100_1
+    # a group's 20 in any minute, in rounds past its chat window: 6 each, 18
+    in_group = 0
+    for _round in range(14):  # 14 x 4.1 s: within one window of the group's minute
+        in_group += await sent(group)
+        clock.advance(config.per_chat.seconds + 0.1)
+    assert in_group == processes * (config.per_group.limit // processes) == 18
+    clock.advance(config.per_group.seconds)
+    overall = 0
+    for chat in range(1000, 1000 + config.overall.limit * processes):  # many chats at once
+        for limiter in fleet:
+            overall += (await limiter.take(chat)).wait == 0
+    assert overall == config.overall.limit  # 10 each: 30, never 90
+    lone = FallbackFloodLimiter(FloodLimiter(svc.kv, config, clock=clock))
+    assert lone.fleet is None  # alone (or never counted): the whole windows

@@ -3,7 +3,9 @@
 :class:`FallbackFloodLimiter` wraps the shared Redis limiter
 (:class:`telegram_bot.delivery.flood.limiter.FloodLimiter`): every call goes to
 it, and when one fails (:class:`tables.ServiceUnavailable`) the tokens come
-from in-process windows of the same limits (:class:`LocalWindows`) -- so an
+from in-process windows (:class:`LocalWindows`) -- this process's share of
+each limit, the fleet's size as last read from Redis (#40: every process falls
+back at once, and three on the whole windows spent three budgets) -- so an
 apology ("the game is unavailable for a moment") is not held up by the very
 outage it reports -- for ``fallback_for`` seconds before it asks Redis again (a
 stopped Redis would otherwise make every message wait for the socket timeout).
@@ -24,6 +26,7 @@ its edits, as with one process).  Each switch to the fallback is logged once.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from engine.clock import Clock
 from tables import ServiceUnavailable
@@ -33,6 +36,7 @@ from telegram_bot.delivery.flood.limiter import (
     EditTicket,
     FloodLimiter,
     Headroom,
+    OverallEntries,
     Stamp,
     Verdict,
     Window,
@@ -42,6 +46,13 @@ log = logging.getLogger(__name__)
 
 FALLBACK_FOR = 5.0
 """Seconds the limiter stays on its in-process windows after Redis failed."""
+
+
+def share(window: Window, processes: int) -> Window:
+    """One process's share of ``window`` among ``processes`` (at least one
+    message: a fleet larger than a window still answers, one at a time)."""
+    limit = max(1, window.limit // processes)
+    return Window(limit, window.seconds, reserve=min(window.reserve, limit - 1))
 
 
 class LocalWindows:
@@ -65,13 +76,21 @@ class LocalWindows:
         for key, window in buckets:
             self.journal.record(key, window.seconds, now, name, need)
         chats = tuple((key, float(window.seconds)) for key, window in buckets[1:])
-        return Verdict(0.0, False, Stamp(chats, name, need) if chats else None)
+        if not chats:
+            return Verdict(0.0, False, None)
+        key, window = buckets[0]  # the overall window's entries move on the answer too
+        names = tuple(f"{name}:{j}" for j in range(1, need + 1))
+        overall = OverallEntries(key, float(window.seconds), names, now)
+        return Verdict(0.0, False, Stamp(chats, name, need, overall=overall))
 
     def stamp(self, stamp: Stamp) -> None:
         """Telegram answered: the call's entries count from now (:class:`Stamp`)."""
         now = float(self.clock())
         for key, seconds in stamp.windows:
             self.journal.restamp(key, seconds, stamp.name, stamp.cost, now)
+        if stamp.overall is not None:  # cheap here: always (#37)
+            o = stamp.overall
+            self.journal.restamp_names(o.key, o.seconds, o.names, now)
 
     def refund(self, buckets: list[tuple[str, Window]], cost: float, held: float = 0.0) -> None:
         now = float(self.clock())
@@ -99,8 +118,17 @@ class FallbackFloodLimiter:
     the Redis limiter's own extras (``acquire``, ``wait``, ``shown``, its keys and
     round trips) are on ``redis``."""
 
-    def __init__(self, redis: FloodLimiter, *, fallback_for: float = FALLBACK_FOR) -> None:
+    def __init__(
+        self,
+        redis: FloodLimiter,
+        *,
+        fallback_for: float = FALLBACK_FOR,
+        fleet: Callable[[], int] | None = None,
+    ) -> None:
         self.redis = redis
+        # the bot processes alive, as last read from the shared state (#40): each
+        # takes its share of every window while it cannot read the shared ones
+        self.fleet = fleet
         self.config = redis.config
         self.clock = redis.clock
         self.local = LocalWindows(redis.journal, redis.clock)
@@ -131,9 +159,18 @@ class FallbackFloodLimiter:
             self._charge_due = False
             log.warning("flood limiter: Redis is back, %d entries of this process charged", added)
 
+    def _buckets(self, chat_id: int | None) -> list[tuple[str, Window]]:
+        """The windows of ``chat_id``, this process's share of each (#40): every
+        process of the fleet falls back at once when the shared windows cannot
+        be read, and N processes on the whole windows spent N budgets (9 x 429
+        in a cluster failover).  The fleet's size is the last one read."""
+        buckets = self.redis.buckets(chat_id)
+        n = max(1, self.fleet()) if self.fleet is not None else 1
+        return buckets if n == 1 else [(key, share(w, n)) for key, w in buckets]
+
     def _local_take(self, chat_id: int | None, cost: float) -> Verdict:
         self.fallbacks += 1
-        return self.local.take(self.redis.buckets(chat_id), cost)
+        return self.local.take(self._buckets(chat_id), cost)
 
     async def take(
         self,
@@ -204,7 +241,7 @@ class FallbackFloodLimiter:
                 return
             except ServiceUnavailable as e:
                 self._failed(e)
-        self.local.refund(self.redis.buckets(chat_id), cost, held)
+        self.local.refund(self._buckets(chat_id), cost, held)
 
     async def headroom(
         self,
@@ -219,7 +256,7 @@ class FallbackFloodLimiter:
                 return await self.redis.headroom(chat_id, message_id, gap, receiver)
             except ServiceUnavailable as e:
                 self._failed(e)
-        return self.local.headroom(self.redis.buckets(chat_id))
+        return self.local.headroom(self._buckets(chat_id))
 
     async def refused(
         self,
