@@ -15,8 +15,9 @@ Configuration from the environment (or ``test_config``):
 ``METRICS_LIVE_TTL`` seconds a ``/metrics`` snapshot of the live tables is reused (15)
 =================== =========================================================
 
-``RATED_AFTER_GAMES``, ``RATED_AFTER_DAYS`` and ``RATING_LOG_MAXLEN`` are the
-bot's (README, docs/RATINGS.md; default 5, 2 and 100000).
+``RATED_AFTER_GAMES``, ``RATED_AFTER_DAYS``, ``RATED_DIVERSITY_OPPONENTS``,
+``RATED_DIVERSITY_DAYS`` and ``RATING_LOG_MAXLEN`` are the bot's (README,
+docs/RATINGS.md; default 5, 2, 3, 7 and 100000).
 
 The OpenAPI document is at ``/openapi/openapi.json``, Swagger UI at
 ``/openapi/swagger`` (assets served locally).  All state goes through
@@ -86,6 +87,8 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> OpenAPI:
         METRICS_LIVE_TTL=float(os.environ.get("METRICS_LIVE_TTL") or 15),
         RATED_AFTER_GAMES=int(os.environ.get("RATED_AFTER_GAMES") or 5),
         RATED_AFTER_DAYS=float(os.environ.get("RATED_AFTER_DAYS") or 2),
+        RATED_DIVERSITY_OPPONENTS=int(os.environ.get("RATED_DIVERSITY_OPPONENTS") or 3),
+        RATED_DIVERSITY_DAYS=float(os.environ.get("RATED_DIVERSITY_DAYS") or 7),
         RATING_LOG_MAXLEN=int(os.environ.get("RATING_LOG_MAXLEN") or 100_000),
         JSON_SORT_KEYS=False,
         SWAGGER_CONFIG={"persistAuthorization": True},

@@ -64,6 +64,8 @@ def init_app(app: Flask) -> None:
         prefix=app.config["REDIS_PREFIX"],
         rated_after_games=int(app.config["RATED_AFTER_GAMES"]),
         rated_after_days=float(app.config["RATED_AFTER_DAYS"]),
+        rated_diversity_opponents=int(app.config["RATED_DIVERSITY_OPPONENTS"]),
+        rated_diversity_days=float(app.config["RATED_DIVERSITY_DAYS"]),
         rating_log_maxlen=int(app.config["RATING_LOG_MAXLEN"]),
     )
     app.extensions[EXTENSION] = ServiceHolder(app.config["REDIS_URL"], config)

@@ -240,14 +240,15 @@ class Claims:
 
 
 async def eligible(ratings: Ratings, table: Table, now_ms: int) -> Table:
-    """``table`` with its new players and capped pairs read anew (#38,
-    :meth:`tables.ratings.Ratings.eligibility`); a casual lobby: none."""
+    """``table`` with its new players, capped pairs and pairs short of other
+    opponents read anew (#38, :meth:`tables.ratings.Ratings.eligibility`); a
+    casual lobby: none."""
     if not table.rated:
-        return replace(table, fresh=(), capped=())
+        return replace(table, fresh=(), capped=(), narrow=())
     # every seat's user, one who left included (a rematch keeps his seat)
     users = [s.user for s in table.seats if s.user is not None]
-    fresh, capped = await ratings.eligibility(users, now_ms)
-    return replace(table, fresh=fresh, capped=capped)
+    e = await ratings.eligibility(users, now_ms)
+    return replace(table, fresh=e.fresh, capped=e.capped, narrow=e.narrow)
 
 
 class Games:
@@ -281,6 +282,7 @@ class Games:
             excused=tuple(i for i, s in enumerate(table.seats) if s.excused and s.away),
             fresh=table.fresh,  # #38: as read at the start
             capped=table.capped,
+            narrow=table.narrow,
         )
         plan.table = replace(table, status=OVER, previous_loser=loser, updated=now)
         plan.events.append(
@@ -314,7 +316,8 @@ class Games:
         )
         table = replace(table, seats=seats)
         now = self.tables.now_ms()
-        # #38: who is new and which pairs are past the farming guard, read
+        # #38: who is new and which pairs are past the farming guard or short
+        # of other opponents (the diversity guard), read
         # inside the start's compare-and-set (a lost race reads them again):
         # the table says from the first move for whom the game counts
         table = await eligible(self.tables.ratings, table, now)

@@ -119,7 +119,7 @@ class Lobbies:
         tid = table_id or new_code()
         label = await self._label(creator, vname)  # before the claim (see join)
         now = self.tables.now_ms()
-        fresh, _ = await self.tables.ratings.eligibility([creator], now)  # #38
+        fresh = (await self.tables.ratings.eligibility([creator], now)).fresh  # #38
         await self.tables.claim_user(creator, tid)
         t = Table(
             id=tid,

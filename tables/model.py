@@ -69,6 +69,11 @@ class LiveConfig:
     # with other people and the first of them is this many days old
     rated_after_games: int = 5
     rated_after_days: float = 2.0
+    # #38, the opponent-diversity guard: two players' rated result counts
+    # against each other only if each finished games with at least this many
+    # other people besides the other one in the last this many days (0: off)
+    rated_diversity_opponents: int = 3
+    rated_diversity_days: float = 7.0
     # #38: each stream of the ratings log (tables.ratings.LOG_SHARDS, one slot
     # each) keeps about this many entries (recompute-ratings replays what is kept)
     rating_log_maxlen: int = 100_000
@@ -267,6 +272,11 @@ class Table:
     """#38: the pairs of players (lower user first) past the farming guard, as
     read at each join and at the start: their result against each other does
     not count."""
+    narrow: tuple[tuple[int, int], ...] = ()
+    """#38: the pairs of players (lower user first) that fail the
+    opponent-diversity guard (one of the two played too few other people
+    lately), read as ``capped`` is: their result against each other does not
+    count either."""
 
     @property
     def rated_now(self) -> bool:
@@ -274,7 +284,7 @@ class Table:
         every seat is a human's (no AI seat) and none is away -- left, or
         played by the AI --, and (with two players or more) the result of some
         two of them counts (neither is new, their pair is not past the farming
-        guard).  Checked on the seats a game starts with
+        guard nor short of other opponents).  Checked on the seats a game starts with
         (:meth:`tables.games.Games.start_plan`): a game with an AI seat, or a
         walked-away player, from its start is never rated."""
         if not all(s.user is not None and not s.away for s in self.seats):
@@ -301,7 +311,7 @@ class Table:
         # every seat's user, one who left included: his seat is still his
         # (ranked last) until the game ends
         us = sorted({s.user for s in self.seats if s.user is not None} - set(self.fresh))
-        off = set(self.capped)
+        off = set(self.capped) | set(self.narrow)
         return [(a, b) for i, a in enumerate(us) for b in us[i + 1 :] if (a, b) not in off]
 
     def player_seat(self, user: int) -> int | None:
@@ -360,6 +370,8 @@ class Table:
             d["fr"] = list(self.fresh)
         if self.capped:
             d["cp"] = [list(p) for p in self.capped]
+        if self.narrow:
+            d["nw"] = [list(p) for p in self.narrow]
         return json.dumps(d, separators=(",", ":"), ensure_ascii=False)
 
     @classmethod
@@ -389,6 +401,7 @@ class Table:
             rematch=RematchOffer.from_json(d["rm"]) if d.get("rm") else None,
             fresh=tuple(d.get("fr", ())),
             capped=tuple((int(a), int(b)) for a, b in d.get("cp", ())),
+            narrow=tuple((int(a), int(b)) for a, b in d.get("nw", ())),
         )
 
 

@@ -104,14 +104,15 @@ def moves(
 ) -> dict[int, Rating]:
     """The new rating of each player of ``result`` whose rating moves (#38):
     a new player (``result.fresh``) moves no one and is moved by no one; a
-    pair in ``capped`` (the farming guard) does not count against each other.
-    Each other player is rated, with the model, in the game of himself and the
-    opponents whose pair with him counts -- his rank among them as in the
-    whole game (:func:`ranks`) --; alone, he does not move.  ``before``: the
-    ratings of every player not new."""
+    pair in ``capped`` or ``result.capped`` (the farming guard) or in
+    ``result.narrow`` (the opponent-diversity guard) does not count against
+    each other.  Each other player is rated, with the model, in the game of
+    himself and the opponents whose pair with him counts -- his rank among
+    them as in the whole game (:func:`ranks`) --; alone, he does not move.
+    ``before``: the ratings of every player not new."""
     order = ranks(result)
     fresh = set(result.fresh)
-    off = {pair_of(a, b) for a, b in capped} | {pair_of(a, b) for a, b in result.capped}
+    off = {pair_of(a, b) for a, b in (*capped, *result.capped, *result.narrow)}
     seats = [
         (s, u)
         for s, (u, _n) in enumerate(result.seats)
@@ -158,6 +159,18 @@ class RatingRules:
     established_days: float = 2.0
     """... and his first such game is at least this many days old
     (``LiveConfig.rated_after_days``): a fresh second account farms nothing."""
+    diversity_opponents: int = 3
+    """#38, the opponent-diversity guard: a rated result between two players
+    counts against each other only if each of them finished games (casual or
+    rated) with at least this many other people besides the other one in the
+    last :attr:`diversity_days` -- a second account that only ever plays its
+    main feeds it nothing, even within :attr:`pair_daily`.  0: no such guard
+    (``LiveConfig.rated_diversity_opponents``)."""
+    diversity_days: float = 7.0
+    """The window of :attr:`diversity_opponents` (``LiveConfig.rated_diversity_days``;
+    0: no guard, and no opponents are kept)."""
+    diversity_keep: int = 32
+    """Opponents kept per player (the latest; enough to answer the guard)."""
     log_maxlen: int = 100_000
     """Entries each log stream keeps (``MAXLEN ~``, approximately)."""
     lease: float = 30.0
@@ -173,11 +186,40 @@ class RatingRules:
             return True
         return first is not None and first <= now_ms - int(self.established_days * 86_400_000)
 
+    @property
+    def diversity(self) -> bool:
+        """Whether the opponent-diversity guard is on (#38)."""
+        return self.diversity_opponents > 0 and self.diversity_days > 0
+
+    @property
+    def opponents_window(self) -> int:
+        """Milliseconds a player's opponents are kept (0: not kept)."""
+        return int(self.diversity_days * 86_400_000) if self.diversity_days > 0 else 0
+
+    def diverse(self, opponents: Iterable[int], other: int) -> bool:
+        """Whether a player whose opponents of the window are ``opponents``
+        has enough of them besides ``other`` for their pair to count (#38)."""
+        if not self.diversity:
+            return True
+        return len(set(opponents) - {other}) >= self.diversity_opponents
+
     def cooldown(self, offences: int) -> float:
         """Seconds of cooldown after the ``offences``-th offence in the window."""
         if offences < 2:
             return 0.0
         return min(self.cooldown_first * self.cooldown_factor ** (offences - 2), self.cooldown_max)
+
+
+@dataclass(frozen=True)
+class Eligibility:
+    """#38, read at a rated game's start (:meth:`tables.ratings.Ratings.eligibility`):
+    the users whose account is not established (``fresh``), the pairs (lower
+    user first) of the others past the farming guard (``capped``), and those
+    of the rest that fail the opponent-diversity guard (``narrow``)."""
+
+    fresh: tuple[int, ...] = ()
+    capped: tuple[tuple[int, int], ...] = ()
+    narrow: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -203,11 +245,12 @@ class Change:
 class Settlement:
     """What a finished game did to its players: ``counted`` (it moved ratings),
     else ``why`` (``casual``, ``ai_seat`` -- casual by an AI seat --,
-    ``abandoned``, ``pair_limit``, ``new_players``); the change of each human
-    whose rating moved; the offences it brought (user -> cooldown seconds now,
-    0: a warning); #38: the seats of new players (``fresh``: their game was
-    casual) and the pairs of seats whose result against each other did not
-    count (``capped``: the farming guard)."""
+    ``abandoned``, ``pair_limit``, ``pair_diversity``, ``new_players``,
+    ``operator``); the change of each human whose rating moved; the offences
+    it brought (user -> cooldown seconds now, 0: a warning); #38: the seats of
+    new players (``fresh``: their game was casual) and the pairs of seats
+    whose result against each other did not count (``capped``: the farming
+    guard; ``narrow``: the opponent-diversity guard)."""
 
     table: str
     game: int
@@ -218,6 +261,7 @@ class Settlement:
     offences: Mapping[int, float] = field(default_factory=dict)
     fresh: tuple[int, ...] = ()
     capped: tuple[tuple[int, int], ...] = ()
+    narrow: tuple[tuple[int, int], ...] = ()
 
     def change_of(self, user: int) -> Change | None:
         return next((c for c in self.changes if c.user == user), None)
@@ -244,6 +288,7 @@ class Settlement:
             "offences": {str(u): s for u, s in self.offences.items()},
             **({"fresh": list(self.fresh)} if self.fresh else {}),
             **({"capped": [list(p) for p in self.capped]} if self.capped else {}),
+            **({"narrow": [list(p) for p in self.narrow]} if self.narrow else {}),
         }
 
     @classmethod
@@ -258,6 +303,7 @@ class Settlement:
             offences={int(u): float(s) for u, s in d.get("offences", {}).items()},
             fresh=tuple(d.get("fresh", ())),
             capped=tuple((int(a), int(b)) for a, b in d.get("capped", ())),
+            narrow=tuple((int(a), int(b)) for a, b in d.get("narrow", ())),
         )
 
 

@@ -122,11 +122,14 @@ APPLY_LUA = (
     + r"""
 -- KEYS: 1 rating hash, 2 reliability, 3 offences, 4 cooldown, 5 history,
 -- 6 settled games (hash game -> '<cooldown ms>|<rev>'), 7 the same by time
--- (zset), 8 pending leaves, 9.. the pairs to count (his slot)
+-- (zset), 8 pending leaves, 9 his opponents (zset user -> ms), 10.. the pairs
+-- to count (his slot)
 -- ARGV: 1 game, 2 now (the game's clock), 3 attempt, 4 moves (1/0), 5 rev
 -- read, 6 variant, 7 new rating, 8 clean (1/0), 9 history entry, 10 name,
 -- 11 offence (1/0), 12 window ms, 13 first cooldown ms, 14 factor, 15 max ms,
--- 16 reliability games, 17 history kept, 18 game ttl ms, 19 day ms
+-- 16 reliability games, 17 history kept, 18 game ttl ms, 19 day ms,
+-- 20 opponents kept ms (0: none), 21 opponents kept at most, 22.. the people
+-- he finished this game with
 local gid, now = ARGV[1], tonumber(ARGV[2])
 local prev = redis.call('HGET', KEYS[6], gid)
 if prev then return {'dup', prev} end
@@ -140,7 +143,7 @@ if ARGV[4] == '1' then
   redis.call('HSET', rk, ARGV[6], ARGV[7], 'rev', rev)
   redis.call('LPUSH', KEYS[5], ARGV[9])
   redis.call('LTRIM', KEYS[5], 0, tonumber(ARGV[17]) - 1)
-  for j = 9, #KEYS do
+  for j = 10, #KEYS do
     redis.call('ZREMRANGEBYSCORE', KEYS[j], '-inf', now - tonumber(ARGV[19]))
     redis.call('ZADD', KEYS[j], now, gid)
     redis.call('PEXPIRE', KEYS[j], ARGV[19])
@@ -152,6 +155,20 @@ redis.call('HSETNX', rk, 'first', now)
 redis.call('HINCRBY', rk, 'played', 1)
 redis.call('LPUSH', KEYS[2], ARGV[8])
 redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[16]) - 1)
+local keepms = tonumber(ARGV[20] or '0')
+if keepms > 0 then
+  -- #38, the opponent-diversity guard: whom he finished games with, each at
+  -- his latest such game; trimmed by age and to the latest ARGV[21], expiring
+  local oppk = KEYS[9]
+  for j = 22, #ARGV do
+    local had = redis.call('ZSCORE', oppk, ARGV[j])
+    if not had or tonumber(had) < now then redis.call('ZADD', oppk, now, ARGV[j]) end
+  end
+  redis.call('ZREMRANGEBYSCORE', oppk, '-inf', now - keepms)
+  local n, most = redis.call('ZCARD', oppk), tonumber(ARGV[21])
+  if n > most then redis.call('ZREMRANGEBYRANK', oppk, 0, n - most - 1) end
+  if n > 0 then redis.call('PEXPIRE', oppk, keepms) end
+end
 local offk, coolk, pendk = KEYS[3], KEYS[4], KEYS[8]
 local window, first = tonumber(ARGV[12]), tonumber(ARGV[13])
 local factor, maxms = tonumber(ARGV[14]), tonumber(ARGV[15])
@@ -194,7 +211,9 @@ return {'ok', part}
 )
 """One player's part of a committed settlement, in his own slot, once (his
 settled games remember it: a second call answers the first's part); a leave
-of his charged at once (:data:`CHARGE_LUA`) is confirmed or undone here."""
+of his charged at once (:data:`CHARGE_LUA`) is confirmed or undone here; the
+people he finished the game with are added to his opponents (#38, the
+opponent-diversity guard) in the same step, so a retry adds nothing twice."""
 
 BOARD_LUA = r"""
 -- KEYS: 1 established board, 2 provisional board, 3 rev of each member

@@ -19,20 +19,28 @@ walked away from counts for no one.  #38, who counts against whom
 people, or the first of them less than 2 days old) moves no one and is moved
 by no one; the same two players count against each other at most
 :attr:`RatingRules.pair_daily` times in any 24 hours (the farming guard) --
-past it only *their* result against each other stops counting.  Each other
-player is rated by the model in the game of himself and the opponents whose
-pair with him counts (his rank among them as in the whole game).  Both are
-read at the rated start, inside the start's compare-and-set (the table's
-``fresh`` and ``capped``: the lobby and the table say it from the first move),
-and the settlement keeps them; it reads the pairs' counts again while it holds
-the players, so the guard is never exceeded (a pair whose earlier game was
-settled late may so lose one result that was announced).  Farming: every
+past it only *their* result against each other stops counting; and two
+players count against each other only if each of them finished games with at
+least :attr:`RatingRules.diversity_opponents` other people besides the other
+one in the last :attr:`RatingRules.diversity_days` (the opponent-diversity
+guard: a second account that only ever plays its main feeds it nothing, even
+within the pair cap) -- a pair that fails it is treated as a capped one.
+Each other player is rated by the model in the game of himself and the
+opponents whose pair with him counts (his rank among them as in the whole
+game).  All three are read at the rated start, inside the start's
+compare-and-set (the table's ``fresh``, ``capped`` and ``narrow``: the lobby
+and the table say it from the first move), and the settlement keeps them (the
+result carries ``narrow`` into the log, so a recompute replays the decision
+rather than deriving it again); it reads the pairs' counts again while it
+holds the players, so the guard is never exceeded (a pair whose earlier game
+was settled late may so lose one result that was announced).  Farming: every
 move of a rating comes from results against opponents whose pair with him
 counts, each pair at most ``pair_daily`` a day and only between established
-accounts, so a second account feeds its owner no more in a 3-player game than
-in a 2-player one.  Rejected: "rate everyone, apply no change to a capped
-pair's players" voids their honest results against the third player too;
-"rate without the capped players" voids the third player's game.
+accounts who both play other people too, so a second account feeds its owner
+no more in a 3-player game than in a 2-player one.  Rejected: "rate
+everyone, apply no change to a capped pair's players" voids their honest
+results against the third player too; "rate without the capped players"
+voids the third player's game.
 
 **Reliability** is the share of a player's last 20 finished games with other
 people (rated or not) in which the AI never took his seat.  **Cooldowns**:
@@ -101,6 +109,13 @@ Keys (``P`` the prefix; ``U`` = ``P{ru:<user>}``):
                         zset of the same by time: his settled games (8 days)
 ``U:pair:<b>``          zset ``<table>:<game>`` -> ms: his and ``b``'s counted
                         rated games in the last 24 h (in the lower one's slot)
+``U:opp``               zset user -> ms: the people he finished games with
+                        (casual or rated; not a game the AI played his seat
+                        at the end of) in
+                        the last ``diversity_days``, at most ``diversity_keep``
+                        of them (the latest), expiring then (#38: the
+                        opponent-diversity guard; written with his part of
+                        each settlement, :data:`APPLY_LUA`)
 ``P{rt}:top:<variant>`` zset user -> shown rating (established players)
 ``P{rt}:new:<variant>`` zset user -> shown rating (provisional players)
 ``P{rt}:brev:<variant>`` hash user -> the rev the boards show
@@ -137,6 +152,7 @@ from tables.rating_model import (  # noqa: F401 (re-exported)
     VARIANTS,
     BoardRow,
     Change,
+    Eligibility,
     PlayerRatings,
     Rating,
     RatingRules,
@@ -241,41 +257,78 @@ class Ratings:
     def _board_rev_key(self, variant: str) -> str:
         return f"{self.base}:brev:{variant}"
 
+    def opponents_key(self, user: int) -> str:
+        """#38: the people he finished games with lately (zset user -> ms)."""
+        return f"{self.user_base(user)}:opp"
+
+    async def opponents(self, user: int, now_ms: int) -> set[int]:
+        """The people he finished games with in the diversity window before
+        ``now_ms`` (#38; empty when no opponents are kept)."""
+        window = self.rules.opponents_window
+        if not window:
+            return set()
+        key = self.opponents_key(user)
+        raw = await self.store.one(lambda p: p.zrangebyscore(key, f"({now_ms - window}", "+inf"))
+        return {int(text(x)) for x in raw}
+
     def _pair_key(self, a: int, b: int) -> str:
         """The two's counted rated games in the window: in the lower one's slot."""
         lo, hi = _pair(a, b)
         return f"{self.user_base(lo)}:pair:{hi}"
 
     # ---------------------------------------------------------- eligibility
-    async def eligibility(
-        self, users: Iterable[int], now_ms: int
-    ) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
+    async def eligibility(self, users: Iterable[int], now_ms: int) -> Eligibility:
         """#38, at a rated game's start: the ``users`` whose account is not
-        established (:meth:`RatingRules.established`), and the pairs of the
+        established (:meth:`RatingRules.established`); the pairs of the
         others (lower first) whose counted rated games of the last 24 h
-        reached :attr:`RatingRules.pair_daily`."""
+        reached :attr:`RatingRules.pair_daily`; and, of the remaining pairs,
+        those where one of the two finished games with fewer than
+        :attr:`RatingRules.diversity_opponents` other people besides the
+        other one in the diversity window (:meth:`RatingRules.diverse`)."""
         us = sorted(set(users))
         if not us:
-            return (), ()
+            return Eligibility()
         pairs = [(a, b) for i, a in enumerate(us) for b in us[i + 1 :]]
         since = now_ms - 86_400_000
+        rules = self.rules
+        seen = now_ms - rules.opponents_window
+        look = rules.diversity and bool(pairs)
         raw = await self.store.run(
             lambda p: (
                 [p.hmget(self.rating_key(u), "first", "played") for u in us]
                 + [p.zcount(self._pair_key(a, b), f"({since}", "+inf") for a, b in pairs]
+                + (
+                    [p.zrangebyscore(self.opponents_key(u), f"({seen}", "+inf") for u in us]
+                    if look
+                    else []
+                )
             )
         )
         fresh = []
         for u, (first, played) in zip(us, raw[: len(us)], strict=True):
             f = int(text(first)) if first is not None else None
-            if not self.rules.established(f, int(text(played)) if played else 0, now_ms):
+            if not rules.established(f, int(text(played)) if played else 0, now_ms):
                 fresh.append(u)
+        counts = raw[len(us) : len(us) + len(pairs)]
         capped = tuple(
             (a, b)
-            for (a, b), n in zip(pairs, raw[len(us) :], strict=True)
-            if int(n) >= self.rules.pair_daily and a not in fresh and b not in fresh
+            for (a, b), n in zip(pairs, counts, strict=True)
+            if int(n) >= rules.pair_daily and a not in fresh and b not in fresh
         )
-        return tuple(fresh), capped
+        opp: dict[int, set[int]] = {}
+        if look:
+            for u, got in zip(us, raw[len(us) + len(pairs) :], strict=True):
+                opp[u] = {int(text(x)) for x in got}
+        narrow = tuple(
+            (a, b)
+            for a, b in pairs
+            if look
+            and a not in fresh
+            and b not in fresh
+            and (a, b) not in capped
+            and not (rules.diverse(opp[a], b) and rules.diverse(opp[b], a))
+        )
+        return Eligibility(tuple(fresh), capped, narrow)
 
     # -------------------------------------------------------------- settle
     async def settle(self, result: GameResult, now_ms: int | None = None) -> Settlement | None:
@@ -354,10 +407,13 @@ class Ratings:
         live = rated and not everyone_away
         fresh = set(result.fresh) if live else set()
         start_capped = {pair_of(a, b) for a, b in result.capped}
+        # #38: the pairs short of other opponents at the start count as capped ones
+        narrow = {pair_of(a, b) for a, b in result.narrow} if live else set()
         order = ranks(result)  # an operator's takeover to the end: unranked (#38)
         rivals = sorted({u for s, u, _ in humans if u not in fresh and s in order}) if live else []
         partners = {
-            u: [v for v in rivals if v != u and pair_of(u, v) not in start_capped] for u in rivals
+            u: [v for v in rivals if v != u and pair_of(u, v) not in start_capped | narrow]
+            for u in rivals
         }
         held: dict[int, tuple[str, Rating]] = {}
         capped = set(start_capped)
@@ -381,6 +437,14 @@ class Ratings:
         }
         walked = {u for s, u, _ in humans if s in away and s in taken and u in after}
         seat_of = {u: s for s, u, _ in humans}
+        # #38, the diversity guard: the people each finished this game with
+        # (casual or rated), kept in his slot with his part -- none for one
+        # whose seat the AI played at the end (he walked away, or an operator
+        # handed it over): he did not finish it himself
+        met = {
+            u: sorted({v for _s, v, _ in humans if v != u}) if s not in away else []
+            for s, u, _ in humans
+        }
         parts = []
         changes = []
         rest = [u for _, u, _ in humans if u not in held]
@@ -398,7 +462,7 @@ class Ratings:
                 "u": u, "m": int(moved), "rev": held[u][0] if u in held else "0",
                 "r": a.to_json() if moved else "", "sh": a.shown, "pv": int(a.provisional),
                 "c": int(s not in taken), "h": json.dumps(hist, separators=(",", ":")),
-                "n": name, "o": int(u in walked), "p": counting.get(u, []),
+                "n": name, "o": int(u in walked), "p": counting.get(u, []), "x": met[u],
             })  # fmt: skip
             if after:  # a counted game lists every human, those it did not move too
                 changes.append(Change(u, s, b.shown, a.shown, a.provisional, a.games, moved))
@@ -407,15 +471,23 @@ class Ratings:
                 pair_of(seat_of[a], seat_of[b]) for a, b in capped if a in seat_of and b in seat_of
             )
         )
+        narrow_seats = tuple(
+            sorted(
+                pair_of(seat_of[a], seat_of[b]) for a, b in narrow if a in seat_of and b in seat_of
+            )
+        )
         fresh_seats = tuple(sorted(seat_of[u] for u in fresh))
         if live and not after:
             if len([s for s, _, _ in humans if s in order]) < 2:
                 why = "operator"  # #38: operators' takeovers left fewer than two ranked
+            elif capped:
+                why = "pair_limit"
             else:
-                why = "pair_limit" if capped else "new_players"
+                why = "pair_diversity" if narrow else "new_players"
         settlement = Settlement(
             result.table, result.game, result.variant, bool(after), why, tuple(changes),
             fresh=fresh_seats if live else (), capped=capped_seats if live else (),
+            narrow=narrow_seats,
         )  # fmt: skip
         entry = ""
         if after:
@@ -475,12 +547,15 @@ class Ratings:
         boards: list[tuple[int, int, int, int]] = []
         for part in plan["parts"]:
             u = int(part["u"])
-            keys = self._user_keys(u) + [self._pair_key(u, v) for v in part["p"]]
+            keys = [*self._user_keys(u), self.opponents_key(u)]
+            keys += [self._pair_key(u, v) for v in part["p"]]
             args: list[str | int | float] = [
                 plan["gid"], plan["at"], plan["t"], part["m"], part["rev"], plan["v"], part["r"],
                 part["c"], part["h"], part["n"], part["o"], int(r.offence_window * 1000),
                 int(r.cooldown_first * 1000), r.cooldown_factor, int(r.cooldown_max * 1000),
                 r.reliability_games, r.history, int(r.game_ttl * 1000), 86_400_000,
+                r.opponents_window, max(r.diversity_keep, r.diversity_opponents + 1),
+                *part.get("x", ()),  # a plan of before the diversity guard: none
             ]  # fmt: skip
             got = await self._apply(keys, args)
             if text(got[0]) not in ("ok", "dup"):
@@ -772,6 +847,7 @@ __all__ = [
     "VARIANTS",
     "BoardRow",
     "Change",
+    "Eligibility",
     "PlayerRatings",
     "Rating",
     "RatingRules",

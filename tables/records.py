@@ -43,11 +43,16 @@ class GameResult:
     capped: tuple[tuple[int, int], ...] = ()
     """#38: the pairs of users (lower first) past the farming guard at the
     start: their result against each other does not count."""
+    narrow: tuple[tuple[int, int], ...] = ()
+    """#38: the pairs of users (lower first) that failed the opponent-diversity
+    guard at the start (one of them had too few other recent opponents):
+    their result against each other does not count, as a capped pair's."""
 
     def to_json(self) -> dict[str, Any]:
         extra: dict[str, Any] = {"rated": self.rated} if self.rated else {}
         extra |= {"fresh": list(self.fresh)} if self.fresh else {}
         extra |= {"capped": [list(p) for p in self.capped]} if self.capped else {}
+        extra |= {"narrow": [list(p) for p in self.narrow]} if self.narrow else {}
         extra |= {"away": list(self.away)} if self.away else {}
         extra |= {"taken": list(self.taken)} if self.taken else {}
         extra |= {"excused": list(self.excused)} if self.excused else {}
@@ -82,6 +87,7 @@ class GameResult:
             excused=tuple(d.get("excused", ())),
             fresh=tuple(d.get("fresh", ())),
             capped=tuple((int(a), int(b)) for a, b in d.get("capped", ())),
+            narrow=tuple((int(a), int(b)) for a, b in d.get("narrow", ())),
         )
 
 

@@ -173,6 +173,8 @@ def rating_rules(config: LiveConfig) -> RatingRules:
     return RatingRules(
         established_games=config.rated_after_games,
         established_days=config.rated_after_days,
+        diversity_opponents=config.rated_diversity_opponents,
+        diversity_days=config.rated_diversity_days,
         log_maxlen=config.rating_log_maxlen,
     )
 

@@ -150,6 +150,8 @@ class BotApp:
             timeouts_to_ai=settings.ai_takeover_timeouts,
             rated_after_games=settings.rated_after_games,
             rated_after_days=settings.rated_after_days,
+            rated_diversity_opponents=settings.rated_diversity_opponents,
+            rated_diversity_days=settings.rated_diversity_days,
             rating_log_maxlen=settings.rating_log_maxlen,
         )
         if svc is None:

@@ -49,6 +49,12 @@ class Settings(BaseSettings):
     games with other people ... (docs/RATINGS.md)"""
     rated_after_days: float = Field(default=2.0, ge=0)
     """... and the first of them is this many days old."""
+    rated_diversity_opponents: int = Field(default=3, ge=0)
+    """#38, the opponent-diversity guard: two players' rated result counts
+    against each other only if each finished games with at least this many
+    other people besides the other one ... (0: no such guard; docs/RATINGS.md)"""
+    rated_diversity_days: float = Field(default=7.0, ge=0)
+    """... in the last this many days (0: no such guard)."""
     rating_log_maxlen: int = Field(default=100_000, ge=1000)
     """Entries each stream of the ratings log keeps (approximately)."""
     timer_interval: float = Field(default=0.5, gt=0)

@@ -40,6 +40,7 @@ def app_config(admin_redis_url: str, redis_prefix: str) -> dict[str, Any]:
         "REDIS_PREFIX": redis_prefix,
         "RATED_AFTER_GAMES": 0,  # every account established (#38)
         "RATED_AFTER_DAYS": 0,
+        "RATED_DIVERSITY_OPPONENTS": 0,  # nor the opponent-diversity guard
     }
 
 

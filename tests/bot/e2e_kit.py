@@ -83,6 +83,7 @@ class Harness:
             "table_delay": 0.1,
             "rated_after_games": 0,  # every account established (#38)
             "rated_after_days": 0,
+            "rated_diversity_opponents": 0,  # nor the opponent-diversity guard
         }
         values.update(self.extra)
         return Settings(

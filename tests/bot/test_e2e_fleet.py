@@ -323,6 +323,7 @@ FAST = {
     "TELEGRAM_TIME_SCALE": str(TELEGRAM_SCALE),
     "RATED_AFTER_GAMES": "0",  # every account established, as in the harness (#38)
     "RATED_AFTER_DAYS": "0",
+    "RATED_DIVERSITY_OPPONENTS": "0",  # nor the opponent-diversity guard
 }
 """Shorter coalescing than the defaults: more edits race (and a shorter test);
 Telegram's time :data:`TELEGRAM_SCALE` times as fast, as the fake's (#37)."""

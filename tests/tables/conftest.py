@@ -35,9 +35,15 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def config(redis_prefix: str) -> LiveConfig:
-    """The service's settings; every account counts as established (#38: the
-    rule of new accounts is tested on its own, ``fresh_accounts``)."""
-    return LiveConfig(prefix=redis_prefix, rated_after_games=0, rated_after_days=0)
+    """The service's settings; every account counts as established and no
+    opponent-diversity guard (#38: each is tested on its own, ``fresh_accounts``
+    and ``test_ratings_diversity.py``)."""
+    return LiveConfig(
+        prefix=redis_prefix,
+        rated_after_games=0,
+        rated_after_days=0,
+        rated_diversity_opponents=0,
+    )
 
 
 @pytest.fixture(params=["single", "cluster"])
