@@ -70,6 +70,8 @@ class LobbyLike(Protocol):
     def fresh(self) -> Sequence[int]: ...
     @property
     def capped(self) -> Sequence[tuple[int, int]]: ...
+    @property
+    def narrow(self) -> Sequence[tuple[int, int]]: ...
 
 
 def deep_link(bot_username: str, code: str) -> str:
@@ -92,9 +94,10 @@ def settings_line(lobby: LobbyLike, _: Translator) -> str:
 
 def _counting(lobby: LobbyLike) -> list[tuple[int, int]]:
     """The pairs of its players whose result against each other would count
-    (#38: neither new, not past the farming guard; ``Table.counting_pairs``)."""
+    (#38: neither new, not past the farming guard nor short of other
+    opponents; ``Table.counting_pairs``)."""
     us = sorted(s.user for s in lobby.seats if s.user is not None and s.user not in lobby.fresh)
-    off = {tuple(p) for p in lobby.capped}
+    off = {tuple(p) for p in (*lobby.capped, *lobby.narrow)}
     return [(a, b) for i, a in enumerate(us) for b in us[i + 1 :] if (a, b) not in off]
 
 
@@ -114,7 +117,7 @@ def _names(lobby: LobbyLike, users: Sequence[int]) -> str:
 def rated_line(lobby: LobbyLike, _: Translator) -> str:
     """Rated or casual, and why casual when rated was chosen (#25); #38: for
     whom it is not rated -- new players --, and which two do not count
-    against each other (the farming guard)."""
+    against each other (the farming guard, the opponent-diversity guard)."""
     if not lobby.rated:
         return "🎲 " + _("Casual game: ratings do not change")
     if not all(s.user is not None for s in lobby.seats):
@@ -133,6 +136,14 @@ def rated_line(lobby: LobbyLike, _: Translator) -> str:
             lines.append("⏸ " + _(
                 "{a} and {b} have played their rated games of the day together: their "
                 "result against each other does not count for now.",
+                a=_names(lobby, [a]),
+                b=_names(lobby, [b]),
+            ))  # fmt: skip
+    for a, b in lobby.narrow:
+        if a in seated and b in seated:
+            lines.append("🤝 " + _(
+                "{a} and {b} do not count against each other yet: each of them must "
+                "also have played a few other people lately.",
                 a=_names(lobby, [a]),
                 b=_names(lobby, [b]),
             ))  # fmt: skip

@@ -122,6 +122,10 @@ def render_game_over(
 
 NOT_COUNTED = {
     "pair_limit": N_("Not rated: the same players' rated games count only a few times a day."),
+    "pair_diversity": N_(
+        "Not rated: two players count against each other only once each has also "
+        "played a few other people lately."
+    ),
     "abandoned": N_("Not rated: everyone left the game."),
     "operator": N_("Not rated: an operator handed a seat to the AI."),
     "new_players": N_(
@@ -156,6 +160,13 @@ def rating_lines(
             lines.append("⏸ " + _(
                 "{a} and {b}: their result against each other did not count (the same two "
                 "count only a few times a day).",
+                a=name_of(names, a, _),
+                b=name_of(names, b, _),
+            ))  # fmt: skip
+        for a, b in s.narrow:  # #38, the opponent-diversity guard
+            lines.append("🤝 " + _(
+                "{a} and {b}: their result against each other did not count (each must "
+                "also have played a few other people lately).",
                 a=name_of(names, a, _),
                 b=name_of(names, b, _),
             ))  # fmt: skip

@@ -520,6 +520,7 @@ class FakeLobby:
     rated: bool = True
     fresh: tuple[int, ...] = ()
     capped: tuple[tuple[int, int], ...] = ()
+    narrow: tuple[tuple[int, int], ...] = ()
 
 
 @pytest.mark.parametrize("locale", LANGUAGES)
@@ -725,6 +726,18 @@ def test_a_lobby_says_for_whom_its_game_is_not_rated_and_why(locale: str) -> Non
     text, _kb = render_lobby(FakeLobby(seats=(ann, bob), capped=((1, 2),)), locale=locale)
     assert "🎲" in text
     assert "⏸" in text
+    # #38, the opponent-diversity guard: the pair is named, the rest stays rated
+    text, _kb = render_lobby(FakeLobby(seats=(ann, bob, cy), narrow=((1, 2),)), locale=locale)
+    assert "🏆" in text
+    line = next(x for x in text.splitlines() if x.startswith("🤝"))
+    assert "Ann" in line
+    assert "Bob" in line
+    assert "Cy" not in line
+    if en:
+        assert "a few other people" in line
+    text, _kb = render_lobby(FakeLobby(seats=(ann, bob), narrow=((1, 2),)), locale=locale)
+    assert "🎲" in text
+    assert "🤝" in text
 
 
 @pytest.mark.parametrize("locale", LANGUAGES)
@@ -748,6 +761,17 @@ def test_the_result_names_whom_it_did_not_rate(locale: str) -> None:
     assert "🎲" in text
     if locale == "en":
         assert "new player" in text
+    # #38, the opponent-diversity guard: the pair named, or why nothing moved
+    s = replace(_settled(), narrow=((0, 1),))
+    text = render_game_over(v, locale=locale, names=NAMES, settlement=s)[0]
+    narrow = next(x for x in text.splitlines() if x.startswith("🤝"))
+    assert "Player0" in narrow
+    assert "Player1" in narrow
+    alone = Settlement("t", 1, "chuvash", False, "pair_diversity")
+    text = render_game_over(v, locale=locale, names=NAMES, settlement=alone)[0]
+    assert "🎲" in text
+    if locale == "en":
+        assert "a few other people" in text
 
 
 def _settled(counted: bool = True, why: str = "", offences: dict[int, float] | None = None) -> Any:
