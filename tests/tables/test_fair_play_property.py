@@ -21,7 +21,14 @@ The invariants, checked on what Redis holds at the end of each example:
   lobby's, or a left player's seat in a rematch) at its first move moves no
   rating;
 * **a draw ranks alike** -- in a counted draw the players still holding
-  cards when its last bout began share one rank.
+  cards when its last bout began share one rank;
+* **no rating from a narrow pair** -- two players rated against each other
+  had each finished (not walked away from) games with at least
+  ``rated_diversity_opponents`` other people besides the other one before
+  the game started (the opponent-diversity guard, #38; here 1: with four
+  users, 3 would leave no pair that counts).  Each example starts from the
+  casual games of :data:`BEFORE`, so some pairs count from the start and
+  others only once one of the two played someone else.
 
 Outages: the service's connections go through a fault-injecting connection
 class (real Redis answers everything else): from the ``k``-th round trip on,
@@ -65,7 +72,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from engine import Action, EngineError
 from engine.verify import load_record
 from tables import OVER, PLAYING, LiveConfig, LiveError, LiveEvent, ServiceUnavailable, TableService
-from tables.ratings import Settlement
+from tables.ratings import Settlement, pair_of
 from tables.records import GameResult
 from tests.profiles import budget
 from tests.tables.conftest import FakeClock
@@ -80,6 +87,22 @@ VARIANT = "chuvash"
 SEEDS = (18, 84, 5, 297, 1234)
 """Deals (``Games.new_seed``): 18 and 84 end in a draw under policies 1 and 2
 (test_ratings.py), 297 is the issue's 2-player draw."""
+BEFORE = ((1, 2), (2, 3), (3, 4))
+"""The casual games each example's players finished an hour before it (#38):
+with the diversity guard at 1, the pairs 1-2 and 3-4 do not count at first,
+the others do."""
+
+
+@dataclass
+class Played:
+    """A finished game as the checks see it (#38: the diversity guard's)."""
+
+    tid: str
+    game: int
+    result: GameResult
+    settlement: Settlement | None
+    start_at: float  # when its start was seen (service clock)
+    over_at: float  # when its end was seen
 
 
 @dataclass
@@ -179,19 +202,31 @@ class FairPlay(RuleBasedStateMachine):
         self.t0 = self.clock()
         # a finished game's follow-ups looked at again after 5 s, a timer's
         # claim hidden 10 s: the end of an example waits less for them
-        # every account established (#38): the rule of new ones has its own tests
+        # every account established (#38): the rule of new ones has its own
+        # tests; the opponent-diversity guard at 1 other person (four users)
         self.config = LiveConfig(
             prefix=f"{self.prefix}{uuid.uuid4().hex[:8]}:",
             settle_check=5.0,
             timer_lease=10.0,
             rated_after_games=0,
             rated_after_days=0,
+            rated_diversity_opponents=1,
         )
         self.fault = Fault(self.clock)
         self.svc = self._service()
         self.eye = TableService(  # the test's own reads: never faulted
             aredis.Redis.from_url(self.url), self.config, clock=self.clock, owns_client=True
         )
+        for i, (a, b) in enumerate(BEFORE):  # their games before (#38, the diversity guard)
+            self.run(
+                self.eye.ratings.settle(
+                    GameResult(
+                        table="before", game=i, variant=VARIANT, chat=None, places=(1, 2),
+                        loser=1, draw=False, seats=((a, f"U{a}"), (b, f"U{b}")),
+                        at=int(self.t0 * 1000) - 3_600_000,
+                    )
+                )
+            )  # fmt: skip
         self.seed = SEEDS[0]
         self.tids: list[str] = []
         self.status: dict[str, str] = {}  # as the log says: open, playing, over, cancelled
@@ -446,12 +481,16 @@ class FairPlay(RuleBasedStateMachine):
     async def check(self) -> None:
         eye = self.eye
         games: dict[int, int] = dict.fromkeys(USERS, 0)  # finished games
-        settled: dict[int, int] = dict.fromkeys(USERS, 0)  # settled games (rev)
+        settled: dict[int, int] = {  # settled games (rev), those before it too
+            u: sum(u in pair for pair in BEFORE) for u in USERS
+        }
         counted: dict[int, int] = dict.fromkeys(USERS, 0)  # games that moved his rating
         counted_ids: set[str] = set()
+        played: list[Played] = []
         for tid in self.tids:
-            for g, result, events in await self.finished(tid):
+            for g, result, events, (start_at, over_at) in await self.finished(tid):
                 s = await eye.ratings.settlement(tid, g)
+                played.append(Played(tid, g, result, s, start_at, over_at))
                 humans = [u for u, _ in result.seats if u is not None]
                 for u in humans:
                     games[u] += 1
@@ -486,21 +525,63 @@ class FairPlay(RuleBasedStateMachine):
             self.violate(None, f"ratings log {log} != counted games {sorted(counted_ids)}")
         if (await eye.ratings.recompute()).mismatches:
             self.violate(None, "the ratings log does not replay to the stored ratings")
+        self.check_diversity(played)
 
-    async def finished(self, tid: str) -> list[tuple[int, GameResult, list[LiveEvent]]]:
-        """Each finished game of ``tid``: its number, its result and the log up
-        to its end (the games before it included)."""
+    def check_diversity(self, played: list[Played]) -> None:
+        """#38, the opponent-diversity guard: two players rated against each
+        other (both moved, their pair neither capped nor narrow) had each,
+        before the game's start, finished a game he did not walk away from
+        with ``rated_diversity_opponents`` other people besides the other.
+        The games counted are those seen over no later than the start was
+        seen: a superset of those the service had settled then."""
+        k = self.config.rated_diversity_opponents
+        for p in played:
+            if p.settlement is None or not p.settlement.counted:
+                continue
+            s = p.settlement
+            seat_of = {u: i for i, (u, _) in enumerate(p.result.seats) if u is not None}
+            moved = sorted(c.user for c in s.changes if c.moved)
+            off = {pair_of(a, b) for a, b in (*s.capped, *s.narrow)}
+            met: dict[int, set[int]] = {
+                u: {v for pair in BEFORE if u in pair for v in pair if v != u} for u in moved
+            }
+            for q in played:
+                if q.over_at > p.start_at or (q.tid, q.game) == (p.tid, p.game):
+                    continue
+                seats = {u: i for i, (u, _) in enumerate(q.result.seats) if u is not None}
+                for u in moved:
+                    if u in seats and seats[u] not in q.result.away:
+                        met[u] |= set(seats) - {u}
+            for i, a in enumerate(moved):
+                for b in moved[i + 1 :]:
+                    if pair_of(seat_of[a], seat_of[b]) in off:
+                        continue
+                    if len(met[a] - {b}) < k or len(met[b] - {a}) < k:
+                        self.violate(
+                            None,
+                            f"{p.tid}:{p.game} rated {a} and {b} against each other; before "
+                            f"it they had met {sorted(met[a])} and {sorted(met[b])}",
+                        )
+
+    async def finished(
+        self, tid: str
+    ) -> list[tuple[int, GameResult, list[LiveEvent], tuple[float, float]]]:
+        """Each finished game of ``tid``: its number, its result, the log up to
+        its end (the games before it included), and when its start and its
+        end were seen (the service clock)."""
         out = []
-        events = [e for e, _ in self.seen[tid].events]
+        stamped = self.seen[tid].events
+        events = [e for e, _ in stamped]
         for i, e in enumerate(events):
             if e.kind != "over":
                 continue
-            g = next(int(p.text) for p in reversed(events[:i]) if p.kind == "start")
+            j = next(j for j in range(i - 1, -1, -1) if events[j].kind == "start")
+            g = int(events[j].text)
             result = await self._result(tid, g)
             if result is None:
                 self.violate(None, f"{tid}:{g} ended, and neither table nor record has its result")
                 continue
-            out.append((g, result, events[: i + 1]))
+            out.append((g, result, events[: i + 1], (stamped[j][1], stamped[i][1])))
         return out
 
     async def _result(self, tid: str, g: int) -> GameResult | None:
