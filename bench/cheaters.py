@@ -20,10 +20,20 @@ nothing.  The schemes:
   he left (its offence, and the cooldown it sets, come at its end).  Gain: his
   mu from the games that started inside the cooldown his leave had earned
   (``RatingRules.cooldown``), plus their count.
-* ``pair-cap`` -- the main account farms two second accounts in turn (each
-  walks away at once) past the pair cap; and a 3-player table (main, a
-  second account, an honest player) once the main/second pair is capped: the
-  honest player's games are voided with it (printed: his uncounted games).
+* ``pair-cap`` -- the main account (a real one: the day before, he played
+  three other people) farms two second accounts in turn, each losing every
+  game on purpose, 7 games each (the pair cap, ``RatingRules.pair_daily``, is
+  5 a day).  The second accounts play no one else, so the opponent-diversity
+  guard (#38: a pair counts only if each of the two played at least
+  ``RATED_DIVERSITY_OPPONENTS`` other people in ``RATED_DIVERSITY_DAYS``)
+  never lets their result against main count.  Then 3-player tables of main,
+  a second account and an honest player who has a history of his own (three
+  other people the day before): the honest player's games must still count
+  (printed: his voided games, goal 0), and main's gain there is what the
+  second account added to his result -- his own result against the honest
+  player is honest play, printed apart and not counted as a gain.  This is
+  the one scheme run with the diversity guard on (the service's default);
+  the others run without it, so that each measures the guard it attacks.
 * ``draw-farm`` -- the main account and a second account play every game to a
   draw (a deal and a line of play known to draw).
 * ``fresh-accounts`` -- a new second account for every game, walking away at
@@ -48,6 +58,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import redis.asyncio as aredis
 
@@ -57,7 +68,7 @@ from engine.errors import EngineError
 from sandbox.local_redis import find_redis_server, start_redis, stop
 from tables import PLAYING, GameResult, LiveConfig, LiveError, TableService
 from tables.games import timeout_move
-from tables.ratings import RatingRules
+from tables.ratings import RatingRules, moves
 
 VARIANT = "chuvash"
 DRAW_SEED, DRAW_POLICY = 18, 1
@@ -113,19 +124,30 @@ class SchemeOutcome:
 
 class Bench:
     def __init__(
-        self, url: str, move_seconds: float, hours: float, *, established: bool = True
+        self,
+        url: str,
+        move_seconds: float,
+        hours: float,
+        *,
+        established: bool = True,
+        diverse: bool = False,
     ) -> None:
         """``established``: every account counts as established (#38: the
         guard each scheme attacks is measured on its own); else the service's
-        own rule of new accounts applies (``fresh-accounts``)."""
+        own rule of new accounts applies (``fresh-accounts``).  ``diverse``:
+        the opponent-diversity guard as the service's default has it (#38;
+        ``pair-cap``); else none."""
         self.url = url
         self.move = move_seconds
         self.hours = hours
         self.clock = SimClock()
         prefix = f"cheat:{uuid.uuid4().hex[:8]}:"
-        config = LiveConfig(prefix=prefix)
+        rules: dict[str, Any] = {}
         if established:
-            config = LiveConfig(prefix=prefix, rated_after_games=0, rated_after_days=0)
+            rules |= {"rated_after_games": 0, "rated_after_days": 0}
+        if not diverse:
+            rules["rated_diversity_opponents"] = 0
+        config = LiveConfig(prefix=prefix, **rules)
         self.svc = TableService(
             aredis.Redis.from_url(url), config, clock=self.clock, owns_client=True
         )
@@ -287,6 +309,7 @@ class Bench:
     async def pair_cap(self) -> SchemeOutcome:
         out = SchemeOutcome("pair-cap")
         main, alts, honest = 1, [2, 3], 9
+        await self.met(main, [20, 21, 22])  # his main account plays other people too
         start = await self.mu(main)
         n = 0
         # part 1: two second accounts in turn, each losing on purpose
@@ -301,9 +324,17 @@ class Bench:
             await self.play(tid, {main: random_policy(random.Random(n)), alt: worst_policy})
             out.games += 1
             out.counted += int(await self.counted(tid, 1))
-        # part 2: the capped pair (main, its alt) at a table with an honest player
+        farmed = await self.mu(main) - start
+        out.notes.append(
+            f"part 1: {n} games against the second accounts, {out.counted} counted, "
+            f"main {farmed:+.2f} mu"
+        )
+        # part 2: main and a second account at a table with an honest player,
+        # who has a history of his own (#38: his pair with main counts)
+        await self.met(honest, [30, 31, 32])
         voided = 0
         three = 0
+        own = 0.0  # main's honest result against the honest player
         while not self.over and three < 4:
             three += 1
             try:
@@ -311,16 +342,26 @@ class Bench:
             except LiveError as e:
                 out.notes.append(f"refused: {e.code}")
                 break
+            before = await self.svc.ratings.many([main, alts[0], honest], VARIANT)
             policies = {u: random_policy(random.Random(u * 7 + three)) for u in (main, honest)}
             await self.play(tid, {**policies, alts[0]: worst_policy})
             s = await self.svc.ratings.settlement(tid, 1)
             change = s.change_of(honest) if s is not None else None
-            voided += int(s is None or not s.counted or change is None)
+            voided += int(s is None or not s.counted or change is None or not change.moved)
             out.games += 1
             out.counted += int(bool(s and s.counted))
-        out.gain = await self.mu(main) - start
+            # what main would have had against the honest player alone: the
+            # second account's pairs left out
+            result = (await self.svc.tables.load(tid)).result
+            assert result is not None
+            alone = moves(result, before, [(main, alts[0]), (alts[0], honest)])
+            fair = alone.get(main, before[main]).mu
+            farmed += await self.mu(main) - fair
+            own += fair - before[main].mu
+        out.gain = farmed
         out.notes.append(
-            f"the honest third player's games voided by the pair cap: {voided} of {three} (goal 0)"
+            f"part 2: the honest third player's games voided: {voided} of {three} (goal 0); "
+            f"main's own result against him {own:+.2f} mu (honest play, not a gain)"
         )
         out.missed = voided > 0
         return out
@@ -338,6 +379,18 @@ class Bench:
                 break
         out.gain = await self.mu(main) - start
         return out
+
+    async def met(self, user: int, others: list[int]) -> None:
+        """``user`` finished a casual game with each of ``others`` the day
+        before (#38: the people the opponent-diversity guard counts)."""
+        at = int((self.clock() - 86_400) * 1000)
+        for o in others:
+            await self.svc.ratings.settle(
+                GameResult(
+                    table=f"met{user}x{o}", game=1, variant=VARIANT, chat=None, places=(1, 2),
+                    loser=1, draw=False, seats=((user, f"U{user}"), (o, f"U{o}")), at=at,
+                )
+            )  # fmt: skip
 
     async def establish(self, user: int) -> None:
         """``user`` an established account (#38): his first games with other
@@ -380,7 +433,13 @@ async def drive(url: str, move_seconds: float, hours: float) -> None:
     )
     print(f"{'scheme':<16} {'games':>5} {'counted':>7} {'mu/hour':>8}  goal  wall")
     for name in SCHEMES:
-        bench = Bench(url, move_seconds, hours, established=name != "fresh_accounts")
+        bench = Bench(
+            url,
+            move_seconds,
+            hours,
+            established=name != "fresh_accounts",
+            diverse=name == "pair_cap",
+        )
         began = time.perf_counter()
         try:
             out: SchemeOutcome = await getattr(bench, name)()
