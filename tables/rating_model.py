@@ -128,6 +128,21 @@ def moves(
     return out
 
 
+def opponents_met(result: GameResult) -> dict[int, tuple[int, ...]]:
+    """#38, the opponent-diversity guard: the people each human of ``result``
+    finished it with (every other human, whether he walked away or not) --
+    none for one whose seat the AI played at the end (``result.away``: he
+    walked away, or an operator handed it over; he did not finish it
+    himself).  The settlement writes them (:data:`tables.rating_scripts.APPLY_LUA`)
+    and ``migrate-ratings`` fills them from the games recorded before
+    (:mod:`tables.migrate`): one rule."""
+    humans = [(s, u) for s, (u, _n) in enumerate(result.seats) if u is not None]
+    away = set(result.away)
+    return {
+        u: () if s in away else tuple(sorted({v for _s, v in humans if v != u})) for s, u in humans
+    }
+
+
 def rate(before: Sequence[Rating], order: Sequence[int]) -> list[Rating]:
     """The ratings after one game of these players ranked ``order`` (1 best)."""
     teams = [[_MODEL.rating(mu=r.mu, sigma=r.sigma)] for r in before]
@@ -195,6 +210,12 @@ class RatingRules:
     def opponents_window(self) -> int:
         """Milliseconds a player's opponents are kept (0: not kept)."""
         return int(self.diversity_days * 86_400_000) if self.diversity_days > 0 else 0
+
+    @property
+    def opponents_kept(self) -> int:
+        """Opponents kept per player at most: :attr:`diversity_keep`, and
+        never too few to answer the guard."""
+        return max(self.diversity_keep, self.diversity_opponents + 1)
 
     def diverse(self, opponents: Iterable[int], other: int) -> bool:
         """Whether a player whose opponents of the window are ``opponents``

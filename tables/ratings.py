@@ -159,6 +159,7 @@ from tables.rating_model import (  # noqa: F401 (re-exported)
     Recomputed,
     Settlement,
     moves,
+    opponents_met,
     pair_of,
     provisional,
     ranks,
@@ -438,13 +439,9 @@ class Ratings:
         walked = {u for s, u, _ in humans if s in away and s in taken and u in after}
         seat_of = {u: s for s, u, _ in humans}
         # #38, the diversity guard: the people each finished this game with
-        # (casual or rated), kept in his slot with his part -- none for one
-        # whose seat the AI played at the end (he walked away, or an operator
-        # handed it over): he did not finish it himself
-        met = {
-            u: sorted({v for _s, v, _ in humans if v != u}) if s not in away else []
-            for s, u, _ in humans
-        }
+        # (casual or rated), kept in his slot with his part (the rule:
+        # opponents_met -- none for one whose seat the AI played at the end)
+        met = opponents_met(result)
         parts = []
         changes = []
         rest = [u for _, u, _ in humans if u not in held]
@@ -462,7 +459,7 @@ class Ratings:
                 "u": u, "m": int(moved), "rev": held[u][0] if u in held else "0",
                 "r": a.to_json() if moved else "", "sh": a.shown, "pv": int(a.provisional),
                 "c": int(s not in taken), "h": json.dumps(hist, separators=(",", ":")),
-                "n": name, "o": int(u in walked), "p": counting.get(u, []), "x": met[u],
+                "n": name, "o": int(u in walked), "p": counting.get(u, []), "x": list(met[u]),
             })  # fmt: skip
             if after:  # a counted game lists every human, those it did not move too
                 changes.append(Change(u, s, b.shown, a.shown, a.provisional, a.games, moved))
@@ -554,7 +551,7 @@ class Ratings:
                 part["c"], part["h"], part["n"], part["o"], int(r.offence_window * 1000),
                 int(r.cooldown_first * 1000), r.cooldown_factor, int(r.cooldown_max * 1000),
                 r.reliability_games, r.history, int(r.game_ttl * 1000), 86_400_000,
-                r.opponents_window, max(r.diversity_keep, r.diversity_opponents + 1),
+                r.opponents_window, r.opponents_kept,
                 *part.get("x", ()),  # a plan of before the diversity guard: none
             ]  # fmt: skip
             got = await self._apply(keys, args)
