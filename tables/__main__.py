@@ -4,10 +4,11 @@ the result with the stored ratings (#25, :meth:`tables.ratings.Ratings.recompute
 Prints the games replayed, the players and each mismatch; exits 0 when every
 stored rating is reproduced exactly, 1 otherwise, 2 when Redis cannot be
 reached.  ``python -m tables migrate-ratings [--keep]`` moves the rating data
-of before #38 (one ``{rt}`` slot) to each player's slot, once
-(:mod:`tables.migrate`), and prints what it moved.  ``REDIS_URL`` (default
-``redis://127.0.0.1:6379/0``) and ``REDIS_PREFIX`` (default ``durak:``) name
-the data, as for the bot."""
+of before #38 (one ``{rt}`` slot) to each player's slot, once, fills each
+player's recent opponents (the opponent-diversity guard) from the games
+recorded in its window (:mod:`tables.migrate`), and prints what it moved and
+filled.  ``REDIS_URL`` (default ``redis://127.0.0.1:6379/0``) and
+``REDIS_PREFIX`` (default ``durak:``) name the data, as for the bot."""
 
 from __future__ import annotations
 
@@ -59,7 +60,10 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("recompute-ratings", help="replay the ratings log and compare")
     r.add_argument("--redis", default=os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0")
     r.add_argument("--prefix", default=os.environ.get("REDIS_PREFIX") or "durak:")
-    m = sub.add_parser("migrate-ratings", help="move the ratings of before #38 to per-player slots")
+    m = sub.add_parser(
+        "migrate-ratings",
+        help="move the ratings of before #38 to per-player slots, fill recent opponents",
+    )
     m.add_argument("--redis", default=os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0")
     m.add_argument("--prefix", default=os.environ.get("REDIS_PREFIX") or "durak:")
     m.add_argument("--keep", action="store_true", help="keep the old keys once copied")

@@ -11,12 +11,22 @@ cooldown and leaves charged but not settled yet (each with its TTL); the pairs o
 lower player's slot.  What stays: the leaderboards (their keys did not move),
 the settlements of the last 8 days (read where they are: a game settled before
 is never settled again) and the old log (``recompute-ratings`` replays it
-first).  The moved keys are deleted unless ``keep``."""
+first).  The moved keys are deleted unless ``keep``.
+
+Then (#38, the opponent-diversity guard) each player's recent opponents
+(``{ru:<user>}:opp``, written by each settlement since the guard) are filled
+from the games of the last ``diversity_days`` the service recorded before
+(:func:`backfill_opponents`): else every player would stop counting against
+everyone for up to that long after the upgrade."""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
+from tables.rating_model import LOG_SHARDS, opponents_met
+from tables.rating_scripts import OPPONENTS_LUA
+from tables.records import GameResult
 from tables.service import TableService
 from tables.store import text
 
@@ -50,7 +60,127 @@ async def migrate_ratings(svc: TableService, *, keep: bool = False) -> dict[str,
         if not keep:
             await _drop(svc, src)
     entries = await store.one(lambda p: p.xlen(ratings.legacy_log_key))
-    return {"players": moved, "pairs": len(pairs), "games": games, "log": int(entries)}
+    filled = await backfill_opponents(svc)
+    return {"players": moved, "pairs": len(pairs), "games": games, "log": int(entries), **filled}
+
+
+async def backfill_opponents(svc: TableService, *, batch: int = 200) -> dict[str, int]:
+    """#38: fill each player's opponents (``{ru:<user>}:opp``) from the games
+    that finished in the last ``diversity_days`` (by the service's clock),
+    as the settlements write them (:func:`tables.rating_model.opponents_met`:
+    every other human of the game, none for a player whose seat the AI
+    played at the end), each at his latest game with him, the latest
+    ``opponents_kept``, expiring when the newest leaves the window
+    (:data:`tables.rating_scripts.OPPONENTS_LUA`, one player's key at a time:
+    his own slot).  What a settlement wrote since stays; run again, it writes
+    nothing.
+
+    The games: each finished game's record (``P rec:<table>:<game>``, kept
+    ``replay_ttl``: its result names the seats, who walked away and the time;
+    casual games too), found through the finished-games index (``P
+    finished``, 7 days); then the ratings logs (the one of before the
+    per-player slots, and each shard's) for a counted rated game whose
+    record is gone (its log no longer held its start).  A casual game without
+    a record, or older than ``replay_ttl``, is not known; a record written
+    before the ratings (#25) does not say who walked away: such a game
+    counts for everyone in it.  What it filled:
+    the games of two humans or more read (``opp_games``), the players whose
+    opponents it added to (``opp_players``) and the opponents added or moved
+    to a later game (``opponents``)."""
+    ratings = svc.ratings
+    rules = ratings.rules
+    out = {"opp_games": 0, "opp_players": 0, "opponents": 0}
+    window = rules.opponents_window
+    if not window:  # RATED_DIVERSITY_DAYS=0: no opponents are kept
+        return out
+    now = svc.tables.now_ms()
+    since = now - window
+    games: dict[tuple[str, int], GameResult] = {}
+    for res in await _recorded(svc, since, batch) + await _logged(svc, since, batch):
+        games.setdefault((res.table, res.game), res)
+    met: dict[int, dict[int, int]] = {}
+    for res in games.values():
+        them = opponents_met(res)
+        if res.at <= since or len(them) < 2:  # out of the window; a solo game
+            continue
+        out["opp_games"] += 1
+        for user, others in them.items():
+            mine = met.setdefault(user, {})
+            for other in others:
+                mine[other] = max(mine.get(other, res.at), res.at)
+    script = svc.store.script(OPPONENTS_LUA)
+    most = rules.opponents_kept
+    for user in sorted(met):
+        latest = sorted(met[user].items(), key=lambda x: (-x[1], x[0]))[:most]
+        if not latest:  # he walked away from every game of his
+            continue
+        args: list[str | int | float] = [now, window, most]
+        args += [x for other, ms in latest for x in (other, ms)]
+        kept = int(await script([ratings.opponents_key(user)], args))
+        out["opp_players"] += bool(kept)
+        out["opponents"] += kept
+    return out
+
+
+def _result_of(raw: Any) -> GameResult | None:
+    """The result in a game's record or a log entry (None: none readable)."""
+    try:
+        return GameResult.from_json(json.loads(raw)["result"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+async def _recorded(svc: TableService, since: int, batch: int) -> list[GameResult]:
+    """The results of the finished games the index lists after ``since``
+    whose record is kept (every game: solo, casual and rated)."""
+    keys = svc.store.keys
+    out: list[GameResult] = []
+    start = 0
+    while True:
+
+        def page(p: Any, at: int = start) -> Any:
+            return p.zrangebyscore(keys.finished, f"({since}", "+inf", start=at, num=batch)
+
+        members = await svc.store.one(page)
+        games = []
+        for m in members:
+            tid, game, _variant = text(m).rsplit(":", 2)
+            games.append(keys.record(tid, int(game)))
+
+        def build(p: Any, games: list[str] = games) -> None:
+            for key in games:
+                p.get(key)
+
+        if games:
+            for raw in await svc.store.run(build):
+                res = _result_of(raw) if raw is not None else None
+                if res is not None:
+                    out.append(res)
+        if len(members) < batch:
+            return out
+        start += batch
+
+
+async def _logged(svc: TableService, since: int, batch: int) -> list[GameResult]:
+    """The counted rated games the ratings logs keep from about ``since`` on
+    (a day earlier: the entries' ids are Redis' clock)."""
+    ratings = svc.ratings
+    out: list[GameResult] = []
+    keys = [ratings.legacy_log_key] + [ratings.log_key_of(k) for k in range(LOG_SHARDS)]
+    for key in keys:
+        start = str(max(0, since - 86_400_000))
+        while True:
+            rows = await ratings._log_page(key, start, batch)
+            for _id, fields in rows:
+                f = {text(k): v for k, v in fields.items()}
+                res = _result_of(f["g"]) if "g" in f else None
+                if res is not None:
+                    out.append(res)
+            if len(rows) < batch:
+                break
+            ms, _, seq = text(rows[-1][0]).partition("-")
+            start = f"{ms}-{int(seq) + 1}"
+    return out
 
 
 async def _drop(svc: TableService, *keys: str) -> None:

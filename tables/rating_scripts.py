@@ -4,7 +4,8 @@ so a game is settled in steps (:meth:`tables.ratings.Ratings.settle`):
 :data:`GAME_LUA` (the game's own key: begin, abort, yield, commit, finish),
 :data:`CLAIM_LUA` (hold a player), :data:`APPLY_LUA` (a player's part),
 :data:`BOARD_LUA` (the leaderboards); :data:`CHARGE_LUA` charges a leave at
-once.  :data:`APPLY_LUA` and :data:`CHARGE_LUA` start with
+once; :data:`OPPONENTS_LUA` fills a player's opponents on upgrade
+(``migrate-ratings``).  :data:`APPLY_LUA` and :data:`CHARGE_LUA` start with
 :data:`RECOOL_LUA`'s function, the one rule that sets a cooldown from the
 stored offences."""
 
@@ -263,3 +264,39 @@ ms, 4 first cooldown ms, 5 factor, 6 max ms.  A game whose part of him is
 already settled (``settled``: its settlement decided) or a leave already
 charged (``dup``, the cooldown it set) changes nothing: once, however often
 it is retried."""
+
+
+OPPONENTS_LUA = r"""
+-- KEYS: 1 his opponents (zset user -> ms).  ARGV: 1 now ms, 2 opponents kept
+-- ms, 3 kept at most, 4.. pairs of user and the ms of his latest game with him
+local k, now = KEYS[1], tonumber(ARGV[1])
+local keepms, most = tonumber(ARGV[2]), tonumber(ARGV[3])
+local wrote = {}
+for j = 4, #ARGV - 1, 2 do
+  local ms = tonumber(ARGV[j + 1])
+  local had = redis.call('ZSCORE', k, ARGV[j])
+  if ms > now - keepms and (not had or tonumber(had) < ms) then
+    redis.call('ZADD', k, ms, ARGV[j])
+    table.insert(wrote, ARGV[j])
+  end
+end
+redis.call('ZREMRANGEBYSCORE', k, '-inf', now - keepms)
+local n = redis.call('ZCARD', k)
+if n > most then redis.call('ZREMRANGEBYRANK', k, 0, n - most - 1) end
+if n == 0 then return 0 end
+local newest = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')
+local ttl = tonumber(newest[2]) + keepms - now
+if redis.call('PTTL', k) < ttl then redis.call('PEXPIRE', k, ttl) end
+local kept = 0
+for _, u in ipairs(wrote) do
+  if redis.call('ZSCORE', k, u) then kept = kept + 1 end
+end
+return kept
+"""
+"""#38, ``migrate-ratings``: a player's opponents filled from the games
+recorded before the guard kept them (:mod:`tables.migrate`), by
+:data:`APPLY_LUA`'s rules -- each opponent at his latest game with him (never
+moved back: a later game written since stays), none older than the window,
+the latest ``ARGV[3]`` kept, the key expiring when its newest entry leaves
+the window (never sooner than it did).  How many of the entries it wrote are
+kept: 0 when run again."""

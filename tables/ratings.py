@@ -115,7 +115,9 @@ Keys (``P`` the prefix; ``U`` = ``P{ru:<user>}``):
                         the last ``diversity_days``, at most ``diversity_keep``
                         of them (the latest), expiring then (#38: the
                         opponent-diversity guard; written with his part of
-                        each settlement, :data:`APPLY_LUA`)
+                        each settlement, :data:`APPLY_LUA`; on upgrade filled
+                        from the games recorded before by
+                        ``migrate-ratings``, :data:`OPPONENTS_LUA`)
 ``P{rt}:top:<variant>`` zset user -> shown rating (established players)
 ``P{rt}:new:<variant>`` zset user -> shown rating (provisional players)
 ``P{rt}:brev:<variant>`` hash user -> the rev the boards show

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -196,7 +197,8 @@ async def test_data_of_before_the_per_player_slots_is_migrated(
         ]
     )
     report = await migrate_ratings(svc)
-    assert report == {"players": 2, "pairs": 1, "games": 1, "log": 1}
+    assert report == {"players": 2, "pairs": 1, "games": 1, "log": 1,
+                      "opp_games": 1, "opp_players": 2, "opponents": 2}  # fmt: skip
     assert (await migrate_ratings(svc))["players"] == 0  # once
     me = await svc.ratings.of(1)
     assert me.ratings["chuvash"] == a1
@@ -221,15 +223,27 @@ async def test_the_migrate_command_reports_what_it_moved(
     svc: TableService, redis_url: str, redis_prefix: str, live_url: str
 ) -> None:
     """``python -m tables migrate-ratings`` (one server): exit 0 and what it
-    moved; nothing the second time."""
+    moved and filled (#38: the opponents of a game of 4 and 5 an hour ago,
+    by its record); nothing the second time."""
     if live_url != redis_url:
         pytest.skip("the command's own client: one server is enough")
     old = f"{redis_prefix}{{rt}}"
     await svc.store.one(lambda p: p.hset(f"{old}:r:4", mapping={"rev": 1, "name": "U4"}))
+    at = int(time.time() * 1000) - HOUR  # the command's clock is the real one
+    game = result([4, 5], [1, 2], table="cmd", at=at, rated=False)
+    k = svc.store.keys
+    await svc.store.run(
+        lambda p: [
+            p.set(k.record("cmd", 1), json.dumps({"result": game.to_json()})),
+            p.zadd(k.finished, {"cmd:1:chuvash": at}),
+        ]
+    )
     args = ["migrate-ratings", "--redis", redis_url, "--prefix", redis_prefix]
     done = await asyncio.to_thread(run_command, args)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"players": 1, "pairs": 0, "games": 0, "log": 0}
+    assert json.loads(done.stdout) == {"players": 1, "pairs": 0, "games": 0, "log": 0,
+                                       "opp_games": 1, "opp_players": 2, "opponents": 2}  # fmt: skip
     assert (await svc.ratings.of(4)).name == "U4"
-    again = await asyncio.to_thread(run_command, args)
-    assert json.loads(again.stdout)["players"] == 0
+    assert await svc.ratings.opponents(4, at) == {5}
+    again = json.loads((await asyncio.to_thread(run_command, args)).stdout)
+    assert (again["players"], again["opp_players"], again["opponents"]) == (0, 0, 0)
