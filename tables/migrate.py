@@ -170,7 +170,7 @@ async def _logged(svc: TableService, since: int, batch: int) -> list[GameResult]
     for key in keys:
         start = str(max(0, since - 86_400_000))
         while True:
-            rows = await ratings._log_page(key, start, batch)
+            rows = await ratings.log.page(key, start, batch)
             for _id, fields in rows:
                 f = {text(k): v for k, v in fields.items()}
                 res = _result_of(f["g"]) if "g" in f else None

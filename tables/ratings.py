@@ -145,6 +145,7 @@ from typing import Any, cast
 
 from engine.clock import Clock
 from tables.model import ServiceUnavailable
+from tables.rating_log import RatingLog
 from tables.rating_model import (  # noqa: F401 (re-exported)
     _MODEL,
     DEFAULT_MU,
@@ -207,6 +208,8 @@ class Ratings:
         self._apply = store.script(APPLY_LUA)
         self._board = store.script(BOARD_LUA)
         self._charge = store.script(CHARGE_LUA)
+        self.log = RatingLog(store, self.legacy_log_key, self.log_key_of, self.rating_key)
+        """The ratings log, replayed (``recompute-ratings``)."""
         self.pause = 0.02
         """Seconds between two looks at a player another game's settlement holds."""
         self.patience = 5.0
@@ -739,103 +742,13 @@ class Ratings:
 
     # ---------------------------------------------------------- recompute
     async def log_entries(self, batch: int = 500) -> list[dict[str, Any]]:
-        """Every counted rated game the logs keep: the log of before #38 first
-        (in settling order), then each shard's (each in its settling order)."""
-        out: list[dict[str, Any]] = []
-        keys = [self.legacy_log_key] + [self.log_key_of(k) for k in range(LOG_SHARDS)]
-        for key in keys:
-            start = "-"
-            while True:
-                rows = await self._log_page(key, start, batch)
-                for _id, fields in rows:
-                    f = {text(k): v for k, v in fields.items()}
-                    out.append(cast("dict[str, Any]", json.loads(f["g"])))
-                if len(rows) < batch:
-                    break
-                last = text(rows[-1][0])
-                ms, _, seq = last.partition("-")
-                start = f"{ms}-{int(seq) + 1}"
-        return out
-
-    async def _log_page(self, key: str, start: str, count: int) -> list[Any]:
-        return cast(
-            "list[Any]",
-            await self.store.one(lambda p: p.xrange(key, min=start, max="+", count=count)),
-        )
-
-    async def _trimmed(self) -> bool:
-        """Whether a log shard dropped entries (``MAXLEN``): the oldest kept
-        entry of a player is then where his replay starts."""
-        keys = [self.log_key_of(k) for k in range(LOG_SHARDS)]
-
-        def build(p: Any) -> None:
-            for k in keys:
-                p.exists(k)
-            for k in keys:
-                p.xlen(k)
-
-        got = await self.store.run(build)
-        for k, there, n in zip(keys, got[: len(keys)], got[len(keys) :], strict=True):
-            if not there:
-                continue
-            info = await self._stream_info(k)
-            added = info.get("entries-added", info.get(b"entries-added", n))
-            if int(added) > int(n):
-                return True
-        return False
-
-    async def _stream_info(self, key: str) -> dict[Any, Any]:
-        return cast("dict[Any, Any]", await self.store.one(lambda p: p.xinfo_stream(key)))
+        """Every counted rated game the logs keep (:meth:`RatingLog.entries`)."""
+        return await self.log.entries(batch)
 
     async def recompute(self) -> Recomputed:
-        """Replay the logs and compare with the stored ratings: equal, to the
-        last bit, when every rating moved through :meth:`settle`.
-
-        The log of before #38 is replayed from the default ratings in its
-        order.  Each entry since records the ratings (and revs) it was computed
-        from; a player's entries are replayed in the order of his rev, each
-        from the last one's result (the ratings it records must be those), the
-        first from the default or the old log's result -- or, once a shard was
-        trimmed, from the ratings the oldest kept entry records."""
-        replayed: dict[tuple[int, str], Rating] = {}
-        entries = await self.log_entries()
-        bad: list[tuple[int, str, Rating, Rating]] = []
-        chains: dict[tuple[int, str], list[tuple[int, Rating, Rating]]] = {}
-        for e in entries:
-            result = GameResult.from_json(e["result"])
-            if "b" not in e:  # before #38: every human moved, in the log's order
-                order = ranks(result)
-                seats = sorted(order)
-                users = [cast(int, result.seats[s][0]) for s in seats]
-                before = [replayed.get((u, result.variant), Rating()) for u in users]
-                for u, a in zip(users, rate(before, [order[s] for s in seats]), strict=True):
-                    replayed[(u, result.variant)] = a
-                continue
-            held = {int(u): (Rating(float(m), float(s), int(g)), int(rev))
-                    for u, (m, s, g, rev) in e["b"].items()}  # fmt: skip
-            after = moves(result, {u: b for u, (b, _r) in held.items()}, e.get("capped", ()))
-            for u, a in after.items():
-                b, rev = held[u]
-                chains.setdefault((u, result.variant), []).append((rev, b, a))
-        trimmed = await self._trimmed() if chains else False
-        for key, steps in chains.items():
-            steps.sort(key=lambda x: x[0])
-            cur = replayed.get(key, Rating())
-            for i, (_rev, b, a) in enumerate(steps):
-                if b != cur and not (i == 0 and trimmed):
-                    bad.append((key[0], key[1], b, cur))  # recorded, replayed
-                cur = a
-            replayed[key] = cur
-        keys = sorted(replayed)
-        stored = await self.store.run(
-            lambda p: [p.hget(self.rating_key(u), v) for u, v in keys]
-        ) if keys else []  # fmt: skip
-        for (u, v), raw in zip(keys, stored, strict=True):
-            have = Rating.from_json(raw)
-            want = replayed[(u, v)]
-            if have != want or raw is None:
-                bad.append((u, v, have, want))
-        return Recomputed(len(entries), len({u for u, _ in keys}), tuple(bad))
+        """Replay the logs and compare with the stored ratings
+        (:meth:`RatingLog.recompute`)."""
+        return await self.log.recompute()
 
 
 __all__ = [
