@@ -104,6 +104,21 @@ class TableService:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
+    async def upgrade(self) -> dict[str, int] | None:
+        """Bring data of an older release up to this one, once per Redis (#38):
+        the ratings of before the per-player slots moved into them
+        (:func:`tables.migrate.migrate_ratings`; idempotent, so two processes
+        starting together do no harm), then a mark that spares every later
+        start the scan.  None when the mark says it was done."""
+        from tables.migrate import migrate_ratings
+
+        mark = f"{self.ratings.base}:migrated"
+        if await self.store.one(lambda p: p.exists(mark)):
+            return None
+        moved = await migrate_ratings(self)
+        await self.store.one(lambda p: p.set(mark, "1"))
+        return moved
+
     def use_decider(self, decider: Decider) -> None:
         """Compute the AI moves with ``decider`` from now on (the bot's process
         pool, :class:`~tables.deciders.PoolDecider`)."""

@@ -337,8 +337,21 @@ class BotApp:
                 await asyncio.sleep(delay)
             else:
                 log.info("ready: Redis answers")
+                await self._upgrade()
                 self.ready.set()
                 return
+
+    async def _upgrade(self) -> None:
+        """The data of an older release brought up to this one (#38: ratings
+        into per-player slots), once per Redis; a fault only delays it to the
+        next start (``python -m tables migrate-ratings`` does it by hand)."""
+        try:
+            moved = await self.svc.upgrade()
+        except ServiceUnavailable as e:
+            log.warning("upgrade of older data not done now (%s): again at the next start", e)
+            return
+        if moved:
+            log.info("upgraded older data: %s", moved)
 
     # ------------------------------------------------------------------ background
     def start_background(self) -> None:

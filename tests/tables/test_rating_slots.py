@@ -247,3 +247,24 @@ async def test_the_migrate_command_reports_what_it_moved(
     assert await svc.ratings.opponents(4, at) == {5}
     again = json.loads((await asyncio.to_thread(run_command, args)).stdout)
     assert (again["players"], again["opp_players"], again["opponents"]) == (0, 0, 0)
+
+
+async def test_the_service_upgrades_older_ratings_once_at_its_start(
+    svc: TableService, redis_prefix: str, live_url: str, redis_url: str
+) -> None:
+    """#38: the bot's start (``BotApp.wait_for_redis``) calls
+    ``TableService.upgrade``: a player's rating data of before the per-player
+    slots is moved on the first call; a mark spares every later start the scan,
+    so data written in the old layout afterwards (none is: nothing writes it)
+    would not be looked for again."""
+    if live_url != redis_url:
+        pytest.skip("the old layout is written by hand: one server is enough")
+    old = f"{redis_prefix}{{rt}}"
+    await svc.store.one(lambda p: p.hset(f"{old}:r:7", mapping={"rev": 1, "name": "U7"}))
+    first = await svc.upgrade()
+    assert first is not None
+    assert first["players"] == 1
+    assert (await svc.ratings.of(7)).name == "U7"
+    await svc.store.one(lambda p: p.hset(f"{old}:r:8", mapping={"rev": 1, "name": "U8"}))
+    assert await svc.upgrade() is None  # marked: not scanned again
+    assert (await svc.ratings.of(8)).name != "U8"
