@@ -22,16 +22,26 @@ everyone for up to that long after the upgrade."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Protocol
 
 from tables.rating_model import LOG_SHARDS, opponents_met
 from tables.rating_scripts import OPPONENTS_LUA
+from tables.ratings import Ratings
 from tables.records import GameResult
-from tables.service import TableService
-from tables.store import text
+from tables.store import Store, text
+from tables.tables import Tables
 
 
-async def migrate_ratings(svc: TableService, *, keep: bool = False) -> dict[str, int]:
+class Upgradable(Protocol):
+    """What the migration needs of :class:`tables.service.TableService` (which
+    calls it at a bot's start: no import of it here, no cycle)."""
+
+    ratings: Ratings
+    store: Store
+    tables: Tables
+
+
+async def migrate_ratings(svc: Upgradable, *, keep: bool = False) -> dict[str, int]:
     """Move the old ``{rt}`` per-player keys; what was moved (players, pairs)
     and left in place (settlements, log entries)."""
     ratings = svc.ratings
@@ -64,7 +74,7 @@ async def migrate_ratings(svc: TableService, *, keep: bool = False) -> dict[str,
     return {"players": moved, "pairs": len(pairs), "games": games, "log": int(entries), **filled}
 
 
-async def backfill_opponents(svc: TableService, *, batch: int = 200) -> dict[str, int]:
+async def backfill_opponents(svc: Upgradable, *, batch: int = 200) -> dict[str, int]:
     """#38: fill each player's opponents (``{ru:<user>}:opp``) from the games
     that finished in the last ``diversity_days`` (by the service's clock),
     as the settlements write them (:func:`tables.rating_model.opponents_met`:
@@ -130,7 +140,7 @@ def _result_of(raw: Any) -> GameResult | None:
         return None
 
 
-async def _recorded(svc: TableService, since: int, batch: int) -> list[GameResult]:
+async def _recorded(svc: Upgradable, since: int, batch: int) -> list[GameResult]:
     """The results of the finished games the index lists after ``since``
     whose record is kept (every game: solo, casual and rated)."""
     keys = svc.store.keys
@@ -161,7 +171,7 @@ async def _recorded(svc: TableService, since: int, batch: int) -> list[GameResul
         start += batch
 
 
-async def _logged(svc: TableService, since: int, batch: int) -> list[GameResult]:
+async def _logged(svc: Upgradable, since: int, batch: int) -> list[GameResult]:
     """The counted rated games the ratings logs keep from about ``since`` on
     (a day earlier: the entries' ids are Redis' clock)."""
     ratings = svc.ratings
@@ -183,11 +193,11 @@ async def _logged(svc: TableService, since: int, batch: int) -> list[GameResult]
     return out
 
 
-async def _drop(svc: TableService, *keys: str) -> None:
+async def _drop(svc: Upgradable, *keys: str) -> None:
     await svc.store.one(lambda p: p.delete(*keys))
 
 
-async def _copy(svc: TableService, src: str, dst: str) -> bool:
+async def _copy(svc: Upgradable, src: str, dst: str) -> bool:
     """``src`` to ``dst`` with its TTL, unless ``dst`` exists (a slot to
     another: DUMP and RESTORE)."""
     dump, ttl = await svc.store.run(lambda p: [p.dump(src), p.pttl(src)])
@@ -200,7 +210,7 @@ async def _copy(svc: TableService, src: str, dst: str) -> bool:
     return True
 
 
-async def _move_user(svc: TableService, user: int, now: int, keep: bool) -> int:
+async def _move_user(svc: Upgradable, user: int, now: int, keep: bool) -> int:
     ratings = svc.ratings
     old = f"{ratings.base}"
     new_r, new_rel, new_off, new_cool, new_h, _done, _donez, new_pend = ratings._user_keys(user)
