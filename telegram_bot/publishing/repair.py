@@ -12,6 +12,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
+from tables import ServiceUnavailable
 from telegram_bot.state.pending_renders import RenderMarks
 
 log = logging.getLogger(__name__)
@@ -60,21 +61,26 @@ class RenderGuard:
         loop = asyncio.get_running_loop()
         until = loop.time() + self.give_up
         every = marks.grace / 2
-        done = asyncio.gather(*sent)
-        while True:
-            try:
-                results = await asyncio.wait_for(asyncio.shield(done), every)
-                break
-            except TimeoutError:
-                if loop.time() >= until:
-                    log.warning(
-                        "render of %s#%s: edits still wait; left to a sweep", table_id, version
-                    )
-                    done.cancel()
-                    return
-                await marks.keep(table_id)  # still ours: no sweeper takes it
-        if all(results):
-            await marks.clear(table_id, version)
+        # an edit that failed is an edit not sent (the mark stays for a sweep),
+        # never an exception nobody retrieves (#38: 46 in the arena's failover)
+        done = asyncio.gather(*sent, return_exceptions=True)
+        try:
+            while True:
+                try:
+                    results = await asyncio.wait_for(asyncio.shield(done), every)
+                    break
+                except TimeoutError:
+                    if loop.time() >= until:
+                        log.warning(
+                            "render of %s#%s: edits still wait; left to a sweep", table_id, version
+                        )
+                        done.cancel()
+                        return
+                    await marks.keep(table_id)  # still ours: no sweeper takes it
+            if all(r is True for r in results):
+                await marks.clear(table_id, version)
+        except ServiceUnavailable as e:  # a fault: the mark outlives us, a sweep renders it
+            log.warning("render of %s#%s: its mark not kept or cleared (%s)", table_id, version, e)
 
     async def repair_due(self, rerender: Rerender) -> list[str]:
         """Claim the marks that outlived their owner and render those tables
