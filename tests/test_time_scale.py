@@ -71,3 +71,44 @@ def test_only_a_fake_bot_api_may_run_on_another_time_scale() -> None:
     assert fake.telegram_time_scale == 10
     with pytest.raises(ValidationError):
         Settings(bot_token="1:x", telegram_api_url="http://127.0.0.1:1", telegram_time_scale=0)
+
+
+async def test_the_bounds_of_our_own_latency_keep_their_real_seconds(
+    redis_url: str, redis_prefix: str
+) -> None:
+    """Telegram's windows run k times as fast, but what bounds the bot's own
+    latency -- leased and prepaid tokens waiting for their call, an edit in
+    flight, a look at another's lease, how late an answer may come before its
+    overall entry moves (#37) -- is the same real seconds on the scaled clock."""
+    from aiogram import Bot
+
+    from tables import LiveConfig, TableService
+    from telegram_bot.delivery import make_delivery
+    from telegram_bot.delivery.flood.fallback import FallbackFloodLimiter
+    from telegram_bot.delivery.flood.rates import FloodConfig
+
+    async def nothing(*_args: object) -> None:
+        return None
+
+    svc = TableService.from_url(redis_url, LiveConfig(prefix=redis_prefix))
+    bot = Bot("123:fake")
+    try:
+        delivery = make_delivery(
+            bot,
+            kv=svc.kv,
+            soon_delay=1,
+            later_delay=2,
+            table_delay=4,
+            on_forbidden=nothing,
+            on_replaced=nothing,
+            time_scale=10,
+        )
+        limiter = delivery.outgoing.limiter
+        assert isinstance(limiter, FallbackFloodLimiter)
+        got, base = limiter.redis.config, FloodConfig()
+        for name in ("lease_ttl", "prepaid_ttl", "edit_lease", "lease_poll", "overall_stamp_after"):
+            assert getattr(got, name) == pytest.approx(10 * getattr(base, name)), name
+        assert got.overall == base.overall  # Telegram's window: on the scaled clock as it is
+    finally:
+        await bot.session.close()
+        await svc.aclose()

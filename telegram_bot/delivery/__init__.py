@@ -47,7 +47,8 @@ def make_delivery(
     sleep = scaled_sleep(time_scale)
     if time_scale != 1:
         # what bounds our own latency -- an edit's HTTP call in flight, leased and
-        # prepaid tokens waiting for their call, a look at another's lease -- is
+        # prepaid tokens waiting for their call, a look at another's lease, how
+        # late an answer is before its overall entry moves (#37) -- is
         # not Telegram's time: the same real seconds on the scaled clock
         base = flood or FloodConfig()
         flood = replace(
@@ -56,6 +57,7 @@ def make_delivery(
             prepaid_ttl=base.prepaid_ttl * time_scale,
             edit_lease=base.edit_lease * time_scale,
             lease_poll=base.lease_poll * time_scale,
+            overall_stamp_after=base.overall_stamp_after * time_scale,
         )
     limiter = None
     if kv is not None:
