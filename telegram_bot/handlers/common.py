@@ -4,8 +4,10 @@ answering a button press."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from aiogram.exceptions import TelegramBadRequest
 from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message, User
@@ -141,6 +143,37 @@ async def finish_press(
         notice = _(outcome.notice, **outcome.params) if outcome.notice is not None else None
         await answer(callback, notice)
     await publisher.show(*outcome.changes)
+
+
+T = TypeVar("T")
+
+ANSWER_PATIENCE = 3.0
+"""Seconds a press waits for its use case before it is answered silently all
+the same (#37): a move the AI answers in the same write waits for the AI's
+decisions (the worker pool; on a loaded machine, many seconds), and Telegram
+drops an answer that comes after about 15 s -- the spinner then turns on and
+on.  The outcome still shows in his hand; a refusal's text that comes later
+than that is lost (a refusal comes at once: it runs no AI).  Real seconds,
+whatever Telegram's time scale: it bounds our own latency."""
+
+
+async def answered_in_time(
+    callback: CallbackQuery, work: Awaitable[T], patience: float = ANSWER_PATIENCE
+) -> tuple[T, bool]:
+    """``work``'s result, and whether the press was answered meanwhile: silently,
+    once ``work`` took ``patience`` seconds (:data:`ANSWER_PATIENCE`).  Cancelled,
+    it cancels ``work``."""
+    task = asyncio.ensure_future(work)
+    try:
+        done, _pending = await asyncio.wait({task}, timeout=patience)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    if done:
+        return task.result(), False
+    log.info("callback query %s answered before its outcome (%.0f s)", callback.id, patience)
+    await answer(callback)
+    return await task, True
 
 
 async def answer(callback: CallbackQuery, text: str | None = None, **options: Any) -> None:

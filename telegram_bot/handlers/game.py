@@ -6,11 +6,13 @@ answer that comes too late)."""
 
 from __future__ import annotations
 
+import logging
+
 from aiogram import Router
 from aiogram.types import CallbackQuery
 
 from telegram_bot.buttons.callbacks import CardsCb, GameCb, SeatCb, TableCb
-from telegram_bot.handlers.common import answer, finish_press, player
+from telegram_bot.handlers.common import answer, answered_in_time, finish_press, player
 from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.usecases.cases import UseCases
 from telegram_bot.usecases.press import ButtonPress, PressOutcome, PressStatus
@@ -18,6 +20,7 @@ from telegram_bot.views import texts
 from telegram_bot.views.i18n import Translator
 
 router = Router(name=__name__)
+log = logging.getLogger(__name__)
 
 ALERTS = {
     PressStatus.STALE: texts.STALE,
@@ -58,17 +61,20 @@ async def game_button(
     if message is not None:  # an ephemeral hand in the group: minus its id (issue 14)
         ephemeral = getattr(message, "ephemeral_message_id", None)
         message_id = -ephemeral if ephemeral else message.message_id
-    outcome = await cases.press(
-        ButtonPress(
-            user=callback.from_user.id,
-            button=callback_data,
-            chat=message.chat.id if message is not None else None,
-            message_id=message_id,
-            request_id=f"cb{callback.id}"[:64],
-        )
+    press = ButtonPress(
+        user=callback.from_user.id,
+        button=callback_data,
+        chat=message.chat.id if message is not None else None,
+        message_id=message_id,
+        request_id=f"cb{callback.id}"[:64],
     )
+    # a move waits for the AI's answer in the same write: a long one is
+    # answered silently before Telegram's window for the answer closes (#37)
+    outcome, answered = await answered_in_time(callback, cases.press(press))
     text = alert(outcome, _)
-    if text is None:
+    if answered:  # silently, a while ago
+        log.info("press %s: %s, not said (answered before)", callback.id, outcome.status)
+    elif text is None:
         await answer(callback)
     else:
         await answer(callback, text, show_alert=outcome.status not in NOTICES)

@@ -3,8 +3,15 @@ notice (toast) for a stale or impossible press, with its reason formatted."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from typing import cast
+
+from aiogram.types import CallbackQuery
+
 from tables import LiveError
 from telegram_bot.buttons.moves import ERR_DEFENDER_LIMIT, ERR_THROW_LIMIT
+from telegram_bot.handlers.common import ANSWER_PATIENCE, answered_in_time
 from telegram_bot.handlers.game import NOTICES, alert
 from telegram_bot.usecases.press import PressOutcome, PressStatus
 from telegram_bot.views.i18n import Translator, help_text
@@ -36,3 +43,53 @@ def test_help_says_how_a_chuvash_lead_is_made() -> None:
     assert "только поодиночке, сразу идёт на стол" in help_text("ru")
     assert "лише поодинці, одразу йде на стіл" in help_text("uk")
     assert "⏭" in help_text("ru")
+
+
+class _Press:
+    """A callback query's answer side: what was answered, and when."""
+
+    def __init__(self) -> None:
+        self.id = "q1"
+        self.answers: list[tuple[str | None, bool]] = []  # (text, work done by then)
+        self.work_done = False
+
+    async def answer(self, text: str | None = None, **_options: object) -> bool:
+        self.answers.append((text, self.work_done))
+        return True
+
+
+async def test_a_slow_move_is_answered_before_telegrams_window_closes() -> None:
+    """A move the AI answers in the same write waits for the AI's decisions; on a
+    loaded machine that took over a minute (a hog run, #37) while Telegram drops
+    an answer after about 15 s.  Past its patience the press is answered
+    silently, and its outcome still comes back; a quick one is left to its
+    handler, which says what it says."""
+    assert ANSWER_PATIENCE <= 5  # well inside Telegram's window
+    slow = _Press()
+
+    async def ai_thinks() -> str:
+        await asyncio.sleep(0.3)
+        slow.work_done = True
+        return "applied"
+
+    got = await answered_in_time(cast(CallbackQuery, slow), ai_thinks(), patience=0.05)
+    assert got == ("applied", True)
+    assert slow.answers == [(None, False)]  # silently, while the AI still thought
+
+    quick = _Press()
+
+    async def refused() -> str:
+        return "stale"
+
+    assert await answered_in_time(cast(CallbackQuery, quick), refused(), 0.05) == ("stale", False)
+    assert quick.answers == []  # its handler answers, with the refusal's text
+
+    cancelled = _Press()
+    work = asyncio.ensure_future(asyncio.sleep(10))
+    waiting = asyncio.ensure_future(answered_in_time(cast(CallbackQuery, cancelled), work, 5))
+    await asyncio.sleep(0.01)
+    waiting.cancel()  # the update is cancelled (a shutdown): so is its work
+    with contextlib.suppress(asyncio.CancelledError):
+        await waiting
+    await asyncio.sleep(0)
+    assert work.cancelled()
