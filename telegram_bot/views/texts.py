@@ -100,11 +100,9 @@ GREETING = N_(
     "Send /new to open a lobby (or /new shchelkovsky), then everyone presses Join. "
     "Your cards show up right here, where only you see them."
 )
-WELCOME = N_(
-    "Welcome! I am the dealer for <b>Chuvash Rooster</b> and <b>Durak Shchelkovsky</b>.\n"
-    "/play starts a game against AI players, /new gives you an invitation link for "
-    "friends; add me to a group to play there."
-)
+WELCOME = N_("Welcome! I deal the cards here, and in any group you add me to (the button below).")
+"""The first line of /start in the private chat; /help follows it, and says the
+rest (#41: the /play and /new sentences were said twice)."""
 JOINED = N_("You joined the lobby.")
 JOINED_HERE = N_(
     "You joined the lobby. I will show your cards here, to you alone (🎴 My cards under "
