@@ -566,7 +566,10 @@ class Games:
             t = loaded.table
             seat = next((i for i, s in enumerate(t.seats) if s.user == user), None)
             if t.status != PLAYING or seat is None:
-                raise LiveError("not_seated", "you have no seat in a game at this table")
+                # the button outlived his game (#41): it ended, or goes on again
+                # as a rematch without him -- say that, not "you do not play here"
+                code = "no_game" if t.status == OPEN else "game_over"
+                raise LiveError(code, "your game at this table is over", arena=bool(t.arena))
             if not t.seats[seat].ai_controlled:
                 raise LiveError("not_allowed", "you already play your seat", action="take_back")
             if t.seats[seat].left:  # issue 13: /leave offers the way back

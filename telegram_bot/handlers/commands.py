@@ -11,13 +11,11 @@ from aiogram.filters import Command, CommandObject
 from aiogram.types import (
     CallbackQuery,
     Chat,
-    InlineKeyboardButton,
-    InlineKeyboardMarkup,
     Message,
     User,
 )
 
-from telegram_bot.buttons.callbacks import LangCb, NewLobbyCb
+from telegram_bot.buttons.callbacks import LangCb
 from telegram_bot.handlers.common import (
     answer,
     parse_play,
@@ -39,7 +37,7 @@ from telegram_bot.views.i18n import (
     help_text,
     rules_message,
 )
-from telegram_bot.views.keyboards import language_keyboard
+from telegram_bot.views.keyboards import language_keyboard, play_here_keyboard
 from telegram_bot.views.lobby import (
     render_rating_top,
     render_ratings,
@@ -206,18 +204,7 @@ async def play_in_group(
         "normal",
     )
     solo = f"https://t.me/{bot_username}?start={solo_link(variant, level)}"
-    markup = InlineKeyboardMarkup(
-        inline_keyboard=[
-            [InlineKeyboardButton(text="🤖 " + _(texts.PLAY_SOLO), url=solo)],
-            [
-                InlineKeyboardButton(
-                    text="🃏 " + _(texts.OPEN_LOBBY),
-                    callback_data=NewLobbyCb(variant=variant).pack(),  # type: ignore[arg-type]
-                )
-            ],
-        ]
-    )
-    await message.answer(_(texts.PLAY_IN_GROUP), reply_markup=markup)
+    await message.answer(_(texts.PLAY_IN_GROUP), reply_markup=play_here_keyboard(solo, variant, _))
 
 
 @router.message(Command("leave"))

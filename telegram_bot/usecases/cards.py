@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from engine import EngineError
 from engine.clock import Clock
-from tables import PLAYING, TableService
+from tables import OPEN, PLAYING, TableService
 from telegram_bot.publishing.changes import HandShown
 from telegram_bot.state.snapshot import group_of
 from telegram_bot.views import texts
@@ -41,12 +41,14 @@ class MyCards:
         received = self.clock()
         try:
             t = await self.svc.lobbies.lobby(table_id)
-        except EngineError:
-            return CardsOutcome(texts.REFUSALS["not_seated"])
+        except EngineError as e:  # #41: a table gone says so, not "you do not play here"
+            return CardsOutcome(texts.REFUSALS.get(e.code, texts.REFUSALS["no_table"]))
+        if t.status == OPEN:
+            return CardsOutcome(texts.REFUSALS["no_game"])
+        if t.status != PLAYING:  # #41: before "not seated" -- a player who left it too
+            return CardsOutcome(texts.ARENA_GAME_OVER if t.arena else texts.REFUSALS["game_over"])
         seat = t.seat_of(user)
         if seat is None or t.seats[seat].left or group_of(t) is None:
             return CardsOutcome(texts.REFUSALS["not_seated"])
-        if t.status != PLAYING:
-            return CardsOutcome(texts.REFUSALS["game_over"])
         shown = HandShown(t.id, user, query_id, received + self.reply_window)
         return CardsOutcome(texts.CARDS_HERE, shown)

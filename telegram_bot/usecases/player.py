@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine import EngineError
-from tables import OPEN, PLAYING, LiveError, TableService
+from tables import CANCELLED, OPEN, OVER, PLAYING, LiveError, TableService
 from telegram_bot.delivery import Delivery, Forbidden
 from telegram_bot.publishing.changes import (
     Change,
@@ -113,12 +113,17 @@ class PlayerActions:
     async def open_table(self, code: str, player: Person) -> LobbyOutcome:
         """ "Open my table": the game he sits at gets his hand message again, below
         (the old one no longer takes presses); a lobby, a copy of its message in
-        his private chat.  A table he no longer sits at: ``not_seated``; one that
-        is gone: ``no_table``."""
+        his private chat.  A table he no longer sits at: ``not_seated``; one whose
+        game ended: ``game_over`` (#41); one that is gone: ``no_table``."""
         try:
             table = await self.svc.lobbies.lobby(code)
         except EngineError as e:
             return LobbyOutcome(error=e)
+        if table.status == OVER:  # #41: the button outlived the game he sat at
+            over = LiveError("game_over", "the game is over", arena=bool(table.arena))
+            return LobbyOutcome(error=over)
+        if table.status == CANCELLED:
+            return LobbyOutcome(error=LiveError("not_open", "the lobby was cancelled"))
         seat = table.seat_of(player.id)
         if seat is None or table.status not in (OPEN, PLAYING) or table.seats[seat].left:
             return LobbyOutcome(error=LiveError("not_seated", "you do not sit at this table"))

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine import EngineError, view
-from tables import PLAYING, StaleVersion, TableService
+from tables import OPEN, PLAYING, LiveError, StaleVersion, TableService
 from telegram_bot.buttons.callbacks import GameCb
 from telegram_bot.buttons.moves import (
     BOUT_STAMP_LEN,
@@ -111,7 +111,7 @@ class PressOutcome:
         None  # ILLEGAL, NOT_YOUR_TURN: a msgid of the catalogs (e.g. not your move)
     )
     reason_args: Mapping[str, int] = field(default_factory=dict)  # to format ``reason``
-    error: EngineError | None = None  # REFUSED
+    error: EngineError | None = None  # REFUSED, GAME_OVER
     version: int | None = None  # APPLIED / DUPLICATE: the version the move made
     change: Change | None = field(default=None, compare=False)
     """What changed (his message to redraw, the table to refresh): shown by the
@@ -172,7 +172,7 @@ class PressButton:
             if duplicate is not None:
                 return duplicate
             if not _playing(snap):
-                return PressOutcome(PressStatus.GAME_OVER)
+                return _over(snap)
             tries_left = moves < self.attempts and selections < SELECTION_ATTEMPTS
             if tries_left and not snap.table.seats[seat].ai_controlled:
                 continue
@@ -322,6 +322,15 @@ def _playing(snap: Snapshot) -> bool:
     return snap.table.status == PLAYING and snap.loaded.state is not None
 
 
+def _over(snap: Snapshot) -> PressOutcome:
+    """A press on a game that ended: what he can do now depends on whether an
+    arena seated the table (no rematch then; #41); a table reset to its lobby
+    has no game."""
+    code = "no_game" if snap.table.status == OPEN else "game_over"
+    over = LiveError(code, "the game is over", arena=bool(snap.table.arena))
+    return PressOutcome(PressStatus.GAME_OVER, error=over)
+
+
 def _duplicate(snap: Snapshot, press: ButtonPress) -> PressOutcome | None:
     """The press was applied before (its request id is the table's): success."""
     seen = snap.loaded.applied(press.request_id)
@@ -333,6 +342,8 @@ def _check_presser(snap: Snapshot, press: ButtonPress) -> PressOutcome | None:
     seat = snap.table.seat_of(press.user)
     if seat is None:
         return PressOutcome(PressStatus.NOT_SEATED)
+    if not _playing(snap):  # before "your cards are in a newer message": none is (#41)
+        return _over(snap)
     msg = snap.ui.hands.get(press.user)
     if (
         press.message_id is None
@@ -340,8 +351,6 @@ def _check_presser(snap: Snapshot, press: ButtonPress) -> PressOutcome | None:
         or press.chat != hand_target(press.user, msg, group_of(snap.table))[0]
     ):
         return PressOutcome(PressStatus.NOT_YOUR_MESSAGE)
-    if not _playing(snap):
-        return PressOutcome(PressStatus.GAME_OVER)
     if snap.table.seats[seat].ai_controlled:
         return PressOutcome(PressStatus.AI_CONTROLLED)
     return None

@@ -14,6 +14,7 @@ from tables.arena_rules import CANCELLED, FINISHED, FIRE_AFTER, RUNNING, SCHEDUL
 from telegram_bot.buttons.callbacks import ArenaCb, ArenaOp, ArenaSetupCb
 from telegram_bot.views.format import bold, user_text
 from telegram_bot.views.i18n import N_, VARIANT_TITLES, Translator
+from telegram_bot.views.keyboards import even_rows
 
 SHOWN = 15
 """Standings rows the arena's message shows (the rest: «… and N more»)."""
@@ -142,7 +143,9 @@ def setup_screen(setup: Setup, _: Translator) -> tuple[str, InlineKeyboardMarkup
     ]
     go = [InlineKeyboardButton(text="📣 " + _("Announce"), callback_data=setup.button("go"))]
     rows = [[g] for g in games]  # a game's name takes a row: «✓ Durak Shchelkovsky»
-    markup = InlineKeyboardMarkup(inline_keyboard=[*rows, seats, length, start, go])
+    # «✓ 30 min» in a row of four is cut (#41): two rows of two then
+    choices = [row for choice in (seats, length, start) for row in even_rows(choice, 4)]
+    markup = InlineKeyboardMarkup(inline_keyboard=[*rows, *choices, go])
     return "\n".join(lines), markup
 
 
@@ -213,20 +216,17 @@ def arena_screen(
     if arena.over or (arena.status == RUNNING and now_ms >= arena.ends):
         return "\n".join(lines), None
     lines += ["", _("Join, and the bot seats you at a table as soon as players are free.")]
-    markup = InlineKeyboardMarkup(
-        inline_keyboard=[
-            [
-                InlineKeyboardButton(
-                    text="✋ " + _("Join"),
-                    callback_data=ArenaCb(arena=arena.id, op=ArenaOp.JOIN).pack(),
-                ),
-                InlineKeyboardButton(
-                    text="🚪 " + _("Withdraw"),
-                    callback_data=ArenaCb(arena=arena.id, op=ArenaOp.LEAVE).pack(),
-                ),
-            ]
-        ]
-    )
+    buttons = [
+        InlineKeyboardButton(
+            text="✋ " + _("Join"),
+            callback_data=ArenaCb(arena=arena.id, op=ArenaOp.JOIN).pack(),
+        ),
+        InlineKeyboardButton(
+            text="🚪 " + _("Withdraw"),
+            callback_data=ArenaCb(arena=arena.id, op=ArenaOp.LEAVE).pack(),
+        ),
+    ]
+    markup = InlineKeyboardMarkup(inline_keyboard=even_rows(buttons, 2))  # «✋ Присоедин…»
     return "\n".join(lines), markup
 
 

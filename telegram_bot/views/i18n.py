@@ -221,14 +221,17 @@ RULES: dict[str, str] = {
 
 HELP = N_(
     "Play <b>Chuvash Rooster</b> or <b>Durak Shchelkovsky</b> with friends or AI players.\n"
-    "• /new in a group opens a lobby: press Join, then Start. Under the group's table, "
+    "• /play starts a game against AI players at once; /new gives an invitation link for "
+    "your friends.\n"
+    "• In a group, /new opens a lobby: press Join, then Start. Under the group's table, "
     "🎴 My cards shows your hand right in the group, to you alone; 🔒 Private chat "
-    "brings it here.\n"
-    "• /new here gives an invitation link for your friends; /play starts a game against "
-    "AI players at once.\n"
-    "• /rules, /stats, /replay (your last games), /lang."
+    "brings it here. /top there is the group's leaderboard, /arena its tournament.\n"
+    "• /leave leaves your lobby or game (in a game, the AI plays your seat).\n"
+    "• /stats, /rating (your ratings and reliability), /replay (your last games), /rules, "
+    "/lang."
 )
-"""/help in the private chat (/top lives in groups: a group's leaderboard)."""
+"""/help in the private chat: every command of its menu (#41), and /top and
+/arena, which work in a group."""
 
 HELP_GROUP = N_(
     "Play <b>Chuvash Rooster</b> or <b>Durak Shchelkovsky</b> here, with friends or AI "
@@ -236,10 +239,13 @@ HELP_GROUP = N_(
     "• /new opens a lobby: press Join, then Start.\n"
     "• Under the table, 🎴 My cards shows your hand right here, to you alone; 🔒 "
     "Private chat opens it in your private chat with me.\n"
+    "• /leave leaves your lobby or game (in a game, the AI plays your seat).\n"
     "• /arena: a tournament in this group for a set time (an admin starts it).\n"
-    "• /rules, /stats, /top (this group's leaderboard), /lang."
+    "• /top (this group's leaderboard), /rating (your ratings and reliability), /stats, "
+    "/rules, /lang."
 )
-"""/help in a group (/replay and /play live in the private chat)."""
+"""/help in a group: every command of its menu (#41; /replay and /play live in
+the private chat)."""
 
 
 RULES_SUMMARY = N_(
@@ -259,6 +265,8 @@ HELP_LEVELS = N_(
     "• AI levels: /play easy, /play normal or /play hard (also /play shchelkovsky hard); "
     "in a lobby, under ⚙ Settings."
 )
+HELP_LEVELS_GROUP = N_("• AI levels: easy, normal or hard, in a lobby under ⚙ Settings.")
+"""The AI levels in a group's /help: /play is the private chat's (#41)."""
 HELP_MOVES = N_(
     "• Cards marked • can be played now; greyed ones cannot. Chuvash Rooster: tap the "
     "cards of your lead (✓), then ▶ Play; a card that can only be led alone is played at "
@@ -285,4 +293,5 @@ def help_text(locale: str, *, group: bool = False) -> str:
     """/help: for the private chat, or (``group``) for a group -- each names
     only the commands that work there (issue 13)."""
     _ = Translator(locale)
-    return _(HELP_GROUP if group else HELP) + "\n" + _(HELP_MOVES) + "\n" + _(HELP_LEVELS)
+    levels = HELP_LEVELS_GROUP if group else HELP_LEVELS
+    return _(HELP_GROUP if group else HELP) + "\n" + _(HELP_MOVES) + "\n" + _(levels)

@@ -30,7 +30,7 @@ from telegram_bot.views.i18n import (
     Translator,
     duration,
 )
-from telegram_bot.views.keyboards import Screen, fit_rows
+from telegram_bot.views.keyboards import Screen, even_rows, fit_rows
 
 MAX_PLAYERS = {"chuvash": 6, "shchelkovsky": 10}  # C2, S2
 TIMERS = (0, 30, 60, 120)
@@ -240,26 +240,25 @@ def settings_keyboard(lobby: LobbyLike, *, locale: str) -> InlineKeyboardMarkup:
     ]
     rows += [timers[:2], timers[2:]] if len(timers) > 3 else [timers]
     level = LEVEL_OF.get(lobby.ai_kind, "normal")
-    rows.append(
-        [b(_(title), f"level={v}", level == v, AI_MARK) for v, title in LEVEL_TITLES.items()]
-    )
+    levels = [b(_(title), f"level={v}", level == v, AI_MARK) for v, title in LEVEL_TITLES.items()]
+    rows += even_rows(levels, 3)  # «🤖 сложный» is cut in a row of three (#41)
     counts = [
         b(str(n), f"max={n}", lobby.max_seats == n, PLAYERS_MARK)
         for n in range(2, MAX_PLAYERS.get(lobby.variant, 6) + 1)
     ]
     rows += [counts[i : i + 5] for i in range(0, len(counts), 5)]
     watch = bool(getattr(lobby, "spectators", True))  # issue #16
-    rows.append(
-        [
-            b(_("spectators"), "watch=1", watch, WATCH_MARK),
-            b(_("no spectators"), "watch=0", not watch, "🙈"),
-        ]
-    )
-    rows.append(  # #25
+    watching = [
+        b(_("spectators"), "watch=1", watch, WATCH_MARK),
+        b(_("no spectators"), "watch=0", not watch, "🙈"),
+    ]
+    rows += even_rows(watching, 2)  # «🙈 no spectat…» (#41)
+    rows += even_rows(  # #25
         [
             b(_("rated"), "rated=1", lobby.rated, "🏆"),
             b(_("casual"), "rated=0", not lobby.rated, "🎲"),
-        ]
+        ],
+        2,
     )
     back = LobbyCb(code=code, op=LobbyOp.BACK).pack()
     rows.append([InlineKeyboardButton(text="◀ " + _("Back"), callback_data=back)])

@@ -12,7 +12,11 @@ REFUSALS: dict[str, str] = {
     "no_table": N_("This game no longer exists (finished or expired)."),
     "not_open": N_("This lobby is closed: the game has started, ended or was cancelled."),
     "no_game": N_("No game is in progress here."),
-    "game_over": N_("The game is over."),
+    # #41: a stale button of an ended game says what he can do now
+    "game_over": N_(
+        "This game is over. 🔁 Rematch under its result plays again; /play or /new starts "
+        "a new game."
+    ),
     "lobby_full": N_("The lobby is full."),
     "not_seated": N_("You do not play at this table."),
     "seated_elsewhere": N_("You are already at another table: leave it first (/leave)."),
@@ -63,6 +67,8 @@ NOT_SEATED: dict[str, str] = {
     # a not_seated refusal's info["action"] (tables.games)
     "rematch": N_("Only the players of this game can ask for its rematch."),
 }
+ARENA_GAME_OVER = N_("This arena game is over: while the arena runs, it seats you at a new table.")
+"""#41: a stale button of an ended arena game (an arena's game has no rematch)."""
 ELSEWHERE: dict[str, str] = {
     # seated_elsewhere: the table is in this chat, in a group, or a private game
     "here": N_("You are already at this table: {game}."),
@@ -94,11 +100,9 @@ GREETING = N_(
     "Send /new to open a lobby (or /new shchelkovsky), then everyone presses Join. "
     "Your cards show up right here, where only you see them."
 )
-WELCOME = N_(
-    "Welcome! I am the dealer for <b>Chuvash Rooster</b> and <b>Durak Shchelkovsky</b>.\n"
-    "/play starts a game against AI players, /new gives you an invitation link for "
-    "friends; add me to a group to play there."
-)
+WELCOME = N_("Welcome! I deal the cards here, and in any group you add me to (the button below).")
+"""The first line of /start in the private chat; /help follows it, and says the
+rest (#41: the /play and /new sentences were said twice)."""
 JOINED = N_("You joined the lobby.")
 JOINED_HERE = N_(
     "You joined the lobby. I will show your cards here, to you alone (🎴 My cards under "
@@ -185,6 +189,8 @@ def refusal(error: EngineError, _: Translator, chat: int | None = None) -> str:
         if info.get("name"):
             return _(COOLDOWN_OTHER, name=info["name"], time=left)
         return _(COOLDOWN_MINE, time=left)
+    if error.code == "game_over" and info.get("arena"):
+        return _(ARENA_GAME_OVER)
     specific = {"not_owner": NOT_OWNER, "not_allowed": NOT_ALLOWED, "not_seated": NOT_SEATED}.get(
         error.code, {}
     )

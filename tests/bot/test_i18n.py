@@ -7,18 +7,24 @@ import gettext
 import re
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
+from aiogram.types import BotCommand
 from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_file
 from babel.messages.pofile import read_po
 
 import telegram_bot
-from telegram_bot.views import i18n
+from telegram_bot.app import BotApp
+from telegram_bot.views import i18n, texts
 from telegram_bot.views.i18n import (
     COMMANDS,
+    GROUP_COMMANDS,
     LANGUAGES,
     LOCALES_DIR,
+    PRIVATE_COMMANDS,
     RULES,
     CatalogError,
     bot_commands,
@@ -177,3 +183,71 @@ def test_face_ranks_in_the_readers_language() -> None:
     assert glyph("QH", "uk") == "Д♥️"
     assert glyph("QH", "en") == "Q♥️"
     assert glyph("JK", "ru") == "🃏"
+
+
+SLASH = re.compile(r"(?<![\w/])/([a-z]+)\b")
+GROUP_ONLY_NAMED = {"top", "arena"}
+"""Group commands the private /help names too, saying they work in a group (#41)."""
+
+
+def named(text: str) -> set[str]:
+    """The commands a text names (its HTML tags left out)."""
+    return set(SLASH.findall(re.sub(r"<[^>]+>", "", text)))
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_help_explains_every_command_of_its_menu_and_no_other(lang: str) -> None:
+    """#41: /help listed neither /rating nor /leave, the group's not /rating.  Each
+    chat's /help names every command of that chat's menu (but /start, the
+    welcome that carries it, and /help, itself), and none the menu lacks -- but
+    the private one points to /top and /arena, a group's."""
+    private = {c.command for c in bot_commands(lang, PRIVATE_COMMANDS)} - {"start", "help"}
+    group = {c.command for c in bot_commands(lang, GROUP_COMMANDS)} - {"help"}
+    assert named(help_text(lang)) == private | GROUP_ONLY_NAMED
+    assert group - private >= GROUP_ONLY_NAMED
+    assert named(help_text(lang, group=True)) == group
+
+
+def sentences(text: str) -> list[str]:
+    plain = re.sub(r"<[^>]+>", "", text)
+    parts = re.split(r"[.;!?\n]+", plain)
+    return [re.sub(r"[•\s]+", " ", p).strip().lower() for p in parts if p.strip(" •")]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_welcome_says_nothing_twice(lang: str) -> None:
+    """#41: the welcome's «/play …» and «/new …» sentences came twice (its own
+    lines, then /help's): the welcome names no command, /help after it does."""
+    _ = i18n.Translator(lang)
+    welcome = _(texts.WELCOME) + "\n\n" + help_text(lang)
+    said = sentences(welcome)
+    assert len(said) == len(set(said)), said
+    leads = [p.split()[0] for p in said if p.startswith("/")]
+    assert len(leads) == len(set(leads)), said  # no «/play starts…» twice
+    assert named(_(texts.WELCOME)) == set()
+
+
+async def test_set_my_commands_sends_each_scope_its_own_menu() -> None:
+    """#41: the menus the bot publishes at start-up, per scope and language: a
+    private chat's with /play, /rating and /replay, a group's with /new, /top
+    and /arena -- each explained by that chat's /help (above)."""
+    calls: list[tuple[str, str | None, list[str]]] = []
+
+    class Bot:
+        async def set_my_commands(
+            self, commands: list[BotCommand], scope: Any, language_code: str | None = None
+        ) -> bool:
+            calls.append((scope.type, language_code, [c.command for c in commands]))
+            return True
+
+    await BotApp.set_commands(cast(BotApp, SimpleNamespace(bot=Bot())))
+    menus = {(scope, lang): names for scope, lang, names in calls}
+    assert len(menus) == len(calls)
+    for lang in (*LANGUAGES, None):
+        private = menus["all_private_chats", lang]
+        group = menus["all_group_chats", lang]
+        assert {"play", "rating", "replay"} <= set(private)
+        assert not {"top", "arena"} & set(private)
+        assert {"new", "top", "arena", "rating"} <= set(group)
+        assert not {"play", "replay", "start"} & set(group)
+    assert menus["default", None] == menus["all_private_chats", None]

@@ -5,6 +5,7 @@ publisher's delivery is a recorder."""
 from __future__ import annotations
 
 import asyncio
+import random
 from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ import redis.asyncio as aredis
 from aiogram.types import InlineKeyboardMarkup
 
 from engine import view
-from tables import LiveConfig, StaleVersion, TableService
+from tables import OVER, LiveConfig, StaleVersion, TableService
 from telegram_bot.buttons.callbacks import INERT, PLAY, GameCb, Press, act
 from telegram_bot.buttons.moves import (
     BOUT_STAMP_LEN,
@@ -25,6 +26,7 @@ from telegram_bot.buttons.moves import (
     throw_room,
 )
 from telegram_bot.delivery import Delivery, Urgency
+from telegram_bot.handlers.game import alert
 from telegram_bot.publishing.hands import HandPlacement
 from telegram_bot.publishing.lobby_messages import LobbyMessages
 from telegram_bot.publishing.locks import TableLocks
@@ -32,7 +34,13 @@ from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.state.claims import WriteClaims
 from telegram_bot.state.snapshot import Snapshots
+from telegram_bot.usecases.cards import MyCards
+from telegram_bot.usecases.lobby import Person
+from telegram_bot.usecases.player import PlayerActions
 from telegram_bot.usecases.press import ButtonPress, PressButton, PressOutcome, PressStatus
+from telegram_bot.views import texts
+from telegram_bot.views.i18n import Translator
+from tests.tables.conftest import play_out
 
 ANN, BOB, EVE = 1, 2, 3
 HAND = {ANN: 101, BOB: 201}
@@ -614,3 +622,27 @@ async def test_a_card_ticked_on_an_old_keyboard_of_the_same_bout_is_ticked(table
         pressing(t, user, version - 1, card2, other_bout, button=button, request_id="x2")
     )
     assert outcome.status is PressStatus.STALE, outcome
+
+
+async def test_a_press_after_the_game_says_it_is_over_and_what_now(table: Table) -> None:
+    """#41: after the game, his hand's buttons -- of his last hand message or of an
+    older one -- say the game is over and what he can do now, not "your cards
+    are in a newer message" (none is); *My cards* and *Open my table* too, where
+    they said "You do not play at this table."."""
+    t = table
+    version, user, legal, st = await situation(t)
+    await play_out(t.svc, t.code, random.Random(5))
+    assert (await t.svc.tables.load(t.code)).table.status == OVER
+    _ = Translator("en")
+    for message_id in (HAND[user], HAND[user] + 1):
+        press = pressing(t, user, version, act(legal[0]), st, message_id=message_id)
+        outcome = await t.press_button(press)
+        assert outcome.status is PressStatus.GAME_OVER
+        assert alert(outcome, _) == _(texts.REFUSALS["game_over"])
+    assert "🔁 Rematch" in _(texts.REFUSALS["game_over"])
+    cards = await MyCards(t.svc)(t.code, user, "q1")
+    assert cards.said == texts.REFUSALS["game_over"]
+    player = PlayerActions(t.svc, t.ui, cast(Any, None), cast(Any, None), cast(Any, None))
+    opened = await player.open_table(t.code, Person(user, "Ann", "en"))
+    assert opened.error is not None
+    assert opened.error.code == "game_over"

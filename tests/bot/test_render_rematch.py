@@ -54,3 +54,15 @@ def test_a_strangers_and_a_stale_rematch_press_are_told_why(locale: str) -> None
     early = refusal(LiveError("not_allowed", "x", action="rematch"), _)
     seated = refusal(LiveError("not_seated", "x"), _)
     assert len({stale, stranger, early, seated}) == 4
+
+
+@pytest.mark.parametrize("locale", LANGUAGES)
+def test_a_button_of_an_ended_game_says_what_now(locale: str) -> None:
+    """#41: a stale button after the game: over, with the way on -- a rematch or a
+    new game; an arena's game has no rematch, its arena seats him again."""
+    _ = Translator(locale)
+    over = refusal(LiveError("game_over", "x", arena=False), _)
+    arena = refusal(LiveError("game_over", "x", arena=True), _)
+    assert all(way in over for way in ("🔁", "/new", "/play"))
+    assert not any(way in arena for way in ("🔁", "/new"))
+    assert over != arena != refusal(LiveError("not_seated", "x"), _)

@@ -200,3 +200,16 @@ async def test_seat_view(svc: TableService) -> None:
     assert mine.version >= 1
     public = await svc.games.seat_view(tid, 77)
     assert "hand" not in public.view
+
+
+async def test_taking_a_seat_back_after_the_game_says_it_is_over(svc: TableService) -> None:
+    """#41: *Take my seat back* pressed after the game ended was refused as
+    ``not_seated`` («You do not play at this table.») -- he did play there."""
+    tid = await new_table(svc, 2)
+    table, _state, _ = await svc.tables.get(tid)
+    await play_out(svc, tid, random.Random(4))
+    user = table.seats[0].user
+    assert user is not None
+    with pytest.raises(LiveError) as e:
+        await svc.games.take_seat_back(tid, user)
+    assert (e.value.code, e.value.info.get("arena")) == ("game_over", False)
