@@ -27,6 +27,7 @@ admin API: ``call`` runs any operation on the service's own loop thread).
 """
 
 from tables.deciders import Decider, InlineDecider, PoolDecider
+from tables.faults import expected_fault, log_failure, survived
 from tables.games import run_ai, timeout_move
 from tables.keys import Keys
 from tables.kv import KeyValueStore
@@ -103,8 +104,11 @@ __all__ = [
     "TableSummary",
     "UserStats",
     "WriteResult",
+    "expected_fault",
+    "log_failure",
     "new_code",
     "require_owner",
     "run_ai",
+    "survived",
     "timeout_move",
 ]

@@ -42,7 +42,15 @@ from aiogram.types import (
 )
 
 from engine.clock import Clock
-from tables import Decider, LiveConfig, PoolDecider, ServiceUnavailable, TableService, WriteResult
+from tables import (
+    Decider,
+    LiveConfig,
+    PoolDecider,
+    ServiceUnavailable,
+    TableService,
+    WriteResult,
+    expected_fault,
+)
 from tables.arena_runner import Woken
 from tables.groups import UPGRADED
 from telegram_bot.delivery import Delivery, Forbidden, make_delivery
@@ -438,8 +446,8 @@ class BotApp:
                     backoff.reset()  # it ran fine for a while: start over small
                 delay = backoff.next_delay()
                 self.loop_failures += 1
-                # Redis down: one line; anything else: with its traceback
-                trace = not isinstance(e, ServiceUnavailable)
+                # a fault we expect (Redis down, a failover): one line; else its traceback
+                trace = not expected_fault(e)
                 log.warning("%s failed; again in %.1f s: %s", name, delay, e, exc_info=trace)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.stop.wait(), delay)

@@ -70,6 +70,7 @@ from aiogram.types import (
 )
 
 from engine.clock import Clock
+from tables import log_failure
 from telegram_bot.delivery.digest import gone_version
 from telegram_bot.delivery.edits import EphemeralGone, MessageEdits
 from telegram_bot.delivery.flood.gate import Sleep
@@ -462,8 +463,8 @@ class Delivery:
                 hold = max(min(hold, pending.created + max_hold), spaced)
                 if not self._hold_back(slot, hold):
                     await self._deliver_newest(key, slot)
-        except Exception:
-            log.exception("deferred edit of %s failed", key)
+        except Exception as e:  # noqa: BLE001 -- logged by its kind (#40)
+            log_failure(log, e, "deferred edit of %s failed; the next change sends it", key)
 
     def _hold_back(self, slot: Slot, until: float) -> bool:
         """Keep the message's update pending (and coalescing) until ``until``;

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.clock import Clock
+from tables import survived
 from telegram_bot.delivery.flood.gate import Sleep
 from telegram_bot.delivery.slots import Content, Slot
 
@@ -170,7 +171,5 @@ class HeldWatch:
 
     @staticmethod
     async def _call(hook: OnHeld, held: HeldBack) -> None:
-        try:
+        with survived(log, "on_held hook failed for %s", held):
             await hook(held)
-        except Exception:
-            log.exception("on_held hook failed for %s", held)

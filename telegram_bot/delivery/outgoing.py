@@ -69,6 +69,7 @@ from aiogram.methods.base import TelegramType
 from aiogram.types import ErrorEvent, Message
 
 from engine.clock import Clock
+from tables import log_failure, survived
 from telegram_bot.delivery.flood.gate import (
     GO,
     URGENT,
@@ -506,12 +507,11 @@ class Outgoing(BaseRequestMiddleware):
             return
         self._in_hook.add(chat_id)
         try:
-            if chat_id > 0 and self.on_forbidden is not None:
-                await self.on_forbidden(chat_id, kind)
-            elif chat_id < 0 and self.on_kicked is not None:
-                await self.on_kicked(chat_id)
-        except Exception:
-            log.exception("on_forbidden/on_kicked hook failed for %s", chat_id)
+            with survived(log, "on_forbidden/on_kicked hook failed for %s", chat_id):
+                if chat_id > 0 and self.on_forbidden is not None:
+                    await self.on_forbidden(chat_id, kind)
+                elif chat_id < 0 and self.on_kicked is not None:
+                    await self.on_kicked(chat_id)
         finally:
             self._in_hook.discard(chat_id)
 
@@ -522,9 +522,9 @@ class Outgoing(BaseRequestMiddleware):
         self._migrated.add(old)
         try:
             await self.on_migrated(old, new)
-        except Exception:
+        except Exception as e:  # noqa: BLE001 -- logged by its kind (#40)
             self._migrated.discard(old)  # the next refused call tries again
-            log.exception("on_migrated hook failed for %s -> %s", old, new)
+            log_failure(log, e, "on_migrated hook failed for %s -> %s; tried again later", old, new)
 
 
 class _NotModified(Exception):

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 from aiogram import Bot
 from aiogram.methods import TelegramMethod
 
+from tables import survived
+
 if TYPE_CHECKING:
     from telegram_bot.delivery.flood.gate import EditLease, Receipt
     from telegram_bot.delivery.flood.limiter import Limiter
@@ -91,10 +93,9 @@ class ShownStore:
         if self.limiter is None:
             self.memory.forget(key)
             return
-        try:
+        # Redis down: this process drops its edits; a 400 is quiet
+        with survived(log, "%s not recorded as deleted; a later edit's 400 is quiet", key):
             await self.limiter.remember(key[0], key[1], GONE_DIGEST, GONE_DIGEST, version)
-        except Exception:  # Redis down: this process drops its edits; a 400 is quiet
-            log.warning("could not record %s as deleted", key, exc_info=True)
 
     async def forget(self, key: MessageKey | None, lease: EditLease | None = None) -> None:
         """An edit failed: what the message shows is not known any more (and the
@@ -107,10 +108,9 @@ class ShownStore:
         owner = lease.owner if lease is not None and lease.held else ""
         if lease is not None:
             lease.held = False
-        try:
+        # never hide the original error
+        with survived(log, "the digest of %s not forgotten; it lapses by itself", key):
             await self.limiter.forget(*key, owner)
-        except Exception:  # never hide the original error
-            log.exception("could not forget the digest of %s", key)
 
     def forget_later(self, key: MessageKey | None, lease: EditLease | None = None) -> None:
         """Cancelled mid-call: forget without awaiting (the edit may not have landed)."""
@@ -132,11 +132,9 @@ class ShownStore:
             return
         lease.held = False
         stamp = receipt.take() if receipt is not None else None
-        try:
+        with survived(log, "the edit lease of %s not released; it lapses by itself", key):
             if not await self.limiter.release_edit(*key, lease.owner, stamp):
                 log.warning("the edit of %s outlived its lease: its content is unknown", key)
-        except Exception:  # the lease lapses by itself
-            log.exception("could not release the edit lease of %s", key)
 
 
 def digest(value: Any) -> str:

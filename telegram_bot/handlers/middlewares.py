@@ -115,8 +115,8 @@ class LocaleMiddleware(I18nMiddleware):
                     )
             if group_id is not None:
                 chat_locale = read[group_id].lang or locale
-        except ServiceUnavailable:
-            log.warning("preferences unavailable (Redis)", exc_info=True)
+        except ServiceUnavailable as e:  # a fault we expect: one line, no traceback (#40)
+            log.warning("preferences unavailable (%s): handled in the sender's own language", e)
         data["locale"] = locale
         data["chat_locale"] = chat_locale
         data["_"] = Translator(locale)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from aiogram.exceptions import TelegramAPIError
 from aiogram.types import EphemeralMessageParameters
 
-from tables import TableService
+from tables import TableService, survived
 from tables.arena_rules import Arena
 from tables.arena_runner import Woken
 from tables.groups import UPGRADED, Closed
@@ -99,10 +99,10 @@ class ArenaBoards:
     async def woken(self, woken: Woken) -> None:
         """An arena's wake: its new games shown, its standings, its podium."""
         for started in woken.started:
-            try:
+            # the render sweep shows it (its start was marked owed)
+            what = "arena %s: game %s not shown; left to the render sweep"
+            with survived(log, what, woken.arena.id, started.table_id):
                 await self.publisher.start_game(started.table_id)
-            except Exception:  # the render sweep shows it (its start was marked owed)
-                log.exception("arena %s: game %s not shown", woken.arena.id, started.table_id)
         for user, code in woken.withdrawn:  # he could not sit: told why, in his words
             await self._tell_withdrawn(woken.arena, user, code)
         await self.refresh(woken.arena)

@@ -29,7 +29,7 @@ from typing import Any
 from aiogram.exceptions import TelegramAPIError
 from aiogram.types import EphemeralMessageParameters, InlineKeyboardMarkup
 
-from tables import CANCELLED, OPEN, OVER, PLAYING, LiveError, WriteResult
+from tables import CANCELLED, OPEN, OVER, PLAYING, LiveError, WriteResult, log_failure
 from telegram_bot.buttons.moves import Selection
 from telegram_bot.delivery import Delivery, Urgency
 from telegram_bot.delivery.digest import table_version
@@ -555,8 +555,8 @@ class Publisher:
                 receiver=receiver,
                 gap=gap,
             )
-        except Exception:  # a failed edit must not break the other players' renders
-            log.exception("edit of %s/%s failed", chat, message_id)
+        except Exception as e:  # noqa: BLE001 -- a failed edit must not break the others' renders
+            log_failure(log, e, "edit of %s/%s failed; its render mark stays", chat, message_id)
             failed: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
             failed.set_result(False)
             done = failed

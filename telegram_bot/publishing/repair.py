@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from tables import ServiceUnavailable
 from telegram_bot.state.pending_renders import RenderMarks
@@ -75,6 +76,9 @@ class RenderGuard:
                             "render of %s#%s: edits still wait; left to a sweep", table_id, version
                         )
                         done.cancel()
+                        # the cancelled gather holds a CancelledError: heard
+                        # here, not logged as "never retrieved" (#40)
+                        done.add_done_callback(_heard)
                         return
                     await marks.keep(table_id)  # still ours: no sweeper takes it
             if all(r is True for r in results):
@@ -114,3 +118,9 @@ class RenderGuard:
         """Stop watching at once (as a crash would)."""
         for task in list(self._watching):
             task.cancel()
+
+
+def _heard(future: asyncio.Future[Any]) -> None:
+    """Retrieve a finished future's outcome, so that nothing is left unheard."""
+    if not future.cancelled():
+        future.exception()

@@ -8,12 +8,14 @@ game goes on without restarting the bot (the notify subscriber resubscribes)."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator
 
 import pytest
 
 from sandbox.fake_api import FakeTelegram, Message, RateLimits, SimUser
+from tables import expected_fault
 from tests.bot.e2e_kit import SAFETY, Harness, choose, has_game_buttons, play_out, press, running
 from tests.faults.conftest import FaultyRedis
 
@@ -67,6 +69,16 @@ async def commands_answered(ann: SimUser) -> None:
         assert reply.text is not None
 
 
+def tracebacks_of_faults(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """Log records that carry a traceback for a fault the code expects (#40:
+    one warning line each, not a traceback per request)."""
+    return [
+        f"{r.name}: {r.getMessage()}"
+        for r in caplog.records
+        if r.exc_info and r.exc_info[1] is not None and expected_fault(r.exc_info[1])
+    ]
+
+
 async def wait_resubscribed(h: Harness, before: int) -> None:
     assert h.bot is not None
     app = h.bot.app
@@ -78,8 +90,9 @@ async def wait_resubscribed(h: Harness, before: int) -> None:
 
 @pytest.mark.slow
 async def test_kill_9_every_answer_goes_out_and_play_resumes(
-    faulty_redis: FaultyRedis, fake: FakeTelegram
+    faulty_redis: FaultyRedis, fake: FakeTelegram, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.WARNING)
     async with running(faulty_redis.url, "fk:", fake, **FAST_LOOPS) as h:
         ann, tid = await solo_game(h, fake)
         assert h.bot is not None
@@ -116,6 +129,7 @@ async def test_kill_9_every_answer_goes_out_and_play_resumes(
             assert served(answer), answer
             await play_out(h, tid, [ann], stop_after=1)
     assert not [e for e in fake.stats.errors if e[1] != 400], fake.stats.errors
+    assert tracebacks_of_faults(caplog) == []
 
 
 @pytest.mark.slow

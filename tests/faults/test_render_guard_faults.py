@@ -64,3 +64,24 @@ async def test_a_failed_edit_and_a_dead_redis_leave_the_mark_and_raise_nothing(
     gc.collect()
     await asyncio.sleep(0.05)
     assert [c.get("message") for c in unheard] == []
+
+
+async def test_a_watch_that_gives_up_leaves_nothing_unheard(svc: TableService) -> None:
+    """An edit that waits past ``give_up`` (held by the flood limiter through a
+    failover): the watch leaves the mark to a sweep and cancels its wait -- and
+    the cancelled wait is no "exception never retrieved" (#40: 51 of them in the
+    bots' logs of the arena's failover run)."""
+    loop = asyncio.get_running_loop()
+    unheard: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _loop, context: unheard.append(context))
+    marks = RenderMarks(svc.kv, grace=0.1)
+    guard = RenderGuard(marks, give_up=0.2)
+    await guard.start("T3", 1)
+    waiting: asyncio.Future[bool] = loop.create_future()
+    guard.watch("T3", 1, [waiting])
+    assert await watched(guard) == [None]
+    assert waiting.cancelled()  # the edit's wait given up
+    del waiting
+    gc.collect()
+    await asyncio.sleep(0.05)
+    assert [c.get("message") for c in unheard] == []

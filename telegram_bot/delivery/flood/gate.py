@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from engine.clock import Clock
+from tables import survived
 from telegram_bot.delivery.flood.hold import ChatHold
 from telegram_bot.delivery.flood.limiter import (
     BUSY,
@@ -175,11 +176,10 @@ class FloodGate:
         ones keep their reserve of flood tokens, and (an edit of ``message_id``)
         until the message's last edit is ``gap`` old (0, 0, 0: go; always so
         without a limiter, or when Redis cannot tell)."""
-        try:
+        # the send itself will wait on (or report) the limiter
+        with survived(log, "flood limiter: no headroom reading for chat %s; sent at once", chat_id):
             return await self.limiter.headroom(chat_id, message_id, gap, receiver)
-        except Exception:  # the send itself will wait on (or report) the limiter
-            log.exception("flood limiter: no headroom reading for chat %s", chat_id)
-            return GO
+        return GO
 
     async def prepay(
         self,
@@ -221,10 +221,8 @@ class FloodGate:
         stamp = receipt.take()
         if stamp is None:
             return
-        try:
+        with survived(log, "flood limiter: entries of %s left where taken", stamp.name):
             await self.limiter.stamp(stamp)
-        except Exception:
-            log.exception("flood limiter: could not move the entries of %s", stamp.name)
 
     async def settle(self, ticket: Prepaid) -> None:
         """Give the tokens of ``ticket`` back if no call used them."""
@@ -245,22 +243,21 @@ class FloodGate:
         """A 429 for ``chat_id``: no token for it before ``seconds`` are over --
         and the group's budget learns from it (#24), once per burst: the call
         was admitted under budget ``generation`` (its :class:`Receipt`'s; #38)."""
-        try:
+        what = "flood limiter: chat %s not held after a 429; its retry waits retry_after itself"
+        with survived(log, what, chat_id):
             await self._hold.hold(
                 chat_id, seconds, ephemeral=ephemeral, message_id=message_id, receiver=receiver
             )
-        except Exception:  # the retry still waits retry_after itself
-            log.exception("flood limiter: could not hold chat %s after a 429", chat_id)
-        try:
+        what = "flood limiter: a 429 in chat %s not learnt from; the hold keeps the chat waiting"
+        with survived(log, what, chat_id):
             await self.limiter.refused(
                 chat_id, ephemeral=ephemeral, admitted=generation, retry_after=seconds
             )
-        except Exception:  # the hold above is what keeps the chat waiting
-            log.exception("flood limiter: could not learn from a 429 in chat %s", chat_id)
 
     async def refund(self, ticket: Prepaid, held: float = 0.0) -> None:
         chat_id = ticket.chat_id
-        try:
+        # a lost refund only slows the next message a little
+        with survived(log, "flood limiter: a token of chat %s not refunded", chat_id):
             await self.limiter.refund(
                 chat_id,
                 held=held,
@@ -268,8 +265,6 @@ class FloodGate:
                 message_id=ticket.message_id,
                 receiver=ticket.receiver,
             )
-        except Exception:  # a lost refund only slows the next message a little
-            log.exception("flood limiter: could not refund a token of chat %s", chat_id)
 
     async def admit(
         self,
