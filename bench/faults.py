@@ -27,6 +27,15 @@ end -- their counts (:mod:`bench.fleet_faults`, #28).
 
     python bench/faults.py --soak [--minutes 10] [--games 50] [--cluster]
     python bench/faults.py --broadcast [--lobbies 10]
+
+``--fleet-failover`` (#40): 3 bot processes on a cluster of 3 masters and 3
+replicas, ``--games`` (6) group games of careless players with turn timers, the
+first startup node's master killed mid-game and later a bot process killed and
+restarted; prints moves lost, applied twice, unanswered, 429s, backwards edits,
+hands left stale, wasted calls, tracebacks and the first applied press after
+the master's death (:mod:`sandbox.failover_soak`).
+
+    python bench/faults.py --fleet-failover [--games 6] [--seed 1]
 """
 
 from __future__ import annotations
@@ -276,8 +285,19 @@ def main() -> None:
         "--broadcast", action="store_true", help="every update to 2 processes (fleet_faults.py)"
     )
     parser.add_argument("--lobbies", type=int, default=10, help="--broadcast: group games")
+    parser.add_argument(
+        "--fleet-failover",
+        action="store_true",
+        help="a master and a bot process killed mid-game (fleet_faults.py, #40)",
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.CRITICAL)
+    if args.fleet_failover:
+        binary = find_redis_server()
+        if binary is None:
+            sys.exit("no redis-server: install one (apt-get install redis-server)")
+        fleet_faults.run_fleet_failover(binary, args.games or 6, args.seed)
+        return
     if args.soak or args.broadcast:
         binary = find_redis_server()
         if binary is None:

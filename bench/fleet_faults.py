@@ -8,7 +8,12 @@
   Redis Cluster, ``--lobbies`` group games of 3 humans opened and played to the
   end (:func:`sandbox.soak.broadcast_fleet`).
 
-Both print the counts table of :class:`sandbox.soak.SoakReport`.  No asserts
+* ``--fleet-failover`` (#40): 3 bot processes on a cluster of 3 masters and 3
+  replicas, ``--games`` group games of 3 careless players with a turn timer;
+  the first startup node's master killed (-9) mid-game, later a bot process
+  killed (-9) and restarted (:mod:`sandbox.failover_soak`).
+
+All print the counts table of :class:`sandbox.soak.SoakReport`.  No asserts
 (the suite's ``tests/bot/test_soak.py`` and ``tests/bot/test_e2e_fleet.py``
 assert the same, shorter)."""
 
@@ -21,6 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from sandbox.failover_soak import fleet_failover
 from sandbox.local_cluster import start_cluster
 from sandbox.local_redis import start_redis, stop
 from sandbox.soak import SoakReport, broadcast_fleet, soak
@@ -67,3 +73,15 @@ def run_broadcast(binary: str, lobbies: int, seed: int) -> None:
             broadcast_fleet(url, f"bcast:{uuid.uuid4().hex[:8]}:", lobbies=lobbies, seed=seed)
         )
     print_report(f"Every update to both of 2 processes, 3-master cluster (seed {seed})", report)
+
+
+def run_fleet_failover(binary: str, games: int, seed: int) -> None:
+    report = asyncio.run(
+        fleet_failover(binary=binary, games=games, seed=seed, prefix=f"ff:{uuid.uuid4().hex[:8]}:")
+    )
+    title = f"A master and a bot process killed (-9) mid-game, {games} group games (seed {seed})"
+    print_report(title, report)
+    print(
+        f"\nfaults that must be 0 (lost, twice, unanswered, 429, backwards, stale, "
+        f"wasted, tracebacks, stuck): {report.faults}"
+    )

@@ -25,12 +25,15 @@ import contextlib
 import random
 import signal
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
+from typing import TypeVar
 
 from sandbox.fake_api import FakeTelegram, RateLimits, SimUser
 from sandbox.fake_api.models import Message
 from sandbox.fleet import BotFleet, open_group_game
-from tables import PLAYING
+from tables import PLAYING, ServiceUnavailable
 from telegram_bot.buttons.callbacks import parse_game
 from telegram_bot.views.hand import PLAYABLE
 
@@ -39,6 +42,24 @@ ANSWER_WINDOW = 15.0  # Telegram's (and the fake's) window to answer a press
 # above a render repair (render_grace) and a restarted process's catch-up
 STUCK_AFTER = 30.0
 SIGNALS = {"SIGTERM": signal.SIGTERM, "SIGKILL": signal.SIGKILL}
+PATIENCE = 120.0  # seconds a harness read waits for a failed-over cluster
+
+T = TypeVar("T")
+
+
+async def patient(read: Callable[[], Awaitable[T]]) -> T:
+    """The harness's own read of the tables, again until the store answers: a
+    Redis Cluster failing over a master refuses the keys of its slots for a
+    few seconds (#40), and the soak's players look at their tables meanwhile."""
+    loop = asyncio.get_running_loop()
+    until = loop.time() + PATIENCE
+    while True:
+        try:
+            return await read()
+        except ServiceUnavailable:
+            if loop.time() > until:
+                raise
+            await asyncio.sleep(0.2)
 
 
 @dataclass
@@ -213,9 +234,9 @@ class Soak:
 
     async def moves_of(self, tid: str, user: SimUser) -> int:
         """The human moves of ``user`` in the table's log."""
-        table, _state, _v = await self.fleet.svc.tables.get(tid)
+        table, _state, _v = await patient(lambda: self.fleet.svc.tables.get(tid))
         seats = {i for i, s in enumerate(table.seats) if s.user == user.id}
-        events = await self.fleet.svc.admin.event_page(tid, 0, 1_000_000)
+        events = await patient(lambda: self.fleet.svc.admin.event_page(tid, 0, 1_000_000))
         return sum(1 for e in events if e.kind == "act" and e.seat in seats)
 
     async def seat_events(
@@ -224,9 +245,9 @@ class Soak:
         """His seat's log entries (of ``kinds``; () any) after the version the
         button was drawn at."""
         cb = parse_game(data)
-        table, _state, _v = await self.fleet.svc.tables.get(tid)
+        table, _state, _v = await patient(lambda: self.fleet.svc.tables.get(tid))
         seats = {i for i, s in enumerate(table.seats) if s.user == user.id}
-        events = await self.fleet.svc.admin.event_page(tid, 0, 1_000_000)
+        events = await patient(lambda: self.fleet.svc.admin.event_page(tid, 0, 1_000_000))
         since = cb.version if cb is not None else 0
         return [
             f"{e.version}:{e.kind}:{e.text}"
@@ -265,13 +286,13 @@ class Soak:
         owed = 0  # unanswered presses not (yet) seen applied
         pressed: tuple[int, int] = (0, -1)  # the message and version of his last press
         while not self.stop.is_set():
-            table, _state, _v = await self.fleet.svc.tables.get(tid)
+            table, _state, _v = await patient(partial(self.fleet.svc.tables.get, tid))
             if table.status != PLAYING and self.group_players:
                 return
             if table.status != PLAYING:
                 tid = await self.new_game(user, after=tid)
                 continue
-            mid = (await self.fleet.ui.table(tid)).hands.get(user.id)
+            mid = (await patient(partial(self.fleet.ui.table, tid))).hands.get(user.id)
             msg = user.chat.messages.get(mid) if mid else None
             before = await self.moves_of(tid, user)
             choice = move_or_tap(msg, rng) if msg is not None else None
@@ -303,6 +324,7 @@ class Soak:
                 answer = await query.wait_answer(ANSWER_WINDOW)
             except TimeoutError:
                 answer = None
+            answered = time.monotonic()
             added = await self.moves_of(tid, user) - before
             if answer is None:
                 r.unanswered += 1
@@ -338,7 +360,12 @@ class Soak:
             elif added > most:
                 r.applied_twice += added - most
                 r.details.append(f"twice: {user.user.first_name} {data} -> {answer}")
+            self.applied(tid, sent, answered, moved=added > 0 and not refused)
             await asyncio.sleep(rng.uniform(*self.think))
+
+    def applied(self, tid: str, sent: float, answered: float, *, moved: bool) -> None:
+        """A press of table ``tid`` sent at ``sent`` was answered at ``answered``
+        (monotonic), and ``moved``: it made a move -- for a subclass's figures."""
 
     # ------------------------------------------------------------------ restarts
     async def restarts(self) -> None:

@@ -226,6 +226,7 @@ class Stats:
     retry_after_by_chat: Counter[int] = field(default_factory=Counter)  # 429s per chat id
     refusals: list[str] = field(default_factory=list)  # which window refused each 429
     late_answers: int = 0  # callback queries answered after the answer window
+    not_modified: int = 0  # edits refused as "message is not modified" (a wasted call)
     # the first error answers in words (a test's failure message says which)
     error_texts: list[str] = field(default_factory=list)
     started_at: float = field(default_factory=time.monotonic)
@@ -250,6 +251,7 @@ class Stats:
         self.retry_after_by_chat.clear()
         self.refusals.clear()
         self.error_texts.clear()
+        self.late_answers = self.not_modified = 0
         self.started_at = time.monotonic()
 
     def to_json(self) -> dict[str, Any]:

@@ -210,6 +210,7 @@ def _target(world: World, p: CallParams, not_found: str) -> Message:
 def _edit(world: World, message: Message, **changes: Any) -> bool:
     compared = ("text", "entities", "reply_markup")
     if all(changes[name] == getattr(message, name) for name in compared if name in changes):
+        world.stats.not_modified += 1
         raise BotApiError(400, NOT_MODIFIED)
     check_rate(world, message.chat, message.receiver_id)
     for name, value in changes.items():

@@ -112,6 +112,7 @@ def _apply_edit(world: World, message: Message, inline: bool, **changes: Any) ->
     current = {name: getattr(message, name) for name in changes}
     compared = ("text", "entities", "reply_markup")
     if all(changes[k] == current[k] for k in compared if k in changes):
+        world.stats.not_modified += 1
         raise BotApiError(400, NOT_MODIFIED)
     check_rate(world, message.chat)
     for name, value in changes.items():

@@ -1,0 +1,341 @@
+"""A master and a bot process killed mid-game (#40), for ``bench/faults.py
+--fleet-failover`` and the suite's failover tests.
+
+A fleet of ``processes`` bot processes (webhook, each update to one process)
+on a Redis Cluster of 3 masters, each with a replica, the fake Bot API with
+Telegram's flood limits on; ``games`` group games of ``players`` humans with a
+turn timer, opened the way people do and played by careless players (random
+useful buttons, a short think between presses).  Once every game is under way
+the master of the first startup node is killed (``kill -9``; the cluster
+promotes its replica, the node stays dead); ``bot_after`` seconds later one
+bot process is killed (``kill -9``) and started again (the dead node still
+first in its ``REDIS_URL``), and one player of each game stops pressing for
+good at that moment -- his seat is then played by timeouts and the AI.  The
+games are played to their end.
+
+The report counts (:class:`FailoverReport`): moves lost, applied twice,
+presses unanswered (beyond those in flight at the bot's kill), the 429s the
+fake answered, edits that showed a message older than it showed before
+(backwards), hands left showing a live game after their game ended (stale),
+wasted calls (edits refused as "message is not modified", presses answered
+after Telegram's window), the tracebacks in the bots' logs; and per game the
+time from the master's death to its first applied press."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import signal
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from sandbox.fake_api import FakeTelegram, RateLimits, SimUser
+from sandbox.fake_api.world import World
+from sandbox.fleet import BotFleet, open_group_game
+from sandbox.local_cluster import LocalCluster, start_cluster
+from sandbox.soak import Soak, SoakReport, patient
+from tables import PLAYING
+from telegram_bot.buttons.callbacks import SeatCb, parse_game
+
+
+@dataclass
+class FailoverReport(SoakReport):
+    """The soak's counts, and the failover's own (see the module)."""
+
+    master_killed: bool = False
+    bot_killed: bool = False
+    backwards: int = 0
+    stale_hands: int = 0
+    not_modified: int = 0
+    too_old: int = 0
+    tracebacks: int = 0
+    first_press: dict[str, float] = field(default_factory=dict)  # table -> s after the kill
+
+    def rows(self) -> list[tuple[str, object]]:
+        firsts = sorted(self.first_press.values())
+        first = (
+            f"{firsts[0]:.2f}-{firsts[-1]:.2f} s ({len(firsts)} of {self.games_played} games)"
+            if firsts
+            else "none"
+        )
+        return [
+            *super().rows(),
+            ("startup master killed (-9)", self.master_killed),
+            ("bot process killed (-9) and restarted", self.bot_killed),
+            ("first applied press after the master's death", first),
+            ("edits going backwards", self.backwards),
+            ("hands left showing a finished game", self.stale_hands),
+            ("wasted calls: message is not modified", self.not_modified),
+            ("wasted calls: query is too old", self.too_old),
+            ("tracebacks in the bots' logs", self.tracebacks),
+        ]
+
+    @property
+    def faults(self) -> int:
+        """Every count that must be 0."""
+        return (
+            self.lost
+            + self.applied_twice
+            + self.unanswered_beyond_kills
+            + self.retry_after
+            + self.backwards
+            + self.stale_hands
+            + self.not_modified
+            + self.too_old
+            + self.tracebacks
+            + self.stuck
+        )
+
+
+def _game_versions(markup: Any) -> dict[str, int]:
+    """The newest game version each game's buttons in ``markup`` were drawn at."""
+    found: dict[str, int] = {}
+    for row in (markup or {}).get("inline_keyboard", []):
+        for button in row:
+            cb = parse_game(button.get("callback_data"))
+            if cb is not None:
+                found[cb.game] = max(found.get(cb.game, -1), cb.version)
+    return found
+
+
+def _live_games(markup: Any) -> set[str]:
+    """The games whose live buttons ``markup`` carries: a move or *Take my seat back*."""
+    games: set[str] = set()
+    for row in (markup or {}).get("inline_keyboard", []):
+        for button in row:
+            data = button.get("callback_data")
+            cb = parse_game(data)
+            if cb is not None:
+                games.add(cb.game)
+                continue
+            with contextlib.suppress(Exception):
+                seat = SeatCb.unpack(data)
+                games.add(seat.game)
+    return games
+
+
+def backwards(outbox: Iterable[dict[str, Any]]) -> list[str]:
+    """Writes that showed a game older than the same message showed before."""
+    shown: dict[tuple[Any, ...], int] = {}
+    found = []
+    for entry in outbox:
+        where = (
+            entry["chat_id"],
+            entry["message_id"],
+            entry.get("inline_message_id"),
+            entry.get("ephemeral_message_id"),
+        )
+        for game, version in _game_versions(entry.get("reply_markup")).items():
+            key = (*where, game)
+            if version < shown.get(key, -1):
+                found.append(f"{where} of {game}: #{version} after #{shown[key]}")
+            shown[key] = max(version, shown.get(key, -1))
+    return found
+
+
+def stale_hands(world: World, over: set[str]) -> list[str]:
+    """Messages (and ephemeral messages) that still offer a move, or the seat
+    back, in a game that is over: what each one shows now."""
+    found = []
+    for chat in world.chats.values():
+        for kind, messages in (("message", chat.messages), ("ephemeral", chat.ephemeral)):
+            for mid, message in messages.items():
+                if live := _live_games(message.reply_markup) & over:
+                    found.append(f"{kind} {chat.id}/{mid} shows {sorted(live)} live")
+    return found
+
+
+class FailoverSoak(Soak):
+    """``await FailoverSoak(fake, fleet, cluster, ...).run()``: the report."""
+
+    def __init__(
+        self,
+        fake: FakeTelegram,
+        fleet: BotFleet,
+        cluster: LocalCluster,
+        *,
+        games: int,
+        players: int,
+        seconds: float,
+        seed: int,
+        master_after: float,
+        bot_after: float,
+        think: tuple[float, float],
+    ) -> None:
+        super().__init__(
+            fake,
+            fleet,
+            games=games,
+            seconds=seconds,
+            every=float("inf"),
+            kill="SIGKILL",
+            seed=seed,
+            think=think,
+            group_players=players,
+        )
+        self.failover = FailoverReport("SIGKILL", fleet.count, games, seconds)
+        self.failover.mode, self.failover.group_players = fleet.proxy.mode, players
+        self.report = self.failover
+        self.cluster = cluster
+        self.master_after, self.bot_after = master_after, bot_after
+        self.master_dead_at: float | None = None
+        self.bot_dead = asyncio.Event()
+
+    def applied(self, tid: str, sent: float, answered: float, *, moved: bool) -> None:
+        dead = self.master_dead_at
+        if moved and dead is not None and sent >= dead and tid not in self.failover.first_press:
+            self.failover.first_press[tid] = answered - dead
+
+    async def careless(self, user: SimUser, rng: random.Random, tid: str) -> None:
+        """He plays until the bot process is killed, then never presses again."""
+        play = asyncio.create_task(self.player(user, rng, tid))
+        dead = asyncio.create_task(self.bot_dead.wait())
+        await asyncio.wait({play, dead}, return_when=asyncio.FIRST_COMPLETED)
+        for task in (play, dead):
+            task.cancel()
+        await asyncio.gather(play, dead, return_exceptions=True)
+
+    async def faults(self) -> None:
+        r = self.failover
+        await asyncio.sleep(self.master_after)
+        self.master_dead_at = time.monotonic()
+        self.cluster.kill(0)  # the first startup node's master (#40)
+        r.master_killed = True
+        await asyncio.sleep(self.bot_after)
+        i = self.rng.randrange(self.fleet.count)
+        self.kills.append(time.monotonic())
+        self.bot_dead.set()
+        await self.fleet.signal(i, signal.SIGKILL)
+        await asyncio.sleep(2.0)
+        await self.fleet.restart(i)
+        r.bot_killed = True
+        r.restarts += 1
+
+    async def _run(self) -> SoakReport:
+        r = self.failover
+        opened = await asyncio.gather(
+            *(
+                open_group_game(self.fleet, h, title=f"Group {g}")
+                for g, h in enumerate(self.groups)
+            ),
+            return_exceptions=True,
+        )
+        games = [
+            (got[0], humans)
+            for got, humans in zip(opened, self.groups, strict=True)
+            if not isinstance(got, BaseException)
+        ]
+        r.lobbies_filled = r.games_played = len(games)
+        r.details += [f"lobby: {got!r}" for got in opened if isinstance(got, BaseException)]
+        players = [
+            asyncio.create_task(
+                (self.careless if i == len(humans) - 1 else self.player)(
+                    u, random.Random(self.rng.random()), tid
+                )
+            )
+            for tid, humans in games
+            for i, u in enumerate(humans)
+        ]
+        faults = asyncio.create_task(self.faults())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*players, faults), self.seconds)
+        self.stop.set()
+        await asyncio.gather(*players, return_exceptions=True)
+        if not faults.done():
+            r.details.append("the run ended before its faults")
+        faults.cancel()
+        await asyncio.gather(faults, return_exceptions=True)
+        # the idle seats' timers play the games out
+        loop = asyncio.get_running_loop()
+        until = loop.time() + self.seconds
+        over: set[str] = set()
+        while loop.time() < until:
+            over = set()
+            for tid, _humans in games:
+                table, _state, _v = await patient(partial(self.fleet.svc.tables.get, tid))
+                if table.status != PLAYING:
+                    over.add(tid)
+            if len(over) == len(games):
+                break
+            await asyncio.sleep(1.0)
+        await asyncio.sleep(15)  # the last edits go out (a held render, a repair)
+        r.games_over = len(over)
+        r.stuck = len(games) - len(over)
+        r.details += [f"hung: {tid}" for tid, _h in games if tid not in over]
+        outbox = list(self.fake.world.outbox)
+        went_back = backwards(outbox)
+        left = stale_hands(self.fake.world, over)
+        r.backwards, r.stale_hands = len(went_back), len(left)
+        r.details += [f"backwards: {line}" for line in went_back[:5]]
+        r.details += [f"stale: {line}" for line in left[:5]]
+        if left:  # what each player of a game with a stale hand was shown, in order
+            for tid, humans in games:
+                hands = (await patient(partial(self.fleet.ui.table, tid))).hands
+                for u in humans:
+                    shown = [
+                        f"{mid}{'*' if hands.get(u.id) == mid else ''}: "
+                        f"{(m.text or '')[:40]!r} {sorted(_live_games(m.reply_markup))}"
+                        for mid, m in u.chat.messages.items()
+                    ]
+                    r.details.append(f"chat of {u.id} in {tid}: {shown}")
+        stats = self.fake.stats
+        r.retry_after, r.not_modified, r.too_old = (
+            stats.retry_after,
+            stats.not_modified,
+            stats.late_answers,
+        )
+        for log in self.fleet.logs:
+            text = log.read_text(errors="replace")
+            r.tracebacks += text.count("Traceback (most recent call last)")
+        self.refusals()
+        return r
+
+
+async def fleet_failover(
+    *,
+    binary: str,
+    processes: int = 3,
+    games: int = 6,
+    players: int = 3,
+    timer: int = 30,
+    master_after: float = 20.0,
+    bot_after: float = 20.0,
+    seconds: float = 600.0,
+    think: tuple[float, float] = (0.5, 2.0),
+    seed: int = 1,
+    prefix: str = "ff:",
+) -> FailoverReport:
+    """One run on a throw-away cluster of 3 masters and 3 replicas (see the module)."""
+    with tempfile.TemporaryDirectory(prefix="durak-failover-") as tmp:
+        cluster = start_cluster(binary, Path(tmp), 3, replicas=1, full_coverage=False)
+        try:
+            masters = cluster.ports[: cluster.masters]
+            url = "redis+cluster://" + ",".join(f"127.0.0.1:{p}" for p in masters) + "/0"
+            env = {"DEFAULT_TIMER": str(timer), "AI_WORKERS": "0"}
+            async with (
+                FakeTelegram(limits=RateLimits.from_env()) as fake,
+                BotFleet(fake, url, prefix, count=processes, env=env) as fleet,
+            ):
+                soak = FailoverSoak(
+                    fake,
+                    fleet,
+                    cluster,
+                    games=games,
+                    players=players,
+                    seconds=seconds,
+                    seed=seed,
+                    master_after=master_after,
+                    bot_after=bot_after,
+                    think=think,
+                )
+                report = await soak.run()
+                assert isinstance(report, FailoverReport)
+                return report
+        finally:
+            cluster.stop()
