@@ -42,7 +42,8 @@ def test_a_bug_keeps_its_traceback(caplog: pytest.LogCaptureFixture) -> None:
         log_failure(log, bug, "render of %s failed", "T1")
     [record] = caplog.records
     assert record.levelno == logging.ERROR
-    assert record.exc_info is not None and record.exc_info[1] is bug
+    assert record.exc_info is not None
+    assert record.exc_info[1] is bug
     assert record.getMessage() == "render of T1 failed"
 
 
