@@ -13,9 +13,12 @@ import pytest
 import redis.asyncio as aredis
 
 from tables import LiveConfig, TableService
+from telegram_bot.delivery.digest import table_version
 from telegram_bot.delivery.flood.fallback import FallbackFloodLimiter
 from telegram_bot.delivery.flood.limiter import (
+    BUSY,
     NOOP,
+    STALE,
     EditTicket,
     FloodConfig,
     FloodLimiter,
@@ -78,6 +81,37 @@ async def test_a_message_edited_during_the_outage_is_judged_afresh(
     assert not limiter.falling_back
     clock.advance(10)
     assert (await limiter.admit_edit(a)).wait == NOOP  # recorded again
+
+
+async def test_a_tables_render_waits_out_the_outage_then_is_judged(
+    faulty_redis: FaultyRedis, svc: TableService
+) -> None:
+    """#40: while the shared state is down, an edit rendering a table version is
+    held (as behind another call's edit) -- sent, it might go back to an older
+    version another process replaced, or repeat what the message shows -- and
+    once Redis answers again it is judged there: older refused, no-op dropped,
+    newer sent.  (Before: every edit was sent while falling back.)"""
+    clock = FakeClock()
+    redis = FloodLimiter(svc.kv, FloodConfig(), clock=clock)
+    limiter = FallbackFloodLimiter(redis, fallback_for=5.0)
+
+    def render(version: int, text: str) -> EditTicket:
+        return EditTicket(CHAT, 9, text, "k", version=table_version("T", version))
+
+    assert (await limiter.admit_edit(render(28, "v28"))).wait == 0  # in Redis
+    faulty_redis.kill()
+    clock.advance(10)
+    assert (await limiter.admit_edit(render(27, "v27"))).wait == BUSY  # older: held
+    assert (await limiter.admit_edit(render(28, "v28"))).wait == BUSY  # the same: held
+    assert (await limiter.admit_edit(render(29, "v29"))).wait == BUSY  # newer: held too
+    assert limiter.held_edits == 3
+    assert (await limiter.take(CHAT)).wait == 0  # a send (an answer) still goes out
+    faulty_redis.start()
+    clock.advance(10)  # past the fallback: Redis judges them
+    assert (await limiter.admit_edit(render(27, "v27"))).wait == STALE
+    assert (await limiter.admit_edit(render(28, "v28"))).wait == NOOP
+    assert (await limiter.admit_edit(render(29, "v29"))).wait == 0
+    assert not limiter.falling_back
 
 
 GROUP = -100_42

@@ -15,12 +15,17 @@ the journal is charged to the shared windows (:meth:`FloodLimiter.charge`,
 #28) before anything else is asked of them: what the fallback let through
 meanwhile, and what a restarted Redis lost, counts again there, so the next
 seconds do not overspend.
-While it falls back nothing is remembered of what a message shows: every edit
-is sent (Telegram answers "not modified" to a no-op one), and the messages
-touched meanwhile have their Redis digest forgotten before their next edit --
-a digest from before the outage would drop an edit back to that content as a
-no-op -- and no edit lease is taken (the process's own per-message lock orders
-its edits, as with one process).  Each switch to the fallback is logged once.
+While it falls back nothing is known of what a message shows fleet-wide: a
+table's render (an edit with a table version) waits, as behind another call's
+edit (:data:`BUSY`), until the shared state answers again and judges it -- sent
+then, it could show an older version than another process showed, or repeat
+what the message shows (#40: 2 edits went backwards and 27 were "not modified"
+through a cluster failover).  Any other edit is sent (Telegram answers "not
+modified" to a no-op one), and the messages touched meanwhile have their Redis
+digest forgotten before their next edit -- a digest from before the outage
+would drop an edit back to that content as a no-op -- and no edit lease is
+taken (the process's own per-message lock orders its edits, as with one
+process).  Each switch to the fallback is logged once.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from tables import ServiceUnavailable
 from tables.budgets import Budget
 from telegram_bot.delivery.flood.journal import Journal
 from telegram_bot.delivery.flood.limiter import (
+    BUSY,
     EditTicket,
     FloodLimiter,
     Headroom,
@@ -134,6 +140,7 @@ class FallbackFloodLimiter:
         self.local = LocalWindows(redis.journal, redis.clock)
         self.fallback_for = fallback_for
         self.fallbacks = 0  # calls answered by the local windows
+        self.held_edits = 0  # looks of a table's render held while falling back (#40)
         self.charged = 0  # entries of the journal added to Redis after an outage
         self._down_until = float("-inf")
         self._charge_due = False  # Redis failed: charge the journal before using it
@@ -212,6 +219,9 @@ class FallbackFloodLimiter:
                 return await self.redis.admit_edit(edit)
             except ServiceUnavailable as e:
                 self._failed(e)
+        if edit.version:  # a table's render: judged once the shared state answers (#40)
+            self.held_edits += 1
+            return Verdict(BUSY)
         self._touched.add(key)
         if edit.prepaid:
             return Verdict(0.0)  # unknown: send it (no lease: the process's own order)
