@@ -190,6 +190,13 @@ function botLink(url) {
   };
 }
 
+/** A link to a message of a supergroup (``t.me/c/<id>/<message>``, #41: the
+ * answer to /arena links to the arena's message): {chatId, messageId}, or null. */
+function messageLink(url) {
+  const m = /^(?:https?:\/\/)?(?:t|telegram)\.me\/c\/(\d+)\/(\d+)\/?$/i.exec(url);
+  return m ? { chatId: -Number(`100${m[1]}`), messageId: Number(m[2]) } : null;
+}
+
 // ------------------------------------------------------------------ the bot's HTML
 // Telegram's HTML subset: everything else is reduced to its text.
 const TAGS = {
@@ -698,6 +705,11 @@ class Column {
 
   /** What the Telegram app does with a link: a deep link to the bot opens its chat. */
   async followLink(url) {
+    const target = messageLink(url);
+    if (target) {
+      this.showMessage(target.chatId, target.messageId);
+      return;
+    }
     const link = botLink(url);
     if (!link) {
       this.toast(`External link (not opened in the sandbox):\n${url}`);
@@ -714,6 +726,26 @@ class Column {
     this.open(this.userId);
     if (link.start === null && this.user.started) return; // just opens the chat
     await this.run({ action: "follow_link", url });
+  }
+
+  /** A message link opens its chat at that message, as the app does -- for a
+   * member of the chat. */
+  showMessage(chatId, messageId) {
+    const chat = state.chats.get(chatId);
+    if (!chat || !canSee(this.userId, chat)) {
+      this.toast("That message is in a chat you are not in.");
+      return;
+    }
+    this.open(chatId);
+    const node = this.messagesNode.querySelector(`.msg[data-message-id='${messageId}']`);
+    if (!node) {
+      this.toast("That message is gone.");
+      return;
+    }
+    node.scrollIntoView({ block: "center" });
+    node.classList.remove("flash");
+    void node.offsetWidth; // restart the highlight
+    node.classList.add("flash");
   }
 
   async askLink() {
