@@ -226,7 +226,7 @@ class Soak:
         raise RuntimeError(f"{user.user.first_name} got no game")
 
     async def new_game(self, user: SimUser, after: str = "") -> str:
-        user.send("/play")
+        user.send("/play chuvash")  # a game named starts at once (#41)
         tid = await self.table_of(user, after)
         await self.fleet.wait_hands(tid, [user])
         self.report.games_played += 1

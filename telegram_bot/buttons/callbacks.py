@@ -288,6 +288,14 @@ class LangCb(CallbackData, prefix="lang"):
     lang: Literal["ru", "uk", "en"]
 
 
+class PlayCb(CallbackData, prefix="pl"):
+    """A choice under the private ``/play`` (#41): a game against AI players of
+    ``level`` (``engine.ai.LEVELS``), started at once."""
+
+    variant: Literal["chuvash", "shchelkovsky"]
+    level: Literal["easy", "normal", "hard"]
+
+
 class NewLobbyCb(CallbackData, prefix="nl"):
     """ "Open a lobby here" under the group's /play answer: ``variant`` to play."""
 

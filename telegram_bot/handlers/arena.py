@@ -34,7 +34,8 @@ async def arena_command(
     the set-up for an admin.  #38: a member's standings of an arena on go to
     his private chat (or, for one the bot cannot write to there, to the group
     once a minute at low priority); its message in the group is brought up to
-    date."""
+    date.  #41: his answer says when its standings were true and links to
+    that message (in the group: a reply to it)."""
     if message.from_user is None:
         return
     chat = message.chat
@@ -52,8 +53,7 @@ async def arena_command(
         at = await cases.arena.answer_at(chat.id, user, "arena")
         if at.chat is not None:
             lang = locale if at.chat == user else chat_locale
-            text = arena_boards.standings(outcome.arena, lang)
-            await arena_boards.say(at.chat, text, low=at.low)
+            await arena_boards.answer(outcome.arena, at.chat, lang, low=at.low)
     elif outcome.arena is not None:
         await message.answer(arena_boards.standings(outcome.arena, chat_locale))
     if outcome.setup:

@@ -1,5 +1,5 @@
-"""/rules, /lang, /stats, /top, /play (solo against AI), /leave; unknown
-commands get a short help."""
+"""/rules, /lang, /stats, /top, /play (solo against AI) and its choice of game
+and level, /leave; unknown commands get a short help."""
 
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ from aiogram.types import (
     User,
 )
 
-from telegram_bot.buttons.callbacks import LangCb
+from telegram_bot.buttons.callbacks import LangCb, PlayCb
 from telegram_bot.handlers.common import (
     answer,
+    answered_in_time,
     parse_play,
     parse_variant,
     player,
@@ -37,7 +38,7 @@ from telegram_bot.views.i18n import (
     help_text,
     rules_message,
 )
-from telegram_bot.views.keyboards import language_keyboard, play_here_keyboard
+from telegram_bot.views.keyboards import language_keyboard, play_here_keyboard, play_screen
 from telegram_bot.views.lobby import (
     render_rating_top,
     render_ratings,
@@ -173,9 +174,18 @@ async def play(
     _: Translator,
     publisher: Publisher,
 ) -> None:
-    """A private game against AI players, started at once: ``/play [game]
-    [easy|normal|hard]``."""
+    """A private game against AI players: ``/play [game] [easy|normal|hard]``
+    starts it at once; ``/play`` alone offers each game and level, a tap each,
+    his last choice first (#41), or -- while he sits at a table -- says so."""
     if message.from_user is None:
+        return
+    if not (command.args or "").strip():
+        offer = await cases.lobby.offer_play(player(message.from_user, locale))
+        if offer.refused is not None:
+            await reply(message, offer.refused, _, publisher)
+            return
+        text, markup = play_screen(offer.last, _)
+        await message.answer(text, reply_markup=markup)
         return
     parsed = parse_play(command.args)
     if parsed is None:
@@ -189,6 +199,36 @@ async def play(
         opponents=settings.solo_opponents,
         level=level,
     )
+    await reply(message, outcome, _, publisher)
+
+
+@router.callback_query(PlayCb.filter())
+async def play_button(
+    callback: CallbackQuery,
+    callback_data: PlayCb,
+    cases: UseCases,
+    settings: Settings,
+    locale: str,
+    _: Translator,
+    publisher: Publisher,
+) -> None:
+    """A game and level tapped under ``/play`` (#41): that game starts at once,
+    as ``/play <game> <level>`` would -- and a tap while he sits at a table
+    (an old keyboard) gets what ``/play`` says then, with his table."""
+    message = callback.message
+    if not isinstance(message, Message) or message.chat.type != "private":
+        await answer(callback, _(texts.BAD_BUTTON), show_alert=True)
+        return
+    started = cases.lobby.play_solo(
+        player(callback.from_user, locale),
+        variant=callback_data.variant,
+        timer=settings.default_timer,
+        opponents=settings.solo_opponents,
+        level=callback_data.level,
+    )
+    outcome, answered = await answered_in_time(callback, started)
+    if not answered:
+        await answer(callback)
     await reply(message, outcome, _, publisher)
 
 

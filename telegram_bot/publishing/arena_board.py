@@ -28,13 +28,16 @@ from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.state.hints import HintClaims
 from telegram_bot.views.arena import (
+    IN_THIS_MESSAGE,
     LEFT_BUSY,
     LEFT_COOLDOWN,
     TOLD_REMOVED,
     TOLD_UPGRADED,
     UPGRADED_HERE,
     arena_screen,
+    message_link,
     podium_screen,
+    standings_screen,
 )
 from telegram_bot.views.format import user_text
 from telegram_bot.views.i18n import Translator
@@ -158,6 +161,25 @@ class ArenaBoards:
             log.info("arena %s: %s not told he was withdrawn: %s", arena.id, user, err)
 
     def standings(self, arena: Arena, lang: str) -> str:
-        """``/arena`` while one runs: the standings as a message of their own."""
-        text, _markup = arena_screen(arena, Translator(lang), self.now_ms())
+        """``/arena`` while one runs: the standings as a message of their own,
+        saying when they were true (#41)."""
+        text, _markup = standings_screen(arena, Translator(lang), self.now_ms())
         return text
+
+    async def answer(self, arena: Arena, chat: int, lang: str, *, low: bool = False) -> None:
+        """A member's ``/arena`` while ``arena`` is on, answered in ``chat`` (#41:
+        his copy of the standings said «Nobody has joined yet.» long after people
+        joined).  In the arena's group: a short reply to the arena's message,
+        which stays up to date; elsewhere (his private chat): the standings as
+        of now, saying so, with a link to that message where Telegram has one
+        (a supergroup's).  ``low``: at low priority (:data:`LOW`)."""
+        message, _lang = await self._where(arena)
+        _ = Translator(lang)
+        options = LOW if low else URGENT
+        if chat == arena.chat and message is not None:
+            text = "🏟 " + _(IN_THIS_MESSAGE)
+            await self.delivery.send(chat, text, options=options, reply_to=message)
+            return
+        live = message_link(arena.chat, message) if message is not None else None
+        text, markup = standings_screen(arena, _, self.now_ms(), live)
+        await self.delivery.send(chat, text, markup, options=options)

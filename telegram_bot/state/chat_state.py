@@ -24,7 +24,9 @@ bot processes -- that is not game state:
 ``P ui:<id>`` -- hash, per user or chat: ``lang`` (/lang override), ``tg``
     (Telegram's language), ``name`` (display name), ``started`` (the user opened
     the private chat, so the bot may write to him), ``plays`` (where his hand
-    goes in a group game: ``group`` or ``private``; where he last asked for it).
+    goes in a group game: ``group`` or ``private``; where he last asked for it),
+    ``play`` (his last game against the AI, ``<game>:<level>``: ``/play`` offers
+    it first, #41).
 
 The key names are spelled in :class:`telegram_bot.state.keys.ChatStateKeys`.
 Redis is reached only through the table service's generic key-value API
@@ -123,6 +125,7 @@ class Prefs:
     name: str = ""
     started: bool = False
     plays: str | None = None  # where his hand goes: "group" (ephemeral) or "private"
+    play: str | None = None  # his last game against the AI: "<game>:<level>" (#41)
 
 
 class ChatStateStore:
@@ -280,6 +283,7 @@ class ChatStateStore:
             name=d.get("name", ""),
             started=d.get("started") == "1",
             plays=d.get("plays") or None,
+            play=d.get("play") or None,
         )
 
     async def many_prefs(self, ids: Iterable[int]) -> dict[int, Prefs]:
@@ -287,15 +291,17 @@ class ChatStateStore:
         if not ids:
             return {}
         keys = [self.keys.prefs(i) for i in ids]
-        rows = await self.kv.hmget_many(keys, ("lang", "tg", "name", "started", "plays"))
+        fields = ("lang", "tg", "name", "started", "plays", "play")
+        rows = await self.kv.hmget_many(keys, fields)
         out = {}
-        for i, (lang, tg, name, started, plays) in zip(ids, rows, strict=True):
+        for i, (lang, tg, name, started, plays, play) in zip(ids, rows, strict=True):
             out[i] = Prefs(
                 lang=lang or None,
                 tg=tg or None,
                 name=name or "",
                 started=started == "1",
                 plays=plays or None,
+                play=play or None,
             )
         return out
 
@@ -309,6 +315,7 @@ class ChatStateStore:
         name: str | None = None,
         started: bool | None = None,
         plays: str | None = None,
+        play: str | None = None,
     ) -> None:
         key = self.keys.prefs(who)
         fields: dict[str, str] = {}
@@ -322,6 +329,8 @@ class ChatStateStore:
             fields["started"] = "1" if started else "0"
         if plays is not None:
             fields["plays"] = plays
+        if play is not None:
+            fields["play"] = play
         dels = ["lang"] if clear_lang else []
         await self.kv.hupdate(key, set=fields, delete=dels, ttl_ms=self.prefs_ttl_ms)
 

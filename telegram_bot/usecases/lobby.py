@@ -13,7 +13,7 @@ from typing import Any
 
 from engine import EngineError
 from engine.ai import LEVELS
-from tables import OPEN, PLAYING, LiveError, Table, TableService
+from tables import OPEN, PLAYING, LiveError, ServiceUnavailable, Table, TableService
 from telegram_bot.buttons.callbacks import LobbyCb, LobbyOp
 from telegram_bot.delivery import Delivery
 from telegram_bot.publishing.changes import (
@@ -63,6 +63,23 @@ class LobbyOutcome:
 
 
 @dataclass(frozen=True)
+class PlayOffer:
+    """``/play`` with no game named (#41): the choice to offer -- ``last``, his
+    last game and AI level, first -- or, while he sits at a table, the refusal
+    a game named would get then (``refused``)."""
+
+    last: tuple[str, str] | None = None
+    refused: LobbyOutcome | None = None
+
+
+def last_play(value: str | None) -> tuple[str, str] | None:
+    """A remembered ``<game>:<level>`` (:attr:`telegram_bot.state.chat_state.Prefs.play`),
+    or None for anything else."""
+    variant, _sep, level = (value or "").partition(":")
+    return (variant, level) if variant in VARIANT_TITLES and level in LEVELS else None
+
+
+@dataclass(frozen=True)
 class LobbyActions:
     """The lobby use cases over the services they need."""
 
@@ -94,12 +111,31 @@ class LobbyActions:
             return LobbyOutcome(texts.NEW_GAME_LOBBY, changes=(posted,))
         return LobbyOutcome(changes=(LobbyPosted(table, group, group_lang, langs, group_lang),))
 
+    async def offer_play(self, player: Person) -> PlayOffer:
+        """``/play`` alone (#41): his last choice, to offer first -- unless he sits
+        at a table (a lobby of his ``/play`` left half set up aside, which a
+        choice drops): then the refusal, with his table, at once."""
+        table = await self.svc.tables.where(player.id)
+        if table is not None and not _abandoned_solo(table, player.id):
+            refused = LiveError(
+                "seated_elsewhere",
+                "you already sit at a table; leave it first",
+                table=table.id,
+                status=table.status,
+                chat=table.chat,
+                variant=table.variant,
+                user=player.id,
+            )
+            return PlayOffer(refused=self.elsewhere(refused, player))
+        return PlayOffer(last=last_play((await self.prefs.get(player.id)).play))
+
     async def play_solo(
         self, player: Person, *, variant: str, timer: int, opponents: int, level: str = "normal"
     ) -> LobbyOutcome:
         """``/play``: a private game against ``opponents`` AI players of ``level``
         (``engine.ai.LEVELS``), started at once (the lobby is cancelled again if
-        it cannot start)."""
+        it cannot start).  The game and level are remembered once it started:
+        the next ``/play`` offers them first (#41)."""
         for attempt in range(2):
             try:
                 lobby = await self.svc.lobbies.create_lobby(
@@ -125,6 +161,8 @@ class LobbyActions:
             await self.svc.games.start(code, player.id)
         except EngineError as e:
             return await self._settle_solo(code, player, e)
+        with contextlib.suppress(ServiceUnavailable):  # a choice forgotten: still his game
+            await self.prefs.update(player.id, play=f"{variant}:{level}")
         return LobbyOutcome(changes=(GameStarted(code),))
 
     async def _settle_solo(self, code: str, player: Person, error: EngineError) -> LobbyOutcome:
@@ -148,11 +186,8 @@ class LobbyActions:
             return False
         try:
             table = await self.svc.lobbies.lobby(code)
-            humans = [s for s in table.seats if s.user is not None and not s.left]
-            if table.status != OPEN or not table.private or table.creator != player.id:
+            if not _abandoned_solo(table, player.id):
                 return False
-            if len(humans) != 1 or len(humans) == len(table.seats):
-                return False  # friends joined, or no AI yet: an invitation (/new), kept
             await self.svc.lobbies.cancel(code, player.id)
         except EngineError:
             return False
@@ -364,6 +399,16 @@ class LobbyActions:
         chat, message_id = message
         back, changed = button.op == LobbyOp.BACK, button.op == LobbyOp.SET
         return SettingsShown(table, chat, message_id, player.locale, back, changed)
+
+
+def _abandoned_solo(table: Table, user: int) -> bool:
+    """Is ``table`` an open private lobby of ``user``'s with AI players and no
+    other human -- a ``/play`` whose set-up broke off?  A lobby of his ``/new``
+    (no AI added, or friends joined) is not."""
+    humans = [s for s in table.seats if s.user is not None and not s.left]
+    if table.status != OPEN or not table.private or table.creator != user:
+        return False
+    return len(humans) == 1 and len(humans) < len(table.seats)
 
 
 def setting_changes(table: Table, key: str, value: str) -> dict[str, Any]:

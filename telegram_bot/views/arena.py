@@ -63,6 +63,14 @@ UPGRADED_HERE = N_(
 """When the bot lost a group (#38): to each player in private, and in the new
 supergroup."""
 ONLY_GROUPS = N_("Arenas are played in groups: add me to one and send /arena there.")
+NOBODY_YET = N_("Nobody has joined yet.")
+NOBODY_THEN = N_("Nobody had joined by then.")
+AS_OF = N_("As of {time}; the arena's message in the group stays up to date.")
+LIVE_STANDINGS = N_("Live standings")
+IN_THIS_MESSAGE = N_("The arena's standings are in this message, kept up to date.")
+"""#41: ``/arena`` of a member while the arena is on -- a copy of the standings
+says when it was true (``AS_OF``) and links to the arena's message (``LIVE_STANDINGS``);
+in the group, a short reply to that message (``IN_THIS_MESSAGE``)."""
 
 
 @dataclass(frozen=True)
@@ -156,10 +164,12 @@ def at(ms: int, style: str) -> str:
     return f'<tg-time unix="{ms // 1000}" format="{style}">{moment:%H:%M} UTC</tg-time>'
 
 
-def standings_lines(arena: Arena, _: Translator, shown: int = SHOWN) -> list[str]:
+def standings_lines(
+    arena: Arena, _: Translator, shown: int = SHOWN, nobody: str = NOBODY_YET
+) -> list[str]:
     rows = arena.standings()
     if not rows:
-        return [_("Nobody has joined yet.")]
+        return [_(nobody)]
     lines = []
     for rank, p in enumerate(rows[:shown], start=1):
         fire = " 🔥" if p.streak >= FIRE_AFTER else ""
@@ -180,10 +190,9 @@ def standings_lines(arena: Arena, _: Translator, shown: int = SHOWN) -> list[str
     return lines
 
 
-def arena_screen(
-    arena: Arena, _: Translator, now_ms: int
-) -> tuple[str, InlineKeyboardMarkup | None]:
-    """The arena's message in the group."""
+def board_lines(arena: Arena, _: Translator, now_ms: int, nobody: str = NOBODY_YET) -> list[str]:
+    """What the arena's message says above its buttons: its title, settings,
+    time, counts and standings (``nobody``: the line when nobody has joined)."""
     title = _(VARIANT_TITLES.get(arena.variant, arena.variant))
     lines = [
         "🏟 " + bold(_("Arena · {game}", game=title)),
@@ -212,7 +221,14 @@ def arena_screen(
             games=arena.games,
         )
     )
-    lines += ["", *standings_lines(arena, _)]
+    return [*lines, "", *standings_lines(arena, _, nobody=nobody)]
+
+
+def arena_screen(
+    arena: Arena, _: Translator, now_ms: int
+) -> tuple[str, InlineKeyboardMarkup | None]:
+    """The arena's message in the group."""
+    lines = board_lines(arena, _, now_ms)
     if arena.over or (arena.status == RUNNING and now_ms >= arena.ends):
         return "\n".join(lines), None
     lines += ["", _("Join, and the bot seats you at a table as soon as players are free.")]
@@ -228,6 +244,34 @@ def arena_screen(
     ]
     markup = InlineKeyboardMarkup(inline_keyboard=even_rows(buttons, 2))  # «✋ Присоедин…»
     return "\n".join(lines), markup
+
+
+SUPERGROUP_BASE = 10**12
+"""A supergroup's chat id is ``-(10**12 + its own id)`` (printed: ``-100<id>``)."""
+
+
+def message_link(chat: int, message: int) -> str | None:
+    """A link that opens ``message`` of ``chat``: a supergroup's
+    (``t.me/c/<its own id>/<message>``); Telegram has none for a message of a
+    basic group."""
+    if chat >= -SUPERGROUP_BASE:
+        return None
+    return f"https://t.me/c/{-chat - SUPERGROUP_BASE}/{message}"
+
+
+def standings_screen(
+    arena: Arena, _: Translator, now_ms: int, live: str | None = None
+) -> tuple[str, InlineKeyboardMarkup | None]:
+    """The standings as a message of their own (``/arena`` while one is on):
+    #41 -- a member's copy said «Nobody has joined yet.» long after people
+    joined -- so it says when it was true, that the arena's message stays up to
+    date, and links to it (``live``, :func:`message_link`) where Telegram can."""
+    lines = board_lines(arena, _, now_ms, nobody=NOBODY_THEN)
+    lines.insert(1, "🕒 " + _(AS_OF, time=at(now_ms, "t")))
+    if live is None:
+        return "\n".join(lines), None
+    button = InlineKeyboardButton(text="🏟 " + _(LIVE_STANDINGS), url=live)
+    return "\n".join(lines), InlineKeyboardMarkup(inline_keyboard=[[button]])
 
 
 def cancel_markup(arena: Arena, _: Translator) -> InlineKeyboardMarkup | None:

@@ -149,6 +149,12 @@ LEVEL_TITLES: dict[str, str] = {
     "hard": N_("hard"),
 }
 """The AI levels (``engine.ai.LEVELS``), as shown next to an AI's name."""
+VARIANT_SHORT: dict[str, str] = {
+    "chuvash": N_("Chuvash"),
+    "shchelkovsky": N_("Shchelkovsky"),
+}
+"""A game's name where a button has room for a word (#41: /play's «▶ Again:
+Chuvash · hard»)."""
 GAME_INVITES: dict[str, str] = {
     # the game's name in the case the sentence needs (ru/uk: «Сыграем в „Дурака…“»)
     "chuvash": N_("Join me for a game of <b>Chuvash Rooster</b>!"),
@@ -221,8 +227,8 @@ RULES: dict[str, str] = {
 
 HELP = N_(
     "Play <b>Chuvash Rooster</b> or <b>Durak Shchelkovsky</b> with friends or AI players.\n"
-    "• /play starts a game against AI players at once; /new gives an invitation link for "
-    "your friends.\n"
+    "• /play: a game against AI players, the game and their level in one tap; /new gives "
+    "an invitation link for your friends.\n"
     "• In a group, /new opens a lobby: press Join, then Start. Under the group's table, "
     "🎴 My cards shows your hand right in the group, to you alone; 🔒 Private chat "
     "brings it here. /top there is the group's leaderboard, /arena its tournament.\n"
@@ -262,8 +268,8 @@ def rules_text(variant: str, locale: str) -> str:
 
 
 HELP_LEVELS = N_(
-    "• AI levels: /play easy, /play normal or /play hard (also /play shchelkovsky hard); "
-    "in a lobby, under ⚙ Settings."
+    "• AI levels: easy, normal or hard, on the buttons of /play (or typed: /play "
+    "shchelkovsky hard); in a lobby, under ⚙ Settings."
 )
 HELP_LEVELS_GROUP = N_("• AI levels: easy, normal or hard, in a lobby under ⚙ Settings.")
 """The AI levels in a group's /help: /play is the private chat's (#41)."""

@@ -1,15 +1,22 @@
 """Keyboards and callback data of the handlers that the render modules do not
-draw: language choice, taking a seat back, opening one's table, links to the bot."""
+draw: language choice, taking a seat back, opening one's table, links to the bot,
+the choice of a game against the AI (``/play``)."""
 
 from __future__ import annotations
 
 import unicodedata
 
-from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
+from aiogram.types import DisabledButton, InlineKeyboardButton, InlineKeyboardMarkup
 
-from telegram_bot.buttons.callbacks import CardsCb, LangCb, NewLobbyCb, SeatCb, TableCb
-from telegram_bot.views.i18n import LANGUAGES, Translator
-from telegram_bot.views.texts import OPEN_LOBBY, PLAY_SOLO
+from telegram_bot.buttons.callbacks import CardsCb, LangCb, NewLobbyCb, PlayCb, SeatCb, TableCb
+from telegram_bot.views.i18n import (
+    LANGUAGES,
+    LEVEL_TITLES,
+    VARIANT_SHORT,
+    VARIANT_TITLES,
+    Translator,
+)
+from telegram_bot.views.texts import OPEN_LOBBY, PLAY_AGAIN, PLAY_CHOOSE, PLAY_SOLO
 
 # ------------------------------------------------------------------ phone widths
 PHONE_PX, GAP_PX, PAD_PX, CHAR_PX = 280, 5, 10, 8.2
@@ -138,6 +145,31 @@ def play_here_keyboard(solo_url: str, variant: str, _: Translator) -> InlineKeyb
             [InlineKeyboardButton(text="🃏 " + _(OPEN_LOBBY), callback_data=lobby)],
         ]
     )
+
+
+def play_screen(last: tuple[str, str] | None, _: Translator) -> Screen:
+    """``/play`` in the private chat (#41: it offered no level): a button for
+    each game and AI level, each starting that game at once; each game's name
+    heads its row of levels (a button that cannot be pressed).  ``last`` (his
+    last game and level) comes first, the most prominent: a returning player is
+    one tap away."""
+    rows: list[list[InlineKeyboardButton]] = []
+    if last is not None:
+        variant, level = last
+        label = _(PLAY_AGAIN, game=_(VARIANT_SHORT[variant]), level=_(LEVEL_TITLES[level]))
+        data = PlayCb(variant=variant, level=level).pack()  # type: ignore[arg-type]
+        rows.append([InlineKeyboardButton(text="▶ " + label, callback_data=data, style="primary")])
+    for variant, title in VARIANT_TITLES.items():
+        rows.append([InlineKeyboardButton(text=_(title), disabled=DisabledButton())])
+        levels = [
+            InlineKeyboardButton(
+                text=_(name),
+                callback_data=PlayCb(variant=variant, level=level).pack(),  # type: ignore[arg-type]
+            )
+            for level, name in LEVEL_TITLES.items()
+        ]
+        rows += even_rows(levels, 3)
+    return _(PLAY_CHOOSE), InlineKeyboardMarkup(inline_keyboard=rows)
 
 
 def cards_row(

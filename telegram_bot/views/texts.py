@@ -161,6 +161,12 @@ PLAY_IN_GROUP = N_(
     "starts with a lobby here."
 )
 PLAY_SOLO = N_("Play against the AI")
+PLAY_CHOOSE = N_(
+    "A game against the AI: choose the game and the AI's level, and it starts at once."
+)
+PLAY_AGAIN = N_("Again: {game} · {level}")
+"""#41: ``/play`` offers every game and AI level, one tap each; his last choice
+first («▶ Again: Chuvash · hard»)."""
 OPEN_LOBBY = N_("Open a lobby here")
 ADD_TO_GROUP = N_("Add me to a group")
 NEW_GAME_LOBBY = N_("Your lobby is ready. Send the invitation link to your friends:")

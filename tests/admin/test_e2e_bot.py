@@ -26,7 +26,7 @@ async def solo_game(h: Harness, name: str) -> tuple[Message, str]:
     user = h.fake.add_user(name, language_code="en")
     user.start()
     await user.wait_message(timeout=SAFETY)
-    user.send("/play")
+    user.send("/play chuvash")  # a game named starts at once (#41)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + SAFETY
     while (hand := await h.hand_message(user)) is None:

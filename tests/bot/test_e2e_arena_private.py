@@ -169,3 +169,56 @@ async def test_arena_and_top_in_a_busy_group_post_no_message_each(
         await settle(h)
         assert bot_posts(fake, group) == posts + 2
     assert not fake.stats.errors, fake.stats.error_texts
+
+
+async def test_a_members_arena_answer_says_when_it_was_true_and_links_the_live_one(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """#41: a member's ``/arena`` answer kept saying «Nobody has joined yet.»
+    after people joined.  In his private chat it now says when its standings
+    were true (a ``date_time`` entity of the moment he asked) and links to the
+    arena's message, which stays up to date; in the group (a member who never
+    started the bot) it is a reply to that message, with no standings to go
+    stale."""
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        ann, bea, cid = (fake.add_user(n, language_code="en") for n in ("Ann", "Bea", "Cid"))
+        group = ann.create_group("Arena", bea, cid, chat_type="supergroup")
+        ann.add_bot_to(group)
+        for u in (ann, bea):
+            u.start()
+            await u.wait_message(timeout=SAFETY)
+        _arena_id, board = await announce(h, ann, group)
+        before = int(time.time())
+        bea.send("/arena", group)  # nobody has joined yet
+        mine = await bea.wait_message("Arena · Chuvash Rooster", timeout=SAFETY)
+        after = time.time() + 1
+        assert mine.chat_id == bea.id
+        text = mine.text or ""
+        assert "Nobody has joined yet." not in text  # not said as if it were still true
+        assert "Nobody had joined by then." in text
+        assert "As of" in text
+        # «🕒 As of 23:05», under the title: the first date_time entity (a
+        # scheduled arena's start, a running one's end come after it)
+        times = sorted((e["offset"], e) for e in mine.entities if e["type"] == "date_time")
+        as_of = times[0][1]
+        before_it = text.encode("utf-16-le")[: 2 * as_of["offset"]].decode("utf-16-le")
+        assert before_it.endswith("As of ")  # entity offsets count UTF-16 units
+        assert as_of.get("date_time_format") == "t"
+        assert before <= as_of["unix_time"] <= after  # when he asked
+        live = f"https://t.me/c/{str(group.id).removeprefix('-100')}/{board.message_id}"
+        assert [b.get("url") for b in mine.buttons] == [live]
+
+        for u in (ann, bea):
+            await u.press("Join", message=board, chat=group).wait_answer(SAFETY)
+        # the linked message is the one that follows: it names them now
+        await fake.world.wait_for(
+            lambda: ("Ann" in (board.text or "") and "Bea" in (board.text or "")) or None, SAFETY
+        )
+        assert "Nobody has joined yet." not in (board.text or "")
+
+        cid.send("/arena", group)  # never started the bot: a reply in the group
+        pointer = await cid.wait_message("standings are in this message", group, timeout=SAFETY)
+        assert pointer.reply_to is not None
+        assert pointer.reply_to.message_id == board.message_id
+        assert "Nobody" not in (pointer.text or "")
+    assert not fake.stats.errors, fake.stats.error_texts

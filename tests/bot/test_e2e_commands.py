@@ -161,7 +161,7 @@ async def test_leave_a_solo_game_ends_it_without_a_way_back(
         ann = fake.add_user("Ann", language_code="en")
         ann.start()
         await ann.wait_message(timeout=SAFETY)
-        ann.send("/play")
+        ann.send("/play chuvash")
         hand = await ann.wait_message(has_game_buttons, timeout=SAFETY)
         ann.send("/leave")
         # the AI played it out: nothing to take back, and the way on said (#29)

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from sandbox.fake_api import FakeTelegram, Message, RateLimits
+from telegram_bot.buttons.callbacks import PlayCb
 from telegram_bot.views.format import event_line, role_label
 from telegram_bot.views.i18n import Translator
 from tests.bot.e2e_kit import SAFETY, Harness, has_game_buttons, is_over, play_out, running
@@ -50,7 +51,14 @@ async def test_a_solo_game_reads_naturally(
         anna.start()
         welcome = await anna.wait_message("/play", timeout=SAFETY)
         assert "комп" in (welcome.text or "").lower()
-        anna.send("/play")
+        anna.send("/play")  # the choice of game and level, in her words (#41)
+        choice = await anna.wait_message(lambda m: bool(m.buttons), timeout=SAFETY)
+        assert "комп" in (choice.text or "").lower()
+        assert "Чуваськ" in " ".join(choice.button_texts) or "Чувашск" in " ".join(
+            choice.button_texts
+        )
+        normal = PlayCb(variant="chuvash", level="normal").pack()
+        await anna.press(data=normal, message=choice).wait_answer(SAFETY)
         await anna.wait_message(has_game_buttons, timeout=SAFETY)
         table = await h.svc.tables.where(anna.id)
         assert table is not None

@@ -288,7 +288,7 @@ async def test_a_normal_game_gets_no_429(redis_url: str, redis_prefix: str) -> N
         solo = fake.add_user("Solo")
         solo.start()
         await solo.wait_message(timeout=SAFETY)
-        solo.send("/play")
+        solo.send("/play chuvash")
         await solo.wait_message(has_game_buttons, timeout=SAFETY)
         table = await h.svc.tables.where(solo.id)
         assert table is not None

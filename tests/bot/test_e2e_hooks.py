@@ -411,7 +411,7 @@ async def test_command_menus_per_language_and_scope(
         # and /play (private only) starts a game in the private chat
         uk_user.start()
         await uk_user.wait_message(timeout=SAFETY)
-        uk_user.send("/play")
+        uk_user.send("/play chuvash")
         await uk_user.wait_message(has_game_buttons, timeout=SAFETY)
     assert not fake.stats.errors, fake.stats.error_texts
 

@@ -5,14 +5,15 @@ the AI's name; ``/play hard`` starts a game against hard AIs."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator
 
 import pytest
 
-from sandbox.fake_api import FakeTelegram, RateLimits
-from telegram_bot.buttons.callbacks import LobbyCb, LobbyOp
-from tests.bot.e2e_kit import SAFETY, has_game_buttons, play_out, running
+from sandbox.fake_api import FakeTelegram, RateLimits, SimUser
+from telegram_bot.buttons.callbacks import LobbyCb, LobbyOp, PlayCb
+from tests.bot.e2e_kit import SAFETY, Harness, has_game_buttons, play_out, running
 
 
 @pytest.fixture
@@ -116,4 +117,93 @@ async def test_play_hard_in_a_group_links_to_a_hard_solo_game(
         table, _state, _v = await h.svc.tables.get(table.id)
         assert table.variant == "shchelkovsky"
         assert [s.ai for s in table.seats][1:] == ["search", "search"]
+    assert not fake.stats.errors, fake.stats.error_texts
+
+
+ELSEWHERE_SHCHELKOVSKY = (
+    "You are already at a Durak Shchelkovsky table (a private game): leave it first (/leave)."
+)
+
+
+async def left_solo(h: Harness, user: SimUser) -> None:
+    """/leave his solo game: the AI plays it out, and he sits nowhere."""
+    user.send("/leave")
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + SAFETY
+    while await h.svc.tables.where(user.id) is not None:
+        assert loop.time() < deadline, "still seated after /leave"
+        await h.fake.world.wait_changed(0.5)
+
+
+async def test_play_offers_each_game_and_level_and_remembers_the_last(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """#41: /play started a normal game at once, a level only typed.  Now /play
+    alone offers each game and level, one tap each; the last choice (tapped or
+    typed) comes first next time; a tap on an old keyboard while he plays gets
+    what /play says then; forged data changes nothing."""
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False, ai_workers=1) as h:
+        ann = fake.add_user("Ann", language_code="en")
+        ann.start()
+        await ann.wait_message(timeout=SAFETY)
+        ann.send("/play")
+        choice = await ann.wait_message(lambda m: bool(m.buttons), timeout=SAFETY)
+        assert "choose the game and the AI's level" in (choice.text or "")
+        assert choice.button_texts == [
+            "Chuvash Rooster", "easy", "normal", "hard",
+            "Durak Shchelkovsky", "easy", "normal", "hard",
+        ]  # fmt: skip
+        assert [b.get("disabled") for b in choice.buttons if "callback_data" not in b] == [{}, {}]
+        assert await h.svc.tables.where(ann.id) is None  # nothing started yet
+
+        forged = ann.press(data="pl:chuvash:insane", message=choice, forged=True)
+        assert (await forged.wait_answer(SAFETY))["text"] == "This button is not valid."
+        assert await h.svc.tables.where(ann.id) is None
+
+        easy = PlayCb(variant="shchelkovsky", level="easy").pack()
+        tapped = await ann.press(data=easy, message=choice).wait_answer(SAFETY)
+        assert not tapped["show_alert"]
+        await ann.wait_message(has_game_buttons, timeout=SAFETY)
+        table = await h.svc.tables.where(ann.id)
+        assert table is not None
+        assert table.variant == "shchelkovsky"
+        assert [s.ai for s in table.seats][1:] == ["easy", "easy"]
+
+        ann.send("/play")  # while he plays: where his table is, no choice
+        refused = await ann.wait_message(ELSEWHERE_SHCHELKOVSKY, timeout=SAFETY)
+        assert refused.button_texts == ["🃏 Open my table"]
+        # the old keyboard tapped now: the same answer, nothing else changes
+        stale = PlayCb(variant="chuvash", level="normal").pack()
+        await ann.press(data=stale, message=choice).wait_answer(SAFETY)
+        again = await ann.wait_message(ELSEWHERE_SHCHELKOVSKY, timeout=SAFETY)
+        assert again.message_id > refused.message_id
+        assert again.button_texts == refused.button_texts
+        now = await h.svc.tables.where(ann.id)
+        assert now is not None
+        assert (now.id, now.variant, now.game_no) == (table.id, "shchelkovsky", table.game_no)
+
+        await left_solo(h, ann)
+        ann.send("/play")  # his last choice first, the most prominent
+        offer = await ann.wait_message(lambda m: bool(m.buttons), timeout=SAFETY)
+        first = offer.keyboard[0]
+        assert [b["text"] for b in first] == ["▶ Again: Shchelkovsky · easy"]
+        assert (first[0]["callback_data"], first[0].get("style")) == (easy, "primary")
+
+        ann.send("/play chuvash")  # typed: at once, and remembered too
+        await ann.wait_message(has_game_buttons, timeout=SAFETY)
+        typed = await h.svc.tables.where(ann.id)
+        assert typed is not None
+        assert (typed.variant, [s.ai for s in typed.seats][1:]) == (
+            "chuvash",
+            ["heuristic", "heuristic"],
+        )
+        await left_solo(h, ann)
+        ann.send("/play")
+        offer = await ann.wait_message(lambda m: bool(m.buttons), timeout=SAFETY)
+        assert offer.keyboard[0][0]["text"] == "▶ Again: Chuvash · normal"
+        await ann.press("▶ Again: Chuvash · normal", message=offer).wait_answer(SAFETY)
+        await ann.wait_message(has_game_buttons, timeout=SAFETY)
+        last = await h.svc.tables.where(ann.id)
+        assert last is not None
+        assert (last.variant, last.id != typed.id) == ("chuvash", True)
     assert not fake.stats.errors, fake.stats.error_texts

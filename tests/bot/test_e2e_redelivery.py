@@ -174,7 +174,7 @@ async def test_a_solo_game_asked_for_twice_is_one_game(procs: Processes) -> None
     eve = p.fake.add_user("Eve", language_code="en")
     eve.start()
     await p.pump()
-    eve.send("/play")
+    eve.send("/play chuvash")
     await p.pump()
     table = await p.apps[0].svc.tables.where(eve.id)
     assert table is not None

@@ -29,8 +29,10 @@ from telegram_bot.views.arena import (
     START_CHOICES,
     Setup,
     arena_screen,
+    message_link,
     podium_screen,
     setup_screen,
+    standings_screen,
 )
 from telegram_bot.views.hand import hand_screen
 from telegram_bot.views.i18n import LANGUAGES, Translator
@@ -72,6 +74,8 @@ def test_no_label_is_cut_on_a_phone(locale: str) -> None:
                     cut += too_wide(locale, kb)
     for status in (SCHEDULED, RUNNING):
         cut += too_wide(locale, arena_screen(arena(status), _, T0 + 1)[1])
+        live = "https://t.me/c/1234567890/77"
+        cut += too_wide(locale, standings_screen(arena(status), _, T0 + 1, live)[1])
     assert cut == []
 
 
@@ -108,6 +112,30 @@ def test_the_arena_message_in_each_state() -> None:
         text, kb = arena_screen(arena(status), _, T0 + 50 * 60_000)
         assert words in text
         assert kb is None
+
+
+def test_a_copy_of_the_standings_says_when_it_was_true_and_links_the_live_one() -> None:
+    """#41: a member's ``/arena`` answer said «Nobody has joined yet.» long after
+    people joined: a copy says as of when, and links to the arena's message
+    where Telegram has a link for it (a supergroup's message; a basic group's
+    has none)."""
+    _ = Translator("en")
+    asked = T0 + 60_000
+    empty = replace(arena(RUNNING), players=())
+    text, kb = standings_screen(empty, _, asked)
+    assert f'As of <tg-time unix="{asked // 1000}" format="t">' in text
+    assert "Nobody had joined by then." in text
+    assert "Nobody has joined yet." not in text
+    assert "Join, and the bot seats you" not in text  # no Join button to press here
+    assert kb is None  # no link without one
+    assert "Nobody has joined yet." in arena_screen(empty, _, asked)[0]  # the live one
+    assert message_link(-5, 9) is None  # a basic group's message has no link
+    assert message_link(-100234567, 9) is None  # nor one whose id reads «-100…»
+    link = message_link(-1001234567890, 9)
+    assert link == "https://t.me/c/1234567890/9"
+    _text, kb = standings_screen(arena(RUNNING), Translator("ru"), asked, link)
+    assert kb is not None
+    assert [(b.text, b.url) for b in kb.inline_keyboard[0]] == [("🏟 Текущая таблица", link)]
 
 
 def test_names_are_escaped_and_the_podium_lists_the_best_three() -> None:

@@ -33,6 +33,7 @@ from telegram_bot.views.keyboards import (
     language_keyboard,
     open_table_keyboard,
     play_here_keyboard,
+    play_screen,
     row_budget,
     take_back_keyboard,
     url_keyboard,
@@ -122,6 +123,8 @@ def screen_keyboards() -> Iterator[tuple[str, InlineKeyboardMarkup | None]]:
         yield locale, url_keyboard("➕ " + _(texts.ADD_TO_GROUP), "https://t.me/b?startgroup=1")
         yield locale, url_keyboard("🔒 " + _(texts.OPEN_MY_CARDS), "https://t.me/b?start=c")
         yield locale, play_here_keyboard("https://t.me/b?start=c", "chuvash", _)
+        for last in [None, *((v, lv) for v in ("chuvash", "shchelkovsky") for lv in LEVELS)]:
+            yield locale, play_screen(last, _)[1]  # /play's choice, «▶ Again: …» (#41)
         yield locale, cancel_markup(ARENA, _)
         for status in (PLAYING, OVER):
             for chat in (-100, None):

@@ -40,7 +40,7 @@ async def solo_game(h: Harness, fake: FakeTelegram) -> tuple[SimUser, str]:
     ann = fake.add_user("Ann", language_code="en")
     ann.start()
     await ann.wait_message(timeout=SAFETY)
-    ann.send("/play")
+    ann.send("/play chuvash")
     await ann.wait_message(has_game_buttons, timeout=SAFETY)
     table = await h.svc.tables.where(ann.id)
     assert table is not None
@@ -175,7 +175,7 @@ async def test_a_play_cut_off_after_its_start_is_completed(
             return result
 
         setattr(svc.games, "start", start_then_die)  # noqa: B010
-        ann.send("/play")
+        ann.send("/play chuvash")
         await ann.wait_message(UNAVAILABLE, timeout=SAFETY)
         setattr(svc.games, "start", start)  # noqa: B010
         faulty_redis.start()
@@ -183,7 +183,7 @@ async def test_a_play_cut_off_after_its_start_is_completed(
         assert table is not None
         assert table.status == "playing"
         assert (await h.ui.table(table.id)).hands.get(ann.id) is None  # never sent
-        ann.send("/play")
+        ann.send("/play")  # bare: the refusal, with his table (#41)
         refusal = await ann.wait_message("You are already at a ", timeout=SAFETY)
         assert "Open my table" in " ".join(refusal.button_texts)
         await h.wait_hands(table.id, [ann])  # the missing hand message went out
@@ -215,14 +215,14 @@ async def test_a_play_cut_off_before_its_start_is_rolled_back(
             return await start(table_id, user)
 
         setattr(svc.games, "start", die_first)  # noqa: B010
-        ann.send("/play")
+        ann.send("/play chuvash")
         await ann.wait_message(UNAVAILABLE, timeout=SAFETY)
         setattr(svc.games, "start", start)  # noqa: B010
         faulty_redis.start()
         abandoned = await svc.tables.where(ann.id)
         assert abandoned is not None
         assert abandoned.status == "open"
-        ann.send("/play")
+        ann.send("/play chuvash")
         await ann.wait_message(has_game_buttons, timeout=SAFETY)
         table = await svc.tables.where(ann.id)
         assert table is not None

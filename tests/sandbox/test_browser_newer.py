@@ -6,6 +6,7 @@ aiogram ``Bot`` makes the calls. Chromium as in ``test_browser.py``."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -33,13 +34,14 @@ async def fake() -> AsyncIterator[PageTelegram]:
 
 
 @asynccontextmanager
-async def open_page(url: str) -> AsyncIterator[Any]:
+async def open_page(url: str, locale: str | None = None) -> AsyncIterator[Any]:
+    """The page in Chromium (``locale``: the browser's own language)."""
     from playwright.async_api import async_playwright
 
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         try:
-            tab = await browser.new_page(viewport={"width": 1200, "height": 800})
+            tab = await browser.new_page(viewport={"width": 1200, "height": 800}, locale=locale)
             errors: list[str] = []
             tab.on("pageerror", lambda error: errors.append(str(error)))
             await tab.goto(url + "/")
@@ -105,5 +107,43 @@ async def test_the_page_shows_styles_times_and_ephemeral_messages(fake: PageTele
         assert [(q.user_id, q.data, q.message.ephemeral_message_id) for q in queries] == [
             (alice.id, "c:7S", 1)
         ]
+    finally:
+        await bot.session.close()
+
+
+@pytest.mark.slow
+async def test_times_speak_each_users_telegram_language(fake: PageTelegram) -> None:
+    """#41: «⏱ ход закончится in 58 seconds» -- a ``date_time`` entity is written
+    in the viewer's Telegram language (his ``language_code``), not the
+    browser's (German here); with none, in English; his new language redraws it."""
+    names = {"Alice": "en", "Carol": "ru", "Dana": "uk", "Eve": None}
+    users = {n: fake.add_user(n, language_code=code) for n, code in names.items()}
+    group = fake.create_group("Game night", *users.values())
+    users["Alice"].add_bot_to(group)
+    bot = fake.make_bot()
+    soon = int(time.time()) + 3 * 3600  # «in 3 hours» for a while yet
+    try:
+        await bot.send_message(
+            group.id,
+            f'Ends <tg-time unix="{soon}" format="r">soon</tg-time>',
+            parse_mode="HTML",
+        )
+        async with open_page(fake.url, locale="de-DE") as page:
+
+            async def shown(name: str, expected: str) -> None:
+                col = column(page, name)
+                node = col.locator(".msg[data-from='bot']", has_text="Ends").locator(".tg-time")
+                await node.filter(has_text=expected).wait_for(timeout=WAIT_MS)
+
+            for name in names:
+                await open_chat(column(page, name), "Game night")
+            await shown("Alice", "in 3 hours")
+            await shown("Carol", "через 3 часа")
+            await shown("Dana", "через 3 години")
+            await shown("Eve", "in 3 hours")
+            users["Carol"].set_language("uk")
+            await shown("Carol", "через 3 години")
+            text = await page.locator(".tg-time").all_inner_texts()
+            assert not [t for t in text if "Stunden" in t]  # never the browser's language
     finally:
         await bot.session.close()

@@ -90,9 +90,9 @@ function colorOf(id) {
   return COLORS[Math.abs(id) % COLORS.length];
 }
 
-function timeOf(unix) {
+function timeOf(unix, locale) {
   const d = new Date(unix * 1000);
-  return d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  return d.toLocaleTimeString(locale, { hour: "2-digit", minute: "2-digit" });
 }
 
 /** Ephemeral messages all have message_id 0: they are keyed by their own id. */
@@ -126,30 +126,44 @@ const DATE_LONG = { day: "numeric", month: "long", year: "numeric" };
 const TIME_SHORT = { hour: "2-digit", minute: "2-digit" };
 const TIME_LONG = { hour: "2-digit", minute: "2-digit", second: "2-digit" };
 
+/** The language a user's Telegram app speaks (#41): his ``language_code`` in the
+ * fake's user record, English when he has none or one Intl does not know -- never
+ * the browser's own locale («ход закончится in 58 seconds» in a Russian hand). */
+function appLocale(user) {
+  const code = user && user.language_code;
+  if (!code) return "en";
+  try {
+    return Intl.getCanonicalLocales(code)[0] || "en";
+  } catch {
+    return "en";
+  }
+}
+
 /** A date as a client renders a date_time entity: "r" relative ("in 5 minutes"),
  * else the day of week (w), short/long date (d/D) and short/long time (t/T) in
- * the viewer's locale and time zone; an empty format keeps the text as written. */
-function formatDateTime(unix, format, fallback) {
+ * the viewer's language (``locale``, :func:`appLocale`) and the browser's time
+ * zone; an empty format keeps the text as written. */
+function formatDateTime(unix, format, fallback, locale = "en") {
   const at = new Date(unix * 1000);
   if (!format) return fallback;
   if (format === "r") {
     const seconds = Math.round((at.getTime() - Date.now()) / 1000);
     const units = [["year", 31536000], ["month", 2592000], ["day", 86400], ["hour", 3600], ["minute", 60], ["second", 1]];
     const [unit, size] = units.find(([, s]) => Math.abs(seconds) >= s) || ["second", 1];
-    return new Intl.RelativeTimeFormat([], { numeric: "auto" }).format(Math.round(seconds / size), unit);
+    return new Intl.RelativeTimeFormat(locale, { numeric: "auto" }).format(Math.round(seconds / size), unit);
   }
   const parts = [];
-  if (format.includes("w")) parts.push(at.toLocaleDateString([], WEEKDAY));
-  if (format.includes("d")) parts.push(at.toLocaleDateString([], DATE_SHORT));
-  if (format.includes("D")) parts.push(at.toLocaleDateString([], DATE_LONG));
-  if (format.includes("t")) parts.push(at.toLocaleTimeString([], TIME_SHORT));
-  if (format.includes("T")) parts.push(at.toLocaleTimeString([], TIME_LONG));
+  if (format.includes("w")) parts.push(at.toLocaleDateString(locale, WEEKDAY));
+  if (format.includes("d")) parts.push(at.toLocaleDateString(locale, DATE_SHORT));
+  if (format.includes("D")) parts.push(at.toLocaleDateString(locale, DATE_LONG));
+  if (format.includes("t")) parts.push(at.toLocaleTimeString(locale, TIME_SHORT));
+  if (format.includes("T")) parts.push(at.toLocaleTimeString(locale, TIME_LONG));
   return parts.join(", ");
 }
 
-function timeNode(unix, format, text) {
-  const full = new Date(unix * 1000).toLocaleString();
-  return el("span", { class: "tg-time", dataset: { unix: String(unix), format: format || "" }, title: `${full} (${text})`, text: formatDateTime(unix, format, text) });
+function timeNode(unix, format, text, locale) {
+  const full = new Date(unix * 1000).toLocaleString(locale);
+  return el("span", { class: "tg-time", dataset: { unix: String(unix), format: format || "", locale }, title: `${full} (${text})`, text: formatDateTime(unix, format, text, locale) });
 }
 
 function canSee(userId, chat) {
@@ -176,6 +190,13 @@ function botLink(url) {
   };
 }
 
+/** A link to a message of a supergroup (``t.me/c/<id>/<message>``, #41: the
+ * answer to /arena links to the arena's message): {chatId, messageId}, or null. */
+function messageLink(url) {
+  const m = /^(?:https?:\/\/)?(?:t|telegram)\.me\/c\/(\d+)\/(\d+)\/?$/i.exec(url);
+  return m ? { chatId: -Number(`100${m[1]}`), messageId: Number(m[2]) } : null;
+}
+
 // ------------------------------------------------------------------ the bot's HTML
 // Telegram's HTML subset: everything else is reduced to its text.
 const TAGS = {
@@ -183,14 +204,15 @@ const TAGS = {
   CODE: "code", PRE: "pre", A: "a", "TG-SPOILER": "span", BLOCKQUOTE: "blockquote",
 };
 
-function sanitize(html) {
+/** ``html`` as the app of a user speaking ``locale`` shows it. */
+function sanitize(html, locale) {
   const doc = new DOMParser().parseFromString(`<!doctype html><body>${html}</body>`, "text/html");
   const out = document.createDocumentFragment();
-  copyAllowed(doc.body, out);
+  copyAllowed(doc.body, out, locale);
   return out;
 }
 
-function copyAllowed(source, target) {
+function copyAllowed(source, target, locale) {
   for (const node of source.childNodes) {
     if (node.nodeType === Node.TEXT_NODE) {
       target.append(node.data);
@@ -198,13 +220,13 @@ function copyAllowed(source, target) {
     }
     if (node.nodeType !== Node.ELEMENT_NODE) continue;
     if (node.tagName === "TG-TIME") {
-      target.append(timeNode(Number(node.getAttribute("unix")), node.getAttribute("format"), node.textContent));
+      target.append(timeNode(Number(node.getAttribute("unix")), node.getAttribute("format"), node.textContent, locale));
       continue;
     }
     let tag = TAGS[node.tagName];
     if (node.tagName === "SPAN" && node.classList.contains("tg-spoiler")) tag = "span";
     if (!tag) {
-      copyAllowed(node, target);
+      copyAllowed(node, target, locale);
       continue;
     }
     const copy = document.createElement(tag);
@@ -216,7 +238,7 @@ function copyAllowed(source, target) {
       }
     }
     if (tag === "span") copy.className = "spoiler";
-    copyAllowed(node, copy);
+    copyAllowed(node, copy, locale);
     target.append(copy);
   }
 }
@@ -252,6 +274,7 @@ class Column {
     this.activeChat = user.id; // his chat with the bot
     this.rendered = new Map(); // message id -> {version, node}
     this.renderedChat = null;
+    this.renderedLocale = null; // the language its messages were drawn in
     this.unread = new Map(); // chat id -> count
     this.seen = new Map(); // chat id -> highest message id seen
     this.pending = 0; // button presses not answered yet
@@ -361,10 +384,13 @@ class Column {
     $(".chat-title", this.node).textContent = this.chatTitle(chat);
     $(".chat-sub", this.node).textContent = this.chatSubtitle(chat, isBotChat);
     this.renderTools(chat, isBotChat);
-    if (this.renderedChat !== this.activeChat) {
+    const locale = appLocale(this.user);
+    if (this.renderedChat !== this.activeChat || this.renderedLocale !== locale) {
+      // a new language redraws every message: its times speak it (#41)
       this.messagesNode.replaceChildren();
       this.rendered.clear();
       this.renderedChat = this.activeChat;
+      this.renderedLocale = locale;
     }
     const messages = chat ? viewOf(chat, this.userId) : [];
     const nearBottom = this.isNearBottom();
@@ -479,11 +505,11 @@ class Column {
     if (message.via_bot) bubble.append(el("div", { class: "via", text: `via @${message.via_bot.username}` }));
     const body = el("div", { class: "text" });
     if (message.parse_mode && message.parse_mode.toUpperCase() === "HTML" && message.source) {
-      body.append(sanitize(message.source));
+      body.append(sanitize(message.source, appLocale(this.user)));
     } else {
       body.append(plainText(message.text || ""));
     }
-    const meta = el("span", { class: "meta", text: (ephemeral ? "only you can see this · " : "") + (message.edit_date ? "edited " : "") + timeOf(message.date) });
+    const meta = el("span", { class: "meta", text: (ephemeral ? "only you can see this · " : "") + (message.edit_date ? "edited " : "") + timeOf(message.date, appLocale(this.user)) });
     bubble.append(body, meta);
     const node = el("div", { class: `msg ${out ? "out" : "in"}${ephemeral ? " ephemeral" : ""}`, dataset: data }, bubble);
     const keyboard = message.reply_markup && message.reply_markup.inline_keyboard;
@@ -679,6 +705,11 @@ class Column {
 
   /** What the Telegram app does with a link: a deep link to the bot opens its chat. */
   async followLink(url) {
+    const target = messageLink(url);
+    if (target) {
+      this.showMessage(target.chatId, target.messageId);
+      return;
+    }
     const link = botLink(url);
     if (!link) {
       this.toast(`External link (not opened in the sandbox):\n${url}`);
@@ -695,6 +726,26 @@ class Column {
     this.open(this.userId);
     if (link.start === null && this.user.started) return; // just opens the chat
     await this.run({ action: "follow_link", url });
+  }
+
+  /** A message link opens its chat at that message, as the app does -- for a
+   * member of the chat. */
+  showMessage(chatId, messageId) {
+    const chat = state.chats.get(chatId);
+    if (!chat || !canSee(this.userId, chat)) {
+      this.toast("That message is in a chat you are not in.");
+      return;
+    }
+    this.open(chatId);
+    const node = this.messagesNode.querySelector(`.msg[data-message-id='${messageId}']`);
+    if (!node) {
+      this.toast("That message is gone.");
+      return;
+    }
+    node.scrollIntoView({ block: "center" });
+    node.classList.remove("flash");
+    void node.offsetWidth; // restart the highlight
+    node.classList.add("flash");
   }
 
   async askLink() {
