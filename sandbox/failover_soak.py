@@ -290,9 +290,14 @@ class FailoverSoak(Soak):
             stats.not_modified,
             stats.late_answers,
         )
-        for log in self.fleet.logs:
-            text = log.read_text(errors="replace")
-            r.tracebacks += text.count("Traceback (most recent call last)")
+        for i, log in enumerate(self.fleet.logs):
+            lines = log.read_text(errors="replace").splitlines()
+            for n, line in enumerate(lines):
+                if line.startswith("Traceback (most recent call last)"):
+                    r.tracebacks += 1
+                    said = next((x for x in reversed(lines[:n]) if x[:2] == "20"), "")
+                    last = next((x for x in lines[n + 1 :] if not x.startswith(" ")), "")
+                    r.details.append(f"traceback in bot {i}: {said[:160]} -> {last[:160]}")
         self.refusals()
         return r
 
