@@ -66,7 +66,6 @@ from telegram_bot.views.i18n import (
     Translator,
     bot_commands,
 )
-from telegram_bot.views.keyboards import take_back_keyboard
 from telegram_bot.views.lobby import lobby_screen, started_lobby_screen
 from telegram_bot.views.replay import render_replay
 from telegram_bot.views.table import table_screen, watch_screen
@@ -447,23 +446,26 @@ class Publisher:
             user = t.seats[e.seat].user
             assert user is not None
             _ = Translator(snap.ui.langs.get(user, "en"))
-            markup: InlineKeyboardMarkup | None = None
             if e.kind == "timeout" and e.seat not in taken:
                 text = "⏰ " + _(texts.TIMEOUT_WARNING)
             elif e.kind == "takeover" and e.seat in taken:
+                # no button of its own: a notice is never edited again, and its
+                # *Take my seat back* outlived the game (#40: 5 of 6 games) --
+                # the button is on his hand, which every render keeps true
                 text = "🤖 " + _(texts.TAKEN_OVER)
-                markup = take_back_keyboard(t.id, _(texts.TAKE_BACK))
             else:
                 continue
             chat = await self._nudge_chat(snap, user)
+            hand = snap.ui.hands.get(user)
             try:
                 if chat is None:  # he never started the bot: a private send draws a 403
                     log.info("no timeout nudge for %s at %s: nowhere to send", user, t.id)
                 elif chat < 0:
                     params = EphemeralMessageParameters(receiver_user_id=user)
-                    await self.delivery.send(chat, text, markup, ephemeral=params)
-                else:
-                    await self.delivery.send(chat, text, markup)
+                    await self.delivery.send(chat, text, ephemeral=params)
+                else:  # a reply to his hand: one tap takes him to its buttons
+                    reply_to = hand if hand is not None and hand > 0 else None
+                    await self.delivery.send(chat, text, reply_to=reply_to)
             except TelegramAPIError as err:  # he blocked the bot, the group is gone
                 log.info("no timeout nudge for %s at %s: %s", user, t.id, err)
 

@@ -135,7 +135,8 @@ TIMEOUT_WARNING = N_(
     "takes your seat."
 )
 TAKEN_OVER = N_(
-    "Your time ran out again: the AI plays your seat now. Tap below to play it yourself again."
+    "Your time ran out again: the AI plays your seat now. 🙋 Take my seat back, under your "
+    "cards, lets you play it yourself again while the game lasts."
 )
 SEAT_BACK = N_("You are playing your seat again.")
 GAME_STOPPED = N_("The game was stopped by an operator.")

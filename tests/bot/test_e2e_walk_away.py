@@ -14,8 +14,9 @@ from collections.abc import AsyncIterator
 import pytest
 
 from sandbox.fake_api import FakeTelegram, Message, RateLimits, SimUser
+from telegram_bot.buttons.callbacks import SeatCb, parse_game
 from tests.bot.e2e_group_kit import group_lobby
-from tests.bot.e2e_kit import SAFETY, Harness, record_seeds, running
+from tests.bot.e2e_kit import SAFETY, Harness, play_out, record_seeds, running
 from tests.bot.test_e2e_ephemeral import in_group
 
 WARNING = "If it runs out once more, the AI takes your seat"
@@ -115,8 +116,36 @@ async def test_in_private_he_is_warned_then_told_the_ai_took_his_seat(
             return msg
 
         _warning, taken = await warned_then_taken(h, code, humans, told)
-        assert any("Take my seat back" in b.get("text", "") for b in taken.buttons)
+        late = next(u for u in humans if taken in u.chat.messages.values())
+        hand = await hand_says(h, late, code, "AI plays your seat")
+        # the notice answers his hand, which holds *Take my seat back*; it has no
+        # button of its own, which would outlive the game (#40)
+        assert taken.reply_to is not None
+        assert taken.reply_to.message_id == hand.message_id
+        assert any("Take my seat back" in b.get("text", "") for b in hand.buttons)
+        assert taken.buttons == []
+        others = [u for u in humans if u is not late]
+        await play_out(h, code, others)  # the AI plays his seat to the end
+        await hand_says(h, late, code, "Game over")
+        assert live_buttons(late, code) == []  # nothing in his chat offers the game
     assert not fake.stats.errors, fake.stats.error_texts
+
+
+def live_buttons(user: SimUser, table_id: str) -> list[str]:
+    """The buttons of ``user``'s private chat that still act on the table's
+    game: a move, or *Take my seat back*."""
+    found = []
+    for m in user.chat.messages.values():
+        for b in m.buttons:
+            data = b.get("callback_data") or ""
+            game = parse_game(data)
+            if (game is not None and game.game == table_id) or data == seat_back(table_id):
+                found.append(f"{m.message_id}: {b.get('text')}")
+    return found
+
+
+def seat_back(table_id: str) -> str:
+    return SeatCb(game=table_id, op="back").pack()
 
 
 async def test_in_the_group_he_is_nudged_where_his_hand_is(
