@@ -176,11 +176,19 @@ class Delivery:
         parse_mode: str | None = "HTML",
         options: CallOptions = URGENT,
         ephemeral: EphemeralMessageParameters | None = None,
+        reply_to: int | None = None,
     ) -> Message | None:
-        """Send a new message now (``ephemeral``: to one member of the group);
-        None when the chat is closed to the bot (403)."""
+        """Send a new message now (``ephemeral``: to one member of the group;
+        ``reply_to``: as a reply to that message of the chat, sent all the same
+        if it is gone); None when the chat is closed to the bot (403)."""
         return await self.edits.send(
-            chat_id, text, markup, parse_mode=parse_mode, options=options, ephemeral=ephemeral
+            chat_id,
+            text,
+            markup,
+            parse_mode=parse_mode,
+            options=options,
+            ephemeral=ephemeral,
+            reply_to=reply_to,
         )
 
     async def send_reply(

@@ -16,7 +16,12 @@ from typing import Any
 from aiogram import Bot
 from aiogram.exceptions import TelegramBadRequest
 from aiogram.methods import EditEphemeralMessageText, EditMessageText, SendMessage, TelegramMethod
-from aiogram.types import EphemeralMessageParameters, InlineKeyboardMarkup, Message
+from aiogram.types import (
+    EphemeralMessageParameters,
+    InlineKeyboardMarkup,
+    Message,
+    ReplyParameters,
+)
 
 from engine.clock import Clock
 from telegram_bot.delivery.digest import gone_version
@@ -97,15 +102,20 @@ class MessageEdits:
         parse_mode: str | None = "HTML",
         options: CallOptions = URGENT,
         ephemeral: EphemeralMessageParameters | None = None,
+        reply_to: int | None = None,
     ) -> Message | None:
-        """Send a new message now (``ephemeral``: to one member of the group);
-        None when the chat is closed to the bot (403)."""
+        """Send a new message now (``ephemeral``: to one member of the group;
+        ``reply_to``: as a reply to that message of the chat, sent all the same
+        if it is gone); None when the chat is closed to the bot (403)."""
         method = SendMessage(
             chat_id=chat_id,
             text=text,
             reply_markup=markup,
             parse_mode=parse_mode,
             ephemeral_message_parameters=ephemeral,
+            reply_parameters=None
+            if reply_to is None
+            else ReplyParameters(message_id=reply_to, allow_sending_without_reply=True),
         )
         try:
             return await self.outgoing.call(self.bot, method, options)

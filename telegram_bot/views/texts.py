@@ -122,6 +122,19 @@ LEFT_GAME = N_(
 )
 NOT_SITTING = N_("You are not at any table now.")
 OPEN_PRIVATE = N_("Open the private chat with me first, then come back.")
+# #41: /leave mid-game is answered below the command, and says where the way back is
+LEFT_SEAT_ABOVE = N_(
+    "You left: the AI plays your seat now. Your cards message above has 🙋 Take my seat "
+    "back while the game lasts."
+)
+LEFT_SEAT_PRIVATE = N_(
+    "You left: the AI plays your seat now. Your private chat with me has 🙋 Take my seat "
+    "back while the game lasts."
+)
+LEFT_SEAT_GROUP = N_(
+    "You left: the AI plays your seat now. Your cards message in the group has 🙋 Take my "
+    "seat back while the game lasts."
+)
 GAME_STARTED = N_(
     "The game has started, the table is below: its 🎴 My cards shows your cards here, to "
     "you alone; 🔒 Private chat sends them to your private chat with me."
