@@ -98,8 +98,10 @@ PLAIN_TEXT = N_("I play by commands and buttons, not by text messages. In short:
 GREETING = N_(
     "Hi! I run games of Chuvash Rooster and Durak Shchelkovsky here.\n"
     "Send /new to open a lobby (or /new shchelkovsky), then everyone presses Join. "
-    "Your cards show up right here, where only you see them."
+    "If you have started a private chat with me, your cards come there; if not, they show "
+    "up right here, where only you see them."
 )
+"""#41: true for both kinds of players (:func:`telegram_bot.publishing.hands.in_group`)."""
 WELCOME = N_("Welcome! I deal the cards here, and in any group you add me to (the button below).")
 """The first line of /start in the private chat; /help follows it, and says the
 rest (#41: the /play and /new sentences were said twice)."""
@@ -140,6 +142,8 @@ GAME_STARTED = N_(
     "you alone; 🔒 Private chat sends them to your private chat with me."
 )
 GAME_STARTED_PRIVATE = N_("The game has started: your cards are below.")
+CARDS_BELOW = N_("Your cards are below.")
+"""#41: his cards brought back to the private chat mid-game (the game started long ago)."""
 LOBBY_CANCELLED = N_("The lobby was cancelled.")
 AI_PLAYS = N_("🤖 The AI plays your seat now.")
 TAKE_BACK = N_("Take my seat back")
