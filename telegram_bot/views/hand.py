@@ -45,7 +45,7 @@ from telegram_bot.views.board import (
     warned_seats,
 )
 from telegram_bot.views.cards import card_label, glyph, group_hand
-from telegram_bot.views.fair import commitment_lines
+from telegram_bot.views.fair import commitment_shown
 from telegram_bot.views.format import history_lines
 from telegram_bot.views.i18n import Translator
 from telegram_bot.views.keyboards import (
@@ -222,13 +222,21 @@ def _rows(buttons: list[InlineKeyboardButton], width: int) -> list[list[InlineKe
 
 
 def hand_screen(
-    snap: Snapshot, seat: int, lang: str, selection: Selection, *, private_link: str | None = None
+    snap: Snapshot,
+    seat: int,
+    lang: str,
+    selection: Selection,
+    *,
+    private_link: str | None = None,
+    first: bool = False,
 ) -> Screen:
     """A seat's hand message: his view, his selection; the result once over; the
     take-back button while the AI plays for him.  ``private_link``: his hand is
     in the group and the group's flood limit held it back (#24) -- a line says
     that in a private chat his cards update at once, and *Private chat* (that
-    deep link) takes them there."""
+    deep link) takes them there.  Where no table message shows the deal's
+    commitment (a private game, an arena's), the hand does: whole in its
+    ``first`` version, sent at the game's start, then its short tag (#41)."""
     t, state = snap.table, snap.loaded.state
     assert state is not None
     names = seat_names(t, lang)
@@ -252,8 +260,8 @@ def hand_screen(
         warned=warned_seats(t),
         ratings=rating_labels(t),
     )
-    if group_of(t) is None:  # a private game: no table message shows the commitment
-        text += "\n\n" + commitment_lines(t, _)
+    if group_of(t) is None or t.arena:  # no table message shows the commitment
+        text += "\n\n" + commitment_shown(t, _, first=first)
     if ai_plays:
         return _(texts.AI_PLAYS) + "\n\n" + text, take_back_keyboard(t.id, _(texts.TAKE_BACK))
     if private_link:
