@@ -29,6 +29,8 @@ from telegram_bot.views.format import history_lines
 from telegram_bot.views.hand import PAGE_SIZE, hand_screen, render_hand
 from telegram_bot.views.i18n import LANGUAGES, Translator
 from telegram_bot.views.lobby import (
+    CREATOR_MARK,
+    PROVISIONAL_MARK,
     RATED_TIMER_NOTE,
     VariantStats,
     render_invite,
@@ -697,6 +699,28 @@ def test_a_lobby_says_rated_or_casual_and_shows_ratings(locale: str) -> None:
     text, _kb = render_lobby(casual, locale=locale)
     assert "1240" not in text
     assert "🎲" in text
+
+
+@pytest.mark.parametrize("locale", LANGUAGES)
+def test_a_lobby_names_the_marks_of_its_seats(locale: str) -> None:
+    """#41: «1000? ⭐» was unexplained -- one line under the seats names the
+    marks they show (⭐ the lobby's creator; ? a provisional rating), and only
+    those."""
+    _ = Translator(locale)
+    humans = (FakeSeat(1, "Ann", rating="1240"), FakeSeat(2, "Bob", rating="1010?"))
+    text, _kb = render_lobby(FakeLobby(seats=humans), locale=locale)
+    seats = text.split("\n2. ", 1)[1].splitlines()
+    assert "⭐" in text
+    assert seats[1] == f"<i>{_(CREATOR_MARK)} · {_(PROVISIONAL_MARK)}</i>"
+    settled = (FakeSeat(1, "Ann", rating="1240"), FakeSeat(2, "Bob", rating="1010"))
+    text, _kb = render_lobby(FakeLobby(seats=settled), locale=locale)
+    assert _(CREATOR_MARK) in text
+    assert _(PROVISIONAL_MARK) not in text
+    casual = FakeLobby(seats=humans, rated=False)  # no rating shown: no «?»
+    assert _(PROVISIONAL_MARK) not in render_lobby(casual, locale=locale)[0]
+    nobody = FakeLobby(seats=(FakeSeat(2, "Bob"),))  # the creator does not sit: no ⭐
+    text, _kb = render_lobby(nobody, locale=locale)
+    assert "⭐" not in text
 
 
 @pytest.mark.parametrize("locale", LANGUAGES)
