@@ -236,7 +236,8 @@ def hand_screen(
     that in a private chat his cards update at once, and *Private chat* (that
     deep link) takes them there.  Where no table message shows the deal's
     commitment (a private game, an arena's), the hand does: whole in its
-    ``first`` version, sent at the game's start, then its short tag (#41)."""
+    ``first`` version, sent at the game's start, then its short tag (#41).  An
+    arena's game says so (#41)."""
     t, state = snap.table, snap.loaded.state
     assert state is not None
     names = seat_names(t, lang)
@@ -262,6 +263,8 @@ def hand_screen(
     )
     if group_of(t) is None or t.arena:  # no table message shows the commitment
         text += "\n\n" + commitment_shown(t, _, first=first)
+    if t.arena:  # #41: whose points are at stake, and where they count
+        text = "🏟 " + _(texts.ARENA_HAND) + "\n" + text
     if ai_plays:
         return _(texts.AI_PLAYS) + "\n\n" + text, take_back_keyboard(t.id, _(texts.TAKE_BACK))
     if private_link:
