@@ -29,7 +29,6 @@ from telegram_bot.state.snapshot import Snapshot, group_of
 from telegram_bot.views import texts
 from telegram_bot.views.board import (
     HISTORY,
-    OWN_WARNING,
     TICKET,
     TRANSFER,
     ai_seats,
@@ -118,8 +117,9 @@ def render_hand(
         + player_lines(view, names, _, me, ai_seats, warned, ratings)
     )
     tail = deadline_lines(deadline, _) + status_lines(view, names, _, me)
-    if me in warned:  # #25: his own warning, under whose move it is
-        notes = ["⏰ " + _(OWN_WARNING), *notes]
+    # #41: his own timeout warning is not repeated here -- the new message that
+    # told him at once (Publisher.nudge, a notification) says it; ``warned``
+    # names the others whose time ran out (player_lines)
     tail += [line for note in notes for line in ("", note)]
     text = fit_text(head, history_lines(view, names, _, history), tail, _)
     return text, hand_keyboard(view, _, game_id, version, sel)

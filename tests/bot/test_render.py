@@ -840,7 +840,9 @@ def test_the_result_shows_each_rating_change_or_why_it_did_not_count(locale: str
 @pytest.mark.parametrize("locale", LANGUAGES)
 def test_the_table_tells_whose_time_ran_out_and_he_is_told_himself(locale: str) -> None:
     """#25: a seat whose time ran out once is named on the table (the next
-    timeout gives it to the AI); the player himself gets it in his own words."""
+    timeout gives it to the AI); the player himself is told in a message of its
+    own (Publisher.nudge), which his hand does not repeat (#41: it was said
+    twice)."""
     g = final_state("chuvash", 3, 5, steps=5)
     pv = engine.public_view(g)
     text, _kb = render_table(pv, locale=locale, names=NAMES, warned=[1])
@@ -850,8 +852,7 @@ def test_the_table_tells_whose_time_ran_out_and_he_is_told_himself(locale: str) 
     his, _kb = render_hand(
         engine.view(g, 1), locale=locale, names=NAMES, game_id=GID, version=3, warned=[1]
     )
-    assert not [x for x in his.splitlines() if x.startswith("⏰") and "Player1" in x]
-    assert any(x.startswith("⏰") for x in his.splitlines())
+    assert not [x for x in his.splitlines() if x.startswith("⏰")]
     clean, _kb = render_table(pv, locale=locale, names=NAMES)
     assert "⏰" not in clean
     rated, _kb = render_table(pv, locale=locale, names=NAMES, ratings=["1240", "1010?", "990"])
