@@ -22,7 +22,9 @@ strict reading each time):
   callback query whose ``message`` is that ephemeral Message (``message_id`` 0),
   sent only when its receiver presses it.
 - ``login_url`` buttons are refused (``BUTTON_TYPE_INVALID``: "not supported for
-  ephemeral messages"). An ephemeral message may reply to a message of the chat;
+  ephemeral messages"). An ephemeral message may reply to a message of the chat
+  (never of another chat: ``reply_parameters.chat_id`` naming one is refused,
+  in words of the fake's own; its ``quote`` is ignored, as the docs say);
   ``reply_parameters.ephemeral_message_id`` (a reply to a user's incoming
   ephemeral message) is always "not found": simulated users send none. Ephemeral
   messages do not expire here.
@@ -143,6 +145,7 @@ def _show(world: World, message: Message, kind: str) -> None:
             receiver_id=message.receiver_id,
             replaces=message.replaces,
             reply_to=message.reply_to,
+            quote=message.quote,
             created=message.created,
         )
         chat.ephemeral_shown[message.ephemeral_message_id] = shown
@@ -161,7 +164,7 @@ async def send_ephemeral(world: World, p: CallParams, params: dict[str, Any]) ->
     query = _query(world, chat, receiver, params)
     fields = message_text(p)
     markup = _markup(p)
-    reply_to = reply_target(p, chat)
+    reply_to, quote = reply_target(world, p, chat, ephemeral=True)
     check_rate(world, chat, receiver)
     ephemeral_id = chat.next_ephemeral_id
     chat.next_ephemeral_id += 1
@@ -173,6 +176,7 @@ async def send_ephemeral(world: World, p: CallParams, params: dict[str, Any]) ->
         from_id=world.bot.id,
         reply_markup=markup,
         reply_to=reply_to,
+        quote=quote,
         ephemeral_message_id=ephemeral_id,
         receiver_id=receiver,
         replaces=query.message.message_id if query is not None and replaces else None,

@@ -9,7 +9,13 @@ from sandbox.fake_api.errors import BotApiError
 from sandbox.fake_api.models import Chat, Message
 from sandbox.fake_api.params import CallParams
 from sandbox.fake_api.registry import method
-from sandbox.fake_api.text import check_entities, check_text, parse_reply_markup, parse_text
+from sandbox.fake_api.text import (
+    check_entities,
+    check_text,
+    parse_reply_markup,
+    parse_text,
+    utf16_len,
+)
 from sandbox.fake_api.world import World
 
 NOT_MODIFIED = (
@@ -48,29 +54,105 @@ def message_text(p: CallParams, name: str = "text") -> dict[str, Any]:
     return {"text": plain, "entities": entities, "source": raw, "parse_mode": parse_mode}
 
 
-def reply_target(p: CallParams, chat: Chat) -> Message | None:
-    """The message ``reply_parameters`` (or the older ``reply_to_message_id``) names.
-    ``ephemeral_message_id`` names an incoming ephemeral message, which the fake
-    never has (users send none): always "not found"."""
+def reply_target(
+    world: World, p: CallParams, chat: Chat, *, ephemeral: bool = False
+) -> tuple[Message | None, dict[str, Any] | None]:
+    """The message ``reply_parameters`` (or the older ``reply_to_message_id``)
+    names, and the reply's ``quote`` (None without one), as the Bot API documents
+    ReplyParameters: ``message_id`` in this chat, or in the chat ``chat_id``
+    names (an id or a ``@username``) when that is another one -- then
+    ``allow_sending_without_reply`` is always false, as it is for an ephemeral
+    message, which may not reply in another chat at all (the fake's words for
+    that refusal are its own: the docs give none).  ``quote`` must be an exact
+    substring of the replied message's text (at ``quote_position``, in UTF-16
+    code units, when given), else ``QUOTE_TEXT_INVALID``; ignored for an
+    ephemeral message.  ``ephemeral_message_id`` names an incoming ephemeral
+    message, which the fake never has (users send none): always "not found"."""
     reply = p.json("reply_parameters")
     if isinstance(reply, dict) and reply.get("ephemeral_message_id") is not None:
         raise BotApiError(400, "Bad Request: message to be replied not found")
+    source = chat
     if isinstance(reply, dict):
         message_id, lenient = (
             reply.get("message_id"),
             bool(reply.get("allow_sending_without_reply")),
         )
+        if reply.get("chat_id") not in (None, ""):
+            source = resolve_chat(world, _chat_ref(reply["chat_id"]))
     else:
         message_id, lenient = (
             p.integer("reply_to_message_id"),
             p.boolean("allow_sending_without_reply"),
         )
+    if source is not chat:
+        if ephemeral:
+            raise BotApiError(400, "Bad Request: ephemeral messages can't reply in another chat")
+        lenient = False  # "always False for replies in another chat"
+    if ephemeral:
+        lenient = False  # "... and sent ephemeral messages"
     if message_id is None:
-        return None
-    found = chat.messages.get(int(message_id))
+        return None, None
+    try:
+        found = source.messages.get(int(message_id))
+    except (TypeError, ValueError):
+        raise BotApiError(400, "Bad Request: message to be replied not found") from None
     if found is None and not lenient:
         raise BotApiError(400, "Bad Request: message to be replied not found")
-    return found
+    if found is None or not isinstance(reply, dict) or ephemeral:
+        return found, None
+    return found, reply_quote(found, reply)
+
+
+def _chat_ref(value: object) -> int | str:
+    """ReplyParameters.chat_id: an id (a number, or digits) or ``@username``."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    text = str(value)
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def reply_quote(replied: Message, reply: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``quote`` (a TextQuote) of a reply whose ``reply_parameters`` quote
+    ``replied`` -- its text parsed with ``quote_parse_mode`` (``quote_entities``
+    are taken as given) -- or None without one; ``QUOTE_TEXT_INVALID`` when it
+    is not in the replied message's text at ``quote_position`` (when given)."""
+    raw = reply.get("quote")
+    if not raw:
+        return None
+    given = reply.get("quote_entities")
+    if isinstance(given, list):
+        text, entities = str(raw), check_entities(given)
+    else:
+        text, entities = parse_text(str(raw), reply.get("quote_parse_mode"))
+    whole = replied.text or ""
+    at = _utf16_index(whole, text)
+    position = reply.get("quote_position")
+    if position is not None and (isinstance(position, bool) or not isinstance(position, int)):
+        raise BotApiError(400, 'Bad Request: field "quote_position" must be a Number')
+    if at is None or (position is not None and not _quoted_at(whole, text, position)):
+        raise BotApiError(400, "Bad Request: QUOTE_TEXT_INVALID")
+    quote: dict[str, Any] = {
+        "text": text,
+        "position": position if position is not None else at,
+        "is_manual": True,  # chosen by the sender (the bot), not added by Telegram
+    }
+    if entities:
+        quote["entities"] = entities
+    return quote
+
+
+def _utf16_index(whole: str, part: str) -> int | None:
+    index = whole.find(part)
+    return None if index < 0 else utf16_len(whole[:index])
+
+
+def _quoted_at(whole: str, part: str, position: int) -> bool:
+    units = whole.encode("utf-16-le")
+    start = position * 2
+    return units[start : start + len(part.encode("utf-16-le"))] == part.encode("utf-16-le")
 
 
 async def send_message(world: World, p: CallParams) -> Any:
@@ -80,9 +162,11 @@ async def send_message(world: World, p: CallParams) -> Any:
     check_can_write(world, chat)
     fields = message_text(p)
     markup = parse_reply_markup(p.raw.get("reply_markup"))
-    reply_to = reply_target(p, chat)
+    reply_to, quote = reply_target(world, p, chat)
     check_rate(world, chat)
-    message = world.add_message(chat, world.bot, reply_markup=markup, reply_to=reply_to, **fields)
+    message = world.add_message(
+        chat, world.bot, reply_markup=markup, reply_to=reply_to, quote=quote, **fields
+    )
     world.record_outgoing(message, "send")
     return message.to_api(world.users)
 

@@ -140,7 +140,8 @@ class Message:
     edit_date: int | None = None
     via_bot_id: int | None = None
     inline_message_id: str | None = None
-    reply_to: Message | None = None
+    reply_to: Message | None = None  # in another chat: shown as its external_reply
+    quote: dict[str, Any] | None = None  # the part of reply_to it quotes (a TextQuote)
     service: dict[str, Any] = field(default_factory=dict)  # e.g. new_chat_members
     version: int = 0  # the world's version when created or last changed
     created: int = 0  # the world's version when created (a chat's order)
@@ -219,15 +220,32 @@ class Message:
         if self.via_bot_id is not None:
             data["via_bot"] = users[self.via_bot_id].to_api()
         if self.reply_to is not None and with_reply:
-            data["reply_to_message"] = self.reply_to.to_api(users, with_reply=False)
+            if self.reply_to.chat is self.chat:
+                data["reply_to_message"] = self.reply_to.to_api(users, with_reply=False)
+            else:  # a reply to a message of another chat (ReplyParameters.chat_id)
+                data["external_reply"] = self.reply_to.external_reply(users)
+        if self.quote is not None and with_reply:
+            data["quote"] = self.quote
         data.update(self.service)
         return data
 
+    def external_reply(self, users: dict[int, User]) -> dict[str, Any]:
+        """This message as another chat's reply shows it (an ExternalReplyInfo):
+        its origin -- the chat it was sent on behalf of, or its sender --, its
+        chat and id."""
+        if self.sender_chat_id is not None:
+            origin = {"type": "chat", "date": self.date, "sender_chat": self.chat.to_api(users)}
+        else:
+            sender = users[self.from_id].to_api()
+            origin = {"type": "user", "date": self.date, "sender_user": sender}
+        return {"origin": origin, "chat": self.chat.to_api(users), "message_id": self.message_id}
+
     def to_json(self, users: dict[int, User]) -> dict[str, Any]:
         """For the snapshot: the Bot API form plus what a client shows."""
+        replied = self.reply_to if self.reply_to and self.reply_to.chat is self.chat else None
         return {
             **self.to_api(users, with_reply=False),
-            "reply_to_message_id": self.reply_to.message_id if self.reply_to else None,
+            "reply_to_message_id": replied.message_id if replied else None,
             "source": self.source,
             "parse_mode": self.parse_mode,
             "inline_message_id": self.inline_message_id,

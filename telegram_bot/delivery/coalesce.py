@@ -180,8 +180,8 @@ class Delivery:
         reply_to: int | None = None,
     ) -> Message | None:
         """Send a new message now (``ephemeral``: to one member of the group;
-        ``reply_to``: as a reply to that message); None when the chat is closed
-        to the bot (403)."""
+        ``reply_to``: as a reply to that message of the chat, sent all the same
+        if it is gone); None when the chat is closed to the bot (403)."""
         return await self.edits.send(
             chat_id,
             text,

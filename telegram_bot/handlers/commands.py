@@ -255,11 +255,13 @@ async def leave(
     locale: str,
     _: Translator,
 ) -> None:
+    """#41: always answered below the command, as a reply to it -- its note
+    mid-game edits his hand message higher up (or, without one, is that reply)."""
     if message.from_user is None:
         return
     me = player(message.from_user, locale)
-    outcome = await cases.player.leave(me, message.chat.id)
-    await reply(message, outcome, _, publisher)
+    outcome = await cases.player.leave(me, message.chat.id, message.message_id)
+    await reply(message, outcome, _, publisher, quote=True)
 
 
 @router.message(F.text.startswith("/"))

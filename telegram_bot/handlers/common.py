@@ -118,15 +118,26 @@ async def open_lobby_at(
 
 
 async def reply(
-    message: Message, outcome: LobbyOutcome, _: Translator, publisher: Publisher
+    message: Message,
+    outcome: LobbyOutcome,
+    _: Translator,
+    publisher: Publisher,
+    *,
+    quote: bool = False,
 ) -> None:
-    """Answer a command with a lobby use case's outcome, then show what changed."""
+    """Answer a command with a lobby use case's outcome, then show what changed.
+    ``quote``: as a reply to the command (#41: a command whose outcome edits a
+    message higher up -- /leave -- is answered where it was typed, too)."""
+    text, markup = None, None
     if outcome.error is not None:
-        error = outcome.error
-        text = texts.refusal(error, _, message.chat.id)
-        await message.answer(text, reply_markup=refusal_markup(error, _))
+        text = texts.refusal(outcome.error, _, message.chat.id)
+        markup = refusal_markup(outcome.error, _)
     elif outcome.notice is not None:
-        await message.answer(_(outcome.notice, **outcome.params))
+        text = _(outcome.notice, **outcome.params)
+    if text is not None and quote:
+        await message.reply(text, reply_markup=markup)
+    elif text is not None:
+        await message.answer(text, reply_markup=markup)
     await publisher.show(*outcome.changes)
 
 

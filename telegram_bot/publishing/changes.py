@@ -126,12 +126,15 @@ class MenuSet:
 @dataclass(frozen=True)
 class LeftNoted:
     """He left ``table`` mid-game: his hand message (or a new one) says so, with
-    *Take my seat back* while the game lasts (``over``: the AI played it out)."""
+    *Take my seat back* while the game lasts (``over``: the AI played it out);
+    ``reply_to``: a new one answers his /leave, that message of his private
+    chat (#41)."""
 
     table: Table
     user: int
     locale: str
     over: bool
+    reply_to: int | None = None
 
 
 @dataclass(frozen=True)

@@ -281,7 +281,7 @@ class HandPlacement:
     async def note_left(self, c: LeftNoted) -> None:
         """He left mid-game: one message says so, with *Take my seat back* while the
         game lasts (issue 13) -- his hand message, or a new one in his private
-        chat if he has none."""
+        chat if he has none (a reply to his /leave there, #41)."""
         _ = Translator(c.locale)
         text = _(texts.LEFT_GAME)
         markup: InlineKeyboardMarkup | None = take_back_keyboard(c.table.id, _(texts.TAKE_BACK))
@@ -289,7 +289,7 @@ class HandPlacement:
             text, markup = _(texts.LEFT_OVER), None
         msg = (await self.ui.table(c.table.id)).hands.get(c.user)
         if msg is None:
-            await self.delivery.send(c.user, text, markup)
+            await self.delivery.send(c.user, text, markup, reply_to=c.reply_to)
             return
         chat, key, receiver = hand_target(c.user, msg, group_of(c.table))
         await self.delivery.edit(chat, key, text, markup, urgency=Urgency.NOW, receiver=receiver)

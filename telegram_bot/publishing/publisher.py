@@ -268,7 +268,9 @@ class Publisher:
         where = await self.ui.many_prefs(t.humans()) if group is not None else {}
 
         async def send_hand(seat: int, user: int) -> None:
-            text, markup = hand_screen(snap, seat, langs.get(user, "en"), Selection())
+            lang = langs.get(user, "en")
+            # the game's first message shows the deal's commitment whole (#41)
+            text, markup = hand_screen(snap, seat, lang, Selection(), first=True)
             # #38: an arena's hands are private -- dozens of its tables in one
             # group would queue their hands behind its 20 messages a minute while
             # their turn timers run; its players started the bot to join it
@@ -288,7 +290,7 @@ class Publisher:
         # of tables at once, and its one message (the standings) speaks for them
         # within the group's message budget; each player's hand shows his table
         if group is not None and not t.arena:
-            text, markup2 = table_screen(snap, self.bot_username)
+            text, markup2 = table_screen(snap, self.bot_username, first=True)
             msg = await self.delivery.send(group, text, markup2)
             if msg is not None:
                 await self.ui.update_table(table_id, table_message=msg.message_id)

@@ -221,12 +221,15 @@ class LobbyActions:
             return LobbyOutcome(texts.NO_SUCH_LOBBY)
         seat = table.seat_of(player.id)
         if seat is not None and table.status == PLAYING:
+            # #41: mid-game -- his cards come below this answer (the game started
+            # long ago): from the group to here, or his hand here sent anew below
+            # (the old one says where they went, as *Open my table* does)
             hand = (await self.ui.table(code)).hands.get(player.id)
             if hand is None or hand < 0:  # in the group, or none: here from now on
                 moved = HandToPrivate(code, player.id)
-                return LobbyOutcome(texts.GAME_STARTED_PRIVATE, changes=(moved,))
-            refresh = Refresh(code, seats=(seat,), actor=player.id)
-            return LobbyOutcome(texts.GAME_STARTED_PRIVATE, changes=(refresh,))
+                return LobbyOutcome(texts.CARDS_BELOW, changes=(moved,))
+            resent = HandResent(player.id, code, again=True)
+            return LobbyOutcome(texts.CARDS_BELOW, changes=(resent,))
         try:
             table = await self.join(code, player)
         except EngineError as e:

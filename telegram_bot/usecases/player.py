@@ -37,6 +37,17 @@ class LanguageChosen:
     change: Change | None = None
 
 
+def left_notice(note: int, chat: int, over: bool) -> str:
+    """What /leave mid-game answers in ``chat`` when the note saying so (with
+    *Take my seat back*) went to the chat ``note`` (#41): above in the same
+    chat, or in the other one -- his private chat, or the group of his hand."""
+    if note == chat:  # the note is just above: it says the rest
+        return texts.LEFT if over else texts.LEFT_SEAT_ABOVE
+    if over:
+        return texts.LEFT_OVER
+    return texts.LEFT_SEAT_GROUP if note < 0 else texts.LEFT_SEAT_PRIVATE
+
+
 @dataclass(frozen=True)
 class PlayerActions:
     svc: TableService
@@ -45,12 +56,14 @@ class PlayerActions:
     delivery: Delivery  # /lang: the group's admins
     events: DeliveryEvents
 
-    async def leave(self, player: Person, chat: int) -> LobbyOutcome:
-        """He leaves the table he sits at (``/leave`` sent in ``chat``): a lobby
-        seat, or a game (the AI plays on).  Mid-game one message says so, with
-        *Take my seat back* while the game lasts (issue 13): his hand message, or
-        a new one in his private chat if he has none; the command gets no second
-        copy of it there (in a group, a short "You left")."""
+    async def leave(self, player: Person, chat: int, command: int | None = None) -> LobbyOutcome:
+        """He leaves the table he sits at (``/leave``, the message ``command`` sent
+        in ``chat``): a lobby seat, or a game (the AI plays on).  Mid-game one
+        message says so, with *Take my seat back* while the game lasts (issue
+        13): his hand message, or a new one in his private chat if he has none.
+        #41: the command is always answered below it, as a reply (the handler's)
+        -- a short word that says where the way back is; when the note itself
+        goes to the command's chat as a new message, it is that reply."""
         table = await self.svc.tables.where(player.id)
         if table is None:
             return LobbyOutcome(texts.NOT_SITTING)
@@ -62,12 +75,14 @@ class PlayerActions:
         if table.status != PLAYING:
             return LobbyOutcome(texts.LEFT, changes=(refresh,))
         over = result.table.status != PLAYING  # the AI played the game out (no human left)
-        noted = LeftNoted(table, player.id, player.locale, over)
         msg = (await self.ui.table(table.id)).hands.get(player.id)
-        if msg is not None:  # the note goes where his hand is
-            chat = hand_target(player.id, msg, group_of(table))[0]
-        notice = None if chat == player.id else texts.LEFT
-        return LobbyOutcome(notice, changes=(noted, refresh))
+        # the note goes where his hand is: a new message in his private chat if none
+        where = player.id if msg is None else hand_target(player.id, msg, group_of(table))[0]
+        if msg is None and where == chat:
+            noted = LeftNoted(table, player.id, player.locale, over, reply_to=command)
+            return LobbyOutcome(changes=(noted, refresh))
+        noted = LeftNoted(table, player.id, player.locale, over)
+        return LobbyOutcome(left_notice(where, chat, over), changes=(noted, refresh))
 
     async def choose_language(
         self,

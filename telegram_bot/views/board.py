@@ -131,9 +131,6 @@ def player_lines(
 
 
 LAST_WARNING = N_("{names}: time ran out once; the next time, the AI takes the seat")
-OWN_WARNING = N_(
-    "Your time ran out once and a move was made for you: the next time, the AI takes your seat."
-)
 
 
 def deadline_lines(deadline: datetime | None, _: Translator) -> list[str]:

@@ -1,9 +1,12 @@
 """The provably fair deal in the game's messages (issue #16, docs/FAIRNESS.md):
-while a game is played its messages show the deal's commitment (a short prefix,
-the whole SHA-256 in an expandable quote); once it is over, a *Replay* button
-and *Check the deal*, which shows the seed, the commitment and the command that
-checks them in words a player reads -- no command line in the result (#29).
-Pure: no I/O."""
+the game's first message shows the deal's commitment (a short prefix, the whole
+SHA-256 in an expandable quote) before anyone moves -- the group's table
+message, or, where no table message shows it, each hand -- and so does the
+result; every later version of a live message shows the short prefix alone
+(#41: the whole of it on every edit pushed the cards and the prompt down).
+Once the game is over, a *Replay* button and *Check the deal*, which shows the
+seed, the commitment and the command that checks them in words a player reads
+-- no command line in the result (#29).  Pure: no I/O."""
 
 from __future__ import annotations
 
@@ -60,13 +63,26 @@ def verify_command(
 
 
 def commitment_lines(t: Table, _: Translator) -> str:
-    """Shown while the game is played: the deal is fixed and cannot change."""
+    """The whole commitment: shown before the first move (the game's first
+    message) and in the result -- the deal is fixed and cannot change."""
     full = table_commitment(t)
     title, what = _("Fair deal"), _("Fingerprint of the deal (SHA-256 of its secret key)")
     return (
         f"🔒 {title}: <code>{full[:SHORT]}</code>\n"
         f"<blockquote expandable>{what}: <code>{full}</code></blockquote>"
     )
+
+
+def commitment_tag(t: Table, _: Translator) -> str:
+    """One line on every later version of a live message (#41): the prefix of
+    the commitment the game's first message showed whole."""
+    return f"🔒 {_('Fair deal')}: <code>{table_commitment(t)[:SHORT]}</code>"
+
+
+def commitment_shown(t: Table, _: Translator, *, first: bool) -> str:
+    """The commitment a live message shows: whole in its ``first`` version, the
+    game's first message; else its short tag."""
+    return commitment_lines(t, _) if first else commitment_tag(t, _)
 
 
 CHECK_EXPLAINED = N_(

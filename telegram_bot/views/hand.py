@@ -29,7 +29,6 @@ from telegram_bot.state.snapshot import Snapshot, group_of
 from telegram_bot.views import texts
 from telegram_bot.views.board import (
     HISTORY,
-    OWN_WARNING,
     TICKET,
     TRANSFER,
     ai_seats,
@@ -45,7 +44,7 @@ from telegram_bot.views.board import (
     warned_seats,
 )
 from telegram_bot.views.cards import card_label, glyph, group_hand
-from telegram_bot.views.fair import commitment_lines
+from telegram_bot.views.fair import commitment_shown
 from telegram_bot.views.format import history_lines
 from telegram_bot.views.i18n import Translator
 from telegram_bot.views.keyboards import (
@@ -118,8 +117,9 @@ def render_hand(
         + player_lines(view, names, _, me, ai_seats, warned, ratings)
     )
     tail = deadline_lines(deadline, _) + status_lines(view, names, _, me)
-    if me in warned:  # #25: his own warning, under whose move it is
-        notes = ["⏰ " + _(OWN_WARNING), *notes]
+    # #41: his own timeout warning is not repeated here -- the new message that
+    # told him at once (Publisher.nudge, a notification) says it; ``warned``
+    # names the others whose time ran out (player_lines)
     tail += [line for note in notes for line in ("", note)]
     text = fit_text(head, history_lines(view, names, _, history), tail, _)
     return text, hand_keyboard(view, _, game_id, version, sel)
@@ -222,13 +222,22 @@ def _rows(buttons: list[InlineKeyboardButton], width: int) -> list[list[InlineKe
 
 
 def hand_screen(
-    snap: Snapshot, seat: int, lang: str, selection: Selection, *, private_link: str | None = None
+    snap: Snapshot,
+    seat: int,
+    lang: str,
+    selection: Selection,
+    *,
+    private_link: str | None = None,
+    first: bool = False,
 ) -> Screen:
     """A seat's hand message: his view, his selection; the result once over; the
     take-back button while the AI plays for him.  ``private_link``: his hand is
     in the group and the group's flood limit held it back (#24) -- a line says
     that in a private chat his cards update at once, and *Private chat* (that
-    deep link) takes them there."""
+    deep link) takes them there.  Where no table message shows the deal's
+    commitment (a private game, an arena's), the hand does: whole in its
+    ``first`` version, sent at the game's start, then its short tag (#41).  An
+    arena's game says so (#41)."""
     t, state = snap.table, snap.loaded.state
     assert state is not None
     names = seat_names(t, lang)
@@ -252,8 +261,10 @@ def hand_screen(
         warned=warned_seats(t),
         ratings=rating_labels(t),
     )
-    if group_of(t) is None:  # a private game: no table message shows the commitment
-        text += "\n\n" + commitment_lines(t, _)
+    if group_of(t) is None or t.arena:  # no table message shows the commitment
+        text += "\n\n" + commitment_shown(t, _, first=first)
+    if t.arena:  # #41: whose points are at stake, and where they count
+        text = "🏟 " + _(texts.ARENA_HAND) + "\n" + text
     if ai_plays:
         return _(texts.AI_PLAYS) + "\n\n" + text, take_back_keyboard(t.id, _(texts.TAKE_BACK))
     if private_link:

@@ -173,6 +173,23 @@ def _seat_line(i: int, seat: SeatLike, lobby: LobbyLike, _: Translator) -> str:
     return f"{i + 1}. {name}"
 
 
+CREATOR_MARK = N_("⭐ opened the lobby: starts the game, changes the settings")
+PROVISIONAL_MARK = N_("? after a rating: too few games yet to be sure of it")
+"""#41: the marks of the seat lines (:func:`_seat_line`), named under them."""
+
+
+def seat_legend(lobby: LobbyLike, _: Translator) -> list[str]:
+    """One line under the seats naming the marks they show (#41: «1000? ⭐» was
+    unexplained): ⭐ when the lobby's creator sits, ? when a shown rating is
+    provisional; none without marks."""
+    marks = []
+    if any(s.user is not None and s.user == lobby.creator for s in lobby.seats):
+        marks.append(_(CREATOR_MARK))
+    if rated(lobby) and any(s.user is not None and s.rating.endswith("?") for s in lobby.seats):
+        marks.append(_(PROVISIONAL_MARK))
+    return ["<i>" + " · ".join(marks) + "</i>"] if marks else []
+
+
 def render_lobby(
     lobby: LobbyLike, *, locale: str, bot_username: str | None = None
 ) -> tuple[str, InlineKeyboardMarkup]:
@@ -191,6 +208,7 @@ def render_lobby(
     lines += [_seat_line(i, s, lobby, _) for i, s in enumerate(lobby.seats)] or [
         _("No players yet.")
     ]
+    lines += seat_legend(lobby, _)
     if bot_username:
         lines += ["", _("Invitation link: {url}", url=deep_link(bot_username, lobby.id))]
     code = lobby.id

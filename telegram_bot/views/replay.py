@@ -1,6 +1,7 @@
 """A replay step's message (issue #16, pure): the table as it was after that
 move -- every hand shown, since the game is over -- the move itself, and the
-buttons ◀ ▶ (one move), ⏮ ⏭ (one bout), ⏪ ⏩ (start, end)."""
+buttons ◀ ▶ (one move), ⏮ ⏭ (one bout), ⏪ ⏩ (start, end), which its last
+line names (#41)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ PICK_GAME = N_("Your recent games: pick one to replay it move by move.")
 IN_PRIVATE = N_("Send /replay to me in a private chat.")
 SENT = N_("The replay is in our private chat.")
 START_FIRST = N_("Start a private chat with me first, then press Replay again.")
+REPLAY_LEGEND = N_("◀ ▶ one move · ⏮ ⏭ one bout · ⏪ ⏩ to the start or the end")
+"""#41: the two rows of arrows under a replay were hard to tell apart."""
 
 
 def render_replay(step: ReplayStep, *, locale: str) -> tuple[str, InlineKeyboardMarkup]:
@@ -65,8 +68,10 @@ def render_replay(step: ReplayStep, *, locale: str) -> tuple[str, InlineKeyboard
     table, _markup = render_table(public_view(state), locale=locale, names=names, history=0)
     seed = step.record["seed"]
     foot = "🔓 " + _("Key of the deal") + f": <code>{seed}</code>"
+    # #41: what each row of arrows does, just above them (cut last if too long)
+    legend = _(REPLAY_LEGEND)
     text = "\n".join([head, "👉 " + what, "", table, "", *hands, "", foot])
-    return text[:MAX_TEXT], replay_keyboard(step)
+    return text[: MAX_TEXT - len(legend) - 2] + "\n\n" + legend, replay_keyboard(step)
 
 
 def _level(kind: str | None, _: Translator) -> str:

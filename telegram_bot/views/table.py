@@ -32,7 +32,13 @@ from telegram_bot.views.board import (
     warned_seats,
 )
 from telegram_bot.views.cards import CARDS_HELD
-from telegram_bot.views.fair import commitment_lines, with_replay, with_watch
+from telegram_bot.views.fair import (
+    commitment_lines,
+    commitment_shown,
+    commitment_tag,
+    with_replay,
+    with_watch,
+)
 from telegram_bot.views.format import bold, history_lines, name_of
 from telegram_bot.views.i18n import LOSER_TITLES, N_, VARIANT_TITLES, Translator, duration
 from telegram_bot.views.keyboards import PRIVATE_MARK, Screen, cards_row
@@ -187,8 +193,10 @@ def rating_lines(
     return lines
 
 
-def table_screen(snap: Snapshot, bot_username: str) -> Screen:
-    """The group's table message: the public view (the result once over)."""
+def table_screen(snap: Snapshot, bot_username: str, *, first: bool = False) -> Screen:
+    """The group's table message: the public view (the result once over); the
+    deal's commitment whole in its ``first`` version, sent at the game's start,
+    then its short tag (#41)."""
     t, state = snap.table, snap.loaded.state
     assert state is not None
     lang = snap.ui.group_lang or "en"
@@ -207,7 +215,7 @@ def table_screen(snap: Snapshot, bot_username: str) -> Screen:
         ratings=rating_labels(t),
     )
     _ = Translator(lang)
-    return text + "\n\n" + commitment_lines(t, _), with_watch(markup, t, _)
+    return text + "\n\n" + commitment_shown(t, _, first=first), with_watch(markup, t, _)
 
 
 def watch_screen(snap: Snapshot, lang: str) -> Screen:
@@ -222,7 +230,9 @@ def watch_screen(snap: Snapshot, lang: str) -> Screen:
         text, _markup = render_game_over(
             pv, locale=lang, names=names, settlement=snap.settlement, places=result_places(snap)
         )
-        return text, with_replay(None, t, _) if snap.loaded.result is not None else None
+        if snap.loaded.result is None:  # ended by an operator: nothing to replay or check
+            return text, None
+        return text + "\n\n" + commitment_lines(t, _), with_replay(None, t, _)
     text, _none = render_table(
         pv,
         locale=lang,
@@ -232,7 +242,7 @@ def watch_screen(snap: Snapshot, lang: str) -> Screen:
         warned=warned_seats(t),
         ratings=rating_labels(t),
     )
-    return "👀 " + text + "\n\n" + commitment_lines(t, _), None
+    return "👀 " + text + "\n\n" + commitment_tag(t, _), None
 
 
 def result_places(snap: Snapshot) -> tuple[int, ...]:
@@ -271,7 +281,8 @@ def rematch_lines(t: Table, names: Sequence[str], _: Translator) -> list[str]:
 
 def game_over_screen(snap: Snapshot, v: dict[str, object], lang: str) -> Screen:
     """The result; *Rematch*, *Replay* and *Check the deal* (issue #16): the seed
-    and the command that checks it are behind the last, not in the result (#29).
+    and the command that checks it are behind the last, not in the result (#29);
+    the deal's commitment, as the game's first message showed it (#41).
     An arena's table has no *Rematch* (#38): the arena seats its players again."""
     t = snap.table
     code = None if t.arena else t.id
@@ -289,4 +300,5 @@ def game_over_screen(snap: Snapshot, v: dict[str, object], lang: str) -> Screen:
     _ = Translator(lang)
     if snap.loaded.result is None:  # ended by an operator: no record to replay or check
         return text, markup
-    return text, with_replay(markup, t, _)
+    # the commitment whole again (#41), where *Check the deal* reveals its key
+    return text + "\n\n" + commitment_lines(t, _), with_replay(markup, t, _)

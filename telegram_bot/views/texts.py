@@ -98,8 +98,10 @@ PLAIN_TEXT = N_("I play by commands and buttons, not by text messages. In short:
 GREETING = N_(
     "Hi! I run games of Chuvash Rooster and Durak Shchelkovsky here.\n"
     "Send /new to open a lobby (or /new shchelkovsky), then everyone presses Join. "
-    "Your cards show up right here, where only you see them."
+    "If you have started a private chat with me, your cards come there; if not, they show "
+    "up right here, where only you see them."
 )
+"""#41: true for both kinds of players (:func:`telegram_bot.publishing.hands.in_group`)."""
 WELCOME = N_("Welcome! I deal the cards here, and in any group you add me to (the button below).")
 """The first line of /start in the private chat; /help follows it, and says the
 rest (#41: the /play and /new sentences were said twice)."""
@@ -122,11 +124,26 @@ LEFT_GAME = N_(
 )
 NOT_SITTING = N_("You are not at any table now.")
 OPEN_PRIVATE = N_("Open the private chat with me first, then come back.")
+# #41: /leave mid-game is answered below the command, and says where the way back is
+LEFT_SEAT_ABOVE = N_(
+    "You left: the AI plays your seat now. Your cards message above has 🙋 Take my seat "
+    "back while the game lasts."
+)
+LEFT_SEAT_PRIVATE = N_(
+    "You left: the AI plays your seat now. Your private chat with me has 🙋 Take my seat "
+    "back while the game lasts."
+)
+LEFT_SEAT_GROUP = N_(
+    "You left: the AI plays your seat now. Your cards message in the group has 🙋 Take my "
+    "seat back while the game lasts."
+)
 GAME_STARTED = N_(
     "The game has started, the table is below: its 🎴 My cards shows your cards here, to "
     "you alone; 🔒 Private chat sends them to your private chat with me."
 )
 GAME_STARTED_PRIVATE = N_("The game has started: your cards are below.")
+CARDS_BELOW = N_("Your cards are below.")
+"""#41: his cards brought back to the private chat mid-game (the game started long ago)."""
 LOBBY_CANCELLED = N_("The lobby was cancelled.")
 AI_PLAYS = N_("🤖 The AI plays your seat now.")
 TAKE_BACK = N_("Take my seat back")
@@ -139,6 +156,8 @@ TAKEN_OVER = N_(
     "cards, lets you play it yourself again while the game lasts."
 )
 SEAT_BACK = N_("You are playing your seat again.")
+ARENA_HAND = N_("An arena game: your place in it scores points for you in the arena's standings.")
+"""#41: the first line of an arena game's hand (it never said it was one)."""
 GAME_STOPPED = N_("The game was stopped by an operator.")
 GAME_RESET = N_("The game was reset by an operator: the lobby is open again.")
 GAME_STOPPED_REMOVED = N_(

@@ -21,6 +21,8 @@ from engine import public_view
 from sandbox.fake_api import Chat, FakeTelegram, Message, RateLimits, SimUser
 from sandbox.fake_api.text import parse_text
 from telegram_bot.views.board import seat_names
+from telegram_bot.views.fair import commitment_lines
+from telegram_bot.views.i18n import Translator
 from telegram_bot.views.table import render_game_over
 from tests.bot.e2e_kit import (
     SAFETY,
@@ -81,6 +83,7 @@ async def final_table_text(h: Harness, tid: str) -> str:
     html, _m = render_game_over(
         view, locale="en", names=names, code=tid, settlement=settled, places=places
     )
+    html += "\n\n" + commitment_lines(table, Translator("en"))  # whole in the result (#41)
     return parse_text(html, "HTML")[0]
 
 

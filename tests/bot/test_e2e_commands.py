@@ -1,9 +1,10 @@
 """End to end, the commands of issue 13: one greeting when the bot is added
 through *Add me to a group*; /new during a game names that table with a button
 that opens it; /play in a group answers; /leave mid-game is one message with
-*Take my seat back*; /rules is one message with expandable quotes; /top is not
-in the private menu; only a group's admins change its language (getChatMember);
-/lang sets the command menu of that chat too."""
+*Take my seat back*, and every command is answered below it (#41); /rules is
+one message with expandable quotes; /top is not in the private menu; only a
+group's admins change its language (getChatMember); /lang sets the command
+menu of that chat too."""
 
 from __future__ import annotations
 
@@ -11,9 +12,16 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from sandbox.fake_api import FakeTelegram, RateLimits
+from sandbox.fake_api import FakeTelegram, Message, RateLimits
 from telegram_bot.buttons.callbacks import SeatCb
-from tests.bot.e2e_kit import SAFETY, has_game_buttons, has_lobby_buttons, running, settle
+from tests.bot.e2e_kit import (
+    SAFETY,
+    Harness,
+    has_game_buttons,
+    has_lobby_buttons,
+    running,
+    settle,
+)
 
 GREETING = "Hi! I run games"
 OPEN = "🃏 Open my table"
@@ -134,11 +142,20 @@ async def test_leave_mid_game_is_one_message_with_the_way_back(
         await bob.wait_message("You joined", timeout=SAFETY)
         await ann.press("Start", message=lobby).wait_answer(SAFETY)
         await h.wait_hands(table.id, [ann, bob])
-        ann.send("/leave")
+        command = ann.send("/leave")
         left = await ann.wait_message("You left the game", timeout=SAFETY)
         await settle(h)
-        saying = [m for m in fake.messages(ann.chat) if "You left" in (m.text or "")]
+        # one message carries the way back: his hand, above; the command is
+        # answered below it, as a reply that says where that is (#41)
+        saying = [m for m in fake.messages(ann.chat) if "🙋 Take my seat back" in m.button_texts]
         assert saying == [left]
+        assert left.message_id < command.message_id
+        replies = [m for m in fake.messages(ann.chat) if m.reply_to is command]
+        assert [m.text for m in replies] == [
+            "You left: the AI plays your seat now. Your cards message above has 🙋 Take my "
+            "seat back while the game lasts."
+        ]
+        assert not replies[0].buttons
         assert "🙋 Take my seat back" in left.button_texts
         assert await h.svc.tables.where(ann.id) is None
         answer = await ann.press("Take my seat back", message=left).wait_answer(SAFETY)
@@ -152,6 +169,73 @@ async def test_leave_mid_game_is_one_message_with_the_way_back(
         data = SeatCb(game=table.id, op="back").pack()
         again = await ann.press(data=data, message=left, forged=True).wait_answer(SAFETY)
         assert again["text"] == "You are already playing your seat yourself."
+
+
+async def answered(h: Harness, sent: Message, *, reply: bool = False) -> Message:
+    """The bot's first message in ``sent``'s chat after it (``reply``: the one
+    that replies to it), once the answers to it have all gone out."""
+    world = h.fake.world
+
+    def after() -> Message | None:
+        return next(
+            (
+                m
+                for m in world.messages(sent.chat)
+                if m.from_id == world.bot.id
+                and m.message_id > sent.message_id
+                and (m.reply_to is sent or not reply)
+            ),
+            None,
+        )
+
+    found = await world.wait_for(after, SAFETY)
+    await settle(h)
+    return found
+
+
+async def test_every_command_is_answered_below_it(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """#41 (the issue's Deliver): every command of the bot's menu, in a private
+    chat and in a group, gets a new message below it in that chat -- /leave as a
+    reply to it, whether he sits at a lobby, at a game or nowhere: its note
+    mid-game edits his hand higher up, and a second /leave came of that."""
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        ann, bob = (fake.add_user(n, language_code="en") for n in ("Ann", "Bob"))
+        ann.start()
+        await ann.wait_message(timeout=SAFETY)
+        group = ann.create_group("Card night", bob)
+        ann.add_bot_to(group)
+        await ann.wait_message(GREETING, group, timeout=SAFETY)
+        menus = [
+            (chat, [c["command"] for c in fake.world.commands_for(ann.user, chat)])
+            for chat in (ann.chat, group)
+        ]
+        assert {"start", "help", "leave"} <= set(menus[0][1])
+        assert "leave" in menus[1][1]
+        said: dict[str, str] = {}
+        for chat, commands in menus:
+            for command in commands:
+                sent = ann.send(f"/{command}", chat)
+                answer = await answered(h, sent, reply=command == "leave")
+                said[f"{chat.id}/{command}"] = answer.text or ""
+        # /new seated him at a lobby in each chat, which /leave left
+        assert said[f"{ann.chat.id}/leave"] == said[f"{group.id}/leave"] == "You left."
+        for chat in (ann.chat, group):  # nowhere to leave
+            sent = ann.send("/leave", chat)
+            answer = await answered(h, sent, reply=True)
+            assert answer.text == "You are not at any table now."
+        # mid-game: the AI plays a solo game out, his hand above says so
+        ann.send("/play")
+        hand = await ann.wait_message(has_game_buttons, timeout=SAFETY)
+        sent = ann.send("/leave")
+        answer = await answered(h, sent, reply=True)
+        assert answer.text == "You left."
+        assert hand.message_id < sent.message_id < answer.message_id
+        assert "AI played the game" in (hand.text or "")
+        for start in ("/start", "/help"):  # named by the issue, in the menus or not
+            for chat in (ann.chat, group):
+                await answered(h, ann.send(start, chat))
 
 
 async def test_leave_a_solo_game_ends_it_without_a_way_back(

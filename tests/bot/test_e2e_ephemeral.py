@@ -245,6 +245,49 @@ async def test_offline_player_opens_his_cards_in_private(
         assert await assert_no_hidden_cards(h, tid, humans) > 10
 
 
+async def test_cards_brought_back_to_private_mid_game_come_below(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """#41: the group's greeting says where each player's cards come (his
+    private chat if he started one with the bot, else the group, to him
+    alone); mid-game *Private chat* under the table answers «Your cards are
+    below.» -- never «The game has started» -- and his hand is the message
+    below that answer: from the group, and again once it is in private."""
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        humans = [fake.add_user(f"P{i}", language_code="en") for i in range(2)]
+        tid, group = await group_lobby(h, "chuvash", humans, 1)
+        greeting = next(m for m in fake.messages(group) if "Hi! I run" in (m.text or ""))
+        assert "started a private chat with me, your cards come there" in (greeting.text or "")
+        assert "if not, they show up right here, where only you see them" in (greeting.text or "")
+        p0 = humans[0]
+        await in_group(h, tid, p0)
+        board = table_message(fake, group)
+        assert board is not None
+        link = next(b["url"] for b in board.buttons if b.get("url"))
+        for _ in range(2):  # from the group; then again, his hand in private already
+            old = (await h.ui.table(tid)).hands[p0.id]
+            sent = p0.follow_link(link)
+            said = await p0.wait_message("Your cards are below.", timeout=SAFETY)
+            assert said.text == "Your cards are below."
+            assert said.message_id > sent.message_id
+
+            async def moved(old: int = old) -> int:
+                for _ in range(int(SAFETY / 0.05)):
+                    mid = (await h.ui.table(tid)).hands.get(p0.id, old)
+                    if mid != old and mid > 0:
+                        return mid
+                    await asyncio.sleep(0.05)
+                raise AssertionError("his hand never came below")
+
+            hand = p0.chat.messages[await moved()]
+            assert hand.message_id > said.message_id
+            assert has_game_buttons(hand)
+            await settle(h)
+            if old > 0:  # the one above says where his cards went
+                assert p0.chat.messages[old].text == "Your cards are in a newer message below."
+        assert not [m for m in p0.messages() if "has started" in (m.text or "")]
+
+
 @pytest.mark.slow
 async def test_fallback_for_a_player_the_bot_may_not_write_to(
     fake: FakeTelegram, redis_url: str, redis_prefix: str

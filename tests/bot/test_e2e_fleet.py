@@ -42,7 +42,7 @@ from tables import MOVE_KINDS, LiveEvent, Table, TableService
 from telegram_bot.buttons.callbacks import parse_game
 from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.views.board import rating_labels, seat_names
-from telegram_bot.views.fair import commitment_lines
+from telegram_bot.views.fair import commitment_lines, commitment_tag
 from telegram_bot.views.i18n import Translator
 from telegram_bot.views.table import render_game_over, render_table
 from tests.bot.e2e_kit import SAFETY, TELEGRAM_SCALE, Harness, is_over, play_out, settle
@@ -195,6 +195,7 @@ async def positions(h: FleetHarness, tid: str) -> tuple[dict[str, list[int]], li
                 settlement=settled,
                 places=places,
             )
+            html += "\n\n" + commitment_lines(table, en)  # the result's, whole (#41)
             texts.setdefault(parse_text(html, "HTML")[0], []).append(OVER)
             break
         html, _m = render_table(
@@ -205,8 +206,10 @@ async def positions(h: FleetHarness, tid: str) -> tuple[dict[str, list[int]], li
             ratings=ratings,
             deadline=SOME_DEADLINE if table.timer else None,
         )
-        html += "\n\n" + commitment_lines(table, en)  # the deal's commitment (issue #16)
-        texts.setdefault(parse_text(html, "HTML")[0], []).append(n)
+        # the deal's commitment (issue #16): whole in the first message, a tag after (#41)
+        for shown in (commitment_lines, commitment_tag) if n == 0 else (commitment_tag,):
+            text = parse_text(html + "\n\n" + shown(table, en), "HTML")[0]
+            texts.setdefault(text, []).append(n)
     assert state.over, "the log does not replay to the game's end"
     return texts, [e for e in events if e.kind == "act"]
 

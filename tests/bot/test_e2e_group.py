@@ -56,7 +56,9 @@ async def test_group_game_to_the_end(
             lambda: ("Ratings" in (table_msg.text or "")) == rated or None, SAFETY
         )
         if rated:
-            lines = (table_msg.text or "").split("Ratings", 1)[1].strip().splitlines()
+            # the ratings' lines, up to the deal's commitment under them (#41)
+            section = (table_msg.text or "").split("Ratings", 1)[1].strip().split("\n\n")[0]
+            lines = section.splitlines()
             assert len(lines) == n_humans
             assert all(re.search(r"^P\d \d+\? \([+−]\d+\)$", line) for line in lines), lines
         checked = await assert_no_hidden_cards(h, tid, humans)

@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 import engine
-from tables import OVER, GameResult, LiveError, Loaded, Seat, Table
+from tables import OVER, PLAYING, GameResult, LiveError, Loaded, Seat, Table
 from tables.arena_rules import CANCELLED, FINISHED, RUNNING, SCHEDULED, Arena, ArenaPlayer
 from telegram_bot.buttons.callbacks import (
     ArenaCb,
@@ -207,3 +207,17 @@ def test_an_arena_rematch_refusal_says_the_arena_seats_again(locale: str) -> Non
     assert said == _(NOT_ALLOWED["arena_rematch"])
     assert said != refusal(LiveError("not_allowed", "x", action="rematch"), _)
     assert said != refusal(LiveError("not_allowed", "x"), _)
+
+
+def test_an_arena_games_hand_says_it_is_one() -> None:
+    """#41: an arena game's hand never said it was one, nor whose points are at
+    stake: its first line does, in every language; an ordinary game's does not."""
+    from telegram_bot.views import texts
+    from tests.bot.test_render_fair import snap
+
+    for locale in LANGUAGES:
+        _ = Translator(locale)
+        first = hand_screen(snap(PLAYING, arena="abcDEF12"), 0, locale, Selection())[0]
+        assert first.splitlines()[0] == "🏟 " + _(texts.ARENA_HAND)
+        plain = hand_screen(snap(PLAYING), 0, locale, Selection())[0]
+        assert "🏟" not in plain

@@ -1,6 +1,7 @@
 """The fair deal and spectators in the screens (issue #16, pure): the commitment
-while the game is played, the seed and the check command once it is over, the
-*Replay* and *Watch* buttons, a spectator's screen without any hand."""
+while the game is played (whole in the game's first message and the result, a
+tag on every later edit: #41), the seed and the check command once it is over,
+the *Replay* and *Watch* buttons, a spectator's screen without any hand."""
 
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ from telegram_bot.buttons.callbacks import ReplayCb, ReplayOp, WatchCb
 from telegram_bot.buttons.moves import Selection
 from telegram_bot.state.chat_state import TableUi
 from telegram_bot.state.snapshot import Snapshot
-from telegram_bot.views.fair import deal_check_text
+from telegram_bot.views.fair import SHORT, deal_check_text
 from telegram_bot.views.hand import hand_screen
-from telegram_bot.views.i18n import Translator
+from telegram_bot.views.i18n import LANGUAGES, Translator
 from telegram_bot.views.table import table_screen, watch_screen
 from tests.bot.e2e_kit import cards_in
 
@@ -26,12 +27,18 @@ SEED = 424242
 
 
 def snap(
-    status: str, *, chat: int | None = -100, spectators: bool = True, result: bool = True
+    status: str,
+    *,
+    chat: int | None = -100,
+    spectators: bool = True,
+    result: bool = True,
+    arena: str = "",
 ) -> Snapshot:
     seats = (Seat(user=1, name="Ann"), Seat(user=2, name="Bob"), Seat(name="AI", ai="heuristic"))
     table = Table(
         id="Abc_-123456", chat=chat, creator=1, variant="chuvash", options={}, max_seats=4,
         timer=0, seats=seats, status=status, game_no=1, seed=SEED, spectators=spectators,
+        arena=arena,
     )  # fmt: skip
     state = engine.new_game("chuvash", 3, SEED)
     if status == OVER:
@@ -51,7 +58,7 @@ DIGEST = commitment(SEED, "chuvash", 3, {})
 
 
 def test_table_shows_the_commitment_and_watch() -> None:
-    text, markup = table_screen(snap(PLAYING), "bot")
+    text, markup = table_screen(snap(PLAYING), "bot", first=True)
     plain, entities = parse_text(text, "HTML")
     assert DIGEST in plain
     assert str(SEED) not in plain  # the seed stays secret while the game is played
@@ -61,16 +68,65 @@ def test_table_shows_the_commitment_and_watch() -> None:
     assert not any(d.startswith("w:") for d in data(markup))
 
 
+def shows_a_tag(text: str) -> bool:
+    """One line of the commitment's prefix, not the whole of it (#41)."""
+    plain, entities = parse_text(text, "HTML")
+    lines = [x for x in plain.splitlines() if "🔒" in x]
+    return (
+        DIGEST not in plain
+        and len(lines) == 1
+        and lines[0].endswith(DIGEST[:SHORT])
+        and not any(e["type"] == "expandable_blockquote" for e in entities)
+    )
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_commitment_is_whole_at_the_start_and_in_the_result_else_a_tag(lang: str) -> None:
+    """#41: the whole fingerprint on every edit pushed the cards and the prompt
+    down on a phone.  The game's first message shows it whole -- the group's
+    table message, or the hand where no table message shows it (a private game,
+    an arena's, which has none) --, every later version a one-line tag, the
+    result whole again."""
+    private = snap(PLAYING, chat=None)
+    arena = snap(PLAYING, arena="abcDEF12")  # no table message: its hands show it (#38)
+    for start in (
+        table_screen(snap(PLAYING), "bot", first=True)[0],
+        hand_screen(private, 0, lang, Selection(), first=True)[0],
+        hand_screen(arena, 1, lang, Selection(), first=True)[0],
+    ):
+        assert DIGEST in parse_text(start, "HTML")[0]
+    for later in (
+        table_screen(snap(PLAYING), "bot")[0],
+        hand_screen(private, 0, lang, Selection())[0],
+        hand_screen(arena, 1, lang, Selection())[0],
+        watch_screen(snap(PLAYING), lang)[0],
+    ):
+        assert shows_a_tag(later), later
+    # a group game's hand: the table message shows it, not the hand
+    for sent in (True, False):
+        text = hand_screen(snap(PLAYING), 0, lang, Selection(), first=sent)[0]
+        assert DIGEST[:SHORT] not in text
+    for result in (
+        table_screen(snap(OVER), "bot")[0],
+        hand_screen(snap(OVER), 0, lang, Selection())[0],
+        hand_screen(snap(OVER, chat=None), 0, lang, Selection())[0],
+        watch_screen(snap(OVER), lang)[0],
+    ):
+        assert DIGEST in parse_text(result, "HTML")[0]
+
+
 def test_game_over_offers_replay_and_the_check_behind_a_button() -> None:
-    """The result carries no command line (#29): the seed, the commitment and the
-    command are behind *Check the deal*."""
+    """The result carries no command line (#29): the seed and the command are
+    behind *Check the deal*; the commitment, as the game's first message showed
+    it, is in the result (#41)."""
     for text, markup in (
         table_screen(snap(OVER), "bot"),
         hand_screen(snap(OVER), 0, "en", Selection()),
     ):
         plain, _e = parse_text(text, "HTML")
         assert "python" not in plain
-        assert DIGEST not in plain
+        assert str(SEED) not in plain
+        assert DIGEST in plain
         ops = [ReplayCb.unpack(d) for d in data(markup) if d.startswith("rp:")]
         assert [(cb.op, cb.game) for cb in ops] == [(ReplayOp.OPEN, 1), (ReplayOp.CHECK, 1)]
     record = {"seed": str(SEED), "commitment": DIGEST, "variant": "chuvash", "players": 3}
@@ -88,7 +144,7 @@ def test_game_over_offers_replay_and_the_check_behind_a_button() -> None:
 
 @pytest.mark.parametrize("chat", [None, 5])
 def test_a_private_game_shows_the_commitment_in_the_hand(chat: int | None) -> None:
-    text, _m = hand_screen(snap(PLAYING, chat=chat), 0, "en", Selection())
+    text, _m = hand_screen(snap(PLAYING, chat=chat), 0, "en", Selection(), first=True)
     assert DIGEST in parse_text(text, "HTML")[0]
     text, _m = hand_screen(snap(PLAYING), 0, "en", Selection())  # a group's: on the table
     assert DIGEST not in parse_text(text, "HTML")[0]

@@ -32,3 +32,20 @@ def test_the_replay_names_the_ai_level_and_counts_the_passes() -> None:
     assert f"⏭×{step.passes}" in render_replay(step, locale="en")[0]
     old = {k: v for k, v in record.items() if k != "ai"}  # a record kept before #29
     assert "(hard)" not in render_replay(replay_step(old, 0), locale="en")[0]
+
+
+def test_the_replay_says_what_each_row_of_arrows_does() -> None:
+    """#41: ⏮ ◀ ▶ ⏭ over ⏪ 0/74 ⏩ were hard to tell apart: the message's last
+    line, just above them, names each pair, in every language."""
+    from telegram_bot.views.i18n import LANGUAGES, Translator
+    from telegram_bot.views.replay import REPLAY_LEGEND
+
+    record, _final = played("chuvash", 3, 41)
+    record = {**record, "table": "T1", "game": 1, "seats": [[7, "Ann"], [8, "Bob"], [9, "Cy"]]}
+    for locale in LANGUAGES:
+        text, keyboard = render_replay(replay_step(record, 3), locale=locale)
+        legend = text.splitlines()[-1]
+        assert legend == Translator(locale)(REPLAY_LEGEND)
+        for row in keyboard.inline_keyboard:
+            for arrow in (b.text for b in row if "/" not in b.text):
+                assert arrow in legend

@@ -31,6 +31,7 @@ from aiogram.types import (
     InlineQueryResultArticle,
     InputTextMessageContent,
     Message,
+    ReplyParameters,
 )
 from aiogram.webhook.aiohttp_server import SimpleRequestHandler
 from aiohttp import web
@@ -88,6 +89,49 @@ async def test_send_message_keeps_text_and_keyboard(fake: FakeTelegram, bot: Bot
     assert stored.source == "<b>Your turn</b> ♠"
     assert stored.button_texts == ["7♠"]
     assert [m.text for m in alice.messages()] == ["/start", "Your turn ♠"]
+
+
+async def test_replies_follow_reply_parameters(fake: FakeTelegram, bot: Bot) -> None:
+    """#41: ReplyParameters as the Bot API documents them -- aiogram's
+    ``Message.reply`` names this chat in ``chat_id``; another chat's message is
+    an ``external_reply`` (never sent without it); a ``quote`` must be in the
+    replied message's text, and the reply carries it."""
+    alice, bob = fake.add_user("Alice"), fake.add_user("Bob")
+    group = alice.create_group("Friends", bob)
+    alice.add_bot_to(group)
+    alice.start()
+    asked = alice.send("/leave", group)
+    command = Message.model_validate(asked.to_api(fake.world.users)).as_(bot)
+    answer = await command.reply("You left.")
+    assert answer.reply_to_message is not None
+    assert answer.reply_to_message.message_id == asked.message_id
+    stored = group.messages[answer.message_id]
+    assert stored.reply_to is asked
+    # in another chat: the reply says which chat, not the message itself
+    there = ReplyParameters(message_id=asked.message_id, chat_id=group.id)
+    external = await bot.send_message(alice.id, "Seen", reply_parameters=there)
+    assert external.reply_to_message is None
+    assert external.external_reply is not None
+    assert external.external_reply.chat is not None
+    assert external.external_reply.chat.id == group.id
+    assert external.external_reply.message_id == asked.message_id
+    assert external.external_reply.origin.type == "user"
+    gone = ReplyParameters(
+        message_id=9999, chat_id=group.id, allow_sending_without_reply=True
+    )  # always false for another chat
+    with pytest.raises(TelegramBadRequest, match="message to be replied not found"):
+        await bot.send_message(alice.id, "Lost", reply_parameters=gone)
+    here = ReplyParameters(message_id=9999, allow_sending_without_reply=True)
+    alone = await bot.send_message(group.id, "Alone", reply_parameters=here)
+    assert alone.reply_to_message is None
+    quoted = ReplyParameters(message_id=asked.message_id, quote="leave")
+    answer = await bot.send_message(group.id, "Quoted", reply_parameters=quoted)
+    assert answer.quote is not None
+    assert (answer.quote.text, answer.quote.position) == ("leave", 1)
+    wrong = ReplyParameters(message_id=asked.message_id, quote="stay")
+    with pytest.raises(TelegramBadRequest, match="QUOTE_TEXT_INVALID"):
+        await bot.send_message(group.id, "Misquoted", reply_parameters=wrong)
+    assert [m.text for m in group.messages.values()][-2:] == ["Alone", "Quoted"]
 
 
 async def test_wait_chat_wakes_on_that_chat_only(fake: FakeTelegram, bot: Bot) -> None:

@@ -503,6 +503,11 @@ class Column {
     }
     if (ephemeral) data.ephemeralMessageId = String(message.ephemeral_message_id);
     if (message.via_bot) bubble.append(el("div", { class: "via", text: `via @${message.via_bot.username}` }));
+    const replied = message.reply_to_message_id && chat.messages.find((m) => m.message_id === message.reply_to_message_id);
+    if (replied) {
+      // a reply shows what it answers above its text, as Telegram's apps do (#41: /leave)
+      bubble.append(el("div", { class: "reply", text: `${displayName(replied.from)}: ${replied.text || ""}` }));
+    }
     const body = el("div", { class: "text" });
     if (message.parse_mode && message.parse_mode.toUpperCase() === "HTML" && message.source) {
       body.append(sanitize(message.source, appLocale(this.user)));
