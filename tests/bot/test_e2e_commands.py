@@ -226,7 +226,7 @@ async def test_every_command_is_answered_below_it(
             answer = await answered(h, sent, reply=True)
             assert answer.text == "You are not at any table now."
         # mid-game: the AI plays a solo game out, his hand above says so
-        ann.send("/play")
+        ann.send("/play chuvash")  # bare /play offers a choice (#41)
         hand = await ann.wait_message(has_game_buttons, timeout=SAFETY)
         sent = ann.send("/leave")
         answer = await answered(h, sent, reply=True)
