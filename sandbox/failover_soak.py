@@ -185,10 +185,15 @@ class FailoverSoak(Soak):
         self.cluster = cluster
         self.master_after, self.bot_after = master_after, bot_after
         self.master_dead_at: float | None = None
+        self.after_kill: dict[str, list[str]] = {}  # table -> its first presses after it
         self.bot_dead = asyncio.Event()
 
     def applied(self, tid: str, sent: float, answered: float, *, moved: bool) -> None:
         dead = self.master_dead_at
+        if dead is not None and sent >= dead:
+            seen = self.after_kill.setdefault(tid, [])
+            if len(seen) < 4:  # the first presses after the master's death: when
+                seen.append(f"{sent - dead:.2f}->{answered - dead:.2f}{'+' if moved else ''}")
         if moved and dead is not None and sent >= dead and tid not in self.failover.first_press:
             self.failover.first_press[tid] = answered - dead
 
@@ -268,6 +273,10 @@ class FailoverSoak(Soak):
         r.games_over = len(over)
         r.stuck = len(games) - len(over)
         r.details += [f"hung: {tid}" for tid, _h in games if tid not in over]
+        r.details += [  # sent -> answered, in s after the master's death; +: a move
+            f"after the master's death, {tid}: {' '.join(seen)}"
+            for tid, seen in self.after_kill.items()
+        ]
         outbox = list(self.fake.world.outbox)
         went_back = backwards(outbox)
         left = stale_hands(self.fake.world, over)
