@@ -172,11 +172,14 @@ class Message:
         return [button["text"] for button in self.buttons]
 
     def find_button(self, text: str | None = None, data: str | None = None) -> dict[str, Any]:
-        """The one button with this text (exact, else substring) or this callback data."""
+        """The one button with this text (exact, else substring), or the first
+        with this callback data: Telegram lets a keyboard repeat one data on
+        several buttons, and a press of any of them sends the same query (#41: a
+        replay at its first move has ⏮, ◀ and ⏪ all going to it)."""
         if (text is None) == (data is None):
             raise ValueError("give exactly one of text= or data=")
         if data is not None:
-            found = [b for b in self.buttons if b.get("callback_data") == data]
+            found = [b for b in self.buttons if b.get("callback_data") == data][:1]
         else:
             found = [b for b in self.buttons if b["text"] == text]
             if not found:

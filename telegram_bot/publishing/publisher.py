@@ -231,6 +231,11 @@ class Publisher:
             if t.status not in (PLAYING, OVER) or snap.loaded.state is None:
                 await self._render(snap, None, None)
                 return
+            if snap.ui.started == t.game_no:
+                # #41: its start is shown already -- an arena's game is started by
+                # the arena's wake and by its timer's start event: a second start
+                # sent every hand again, the first left at the game's first move
+                return
             # marked pending until every hand and the table message went out: a
             # process killed meanwhile leaves the start to a sweeper (#28)
             await self.guard.start(table_id, snap.version)

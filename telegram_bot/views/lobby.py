@@ -457,8 +457,8 @@ def render_ratings(me: PlayerRatings, name: str, *, locale: str, now_ms: int) ->
             line += " · " + _("not settled yet")
         lines.append(line)
     lines.append("")
-    if me.reliability is None:
-        lines.append(_("Reliability: no finished games yet"))
+    if me.reliability is None:  # #41: a game against the AI alone is not counted
+        lines.append(_("Reliability: no game with other people finished yet"))
     else:
         lines.append(
             _(

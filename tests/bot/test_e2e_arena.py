@@ -24,6 +24,7 @@ from tests.bot.e2e_kit import (
     is_over,
     play_out,
     running,
+    settle,
     shows_result,
 )
 
@@ -245,4 +246,34 @@ async def test_a_player_at_another_table_is_withdrawn_and_told_why(
         assert me is not None
         assert me.withdrawn
         assert await h.svc.tables.where(ann.id) is None  # she waits for a new opponent
+    assert not fake.stats.errors, fake.stats.error_texts
+
+
+async def test_an_arena_game_sends_each_player_one_hand(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """#41, seen in the sandbox: each arena game came to each player twice --
+    a hand left at the game's first version (its turn «ended 7 minutes ago»,
+    its cards answering «This is an old message») above the one played on."""
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        patient(h)
+        owner, other = (fake.add_user(n, language_code="en") for n in ("Ann", "Bob"))
+        group = owner.create_group("Arena night", other)
+        owner.add_bot_to(group)
+        await owner.wait_message("/new", group, timeout=SAFETY)
+        for u in (owner, other):
+            u.start()
+            await u.wait_message(timeout=SAFETY)
+        owner.send("/arena", group)
+        setup = await owner.wait_message("A new arena", group, timeout=SAFETY)
+        await owner.press("Announce", message=setup, chat=group).wait_answer(SAFETY)
+        board = await owner.wait_message("Arena · Chuvash Rooster", group, timeout=SAFETY)
+        for u in (owner, other):
+            await u.press("Join", message=board, chat=group).wait_answer(SAFETY)
+        [(tid, players)] = (await seated(h, [owner, other], set())).items()
+        await h.wait_hands(tid, players)
+        await settle(h, quiet=1.0)
+        for u in players:
+            hands = fake.world.find_messages(u.id, "An arena game")
+            assert len(hands) == 1, [m.text for m in hands]
     assert not fake.stats.errors, fake.stats.error_texts

@@ -77,6 +77,28 @@ def test_translations_complete_and_keep_placeholders(lang: str) -> None:
         assert m.string.count("<b>") == m.string.count("</b>") == m.id.count("<b>")
 
 
+NAMES = ("name", "names", "a", "b")
+"""Placeholders that a player's name fills: it cannot be declined."""
+GOVERNS_A_CASE = {
+    "ru": ("для", "у", "от", "к", "с", "со", "без", "про", "о", "об", "при"),
+    "uk": ("для", "у", "в", "від", "до", "з", "із", "зі", "без", "про", "при"),
+}
+"""Prepositions after which a Russian or Ukrainian noun changes its ending."""
+
+
+@pytest.mark.parametrize("lang", ["ru", "uk"])
+def test_no_name_follows_a_preposition_it_cannot_decline_for(lang: str) -> None:
+    """#41: «Для Иван, Ольга пока без рейтинга» -- a name put where the grammar
+    wants «Ивана» reads as broken Russian; a noun carries the case instead
+    («игроку {name}») or the name stands alone («новые игроки: {names}»)."""
+    words = "|".join(GOVERNS_A_CASE[lang])
+    names = "|".join(NAMES)
+    bare = re.compile(rf"(?<!\w)({words})\s+\{{({names})\}}", re.IGNORECASE)
+    for m in catalog(lang):
+        if m.id and isinstance(m.string, str):
+            assert not bare.search(m.string), f"{lang}: {m.string!r}"
+
+
 def test_compiled_catalogs_are_up_to_date() -> None:
     for lang in ("ru", "uk"):
         mo = LOCALES_DIR / lang / "LC_MESSAGES" / "messages.mo"

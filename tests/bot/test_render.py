@@ -884,3 +884,19 @@ def test_rating_message_says_ratings_reliability_and_cooldown(locale: str) -> No
     assert "⏳" not in later
     new = PlayerRatings(2, "Bo", {}, None, 0, None, 0)
     assert "%" not in render_ratings(new, "Bo", locale=locale, now_ms=0).split("\n\n")[-2]
+
+
+@pytest.mark.parametrize(
+    ("locale", "words"),
+    [("en", "with other people"), ("ru", "с другими людьми"), ("uk", "з іншими людьми")],
+)
+def test_reliability_of_nobody_yet_says_whose_games_count(locale: str, words: str) -> None:
+    """#41: after a finished game against the AI, /rating said «Reliability: no
+    finished games yet» -- a solo game writes no rating data; it says which
+    games count."""
+    from tables.ratings import PlayerRatings
+
+    new = PlayerRatings(2, "Bo", {}, None, 0, None, 0)
+    text = render_ratings(new, "Bo", locale=locale, now_ms=0)
+    [line] = [x for x in text.splitlines() if x.startswith(("Reliab", "Надёж", "Надій"))]
+    assert words in line

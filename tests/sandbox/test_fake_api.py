@@ -401,6 +401,29 @@ async def test_callback_query_and_alert(fake: FakeTelegram, bot: Bot) -> None:
     assert forged.data == "join:999"
 
 
+async def test_buttons_may_share_one_callback_data(fake: FakeTelegram, bot: Bot) -> None:
+    """Telegram lets several buttons carry the same data (#41: a replay at its
+    first move, where ⏮, ◀ and ⏪ all go to it); a press of one sends it once.
+    Text stays exact: two buttons with that text are ambiguous."""
+    alice = fake.add_user("Alice")
+    alice.start()
+    markup = keyboard([("⏮", "rp:0"), ("◀", "rp:0"), ("▶", "rp:1")], [("⏪", "rp:0")])
+    sent = await bot.send_message(alice.id, "Replay", reply_markup=markup)
+    query = alice.press(data="rp:0")
+    [update] = [u for u in await bot.get_updates() if u.callback_query]
+    assert update.callback_query is not None
+    assert update.callback_query.data == "rp:0"
+    assert query.message.message_id == sent.message_id
+    clicked = alice.click(data="rp:0")
+    assert isinstance(clicked, CallbackQueryRecord)
+    assert clicked.data == "rp:0"
+    await bot.send_message(alice.id, "Two", reply_markup=keyboard([("Go", "a"), ("Go", "b")]))
+    two = fake.world.last_message(alice.id)
+    assert two is not None
+    with pytest.raises(LookupError, match="2 buttons"):
+        alice.press("Go", message=two)
+
+
 async def test_inline_query_invitation_card(fake: FakeTelegram, bot: Bot) -> None:
     alice, bob = fake.add_user("Alice"), fake.add_user("Bob")
     alice.start()
