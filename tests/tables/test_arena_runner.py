@@ -444,3 +444,31 @@ async def test_a_wake_seats_a_bounded_number_of_tables_the_rest_at_the_next_tick
     assert len(second) == 4
     seated = {s.user for r in first + second for s in r.table.seats}
     assert seated == set(range(1, 41))
+
+
+async def test_an_outage_of_the_arena_at_its_wake_is_never_taken_for_gone(
+    svc: TableService, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The arena's own store fails at its wake (#38, point 10: on a cluster, the
+    master of its slot): the tick goes on, and the wake comes again a moment
+    later -- it seats its players then.  Were the outage a :class:`LiveError`
+    ("the arena is gone") its timer would be dropped, and the arena would never
+    seat anyone again."""
+    a = await arena_of(svc, 2, seats=2)
+    runner = svc.timers.arenas
+    assert runner is not None
+    wake = runner.wake
+    down = [True]
+
+    async def wake_or_fail(arena_id: str) -> Any:
+        if down[0]:
+            raise ServiceUnavailable("Redis is unavailable: no answer from its master")
+        return await wake(arena_id)
+
+    monkeypatch.setattr(runner, "wake", wake_or_fail)
+    assert await svc.timers.tick() == []  # nothing seated, nothing raised
+    down[0] = False  # the node is back (or its replica promoted)
+    clock.advance(svc.config.timer_lease + 1.1)  # the wake is due again
+    [started] = await svc.timers.tick()
+    arena = await svc.arenas.get(a.id)
+    assert [p.table for p in arena.playing] == [started.table_id]
