@@ -26,21 +26,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import re
 import signal
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+from redis.crc import key_slot
+
 from sandbox.fake_api import FakeTelegram, RateLimits, SimUser
 from sandbox.fake_api.world import World
 from sandbox.fleet import BotFleet, open_group_game
-from sandbox.local_cluster import LocalCluster, start_cluster
+from sandbox.local_cluster import LocalCluster, slot_ranges, start_cluster
 from sandbox.soak import Soak, SoakReport, patient
-from tables import PLAYING
+from tables import PLAYING, ServiceUnavailable
 from telegram_bot.buttons.callbacks import SeatCb, parse_game
 
 
@@ -56,19 +60,28 @@ class FailoverReport(SoakReport):
     too_old: int = 0
     tracebacks: int = 0
     first_press: dict[str, float] = field(default_factory=dict)  # table -> s after the kill
+    first_latency: dict[str, float] = field(default_factory=dict)  # table -> its press -> answer
+    on_dead_master: set[str] = field(default_factory=set)  # tables in the killed master's slots
 
     def rows(self) -> list[tuple[str, object]]:
-        firsts = sorted(self.first_press.values())
+
+        def span(values: Iterable[float]) -> str:
+            v = sorted(values)
+            return f"{v[0]:.2f}-{v[-1]:.2f} s ({len(v)} games)" if v else "none"
+
+        dead, alive = self.on_dead_master, set(self.first_press) - self.on_dead_master
         first = (
-            f"{firsts[0]:.2f}-{firsts[-1]:.2f} s ({len(firsts)} of {self.games_played} games)"
-            if firsts
-            else "none"
+            f"{span(self.first_press[t] for t in alive)} on the other masters, "
+            f"{span(self.first_press[t] for t in dead & set(self.first_press))} "
+            "on the killed one's slots"
         )
+        latency = span(self.first_latency.values())
         return [
             *super().rows(),
             ("startup master killed (-9)", self.master_killed),
             ("bot process killed (-9) and restarted", self.bot_killed),
-            ("first applied press after the master's death", first),
+            ("first applied press after the master's death, from the death", first),
+            ("first applied press after the master's death, press to answer", latency),
             ("edits going backwards", self.backwards),
             ("hands left showing a finished game", self.stale_hands),
             ("wasted calls: message is not modified", self.not_modified),
@@ -118,6 +131,16 @@ def _live_games(markup: Any) -> set[str]:
                 seat = SeatCb.unpack(data)
                 games.add(seat.game)
     return games
+
+
+def hand_in_chat(user: SimUser, tid: str) -> int | None:
+    """The message of his chat that carries the newest buttons of game ``tid``."""
+    best: tuple[int, int] | None = None
+    for mid, message in user.chat.messages.items():
+        version = _game_versions(message.reply_markup).get(tid)
+        if version is not None and (best is None or (version, mid) > best):
+            best = (version, mid)
+    return best[1] if best else None
 
 
 def backwards(outbox: Iterable[dict[str, Any]]) -> list[str]:
@@ -187,15 +210,43 @@ class FailoverSoak(Soak):
         self.master_dead_at: float | None = None
         self.after_kill: dict[str, list[str]] = {}  # table -> its first presses after it
         self.bot_dead = asyncio.Event()
+        self.tables: list[str] = []
 
-    def applied(self, tid: str, sent: float, answered: float, *, moved: bool) -> None:
+    def applied(
+        self, tid: str, sent: float, answered: float, *, moved: bool, answer: dict[str, Any]
+    ) -> None:
         dead = self.master_dead_at
         if dead is not None and sent >= dead:
             seen = self.after_kill.setdefault(tid, [])
-            if len(seen) < 4:  # the first presses after the master's death: when
-                seen.append(f"{sent - dead:.2f}->{answered - dead:.2f}{'+' if moved else ''}")
+            if len(seen) < 4:  # the first presses after the master's death: when, what
+                said = f" {str(answer.get('text'))[:30]!r}" if answer.get("text") else ""
+                seen.append(f"{sent - dead:.2f}->{answered - dead:.2f}{'+' if moved else ''}{said}")
         if moved and dead is not None and sent >= dead and tid not in self.failover.first_press:
             self.failover.first_press[tid] = answered - dead
+            self.failover.first_latency[tid] = answered - sent
+
+    # While the cluster fails over, a player presses on what his chat shows, as a
+    # person does: the harness's own reads of the tables (which wait out the
+    # promotion) never hold a press back (#40: they made the first press after
+    # the master's death a figure of the harness, not of the bot).
+
+    async def look(self, tid: str, user: SimUser) -> tuple[bool, int | None]:
+        try:
+            table, _state, _v = await self.fleet.svc.tables.get(tid)
+        except ServiceUnavailable:
+            pass
+        else:
+            if table.status != PLAYING:
+                return False, None
+        return True, hand_in_chat(user, tid)
+
+    async def moved_on(
+        self, tid: str, user: SimUser, data: str, *, quick: bool = True
+    ) -> bool | None:
+        try:
+            return await super().moved_on(tid, user, data, quick=True)
+        except ServiceUnavailable:  # unknown now: judged once the press is answered
+            return None
 
     async def careless(self, user: SimUser, rng: random.Random, tid: str) -> None:
         """He plays until the bot process is killed, then never presses again."""
@@ -209,6 +260,10 @@ class FailoverSoak(Soak):
     async def faults(self) -> None:
         r = self.failover
         await asyncio.sleep(self.master_after)
+        first, last = slot_ranges(self.cluster.masters)[0]
+        r.on_dead_master = {
+            tid for tid in self.tables if first <= key_slot(f"t:{tid}".encode()) <= last
+        }
         self.master_dead_at = time.monotonic()
         self.cluster.kill(0)  # the first startup node's master (#40)
         r.master_killed = True
@@ -237,6 +292,7 @@ class FailoverSoak(Soak):
             if not isinstance(got, BaseException)
         ]
         r.lobbies_filled = r.games_played = len(games)
+        self.tables = [tid for tid, _humans in games]
         r.details += [f"lobby: {got!r}" for got in opened if isinstance(got, BaseException)]
         players = [
             asyncio.create_task(
@@ -299,14 +355,20 @@ class FailoverSoak(Soak):
             stats.not_modified,
             stats.late_answers,
         )
+        warned: Counter[str] = Counter()  # what the bots said of the faults, by kind
         for i, log in enumerate(self.fleet.logs):
             lines = log.read_text(errors="replace").splitlines()
+            for line in lines:
+                level, _, said = line.partition(" WARNING ")
+                if said and level[:2] == "20":
+                    warned[re.sub(r"\d+|[A-Za-z0-9_-]{11}", "#", said)[:110]] += 1
             for n, line in enumerate(lines):
                 if line.startswith("Traceback (most recent call last)"):
                     r.tracebacks += 1
                     said = next((x for x in reversed(lines[:n]) if x[:2] == "20"), "")
                     last = next((x for x in lines[n + 1 :] if not x.startswith(" ")), "")
                     r.details.append(f"traceback in bot {i}: {said[:160]} -> {last[:160]}")
+        r.details += [f"{n} x warning: {said}" for said, n in warned.most_common(12)]
         self.refusals()
         return r
 

@@ -104,18 +104,29 @@ def slot_ranges(masters: int) -> list[tuple[int, int]]:
 
 
 def start_cluster(
-    binary: str, workdir: Path, masters: int = 3, *, replicas: int = 0, full_coverage: bool = True
+    binary: str,
+    workdir: Path,
+    masters: int = 3,
+    *,
+    replicas: int = 0,
+    full_coverage: bool = True,
+    persist: bool = False,
 ) -> LocalCluster:
     """Start a cluster of ``masters`` nodes, each with ``replicas`` replicas (see
     the module docstring).  ``full_coverage=False``: ``cluster-require-full-coverage
     no``, the masters that are up keep serving their slots while another one's
-    are not covered (#28).  Raise :class:`LocalRedisError` when it does not come up."""
-    args = (
+    are not covered (#28).  ``persist``: each node keeps an append-only file
+    fsynced on every write, so a node killed and restarted comes back with its
+    data (as a promoted replica would hold it).  Raise :class:`LocalRedisError`
+    when it does not come up."""
+    args: tuple[str, ...] = (
         "--cluster-enabled", "yes",
         "--cluster-config-file", "nodes.conf",
         "--cluster-node-timeout", "2000",
         "--cluster-require-full-coverage", "yes" if full_coverage else "no",
     )  # fmt: skip
+    if persist:
+        args += ("--appendonly", "yes", "--appendfsync", "always")
     cluster = LocalCluster(masters=masters, binary=binary, workdir=workdir, args=args)
     try:
         for i in range(masters * (1 + replicas)):

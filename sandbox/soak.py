@@ -28,7 +28,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from sandbox.fake_api import FakeTelegram, RateLimits, SimUser
 from sandbox.fake_api.models import Message
@@ -211,6 +211,7 @@ class Soak:
         self.report.mode, self.report.group_players = fleet.proxy.mode, group_players
         self.kills: list[float] = []  # when each SIGKILL was sent (monotonic)
         self.stop = asyncio.Event()
+        self.known: dict[tuple[str, int], int] = {}  # (table, user) -> his moves seen
 
     # ------------------------------------------------------------------ players
     async def table_of(self, user: SimUser, after: str = "") -> str:
@@ -240,14 +241,26 @@ class Soak:
         return sum(1 for e in events if e.kind == "act" and e.seat in seats)
 
     async def seat_events(
-        self, tid: str, user: SimUser, data: str, kinds: tuple[str, ...] = ()
+        self,
+        tid: str,
+        user: SimUser,
+        data: str,
+        kinds: tuple[str, ...] = (),
+        *,
+        quick: bool = False,
     ) -> list[str]:
         """His seat's log entries (of ``kinds``; () any) after the version the
-        button was drawn at."""
+        button was drawn at; ``quick``: one try (``ServiceUnavailable`` if the
+        store does not answer), else again until it does."""
         cb = parse_game(data)
-        table, _state, _v = await patient(lambda: self.fleet.svc.tables.get(tid))
+        svc = self.fleet.svc
+
+        async def read(step: Callable[[], Awaitable[T]]) -> T:
+            return await step() if quick else await patient(step)
+
+        table, _state, _v = await read(lambda: svc.tables.get(tid))
         seats = {i for i, s in enumerate(table.seats) if s.user == user.id}
-        events = await patient(lambda: self.fleet.svc.admin.event_page(tid, 0, 1_000_000))
+        events = await read(lambda: svc.admin.event_page(tid, 0, 1_000_000))
         since = cb.version if cb is not None else 0
         return [
             f"{e.version}:{e.kind}:{e.text}"
@@ -286,32 +299,31 @@ class Soak:
         owed = 0  # unanswered presses not (yet) seen applied
         pressed: tuple[int, int] = (0, -1)  # the message and version of his last press
         while not self.stop.is_set():
-            table, _state, _v = await patient(partial(self.fleet.svc.tables.get, tid))
-            if table.status != PLAYING and self.group_players:
+            playing, mid = await self.look(tid, user)
+            if not playing and self.group_players:
                 return
-            if table.status != PLAYING:
+            if not playing:
                 tid = await self.new_game(user, after=tid)
                 continue
-            mid = (await patient(partial(self.fleet.ui.table, tid))).hands.get(user.id)
             msg = user.chat.messages.get(mid) if mid else None
-            before = await self.moves_of(tid, user)
             choice = move_or_tap(msg, rng) if msg is not None else None
             if msg is None or choice is None:
                 await asyncio.sleep(0.3)
                 continue
             data, is_move = choice
-            shown, sent = msg.version, time.monotonic()
+            shown = msg.version
             # the keyboard of his last press, not redrawn since: a double tap
             # (answered silently, no move) or a tap of a selection it already shows;
             # or a keyboard he already moved from -- by a press, or by the pass his
             # seat made by itself (#28: the bot's REPEATED, silent, no move)
-            again = pressed == (msg.message_id, shown) or bool(
-                await self.seat_events(tid, user, data, ("act", "autopass"))
-            )
+            moved_on = await self.moved_on(tid, user, data)
+            again = pressed == (msg.message_id, shown) or bool(moved_on)
+            before = await self.moves_before(tid, user)
             pressed = (msg.message_id, shown)
             r.again += again
             r.presses += 1
             r.move_presses += is_move
+            sent = time.monotonic()
             try:
                 query = user.press(data=data, message=msg)
             except LookupError:  # redrawn while he looked: look again
@@ -325,7 +337,12 @@ class Soak:
             except TimeoutError:
                 answer = None
             answered = time.monotonic()
-            added = await self.moves_of(tid, user) - before
+            after = await self.moves_of(tid, user)
+            self.known[tid, user.id] = after
+            added = after - before
+            again = await self.again_after(
+                tid, user, data, again=again, added=added, known=moved_on
+            )
             if answer is None:
                 r.unanswered += 1
                 r.unanswered_at_kill += self.at_kill(sent)
@@ -334,6 +351,8 @@ class Soak:
                 continue
             refused = bool(answer.get("text"))
             r.refused += refused
+            # nothing changed: the same keyboard pressed again is no double tap
+            pressed = (0, -1) if refused else pressed
             # a move press: one move; a card tap: a move or a selection
             least = 1 if is_move and not refused and not again else 0
             most = 0 if refused or again else 1
@@ -359,13 +378,54 @@ class Soak:
                 )
             elif added > most:
                 r.applied_twice += added - most
-                r.details.append(f"twice: {user.user.first_name} {data} -> {answer}")
-            self.applied(tid, sent, answered, moved=added > 0 and not refused)
+                r.details.append(
+                    f"twice: {user.user.first_name} {data} -> {answer}; before {before}, "
+                    f"again {again}, owed {owed}; since: {await self.seat_events(tid, user, data)}"
+                )
+            self.applied(tid, sent, answered, moved=added > 0 and not refused, answer=answer)
             await asyncio.sleep(rng.uniform(*self.think))
 
-    def applied(self, tid: str, sent: float, answered: float, *, moved: bool) -> None:
+    def applied(
+        self, tid: str, sent: float, answered: float, *, moved: bool, answer: dict[str, Any]
+    ) -> None:
         """A press of table ``tid`` sent at ``sent`` was answered at ``answered``
-        (monotonic), and ``moved``: it made a move -- for a subclass's figures."""
+        (monotonic) with ``answer``, and ``moved``: it made a move -- for a
+        subclass's figures."""
+
+    async def look(self, tid: str, user: SimUser) -> tuple[bool, int | None]:
+        """Whether table ``tid`` still plays, and the message id of his hand:
+        read from the service (again until it answers)."""
+        table, _state, _v = await patient(partial(self.fleet.svc.tables.get, tid))
+        if table.status != PLAYING:
+            return False, None
+        return True, (await patient(partial(self.fleet.ui.table, tid))).hands.get(user.id)
+
+    async def moved_on(
+        self, tid: str, user: SimUser, data: str, *, quick: bool = False
+    ) -> bool | None:
+        """His seat moved since the keyboard of ``data`` was drawn: by a press,
+        or by the pass his seat made by itself (#28).  ``None``: not known yet
+        (a subclass's read that does not wait for the store)."""
+        kinds = ("act", "autopass")
+        return bool(await self.seat_events(tid, user, data, kinds, quick=quick))
+
+    async def again_after(
+        self, tid: str, user: SimUser, data: str, *, again: bool, added: int, known: bool | None
+    ) -> bool:
+        """:meth:`moved_on` not ``known`` at the press, judged after it was
+        answered: a press that made no move, on a keyboard his seat had moved
+        from (counted)."""
+        if known is not None or again or added:
+            return again
+        again = bool(await self.seat_events(tid, user, data, ("act", "autopass")))
+        self.report.again += again
+        return again
+
+    async def moves_before(self, tid: str, user: SimUser) -> int:
+        """His moves in ``tid`` before this press: the count his last press's
+        bookkeeping read (only his presses add to it: ``act``), or the log's."""
+        known = self.known.get((tid, user.id))
+        return known if known is not None else await self.moves_of(tid, user)
 
     # ------------------------------------------------------------------ restarts
     async def restarts(self) -> None:

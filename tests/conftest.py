@@ -186,6 +186,16 @@ def redis_cluster_url(redis_cluster: RedisServer, redis_prefix: str) -> Iterator
                 node.delete(key)  # one DEL per key: they live in many slots
 
 
+@pytest.fixture(params=["redis", pytest.param("cluster", marks=pytest.mark.slow)])
+def store_url(request: pytest.FixtureRequest, redis_prefix: str) -> str:
+    """The test's store, once a Redis server (``redis_url``) and once the
+    session's Redis Cluster (``redis_cluster_url``): the same test on both (#40:
+    what a fleet on a cluster must do is tested on one)."""
+    if request.param == "redis":
+        return str(request.getfixturevalue("redis_url"))
+    return str(request.getfixturevalue("redis_cluster_url"))
+
+
 @pytest.fixture
 def redis_url(redis_server: RedisServer, redis_prefix: str) -> str:
     """URL of the test Redis server.  Nothing is ever flushed (#37): a test keeps

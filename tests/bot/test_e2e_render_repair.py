@@ -2,8 +2,9 @@
 (issue #12): the render is marked pending in Redis until its edits went out,
 and another process (two ``BotApp`` on one Redis and one fake Bot API)
 renders a table whose mark outlived its process -- the group's table message
-and the hands show the final state.  Plus the marks' own rules on a real
-Redis and on a real 3-master Redis Cluster."""
+and the hands show the final state, on a Redis server and on a Redis Cluster
+(``store_url``, #40).  Plus the marks' own rules on a real Redis and on a real
+3-master Redis Cluster."""
 
 from __future__ import annotations
 
@@ -46,10 +47,10 @@ def crash(app: BotApp) -> None:
 
 @pytest.mark.slow
 async def test_a_render_lost_with_its_process_is_repaired_by_another(
-    redis_url: str, redis_prefix: str
+    store_url: str, redis_prefix: str
 ) -> None:
     async with FakeTelegram(limits=RateLimits.off()) as fake:
-        h = Harness(fake, redis_url, redis_prefix, extra={"render_grace": 0.4})
+        h = Harness(fake, store_url, redis_prefix, extra={"render_grace": 0.4})
         a = BotApp(h.settings().model_copy(update=SLOW), clock=h.clock)
         b = BotApp(h.settings(), clock=h.clock)
         try:
@@ -107,14 +108,14 @@ async def test_a_render_lost_with_its_process_is_repaired_by_another(
 
 
 async def test_a_process_killed_between_a_move_and_its_render_leaves_it_to_another(
-    redis_url: str, redis_prefix: str
+    store_url: str, redis_prefix: str
 ) -> None:
     """A move's render is marked pending before the move is written (#28, seen
     in the SIGKILL soak as a game stuck on a hand never redrawn): a process
     killed right after the write -- before its render even began -- leaves the
     mark, and another process redraws the mover's hand."""
     async with FakeTelegram(limits=RateLimits.off()) as fake:
-        h = Harness(fake, redis_url, redis_prefix, extra={"render_grace": 0.4})
+        h = Harness(fake, store_url, redis_prefix, extra={"render_grace": 0.4})
         a = BotApp(h.settings(), clock=h.clock)
         b = BotApp(h.settings(), clock=h.clock)
         try:

@@ -93,9 +93,9 @@ async def warned_then_taken(
 
 
 async def test_in_private_he_is_warned_then_told_the_ai_took_his_seat(
-    fake: FakeTelegram, redis_url: str, redis_prefix: str
+    fake: FakeTelegram, store_url: str, redis_prefix: str
 ) -> None:
-    async with running(redis_url, redis_prefix, fake, flood_limiter=False, default_timer=30) as h:
+    async with running(store_url, redis_prefix, fake, flood_limiter=False, default_timer=30) as h:
         humans = [fake.add_user(n, language_code="en") for n in ("Ann", "Bob", "Cy")]
         for u in humans:
             u.start()

@@ -9,11 +9,14 @@ import os
 import signal
 import subprocess
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from redis.crc import key_slot
 
+from sandbox.local_cluster import LocalCluster, start_cluster
 from sandbox.local_redis import find_redis_server, free_loopback_port, start_redis, stop
 
 
@@ -39,8 +42,11 @@ class FaultyRedis:
             extra_args=("--appendfsync", "always"),
         )
 
-    def kill(self) -> None:
-        """``kill -9``: connections reset, the port refuses."""
+    prefix = "ff:"  # the key prefix of the tests' services (the server is theirs alone)
+
+    def kill(self, *tags: str) -> None:
+        """``kill -9``: connections reset, the port refuses (every key: ``tags``,
+        the hash tags a :class:`ClusterOutage` kills the masters of, are moot)."""
         assert self.proc is not None
         self.resume()
         self.proc.kill()
@@ -82,3 +88,70 @@ def faulty_redis() -> Iterator[FaultyRedis]:
             yield server
         finally:
             server.close()
+
+
+@pytest.fixture(scope="session")
+def shared_masters() -> Iterator[LocalCluster]:
+    """A Redis Cluster of 3 masters without replicas (a dead master's slots stay
+    uncovered until it is started again, with its data), one per test worker: every test that
+    uses it is in the ``cluster_failover`` xdist group (one worker), heals it
+    before and after (:class:`ClusterOutage`, ``masters`` in
+    ``test_cluster_failover.py``) and keeps its keys under a prefix of its own."""
+    binary = find_redis_server()
+    if binary is None:
+        pytest.fail("no redis-server for the cluster tests (see tests/conftest.py)", pytrace=False)
+    with tempfile.TemporaryDirectory(prefix="durak-failover-") as tmp:
+        cluster = start_cluster(
+            binary, Path(tmp), 3, replicas=0, full_coverage=False, persist=True
+        )
+        try:
+            yield cluster
+        finally:
+            cluster.stop()
+
+
+def cluster_url(cluster: LocalCluster) -> str:
+    return "redis+cluster://" + ",".join(f"127.0.0.1:{p}" for p in cluster.ports) + "/0"
+
+
+class ClusterOutage:
+    """:class:`FaultyRedis`'s ``kill`` / ``start`` on a Redis Cluster (#40): ``kill``
+    kills the masters that serve the hash tags ``tags`` (every master when none
+    is given) -- their slots fail (``ClusterDownError``, connection errors),
+    the other masters keep serving -- and ``start`` brings them back."""
+
+    def __init__(self, cluster: LocalCluster) -> None:
+        self.cluster = cluster
+        self.url = cluster_url(cluster)
+        self.prefix = f"fo:{uuid.uuid4().hex[:8]}:"
+
+    def kill(self, *tags: str) -> None:
+        ports = (
+            {self.cluster.owner(key_slot(f"x{{{tag}}}".encode())) for tag in tags}
+            if tags
+            else set(self.cluster.ports)
+        )
+        for port in ports:
+            self.cluster.kill(self.cluster.ports.index(port))
+
+    def start(self) -> None:
+        self.cluster.heal()
+
+
+#: pytest marks of a parameter that runs on the shared cluster
+ON_CLUSTER = (pytest.mark.slow, pytest.mark.xdist_group("cluster_failover"))
+
+
+@pytest.fixture(params=["redis", pytest.param("cluster", marks=ON_CLUSTER)])
+def outage(request: pytest.FixtureRequest) -> Iterator[FaultyRedis | ClusterOutage]:
+    """The store a test kills: its own redis-server, or masters of the shared
+    cluster (the same test on both, #40)."""
+    if request.param == "redis":
+        yield request.getfixturevalue("faulty_redis")
+        return
+    cluster: LocalCluster = request.getfixturevalue("shared_masters")
+    cluster.heal()
+    try:
+        yield ClusterOutage(cluster)
+    finally:
+        cluster.heal()

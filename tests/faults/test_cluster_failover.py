@@ -51,19 +51,15 @@ def _cluster(replicas: int) -> Iterator[LocalCluster]:
             cluster.stop()
 
 
-@pytest.fixture(scope="module")
-def _shared_masters() -> Iterator[LocalCluster]:
-    yield from _cluster(0)
-
-
 @pytest.fixture
-def masters(_shared_masters: LocalCluster) -> Iterator[LocalCluster]:
+def masters(shared_masters: LocalCluster) -> Iterator[LocalCluster]:
     """3 masters, no replica: a dead master's slots stay uncovered.  One cluster
-    for the module (#37): each test finds every node up and every slot served,
-    and leaves its keys under a prefix of its own (:func:`service`)."""
-    _shared_masters.heal()
-    yield _shared_masters
-    _shared_masters.heal()
+    for the worker (#37, ``shared_masters``): each test finds every node up and
+    every slot served, and leaves its keys under a prefix of its own
+    (:func:`service`)."""
+    shared_masters.heal()
+    yield shared_masters
+    shared_masters.heal()
 
 
 @pytest.fixture

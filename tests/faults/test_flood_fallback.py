@@ -1,4 +1,6 @@
-"""The flood limiter while its Redis is dead (``kill -9``): tokens come from
+"""The flood limiter while its Redis is dead (``kill -9``; the tests taking
+``outage`` also on a Redis Cluster whose masters of the chat's keys, or all
+of them, die, #40): tokens come from
 in-process windows of the same limits, which start with what the process sent
 before (so replies still go out, at the same pace), every edit is sent, and
 after Redis is back a message edited meanwhile is judged afresh -- never
@@ -24,7 +26,7 @@ from telegram_bot.delivery.flood.limiter import (
     FloodLimiter,
     Window,
 )
-from tests.faults.conftest import FaultyRedis
+from tests.faults.conftest import ClusterOutage, FaultyRedis
 from tests.tables.conftest import FakeClock
 
 CHAT = 42
@@ -33,6 +35,14 @@ CHAT = 42
 @pytest.fixture
 async def svc(faulty_redis: FaultyRedis) -> AsyncIterator[TableService]:
     service = TableService.from_url(faulty_redis.url, LiveConfig(prefix="ff:"))
+    yield service
+    await service.aclose()
+
+
+@pytest.fixture
+async def osvc(outage: FaultyRedis | ClusterOutage) -> AsyncIterator[TableService]:
+    """A service on the store ``outage`` kills (a redis-server, or a cluster)."""
+    service = TableService.from_url(outage.url, LiveConfig(prefix=outage.prefix))
     yield service
     await service.aclose()
 
@@ -63,18 +73,18 @@ async def test_tokens_come_from_local_windows_while_redis_is_down(
 
 
 async def test_a_message_edited_during_the_outage_is_judged_afresh(
-    faulty_redis: FaultyRedis, svc: TableService
+    outage: FaultyRedis | ClusterOutage, osvc: TableService
 ) -> None:
     clock = FakeClock()
-    redis = FloodLimiter(svc.kv, FloodConfig(), clock=clock)
+    redis = FloodLimiter(osvc.kv, FloodConfig(), clock=clock)
     limiter = FallbackFloodLimiter(redis, fallback_for=5.0)
     a, b = EditTicket(CHAT, 7, "a", "k"), EditTicket(CHAT, 7, "b", "k")
     assert (await limiter.admit_edit(a))[:2] == (0, False)  # shows A (in Redis)
     clock.advance(10)
     assert (await limiter.admit_edit(a)).wait == NOOP  # no-op: dropped
-    faulty_redis.kill()
+    outage.kill(f"c:{CHAT}")
     assert (await limiter.admit_edit(b)).wait == 0  # edited to B, unrecorded
-    faulty_redis.start()
+    outage.start()
     clock.advance(10)  # past the fallback: Redis again
     # back to A: Redis still holds A's digest, yet the message shows B -- not a no-op
     assert (await limiter.admit_edit(a)).wait == 0
@@ -84,7 +94,7 @@ async def test_a_message_edited_during_the_outage_is_judged_afresh(
 
 
 async def test_a_tables_render_waits_out_the_outage_then_is_judged(
-    faulty_redis: FaultyRedis, svc: TableService
+    outage: FaultyRedis | ClusterOutage, osvc: TableService
 ) -> None:
     """#40: while the shared state is down, an edit rendering a table version is
     held (as behind another call's edit) -- sent, it might go back to an older
@@ -92,21 +102,21 @@ async def test_a_tables_render_waits_out_the_outage_then_is_judged(
     once Redis answers again it is judged there: older refused, no-op dropped,
     newer sent.  (Before: every edit was sent while falling back.)"""
     clock = FakeClock()
-    redis = FloodLimiter(svc.kv, FloodConfig(), clock=clock)
+    redis = FloodLimiter(osvc.kv, FloodConfig(), clock=clock)
     limiter = FallbackFloodLimiter(redis, fallback_for=5.0)
 
     def render(version: int, text: str) -> EditTicket:
         return EditTicket(CHAT, 9, text, "k", version=table_version("T", version))
 
     assert (await limiter.admit_edit(render(28, "v28"))).wait == 0  # in Redis
-    faulty_redis.kill()
+    outage.kill(f"c:{CHAT}")
     clock.advance(10)
     assert (await limiter.admit_edit(render(27, "v27"))).wait == BUSY  # older: held
     assert (await limiter.admit_edit(render(28, "v28"))).wait == BUSY  # the same: held
     assert (await limiter.admit_edit(render(29, "v29"))).wait == BUSY  # newer: held too
     assert limiter.held_edits == 3
     assert (await limiter.take(CHAT)).wait == 0  # a send (an answer) still goes out
-    faulty_redis.start()
+    outage.start()
     clock.advance(10)  # past the fallback: Redis judges them
     assert (await limiter.admit_edit(render(27, "v27"))).wait == STALE
     assert (await limiter.admit_edit(render(28, "v28"))).wait == NOOP
@@ -183,7 +193,7 @@ async def test_an_answer_moves_a_calls_entries_in_redis_and_while_it_is_down(
 
 
 async def test_a_fleet_that_falls_back_at_once_spends_one_budget_not_three(
-    faulty_redis: FaultyRedis, svc: TableService
+    outage: FaultyRedis | ClusterOutage, osvc: TableService
 ) -> None:
     """Every process falls back when the shared windows cannot be read (a
     cluster failover: 9 x 429 from three processes on the whole windows each,
@@ -193,10 +203,10 @@ async def test_a_fleet_that_falls_back_at_once_spends_one_budget_not_three(
     config = FloodConfig()
     processes = 3
     fleet = [
-        FallbackFloodLimiter(FloodLimiter(svc.kv, config, clock=clock), fleet=lambda: processes)
+        FallbackFloodLimiter(FloodLimiter(osvc.kv, config, clock=clock), fleet=lambda: processes)
         for _ in range(processes)
     ]
-    faulty_redis.kill()
+    outage.kill()  # every master: the many chats below sit on all of them
 
     async def sent(chat: int | None) -> int:
         """What the whole fleet lets through to ``chat`` before every one waits."""
@@ -221,5 +231,5 @@ async def test_a_fleet_that_falls_back_at_once_spends_one_budget_not_three(
         for limiter in fleet:
             overall += (await limiter.take(chat)).wait == 0
     assert overall == config.overall.limit  # 10 each: 30, never 90
-    lone = FallbackFloodLimiter(FloodLimiter(svc.kv, config, clock=clock))
+    lone = FallbackFloodLimiter(FloodLimiter(osvc.kv, config, clock=clock))
     assert lone.fleet is None  # alone (or never counted): the whole windows
