@@ -21,6 +21,12 @@ class KeyValueStore:
         self.store = store
         self.prefix = prefix
 
+    @property
+    def cluster(self) -> bool:
+        """True on a Redis Cluster: a fault is a node's, and keys in the slots
+        of the other nodes are still served (:mod:`tables.nodes`)."""
+        return self.store.cluster
+
     def key(self, name: str) -> str:
         """``name`` under the service's prefix."""
         return f"{self.prefix}{name}"

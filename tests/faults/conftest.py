@@ -101,9 +101,7 @@ def shared_masters() -> Iterator[LocalCluster]:
     if binary is None:
         pytest.fail("no redis-server for the cluster tests (see tests/conftest.py)", pytrace=False)
     with tempfile.TemporaryDirectory(prefix="durak-failover-") as tmp:
-        cluster = start_cluster(
-            binary, Path(tmp), 3, replicas=0, full_coverage=False, persist=True
-        )
+        cluster = start_cluster(binary, Path(tmp), 3, replicas=0, full_coverage=False, persist=True)
         try:
             yield cluster
         finally:

@@ -13,7 +13,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as aredis
+from redis.crc import key_slot
 
+from sandbox.local_cluster import LocalCluster
 from tables import LiveConfig, TableService
 from telegram_bot.delivery.digest import table_version
 from telegram_bot.delivery.flood.fallback import FallbackFloodLimiter
@@ -233,3 +235,59 @@ async def test_a_fleet_that_falls_back_at_once_spends_one_budget_not_three(
     assert overall == config.overall.limit  # 10 each: 30, never 90
     lone = FallbackFloodLimiter(FloodLimiter(osvc.kv, config, clock=clock))
     assert lone.fleet is None  # alone (or never counted): the whole windows
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("cluster_failover")
+async def test_on_a_cluster_only_the_chats_of_the_dead_master_fall_back(
+    shared_masters: LocalCluster,
+) -> None:
+    """#40: one master of a Redis Cluster dies; the chats whose keys it served
+    fall back (a table's render held), the chats on the other masters go on in
+    Redis -- a render judged there at once, never held for the fallback's
+    seconds.  (Before: the first failure sent every chat to the fallback, and
+    every table's render waited, so the first move after a master's death came
+    4-7 s later in every game of the fleet benchmark.)"""
+    shared_masters.heal()
+    outage = ClusterOutage(shared_masters)
+
+    def owner(tag: str) -> int:
+        return shared_masters.owner(key_slot(f"x{{{tag}}}".encode()))
+
+    overall = owner("all")  # the overall window's master stays up
+    dead = next(c for c in range(1, 10_000) if owner(f"c:{c}") != overall)
+    live = next(c for c in range(1, 10_000) if owner(f"c:{c}") not in (owner(f"c:{dead}"),))
+    svc = TableService.from_url(outage.url, LiveConfig(prefix=outage.prefix))
+    try:
+        clock = FakeClock()
+        limiter = FallbackFloodLimiter(
+            FloodLimiter(svc.kv, FloodConfig(), clock=clock), fallback_for=5.0
+        )
+        assert limiter.per_chat  # a cluster: a chat falls back alone
+
+        def render(chat: int, version: int) -> EditTicket:
+            return EditTicket(chat, 9, f"v{version}", "k", version=table_version("T", version))
+
+        for chat in (dead, live):
+            assert (await limiter.admit_edit(render(chat, 28))).wait == 0  # in Redis
+        outage.kill(f"c:{dead}")
+        clock.advance(10)
+        assert (await limiter.admit_edit(render(dead, 29))).wait == BUSY  # held
+        assert limiter.down(dead)
+        assert not limiter.down(live)
+        assert (await limiter.admit_edit(render(live, 27))).wait == STALE  # judged in Redis
+        assert (await limiter.admit_edit(render(live, 28))).wait == NOOP
+        assert (await limiter.admit_edit(render(live, 29))).wait == 0
+        fallbacks = limiter.fallbacks
+        assert (await limiter.take(live)).wait == 0
+        assert limiter.fallbacks == fallbacks  # from the shared windows
+        assert (await limiter.take(dead)).wait == 0
+        assert limiter.fallbacks == fallbacks + 1  # from this process's share
+        outage.start()
+        clock.advance(10)  # past the fallback: Redis judges the dead master's chat again
+        assert (await limiter.admit_edit(render(dead, 27))).wait == STALE
+        assert (await limiter.admit_edit(render(dead, 29))).wait == 0
+        assert not limiter.falling_back
+    finally:
+        shared_masters.heal()
+        await svc.aclose()

@@ -9,6 +9,9 @@ back at once, and three on the whole windows spent three budgets) -- so an
 apology ("the game is unavailable for a moment") is not held up by the very
 outage it reports -- for ``fallback_for`` seconds before it asks Redis again (a
 stopped Redis would otherwise make every message wait for the socket timeout).
+On one Redis server every chat falls back at once; on a Redis Cluster a chat
+falls back alone, when a call of its own failed (its keys' master died): the
+chats whose keys the other masters serve go on in Redis (#40).
 The local windows count in the limiter's own :class:`Journal`: they start with
 what this process sent just before the outage, and once Redis answers again
 the journal is charged to the shared windows (:meth:`FloodLimiter.charge`,
@@ -31,6 +34,7 @@ process).  Each switch to the fallback is logged once.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 
 from engine.clock import Clock
@@ -52,6 +56,20 @@ log = logging.getLogger(__name__)
 
 FALLBACK_FOR = 5.0
 """Seconds the limiter stays on its in-process windows after Redis failed."""
+
+Scope = int | str | None
+EVERY = "*"
+"""The one scope of a single Redis server: when it fails, every chat falls back."""
+
+_CHAT_TAG = re.compile(r"\{c:(-?\d+)\}")
+
+
+def chat_of(stamp: Stamp) -> int | None:
+    """The chat whose windows ``stamp`` counts in (``None``: the overall only)."""
+    for key, _seconds in stamp.windows:
+        if found := _CHAT_TAG.search(key):
+            return int(found.group(1))
+    return None
 
 
 def share(window: Window, processes: int) -> Window:
@@ -130,6 +148,7 @@ class FallbackFloodLimiter:
         *,
         fallback_for: float = FALLBACK_FOR,
         fleet: Callable[[], int] | None = None,
+        per_chat: bool | None = None,
     ) -> None:
         self.redis = redis
         # the bot processes alive, as last read from the shared state (#40): each
@@ -139,31 +158,55 @@ class FallbackFloodLimiter:
         self.clock = redis.clock
         self.local = LocalWindows(redis.journal, redis.clock)
         self.fallback_for = fallback_for
+        # on a Redis Cluster a chat falls back alone: its keys' master failed,
+        # and the chats on the other masters go on in Redis (#40: one dead master
+        # held every table's render for the fallback's seconds)
+        self.per_chat = redis.kv.cluster if per_chat is None else per_chat
         self.fallbacks = 0  # calls answered by the local windows
         self.held_edits = 0  # looks of a table's render held while falling back (#40)
         self.charged = 0  # entries of the journal added to Redis after an outage
-        self._down_until = float("-inf")
-        self._charge_due = False  # Redis failed: charge the journal before using it
+        self._down: dict[Scope, float] = {}  # scope -> until when it falls back
+        self._charge_due: set[Scope] = set()  # failed: charge the journal before use
         self._touched: set[tuple[int, int]] = set()  # messages sent or edited meanwhile
+
+    def _scope(self, chat_id: int | None) -> Scope:
+        return chat_id if self.per_chat else EVERY
 
     @property
     def falling_back(self) -> bool:
-        """True while the limiter does not ask Redis (it failed a moment ago)."""
-        return float(self.clock()) < self._down_until
+        """True while the limiter does not ask Redis for some chat (it failed a
+        moment ago)."""
+        now = float(self.clock())
+        return any(now < until for until in self._down.values())
 
-    def _failed(self, error: ServiceUnavailable) -> None:
+    def down(self, chat_id: int | None) -> bool:
+        """True while the limiter does not ask Redis for ``chat_id``."""
+        return float(self.clock()) < self._down.get(self._scope(chat_id), float("-inf"))
+
+    def _failed(self, error: ServiceUnavailable, chat_id: int | None) -> None:
         if not self.falling_back:
             log.warning("flood limiter: Redis unavailable, in-process windows for now: %s", error)
-        self._down_until = float(self.clock()) + self.fallback_for
-        self._charge_due = True
+        scope = self._scope(chat_id)
+        self._down[scope] = float(self.clock()) + self.fallback_for
+        self._charge_due.add(scope)
 
-    async def _redis_back(self) -> None:
-        """Before Redis is used again after a failure: the journal counts in the
-        shared windows again (#28).  Raises ServiceUnavailable while it is down."""
-        if self._charge_due:
-            added = await self.redis.charge()
-            self.charged += added
-            self._charge_due = False
+    async def _redis_back(self, chat_id: int | None) -> None:
+        """Before Redis is used again for ``chat_id`` after a failure: the
+        journal -- of that chat and the overall window, on a cluster -- counts
+        in the shared windows again (#28).  Raises ServiceUnavailable while it
+        is down."""
+        scope = self._scope(chat_id)
+        if scope not in self._charge_due:
+            return
+        tag = None if scope is EVERY else f"{{c:{scope}}}"
+        overall = self.redis.keys.rate_all()
+        added = await self.redis.charge(
+            None if tag is None else (lambda key: key == overall or tag in key)
+        )
+        self.charged += added
+        self._charge_due.discard(scope)
+        self._down.pop(scope, None)
+        if not self._charge_due:
             log.warning("flood limiter: Redis is back, %d entries of this process charged", added)
 
     def _buckets(self, chat_id: int | None) -> list[tuple[str, Window]]:
@@ -189,9 +232,9 @@ class FallbackFloodLimiter:
         receiver: int | None = None,
         tracked: bool = False,
     ) -> Verdict:
-        if not self.falling_back:
+        if not self.down(chat_id):
             try:
-                await self._redis_back()
+                await self._redis_back(chat_id)
                 return await self.redis.take(
                     chat_id,
                     cost=cost,
@@ -201,7 +244,7 @@ class FallbackFloodLimiter:
                     tracked=tracked,
                 )
             except ServiceUnavailable as e:
-                self._failed(e)
+                self._failed(e, chat_id)
         return self._local_take(chat_id, cost)
 
     async def _forget_touched(self, chat_id: int, message_id: int) -> None:
@@ -212,13 +255,13 @@ class FallbackFloodLimiter:
 
     async def admit_edit(self, edit: EditTicket) -> Verdict:
         key = (edit.chat_id, edit.message_id)
-        if not self.falling_back:
+        if not self.down(edit.chat_id):
             try:
-                await self._redis_back()
+                await self._redis_back(edit.chat_id)
                 await self._forget_touched(*key)
                 return await self.redis.admit_edit(edit)
             except ServiceUnavailable as e:
-                self._failed(e)
+                self._failed(e, edit.chat_id)
         if edit.version:  # a table's render: judged once the shared state answers (#40)
             self.held_edits += 1
             return Verdict(BUSY)
@@ -237,9 +280,9 @@ class FallbackFloodLimiter:
         message_id: int | None = None,
         receiver: int | None = None,
     ) -> None:
-        if not self.falling_back:
+        if not self.down(chat_id):
             try:
-                await self._redis_back()
+                await self._redis_back(chat_id)
                 await self.redis.refund(
                     chat_id,
                     cost=cost,
@@ -250,7 +293,7 @@ class FallbackFloodLimiter:
                 )
                 return
             except ServiceUnavailable as e:
-                self._failed(e)
+                self._failed(e, chat_id)
         self.local.refund(self._buckets(chat_id), cost, held)
 
     async def headroom(
@@ -260,12 +303,12 @@ class FallbackFloodLimiter:
         gap: float = 0.0,
         receiver: int | None = None,
     ) -> Headroom:
-        if not self.falling_back:  # (falling back: no edit is spaced across processes)
+        if not self.down(chat_id):  # (falling back: no edit is spaced across processes)
             try:
-                await self._redis_back()
+                await self._redis_back(chat_id)
                 return await self.redis.headroom(chat_id, message_id, gap, receiver)
             except ServiceUnavailable as e:
-                self._failed(e)
+                self._failed(e, chat_id)
         return self.local.headroom(self._buckets(chat_id))
 
     async def refused(
@@ -278,45 +321,45 @@ class FallbackFloodLimiter:
     ) -> Budget | None:
         """Learn from a 429 (:meth:`FloodLimiter.refused`); nothing while Redis is
         down (the hold after the 429 is what keeps the chat waiting)."""
-        if not self.falling_back:
+        if not self.down(chat_id):
             try:
                 return await self.redis.refused(
                     chat_id, ephemeral=ephemeral, admitted=admitted, retry_after=retry_after
                 )
             except ServiceUnavailable as e:
-                self._failed(e)
+                self._failed(e, chat_id)
         return None
 
     async def remember(
         self, chat_id: int, message_id: int, text_digest: str, markup_digest: str, version: str = ""
     ) -> None:
-        if not self.falling_back:
+        if not self.down(chat_id):
             try:
                 await self.redis.remember(chat_id, message_id, text_digest, markup_digest, version)
                 self._touched.discard((chat_id, message_id))
                 return
             except ServiceUnavailable as e:
-                self._failed(e)
+                self._failed(e, chat_id)
         self._touched.add((chat_id, message_id))
 
     async def forget(self, chat_id: int, message_id: int, lease: str = "") -> None:
-        if not self.falling_back:
+        if not self.down(chat_id):
             try:
                 await self.redis.forget(chat_id, message_id, lease)
                 self._touched.discard((chat_id, message_id))
                 return
             except ServiceUnavailable as e:
-                self._failed(e)
+                self._failed(e, chat_id)
         self._touched.add((chat_id, message_id))
 
     async def release_edit(
         self, chat_id: int, message_id: int, lease: str, stamp: Stamp | None = None
     ) -> bool:
-        if not self.falling_back:
+        if not self.down(chat_id):
             try:
                 return await self.redis.release_edit(chat_id, message_id, lease, stamp)
             except ServiceUnavailable as e:  # the lease lapses by itself
-                self._failed(e)
+                self._failed(e, chat_id)
         if stamp is not None:
             self.local.stamp(stamp)
         return True
@@ -324,18 +367,18 @@ class FallbackFloodLimiter:
     async def stamp(self, stamp: Stamp) -> None:
         """The call's entries count from now (:meth:`FloodLimiter.stamp`); while
         Redis is down, in the journal alone (it is charged to Redis later)."""
-        if not self.falling_back:
+        if not self.down(chat_of(stamp)):
             try:
                 await self.redis.stamp(stamp)
                 return
             except ServiceUnavailable as e:
-                self._failed(e)
+                self._failed(e, chat_of(stamp))
         self.local.stamp(stamp)
 
     async def last_digest(self, chat_id: int, message_id: int) -> str | None:
-        if not self.falling_back:
+        if not self.down(chat_id):
             try:
                 return await self.redis.last_digest(chat_id, message_id)
             except ServiceUnavailable as e:
-                self._failed(e)
+                self._failed(e, chat_id)
         return None

@@ -509,13 +509,16 @@ class FloodLimiter:
             if paid > now - window.seconds:
                 self.journal.refund(key, paid, int(cost))
 
-    async def charge(self) -> int:
+    async def charge(self, only: Callable[[str], bool] | None = None) -> int:
         """Count this process's journal in the shared windows again (after Redis
         was down: what the fallback counted meanwhile, and what a restarted
-        Redis lost), one round trip per window key; entries there already stay
-        as they are.  Returns the entries added (#28)."""
+        Redis lost), one round trip per window key -- the keys ``only`` admits,
+        all by default; entries there already stay as they are.  Returns the
+        entries added (#28)."""
         now, added = float(self.clock()), 0
         for key, entries in self.journal.live(now).items():
+            if only is not None and not only(key):
+                continue
             args: list[str | int | float] = [repr(now), repr(self.journal.seconds[key])]
             for at, name in entries:
                 args += [repr(at), name]
