@@ -135,6 +135,11 @@ class ClusterOutage:
     def start(self) -> None:
         self.cluster.heal()
 
+    def restart(self) -> None:
+        """Every master killed and started again at once (with its data)."""
+        self.kill()
+        self.start()
+
 
 #: pytest marks of a parameter that runs on the shared cluster
 ON_CLUSTER = (pytest.mark.slow, pytest.mark.xdist_group("cluster_failover"))

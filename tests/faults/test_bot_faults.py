@@ -17,7 +17,7 @@ import pytest
 from sandbox.fake_api import FakeTelegram, Message, RateLimits, SimUser
 from tables import expected_fault
 from tests.bot.e2e_kit import SAFETY, Harness, choose, has_game_buttons, play_out, press, running
-from tests.faults.conftest import FaultyRedis
+from tests.faults.conftest import ClusterOutage, FaultyRedis
 
 UNAVAILABLE = "unavailable for a moment"
 FAST_LOOPS = {"solo_opponents": 1, "loop_backoff_base": 0.05, "loop_backoff_cap": 0.5}
@@ -90,10 +90,14 @@ async def wait_resubscribed(h: Harness, before: int) -> None:
 
 @pytest.mark.slow
 async def test_kill_9_every_answer_goes_out_and_play_resumes(
-    faulty_redis: FaultyRedis, fake: FakeTelegram, caplog: pytest.LogCaptureFixture
+    outage: FaultyRedis | ClusterOutage, fake: FakeTelegram, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """On one Redis server, and on a Redis Cluster whose masters all die (#40:
+    a cluster's faults -- ``ClusterDownError``, refused connections to a dead
+    node -- are expected ones too: one warning line each, no traceback)."""
+    faulty_redis = outage
     caplog.set_level(logging.WARNING)
-    async with running(faulty_redis.url, "fk:", fake, **FAST_LOOPS) as h:
+    async with running(outage.url, outage.prefix, fake, **FAST_LOOPS) as h:
         ann, tid = await solo_game(h, fake)
         assert h.bot is not None
         subscribed = h.bot.app.subscriptions
