@@ -18,7 +18,7 @@ from redis.crc import key_slot
 from sandbox.local_cluster import LocalCluster
 from tables import LiveConfig, TableService
 from telegram_bot.delivery.digest import table_version
-from telegram_bot.delivery.flood.fallback import FallbackFloodLimiter
+from telegram_bot.delivery.flood.fallback import PROBE_EVERY, FallbackFloodLimiter
 from telegram_bot.delivery.flood.limiter import (
     BUSY,
     NOOP,
@@ -283,11 +283,12 @@ async def test_on_a_cluster_only_the_chats_of_the_dead_master_fall_back(
         assert limiter.fallbacks == fallbacks  # from the shared windows
         assert (await limiter.take(dead)).wait == 0
         assert limiter.fallbacks == fallbacks + 1  # from this process's share
-        outage.start()
-        clock.advance(10)  # past the fallback: Redis judges the dead master's chat again
+        outage.start()  # as a promoted replica would: the slots answer again
+        assert limiter.down(dead)  # still within the fallback's seconds, yet
+        clock.advance(PROBE_EVERY)  # a held render asks Redis again at once
+        assert (await limiter.admit_edit(render(dead, 29))).wait == 0  # judged, sent
+        assert not limiter.falling_back  # the chat is back in Redis
         assert (await limiter.admit_edit(render(dead, 27))).wait == STALE
-        assert (await limiter.admit_edit(render(dead, 29))).wait == 0
-        assert not limiter.falling_back
     finally:
         shared_masters.heal()
         await svc.aclose()

@@ -20,7 +20,8 @@ meanwhile, and what a restarted Redis lost, counts again there, so the next
 seconds do not overspend.
 While it falls back nothing is known of what a message shows fleet-wide: a
 table's render (an edit with a table version) waits, as behind another call's
-edit (:data:`BUSY`), until the shared state answers again and judges it -- sent
+edit (:data:`BUSY`), until the shared state answers again (asked every
+:data:`PROBE_EVERY` s meanwhile) and judges it -- sent
 then, it could show an older version than another process showed, or repeat
 what the message shows (#40: 2 edits went backwards and 27 were "not modified"
 through a cluster failover).  Any other edit is sent (Telegram answers "not
@@ -56,6 +57,9 @@ log = logging.getLogger(__name__)
 
 FALLBACK_FOR = 5.0
 """Seconds the limiter stays on its in-process windows after Redis failed."""
+
+PROBE_EVERY = 0.5
+"""Seconds between two asks of Redis for a table's render held while falling back."""
 
 Scope = int | str | None
 EVERY = "*"
@@ -167,6 +171,7 @@ class FallbackFloodLimiter:
         self.charged = 0  # entries of the journal added to Redis after an outage
         self._down: dict[Scope, float] = {}  # scope -> until when it falls back
         self._charge_due: set[Scope] = set()  # failed: charge the journal before use
+        self._probed: dict[Scope, float] = {}  # scope -> when Redis was last asked
         self._touched: set[tuple[int, int]] = set()  # messages sent or edited meanwhile
 
     def _scope(self, chat_id: int | None) -> Scope:
@@ -186,9 +191,18 @@ class FallbackFloodLimiter:
     def _failed(self, error: ServiceUnavailable, chat_id: int | None) -> None:
         if not self.falling_back:
             log.warning("flood limiter: Redis unavailable, in-process windows for now: %s", error)
-        scope = self._scope(chat_id)
-        self._down[scope] = float(self.clock()) + self.fallback_for
+        scope, now = self._scope(chat_id), float(self.clock())
+        self._down[scope] = now + self.fallback_for
+        self._probed[scope] = now
         self._charge_due.add(scope)
+
+    def _probe(self, chat_id: int | None) -> bool:
+        """True at most once every :data:`PROBE_EVERY` s of a scope that falls back."""
+        scope, now = self._scope(chat_id), float(self.clock())
+        if now < self._probed.get(scope, float("-inf")) + PROBE_EVERY:
+            return False
+        self._probed[scope] = now
+        return True
 
     async def _redis_back(self, chat_id: int | None) -> None:
         """Before Redis is used again for ``chat_id`` after a failure: the
@@ -255,7 +269,10 @@ class FallbackFloodLimiter:
 
     async def admit_edit(self, edit: EditTicket) -> Verdict:
         key = (edit.chat_id, edit.message_id)
-        if not self.down(edit.chat_id):
+        # a table's render held while falling back asks Redis again every
+        # PROBE_EVERY s: it goes out as soon as the shared state answers (a
+        # promoted replica), not at the end of the fallback's seconds (#40)
+        if not self.down(edit.chat_id) or (edit.version and self._probe(edit.chat_id)):
             try:
                 await self._redis_back(edit.chat_id)
                 await self._forget_touched(*key)
