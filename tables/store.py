@@ -92,17 +92,31 @@ class CasOutcome:
 
 class Script:
     """A Lua script registered on the store's client: ``await script(keys, args)``
-    is one round trip (the client loads it once when Redis does not know it)."""
+    is one round trip (the client loads it once when Redis does not know it).
+
+    On a Redis Cluster a script Redis does not know is loaded on the node that
+    serves its keys only: redis-py loads it on every master, which fails while
+    one of them is dead -- and a table on a healthy master answered "the game
+    is unavailable" to its first use of a script there (#40)."""
 
     def __init__(self, store: Store, lua: str) -> None:
         self._store = store
+        self._lua = lua
         self._script = store.r.register_script(lua)
 
     async def __call__(self, keys: Sequence[str], args: Sequence[str | bytes | int | float]) -> Any:
         nodes = await self._store.ready(keys)
         self._store.round_trips += 1
         with self._store.guard(nodes):
-            return await self._script(keys=list(keys), args=list(args))
+            if not nodes:  # one server (or no keys): redis-py's own way
+                return await self._script(keys=list(keys), args=list(args))
+            r, sha = self._store.r, self._script.sha
+            try:
+                return await r.evalsha(sha, len(keys), *keys, *args)
+            except NoScriptError:
+                await r.execute_command("SCRIPT LOAD", self._lua, target_nodes=nodes)
+                self._store.round_trips += 1
+                return await r.evalsha(sha, len(keys), *keys, *args)
 
 
 class Store:
