@@ -10,10 +10,7 @@ from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 from engine import public_view
 from tables import OVER, Table
 from tables.ratings import Settlement
-from telegram_bot.buttons.callbacks import (
-    LobbyCb,
-    LobbyOp,
-)
+from telegram_bot.buttons.callbacks import LobbyCb, LobbyOp
 from telegram_bot.buttons.moves import View
 from telegram_bot.state.snapshot import Snapshot
 from telegram_bot.views.board import (
@@ -108,7 +105,7 @@ def render_game_over(
         place = places[seat] if seat < len(places) else i + 1
         lines.append(f"{place}. {name_of(names, seat, _)}")
     if view["draw"]:
-        lines += ["", _("The game is a draw")]
+        lines += ["", "🤝 " + draw_line(view, names, places, _)]
     elif view["loser"] is not None:
         loser = name_of(names, view["loser"], _)
         icon = "🐓" if view["variant"] == "chuvash" else "🤡"
@@ -124,6 +121,28 @@ def render_game_over(
         inline_keyboard=[[InlineKeyboardButton(text="🔁 " + _("Rematch"), callback_data=data)]]
     )
     return text, markup
+
+
+DRAW_LINES = {
+    "chuvash": N_("A draw: {names} went out together, so there is no Chuvash Rooster this time."),
+    "shchelkovsky": N_("A draw: {names} went out together, so there is no durak this time."),
+}
+"""A draw's line (RULES §0 Game over: nobody holds cards, so there is no loser,
+C14 / S14), naming the players who went out in the last bout together."""
+
+
+def draw_line(view: View, names: Sequence[str], places: Sequence[int], _: Translator) -> str:
+    """Who drew: the players who share the last place the result gives (#38:
+    those who went out in the last bout); without the result's places, only
+    that the game is a draw."""
+    out = [s for s in view["out"] if s < len(places)]
+    last = max((places[s] for s in out), default=0)
+    tied = [s for s in out if places[s] == last]
+    if len(tied) < 2:
+        return _("The game is a draw")
+    who = [name_of(names, s, _) for s in tied]
+    together = _("{names} and {last}", names=", ".join(who[:-1]), last=who[-1])
+    return _(DRAW_LINES[view["variant"]], names=together)
 
 
 NOT_COUNTED = {
