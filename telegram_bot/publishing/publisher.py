@@ -387,7 +387,18 @@ class Publisher:
             gap = self.table_gap_in_group if any(m < 0 for m in ui.hands.values()) else None
             jobs.append(self._edit(group, ui.table_message, text, markup, urgency, shows, gap=gap))
         jobs += self._watchers(snap, shows)
+        if over:  # #41: the lobby messages above no longer say the game has started
+            jobs += self._started_lobby_messages(snap, shows)
         return list(await asyncio.gather(*jobs))
+
+    def _started_lobby_messages(self, snap: Snapshot, shows: str) -> list[EditJob]:
+        """The lobby messages of a started game as they read now (the start, or
+        the result below once it is over)."""
+        jobs = []
+        for chat, msg in snap.ui.lobby_messages.items():
+            text, markup = started_lobby_screen(snap, chat, self.bot_username)
+            jobs.append(self._edit(chat, msg, text, markup, Urgency.SOON, shows))
+        return jobs
 
     async def _retire_ephemeral(
         self, table_id: str, user: int, msg: int, group: int
@@ -585,10 +596,13 @@ class Publisher:
         return list(await asyncio.gather(*jobs))
 
     async def _close_lobby_messages(self, snap: Snapshot) -> None:
+        # versioned as the game-over render's edits of them (#41): never the
+        # result's «the game is over» after a rematch's «the game has started»
+        shows = table_version(snap.table.id, snap.version)
         jobs = []
         for chat, msg in snap.ui.lobby_messages.items():
             text, markup = started_lobby_screen(snap, chat, self.bot_username)
-            jobs.append(self._edit(chat, msg, text, markup, Urgency.NOW))
+            jobs.append(self._edit(chat, msg, text, markup, Urgency.NOW, shows))
         await asyncio.gather(*jobs)
 
     async def _notice_hands(self, snap: Snapshot, notice: str) -> Sent:
