@@ -320,8 +320,8 @@ class Publisher:
         record gone (expired) leaves them as they were."""
         t, ui = snap.table, snap.ui
         res = snap.loaded.result
-        if res is None or res.game != t.game_no - 1 or ui.started != res.game:
-            return  # not a rematch of the game these messages showed
+        if t.arena or res is None or res.game != t.game_no - 1 or ui.started != res.game:
+            return  # not a rematch of the game these messages showed (an arena has none)
         group = group_of(t)
         hands = {u: m for u, m in ui.hands.items() if m > 0}  # a group's went at its end
         table_message = ui.table_message if group is not None else None
