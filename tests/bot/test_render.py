@@ -393,6 +393,37 @@ def test_seats_the_ai_plays_are_said_in_words() -> None:
     assert "The AI plays for" not in plain
 
 
+def test_a_move_is_offered_once_when_a_cards_choice_is_open() -> None:
+    """#41 (a Transfer press that did nothing): with the moves of 7♥ open (cover,
+    transfer, pass-ticket, S8), the action row drew «↪ 7♥️» and «🎫 7♥️» a
+    second time, with the same callback data; the sandbox refused such a press
+    (before c99fdd8), so nothing reached the bot until the turn timer.  Each
+    move is one button: the choice offers that card's, the row the others'."""
+    g = from_deal(
+        "shchelkovsky",
+        {"decks": 2},
+        [cards("7S 3D 7C"), cards("7H 7D 5D"), cards("9D 10D JD QD")],
+        engine.parse_cards(["2H"]),
+        first_attacker=0,
+    )
+    g.apply(Action.from_text(0, "L7S"))
+    _, kb = render_hand(
+        engine.view(g, 1),
+        locale="en",
+        names=NAMES,
+        game_id=GID,
+        version=4,
+        selection=Selection(choose="7H"),
+    )
+    datas = [b.callback_data for row in kb.inline_keyboard for b in row if b.callback_data]
+    moves = [d for d in datas if game_cb(d).press.kind == "action"]
+    assert len(moves) == len(set(moves)), [b.text for row in kb.inline_keyboard for b in row]
+    actions = {game_cb(d).press.action for d in moves}
+    assert {"C7S7H", "R7H", "S7H", "R7D", "K"} <= actions  # every move still offered
+    choice = [game_cb(b.callback_data).press.action for b in kb.inline_keyboard[0]]
+    assert choice == ["C7S7H", "R7H", "S7H"]  # 7♥'s moves, side by side
+
+
 def test_action_buttons_take_done_transfer_ticket() -> None:
     g = from_deal(
         "shchelkovsky",
