@@ -29,6 +29,7 @@ from typing import Any
 from aiogram.exceptions import TelegramAPIError
 from aiogram.types import EphemeralMessageParameters, InlineKeyboardMarkup
 
+from engine import EngineError
 from tables import CANCELLED, OPEN, OVER, PLAYING, LiveError, WriteResult, log_failure
 from telegram_bot.buttons.moves import Selection
 from telegram_bot.delivery import Delivery, Urgency
@@ -68,7 +69,12 @@ from telegram_bot.views.i18n import (
 )
 from telegram_bot.views.lobby import lobby_screen, started_lobby_screen
 from telegram_bot.views.replay import render_replay
-from telegram_bot.views.table import table_screen, watch_screen
+from telegram_bot.views.table import (
+    previous_game,
+    rematch_started_screen,
+    table_screen,
+    watch_screen,
+)
 
 EditJob = Coroutine[Any, Any, "asyncio.Future[bool]"]  # an edit asked: what it became
 log = logging.getLogger(__name__)
@@ -265,6 +271,7 @@ class Publisher:
     async def _start_game(self, snap: Snapshot) -> None:
         """:meth:`start_game` under the table's lock."""
         t, ui, table_id = snap.table, snap.ui, snap.table.id
+        await self._close_result(snap)
         await self._close_lobby_messages(snap)
         langs = await self.snapshots.langs(t, ui)
         await self.ui.update_table(table_id, new_game=True, langs=langs)
@@ -304,6 +311,40 @@ class Publisher:
         # the hands out and recorded: a repair renders moves from now on (the
         # hands in the group go out after the lock, send_later)
         await self.ui.update_table(table_id, started=t.game_no)
+
+    async def _close_result(self, snap: Snapshot) -> None:
+        """A rematch is dealt (#41): the previous game's result messages -- each
+        hand in a private chat, the group's table message -- no longer show its
+        offer nor *Rematch*; they say the new game is below.  Before the new
+        game's messages take their place in the chat state.  Best effort: a
+        record gone (expired) leaves them as they were."""
+        t, ui = snap.table, snap.ui
+        res = snap.loaded.result
+        if t.arena or res is None or res.game != t.game_no - 1 or ui.started != res.game:
+            return  # not a rematch of the game these messages showed (an arena has none)
+        group = group_of(t)
+        hands = {u: m for u, m in ui.hands.items() if m > 0}  # a group's went at its end
+        table_message = ui.table_message if group is not None else None
+        if not hands and table_message is None:
+            return
+        try:
+            record = await self.snapshots.svc.replays.record(t.id, res.game)
+            settlement = await self.snapshots.svc.ratings.settlement(t.id, res.game)
+            old = previous_game(snap, record, settlement)
+        except EngineError as e:
+            log.info("the result of %s game %s not closed: %s", t.id, res.game, e)
+            return
+        shows = table_version(t.id, snap.version)  # newer than any render of it
+        jobs = []
+        for user, msg in hands.items():
+            seat = old.table.seat_of(user)
+            lang = ui.langs.get(user, "en")
+            text, markup = rematch_started_screen(old, seat, lang)
+            jobs.append(self._edit(user, msg, text, markup, Urgency.SOON, shows))
+        if group is not None and table_message is not None:
+            text, markup = rematch_started_screen(old, None, ui.group_lang or "en")
+            jobs.append(self._edit(group, table_message, text, markup, Urgency.SOON, shows))
+        await asyncio.gather(*jobs)
 
     # ------------------------------------------------------------------ rendering
     async def repair(self, table_id: str, version: int) -> None:
@@ -387,7 +428,18 @@ class Publisher:
             gap = self.table_gap_in_group if any(m < 0 for m in ui.hands.values()) else None
             jobs.append(self._edit(group, ui.table_message, text, markup, urgency, shows, gap=gap))
         jobs += self._watchers(snap, shows)
+        if over:  # #41: the lobby messages above no longer say the game has started
+            jobs += self._started_lobby_messages(snap, shows)
         return list(await asyncio.gather(*jobs))
+
+    def _started_lobby_messages(self, snap: Snapshot, shows: str) -> list[EditJob]:
+        """The lobby messages of a started game as they read now (the start, or
+        the result below once it is over)."""
+        jobs = []
+        for chat, msg in snap.ui.lobby_messages.items():
+            text, markup = started_lobby_screen(snap, chat, self.bot_username)
+            jobs.append(self._edit(chat, msg, text, markup, Urgency.SOON, shows))
+        return jobs
 
     async def _retire_ephemeral(
         self, table_id: str, user: int, msg: int, group: int
@@ -585,10 +637,13 @@ class Publisher:
         return list(await asyncio.gather(*jobs))
 
     async def _close_lobby_messages(self, snap: Snapshot) -> None:
+        # versioned as the game-over render's edits of them (#41): never the
+        # result's «the game is over» after a rematch's «the game has started»
+        shows = table_version(snap.table.id, snap.version)
         jobs = []
         for chat, msg in snap.ui.lobby_messages.items():
             text, markup = started_lobby_screen(snap, chat, self.bot_username)
-            jobs.append(self._edit(chat, msg, text, markup, Urgency.NOW))
+            jobs.append(self._edit(chat, msg, text, markup, Urgency.NOW, shows))
         await asyncio.gather(*jobs)
 
     async def _notice_hands(self, snap: Snapshot, notice: str) -> Sent:

@@ -186,10 +186,12 @@ def hand_keyboard(
         actions.append(button(_("Done") if covered else _("Pass"), act("P")))
         # RULES §0 Passing: pass now and whenever asked again in this bout
         last.append(button(BOUT_PASS_MARK + " " + _("Pass for the whole bout"), BOUT_PASS))
-    # short, distinct labels (issue 13): «↪ 9♦️» transfers, «🎫 9♦️» shows the pass-ticket
-    for card in dict.fromkeys(lg.transfers):
+    # short, distinct labels (issue 13): «↪ 9♦️» transfers, «🎫 9♦️» shows the pass-ticket;
+    # not the card whose moves the choice above offers (#41): one button a move --
+    # the same data twice on one keyboard, and a client (the sandbox's) sent no press
+    for card in dict.fromkeys(c for c in lg.transfers if c != sel.choose):
         actions.append(button(f"{TRANSFER} {glyph(card, _.locale)}", act("R" + card)))
-    for card in dict.fromkeys(lg.tickets):
+    for card in dict.fromkeys(c for c in lg.tickets if c != sel.choose):
         actions.append(button(f"{TICKET} {glyph(card, _.locale)}", act("S" + card)))
     rows += fit_rows(actions, 3)
     if last:

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
 from engine.ai import LEVEL_OF
-from tables import CANCELLED
+from tables import CANCELLED, OVER
 from tables.ratings import BoardRow, PlayerRatings
 from telegram_bot.buttons.callbacks import (
     LobbyCb,
@@ -393,12 +393,17 @@ def lobby_screen(snap: Snapshot, chat: int, bot_username: str) -> Screen:
 def started_lobby_screen(snap: Snapshot, chat: int, bot_username: str) -> Screen:
     """The lobby message in ``chat`` once its game started, without buttons: in a
     group it points to the table message just below it, whose *My cards* and
-    *Private chat* are the only ones (one row of them in the group, #29)."""
+    *Private chat* are the only ones (one row of them in the group, #29); once
+    the game is over, to the result below (#41)."""
     t = snap.table
     _ = Translator(lobby_lang(snap, chat))
     head = f"<b>{_(VARIANT_TITLES[t.variant])}</b> · " + ", ".join(
         user_text(s.name if s.human else ai_name(s.name, _) + level_suffix(s, _)) for s in t.seats
     )
+    state = snap.loaded.state
+    if t.status == OVER or (state is not None and state.over):
+        # #41: the result below is what it is about now, not the start
+        return head + "\n🏁 " + _(texts.GAME_OVER_BELOW), None
     if chat < 0:
         return head + "\n" + _(texts.GAME_STARTED), None
     return head + "\n" + _(texts.GAME_STARTED_PRIVATE), None

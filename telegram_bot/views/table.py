@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any
 
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
-from engine import public_view
-from tables import OVER, Table
+from engine import public_view, view
+from engine.verify import record_states
+from tables import OVER, Seat, Table
 from tables.ratings import Settlement
-from telegram_bot.buttons.callbacks import (
-    LobbyCb,
-    LobbyOp,
-)
+from telegram_bot.buttons.callbacks import LobbyCb, LobbyOp, parse_lobby
 from telegram_bot.buttons.moves import View
 from telegram_bot.state.snapshot import Snapshot
+from telegram_bot.views import texts
 from telegram_bot.views.board import (
     HISTORY,
     ai_seats,
@@ -108,7 +109,7 @@ def render_game_over(
         place = places[seat] if seat < len(places) else i + 1
         lines.append(f"{place}. {name_of(names, seat, _)}")
     if view["draw"]:
-        lines += ["", _("The game is a draw")]
+        lines += ["", "🤝 " + draw_line(view, names, places, _)]
     elif view["loser"] is not None:
         loser = name_of(names, view["loser"], _)
         icon = "🐓" if view["variant"] == "chuvash" else "🤡"
@@ -124,6 +125,28 @@ def render_game_over(
         inline_keyboard=[[InlineKeyboardButton(text="🔁 " + _("Rematch"), callback_data=data)]]
     )
     return text, markup
+
+
+DRAW_LINES = {
+    "chuvash": N_("A draw: {names} went out together, so there is no Chuvash Rooster this time."),
+    "shchelkovsky": N_("A draw: {names} went out together, so there is no durak this time."),
+}
+"""A draw's line (RULES §0 Game over: nobody holds cards, so there is no loser,
+C14 / S14), naming the players who went out in the last bout together."""
+
+
+def draw_line(view: View, names: Sequence[str], places: Sequence[int], _: Translator) -> str:
+    """Who drew: the players who share the last place the result gives (#38:
+    those who went out in the last bout); without the result's places, only
+    that the game is a draw."""
+    out = [s for s in view["out"] if s < len(places)]
+    last = max((places[s] for s in out), default=0)
+    tied = [s for s in out if places[s] == last]
+    if len(tied) < 2:
+        return _("The game is a draw")
+    who = [name_of(names, s, _) for s in tied]
+    together = _("{names} and {last}", names=", ".join(who[:-1]), last=who[-1])
+    return _(DRAW_LINES[view["variant"]], names=together)
 
 
 NOT_COUNTED = {
@@ -302,3 +325,54 @@ def game_over_screen(snap: Snapshot, v: dict[str, object], lang: str) -> Screen:
         return text, markup
     # the commitment whole again (#41), where *Check the deal* reveals its key
     return text + "\n\n" + commitment_lines(t, _), with_replay(markup, t, _)
+
+
+def previous_game(
+    snap: Snapshot, record: Mapping[str, Any], settlement: Settlement | None
+) -> Snapshot:
+    """The game before ``snap``'s (a rematch was dealt since) as it ended, from
+    its kept ``record`` (``Replays.record``) and what it did to the ratings:
+    its last state, seats, deal and result -- what its result messages showed,
+    without the rematch offer, which is over.  Raises
+    :class:`engine.EngineError` for a bad record."""
+    t = snap.table
+    final = record_states(record)[-1]
+    kinds = record.get("ai") or []
+    seats = tuple(
+        Seat(user=u, name=n, ai=kinds[i] if u is None and i < len(kinds) else None)
+        for i, (u, n) in enumerate(record.get("seats") or [])
+    )
+    seed = record["seed"]
+    old = replace(
+        t,
+        status=OVER,
+        game_no=int(record["game"]),
+        seed=int(seed) if str(seed).isdigit() else seed,
+        seats=seats or t.seats,
+        rematch=None,
+    )
+    loaded = replace(snap.loaded, table=old, state=final)
+    return replace(snap, loaded=loaded, settlement=settlement)
+
+
+def rematch_started_screen(old: Snapshot, seat: int | None, lang: str) -> Screen:
+    """A result message once its rematch started (#41): the result as it ended
+    (``seat``'s own view, or the public one), no *Rematch* and no offer, and a
+    line that the new game is below."""
+    state = old.loaded.state
+    assert state is not None
+    v = public_view(state) if seat is None else view(state, seat)
+    text, markup = game_over_screen(old, v, lang)
+    _ = Translator(lang)
+    rows = [
+        [b for b in row if not _is_rematch(b)]
+        for row in (markup.inline_keyboard if markup is not None else [])
+    ]
+    rows = [row for row in rows if row]
+    kept = InlineKeyboardMarkup(inline_keyboard=rows) if rows else None
+    return text + "\n\n🔁 " + _(texts.REMATCH_STARTED), kept
+
+
+def _is_rematch(button: InlineKeyboardButton) -> bool:
+    cb = parse_lobby(button.callback_data)
+    return cb is not None and cb.op is LobbyOp.REMATCH

@@ -142,6 +142,11 @@ GAME_STARTED = N_(
     "you alone; 🔒 Private chat sends them to your private chat with me."
 )
 GAME_STARTED_PRIVATE = N_("The game has started: your cards are below.")
+GAME_OVER_BELOW = N_("The game is over: the result is below.")
+"""#41: the lobby message once its game is over -- no longer «The game has
+started», above the result."""
+REMATCH_STARTED = N_("The rematch has started: the new game is below.")
+"""#41: an old result once its rematch started -- its offer is over."""
 CARDS_BELOW = N_("Your cards are below.")
 """#41: his cards brought back to the private chat mid-game (the game started long ago)."""
 LOBBY_CANCELLED = N_("The lobby was cancelled.")

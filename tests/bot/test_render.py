@@ -19,6 +19,7 @@ from engine import Action, GameState, find_variant, from_deal
 from engine.cards import Card, card_name
 from sandbox.fake_api.text import parse_text
 from tables import OVER, GameResult, Loaded, Seat, Table
+from tables.games import finish_places
 from tables.ratings import BoardRow
 from telegram_bot.buttons.callbacks import GameCb, LobbyCb, LobbyOp, parse_game, parse_lobby
 from telegram_bot.buttons.moves import Selection, card_moves
@@ -392,6 +393,37 @@ def test_seats_the_ai_plays_are_said_in_words() -> None:
     assert "The AI plays for" not in plain
 
 
+def test_a_move_is_offered_once_when_a_cards_choice_is_open() -> None:
+    """#41 (a Transfer press that did nothing): with the moves of 7♥ open (cover,
+    transfer, pass-ticket, S8), the action row drew «↪ 7♥️» and «🎫 7♥️» a
+    second time, with the same callback data; the sandbox refused such a press
+    (before c99fdd8), so nothing reached the bot until the turn timer.  Each
+    move is one button: the choice offers that card's, the row the others'."""
+    g = from_deal(
+        "shchelkovsky",
+        {"decks": 2},
+        [cards("7S 3D 7C"), cards("7H 7D 5D"), cards("9D 10D JD QD")],
+        engine.parse_cards(["2H"]),
+        first_attacker=0,
+    )
+    g.apply(Action.from_text(0, "L7S"))
+    _, kb = render_hand(
+        engine.view(g, 1),
+        locale="en",
+        names=NAMES,
+        game_id=GID,
+        version=4,
+        selection=Selection(choose="7H"),
+    )
+    datas = [b.callback_data for row in kb.inline_keyboard for b in row if b.callback_data]
+    moves = [d for d in datas if game_cb(d).press.kind == "action"]
+    assert len(moves) == len(set(moves)), [b.text for row in kb.inline_keyboard for b in row]
+    actions = {game_cb(d).press.action for d in moves}
+    assert {"C7S7H", "R7H", "S7H", "R7D", "K"} <= actions  # every move still offered
+    choice = [game_cb(b.callback_data).press.action for b in kb.inline_keyboard[0]]
+    assert choice == ["C7S7H", "R7H", "S7H"]  # 7♥'s moves, side by side
+
+
 def test_action_buttons_take_done_transfer_ticket() -> None:
     g = from_deal(
         "shchelkovsky",
@@ -493,7 +525,72 @@ def test_a_draws_players_share_their_place_in_the_result() -> None:
         assert "1. Ann" in plain
         assert "1. Bob" in plain
         assert "2. " not in plain
-        assert "The game is a draw" in plain
+        # #41: the draw named, not a bare «The game is a draw» under the places
+        assert "A draw: Ann and Bob went out together" in plain
+
+
+def three_way_draw() -> GameState:
+    """Chuvash, 3 players: Ann goes out first; Bob leads his last card to Cy, who
+    covers it with hers -- nobody holds cards (RULES §0 Game over: a draw)."""
+    g = from_deal(
+        "chuvash", None,
+        [engine.parse_cards(["6C"]), engine.parse_cards(["8C", "7D"]), engine.parse_cards(["8D"])],
+        [], first_attacker=0,
+    )  # fmt: skip
+    for seat, text in ((0, "L6C"), (1, "C6C8C"), (2, "P"), (1, "L7D"), (2, "C7D8D")):
+        g.apply(Action.from_text(seat, text))
+    assert g.over
+    assert g.draw
+    return g
+
+
+@pytest.mark.parametrize(
+    ("lang", "line"),
+    [
+        (
+            "en",
+            "🤝 A draw: Bob and Cy went out together, so there is no Chuvash Rooster this time.",
+        ),
+        (
+            "ru",
+            "🤝 Ничья: Bob и Cy вышли из игры одновременно, так что чувашского петуха в этот раз нет.",
+        ),
+        ("uk", "🤝 Нічия: Bob і Cy вийшли з гри одночасно, тож чуваського півня цього разу немає."),
+    ],
+)
+def test_a_draw_names_who_drew_in_words_of_each_language(lang: str, line: str) -> None:
+    """#41: «1. Ann / 2. Bob / 2. Cy / Ничья» read as a dangling word: the
+    players who drew share their place and one line says who drew and that
+    there is no loser (RULES §0 Game over, C14 / S14)."""
+    g = three_way_draw()
+    seats = (Seat(user=1, name="Ann"), Seat(user=2, name="Bob"), Seat(user=3, name="Cy"))
+    table = Table(
+        id=GID, chat=-100, creator=1, variant="chuvash", options={}, max_seats=3, timer=60,
+        seats=seats, status=OVER, game_no=1,
+    )  # fmt: skip
+    res = GameResult(
+        GID, 1, "chuvash", -100, finish_places(g), None, True,
+        ((1, "Ann"), (2, "Bob"), (3, "Cy")), 0,
+    )  # fmt: skip
+    assert res.places == (1, 2, 2)
+    snap = Snapshot(Loaded(9, table, g, None, result=res), TableUi(group_lang=lang))
+    for text, _kb in (
+        table_screen(snap, "bot"),
+        hand_screen(snap, 1, lang, Selection()),
+        watch_screen(snap, lang),
+    ):
+        plain, _e = parse_text(text, "HTML")
+        lines = plain.splitlines()
+        assert [x for x in lines if x[:1].isdigit()][:3] == ["1. Ann", "2. Bob", "2. Cy"]
+        assert line in lines
+        assert not {"Ничья", "Нічия", "The game is a draw"} & set(lines)  # no word alone
+    # the same in Shchelkovsky words: nobody is the durak
+    shch = render_game_over(
+        {"variant": "shchelkovsky", "out": [0, 1, 2], "draw": True, "loser": None},
+        locale=lang, names=["Ann", "Bob", "Cy"], places=(1, 2, 2),
+    )[0]  # fmt: skip
+    durak = {"en": "no durak this time", "ru": "дурака в этот раз нет", "uk": "дурня цього разу"}
+    assert durak[lang] in shch
 
 
 # ------------------------------------------------------------------ lobby
