@@ -37,14 +37,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from redis.crc import key_slot
-
 from sandbox.fake_api import FakeTelegram, RateLimits, SimUser
 from sandbox.fake_api.world import World
 from sandbox.fleet import BotFleet, open_group_game
 from sandbox.local_cluster import LocalCluster, slot_ranges, start_cluster
 from sandbox.soak import Soak, SoakReport, patient
 from tables import PLAYING, ServiceUnavailable
+from tables.client import slot_of
 from telegram_bot.buttons.callbacks import SeatCb, parse_game
 
 
@@ -261,9 +260,7 @@ class FailoverSoak(Soak):
         r = self.failover
         await asyncio.sleep(self.master_after)
         first, last = slot_ranges(self.cluster.masters)[0]
-        r.on_dead_master = {
-            tid for tid in self.tables if first <= key_slot(f"t:{tid}".encode()) <= last
-        }
+        r.on_dead_master = {tid for tid in self.tables if first <= slot_of(f"{{t:{tid}}}") <= last}
         self.master_dead_at = time.monotonic()
         self.cluster.kill(0)  # the first startup node's master (#40)
         r.master_killed = True

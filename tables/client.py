@@ -17,6 +17,7 @@ import redis.asyncio as aredis
 from redis.asyncio.cluster import ClusterNode
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
+from redis.crc import key_slot
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -51,6 +52,12 @@ def split_cluster_url(url: str) -> tuple[str, list[tuple[str, int]]]:
         nodes.append((host, int(port or 6379)))
     first = hosts.split(",")[0].strip()
     return f"{scheme}://{creds}{at}{first}{sep}{tail}", nodes
+
+
+def slot_of(key: str) -> int:
+    """The Redis Cluster hash slot of ``key`` (its hash tag's, if it has one):
+    for tools that ask which node serves a key (the sandbox's failover runs)."""
+    return int(key_slot(key.encode()))
 
 
 def make_client(url: str, config: LiveConfig, max_connections: int | None = None) -> Client:
