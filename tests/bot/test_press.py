@@ -15,8 +15,10 @@ import pytest
 import redis.asyncio as aredis
 from aiogram.types import InlineKeyboardMarkup
 
-from engine import view
+from engine import Action, view
+from engine.actions import PASS
 from tables import OVER, LiveConfig, StaleVersion, TableService
+from tables.games import auto_pass
 from telegram_bot.buttons.callbacks import INERT, PLAY, GameCb, Press, act
 from telegram_bot.buttons.moves import (
     BOUT_STAMP_LEN,
@@ -40,7 +42,7 @@ from telegram_bot.usecases.player import PlayerActions
 from telegram_bot.usecases.press import ButtonPress, PressButton, PressOutcome, PressStatus
 from telegram_bot.views import texts
 from telegram_bot.views.i18n import Translator
-from tests.tables.conftest import play_out
+from tests.tables.conftest import human_move, new_table, play_out
 
 ANN, BOB, EVE = 1, 2, 3
 HAND = {ANN: 101, BOB: 201}
@@ -646,3 +648,86 @@ async def test_a_press_after_the_game_says_it_is_over_and_what_now(table: Table)
     opened = await player.open_table(t.code, Person(user, "Ann", "en"))
     assert opened.error is not None
     assert opened.error.code == "game_over"
+
+
+async def until_priority_lost(
+    svc: TableService, code: str, rng: random.Random
+) -> tuple[int, int, str, int]:
+    """Play on (random legal moves) until the defender has a cover after which
+    the seat holding the throw-in priority holds it no more (RULES §0 Throw-in
+    priority: a change of the table returns it to the first attacker; the seats
+    that pass by themselves as the table makes them): (version, the defender's
+    user, the cover, that seat)."""
+    for _ in range(5000):
+        table_, state, version = await svc.tables.get(code)
+        assert state is not None
+        assert not state.over, "no lost priority came up"
+        holder = state.priority()
+        if holder >= 0 and state.defender in state.to_act():
+            for cover in state.legal_actions(state.defender):
+                if not cover.text().startswith("C"):
+                    continue
+                after = state.copy()
+                after.apply(cover)
+                while (passer := auto_pass(table_, after)) is not None:
+                    after.apply(Action(passer, PASS))
+                if holder not in after.to_act():
+                    user = table_.seats[state.defender].user
+                    assert user is not None
+                    return version, user, cover.text(), holder
+        await human_move(svc, code, rng)
+    raise AssertionError("no lost priority came up")
+
+
+async def test_a_thrower_whose_priority_went_away_sees_it_at_once(
+    redis_url: str, redis_prefix: str
+) -> None:
+    """#41: the thrower who holds the priority (his keyboard offers throw-ins)
+    loses it to a cover (RULES §0 Throw-in priority): his hand is redrawn at
+    once, like the actor's -- as a watcher's (a couple of seconds late) he taps
+    a throw-in that is no longer his to make and gets a stale toast (the
+    8-player bench: a card tap after ``[act:C, autopass:P ...]``).  Who only
+    watches, before and after, still gets his hand less often."""
+    svc = TableService.from_url(redis_url, LiveConfig(prefix=redis_prefix))
+    ui = ChatStateStore.of(svc)
+    delivery = Recorder()
+    publisher, use_case = wire(svc, ui, delivery)
+    try:
+        code = await new_table(svc, 4, variant="shchelkovsky", chat=None, rated=False)
+        hands = {user: 100 + user for user in range(1, 5)}
+        await ui.update_table(code, hands=hands)
+        version, defender, cover, holder = await until_priority_lost(svc, code, random.Random(7))
+        table_, state, _v = await svc.tables.get(code)
+        assert state is not None
+        waited = set(state.to_act())
+        await publisher.refresh(code)  # the keyboards of now: the holder's offers throw-ins
+        delivery.edits.clear()
+        seat = table_.seat_of(defender)
+        assert seat is not None
+        st = stamp(view(state, seat))
+        press = ButtonPress(
+            defender,
+            GameCb.of(code, version, act(cover), st),
+            defender,
+            hands[defender],
+            "cb-cover",
+        )
+        outcome = await use_case(press)
+        assert outcome.status is PressStatus.APPLIED, outcome
+        await publisher.show(outcome.change)
+        _t, after, _v2 = await svc.tables.get(code)
+        assert after is not None
+        assert holder not in after.to_act()
+        urgency = {chat: u for chat, _m, u in delivery.edits}
+        thrower = table_.seats[holder].user
+        assert thrower is not None
+        assert urgency[defender] is Urgency.NOW
+        assert urgency[thrower] is Urgency.NOW, urgency  # was LATER: a stale toast
+        watchers = [
+            s.user
+            for i, s in enumerate(table_.seats)
+            if i not in waited | set(after.to_act()) and s.user in urgency
+        ]
+        assert all(urgency[u] is Urgency.LATER for u in watchers), urgency
+    finally:
+        await svc.aclose()
