@@ -30,8 +30,9 @@ tap) is :attr:`PressStatus.REPEATED`, answered silently, before anything else --
 even a Pass still legal (#28: the second tap passed again on a throw-in he never
 saw); otherwise a pass (or "pass for the bout") still legal for him means what
 it meant and is applied whatever else changed, and so is a throw-in or a cover
-the press names whole, still legal in the same bout (#29); any other stale
-press gets a short notice (not a modal alert) and his fresh keyboard."""
+the press names whole, still legal in the same bout (#29), and the defender's
+Take (#41); any other stale press gets a short notice (not a modal alert) and
+his fresh keyboard."""
 
 from __future__ import annotations
 
@@ -295,10 +296,14 @@ def _still_meant(
     -- still legal for him in the same bout: it means what it meant, whatever
     another player threw in or covered meanwhile (RULES §0: a change of the
     table moves the priority and the throw-in room, and so his stamp; #29, a
-    stale toast on one press in 14 of a 4-player Shchelkovsky game).  Leads,
-    Take, transfers and pass-tickets stay strict: what they do depends on more
-    of the table.  ``current``: a card or *Play* press still means what it meant
-    on his selection (:func:`telegram_bot.buttons.moves.drawn_for`)."""
+    stale toast on one press in 14 of a 4-player Shchelkovsky game).  So does
+    the defender's Take still legal in the same bout: the cards thrown in
+    meanwhile are those he would take had his Take come first (RULES §0 Take,
+    S11: throwers still throw in after it, within the same hand limit and
+    priority; #41, the 8-player bench's stale toasts).  Leads, transfers and
+    pass-tickets stay strict: what they do depends on more of the table.
+    ``current``: a card or *Play* press still means what it meant on his
+    selection (:func:`telegram_bot.buttons.moves.drawn_for`)."""
     if not button.stamp or button.stamp[:BOUT_STAMP_LEN] != stamp(seat_view)[:BOUT_STAMP_LEN]:
         return False
     p = button.press
@@ -315,7 +320,7 @@ def _still_meant(
     # resolve() yields only a move legal now: a *Play* of several throw-in cards is
     # no single-card legal action, yet checked against the throws and the room
     action = outcome.action
-    return action is not None and action[:1] in ("T", "C")
+    return action is not None and action[:1] in ("T", "C", "K")
 
 
 def _playing(snap: Snapshot) -> bool:

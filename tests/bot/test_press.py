@@ -517,7 +517,8 @@ async def test_a_throw_in_or_cover_still_legal_is_applied_from_an_old_keyboard(
     assert outcome.status is PressStatus.APPLIED, outcome
     after = await t.svc.tables.load(t.code)
     assert after.version == version + 1
-    # a Take from such a keyboard stays strict: what it takes depends on the table
+    # a Take from such a keyboard: none of a thrower's, nor a second move of the
+    # defender who covered (a double tap); the defender's own: the #41 test below
     other = await t.press_button(pressing(t, user, older, act("K"), old, request_id="k"))
     assert other.status in (PressStatus.STALE, PressStatus.REPEATED), other
 
@@ -729,5 +730,61 @@ async def test_a_thrower_whose_priority_went_away_sees_it_at_once(
             if i not in waited | set(after.to_act()) and s.user in urgency
         ]
         assert all(urgency[u] is Urgency.LATER for u in watchers), urgency
+    finally:
+        await svc.aclose()
+
+
+async def test_a_take_pressed_before_a_throw_in_of_the_bout_is_applied(
+    redis_url: str, redis_prefix: str
+) -> None:
+    """#41: the defender taps Take while a thrower throws in: the Take still
+    legal in the same bout means what it meant -- he would have taken that card
+    too had his Take come first (RULES §0 Take, S11: throwers still throw in
+    after it) -- so it is applied, not a stale toast (the 8-player bench: a
+    Take after ``[act:T ...]``).  From another bout it stays stale."""
+    svc = TableService.from_url(redis_url, LiveConfig(prefix=redis_prefix))
+    ui = ChatStateStore.of(svc)
+    delivery = Recorder()
+    _publisher, use_case = wire(svc, ui, delivery)
+    rng = random.Random(3)
+    try:
+        code = await new_table(svc, 4, variant="shchelkovsky", chat=None, rated=False)
+        hands = {user: 100 + user for user in range(1, 5)}
+        await ui.update_table(code, hands=hands)
+        for _ in range(5000):
+            table_, state, version = await svc.tables.get(code)
+            assert state is not None
+            assert not state.over, "no throw-in against a defender who may take came up"
+            holder = state.priority()
+            defender = state.defender
+            taking = [a.text() for a in state.legal_actions(defender)]
+            throws = [a.text() for a in state.legal_actions(holder)] if holder >= 0 else []
+            throws = [x for x in throws if x.startswith("T")]
+            if holder != defender and "K" in taking and throws:
+                break
+            await human_move(svc, code, rng)
+        else:
+            raise AssertionError("no throw-in against a defender who may take came up")
+        old = stamp(view(state, defender))
+        thrower, taker = table_.seats[holder].user, table_.seats[defender].user
+        assert thrower is not None
+        assert taker is not None
+        await svc.games.apply(code, thrower, throws[0], version)
+        now = await svc.tables.load(code)
+        assert now.state is not None
+        assert stamp(view(now.state, defender)) != old  # his keyboard changed with the table
+
+        def take(stamp_: str, request: str) -> ButtonPress:
+            button = GameCb.of(code, version, act("K"), stamp_)
+            return ButtonPress(taker, button, taker, hands[taker], request)
+
+        n = BOUT_STAMP_LEN
+        other_bout = ("B" * n if old.startswith("A" * n) else "A" * n) + old[n:]
+        outcome = await use_case(take(other_bout, "cb-k1"))
+        assert outcome.status is PressStatus.STALE, outcome
+        outcome = await use_case(take(old, "cb-k2"))
+        assert outcome.status is PressStatus.APPLIED, outcome  # was STALE
+        events = await svc.admin.event_page(code, now.version, 50)
+        assert [(e.kind, e.seat, e.text) for e in events][:1] == [("act", defender, "K")]
     finally:
         await svc.aclose()
