@@ -129,9 +129,12 @@ class Publisher:
         away -- typically a thrower's, whose priority a cover or another throw-in
         returned to the first attacker (RULES §0 Throw-in priority).  Shown at
         once, or he taps a throw-in for the next second or two that is no longer
-        his to make (#41, a stale toast).  A table rendered by another process
-        last: none (his keyboard goes as a watcher's, as before).  ``waited_for``
-        None: the game is over (the result goes as it did; forgotten)."""
+        his to make (#41, a stale toast).  Only the writer's own render (it knows
+        its actor) uses them: an announcement's render -- of another process's
+        write, or after the writer's own refresh failed -- asks nothing at once.
+        A table rendered by another process last: none (his keyboard goes as a
+        watcher's, as before).  ``waited_for`` None: the game is over (the
+        result goes as it did; forgotten)."""
         before = self.waited.pop(table_id, frozenset())
         if waited_for is None:
             return frozenset()
@@ -365,6 +368,8 @@ class Publisher:
         over = t.status == OVER or snap.loaded.state.over
         waited_for = frozenset(snap.loaded.state.to_act())
         lost = self._lost_moves(t.id, None if over else waited_for)
+        if actor is None:  # not the writer's own render (an announcement): as before
+            lost = frozenset()
         for seat, s in enumerate(t.seats):
             if s.user is None or s.left or (seats is not None and seat not in seats):
                 continue
