@@ -64,9 +64,12 @@ SELECTION_PRESSES = frozenset({"card", "play"})
 was drawn for its current revision (``GameCb.sel``).  The others name what they
 do (a page, Clear, Back, an action), so a repeat of them is harmless."""
 
-APPLY_ATTEMPTS = 3
+APPLY_ATTEMPTS = 10
 """A press whose move loses a compare-and-set race is tried again on the newer
-state (while its stamp still matches) this many times in all."""
+state (while it still means what it meant) this many times in all: as many as
+a table has seats at most (S2), so each other seat may write once meanwhile --
+at an 8-seat table the throwers pass in the same second, and a Pass that lost
+three races was answered as a stale button (#41)."""
 
 SELECTION_ATTEMPTS = 8
 """A selection write that loses its compare-and-set to another press of his

@@ -39,7 +39,13 @@ from telegram_bot.state.snapshot import Snapshots
 from telegram_bot.usecases.cards import MyCards
 from telegram_bot.usecases.lobby import Person
 from telegram_bot.usecases.player import PlayerActions
-from telegram_bot.usecases.press import ButtonPress, PressButton, PressOutcome, PressStatus
+from telegram_bot.usecases.press import (
+    APPLY_ATTEMPTS,
+    ButtonPress,
+    PressButton,
+    PressOutcome,
+    PressStatus,
+)
 from telegram_bot.views import texts
 from telegram_bot.views.i18n import Translator
 from tests.tables.conftest import human_move, new_table, play_out
@@ -283,10 +289,21 @@ async def test_a_lost_compare_and_set_is_tried_again(table: Table) -> None:
     assert t.svc.lose == 0
 
 
+async def test_a_press_losing_a_race_to_each_other_seat_is_applied(table: Table) -> None:
+    """#41: at an 8-seat table the throwers pass in the same second: a press
+    that loses a race to several of them (the bench: 3) is still applied."""
+    t = table
+    version, user, legal, st = await situation(t)
+    t.svc.lose = 7
+    outcome = await t.press_button(pressing(t, user, version, act(legal[0]), st))
+    assert outcome.status is PressStatus.APPLIED, outcome  # was STALE from 3 on
+    assert t.svc.lose == 0
+
+
 async def test_a_press_losing_every_race_is_stale(table: Table) -> None:
     t = table
     version, user, legal, st = await situation(t)
-    t.svc.lose = 3
+    t.svc.lose = APPLY_ATTEMPTS
     outcome = await t.press_button(pressing(t, user, version, act(legal[0]), st))
     assert outcome.status is PressStatus.STALE
     assert (await t.svc.tables.load(t.code)).version == version
