@@ -31,8 +31,9 @@ even a Pass still legal (#28: the second tap passed again on a throw-in he never
 saw); otherwise a pass (or "pass for the bout") still legal for him means what
 it meant and is applied whatever else changed, and so is a throw-in or a cover
 the press names whole, still legal in the same bout (#29), and the defender's
-Take (#41); any other stale press gets a short notice (not a modal alert) and
-his fresh keyboard."""
+Take (#41); a pass when he has no move at all now (the bout it was for ended)
+is :attr:`PressStatus.MOOT`, answered silently (#41); any other stale press
+gets a short notice (not a modal alert) and his fresh keyboard."""
 
 from __future__ import annotations
 
@@ -87,6 +88,7 @@ class PressStatus(enum.Enum):
     TOGGLED = "toggled"  # the selection changed (a card toggled, a page, a choice)
     REDRAWN = "redrawn"  # drawn for another revision of his selection: redrawn, no change
     REPEATED = "repeated"  # a keyboard he already moved from (a double tap): redrawn, silent
+    MOOT = "moot"  # a pass when he has no move at all now: nothing to pass on, redrawn, silent
     STALE = "stale"  # drawn for an older situation: his message was redrawn
     NOT_YOUR_TURN = "not_your_turn"  # he has no move now (``reason`` says so)
     ILLEGAL = "illegal"  # ``reason``: why the press makes no move now
@@ -130,6 +132,7 @@ class PressOutcome:
             PressStatus.TOGGLED,
             PressStatus.REDRAWN,
             PressStatus.REPEATED,
+            PressStatus.MOOT,
         )
 
 
@@ -210,6 +213,8 @@ class PressButton:
             and not _still_meant(seat_view, selection, button, current)
         ):
             # his hand or options changed since the keyboard was drawn
+            if _moot_pass(seat_view, button):  # what he said holds: nothing to tell him
+                return PressOutcome(PressStatus.MOOT, change=Redraw(snap, press.user, selection))
             return PressOutcome(PressStatus.STALE, change=Redraw(snap, press.user, selection))
         if button.press.kind in SELECTION_PRESSES and not current:
             # drawn for another revision of his selection (a double tap, a Play of
@@ -289,6 +294,18 @@ def _still_a_pass(seat_view: dict[str, Any], button: GameCb) -> bool:
         bool(button.stamp) and button.stamp[:BOUT_STAMP_LEN] == stamp(seat_view)[:BOUT_STAMP_LEN]
     )
     return is_pass and same_bout and "P" in seat_view.get("legal", ())
+
+
+def _moot_pass(seat_view: dict[str, Any], button: GameCb) -> bool:
+    """A pass (for now or for the bout) pressed when he has no move at all now --
+    the bout it was for ended meanwhile (a throw-in on a Take that nobody could
+    follow ends it at once, RULES §0 End of a bout), and the next one asks
+    nothing of him: he said he throws no more, and so it is.  No move to make
+    and nothing out of date to tell him; his keyboard is redrawn (#41).  When
+    he has a move now (he leads, defends or may throw in) it stays stale."""
+    p = button.press
+    is_pass = p.kind == "bout_pass" or (p.kind == "action" and p.action == "P")
+    return is_pass and not seat_view.get("legal")
 
 
 def _still_meant(

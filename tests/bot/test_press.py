@@ -810,3 +810,37 @@ async def test_a_take_pressed_before_a_throw_in_of_the_bout_is_applied(
         assert [(e.kind, e.seat, e.text) for e in events][:1] == [("act", defender, "K")]
     finally:
         await svc.aclose()
+
+
+async def test_a_pass_when_he_has_no_move_now_is_silent(table: Table) -> None:
+    """#41: a thrower taps Pass while the bout ends (the last throw-in on a Take
+    ends it at once) and the next asks nothing of him: no move is made and he
+    is not told his button is out of date -- what he said holds (his keyboard
+    is redrawn).  The same Pass when he has a move now stays stale."""
+    t = table
+    for _ in range(2000):
+        table_, state, version = await t.svc.tables.get(t.code)
+        assert state is not None
+        assert not state.over, "no seat without a move came up"
+        loaded = await t.svc.tables.load(t.code)
+        idle = [
+            s
+            for s in range(state.players)
+            if not state.legal_actions(s) and not loaded.moved_since(s, version - 1)
+        ]
+        if idle and version > 1:
+            break
+        await human_move(t.svc, t.code, random.Random(version))
+    assert state is not None
+    seat = idle[0]
+    user = table_.seats[seat].user
+    assert user is not None
+    now = stamp(view(state, seat))
+    n = BOUT_STAMP_LEN
+    other_bout = ("B" * n if now.startswith("A" * n) else "A" * n) + now[n:]
+    outcome = await t.press_button(pressing(t, user, version - 1, act("P"), other_bout))
+    assert outcome.status is PressStatus.MOOT, outcome  # was STALE: a toast
+    assert outcome.ok
+    assert alert(outcome, Translator("en")) is None  # answered silently
+    assert (user, HAND[user], Urgency.NOW) in t.delivery.edits  # redrawn
+    assert (await t.svc.tables.load(t.code)).version == version  # no move
