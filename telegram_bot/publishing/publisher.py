@@ -114,6 +114,8 @@ class Publisher:
         self.claims = claims  # the refreshes of writers under way
         self.bot_username = bot_username
         self.shown: OrderedDict[str, int] = OrderedDict()
+        # the seats each table waited for at its last render here (:meth:`_lost_moves`)
+        self.waited: OrderedDict[str, frozenset[int]] = OrderedDict()
         self.guard = RenderGuard(marks)  # pending renders marked in Redis
         self.hints = hints  # the flood hint's once-per-game claims (None: never given)
         # the table message's gap while a hand is in the group (None: the delivery's)
@@ -126,6 +128,26 @@ class Publisher:
         self.shown.move_to_end(table_id)
         while len(self.shown) > SHOWN_TABLES:
             self.shown.popitem(last=False)  # the table rendered the longest ago
+
+    def _lost_moves(self, table_id: str, waited_for: frozenset[int] | None) -> frozenset[int]:
+        """The seats the game waited for at this process's last render of the
+        table and waits for no more: their keyboards offered moves the write took
+        away -- typically a thrower's, whose priority a cover or another throw-in
+        returned to the first attacker (RULES §0 Throw-in priority).  Shown at
+        once, or he taps a throw-in for the next second or two that is no longer
+        his to make (#41, a stale toast).  Only the writer's own render (it knows
+        its actor) uses them: an announcement's render -- of another process's
+        write, or after the writer's own refresh failed -- asks nothing at once.
+        A table rendered by another process last: none (his keyboard goes as a
+        watcher's, as before).  ``waited_for`` None: the game is over (the
+        result goes as it did; forgotten)."""
+        before = self.waited.pop(table_id, frozenset())
+        if waited_for is None:
+            return frozenset()
+        self.waited[table_id] = waited_for
+        while len(self.waited) > SHOWN_TABLES:
+            self.waited.popitem(last=False)  # the table rendered the longest ago
+        return before - waited_for
 
     # ------------------------------------------------------------------ entry points
     async def show(self, *changes: Change | None) -> None:
@@ -384,8 +406,11 @@ class Publisher:
             return []
         jobs = []
         shows = table_version(t.id, snap.version)  # never shown after a newer one
-        waited_for = set(snap.loaded.state.to_act())
         over = t.status == OVER or snap.loaded.state.over
+        waited_for = frozenset(snap.loaded.state.to_act())
+        lost = self._lost_moves(t.id, None if over else waited_for)
+        if actor is None:  # not the writer's own render (an announcement): as before
+            lost = frozenset()
         for seat, s in enumerate(t.seats):
             if s.user is None or s.left or (seats is not None and seat not in seats):
                 continue
@@ -403,9 +428,11 @@ class Publisher:
             text, markup = hand_view(
                 snap, seat, s.user, sel, group=here, bot_username=self.bot_username
             )
-            # the actor sees his move at once; whoever must move next soon; the
-            # others, who only watch, at most every couple of seconds
-            if s.user == actor:
+            # the actor sees his move at once, and so does a player whose moves
+            # went away (his hand in private; in the group every write counts in
+            # its minute, #24); whoever must move next soon; the others, who
+            # only watch, at most every couple of seconds
+            if s.user == actor or (seat in lost and not here):
                 urgency = Urgency.NOW
             elif seat in waited_for or t.status == OVER:
                 urgency = Urgency.SOON

@@ -30,8 +30,10 @@ tap) is :attr:`PressStatus.REPEATED`, answered silently, before anything else --
 even a Pass still legal (#28: the second tap passed again on a throw-in he never
 saw); otherwise a pass (or "pass for the bout") still legal for him means what
 it meant and is applied whatever else changed, and so is a throw-in or a cover
-the press names whole, still legal in the same bout (#29); any other stale
-press gets a short notice (not a modal alert) and his fresh keyboard."""
+the press names whole, still legal in the same bout (#29), and the defender's
+Take (#41); a pass when he has no move at all now (the bout it was for ended)
+is :attr:`PressStatus.MOOT`, answered silently (#41); any other stale press
+gets a short notice (not a modal alert) and his fresh keyboard."""
 
 from __future__ import annotations
 
@@ -63,9 +65,12 @@ SELECTION_PRESSES = frozenset({"card", "play"})
 was drawn for its current revision (``GameCb.sel``).  The others name what they
 do (a page, Clear, Back, an action), so a repeat of them is harmless."""
 
-APPLY_ATTEMPTS = 3
+APPLY_ATTEMPTS = 10
 """A press whose move loses a compare-and-set race is tried again on the newer
-state (while its stamp still matches) this many times in all."""
+state (while it still means what it meant) this many times in all: as many as
+a table has seats at most (S2), so each other seat may write once meanwhile --
+at an 8-seat table the throwers pass in the same second, and a Pass that lost
+three races was answered as a stale button (#41)."""
 
 SELECTION_ATTEMPTS = 8
 """A selection write that loses its compare-and-set to another press of his
@@ -83,6 +88,7 @@ class PressStatus(enum.Enum):
     TOGGLED = "toggled"  # the selection changed (a card toggled, a page, a choice)
     REDRAWN = "redrawn"  # drawn for another revision of his selection: redrawn, no change
     REPEATED = "repeated"  # a keyboard he already moved from (a double tap): redrawn, silent
+    MOOT = "moot"  # a pass when he has no move at all now: nothing to pass on, redrawn, silent
     STALE = "stale"  # drawn for an older situation: his message was redrawn
     NOT_YOUR_TURN = "not_your_turn"  # he has no move now (``reason`` says so)
     ILLEGAL = "illegal"  # ``reason``: why the press makes no move now
@@ -126,6 +132,7 @@ class PressOutcome:
             PressStatus.TOGGLED,
             PressStatus.REDRAWN,
             PressStatus.REPEATED,
+            PressStatus.MOOT,
         )
 
 
@@ -206,6 +213,8 @@ class PressButton:
             and not _still_meant(seat_view, selection, button, current)
         ):
             # his hand or options changed since the keyboard was drawn
+            if _moot_pass(seat_view, button):  # what he said holds: nothing to tell him
+                return PressOutcome(PressStatus.MOOT, change=Redraw(snap, press.user, selection))
             return PressOutcome(PressStatus.STALE, change=Redraw(snap, press.user, selection))
         if button.press.kind in SELECTION_PRESSES and not current:
             # drawn for another revision of his selection (a double tap, a Play of
@@ -287,6 +296,18 @@ def _still_a_pass(seat_view: dict[str, Any], button: GameCb) -> bool:
     return is_pass and same_bout and "P" in seat_view.get("legal", ())
 
 
+def _moot_pass(seat_view: dict[str, Any], button: GameCb) -> bool:
+    """A pass (for now or for the bout) pressed when he has no move at all now --
+    the bout it was for ended meanwhile (a throw-in on a Take that nobody could
+    follow ends it at once, RULES §0 End of a bout), and the next one asks
+    nothing of him: he said he throws no more, and so it is.  No move to make
+    and nothing out of date to tell him; his keyboard is redrawn (#41).  When
+    he has a move now (he leads, defends or may throw in) it stays stale."""
+    p = button.press
+    is_pass = p.kind == "bout_pass" or (p.kind == "action" and p.action == "P")
+    return is_pass and not seat_view.get("legal")
+
+
 def _still_meant(
     seat_view: dict[str, Any], selection: Selection, button: GameCb, current: bool
 ) -> bool:
@@ -295,10 +316,14 @@ def _still_meant(
     -- still legal for him in the same bout: it means what it meant, whatever
     another player threw in or covered meanwhile (RULES §0: a change of the
     table moves the priority and the throw-in room, and so his stamp; #29, a
-    stale toast on one press in 14 of a 4-player Shchelkovsky game).  Leads,
-    Take, transfers and pass-tickets stay strict: what they do depends on more
-    of the table.  ``current``: a card or *Play* press still means what it meant
-    on his selection (:func:`telegram_bot.buttons.moves.drawn_for`)."""
+    stale toast on one press in 14 of a 4-player Shchelkovsky game).  So does
+    the defender's Take still legal in the same bout: the cards thrown in
+    meanwhile are those he would take had his Take come first (RULES §0 Take,
+    S11: throwers still throw in after it, within the same hand limit and
+    priority; #41, the 8-player bench's stale toasts).  Leads, transfers and
+    pass-tickets stay strict: what they do depends on more of the table.
+    ``current``: a card or *Play* press still means what it meant on his
+    selection (:func:`telegram_bot.buttons.moves.drawn_for`)."""
     if not button.stamp or button.stamp[:BOUT_STAMP_LEN] != stamp(seat_view)[:BOUT_STAMP_LEN]:
         return False
     p = button.press
@@ -315,7 +340,7 @@ def _still_meant(
     # resolve() yields only a move legal now: a *Play* of several throw-in cards is
     # no single-card legal action, yet checked against the throws and the room
     action = outcome.action
-    return action is not None and action[:1] in ("T", "C")
+    return action is not None and action[:1] in ("T", "C", "K")
 
 
 def _playing(snap: Snapshot) -> bool:

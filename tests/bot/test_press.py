@@ -15,8 +15,10 @@ import pytest
 import redis.asyncio as aredis
 from aiogram.types import InlineKeyboardMarkup
 
-from engine import view
+from engine import Action, view
+from engine.actions import PASS
 from tables import OVER, LiveConfig, StaleVersion, TableService
+from tables.games import auto_pass
 from telegram_bot.buttons.callbacks import INERT, PLAY, GameCb, Press, act
 from telegram_bot.buttons.moves import (
     BOUT_STAMP_LEN,
@@ -37,10 +39,16 @@ from telegram_bot.state.snapshot import Snapshots
 from telegram_bot.usecases.cards import MyCards
 from telegram_bot.usecases.lobby import Person
 from telegram_bot.usecases.player import PlayerActions
-from telegram_bot.usecases.press import ButtonPress, PressButton, PressOutcome, PressStatus
+from telegram_bot.usecases.press import (
+    APPLY_ATTEMPTS,
+    ButtonPress,
+    PressButton,
+    PressOutcome,
+    PressStatus,
+)
 from telegram_bot.views import texts
 from telegram_bot.views.i18n import Translator
-from tests.tables.conftest import play_out
+from tests.tables.conftest import human_move, new_table, play_out
 
 ANN, BOB, EVE = 1, 2, 3
 HAND = {ANN: 101, BOB: 201}
@@ -281,10 +289,21 @@ async def test_a_lost_compare_and_set_is_tried_again(table: Table) -> None:
     assert t.svc.lose == 0
 
 
+async def test_a_press_losing_a_race_to_each_other_seat_is_applied(table: Table) -> None:
+    """#41: at an 8-seat table the throwers pass in the same second: a press
+    that loses a race to several of them (the bench: 3) is still applied."""
+    t = table
+    version, user, legal, st = await situation(t)
+    t.svc.lose = 7
+    outcome = await t.press_button(pressing(t, user, version, act(legal[0]), st))
+    assert outcome.status is PressStatus.APPLIED, outcome  # was STALE from 3 on
+    assert t.svc.lose == 0
+
+
 async def test_a_press_losing_every_race_is_stale(table: Table) -> None:
     t = table
     version, user, legal, st = await situation(t)
-    t.svc.lose = 3
+    t.svc.lose = APPLY_ATTEMPTS
     outcome = await t.press_button(pressing(t, user, version, act(legal[0]), st))
     assert outcome.status is PressStatus.STALE
     assert (await t.svc.tables.load(t.code)).version == version
@@ -515,7 +534,8 @@ async def test_a_throw_in_or_cover_still_legal_is_applied_from_an_old_keyboard(
     assert outcome.status is PressStatus.APPLIED, outcome
     after = await t.svc.tables.load(t.code)
     assert after.version == version + 1
-    # a Take from such a keyboard stays strict: what it takes depends on the table
+    # a Take from such a keyboard: none of a thrower's, nor a second move of the
+    # defender who covered (a double tap); the defender's own: the #41 test below
     other = await t.press_button(pressing(t, user, older, act("K"), old, request_id="k"))
     assert other.status in (PressStatus.STALE, PressStatus.REPEATED), other
 
@@ -646,3 +666,181 @@ async def test_a_press_after_the_game_says_it_is_over_and_what_now(table: Table)
     opened = await player.open_table(t.code, Person(user, "Ann", "en"))
     assert opened.error is not None
     assert opened.error.code == "game_over"
+
+
+async def until_priority_lost(
+    svc: TableService, code: str, rng: random.Random
+) -> tuple[int, int, str, int]:
+    """Play on (random legal moves) until the defender has a cover after which
+    the seat holding the throw-in priority holds it no more (RULES §0 Throw-in
+    priority: a change of the table returns it to the first attacker; the seats
+    that pass by themselves as the table makes them): (version, the defender's
+    user, the cover, that seat)."""
+    for _ in range(5000):
+        table_, state, version = await svc.tables.get(code)
+        assert state is not None
+        assert not state.over, "no lost priority came up"
+        holder = state.priority()
+        if holder >= 0 and state.defender in state.to_act():
+            for cover in state.legal_actions(state.defender):
+                if not cover.text().startswith("C"):
+                    continue
+                after = state.copy()
+                after.apply(cover)
+                while (passer := auto_pass(table_, after)) is not None:
+                    after.apply(Action(passer, PASS))
+                if holder not in after.to_act():
+                    user = table_.seats[state.defender].user
+                    assert user is not None
+                    return version, user, cover.text(), holder
+        await human_move(svc, code, rng)
+    raise AssertionError("no lost priority came up")
+
+
+async def test_a_thrower_whose_priority_went_away_sees_it_at_once(
+    redis_url: str, redis_prefix: str
+) -> None:
+    """#41: the thrower who holds the priority (his keyboard offers throw-ins)
+    loses it to a cover (RULES §0 Throw-in priority): his hand is redrawn at
+    once, like the actor's -- as a watcher's (a couple of seconds late) he taps
+    a throw-in that is no longer his to make and gets a stale toast (the
+    8-player bench: a card tap after ``[act:C, autopass:P ...]``).  Who only
+    watches, before and after, still gets his hand less often."""
+    svc = TableService.from_url(redis_url, LiveConfig(prefix=redis_prefix))
+    ui = ChatStateStore.of(svc)
+    delivery = Recorder()
+    publisher, use_case = wire(svc, ui, delivery)
+    try:
+        svc.games.new_seed = lambda: 41  # a deal pinned: the position comes up early
+        code = await new_table(svc, 4, variant="shchelkovsky", chat=None, rated=False)
+        hands = {user: 100 + user for user in range(1, 5)}
+        await ui.update_table(code, hands=hands)
+        version, defender, cover, holder = await until_priority_lost(svc, code, random.Random(7))
+        table_, state, _v = await svc.tables.get(code)
+        assert state is not None
+        waited = set(state.to_act())
+        await publisher.refresh(code)  # the keyboards of now: the holder's offers throw-ins
+        delivery.edits.clear()
+        seat = table_.seat_of(defender)
+        assert seat is not None
+        st = stamp(view(state, seat))
+        press = ButtonPress(
+            defender,
+            GameCb.of(code, version, act(cover), st),
+            defender,
+            hands[defender],
+            "cb-cover",
+        )
+        outcome = await use_case(press)
+        assert outcome.status is PressStatus.APPLIED, outcome
+        await publisher.show(outcome.change)
+        _t, after, _v2 = await svc.tables.get(code)
+        assert after is not None
+        assert holder not in after.to_act()
+        urgency = {chat: u for chat, _m, u in delivery.edits}
+        thrower = table_.seats[holder].user
+        assert thrower is not None
+        assert urgency[defender] is Urgency.NOW
+        assert urgency[thrower] is Urgency.NOW, urgency  # was LATER: a stale toast
+        watchers = [
+            s.user
+            for i, s in enumerate(table_.seats)
+            if i not in waited | set(after.to_act()) and s.user in urgency
+        ]
+        assert all(urgency[u] is Urgency.LATER for u in watchers), urgency
+    finally:
+        await svc.aclose()
+
+
+async def test_a_take_pressed_before_a_throw_in_of_the_bout_is_applied(
+    redis_url: str, redis_prefix: str
+) -> None:
+    """#41: the defender taps Take while a thrower throws in: the Take still
+    legal in the same bout means what it meant -- he would have taken that card
+    too had his Take come first (RULES §0 Take, S11: throwers still throw in
+    after it) -- so it is applied, not a stale toast (the 8-player bench: a
+    Take after ``[act:T ...]``).  From another bout it stays stale."""
+    svc = TableService.from_url(redis_url, LiveConfig(prefix=redis_prefix))
+    ui = ChatStateStore.of(svc)
+    delivery = Recorder()
+    _publisher, use_case = wire(svc, ui, delivery)
+    rng = random.Random(3)
+    try:
+        svc.games.new_seed = lambda: 41  # a deal pinned: the position comes up early
+        code = await new_table(svc, 4, variant="shchelkovsky", chat=None, rated=False)
+        hands = {user: 100 + user for user in range(1, 5)}
+        await ui.update_table(code, hands=hands)
+        for _ in range(5000):
+            table_, state, version = await svc.tables.get(code)
+            assert state is not None
+            assert not state.over, "no throw-in against a defender who may take came up"
+            holder = state.priority()
+            defender = state.defender
+            taking = [a.text() for a in state.legal_actions(defender)]
+            throws = [a.text() for a in state.legal_actions(holder)] if holder >= 0 else []
+            throws = [x for x in throws if x.startswith("T")]
+            if holder != defender and "K" in taking and throws:
+                after = state.copy()
+                after.apply(Action.from_text(holder, throws[0]))
+                if stamp(view(after, defender)) != stamp(view(state, defender)):
+                    break  # his keyboard changes with the throw-in
+            await human_move(svc, code, rng)
+        else:
+            raise AssertionError("no throw-in against a defender who may take came up")
+        old = stamp(view(state, defender))
+        thrower, taker = table_.seats[holder].user, table_.seats[defender].user
+        assert thrower is not None
+        assert taker is not None
+        await svc.games.apply(code, thrower, throws[0], version)
+        now = await svc.tables.load(code)
+        assert now.state is not None
+        assert stamp(view(now.state, defender)) != old  # his keyboard changed with the table
+
+        def take(stamp_: str, request: str) -> ButtonPress:
+            button = GameCb.of(code, version, act("K"), stamp_)
+            return ButtonPress(taker, button, taker, hands[taker], request)
+
+        n = BOUT_STAMP_LEN
+        other_bout = ("B" * n if old.startswith("A" * n) else "A" * n) + old[n:]
+        outcome = await use_case(take(other_bout, "cb-k1"))
+        assert outcome.status is PressStatus.STALE, outcome
+        outcome = await use_case(take(old, "cb-k2"))
+        assert outcome.status is PressStatus.APPLIED, outcome  # was STALE
+        events = await svc.admin.event_page(code, now.version, 50)
+        assert [(e.kind, e.seat, e.text) for e in events][:1] == [("act", defender, "K")]
+    finally:
+        await svc.aclose()
+
+
+async def test_a_pass_when_he_has_no_move_now_is_silent(table: Table) -> None:
+    """#41: a thrower taps Pass while the bout ends (the last throw-in on a Take
+    ends it at once) and the next asks nothing of him: no move is made and he
+    is not told his button is out of date -- what he said holds (his keyboard
+    is redrawn).  The same Pass when he has a move now stays stale."""
+    t = table
+    for _ in range(2000):
+        table_, state, version = await t.svc.tables.get(t.code)
+        assert state is not None
+        assert not state.over, "no seat without a move came up"
+        loaded = await t.svc.tables.load(t.code)
+        idle = [
+            s
+            for s in range(state.players)
+            if not state.legal_actions(s) and not loaded.moved_since(s, version - 1)
+        ]
+        if idle and version > 1:
+            break
+        await human_move(t.svc, t.code, random.Random(version))
+    assert state is not None
+    seat = idle[0]
+    user = table_.seats[seat].user
+    assert user is not None
+    now = stamp(view(state, seat))
+    n = BOUT_STAMP_LEN
+    other_bout = ("B" * n if now.startswith("A" * n) else "A" * n) + now[n:]
+    outcome = await t.press_button(pressing(t, user, version - 1, act("P"), other_bout))
+    assert outcome.status is PressStatus.MOOT, outcome  # was STALE: a toast
+    assert outcome.ok
+    assert alert(outcome, Translator("en")) is None  # answered silently
+    assert (user, HAND[user], Urgency.NOW) in t.delivery.edits  # redrawn
+    assert (await t.svc.tables.load(t.code)).version == version  # no move
