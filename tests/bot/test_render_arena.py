@@ -221,3 +221,17 @@ def test_an_arena_games_hand_says_it_is_one() -> None:
         assert first.splitlines()[0] == "🏟 " + _(texts.ARENA_HAND)
         plain = hand_screen(snap(PLAYING), 0, locale, Selection())[0]
         assert "🏟" not in plain
+
+
+@pytest.mark.parametrize("locale", ["en", "ru", "uk"])
+def test_the_arena_set_up_says_its_start_with_the_ticked_button_s_word(locale: str) -> None:
+    """#41 (sandbox journeys): «Начало: сразу» over a ticked «✓ сейчас»; the
+    summary line uses the word of the start button that is ticked."""
+    from telegram_bot.views.arena import Setup, setup_screen
+    from telegram_bot.views.i18n import Translator
+
+    _ = Translator(locale)
+    text, markup = setup_screen(Setup(), _)
+    assert "✓ " + _("now") in [b.text for row in markup.inline_keyboard for b in row]
+    [start] = [line for line in text.splitlines() if line.startswith(_("Start: now")[:4])]
+    assert start.endswith(" " + _("now")), start
