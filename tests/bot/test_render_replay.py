@@ -66,3 +66,20 @@ def test_a_step_counts_its_passes_in_words_not_with_a_button_s_arrow() -> None:
         [what] = [line for line in text.splitlines() if line.startswith("👉")]
         arrows = {b.text for row in keyboard.inline_keyboard for b in row if "/" not in b.text}
         assert not [a for a in arrows if a in what], (locale, what)
+
+
+def test_every_replay_button_moves_somewhere() -> None:
+    """#41 (sandbox journeys): the «4/96» button between ⏪ and ⏩ pointed at the
+    step shown: pressed, nothing happened. From a step in the middle every
+    button leads to another step (the head already says «move 4 of 96»)."""
+    from telegram_bot.buttons.callbacks import ReplayCb
+
+    record, _final = played("chuvash", 3, 41)
+    record = {**record, "table": "T1", "game": 1, "seats": [[7, "Ann"], [8, "Bob"], [9, "Cy"]]}
+    end = replay_step(record, 10**6)
+    step = replay_step(record, end.last // 2)
+    _text, keyboard = render_replay(step, locale="en")
+    for row in keyboard.inline_keyboard:
+        for b in row:
+            assert b.callback_data is not None
+            assert ReplayCb.unpack(b.callback_data).step != step.step, b.text
