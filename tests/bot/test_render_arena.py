@@ -235,3 +235,17 @@ def test_the_arena_set_up_says_its_start_with_the_ticked_button_s_word(locale: s
     assert "✓ " + _("now") in [b.text for row in markup.inline_keyboard for b in row]
     [start] = [line for line in text.splitlines() if line.startswith(_("Start: now")[:4])]
     assert start.endswith(" " + _("now")), start
+
+
+@pytest.mark.parametrize("locale", LANGUAGES)
+def test_the_standings_say_what_the_fire_means_when_it_shows(locale: str) -> None:
+    """#41 (sandbox journeys): «1. Dave — 8 🔥 (games: 3)» and nothing said what
+    🔥 is; a line under the standings does, only while someone is on fire."""
+    from telegram_bot.views.arena import FIRE_LEGEND
+
+    _ = Translator(locale)
+    legend = _(FIRE_LEGEND)
+    assert legend.startswith("🔥")
+    assert legend in arena_screen(arena(RUNNING), _, T0 + 60_000)[0].splitlines()
+    cold = replace(arena(RUNNING), players=tuple(replace(p, streak=0) for p in arena().players))
+    assert "🔥" not in arena_screen(cold, _, T0 + 60_000)[0]
