@@ -249,3 +249,14 @@ def test_the_standings_say_what_the_fire_means_when_it_shows(locale: str) -> Non
     assert legend in arena_screen(arena(RUNNING), _, T0 + 60_000)[0].splitlines()
     cold = replace(arena(RUNNING), players=tuple(replace(p, streak=0) for p in arena().players))
     assert "🔥" not in arena_screen(cold, _, T0 + 60_000)[0]
+
+
+@pytest.mark.parametrize(
+    ("locale", "seats"), [("en", "3 per table"), ("ru", "по 3 за столом"), ("uk", "по 3 за столом")]
+)
+def test_the_arena_says_how_many_sit_at_a_table_not_a_table_s_number(
+    locale: str, seats: str
+) -> None:
+    """#41 (sandbox journeys): «за столом 2 · 45 мин» read as «at table No 2»."""
+    text = arena_screen(arena(RUNNING), Translator(locale), T0 + 60_000)[0]
+    assert text.splitlines()[1].startswith(seats + " · ")
