@@ -164,6 +164,10 @@ def at(ms: int, style: str) -> str:
     return f'<tg-time unix="{ms // 1000}" format="{style}">{moment:%H:%M} UTC</tg-time>'
 
 
+FIRE_LEGEND = N_("🔥 — two wins in a row: points now count double")
+"""#41: the standings' 🔥 said nothing to a player who had not read the announcement."""
+
+
 def standings_lines(
     arena: Arena, _: Translator, shown: int = SHOWN, nobody: str = NOBODY_YET
 ) -> list[str]:
@@ -187,6 +191,8 @@ def standings_lines(
         )
     if len(rows) > shown:
         lines.append(_("… and {n} more", n=len(rows) - shown))
+    if any(p.streak >= FIRE_AFTER for p in rows[:shown]):
+        lines.append(_(FIRE_LEGEND))
     return lines
 
 

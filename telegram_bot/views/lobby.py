@@ -467,7 +467,8 @@ def render_ratings(me: PlayerRatings, name: str, *, locale: str, now_ms: int) ->
     else:
         lines.append(
             _(
-                "Reliability: {pct}% — the share of your last {n} games you played to the end",
+                # #41: «of your last 1 games» / «из последних 1»: no noun follows the number
+                "Reliability: {pct}% — the share of recent games you played to the end (games counted: {n})",
                 pct=round(me.reliability * 100),
                 n=me.recent,
             )

@@ -58,8 +58,9 @@ def render_replay(step: ReplayStep, *, locale: str) -> tuple[str, InlineKeyboard
         a = step.action
         cards = card_names([a.attack, *a.cards] if a.kind == "cover" else list(a.cards))
         what = action_line(a.kind, name_of(names, a.seat, _), cards, _) or a.text()
-        if step.passes:  # the passes this step carries (#29), as /help names ⏭
-            what += f" · ⏭×{step.passes}"
+        if step.passes:  # the passes this step carries (#29)
+            # in words (#41): «⏭×1» read as the ⏭ under it, which skips a bout
+            what += " · " + _("passes: {n}", n=step.passes)
     trump = public_view(state)["trump"]
     hands = [bold(_("Hands"))]
     for seat in range(state.players):
@@ -95,11 +96,9 @@ def replay_keyboard(step: ReplayStep) -> InlineKeyboardMarkup:
                 button("▶", min(step.step + 1, step.last)),
                 button("⏭", step.next_bout()),
             ],
-            [
-                button("⏪", 0),
-                button(f"{step.step}/{step.last}", step.step),
-                button("⏩", step.last),
-            ],
+            # #41: no «4/96» between them: it did nothing when pressed, and the
+            # head says «move 4 of 96»
+            [button("⏪", 0), button("⏩", step.last)],
         ]
     )
 

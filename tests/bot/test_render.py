@@ -984,6 +984,27 @@ def test_rating_message_says_ratings_reliability_and_cooldown(locale: str) -> No
 
 
 @pytest.mark.parametrize(
+    ("locale", "line"),
+    [
+        (
+            "en",
+            "Reliability: 100% — the share of recent games you played to the end (games counted: 1)",
+        ),
+        ("ru", "Надёжность: 100% — столько недавних партий вы доиграли сами (учтено партий: 1)"),
+        ("uk", "Надійність: 100% — стільки недавніх партій ви дограли самі (враховано партій: 1)"),
+    ],
+)
+def test_reliability_after_one_game_reads_naturally(locale: str, line: str) -> None:
+    """#41 (sandbox journeys): after his first game with people /rating said «the
+    share of your last 1 games» / «столько партий из последних 1»: the count
+    stands where no noun has to agree with it."""
+    from tables.ratings import PlayerRatings
+
+    me = PlayerRatings(2, "Bo", {}, 1.0, 1, None, 0)
+    assert line in render_ratings(me, "Bo", locale=locale, now_ms=0).splitlines()
+
+
+@pytest.mark.parametrize(
     ("locale", "words"),
     [("en", "with other people"), ("ru", "с другими людьми"), ("uk", "з іншими людьми")],
 )

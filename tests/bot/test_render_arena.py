@@ -221,3 +221,42 @@ def test_an_arena_games_hand_says_it_is_one() -> None:
         assert first.splitlines()[0] == "🏟 " + _(texts.ARENA_HAND)
         plain = hand_screen(snap(PLAYING), 0, locale, Selection())[0]
         assert "🏟" not in plain
+
+
+@pytest.mark.parametrize("locale", ["en", "ru", "uk"])
+def test_the_arena_set_up_says_its_start_with_the_ticked_button_s_word(locale: str) -> None:
+    """#41 (sandbox journeys): «Начало: сразу» over a ticked «✓ сейчас»; the
+    summary line uses the word of the start button that is ticked."""
+    from telegram_bot.views.arena import Setup, setup_screen
+    from telegram_bot.views.i18n import Translator
+
+    _ = Translator(locale)
+    text, markup = setup_screen(Setup(), _)
+    assert "✓ " + _("now") in [b.text for row in markup.inline_keyboard for b in row]
+    [start] = [line for line in text.splitlines() if line.startswith(_("Start: now")[:4])]
+    assert start.endswith(" " + _("now")), start
+
+
+@pytest.mark.parametrize("locale", LANGUAGES)
+def test_the_standings_say_what_the_fire_means_when_it_shows(locale: str) -> None:
+    """#41 (sandbox journeys): «1. Dave — 8 🔥 (games: 3)» and nothing said what
+    🔥 is; a line under the standings does, only while someone is on fire."""
+    from telegram_bot.views.arena import FIRE_LEGEND
+
+    _ = Translator(locale)
+    legend = _(FIRE_LEGEND)
+    assert legend.startswith("🔥")
+    assert legend in arena_screen(arena(RUNNING), _, T0 + 60_000)[0].splitlines()
+    cold = replace(arena(RUNNING), players=tuple(replace(p, streak=0) for p in arena().players))
+    assert "🔥" not in arena_screen(cold, _, T0 + 60_000)[0]
+
+
+@pytest.mark.parametrize(
+    ("locale", "seats"), [("en", "3 per table"), ("ru", "по 3 за столом"), ("uk", "по 3 за столом")]
+)
+def test_the_arena_says_how_many_sit_at_a_table_not_a_table_s_number(
+    locale: str, seats: str
+) -> None:
+    """#41 (sandbox journeys): «за столом 2 · 45 мин» read as «at table No 2»."""
+    text = arena_screen(arena(RUNNING), Translator(locale), T0 + 60_000)[0]
+    assert text.splitlines()[1].startswith(seats + " · ")
