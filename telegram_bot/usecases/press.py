@@ -37,8 +37,10 @@ gets a short notice (not a modal alert) and his fresh keyboard."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import enum
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,6 +138,41 @@ class PressOutcome:
         )
 
 
+class PressesInFlight:
+    """The presses this process handles now, by (table, user) (#41: a player
+    tapping on while a hard AI thinks -- every tap planned the same move, with
+    its AI decisions, before its write was refused as stale; 2,300 taps queued
+    as many decisions in the worker pool, and the turn timers, whose timeouts
+    wait in that queue too, stalled for every table).  His presses of one
+    table take turns: the next one reads the table after the one before wrote
+    (a double tap is then told by the usual checks, with no AI decision); a
+    tap of the very button being handled is answered at once: silent,
+    :attr:`PressStatus.REPEATED` (its first press shows the outcome)."""
+
+    def __init__(self) -> None:
+        self._turns: dict[tuple[str, int], tuple[asyncio.Lock, list[tuple[str, str]]]] = {}
+
+    @contextlib.asynccontextmanager
+    async def turn(self, press: ButtonPress) -> AsyncIterator[bool]:
+        """His turn to handle ``press``; True: another tap of the same button is
+        in hand (a copy of the same press -- its request id -- takes its turn:
+        the service tells it a duplicate)."""
+        key, data = (press.button.game, press.user), press.button.pack()
+        lock, pressed = self._turns.setdefault(key, (asyncio.Lock(), []))
+        if any(d == data and r != press.request_id for d, r in pressed):
+            yield True
+            return
+        mine = (data, press.request_id)
+        pressed.append(mine)
+        try:
+            async with lock:
+                yield False
+        finally:
+            pressed.remove(mine)
+            if not pressed and not lock.locked():
+                self._turns.pop(key, None)
+
+
 @dataclass(frozen=True)
 class PressButton:
     """The use case, over the services it needs."""
@@ -149,8 +186,16 @@ class PressButton:
     write, so a process killed between the two leaves a mark for another to
     repair (#28); the publisher's refresh marks it again and clears it."""
     attempts: int = APPLY_ATTEMPTS
+    in_flight: PressesInFlight = field(default_factory=lambda: PressesInFlight())
 
     async def __call__(self, press: ButtonPress) -> PressOutcome:
+        """One press of his at a time, in this process (:class:`PressesInFlight`)."""
+        async with self.in_flight.turn(press) as again:
+            if again:  # the same button while its first press is still handled
+                return PressOutcome(PressStatus.REPEATED)
+            return await self._handle(press)
+
+    async def _handle(self, press: ButtonPress) -> PressOutcome:
         try:
             snap = await self.snapshots.load(press.button.game)
         except EngineError as e:

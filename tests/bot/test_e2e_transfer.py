@@ -230,3 +230,50 @@ async def test_a_transfer_the_ai_is_slow_to_answer_is_answered_at_every_press(
         await fake.world.wait_for(lambda: m.version != shown or None, SAFETY, "his hand edited")
         assert await transfers_made(h, tid, 0) == before + 1
     assert not fake.stats.errors, fake.stats.error_texts
+
+
+class CountingDecider(SlowDecider):
+    """:class:`SlowDecider` that keeps every decision it was asked for."""
+
+    def __init__(self, inner: Any, delay: float) -> None:
+        super().__init__(inner, delay)
+        self.asked: list[str] = []
+
+    async def decide(self, kind: str, seed: str, state: Any, seat: int) -> Any:
+        self.asked.append(seed)  # the table's seed, the ply and the seat: one state
+        return await super().decide(kind, seed, state, seat)
+
+
+async def test_taps_while_the_ai_thinks_ask_it_each_decision_once(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """#41 (found in the sandbox): a player tapping on while the AI answers his
+    move -- each tap planned the same move with its AI decisions before its
+    write was refused, and thousands of taps queued as many decisions in the
+    worker pool, which the turn timers wait in too: every table's timers
+    stalled.  His taps of one table take turns now, and a tap of the button
+    being handled is answered at once: the AI is asked each decision once."""
+    rng = random.Random(SEED)
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False, default_timer=60) as h:
+        h.svc.games.new_seed = lambda: SEED
+        bob = fake.add_user("Bob", language_code="en")
+        bob.start()
+        await bob.wait_message(timeout=SAFETY)
+        tid = await solo_game(h, bob)
+        m, b = await play_until(h, tid, bob, transfer_button, rng)
+        before = await transfers_made(h, tid, 0)
+        shown = m.version
+        decider = CountingDecider(h.svc.games.decider, 0.5)
+        h.svc.games.decider = decider
+        presses = []
+        for _ in range(8):
+            presses.append(bob.press(data=b["callback_data"], message=m, forged=True))
+            await asyncio.sleep(0.1)
+        answers = await asyncio.gather(*(q.wait_answer(SAFETY) for q in presses))
+        assert all(not a.get("show_alert") for a in answers), answers
+        await fake.world.wait_for(lambda: m.version != shown or None, SAFETY, "his hand edited")
+        assert await transfers_made(h, tid, 0) == before + 1
+        assert decider.asked, "the AI answers the transfer"
+        twice = [seed for seed in set(decider.asked) if decider.asked.count(seed) > 1]
+        assert twice == [], f"decisions asked again: {decider.asked}"
+    assert not fake.stats.errors, fake.stats.error_texts
