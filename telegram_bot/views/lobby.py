@@ -127,7 +127,7 @@ def rated_line(lobby: LobbyLike, _: Translator) -> str:
     fresh = [u for u in lobby.fresh if u in seated]
     if fresh:
         lines.append("🆕 " + _(
-            "Not rated for {names} yet: a new player's games count once he has played "
+            "Not rated for {names} yet: a new player's games count once they have played "
             "a few games with other people over a couple of days.",
             names=_names(lobby, fresh),
         ))  # fmt: skip
@@ -422,7 +422,11 @@ def render_rating_top(
     _ = Translator(locale)
     lines = [bold(_("Leaderboard"))]
     if not any(boards.values()):
-        return "\n".join([*lines, _("No rated games in this chat yet: /new")])
+        why = _(  # #41: a new group's players are all new, for days: say why
+            "A new player's games count once they have played a few games with other "
+            "people over a couple of days."
+        )
+        return "\n".join([*lines, _("No rated games in this chat yet: /new"), why])
     for variant, rows in boards.items():
         if not rows:
             continue

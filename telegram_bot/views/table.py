@@ -158,7 +158,7 @@ NOT_COUNTED = {
     "abandoned": N_("Not rated: everyone left the game."),
     "operator": N_("Not rated: an operator handed a seat to the AI."),
     "new_players": N_(
-        "Not rated: a new player's games count once he has played a few games with "
+        "Not rated: a new player's games count once they have played a few games with "
         "other people over a couple of days."
     ),
 }

@@ -835,6 +835,7 @@ def test_a_lobby_says_for_whom_its_game_is_not_rated_and_why(locale: str) -> Non
     if en:
         assert "Casual game" in text
         assert "Not rated for Bob yet" in text
+        assert "once they have played" in text  # no "he": players are not all men (#41)
     text, _kb = render_lobby(FakeLobby(seats=(ann, bob, cy), capped=((1, 2),)), locale=locale)
     assert "🏆" in text
     assert "⏸" in text
@@ -1018,3 +1019,16 @@ def test_reliability_of_nobody_yet_says_whose_games_count(locale: str, words: st
     text = render_ratings(new, "Bo", locale=locale, now_ms=0)
     [line] = [x for x in text.splitlines() if x.startswith(("Reliab", "Надёж", "Надій"))]
     assert words in line
+
+
+@pytest.mark.parametrize(
+    ("locale", "why"),
+    [("en", "once they have played"), ("ru", "когда он сыграет"), ("uk", "коли він зіграє")],
+)
+def test_an_empty_leaderboard_says_why_new_players_are_not_on_it(locale: str, why: str) -> None:
+    """#41 (the sandbox journeys): /top in a new group said only «No rated
+    games in this chat yet: /new» right after a game there, and would for
+    days while everyone is new; it says why."""
+    text = render_rating_top({"chuvash": [], "shchelkovsky": []}, locale=locale)
+    assert "/new" in text
+    assert why in text
