@@ -29,6 +29,12 @@ ARENA_HELP = N_(
     "at tables again and again. Going out first scores 2, going out later 1, the loser 0; "
     "after two wins in a row the points are doubled. A group admin starts one with /arena."
 )
+ARENA_ABOUT = N_(
+    "An arena is a tournament in this group: for a set time the bot seats its players "
+    "at tables again and again. Going out first scores 2, going out later 1, the loser 0; "
+    "after two wins in a row the points are doubled."
+)
+""":data:`ARENA_HELP` without who starts one: the set-up, to the admin who does (#41)."""
 LEFT_BUSY = N_(
     "The arena had a table for you, but you were playing at another one, so you have "
     "left the arena. Your points stay: press Join on its message when you are free."
@@ -119,7 +125,7 @@ def setup_screen(setup: Setup, _: Translator) -> tuple[str, InlineKeyboardMarkup
         _("Length: {m} min", m=setup.minutes),
         _("Start: now") if not setup.start else _("Start: in {m} min", m=setup.start),
         "",
-        _(ARENA_HELP),
+        _(ARENA_ABOUT),
     ]
     games = [
         InlineKeyboardButton(

@@ -24,6 +24,7 @@ from telegram_bot.buttons.moves import Selection
 from telegram_bot.state.chat_state import TableUi
 from telegram_bot.state.snapshot import Snapshot
 from telegram_bot.views.arena import (
+    ARENA_ABOUT,
     MINUTES_CHOICES,
     SEATS_CHOICES,
     START_CHOICES,
@@ -260,3 +261,14 @@ def test_the_arena_says_how_many_sit_at_a_table_not_a_table_s_number(
     """#41 (sandbox journeys): «за столом 2 · 45 мин» read as «at table No 2»."""
     text = arena_screen(arena(RUNNING), Translator(locale), T0 + 60_000)[0]
     assert text.splitlines()[1].startswith(seats + " · ")
+
+
+@pytest.mark.parametrize(("locale", "who"), [("en", "/arena"), ("ru", "/arena"), ("uk", "/arena")])
+def test_the_set_up_does_not_tell_its_admin_how_to_start_an_arena(locale: str, who: str) -> None:
+    """#41 (the sandbox journeys): the set-up, which only the admin who typed
+    /arena sees, told him «A group admin starts one with /arena»; the rules of
+    an arena stay."""
+    _ = Translator(locale)
+    text, _kb = setup_screen(Setup("chuvash", 2, 45, 0), _)
+    assert who not in text
+    assert _(ARENA_ABOUT) in text  # the scoring is still explained
