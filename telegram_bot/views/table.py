@@ -94,6 +94,7 @@ def render_game_over(
     places: Sequence[int] = (),
     game: int = 0,
     offer: Sequence[str] = (),
+    arena: bool = False,
 ) -> tuple[str, InlineKeyboardMarkup | None]:
     """The result: finish order and the loser («чувашский петух» / «дурак») or a
     draw; what the game did to the ratings (#25); a *Rematch* button when the
@@ -101,7 +102,8 @@ def render_game_over(
     game started, it is answered as stale, #38).  ``places``: each seat's place
     as the game's result has it (a draw's last players share one, #38); else
     the order they went out.  ``offer``: the rematch offer's lines
-    (:func:`rematch_lines`)."""
+    (:func:`rematch_lines`).  ``arena``: an arena's game, whose places score
+    arena points -- said instead of its ratings (it has none, #41)."""
     _ = Translator(locale)
     title = _(VARIANT_TITLES[view["variant"]])
     lines = [bold(_("Game over")) + " · " + title, ""]
@@ -115,7 +117,10 @@ def render_game_over(
         icon = "🐓" if view["variant"] == "chuvash" else "🤡"
         what = _(LOSER_TITLES[view["variant"]])
         lines += ["", f"{icon} " + _("<b>{name}</b> is {title}!", name=loser, title=what)]
-    lines += rating_lines(settlement, names, _, view.get("seat"))
+    if arena:
+        lines += ["", "🏟 " + _(texts.ARENA_RESULT)]
+    else:
+        lines += rating_lines(settlement, names, _, view.get("seat"))
     lines += offer
     text = "\n".join(lines)
     if code is None:
@@ -251,7 +256,12 @@ def watch_screen(snap: Snapshot, lang: str) -> Screen:
     if t.status == OVER or state.over:
         names = seat_names(t, lang)
         text, _markup = render_game_over(
-            pv, locale=lang, names=names, settlement=snap.settlement, places=result_places(snap)
+            pv,
+            locale=lang,
+            names=names,
+            settlement=snap.settlement,
+            places=result_places(snap),
+            arena=bool(t.arena),
         )
         if snap.loaded.result is None:  # ended by an operator: nothing to replay or check
             return text, None
@@ -319,6 +329,7 @@ def game_over_screen(snap: Snapshot, v: dict[str, object], lang: str) -> Screen:
         places=result_places(snap),
         game=t.game_no,
         offer=rematch_lines(t, names, Translator(lang)),
+        arena=bool(t.arena),
     )
     _ = Translator(lang)
     if snap.loaded.result is None:  # ended by an operator: no record to replay or check

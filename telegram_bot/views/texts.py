@@ -163,6 +163,8 @@ TAKEN_OVER = N_(
 SEAT_BACK = N_("You are playing your seat again.")
 ARENA_HAND = N_("An arena game: your place in it scores points for you in the arena's standings.")
 """#41: the first line of an arena game's hand (it never said it was one)."""
+ARENA_RESULT = N_("An arena game: each place scores its points in the arena's standings.")
+"""#41: an arena game's result says so, where a game's ratings would be (it has none)."""
 GAME_STOPPED = N_("The game was stopped by an operator.")
 GAME_RESET = N_("The game was reset by an operator: the lobby is open again.")
 GAME_STOPPED_REMOVED = N_(

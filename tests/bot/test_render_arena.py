@@ -12,6 +12,7 @@ import pytest
 import engine
 from tables import OVER, PLAYING, GameResult, LiveError, Loaded, Seat, Table
 from tables.arena_rules import CANCELLED, FINISHED, RUNNING, SCHEDULED, Arena, ArenaPlayer
+from tables.ratings import Settlement
 from telegram_bot.buttons.callbacks import (
     ArenaCb,
     ArenaOp,
@@ -38,7 +39,7 @@ from telegram_bot.views.arena import (
 from telegram_bot.views.hand import hand_screen
 from telegram_bot.views.i18n import LANGUAGES, Translator
 from telegram_bot.views.table import table_screen
-from telegram_bot.views.texts import NOT_ALLOWED, refusal
+from telegram_bot.views.texts import ARENA_RESULT, NOT_ALLOWED, refusal
 from tests.bot.test_render_labels import too_wide
 
 T0 = 1_800_000_000_000
@@ -272,3 +273,22 @@ def test_the_set_up_does_not_tell_its_admin_how_to_start_an_arena(locale: str, w
     text, _kb = setup_screen(Setup("chuvash", 2, 45, 0), _)
     assert who not in text
     assert _(ARENA_ABOUT) in text  # the scoring is still explained
+
+
+@pytest.mark.parametrize("locale", LANGUAGES)
+def test_an_arena_games_result_says_its_places_score_arena_points(locale: str) -> None:
+    """#41 (the sandbox journeys): an arena game's result said only «🎲 Not
+    rated…», never that it was an arena game whose places score points; it
+    says so where the ratings would be, in a hand and on the table message."""
+    _ = Translator(locale)
+    settled = Settlement("Abc_-123456", 1, "chuvash", False, "operator")
+    arena = replace(game_over("abcDEF12"), settlement=settled)
+    shown = (  # his hand in his language; the table message in the group's (en)
+        (hand_screen(arena, 0, locale, Selection())[0], _),
+        (table_screen(arena, "bot")[0], Translator("en")),
+    )
+    for text, said in shown:
+        assert said(ARENA_RESULT) in text
+        assert "🎲" not in text
+    plain = replace(game_over(""), settlement=settled)
+    assert _(ARENA_RESULT) not in hand_screen(plain, 0, locale, Selection())[0]
