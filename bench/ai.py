@@ -351,6 +351,11 @@ def main() -> None:
     parser.add_argument(
         "--solve-nodes", type=int, default=300, help="--solve-stock's nodes a sampled deal"
     )
+    parser.add_argument(
+        "--no-beliefs",
+        action="store_true",
+        help="deal the hidden cards uniformly (no beliefs from the opponents' play)",
+    )
     parser.add_argument("--ladder", action="store_true", help="the levels' round robin")
     parser.add_argument("--levels", default=",".join(LADDER), help="--ladder's levels")
     parser.add_argument(
@@ -398,6 +403,7 @@ def main() -> None:
         "search_stock": args.search_stock,
         "endgame_nodes": args.endgame_nodes,
         "solve_nodes": args.solve_nodes,
+        "beliefs": not args.no_beliefs,
     }
     wanted = [
         (variant, players)

@@ -7,7 +7,9 @@ For each decision with more than one sensible action:
    pile, the face-up trump card, cards seen when a seat took them, a shown
    pass-ticket trump) -- never from another seat's hand or the stock;
 2. the unseen cards are dealt at random consistently with that knowledge
-   (:class:`~engine.ai.determinize.Determinizer`);
+   (:class:`~engine.ai.determinize.Determinizer`), each opponent's share weighted
+   by what his public play says he may hold (:class:`~engine.ai.beliefs.Beliefs`;
+   ``beliefs=False``: uniformly);
 3. every candidate action is tried on the same sampled deals (common random
    numbers) and each sampled game is played out on the fast representation
    (:mod:`engine.ai.fastplay`) with every seat played by the heuristic player's
@@ -36,6 +38,7 @@ import random
 from collections.abc import Callable
 
 from engine.actions import COVER, LEAD, Action
+from engine.ai.beliefs import Beliefs
 from engine.ai.determinize import Determinizer
 from engine.ai.endgame import DEFAULT_NODE_LIMIT, EndgameSolver, Unsolved, solvable
 from engine.ai.fastplay import FastGame, FastPolicy, PlayoutPolicy
@@ -109,6 +112,7 @@ class SearchPlayer:
         playout_policy: str | None = None,
         playout_epsilon: float = 0.1,
         search_stock: float | None = None,
+        beliefs: bool = True,
     ) -> None:
         if iterations is not None and iterations < 1:
             raise ValueError("iterations must be at least 1")
@@ -145,6 +149,10 @@ class SearchPlayer:
         self.last_solved: float | None = None  # the exact value of the last decision
         self.last_solved_samples = 0  # sampled deals solved exactly for it
         self._info: dict[int, PublicInfo] = {}
+        # deal the hidden cards by what the opponents' play says (engine.ai.beliefs);
+        # False: uniformly, given what is known
+        self.beliefs = beliefs
+        self._beliefs: dict[int, Beliefs] = {}
         self.last_playouts = 0  # playouts run for the last decision (for tests, benches)
         self.last_counts: list[int] = []  # playouts per candidate, for the last decision
         self.last_candidates: list[Action] = []
@@ -183,7 +191,14 @@ class SearchPlayer:
         if info is None:
             info = self._info[seat] = PublicInfo(seat)
         info.update(state)
-        det = Determinizer(state, info)
+        weights = None
+        if self.beliefs:
+            beliefs = self._beliefs.get(seat)
+            if beliefs is None:
+                beliefs = self._beliefs[seat] = Beliefs(seat)
+            beliefs.update(state)
+            weights = beliefs.weights()
+        det = Determinizer(state, info, weights)
         if not det.consistent:  # pragma: no cover - contradictory knowledge: play safe
             return base
         if self.endgame_nodes and det.unique and solvable(state):

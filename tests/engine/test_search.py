@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from engine import Action, GameState, from_deal, new_game, parse_card, parse_cards, view
 from engine.ai import ALL_KINDS, KINDS, HeuristicPlayer, SearchPlayer, make_player
 from engine.ai.base import Player, RandomPlayer
+from engine.ai.beliefs import Beliefs
 from engine.ai.determinize import Determinizer
 from engine.ai.public_info import PublicInfo, deck_counts
 from engine.ai.rollout import Policy, playout, random_playout
@@ -248,6 +249,11 @@ def test_decision_does_not_depend_on_hidden_cards(
     assume(twin is not None)
     assert twin is not None
     a, b, seat = twin
+    # the beliefs about the opponents' hands (#43) are read from public play only
+    beliefs_a, beliefs_b = Beliefs(seat), Beliefs(seat)
+    beliefs_a.update(a)
+    beliefs_b.update(b)
+    assert beliefs_a.weights() == beliefs_b.weights()
     assert small(seed).choose(a, seat) == small(seed).choose(b, seat)
 
 
