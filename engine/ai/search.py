@@ -85,6 +85,9 @@ BUDGET_SCALE: dict[tuple[str, int], float] = {("shchelkovsky", 2): 2.0}
 Shchelkovsky searches only late (``DEFAULT_SEARCH_STOCK``), where twice the
 budget paid: 8 lost of the 100 seed-26 games against the heuristic (18 with the
 default budget), its decisions still well within the time goals."""
+EXPERT_SCALE = 4.0
+"""The expert level's budget: this many times the hard level's (``bench/ai.py``
+measures its decision times: the goal is a median under one second)."""
 MAX_CANDIDATES = 12
 COVERS_PER_ATTACK = 2
 
@@ -113,12 +116,17 @@ class SearchPlayer:
         playout_epsilon: float = 0.1,
         search_stock: float | None = None,
         beliefs: bool = True,
+        budget_scale: float = 1.0,
+        name: str = "search",
     ) -> None:
         if iterations is not None and iterations < 1:
             raise ValueError("iterations must be at least 1")
         if time_budget is not None and clock is None:
             raise ValueError("a time budget needs a clock")
         self.seed = seed
+        self.name = name
+        # the default budget's multiplier on top of BUDGET_SCALE (the expert level's)
+        self.budget_scale = budget_scale
         # None: the defaults, times the variant's and player count's BUDGET_SCALE
         self.iterations = iterations
         self.steps = steps
@@ -179,7 +187,7 @@ class SearchPlayer:
         if len(state.stock) > search_stock:
             return base
         # the budget covers one round at least: no more candidates than playouts
-        scale = BUDGET_SCALE.get((state.variant.name, state.players), 1.0)
+        scale = BUDGET_SCALE.get((state.variant.name, state.players), 1.0) * self.budget_scale
         self.last_budget = (
             self.iterations or int(DEFAULT_ITERATIONS * scale),
             self.steps if self.steps is not None else int(DEFAULT_STEPS * scale),
@@ -397,4 +405,4 @@ def _chuvash_leads(state: GameState, seat: int, values: tuple[float, ...]) -> li
     return out
 
 
-__all__ = ["DEFAULT_ITERATIONS", "DEFAULT_STEPS", "SearchPlayer"]
+__all__ = ["DEFAULT_ITERATIONS", "DEFAULT_STEPS", "EXPERT_SCALE", "SearchPlayer"]
