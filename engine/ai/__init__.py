@@ -16,7 +16,12 @@ in a process pool, off its event loop (:mod:`tables.deciders`)."""
 ALL_KINDS: tuple[str, ...] = KINDS
 """Every kind :func:`make_player` builds."""
 
-LEVELS: dict[str, str] = {"easy": "easy", "normal": "heuristic", "hard": "search"}
+LEVELS: dict[str, str] = {
+    "easy": "easy",
+    "normal": "heuristic",
+    "hard": "search",
+    "expert": "expert",
+}
 """The product's difficulty levels -> the AI kind playing them."""
 
 LEVEL_OF: dict[str, str] = {kind: level for level, kind in LEVELS.items()}
