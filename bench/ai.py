@@ -151,13 +151,16 @@ def run_rows(
     seed: int,
     budget: dict[str, Any],
     jobs: int,
+    first: int = 0,
 ) -> list[dict[str, Any]]:
-    """Every row, its games split into chunks of whole deals over ``jobs``
+    """Every row (games ``first`` .. ``first + games - 1``), its games split into chunks of whole deals over ``jobs``
     processes; each finished chunk prints the row's running count (stderr), so
     a long run shows where it stands."""
     chunk = max(1, 20 // max(p for _, p in rows)) * max(p for _, p in rows)
     tasks = [
-        (row, start, min(games, start + chunk)) for row in rows for start in range(0, games, chunk)
+        (row, start, min(first + games, start + chunk))
+        for row in rows
+        for start in range(first, first + games, chunk)
     ]
     parts: dict[tuple[str, int], list[dict[str, Any]]] = {row: [] for row in rows}
     started = {row: time.perf_counter() for row in rows}
@@ -308,6 +311,9 @@ def main() -> None:
     )
     parser.add_argument("--timing-seconds", type=float, default=20.0, help="10p 4-deck run")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--first", type=int, default=0, help="the row's first game (to extend an earlier run)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
         "--solve-stock",
@@ -411,7 +417,11 @@ def main() -> None:
         for players in [int(p) for p in args.players.split(",")]
     ]
     # --games 0: only the 10-player timing run
-    rows = run_rows(wanted, games, args.seed, budget, args.jobs) if wanted and games > 0 else []
+    rows = (
+        run_rows(wanted, games, args.seed, budget, args.jobs, args.first)
+        if wanted and games > 0
+        else []
+    )
     ten = summary(
         timing_only("shchelkovsky", 10, {"decks": 4}, args.timing_seconds, budget)
         if args.timing_seconds > 0

@@ -43,28 +43,32 @@ from engine.state import Event, GameState
 
 NO_THROW = 0.0
 """Weight of a card of a rank the seat could not throw in (hard: the priority rule)."""
-TAKE_ONE = 0.3
+TAKE_ONE = 0.1
 """Weight factor of the cheap (not precious) cards beating the one uncovered card a
 defender took: a precious one he may keep on purpose."""
-TAKE_MANY = 0.6
+TAKE_MANY = 0.3
 """Weight factor of the cards beating each of several uncovered cards he took."""
-COVER_LAST = 0.3
+COVER_LAST = 0.1
 """Weight factor of the cards cheaper than the one that covered the last uncovered card
 and beating it too."""
-COVER_ONE = 0.7
+COVER_ONE = 0.4
 """The same, while other attack cards were still uncovered (his plan may have needed
 the cheaper card elsewhere)."""
-NO_TICKET = 0.15
+NO_TICKET = 0.02
 """Weight factor of the trump of the attack's rank when he could show it and did not."""
-NO_TRANSFER = 0.7
+NO_TRANSFER = 0.3
 """Weight factor of the attack's rank when he could transfer and did not."""
-LEAD_SUIT = 0.5
+LEAD_SUIT = 0.2
 """Weight factor of a led suit's cards cheaper than the lead (Shchelkovsky, S6)."""
-LEAD_CHUVASH = 0.3
+LEAD_CHUVASH = 0.1
 """Weight factor of a led suit's cards cheaper than the dearest led card (C6)."""
-THREW = 0.4
+LEAD_OTHER = 0.4
+"""Weight factor of the other suits' cards cheaper than a Shchelkovsky lead by more
+than ``LEAD_SLACK`` (a pair is worth keeping for throw-ins)."""
+LEAD_SLACK = 1.5
+THREW = 0.1
 """Weight factor of the table ranks' cards cheaper than the dearest card thrown in."""
-PASSED_CHEAP = 0.6
+PASSED_CHEAP = 0.3
 """Weight factor of the table ranks' cheap cards when he passed (S10 / C10)."""
 
 _ALL = (1 << NCARDS) - 1  # the joker's rank mask runs past the deck's bits
@@ -253,20 +257,7 @@ class Beliefs:
         values = self.values
         beat = state.beat
         if kind == LEAD:
-            self._reset_bout()
-            self.attacker = self.passer = s
-            self.sizes[s] -= len(ev.cards)
-            self.defender = self._next_active(s, state.players)
-            self.table = [[c, -1] for c in ev.cards]
-            if self.stock and ev.cards[0] != JOKER:  # endgame leads follow other aims
-                top = max(values[c] for c in ev.cards)
-                suit = suit_of(ev.cards[0])
-                cheaper = sum(
-                    1 << c
-                    for c in range(NCARDS)
-                    if c != JOKER and suit_of(c) == suit and values[c] < top
-                )
-                self._scale(s, cheaper, LEAD_SUIT if state.variant.has_trump else LEAD_CHUVASH)
+            self._lead(state, s, ev.cards)
             return
         if kind == COVER:
             attack, card = ev.cards
@@ -331,6 +322,31 @@ class Beliefs:
             limit = SHCH_PRECIOUS if self.has_trump else CHUVASH_PRECIOUS
             self.cheap = sum(1 << c for c in range(NCARDS) if self.values[c] < limit)
         return self.cheap
+
+    def _lead(self, state: GameState, s: int, cards: tuple[Card, ...]) -> None:
+        """A new bout (C6 / S6); while the stock lasts a lead is the cheapest card
+        (of its suit in Chuvash, of the hand in Shchelkovsky): cheaper ones are rare."""
+        self._reset_bout()
+        self.attacker = self.passer = s
+        self.sizes[s] -= len(cards)
+        self.defender = self._next_active(s, state.players)
+        self.table = [[c, -1] for c in cards]
+        if not self.stock or cards[0] == JOKER:  # endgame leads follow other aims
+            return
+        values = self.values
+        top = max(values[c] for c in cards)
+        suit = suit_of(cards[0])
+        cheaper = sum(
+            1 << c for c in range(NCARDS) if c != JOKER and suit_of(c) == suit and values[c] < top
+        )
+        self._scale(s, cheaper, LEAD_SUIT if state.variant.has_trump else LEAD_CHUVASH)
+        if state.variant.has_trump:  # S6: one card, the cheapest of any suit
+            other = sum(
+                1 << c
+                for c in range(NCARDS)
+                if c != JOKER and suit_of(c) != suit and values[c] < top - LEAD_SLACK
+            )
+            self._scale(s, other, LEAD_OTHER)
 
     def _room_after(self, state: GameState, more: int) -> int:
         room = self.sizes[self.defender] - len(self._uncovered()) - more
