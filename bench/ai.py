@@ -2,7 +2,7 @@
 
     python bench/ai.py [--games N] [--quick] [--variants chuvash,shchelkovsky]
                        [--players 2,4] [--iterations K] [--steps K] [--timing-seconds S]
-                       [--seed S] [--jobs N] [--json]
+                       [--seed S] [--first G] [--beliefs on|off] [--jobs N] [--json]
     python bench/ai.py --ladder [--games N] [--fast-games N] [--levels random,easy,normal,hard] ...
 
 Per variant:
@@ -358,10 +358,13 @@ def main() -> None:
         "--solve-nodes", type=int, default=300, help="--solve-stock's nodes a sampled deal"
     )
     parser.add_argument(
-        "--no-beliefs",
-        action="store_true",
-        help="deal the hidden cards uniformly (no beliefs from the opponents' play)",
+        "--beliefs",
+        choices=["on", "off"],
+        default=None,
+        help="deal the hidden cards by beliefs from the opponents' play, or uniformly"
+        " (default: the variant's, DEFAULT_BELIEFS)",
     )
+    parser.add_argument("--no-beliefs", action="store_true", help="--beliefs off")
     parser.add_argument("--ladder", action="store_true", help="the levels' round robin")
     parser.add_argument("--levels", default=",".join(LADDER), help="--ladder's levels")
     parser.add_argument(
@@ -409,7 +412,9 @@ def main() -> None:
         "search_stock": args.search_stock,
         "endgame_nodes": args.endgame_nodes,
         "solve_nodes": args.solve_nodes,
-        "beliefs": not args.no_beliefs,
+        "beliefs": False
+        if args.no_beliefs
+        else {"on": True, "off": False, None: None}[args.beliefs],
     }
     wanted = [
         (variant, players)

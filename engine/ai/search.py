@@ -85,6 +85,9 @@ BUDGET_SCALE: dict[tuple[str, int], float] = {("shchelkovsky", 2): 2.0}
 Shchelkovsky searches only late (``DEFAULT_SEARCH_STOCK``), where twice the
 budget paid: 8 lost of the 100 seed-26 games against the heuristic (18 with the
 default budget), its decisions still well within the time goals."""
+DEFAULT_BELIEFS: dict[str, bool] = {"chuvash": True, "shchelkovsky": True}
+"""Each variant's default for dealing hidden cards by beliefs (``engine.ai.beliefs``),
+as measured by ``bench/ai.py --beliefs on|off`` on the same deals (bench/README.md)."""
 EXPERT_SCALE = 4.0
 """The expert level's budget: this many times the hard level's (``bench/ai.py``
 measures its decision times: the goal is a median under one second)."""
@@ -115,7 +118,7 @@ class SearchPlayer:
         playout_policy: str | None = None,
         playout_epsilon: float = 0.1,
         search_stock: float | None = None,
-        beliefs: bool = True,
+        beliefs: bool | None = None,
         budget_scale: float = 1.0,
         name: str = "search",
     ) -> None:
@@ -158,7 +161,7 @@ class SearchPlayer:
         self.last_solved_samples = 0  # sampled deals solved exactly for it
         self._info: dict[int, PublicInfo] = {}
         # deal the hidden cards by what the opponents' play says (engine.ai.beliefs);
-        # False: uniformly, given what is known
+        # False: uniformly, given what is known; None: the variant's DEFAULT_BELIEFS
         self.beliefs = beliefs
         self._beliefs: dict[int, Beliefs] = {}
         self.last_playouts = 0  # playouts run for the last decision (for tests, benches)
@@ -200,7 +203,10 @@ class SearchPlayer:
             info = self._info[seat] = PublicInfo(seat)
         info.update(state)
         weights = None
-        if self.beliefs:
+        use_beliefs = self.beliefs
+        if use_beliefs is None:
+            use_beliefs = DEFAULT_BELIEFS[state.variant.name]
+        if use_beliefs:
             beliefs = self._beliefs.get(seat)
             if beliefs is None:
                 beliefs = self._beliefs[seat] = Beliefs(seat)
