@@ -14,7 +14,7 @@ from tables.model import STATUSES
 TABLE_ID = r"^[A-Za-z0-9_-]{1,64}$"
 Status = Literal["open", "playing", "over", "cancelled"]
 Variant = Literal["chuvash", "shchelkovsky"]
-AiKind = Literal["random", "easy", "heuristic", "search"]
+AiKind = Literal["random", "easy", "heuristic", "search", "expert"]
 assert set(get_args(Status)) == set(STATUSES), "keep Status in step with tables"
 assert set(get_args(Variant)) == set(VARIANTS), "keep Variant in step with engine.variants"
 assert set(get_args(AiKind)) == set(AI_KINDS), "keep AiKind in step with engine.ai"

@@ -2,7 +2,7 @@
 
     python bench/ai.py [--games N] [--quick] [--variants chuvash,shchelkovsky]
                        [--players 2,4] [--iterations K] [--steps K] [--timing-seconds S]
-                       [--seed S] [--jobs N] [--json]
+                       [--seed S] [--first G] [--beliefs on|off] [--jobs N] [--json]
     python bench/ai.py --ladder [--games N] [--fast-games N] [--levels random,easy,normal,hard] ...
 
 Per variant:
@@ -151,13 +151,16 @@ def run_rows(
     seed: int,
     budget: dict[str, Any],
     jobs: int,
+    first: int = 0,
 ) -> list[dict[str, Any]]:
-    """Every row, its games split into chunks of whole deals over ``jobs``
+    """Every row (games ``first`` .. ``first + games - 1``), its games split into chunks of whole deals over ``jobs``
     processes; each finished chunk prints the row's running count (stderr), so
     a long run shows where it stands."""
     chunk = max(1, 20 // max(p for _, p in rows)) * max(p for _, p in rows)
     tasks = [
-        (row, start, min(games, start + chunk)) for row in rows for start in range(0, games, chunk)
+        (row, start, min(first + games, start + chunk))
+        for row in rows
+        for start in range(first, first + games, chunk)
     ]
     parts: dict[tuple[str, int], list[dict[str, Any]]] = {row: [] for row in rows}
     started = {row: time.perf_counter() for row in rows}
@@ -308,6 +311,9 @@ def main() -> None:
     )
     parser.add_argument("--timing-seconds", type=float, default=20.0, help="10p 4-deck run")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--first", type=int, default=0, help="the row's first game (to extend an earlier run)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
         "--solve-stock",
@@ -351,6 +357,14 @@ def main() -> None:
     parser.add_argument(
         "--solve-nodes", type=int, default=300, help="--solve-stock's nodes a sampled deal"
     )
+    parser.add_argument(
+        "--beliefs",
+        choices=["on", "off"],
+        default=None,
+        help="deal the hidden cards by beliefs from the opponents' play, or uniformly"
+        " (default: the variant's, DEFAULT_BELIEFS)",
+    )
+    parser.add_argument("--no-beliefs", action="store_true", help="--beliefs off")
     parser.add_argument("--ladder", action="store_true", help="the levels' round robin")
     parser.add_argument("--levels", default=",".join(LADDER), help="--ladder's levels")
     parser.add_argument(
@@ -398,6 +412,9 @@ def main() -> None:
         "search_stock": args.search_stock,
         "endgame_nodes": args.endgame_nodes,
         "solve_nodes": args.solve_nodes,
+        "beliefs": False
+        if args.no_beliefs
+        else {"on": True, "off": False, None: None}[args.beliefs],
     }
     wanted = [
         (variant, players)
@@ -405,7 +422,11 @@ def main() -> None:
         for players in [int(p) for p in args.players.split(",")]
     ]
     # --games 0: only the 10-player timing run
-    rows = run_rows(wanted, games, args.seed, budget, args.jobs) if wanted and games > 0 else []
+    rows = (
+        run_rows(wanted, games, args.seed, budget, args.jobs, args.first)
+        if wanted and games > 0
+        else []
+    )
     ten = summary(
         timing_only("shchelkovsky", 10, {"decks": 4}, args.timing_seconds, budget)
         if args.timing_seconds > 0

@@ -11,10 +11,11 @@ sampled state is one the seat cannot tell apart from the real one.
 
 from __future__ import annotations
 
+import math
 import random
 
 from engine.ai.public_info import PublicInfo
-from engine.cards import NCARDS, Card
+from engine.cards import NCARDS, Card, iter_bits
 from engine.state import BOUT_PHASE, GameState
 
 _PUBLIC_FIELDS = (
@@ -43,6 +44,10 @@ _PUBLIC_FIELDS = (
 the roles, passes and counts are visible to everybody)."""
 
 
+_ALL = (1 << NCARDS) - 1
+"""Every card's bit (a table-ranks mask holds the joker's rank: bits past the deck)."""
+
+
 class Determinizer:
     """Samples states consistent with ``info`` (one seat's knowledge of ``state``).
 
@@ -50,9 +55,24 @@ class Determinizer:
     discard pile, the stock's length, roles and flags.  The hidden cards come from
     ``info``'s unseen pool, never from ``state.counts`` of another seat."""
 
-    __slots__ = ("base", "fixed", "need", "no_throw", "pool", "seat", "stock_bottom", "stock_len")
+    __slots__ = (
+        "base",
+        "fixed",
+        "need",
+        "no_throw",
+        "pool",
+        "seat",
+        "stock_bottom",
+        "stock_len",
+        "weights",
+    )
 
-    def __init__(self, state: GameState, info: PublicInfo) -> None:
+    def __init__(
+        self,
+        state: GameState,
+        info: PublicInfo,
+        weights: dict[int, list[float]] | None = None,
+    ) -> None:
         seat = info.seat
         self.seat = seat
         n = state.players
@@ -75,6 +95,17 @@ class Determinizer:
         self.pool: list[Card] = _cards(unseen)  # canonical order: card index
         self.no_throw = _no_throw_seats(state, seat)
         self.base = _public_copy(state)
+        # beliefs (engine.ai.beliefs): per seat that still needs cards, each pool
+        # card's weight, the priority rule's forbidden ranks at 0 (RULES §0)
+        self.weights: dict[int, list[float]] = {}
+        if weights:
+            for s in sorted({*weights, *self.no_throw}):
+                if s != seat and self.need[s]:
+                    row = weights.get(s)
+                    w = row[:] if row is not None else [1.0] * NCARDS
+                    for c in iter_bits(self.no_throw.get(s, 0) & _ALL):
+                        w[c] = 0.0
+                    self.weights[s] = w
 
     @property
     def consistent(self) -> bool:
@@ -94,7 +125,9 @@ class Determinizer:
         """One state the seat cannot tell from the real one (a fresh object)."""
         pool = self.pool[:]
         rng.shuffle(pool)
-        if self.no_throw:
+        if self.weights:
+            pool = self._weighted(pool, rng)
+        elif self.no_throw:
             pool = self._constrained(pool)
         state = self.base.copy()
         counts = state.counts
@@ -116,6 +149,37 @@ class Determinizer:
             stock.insert(0, self.stock_bottom)  # stock[0] is the bottom (S3)
         state.stock = stock
         return state
+
+    def _weighted(self, pool: list[Card], rng: random.Random) -> list[Card]:
+        """Reorder a shuffled pool so that each seat with beliefs gets its cards by
+        weighted sampling without replacement (a card of weight w comes with key
+        Exp(1)/w, the smallest keys win; weight 0 only when nothing else is left),
+        the seats in a random order; the others and the stock share the rest in its
+        shuffled order."""
+        seats = list(self.weights)
+        rng.shuffle(seats)
+        first: dict[int, list[Card]] = {}
+        rest = pool
+        inf = math.inf
+        rand = rng.random
+        for s in seats:
+            w = self.weights[s]
+            keyed = sorted(
+                (-math.log(1.0 - rand()) / w[c] if w[c] > 0.0 else inf, i)
+                for i, c in enumerate(rest)
+            )
+            take = {i for _, i in keyed[: self.need[s]]}
+            first[s] = [rest[i] for i in sorted(take)]
+            rest = [c for i, c in enumerate(rest) if i not in take]
+        # the rest keeps its shuffled order (what is left of a shuffle is shuffled)
+        out: list[Card] = []
+        for s in range(len(self.need)):
+            if s in first:
+                out += first[s]
+            else:
+                out += rest[: self.need[s]]
+                rest = rest[self.need[s] :]
+        return out + rest
 
     def _constrained(self, pool: list[Card]) -> list[Card]:
         """Reorder a shuffled pool so that the seats known to hold no throw-in

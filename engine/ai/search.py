@@ -7,7 +7,9 @@ For each decision with more than one sensible action:
    pile, the face-up trump card, cards seen when a seat took them, a shown
    pass-ticket trump) -- never from another seat's hand or the stock;
 2. the unseen cards are dealt at random consistently with that knowledge
-   (:class:`~engine.ai.determinize.Determinizer`);
+   (:class:`~engine.ai.determinize.Determinizer`), each opponent's share weighted
+   by what his public play says he may hold (:class:`~engine.ai.beliefs.Beliefs`;
+   ``beliefs=False``: uniformly);
 3. every candidate action is tried on the same sampled deals (common random
    numbers) and each sampled game is played out on the fast representation
    (:mod:`engine.ai.fastplay`) with every seat played by the heuristic player's
@@ -36,6 +38,7 @@ import random
 from collections.abc import Callable
 
 from engine.actions import COVER, LEAD, Action
+from engine.ai.beliefs import Beliefs
 from engine.ai.determinize import Determinizer
 from engine.ai.endgame import DEFAULT_NODE_LIMIT, EndgameSolver, Unsolved, solvable
 from engine.ai.fastplay import FastGame, FastPolicy, PlayoutPolicy
@@ -82,6 +85,15 @@ BUDGET_SCALE: dict[tuple[str, int], float] = {("shchelkovsky", 2): 2.0}
 Shchelkovsky searches only late (``DEFAULT_SEARCH_STOCK``), where twice the
 budget paid: 8 lost of the 100 seed-26 games against the heuristic (18 with the
 default budget), its decisions still well within the time goals."""
+DEFAULT_BELIEFS: dict[str, bool] = {"chuvash": True, "shchelkovsky": True}
+"""Each variant's default for dealing hidden cards by beliefs (``engine.ai.beliefs``),
+as measured by ``bench/ai.py --beliefs on|off`` on the same deals of seed 26 (2
+players against the heuristic, bench/README.md): Chuvash 26 lost of 300 with
+beliefs, 30 without; Shchelkovsky 32 of 280 either way -- no harm, a gain within
+noise, and sampled hands closer to the real ones."""
+EXPERT_SCALE = 4.0
+"""The expert level's budget: this many times the hard level's (``bench/ai.py``
+measures its decision times: the goal is a median under one second)."""
 MAX_CANDIDATES = 12
 COVERS_PER_ATTACK = 2
 
@@ -109,12 +121,18 @@ class SearchPlayer:
         playout_policy: str | None = None,
         playout_epsilon: float = 0.1,
         search_stock: float | None = None,
+        beliefs: bool | None = None,
+        budget_scale: float = 1.0,
+        name: str = "search",
     ) -> None:
         if iterations is not None and iterations < 1:
             raise ValueError("iterations must be at least 1")
         if time_budget is not None and clock is None:
             raise ValueError("a time budget needs a clock")
         self.seed = seed
+        self.name = name
+        # the default budget's multiplier on top of BUDGET_SCALE (the expert level's)
+        self.budget_scale = budget_scale
         # None: the defaults, times the variant's and player count's BUDGET_SCALE
         self.iterations = iterations
         self.steps = steps
@@ -145,6 +163,10 @@ class SearchPlayer:
         self.last_solved: float | None = None  # the exact value of the last decision
         self.last_solved_samples = 0  # sampled deals solved exactly for it
         self._info: dict[int, PublicInfo] = {}
+        # deal the hidden cards by what the opponents' play says (engine.ai.beliefs);
+        # False: uniformly, given what is known; None: the variant's DEFAULT_BELIEFS
+        self.beliefs = beliefs
+        self._beliefs: dict[int, Beliefs] = {}
         self.last_playouts = 0  # playouts run for the last decision (for tests, benches)
         self.last_counts: list[int] = []  # playouts per candidate, for the last decision
         self.last_candidates: list[Action] = []
@@ -171,7 +193,7 @@ class SearchPlayer:
         if len(state.stock) > search_stock:
             return base
         # the budget covers one round at least: no more candidates than playouts
-        scale = BUDGET_SCALE.get((state.variant.name, state.players), 1.0)
+        scale = BUDGET_SCALE.get((state.variant.name, state.players), 1.0) * self.budget_scale
         self.last_budget = (
             self.iterations or int(DEFAULT_ITERATIONS * scale),
             self.steps if self.steps is not None else int(DEFAULT_STEPS * scale),
@@ -183,7 +205,17 @@ class SearchPlayer:
         if info is None:
             info = self._info[seat] = PublicInfo(seat)
         info.update(state)
-        det = Determinizer(state, info)
+        weights = None
+        use_beliefs = self.beliefs
+        if use_beliefs is None:
+            use_beliefs = DEFAULT_BELIEFS[state.variant.name]
+        if use_beliefs:
+            beliefs = self._beliefs.get(seat)
+            if beliefs is None:
+                beliefs = self._beliefs[seat] = Beliefs(seat)
+            beliefs.update(state)
+            weights = beliefs.weights()
+        det = Determinizer(state, info, weights)
         if not det.consistent:  # pragma: no cover - contradictory knowledge: play safe
             return base
         if self.endgame_nodes and det.unique and solvable(state):
@@ -382,4 +414,4 @@ def _chuvash_leads(state: GameState, seat: int, values: tuple[float, ...]) -> li
     return out
 
 
-__all__ = ["DEFAULT_ITERATIONS", "DEFAULT_STEPS", "SearchPlayer"]
+__all__ = ["DEFAULT_ITERATIONS", "DEFAULT_STEPS", "EXPERT_SCALE", "SearchPlayer"]

@@ -195,7 +195,7 @@ SETTING_VALUES: dict[str, tuple[str, ...]] = {
     "timer": ("0", "30", "60", "120"),
     "max": tuple(str(n) for n in range(2, 11)),
     "watch": ("0", "1"),  # spectators allowed (issue #16)
-    "level": ("easy", "normal", "hard"),  # the AI seats' level (engine.ai.LEVELS)
+    "level": ("easy", "normal", "hard", "expert"),  # the AI seats' level (engine.ai.LEVELS)
     "rated": ("0", "1"),  # rated or casual games (#25)
 }
 """Every settings change a button may ask for; the table service validates the
@@ -293,7 +293,7 @@ class PlayCb(CallbackData, prefix="pl"):
     ``level`` (``engine.ai.LEVELS``), started at once."""
 
     variant: Literal["chuvash", "shchelkovsky"]
-    level: Literal["easy", "normal", "hard"]
+    level: Literal["easy", "normal", "hard", "expert"]
 
 
 class NewLobbyCb(CallbackData, prefix="nl"):

@@ -174,7 +174,7 @@ async def play(
     _: Translator,
     publisher: Publisher,
 ) -> None:
-    """A private game against AI players: ``/play [game] [easy|normal|hard]``
+    """A private game against AI players: ``/play [game] [easy|normal|hard|expert]``
     starts it at once; ``/play`` alone offers each game and level, a tap each,
     his last choice first (#41), or -- while he sits at a table -- says so."""
     if message.from_user is None:

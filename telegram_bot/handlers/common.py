@@ -58,6 +58,9 @@ LEVEL_WORDS = {
     "hard": "hard",
     "сложный": "hard",
     "складний": "hard",
+    "expert": "expert",
+    "эксперт": "expert",
+    "експерт": "expert",
 }
 """The AI levels (``engine.ai.LEVELS``) as /play accepts them."""
 

@@ -147,6 +147,7 @@ LEVEL_TITLES: dict[str, str] = {
     "easy": N_("easy"),
     "normal": N_("normal"),
     "hard": N_("hard"),
+    "expert": N_("expert"),
 }
 """The AI levels (``engine.ai.LEVELS``), as shown next to an AI's name."""
 VARIANT_SHORT: dict[str, str] = {
@@ -268,10 +269,10 @@ def rules_text(variant: str, locale: str) -> str:
 
 
 HELP_LEVELS = N_(
-    "• AI levels: easy, normal or hard, on the buttons of /play (or typed: /play "
+    "• AI levels: easy, normal, hard or expert, on the buttons of /play (or typed: /play "
     "shchelkovsky hard); in a lobby, under ⚙ Settings."
 )
-HELP_LEVELS_GROUP = N_("• AI levels: easy, normal or hard, in a lobby under ⚙ Settings.")
+HELP_LEVELS_GROUP = N_("• AI levels: easy, normal, hard or expert, in a lobby under ⚙ Settings.")
 """The AI levels in a group's /help: /play is the private chat's (#41)."""
 HELP_MOVES = N_(
     "• Cards marked • can be played now; greyed ones cannot. Chuvash Rooster: tap the "

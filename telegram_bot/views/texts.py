@@ -199,7 +199,8 @@ ADD_TO_GROUP = N_("Add me to a group")
 NEW_GAME_LOBBY = N_("Your lobby is ready. Send the invitation link to your friends:")
 UNKNOWN_GAME = N_("I know two games: /new chuvash or /new shchelkovsky.")
 UNKNOWN_PLAY = N_(
-    "Usage: /play [game] [level] — game: chuvash or shchelkovsky; AI level: easy, normal or hard."
+    "Usage: /play [game] [level] — game: chuvash or shchelkovsky; AI level: easy, normal, hard"
+    " or expert."
 )
 NO_SUCH_LOBBY = N_("That invitation is no longer valid.")
 NO_LOBBY_TO_SHARE = N_("Open a lobby with /new first")

@@ -96,6 +96,28 @@ async def test_play_hard_starts_a_game_against_hard_ais(
     assert not fake.stats.errors, fake.stats.error_texts
 
 
+async def test_play_expert_starts_a_game_against_expert_ais(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """#43: the expert level, above hard, typed in Ukrainian; named by the AI's name."""
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False, ai_workers=1) as h:
+        kat = fake.add_user("Kat", language_code="uk")
+        kat.start()
+        await kat.wait_message(timeout=SAFETY)
+        kat.send("/play chuvash експерт")
+        await kat.wait_message(has_game_buttons, timeout=SAFETY)
+        table = await h.svc.tables.where(kat.id)
+        assert table is not None
+        await h.wait_hands(table.id, [kat])
+        table, _state, _v = await h.svc.tables.get(table.id)
+        assert table.variant == "chuvash"
+        assert [s.ai for s in table.seats][1:] == ["expert", "expert"]
+        hand = await h.hand_message(kat, table.id)
+        assert hand is not None
+        assert "(експерт)" in (hand.text or "")
+    assert not fake.stats.errors, fake.stats.error_texts
+
+
 async def test_play_hard_in_a_group_links_to_a_hard_solo_game(
     fake: FakeTelegram, redis_url: str, redis_prefix: str
 ) -> None:
@@ -150,8 +172,8 @@ async def test_play_offers_each_game_and_level_and_remembers_the_last(
         choice = await ann.wait_message(lambda m: bool(m.buttons), timeout=SAFETY)
         assert "choose the game and the AI's level" in (choice.text or "")
         assert choice.button_texts == [
-            "Chuvash Rooster", "easy", "normal", "hard",
-            "Durak Shchelkovsky", "easy", "normal", "hard",
+            "Chuvash Rooster", "easy", "normal", "hard", "expert",
+            "Durak Shchelkovsky", "easy", "normal", "hard", "expert",
         ]  # fmt: skip
         assert [b.get("disabled") for b in choice.buttons if "callback_data" not in b] == [{}, {}]
         assert await h.svc.tables.where(ann.id) is None  # nothing started yet

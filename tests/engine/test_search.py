@@ -17,12 +17,20 @@ from hypothesis import HealthCheck, assume, given
 from hypothesis import strategies as st
 
 from engine import Action, GameState, from_deal, new_game, parse_card, parse_cards, view
-from engine.ai import ALL_KINDS, KINDS, HeuristicPlayer, SearchPlayer, make_player
+from engine.ai import (
+    ALL_KINDS,
+    KINDS,
+    SLOW_KINDS,
+    HeuristicPlayer,
+    SearchPlayer,
+    make_player,
+)
 from engine.ai.base import Player, RandomPlayer
+from engine.ai.beliefs import Beliefs
 from engine.ai.determinize import Determinizer
 from engine.ai.public_info import PublicInfo, deck_counts
 from engine.ai.rollout import Policy, playout, random_playout
-from engine.ai.search import DEFAULT_SEARCH_STOCK
+from engine.ai.search import DEFAULT_SEARCH_STOCK, EXPERT_SCALE
 from engine.errors import IllegalAction
 from engine.selfplay import play_game, selfplay
 from engine.state import OVER_PHASE
@@ -102,6 +110,22 @@ def test_search_is_a_registered_kind() -> None:
     assert player.name == "search"
     report = selfplay("chuvash", 2, 2, 0, ["search", "heuristic"])
     assert set(report["loss_share_per_kind"]) == {"search", "heuristic"}
+
+
+def test_expert_is_the_search_on_a_bigger_budget_off_the_event_loop() -> None:
+    # #43 Deliver 4: a level above hard, a slow kind (tables.deciders: the pool)
+    assert "expert" in KINDS
+    assert "expert" in SLOW_KINDS
+    expert, hard = make_player("expert", 5), make_player("search", 5)
+    assert isinstance(expert, SearchPlayer)
+    assert isinstance(hard, SearchPlayer)
+    assert expert.name == "expert"
+    state = decision_state()
+    seat = state.to_act()[0]
+    hard.choose(state, seat)
+    expert.choose(state, seat)
+    assert expert.last_budget == tuple(int(b * EXPERT_SCALE) for b in hard.last_budget)
+    assert expert.last_steps > hard.last_steps
 
 
 # ------------------------------------------------------------------------ budgets
@@ -248,6 +272,11 @@ def test_decision_does_not_depend_on_hidden_cards(
     assume(twin is not None)
     assert twin is not None
     a, b, seat = twin
+    # the beliefs about the opponents' hands (#43) are read from public play only
+    beliefs_a, beliefs_b = Beliefs(seat), Beliefs(seat)
+    beliefs_a.update(a)
+    beliefs_b.update(b)
+    assert beliefs_a.weights() == beliefs_b.weights()
     assert small(seed).choose(a, seat) == small(seed).choose(b, seat)
 
 
