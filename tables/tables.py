@@ -10,7 +10,7 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,14 +89,23 @@ class Loaded:
         digits = self.recent[pos + len(marker) :].split(";", 1)[0]
         return int(digits) if digits.isdigit() else None
 
-    def moved_since(self, seat: int, version: int) -> bool:
+    def moved_since(self, seat: int, version: int) -> bool | None:
         """Did ``seat`` make a move of its own (or pass by itself) in a write after
-        ``version``, as far as the open chunk of the log reaches?  (A keyboard
-        drawn at ``version`` pressed again is then a double tap.)"""
-        return any(
-            e.version > version and e.seat == seat and e.kind in ("act", "autopass")
-            for e in eventlog.decode_text(self.log)
-        )
+        ``version``?  (A keyboard drawn at ``version`` pressed again is then a
+        double tap.)  ``None``: the open chunk of the log does not reach back to
+        ``version`` -- a flush moved the writes since into the log's stream
+        (:func:`moved_since` over its page answers then, #41)."""
+        events = eventlog.decode_text(self.log)
+        if self.version > version and (not events or events[0].version > version + 1):
+            return None
+        return moved_since(events, seat, version)
+
+
+def moved_since(events: Sequence[LiveEvent], seat: int, version: int) -> bool:
+    """:meth:`Loaded.moved_since` over ``events``."""
+    return any(
+        e.version > version and e.seat == seat and e.kind in ("act", "autopass") for e in events
+    )
 
 
 @dataclass

@@ -46,6 +46,7 @@ from typing import Any
 
 from engine import EngineError, view
 from tables import OPEN, PLAYING, LiveError, StaleVersion, TableService
+from tables.tables import moved_since
 from telegram_bot.buttons.callbacks import GameCb
 from telegram_bot.buttons.moves import (
     BOUT_STAMP_LEN,
@@ -195,6 +196,16 @@ class PressButton:
                 return PressOutcome(PressStatus.REPEATED)
             return await self._handle(press)
 
+    async def _moved_since(self, snap: Snapshot, seat: int, version: int) -> bool:
+        """His seat moved after ``version`` (:meth:`tables.Loaded.moved_since`);
+        from the log's stream when a flush took the writes since out of the
+        table's open chunk (#41: a double tap then got a stale toast)."""
+        moved = snap.loaded.moved_since(seat, version)
+        if moved is None:
+            events = await self.svc.admin.event_page(snap.table.id, version, 1_000)
+            moved = moved_since(events, seat, version)
+        return moved
+
     async def _handle(self, press: ButtonPress) -> PressOutcome:
         try:
             snap = await self.snapshots.load(press.button.game)
@@ -245,7 +256,7 @@ class PressButton:
             # a copy of a press that changed his selection (#38): applied once,
             # whatever revision this copy comes in at -- show him his selection now
             return PressOutcome(PressStatus.REDRAWN, change=Redraw(snap, press.user, selection))
-        if button.version != snap.version and snap.loaded.moved_since(seat, button.version):
+        if button.version != snap.version and await self._moved_since(snap, seat, button.version):
             # he already moved from this keyboard (a double tap): whatever it still
             # seems to mean -- a Pass still legal on a throw-in he never saw -- is
             # not what he meant; checked before the stamp and the pass exemptions

@@ -8,7 +8,7 @@ import asyncio
 import random
 from collections import Counter
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 import pytest
@@ -263,6 +263,21 @@ async def test_a_double_tap_of_a_move_is_silent_and_redrawn(table: Table) -> Non
     assert outcome.ok  # answered without a text
     assert (await t.svc.tables.load(t.code)).version == version + 1
     assert t.delivery.edits == [(user, HAND[user], Urgency.NOW)]
+
+
+async def test_a_double_tap_after_the_log_was_flushed_is_silent(table: Table) -> None:
+    """#41 (the 4-player bench's last stale toasts): the double-tap check read
+    only the table's open chunk of the log; when his move's write flushed the
+    chunk to the log's stream, his second tap of Take got a stale toast."""
+    t = table
+    t.svc.tables.config = replace(t.svc.tables.config, log_chunk=1)  # every write flushes
+    version, user, legal, st = await situation(t)
+    await t.press_button(pressing(t, user, version, act(legal[0]), st))
+    loaded = await t.svc.tables.load(t.code)
+    assert loaded.log == ""  # flushed: the open chunk holds nothing of his move
+    outcome = await t.press_button(pressing(t, user, version, act(legal[0]), st, request_id="x"))
+    assert outcome.status is PressStatus.REPEATED
+    assert (await t.svc.tables.load(t.code)).version == version + 1
 
 
 async def test_an_old_button_with_another_stamp_is_stale_and_redrawn(table: Table) -> None:
