@@ -472,3 +472,67 @@ def test_two_player_shchelkovsky_searches_on_twice_the_budget() -> None:
         small = SearchPlayer(1, iterations=30, steps=900)
         small.choose(state, state.to_act()[0])
         assert small.last_budget == (30, 900)
+
+
+# --------------------------------------------------------- the levels' decisions
+
+LEVEL_POSITIONS: list[tuple[str, int, dict[str, Any], int, int | None]] = [
+    ("chuvash", 2, {}, 11, 0),
+    ("chuvash", 3, {}, 5, 6),
+    ("shchelkovsky", 2, {"decks": 2}, 26, None),
+    ("shchelkovsky", 3, {"decks": 2}, 4, None),
+]
+"""Positions where the search runs: (variant, players, options, deal seed, random
+moves played first; ``None``: until the stock holds at most 40 cards and the seat
+to act has three choices)."""
+
+
+def level_position(index: int) -> GameState:
+    variant, players, options, seed, moves = LEVEL_POSITIONS[index]
+    state = new_game(variant, players, seed, options)
+    rng = random.Random(seed)
+    played = 0
+    while (
+        len(state.stock) > 40 or len(state.legal_actions(state.to_act()[0])) < 3
+        if moves is None
+        else played < moves
+    ):
+        state.apply(rng.choice(state.legal_actions(state.to_act()[0])))
+        played += 1
+    return state
+
+
+@pytest.mark.parametrize(
+    ("position", "kind", "seed", "action", "spent", "playouts", "steps"),
+    [
+        (0, "search", 7, Action(1, "lead", (41,)), (400, 12000), 184, 12288),
+        (0, "expert", 0, Action(1, "lead", (40,)), (1600, 48000), 720, 48375),
+        (1, "search", 0, Action(1, "cover", (42,), 41), (400, 12000), 240, 12048),
+        (1, "expert", 0, Action(1, "take", ()), (1600, 48000), 960, 48010),
+        (2, "search", 7, Action(0, "lead", (20,)), (800, 24000), 300, 24318),
+        (2, "expert", 7, Action(0, "lead", (1,)), (3200, 96000), 1190, 96229),
+        (3, "search", 0, Action(2, "lead", (26,)), (400, 12000), 96, 12570),
+        (3, "expert", 0, Action(2, "lead", (1,)), (1600, 48000), 384, 48675),
+    ],
+)
+def test_the_levels_decide_as_recorded(
+    position: int,
+    kind: str,
+    seed: int,
+    action: Action,
+    spent: tuple[int, int],
+    playouts: int,
+    steps: int,
+) -> None:
+    """The product's hard (``search``) and expert levels on fixed seeds: the move,
+    the budget and the work done are those recorded before the search's options
+    became one config value (#39): a refactor of the search keeps its decisions."""
+    state = level_position(position)
+    player = make_player(kind, seed)
+    assert isinstance(player, SearchPlayer)
+    assert player.choose(state, state.to_act()[0]) == action
+    assert (player.last_budget, player.last_playouts, player.last_steps) == (
+        spent,
+        playouts,
+        steps,
+    )
