@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.ladder import LADDER, pair_games, table
 from engine.actions import Action
-from engine.ai import LEVELS, SLOW_KINDS, HeuristicPlayer, SearchPlayer
+from engine.ai import LEVELS, SLOW_KINDS, HeuristicPlayer, SearchConfig, SearchPlayer
 from engine.ai.base import Player
 from engine.ai.endgame import DEFAULT_NODE_LIMIT
 from engine.ai.search import DEFAULT_PLAYOUT_LIMIT
@@ -88,7 +88,7 @@ def games_range(
     start: int,
     stop: int,
     seed: int,
-    budget: dict[str, Any],
+    config: SearchConfig,
 ) -> dict[str, Any]:
     """Games ``start`` .. ``stop - 1`` of a row; game ``g`` deals deal ``g // players``
     with the search player at seat ``g % players`` (the others: heuristic).  Each
@@ -99,12 +99,7 @@ def games_range(
     for g in range(start, stop):
         deal, seat = divmod(g, players)
         state = new_game(variant, players, f"bench:{seed}:{deal}", OPTIONS[variant])
-        timed = Timed(
-            SearchPlayer(
-                f"{seed}:{g}",
-                **budget,
-            )
-        )
+        timed = Timed(SearchPlayer(f"{seed}:{g}", config))
         ais: list[Player] = [
             timed if s == seat else HeuristicPlayer(f"{seed}:{g}:{s}") for s in range(players)
         ]
@@ -149,7 +144,7 @@ def run_rows(
     rows: list[tuple[str, int]],
     games: int,
     seed: int,
-    budget: dict[str, Any],
+    config: SearchConfig,
     jobs: int,
     first: int = 0,
 ) -> list[dict[str, Any]]:
@@ -177,11 +172,11 @@ def run_rows(
 
     if jobs <= 1:
         for row, start, stop in tasks:
-            record(row, games_range(row[0], row[1], start, stop, seed, budget))
+            record(row, games_range(row[0], row[1], start, stop, seed, config))
     else:
         with ProcessPoolExecutor(jobs) as pool:
             futures = {
-                pool.submit(games_range, row[0], row[1], start, stop, seed, budget): row
+                pool.submit(games_range, row[0], row[1], start, stop, seed, config): row
                 for row, start, stop in tasks
             }
             for future in as_completed(futures):
@@ -194,7 +189,7 @@ def timing_only(
     players: int,
     options: dict[str, Any],
     seconds: float,
-    budget: dict[str, Any],
+    config: SearchConfig,
 ) -> list[float]:
     """Decision times of one search player among heuristics for ``seconds``."""
     times: list[float] = []
@@ -203,12 +198,7 @@ def timing_only(
     g = 0
     while time.perf_counter() - start < seconds:
         state = new_game(variant, players, f"time:{g}", options)
-        timed = Timed(
-            SearchPlayer(
-                g,
-                **budget,
-            )
-        )
+        timed = Timed(SearchPlayer(g, config))
         ais: list[Player] = [timed, *(HeuristicPlayer(f"{g}:{s}") for s in range(1, players))]
         g += 1
         while state.phase != OVER_PHASE and time.perf_counter() - start < seconds:
@@ -399,23 +389,21 @@ def main() -> None:
         for v, pairs in ladder.items():
             print("\n".join(table(v, levels, pairs)))
         return
-    budget: dict[str, Any] = {
-        "iterations": args.iterations,
-        "steps": args.steps,
-        "solve_stock": args.solve_stock,
-        "z": args.z,
-        "margin": args.margin,
-        "halving": args.halving,
-        "playout_policy": args.playout_policy,
-        "playout_epsilon": args.epsilon,
-        "playout_limit": args.playout_limit,
-        "search_stock": args.search_stock,
-        "endgame_nodes": args.endgame_nodes,
-        "solve_nodes": args.solve_nodes,
-        "beliefs": False
-        if args.no_beliefs
-        else {"on": True, "off": False, None: None}[args.beliefs],
-    }
+    config = SearchConfig(
+        iterations=args.iterations,
+        steps=args.steps,
+        solve_stock=args.solve_stock,
+        z=args.z,
+        margin=args.margin,
+        halving=args.halving,
+        playout_policy=args.playout_policy,
+        playout_epsilon=args.epsilon,
+        playout_limit=args.playout_limit,
+        search_stock=args.search_stock,
+        endgame_nodes=args.endgame_nodes,
+        solve_nodes=args.solve_nodes,
+        beliefs=False if args.no_beliefs else {"on": True, "off": False, None: None}[args.beliefs],
+    )
     wanted = [
         (variant, players)
         for variant in [v.strip() for v in args.variants.split(",") if v.strip()]
@@ -423,12 +411,12 @@ def main() -> None:
     ]
     # --games 0: only the 10-player timing run
     rows = (
-        run_rows(wanted, games, args.seed, budget, args.jobs, args.first)
+        run_rows(wanted, games, args.seed, config, args.jobs, args.first)
         if wanted and games > 0
         else []
     )
     ten = summary(
-        timing_only("shchelkovsky", 10, {"decks": 4}, args.timing_seconds, budget)
+        timing_only("shchelkovsky", 10, {"decks": 4}, args.timing_seconds, config)
         if args.timing_seconds > 0
         else []
     )

@@ -5,12 +5,12 @@ from __future__ import annotations
 from engine.ai.base import Player, RandomPlayer
 from engine.ai.easy import EasyPlayer
 from engine.ai.heuristic import HeuristicPlayer
-from engine.ai.search import EXPERT_SCALE, SearchPlayer
+from engine.ai.search import EXPERT, HARD, SearchConfig, SearchPlayer
 
 KINDS: tuple[str, ...] = ("random", "easy", "heuristic", "search", "expert")
 """The AI kinds the product offers at a table (the table service and the admin API
 validate seats against it).  ``search`` takes ~100 ms a decision, ``expert`` (the
-search on ``EXPERT_SCALE`` times its budget) several times that: the bot runs them
+search on the ``EXPERT`` preset: ``EXPERT_SCALE`` times its budget) several times that: the bot runs them
 in a process pool, off its event loop (:mod:`tables.deciders`)."""
 
 ALL_KINDS: tuple[str, ...] = KINDS
@@ -41,9 +41,9 @@ def make_player(kind: str, seed: int | str = 0) -> Player:
     if kind == "heuristic":
         return HeuristicPlayer(seed)
     if kind == "search":
-        return SearchPlayer(seed)
+        return SearchPlayer(seed, HARD)
     if kind == "expert":
-        return SearchPlayer(seed, budget_scale=EXPERT_SCALE, name="expert")
+        return SearchPlayer(seed, EXPERT, name="expert")
     raise ValueError(f"unknown AI kind {kind!r}; known: {', '.join(ALL_KINDS)}")
 
 
@@ -57,6 +57,7 @@ __all__ = [
     "HeuristicPlayer",
     "Player",
     "RandomPlayer",
+    "SearchConfig",
     "SearchPlayer",
     "make_player",
 ]

@@ -23,6 +23,10 @@ For each decision with more than one sensible action:
 Where it searches: everywhere in Chuvash; in Shchelkovsky once the stock holds
 at most 40 cards (``DEFAULT_SEARCH_STOCK``: before, the heuristic's move).
 
+The options are one value, :class:`SearchConfig`; the product's levels play its
+presets ``HARD`` and ``EXPERT``, the other fields are knobs of ``bench/ai.py`` and
+the tests.
+
 Budget: at most ``iterations`` playouts and about ``steps`` simulated actions per
 decision (by default 400 and 12,000, times ``BUDGET_SCALE``: twice that in
 2-player Shchelkovsky), in whole rounds (deterministic: the same seed, view and public history
@@ -36,6 +40,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from engine.actions import COVER, LEAD, Action
 from engine.ai.beliefs import Beliefs
@@ -98,74 +103,80 @@ MAX_CANDIDATES = 12
 COVERS_PER_ATTACK = 2
 
 
+@dataclass(frozen=True)
+class SearchConfig:
+    """The search's options, one value.  The product plays two presets (``HARD``,
+    ``EXPERT``); every other field is a knob that ``bench/ai.py`` and the tests
+    turn to measure or pin down one behaviour."""
+
+    iterations: int | None = None
+    """At most this many playouts a decision (None: ``DEFAULT_ITERATIONS`` times
+    the variant's and player count's ``BUDGET_SCALE`` and ``budget_scale``)."""
+    steps: int | None = None
+    """About this many simulated actions a decision (None: ``DEFAULT_STEPS``, scaled
+    as ``iterations``)."""
+    budget_scale: float = 1.0
+    """The default budget's multiplier on top of ``BUDGET_SCALE`` (the expert level's)."""
+    playout_limit: int = DEFAULT_PLAYOUT_LIMIT
+    time_budget: float | None = None
+    """Seconds a decision, read from ``clock`` (None: no time limit)."""
+    clock: Clock | None = None
+    margin: float = 0.03
+    """How much better than the heuristic's choice a candidate must score."""
+    z: float = 0.0
+    """A candidate replaces the heuristic's choice only if it beats it, on the same
+    sampled deals, by more than ``z`` standard errors of the difference."""
+    endgame_nodes: int = DEFAULT_NODE_LIMIT
+    """The exact endgame's nodes a decision (0: never solve exactly)."""
+    solve_stock: int = 0
+    """Two players, at most this many cards in the stock: sampled deals are solved
+    (``solve_nodes`` nodes each) rather than played out."""
+    solve_nodes: int = 300
+    halving: bool = False
+    """Half the budget on every candidate, the other half on the better half of them."""
+    playout_policy: str | None = None
+    """A key of ``PLAYOUT_POLICIES`` (None: the variant's, ``DEFAULT_PLAYOUT_POLICY``)."""
+    playout_epsilon: float = 0.1
+    """The share of random moves in playouts."""
+    search_stock: float | None = None
+    """The search runs only once the stock holds at most this many cards (None: the
+    variant's, ``DEFAULT_SEARCH_STOCK``); before that the heuristic's choice."""
+    beliefs: bool | None = None
+    """Deal the hidden cards by what the opponents' play says (:mod:`engine.ai.beliefs`);
+    False: uniformly, given what is known; None: the variant's ``DEFAULT_BELIEFS``."""
+
+    def __post_init__(self) -> None:
+        if self.iterations is not None and self.iterations < 1:
+            raise ValueError("iterations must be at least 1")
+        if self.time_budget is not None and self.clock is None:
+            raise ValueError("a time budget needs a clock")
+        if self.playout_policy is not None and self.playout_policy not in PLAYOUT_POLICIES:
+            raise ValueError(f"unknown playout policy {self.playout_policy!r}")
+
+
+HARD = SearchConfig()
+"""The hard level (the ``search`` kind): the defaults."""
+EXPERT = SearchConfig(budget_scale=EXPERT_SCALE)
+"""The expert level: the hard level on ``EXPERT_SCALE`` times its budget."""
+
+
 class SearchPlayer:
     """Determinized Monte Carlo search from one seat's public information."""
 
     name = "search"
 
     def __init__(
-        self,
-        seed: int | str = 0,
-        *,
-        iterations: int | None = None,
-        steps: int | None = None,
-        playout_limit: int = DEFAULT_PLAYOUT_LIMIT,
-        time_budget: float | None = None,
-        clock: Clock | None = None,
-        margin: float = 0.03,
-        z: float = 0.0,
-        endgame_nodes: int = DEFAULT_NODE_LIMIT,
-        solve_stock: int = 0,
-        solve_nodes: int = 300,
-        halving: bool = False,
-        playout_policy: str | None = None,
-        playout_epsilon: float = 0.1,
-        search_stock: float | None = None,
-        beliefs: bool | None = None,
-        budget_scale: float = 1.0,
-        name: str = "search",
+        self, seed: int | str = 0, config: SearchConfig = HARD, *, name: str = "search"
     ) -> None:
-        if iterations is not None and iterations < 1:
-            raise ValueError("iterations must be at least 1")
-        if time_budget is not None and clock is None:
-            raise ValueError("a time budget needs a clock")
         self.seed = seed
+        self.config = config
         self.name = name
-        # the default budget's multiplier on top of BUDGET_SCALE (the expert level's)
-        self.budget_scale = budget_scale
-        # None: the defaults, times the variant's and player count's BUDGET_SCALE
-        self.iterations = iterations
-        self.steps = steps
         self.last_budget = (0, 0)  # the last decision's (iterations, steps)
-        self.playout_limit = playout_limit
-        self.time_budget = time_budget
-        self.clock = clock
-        self.margin = margin
-        # a candidate replaces the heuristic's choice only if it beats it, on the
-        # same sampled deals, by more than ``z`` standard errors of the difference
-        self.z = z
         self._diffs: list[tuple[float, float, int]] = []  # per candidate: sum d, sum d^2, n
         self.heuristic = HeuristicPlayer(seed)
-        self.endgame_nodes = endgame_nodes  # 0: never solve exactly
-        # two players, at most ``solve_stock`` cards in the stock: sampled deals are
-        # solved (``solve_nodes`` nodes each) rather than played out
-        self.solve_stock = solve_stock
-        self.solve_nodes = solve_nodes
-        # half the budget on every candidate, the other half on the better half of them
-        self.halving = halving
-        if playout_policy is not None and playout_policy not in PLAYOUT_POLICIES:
-            raise ValueError(f"unknown playout policy {playout_policy!r}")
-        self.playout_policy = playout_policy  # None: the variant's (DEFAULT_PLAYOUT_POLICY)
-        self.playout_epsilon = playout_epsilon  # the share of random moves in playouts
-        # the search runs only once the stock holds at most this many cards (None:
-        # the variant's, DEFAULT_SEARCH_STOCK); before that the heuristic's choice
-        self.search_stock = search_stock
         self.last_solved: float | None = None  # the exact value of the last decision
         self.last_solved_samples = 0  # sampled deals solved exactly for it
         self._info: dict[int, PublicInfo] = {}
-        # deal the hidden cards by what the opponents' play says (engine.ai.beliefs);
-        # False: uniformly, given what is known; None: the variant's DEFAULT_BELIEFS
-        self.beliefs = beliefs
         self._beliefs: dict[int, Beliefs] = {}
         self.last_playouts = 0  # playouts run for the last decision (for tests, benches)
         self.last_counts: list[int] = []  # playouts per candidate, for the last decision
@@ -187,16 +198,17 @@ class SearchPlayer:
         base = self.heuristic.choose(state, seat)
         if base is None or len(legal) == 1:
             return base if base is not None else legal[0]
-        search_stock = self.search_stock
+        config = self.config
+        search_stock = config.search_stock
         if search_stock is None:
             search_stock = DEFAULT_SEARCH_STOCK[state.variant.name]
         if len(state.stock) > search_stock:
             return base
         # the budget covers one round at least: no more candidates than playouts
-        scale = BUDGET_SCALE.get((state.variant.name, state.players), 1.0) * self.budget_scale
+        scale = BUDGET_SCALE.get((state.variant.name, state.players), 1.0) * config.budget_scale
         self.last_budget = (
-            self.iterations or int(DEFAULT_ITERATIONS * scale),
-            self.steps if self.steps is not None else int(DEFAULT_STEPS * scale),
+            config.iterations or int(DEFAULT_ITERATIONS * scale),
+            config.steps if config.steps is not None else int(DEFAULT_STEPS * scale),
         )
         candidates = self._candidates(state, seat, legal, base)[: self.last_budget[0]]
         if len(candidates) == 1:
@@ -206,7 +218,7 @@ class SearchPlayer:
             info = self._info[seat] = PublicInfo(seat)
         info.update(state)
         weights = None
-        use_beliefs = self.beliefs
+        use_beliefs = config.beliefs
         if use_beliefs is None:
             use_beliefs = DEFAULT_BELIEFS[state.variant.name]
         if use_beliefs:
@@ -218,7 +230,7 @@ class SearchPlayer:
         det = Determinizer(state, info, weights)
         if not det.consistent:  # pragma: no cover - contradictory knowledge: play safe
             return base
-        if self.endgame_nodes and det.unique and solvable(state):
+        if config.endgame_nodes and det.unique and solvable(state):
             exact = self._solve(det, seat, base, random.Random(rng_key))
             if exact is not None:
                 return exact
@@ -265,7 +277,7 @@ class SearchPlayer:
         heuristic's when it is as good; ``None`` when the budget ran out or every
         move loses against perfect play (the sampled search then looks for the
         line most likely to trip the opponent)."""
-        solver = EndgameSolver(seat, self.endgame_nodes)
+        solver = EndgameSolver(seat, self.config.endgame_nodes)
         try:
             value, action = solver.solve(det.sample(rng), prefer=base)
         except Unsolved:
@@ -281,10 +293,12 @@ class SearchPlayer:
     def _search(
         self, det: Determinizer, candidates: list[Action], rng: random.Random
     ) -> list[float]:
+        config = self.config
+        clock = config.clock
         k = len(candidates)
         deadline = None
-        if self.time_budget is not None and self.clock is not None:
-            deadline = self.clock() + self.time_budget
+        if config.time_budget is not None and clock is not None:
+            deadline = clock() + config.time_budget
         totals = [0.0] * k
         counts = [0] * k
         seat = det.seat
@@ -296,17 +310,17 @@ class SearchPlayer:
         # played out greedily (every card of a sample is known, the stock's order too)
         solver = None
         if (
-            self.solve_nodes
+            config.solve_nodes
             and sum(1 for s in det.base.sizes if s) == 2
-            and det.stock_len <= self.solve_stock
+            and det.stock_len <= config.solve_stock
         ):
-            solver = EndgameSolver(seat, self.solve_nodes)
+            solver = EndgameSolver(seat, config.solve_nodes)
         policy: PlayoutPolicy | None = None  # the playout policy (per game)
         # whole rounds (every candidate on one sampled deal) while the budget lasts
         active = list(range(k))
         self.last_counts = counts
         self.last_candidates = candidates
-        halve = self.halving and k > 2
+        halve = config.halving and k > 2
         iterations, steps = self.last_budget
         while self.last_playouts + len(active) <= iterations and self.last_steps < steps:
             if halve and (2 * self.last_playouts >= iterations or 2 * self.last_steps >= steps):
@@ -323,7 +337,7 @@ class SearchPlayer:
             before = totals[:]
             for i in active:
                 action = candidates[i]
-                if deadline is not None and self.clock is not None and self.clock() >= deadline:
+                if deadline is not None and clock is not None and clock() >= deadline:
                     return _means(totals, counts, active)
                 game = sample.copy()
                 try:
@@ -346,10 +360,10 @@ class SearchPlayer:
                     fresh = True
                     self.last_steps += NODE_COST * solver.nodes
                 if policy is None:
-                    name = self.playout_policy or DEFAULT_PLAYOUT_POLICY[game.variant.name]
-                    policy = PLAYOUT_POLICIES[name](game, self.playout_epsilon)
+                    name = config.playout_policy or DEFAULT_PLAYOUT_POLICY[game.variant.name]
+                    policy = PLAYOUT_POLICIES[name](game, config.playout_epsilon)
                 fast = FastGame(game)
-                self.last_steps += 1 + fast.playout(rng, policy, self.playout_limit)
+                self.last_steps += 1 + fast.playout(rng, policy, config.playout_limit)
                 totals[i] += _score(fast, seat)
                 counts[i] += 1
                 self.last_playouts += 1
@@ -364,16 +378,17 @@ class SearchPlayer:
 
     def _pick(self, candidates: list[Action], scores: list[float], base: Action) -> Action:
         best = max(range(len(candidates)), key=lambda i: (scores[i], -i))
-        if scores[best] - scores[0] <= self.margin:
+        margin, z = self.config.margin, self.config.z
+        if scores[best] - scores[0] <= margin:
             return base
-        if self.z > 0 and len(self._diffs) == len(candidates):
+        if z > 0 and len(self._diffs) == len(candidates):
             total, squares, n = self._diffs[best]
             if n < 2:
                 return base
             mean = total / n
             # one pseudo-observation of spread 1: a few equal rounds prove nothing
             var = max(0.0, squares - n * mean * mean + 1.0) / n
-            if mean <= self.z * math.sqrt(var / n):
+            if mean <= z * math.sqrt(var / n):
                 return base
         return candidates[best]
 
@@ -414,4 +429,12 @@ def _chuvash_leads(state: GameState, seat: int, values: tuple[float, ...]) -> li
     return out
 
 
-__all__ = ["DEFAULT_ITERATIONS", "DEFAULT_STEPS", "EXPERT_SCALE", "SearchPlayer"]
+__all__ = [
+    "DEFAULT_ITERATIONS",
+    "DEFAULT_STEPS",
+    "EXPERT",
+    "EXPERT_SCALE",
+    "HARD",
+    "SearchConfig",
+    "SearchPlayer",
+]

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import pytest
 
 from engine import GameState, new_game
-from engine.ai import HeuristicPlayer, SearchPlayer
+from engine.ai import HeuristicPlayer, SearchConfig, SearchPlayer
 from engine.ai.endgame import EndgameSolver, Unsolved, exhaustive_value, solvable
 from engine.cards import SUIT_MASKS
 from engine.state import OVER_PHASE
@@ -148,7 +148,7 @@ def test_the_search_player_plays_the_exact_move_in_a_known_ending(
     solved = 0
     for state in endings(variant, options, 8, 25, no_trump_in_hand):
         for seat in state.to_act():
-            player = SearchPlayer(f"e{seat}", iterations=12, steps=400)
+            player = SearchPlayer(f"e{seat}", SearchConfig(iterations=12, steps=400))
             action = player.choose(state, seat)
             assert action in state.legal_actions(seat)
             if player.last_solved is None:
@@ -209,7 +209,8 @@ def test_solving_sampled_deals_late_in_the_game_is_legal_and_deterministic() -> 
             continue
         for seat in state.to_act():
             players = [
-                SearchPlayer(f"s{seed}", iterations=24, steps=3000, solve_stock=6) for _ in range(2)
+                SearchPlayer(f"s{seed}", SearchConfig(iterations=24, steps=3000, solve_stock=6))
+                for _ in range(2)
             ]
             moves = [p.choose(state, seat) for p in players]
             assert moves[0] == moves[1]
@@ -230,8 +231,12 @@ def test_a_huge_z_keeps_the_heuristics_move() -> None:
         state = new_game("chuvash", 2, seed)
         while state.phase != OVER_PHASE and compared < 60:
             seat = state.to_act()[int(rng.random() * len(state.to_act()))]
-            strict = SearchPlayer(seed, iterations=24, steps=1500, z=1e9, endgame_nodes=0)
-            never = SearchPlayer(seed, iterations=24, steps=1500, margin=10.0, endgame_nodes=0)
+            strict = SearchPlayer(
+                seed, SearchConfig(iterations=24, steps=1500, z=1e9, endgame_nodes=0)
+            )
+            never = SearchPlayer(
+                seed, SearchConfig(iterations=24, steps=1500, margin=10.0, endgame_nodes=0)
+            )
             assert strict.choose(state, seat) == never.choose(state, seat)
             compared += 1
             action = state.sample_action(seat, rng.random())

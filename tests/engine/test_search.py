@@ -30,7 +30,7 @@ from engine.ai.beliefs import Beliefs
 from engine.ai.determinize import Determinizer
 from engine.ai.public_info import PublicInfo, deck_counts
 from engine.ai.rollout import Policy, playout, random_playout
-from engine.ai.search import DEFAULT_SEARCH_STOCK, EXPERT_SCALE
+from engine.ai.search import DEFAULT_SEARCH_STOCK, EXPERT, EXPERT_SCALE, HARD, SearchConfig
 from engine.errors import IllegalAction
 from engine.selfplay import play_game, selfplay
 from engine.state import OVER_PHASE
@@ -45,7 +45,7 @@ CONFIGS: list[tuple[str, int, dict[str, Any]]] = [
 
 def small(seed: int | str) -> SearchPlayer:
     """A search player with a small budget (behaviour, not strength)."""
-    return SearchPlayer(seed, iterations=12, steps=400, playout_limit=60)
+    return SearchPlayer(seed, SearchConfig(iterations=12, steps=400, playout_limit=60))
 
 
 def advance(state: GameState, steps: int, seed: str) -> list[Action]:
@@ -120,6 +120,15 @@ def test_expert_is_the_search_on_a_bigger_budget_off_the_event_loop() -> None:
     assert isinstance(expert, SearchPlayer)
     assert isinstance(hard, SearchPlayer)
     assert expert.name == "expert"
+    # the levels are the search's presets: the defaults, and those on a bigger budget
+    assert (
+        (hard.config, expert.config)
+        == (HARD, EXPERT)
+        == (
+            SearchConfig(),
+            SearchConfig(budget_scale=EXPERT_SCALE),
+        )
+    )
     state = decision_state()
     seat = state.to_act()[0]
     hard.choose(state, seat)
@@ -138,7 +147,7 @@ def decision_state() -> GameState:
 
 def test_iteration_budget_is_respected() -> None:
     for iterations in (1, 5, 40):
-        player = SearchPlayer(0, iterations=iterations, steps=10**9)
+        player = SearchPlayer(0, SearchConfig(iterations=iterations, steps=10**9))
         state = decision_state()
         player.choose(state, state.to_act()[0])
         assert player.last_playouts <= iterations
@@ -149,21 +158,24 @@ def test_iteration_budget_is_respected() -> None:
 def test_step_budget_stops_after_the_round_that_reaches_it() -> None:
     state = decision_state()
     seat = state.to_act()[0]
-    small = SearchPlayer(0, iterations=10**6, steps=1)
+    small = SearchPlayer(0, SearchConfig(iterations=10**6, steps=1))
     small.choose(state, seat)
     one_round = small.last_playouts  # one candidate per playout, one sampled deal
     assert one_round > 1
-    big = SearchPlayer(0, iterations=10**6, steps=2000)
+    big = SearchPlayer(0, SearchConfig(iterations=10**6, steps=2000))
     big.choose(state, seat)
     assert big.last_playouts % one_round == 0
-    assert big.last_steps - 2000 < one_round * (big.playout_limit + 1)
+    assert big.last_steps - 2000 < one_round * (big.config.playout_limit + 1)
 
 
 def test_time_budget_reads_the_injected_clock() -> None:
     ticks = iter(range(10**6))
     state = decision_state()
     player = SearchPlayer(
-        0, iterations=10**6, steps=10**9, time_budget=5.0, clock=lambda: float(next(ticks))
+        0,
+        SearchConfig(
+            iterations=10**6, steps=10**9, time_budget=5.0, clock=lambda: float(next(ticks))
+        ),
     )
     action = player.choose(state, state.to_act()[0])
     assert action is not None
@@ -174,9 +186,9 @@ def test_time_budget_reads_the_injected_clock() -> None:
 
 def test_time_budget_needs_a_clock() -> None:
     with pytest.raises(ValueError, match="clock"):
-        SearchPlayer(0, time_budget=1.0)
+        SearchConfig(time_budget=1.0)
     with pytest.raises(ValueError, match="iterations"):
-        SearchPlayer(0, iterations=0)
+        SearchConfig(iterations=0)
 
 
 def test_single_legal_action_costs_no_playout() -> None:
@@ -393,9 +405,9 @@ def test_random_playout_plays_only_legal_actions(
 def test_halving_spends_the_second_half_on_the_better_half() -> None:
     state = decision_state()
     seat = state.to_act()[0]
-    flat = SearchPlayer(0, iterations=240, steps=10**9)
+    flat = SearchPlayer(0, SearchConfig(iterations=240, steps=10**9))
     flat.choose(state, seat)
-    halving = SearchPlayer(0, iterations=240, steps=10**9, halving=True)
+    halving = SearchPlayer(0, SearchConfig(iterations=240, steps=10**9, halving=True))
     action = halving.choose(state, seat)
     k = len(halving.last_counts)
     assert k > 2
@@ -409,9 +421,9 @@ def test_halving_spends_the_second_half_on_the_better_half() -> None:
     assert all(0 < n < full for n in halving.last_counts if n != full)
     assert full > flat.last_counts[0]
     assert action in [halving.last_candidates[i] for i in kept]
-    assert action == SearchPlayer(0, iterations=240, steps=10**9, halving=True).choose(
-        state.copy(), seat
-    )
+    assert action == SearchPlayer(
+        0, SearchConfig(iterations=240, steps=10**9, halving=True)
+    ).choose(state.copy(), seat)
 
 
 def test_each_variant_plays_out_with_its_policy() -> None:
@@ -424,28 +436,28 @@ def test_each_variant_plays_out_with_its_policy() -> None:
     seat = state.to_act()[0]
     runs = {}
     for name in (None, "heuristic", "greedy"):
-        player = SearchPlayer(3, iterations=60, playout_policy=name)
+        player = SearchPlayer(3, SearchConfig(iterations=60, playout_policy=name))
         runs[name] = (player.choose(state, seat), player.last_steps)
     assert runs[None] == runs["heuristic"]  # the same playouts, action for action
     assert runs[None][1] != runs["greedy"][1]
     with pytest.raises(ValueError, match="unknown playout policy"):
-        SearchPlayer(3, playout_policy="perfect")
+        SearchConfig(playout_policy="perfect")
 
 
 def test_search_stock_plays_the_heuristic_while_the_stock_is_fuller() -> None:
     state = decision_state()  # the deal: 24 cards in the stock (36 - 2 x 6)
     seat = state.to_act()[0]
-    early = SearchPlayer(0, iterations=60, search_stock=len(state.stock) - 1)
+    early = SearchPlayer(0, SearchConfig(iterations=60, search_stock=len(state.stock) - 1))
     action = early.choose(state, seat)
     assert early.last_playouts == 0
     early.heuristic.rng.seed(f"0:{state.ply}:{seat}:h")
     assert action == early.heuristic.choose(state, seat)
-    late = SearchPlayer(0, iterations=60, search_stock=len(state.stock))
+    late = SearchPlayer(0, SearchConfig(iterations=60, search_stock=len(state.stock)))
     late.choose(state, seat)
     assert late.last_playouts > 0
     # the variants' own: Chuvash always searches, Shchelkovsky from 40 cards on
-    assert SearchPlayer(0).search_stock is None
-    default = SearchPlayer(0, iterations=60)
+    assert SearchPlayer(0).config.search_stock is None
+    default = SearchPlayer(0, SearchConfig(iterations=60))
     default.choose(state, seat)
     assert default.last_playouts > 0
     shch = new_game("shchelkovsky", 2, 11, {"decks": 2})
@@ -469,7 +481,7 @@ def test_two_player_shchelkovsky_searches_on_twice_the_budget() -> None:
         assert player.last_budget == (DEFAULT_ITERATIONS * scale, DEFAULT_STEPS * scale)
         assert 0 < player.last_playouts <= DEFAULT_ITERATIONS * scale
         # an explicit budget is kept as it is
-        small = SearchPlayer(1, iterations=30, steps=900)
+        small = SearchPlayer(1, SearchConfig(iterations=30, steps=900))
         small.choose(state, state.to_act()[0])
         assert small.last_budget == (30, 900)
 
