@@ -64,14 +64,14 @@ class TableService:
         self.ratings = tables.ratings  # #25: ratings, reliability, cooldowns
         self.replays = tables.replays
         self.games = games = Games(tables, config, decider)
-        self.lobbies = Lobbies(tables, games)
-        self.timers = Timers(tables, games, config, clock)
+        self.lobbies = lobbies = Lobbies(tables, games)
+        # arenas (#27): a group's tournament; the timers wake them
+        self.arenas = tables.arenas
+        self.timers = Timers(tables, games, ArenaRunner(tables, lobbies, games), config, clock)
         self.admin = Admin(tables, games, results)
         self.audit_log = Audit(store, config, clock)
         # outgoing budgets per group, learned by the chat adapter from refusals (#24)
         self.budgets = Budgets(self.kv, clock=clock)
-        self.arenas = tables.arenas  # a group's tournament (#27)
-        self.timers.arenas = ArenaRunner(tables, self.lobbies, games)
         # a group the bot lost: its arena and tables stop (#38)
         self.groups = Groups(tables, self.arenas, self.admin)
 

@@ -78,7 +78,9 @@ log = logging.getLogger(__name__)
 class Timers:
     """The timers part: the scheduler's tick over the timer hints."""
 
-    def __init__(self, tables: Tables, games: Games, config: LiveConfig, clock: Clock) -> None:
+    def __init__(
+        self, tables: Tables, games: Games, arenas: ArenaRunner, config: LiveConfig, clock: Clock
+    ) -> None:
         self.tables = tables
         self.store = tables.store
         self.games = games
@@ -96,7 +98,7 @@ class Timers:
         # arenas (#27): their hints ('@<id>') sit among the tables'; a wake's
         # started games are returned with the timers' writes, and the whole
         # wake is given to ``on_arena`` (the adapter's standings message)
-        self.arenas: ArenaRunner | None = None
+        self.arenas = arenas
         self.on_arena: Callable[[Woken], Awaitable[object]] | None = None
         # #38: an outage (or a stalled loop) inside this process is a gap too.
         # ``_last_ok``: when its last tick went through; ``_stalled``: since
@@ -275,8 +277,6 @@ class Timers:
 
     async def _handle_arena(self, shard: int, member: str, lease: int) -> list[WriteResult]:
         """Wake the arena ``member`` names (``@<id>``, #27): its games started now."""
-        if self.arenas is None:  # pragma: no cover - the service always sets it
-            return []
         try:
             woken = await self.arenas.wake(member[1:])
         except LiveError as e:  # the arena is gone

@@ -10,6 +10,7 @@ import pytest
 import redis.asyncio as aredis
 
 from tables import LiveConfig, LiveError
+from tables.arena_runner import ArenaRunner
 from tables.games import Games
 from tables.keys import Keys
 from tables.lobbies import Lobbies
@@ -38,9 +39,9 @@ async def parts(redis_url: str, config: LiveConfig, clock: FakeClock) -> AsyncIt
     results = Results(store, config)
     tables = Tables(store, results, config, clock)
     games = Games(tables, config)
-    yield Parts(
-        store, results, tables, games, Lobbies(tables, games), Timers(tables, games, config, clock)
-    )
+    lobbies = Lobbies(tables, games)
+    timers = Timers(tables, games, ArenaRunner(tables, lobbies, games), config, clock)
+    yield Parts(store, results, tables, games, lobbies, timers)
     await store.aclose()
 
 
