@@ -8,7 +8,7 @@ finished.
 
 The bot runs as it does in production: ``--processes N`` (default 1) real bot
 processes (``python -m telegram_bot`` in webhook mode behind
-:mod:`sandbox.webhook_proxy`, :class:`sandbox.fleet.BotFleet`) on the one
+:mod:`sandbox.webhook_proxy`, :class:`harness.fleet.BotFleet`) on the one
 Redis, their timers -- the arena's wakes, its games' turn timers -- split by
 the shards' leases.  Only the fake Bot API and the simulated players run in
 this process: with all of it in one event loop (``--inline``) 200 players
@@ -62,7 +62,7 @@ game, or the failover went through the game; the presses answered
 and every kind of warning or error line of the bot processes' logs.
 
 ``--cluster``: a throw-away Redis Cluster, 3 masters each with a replica
-(:mod:`sandbox.local_cluster`, ``cluster-require-full-coverage no`` as
+(:mod:`harness.local_cluster`, ``cluster-require-full-coverage no`` as
 production runs it) instead of one redis-server.  ``--failover-at M``: at
 minute M after the join storm's start, ``kill -9`` the master that serves most
 of the arena's keys (its record, the tables being played, the players' seat
@@ -111,9 +111,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from redis.crc import key_slot
 
 from bench.bot import Figures, UiSource, player
+from harness.fleet import BotFleet
+from harness.local_cluster import SLOTS, LocalCluster, command, slot_ranges, start_cluster
 from sandbox.fake_api import Chat, FakeTelegram, Message, RateLimits, SimUser
-from sandbox.fleet import BotFleet
-from sandbox.local_cluster import SLOTS, LocalCluster, command, slot_ranges, start_cluster
 from sandbox.local_redis import LocalRedis, LocalRedisError, find_redis_server
 from tables import LiveError, ServiceUnavailable, TableService
 from tables.arena_rules import CANCELLED, FINISHED, Arena
@@ -946,7 +946,7 @@ async def run(args: argparse.Namespace) -> None:
 def throwaway_redis(cluster: bool) -> Iterator[tuple[str, LocalCluster | None]]:
     """A throw-away redis-server, or (``cluster``) a Redis Cluster of 3 masters,
     each with a replica the cluster promotes when its master fails
-    (:mod:`sandbox.local_cluster`; ``cluster-require-full-coverage no``, as
+    (:mod:`harness.local_cluster`; ``cluster-require-full-coverage no``, as
     production should run it): the service's URL (a cluster's lists its
     masters) and the cluster."""
     if not cluster:

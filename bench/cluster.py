@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import redis
 
-from sandbox.local_cluster import start_cluster
+from harness.local_cluster import start_cluster
 from sandbox.local_redis import find_redis_server, start_redis, stop
 from tables import LiveConfig, TableService
 from tables.client import make_client

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from redis.crc import key_slot
 
-from sandbox.local_cluster import LocalCluster, start_cluster
+from harness.local_cluster import LocalCluster, start_cluster
 from tables import LiveConfig, ServiceUnavailable
 from tables.client import make_client
 from tables.keys import Keys

@@ -33,7 +33,7 @@ replicas, ``--games`` (6) group games of careless players with turn timers, the
 first startup node's master killed mid-game and later a bot process killed and
 restarted; prints moves lost, applied twice, unanswered, 429s, backwards edits,
 hands left stale, wasted calls, tracebacks and the first applied press after
-the master's death (:mod:`sandbox.failover_soak`).
+the master's death (:mod:`harness.failover_soak`).
 
     python bench/faults.py --fleet-failover [--games 6] [--seed 1]
 """

@@ -3,17 +3,17 @@
 * ``--soak``: rolling restarts -- 3 bot processes, ``--games`` live private
   games against the AI, one random process stopped and started again every 30 s
   for ``--minutes`` (>= 10), once with SIGTERM and once with SIGKILL
-  (:mod:`sandbox.soak`); on a 3-master Redis Cluster with ``--cluster``.
+  (:mod:`harness.soak`); on a 3-master Redis Cluster with ``--cluster``.
 * ``--broadcast``: every update to each of 2 bot processes on a 3-master
   Redis Cluster, ``--lobbies`` group games of 3 humans opened and played to the
-  end (:func:`sandbox.soak.broadcast_fleet`).
+  end (:func:`harness.soak.broadcast_fleet`).
 
 * ``--fleet-failover`` (#40): 3 bot processes on a cluster of 3 masters and 3
   replicas, ``--games`` group games of 3 careless players with a turn timer;
   the first startup node's master killed (-9) mid-game, later a bot process
-  killed (-9) and restarted (:mod:`sandbox.failover_soak`).
+  killed (-9) and restarted (:mod:`harness.failover_soak`).
 
-All print the counts table of :class:`sandbox.soak.SoakReport`.  No asserts
+All print the counts table of :class:`harness.soak.SoakReport`.  No asserts
 (the suite's ``tests/bot/test_soak.py`` and ``tests/bot/test_e2e_fleet.py``
 assert the same, shorter)."""
 
@@ -26,10 +26,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sandbox.failover_soak import fleet_failover
-from sandbox.local_cluster import start_cluster
+from harness.failover_soak import fleet_failover
+from harness.local_cluster import start_cluster
+from harness.soak import SoakReport, broadcast_fleet, soak
 from sandbox.local_redis import start_redis, stop
-from sandbox.soak import SoakReport, broadcast_fleet, soak
 
 
 @contextmanager

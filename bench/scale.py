@@ -36,9 +36,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import redis
 
 from bench.bot import MESSAGES, Figures, player
+from harness.fleet import BotFleet, open_group_game
+from harness.local_cluster import start_cluster
 from sandbox.fake_api import FakeTelegram, RateLimits
-from sandbox.fleet import BotFleet, open_group_game
-from sandbox.local_cluster import start_cluster
 from sandbox.local_redis import find_redis_server, start_redis, stop
 from telegram_bot.state.chat_state import TableUi
 

@@ -13,7 +13,7 @@ Redis
 * Neither available: the tests that need Redis fail with instructions. They are
   never skipped, and nothing ever falls back to 127.0.0.1:6379 by itself.
 * ``redis_cluster``: a throw-away 3-master Redis Cluster
-  (:mod:`sandbox.local_cluster`), started the first time a test asks for it --
+  (:mod:`harness.local_cluster`), started the first time a test asks for it --
   ``REDIS_CLUSTER_URL`` (a startup node of a cluster you own) instead.
 """
 
@@ -33,7 +33,7 @@ import pytest
 import redis
 from hypothesis import settings
 
-from sandbox.local_cluster import start_cluster
+from harness.local_cluster import start_cluster
 from sandbox.local_redis import LocalRedisError, find_redis_server, start_redis
 from sandbox.local_redis import stop as stop_redis
 

@@ -2,6 +2,8 @@
 a fresh virtualenv, has the compiled catalogs, the sandbox's page, a working
 admin API and the ``durak`` command.
 
+It holds nothing of the test harness (``harness/``).
+
 The wheel is built from a copy of the source without any compiled ``.mo`` file
 (the build must make them).  The new virtualenv gets the project with
 ``--no-deps``; its dependencies are the outer environment's, through a ``.pth``
@@ -19,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -28,6 +31,11 @@ SKIP = shutil.ignore_patterns(
     ".git", ".venv", ".run", "build", "dist", "*.egg-info", "*.mo", "*.pyc",
     "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".hypothesis",
 )  # fmt: skip
+
+HARNESS_WAS = tuple(
+    f"sandbox/{name}.py" for name in ("soak", "fleet", "failover_soak", "local_cluster")
+)
+"""Where ``harness/`` lived in the product before #39 moved it out of the wheel."""
 
 CHECKS = """
 import sys
@@ -78,6 +86,11 @@ def test_the_installed_wheel_speaks_serves_and_has_the_durak_command(
     shutil.copytree(ROOT, src, ignore=SKIP)
     _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", dist, src], tmp_path)
     (wheel,) = dist.glob("durak_bot-*.whl")
+    # the test harness stays out of the wheel (#39): its old places too
+    names = zipfile.ZipFile(wheel).namelist()
+    shipped = [n for n in names if n.startswith(("harness/", *HARNESS_WAS))]
+    assert not shipped, shipped
+    assert "sandbox/webhook_proxy.py" in names  # the operators' proxy (README) stays
 
     _run([sys.executable, "-m", "venv", "--without-pip", venv], tmp_path)
     python = venv / "bin" / "python"

@@ -34,9 +34,9 @@ import pytest
 from aiohttp import web
 
 from engine import Action, new_game, public_view
+from harness.fleet import BotFleet, open_group_game
 from sandbox.fake_api import FakeTelegram, RateLimits, SimUser
 from sandbox.fake_api.text import parse_text
-from sandbox.fleet import BotFleet, open_group_game
 from sandbox.webhook_proxy import SECRET_HEADER, WebhookProxy
 from tables import MOVE_KINDS, LiveEvent, Table, TableService
 from telegram_bot.buttons.callbacks import parse_game

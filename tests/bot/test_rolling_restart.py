@@ -2,7 +2,7 @@
 supervisor stops it -- takes no new update, finishes the ones in hand, hands
 its turn timers over to the other processes and exits 0, all inside its
 shutdown budget.  Real ``python -m telegram_bot`` processes behind the webhook
-proxy (:class:`sandbox.fleet.BotFleet`) on the fake Bot API."""
+proxy (:class:`harness.fleet.BotFleet`) on the fake Bot API."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import signal
 
 import pytest
 
+from harness.fleet import BotFleet
 from sandbox.fake_api import FakeTelegram
-from sandbox.fleet import BotFleet
 from tables import ServiceUnavailable, TableService
 from telegram_bot.app import BotApp
 from tests.bot.e2e_kit import SAFETY, Harness

@@ -1,6 +1,6 @@
 """The rolling-restart soak (#28), a minute: 3 bot processes, 50 live games,
 one random process stopped -- SIGTERM, and separately SIGKILL -- and started
-again every 12 s, 3 times (:mod:`sandbox.soak`).  Nothing lost, nothing
+again every 12 s, 3 times (:mod:`harness.soak`).  Nothing lost, nothing
 applied twice, no game stuck, no 429; no press unanswered beyond those in
 flight at a SIGKILL (a SIGTERM leaves none).  ``bench/faults.py --soak`` runs
 the same for ten minutes and more."""
@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from sandbox.soak import soak
+from harness.soak import soak
 
 # one worker runs these one after another (#37): the soak's three bot processes
 # never share the two cores with the CPU-bound solver and tournament tests

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from redis.crc import key_slot
 
-from sandbox.local_cluster import LocalCluster, start_cluster
+from harness.local_cluster import LocalCluster, start_cluster
 from sandbox.local_redis import find_redis_server, free_loopback_port, start_redis, stop
 
 

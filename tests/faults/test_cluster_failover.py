@@ -6,7 +6,7 @@ node answers serves once the cluster is up; a bot process started then
 reports itself unready until it does.
 
 The tests share one throw-away cluster of masters, healed before and after
-each (and the replica test has its own) (:mod:`sandbox.local_cluster`,
+each (and the replica test has its own) (:mod:`harness.local_cluster`,
 ``cluster-require-full-coverage no`` as production should run it: with
 ``yes`` the *server* refuses every key while any slot is uncovered).  No timing
 assertions: an operation succeeds or it does not.  All real processes: ``slow``."""
@@ -25,8 +25,8 @@ import aiohttp
 import pytest
 from redis.crc import key_slot
 
+from harness.local_cluster import LocalCluster, command, start_cluster
 from sandbox.fake_api import FakeTelegram, RateLimits
-from sandbox.local_cluster import LocalCluster, command, start_cluster
 from sandbox.local_redis import find_redis_server, free_loopback_port
 from tables import LiveConfig, ServiceUnavailable, TableService
 from telegram_bot.__main__ import run

@@ -15,7 +15,7 @@ import pytest
 import redis.asyncio as aredis
 from redis.crc import key_slot
 
-from sandbox.local_cluster import LocalCluster
+from harness.local_cluster import LocalCluster
 from tables import LiveConfig, TableService
 from telegram_bot.delivery.digest import table_version
 from telegram_bot.delivery.flood.fallback import PROBE_EVERY, FallbackFloodLimiter

@@ -37,11 +37,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from harness.fleet import BotFleet, open_group_game
+from harness.local_cluster import LocalCluster, slot_ranges, start_cluster
+from harness.soak import Soak, SoakReport, patient
 from sandbox.fake_api import FakeTelegram, RateLimits, SimUser
 from sandbox.fake_api.world import World
-from sandbox.fleet import BotFleet, open_group_game
-from sandbox.local_cluster import LocalCluster, slot_ranges, start_cluster
-from sandbox.soak import Soak, SoakReport, patient
 from tables import PLAYING, ServiceUnavailable
 from tables.client import slot_of
 from telegram_bot.buttons.callbacks import SeatCb, parse_game

@@ -1,7 +1,7 @@
 """A soak of rolling restarts (#28), for ``tests/bot/test_soak.py`` and
 ``bench/faults.py --soak``.
 
-A fleet of bot processes (:class:`sandbox.fleet.BotFleet`: webhook mode behind
+A fleet of bot processes (:class:`harness.fleet.BotFleet`: webhook mode behind
 the proxy, the fake Bot API with Telegram's flood limits on, ephemeral writes
 counted in the group unless ``FAKE_EPHEMERAL_COUNTED=0``) and ``games``
 players, each in a private game against the AI (``/play``, turn timer on; a
@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
 
+from harness.fleet import BotFleet, open_group_game
 from sandbox.fake_api import FakeTelegram, RateLimits, SimUser
 from sandbox.fake_api.models import Message
-from sandbox.fleet import BotFleet, open_group_game
 from tables import PLAYING, ServiceUnavailable
 from telegram_bot.buttons.callbacks import parse_game
 from telegram_bot.views.hand import PLAYABLE
