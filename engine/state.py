@@ -247,7 +247,7 @@ class GameState(RuleChecks, LegalActions):
         n = self.players
         a = self.attacker
         order = [*range(a, n), *range(a)]
-        if self.variant.has_trump:  # S13: the final defender draws last
+        if self.variant.final_defender_draws_last:  # S13
             order.remove(self.defender)
             order.append(self.defender)
         out = self.out

@@ -46,6 +46,7 @@ class Variant:
     transfers: bool  # S8
     throw_cap: int | None  # S10
     immediate_take_ends_bout: bool  # C8
+    final_defender_draws_last: bool  # S13 (C13: clockwise from the first attacker)
     loser_title: str = field(default="")
 
     # -- options -----------------------------------------------------------------
@@ -152,6 +153,7 @@ CHUVASH = Variant(
     transfers=False,
     throw_cap=None,
     immediate_take_ends_bout=True,
+    final_defender_draws_last=False,
     loser_title="rooster",
 )
 
@@ -166,6 +168,7 @@ SHCHELKOVSKY = Variant(
     transfers=True,
     throw_cap=SHCH_THROW_CAP,
     immediate_take_ends_bout=False,
+    final_defender_draws_last=True,
     loser_title="durak",
 )
 

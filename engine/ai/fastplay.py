@@ -7,12 +7,21 @@ discard pile.  Its playout loop keeps all of that in local variables and inlines
 the rules of :mod:`engine.state` (every branch names its rule), so that one action
 costs a few bit operations instead of a dozen method calls.
 
+What differs between the games is read from the engine's own tables, never
+written again: the :class:`~engine.variants.Variant` switches (C6 / S6 leads, S8,
+C8, the S10 cap, S13's drawing order), the beating relation
+(:func:`~engine.variants.beaters`, C4 / S4), the hand size and the C6 lead
+patterns (:func:`engine.legal.lead_patterns`).  The procedure itself -- who acts,
+what a move does, how a bout ends -- is the part written twice.
+
 The rules engine stays the reference: :meth:`FastGame.random_playout` makes the
 same choices as :func:`engine.ai.rollout.random_playout` for the same random
 numbers (the same seat among :meth:`~engine.state.GameState.to_act`, the same
 ``legal_actions(seat)[int(u * n)]``), and ``tests/engine/test_fastplay.py`` replays
 its actions through :meth:`GameState.apply <engine.state.GameState.apply>`,
-checked, and compares every move and the result.
+checked, and compares every move and the result; its ``FASTPLAY_RULES`` lists
+every rule id this module implements, and a test requires each one's situations
+to occur in those replays.
 """
 
 from __future__ import annotations
@@ -46,9 +55,9 @@ class FastGame:
         "cov",
         "covered_any",
         "defender",
+        "defender_last",
         "draw",
         "emptied",
-        "has_trump",
         "immediate_take",
         "lead_many",
         "loser",
@@ -76,7 +85,7 @@ class FastGame:
         self.n = state.players
         self.lead_many = variant.lead_many_of_one_suit
         self.transfers = variant.transfers
-        self.has_trump = variant.has_trump
+        self.defender_last = variant.final_defender_draws_last  # S13 / C13
         self.immediate_take = variant.immediate_take_ends_bout
         self.cap = variant.throw_cap if variant.throw_cap is not None else _NO_CAP
         self.beat = state.beat
@@ -146,7 +155,7 @@ class FastGame:
         emptied = self.emptied
         beat = self.beat
         cap = self.cap
-        late_throw = not self.immediate_take  # S10: throw-ins also after a TAKE
+        late_throw = not self.immediate_take  # C8 / S10: throw-ins also after a TAKE
         transfers = self.transfers
         easy_defence = not transfers  # no S8: covers and TAKE only
         phase = self.phase
@@ -371,7 +380,7 @@ class FastGame:
         defender last."""
         masks, sizes, counts, stock = self.masks, self.sizes, self.counts, self.stock
         order = rot[attacker]
-        if self.has_trump:
+        if self.defender_last:
             order = (*(s for s in order if s != defender), defender)
         for s in order:
             need = HAND_SIZE - sizes[s]

@@ -378,7 +378,7 @@ class GameRun:
         assert len(ends) == 1, self.where()
         defender, taken = ends[0].seat, ends[0].detail == "taken"
         order = [(first_attacker + i) % n for i in range(n)]
-        if state.variant.has_trump:  # S13: the final defender draws last
+        if state.variant.final_defender_draws_last:  # S13
             order.remove(defender)
             order.append(defender)
         drawn = [order.index(e.seat) for e in events if e.kind == "draw"]
