@@ -230,9 +230,11 @@ class Meter:
         wake = runner.wake
         make = runner._make
 
-        async def on_wake(arena_id: str) -> Woken:
+        async def on_wake(
+            arena_id: str, before_start: Callable[[str, int], Awaitable[object]] | None = None
+        ) -> Woken:
             before = store.round_trips
-            woken = await wake(arena_id)
+            woken = await wake(arena_id, before_start)
             self.wake_trips.append(store.round_trips - before)
             return woken
 

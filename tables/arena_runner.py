@@ -66,19 +66,24 @@ class ArenaRunner:
         self.arenas: Arenas = tables.arenas
         self.lobbies = lobbies
         self.games = games
-        # awaited with (table, 0) just before a seated table's game starts: an
-        # adapter marks the start's render as owed, so a process that stops
-        # between the start and its messages leaves it to another (#28)
-        self.before_start: Callable[[str, int], Awaitable[object]] | None = None
 
-    async def wake(self, arena_id: str) -> Woken:
+    async def wake(
+        self, arena_id: str, before_start: Callable[[str, int], Awaitable[object]] | None = None
+    ) -> Woken:
+        """Wake ``arena_id``: repair, pair, make the pairings' tables.
+        ``before_start`` is awaited with (table, 0) just before a seated table's
+        game starts: an adapter marks the start's render as owed, so a process
+        that stops between the start and its messages leaves it to another (#28)."""
         arena, checked = await self.arenas.load_wake(arena_id)
         repaired = await self.repair(arena, checked)
         ticked = await self.arenas.tick(arena_id, self.arenas.config.tables_per_wake)
         woken = Woken(ticked.arena, repaired=repaired)
         woken.began, woken.finished = ticked.started, ticked.finished
         made = await asyncio.gather(
-            *(self._make(ticked.arena, tid, users, woken) for tid, users in ticked.seated),
+            *(
+                self._make(ticked.arena, tid, users, woken, before_start)
+                for tid, users in ticked.seated
+            ),
             return_exceptions=True,
         )
         failed: BaseException | None = None
@@ -99,7 +104,12 @@ class ArenaRunner:
         return woken
 
     async def _make(
-        self, arena: Arena, tid: str, users: tuple[int, ...], woken: Woken
+        self,
+        arena: Arena,
+        tid: str,
+        users: tuple[int, ...],
+        woken: Woken,
+        before_start: Callable[[str, int], Awaitable[object]] | None,
     ) -> WriteResult:
         """The table of one pairing, its game started.  A player who cannot sit
         is withdrawn -- the one the refusal names, none if it names nobody --
@@ -121,8 +131,8 @@ class ArenaRunner:
             made = True
             for user in users[1:]:
                 await self.lobbies.join(tid, user, names.get(user, str(user)))
-            if self.before_start is not None:
-                await self.before_start(tid, 0)
+            if before_start is not None:
+                await before_start(tid, 0)
             return await self.games.start(tid, first)
         except LiveError as e:
             if made:

@@ -45,7 +45,7 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from redis.asyncio.client import Pipeline
 
@@ -75,6 +75,24 @@ SETTLE_RETRY_MS = 5000
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class TimerHooks:
+    """What the adapter asks of a timer tick, given with the call
+    (:meth:`Timers.tick`, :meth:`Timers.run_timers`) -- never wired into the
+    service after it is built (#39)."""
+
+    before_write: Callable[[str, int], Awaitable[object]] | None = None
+    """Awaited with (table, the version the write will make) just before a
+    timer's write, and with (table, 0) before an arena table's game starts: an
+    adapter marks the render it owes, so a process killed between the write and
+    its render leaves it to another (#28)."""
+    on_arena: Callable[[Woken], Awaitable[object]] | None = None
+    """Given every arena wake (#27: the adapter's standings message)."""
+
+
+NO_HOOKS = TimerHooks()
+
+
 class Timers:
     """The timers part: the scheduler's tick over the timer hints."""
 
@@ -91,15 +109,10 @@ class Timers:
         # the live processes at the last tick (#40: each one's share of the flood
         # windows while the shared ones cannot be read); 1 until a tick counted
         self.processes = 1
-        # awaited with (table, the version the write will make) just before a
-        # timer's write: an adapter marks the render it owes, so a process
-        # killed between the write and its render leaves it to another (#28)
-        self.before_write: Callable[[str, int], Awaitable[object]] | None = None
         # arenas (#27): their hints ('@<id>') sit among the tables'; a wake's
         # started games are returned with the timers' writes, and the whole
-        # wake is given to ``on_arena`` (the adapter's standings message)
+        # wake is given to the hooks' ``on_arena`` (the adapter's standings message)
         self.arenas = arenas
-        self.on_arena: Callable[[Woken], Awaitable[object]] | None = None
         # #38: an outage (or a stalled loop) inside this process is a gap too.
         # ``_last_ok``: when its last tick went through; ``_stalled``: since
         # when every shard went unwatched (a tick failed, the loop stalled);
@@ -141,9 +154,9 @@ class Timers:
         await self.games.after_moves(plan)
         return plan
 
-    async def tick(self, limit: int = 100) -> list[WriteResult]:
+    async def tick(self, limit: int = 100, hooks: TimerHooks = NO_HOOKS) -> list[WriteResult]:
         """Handle every timer due now (at most ``limit`` per shard); return the
-        writes made.  Renews this process's shard leases and takes free shards
+        writes made (``hooks``: the adapter's, :class:`TimerHooks`).  Renews this process's shard leases and takes free shards
         up to its share, ``ceil(K / live processes)``, handing back shards
         beyond it (a process joined); a shard's lease and the claim of its due
         hints are one round trip (:meth:`Store.tick_shard`), so an idle tick
@@ -186,7 +199,7 @@ class Timers:
                 try:
                     stalled = self._hint_stalls.pop(tid, None)
                     result = await self._handle_timer(
-                        shard, tid, now, now + lease, gap, stalled=stalled is not None
+                        shard, tid, now, now + lease, gap, stalled=stalled is not None, hooks=hooks
                     )
                 except ServiceUnavailable as e:
                     # a fault, never "gone" (#38): due again in a moment (else
@@ -205,7 +218,7 @@ class Timers:
         # timeout late -- and each is bounded (``ArenaConfig.tables_per_wake``)
         for shard, tid in arenas:
             try:
-                results += await self._handle_arena(shard, tid, now + lease)
+                results += await self._handle_arena(shard, tid, now + lease, hooks)
             except ServiceUnavailable as e:  # a fault, never "gone": again in a moment
                 log.warning("timer %s: unavailable, again in a moment: %s", tid, e)
                 with contextlib.suppress(ServiceUnavailable):
@@ -275,17 +288,19 @@ class Timers:
         plan.events.append(("extend", -1, str(moved - loaded.deadline)))
         return plan
 
-    async def _handle_arena(self, shard: int, member: str, lease: int) -> list[WriteResult]:
+    async def _handle_arena(
+        self, shard: int, member: str, lease: int, hooks: TimerHooks
+    ) -> list[WriteResult]:
         """Wake the arena ``member`` names (``@<id>``, #27): its games started now."""
         try:
-            woken = await self.arenas.wake(member[1:])
+            woken = await self.arenas.wake(member[1:], before_start=hooks.before_write)
         except LiveError as e:  # the arena is gone
             log.info("arena %s: %s", member, e)
             await self.store.release_timer(shard, member, lease, None)
             return []
         await self.store.release_timer(shard, member, lease, woken.next)
-        if self.on_arena is not None:
-            await self.on_arena(woken)
+        if hooks.on_arena is not None:
+            await hooks.on_arena(woken)
         return woken.started
 
     async def hand_over(self) -> None:
@@ -320,6 +335,7 @@ class Timers:
         gap: int | None = None,
         *,
         stalled: bool = False,
+        hooks: TimerHooks = NO_HOOKS,
     ) -> WriteResult | None:
         """Apply the timeout moves of ``tid`` if its deadline passed -- unless it
         passed inside a restart gap (``gap``: when it began), then extend it;
@@ -346,7 +362,7 @@ class Timers:
                 await release(now + SETTLE_RETRY_MS)
                 return None
         if loaded.table.status == OVER and loaded.table.rematch is not None:
-            return await self._handle_offer(shard, tid, loaded, now, lease)
+            return await self._handle_offer(shard, tid, loaded, now, lease, hooks)
         if loaded.table.status != PLAYING or loaded.deadline is None or loaded.state is None:
             await release(None)
             return None
@@ -357,8 +373,8 @@ class Timers:
             if stalled:  # the outage refused his presses: no timeout for them
                 gap = loaded.deadline - 1 if gap is None else min(gap, loaded.deadline - 1)
             plan = await self._due_plan(shard, tid, loaded, now, gap)
-            if self.before_write is not None:
-                await self.before_write(tid, loaded.version + 1)
+            if hooks.before_write is not None:
+                await hooks.before_write(tid, loaded.version + 1)
             result = await self.tables.write(loaded, plan, before=loaded.state)
         except StaleVersion:  # a player moved meanwhile: look again at the next tick
             await release(now)
@@ -383,7 +399,7 @@ class Timers:
         return await self._timeout_plan(loaded)  # the AI may think in a pool meanwhile
 
     async def _handle_offer(
-        self, shard: int, tid: str, loaded: Loaded, now: int, lease: int
+        self, shard: int, tid: str, loaded: Loaded, now: int, lease: int, hooks: TimerHooks
     ) -> WriteResult | None:
         """A rematch offered on a finished table (#38): once its deadline passed,
         the next game starts with those who said yes (or the offer lapses),
@@ -395,7 +411,7 @@ class Timers:
             await self.store.release_timer(shard, tid, lease, offer.until)
             return None
         try:
-            result = await self.games.rematch_due(tid, before_write=self.before_write)
+            result = await self.games.rematch_due(tid, before_write=hooks.before_write)
         except LiveError as e:  # busy (a claim in flight, a lost race): soon again
             log.info("rematch of %s: %s; again in a moment", tid, e)
             await self.store.release_timer(shard, tid, lease, now + RETRY_MS)
@@ -453,6 +469,7 @@ class Timers:
         *,
         interval: float = 0.5,
         on_result: Callable[[WriteResult], Awaitable[None]] | None = None,
+        hooks: TimerHooks = NO_HOOKS,
     ) -> None:
         """The scheduler loop: :meth:`tick` every ``interval`` seconds until ``stop``;
         about once a minute it also prunes the table index of expired tables --
@@ -469,7 +486,7 @@ class Timers:
             if self.clock() - pruned >= PRUNE_EVERY_S:
                 pruned = self.clock()
                 await self.prune()
-            for result in await self.tick():
+            for result in await self.tick(hooks=hooks):
                 if on_result is not None:
                     await on_result(result)
             with contextlib.suppress(TimeoutError):

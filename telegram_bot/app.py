@@ -53,6 +53,7 @@ from tables import (
 )
 from tables.arena_runner import Woken
 from tables.groups import UPGRADED
+from tables.timers import NO_HOOKS, TimerHooks
 from telegram_bot.delivery import Delivery, Forbidden, make_delivery
 from telegram_bot.delivery.flood.rates import FloodConfig
 from telegram_bot.handlers import routers
@@ -184,6 +185,7 @@ class BotApp:
         self._delivery_factory = delivery_factory or BotApp.default_delivery
         self._delivery: Delivery | None = None
         self.publisher: Publisher | None = None
+        self.timer_hooks = NO_HOOKS  # the adapter's part of a timer tick (setup)
         self.hands: HandPlacement | None = None
         self.cases: UseCases | None = None
         self.events = DeliveryEvents(svc, self.ui)
@@ -207,8 +209,6 @@ class BotApp:
         marks = RenderMarks(
             self.svc.kv, grace=s.render_grace, shards=s.render_shards, clock=self.svc.clock
         )
-        # a timer's write marks its render first, as a press does (#28)
-        self.svc.timers.before_write = marks.set
         snapshots = Snapshots(self.svc, self.ui)
         locks, claims = TableLocks(), WriteClaims()
         delivery = self.delivery
@@ -248,11 +248,12 @@ class BotApp:
         self.arena_boards = ArenaBoards(
             self.svc, self.ui, delivery, self.publisher, self.svc.arenas.now_ms
         )
-        self.svc.timers.on_arena = self._on_arena
         # a 400 "upgraded to a supergroup": the old group stops, once (#38)
         delivery.outgoing.on_migrated = self.on_migrated
-        if self.svc.timers.arenas is not None:
-            self.svc.timers.arenas.before_start = marks.set
+        # given with every timer tick (#39: nothing wired into the service): a
+        # timer's write marks its render first, as a press does (#28), and an
+        # arena's wake comes back here
+        self.timer_hooks = TimerHooks(before_write=marks.set, on_arena=self._on_arena)
         dp = self.dp
         # what the handlers are given (aiogram passes each by its parameter's name)
         dp["cases"] = self.cases
@@ -399,7 +400,10 @@ class BotApp:
 
     async def _run_timers(self, backoff: Backoff) -> None:
         await self.svc.timers.run_timers(
-            self.stop, interval=self.settings.timer_interval, on_result=self._on_timer
+            self.stop,
+            interval=self.settings.timer_interval,
+            on_result=self._on_timer,
+            hooks=self.timer_hooks,
         )
 
     async def _notifications(self) -> None:

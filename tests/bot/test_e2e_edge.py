@@ -175,7 +175,9 @@ async def test_timers_takeover_take_back_leave_restart_rematch(
         await h.wait_hands(code, humans)
         # the timer runs out: the move is made for the players the game waits for
         h.clock.advance(31)
-        await h.svc.timers.tick()
+        assert h.bot is not None
+        hooks = h.bot.app.timer_hooks  # the bot's own part of a tick (its render marks)
+        await h.svc.timers.tick(hooks=hooks)
         events = await h.svc.admin.event_page(code, 0, 10_000)
         await fake.world.wait_for(lambda: True, 1)
         assert any(e.kind == "timeout" for e in events)
@@ -183,7 +185,7 @@ async def test_timers_takeover_take_back_leave_restart_rematch(
         # repeated timeouts: the AI takes the seat, the player sees a take-back button
         for _ in range(4):
             h.clock.advance(31)
-            await h.svc.timers.tick()
+            await h.svc.timers.tick(hooks=hooks)
         events = await h.svc.admin.event_page(code, 0, 10_000)
         taken = [e for e in events if e.kind == "takeover"]
         assert taken

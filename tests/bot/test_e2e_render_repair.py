@@ -196,7 +196,7 @@ async def test_a_process_killed_between_a_timeout_and_its_render_leaves_it_to_an
             user = {ann.id: ann, bob.id: bob}[sleeper]
             shown = user.chat.messages[mid].source
             h.clock.advance(31)  # his time ran out
-            written = await a.svc.timers.tick()  # a writes the timeout ...
+            written = await a.svc.timers.tick(hooks=a.timer_hooks)  # a writes the timeout ...
             assert [r.table_id for r in written] == [tid]
             crash(a)  # ... and dies before rendering it (on_result never ran)
             b.start_background()  # b subscribes after the write's note: it missed it

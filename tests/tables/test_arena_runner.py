@@ -17,6 +17,7 @@ from tables import OPEN, PLAYING, LiveError, ServiceUnavailable, TableService
 from tables.arena_rules import CANCELLED, FINISHED, RUNNING, Arena
 from tables.arena_runner import Woken
 from tables.records import GameResult
+from tables.timers import TimerHooks
 from tests.tables._wire import Wire
 from tests.tables.conftest import FakeClock, human_move, play_out
 from tests.tables.test_ratings import cool_down
@@ -133,8 +134,7 @@ async def test_a_cooldown_met_at_the_start_withdraws_the_player_it_names(
         assert [s.user for s in loaded.table.seats] == [1, 2]  # 2 holds the second seat
         cooled.append(await cool_down(svc, 2, clock))
 
-    runner.before_start = second_cools_down
-    woken = await runner.wake(a.id)
+    woken = await runner.wake(a.id, before_start=second_cools_down)
     assert cooled
     assert woken.started == []
     assert woken.withdrawn == [(2, "cooldown")]
@@ -243,15 +243,15 @@ async def test_a_cancelled_arena_wakes_once_to_be_shown_then_never(
     async def seen(w: Woken) -> None:
         woken.append(w.arena.status)
 
-    svc.timers.on_arena = seen
+    hooks = TimerHooks(on_arena=seen)
     a = await arena_of(svc, 1, seats=2, minutes=30)
-    await svc.timers.tick()  # started: one player, nobody to pair
+    await svc.timers.tick(hooks=hooks)  # started: one player, nobody to pair
     woken.clear()
     await svc.arenas.cancel(a.id, "an operator")
-    await svc.timers.tick()
+    await svc.timers.tick(hooks=hooks)
     assert woken == ["cancelled"]  # the adapter redraws its message
     clock.advance(3600)
-    await svc.timers.tick()
+    await svc.timers.tick(hooks=hooks)
     assert woken == ["cancelled"]
 
 
@@ -460,10 +460,10 @@ async def test_an_outage_of_the_arena_at_its_wake_is_never_taken_for_gone(
     wake = runner.wake
     down = [True]
 
-    async def wake_or_fail(arena_id: str) -> Any:
+    async def wake_or_fail(arena_id: str, before_start: Any = None) -> Any:
         if down[0]:
             raise ServiceUnavailable("Redis is unavailable: no answer from its master")
-        return await wake(arena_id)
+        return await wake(arena_id, before_start)
 
     monkeypatch.setattr(runner, "wake", wake_or_fail)
     assert await svc.timers.tick() == []  # nothing seated, nothing raised

@@ -12,6 +12,7 @@ import pytest
 from engine import Action
 from tables import LiveError, ServiceUnavailable, TableService
 from tables.games import timeout_move
+from tables.timers import NO_HOOKS, TimerHooks
 from tests.tables._wire import Wire
 from tests.tables.conftest import FakeClock, new_table, replay_current_game, same_state
 
@@ -422,10 +423,10 @@ async def test_a_stalled_timer_loop_is_a_gap_too(svc: TableService, clock: FakeC
     real = [0.0]  # the loop's real time (the service's clock is the test's)
     svc.timers.monotonic = lambda: real[0]
 
-    async def tick(limit: int = 100) -> Any:
+    async def tick(limit: int = 100, hooks: TimerHooks = NO_HOOKS) -> Any:
         nonlocal loops
         loops += 1
-        got = await real_tick(limit)
+        got = await real_tick(limit, hooks)
         real[0] += 0.01
         if loops == 1:
             clock.advance(40)  # then the loop blocked 40 s before the next tick
@@ -458,10 +459,10 @@ async def test_the_services_clock_moved_on_alone_is_no_stall(
 
     real_tick = svc.timers.tick
 
-    async def tick(limit: int = 100) -> Any:
+    async def tick(limit: int = 100, hooks: TimerHooks = NO_HOOKS) -> Any:
         nonlocal loops
         loops += 1
-        got = await real_tick(limit)
+        got = await real_tick(limit, hooks)
         if loops == 1:
             clock.advance(40)
         return got
