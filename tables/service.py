@@ -83,16 +83,18 @@ class TableService:
         *,
         clock: Clock = time.time,
         max_connections: int | None = None,
+        decider: Decider | None = None,
     ) -> TableService:
         """A service with its own client (closed by :meth:`aclose`), built by
         :func:`tables.client.make_client`: retries with backoff on connection
         errors, health checks and socket timeouts from ``config``
         (``redis_*``).  With ``max_connections`` the client's pool is a blocking
         one of that size: a request waits (up to 20 s) for a free connection
-        instead of failing."""
+        instead of failing.  ``decider``: who computes the AI moves (the bot's
+        process pool, :class:`~tables.deciders.PoolDecider`; default: inline)."""
         config = config or LiveConfig()
         client = make_client(url, config, max_connections)
-        return cls(client, config, clock=clock, owns_client=True)
+        return cls(client, config, clock=clock, owns_client=True, decider=decider)
 
     async def aclose(self) -> None:
         if self._owns_client:

@@ -163,23 +163,31 @@ class BotApp:
             rated_diversity_days=settings.rated_diversity_days,
             rating_log_maxlen=settings.rating_log_maxlen,
         )
+        # the hard AI thinks in other processes: the loop keeps answering presses
+        # (a pool of its own: made before the service that computes with it)
+        self.decider: Decider | None = None
+        if settings.ai_workers:
+            self.decider = PoolDecider(settings.ai_workers)
         if svc is None:
             # a bounded pool that waits for a free connection instead of failing
             size = settings.redis_connections
             if clock is not None:
                 svc = TableService.from_url(
-                    settings.redis_url, config, clock=clock, max_connections=size
+                    settings.redis_url,
+                    config,
+                    clock=clock,
+                    max_connections=size,
+                    decider=self.decider,
                 )
             else:
-                svc = TableService.from_url(settings.redis_url, config, max_connections=size)
+                svc = TableService.from_url(
+                    settings.redis_url, config, max_connections=size, decider=self.decider
+                )
+        elif self.decider is not None:  # a service given (tests): ours from now on
+            svc.use_decider(self.decider)
         self.svc = svc
         # a group's budget before a 429 taught it otherwise (#24)
         svc.budgets.rules = replace(svc.budgets.rules, counted=settings.flood_ephemeral_counted)
-        # the hard AI thinks in other processes: the loop keeps answering presses
-        self.decider: Decider | None = None
-        if settings.ai_workers:
-            self.decider = PoolDecider(settings.ai_workers)
-            svc.use_decider(self.decider)
         self.ui = ChatStateStore.of(svc)
         self.prefs = PrefsCache(self.ui)
         self._delivery_factory = delivery_factory or BotApp.default_delivery
