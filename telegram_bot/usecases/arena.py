@@ -86,7 +86,7 @@ class ArenaOutcome:
     """What to answer: ``notice`` (a msgid with ``params``) or ``error`` (a
     refusal); ``arena``: the arena as read (for ``/arena``, the standings the
     answer shows, true at ``read_at`` ms, #41); ``setup``: send the admin the
-    set-up message; ``posted``: a new arena; ``admin``: the one who asked is the
+    set-up message; ``admin``: the one who asked is the
     group's admin (his standings carry *Cancel*, #38); ``changes``: what the
     publisher shows once he is answered (the arena's message, ...)."""
 
@@ -95,7 +95,6 @@ class ArenaOutcome:
     error: EngineError | None = None
     arena: Arena | None = None
     setup: bool = False
-    posted: bool = False
     admin: bool = False
     url: str | None = None  # the answer opens this link (#38: the private chat)
     read_at: int = 0
@@ -112,15 +111,11 @@ class ArenaActions:
     async def _started(self, user: int) -> bool:
         return self.prefs is None or (await self.prefs.get(user)).started
 
-    async def answer_at(self, chat: int, user: int, command: str) -> AnswerAt:
-        """Where ``/arena``'s standings go (:func:`answer_at`)."""
-        return await answer_at(self.svc, self.prefs, chat, user, command)
-
     async def ask(
         self, chat: int, private: bool, user: int, locale: str, chat_locale: str
     ) -> ArenaOutcome:
         """``/arena``: the arena of the group, or the set-up for an admin.  #38: a
-        member's standings of an arena on go where :meth:`answer_at` says, in
+        member's standings of an arena on go where :func:`answer_at` says, in
         his language in his private chat (``locale``), else the group's
         (``chat_locale``); the arena's message is brought up to date."""
         if private:
@@ -131,7 +126,7 @@ class ArenaActions:
             if await self.delivery.is_admin(chat, user):
                 return ArenaOutcome(arena=arena, admin=True, read_at=read_at)
             changes: list[Change] = [ArenaShown(arena)]
-            at = await self.answer_at(chat, user, "arena")
+            at = await answer_at(self.svc, self.prefs, chat, user, "arena")
             if at.chat is not None:
                 lang = locale if at.chat == user else chat_locale
                 changes.append(ArenaAnswered(arena, at.chat, lang, low=at.low))
@@ -164,9 +159,7 @@ class ArenaActions:
             if e.code == "arena_running":
                 return ArenaOutcome(error=e, arena=await self.svc.arenas.current(chat))
             return ArenaOutcome(error=e)
-        return ArenaOutcome(
-            arena=arena, posted=True, changes=(ArenaPosted(arena, lang, message_id),)
-        )
+        return ArenaOutcome(arena=arena, changes=(ArenaPosted(arena, lang, message_id),))
 
     async def join(self, arena_id: str, player: Person, *, link: bool = False) -> ArenaOutcome:
         """*Join*: he plays from the start (or now).  A cooldown from rated games
