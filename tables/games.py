@@ -511,6 +511,7 @@ class Games:
         request_id: str = "",
         *,
         rest_of_bout: bool = False,
+        loaded: Loaded | None = None,
     ) -> WriteResult:
         """``user``'s move (an :class:`engine.Action` or its text form, e.g. ``"C6CKS"``)
         made against ``expected_version``; ``rest_of_bout`` with a PASS: he passes
@@ -518,9 +519,14 @@ class Games:
         legal for it again, until the bout ends; RULES §0 Passing).  Raises :class:`StaleVersion` (the table
         moved on), :class:`engine.IllegalAction` (with the engine's code), or
         :class:`LiveError`; nothing changes then.  The same ``request_id`` applied
-        again returns ``duplicate=True`` and the version the first one produced."""
+        again returns ``duplicate=True`` and the version the first one produced.
+        ``loaded``: the table as the caller read it to decide on the move (#39:
+        one read per press) -- read here otherwise; the write's compare-and-set
+        on ``expected_version`` refuses it if it is not the table of now, and
+        the same script refuses a request id it applied before."""
         check_request_id(request_id)
-        loaded = await self.tables.load(table_id)
+        if loaded is None or loaded.table.id != table_id:
+            loaded = await self.tables.load(table_id)
         seen = loaded.applied(request_id)  # before any other check: a duplicate is no error
         if seen is not None:
             return WriteResult(table_id, seen, loaded.table, duplicate=True)
@@ -543,7 +549,8 @@ class Games:
             raise LiveError("bad_seat", f"you play seat {seat}, not seat {act.seat}")
         if rest_of_bout and act.kind != PASS:
             raise LiveError("not_allowed", "only a pass can be made for the rest of the bout")
-        before = state.copy()
+        before = state  # the caller's table stays as he read it (``loaded``)
+        state = state.copy()
         reported = state.apply(act)  # IllegalAction: nothing changed
         if t.seats[seat].timeouts or rest_of_bout:
             t = t.with_seat(seat, replace(t.seats[seat], timeouts=0, bout_pass=rest_of_bout))

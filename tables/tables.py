@@ -11,7 +11,7 @@ import json
 import logging
 import re
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from redis.asyncio.client import Pipeline
@@ -88,6 +88,31 @@ class Loaded:
             return None
         digits = self.recent[pos + len(marker) :].split(";", 1)[0]
         return int(digits) if digits.isdigit() else None
+
+    def after(self, written: WriteResult, request_id: str = "") -> Loaded | None:
+        """The table as ``written`` (a write made on this one, with
+        ``request_id``) left it -- what a second read would give, without it
+        (#39: the writer's render draws the move from this): the table, its
+        state, deadline, version, request ids and the log's open chunk.  None
+        where a read is needed after all: a duplicate, a game it ended (its
+        result and settlement), a state it did not return."""
+        if written.duplicate or written.game_over or written.state is None:
+            return None
+        if written.table.status != PLAYING or written.version <= self.version:
+            return None
+        if written.events and written.events[0].version != self.version + 1:
+            return None  # not a write on this version
+        log = self.log if written.log is None else written.log
+        recent = f";{request_id}={written.version}{self.recent}" if request_id else self.recent
+        return replace(
+            self,
+            version=written.version,
+            table=written.table,
+            state=written.state,
+            deadline=written.deadline,
+            recent=recent,
+            log=log,
+        )
 
     def moved_since(self, seat: int, version: int) -> bool | None:
         """Did ``seat`` make a move of its own (or pass by itself) in a write after
@@ -350,6 +375,11 @@ class Tables:
         if outcome.status == "duplicate":
             return WriteResult(tid, outcome.version, table, duplicate=True)
         v = outcome.version
+        keep = self.config.keep_history
+        if plan.state is not None and len(plan.state.history) > keep:
+            # as stored (encode_state keeps the last events): the writer draws
+            # from this state, which is what a read after the write gives (#39)
+            plan.state.history = plan.state.history[-keep:] if keep > 0 else []
         if plan.delete:
             await self.index.drop(tid)
         elif loaded is None or loaded.table.status != table.status:
@@ -366,6 +396,8 @@ class Tables:
             changed_seats=_changed(table, before, plan.state, plan.changed_seats),
             game_over=plan.result is not None,
             deadline=deadline,
+            state=plan.state,
+            log=str(fields["e"]) if "e" in fields else None,
         )
 
     async def follow_up(self, table: Table, result: GameResult, previous_loser: int | None) -> bool:
