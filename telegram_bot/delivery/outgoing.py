@@ -54,7 +54,8 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from enum import StrEnum
-from typing import Any
+from functools import partial
+from typing import Any, cast
 
 from aiogram import Bot
 from aiogram.client.session.middlewares.base import BaseRequestMiddleware, NextRequestMiddlewareType
@@ -197,7 +198,6 @@ class Outgoing(BaseRequestMiddleware):
         self.max_wait = max_wait
         self.stats = stats or OutgoingStats()
         self.shown = ShownStore(limiter, memory_size)
-        self._options: dict[int, CallOptions] = {}  # by id() of a method in flight
         self._in_hook: set[int] = set()
         self._owner = f"{uuid.uuid4().hex[:12]}."  # edit leases: this process ...
         self._calls = itertools.count()  # ... and its call
@@ -215,7 +215,16 @@ class Outgoing(BaseRequestMiddleware):
         bot: Bot,
         method: TelegramMethod[TelegramType],
     ) -> Response[TelegramType]:
-        options = self._options.get(id(method), URGENT)
+        """A call made directly (``bot(method)``): urgent, its own tokens."""
+        return await self._handle(make_request, bot, method, URGENT)
+
+    async def _handle(
+        self,
+        make_request: NextRequestMiddlewareType[TelegramType],
+        bot: Bot,
+        method: TelegramMethod[TelegramType],
+        options: CallOptions,
+    ) -> Response[TelegramType]:
         raw_chat = getattr(method, "chat_id", None)
         chat_id = raw_chat if isinstance(raw_chat, int) else None
         key, digests = _content(bot, method, chat_id)
@@ -430,12 +439,16 @@ class Outgoing(BaseRequestMiddleware):
     ) -> TelegramType:
         """``bot(method)`` with explicit ``options``: its place in the overall line
         and the tokens prepaid for it.  (A call made directly, ``bot(method)`` or
-        ``bot.send_message(...)``, is urgent and takes its own tokens.)"""
-        self._options[id(method)] = options
-        try:
-            return await bot(method)
-        finally:
-            self._options.pop(id(method), None)
+        ``bot.send_message(...)``, is urgent and takes its own tokens.)  The
+        call goes through the session's middlewares after this one, as
+        ``bot(method)`` would."""
+        session = bot.session
+        chain: Any = partial(session.make_request, timeout=None)
+        after = list(session.middleware)
+        for inner in reversed(after[after.index(self) + 1 :] if self in after else []):
+            chain = partial(inner, chain)
+        result: Any = await self._handle(chain, bot, method, options)
+        return cast(TelegramType, result)
 
     async def prepay(
         self,
