@@ -30,13 +30,14 @@ content is sent (``stats.coalesced`` counts the dropped ones), and content
 never goes out after newer content of the same message.  Edits always carry the
 keyboard (Telegram drops it otherwise).  When the message to edit is gone
 ("message to edit not found", "message can't be edited") the content is sent as
-a new message and ``on_replaced(chat_id, old_id, new_id)`` is awaited so the
-caller can store the new id; later edits of the old id go to the new message.
+a new message and :class:`~telegram_bot.delivery.events.Replaced` is put on
+:attr:`Delivery.events` so the layer above can store the new id; later edits
+of the old id go to the new message.
 After a 429 the retry carries the newest content asked of the message meanwhile
 (never the refused stale edit and then the newer one).  The edits themselves:
 :class:`telegram_bot.delivery.edits.MessageEdits`.
 
-Flood limits, no-op edits, 429 retries and 403 hooks are the middleware's job
+Flood limits, no-op edits, 429 retries and 403s are the middleware's job
 (:class:`telegram_bot.delivery.outgoing.Outgoing`): ``Delivery`` uses the one installed on
 ``bot.session`` or installs one (``outgoing=`` to give it).  Pending edits live
 in this process only; call :meth:`Delivery.aclose` at shutdown (it flushes).
@@ -45,9 +46,11 @@ Redis (:mod:`telegram_bot.state.pending_renders`) is cleared only then: should t
 process die first, another one renders the table again.
 
 A player's hand in the group held back by the flood limiter longer than
-``held_after`` seconds is reported to ``on_held`` (#24 item 6,
-:mod:`telegram_bot.delivery.held`); an edit asked with ``join=True`` joins the
-message's pending edit -- no write of its own -- or is dropped.
+``held_after`` seconds is told as a :class:`~telegram_bot.delivery.events.HeldBack`
+event (#24 item 6, :mod:`telegram_bot.delivery.held`); an edit asked with
+``join=True`` joins the message's pending edit -- no write of its own -- or is
+dropped.  What the delivery learns goes up as data only (#39): a result, or an
+event on :attr:`Delivery.events` for a dispatcher above -- never a call.
 """
 
 from __future__ import annotations
@@ -73,22 +76,22 @@ from engine.clock import Clock
 from tables import log_failure
 from telegram_bot.delivery.digest import gone_version
 from telegram_bot.delivery.edits import EphemeralGone, MessageEdits
+from telegram_bot.delivery.events import Events
 from telegram_bot.delivery.flood.gate import Sleep
-from telegram_bot.delivery.held import HeldWatch, OnHeld
+from telegram_bot.delivery.held import HeldWatch
 from telegram_bot.delivery.outgoing import (
     CLOSED,
     URGENT,
     CallOptions,
-    ForbiddenHook,
     Outgoing,
     OutgoingStats,
     find_outgoing,
     install,
 )
-from telegram_bot.delivery.slots import Content, OnReplaced, Pending, Slot, Urgency
+from telegram_bot.delivery.slots import Content, Pending, Slot, Urgency
 from telegram_bot.delivery.waiting_line import ACTOR, OTHERS, OWN_VIEW, TABLE, Priority
 
-__all__ = ["Delivery", "EphemeralGone", "OnReplaced", "Urgency"]
+__all__ = ["Delivery", "EphemeralGone", "Urgency"]
 
 log = logging.getLogger(__name__)
 
@@ -108,13 +111,11 @@ class Delivery:
         table_delay: float = 4.0,
         clock: Clock = time.monotonic,
         sleep: Sleep = asyncio.sleep,
-        on_forbidden: ForbiddenHook | None = None,
-        on_replaced: OnReplaced | None = None,
         outgoing: Outgoing | None = None,
         parse_mode: str | None = "HTML",
         deferred_concurrency: int = 8,
         max_hold: float = 4.0,
-        held_after: float = 4.0,
+        held_after: float | None = None,
     ) -> None:
         self.bot = bot
         self.soon_delay = soon_delay
@@ -122,15 +123,13 @@ class Delivery:
         self.table_delay = table_delay
         self.clock = clock
         self.sleep = sleep
-        self.on_replaced = on_replaced
         self.parse_mode = parse_mode
         if outgoing is None:
             outgoing = find_outgoing(bot) or install(bot)
         elif find_outgoing(bot) is None:
             bot.session.middleware(outgoing)
-        if on_forbidden is not None:
-            outgoing.on_forbidden = on_forbidden
         self.outgoing = outgoing
+        self.events: Events = outgoing.events  # what it learns, for a dispatcher above
         self.edits = MessageEdits(bot, outgoing, clock=clock, idle_after=table_delay)
         self._slots = self.edits.slots
         self._wake = asyncio.Event()
@@ -143,24 +142,16 @@ class Delivery:
         self._deferred_slots = asyncio.Semaphore(deferred_concurrency)
         self._hold_all_until = float("-inf")
         self.max_hold = max_hold
-        # ephemeral views held back by the flood limiter (#24): reported to on_held
+        # ephemeral views held back by the flood limiter (#24): told as events
+        # (``held_after`` None: not watched)
         self.held = HeldWatch(
-            after=held_after,
+            self.events if held_after is not None else None,
+            after=held_after or 0.0,
             clock=clock,
             sleep=sleep,
             gaps=self._gap_due,
             gone=self.edits.gone.__contains__,
         )
-
-    @property
-    def on_held(self) -> OnHeld | None:
-        """Told when a player's hand in the group waited longer than
-        ``held_after`` seconds for the flood limiter (None: nothing is watched)."""
-        return self.held.hook
-
-    @on_held.setter
-    def on_held(self, hook: OnHeld | None) -> None:
-        self.held.hook = hook
 
     @property
     def stats(self) -> OutgoingStats:
@@ -285,7 +276,6 @@ class Delivery:
         markup: InlineKeyboardMarkup | None = None,
         urgency: Urgency = Urgency.NOW,
         *,
-        on_replaced: OnReplaced | None = None,
         version: str = "",
         receiver: int | None = None,
         join: bool = False,
@@ -296,7 +286,7 @@ class Delivery:
         Returns the id of the message that holds (or will hold) the content: for
         NOW the one actually edited -- a new one when the old was gone -- or None
         when forbidden; for SOON/TABLE the id as known now (a replacement is
-        reported through ``on_replaced``).  ``version``: the table version the
+        told as a :class:`~telegram_bot.delivery.events.Replaced` event).  ``version``: the table version the
         content renders -- with several processes, the shared digest drops it
         when the message already showed a newer one (never backwards).
         ``receiver``: an ephemeral message of that user, ``message_id`` being
@@ -317,8 +307,7 @@ class Delivery:
         if join and slot.pending is None:
             return None
         slot.seq += 1
-        replaced = on_replaced or self.on_replaced
-        content = Content(text, markup, self.parse_mode, replaced, version, receiver)
+        content = Content(text, markup, self.parse_mode, version, receiver)
         slot.latest = content
         self.held.asked(key, slot, content)
         if urgency is Urgency.NOW and not join:
@@ -368,8 +357,7 @@ class Delivery:
 
     async def aclose(self) -> None:
         """Flush, then stop the scheduler (the bot and its session stay open);
-        first the watch of held-back views stops and its hooks finish (their
-        edits go out in the flush)."""
+        first the watch of held-back views stops."""
         await self.held.aclose()
         await self.flush()
         self._closed = True

@@ -25,6 +25,7 @@ from aiogram.types import (
 
 from engine.clock import Clock
 from telegram_bot.delivery.digest import gone_version
+from telegram_bot.delivery.events import Replaced
 from telegram_bot.delivery.outgoing import CLOSED, URGENT, CallOptions, Outgoing
 from telegram_bot.delivery.slots import Content, Slot
 
@@ -224,8 +225,7 @@ class MessageEdits:
         self.moved[key] = msg.message_id
         while len(self.moved) > 10_000:
             self.moved.popitem(last=False)
-        if content.on_replaced is not None:
-            await content.on_replaced(chat_id, old_id, msg.message_id)
+        self.outgoing.events.put(Replaced(chat_id, old_id, msg.message_id))
         return msg.message_id
 
 

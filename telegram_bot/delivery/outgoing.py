@@ -1,5 +1,5 @@
 """Every outgoing Bot API call passes through :class:`Outgoing`, an aiogram
-session request middleware (``install(bot, limiter, on_forbidden=...)``):
+session request middleware (``install(bot, limiter)``):
 
 * **no-op edits dropped** -- ``editMessageText`` / ``editMessageReplyMarkup``
   whose text and keyboard equal what the message shows are answered ``True``
@@ -19,16 +19,17 @@ session request middleware (``install(bot, limiter, on_forbidden=...)``):
   own), sleeps ``retry_after`` and retries (at most ``max_retries`` times) --
   with the newest content of the message when the caller has one
   (:attr:`CallOptions.newest`), never the refused stale edit and then the newer.
-* **403** -- a private chat calls ``on_forbidden(user_id, kind)``, ``kind``
-  telling Telegram's answers apart (:func:`forbidden_kind`: he never started the
-  bot, he blocked it, his account is deleted -- only the last two are his act,
-  #38), a group calls ``on_kicked(chat_id)``; the error is then
-  re-raised as aiogram's ``TelegramForbiddenError`` (``Delivery`` turns it into
+* **403** -- a private chat puts :class:`~telegram_bot.delivery.events.Closed`
+  (``user``, ``kind``) on :attr:`Outgoing.events`, ``kind`` telling Telegram's
+  answers apart (:func:`forbidden_kind`: he never started the bot, he blocked
+  it, his account is deleted -- only the last two are his act, #38), a group
+  :class:`~telegram_bot.delivery.events.Kicked`; the error is then re-raised as aiogram's ``TelegramForbiddenError`` (``Delivery`` turns it into
   ``None``; for direct calls register :func:`ignore_forbidden` as an errors
   handler).
 * **400 with ``migrate_to_chat_id``** -- the group became a supergroup (#38):
-  never retried (the old id takes no more messages), ``on_migrated(old, new)``
-  is called once per process and chat, and aiogram's ``TelegramMigrateToChat``
+  never retried (the old id takes no more messages),
+  :class:`~telegram_bot.delivery.events.Migrated` is told once per process and
+  chat, and aiogram's ``TelegramMigrateToChat``
   re-raised (``Delivery`` turns it into ``None``, as a 403: :data:`CLOSED`).
 
 What a message shows is remembered as two short digests (text, keyboard):
@@ -52,8 +53,6 @@ import itertools
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable
-from enum import StrEnum
 from functools import partial
 from typing import Any, cast
 
@@ -70,7 +69,7 @@ from aiogram.methods.base import TelegramType
 from aiogram.types import ErrorEvent, Message
 
 from engine.clock import Clock
-from tables import log_failure, survived
+from telegram_bot.delivery.events import Closed, Events, Forbidden, Kicked, Migrated
 from telegram_bot.delivery.flood.gate import (
     GO,
     URGENT,
@@ -89,29 +88,9 @@ from telegram_bot.delivery.waiting_line import OWN_VIEW, Priority
 
 log = logging.getLogger(__name__)
 
-Hook = Callable[[int], Awaitable[Any]]
-Migrated = Callable[[int, int], Awaitable[Any]]
-"""``on_migrated(old chat id, new chat id)``."""
-
 CLOSED = (TelegramForbiddenError, TelegramMigrateToChat)
 """What a call to a chat closed to the bot raises: a 403, or a 400 saying the
 group lives on under a new id (#38).  Neither is worth a retry."""
-
-
-class Forbidden(StrEnum):
-    """Why Telegram refused a write to a user's private chat (403), told apart by
-    its documented descriptions (#38)."""
-
-    NOT_STARTED = "not_started"
-    """"Forbidden: bot can't initiate conversation with a user": he never opened
-    the private chat (he may play in a group all the same): the bot's trouble,
-    not his act."""
-    BLOCKED = "blocked"
-    """"Forbidden: bot was blocked by the user": his own act."""
-    DEACTIVATED = "deactivated"
-    """"Forbidden: user is deactivated": his account was deleted."""
-    OTHER = "other"
-    """Any other 403 of a private chat: not known to be his act."""
 
 
 _FORBIDDEN_TEXTS = (
@@ -126,8 +105,6 @@ def forbidden_kind(description: str) -> Forbidden:
     text = description.lower()
     return next((kind for part, kind in _FORBIDDEN_TEXTS if part in text), Forbidden.OTHER)
 
-
-ForbiddenHook = Callable[[int, Forbidden], Awaitable[Any]]
 
 NOT_MODIFIED = "message is not modified"
 _FORWARDS = frozenset({"copyMessage", "copyMessages", "forwardMessage", "forwardMessages"})
@@ -178,9 +155,7 @@ class Outgoing(BaseRequestMiddleware):
         self,
         limiter: Limiter | None = None,
         *,
-        on_forbidden: ForbiddenHook | None = None,
-        on_kicked: Hook | None = None,
-        on_migrated: Migrated | None = None,
+        events: Events | None = None,
         max_retries: int = 3,
         sleep: Sleep = asyncio.sleep,
         clock: Clock = time.monotonic,
@@ -189,16 +164,13 @@ class Outgoing(BaseRequestMiddleware):
         stats: OutgoingStats | None = None,
     ) -> None:
         self.limiter = limiter
-        self.on_forbidden = on_forbidden
-        self.on_kicked = on_kicked
-        self.on_migrated = on_migrated
-        self._migrated: set[int] = set()  # old chat ids whose hook ran here
+        self.events = events or Events()  # what it learns, for the layers above (#39)
+        self._migrated: set[int] = set()  # old chat ids told of here
         self.max_retries = max_retries
         self.sleep = sleep
         self.max_wait = max_wait
         self.stats = stats or OutgoingStats()
         self.shown = ShownStore(limiter, memory_size)
-        self._in_hook: set[int] = set()
         self._owner = f"{uuid.uuid4().hex[:12]}."  # edit leases: this process ...
         self._calls = itertools.count()  # ... and its call
         self.turns = ChatTurns()  # limited calls to a chat: one at a time (#28)
@@ -336,7 +308,7 @@ class Outgoing(BaseRequestMiddleware):
         lease: EditLease | None,
         generation: int | None = None,
     ) -> Response[TelegramType]:
-        """The call: 403s reported to the hooks; a failed edit forgets what the
+        """The call: 403s told as events; a failed edit forgets what the
         message shows (a "not modified" raises :class:`_NotModified`).  A 429
         holds the chat and teaches its budget, passing back the ``generation``
         the call was admitted under (one burst, one cut: #38)."""
@@ -362,12 +334,12 @@ class Outgoing(BaseRequestMiddleware):
             self.stats.forbidden += 1
             await self.shown.forget(key, lease)
             if chat_id is not None:
-                await self._forbidden(chat_id, forbidden_kind(exc.message))
+                self._forbidden(chat_id, forbidden_kind(exc.message))
             raise
         except TelegramMigrateToChat as exc:  # a 400 never retried (#38)
             await self.shown.forget(key, lease)
             if chat_id is not None:
-                await self._moved(chat_id, exc.migrate_to_chat_id)
+                self._moved(chat_id, exc.migrate_to_chat_id)
             raise
         except TelegramBadRequest as exc:
             if key is not None and NOT_MODIFIED in exc.message:
@@ -515,29 +487,14 @@ class Outgoing(BaseRequestMiddleware):
             return self.shown.memory.admit(key, *digests)
         return True
 
-    async def _forbidden(self, chat_id: int, kind: Forbidden) -> None:
-        if chat_id in self._in_hook:  # the hook's own calls may fail too
-            return
-        self._in_hook.add(chat_id)
-        try:
-            with survived(log, "on_forbidden/on_kicked hook failed for %s", chat_id):
-                if chat_id > 0 and self.on_forbidden is not None:
-                    await self.on_forbidden(chat_id, kind)
-                elif chat_id < 0 and self.on_kicked is not None:
-                    await self.on_kicked(chat_id)
-        finally:
-            self._in_hook.discard(chat_id)
+    def _forbidden(self, chat_id: int, kind: Forbidden) -> None:
+        self.events.put(Closed(chat_id, kind) if chat_id > 0 else Kicked(chat_id))
 
-    async def _moved(self, old: int, new: int) -> None:
-        """The group ``old`` is the supergroup ``new`` now: the hook, once here."""
-        if self.on_migrated is None or old in self._migrated:
-            return
-        self._migrated.add(old)
-        try:
-            await self.on_migrated(old, new)
-        except Exception as e:  # noqa: BLE001 -- logged by its kind (#40)
-            self._migrated.discard(old)  # the next refused call tries again
-            log_failure(log, e, "on_migrated hook failed for %s -> %s; tried again later", old, new)
+    def _moved(self, old: int, new: int) -> None:
+        """The group ``old`` is the supergroup ``new`` now: told once here."""
+        if old not in self._migrated:
+            self._migrated.add(old)
+            self.events.put(Migrated(old, new))
 
 
 class _NotModified(Exception):
@@ -584,8 +541,6 @@ __all__ = [
     "URGENT",
     "CallOptions",
     "Forbidden",
-    "ForbiddenHook",
-    "Hook",
     "Outgoing",
     "OutgoingStats",
     "Prepaid",
@@ -608,7 +563,7 @@ def install(bot: Bot, limiter: Limiter | None = None, **options: Any) -> Outgoin
 
 
 async def ignore_forbidden(event: ErrorEvent) -> bool:
-    """An errors handler for the dispatcher: a 403 (already reported to the hooks)
+    """An errors handler for the dispatcher: a 403 (already told as an event)
     ends the update quietly.  ``dp.errors.register(ignore_forbidden,
     ExceptionTypeFilter(TelegramForbiddenError))``"""
     log.info("forbidden: %s", event.exception)

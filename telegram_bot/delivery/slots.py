@@ -5,14 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from aiogram.types import InlineKeyboardMarkup
-
-OnReplaced = Callable[[int, int, int], Awaitable[Any]]
-"""``on_replaced(chat_id, old_id, new_id)``: a gone message was sent anew."""
 
 
 class Urgency(enum.Enum):
@@ -29,7 +24,6 @@ class Content:
     text: str
     markup: InlineKeyboardMarkup | None
     parse_mode: str | None
-    on_replaced: OnReplaced | None
     version: str = ""  # the table version it renders ('': none); never shown after a newer
     receiver: int | None = None  # an ephemeral message's receiver (its key: chat, -id)
 
