@@ -74,6 +74,7 @@ from aiogram.types import (
 
 from engine.clock import Clock
 from tables import log_failure
+from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.digest import gone_version
 from telegram_bot.delivery.edits import EphemeralGone, MessageEdits
 from telegram_bot.delivery.events import Events
@@ -214,9 +215,7 @@ class Delivery:
         def after_429() -> tuple[SendMessage, str] | None:
             return (method(), "") if self.clock() >= fresh_until else None
 
-        ticket = await self.outgoing.prepay(
-            chat_id, ephemeral=True, receiver=ephemeral.receiver_user_id
-        )
+        ticket = await self.outgoing.prepay(Address(chat_id, receiver=ephemeral.receiver_user_id))
         try:
             options = CallOptions(Priority.URGENT, ticket, after_429)
             return await self.outgoing.call(self.bot, method(), options)
@@ -437,7 +436,7 @@ class Delivery:
             gap = gap if pending.gap is None else pending.gap
             max_hold = max(self.max_hold, pending.gap or 0.0)
             if self.clock() - pending.created >= max_hold:  # overdue: only its gap holds
-                room = await self.outgoing.headroom(key[0], key[1], gap, pending.content.receiver)
+                room = await self.outgoing.headroom(pending.content.to(key), gap)
                 pending.spaced = max(pending.spaced, self.clock() + room.message)
                 if not self._hold_back(slot, self.clock() + room.message):
                     await self._deliver_newest(key, slot)  # competes with urgent edits
@@ -446,9 +445,7 @@ class Delivery:
                 hold = self._hold_all_until
                 spaced = float("-inf")
                 if hold <= self.clock():
-                    room = await self.outgoing.headroom(
-                        key[0], key[1], gap, pending.content.receiver
-                    )
+                    room = await self.outgoing.headroom(pending.content.to(key), gap)
                     now = self.clock()
                     if room.overall > 0:  # no room for any deferred edit: wait together
                         self._hold_all_until = max(self._hold_all_until, now + room.overall)
@@ -485,12 +482,7 @@ class Delivery:
         self.held.gapped(key, slot)  # its gaps are over: from now on it waits for tokens
         try:
             ticket = await self.outgoing.prepay(
-                key[0],
-                Priority.DEFERRED,
-                ephemeral=key[1] < 0,
-                message_id=key[1],
-                receiver=pending.content.receiver,
-                rank=RANKS[pending.urgency],
+                pending.content.to(key), Priority.DEFERRED, rank=RANKS[pending.urgency]
             )
         except BaseException:  # Redis down, cancelled: it stays pending, due again soon
             if slot.pending is pending and pending.firing:

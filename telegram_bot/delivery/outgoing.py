@@ -53,6 +53,7 @@ import itertools
 import logging
 import time
 import uuid
+from dataclasses import replace
 from functools import partial
 from typing import Any, cast
 
@@ -69,6 +70,7 @@ from aiogram.methods.base import TelegramType
 from aiogram.types import ErrorEvent, Message
 
 from engine.clock import Clock
+from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.events import Closed, Events, Forbidden, Kicked, Migrated
 from telegram_bot.delivery.flood.gate import (
     GO,
@@ -110,25 +112,21 @@ NOT_MODIFIED = "message is not modified"
 _FORWARDS = frozenset({"copyMessage", "copyMessages", "forwardMessage", "forwardMessages"})
 
 
-def is_ephemeral(method: TelegramMethod[Any]) -> bool:
-    """A send or edit of an ephemeral message (shown to one member of a group)."""
+def address_of(method: TelegramMethod[Any]) -> Address | None:
+    """Where a call writes (None: no chat of its own): the message an edit
+    changes, the member an ephemeral send or edit goes to."""
+    chat = getattr(method, "chat_id", None)
+    if not isinstance(chat, int):
+        return None
     name = method.__api_method__
+    receiver: Any = None
+    message = getattr(method, "message_id", None) if name in EDITS else None
     if name.startswith("editEphemeralMessage"):
-        return True
-    return (
-        name == "sendMessage" and getattr(method, "ephemeral_message_parameters", None) is not None
-    )
-
-
-def receiver_of(method: TelegramMethod[Any]) -> int | None:
-    """The member an ephemeral send or edit goes to (None: not ephemeral)."""
-    if method.__api_method__.startswith("editEphemeralMessage"):
-        receiver = getattr(method, "receiver_user_id", None)
-        return receiver if isinstance(receiver, int) else None
-    params = getattr(method, "ephemeral_message_parameters", None)
-    if method.__api_method__ == "sendMessage" and params is not None:
-        return int(params.receiver_user_id)
-    return None
+        receiver, message = method.receiver_user_id, method.ephemeral_message_id  # type: ignore[attr-defined]
+    elif name == "sendMessage" and method.ephemeral_message_parameters is not None:  # type: ignore[attr-defined]
+        receiver = method.ephemeral_message_parameters.receiver_user_id  # type: ignore[attr-defined]
+    message = message if isinstance(message, int) else None
+    return Address(chat, message, int(receiver) if receiver is not None else None)
 
 
 def is_limited(api_method: str) -> bool:
@@ -197,51 +195,39 @@ class Outgoing(BaseRequestMiddleware):
         method: TelegramMethod[TelegramType],
         options: CallOptions,
     ) -> Response[TelegramType]:
-        raw_chat = getattr(method, "chat_id", None)
-        chat_id = raw_chat if isinstance(raw_chat, int) else None
-        key, digests = _content(bot, method, chat_id)
+        to, digests = address_of(method), _digests(bot, method)
+        key = to.key if to is not None else None
         lease = EditLease(f"{self._owner}{next(self._calls)}") if key is not None else None
-        limited = is_limited(method.__api_method__) and chat_id is not None
-        seen = self.turns.refusals(chat_id) if chat_id is not None else 0
-        ephemeral = is_ephemeral(method)
-        receiver = receiver_of(method)
+        limited = is_limited(method.__api_method__)
+        seen = self.turns.refusals(to.chat) if to is not None else 0
         receipt = Receipt()  # its entries move to when Telegram answers (#28)
-        if is_limited(method.__api_method__) and not await self._admit(
-            chat_id, key, digests, options, lease, ephemeral, receiver, receipt
-        ):
+        if limited and not await self._admit(to, digests, options, lease, receipt):
             self.stats.noop += 1
             return _done()
         attempt = 0
         while True:
             try:
-                if limited and chat_id is not None:  # one at a time to a chat (#28)
-                    async with self.turns.turn(chat_id):
-                        if self.turns.refusals(chat_id) != seen:  # a 429 since admitted
-                            seen = self.turns.refusals(chat_id)
-                            if not await self._admit(
-                                chat_id, key, digests, options, lease, ephemeral, receiver, receipt
-                            ):
+                if limited and to is not None:  # one at a time to a chat (#28)
+                    async with self.turns.turn(to.chat):
+                        if self.turns.refusals(to.chat) != seen:  # a 429 since admitted
+                            seen = self.turns.refusals(to.chat)
+                            if not await self._admit(to, digests, options, lease, receipt):
                                 self.stats.noop += 1
                                 return _done()
-                        response = await self._send(
-                            make_request, bot, method, chat_id, key, lease, receipt
-                        )
+                        response = await self._send(make_request, bot, method, to, lease, receipt)
                 else:
-                    response = await self._send(
-                        make_request, bot, method, chat_id, key, lease, receipt
-                    )
+                    response = await self._send(make_request, bot, method, to, lease, receipt)
             except TelegramRetryAfter as exc:
                 attempt += 1
                 if attempt > self.max_retries:
                     raise
-                retry = await self._after_429(
-                    bot, method, chat_id, options, exc.retry_after, lease, receipt
-                )
-                seen = self.turns.refusals(chat_id) if chat_id is not None else 0
+                retry = await self._after_429(bot, method, options, exc.retry_after, lease, receipt)
+                seen = self.turns.refusals(to.chat) if to is not None else 0
                 if retry is None:  # shows that already, or a newer version (another process)
                     self.stats.noop += 1
                     return _done()
-                method, key, digests, options = retry
+                method, to, digests, options = retry
+                key = to.key if to is not None else None
                 continue
             except _NotModified:
                 self.stats.noop += 1  # the digest admitted above is what it shows
@@ -255,11 +241,12 @@ class Outgoing(BaseRequestMiddleware):
         elif is_limited(name):
             self.stats.sent += 1
         result: Any = response  # the chain yields the result (see _done)
-        if name == "sendMessage" and chat_id is not None and isinstance(result, Message):
+        if name == "sendMessage" and to is not None and isinstance(result, Message):
             assert digests is not None
             assert digests[0] is not None
-            mid = -result.ephemeral_message_id if result.ephemeral_message_id else result.message_id
-            await self.shown.remember((chat_id, mid), digests[0], digests[1])
+            sent = replace(to, message=result.ephemeral_message_id or result.message_id)
+            assert sent.key is not None
+            await self.shown.remember(sent.key, digests[0], digests[1])
         return response
 
     async def _send(
@@ -267,8 +254,7 @@ class Outgoing(BaseRequestMiddleware):
         make_request: NextRequestMiddlewareType[TelegramType],
         bot: Bot,
         method: TelegramMethod[TelegramType],
-        chat_id: int | None,
-        key: tuple[int, int] | None,
+        to: Address | None,
         lease: EditLease | None,
         receipt: Receipt,
     ) -> Response[TelegramType]:
@@ -277,9 +263,7 @@ class Outgoing(BaseRequestMiddleware):
         entries count from now (``receipt``; a success's move with its lease,
         :meth:`_answered`)."""
         try:
-            return await self._attempt(
-                make_request, bot, method, chat_id, key, lease, receipt.generation
-            )
+            return await self._attempt(make_request, bot, method, to, lease, receipt.generation)
         except (TelegramRetryAfter, _NotModified):
             raise
         except Exception:
@@ -303,8 +287,7 @@ class Outgoing(BaseRequestMiddleware):
         make_request: NextRequestMiddlewareType[TelegramType],
         bot: Bot,
         method: TelegramMethod[TelegramType],
-        chat_id: int | None,
-        key: tuple[int, int] | None,
+        to: Address | None,
         lease: EditLease | None,
         generation: int | None = None,
     ) -> Response[TelegramType]:
@@ -312,34 +295,28 @@ class Outgoing(BaseRequestMiddleware):
         message shows (a "not modified" raises :class:`_NotModified`).  A 429
         holds the chat and teaches its budget, passing back the ``generation``
         the call was admitted under (one burst, one cut: #38)."""
+        key = to.key if to is not None else None
         try:
             return await make_request(bot, method)
         except TelegramRetryAfter as exc:
             self.stats.retry_after += 1
-            if chat_id is not None and is_limited(method.__api_method__):
+            if to is not None and is_limited(method.__api_method__):
                 # before the chat's turn passes on (#28): the next call sees it
-                self.turns.refused(chat_id)
+                self.turns.refused(to.chat)
                 if self.gate is not None:  # the others wait too; the budget learns (#24)
-                    await self.gate.hold(
-                        chat_id,
-                        exc.retry_after,
-                        ephemeral=is_ephemeral(method),
-                        message_id=key[1] if key is not None else None,
-                        receiver=receiver_of(method),
-                        generation=generation,
-                    )
+                    await self.gate.hold(to, exc.retry_after, generation=generation)
             await self.shown.forget(key, lease)  # refused: the message shows what it showed
             raise
         except TelegramForbiddenError as exc:
             self.stats.forbidden += 1
             await self.shown.forget(key, lease)
-            if chat_id is not None:
-                self._forbidden(chat_id, forbidden_kind(exc.message))
+            if to is not None:
+                self._forbidden(to.chat, forbidden_kind(exc.message))
             raise
         except TelegramMigrateToChat as exc:  # a 400 never retried (#38)
             await self.shown.forget(key, lease)
-            if chat_id is not None:
-                self._moved(chat_id, exc.migrate_to_chat_id)
+            if to is not None:
+                self._moved(to.chat, exc.migrate_to_chat_id)
             raise
         except TelegramBadRequest as exc:
             if key is not None and NOT_MODIFIED in exc.message:
@@ -357,7 +334,6 @@ class Outgoing(BaseRequestMiddleware):
         self,
         bot: Bot,
         method: TelegramMethod[TelegramType],
-        chat_id: int | None,
         options: CallOptions,
         retry_after: float,
         lease: EditLease | None,
@@ -376,35 +352,22 @@ class Outgoing(BaseRequestMiddleware):
         if fresh is not None:
             method, version = fresh
         options = CallOptions(options.priority, None, options.newest, version)
-        key, digests = _content(bot, method, chat_id)
+        to, digests = address_of(method), _digests(bot, method)
         if is_limited(method.__api_method__) and not await self._admit(
-            chat_id,
-            key,
-            digests,
-            options,
-            lease,
-            is_ephemeral(method),
-            receiver_of(method),
-            receipt,
+            to, digests, options, lease, receipt
         ):
             return None
-        return method, key, digests, options
+        return method, to, digests, options
 
     # ------------------------------------------------------------ limiter & memory
-    async def headroom(
-        self,
-        chat_id: int,
-        message_id: int | None = None,
-        gap: float = 0.0,
-        receiver: int | None = None,
-    ) -> Headroom:
-        """How long a deferrable message to ``chat_id`` should hold back so urgent
-        ones keep their reserve of flood tokens -- and an edit of ``message_id``
-        until its last edit by any process is ``gap`` old (0, 0, 0: go; always
+    async def headroom(self, to: Address, gap: float = 0.0) -> Headroom:
+        """How long a deferrable message ``to`` a chat should hold back so urgent
+        ones keep their reserve of flood tokens -- and an edit until the
+        message's last edit by any process is ``gap`` old (0, 0, 0: go; always
         so without a limiter, or when Redis cannot tell)."""
         if self.gate is None:
             return GO
-        return await self.gate.headroom(chat_id, message_id, gap, receiver)
+        return await self.gate.headroom(to, gap)
 
     async def call(
         self, bot: Bot, method: TelegramMethod[TelegramType], options: CallOptions = URGENT
@@ -423,33 +386,20 @@ class Outgoing(BaseRequestMiddleware):
         return cast(TelegramType, result)
 
     async def prepay(
-        self,
-        chat_id: int,
-        priority: Priority = Priority.URGENT,
-        *,
-        ephemeral: bool = False,
-        message_id: int | None = None,
-        receiver: int | None = None,
-        rank: int = OWN_VIEW,
+        self, to: Address | int, priority: Priority = Priority.URGENT, *, rank: int = OWN_VIEW
     ) -> Prepaid:
-        """Take the flood tokens of one message to ``chat_id`` now, waiting like any
+        """Take the flood tokens of one message ``to`` a chat now, waiting like any
         call (in the overall line with ``priority``).  A call to that chat made
         with the result (``call(bot, method, CallOptions(prepaid=ticket))``)
         takes no tokens again.  ``Delivery`` does so for a coalesced update: it
         holds its tokens before it takes its content, so it sends the newest
-        content and never holds a message's lock while it queues.  ``ephemeral``:
-        for a message to one member of a group (``receiver``), ``message_id`` the
-        message the call will edit (#24: they may count in windows of their own)."""
+        content and never holds a message's lock while it queues.  An
+        ephemeral message to one member of a group may count in windows of its
+        own (#24)."""
+        to = Address(to) if isinstance(to, int) else to
         if self.gate is None:
-            return Prepaid(chat_id, paid=False)
-        return await self.gate.prepay(
-            chat_id,
-            priority,
-            ephemeral=ephemeral,
-            message_id=message_id,
-            receiver=receiver,
-            rank=rank,
-        )
+            return Prepaid(to, paid=False)
+        return await self.gate.prepay(to, priority, rank=rank)
 
     async def settle(self, ticket: Prepaid) -> None:
         """Give the tokens of ``ticket`` back if no call used them."""
@@ -458,31 +408,17 @@ class Outgoing(BaseRequestMiddleware):
 
     async def _admit(
         self,
-        chat_id: int | None,
-        key: tuple[int, int] | None,
-        digests: tuple[str | None, str] | None,
+        to: Address | None,
+        digests: Digests | None,
         options: CallOptions,
-        lease: EditLease | None = None,
-        ephemeral: bool = False,
-        receiver: int | None = None,
-        receipt: Receipt | None = None,
+        lease: EditLease | None,
+        receipt: Receipt,
     ) -> bool:
         """Wait for the flood tokens (and an edit's lease); False when the edit
-        would change nothing.  ``ephemeral``: the call writes an ephemeral
-        message (#24), to ``receiver``."""
+        would change nothing."""
         if self.gate is not None:
-            message_id = key[1] if key is not None else None
-            return await self.gate.admit(
-                chat_id,
-                key,
-                digests,
-                options,
-                lease,
-                ephemeral=ephemeral,
-                message_id=message_id,
-                receiver=receiver,
-                receipt=receipt,
-            )
+            return await self.gate.admit(to, digests, options, lease, receipt=receipt)
+        key = to.key if to is not None else None
         if key is not None and digests is not None:
             return self.shown.memory.admit(key, *digests)
         return True
@@ -501,24 +437,16 @@ class _NotModified(Exception):
     """Telegram answered "message is not modified": the edit is a success."""
 
 
-Key = tuple[int, int]
 Digests = tuple[str | None, str]
-_Retry = tuple[TelegramMethod[TelegramType], Key | None, Digests | None, CallOptions]
+_Retry = tuple[TelegramMethod[TelegramType], Address | None, Digests | None, CallOptions]
 
 
-def _content(
-    bot: Bot, method: TelegramMethod[Any], chat_id: int | None
-) -> tuple[Key | None, Digests | None]:
-    """The message an edit changes (None for a send) and the digests of what a
-    send or an edit shows (None for other calls)."""
+def _digests(bot: Bot, method: TelegramMethod[Any]) -> Digests | None:
+    """The digests of what a send or an edit to a chat shows (None for other calls)."""
     name = method.__api_method__
-    if chat_id is None or not (name == "sendMessage" or name in EDITS):
-        return None, None
-    message_id = getattr(method, "message_id", None)
-    if isinstance(getattr(method, "ephemeral_message_id", None), int):
-        message_id = -method.ephemeral_message_id  # type: ignore[attr-defined]
-    key = (chat_id, message_id) if name in EDITS and isinstance(message_id, int) else None
-    return key, content_digests(bot, method)
+    if not isinstance(getattr(method, "chat_id", None), int):
+        return None
+    return content_digests(bot, method) if name == "sendMessage" or name in EDITS else None
 
 
 def _done() -> Any:

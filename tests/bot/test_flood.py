@@ -11,6 +11,7 @@ import redis.asyncio as aredis
 
 from sandbox.fake_api.limits import FakeFloodControl, RateLimits
 from tables import LiveConfig, TableService
+from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.flood.gate import (
     LAST_RESORT,
     CallOptions,
@@ -466,7 +467,7 @@ async def test_an_edit_past_its_patience_still_waits_for_the_message_lease(
     lease = EditLease("live.1")
     start = clock()
     options = CallOptions(version="t#2")
-    assert await gate.admit(PRIVATE, (PRIVATE, 9), ("t2", "m2"), options, lease)
+    assert await gate.admit(Address(PRIVATE, 9), ("t2", "m2"), options, lease)
     assert lease.held
     assert clock() - start >= limiter.config.edit_lease
     assert clock() - start < 2.0 * LAST_RESORT
@@ -519,9 +520,9 @@ async def test_the_gate_tracks_every_call_until_its_answer(
     gate = FloodGate(limiter, sleep=asyncio.sleep, max_wait=2.0, stats=OutgoingStats())
     window = limiter.config.per_chat
     sent, edited = Receipt(), Receipt()
-    assert await gate.admit(PRIVATE, None, None, CallOptions(), receipt=sent)
+    assert await gate.admit(Address(PRIVATE), None, CallOptions(), receipt=sent)
     options = CallOptions(version="t#1")
-    assert await gate.admit(PRIVATE, (PRIVATE, 9), ("t1", "m1"), options, receipt=edited)
+    assert await gate.admit(Address(PRIVATE, 9), ("t1", "m1"), options, receipt=edited)
     clock.advance(window.seconds + 0.5)
     assert await takes(other, PRIVATE) == window.limit - 2  # both may still arrive
     await gate.stamp(sent)

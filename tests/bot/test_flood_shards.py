@@ -13,6 +13,7 @@ import pytest
 from redis.crc import key_slot
 
 from tables import LiveConfig, TableService
+from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.flood.hold import ChatHold
 from telegram_bot.delivery.flood.limiter import (
     NOOP,
@@ -227,12 +228,12 @@ async def test_the_last_edit_of_a_message_is_shared(
     nothing to wait for claims it at once (before its tokens are even taken)."""
     a, b = make_limiter(), make_limiter()
     assert await edit_wait(a, EditTicket(GROUP, 5, "v1", "kb")) == 0
-    assert (await b.headroom(GROUP, 5, 3.0)).message == pytest.approx(3.0)
-    assert (await b.headroom(GROUP, 6, 3.0)).message == 0  # another message
+    assert (await b.headroom(Address(GROUP, 5), 3.0)).message == pytest.approx(3.0)
+    assert (await b.headroom(Address(GROUP, 6), 3.0)).message == 0  # another message
     assert (await b.headroom(GROUP)).message == 0  # not asked
     clock.advance(1)
-    assert (await b.headroom(GROUP, 5, 3.0)).message == pytest.approx(2.0)
+    assert (await b.headroom(Address(GROUP, 5), 3.0)).message == pytest.approx(2.0)
     clock.advance(2)
-    assert await b.headroom(GROUP, 5, 3.0) == (0, 0, 0)  # go -- and claimed
-    assert (await a.headroom(GROUP, 5, 3.0)).message == pytest.approx(3.0)
-    assert (await a.headroom(GROUP, 5, 1.0)).message == pytest.approx(1.0)  # its own gap
+    assert await b.headroom(Address(GROUP, 5), 3.0) == (0, 0, 0)  # go -- and claimed
+    assert (await a.headroom(Address(GROUP, 5), 3.0)).message == pytest.approx(3.0)
+    assert (await a.headroom(Address(GROUP, 5), 1.0)).message == pytest.approx(1.0)  # its own gap

@@ -17,6 +17,7 @@ from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 from sandbox.fake_api import Chat, FakeTelegram, ManualClock, RateLimits, SimUser
 from sandbox.fake_api import Message as MessageRecord
 from tables import LiveConfig, TableService
+from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.coalesce import Delivery, Urgency
 from telegram_bot.delivery.events import Closed, Events, Replaced
 from telegram_bot.delivery.flood.limiter import FloodLimiter
@@ -340,7 +341,7 @@ async def test_a_call_with_prepaid_tokens_takes_none_again(
     assert await tokens() == pytest.approx(paid)
     await outgoing.settle(ticket)  # used: nothing goes back
     assert await tokens() == pytest.approx(paid)
-    other = Prepaid(alice.id + 1)  # another chat's ticket pays nothing here
+    other = Prepaid(Address(alice.id + 1))  # another chat's ticket pays nothing here
     await outgoing.call(bot, SendMessage(chat_id=alice.id, text="v2"), CallOptions(prepaid=other))
     assert await tokens() == pytest.approx(paid - 1)
     assert not other.used

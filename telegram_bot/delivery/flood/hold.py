@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
-from telegram_bot.delivery.flood.limiter import FloodLimiter
+from telegram_bot.delivery.flood.limiter import FloodLimiter, To
 from telegram_bot.delivery.flood.scripts import WINDOW_LUA
 
 # KEYS the chat's window keys; ARGV now, seconds, then per window limit,
@@ -47,22 +47,11 @@ class ChatHold:
         self.limiter = limiter
         self._script = limiter.kv.script(HOLD_LUA)
 
-    async def hold(
-        self,
-        chat_id: int,
-        seconds: float,
-        *,
-        ephemeral: bool = False,
-        message_id: int | None = None,
-        receiver: int | None = None,
-    ) -> None:
-        """The windows the refused write counted in (an ephemeral one's while
-        they are not counted with the group's public writes, #24)."""
+    async def hold(self, to: To, seconds: float) -> None:
+        """The windows the refused write ``to`` counted in (an ephemeral one's
+        while they are not counted with the group's public writes, #24)."""
         limiter = self.limiter
-        windows = await limiter.windows(
-            chat_id, ephemeral=ephemeral, message_id=message_id, receiver=receiver
-        )
-        buckets = windows[1:]  # [0] is the overall bucket
+        buckets = (await limiter.windows(to))[1:]  # [0] is the overall bucket
         args: list[str | int | float] = [repr(float(limiter.clock())), repr(float(seconds))]
         for _, window in buckets:
             args += [window.limit, repr(float(window.seconds))]
