@@ -132,6 +132,9 @@ class Delivery:
         self.outgoing = outgoing
         self.events: Events = outgoing.events  # what it learns, for a dispatcher above
         self.edits = MessageEdits(bot, outgoing, clock=clock, idle_after=table_delay)
+        # a new message now (``ephemeral``: to one member of the group; ``reply_to``:
+        # as a reply, sent all the same if that one is gone); None: the chat is closed
+        self.send = self.edits.send
         self._slots = self.edits.slots
         self._wake = asyncio.Event()
         self._runner: asyncio.Task[None] | None = None
@@ -160,30 +163,6 @@ class Delivery:
         return self.outgoing.stats
 
     # ------------------------------------------------------------------ sending
-    async def send(
-        self,
-        chat_id: int,
-        text: str,
-        markup: InlineKeyboardMarkup | None = None,
-        *,
-        parse_mode: str | None = "HTML",
-        options: CallOptions = URGENT,
-        ephemeral: EphemeralMessageParameters | None = None,
-        reply_to: int | None = None,
-    ) -> Message | None:
-        """Send a new message now (``ephemeral``: to one member of the group;
-        ``reply_to``: as a reply to that message of the chat, sent all the same
-        if it is gone); None when the chat is closed to the bot (403)."""
-        return await self.edits.send(
-            chat_id,
-            text,
-            markup,
-            parse_mode=parse_mode,
-            options=options,
-            ephemeral=ephemeral,
-            reply_to=reply_to,
-        )
-
     async def send_reply(
         self,
         chat_id: int,

@@ -249,27 +249,6 @@ class Outgoing(BaseRequestMiddleware):
             await self.shown.remember(sent.key, digests[0], digests[1])
         return response
 
-    async def _send(
-        self,
-        make_request: NextRequestMiddlewareType[TelegramType],
-        bot: Bot,
-        method: TelegramMethod[TelegramType],
-        to: Address | None,
-        lease: EditLease | None,
-        receipt: Receipt,
-    ) -> Response[TelegramType]:
-        """One attempt (:meth:`_attempt`).  A failure Telegram answered -- but a
-        429, a refusal it did not count -- or one of the way there: the call's
-        entries count from now (``receipt``; a success's move with its lease,
-        :meth:`_answered`)."""
-        try:
-            return await self._attempt(make_request, bot, method, to, lease, receipt.generation)
-        except (TelegramRetryAfter, _NotModified):
-            raise
-        except Exception:
-            await self._stamp(receipt)
-            raise
-
     async def _answered(
         self, key: tuple[int, int] | None, lease: EditLease | None, receipt: Receipt
     ) -> None:
@@ -282,52 +261,62 @@ class Outgoing(BaseRequestMiddleware):
         if self.gate is not None:
             await self.gate.stamp(receipt)
 
-    async def _attempt(
+    async def _send(
         self,
         make_request: NextRequestMiddlewareType[TelegramType],
         bot: Bot,
         method: TelegramMethod[TelegramType],
         to: Address | None,
         lease: EditLease | None,
-        generation: int | None = None,
+        receipt: Receipt,
     ) -> Response[TelegramType]:
         """The call: 403s told as events; a failed edit forgets what the
         message shows (a "not modified" raises :class:`_NotModified`).  A 429
         holds the chat and teaches its budget, passing back the ``generation``
-        the call was admitted under (one burst, one cut: #38)."""
-        key = to.key if to is not None else None
+        the call was admitted under (one burst, one cut: #38).  A failure
+        Telegram answered -- but a 429, a refusal it did not count -- or one of
+        the way there: the call's entries count from now (``receipt``; a
+        success's move with its lease, :meth:`_answered`)."""
+        generation = receipt.generation
         try:
-            return await make_request(bot, method)
-        except TelegramRetryAfter as exc:
-            self.stats.retry_after += 1
-            if to is not None and is_limited(method.__api_method__):
-                # before the chat's turn passes on (#28): the next call sees it
-                self.turns.refused(to.chat)
-                if self.gate is not None:  # the others wait too; the budget learns (#24)
-                    await self.gate.hold(to, exc.retry_after, generation=generation)
-            await self.shown.forget(key, lease)  # refused: the message shows what it showed
-            raise
-        except TelegramForbiddenError as exc:
-            self.stats.forbidden += 1
-            await self.shown.forget(key, lease)
-            if to is not None:
-                self._forbidden(to.chat, forbidden_kind(exc.message))
-            raise
-        except TelegramMigrateToChat as exc:  # a 400 never retried (#38)
-            await self.shown.forget(key, lease)
-            if to is not None:
-                self._moved(to.chat, exc.migrate_to_chat_id)
-            raise
-        except TelegramBadRequest as exc:
-            if key is not None and NOT_MODIFIED in exc.message:
-                raise _NotModified from exc
-            await self.shown.forget(key, lease)
-            raise
-        except asyncio.CancelledError:
-            self.shown.forget_later(key, lease)
+            key = to.key if to is not None else None
+            try:
+                return await make_request(bot, method)
+            except TelegramRetryAfter as exc:
+                self.stats.retry_after += 1
+                if to is not None and is_limited(method.__api_method__):
+                    # before the chat's turn passes on (#28): the next call sees it
+                    self.turns.refused(to.chat)
+                    if self.gate is not None:  # the others wait too; the budget learns (#24)
+                        await self.gate.hold(to, exc.retry_after, generation=generation)
+                await self.shown.forget(key, lease)  # refused: the message shows what it showed
+                raise
+            except TelegramForbiddenError as exc:
+                self.stats.forbidden += 1
+                await self.shown.forget(key, lease)
+                if to is not None:
+                    self._forbidden(to.chat, forbidden_kind(exc.message))
+                raise
+            except TelegramMigrateToChat as exc:  # a 400 never retried (#38)
+                await self.shown.forget(key, lease)
+                if to is not None:
+                    self._moved(to.chat, exc.migrate_to_chat_id)
+                raise
+            except TelegramBadRequest as exc:
+                if key is not None and NOT_MODIFIED in exc.message:
+                    raise _NotModified from exc
+                await self.shown.forget(key, lease)
+                raise
+            except asyncio.CancelledError:
+                self.shown.forget_later(key, lease)
+                raise
+            except Exception:
+                await self.shown.forget(key, lease)
+                raise
+        except (TelegramRetryAfter, _NotModified):
             raise
         except Exception:
-            await self.shown.forget(key, lease)
+            await self._stamp(receipt)
             raise
 
     async def _after_429(
