@@ -211,7 +211,8 @@ class Delivery:
         edits go first, in this process and -- recorded as gone in the shared
         digest, ``table_id`` being the table it shows -- in every other (#28): none
         of them goes out after it and draws 400 "message to edit not found"."""
-        key = (chat_id, -ephemeral_id)
+        key = Address(chat_id, ephemeral_id, receiver).key
+        assert key is not None
         known_gone = self.edits.gone.get(key) is False  # an edit found it gone
         self.edits.drop(key, deleted=True)
         if table_id:

@@ -230,13 +230,13 @@ class MessageEdits:
 
 
 def _edit_method(key: Key, content: Content) -> TelegramMethod[Any]:
-    """Edits always carry the keyboard (Telegram drops it otherwise).  An
-    ephemeral message's key is (chat, -ephemeral_message_id)."""
-    if content.receiver is not None:
+    """Edits always carry the keyboard (Telegram drops it otherwise)."""
+    to = content.to(key)
+    if to.receiver is not None and to.message is not None:
         return EditEphemeralMessageText(
-            chat_id=key[0],
-            receiver_user_id=content.receiver,
-            ephemeral_message_id=-key[1],
+            chat_id=to.chat,
+            receiver_user_id=to.receiver,
+            ephemeral_message_id=to.message,
             text=content.text,
             reply_markup=content.markup,
             parse_mode=content.parse_mode,

@@ -271,7 +271,7 @@ class FallbackFloodLimiter:
             self._touched.discard((chat_id, message_id))
 
     async def admit_edit(self, edit: EditTicket) -> Verdict:
-        key = (edit.chat_id, edit.message_id)
+        key, chat = edit.key, edit.to.chat
 
         async def judged() -> Verdict:
             await self._forget_touched(*key)
@@ -280,9 +280,9 @@ class FallbackFloodLimiter:
         # a table's render held while falling back asks Redis again every
         # PROBE_EVERY s: it goes out as soon as the shared state answers (a
         # promoted replica), not at the end of the fallback's seconds (#40)
-        if self.down(edit.chat_id) and edit.version and self._probe(edit.chat_id):
-            self._down.pop(self._scope(edit.chat_id), None)  # asked again now
-        got = await self._on_redis(edit.chat_id, judged)
+        if self.down(chat) and edit.version and self._probe(chat):
+            self._down.pop(self._scope(chat), None)  # asked again now
+        got = await self._on_redis(chat, judged)
         if got is not DOWN:
             return got
         if edit.version:  # a table's render: judged once the shared state answers (#40)

@@ -379,6 +379,4 @@ def _ticket(
     if key is None or digests is None:
         return None
     owner = lease.owner if lease is not None else ""
-    return EditTicket(
-        *key, digests[0], digests[1], version, owner, receiver=to.receiver, tracked=True
-    )
+    return EditTicket(to, digests[0], digests[1], version, owner, tracked=True)

@@ -116,7 +116,7 @@ def address(to: To) -> Address | None:
 class EditTicket:
     """One edit of a message, as :meth:`FloodLimiter.admit_edit` judges it.
 
-    ``chat_id``, ``message_id``: the message; ``text_digest`` and
+    ``to``: the message; ``text_digest`` and
     ``markup_digest``: what it would show (``text_digest`` None: a keyboard-only
     edit, the text stays); ``version``: the table version it renders
     (:func:`table_version`; '': unversioned, never refused as older);
@@ -125,20 +125,19 @@ class EditTicket:
     update's prepaid tokens) -- only the digest is judged (and the lease
     taken), no bucket is touched.  Every edit costs one token."""
 
-    chat_id: int
-    message_id: int  # its key's (:attr:`Address.key`: an ephemeral one's is minus its id)
+    to: Address
     text_digest: str | None
     markup_digest: str
     version: str = ""
     owner: str = ""
     prepaid: bool = False
-    receiver: int | None = None  # an ephemeral message's (#24: his own window)
     tracked: bool = False  # the caller stamps Telegram's answer (take's ``tracked``)
 
     @property
-    def to(self) -> Address:
-        """The message it edits."""
-        return Address.of_key((self.chat_id, self.message_id), self.receiver)
+    def key(self) -> tuple[int, int]:
+        """Where what its message shows is kept (:attr:`Address.key`)."""
+        assert self.to.key is not None, "an edit names its message"
+        return self.to.key
 
 
 log = logging.getLogger(__name__)
@@ -399,7 +398,7 @@ class FloodLimiter:
             args += [window.limit, repr(float(window.seconds)), int(cost)]
         keys = [k for k, _ in buckets]
         if edit is not None:  # what it shows, its last edit, its edit lease
-            k, message = self.keys, (edit.chat_id, edit.message_id)
+            k, message = self.keys, edit.key
             keys += [k.sent_digest(*message), k.edited_at(*message), k.in_flight(*message)]
         # the chat's unanswered calls count as arriving now (#37, ACQUIRE_LUA)
         unanswered = self.keys.unanswered(chat_id) if buckets and chat_id is not None else ""
