@@ -72,6 +72,7 @@ from aiogram.types import ErrorEvent, Message
 from engine.clock import Clock
 from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.events import Closed, Events, Forbidden, Kicked, Migrated
+from telegram_bot.delivery.flood.fallback import Limiter
 from telegram_bot.delivery.flood.gate import (
     GO,
     URGENT,
@@ -84,7 +85,7 @@ from telegram_bot.delivery.flood.gate import (
     Sleep,
 )
 from telegram_bot.delivery.flood.hold import ChatTurns
-from telegram_bot.delivery.flood.limiter import Headroom, Limiter
+from telegram_bot.delivery.flood.limiter import Headroom
 from telegram_bot.delivery.shown import EDITS, ShownStore, content_digests
 from telegram_bot.delivery.waiting_line import OWN_VIEW, Priority
 

@@ -148,7 +148,7 @@ class LocalWindows:
 class FallbackFloodLimiter:
     """``FallbackFloodLimiter(FloodLimiter(svc.kv, config))``: the limiter
     ``redis``, falling back to :class:`LocalWindows` while Redis is unreachable
-    (see the module docstring).  A :class:`telegram_bot.delivery.flood.limiter.Limiter`;
+    (see the module docstring).  A :data:`Limiter`, the same calls as the Redis one;
     the Redis limiter's own extras (``acquire``, ``wait``, ``shown``, its keys and
     round trips) are on ``redis``."""
 
@@ -375,3 +375,12 @@ DOWN = Down.DOWN
 
 def _chat(to: To) -> int | None:
     return to.chat if isinstance(to, Address) else to
+
+
+Limiter = FloodLimiter | FallbackFloodLimiter
+"""What the delivery layer asks of a flood limiter
+(:class:`telegram_bot.delivery.flood.gate.FloodGate`,
+:class:`telegram_bot.delivery.shown.ShownStore`): the Redis one, or the
+fallback around it that keeps replies going while Redis is down -- the same
+calls, one protocol (``redis``: the limiter whose windows are in Redis, which
+the hold after a 429 writes itself)."""

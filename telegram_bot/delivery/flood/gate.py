@@ -21,6 +21,7 @@ from typing import Any
 from engine.clock import Clock
 from tables import survived
 from telegram_bot.delivery.address import Address
+from telegram_bot.delivery.flood.fallback import Limiter
 from telegram_bot.delivery.flood.hold import ChatHold
 from telegram_bot.delivery.flood.limiter import (
     BUSY,
@@ -28,7 +29,6 @@ from telegram_bot.delivery.flood.limiter import (
     STALE,
     EditTicket,
     Headroom,
-    Limiter,
     Stamp,
     Verdict,
 )

@@ -67,7 +67,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any
 
 from engine.clock import Clock
 from tables import KeyValueStore
@@ -207,7 +207,8 @@ class FloodLimiter:
 
     @property
     def redis(self) -> FloodLimiter:
-        """The limiter whose buckets are in Redis: this one (see :class:`Limiter`)."""
+        """The limiter whose buckets are in Redis: this one (as a
+        :class:`telegram_bot.delivery.flood.fallback.Limiter`)."""
         return self
 
     # ------------------------------------------------------------ buckets
@@ -632,51 +633,6 @@ class FloodLimiter:
         return f"{text}:{markup}", version
 
 
-class Limiter(Protocol):
-    """What the delivery layer asks of a flood limiter
-    (:class:`telegram_bot.delivery.flood.gate.FloodGate`,
-    :class:`telegram_bot.delivery.shown.ShownStore`): a :class:`FloodLimiter`,
-    or the :class:`telegram_bot.delivery.flood.fallback.FallbackFloodLimiter`
-    around one that keeps replies going while Redis is down.  The calls are
-    :class:`FloodLimiter`'s."""
-
-    @property
-    def config(self) -> FloodConfig: ...
-
-    @property
-    def clock(self) -> Clock: ...
-
-    @property
-    def redis(self) -> FloodLimiter:
-        """The limiter whose buckets are in Redis: the hold after a 429
-        (:class:`telegram_bot.delivery.flood.hold.ChatHold`) writes them itself."""
-        ...
-
-    async def take(self, to: To = None, *, cost: float = 1, tracked: bool = False) -> Verdict: ...
-
-    async def admit_edit(self, edit: EditTicket) -> Verdict: ...
-
-    async def refund(self, to: To = None, *, cost: float = 1, held: float = 0.0) -> None: ...
-
-    async def refused(
-        self, to: Address | int, *, admitted: int | None = None, retry_after: float = 0.0
-    ) -> Budget | None: ...
-
-    async def headroom(self, to: To = None, gap: float = 0.0) -> Headroom: ...
-
-    async def remember(
-        self, chat_id: int, message_id: int, text_digest: str, markup_digest: str, version: str = ""
-    ) -> None: ...
-
-    async def forget(self, chat_id: int, message_id: int, lease: str = "") -> None: ...
-
-    async def release_edit(
-        self, chat_id: int, message_id: int, lease: str, stamp: Stamp | None = None
-    ) -> bool: ...
-
-    async def stamp(self, stamp: Stamp) -> None: ...
-
-
 __all__ = [
     "BUSY",
     "NOOP",
@@ -688,7 +644,6 @@ __all__ = [
     "FloodLimiter",
     "Headroom",
     "Journal",
-    "Limiter",
     "OverallEntries",
     "Stamp",
     "Verdict",
