@@ -53,7 +53,14 @@ from tables import (
 )
 from tables.arena_runner import Woken
 from telegram_bot.delivery import Delivery, Forbidden, make_delivery
-from telegram_bot.delivery.events import Closed, Event, HeldBack, Kicked, Migrated, Replaced
+from telegram_bot.delivery.events import (
+    Event,
+    HeldBack,
+    Kicked,
+    Migrated,
+    PrivateForbidden,
+    Replaced,
+)
 from telegram_bot.delivery.flood.rates import FloodConfig
 from telegram_bot.handlers import routers
 from telegram_bot.handlers.middlewares import InFlight, LocaleMiddleware
@@ -299,7 +306,7 @@ class BotApp:
     async def _on_event(self, event: Event) -> None:
         assert self.publisher is not None
         match event:
-            case Closed(user, kind):
+            case PrivateForbidden(user, kind):
                 await self.on_forbidden(user, kind)
             case Migrated(old, new):  # a 400 "upgraded to a supergroup" (#38)
                 await self.on_migrated(old, new)

@@ -30,7 +30,7 @@ class Forbidden(StrEnum):
 
 
 @dataclass(frozen=True)
-class Closed:
+class PrivateForbidden:
     """A write to ``user``'s private chat was refused (403), for ``kind``."""
 
     user: int
@@ -74,7 +74,7 @@ class HeldBack:
     waited: float
 
 
-Event = Closed | Kicked | Migrated | Replaced | HeldBack
+Event = PrivateForbidden | Kicked | Migrated | Replaced | HeldBack
 
 
 class Events:
@@ -100,12 +100,12 @@ class Events:
 
 
 __all__ = [
-    "Closed",
     "Event",
     "Events",
     "Forbidden",
     "HeldBack",
     "Kicked",
     "Migrated",
+    "PrivateForbidden",
     "Replaced",
 ]

@@ -19,7 +19,7 @@ session request middleware (``install(bot, limiter)``):
   own), sleeps ``retry_after`` and retries (at most ``max_retries`` times) --
   with the newest content of the message when the caller has one
   (:attr:`CallOptions.newest`), never the refused stale edit and then the newer.
-* **403** -- a private chat puts :class:`~telegram_bot.delivery.events.Closed`
+* **403** -- a private chat puts :class:`~telegram_bot.delivery.events.PrivateForbidden`
   (``user``, ``kind``) on :attr:`Outgoing.events`, ``kind`` telling Telegram's
   answers apart (:func:`forbidden_kind`: he never started the bot, he blocked
   it, his account is deleted -- only the last two are his act, #38), a group
@@ -71,7 +71,7 @@ from aiogram.types import ErrorEvent, Message
 
 from engine.clock import Clock
 from telegram_bot.delivery.address import Address
-from telegram_bot.delivery.events import Closed, Events, Forbidden, Kicked, Migrated
+from telegram_bot.delivery.events import Events, Forbidden, Kicked, Migrated, PrivateForbidden
 from telegram_bot.delivery.flood.fallback import Limiter
 from telegram_bot.delivery.flood.gate import (
     GO,
@@ -414,7 +414,7 @@ class Outgoing(BaseRequestMiddleware):
         return True
 
     def _forbidden(self, chat_id: int, kind: Forbidden) -> None:
-        self.events.put(Closed(chat_id, kind) if chat_id > 0 else Kicked(chat_id))
+        self.events.put(PrivateForbidden(chat_id, kind) if chat_id > 0 else Kicked(chat_id))
 
     def _moved(self, old: int, new: int) -> None:
         """The group ``old`` is the supergroup ``new`` now: told once here."""

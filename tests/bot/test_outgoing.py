@@ -19,7 +19,7 @@ from sandbox.fake_api import Message as MessageRecord
 from tables import LiveConfig, TableService
 from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.coalesce import Delivery, Urgency
-from telegram_bot.delivery.events import Closed, Events, Replaced
+from telegram_bot.delivery.events import Events, PrivateForbidden, Replaced
 from telegram_bot.delivery.flood.limiter import FloodLimiter
 from telegram_bot.delivery.outgoing import (
     CallOptions,
@@ -144,7 +144,9 @@ class Closures(list[tuple[int, Forbidden]]):
         self.events = events
 
     def read(self) -> Closures:
-        self.extend((e.user, e.kind) for e in self.events.drain() if isinstance(e, Closed))
+        self.extend(
+            (e.user, e.kind) for e in self.events.drain() if isinstance(e, PrivateForbidden)
+        )
         return self
 
 
@@ -494,7 +496,7 @@ async def test_a_403_is_told_as_data_never_a_call_up(
     out = install(bot, limiter)
     with pytest.raises(TelegramForbiddenError):
         await bot.send_message(bob.id, "x")
-    assert out.events.drain() == [Closed(bob.id, Forbidden.NOT_STARTED)]
+    assert out.events.drain() == [PrivateForbidden(bob.id, Forbidden.NOT_STARTED)]
 
 
 # ---------------------------------------------------------------- Delivery
