@@ -53,6 +53,14 @@ from tables import (
 )
 from tables.arena_runner import Woken
 from telegram_bot.delivery import Delivery, Forbidden, make_delivery
+from telegram_bot.delivery.events import (
+    Event,
+    HeldBack,
+    Kicked,
+    Migrated,
+    PrivateForbidden,
+    Replaced,
+)
 from telegram_bot.delivery.flood.rates import FloodConfig
 from telegram_bot.handlers import routers
 from telegram_bot.handlers.middlewares import InFlight, LocaleMiddleware
@@ -193,6 +201,7 @@ class BotApp:
         self.ready = asyncio.Event()  # Redis answered (wait_for_redis)
         self._tasks: list[asyncio.Task[None]] = []
         self._renders: set[asyncio.Task[None]] = set()
+        self._events: asyncio.Task[None] | None = None  # the delivery's events (#39)
         self.loop_failures = 0  # background-loop failures so far (tests read it)
         self.subscriptions = 0  # times the notify subscriber (re)subscribed
         self.polls = False  # this process holds the poll lease (#28)
@@ -230,9 +239,6 @@ class BotApp:
             later_gap_in_group=s.later_delay_in_group,
             arenas=arenas,
         )
-        # a hand in the group held back by the group's flood limit: say so once (#24)
-        delivery.held.after = s.flood_hint_after
-        delivery.on_held = self.publisher.held_back
         self.cases = UseCases(
             press=PressButton(self.svc, self.ui, snapshots, claims, marks),
             lobby=LobbyActions(self.svc, self.ui, self.prefs, delivery, username),
@@ -247,8 +253,9 @@ class BotApp:
             arena=ArenaActions(self.svc, delivery, self.prefs, username),
         )
         self.svc.timers.on_arena = self._on_arena
-        # a 400 "upgraded to a supergroup": the old group stops, once (#38)
-        delivery.outgoing.on_migrated = self.on_migrated
+        # what the delivery learns (a 403, a group moved, a message sent anew, a
+        # hand held back) comes up as events, each handed to its use case (#39)
+        self._events = asyncio.create_task(self._delivery_events(), name="delivery events")
         if self.svc.timers.arenas is not None:
             self.svc.timers.arenas.before_start = marks.set
         dp = self.dp
@@ -280,8 +287,8 @@ class BotApp:
             soon_delay=self.settings.soon_delay,
             later_delay=self.settings.later_delay,
             table_delay=self.settings.table_delay,
-            on_forbidden=self.on_forbidden,
-            on_replaced=self.on_replaced,
+            # a hand in the group held back by the group's flood limit: said once (#24)
+            held_after=self.settings.flood_hint_after,
             flood=FloodConfig.with_overall(
                 self.settings.flood_overall_limit, self.settings.flood_overall_window
             ),
@@ -289,6 +296,26 @@ class BotApp:
             time_scale=self.settings.telegram_time_scale,
             fleet=lambda: self.svc.timers.processes,  # #40: the fallback's share
         )
+
+    async def _delivery_events(self) -> None:
+        """The dispatcher of the delivery's events (#39): each handed to its use
+        case in a task of its own (a failure is logged)."""
+        async for event in self.delivery.events:
+            self._spawn(self._on_event(event))
+
+    async def _on_event(self, event: Event) -> None:
+        assert self.publisher is not None
+        match event:
+            case PrivateForbidden(user, kind):
+                await self.on_forbidden(user, kind)
+            case Migrated(old, new):  # a 400 "upgraded to a supergroup" (#38)
+                await self.on_migrated(old, new)
+            case Replaced(chat, old, new):
+                await self.on_replaced(chat, old, new)
+            case HeldBack():  # a hand in the group held back: say so once (#24)
+                await self.publisher.held_back(event)
+            case Kicked():  # the group's own service message tells (handlers)
+                pass
 
     async def on_forbidden(self, user_id: int, kind: Forbidden) -> None:
         """A 403 of his private chat: the bot writes to him there no more (until he
@@ -545,6 +572,10 @@ class BotApp:
                 await self.svc.timers.hand_over()
             except ServiceUnavailable as e:  # they take the shards when the lease ends
                 log.warning("timer shards not handed over: %s", e)
+        await self._renders_done()
+
+    async def _renders_done(self) -> None:
+        """Let the renders in flight finish, each within half the shutdown budget."""
         if self._renders:
             _done, late = await asyncio.wait(
                 set(self._renders), timeout=self.settings.shutdown_timeout / 2
@@ -560,6 +591,13 @@ class BotApp:
         if self._delivery is not None:
             with contextlib.suppress(Exception):  # TimeoutError: a Telegram that holds us
                 await asyncio.wait_for(self._delivery.flush(), self.settings.shutdown_timeout / 2)
+            if self._events is not None:  # the flush's own events handled too
+                for _ in range(3):
+                    await asyncio.sleep(0)
+                self._events.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._events
+                await self._renders_done()
             if self.publisher is not None:  # the flushed renders' marks cleared
                 await self.publisher.guard.aclose()
             await self._delivery.aclose()
