@@ -27,6 +27,7 @@ from prometheus_client.registry import Collector
 
 from admin_api.service import ServiceHolder
 from tables import ServiceUnavailable
+from telegram_bot.state.budgets import Budgets
 
 log = logging.getLogger(__name__)
 EXTENSION = "admin_metrics"
@@ -52,7 +53,7 @@ class LiveCollector(Collector):
                 try:
                     svc = self.holder.get()
                     self._stats = svc.call(svc.service.admin.global_stats).to_json()
-                    budgets = svc.call(svc.service.budgets.all)
+                    budgets = svc.call(Budgets(svc.service.kv).all)
                     self._stats["budgets"] = [b.as_dict() for b in budgets]
                 except ServiceUnavailable as e:
                     log.warning("metrics: Redis is unavailable: %s", e)

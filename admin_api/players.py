@@ -17,6 +17,7 @@ from admin_api.schemas import (
     UserPath,
 )
 from admin_api.service import get_service
+from telegram_bot.state.budgets import Budgets
 
 api = APIBlueprint(
     "players",
@@ -55,7 +56,9 @@ def flood_budgets() -> dict[str, Any]:
     count with the public ones, the refusals so far and why it last changed.
     A group not listed has the documented 20 a minute."""
     svc = get_service()
-    items = [GroupBudgetOut.model_validate(b.as_dict()) for b in svc.call(svc.service.budgets.all)]
+    items = [
+        GroupBudgetOut.model_validate(b.as_dict()) for b in svc.call(Budgets(svc.service.kv).all)
+    ]
     return GroupBudgetsOut(items=items).model_dump(mode="json")
 
 

@@ -331,7 +331,7 @@ class Timers:
             await self.store.release_timer(shard, tid, lease, None)
             return None
         again: int | None = None  # a leave's charge failed: look again this soon
-        if loaded.owed and not await self.tables.charge_owed(loaded):  # #38
+        if loaded.owed and not await self.tables.fairplay.charge_owed(loaded):  # #38
             again = now + SETTLE_RETRY_MS
 
         async def release(at: int | None) -> None:

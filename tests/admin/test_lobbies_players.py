@@ -9,7 +9,7 @@ import re
 from flask.testing import FlaskClient
 
 from tables import SyncTableService
-from tables.budgets import EPHEMERAL, PUBLIC
+from telegram_bot.state.budgets import EPHEMERAL, PUBLIC, Budgets
 from tests.admin.conftest import READER, auth, new_table
 
 
@@ -185,8 +185,9 @@ def test_learned_group_budgets(client: FlaskClient, svc: SyncTableService) -> No
     """#24: what the bot learned of a group's message budget from 429s, for
     operators -- the list, and low-cardinality gauges in /metrics."""
     assert client.get("/api/v1/flood/budgets", headers=auth()).get_json() == {"items": []}
-    svc.call(svc.service.budgets.refused, -1001, PUBLIC)
-    svc.call(svc.service.budgets.refused, -1002, EPHEMERAL)
+    budgets = Budgets(svc.service.kv)  # the bot's own state (#39)
+    svc.call(budgets.refused, -1001, PUBLIC)
+    svc.call(budgets.refused, -1002, EPHEMERAL)
     got = client.get("/api/v1/flood/budgets", headers=auth()).get_json()["items"]
     assert [(b["chat"], b["public"], b["counted"]) for b in got] == [
         (-1002, 10, True),

@@ -40,7 +40,6 @@ from collections.abc import Callable
 
 from engine.clock import Clock
 from tables import ServiceUnavailable
-from tables.budgets import Budget
 from telegram_bot.delivery.flood.journal import Journal
 from telegram_bot.delivery.flood.limiter import (
     BUSY,
@@ -52,6 +51,7 @@ from telegram_bot.delivery.flood.limiter import (
     Verdict,
     Window,
 )
+from telegram_bot.state.budgets import Budget
 
 log = logging.getLogger(__name__)
 
