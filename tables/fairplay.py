@@ -11,9 +11,9 @@ against someone, :meth:`tables.model.Table.rated_for`):
   seat back and played to the end, everyone walked away, the game was not
   rated for him);
 * running out of time ``LiveConfig.timeouts_to_ai`` times in a row: the AI
-  takes his seat (:mod:`tables.timers`); if it still plays it at the end he
-  walked away, and the settlement charges it (the seats ``away`` and
-  ``taken`` of the result, :mod:`tables.ratings`);
+  takes his seat (:func:`timed_out`, applied by :mod:`tables.timers`); if it
+  still plays it at the end he walked away, and the settlement charges it
+  (:func:`offenders`: the seats ``away`` and ``taken`` of the result);
 * not an offence: an operator's takeover (``excused``), a seat a rematch kept
   for a player who did not agree, any casual game, a new player's game, a
   capped (or diversity-failing) pair's player with no other opponent.
@@ -56,7 +56,7 @@ from typing import Any, Protocol
 from redis.exceptions import RedisError
 
 from tables.keys import Keys
-from tables.model import PLAYING, LiveError, ServiceUnavailable, Table
+from tables.model import PLAYING, LiveError, Seat, ServiceUnavailable, Table
 from tables.rating_model import Eligibility
 from tables.records import GameResult
 from tables.scripts import LEAVE_CHARGED_LUA
@@ -122,6 +122,17 @@ def owed_leaves(table: Table, charged: str = "") -> list[int]:
         if s.user is not None and s.left and s.taken and f",{s.user}," not in done
         and table.rated_for(s.user)  # #38: not a new player's, whose game is casual
     ]  # fmt: skip
+
+
+def timed_out(seat: Seat, limit: int, ai_kind: str) -> tuple[Seat, bool]:
+    """His turn ran out once more (#25): the seat after it, and whether the AI
+    takes it now -- after ``limit`` timeouts in a row
+    (``LiveConfig.timeouts_to_ai``), by his own doing (``taken``): if the AI
+    still plays it at the game's end, he walked away (:func:`offenders`)."""
+    n = seat.timeouts + 1
+    if n >= limit:
+        return replace(seat, ai=ai_kind, timeouts=n, taken=True), True
+    return replace(seat, timeouts=n), False
 
 
 def offenders(result: GameResult, rated_for: Iterable[int]) -> set[int]:
@@ -273,4 +284,5 @@ __all__ = [
     "offenders",
     "owed_leaves",
     "reliability_mark",
+    "timed_out",
 ]
