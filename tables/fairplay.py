@@ -20,7 +20,7 @@ against someone, :meth:`tables.model.Table.rated_for`):
 
 **Cooldowns**: the offences of the last 72 hours set the cooldown before his
 next rated game: none for the first (a warning), then 10 minutes, x3 for each
-more, at most 3 days (:meth:`tables.rating_rules.RatingRules.cooldown`; in
+more, at most 3 days (:meth:`OffenceRules.cooldown`; in
 Lua :data:`tables.rating_scripts.RECOOL_LUA`, the one rule whether an
 offence came, was confirmed or was undone).  Casual games are never blocked.
 
@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from redis.exceptions import RedisError
@@ -103,6 +103,39 @@ class TablesPart(Protocol):
     async def follow_up(
         self, table: Table, result: GameResult, previous_loser: int | None
     ) -> bool: ...
+
+
+@dataclass(frozen=True)
+class OffenceRules:
+    """The numbers of reliability and cooldowns (#25, #38); the ratings' rules
+    (:class:`tables.rating_rules.RatingRules`) are these and their own."""
+
+    reliability_games: int = 20
+    """A player's reliability is the share of his last this many games with
+    other people in which the AI never took his seat (:func:`reliability_mark`)."""
+    offence_window: float = 72 * 3600.0
+    """The offences of this many seconds before an offence set its cooldown."""
+    cooldown_first: float = 600.0
+    """The cooldown of the second offence in the window (the first: a warning)."""
+    cooldown_factor: float = 3.0
+    cooldown_max: float = 3 * 86400.0
+
+    def cooldown(self, offences: int) -> float:
+        """Seconds of cooldown after the ``offences``-th offence in the window
+        (in Lua: :data:`tables.rating_scripts.RECOOL_LUA`, the same rule)."""
+        if offences < 2:
+            return 0.0
+        return min(self.cooldown_first * self.cooldown_factor ** (offences - 2), self.cooldown_max)
+
+    def cooldown_args(self) -> list[int | float]:
+        """The cooldown's numbers as the scripts take them (``RECOOL_LUA``'s
+        ``window, first, factor, max``, in ms)."""
+        return [
+            int(self.offence_window * 1000),
+            int(self.cooldown_first * 1000),
+            self.cooldown_factor,
+            int(self.cooldown_max * 1000),
+        ]
 
 
 def owed_leaves(table: Table, charged: str = "") -> list[int]:
@@ -277,6 +310,7 @@ class FairPlay:
 __all__ = [
     "FairPlay",
     "LoadedTable",
+    "OffenceRules",
     "RatingsPart",
     "TablesPart",
     "cooldown_refusal",

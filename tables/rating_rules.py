@@ -41,7 +41,8 @@ voids the third player's game.
   the log entry, from what was held): the steps of
   :meth:`tables.ratings.Ratings.settle`.
 * :class:`RatingRules`: the numbers (the farming guard, established
-  accounts, the diversity guard, reliability, cooldowns, the log).
+  accounts, the diversity guard, the log; reliability and cooldowns from
+  :class:`tables.fairplay.OffenceRules`).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tables.fairplay import offenders, reliability_mark
+from tables.fairplay import OffenceRules, offenders, reliability_mark
 from tables.rating_model import Change, Rating, Settlement, rate
 from tables.records import GameResult
 
@@ -123,17 +124,13 @@ def opponents_met(result: GameResult) -> dict[int, tuple[int, ...]]:
 
 
 @dataclass(frozen=True)
-class RatingRules:
-    """The numbers of the farming guard, reliability and cooldowns."""
+class RatingRules(OffenceRules):
+    """The numbers of the farming guard, established accounts, the diversity
+    guard and the log; reliability and cooldowns are fair play's
+    (:class:`tables.fairplay.OffenceRules`, inherited)."""
 
     pair_daily: int = 5
     """Counted rated games of the same two players in any 24 hours."""
-    reliability_games: int = 20
-    offence_window: float = 72 * 3600.0
-    cooldown_first: float = 600.0
-    """The cooldown of the second offence in the window (the first: a warning)."""
-    cooldown_factor: float = 3.0
-    cooldown_max: float = 3 * 86400.0
     history: int = 100
     game_ttl: float = 8 * 86400.0
     """How long a game's settlement is kept (the result message, a late retry)."""
@@ -192,12 +189,6 @@ class RatingRules:
         if not self.diversity:
             return True
         return len(set(opponents) - {other}) >= self.diversity_opponents
-
-    def cooldown(self, offences: int) -> float:
-        """Seconds of cooldown after the ``offences``-th offence in the window."""
-        if offences < 2:
-            return 0.0
-        return min(self.cooldown_first * self.cooldown_factor ** (offences - 2), self.cooldown_max)
 
 
 @dataclass(frozen=True)

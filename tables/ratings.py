@@ -388,8 +388,7 @@ class Ratings:
             keys += [self._pair_key(u, v) for v in part["p"]]
             args: list[str | int | float] = [
                 plan["gid"], plan["at"], plan["t"], part["m"], part["rev"], plan["v"], part["r"],
-                part["c"], part["h"], part["n"], part["o"], int(r.offence_window * 1000),
-                int(r.cooldown_first * 1000), r.cooldown_factor, int(r.cooldown_max * 1000),
+                part["c"], part["h"], part["n"], part["o"], *r.cooldown_args(),
                 r.reliability_games, r.history, int(r.game_ttl * 1000), 86_400_000,
                 r.opponents_window, r.opponents_kept,
                 *part.get("x", ()),  # a plan of before the diversity guard: none
@@ -444,10 +443,7 @@ class Ratings:
         settlement decided).  The cooldown (seconds) it set, 0: a warning."""
         _r, _rel, offk, coolk, _h, donek, _dz, pendk = self._user_keys(user)
         r = self.rules
-        args: list[str | int | float] = [
-            f"{table}:{game}", now_ms, int(r.offence_window * 1000),
-            int(r.cooldown_first * 1000), r.cooldown_factor, int(r.cooldown_max * 1000),
-        ]  # fmt: skip
+        args: list[str | int | float] = [f"{table}:{game}", now_ms, *r.cooldown_args()]
         reply = await self._charge([donek, offk, pendk, coolk], args)
         if text(reply[0]) == "settled":
             return None
