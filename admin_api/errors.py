@@ -186,7 +186,7 @@ def _depth(body: bytes) -> int:
 def check_url_length() -> None:
     """``before_request``: a path plus query longer than ``MAX_URL_LENGTH``
     characters is a JSON 414 (gunicorn refuses longer request lines itself, see
-    the README).  Counted decoded, so the figure does not depend on which
+    docs/ADMIN_API.md).  Counted decoded, so the figure does not depend on which
     characters a client chose to percent-encode."""
     limit = current_app.config["MAX_URL_LENGTH"]
     query = unquote(request.query_string.decode("latin-1"))

@@ -55,6 +55,14 @@ the 429s in the row's groups; then #24's goals, met or missed.  The times are
 taken where things happen (hooks on the service's writes, on the edits the
 bot asks for and on the fake's writes), not when a harness task wakes.
 
+``--commands`` (#39): the Redis commands one press costs (``INFO commandstats``
+of the bench's own redis-server around one 3-human private Chuvash game, one
+bot process), net of the bot's idle traffic -- measured for ``--idle`` seconds
+before the game, and again after it -- and the idle commands a second; the
+harness finds the hands in the fake's chats, and its few reads of the table
+are taken off.
+
+    python bench/bot.py --commands [--human] [--idle S]
     python bench/bot.py [--actions N] [--quick] [--only 20x6 | --only 4x3g | --only hard]
                         [--hard-ai-games N] [--ai-workers K] [--alongside-kind heuristic]
                         [--human] [--ephemeral]
@@ -526,6 +534,154 @@ async def scenario(
         await app.stop_polling()
         await asyncio.wait_for(polling, 30)
         await app.aclose()
+
+
+# ------------------------------------------------------------------ Redis commands (#39)
+class FakeHands:
+    """Where each player's hand message is, read off the fake's chats (no Redis):
+    his newest message with buttons (a hand: its only game here) -- so that the harness's own
+    reads do not count as the bot's commands."""
+
+    def __init__(self, users: list[SimUser]) -> None:
+        self.users = users
+        self.known: dict[int, int] = {}  # user -> his hand (kept once its buttons go)
+
+    async def table(self, table_id: str) -> TableUi:
+        for u in self.users:
+            for mid in sorted(u.chat.messages, reverse=True):
+                if mid < self.known.get(u.id, 0):
+                    break
+                if u.chat.messages[mid].buttons:  # his hand: cards, some inactive
+                    self.known[u.id] = mid
+                    break
+        return TableUi(hands=dict(self.known))
+
+
+class CountedService:
+    """The table service as the harness uses it, counting its calls (their
+    Redis commands are taken off the bot's)."""
+
+    def __init__(self, svc: TableService) -> None:
+        self.svc = svc
+        self.calls: Counter[str] = Counter()
+        self.tables = self._Part(svc.tables, "tables", self.calls)
+        self.admin = self._Part(svc.admin, "admin", self.calls)
+
+    class _Part:
+        def __init__(self, part: Any, name: str, calls: Counter[str]) -> None:
+            self._part, self._name, self._calls = part, name, calls
+
+        def __getattr__(self, attr: str) -> Any:
+            self._calls[f"{self._name}.{attr}"] += 1
+            return getattr(self._part, attr)
+
+
+async def server_commands(r: Any) -> Counter[str]:
+    """Calls by command since the server started (``INFO commandstats``)."""
+    info = await r.info("commandstats")
+    return Counter({k.removeprefix("cmdstat_"): v["calls"] for k, v in info.items()})
+
+
+async def commands_per_press(url: str, pace: tuple[float, float] | None, idle: float) -> None:
+    """#39: Redis commands a press costs, net of the bot's idle traffic, in one
+    3-human private Chuvash game with one bot process (no turn timer); and the
+    idle traffic itself, before the game and after it (a finished table held)."""
+    import redis.asyncio as aioredis
+
+    r = aioredis.Redis.from_url(url)
+    async with FakeTelegram(limits=RateLimits.from_env()) as fake:
+        settings = Settings(
+            bot_token=fake.token,
+            redis_url=url,
+            redis_prefix="cmds:",
+            telegram_api_url=fake.url,
+            default_timer=0,
+            set_commands=False,
+        )
+        app = BotApp(settings)
+        await app.setup()
+        polling = asyncio.create_task(app.run_polling(handle_signals=False, polling_timeout=5))
+        tid, users, _g, _k = await open_game(fake, app, 0, 3, False, variant="chuvash")
+        assert app.publisher is not None
+        await app.publisher.start_game(tid)
+        await app.delivery.flush()
+        await asyncio.sleep(2.0)  # the start's renders settle
+        info_cost = sum((await server_commands(r)).values())
+        info_cost = sum((await server_commands(r)).values()) - info_cost  # INFO itself
+        c0 = await server_commands(r)
+        await asyncio.sleep(idle)
+        c1 = await server_commands(r)
+        idle_rate = (sum((c1 - c0).values()) - info_cost) / idle
+        svc = CountedService(app.svc)
+        figs = Figures()
+        budget = [1_000_000]
+        t0 = time.perf_counter()
+        await asyncio.gather(
+            *(
+                player(
+                    svc,  # type: ignore[arg-type]
+                    FakeHands(users),
+                    fake,
+                    tid,
+                    u,
+                    random.Random(39 + i),
+                    budget,
+                    [time.monotonic()],
+                    figs,
+                    pace,
+                )
+                for i, u in enumerate(users)
+            )
+        )
+        elapsed = time.perf_counter() - t0
+        await app.delivery.flush()
+        c2 = await server_commands(r)
+        # the harness's own reads (a quiet player asks whether the game goes on):
+        # one of each costs what this measures
+        harness = 0
+        for what, n in svc.calls.items():
+            part, attr = what.split(".")
+            before = sum((await server_commands(r)).values())
+            fn = getattr(getattr(app.svc, part), attr)
+            await (fn(tid) if attr == "get" else fn(tid, 0, 50))
+            harness += n * (sum((await server_commands(r)).values()) - before - info_cost)
+        await asyncio.sleep(2.0)
+        c3 = await server_commands(r)
+        await asyncio.sleep(idle)
+        c4 = await server_commands(r)
+        idle_after = (sum((c4 - c3).values()) - info_cost) / idle
+        game = c2 - c1
+        presses = max(figs.presses, 1)
+        total = sum(game.values()) - info_cost - harness
+        net = total - idle_rate * elapsed
+        table, _s, version = await app.svc.tables.get(tid)
+        print(
+            f"one 3-human Chuvash game ({'human pace' if pace else 'fast'}, one bot process): "
+            f"{figs.presses} presses ({figs.actions} moved the game, version {version}, "
+            f"{table.status}) in {elapsed:.1f} s",
+            flush=True,
+        )
+        print(
+            f"  Redis commands per press: {total / presses:.1f} in all, "
+            f"{net / presses:.1f} net of idle | idle: {idle_rate:.1f} commands/s before "
+            f"the game, {idle_after:.1f}/s after it (harness reads taken off: {harness})",
+            flush=True,
+        )
+        idle_cmds = c1 - c0
+        print(
+            "  per press by command:",
+            ", ".join(f"{k} {v / presses:.1f}" for k, v in game.most_common(14)),
+            flush=True,
+        )
+        print(
+            f"  idle by command (per s over {idle:.0f} s):",
+            ", ".join(f"{k} {v / idle:.2f}" for k, v in idle_cmds.most_common(10)),
+            flush=True,
+        )
+        await app.stop_polling()
+        await asyncio.wait_for(polling, 30)
+        await app.aclose()
+    await r.aclose()
 
 
 # ------------------------------------------------------------------ in-group play (#24)
@@ -1293,8 +1449,21 @@ async def main() -> None:
         help="--in-group: only these rows, e.g. cc2+1,nn4+2 (Telegram counts ephemerals c/n, "
         "the bot assumes c/n, humans+AI)",
     )
+    parser.add_argument(
+        "--commands",
+        action="store_true",
+        help="#39: Redis commands per press net of idle, and idle commands a second "
+        "(one 3-human Chuvash game; --human: at a human pace)",
+    )
+    parser.add_argument(
+        "--idle", type=float, default=20.0, help="--commands: seconds of idle measured"
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
+    if args.commands:
+        with LocalRedis() as server:
+            await commands_per_press(server.url, HUMAN_PACE if args.human else None, args.idle)
+        return
     if args.in_group:
         await run_in_group(args)
         return

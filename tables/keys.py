@@ -220,10 +220,40 @@ class RatingKeys:
         """``P{ru:<user>}``: the slot of one player's rating data."""
         return f"{self.prefix}{{ru:{user}}}"
 
-    def user(self, user: int, what: str) -> str:
-        """``U:<what>``: ``r``, ``rel``, ``off``, ``cool``, ``h``, ``done``,
-        ``donez``, ``pend``, ``opp``."""
-        return f"{self.user_base(user)}:{what}"
+    def rating(self, user: int) -> str:
+        return f"{self.user_base(user)}:r"
+
+    def reliability(self, user: int) -> str:
+        return f"{self.user_base(user)}:rel"
+
+    def offences(self, user: int) -> str:
+        return f"{self.user_base(user)}:off"
+
+    def cooldown(self, user: int) -> str:
+        return f"{self.user_base(user)}:cool"
+
+    def history(self, user: int) -> str:
+        return f"{self.user_base(user)}:h"
+
+    def settled(self, user: int) -> str:
+        return f"{self.user_base(user)}:done"
+
+    def settled_at(self, user: int) -> str:
+        return f"{self.user_base(user)}:donez"
+
+    def pending(self, user: int) -> str:
+        return f"{self.user_base(user)}:pend"
+
+    def opponents(self, user: int) -> str:
+        return f"{self.user_base(user)}:opp"
+
+    def user_keys(self, user: int) -> list[str]:
+        """``r``, ``rel``, ``off``, ``cool``, ``h``, ``done``, ``donez``, ``pend``:
+        in this order (the scripts take them so)."""
+        return [
+            self.rating(user), self.reliability(user), self.offences(user), self.cooldown(user),
+            self.history(user), self.settled(user), self.settled_at(user), self.pending(user),
+        ]  # fmt: skip
 
     def pair(self, lo: int, hi: int) -> str:
         """``P{ru:<lo>}:pair:<hi>``: the two's counted rated games (``lo < hi``)."""
@@ -260,10 +290,14 @@ class RatingKeys:
         """The one log before #38: kept, replayed first, never written."""
         return f"{self.base}:log"
 
-    def legacy_user(self, user: int, what: str) -> str:
-        """``P{rt}:<what>:<user>``: a player's key before #38 (``r``, ``rel``,
-        ``off``, ``cool``, ``h``, ``pend``)."""
-        return f"{self.base}:{what}:{user}"
+    def legacy_user(self, user: int) -> dict[str, str]:
+        """A player's keys before #38, by what they hold: ``P{rt}:r:<user>``,
+        ``:rel:``, ``:off:``, ``:cool:``, ``:h:``, ``:pend:``."""
+        b = self.base
+        return {
+            "r": f"{b}:r:{user}", "rel": f"{b}:rel:{user}", "off": f"{b}:off:{user}",
+            "cool": f"{b}:cool:{user}", "h": f"{b}:h:{user}", "pend": f"{b}:pend:{user}",
+        }  # fmt: skip
 
     def legacy_pair(self, a: int, b: int) -> str:
         return f"{self.base}:pair:{a}:{b}"

@@ -215,10 +215,7 @@ async def _copy(svc: Upgradable, src: str, dst: str) -> bool:
 async def _move_user(svc: Upgradable, user: int, now: int, keep: bool) -> int:
     ratings = svc.ratings
     new_r, new_rel, new_off, new_cool, new_h, _done, _donez, new_pend = ratings._user_keys(user)
-    src = {
-        what: ratings.keys.legacy_user(user, what)
-        for what in ("r", "rel", "off", "cool", "h", "pend")
-    }
+    src = ratings.keys.legacy_user(user)
     done = bool(await svc.store.one(lambda p: p.exists(new_r)))
     if not done:
         moves = (("rel", new_rel), ("off", new_off), ("cool", new_cool), ("h", new_h),

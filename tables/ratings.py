@@ -104,8 +104,6 @@ def _settlement(fields: Mapping[Any, Any]) -> Settlement:
 
 
 _pair = pair_of
-_USER_KEYS = ("r", "rel", "off", "cool", "h", "done", "donez", "pend")
-"""A player's keys :meth:`Ratings._user_keys` lists, in its order."""
 
 
 class Ratings:
@@ -147,10 +145,10 @@ class Ratings:
         return self.keys.user_base(user)
 
     def rating_key(self, user: int) -> str:
-        return self.keys.user(user, "r")
+        return self.keys.rating(user)
 
     def _user_keys(self, user: int) -> list[str]:
-        return [self.keys.user(user, w) for w in _USER_KEYS]
+        return self.keys.user_keys(user)
 
     def log_shard(self, table: str) -> int:
         return zlib.crc32(table.encode()) % LOG_SHARDS
@@ -184,7 +182,7 @@ class Ratings:
 
     def opponents_key(self, user: int) -> str:
         """#38: the people he finished games with lately (zset user -> ms)."""
-        return self.keys.user(user, "opp")
+        return self.keys.opponents(user)
 
     async def opponents(self, user: int, now_ms: int) -> set[int]:
         """The people he finished games with in the diversity window before

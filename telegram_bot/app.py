@@ -51,12 +51,11 @@ from tables import (
     expected_fault,
 )
 from tables.arena_runner import Woken
-from tables.groups import UPGRADED
 from telegram_bot.delivery import Delivery, Forbidden, make_delivery
 from telegram_bot.delivery.flood.rates import FloodConfig
 from telegram_bot.handlers import routers
 from telegram_bot.handlers.middlewares import InFlight, LocaleMiddleware
-from telegram_bot.publishing.arena_board import ArenaBoards
+from telegram_bot.publishing.arena_board import ArenaBoards, woke
 from telegram_bot.publishing.hands import HandPlacement
 from telegram_bot.publishing.lobby_messages import LobbyMessages
 from telegram_bot.publishing.locks import TableLocks
@@ -216,6 +215,8 @@ class BotApp:
         delivery = self.delivery
         self.hands = HandPlacement(self.svc, snapshots, self.ui, delivery, username)
         lobbies = LobbyMessages(snapshots, self.ui, delivery, username)
+        # arenas (#27): their messages; their wakes come from the timers
+        arenas = ArenaBoards(self.ui, delivery, HintClaims.of(self.svc), self.svc.arenas.now_ms)
         self.publisher = Publisher(
             snapshots,
             self.ui,
@@ -229,6 +230,7 @@ class BotApp:
             hints=HintClaims.of(self.svc),
             table_gap_in_group=s.table_delay_in_group,
             later_gap_in_group=s.later_delay_in_group,
+            arenas=arenas,
         )
         # a hand in the group held back by the group's flood limit: say so once (#24)
         delivery.held.after = s.flood_hint_after
@@ -243,12 +245,8 @@ class BotApp:
             ),
             watch=WatchTable(snapshots, self.ui, delivery),
             replay=ReplayGame(self.svc, delivery),
-            standings=Standings(self.svc),
+            standings=Standings(self.svc, self.prefs),
             arena=ArenaActions(self.svc, delivery, self.prefs, username),
-        )
-        # arenas (#27): their wakes come from the timers; their messages here
-        self.arena_boards = ArenaBoards(
-            self.svc, self.ui, delivery, self.publisher, self.svc.arenas.now_ms
         )
         self.svc.timers.on_arena = self._on_arena
         # a 400 "upgraded to a supergroup": the old group stops, once (#38)
@@ -259,7 +257,6 @@ class BotApp:
         # what the handlers are given (aiogram passes each by its parameter's name)
         dp["cases"] = self.cases
         dp["publisher"] = self.publisher
-        dp["arena_boards"] = self.arena_boards
         dp["bot_username"] = username
         dp["settings"] = self.settings
         if self.settings.update_dedupe:  # before any handler (after aiogram's own)
@@ -308,10 +305,9 @@ class BotApp:
         stop, the players and the supergroup are told (a second time finds
         nothing to do)."""
         assert self.cases is not None
-        closed = await self.cases.arena.group_lost(old, UPGRADED)
-        if closed.anything:
-            title = await self.delivery.chat_title(new)
-            await self.arena_boards.group_lost(closed, title, new)
+        assert self.publisher is not None
+        outcome = await self.cases.arena.upgraded(old, new)
+        await self.publisher.show(*outcome.changes)
 
     async def on_replaced(self, chat_id: int, old_id: int, new_id: int) -> None:
         """A message we edit was gone and was sent anew: remember the new id."""
@@ -383,7 +379,8 @@ class BotApp:
 
     async def _on_arena(self, woken: Woken) -> None:
         """An arena woke (#27): its new games and standings shown, off the timer loop."""
-        self._spawn(self.arena_boards.woken(woken))
+        assert self.publisher is not None
+        self._spawn(self.publisher.show(woke(woken)))
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)

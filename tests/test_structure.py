@@ -94,6 +94,19 @@ def test_the_pure_rules_contract_covers_all_of_engine() -> None:
     assert not (ROOT / "engine" / "live").exists()
 
 
+@pytest.mark.parametrize("contract", ["handlers-thin", "views-pure"])
+def test_the_upper_layers_contracts_count_indirect_imports(contract: str) -> None:
+    """#39: a handler reached the delivery through a publishing module's
+    attribute (``arena_boards.delivery.edit``) while ``handlers-thin`` counted
+    only a module's own imports.  Both contracts of the upper layers count
+    indirect imports; what they let through is a short list of named edges
+    (the use cases, the locale middleware, the snapshot's type-only fields)."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = {c["id"]: c for c in config["tool"]["importlinter"]["contracts"]}
+    assert not contracts[contract].get("allow_indirect_imports", False)
+    assert len(contracts[contract].get("ignore_imports", [])) <= 4
+
+
 def module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
     if parts[-1] == "__init__":

@@ -26,8 +26,7 @@ from telegram_bot.handlers.common import (
     solo_link,
 )
 from telegram_bot.handlers.middlewares import display_name
-from telegram_bot.publishing.arena_board import ArenaBoards
-from telegram_bot.publishing.publisher import Publisher
+from telegram_bot.publishing.changes import Shows
 from telegram_bot.settings import Settings
 from telegram_bot.usecases.cases import UseCases
 from telegram_bot.usecases.player import LanguageChosen
@@ -83,7 +82,7 @@ async def lang(
     message: Message,
     command: CommandObject,
     cases: UseCases,
-    publisher: Publisher,
+    publisher: Shows,
     chat_locale: str,
 ) -> None:
     choice = (command.args or "").strip().lower()
@@ -105,7 +104,7 @@ async def lang_button(
     callback: CallbackQuery,
     callback_data: LangCb,
     cases: UseCases,
-    publisher: Publisher,
+    publisher: Shows,
     chat_locale: str,
 ) -> None:
     message = callback.message
@@ -133,7 +132,7 @@ async def stats(message: Message, cases: UseCases, locale: str) -> None:
 async def top(
     message: Message,
     cases: UseCases,
-    arena_boards: ArenaBoards,
+    publisher: Shows,
     locale: str,
     chat_locale: str,
     _: Translator,
@@ -143,14 +142,11 @@ async def top(
     if message.chat.type == "private":
         await message.answer(_(texts.TOP_IN_GROUPS))
         return
-    boards = await cases.standings.rating_board(message.chat.id)  # by rating (#25)
     user = message.from_user.id if message.from_user is not None else None
-    at = await cases.arena.answer_at(message.chat.id, user, "top") if user else None
-    if at is None or (at.chat == message.chat.id and not at.low):
-        await message.answer(render_rating_top(boards, locale=chat_locale))
-    elif at.chat is not None:
-        lang = locale if at.chat == user else chat_locale
-        await arena_boards.say(at.chat, render_rating_top(boards, locale=lang), low=at.low)
+    outcome = await cases.standings.rating_top(message.chat.id, user, locale, chat_locale)
+    if outcome.here:
+        await message.answer(render_rating_top(outcome.boards, locale=chat_locale))
+    await publisher.show(*outcome.changes)
 
 
 @router.message(Command("rating"))
@@ -172,7 +168,7 @@ async def play(
     settings: Settings,
     locale: str,
     _: Translator,
-    publisher: Publisher,
+    publisher: Shows,
 ) -> None:
     """A private game against AI players: ``/play [game] [easy|normal|hard|expert]``
     starts it at once; ``/play`` alone offers each game and level, a tap each,
@@ -210,7 +206,7 @@ async def play_button(
     settings: Settings,
     locale: str,
     _: Translator,
-    publisher: Publisher,
+    publisher: Shows,
 ) -> None:
     """A game and level tapped under ``/play`` (#41): that game starts at once,
     as ``/play <game> <level>`` would -- and a tap while he sits at a table
@@ -251,7 +247,7 @@ async def play_in_group(
 async def leave(
     message: Message,
     cases: UseCases,
-    publisher: Publisher,
+    publisher: Shows,
     locale: str,
     _: Translator,
 ) -> None:

@@ -14,7 +14,7 @@ from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message, User
 
 from engine import EngineError
 from telegram_bot.handlers.middlewares import display_name
-from telegram_bot.publishing.publisher import Publisher
+from telegram_bot.publishing.changes import Shows
 from telegram_bot.settings import Settings
 from telegram_bot.usecases.lobby import LobbyActions, LobbyOutcome, Person
 from telegram_bot.views import texts
@@ -124,7 +124,7 @@ async def reply(
     message: Message,
     outcome: LobbyOutcome,
     _: Translator,
-    publisher: Publisher,
+    publisher: Shows,
     *,
     quote: bool = False,
 ) -> None:
@@ -145,7 +145,7 @@ async def reply(
 
 
 async def finish_press(
-    callback: CallbackQuery, outcome: LobbyOutcome, _: Translator, publisher: Publisher
+    callback: CallbackQuery, outcome: LobbyOutcome, _: Translator, publisher: Shows
 ) -> None:
     """Answer a button press with a use case's outcome (a refusal as an alert, a
     notice as a toast, a link to open), then show what changed."""

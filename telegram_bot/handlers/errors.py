@@ -11,7 +11,7 @@ import logging
 from aiogram import Router
 from aiogram.types import CallbackQuery, ErrorEvent
 
-from tables import ServiceUnavailable
+from tables.model import ServiceUnavailable
 from telegram_bot.views import texts
 from telegram_bot.views.i18n import Translator, pick_language
 

@@ -13,7 +13,7 @@ from aiogram.types import CallbackQuery
 
 from telegram_bot.buttons.callbacks import CardsCb, GameCb, SeatCb, TableCb
 from telegram_bot.handlers.common import answer, answered_in_time, finish_press, player
-from telegram_bot.publishing.publisher import Publisher
+from telegram_bot.publishing.changes import Shows
 from telegram_bot.usecases.cases import UseCases
 from telegram_bot.usecases.press import ButtonPress, PressOutcome, PressStatus
 from telegram_bot.views import texts
@@ -53,7 +53,7 @@ async def game_button(
     callback: CallbackQuery,
     callback_data: GameCb,
     cases: UseCases,
-    publisher: Publisher,
+    publisher: Shows,
     _: Translator,
 ) -> None:
     message = callback.message
@@ -86,7 +86,7 @@ async def cards_button(
     callback: CallbackQuery,
     callback_data: CardsCb,
     cases: UseCases,
-    publisher: Publisher,
+    publisher: Shows,
     _: Translator,
 ) -> None:
     """*My cards* on the group's table message: his hand, in the group, to him
@@ -102,7 +102,7 @@ async def seat_button(
     callback: CallbackQuery,
     callback_data: SeatCb,
     cases: UseCases,
-    publisher: Publisher,
+    publisher: Shows,
     _: Translator,
 ) -> None:
     request_id = f"cb{callback.id}"[:64]
@@ -117,7 +117,7 @@ async def table_button(
     callback: CallbackQuery,
     callback_data: TableCb,
     cases: UseCases,
-    publisher: Publisher,
+    publisher: Shows,
     locale: str,
     _: Translator,
 ) -> None:

@@ -13,9 +13,7 @@ from aiogram import F, Router
 from aiogram.filters import JOIN_TRANSITION, LEAVE_TRANSITION, ChatMemberUpdatedFilter
 from aiogram.types import ChatMemberUpdated, Message
 
-from tables.groups import REMOVED, UPGRADED
-from telegram_bot.publishing.arena_board import ArenaBoards
-from telegram_bot.publishing.publisher import Publisher
+from telegram_bot.publishing.changes import Shows
 from telegram_bot.usecases.cases import UseCases
 from telegram_bot.views import texts
 from telegram_bot.views.i18n import Translator
@@ -25,7 +23,7 @@ router = Router(name=__name__)
 
 @router.my_chat_member(ChatMemberUpdatedFilter(JOIN_TRANSITION))
 async def added(
-    event: ChatMemberUpdated, cases: UseCases, chat_locale: str, publisher: Publisher
+    event: ChatMemberUpdated, cases: UseCases, chat_locale: str, publisher: Shows
 ) -> None:
     if event.chat.type == "private":  # he (re)started or unblocked the bot
         await publisher.show(await cases.player.started(event.chat.id))
@@ -34,28 +32,29 @@ async def added(
 
 
 @router.my_chat_member(ChatMemberUpdatedFilter(LEAVE_TRANSITION))
-async def removed(event: ChatMemberUpdated, cases: UseCases, arena_boards: ArenaBoards) -> None:
+async def removed(event: ChatMemberUpdated, cases: UseCases, publisher: Shows) -> None:
     if event.chat.type == "private":  # he blocked the bot
         await cases.player.blocked(event.chat.id)
         return
     # removed or kicked from a group (#38): nothing of it may go on
-    closed = await cases.arena.group_lost(event.chat.id, REMOVED)
-    await arena_boards.group_lost(closed, event.chat.title or "")
+    outcome = await cases.arena.removed(event.chat.id, event.chat.title or "")
+    await publisher.show(*outcome.changes)
 
 
 @router.message(F.migrate_to_chat_id)
-async def upgraded(message: Message, cases: UseCases, arena_boards: ArenaBoards) -> None:
+async def upgraded(message: Message, cases: UseCases, publisher: Shows) -> None:
     """In the old group: it lives on as the supergroup ``migrate_to_chat_id`` (#38)."""
     new = message.migrate_to_chat_id
-    closed = await cases.arena.group_lost(message.chat.id, UPGRADED)
-    await arena_boards.group_lost(closed, message.chat.title or "", new)
+    assert new is not None  # the filter
+    outcome = await cases.arena.upgraded(message.chat.id, new, message.chat.title or "")
+    await publisher.show(*outcome.changes)
 
 
 @router.message(F.migrate_from_chat_id)
-async def upgraded_here(message: Message, cases: UseCases, arena_boards: ArenaBoards) -> None:
+async def upgraded_here(message: Message, cases: UseCases, publisher: Shows) -> None:
     """In the supergroup: the same, should the old group's message be missed."""
     old = message.migrate_from_chat_id
     if old is None:
         return
-    closed = await cases.arena.group_lost(old, UPGRADED)
-    await arena_boards.group_lost(closed, message.chat.title or "", message.chat.id)
+    outcome = await cases.arena.upgraded(old, message.chat.id, message.chat.title or "")
+    await publisher.show(*outcome.changes)

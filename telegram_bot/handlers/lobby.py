@@ -18,7 +18,7 @@ from telegram_bot.handlers.common import (
     player,
     reply,
 )
-from telegram_bot.publishing.publisher import Publisher
+from telegram_bot.publishing.changes import Shows
 from telegram_bot.settings import Settings
 from telegram_bot.usecases.cases import UseCases
 from telegram_bot.views import texts
@@ -35,7 +35,7 @@ async def new_lobby(
     settings: Settings,
     locale: str,
     chat_locale: str,
-    publisher: Publisher,
+    publisher: Shows,
     _: Translator,
 ) -> None:
     if message.from_user is None:
@@ -57,7 +57,7 @@ async def new_lobby_button(
     settings: Settings,
     locale: str,
     chat_locale: str,
-    publisher: Publisher,
+    publisher: Shows,
     _: Translator,
 ) -> None:
     """ "Open a lobby here" (the group's answer to /play)."""
@@ -81,7 +81,7 @@ async def lobby_button(
     callback_data: LobbyCb,
     cases: UseCases,
     locale: str,
-    publisher: Publisher,
+    publisher: Shows,
     _: Translator,
 ) -> None:
     message = callback.message

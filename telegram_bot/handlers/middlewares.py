@@ -25,7 +25,7 @@ from aiogram.types import Chat, TelegramObject, User
 from aiogram.utils.i18n import I18n
 from aiogram.utils.i18n.middleware import I18nMiddleware
 
-from tables import ServiceUnavailable
+from tables.model import ServiceUnavailable
 from telegram_bot.state.prefs import PrefsCache
 from telegram_bot.views.i18n import Translator, pick_language
 

@@ -11,7 +11,7 @@ from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMar
 
 from telegram_bot.buttons.callbacks import ReplayCb, ReplayOp
 from telegram_bot.handlers.common import answer
-from telegram_bot.publishing.publisher import Publisher
+from telegram_bot.publishing.changes import Shows
 from telegram_bot.usecases.cases import UseCases
 from telegram_bot.usecases.replay import ReplayStatus
 from telegram_bot.views.fair import CHECK_SENT, CHECK_SHORT
@@ -56,7 +56,7 @@ async def replay_button(
     callback: CallbackQuery,
     callback_data: ReplayCb,
     cases: UseCases,
-    publisher: Publisher,
+    publisher: Shows,
     locale: str,
     _: Translator,
 ) -> None:

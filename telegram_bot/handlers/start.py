@@ -8,8 +8,7 @@ from aiogram.types import Message
 
 from telegram_bot.buttons.callbacks import CODE_PATTERN
 from telegram_bot.handlers.common import open_lobby_at, player, reply, solo_link
-from telegram_bot.publishing.arena_board import ArenaBoards
-from telegram_bot.publishing.publisher import Publisher
+from telegram_bot.publishing.changes import Shows
 from telegram_bot.settings import Settings
 from telegram_bot.usecases.arena import ARENA_LINK
 from telegram_bot.usecases.cases import UseCases
@@ -35,7 +34,7 @@ async def start_solo(
     settings: Settings,
     locale: str,
     _: Translator,
-    publisher: Publisher,
+    publisher: Shows,
 ) -> None:
     """The *Play against the AI* button under a group's /play: a solo game now."""
     assert message.from_user is not None
@@ -59,7 +58,7 @@ async def start_in_group(
     locale: str,
     chat_locale: str,
     _: Translator,
-    publisher: Publisher,
+    publisher: Shows,
 ) -> None:
     """``/start new`` in a group: *Add me to a group* (``?startgroup=new``) sends it
     right after the bot joined, which already greeted the group (issue 13: the
@@ -78,7 +77,7 @@ async def start_in_arena(
     message: Message,
     command: CommandObject,
     cases: UseCases,
-    arena_boards: ArenaBoards,
+    publisher: Shows,
     locale: str,
     _: Translator,
 ) -> None:
@@ -94,8 +93,7 @@ async def start_in_arena(
         await message.answer(texts.refusal(outcome.error, _))
     elif outcome.notice is not None:
         await message.answer(_(outcome.notice))
-    if outcome.arena is not None:
-        await arena_boards.refresh(outcome.arena)
+    await publisher.show(*outcome.changes)
 
 
 @router.message(
@@ -107,7 +105,7 @@ async def start_with_code(
     cases: UseCases,
     locale: str,
     _: Translator,
-    publisher: Publisher,
+    publisher: Shows,
 ) -> None:
     """Someone opened ``t.me/<bot>?start=<code>``: seat him at that lobby."""
     user = message.from_user

@@ -3,11 +3,16 @@ edited as players join and games are scored -- coalesced, at most one edit
 every ``BOARD_GAP`` seconds and always the newest (the group's message budget
 is shared with its tables) -- and the podium at its end.
 
-Its message id and language live in the bot's chat state under the arena's
-own key (``@<arena id>``, :mod:`telegram_bot.state.chat_state`), so any process
-edits it.  :meth:`ArenaBoards.woken` is what the timers give an arena's wake
-(:class:`tables.arena_runner.Woken`): the games it started are shown as any
-started game is, then the standings."""
+The publisher's part for arenas, as :mod:`telegram_bot.publishing.lobby_messages`
+is for lobbies: a use case names what changed
+(:data:`telegram_bot.publishing.changes.ArenaChange`),
+:meth:`telegram_bot.publishing.publisher.Publisher.show` hands it to
+:meth:`ArenaBoards.show`, which draws it (:mod:`telegram_bot.views.arena`) and
+delivers it.  Its message id and language live in the bot's chat state under
+the arena's own key (``@<arena id>``, :mod:`telegram_bot.state.chat_state`), so
+any process edits it.  An arena's wake (:class:`tables.arena_runner.Woken`)
+comes from the timers as :func:`woke`: the publisher shows the games it started
+as any started game, then :meth:`ArenaBoards.woke` its standings."""
 
 from __future__ import annotations
 
@@ -17,14 +22,23 @@ from collections.abc import Callable
 from aiogram.exceptions import TelegramAPIError
 from aiogram.types import EphemeralMessageParameters
 
-from tables import TableService, survived
 from tables.arena_rules import Arena
 from tables.arena_runner import Woken
-from tables.groups import UPGRADED, Closed
+from tables.groups import UPGRADED
 from telegram_bot.delivery import Delivery, Urgency
 from telegram_bot.delivery.flood.gate import URGENT, CallOptions
 from telegram_bot.delivery.waiting_line import TABLE, Priority
-from telegram_bot.publishing.publisher import Publisher
+from telegram_bot.publishing.changes import (
+    ArenaAnswered,
+    ArenaCancelled,
+    ArenaChange,
+    ArenaPosted,
+    ArenaSetupShown,
+    ArenaShown,
+    ArenaWoke,
+    GroupLost,
+    TopSent,
+)
 from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.state.hints import HintClaims
 from telegram_bot.views.arena import (
@@ -37,10 +51,12 @@ from telegram_bot.views.arena import (
     arena_screen,
     message_link,
     podium_screen,
+    setup_screen,
     standings_screen,
 )
 from telegram_bot.views.format import user_text
 from telegram_bot.views.i18n import Translator
+from telegram_bot.views.lobby import render_rating_top
 
 log = logging.getLogger(__name__)
 
@@ -56,23 +72,46 @@ def ui_key(arena_id: str) -> str:
     return f"@{arena_id}"
 
 
+def woke(woken: Woken) -> ArenaWoke:
+    """An arena's wake as the change the publisher shows."""
+    started = tuple(r.table_id for r in woken.started)
+    return ArenaWoke(woken.arena, started, tuple(woken.withdrawn), woken.finished)
+
+
 class ArenaBoards:
     """Posts and edits arenas' messages (see the module)."""
 
     def __init__(
         self,
-        svc: TableService,
         ui: ChatStateStore,
         delivery: Delivery,
-        publisher: Publisher,
+        hints: HintClaims,
         now_ms: Callable[[], int],
     ) -> None:
-        self.svc = svc
         self.ui = ui
         self.delivery = delivery
-        self.publisher = publisher
+        self.hints = hints
         self.now_ms = now_ms
-        self.hints = HintClaims.of(svc)
+
+    async def show(self, change: ArenaChange) -> None:
+        """Draw and deliver what an arena's use case changed."""
+        match change:
+            case ArenaShown():
+                await self.refresh(change.arena)
+            case ArenaPosted():
+                await self.post(change.arena, change.lang, change.message)
+            case ArenaSetupShown():
+                text, markup = setup_screen(change.setup, Translator(change.lang))
+                await self.delivery.edit(change.chat, change.message_id, text, markup)
+            case ArenaAnswered():
+                await self.answer(change.arena, change.chat, change.lang, low=change.low)
+            case ArenaCancelled():
+                await self.cancelled(change.arena, change.standings)
+            case GroupLost():
+                await self.group_lost(change)
+            case TopSent():
+                text = render_rating_top(change.boards, locale=change.locale)
+                await self.say(change.chat, text, low=change.low)
 
     async def post(self, arena: Arena, lang: str, message: int | None = None) -> None:
         """The arena's message in its group, in ``lang`` from now on: ``message``
@@ -99,13 +138,9 @@ class ArenaBoards:
         text, markup = arena_screen(arena, Translator(lang), self.now_ms())
         await self.delivery.edit(arena.chat, message, text, markup, Urgency.TABLE, gap=BOARD_GAP)
 
-    async def woken(self, woken: Woken) -> None:
-        """An arena's wake: its new games shown, its standings, its podium."""
-        for started in woken.started:
-            # the render sweep shows it (its start was marked owed)
-            what = "arena %s: game %s not shown; left to the render sweep"
-            with survived(log, what, woken.arena.id, started.table_id):
-                await self.publisher.start_game(started.table_id)
+    async def woke(self, woken: ArenaWoke) -> None:
+        """An arena's wake, once the games it started are shown (the publisher
+        does that): the players it withdrew told, its standings, its podium."""
         for user, code in woken.withdrawn:  # he could not sit: told why, in his words
             await self._tell_withdrawn(woken.arena, user, code)
         await self.refresh(woken.arena)
@@ -117,28 +152,27 @@ class ArenaBoards:
         """An admin cancelled ``arena`` from the standings message ``standings``:
         it shows them as they stay, without its button."""
         _message, lang = await self._where(arena)
-        await self.delivery.edit(arena.chat, standings, self.standings(arena, lang), None)
+        text, _markup = standings_screen(arena, Translator(lang), self.now_ms())
+        await self.delivery.edit(arena.chat, standings, text, None)
 
-    async def group_lost(self, closed: Closed, title: str, new_chat: int | None = None) -> None:
+    async def group_lost(self, lost: GroupLost) -> None:
         """The bot lost a group (#38): each player of what stopped is told in
         private (where the bot may write to him; a 403 is only logged), and,
         for a group that became a supergroup, the supergroup ``new_chat``."""
-        if not closed.anything:
-            return  # nothing stopped now: another update (or process) did it
-        whom = closed.players()
-        if new_chat is not None and closed.reason == UPGRADED:
-            whom.append(closed.chat)  # the supergroup, in the old group's stead
-        told = TOLD_UPGRADED if closed.reason == UPGRADED else TOLD_REMOVED
-        for who in await self.hints.lost(closed.chat, whom):  # each told once
-            if who == closed.chat and new_chat is not None:
-                lang = (await self.ui.prefs(closed.chat)).lang or "en"
-                await self.delivery.send(new_chat, Translator(lang)(UPGRADED_HERE))
+        whom = list(lost.players)
+        if lost.new_chat is not None and lost.reason == UPGRADED:
+            whom.append(lost.chat)  # the supergroup, in the old group's stead
+        told = TOLD_UPGRADED if lost.reason == UPGRADED else TOLD_REMOVED
+        for who in await self.hints.lost(lost.chat, whom):  # each told once
+            if who == lost.chat and lost.new_chat is not None:
+                lang = (await self.ui.prefs(lost.chat)).lang or "en"
+                await self.delivery.send(lost.new_chat, Translator(lang)(UPGRADED_HERE))
                 continue
             prefs = await self.ui.prefs(who)
             if not prefs.started:  # the bot may not write to him in private (#38)
                 continue
             _ = Translator(prefs.lang or prefs.tg or "en")
-            await self.delivery.send(who, _(told, group=user_text(title or "?")))
+            await self.delivery.send(who, _(told, group=user_text(lost.title or "?")))
 
     async def say(self, chat: int, text: str, *, low: bool = False) -> None:
         """A message of its own in ``chat`` (``low``: at low priority, :data:`LOW`)."""
@@ -159,12 +193,6 @@ class ArenaBoards:
                 await self.delivery.send(arena.chat, why, ephemeral=params)
         except TelegramAPIError as err:  # best effort: the board shows him withdrawn
             log.info("arena %s: %s not told he was withdrawn: %s", arena.id, user, err)
-
-    def standings(self, arena: Arena, lang: str) -> str:
-        """``/arena`` while one runs: the standings as a message of their own,
-        saying when they were true (#41)."""
-        text, _markup = standings_screen(arena, Translator(lang), self.now_ms())
-        return text
 
     async def answer(self, arena: Arena, chat: int, lang: str, *, low: bool = False) -> None:
         """A member's ``/arena`` while ``arena`` is on, answered in ``chat`` (#41:

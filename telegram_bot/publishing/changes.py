@@ -6,14 +6,18 @@ what changed; what the messages then show, and when, is the publisher's."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from engine import EngineError
 from engine.replay import ReplayStep
-from tables import Table
+from tables.arena_rules import Arena
+from tables.model import Table
+from tables.rating_model import BoardRow
 from telegram_bot.buttons.moves import Selection
-from telegram_bot.state.snapshot import Snapshot
+from telegram_bot.state.snapshot_value import Snapshot
+from telegram_bot.views.arena import Setup
 
 
 @dataclass(frozen=True)
@@ -148,6 +152,104 @@ class ReplayStepped:
     locale: str
 
 
+@dataclass(frozen=True)
+class ArenaShown:
+    """An arena changed (#27): its message in its group shows it -- coalesced,
+    within :data:`telegram_bot.publishing.arena_board.BOARD_GAP`, the newest wins."""
+
+    arena: Arena
+
+
+@dataclass(frozen=True)
+class ArenaPosted:
+    """A new arena's message in its group, in ``lang`` from now on: ``message``
+    (the admin's set-up message) becomes it, else a new one."""
+
+    arena: Arena
+    lang: str
+    message: int | None = None
+
+
+@dataclass(frozen=True)
+class ArenaSetupShown:
+    """The admin's set-up message ``message_id`` in ``chat`` shows ``setup``."""
+
+    chat: int
+    message_id: int
+    setup: Setup
+    lang: str
+
+
+@dataclass(frozen=True)
+class ArenaAnswered:
+    """A member's ``/arena`` while ``arena`` is on, answered in ``chat`` (#38,
+    #41): a reply to the arena's message in its group, else the standings as of
+    now with a link to it; ``low``: at low priority."""
+
+    arena: Arena
+    chat: int
+    lang: str
+    low: bool = False
+
+
+@dataclass(frozen=True)
+class ArenaCancelled:
+    """An admin cancelled ``arena`` from the standings message ``standings``
+    (#38): it shows them as they stay, without its button."""
+
+    arena: Arena
+    standings: int
+
+
+@dataclass(frozen=True)
+class ArenaWoke:
+    """An arena's wake (:class:`tables.arena_runner.Woken`): the games it
+    started (``started``: their tables) shown as any started game is, the
+    players it withdrew (user, why) told, its standings, its podium once
+    ``finished``."""
+
+    arena: Arena
+    started: tuple[str, ...] = ()
+    withdrawn: tuple[tuple[int, str], ...] = ()
+    finished: bool = False
+
+
+@dataclass(frozen=True)
+class GroupLost:
+    """The bot lost the group ``chat`` (#38, ``reason`` as
+    :data:`tables.groups.REASONS`): each of ``players`` is told in private, and,
+    for a group that became the supergroup ``new_chat``, that supergroup."""
+
+    chat: int
+    reason: str
+    players: tuple[int, ...]
+    title: str
+    new_chat: int | None = None
+
+
+@dataclass(frozen=True)
+class TopSent:
+    """``/top`` while the group's arena is on (#38): the group's players by
+    rating sent to ``chat`` (his private chat, or the group at low priority)."""
+
+    chat: int
+    boards: Mapping[str, Sequence[BoardRow]]
+    locale: str
+    low: bool = False
+
+
+ArenaChange = (
+    ArenaShown
+    | ArenaPosted
+    | ArenaSetupShown
+    | ArenaAnswered
+    | ArenaCancelled
+    | GroupLost
+    | TopSent
+)
+"""What an arena's messages (:class:`telegram_bot.publishing.arena_board.ArenaBoards`)
+show; :class:`ArenaWoke` also starts games, so the publisher takes it apart."""
+
 Change = (
     Refresh
     | Redraw
@@ -161,4 +263,14 @@ Change = (
     | MenuSet
     | LeftNoted
     | ReplayStepped
+    | ArenaChange
+    | ArenaWoke
 )
+
+
+class Shows(Protocol):
+    """What a handler does with the publisher: hands it what changed, once the
+    user is answered (:meth:`telegram_bot.publishing.publisher.Publisher.show`)
+    -- and nothing else (the ``handlers-thin`` contract: no delivery)."""
+
+    async def show(self, *changes: Change | None) -> None: ...

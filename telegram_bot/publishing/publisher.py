@@ -30,14 +30,22 @@ from aiogram.exceptions import TelegramAPIError
 from aiogram.types import EphemeralMessageParameters, InlineKeyboardMarkup
 
 from engine import EngineError
-from tables import CANCELLED, OPEN, OVER, PLAYING, LiveError, WriteResult, log_failure
+from tables import CANCELLED, OPEN, OVER, PLAYING, LiveError, WriteResult, log_failure, survived
 from telegram_bot.buttons.moves import Selection
 from telegram_bot.delivery import Delivery, Urgency
 from telegram_bot.delivery.digest import table_version
 from telegram_bot.delivery.held import HeldBack
+from telegram_bot.publishing.arena_board import ArenaBoards
 from telegram_bot.publishing.changes import (
+    ArenaAnswered,
+    ArenaCancelled,
+    ArenaPosted,
+    ArenaSetupShown,
+    ArenaShown,
+    ArenaWoke,
     Change,
     GameStarted,
+    GroupLost,
     HandResent,
     HandShown,
     HandToPrivate,
@@ -49,6 +57,7 @@ from telegram_bot.publishing.changes import (
     ReplayStepped,
     SettingsShown,
     TableOffered,
+    TopSent,
 )
 from telegram_bot.publishing.hands import HandPlacement, PressReply, hand_view, in_group
 from telegram_bot.publishing.lobby_messages import LobbyMessages
@@ -104,6 +113,7 @@ class Publisher:
         hints: HintClaims | None = None,
         table_gap_in_group: float | None = None,
         later_gap_in_group: float | None = None,
+        arenas: ArenaBoards | None = None,
     ) -> None:
         self.snapshots = snapshots
         self.ui = ui
@@ -122,6 +132,7 @@ class Publisher:
         self.table_gap_in_group = table_gap_in_group
         # a watching player's hand in the group: its gap (None: the delivery's)
         self.later_gap_in_group = later_gap_in_group
+        self.arenas = arenas  # arenas' messages (#27; None: never given)
 
     def _mark_shown(self, table_id: str, version: int) -> None:
         self.shown[table_id] = max(self.shown.get(table_id, 0), version)
@@ -193,6 +204,33 @@ class Publisher:
             case ReplayStepped():
                 text, markup = render_replay(change.step, locale=change.locale)
                 await self.delivery.edit(change.user, change.message_id, text, markup)
+            case ArenaWoke():
+                await self._arena_woke(change)
+            case (
+                ArenaShown()
+                | ArenaPosted()
+                | ArenaSetupShown()
+                | ArenaAnswered()
+                | ArenaCancelled()
+                | GroupLost()
+                | TopSent()
+            ):
+                await self._arena_boards().show(change)
+
+    def _arena_boards(self) -> ArenaBoards:
+        if self.arenas is None:
+            raise RuntimeError("an arena change, but no ArenaBoards given")
+        return self.arenas
+
+    async def _arena_woke(self, woke: ArenaWoke) -> None:
+        """An arena's wake (#27): the games it started shown as any started game
+        (the render sweep shows one that fails: its start was marked owed), then
+        its standings (:meth:`ArenaBoards.woke`)."""
+        for table_id in woke.started:
+            what = "arena %s: game %s not shown; left to the render sweep"
+            with survived(log, what, woke.arena.id, table_id):
+                await self.start_game(table_id)
+        await self._arena_boards().woke(woke)
 
     async def refresh(
         self,

@@ -180,9 +180,9 @@ class BudgetKeys:
     def __init__(self, kv: KeyValueStore) -> None:
         self.kv = kv
 
-    def group(self, chat_id: int) -> str:
+    def group(self, chat: int) -> str:
         """``P budget:{c:<chat>}``."""
-        return self.kv.key(f"budget:{{c:{chat_id}}}")
+        return self.kv.key(f"budget:{{c:{chat}}}")
 
     def index(self) -> str:
         """``P budgets``."""

@@ -1,45 +1,17 @@
 """A table as the bot loads it to show it: the table service's state and the
-bot's chat state of it, read together; where a table and a hand live."""
+bot's chat state of it, read together (:class:`Snapshots`).  The value it makes,
+:class:`~telegram_bot.state.snapshot_value.Snapshot`, is pure and lives in
+:mod:`telegram_bot.state.snapshot_value` (the views read it); re-exported here."""
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 
-from tables import OVER, Loaded, Table, TableService
-from tables.ratings import Settlement
+from tables import OVER, Table, TableService
 from telegram_bot.state.chat_state import ChatStateStore, TableUi
+from telegram_bot.state.snapshot_value import Snapshot, group_of, hand_target
 
-
-@dataclass
-class Snapshot:
-    """A table as loaded for rendering."""
-
-    loaded: Loaded
-    ui: TableUi
-    settlement: Settlement | None = None
-    """Once its game is over: what the game did to the ratings (#25; None:
-    not settled yet, or no human played)."""
-
-    @property
-    def table(self) -> Table:
-        return self.loaded.table
-
-    @property
-    def version(self) -> int:
-        return self.loaded.version
-
-
-def group_of(table: Table) -> int | None:
-    """The group the table plays in (None: a private game)."""
-    return table.chat if table.chat is not None and table.chat < 0 else None
-
-
-def hand_target(user: int, msg: int, group: int | None) -> tuple[int, int, int | None]:
-    """(chat, message key, ephemeral receiver or None) of ``user``'s hand ``msg``."""
-    if msg < 0 and group is not None:
-        return group, msg, user
-    return user, msg, None
+__all__ = ["Snapshot", "Snapshots", "group_of", "hand_target"]
 
 
 class Snapshots:

@@ -1,8 +1,9 @@
 """ArenaActions (#27): ``/arena`` in a group (the set-up for an admin, the
-standings for anybody), announcing one, *Join* and *Withdraw*, an admin's
-*Cancel*, and a group the bot lost (#38).  Each returns what to answer and
-which arena to show; the arena itself is the table service's
-(:mod:`tables.arenas`, :mod:`tables.groups`)."""
+standings for anybody), the set-up message's choices and *Announce*, *Join* and
+*Withdraw*, an admin's *Cancel*, and a group the bot lost (#38).  Each returns
+what to answer and what changed (``changes``, for the publisher:
+:data:`telegram_bot.publishing.changes.ArenaChange`); the arena itself is the
+table service's (:mod:`tables.arenas`, :mod:`tables.groups`)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,17 @@ from dataclasses import dataclass, field
 from engine import EngineError
 from tables import LiveError, TableService
 from tables.arena_rules import Arena
-from tables.groups import Closed
+from tables.groups import REMOVED, UPGRADED
 from telegram_bot.delivery import Delivery
+from telegram_bot.publishing.changes import (
+    ArenaAnswered,
+    ArenaCancelled,
+    ArenaPosted,
+    ArenaSetupShown,
+    ArenaShown,
+    Change,
+    GroupLost,
+)
 from telegram_bot.state.keys import ArenaAnswerKeys
 from telegram_bot.state.prefs import PrefsCache
 from telegram_bot.usecases.lobby import Person
@@ -53,22 +63,43 @@ class AnswerAt:
     low: bool = False
 
 
+async def answer_at(
+    svc: TableService, prefs: PrefsCache | None, chat: int, user: int, command: str
+) -> AnswerAt:
+    """#38: where ``/arena``'s standings or ``/top`` (``command``) go in group
+    ``chat``.  While its arena is scheduled or running the group's 20 messages
+    a minute belong to the arena's play: the answer goes to the member's
+    private chat if he started the bot; else to the group at most once a
+    minute (per command), at low priority; else nowhere -- the arena's
+    message shows the standings.  With no arena on: the group, as always."""
+    arena = await svc.arenas.current(chat)
+    if arena is None or arena.over:
+        return AnswerAt(chat)
+    if prefs is None or (await prefs.get(user)).started:
+        return AnswerAt(user)
+    key = ArenaAnswerKeys(svc.kv).answer(chat, command)
+    [first] = await svc.kv.set_nx([key], "1", ttl_ms=GROUP_ANSWER_GAP_MS)
+    return AnswerAt(chat, low=True) if first else AnswerAt(None)
+
+
 @dataclass(frozen=True)
 class ArenaOutcome:
     """What to answer: ``notice`` (a msgid with ``params``) or ``error`` (a
-    refusal); ``arena``: the arena to show (its message refreshed, or, for
-    ``/arena``, its standings sent); ``setup``: send the admin the set-up
-    message; ``posted``: a new arena, whose message is sent now; ``admin``: the
-    one who asked is the group's admin (his standings carry *Cancel*, #38)."""
+    refusal); ``arena``: the arena as read (for ``/arena``, the standings the
+    answer shows, true at ``read_at`` ms, #41); ``setup``: send the admin the
+    set-up message; ``admin``: the one who asked is the
+    group's admin (his standings carry *Cancel*, #38); ``changes``: what the
+    publisher shows once he is answered (the arena's message, ...)."""
 
     notice: str | None = None
     params: Mapping[str, object] = field(default_factory=dict)
     error: EngineError | None = None
     arena: Arena | None = None
     setup: bool = False
-    posted: bool = False
     admin: bool = False
     url: str | None = None  # the answer opens this link (#38: the private chat)
+    read_at: int = 0
+    changes: tuple[Change, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -81,40 +112,40 @@ class ArenaActions:
     async def _started(self, user: int) -> bool:
         return self.prefs is None or (await self.prefs.get(user)).started
 
-    async def answer_at(self, chat: int, user: int, command: str) -> AnswerAt:
-        """#38: where ``/arena``'s standings or ``/top`` (``command``) go in group
-        ``chat``.  While its arena is scheduled or running the group's 20 messages
-        a minute belong to the arena's play: the answer goes to the member's
-        private chat if he started the bot; else to the group at most once a
-        minute (per command), at low priority; else nowhere -- the arena's
-        message shows the standings.  With no arena on: the group, as always."""
-        arena = await self.svc.arenas.current(chat)
-        if arena is None or arena.over:
-            return AnswerAt(chat)
-        if await self._started(user):
-            return AnswerAt(user)
-        key = ArenaAnswerKeys(self.svc.kv).answer(chat, command)
-        [first] = await self.svc.kv.set_nx([key], "1", ttl_ms=GROUP_ANSWER_GAP_MS)
-        return AnswerAt(chat, low=True) if first else AnswerAt(None)
-
-    async def ask(self, chat: int, private: bool, user: int) -> ArenaOutcome:
-        """``/arena``: the arena of the group, or the set-up for an admin."""
+    async def ask(
+        self, chat: int, private: bool, user: int, locale: str, chat_locale: str
+    ) -> ArenaOutcome:
+        """``/arena``: the arena of the group, or the set-up for an admin.  #38: a
+        member's standings of an arena on go where :func:`answer_at` says, in
+        his language in his private chat (``locale``), else the group's
+        (``chat_locale``); the arena's message is brought up to date."""
         if private:
             return ArenaOutcome(notice=arena_views.ONLY_GROUPS)
         arena = await self.svc.arenas.current(chat)
+        read_at = self.svc.arenas.now_ms()
         if arena is not None and not arena.over:
-            return ArenaOutcome(arena=arena, admin=await self.delivery.is_admin(chat, user))
+            if await self.delivery.is_admin(chat, user):
+                return ArenaOutcome(arena=arena, admin=True, read_at=read_at)
+            changes: list[Change] = [ArenaShown(arena)]
+            at = await answer_at(self.svc, self.prefs, chat, user, "arena")
+            if at.chat is not None:
+                lang = locale if at.chat == user else chat_locale
+                changes.append(ArenaAnswered(arena, at.chat, lang, low=at.low))
+            return ArenaOutcome(arena=arena, read_at=read_at, changes=tuple(changes))
         if await self.delivery.is_admin(chat, user):
-            return ArenaOutcome(setup=True, arena=arena)
-        return ArenaOutcome(notice=arena_views.ARENA_HELP, arena=arena)
+            return ArenaOutcome(setup=True, arena=arena, read_at=read_at)
+        return ArenaOutcome(notice=arena_views.ARENA_HELP, arena=arena, read_at=read_at)
 
-    async def may_set_up(self, chat: int, user: int) -> bool:
-        return await self.delivery.is_admin(chat, user)
-
-    async def announce(self, chat: int, admin: Person, setup: Setup) -> ArenaOutcome:
-        """*Announce* on the set-up message: the arena is made (an admin only)."""
+    async def set_up(
+        self, chat: int, message_id: int, admin: Person, setup: Setup, announce: bool, lang: str
+    ) -> ArenaOutcome:
+        """A choice on the set-up message ``message_id`` (it shows ``setup``), or
+        *Announce* (``announce``): the arena is made, and that message becomes
+        its message, in ``lang`` -- a group's admin only."""
         if not await self.delivery.is_admin(chat, admin.id):
             return ArenaOutcome(notice=arena_views.ONLY_ADMINS)
+        if not announce:
+            return ArenaOutcome(changes=(ArenaSetupShown(chat, message_id, setup, lang),))
         now = self.svc.arenas.now_ms()
         try:
             arena = await self.svc.arenas.create(
@@ -129,7 +160,7 @@ class ArenaActions:
             if e.code == "arena_running":
                 return ArenaOutcome(error=e, arena=await self.svc.arenas.current(chat))
             return ArenaOutcome(error=e)
-        return ArenaOutcome(arena=arena, posted=True)
+        return ArenaOutcome(arena=arena, changes=(ArenaPosted(arena, lang, message_id),))
 
     async def join(self, arena_id: str, player: Person, *, link: bool = False) -> ArenaOutcome:
         """*Join*: he plays from the start (or now).  A cooldown from rated games
@@ -143,19 +174,19 @@ class ArenaActions:
             before = await self.svc.arenas.get(arena_id)
             me = before.player(player.id)
             if me is not None and not me.withdrawn:
-                return ArenaOutcome(notice=ALREADY_IN, arena=before)
+                return ArenaOutcome(notice=ALREADY_IN, arena=before, changes=(ArenaShown(before),))
             rating = (await self.svc.ratings.many([player.id], before.variant))[player.id]
             # the join's CAS refuses a cooldown (the one check, tables.fairplay)
             arena = await self.svc.arenas.join(arena_id, player.id, player.name, rating.shown)
         except LiveError as e:
             return ArenaOutcome(error=e)
-        return ArenaOutcome(notice=JOINED, arena=arena)
+        return ArenaOutcome(notice=JOINED, arena=arena, changes=(ArenaShown(arena),))
 
-    async def cancel(self, arena_id: str, chat: int, user: int) -> ArenaOutcome:
-        """*Cancel* (#38): a group's admin (Telegram's word: ``getChatMember``
-        says creator or administrator) stops its arena, as an operator may; the
-        games being played finish as ordinary games and score nothing in it.
-        Anybody else is refused."""
+    async def cancel(self, arena_id: str, chat: int, user: int, standings: int) -> ArenaOutcome:
+        """*Cancel* (#38) under the standings message ``standings``: a group's
+        admin (Telegram's word: ``getChatMember`` says creator or administrator)
+        stops its arena, as an operator may; the games being played finish as
+        ordinary games and score nothing in it.  Anybody else is refused."""
         if not await self.delivery.is_admin(chat, user):
             return ArenaOutcome(notice=arena_views.ONLY_ADMINS_CANCEL)
         try:
@@ -166,13 +197,40 @@ class ArenaActions:
         except LiveError as e:
             return ArenaOutcome(error=e)
         if stopped is None:
-            return ArenaOutcome(notice=arena_views.OVER_ALREADY, arena=arena)
-        return ArenaOutcome(notice=arena_views.CANCELLED_NOW, arena=stopped)
+            return ArenaOutcome(
+                notice=arena_views.OVER_ALREADY, arena=arena, changes=self._over(arena, standings)
+            )
+        return ArenaOutcome(
+            notice=arena_views.CANCELLED_NOW, arena=stopped, changes=self._over(stopped, standings)
+        )
 
-    async def group_lost(self, chat: int, reason: str) -> Closed:
-        """The bot was removed from ``chat`` or it became a supergroup (#38): its
-        arena and tables stop (:meth:`tables.groups.Groups.close`)."""
-        return await self.svc.groups.close(chat, reason)
+    @staticmethod
+    def _over(arena: Arena, standings: int) -> tuple[Change, ...]:
+        """An arena over: its message and the standings message say so."""
+        return (ArenaShown(arena), ArenaCancelled(arena, standings)) if arena.over else ()
+
+    async def removed(self, chat: int, title: str) -> ArenaOutcome:
+        """The bot was removed (or kicked) from the group ``chat`` (#38)."""
+        return await self._lost(chat, REMOVED, title)
+
+    async def upgraded(self, old: int, new: int, title: str | None = None) -> ArenaOutcome:
+        """The group ``old`` became the supergroup ``new`` (#38; ``title``: the
+        supergroup's, else asked of Telegram if anything stopped)."""
+        return await self._lost(old, UPGRADED, title, new)
+
+    async def _lost(
+        self, chat: int, reason: str, title: str | None, new: int | None = None
+    ) -> ArenaOutcome:
+        """A lost group's arena and tables stop (:meth:`tables.groups.Groups.close`),
+        once; their players are to be told (nothing, when another update or
+        process stopped them)."""
+        closed = await self.svc.groups.close(chat, reason)
+        if not closed.anything:
+            return ArenaOutcome()
+        if title is None:
+            title = await self.delivery.chat_title(new) if new is not None else ""
+        lost = GroupLost(chat, reason, tuple(closed.players()), title, new)
+        return ArenaOutcome(changes=(lost,))
 
     async def withdraw(self, arena_id: str, user: int) -> ArenaOutcome:
         """*Withdraw*: paired no more (a game he plays goes on); his points stay."""
@@ -182,4 +240,4 @@ class ArenaActions:
             if e.code == "not_in_arena":
                 return ArenaOutcome(notice=NOT_IN)
             return ArenaOutcome(error=e)
-        return ArenaOutcome(notice=WITHDRAWN, arena=arena)
+        return ArenaOutcome(notice=WITHDRAWN, arena=arena, changes=(ArenaShown(arena),))

@@ -11,13 +11,27 @@ from engine import EngineError
 from tables import OPEN, LeaderboardEntry, Table, TableService, UserStats
 from tables.ratings import VARIANTS, BoardRow, PlayerRatings
 from telegram_bot.buttons.callbacks import CODE_PATTERN
+from telegram_bot.publishing.changes import Change, TopSent
+from telegram_bot.state.prefs import PrefsCache
+from telegram_bot.usecases.arena import answer_at
 
 LEADERBOARD_ROWS = 50
 
 
 @dataclass(frozen=True)
+class RatingTop:
+    """``/top``: the group's players by rating (``boards``), answered in the
+    group now (``here``), or sent elsewhere (``changes``, #38)."""
+
+    boards: dict[str, list[BoardRow]]
+    here: bool
+    changes: tuple[Change, ...] = ()
+
+
+@dataclass(frozen=True)
 class Standings:
     svc: TableService
+    prefs: PrefsCache | None = None  # who started the bot (#38)
 
     async def stats(self, user: int) -> UserStats:
         return await self.svc.results.user_stats(user)
@@ -30,6 +44,22 @@ class Standings:
         rows = await self.svc.results.leaderboard(chat, limit=1000)
         users = [r.user for r in rows]
         return {v: await self.svc.ratings.board(users, v) for v in VARIANTS}
+
+    async def rating_top(
+        self, chat: int, user: int | None, locale: str, chat_locale: str
+    ) -> RatingTop:
+        """``/top`` in group ``chat``: its players by rating (#25).  #38: while the
+        group's arena is on, to the member's private chat (in ``locale``), or to
+        the group once a minute at low priority, else nowhere
+        (:func:`telegram_bot.usecases.arena.answer_at`)."""
+        boards = await self.rating_board(chat)
+        at = await answer_at(self.svc, self.prefs, chat, user, "top") if user else None
+        if at is None or (at.chat == chat and not at.low):
+            return RatingTop(boards, here=True)
+        if at.chat is None:
+            return RatingTop(boards, here=False)
+        lang = locale if at.chat == user else chat_locale
+        return RatingTop(boards, here=False, changes=(TopSent(at.chat, boards, lang, at.low),))
 
     async def ratings(self, user: int) -> PlayerRatings:
         """His ratings, reliability and cooldown (``/rating``, #25)."""

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
 
-from tables import Table
+from tables.model import Table
 from telegram_bot.buttons.moves import View
-from telegram_bot.state.snapshot import Snapshot
+from telegram_bot.state.snapshot_value import Snapshot
 from telegram_bot.views.cards import CARDS_HELD, glyph, suit_glyph
 from telegram_bot.views.format import ai_name, bold, name_of, role_label
 from telegram_bot.views.i18n import N_, VARIANT_TITLES, Translator

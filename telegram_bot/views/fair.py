@@ -16,7 +16,7 @@ from typing import Any
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
 from engine.fairness import commitment
-from tables import Table
+from tables.model import Table
 from telegram_bot.buttons.callbacks import ReplayCb, ReplayOp, WatchCb
 from telegram_bot.views.i18n import N_, Translator
 from telegram_bot.views.keyboards import fit_rows

@@ -10,7 +10,7 @@ from aiogram.types import DisabledButton, InlineKeyboardButton, InlineKeyboardMa
 
 from engine import view
 from engine.cards import card_names, parse_card_run
-from tables import OVER
+from tables.model import OVER
 from telegram_bot.buttons import moves
 from telegram_bot.buttons.callbacks import (
     BACK,
@@ -25,7 +25,7 @@ from telegram_bot.buttons.callbacks import (
     press_card,
 )
 from telegram_bot.buttons.moves import Selection, View
-from telegram_bot.state.snapshot import Snapshot, group_of
+from telegram_bot.state.snapshot_value import Snapshot, group_of
 from telegram_bot.views import texts
 from telegram_bot.views.board import (
     HISTORY,

@@ -13,13 +13,13 @@ from typing import Any, Protocol
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
 from engine.ai import LEVEL_OF
-from tables import CANCELLED, OVER
-from tables.ratings import BoardRow, PlayerRatings
+from tables.model import CANCELLED, OVER
+from tables.rating_model import BoardRow, PlayerRatings
 from telegram_bot.buttons.callbacks import (
     LobbyCb,
     LobbyOp,
 )
-from telegram_bot.state.snapshot import Snapshot
+from telegram_bot.state.snapshot_value import Snapshot
 from telegram_bot.views import texts
 from telegram_bot.views.format import ai_name, bold, user_text
 from telegram_bot.views.i18n import (

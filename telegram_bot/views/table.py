@@ -11,11 +11,11 @@ from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
 from engine import public_view, view
 from engine.verify import record_states
-from tables import OVER, Seat, Table
-from tables.ratings import Settlement
+from tables.model import OVER, Seat, Table
+from tables.rating_model import Settlement
 from telegram_bot.buttons.callbacks import LobbyCb, LobbyOp, parse_lobby
 from telegram_bot.buttons.moves import View
-from telegram_bot.state.snapshot import Snapshot
+from telegram_bot.state.snapshot_value import Snapshot
 from telegram_bot.views import texts
 from telegram_bot.views.board import (
     HISTORY,

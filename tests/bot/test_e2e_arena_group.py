@@ -208,6 +208,40 @@ async def test_a_400_with_migrate_to_chat_id_stops_the_old_group_once(
         assert 1 <= refused <= 5, fake.stats.error_texts  # no retries, no loop
 
 
+async def test_the_set_up_message_shows_an_admins_choices_and_announces_them(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """The set-up message (#27) redrawn with each choice of an admin -- the
+    change the set-up use case names, drawn and delivered by the publisher
+    (#39: the handler edited it through the delivery itself) -- a member's
+    choice refused and not shown; *Announce* makes the arena as chosen, in
+    that same message."""
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        owner, member = (fake.add_user(n, language_code="en") for n in ("Ann", "Bob"))
+        group = owner.create_group("Set-up club", member)
+        owner.add_bot_to(group)
+        owner.send("/arena", group)
+        setup = await owner.wait_message("A new arena", group, timeout=SAFETY)
+        assert "✓ Chuvash Rooster" in setup.button_texts
+
+        refused = member.press("Durak Shchelkovsky", message=setup, chat=group)
+        assert "Only the group's admins" in ((await refused.wait_answer(SAFETY)).get("text") or "")
+        owner.press("Durak Shchelkovsky", message=setup, chat=group)
+        shown = await owner.wait_message("Game: Durak Shchelkovsky", group, timeout=SAFETY)
+        assert shown.message_id == setup.message_id  # the same message, redrawn
+        assert "✓ Durak Shchelkovsky" in shown.button_texts
+        owner.press("3 seats", message=shown, chat=group)
+        shown = await owner.wait_message("Players per table: 3", group, timeout=SAFETY)
+        assert "Game: Durak Shchelkovsky" in (shown.text or "")  # the first choice kept
+
+        await owner.press("Announce", message=shown, chat=group).wait_answer(SAFETY)
+        board = await owner.wait_message("Arena · Durak Shchelkovsky", group, timeout=SAFETY)
+        assert board.message_id == setup.message_id  # the set-up became the arena
+        arena = await h.svc.arenas.current(group.id)
+        assert arena is not None
+        assert (arena.variant, arena.seats) == ("shchelkovsky", 3)
+
+
 @pytest.mark.slow
 async def test_a_group_admin_cancels_its_arena_and_a_member_is_refused(
     fake: FakeTelegram, redis_url: str, redis_prefix: str

@@ -21,8 +21,11 @@ def test_the_ratings_and_arenas_keys_stay_as_they_were() -> None:
     from tables.keys import ArenaKeys, RatingKeys
 
     r = RatingKeys("durak:")
-    assert r.user(7, "r") == "durak:{ru:7}:r"
-    assert r.user(7, "cool") == "durak:{ru:7}:cool"
+    assert r.user_keys(7) == [
+        "durak:{ru:7}:r", "durak:{ru:7}:rel", "durak:{ru:7}:off", "durak:{ru:7}:cool",
+        "durak:{ru:7}:h", "durak:{ru:7}:done", "durak:{ru:7}:donez", "durak:{ru:7}:pend",
+    ]  # fmt: skip
+    assert r.opponents(7) == "durak:{ru:7}:opp"
     assert r.pair(3, 9) == "durak:{ru:3}:pair:9"
     assert r.game(5, "T", 2) == "durak:{rl:5}:g:T:2"
     assert r.log(5) == "durak:{rl:5}:log"
@@ -31,7 +34,8 @@ def test_the_ratings_and_arenas_keys_stay_as_they_were() -> None:
     assert r.board_rev("chuvash") == "durak:{rt}:brev:chuvash"
     assert r.migrated == "durak:{rt}:migrated"
     assert (r.legacy_game("T", 2), r.legacy_log) == ("durak:{rt}:g:T:2", "durak:{rt}:log")
-    assert r.legacy_user(7, "r") == "durak:{rt}:r:7"
+    assert r.legacy_user(7)["r"] == "durak:{rt}:r:7"
+    assert r.legacy_user(7)["pend"] == "durak:{rt}:pend:7"
     assert r.legacy_pair(3, 9) == "durak:{rt}:pair:3:9"
     a = ArenaKeys("durak:")
     assert (a.arena("x"), a.games("x"), a.repair("x")) == (
