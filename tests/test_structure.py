@@ -12,7 +12,6 @@ import ast
 import re
 import tomllib
 from collections import defaultdict
-from collections.abc import Set
 from pathlib import Path
 
 import pytest
@@ -29,25 +28,13 @@ FORBIDDEN = {
     "sandbox": {"durak"},
 }
 
-EXCEPTIONS = {
-    # #39: the groups' flood budgets are the bot's own state (the table service
-    # knows nothing of Telegram); the operators' API lists them, reading them
-    # through the service's key-value API.  The one module, nothing else of the
-    # bot (pyproject's product-layers contract names the same two imports).
-    "admin_api": {"telegram_bot.state.budgets"},
-}
 
-
-def imported_tops(path: Path, allowed: Set[str] = frozenset()) -> set[str]:
+def imported_tops(path: Path) -> set[str]:
     tops: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
-            tops.update(
-                alias.name.split(".")[0] for alias in node.names if alias.name not in allowed
-            )
+            tops.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            if node.module in allowed:
-                continue
             tops.add(node.module.split(".")[0])
     return tops
 
@@ -57,7 +44,7 @@ def test_package_does_not_import_the_layers_above(package: str) -> None:
     found = {
         f"{path.relative_to(ROOT)}: {top}"
         for path in sorted((ROOT / package).rglob("*.py"))
-        for top in imported_tops(path, EXCEPTIONS.get(package, set())) & FORBIDDEN[package]
+        for top in imported_tops(path) & FORBIDDEN[package]
     }
     assert not found, sorted(found)
 
