@@ -25,6 +25,7 @@ from engine import BOUT_PHASE, Action, Event, GameState, new_game, public_view, 
 from engine.actions import LEAD, PASS
 from engine.ai import SLOW_KINDS
 from tables.deciders import FALLBACK_KIND, Decider, InlineDecider
+from tables.fairplay import eligible
 from tables.model import (
     OPEN,
     OVER,
@@ -39,9 +40,8 @@ from tables.model import (
     rated_timer,
     require_owner,
 )
-from tables.ratings import Ratings
 from tables.records import GameResult, SeatView
-from tables.tables import Loaded, Plan, Tables, check_request_id, cooldown_refusal
+from tables.tables import Loaded, Plan, Tables, check_request_id
 
 LogEntry = tuple[str, int, str]
 INLINE = InlineDecider()
@@ -239,18 +239,6 @@ class Claims:
         await self.tables.settle_users(self.table_id, *self.taken)
 
 
-async def eligible(ratings: Ratings, table: Table, now_ms: int) -> Table:
-    """``table`` with its new players, capped pairs and pairs short of other
-    opponents read anew (#38, :meth:`tables.ratings.Ratings.eligibility`); a
-    casual lobby: none."""
-    if not table.rated:
-        return replace(table, fresh=(), capped=(), narrow=())
-    # every seat's user, one who left included (a rematch keeps his seat)
-    users = [s.user for s in table.seats if s.user is not None]
-    e = await ratings.eligibility(users, now_ms)
-    return replace(table, fresh=e.fresh, capped=e.capped, narrow=e.narrow)
-
-
 class Games:
     """Start, rematch, moves, taking a seat back, AI takeovers."""
 
@@ -323,14 +311,14 @@ class Games:
         table = await eligible(self.tables.ratings, table, now)
         if not table.rated_now:
             return table
-        cooling = await self.tables.cooldowns(humans, at=table.id)  # #38: the one check
-        if not cooling:
+        # #25, #38: the one check, inside the start's compare-and-set plan
+        names = {s.user: s.name for s in table.seats if s.user is not None}
+        refused = await self.tables.fairplay.refusal(humans, at=table.id, names=names)
+        if refused is None:
             return table
         if rematch:
             return replace(table, rated=False)
-        user, until = min(cooling.items(), key=lambda kv: kv[1])
-        name = next(s.name for s in table.seats if s.user == user)
-        raise cooldown_refusal(user, until, self.tables.now_ms(), name)
+        raise refused
 
     async def start_plan(
         self, table: Table, previous_loser: int | None, kind: str, *, rematch: bool = False

@@ -28,7 +28,6 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 from typing import Any
 
 from aiogram import Bot, Dispatcher, Router
@@ -70,6 +69,7 @@ from telegram_bot.publishing.lobby_messages import LobbyMessages
 from telegram_bot.publishing.locks import TableLocks
 from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.settings import Settings
+from telegram_bot.state.budgets import BudgetRules, Budgets
 from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.state.claims import WriteClaims
 from telegram_bot.state.dedupe import UpdateDedupe
@@ -179,8 +179,10 @@ class BotApp:
             else:
                 svc = TableService.from_url(settings.redis_url, config, max_connections=size)
         self.svc = svc
-        # a group's budget before a 429 taught it otherwise (#24)
-        svc.budgets.rules = replace(svc.budgets.rules, counted=settings.flood_ephemeral_counted)
+        # the groups' budgets learned from 429s (#24), the bot's own state; a
+        # group's before a 429 taught it otherwise: the setting
+        rules = BudgetRules(counted=settings.flood_ephemeral_counted)
+        self.budgets = Budgets(svc.kv, rules, clock=svc.clock)
         # the hard AI thinks in other processes: the loop keeps answering presses
         self.decider: Decider | None = None
         if settings.ai_workers:
@@ -292,7 +294,7 @@ class BotApp:
             flood=FloodConfig.with_overall(
                 self.settings.flood_overall_limit, self.settings.flood_overall_window
             ),
-            budgets=self.svc.budgets,
+            budgets=self.budgets,
             time_scale=self.settings.telegram_time_scale,
             fleet=lambda: self.svc.timers.processes,  # #40: the fallback's share
         )

@@ -14,12 +14,12 @@ from aiogram import Bot
 
 from engine.clock import scaled
 from tables import KeyValueStore
-from tables.budgets import Budgets
 from telegram_bot.delivery.coalesce import Delivery, Urgency
 from telegram_bot.delivery.events import Event, Events, Forbidden
 from telegram_bot.delivery.flood.fallback import FallbackFloodLimiter
 from telegram_bot.delivery.flood.limiter import FloodConfig, FloodLimiter
 from telegram_bot.delivery.outgoing import install
+from telegram_bot.state.budgets import Budgets
 
 
 def make_delivery(

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -24,6 +23,7 @@ from telegram_bot.delivery.flood.gate import (
 from telegram_bot.delivery.flood.limiter import FloodConfig, FloodLimiter
 from telegram_bot.delivery.flood.rates import Verdict
 from telegram_bot.delivery.waiting_line import ACTOR, OTHERS, OWN_VIEW, TABLE, Priority, RankedLine
+from telegram_bot.state.budgets import BudgetRules, Budgets
 from tests.tables.conftest import FakeClock
 
 GROUP = -100555
@@ -45,9 +45,9 @@ async def make_limiter(
 
     def make(*, counted: bool = True) -> FloodLimiter:
         svc = TableService.from_url(redis_url, LiveConfig(prefix=redis_prefix), clock=clock)
-        svc.budgets.rules = replace(svc.budgets.rules, counted=counted)
+        budgets = Budgets(svc.kv, BudgetRules(counted=counted), clock=clock)
         made.append(svc)
-        return FloodLimiter(svc.kv, FloodConfig(), clock=clock, budgets=svc.budgets)
+        return FloodLimiter(svc.kv, FloodConfig(), clock=clock, budgets=budgets)
 
     yield make
     for svc in made:

@@ -42,7 +42,6 @@ from typing import Any, TypeVar
 
 from engine.clock import Clock
 from tables import ServiceUnavailable
-from tables.budgets import Budget
 from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.flood.journal import Journal
 from telegram_bot.delivery.flood.limiter import (
@@ -56,6 +55,7 @@ from telegram_bot.delivery.flood.limiter import (
     Verdict,
     Window,
 )
+from telegram_bot.state.budgets import Budget
 
 T = TypeVar("T")
 

@@ -71,7 +71,6 @@ from typing import Any
 
 from engine.clock import Clock
 from tables import KeyValueStore
-from tables.budgets import EPHEMERAL, PUBLIC, Budget, Budgets
 from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.digest import check_digest, table_version
 from telegram_bot.delivery.flood.journal import Journal
@@ -99,6 +98,7 @@ from telegram_bot.delivery.flood.scripts import (
     RELEASE_EDIT_LUA,
     STAMP_LUA,
 )
+from telegram_bot.state.budgets import EPHEMERAL, PUBLIC, Budget, Budgets
 from telegram_bot.state.keys import FloodKeys
 
 Sleep = Callable[[float], Awaitable[Any]]
@@ -278,7 +278,7 @@ class FloodLimiter:
         self, to: Address | int, *, admitted: int | None = None, retry_after: float = 0.0
     ) -> Budget | None:
         """Telegram refused a write ``to`` a chat (a 429): the group's budget that
-        write counted in is cut, fleet-wide (:class:`tables.budgets.Budgets`),
+        write counted in is cut, fleet-wide (:class:`telegram_bot.state.budgets.Budgets`),
         and the change is logged -- once per burst (#38): ``admitted`` is the
         generation the write was admitted under (:attr:`Verdict.generation`;
         None: unknown, then a refusal within the last change's ``retry_after``
