@@ -3,6 +3,11 @@ games and lobbies, reset/abort/end/delete games, hand seats to the AI, cancel
 lobbies, look up players, stats, the audit log, ``/healthz`` and ``/metrics``.
 
 ``create_app()`` is the application factory (``gunicorn 'admin_api:create_app()'``).
+The groups' learned flood budgets are the bot's state, which this package does
+not import: ``create_app(budgets=...)`` takes a reader of them
+(:mod:`admin_api.budgets`), and the product's own factory,
+``durak.wiring:admin_app()`` (``durak admin``, ``durak run``), gives it the
+bot's; without one, ``/api/v1/flood/budgets`` lists none.
 Configuration from the environment (or ``test_config``):
 
 =================== =========================================================
@@ -36,6 +41,7 @@ from flask_openapi3.openapi import OpenAPI
 from admin_api import (
     arenas,
     auth,
+    budgets,
     common,
     errors,
     games,
@@ -57,8 +63,14 @@ class ConfigError(RuntimeError):
     """The app cannot start with this configuration."""
 
 
-def create_app(test_config: Mapping[str, Any] | None = None) -> OpenAPI:
-    """Build the admin API app (refuses to start without ``ADMIN_TOKEN``)."""
+def create_app(
+    test_config: Mapping[str, Any] | None = None,
+    *,
+    flood_budgets: budgets.BudgetsSource | None = None,
+) -> OpenAPI:
+    """Build the admin API app (refuses to start without ``ADMIN_TOKEN``).
+    ``flood_budgets``: makes the reader of the groups' learned flood budgets
+    (:mod:`admin_api.budgets`; None: the API lists none)."""
     app = OpenAPI(
         __name__,
         info=Info(
@@ -104,6 +116,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> OpenAPI:
     app.json.sort_keys = False  # type: ignore[attr-defined]
 
     service.init_app(app)
+    budgets.init_app(app, flood_budgets)
     security.init_app(app)
     metrics.init_app(app, app.extensions[service.EXTENSION])
     errors.init_app(app)

@@ -8,7 +8,9 @@ own requests.
 label is one of :data:`METHODS` or ``other``, the endpoint label the matched
 route template or ``unmatched``.  The live gauges come from one table-service
 read per ``METRICS_LIVE_TTL`` seconds (default 15) per process, shared by every
-scrape in between -- never a scan of every table per scrape."""
+scrape in between -- never a scan of every table per scrape.  The groups'
+learned flood budgets come from the reader the app was given
+(:mod:`admin_api.budgets`; none given: nothing learned)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector
 
+from admin_api import budgets as learned_budgets
 from admin_api.service import ServiceHolder
 from tables import ServiceUnavailable
 
@@ -38,9 +41,12 @@ class LiveCollector(Collector):
     """Gauges of the live tables from a snapshot at most ``ttl`` seconds old
     (one table-service read per ``ttl``, whatever the scrape rate)."""
 
-    def __init__(self, holder: ServiceHolder, ttl: float) -> None:
+    def __init__(
+        self, holder: ServiceHolder, ttl: float, budgets: learned_budgets.BudgetsSource | None
+    ) -> None:
         self.holder = holder
         self.ttl = ttl
+        self.budgets = budgets
         self._lock = threading.Lock()
         self._taken = -math.inf
         self._stats: dict[str, Any] | None = None
@@ -52,8 +58,7 @@ class LiveCollector(Collector):
                 try:
                     svc = self.holder.get()
                     self._stats = svc.call(svc.service.admin.global_stats).to_json()
-                    budgets = svc.call(svc.service.budgets.all)
-                    self._stats["budgets"] = [b.as_dict() for b in budgets]
+                    self._stats["budgets"] = learned_budgets.learned(svc, self.budgets)
                 except ServiceUnavailable as e:
                     log.warning("metrics: Redis is unavailable: %s", e)
                     self._stats = None
@@ -99,7 +104,12 @@ class LiveCollector(Collector):
 
 
 class Metrics:
-    def __init__(self, holder: ServiceHolder, live_ttl: float = 15.0) -> None:
+    def __init__(
+        self,
+        holder: ServiceHolder,
+        live_ttl: float = 15.0,
+        budgets: learned_budgets.BudgetsSource | None = None,
+    ) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter(
             "admin_api_requests",
@@ -119,7 +129,7 @@ class Metrics:
             ["action", "result"],
             registry=self.registry,
         )
-        self.registry.register(LiveCollector(holder, live_ttl))
+        self.registry.register(LiveCollector(holder, live_ttl, budgets))
 
 
 def _metrics() -> Metrics:
@@ -151,6 +161,8 @@ def exposition() -> Response:
 
 
 def init_app(app: Flask, holder: Any) -> None:
-    app.extensions[EXTENSION] = Metrics(holder, float(app.config["METRICS_LIVE_TTL"]))
+    app.extensions[EXTENSION] = Metrics(
+        holder, float(app.config["METRICS_LIVE_TTL"]), learned_budgets.source_of(app)
+    )
     app.before_request(_start)
     app.after_request(_finish)

@@ -62,7 +62,11 @@ before the game, and again after it -- and the idle commands a second; the
 harness finds the hands in the fake's chats, and its few reads of the table
 are taken off.
 
+``--path`` (#39): the project's modules one press (a move) goes through, in
+the order it first entered them, and how often it entered each layer.
+
     python bench/bot.py --commands [--human] [--idle S]
+    python bench/bot.py --path
     python bench/bot.py [--actions N] [--quick] [--only 20x6 | --only 4x3g | --only hard]
                         [--hard-ai-games N] [--ai-workers K] [--alongside-kind heuristic]
                         [--human] [--ephemeral]
@@ -579,7 +583,8 @@ class CountedService:
 async def server_commands(r: Any) -> Counter[str]:
     """Calls by command since the server started (``INFO commandstats``)."""
     info = await r.info("commandstats")
-    return Counter({k.removeprefix("cmdstat_"): v["calls"] for k, v in info.items()})
+    calls = {k.removeprefix("cmdstat_"): v["calls"] for k, v in info.items()}
+    return Counter({k: v for k, v in calls.items() if k != "info"})  # the bench's own
 
 
 async def commands_per_press(url: str, pace: tuple[float, float] | None, idle: float) -> None:
@@ -606,12 +611,9 @@ async def commands_per_press(url: str, pace: tuple[float, float] | None, idle: f
         await app.publisher.start_game(tid)
         await app.delivery.flush()
         await asyncio.sleep(2.0)  # the start's renders settle
-        info_cost = sum((await server_commands(r)).values())
-        info_cost = sum((await server_commands(r)).values()) - info_cost  # INFO itself
         c0 = await server_commands(r)
         await asyncio.sleep(idle)
         c1 = await server_commands(r)
-        idle_rate = (sum((c1 - c0).values()) - info_cost) / idle
         svc = CountedService(app.svc)
         figs = Figures()
         budget = [1_000_000]
@@ -636,52 +638,173 @@ async def commands_per_press(url: str, pace: tuple[float, float] | None, idle: f
         elapsed = time.perf_counter() - t0
         await app.delivery.flush()
         c2 = await server_commands(r)
-        # the harness's own reads (a quiet player asks whether the game goes on):
-        # one of each costs what this measures
-        harness = 0
-        for what, n in svc.calls.items():
-            part, attr = what.split(".")
-            before = sum((await server_commands(r)).values())
-            fn = getattr(getattr(app.svc, part), attr)
-            await (fn(tid) if attr == "get" else fn(tid, 0, 50))
-            harness += n * (sum((await server_commands(r)).values()) - before - info_cost)
         await asyncio.sleep(2.0)
         c3 = await server_commands(r)
         await asyncio.sleep(idle)
         c4 = await server_commands(r)
-        idle_after = (sum((c4 - c3).values()) - info_cost) / idle
-        game = c2 - c1
-        presses = max(figs.presses, 1)
-        total = sum(game.values()) - info_cost - harness
-        net = total - idle_rate * elapsed
         table, _s, version = await app.svc.tables.get(tid)
-        print(
-            f"one 3-human Chuvash game ({'human pace' if pace else 'fast'}, one bot process): "
-            f"{figs.presses} presses ({figs.actions} moved the game, version {version}, "
-            f"{table.status}) in {elapsed:.1f} s",
-            flush=True,
+        await app.stop_polling()
+        await asyncio.wait_for(polling, 30)
+        # the harness's own reads (a quiet player asks whether the game goes on),
+        # each measured once with the bot's loops stopped
+        harness = 0
+        for what, n in svc.calls.items():
+            part, attr = what.split(".")
+            before = await server_commands(r)
+            fn = getattr(getattr(app.svc, part), attr)
+            await (fn(tid) if attr == "get" else fn(tid, 0, 50))
+            harness += n * sum((await server_commands(r) - before).values())
+        await app.aclose()
+    idle_cmds = c1 - c0
+    idle_rate = sum(idle_cmds.values()) / idle
+    idle_after = sum((c4 - c3).values()) / idle
+    game = c2 - c1
+    presses = max(figs.presses, 1)
+    total = sum(game.values()) - harness
+    net = total - idle_rate * elapsed
+    print(
+        f"one 3-human Chuvash game ({'human pace' if pace else 'fast'}, one bot process): "
+        f"{figs.presses} presses ({figs.actions} answered without a notice; the game's "
+        f"version {version}, {table.status}) in {elapsed:.1f} s",
+        flush=True,
+    )
+    print(
+        f"  Redis commands per press: {total / presses:.1f} in all, "
+        f"{net / presses:.1f} net of idle | idle: {idle_rate:.1f} commands/s before "
+        f"the game, {idle_after:.1f}/s after it (harness reads taken off: {harness})",
+        flush=True,
+    )
+    idle_share = Counter({k: v * elapsed / idle for k, v in idle_cmds.items()})
+    net_by = Counter({k: v - idle_share.get(k, 0) for k, v in game.items()})
+    print(
+        "  per press by command, net of idle:",
+        ", ".join(f"{k} {v / presses:.1f}" for k, v in net_by.most_common(16)),
+        flush=True,
+    )
+    print(
+        f"  idle by command (per s over {idle:.0f} s):",
+        ", ".join(f"{k} {v / idle:.2f}" for k, v in idle_cmds.most_common(10)),
+        flush=True,
+    )
+    await r.aclose()
+
+
+LAYERS = (
+    "telegram_bot.handlers",
+    "telegram_bot.usecases",
+    "telegram_bot.publishing",
+    "telegram_bot.views",
+    "telegram_bot.buttons",
+    "telegram_bot.delivery",
+    "telegram_bot.state",
+    "tables",
+    "engine",
+)
+"""The layers a press may go through, as :func:`press_path` names them."""
+
+
+def layer_of(module: str) -> str | None:
+    return next((lay for lay in LAYERS if module == lay or module.startswith(lay + ".")), None)
+
+
+async def press_path(url: str) -> None:
+    """#39: the path of one press that makes a move -- the project's modules in
+    the order the press first entered them, and how often it entered each
+    layer (from another layer) -- from the update's arrival until the
+    presser's message shows the move; the background loops (timers, sweeps)
+    are slowed down so that they stay out of it."""
+    import sys
+
+    async with FakeTelegram(limits=RateLimits.from_env()) as fake:
+        settings = Settings(
+            bot_token=fake.token,
+            redis_url=url,
+            redis_prefix="path:",
+            telegram_api_url=fake.url,
+            default_timer=0,
+            set_commands=False,
+            timer_interval=3600,
+            render_grace=3600,
         )
+        app = BotApp(settings)
+        await app.setup()
+        polling = asyncio.create_task(app.run_polling(handle_signals=False, polling_timeout=5))
+        tid, users, _g, _k = await open_game(fake, app, 0, 2, False, variant="chuvash")
+        assert app.publisher is not None
+        await app.publisher.start_game(tid)
+        await app.delivery.flush()
+        await asyncio.sleep(1.0)
+        hands = FakeHands(users)
+        mids = (await hands.table(tid)).hands
+        moves = [
+            (u, m, b["callback_data"])
+            for u in users
+            if (m := u.chat.messages.get(mids.get(u.id, 0))) is not None
+            for b in m.buttons
+            if (cb := parse_game(b.get("callback_data"))) and cb.press.kind == "action"
+        ]
+        if not moves:  # a lead: a card first (its move is one press in Chuvash: C6)
+            moves = [
+                (u, m, b["callback_data"])
+                for u in users
+                if (m := u.chat.messages.get(mids.get(u.id, 0))) is not None
+                for b in m.buttons
+                if (cb := parse_game(b.get("callback_data")))
+                and cb.press.kind == "card"
+                and b["text"].startswith(PLAYABLE)
+            ]
+        user, msg, data = moves[0]
+        entered: list[str] = []  # modules in the order of their first call
+        calls: Counter[str] = Counter()  # calls into a layer from another (no resumes)
+        stack: list[str | None] = []
+        live: set[int] = set()  # frames running: a coroutine's resume is no new call
+
+        def profile(frame: Any, event: str, _arg: Any) -> None:
+            if event not in ("call", "return"):
+                return
+            lay = layer_of(frame.f_globals.get("__name__", ""))
+            if event == "call":
+                if id(frame) not in live and lay is not None:
+                    module = frame.f_globals["__name__"]
+                    if module not in entered:
+                        entered.append(module)
+                    if lay != next((x for x in reversed(stack) if x is not None), None):
+                        calls[lay] += 1
+                live.add(id(frame))
+                stack.append(lay)
+            elif stack:
+                stack.pop()
+                if frame.f_code.co_flags & 0x380 == 0 or frame.f_lasti < 0:
+                    live.discard(id(frame))  # a plain function's frame is done
+
+        before = msg.version
+        sys.setprofile(profile)
+        try:
+            q = user.press(data=data, message=msg)
+            await q.wait_answer(30)
+            await fake.world.wait_chat(user.id, lambda: msg.version != before or None, 30)
+            await app.delivery.flush()
+        finally:
+            sys.setprofile(None)
+        cb = parse_game(data)
+        assert cb is not None
+        print(f"the path of one press that makes a move ({cb.press}), modules in order:")
+        runs: list[tuple[str, list[str]]] = []
+        for module in entered:
+            lay = layer_of(module) or module
+            if not runs or runs[-1][0] != lay:
+                runs.append((lay, []))
+            runs[-1][1].append(module.removeprefix(lay).lstrip(".") or lay)
+        for lay, mods in runs:
+            print(f"  {lay:<24} {', '.join(mods)}", flush=True)
         print(
-            f"  Redis commands per press: {total / presses:.1f} in all, "
-            f"{net / presses:.1f} net of idle | idle: {idle_rate:.1f} commands/s before "
-            f"the game, {idle_after:.1f}/s after it (harness reads taken off: {harness})",
-            flush=True,
-        )
-        idle_cmds = c1 - c0
-        print(
-            "  per press by command:",
-            ", ".join(f"{k} {v / presses:.1f}" for k, v in game.most_common(14)),
-            flush=True,
-        )
-        print(
-            f"  idle by command (per s over {idle:.0f} s):",
-            ", ".join(f"{k} {v / idle:.2f}" for k, v in idle_cmds.most_common(10)),
+            "  calls into each layer from another (resumes not counted):",
+            ", ".join(f"{lay.removeprefix('telegram_bot.')} {calls[lay]}" for lay in LAYERS),
             flush=True,
         )
         await app.stop_polling()
         await asyncio.wait_for(polling, 30)
         await app.aclose()
-    await r.aclose()
 
 
 # ------------------------------------------------------------------ in-group play (#24)
@@ -1456,10 +1579,19 @@ async def main() -> None:
         "(one 3-human Chuvash game; --human: at a human pace)",
     )
     parser.add_argument(
+        "--path",
+        action="store_true",
+        help="#39: the modules one press goes through, in order, and each layer's entries",
+    )
+    parser.add_argument(
         "--idle", type=float, default=20.0, help="--commands: seconds of idle measured"
     )
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
+    if args.path:
+        with LocalRedis() as server:
+            await press_path(server.url)
+        return
     if args.commands:
         with LocalRedis() as server:
             await commands_per_press(server.url, HUMAN_PACE if args.human else None, args.idle)

@@ -2,15 +2,17 @@
 
     durak bot        the bot (``python -m telegram_bot``); with REDIS_URL unset it
                      starts an embedded throw-away redis-server first
-    durak admin      the admin API under gunicorn (``python -m admin_api``)
+    durak admin      the admin API under gunicorn (``python -m admin_api``, with the
+                     bot's flood budgets wired in: :mod:`durak.wiring`)
     durak sandbox    the real bot on the fake Bot API with its web page
                      (``python -m sandbox``); REDIS_URL, else an embedded server
     durak run        the whole product on this machine (:mod:`sandbox.launcher`,
                      what ``bash .ci/dev run`` runs)
 
 This package sits on top of everything: ``telegram_bot`` and ``admin_api`` know
-nothing of it, and the embedded Redis and the fake Telegram are wired in here
-from the sandbox.
+nothing of it (nor of each other), and the embedded Redis and the fake Telegram
+are wired in here from the sandbox, the bot's flood budgets into the admin API
+in :mod:`durak.wiring`.
 """
 
 from __future__ import annotations
@@ -54,9 +56,10 @@ def main(argv: list[str] | None = None) -> int:
         return admin()
     if command == "sandbox":
         return sandbox(args.port, args.admin_url)
+    from durak.wiring import ADMIN_APP
     from sandbox.launcher import main as run_product
 
-    return run_product()
+    return run_product(admin_app=ADMIN_APP)
 
 
 def bot() -> int:
@@ -86,10 +89,11 @@ def admin() -> int:
     """``python -m admin_api``; gunicorn is looked up next to this Python first, so
     ``.venv/bin/durak admin`` works without an activated virtualenv."""
     from admin_api.__main__ import main as admin_main
+    from durak.wiring import ADMIN_APP, admin_app
 
     bindir = str(Path(sys.executable).parent)
     os.environ["PATH"] = os.pathsep.join([bindir, os.environ.get("PATH", "")])
-    return admin_main()
+    return admin_main(ADMIN_APP, admin_app)
 
 
 if __name__ == "__main__":

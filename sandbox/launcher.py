@@ -6,7 +6,10 @@ sandbox.launcher``): the whole product on one machine.
   (``.run/redis/redis.lock``), restarted if it dies;
 * the admin API under gunicorn on ``127.0.0.1:$ADMIN_PORT`` (default 8000), with
   ``ADMIN_TOKEN`` from the environment or generated once into ``.run/admin_token``
-  (mode 0600; the token is never printed, only where it is);
+  (mode 0600; the token is never printed, only where it is) -- the app the caller
+  names: ``durak run`` names the product's (``durak.wiring:admin_app()``, the
+  bot's flood budgets wired in), ``python -m sandbox.launcher`` the bare
+  ``admin_api:create_app()`` (its ``/flood/budgets`` lists none);
 * with ``BOT_TOKEN``: the bot (long polling, or webhook mode with ``WEBHOOK_URL``);
   without it: the local sandbox -- the real bot on the bundled fake Bot API with a
   Telegram-like web page -- and one URL to open (the fake's flood limits:
@@ -96,6 +99,10 @@ GUNICORN_OPTIONS = [
 ]  # fmt: skip
 """Options of the admin API's gunicorn (``--bind`` comes on top)."""
 
+ADMIN_APP = "admin_api:create_app()"
+"""The admin API app without the bot's flood budgets (``python -m sandbox.launcher``);
+``durak run`` passes the product's own (:mod:`durak.wiring`)."""
+
 
 def _port_free(port: int) -> bool:
     with socket.socket() as sock:
@@ -109,7 +116,7 @@ ADMIN_DOCS = "/openapi/swagger"
 
 
 @contextlib.contextmanager
-def admin_api(url: str, prefix: str) -> Iterator[str | None]:
+def admin_api(url: str, prefix: str, app: str = ADMIN_APP) -> Iterator[str | None]:
     port = int(os.environ.get("ADMIN_PORT", "8000"))
     if not _port_free(port):
         say(f"Admin API: port {port} is taken, not started (set ADMIN_PORT)")
@@ -118,7 +125,7 @@ def admin_api(url: str, prefix: str) -> Iterator[str | None]:
     token, where = admin_token()
     env = dict(os.environ, REDIS_URL=url, REDIS_PREFIX=prefix, ADMIN_TOKEN=token)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "admin_api:create_app()",
+        [sys.executable, "-m", "gunicorn", app,
          "--bind", f"127.0.0.1:{port}", *GUNICORN_OPTIONS],
         env=env,
         start_new_session=True,  # stopped by us after the bot, not by the terminal's Ctrl-C
@@ -224,7 +231,9 @@ class _StopSignals:
             self._loop = self._task = None
 
 
-def main() -> int:
+def main(admin_app: str = ADMIN_APP) -> int:
+    """The whole product; ``admin_app``: the admin API gunicorn serves (its
+    ``module:call()`` spelling)."""
     stop = _StopSignals()
     stop.install()
     logging.basicConfig(
@@ -247,7 +256,7 @@ def main() -> int:
             sys.stderr.write(f"{e}\n")
             return 2
     try:
-        with redis_url(settings) as url, admin_api(url, settings.redis_prefix) as admin:
+        with redis_url(settings) as url, admin_api(url, settings.redis_prefix, admin_app) as admin:
             settings = settings.model_copy(update={"redis_url": url})
             if settings.bot_token:
                 from telegram_bot.__main__ import run

@@ -3,17 +3,8 @@ pairing, standings -- are :mod:`tables.arena_rules`; this part loads an arena,
 applies one of them and writes it back with one compare-and-set, so two
 processes pair a free player once and score a game once.
 
-Keys (all of one arena share the hash tag ``{ar:<id>}``):
-
-``P{ar:<id>}``        hash: ``v`` version (+1 a write), ``a`` the arena JSON
-``P{ar:<id>}:games``  list: the games scored, oldest first (JSON: table, game,
-                      finish time, players, points, doubled), appended by the
-                      same script that scores them
-``P{ar:<id>}:repair`` string: until when (ms, the service clock) the check of
-                      its seated tables is done (#38: at most once a
-                      ``repair_after``, not at every wake)
-``P{ar}:chat:<chat>`` string: the group's current arena (one at a time)
-``P{ar}:all``         zset arena id -> creation time (ms): the operators' list
+Its keys (one hash tag ``{ar:<id>}`` per arena, ``{ar}`` for the groups'
+current arenas and the list) are spelled in :class:`tables.keys.ArenaKeys`.
 
 A pairing is written first (the players' tables named, ``playing``) and the
 tables are made after it by the caller, with those ids: a process that stops in
@@ -26,7 +17,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -47,6 +38,7 @@ from tables.arena_rules import (
     score,
     seat,
 )
+from tables.keys import ArenaKeys
 from tables.model import TIMER_CHOICES, LiveError
 from tables.records import GameResult
 from tables.scripts import ARENA_CAS_LUA, CHAT_SWAP_LUA
@@ -98,11 +90,17 @@ class Arenas:
         prefix: str,
         clock: Callable[[], float],
         config: ArenaConfig | None = None,
+        *,
+        check: Callable[[Sequence[int]], Awaitable[None]] | None = None,
     ) -> None:
         self.store = store
         self.config = config or ArenaConfig()
+        self.check = check
+        """#25, #38: the one check before a rated game
+        (:meth:`tables.fairplay.FairPlay.check`), run by :meth:`join` inside its
+        compare-and-set's plan; None: none (an arena of its own)."""
         self.clock = clock
-        self.base = f"{prefix}{{ar}}"
+        self.keys = ArenaKeys(prefix)
         self.prefix = prefix
         self._cas = store.script(ARENA_CAS_LUA)
         self._chat_swap = store.script(CHAT_SWAP_LUA)
@@ -112,21 +110,22 @@ class Arenas:
         """A seated table's id (the lobbies' invite code format)."""
 
     # ---------------------------------------------------------------- keys
+    # (spelled in :class:`tables.keys.ArenaKeys`)
     def key(self, arena_id: str) -> str:
-        return f"{self.prefix}{{ar:{arena_id}}}"
+        return self.keys.arena(arena_id)
 
     def games_key(self, arena_id: str) -> str:
-        return f"{self.key(arena_id)}:games"
+        return self.keys.games(arena_id)
 
     def repair_key(self, arena_id: str) -> str:
-        return f"{self.key(arena_id)}:repair"
+        return self.keys.repair(arena_id)
 
     def chat_key(self, chat: int) -> str:
-        return f"{self.base}:chat:{chat}"
+        return self.keys.chat(chat)
 
     @property
     def all_key(self) -> str:
-        return f"{self.base}:all"
+        return self.keys.all
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
@@ -205,13 +204,19 @@ class Arenas:
         arena_id: str,
         change: Callable[[Arena], Arena | None],
         game: Callable[[Arena], str] | None = None,
+        *,
+        before: Callable[[Arena], Awaitable[None]] | None = None,
     ) -> Arena:
         """Load, ``change`` (it checks its rules on the arena as loaded and raises
         :class:`LiveError` to refuse; None: nothing to write) and write, again
         while another write got there first.  The arena as written (or read).
-        ``game``: the games-list entry the write appends (from the new arena)."""
+        ``game``: the games-list entry the write appends (from the new arena);
+        ``before``: the rules read elsewhere (a cooldown), checked at each try
+        before ``change``."""
         for _ in range(self.config.cas_retries):
             arena, version = await self._load(arena_id)
+            if before is not None:
+                await before(arena)
             new = change(arena)
             if new is None or new == arena:
                 return arena
@@ -353,7 +358,11 @@ class Arenas:
                 return None  # a second tap
             return a.with_player(replace(p, withdrawn=False, since=now, name=name[:64]))
 
-        arena = await self.mutate(arena_id, change)
+        check = self.check
+        # a cooldown from rated games keeps him out, as it keeps him from a
+        # rated lobby: the one check, again at each try of the CAS (#25, #38)
+        before = None if check is None else (lambda _a: check([user]))
+        arena = await self.mutate(arena_id, change, before=before)
         await self.hint(arena_id, max(self.now_ms(), arena.starts))  # a table for him now?
         return arena
 

@@ -25,6 +25,7 @@ from engine import BOUT_PHASE, Action, Event, GameState, new_game, public_view, 
 from engine.actions import LEAD, PASS
 from engine.ai import SLOW_KINDS
 from tables.deciders import FALLBACK_KIND, Decider, InlineDecider
+from tables.fairplay import eligible
 from tables.model import (
     OPEN,
     OVER,
@@ -39,9 +40,8 @@ from tables.model import (
     rated_timer,
     require_owner,
 )
-from tables.ratings import Ratings
 from tables.records import GameResult, SeatView
-from tables.tables import Loaded, Plan, Tables, check_request_id, cooldown_refusal
+from tables.tables import Loaded, Plan, Tables, check_request_id
 
 LogEntry = tuple[str, int, str]
 INLINE = InlineDecider()
@@ -239,18 +239,6 @@ class Claims:
         await self.tables.settle_users(self.table_id, *self.taken)
 
 
-async def eligible(ratings: Ratings, table: Table, now_ms: int) -> Table:
-    """``table`` with its new players, capped pairs and pairs short of other
-    opponents read anew (#38, :meth:`tables.ratings.Ratings.eligibility`); a
-    casual lobby: none."""
-    if not table.rated:
-        return replace(table, fresh=(), capped=(), narrow=())
-    # every seat's user, one who left included (a rematch keeps his seat)
-    users = [s.user for s in table.seats if s.user is not None]
-    e = await ratings.eligibility(users, now_ms)
-    return replace(table, fresh=e.fresh, capped=e.capped, narrow=e.narrow)
-
-
 class Games:
     """Start, rematch, moves, taking a seat back, AI takeovers."""
 
@@ -323,14 +311,14 @@ class Games:
         table = await eligible(self.tables.ratings, table, now)
         if not table.rated_now:
             return table
-        cooling = await self.tables.cooldowns(humans, at=table.id)  # #38: the one check
-        if not cooling:
+        # #25, #38: the one check, inside the start's compare-and-set plan
+        names = {s.user: s.name for s in table.seats if s.user is not None}
+        refused = await self.tables.fairplay.refusal(humans, at=table.id, names=names)
+        if refused is None:
             return table
         if rematch:
             return replace(table, rated=False)
-        user, until = min(cooling.items(), key=lambda kv: kv[1])
-        name = next(s.name for s in table.seats if s.user == user)
-        raise cooldown_refusal(user, until, self.tables.now_ms(), name)
+        raise refused
 
     async def start_plan(
         self, table: Table, previous_loser: int | None, kind: str, *, rematch: bool = False
@@ -511,6 +499,7 @@ class Games:
         request_id: str = "",
         *,
         rest_of_bout: bool = False,
+        loaded: Loaded | None = None,
     ) -> WriteResult:
         """``user``'s move (an :class:`engine.Action` or its text form, e.g. ``"C6CKS"``)
         made against ``expected_version``; ``rest_of_bout`` with a PASS: he passes
@@ -518,9 +507,14 @@ class Games:
         legal for it again, until the bout ends; RULES §0 Passing).  Raises :class:`StaleVersion` (the table
         moved on), :class:`engine.IllegalAction` (with the engine's code), or
         :class:`LiveError`; nothing changes then.  The same ``request_id`` applied
-        again returns ``duplicate=True`` and the version the first one produced."""
+        again returns ``duplicate=True`` and the version the first one produced.
+        ``loaded``: the table as the caller read it to decide on the move (#39:
+        one read per press) -- read here otherwise; the write's compare-and-set
+        on ``expected_version`` refuses it if it is not the table of now, and
+        the same script refuses a request id it applied before."""
         check_request_id(request_id)
-        loaded = await self.tables.load(table_id)
+        if loaded is None or loaded.table.id != table_id:
+            loaded = await self.tables.load(table_id)
         seen = loaded.applied(request_id)  # before any other check: a duplicate is no error
         if seen is not None:
             return WriteResult(table_id, seen, loaded.table, duplicate=True)
@@ -543,7 +537,8 @@ class Games:
             raise LiveError("bad_seat", f"you play seat {seat}, not seat {act.seat}")
         if rest_of_bout and act.kind != PASS:
             raise LiveError("not_allowed", "only a pass can be made for the rest of the bout")
-        before = state.copy()
+        before = state  # the caller's table stays as he read it (``loaded``)
+        state = state.copy()
         reported = state.apply(act)  # IllegalAction: nothing changed
         if t.seats[seat].timeouts or rest_of_bout:
             t = t.with_seat(seat, replace(t.seats[seat], timeouts=0, bout_pass=rest_of_bout))

@@ -166,3 +166,179 @@ class Keys:
     def recent_records(self, user_id: int) -> str:
         """The user's recent finished games, for ``/replay``."""
         return f"{self.prefix}rec:u:{user_id}"
+
+
+class RatingKeys:
+    """The ratings' keys (#25, #38; :mod:`tables.ratings`, :mod:`tables.rating_log`,
+    :mod:`tables.migrate`).  ``P`` the prefix; ``U`` = ``P{ru:<user>}``: each
+    player's data in his own slot, so a cluster spreads the players.
+
+    ``U:r``                 hash: ``<variant>`` -> JSON ``[mu, sigma, games]``,
+                            ``rev`` (+1 on each move of his rating), ``name``,
+                            ``played`` (games with other people), ``first`` (ms of
+                            the first), ``lock`` (a settlement holding him)
+    ``U:rel``               list of ``1``/``0``, newest first: his last games, the
+                            AI never took his seat in them (``1``) or did
+    ``U:off``               zset ``<table>:<game>`` -> ms: his walkaways from rated
+                            games (older than 72 h trimmed at his next one; the
+                            reads count only the 72 h, #38)
+    ``U:pend``              hash ``<table>:<game>`` -> the cooldown (ms) it set: his
+                            leaves charged at once and not settled yet (#38)
+    ``U:cool``              string JSON ``{"until", "n"}``, expiring then: the latest
+                            end any offence in ``off`` sets (``RECOOL_LUA``)
+    ``U:h``                 list of JSON history entries, newest first
+    ``U:done``, ``U:donez`` hash ``<table>:<game>`` -> ``<cooldown ms>|<rev>`` and
+                            zset of the same by time: his settled games (8 days)
+    ``U:pair:<b>``          zset ``<table>:<game>`` -> ms: his and ``b``'s counted
+                            rated games in the last 24 h (in the lower one's slot)
+    ``U:opp``               zset user -> ms: the people he finished games with
+                            (casual or rated; not a game the AI played his seat
+                            at the end of) in the last ``diversity_days``, at most
+                            ``diversity_keep`` of them (the latest), expiring then
+                            (#38: the opponent-diversity guard)
+    ``P{rt}:top:<variant>`` zset user -> shown rating (established players)
+    ``P{rt}:new:<variant>`` zset user -> shown rating (provisional players)
+    ``P{rt}:brev:<variant>`` hash user -> the rev the boards show
+    ``P{rt}:migrated``      string: ``migrate-ratings`` ran on this Redis
+    ``P{rl:<k>}:g:<table>:<game>`` hash: ``st`` (planning, committed, aborted,
+                            settled), the attempt and its lease, the plan; then
+                            ``s`` the settlement (JSON), ``o:<user>`` the cooldown
+                            (ms) of each offence (8 days)
+    ``P{rl:<k>}:log``       stream: the counted rated games of the tables of shard
+                            ``k`` (``crc32(table) mod LOG_SHARDS``), in settling order
+    ``P{rt}:r:<user>`` ...  before #38: moved by ``python -m tables migrate-ratings``
+                            (:meth:`legacy_user`); ``P{rt}:g:...`` and
+                            ``P{rt}:log`` are read where they are
+    """
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.base = f"{prefix}{{rt}}"
+        """The one slot of the leaderboards (and of the data before #38)."""
+
+    def user_base(self, user: int) -> str:
+        """``P{ru:<user>}``: the slot of one player's rating data."""
+        return f"{self.prefix}{{ru:{user}}}"
+
+    def rating(self, user: int) -> str:
+        return f"{self.user_base(user)}:r"
+
+    def reliability(self, user: int) -> str:
+        return f"{self.user_base(user)}:rel"
+
+    def offences(self, user: int) -> str:
+        return f"{self.user_base(user)}:off"
+
+    def cooldown(self, user: int) -> str:
+        return f"{self.user_base(user)}:cool"
+
+    def history(self, user: int) -> str:
+        return f"{self.user_base(user)}:h"
+
+    def settled(self, user: int) -> str:
+        return f"{self.user_base(user)}:done"
+
+    def settled_at(self, user: int) -> str:
+        return f"{self.user_base(user)}:donez"
+
+    def pending(self, user: int) -> str:
+        return f"{self.user_base(user)}:pend"
+
+    def opponents(self, user: int) -> str:
+        return f"{self.user_base(user)}:opp"
+
+    def user_keys(self, user: int) -> list[str]:
+        """``r``, ``rel``, ``off``, ``cool``, ``h``, ``done``, ``donez``, ``pend``:
+        in this order (the scripts take them so)."""
+        return [
+            self.rating(user), self.reliability(user), self.offences(user), self.cooldown(user),
+            self.history(user), self.settled(user), self.settled_at(user), self.pending(user),
+        ]  # fmt: skip
+
+    def pair(self, lo: int, hi: int) -> str:
+        """``P{ru:<lo>}:pair:<hi>``: the two's counted rated games (``lo < hi``)."""
+        return f"{self.user_base(lo)}:pair:{hi}"
+
+    def shard_base(self, shard: int) -> str:
+        return f"{self.prefix}{{rl:{shard}}}"
+
+    def game(self, shard: int, table: str, game: int) -> str:
+        """A game's settlement, beside the log stream it is appended to."""
+        return f"{self.shard_base(shard)}:g:{table}:{game}"
+
+    def log(self, shard: int) -> str:
+        return f"{self.shard_base(shard)}:log"
+
+    def board(self, variant: str, provisional: bool = False) -> str:
+        return f"{self.base}:{'new' if provisional else 'top'}:{variant}"
+
+    def board_rev(self, variant: str) -> str:
+        return f"{self.base}:brev:{variant}"
+
+    @property
+    def migrated(self) -> str:
+        """The mark that ``migrate-ratings`` ran (:meth:`TableService.upgrade`)."""
+        return f"{self.base}:migrated"
+
+    # ------------------------------------------------ before #38 (read, moved)
+    def legacy_game(self, table: str, game: int) -> str:
+        """Where a game was settled before #38 (read, never written)."""
+        return f"{self.base}:g:{table}:{game}"
+
+    @property
+    def legacy_log(self) -> str:
+        """The one log before #38: kept, replayed first, never written."""
+        return f"{self.base}:log"
+
+    def legacy_user(self, user: int) -> dict[str, str]:
+        """A player's keys before #38, by what they hold: ``P{rt}:r:<user>``,
+        ``:rel:``, ``:off:``, ``:cool:``, ``:h:``, ``:pend:``."""
+        b = self.base
+        return {
+            "r": f"{b}:r:{user}", "rel": f"{b}:rel:{user}", "off": f"{b}:off:{user}",
+            "cool": f"{b}:cool:{user}", "h": f"{b}:h:{user}", "pend": f"{b}:pend:{user}",
+        }  # fmt: skip
+
+    def legacy_pair(self, a: int, b: int) -> str:
+        return f"{self.base}:pair:{a}:{b}"
+
+    @property
+    def legacy_pattern(self) -> str:
+        """Every key of before #38 (``SCAN MATCH``)."""
+        return f"{self.base}:*"
+
+
+class ArenaKeys:
+    """The arenas' keys (#27; :mod:`tables.arenas`).  All of one arena share the
+    hash tag ``{ar:<id>}``:
+
+    ``P{ar:<id>}``        hash: ``v`` version (+1 a write), ``a`` the arena JSON
+    ``P{ar:<id>}:games``  list: the games scored, oldest first (JSON: table, game,
+                          finish time, players, points, doubled), appended by the
+                          same script that scores them
+    ``P{ar:<id>}:repair`` string: until when (ms, the service clock) the check of
+                          its seated tables is done (#38: at most once a
+                          ``repair_after``, not at every wake)
+    ``P{ar}:chat:<chat>`` string: the group's current arena (one at a time)
+    ``P{ar}:all``         zset arena id -> creation time (ms): the operators' list
+    """
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.base = f"{prefix}{{ar}}"
+
+    def arena(self, arena_id: str) -> str:
+        return f"{self.prefix}{{ar:{arena_id}}}"
+
+    def games(self, arena_id: str) -> str:
+        return f"{self.arena(arena_id)}:games"
+
+    def repair(self, arena_id: str) -> str:
+        return f"{self.arena(arena_id)}:repair"
+
+    def chat(self, chat: int) -> str:
+        return f"{self.base}:chat:{chat}"
+
+    @property
+    def all(self) -> str:
+        return f"{self.base}:all"

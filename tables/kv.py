@@ -98,6 +98,18 @@ class KeyValueStore:
 
         return [bool(r) for r in await self.store.run(build)]
 
+    # ------------------------------------------------------------------ sorted sets
+    async def zadd(self, key: str, scores: Mapping[str, float]) -> None:
+        await self.store.one(lambda p: p.zadd(key, dict(scores)))
+
+    async def zrevrange(self, key: str, start: int, stop: int) -> list[str]:
+        """Members ``start`` .. ``stop`` (inclusive), the highest score first."""
+        raw = await self.store.one(lambda p: p.zrevrange(key, start, stop))
+        return [text(m) for m in raw]
+
+    async def zrem(self, key: str, *members: str) -> int:
+        return int(await self.store.one(lambda p: p.zrem(key, *members)))
+
     # ------------------------------------------------------------------ any key
     async def delete(self, *keys: str) -> int:
         """Delete ``keys`` (one ``DEL`` each, pipelined: on Redis Cluster they may

@@ -44,7 +44,8 @@ from typing import Any
 from engine import find_variant
 from engine.ai import KINDS as AI_KINDS
 from engine.errors import OptionsError
-from tables.games import Games, eligible
+from tables.fairplay import eligible, owed_leaves
+from tables.games import Games
 from tables.model import (
     CANCELLED,
     DEFAULT_AI,
@@ -60,7 +61,7 @@ from tables.model import (
     rated_timer,
     require_owner,
 )
-from tables.tables import Loaded, Plan, Tables, cooldown_refusal, owed_leaves
+from tables.tables import Loaded, Plan, Tables
 
 log = logging.getLogger(__name__)
 
@@ -165,8 +166,8 @@ class Lobbies:
                 return None  # already seated: a second tap changes nothing
             _check_open(t)
             _check_room(t)
-            if t.rated:
-                await self._check_cooldown(user)
+            if t.rated:  # #25, #38: the one check, inside this join's CAS plan
+                await self.tables.fairplay.check([user])
             # read before the claim: a claim not yet written makes a rival join of
             # the same user wait ("busy"), so nothing between the two may be slow
             label = await self._label(user, t.variant)
@@ -226,7 +227,7 @@ class Lobbies:
             charged = "" if loaded is None else loaded.charged
             if user in owed_leaves(result.table, charged):
                 try:
-                    await self.tables.charge_leave(result.table, user)
+                    await self.tables.fairplay.charge_leave(result.table, user)
                 except ServiceUnavailable as e:
                     log.warning("table %s: %s's leave not charged yet: %s", table_id, user, e)
                     return result
@@ -345,13 +346,6 @@ class Lobbies:
 
     async def _label(self, user: int, variant: str) -> str:
         return (await self.tables.ratings.labels([user], variant))[user]
-
-    async def _check_cooldown(self, user: int) -> None:
-        """A player in a cooldown from rated games may not join a rated lobby
-        (#25; the one check, :meth:`Tables.cooldowns`: a leave counts at once, #38)."""
-        until = (await self.tables.cooldowns([user])).get(user)
-        if until is not None:
-            raise cooldown_refusal(user, until, self.tables.now_ms())
 
     async def cancel(self, table_id: str, user: int, request_id: str = "") -> WriteResult:
         """The creator closes an open lobby."""

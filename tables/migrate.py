@@ -24,7 +24,8 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from tables.rating_model import LOG_SHARDS, opponents_met
+from tables.rating_model import LOG_SHARDS
+from tables.rating_rules import opponents_met
 from tables.rating_scripts import OPPONENTS_LUA
 from tables.ratings import Ratings
 from tables.records import GameResult
@@ -47,11 +48,12 @@ async def migrate_ratings(svc: Upgradable, *, keep: bool = False) -> dict[str, i
     ratings = svc.ratings
     store = svc.store
     old = ratings.base
+    keys = ratings.keys
     now = svc.tables.now_ms()
     users: set[int] = set()
     pairs: list[tuple[int, int]] = []
     games = 0
-    async for raw in store.r.scan_iter(match=f"{old}:*", count=1000):
+    async for raw in store.r.scan_iter(match=keys.legacy_pattern, count=1000):
         rest = text(raw)[len(old) + 1 :]
         kind, _, tail = rest.partition(":")
         if kind == "r":
@@ -65,7 +67,7 @@ async def migrate_ratings(svc: Upgradable, *, keep: bool = False) -> dict[str, i
     for user in sorted(users):
         moved += await _move_user(svc, user, now, keep)
     for a, b in pairs:
-        src = f"{old}:pair:{a}:{b}"
+        src = keys.legacy_pair(a, b)
         await _copy(svc, src, ratings._pair_key(a, b))
         if not keep:
             await _drop(svc, src)
@@ -77,7 +79,7 @@ async def migrate_ratings(svc: Upgradable, *, keep: bool = False) -> dict[str, i
 async def backfill_opponents(svc: Upgradable, *, batch: int = 200) -> dict[str, int]:
     """#38: fill each player's opponents (``{ru:<user>}:opp``) from the games
     that finished in the last ``diversity_days`` (by the service's clock),
-    as the settlements write them (:func:`tables.rating_model.opponents_met`:
+    as the settlements write them (:func:`tables.rating_rules.opponents_met`:
     every other human of the game, none for a player whose seat the AI
     played at the end), each at his latest game with him, the latest
     ``opponents_kept``, expiring when the newest leaves the window
@@ -212,16 +214,8 @@ async def _copy(svc: Upgradable, src: str, dst: str) -> bool:
 
 async def _move_user(svc: Upgradable, user: int, now: int, keep: bool) -> int:
     ratings = svc.ratings
-    old = f"{ratings.base}"
     new_r, new_rel, new_off, new_cool, new_h, _done, _donez, new_pend = ratings._user_keys(user)
-    src = {
-        "r": f"{old}:r:{user}",
-        "rel": f"{old}:rel:{user}",
-        "off": f"{old}:off:{user}",
-        "cool": f"{old}:cool:{user}",
-        "h": f"{old}:h:{user}",
-        "pend": f"{old}:pend:{user}",
-    }
+    src = ratings.keys.legacy_user(user)
     done = bool(await svc.store.one(lambda p: p.exists(new_r)))
     if not done:
         moves = (("rel", new_rel), ("off", new_off), ("cool", new_cool), ("h", new_h),

@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from engine import Event
+from engine import Event, GameState
 from engine.ai import KINDS as AI_KINDS
 from engine.errors import EngineError
 
@@ -437,7 +437,9 @@ class WriteResult:
     ``engine_events`` everything the engine reported (draws, bout ends, ...);
     ``changed_seats`` the human seats whose view changed (re-render those);
     ``duplicate`` is True when the request id was seen before (applied once,
-    ``version`` is the version that first application produced)."""
+    ``version`` is the version that first application produced); ``state``
+    the game state it wrote (#39: the writer draws the move from it, with
+    :meth:`tables.Loaded.after`, instead of reading the table again)."""
 
     table_id: str
     version: int
@@ -448,6 +450,9 @@ class WriteResult:
     duplicate: bool = False
     game_over: bool = False
     deadline: int | None = None  # the turn deadline now stored (epoch ms)
+    state: GameState | None = field(default=None, repr=False, compare=False)
+    log: str | None = field(default=None, repr=False, compare=False)
+    """The event log's open chunk as the write left it (None: not changed)."""
 
 
 OWNER_ONLY = {

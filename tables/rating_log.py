@@ -9,7 +9,8 @@ import json
 from collections.abc import Callable
 from typing import Any, cast
 
-from tables.rating_model import LOG_SHARDS, Rating, Recomputed, moves, ranks, rate
+from tables.rating_model import LOG_SHARDS, Rating, Recomputed, rate
+from tables.rating_rules import moves, ranks
 from tables.records import GameResult
 from tables.store import Store, text
 

@@ -1,18 +1,26 @@
-"""The ratings' values and maths (#25, #38): the figures shown, a rating, the
-ranks of a game (:func:`ranks`), who moves against whom (:func:`moves`), the
-openskill update (:func:`rate`), the rules, and what a settlement did.  Pure:
-no Redis -- :mod:`tables.ratings` stores them."""
+"""The ratings' maths and values (#25, #38): the figure shown, a rating, the
+openskill update (:func:`rate`: the Weng-Lin Plackett-Luce model, nothing of
+it written here), and what a settlement, a player's ratings, a leaderboard
+row and a recompute are.  Pure: no Redis, no rules -- who counts against
+whom is :mod:`tables.rating_rules`, the store :mod:`tables.ratings`.
+
+**The maths** is the ``openskill`` library's Weng-Lin Plackett-Luce model
+(ranked results of 2 to 10 players): a game ranks its players by the order
+they went out, the loser last, a draw's players tied (:func:`tables.rating_rules.ranks`).  A
+rating is ``(mu, sigma)``; the figure shown is the conservative
+``1000 + 30 * (mu - 3 sigma)``, never below 0 (:func:`shown`); a player is
+*provisional* ("1120?") while ``sigma`` is at least
+:data:`PROVISIONAL_SIGMA`.  ``docs/RATINGS.md`` explains it in plain words.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from openskill.models import PlackettLuce
-
-from tables.records import GameResult
 
 VARIANTS = ("chuvash", "shchelkovsky")
 DEFAULT_MU = 25.0
@@ -77,72 +85,6 @@ class Rating:
 _MODEL = PlackettLuce()
 
 
-def ranks(result: GameResult) -> dict[int, int]:
-    """Each human seat's rank in ``result`` (1 best; ties share one): its place,
-    the order they went out, the loser last; a draw's last players share their
-    place (:func:`tables.games.finish_places`, #38), so they tie here; a seat
-    whose human walked away ranks below everyone who did not (tied with the
-    others who did).  A seat an operator handed to the AI and the AI played to
-    the end (``result.excused``) is not ranked: his rating does not move (#38)."""
-    n = len(result.seats)
-    out: dict[int, int] = {}
-    for seat, (user, _name) in enumerate(result.seats):
-        if user is None or seat in result.excused:
-            continue
-        out[seat] = n + 1 if seat in result.away else result.places[seat]
-    return out
-
-
-def pair_of(a: int, b: int) -> tuple[int, int]:
-    return (a, b) if a < b else (b, a)
-
-
-def moves(
-    result: GameResult,
-    before: Mapping[int, Rating],
-    capped: Iterable[tuple[int, int]] = (),
-) -> dict[int, Rating]:
-    """The new rating of each player of ``result`` whose rating moves (#38):
-    a new player (``result.fresh``) moves no one and is moved by no one; a
-    pair in ``capped`` or ``result.capped`` (the farming guard) or in
-    ``result.narrow`` (the opponent-diversity guard) does not count against
-    each other.  Each other player is rated, with the model, in the game of
-    himself and the opponents whose pair with him counts -- his rank among
-    them as in the whole game (:func:`ranks`) --; alone, he does not move.
-    ``before``: the ratings of every player not new."""
-    order = ranks(result)
-    fresh = set(result.fresh)
-    off = {pair_of(a, b) for a, b in (*capped, *result.capped, *result.narrow)}
-    seats = [
-        (s, u)
-        for s, (u, _n) in enumerate(result.seats)
-        if u is not None and u not in fresh and s in order  # an excused seat: unranked
-    ]
-    out: dict[int, Rating] = {}
-    for s, u in seats:
-        group = [(s2, u2) for s2, u2 in seats if s2 == s or (u2 != u and pair_of(u, u2) not in off)]
-        if len(group) < 2:
-            continue
-        after = rate([before[u2] for _s, u2 in group], [order[s2] for s2, _u in group])
-        out[u] = after[[s2 for s2, _u in group].index(s)]
-    return out
-
-
-def opponents_met(result: GameResult) -> dict[int, tuple[int, ...]]:
-    """#38, the opponent-diversity guard: the people each human of ``result``
-    finished it with (every other human, whether he walked away or not) --
-    none for one whose seat the AI played at the end (``result.away``: he
-    walked away, or an operator handed it over; he did not finish it
-    himself).  The settlement writes them (:data:`tables.rating_scripts.APPLY_LUA`)
-    and ``migrate-ratings`` fills them from the games recorded before
-    (:mod:`tables.migrate`): one rule."""
-    humans = [(s, u) for s, (u, _n) in enumerate(result.seats) if u is not None]
-    away = set(result.away)
-    return {
-        u: () if s in away else tuple(sorted({v for _s, v in humans if v != u})) for s, u in humans
-    }
-
-
 def rate(before: Sequence[Rating], order: Sequence[int]) -> list[Rating]:
     """The ratings after one game of these players ranked ``order`` (1 best)."""
     teams = [[_MODEL.rating(mu=r.mu, sigma=r.sigma)] for r in before]
@@ -151,84 +93,6 @@ def rate(before: Sequence[Rating], order: Sequence[int]) -> list[Rating]:
         Rating(float(t[0].mu), float(t[0].sigma), r.games + 1)
         for t, r in zip(after, before, strict=True)
     ]
-
-
-@dataclass(frozen=True)
-class RatingRules:
-    """The numbers of the farming guard, reliability and cooldowns."""
-
-    pair_daily: int = 5
-    """Counted rated games of the same two players in any 24 hours."""
-    reliability_games: int = 20
-    offence_window: float = 72 * 3600.0
-    cooldown_first: float = 600.0
-    """The cooldown of the second offence in the window (the first: a warning)."""
-    cooldown_factor: float = 3.0
-    cooldown_max: float = 3 * 86400.0
-    history: int = 100
-    game_ttl: float = 8 * 86400.0
-    """How long a game's settlement is kept (the result message, a late retry)."""
-    established_games: int = 5
-    """#38: a rated game counts for a player only once he has finished this many
-    games with other people (casual or rated) ...  (``LiveConfig.rated_after_games``)"""
-    established_days: float = 2.0
-    """... and his first such game is at least this many days old
-    (``LiveConfig.rated_after_days``): a fresh second account farms nothing."""
-    diversity_opponents: int = 3
-    """#38, the opponent-diversity guard: a rated result between two players
-    counts against each other only if each of them finished games (casual or
-    rated) with at least this many other people besides the other one in the
-    last :attr:`diversity_days` -- a second account that only ever plays its
-    main feeds it nothing, even within :attr:`pair_daily`.  0: no such guard
-    (``LiveConfig.rated_diversity_opponents``)."""
-    diversity_days: float = 7.0
-    """The window of :attr:`diversity_opponents` (``LiveConfig.rated_diversity_days``;
-    0: no guard, and no opponents are kept)."""
-    diversity_keep: int = 32
-    """Opponents kept per player (the latest; enough to answer the guard)."""
-    log_maxlen: int = 100_000
-    """Entries each log stream keeps (``MAXLEN ~``, approximately)."""
-    lease: float = 30.0
-    """A settlement in progress holds its players this long before another
-    process may take them over (it crashed, or Redis failed it)."""
-
-    def established(self, first: int | None, played: int, now_ms: int) -> bool:
-        """Whether rated games count for a player who finished ``played`` games
-        with other people, the first at ``first`` (ms; None: none yet)."""
-        if played < self.established_games:
-            return False
-        if self.established_days <= 0:
-            return True
-        return first is not None and first <= now_ms - int(self.established_days * 86_400_000)
-
-    @property
-    def diversity(self) -> bool:
-        """Whether the opponent-diversity guard is on (#38)."""
-        return self.diversity_opponents > 0 and self.diversity_days > 0
-
-    @property
-    def opponents_window(self) -> int:
-        """Milliseconds a player's opponents are kept (0: not kept)."""
-        return int(self.diversity_days * 86_400_000) if self.diversity_days > 0 else 0
-
-    @property
-    def opponents_kept(self) -> int:
-        """Opponents kept per player at most: :attr:`diversity_keep`, and
-        never too few to answer the guard."""
-        return max(self.diversity_keep, self.diversity_opponents + 1)
-
-    def diverse(self, opponents: Iterable[int], other: int) -> bool:
-        """Whether a player whose opponents of the window are ``opponents``
-        has enough of them besides ``other`` for their pair to count (#38)."""
-        if not self.diversity:
-            return True
-        return len(set(opponents) - {other}) >= self.diversity_opponents
-
-    def cooldown(self, offences: int) -> float:
-        """Seconds of cooldown after the ``offences``-th offence in the window."""
-        if offences < 2:
-            return 0.0
-        return min(self.cooldown_first * self.cooldown_factor ** (offences - 2), self.cooldown_max)
 
 
 @dataclass(frozen=True)

@@ -1,58 +1,11 @@
-"""The ratings part (#25): a rating per player and variant, reliability and the
-cooldowns of rated games, updated once per finished game.
-
-**The maths** is the ``openskill`` library's Weng-Lin Plackett-Luce model
-(ranked results of 2 to 10 players): a game ranks its players by the order
-they went out, the loser last, a draw's players tied (:func:`ranks`).  A
-rating is ``(mu, sigma)``; the figure shown is the conservative
-``1000 + 30 * (mu - 3 sigma)``, never below 0 (:func:`shown`); a player is
-*provisional* ("1120?") while ``sigma`` is at least
-:data:`PROVISIONAL_SIGMA`.  ``docs/RATINGS.md`` explains it in plain words.
-
-**Which games count.**  A game is rated when its lobby chose rated games and
-every seat was human at its start (an AI seat: casual).  A player who walked
-away -- left, or the AI still plays his seat at the end -- ranks last (tied
-with any other who did), whatever the AI made of his cards; a game everyone
-walked away from counts for no one.  #38, who counts against whom
-(:func:`moves`): a player whose account is not established
-(:meth:`RatingRules.established`: fewer than 5 finished games with other
-people, or the first of them less than 2 days old) moves no one and is moved
-by no one; the same two players count against each other at most
-:attr:`RatingRules.pair_daily` times in any 24 hours (the farming guard) --
-past it only *their* result against each other stops counting; and two
-players count against each other only if each of them finished games with at
-least :attr:`RatingRules.diversity_opponents` other people besides the other
-one in the last :attr:`RatingRules.diversity_days` (the opponent-diversity
-guard: a second account that only ever plays its main feeds it nothing, even
-within the pair cap) -- a pair that fails it is treated as a capped one.
-Each other player is rated by the model in the game of himself and the
-opponents whose pair with him counts (his rank among them as in the whole
-game).  All three are read at the rated start, inside the start's
-compare-and-set (the table's ``fresh``, ``capped`` and ``narrow``: the lobby
-and the table say it from the first move), and the settlement keeps them (the
-result carries ``narrow`` into the log, so a recompute replays the decision
-rather than deriving it again); it reads the pairs' counts again while it
-holds the players, so the guard is never exceeded (a pair whose earlier game
-was settled late may so lose one result that was announced).  Farming: every
-move of a rating comes from results against opponents whose pair with him
-counts, each pair at most ``pair_daily`` a day and only between established
-accounts who both play other people too, so a second account feeds its owner
-no more in a 3-player game than in a 2-player one.  Rejected: "rate
-everyone, apply no change to a capped pair's players" voids their honest
-results against the third player too; "rate without the capped players"
-voids the third player's game.
-
-**Reliability** is the share of a player's last 20 finished games with other
-people (rated or not) in which the AI never took his seat.  **Cooldowns**:
-walking away from a game rated for him is an offence; the offences of the last
-72 hours set the cooldown before his next rated game: none for the first, then
-10 minutes, x3 for each more, at most 3 days (:meth:`RatingRules.cooldown`).
-Casual games are never blocked.  A voluntary leave is charged when he leaves
-(:meth:`Ratings.charge_leave`, #38: a pending offence, the cooldown at once),
-not at the game's end -- he is free to sit elsewhere meanwhile; his part of
-the settlement confirms it (no second offence) or undoes it (he took his seat
-back and played to the end, everyone walked away, the game was not rated for
-him).  A solo game against the AI writes no rating data at all (#38).
+"""The ratings' store (#25, #38): a rating per player and variant,
+reliability, offences and cooldowns in Redis, each finished game settled
+into them once.  What it stores is decided elsewhere, pure: the maths and
+values in :mod:`tables.rating_model`, who counts against whom and each
+player's part in :mod:`tables.rating_rules`, what is an offence in
+:mod:`tables.fairplay`; the scripts are :mod:`tables.rating_scripts`, the
+log's replay :mod:`tables.rating_log`.  ``docs/RATINGS.md`` explains it in
+plain words.
 
 **Exactly once, across slots (#38).**  Each player's data is in his own hash
 tag ``{ru:<user>}`` (a cluster spreads them), so a game is settled in steps,
@@ -89,47 +42,8 @@ once a stream was trimmed, a player's oldest kept entry is where his replay
 starts.  The one log of before #38 (``P{rt}:log``, no longer written) is
 replayed first, from the defaults.
 
-Keys (``P`` the prefix; ``U`` = ``P{ru:<user>}``):
-
-``U:r``                 hash: ``<variant>`` -> JSON ``[mu, sigma, games]``,
-                        ``rev`` (+1 on each move of his rating), ``name``,
-                        ``played`` (games with other people), ``first`` (ms of
-                        the first), ``lock`` (a settlement holding him)
-``U:rel``               list of ``1``/``0``, newest first: his last games, the
-                        AI never took his seat in them (``1``) or did
-``U:off``               zset ``<table>:<game>`` -> ms: his walkaways from rated
-                        games (older than 72 h trimmed at his next one; the
-                        reads count only the 72 h, #38)
-``U:pend``              hash ``<table>:<game>`` -> the cooldown (ms) it set: his
-                        leaves charged at once and not settled yet (#38)
-``U:cool``              string JSON ``{"until", "n"}``, expiring then: the latest
-                        end any offence in ``off`` sets (``RECOOL_LUA``)
-``U:h``                 list of JSON history entries, newest first
-``U:done``, ``U:donez`` hash ``<table>:<game>`` -> ``<cooldown ms>|<rev>`` and
-                        zset of the same by time: his settled games (8 days)
-``U:pair:<b>``          zset ``<table>:<game>`` -> ms: his and ``b``'s counted
-                        rated games in the last 24 h (in the lower one's slot)
-``U:opp``               zset user -> ms: the people he finished games with
-                        (casual or rated; not a game the AI played his seat
-                        at the end of) in
-                        the last ``diversity_days``, at most ``diversity_keep``
-                        of them (the latest), expiring then (#38: the
-                        opponent-diversity guard; written with his part of
-                        each settlement, :data:`APPLY_LUA`; on upgrade filled
-                        from the games recorded before by
-                        ``migrate-ratings``, :data:`OPPONENTS_LUA`)
-``P{rt}:top:<variant>`` zset user -> shown rating (established players)
-``P{rt}:new:<variant>`` zset user -> shown rating (provisional players)
-``P{rt}:brev:<variant>`` hash user -> the rev the boards show
-``P{rl:<k>}:g:<table>:<game>`` hash: ``st`` (planning, committed, aborted,
-                        settled), the attempt and its lease, the plan; then
-                        ``s`` the settlement (JSON), ``o:<user>`` the cooldown
-                        (ms) of each offence (8 days)
-``P{rl:<k>}:log``       stream: the counted rated games of the tables of shard
-                        ``k`` (``crc32(table) mod LOG_SHARDS``), in settling order
-``P{rt}:r:<user>`` ...  before #38: moved by ``python -m tables migrate-ratings``
-                        (:mod:`tables.migrate`); ``P{rt}:g:...`` and
-                        ``P{rt}:log`` are read where they are
+The keys (``P{ru:<user>}`` a player's, ``P{rl:<k>}`` a log shard's, ``P{rt}``
+the leaderboards') are spelled and described in :class:`tables.keys.RatingKeys`.
 """
 
 from __future__ import annotations
@@ -144,9 +58,10 @@ from dataclasses import replace
 from typing import Any, cast
 
 from engine.clock import Clock
+from tables.keys import RatingKeys
 from tables.model import ServiceUnavailable
 from tables.rating_log import RatingLog
-from tables.rating_model import (  # noqa: F401 (re-exported)
+from tables.rating_model import (  # noqa: F401 (re-exported: the ratings part's names)
     _MODEL,
     DEFAULT_MU,
     DEFAULT_SIGMA,
@@ -158,16 +73,21 @@ from tables.rating_model import (  # noqa: F401 (re-exported)
     Eligibility,
     PlayerRatings,
     Rating,
-    RatingRules,
     Recomputed,
     Settlement,
-    moves,
-    opponents_met,
-    pair_of,
     provisional,
-    ranks,
     rate,
     shown,
+)
+from tables.rating_rules import (  # noqa: F401 (re-exported)
+    RatingRules,
+    candidates,
+    moves,
+    opponents_met,
+    outcome,
+    pair_of,
+    ranks,
+    settlement_plan,
 )
 from tables.rating_scripts import APPLY_LUA, BOARD_LUA, CHARGE_LUA, CLAIM_LUA, GAME_LUA
 from tables.records import GameResult
@@ -201,7 +121,8 @@ class Ratings:
         self.clock = clock
         """Now, for the reads that depend on it (the offences in the window)."""
         self.prefix = prefix
-        self.base = f"{prefix}{{rt}}"
+        self.keys = RatingKeys(prefix)
+        self.base = self.keys.base
         """The one slot of the leaderboards (and of the data before #38)."""
         self._claim = store.script(CLAIM_LUA)
         self._game = store.script(GAME_LUA)
@@ -218,34 +139,30 @@ class Ratings:
         that ended the game is not held up for a whole lease."""
 
     # ---------------------------------------------------------------- keys
+    # (spelled in :class:`tables.keys.RatingKeys`)
     def user_base(self, user: int) -> str:
         """The slot of one player's rating data (#38: one slot each)."""
-        return f"{self.prefix}{{ru:{user}}}"
+        return self.keys.user_base(user)
 
     def rating_key(self, user: int) -> str:
-        return f"{self.user_base(user)}:r"
+        return self.keys.rating(user)
 
     def _user_keys(self, user: int) -> list[str]:
-        b = self.user_base(user)
-        return [f"{b}:r", f"{b}:rel", f"{b}:off", f"{b}:cool", f"{b}:h", f"{b}:done",
-                f"{b}:donez", f"{b}:pend"]  # fmt: skip
+        return self.keys.user_keys(user)
 
     def log_shard(self, table: str) -> int:
         return zlib.crc32(table.encode()) % LOG_SHARDS
 
-    def _shard_base(self, shard: int) -> str:
-        return f"{self.prefix}{{rl:{shard}}}"
-
     def game_key(self, table: str, game: int) -> str:
         """A game's settlement, beside the log stream it is appended to."""
-        return f"{self._shard_base(self.log_shard(table))}:g:{table}:{game}"
+        return self.keys.game(self.log_shard(table), table, game)
 
     def legacy_game_key(self, table: str, game: int) -> str:
         """Where a game was settled before #38 (read, never written)."""
-        return f"{self.base}:g:{table}:{game}"
+        return self.keys.legacy_game(table, game)
 
     def log_key_of(self, shard: int) -> str:
-        return f"{self._shard_base(shard)}:log"
+        return self.keys.log(shard)
 
     @property
     def log_key(self) -> str:
@@ -255,17 +172,17 @@ class Ratings:
     @property
     def legacy_log_key(self) -> str:
         """The one log before #38: kept, replayed first, never written."""
-        return f"{self.base}:log"
+        return self.keys.legacy_log
 
     def board_key(self, variant: str, provisional: bool = False) -> str:
-        return f"{self.base}:{'new' if provisional else 'top'}:{variant}"
+        return self.keys.board(variant, provisional)
 
     def _board_rev_key(self, variant: str) -> str:
-        return f"{self.base}:brev:{variant}"
+        return self.keys.board_rev(variant)
 
     def opponents_key(self, user: int) -> str:
         """#38: the people he finished games with lately (zset user -> ms)."""
-        return f"{self.user_base(user)}:opp"
+        return self.keys.opponents(user)
 
     async def opponents(self, user: int, now_ms: int) -> set[int]:
         """The people he finished games with in the diversity window before
@@ -279,8 +196,7 @@ class Ratings:
 
     def _pair_key(self, a: int, b: int) -> str:
         """The two's counted rated games in the window: in the lower one's slot."""
-        lo, hi = _pair(a, b)
-        return f"{self.user_base(lo)}:pair:{hi}"
+        return self.keys.pair(*_pair(a, b))
 
     # ---------------------------------------------------------- eligibility
     async def eligibility(self, users: Iterable[int], now_ms: int) -> Eligibility:
@@ -402,30 +318,15 @@ class Ratings:
         now_ms: int | None,
     ) -> dict[str, Any] | None:
         """Hold the players whose rating may move, read them, and compute every
-        player's part (None: one stayed held by another game meanwhile)."""
+        player's part (None: one stayed held by another game meanwhile).  The
+        rules are :mod:`tables.rating_rules`; this only reads and holds."""
         now = result.at if now_ms is None else now_ms
-        away, taken = set(result.away), set(result.taken)
-        everyone_away = all(s in away for s, _, _ in humans)
-        rated = result.rated and len(humans) == len(result.seats)
-        why = "" if rated else ("ai_seat" if result.rated else "casual")
-        if rated and everyone_away:
-            why = "abandoned"
-        live = rated and not everyone_away
-        fresh = set(result.fresh) if live else set()
-        start_capped = {pair_of(a, b) for a, b in result.capped}
-        # #38: the pairs short of other opponents at the start count as capped ones
-        narrow = {pair_of(a, b) for a, b in result.narrow} if live else set()
-        order = ranks(result)  # an operator's takeover to the end: unranked (#38)
-        rivals = sorted({u for s, u, _ in humans if u not in fresh and s in order}) if live else []
-        partners = {
-            u: [v for v in rivals if v != u and pair_of(u, v) not in start_capped | narrow]
-            for u in rivals
-        }
+        cand = candidates(result, humans)
         held: dict[int, tuple[str, Rating]] = {}
-        capped = set(start_capped)
+        capped = set(cand.start_capped)
         since = now - 86_400_000
-        for u in (u for u in rivals if partners[u]):
-            his = [v for v in partners[u] if v > u]
+        for u in cand.to_hold():
+            his = [v for v in cand.partners[u] if v > u]
             keys = [self.rating_key(u), self._user_keys(u)[5]] + [self._pair_key(u, v) for v in his]
             got = await self._hold(u, keys, gid, token, result.variant, since)
             if got is None:
@@ -435,80 +336,12 @@ class Ratings:
             for v, n in zip(his, counts, strict=True):
                 if int(n) >= self.rules.pair_daily:  # the guard, strictly (#38)
                     capped.add((u, v))
-        r = replace(result, fresh=tuple(sorted(fresh)), capped=())
-        after = moves(r, {u: b for u, (_rev, b) in held.items()}, capped) if live else {}
-        counting = {
-            u: [v for v in partners[u] if v > u and pair_of(u, v) not in capped and v in after]
-            for u in after
-        }
-        walked = {u for s, u, _ in humans if s in away and s in taken and u in after}
-        seat_of = {u: s for s, u, _ in humans}
-        # #38, the diversity guard: the people each finished this game with
-        # (casual or rated), kept in his slot with his part (the rule:
-        # opponents_met -- none for one whose seat the AI played at the end)
-        met = opponents_met(result)
-        parts = []
-        changes = []
+        after = outcome(result, cand, {u: b for u, (_rev, b) in held.items()}, capped)
         rest = [u for _, u, _ in humans if u not in held]
         shown_only = await self.many(rest, result.variant) if after and rest else {}
-        for s, u, name in humans:
-            moved = u in after
-            b = held[u][1] if u in held else shown_only.get(u, Rating())
-            a = after.get(u, b)
-            hist = {
-                "at": result.at, "variant": result.variant, "table": result.table,
-                "game": result.game, "rating": a.shown, "change": a.shown - b.shown,
-                "provisional": a.provisional, "rank": order.get(s, 0),
-            }  # fmt: skip
-            parts.append({
-                "u": u, "m": int(moved), "rev": held[u][0] if u in held else "0",
-                "r": a.to_json() if moved else "", "sh": a.shown, "pv": int(a.provisional),
-                "c": int(s not in taken), "h": json.dumps(hist, separators=(",", ":")),
-                "n": name, "o": int(u in walked), "p": counting.get(u, []), "x": list(met[u]),
-            })  # fmt: skip
-            if after:  # a counted game lists every human, those it did not move too
-                changes.append(Change(u, s, b.shown, a.shown, a.provisional, a.games, moved))
-        capped_seats = tuple(
-            sorted(
-                pair_of(seat_of[a], seat_of[b]) for a, b in capped if a in seat_of and b in seat_of
-            )
+        return settlement_plan(
+            result, humans, cand, held, capped, after, shown_only, gid, token, now
         )
-        narrow_seats = tuple(
-            sorted(
-                pair_of(seat_of[a], seat_of[b]) for a, b in narrow if a in seat_of and b in seat_of
-            )
-        )
-        fresh_seats = tuple(sorted(seat_of[u] for u in fresh))
-        if live and not after:
-            if len([s for s, _, _ in humans if s in order]) < 2:
-                why = "operator"  # #38: operators' takeovers left fewer than two ranked
-            elif capped:
-                why = "pair_limit"
-            else:
-                why = "pair_diversity" if narrow else "new_players"
-        settlement = Settlement(
-            result.table, result.game, result.variant, bool(after), why, tuple(changes),
-            fresh=fresh_seats if live else (), capped=capped_seats if live else (),
-            narrow=narrow_seats,
-        )  # fmt: skip
-        entry = ""
-        if after:
-            entry = json.dumps(
-                {
-                    "g": gid, "v": result.variant, "at": result.at,
-                    "result": replace(result, fresh=tuple(sorted(fresh))).to_json(),
-                    "capped": sorted([a, b] for a, b in capped),
-                    "b": {str(u): [*json.loads(b.to_json()), int(rev)]
-                          for u, (rev, b) in held.items()},
-                    "m": sorted(after),
-                },
-                separators=(",", ":"),
-            )  # fmt: skip
-        return {
-            "gid": gid, "t": token, "table": result.table, "game": result.game,
-            "v": result.variant, "at": now, "parts": parts,
-            "s": settlement.to_json(), "log": entry,
-        }  # fmt: skip
 
     async def _hold(
         self, user: int, keys: list[str], gid: str, token: str, variant: str, since: int
@@ -553,8 +386,7 @@ class Ratings:
             keys += [self._pair_key(u, v) for v in part["p"]]
             args: list[str | int | float] = [
                 plan["gid"], plan["at"], plan["t"], part["m"], part["rev"], plan["v"], part["r"],
-                part["c"], part["h"], part["n"], part["o"], int(r.offence_window * 1000),
-                int(r.cooldown_first * 1000), r.cooldown_factor, int(r.cooldown_max * 1000),
+                part["c"], part["h"], part["n"], part["o"], *r.cooldown_args(),
                 r.reliability_games, r.history, int(r.game_ttl * 1000), 86_400_000,
                 r.opponents_window, r.opponents_kept,
                 *part.get("x", ()),  # a plan of before the diversity guard: none
@@ -609,10 +441,7 @@ class Ratings:
         settlement decided).  The cooldown (seconds) it set, 0: a warning."""
         _r, _rel, offk, coolk, _h, donek, _dz, pendk = self._user_keys(user)
         r = self.rules
-        args: list[str | int | float] = [
-            f"{table}:{game}", now_ms, int(r.offence_window * 1000),
-            int(r.cooldown_first * 1000), r.cooldown_factor, int(r.cooldown_max * 1000),
-        ]  # fmt: skip
+        args: list[str | int | float] = [f"{table}:{game}", now_ms, *r.cooldown_args()]
         reply = await self._charge([donek, offk, pendk, coolk], args)
         if text(reply[0]) == "settled":
             return None

@@ -11,7 +11,6 @@ from engine.clock import Clock
 from tables.admin import Admin
 from tables.arena_runner import ArenaRunner
 from tables.audit import Audit
-from tables.budgets import Budgets
 from tables.client import Client, make_client
 from tables.deciders import Decider
 from tables.games import Games
@@ -35,7 +34,8 @@ class TableService:
     ``await svc.aclose()``).  Every write goes through one compare-and-set; see
     :mod:`tables`.  The parts: ``tables`` (load, write, user pointers, the
     index), ``lobbies``, ``games``, ``timers``, ``results`` (stats,
-    leaderboards), ``ratings``, ``replays``, ``arenas`` (#27), ``admin`` (the operators' reads and writes),
+    leaderboards), ``ratings``, ``fairplay`` (offences, cooldowns, the one
+    check before a rated game), ``replays``, ``arenas`` (#27), ``admin`` (the operators' reads and writes),
     ``audit_log``, ``store`` (the client, its round trips) and ``kv`` (generic
     key-value access for the chat adapters' own state).
     """
@@ -62,6 +62,7 @@ class TableService:
         self.results = results = Results(store, config)
         self.tables = tables = Tables(store, results, config, clock)
         self.ratings = tables.ratings  # #25: ratings, reliability, cooldowns
+        self.fairplay = tables.fairplay  # offences, cooldowns: the one check before rated games
         self.replays = tables.replays
         self.games = games = Games(tables, config, decider)
         self.lobbies = lobbies = Lobbies(tables, games)
@@ -70,8 +71,6 @@ class TableService:
         self.timers = Timers(tables, games, ArenaRunner(tables, lobbies, games), config, clock)
         self.admin = Admin(tables, games, results)
         self.audit_log = Audit(store, config, clock)
-        # outgoing budgets per group, learned by the chat adapter from refusals (#24)
-        self.budgets = Budgets(self.kv, clock=clock)
         # a group the bot lost: its arena and tables stop (#38)
         self.groups = Groups(tables, self.arenas, self.admin)
 
@@ -114,7 +113,7 @@ class TableService:
         start the scan.  None when the mark says it was done."""
         from tables.migrate import migrate_ratings
 
-        mark = f"{self.ratings.base}:migrated"
+        mark = self.ratings.keys.migrated
         if await self.store.one(lambda p: p.exists(mark)):
             return None
         moved = await migrate_ratings(self)

@@ -10,8 +10,8 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from redis.asyncio.client import Pipeline
@@ -22,6 +22,7 @@ from engine.clock import Clock
 from tables import eventlog
 from tables.arenas import ArenaConfig, Arenas
 from tables.codec import decode_state, encode_state
+from tables.fairplay import FairPlay, owed_leaves
 from tables.index import TableIndex
 from tables.model import (
     OPEN,
@@ -39,8 +40,8 @@ from tables.ratings import RatingRules, Ratings
 from tables.records import GameResult
 from tables.replays import Replays
 from tables.results import Results
-from tables.scripts import FOLLOWED_UP_LUA, LEAVE_CHARGED_LUA
-from tables.store import Store, text
+from tables.scripts import FOLLOWED_UP_LUA
+from tables.store import Store
 
 log = logging.getLogger(__name__)
 SETTLE_BATCH = 200
@@ -88,6 +89,31 @@ class Loaded:
             return None
         digits = self.recent[pos + len(marker) :].split(";", 1)[0]
         return int(digits) if digits.isdigit() else None
+
+    def after(self, written: WriteResult, request_id: str = "") -> Loaded | None:
+        """The table as ``written`` (a write made on this one, with
+        ``request_id``) left it -- what a second read would give, without it
+        (#39: the writer's render draws the move from this): the table, its
+        state, deadline, version, request ids and the log's open chunk.  None
+        where a read is needed after all: a duplicate, a game it ended (its
+        result and settlement), a state it did not return."""
+        if written.duplicate or written.game_over or written.state is None:
+            return None
+        if written.table.status != PLAYING or written.version <= self.version:
+            return None
+        if written.events and written.events[0].version != self.version + 1:
+            return None  # not a write on this version
+        log = self.log if written.log is None else written.log
+        recent = f";{request_id}={written.version}{self.recent}" if request_id else self.recent
+        return replace(
+            self,
+            version=written.version,
+            table=written.table,
+            state=written.state,
+            deadline=written.deadline,
+            recent=recent,
+            log=log,
+        )
 
     def moved_since(self, seat: int, version: int) -> bool | None:
         """Did ``seat`` make a move of its own (or pass by itself) in a write after
@@ -142,36 +168,6 @@ def parse(raw: dict[bytes, bytes]) -> Loaded:
     )
 
 
-def owed_leaves(table: Table, charged: str = "") -> list[int]:
-    """The players whose voluntary leave of the game in progress is an offence
-    to charge at once (#38): the game is rated for him (:meth:`Table.rated_for`
-    -- a casual game's leave charges nothing, nor a new player's), he left
-    (``left``) by his own doing (``taken``; an operator's takeover is none, a seat kept from the last game
-    by a rematch neither), and ``charged`` (the table's ``lc``) does not say
-    it was done.  Whether it stays an offence is the settlement's to say."""
-    if table.status != PLAYING or not table.rated_game:
-        return []
-    head = f"{table.game_no}|"
-    done = charged[len(head) :] if charged.startswith(head) else ""
-    return [
-        s.user
-        for s in table.seats
-        if s.user is not None and s.left and s.taken and f",{s.user}," not in done
-        and table.rated_for(s.user)  # #38: not a new player's, whose game is casual
-    ]  # fmt: skip
-
-
-def cooldown_refusal(user: int, until: int, now: int, name: str = "") -> LiveError:
-    """The ``cooldown`` refusal of a rated game (#25): whose (``name`` when it
-    is another player's), when it ends (``until`` ms) and the seconds left."""
-    left = max(1, (until - now + 999) // 1000)
-    info: dict[str, Any] = {"user": user, "until": until, "left": left}
-    if name:
-        info["name"] = name
-        return LiveError("cooldown", f"{name} may not play rated games until {until} (ms)", **info)
-    return LiveError("cooldown", f"no rated games until {until} (ms)", **info)
-
-
 def check_request_id(request_id: str) -> None:
     if request_id and not _REQUEST_ID.fullmatch(request_id):
         raise LiveError("bad_request_id", "a request id is 1-64 of A-Za-z0-9_.:-")
@@ -206,7 +202,9 @@ class Tables:
         self.replays = Replays(store, config)
         # #27: a game of one is scored there; #38: its cap on players
         arena_config = ArenaConfig(max_players=config.arena_max_players)
-        self.arenas = Arenas(store, config.prefix, clock, arena_config)
+        self.fairplay = FairPlay(self)
+        """#25, #38: offences, cooldowns and the one check before a rated game."""
+        self.arenas = Arenas(store, config.prefix, clock, arena_config, check=self.fairplay.check)
         self.config = config
         self.clock = clock
         self.index = TableIndex(store, config, self.now_ms)
@@ -350,6 +348,11 @@ class Tables:
         if outcome.status == "duplicate":
             return WriteResult(tid, outcome.version, table, duplicate=True)
         v = outcome.version
+        keep = self.config.keep_history
+        if plan.state is not None and len(plan.state.history) > keep:
+            # as stored (encode_state keeps the last events): the writer draws
+            # from this state, which is what a read after the write gives (#39)
+            plan.state.history = plan.state.history[-keep:] if keep > 0 else []
         if plan.delete:
             await self.index.drop(tid)
         elif loaded is None or loaded.table.status != table.status:
@@ -366,6 +369,8 @@ class Tables:
             changed_seats=_changed(table, before, plan.state, plan.changed_seats),
             game_over=plan.result is not None,
             deadline=deadline,
+            state=plan.state,
+            log=str(fields["e"]) if "e" in fields else None,
         )
 
     async def follow_up(self, table: Table, result: GameResult, previous_loser: int | None) -> bool:
@@ -499,64 +504,6 @@ class Tables:
             except StaleVersion:
                 continue
         raise LiveError("busy", "the table is too busy right now; try again")
-
-    async def charge_leave(self, table: Table, user: int) -> None:
-        """Charge ``user``'s voluntary leave of ``table``'s rated game in
-        progress (:meth:`Ratings.charge_leave`, #38), then note it in the
-        table (``lc``) so that its timer stops asking.  Once, however often
-        it is asked (both steps are idempotent): by the leave, by the
-        table's timer after a fault or a crash between the leave's write and
-        this, by a check before a rated game (:meth:`cooldowns`)."""
-        await self.ratings.charge_leave(table.id, table.game_no, user, self.now_ms())
-        key = self.keys.table(table.id)
-        await self.store.one(lambda p: p.eval(LEAVE_CHARGED_LUA, 1, key, table.game_no, user))
-
-    async def charge_owed(self, loaded: Loaded) -> bool:
-        """Charge every leave of ``loaded``'s game not known to be charged:
-        True when all went through (a fault leaves the rest to the timer)."""
-        try:
-            for user in loaded.owed:
-                await self.charge_leave(loaded.table, user)
-        except (ServiceUnavailable, RedisError) as e:
-            log.warning("table %s: a leave's offence not charged yet: %s", loaded.table.id, e)
-            return False
-        return True
-
-    async def cooldowns(self, users: Iterable[int], *, at: str = "") -> dict[int, int]:
-        """The users in a cooldown from rated games now: user -> its end (ms).
-        The one check before a rated game (joining a rated lobby, starting a
-        rated game, joining an arena; #25, #38).  A leave of a rated game whose
-        offence is not charged yet (the process died between the leave's write
-        and its charge) is charged first: his pointer still names the table
-        he left (``at``: the table being checked, skipped), and a game his
-        leave ended is settled first -- so no crash lets him dodge it.  A fault
-        is :class:`ServiceUnavailable`, never "no cooldown"."""
-        us = list(dict.fromkeys(users))
-        if not us:
-            return {}
-        ptrs = await self.store.run(lambda p: [p.get(self.keys.user(u)) for u in us])
-        for user, raw in zip(us, ptrs, strict=True):
-            cur = text(raw) if raw else ""
-            if cur and cur != at:
-                await self._charge_left(cur, user)
-        now = self.now_ms()
-        return {u: t for u, t in (await self.ratings.cooldowns(us)).items() if t > now}
-
-    async def _charge_left(self, table_id: str, user: int) -> None:
-        try:
-            loaded = await self.load(table_id)
-        except LiveError:
-            return  # gone: its game was settled long ago, or never played
-        if user in loaded.owed:
-            await self.charge_leave(loaded.table, user)
-            return
-        res = loaded.result
-        if loaded.unsettled and res is not None:
-            seat = next((i for i, (u, _n) in enumerate(res.seats) if u == user), None)
-            if seat is not None and seat in res.away and seat in res.taken:
-                prev = loaded.result_previous_loser
-                if not await self.follow_up(loaded.table, res, prev):
-                    raise ServiceUnavailable("the last game's settlement is not done yet")
 
     # ------------------------------------------------------------ user pointers
     async def _active_table(self, table_id: str, user: int) -> Table | None:

@@ -45,12 +45,13 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from redis.asyncio.client import Pipeline
 
 from engine.clock import Clock
 from tables.arena_runner import ArenaRunner, Woken
+from tables.fairplay import timed_out
 from tables.games import Games, timeout_move
 from tables.model import (
     OVER,
@@ -141,14 +142,11 @@ class Timers:
                 continue
             action = timeout_move(state, s)
             plan.engine_events += state.apply(action)
-            seat = t.seats[s]
-            n = seat.timeouts + 1
-            plan.events += [("timeout", s, str(n)), ("auto", s, action.text())]
-            if n >= self.config.timeouts_to_ai:
-                seat = replace(seat, ai=self.config.ai_kind, timeouts=n, taken=True)
+            c = self.config
+            seat, takeover = timed_out(t.seats[s], c.timeouts_to_ai, c.ai_kind)  # #25
+            plan.events += [("timeout", s, str(seat.timeouts)), ("auto", s, action.text())]
+            if takeover:
                 plan.events.append(("takeover", s, "timeouts"))
-            else:
-                seat = replace(seat, timeouts=n)
             t = t.with_seat(s, seat)
         plan.table = t
         await self.games.after_moves(plan)
@@ -347,7 +345,7 @@ class Timers:
             await self.store.release_timer(shard, tid, lease, None)
             return None
         again: int | None = None  # a leave's charge failed: look again this soon
-        if loaded.owed and not await self.tables.charge_owed(loaded):  # #38
+        if loaded.owed and not await self.tables.fairplay.charge_owed(loaded):  # #38
             again = now + SETTLE_RETRY_MS
 
         async def release(at: int | None) -> None:

@@ -28,7 +28,6 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 from typing import Any
 
 from aiogram import Bot, Dispatcher, Router
@@ -54,6 +53,14 @@ from tables import (
 from tables.arena_runner import Woken
 from tables.timers import NO_HOOKS, TimerHooks
 from telegram_bot.delivery import Delivery, Forbidden, make_delivery
+from telegram_bot.delivery.events import (
+    Event,
+    HeldBack,
+    Kicked,
+    Migrated,
+    PrivateForbidden,
+    Replaced,
+)
 from telegram_bot.delivery.flood.rates import FloodConfig
 from telegram_bot.handlers import routers
 from telegram_bot.handlers.middlewares import InFlight, LocaleMiddleware
@@ -63,6 +70,7 @@ from telegram_bot.publishing.lobby_messages import LobbyMessages
 from telegram_bot.publishing.locks import TableLocks
 from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.settings import Settings
+from telegram_bot.state.budgets import BudgetRules, Budgets
 from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.state.claims import WriteClaims
 from telegram_bot.state.dedupe import UpdateDedupe
@@ -185,8 +193,10 @@ class BotApp:
         elif self.decider is not None:  # a service given (tests): ours from now on
             svc.use_decider(self.decider)
         self.svc = svc
-        # a group's budget before a 429 taught it otherwise (#24)
-        svc.budgets.rules = replace(svc.budgets.rules, counted=settings.flood_ephemeral_counted)
+        # the groups' budgets learned from 429s (#24), the bot's own state; a
+        # group's before a 429 taught it otherwise: the setting
+        rules = BudgetRules(counted=settings.flood_ephemeral_counted)
+        self.budgets = Budgets(svc.kv, rules, clock=svc.clock)
         self.ui = ChatStateStore.of(svc)
         self.prefs = PrefsCache(self.ui)
         self._delivery_factory = delivery_factory or BotApp.default_delivery
@@ -203,6 +213,7 @@ class BotApp:
         self.ready = asyncio.Event()  # Redis answered (wait_for_redis)
         self._tasks: list[asyncio.Task[None]] = []
         self._renders: set[asyncio.Task[None]] = set()
+        self._events: asyncio.Task[None] | None = None  # the delivery's events (#39)
         self.loop_failures = 0  # background-loop failures so far (tests read it)
         self.subscriptions = 0  # times the notify subscriber (re)subscribed
         self.polls = False  # this process holds the poll lease (#28)
@@ -238,9 +249,6 @@ class BotApp:
             later_gap_in_group=s.later_delay_in_group,
             arenas=arenas,
         )
-        # a hand in the group held back by the group's flood limit: say so once (#24)
-        delivery.held.after = s.flood_hint_after
-        delivery.on_held = self.publisher.held_back
         self.cases = UseCases(
             press=PressButton(self.svc, self.ui, snapshots, claims, marks),
             lobby=LobbyActions(self.svc, self.ui, self.prefs, delivery, username),
@@ -254,8 +262,9 @@ class BotApp:
             standings=Standings(self.svc, self.prefs),
             arena=ArenaActions(self.svc, delivery, self.prefs, username),
         )
-        # a 400 "upgraded to a supergroup": the old group stops, once (#38)
-        delivery.outgoing.on_migrated = self.on_migrated
+        # what the delivery learns (a 403, a group moved, a message sent anew, a
+        # hand held back) comes up as events, each handed to its use case (#39)
+        self._events = asyncio.create_task(self._delivery_events(), name="delivery events")
         # given with every timer tick (#39: nothing wired into the service): a
         # timer's write marks its render first, as a press does (#28), and an
         # arena's wake comes back here
@@ -289,15 +298,35 @@ class BotApp:
             soon_delay=self.settings.soon_delay,
             later_delay=self.settings.later_delay,
             table_delay=self.settings.table_delay,
-            on_forbidden=self.on_forbidden,
-            on_replaced=self.on_replaced,
+            # a hand in the group held back by the group's flood limit: said once (#24)
+            held_after=self.settings.flood_hint_after,
             flood=FloodConfig.with_overall(
                 self.settings.flood_overall_limit, self.settings.flood_overall_window
             ),
-            budgets=self.svc.budgets,
+            budgets=self.budgets,
             time_scale=self.settings.telegram_time_scale,
             fleet=lambda: self.svc.timers.processes,  # #40: the fallback's share
         )
+
+    async def _delivery_events(self) -> None:
+        """The dispatcher of the delivery's events (#39): each handed to its use
+        case in a task of its own (a failure is logged)."""
+        async for event in self.delivery.events:
+            self._spawn(self._on_event(event))
+
+    async def _on_event(self, event: Event) -> None:
+        assert self.publisher is not None
+        match event:
+            case PrivateForbidden(user, kind):
+                await self.on_forbidden(user, kind)
+            case Migrated(old, new):  # a 400 "upgraded to a supergroup" (#38)
+                await self.on_migrated(old, new)
+            case Replaced(chat, old, new):
+                await self.on_replaced(chat, old, new)
+            case HeldBack():  # a hand in the group held back: say so once (#24)
+                await self.publisher.held_back(event)
+            case Kicked():  # the group's own service message tells (handlers)
+                pass
 
     async def on_forbidden(self, user_id: int, kind: Forbidden) -> None:
         """A 403 of his private chat: the bot writes to him there no more (until he
@@ -557,6 +586,10 @@ class BotApp:
                 await self.svc.timers.hand_over()
             except ServiceUnavailable as e:  # they take the shards when the lease ends
                 log.warning("timer shards not handed over: %s", e)
+        await self._renders_done()
+
+    async def _renders_done(self) -> None:
+        """Let the renders in flight finish, each within half the shutdown budget."""
         if self._renders:
             _done, late = await asyncio.wait(
                 set(self._renders), timeout=self.settings.shutdown_timeout / 2
@@ -572,6 +605,13 @@ class BotApp:
         if self._delivery is not None:
             with contextlib.suppress(Exception):  # TimeoutError: a Telegram that holds us
                 await asyncio.wait_for(self._delivery.flush(), self.settings.shutdown_timeout / 2)
+            if self._events is not None:  # the flush's own events handled too
+                for _ in range(3):
+                    await asyncio.sleep(0)
+                self._events.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._events
+                await self._renders_done()
             if self.publisher is not None:  # the flushed renders' marks cleared
                 await self.publisher.guard.aclose()
             await self._delivery.aclose()

@@ -122,7 +122,7 @@ class Settings(BaseSettings):
     (#24): ephemeral messages (hands shown in the group) count against the
     group's ~20 messages a minute like any other (Telegram does not say).
     False: they count apart, about one a second per group; a 429 that shows
-    otherwise switches that group to counted, fleet-wide (``tables.budgets``)."""
+    otherwise switches that group to counted, fleet-wide (``telegram_bot.state.budgets``)."""
     telegram_time_scale: float = Field(default=1.0, gt=0)
     """Tests and the sandbox only: Telegram's time runs this many times faster
     (#37) -- the flood windows, the groups' learned budgets, the coalescing

@@ -87,9 +87,6 @@ async def test_the_bounds_of_our_own_latency_keep_their_real_seconds(
     from telegram_bot.delivery.flood.fallback import FallbackFloodLimiter
     from telegram_bot.delivery.flood.rates import FloodConfig
 
-    async def nothing(*_args: object) -> None:
-        return None
-
     svc = TableService.from_url(redis_url, LiveConfig(prefix=redis_prefix))
     bot = Bot("123:fake")
     try:
@@ -99,8 +96,6 @@ async def test_the_bounds_of_our_own_latency_keep_their_real_seconds(
             soon_delay=1,
             later_delay=2,
             table_delay=4,
-            on_forbidden=nothing,
-            on_replaced=nothing,
             time_scale=10,
         )
         limiter = delivery.outgoing.limiter

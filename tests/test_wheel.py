@@ -55,10 +55,10 @@ from sandbox.page.server import STATIC
 
 assert (STATIC / "index.html").is_file() and (STATIC / "sandbox.js").is_file()
 
-from admin_api import create_app
 from admin_api.service import close_service
+from durak.wiring import admin_app  # the product's admin API (#39: budgets wired in)
 
-app = create_app(
+app = admin_app(
     {"TESTING": True, "ADMIN_TOKEN": "t0ken", "REDIS_URL": sys.argv[1], "REDIS_PREFIX": sys.argv[2]}
 )
 response = app.test_client().get("/healthz")

@@ -1,6 +1,7 @@
 """The outgoing-message layer the bot uses: :mod:`telegram_bot.delivery.coalesce` (coalesced
 edits) over :mod:`telegram_bot.delivery.outgoing` (the shared flood limiter, no-op edits,
-429 retries, 403 hook)."""
+429 retries); what it learns on the way comes up as data
+(:mod:`telegram_bot.delivery.events`)."""
 
 from __future__ import annotations
 
@@ -8,17 +9,17 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Any
 
 from aiogram import Bot
 
 from engine.clock import scaled
 from tables import KeyValueStore
-from tables.budgets import Budgets
 from telegram_bot.delivery.coalesce import Delivery, Urgency
+from telegram_bot.delivery.events import Event, Events, Forbidden
 from telegram_bot.delivery.flood.fallback import FallbackFloodLimiter
 from telegram_bot.delivery.flood.limiter import FloodConfig, FloodLimiter
-from telegram_bot.delivery.outgoing import Forbidden, ForbiddenHook, install
+from telegram_bot.delivery.outgoing import install
+from telegram_bot.state.budgets import Budgets
 
 
 def make_delivery(
@@ -28,8 +29,7 @@ def make_delivery(
     soon_delay: float,
     later_delay: float,
     table_delay: float,
-    on_forbidden: ForbiddenHook,
-    on_replaced: Callable[[int, int, int], Awaitable[Any]],
+    held_after: float | None = None,
     flood: FloodConfig | None = None,
     budgets: Budgets | None = None,
     time_scale: float = 1.0,
@@ -43,7 +43,10 @@ def make_delivery(
     :attr:`telegram_bot.settings.Settings.telegram_time_scale`) -- every clock
     and sleep of the delivery, the limiter's and the budgets' are scaled; the
     bounds of our own latency keep their real seconds.  ``fleet``: the bot
-    processes alive, as last read (the fallback's share of each window, #40)."""
+    processes alive, as last read (the fallback's share of each window, #40).
+    ``held_after``: a hand in the group held back by the flood limiter this
+    many seconds is told (:class:`telegram_bot.delivery.events.HeldBack`; None:
+    not watched)."""
     sleep = scaled_sleep(time_scale)
     if time_scale != 1:
         # what bounds our own latency -- an edit's HTTP call in flight, leased and
@@ -74,9 +77,8 @@ def make_delivery(
         table_delay=table_delay,
         clock=scaled(time.monotonic, time_scale),
         sleep=sleep,
-        on_forbidden=on_forbidden,
-        on_replaced=on_replaced,
         outgoing=outgoing,
+        held_after=held_after,
     )
 
 
@@ -92,4 +94,4 @@ def scaled_sleep(factor: float) -> Callable[[float], Awaitable[None]]:
     return sleep
 
 
-__all__ = ["Delivery", "Forbidden", "Urgency", "make_delivery", "scaled_sleep"]
+__all__ = ["Delivery", "Event", "Events", "Forbidden", "Urgency", "make_delivery", "scaled_sleep"]

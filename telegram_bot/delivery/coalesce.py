@@ -30,13 +30,14 @@ content is sent (``stats.coalesced`` counts the dropped ones), and content
 never goes out after newer content of the same message.  Edits always carry the
 keyboard (Telegram drops it otherwise).  When the message to edit is gone
 ("message to edit not found", "message can't be edited") the content is sent as
-a new message and ``on_replaced(chat_id, old_id, new_id)`` is awaited so the
-caller can store the new id; later edits of the old id go to the new message.
+a new message and :class:`~telegram_bot.delivery.events.Replaced` is put on
+:attr:`Delivery.events` so the layer above can store the new id; later edits
+of the old id go to the new message.
 After a 429 the retry carries the newest content asked of the message meanwhile
 (never the refused stale edit and then the newer one).  The edits themselves:
 :class:`telegram_bot.delivery.edits.MessageEdits`.
 
-Flood limits, no-op edits, 429 retries and 403 hooks are the middleware's job
+Flood limits, no-op edits, 429 retries and 403s are the middleware's job
 (:class:`telegram_bot.delivery.outgoing.Outgoing`): ``Delivery`` uses the one installed on
 ``bot.session`` or installs one (``outgoing=`` to give it).  Pending edits live
 in this process only; call :meth:`Delivery.aclose` at shutdown (it flushes).
@@ -45,9 +46,11 @@ Redis (:mod:`telegram_bot.state.pending_renders`) is cleared only then: should t
 process die first, another one renders the table again.
 
 A player's hand in the group held back by the flood limiter longer than
-``held_after`` seconds is reported to ``on_held`` (#24 item 6,
-:mod:`telegram_bot.delivery.held`); an edit asked with ``join=True`` joins the
-message's pending edit -- no write of its own -- or is dropped.
+``held_after`` seconds is told as a :class:`~telegram_bot.delivery.events.HeldBack`
+event (#24 item 6, :mod:`telegram_bot.delivery.held`); an edit asked with
+``join=True`` joins the message's pending edit -- no write of its own -- or is
+dropped.  What the delivery learns goes up as data only (#39): a result, or an
+event on :attr:`Delivery.events` for a dispatcher above -- never a call.
 """
 
 from __future__ import annotations
@@ -71,24 +74,25 @@ from aiogram.types import (
 
 from engine.clock import Clock
 from tables import log_failure
+from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.digest import gone_version
 from telegram_bot.delivery.edits import EphemeralGone, MessageEdits
+from telegram_bot.delivery.events import Events
 from telegram_bot.delivery.flood.gate import Sleep
-from telegram_bot.delivery.held import HeldWatch, OnHeld
+from telegram_bot.delivery.held import HeldWatch
 from telegram_bot.delivery.outgoing import (
     CLOSED,
     URGENT,
     CallOptions,
-    ForbiddenHook,
     Outgoing,
     OutgoingStats,
     find_outgoing,
     install,
 )
-from telegram_bot.delivery.slots import Content, OnReplaced, Pending, Slot, Urgency
+from telegram_bot.delivery.slots import Content, Pending, Slot, Urgency
 from telegram_bot.delivery.waiting_line import ACTOR, OTHERS, OWN_VIEW, TABLE, Priority
 
-__all__ = ["Delivery", "EphemeralGone", "OnReplaced", "Urgency"]
+__all__ = ["Delivery", "EphemeralGone", "Urgency"]
 
 log = logging.getLogger(__name__)
 
@@ -108,13 +112,11 @@ class Delivery:
         table_delay: float = 4.0,
         clock: Clock = time.monotonic,
         sleep: Sleep = asyncio.sleep,
-        on_forbidden: ForbiddenHook | None = None,
-        on_replaced: OnReplaced | None = None,
         outgoing: Outgoing | None = None,
         parse_mode: str | None = "HTML",
         deferred_concurrency: int = 8,
         max_hold: float = 4.0,
-        held_after: float = 4.0,
+        held_after: float | None = None,
     ) -> None:
         self.bot = bot
         self.soon_delay = soon_delay
@@ -122,16 +124,17 @@ class Delivery:
         self.table_delay = table_delay
         self.clock = clock
         self.sleep = sleep
-        self.on_replaced = on_replaced
         self.parse_mode = parse_mode
         if outgoing is None:
             outgoing = find_outgoing(bot) or install(bot)
         elif find_outgoing(bot) is None:
             bot.session.middleware(outgoing)
-        if on_forbidden is not None:
-            outgoing.on_forbidden = on_forbidden
         self.outgoing = outgoing
+        self.events: Events = outgoing.events  # what it learns, for a dispatcher above
         self.edits = MessageEdits(bot, outgoing, clock=clock, idle_after=table_delay)
+        # a new message now (``ephemeral``: to one member of the group; ``reply_to``:
+        # as a reply, sent all the same if that one is gone); None: the chat is closed
+        self.send = self.edits.send
         self._slots = self.edits.slots
         self._wake = asyncio.Event()
         self._runner: asyncio.Task[None] | None = None
@@ -143,9 +146,11 @@ class Delivery:
         self._deferred_slots = asyncio.Semaphore(deferred_concurrency)
         self._hold_all_until = float("-inf")
         self.max_hold = max_hold
-        # ephemeral views held back by the flood limiter (#24): reported to on_held
+        # ephemeral views held back by the flood limiter (#24): told as events
+        # (``held_after`` None: not watched)
         self.held = HeldWatch(
-            after=held_after,
+            self.events if held_after is not None else None,
+            after=held_after or 0.0,
             clock=clock,
             sleep=sleep,
             gaps=self._gap_due,
@@ -153,45 +158,11 @@ class Delivery:
         )
 
     @property
-    def on_held(self) -> OnHeld | None:
-        """Told when a player's hand in the group waited longer than
-        ``held_after`` seconds for the flood limiter (None: nothing is watched)."""
-        return self.held.hook
-
-    @on_held.setter
-    def on_held(self, hook: OnHeld | None) -> None:
-        self.held.hook = hook
-
-    @property
     def stats(self) -> OutgoingStats:
         """sent, edited, coalesced, noop, retry_after (429s), forbidden, waits."""
         return self.outgoing.stats
 
     # ------------------------------------------------------------------ sending
-    async def send(
-        self,
-        chat_id: int,
-        text: str,
-        markup: InlineKeyboardMarkup | None = None,
-        *,
-        parse_mode: str | None = "HTML",
-        options: CallOptions = URGENT,
-        ephemeral: EphemeralMessageParameters | None = None,
-        reply_to: int | None = None,
-    ) -> Message | None:
-        """Send a new message now (``ephemeral``: to one member of the group;
-        ``reply_to``: as a reply to that message of the chat, sent all the same
-        if it is gone); None when the chat is closed to the bot (403)."""
-        return await self.edits.send(
-            chat_id,
-            text,
-            markup,
-            parse_mode=parse_mode,
-            options=options,
-            ephemeral=ephemeral,
-            reply_to=reply_to,
-        )
-
     async def send_reply(
         self,
         chat_id: int,
@@ -223,9 +194,7 @@ class Delivery:
         def after_429() -> tuple[SendMessage, str] | None:
             return (method(), "") if self.clock() >= fresh_until else None
 
-        ticket = await self.outgoing.prepay(
-            chat_id, ephemeral=True, receiver=ephemeral.receiver_user_id
-        )
+        ticket = await self.outgoing.prepay(Address(chat_id, receiver=ephemeral.receiver_user_id))
         try:
             options = CallOptions(Priority.URGENT, ticket, after_429)
             return await self.outgoing.call(self.bot, method(), options)
@@ -242,7 +211,8 @@ class Delivery:
         edits go first, in this process and -- recorded as gone in the shared
         digest, ``table_id`` being the table it shows -- in every other (#28): none
         of them goes out after it and draws 400 "message to edit not found"."""
-        key = (chat_id, -ephemeral_id)
+        key = Address(chat_id, ephemeral_id, receiver).key
+        assert key is not None
         known_gone = self.edits.gone.get(key) is False  # an edit found it gone
         self.edits.drop(key, deleted=True)
         if table_id:
@@ -285,7 +255,6 @@ class Delivery:
         markup: InlineKeyboardMarkup | None = None,
         urgency: Urgency = Urgency.NOW,
         *,
-        on_replaced: OnReplaced | None = None,
         version: str = "",
         receiver: int | None = None,
         join: bool = False,
@@ -296,7 +265,7 @@ class Delivery:
         Returns the id of the message that holds (or will hold) the content: for
         NOW the one actually edited -- a new one when the old was gone -- or None
         when forbidden; for SOON/TABLE the id as known now (a replacement is
-        reported through ``on_replaced``).  ``version``: the table version the
+        told as a :class:`~telegram_bot.delivery.events.Replaced` event).  ``version``: the table version the
         content renders -- with several processes, the shared digest drops it
         when the message already showed a newer one (never backwards).
         ``receiver``: an ephemeral message of that user, ``message_id`` being
@@ -317,8 +286,7 @@ class Delivery:
         if join and slot.pending is None:
             return None
         slot.seq += 1
-        replaced = on_replaced or self.on_replaced
-        content = Content(text, markup, self.parse_mode, replaced, version, receiver)
+        content = Content(text, markup, self.parse_mode, version, receiver)
         slot.latest = content
         self.held.asked(key, slot, content)
         if urgency is Urgency.NOW and not join:
@@ -368,8 +336,7 @@ class Delivery:
 
     async def aclose(self) -> None:
         """Flush, then stop the scheduler (the bot and its session stay open);
-        first the watch of held-back views stops and its hooks finish (their
-        edits go out in the flush)."""
+        first the watch of held-back views stops."""
         await self.held.aclose()
         await self.flush()
         self._closed = True
@@ -449,7 +416,7 @@ class Delivery:
             gap = gap if pending.gap is None else pending.gap
             max_hold = max(self.max_hold, pending.gap or 0.0)
             if self.clock() - pending.created >= max_hold:  # overdue: only its gap holds
-                room = await self.outgoing.headroom(key[0], key[1], gap, pending.content.receiver)
+                room = await self.outgoing.headroom(pending.content.to(key), gap)
                 pending.spaced = max(pending.spaced, self.clock() + room.message)
                 if not self._hold_back(slot, self.clock() + room.message):
                     await self._deliver_newest(key, slot)  # competes with urgent edits
@@ -458,9 +425,7 @@ class Delivery:
                 hold = self._hold_all_until
                 spaced = float("-inf")
                 if hold <= self.clock():
-                    room = await self.outgoing.headroom(
-                        key[0], key[1], gap, pending.content.receiver
-                    )
+                    room = await self.outgoing.headroom(pending.content.to(key), gap)
                     now = self.clock()
                     if room.overall > 0:  # no room for any deferred edit: wait together
                         self._hold_all_until = max(self._hold_all_until, now + room.overall)
@@ -497,12 +462,7 @@ class Delivery:
         self.held.gapped(key, slot)  # its gaps are over: from now on it waits for tokens
         try:
             ticket = await self.outgoing.prepay(
-                key[0],
-                Priority.DEFERRED,
-                ephemeral=key[1] < 0,
-                message_id=key[1],
-                receiver=pending.content.receiver,
-                rank=RANKS[pending.urgency],
+                pending.content.to(key), Priority.DEFERRED, rank=RANKS[pending.urgency]
             )
         except BaseException:  # Redis down, cancelled: it stays pending, due again soon
             if slot.pending is pending and pending.firing:

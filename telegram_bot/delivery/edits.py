@@ -25,6 +25,7 @@ from aiogram.types import (
 
 from engine.clock import Clock
 from telegram_bot.delivery.digest import gone_version
+from telegram_bot.delivery.events import Replaced
 from telegram_bot.delivery.outgoing import CLOSED, URGENT, CallOptions, Outgoing
 from telegram_bot.delivery.slots import Content, Slot
 
@@ -224,19 +225,18 @@ class MessageEdits:
         self.moved[key] = msg.message_id
         while len(self.moved) > 10_000:
             self.moved.popitem(last=False)
-        if content.on_replaced is not None:
-            await content.on_replaced(chat_id, old_id, msg.message_id)
+        self.outgoing.events.put(Replaced(chat_id, old_id, msg.message_id))
         return msg.message_id
 
 
 def _edit_method(key: Key, content: Content) -> TelegramMethod[Any]:
-    """Edits always carry the keyboard (Telegram drops it otherwise).  An
-    ephemeral message's key is (chat, -ephemeral_message_id)."""
-    if content.receiver is not None:
+    """Edits always carry the keyboard (Telegram drops it otherwise)."""
+    to = content.to(key)
+    if to.receiver is not None and to.message is not None:
         return EditEphemeralMessageText(
-            chat_id=key[0],
-            receiver_user_id=content.receiver,
-            ephemeral_message_id=-key[1],
+            chat_id=to.chat,
+            receiver_user_id=to.receiver,
+            ephemeral_message_id=to.message,
             text=content.text,
             reply_markup=content.markup,
             parse_mode=content.parse_mode,

@@ -1,7 +1,7 @@
 """Views held back by the flood limiter (#24 item 6): when a player's hand in the
 group (an ephemeral message) waits for the group's flood budget longer than
-``after`` seconds, :class:`HeldWatch` tells its ``hook`` once for that wait --
-so the publisher can say so to him (his hand in a private chat updates at once).
+``after`` seconds, :class:`HeldWatch` puts a :class:`HeldBack` on the
+delivery's events once for that wait (#39) -- so the publisher can say so to him (his hand in a private chat updates at once).
 
 Only the flood limiter's share of a wait counts, never the coalescing gaps an
 edit keeps on purpose: a wait begins when the content was asked -- for an edit
@@ -13,42 +13,26 @@ waits for tokens, is held back for the urgent edits' reserve, or sleeps out a
 anyway (failed, the message gone).
 
 Watched: edits with a ``receiver`` (an ephemeral message: only a group's count
-against its budget) and the table ``version`` they render (the hook's reader
+against its budget) and the table ``version`` they render (the event's reader
 finds the table by it).  One task per message while a watched edit waits, none
-when ``hook`` is None."""
+when ``events`` is None."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from engine.clock import Clock
-from tables import survived
+from telegram_bot.delivery.events import Events, HeldBack
 from telegram_bot.delivery.flood.gate import Sleep
 from telegram_bot.delivery.slots import Content, Slot
 
 log = logging.getLogger(__name__)
 
 Key = tuple[int, int]
-
-
-@dataclass(frozen=True)
-class HeldBack:
-    """An ephemeral message's edit waited ``waited`` seconds for the flood limiter."""
-
-    chat_id: int  # the group
-    message_id: int  # the message's key: minus its ephemeral_message_id
-    receiver: int  # the user who sees it
-    version: str  # the table version its newest content renders (``<table>#<n>``)
-    waited: float
-
-
-OnHeld = Callable[[HeldBack], Awaitable[Any]]
-"""``on_held(held)``: an ephemeral view was held back (awaited in a task of its own)."""
 
 
 @dataclass
@@ -59,15 +43,17 @@ class _Wait:
     since: float
     content: Content
     task: asyncio.Task[None] | None = None
-    reported: bool = False  # told to the hook: not again while it lasts
+    reported: bool = False  # told: not again while it lasts
 
 
 class HeldWatch:
     """The waits of this process's ephemeral edits (see the module docstring).
-    ``gaps(slot)``: when a pending edit's coalescing gaps are over."""
+    ``gaps(slot)``: when a pending edit's coalescing gaps are over; ``events``:
+    where a wait is told (None: nothing is watched)."""
 
     def __init__(
         self,
+        events: Events | None,
         *,
         after: float,
         clock: Clock,
@@ -76,14 +62,13 @@ class HeldWatch:
         gone: Callable[[Key], bool],
     ) -> None:
         self.after = after
-        self.hook: OnHeld | None = None
+        self.events = events
         self.clock = clock
         self.sleep = sleep
         self._gaps = gaps
         self._gone = gone
         self._waits: dict[Key, _Wait] = {}
-        self._hooks: set[asyncio.Task[Any]] = set()
-        self.fired = 0  # waits reported to the hook (diagnostics, tests)
+        self.fired = 0  # waits told (diagnostics, tests)
 
     @property
     def watching(self) -> int:
@@ -93,7 +78,7 @@ class HeldWatch:
     def asked(self, key: Key, slot: Slot, content: Content) -> None:
         """Edit ``slot.seq`` of the message was just asked (``content``): a wait
         begins unless one goes on already (its newer content joins it)."""
-        if self.hook is None or content.receiver is None or not content.version:
+        if self.events is None or content.receiver is None or not content.version:
             return
         wait = self._waits.get(key)
         if wait is not None:
@@ -110,9 +95,8 @@ class HeldWatch:
             wait.since = max(wait.since, self._gaps(slot))
 
     async def aclose(self) -> None:
-        """Stop watching (nothing is watched from now on); the hooks under way
-        finish."""
-        self.hook = None
+        """Stop watching (nothing is watched from now on)."""
+        self.events = None
         tasks = [w.task for w in self._waits.values() if w.task is not None]
         self._waits.clear()
         for task in tasks:
@@ -120,8 +104,6 @@ class HeldWatch:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        if self._hooks:
-            await asyncio.gather(*list(self._hooks), return_exceptions=True)
 
     # ------------------------------------------------------------------ internals
     def _start(self, key: Key, slot: Slot, wait: _Wait) -> None:
@@ -156,8 +138,8 @@ class HeldWatch:
                 del self._waits[key]
 
     def _report(self, key: Key, wait: _Wait) -> None:
-        hook, content = self.hook, wait.content
-        if hook is None or content.receiver is None:
+        events, content = self.events, wait.content
+        if events is None or content.receiver is None:
             return
         self.fired += 1
         waited = float(self.clock()) - wait.since
@@ -165,11 +147,7 @@ class HeldWatch:
         log.info(
             "ephemeral %s of %s held back %.1f s by the flood limit", key, held.receiver, waited
         )
-        task = asyncio.get_running_loop().create_task(self._call(hook, held))
-        self._hooks.add(task)
-        task.add_done_callback(self._hooks.discard)
+        events.put(held)
 
-    @staticmethod
-    async def _call(hook: OnHeld, held: HeldBack) -> None:
-        with survived(log, "on_held hook failed for %s", held):
-            await hook(held)
+
+__all__ = ["HeldBack", "HeldWatch"]

@@ -1,5 +1,5 @@
 """Every outgoing Bot API call passes through :class:`Outgoing`, an aiogram
-session request middleware (``install(bot, limiter, on_forbidden=...)``):
+session request middleware (``install(bot, limiter)``):
 
 * **no-op edits dropped** -- ``editMessageText`` / ``editMessageReplyMarkup``
   whose text and keyboard equal what the message shows are answered ``True``
@@ -19,16 +19,17 @@ session request middleware (``install(bot, limiter, on_forbidden=...)``):
   own), sleeps ``retry_after`` and retries (at most ``max_retries`` times) --
   with the newest content of the message when the caller has one
   (:attr:`CallOptions.newest`), never the refused stale edit and then the newer.
-* **403** -- a private chat calls ``on_forbidden(user_id, kind)``, ``kind``
-  telling Telegram's answers apart (:func:`forbidden_kind`: he never started the
-  bot, he blocked it, his account is deleted -- only the last two are his act,
-  #38), a group calls ``on_kicked(chat_id)``; the error is then
-  re-raised as aiogram's ``TelegramForbiddenError`` (``Delivery`` turns it into
+* **403** -- a private chat puts :class:`~telegram_bot.delivery.events.PrivateForbidden`
+  (``user``, ``kind``) on :attr:`Outgoing.events`, ``kind`` telling Telegram's
+  answers apart (:func:`forbidden_kind`: he never started the bot, he blocked
+  it, his account is deleted -- only the last two are his act, #38), a group
+  :class:`~telegram_bot.delivery.events.Kicked`; the error is then re-raised as aiogram's ``TelegramForbiddenError`` (``Delivery`` turns it into
   ``None``; for direct calls register :func:`ignore_forbidden` as an errors
   handler).
 * **400 with ``migrate_to_chat_id``** -- the group became a supergroup (#38):
-  never retried (the old id takes no more messages), ``on_migrated(old, new)``
-  is called once per process and chat, and aiogram's ``TelegramMigrateToChat``
+  never retried (the old id takes no more messages),
+  :class:`~telegram_bot.delivery.events.Migrated` is told once per process and
+  chat, and aiogram's ``TelegramMigrateToChat``
   re-raised (``Delivery`` turns it into ``None``, as a 403: :data:`CLOSED`).
 
 What a message shows is remembered as two short digests (text, keyboard):
@@ -52,9 +53,9 @@ import itertools
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable
-from enum import StrEnum
-from typing import Any
+from dataclasses import replace
+from functools import partial
+from typing import Any, cast
 
 from aiogram import Bot
 from aiogram.client.session.middlewares.base import BaseRequestMiddleware, NextRequestMiddlewareType
@@ -69,7 +70,9 @@ from aiogram.methods.base import TelegramType
 from aiogram.types import ErrorEvent, Message
 
 from engine.clock import Clock
-from tables import log_failure, survived
+from telegram_bot.delivery.address import Address
+from telegram_bot.delivery.events import Events, Forbidden, Kicked, Migrated, PrivateForbidden
+from telegram_bot.delivery.flood.fallback import Limiter
 from telegram_bot.delivery.flood.gate import (
     GO,
     URGENT,
@@ -82,35 +85,15 @@ from telegram_bot.delivery.flood.gate import (
     Sleep,
 )
 from telegram_bot.delivery.flood.hold import ChatTurns
-from telegram_bot.delivery.flood.limiter import Headroom, Limiter
+from telegram_bot.delivery.flood.limiter import Headroom
 from telegram_bot.delivery.shown import EDITS, ShownStore, content_digests
 from telegram_bot.delivery.waiting_line import OWN_VIEW, Priority
 
 log = logging.getLogger(__name__)
 
-Hook = Callable[[int], Awaitable[Any]]
-Migrated = Callable[[int, int], Awaitable[Any]]
-"""``on_migrated(old chat id, new chat id)``."""
-
 CLOSED = (TelegramForbiddenError, TelegramMigrateToChat)
 """What a call to a chat closed to the bot raises: a 403, or a 400 saying the
 group lives on under a new id (#38).  Neither is worth a retry."""
-
-
-class Forbidden(StrEnum):
-    """Why Telegram refused a write to a user's private chat (403), told apart by
-    its documented descriptions (#38)."""
-
-    NOT_STARTED = "not_started"
-    """"Forbidden: bot can't initiate conversation with a user": he never opened
-    the private chat (he may play in a group all the same): the bot's trouble,
-    not his act."""
-    BLOCKED = "blocked"
-    """"Forbidden: bot was blocked by the user": his own act."""
-    DEACTIVATED = "deactivated"
-    """"Forbidden: user is deactivated": his account was deleted."""
-    OTHER = "other"
-    """Any other 403 of a private chat: not known to be his act."""
 
 
 _FORBIDDEN_TEXTS = (
@@ -126,31 +109,25 @@ def forbidden_kind(description: str) -> Forbidden:
     return next((kind for part, kind in _FORBIDDEN_TEXTS if part in text), Forbidden.OTHER)
 
 
-ForbiddenHook = Callable[[int, Forbidden], Awaitable[Any]]
-
 NOT_MODIFIED = "message is not modified"
 _FORWARDS = frozenset({"copyMessage", "copyMessages", "forwardMessage", "forwardMessages"})
 
 
-def is_ephemeral(method: TelegramMethod[Any]) -> bool:
-    """A send or edit of an ephemeral message (shown to one member of a group)."""
+def address_of(method: TelegramMethod[Any]) -> Address | None:
+    """Where a call writes (None: no chat of its own): the message an edit
+    changes, the member an ephemeral send or edit goes to."""
+    chat = getattr(method, "chat_id", None)
+    if not isinstance(chat, int):
+        return None
     name = method.__api_method__
+    receiver: Any = None
+    message = getattr(method, "message_id", None) if name in EDITS else None
     if name.startswith("editEphemeralMessage"):
-        return True
-    return (
-        name == "sendMessage" and getattr(method, "ephemeral_message_parameters", None) is not None
-    )
-
-
-def receiver_of(method: TelegramMethod[Any]) -> int | None:
-    """The member an ephemeral send or edit goes to (None: not ephemeral)."""
-    if method.__api_method__.startswith("editEphemeralMessage"):
-        receiver = getattr(method, "receiver_user_id", None)
-        return receiver if isinstance(receiver, int) else None
-    params = getattr(method, "ephemeral_message_parameters", None)
-    if method.__api_method__ == "sendMessage" and params is not None:
-        return int(params.receiver_user_id)
-    return None
+        receiver, message = method.receiver_user_id, method.ephemeral_message_id  # type: ignore[attr-defined]
+    elif name == "sendMessage" and method.ephemeral_message_parameters is not None:  # type: ignore[attr-defined]
+        receiver = method.ephemeral_message_parameters.receiver_user_id  # type: ignore[attr-defined]
+    message = message if isinstance(message, int) else None
+    return Address(chat, message, int(receiver) if receiver is not None else None)
 
 
 def is_limited(api_method: str) -> bool:
@@ -177,9 +154,7 @@ class Outgoing(BaseRequestMiddleware):
         self,
         limiter: Limiter | None = None,
         *,
-        on_forbidden: ForbiddenHook | None = None,
-        on_kicked: Hook | None = None,
-        on_migrated: Migrated | None = None,
+        events: Events | None = None,
         max_retries: int = 3,
         sleep: Sleep = asyncio.sleep,
         clock: Clock = time.monotonic,
@@ -188,17 +163,13 @@ class Outgoing(BaseRequestMiddleware):
         stats: OutgoingStats | None = None,
     ) -> None:
         self.limiter = limiter
-        self.on_forbidden = on_forbidden
-        self.on_kicked = on_kicked
-        self.on_migrated = on_migrated
-        self._migrated: set[int] = set()  # old chat ids whose hook ran here
+        self.events = events or Events()  # what it learns, for the layers above (#39)
+        self._migrated: set[int] = set()  # old chat ids told of here
         self.max_retries = max_retries
         self.sleep = sleep
         self.max_wait = max_wait
         self.stats = stats or OutgoingStats()
         self.shown = ShownStore(limiter, memory_size)
-        self._options: dict[int, CallOptions] = {}  # by id() of a method in flight
-        self._in_hook: set[int] = set()
         self._owner = f"{uuid.uuid4().hex[:12]}."  # edit leases: this process ...
         self._calls = itertools.count()  # ... and its call
         self.turns = ChatTurns()  # limited calls to a chat: one at a time (#28)
@@ -215,52 +186,49 @@ class Outgoing(BaseRequestMiddleware):
         bot: Bot,
         method: TelegramMethod[TelegramType],
     ) -> Response[TelegramType]:
-        options = self._options.get(id(method), URGENT)
-        raw_chat = getattr(method, "chat_id", None)
-        chat_id = raw_chat if isinstance(raw_chat, int) else None
-        key, digests = _content(bot, method, chat_id)
+        """A call made directly (``bot(method)``): urgent, its own tokens."""
+        return await self._handle(make_request, bot, method, URGENT)
+
+    async def _handle(
+        self,
+        make_request: NextRequestMiddlewareType[TelegramType],
+        bot: Bot,
+        method: TelegramMethod[TelegramType],
+        options: CallOptions,
+    ) -> Response[TelegramType]:
+        to, digests = address_of(method), _digests(bot, method)
+        key = to.key if to is not None else None
         lease = EditLease(f"{self._owner}{next(self._calls)}") if key is not None else None
-        limited = is_limited(method.__api_method__) and chat_id is not None
-        seen = self.turns.refusals(chat_id) if chat_id is not None else 0
-        ephemeral = is_ephemeral(method)
-        receiver = receiver_of(method)
+        limited = is_limited(method.__api_method__)
+        seen = self.turns.refusals(to.chat) if to is not None else 0
         receipt = Receipt()  # its entries move to when Telegram answers (#28)
-        if is_limited(method.__api_method__) and not await self._admit(
-            chat_id, key, digests, options, lease, ephemeral, receiver, receipt
-        ):
+        if limited and not await self._admit(to, digests, options, lease, receipt):
             self.stats.noop += 1
             return _done()
         attempt = 0
         while True:
             try:
-                if limited and chat_id is not None:  # one at a time to a chat (#28)
-                    async with self.turns.turn(chat_id):
-                        if self.turns.refusals(chat_id) != seen:  # a 429 since admitted
-                            seen = self.turns.refusals(chat_id)
-                            if not await self._admit(
-                                chat_id, key, digests, options, lease, ephemeral, receiver, receipt
-                            ):
+                if limited and to is not None:  # one at a time to a chat (#28)
+                    async with self.turns.turn(to.chat):
+                        if self.turns.refusals(to.chat) != seen:  # a 429 since admitted
+                            seen = self.turns.refusals(to.chat)
+                            if not await self._admit(to, digests, options, lease, receipt):
                                 self.stats.noop += 1
                                 return _done()
-                        response = await self._send(
-                            make_request, bot, method, chat_id, key, lease, receipt
-                        )
+                        response = await self._send(make_request, bot, method, to, lease, receipt)
                 else:
-                    response = await self._send(
-                        make_request, bot, method, chat_id, key, lease, receipt
-                    )
+                    response = await self._send(make_request, bot, method, to, lease, receipt)
             except TelegramRetryAfter as exc:
                 attempt += 1
                 if attempt > self.max_retries:
                     raise
-                retry = await self._after_429(
-                    bot, method, chat_id, options, exc.retry_after, lease, receipt
-                )
-                seen = self.turns.refusals(chat_id) if chat_id is not None else 0
+                retry = await self._after_429(bot, method, options, exc.retry_after, lease, receipt)
+                seen = self.turns.refusals(to.chat) if to is not None else 0
                 if retry is None:  # shows that already, or a newer version (another process)
                     self.stats.noop += 1
                     return _done()
-                method, key, digests, options = retry
+                method, to, digests, options = retry
+                key = to.key if to is not None else None
                 continue
             except _NotModified:
                 self.stats.noop += 1  # the digest admitted above is what it shows
@@ -274,36 +242,13 @@ class Outgoing(BaseRequestMiddleware):
         elif is_limited(name):
             self.stats.sent += 1
         result: Any = response  # the chain yields the result (see _done)
-        if name == "sendMessage" and chat_id is not None and isinstance(result, Message):
+        if name == "sendMessage" and to is not None and isinstance(result, Message):
             assert digests is not None
             assert digests[0] is not None
-            mid = -result.ephemeral_message_id if result.ephemeral_message_id else result.message_id
-            await self.shown.remember((chat_id, mid), digests[0], digests[1])
+            sent = replace(to, message=result.ephemeral_message_id or result.message_id)
+            assert sent.key is not None
+            await self.shown.remember(sent.key, digests[0], digests[1])
         return response
-
-    async def _send(
-        self,
-        make_request: NextRequestMiddlewareType[TelegramType],
-        bot: Bot,
-        method: TelegramMethod[TelegramType],
-        chat_id: int | None,
-        key: tuple[int, int] | None,
-        lease: EditLease | None,
-        receipt: Receipt,
-    ) -> Response[TelegramType]:
-        """One attempt (:meth:`_attempt`).  A failure Telegram answered -- but a
-        429, a refusal it did not count -- or one of the way there: the call's
-        entries count from now (``receipt``; a success's move with its lease,
-        :meth:`_answered`)."""
-        try:
-            return await self._attempt(
-                make_request, bot, method, chat_id, key, lease, receipt.generation
-            )
-        except (TelegramRetryAfter, _NotModified):
-            raise
-        except Exception:
-            await self._stamp(receipt)
-            raise
 
     async def _answered(
         self, key: tuple[int, int] | None, lease: EditLease | None, receipt: Receipt
@@ -317,66 +262,68 @@ class Outgoing(BaseRequestMiddleware):
         if self.gate is not None:
             await self.gate.stamp(receipt)
 
-    async def _attempt(
+    async def _send(
         self,
         make_request: NextRequestMiddlewareType[TelegramType],
         bot: Bot,
         method: TelegramMethod[TelegramType],
-        chat_id: int | None,
-        key: tuple[int, int] | None,
+        to: Address | None,
         lease: EditLease | None,
-        generation: int | None = None,
+        receipt: Receipt,
     ) -> Response[TelegramType]:
-        """The call: 403s reported to the hooks; a failed edit forgets what the
+        """The call: 403s told as events; a failed edit forgets what the
         message shows (a "not modified" raises :class:`_NotModified`).  A 429
         holds the chat and teaches its budget, passing back the ``generation``
-        the call was admitted under (one burst, one cut: #38)."""
+        the call was admitted under (one burst, one cut: #38).  A failure
+        Telegram answered -- but a 429, a refusal it did not count -- or one of
+        the way there: the call's entries count from now (``receipt``; a
+        success's move with its lease, :meth:`_answered`)."""
+        generation = receipt.generation
         try:
-            return await make_request(bot, method)
-        except TelegramRetryAfter as exc:
-            self.stats.retry_after += 1
-            if chat_id is not None and is_limited(method.__api_method__):
-                # before the chat's turn passes on (#28): the next call sees it
-                self.turns.refused(chat_id)
-                if self.gate is not None:  # the others wait too; the budget learns (#24)
-                    await self.gate.hold(
-                        chat_id,
-                        exc.retry_after,
-                        ephemeral=is_ephemeral(method),
-                        message_id=key[1] if key is not None else None,
-                        receiver=receiver_of(method),
-                        generation=generation,
-                    )
-            await self.shown.forget(key, lease)  # refused: the message shows what it showed
-            raise
-        except TelegramForbiddenError as exc:
-            self.stats.forbidden += 1
-            await self.shown.forget(key, lease)
-            if chat_id is not None:
-                await self._forbidden(chat_id, forbidden_kind(exc.message))
-            raise
-        except TelegramMigrateToChat as exc:  # a 400 never retried (#38)
-            await self.shown.forget(key, lease)
-            if chat_id is not None:
-                await self._moved(chat_id, exc.migrate_to_chat_id)
-            raise
-        except TelegramBadRequest as exc:
-            if key is not None and NOT_MODIFIED in exc.message:
-                raise _NotModified from exc
-            await self.shown.forget(key, lease)
-            raise
-        except asyncio.CancelledError:
-            self.shown.forget_later(key, lease)
+            key = to.key if to is not None else None
+            try:
+                return await make_request(bot, method)
+            except TelegramRetryAfter as exc:
+                self.stats.retry_after += 1
+                if to is not None and is_limited(method.__api_method__):
+                    # before the chat's turn passes on (#28): the next call sees it
+                    self.turns.refused(to.chat)
+                    if self.gate is not None:  # the others wait too; the budget learns (#24)
+                        await self.gate.hold(to, exc.retry_after, generation=generation)
+                await self.shown.forget(key, lease)  # refused: the message shows what it showed
+                raise
+            except TelegramForbiddenError as exc:
+                self.stats.forbidden += 1
+                await self.shown.forget(key, lease)
+                if to is not None:
+                    self._forbidden(to.chat, forbidden_kind(exc.message))
+                raise
+            except TelegramMigrateToChat as exc:  # a 400 never retried (#38)
+                await self.shown.forget(key, lease)
+                if to is not None:
+                    self._moved(to.chat, exc.migrate_to_chat_id)
+                raise
+            except TelegramBadRequest as exc:
+                if key is not None and NOT_MODIFIED in exc.message:
+                    raise _NotModified from exc
+                await self.shown.forget(key, lease)
+                raise
+            except asyncio.CancelledError:
+                self.shown.forget_later(key, lease)
+                raise
+            except Exception:
+                await self.shown.forget(key, lease)
+                raise
+        except (TelegramRetryAfter, _NotModified):
             raise
         except Exception:
-            await self.shown.forget(key, lease)
+            await self._stamp(receipt)
             raise
 
     async def _after_429(
         self,
         bot: Bot,
         method: TelegramMethod[TelegramType],
-        chat_id: int | None,
         options: CallOptions,
         retry_after: float,
         lease: EditLease | None,
@@ -395,76 +342,54 @@ class Outgoing(BaseRequestMiddleware):
         if fresh is not None:
             method, version = fresh
         options = CallOptions(options.priority, None, options.newest, version)
-        key, digests = _content(bot, method, chat_id)
+        to, digests = address_of(method), _digests(bot, method)
         if is_limited(method.__api_method__) and not await self._admit(
-            chat_id,
-            key,
-            digests,
-            options,
-            lease,
-            is_ephemeral(method),
-            receiver_of(method),
-            receipt,
+            to, digests, options, lease, receipt
         ):
             return None
-        return method, key, digests, options
+        return method, to, digests, options
 
     # ------------------------------------------------------------ limiter & memory
-    async def headroom(
-        self,
-        chat_id: int,
-        message_id: int | None = None,
-        gap: float = 0.0,
-        receiver: int | None = None,
-    ) -> Headroom:
-        """How long a deferrable message to ``chat_id`` should hold back so urgent
-        ones keep their reserve of flood tokens -- and an edit of ``message_id``
-        until its last edit by any process is ``gap`` old (0, 0, 0: go; always
+    async def headroom(self, to: Address, gap: float = 0.0) -> Headroom:
+        """How long a deferrable message ``to`` a chat should hold back so urgent
+        ones keep their reserve of flood tokens -- and an edit until the
+        message's last edit by any process is ``gap`` old (0, 0, 0: go; always
         so without a limiter, or when Redis cannot tell)."""
         if self.gate is None:
             return GO
-        return await self.gate.headroom(chat_id, message_id, gap, receiver)
+        return await self.gate.headroom(to, gap)
 
     async def call(
         self, bot: Bot, method: TelegramMethod[TelegramType], options: CallOptions = URGENT
     ) -> TelegramType:
         """``bot(method)`` with explicit ``options``: its place in the overall line
         and the tokens prepaid for it.  (A call made directly, ``bot(method)`` or
-        ``bot.send_message(...)``, is urgent and takes its own tokens.)"""
-        self._options[id(method)] = options
-        try:
-            return await bot(method)
-        finally:
-            self._options.pop(id(method), None)
+        ``bot.send_message(...)``, is urgent and takes its own tokens.)  The
+        call goes through the session's middlewares after this one, as
+        ``bot(method)`` would."""
+        session = bot.session
+        chain: Any = partial(session.make_request, timeout=None)
+        after = list(session.middleware)
+        for inner in reversed(after[after.index(self) + 1 :] if self in after else []):
+            chain = partial(inner, chain)
+        result: Any = await self._handle(chain, bot, method, options)
+        return cast(TelegramType, result)
 
     async def prepay(
-        self,
-        chat_id: int,
-        priority: Priority = Priority.URGENT,
-        *,
-        ephemeral: bool = False,
-        message_id: int | None = None,
-        receiver: int | None = None,
-        rank: int = OWN_VIEW,
+        self, to: Address | int, priority: Priority = Priority.URGENT, *, rank: int = OWN_VIEW
     ) -> Prepaid:
-        """Take the flood tokens of one message to ``chat_id`` now, waiting like any
+        """Take the flood tokens of one message ``to`` a chat now, waiting like any
         call (in the overall line with ``priority``).  A call to that chat made
         with the result (``call(bot, method, CallOptions(prepaid=ticket))``)
         takes no tokens again.  ``Delivery`` does so for a coalesced update: it
         holds its tokens before it takes its content, so it sends the newest
-        content and never holds a message's lock while it queues.  ``ephemeral``:
-        for a message to one member of a group (``receiver``), ``message_id`` the
-        message the call will edit (#24: they may count in windows of their own)."""
+        content and never holds a message's lock while it queues.  An
+        ephemeral message to one member of a group may count in windows of its
+        own (#24)."""
+        to = Address(to) if isinstance(to, int) else to
         if self.gate is None:
-            return Prepaid(chat_id, paid=False)
-        return await self.gate.prepay(
-            chat_id,
-            priority,
-            ephemeral=ephemeral,
-            message_id=message_id,
-            receiver=receiver,
-            rank=rank,
-        )
+            return Prepaid(to, paid=False)
+        return await self.gate.prepay(to, priority, rank=rank)
 
     async def settle(self, ticket: Prepaid) -> None:
         """Give the tokens of ``ticket`` back if no call used them."""
@@ -473,82 +398,45 @@ class Outgoing(BaseRequestMiddleware):
 
     async def _admit(
         self,
-        chat_id: int | None,
-        key: tuple[int, int] | None,
-        digests: tuple[str | None, str] | None,
+        to: Address | None,
+        digests: Digests | None,
         options: CallOptions,
-        lease: EditLease | None = None,
-        ephemeral: bool = False,
-        receiver: int | None = None,
-        receipt: Receipt | None = None,
+        lease: EditLease | None,
+        receipt: Receipt,
     ) -> bool:
         """Wait for the flood tokens (and an edit's lease); False when the edit
-        would change nothing.  ``ephemeral``: the call writes an ephemeral
-        message (#24), to ``receiver``."""
+        would change nothing."""
         if self.gate is not None:
-            message_id = key[1] if key is not None else None
-            return await self.gate.admit(
-                chat_id,
-                key,
-                digests,
-                options,
-                lease,
-                ephemeral=ephemeral,
-                message_id=message_id,
-                receiver=receiver,
-                receipt=receipt,
-            )
+            return await self.gate.admit(to, digests, options, lease, receipt=receipt)
+        key = to.key if to is not None else None
         if key is not None and digests is not None:
             return self.shown.memory.admit(key, *digests)
         return True
 
-    async def _forbidden(self, chat_id: int, kind: Forbidden) -> None:
-        if chat_id in self._in_hook:  # the hook's own calls may fail too
-            return
-        self._in_hook.add(chat_id)
-        try:
-            with survived(log, "on_forbidden/on_kicked hook failed for %s", chat_id):
-                if chat_id > 0 and self.on_forbidden is not None:
-                    await self.on_forbidden(chat_id, kind)
-                elif chat_id < 0 and self.on_kicked is not None:
-                    await self.on_kicked(chat_id)
-        finally:
-            self._in_hook.discard(chat_id)
+    def _forbidden(self, chat_id: int, kind: Forbidden) -> None:
+        self.events.put(PrivateForbidden(chat_id, kind) if chat_id > 0 else Kicked(chat_id))
 
-    async def _moved(self, old: int, new: int) -> None:
-        """The group ``old`` is the supergroup ``new`` now: the hook, once here."""
-        if self.on_migrated is None or old in self._migrated:
-            return
-        self._migrated.add(old)
-        try:
-            await self.on_migrated(old, new)
-        except Exception as e:  # noqa: BLE001 -- logged by its kind (#40)
-            self._migrated.discard(old)  # the next refused call tries again
-            log_failure(log, e, "on_migrated hook failed for %s -> %s; tried again later", old, new)
+    def _moved(self, old: int, new: int) -> None:
+        """The group ``old`` is the supergroup ``new`` now: told once here."""
+        if old not in self._migrated:
+            self._migrated.add(old)
+            self.events.put(Migrated(old, new))
 
 
 class _NotModified(Exception):
     """Telegram answered "message is not modified": the edit is a success."""
 
 
-Key = tuple[int, int]
 Digests = tuple[str | None, str]
-_Retry = tuple[TelegramMethod[TelegramType], Key | None, Digests | None, CallOptions]
+_Retry = tuple[TelegramMethod[TelegramType], Address | None, Digests | None, CallOptions]
 
 
-def _content(
-    bot: Bot, method: TelegramMethod[Any], chat_id: int | None
-) -> tuple[Key | None, Digests | None]:
-    """The message an edit changes (None for a send) and the digests of what a
-    send or an edit shows (None for other calls)."""
+def _digests(bot: Bot, method: TelegramMethod[Any]) -> Digests | None:
+    """The digests of what a send or an edit to a chat shows (None for other calls)."""
     name = method.__api_method__
-    if chat_id is None or not (name == "sendMessage" or name in EDITS):
-        return None, None
-    message_id = getattr(method, "message_id", None)
-    if isinstance(getattr(method, "ephemeral_message_id", None), int):
-        message_id = -method.ephemeral_message_id  # type: ignore[attr-defined]
-    key = (chat_id, message_id) if name in EDITS and isinstance(message_id, int) else None
-    return key, content_digests(bot, method)
+    if not isinstance(getattr(method, "chat_id", None), int):
+        return None
+    return content_digests(bot, method) if name == "sendMessage" or name in EDITS else None
 
 
 def _done() -> Any:
@@ -571,8 +459,6 @@ __all__ = [
     "URGENT",
     "CallOptions",
     "Forbidden",
-    "ForbiddenHook",
-    "Hook",
     "Outgoing",
     "OutgoingStats",
     "Prepaid",
@@ -595,7 +481,7 @@ def install(bot: Bot, limiter: Limiter | None = None, **options: Any) -> Outgoin
 
 
 async def ignore_forbidden(event: ErrorEvent) -> bool:
-    """An errors handler for the dispatcher: a 403 (already reported to the hooks)
+    """An errors handler for the dispatcher: a 403 (already told as an event)
     ends the update quietly.  ``dp.errors.register(ignore_forbidden,
     ExceptionTypeFilter(TelegramForbiddenError))``"""
     log.info("forbidden: %s", event.exception)

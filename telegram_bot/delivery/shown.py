@@ -18,8 +18,8 @@ from aiogram.methods import TelegramMethod
 from tables import survived
 
 if TYPE_CHECKING:
+    from telegram_bot.delivery.flood.fallback import Limiter
     from telegram_bot.delivery.flood.gate import EditLease, Receipt
-    from telegram_bot.delivery.flood.limiter import Limiter
 
 log = logging.getLogger(__name__)
 

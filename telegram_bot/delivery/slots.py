@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from aiogram.types import InlineKeyboardMarkup
 
-OnReplaced = Callable[[int, int, int], Awaitable[Any]]
-"""``on_replaced(chat_id, old_id, new_id)``: a gone message was sent anew."""
+from telegram_bot.delivery.address import Address
 
 
 class Urgency(enum.Enum):
@@ -29,9 +26,12 @@ class Content:
     text: str
     markup: InlineKeyboardMarkup | None
     parse_mode: str | None
-    on_replaced: OnReplaced | None
     version: str = ""  # the table version it renders ('': none); never shown after a newer
     receiver: int | None = None  # an ephemeral message's receiver (its key: chat, -id)
+
+    def to(self, key: tuple[int, int]) -> Address:
+        """The message of ``key`` it goes to."""
+        return Address.of_key(key, self.receiver)
 
 
 @dataclass

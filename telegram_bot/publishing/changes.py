@@ -27,13 +27,19 @@ class Refresh:
     ``actor`` gets his own update at once.  ``wrote``: the version the caller's
     write made, claimed (``claim``, :class:`telegram_bot.state.claims.WriteClaims`)
     from the write on, so the write's own notification waits for this render
-    instead of rendering the move twice."""
+    instead of rendering the move twice.  ``written``: the table as that write
+    left it (:meth:`tables.Loaded.after`, with the chat state the press read;
+    #39: drawn from, not read again -- the chat state is read afresh);
+    ``marked``: its render was marked pending before the write (#28), so it is
+    not marked a second time."""
 
     table_id: str
     seats: tuple[int, ...] | None = None
     actor: int | None = None
     wrote: int = 0
     claim: asyncio.Event | None = field(default=None, compare=False)
+    written: Snapshot | None = field(default=None, compare=False, repr=False)
+    marked: bool = False
 
 
 @dataclass(frozen=True)

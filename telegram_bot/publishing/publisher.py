@@ -30,7 +30,17 @@ from aiogram.exceptions import TelegramAPIError
 from aiogram.types import EphemeralMessageParameters, InlineKeyboardMarkup
 
 from engine import EngineError
-from tables import CANCELLED, OPEN, OVER, PLAYING, LiveError, WriteResult, log_failure, survived
+from tables import (
+    CANCELLED,
+    OPEN,
+    OVER,
+    PLAYING,
+    LiveError,
+    Loaded,
+    WriteResult,
+    log_failure,
+    survived,
+)
 from telegram_bot.buttons.moves import Selection
 from telegram_bot.delivery import Delivery, Urgency
 from telegram_bot.delivery.digest import table_version
@@ -176,6 +186,8 @@ class Publisher:
                     actor=change.actor,
                     wrote=change.wrote,
                     claim=change.claim,
+                    written=None if change.written is None else change.written.loaded,
+                    marked=change.marked,
                 )
             case Redraw():
                 await self.render_seat(change.snap, change.user, change.selection)
@@ -241,6 +253,8 @@ class Publisher:
         min_version: int = 0,
         wrote: int = 0,
         claim: asyncio.Event | None = None,
+        written: Loaded | None = None,
+        marked: bool = False,
     ) -> None:
         """Re-render the table's messages: the hand messages of ``seats`` (None:
         every human seat), the group's table message and lobby messages.  ``actor``
@@ -253,7 +267,13 @@ class Publisher:
         own notification) waits for it instead of rendering the move a second
         time -- even when it reached the table's lock first, which under load
         made every hand's deferred update go out twice.  Should this refresh
-        fail, the waiting one renders after all."""
+        fail, the waiting one renders after all.
+
+        ``written``: the table as the caller's write left it (#39: one read per
+        press) -- drawn from with the chat state read now (what the write could
+        not know), unless this process showed it or a newer version already
+        (then the table of now is read); ``marked``: the caller marked this
+        render pending before its write (#28) -- not marked again."""
         if wrote and claim is None:
             claim = self.claims.claim(table_id, wrote)
         try:
@@ -265,9 +285,15 @@ class Publisher:
                         return
                     if min_version and self.claims.of(table_id, min_version):
                         continue  # its writer renders it: wait for him outside the lock
+                    newer = written is not None and written.version > self.shown.get(table_id, 0)
+                    load = (
+                        self.snapshots.of(written)
+                        if written is not None and newer
+                        else self.snapshots.load(table_id)
+                    )
                     snap, _ = await asyncio.gather(
-                        self.snapshots.load(table_id),
-                        self.guard.start(table_id, max(min_version, wrote)),
+                        load,
+                        self._mark(table_id, max(min_version, wrote), again=not marked),
                         return_exceptions=True,
                     )
                     if isinstance(snap, LiveError):  # gone: nothing to render
@@ -281,6 +307,11 @@ class Publisher:
         finally:
             if claim is not None:
                 self.claims.release(table_id, wrote, claim)
+
+    async def _mark(self, table_id: str, version: int, *, again: bool) -> None:
+        """Mark the render of ``version`` pending (#28), unless its writer did."""
+        if again:
+            await self.guard.start(table_id, version)
 
     async def _covered(self, table_id: str, min_version: int) -> bool:
         """Has ``min_version`` (or newer) been shown -- once the refreshes of the

@@ -166,3 +166,51 @@ class RenderKeys:
     def versions(self, shard: int) -> str:
         """``P render:{r<k>}:v``."""
         return self.kv.key(f"render:{{r{shard}}}:v")
+
+
+class BudgetKeys:
+    """The groups' flood budgets learned from Telegram's 429s
+    (:mod:`telegram_bot.state.budgets`, #24; the table service's before #39).
+
+    ``P budget:{c:<chat>}`` (hash: the group's record, in the chat's slot
+    beside its flood windows; expires ``ttl`` after its last change) and
+    ``P budgets`` (sorted set: chat -> its last change, ms; the operators'
+    list, pruned of expired records when read)."""
+
+    def __init__(self, kv: KeyValueStore) -> None:
+        self.kv = kv
+
+    def group(self, chat: int) -> str:
+        """``P budget:{c:<chat>}``."""
+        return self.kv.key(f"budget:{{c:{chat}}}")
+
+    def index(self) -> str:
+        """``P budgets``."""
+        return self.kv.key("budgets")
+
+
+class ArenaAnswerKeys:
+    """A group's answers while its arena is on (:mod:`telegram_bot.usecases.arena`):
+    ``P arena_answer:{c:<chat>}:<command>`` (string ``1``, set ``NX`` for a
+    minute): the group got its one answer to ``/arena`` or ``/top`` of the
+    minute (#38)."""
+
+    def __init__(self, kv: KeyValueStore) -> None:
+        self.kv = kv
+
+    def answer(self, chat_id: int, command: str) -> str:
+        """``P arena_answer:{c:<chat>}:<command>``."""
+        return self.kv.key(f"arena_answer:{{c:{chat_id}}}:{command}")
+
+
+class PollKeys:
+    """The long-polling lease (:mod:`telegram_bot.state.poll_lease`):
+    ``P poll:lease`` (string ``<owner>``, expiring ``ttl``): the one process
+    that polls Telegram for updates now."""
+
+    def __init__(self, kv: KeyValueStore) -> None:
+        self.kv = kv
+
+    def lease(self) -> str:
+        """``P poll:lease``."""
+        return self.kv.key("poll:lease")

@@ -14,6 +14,7 @@ import logging
 import secrets
 
 from tables import KeyValueStore
+from telegram_bot.state.keys import PollKeys
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,7 @@ class PollLease:
         self.kv = kv
         self.ttl = ttl
         self.owner = owner or secrets.token_hex(8)
-        self.key = kv.key("poll:lease")
+        self.key = PollKeys(kv).lease()
         self._take = kv.script(TAKE_LUA)
         self._release = kv.script(RELEASE_LUA)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
-from tables import OVER, Table, TableService
+from tables import OVER, Loaded, Table, TableService
 from telegram_bot.state.chat_state import ChatStateStore, TableUi
 from telegram_bot.state.snapshot_value import Snapshot, group_of, hand_target
 
@@ -35,6 +35,16 @@ class Snapshots:
             raise ui
         settlement = None
         if loaded.table.status == OVER:  # the result shows the ratings' changes (#25)
+            t = loaded.table
+            settlement = await self.svc.ratings.settlement(t.id, t.game_no)
+        return Snapshot(loaded, ui, settlement)
+
+    async def of(self, loaded: Loaded) -> Snapshot:
+        """``loaded`` (a write's own table, :meth:`tables.Loaded.after`) with the
+        chat state read now: the one read a render of a move needs (#39)."""
+        ui = await self.ui.table(loaded.table.id)
+        settlement = None
+        if loaded.table.status == OVER:
             t = loaded.table
             settlement = await self.svc.ratings.settlement(t.id, t.game_no)
         return Snapshot(loaded, ui, settlement)

@@ -24,6 +24,7 @@ from telegram_bot.publishing.changes import (
     Change,
     GroupLost,
 )
+from telegram_bot.state.keys import ArenaAnswerKeys
 from telegram_bot.state.prefs import PrefsCache
 from telegram_bot.usecases.lobby import Person
 from telegram_bot.views import arena as arena_views
@@ -76,7 +77,7 @@ async def answer_at(
         return AnswerAt(chat)
     if prefs is None or (await prefs.get(user)).started:
         return AnswerAt(user)
-    key = svc.kv.key(f"arena_answer:{{c:{chat}}}:{command}")
+    key = ArenaAnswerKeys(svc.kv).answer(chat, command)
     [first] = await svc.kv.set_nx([key], "1", ttl_ms=GROUP_ANSWER_GAP_MS)
     return AnswerAt(chat, low=True) if first else AnswerAt(None)
 
@@ -170,17 +171,12 @@ class ArenaActions:
         if not link and not await self._started(player.id):
             return ArenaOutcome(notice=START_TO_JOIN, url=arena_link(self.bot_username, arena_id))
         try:
-            # the one check before rated games (#38: a leave counts at once)
-            until = (await self.svc.tables.cooldowns([player.id])).get(player.id)
-            now = self.svc.arenas.now_ms()
-            if until is not None:
-                left = max(1, (until - now + 999) // 1000)
-                return ArenaOutcome(error=LiveError("cooldown", "cooldown", left=left))
             before = await self.svc.arenas.get(arena_id)
             me = before.player(player.id)
             if me is not None and not me.withdrawn:
                 return ArenaOutcome(notice=ALREADY_IN, arena=before, changes=(ArenaShown(before),))
             rating = (await self.svc.ratings.many([player.id], before.variant))[player.id]
+            # the join's CAS refuses a cooldown (the one check, tables.fairplay)
             arena = await self.svc.arenas.join(arena_id, player.id, player.name, rating.shown)
         except LiveError as e:
             return ArenaOutcome(error=e)

@@ -3,7 +3,7 @@ write to in private (403), and a message that was gone and sent anew under a
 new id.
 
 A 403 is told apart by Telegram's description (#38,
-:class:`telegram_bot.delivery.outgoing.Forbidden`):
+:class:`telegram_bot.delivery.events.Forbidden`):
 
 * he blocked the bot, or his account was deleted -- his own act: the AI takes
   his seat (no offence of his, docs/RATINGS.md) and his hand message is
@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 
 from tables import PLAYING, LiveError, ServiceUnavailable, TableService
-from telegram_bot.delivery.outgoing import Forbidden
+from telegram_bot.delivery.events import Forbidden
 from telegram_bot.state.chat_state import ChatStateStore
 
 log = logging.getLogger(__name__)

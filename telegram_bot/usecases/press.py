@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine import EngineError, view
-from tables import OPEN, PLAYING, LiveError, StaleVersion, TableService
+from tables import OPEN, PLAYING, LiveError, StaleVersion, TableService, WriteResult
 from tables.tables import moved_since
 from telegram_bot.buttons.callbacks import GameCb
 from telegram_bot.buttons.moves import (
@@ -325,6 +325,7 @@ class PressButton:
                 snap.version,
                 request_id=press.request_id,
                 rest_of_bout=rest_of_bout,
+                loaded=snap.loaded,  # #39: the table read once per press
             )
         except StaleVersion as lost:
             return lost
@@ -336,8 +337,23 @@ class PressButton:
             await self.ui.update_table(table_id, selections={press.user: None})
         seats = None if result.game_over else tuple(result.changed_seats)
         claim = self.claims.claim(table_id, result.version)
-        refresh = Refresh(table_id, seats, press.user, wrote=result.version, claim=claim)
+        refresh = Refresh(
+            table_id,
+            seats,
+            press.user,
+            wrote=result.version,
+            claim=claim,
+            written=_after(snap, result, press.request_id),  # drawn from (#39)
+            marked=self.marks is not None,
+        )
         return PressOutcome(PressStatus.APPLIED, version=result.version, change=refresh)
+
+
+def _after(snap: Snapshot, result: WriteResult, request_id: str) -> Snapshot | None:
+    """The table as the press's write left it (:meth:`tables.Loaded.after`; None:
+    the render reads it)."""
+    loaded = snap.loaded.after(result, request_id)
+    return None if loaded is None else Snapshot(loaded, snap.ui)
 
 
 def _still_a_pass(seat_view: dict[str, Any], button: GameCb) -> bool:

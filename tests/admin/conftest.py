@@ -1,5 +1,6 @@
-"""Fixtures of the admin API tests: ``app`` (the factory over the session's real
-Redis, under the test's own key prefix), ``client`` (Flask's test client) and
+"""Fixtures of the admin API tests: ``app`` (the product's factory,
+:func:`durak.wiring.admin_app` -- the bot's flood budgets wired in -- over the
+session's real Redis, under the test's own key prefix), ``client`` (Flask's test client) and
 ``svc`` (the app's own table service, to set up games as the bot would)."""
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 from flask_openapi3.openapi import OpenAPI
 
-from admin_api import create_app
 from admin_api.service import close_service, get_service
+from durak.wiring import admin_app
 from tables import SyncTableService
 
 ADMIN = "admin-secret-token"
@@ -46,7 +47,7 @@ def app_config(admin_redis_url: str, redis_prefix: str) -> dict[str, Any]:
 
 @pytest.fixture
 def app(app_config: dict[str, Any]) -> Iterator[OpenAPI]:
-    app = create_app(app_config)
+    app = admin_app(app_config)
     yield app
     close_service(app)
 

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 from admin_api.gunicorn_worker import OPTIONS
+from durak.wiring import ADMIN_APP
 from sandbox.launcher import GUNICORN_OPTIONS
 from tests.admin.conftest import ADMIN
 
@@ -35,7 +36,7 @@ def gunicorn(redis_url: str, redis_prefix: str) -> Iterator[int]:
     port = _free_port()
     env = dict(os.environ, REDIS_URL=redis_url, REDIS_PREFIX=redis_prefix, ADMIN_TOKEN=ADMIN)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "admin_api:create_app()",
+        [sys.executable, "-m", "gunicorn", ADMIN_APP,
          "--bind", f"127.0.0.1:{port}", *GUNICORN_OPTIONS],
         env=env,
         start_new_session=True,

@@ -3,13 +3,21 @@ the docs pages (served from the package: no CDN)."""
 
 from __future__ import annotations
 
+import os
 import random
 import re
+from typing import Any
 
+import pytest
 from flask.testing import FlaskClient
 
+from admin_api import budgets as budgets_mod
+from admin_api import create_app
+from admin_api.service import close_service
+from durak import cli
+from durak.wiring import ADMIN_APP, admin_app
 from tables import SyncTableService
-from tables.budgets import EPHEMERAL, PUBLIC
+from telegram_bot.state.budgets import EPHEMERAL, PUBLIC, Budgets
 from tests.admin.conftest import READER, auth, new_table
 
 
@@ -185,8 +193,9 @@ def test_learned_group_budgets(client: FlaskClient, svc: SyncTableService) -> No
     """#24: what the bot learned of a group's message budget from 429s, for
     operators -- the list, and low-cardinality gauges in /metrics."""
     assert client.get("/api/v1/flood/budgets", headers=auth()).get_json() == {"items": []}
-    svc.call(svc.service.budgets.refused, -1001, PUBLIC)
-    svc.call(svc.service.budgets.refused, -1002, EPHEMERAL)
+    budgets = Budgets(svc.service.kv)  # the bot's own state (#39)
+    svc.call(budgets.refused, -1001, PUBLIC)
+    svc.call(budgets.refused, -1002, EPHEMERAL)
     got = client.get("/api/v1/flood/budgets", headers=auth()).get_json()["items"]
     assert [(b["chat"], b["public"], b["counted"]) for b in got] == [
         (-1002, 10, True),
@@ -203,3 +212,47 @@ def test_learned_group_budgets(client: FlaskClient, svc: SyncTableService) -> No
         "durak_group_budget_public_min 10.0",
     ]:
         assert line in text, line
+
+
+def test_without_a_budgets_reader_nothing_is_learned(
+    app_config: dict[str, Any], svc: SyncTableService
+) -> None:
+    """#39: the admin API does not import the bot; built without the budgets
+    reader (a bare ``create_app``, not ``durak.wiring``), it lists no learned
+    budget and its gauges report none, whatever the bot learned."""
+    budgets = Budgets(svc.service.kv)
+    svc.call(budgets.refused, -1001, PUBLIC)
+    bare = create_app(app_config)
+    try:
+        client = bare.test_client()
+        assert client.get("/api/v1/flood/budgets", headers=auth()).get_json() == {"items": []}
+        text = client.get("/metrics").get_data(as_text=True)
+        for line in [
+            'durak_group_budgets{learned="any"} 0.0',
+            "durak_group_budget_public_min 20.0",
+            "durak_redis_up 1.0",
+        ]:
+            assert line in text, line
+    finally:
+        close_service(bare)
+
+
+def test_durak_admin_serves_the_wired_app(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``durak admin`` (the Procfile's ``web``) has gunicorn serve the product's
+    factory, the bot's budgets reader wired in (#39)."""
+    served: list[list[str]] = []
+
+    class Exec(Exception):
+        pass
+
+    def execvp(file: str, args: list[str]) -> None:
+        served.append(args)
+        raise Exec
+
+    monkeypatch.setenv("ADMIN_TOKEN", "t")
+    monkeypatch.setattr(os, "execvp", execvp)
+    with pytest.raises(Exec):
+        cli.main(["admin"])
+    assert served[0][:2] == ["gunicorn", ADMIN_APP]
+    assert ADMIN_APP == "durak.wiring:admin_app()"
+    assert budgets_mod.source_of(admin_app({"ADMIN_TOKEN": "t"})) is Budgets

@@ -67,3 +67,40 @@ async def test_a_leaver_is_refused_his_next_rated_lobby_at_once(
         assert (await h.svc.tables.load(table.id)).table.status == "playing"
         seated = (await h.svc.lobbies.lobby(other.id)).seats
         assert [s.user for s in seated] == [cat.id]
+
+
+async def test_a_cooling_player_is_refused_an_arena_by_its_join(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """#39, the one cooldown check: *Join* on an arena refuses a player in a
+    cooldown from rated games, saying why and for how long, as a rated lobby
+    does -- the refusal comes from the arena's own join (inside its
+    compare-and-set), no longer from a check of the bot's beside it."""
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        ann, cat = (fake.add_user(n, language_code="en") for n in ("Ann", "Cat"))
+        for u in (ann, cat):
+            u.start()
+            await u.wait_message(timeout=SAFETY)
+        now = int(h.clock() * 1000)
+        for i, at in enumerate((now - 3_600_000, now)):  # two offences: 10 minutes
+            walked = GameResult(
+                table=f"before{i}", game=1, variant="chuvash", chat=None, places=(2, 1),
+                loser=0, draw=False, seats=((ann.id, "Ann"), (99, "Zed")), at=at, rated=True,
+                away=(0,), taken=(0,),
+            )  # fmt: skip
+            assert await h.svc.ratings.settle(walked) is not None
+        group = cat.create_group("Arena", ann)
+        cat.add_bot_to(group)
+        cat.send("/arena", group)
+        setup = await cat.wait_message("A new arena", group, timeout=SAFETY)
+        await cat.press("Announce", message=setup, chat=group).wait_answer(SAFETY)
+        board = await cat.wait_message("Arena · Chuvash Rooster", group, timeout=SAFETY)
+        told = await ann.press("Join", message=board, chat=group).wait_answer(SAFETY)
+        assert "You left rated games unfinished" in (told.get("text") or ""), told
+        assert "10 min" in (told.get("text") or ""), told
+        arena = await h.svc.arenas.current(group.id)
+        assert arena is not None
+        assert arena.player(ann.id) is None
+        joined = await cat.press("Join", message=board, chat=group).wait_answer(SAFETY)
+        assert "You are in the arena" in (joined.get("text") or "")
+    assert not fake.stats.errors, fake.stats.error_texts

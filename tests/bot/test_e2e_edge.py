@@ -15,7 +15,7 @@ from aiogram.types import InlineKeyboardMarkup
 
 from sandbox.fake_api import FakeTelegram, Message, RateLimits, SimUser
 from telegram_bot.buttons.callbacks import GameCb, LobbyOp, SeatCb, parse_game
-from telegram_bot.delivery.coalesce import OnReplaced, Urgency
+from telegram_bot.delivery.coalesce import Urgency
 from telegram_bot.state.snapshot import Snapshot
 from tests.bot.e2e_kit import (
     SAFETY,
@@ -337,7 +337,6 @@ async def test_a_moves_own_notification_renders_nothing_more(
             markup: InlineKeyboardMarkup | None = None,
             urgency: Urgency = Urgency.NOW,
             *,
-            on_replaced: OnReplaced | None = None,
             version: str = "",
             receiver: int | None = None,
             gap: float | None = None,
@@ -349,7 +348,6 @@ async def test_a_moves_own_notification_renders_nothing_more(
                 text,
                 markup,
                 urgency,
-                on_replaced=on_replaced,
                 version=version,
                 receiver=receiver,
                 gap=gap,

@@ -11,6 +11,7 @@ import redis.asyncio as aredis
 
 from sandbox.fake_api.limits import FakeFloodControl, RateLimits
 from tables import LiveConfig, TableService
+from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.flood.gate import (
     LAST_RESORT,
     CallOptions,
@@ -194,7 +195,7 @@ async def test_group_counts_in_three_windows_atomically(
 async def test_keys_have_ttls(limiter: FloodLimiter, redis_url: str, redis_prefix: str) -> None:
     keys = limiter.keys
     assert await limiter.acquire(GROUP) == 0
-    assert (await limiter.admit_edit(EditTicket(PRIVATE, 7, "t", "m"))).wait == 0
+    assert (await limiter.admit_edit(EditTicket(Address(PRIVATE, 7), "t", "m"))).wait == 0
     for key in (keys.rate_all(), keys.rate_chat(GROUP), keys.rate_group(GROUP)):
         assert 0 < await limiter.kv.pttl(key) <= 62_000
     # a digest lives an hour past its last edit, not days
@@ -248,30 +249,32 @@ async def edit_wait(limiter: FloodLimiter, edit: EditTicket) -> float:
 
 
 async def test_edit_digest(limiter: FloodLimiter, clock: FakeClock) -> None:
-    assert await edit_wait(limiter, EditTicket(PRIVATE, 5, "t1", "m1")) == 0
-    assert await edit_wait(limiter, EditTicket(PRIVATE, 5, "t1", "m1")) == NOOP  # no token taken
-    assert await edit_wait(limiter, EditTicket(PRIVATE, 5, "t2", "m1")) == 0
-    assert await edit_wait(limiter, EditTicket(PRIVATE, 5, "t3", "m1")) == 0
+    assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 5), "t1", "m1")) == 0
+    assert (
+        await edit_wait(limiter, EditTicket(Address(PRIVATE, 5), "t1", "m1")) == NOOP
+    )  # no token taken
+    assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 5), "t2", "m1")) == 0
+    assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 5), "t3", "m1")) == 0
     # out of tokens: refused, and the digest is not recorded
-    assert await edit_wait(limiter, EditTicket(PRIVATE, 5, "t4", "m1")) > 0
+    assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 5), "t4", "m1")) > 0
     assert await limiter.last_digest(PRIVATE, 5) == "t3:m1"
     # even when out of tokens
-    assert await edit_wait(limiter, EditTicket(PRIVATE, 5, "t3", "m1")) == NOOP
+    assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 5), "t3", "m1")) == NOOP
     await limiter.forget(PRIVATE, 5)
     assert await limiter.last_digest(PRIVATE, 5) is None
     await limiter.remember(PRIVATE, 6, "sent", "kb")
-    assert await edit_wait(limiter, EditTicket(PRIVATE, 6, "sent", "kb")) == NOOP
+    assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 6), "sent", "kb")) == NOOP
     # a markup-only edit compares the markup and keeps the text
-    assert await edit_wait(limiter, EditTicket(PRIVATE, 6, None, "kb")) == NOOP
+    assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 6), None, "kb")) == NOOP
     clock.advance(10)
-    assert await edit_wait(limiter, EditTicket(PRIVATE, 6, None, "kb2")) == 0
+    assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 6), None, "kb2")) == 0
     assert await limiter.last_digest(PRIVATE, 6) == "sent:kb2"
-    assert await edit_wait(limiter, EditTicket(PRIVATE, 6, "sent", "kb2")) == NOOP
+    assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 6), "sent", "kb2")) == NOOP
     # unknown message: a markup-only edit is never a no-op
-    assert await edit_wait(limiter, EditTicket(PRIVATE, 7, None, "kb")) == 0
+    assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 7), None, "kb")) == 0
     assert await limiter.last_digest(PRIVATE, 7) == "?:kb"
     with pytest.raises(ValueError, match="bad content digest 'a:b'"):
-        await limiter.admit_edit(EditTicket(PRIVATE, 7, "a:b", "kb"))
+        await limiter.admit_edit(EditTicket(Address(PRIVATE, 7), "a:b", "kb"))
 
 
 async def test_an_edit_that_never_came_back_is_no_reason_to_drop_the_next(
@@ -282,22 +285,24 @@ async def test_an_edit_that_never_came_back_is_no_reason_to_drop_the_next(
     showed; every later render of that content was dropped as a no-op, and a
     hand stayed one version behind for good.  A digest taken under a lease is
     pending until the lease is released."""
-    one = EditTicket(PRIVATE, 9, "t1", "m1", "t#1", "dead.1")
+    one = EditTicket(Address(PRIVATE, 9), "t1", "m1", "t#1", "dead.1")
     assert await edit_wait(limiter, one) == 0  # then the process is killed
     # while its lease may last, the same content by another call waits for it
-    again = EditTicket(PRIVATE, 9, "t1", "m1", "t#1", "live.1")
+    again = EditTicket(Address(PRIVATE, 9), "t1", "m1", "t#1", "live.1")
     assert await edit_wait(limiter, again) == BUSY
     assert await limiter.last_digest(PRIVATE, 9) is None  # in flight: unknown
     clock.advance(limiter.config.edit_lease + 1)  # its lease lapsed: never released
     assert await edit_wait(limiter, again) == 0  # goes out, not a no-op
     assert await limiter.release_edit(PRIVATE, 9, "live.1")
     assert await limiter.last_digest(PRIVATE, 9) == "t1:m1"  # confirmed
-    third = EditTicket(PRIVATE, 9, "t1", "m1", "t#1", "live.2")
+    third = EditTicket(Address(PRIVATE, 9), "t1", "m1", "t#1", "live.2")
     assert await edit_wait(limiter, third) == NOOP
     # an older version is still refused while an edit is pending
     clock.advance(10)
-    assert await edit_wait(limiter, EditTicket(PRIVATE, 9, "t2", "m2", "t#2", "x.1")) == 0
-    assert await edit_wait(limiter, EditTicket(PRIVATE, 9, "t1", "m1", "t#1", "y.1")) == STALE
+    assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 9), "t2", "m2", "t#2", "x.1")) == 0
+    assert (
+        await edit_wait(limiter, EditTicket(Address(PRIVATE, 9), "t1", "m1", "t#1", "y.1")) == STALE
+    )
 
 
 async def test_a_prepaid_edit_compares_and_records_without_tokens(
@@ -308,16 +313,20 @@ async def test_a_prepaid_edit_compares_and_records_without_tokens(
         pass
     bucket = await entries(limiter, limiter.keys.rate_chat(PRIVATE))
     # no token needed
-    assert await edit_wait(limiter, EditTicket(PRIVATE, 8, "t1", "m1", prepaid=True)) == 0
+    assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 8), "t1", "m1", prepaid=True)) == 0
     assert await limiter.last_digest(PRIVATE, 8) == "t1:m1"
     # shows this already
-    assert await edit_wait(limiter, EditTicket(PRIVATE, 8, "t1", "m1", prepaid=True)) == NOOP
-    assert await edit_wait(limiter, EditTicket(PRIVATE, 8, None, "m1", prepaid=True)) == NOOP
-    assert await edit_wait(limiter, EditTicket(PRIVATE, 8, None, "m2", prepaid=True)) == 0
+    assert (
+        await edit_wait(limiter, EditTicket(Address(PRIVATE, 8), "t1", "m1", prepaid=True)) == NOOP
+    )
+    assert (
+        await edit_wait(limiter, EditTicket(Address(PRIVATE, 8), None, "m1", prepaid=True)) == NOOP
+    )
+    assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 8), None, "m2", prepaid=True)) == 0
     assert await limiter.last_digest(PRIVATE, 8) == "t1:m2"
     assert await entries(limiter, limiter.keys.rate_chat(PRIVATE)) == bucket  # untouched
     with pytest.raises(ValueError, match="bad content digest 'a:b'"):
-        await limiter.admit_edit(EditTicket(PRIVATE, 8, "a:b", "m1", prepaid=True))
+        await limiter.admit_edit(EditTicket(Address(PRIVATE, 8), "a:b", "m1", prepaid=True))
 
 
 async def test_refund_gives_entries_back_never_beyond_the_limit(
@@ -456,7 +465,7 @@ async def test_an_edit_past_its_patience_still_waits_for_the_message_lease(
     """Another call's edit of the message is in flight (its lease): an edit that
     waited past ``max_wait`` went out beside it, without tokens or the lease.  It
     waits for the lease to end (here: lapse, 5 s) and takes it."""
-    one = EditTicket(PRIVATE, 9, "t1", "m1", "t#1", "dead.1")
+    one = EditTicket(Address(PRIVATE, 9), "t1", "m1", "t#1", "dead.1")
     assert await edit_wait(limiter, one) == 0  # then its process is killed
 
     async def sleep(seconds: float) -> None:
@@ -466,7 +475,7 @@ async def test_an_edit_past_its_patience_still_waits_for_the_message_lease(
     lease = EditLease("live.1")
     start = clock()
     options = CallOptions(version="t#2")
-    assert await gate.admit(PRIVATE, (PRIVATE, 9), ("t2", "m2"), options, lease)
+    assert await gate.admit(Address(PRIVATE, 9), ("t2", "m2"), options, lease)
     assert lease.held
     assert clock() - start >= limiter.config.edit_lease
     assert clock() - start < 2.0 * LAST_RESORT
@@ -519,9 +528,9 @@ async def test_the_gate_tracks_every_call_until_its_answer(
     gate = FloodGate(limiter, sleep=asyncio.sleep, max_wait=2.0, stats=OutgoingStats())
     window = limiter.config.per_chat
     sent, edited = Receipt(), Receipt()
-    assert await gate.admit(PRIVATE, None, None, CallOptions(), receipt=sent)
+    assert await gate.admit(Address(PRIVATE), None, CallOptions(), receipt=sent)
     options = CallOptions(version="t#1")
-    assert await gate.admit(PRIVATE, (PRIVATE, 9), ("t1", "m1"), options, receipt=edited)
+    assert await gate.admit(Address(PRIVATE, 9), ("t1", "m1"), options, receipt=edited)
     clock.advance(window.seconds + 0.5)
     assert await takes(other, PRIVATE) == window.limit - 2  # both may still arrive
     await gate.stamp(sent)

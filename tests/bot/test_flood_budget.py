@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from tables import LiveConfig, TableService
+from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.flood.gate import (
     LAST_RESORT,
     CallOptions,
@@ -23,6 +23,7 @@ from telegram_bot.delivery.flood.gate import (
 from telegram_bot.delivery.flood.limiter import FloodConfig, FloodLimiter
 from telegram_bot.delivery.flood.rates import Verdict
 from telegram_bot.delivery.waiting_line import ACTOR, OTHERS, OWN_VIEW, TABLE, Priority, RankedLine
+from telegram_bot.state.budgets import BudgetRules, Budgets
 from tests.tables.conftest import FakeClock
 
 GROUP = -100555
@@ -44,9 +45,9 @@ async def make_limiter(
 
     def make(*, counted: bool = True) -> FloodLimiter:
         svc = TableService.from_url(redis_url, LiveConfig(prefix=redis_prefix), clock=clock)
-        svc.budgets.rules = replace(svc.budgets.rules, counted=counted)
+        budgets = Budgets(svc.kv, BudgetRules(counted=counted), clock=clock)
         made.append(svc)
-        return FloodLimiter(svc.kv, FloodConfig(), clock=clock, budgets=svc.budgets)
+        return FloodLimiter(svc.kv, FloodConfig(), clock=clock, budgets=budgets)
 
     yield make
     for svc in made:
@@ -57,8 +58,8 @@ async def zcard(limiter: FloodLimiter, key: str) -> int:
     return int(await limiter.kv.store.one(lambda p: p.zcard(key)))
 
 
-async def take(limiter: FloodLimiter, **how: object) -> float:
-    return (await limiter.take(GROUP, **how)).wait  # type: ignore[arg-type]
+async def take(limiter: FloodLimiter, to: Address | None = None) -> float:
+    return (await limiter.take(to or Address(GROUP))).wait
 
 
 async def test_counted_ephemerals_share_the_groups_minute(
@@ -66,7 +67,7 @@ async def test_counted_ephemerals_share_the_groups_minute(
 ) -> None:
     limiter = make_limiter(counted=True)
     for i in range(20):
-        assert await take(limiter, ephemeral=True, message_id=-(i + 1)) == 0
+        assert await take(limiter, Address(GROUP, i + 1, receiver=i + 1)) == 0
         clock.advance(PACE)
     assert await zcard(limiter, limiter.keys.rate_group(GROUP)) == 20
     assert await take(limiter) > 0  # a public write waits for the minute
@@ -77,7 +78,7 @@ async def test_ephemerals_apart_leave_the_public_minute_alone(
 ) -> None:
     limiter = make_limiter(counted=False)
     for i in range(25):  # more than the public 20, each to its own member's message
-        assert await take(limiter, ephemeral=True, message_id=-(i + 1)) == 0
+        assert await take(limiter, Address(GROUP, i + 1, receiver=i + 1)) == 0
         clock.advance(PACE)
     k = limiter.keys
     assert await zcard(limiter, k.rate_group(GROUP)) == 0
@@ -86,10 +87,10 @@ async def test_ephemerals_apart_leave_the_public_minute_alone(
         assert await take(limiter) == 0
         clock.advance(PACE)
     assert await take(limiter) > 0
-    # one member's message keeps the per-chat pace: 3 in any 4 s
+    # one member's messages keep the per-chat pace: 3 in any 4 s
     for _ in range(3):
-        assert await take(limiter, ephemeral=True, message_id=-99) == 0
-    assert await take(limiter, ephemeral=True, message_id=-99) > 0
+        assert await take(limiter, Address(GROUP, 99, receiver=99)) == 0
+    assert await take(limiter, Address(GROUP, 99, receiver=99)) > 0
 
 
 async def test_one_members_ephemeral_sends_and_edits_share_his_window(
@@ -100,13 +101,13 @@ async def test_one_members_ephemeral_sends_and_edits_share_his_window(
     window (3 in any 3 s) -- the CI's 429s of an in-group game came from the
     per-message windows, which let a send and another message's edit through."""
     limiter = make_limiter(counted=False)
-    assert await take(limiter, ephemeral=True, receiver=7) == 0  # a new ephemeral message
-    assert await take(limiter, ephemeral=True, message_id=-1, receiver=7) == 0
-    assert await take(limiter, ephemeral=True, message_id=-2, receiver=7) == 0
-    assert await take(limiter, ephemeral=True, message_id=-3, receiver=7) > 0
-    assert await take(limiter, ephemeral=True, receiver=7) > 0
+    assert await take(limiter, Address(GROUP, receiver=7)) == 0  # a new ephemeral message
+    assert await take(limiter, Address(GROUP, 1, receiver=7)) == 0
+    assert await take(limiter, Address(GROUP, 2, receiver=7)) == 0
+    assert await take(limiter, Address(GROUP, 3, receiver=7)) > 0
+    assert await take(limiter, Address(GROUP, receiver=7)) > 0
     # another member's window is his own
-    assert await take(limiter, ephemeral=True, message_id=-4, receiver=8) == 0
+    assert await take(limiter, Address(GROUP, 4, receiver=8)) == 0
     assert await zcard(limiter, limiter.keys.rate_receiver(GROUP, 7)) == 3
 
 
@@ -133,13 +134,13 @@ async def test_a_429_the_shared_minute_explains_makes_ephemerals_counted(
     limiter = make_limiter(counted=False)
     for i in range(10):
         assert await take(limiter) == 0
-        assert await take(limiter, ephemeral=True, message_id=-(i + 1)) == 0
+        assert await take(limiter, Address(GROUP, i + 1, receiver=i + 1)) == 0
         clock.advance(2 * PACE)
-    learned = await limiter.refused(GROUP, ephemeral=True)
+    learned = await limiter.refused(Address(GROUP, receiver=1))
     assert learned is not None
     assert learned.counted
     # from now on an ephemeral write counts in the group's minute: it is full
-    assert await take(limiter, ephemeral=True, message_id=-50) > 0
+    assert await take(limiter, Address(GROUP, 50, receiver=50)) > 0
 
 
 async def test_a_private_chat_learns_nothing(make_limiter: Callable[..., FloodLimiter]) -> None:
@@ -179,7 +180,7 @@ async def test_a_groups_waiting_calls_go_by_what_they_are_worth(
     admitted: list[str] = []
 
     async def write(name: str, options: CallOptions) -> None:
-        assert await gate.admit(GROUP, None, None, options)
+        assert await gate.admit(Address(GROUP), None, options)
         admitted.append(name)
 
     table = asyncio.create_task(write("table", CallOptions(Priority.DEFERRED, rank=TABLE)))
@@ -260,7 +261,7 @@ async def test_a_call_past_its_patience_still_waits_for_a_token(
     gate = FloodGate(limiter, sleep=sleep, max_wait=20.0, stats=OutgoingStats())
     options = CallOptions(Priority.DEFERRED, rank=TABLE)
     start = clock()
-    assert await asyncio.wait_for(gate.admit(GROUP, None, None, options), 5)
+    assert await asyncio.wait_for(gate.admit(Address(GROUP), None, options), 5)
     assert clock() - start < 20.0 * LAST_RESORT  # not the last resort: a token
     assert len(grabbed) == 3  # it ran out of patience long before
     assert len(tokens) == 1  # and still went out with a token of the minute
@@ -282,20 +283,24 @@ async def test_one_burst_of_429s_through_the_gates_cuts_the_budget_once(
         FloodGate(x, sleep=asyncio.sleep, max_wait=600.0, stats=OutgoingStats()) for x in (a, b)
     ]
     calls = [(gates[0], Receipt()), (gates[1], Receipt()), (gates[0], Receipt())]
-    ticket = await gates[0].prepay(GROUP, Priority.DEFERRED)  # the third's tokens, paid ahead
+    ticket = await gates[0].prepay(
+        Address(GROUP), Priority.DEFERRED
+    )  # the third's tokens, paid ahead
     for i, (gate, receipt) in enumerate(calls):
         options = CallOptions(prepaid=ticket) if i == 2 else CallOptions()
-        assert await gate.admit(GROUP, None, None, options, receipt=receipt)
+        assert await gate.admit(Address(GROUP), None, options, receipt=receipt)
         assert receipt.generation == 0  # the documented budget: no record yet
-    await asyncio.gather(*(gate.hold(GROUP, 3.0, generation=r.generation) for gate, r in calls))
+    await asyncio.gather(
+        *(gate.hold(Address(GROUP), 3.0, generation=r.generation) for gate, r in calls)
+    )
     budget = await a.budget(GROUP)
     assert budget is not None
     assert (budget.public, budget.refused_public) == (10, 3)
     clock.advance(3.0)  # the hold is over
     later = Receipt()
-    assert await gates[1].admit(GROUP, None, None, CallOptions(), receipt=later)
+    assert await gates[1].admit(Address(GROUP), None, CallOptions(), receipt=later)
     assert later.generation == budget.generation  # admitted under the cut budget
-    await gates[1].hold(GROUP, 3.0, generation=later.generation)
+    await gates[1].hold(Address(GROUP), 3.0, generation=later.generation)
     again = await b.budget(GROUP)
     assert again is not None
     assert (again.public, again.refused_public) == (5, 4)
@@ -311,11 +316,11 @@ async def test_a_429_of_unknown_generation_within_the_bursts_retry_after_cuts_no
     budgets = limiter.budgets
     assert budgets is not None
     gate = FloodGate(limiter, sleep=asyncio.sleep, max_wait=600.0, stats=OutgoingStats())
-    await gate.hold(GROUP, 30.0, generation=0)
+    await gate.hold(Address(GROUP), 30.0, generation=0)
     clock.advance(10.0)
-    await gate.hold(GROUP, 30.0)
+    await gate.hold(Address(GROUP), 30.0)
     budget = await budgets.get(GROUP)
     assert (budget.public, budget.refused_public) == (10, 2)
     clock.advance(20.0)
-    await gate.hold(GROUP, 30.0)
+    await gate.hold(Address(GROUP), 30.0)
     assert (await budgets.get(GROUP)).public == 5

@@ -13,6 +13,7 @@ import pytest
 from redis.crc import key_slot
 
 from tables import LiveConfig, TableService
+from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.flood.hold import ChatHold
 from telegram_bot.delivery.flood.limiter import (
     NOOP,
@@ -83,8 +84,8 @@ async def test_every_script_call_names_keys_of_one_slot(
     spied(limiter, hold, calls)
     for chat in (PRIVATE, GROUP, GROUP - 1):
         await limiter.acquire(chat)
-        await limiter.admit_edit(EditTicket(chat, 7, "t", "m", table_version("T", 3)))
-        prepaid = EditTicket(chat, 7, "t2", "m", table_version("T", 4), prepaid=True)
+        await limiter.admit_edit(EditTicket(Address(chat, 7), "t", "m", table_version("T", 3)))
+        prepaid = EditTicket(Address(chat, 7), "t2", "m", table_version("T", 4), prepaid=True)
         await limiter.admit_edit(prepaid)
         await limiter.headroom(chat)
         await limiter.refund(chat)
@@ -171,30 +172,39 @@ async def test_an_edit_never_shows_an_older_version(
 ) -> None:
     a, b = make_limiter(), make_limiter()
     v = {n: table_version("T1", n) for n in range(1, 10)}
-    assert await edit_wait(a, EditTicket(PRIVATE, 9, "v5", "kb", v[5])) == 0
+    assert await edit_wait(a, EditTicket(Address(PRIVATE, 9), "v5", "kb", v[5])) == 0
     zrange = a.kv.script("return redis.call('ZRANGE', KEYS[1], 0, -1)")
     bucket = await zrange([a.keys.rate_chat(PRIVATE)], [])
-    assert await edit_wait(b, EditTicket(PRIVATE, 9, "v4", "kb", v[4])) == STALE  # nothing taken
-    assert await edit_wait(b, EditTicket(PRIVATE, 9, "v4", "kb", v[4], prepaid=True)) == STALE
+    assert (
+        await edit_wait(b, EditTicket(Address(PRIVATE, 9), "v4", "kb", v[4])) == STALE
+    )  # nothing taken
+    assert (
+        await edit_wait(b, EditTicket(Address(PRIVATE, 9), "v4", "kb", v[4], prepaid=True)) == STALE
+    )
     assert await zrange([a.keys.rate_chat(PRIVATE)], []) == bucket
     assert await b.shown(PRIVATE, 9) == ("v5:kb", "T1#5")
-    assert await edit_wait(b, EditTicket(PRIVATE, 9, "v5", "kb", v[5])) == NOOP
+    assert await edit_wait(b, EditTicket(Address(PRIVATE, 9), "v5", "kb", v[5])) == NOOP
     # same version: allowed
-    assert await edit_wait(b, EditTicket(PRIVATE, 9, "v5", "kb2", v[5])) == 0
+    assert await edit_wait(b, EditTicket(Address(PRIVATE, 9), "v5", "kb2", v[5])) == 0
     clock.advance(5)
-    assert await edit_wait(b, EditTicket(PRIVATE, 9, "v6", "kb", v[6])) == 0
-    assert await edit_wait(a, EditTicket(PRIVATE, 9, "v5", "kb", v[5], prepaid=True)) == STALE
+    assert await edit_wait(b, EditTicket(Address(PRIVATE, 9), "v6", "kb", v[6])) == 0
+    assert (
+        await edit_wait(a, EditTicket(Address(PRIVATE, 9), "v5", "kb", v[5], prepaid=True)) == STALE
+    )
     # a no-op of a newer version raises the version shown
-    assert await edit_wait(a, EditTicket(PRIVATE, 9, "v6", "kb", v[8])) == NOOP
+    assert await edit_wait(a, EditTicket(Address(PRIVATE, 9), "v6", "kb", v[8])) == NOOP
     assert await a.shown(PRIVATE, 9) == ("v6:kb", "T1#8")
-    assert await edit_wait(b, EditTicket(PRIVATE, 9, "v7", "kb", v[7])) == STALE
+    assert await edit_wait(b, EditTicket(Address(PRIVATE, 9), "v7", "kb", v[7])) == STALE
     # unversioned edits (a notice) are never refused and keep the version
     clock.advance(5)
-    assert await edit_wait(b, EditTicket(PRIVATE, 9, "note", "kb")) == 0
+    assert await edit_wait(b, EditTicket(Address(PRIVATE, 9), "note", "kb")) == 0
     assert await b.shown(PRIVATE, 9) == ("note:kb", "T1#8")
     # another table in the same message (a rematch) starts its own versions
     clock.advance(5)
-    assert await edit_wait(b, EditTicket(PRIVATE, 9, "new", "kb", table_version("T2", 1))) == 0
+    assert (
+        await edit_wait(b, EditTicket(Address(PRIVATE, 9), "new", "kb", table_version("T2", 1)))
+        == 0
+    )
     assert await b.shown(PRIVATE, 9) == ("new:kb", "T2#1")
 
 
@@ -205,17 +215,20 @@ async def test_a_failed_edit_forgets_the_content_but_keeps_the_version(
     version than it was asked to show is still refused -- also a retry of it
     made by another process after the forget."""
     a, b = make_limiter(), make_limiter()
-    v7 = EditTicket(PRIVATE, 11, "v7", "kb", table_version("T1", 7))
+    v7 = EditTicket(Address(PRIVATE, 11), "v7", "kb", table_version("T1", 7))
     assert await edit_wait(a, v7) == 0
     await b.forget(PRIVATE, 11)
     assert await a.last_digest(PRIVATE, 11) is None  # the content is unknown
     assert await a.shown(PRIVATE, 11) == ("?:?", "T1#7")
     clock.advance(5)
-    assert await edit_wait(a, EditTicket(PRIVATE, 11, "v5", "kb", table_version("T1", 5))) == STALE
+    assert (
+        await edit_wait(a, EditTicket(Address(PRIVATE, 11), "v5", "kb", table_version("T1", 5)))
+        == STALE
+    )
     assert await edit_wait(a, v7) == 0  # sent again
     await a.forget(PRIVATE, 12)  # no record: nothing to keep
     assert await a.shown(PRIVATE, 12) is None
-    assert await edit_wait(a, EditTicket(PRIVATE, 13, "x", "kb")) == 0
+    assert await edit_wait(a, EditTicket(Address(PRIVATE, 13), "x", "kb")) == 0
     await a.forget(PRIVATE, 13)  # no version: the record goes
     assert await a.shown(PRIVATE, 13) is None
 
@@ -226,13 +239,13 @@ async def test_the_last_edit_of_a_message_is_shared(
     """Any process's edit starts the message's gap; a deferred edit that finds
     nothing to wait for claims it at once (before its tokens are even taken)."""
     a, b = make_limiter(), make_limiter()
-    assert await edit_wait(a, EditTicket(GROUP, 5, "v1", "kb")) == 0
-    assert (await b.headroom(GROUP, 5, 3.0)).message == pytest.approx(3.0)
-    assert (await b.headroom(GROUP, 6, 3.0)).message == 0  # another message
+    assert await edit_wait(a, EditTicket(Address(GROUP, 5), "v1", "kb")) == 0
+    assert (await b.headroom(Address(GROUP, 5), 3.0)).message == pytest.approx(3.0)
+    assert (await b.headroom(Address(GROUP, 6), 3.0)).message == 0  # another message
     assert (await b.headroom(GROUP)).message == 0  # not asked
     clock.advance(1)
-    assert (await b.headroom(GROUP, 5, 3.0)).message == pytest.approx(2.0)
+    assert (await b.headroom(Address(GROUP, 5), 3.0)).message == pytest.approx(2.0)
     clock.advance(2)
-    assert await b.headroom(GROUP, 5, 3.0) == (0, 0, 0)  # go -- and claimed
-    assert (await a.headroom(GROUP, 5, 3.0)).message == pytest.approx(3.0)
-    assert (await a.headroom(GROUP, 5, 1.0)).message == pytest.approx(1.0)  # its own gap
+    assert await b.headroom(Address(GROUP, 5), 3.0) == (0, 0, 0)  # go -- and claimed
+    assert (await a.headroom(Address(GROUP, 5), 3.0)).message == pytest.approx(3.0)
+    assert (await a.headroom(Address(GROUP, 5), 1.0)).message == pytest.approx(1.0)  # its own gap

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -21,6 +20,7 @@ from telegram_bot.delivery.coalesce import Delivery, Urgency
 from telegram_bot.delivery.flood.hold import ChatHold
 from telegram_bot.delivery.flood.limiter import FloodLimiter
 from telegram_bot.delivery.outgoing import install
+from telegram_bot.state.budgets import BudgetRules, Budgets
 from tests.bot.test_outgoing import VirtualTime
 
 
@@ -199,8 +199,8 @@ async def test_ephemerals_assumed_apart_learn_from_one_429_that_they_count(
     go out at their own pace and nothing is learned."""
     vtime = VirtualTime(clock)
     svc = TableService.from_url(redis_url, LiveConfig(prefix=redis_prefix), clock=clock)
-    svc.budgets.rules = replace(svc.budgets.rules, counted=False)
-    limiter = FloodLimiter(svc.kv, clock=clock, budgets=svc.budgets)
+    budgets = Budgets(svc.kv, BudgetRules(counted=False), clock=clock)
+    limiter = FloodLimiter(svc.kv, clock=clock, budgets=budgets)
     limits = RateLimits(per_chat_burst=30, ephemeral_counted=telegram_counts)
     async with FakeTelegram(limits=limits, clock=clock) as fake:
         bot = fake.make_bot()
@@ -221,7 +221,7 @@ async def test_ephemerals_assumed_apart_learn_from_one_429_that_they_count(
             await vtime.run(hands())
         finally:
             await bot.session.close()
-            budget = await svc.budgets.get(group.id)
+            budget = await budgets.get(group.id)
             await svc.aclose()
         got = [m for m in members if any(e.text == f"hand of {m.id}" for e in m.messages(group))]
         assert len(got) == 30
@@ -251,7 +251,7 @@ async def test_one_burst_of_429s_from_three_processes_cuts_the_budget_once(
     ]
     bots = [fake.make_bot() for _ in services]
     for svc, bot in zip(services, bots, strict=True):
-        limiter = FloodLimiter(svc.kv, clock=clock, budgets=svc.budgets)
+        limiter = FloodLimiter(svc.kv, clock=clock, budgets=Budgets(svc.kv, clock=clock))
         vtime.watch(install(bot, limiter, sleep=vtime.sleep))
     alice = fake.add_user("Alice")
     group = alice.create_group("Table")
@@ -281,7 +281,7 @@ async def test_one_burst_of_429s_from_three_processes_cuts_the_budget_once(
     start = clock.now
     try:
         await vtime.run(*(bot.send_message(group.id, f"p{i}") for i, bot in enumerate(bots)))
-        budget = await services[0].budgets.get(group.id)
+        budget = await Budgets(services[0].kv, clock=clock).get(group.id)
     finally:
         for bot in bots:
             await bot.session.close()
@@ -310,7 +310,7 @@ async def test_a_late_429_of_a_write_admitted_before_the_cut_cuts_nothing(
     ]
     bot_a, bot_b = (fake.make_bot() for _ in services)
     for svc, bot in zip(services, (bot_a, bot_b), strict=True):
-        limiter = FloodLimiter(svc.kv, clock=clock, budgets=svc.budgets)
+        limiter = FloodLimiter(svc.kv, clock=clock, budgets=Budgets(svc.kv, clock=clock))
         install(bot, limiter, sleep=vtime.sleep)
     alice = fake.add_user("Alice")
     group = alice.create_group("Table")
@@ -340,7 +340,7 @@ async def test_a_late_429_of_a_write_admitted_before_the_cut_cuts_nothing(
         await elsewhere()  # the group's burst is spent again when B's write arrives
         arrive.set()
         await asyncio.wait_for(late, 10)
-        budget = await services[0].budgets.get(group.id)
+        budget = await Budgets(services[0].kv, clock=clock).get(group.id)
     finally:
         for bot in (bot_a, bot_b, other):
             await bot.session.close()

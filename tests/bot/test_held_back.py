@@ -1,7 +1,7 @@
 """Views held back by the group's flood limit are reported (#24 item 6): an edit
 of a player's hand in the group (an ephemeral message) that waits for the
-group's budget longer than ``held_after`` seconds is told to ``on_held`` --
-once for that wait; an edit that goes out at once, or that only keeps its
+group's budget longer than ``held_after`` seconds is told as a
+:class:`HeldBack` event on the delivery's queue (#39) -- once for that wait; an edit that goes out at once, or that only keeps its
 coalescing gap, is not; nor is a private chat's.  An edit asked with
 ``join=True`` joins the pending edit (no write of its own) or is dropped.
 
@@ -14,7 +14,7 @@ waits are seconds long, the threshold a fraction of one."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 import pytest
@@ -46,6 +46,16 @@ class Rig:
     alice: SimUser
     bob: SimUser
     held: list[HeldBack] = field(default_factory=list)
+    # what the layer above does with each (the product: the publisher's hint)
+    on_held: Callable[[HeldBack], Awaitable[None]] | None = None
+
+    async def read(self) -> None:
+        """The dispatcher above: the delivery's events, as they come."""
+        async for event in self.delivery.events:
+            if isinstance(event, HeldBack):
+                self.held.append(event)
+                if self.on_held is not None:
+                    await self.on_held(event)
 
     async def hand(self, user: SimUser, text: str = "hand v1") -> int:
         """A hand in the group that only ``user`` sees; its key (minus its id)."""
@@ -68,13 +78,11 @@ class Rig:
         await self.delivery.flush()
         for _ in range(int(SAFETY / 0.02)):
             if not self.delivery.held.watching:
+                for _ in range(10):  # the reader takes the last events
+                    await asyncio.sleep(0)
                 return
             await asyncio.sleep(0.02)
         raise AssertionError("a wait is still watched")
-
-
-async def _nothing(*_args: object) -> None:
-    return None
 
 
 @pytest.fixture
@@ -88,23 +96,18 @@ async def rig(redis_url: str, redis_prefix: str) -> AsyncIterator[Rig]:
             soon_delay=0.0,
             later_delay=GAP,
             table_delay=GAP,
-            on_forbidden=_nothing,
-            on_replaced=_nothing,
+            held_after=AFTER,
         )
-        delivery.held.after = AFTER
         alice, bob = fake.add_user("Alice"), fake.add_user("Bob")
         alice.start()
         group = alice.create_group("Card night", bob)
         alice.add_bot_to(group)
         rig = Rig(fake, bot, delivery, group, alice, bob)
-
-        async def on_held(held: HeldBack) -> None:
-            rig.held.append(held)
-
-        delivery.on_held = on_held
+        reader = asyncio.create_task(rig.read())
         try:
             yield rig
         finally:
+            reader.cancel()
             await delivery.aclose()
             await bot.session.close()
             await svc.aclose()
@@ -163,7 +166,6 @@ async def test_a_joined_edit_rides_with_the_held_back_one(rig: Rig) -> None:
     a_key, b_key = await rig.hand(rig.alice), await rig.hand(rig.bob)
 
     async def on_held(held: HeldBack) -> None:
-        rig.held.append(held)
         await rig.delivery.edit(
             held.chat_id,
             held.message_id,
@@ -175,7 +177,7 @@ async def test_a_joined_edit_rides_with_the_held_back_one(rig: Rig) -> None:
             join=True,
         )
 
-    rig.delivery.on_held = on_held
+    rig.on_held = on_held
     rig.fake.world.limiter.spend(rig.group.id, True, SPENT)
     first = asyncio.create_task(
         rig.delivery.edit(

@@ -17,7 +17,9 @@ from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 from sandbox.fake_api import Chat, FakeTelegram, ManualClock, RateLimits, SimUser
 from sandbox.fake_api import Message as MessageRecord
 from tables import LiveConfig, TableService
+from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.coalesce import Delivery, Urgency
+from telegram_bot.delivery.events import Events, PrivateForbidden, Replaced
 from telegram_bot.delivery.flood.limiter import FloodLimiter
 from telegram_bot.delivery.outgoing import (
     CallOptions,
@@ -134,9 +136,23 @@ async def free(limiter: FloodLimiter, key: str) -> float:
     return float(window.limit - int(await count([key], [since])))
 
 
+class Closures(list[tuple[int, Forbidden]]):
+    """The 403s of private chats the middleware told so far (#39: as events)."""
+
+    def __init__(self, events: Events) -> None:
+        super().__init__()
+        self.events = events
+
+    def read(self) -> Closures:
+        self.extend(
+            (e.user, e.kind) for e in self.events.drain() if isinstance(e, PrivateForbidden)
+        )
+        return self
+
+
 @pytest.fixture
-def forbidden_calls() -> list[tuple[int, Forbidden]]:
-    return []
+def forbidden_calls(outgoing: Outgoing) -> Closures:
+    return Closures(outgoing.events)
 
 
 @pytest.fixture
@@ -144,13 +160,9 @@ def outgoing(
     bot: Bot,
     limiter: FloodLimiter,
     sleep: Callable[[float], Awaitable[None]],
-    forbidden_calls: list[tuple[int, Forbidden]],
     vtime: VirtualTime,
 ) -> Outgoing:
-    async def on_forbidden(user_id: int, kind: Forbidden) -> None:
-        forbidden_calls.append((user_id, kind))
-
-    return vtime.watch(install(bot, limiter, sleep=sleep, on_forbidden=on_forbidden))
+    return vtime.watch(install(bot, limiter, sleep=sleep))
 
 
 @pytest.fixture
@@ -331,7 +343,7 @@ async def test_a_call_with_prepaid_tokens_takes_none_again(
     assert await tokens() == pytest.approx(paid)
     await outgoing.settle(ticket)  # used: nothing goes back
     assert await tokens() == pytest.approx(paid)
-    other = Prepaid(alice.id + 1)  # another chat's ticket pays nothing here
+    other = Prepaid(Address(alice.id + 1))  # another chat's ticket pays nothing here
     await outgoing.call(bot, SendMessage(chat_id=alice.id, text="v2"), CallOptions(prepaid=other))
     assert await tokens() == pytest.approx(paid - 1)
     assert not other.used
@@ -448,13 +460,13 @@ async def test_429_retries_are_bounded(fake: FakeTelegram, bot: Bot, alice: SimU
     assert out.stats.retry_after == 3
 
 
-async def test_403_calls_the_hook(
-    fake: FakeTelegram, bot: Bot, outgoing: Outgoing, forbidden_calls: list[tuple[int, Forbidden]]
+async def test_403_is_told(
+    fake: FakeTelegram, bot: Bot, outgoing: Outgoing, forbidden_calls: Closures
 ) -> None:
     bob = fake.add_user("Bob")  # never pressed Start
     with pytest.raises(TelegramForbiddenError):
         await bot.send_message(bob.id, "your cards")
-    assert forbidden_calls == [(bob.id, Forbidden.NOT_STARTED)]
+    assert forbidden_calls.read() == [(bob.id, Forbidden.NOT_STARTED)]
     assert outgoing.stats.forbidden == 1
     # Telegram's other answers, told apart by their descriptions (#38)
     bob.start()
@@ -465,25 +477,26 @@ async def test_403_calls_the_hook(
     bob.deactivate()
     with pytest.raises(TelegramForbiddenError):
         await bot.send_message(bob.id, "your cards")
-    assert forbidden_calls[1:] == [(bob.id, Forbidden.BLOCKED), (bob.id, Forbidden.DEACTIVATED)]
+    assert forbidden_calls.read()[1:] == [
+        (bob.id, Forbidden.BLOCKED),
+        (bob.id, Forbidden.DEACTIVATED),
+    ]
     assert outgoing.stats.forbidden == 3
     # callback answers and the like pass untouched (and unlimited)
     await bot.get_me()
     assert outgoing.stats.sent == 0
 
 
-async def test_hook_reentry_is_guarded(fake: FakeTelegram, bot: Bot, limiter: FloodLimiter) -> None:
+async def test_a_403_is_told_as_data_never_a_call_up(
+    fake: FakeTelegram, bot: Bot, limiter: FloodLimiter
+) -> None:
+    """#39: the middleware calls nothing above it -- the 403 is an event on its
+    queue when the call raises, a group's as :class:`Kicked`."""
     bob = fake.add_user("Bob")
-    calls: list[int] = []
-
-    async def on_forbidden(user_id: int, _kind: Forbidden) -> None:
-        calls.append(user_id)
-        await bot.send_message(user_id, "again")  # fails too: no recursion
-
-    install(bot, limiter, on_forbidden=on_forbidden)
+    out = install(bot, limiter)
     with pytest.raises(TelegramForbiddenError):
         await bot.send_message(bob.id, "x")
-    assert calls == [bob.id]
+    assert out.events.drain() == [PrivateForbidden(bob.id, Forbidden.NOT_STARTED)]
 
 
 # ---------------------------------------------------------------- Delivery
@@ -491,7 +504,7 @@ async def test_delivery_send_and_forbidden(
     fake: FakeTelegram,
     delivery: Delivery,
     alice: SimUser,
-    forbidden_calls: list[tuple[int, Forbidden]],
+    forbidden_calls: Closures,
 ) -> None:
     msg = await delivery.send(alice.id, "<b>hi</b>", kb("x"))
     assert msg is not None
@@ -499,7 +512,7 @@ async def test_delivery_send_and_forbidden(
     alice.block()
     assert await delivery.send(alice.id, "hi again") is None
     assert await delivery.edit(alice.id, msg.message_id, "changed", kb("x")) is None
-    assert forbidden_calls == [(alice.id, Forbidden.BLOCKED)] * 2
+    assert forbidden_calls.read() == [(alice.id, Forbidden.BLOCKED)] * 2
     assert delivery.stats.forbidden == 2
 
 
@@ -823,12 +836,6 @@ async def test_a_queued_update_survives_a_failed_token_request(
 async def test_gone_message_is_sent_anew(
     fake: FakeTelegram, bot: Bot, delivery: Delivery, alice: SimUser, clock: ManualClock
 ) -> None:
-    replaced: list[tuple[int, int, int]] = []
-
-    async def on_replaced(chat: int, old: int, new: int) -> None:
-        replaced.append((chat, old, new))
-
-    delivery.on_replaced = on_replaced
     msg = await delivery.send(alice.id, "v0", kb("a"))
     assert msg is not None
     await bot.delete_message(alice.id, msg.message_id)
@@ -836,7 +843,7 @@ async def test_gone_message_is_sent_anew(
     new_id = await delivery.edit(alice.id, msg.message_id, "v1", kb("a"))
     assert new_id is not None
     assert new_id != msg.message_id
-    assert replaced == [(alice.id, msg.message_id, new_id)]
+    assert delivery.events.drain() == [Replaced(alice.id, msg.message_id, new_id)]
     # later edits of the old id reach the new message
     clock.advance(5)
     await delivery.edit(alice.id, msg.message_id, "v2", kb("a"), Urgency.SOON)

@@ -5,6 +5,7 @@ publisher's delivery is a recorder."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import random
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -35,6 +36,7 @@ from telegram_bot.publishing.locks import TableLocks
 from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.state.claims import WriteClaims
+from telegram_bot.state.pending_renders import RenderMarks
 from telegram_bot.state.snapshot import Snapshots
 from telegram_bot.usecases.cards import MyCards
 from telegram_bot.usecases.lobby import Person
@@ -62,12 +64,17 @@ class FakeClock:
         return self.now
 
 
+PRESSING: contextvars.ContextVar[object | None] = contextvars.ContextVar("pressing", default=None)
+"""The press whose handling (:meth:`Table.press_button`) asked for an edit."""
+
+
 @dataclass
 class Recorder:
     """Stands in for :class:`Delivery`: records what the publisher shows."""
 
     edits: list[tuple[int, int, Urgency]] = field(default_factory=list)
     gaps: dict[tuple[int, int], float | None] = field(default_factory=dict)  # the last asked
+    by: list[object] = field(default_factory=list)  # each edit's press (:data:`PRESSING`)
 
     async def send(self, chat_id: int, text: str, markup: Any = None) -> None:
         return None
@@ -84,6 +91,7 @@ class Recorder:
         gap: float | None = None,
     ) -> int:
         self.edits.append((chat_id, message_id, urgency))
+        self.by.append(PRESSING.get())
         self.gaps[(chat_id, message_id)] = gap
         return message_id
 
@@ -126,15 +134,19 @@ class Table:
     async def press_button(self, press: ButtonPress) -> PressOutcome:
         """The use case as the handler runs it: the outcome (the press is answered
         with it) before any message is edited, then the publisher shows its change."""
-        edits = len(self.delivery.edits)
-        outcome = await self.use_case(press)
-        assert len(self.delivery.edits) == edits, "edited before the press was answered"
-        await self.publisher.show(outcome.change)
+        me = object()  # this press's edits, told from those of a press beside it
+        token = PRESSING.set(me)
+        try:
+            outcome = await self.use_case(press)
+            assert me not in self.delivery.by, "edited before the press was answered"
+            await self.publisher.show(outcome.change)
+        finally:
+            PRESSING.reset(token)
         return outcome
 
 
 def wire(
-    svc: TableService, ui: ChatStateStore, delivery: Recorder
+    svc: TableService, ui: ChatStateStore, delivery: Recorder, marks: RenderMarks | None = None
 ) -> tuple[Publisher, PressButton]:
     """The publisher and the press use case as the bot wires them (on a fake delivery)."""
     snapshots = Snapshots(svc, ui)
@@ -143,9 +155,17 @@ def wire(
     hands = HandPlacement(svc, snapshots, ui, out, "testbot")
     lobbies = LobbyMessages(snapshots, ui, out, "testbot")
     publisher = Publisher(
-        snapshots, ui, out, hands, lobbies, locks=locks, claims=claims, bot_username="testbot"
+        snapshots,
+        ui,
+        out,
+        hands,
+        lobbies,
+        locks=locks,
+        claims=claims,
+        bot_username="testbot",
+        marks=marks,
     )
-    return publisher, PressButton(svc, ui, snapshots, claims)
+    return publisher, PressButton(svc, ui, snapshots, claims, marks=marks)
 
 
 @pytest.fixture
@@ -210,6 +230,48 @@ async def test_a_legal_move_is_applied_and_his_message_refreshed_at_once(table: 
     assert outcome.version == version + 1
     assert (await t.svc.tables.load(t.code)).version == version + 1
     assert (user, HAND[user], Urgency.NOW) in t.delivery.edits
+
+
+class CountedMarks(RenderMarks):
+    """The pending-render marks, counting the renders marked."""
+
+    marked: list[tuple[str, int]]
+
+    async def set(self, table_id: str, version: int) -> bool:
+        self.marked.append((table_id, version))
+        return await super().set(table_id, version)
+
+
+async def test_a_move_reads_its_table_once_and_marks_its_render_once(
+    table: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#39: one read per press -- the use case's snapshot decides the move, the
+    service's compare-and-set writes over it and the render draws the move
+    from what the write returned (reading only the chat state); its render is
+    marked pending once, before the write (#28).  (It read the table three
+    times and marked the render twice.)"""
+    t = table
+    marks = CountedMarks(t.svc.kv)
+    marks.marked = []
+    publisher, use_case = wire(t.svc, t.ui, t.delivery, marks)
+    t = replace(t, publisher=publisher, use_case=use_case)
+    version, user, legal, st = await situation(t)
+    loads: list[str] = []
+    load = t.svc.tables.load
+
+    async def counted(table_id: str) -> Any:
+        loads.append(table_id)
+        return await load(table_id)
+
+    monkeypatch.setattr(t.svc.tables, "load", counted)
+    edits = len(t.delivery.edits)
+    outcome = await t.press_button(pressing(t, user, version, act(legal[0]), st))
+    assert outcome.status is PressStatus.APPLIED
+    assert loads == [t.code], "the table read more than once in a press"
+    assert marks.marked == [(t.code, version + 1)], "its render marked more than once"
+    # what the render drew is the move made: his message shows the new version
+    assert (user, HAND[user], Urgency.NOW) in t.delivery.edits[edits:]
+    assert publisher.shown[t.code] == version + 1
 
 
 async def test_a_redelivered_press_is_applied_once(table: Table) -> None:

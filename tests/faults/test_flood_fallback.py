@@ -17,6 +17,7 @@ from redis.crc import key_slot
 
 from harness.local_cluster import LocalCluster
 from tables import LiveConfig, TableService
+from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.digest import table_version
 from telegram_bot.delivery.flood.fallback import PROBE_EVERY, FallbackFloodLimiter
 from telegram_bot.delivery.flood.limiter import (
@@ -80,7 +81,7 @@ async def test_a_message_edited_during_the_outage_is_judged_afresh(
     clock = FakeClock()
     redis = FloodLimiter(osvc.kv, FloodConfig(), clock=clock)
     limiter = FallbackFloodLimiter(redis, fallback_for=5.0)
-    a, b = EditTicket(CHAT, 7, "a", "k"), EditTicket(CHAT, 7, "b", "k")
+    a, b = EditTicket(Address(CHAT, 7), "a", "k"), EditTicket(Address(CHAT, 7), "b", "k")
     assert (await limiter.admit_edit(a))[:2] == (0, False)  # shows A (in Redis)
     clock.advance(10)
     assert (await limiter.admit_edit(a)).wait == NOOP  # no-op: dropped
@@ -108,7 +109,7 @@ async def test_a_tables_render_waits_out_the_outage_then_is_judged(
     limiter = FallbackFloodLimiter(redis, fallback_for=5.0)
 
     def render(version: int, text: str) -> EditTicket:
-        return EditTicket(CHAT, 9, text, "k", version=table_version("T", version))
+        return EditTicket(Address(CHAT, 9), text, "k", version=table_version("T", version))
 
     assert (await limiter.admit_edit(render(28, "v28"))).wait == 0  # in Redis
     outage.kill(f"c:{CHAT}")
@@ -266,7 +267,9 @@ async def test_on_a_cluster_only_the_chats_of_the_dead_master_fall_back(
         assert limiter.per_chat  # a cluster: a chat falls back alone
 
         def render(chat: int, version: int) -> EditTicket:
-            return EditTicket(chat, 9, f"v{version}", "k", version=table_version("T", version))
+            return EditTicket(
+                Address(chat, 9), f"v{version}", "k", version=table_version("T", version)
+            )
 
         for chat in (dead, live):
             assert (await limiter.admit_edit(render(chat, 28))).wait == 0  # in Redis

@@ -204,6 +204,7 @@ def signal_now():
 _SIGNALLED_RUN = """
 import asyncio, signal, sys, weakref
 import sandbox.launcher as launcher
+from durak.wiring import ADMIN_APP
 {signal_now}
 say = launcher.say
 
@@ -214,7 +215,7 @@ def say_then_signal(text):
         signal_now()
 
 launcher.say = say_then_signal
-sys.exit(launcher.main())
+sys.exit(launcher.main(admin_app=ADMIN_APP))  # as durak run
 """
 
 

@@ -76,7 +76,7 @@ async def test_a_leave_cools_him_down_before_his_next_rated_game(
         await svc.games.start(casual, 20)
     assert e.value.code == "cooldown"
     assert (e.value.info["name"], e.value.info["until"]) == ("U1", until)
-    assert await svc.tables.cooldowns([1]) == {1: until}  # the arena's join asks this
+    assert await svc.fairplay.cooldowns([1]) == {1: until}  # the arena's join asks this
     # the game he left ends later: confirmed, once, with the cooldown it set
     clock.advance(120)
     await play_out(svc, left, random.Random(4))
@@ -103,7 +103,7 @@ async def test_a_retried_leave_charges_once(svc: TableService, clock: FakeClock)
     until = int(clock() * 1000) + 600_000
     clock.advance(svc.config.settle_check + 1)
     await svc.timers.tick()
-    assert await svc.tables.cooldowns([1]) == {1: until}
+    assert await svc.fairplay.cooldowns([1]) == {1: until}
     assert (await svc.ratings.of(1)).offences == 2
     await play_out(svc, tid, random.Random(6))
     s = await svc.ratings.settlement(tid, 1)
@@ -160,7 +160,7 @@ async def test_an_operators_takeover_or_a_casual_leave_charges_nothing(
     await one_offence_before(svc, clock, 1)
     tid = await new_table(svc, humans=2)
     await svc.admin.admin_hand_to_ai(tid, 0, by="ops")
-    assert await svc.tables.cooldowns([1]) == {}
+    assert await svc.fairplay.cooldowns([1]) == {}
     assert (await svc.tables.load(tid)).owed == []
     casual = await new_table(svc, humans=2, start=False, first_user=3)
     await svc.lobbies.configure(casual, 3, rated=False)
@@ -171,13 +171,13 @@ async def test_an_operators_takeover_or_a_casual_leave_charges_nothing(
     await one_offence_before(svc, clock, 5)
     await svc.lobbies.leave(solo, 5)
     for user in (1, 3, 5):
-        assert await svc.tables.cooldowns([user]) == {}
+        assert await svc.fairplay.cooldowns([user]) == {}
         assert (await svc.ratings.of(user)).offences == 1
     await play_out(svc, tid, random.Random(2))
     s = await svc.ratings.settlement(tid, 1)
     assert s is not None
     assert s.offences == {}
-    assert await svc.tables.cooldowns([1]) == {}
+    assert await svc.fairplay.cooldowns([1]) == {}
 
 
 async def test_a_leave_the_game_does_not_confirm_is_undone(
@@ -189,25 +189,25 @@ async def test_a_leave_the_game_does_not_confirm_is_undone(
     await one_offence_before(svc, clock, 1)
     tid = await new_table(svc, humans=2)
     await svc.lobbies.leave(tid, 1)
-    assert await svc.tables.cooldowns([1]) != {}
+    assert await svc.fairplay.cooldowns([1]) != {}
     await svc.games.take_seat_back(tid, 1)
     await play_out(svc, tid, random.Random(3))
     s = await svc.ratings.settlement(tid, 1)
     assert s is not None
     assert s.offences == {}
-    assert await svc.tables.cooldowns([1]) == {}
+    assert await svc.fairplay.cooldowns([1]) == {}
     assert (await svc.ratings.of(1)).offences == 1
     # everyone walked away: he first, then his opponent
     await one_offence_before(svc, clock, 3)
     both = await new_table(svc, humans=2, first_user=3)
     await svc.lobbies.leave(both, 3)
-    assert await svc.tables.cooldowns([3]) != {}
+    assert await svc.fairplay.cooldowns([3]) != {}
     await svc.lobbies.leave(both, 4)  # the AI plays it out at once
     s = await svc.ratings.settlement(both, 1)
     assert s is not None
     assert s.why == "abandoned"
     assert s.offences == {}
-    assert await svc.tables.cooldowns([3]) == {}
+    assert await svc.fairplay.cooldowns([3]) == {}
     assert (await svc.ratings.of(3)).offences == 1
 
 
@@ -219,7 +219,7 @@ async def test_a_lifted_cooldown_stays_lifted(svc: TableService, clock: FakeCloc
     await svc.lobbies.leave(tid, 1, request_id="leave-1")
     assert await svc.ratings.lift_cooldown(1) is True
     await svc.lobbies.leave(tid, 1, request_id="leave-1")
-    assert await svc.tables.cooldowns([1]) == {}
+    assert await svc.fairplay.cooldowns([1]) == {}
     await play_out(svc, tid, random.Random(5))
-    assert await svc.tables.cooldowns([1]) == {}
+    assert await svc.fairplay.cooldowns([1]) == {}
     assert (await svc.ratings.of(1)).offences == 0

@@ -34,13 +34,15 @@ process).  Each switch to the fallback is logged once.
 
 from __future__ import annotations
 
+import enum
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
 
 from engine.clock import Clock
 from tables import ServiceUnavailable
-from tables.budgets import Budget
+from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.flood.journal import Journal
 from telegram_bot.delivery.flood.limiter import (
     BUSY,
@@ -49,9 +51,13 @@ from telegram_bot.delivery.flood.limiter import (
     Headroom,
     OverallEntries,
     Stamp,
+    To,
     Verdict,
     Window,
 )
+from telegram_bot.state.budgets import Budget
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +148,7 @@ class LocalWindows:
 class FallbackFloodLimiter:
     """``FallbackFloodLimiter(FloodLimiter(svc.kv, config))``: the limiter
     ``redis``, falling back to :class:`LocalWindows` while Redis is unreachable
-    (see the module docstring).  A :class:`telegram_bot.delivery.flood.limiter.Limiter`;
+    (see the module docstring).  A :data:`Limiter`, the same calls as the Redis one;
     the Redis limiter's own extras (``acquire``, ``wait``, ``shown``, its keys and
     round trips) are on ``redis``."""
 
@@ -223,43 +229,40 @@ class FallbackFloodLimiter:
         if not self._charge_due:
             log.warning("flood limiter: Redis is back, %d entries of this process charged", added)
 
-    def _buckets(self, chat_id: int | None) -> list[tuple[str, Window]]:
-        """The windows of ``chat_id``, this process's share of each (#40): every
-        process of the fleet falls back at once when the shared windows cannot
-        be read, and N processes on the whole windows spent N budgets (9 x 429
-        in a cluster failover).  The fleet's size is the last one read."""
-        buckets = self.redis.buckets(chat_id)
+    def _buckets(self, to: To) -> list[tuple[str, Window]]:
+        """The windows of a message ``to`` a chat, this process's share of each
+        (#40): every process of the fleet falls back at once when the shared
+        windows cannot be read, and N processes on the whole windows spent N
+        budgets (9 x 429 in a cluster failover).  The fleet's size is the last
+        one read."""
+        buckets = self.redis.buckets(to)
         n = max(1, self.fleet()) if self.fleet is not None else 1
         return buckets if n == 1 else [(key, share(w, n)) for key, w in buckets]
 
-    def _local_take(self, chat_id: int | None, cost: float) -> Verdict:
+    def _local_take(self, to: To, cost: float) -> Verdict:
         self.fallbacks += 1
-        return self.local.take(self._buckets(chat_id), cost)
+        return self.local.take(self._buckets(to), cost)
 
-    async def take(
-        self,
-        chat_id: int | None = None,
-        *,
-        cost: float = 1,
-        ephemeral: bool = False,
-        message_id: int | None = None,
-        receiver: int | None = None,
-        tracked: bool = False,
-    ) -> Verdict:
+    async def _on_redis(
+        self, chat_id: int | None, call: Callable[[], Awaitable[T]], *, back: bool = True
+    ) -> T | Down:
+        """``call()`` on Redis unless the limiter falls back for ``chat_id`` --
+        then, or when Redis fails now (from now on it falls back), :data:`DOWN`.
+        ``back``: the journal is charged first if Redis failed before."""
         if not self.down(chat_id):
             try:
-                await self._redis_back(chat_id)
-                return await self.redis.take(
-                    chat_id,
-                    cost=cost,
-                    ephemeral=ephemeral,
-                    message_id=message_id,
-                    receiver=receiver,
-                    tracked=tracked,
-                )
+                if back:
+                    await self._redis_back(chat_id)
+                return await call()
             except ServiceUnavailable as e:
                 self._failed(e, chat_id)
-        return self._local_take(chat_id, cost)
+        return DOWN
+
+    async def take(self, to: To = None, *, cost: float = 1, tracked: bool = False) -> Verdict:
+        got = await self._on_redis(
+            _chat(to), lambda: self.redis.take(to, cost=cost, tracked=tracked)
+        )
+        return self._local_take(to, cost) if got is DOWN else got
 
     async def _forget_touched(self, chat_id: int, message_id: int) -> None:
         """Before Redis judges an edit of a message changed during the fallback."""
@@ -268,115 +271,80 @@ class FallbackFloodLimiter:
             self._touched.discard((chat_id, message_id))
 
     async def admit_edit(self, edit: EditTicket) -> Verdict:
-        key = (edit.chat_id, edit.message_id)
+        key, chat = edit.key, edit.to.chat
+
+        async def judged() -> Verdict:
+            await self._forget_touched(*key)
+            return await self.redis.admit_edit(edit)
+
         # a table's render held while falling back asks Redis again every
         # PROBE_EVERY s: it goes out as soon as the shared state answers (a
         # promoted replica), not at the end of the fallback's seconds (#40)
-        if not self.down(edit.chat_id) or (edit.version and self._probe(edit.chat_id)):
-            try:
-                await self._redis_back(edit.chat_id)
-                await self._forget_touched(*key)
-                return await self.redis.admit_edit(edit)
-            except ServiceUnavailable as e:
-                self._failed(e, edit.chat_id)
+        if self.down(chat) and edit.version and self._probe(chat):
+            self._down.pop(self._scope(chat), None)  # asked again now
+        got = await self._on_redis(chat, judged)
+        if got is not DOWN:
+            return got
         if edit.version:  # a table's render: judged once the shared state answers (#40)
             self.held_edits += 1
             return Verdict(BUSY)
         self._touched.add(key)
         if edit.prepaid:
             return Verdict(0.0)  # unknown: send it (no lease: the process's own order)
-        return self._local_take(edit.chat_id, 1)
+        return self._local_take(edit.to, 1)
 
-    async def refund(
-        self,
-        chat_id: int | None = None,
-        *,
-        cost: float = 1,
-        held: float = 0.0,
-        ephemeral: bool = False,
-        message_id: int | None = None,
-        receiver: int | None = None,
-    ) -> None:
-        if not self.down(chat_id):
-            try:
-                await self._redis_back(chat_id)
-                await self.redis.refund(
-                    chat_id,
-                    cost=cost,
-                    held=held,
-                    ephemeral=ephemeral,
-                    message_id=message_id,
-                    receiver=receiver,
-                )
-                return
-            except ServiceUnavailable as e:
-                self._failed(e, chat_id)
-        self.local.refund(self._buckets(chat_id), cost, held)
+    async def refund(self, to: To = None, *, cost: float = 1, held: float = 0.0) -> None:
+        got = await self._on_redis(_chat(to), lambda: self.redis.refund(to, cost=cost, held=held))
+        if got is DOWN:
+            self.local.refund(self._buckets(to), cost, held)
 
-    async def headroom(
-        self,
-        chat_id: int | None = None,
-        message_id: int | None = None,
-        gap: float = 0.0,
-        receiver: int | None = None,
-    ) -> Headroom:
-        if not self.down(chat_id):  # (falling back: no edit is spaced across processes)
-            try:
-                await self._redis_back(chat_id)
-                return await self.redis.headroom(chat_id, message_id, gap, receiver)
-            except ServiceUnavailable as e:
-                self._failed(e, chat_id)
-        return self.local.headroom(self._buckets(chat_id))
+    async def headroom(self, to: To = None, gap: float = 0.0) -> Headroom:
+        # (falling back: no edit is spaced across processes)
+        got = await self._on_redis(_chat(to), lambda: self.redis.headroom(to, gap))
+        return self.local.headroom(self._buckets(to)) if got is DOWN else got
 
     async def refused(
-        self,
-        chat_id: int,
-        *,
-        ephemeral: bool = False,
-        admitted: int | None = None,
-        retry_after: float = 0.0,
+        self, to: Address | int, *, admitted: int | None = None, retry_after: float = 0.0
     ) -> Budget | None:
         """Learn from a 429 (:meth:`FloodLimiter.refused`); nothing while Redis is
         down (the hold after the 429 is what keeps the chat waiting)."""
-        if not self.down(chat_id):
-            try:
-                return await self.redis.refused(
-                    chat_id, ephemeral=ephemeral, admitted=admitted, retry_after=retry_after
-                )
-            except ServiceUnavailable as e:
-                self._failed(e, chat_id)
-        return None
+        got = await self._on_redis(
+            _chat(to),
+            lambda: self.redis.refused(to, admitted=admitted, retry_after=retry_after),
+            back=False,
+        )
+        return None if got is DOWN else got
 
     async def remember(
         self, chat_id: int, message_id: int, text_digest: str, markup_digest: str, version: str = ""
     ) -> None:
-        if not self.down(chat_id):
-            try:
-                await self.redis.remember(chat_id, message_id, text_digest, markup_digest, version)
-                self._touched.discard((chat_id, message_id))
-                return
-            except ServiceUnavailable as e:
-                self._failed(e, chat_id)
-        self._touched.add((chat_id, message_id))
+        call = self.redis.remember(chat_id, message_id, text_digest, markup_digest, version)
+        await self._digest_written(chat_id, message_id, call)
 
     async def forget(self, chat_id: int, message_id: int, lease: str = "") -> None:
-        if not self.down(chat_id):
-            try:
-                await self.redis.forget(chat_id, message_id, lease)
-                self._touched.discard((chat_id, message_id))
-                return
-            except ServiceUnavailable as e:
-                self._failed(e, chat_id)
-        self._touched.add((chat_id, message_id))
+        await self._digest_written(
+            chat_id, message_id, self.redis.forget(chat_id, message_id, lease)
+        )
+
+    async def _digest_written(
+        self, chat_id: int, message_id: int, call: Coroutine[Any, Any, None]
+    ) -> None:
+        """A message's digest written in Redis, else the message is touched
+        meanwhile (its digest forgotten before its next edit)."""
+        if await self._on_redis(chat_id, lambda: call, back=False) is DOWN:
+            call.close()
+            self._touched.add((chat_id, message_id))
+        else:
+            self._touched.discard((chat_id, message_id))
 
     async def release_edit(
         self, chat_id: int, message_id: int, lease: str, stamp: Stamp | None = None
     ) -> bool:
-        if not self.down(chat_id):
-            try:
-                return await self.redis.release_edit(chat_id, message_id, lease, stamp)
-            except ServiceUnavailable as e:  # the lease lapses by itself
-                self._failed(e, chat_id)
+        got = await self._on_redis(
+            chat_id, lambda: self.redis.release_edit(chat_id, message_id, lease, stamp), back=False
+        )  # (down: the lease lapses by itself)
+        if got is not DOWN:
+            return got
         if stamp is not None:
             self.local.stamp(stamp)
         return True
@@ -384,18 +352,35 @@ class FallbackFloodLimiter:
     async def stamp(self, stamp: Stamp) -> None:
         """The call's entries count from now (:meth:`FloodLimiter.stamp`); while
         Redis is down, in the journal alone (it is charged to Redis later)."""
-        if not self.down(chat_of(stamp)):
-            try:
-                await self.redis.stamp(stamp)
-                return
-            except ServiceUnavailable as e:
-                self._failed(e, chat_of(stamp))
-        self.local.stamp(stamp)
+        if (
+            await self._on_redis(chat_of(stamp), lambda: self.redis.stamp(stamp), back=False)
+            is DOWN
+        ):
+            self.local.stamp(stamp)
 
     async def last_digest(self, chat_id: int, message_id: int) -> str | None:
-        if not self.down(chat_id):
-            try:
-                return await self.redis.last_digest(chat_id, message_id)
-            except ServiceUnavailable as e:
-                self._failed(e, chat_id)
-        return None
+        got = await self._on_redis(
+            chat_id, lambda: self.redis.last_digest(chat_id, message_id), back=False
+        )
+        return None if got is DOWN else got
+
+
+class Down(enum.Enum):
+    DOWN = "down"
+
+
+DOWN = Down.DOWN
+"""What :meth:`FallbackFloodLimiter._on_redis` answers when Redis is not asked."""
+
+
+def _chat(to: To) -> int | None:
+    return to.chat if isinstance(to, Address) else to
+
+
+Limiter = FloodLimiter | FallbackFloodLimiter
+"""What the delivery layer asks of a flood limiter
+(:class:`telegram_bot.delivery.flood.gate.FloodGate`,
+:class:`telegram_bot.delivery.shown.ShownStore`): the Redis one, or the
+fallback around it that keeps replies going while Redis is down -- the same
+calls, one protocol (``redis``: the limiter whose windows are in Redis, which
+the hold after a 429 writes itself)."""

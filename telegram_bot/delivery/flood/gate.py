@@ -20,6 +20,8 @@ from typing import Any
 
 from engine.clock import Clock
 from tables import survived
+from telegram_bot.delivery.address import Address
+from telegram_bot.delivery.flood.fallback import Limiter
 from telegram_bot.delivery.flood.hold import ChatHold
 from telegram_bot.delivery.flood.limiter import (
     BUSY,
@@ -27,7 +29,6 @@ from telegram_bot.delivery.flood.limiter import (
     STALE,
     EditTicket,
     Headroom,
-    Limiter,
     Stamp,
     Verdict,
 )
@@ -56,13 +57,10 @@ class Prepaid:
     message) go back and the call takes fresh ones: the limiter counted them
     when they were paid, Telegram counts the message when it arrives."""
 
-    chat_id: int
+    to: Address  # the message it pays for (the one the call will edit, if known)
     paid: bool = True  # False: nothing was taken (no limiter)
     used: bool = False
     at: float | None = None  # the limiter's clock when paid (None: unknown, use them)
-    ephemeral: bool = False  # for an ephemeral message (#24: its own windows, maybe)
-    message_id: int | None = None  # the message the call will edit, if known
-    receiver: int | None = None  # an ephemeral message's receiver, if known
     stamp: Stamp | None = None  # where its entries are (moved when Telegram answers)
     generation: int | None = None  # the group's budget it was paid under (#38)
 
@@ -169,50 +167,22 @@ class FloodGate:
         self.chats = ChatLines()
         self._hold = ChatHold(limiter.redis)  # a 429's hold: straight to Redis
 
-    async def headroom(
-        self, chat_id: int, message_id: int | None, gap: float, receiver: int | None = None
-    ) -> Headroom:
-        """How long a deferrable message to ``chat_id`` should hold back so urgent
-        ones keep their reserve of flood tokens, and (an edit of ``message_id``)
-        until the message's last edit is ``gap`` old (0, 0, 0: go; always so
-        without a limiter, or when Redis cannot tell)."""
+    async def headroom(self, to: Address, gap: float) -> Headroom:
+        """How long a deferrable message ``to`` a chat should hold back so urgent
+        ones keep their reserve of flood tokens, and (an edit) until the
+        message's last edit is ``gap`` old (0, 0, 0: go; always so without a
+        limiter, or when Redis cannot tell)."""
         # the send itself will wait on (or report) the limiter
-        with survived(log, "flood limiter: no headroom reading for chat %s; sent at once", chat_id):
-            return await self.limiter.headroom(chat_id, message_id, gap, receiver)
+        with survived(log, "flood limiter: no headroom reading for chat %s; sent at once", to.chat):
+            return await self.limiter.headroom(to, gap)
         return GO
 
-    async def prepay(
-        self,
-        chat_id: int,
-        priority: Priority,
-        *,
-        ephemeral: bool = False,
-        message_id: int | None = None,
-        receiver: int | None = None,
-        rank: int = OWN_VIEW,
-    ) -> Prepaid:
-        """Take the tokens of one message to ``chat_id`` now (see ``Outgoing.prepay``)."""
+    async def prepay(self, to: Address, priority: Priority, *, rank: int = OWN_VIEW) -> Prepaid:
+        """Take the tokens of one message ``to`` a chat now (see ``Outgoing.prepay``)."""
         options, receipt = CallOptions(priority, rank=rank), Receipt()
-        await self.admit(
-            chat_id,
-            None,
-            None,
-            options,
-            ephemeral=ephemeral,
-            message_id=message_id,
-            receiver=receiver,
-            receipt=receipt,
-        )
+        await self.admit(to, None, options, receipt=receipt)
         at = float(self.limiter.clock())
-        return Prepaid(
-            chat_id,
-            at=at,
-            ephemeral=ephemeral,
-            message_id=message_id,
-            receiver=receiver,
-            stamp=receipt.stamp,
-            generation=receipt.generation,
-        )
+        return Prepaid(to, at=at, stamp=receipt.stamp, generation=receipt.generation)
 
     async def stamp(self, receipt: Receipt) -> None:
         """Telegram answered the call of ``receipt``: its entries count from now
@@ -230,64 +200,42 @@ class FloodGate:
             ticket.used = True
             await self.refund(ticket, self._held(ticket))
 
-    async def hold(
-        self,
-        chat_id: int,
-        seconds: float,
-        *,
-        ephemeral: bool = False,
-        message_id: int | None = None,
-        receiver: int | None = None,
-        generation: int | None = None,
-    ) -> None:
-        """A 429 for ``chat_id``: no token for it before ``seconds`` are over --
+    async def hold(self, to: Address, seconds: float, *, generation: int | None = None) -> None:
+        """A 429 for a write ``to`` a chat: no token for it before ``seconds`` are over --
         and the group's budget learns from it (#24), once per burst: the call
         was admitted under budget ``generation`` (its :class:`Receipt`'s; #38)."""
         what = "flood limiter: chat %s not held after a 429; its retry waits retry_after itself"
-        with survived(log, what, chat_id):
-            await self._hold.hold(
-                chat_id, seconds, ephemeral=ephemeral, message_id=message_id, receiver=receiver
-            )
+        with survived(log, what, to.chat):
+            await self._hold.hold(to, seconds)
         what = "flood limiter: a 429 in chat %s not learnt from; the hold keeps the chat waiting"
-        with survived(log, what, chat_id):
-            await self.limiter.refused(
-                chat_id, ephemeral=ephemeral, admitted=generation, retry_after=seconds
-            )
+        with survived(log, what, to.chat):
+            await self.limiter.refused(to, admitted=generation, retry_after=seconds)
 
     async def refund(self, ticket: Prepaid, held: float = 0.0) -> None:
-        chat_id = ticket.chat_id
         # a lost refund only slows the next message a little
-        with survived(log, "flood limiter: a token of chat %s not refunded", chat_id):
-            await self.limiter.refund(
-                chat_id,
-                held=held,
-                ephemeral=ticket.ephemeral,
-                message_id=ticket.message_id,
-                receiver=ticket.receiver,
-            )
+        with survived(log, "flood limiter: a token of chat %s not refunded", ticket.to.chat):
+            await self.limiter.refund(ticket.to, held=held)
 
     async def admit(
         self,
-        chat_id: int | None,
-        key: tuple[int, int] | None,
+        to: Address | None,
         digests: tuple[str | None, str] | None,
         options: CallOptions,
         lease: EditLease | None = None,
         *,
-        ephemeral: bool = False,
-        message_id: int | None = None,
-        receiver: int | None = None,
         receipt: Receipt | None = None,
     ) -> bool:
-        """Wait for the flood tokens (and an edit's ``lease``); False when the
-        edit would change nothing or shows an older version than went out.
-        ``ephemeral``: a message to one member of a group (#24).  ``receipt``
-        gets where the entries taken are (to move when Telegram answers)."""
+        """Wait for the flood tokens of a write ``to`` a chat (and an edit's
+        ``lease``: ``to.message`` with the ``digests``); False when the edit
+        would change nothing or shows an older version than went out.
+        ``receipt`` gets where the entries taken are (to move when Telegram
+        answers)."""
         receipt = receipt if receipt is not None else Receipt()
         receipt.stamp, receipt.generation = None, None
-        edit = _ticket(key, digests, options.version, lease, receiver)
+        chat_id = to.chat if to is not None else None  # None: the overall window only
+        edit = _ticket(to, digests, options.version, lease) if to is not None else None
         prepaid = options.prepaid
-        if prepaid is not None and not prepaid.used and prepaid.chat_id == chat_id:
+        if prepaid is not None and not prepaid.used and prepaid.to.chat == chat_id:
             prepaid.used = True  # the tokens are ours already
             done = await self._use_prepaid(prepaid, edit, lease)
             if done is not None:
@@ -303,13 +251,8 @@ class FloodGate:
                 if edit is not None:
                     verdict = await self.limiter.admit_edit(edit)
                 else:
-                    verdict = await self.limiter.take(
-                        chat_id,
-                        ephemeral=ephemeral,
-                        message_id=message_id,
-                        receiver=receiver,
-                        tracked=True,  # Outgoing stamps the answer (#37)
-                    )
+                    # Outgoing stamps the answer (#37)
+                    verdict = await self.limiter.take(to, tracked=True)
                 delay = verdict.wait
                 if delay in (NOOP, STALE):  # shows this, or a newer version, already
                     return False
@@ -428,17 +371,12 @@ class FloodGate:
 
 
 def _ticket(
-    key: tuple[int, int] | None,
-    digests: tuple[str | None, str] | None,
-    version: str,
-    lease: EditLease | None,
-    receiver: int | None = None,
+    to: Address, digests: tuple[str | None, str] | None, version: str, lease: EditLease | None
 ) -> EditTicket | None:
-    """What the limiter judges of an edit of message ``key`` (None: not an edit,
+    """What the limiter judges of an edit of message ``to`` (None: not an edit,
     a send takes its tokens only)."""
+    key = to.key
     if key is None or digests is None:
         return None
     owner = lease.owner if lease is not None else ""
-    return EditTicket(
-        key[0], key[1], digests[0], digests[1], version, owner, receiver=receiver, tracked=True
-    )
+    return EditTicket(to, digests[0], digests[1], version, owner, tracked=True)

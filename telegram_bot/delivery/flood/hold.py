@@ -12,9 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Any
 
-from telegram_bot.delivery.flood.limiter import FloodLimiter
+from telegram_bot.delivery.flood.limiter import FloodLimiter, To
 from telegram_bot.delivery.flood.scripts import WINDOW_LUA
 
 # KEYS the chat's window keys; ARGV now, seconds, then per window limit,
@@ -48,22 +47,11 @@ class ChatHold:
         self.limiter = limiter
         self._script = limiter.kv.script(HOLD_LUA)
 
-    async def hold(
-        self,
-        chat_id: int,
-        seconds: float,
-        *,
-        ephemeral: bool = False,
-        message_id: int | None = None,
-        receiver: int | None = None,
-    ) -> None:
-        """The windows the refused write counted in (an ephemeral one's while
-        they are not counted with the group's public writes, #24)."""
+    async def hold(self, to: To, seconds: float) -> None:
+        """The windows the refused write ``to`` counted in (an ephemeral one's
+        while they are not counted with the group's public writes, #24)."""
         limiter = self.limiter
-        windows = await limiter.windows(
-            chat_id, ephemeral=ephemeral, message_id=message_id, receiver=receiver
-        )
-        buckets = windows[1:]  # [0] is the overall bucket
+        buckets = (await limiter.windows(to))[1:]  # [0] is the overall bucket
         args: list[str | int | float] = [repr(float(limiter.clock())), repr(float(seconds))]
         for _, window in buckets:
             args += [window.limit, repr(float(window.seconds))]
@@ -82,7 +70,6 @@ class ChatTurns:
     def __init__(self) -> None:
         self._locks: dict[int, tuple[asyncio.Lock, int]] = {}
         self._refusals: dict[int, int] = {}
-        self._owners: dict[int, asyncio.Task[Any] | None] = {}
 
     def refusals(self, chat_id: int) -> int:
         """429s this process received for ``chat_id`` so far (a 429 is rare: kept)."""
@@ -93,21 +80,12 @@ class ChatTurns:
 
     @contextlib.asynccontextmanager
     async def turn(self, chat_id: int) -> AsyncIterator[None]:
-        """The chat's turn; a call made while this task holds it (a 403's hook
-        writing to the chat) goes in the same turn."""
-        me = asyncio.current_task()
-        if self._owners.get(chat_id) is me:
-            yield
-            return
+        """The chat's turn."""
         lock, users = self._locks.get(chat_id, (asyncio.Lock(), 0))
         self._locks[chat_id] = (lock, users + 1)
         try:
             async with lock:
-                self._owners[chat_id] = me
-                try:
-                    yield
-                finally:
-                    del self._owners[chat_id]
+                yield
         finally:
             lock, users = self._locks[chat_id]
             if users <= 1:  # nobody else waits: forget the lock

@@ -67,11 +67,11 @@ import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any
 
 from engine.clock import Clock
 from tables import KeyValueStore
-from tables.budgets import EPHEMERAL, PUBLIC, Budget, Budgets
+from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.digest import check_digest, table_version
 from telegram_bot.delivery.flood.journal import Journal
 from telegram_bot.delivery.flood.lease import OverallLease, Taken
@@ -98,16 +98,25 @@ from telegram_bot.delivery.flood.scripts import (
     RELEASE_EDIT_LUA,
     STAMP_LUA,
 )
+from telegram_bot.state.budgets import EPHEMERAL, PUBLIC, Budget, Budgets
 from telegram_bot.state.keys import FloodKeys
 
 Sleep = Callable[[float], Awaitable[Any]]
+
+To = Address | int | None
+"""Where a message goes: an :class:`Address`, a chat id (a message every member
+of the chat sees), or None (the overall window only)."""
+
+
+def address(to: To) -> Address | None:
+    return Address(to) if isinstance(to, int) else to
 
 
 @dataclass(frozen=True)
 class EditTicket:
     """One edit of a message, as :meth:`FloodLimiter.admit_edit` judges it.
 
-    ``chat_id``, ``message_id``: the message; ``text_digest`` and
+    ``to``: the message; ``text_digest`` and
     ``markup_digest``: what it would show (``text_digest`` None: a keyboard-only
     edit, the text stays); ``version``: the table version it renders
     (:func:`table_version`; '': unversioned, never refused as older);
@@ -116,20 +125,19 @@ class EditTicket:
     update's prepaid tokens) -- only the digest is judged (and the lease
     taken), no bucket is touched.  Every edit costs one token."""
 
-    chat_id: int
-    message_id: int
+    to: Address
     text_digest: str | None
     markup_digest: str
     version: str = ""
     owner: str = ""
     prepaid: bool = False
-    receiver: int | None = None  # an ephemeral message's (#24: his own window)
     tracked: bool = False  # the caller stamps Telegram's answer (take's ``tracked``)
 
     @property
-    def ephemeral(self) -> bool:
-        """An ephemeral message's edit (its key holds minus its ephemeral id)."""
-        return self.message_id < 0 and self.chat_id < 0
+    def key(self) -> tuple[int, int]:
+        """Where what its message shows is kept (:attr:`Address.key`)."""
+        assert self.to.key is not None, "an edit names its message"
+        return self.to.key
 
 
 log = logging.getLogger(__name__)
@@ -199,46 +207,36 @@ class FloodLimiter:
 
     @property
     def redis(self) -> FloodLimiter:
-        """The limiter whose buckets are in Redis: this one (see :class:`Limiter`)."""
+        """The limiter whose buckets are in Redis: this one (as a
+        :class:`telegram_bot.delivery.flood.fallback.Limiter`)."""
         return self
 
     # ------------------------------------------------------------ buckets
-    def buckets(
-        self,
-        chat_id: int | None,
-        *,
-        ephemeral: bool = False,
-        message_id: int | None = None,
-        budget: Budget | None = None,
-        receiver: int | None = None,
-    ) -> list[tuple[str, Window]]:
-        """The windows one message to ``chat_id`` counts in (groups: negative
-        ids); ``[0]`` is the overall one (leased, never in a chat's script).
+    def buckets(self, to: To, budget: Budget | None = None) -> list[tuple[str, Window]]:
+        """The windows one message ``to`` counts in (groups: negative ids);
+        ``[0]`` is the overall one (leased, never in a chat's script).
 
         A group's minute holds its learned public budget (``budget``, #24;
-        None: the documented 20).  An ``ephemeral`` write to a group counts like
+        None: the documented 20).  An ephemeral write to a group counts like
         any message to it while ephemerals are counted (the budget says so, or
-        none is known); else in the group's ephemeral minute and, for an edit
-        (``message_id``), in that message's own window (the per-chat pace: an
-        ephemeral message goes to one member) -- the window of its ``receiver``
-        when known: every ephemeral write to him, sends and edits of any of his
-        messages, counts there, as Telegram counts messages to one user."""
-        c, k = self.config, self.keys
+        none is known); else in the group's ephemeral minute and in its
+        receiver's own window (the per-chat pace): every ephemeral write to
+        him, sends and edits of any of his messages, counts there, as Telegram
+        counts messages to one user."""
+        c, k, to = self.config, self.keys, address(to)
         out = [(k.rate_all(), c.overall)]
-        if chat_id is None:
+        if to is None:
             return out
-        if chat_id > 0:
-            out.append((k.rate_chat(chat_id), c.per_chat))
-        elif not ephemeral or budget is None or budget.counted:
-            out.append((k.rate_chat(chat_id), c.per_chat))
+        chat = to.chat
+        if chat > 0:
+            out.append((k.rate_chat(chat), c.per_chat))
+        elif to.receiver is None or budget is None or budget.counted:
+            out.append((k.rate_chat(chat), c.per_chat))
             limit = c.per_group.limit if budget is None else budget.public
-            out.append((k.rate_group(chat_id), _scaled(c.per_group, limit)))
+            out.append((k.rate_group(chat), _scaled(c.per_group, limit)))
         else:
-            out.append((k.rate_ephemeral(chat_id), _scaled(c.per_group, budget.ephemeral)))
-            if receiver is not None:
-                out.append((k.rate_receiver(chat_id, receiver), c.per_chat))
-            elif message_id is not None:
-                out.append((k.rate_message(chat_id, message_id), c.per_chat))
+            out.append((k.rate_ephemeral(chat), _scaled(c.per_group, budget.ephemeral)))
+            out.append((k.rate_receiver(chat, to.receiver), c.per_chat))
         return out
 
     async def budget(self, chat_id: int | None) -> Budget | None:
@@ -271,34 +269,23 @@ class FloodLimiter:
         got = await self.kv.store.run(build)
         return int(got[0]), int(got[1])
 
-    async def windows(
-        self,
-        chat_id: int | None,
-        *,
-        ephemeral: bool = False,
-        message_id: int | None = None,
-        receiver: int | None = None,
-    ) -> list[tuple[str, Window]]:
+    async def windows(self, to: To) -> list[tuple[str, Window]]:
         """:meth:`buckets` with the group's learned budget."""
-        budget = await self.budget(chat_id)
-        return self.buckets(
-            chat_id, ephemeral=ephemeral, message_id=message_id, budget=budget, receiver=receiver
-        )
+        found = address(to)
+        return self.buckets(found, await self.budget(found.chat if found else None))
 
     async def refused(
-        self,
-        chat_id: int,
-        *,
-        ephemeral: bool = False,
-        admitted: int | None = None,
-        retry_after: float = 0.0,
+        self, to: Address | int, *, admitted: int | None = None, retry_after: float = 0.0
     ) -> Budget | None:
-        """Telegram refused a write to ``chat_id`` (a 429): the group's budget that
-        write counted in is cut, fleet-wide (:class:`tables.budgets.Budgets`),
+        """Telegram refused a write ``to`` a chat (a 429): the group's budget that
+        write counted in is cut, fleet-wide (:class:`telegram_bot.state.budgets.Budgets`),
         and the change is logged -- once per burst (#38): ``admitted`` is the
         generation the write was admitted under (:attr:`Verdict.generation`;
         None: unknown, then a refusal within the last change's ``retry_after``
         is of its burst).  None: nothing to learn (a private chat)."""
+        found = address(to)
+        assert found is not None
+        chat_id, ephemeral = found.chat, found.ephemeral
         if self.budgets is None or chat_id >= 0:
             return None
         before = await self.budget(chat_id)
@@ -348,25 +335,14 @@ class FloodLimiter:
         return taken
 
     async def _run(
-        self,
-        chat_id: int | None,
-        cost: float,
-        edit: EditTicket | None = None,
-        ephemeral: bool = False,
-        message_id: int | None = None,
-        receiver: int | None = None,
-        tracked: bool = False,
+        self, to: Address | None, cost: float, edit: EditTicket | None = None, tracked: bool = False
     ) -> Verdict:
         """Overall entries from the allowance, then ONE script on the chat's slot:
         its windows (and for an ``edit`` the message's digest and edit lease).
         The overall entries go back, by name, when the chat's refuse."""
-        if edit is not None:
-            message_id = edit.message_id
-            receiver = edit.receiver if receiver is None else receiver
+        chat_id = to.chat if to is not None else None
         budget = await self.budget(chat_id)
-        buckets = self.buckets(
-            chat_id, ephemeral=ephemeral, message_id=message_id, budget=budget, receiver=receiver
-        )
+        buckets = self.buckets(to, budget)
         for _, window in buckets:
             if cost > window.limit or cost != int(cost):
                 raise ValueError(f"cost {cost} does not fit {window!r}")
@@ -423,7 +399,7 @@ class FloodLimiter:
             args += [window.limit, repr(float(window.seconds)), int(cost)]
         keys = [k for k, _ in buckets]
         if edit is not None:  # what it shows, its last edit, its edit lease
-            k, message = self.keys, (edit.chat_id, edit.message_id)
+            k, message = self.keys, edit.key
             keys += [k.sent_digest(*message), k.edited_at(*message), k.in_flight(*message)]
         # the chat's unanswered calls count as arriving now (#37, ACQUIRE_LUA)
         unanswered = self.keys.unanswered(chat_id) if buckets and chat_id is not None else ""
@@ -444,46 +420,20 @@ class FloodLimiter:
         windows = tuple((key, float(window.seconds)) for key, window in buckets)
         return Verdict(0.0, False, Stamp(windows, name, int(cost), unanswered if tracked else ""))
 
-    async def acquire(self, chat_id: int | None = None, *, cost: float = 1) -> float:
-        """Take ``cost`` tokens for a message to ``chat_id`` (``None``: the overall
+    async def acquire(self, to: To = None, *, cost: float = 1) -> float:
+        """Take ``cost`` tokens for a message ``to`` a chat (``None``: the overall
         bucket only): 0 when taken, else the seconds to wait (nothing taken)."""
-        return (await self.take(chat_id, cost=cost)).wait
+        return (await self.take(to, cost=cost)).wait
 
-    async def take(
-        self,
-        chat_id: int | None = None,
-        *,
-        cost: float = 1,
-        ephemeral: bool = False,
-        message_id: int | None = None,
-        receiver: int | None = None,
-        tracked: bool = False,
-    ) -> Verdict:
+    async def take(self, to: To = None, *, cost: float = 1, tracked: bool = False) -> Verdict:
         """:meth:`acquire`, also telling whether the overall bucket is short
-        (``ephemeral``: a message to one member of the group, ``receiver``,
-        ``message_id`` the one a prepaid edit will change: :meth:`buckets`).
+        (:meth:`buckets`: an ephemeral message counts in its receiver's windows).
         ``tracked``: the caller stamps Telegram's answer (:meth:`stamp`); until
         then the call is one of its chat's unanswered calls, which count as
         arriving now once they are ``answer_margin`` old (#37, :data:`ACQUIRE_LUA`)."""
-        return await self._run(
-            chat_id,
-            cost,
-            ephemeral=ephemeral,
-            message_id=message_id,
-            receiver=receiver,
-            tracked=tracked,
-        )
+        return await self._run(address(to), cost, tracked=tracked)
 
-    async def refund(
-        self,
-        chat_id: int | None = None,
-        *,
-        cost: float = 1,
-        held: float = 0.0,
-        ephemeral: bool = False,
-        message_id: int | None = None,
-        receiver: int | None = None,
-    ) -> None:
+    async def refund(self, to: To = None, *, cost: float = 1, held: float = 0.0) -> None:
         """Give back the entries a :meth:`take` counted ``held`` seconds ago for a
         message that did not go out (a no-op edit, overtaken by a newer one):
         the newest counted by then go (its own, or older: never a later
@@ -492,10 +442,7 @@ class FloodLimiter:
         of this process's leased entries it was is not known here, and giving
         back another -- one of a message that went out, or one already out of
         the window so that a newer one goes -- would let the fleet overspend."""
-        windows = await self.windows(
-            chat_id, ephemeral=ephemeral, message_id=message_id, receiver=receiver
-        )
-        buckets = windows[1:]
+        buckets = (await self.windows(to))[1:]
         if not buckets:
             return
         now = float(self.clock())
@@ -526,14 +473,8 @@ class FloodLimiter:
             added += int(_answer(await self._charge([key], args)))
         return added
 
-    async def headroom(
-        self,
-        chat_id: int | None = None,
-        message_id: int | None = None,
-        gap: float = 0.0,
-        receiver: int | None = None,
-    ) -> Headroom:
-        """Priority for urgent messages: how long until a message to ``chat_id``
+    async def headroom(self, to: To = None, gap: float = 0.0) -> Headroom:
+        """Priority for urgent messages: how long until a message ``to`` a chat
         could take its token and still leave the reserve of the overall bucket
         and of its chat's buckets (0 and 0: now).
         A deferrable message (another player's coalesced update) waits for this
@@ -541,22 +482,20 @@ class FloodLimiter:
         bot is busy -- and the deferred ones coalesce meanwhile.  Takes no
         token; the overall part is local (:meth:`OverallLease.headroom`).
 
-        With ``message_id`` and ``gap``: also how long until that message's last
+        For an edit (``to.message``) and ``gap``: also how long until that message's last
         edit -- by any process -- is ``gap`` seconds old (``message``); when
         nothing is to wait for, the edit about to go out is recorded as its last
         (in the same script), so two processes never both edit a message
         within its coalescing gap."""
         overall = self.lease.headroom(float(self.clock()))
-        ephemeral = message_id is not None and message_id < 0  # (chat, -ephemeral id)
-        windows = await self.windows(
-            chat_id, ephemeral=ephemeral, message_id=message_id, receiver=receiver
-        )
-        buckets = windows[1:]
+        to = address(to)
+        buckets = (await self.windows(to))[1:]
         if not buckets:
             return Headroom(overall, 0.0)
         keys = [key for key, _ in buckets]
-        if chat_id is not None and message_id is not None and gap > 0:
-            keys.append(self.keys.edited_at(chat_id, message_id))
+        message = to.key if to is not None else None
+        if message is not None and gap > 0:
+            keys.append(self.keys.edited_at(*message))
         else:
             gap = 0.0
         claim = "1" if overall <= 0 else "0"
@@ -585,9 +524,7 @@ class FloodLimiter:
         check_digest(edit.text_digest, edit.markup_digest)
         if edit.prepaid:  # the digest and the lease alone: no bucket, no overall token
             return await self._chat([], 1, edit)
-        return await self._run(
-            edit.chat_id, 1, edit, ephemeral=edit.ephemeral, tracked=edit.tracked
-        )
+        return await self._run(edit.to, 1, edit, tracked=edit.tracked)
 
     async def wait(
         self, chat_id: int | None = None, *, sleep: Sleep = asyncio.sleep, max_wait: float = 300.0
@@ -696,91 +633,17 @@ class FloodLimiter:
         return f"{text}:{markup}", version
 
 
-class Limiter(Protocol):
-    """What the delivery layer asks of a flood limiter
-    (:class:`telegram_bot.delivery.flood.gate.FloodGate`,
-    :class:`telegram_bot.delivery.shown.ShownStore`): a :class:`FloodLimiter`,
-    or the :class:`telegram_bot.delivery.flood.fallback.FallbackFloodLimiter`
-    around one that keeps replies going while Redis is down.  The calls are
-    :class:`FloodLimiter`'s."""
-
-    @property
-    def config(self) -> FloodConfig: ...
-
-    @property
-    def clock(self) -> Clock: ...
-
-    @property
-    def redis(self) -> FloodLimiter:
-        """The limiter whose buckets are in Redis: the hold after a 429
-        (:class:`telegram_bot.delivery.flood.hold.ChatHold`) writes them itself."""
-        ...
-
-    async def take(
-        self,
-        chat_id: int | None = None,
-        *,
-        cost: float = 1,
-        ephemeral: bool = False,
-        message_id: int | None = None,
-        receiver: int | None = None,
-        tracked: bool = False,
-    ) -> Verdict: ...
-
-    async def admit_edit(self, edit: EditTicket) -> Verdict: ...
-
-    async def refund(
-        self,
-        chat_id: int | None = None,
-        *,
-        cost: float = 1,
-        held: float = 0.0,
-        ephemeral: bool = False,
-        message_id: int | None = None,
-        receiver: int | None = None,
-    ) -> None: ...
-
-    async def refused(
-        self,
-        chat_id: int,
-        *,
-        ephemeral: bool = False,
-        admitted: int | None = None,
-        retry_after: float = 0.0,
-    ) -> Budget | None: ...
-
-    async def headroom(
-        self,
-        chat_id: int | None = None,
-        message_id: int | None = None,
-        gap: float = 0.0,
-        receiver: int | None = None,
-    ) -> Headroom: ...
-
-    async def remember(
-        self, chat_id: int, message_id: int, text_digest: str, markup_digest: str, version: str = ""
-    ) -> None: ...
-
-    async def forget(self, chat_id: int, message_id: int, lease: str = "") -> None: ...
-
-    async def release_edit(
-        self, chat_id: int, message_id: int, lease: str, stamp: Stamp | None = None
-    ) -> bool: ...
-
-    async def stamp(self, stamp: Stamp) -> None: ...
-
-
 __all__ = [
     "BUSY",
     "NOOP",
     "STALE",
+    "Address",
     "EditTicket",
     "FloodConfig",
     "FloodKeys",
     "FloodLimiter",
     "Headroom",
     "Journal",
-    "Limiter",
     "OverallEntries",
     "Stamp",
     "Verdict",

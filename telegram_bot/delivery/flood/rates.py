@@ -138,7 +138,7 @@ class Verdict(NamedTuple):
     that is short is the overall one (every chat of every process waits on it).
     ``stamp``: where the entries taken are (None: none in a chat's windows).
     ``generation``: the group's learned budget the windows were sized with
-    (:attr:`tables.budgets.Budget.generation`; None: none, or not known) --
+    (:attr:`telegram_bot.state.budgets.Budget.generation`; None: none, or not known) --
     what a 429 of the call passes back, so one burst cuts the budget once (#38)."""
 
     wait: float

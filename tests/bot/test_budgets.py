@@ -1,25 +1,68 @@
-"""A group's outgoing budgets learned from refusals (#24, :mod:`tables.budgets`):
+"""A group's outgoing budgets learned from refusals (#24, :mod:`telegram_bot.state.budgets`):
 AIMD per group, public and ephemeral apart, shared by every process, on one
 Redis and on a cluster; a fake clock drives the additive increase."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import functools
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 
 import pytest
 
-from tables import TableService
-from tables.budgets import EPHEMERAL, PUBLIC, BudgetRules, Budgets
+from tables import LiveConfig, TableService
+from telegram_bot.state.budgets import EPHEMERAL, PUBLIC, BudgetRules, Budgets
 from tests.tables.conftest import FakeClock
 
 GROUP = -100777
 
 
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture(params=["single", "cluster"])
+def live_url(request: pytest.FixtureRequest) -> str:
+    """One Redis server (``single``) and a 3-master Redis Cluster (``cluster``)."""
+    name = "redis_url" if request.param == "single" else "redis_cluster_url"
+    return str(request.getfixturevalue(name))
+
+
+@pytest.fixture
+async def make_service(
+    live_url: str, redis_prefix: str, clock: FakeClock
+) -> AsyncIterator[Callable[[], TableService]]:
+    """Services as separate bot processes would have them (each its own client),
+    sharing the test's prefix: the bot's budgets go through their ``kv``."""
+    made: list[TableService] = []
+
+    def make() -> TableService:
+        svc = TableService.from_url(live_url, LiveConfig(prefix=redis_prefix), clock=clock)
+        made.append(svc)
+        return svc
+
+    yield make
+    for svc in made:
+        await svc.aclose()
+
+
+@pytest.fixture
+def svc(make_service: Callable[[], TableService]) -> TableService:
+    return make_service()
+
+
+@functools.cache
+def budgets_of(svc: TableService) -> Budgets:
+    """The bot's budgets over ``svc``'s key-value API: one per service, as a
+    bot process has one (#39: the bot's own state, no longer the service's)."""
+    return Budgets(svc.kv, clock=svc.clock)
+
+
 def budgets(svc: TableService, *, counted: bool = True) -> Budgets:
-    svc.budgets.rules = replace(svc.budgets.rules, counted=counted)
-    return svc.budgets
+    budgets_of(svc).rules = replace(budgets_of(svc).rules, counted=counted)
+    return budgets_of(svc)
 
 
 async def test_a_group_nothing_taught_has_the_documented_figures(svc: TableService) -> None:
@@ -27,7 +70,7 @@ async def test_a_group_nothing_taught_has_the_documented_figures(svc: TableServi
     assert (got.public, got.ephemeral, got.counted, got.learned) == (20, 60, True, False)
     got = await budgets(svc, counted=False).get(GROUP)
     assert (got.counted, got.learned) == (False, False)
-    assert await svc.budgets.all() == []
+    assert await budgets_of(svc).all() == []
 
 
 async def test_a_public_refusal_halves_and_time_gives_back(
@@ -83,22 +126,22 @@ async def test_every_process_sees_what_one_learned(
     make_service: Callable[..., TableService], clock: FakeClock
 ) -> None:
     a, b = make_service(), make_service()
-    await a.budgets.refused(GROUP, PUBLIC)
+    await budgets_of(a).refused(GROUP, PUBLIC)
     clock.advance(1)
-    await b.budgets.refused(GROUP - 1, PUBLIC)
-    assert (await b.budgets.get(GROUP)).public == 10
-    listed = await a.budgets.all()
+    await budgets_of(b).refused(GROUP - 1, PUBLIC)
+    assert (await budgets_of(b).get(GROUP)).public == 10
+    listed = await budgets_of(a).all()
     assert [x.chat for x in listed] == [GROUP - 1, GROUP]  # the latest change first
     assert all(x.refused_public == 1 for x in listed)
 
 
 async def test_a_record_expires_and_leaves_the_index(svc: TableService, clock: FakeClock) -> None:
-    svc.budgets.rules = replace(svc.budgets.rules, ttl=0.05)
-    await svc.budgets.refused(GROUP, PUBLIC)
-    assert await svc.budgets.all() != []
+    budgets_of(svc).rules = replace(budgets_of(svc).rules, ttl=0.05)
+    await budgets_of(svc).refused(GROUP, PUBLIC)
+    assert await budgets_of(svc).all() != []
     await asyncio.sleep(0.1)  # real time: the hash's 50 ms TTL runs out
-    assert await svc.budgets.all() == []
-    assert (await svc.budgets.get(GROUP)).learned is False
+    assert await budgets_of(svc).all() == []
+    assert (await budgets_of(svc).get(GROUP)).learned is False
 
 
 async def test_rules_and_kinds_are_checked(svc: TableService) -> None:
@@ -107,8 +150,8 @@ async def test_rules_and_kinds_are_checked(svc: TableService) -> None:
     with pytest.raises(ValueError, match="beta"):
         BudgetRules(beta=1.0)
     with pytest.raises(ValueError, match="kind"):
-        await svc.budgets.refused(GROUP, "x")
-    assert await svc.budgets.all() == []  # nothing written
+        await budgets_of(svc).refused(GROUP, "x")
+    assert await budgets_of(svc).all() == []  # nothing written
 
 
 # ---------------------------------------------------------------- one burst, one cut (#38)
@@ -120,17 +163,17 @@ async def test_one_burst_of_refusals_cuts_once_across_processes(
     10, not 20 -> 4).  A write admitted under the cut budget and refused again
     is a new reading: it cuts again."""
     a, b = make_service(), make_service()
-    admitted = (await a.budgets.get(GROUP)).generation
-    burst = [s.budgets.refused(GROUP, PUBLIC, admitted=admitted) for s in (a, b) * 3]
+    admitted = (await budgets_of(a).get(GROUP)).generation
+    burst = [budgets_of(s).refused(GROUP, PUBLIC, admitted=admitted) for s in (a, b) * 3]
     answers = await asyncio.gather(*burst)
     assert sorted(x.repeat for x in answers) == [False] + [True] * 5
-    got = await b.budgets.get(GROUP)
+    got = await budgets_of(b).get(GROUP)
     assert (got.public, got.refused_public) == (10, 6)
     clock.advance(61)  # the burst's retry_after is over; one quiet minute: 11
-    again = await a.budgets.refused(GROUP, PUBLIC, admitted=got.generation)
+    again = await budgets_of(a).refused(GROUP, PUBLIC, admitted=got.generation)
     assert (again.public, again.repeat) == (5, False)
     # a straggler of the first burst, however late, teaches nothing new
-    late = await b.budgets.refused(GROUP, PUBLIC, admitted=admitted)
+    late = await budgets_of(b).refused(GROUP, PUBLIC, admitted=admitted)
     assert (late.public, late.repeat, late.refused_public) == (5, True, 8)
 
 
@@ -140,13 +183,13 @@ async def test_a_burst_of_unknown_generation_cuts_once_within_its_retry_after(
     """Writes whose generation is unknown (sent without a token) belong to the
     burst while they arrive within the first refusal's retry_after."""
     a, b = make_service(), make_service()
-    burst = [s.budgets.refused(GROUP, PUBLIC, burst=30.0) for s in (a, b) * 2]
+    burst = [budgets_of(s).refused(GROUP, PUBLIC, burst=30.0) for s in (a, b) * 2]
     await asyncio.gather(*burst)
-    assert (await a.budgets.get(GROUP)).public == 10
+    assert (await budgets_of(a).get(GROUP)).public == 10
     clock.advance(29)
-    assert (await b.budgets.refused(GROUP, PUBLIC, burst=30.0)).public == 10
+    assert (await budgets_of(b).refused(GROUP, PUBLIC, burst=30.0)).public == 10
     clock.advance(1)  # its retry_after is over: a new reading
-    assert (await b.budgets.refused(GROUP, PUBLIC, burst=30.0)).public == 5
+    assert (await budgets_of(b).refused(GROUP, PUBLIC, burst=30.0)).public == 5
 
 
 async def test_one_burst_of_ephemeral_refusals_does_not_make_them_counted(
@@ -158,9 +201,9 @@ async def test_one_burst_of_ephemeral_refusals_does_not_make_them_counted(
     a, b = make_service(), make_service()
     for s in (a, b):
         budgets(s, counted=False)
-    burst = [s.budgets.refused(GROUP, EPHEMERAL, admitted=0) for s in (a, b) * 2]
+    burst = [budgets_of(s).refused(GROUP, EPHEMERAL, admitted=0) for s in (a, b) * 2]
     await asyncio.gather(*burst)
-    got = await a.budgets.get(GROUP)
+    got = await budgets_of(a).get(GROUP)
     assert (got.public, got.ephemeral, got.counted, got.refused_ephemeral) == (20, 30, False, 4)
 
 
@@ -180,15 +223,15 @@ async def test_the_switch_to_counted_is_the_bursts_one_lesson(svc: TableService)
 
 async def test_a_repeat_keeps_the_records_life(svc: TableService, clock: FakeClock) -> None:
     """A record lives ``ttl`` after its last change; a repeat is no change."""
-    svc.budgets.rules = replace(svc.budgets.rules, ttl=3600.0)
-    await svc.budgets.refused(GROUP, PUBLIC, admitted=0)
-    key = svc.budgets.key(GROUP)
+    budgets_of(svc).rules = replace(budgets_of(svc).rules, ttl=3600.0)
+    await budgets_of(svc).refused(GROUP, PUBLIC, admitted=0)
+    key = budgets_of(svc).key(GROUP)
     ttl = int(await svc.kv.store.one(lambda p: p.pttl(key)))
     await svc.kv.store.one(lambda p: p.pexpire(key, ttl // 2))
-    await svc.budgets.refused(GROUP, PUBLIC, admitted=0)
+    await budgets_of(svc).refused(GROUP, PUBLIC, admitted=0)
     assert int(await svc.kv.store.one(lambda p: p.pttl(key))) <= ttl // 2
     with pytest.raises(ValueError, match="generation"):
-        await svc.budgets.refused(GROUP, PUBLIC, admitted=-1)
+        await budgets_of(svc).refused(GROUP, PUBLIC, admitted=-1)
 
 
 @pytest.mark.parametrize("shared", [False, True])

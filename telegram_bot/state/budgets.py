@@ -1,4 +1,6 @@
-"""Outgoing budgets learned per group from the platform's own refusals (#24).
+"""Outgoing budgets learned per group from Telegram's own refusals (#24): the
+bot's own state (#39: no longer the table service's, which knows nothing of
+Telegram), kept through the service's key-value API (``svc.kv``).
 
 A chat platform limits how many messages a bot may write to one group in a
 minute (Telegram: "about 20", not documented further), and does not say
@@ -84,7 +86,8 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from engine.clock import Clock
-from tables.kv import KeyValueStore
+from tables import KeyValueStore
+from telegram_bot.state.keys import BudgetKeys
 
 PUBLIC = "pub"
 EPHEMERAL = "eph"
@@ -224,11 +227,12 @@ class Budgets:
         self.kv = kv
         self.rules = rules or BudgetRules()
         self.clock = clock
-        self.index = kv.key("budgets")
+        self.keys = BudgetKeys(kv)
+        self.index = self.keys.index()
         self._refused = kv.script(REFUSED_LUA)
 
     def key(self, chat: int) -> str:
-        return self.kv.key(f"budget:{{c:{chat}}}")
+        return self.keys.group(chat)
 
     def default(self, chat: int) -> Budget:
         r = self.rules
@@ -306,15 +310,14 @@ class Budgets:
         if not changed:
             return replace(await self.get(chat), repeat=True)
         index = self.index
-        await self.kv.store.one(lambda p: p.zadd(index, {str(chat): now}))
+        await self.kv.zadd(index, {str(chat): now})
         return await self.get(chat)
 
     async def all(self, limit: int = 100) -> list[Budget]:
         """The groups with a learned record, the most recently changed first
         (records that expired are dropped from the index)."""
         index = self.index
-        raw = await self.kv.store.one(lambda p: p.zrevrange(index, 0, max(0, limit - 1)))
-        chats = [int(c.decode() if isinstance(c, bytes) else c) for c in raw]
+        chats = [int(c) for c in await self.kv.zrevrange(index, 0, max(0, limit - 1))]
         out, gone = [], []
         for chat in chats:
             h = await self.kv.hgetall(self.key(chat))
@@ -323,7 +326,7 @@ class Budgets:
             else:
                 gone.append(str(chat))
         if gone:
-            await self.kv.store.one(lambda p: p.zrem(index, *gone))
+            await self.kv.zrem(index, *gone)
         return out
 
 
