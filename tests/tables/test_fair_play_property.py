@@ -18,7 +18,9 @@ The invariants, checked on what Redis holds at the end of each example:
   his whole turn timer with Redis answering (less up to ``timer_gap`` per
   outage: shorter blips are not extended by design);
 * **no rating from an AI seat from the start** -- a game with an AI seat (a
-  lobby's, or a left player's seat in a rematch) at its first move moves no
+  lobby's, a rematch's seat of a player who did not say yes, or the seat of
+  one who left an earlier game and is not back -- by taking it back, or by
+  his own yes to the rematch, which deals him in) at its first move moves no
   rating;
 * **a draw ranks alike** -- in a counted draw the players still holding
   cards when its last bout began share one rank;
@@ -607,12 +609,15 @@ class FairPlay(RuleBasedStateMachine):
         seat_of = {u: s for s, (u, _) in enumerate(result.seats) if u is not None}
         agreed = self.agreed.get((tid, g)) if g > 1 else set(seat_of)
         agreed = agreed or set()
-        # an AI seat from its first move: a lobby's, or a seat left in an
-        # earlier game and not taken back before this one started
+        # an AI seat from its first move: a lobby's (or, in a rematch, the
+        # seat of a player who did not say yes), or a seat left in an earlier
+        # game and not taken back before this one started -- a player who
+        # left is back by his own yes to this rematch too (#38: he is dealt
+        # in, RATINGS.md "A rematch seats only those who said yes")
         ai_start = [s for s, (u, _) in enumerate(result.seats) if u is None]
-        for s in seat_of.values():
+        for u, s in seat_of.items():
             back = [i for i, e in enumerate(before) if e.seat == s and e.kind in ("left", "back")]
-            if back and before[back[-1]].kind == "left":
+            if back and before[back[-1]].kind == "left" and not (g > 1 and u in agreed):
                 ai_start.append(s)
         if counted and ai_start:
             left_seat = any(result.seats[s][0] is not None for s in ai_start)
@@ -686,3 +691,59 @@ def test_fair_play(redis_url: str, redis_prefix: str) -> None:
     pending = _run(redis_url, redis_prefix)
     for point in sorted({v.point for v in pending if v.point}):
         print(f"pending {point} ({PENDING[point]}): violated, not failed")
+
+
+def test_fair_play_a_player_who_left_is_back_by_his_yes(redis_url: str, redis_prefix: str) -> None:
+    """The stored example (#38), shrunk: user 1 leaves the rated game 1 of a
+    table of users 3 and 1, then both press *Rematch*.  His yes deals him in
+    (RATINGS.md, "A rematch seats only those who said yes"): game 2 starts
+    with both seats human and is rated -- no seat played by the AI from its
+    start (the model once took his leave of game 1 for one)."""
+
+    class Machine(FairPlay):
+        url, prefix = redis_url, redis_prefix
+
+    state = Machine()
+    state.open_table(first=3, humans=2, ai=False, timer=0, seed=5)
+    state.observe()
+    state.leave(t=0, seat=1)  # user 1
+    state.observe()
+    state.play(t=0, moves=400, policy=2)  # the AI plays his seat to the end
+    state.observe()
+    assert state.status[state.tids[0]] == OVER
+    state.rematch(t=0, seat=1, seed=297)  # he says yes: the offer waits for user 3
+    state.observe()
+    state.rematch(t=0, seat=0, seed=297)  # user 3 says yes: game 2 starts at once
+    state.observe()
+    assert state.status[state.tids[0]] == PLAYING
+    state.teardown()  # plays it out and checks: no violation
+    assert not state.pending
+
+
+def test_fair_play_model_a_left_seat_is_back_only_by_his_yes() -> None:
+    """The model's side of the example (not loosened): a seat left in game 1
+    and not taken back is the AI's from game 2's start -- a rated game 2
+    violates -- unless its player said yes to that rematch."""
+    machine = FairPlay.__new__(FairPlay)
+    result = GameResult(
+        table="t", game=2, variant=VARIANT, chat=None, places=(2, 1), loser=0, draw=False,
+        seats=((3, "U3"), (1, "U1")), at=0, rated=True,
+    )  # fmt: skip
+    events = [
+        LiveEvent(1, "create", 0, "3"),
+        LiveEvent(2, "join", 1, "1"),
+        LiveEvent(3, "start", -1, "1"),
+        LiveEvent(4, "left", 1, ""),
+        LiveEvent(5, "over", 0, "loser"),
+        LiveEvent(6, "rematch", 1, ""),
+        LiveEvent(7, "start", -1, "2"),
+        LiveEvent(8, "over", 0, "loser"),
+    ]
+    flagged = {}
+    for yes in ({1, 3}, {3}):
+        machine.agreed = {("t", 2): yes}
+        machine.violations, machine.pending = [], []
+        machine.check_game("t", 2, result, events, counted=True, offences={})
+        flagged[1 in yes] = [v.what for v in machine.violations if v.point == "p1"]
+    assert flagged[True] == []
+    assert flagged[False] == ["t:2 rated with seat(s) [1] played by the AI from its start"]
