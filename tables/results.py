@@ -11,7 +11,7 @@ from typing import Any, cast
 
 from tables.model import LiveConfig
 from tables.records import GameResult, LeaderboardEntry, UserStats
-from tables.scripts import RECORD_LUA
+from tables.scripts import RECORD_LUA, RECORDED_GAMES
 from tables.store import Store
 
 FINISHED_WINDOW_MS = 7 * 86400 * 1000
@@ -25,8 +25,9 @@ class Results:
 
     async def record(self, result: GameResult) -> None:
         """Count a finished game for its human players and in its chat's board,
-        once per hash even if the round trip is retried after a lost reply
-        (:data:`tables.scripts.RECORD_LUA`)."""
+        once per hash even if the round trip is retried after a lost reply, or
+        the follow-up retried after later games (:data:`tables.scripts.RECORD_LUA`
+        remembers the last :data:`tables.scripts.RECORDED_GAMES` games counted)."""
         k = self.keys
         v = result.variant
         ttl = int(self.config.stats_ttl * 1000)
@@ -48,9 +49,9 @@ class Results:
 
         def build(p: Any) -> None:
             for key, fields in per_user.items():
-                p.eval(RECORD_LUA, 1, key, game, ttl, *fields)
+                p.eval(RECORD_LUA, 1, key, game, ttl, RECORDED_GAMES, *fields)
             if result.chat is not None and board:
-                p.eval(RECORD_LUA, 1, k.top(result.chat), game, ttl, *board)
+                p.eval(RECORD_LUA, 1, k.top(result.chat), game, ttl, RECORDED_GAMES, *board)
             p.zadd(k.finished, {f"{game}:{v}": now})
             p.zremrangebyscore(k.finished, "-inf", now - FINISHED_WINDOW_MS)
             if len(per_user) >= 2:  # the games the ratings settle (#38: not a solo game)

@@ -153,10 +153,27 @@ return 0
 # (HINCRBY; a field starting with '=' is set to the value instead).  The hash
 # remembers the last game counted in its field '@game': the same game again (a
 # command retried after a timeout whose reply was lost) counts nothing.
+RECORDED_GAMES = 200
+"""How many of the games a stats hash counted it remembers (RECORD_LUA): a
+game's follow-up is retried within the hour (#38), and a busy chat's board
+counts more games than that meanwhile only if they end every 18 s."""
+
 RECORD_LUA = r"""
 if redis.call('HGET', KEYS[1], '@game') == ARGV[1] then return 0 end
+local seen = redis.call('HGET', KEYS[1], '@games') or ''
+if string.find(' ' .. seen .. ' ', ' ' .. ARGV[1] .. ' ', 1, true) then return 0 end
 redis.call('HSET', KEYS[1], '@game', ARGV[1])
-for i = 3, #ARGV, 2 do
+seen = ARGV[1] .. ' ' .. seen
+local n = 0
+for at in string.gmatch(seen, '()%S+') do
+  n = n + 1
+  if n > tonumber(ARGV[3]) then
+    seen = string.sub(seen, 1, at - 2)
+    break
+  end
+end
+redis.call('HSET', KEYS[1], '@games', seen)
+for i = 4, #ARGV, 2 do
   local f = ARGV[i]
   if string.sub(f, 1, 1) == '=' then
     redis.call('HSET', KEYS[1], string.sub(f, 2), ARGV[i + 1])

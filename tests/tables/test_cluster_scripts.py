@@ -82,7 +82,7 @@ async def test_every_script_runs_on_the_cluster(cluster_svc: TableService) -> No
         "RELEASE_LUA": ([k.timer_shard(1)], ["t1", 2, ""]),
         "LEASE_LUA": ([k.timer_lease(1)], ["me", 1, 2, 60_000]),
         "SWAP_LUA": ([k.user(1), k.user_claim(1)], ["", "t1", 60_000, 1_000]),
-        "RECORD_LUA": ([k.stats(1)], ["t1:1", 60_000, "chuvash:games", 1]),
+        "RECORD_LUA": ([k.stats(1)], ["t1:1", 60_000, 200, "chuvash:games", 1]),
         "FOLLOWED_UP_LUA": ([k.table("t1")], [1]),
         "LEAVE_CHARGED_LUA": ([k.table("t1")], [1, 7]),
         "AUDIT_ADD_LUA": ([k.audit, k.audit_refused], [100, "actor", "ops"]),

@@ -16,6 +16,7 @@ from tables.keys import Keys
 from tables.lobbies import Lobbies
 from tables.records import GameResult
 from tables.results import Results
+from tables.scripts import RECORDED_GAMES
 from tables.store import Store
 from tables.tables import Tables
 from tables.timers import Timers
@@ -43,6 +44,39 @@ async def parts(redis_url: str, config: LiveConfig, clock: FakeClock) -> AsyncIt
     timers = Timers(tables, games, ArenaRunner(tables, lobbies, games), config, clock)
     yield Parts(store, results, tables, games, lobbies, timers)
     await store.aclose()
+
+
+async def test_a_games_follow_up_retried_after_the_next_game_counts_it_once(
+    parts: Parts,
+) -> None:
+    """A finished game's follow-up is tried again until it went through (#38):
+    after an outage its retry can come once the player finished another game
+    -- it counted the first game twice (the script remembered only the last
+    game counted; found by the fair-play property, seed 5)."""
+    first = GameResult(
+        table="T1",
+        game=1,
+        variant="chuvash",
+        chat=-100,
+        places=(1, 2),
+        loser=1,
+        draw=False,
+        seats=((7, "Ann"), (8, "Bob")),
+        at=1_700_000_000_000,
+    )
+    other = replace(first, table="T2", places=(2, 1), loser=0, at=1_700_000_100_000)
+    await parts.results.record(first)
+    await parts.results.record(other)
+    await parts.results.record(first)  # the retry
+    ann = (await parts.results.user_stats(7)).counts["chuvash"]
+    assert (ann["games"], ann["p1"], ann["p2"], ann["losses"]) == (2, 1, 1, 1)
+    board = await parts.results.leaderboard(-100)
+    assert [(e.user, e.games, e.losses) for e in board] == [(7, 2, 1), (8, 2, 1)]
+    for n in range(3, 3 + RECORDED_GAMES):  # a long row of games later: still once
+        await parts.results.record(replace(first, game=n))
+    await parts.results.record(replace(first, game=3 + RECORDED_GAMES - 1))
+    games = (await parts.results.user_stats(7)).counts["chuvash"]["games"]
+    assert games == 2 + RECORDED_GAMES
 
 
 async def test_results_alone_count_a_finished_game(parts: Parts) -> None:
