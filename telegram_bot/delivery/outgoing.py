@@ -222,8 +222,10 @@ class Outgoing(BaseRequestMiddleware):
                 attempt += 1
                 if attempt > self.max_retries:
                     raise
-                retry = await self._after_429(bot, method, options, exc.retry_after, lease, receipt)
+                await self._wait_out(method, exc.retry_after)
+                # counted before the retry's admission, as the first one's (#28)
                 seen = self.turns.refusals(to.chat) if to is not None else 0
+                retry = await self._retry(bot, method, options, lease, receipt)
                 if retry is None:  # shows that already, or a newer version (another process)
                     self.stats.noop += 1
                     return _done()
@@ -286,10 +288,14 @@ class Outgoing(BaseRequestMiddleware):
             except TelegramRetryAfter as exc:
                 self.stats.retry_after += 1
                 if to is not None and is_limited(method.__api_method__):
-                    # before the chat's turn passes on (#28): the next call sees it
-                    self.turns.refused(to.chat)
-                    if self.gate is not None:  # the others wait too; the budget learns (#24)
-                        await self.gate.hold(to, exc.retry_after, generation=generation)
+                    try:
+                        if self.gate is not None:  # the others wait too; the budget learns (#24)
+                            await self.gate.hold(to, exc.retry_after, generation=generation)
+                    finally:
+                        # before the chat's turn passes on (#28): the next call sees it --
+                        # and only once the hold is in Redis: a call that counted this
+                        # refusal before its admission was admitted under the hold
+                        self.turns.refused(to.chat)
                 await self.shown.forget(key, lease)  # refused: the message shows what it showed
                 raise
             except TelegramForbiddenError as exc:
@@ -320,23 +326,26 @@ class Outgoing(BaseRequestMiddleware):
             await self._stamp(receipt)
             raise
 
-    async def _after_429(
+    async def _wait_out(self, method: TelegramMethod[Any], retry_after: float) -> None:
+        """A 429: sleep ``retry_after`` before the retry."""
+        log.warning("429 on %s: retry after %s s", method.__api_method__, retry_after)
+        await self.sleep(retry_after)
+
+    async def _retry(
         self,
         bot: Bot,
         method: TelegramMethod[TelegramType],
         options: CallOptions,
-        retry_after: float,
         lease: EditLease | None,
         receipt: Receipt,
     ) -> _Retry[TelegramType] | None:
-        """Sleep ``retry_after``, then what to retry: the newest content of the
-        message when the caller has one (``options.newest``: never the refused
-        stale edit and then the newer one), with its flood tokens taken again;
-        None when the message already shows that content -- or a newer table
-        version than the retry renders: the retry carries its version, so an
-        edit another process made while this one slept is never overwritten."""
-        log.warning("429 on %s: retry after %s s", method.__api_method__, retry_after)
-        await self.sleep(retry_after)
+        """After a 429's ``retry_after`` (:meth:`_wait_out`), what to retry: the
+        newest content of the message when the caller has one
+        (``options.newest``: never the refused stale edit and then the newer
+        one), with its flood tokens taken again; None when the message already
+        shows that content -- or a newer table version than the retry renders:
+        the retry carries its version, so an edit another process made while
+        this one slept is never overwritten."""
         version = options.version
         fresh = options.newest() if options.newest is not None else None
         if fresh is not None:

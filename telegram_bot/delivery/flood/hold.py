@@ -65,7 +65,10 @@ class ChatTurns:
     admitted together into a chat whose budget Telegram says is spent would
     each draw a 429; in turns, the second finds the first's 429
     (:meth:`refusals` moved on since it was admitted) and is admitted again
-    -- waiting out the hold -- instead of drawing its own."""
+    -- waiting out the hold -- instead of drawing its own.  A 429 is counted
+    here once its hold is in Redis (``Outgoing``): a call that read the count
+    before its admission and finds it unchanged in its turn was admitted
+    under every hold of the refusals it counted."""
 
     def __init__(self) -> None:
         self._locks: dict[int, tuple[asyncio.Lock, int]] = {}
