@@ -87,6 +87,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Protocol
 
 from sandbox.fake_api import Chat, FakeTelegram, Message, RateLimits, SimUser
@@ -707,6 +708,33 @@ def layer_of(module: str) -> str | None:
     return next((lay for lay in LAYERS if module == lay or module.startswith(lay + ".")), None)
 
 
+def shows_other(msg: Message, version: int) -> bool | None:
+    """``msg`` no longer shows ``version`` (None: it still does)."""
+    return msg.version != version or None
+
+
+def first_press(users: list[SimUser], mids: dict[int, int]) -> tuple[SimUser, Message, str]:
+    """A press that moves: an action button, else a card that can be played."""
+    moves = [
+        (u, m, b["callback_data"])
+        for u in users
+        if (m := u.chat.messages.get(mids.get(u.id, 0))) is not None
+        for b in m.buttons
+        if (cb := parse_game(b.get("callback_data"))) and cb.press.kind == "action"
+    ]
+    if not moves:  # a lead: a card first (its move is one press in Chuvash: C6)
+        moves = [
+            (u, m, b["callback_data"])
+            for u in users
+            if (m := u.chat.messages.get(mids.get(u.id, 0))) is not None
+            for b in m.buttons
+            if (cb := parse_game(b.get("callback_data")))
+            and cb.press.kind == "card"
+            and b["text"].startswith(PLAYABLE)
+        ]
+    return moves[0]
+
+
 async def press_path(url: str) -> None:
     """#39: the path of one press that makes a move -- the project's modules in
     the order the press first entered them, and how often it entered each
@@ -736,24 +764,7 @@ async def press_path(url: str) -> None:
         await asyncio.sleep(1.0)
         hands = FakeHands(users)
         mids = (await hands.table(tid)).hands
-        moves = [
-            (u, m, b["callback_data"])
-            for u in users
-            if (m := u.chat.messages.get(mids.get(u.id, 0))) is not None
-            for b in m.buttons
-            if (cb := parse_game(b.get("callback_data"))) and cb.press.kind == "action"
-        ]
-        if not moves:  # a lead: a card first (its move is one press in Chuvash: C6)
-            moves = [
-                (u, m, b["callback_data"])
-                for u in users
-                if (m := u.chat.messages.get(mids.get(u.id, 0))) is not None
-                for b in m.buttons
-                if (cb := parse_game(b.get("callback_data")))
-                and cb.press.kind == "card"
-                and b["text"].startswith(PLAYABLE)
-            ]
-        user, msg, data = moves[0]
+        user, msg, data = first_press(users, mids)
         entered: list[str] = []  # modules in the order of their first call
         calls: Counter[str] = Counter()  # calls into a layer from another (no resumes)
         stack: list[str | None] = []
@@ -777,15 +788,28 @@ async def press_path(url: str) -> None:
                 if frame.f_code.co_flags & 0x380 == 0 or frame.f_lasti < 0:
                     live.discard(id(frame))  # a plain function's frame is done
 
-        before = msg.version
-        sys.setprofile(profile)
-        try:
-            q = user.press(data=data, message=msg)
-            await q.wait_answer(30)
-            await fake.world.wait_chat(user.id, lambda: msg.version != before or None, 30)
-            await app.delivery.flush()
-        finally:
-            sys.setprofile(None)
+        for _ in range(3):  # a card that only ticks it: then his Play makes the move
+            before, wrote = msg.version, (await app.svc.tables.load(tid)).version
+            entered.clear()
+            calls.clear()
+            sys.setprofile(profile)
+            try:
+                q = user.press(data=data, message=msg)
+                await q.wait_answer(30)
+                await fake.world.wait_chat(user.id, partial(shows_other, msg, before), 30)
+                await app.delivery.flush()
+            finally:
+                sys.setprofile(None)
+            if (await app.svc.tables.load(tid)).version != wrote:
+                break
+            play = [
+                b["callback_data"]
+                for b in msg.buttons
+                if (c := parse_game(b.get("callback_data"))) and c.press.kind == "play"
+            ]
+            if not play:
+                break
+            data = play[0]
         cb = parse_game(data)
         assert cb is not None
         print(f"the path of one press that makes a move ({cb.press}), modules in order:")
