@@ -40,7 +40,7 @@ from aiogram.types import (
     BotCommandScopeDefault,
 )
 
-from engine.clock import Clock
+from engine.clock import Clock, scaled
 from tables import (
     Decider,
     LiveConfig,
@@ -196,7 +196,10 @@ class BotApp:
         # the groups' budgets learned from 429s (#24), the bot's own state; a
         # group's before a 429 taught it otherwise: the setting
         rules = BudgetRules(counted=settings.flood_ephemeral_counted)
-        self.budgets = Budgets(svc.kv, rules, clock=svc.clock)
+        # on Telegram's clock: scaled with it in tests (#37), as the delivery's
+        scale = settings.telegram_time_scale
+        clock = svc.clock if scale == 1 else scaled(time.time, scale)
+        self.budgets = Budgets(svc.kv, rules, clock=clock)
         self.ui = ChatStateStore.of(svc)
         self.prefs = PrefsCache(self.ui)
         self._delivery_factory = delivery_factory or BotApp.default_delivery

@@ -107,3 +107,25 @@ async def test_the_bounds_of_our_own_latency_keep_their_real_seconds(
     finally:
         await bot.session.close()
         await svc.aclose()
+
+
+async def test_the_groups_budgets_run_on_telegrams_clock(redis_url: str, redis_prefix: str) -> None:
+    """A group's budget learned from a 429 (#24) is Telegram's: on the scaled
+    clock like the limiter's windows (it was set so by the delivery after
+    construction; #39 made it the app's, built on that clock)."""
+    from telegram_bot.app import BotApp
+
+    settings = Settings(
+        bot_token="1:x",
+        redis_url=redis_url,
+        redis_prefix=redis_prefix,
+        telegram_api_url="http://127.0.0.1:1",
+        telegram_time_scale=10,
+    )
+    app = BotApp(settings)
+    try:
+        clock = app.budgets.clock
+        assert isinstance(clock, Scaled)
+        assert (clock.base, clock.factor) == (time.time, 10)
+    finally:
+        await app.aclose()

@@ -41,8 +41,9 @@ def make_delivery(
     the groups' budgets learned from 429s (#24; None: the documented windows).
     ``time_scale``: Telegram's time runs that many times faster (tests, #37:
     :attr:`telegram_bot.settings.Settings.telegram_time_scale`) -- every clock
-    and sleep of the delivery, the limiter's and the budgets' are scaled; the
-    bounds of our own latency keep their real seconds.  ``fleet``: the bot
+    and sleep of the delivery and the limiter's are scaled (``budgets`` come on
+    that clock: the caller makes them so); the bounds of our own latency keep
+    their real seconds.  ``fleet``: the bot
     processes alive, as last read (the fallback's share of each window, #40).
     ``held_after``: a hand in the group held back by the flood limiter this
     many seconds is told (:class:`telegram_bot.delivery.events.HeldBack`; None:
@@ -64,9 +65,7 @@ def make_delivery(
         )
     limiter = None
     if kv is not None:
-        wall = scaled(time.time, time_scale)
-        if budgets is not None and time_scale != 1:
-            budgets.clock = wall
+        wall = scaled(time.time, time_scale)  # ``budgets`` come on the same clock
         redis_limiter = FloodLimiter(kv, flood, budgets=budgets, clock=wall)
         limiter = FallbackFloodLimiter(redis_limiter, fleet=fleet)
     outgoing = install(bot, limiter, sleep=sleep, clock=scaled(time.monotonic, time_scale))
