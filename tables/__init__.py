@@ -31,6 +31,7 @@ from tables.faults import expected_fault, log_failure, survived
 from tables.games import run_ai, timeout_move
 from tables.keys import Keys
 from tables.kv import KeyValueStore
+from tables.live import LiveFeed, LiveNote
 from tables.lobbies import new_code
 from tables.model import (
     CANCELLED,
@@ -85,6 +86,8 @@ __all__ = [
     "LiveConfig",
     "LiveError",
     "LiveEvent",
+    "LiveFeed",
+    "LiveNote",
     "Loaded",
     "Notification",
     "Notifications",

@@ -24,6 +24,10 @@ Per table (``<id>`` is the invite code, ``secrets.token_urlsafe(8)``):
     ``res``   JSON result of the last finished game of the match
     ========  =========================================================
 
+``P{t:<id>}:live`` -- pub/sub channel (#42): the CAS script announces every
+    write's version there, ``SPUBLISH`` (a shard channel in the table's slot)
+    on a cluster, ``PUBLISH`` on one Redis (:mod:`tables.live`).
+
 ``P{t:<id>}:events`` -- stream, the event log: every applied action and
     system event with its resulting version, batched: entry id
     ``<version>-0``, field ``z`` = a deflated chunk of log text (see
@@ -140,6 +144,11 @@ class Keys:
 
     def events(self, table_id: str) -> str:
         return f"{self.prefix}{{t:{table_id}}}:events"
+
+    def live(self, table_id: str) -> str:
+        """The table's live channel (#42): every write of the table announces
+        its version there (a shard channel in the table's slot on a cluster)."""
+        return f"{self.prefix}{{t:{table_id}}}:live"
 
     def table_keys(self, table_id: str) -> list[str]:
         """Every key of one table (for ``MEMORY USAGE`` and deletion)."""

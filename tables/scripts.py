@@ -6,7 +6,10 @@ then bumps ``v``, sets/deletes hash fields, appends the flushed log chunk to the
 stream (exact ``MAXLEN``, id ``<version>-0``, :mod:`tables.eventlog`), sets
 both keys' TTL (or deletes both when the TTL is 0), remembers the request id and
 publishes the notification.  It only touches keys of one table (one hash tag),
-so it runs on Redis Cluster.  The others touch one key or keys of one slot:
+so it runs on Redis Cluster.  Every write it makes is also announced on the
+table's live channel (``ARGV[11]``, its version as the message; #42: the Mini
+App's pages): ``SPUBLISH`` on a cluster (``ARGV[12]`` = ``S``: a shard channel
+in the table's slot), ``PUBLISH`` on one Redis.  The others touch one key or keys of one slot:
 a lease, a timer shard's lease and its hints (renewed and claimed in one
 round trip), releasing a timer hint, swapping a user's table pointer.
 """
@@ -25,7 +28,7 @@ if rid ~= '' then
 end
 if cur ~= tonumber(ARGV[1]) then return {0, cur} end
 local newv = cur + 1
-local i = 11
+local i = 13
 local hs = {'v', newv}
 for _ = 1, tonumber(ARGV[5]) do
   hs[#hs + 1] = ARGV[i]; hs[#hs + 1] = ARGV[i + 1]; i = i + 2
@@ -58,6 +61,9 @@ else
 end
 if ARGV[8] ~= '' then
   redis.call('PUBLISH', ARGV[8], '{"version":' .. newv .. ',' .. ARGV[9])
+end
+if ARGV[11] ~= '' then
+  redis.call(ARGV[12] == 'S' and 'SPUBLISH' or 'PUBLISH', ARGV[11], newv)
 end
 return {1, newv}
 """

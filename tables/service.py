@@ -17,6 +17,7 @@ from tables.games import Games
 from tables.groups import Groups
 from tables.keys import Keys
 from tables.kv import KeyValueStore
+from tables.live import LiveFeed
 from tables.lobbies import Lobbies
 from tables.model import LiveConfig
 from tables.notifications import Notifications
@@ -129,3 +130,8 @@ class TableService:
         """Notes of tables written elsewhere (timers, operators, players leaving):
         ``async with svc.notifications() as notes: note = await notes.get(0.5)``."""
         return Notifications(self.store)
+
+    def live(self) -> LiveFeed:
+        """The tables' live channels (#42): ``async with svc.live() as feed:
+        await feed.watch(table_id); note = await feed.get(0.5)``."""
+        return LiveFeed(self.store)

@@ -303,6 +303,8 @@ class Store:
             k.notify if notify else "",
             notify,
             recent,
+            k.live(table_id),  # #42: every write announced to the pages watching
+            "S" if self.cluster else "P",
         ]
         for f, val in set_fields.items():
             args += [f, val]
