@@ -19,7 +19,7 @@ import logging
 import signal
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from telegram_bot.settings import Settings
@@ -70,12 +70,41 @@ async def run(
         if settings.webhook_url:
             await run_webhook(app, settings, sock=sock)
         else:
-            await app.wait_for_redis()  # no update taken before Redis answers (#28)
-            await app.bot.delete_webhook(drop_pending_updates=False)
-            await app.run_polling()
+            async with serve_miniapp(app, settings):
+                await app.wait_for_redis()  # no update taken before Redis answers (#28)
+                await app.bot.delete_webhook(drop_pending_updates=False)
+                await app.run_polling()
     finally:
         terminate()
         await app.aclose()
+
+
+@contextlib.asynccontextmanager
+async def serve_miniapp(app: BotApp, settings: Settings) -> AsyncIterator[None]:
+    """Long polling has no web server: the Mini App's (#42) gets one of its own
+    on ``MINIAPP_HOST``:``MINIAPP_PORT`` while the bot runs (none when the
+    Mini App is off or the port is 0; in webhook mode the webhook's server
+    serves it, :func:`run_webhook`)."""
+    if app.miniapp is None or not settings.miniapp_port:
+        yield
+        return
+    from aiohttp import web
+
+    from telegram_bot.miniapp.server import mount
+
+    root = web.Application()
+    mount(root, settings.miniapp_path, app.miniapp.web_app())
+    runner = web.AppRunner(root, shutdown_timeout=min(5.0, settings.shutdown_timeout / 4))
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, settings.miniapp_host, settings.miniapp_port)
+        await site.start()
+        print(
+            f"Mini App: {settings.miniapp_url} -> {site.name}{settings.miniapp_path}/", flush=True
+        )
+        yield
+    finally:
+        await runner.cleanup()
 
 
 def _on_sigterm(task: asyncio.Task[object] | None) -> Callable[[], None]:
@@ -141,6 +170,10 @@ async def run_webhook(
 
     web_app = web.Application(middlewares=[until_ready])
     web_app.router.add_get("/healthz", healthz)
+    if app.miniapp is not None:  # #42: the Mini App behind the same HTTPS host
+        from telegram_bot.miniapp.server import mount
+
+        mount(web_app, settings.miniapp_path, app.miniapp.web_app())
     secret = settings.secret_token()
     handler = _Handler(app.dp, app.bot, secret_token=secret)
     handler.register(web_app, path=settings.webhook_path)

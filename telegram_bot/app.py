@@ -13,7 +13,9 @@ twice is handled once), and three background tasks:
   by other processes (timers, operators, players leaving) -- at most once per
   version in this process;
 * the sweep of pending renders (:mod:`telegram_bot.state.pending_renders`): a table whose
-  render outlived the process that marked it is rendered again.
+  render outlived the process that marked it is rendered again;
+* with ``MINIAPP_URL`` set, a fourth: the live channels of the tables the Mini
+  App's pages of this process show (:mod:`telegram_bot.miniapp`, #42).
 
 No exception stops any loop: each failure is logged and the loop runs
 again (the subscriber resubscribes) after an exponential backoff
@@ -64,6 +66,7 @@ from telegram_bot.delivery.events import (
 from telegram_bot.delivery.flood.rates import FloodConfig
 from telegram_bot.handlers import routers
 from telegram_bot.handlers.middlewares import InFlight, LocaleMiddleware
+from telegram_bot.miniapp import MiniApp
 from telegram_bot.publishing.arena_board import ArenaBoards, woke
 from telegram_bot.publishing.hands import HandPlacement
 from telegram_bot.publishing.lobby_messages import LobbyMessages
@@ -84,6 +87,7 @@ from telegram_bot.usecases.cards import MyCards
 from telegram_bot.usecases.cases import UseCases
 from telegram_bot.usecases.delivery_events import DeliveryEvents
 from telegram_bot.usecases.lobby import LobbyActions
+from telegram_bot.usecases.page import PageTables
 from telegram_bot.usecases.player import PlayerActions
 from telegram_bot.usecases.press import PressButton
 from telegram_bot.usecases.replay import ReplayGame
@@ -208,6 +212,7 @@ class BotApp:
         self.timer_hooks = NO_HOOKS  # the adapter's part of a timer tick (setup)
         self.hands: HandPlacement | None = None
         self.cases: UseCases | None = None
+        self.miniapp: MiniApp | None = None  # the Mini App's pages (#42; MINIAPP_URL)
         self.events = DeliveryEvents(svc, self.ui)
         self.dp = Dispatcher()
         self.updates = InFlight()  # the updates being handled (stop lets them finish)
@@ -252,8 +257,9 @@ class BotApp:
             later_gap_in_group=s.later_delay_in_group,
             arenas=arenas,
         )
+        press = PressButton(self.svc, self.ui, snapshots, claims, marks)
         self.cases = UseCases(
-            press=PressButton(self.svc, self.ui, snapshots, claims, marks),
+            press=press,
             lobby=LobbyActions(self.svc, self.ui, self.prefs, delivery, username),
             player=PlayerActions(self.svc, self.ui, self.prefs, delivery, self.events),
             # the window of a press's reply: real seconds on the delivery's clock
@@ -264,7 +270,10 @@ class BotApp:
             replay=ReplayGame(self.svc, delivery),
             standings=Standings(self.svc, self.prefs),
             arena=ArenaActions(self.svc, delivery, self.prefs, username),
+            page=PageTables(self.svc, self.prefs, press),
         )
+        if s.miniapp_url:  # #42: its pages served by this process, kept live
+            self.miniapp = MiniApp(s, self.cases.page, self.publisher, self.svc.live, time.time)
         # what the delivery learns (a 403, a group moved, a message sent anew, a
         # hand held back) comes up as events, each handed to its use case (#39)
         self._events = asyncio.create_task(self._delivery_events(), name="delivery events")
@@ -406,6 +415,8 @@ class BotApp:
             asyncio.create_task(self._notifications(), name="notify"),
             asyncio.create_task(self._repairs(), name="repairs"),
         ]
+        if self.miniapp is not None:  # the pages' live channels (#42)
+            self._tasks.append(asyncio.create_task(self.miniapp.run(self.stop), name="miniapp"))
 
     async def _on_timer(self, result: WriteResult) -> None:
         assert self.publisher is not None
@@ -605,6 +616,8 @@ class BotApp:
 
     async def aclose(self) -> None:
         await self.stop_background()
+        if self.miniapp is not None:  # its pages reconnect to another process
+            await self.miniapp.aclose()
         if self._delivery is not None:
             with contextlib.suppress(Exception):  # TimeoutError: a Telegram that holds us
                 await asyncio.wait_for(self._delivery.flush(), self.settings.shutdown_timeout / 2)

@@ -145,6 +145,33 @@ class Settings(BaseSettings):
     in hand finish, the turn timers are handed over to the other processes and the
     pending edits go out -- inside the ~30 s a supervisor waits before SIGKILL."""
 
+    # ---- the Mini App's server (#42; MINIAPP_URL and MINIAPP_SHORT_NAME, the
+    # buttons that open it, are the entry's settings) ----
+    miniapp_url: str = ""
+    """The page's public HTTPS URL (the entry's setting, read here too): unset,
+    the Mini App is off -- no server for it, no button to it."""
+    miniapp_port: int = Field(default=0, ge=0, le=65535)
+    """Long polling: the port of the Mini App's server (its page, static files
+    and live channel) on ``MINIAPP_HOST``; 0: none.  In webhook mode the page
+    is served by the webhook's own server, under ``MINIAPP_PATH``."""
+    miniapp_host: str = "0.0.0.0"
+    miniapp_path: str = Field(default="/app", pattern=r"^/[A-Za-z0-9_/-]*[A-Za-z0-9_-]$")
+    """Where the page is served: ``<path>/`` the page, ``<path>/static/`` its
+    files, ``<path>/live`` its WebSocket (the public ``MINIAPP_URL`` points at
+    ``<path>/`` through the HTTPS proxy in front)."""
+    miniapp_init_data_max_age: float = Field(default=86400.0, gt=0)
+    """Seconds a page's ``initData`` is accepted after its ``auth_date``
+    (Telegram signs it when the app opens; a reconnect sends the same)."""
+    telegram_web_app_js: str = "https://telegram.org/js/telegram-web-app.js"
+    """Telegram's script, as the page loads it (the sandbox serves a stand-in)."""
+    miniapp_frame_ancestors: str = ""
+    """Origins besides Telegram's web clients that may frame the page (space
+    separated; the sandbox's page)."""
+    miniapp_moves: int = Field(default=10, ge=1)
+    miniapp_moves_window: float = Field(default=2.0, gt=0)
+    """A player's page moves: at most ``miniapp_moves`` in any
+    ``miniapp_moves_window`` seconds (per process); the rest are refused."""
+
     @model_validator(mode="after")
     def _real_telegram_keeps_real_time(self) -> Settings:
         if self.telegram_time_scale != 1 and self.telegram_api_url == REAL_TELEGRAM:

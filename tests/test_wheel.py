@@ -55,6 +55,10 @@ from sandbox.page.server import STATIC
 
 assert (STATIC / "index.html").is_file() and (STATIC / "sandbox.js").is_file()
 
+from telegram_bot.miniapp.server import STATIC as PAGE, STATIC_FILES
+
+assert all((PAGE / name).is_file() for name in {"index.html", *STATIC_FILES})
+
 from admin_api.service import close_service
 from durak.wiring import admin_app  # the product's admin API (#39: budgets wired in)
 

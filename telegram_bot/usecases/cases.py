@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from telegram_bot.usecases.arena import ArenaActions
 from telegram_bot.usecases.cards import MyCards
 from telegram_bot.usecases.lobby import LobbyActions
+from telegram_bot.usecases.page import PageTables
 from telegram_bot.usecases.player import PlayerActions
 from telegram_bot.usecases.press import PressButton
 from telegram_bot.usecases.replay import ReplayGame
@@ -26,3 +27,4 @@ class UseCases:
     replay: ReplayGame  # /replay, Replay, ◀ ▶
     standings: Standings  # /stats, /top, inline invitations
     arena: ArenaActions  # /arena, its set-up, Join and Withdraw (#27)
+    page: PageTables  # the Mini App's page: its table, its moves (#42)

@@ -44,12 +44,15 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine import EngineError, view
+from engine import Action, EngineError, GameState, view
+from engine.actions import LEAD, THROW
+from engine.cards import card_names
 from tables import OPEN, PLAYING, LiveError, StaleVersion, TableService, WriteResult
 from tables.tables import moved_since
 from telegram_bot.buttons.callbacks import GameCb
 from telegram_bot.buttons.moves import (
     BOUT_STAMP_LEN,
+    ERR_NOT_LEGAL,
     ERR_NOT_YOUR_TURN,
     Selection,
     drawn_for,
@@ -114,6 +117,21 @@ class ButtonPress:
 
 
 @dataclass(frozen=True)
+class PageMove:
+    """A move from the Mini App's page (#42): the action it names whole (the
+    engine's text form, :meth:`engine.Action.text`), drawn at ``version`` with
+    the decision stamp (:func:`telegram_bot.buttons.moves.stamp`) the page was
+    shown with it; ``request_id`` the same for a resend of the same tap."""
+
+    user: int
+    game: str
+    version: int
+    stamp: str
+    action: str
+    request_id: str
+
+
+@dataclass(frozen=True)
 class PressOutcome:
     status: PressStatus
     reason: str | None = (
@@ -153,17 +171,23 @@ class PressesInFlight:
     def __init__(self) -> None:
         self._turns: dict[tuple[str, int], tuple[asyncio.Lock, list[tuple[str, str]]]] = {}
 
-    @contextlib.asynccontextmanager
-    async def turn(self, press: ButtonPress) -> AsyncIterator[bool]:
+    def turn(self, press: ButtonPress) -> contextlib.AbstractAsyncContextManager[bool]:
         """His turn to handle ``press``; True: another tap of the same button is
         in hand (a copy of the same press -- its request id -- takes its turn:
         the service tells it a duplicate)."""
-        key, data = (press.button.game, press.user), press.button.pack()
+        return self.turn_of((press.button.game, press.user), press.button.pack(), press.request_id)
+
+    @contextlib.asynccontextmanager
+    async def turn_of(
+        self, key: tuple[str, int], data: str, request_id: str
+    ) -> AsyncIterator[bool]:
+        """His turn (``key``: table, user) to handle a press of what ``data``
+        names (a button, a page's move: one line for both, #42)."""
         lock, pressed = self._turns.setdefault(key, (asyncio.Lock(), []))
-        if any(d == data and r != press.request_id for d, r in pressed):
+        if any(d == data and r != request_id for d, r in pressed):
             yield True
             return
-        mine = (data, press.request_id)
+        mine = (data, request_id)
         pressed.append(mine)
         try:
             async with lock:
@@ -300,13 +324,16 @@ class PressButton:
             # keyboard he saw at the time makes a move -- show him the one of now
             return PressOutcome(PressStatus.REDRAWN, change=Redraw(snap, press.user, selection))
         assert resolved.action is not None
-        return await self._apply(snap, selection, press, resolved.action, resolved.rest_of_bout)
+        return await self._apply(
+            snap, selection, press.user, press.request_id, resolved.action, resolved.rest_of_bout
+        )
 
     async def _apply(
         self,
         snap: Snapshot,
         selection: Selection,
-        press: ButtonPress,
+        user: int,
+        request_id: str,
         action: str,
         rest_of_bout: bool = False,
     ) -> PressOutcome | StaleVersion:
@@ -320,10 +347,10 @@ class PressButton:
         try:
             result = await self.svc.games.apply(
                 table_id,
-                press.user,
+                user,
                 action,
                 snap.version,
-                request_id=press.request_id,
+                request_id=request_id,
                 rest_of_bout=rest_of_bout,
                 loaded=snap.loaded,  # #39: the table read once per press
             )
@@ -334,19 +361,73 @@ class PressButton:
         if result.duplicate:
             return PressOutcome(PressStatus.DUPLICATE, version=result.version)
         if selection.cards or selection.choose:
-            await self.ui.update_table(table_id, selections={press.user: None})
+            await self.ui.update_table(table_id, selections={user: None})
         seats = None if result.game_over else tuple(result.changed_seats)
         claim = self.claims.claim(table_id, result.version)
         refresh = Refresh(
             table_id,
             seats,
-            press.user,
+            user,
             wrote=result.version,
             claim=claim,
-            written=_after(snap, result, press.request_id),  # drawn from (#39)
+            written=_after(snap, result, request_id),  # drawn from (#39)
             marked=self.marks is not None,
         )
         return PressOutcome(PressStatus.APPLIED, version=result.version, change=refresh)
+
+    # ------------------------------------------------------------ the page (#42)
+    async def page_move(self, move: PageMove) -> PressOutcome:
+        """A move from the Mini App's page: the same line of his presses as his
+        buttons (:class:`PressesInFlight`), the same request ids, the same
+        compare-and-set and the same stale checks as a button press, so a
+        double tap -- in the page, or in the page and on a button -- moves once:
+        the second is :attr:`PressStatus.REPEATED` (his seat moved since the
+        version it was drawn at) or :attr:`PressStatus.DUPLICATE` (its request
+        id).  No hand message is involved; a move refused says why (``reason``
+        or ``error``) and changes nothing, the page is shown the table of now."""
+        data = f"page:{move.version}:{move.action}"
+        async with self.in_flight.turn_of((move.game, move.user), data, move.request_id) as again:
+            if again:
+                return PressOutcome(PressStatus.REPEATED)
+            return await self._handle_page(move)
+
+    async def _handle_page(self, move: PageMove) -> PressOutcome:
+        for _attempt in range(self.attempts):
+            try:
+                snap = await self.snapshots.load(move.game)
+            except EngineError as e:
+                return PressOutcome(PressStatus.REFUSED, error=e)
+            refused = _duplicate_of(snap, move.request_id) or _check_seat(snap, move.user)
+            if refused is not None:
+                return refused
+            seat = snap.table.seat_of(move.user)
+            assert seat is not None
+            # after a race lost, _try_page tries again only while the move
+            # means what it meant (the table is then past move.version)
+            outcome = await self._try_page(snap, seat, move)
+            if not isinstance(outcome, StaleVersion):
+                return outcome
+        return PressOutcome(PressStatus.STALE)
+
+    async def _try_page(
+        self, snap: Snapshot, seat: int, move: PageMove
+    ) -> PressOutcome | StaleVersion:
+        """One attempt of a page's move on ``snap``, as :meth:`_try` for a button."""
+        seat_view = view(_state(snap), seat)
+        if move.version != snap.version and await self._moved_since(snap, seat, move.version):
+            return PressOutcome(PressStatus.REPEATED)  # he moved since: a double tap
+        if (
+            move.version != snap.version
+            and move.stamp != stamp(seat_view)
+            and not _still_named(seat_view, move)
+        ):
+            return PressOutcome(PressStatus.STALE)
+        if not seat_view.get("legal"):
+            return PressOutcome(PressStatus.NOT_YOUR_TURN, reason=ERR_NOT_YOUR_TURN)
+        if not _may_name(seat_view, move.action):
+            return PressOutcome(PressStatus.ILLEGAL, reason=ERR_NOT_LEGAL)
+        selection = Selection.from_json(snap.ui.selections.get(move.user))
+        return await self._apply(snap, selection, move.user, move.request_id, move.action)
 
 
 def _after(snap: Snapshot, result: WriteResult, request_id: str) -> Snapshot | None:
@@ -451,3 +532,53 @@ def _check_presser(snap: Snapshot, press: ButtonPress) -> PressOutcome | None:
     if snap.table.seats[seat].ai_controlled:
         return PressOutcome(PressStatus.AI_CONTROLLED)
     return None
+
+
+def _state(snap: Snapshot) -> GameState:
+    state = snap.loaded.state
+    assert state is not None  # checked: playing
+    return state
+
+
+def _duplicate_of(snap: Snapshot, request_id: str) -> PressOutcome | None:
+    seen = snap.loaded.applied(request_id)
+    return None if seen is None else PressOutcome(PressStatus.DUPLICATE, version=seen)
+
+
+def _check_seat(snap: Snapshot, user: int) -> PressOutcome | None:
+    """Why ``user`` may not move at this table from the page (None: he may)."""
+    seat = snap.table.seat_of(user)
+    if seat is None:
+        return PressOutcome(PressStatus.NOT_SEATED)
+    if not _playing(snap):
+        return _over(snap)
+    if snap.table.seats[seat].ai_controlled:
+        return PressOutcome(PressStatus.AI_CONTROLLED)
+    return None
+
+
+def _may_name(seat_view: dict[str, Any], action: str) -> bool:
+    """``action`` (the engine's text form) is one of his legal actions, or a lead
+    or throw-in of several cards each of which he may lead or throw (the engine
+    checks the whole when it applies it)."""
+    legal = seat_view.get("legal", ())
+    if action in legal:
+        return True
+    try:
+        parsed = Action.from_text(-1, action)
+    except EngineError:
+        return False
+    letter = action[:1]
+    if parsed.kind not in (LEAD, THROW) or len(parsed.cards) < 2:
+        return False
+    return all(letter + name in legal for name in card_names(parsed.cards))
+
+
+def _still_named(seat_view: dict[str, Any], move: PageMove) -> bool:
+    """A page's move drawn at another stamp that still means what it meant:
+    as for a button (:func:`_still_meant`), a pass, a throw-in, a cover or the
+    defender's Take still legal in the same bout."""
+    same_bout = move.stamp[:BOUT_STAMP_LEN] == stamp(seat_view)[:BOUT_STAMP_LEN]
+    return (
+        same_bout and move.action[:1] in ("P", "T", "C", "K") and _may_name(seat_view, move.action)
+    )

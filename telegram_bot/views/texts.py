@@ -76,6 +76,7 @@ ELSEWHERE: dict[str, str] = {
     "private": N_("You are already at a {game} table (a private game): leave it first (/leave)."),
 }
 MOVE_NOT_POSSIBLE = N_("That move is not possible now.")
+PAGE_TOO_FAST = N_("Too many moves in a row: wait a moment.")  # the Mini App (#42)
 COOLDOWN_MINE = N_(
     "You left rated games unfinished: you can play rated games again in {time}. "
     "Games without rating are open to you now."

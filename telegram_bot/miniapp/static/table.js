@@ -1,0 +1,338 @@
+// The Mini App's table (#42): one live channel (a WebSocket) to the bot's
+// server, the table drawn from each view it sends, taps turned into moves.
+// The view is the server's (telegram_bot/views/page.py); the page keeps only
+// its selection. Later passes (animations, replay viewer, player page) build
+// on render() and the small helpers below.
+
+import { SUITS, cardBack, cardElement, cardLabel } from "./cards.js";
+
+const tg = window.Telegram && window.Telegram.WebApp;
+const $ = (id) => document.getElementById(id);
+
+const page = {
+  ws: null,
+  view: null,
+  labels: {},
+  selected: [],   // cards of his hand, in tap order
+  pending: null,  // the request id of the move in flight
+  retry: 500,
+  refused: false,
+  timerTick: null,
+};
+
+// ------------------------------------------------------------------ channel
+function liveUrl() {
+  const url = new URL("live", window.location.href);
+  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+  url.search = "";
+  return url.toString();
+}
+
+function askedTable() {
+  return new URLSearchParams(window.location.search).get("t") || "";
+}
+
+function connect() {
+  const ws = new WebSocket(liveUrl());
+  page.ws = ws;
+  ws.onopen = () => {
+    page.retry = 500;
+    ws.send(JSON.stringify({ t: "hello", init: tg ? tg.initData : "", table: askedTable() }));
+  };
+  ws.onmessage = (event) => receive(JSON.parse(event.data));
+  ws.onclose = (event) => {
+    if (page.refused || event.code === 4401) return;
+    setTimeout(connect, page.retry);  // a network loss, a restart, a deploy
+    page.retry = Math.min(page.retry * 2, 5000);
+  };
+}
+
+function send(frame) {
+  if (page.ws && page.ws.readyState === WebSocket.OPEN) page.ws.send(JSON.stringify(frame));
+}
+
+function receive(frame) {
+  switch (frame.t) {
+    case "hello":
+      page.labels = frame.labels || {};
+      break;
+    case "view":
+      show(frame.view);
+      break;
+    case "result":
+      answered(frame);
+      break;
+    case "refused":
+      page.refused = true;
+      say(frame.reason);
+      break;
+    case "none":
+    case "gone":
+      page.refused = true;
+      say("\u2014");
+      break;
+  }
+}
+
+function answered(frame) {
+  if (frame.id === page.pending) page.pending = null;
+  if (frame.ok) {
+    say("");
+    return;
+  }
+  if (frame.text) say(frame.text);
+  if (tg && tg.HapticFeedback) tg.HapticFeedback.notificationOccurred("error");
+}
+
+function say(text) {
+  $("status").textContent = text || "";
+}
+
+// ------------------------------------------------------------------ moves
+function newId() {
+  const bytes = new Uint8Array(9);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => (b % 36).toString(36)).join("");
+}
+
+function play(action) {
+  const view = page.view;
+  if (!view || page.pending) return;
+  page.pending = newId();
+  send({ t: "move", id: page.pending, v: view.version, stamp: view.stamp, a: action });
+  page.selected = [];
+  if (tg && tg.HapticFeedback) tg.HapticFeedback.impactOccurred("light");
+  render();
+}
+
+function legal() {
+  return (page.view && page.view.game && page.view.game.legal) || [];
+}
+
+// The moves a card of his hand makes now (engine text forms).
+function movesOf(card) {
+  return legal().filter((a) => {
+    if ("LTRS".includes(a[0])) return a.slice(1) === card;
+    if (a[0] === "C") return a.endsWith(card) && a.length > card.length + 1;
+    return false;
+  });
+}
+
+// What the selected cards make together: a lead or a throw-in of them all.
+function selectionMove() {
+  const cards = page.selected;
+  if (!cards.length) return null;
+  for (const letter of ["L", "T"]) {
+    if (cards.every((c) => legal().includes(letter + c))) return letter + cards.join("");
+  }
+  return null;
+}
+
+function tapCard(card) {
+  const at = page.selected.indexOf(card);
+  if (at >= 0) {  // the second tap plays
+    const together = selectionMove();
+    const own = movesOf(card).filter((a) => "LT".includes(a[0]) || a[0] === "C");
+    if (together && page.selected.length > 1) play(together);
+    else if (own.length === 1) play(own[0]);
+    else if (together) play(together);
+    else {
+      page.selected.splice(at, 1);
+      render();
+    }
+    return;
+  }
+  if (!movesOf(card).length) return;
+  page.selected.push(card);
+  if (tg && tg.HapticFeedback) tg.HapticFeedback.selectionChanged();
+  render();
+}
+
+function tapAttack(attack) {
+  const card = page.selected[page.selected.length - 1];
+  if (card && legal().includes("C" + attack + card)) play("C" + attack + card);
+}
+
+// ------------------------------------------------------------------ drawing
+function show(view) {
+  const before = page.view;
+  if (before && view.version < before.version) return;  // never back
+  const myTurnNow = view.game && view.game.legal && view.game.legal.length > 0;
+  const myTurnBefore = before && before.game && before.game.legal && before.game.legal.length > 0;
+  page.view = view;
+  const hand = (view.game && view.game.hand) || [];
+  page.selected = page.selected.filter((c) => hand.includes(c) && movesOf(c).length);
+  if (myTurnNow && !myTurnBefore && tg && tg.HapticFeedback) {
+    tg.HapticFeedback.notificationOccurred("success");
+  }
+  render(before);
+}
+
+function render(before) {
+  const view = page.view;
+  if (!view) return;
+  const game = view.game;
+  $("title").textContent = titleOf(view);
+  renderSeats(view, game);
+  renderCentre(game, before && before.game);
+  renderHand(game);
+  renderActions(game);
+  renderMoves(view, game);
+  renderTimer(view);
+  renderMainButton();
+}
+
+function titleOf(view) {
+  const variant = view.variant === "chuvash" ? "Chuvash" : "Shchelkovsky";
+  if (view.status === "playing") return variant;
+  if (view.status === "open") return variant + " \u00b7 lobby";
+  return variant + " \u00b7 " + view.status;
+}
+
+const ROLE_MARKS = { attacker: "\u2694\ufe0f", defender: "\u{1F6E1}\ufe0f", thrower: "\u270b",
+  out: "\u2705", loser: "\u{1F413}", idle: "" };
+
+function renderSeats(view, game) {
+  const box = $("seats");
+  box.replaceChildren();
+  const acting = new Set((game && game.to_act) || []);
+  view.seats.forEach((seat, i) => {
+    const el = document.createElement("div");
+    el.className = "seat";
+    if (i === view.you) el.classList.add("you");
+    if (acting.has(i)) el.classList.add("acting");
+    const name = document.createElement("span");
+    name.className = "name";
+    name.textContent = (seat.ai ? "\u{1F916} " : "") + seat.name;  // text, never markup
+    const info = document.createElement("span");
+    info.className = "info";
+    const role = game ? ROLE_MARKS[game.roles[i]] || "" : "";
+    const count = game ? game.hand_counts[i] + " \u{1F0A0}" : "";
+    info.textContent = [role, count].filter(Boolean).join(" ");
+    el.append(name, info);
+    box.append(el);
+  });
+}
+
+function renderCentre(game, old) {
+  const deck = $("trump-card");
+  const stock = $("stock");
+  const bout = $("bout");
+  deck.replaceChildren();
+  bout.replaceChildren();
+  stock.textContent = "";
+  if (!game) return;
+  if (game.stock_count > 0) deck.append(cardBack());
+  if (game.trump_card) deck.append(cardElement(game.trump_card, ["trump-mark"]));
+  const fill = (s, vars) => s.replace(/\{(\w+)\}/g, (_, k) => vars[k]);
+  const trump = game.trump ? fill(page.labels.trump || "trump {suit}", { suit: SUITS[game.trump] })
+    : page.labels.no_trump || "";
+  stock.textContent = trump + " \u00b7 " + fill(page.labels.stock || "stock: {n}", { n: game.stock_count });
+  const seen = new Set(old ? old.table.flat().filter(Boolean) : []);
+  const mine = page.selected[page.selected.length - 1];
+  for (const [attack, cover] of game.table) {
+    const pair = document.createElement("div");
+    pair.className = "pair";
+    const a = cardElement(attack, ["attack", ...(seen.has(attack) ? [] : ["new"])]);
+    pair.append(a);
+    if (cover) pair.append(cardElement(cover, ["cover", ...(seen.has(cover) ? [] : ["new"])]));
+    else if (mine && legal().includes("C" + attack + mine)) {
+      pair.classList.add("target");
+      a.addEventListener("click", () => tapAttack(attack));
+    }
+    bout.append(pair);
+  }
+}
+
+function renderHand(game) {
+  const box = $("hand");
+  box.replaceChildren();
+  if (!game || !game.hand) return;
+  for (const card of game.hand) {
+    const playable = movesOf(card).length > 0;
+    const classes = [playable ? "playable" : "dim"];
+    if (page.selected.includes(card)) classes.push("selected");
+    const el = cardElement(card, classes);
+    el.addEventListener("click", () => tapCard(card));
+    box.append(el);
+  }
+}
+
+function button(text, action, style = "") {
+  const b = document.createElement("button");
+  b.type = "button";
+  b.textContent = text;
+  if (style) b.className = style;
+  b.addEventListener("click", () => play(action));
+  return b;
+}
+
+function renderActions(game) {
+  const box = $("actions");
+  box.replaceChildren();
+  if (!game) return;
+  const moves = legal();
+  const card = page.selected[page.selected.length - 1];
+  if (card) {
+    for (const a of movesOf(card)) {
+      if (a[0] === "R") box.append(button("\u21aa " + cardLabel(card), a, "quiet"));
+      if (a[0] === "S") box.append(button("\u{1F3AB} " + cardLabel(card), a, "quiet"));
+    }
+  }
+  if (moves.includes("K")) box.append(button(page.labels.take || "Take", "K", "danger"));
+  if (moves.includes("P")) {
+    const covered = game.table.length > 0 && game.table.every(([, c]) => c);
+    box.append(button(covered ? page.labels.done || "Done" : page.labels.pass || "Pass", "P", "quiet"));
+  }
+}
+
+function renderMoves(view, game) {
+  const box = $("moves");
+  if (!game || !game.events) {
+    box.textContent = "";
+    return;
+  }
+  const names = view.seats.map((s) => s.name);
+  const last = game.events.filter((e) => e.kind === "action").slice(-3);
+  box.textContent = last.map((e) => `${names[e.seat] || "?"}: ${e.detail || ""} ${(e.cards || []).map(cardLabel).join(" ")}`.trim()).join(" \u00b7 ");
+}
+
+function renderTimer(view) {
+  clearInterval(page.timerTick);
+  const el = $("timer");
+  const tick = () => {
+    if (!view.deadline || view.status !== "playing") {
+      el.textContent = "";
+      return;
+    }
+    const left = Math.max(0, Math.round((view.deadline - Date.now()) / 1000));
+    el.textContent = "\u23f3 " + left + "s";
+    el.classList.toggle("urgent", left <= 10);
+  };
+  tick();
+  page.timerTick = setInterval(tick, 1000);
+}
+
+function renderMainButton() {
+  if (!tg || !tg.MainButton) return;
+  const move = selectionMove();
+  if (move && page.selected.length) {
+    tg.MainButton.setText((page.labels.play || "Play") + " (" + page.selected.length + ")");
+    tg.MainButton.show();
+  } else {
+    tg.MainButton.hide();
+  }
+}
+
+function onMainButton() {
+  const move = selectionMove();
+  if (move) play(move);
+}
+
+// ------------------------------------------------------------------ start
+if (tg) {
+  tg.ready();
+  if (tg.expand) tg.expand();
+  if (tg.MainButton) tg.MainButton.onClick(onMainButton);
+}
+connect();

@@ -1,0 +1,109 @@
+"""What the Mini App's page shows of a table (#42), pure: one JSON value per
+viewer.  A seated player gets his seat's view (:func:`engine.view`: his own
+hand and legal moves, everyone's counts and roles, the bout, the stock and
+trump, the public events) and his decision stamp, which a move of his page
+carries back (:func:`telegram_bot.buttons.moves.stamp`, the same as a hand
+button's); anybody else the public view (:func:`engine.public_view`: no hand
+at all).  Names go out as data: the page sets them as text, never as markup."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from engine import GameState, public_view, view
+from tables.model import PLAYING, Table
+from tables.records import GameResult
+from telegram_bot.buttons.moves import stamp
+from telegram_bot.views.i18n import Translator
+
+PAGE_EVENTS = 12
+"""The latest public events a page shows (its *last moves*)."""
+
+
+class TableRead(Protocol):
+    """A table as read (:class:`tables.Loaded`): what the page's view needs."""
+
+    @property
+    def version(self) -> int: ...
+    @property
+    def table(self) -> Table: ...
+    @property
+    def state(self) -> GameState | None: ...
+    @property
+    def deadline(self) -> int | None: ...
+    @property
+    def result(self) -> GameResult | None: ...
+
+
+def may_watch(table: Table, user: int) -> bool:
+    """Whether ``user`` may follow ``table`` in the page: a player of it, or
+    anybody while its lobby lets people watch (issue #16's spectators)."""
+    return table.seat_of(user) is not None or table.spectators
+
+
+def page_view(loaded: TableRead, user: int) -> dict[str, Any]:
+    """The table as ``user`` may see it, at ``loaded.version``."""
+    table = loaded.table
+    seat = table.seat_of(user)
+    data: dict[str, Any] = {
+        "table": table.id,
+        "version": loaded.version,
+        "status": table.status,
+        "variant": table.variant,
+        "options": dict(table.options),
+        "game_no": table.game_no,
+        "timer": table.timer,
+        "deadline": loaded.deadline,
+        "you": seat,
+        "seats": [
+            {
+                "name": s.name,
+                "ai": s.user is None,
+                "ai_playing": s.ai_controlled,
+                "left": s.left,
+            }
+            for s in table.seats
+        ],
+        "game": None,
+        "stamp": "",
+        "result": None,
+    }
+    state = loaded.state
+    if state is not None and table.status == PLAYING:
+        if seat is not None:
+            seat_view = view(state, seat, last_events=PAGE_EVENTS)
+            data["game"] = seat_view
+            data["stamp"] = stamp(seat_view)
+        else:
+            data["game"] = _public(state)
+    result = loaded.result
+    if result is not None and result.game == table.game_no:
+        data["result"] = {
+            "game": result.game,
+            "loser": result.loser,
+            "draw": result.draw,
+            "places": list(result.places),
+        }
+    return data
+
+
+def _public(state: GameState) -> dict[str, Any]:
+    data = public_view(state)
+    data["events"] = data["events"][-PAGE_EVENTS:]
+    return data
+
+
+def page_labels(_: Translator) -> dict[str, str]:
+    """The page's words in the reader's language, the hand message's own
+    (placeholders such as ``{n}`` left for the page to fill)."""
+    return {
+        "take": _("Take"),
+        "done": _("Done"),
+        "pass": _("Pass"),
+        "play": _("Play"),
+        "clear": _("Clear"),
+        "stock": _("stock: {n}", n="{n}"),
+        "trump": _("trump {suit}", suit="{suit}"),
+        "no_trump": _("no trump"),
+        "waiting": _("Waiting for {names}", names="{names}"),
+    }

@@ -1,0 +1,227 @@
+"""The Mini App's pages end to end (#42): the bot process (its dispatcher on
+the fake Bot API, a real Redis, the real service) serves the page and its live
+channel; a page gets its viewer's view, plays a move through the use case of a
+hand button, and every other page of the table sees it; a spectator's page
+never shows a hidden card; forged init data and a flood of moves are refused."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import pytest
+
+from sandbox.fake_api import FakeTelegram, RateLimits, SimUser
+from tests.bot.e2e_group_kit import group_lobby
+from tests.bot.e2e_kit import SAFETY, Harness, running
+from tests.bot.miniapp_kit import MINIAPP, Page, cards_of, init_data, pages, public_cards, serving
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeTelegram]:
+    async with FakeTelegram(limits=RateLimits.off()) as server:
+        yield server
+
+
+def to_act(view: dict[str, Any]) -> list[str]:
+    game = view.get("game") or {}
+    return list(game.get("legal") or [])
+
+
+async def table_of_two(
+    h: Harness, fake: FakeTelegram, watcher: SimUser | None = None
+) -> tuple[str, list[SimUser]]:
+    humans = [fake.add_user(f"P{i}", language_code="en") for i in range(2)]
+    tid, _group = await group_lobby(
+        h, "shchelkovsky", humans, 1, watchers=[watcher] if watcher else []
+    )
+    return tid, humans
+
+
+async def test_a_page_plays_and_the_other_pages_follow(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False, **MINIAPP) as h:
+        carol = fake.add_user("Carol <script>", language_code="en")
+        tid, humans = await table_of_two(h, fake, carol)
+        async with serving(h) as base, aiohttp.ClientSession() as http:
+            page = await http.get(f"{base}/?t={tid}")
+            assert page.status == 200
+            assert "telegram-web-app.js" in await page.text()
+            async with pages(base) as open_page:
+                mine = {
+                    u.id: await open_page(init_data(fake.token, u.id, u.user.first_name), tid)
+                    for u in humans
+                }
+                spectator = await open_page(
+                    init_data(fake.token, carol.id, carol.user.first_name), tid
+                )
+                for _user, p in mine.items():
+                    view = await p.wait(lambda p=p: p.view)
+                    assert view["table"] == tid
+                    assert view["you"] is not None
+                    assert view["game"]["hand"], view  # his own hand
+                    assert view["stamp"]
+                watched = await spectator.wait(lambda: spectator.view)
+                assert watched["you"] is None
+                assert "hand" not in watched["game"]
+                assert "legal" not in watched["game"]
+                assert not watched["stamp"]
+                assert any(s["name"] == "P0" for s in watched["seats"])
+                # whoever the game waits for moves from his page
+                mover = await _mover(mine)
+                before = mover.view
+                assert before is not None
+                result = await mover.move(to_act(before)[0])
+                assert result["ok"], result
+                assert result["status"] == "applied", result
+                after = await spectator.view_after(before["version"])
+                assert after["game"]["table"] or after["game"]["ply"] > before["game"]["ply"]
+                for p in mine.values():
+                    await p.view_after(before["version"])
+    assert not fake.stats.errors, fake.stats.error_texts
+
+
+async def _mover(mine: dict[int, Page]) -> Page:
+    async def one() -> Page:
+        while True:
+            for p in mine.values():
+                if p.view is not None and to_act(p.view):
+                    return p
+            await asyncio.sleep(0.05)
+
+    return await asyncio.wait_for(one(), SAFETY)
+
+
+async def test_a_spectators_page_never_shows_a_hidden_card(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    async with running(
+        redis_url, redis_prefix, fake, flood_limiter=False, miniapp_moves=10_000, **MINIAPP
+    ) as h:
+        carol = fake.add_user("Carol", language_code="en")
+        tid, humans = await table_of_two(h, fake, carol)
+        rng = random.Random(42)
+        async with serving(h) as base, pages(base) as open_page:
+            spectator = await open_page(init_data(fake.token, carol.id), tid)
+            mine = {u.id: await open_page(init_data(fake.token, u.id), tid) for u in humans}
+            moves = 0
+            while moves < 600:
+                shown = [p.view for p in mine.values()]
+                if any(v is not None and v["status"] != "playing" for v in shown):
+                    break
+                found = await _mover_or_over(mine)
+                if found is None:
+                    break
+                mover, view = found
+                legal = to_act(view)
+                # Take and Pass last, so that the game moves on
+                pick = [a for a in legal if a[0] not in "KP"] or legal
+                result = await mover.move(rng.choice(pick), view)
+                assert result["ok"], result
+                moves += 1
+                for p in mine.values():  # every page shows it before the next move
+                    await p.view_after(result["version"] - 1)
+            assert moves > 10
+            for p in mine.values():  # played out: every page shows it
+                await p.wait(lambda p=p: p.view is not None and p.view["status"] != "playing")
+            await spectator.wait(
+                lambda: (
+                    spectator.view
+                    and spectator.view["version"]
+                    >= max(p.view["version"] for p in mine.values() if p.view)
+                )
+            )
+        frames = [f for f in spectator.frames if f["t"] == "view"]
+        assert len(frames) > 10
+        for frame in frames:
+            game = frame["view"]["game"]
+            if game is None:
+                continue
+            assert "hand" not in game
+            assert "legal" not in game
+            assert not any("cards" in e for e in game["events"] if e["kind"] == "draw")
+            assert cards_of(frame) <= public_cards(game), frame
+        versions = [f["view"]["version"] for f in frames]
+        assert versions == sorted(set(versions))  # never an older one, never twice
+    assert not fake.stats.errors, fake.stats.error_texts
+
+
+async def _mover_or_over(mine: dict[int, Page]) -> tuple[Page, dict[str, Any]] | None:
+    """A page the game waits for, with the view it waits on (None: over)."""
+
+    async def one() -> tuple[Page, dict[str, Any]] | None:
+        while True:
+            for p in mine.values():
+                view = p.view
+                if view is not None and view["status"] != "playing":
+                    return None
+                if view is not None and to_act(view):
+                    return p, view
+            await asyncio.sleep(0.02)
+
+    return await asyncio.wait_for(one(), SAFETY)
+
+
+@pytest.mark.parametrize("forgery", ["signature", "other_bot", "stale", "other_user"])
+async def test_forged_init_data_is_refused_and_changes_nothing(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str, forgery: str
+) -> None:
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False, **MINIAPP) as h:
+        tid, humans = await table_of_two(h, fake)
+        ann = humans[0]
+        _, _, version = await h.svc.tables.get(tid)
+        good = init_data(fake.token, ann.id)
+        forged = {
+            "signature": good.rsplit("hash=", 1)[0] + "hash=" + "ab" * 32,
+            "other_bot": init_data("999999:" + "x" * 35, ann.id),
+            "stale": init_data(fake.token, ann.id, age=2 * 86_400),
+            "other_user": good.replace(f"%22id%22%3A{ann.id}", f"%22id%22%3A{humans[1].id}"),
+        }[forgery]
+        assert forged != good
+        async with serving(h) as base, pages(base) as open_page:
+            page = await open_page(forged, tid)
+            await page.ws.send_json({"t": "move", "id": "x1", "v": version, "stamp": "", "a": "P"})
+            refused = await page.wait(
+                lambda: next((f for f in page.frames if f["t"] == "refused"), None)
+            )
+            assert refused["reason"] in ("signature", "stale")
+            await page.wait(lambda: page.ws.closed)
+            assert page.ws.close_code == 4401
+            assert not page.views
+        _, _, after = await h.svc.tables.get(tid)
+        assert after == version
+
+
+async def test_a_page_flooding_moves_is_limited(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    async with running(
+        redis_url, redis_prefix, fake, flood_limiter=False, miniapp_moves=5, **MINIAPP
+    ) as h:
+        tid, humans = await table_of_two(h, fake)
+        async with serving(h) as base, pages(base) as open_page:
+            page = await open_page(init_data(fake.token, humans[0].id), tid)
+            view = await page.wait(lambda: page.view)
+            ids = [f"f{i}" for i in range(30)]
+            for rid in ids:  # as fast as a script can: moves that are no moves
+                await page.ws.send_json(
+                    {
+                        "t": "move",
+                        "id": rid,
+                        "v": view["version"],
+                        "stamp": view["stamp"],
+                        "a": "S2C",
+                    }
+                )
+            results = [await page.result(rid) for rid in ids]
+            flood = [r for r in results if r["status"] == "flood"]
+            assert len(flood) == 25, results
+            assert all(r["text"] == "Too many moves in a row: wait a moment." for r in flood)
+            assert not any(r["ok"] for r in results)
+        assert h.bot is not None
+        assert h.bot.app.miniapp is not None
+        assert h.bot.app.miniapp.channel.moves_refused == 25
