@@ -17,6 +17,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from telegram_bot.app import BotApp
 from telegram_bot.miniapp.auth import sign_init_data
 from telegram_bot.miniapp.server import mount
 from tests.bot.e2e_kit import SAFETY, Harness
@@ -28,19 +29,24 @@ CARD = re.compile(r"^(?:10|[2-9JQKA])[CDHS]$|^JK$")
 _ids = itertools.count(1)
 
 
-def init_data(token: str, user: int, name: str = "", *, age: float = 5.0, **extra: object) -> str:
+def init_data(
+    token: str, user: int, name: str = "", *, age: float = 5.0, lang: str = "en", **extra: object
+) -> str:
     """Init data for ``user`` signed with ``token`` ``age`` seconds ago."""
-    person = {"id": user, "first_name": name or f"U{user}", "language_code": "en"}
+    person = {"id": user, "first_name": name or f"U{user}", "language_code": lang}
     return sign_init_data(token, {"auth_date": int(time.time() - age), "user": person, **extra})
 
 
 @contextlib.asynccontextmanager
-async def serving(h: Harness) -> AsyncIterator[str]:
-    """The bot's Mini App on a free loopback port: its base URL (``.../app``)."""
-    assert h.bot is not None
-    assert h.bot.app.miniapp is not None, "run with **MINIAPP"
+async def serving(h: Harness | BotApp) -> AsyncIterator[str]:
+    """The bot's Mini App (the harness's bot, or another bot process) on a free
+    loopback port: its base URL (``.../app``)."""
+    if isinstance(h, Harness):
+        assert h.bot is not None
+        h = h.bot.app
+    assert h.miniapp is not None, "run with **MINIAPP"
     root = web.Application()
-    mount(root, "/app", h.bot.app.miniapp.web_app())
+    mount(root, "/app", h.miniapp.web_app())
     runner = web.AppRunner(root)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)

@@ -7,6 +7,7 @@ never shows a hidden card; forged init data and a flood of moves are refused."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from collections.abc import AsyncIterator
 from typing import Any
@@ -14,9 +15,10 @@ from typing import Any
 import aiohttp
 import pytest
 
-from sandbox.fake_api import FakeTelegram, RateLimits, SimUser
+from sandbox.fake_api import FakeTelegram, Message, RateLimits, SimUser
+from telegram_bot.app import BotApp
 from tests.bot.e2e_group_kit import group_lobby
-from tests.bot.e2e_kit import SAFETY, Harness, running
+from tests.bot.e2e_kit import SAFETY, Harness, play_out, press, running
 from tests.bot.miniapp_kit import MINIAPP, Page, cards_of, init_data, pages, public_cards, serving
 
 
@@ -225,3 +227,111 @@ async def test_a_page_flooding_moves_is_limited(
         assert h.bot is not None
         assert h.bot.app.miniapp is not None
         assert h.bot.app.miniapp.channel.moves_refused == 25
+
+
+async def test_a_double_tap_in_page_and_button_moves_once(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False, **MINIAPP) as h:
+        humans = [fake.add_user(f"D{i}", language_code="en") for i in range(2)]
+        tid, _group = await group_lobby(h, "shchelkovsky", humans, 0)
+        async with serving(h) as base, pages(base) as open_page:
+            mine = {u.id: await open_page(init_data(fake.token, u.id), tid) for u in humans}
+            attacker = await _mover(mine)
+            lead = next(a for a in to_act(attacker.view or {}) if a.startswith("L"))
+            led = await attacker.move(lead)
+            assert led["status"] == "applied", led
+            user = next(u for u in humans if mine[u.id] is not attacker)
+            page = mine[user.id]
+            view = await page.wait(lambda: (v := page.view) and "K" in to_act(v) and v)
+            message, take = await asyncio.wait_for(_take_shown(h, user), SAFETY)
+            _, _, before = await h.svc.tables.get(tid)
+            # both at once: the button of his hand message and the page's Take
+            answer, result = await asyncio.gather(press(user, message, take), page.move("K", view))
+            _, _, after = await h.svc.tables.get(tid)
+            assert after == before + 1, (answer, result)
+            assert result["status"] in ("applied", "repeated"), result
+            # and once more from the page, the view of before: nothing
+            again = await page.move("K", view)
+            assert again["status"] == "repeated", again
+            assert not again.get("text")  # silent, as a double tap of a button
+            _, _, still = await h.svc.tables.get(tid)
+            assert still == after
+    assert not fake.stats.errors, fake.stats.error_texts
+
+
+async def _take_shown(h: Harness, user: SimUser) -> tuple[Message, dict[str, Any]]:
+    """His hand message once it shows *Take*, and the button."""
+    while True:
+        message = await h.hand_message(user)
+        if message is not None:
+            take = next((b for b in message.buttons if b["text"] == "Take"), None)
+            if take is not None:
+                return message, take
+        await asyncio.sleep(0.02)
+
+
+async def test_a_refused_move_says_why_in_the_players_language(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False, **MINIAPP) as h:
+        humans = [fake.add_user(f"R{i}", language_code="en") for i in range(2)]
+        tid, _group = await group_lobby(h, "shchelkovsky", humans, 0)
+        async with serving(h) as base, pages(base) as open_page:
+            mine = {
+                u.id: await open_page(init_data(fake.token, u.id, lang="ru"), tid) for u in humans
+            }
+            mover = await _mover(mine)
+            waiting = next(p for p in mine.values() if p is not mover)
+            view = await waiting.wait(lambda: waiting.view)
+            _, _, before = await h.svc.tables.get(tid)
+            refused = await waiting.move("K", view)
+            assert refused["status"] == "not_your_turn", refused
+            assert refused["text"] == "Сейчас не ваш ход.", refused
+            hello = next(f for f in waiting.frames if f["t"] == "hello")
+            assert hello["labels"]["take"] == "Беру"
+            _, _, after = await h.svc.tables.get(tid)
+            assert after == before
+
+
+async def test_a_page_on_another_process_follows_its_table(
+    fake: FakeTelegram, store_url: str, redis_prefix: str
+) -> None:
+    """Two bot processes on one Redis (and on a cluster: sharded pub/sub): the
+    moves made through one -- hand buttons, the updates it polls -- reach the
+    pages of the other; a page's move on the other reaches the first one's."""
+    async with running(store_url, redis_prefix, fake, flood_limiter=False, **MINIAPP) as h:
+        tid, humans = await table_of_two(h, fake)
+        other = BotApp(h.settings(), clock=h.clock)
+        await other.setup()
+        polling = asyncio.create_task(other.run_polling(handle_signals=False, polling_timeout=5))
+        try:
+            async with (
+                serving(other) as far,
+                serving(h) as near,
+                pages(far) as open_far,
+                pages(near) as open_near,
+            ):
+                watcher = await open_far(init_data(fake.token, humans[0].id), tid)
+                first = await watcher.wait(lambda: watcher.view)
+                # presses of hand buttons, handled by the process that polls
+                await play_out(h, tid, humans, rng=random.Random(7), stop_after=4)
+                _, _, now = await h.svc.tables.get(tid)
+                assert now > first["version"]
+                await watcher.view_after(now - 1)
+                # a move from a page of the other process
+                near_page = await open_near(init_data(fake.token, humans[1].id), tid)
+                found = await _mover_or_over({0: watcher, 1: near_page})
+                assert found is not None
+                mover, view = found
+                result = await mover.move(to_act(view)[0], view)
+                assert result["ok"], result
+                for page in (watcher, near_page):
+                    await page.view_after(result["version"] - 1)
+                assert other.miniapp is not None
+                assert other.miniapp.hub.subscriptions >= 1
+        finally:
+            await other.stop_polling()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait_for(polling, SAFETY)
+            await other.aclose()
