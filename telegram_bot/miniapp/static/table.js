@@ -76,6 +76,7 @@ function receive(frame) {
 
 function answered(frame) {
   if (frame.id === page.pending) page.pending = null;
+  if (frame.version) document.body.dataset.moved = String(frame.version);  // his last move
   if (frame.ok) {
     say("");
     return;
@@ -172,6 +173,7 @@ function render(before) {
   const view = page.view;
   if (!view) return;
   const game = view.game;
+  document.body.dataset.version = String(view.version);  // what it shows (tests, debugging)
   $("title").textContent = titleOf(view);
   renderSeats(view, game);
   renderCentre(game, before && before.game);
@@ -248,10 +250,14 @@ function renderHand(game) {
   const box = $("hand");
   box.replaceChildren();
   if (!game || !game.hand) return;
+  const marked = new Set();  // a multi-deck hand holds twins: one of them is selected
   for (const card of game.hand) {
     const playable = movesOf(card).length > 0;
     const classes = [playable ? "playable" : "dim"];
-    if (page.selected.includes(card)) classes.push("selected");
+    if (page.selected.includes(card) && !marked.has(card)) {
+      classes.push("selected");
+      marked.add(card);
+    }
     const el = cardElement(card, classes);
     el.addEventListener("click", () => tapCard(card));
     box.append(el);
