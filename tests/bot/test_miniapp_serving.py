@@ -43,7 +43,9 @@ async def _page_and_channel(base: str, token: str) -> None:
 async def test_webhook_mode_serves_the_page_on_the_webhooks_server(
     fake: FakeTelegram, redis_url: str, redis_prefix: str
 ) -> None:
-    async with webhook_bot(redis_url, redis_prefix, fake, flood_limiter=False, **MINIAPP) as h:
+    async with webhook_bot(
+        redis_url, redis_prefix, fake, flood_limiter=False, miniapp_url=MINIAPP["miniapp_url"]
+    ) as h:
         base = h.webhook_url.rsplit("/telegram", 1)[0]
         await _page_and_channel(base, fake.token)
         async with aiohttp.ClientSession() as http, http.get(f"{base}/healthz") as health:
