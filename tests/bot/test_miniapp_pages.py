@@ -149,6 +149,22 @@ async def test_a_spectators_page_never_shows_a_hidden_card(
             assert cards_of(frame) <= public_cards(game), frame
         versions = [f["view"]["version"] for f in frames]
         assert versions == sorted(set(versions))  # never an older one, never twice
+        for page in mine.values():  # a player: his own cards, and no other seat's
+            for frame in page.views:
+                game = frame["game"]
+                if game is None:
+                    continue
+                own = set(game["hand"]) | {
+                    c
+                    for e in game["events"]
+                    if e["seat"] == game["seat"]
+                    for c in e.get("cards", ())
+                }
+                others = [
+                    e for e in game["events"] if e["kind"] == "draw" and e["seat"] != game["seat"]
+                ]
+                assert not any("cards" in e for e in others)
+                assert cards_of(frame) <= public_cards(game) | own, frame
     assert not fake.stats.errors, fake.stats.error_texts
 
 
