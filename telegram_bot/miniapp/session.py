@@ -52,6 +52,10 @@ HELLO_WITHIN = 10.0
 """Seconds a page has to say who it is after it connects."""
 MAX_FRAME = 8192
 """Bytes of one frame from a page (a move is a few dozen)."""
+FORGET_ABOVE = 4096
+"""Players a :class:`MoveLimit` remembers before it forgets the idle ones."""
+PAGES_PER_USER = 8
+"""Pages one user may have open on one process (a ninth is refused)."""
 CLOSE_REFUSED = 4401
 """The close code of a page refused (its init data, or a table not its own)."""
 TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -89,6 +93,8 @@ class MoveLimit:
 
     def allow(self, user: int) -> bool:
         now = self.clock()
+        if len(self._recent) > FORGET_ABOVE:
+            self.forget_idle()
         recent = self._recent.setdefault(user, deque())
         while recent and recent[0] <= now - self.window:
             recent.popleft()
@@ -200,6 +206,10 @@ class PageChannel:
         asked = str(hello.get("table") or "") or user.start_param or ""
         if asked and not TABLE_ID.match(asked):
             asked = ""
+        if sum(1 for s in self.sessions if s.user.id == user.id) >= PAGES_PER_USER:
+            await ws.send_str(json.dumps({"t": "refused", "reason": "too_many_pages"}))
+            await ws.close(code=CLOSE_REFUSED)
+            return None
         locale = await self.cases.locale(user.id, user.language)
         session = PageSession(ws, user, locale)
         try:

@@ -240,6 +240,13 @@ async def test_a_page_flooding_moves_is_limited(
             assert len(flood) == 25, results
             assert all(r["text"] == "Too many moves in a row: wait a moment." for r in flood)
             assert not any(r["ok"] for r in results)
+            # nor may he open page after page
+            more = [await open_page(init_data(fake.token, humans[0].id), tid) for _ in range(8)]
+            refused = more[-1]
+            await refused.wait(lambda: any(f["t"] == "refused" for f in refused.frames))
+            assert refused.frames == [{"t": "refused", "reason": "too_many_pages"}]
+            for page in more[:-1]:
+                await page.wait(lambda page=page: page.view)
         assert h.bot is not None
         assert h.bot.app.miniapp is not None
         assert h.bot.app.miniapp.channel.moves_refused == 25
