@@ -67,6 +67,8 @@ class LiveHub:
         self._feed: Feed | None = None
         self._wanted: dict[str, int] = {}  # table -> newest version announced
         self._reading: dict[str, asyncio.Task[None]] = {}
+        self._watching = asyncio.Lock()  # one watch or unwatch at a time
+        self._watched: set[str] = set()  # the channels the feed hears now
         self._base, self._cap = backoff_base, backoff_cap
         self.subscriptions = 0  # times the feed (re)subscribed (tests read it)
 
@@ -77,13 +79,15 @@ class LiveHub:
     async def join(self, table: str, viewer: Viewer) -> None:
         """``viewer`` shows ``table`` from now on: it gets the table at once,
         then every write of it."""
-        viewers = self._viewers.setdefault(table, set())
-        viewers.add(viewer)
-        if len(viewers) == 1 and self._feed is not None:
-            try:  # watched before the read: no write falls between
-                await self._feed.watch(table)
-            except ServiceUnavailable as e:  # the loop subscribes again and reads again
-                log.warning("live channel of %s not watched now: %s", table, e)
+        self._viewers.setdefault(table, set()).add(viewer)
+        async with self._watching:  # watched before the read: no write falls between
+            feed = self._feed
+            if feed is not None and table not in self._watched:
+                try:
+                    await feed.watch(table)
+                    self._watched.add(table)
+                except ServiceUnavailable as e:  # the loop subscribes again and reads again
+                    log.warning("live channel of %s not watched now: %s", table, e)
         await viewer.show(await self._load(table))
 
     async def leave(self, table: str, viewer: Viewer) -> None:
@@ -94,9 +98,12 @@ class LiveHub:
         if viewers:
             return
         del self._viewers[table]
-        if self._feed is not None:
-            with contextlib.suppress(Exception):  # gone with the subscription anyway
-                await self._feed.unwatch(table)
+        async with self._watching:
+            feed = self._feed
+            if feed is not None and table in self._watched and table not in self._viewers:
+                self._watched.discard(table)
+                with contextlib.suppress(ServiceUnavailable):  # gone with the subscription
+                    await feed.unwatch(table)
 
     def announce(self, table: str, version: int) -> None:
         """Table ``table`` is at ``version`` (at least): its pages read it."""
@@ -134,8 +141,10 @@ class LiveHub:
         while not stop.is_set():
             try:
                 async with self._make_feed() as feed:
-                    await feed.watch(*self._viewers)
-                    self._feed = feed
+                    async with self._watching:
+                        await feed.watch(*self._viewers)
+                        self._watched = set(self._viewers)
+                        self._feed = feed
                     self.subscriptions += 1
                     failures = 0
                     for table in list(self._viewers):  # what a gap may have hidden
@@ -157,6 +166,7 @@ class LiveHub:
                     await asyncio.wait_for(stop.wait(), delay)
             finally:
                 self._feed = None
+                self._watched = set()
 
     async def aclose(self) -> None:
         for task in list(self._reading.values()):

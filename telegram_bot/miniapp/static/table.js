@@ -294,6 +294,11 @@ function renderActions(game) {
 
 function renderMoves(view, game) {
   const box = $("moves");
+  if (view.result) {  // the game's end: who lost (or a draw)
+    const loser = view.result.loser;
+    box.textContent = view.result.draw ? "\u{1F91D}" : "\u{1F413} " + (view.seats[loser] || {}).name;
+    return;
+  }
   if (!game || !game.events) {
     box.textContent = "";
     return;
