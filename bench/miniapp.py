@@ -1,0 +1,281 @@
+"""The Mini App's live pages (#42): press -> other viewers' update (prints
+figures, asserts nothing).
+
+One bot process (``BotApp``: its Mini App, the real service, a throw-away
+redis-server, the fake Bot API without limits) serves ``--tables`` tables of
+4 human seats, each with 4 open pages (one per player, over WebSockets on
+loopback, init data signed as Telegram signs it).  Each table's players move
+from their pages, one move at a time, ``--pace`` seconds apart (0: as fast as
+the answers come); for every move the time from sending it to each of the 3
+other pages receiving the version it made is one sample.  Prints p50, p95 and
+p99 of those, moves per second, CPU seconds per thousand page updates (the
+one process: bot and clients), memory per open page and the Bot API calls
+per move.  The pages run in a process of their own (the figures of CPU and
+memory are the bot process's).
+
+    python bench/miniapp.py [--tables 50] [--moves 30] [--pace 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import multiprocessing
+import random
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import aiohttp
+from aiohttp import web
+
+from sandbox.fake_api import FakeTelegram, RateLimits
+from sandbox.local_redis import LocalRedis
+from telegram_bot.app import BotApp
+from telegram_bot.miniapp.auth import sign_init_data
+from telegram_bot.miniapp.server import mount
+from telegram_bot.settings import Settings
+
+SEATS = 4
+REFUSED: dict[str, int] = {}
+
+
+class Page:
+    def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+        self.ws = ws
+        self.view: dict[str, Any] | None = None
+        self.results: dict[str, dict[str, Any]] = {}
+        self.changed = asyncio.Event()
+        self.arrived: dict[int, float] = {}  # version -> when it arrived
+
+    async def read(self) -> None:
+        async for msg in self.ws:
+            if msg.type != aiohttp.WSMsgType.TEXT:
+                continue
+            frame = json.loads(msg.data)
+            if frame["t"] == "view":
+                self.view = frame["view"]
+                self.arrived.setdefault(frame["view"]["version"], time.perf_counter())
+            elif frame["t"] == "result":
+                self.results[frame["id"]] = frame
+            self.changed.set()
+
+    async def until(self, check: Any) -> Any:
+        while not (value := check()):
+            self.changed.clear()
+            await self.changed.wait()
+        return value
+
+
+def init(token: str, user: int) -> str:
+    person = {"id": user, "first_name": f"U{user}", "language_code": "en"}
+    return sign_init_data(token, {"auth_date": int(time.time()), "user": person})
+
+
+async def play_table(
+    tid: str, pages: list[Page], moves: int, pace: float, rng: random.Random, out: list[float]
+) -> int:
+    made = 0
+    if pace:  # the tables do not move in step: a human's pace varies
+        await asyncio.sleep(rng.uniform(0, pace))
+    for n in range(moves):
+        mover = await asyncio.wait_for(_mover(pages), 30)
+        if mover is None:
+            break
+        view = mover.view
+        assert view is not None
+        legal = view["game"]["legal"]
+        action = rng.choice([a for a in legal if a[0] not in "KP"] or legal)
+        rid = f"{tid[:8]}{n}"
+        sent = time.perf_counter()
+        await mover.ws.send_json(
+            {"t": "move", "id": rid, "v": view["version"], "stamp": view["stamp"], "a": action}
+        )
+        result = await mover.until(lambda m=mover, rid=rid: m.results.get(rid))
+        if "version" not in result:  # refused, or nothing made (a repeated tap)
+            REFUSED[result["status"]] = REFUSED.get(result["status"], 0) + 1
+            continue
+        made += 1
+        version = result["version"]
+        others = [p for p in pages if p is not mover]
+        await mover.until(  # his own page too: the next move is drawn on it
+            lambda m=mover, version=version: m.view is not None and m.view["version"] >= version
+        )
+        for p in others:
+            await p.until(
+                lambda p=p, version=version: p.view is not None and p.view["version"] >= version
+            )
+            got = min(
+                (t for v, t in p.arrived.items() if v >= version), default=time.perf_counter()
+            )
+            out.append(got - sent)
+        if pace:
+            await asyncio.sleep(pace * rng.uniform(0.5, 1.5))
+    return made
+
+
+async def _mover(pages: list[Page]) -> Page | None:
+    while True:
+        for p in pages:
+            v = p.view
+            if v is not None and v["status"] != "playing":
+                return None
+            if v is not None and v["game"] and v["game"]["legal"]:
+                return p
+        waits = [asyncio.ensure_future(p.changed.wait()) for p in pages]
+        _done, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        for w in pending:
+            w.cancel()
+        for p in pages:
+            p.changed.clear()
+
+
+def rss_kb() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+async def run(tables: int, moves: int, pace: float) -> None:
+    with LocalRedis() as local:
+        redis_url = local.url
+        async with FakeTelegram(limits=RateLimits.off()) as fake:
+            settings = Settings(
+                bot_token=fake.token,
+                redis_url=redis_url,
+                redis_prefix="bench:",
+                telegram_api_url=fake.url,
+                miniapp_url="https://miniapp.test/app/",
+                miniapp_moves=1000,
+                default_timer=0,
+                set_commands=False,
+                ai_workers=0,
+            )
+            app = BotApp(settings)
+            await app.setup()
+            app.start_background()
+            assert app.miniapp is not None
+            root = web.Application()
+            mount(root, "/app", app.miniapp.web_app())
+            runner = web.AppRunner(root)
+            await runner.setup()
+            site = web.TCPSite(runner, "127.0.0.1", 0)
+            await site.start()
+            host, port = runner.addresses[0][:2]
+            try:
+                await _measure(app, fake, f"ws://{host}:{port}/app/live", tables, moves, pace)
+            finally:
+                await runner.cleanup()
+                await app.aclose()
+
+
+async def _measure(
+    app: BotApp, fake: FakeTelegram, url: str, tables: int, moves: int, pace: float
+) -> None:
+    svc = app.svc
+    ids: list[tuple[str, list[int]]] = []
+    for t in range(tables):
+        users = [fake.add_user(f"T{t}S{s}").id for s in range(SEATS)]
+        tid = (await svc.lobbies.create_lobby(users[0], "U0", variant="shchelkovsky")).table_id
+        for s, u in enumerate(users[1:], 1):
+            await svc.lobbies.join(tid, u, f"U{s}")
+        await svc.games.start(tid, users[0])
+        ids.append((tid, users))
+    rss_before = rss_kb()
+    calls_before = fake.stats.total_calls
+    # the pages live in a process of their own: the bot's CPU is the bot's
+    ctx = multiprocessing.get_context("spawn")
+    parent, child = ctx.Pipe()
+    clients = ctx.Process(
+        target=pages_process, args=(child, url, fake.token, ids, moves, pace), daemon=True
+    )
+    clients.start()
+    opened = await asyncio.to_thread(parent.recv)  # the pages are open
+    rss_open = rss_kb()
+    cpu_before = time.process_time()
+    parent.send("go")
+    samples, made, wall, refused = await asyncio.to_thread(parent.recv)
+    cpu = time.process_time() - cpu_before
+    calls = fake.stats.total_calls - calls_before
+    await asyncio.to_thread(clients.join, 30)
+    total = sum(made)
+    ms = sorted(x * 1000 for x in samples)
+    q = statistics.quantiles(ms, n=100) if len(ms) > 1 else [ms[0]] * 99
+    print(f"tables {tables} x {SEATS} pages, pace {pace} s: {total} moves in {wall:.1f} s")
+    print(
+        f"  move -> other pages' update: p50 {q[49]:.1f} ms, p95 {q[94]:.1f} ms, "
+        f"p99 {q[98]:.1f} ms ({len(ms)} samples)"
+    )
+    updates = len(ms) + total  # the others' and the mover's own
+    per_k = cpu / max(updates, 1) * 1000 * 1000
+    print(f"  the bot process's CPU: {per_k:.0f} ms per 1000 page updates ({cpu:.1f} s)")
+    growth = (rss_open - rss_before) / max(opened, 1)
+    print(f"  the bot process's max RSS growth with the pages open: {growth:.1f} kB per page")
+    print(f"  moves refused: {refused or 'none'}")
+    print(
+        f"  Bot API calls per move (pages open, hands never started): {calls / max(total, 1):.2f}"
+    )
+
+
+def pages_process(
+    conn: Any, url: str, token: str, ids: list[tuple[str, list[int]]], moves: int, pace: float
+) -> None:
+    """The child process: every page, then the moves."""
+    asyncio.run(_pages(conn, url, token, ids, moves, pace))
+
+
+async def _pages(
+    conn: Any, url: str, token: str, ids: list[tuple[str, list[int]]], moves: int, pace: float
+) -> None:
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http:
+        all_pages: list[list[Page]] = []
+        readers = []
+        for tid, users in ids:
+            pages = []
+            for u in users:
+                ws = await http.ws_connect(url)
+                page = Page(ws)
+                readers.append(asyncio.create_task(page.read()))
+                await ws.send_json({"t": "hello", "init": init(token, u), "table": tid})
+                pages.append(page)
+            all_pages.append(pages)
+        for pages in all_pages:
+            for p in pages:
+                await p.until(lambda p=p: p.view)
+        conn.send(sum(len(p) for p in all_pages))
+        await asyncio.to_thread(conn.recv)  # go
+        start = time.perf_counter()
+        samples: list[float] = []
+        rng = random.Random(42)
+        made = await asyncio.gather(
+            *(
+                play_table(tid, pages, moves, pace, rng, samples)
+                for (tid, _u), pages in zip(ids, all_pages, strict=True)
+            )
+        )
+        wall = time.perf_counter() - start
+        for table_pages in all_pages:
+            for p in table_pages:
+                await p.ws.close()
+        for reader in readers:
+            with contextlib.suppress(Exception):
+                await reader
+    conn.send((samples, made, wall, REFUSED))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tables", type=int, default=50)
+    parser.add_argument("--moves", type=int, default=30, help="moves per table")
+    parser.add_argument("--pace", type=float, default=0.0, help="seconds between a table's moves")
+    args = parser.parse_args()
+    asyncio.run(run(args.tables, args.moves, args.pace))
+
+
+if __name__ == "__main__":
+    main()
