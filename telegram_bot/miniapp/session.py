@@ -36,6 +36,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from tables.faults import expected_fault
 from tables.model import ServiceUnavailable
 from telegram_bot.miniapp.auth import InitDataRefused, PageUser, check_init_data
 from telegram_bot.miniapp.hub import LiveHub
@@ -279,8 +280,13 @@ class PageChannel:
             result["text"] = refusal
         await session.send(result)
         if outcome.status is not PressStatus.APPLIED:  # the table of now, from scratch
-            await session.show(await self.cases.load(session.table), again=True)
-        await self.publisher.show(outcome.change)  # his hand message, the others'
+            with contextlib.suppress(ServiceUnavailable):  # the next write shows it
+                await session.show(await self.cases.load(session.table), again=True)
+        try:  # his hand message, the others', the group's table: as for a press
+            await self.publisher.show(outcome.change)
+        except Exception as e:  # a render's failure is not the page's: it stays open
+            trace = not expected_fault(e)  # an outage: one line; a bug: its traceback
+            log.warning("render after a page's move failed: %s", e, exc_info=trace)
 
 
 def _frame(msg: Any) -> dict[str, Any] | None:
