@@ -159,9 +159,9 @@ async def run(tables: int, moves: int, pace: float) -> None:
             app = BotApp(settings)
             await app.setup()
             app.start_background()
-            assert app.miniapp is not None
+            assert app.page_server is not None
             root = web.Application()
-            mount(root, "/app", app.miniapp.web_app())
+            mount(root, "/app", app.page_server.web_app())
             runner = web.AppRunner(root)
             await runner.setup()
             site = web.TCPSite(runner, "127.0.0.1", 0)

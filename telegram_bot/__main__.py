@@ -85,7 +85,7 @@ async def serve_miniapp(app: BotApp, settings: Settings) -> AsyncIterator[None]:
     on ``MINIAPP_HOST``:``MINIAPP_PORT`` while the bot runs (none when the
     Mini App is off or the port is 0; in webhook mode the webhook's server
     serves it, :func:`run_webhook`)."""
-    if app.miniapp is None or not settings.miniapp_port:
+    if app.page_server is None or not settings.miniapp_port:
         yield
         return
     from aiohttp import web
@@ -93,7 +93,7 @@ async def serve_miniapp(app: BotApp, settings: Settings) -> AsyncIterator[None]:
     from telegram_bot.miniapp.server import mount
 
     root = web.Application()
-    mount(root, settings.miniapp_path, app.miniapp.web_app())
+    mount(root, settings.miniapp_path, app.page_server.web_app())
     runner = web.AppRunner(root, shutdown_timeout=min(5.0, settings.shutdown_timeout / 4))
     await runner.setup()
     try:
@@ -170,10 +170,10 @@ async def run_webhook(
 
     web_app = web.Application(middlewares=[until_ready])
     web_app.router.add_get("/healthz", healthz)
-    if app.miniapp is not None:  # #42: the Mini App behind the same HTTPS host
+    if app.page_server is not None:  # #42: the Mini App behind the same HTTPS host
         from telegram_bot.miniapp.server import mount
 
-        mount(web_app, settings.miniapp_path, app.miniapp.web_app())
+        mount(web_app, settings.miniapp_path, app.page_server.web_app())
     secret = settings.secret_token()
     handler = _Handler(app.dp, app.bot, secret_token=secret)
     handler.register(web_app, path=settings.webhook_path)

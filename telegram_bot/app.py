@@ -66,7 +66,7 @@ from telegram_bot.delivery.events import (
 from telegram_bot.delivery.flood.rates import FloodConfig
 from telegram_bot.handlers import routers
 from telegram_bot.handlers.middlewares import InFlight, LocaleMiddleware
-from telegram_bot.miniapp import MiniApp
+from telegram_bot.miniapp import PageServer
 from telegram_bot.publishing.arena_board import ArenaBoards, woke
 from telegram_bot.publishing.hands import HandPlacement
 from telegram_bot.publishing.lobby_messages import LobbyMessages
@@ -212,7 +212,7 @@ class BotApp:
         self.timer_hooks = NO_HOOKS  # the adapter's part of a timer tick (setup)
         self.hands: HandPlacement | None = None
         self.cases: UseCases | None = None
-        self.miniapp: MiniApp | None = None  # the Mini App's pages (#42; MINIAPP_URL)
+        self.page_server: PageServer | None = None  # the Mini App's pages (#42; MINIAPP_URL)
         self.events = DeliveryEvents(svc, self.ui)
         self.dp = Dispatcher()
         self.updates = InFlight()  # the updates being handled (stop lets them finish)
@@ -273,7 +273,9 @@ class BotApp:
             page=PageTables(self.svc, self.prefs, press),
         )
         if s.miniapp_url:  # #42: its pages served by this process, kept live
-            self.miniapp = MiniApp(s, self.cases.page, self.publisher, self.svc.live, time.time)
+            self.page_server = PageServer(
+                s, self.cases.page, self.publisher, self.svc.live, time.time
+            )
         # what the delivery learns (a 403, a group moved, a message sent anew, a
         # hand held back) comes up as events, each handed to its use case (#39)
         self._events = asyncio.create_task(self._delivery_events(), name="delivery events")
@@ -415,8 +417,8 @@ class BotApp:
             asyncio.create_task(self._notifications(), name="notify"),
             asyncio.create_task(self._repairs(), name="repairs"),
         ]
-        if self.miniapp is not None:  # the pages' live channels (#42)
-            self._tasks.append(asyncio.create_task(self.miniapp.run(self.stop), name="miniapp"))
+        if self.page_server is not None:  # the pages' live channels (#42)
+            self._tasks.append(asyncio.create_task(self.page_server.run(self.stop), name="pages"))
 
     async def _on_timer(self, result: WriteResult) -> None:
         assert self.publisher is not None
@@ -616,8 +618,8 @@ class BotApp:
 
     async def aclose(self) -> None:
         await self.stop_background()
-        if self.miniapp is not None:  # its pages reconnect to another process
-            await self.miniapp.aclose()
+        if self.page_server is not None:  # its pages reconnect to another process
+            await self.page_server.aclose()
         if self._delivery is not None:
             with contextlib.suppress(Exception):  # TimeoutError: a Telegram that holds us
                 await asyncio.wait_for(self._delivery.flush(), self.settings.shutdown_timeout / 2)

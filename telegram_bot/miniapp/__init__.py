@@ -23,7 +23,7 @@ from telegram_bot.settings import Settings
 from telegram_bot.usecases.page import PageTables
 
 
-class MiniApp:
+class PageServer:
     """The Mini App of one bot process: ``web_app()`` to serve, ``run(stop)``
     (a background task) to keep its pages live."""
 
@@ -67,4 +67,4 @@ class MiniApp:
         await self.hub.aclose()
 
 
-__all__ = ["MiniApp", "origin_of"]
+__all__ = ["PageServer", "origin_of"]

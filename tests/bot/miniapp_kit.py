@@ -44,9 +44,9 @@ async def serving(h: Harness | BotApp) -> AsyncIterator[str]:
     if isinstance(h, Harness):
         assert h.bot is not None
         h = h.bot.app
-    assert h.miniapp is not None, "run with **MINIAPP"
+    assert h.page_server is not None, "run with **MINIAPP"
     root = web.Application()
-    mount(root, "/app", h.miniapp.web_app())
+    mount(root, "/app", h.page_server.web_app())
     runner = web.AppRunner(root)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)

@@ -88,14 +88,14 @@ async def test_two_pages_in_chromium_play_and_follow(
         leader = table.seats[state.to_act()[0]].user
         first, second = (ann, bob) if leader == ann.id else (bob, ann)
         assert h.bot is not None
-        assert h.bot.app.miniapp is not None
+        assert h.bot.app.page_server is not None
         root = web.Application()
 
         async def stand_in(_request: web.Request) -> web.Response:
             return web.Response(text=STAND_IN, content_type="application/javascript")
 
         root.router.add_get("/tg.js", stand_in)
-        mount(root, "/app", h.bot.app.miniapp.web_app())
+        mount(root, "/app", h.bot.app.page_server.web_app())
         runner = web.AppRunner(root)
         await runner.setup()
         await web.SockSite(runner, sock).start()

@@ -248,8 +248,8 @@ async def test_a_page_flooding_moves_is_limited(
             for page in more[:-1]:
                 await page.wait(lambda page=page: page.view)
         assert h.bot is not None
-        assert h.bot.app.miniapp is not None
-        assert h.bot.app.miniapp.channel.moves_refused == 25
+        assert h.bot.app.page_server is not None
+        assert h.bot.app.page_server.channel.moves_refused == 25
 
 
 async def test_a_double_tap_in_page_and_button_moves_once(
@@ -351,8 +351,8 @@ async def test_a_page_on_another_process_follows_its_table(
                 assert result["ok"], result
                 for page in (watcher, near_page):
                     await page.view_after(result["version"] - 1)
-                assert other.miniapp is not None
-                assert other.miniapp.hub.subscriptions >= 1
+                assert other.page_server is not None
+                assert other.page_server.hub.subscriptions >= 1
         finally:
             await other.stop_polling()
             with contextlib.suppress(asyncio.CancelledError):

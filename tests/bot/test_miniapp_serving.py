@@ -87,6 +87,6 @@ async def test_without_miniapp_url_there_is_no_mini_app(
     app = BotApp(settings)
     try:
         await app.setup()
-        assert app.miniapp is None
+        assert app.page_server is None
     finally:
         await app.aclose()

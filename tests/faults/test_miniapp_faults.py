@@ -34,10 +34,10 @@ async def fake() -> AsyncIterator[FakeTelegram]:
 
 async def resubscribed(h: Harness, before: int) -> None:
     assert h.bot is not None
-    miniapp = h.bot.app.miniapp
-    assert miniapp is not None
+    server = h.bot.app.page_server
+    assert server is not None
     deadline = time.monotonic() + SAFETY
-    while miniapp.hub.subscriptions <= before:
+    while server.hub.subscriptions <= before:
         assert time.monotonic() < deadline, "the live channels were never subscribed again"
         await asyncio.sleep(0.05)
 
@@ -50,11 +50,11 @@ async def test_a_page_lives_through_a_redis_outage(
     async with running(outage.url, outage.prefix, fake, **FAST_LOOPS, **MINIAPP) as h:
         ann, tid = await solo_game(h, fake)
         assert h.bot is not None
-        assert h.bot.app.miniapp is not None
+        assert h.bot.app.page_server is not None
         async with serving(h) as base, pages(base) as open_page:
             page = await open_page(init_data(fake.token, ann.id), tid)
             view = await page.wait(lambda: (v := page.view) and v["game"]["legal"] and v)
-            subscribed = h.bot.app.miniapp.hub.subscriptions
+            subscribed = h.bot.app.page_server.hub.subscriptions
             before = await acts(h, tid)
             outage.kill()
             down = await page.move(view["game"]["legal"][0], view)
