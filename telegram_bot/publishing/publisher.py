@@ -87,6 +87,7 @@ from telegram_bot.views.i18n import (
     bot_commands,
 )
 from telegram_bot.views.lobby import lobby_screen, started_lobby_screen
+from telegram_bot.views.miniapp import MiniApp
 from telegram_bot.views.replay import render_replay
 from telegram_bot.views.table import (
     previous_game,
@@ -124,8 +125,10 @@ class Publisher:
         table_gap_in_group: float | None = None,
         later_gap_in_group: float | None = None,
         arenas: ArenaBoards | None = None,
+        app: MiniApp | None = None,
     ) -> None:
         self.snapshots = snapshots
+        self.app = app  # the Mini App the hands and the table message open (#42)
         self.ui = ui
         self.delivery = delivery
         self.hands = hands
@@ -373,7 +376,7 @@ class Publisher:
         async def send_hand(seat: int, user: int) -> None:
             lang = langs.get(user, "en")
             # the game's first message shows the deal's commitment whole (#41)
-            text, markup = hand_screen(snap, seat, lang, Selection(), first=True)
+            text, markup = hand_screen(snap, seat, lang, Selection(), first=True, app=self.app)
             # #38: an arena's hands are private -- dozens of its tables in one
             # group would queue their hands behind its 20 messages a minute while
             # their turn timers run; its players started the bot to join it
@@ -393,7 +396,7 @@ class Publisher:
         # of tables at once, and its one message (the standings) speaks for them
         # within the group's message budget; each player's hand shows his table
         if group is not None and not t.arena:
-            text, markup2 = table_screen(snap, self.bot_username, first=True)
+            text, markup2 = table_screen(snap, self.bot_username, first=True, app=self.app)
             msg = await self.delivery.send(group, text, markup2)
             if msg is not None:
                 await self.ui.update_table(table_id, table_message=msg.message_id)
@@ -495,7 +498,7 @@ class Publisher:
             sel = Selection.from_json(ui.selections.get(s.user))
             here = msg < 0 and group is not None
             text, markup = hand_view(
-                snap, seat, s.user, sel, group=here, bot_username=self.bot_username
+                snap, seat, s.user, sel, group=here, bot_username=self.bot_username, app=self.app
             )
             # the actor sees his move at once, and so does a player whose moves
             # went away (his hand in private; in the group every write counts in
@@ -516,7 +519,7 @@ class Publisher:
             )
         group = group_of(t)
         if group is not None and ui.table_message is not None:
-            text, markup = table_screen(snap, self.bot_username)
+            text, markup = table_screen(snap, self.bot_username, app=self.app)
             urgency = Urgency.SOON if t.status == OVER else Urgency.TABLE
             # #24: while a hand is in the group its own view is enough to play, and
             # every write counts in the group's minute: the table, for onlookers,
@@ -572,7 +575,7 @@ class Publisher:
         group = group_of(snap.table)
         here = msg < 0 and group is not None
         text, markup = hand_view(
-            snap, seat, user, selection, group=here, bot_username=self.bot_username
+            snap, seat, user, selection, group=here, bot_username=self.bot_username, app=self.app
         )
         chat, key, receiver = hand_target(user, msg, group)
         shows = table_version(snap.table.id, snap.version)
@@ -672,7 +675,7 @@ class Publisher:
             ui.flood_hints[user] = t.game_no
             sel = Selection.from_json(ui.selections.get(user))
             text, markup = hand_view(
-                snap, seat, user, sel, group=True, bot_username=self.bot_username
+                snap, seat, user, sel, group=True, bot_username=self.bot_username, app=self.app
             )
             shows = table_version(t.id, snap.version)
             await self.delivery.edit(
