@@ -60,6 +60,13 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
+def miniapp_served() -> bool:
+    """Does the bot serve its Mini App's page (the server's settings, among
+    them ``TELEGRAM_WEB_APP_JS``, are there)?  Without it a Mini App button
+    would open nothing."""
+    return "telegram_web_app_js" in Settings.model_fields
+
+
 def miniapp_settings(fake: FakeTelegram, host: str, port: int) -> dict[str, Any]:
     """What the sandbox's bot is told of its Mini App (#42): served by the bot
     itself on ``host:port`` under :data:`MINIAPP_PATH` (its HTTP server, as in
@@ -183,7 +190,8 @@ class Sandbox:
     API's, so both see the same games; token, API URL and Redis URL are
     replaced). ``limits``: the fake's flood limits (default off: the bot keeps
     Telegram's limits by itself).  ``miniapp``: the bot's Mini App on (#42,
-    :func:`miniapp_settings`): its buttons open it in the page's phone frame.
+    :func:`miniapp_settings`): its buttons open it in the page's phone frame
+    (``durak sandbox`` turns it on, :func:`run_sandbox`).
     """
 
     def __init__(
@@ -196,7 +204,7 @@ class Sandbox:
         settings: Settings | None = None,
         users: tuple[SimPerson, ...] = DEFAULT_USERS,
         limits: RateLimits | None = None,
-        miniapp: bool = True,
+        miniapp: bool = False,
     ) -> None:
         if not is_loopback(host):
             raise ValueError(f"the sandbox serves on loopback only, not on {host!r}")
@@ -295,12 +303,15 @@ async def run_sandbox(
     settings: Settings | None = None,
     stop: asyncio.Event | None = None,
     limits: RateLimits | None = None,
+    miniapp: bool | None = None,
 ) -> None:
     """Run the sandbox until ``stop`` is set or the task is cancelled.
 
     ``on_ready(url)`` (a function or a coroutine function) gets the page's URL
     once everything is up. Raises if the bot's polling stops by itself.
     ``limits``: the fake's (default: :func:`sandbox_limits`, from the environment).
+    ``miniapp``: the bot's Mini App on (#42; default: when the bot serves it,
+    :func:`miniapp_served`).
     """
     async with Sandbox(
         redis_url=redis_url,
@@ -309,6 +320,7 @@ async def run_sandbox(
         admin_url=admin_url,
         settings=settings,
         limits=limits or sandbox_limits(),
+        miniapp=miniapp_served() if miniapp is None else miniapp,
     ) as sandbox:
         if on_ready is not None:
             result = on_ready(sandbox.url)

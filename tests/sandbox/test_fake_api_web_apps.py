@@ -24,6 +24,8 @@ from aiogram.utils.web_app import check_webapp_signature, safe_parse_webapp_init
 
 from sandbox.fake_api import FakeTelegram, RateLimits
 from sandbox.fake_api.web_apps import THEMES, Launch, sign_init_data
+from sandbox.page.server import MINIAPP_PATH, MINIAPP_SHORT_NAME, Sandbox
+from telegram_bot.settings import Settings
 
 APP = "https://app.example.org/miniapp/"
 
@@ -214,3 +216,30 @@ async def test_the_stand_in_script_is_served(fake: FakeTelegram) -> None:
     assert "window.Telegram.WebApp = WebApp" in body
     for name in ("MainButton", "BackButton", "HapticFeedback", "onEvent", "offEvent", "expand"):
         assert name in body
+
+
+async def test_the_sandbox_gives_its_bot_a_mini_app(redis_url: str, redis_prefix: str) -> None:
+    """#42: the bot's own route (MINIAPP_PATH), registered with the fake as
+    MINIAPP_SHORT_NAME: a player's hand opens it in the page's frame."""
+    settings = Settings(redis_prefix=redis_prefix)
+    async with Sandbox(redis_url=redis_url, settings=settings, miniapp=True) as sb:
+        bot_settings = sb.app.settings
+        url = bot_settings.miniapp_url
+        assert url.startswith("http://127.0.0.1:")
+        assert url.endswith(MINIAPP_PATH)
+        assert bot_settings.miniapp_short_name == MINIAPP_SHORT_NAME
+        assert sb.fake.world.web_apps == {MINIAPP_SHORT_NAME: url}
+        assert sb.fake.world.menu_buttons[None]["web_app"] == {"url": url}
+        alice = sb.fake.sim(
+            next(u for u in sb.fake.world.users.values() if u.first_name == "Alice")
+        )
+        alice.start()
+        await alice.wait_message("Welcome", timeout=30)
+        alice.send("/play chuvash")
+        hand = await alice.wait_message(
+            lambda m: any("web_app" in b for b in m.buttons), timeout=30
+        )
+        opened = alice.open_web_app(message=hand)
+        assert opened.url.startswith(url + "?t=")
+    async with Sandbox(redis_url=redis_url, settings=settings) as off:  # tests: off by default
+        assert off.app.settings.miniapp_url == ""
