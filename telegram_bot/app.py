@@ -271,7 +271,7 @@ class BotApp:
             my_cards=MyCards(
                 self.svc, delivery.clock, s.press_reply_window * s.telegram_time_scale
             ),
-            watch=WatchTable(snapshots, self.ui, delivery),
+            watch=WatchTable(snapshots, self.ui, delivery, self.miniapp),
             replay=ReplayGame(self.svc, delivery),
             standings=Standings(self.svc, self.prefs),
             arena=ArenaActions(self.svc, delivery, self.prefs, username),

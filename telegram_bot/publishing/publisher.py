@@ -561,7 +561,7 @@ class Publisher:
         jobs: list[EditJob] = []
         for user, msg in ui.watchers.items():
             if t.seat_of(user) is None:  # a spectator never sees a hand
-                text, markup = watch_screen(snap, ui.langs.get(user, "en"))
+                text, markup = watch_screen(snap, ui.langs.get(user, "en"), self.app)
                 jobs.append(self._edit(user, msg, text, markup, urgency, shows))
         return jobs
 

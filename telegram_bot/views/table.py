@@ -252,9 +252,11 @@ def table_screen(
     return text + "\n\n" + commitment_shown(t, _, first=first), markup
 
 
-def watch_screen(snap: Snapshot, lang: str) -> Screen:
+def watch_screen(snap: Snapshot, lang: str, app: MiniApp | None = None) -> Screen:
     """A spectator's private message (issue #16): the public view, as the group's
-    table message shows it -- never a hand; the result and *Replay* once over."""
+    table message shows it -- never a hand; the result and *Replay* once over.
+    ``app``: the Mini App (#42, None: off) -- while the game is on, a ``web_app``
+    button opens the table there (his private chat: a spectator's view)."""
     t, state = snap.table, snap.loaded.state
     assert state is not None
     pv = public_view(state)
@@ -281,7 +283,8 @@ def watch_screen(snap: Snapshot, lang: str) -> Screen:
         warned=warned_seats(t),
         ratings=rating_labels(t),
     )
-    return "👀 " + text + "\n\n" + commitment_tag(t, _), None
+    markup = with_app_button(None, app, t.id, _, in_group=False)
+    return "👀 " + text + "\n\n" + commitment_tag(t, _), markup
 
 
 def result_places(snap: Snapshot) -> tuple[int, ...]:

@@ -26,7 +26,7 @@ from telegram_bot.views.miniapp import (
     miniapp_of,
     open_table_screen,
 )
-from telegram_bot.views.table import table_screen
+from telegram_bot.views.table import table_screen, watch_screen
 
 TID = "Tbl_-012345"
 APP = MiniApp("https://durak.example.org/miniapp/", "table", "durak_bot")
@@ -96,6 +96,17 @@ def test_the_table_message_links_to_the_app(app: MiniApp) -> None:
     (last,) = markup.inline_keyboard[-1]
     assert last.url == app.group_link(TID)
     assert last.web_app is None
+
+
+def test_a_spectators_private_view_opens_the_app() -> None:
+    """A spectator's message is in his private chat: a ``web_app`` button."""
+    plain_text, plain = watch_screen(snap(), "en")
+    assert plain is None  # the Mini App off: as before
+    text, markup = watch_screen(snap(), "en", NO_SHORT)
+    assert text == plain_text
+    assert markup is not None
+    (row,) = markup.inline_keyboard
+    assert [b.web_app.url if b.web_app else None for b in row] == [NO_SHORT.page(TID)]
 
 
 def test_the_deep_links_answer_carries_the_web_app_button() -> None:
