@@ -140,10 +140,18 @@
       hideProgress() {
         return button.setParams({ is_progress_visible: false });
       },
+      ownColors: false, // set by the app: a theme change keeps them
+      retheme() {
+        if (button.ownColors) return;
+        button.color = themeParams.button_color || button.color;
+        button.textColor = themeParams.button_text_color || button.textColor;
+        if (button.isVisible) button.setParams({});
+      },
       setParams(p) {
         if (p.text !== undefined) button.text = String(p.text).trim() || defaults.text;
         if (p.color !== undefined) button.color = p.color;
         if (p.text_color !== undefined) button.textColor = p.text_color;
+        if (p.color !== undefined || p.text_color !== undefined) button.ownColors = true;
         if (p.is_visible !== undefined) button.isVisible = Boolean(p.is_visible);
         if (p.is_active !== undefined) button.isActive = Boolean(p.is_active);
         if (p.has_shine_effect !== undefined) button.hasShineEffect = Boolean(p.has_shine_effect);
@@ -335,6 +343,8 @@
       case "theme_changed":
         themeParams = data.theme_params || {};
         applyTheme();
+        WebApp.MainButton.retheme(); // the default colours follow the theme, as Telegram's
+        WebApp.SecondaryButton.retheme();
         fire("themeChanged");
         break;
       case "main_button_pressed":
