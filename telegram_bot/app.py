@@ -39,8 +39,6 @@ from aiogram.types import (
     BotCommandScopeAllGroupChats,
     BotCommandScopeAllPrivateChats,
     BotCommandScopeDefault,
-    MenuButtonWebApp,
-    WebAppInfo,
 )
 
 from engine.clock import Clock, scaled
@@ -100,7 +98,7 @@ from telegram_bot.views.i18n import (
     bot_commands,
     get_i18n,
 )
-from telegram_bot.views.miniapp import MY_TABLES, MiniApp, miniapp_of
+from telegram_bot.views.miniapp import MiniApp, menu_button, miniapp_of
 
 log = logging.getLogger(__name__)
 
@@ -383,8 +381,9 @@ class BotApp:
         """The private chats' menu button opens the Mini App without a table:
         the user's lobbies and games (#42).  Set once, as every private chat's
         default; a failure is logged (the buttons in the messages still open it)."""
-        _ = Translator("en")  # one default for all: Telegram takes no language here
-        button = MenuButtonWebApp(text=_(MY_TABLES), web_app=WebAppInfo(url=app.page()))
+        # one default for all, in English: Telegram takes no language here (a
+        # chat whose user speaks another gets its own, Publisher: AppMenuSet)
+        button = menu_button(app, Translator("en"))
         try:
             await self.bot.set_chat_menu_button(menu_button=button)
         except TelegramAPIError as e:

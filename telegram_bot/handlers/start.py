@@ -9,7 +9,7 @@ from aiogram.types import Message
 
 from telegram_bot.buttons.callbacks import CODE_PATTERN, MAX_CODE
 from telegram_bot.handlers.common import open_lobby_at, player, reply, solo_link
-from telegram_bot.publishing.changes import Shows
+from telegram_bot.publishing.changes import AppMenuSet, Shows
 from telegram_bot.settings import Settings
 from telegram_bot.usecases.arena import ARENA_LINK
 from telegram_bot.usecases.cases import UseCases
@@ -112,16 +112,18 @@ async def start_in_app(
     chat_locale: str,
     bot_username: str,
     _: Translator,
+    publisher: Shows,
 ) -> None:
     """``t.me/<bot>?start=app_<table id>`` (#42): a group's *Open the table*
     when the Mini App has no short name -- the answer carries the ``web_app``
     button of that table (a group refuses one).  The Mini App off: the welcome."""
     assert command.args
     if miniapp is None:
-        await start(message, _, locale, chat_locale, bot_username)
+        await start(message, _, locale, chat_locale, bot_username, publisher)
         return
     text, markup = open_table_screen(miniapp, command.args[len(APP_LINK) :], _)
     await message.answer(text, reply_markup=markup)
+    await publisher.show(AppMenuSet(message.chat.id, locale))
 
 
 @router.message(
@@ -145,7 +147,12 @@ async def start_with_code(
 
 @router.message(CommandStart())
 async def start(
-    message: Message, _: Translator, locale: str, chat_locale: str, bot_username: str
+    message: Message,
+    _: Translator,
+    locale: str,
+    chat_locale: str,
+    bot_username: str,
+    publisher: Shows,
 ) -> None:
     if message.chat.type != "private":  # in a group: the group's language
         await message.answer(Translator(chat_locale)(texts.GREETING))
@@ -155,6 +162,8 @@ async def start(
         _(texts.WELCOME) + "\n\n" + help_text(locale),
         reply_markup=url_keyboard("➕ " + _(texts.ADD_TO_GROUP), link),
     )
+    # #42: his chat's menu button (the Mini App) in his language
+    await publisher.show(AppMenuSet(message.chat.id, locale))
 
 
 @router.message(Command("help"))

@@ -47,6 +47,7 @@ from telegram_bot.delivery.digest import table_version
 from telegram_bot.delivery.held import HeldBack
 from telegram_bot.publishing.arena_board import ArenaBoards
 from telegram_bot.publishing.changes import (
+    AppMenuSet,
     ArenaAnswered,
     ArenaCancelled,
     ArenaPosted,
@@ -87,7 +88,7 @@ from telegram_bot.views.i18n import (
     bot_commands,
 )
 from telegram_bot.views.lobby import lobby_screen, started_lobby_screen
-from telegram_bot.views.miniapp import MiniApp
+from telegram_bot.views.miniapp import MiniApp, menu_button
 from telegram_bot.views.replay import render_replay
 from telegram_bot.views.table import (
     previous_game,
@@ -203,11 +204,8 @@ class Publisher:
             case HandShown():
                 press = PressReply(change.query_id, change.fresh_until)
                 await self.hands.show_in_group(change.table_id, change.user, press)
-            case MenuSet():
-                only = GROUP_COMMANDS if change.chat < 0 else PRIVATE_COMMANDS
-                await self.delivery.set_chat_commands(
-                    change.chat, bot_commands(change.language, only)
-                )
+            case MenuSet() | AppMenuSet():
+                await self._menus(change)
             case LeftNoted():
                 await self.hands.note_left(change)
             case LobbyPosted():
@@ -564,6 +562,19 @@ class Publisher:
                 text, markup = watch_screen(snap, ui.langs.get(user, "en"), self.app)
                 jobs.append(self._edit(user, msg, text, markup, urgency, shows))
         return jobs
+
+    async def _menus(self, change: MenuSet | AppMenuSet) -> None:
+        """A chat's command menu in its new language (/lang), and a private
+        chat's own menu button -- the Mini App's, #42, nothing while it is off
+        -- in that language (at /start only when not English, the default's)."""
+        if isinstance(change, MenuSet):
+            only = GROUP_COMMANDS if change.chat < 0 else PRIVATE_COMMANDS
+            await self.delivery.set_chat_commands(change.chat, bot_commands(change.language, only))
+        elif change.language == "en":  # every chat's default speaks English
+            return
+        if self.app is not None and change.chat > 0:
+            button = menu_button(self.app, Translator(change.language))
+            await self.delivery.set_chat_menu_button(change.chat, button)
 
     async def render_seat(self, snap: Snapshot, user: int, selection: Selection) -> None:
         """Re-render one player's hand message at once (his selection changed, or he

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup, WebAppInfo
+from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup, MenuButtonWebApp, WebAppInfo
 
 from telegram_bot.views.i18n import N_, Translator
 
@@ -103,6 +103,12 @@ def with_app_button(
     button = group_button(app, table_id, _) if in_group else private_button(app, table_id, _)
     rows = markup.inline_keyboard if markup is not None else []
     return InlineKeyboardMarkup(inline_keyboard=[*rows, [button]])
+
+
+def menu_button(app: MiniApp, _: Translator) -> MenuButtonWebApp:
+    """The private chat's menu button: the app without a table (his lobbies
+    and games)."""
+    return MenuButtonWebApp(text=_(MY_TABLES), web_app=WebAppInfo(url=app.page()))
 
 
 def open_table_screen(

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from aiogram.utils.web_app import safe_parse_webapp_init_data
 
-from sandbox.fake_api import FakeTelegram, Message, RateLimits
+from sandbox.fake_api import FakeTelegram, Message, RateLimits, SimUser
 from sandbox.fake_api.web_apps import Launch
 from tests.bot.e2e_group_kit import group_lobby
 from tests.bot.e2e_kit import SAFETY, has_game_buttons, running
@@ -122,3 +122,42 @@ async def test_the_app_off_no_button_points_to_it(
             lambda m: any("Add me to a group" in t for t in m.button_texts), timeout=SAFETY
         )
         assert web_apps(welcome) == []
+
+
+async def test_the_menu_button_speaks_his_language(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """Telegram's default menu button has one label (English); a chat whose user
+    speaks another gets its own at /start, and /lang changes it."""
+
+    def label(user: SimUser) -> object:
+        return fake.world.menu_buttons.get(user.chat.id, {}).get("text")
+
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False, miniapp_url=URL):
+        ann = fake.add_user("Ann", language_code="ru")
+        bob = fake.add_user("Bob", language_code="en")
+        for u in (ann, bob):
+            u.start()
+            await u.wait_message(timeout=SAFETY)
+        await fake.world.wait_for(lambda: label(ann), timeout=SAFETY)
+        assert label(ann) == "Мои столы"
+        assert fake.world.menu_buttons[ann.chat.id]["web_app"] == {"url": URL}
+        assert label(bob) is None  # the default: "My tables"
+        ann.send("/lang uk")
+        await fake.world.wait_for(lambda: label(ann) == "Мої столи", timeout=SAFETY)
+        ann.send("/lang en")
+        await fake.world.wait_for(lambda: label(ann) == "My tables", timeout=SAFETY)
+
+
+async def test_the_app_off_the_menu_button_stays(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False):
+        ann = fake.add_user("Ann", language_code="ru")
+        ann.start()
+        await ann.wait_message(timeout=SAFETY)
+        ann.send("/lang uk")
+        # the chat's command menu set: the menu button would have come with it
+        chat_menu = (f"chat:{ann.chat.id}", "")
+        await fake.world.wait_for(lambda: chat_menu in fake.world.commands, timeout=SAFETY)
+        assert fake.world.menu_buttons == {}
