@@ -93,7 +93,7 @@ async def test_without_a_short_name_the_group_links_to_the_private_chat(
     async with running(redis_url, redis_prefix, fake, flood_limiter=False, miniapp_url=URL) as h:
         humans = [fake.add_user(n, language_code="en") for n in ("Ann", "Bob")]
         tid, group = await group_lobby(h, "chuvash", humans, 0)
-        table_message = await fake.wait_message(group, "🎴", timeout=SAFETY)
+        table_message = await fake.wait_message(group, "Players", timeout=SAFETY)
         deep = f"https://t.me/{fake.bot_user.username}?start=app_{tid}"
         assert deep in links(table_message)
         bob = humans[1]
