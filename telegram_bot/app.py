@@ -321,6 +321,7 @@ class BotApp:
             budgets=self.budgets,
             time_scale=self.settings.telegram_time_scale,
             fleet=lambda: self.svc.timers.processes,  # #40: the fallback's share
+            claims=self.svc.tables,  # #40: a render while its chat is down
         )
 
     async def _delivery_events(self) -> None:

@@ -10,7 +10,8 @@ def table_version(table_id: str, version: int) -> str:
     return f"{table_id}#{version}"
 
 
-def _parsed(version: str) -> tuple[str, int] | None:
+def parse_version(version: str) -> tuple[str, int] | None:
+    """(table id, version) of a :func:`table_version` (None: not one)."""
     table, sep, number = version.rpartition("#")
     return (table, int(number)) if sep and number.isdigit() else None
 
@@ -18,7 +19,7 @@ def _parsed(version: str) -> tuple[str, int] | None:
 def is_older(version: str, shown: str) -> bool:
     """Does ``version`` render an older version of the same table than the message
     ``shown``?  (Then the edit is dropped: content never goes backwards.)"""
-    new, cur = _parsed(version), _parsed(shown)
+    new, cur = parse_version(version), parse_version(shown)
     return new is not None and cur is not None and new[0] == cur[0] and new[1] < cur[1]
 
 
@@ -26,7 +27,7 @@ def shown_after(version: str, shown: str) -> str:
     """What the message is recorded to show once an edit rendering ``version``
     went out: that version, unless it is none (then what it showed) -- the highest
     of the same table, as :data:`telegram_bot.delivery.flood.scripts.ACQUIRE_LUA`."""
-    new, cur = _parsed(version), _parsed(shown)
+    new, cur = parse_version(version), parse_version(shown)
     if new is None:
         return shown
     if cur is not None and cur[0] == new[0] and cur[1] > new[1]:
