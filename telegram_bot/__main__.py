@@ -99,9 +99,7 @@ async def serve_miniapp(app: BotApp, settings: Settings) -> AsyncIterator[None]:
     try:
         site = web.TCPSite(runner, settings.miniapp_host, settings.miniapp_port)
         await site.start()
-        print(
-            f"Mini App: {settings.miniapp_url} -> {site.name}{settings.miniapp_path}/", flush=True
-        )
+        log.info("Mini App: %s -> %s%s/", settings.miniapp_url, site.name, settings.miniapp_path)
         yield
     finally:
         await runner.cleanup()

@@ -6,11 +6,13 @@ import base64
 import hashlib
 import hmac
 import os
+from urllib.parse import urlsplit
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 REAL_TELEGRAM = "https://api.telegram.org"
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 class Settings(BaseSettings):
@@ -38,6 +40,42 @@ class Settings(BaseSettings):
     webhook_host: str = "0.0.0.0"
     webhook_port: int = Field(default=8080, ge=1, le=65535)
     webhook_path: str = "/telegram"
+
+    # ---- the Mini App (#42) -----------------------------------------------
+    miniapp_url: str = ""
+    """Public HTTPS URL of the Mini App's page (the live table, #42); empty: the
+    Mini App is off and no button points to it.  A table's page is this URL
+    with ``?t=<table id>``; without a table, the user's lobbies and games (the
+    private chat's menu button)."""
+    miniapp_short_name: str = Field(default="", pattern=r"^(?:[A-Za-z0-9_]{3,30})?$")
+    """The Mini App's short name registered with @BotFather (``/newapp``): a
+    group's table message links to ``https://t.me/<bot>/<short name>?startapp=<table
+    id>``, which opens the table in the group; empty: that button opens the
+    private chat instead, whose message carries the ``web_app`` button."""
+    # the Mini App's server (#42): where the page is served, its init data's
+    # age, Telegram's script, who may frame it, a player's page moves
+    miniapp_port: int = Field(default=0, ge=0, le=65535)
+    """Long polling: the port of the Mini App's server (its page, static files
+    and live channel) on ``MINIAPP_HOST``; 0: none.  In webhook mode the page
+    is served by the webhook's own server, under ``MINIAPP_PATH``."""
+    miniapp_host: str = "0.0.0.0"
+    miniapp_path: str = Field(default="/app", pattern=r"^/[A-Za-z0-9_/-]*[A-Za-z0-9_-]$")
+    """Where the page is served: ``<path>/`` the page, ``<path>/static/`` its
+    files, ``<path>/live`` its WebSocket (the public ``MINIAPP_URL`` points at
+    ``<path>/`` through the HTTPS proxy in front)."""
+    miniapp_init_data_max_age: float = Field(default=86400.0, gt=0)
+    """Seconds a page's ``initData`` is accepted after its ``auth_date``
+    (Telegram signs it when the app opens; a reconnect sends the same)."""
+    telegram_web_app_js: str = "https://telegram.org/js/telegram-web-app.js"
+    """Telegram's script, as the page loads it (the sandbox serves a stand-in)."""
+    miniapp_frame_ancestors: str = ""
+    """Origins besides Telegram's web clients that may frame the page (space
+    separated; the sandbox's page)."""
+    miniapp_moves: int = Field(default=10, ge=1)
+    miniapp_moves_window: float = Field(default=2.0, gt=0)
+    """A player's page moves: at most ``miniapp_moves`` in any
+    ``miniapp_moves_window`` seconds (per process); the rest are refused."""
+    # ---- end of the Mini App's settings -----------------------------------
 
     default_timer: int = 60
     """Turn timer of a new lobby in seconds (0, 30, 60 or 120); 0 (none) holds
@@ -145,33 +183,6 @@ class Settings(BaseSettings):
     in hand finish, the turn timers are handed over to the other processes and the
     pending edits go out -- inside the ~30 s a supervisor waits before SIGKILL."""
 
-    # ---- the Mini App's server (#42; MINIAPP_URL and MINIAPP_SHORT_NAME, the
-    # buttons that open it, are the entry's settings) ----
-    miniapp_url: str = ""
-    """The page's public HTTPS URL (the entry's setting, read here too): unset,
-    the Mini App is off -- no server for it, no button to it."""
-    miniapp_port: int = Field(default=0, ge=0, le=65535)
-    """Long polling: the port of the Mini App's server (its page, static files
-    and live channel) on ``MINIAPP_HOST``; 0: none.  In webhook mode the page
-    is served by the webhook's own server, under ``MINIAPP_PATH``."""
-    miniapp_host: str = "0.0.0.0"
-    miniapp_path: str = Field(default="/app", pattern=r"^/[A-Za-z0-9_/-]*[A-Za-z0-9_-]$")
-    """Where the page is served: ``<path>/`` the page, ``<path>/static/`` its
-    files, ``<path>/live`` its WebSocket (the public ``MINIAPP_URL`` points at
-    ``<path>/`` through the HTTPS proxy in front)."""
-    miniapp_init_data_max_age: float = Field(default=86400.0, gt=0)
-    """Seconds a page's ``initData`` is accepted after its ``auth_date``
-    (Telegram signs it when the app opens; a reconnect sends the same)."""
-    telegram_web_app_js: str = "https://telegram.org/js/telegram-web-app.js"
-    """Telegram's script, as the page loads it (the sandbox serves a stand-in)."""
-    miniapp_frame_ancestors: str = ""
-    """Origins besides Telegram's web clients that may frame the page (space
-    separated; the sandbox's page)."""
-    miniapp_moves: int = Field(default=10, ge=1)
-    miniapp_moves_window: float = Field(default=2.0, gt=0)
-    """A player's page moves: at most ``miniapp_moves`` in any
-    ``miniapp_moves_window`` seconds (per process); the rest are refused."""
-
     @model_validator(mode="after")
     def _real_telegram_keeps_real_time(self) -> Settings:
         if self.telegram_time_scale != 1 and self.telegram_api_url == REAL_TELEGRAM:
@@ -179,6 +190,21 @@ class Settings(BaseSettings):
                 "TELEGRAM_TIME_SCALE is for the fake Bot API: Telegram's own limits "
                 "run in real time (set TELEGRAM_API_URL, or leave the scale at 1)"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _miniapp_url_is_https(self) -> Settings:
+        """Telegram opens only an HTTPS Mini App; plain HTTP on loopback is for
+        the fake Bot API (the sandbox, tests)."""
+        url = self.miniapp_url
+        if not url:
+            return self
+        parts = urlsplit(url)
+        local = parts.scheme == "http" and parts.hostname in LOOPBACK
+        if not parts.hostname or (parts.scheme != "https" and not local):
+            raise ValueError(f"MINIAPP_URL must be an HTTPS URL, not {url!r}")
+        if local and self.telegram_api_url == REAL_TELEGRAM:
+            raise ValueError("MINIAPP_URL: Telegram opens only an HTTPS Mini App")
         return self
 
     def secret_token(self) -> str:

@@ -59,6 +59,10 @@ from telegram_bot.miniapp.server import STATIC as PAGE, STATIC_FILES
 
 assert all((PAGE / name).is_file() for name in {"index.html", *STATIC_FILES})
 
+from sandbox.fake_api.web_apps import STAND_IN  # the stand-in telegram-web-app.js (#42)
+
+assert STAND_IN.is_file()
+
 from admin_api.service import close_service
 from durak.wiring import admin_app  # the product's admin API (#39: budgets wired in)
 

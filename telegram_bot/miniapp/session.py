@@ -175,11 +175,14 @@ class PageChannel:
     async def handle(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse(heartbeat=20.0, max_msg_size=MAX_FRAME)
         await ws.prepare(request)
+        session = None
         try:
             session = await self._hello(ws)
             if session is not None:
                 await self._follow(session)
         finally:
+            if session is not None:
+                self.sessions.discard(session)
             await ws.close()
         return ws
 
@@ -211,22 +214,24 @@ class PageChannel:
             await ws.send_str(json.dumps({"t": "refused", "reason": "too_many_pages"}))
             await ws.close(code=CLOSE_REFUSED)
             return None
-        locale = await self.cases.locale(user.id, user.language)
-        session = PageSession(ws, user, locale)
+        session = PageSession(ws, user, "en")
+        self.sessions.add(session)  # counted from now on (his pages opened at once too)
         try:
+            session.locale = await self.cases.locale(user.id, user.language)
             table = await self.cases.table_of(user.id, asked or None)
         except ServiceUnavailable:
             table = asked or None
         if table is None:
+            self.sessions.discard(session)
             await session.send({"t": "none"})
             return None
         session.table = table
+        locale = session.locale
         labels = page_labels(Translator(locale))
         await session.send({"t": "hello", "user": user.id, "locale": locale, "labels": labels})
         return session
 
     async def _follow(self, session: PageSession) -> None:
-        self.sessions.add(session)
         try:
             await self.hub.join(session.table, session)
             async for msg in session.ws:

@@ -272,16 +272,25 @@ return redis.call('ZCARD', KEYS[1])
 # An edit failed: what the message shows is unknown, but the highest table
 # version it was asked to show stays (a retry, or another process's older
 # render, must not go back behind it).  KEYS[1] the digest key, KEYS[2]
-# (optional) the message's lease key; ARGV digest ttl ms, lease owner.
-# '<text>:<markup>:<version>' becomes '?:?:<version>' (no digest equals
-# '?'); without a version the key goes.  The owner's lease goes.
+# (optional) the message's lease key; ARGV digest ttl ms, lease owner, and a
+# version the message may show since ('' none: #40, a render sent while the
+# chat's shared state was down) -- kept when newer than the recorded one of
+# the same table, or of another table.  '<text>:<markup>:<version>' becomes
+# '?:?:<version>' (no digest equals '?'); without a version the key goes.
+# The owner's lease goes.
 FORGET_LUA = r"""
 if KEYS[2] and string.match(redis.call('GET', KEYS[2]) or '', '^(.*)@') == ARGV[2] then
   redis.call('DEL', KEYS[2])
 end
 local cur = redis.call('GET', KEYS[1])
-if not cur then return 0 end
-local v = string.match(cur, '^[^:]*:[^:]*:(.+)$')
+local v = cur and string.match(cur, '^[^:]*:[^:]*:(.+)$')
+local floor = ARGV[3] or ''
+if floor ~= '' then
+  local ft, fn = string.match(floor, '^(.*)#(%d+)$')
+  local ct, cn = string.match(v or '', '^(.*)#(%d+)$')
+  if ft and (ft ~= ct or tonumber(fn) > tonumber(cn)) then v = floor end
+end
+if not cur and not v then return 0 end
 if v then
   redis.call('SET', KEYS[1], '?:?:' .. v, 'PX', ARGV[1])
 else
