@@ -117,6 +117,7 @@ def _url(base: str, tid: str, init: str, theme: dict[str, str] | None = None) ->
 async def _play_in_browser(
     base: str, tid: str, token: str, first: int, second: int, tmp_path: Path
 ) -> None:
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
     from playwright.async_api import async_playwright
 
     shots = os.environ.get("MINIAPP_SCREENSHOT") or str(tmp_path / "miniapp")
@@ -140,11 +141,16 @@ async def _play_in_browser(
             assert await mine.locator("#seats b").count() == 0
             await mine.screenshot(path=f"{shots}-light.png")
             before = int(await theirs.evaluate("document.body.dataset.version"))
-            card = mine.locator("#hand .card.playable").first
-            name = await card.get_attribute("data-card")
-            await card.click()  # selected ...
-            await mine.locator("#hand .card.selected").first.wait_for(timeout=WAIT_MS)
-            await mine.locator(f"#hand .card.selected[data-card='{name}']").click()  # ... played
+            for _attempt in range(3):  # a new view between his taps may take his card away
+                card = mine.locator("#hand .card.playable").first
+                name = await card.get_attribute("data-card")
+                await card.click()  # selected ...
+                again = mine.locator(f"#hand .card.selected[data-card='{name}']").first
+                try:
+                    await again.click(timeout=WAIT_MS / 6)  # ... played
+                    break
+                except PlaywrightTimeout:
+                    continue
             # his move made (whatever the AI did meanwhile) ...
             played = await moved(mine, before)
             # ... and the other page follows to it
