@@ -27,10 +27,13 @@ local now, secs = tonumber(ARGV[1]), tonumber(ARGV[2])
 for i = 1, #KEYS do
   local b = 2 + (i - 1) * 2
   local limit, win = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2])
-  count(KEYS[i], now, win)
+  trim(KEYS[i], now, win)
+  local zargs = {'GT'}
   for j = 1, limit do
-    redis.call('ZADD', KEYS[i], 'GT', fmt(now + secs - win), 'h:' .. j)
+    zargs[2 * j] = fmt(now + secs - win)
+    zargs[2 * j + 1] = 'h:' .. j
   end
+  redis.call('ZADD', KEYS[i], unpack(zargs))
   keep(KEYS[i], now + secs, now)
 end
 return 0

@@ -142,6 +142,10 @@ class EditTicket:
 
 log = logging.getLogger(__name__)
 
+STAMP_COVERED = 0.5
+"""Seconds after its take within which a call's entries move to its answer
+without touching their keys' TTL: the take set it a second past the window."""
+
 
 def _scaled(window: Window, limit: int) -> Window:
     """``window`` with a learned ``limit`` (#24): its reserve for urgent
@@ -418,7 +422,8 @@ class FloodLimiter:
         if not buckets:
             return Verdict(0.0)
         windows = tuple((key, float(window.seconds)) for key, window in buckets)
-        return Verdict(0.0, False, Stamp(windows, name, int(cost), unanswered if tracked else ""))
+        stamp = Stamp(windows, name, int(cost), unanswered if tracked else "", at=now)
+        return Verdict(0.0, False, stamp)
 
     async def acquire(self, to: To = None, *, cost: float = 1) -> float:
         """Take ``cost`` tokens for a message ``to`` a chat (``None``: the overall
@@ -588,7 +593,10 @@ class FloodLimiter:
         """The window keys and ARGV of STAMP_LUA; the journal's entries move too."""
         now = float(self.clock())
         args: list[str | int | float] = [repr(now), stamp.name, stamp.cost]
-        args += [repr(seconds) for _key, seconds in stamp.windows]
+        # the TTL the take gave its keys (a second past the window) still covers
+        # an entry moved this soon after: no PEXPIRE (seconds 0, #39)
+        covered = stamp.at is not None and now - stamp.at <= STAMP_COVERED
+        args += [0 if covered else repr(seconds) for _key, seconds in stamp.windows]
         for key, seconds in stamp.windows:
             self.journal.restamp(key, seconds, stamp.name, stamp.cost, now)
         keys = [key for key, _seconds in stamp.windows]

@@ -10,30 +10,56 @@ now (older ones are removed); the time comes from Python (ARGV)."""
 
 from __future__ import annotations
 
-# Shared by the window scripts (prepended to each).
+# Shared by the window scripts (prepended to each).  Every redis.call counts as
+# one command of the server (``INFO commandstats``), so each helper spends as
+# few as it can (#39): a window is counted with ZCOUNT (its stale entries go
+# only when one is added), a TTL is raised with one PEXPIRE ... GT on Redis 7.
 WINDOW_LUA = r"""
 local function fmt(x) return string.format('%.17g', x) end
--- the key lives as long as an entry scored ``til`` - window may count
-local function keep(key, til, now)
+local GT = (redis.REDIS_VERSION_NUM or 0) >= 0x070000
+-- the key lives as long as an entry scored ``til`` - window may count (never
+-- shorter than it was: a hold's entries count longer); ``fresh``: no entry of
+-- the key counted before this script's (a TTL it had may go)
+local function keep(key, til, now, fresh)
   local ms = math.ceil((til - now) * 1000) + 1000
-  if redis.call('PTTL', key) < ms then redis.call('PEXPIRE', key, ms) end
+  if fresh then
+    redis.call('PEXPIRE', key, ms)
+  elseif GT then
+    if redis.call('PEXPIRE', key, ms, 'GT') == 0 and redis.call('PTTL', key) == -1 then
+      redis.call('PEXPIRE', key, ms)  -- a key without a TTL (GT never sets one)
+    end
+  elseif redis.call('PTTL', key) < ms then
+    redis.call('PEXPIRE', key, ms)
+  end
 end
--- the entries of window ``key`` that count at ``now`` (older ones go)
+local function since(now, win) return '(' .. fmt(now - win) end
+-- the entries of window ``key`` that count at ``now`` (stale ones stay, see add)
 local function count(key, now, win)
+  return redis.call('ZCOUNT', key, since(now, win), '+inf')
+end
+-- the stale entries of window ``key`` go
+local function trim(key, now, win)
   redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - win))
-  return redis.call('ZCARD', key)
 end
 -- seconds until ``need`` more fit under ``limit`` with ``n`` counted (0: now)
 local function wait_for(key, n, now, win, limit, need)
   local over = n + need - limit
   if over <= 0 then return 0 end
-  local e = redis.call('ZRANGE', key, over - 1, over - 1, 'WITHSCORES')
+  local e = redis.call(
+    'ZRANGEBYSCORE', key, since(now, win), '+inf', 'WITHSCORES', 'LIMIT', over - 1, 1)
   return math.max(tonumber(e[2]) + win - now, 0.000001)
 end
--- count ``cost`` entries at ``now`` named '<name>:<i>'
-local function add(key, now, win, cost, name)
-  for j = 1, cost do redis.call('ZADD', key, fmt(now), name .. ':' .. j) end
-  keep(key, now + win, now)
+-- count ``cost`` entries at ``now`` named '<name>:<i>' (``n`` counted before);
+-- the stale entries go
+local function add(key, now, win, cost, name, n)
+  trim(key, now, win)
+  local zargs = {}
+  for j = 1, cost do
+    zargs[2 * j - 1] = fmt(now)
+    zargs[2 * j] = name .. ':' .. j
+  end
+  redis.call('ZADD', key, unpack(zargs))
+  keep(key, now + win, now, n == 0)
 end
 -- remove up to ``cost`` of the newest entries counted at or before ``til``
 -- (a refund: the message's own entry, or an older one -- never a newer
@@ -120,35 +146,39 @@ if md ~= '' then
 end
 local age, margin = tonumber(ARGV[11 + n * 3]), tonumber(ARGV[12 + n * 3])
 local out = age > 0 and KEYS[#KEYS]
-if out then
-  redis.call('ZREMRANGEBYSCORE', out, '-inf', fmt(now - age))
+if out then  -- (calls older than ``age`` stay out of the range; the key expires)
   local til = fmt(now - margin)
-  for _, m in ipairs(redis.call('ZRANGEBYSCORE', out, '-inf', '(' .. til)) do
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', out, since(now, age), '(' .. til)) do
     local who, c = string.match(m, '^(.*)|(%d+)$')
+    local zargs = {'XX', 'GT', 'CH'}
+    for j = 1, tonumber(c) do
+      zargs[#zargs + 1] = til
+      zargs[#zargs + 1] = who .. ':' .. j
+    end
     for i = 1, n do
-      local moved = 0
-      for j = 1, tonumber(c) do
-        moved = moved + redis.call('ZADD', KEYS[i], 'XX', 'GT', 'CH', til, who .. ':' .. j)
+      if redis.call('ZADD', KEYS[i], unpack(zargs)) > 0 then
+        keep(KEYS[i], now + tonumber(ARGV[10 + (i - 1) * 3 + 2]), now)
       end
-      if moved > 0 then keep(KEYS[i], now + tonumber(ARGV[10 + (i - 1) * 3 + 2]), now) end
     end
   end
 end
-local wait, short = 0, 0
+local wait, short, counted = 0, 0, {}
 for i = 1, n do
   local b = 10 + (i - 1) * 3
   local limit, win, cost = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
-  local w = wait_for(KEYS[i], count(KEYS[i], now, win), now, win, limit, cost)
+  counted[i] = count(KEYS[i], now, win)
+  local w = wait_for(KEYS[i], counted[i], now, win, limit, cost)
   if w > wait then wait = w; short = i end
 end
 if wait > 0 then return string.format('%.6f;%d', wait, short) end
 for i = 1, n do
   local b = 10 + (i - 1) * 3
-  add(KEYS[i], now, tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3]), ARGV[10])
+  add(KEYS[i], now, tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3]), ARGV[10], counted[i])
 end
 if out and ARGV[13 + n * 3] == '1' then
   redis.call('ZADD', out, fmt(now), ARGV[10] .. '|' .. ARGV[13])
-  keep(out, now + age, now)
+  -- every call there was added at its own ``now``: this TTL is the longest
+  keep(out, now + age, now, true)
 end
 if shown then
   redis.call('SET', KEYS[n + 1], shown, 'PX', ARGV[5])
@@ -173,7 +203,7 @@ LEASE_LUA = (
     + r"""
 local now, win, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local want, need = tonumber(ARGV[4]), tonumber(ARGV[5])
-for i = 7, #ARGV do redis.call('ZREM', KEYS[1], ARGV[i]) end
+if #ARGV >= 7 then redis.call('ZREM', KEYS[1], unpack(ARGV, 7)) end
 local n = count(KEYS[1], now, win)
 local free = limit - n
 local k, wait = 0, 0
@@ -181,7 +211,7 @@ if free < need then
   wait = wait_for(KEYS[1], n, now, win, limit, need)
 else
   k = math.max(need, math.min(want, free))
-  add(KEYS[1], now, win, k, ARGV[6])
+  add(KEYS[1], now, win, k, ARGV[6], n)
 end
 return string.format('%d;%d;%.6f', k, free - k, wait)
 """
@@ -246,7 +276,7 @@ CHARGE_LUA = (
     WINDOW_LUA
     + r"""
 local now, win = tonumber(ARGV[1]), tonumber(ARGV[2])
-count(KEYS[1], now, win)
+trim(KEYS[1], now, win)
 local til, added = now, 0
 for i = 3, #ARGV, 2 do
   local at = tonumber(ARGV[i])
@@ -294,18 +324,22 @@ return 1
 # ``now``, when Telegram had counted the message at the latest (never back;
 # an entry given back meanwhile stays gone), and the call leaves the chat's
 # unanswered calls.  ARGV[base] now, then the entries' name and cost, then
-# each window's seconds; KEYS[first..] the windows, then (optionally) the
-# chat's unanswered calls.
+# each window's seconds (0: its TTL covers them already, #39); KEYS[first..]
+# the windows, then (optionally) the chat's unanswered calls.
 STAMP_FN_LUA = r"""
 local function stamp(first, base)
   local now, name, cost = tonumber(ARGV[base]), ARGV[base + 1], tonumber(ARGV[base + 2])
   local last = first + #ARGV - base - 3
+  local zargs = {'XX', 'GT', 'CH'}
+  for j = 1, cost do
+    zargs[#zargs + 1] = fmt(now)
+    zargs[#zargs + 1] = name .. ':' .. j
+  end
   for i = first, last do
-    local moved = 0
-    for j = 1, cost do
-      moved = moved + redis.call('ZADD', KEYS[i], 'XX', 'GT', 'CH', fmt(now), name .. ':' .. j)
+    local win = tonumber(ARGV[base + 3 + i - first])
+    if redis.call('ZADD', KEYS[i], unpack(zargs)) > 0 and win > 0 then
+      keep(KEYS[i], now + win, now)
     end
-    if moved > 0 then keep(KEYS[i], now + tonumber(ARGV[base + 3 + i - first]), now) end
   end
   -- answered: off the chat's unanswered calls (ACQUIRE_LUA's ``drag``)
   if #KEYS > last then redis.call('ZREM', KEYS[last + 1], name .. '|' .. cost) end
@@ -332,7 +366,12 @@ OVERALL_STAMP_LUA = (
     WINDOW_LUA
     + r"""
 local now = tonumber(ARGV[1])
-for i = 3, #ARGV do redis.call('ZADD', KEYS[1], 'GT', fmt(now), ARGV[i]) end
+local zargs = {'GT'}
+for i = 3, #ARGV do
+  zargs[#zargs + 1] = fmt(now)
+  zargs[#zargs + 1] = ARGV[i]
+end
+if #zargs > 1 then redis.call('ZADD', KEYS[1], unpack(zargs)) end
 keep(KEYS[1], now + tonumber(ARGV[2]), now)
 return 0
 """
