@@ -648,3 +648,21 @@ async def test_an_admission_costs_one_script_of_few_commands(
 
     assert len(await monitored(redis_url, redis_prefix, refuse)) <= 6
 
+
+async def test_a_call_short_of_its_chats_window_asks_again_only_after_the_wait(
+    limiter: FloodLimiter, clock: FakeClock
+) -> None:
+    """#39: the head of its chat's line sleeps out the wait it was told before
+    it asks again -- no second script at once for the same answer (it was a
+    refusal, the same refusal again, then the take)."""
+
+    async def sleep(seconds: float) -> None:
+        clock.advance(seconds)
+
+    gate = FloodGate(limiter, sleep=sleep, max_wait=60.0, stats=OutgoingStats())
+    assert await takes(limiter, PRIVATE) == limiter.config.per_chat.limit
+    before = limiter.round_trips
+    assert await gate.admit(Address(PRIVATE), None, CallOptions())
+    # refused; after the wait the overall lease (lapsed meanwhile) and the take
+    assert limiter.round_trips - before == 3
+    assert gate.stats.waits == 1
