@@ -402,9 +402,9 @@ class FloodLimiter:
         for _, window in buckets:
             args += [window.limit, repr(float(window.seconds)), int(cost)]
         keys = [k for k, _ in buckets]
-        if edit is not None:  # what it shows, its last edit, its edit lease
+        if edit is not None:  # what it shows (and its edit lease), its last edit
             k, message = self.keys, edit.key
-            keys += [k.sent_digest(*message), k.edited_at(*message), k.in_flight(*message)]
+            keys += [k.sent_digest(*message), k.edited_at(*message)]
         # the chat's unanswered calls count as arriving now (#37, ACQUIRE_LUA)
         unanswered = self.keys.unanswered(chat_id) if buckets and chat_id is not None else ""
         c = self.config
@@ -548,7 +548,8 @@ class FloodLimiter:
     async def remember(
         self, chat_id: int, message_id: int, text_digest: str, markup_digest: str, version: str = ""
     ) -> None:
-        """Record what a message shows now (after a send, or a "not modified")."""
+        """Record what a message shows now (after a send, or its deletion: a
+        lease an edit of it held goes too)."""
         check_digest(text_digest, markup_digest)
         self.round_trips += 1
         await self.kv.set(
@@ -563,8 +564,7 @@ class FloodLimiter:
         process's older render still cannot go back behind it (and ``lease`` goes)."""
         self.round_trips += 1
         keys = [self.keys.sent_digest(chat_id, message_id)]
-        keys += [self.keys.in_flight(chat_id, message_id)] if lease else []
-        await self._forget(keys, [self._digest_ttl_ms, lease])
+        await self._forget(keys, [self._digest_ttl_ms, lease, repr(float(self.clock()))])
 
     async def stamp(self, stamp: Stamp) -> None:
         """Telegram answered the call whose entries ``stamp`` names: they count
@@ -609,11 +609,8 @@ class FloodLimiter:
         from now, ``stamp``: the same round trip).  False: the call outlived
         it (the content is forgotten: another edit may have landed first)."""
         self.round_trips += 1
-        keys = [
-            self.keys.in_flight(chat_id, message_id),
-            self.keys.sent_digest(chat_id, message_id),
-        ]
-        args: list[str | int | float] = [lease, self._digest_ttl_ms]
+        keys = [self.keys.sent_digest(chat_id, message_id)]
+        args: list[str | int | float] = [lease, self._digest_ttl_ms, repr(float(self.clock()))]
         if stamp is not None and stamp.windows:
             more, values = self._stamp_args(stamp)
             keys += more
@@ -634,6 +631,7 @@ class FloodLimiter:
         raw = await self.kv.get(self.keys.sent_digest(chat_id, message_id))
         if raw is None:
             return None
+        raw, _sep, _lease = raw.partition("|")  # '|<owner>@<until>': an edit lease
         text, _sep, rest = raw.partition(":")
         markup, _sep, version = rest.partition(":")
         if text.startswith("!"):  # an edit in flight, or one that never came back

@@ -78,8 +78,26 @@ local function refund(key, til, cost)
 end
 """
 
+# A message's record (its digest key): '<digest>' or, while a call's edit of
+# it is in flight, '<digest>|<owner>@<until>' -- the message's edit lease, kept
+# with what it shows so that taking it, and giving it back, costs no command
+# of its own (#39).  ``record`` splits it; ``others`` is the lease to keep when
+# the record is rewritten by a call that does not own it (a live one).
+RECORD_LUA = r"""
+local function record(raw)
+  if not raw then return nil, nil, nil end
+  local d, o, t = string.match(raw, '^([^|]*)|(.*)@([^@|]*)$')
+  if d then return d, o, t end
+  return raw, nil, nil
+end
+local function others(o, t, owner, now)
+  if o and o ~= owner and tonumber(t) > now then return '|' .. o .. '@' .. t end
+  return ''
+end
+"""
+
 # KEYS: the n window keys of one chat, then (optionally) the message's digest
-# key, its last-edit key and its in-flight lease key.  ARGV: now, n, markup
+# key (its record, RECORD_LUA) and its last-edit key.  ARGV: now, n, markup
 # digest ('' = no digest check), text digest ('*' = the text stays as it is: a
 # markup-only edit), digest ttl ms, version ('<table id>#<n>', '' = none),
 # last-edit ttl ms, lease owner ('' = no lease), lease ttl ms, the call's entry
@@ -113,15 +131,18 @@ end
 # SIGKILL's 429).  A call answered within the margin is never moved.
 ACQUIRE_LUA = (
     WINDOW_LUA
+    + RECORD_LUA
     + r"""
 local now = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
 local md, td = ARGV[3], ARGV[4]
 local vt, vn = string.match(ARGV[6], '^(.*)#(%d+)$')
-local shown
+local shown, lease
 if md ~= '' then
   local dk = KEYS[n + 1]
-  local cur = redis.call('GET', dk) or '?:?:'
+  local cur, lo, lt = record(redis.call('GET', dk))
+  cur = cur or '?:?:'
+  lease = others(lo, lt, '', now)  -- a live lease stays (an edit without one)
   local ct, cm, cv = string.match(cur, '^([^:]*):([^:]*):?(.*)$')
   local ctag, cnum = string.match(cv or '', '^(.*)#(%d+)$')
   if vt and vt == ctag and tonumber(vn) < tonumber(cnum) then return '-2' end
@@ -131,17 +152,16 @@ if md ~= '' then
   local v = cv or ''
   if vt and (vt ~= ctag or tonumber(vn) > tonumber(cnum)) then v = ARGV[6] end
   if td == ct and md == cm and not pending then
-    redis.call('SET', dk, td .. ':' .. md .. ':' .. v, 'PX', ARGV[5])
+    redis.call('SET', dk, td .. ':' .. md .. ':' .. v .. lease, 'PX', ARGV[5])
     return '-1'
   end
   shown = td .. ':' .. md .. ':' .. v
-  if ARGV[8] ~= '' then shown = '!' .. shown end
   if ARGV[8] ~= '' then
-    local lease = redis.call('GET', KEYS[n + 3])
-    local owner, til = string.match(lease or '', '^(.*)@([^@]*)$')
-    if owner and owner ~= ARGV[8] and tonumber(til) > now then
-      return string.format('-3;%.6f', tonumber(til) - now)
+    shown = '!' .. shown
+    if lo and lo ~= ARGV[8] and tonumber(lt) > now then
+      return string.format('-3;%.6f', tonumber(lt) - now)
     end
+    lease = '|' .. ARGV[8] .. '@' .. string.format('%.6f', now + tonumber(ARGV[9]) / 1000)
   end
 end
 local age, margin = tonumber(ARGV[11 + n * 3]), tonumber(ARGV[12 + n * 3])
@@ -181,12 +201,8 @@ if out and ARGV[13 + n * 3] == '1' then
   keep(out, now + age, now, true)
 end
 if shown then
-  redis.call('SET', KEYS[n + 1], shown, 'PX', ARGV[5])
+  redis.call('SET', KEYS[n + 1], shown .. lease, 'PX', ARGV[5])
   redis.call('SET', KEYS[n + 2], ARGV[1], 'PX', ARGV[7])
-  if ARGV[8] ~= '' then
-    local til = string.format('%.6f', now + tonumber(ARGV[9]) / 1000)
-    redis.call('SET', KEYS[n + 3], ARGV[8] .. '@' .. til, 'PX', ARGV[9])
-  end
 end
 return '0'
 """
@@ -301,24 +317,26 @@ return redis.call('ZCARD', KEYS[1])
 
 # An edit failed: what the message shows is unknown, but the highest table
 # version it was asked to show stays (a retry, or another process's older
-# render, must not go back behind it).  KEYS[1] the digest key, KEYS[2]
-# (optional) the message's lease key; ARGV digest ttl ms, lease owner.
+# render, must not go back behind it).  KEYS[1] the digest key (its record,
+# RECORD_LUA); ARGV digest ttl ms, lease owner ('': none), now.
 # '<text>:<markup>:<version>' becomes '?:?:<version>' (no digest equals
-# '?'); without a version the key goes.  The owner's lease goes.
-FORGET_LUA = r"""
-if KEYS[2] and string.match(redis.call('GET', KEYS[2]) or '', '^(.*)@') == ARGV[2] then
-  redis.call('DEL', KEYS[2])
-end
-local cur = redis.call('GET', KEYS[1])
+# '?'); without a version the key goes.  The owner's lease goes (another's
+# live one stays).
+FORGET_LUA = (
+    RECORD_LUA
+    + r"""
+local cur, lo, lt = record(redis.call('GET', KEYS[1]))
 if not cur then return 0 end
+local lease = others(lo, lt, ARGV[2], tonumber(ARGV[3]))
 local v = string.match(cur, '^[^:]*:[^:]*:(.+)$')
-if v then
-  redis.call('SET', KEYS[1], '?:?:' .. v, 'PX', ARGV[1])
+if v or lease ~= '' then
+  redis.call('SET', KEYS[1], '?:?:' .. (v or '') .. lease, 'PX', ARGV[1])
 else
   redis.call('DEL', KEYS[1])
 end
 return 1
 """
+)
 
 # Telegram answered a call (#28): its entries in one chat's windows move to
 # ``now``, when Telegram had counted the message at the latest (never back;
@@ -377,32 +395,32 @@ return 0
 """
 )
 
-# An edit went out: KEYS[1] the message's lease key, KEYS[2] its digest key,
-# then (optionally) the chat's windows its entries are in; ARGV owner, digest
-# ttl ms, then (with windows) what STAMP_LUA takes -- the same round trip moves
-# them to now.  The owner's lease goes and its pending digest is
-# confirmed ('!' dropped) (1).  A lease lost meanwhile
-# (the call outlived it: another edit may have gone out before this one landed)
-# leaves the content unknown -- '?:?:<version>', as FORGET_LUA -- so the next
-# edit or repair is not dropped as a no-op (0).
+# An edit went out: KEYS[1] the message's digest key (its record,
+# RECORD_LUA), then (optionally) the chat's windows its entries are in; ARGV
+# owner, digest ttl ms, now, then (with windows) what STAMP_LUA takes -- the
+# same round trip moves them to now.  The owner's lease goes and its pending
+# digest is confirmed ('!' dropped) (1).  A lease lost meanwhile (the call
+# outlived it and another call took it: another edit may have gone out before
+# this one landed) leaves the content unknown -- '?:?:<version>', as
+# FORGET_LUA -- so the next edit or repair is not dropped as a no-op (0).
 RELEASE_EDIT_LUA = (
     WINDOW_LUA
     + STAMP_FN_LUA
+    + RECORD_LUA
     + r"""
-if #KEYS > 2 then stamp(3, 3) end
-local cur = redis.call('GET', KEYS[2])
-if string.match(redis.call('GET', KEYS[1]) or '', '^(.*)@') == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  if cur and string.sub(cur, 1, 1) == '!' then
-    redis.call('SET', KEYS[2], string.sub(cur, 2), 'PX', ARGV[2])
-  end
+if #KEYS > 1 then stamp(2, 4) end
+local cur, lo, lt = record(redis.call('GET', KEYS[1]))
+if cur and lo == ARGV[1] then
+  if string.sub(cur, 1, 1) == '!' then cur = string.sub(cur, 2) end
+  redis.call('SET', KEYS[1], cur, 'PX', ARGV[2])
   return 1
 end
+local lease = others(lo, lt, ARGV[1], tonumber(ARGV[3]))
 local v = cur and string.match(cur, '^[^:]*:[^:]*:(.+)$')
-if v then
-  redis.call('SET', KEYS[2], '?:?:' .. v, 'PX', ARGV[2])
+if v or (cur and lease ~= '') then
+  redis.call('SET', KEYS[1], '?:?:' .. (v or '') .. lease, 'PX', ARGV[2])
 elseif cur then
-  redis.call('DEL', KEYS[2])
+  redis.call('DEL', KEYS[1])
 end
 return 0
 """
