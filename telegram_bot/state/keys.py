@@ -30,8 +30,8 @@ class FloodKeys:
     is in flight, its lease: ``|<owner>@<until>``), ``P rl:{c:<chat>}:at:<message>``
     (string: when the message was last edited, by any process),
     ``P rl:{c:<chat>}:out`` (sorted set:
-    the chat's calls Telegram has not answered yet, by their take, kept
-    ``edit_lease``).  Windows expire when their last
+    the chat's calls Telegram has not answered yet, by their take, counted
+    ``edit_lease``; the key lives a minute past its last call).  Windows expire when their last
     entry stops counting; digests ``digest_ttl`` after their last edit, last-edit times
     ``edit_ttl`` after it; a lease lapses ``edit_lease`` after it was taken."""
 

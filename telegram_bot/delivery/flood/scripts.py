@@ -128,11 +128,16 @@ end
 # process was killed before Telegram answered is never stamped, and may reach
 # Telegram -- which counts it when it arrives -- later than its take plus the
 # window's margin; while it may still arrive it counts as arriving now (#37: a
-# SIGKILL's 429).  A call answered within the margin is never moved.
+# SIGKILL's 429).  A call answered within the margin is never moved.  The set
+# also holds '~', scored minus the time its key expires: the key lives
+# ``OUT_LIFE`` seconds past a call's ``age`` and is set again only when fewer
+# than ``OUT_SLACK`` remain (one PEXPIRE a minute, not one a call, #39; the
+# slack covers the processes' clocks disagreeing).
 ACQUIRE_LUA = (
     WINDOW_LUA
     + RECORD_LUA
     + r"""
+local OUT_LIFE, OUT_SLACK = 60, 10
 local now = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
 local md, td = ARGV[3], ARGV[4]
@@ -166,21 +171,31 @@ if md ~= '' then
 end
 local age, margin = tonumber(ARGV[11 + n * 3]), tonumber(ARGV[12 + n * 3])
 local out = age > 0 and KEYS[#KEYS]
-if out then  -- (calls older than ``age`` stay out of the range; the key expires)
+local lives  -- until when the key of the unanswered calls lives ('~', #39)
+if out then
   local til = fmt(now - margin)
-  for _, m in ipairs(redis.call('ZRANGEBYSCORE', out, since(now, age), '(' .. til)) do
-    local who, c = string.match(m, '^(.*)|(%d+)$')
-    local zargs = {'XX', 'GT', 'CH'}
-    for j = 1, tonumber(c) do
-      zargs[#zargs + 1] = til
-      zargs[#zargs + 1] = who .. ':' .. j
-    end
-    for i = 1, n do
-      if redis.call('ZADD', KEYS[i], unpack(zargs)) > 0 then
-        keep(KEYS[i], now + tonumber(ARGV[10 + (i - 1) * 3 + 2]), now)
+  local got, gone = redis.call('ZRANGEBYSCORE', out, '-inf', '(' .. til, 'WITHSCORES'), {}
+  for k = 1, #got, 2 do
+    local m, at = got[k], tonumber(got[k + 1])
+    if m == '~' then
+      lives = -at
+    elseif at <= now - age then
+      gone[#gone + 1] = m  -- it can no longer arrive
+    else
+      local who, c = string.match(m, '^(.*)|(%d+)$')
+      local zargs = {'XX', 'GT', 'CH'}
+      for j = 1, tonumber(c) do
+        zargs[#zargs + 1] = til
+        zargs[#zargs + 1] = who .. ':' .. j
+      end
+      for i = 1, n do
+        if redis.call('ZADD', KEYS[i], unpack(zargs)) > 0 then
+          keep(KEYS[i], now + tonumber(ARGV[10 + (i - 1) * 3 + 2]), now)
+        end
       end
     end
   end
+  if #gone > 0 then redis.call('ZREM', out, unpack(gone)) end
 end
 local wait, short, counted = 0, 0, {}
 for i = 1, n do
@@ -196,9 +211,13 @@ for i = 1, n do
   add(KEYS[i], now, tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3]), ARGV[10], counted[i])
 end
 if out and ARGV[13 + n * 3] == '1' then
-  redis.call('ZADD', out, fmt(now), ARGV[10] .. '|' .. ARGV[13])
-  -- every call there was added at its own ``now``: this TTL is the longest
-  keep(out, now + age, now, true)
+  local call = ARGV[10] .. '|' .. ARGV[13]
+  if lives and lives > now + age + OUT_SLACK then
+    redis.call('ZADD', out, fmt(now), call)
+  else  -- the key's TTL, and '~' saying until when, set again
+    redis.call('ZADD', out, fmt(now), call, fmt(-(now + age + OUT_LIFE)), '~')
+    redis.call('PEXPIRE', out, math.ceil((age + OUT_LIFE) * 1000))
+  end
 end
 if shown then
   redis.call('SET', KEYS[n + 1], shown .. lease, 'PX', ARGV[5])
