@@ -141,6 +141,12 @@ class Keys:
     def events(self, table_id: str) -> str:
         return f"{self.prefix}{{t:{table_id}}}:events"
 
+    def render_claim(self, table_id: str, message: str) -> str:
+        """The newest version of the table a process sent to ``message``
+        (``<chat>:<id>``) while the bot's shared state for that chat was down
+        (#40, :meth:`tables.tables.Tables.claim_render`), in the table's slot."""
+        return f"{self.prefix}{{t:{table_id}}}:fallback:{message}"
+
     def table_keys(self, table_id: str) -> list[str]:
         """Every key of one table (for ``MEMORY USAGE`` and deletion)."""
         return [self.table(table_id), self.events(table_id)]

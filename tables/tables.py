@@ -150,6 +150,22 @@ class Plan:
     deadline: int | None = None  # the turn deadline to store (None: computed, the timer's)
 
 
+RENDER_CLAIM_TTL_MS = 600_000
+"""How long a render claim (#40) is kept: well past any failover."""
+
+CLAIM_RENDER_LUA = r"""
+local v = tonumber(ARGV[1])
+if tonumber(redis.call('HGET', KEYS[1], 'v') or '-1') ~= v then return 0 end
+local sent = tonumber(redis.call('GET', KEYS[2]) or '-1')
+if sent >= v then return 0 end
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+return 1
+"""
+"""KEYS the table, its render claim of one message; ARGV the version, ttl ms:
+1 when the version is the table's and newer than the message's claim (then
+claimed), else 0 (:meth:`Tables.claim_render`, #40)."""
+
+
 def parse(raw: dict[bytes, bytes]) -> Loaded:
     blob = raw.get(b"s")
     d = raw.get(b"d")
@@ -208,9 +224,30 @@ class Tables:
         self.config = config
         self.clock = clock
         self.index = TableIndex(store, config, self.now_ms)
+        self._claim_render = store.script(CLAIM_RENDER_LUA)
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
+
+    async def claim_render(self, table_id: str, version: int, message: str) -> bool:
+        """May this process send its render of ``version`` to ``message`` (a
+        ``<chat>:<id>`` key) while the bot's shared state of that chat cannot
+        be read (#40: its master died, and the render waited for the replica's
+        promotion)?  Yes, once, when ``version`` is the table's version now and
+        no render of it or a newer one went to the message meanwhile: nothing
+        newer can have been shown, and no other process sends it too -- one
+        script in the table's own slot, alive whenever the table can be played.
+        Raises :class:`tables.ServiceUnavailable` when that slot is down too."""
+        keys = [self.keys.table(table_id), self.keys.render_claim(table_id, message)]
+        return bool(await self._claim_render(keys, [version, RENDER_CLAIM_TTL_MS]))
+
+    async def render_claimed(self, table_id: str, message: str) -> int:
+        """The newest version of the table claimed for ``message`` by
+        :meth:`claim_render` (-1: none): a render held through the fallback is
+        refused when older, even once the chat's shared state answers again --
+        which knows nothing of what was sent meanwhile."""
+        raw = await self.store.run(lambda p: p.get(self.keys.render_claim(table_id, message)))
+        return int(raw[0]) if raw and raw[0] is not None else -1
 
     async def load(self, table_id: str) -> Loaded:
         """The table, its state, deadline, result and newest log (one round trip);

@@ -34,6 +34,7 @@ from aiogram import Bot, Dispatcher, Router
 from aiogram.client.default import DefaultBotProperties
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
+from aiogram.exceptions import TelegramAPIError
 from aiogram.types import (
     BotCommandScopeAllGroupChats,
     BotCommandScopeAllPrivateChats,
@@ -93,9 +94,11 @@ from telegram_bot.views.i18n import (
     GROUP_COMMANDS,
     LANGUAGES,
     PRIVATE_COMMANDS,
+    Translator,
     bot_commands,
     get_i18n,
 )
+from telegram_bot.views.miniapp import MiniApp, menu_button, miniapp_of
 
 log = logging.getLogger(__name__)
 
@@ -207,6 +210,7 @@ class BotApp:
         self.publisher: Publisher | None = None
         self.timer_hooks = NO_HOOKS  # the adapter's part of a timer tick (setup)
         self.hands: HandPlacement | None = None
+        self.miniapp: MiniApp | None = None  # the Mini App (#42), made by setup
         self.cases: UseCases | None = None
         self.events = DeliveryEvents(svc, self.ui)
         self.dp = Dispatcher()
@@ -233,7 +237,11 @@ class BotApp:
         snapshots = Snapshots(self.svc, self.ui)
         locks, claims = TableLocks(), WriteClaims()
         delivery = self.delivery
-        self.hands = HandPlacement(self.svc, snapshots, self.ui, delivery, username)
+        # the Mini App (#42): None while MINIAPP_URL is unset (no button opens it)
+        self.miniapp = miniapp_of(s.miniapp_url, s.miniapp_short_name, username)
+        self.hands = HandPlacement(
+            self.svc, snapshots, self.ui, delivery, username, app=self.miniapp
+        )
         lobbies = LobbyMessages(snapshots, self.ui, delivery, username)
         # arenas (#27): their messages; their wakes come from the timers
         arenas = ArenaBoards(self.ui, delivery, HintClaims.of(self.svc), self.svc.arenas.now_ms)
@@ -251,6 +259,7 @@ class BotApp:
             table_gap_in_group=s.table_delay_in_group,
             later_gap_in_group=s.later_delay_in_group,
             arenas=arenas,
+            app=self.miniapp,
         )
         self.cases = UseCases(
             press=PressButton(self.svc, self.ui, snapshots, claims, marks),
@@ -260,7 +269,7 @@ class BotApp:
             my_cards=MyCards(
                 self.svc, delivery.clock, s.press_reply_window * s.telegram_time_scale
             ),
-            watch=WatchTable(snapshots, self.ui, delivery),
+            watch=WatchTable(snapshots, self.ui, delivery, self.miniapp),
             replay=ReplayGame(self.svc, delivery),
             standings=Standings(self.svc, self.prefs),
             arena=ArenaActions(self.svc, delivery, self.prefs, username),
@@ -278,6 +287,7 @@ class BotApp:
         dp["publisher"] = self.publisher
         dp["bot_username"] = username
         dp["settings"] = self.settings
+        dp["miniapp"] = self.miniapp
         if self.settings.update_dedupe:  # before any handler (after aiogram's own)
             dp.update.outer_middleware(UpdateDedupe(self.svc.kv, self.settings.update_dedupe_ttl))
         for router in routers():
@@ -285,6 +295,8 @@ class BotApp:
         LocaleMiddleware(get_i18n(), self.prefs).setup(dp)
         if self.settings.set_commands:
             await self.set_commands()
+        if self.miniapp is not None:
+            await self.set_menu_button(self.miniapp)
 
     @property
     def delivery(self) -> Delivery:
@@ -309,6 +321,7 @@ class BotApp:
             budgets=self.budgets,
             time_scale=self.settings.telegram_time_scale,
             fleet=lambda: self.svc.timers.processes,  # #40: the fallback's share
+            claims=self.svc.tables,  # #40: a render while its chat is down
         )
 
     async def _delivery_events(self) -> None:
@@ -364,6 +377,18 @@ class BotApp:
                 await self.bot.set_my_commands(cmds, scope=scope, language_code=lang)
             if lang is None:
                 await self.bot.set_my_commands(private, scope=BotCommandScopeDefault())
+
+    async def set_menu_button(self, app: MiniApp) -> None:
+        """The private chats' menu button opens the Mini App without a table:
+        the user's lobbies and games (#42).  Set once, as every private chat's
+        default; a failure is logged (the buttons in the messages still open it)."""
+        # one default for all, in English: Telegram takes no language here (a
+        # chat whose user speaks another gets its own, Publisher: AppMenuSet)
+        button = menu_button(app, Translator("en"))
+        try:
+            await self.bot.set_chat_menu_button(menu_button=button)
+        except TelegramAPIError as e:
+            log.warning("the Mini App's menu button was not set: %s", e.message)
 
     async def wait_for_redis(self) -> None:
         """Return once Redis (on a cluster: a node, with the slot map) answers,

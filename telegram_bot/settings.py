@@ -6,11 +6,13 @@ import base64
 import hashlib
 import hmac
 import os
+from urllib.parse import urlsplit
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 REAL_TELEGRAM = "https://api.telegram.org"
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 class Settings(BaseSettings):
@@ -38,6 +40,19 @@ class Settings(BaseSettings):
     webhook_host: str = "0.0.0.0"
     webhook_port: int = Field(default=8080, ge=1, le=65535)
     webhook_path: str = "/telegram"
+
+    # ---- the Mini App (#42) -----------------------------------------------
+    miniapp_url: str = ""
+    """Public HTTPS URL of the Mini App's page (the live table, #42); empty: the
+    Mini App is off and no button points to it.  A table's page is this URL
+    with ``?t=<table id>``; without a table, the user's lobbies and games (the
+    private chat's menu button)."""
+    miniapp_short_name: str = Field(default="", pattern=r"^(?:[A-Za-z0-9_]{3,30})?$")
+    """The Mini App's short name registered with @BotFather (``/newapp``): a
+    group's table message links to ``https://t.me/<bot>/<short name>?startapp=<table
+    id>``, which opens the table in the group; empty: that button opens the
+    private chat instead, whose message carries the ``web_app`` button."""
+    # ---- end of the Mini App's settings -----------------------------------
 
     default_timer: int = 60
     """Turn timer of a new lobby in seconds (0, 30, 60 or 120); 0 (none) holds
@@ -152,6 +167,21 @@ class Settings(BaseSettings):
                 "TELEGRAM_TIME_SCALE is for the fake Bot API: Telegram's own limits "
                 "run in real time (set TELEGRAM_API_URL, or leave the scale at 1)"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _miniapp_url_is_https(self) -> Settings:
+        """Telegram opens only an HTTPS Mini App; plain HTTP on loopback is for
+        the fake Bot API (the sandbox, tests)."""
+        url = self.miniapp_url
+        if not url:
+            return self
+        parts = urlsplit(url)
+        local = parts.scheme == "http" and parts.hostname in LOOPBACK
+        if not parts.hostname or (parts.scheme != "https" and not local):
+            raise ValueError(f"MINIAPP_URL must be an HTTPS URL, not {url!r}")
+        if local and self.telegram_api_url == REAL_TELEGRAM:
+            raise ValueError("MINIAPP_URL: Telegram opens only an HTTPS Mini App")
         return self
 
     def secret_token(self) -> str:

@@ -55,6 +55,10 @@ from sandbox.page.server import STATIC
 
 assert (STATIC / "index.html").is_file() and (STATIC / "sandbox.js").is_file()
 
+from sandbox.fake_api.web_apps import STAND_IN  # the stand-in telegram-web-app.js (#42)
+
+assert STAND_IN.is_file()
+
 from admin_api.service import close_service
 from durak.wiring import admin_app  # the product's admin API (#39: budgets wired in)
 

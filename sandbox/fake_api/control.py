@@ -14,6 +14,7 @@ from typing import Any
 
 from sandbox.fake_api.models import CallbackQuery, Chat, InlineQuery, Message
 from sandbox.fake_api.users import SimUser
+from sandbox.fake_api.web_apps import Launch
 from sandbox.fake_api.world import World
 
 
@@ -30,6 +31,8 @@ def _result(world: World, value: object) -> Any:
         return {"query_id": value.id, "data": value.data}
     if isinstance(value, InlineQuery):
         return {"query_id": value.id, "query": value.query}
+    if isinstance(value, Launch):
+        return value.to_json()
     return value
 
 
@@ -99,6 +102,8 @@ async def _user_action(
             )
         case "follow_link":
             return sim.follow_link(str(body["url"]), group=chat)
+        case "web_app" | "menu_app" | "direct_link":
+            return _open_app(world, sim, action, body, chat).to_json()
         case "inline_query":
             return sim.inline_query(str(body.get("query", "")), chat)
         case "choose_result":
@@ -118,6 +123,23 @@ async def _user_action(
         case "commands":
             return world.commands_for(sim.user, chat or sim.chat)
     raise ActionError(f"unknown action {action!r}")
+
+
+def _open_app(
+    world: World, sim: SimUser, action: str, body: dict[str, Any], chat: Chat | None
+) -> Launch:
+    """A Mini App opened (#42): a message's ``web_app`` button (``message_id``,
+    its ``text``), the menu button of his chat with the bot, or a direct link
+    (``url``) tapped in ``chat_id``; ``theme``: light or dark."""
+    theme = str(body.get("theme") or "light")
+    if action == "menu_app":
+        return sim.open_menu_app(theme)
+    if action == "direct_link":
+        return sim.open_direct_link(str(body["url"]), chat, theme)
+    message = _message(world, body)
+    if message is None:
+        raise ActionError("web_app needs chat_id and message_id")
+    return sim.open_web_app(body.get("text"), message=message, theme=theme)
 
 
 def _new_chat(world: World, sim: SimUser, action: str, body: dict[str, Any]) -> Chat:

@@ -14,6 +14,7 @@ from sandbox.fake_api.inbox import set_bot_status
 from sandbox.fake_api.models import Chat, MemberStatus, member_json
 from sandbox.fake_api.params import CallParams
 from sandbox.fake_api.registry import method
+from sandbox.fake_api.text import check_web_app_url
 from sandbox.fake_api.world import DEFAULT_UPDATE_TYPES, World
 
 _COMMAND = re.compile(r"^[a-z0-9_]{1,32}$")
@@ -290,14 +291,52 @@ _store("Description", "description")
 _store("ShortDescription", "short_description")
 
 
+# ---------------------------------------------------------------- menu button
+def _menu_chat(world: World, p: CallParams) -> int | None:
+    """The private chat a menu-button call names; None: the bot's default."""
+    if "chat_id" not in p:
+        return None
+    chat = resolve_chat(world, p.chat_id())
+    if chat.is_group:  # "Unique identifier for the target private chat"
+        raise BotApiError(400, "Bad Request: chat_id must be a private chat")
+    return chat.id
+
+
+def _menu_button(raw: Any) -> dict[str, Any]:
+    """A MenuButton as the docs describe it: ``commands``, ``default``, or
+    ``web_app`` with a ``text`` and an HTTPS ``web_app.url`` (HTTP on loopback:
+    the sandbox's own Mini App, #42)."""
+    if raw is None:
+        return {"type": "default"}  # "If not specified, default bot's menu button"
+    if not isinstance(raw, dict) or raw.get("type") not in ("commands", "default", "web_app"):
+        raise BotApiError(400, "Bad Request: can't parse menu button JSON object")
+    if raw["type"] != "web_app":
+        return {"type": raw["type"]}
+    text, app = raw.get("text"), raw.get("web_app")
+    if not isinstance(text, str) or not text.strip():
+        raise BotApiError(400, "Bad Request: BUTTON_TEXT_INVALID")
+    if not isinstance(app, dict) or not check_web_app_url(app.get("url")):
+        raise BotApiError(400, "Bad Request: BUTTON_URL_INVALID")
+    return {"type": "web_app", "text": text, "web_app": {"url": app["url"]}}
+
+
 @method("setChatMenuButton")
 async def set_chat_menu_button(world: World, p: CallParams) -> Any:
-    world.bot_settings[f"menu_button:{p.string('chat_id') or ''}"] = p.json("menu_button")
+    chat_id = _menu_chat(world, p)
+    button = _menu_button(p.json("menu_button"))
+    if chat_id is not None and button["type"] == "default":
+        world.menu_buttons.pop(chat_id, None)  # back to the bot's default
+    else:
+        world.menu_buttons[chat_id] = button
+    world.touch("menu_button", detail={"chat_id": chat_id, "type": button["type"]})
     return True
 
 
 @method("getChatMenuButton")
 async def get_chat_menu_button(world: World, p: CallParams) -> Any:
-    return world.bot_settings.get(f"menu_button:{p.string('chat_id') or ''}") or {
-        "type": "commands"
-    }
+    """A chat's own button, ``default`` when it has none; without a chat, the
+    bot's default (``commands`` until one is set)."""
+    chat_id = _menu_chat(world, p)
+    if chat_id is None:
+        return world.menu_buttons.get(None, {"type": "commands"})
+    return world.menu_buttons.get(chat_id, {"type": "default"})

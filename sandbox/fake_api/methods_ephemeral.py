@@ -54,7 +54,7 @@ from sandbox.fake_api.methods_queries import QUERY_INVALID
 from sandbox.fake_api.models import CallbackQuery, Chat, Message
 from sandbox.fake_api.params import CallParams
 from sandbox.fake_api.registry import method
-from sandbox.fake_api.text import iter_buttons, parse_reply_markup
+from sandbox.fake_api.text import check_private_only, iter_buttons, parse_reply_markup
 from sandbox.fake_api.world import PRESENT, World
 
 ONLY_IN_GROUPS = "Bad Request: ephemeral messages can be sent only to group and supergroup chats"
@@ -120,6 +120,7 @@ def _query(world: World, chat: Chat, receiver: int, params: dict[str, Any]) -> C
 
 def _markup(p: CallParams) -> dict[str, Any] | None:
     markup = parse_reply_markup(p.raw.get("reply_markup"))
+    check_private_only(markup, private=False)  # in a group: no web_app button (#42)
     if any("login_url" in button for button in iter_buttons(markup)):
         raise BotApiError(400, "Bad Request: BUTTON_TYPE_INVALID")
     return markup

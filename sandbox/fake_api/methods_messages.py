@@ -11,6 +11,7 @@ from sandbox.fake_api.params import CallParams
 from sandbox.fake_api.registry import method
 from sandbox.fake_api.text import (
     check_entities,
+    check_private_only,
     check_text,
     parse_reply_markup,
     parse_text,
@@ -162,6 +163,7 @@ async def send_message(world: World, p: CallParams) -> Any:
     check_can_write(world, chat)
     fields = message_text(p)
     markup = parse_reply_markup(p.raw.get("reply_markup"))
+    check_private_only(markup, private=not chat.is_group)
     reply_to, quote = reply_target(world, p, chat)
     check_rate(world, chat)
     message = world.add_message(
@@ -214,6 +216,7 @@ async def edit_message_text(world: World, p: CallParams) -> Any:
     fields = message_text(p)
     # Like Telegram: an edit without reply_markup removes the inline keyboard.
     markup = parse_reply_markup(p.raw.get("reply_markup"))
+    check_private_only(markup, private=not (inline or message.chat.is_group))
     return _apply_edit(world, message, inline, reply_markup=markup, **fields)
 
 
@@ -221,6 +224,7 @@ async def edit_message_text(world: World, p: CallParams) -> Any:
 async def edit_message_reply_markup(world: World, p: CallParams) -> Any:
     message, inline = _edit_target(world, p)
     markup = parse_reply_markup(p.raw.get("reply_markup"))
+    check_private_only(markup, private=not (inline or message.chat.is_group))
     return _apply_edit(world, message, inline, reply_markup=markup)
 
 

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 from sandbox.fake_api.errors import BotApiError
 from sandbox.fake_api.params import CallParams
 from sandbox.fake_api.registry import method
-from sandbox.fake_api.text import check_text, parse_reply_markup, parse_text
+from sandbox.fake_api.text import check_private_only, check_text, parse_reply_markup, parse_text
 from sandbox.fake_api.world import World
 
 QUERY_INVALID = "Bad Request: query is too old and response timeout expired or query ID is invalid"
@@ -65,8 +65,8 @@ def _check_result(result: Any, seen: set[str]) -> None:
     if result_id in seen:
         raise BotApiError(400, "Bad Request: RESULT_ID_DUPLICATE")
     seen.add(result_id)
-    if "reply_markup" in result:
-        parse_reply_markup(result["reply_markup"])
+    if "reply_markup" in result:  # an inline message may go to any chat: no web_app (#42)
+        check_private_only(parse_reply_markup(result["reply_markup"]), private=False)
     content = result.get("input_message_content")
     if result["type"] == "article":
         if not result.get("title"):

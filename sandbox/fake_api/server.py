@@ -3,6 +3,8 @@
 ``{url}/bot{token}/{method}`` answers like Telegram. ``{url}/_fake/snapshot``
 and ``{url}/_fake/events?since=N&timeout=S`` let a page show the world and follow
 its changes; ``POST {url}/_fake/act`` makes a simulated user act (``control.py``).
+``{url}/telegram-web-app.js`` is the stand-in of Telegram's Mini App script
+(#42, :mod:`sandbox.fake_api.web_apps`).
 With a webhook set, pending updates are POSTed to it instead of queued for
 getUpdates.
 """
@@ -37,6 +39,7 @@ from sandbox.fake_api.models import Chat, ChatType, Message, MessageMatch, User
 from sandbox.fake_api.params import CallParams
 from sandbox.fake_api.registry import find_method
 from sandbox.fake_api.users import SimUser
+from sandbox.fake_api.web_apps import SCRIPT_PATH, STAND_IN
 from sandbox.fake_api.world import CALLBACK_ANSWER_WINDOW, BotOptions, World
 
 if TYPE_CHECKING:
@@ -113,6 +116,7 @@ class FakeTelegram:
         app.router.add_get("/_fake/snapshot", self._handle_snapshot)
         app.router.add_get("/_fake/events", self._handle_events)
         app.router.add_post("/_fake/act", self._handle_act)
+        app.router.add_get(SCRIPT_PATH, self._handle_web_app_js)
         return app
 
     async def start(self) -> str:
@@ -200,6 +204,29 @@ class FakeTelegram:
 
         body = await self.call(request.match_info["method"], params, gone)
         return _json_response(body, 200 if body["ok"] else int(body["error_code"]))
+
+    # ------------------------------------------------------------ Mini Apps (#42)
+    @property
+    def web_app_js(self) -> str:
+        """The URL of the stand-in ``telegram-web-app.js`` (``TELEGRAM_WEB_APP_JS``
+        of a bot whose Mini App the sandbox opens)."""
+        return self.url + SCRIPT_PATH
+
+    def register_web_app(self, short_name: str, url: str) -> None:
+        """@BotFather's ``/newapp``: ``t.me/<bot>/<short_name>`` opens ``url``."""
+        self.world.register_web_app(short_name, url)
+
+    async def _handle_web_app_js(self, request: web.Request) -> web.StreamResponse:
+        """The stand-in of Telegram's script (:mod:`sandbox.fake_api.web_apps`):
+        any page may load it, as telegram.org's."""
+        return web.FileResponse(
+            STAND_IN,
+            headers={
+                "Content-Type": "application/javascript; charset=utf-8",
+                "Access-Control-Allow-Origin": "*",
+                "Cache-Control": "no-store",
+            },
+        )
 
     # ------------------------------------------------------------ page endpoints
     async def _handle_snapshot(self, request: web.Request) -> web.Response:

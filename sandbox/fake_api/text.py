@@ -17,6 +17,13 @@ Choices where the Bot API text leaves room (the strict reading each time):
   icon_custom_emoji_id and style" is enforced, so ``disabled`` (a DisabledButton,
   an empty object) is a button type of its own and carries no callback data, URL
   or other action (``BUTTON_TYPE_INVALID`` otherwise).
+- ``web_app`` buttons (#42): "Available only in private chats between a user and
+  the bot" -- a message to a group or supergroup carrying one, an ephemeral
+  message (always in a group), an inline result and an edit of an inline
+  message are refused with ``BUTTON_TYPE_INVALID`` (what Telegram answers).
+  The ``WebAppInfo``'s ``url`` must be HTTPS ("An HTTPS URL of a Web App");
+  the fake also takes ``http://`` on loopback, where the sandbox serves the
+  Mini App (``BUTTON_URL_INVALID`` otherwise).
 """
 
 from __future__ import annotations
@@ -26,9 +33,11 @@ import re
 import time
 from html.parser import HTMLParser
 from typing import Any
+from urllib.parse import urlsplit
 
 from sandbox.fake_api.errors import BotApiError
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MAX_TEXT = 4096
 MAX_CALLBACK_DATA = 64
 MAX_ROW = 8
@@ -279,8 +288,29 @@ def check_button(button: Any) -> None:
         url = button["url"]
         if not isinstance(url, str) or not url.startswith(("http://", "https://", "tg://")):
             raise BotApiError(400, "Bad Request: BUTTON_URL_INVALID")
+    if "web_app" in button:
+        app = button["web_app"]
+        if not isinstance(app, dict) or not check_web_app_url(app.get("url")):
+            raise BotApiError(400, "Bad Request: BUTTON_URL_INVALID")
     if not button["text"].strip():
         raise BotApiError(400, "Bad Request: BUTTON_TEXT_INVALID")
+
+
+def check_web_app_url(url: Any) -> bool:
+    """A Mini App's URL as the fake takes it: HTTPS, or HTTP on loopback (the
+    sandbox's own Mini App)."""
+    if not isinstance(url, str):
+        return False
+    parts = urlsplit(url)
+    if parts.scheme == "https":
+        return bool(parts.hostname)
+    return parts.scheme == "http" and parts.hostname in LOOPBACK
+
+
+def check_private_only(markup: dict[str, Any] | None, *, private: bool) -> None:
+    """``web_app`` buttons only in a private chat with the bot (#42)."""
+    if not private and any("web_app" in button for button in iter_buttons(markup)):
+        raise BotApiError(400, "Bad Request: BUTTON_TYPE_INVALID")
 
 
 def callback_data_of(button: dict[str, Any]) -> str:

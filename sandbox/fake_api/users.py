@@ -24,6 +24,7 @@ from sandbox.fake_api.models import (
 )
 from sandbox.fake_api.text import callback_data_of, command_entities, parse_text
 from sandbox.fake_api.views import check_pressable
+from sandbox.fake_api.web_apps import Launch, direct_link, launch
 
 _PAYLOAD = re.compile(r"^[A-Za-z0-9_-]{0,64}$")
 
@@ -74,7 +75,10 @@ class SimUser(SimAccount):
         return self.send(f"/start {payload}" if payload else "/start")
 
     def follow_link(self, url: str, group: Chat | None = None) -> Message:
-        """Open a ``t.me/<bot>?start=…`` link, or ``?startgroup=…`` choosing ``group``."""
+        """Open a ``t.me/<bot>?start=…`` link, or ``?startgroup=…`` choosing ``group``.
+        (A Mini App's direct link: :meth:`open_direct_link`.)"""
+        if direct_link(self.world, url) is not None:
+            raise ValueError(f"a Mini App's direct link opens the app (open_direct_link): {url}")
         parts = urlsplit(url if "://" in url else f"https://{url}")
         query = parse_qs(parts.query, keep_blank_values=True)
         name = query.get("domain", [""])[0] if parts.scheme == "tg" else parts.path.strip("/")
@@ -89,6 +93,57 @@ class SimUser(SimAccount):
             text = f"/start@{self.world.bot.username} {payload}".rstrip()
             return self.send(text, group)
         return self.start(query.get("start", [""])[0] or None)
+
+    # ------------------------------------------------------------ Mini Apps (#42)
+    def open_web_app(
+        self,
+        text: str | None = None,
+        *,
+        message: Message | None = None,
+        chat: Chat | None = None,
+        theme: str = "light",
+    ) -> Launch:
+        """Tap a ``web_app`` button (by its text; default: the newest one in his
+        chat with the bot): the app opens with his signed init data."""
+        target = message
+        if target is None:
+            target = next(
+                (
+                    m
+                    for m in reversed(self.world.messages(self._chat(chat), viewer=self.id))
+                    if any("web_app" in b and text in (None, b["text"]) for b in m.buttons)
+                ),
+                None,
+            )
+            if target is None:
+                raise LookupError(f"no message has a web_app button {text!r}")
+        check_pressable(target, self.id, self.can_see(target.chat))
+        button = next(
+            (b for b in target.buttons if "web_app" in b and text in (None, b["text"])), None
+        )
+        if button is None:
+            raise LookupError(f"message {target.message_id} has no web_app button {text!r}")
+        return launch(self.world, self.user, str(button["web_app"]["url"]), theme=theme)
+
+    def open_menu_app(self, theme: str = "light") -> Launch:
+        """Tap the menu button of his chat with the bot, set to a Mini App."""
+        button = self.world.menu_button_for(self.chat)
+        if button.get("type") != "web_app":
+            raise LookupError(f"the menu button of his chat is not a Mini App: {button}")
+        return launch(self.world, self.user, str(button["web_app"]["url"]), theme=theme)
+
+    def open_direct_link(self, url: str, chat: Chat | None = None, theme: str = "light") -> Launch:
+        """Open a Mini App's direct link ``t.me/<bot>/<app>?startapp=…`` tapped in
+        ``chat`` (default: his chat with the bot): the app opens in place with
+        ``start_param``, ``chat_type`` and ``chat_instance`` in its init data."""
+        where = self._chat(chat)
+        if not self.can_see(where):
+            raise PermissionError(f"{self!r} is not in chat {where.id}")
+        found = direct_link(self.world, url)
+        if found is None:
+            raise ValueError(f"not a Mini App's direct link of @{self.world.bot.username}: {url}")
+        app_url, param = found
+        return launch(self.world, self.user, app_url, chat=where, start_param=param, theme=theme)
 
     # ------------------------------------------------------------ buttons
     def press(
@@ -148,11 +203,12 @@ class SimUser(SimAccount):
         message: Message | None = None,
         chat: Chat | None = None,
         into: Chat | None = None,
-    ) -> CallbackQuery | Message | InlineQuery:
+    ) -> CallbackQuery | Message | InlineQuery | Launch:
         """Tap any button the way an app does.
 
         A callback button is pressed (``CallbackQuery``); a ``t.me`` link to the
-        bot is followed (the ``/start`` ``Message``); a ``switch_inline_query``
+        bot is followed (the ``/start`` ``Message``); a ``web_app`` button or a
+        Mini App's direct link opens the app (``Launch``); a ``switch_inline_query``
         button starts an inline query (``InlineQuery``; pick a result with
         ``choose_result``). ``into`` is the chat the user picks when the app asks
         for one (``startgroup`` links, ``switch_inline_query``).
@@ -161,7 +217,11 @@ class SimUser(SimAccount):
         button = target.find_button(text, data)
         if "callback_data" in button or "disabled" in button:
             return self.press(message=target, data=callback_data_of(button))
+        if "web_app" in button:
+            return self.open_web_app(button["text"], message=target)
         if "url" in button:
+            if direct_link(self.world, button["url"]) is not None:
+                return self.open_direct_link(button["url"], target.chat)
             return self.follow_link(button["url"], group=into)
         for key in ("switch_inline_query", "switch_inline_query_chosen_chat"):
             if key in button:

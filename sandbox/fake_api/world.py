@@ -116,7 +116,12 @@ class World(ChangeFeed):
         # test can check everything a user was ever shown.
         self.outbox: deque[dict[str, Any]] = deque(maxlen=100_000)
         self.commands: dict[tuple[str, str], list[dict[str, str]]] = {}
-        self.bot_settings: dict[str, Any] = {}  # descriptions, menu button, ...
+        self.bot_settings: dict[str, Any] = {}  # names, descriptions
+        # the menu buttons (setChatMenuButton, #42): a private chat's own, the
+        # bot's default under None
+        self.menu_buttons: dict[int | None, dict[str, Any]] = {}
+        # the bot's Mini Apps by short name (@BotFather's /newapp): their URLs
+        self.web_apps: dict[str, str] = {}
         # updates
         self.updates: deque[dict[str, Any]] = deque()
         self.allowed_updates: frozenset[str] = DEFAULT_UPDATE_TYPES
@@ -399,6 +404,18 @@ class World(ChangeFeed):
                     return self.commands[(scope, lang)]
         return []
 
+    def register_web_app(self, short_name: str, url: str) -> None:
+        """What @BotFather's ``/newapp`` does: the bot's Mini App ``short_name``
+        (its direct link ``t.me/<bot>/<short_name>``) opens ``url``."""
+        self.web_apps[short_name.lower()] = url
+
+    def menu_button_for(self, chat: Chat) -> dict[str, Any]:
+        """The menu button a private chat shows: its own, else the bot's default
+        (the command list until one is set); a group shows the commands."""
+        if chat.is_group:
+            return {"type": "commands"}
+        return self.menu_buttons.get(chat.id) or self.menu_buttons.get(None, {"type": "commands"})
+
     def snapshot(self) -> dict[str, Any]:
         """The whole world as JSON (for a page or a failing test's report)."""
         return {
@@ -412,6 +429,10 @@ class World(ChangeFeed):
                 {"scope": scope, "language_code": lang, "commands": cmds}
                 for (scope, lang), cmds in self.commands.items()
             ],
+            "menu_buttons": {
+                "default": self.menu_buttons.get(None, {"type": "commands"}),
+                "chats": {str(k): v for k, v in self.menu_buttons.items() if k is not None},
+            },
             "callback_queries": [
                 {"id": q.id, "user_id": q.user_id, "data": q.data, "answer": q.answer}
                 for q in list(self.callback_queries.values())[-50:]

@@ -26,6 +26,7 @@ import ipaddress
 import json
 import logging
 import os
+import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,12 +37,52 @@ from aiohttp import web
 
 from sandbox.fake_api import FakeTelegram, RateLimits
 from sandbox.fake_api.limits import EPHEMERAL_COUNTED_ENV, env_flag
+from sandbox.fake_api.web_apps import THEMES
 from telegram_bot.settings import Settings
 
 log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).with_name("static")
 LIMITS_ENV = "FAKE_LIMITS"
+
+MINIAPP_PATH = "/miniapp/"
+"""The Mini App's route on the bot's own HTTP server (#42): the sandbox's
+``MINIAPP_URL`` is ``http://127.0.0.1:<the bot's port>`` + this."""
+MINIAPP_SHORT_NAME = "table"
+"""The short name the sandbox registers for the bot's Mini App (@BotFather's
+``/newapp``), so a group's button is the app's direct link."""
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port nothing listens on now (for the bot's own HTTP server)."""
+    with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def miniapp_served() -> bool:
+    """Does the bot serve its Mini App's page (the server's settings, among
+    them ``TELEGRAM_WEB_APP_JS``, are there)?  Without it a Mini App button
+    would open nothing."""
+    return "telegram_web_app_js" in Settings.model_fields
+
+
+def miniapp_settings(fake: FakeTelegram, host: str, port: int) -> dict[str, Any]:
+    """What the sandbox's bot is told of its Mini App (#42): served by the bot
+    itself on ``host:port`` under :data:`MINIAPP_PATH` (its HTTP server, as in
+    webhook mode), registered with the fake as :data:`MINIAPP_SHORT_NAME`, and
+    the fake's stand-in ``telegram-web-app.js`` instead of Telegram's."""
+    url = f"http://{host}:{port}{MINIAPP_PATH}"
+    fake.register_web_app(MINIAPP_SHORT_NAME, url)
+    update: dict[str, Any] = {
+        "miniapp_url": url,
+        "miniapp_short_name": MINIAPP_SHORT_NAME,
+        "webhook_host": host,
+        "webhook_port": port,
+    }
+    if "telegram_web_app_js" in Settings.model_fields:  # the Mini App's server's setting
+        update["telegram_web_app_js"] = fake.web_app_js
+    return update
 
 
 def sandbox_limits(environ: Mapping[str, str] | None = None) -> RateLimits:
@@ -126,6 +167,7 @@ class PageTelegram(FakeTelegram):
             **self.page_config,
             "bot": self.world.bot.to_api(),
             "languages": ["en", "ru", "uk"],
+            "web_app_themes": THEMES,  # the Mini App frame's light and dark (#42)
         }
         return web.json_response(body, dumps=lambda o: json.dumps(o, ensure_ascii=False))
 
@@ -147,7 +189,9 @@ class Sandbox:
     ``settings`` are the bot's (default: from the environment, like the admin
     API's, so both see the same games; token, API URL and Redis URL are
     replaced). ``limits``: the fake's flood limits (default off: the bot keeps
-    Telegram's limits by itself).
+    Telegram's limits by itself).  ``miniapp``: the bot's Mini App on (#42,
+    :func:`miniapp_settings`): its buttons open it in the page's phone frame
+    (``durak sandbox`` turns it on, :func:`run_sandbox`).
     """
 
     def __init__(
@@ -160,6 +204,7 @@ class Sandbox:
         settings: Settings | None = None,
         users: tuple[SimPerson, ...] = DEFAULT_USERS,
         limits: RateLimits | None = None,
+        miniapp: bool = False,
     ) -> None:
         if not is_loopback(host):
             raise ValueError(f"the sandbox serves on loopback only, not on {host!r}")
@@ -173,6 +218,8 @@ class Sandbox:
             port=port,
         )
         self._base_settings = base
+        self.host = host
+        self.miniapp = miniapp
         self.app: Any = None  # telegram_bot.app.BotApp once started
         self._polling: asyncio.Task[None] | None = None
 
@@ -199,14 +246,15 @@ class Sandbox:
                     username=person.username,
                     language_code=person.language_code,
                 )
-            settings = self._base_settings.model_copy(
-                update={
-                    "bot_token": self.fake.token,
-                    "telegram_api_url": api_url,
-                    "redis_url": self.redis_url,
-                    "webhook_url": "",
-                }
-            )
+            update: dict[str, Any] = {
+                "bot_token": self.fake.token,
+                "telegram_api_url": api_url,
+                "redis_url": self.redis_url,
+                "webhook_url": "",
+            }
+            if self.miniapp:  # the Mini App on the bot's own server (#42)
+                update |= miniapp_settings(self.fake, self.host, free_port(self.host))
+            settings = self._base_settings.model_copy(update=update)
             self.app = BotApp(settings)
             await self.app.setup()
             self._polling = asyncio.create_task(
@@ -255,12 +303,15 @@ async def run_sandbox(
     settings: Settings | None = None,
     stop: asyncio.Event | None = None,
     limits: RateLimits | None = None,
+    miniapp: bool | None = None,
 ) -> None:
     """Run the sandbox until ``stop`` is set or the task is cancelled.
 
     ``on_ready(url)`` (a function or a coroutine function) gets the page's URL
     once everything is up. Raises if the bot's polling stops by itself.
     ``limits``: the fake's (default: :func:`sandbox_limits`, from the environment).
+    ``miniapp``: the bot's Mini App on (#42; default: when the bot serves it,
+    :func:`miniapp_served`).
     """
     async with Sandbox(
         redis_url=redis_url,
@@ -269,6 +320,7 @@ async def run_sandbox(
         admin_url=admin_url,
         settings=settings,
         limits=limits or sandbox_limits(),
+        miniapp=miniapp_served() if miniapp is None else miniapp,
     ) as sandbox:
         if on_ready is not None:
             result = on_ready(sandbox.url)

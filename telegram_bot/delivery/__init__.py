@@ -16,7 +16,7 @@ from engine.clock import scaled
 from tables import KeyValueStore
 from telegram_bot.delivery.coalesce import Delivery, Urgency
 from telegram_bot.delivery.events import Event, Events, Forbidden
-from telegram_bot.delivery.flood.fallback import FallbackFloodLimiter
+from telegram_bot.delivery.flood.fallback import FallbackFloodLimiter, RenderClaims
 from telegram_bot.delivery.flood.limiter import FloodConfig, FloodLimiter
 from telegram_bot.delivery.outgoing import install
 from telegram_bot.state.budgets import Budgets
@@ -34,6 +34,7 @@ def make_delivery(
     budgets: Budgets | None = None,
     time_scale: float = 1.0,
     fleet: Callable[[], int] | None = None,
+    claims: RenderClaims | None = None,
 ) -> Delivery:
     """The bot's Delivery with the shared flood limiter in the table service's
     key-value store ``kv`` (None: no limiter; ``flood``: its rates); while Redis is unreachable it
@@ -44,7 +45,9 @@ def make_delivery(
     and sleep of the delivery and the limiter's are scaled (``budgets`` come on
     that clock: the caller makes them so); the bounds of our own latency keep
     their real seconds.  ``fleet``: the bot
-    processes alive, as last read (the fallback's share of each window, #40).
+    processes alive, as last read (the fallback's share of each window, #40);
+    ``claims``: whether a table's render may go out while its chat's shared
+    state is down (:meth:`tables.tables.Tables.claim_render`, #40).
     ``held_after``: a hand in the group held back by the flood limiter this
     many seconds is told (:class:`telegram_bot.delivery.events.HeldBack`; None:
     not watched)."""
@@ -67,7 +70,7 @@ def make_delivery(
     if kv is not None:
         wall = scaled(time.time, time_scale)  # ``budgets`` come on the same clock
         redis_limiter = FloodLimiter(kv, flood, budgets=budgets, clock=wall)
-        limiter = FallbackFloodLimiter(redis_limiter, fleet=fleet)
+        limiter = FallbackFloodLimiter(redis_limiter, fleet=fleet, claims=claims)
     outgoing = install(bot, limiter, sleep=sleep, clock=scaled(time.monotonic, time_scale))
     return Delivery(
         bot,

@@ -69,6 +69,7 @@ from aiogram.types import (
     BotCommandScopeChat,
     EphemeralMessageParameters,
     InlineKeyboardMarkup,
+    MenuButtonWebApp,
     Message,
 )
 
@@ -236,6 +237,14 @@ class Delivery:
     async def set_chat_commands(self, chat_id: int, commands: list[BotCommand]) -> None:
         """The command menu of this one chat (BotCommandScopeChat)."""
         await self.bot.set_my_commands(commands, scope=BotCommandScopeChat(chat_id=chat_id))
+
+    async def set_chat_menu_button(self, chat_id: int, button: MenuButtonWebApp) -> None:
+        """The menu button of this one private chat (#42: the Mini App's, in
+        its user's language); a failure is logged -- the default stays."""
+        try:
+            await self.bot.set_chat_menu_button(chat_id=chat_id, menu_button=button)
+        except TelegramAPIError as e:
+            log.info("menu button of %s stays: %s", chat_id, e.message)
 
     async def chat_title(self, chat_id: int) -> str:
         """A group's title, as Telegram has it now (getChat); empty if it cannot

@@ -10,6 +10,31 @@ def table_version(table_id: str, version: int) -> str:
     return f"{table_id}#{version}"
 
 
+def parse_version(version: str) -> tuple[str, int] | None:
+    """(table id, version) of a :func:`table_version` (None: not one)."""
+    table, sep, number = version.rpartition("#")
+    return (table, int(number)) if sep and number.isdigit() else None
+
+
+def is_older(version: str, shown: str) -> bool:
+    """Does ``version`` render an older version of the same table than the message
+    ``shown``?  (Then the edit is dropped: content never goes backwards.)"""
+    new, cur = parse_version(version), parse_version(shown)
+    return new is not None and cur is not None and new[0] == cur[0] and new[1] < cur[1]
+
+
+def shown_after(version: str, shown: str) -> str:
+    """What the message is recorded to show once an edit rendering ``version``
+    went out: that version, unless it is none (then what it showed) -- the highest
+    of the same table, as :data:`telegram_bot.delivery.flood.scripts.ACQUIRE_LUA`."""
+    new, cur = parse_version(version), parse_version(shown)
+    if new is None:
+        return shown
+    if cur is not None and cur[0] == new[0] and cur[1] > new[1]:
+        return shown
+    return version
+
+
 GONE = 2**53
 """The version a deleted message "shows" (#28): every edit of it renders an older
 one, so the shared digest refuses it (``STALE``) in every process."""

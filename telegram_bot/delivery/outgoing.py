@@ -419,7 +419,7 @@ class Outgoing(BaseRequestMiddleware):
             return await self.gate.admit(to, digests, options, lease, receipt=receipt)
         key = to.key if to is not None else None
         if key is not None and digests is not None:
-            return self.shown.memory.admit(key, *digests)
+            return self.shown.memory.admit(key, *digests, options.version)
         return True
 
     def _forbidden(self, chat_id: int, kind: Forbidden) -> None:

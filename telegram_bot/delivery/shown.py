@@ -16,6 +16,7 @@ from aiogram import Bot
 from aiogram.methods import TelegramMethod
 
 from tables import survived
+from telegram_bot.delivery.digest import is_older, shown_after
 
 if TYPE_CHECKING:
     from telegram_bot.delivery.flood.fallback import Limiter
@@ -43,30 +44,47 @@ MessageKey = tuple[int, int]
 
 
 class LocalMemory:
-    """What each message shows, in process memory (bounded LRU)."""
+    """What each message shows, in process memory (bounded LRU): its two digests and
+    the table version it renders.  As the shared digest does, an edit rendering an
+    older version of the same table than the message shows is refused: content
+    never goes backwards (a stale press's redraw of an older version once
+    overwrote a newer render, hiding a seat's takeover)."""
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._d: OrderedDict[MessageKey, tuple[str, str]] = OrderedDict()
+        self._d: OrderedDict[MessageKey, tuple[str, str, str]] = OrderedDict()
 
-    def admit(self, key: MessageKey, text: str | None, markup: str) -> bool:
-        """True (and remembered) when the edit changes something."""
-        cur = self._d.get(key)
-        new = (text if text is not None else (cur[0] if cur else "?"), markup)
-        if cur == new:
-            self._d.move_to_end(key)
+    def admit(self, key: MessageKey, text: str | None, markup: str, version: str = "") -> bool:
+        """True (and remembered) when the edit changes something and does not
+        render an older version than the message shows."""
+        ct, cm, cv = self._d.get(key, ("?", "?", ""))
+        if is_older(version, cv):
             return False
-        self.set(key, new)
-        return True
+        v = shown_after(version, cv)
+        t = text if text is not None else ct
+        self.set(key, (t, markup), v)
+        return (t, markup) != (ct, cm)
 
-    def set(self, key: MessageKey, value: tuple[str, str]) -> None:
-        self._d[key] = value
+    def set(self, key: MessageKey, value: tuple[str, str], version: str | None = None) -> None:
+        """Remember what the message shows (``version``: None keeps the one known)."""
+        if version is None:
+            version = self._d.get(key, ("", "", ""))[2]
+        self._d[key] = (*value, version)
         self._d.move_to_end(key)
         while len(self._d) > self.size:
             self._d.popitem(last=False)
 
     def forget(self, key: MessageKey) -> None:
-        self._d.pop(key, None)
+        """Its content is not known any more; the version it was asked to show stays
+        (a failed or unanswered edit may have landed)."""
+        cur = self._d.get(key)
+        if cur is not None:
+            self._d[key] = ("?", "?", cur[2])
+
+    def bury(self, key: MessageKey, version: str) -> None:
+        """Deleted: every edit of it renders an older version (``version`` is a
+        :func:`telegram_bot.delivery.digest.gone_version`)."""
+        self.set(key, (GONE_DIGEST, GONE_DIGEST), version)
 
 
 class ShownStore:
@@ -91,7 +109,7 @@ class ShownStore:
         (``STALE``) instead of Telegram answering 400 "message to edit not found".
         Best effort: an edit that still gets the 400 is dropped quietly."""
         if self.limiter is None:
-            self.memory.forget(key)
+            self.memory.bury(key, version)
             return
         # Redis down: this process drops its edits; a 400 is quiet
         with survived(log, "%s not recorded as deleted; a later edit's 400 is quiet", key):

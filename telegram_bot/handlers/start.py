@@ -1,4 +1,5 @@
-"""/start (welcome), ``/start <code>`` (a deep link: join that lobby), /help."""
+"""/start (welcome), ``/start <code>`` (a deep link: join that lobby),
+``/start app_<code>`` (the Mini App's button of that table, #42), /help."""
 
 from __future__ import annotations
 
@@ -6,15 +7,16 @@ from aiogram import F, Router
 from aiogram.filters import Command, CommandObject, CommandStart
 from aiogram.types import Message
 
-from telegram_bot.buttons.callbacks import CODE_PATTERN
+from telegram_bot.buttons.callbacks import CODE_PATTERN, MAX_CODE
 from telegram_bot.handlers.common import open_lobby_at, player, reply, solo_link
-from telegram_bot.publishing.changes import Shows
+from telegram_bot.publishing.changes import AppMenuSet, Shows
 from telegram_bot.settings import Settings
 from telegram_bot.usecases.arena import ARENA_LINK
 from telegram_bot.usecases.cases import UseCases
 from telegram_bot.views import texts
 from telegram_bot.views.i18n import LEVEL_TITLES, VARIANT_TITLES, Translator, help_text
 from telegram_bot.views.keyboards import url_keyboard
+from telegram_bot.views.miniapp import APP_LINK, MiniApp, open_table_screen
 
 router = Router(name=__name__)
 
@@ -97,6 +99,34 @@ async def start_in_arena(
 
 
 @router.message(
+    CommandStart(
+        deep_link=True, magic=F.args.regexp(rf"^{APP_LINK}[A-Za-z0-9_-]{{1,{MAX_CODE}}}$")
+    ),
+    F.chat.type == "private",
+)
+async def start_in_app(
+    message: Message,
+    command: CommandObject,
+    miniapp: MiniApp | None,
+    locale: str,
+    chat_locale: str,
+    bot_username: str,
+    _: Translator,
+    publisher: Shows,
+) -> None:
+    """``t.me/<bot>?start=app_<table id>`` (#42): a group's *Open the table*
+    when the Mini App has no short name -- the answer carries the ``web_app``
+    button of that table (a group refuses one).  The Mini App off: the welcome."""
+    assert command.args
+    if miniapp is None:
+        await start(message, _, locale, chat_locale, bot_username, publisher)
+        return
+    text, markup = open_table_screen(miniapp, command.args[len(APP_LINK) :], _)
+    await message.answer(text, reply_markup=markup)
+    await publisher.show(AppMenuSet(message.chat.id, locale))
+
+
+@router.message(
     CommandStart(deep_link=True, magic=F.args.regexp(CODE_PATTERN)), F.chat.type == "private"
 )
 async def start_with_code(
@@ -117,7 +147,12 @@ async def start_with_code(
 
 @router.message(CommandStart())
 async def start(
-    message: Message, _: Translator, locale: str, chat_locale: str, bot_username: str
+    message: Message,
+    _: Translator,
+    locale: str,
+    chat_locale: str,
+    bot_username: str,
+    publisher: Shows,
 ) -> None:
     if message.chat.type != "private":  # in a group: the group's language
         await message.answer(Translator(chat_locale)(texts.GREETING))
@@ -127,6 +162,8 @@ async def start(
         _(texts.WELCOME) + "\n\n" + help_text(locale),
         reply_markup=url_keyboard("➕ " + _(texts.ADD_TO_GROUP), link),
     )
+    # #42: his chat's menu button (the Mini App) in his language
+    await publisher.show(AppMenuSet(message.chat.id, locale))
 
 
 @router.message(Command("help"))

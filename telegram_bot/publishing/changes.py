@@ -134,6 +134,17 @@ class MenuSet:
 
 
 @dataclass(frozen=True)
+class AppMenuSet:
+    """#42: the private ``chat``'s menu button opens the Mini App, labelled in
+    ``language`` (Telegram's default for every chat is one label: the bot
+    sets a chat's own when its user speaks another, at /start).  Nothing
+    while the Mini App is off."""
+
+    chat: int
+    language: str
+
+
+@dataclass(frozen=True)
 class LeftNoted:
     """He left ``table`` mid-game: his hand message (or a new one) says so, with
     *Take my seat back* while the game lasts (``over``: the AI played it out);
@@ -267,6 +278,7 @@ Change = (
     | HandResent
     | HandShown
     | MenuSet
+    | AppMenuSet
     | LeftNoted
     | ReplayStepped
     | ArenaChange

@@ -41,6 +41,7 @@ from telegram_bot.views.hand import hand_screen
 from telegram_bot.views.i18n import Translator
 from telegram_bot.views.keyboards import Screen, take_back_keyboard, url_keyboard
 from telegram_bot.views.lobby import deep_link
+from telegram_bot.views.miniapp import MiniApp
 
 log = logging.getLogger(__name__)
 
@@ -64,16 +65,24 @@ def _expect(old: int | None, again: bool) -> dict[str, object]:
 
 
 def hand_view(
-    snap: Snapshot, seat: int, user: int, sel: Selection, *, group: bool, bot_username: str
+    snap: Snapshot,
+    seat: int,
+    user: int,
+    sel: Selection,
+    *,
+    group: bool,
+    bot_username: str,
+    app: MiniApp | None = None,
 ) -> Screen:
     """``user``'s hand message (:func:`telegram_bot.views.hand.hand_screen`) in his
     language; ``group``: his hand is the ephemeral one in the group -- it carries
     the flood hint (#24, :meth:`telegram_bot.publishing.publisher.Publisher.held_back`)
-    for the rest of the game once he was given it."""
+    for the rest of the game once he was given it.  ``app``: the Mini App (#42;
+    None: off), which its last row opens."""
     lang = snap.ui.langs.get(user, "en")
     hinted = group and snap.ui.flood_hints.get(user) == snap.table.game_no
     link = deep_link(bot_username, snap.table.id) if hinted else None
-    return hand_screen(snap, seat, lang, sel, private_link=link)
+    return hand_screen(snap, seat, lang, sel, private_link=link, app=app, in_group=group)
 
 
 def in_group(prefs: Prefs | None) -> bool:
@@ -96,8 +105,10 @@ class HandPlacement:
         ui: ChatStateStore,
         delivery: Delivery,
         bot_username: str,
+        app: MiniApp | None = None,
     ) -> None:
         self.svc = svc
+        self.app = app  # the Mini App its hands open (#42; None: off)
         self.snapshots = snapshots
         self.ui = ui
         self.delivery = delivery
@@ -157,7 +168,9 @@ class HandPlacement:
         lang = (await self.snapshots.langs(t, snap.ui)).get(user, "en")
         snap.ui.langs.setdefault(user, lang)
         sel = Selection.from_json(snap.ui.selections.get(user))  # its revision too
-        text, markup = hand_view(snap, seat, user, sel, group=group, bot_username=self.bot_username)
+        text, markup = hand_view(
+            snap, seat, user, sel, group=group, bot_username=self.bot_username, app=self.app
+        )
         return snap, seat, text, markup
 
     async def _place(
@@ -193,7 +206,9 @@ class HandPlacement:
         if current and seat is not None and snap.loaded.state is not None:
             sel = Selection.from_json(snap.ui.selections.get(user))
             ingroup = new < 0 and group is not None
-            fresh = hand_view(snap, seat, user, sel, group=ingroup, bot_username=self.bot_username)
+            fresh = hand_view(
+                snap, seat, user, sel, group=ingroup, bot_username=self.bot_username, app=self.app
+            )
             if fresh != shown:
                 chat, key, receiver = hand_target(user, new, group)
                 version = table_version(table_id, snap.version)

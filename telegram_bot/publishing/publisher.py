@@ -47,6 +47,7 @@ from telegram_bot.delivery.digest import table_version
 from telegram_bot.delivery.held import HeldBack
 from telegram_bot.publishing.arena_board import ArenaBoards
 from telegram_bot.publishing.changes import (
+    AppMenuSet,
     ArenaAnswered,
     ArenaCancelled,
     ArenaPosted,
@@ -87,6 +88,7 @@ from telegram_bot.views.i18n import (
     bot_commands,
 )
 from telegram_bot.views.lobby import lobby_screen, started_lobby_screen
+from telegram_bot.views.miniapp import MiniApp, menu_button
 from telegram_bot.views.replay import render_replay
 from telegram_bot.views.table import (
     previous_game,
@@ -124,8 +126,10 @@ class Publisher:
         table_gap_in_group: float | None = None,
         later_gap_in_group: float | None = None,
         arenas: ArenaBoards | None = None,
+        app: MiniApp | None = None,
     ) -> None:
         self.snapshots = snapshots
+        self.app = app  # the Mini App the hands and the table message open (#42)
         self.ui = ui
         self.delivery = delivery
         self.hands = hands
@@ -200,11 +204,8 @@ class Publisher:
             case HandShown():
                 press = PressReply(change.query_id, change.fresh_until)
                 await self.hands.show_in_group(change.table_id, change.user, press)
-            case MenuSet():
-                only = GROUP_COMMANDS if change.chat < 0 else PRIVATE_COMMANDS
-                await self.delivery.set_chat_commands(
-                    change.chat, bot_commands(change.language, only)
-                )
+            case MenuSet() | AppMenuSet():
+                await self._menus(change)
             case LeftNoted():
                 await self.hands.note_left(change)
             case LobbyPosted():
@@ -373,7 +374,7 @@ class Publisher:
         async def send_hand(seat: int, user: int) -> None:
             lang = langs.get(user, "en")
             # the game's first message shows the deal's commitment whole (#41)
-            text, markup = hand_screen(snap, seat, lang, Selection(), first=True)
+            text, markup = hand_screen(snap, seat, lang, Selection(), first=True, app=self.app)
             # #38: an arena's hands are private -- dozens of its tables in one
             # group would queue their hands behind its 20 messages a minute while
             # their turn timers run; its players started the bot to join it
@@ -393,7 +394,7 @@ class Publisher:
         # of tables at once, and its one message (the standings) speaks for them
         # within the group's message budget; each player's hand shows his table
         if group is not None and not t.arena:
-            text, markup2 = table_screen(snap, self.bot_username, first=True)
+            text, markup2 = table_screen(snap, self.bot_username, first=True, app=self.app)
             msg = await self.delivery.send(group, text, markup2)
             if msg is not None:
                 await self.ui.update_table(table_id, table_message=msg.message_id)
@@ -495,7 +496,7 @@ class Publisher:
             sel = Selection.from_json(ui.selections.get(s.user))
             here = msg < 0 and group is not None
             text, markup = hand_view(
-                snap, seat, s.user, sel, group=here, bot_username=self.bot_username
+                snap, seat, s.user, sel, group=here, bot_username=self.bot_username, app=self.app
             )
             # the actor sees his move at once, and so does a player whose moves
             # went away (his hand in private; in the group every write counts in
@@ -516,7 +517,7 @@ class Publisher:
             )
         group = group_of(t)
         if group is not None and ui.table_message is not None:
-            text, markup = table_screen(snap, self.bot_username)
+            text, markup = table_screen(snap, self.bot_username, app=self.app)
             urgency = Urgency.SOON if t.status == OVER else Urgency.TABLE
             # #24: while a hand is in the group its own view is enough to play, and
             # every write counts in the group's minute: the table, for onlookers,
@@ -558,9 +559,22 @@ class Publisher:
         jobs: list[EditJob] = []
         for user, msg in ui.watchers.items():
             if t.seat_of(user) is None:  # a spectator never sees a hand
-                text, markup = watch_screen(snap, ui.langs.get(user, "en"))
+                text, markup = watch_screen(snap, ui.langs.get(user, "en"), self.app)
                 jobs.append(self._edit(user, msg, text, markup, urgency, shows))
         return jobs
+
+    async def _menus(self, change: MenuSet | AppMenuSet) -> None:
+        """A chat's command menu in its new language (/lang), and a private
+        chat's own menu button -- the Mini App's, #42, nothing while it is off
+        -- in that language (at /start only when not English, the default's)."""
+        if isinstance(change, MenuSet):
+            only = GROUP_COMMANDS if change.chat < 0 else PRIVATE_COMMANDS
+            await self.delivery.set_chat_commands(change.chat, bot_commands(change.language, only))
+        elif change.language == "en":  # every chat's default speaks English
+            return
+        if self.app is not None and change.chat > 0:
+            button = menu_button(self.app, Translator(change.language))
+            await self.delivery.set_chat_menu_button(change.chat, button)
 
     async def render_seat(self, snap: Snapshot, user: int, selection: Selection) -> None:
         """Re-render one player's hand message at once (his selection changed, or he
@@ -572,7 +586,7 @@ class Publisher:
         group = group_of(snap.table)
         here = msg < 0 and group is not None
         text, markup = hand_view(
-            snap, seat, user, selection, group=here, bot_username=self.bot_username
+            snap, seat, user, selection, group=here, bot_username=self.bot_username, app=self.app
         )
         chat, key, receiver = hand_target(user, msg, group)
         shows = table_version(snap.table.id, snap.version)
@@ -672,7 +686,7 @@ class Publisher:
             ui.flood_hints[user] = t.game_no
             sel = Selection.from_json(ui.selections.get(user))
             text, markup = hand_view(
-                snap, seat, user, sel, group=True, bot_username=self.bot_username
+                snap, seat, user, sel, group=True, bot_username=self.bot_username, app=self.app
             )
             shows = table_version(t.id, snap.version)
             await self.delivery.edit(

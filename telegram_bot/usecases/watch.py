@@ -11,6 +11,7 @@ from tables import LiveError
 from telegram_bot.delivery import Delivery
 from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.state.snapshot import Snapshots, group_of
+from telegram_bot.views.miniapp import MiniApp
 from telegram_bot.views.table import watch_screen
 
 
@@ -27,7 +28,14 @@ class WatchStatus(StrEnum):
 class WatchTable:
     """Send a spectator the table's public view and keep it updated."""
 
-    def __init__(self, snapshots: Snapshots, ui: ChatStateStore, delivery: Delivery) -> None:
+    def __init__(
+        self,
+        snapshots: Snapshots,
+        ui: ChatStateStore,
+        delivery: Delivery,
+        app: MiniApp | None = None,
+    ) -> None:
+        self.app = app  # the Mini App his message opens (#42; None: off)
         self.snapshots = snapshots
         self.ui = ui
         self.delivery = delivery
@@ -47,7 +55,7 @@ class WatchTable:
         if snap.loaded.state is None:
             return WatchStatus.NOT_STARTED
         # sent here, not after the answer: the answer says whether it could be
-        text, markup = watch_screen(snap, lang)
+        text, markup = watch_screen(snap, lang, self.app)
         msg = await self.delivery.send(user, text, markup)
         if msg is None:
             return WatchStatus.CLOSED

@@ -55,6 +55,7 @@ from telegram_bot.views.keyboards import (
     row_budget,
     take_back_keyboard,
 )
+from telegram_bot.views.miniapp import MiniApp, with_app_button
 from telegram_bot.views.table import game_over_screen
 
 MAX_ROW = 8
@@ -231,6 +232,8 @@ def hand_screen(
     *,
     private_link: str | None = None,
     first: bool = False,
+    app: MiniApp | None = None,
+    in_group: bool = False,
 ) -> Screen:
     """A seat's hand message: his view, his selection; the result once over; the
     take-back button while the AI plays for him.  ``private_link``: his hand is
@@ -239,7 +242,10 @@ def hand_screen(
     deep link) takes them there.  Where no table message shows the deal's
     commitment (a private game, an arena's), the hand does: whole in its
     ``first`` version, sent at the game's start, then its short tag (#41).  An
-    arena's game says so (#41)."""
+    arena's game says so (#41).  ``app``: the Mini App (#42, None: off) --
+    the last row opens the table there: a ``web_app`` button in his private
+    chat, the app's direct link (or the private chat) when his hand is shown
+    ``in_group``, where Telegram refuses a ``web_app`` button."""
     t, state = snap.table, snap.loaded.state
     assert state is not None
     names = seat_names(t, lang)
@@ -273,4 +279,4 @@ def hand_screen(
         label = PRIVATE_MARK + " " + _("Private chat")
         button = InlineKeyboardButton(text=label, url=private_link)
         markup = InlineKeyboardMarkup(inline_keyboard=[*markup.inline_keyboard, [button]])
-    return text, markup
+    return text, with_app_button(markup, app, t.id, _, in_group=in_group)

@@ -43,6 +43,7 @@ from telegram_bot.views.fair import (
 from telegram_bot.views.format import bold, history_lines, name_of
 from telegram_bot.views.i18n import LOSER_TITLES, N_, VARIANT_TITLES, Translator, duration
 from telegram_bot.views.keyboards import PRIVATE_MARK, Screen, cards_row
+from telegram_bot.views.miniapp import MiniApp, with_app_button
 
 
 # ------------------------------------------------------------------ group table
@@ -221,10 +222,14 @@ def rating_lines(
     return lines
 
 
-def table_screen(snap: Snapshot, bot_username: str, *, first: bool = False) -> Screen:
+def table_screen(
+    snap: Snapshot, bot_username: str, *, first: bool = False, app: MiniApp | None = None
+) -> Screen:
     """The group's table message: the public view (the result once over); the
     deal's commitment whole in its ``first`` version, sent at the game's start,
-    then its short tag (#41)."""
+    then its short tag (#41).  ``app``: the Mini App (#42, None: off) -- a
+    last row opens the table there (the app's direct link, or the private
+    chat: a group refuses a ``web_app`` button)."""
     t, state = snap.table, snap.loaded.state
     assert state is not None
     lang = snap.ui.group_lang or "en"
@@ -243,12 +248,15 @@ def table_screen(snap: Snapshot, bot_username: str, *, first: bool = False) -> S
         ratings=rating_labels(t),
     )
     _ = Translator(lang)
-    return text + "\n\n" + commitment_shown(t, _, first=first), with_watch(markup, t, _)
+    markup = with_app_button(with_watch(markup, t, _), app, t.id, _, in_group=True)
+    return text + "\n\n" + commitment_shown(t, _, first=first), markup
 
 
-def watch_screen(snap: Snapshot, lang: str) -> Screen:
+def watch_screen(snap: Snapshot, lang: str, app: MiniApp | None = None) -> Screen:
     """A spectator's private message (issue #16): the public view, as the group's
-    table message shows it -- never a hand; the result and *Replay* once over."""
+    table message shows it -- never a hand; the result and *Replay* once over.
+    ``app``: the Mini App (#42, None: off) -- while the game is on, a ``web_app``
+    button opens the table there (his private chat: a spectator's view)."""
     t, state = snap.table, snap.loaded.state
     assert state is not None
     pv = public_view(state)
@@ -275,7 +283,8 @@ def watch_screen(snap: Snapshot, lang: str) -> Screen:
         warned=warned_seats(t),
         ratings=rating_labels(t),
     )
-    return "👀 " + text + "\n\n" + commitment_tag(t, _), None
+    markup = with_app_button(None, app, t.id, _, in_group=False)
+    return "👀 " + text + "\n\n" + commitment_tag(t, _), markup
 
 
 def result_places(snap: Snapshot) -> tuple[int, ...]:

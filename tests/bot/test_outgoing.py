@@ -19,6 +19,7 @@ from sandbox.fake_api import Message as MessageRecord
 from tables import LiveConfig, TableService
 from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.coalesce import Delivery, Urgency
+from telegram_bot.delivery.digest import table_version
 from telegram_bot.delivery.events import Events, PrivateForbidden, Replaced
 from telegram_bot.delivery.flood.limiter import FloodLimiter
 from telegram_bot.delivery.outgoing import (
@@ -248,6 +249,43 @@ async def test_noop_edits_are_dropped(
     assert outgoing.stats.edited == 2
     assert outgoing.stats.sent == 1
     assert not fake.stats.errors
+
+
+async def test_without_the_shared_limiter_content_never_goes_backwards(
+    fake: FakeTelegram,
+    clock: ManualClock,
+    sleep: Callable[[float], Awaitable[None]],
+    alice: SimUser,
+) -> None:
+    """Without the shared limiter (``flood_limiter`` off) the process's own memory
+    refuses an edit rendering an older version of the same table than the message
+    shows, as the shared digest does: a stale press's redraw of version 7 once
+    went out after version 8's render and hid a seat's takeover for good."""
+    bot = fake.make_bot()
+    outgoing = install(bot, None, sleep=sleep)
+    d = Delivery(bot, clock=clock, sleep=sleep)
+    try:
+        msg = await bot.send_message(alice.id, "start", reply_markup=kb("a"))
+        mid = msg.message_id
+        await d.edit(alice.id, mid, "table v8", kb("a"), version=table_version("T", 8))
+        await d.edit(alice.id, mid, "table v7", kb("a"), version=table_version("T", 7))
+        [shown] = bot_messages(fake, alice.chat)
+        assert shown.text == "table v8"
+        assert fake.stats.calls["editMessageText"] == 1
+        # the same version again, a newer one, another table's: they go out
+        await d.edit(alice.id, mid, "table v8 again", kb("a"), version=table_version("T", 8))
+        assert shown.text == "table v8 again"
+        await d.edit(alice.id, mid, "table v9", kb("a"), version=table_version("T", 9))
+        assert shown.text == "table v9"
+        await d.edit(alice.id, mid, "another table", kb("a"), version=table_version("U", 1))
+        assert shown.text == "another table"
+        # a failed edit forgets the content, not the version: older stays out
+        outgoing.shown.memory.forget((alice.id, mid))
+        assert not outgoing.shown.memory.admit((alice.id, mid), "t", "m", table_version("U", 0))
+        assert outgoing.shown.memory.admit((alice.id, mid), "t", "m", table_version("U", 1))
+    finally:
+        await d.aclose()
+        await bot.session.close()
 
 
 async def test_not_modified_from_telegram_is_success(

@@ -39,6 +39,7 @@ from telegram_bot.views.keyboards import (
     url_keyboard,
 )
 from telegram_bot.views.lobby import render_invite, render_lobby, settings_keyboard
+from telegram_bot.views.miniapp import MiniApp, open_table_screen
 from telegram_bot.views.replay import render_replay, replay_label
 from telegram_bot.views.table import render_game_over, render_table, table_screen, watch_screen
 from tests.bot.test_render import GID, NAMES, FakeLobby, FakeSeat, random_game
@@ -103,6 +104,9 @@ ARENA = Arena(
 )  # fmt: skip
 
 
+APP = MiniApp("https://durak.example.org/miniapp/", "table", "durak_bot")
+
+
 def screen_keyboards() -> Iterator[tuple[str, InlineKeyboardMarkup | None]]:
     """Every other keyboard the bot draws (#41: «🔎 Check the…» under every result,
     «Україн…» in the language choice), in every language."""
@@ -132,11 +136,20 @@ def screen_keyboards() -> Iterator[tuple[str, InlineKeyboardMarkup | None]]:
                 s.ui = replace(s.ui, group_lang=locale)
                 yield locale, table_screen(s, "durak_bot")[1]
                 yield locale, watch_screen(s, locale)[1]
+                # the Mini App's buttons (#42): a row each, under every one of them
+                yield locale, table_screen(s, "durak_bot", app=APP)[1]
+                yield locale, watch_screen(s, locale, APP)[1]
+                for grouped in (False, True):
+                    yield (
+                        locale,
+                        hand_screen(s, 0, locale, Selection(), app=APP, in_group=grouped)[1],
+                    )
                 for link in (None, "https://t.me/durak_bot?start=c"):
                     yield locale, hand_screen(s, 0, locale, Selection(), private_link=link)[1]
                 taken = replace(s.table.seats[0], ai="heuristic")
                 s.loaded = replace(s.loaded, table=s.table.with_seat(0, taken))
                 yield locale, hand_screen(s, 0, locale, Selection())[1]
+        yield locale, open_table_screen(APP, GID, _)[1]
         for step in (0, 5, 10**6):
             yield locale, render_replay(replay_step(record, step), locale=locale)[1]
         label = replay_label(record, _)
@@ -191,6 +204,7 @@ DRAWN_HERE = {
     "views/replay.py": "screen_keyboards",
     "views/arena.py": "tests/bot/test_render_arena.py, screen_keyboards (cancel)",
     "handlers/replay.py": "screen_keyboards (replay_label, a row each)",
+    "views/miniapp.py": "screen_keyboards (the Mini App's buttons, #42)",
 }
 
 

@@ -295,3 +295,66 @@ async def test_on_a_cluster_only_the_chats_of_the_dead_master_fall_back(
     finally:
         shared_masters.heal()
         await svc.aclose()
+
+
+async def test_a_render_of_the_tables_version_now_goes_out_while_its_chat_falls_back(
+    shared_masters: LocalCluster,
+) -> None:
+    """#40: the master of a player's chat keys dies, his table lives on another.
+    A render of the table's version now is claimed in the table's own slot and
+    sent at once -- the first press after a master's death waited for the
+    replica's promotion (4-5 s) where the chat's keys lived on the dead master.
+    Not sent: a render of an older version than the table's, the same render a
+    second time (another process's), and anything while the table's slot is down
+    too.  Once the chat's slot answers, the version sent meanwhile is kept: an
+    older render is refused there."""
+    shared_masters.heal()
+    outage = ClusterOutage(shared_masters)
+
+    def owner(tag: str) -> int:
+        return shared_masters.owner(key_slot(f"x{{{tag}}}".encode()))
+
+    svc = TableService.from_url(outage.url, LiveConfig(prefix=outage.prefix))
+    try:
+        created = await svc.lobbies.create_lobby(1, "Ann")
+        tid = created.table_id
+        # a write of the lobby reads the table and its creator's ratings: both live
+        live = {owner(f"t:{tid}"), owner("ru:1")}
+        dead = next(c for c in range(1, 10_000) if owner(f"c:{c}") not in live)
+        clock = FakeClock()
+
+        def limiter() -> FallbackFloodLimiter:
+            flood = FloodLimiter(svc.kv, FloodConfig(), clock=clock)
+            return FallbackFloodLimiter(flood, fallback_for=5.0, claims=svc.tables)
+
+        a, b = limiter(), limiter()  # two bot processes
+
+        def render(version: int) -> EditTicket:
+            return EditTicket(
+                Address(dead, 9), f"v{version}", "k", version=table_version(tid, version)
+            )
+
+        v = created.version
+        assert (await a.admit_edit(render(v))).wait == 0  # in Redis
+        outage.kill(f"c:{dead}")
+        clock.advance(10)
+        # a write of the table alone (its slot lives): a newer version
+        v2 = (await svc.lobbies.configure(tid, 1, timer=30)).version
+        assert (await a.admit_edit(render(v))).wait == BUSY  # older than the table: held
+        assert (await a.admit_edit(render(v2))).wait == 0  # the table's now: claimed, sent
+        assert a.claimed_renders == 1
+        assert (await b.admit_edit(render(v2))).wait == BUSY  # sent already (by a)
+        assert (await a.admit_edit(render(v2))).wait == BUSY
+        outage.start()  # the chat's slot answers again (a promoted replica)
+        clock.advance(PROBE_EVERY)
+        assert (await b.admit_edit(render(v))).wait == STALE  # a went to v2 meanwhile
+        assert (await a.admit_edit(render(v2 + 1))).wait == 0
+        # the table's slot down as well: nothing is claimed, the render is held
+        outage.kill(f"c:{dead}", f"t:{tid}")
+        clock.advance(10)
+        held = a.held_edits
+        assert (await a.admit_edit(render(v2 + 1))).wait == BUSY
+        assert a.held_edits == held + 1
+    finally:
+        shared_masters.heal()
+        await svc.aclose()

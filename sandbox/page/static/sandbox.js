@@ -18,8 +18,10 @@ const TOAST_MS = 3500;
 // Changes of the world that nothing on the page shows (no snapshot needed).
 const UNSEEN = new Set([
   "update", "update_delivered", "callback_query", "chat_action", "commands_set",
-  "bot_settings", "webhook_set", "webhook_deleted",
+  "bot_settings", "webhook_set", "webhook_deleted", "web_app_opened",
 ]);
+// A Mini App's direct link: t.me/<bot>/<short name>?startapp=<param> (#42).
+const DIRECT_LINK = /^(?:https?:\/\/)?(?:t|telegram)\.me\/([A-Za-z0-9_]{5,32})\/([A-Za-z0-9_]{3,30})\/?(?:\?.*)?$/i;
 
 const state = {
   config: null,
@@ -190,6 +192,19 @@ function botLink(url) {
   };
 }
 
+/** A Mini App's direct link of this bot (#42). */
+function isDirectLink(url) {
+  const m = DIRECT_LINK.exec(url);
+  return Boolean(m) && m[1].toLowerCase() === botUsername().toLowerCase();
+}
+
+/** The menu button of a user's chat with the bot (setChatMenuButton, #42). */
+function menuButtonOf(userId) {
+  const buttons = state.snap && state.snap.menu_buttons;
+  if (!buttons) return { type: "commands" };
+  return buttons.chats[String(userId)] || buttons.default || { type: "commands" };
+}
+
 /** A link to a message of a supergroup (``t.me/c/<id>/<message>``, #41: the
  * answer to /arena links to the arena's message): {chatId, messageId}, or null. */
 function messageLink(url) {
@@ -306,6 +321,16 @@ class Column {
       $(".alert", node).hidden = true;
     });
     this.messagesNode.addEventListener("click", (event) => this.onMessagesClick(event));
+    // the Mini App's frame (#42): over the column, as the app covers a phone's chat
+    this.theme = "light";
+    this.app = $(".miniapp", node);
+    this.appFrame = $(".miniapp-frame", node);
+    this.appMain = $(".miniapp-main", node);
+    $(".miniapp-close", node).addEventListener("click", () => this.closeApp());
+    $(".miniapp-theme", node).addEventListener("click", () => this.toggleTheme());
+    $(".miniapp-back", node).addEventListener("click", () => this.toApp("back_button_pressed"));
+    this.appMain.addEventListener("click", () => this.toApp("main_button_pressed"));
+    $(".menu-app", node).addEventListener("click", () => this.openApp({ action: "menu_app" }));
     $("#users").append(node);
   }
 
@@ -408,6 +433,10 @@ class Column {
     const blocked = chat && chat.type !== "private" && !canSee(this.userId, chat);
     composer.classList.toggle("disabled", Boolean(blocked));
     this.input.placeholder = isBotChat ? `Message @${botUsername()}` : "Message";
+    const menu = menuButtonOf(this.userId);
+    const menuNode = $(".menu-app", this.node);
+    menuNode.hidden = !(isBotChat && menu.type === "web_app");
+    menuNode.textContent = menu.text || "";
   }
 
   chatSubtitle(chat, isBotChat) {
@@ -531,6 +560,7 @@ class Column {
         if (button.callback_data !== undefined) data.callback = button.callback_data;
         if (button.style) data.style = button.style;
         if (button.url !== undefined) data.url = button.url;
+        if (button.web_app !== undefined) data.webApp = button.web_app.url;
         for (const key of ["switch_inline_query", "switch_inline_query_current_chat", "switch_inline_query_chosen_chat"]) {
           if (button[key] !== undefined) {
             const value = button[key];
@@ -541,7 +571,7 @@ class Column {
         line.append(
           el("button", {
             type: "button",
-            class: `kb-btn${button.style ? ` style-${button.style}` : ""}`,
+            class: `kb-btn${button.style ? ` style-${button.style}` : ""}${button.web_app !== undefined ? " web-app" : ""}`,
             dataset: data,
             title: button.disabled ? `${button.text} (disabled)` : button.text,
             text: button.text,
@@ -679,6 +709,11 @@ class Column {
       if (result === undefined) this.setPending(-1);
       return;
     }
+    if (button.web_app !== undefined) {
+      const where = { chat_id: this.activeChat, message_id: message.message_id };
+      await this.openApp({ action: "web_app", ...where, text: button.text });
+      return;
+    }
     if (button.url !== undefined) {
       this.followLink(button.url);
       return;
@@ -710,6 +745,10 @@ class Column {
 
   /** What the Telegram app does with a link: a deep link to the bot opens its chat. */
   async followLink(url) {
+    if (isDirectLink(url)) {
+      await this.openApp({ action: "direct_link", url, chat_id: this.activeChat });
+      return;
+    }
     const target = messageLink(url);
     if (target) {
       this.showMessage(target.chatId, target.messageId);
@@ -751,6 +790,84 @@ class Column {
     node.classList.remove("flash");
     void node.offsetWidth; // restart the highlight
     node.classList.add("flash");
+  }
+
+  // -------------------------------------------------------------- Mini Apps (#42)
+  /** Open a Mini App as Telegram does: the fake signs the user's init data and
+   * gives the app's URL with the launch parameters in its hash. */
+  async openApp(body) {
+    const launch = await this.run({ ...body, theme: this.theme });
+    if (!launch) return;
+    this.appMain.hidden = true;
+    $(".miniapp-back", this.node).hidden = true;
+    $(".miniapp-title", this.node).textContent = state.config.bot.first_name;
+    this.node.dataset.app = "open";
+    this.node.dataset.appReady = "";
+    this.node.dataset.appStartParam = launch.start_param || "";
+    this.paintApp();
+    this.app.hidden = false;
+    this.appFrame.src = launch.url;
+  }
+
+  closeApp() {
+    this.app.hidden = true;
+    this.appFrame.src = "about:blank";
+    this.node.dataset.app = "";
+  }
+
+  toggleTheme() {
+    this.theme = this.theme === "light" ? "dark" : "light";
+    this.paintApp();
+    this.toApp("theme_changed", { theme_params: state.config.web_app_themes[this.theme] });
+  }
+
+  paintApp() {
+    const theme = state.config.web_app_themes[this.theme];
+    this.app.style.setProperty("--app-bg", theme.bg_color);
+    this.app.style.setProperty("--app-text", theme.text_color);
+    this.app.style.setProperty("--app-head", theme.header_bg_color);
+    $(".miniapp-theme", this.node).textContent = this.theme === "light" ? "🌙" : "☀";
+    this.node.dataset.appTheme = this.theme;
+  }
+
+  /** An event from Telegram's side to the app (its script listens for them). */
+  toApp(eventType, eventData = {}) {
+    if (this.app.hidden || !this.appFrame.contentWindow) return;
+    this.appFrame.contentWindow.postMessage(JSON.stringify({ eventType, eventData }), "*");
+  }
+
+  /** An event the app's script posted (web_app_ready, web_app_close, ...). */
+  fromApp(eventType, data) {
+    switch (eventType) {
+      case "web_app_ready":
+        this.node.dataset.appReady = "1";
+        break;
+      case "web_app_close":
+        this.closeApp();
+        break;
+      case "web_app_setup_main_button": {
+        const main = this.appMain;
+        main.hidden = !data.is_visible || !String(data.text || "").trim();
+        main.textContent = data.text || "";
+        main.disabled = data.is_active === false;
+        main.classList.toggle("progress", Boolean(data.is_progress_visible));
+        if (data.color) main.style.background = data.color;
+        if (data.text_color) main.style.color = data.text_color;
+        break;
+      }
+      case "web_app_setup_back_button":
+        $(".miniapp-back", this.node).hidden = !data.is_visible;
+        break;
+      case "web_app_open_tg_link":
+        this.closeApp();
+        this.followLink(`https://t.me${data.path_full || ""}`);
+        break;
+      case "web_app_open_link":
+        window.open(data.url, "_blank", "noopener");
+        break;
+      default: // expand, haptics, colours: nothing to show in the sandbox
+        break;
+    }
   }
 
   async askLink() {
@@ -998,6 +1115,20 @@ function updateTyping() {
   }
 }
 
+/** A Mini App's script talking to "Telegram" (#42): routed to the column whose
+ * frame sent it. */
+function onAppMessage(event) {
+  const column = [...state.columns.values()].find((c) => c.appFrame.contentWindow === event.source);
+  if (!column) return;
+  let message;
+  try {
+    message = typeof event.data === "string" ? JSON.parse(event.data) : event.data;
+  } catch {
+    return;
+  }
+  if (message && typeof message.eventType === "string") column.fromApp(message.eventType, message.eventData || {});
+}
+
 function setStatus(value) {
   const status = $("#status");
   status.dataset.state = value;
@@ -1037,6 +1168,7 @@ async function main() {
     link.href = state.config.admin_url;
     link.hidden = false;
   }
+  window.addEventListener("message", onAppMessage);
   $("#new-user").addEventListener("click", newUserDialog);
   $("#new-group").addEventListener("click", newGroupDialog);
   const snap = await getJSON("/_fake/snapshot");

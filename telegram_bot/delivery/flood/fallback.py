@@ -24,7 +24,14 @@ edit (:data:`BUSY`), until the shared state answers again (asked every
 :data:`PROBE_EVERY` s meanwhile) and judges it -- sent
 then, it could show an older version than another process showed, or repeat
 what the message shows (#40: 2 edits went backwards and 27 were "not modified"
-through a cluster failover).  Any other edit is sent (Telegram answers "not
+through a cluster failover) -- unless it renders the table's version now and
+is claimed in the table's own slot (``claims``,
+:meth:`tables.tables.Tables.claim_render`): nothing newer can have been shown,
+and only the claiming process sends it, so the first move after a master's
+death goes out at once where the chat's keys lived on that master.  Once the
+chat's slot answers again, the version sent meanwhile becomes the floor of
+its digest, and a render held through the fallback is refused when a newer
+one was claimed meanwhile.  Any other edit is sent (Telegram answers "not
 modified" to a no-op one), and the messages touched meanwhile have their Redis
 digest forgotten before their next edit -- a digest from before the outage
 would drop an edit back to that content as a no-op -- and no edit lease is
@@ -38,14 +45,16 @@ import enum
 import logging
 import re
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from engine.clock import Clock
 from tables import ServiceUnavailable
 from telegram_bot.delivery.address import Address
+from telegram_bot.delivery.digest import parse_version, shown_after
 from telegram_bot.delivery.flood.journal import Journal
 from telegram_bot.delivery.flood.limiter import (
     BUSY,
+    STALE,
     EditTicket,
     FloodLimiter,
     Headroom,
@@ -68,6 +77,22 @@ PROBE_EVERY = 0.5
 """Seconds between two asks of Redis for a table's render held while falling back."""
 
 Scope = int | str | None
+
+
+class RenderClaims(Protocol):
+    """A table's renders while their chat's shared state is down (#40), kept in
+    the table's own slot (:class:`tables.tables.Tables`); ``message`` is
+    ``"<chat>:<message id>"``."""
+
+    async def claim_render(self, table_id: str, version: int, message: str) -> bool:
+        """May this process send that render now?  (Claimed then.)"""
+        ...
+
+    async def render_claimed(self, table_id: str, message: str) -> int:
+        """The newest version claimed for the message (-1: none)."""
+        ...
+
+
 EVERY = "*"
 """The one scope of a single Redis server: when it fails, every chat falls back."""
 
@@ -159,8 +184,12 @@ class FallbackFloodLimiter:
         fallback_for: float = FALLBACK_FOR,
         fleet: Callable[[], int] | None = None,
         per_chat: bool | None = None,
+        claims: RenderClaims | None = None,
     ) -> None:
         self.redis = redis
+        # a table's render while its chat falls back: sent when claimed (#40)
+        self.claims = claims
+        self._held: set[tuple[int, int]] = set()  # messages whose render was held
         # the bot processes alive, as last read from the shared state (#40): each
         # takes its share of every window while it cannot read the shared ones
         self.fleet = fleet
@@ -178,7 +207,10 @@ class FallbackFloodLimiter:
         self._down: dict[Scope, float] = {}  # scope -> until when it falls back
         self._charge_due: set[Scope] = set()  # failed: charge the journal before use
         self._probed: dict[Scope, float] = {}  # scope -> when Redis was last asked
-        self._touched: set[tuple[int, int]] = set()  # messages sent or edited meanwhile
+        # messages sent or edited meanwhile -> the newest table version sent to it
+        # then ('' none): kept in its digest once Redis answers again (#40)
+        self._touched: dict[tuple[int, int], str] = {}
+        self.claimed_renders = 0  # a table's render sent while falling back (#40)
 
     def _scope(self, chat_id: int | None) -> Scope:
         return chat_id if self.per_chat else EVERY
@@ -266,15 +298,22 @@ class FallbackFloodLimiter:
 
     async def _forget_touched(self, chat_id: int, message_id: int) -> None:
         """Before Redis judges an edit of a message changed during the fallback."""
-        if (chat_id, message_id) in self._touched:
-            await self.redis.forget(chat_id, message_id)
-            self._touched.discard((chat_id, message_id))
+        version = self._touched.get((chat_id, message_id))
+        if version is not None:
+            await self.redis.forget(chat_id, message_id, version=version)
+            self._touched.pop((chat_id, message_id), None)
 
     async def admit_edit(self, edit: EditTicket) -> Verdict:
         key, chat = edit.key, edit.to.chat
 
         async def judged() -> Verdict:
             await self._forget_touched(*key)
+            if key in self._held and edit.version:
+                # held through the fallback: another process may have sent a
+                # newer render meanwhile, which the chat's digest does not know
+                if await self._claimed_since(edit):
+                    return Verdict(STALE)
+                self._held.discard(key)
             return await self.redis.admit_edit(edit)
 
         # a table's render held while falling back asks Redis again every
@@ -285,13 +324,45 @@ class FallbackFloodLimiter:
         got = await self._on_redis(chat, judged)
         if got is not DOWN:
             return got
-        if edit.version:  # a table's render: judged once the shared state answers (#40)
-            self.held_edits += 1
-            return Verdict(BUSY)
-        self._touched.add(key)
+        if edit.version:  # a table's render (#40)
+            if not await self._claimed(edit):  # judged once the shared state answers
+                self.held_edits += 1
+                self._held.add(key)
+                return Verdict(BUSY)
+            self.claimed_renders += 1
+            self._touch(key, edit.version)
+        else:
+            self._touch(key, "")
         if edit.prepaid:
             return Verdict(0.0)  # unknown: send it (no lease: the process's own order)
         return self._local_take(edit.to, 1)
+
+    def _touch(self, key: tuple[int, int], version: str) -> None:
+        self._touched[key] = shown_after(version, self._touched.get(key, ""))
+
+    async def _claimed(self, edit: EditTicket) -> bool:
+        """May a table's render go out while its chat falls back?  When it renders
+        the table's version now, claimed once in the table's own slot
+        (``claim``, :meth:`tables.tables.Tables.claim_render`): nothing newer
+        can have been shown to the message, and no other process sends the same
+        (#40: the first press after a master's death waited for the promotion
+        where the player's chat had its keys)."""
+        parsed = parse_version(edit.version)
+        if self.claims is None or parsed is None:
+            return False
+        table, version = parsed
+        try:
+            return await self.claims.claim_render(table, version, "{}:{}".format(*edit.key))
+        except ServiceUnavailable:  # the table's slot is down too: held
+            return False
+
+    async def _claimed_since(self, edit: EditTicket) -> bool:
+        """Was a newer version of the edit's table claimed for its message?"""
+        parsed = parse_version(edit.version)
+        if self.claims is None or parsed is None:
+            return False
+        table, version = parsed
+        return await self.claims.render_claimed(table, "{}:{}".format(*edit.key)) > version
 
     async def refund(self, to: To = None, *, cost: float = 1, held: float = 0.0) -> None:
         got = await self._on_redis(_chat(to), lambda: self.redis.refund(to, cost=cost, held=held))
@@ -333,9 +404,9 @@ class FallbackFloodLimiter:
         meanwhile (its digest forgotten before its next edit)."""
         if await self._on_redis(chat_id, lambda: call, back=False) is DOWN:
             call.close()
-            self._touched.add((chat_id, message_id))
+            self._touch((chat_id, message_id), "")
         else:
-            self._touched.discard((chat_id, message_id))
+            self._touched.pop((chat_id, message_id), None)
 
     async def release_edit(
         self, chat_id: int, message_id: int, lease: str, stamp: Stamp | None = None

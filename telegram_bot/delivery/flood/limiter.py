@@ -558,13 +558,18 @@ class FloodLimiter:
             ttl_ms=self._digest_ttl_ms,
         )
 
-    async def forget(self, chat_id: int, message_id: int, lease: str = "") -> None:
+    async def forget(
+        self, chat_id: int, message_id: int, lease: str = "", version: str = ""
+    ) -> None:
         """An edit failed: the message's content is unknown -- but the highest
         table version it was asked to show is kept, so a retry or another
-        process's older render still cannot go back behind it (and ``lease`` goes)."""
+        process's older render still cannot go back behind it (and ``lease`` goes).
+        ``version``: one it may show since (#40: sent while the chat's shared
+        state was down), kept if newer."""
         self.round_trips += 1
         keys = [self.keys.sent_digest(chat_id, message_id)]
-        await self._forget(keys, [self._digest_ttl_ms, lease, repr(float(self.clock()))])
+        now = repr(float(self.clock()))
+        await self._forget(keys, [self._digest_ttl_ms, lease, version, now])
 
     async def stamp(self, stamp: Stamp) -> None:
         """Telegram answered the call whose entries ``stamp`` names: they count

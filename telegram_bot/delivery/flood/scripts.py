@@ -337,17 +337,25 @@ return redis.call('ZCARD', KEYS[1])
 # An edit failed: what the message shows is unknown, but the highest table
 # version it was asked to show stays (a retry, or another process's older
 # render, must not go back behind it).  KEYS[1] the digest key (its record,
-# RECORD_LUA); ARGV digest ttl ms, lease owner ('': none), now.
-# '<text>:<markup>:<version>' becomes '?:?:<version>' (no digest equals
-# '?'); without a version the key goes.  The owner's lease goes (another's
-# live one stays).
+# RECORD_LUA); ARGV digest ttl ms, lease owner ('': none), a version the
+# message may show since ('' none: #40, a render sent while the chat's shared
+# state was down) -- kept when newer than the recorded one of the same table,
+# or of another table -- and now.  '<text>:<markup>:<version>' becomes
+# '?:?:<version>' (no digest equals '?'); without a version the key goes.
+# The owner's lease goes (another's live one stays).
 FORGET_LUA = (
     RECORD_LUA
     + r"""
 local cur, lo, lt = record(redis.call('GET', KEYS[1]))
-if not cur then return 0 end
-local lease = others(lo, lt, ARGV[2], tonumber(ARGV[3]))
-local v = string.match(cur, '^[^:]*:[^:]*:(.+)$')
+local lease = others(lo, lt, ARGV[2], tonumber(ARGV[4]))
+local v = cur and string.match(cur, '^[^:]*:[^:]*:(.+)$')
+local floor = ARGV[3] or ''
+if floor ~= '' then
+  local ft, fn = string.match(floor, '^(.*)#(%d+)$')
+  local ct, cn = string.match(v or '', '^(.*)#(%d+)$')
+  if ft and (ft ~= ct or tonumber(fn) > tonumber(cn)) then v = floor end
+end
+if not cur and not v then return 0 end
 if v or lease ~= '' then
   redis.call('SET', KEYS[1], '?:?:' .. (v or '') .. lease, 'PX', ARGV[1])
 else

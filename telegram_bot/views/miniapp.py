@@ -1,0 +1,120 @@
+"""The ways into the Mini App (#42), pure: where its page lives, and the buttons
+that open it -- a ``web_app`` button in a private chat, a URL button to the
+app's direct link (or to the private chat) in a group.
+
+Telegram allows a ``web_app`` inline button "only in private chats between a
+user and the bot" (Bot API, ``InlineKeyboardButton.web_app``); a group -- its
+table message, and a hand shown there to one member (an ephemeral message) --
+gets a URL button to the app's direct link ``https://t.me/<bot>/<short
+name>?startapp=<table id>``, which opens the app in place with the table in
+its init data's ``start_param``.  Without a short name registered with
+@BotFather, that button is a deep link to the private chat
+(``?start=app_<table id>``), which answers with the ``web_app`` button."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup, MenuButtonWebApp, WebAppInfo
+
+from telegram_bot.views.i18n import N_, Translator
+
+TABLE_PARAM = "t"
+"""The page's query parameter naming a table: ``MINIAPP_URL?t=<table id>``."""
+
+APP_LINK = "app_"
+"""The ``/start`` payload prefix of the deep link that answers with the
+``web_app`` button of a table: ``t.me/<bot>?start=app_<table id>``."""
+
+APP_MARK = "🎴"
+"""The mark of the buttons that open the Mini App."""
+
+OPEN_TABLE = N_("Card table")
+MY_TABLES = N_("My tables")
+OPEN_IN_APP = N_("Your game as a real card table: tap the button below to open it.")
+
+
+@dataclass(frozen=True)
+class MiniApp:
+    """Where the Mini App lives (``MINIAPP_URL``, ``MINIAPP_SHORT_NAME``) and
+    the bot whose direct links open it: a value the views are given."""
+
+    url: str
+    short_name: str
+    bot_username: str
+
+    def page(self, table_id: str | None = None) -> str:
+        """The page's URL: a table's (``?t=<id>``, beside any query the
+        configured URL has), or the user's lobbies and games."""
+        if table_id is None:
+            return self.url
+        parts = urlsplit(self.url)
+        query = [*parse_qsl(parts.query, keep_blank_values=True), (TABLE_PARAM, table_id)]
+        return urlunsplit(parts._replace(query=urlencode(query)))
+
+    def direct_link(self, table_id: str) -> str | None:
+        """The app's direct link with the table as ``startapp`` (opens in place
+        in a group), or None without a short name."""
+        if not self.short_name or not self.bot_username:
+            return None
+        return f"https://t.me/{self.bot_username}/{self.short_name}?startapp={table_id}"
+
+    def group_link(self, table_id: str) -> str:
+        """What a group's button opens: the direct link, else the private
+        chat's deep link that answers with the ``web_app`` button."""
+        return self.direct_link(table_id) or (
+            f"https://t.me/{self.bot_username}?start={APP_LINK}{table_id}"
+        )
+
+
+def miniapp_of(url: str, short_name: str, bot_username: str) -> MiniApp | None:
+    """The Mini App as configured; None when it is off (no ``MINIAPP_URL``)."""
+    return MiniApp(url, short_name, bot_username) if url else None
+
+
+def label(_: Translator) -> str:
+    return APP_MARK + " " + _(OPEN_TABLE)
+
+
+def private_button(app: MiniApp, table_id: str, _: Translator) -> InlineKeyboardButton:
+    """A private chat's button: opens the table's page as a Mini App."""
+    return InlineKeyboardButton(text=label(_), web_app=WebAppInfo(url=app.page(table_id)))
+
+
+def group_button(app: MiniApp, table_id: str, _: Translator) -> InlineKeyboardButton:
+    """A group's button (a ``web_app`` one is refused there): the direct link,
+    or the deep link to the private chat."""
+    return InlineKeyboardButton(text=label(_), url=app.group_link(table_id))
+
+
+def with_app_button(
+    markup: InlineKeyboardMarkup | None,
+    app: MiniApp | None,
+    table_id: str,
+    _: Translator,
+    *,
+    in_group: bool,
+) -> InlineKeyboardMarkup | None:
+    """``markup`` with a last row that opens the table in the Mini App (none
+    while the Mini App is off)."""
+    if app is None:
+        return markup
+    button = group_button(app, table_id, _) if in_group else private_button(app, table_id, _)
+    rows = markup.inline_keyboard if markup is not None else []
+    return InlineKeyboardMarkup(inline_keyboard=[*rows, [button]])
+
+
+def menu_button(app: MiniApp, _: Translator) -> MenuButtonWebApp:
+    """The private chat's menu button: the app without a table (his lobbies
+    and games)."""
+    return MenuButtonWebApp(text=_(MY_TABLES), web_app=WebAppInfo(url=app.page()))
+
+
+def open_table_screen(
+    app: MiniApp, table_id: str, _: Translator
+) -> tuple[str, InlineKeyboardMarkup]:
+    """The private chat's answer to ``?start=app_<table id>`` (a group's button
+    without a short name): the ``web_app`` button of that table."""
+    markup = InlineKeyboardMarkup(inline_keyboard=[[private_button(app, table_id, _)]])
+    return APP_MARK + " " + _(OPEN_IN_APP), markup
