@@ -28,12 +28,7 @@ for i = 1, #KEYS do
   local b = 2 + (i - 1) * 2
   local limit, win = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2])
   trim(KEYS[i], now, win)
-  local zargs = {'GT'}
-  for j = 1, limit do
-    zargs[2 * j] = fmt(now + secs - win)
-    zargs[2 * j + 1] = 'h:' .. j
-  end
-  redis.call('ZADD', KEYS[i], unpack(zargs))
+  redis.call('ZADD', KEYS[i], unpack(scored({'GT'}, fmt(now + secs - win), 'h', limit)))
   keep(KEYS[i], now + secs, now)
 end
 return 0

@@ -49,16 +49,20 @@ local function wait_for(key, n, now, win, limit, need)
     'ZRANGEBYSCORE', key, since(now, win), '+inf', 'WITHSCORES', 'LIMIT', over - 1, 1)
   return math.max(tonumber(e[2]) + win - now, 0.000001)
 end
+-- the ZADD arguments ``head`` (its options), then a call's ``cost`` entries
+-- '<name>:<i>' scored ``at``: one ZADD for them all
+local function scored(head, at, name, cost)
+  for j = 1, cost do
+    head[#head + 1] = at
+    head[#head + 1] = name .. ':' .. j
+  end
+  return head
+end
 -- count ``cost`` entries at ``now`` named '<name>:<i>' (``n`` counted before);
 -- the stale entries go
 local function add(key, now, win, cost, name, n)
   trim(key, now, win)
-  local zargs = {}
-  for j = 1, cost do
-    zargs[2 * j - 1] = fmt(now)
-    zargs[2 * j] = name .. ':' .. j
-  end
-  redis.call('ZADD', key, unpack(zargs))
+  redis.call('ZADD', key, unpack(scored({}, fmt(now), name, cost)))
   keep(key, now + win, now, n == 0)
 end
 -- remove up to ``cost`` of the newest entries counted at or before ``til``
@@ -183,11 +187,7 @@ if out then
       gone[#gone + 1] = m  -- it can no longer arrive
     else
       local who, c = string.match(m, '^(.*)|(%d+)$')
-      local zargs = {'XX', 'GT', 'CH'}
-      for j = 1, tonumber(c) do
-        zargs[#zargs + 1] = til
-        zargs[#zargs + 1] = who .. ':' .. j
-      end
+      local zargs = scored({'XX', 'GT', 'CH'}, til, who, tonumber(c))
       for i = 1, n do
         if redis.call('ZADD', KEYS[i], unpack(zargs)) > 0 then
           keep(KEYS[i], now + tonumber(ARGV[10 + (i - 1) * 3 + 2]), now)
@@ -375,11 +375,7 @@ STAMP_FN_LUA = r"""
 local function stamp(first, base)
   local now, name, cost = tonumber(ARGV[base]), ARGV[base + 1], tonumber(ARGV[base + 2])
   local last = first + #ARGV - base - 3
-  local zargs = {'XX', 'GT', 'CH'}
-  for j = 1, cost do
-    zargs[#zargs + 1] = fmt(now)
-    zargs[#zargs + 1] = name .. ':' .. j
-  end
+  local zargs = scored({'XX', 'GT', 'CH'}, fmt(now), name, cost)
   for i = first, last do
     local win = tonumber(ARGV[base + 3 + i - first])
     if redis.call('ZADD', KEYS[i], unpack(zargs)) > 0 and win > 0 then
