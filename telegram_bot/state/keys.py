@@ -26,14 +26,14 @@ class FloodKeys:
     ``P rl:{c:<chat>}:min`` (a group's minute), ``P rl:{c:<chat>}:eph`` (its
     ephemeral writes' minute while they are not counted with the public ones,
     #24), ``P rl:{c:<chat>}:w:<message>`` (one ephemeral message's window), ``P rl:{c:<chat>}:msg:<message>`` (string: the
-    content and table version last shown), ``P rl:{c:<chat>}:at:<message>``
+    content and table version last shown and, while one edit of the message
+    is in flight, its lease: ``|<owner>@<until>``), ``P rl:{c:<chat>}:at:<message>``
     (string: when the message was last edited, by any process),
-    ``P rl:{c:<chat>}:fly:<message>`` (string ``<owner>@<until>``: the one edit
-    of the message in flight, its lease), ``P rl:{c:<chat>}:out`` (sorted set:
-    the chat's calls Telegram has not answered yet, by their take, kept
-    ``edit_lease``).  Windows expire when their last
+    ``P rl:{c:<chat>}:out`` (sorted set:
+    the chat's calls Telegram has not answered yet, by their take, counted
+    ``edit_lease``; the key lives a minute past its last call).  Windows expire when their last
     entry stops counting; digests ``digest_ttl`` after their last edit, last-edit times
-    ``edit_ttl`` after it, leases ``edit_lease`` after they were taken."""
+    ``edit_ttl`` after it; a lease lapses ``edit_lease`` after it was taken."""
 
     def __init__(self, kv: KeyValueStore) -> None:
         self.kv = kv
@@ -71,9 +71,6 @@ class FloodKeys:
 
     def edited_at(self, chat_id: int, message_id: int) -> str:
         return self.kv.key(f"rl:{{c:{chat_id}}}:at:{message_id}")
-
-    def in_flight(self, chat_id: int, message_id: int) -> str:
-        return self.kv.key(f"rl:{{c:{chat_id}}}:fly:{message_id}")
 
 
 class ChatStateKeys:

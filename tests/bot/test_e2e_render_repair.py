@@ -334,3 +334,38 @@ async def test_the_marks_scripts_run_on_the_cluster(
             assert await marks.clear(f"T{n}", n)
         assert await marks.keep("T1") is False  # cleared: nothing to keep
         assert set(SCRIPTS) == {"SET_LUA", "KEEP_LUA", "CLEAR_LUA", "CLAIM_LUA"}
+
+
+async def test_renders_waiting_at_once_keep_their_mark_with_one_script(
+    kv_svc: TableService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#39: each render that waits for its edits keeps its table's mark every
+    ``grace / 2``; several of one table waiting at once sent one script each
+    for the same deadline.  A keep within ``grace / 4`` of the last deadline
+    this process gave is answered here; the mark never falls due meanwhile."""
+    clock = FakeClock()
+    owner, other = (RenderMarks(kv_svc.kv, grace=4, clock=clock) for _ in "ab")
+    sent: list[object] = []
+    script = owner._keep
+
+    async def counted(keys: list[str], args: list[str | int]) -> object:
+        sent.append(args)
+        return await script(keys, args)
+
+    monkeypatch.setattr(owner, "_keep", counted)
+    assert await owner.set("T1", 3)  # due at 4
+    clock.advance(0.5)
+    assert await owner.keep("T1")  # a second render of it, just after the first
+    assert sent == []
+    clock.advance(1.5)
+    assert await owner.keep("T1")  # due at 6 now
+    clock.advance(0.5)
+    assert await owner.keep("T1")
+    assert len(sent) == 1
+    clock.advance(2.5)  # 5: past the first deadline, not the kept one
+    assert await other.claim_due() == []
+    assert await owner.keep("T1")  # due at 9
+    assert len(sent) == 2
+    assert await owner.clear("T1", 3)
+    assert await owner.keep("T1") is False  # cleared: asked, nothing to keep
+    assert len(sent) == 3

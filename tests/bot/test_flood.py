@@ -4,7 +4,7 @@ driven by a fake clock passed into the script: sliding windows (#28)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 import redis.asyncio as aredis
@@ -27,6 +27,7 @@ from telegram_bot.delivery.flood.limiter import (
     EditTicket,
     FloodConfig,
     FloodLimiter,
+    Verdict,
     Window,
 )
 from tests.tables.conftest import FakeClock
@@ -570,3 +571,100 @@ async def test_a_call_answered_late_counts_in_the_overall_window_from_its_answer
     assert (late.late_stamps, late.round_trips) == (1, trips + 1)  # the chat's stamp alone
     clock.advance(window.seconds - 0.1 + 0.01)
     assert await takes(other, None) == window.limit
+
+
+async def monitored(redis_url: str, prefix: str, run: Callable[[], Awaitable[object]]) -> list[str]:
+    """The commands Redis ran on keys under ``prefix`` while ``run()`` ran --
+    each command a script runs too, as ``INFO commandstats`` counts them."""
+    client = aredis.Redis.from_url(redis_url)
+    end = f"{prefix}end-of-run"
+    try:
+        async with client.monitor() as monitor:
+            await run()
+            await client.get(end)  # (another connection) marks the end of the run
+            seen: list[str] = []
+            while (command := (await monitor.next_command())["command"]) != f"GET {end}":
+                if prefix in command:
+                    seen.append(command.split()[0].upper())
+            return seen
+    finally:
+        await client.aclose()
+
+
+async def test_an_admission_costs_one_script_of_few_commands(
+    make_limiter: Callable[..., FloodLimiter],
+    clock: FakeClock,
+    redis_url: str,
+    redis_prefix: str,
+) -> None:
+    """#39: every command a script runs counts on the server (``INFO
+    commandstats``), and the windows and edit leases were most of a press's
+    Redis commands (~45 of 62).  A window is counted with one ZCOUNT, a key's
+    TTL raised with one PEXPIRE, a lease's entries added with one ZADD, an
+    answer within the window's margin moves its entry without touching the
+    TTL, a message's edit lease is kept in its digest's record, and the key
+    of a chat's unanswered calls gets its TTL once a minute, not once a call.
+    (It was 21, 5, 25 and 8 commands.)"""
+    limiter, other = make_limiter(), make_limiter()
+    # the scripts loaded (another process's send and edit of another chat)
+    warm = await other.admit_edit(EditTicket(Address(PRIVATE + 1, 7), "t", "m", owner="o"))
+    assert warm.stamp is not None
+    await other.release_edit(PRIVATE + 1, 7, "o", warm.stamp)
+    warm = await other.take(PRIVATE + 1, tracked=True)
+    assert warm.stamp is not None
+    await other.stamp(warm.stamp)
+    taken: list[Verdict] = []
+
+    async def send() -> None:
+        taken.append(await limiter.take(PRIVATE, tracked=True))
+
+    # the first send: the overall lease (5 entries) and the chat's window
+    first = await monitored(redis_url, redis_prefix, send)
+    assert first.count("EVALSHA") == 2
+    assert len(first) <= 13, first
+    stamp = taken[0].stamp
+    assert stamp is not None
+    clock.advance(0.05)
+    assert len(await monitored(redis_url, redis_prefix, lambda: limiter.stamp(stamp))) <= 3
+
+    # an edit that takes its message's lease, goes out and is answered
+    ticket = EditTicket(Address(PRIVATE, 7), "t", "m", "tab#1", owner="o", tracked=True)
+
+    async def edit() -> None:
+        verdict = await limiter.admit_edit(ticket)
+        assert verdict.wait == 0
+        assert verdict.stamp is not None
+        clock.advance(0.05)
+        assert await limiter.release_edit(PRIVATE, 7, "o", verdict.stamp)
+
+    edited = await monitored(redis_url, redis_prefix, edit)
+    assert edited.count("EVALSHA") == 2
+    assert len(edited) <= 15, edited
+
+    # refused: the chat's window is full
+    assert await limiter.acquire(PRIVATE) == 0
+    refused = EditTicket(Address(PRIVATE, 7), "t2", "m", "tab#2", owner="p", tracked=True)
+
+    async def refuse() -> None:
+        assert (await limiter.admit_edit(refused)).wait > 0
+
+    assert len(await monitored(redis_url, redis_prefix, refuse)) <= 5
+
+
+async def test_a_call_short_of_its_chats_window_asks_again_only_after_the_wait(
+    limiter: FloodLimiter, clock: FakeClock
+) -> None:
+    """#39: the head of its chat's line sleeps out the wait it was told before
+    it asks again -- no second script at once for the same answer (it was a
+    refusal, the same refusal again, then the take)."""
+
+    async def sleep(seconds: float) -> None:
+        clock.advance(seconds)
+
+    gate = FloodGate(limiter, sleep=sleep, max_wait=60.0, stats=OutgoingStats())
+    assert await takes(limiter, PRIVATE) == limiter.config.per_chat.limit
+    before = limiter.round_trips
+    assert await gate.admit(Address(PRIVATE), None, CallOptions())
+    # refused; after the wait the overall lease (lapsed meanwhile) and the take
+    assert limiter.round_trips - before == 3
+    assert gate.stats.waits == 1

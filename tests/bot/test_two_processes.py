@@ -234,7 +234,10 @@ async def test_an_edit_waits_for_another_process_s_edit_in_flight(
             edits = [e["text"] for e in fake.world.outbox if e["kind"] == "edit"]
             assert edits == ["table v5", text] if b_version > 5 else ["table v5"]
             assert alice.chat.messages[mid].text == edits[-1]
-            assert await b.limiter.kv.get(b.limiter.keys.in_flight(alice.id, mid)) is None
+            # no edit lease left on the message (its record: '<digest>[|<owner>@<until>]')
+            record = await b.limiter.kv.get(b.limiter.keys.sent_digest(alice.id, mid))
+            assert record is not None
+            assert "|" not in record
             assert fake.stats.retry_after == 0, fake.stats.refusals
         finally:
             for p in (a, b):

@@ -315,6 +315,11 @@ class FloodGate:
             return delay
         line = self.chats.line(chat_id)
         waited = 0.0
+        if not head.held and line.idle:
+            # the head at once: the wait just told holds (asking again now
+            # would cost a script for the same answer, #39)
+            await line.acquire(rank)
+            head.held = True
         if head.held:
             await self.sleep(delay)
             waited = delay

@@ -27,10 +27,8 @@ local now, secs = tonumber(ARGV[1]), tonumber(ARGV[2])
 for i = 1, #KEYS do
   local b = 2 + (i - 1) * 2
   local limit, win = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2])
-  count(KEYS[i], now, win)
-  for j = 1, limit do
-    redis.call('ZADD', KEYS[i], 'GT', fmt(now + secs - win), 'h:' .. j)
-  end
+  trim(KEYS[i], now, win)
+  redis.call('ZADD', KEYS[i], unpack(scored({'GT'}, fmt(now + secs - win), 'h', limit)))
   keep(KEYS[i], now + secs, now)
 end
 return 0

@@ -142,6 +142,10 @@ class EditTicket:
 
 log = logging.getLogger(__name__)
 
+STAMP_COVERED = 0.5
+"""Seconds after its take within which a call's entries move to its answer
+without touching their keys' TTL: the take set it a second past the window."""
+
 
 def _scaled(window: Window, limit: int) -> Window:
     """``window`` with a learned ``limit`` (#24): its reserve for urgent
@@ -398,9 +402,9 @@ class FloodLimiter:
         for _, window in buckets:
             args += [window.limit, repr(float(window.seconds)), int(cost)]
         keys = [k for k, _ in buckets]
-        if edit is not None:  # what it shows, its last edit, its edit lease
+        if edit is not None:  # what it shows (and its edit lease), its last edit
             k, message = self.keys, edit.key
-            keys += [k.sent_digest(*message), k.edited_at(*message), k.in_flight(*message)]
+            keys += [k.sent_digest(*message), k.edited_at(*message)]
         # the chat's unanswered calls count as arriving now (#37, ACQUIRE_LUA)
         unanswered = self.keys.unanswered(chat_id) if buckets and chat_id is not None else ""
         c = self.config
@@ -418,7 +422,8 @@ class FloodLimiter:
         if not buckets:
             return Verdict(0.0)
         windows = tuple((key, float(window.seconds)) for key, window in buckets)
-        return Verdict(0.0, False, Stamp(windows, name, int(cost), unanswered if tracked else ""))
+        stamp = Stamp(windows, name, int(cost), unanswered if tracked else "", at=now)
+        return Verdict(0.0, False, stamp)
 
     async def acquire(self, to: To = None, *, cost: float = 1) -> float:
         """Take ``cost`` tokens for a message ``to`` a chat (``None``: the overall
@@ -543,7 +548,8 @@ class FloodLimiter:
     async def remember(
         self, chat_id: int, message_id: int, text_digest: str, markup_digest: str, version: str = ""
     ) -> None:
-        """Record what a message shows now (after a send, or a "not modified")."""
+        """Record what a message shows now (after a send, or its deletion: a
+        lease an edit of it held goes too)."""
         check_digest(text_digest, markup_digest)
         self.round_trips += 1
         await self.kv.set(
@@ -562,8 +568,8 @@ class FloodLimiter:
         state was down), kept if newer."""
         self.round_trips += 1
         keys = [self.keys.sent_digest(chat_id, message_id)]
-        keys += [self.keys.in_flight(chat_id, message_id)] if lease else []
-        await self._forget(keys, [self._digest_ttl_ms, lease, version])
+        now = repr(float(self.clock()))
+        await self._forget(keys, [self._digest_ttl_ms, lease, version, now])
 
     async def stamp(self, stamp: Stamp) -> None:
         """Telegram answered the call whose entries ``stamp`` names: they count
@@ -592,7 +598,10 @@ class FloodLimiter:
         """The window keys and ARGV of STAMP_LUA; the journal's entries move too."""
         now = float(self.clock())
         args: list[str | int | float] = [repr(now), stamp.name, stamp.cost]
-        args += [repr(seconds) for _key, seconds in stamp.windows]
+        # the TTL the take gave its keys (a second past the window) still covers
+        # an entry moved this soon after: no PEXPIRE (seconds 0, #39)
+        covered = stamp.at is not None and now - stamp.at <= STAMP_COVERED
+        args += [0 if covered else repr(seconds) for _key, seconds in stamp.windows]
         for key, seconds in stamp.windows:
             self.journal.restamp(key, seconds, stamp.name, stamp.cost, now)
         keys = [key for key, _seconds in stamp.windows]
@@ -605,11 +614,8 @@ class FloodLimiter:
         from now, ``stamp``: the same round trip).  False: the call outlived
         it (the content is forgotten: another edit may have landed first)."""
         self.round_trips += 1
-        keys = [
-            self.keys.in_flight(chat_id, message_id),
-            self.keys.sent_digest(chat_id, message_id),
-        ]
-        args: list[str | int | float] = [lease, self._digest_ttl_ms]
+        keys = [self.keys.sent_digest(chat_id, message_id)]
+        args: list[str | int | float] = [lease, self._digest_ttl_ms, repr(float(self.clock()))]
         if stamp is not None and stamp.windows:
             more, values = self._stamp_args(stamp)
             keys += more
@@ -630,6 +636,7 @@ class FloodLimiter:
         raw = await self.kv.get(self.keys.sent_digest(chat_id, message_id))
         if raw is None:
             return None
+        raw, _sep, _lease = raw.partition("|")  # '|<owner>@<until>': an edit lease
         text, _sep, rest = raw.partition(":")
         markup, _sep, version = rest.partition(":")
         if text.startswith("!"):  # an edit in flight, or one that never came back

@@ -127,6 +127,7 @@ class Stamp:
     name: str
     cost: int = 1
     unanswered: str = ""  # the chat's unanswered calls, which the call leaves ("": none)
+    at: float | None = None  # when its entries were counted (None: not known)
     # its overall entries: moved too when the answer came late (``overall_stamp_after``)
     overall: OverallEntries | None = None
 

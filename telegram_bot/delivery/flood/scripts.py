@@ -10,30 +10,60 @@ now (older ones are removed); the time comes from Python (ARGV)."""
 
 from __future__ import annotations
 
-# Shared by the window scripts (prepended to each).
+# Shared by the window scripts (prepended to each).  Every redis.call counts as
+# one command of the server (``INFO commandstats``), so each helper spends as
+# few as it can (#39): a window is counted with ZCOUNT (its stale entries go
+# only when one is added), a TTL is raised with one PEXPIRE ... GT on Redis 7.
 WINDOW_LUA = r"""
 local function fmt(x) return string.format('%.17g', x) end
--- the key lives as long as an entry scored ``til`` - window may count
-local function keep(key, til, now)
+local GT = (redis.REDIS_VERSION_NUM or 0) >= 0x070000
+-- the key lives as long as an entry scored ``til`` - window may count (never
+-- shorter than it was: a hold's entries count longer); ``fresh``: no entry of
+-- the key counted before this script's (a TTL it had may go)
+local function keep(key, til, now, fresh)
   local ms = math.ceil((til - now) * 1000) + 1000
-  if redis.call('PTTL', key) < ms then redis.call('PEXPIRE', key, ms) end
+  if fresh then
+    redis.call('PEXPIRE', key, ms)
+  elseif GT then
+    if redis.call('PEXPIRE', key, ms, 'GT') == 0 and redis.call('PTTL', key) == -1 then
+      redis.call('PEXPIRE', key, ms)  -- a key without a TTL (GT never sets one)
+    end
+  elseif redis.call('PTTL', key) < ms then
+    redis.call('PEXPIRE', key, ms)
+  end
 end
--- the entries of window ``key`` that count at ``now`` (older ones go)
+local function since(now, win) return '(' .. fmt(now - win) end
+-- the entries of window ``key`` that count at ``now`` (stale ones stay, see add)
 local function count(key, now, win)
+  return redis.call('ZCOUNT', key, since(now, win), '+inf')
+end
+-- the stale entries of window ``key`` go
+local function trim(key, now, win)
   redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - win))
-  return redis.call('ZCARD', key)
 end
 -- seconds until ``need`` more fit under ``limit`` with ``n`` counted (0: now)
 local function wait_for(key, n, now, win, limit, need)
   local over = n + need - limit
   if over <= 0 then return 0 end
-  local e = redis.call('ZRANGE', key, over - 1, over - 1, 'WITHSCORES')
+  local e = redis.call(
+    'ZRANGEBYSCORE', key, since(now, win), '+inf', 'WITHSCORES', 'LIMIT', over - 1, 1)
   return math.max(tonumber(e[2]) + win - now, 0.000001)
 end
--- count ``cost`` entries at ``now`` named '<name>:<i>'
-local function add(key, now, win, cost, name)
-  for j = 1, cost do redis.call('ZADD', key, fmt(now), name .. ':' .. j) end
-  keep(key, now + win, now)
+-- the ZADD arguments ``head`` (its options), then a call's ``cost`` entries
+-- '<name>:<i>' scored ``at``: one ZADD for them all
+local function scored(head, at, name, cost)
+  for j = 1, cost do
+    head[#head + 1] = at
+    head[#head + 1] = name .. ':' .. j
+  end
+  return head
+end
+-- count ``cost`` entries at ``now`` named '<name>:<i>' (``n`` counted before);
+-- the stale entries go
+local function add(key, now, win, cost, name, n)
+  trim(key, now, win)
+  redis.call('ZADD', key, unpack(scored({}, fmt(now), name, cost)))
+  keep(key, now + win, now, n == 0)
 end
 -- remove up to ``cost`` of the newest entries counted at or before ``til``
 -- (a refund: the message's own entry, or an older one -- never a newer
@@ -52,8 +82,26 @@ local function refund(key, til, cost)
 end
 """
 
+# A message's record (its digest key): '<digest>' or, while a call's edit of
+# it is in flight, '<digest>|<owner>@<until>' -- the message's edit lease, kept
+# with what it shows so that taking it, and giving it back, costs no command
+# of its own (#39).  ``record`` splits it; ``others`` is the lease to keep when
+# the record is rewritten by a call that does not own it (a live one).
+RECORD_LUA = r"""
+local function record(raw)
+  if not raw then return nil, nil, nil end
+  local d, o, t = string.match(raw, '^([^|]*)|(.*)@([^@|]*)$')
+  if d then return d, o, t end
+  return raw, nil, nil
+end
+local function others(o, t, owner, now)
+  if o and o ~= owner and tonumber(t) > now then return '|' .. o .. '@' .. t end
+  return ''
+end
+"""
+
 # KEYS: the n window keys of one chat, then (optionally) the message's digest
-# key, its last-edit key and its in-flight lease key.  ARGV: now, n, markup
+# key (its record, RECORD_LUA) and its last-edit key.  ARGV: now, n, markup
 # digest ('' = no digest check), text digest ('*' = the text stays as it is: a
 # markup-only edit), digest ttl ms, version ('<table id>#<n>', '' = none),
 # last-edit ttl ms, lease owner ('' = no lease), lease ttl ms, the call's entry
@@ -84,18 +132,26 @@ end
 # process was killed before Telegram answered is never stamped, and may reach
 # Telegram -- which counts it when it arrives -- later than its take plus the
 # window's margin; while it may still arrive it counts as arriving now (#37: a
-# SIGKILL's 429).  A call answered within the margin is never moved.
+# SIGKILL's 429).  A call answered within the margin is never moved.  The set
+# also holds '~', scored minus the time its key expires: the key lives
+# ``OUT_LIFE`` seconds past a call's ``age`` and is set again only when fewer
+# than ``OUT_SLACK`` remain (one PEXPIRE a minute, not one a call, #39; the
+# slack covers the processes' clocks disagreeing).
 ACQUIRE_LUA = (
     WINDOW_LUA
+    + RECORD_LUA
     + r"""
+local OUT_LIFE, OUT_SLACK = 60, 10
 local now = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
 local md, td = ARGV[3], ARGV[4]
 local vt, vn = string.match(ARGV[6], '^(.*)#(%d+)$')
-local shown
+local shown, lease
 if md ~= '' then
   local dk = KEYS[n + 1]
-  local cur = redis.call('GET', dk) or '?:?:'
+  local cur, lo, lt = record(redis.call('GET', dk))
+  cur = cur or '?:?:'
+  lease = others(lo, lt, '', now)  -- a live lease stays (an edit without one)
   local ct, cm, cv = string.match(cur, '^([^:]*):([^:]*):?(.*)$')
   local ctag, cnum = string.match(cv or '', '^(.*)#(%d+)$')
   if vt and vt == ctag and tonumber(vn) < tonumber(cnum) then return '-2' end
@@ -105,58 +161,67 @@ if md ~= '' then
   local v = cv or ''
   if vt and (vt ~= ctag or tonumber(vn) > tonumber(cnum)) then v = ARGV[6] end
   if td == ct and md == cm and not pending then
-    redis.call('SET', dk, td .. ':' .. md .. ':' .. v, 'PX', ARGV[5])
+    redis.call('SET', dk, td .. ':' .. md .. ':' .. v .. lease, 'PX', ARGV[5])
     return '-1'
   end
   shown = td .. ':' .. md .. ':' .. v
-  if ARGV[8] ~= '' then shown = '!' .. shown end
   if ARGV[8] ~= '' then
-    local lease = redis.call('GET', KEYS[n + 3])
-    local owner, til = string.match(lease or '', '^(.*)@([^@]*)$')
-    if owner and owner ~= ARGV[8] and tonumber(til) > now then
-      return string.format('-3;%.6f', tonumber(til) - now)
+    shown = '!' .. shown
+    if lo and lo ~= ARGV[8] and tonumber(lt) > now then
+      return string.format('-3;%.6f', tonumber(lt) - now)
     end
+    lease = '|' .. ARGV[8] .. '@' .. string.format('%.6f', now + tonumber(ARGV[9]) / 1000)
   end
 end
 local age, margin = tonumber(ARGV[11 + n * 3]), tonumber(ARGV[12 + n * 3])
 local out = age > 0 and KEYS[#KEYS]
+local lives  -- until when the key of the unanswered calls lives ('~', #39)
 if out then
-  redis.call('ZREMRANGEBYSCORE', out, '-inf', fmt(now - age))
   local til = fmt(now - margin)
-  for _, m in ipairs(redis.call('ZRANGEBYSCORE', out, '-inf', '(' .. til)) do
-    local who, c = string.match(m, '^(.*)|(%d+)$')
-    for i = 1, n do
-      local moved = 0
-      for j = 1, tonumber(c) do
-        moved = moved + redis.call('ZADD', KEYS[i], 'XX', 'GT', 'CH', til, who .. ':' .. j)
+  local got, gone = redis.call('ZRANGEBYSCORE', out, '-inf', '(' .. til, 'WITHSCORES'), {}
+  for k = 1, #got, 2 do
+    local m, at = got[k], tonumber(got[k + 1])
+    if m == '~' then
+      lives = -at
+    elseif at <= now - age then
+      gone[#gone + 1] = m  -- it can no longer arrive
+    else
+      local who, c = string.match(m, '^(.*)|(%d+)$')
+      local zargs = scored({'XX', 'GT', 'CH'}, til, who, tonumber(c))
+      for i = 1, n do
+        if redis.call('ZADD', KEYS[i], unpack(zargs)) > 0 then
+          keep(KEYS[i], now + tonumber(ARGV[10 + (i - 1) * 3 + 2]), now)
+        end
       end
-      if moved > 0 then keep(KEYS[i], now + tonumber(ARGV[10 + (i - 1) * 3 + 2]), now) end
     end
   end
+  if #gone > 0 then redis.call('ZREM', out, unpack(gone)) end
 end
-local wait, short = 0, 0
+local wait, short, counted = 0, 0, {}
 for i = 1, n do
   local b = 10 + (i - 1) * 3
   local limit, win, cost = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
-  local w = wait_for(KEYS[i], count(KEYS[i], now, win), now, win, limit, cost)
+  counted[i] = count(KEYS[i], now, win)
+  local w = wait_for(KEYS[i], counted[i], now, win, limit, cost)
   if w > wait then wait = w; short = i end
 end
 if wait > 0 then return string.format('%.6f;%d', wait, short) end
 for i = 1, n do
   local b = 10 + (i - 1) * 3
-  add(KEYS[i], now, tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3]), ARGV[10])
+  add(KEYS[i], now, tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3]), ARGV[10], counted[i])
 end
 if out and ARGV[13 + n * 3] == '1' then
-  redis.call('ZADD', out, fmt(now), ARGV[10] .. '|' .. ARGV[13])
-  keep(out, now + age, now)
+  local call = ARGV[10] .. '|' .. ARGV[13]
+  if lives and lives > now + age + OUT_SLACK then
+    redis.call('ZADD', out, fmt(now), call)
+  else  -- the key's TTL, and '~' saying until when, set again
+    redis.call('ZADD', out, fmt(now), call, fmt(-(now + age + OUT_LIFE)), '~')
+    redis.call('PEXPIRE', out, math.ceil((age + OUT_LIFE) * 1000))
+  end
 end
 if shown then
-  redis.call('SET', KEYS[n + 1], shown, 'PX', ARGV[5])
+  redis.call('SET', KEYS[n + 1], shown .. lease, 'PX', ARGV[5])
   redis.call('SET', KEYS[n + 2], ARGV[1], 'PX', ARGV[7])
-  if ARGV[8] ~= '' then
-    local til = string.format('%.6f', now + tonumber(ARGV[9]) / 1000)
-    redis.call('SET', KEYS[n + 3], ARGV[8] .. '@' .. til, 'PX', ARGV[9])
-  end
 end
 return '0'
 """
@@ -173,7 +238,7 @@ LEASE_LUA = (
     + r"""
 local now, win, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local want, need = tonumber(ARGV[4]), tonumber(ARGV[5])
-for i = 7, #ARGV do redis.call('ZREM', KEYS[1], ARGV[i]) end
+if #ARGV >= 7 then redis.call('ZREM', KEYS[1], unpack(ARGV, 7)) end
 local n = count(KEYS[1], now, win)
 local free = limit - n
 local k, wait = 0, 0
@@ -181,7 +246,7 @@ if free < need then
   wait = wait_for(KEYS[1], n, now, win, limit, need)
 else
   k = math.max(need, math.min(want, free))
-  add(KEYS[1], now, win, k, ARGV[6])
+  add(KEYS[1], now, win, k, ARGV[6], n)
 end
 return string.format('%d;%d;%.6f', k, free - k, wait)
 """
@@ -246,7 +311,7 @@ CHARGE_LUA = (
     WINDOW_LUA
     + r"""
 local now, win = tonumber(ARGV[1]), tonumber(ARGV[2])
-count(KEYS[1], now, win)
+trim(KEYS[1], now, win)
 local til, added = now, 0
 for i = 3, #ARGV, 2 do
   local at = tonumber(ARGV[i])
@@ -271,18 +336,18 @@ return redis.call('ZCARD', KEYS[1])
 
 # An edit failed: what the message shows is unknown, but the highest table
 # version it was asked to show stays (a retry, or another process's older
-# render, must not go back behind it).  KEYS[1] the digest key, KEYS[2]
-# (optional) the message's lease key; ARGV digest ttl ms, lease owner, and a
-# version the message may show since ('' none: #40, a render sent while the
-# chat's shared state was down) -- kept when newer than the recorded one of
-# the same table, or of another table.  '<text>:<markup>:<version>' becomes
+# render, must not go back behind it).  KEYS[1] the digest key (its record,
+# RECORD_LUA); ARGV digest ttl ms, lease owner ('': none), a version the
+# message may show since ('' none: #40, a render sent while the chat's shared
+# state was down) -- kept when newer than the recorded one of the same table,
+# or of another table -- and now.  '<text>:<markup>:<version>' becomes
 # '?:?:<version>' (no digest equals '?'); without a version the key goes.
-# The owner's lease goes.
-FORGET_LUA = r"""
-if KEYS[2] and string.match(redis.call('GET', KEYS[2]) or '', '^(.*)@') == ARGV[2] then
-  redis.call('DEL', KEYS[2])
-end
-local cur = redis.call('GET', KEYS[1])
+# The owner's lease goes (another's live one stays).
+FORGET_LUA = (
+    RECORD_LUA
+    + r"""
+local cur, lo, lt = record(redis.call('GET', KEYS[1]))
+local lease = others(lo, lt, ARGV[2], tonumber(ARGV[4]))
 local v = cur and string.match(cur, '^[^:]*:[^:]*:(.+)$')
 local floor = ARGV[3] or ''
 if floor ~= '' then
@@ -291,30 +356,31 @@ if floor ~= '' then
   if ft and (ft ~= ct or tonumber(fn) > tonumber(cn)) then v = floor end
 end
 if not cur and not v then return 0 end
-if v then
-  redis.call('SET', KEYS[1], '?:?:' .. v, 'PX', ARGV[1])
+if v or lease ~= '' then
+  redis.call('SET', KEYS[1], '?:?:' .. (v or '') .. lease, 'PX', ARGV[1])
 else
   redis.call('DEL', KEYS[1])
 end
 return 1
 """
+)
 
 # Telegram answered a call (#28): its entries in one chat's windows move to
 # ``now``, when Telegram had counted the message at the latest (never back;
 # an entry given back meanwhile stays gone), and the call leaves the chat's
 # unanswered calls.  ARGV[base] now, then the entries' name and cost, then
-# each window's seconds; KEYS[first..] the windows, then (optionally) the
-# chat's unanswered calls.
+# each window's seconds (0: its TTL covers them already, #39); KEYS[first..]
+# the windows, then (optionally) the chat's unanswered calls.
 STAMP_FN_LUA = r"""
 local function stamp(first, base)
   local now, name, cost = tonumber(ARGV[base]), ARGV[base + 1], tonumber(ARGV[base + 2])
   local last = first + #ARGV - base - 3
+  local zargs = scored({'XX', 'GT', 'CH'}, fmt(now), name, cost)
   for i = first, last do
-    local moved = 0
-    for j = 1, cost do
-      moved = moved + redis.call('ZADD', KEYS[i], 'XX', 'GT', 'CH', fmt(now), name .. ':' .. j)
+    local win = tonumber(ARGV[base + 3 + i - first])
+    if redis.call('ZADD', KEYS[i], unpack(zargs)) > 0 and win > 0 then
+      keep(KEYS[i], now + win, now)
     end
-    if moved > 0 then keep(KEYS[i], now + tonumber(ARGV[base + 3 + i - first]), now) end
   end
   -- answered: off the chat's unanswered calls (ACQUIRE_LUA's ``drag``)
   if #KEYS > last then redis.call('ZREM', KEYS[last + 1], name .. '|' .. cost) end
@@ -341,38 +407,43 @@ OVERALL_STAMP_LUA = (
     WINDOW_LUA
     + r"""
 local now = tonumber(ARGV[1])
-for i = 3, #ARGV do redis.call('ZADD', KEYS[1], 'GT', fmt(now), ARGV[i]) end
+local zargs = {'GT'}
+for i = 3, #ARGV do
+  zargs[#zargs + 1] = fmt(now)
+  zargs[#zargs + 1] = ARGV[i]
+end
+if #zargs > 1 then redis.call('ZADD', KEYS[1], unpack(zargs)) end
 keep(KEYS[1], now + tonumber(ARGV[2]), now)
 return 0
 """
 )
 
-# An edit went out: KEYS[1] the message's lease key, KEYS[2] its digest key,
-# then (optionally) the chat's windows its entries are in; ARGV owner, digest
-# ttl ms, then (with windows) what STAMP_LUA takes -- the same round trip moves
-# them to now.  The owner's lease goes and its pending digest is
-# confirmed ('!' dropped) (1).  A lease lost meanwhile
-# (the call outlived it: another edit may have gone out before this one landed)
-# leaves the content unknown -- '?:?:<version>', as FORGET_LUA -- so the next
-# edit or repair is not dropped as a no-op (0).
+# An edit went out: KEYS[1] the message's digest key (its record,
+# RECORD_LUA), then (optionally) the chat's windows its entries are in; ARGV
+# owner, digest ttl ms, now, then (with windows) what STAMP_LUA takes -- the
+# same round trip moves them to now.  The owner's lease goes and its pending
+# digest is confirmed ('!' dropped) (1).  A lease lost meanwhile (the call
+# outlived it and another call took it: another edit may have gone out before
+# this one landed) leaves the content unknown -- '?:?:<version>', as
+# FORGET_LUA -- so the next edit or repair is not dropped as a no-op (0).
 RELEASE_EDIT_LUA = (
     WINDOW_LUA
     + STAMP_FN_LUA
+    + RECORD_LUA
     + r"""
-if #KEYS > 2 then stamp(3, 3) end
-local cur = redis.call('GET', KEYS[2])
-if string.match(redis.call('GET', KEYS[1]) or '', '^(.*)@') == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  if cur and string.sub(cur, 1, 1) == '!' then
-    redis.call('SET', KEYS[2], string.sub(cur, 2), 'PX', ARGV[2])
-  end
+if #KEYS > 1 then stamp(2, 4) end
+local cur, lo, lt = record(redis.call('GET', KEYS[1]))
+if cur and lo == ARGV[1] then
+  if string.sub(cur, 1, 1) == '!' then cur = string.sub(cur, 2) end
+  redis.call('SET', KEYS[1], cur, 'PX', ARGV[2])
   return 1
 end
+local lease = others(lo, lt, ARGV[1], tonumber(ARGV[3]))
 local v = cur and string.match(cur, '^[^:]*:[^:]*:(.+)$')
-if v then
-  redis.call('SET', KEYS[2], '?:?:' .. v, 'PX', ARGV[2])
+if v or (cur and lease ~= '') then
+  redis.call('SET', KEYS[1], '?:?:' .. (v or '') .. lease, 'PX', ARGV[2])
 elseif cur then
-  redis.call('DEL', KEYS[2])
+  redis.call('DEL', KEYS[1])
 end
 return 0
 """
