@@ -349,10 +349,18 @@ class Store:
         """On Redis Cluster the timer hint lives in another slot than the table,
         and a cluster pipeline carries no script: the hint (``ZADD LT``) is one
         round trip, sent first -- a hint may be early, never late -- and the CAS
-        script alone is the next."""
+        script alone is the next (with the hint's ``PUBLISH`` beside it when
+        another process holds its shard, #39)."""
+        tell = None
         if hint is not None:
-            await self.add_hint(table_id, hint)
-        out = await self._cas(tkeys, args)
+            timers, shard = self.keys.timers_of(table_id), self.keys.shard_of(table_id)
+            await self.one(lambda p: p.zadd(timers, {table_id: hint}, lt=True))
+            if not self.wakes.hinted(shard, hint):  # its holder told alongside the script
+                tell = self.tell(shard, hint)
+        if tell is None:
+            out = await self._cas(tkeys, args)
+        else:
+            out, _ = await asyncio.gather(self._cas(tkeys, args), tell)
         code, version = int(out[0]), int(out[1])
         return CasOutcome({0: "stale", 1: "ok", 2: "duplicate"}[code], version)
 

@@ -15,8 +15,11 @@ was more than ``timer_gap`` ago (the owner was killed, or the whole fleet was
 down), the deadlines that fell inside the gap are extended -- by the gap, to at
 least ``restart_grace`` from now -- not enforced: nobody enforced them, and the
 presses made meanwhile may still be on their way (Telegram redelivers them).
-A process stopped by SIGTERM hands its shards over (:meth:`Timers.hand_over`),
-so the next holder takes them at its next tick, with no gap.
+A process stopped by SIGTERM hands its shards over (:meth:`Timers.hand_over`)
+and says so on the wake channel, so the others take them at once, with no gap.
+(A live holder's ``seen`` is its last round or look, at most ``shard_lease /
+3`` old: a gap found after a crash begins at most that long before it -- the
+deadlines the holder did enforce meanwhile are not in the shard any more.)
 
 Shards (``LiveConfig.timer_shards`` = K): the hints are split over K sorted sets
 by table id (:meth:`tables.keys.Keys.timers_of`).  Each *round* (:meth:`Timers.tick`)
