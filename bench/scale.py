@@ -19,7 +19,8 @@ Start), then the players press random useful buttons with a human think time
 
 ``--idle`` (#39) measures only the idle traffic, with nobody pressing: 1 and 2
 processes, with no table and with ``--idle-tables`` started group games
-(turn timers of 10 minutes on, none due in the window), on one node and on
+(turn timers of 2 minutes on, none due in the window: the row says
+how long the games took to open), on one node and on
 the cluster, for ``--idle-seconds``; ``--verbose`` adds the commands by name.
 
     python bench/scale.py --idle [--idle-tables 100] [--idle-seconds 30] [--verbose]
@@ -176,12 +177,13 @@ async def idle_row(
     prefix = f"idle{n}:"
     async with (
         FakeTelegram(limits=RateLimits.off()) as fake,
-        BotFleet(fake, url, prefix, count=processes, env={"DEFAULT_TIMER": "600"}) as fleet,
+        BotFleet(fake, url, prefix, count=processes, env={"DEFAULT_TIMER": "120"}) as fleet,
     ):
         humans = [
             [fake.add_user(f"I{n}G{g}P{i}", language_code="en") for i in range(PLAYERS)]
             for g in range(tables)
         ]
+        t0 = time.monotonic()
         for start in range(0, tables, 20):  # not all at once: the start's renders
             await asyncio.gather(
                 *(
@@ -189,6 +191,7 @@ async def idle_row(
                     for g, hs in enumerate(humans[start : start + 20], start)
                 )
             )
+        opening = time.monotonic() - t0
         await asyncio.sleep(IDLE)  # the starts' renders settle
         before = node_stats(ports)
         await asyncio.sleep(seconds)
@@ -196,7 +199,7 @@ async def idle_row(
     rate = sum(a.commands - b.commands for a, b in zip(after, before, strict=True)) / seconds
     line = (
         f"{'3-node cluster' if len(ports) > 1 else 'one node':14} {processes:>5} {tables:>7}"
-        f" {rate:9.1f}"
+        f" {rate:9.1f} {opening:10.0f}"
     )
     if VERBOSE:
         by: dict[str, int] = {}
@@ -214,7 +217,7 @@ async def idle_rows(
     args: argparse.Namespace, single: str, port: int, curl: str, ports: list[int]
 ) -> None:
     print(f"idle traffic, nobody pressing, {args.idle_seconds:.0f} s per row", flush=True)
-    print("redis          procs  tables  cmds/s", flush=True)
+    print("redis          procs  tables    cmds/s  opened in s", flush=True)
     n = 0
     for url, nodes in ((single, [port]), (curl, ports)):
         for processes in (1, 2):
