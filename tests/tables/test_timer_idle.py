@@ -105,9 +105,11 @@ async def test_a_hint_from_another_process_wakes_the_holder(
     b = make_service(timer_shards=4, shard_lease=3600.0)
     stop = asyncio.Event()
     done: list[str] = []
+    kinds: list[str] = []
 
     async def on_result(r: Any) -> None:
         done.append(r.table_id)
+        kinds.append(r.events[0].kind)
         stop.set()
 
     loop = asyncio.create_task(a.timers.run_timers(stop, interval=0.01, on_result=on_result))
@@ -127,6 +129,7 @@ async def test_a_hint_from_another_process_wakes_the_holder(
         stop.set()
         await loop
     assert done == [tid]
+    assert kinds == ["timeout"]  # on time: no gap
     assert heartbeats(wire) == 1  # one round: the first
 
 
@@ -135,22 +138,42 @@ async def test_a_scheduler_that_starts_takes_its_share_at_once(
 ) -> None:
     """Rounds a long time apart: b's loop starts, announces it, a hands two
     shards back and announces that, and b takes them -- at once, not at the
-    next round (the hand-back leaves no gap to extend deadlines over)."""
+    next round: the hand-back leaves no gap, so b times its games out at their
+    deadlines (no extension)."""
     a = make_service(timer_shards=4, shard_lease=3600.0)
     b = make_service(timer_shards=4, shard_lease=3600.0)
+    tids = [await new_table(a, 2, timer=30, first_user=10 * i + 1) for i in range(8)]
     stop = asyncio.Event()
-    loops = [asyncio.create_task(a.timers.run_timers(stop, interval=0.01))]
+    by: dict[str, list[tuple[str, str]]] = {"a": [], "b": []}
+
+    def record(name: str) -> Callable[[Any], Any]:
+        async def on_result(r: Any) -> None:
+            by[name].append((r.table_id, r.events[0].kind))
+            if sum(len(v) for v in by.values()) == len(tids):
+                stop.set()
+
+        return on_result
+
+    loops = [asyncio.create_task(a.timers.run_timers(stop, interval=0.01, on_result=record("a")))]
     try:
         deadline = time.monotonic() + SAFETY
         while a.timers.held != {0, 1, 2, 3}:
             assert time.monotonic() < deadline, "a never took the shards"
             await asyncio.sleep(0.01)
-        loops.append(asyncio.create_task(b.timers.run_timers(stop, interval=0.01)))
+        loops.append(
+            asyncio.create_task(b.timers.run_timers(stop, interval=0.01, on_result=record("b")))
+        )
         while len(b.timers.held) < 2:
             assert time.monotonic() < deadline, "b never got its share"
             await asyncio.sleep(0.01)
         assert len(a.timers.held) == 2
         assert a.timers.held.isdisjoint(b.timers.held)
+        clock.advance(31)
+        await asyncio.wait_for(asyncio.gather(*loops), SAFETY)
     finally:
         stop.set()
         await asyncio.gather(*loops)
+    assert sorted(t for v in by.values() for t, _ in v) == sorted(tids)
+    assert {k for v in by.values() for _, k in v} == {"timeout"}
+    assert {a.keys.shard_of(t) for t, _ in by["b"]} <= b.timers.held
+    assert by["b"]  # b's shards hold some of the games
