@@ -59,7 +59,11 @@ class TimerWakes:
 
     def __init__(self) -> None:
         self.earliest: dict[int, int] = {}
-        self._noted: dict[int, int] = {}  # hints told while a shard's look was in flight
+        # the earliest hint told per held shard since its last look was sent,
+        # and the one told before that: a look may reach Redis after a hint
+        # told before it was sent, but before that hint's write
+        self._noted: dict[int, int] = {}
+        self._before: dict[int, int] = {}
 
     def held(self) -> set[int]:
         return set(self.earliest)
@@ -71,25 +75,26 @@ class TimerWakes:
         if shard not in self.earliest:
             return False
         self.earliest[shard] = min(self.earliest[shard], at)
-        if shard in self._noted:
-            self._noted[shard] = min(self._noted[shard], at)
+        self._noted[shard] = min(self._noted.get(shard, NONE), at)
         return True
 
     def looking(self, shard: int) -> None:
-        """A look at ``shard`` (its earliest hint read) is sent: the hints told
-        from now on are kept apart, so that the answer does not overwrite them."""
-        self._noted[shard] = NONE
+        """A look at ``shard`` (its earliest hint read) is about to be sent."""
+        self._before[shard] = self._noted.pop(shard, NONE)
 
     def looked(self, shard: int, earliest: int | None) -> None:
         """The shard is held; its earliest hint is ``earliest`` (None: none),
-        as read by the look -- or a hint told since, if earlier."""
+        as read by the look -- or a hint told since the look before, if
+        earlier (at worst one look more, for a hint already handled)."""
         at = NONE if earliest is None else earliest
-        self.earliest[shard] = min(at, self._noted.pop(shard, NONE))
+        told = min(self._before.pop(shard, NONE), self._noted.pop(shard, NONE))
+        self.earliest[shard] = min(at, told)
 
     def lost(self, shard: int) -> None:
         """The shard is not held (any more)."""
         self.earliest.pop(shard, None)
         self._noted.pop(shard, None)
+        self._before.pop(shard, None)
 
     def due(self, now: int) -> list[int]:
         """The held shards whose earliest hint is due by ``now`` (ms), or unknown."""

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tables import TableService
+from tables.wakes import TimerWakes
 from tests.tables._wire import Wire
 from tests.tables.conftest import FakeClock, new_table
 
@@ -177,3 +178,21 @@ async def test_a_scheduler_that_starts_takes_its_share_at_once(
     assert {k for v in by.values() for _, k in v} == {"timeout"}
     assert {a.keys.shard_of(t) for t, _ in by["b"]} <= b.timers.held
     assert by["b"]  # b's shards hold some of the games
+
+
+def test_a_hint_told_just_before_a_look_outlives_its_answer() -> None:
+    """A write's hint is told before its ZADD reaches Redis; a look sent
+    meanwhile may read the shard without it: the loop still looks by then."""
+    w = TimerWakes()
+    assert not w.hinted(0, 5000)  # not held: the holder must be told
+    w.looking(0)
+    w.looked(0, None)  # held, no hint
+    assert w.hinted(0, 5000)  # a write told, its ZADD in flight
+    w.looking(0)  # a look sent...
+    w.looked(0, None)  # ...that Redis ran before the ZADD
+    assert w.due(5000) == [0]
+    w.looking(0)
+    w.looked(0, 7000)  # the next look: the shard as it is
+    assert w.due(6999) == []
+    w.lost(0)
+    assert w.held() == set()
