@@ -465,12 +465,10 @@ class BotApp:
 
     async def _sweep(self, backoff: Backoff) -> None:
         assert self.publisher is not None
+        every = self.settings.render_grace / 4
         while not self.stop.is_set():
             await self.publisher.repair_due()
             backoff.reset()
-            # #39: the fleet sweeps every ``render_grace / 2`` whatever its size --
-            # each process that times the live ones (the timers count them)
-            every = self.settings.render_grace / 2 * max(1, self.svc.timers.processes)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.stop.wait(), every)
 

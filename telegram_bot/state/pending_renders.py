@@ -22,8 +22,7 @@ shards`` (like the timer hints), each shard a sorted set of deadlines and a
 hash of versions under one hash tag ``{r<k>}`` (one slot: every script is
 cluster-safe, and the shards spread over a cluster's nodes;
 :class:`telegram_bot.state.keys.RenderKeys`).  A sweep is one
-script per shard; the fleet sweeps every ``grace / 2`` seconds (each of N
-processes every ``N * grace / 2``, #39); a render costs two scripts (set
+script per shard every ``grace / 4`` seconds; a render costs two scripts (set
 and clear), sent alongside its snapshot and after its edits -- it waits for
 neither.  A mark is claimed at most ``max_tries`` times without a newer
 version, and a shard idle for ``ttl`` seconds expires: a table whose render
