@@ -16,6 +16,14 @@ Start), then the players press random useful buttons with a human think time
   about 1 s / that), and memory per live game (``used_memory`` delta / games).
 
     python bench/scale.py [--games 10] [--seconds 60] [--quick] [--verbose]
+
+``--idle`` (#39) measures only the idle traffic, with nobody pressing: 1 and 2
+processes, with no table and with ``--idle-tables`` started group games
+(turn timers of 2 minutes on, none due in the window: the row says
+how long the games took to open), on one node and on
+the cluster, for ``--idle-seconds``; ``--verbose`` adds the commands by name.
+
+    python bench/scale.py --idle [--idle-tables 100] [--idle-seconds 30] [--verbose]
 """
 
 from __future__ import annotations
@@ -161,6 +169,65 @@ async def row(
     return line
 
 
+async def idle_row(
+    url: str, ports: list[int], processes: int, tables: int, seconds: float, n: int
+) -> str:
+    """#39: the fleet's Redis commands a second with nobody pressing, after
+    ``tables`` group games were started (their turn timers not due)."""
+    prefix = f"idle{n}:"
+    async with (
+        FakeTelegram(limits=RateLimits.off()) as fake,
+        BotFleet(fake, url, prefix, count=processes, env={"DEFAULT_TIMER": "120"}) as fleet,
+    ):
+        humans = [
+            [fake.add_user(f"I{n}G{g}P{i}", language_code="en") for i in range(PLAYERS)]
+            for g in range(tables)
+        ]
+        t0 = time.monotonic()
+        for start in range(0, tables, 20):  # not all at once: the start's renders
+            await asyncio.gather(
+                *(
+                    open_group_game(fleet, hs, title=f"Group {g}")
+                    for g, hs in enumerate(humans[start : start + 20], start)
+                )
+            )
+        opening = time.monotonic() - t0
+        await asyncio.sleep(IDLE)  # the starts' renders settle
+        before = node_stats(ports)
+        await asyncio.sleep(seconds)
+        after = node_stats(ports)
+    rate = sum(a.commands - b.commands for a, b in zip(after, before, strict=True)) / seconds
+    line = (
+        f"{'3-node cluster' if len(ports) > 1 else 'one node':14} {processes:>5} {tables:>7}"
+        f" {rate:9.1f} {opening:10.0f}"
+    )
+    if VERBOSE:
+        by: dict[str, int] = {}
+        for a, b in zip(after, before, strict=True):
+            for k, v in a.hot.items():
+                by[k] = by.get(k, 0) + v - b.hot.get(k, 0)
+        top = sorted(
+            ((k.removeprefix("cmdstat_"), v) for k, v in by.items() if v), key=lambda kv: -kv[1]
+        )
+        line += "\n    per s: " + ", ".join(f"{k} {v / seconds:.2f}" for k, v in top[:10])
+    return line
+
+
+async def idle_rows(
+    args: argparse.Namespace, single: str, port: int, curl: str, ports: list[int]
+) -> None:
+    print(f"idle traffic, nobody pressing, {args.idle_seconds:.0f} s per row", flush=True)
+    print("redis          procs  tables    cmds/s  opened in s", flush=True)
+    n = 0
+    for url, nodes in ((single, [port]), (curl, ports)):
+        for processes in (1, 2):
+            for tables in (0, args.idle_tables):
+                n += 1
+                print(
+                    await idle_row(url, nodes, processes, tables, args.idle_seconds, n), flush=True
+                )
+
+
 HEADER = (
     "redis          procs actions/s   p50 ms   p99 ms  msgs/act  429s  cmds/act  net/act"
     "  idle/s  busiest  cpu ms/act KiB/game"
@@ -177,6 +244,9 @@ async def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0, help="measured play per row")
     parser.add_argument("--quick", action="store_true", help="4 games, 20 s per row")
     parser.add_argument("--verbose", action="store_true", help="per node; the busiest's commands")
+    parser.add_argument("--idle", action="store_true", help="#39: only the idle traffic")
+    parser.add_argument("--idle-tables", type=int, default=100, help="--idle: games started")
+    parser.add_argument("--idle-seconds", type=float, default=30.0, help="--idle: seconds measured")
     args = parser.parse_args()
     VERBOSE = args.verbose
     if args.quick:
@@ -190,13 +260,16 @@ async def main() -> None:
         cluster = start_cluster(binary, Path(tmp) / "cluster")
         curl = "redis+cluster://" + cluster.url.split("://", 1)[1]
         port = int(single.rsplit(":", 1)[1].split("/")[0])
-        print(
-            f"{args.games} group games x {PLAYERS} players, think time 2-5 s, "
-            f"{args.seconds:.0f} s per row, Telegram's limits on",
-            flush=True,
-        )
-        print(HEADER, flush=True)
         try:
+            if args.idle:
+                await idle_rows(args, single, port, curl, cluster.ports)
+                return
+            print(
+                f"{args.games} group games x {PLAYERS} players, think time 2-5 s, "
+                f"{args.seconds:.0f} s per row, Telegram's limits on",
+                flush=True,
+            )
+            print(HEADER, flush=True)
             n = 0
             for url, ports in ((single, [port]), (curl, cluster.ports)):
                 for processes in (1, 2):

@@ -313,9 +313,7 @@ class Arenas:
         """Wake the arena at ``at`` (ms) at the latest: a hint in the table
         service's timer shards (``ZADD LT``: never later than one already there),
         handled by :class:`tables.timers.Timers` like a table's."""
-        member = self.timer_member(arena_id)
-        key = self.store.keys.timers_of(member)
-        await self.store.one(lambda p: p.zadd(key, {member: at}, lt=True))
+        await self.store.add_hint(self.timer_member(arena_id), at)
 
     def next_wake(self, arena: Arena) -> int | None:
         """When the arena must be looked at next (ms; None: never again): its

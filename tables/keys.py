@@ -49,8 +49,13 @@ Redis Cluster (:func:`beside`):
                       string ``<owner>|<until ms>``: the process that handles
                       the shard's timers for now, beside the shard, so one
                       script renews it and claims the shard's due hints
-``P timers:procs``    zset process id -> last tick (ms): the live schedulers,
+``P timers:procs``    zset process id -> last round (ms): the live schedulers,
                       whose count sets each one's share of the shards
+``P timers:wake``     pub/sub channel: a timer hint written by a process that
+                      does not hold its shard (``h <shard> <ms>``), a shard
+                      handed back or a scheduler joined (``free``), so the
+                      holders' loops, which sleep until their earliest hint,
+                      look at once (#39, :mod:`tables.timers`)
 ``P tables``          zset table id -> last status change (ms); admin listing
 ``P tables:exp{P tables}``
                       zset table id -> when its table key expires (epoch ms,
@@ -105,7 +110,7 @@ class Keys:
 
     __slots__ = (
         "audit", "audit_refused", "finished", "finished_multi", "notify", "prefix", "prune_lease", "tables",
-        "tables_exp", "timer_procs", "timer_shards", "timers",
+        "tables_exp", "timer_procs", "timer_shards", "timer_wake", "timers",
     )  # fmt: skip
 
     def __init__(self, prefix: str = "durak:", timer_shards: int = 1) -> None:
@@ -113,6 +118,7 @@ class Keys:
         self.timers = f"{prefix}timers"  # shard 0 (the one key of old)
         self.timer_shards = max(1, timer_shards)
         self.timer_procs = f"{prefix}timers:procs"
+        self.timer_wake = f"{prefix}timers:wake"
         self.prune_lease = f"{prefix}tables:prune"
         self.tables = f"{prefix}tables"
         self.tables_exp = beside(self.tables, "exp")

@@ -101,11 +101,14 @@ LEASE_LUA = _TAKE_LEASE + "return 1\n"
 # the shard's last tick, by whoever held it (a value ``owner|until`` of an older
 # release reads as seen 0; an older release reads ``seen|owner`` as a foreign
 # owner, so the lease still excludes it).  Not held (another owner's lease runs
-# beyond now): 0.  Held: {since, due...} -- ``since`` the previous holder's last
-# tick when the shard came from another owner (a restart gap began then, #28),
-# else 0; then the hints due by now (maybe none), each claimed -- pushed into
-# the future, so of several processes only one handles it.  ``until`` = now
-# with 0 hints to claim hands the shard back (its next holder sees ``seen``).
+# beyond now): 0.  Held: {since, earliest, due...} -- ``since`` the previous
+# holder's last tick when the shard came from another owner (a restart gap
+# began then, #28), else 0; ``earliest`` the score of the shard's first hint
+# after the claims (-1: none; #39, the loop sleeps until then); then the hints
+# due by now (maybe none), each claimed -- pushed into the future, so of
+# several processes only one handles it.  An idle shard costs GET, SET and one
+# ZRANGE.  ``until`` = now with 0 hints to claim hands the shard back (its next
+# holder sees ``seen``).
 SHARD_TICK_LUA = r"""
 local since = 0
 local v = redis.call('GET', KEYS[1])
@@ -121,13 +124,18 @@ if v then
   end
 end
 redis.call('SET', KEYS[1], ARGV[2] .. '|' .. ARGV[1] .. '|' .. ARGV[3], 'PX', ARGV[4])
-local out = {since}
+local out = {since, -1}
 if tonumber(ARGV[5]) > 0 then
-  local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2], 'LIMIT', 0, ARGV[5])
-  for _, m in ipairs(due) do
-    redis.call('ZADD', KEYS[2], ARGV[6], m)
-    out[#out + 1] = m
+  local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  if first[2] and tonumber(first[2]) <= tonumber(ARGV[2]) then
+    local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2], 'LIMIT', 0, ARGV[5])
+    for _, m in ipairs(due) do
+      redis.call('ZADD', KEYS[2], ARGV[6], m)
+      out[#out + 1] = m
+    end
+    first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
   end
+  if first[2] then out[2] = first[2] end
 end
 return out
 """

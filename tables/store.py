@@ -43,6 +43,7 @@ from tables.scripts import (
     SHARD_TICK_LUA,
     SWAP_LUA,
 )
+from tables.wakes import FREE, TimerWakes, hint_message
 
 # the failures after which a store is suspect (Store.ready probes first)
 _OUTAGE = (
@@ -78,10 +79,13 @@ last tick (``seen``) across a restart of the whole fleet (#28)."""
 class ShardTick:
     """A timer shard ticked (:meth:`Store.tick_shard`): the hints claimed, and
     ``since`` -- when the shard came from another owner, the time (ms) of that
-    owner's last tick (0: none known, or the shard was this owner's already)."""
+    owner's last tick (0: none known, or the shard was this owner's already);
+    ``earliest``: the shard's earliest hint after the claims (ms; None: none,
+    #39: the loop sleeps until then)."""
 
     due: list[str]
     since: int
+    earliest: int | None = None
 
 
 @dataclass
@@ -150,6 +154,9 @@ class Store:
         self._cas = self.script(CAS_LUA)
         self._lease = self.script(LEASE_LUA)
         self._cas_sha = hashlib.sha1(CAS_LUA.encode()).hexdigest()
+        # #39: the timer shards this process holds and their earliest hints,
+        # told of every hint this store writes (:mod:`tables.wakes`)
+        self.wakes = TimerWakes()
 
     def script(self, lua: str) -> Script:
         return Script(self, lua)
@@ -320,6 +327,9 @@ class Store:
                     pipe.evalsha(self._cas_sha, 2, *tkeys, *args)
                     if timer_hint is not None:
                         pipe.zadd(k.timers_of(table_id), {table_id: timer_hint}, lt=True)
+                        shard = k.shard_of(table_id)
+                        if not self.wakes.hinted(shard, timer_hint):  # its holder is told
+                            pipe.publish(k.timer_wake, hint_message(shard, timer_hint))
                     res = await pipe.execute(raise_on_error=False)
                 out = res[0]
                 if isinstance(out, NoScriptError) or (
@@ -341,11 +351,18 @@ class Store:
         """On Redis Cluster the timer hint lives in another slot than the table,
         and a cluster pipeline carries no script: the hint (``ZADD LT``) is one
         round trip, sent first -- a hint may be early, never late -- and the CAS
-        script alone is the next."""
+        script alone is the next (with the hint's ``PUBLISH`` beside it when
+        another process holds its shard, #39)."""
+        tell = None
         if hint is not None:
-            timers = self.keys.timers_of(table_id)
+            timers, shard = self.keys.timers_of(table_id), self.keys.shard_of(table_id)
             await self.one(lambda p: p.zadd(timers, {table_id: hint}, lt=True))
-        out = await self._cas(tkeys, args)
+            if not self.wakes.hinted(shard, hint):  # its holder told alongside the script
+                tell = self.tell(shard, hint)
+        if tell is None:
+            out = await self._cas(tkeys, args)
+        else:
+            out, _ = await asyncio.gather(self._cas(tkeys, args), tell)
         code, version = int(out[0]), int(out[1])
         return CasOutcome({0: "stale", 1: "ok", 2: "duplicate"}[code], version)
 
@@ -376,13 +393,36 @@ class Store:
         out = await self._shard_tick(keys, args)
         if not isinstance(out, list):
             return None
-        return ShardTick([text(m) for m in out[1:]], int(out[0]))
+        first = int(float(text(out[1])))
+        return ShardTick([text(m) for m in out[2:]], int(out[0]), None if first < 0 else first)
 
     async def release_timer(
         self, shard: int, table_id: str, lease_score: int, new_score: int | None
     ) -> bool:
         args: list[str | int] = [table_id, lease_score, "" if new_score is None else new_score]
-        return bool(await self._release([self.keys.timer_shard(shard)], args))
+        released = bool(await self._release([self.keys.timer_shard(shard)], args))
+        if released and new_score is not None and not self.wakes.hinted(shard, new_score):
+            await self.tell(shard, new_score)  # the shard went to another meanwhile
+        return released
+
+    async def add_hint(self, member: str, at: int) -> None:
+        """A timer hint (``ZADD LT``: never later than one there) for a table or
+        an arena (``@<id>``); its shard's holder is told (:mod:`tables.wakes`)."""
+        key, shard = self.keys.timers_of(member), self.keys.shard_of(member)
+        await self.one(lambda p: p.zadd(key, {member: at}, lt=True))
+        if not self.wakes.hinted(shard, at):
+            await self.tell(shard, at)
+
+    async def tell(self, shard: int | None, at: int = 0) -> None:
+        """Publish on the timers' wake channel (best effort: a loop that misses
+        it looks at its next round): a hint at ``at`` in ``shard``, or (None) a
+        shard freed or a scheduler started (:mod:`tables.wakes`)."""
+        message = FREE if shard is None else hint_message(shard, at)
+        with contextlib.suppress(ServiceUnavailable):
+            await self.ready()
+            self.round_trips += 1
+            with self.guard():
+                await self.r.publish(self.keys.timer_wake, message)
 
     async def lease(self, key: str, owner: str, now_ms: int, lease_ms: int) -> bool:
         """Take or renew the lease ``key`` (a timer shard's, the pruner's) for

@@ -15,20 +15,33 @@ was more than ``timer_gap`` ago (the owner was killed, or the whole fleet was
 down), the deadlines that fell inside the gap are extended -- by the gap, to at
 least ``restart_grace`` from now -- not enforced: nobody enforced them, and the
 presses made meanwhile may still be on their way (Telegram redelivers them).
-A process stopped by SIGTERM hands its shards over (:meth:`Timers.hand_over`),
-so the next holder takes them at its next tick, with no gap.
+A process stopped by SIGTERM hands its shards over (:meth:`Timers.hand_over`)
+and says so on the wake channel, so the others take them at once, with no gap.
+(A live holder's ``seen`` is its last round or look, at most ``shard_lease /
+3`` old: a gap found after a crash begins at most that long before it -- the
+deadlines the holder did enforce meanwhile are not in the shard any more.)
 
 Shards (``LiveConfig.timer_shards`` = K): the hints are split over K sorted sets
-by table id (:meth:`tables.keys.Keys.timers_of`).  Each tick a process
-marks itself alive (``timers:procs``), renews the leases of the shards it holds
-and takes free ones up to its share ``ceil(K / live processes)``, handing back
-any beyond it (the service clock, ``shard_lease``); it claims due hints only
-from the shards it holds, in the same script that renews the shard's lease
-(``SHARD_TICK_LUA``; the lease key sits in the shard's slot) -- so N processes
-split the timer work instead of all scanning one set, and an idle tick is one
-round trip per shard held plus one; a process that stops renewing loses its
-shards to the others after ``shard_lease``.  The per-hint claim above still
-guards each timer.
+by table id (:meth:`tables.keys.Keys.timers_of`).  Each *round* (:meth:`Timers.tick`)
+a process marks itself alive (``timers:procs``), renews the leases of the shards
+it holds and takes free ones up to its share ``ceil(K / live processes)``,
+handing back any beyond it (the service clock, ``shard_lease``); it claims due
+hints only from the shards it holds, in the same script that renews the
+shard's lease (``SHARD_TICK_LUA``; the lease key sits in the shard's slot) --
+so N processes split the timer work instead of all scanning one set, and a
+round is one round trip per shard held plus one; a process that stops
+renewing loses its shards to the others after ``shard_lease``.  The per-hint
+claim above still guards each timer.
+
+Idle traffic (#39): the loop (:meth:`Timers.run_timers`) runs a round every
+``shard_lease / 3`` only; in between it looks at Redis only when a held shard's
+earliest hint is due -- the script returns that earliest hint, and every hint
+written since is told to the holder (:mod:`tables.wakes`: in memory when this
+process holds the shard, else on the ``timers:wake`` channel).  So an idle
+fleet sends a few commands a second whatever its number of tables, and each
+more process adds one heartbeat a round; a shard handed back, or a process
+started, is announced on the channel, so the others take their share at once
+(no gap opens between the hand-back and the take).
 
 Timeout move (PRODUCT; the moves of RULES §0): the defender takes, the leader plays his lowest legal
 lead, a thrower passes.  Every seat the game waited for at the deadline gets
@@ -46,6 +59,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from redis.asyncio.client import Pipeline
 
@@ -62,9 +76,18 @@ from tables.model import (
     StaleVersion,
     WriteResult,
 )
+from tables.store import unavailable
 from tables.tables import Loaded, Plan, Tables
+from tables.wakes import parse
 
 PRUNE_EVERY_S = 60.0
+ROUNDS_PER_LEASE = 3
+"""A round (the leases renewed, the live processes counted) every
+``shard_lease / ROUNDS_PER_LEASE`` (#39; the loop's looks between rounds cost
+nothing unless a held shard's earliest hint is due)."""
+CLEAN_PROCS_MS = 30_000
+"""How often a round also drops the dead processes' heartbeats and renews the
+``timers:procs`` key's TTL (#39: the live ones are counted by score meanwhile)."""
 GAP_MEMORY_MS = 15 * 60 * 1000
 """How long a process remembers an outage of its own (#38): longer than any
 turn (the longest turn timer, and the restart grace)."""
@@ -106,7 +129,11 @@ class Timers:
         self.config = config
         self.clock = clock
         self.owner = uuid.uuid4().hex  # this process's name on shard leases
-        self.held: set[int] = set()  # the timer shards whose lease it holds
+        # the timer shards whose lease it holds, with their earliest hints (#39)
+        self.wakes = self.store.wakes
+        self._round_at: int | None = None  # the service ms of the last round
+        self._round_now = True  # a message asked for a round (a shard freed)
+        self._cleaned: int | None = None  # the last cleaning of ``timers:procs``
         # the live processes at the last tick (#40: each one's share of the flood
         # windows while the shared ones cannot be read); 1 until a tick counted
         self.processes = 1
@@ -131,6 +158,11 @@ class Timers:
         self._recent_gaps: dict[int, list[tuple[int, int]]] = {}
         self._given_back: dict[tuple[str, int], int] = {}
 
+    @property
+    def held(self) -> set[int]:
+        """The timer shards whose lease this process holds."""
+        return self.wakes.held()
+
     async def _timeout_plan(self, loaded: Loaded) -> Plan:
         t = loaded.table
         state = loaded.state
@@ -153,42 +185,74 @@ class Timers:
         return plan
 
     async def tick(self, limit: int = 100, hooks: TimerHooks = NO_HOOKS) -> list[WriteResult]:
-        """Handle every timer due now (at most ``limit`` per shard); return the
+        """A round: handle every timer due now (at most ``limit`` per shard); return the
         writes made (``hooks``: the adapter's, :class:`TimerHooks`).  Renews this process's shard leases and takes free shards
         up to its share, ``ceil(K / live processes)``, handing back shards
         beyond it (a process joined); a shard's lease and the claim of its due
-        hints are one round trip (:meth:`Store.tick_shard`), so an idle tick
+        hints are one round trip (:meth:`Store.tick_shard`), so an idle round
         costs one round trip per shard held, plus one (:meth:`_processes`)."""
         now = self.tables.now_ms()
         k = self.tables.keys
-        lease = int(self.config.timer_lease * 1000)
         shard_lease = int(self.config.shard_lease * 1000)
+        first = self._round_at is None
+        self._round_now = False
         try:
             self.processes = await self._processes(now, shard_lease)
             share = -(-k.timer_shards // self.processes)
+            freed = False
             while len(self.held) > share:  # hand one back at once: its lease ends now
-                await self.store.tick_shard(self.held.pop(), self.owner, now, 0, 0, 0)
+                shard = max(self.held)
+                self.wakes.lost(shard)
+                await self.store.tick_shard(shard, self.owner, now, 0, 0, 0)
+                freed = True
         except ServiceUnavailable:
             self.stalled(self._last_ok if self._last_ok is not None else now)
+            self._round_now = True
             raise
+        self._round_at = now
+        order = sorted(self.held) + [s for s in range(k.timer_shards) if s not in self.held]
+        results = await self._shards(order, share, now, limit, hooks)
+        if freed or (first and len(self.held) < share):
+            # the others take the shard (or hand theirs back) at once: no gap (#39)
+            await self.store.tell(None)
+        return results
+
+    async def tick_due(self, limit: int = 100, hooks: TimerHooks = NO_HOOKS) -> list[WriteResult]:
+        """Between two rounds: the held shards whose earliest hint is due (or
+        unknown), each looked at with the script of a round (its lease renewed
+        too); nothing sent when none is (#39)."""
+        now = self.tables.now_ms()
+        due = self.wakes.due(now)
+        if not due:
+            return []
+        return await self._shards(due, len(due), now, limit, hooks)
+
+    async def _shards(
+        self, order: list[int], share: int, now: int, limit: int, hooks: TimerHooks
+    ) -> list[WriteResult]:
+        """Tick the shards of ``order`` (held ones first), taking free ones while
+        this process holds fewer than ``share``; the writes made."""
+        lease = int(self.config.timer_lease * 1000)
+        shard_lease = int(self.config.shard_lease * 1000)
         results = []
         arenas: list[tuple[int, str]] = []  # woken after every shard's turn timers (#38)
-        order = sorted(self.held) + [s for s in range(k.timer_shards) if s not in self.held]
         for shard in order:
             if shard not in self.held and len(self.held) >= share:
                 break
+            self.wakes.looking(shard)
             try:
                 got = await self.store.tick_shard(shard, self.owner, now, shard_lease, limit, lease)
             except ServiceUnavailable as e:  # its node failed: the other shards go on
                 since = self._stalled or self._last_ok
                 self._shard_stalls.setdefault(shard, now if since is None else since)
+                self.wakes.unknown(shard)  # looked at again at the next pass
                 log.warning("timer shard %d: unavailable: %s", shard, e)
                 continue
             if got is None:  # another process holds it
-                self.held.discard(shard)
+                self.wakes.lost(shard)
                 self._shard_stalls.pop(shard, None)
                 continue
-            self.held.add(shard)
+            self.wakes.looked(shard, got.earliest)
             gap = self._gap(shard, now, got.since)
             for tid in got.due:
                 if tid.startswith("@"):
@@ -306,23 +370,33 @@ class Timers:
         processes (a SIGTERM: the others take the shards at their next tick
         instead of after ``shard_lease``, #28)."""
         now = self.tables.now_ms()
+        handed = bool(self.held)
         for shard in sorted(self.held):
+            self.wakes.lost(shard)
             await self.store.tick_shard(shard, self.owner, now, 0, 0, 0)
-        self.held.clear()
         key = self.tables.keys.timer_procs
         await self.store.one(lambda p: p.zrem(key, self.owner))
+        if handed:  # the others take them at once (#39)
+            await self.store.tell(None)
 
     async def _processes(self, now: int, shard_lease: int) -> int:
-        """Mark this process alive and count the live ones (one round trip)."""
+        """Mark this process alive and count the live ones (one round trip, two
+        commands; every :data:`CLEAN_PROCS_MS` also the dead ones dropped and
+        the key's TTL renewed)."""
         key = self.tables.keys.timer_procs
+        clean = self._cleaned is None or not 0 <= now - self._cleaned < CLEAN_PROCS_MS
 
         def build(p: Pipeline) -> None:
             p.zadd(key, {self.owner: now})
-            p.zremrangebyscore(key, "-inf", now - shard_lease)
-            p.pexpire(key, 2 * shard_lease + 60_000)
-            p.zcard(key)
+            if clean:
+                p.zremrangebyscore(key, "-inf", now - shard_lease)
+                p.pexpire(key, 2 * shard_lease + 60_000)
+            p.zcount(key, now - shard_lease + 1, "+inf")
 
-        return max(1, int((await self.store.run(build))[-1]))
+        count = max(1, int((await self.store.run(build))[-1]))
+        if clean:
+            self._cleaned = now
+        return count
 
     async def _handle_timer(
         self,
@@ -469,23 +543,95 @@ class Timers:
         on_result: Callable[[WriteResult], Awaitable[None]] | None = None,
         hooks: TimerHooks = NO_HOOKS,
     ) -> None:
-        """The scheduler loop: :meth:`tick` every ``interval`` seconds until ``stop``;
-        about once a minute it also prunes the table index of expired tables --
-        only the process holding the pruner's lease does (:meth:`prune`)."""
+        """The scheduler loop until ``stop``: every ``interval`` seconds it looks
+        -- in memory -- whether a held shard's earliest hint is due
+        (:meth:`tick_due`), and runs a round (:meth:`tick`) every
+        ``shard_lease / 3`` or when the wake channel announces a shard freed
+        (#39: idle, it sends nothing between rounds); about once a minute it
+        also prunes the table index of expired tables -- only the process
+        holding the pruner's lease does (:meth:`prune`)."""
         pruned = 0.0
-        last: tuple[float, int] | None = None  # the last tick's start: real s, service ms
-        while not stop.is_set():
-            start = (self.monotonic(), self.tables.now_ms())
-            if last is not None and start[0] - last[0] > self.config.timer_gap:
-                # the loop itself stalled (a blocked event loop, #38) -- in real
-                # time: the service's clock may be a test's, moved on at will
-                self.stalled(last[1])
-            last = start
-            if self.clock() - pruned >= PRUNE_EVERY_S:
-                pruned = self.clock()
-                await self.prune()
-            for result in await self.tick(hooks=hooks):
-                if on_result is not None:
-                    await on_result(result)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), interval)
+        last: tuple[float, int] | None = None  # the last pass's start: real s, service ms
+        self._round_now = True
+        wake: Any = None
+        try:
+            while not stop.is_set():
+                start = (self.monotonic(), self.tables.now_ms())
+                if last is not None and start[0] - last[0] > self.config.timer_gap:
+                    # the loop itself stalled (a blocked event loop, #38) -- in real
+                    # time: the service's clock may be a test's, moved on at will
+                    self.stalled(last[1])
+                last = start
+                if self.clock() - pruned >= PRUNE_EVERY_S:
+                    pruned = self.clock()
+                    await self.prune()
+                if wake is None and self._round_due(start[1]):
+                    wake = await self._listen()
+                results = await self.look(hooks)
+                for result in results:
+                    if on_result is not None:
+                        await on_result(result)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), interval)
+                if wake is not None and not await self._heard(wake):
+                    await self._close(wake)
+                    wake = None
+        finally:
+            await self._close(wake)
+
+    async def look(self, hooks: TimerHooks = NO_HOOKS) -> list[WriteResult]:
+        """One pass of the loop: a round (:meth:`tick`) when one is due, else
+        the held shards whose earliest hint is due (:meth:`tick_due`); the
+        writes made."""
+        if self._round_due(self.tables.now_ms()):
+            return await self.tick(hooks=hooks)
+        return await self.tick_due(hooks=hooks)
+
+    def _round_due(self, now: int) -> bool:
+        """A round is due: none yet, ``shard_lease / 3`` since the last (the
+        service clock; also when it went back), or a message asked for one."""
+        at = self._round_at
+        every = self.config.shard_lease * 1000 / ROUNDS_PER_LEASE
+        return self._round_now or at is None or not 0 <= now - at < every
+
+    async def _listen(self) -> Any:
+        """Subscribe to the wake channel (:mod:`tables.wakes`); None when Redis
+        does not answer (tried again at the next round).  Subscribed anew: a
+        round at once, for what was said while nobody listened."""
+        try:
+            with unavailable():
+                await self.store.ready()
+                pubsub = self.store.r.pubsub()
+                await pubsub.subscribe(self.tables.keys.timer_wake)
+        except ServiceUnavailable as e:
+            log.warning("timer wakes: not subscribed: %s", e)
+            return None
+        self._round_now = True
+        return pubsub
+
+    async def _heard(self, pubsub: Any) -> bool:
+        """Apply the wake messages that came (none waited for); False when the
+        subscription broke."""
+        try:
+            with unavailable():
+                while True:
+                    msg = await pubsub.get_message(ignore_subscribe_messages=True, timeout=0)
+                    if msg is None:
+                        return True
+                    if msg.get("type") != "message":
+                        continue
+                    wake = parse(msg["data"])
+                    if wake is None:
+                        continue
+                    if wake.shard is None:
+                        self._round_now = True
+                    else:
+                        self.wakes.hinted(wake.shard, wake.at)
+        except ServiceUnavailable as e:
+            log.warning("timer wakes: subscription lost: %s", e)
+            return False
+
+    async def _close(self, pubsub: Any) -> None:
+        if pubsub is not None:
+            with contextlib.suppress(ServiceUnavailable, OSError, RuntimeError), unavailable():
+                await pubsub.aclose()
