@@ -473,11 +473,12 @@ def main() -> None:
         )
         return
     size = (
-        "the default budget"
+        ("the expert budget" if args.expert else "the default budget")
         if args.iterations is None and args.steps is None
         else f"{args.iterations or 'default'} playouts, {args.steps or 'default'} steps"
     )
-    print(f"search ({size}) vs heuristic, seed {args.seed}")
+    clock = ", CPU-time decisions" if args.cpu_clock else ""
+    print(f"search ({size}) vs heuristic, seed {args.seed}{clock}")
     print(
         f"{'config':<20}{'games':>7}{'losses':>8}{'share':>8}{'95% CI':>16}{'fair':>7}"
         f"{'p50 ms':>9}{'p99 ms':>9}{'wall s':>8}"
