@@ -343,10 +343,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the search's playouts: greedy or heuristic (default: the variant's)",
     )
     parser.add_argument(
-        "--epsilon",
-        type=float,
-        default=None,
-        help="the share of random moves in playouts (default: the search's, PLAYOUT_EPSILON)",
+        "--epsilon", type=float, default=0.1, help="the share of random moves in playouts"
     )
     parser.add_argument(
         "--playout-limit", type=int, default=DEFAULT_PLAYOUT_LIMIT, help="actions per playout"

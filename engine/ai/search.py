@@ -90,15 +90,6 @@ BUDGET_SCALE: dict[tuple[str, int], float] = {("shchelkovsky", 2): 2.0}
 Shchelkovsky searches only late (``DEFAULT_SEARCH_STOCK``), where twice the
 budget paid: 8 lost of the 100 seed-26 games against the heuristic (18 with the
 default budget), its decisions still well within the time goals."""
-DEFAULT_EPSILON = 0.1
-"""The share of uniformly random moves in playouts, where ``PLAYOUT_EPSILON`` says
-nothing else."""
-PLAYOUT_EPSILON: dict[tuple[str, int], float] = {("shchelkovsky", 2): 0.03}
-"""The playouts' share of random moves by variant and player count.  Two-player
-Shchelkovsky searches only its last 40 cards, whose playouts run about 100
-actions: at 0.1 some ten random moves of a playout -- a needless take, a trump
-led -- decide more sampled games than the candidates do, while the heuristic
-opponent never makes them (``bench/ai.py --epsilon``, bench/README.md)."""
 DEFAULT_BELIEFS: dict[str, bool] = {"chuvash": True, "shchelkovsky": True}
 """Each variant's default for dealing hidden cards by beliefs (``engine.ai.beliefs``),
 as measured by ``bench/ai.py --beliefs on|off`` on the same deals of seed 26 (2
@@ -145,9 +136,8 @@ class SearchConfig:
     """Half the budget on every candidate, the other half on the better half of them."""
     playout_policy: str | None = None
     """A key of ``PLAYOUT_POLICIES`` (None: the variant's, ``DEFAULT_PLAYOUT_POLICY``)."""
-    playout_epsilon: float | None = None
-    """The share of random moves in playouts (None: the variant's and player
-    count's ``PLAYOUT_EPSILON``, else ``DEFAULT_EPSILON``)."""
+    playout_epsilon: float = 0.1
+    """The share of random moves in playouts."""
     search_stock: float | None = None
     """The search runs only once the stock holds at most this many cards (None: the
     variant's, ``DEFAULT_SEARCH_STOCK``); before that the heuristic's choice."""
@@ -371,7 +361,7 @@ class SearchPlayer:
                     self.last_steps += NODE_COST * solver.nodes
                 if policy is None:
                     name = config.playout_policy or DEFAULT_PLAYOUT_POLICY[game.variant.name]
-                    policy = PLAYOUT_POLICIES[name](game, self._epsilon(game))
+                    policy = PLAYOUT_POLICIES[name](game, config.playout_epsilon)
                 fast = FastGame(game)
                 self.last_steps += 1 + fast.playout(rng, policy, config.playout_limit)
                 totals[i] += _score(fast, seat)
@@ -385,13 +375,6 @@ class SearchPlayer:
             rounds += 1
         self._diffs = [(d_sum[i], d_sq[i], rounds) for i in range(k)]
         return _means(totals, counts, active)
-
-    def _epsilon(self, state: GameState) -> float:
-        """The playouts' share of random moves: the config's, else the default of
-        the variant and player count."""
-        if self.config.playout_epsilon is not None:
-            return self.config.playout_epsilon
-        return PLAYOUT_EPSILON.get((state.variant.name, state.players), DEFAULT_EPSILON)
 
     def _pick(self, candidates: list[Action], scores: list[float], base: Action) -> Action:
         best = max(range(len(candidates)), key=lambda i: (scores[i], -i))
@@ -447,13 +430,11 @@ def _chuvash_leads(state: GameState, seat: int, values: tuple[float, ...]) -> li
 
 
 __all__ = [
-    "DEFAULT_EPSILON",
     "DEFAULT_ITERATIONS",
     "DEFAULT_STEPS",
     "EXPERT",
     "EXPERT_SCALE",
     "HARD",
-    "PLAYOUT_EPSILON",
     "SearchConfig",
     "SearchPlayer",
 ]

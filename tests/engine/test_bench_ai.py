@@ -185,8 +185,8 @@ def test_an_unknown_playout_policy_is_refused() -> None:
 
 def test_the_expert_budget_the_cpu_clock_and_the_ladder_with_expert() -> None:
     """#43: ``--expert`` plays the expert level's budget against the heuristic,
-    ``--cpu-clock`` times decisions by CPU time, ``--epsilon`` defaults to the
-    search's own, and the ladder's default levels end with expert."""
+    ``--cpu-clock`` times decisions by CPU time, and the ladder's default levels
+    end with expert."""
     import time
 
     sys.path.insert(0, str(ROOT))
