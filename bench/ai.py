@@ -2,8 +2,9 @@
 
     python bench/ai.py [--games N] [--quick] [--variants chuvash,shchelkovsky]
                        [--players 2,4] [--iterations K] [--steps K] [--timing-seconds S]
-                       [--seed S] [--first G] [--beliefs on|off] [--jobs N] [--json]
-    python bench/ai.py --ladder [--games N] [--fast-games N] [--levels random,easy,normal,hard] ...
+                       [--seed S] [--first G] [--beliefs on|off] [--epsilon E] [--expert]
+                       [--cpu-clock] [--jobs N] [--json]
+    python bench/ai.py --ladder [--games N] [--fast-games N] [--levels random,easy,normal,hard,expert] ...
 
 Per variant:
 
@@ -36,6 +37,7 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,7 +50,7 @@ from engine.actions import Action
 from engine.ai import LEVELS, SLOW_KINDS, HeuristicPlayer, SearchConfig, SearchPlayer
 from engine.ai.base import Player
 from engine.ai.endgame import DEFAULT_NODE_LIMIT
-from engine.ai.search import DEFAULT_PLAYOUT_LIMIT
+from engine.ai.search import DEFAULT_PLAYOUT_LIMIT, EXPERT_SCALE
 from engine.selfplay import play_game
 from engine.setup import new_game
 from engine.state import OVER_PHASE, GameState
@@ -58,16 +60,18 @@ OPTIONS: dict[str, dict[str, Any]] = {"chuvash": {}, "shchelkovsky": {"decks": 2
 
 @dataclass
 class Timed:
-    """A player whose every decision is timed (``perf_counter``)."""
+    """A player whose every decision is timed (``perf_counter``; ``--cpu-clock``:
+    the process's CPU time, which other processes on the machine do not inflate)."""
 
     inner: SearchPlayer
     times: list[float] = field(default_factory=list)
     name: str = "search"
+    clock: Callable[[], float] = time.perf_counter
 
     def choose(self, state: GameState, seat: int) -> Action | None:
-        t0 = time.perf_counter()
+        t0 = self.clock()
         action = self.inner.choose(state, seat)
-        self.times.append(time.perf_counter() - t0)
+        self.times.append(self.clock() - t0)
         return action
 
 
@@ -89,6 +93,7 @@ def games_range(
     stop: int,
     seed: int,
     config: SearchConfig,
+    cpu: bool = False,
 ) -> dict[str, Any]:
     """Games ``start`` .. ``stop - 1`` of a row; game ``g`` deals deal ``g // players``
     with the search player at seat ``g % players`` (the others: heuristic).  Each
@@ -99,7 +104,7 @@ def games_range(
     for g in range(start, stop):
         deal, seat = divmod(g, players)
         state = new_game(variant, players, f"bench:{seed}:{deal}", OPTIONS[variant])
-        timed = Timed(SearchPlayer(f"{seed}:{g}", config))
+        timed = Timed(SearchPlayer(f"{seed}:{g}", config), clock=_clock(cpu))
         ais: list[Player] = [
             timed if s == seat else HeuristicPlayer(f"{seed}:{g}:{s}") for s in range(players)
         ]
@@ -147,6 +152,7 @@ def run_rows(
     config: SearchConfig,
     jobs: int,
     first: int = 0,
+    cpu: bool = False,
 ) -> list[dict[str, Any]]:
     """Every row (games ``first`` .. ``first + games - 1``), its games split into chunks of whole deals over ``jobs``
     processes; each finished chunk prints the row's running count (stderr), so
@@ -172,11 +178,11 @@ def run_rows(
 
     if jobs <= 1:
         for row, start, stop in tasks:
-            record(row, games_range(row[0], row[1], start, stop, seed, config))
+            record(row, games_range(row[0], row[1], start, stop, seed, config, cpu))
     else:
         with ProcessPoolExecutor(jobs) as pool:
             futures = {
-                pool.submit(games_range, row[0], row[1], start, stop, seed, config): row
+                pool.submit(games_range, row[0], row[1], start, stop, seed, config, cpu): row
                 for row, start, stop in tasks
             }
             for future in as_completed(futures):
@@ -190,6 +196,7 @@ def timing_only(
     options: dict[str, Any],
     seconds: float,
     config: SearchConfig,
+    cpu: bool = False,
 ) -> list[float]:
     """Decision times of one search player among heuristics for ``seconds``."""
     times: list[float] = []
@@ -198,7 +205,7 @@ def timing_only(
     g = 0
     while time.perf_counter() - start < seconds:
         state = new_game(variant, players, f"time:{g}", options)
-        timed = Timed(SearchPlayer(g, config))
+        timed = Timed(SearchPlayer(g, config), clock=_clock(cpu))
         ais: list[Player] = [timed, *(HeuristicPlayer(f"{g}:{s}") for s in range(1, players))]
         g += 1
         while state.phase != OVER_PHASE and time.perf_counter() - start < seconds:
@@ -209,6 +216,10 @@ def timing_only(
             state.apply(action)
         times += timed.times
     return times
+
+
+def _clock(cpu: bool) -> Callable[[], float]:
+    return time.process_time if cpu else time.perf_counter
 
 
 def summary(times: list[float]) -> dict[str, float]:
@@ -242,7 +253,7 @@ def run_ladder(
     fast_deals: int | None = None,
 ) -> dict[str, dict[tuple[str, str], list[float]]]:
     """Every pair of ``levels`` on ``deals`` deals of each variant (in chunks of
-    10 deals over ``jobs`` processes): the first level's score in each game.  A
+    10 deals, 2 for a pair with the search, over ``jobs`` processes): the first level's score in each game.  A
     pair without a slow level (the search) plays ``fast_deals`` deals when given:
     its games cost milliseconds, so its score can be pinned down far tighter."""
     pairs = [(a, b) for i, a in enumerate(levels) for b in levels[i + 1 :]]
@@ -252,11 +263,14 @@ def run_ladder(
             return deals
         return fast_deals
 
+    def chunk(pair: tuple[str, str]) -> int:  # a slow pair's progress shows every 2 deals
+        return 2 if any(LEVELS.get(lvl, lvl) in SLOW_KINDS for lvl in pair) else 10
+
     tasks = [
-        (v, pair, start, min(pair_deals(pair), start + 10))
+        (v, pair, start, min(pair_deals(pair), start + chunk(pair)))
         for v in variants
         for pair in pairs
-        for start in range(0, pair_deals(pair), 10)
+        for start in range(0, pair_deals(pair), chunk(pair))
     ]
     results: dict[str, dict[tuple[str, str], list[float]]] = {
         v: {pair: [] for pair in pairs} for v in variants
@@ -266,8 +280,11 @@ def run_ladder(
     def record(key: tuple[str, tuple[str, str], int], scores: list[float]) -> None:
         parts[key] = scores
         v, pair, _ = key
-        done = sum(len(s) for (v2, p2, _s), s in parts.items() if (v2, p2) == (v, pair))
-        print(f"{v} {pair[0]} vs {pair[1]}: {done} games", file=sys.stderr)
+        got = [x for (v2, p2, _s), s in parts.items() if (v2, p2) == (v, pair) for x in s]
+        print(
+            f"{v} {pair[0]} vs {pair[1]}: {len(got)} games, {pair[0]} scored {sum(got):g}",
+            file=sys.stderr,
+        )
 
     if jobs <= 1:
         for v, pair, start, stop in tasks:
@@ -285,7 +302,7 @@ def run_ladder(
     return results
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -355,6 +372,16 @@ def main() -> None:
         " (default: the variant's, DEFAULT_BELIEFS)",
     )
     parser.add_argument("--no-beliefs", action="store_true", help="--beliefs off")
+    parser.add_argument(
+        "--expert",
+        action="store_true",
+        help="the expert level's budget (EXPERT_SCALE times the hard level's)",
+    )
+    parser.add_argument(
+        "--cpu-clock",
+        action="store_true",
+        help="time decisions by the process's CPU time (a busy machine's wall time lies)",
+    )
     parser.add_argument("--ladder", action="store_true", help="the levels' round robin")
     parser.add_argument("--levels", default=",".join(LADDER), help="--ladder's levels")
     parser.add_argument(
@@ -366,7 +393,31 @@ def main() -> None:
     parser.add_argument(
         "--jobs", type=int, default=1, help="processes (one per core: decision times hold)"
     )
-    args = parser.parse_args()
+    return parser
+
+
+def search_config(args: argparse.Namespace) -> SearchConfig:
+    """The search player's options from the command line."""
+    return SearchConfig(
+        iterations=args.iterations,
+        steps=args.steps,
+        solve_stock=args.solve_stock,
+        z=args.z,
+        margin=args.margin,
+        halving=args.halving,
+        playout_policy=args.playout_policy,
+        playout_epsilon=args.epsilon,
+        playout_limit=args.playout_limit,
+        search_stock=args.search_stock,
+        endgame_nodes=args.endgame_nodes,
+        solve_nodes=args.solve_nodes,
+        beliefs=False if args.no_beliefs else {"on": True, "off": False, None: None}[args.beliefs],
+        budget_scale=EXPERT_SCALE if args.expert else 1.0,
+    )
+
+
+def main() -> None:
+    args = build_parser().parse_args()
     games = 40 if args.quick else args.games
     if args.ladder:
         variants = [v.strip() for v in args.variants.split(",") if v.strip()]
@@ -389,21 +440,7 @@ def main() -> None:
         for v, pairs in ladder.items():
             print("\n".join(table(v, levels, pairs)))
         return
-    config = SearchConfig(
-        iterations=args.iterations,
-        steps=args.steps,
-        solve_stock=args.solve_stock,
-        z=args.z,
-        margin=args.margin,
-        halving=args.halving,
-        playout_policy=args.playout_policy,
-        playout_epsilon=args.epsilon,
-        playout_limit=args.playout_limit,
-        search_stock=args.search_stock,
-        endgame_nodes=args.endgame_nodes,
-        solve_nodes=args.solve_nodes,
-        beliefs=False if args.no_beliefs else {"on": True, "off": False, None: None}[args.beliefs],
-    )
+    config = search_config(args)
     wanted = [
         (variant, players)
         for variant in [v.strip() for v in args.variants.split(",") if v.strip()]
@@ -411,12 +448,12 @@ def main() -> None:
     ]
     # --games 0: only the 10-player timing run
     rows = (
-        run_rows(wanted, games, args.seed, config, args.jobs, args.first)
+        run_rows(wanted, games, args.seed, config, args.jobs, args.first, args.cpu_clock)
         if wanted and games > 0
         else []
     )
     ten = summary(
-        timing_only("shchelkovsky", 10, {"decks": 4}, args.timing_seconds, config)
+        timing_only("shchelkovsky", 10, {"decks": 4}, args.timing_seconds, config, args.cpu_clock)
         if args.timing_seconds > 0
         else []
     )
@@ -433,11 +470,12 @@ def main() -> None:
         )
         return
     size = (
-        "the default budget"
+        ("the expert budget" if args.expert else "the default budget")
         if args.iterations is None and args.steps is None
         else f"{args.iterations or 'default'} playouts, {args.steps or 'default'} steps"
     )
-    print(f"search ({size}) vs heuristic, seed {args.seed}")
+    clock = ", CPU-time decisions" if args.cpu_clock else ""
+    print(f"search ({size}) vs heuristic, seed {args.seed}{clock}")
     print(
         f"{'config':<20}{'games':>7}{'losses':>8}{'share':>8}{'95% CI':>16}{'fair':>7}"
         f"{'p50 ms':>9}{'p99 ms':>9}{'wall s':>8}"

@@ -1,8 +1,9 @@
 """The AI ladder (issue #26): every level on one rating scale.
 
 ``python bench/ai.py --ladder`` plays a round robin of two-player games between
-the AI levels -- ``random``, ``easy``, ``normal`` (the heuristic player) and
-``hard`` (the search player) -- in both variants: every pair meets on
+the AI levels -- ``random``, ``easy``, ``normal`` (the heuristic player),
+``hard`` (the search player) and ``expert`` (the search on four times the
+budget, #43) -- in both variants: every pair meets on
 ``--games`` deals, each deal played twice with the seats swapped.  A game is a
 win for the player who is not the loser, half a point each for a draw (RULES §0).
 
@@ -26,7 +27,7 @@ from engine.ai.base import Player
 from engine.selfplay import play_game
 from engine.setup import new_game
 
-LADDER: tuple[str, ...] = ("random", "easy", "normal", "hard")
+LADDER: tuple[str, ...] = ("random", "easy", "normal", "hard", "expert")
 OPTIONS: dict[str, dict[str, Any]] = {"chuvash": {}, "shchelkovsky": {"decks": 2}}
 PRIOR_DRAWS = 1.0
 BOOTSTRAP = 200

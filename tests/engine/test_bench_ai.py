@@ -181,3 +181,27 @@ def test_an_unknown_playout_policy_is_refused() -> None:
     )
     assert out.returncode != 0
     assert "unknown playout policy" in out.stderr
+
+
+def test_the_expert_budget_the_cpu_clock_and_the_ladder_with_expert() -> None:
+    """#43: ``--expert`` plays the expert level's budget against the heuristic,
+    ``--cpu-clock`` times decisions by CPU time, and the ladder's default levels
+    end with expert."""
+    import time
+
+    sys.path.insert(0, str(ROOT))
+    from bench.ai import Timed, _clock, build_parser, search_config
+    from bench.ladder import LADDER
+    from engine.ai import SearchPlayer
+    from engine.ai.search import EXPERT, EXPERT_SCALE, HARD
+
+    parser = build_parser()
+    assert search_config(parser.parse_args([])) == HARD
+    assert search_config(parser.parse_args(["--expert"])) == EXPERT
+    assert EXPERT.budget_scale == EXPERT_SCALE
+    assert search_config(parser.parse_args(["--epsilon", "0.2"])).playout_epsilon == 0.2
+    assert _clock(True) is time.process_time
+    assert _clock(False) is time.perf_counter
+    timed = Timed(SearchPlayer(0), clock=_clock(True))
+    assert timed.clock is time.process_time
+    assert LADDER[-2:] == ("hard", "expert")
