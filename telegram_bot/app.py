@@ -332,7 +332,11 @@ class BotApp:
             budgets=self.budgets,
             time_scale=self.settings.telegram_time_scale,
             fleet=lambda: self.svc.timers.processes,  # #40: the fallback's share
-            claims=self.svc.tables,  # #40: a render while its chat is down
+            # #40: not yet ``claims=self.svc.tables`` (a table's render sent while
+            # its chat falls back): sent at the fallback's share at once, it may
+            # join what other processes sent to the chat just before the fault
+            # (one 429 in the fleet benchmark) -- first it must wait out what
+            # the chat's windows could still hold
         )
 
     async def _delivery_events(self) -> None:
