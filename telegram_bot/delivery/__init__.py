@@ -69,7 +69,7 @@ def make_delivery(
     limiter = None
     if kv is not None:
         wall = scaled(time.time, time_scale)  # ``budgets`` come on the same clock
-        redis_limiter = FloodLimiter(kv, flood, budgets=budgets, clock=wall)
+        redis_limiter = FloodLimiter(kv, flood, budgets=budgets, clock=wall, fleet=fleet)
         limiter = FallbackFloodLimiter(redis_limiter, fleet=fleet, claims=claims)
     outgoing = install(bot, limiter, sleep=sleep, clock=scaled(time.monotonic, time_scale))
     return Delivery(

@@ -174,7 +174,11 @@ class FloodLimiter:
         *,
         clock: Clock = time.time,
         budgets: Budgets | None = None,
+        fleet: Callable[[], int] | None = None,
     ) -> None:
+        """``fleet``: the bot processes alive, on a Redis Cluster -- while the
+        fleet-wide window's master is down this process takes its share of it
+        and the chats go on in Redis (:class:`OverallLease`, #40)."""
         self.kv = kv
         self.config = config or FloodConfig()
         self.budgets = budgets  # learned per group (#24); None: the documented windows
@@ -207,6 +211,8 @@ class FloodLimiter:
             c.lease_ttl,
             self.journal,
             clock,
+            fleet=fleet if kv.cluster else None,
+            recharge=self._charge_overall,
         )
 
     @property
@@ -460,6 +466,12 @@ class FloodLimiter:
         for key, window in buckets:
             if paid > now - window.seconds:
                 self.journal.refund(key, paid, int(cost))
+
+    async def _charge_overall(self) -> int:
+        """The journal's entries of the fleet-wide window counted there again
+        (its key answers again after a fault, #40)."""
+        bucket = self.keys.rate_all()
+        return await self.charge(lambda key: key == bucket)
 
     async def charge(self, only: Callable[[str], bool] | None = None) -> int:
         """Count this process's journal in the shared windows again (after Redis
