@@ -22,6 +22,10 @@ from telegram_bot.views.i18n import N_, Translator
 
 TABLE_PARAM = "t"
 """The page's query parameter naming a table: ``MINIAPP_URL?t=<table id>``."""
+REPLAY_PARAM, STEP_PARAM = "r", "s"
+"""A finished game's replay: ``MINIAPP_URL?r=<table id>.<game>&s=<step>``."""
+PLAYER_PARAM = "p"
+"""The player's own page: ``MINIAPP_URL?p=1``."""
 
 APP_LINK = "app_"
 """The ``/start`` payload prefix of the deep link that answers with the
@@ -32,6 +36,10 @@ APP_MARK = "🎴"
 
 OPEN_TABLE = N_("Card table")
 MY_TABLES = N_("My tables")
+RATING_HISTORY = N_("Rating history")
+"""/rating's button to the player page, and the page's chart (#42)."""
+MY_GAMES = N_("My games")
+"""/replay's button to the player page: his ratings and recent games."""
 OPEN_IN_APP = N_("Your game as a real card table: tap the button below to open it.")
 
 
@@ -49,8 +57,19 @@ class MiniApp:
         configured URL has), or the user's lobbies and games."""
         if table_id is None:
             return self.url
+        return self._with((TABLE_PARAM, table_id))
+
+    def replay(self, table_id: str, game: int, step: int = 0) -> str:
+        """The replay viewer's URL of game ``game`` of ``table_id`` at ``step``."""
+        return self._with((REPLAY_PARAM, f"{table_id}.{game}"), (STEP_PARAM, str(step)))
+
+    def player(self) -> str:
+        """The player page's URL: his ratings, reliability and recent games."""
+        return self._with((PLAYER_PARAM, "1"))
+
+    def _with(self, *params: tuple[str, str]) -> str:
         parts = urlsplit(self.url)
-        query = [*parse_qsl(parts.query, keep_blank_values=True), (TABLE_PARAM, table_id)]
+        query = [*parse_qsl(parts.query, keep_blank_values=True), *params]
         return urlunsplit(parts._replace(query=urlencode(query)))
 
     def direct_link(self, table_id: str) -> str | None:
@@ -103,6 +122,21 @@ def with_app_button(
     button = group_button(app, table_id, _) if in_group else private_button(app, table_id, _)
     rows = markup.inline_keyboard if markup is not None else []
     return InlineKeyboardMarkup(inline_keyboard=[*rows, [button]])
+
+
+def replay_button(
+    app: MiniApp, table_id: str, game: int, step: int, _: Translator
+) -> InlineKeyboardButton:
+    """A private chat's button that opens a replay in the Mini App's viewer at
+    ``step`` (the replay message's; #42)."""
+    url = app.replay(table_id, game, step)
+    return InlineKeyboardButton(text=APP_MARK + " " + _("Replay"), web_app=WebAppInfo(url=url))
+
+
+def player_button(app: MiniApp, _: Translator, text: str = MY_GAMES) -> InlineKeyboardButton:
+    """A private chat's button that opens his player page (``/replay``,
+    ``/rating``; #42)."""
+    return InlineKeyboardButton(text=APP_MARK + " " + _(text), web_app=WebAppInfo(url=app.player()))
 
 
 def menu_button(app: MiniApp, _: Translator) -> MenuButtonWebApp:
