@@ -21,6 +21,7 @@ from telegram_bot.views.cards import glyphs, sorted_hand
 from telegram_bot.views.format import action_line, ai_name, bold, name_of
 from telegram_bot.views.i18n import LEVEL_TITLES, N_, Translator
 from telegram_bot.views.keyboards import label_width, row_budget
+from telegram_bot.views.miniapp import MiniApp, replay_button
 from telegram_bot.views.table import render_table
 
 # answers of the replay handlers (telegram_bot/handlers/replay.py)
@@ -35,7 +36,11 @@ REPLAY_LEGEND = N_("◀ ▶ one move · ⏮ ⏭ one bout · ⏪ ⏩ to the start
 """#41: the two rows of arrows under a replay were hard to tell apart."""
 
 
-def render_replay(step: ReplayStep, *, locale: str) -> tuple[str, InlineKeyboardMarkup]:
+def render_replay(
+    step: ReplayStep, *, locale: str, app: MiniApp | None = None
+) -> tuple[str, InlineKeyboardMarkup]:
+    """The step's message; with the Mini App on (``app``), a last button that
+    opens the replay at this step in its viewer (#42)."""
     _ = Translator(locale)
     state = step.state
     seats = step.record["seats"]  # (user, name); an AI seat has no user: named in its words
@@ -72,7 +77,12 @@ def render_replay(step: ReplayStep, *, locale: str) -> tuple[str, InlineKeyboard
     # #41: what each row of arrows does, just above them (cut last if too long)
     legend = _(REPLAY_LEGEND)
     text = "\n".join([head, "👉 " + what, "", table, "", *hands, "", foot])
-    return text[: MAX_TEXT - len(legend) - 2] + "\n\n" + legend, replay_keyboard(step)
+    markup = replay_keyboard(step)
+    if app is not None:
+        rec = step.record
+        button = replay_button(app, rec["table"], rec["game"], step.step, _)
+        markup = InlineKeyboardMarkup(inline_keyboard=[*markup.inline_keyboard, [button]])
+    return text[: MAX_TEXT - len(legend) - 2] + "\n\n" + legend, markup
 
 
 def _level(kind: str | None, _: Translator) -> str:
