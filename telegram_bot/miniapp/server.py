@@ -33,7 +33,9 @@ TELEGRAM_FRAMERS = (
 )
 """Telegram's web clients, which show a Mini App in an iframe."""
 
-STATIC_FILES = frozenset({"table.js", "cards.js", "table.css"})
+STATIC_FILES = frozenset(
+    {"table.js", "cards.js", "board.js", "reads.js", "viewer.js", "player.js", "table.css"}
+)
 """The page's files (anything else under ``static/`` is 404)."""
 
 

@@ -18,7 +18,7 @@ from tables.records import GameResult
 from telegram_bot.buttons.moves import stamp
 from telegram_bot.views.cards import FACE_RANKS
 from telegram_bot.views.format import ai_name, history_lines
-from telegram_bot.views.i18n import Translator
+from telegram_bot.views.i18n import VARIANT_TITLES, Translator
 
 PAGE_EVENTS = 12
 """The latest public events a page shows (its *last moves*)."""
@@ -80,6 +80,7 @@ def page_view(loaded: TableRead, user: int, locale: str = "en") -> dict[str, Any
         "result": None,
         "lines": [],
         "suit_order": list(SUIT_ORDER_HIGH_FIRST) if table.variant == "chuvash" else None,
+        "title": Translator(locale)(VARIANT_TITLES.get(table.variant, table.variant)),
     }
     state = loaded.state
     if state is not None and table.status == PLAYING:

@@ -15,7 +15,7 @@ from telegram_bot.views.format import ai_name
 from telegram_bot.views.i18n import VARIANT_TITLES, Translator, duration
 from telegram_bot.views.miniapp import RATING_HISTORY
 from telegram_bot.views.page import faces
-from telegram_bot.views.replay import PICK_GAME, replay_label
+from telegram_bot.views.replay import PICK_GAME, replay_label, replay_when
 
 
 def player_page(
@@ -79,6 +79,7 @@ def player_page(
                 "variant": record.get("variant"),
                 "at": result.get("at"),
                 "label": replay_label(record, _),  # a button's text: not HTML
+                "when": replay_when(record),
                 "players": [str(n) if u is not None else ai_name(str(n), _) for u, n in seats],
                 "lost": you is not None and result.get("loser") == you,
                 "draw": bool(result.get("draw")),

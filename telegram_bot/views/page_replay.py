@@ -24,6 +24,8 @@ from telegram_bot.views.page import SUIT_ORDER_HIGH_FIRST, faces, page_labels, p
 from telegram_bot.views.replay import _level
 
 FRAME_KEYS = (
+    "attacker",
+    "defender",
     "table",
     "hand_counts",
     "roles",

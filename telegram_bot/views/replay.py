@@ -117,12 +117,17 @@ GAME_MARKS = {"chuvash": "🐓", "shchelkovsky": "🤡"}
 """A game's mark in a /replay entry (its loser's icon in the result)."""
 
 
+def replay_when(record: Mapping[str, Any]) -> str:
+    """A game's mark and when it ended, in UTC and saying so: ``🐓 07.12 11:00 UTC``."""
+    at = datetime.fromtimestamp(record["result"]["at"] / 1000, UTC).strftime("%d.%m %H:%M UTC")
+    return f"{GAME_MARKS.get(record['variant'], '🃏')} {at}"
+
+
 def replay_label(record: Mapping[str, Any], _: Translator) -> str:
     """A /replay list entry that a phone shows whole (#29): the game's mark, when
     it ended -- in UTC, and saying so --, and as many of its players as fit
     («+2» for the rest), never a name cut in the middle."""
-    at = datetime.fromtimestamp(record["result"]["at"] / 1000, UTC).strftime("%d.%m %H:%M UTC")
-    head = f"{GAME_MARKS.get(record['variant'], '🃏')} {at} · "
+    head = replay_when(record) + " · "
     names = [str(n) if u is not None else ai_name(str(n), _) for u, n in record["seats"]]
     for shown in range(len(names), 0, -1):
         rest = len(names) - shown
@@ -132,4 +137,4 @@ def replay_label(record: Mapping[str, Any], _: Translator) -> str:
     return head + f"+{len(names)}"
 
 
-__all__ = ["render_replay", "replay_keyboard", "replay_label"]
+__all__ = ["render_replay", "replay_keyboard", "replay_label", "replay_when"]
