@@ -35,8 +35,10 @@ from tables.model import LiveError, ServiceUnavailable
 from telegram_bot.miniapp.auth import InitDataRefused, PageUser, check_init_data
 from telegram_bot.miniapp.session import TABLE_ID, MoveLimit, PageConfig
 from telegram_bot.usecases.page import PageTables
+from telegram_bot.views.i18n import Translator
 from telegram_bot.views.page_player import player_page
 from telegram_bot.views.page_replay import replay_page
+from telegram_bot.views.replay import EXPIRED, NOT_YOURS
 
 log = logging.getLogger(__name__)
 
@@ -100,14 +102,17 @@ class PageReads:
             return _json({"error": "bad_request"}, 400)
         if not self.limit.allow(user.id):
             return _json({"error": "too_fast"}, 429)
+        locale = "en"
         try:
             locale = await self._locale(user)
             record = await self.cases.replay(user.id, table, int(game))
         except LiveError as e:
+            _ = Translator(locale)  # said as /replay says it
             if e.code == "not_allowed":
-                return _json({"error": "not_allowed"}, 403)
+                return _json({"error": "not_allowed", "text": _(NOT_YOURS)}, 403)
             if e.code == "no_record":
-                return _json({"error": "no_record"}, 404)
+                text = _(EXPIRED, days=self.cases.replay_days)
+                return _json({"error": "no_record", "text": text}, 404)
             raise
         except ServiceUnavailable:
             return _json({"error": "unavailable"}, 503)

@@ -46,6 +46,7 @@ from telegram_bot.usecases.page import PageTables
 from telegram_bot.usecases.press import PageMove, PressOutcome, PressStatus
 from telegram_bot.views import texts
 from telegram_bot.views.i18n import Translator
+from telegram_bot.views.miniapp import replay_start
 from telegram_bot.views.page import TableRead, faces, may_watch, page_labels, page_view
 
 log = logging.getLogger(__name__)
@@ -208,7 +209,10 @@ class PageChannel:
             await ws.send_str(json.dumps({"t": "refused", "reason": e.reason}))
             await ws.close(code=CLOSE_REFUSED)
             return None
-        asked = str(hello.get("table") or "") or user.start_param or ""
+        start = user.start_param or ""
+        if replay_start(start) is not None:  # a replay's link: the page shows no table
+            start = ""
+        asked = str(hello.get("table") or "") or start
         if asked and not TABLE_ID.match(asked):
             asked = ""
         if sum(1 for s in self.sessions if s.user.id == user.id) >= PAGES_PER_USER:

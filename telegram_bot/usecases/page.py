@@ -75,6 +75,11 @@ class PageTables:
         ``no_record`` or ``not_allowed``."""
         return await record_for(self.svc, table, game, user)
 
+    @property
+    def replay_days(self) -> int:
+        """How many days records are kept (what a refused replay says)."""
+        return max(1, round(self.svc.config.replay_ttl / 86400))
+
     async def player(self, user: int) -> PlayerData:
         """His own player page's data (nobody else's: the page proved who he is)."""
         ratings = self.svc.ratings

@@ -108,3 +108,29 @@ async def test_no_button_while_the_mini_app_is_off(
         ann.send("/rating")
         rating = await ann.wait_message("Ratings", timeout=SAFETY)
         assert rating.buttons == []
+
+
+def test_a_groups_result_opens_the_replay_in_place() -> None:
+    """A group refuses a ``web_app`` button: with a short name, the app's
+    direct link to the replay (``startapp=r<game>_<table>``); without one,
+    *Replay* alone, which sends it to the private chat."""
+    from tables import OVER
+    from telegram_bot.views.miniapp import replay_start
+    from telegram_bot.views.table import table_screen
+    from tests.bot.test_render_fair import snap
+
+    tid = "Abc_-123456"
+    assert APP.replay_link(tid, 2) == f"https://t.me/durak_bot/table?startapp=r2_{tid}"
+    assert replay_start(f"r2_{tid}") == (tid, 2)
+    assert replay_start(tid) is None
+    assert replay_start("r1_abcdefgh") is None  # 11 characters: a table id's
+    _text, markup = table_screen(snap(OVER), "durak_bot", app=APP)
+    last = markup.inline_keyboard[-1] if markup is not None else []
+    assert [(b.text, b.url) for b in last] == [
+        ("🎴 Replay", f"https://t.me/durak_bot/table?startapp=r1_{tid}")
+    ]
+    no_short = MiniApp(APP.url, "", "durak_bot")
+    _text, plain = table_screen(snap(OVER), "durak_bot", app=no_short)
+    assert plain is not None
+    assert all(b.url is None for row in plain.inline_keyboard for b in row)
+    assert table_screen(snap(OVER), "durak_bot")[1] == plain

@@ -114,8 +114,11 @@ async def test_a_replay_is_its_players_and_shows_what_the_text_replay_shows(
             q = {"table": tid, "game": "1"}
             eve = init_data(fake.token, EVE, "Eve")  # a real user, not of that game
             status, body = await read(http, url, eve, **q)
-            assert (status, body) == (403, {"error": "not_allowed"})
-            assert (await read(http, url, eve, table=tid, game="2"))[0] == 404
+            assert (status, body["error"]) == (403, "not_allowed")
+            assert body["text"] == "Only the game's players can replay it."  # as /replay says
+            status, body = await read(http, url, eve, table=tid, game="2")
+            assert (status, body["error"]) == (404, "no_record")
+            assert "replays are kept for" in body["text"]
             status, got = await read(http, url, init_data(fake.token, BOB, "Bob", lang="ru"), **q)
             assert status == 200
             status, mine = await read(http, url, init_data(fake.token, ANN, "Ann"), **q)

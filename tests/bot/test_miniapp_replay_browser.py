@@ -28,12 +28,19 @@ from tables import TableService
 from telegram_bot.miniapp.server import mount
 from tests.bot.e2e_kit import running
 from tests.bot.miniapp_kit import MINIAPP, init_data
-from tests.bot.test_miniapp_browser import DARK, STAND_IN
+from tests.bot.test_miniapp_browser import DARK
+from tests.bot.test_miniapp_browser import STAND_IN as PLAIN_STAND_IN
 from tests.sandbox.test_browser import CHROMIUM_ARGS, WAIT_MS, chromium_path
 
 pytestmark = pytest.mark.slow
 
 PLAYERS = [(7201, "Ann <b>bold</b>"), (7202, "Bob"), (7203, "Dasha")]
+STAND_IN = PLAIN_STAND_IN.replace(
+    "initDataUnsafe: {}",
+    'initDataUnsafe: Object.fromEntries(new URLSearchParams(hash.get("tgWebAppData") || ""))',
+)
+"""The stand-in, with the init data's ``start_param`` (a direct link's)."""
+assert STAND_IN != PLAIN_STAND_IN
 
 
 @pytest.fixture
@@ -49,25 +56,35 @@ async def fake() -> AsyncIterator[FakeTelegram]:
         yield server
 
 
-async def finished_game(svc: TableService, seed: int) -> str:
-    """A rated Chuvash game of three, played to its end through the service."""
+async def play_out(svc: TableService, tid: str, rng: random.Random) -> None:
+    for _ in range(5000):
+        table, state, version = await svc.tables.get(tid)
+        assert state is not None
+        if state.over:
+            return
+        seat = state.to_act()[0]
+        player = table.seats[seat].user
+        assert player is not None
+        action = rng.choice(state.legal_actions(seat)).text()
+        await svc.games.apply(tid, player, action, version)
+    raise AssertionError("the game did not end")
+
+
+async def finished_games(svc: TableService, seed: int, games: int = 3) -> str:
+    """Rated Chuvash games of three (a match), played to their end through the
+    service."""
     (first, name), *rest = PLAYERS
     made = await svc.lobbies.create_lobby(first, name, chat=None, variant="chuvash", timer=0)
     for user, other in rest:
         await svc.lobbies.join(made.table_id, user, other)
     await svc.games.start(made.table_id, first)
     rng = random.Random(seed)
-    for _ in range(5000):
-        table, state, version = await svc.tables.get(made.table_id)
-        assert state is not None
-        if state.over:
-            return made.table_id
-        seat = state.to_act()[0]
-        player = table.seats[seat].user
-        assert player is not None
-        action = rng.choice(state.legal_actions(seat)).text()
-        await svc.games.apply(made.table_id, player, action, version)
-    raise AssertionError("the game did not end")
+    await play_out(svc, made.table_id, rng)
+    for _game in range(1, games):  # a rematch starts once all of them said yes
+        for user, _name in PLAYERS:
+            await svc.games.rematch(made.table_id, user)
+        await play_out(svc, made.table_id, rng)
+    return made.table_id
 
 
 async def test_the_replay_viewer_steps_and_the_player_page_opens_it(
@@ -80,8 +97,9 @@ async def test_the_replay_viewer_steps_and_the_player_page_opens_it(
     async with running(
         redis_url, redis_prefix, fake, telegram_web_app_js=f"{base}/tg.js", **MINIAPP
     ) as h:
-        tid = await finished_game(h.svc, seed)
+        tid = await finished_games(h.svc, seed)
         record = await h.svc.replays.record(tid, 1)
+        rated = [e for e in await h.svc.ratings.history(PLAYERS[0][0]) if e["table"] == tid]
         assert h.bot is not None
         assert h.bot.app.page_server is not None
         root = web.Application()
@@ -96,7 +114,10 @@ async def test_the_replay_viewer_steps_and_the_player_page_opens_it(
         await web.SockSite(runner, sock).start()
         try:
             init = init_data(fake.token, PLAYERS[0][0], "Ann", lang="ru")
-            await _in_browser(base, tid, init, record, tmp_path)
+            others = init_data(fake.token, 7299, "Eve", start_param=f"r1_{tid}")
+            mine = init_data(fake.token, PLAYERS[1][0], "Bob", start_param=f"r1_{tid}")
+            ends = await _in_browser(base, tid, init, record, len(rated), tmp_path)
+            await _from_the_group(base, mine, others, ends)
         finally:
             await runner.cleanup()
 
@@ -110,8 +131,9 @@ def _hash(init: str, theme: dict[str, str] | None = None) -> str:
 
 
 async def _in_browser(
-    base: str, tid: str, init: str, record: dict[str, Any], tmp_path: Path
-) -> None:
+    base: str, tid: str, init: str, record: dict[str, Any], rated: int, tmp_path: Path
+) -> int:
+    """The viewer and the player page; the step that ends a bout first."""
     from playwright.async_api import async_playwright
 
     steps = replay_steps(record)
@@ -163,12 +185,21 @@ async def _in_browser(
             await page.keyboard.press("End")
             await at_step(last)
             assert await page.locator("#replay-next").is_disabled()
+            # a bout taken or beaten off flies off the table (a CSS animation)
+            ends = next(
+                k
+                for k in range(2, len(steps))
+                if steps[k - 1].state.table and not steps[k].state.table
+            )
+            beaten = steps[ends].state.discard != steps[ends - 1].state.discard
+            assert await _flies(page, ends) == ["leaving " + ("beaten" if beaten else "taken")]
             slider = page.locator("#replay-slider")
             await slider.evaluate(
                 "(el, k) => { el.value = String(k); el.dispatchEvent(new Event('input')); }", busy
             )
             await at_step(busy)
             assert await page.locator("#bout .pair").count() == len(steps[busy].state.table)
+            assert await page.locator("#centre .leaving").count() == 0  # nothing in flight
             await page.screenshot(path=f"{shots}-replay.png")
             # the player page, from /rating's or /replay's button: ?p=1
             await page.goto(f"{base}/app/?p=1" + _hash(init, DARK))
@@ -177,9 +208,11 @@ async def _in_browser(
             )
             chuvash = page.locator(".rating[data-variant='chuvash']")
             assert await chuvash.locator(".chart polyline").count() == 1
-            assert await chuvash.locator(".chart circle").count() == 1  # one rated game
+            assert rated >= 2
+            assert await chuvash.locator(".chart circle").count() == rated  # a dot a game
             assert await page.locator(".rating[data-variant='shchelkovsky'] .chart").count() == 0
             await page.screenshot(path=f"{shots}-player.png")
+            assert await page.locator(".games button").count() == 3
             await page.locator(f".games button[data-replay='{tid}.1']").click()
             await page.wait_for_function(
                 "() => document.body.dataset.route === 'replay'", timeout=WAIT_MS
@@ -191,6 +224,67 @@ async def _in_browser(
                 "() => document.body.dataset.route === 'player' && document.body.dataset.player === '1'",
                 timeout=WAIT_MS,
             )
+            assert not errors, errors
+            await context.close()
+        finally:
+            await browser.close()
+    return ends
+
+
+async def _flies(page: Any, step: int) -> list[str]:
+    """The classes of what flies off the table when the viewer steps from
+    ``step - 1`` to ``step`` (seen as added, whenever it is removed again)."""
+    slider = page.locator("#replay-slider")
+    await slider.evaluate(
+        "(el, k) => { el.value = String(k); el.dispatchEvent(new Event('input')); }", step - 1
+    )
+    await page.wait_for_function(
+        "k => document.body.dataset.step === String(k)", arg=step - 1, timeout=WAIT_MS
+    )
+    await page.evaluate(
+        """() => {
+          window.flown = [];
+          new MutationObserver((changes) => {
+            for (const c of changes) for (const n of c.addedNodes)
+              if (n.classList && n.classList.contains("leaving")) window.flown.push(n.className);
+          }).observe(document.getElementById("centre"), { childList: true });
+        }"""
+    )
+    await page.locator("#replay-next").click()
+    await page.wait_for_function(
+        "k => document.body.dataset.step === String(k)", arg=step, timeout=WAIT_MS
+    )
+    flown: list[str] = await page.evaluate("() => window.flown")
+    return flown
+
+
+async def _from_the_group(base: str, mine: str, others: str, ends: int) -> None:
+    """The group's result message opens the replay in place (a direct link,
+    ``startapp=r<game>_<table>``): its player sees it, anyone else is told
+    what ``/replay`` tells him."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        try:
+            context = await browser.new_context(
+                viewport={"width": 390, "height": 760}, reduced_motion="reduce"
+            )
+            errors: list[str] = []
+            page = await context.new_page()
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            await page.goto(f"{base}/app/" + _hash(mine))
+            await page.wait_for_function(
+                "() => document.body.dataset.step === '0'", timeout=WAIT_MS
+            )
+            assert await page.locator("#seats .seat.you .name").inner_text() == "Bob"
+            assert await _flies(page, ends) == []  # prefers-reduced-motion: nothing flies
+            page = await context.new_page()  # a hash alone would not load it again
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            await page.goto(f"{base}/app/" + _hash(others))
+            status = page.locator("#status", has_text="Only the game's players can replay it.")
+            await status.wait_for(timeout=WAIT_MS)
+            assert await page.locator("#seats .seat").count() == 0
             assert not errors, errors
             await context.close()
         finally:

@@ -75,6 +75,7 @@ export function renderCentre(game, old, { labels = {}, suitOrder: order = null, 
   deck.replaceChildren();
   bout.replaceChildren();
   stock.replaceChildren();
+  for (const gone of document.querySelectorAll("#centre > .leaving")) gone.remove();  // a jump since
   if (discard) discard.replaceChildren();
   if (!game) return;
   if (game.stock_count > 0) deck.append(cardBack());

@@ -34,7 +34,7 @@ export async function open() {
   if (!me.games.length) list.append(element("li", "none", labels.none));
   for (const g of me.games) {
     const item = element("li", "game" + (g.lost ? " lost" : ""), "");
-    const label = element("span", "label", g.when + " \u00b7 " + g.players.join(", "));
+    const label = element("span", "label", `${g.when} \u00b7 #${g.game} \u00b7 ${g.players.join(", ")}`);
     label.title = g.label;
     item.append(label);
     const b = element("button", "replay-link", "\u{1F39E} " + labels.replay);

@@ -320,8 +320,17 @@ export function go(params, replace = false) {
   route();
 }
 
+// A group's result message opens a replay by the app's direct link:
+// startapp=r<game>_<table> (longer than any table id, 11 characters).
+function startedReplay() {
+  const start = (tg && tg.initDataUnsafe && tg.initDataUnsafe.start_param) || "";
+  const m = /^r(\d{1,9})_([A-Za-z0-9_-]{1,64})$/.exec(start);
+  return m && start.length > 11 ? m[2] + "." + m[1] : null;
+}
+
 function route() {
   const q = new URLSearchParams(window.location.search);
+  if (![...q.keys()].length && startedReplay()) q.set("r", startedReplay());
   const back = tg && tg.BackButton;
   if (q.get("r")) {
     document.body.dataset.route = "replay";

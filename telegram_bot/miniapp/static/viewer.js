@@ -21,7 +21,7 @@ export async function open(ref, step) {
     try {
       viewer.game = await read("api/replay", { table, game });
     } catch (e) {
-      $("status").textContent = (e.body && e.body.error) || String(e.message);
+      $("status").textContent = (e.body && (e.body.text || e.body.error)) || String(e.message);
       return;
     }
     setFaces(viewer.game.faces);
