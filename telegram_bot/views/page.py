@@ -143,4 +143,6 @@ def page_labels(_: Translator) -> dict[str, str]:
         "trump": _("trump {suit}", suit="{suit}"),
         "no_trump": _("no trump"),
         "waiting": _("Waiting for {names}", names="{names}"),
+        "replay": _("Replay"),  # the game over: its replay in the viewer (#42)
+        "ratings": _("Ratings"),  # his player page
     }

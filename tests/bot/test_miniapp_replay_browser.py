@@ -201,7 +201,13 @@ async def _in_browser(
             assert await page.locator("#bout .pair").count() == len(steps[busy].state.table)
             assert await page.locator("#centre .leaving").count() == 0  # nothing in flight
             await page.screenshot(path=f"{shots}-replay.png")
-            # the player page, from /rating's or /replay's button: ?p=1
+            # the player page: from the page's own header ...
+            await page.locator("#to-player").click()
+            await page.wait_for_function(
+                "() => document.body.dataset.route === 'player' && document.body.dataset.player === '1'",
+                timeout=WAIT_MS,
+            )
+            # ... and from /rating's or /replay's button: ?p=1
             await page.goto(f"{base}/app/?p=1" + _hash(init, DARK))
             await page.wait_for_function(
                 "() => document.body.dataset.player === '1'", timeout=WAIT_MS
@@ -218,6 +224,14 @@ async def _in_browser(
                 "() => document.body.dataset.route === 'replay'", timeout=WAIT_MS
             )
             assert "?r=" in page.url
+            # the table's page once its game is over: the game's replay
+            await page.goto(f"{base}/app/?t={tid}" + _hash(init))
+            await page.locator("#to-replay").click()
+            await page.wait_for_function(
+                "() => document.body.dataset.route === 'replay' && document.body.dataset.step === '0'",
+                timeout=WAIT_MS,
+            )
+            assert f"?r={tid}.3" in page.url  # the match's last game
             # the menu button: no table to show -> his page
             await page.goto(f"{base}/app/" + _hash(init))
             await page.wait_for_function(

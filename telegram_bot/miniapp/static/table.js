@@ -244,6 +244,15 @@ function button(text, action, style = "") {
 function renderActions(game) {
   const box = $("actions");
   box.replaceChildren();
+  const over = page.view && page.view.result;
+  if (over) {  // the game over: its replay, step by step (#42)
+    const b = document.createElement("button");
+    b.type = "button";
+    b.id = "to-replay";
+    b.textContent = "\u{1F39E} " + (page.labels.replay || "Replay");
+    b.addEventListener("click", () => go({ r: page.view.table + "." + over.game, s: "0" }));
+    box.append(b);
+  }
   if (!game) return;
   const moves = legal();
   const card = page.selected[page.selected.length - 1];
@@ -360,4 +369,5 @@ if (tg) {
   if (tg.BackButton) tg.BackButton.onClick(() => history.back());
 }
 window.addEventListener("popstate", route);
+$("to-player").addEventListener("click", () => go({ p: "1" }));
 route();
