@@ -18,10 +18,10 @@ from engine import public_view
 from engine.cards import card_names
 from engine.replay import ReplayStep
 from telegram_bot.views.cards import sorted_hand
-from telegram_bot.views.format import action_line, ai_name, isolated, short_name
+from telegram_bot.views.format import action_line, isolated, short_name
 from telegram_bot.views.i18n import VARIANT_TITLES, Translator
 from telegram_bot.views.page import SUIT_ORDER_HIGH_FIRST, faces, page_labels, plain
-from telegram_bot.views.replay import _level
+from telegram_bot.views.replay import replay_names
 
 FRAME_KEYS = (
     "attacker",
@@ -41,17 +41,6 @@ FRAME_KEYS = (
     "draw",
 )
 """What a step keeps of the public view (:func:`engine.public_view`)."""
-
-
-def replay_names(record: dict[str, Any] | Any, _: Translator) -> list[str]:
-    """The seats' names as the replay message says them: an AI seat in the
-    reader's words, with its level (plain text: the page sets text)."""
-    seats = record["seats"]
-    kinds = record.get("ai") or [None] * len(seats)
-    return [
-        str(n) if u is not None else ai_name(str(n), _) + _level(kind, _)
-        for (u, n), kind in zip(seats, kinds, strict=False)
-    ]
 
 
 def replay_frame(step: ReplayStep, names: Sequence[str], _: Translator) -> dict[str, Any]:
@@ -112,4 +101,4 @@ def replay_page(steps: Sequence[ReplayStep], user: int, locale: str) -> dict[str
     }
 
 
-__all__ = ["replay_frame", "replay_names", "replay_page"]
+__all__ = ["replay_frame", "replay_page"]

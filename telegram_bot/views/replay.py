@@ -43,12 +43,7 @@ def render_replay(
     opens the replay at this step in its viewer (#42)."""
     _ = Translator(locale)
     state = step.state
-    seats = step.record["seats"]  # (user, name); an AI seat has no user: named in its words
-    kinds = step.record.get("ai") or [None] * len(seats)  # each AI seat's kind (#29)
-    names = [
-        str(n) if u is not None else ai_name(str(n), _) + _level(kind, _)
-        for (u, n), kind in zip(seats, kinds, strict=False)
-    ]
+    names = replay_names(step.record, _)
     head = (
         "🎞 "
         + bold(_("Replay"))
@@ -83,6 +78,18 @@ def render_replay(
         button = replay_button(app, rec["table"], rec["game"], step.step, _)
         markup = InlineKeyboardMarkup(inline_keyboard=[*markup.inline_keyboard, [button]])
     return text[: MAX_TEXT - len(legend) - 2] + "\n\n" + legend, markup
+
+
+def replay_names(record: Mapping[str, Any], _: Translator) -> list[str]:
+    """The seats' names as a replay says them (raw text): an AI seat -- it has
+    no user -- in the reader's words, with its level from the kind the record
+    keeps (#29)."""
+    seats = record["seats"]  # (user, name)
+    kinds = record.get("ai") or [None] * len(seats)
+    return [
+        str(n) if u is not None else ai_name(str(n), _) + _level(kind, _)
+        for (u, n), kind in zip(seats, kinds, strict=False)
+    ]
 
 
 def _level(kind: str | None, _: Translator) -> str:
@@ -137,4 +144,4 @@ def replay_label(record: Mapping[str, Any], _: Translator) -> str:
     return head + f"+{len(names)}"
 
 
-__all__ = ["render_replay", "replay_keyboard", "replay_label", "replay_when"]
+__all__ = ["render_replay", "replay_keyboard", "replay_label", "replay_names", "replay_when"]
