@@ -226,6 +226,17 @@ async def _in_browser(
             assert "?r=" in page.url
             # the table's page once its game is over: the game's replay
             await page.goto(f"{base}/app/?t={tid}" + _hash(init))
+            await page.locator("#to-replay").wait_for(timeout=WAIT_MS)
+            await page.locator("#to-player").click()  # his page, and back: the table again
+            await page.wait_for_function(
+                "() => document.body.dataset.route === 'player' && document.body.dataset.player === '1'",
+                timeout=WAIT_MS,
+            )
+            assert await page.locator("#to-replay").is_hidden()
+            await page.go_back()
+            await page.locator("#to-replay").wait_for(timeout=WAIT_MS)
+            assert await page.locator("#seats .seat").count() == 3
+            assert "Чувашский петух" in await page.locator("#title").inner_text()
             await page.locator("#to-replay").click()
             await page.wait_for_function(
                 "() => document.body.dataset.route === 'replay' && document.body.dataset.step === '0'",

@@ -178,7 +178,7 @@ function show(view) {
 // a redraw of the same view (a tap) animates nothing.
 function render(before = page.view) {
   const view = page.view;
-  if (!view) return;
+  if (!view || !onTable()) return;  // a replay or his page is shown: drawn on the way back
   const game = view.game;
   document.body.dataset.version = String(view.version);  // what it shows (tests, debugging)
   $("title").textContent = titleOf(view);
@@ -287,6 +287,7 @@ function renderTimer(view) {
   clearInterval(page.timerTick);
   const el = $("timer");
   const tick = () => {
+    if (!onTable()) return;
     if (!view.deadline || view.status !== "playing") {
       el.textContent = "";
       return;
@@ -316,6 +317,10 @@ function onMainButton() {
 }
 
 // ------------------------------------------------------------------ routes
+function onTable() {
+  return document.body.dataset.route === "table";
+}
+
 // ?t=<table> (or none): the live table; ?r=<table>.<game>[&s=<step>]: the
 // replay viewer; ?p=1: his own page. Moving between them keeps the URL's
 // hash, where Telegram puts the init data.
@@ -352,6 +357,8 @@ function route() {
     if (!live) {
       live = true;
       connect();
+    } else {
+      render();  // back from a replay or his page: the table of now, drawn again
     }
   }
   if (document.body.dataset.route !== "table" && tg && tg.MainButton) tg.MainButton.hide();
