@@ -185,3 +185,23 @@ async def test_the_player_page_is_his_own(
 
 def test_chuvash_suit_order_is_c3() -> None:
     assert "".join(SUIT_ORDER_HIGH_FIRST) == "SHDC"  # C3: ♠ > ♥ > ♦ > ♣
+
+
+async def test_a_flood_of_reads_is_refused(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """A replay is replayed through the rules: a user's reads are limited
+    like his moves (``MINIAPP_MOVES`` in ``MINIAPP_MOVES_WINDOW``), another
+    user's are not touched."""
+    limit = {"miniapp_moves": 2, "miniapp_moves_window": 600.0}
+    async with running(redis_url, redis_prefix, fake, **MINIAPP, **limit) as h:
+        tid = await finished_game(h.svc, random.randrange(2**62))
+        ann = init_data(fake.token, ANN, "Ann")
+        async with serving(h) as base, aiohttp.ClientSession() as http:
+            q = {"table": tid, "game": "1"}
+            got = [(await read(http, f"{base}/api/replay", ann, **q))[0] for _ in range(2)]
+            assert got == [200, 200]
+            status, body = await read(http, f"{base}/api/player", ann)
+            assert (status, body["error"]) == (429, "too_fast")
+            bob = init_data(fake.token, BOB, "Bob")
+            assert (await read(http, f"{base}/api/replay", bob, **q))[0] == 200
