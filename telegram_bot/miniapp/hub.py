@@ -111,13 +111,19 @@ class LiveHub:
             return
         self._wanted[table] = max(version, self._wanted.get(table, 0))
         if table not in self._reading:
-            task = asyncio.create_task(self._read(table))
-            self._reading[table] = task
-            task.add_done_callback(lambda _t: self._reading.pop(table, None))
+            self._reading[table] = asyncio.create_task(self._read(table))
 
     async def _read(self, table: str) -> None:
         """Read ``table`` and hand it to its pages, again while a newer version
-        was announced than the one read."""
+        was announced than the one read.  It leaves ``_reading`` in the same
+        step as it ends (a done-callback runs a step later: an announcement in
+        between was dropped, a page stayed behind)."""
+        try:
+            await self._read_while_wanted(table)
+        finally:
+            self._reading.pop(table, None)
+
+    async def _read_while_wanted(self, table: str) -> None:
         while table in self._viewers:
             wanted = self._wanted.get(table, 0)
             try:

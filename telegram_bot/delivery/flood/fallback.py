@@ -206,6 +206,7 @@ class FallbackFloodLimiter:
         self.charged = 0  # entries of the journal added to Redis after an outage
         self._down: dict[Scope, float] = {}  # scope -> until when it falls back
         self._charge_due: set[Scope] = set()  # failed: charge the journal before use
+        self._fell: dict[Scope, float] = {}  # scope -> when it began to fall back
         self._probed: dict[Scope, float] = {}  # scope -> when Redis was last asked
         # messages sent or edited meanwhile -> the newest table version sent to it
         # then ('' none): kept in its digest once Redis answers again (#40)
@@ -232,6 +233,7 @@ class FallbackFloodLimiter:
         scope, now = self._scope(chat_id), float(self.clock())
         self._down[scope] = now + self.fallback_for
         self._probed[scope] = now
+        self._fell.setdefault(scope, now)  # a new fault, not a failed probe
         self._charge_due.add(scope)
 
     def _probe(self, chat_id: int | None) -> bool:
@@ -285,7 +287,9 @@ class FallbackFloodLimiter:
             try:
                 if back:
                     await self._redis_back(chat_id)
-                return await call()
+                got = await call()
+                self._fell.pop(self._scope(chat_id), None)  # the fault is over
+                return got
             except ServiceUnavailable as e:
                 self._failed(e, chat_id)
         return DOWN
@@ -325,7 +329,9 @@ class FallbackFloodLimiter:
         if got is not DOWN:
             return got
         if edit.version:  # a table's render (#40)
-            if not await self._claimed(edit):  # judged once the shared state answers
+            # judged once the shared state answers, unless claimed once its
+            # chat's windows hold no other process's sends from before the fault
+            if not self._settled(edit.to) or not await self._claimed(edit):
                 self.held_edits += 1
                 self._held.add(key)
                 return Verdict(BUSY)
@@ -336,6 +342,17 @@ class FallbackFloodLimiter:
         if edit.prepaid:
             return Verdict(0.0)  # unknown: send it (no lease: the process's own order)
         return self._local_take(edit.to, 1)
+
+    def _settled(self, to: To) -> bool:
+        """Has every window of a message ``to`` a chat turned over since the
+        fault began?  Until then they may hold what the other processes sent
+        just before it, which this one cannot see: its share is only safe on
+        top of its own (#40: a claimed render sent at once joined them, a 429
+        in the fleet benchmark).  Other calls take the share at once: an
+        answer must not wait a group's minute."""
+        scope, now = self._scope(_chat(to)), float(self.clock())
+        since = self._fell.get(scope, now)
+        return now >= since + max(window.seconds for _key, window in self._buckets(to))
 
     def _touch(self, key: tuple[int, int], version: str) -> None:
         self._touched[key] = shown_after(version, self._touched.get(key, ""))
