@@ -97,7 +97,8 @@ async def test_reads_refuse_a_page_that_proves_no_user(
                     assert "frames" not in body
                     assert "ratings" not in body
             # a well-formed page asks for what does not parse
-            for bad in ({"table": tid, "game": "x"}, {"table": "../x", "game": "1"}, {}):
+            malformed = ({"table": tid, "game": g} for g in ("x", "²", "0", "-1", "1" * 10))
+            for bad in (*malformed, {"table": "../x", "game": "1"}, {}):
                 assert (await read(http, replay, ann, **bad))[0] == 400
 
 
