@@ -57,6 +57,7 @@ function receive(frame) {
     case "hello":
       page.labels = frame.labels || {};
       setFaces(frame.faces);
+      if (page.labels.ratings) $("to-player").title = page.labels.ratings;
       break;
     case "view":
       show(frame.view);
