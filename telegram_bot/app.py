@@ -276,7 +276,7 @@ class BotApp:
                 self.svc, delivery.clock, s.press_reply_window * s.telegram_time_scale
             ),
             watch=WatchTable(snapshots, self.ui, delivery, self.miniapp),
-            replay=ReplayGame(self.svc, delivery),
+            replay=ReplayGame(self.svc, delivery, self.miniapp),
             standings=Standings(self.svc, self.prefs),
             arena=ArenaActions(self.svc, delivery, self.prefs, username),
             page=PageTables(self.svc, self.prefs, press),

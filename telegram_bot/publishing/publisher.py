@@ -215,7 +215,7 @@ class Publisher:
             case TableOffered():
                 await self.lobbies.offer_table(change)
             case ReplayStepped():
-                text, markup = render_replay(change.step, locale=change.locale)
+                text, markup = render_replay(change.step, locale=change.locale, app=self.app)
                 await self.delivery.edit(change.user, change.message_id, text, markup)
             case ArenaWoke():
                 await self._arena_woke(change)
