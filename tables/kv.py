@@ -110,6 +110,23 @@ class KeyValueStore:
     async def zrem(self, key: str, *members: str) -> int:
         return int(await self.store.one(lambda p: p.zrem(key, *members)))
 
+    async def heartbeat(
+        self, key: str, member: str, now: int, since: int, *, ttl_ms: int | None = None
+    ) -> list[str]:
+        """Score ``member`` ``now`` in the sorted set ``key`` and read the members
+        scored after ``since`` (the live ones) -- one round trip, two commands;
+        with ``ttl_ms`` also the members scored before drop out and the key's
+        TTL is (re)set (two more)."""
+
+        def build(p: Any) -> None:
+            p.zadd(key, {member: now})
+            if ttl_ms is not None:
+                p.zremrangebyscore(key, "-inf", f"({since}")
+                p.pexpire(key, ttl_ms)
+            p.zrangebyscore(key, f"({since}", "+inf")
+
+        return [text(m) for m in (await self.store.run(build))[-1]]
+
     # ------------------------------------------------------------------ any key
     async def delete(self, *keys: str) -> int:
         """Delete ``keys`` (one ``DEL`` each, pipelined: on Redis Cluster they may

@@ -511,6 +511,7 @@ class BotApp:
             backoff.reset()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.stop.wait(), every)
+        await self.publisher.stop_repairs()  # its shards to the others at once (#39)
 
     async def _forever(self, name: str, run: Callable[[Backoff], Awaitable[None]]) -> None:
         """Run ``run`` until stopped; after ANY exception (Redis down, a bug in a

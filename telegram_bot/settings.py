@@ -137,8 +137,8 @@ class Settings(BaseSettings):
     a process that dies between a write and its render loses no update
     (:mod:`telegram_bot.state.pending_renders`)."""
     render_shards: int = Field(default=4, ge=1)
-    """Redis slots the pending-render marks are spread over (each process sweeps
-    each one every ``render_grace / 4`` seconds)."""
+    """Redis slots the pending-render marks are spread over (each one swept every
+    ``render_grace / 4`` seconds by one of the live processes, #39)."""
     press_reply_window: float = Field(default=10.0, gt=0)
     """Seconds after a press arrives that an ephemeral reply (*My cards*) is still
     tied to it; later it goes out untied (Telegram refuses a reply to a press

@@ -458,6 +458,10 @@ class Publisher:
         claimed and rendered again (:mod:`telegram_bot.state.pending_renders`)."""
         return await self.guard.repair_due(self.repair)
 
+    async def stop_repairs(self) -> None:
+        """This process sweeps no more (its shards go to the others at once, #39)."""
+        await self.guard.stop_sweeping()
+
     async def _render(self, snap: Snapshot, seats: set[int] | None, actor: int | None) -> Sent:
         """Ask for the edits of a render; what each became (:meth:`Delivery.settled`)."""
         t, ui = snap.table, snap.ui

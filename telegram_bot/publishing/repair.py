@@ -87,11 +87,12 @@ class RenderGuard:
             log.warning("render of %s#%s: its mark not kept or cleared (%s)", table_id, version, e)
 
     async def repair_due(self, rerender: Rerender) -> list[str]:
-        """Claim the marks that outlived their owner and render those tables
-        again; the tables claimed."""
+        """One sweep of this process's share of the shards (#39): claim the
+        marks that outlived their owner and render those tables again; the
+        tables claimed."""
         if self.marks is None:
             return []
-        claimed = await self.marks.claim_due()
+        claimed = await self.marks.sweep()
         for c in claimed:
             if c.tries < 0:
                 tries = self.marks.max_tries
@@ -101,6 +102,16 @@ class RenderGuard:
             log.info("repairing the render of %s#%s (try %s)", c.table, c.version, c.tries)
         await asyncio.gather(*(rerender(c.table, c.version) for c in todo), return_exceptions=True)
         return [c.table for c in todo]
+
+    async def stop_sweeping(self) -> None:
+        """This process sweeps no more: the others take its shards at their
+        next sweep (#39; a Redis fault logged: they take them once its
+        heartbeat is old)."""
+        if self.marks is not None:
+            try:
+                await self.marks.leave()
+            except ServiceUnavailable as e:
+                log.warning("render sweep: not left: %s", e)
 
     async def aclose(self) -> None:
         """Wait a little (``grace``) for the renders being watched -- their marks

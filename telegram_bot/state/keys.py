@@ -151,7 +151,9 @@ class RenderKeys:
 
     ``P render:{r<k>}:due`` (sorted set: table -> its deadline in ms) and
     ``P render:{r<k>}:v`` (hash: table -> ``<version>:<tries>``); both expire
-    ``ttl`` (an hour by default) after the last mark set in the shard."""
+    ``ttl`` (an hour by default) after the last mark set in the shard.
+    ``P render:sweepers`` (sorted set: a sweeping process -> its last sweep,
+    ms): who shares the sweep (#39)."""
 
     def __init__(self, kv: KeyValueStore) -> None:
         self.kv = kv
@@ -163,6 +165,10 @@ class RenderKeys:
     def versions(self, shard: int) -> str:
         """``P render:{r<k>}:v``."""
         return self.kv.key(f"render:{{r{shard}}}:v")
+
+    def sweepers(self) -> str:
+        """``P render:sweepers``."""
+        return self.kv.key("render:sweepers")
 
 
 class BudgetKeys:

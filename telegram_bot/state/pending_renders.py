@@ -15,14 +15,27 @@ renders the table at its current version.  Repairing a render that did go out
 costs no message: the shared digest (:mod:`telegram_bot.delivery.flood.limiter`) drops an edit
 that changes nothing and refuses an older version.
 
-Every process sweeps, none is elected: a claim is one atomic script per
-shard, so no lease is needed and no hand-over delay follows the death of a
-sweeper.  The marks are split into ``shards`` slots by ``crc32(table) mod
+A claim is one atomic script per shard: two processes sweeping one shard
+never claim one mark twice, and no lease is needed.  The sweep is still split
+over the fleet (#39: idle traffic that does not grow with the processes).  At
+each sweep (every ``grace / 4`` seconds) a process beats its heartbeat in ``P
+render:sweepers`` and reads the live sweepers (heard within ``grace / 2``; two
+commands, :meth:`RenderMarks.sweepers_now`), then sweeps only its own shards:
+shard ``k`` is the ``k mod n``-th of the ``n`` live sweepers, by name.  A
+process that stops leaves the set (:meth:`RenderMarks.leave`): the others take
+its shards at their next sweep.  One that dies drops out ``grace / 2`` after
+its last sweep, so its shards are swept again within ``3/4 grace`` of its
+death (its own marks are due by ``grace`` after it anyway).  While the
+sweepers' views differ (a process started or died since another's last read)
+a shard may be swept by two (each mark is still claimed once) or, for one
+sweep, by none.
+
+The marks are split into ``shards`` slots by ``crc32(table) mod
 shards`` (like the timer hints), each shard a sorted set of deadlines and a
 hash of versions under one hash tag ``{r<k>}`` (one slot: every script is
 cluster-safe, and the shards spread over a cluster's nodes;
-:class:`telegram_bot.state.keys.RenderKeys`).  A sweep is one
-script per shard every ``grace / 4`` seconds; a render costs two scripts (set
+:class:`telegram_bot.state.keys.RenderKeys`).  A sweep costs the heartbeat and
+one script per own shard; a render costs two scripts (set
 and clear), sent alongside its snapshot and after its edits -- it waits for
 neither.  A mark is claimed at most ``max_tries`` times without a newer
 version, and a shard idle for ``ttl`` seconds expires: a table whose render
@@ -34,6 +47,7 @@ from __future__ import annotations
 
 import logging
 import math
+import secrets
 import time
 import zlib
 from dataclasses import dataclass
@@ -44,6 +58,10 @@ from tables.kv import Script
 from telegram_bot.state.keys import RenderKeys
 
 log = logging.getLogger(__name__)
+
+CLEAN_SWEEPERS_S = 30.0
+"""How often a sweep also drops the dead sweepers' heartbeats and renews the
+``P render:sweepers`` key's TTL (#39: the live ones are told by score meanwhile)."""
 
 # KEYS[1] the shard's deadlines (zset table -> ms), KEYS[2] its marks (hash
 # table -> '<version>:<tries>').  ARGV table, version, deadline ms, ttl ms.  A
@@ -137,6 +155,7 @@ class RenderMarks:
         max_tries: int = 5,
         ttl: float = 3600.0,
         batch: int = 50,
+        owner: str | None = None,
     ) -> None:
         if grace <= 0 or shards < 1 or max_tries < 1:
             raise ValueError("grace > 0, shards >= 1 and max_tries >= 1 needed")
@@ -148,6 +167,10 @@ class RenderMarks:
         self.max_tries = max_tries
         self.ttl_ms = math.ceil(ttl * 1000)
         self.batch = batch
+        # this process's name among the sweepers (#39), and when it last
+        # dropped the dead ones from their set
+        self.owner = owner or secrets.token_hex(8)
+        self._cleaned: float | None = None
         self._set = kv.script(SET_LUA)
         self._keep = kv.script(KEEP_LUA)
         self._clear = kv.script(CLEAR_LUA)
@@ -215,13 +238,56 @@ class RenderMarks:
             return False
 
     # ------------------------------------------------------------------ the sweeper
-    async def claim_due(self) -> list[Claimed]:
-        """The marks past their deadline, claimed by this process (their
-        deadline pushed on, one more try counted), shard by shard."""
+    @property
+    def every(self) -> float:
+        """Seconds between two sweeps of a process."""
+        return self.grace / 4
+
+    async def sweep(self) -> list[Claimed]:
+        """One sweep of this process (#39): its heartbeat, then the marks past
+        their deadline in its own shards claimed (:meth:`claim_due`)."""
+        return await self.claim_due(await self.sweepers_now())
+
+    async def sweepers_now(self) -> list[int]:
+        """Beat this process's heartbeat; the shards that are its share now:
+        shard ``k`` is the ``k mod n``-th of the ``n`` live sweepers (heard
+        within ``grace / 2``), by name (one round trip, two commands; every
+        :data:`CLEAN_SWEEPERS_S` also the dead dropped and the key's TTL
+        renewed).  When the set cannot be read (a cluster's node of it
+        failed), every shard: swept by each process meanwhile, the shards on
+        the live nodes are still repaired (each mark once)."""
+        now = float(self.clock())
+        now_ms = math.floor(now * 1000)
+        clean = self._cleaned is None or not 0 <= now - self._cleaned < CLEAN_SWEEPERS_S
+        ttl = math.ceil(max(2 * CLEAN_SWEEPERS_S, 4 * self.grace) * 1000) if clean else None
+        since = now_ms - math.ceil(self.grace * 500)
+        try:
+            live = await self.kv.heartbeat(
+                self._keys.sweepers(), self.owner, now_ms, since, ttl_ms=ttl
+            )
+        except ServiceUnavailable as e:  # its node failed: every shard, as before #39
+            log.warning("render sweepers not read, sweeping every shard: %s", e)
+            return list(range(self.shards))
+        if clean:
+            self._cleaned = now
+        names = sorted(set(live) | {self.owner})
+        me, n = names.index(self.owner), len(names)
+        return [k for k in range(self.shards) if k % n == me]
+
+    async def leave(self) -> None:
+        """This process stops sweeping: the others take its shards at their
+        next sweep, not ``grace / 2`` later (raises
+        :class:`tables.ServiceUnavailable`)."""
+        await self.kv.zrem(self._keys.sweepers(), self.owner)
+
+    async def claim_due(self, shards: list[int] | None = None) -> list[Claimed]:
+        """The marks past their deadline in ``shards`` (None: every shard),
+        claimed by this process (their deadline pushed on, one more try
+        counted), shard by shard."""
         now_ms = math.floor(float(self.clock()) * 1000)
         args = [now_ms, self._deadline(), self.batch, self.max_tries]
         out: list[Claimed] = []
-        for shard in range(self.shards):
+        for shard in range(self.shards) if shards is None else shards:
             raw = await self._claim(self.keys(shard), args)
             flat = [_text(x) for x in raw]
             for i in range(0, len(flat) - 2, 3):

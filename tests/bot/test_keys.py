@@ -46,6 +46,7 @@ def test_the_pending_render_keys(kv: KeyValueStore) -> None:
     keys = RenderKeys(kv)
     assert keys.due(3) == "P:render:{r3}:due"
     assert keys.versions(3) == "P:render:{r3}:v"
+    assert keys.sweepers() == "P:render:sweepers"
 
 
 def test_the_hint_claim_keys(kv: KeyValueStore) -> None:
