@@ -28,6 +28,7 @@ import contextlib
 import json
 import logging
 import re
+import secrets
 import time
 from collections import deque
 from collections.abc import Callable
@@ -86,7 +87,9 @@ def said(outcome: PressOutcome, _: Translator) -> str | None:
 
 class MoveLimit:
     """A player's page moves in this process: at most ``moves`` in any
-    ``window`` seconds, whichever of his pages they come from."""
+    ``window`` seconds, whichever of his pages they come from.  The fleet's
+    own count decides (:meth:`PageTables.move_allowed`, one script); this one
+    only while Redis does not answer it."""
 
     def __init__(self, moves: int, window: float, clock: Callable[[], float] = time.monotonic):
         self.moves, self.window, self.clock = moves, window, clock
@@ -117,6 +120,9 @@ class PageConfig:
     token: str
     max_age: float
     clock: Callable[[], float] = time.time
+    renew_every: float = 10.0
+    """Seconds between two renewals of this process's open pages in Redis
+    (#42 point 6: a third of their ``MINIAPP_PAGE_TTL``)."""
 
 
 @dataclass(eq=False)
@@ -130,6 +136,8 @@ class PageSession:
     shown: int = 0
     table: str = ""
     closed: bool = False
+    page: str = field(default_factory=lambda: secrets.token_hex(6))
+    """Its id among its user's pages (#42 point 6: his open pages, fleet-wide)."""
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     async def show(self, loaded: TableRead | None, *, again: bool = False) -> None:
@@ -233,6 +241,9 @@ class PageChannel:
 
     async def _follow(self, session: PageSession) -> None:
         try:
+            # #42 point 6: open before its first view -- his hand message waits
+            # from now on, on every process, until his last page closes
+            await self._opened(session)
             await self.hub.join(session.table, session)
             async for msg in session.ws:
                 frame = _frame(msg)
@@ -248,6 +259,47 @@ class PageChannel:
             session.closed = True
             self.sessions.discard(session)
             await self.hub.leave(session.table, session)
+            await self._closed(session)
+
+    async def _opened(self, session: PageSession) -> None:
+        try:
+            await self.cases.page_open(session.table, session.user.id, session.page)
+        except ServiceUnavailable as e:  # his hand is edited as before; renewed later
+            log.info("a page's presence not recorded now: %s", e)
+
+    async def _closed(self, session: PageSession) -> None:
+        """His hand message brought up to date if this was his last page on
+        the table (#42 point 6); a failure leaves it to the presence's expiry."""
+        try:
+            change = await self.cases.page_closed(session.table, session.user.id, session.page)
+            await self.publisher.show(change)
+        except Exception as e:  # the page is gone either way; a sweep draws it
+            trace = not expected_fault(e)
+            log.warning("a closed page's hand not drawn: %s", e, exc_info=trace)
+
+    async def keep_open(self, stop: asyncio.Event) -> None:
+        """Renew this process's open pages in Redis every ``renew_every`` s until
+        ``stop``: a process that dies renews them no more, and they expire."""
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.config.renew_every)
+            if stop.is_set():
+                return
+            open_now = [
+                (s.table, s.user.id, s.page)
+                for s in list(self.sessions)
+                if s.table and not s.closed
+            ]
+            try:
+                await self.cases.pages_open(open_now)
+            except Exception as e:  # the next round tries again; expiry is ttl away
+                log.warning("open pages not renewed: %s", e, exc_info=not expected_fault(e))
+
+    async def _allowed(self, user: int) -> bool:
+        """One more page move of ``user``'s within his flood limit: counted over
+        the fleet (one script), by this process while Redis does not answer."""
+        fleet = await self.cases.move_allowed(user)
+        return self.limit.allow(user) if fleet is None else fleet
 
     async def _move(self, session: PageSession, frame: dict[str, Any]) -> None:
         rid, action = str(frame.get("id", "")), str(frame.get("a", ""))
@@ -256,7 +308,7 @@ class PageChannel:
         if not REQUEST_ID.match(rid) or not ACTION.match(action) or not isinstance(version, int):
             await session.send({"t": "result", "id": rid[:40], "ok": False, "status": "bad"})
             return
-        if not self.limit.allow(session.user.id):
+        if not await self._allowed(session.user.id):
             self.moves_refused += 1
             text = _(texts.PAGE_TOO_FAST)
             await session.send(

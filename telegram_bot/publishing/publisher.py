@@ -63,6 +63,7 @@ from telegram_bot.publishing.changes import (
     LeftNoted,
     LobbyPosted,
     MenuSet,
+    PagesClosed,
     Redraw,
     Refresh,
     ReplayStepped,
@@ -73,10 +74,12 @@ from telegram_bot.publishing.changes import (
 from telegram_bot.publishing.hands import HandPlacement, PressReply, hand_view, in_group
 from telegram_bot.publishing.lobby_messages import LobbyMessages
 from telegram_bot.publishing.locks import TableLocks
+from telegram_bot.publishing.page_hands import PageHands
 from telegram_bot.publishing.repair import RenderGuard
 from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.state.claims import WriteClaims
 from telegram_bot.state.hints import HintClaims
+from telegram_bot.state.pages import PagePresence
 from telegram_bot.state.pending_renders import RenderMarks
 from telegram_bot.state.snapshot import Snapshot, Snapshots, group_of, hand_target
 from telegram_bot.views import texts
@@ -127,8 +130,11 @@ class Publisher:
         later_gap_in_group: float | None = None,
         arenas: ArenaBoards | None = None,
         app: MiniApp | None = None,
+        pages: PagePresence | None = None,
     ) -> None:
         self.snapshots = snapshots
+        # the hands the Mini App's open pages stand in for (#42 point 6)
+        self.page_hands = PageHands(pages, locks, snapshots, self.render_seat)
         self.app = app  # the Mini App the hands and the table message open (#42)
         self.ui = ui
         self.delivery = delivery
@@ -192,9 +198,10 @@ class Publisher:
                     claim=change.claim,
                     written=None if change.written is None else change.written.loaded,
                     marked=change.marked,
+                    from_page=change.from_page,
                 )
-            case Redraw():
-                await self.render_seat(change.snap, change.user, change.selection)
+            case Redraw() | PagesClosed():
+                await self._redraw(change)
             case GameStarted():
                 await self.start_game(change.table_id)
             case HandToPrivate():
@@ -256,6 +263,7 @@ class Publisher:
         claim: asyncio.Event | None = None,
         written: Loaded | None = None,
         marked: bool = False,
+        from_page: bool = False,
     ) -> None:
         """Re-render the table's messages: the hand messages of ``seats`` (None:
         every human seat), the group's table message and lobby messages.  ``actor``
@@ -274,7 +282,8 @@ class Publisher:
         press) -- drawn from with the chat state read now (what the write could
         not know), unless this process showed it or a newer version already
         (then the table of now is read); ``marked``: the caller marked this
-        render pending before its write (#28) -- not marked again."""
+        render pending before its write (#28) -- not marked again;
+        ``from_page``: ``actor`` moved from his Mini App page (#42 point 6)."""
         if wrote and claim is None:
             claim = self.claims.claim(table_id, wrote)
         try:
@@ -302,7 +311,8 @@ class Publisher:
                         return
                     if isinstance(snap, BaseException):
                         raise snap
-                    sent = await self._render(snap, None if seats is None else set(seats), actor)
+                    wanted = None if seats is None else set(seats)
+                    sent = await self._render(snap, wanted, actor, from_page=from_page)
                     self.guard.watch(table_id, snap.version, sent)
                     return
         finally:
@@ -458,8 +468,11 @@ class Publisher:
         claimed and rendered again (:mod:`telegram_bot.state.pending_renders`)."""
         return await self.guard.repair_due(self.repair)
 
-    async def _render(self, snap: Snapshot, seats: set[int] | None, actor: int | None) -> Sent:
-        """Ask for the edits of a render; what each became (:meth:`Delivery.settled`)."""
+    async def _render(
+        self, snap: Snapshot, seats: set[int] | None, actor: int | None, *, from_page: bool = False
+    ) -> Sent:
+        """Ask for the edits of a render; what each became (:meth:`Delivery.settled`).
+        A hand waits while its player's Mini App page is open (#42 point 6)."""
         t, ui = snap.table, snap.ui
         self._mark_shown(t.id, snap.version)
         if t.status == OPEN:
@@ -485,7 +498,8 @@ class Publisher:
             if s.user is None or s.left or (seats is not None and seat not in seats):
                 continue
             msg = ui.hands.get(s.user)
-            if msg is None:
+            pressed = s.user == actor and not from_page  # a button of this very hand
+            if msg is None or (not over and not pressed and self.page_hands.shows(ui, s.user)):
                 continue
             group = group_of(t)
             if over and msg < 0 and group is not None and ui.table_message is not None:
@@ -575,6 +589,12 @@ class Publisher:
         if self.app is not None and change.chat > 0:
             button = menu_button(self.app, Translator(change.language))
             await self.delivery.set_chat_menu_button(change.chat, button)
+
+    async def _redraw(self, change: Redraw | PagesClosed) -> None:
+        if isinstance(change, Redraw):
+            await self.render_seat(change.snap, change.user, change.selection)
+        else:
+            await self.page_hands.closed(change.table_id, change.users)
 
     async def render_seat(self, snap: Snapshot, user: int, selection: Selection) -> None:
         """Re-render one player's hand message at once (his selection changed, or he
