@@ -285,15 +285,14 @@ class PageChannel:
                 await asyncio.wait_for(stop.wait(), self.config.renew_every)
             if stop.is_set():
                 return
-            open_now = [
-                (s.table, s.user.id, s.page)
-                for s in list(self.sessions)
-                if s.table and not s.closed
-            ]
+            open_now = [s for s in list(self.sessions) if s.table and not s.closed]
             try:
-                await self.cases.pages_open(open_now)
+                await self.cases.pages_open([(s.table, s.user.id, s.page) for s in open_now])
             except Exception as e:  # the next round tries again; expiry is ttl away
                 log.warning("open pages not renewed: %s", e, exc_info=not expected_fault(e))
+            for session in open_now:  # closed meanwhile: not left open by the renewal
+                if session.closed:
+                    await self._closed(session)
 
     async def _allowed(self, user: int) -> bool:
         """One more page move of ``user``'s within his flood limit: counted over

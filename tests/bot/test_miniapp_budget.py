@@ -289,8 +289,10 @@ async def test_a_flood_of_moves_through_two_processes_is_limited_at_one_total(
 
 
 @pytest.fixture
-async def kv_svc(redis_url: str, redis_prefix: str) -> AsyncIterator[TableService]:
-    svc = TableService.from_url(redis_url, LiveConfig(prefix=redis_prefix))
+async def kv_svc(store_url: str, redis_prefix: str) -> AsyncIterator[TableService]:
+    """The service's key-value API on one Redis and on a cluster (every
+    script's keys in one slot)."""
+    svc = TableService.from_url(store_url, LiveConfig(prefix=redis_prefix))
     yield svc
     await svc.aclose()
 
