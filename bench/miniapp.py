@@ -13,6 +13,14 @@ one process: bot and clients), memory per open page and the Bot API calls
 per move.  The pages run in a process of their own (the figures of CPU and
 memory are the bot process's).
 
+Bot API writes per move with pages open and closed (#42 point 6): every
+player starts the bot (``/start``, handled by the bot polling the fake), so
+each game sends its hand messages to the players' private chats; the fake's
+writes (sends and edits) to those chats are counted per move while the pages
+play, then once as the pages close (each hand brought up to date), then per
+move of as many moves again made through the same use case with no page
+open (the bot process plays them, at the same pace).
+
     python bench/miniapp.py [--tables 50] [--moves 30] [--pace 0]
 """
 
@@ -41,7 +49,10 @@ from sandbox.local_redis import LocalRedis
 from telegram_bot.app import BotApp
 from telegram_bot.miniapp.auth import sign_init_data
 from telegram_bot.miniapp.server import mount
+from telegram_bot.publishing.changes import GameStarted
 from telegram_bot.settings import Settings
+from telegram_bot.usecases.press import PageMove
+from telegram_bot.views.page import page_view
 
 SEATS = 4
 REFUSED: dict[str, int] = {}
@@ -138,6 +149,13 @@ async def _mover(pages: list[Page]) -> Page | None:
 
 
 def rss_kb() -> int:
+    """The process's resident memory now (its peak where /proc is missing):
+    the players' /start and the hands sent before the pages open raise the
+    peak, so the peak would hide the pages' own growth."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
@@ -159,6 +177,8 @@ async def run(tables: int, moves: int, pace: float) -> None:
             app = BotApp(settings)
             await app.setup()
             app.start_background()
+            # the players' /start: the bot polls the fake (their hands need it)
+            polling = asyncio.create_task(app.run_polling(handle_signals=False, polling_timeout=5))
             assert app.page_server is not None
             root = web.Application()
             mount(root, "/app", app.page_server.web_app())
@@ -171,6 +191,9 @@ async def run(tables: int, moves: int, pace: float) -> None:
                 await _measure(app, fake, f"ws://{host}:{port}/app/live", tables, moves, pace)
             finally:
                 await runner.cleanup()
+                await app.stop_polling()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await polling
                 await app.aclose()
 
 
@@ -179,13 +202,27 @@ async def _measure(
 ) -> None:
     svc = app.svc
     ids: list[tuple[str, list[int]]] = []
+    players = []
     for t in range(tables):
-        users = [fake.add_user(f"T{t}S{s}").id for s in range(SEATS)]
+        sims = [fake.add_user(f"T{t}S{s}", language_code="en") for s in range(SEATS)]
+        for sim in sims:
+            sim.start()  # he starts the bot: his hand may go to his private chat
+        players += sims
+        users = [sim.id for sim in sims]
+        ids.append(("", users))
+    for sim in players:  # the bot answered every /start
+        await sim.wait_message(timeout=120)
+    for n, (_tid, users) in enumerate(ids):
         tid = (await svc.lobbies.create_lobby(users[0], "U0", variant="shchelkovsky")).table_id
         for s, u in enumerate(users[1:], 1):
             await svc.lobbies.join(tid, u, f"U{s}")
         await svc.games.start(tid, users[0])
-        ids.append((tid, users))
+        assert app.publisher is not None
+        await app.publisher.show(GameStarted(tid))  # as the bot starts a game: the hands
+        ids[n] = (tid, users)
+    chats = {sim.chat.id for sim in players}
+    await settled(app, fake, chats)
+    hands_before = hand_writes(fake, chats)
     rss_before = rss_kb()
     calls_before = fake.stats.total_calls
     # the pages live in a process of their own: the bot's CPU is the bot's
@@ -202,7 +239,23 @@ async def _measure(
     samples, made, wall, refused = await asyncio.to_thread(parent.recv)
     cpu = time.process_time() - cpu_before
     calls = fake.stats.total_calls - calls_before
+    await settled(app, fake, chats)
+    hands_open = hand_writes(fake, chats) - hands_before
+    parent.send("close")
+    await asyncio.to_thread(parent.recv)  # the pages closed
+    await settled(app, fake, chats)
+    hands_closing = hand_writes(fake, chats) - hands_before - hands_open
     await asyncio.to_thread(clients.join, 30)
+    # as many moves again, with no page open: through the same use case
+    before_closed = hand_writes(fake, chats)
+    sends_before = hand_writes(fake, chats, "send")
+    rng = random.Random(43)
+    closed = await asyncio.gather(
+        *(play_closed(app, tid, users, moves, pace, rng) for tid, users in ids)
+    )
+    await settled(app, fake, chats)
+    hands_closed = hand_writes(fake, chats) - before_closed
+    sends_closed = hand_writes(fake, chats, "send") - sends_before
     total = sum(made)
     ms = sorted(x * 1000 for x in samples)
     q = statistics.quantiles(ms, n=100) if len(ms) > 1 else [ms[0]] * 99
@@ -215,11 +268,69 @@ async def _measure(
     per_k = cpu / max(updates, 1) * 1000 * 1000
     print(f"  the bot process's CPU: {per_k:.0f} ms per 1000 page updates ({cpu:.1f} s)")
     growth = (rss_open - rss_before) / max(opened, 1)
-    print(f"  the bot process's max RSS growth with the pages open: {growth:.1f} kB per page")
+    print(f"  the bot process's RSS growth with the pages open: {growth:.1f} kB per page")
     print(f"  moves refused: {refused or 'none'}")
+    print(f"  Bot API calls per move (pages open): {calls / max(total, 1):.2f}")
     print(
-        f"  Bot API calls per move (pages open, hands never started): {calls / max(total, 1):.2f}"
+        f"  Bot API writes to the players' hands per move: pages open "
+        f"{hands_open / max(total, 1):.2f} ({hands_open} in {total} moves); "
+        f"pages closed {hands_closed / max(sum(closed), 1):.2f} "
+        f"({hands_closed} in {sum(closed)} moves, {sends_closed} of them sends)"
     )
+    print(
+        f"  as the pages closed: {hands_closing} writes for {opened} pages "
+        f"({hands_closing / max(opened, 1):.2f} a page: each hand brought up to date once)"
+    )
+
+
+def hand_writes(fake: FakeTelegram, chats: set[int], kind: str | None = None) -> int:
+    """The fake's writes (sends, edits; or of one ``kind``) to the players'
+    private chats so far."""
+    return sum(1 for e in fake.world.outbox if e["chat_id"] in chats and kind in (None, e["kind"]))
+
+
+async def settled(app: BotApp, fake: FakeTelegram, chats: set[int]) -> None:
+    """Until the renders asked for so far went out: the pending edits flushed
+    and no call reached the fake for 3 s (the flood limiter's backlog, the
+    closing pages' draws still asked)."""
+    seen = -1
+    while (now := fake.stats.total_calls) != seen:
+        seen = now
+        await app.delivery.flush()
+        await asyncio.sleep(3.0)
+
+
+async def play_closed(
+    app: BotApp, tid: str, users: list[int], moves: int, pace: float, rng: random.Random
+) -> int:
+    """``moves`` moves of one table with no page open, made in the bot process
+    through the page's use case and shown as a page's move is."""
+    made = 0
+    cases, publisher = app.cases, app.publisher
+    assert cases is not None
+    assert publisher is not None
+    if pace:
+        await asyncio.sleep(rng.uniform(0, pace))
+    for n in range(moves):
+        loaded = await cases.page.load(tid)
+        if loaded is None or loaded.table.status != "playing":
+            break
+        views = [(u, page_view(loaded, u)) for u in users]
+        movers = [(u, v) for u, v in views if v["game"] and v["game"].get("legal")]
+        if not movers:
+            break
+        user, view = movers[0]
+        legal = view["game"]["legal"]
+        action = rng.choice([a for a in legal if a[0] not in "KP"] or legal)
+        move = PageMove(user, tid, view["version"], view["stamp"], action, f"c{tid[:8]}{n}")
+        outcome = await cases.page.move(move)
+        if outcome.version is None:
+            continue
+        made += 1
+        await publisher.show(outcome.change)
+        if pace:
+            await asyncio.sleep(pace * rng.uniform(0.5, 1.5))
+    return made
 
 
 def pages_process(
@@ -259,13 +370,15 @@ async def _pages(
             )
         )
         wall = time.perf_counter() - start
+        conn.send((samples, made, wall, REFUSED))
+        await asyncio.to_thread(conn.recv)  # close: the bot counted the moves' writes
         for table_pages in all_pages:
             for p in table_pages:
                 await p.ws.close()
         for reader in readers:
             with contextlib.suppress(Exception):
                 await reader
-    conn.send((samples, made, wall, REFUSED))
+    conn.send("closed")
 
 
 def main() -> None:
