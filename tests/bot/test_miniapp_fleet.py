@@ -73,14 +73,22 @@ async def test_a_page_on_one_process_follows_moves_made_through_the_other(
             assert result["ok"], result
             for page in mine.values():
                 await page.view_after(result["version"] - 1)
-        # a press of a hand button (handled by either process): both pages follow
-        _t, _s, before = await bots.svc.tables.get(tid)
-        pressed = await _press_a_hand_button(fake, bots, tid, humans)
+        # a press of a hand button (handled by either process): the presser's
+        # page closes first -- while it is open his hand message waits (#42
+        # point 6); the close draws it -- and the other page follows
+        table, state, before = await bots.svc.tables.get(tid)
+        assert state is not None
+        presser = next(u for u in humans if table.seat_of(u.id) in state.to_act())
+        await mine.pop(presser.id).close()
+        await _hand_drawn(fake, bots, tid, presser, before)
+        pressed = await _press_a_hand_button(fake, bots, tid, [presser])
         assert pressed
         _t, _s, after = await bots.svc.tables.get(tid)
         assert after > before
         for page in mine.values():
             await page.view_after(after - 1)
+        again = await open_one(init_data(fake.token, presser.id), tid)
+        await again.wait(lambda: (v := again.view) is not None and v["version"] >= after)
 
 
 async def _waited_for(mine: dict[int, Page]) -> Page:
@@ -89,6 +97,22 @@ async def _waited_for(mine: dict[int, Page]) -> Page:
             if legal(page.view):
                 return page
         await asyncio.sleep(0.02)
+
+
+async def _hand_drawn(
+    fake: FakeTelegram, bots: BotFleet, tid: str, user: SimUser, version: int
+) -> None:
+    """Until his hand message's buttons are drawn at ``version``."""
+    from telegram_bot.buttons.callbacks import parse_game
+
+    mid = (await bots.ui.table(tid)).hands[user.id]
+
+    def drawn() -> bool | None:
+        message = user.chat.messages.get(mid)
+        cbs = [parse_game(b.get("callback_data")) for b in (message.buttons if message else [])]
+        return any(cb is not None and cb.version == version for cb in cbs) or None
+
+    await fake.world.wait_for(drawn, SAFETY)
 
 
 async def _press_a_hand_button(
