@@ -33,6 +33,7 @@ from tests.bot.e2e_kit import (
     press,
     running,
     settle,
+    shows_result,
 )
 from tests.bot.miniapp_kit import MINIAPP, Page, init_data, pages, serving
 from tests.tables.conftest import FakeClock
@@ -166,6 +167,38 @@ async def test_an_open_page_spares_his_hand_and_its_close_draws_it_once(
             await fake.world.wait_for(
                 lambda: hand_writes(fake, ann) > drawn, SAFETY, "his hand follows again"
             )
+    assert not fake.stats.errors, fake.stats.error_texts
+
+
+async def test_the_games_result_reaches_the_hands_of_open_pages(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """A game played to its end from the pages: the result goes to every
+    hand at once (the hands waited move after move), and the pages closing
+    afterwards add nothing -- the hands show the final state already."""
+    extra: dict[str, Any] = {"miniapp_moves": 10_000, **MINIAPP}
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False, **extra) as h:
+        humans = [fake.add_user(f"E{i}", language_code="en") for i in range(2)]
+        tid, _group = await group_lobby(h, "chuvash", humans, 0)
+        async with serving(h) as base, pages(base) as open_page:
+            mine = {u.id: await open_page(init_data(fake.token, u.id), tid) for u in humans}
+            for p in mine.values():
+                await p.wait(lambda p=p: p.view)
+            await quiet(h)
+            before = {u.id: hand_writes(fake, u) for u in humans}
+            made = await play_from_pages(mine, 2000)
+            assert made > 10
+            for p in mine.values():
+                await p.wait(lambda p=p: p.view is not None and p.view["status"] != "playing")
+            await quiet(h)
+            for u in humans:
+                assert shows_result(await h.hand_message(u, tid))
+                assert 1 <= hand_writes(fake, u) - before[u.id] < made / 4  # the result only
+            ended = {u.id: hand_writes(fake, u) for u in humans}
+            for p in mine.values():
+                await p.close()
+            await quiet(h)
+            assert {u.id: hand_writes(fake, u) for u in humans} == ended
     assert not fake.stats.errors, fake.stats.error_texts
 
 
