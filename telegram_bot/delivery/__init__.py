@@ -14,6 +14,7 @@ from aiogram import Bot
 
 from engine.clock import scaled
 from tables import KeyValueStore
+from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.coalesce import Delivery, Urgency
 from telegram_bot.delivery.events import Event, Events, Forbidden
 from telegram_bot.delivery.flood.fallback import FallbackFloodLimiter, RenderClaims
@@ -96,4 +97,13 @@ def scaled_sleep(factor: float) -> Callable[[float], Awaitable[None]]:
     return sleep
 
 
-__all__ = ["Delivery", "Event", "Events", "Forbidden", "Urgency", "make_delivery", "scaled_sleep"]
+__all__ = [
+    "Address",
+    "Delivery",
+    "Event",
+    "Events",
+    "Forbidden",
+    "Urgency",
+    "make_delivery",
+    "scaled_sleep",
+]

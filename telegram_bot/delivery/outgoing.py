@@ -197,7 +197,7 @@ class Outgoing(BaseRequestMiddleware):
         options: CallOptions,
     ) -> Response[TelegramType]:
         to, digests = address_of(method), _digests(bot, method)
-        key = to.key if to is not None else None
+        key = _message(to)
         lease = EditLease(f"{self._owner}{next(self._calls)}") if key is not None else None
         limited = is_limited(method.__api_method__)
         seen = self.turns.refusals(to.chat) if to is not None else 0
@@ -230,7 +230,7 @@ class Outgoing(BaseRequestMiddleware):
                     self.stats.noop += 1
                     return _done()
                 method, to, digests, options = retry
-                key = to.key if to is not None else None
+                key = _message(to)
                 continue
             except _NotModified:
                 self.stats.noop += 1  # the digest admitted above is what it shows
@@ -248,12 +248,11 @@ class Outgoing(BaseRequestMiddleware):
             assert digests is not None
             assert digests[0] is not None
             sent = replace(to, message=result.ephemeral_message_id or result.message_id)
-            assert sent.key is not None
-            await self.shown.remember(sent.key, digests[0], digests[1])
+            await self.shown.remember(sent, digests[0], digests[1])
         return response
 
     async def _answered(
-        self, key: tuple[int, int] | None, lease: EditLease | None, receipt: Receipt
+        self, key: Address | None, lease: EditLease | None, receipt: Receipt
     ) -> None:
         """Telegram answered the call: its edit lease goes and its entries count
         from now -- in one round trip for an edit under a lease."""
@@ -282,7 +281,7 @@ class Outgoing(BaseRequestMiddleware):
         success's move with its lease, :meth:`_answered`)."""
         generation = receipt.generation
         try:
-            key = to.key if to is not None else None
+            key = _message(to)
             try:
                 return await make_request(bot, method)
             except TelegramRetryAfter as exc:
@@ -417,7 +416,7 @@ class Outgoing(BaseRequestMiddleware):
         would change nothing."""
         if self.gate is not None:
             return await self.gate.admit(to, digests, options, lease, receipt=receipt)
-        key = to.key if to is not None else None
+        key = _message(to)
         if key is not None and digests is not None:
             return self.shown.memory.admit(key, *digests, options.version)
         return True
@@ -446,6 +445,11 @@ def _digests(bot: Bot, method: TelegramMethod[Any]) -> Digests | None:
     if not isinstance(getattr(method, "chat_id", None), int):
         return None
     return content_digests(bot, method) if name == "sendMessage" or name in EDITS else None
+
+
+def _message(to: Address | None) -> Address | None:
+    """``to`` if it names a message (an edit's), else None."""
+    return to if to is not None and to.message is not None else None
 
 
 def _done() -> Any:

@@ -16,6 +16,7 @@ from aiogram.types import EphemeralMessageParameters
 
 from sandbox.fake_api import FakeTelegram, ManualClock, RateLimits, SimUser
 from tables import LiveConfig, TableService
+from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.coalesce import Delivery, Urgency
 from telegram_bot.delivery.flood.hold import ChatHold
 from telegram_bot.delivery.flood.limiter import FloodLimiter
@@ -88,12 +89,14 @@ async def test_a_retry_after_429_sends_the_newest_content_only(
         msg = await delivery.send(alice.id, "v0")
         assert msg is not None
         mid = msg.message_id
-        await delivery.edit(alice.id, mid, "v1")
-        await delivery.edit(alice.id, mid, "v2")  # the chat's burst (3) is spent
-        stale = asyncio.create_task(delivery.edit(alice.id, mid, "v3 stale"))
+        await delivery.edit(Address(alice.id, mid), "v1")
+        await delivery.edit(Address(alice.id, mid), "v2")  # the chat's burst (3) is spent
+        stale = asyncio.create_task(delivery.edit(Address(alice.id, mid), "v3 stale"))
         await held.entered()  # 429: the edit sleeps before its retry
         assert fake.stats.retry_after == 1
-        newest = asyncio.create_task(delivery.edit(alice.id, mid, "v4 newest", urgency=newer))
+        newest = asyncio.create_task(
+            delivery.edit(Address(alice.id, mid), "v4 newest", urgency=newer)
+        )
         await asyncio.sleep(0.01)
         held.release.set()
         assert await stale == mid

@@ -70,9 +70,9 @@ async def test_tokens_come_from_local_windows_while_redis_is_down(
     h = await limiter.headroom(CHAT)
     assert h.overall == 0
     await limiter.refund(CHAT)  # nothing raises while Redis is down
-    await limiter.remember(CHAT, 7, "t", "m")
-    await limiter.forget(CHAT, 7)
-    assert await limiter.last_digest(CHAT, 7) is None
+    await limiter.remember(Address(CHAT, 7), "t", "m")
+    await limiter.forget(Address(CHAT, 7))
+    assert await limiter.last_digest(Address(CHAT, 7)) is None
 
 
 async def test_a_message_edited_during_the_outage_is_judged_afresh(

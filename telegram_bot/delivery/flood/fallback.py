@@ -189,7 +189,7 @@ class FallbackFloodLimiter:
         self.redis = redis
         # a table's render while its chat falls back: sent when claimed (#40)
         self.claims = claims
-        self._held: set[tuple[int, int]] = set()  # messages whose render was held
+        self._held: set[Address] = set()  # messages whose render was held
         # the bot processes alive, as last read from the shared state (#40): each
         # takes its share of every window while it cannot read the shared ones
         self.fleet = fleet
@@ -209,7 +209,7 @@ class FallbackFloodLimiter:
         self._probed: dict[Scope, float] = {}  # scope -> when Redis was last asked
         # messages sent or edited meanwhile -> the newest table version sent to it
         # then ('' none): kept in its digest once Redis answers again (#40)
-        self._touched: dict[tuple[int, int], str] = {}
+        self._touched: dict[Address, str] = {}
         self.claimed_renders = 0  # a table's render sent while falling back (#40)
 
     def _scope(self, chat_id: int | None) -> Scope:
@@ -296,18 +296,18 @@ class FallbackFloodLimiter:
         )
         return self._local_take(to, cost) if got is DOWN else got
 
-    async def _forget_touched(self, chat_id: int, message_id: int) -> None:
+    async def _forget_touched(self, to: Address) -> None:
         """Before Redis judges an edit of a message changed during the fallback."""
-        version = self._touched.get((chat_id, message_id))
+        version = self._touched.get(to)
         if version is not None:
-            await self.redis.forget(chat_id, message_id, version=version)
-            self._touched.pop((chat_id, message_id), None)
+            await self.redis.forget(to, version=version)
+            self._touched.pop(to, None)
 
     async def admit_edit(self, edit: EditTicket) -> Verdict:
-        key, chat = edit.key, edit.to.chat
+        key, chat = edit.to, edit.to.chat
 
         async def judged() -> Verdict:
-            await self._forget_touched(*key)
+            await self._forget_touched(key)
             if key in self._held and edit.version:
                 # held through the fallback: another process may have sent a
                 # newer render meanwhile, which the chat's digest does not know
@@ -337,7 +337,7 @@ class FallbackFloodLimiter:
             return Verdict(0.0)  # unknown: send it (no lease: the process's own order)
         return self._local_take(edit.to, 1)
 
-    def _touch(self, key: tuple[int, int], version: str) -> None:
+    def _touch(self, key: Address, version: str) -> None:
         self._touched[key] = shown_after(version, self._touched.get(key, ""))
 
     async def _claimed(self, edit: EditTicket) -> bool:
@@ -387,32 +387,25 @@ class FallbackFloodLimiter:
         return None if got is DOWN else got
 
     async def remember(
-        self, chat_id: int, message_id: int, text_digest: str, markup_digest: str, version: str = ""
+        self, to: Address, text_digest: str, markup_digest: str, version: str = ""
     ) -> None:
-        call = self.redis.remember(chat_id, message_id, text_digest, markup_digest, version)
-        await self._digest_written(chat_id, message_id, call)
+        await self._digest_written(to, self.redis.remember(to, text_digest, markup_digest, version))
 
-    async def forget(self, chat_id: int, message_id: int, lease: str = "") -> None:
-        await self._digest_written(
-            chat_id, message_id, self.redis.forget(chat_id, message_id, lease)
-        )
+    async def forget(self, to: Address, lease: str = "") -> None:
+        await self._digest_written(to, self.redis.forget(to, lease))
 
-    async def _digest_written(
-        self, chat_id: int, message_id: int, call: Coroutine[Any, Any, None]
-    ) -> None:
+    async def _digest_written(self, to: Address, call: Coroutine[Any, Any, None]) -> None:
         """A message's digest written in Redis, else the message is touched
         meanwhile (its digest forgotten before its next edit)."""
-        if await self._on_redis(chat_id, lambda: call, back=False) is DOWN:
+        if await self._on_redis(to.chat, lambda: call, back=False) is DOWN:
             call.close()
-            self._touch((chat_id, message_id), "")
+            self._touch(to, "")
         else:
-            self._touched.pop((chat_id, message_id), None)
+            self._touched.pop(to, None)
 
-    async def release_edit(
-        self, chat_id: int, message_id: int, lease: str, stamp: Stamp | None = None
-    ) -> bool:
+    async def release_edit(self, to: Address, lease: str, stamp: Stamp | None = None) -> bool:
         got = await self._on_redis(
-            chat_id, lambda: self.redis.release_edit(chat_id, message_id, lease, stamp), back=False
+            to.chat, lambda: self.redis.release_edit(to, lease, stamp), back=False
         )  # (down: the lease lapses by itself)
         if got is not DOWN:
             return got
@@ -429,10 +422,8 @@ class FallbackFloodLimiter:
         ):
             self.local.stamp(stamp)
 
-    async def last_digest(self, chat_id: int, message_id: int) -> str | None:
-        got = await self._on_redis(
-            chat_id, lambda: self.redis.last_digest(chat_id, message_id), back=False
-        )
+    async def last_digest(self, to: Address) -> str | None:
+        got = await self._on_redis(to.chat, lambda: self.redis.last_digest(to), back=False)
         return None if got is DOWN else got
 
 

@@ -380,8 +380,7 @@ def _ticket(
 ) -> EditTicket | None:
     """What the limiter judges of an edit of message ``to`` (None: not an edit,
     a send takes its tokens only)."""
-    key = to.key
-    if key is None or digests is None:
+    if to.message is None or digests is None:
         return None
     owner = lease.owner if lease is not None else ""
     return EditTicket(to, digests[0], digests[1], version, owner, tracked=True)

@@ -136,7 +136,6 @@ class EditTicket:
     @property
     def key(self) -> tuple[int, int]:
         """Where what its message shows is kept (:attr:`Address.key`)."""
-        assert self.to.key is not None, "an edit names its message"
         return self.to.key
 
 
@@ -498,9 +497,8 @@ class FloodLimiter:
         if not buckets:
             return Headroom(overall, 0.0)
         keys = [key for key, _ in buckets]
-        message = to.key if to is not None else None
-        if message is not None and gap > 0:
-            keys.append(self.keys.edited_at(*message))
+        if to is not None and to.message is not None and gap > 0:
+            keys.append(self.keys.edited_at(*to.key))
         else:
             gap = 0.0
         claim = "1" if overall <= 0 else "0"
@@ -546,28 +544,26 @@ class FloodLimiter:
 
     # ------------------------------------------------------------ digests
     async def remember(
-        self, chat_id: int, message_id: int, text_digest: str, markup_digest: str, version: str = ""
+        self, to: Address, text_digest: str, markup_digest: str, version: str = ""
     ) -> None:
         """Record what a message shows now (after a send, or its deletion: a
         lease an edit of it held goes too)."""
         check_digest(text_digest, markup_digest)
         self.round_trips += 1
         await self.kv.set(
-            self.keys.sent_digest(chat_id, message_id),
+            self.keys.sent_digest(*to.key),
             f"{text_digest}:{markup_digest}:{version}",
             ttl_ms=self._digest_ttl_ms,
         )
 
-    async def forget(
-        self, chat_id: int, message_id: int, lease: str = "", version: str = ""
-    ) -> None:
+    async def forget(self, to: Address, lease: str = "", version: str = "") -> None:
         """An edit failed: the message's content is unknown -- but the highest
         table version it was asked to show is kept, so a retry or another
         process's older render still cannot go back behind it (and ``lease`` goes).
         ``version``: one it may show since (#40: sent while the chat's shared
         state was down), kept if newer."""
         self.round_trips += 1
-        keys = [self.keys.sent_digest(chat_id, message_id)]
+        keys = [self.keys.sent_digest(*to.key)]
         now = repr(float(self.clock()))
         await self._forget(keys, [self._digest_ttl_ms, lease, version, now])
 
@@ -607,14 +603,12 @@ class FloodLimiter:
         keys = [key for key, _seconds in stamp.windows]
         return keys + ([stamp.unanswered] if stamp.unanswered else []), args
 
-    async def release_edit(
-        self, chat_id: int, message_id: int, lease: str, stamp: Stamp | None = None
-    ) -> bool:
+    async def release_edit(self, to: Address, lease: str, stamp: Stamp | None = None) -> bool:
         """The edit of ``lease`` went out: its lease goes (and its entries count
         from now, ``stamp``: the same round trip).  False: the call outlived
         it (the content is forgotten: another edit may have landed first)."""
         self.round_trips += 1
-        keys = [self.keys.sent_digest(chat_id, message_id)]
+        keys = [self.keys.sent_digest(*to.key)]
         args: list[str | int | float] = [lease, self._digest_ttl_ms, repr(float(self.clock()))]
         if stamp is not None and stamp.windows:
             more, values = self._stamp_args(stamp)
@@ -625,15 +619,15 @@ class FloodLimiter:
             await self._stamp_overall(stamp)
         return released
 
-    async def last_digest(self, chat_id: int, message_id: int) -> str | None:
+    async def last_digest(self, to: Address) -> str | None:
         """``<text>:<markup>`` a message shows (None: unknown)."""
-        shown = await self.shown(chat_id, message_id)
+        shown = await self.shown(to)
         return None if shown is None or shown[0] == "?:?" else shown[0]
 
-    async def shown(self, chat_id: int, message_id: int) -> tuple[str, str] | None:
+    async def shown(self, to: Address) -> tuple[str, str] | None:
         """(``<text>:<markup>``, ``<table>#<version>``) a message shows (None: unknown)."""
         self.round_trips += 1
-        raw = await self.kv.get(self.keys.sent_digest(chat_id, message_id))
+        raw = await self.kv.get(self.keys.sent_digest(*to.key))
         if raw is None:
             return None
         raw, _sep, _lease = raw.partition("|")  # '|<owner>@<until>': an edit lease
