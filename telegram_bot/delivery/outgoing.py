@@ -72,11 +72,11 @@ from aiogram.types import ErrorEvent, Message
 from engine.clock import Clock
 from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.events import Events, Forbidden, Kicked, Migrated, PrivateForbidden
-from telegram_bot.delivery.flood.fallback import Limiter
 from telegram_bot.delivery.flood.gate import (
     GO,
     URGENT,
     CallOptions,
+    ChatTurns,
     EditLease,
     FloodGate,
     OutgoingStats,
@@ -84,8 +84,7 @@ from telegram_bot.delivery.flood.gate import (
     Receipt,
     Sleep,
 )
-from telegram_bot.delivery.flood.hold import ChatTurns
-from telegram_bot.delivery.flood.limiter import Headroom
+from telegram_bot.delivery.flood.limiter import FloodLimiter, Headroom
 from telegram_bot.delivery.shown import EDITS, ShownStore, content_digests
 from telegram_bot.delivery.waiting_line import OWN_VIEW, Priority
 
@@ -152,7 +151,7 @@ class Outgoing(BaseRequestMiddleware):
 
     def __init__(
         self,
-        limiter: Limiter | None = None,
+        limiter: FloodLimiter | None = None,
         *,
         events: Events | None = None,
         max_retries: int = 3,
@@ -483,7 +482,7 @@ __all__ = [
 ]
 
 
-def install(bot: Bot, limiter: Limiter | None = None, **options: Any) -> Outgoing:
+def install(bot: Bot, limiter: FloodLimiter | None = None, **options: Any) -> Outgoing:
     """Put an :class:`Outgoing` on the bot's session (once) and return it."""
     found = find_outgoing(bot)
     if found is not None:

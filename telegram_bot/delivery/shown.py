@@ -20,8 +20,8 @@ from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.digest import is_older, shown_after
 
 if TYPE_CHECKING:
-    from telegram_bot.delivery.flood.fallback import Limiter
     from telegram_bot.delivery.flood.gate import EditLease, Receipt
+    from telegram_bot.delivery.flood.limiter import FloodLimiter
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ class ShownStore:
     """What the messages show, for :class:`telegram_bot.delivery.outgoing.Outgoing`: in
     Redis through ``limiter`` (with the edit leases), else in ``memory``."""
 
-    def __init__(self, limiter: Limiter | None, memory_size: int) -> None:
+    def __init__(self, limiter: FloodLimiter | None, memory_size: int) -> None:
         self.limiter = limiter
         self.memory = LocalMemory(memory_size)
         self._background: set[asyncio.Task[None]] = set()

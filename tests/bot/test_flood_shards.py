@@ -14,7 +14,6 @@ from redis.crc import key_slot
 
 from tables import LiveConfig, TableService
 from telegram_bot.delivery.address import Address
-from telegram_bot.delivery.flood.hold import ChatHold
 from telegram_bot.delivery.flood.limiter import (
     NOOP,
     STALE,
@@ -68,20 +67,18 @@ async def edit_wait(limiter: FloodLimiter, edit: EditTicket) -> float:
     return (await limiter.admit_edit(edit)).wait
 
 
-def spied(limiter: FloodLimiter, hold: ChatHold, calls: Calls) -> None:
-    for name in ("_script", "_headroom", "_refund", "_charge"):
+def spied(limiter: FloodLimiter, calls: Calls) -> None:
+    for name in ("_script", "_headroom", "_refund", "_charge", "_hold"):
         setattr(limiter, name, spy(getattr(limiter, name), calls))
     limiter.lease.script = spy(limiter.lease.script, calls)
-    hold._script = spy(hold._script, calls)
 
 
 async def test_every_script_call_names_keys_of_one_slot(
     make_limiter: Callable[..., FloodLimiter], clock: FakeClock
 ) -> None:
     limiter = make_limiter()
-    hold = ChatHold(limiter)
     calls: Calls = []
-    spied(limiter, hold, calls)
+    spied(limiter, calls)
     for chat in (PRIVATE, GROUP, GROUP - 1):
         await limiter.acquire(chat)
         await limiter.admit_edit(EditTicket(Address(chat, 7), "t", "m", table_version("T", 3)))
@@ -89,7 +86,7 @@ async def test_every_script_call_names_keys_of_one_slot(
         await limiter.admit_edit(prepaid)
         await limiter.headroom(chat)
         await limiter.refund(chat)
-        await hold.hold(chat, 2.0)
+        await limiter.hold(chat, 2.0)
         clock.advance(1.0)
     await limiter.acquire(None)
     assert await limiter.charge() == 0  # the journal: every entry is there already
