@@ -195,25 +195,25 @@ class Outgoing(BaseRequestMiddleware):
         method: TelegramMethod[TelegramType],
         options: CallOptions,
     ) -> Response[TelegramType]:
-        to, digests = address_of(method), _digests(bot, method)
-        key = _message(to)
-        lease = EditLease(f"{self._owner}{next(self._calls)}") if key is not None else None
-        limited = is_limited(method.__api_method__)
-        seen = self.turns.refusals(to.chat) if to is not None else 0
+        lease = EditLease(f"{self._owner}{next(self._calls)}")  # an edit's
         receipt = Receipt()  # its entries move to when Telegram answers (#28)
-        if limited and not await self._admit(to, digests, options, lease, receipt):
-            self.stats.noop += 1
-            return _done()
         attempt = 0
-        while True:
+        while True:  # the call, then after each 429 its retry (the newest content)
+            to, digests = address_of(method), _digests(bot, method)
+            key, limited = _message(to), is_limited(method.__api_method__)
+            # 429s of the chat counted before the admission (#28): one since, in
+            # its turn, and the call is admitted again -- under that 429's hold
+            seen = self.turns.refusals(to.chat) if to is not None else 0
+            if limited and not await self._admit(to, digests, options, lease, receipt):
+                self.stats.noop += 1  # shows that already, or a newer version
+                return _done()
             try:
                 if limited and to is not None:  # one at a time to a chat (#28)
                     async with self.turns.turn(to.chat):
-                        if self.turns.refusals(to.chat) != seen:  # a 429 since admitted
-                            seen = self.turns.refusals(to.chat)
-                            if not await self._admit(to, digests, options, lease, receipt):
-                                self.stats.noop += 1
-                                return _done()
+                        again = self.turns.refusals(to.chat) != seen  # a 429 since admitted
+                        if again and not await self._admit(to, digests, options, lease, receipt):
+                            self.stats.noop += 1
+                            return _done()
                         response = await self._send(make_request, bot, method, to, lease, receipt)
                 else:
                     response = await self._send(make_request, bot, method, to, lease, receipt)
@@ -221,15 +221,14 @@ class Outgoing(BaseRequestMiddleware):
                 attempt += 1
                 if attempt > self.max_retries:
                     raise
-                await self._wait_out(method, exc.retry_after)
-                # counted before the retry's admission, as the first one's (#28)
-                seen = self.turns.refusals(to.chat) if to is not None else 0
-                retry = await self._retry(bot, method, options, lease, receipt)
-                if retry is None:  # shows that already, or a newer version (another process)
-                    self.stats.noop += 1
-                    return _done()
-                method, to, digests, options = retry
-                key = _message(to)
+                log.warning("429 on %s: retry after %s s", method.__api_method__, exc.retry_after)
+                await self.sleep(exc.retry_after)
+                # the newest content asked of the message meanwhile (never the
+                # refused stale edit and then the newer one), with the version it
+                # renders: one another process overtook meanwhile is refused
+                fresh = options.newest() if options.newest is not None else None
+                method, version = fresh if fresh is not None else (method, options.version)
+                options = CallOptions(options.priority, None, options.newest, version)
                 continue
             except _NotModified:
                 self.stats.noop += 1  # the digest admitted above is what it shows
@@ -250,9 +249,7 @@ class Outgoing(BaseRequestMiddleware):
             await self.shown.remember(sent, digests[0], digests[1])
         return response
 
-    async def _answered(
-        self, key: Address | None, lease: EditLease | None, receipt: Receipt
-    ) -> None:
+    async def _answered(self, key: Address | None, lease: EditLease, receipt: Receipt) -> None:
         """Telegram answered the call: its edit lease goes and its entries count
         from now -- in one round trip for an edit under a lease."""
         await self.shown.release(key, lease, receipt)
@@ -323,38 +320,6 @@ class Outgoing(BaseRequestMiddleware):
         except Exception:
             await self._stamp(receipt)
             raise
-
-    async def _wait_out(self, method: TelegramMethod[Any], retry_after: float) -> None:
-        """A 429: sleep ``retry_after`` before the retry."""
-        log.warning("429 on %s: retry after %s s", method.__api_method__, retry_after)
-        await self.sleep(retry_after)
-
-    async def _retry(
-        self,
-        bot: Bot,
-        method: TelegramMethod[TelegramType],
-        options: CallOptions,
-        lease: EditLease | None,
-        receipt: Receipt,
-    ) -> _Retry[TelegramType] | None:
-        """After a 429's ``retry_after`` (:meth:`_wait_out`), what to retry: the
-        newest content of the message when the caller has one
-        (``options.newest``: never the refused stale edit and then the newer
-        one), with its flood tokens taken again; None when the message already
-        shows that content -- or a newer table version than the retry renders:
-        the retry carries its version, so an edit another process made while
-        this one slept is never overwritten."""
-        version = options.version
-        fresh = options.newest() if options.newest is not None else None
-        if fresh is not None:
-            method, version = fresh
-        options = CallOptions(options.priority, None, options.newest, version)
-        to, digests = address_of(method), _digests(bot, method)
-        if is_limited(method.__api_method__) and not await self._admit(
-            to, digests, options, lease, receipt
-        ):
-            return None
-        return method, to, digests, options
 
     # ------------------------------------------------------------ limiter & memory
     async def headroom(self, to: Address, gap: float = 0.0) -> Headroom:
@@ -435,7 +400,6 @@ class _NotModified(Exception):
 
 
 Digests = tuple[str | None, str]
-_Retry = tuple[TelegramMethod[TelegramType], Address | None, Digests | None, CallOptions]
 
 
 def _digests(bot: Bot, method: TelegramMethod[Any]) -> Digests | None:
