@@ -265,61 +265,64 @@ class Outgoing(BaseRequestMiddleware):
         bot: Bot,
         method: TelegramMethod[TelegramType],
         to: Address | None,
-        lease: EditLease | None,
+        lease: EditLease,
         receipt: Receipt,
     ) -> Response[TelegramType]:
-        """The call: 403s told as events; a failed edit forgets what the
-        message shows (a "not modified" raises :class:`_NotModified`).  A 429
-        holds the chat and teaches its budget, passing back the ``generation``
-        the call was admitted under (one burst, one cut: #38).  A failure
-        Telegram answered -- but a 429, a refusal it did not count -- or one of
-        the way there: the call's entries count from now (``receipt``; a
-        success's move with its lease, :meth:`_answered`)."""
-        generation = receipt.generation
+        """The call; a "not modified" raises :class:`_NotModified`, any other
+        failure is :meth:`_failed`.  A failure Telegram answered -- but a 429, a
+        refusal it did not count -- or one of the way there: the call's entries
+        count from now (``receipt``; a success's move with its lease,
+        :meth:`_answered`)."""
+        key = _message(to)
         try:
-            key = _message(to)
-            try:
-                return await make_request(bot, method)
-            except TelegramRetryAfter as exc:
-                self.stats.retry_after += 1
-                if to is not None and is_limited(method.__api_method__):
-                    try:
-                        if self.gate is not None:  # the others wait too; the budget learns (#24)
-                            await self.gate.hold(to, exc.retry_after, generation=generation)
-                    finally:
-                        # before the chat's turn passes on (#28): the next call sees it --
-                        # and only once the hold is in Redis: a call that counted this
-                        # refusal before its admission was admitted under the hold
-                        self.turns.refused(to.chat)
-                await self.shown.forget(key, lease)  # refused: the message shows what it showed
-                raise
-            except TelegramForbiddenError as exc:
-                self.stats.forbidden += 1
-                await self.shown.forget(key, lease)
-                if to is not None:
-                    self._forbidden(to.chat, forbidden_kind(exc.message))
-                raise
-            except TelegramMigrateToChat as exc:  # a 400 never retried (#38)
-                await self.shown.forget(key, lease)
-                if to is not None:
-                    self._moved(to.chat, exc.migrate_to_chat_id)
-                raise
-            except TelegramBadRequest as exc:
-                if key is not None and NOT_MODIFIED in exc.message:
-                    raise _NotModified from exc
-                await self.shown.forget(key, lease)
-                raise
-            except asyncio.CancelledError:
-                self.shown.forget_later(key, lease)
-                raise
-            except Exception:
-                await self.shown.forget(key, lease)
-                raise
-        except (TelegramRetryAfter, _NotModified):
+            return await make_request(bot, method)
+        except asyncio.CancelledError:
+            self.shown.forget_later(key, lease)
             raise
-        except Exception:
+        except TelegramBadRequest as exc:
+            if key is not None and NOT_MODIFIED in exc.message:
+                raise _NotModified from exc
+            await self._failed(exc, method.__api_method__, to, lease, receipt)
+            raise
+        except Exception as exc:
+            await self._failed(exc, method.__api_method__, to, lease, receipt)
+            raise
+
+    async def _failed(
+        self,
+        exc: Exception,
+        name: str,
+        to: Address | None,
+        lease: EditLease,
+        receipt: Receipt,
+    ) -> None:
+        """The call failed: what the message shows is not known any more; a 429
+        holds the chat (every process's later writes wait their turn) and teaches
+        the group's budget (#24) under the ``generation`` the call was admitted
+        with (one burst, one cut: #38); a 403, or a group moved (a 400 never
+        retried, #38), told as an event."""
+        if isinstance(exc, TelegramRetryAfter):
+            self.stats.retry_after += 1
+            if to is not None and is_limited(name):
+                try:
+                    if self.gate is not None:
+                        await self.gate.hold(to, exc.retry_after, generation=receipt.generation)
+                finally:
+                    # before the chat's turn passes on (#28): the next call sees it --
+                    # and only once the hold is in Redis: a call that counted this
+                    # refusal before its admission was admitted under the hold
+                    self.turns.refused(to.chat)
+        elif isinstance(exc, TelegramForbiddenError):
+            self.stats.forbidden += 1
+            if to is not None:
+                kind = forbidden_kind(exc.message)
+                self.events.put(PrivateForbidden(to.chat, kind) if to.chat > 0 else Kicked(to.chat))
+        elif isinstance(exc, TelegramMigrateToChat) and to and to.chat not in self._migrated:
+            self._migrated.add(to.chat)  # told once here
+            self.events.put(Migrated(to.chat, exc.migrate_to_chat_id))
+        await self.shown.forget(_message(to), lease)
+        if not isinstance(exc, TelegramRetryAfter):  # a 429 is a refusal it did not count
             await self._stamp(receipt)
-            raise
 
     # ------------------------------------------------------------ limiter & memory
     async def headroom(self, to: Address, gap: float = 0.0) -> Headroom:
@@ -373,7 +376,7 @@ class Outgoing(BaseRequestMiddleware):
         to: Address | None,
         digests: Digests | None,
         options: CallOptions,
-        lease: EditLease | None,
+        lease: EditLease,
         receipt: Receipt,
     ) -> bool:
         """Wait for the flood tokens (and an edit's lease); False when the edit
@@ -384,15 +387,6 @@ class Outgoing(BaseRequestMiddleware):
         if key is not None and digests is not None:
             return self.shown.memory.admit(key, *digests, options.version)
         return True
-
-    def _forbidden(self, chat_id: int, kind: Forbidden) -> None:
-        self.events.put(PrivateForbidden(chat_id, kind) if chat_id > 0 else Kicked(chat_id))
-
-    def _moved(self, old: int, new: int) -> None:
-        """The group ``old`` is the supergroup ``new`` now: told once here."""
-        if old not in self._migrated:
-            self._migrated.add(old)
-            self.events.put(Migrated(old, new))
 
 
 class _NotModified(Exception):
