@@ -1,56 +1,29 @@
 """Coalesced message delivery on top of :mod:`telegram_bot.delivery.outgoing`.
 
-``Delivery(bot)`` sends at once and edits by urgency:
+``Delivery(bot)`` sends at once and edits by urgency (:class:`Urgency`): NOW
+at once (the acting player's own message); SOON within ``soon_delay`` (the
+players the game now waits for); LATER and TABLE like SOON and at most every
+``later_delay`` / ``table_delay`` per message (the players who only watch; the
+group's table message) -- counted from the message's last edit by ANY process
+(shared in Redis, :meth:`FloodLimiter.headroom`).
 
-* ``Urgency.NOW`` -- at once (the acting player's own message);
-* ``Urgency.SOON`` -- within ``soon_delay`` seconds (the players the game now
-  waits for);
-* ``Urgency.LATER`` -- like SOON, and at most once every ``later_delay`` seconds
-  per message (the players who only watch the move: nothing for them to do);
-* ``Urgency.TABLE`` -- like SOON, and at most once every ``table_delay`` seconds
-  per message (the group's table message).
+Watchers last: a due LATER or TABLE edit first waits for the limiter's
+headroom, so the players who act or must act keep a reserve of tokens when
+the bot is busy; meanwhile it stays pending and newer content replaces it --
+for ``max_hold`` seconds at most (no starvation).  A due edit takes its tokens
+first (:meth:`Outgoing.prepay`, behind the urgent calls), then the message's
+lock and its newest content (:class:`telegram_bot.delivery.edits.MessageEdits`):
+what changed while it queued goes in the same edit, and a queued update never
+keeps a NOW edit waiting on the lock.  Content never goes out after newer
+content of the same message (``stats.coalesced`` counts what was dropped).
 
-The gaps of LATER and TABLE count from the message's last edit by ANY bot
-process: its time is shared in Redis (:meth:`FloodLimiter.headroom`), so two
-processes do not both edit one message within its gap.
-
-Watchers last: when due, a LATER or TABLE edit first waits for the flood
-limiter's headroom (:meth:`Outgoing.headroom`), so the edits of the players who
-act or must act now (NOW, SOON) keep a reserve of tokens when the bot is busy;
-while it waits the edit stays pending and newer content replaces it.  A message
-out of date for ``max_hold`` seconds stops holding back (no starvation).
-
-A due edit first takes its flood tokens (:meth:`Outgoing.prepay`, queueing
-behind the urgent calls), and only then the message's lock and the newest
-content: what changed while it queued goes out in the same edit, and a queued
-update never keeps the player's own NOW edit waiting on the lock.
-
-A later edit of the same message replaces a pending one: only the newest
-content is sent (``stats.coalesced`` counts the dropped ones), and content
-never goes out after newer content of the same message.  Edits always carry the
-keyboard (Telegram drops it otherwise).  When the message to edit is gone
-("message to edit not found", "message can't be edited") the content is sent as
-a new message and :class:`~telegram_bot.delivery.events.Replaced` is put on
-:attr:`Delivery.events` so the layer above can store the new id; later edits
-of the old id go to the new message.
-After a 429 the retry carries the newest content asked of the message meanwhile
-(never the refused stale edit and then the newer one).  The edits themselves:
-:class:`telegram_bot.delivery.edits.MessageEdits`.
-
-Flood limits, no-op edits, 429 retries and 403s are the middleware's job
-(:class:`telegram_bot.delivery.outgoing.Outgoing`): ``Delivery`` uses the one installed on
-``bot.session`` or installs one (``outgoing=`` to give it).  Pending edits live
-in this process only; call :meth:`Delivery.aclose` at shutdown (it flushes).
-:meth:`Delivery.settled` tells when an edit went out, so a render's mark in
-Redis (:mod:`telegram_bot.state.pending_renders`) is cleared only then: should the
-process die first, another one renders the table again.
-
-A player's hand in the group held back by the flood limiter longer than
-``held_after`` seconds is told as a :class:`~telegram_bot.delivery.events.HeldBack`
-event (#24 item 6, :mod:`telegram_bot.delivery.held`); an edit asked with
-``join=True`` joins the message's pending edit -- no write of its own -- or is
-dropped.  What the delivery learns goes up as data only (#39): a result, or an
-event on :attr:`Delivery.events` for a dispatcher above -- never a call.
+Pending edits live in this process only (:meth:`Delivery.aclose` flushes);
+:meth:`Delivery.settled` tells when an edit went out, so a render's mark
+(:mod:`telegram_bot.state.pending_renders`) is cleared only then.  What the
+delivery learns goes up as data only (#39): a result, or an event on
+:attr:`Delivery.events` -- a message sent anew (``Replaced``), a hand in the
+group held back longer than ``held_after`` (``HeldBack``,
+:mod:`telegram_bot.delivery.held`) -- never a call.
 """
 
 from __future__ import annotations

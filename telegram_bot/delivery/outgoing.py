@@ -1,49 +1,30 @@
 """Every outgoing Bot API call passes through :class:`Outgoing`, an aiogram
 session request middleware (``install(bot, limiter)``):
 
-* **no-op edits dropped** -- ``editMessageText`` / ``editMessageReplyMarkup``
-  whose text and keyboard equal what the message shows are answered ``True``
-  without calling Telegram; a "message is not modified" 400 counts as success.
-* **flood limits** -- sends and edits to a chat first wait on the shared Redis
-  token buckets (:class:`telegram_bot.delivery.flood.limiter.FloodLimiter`); answering
-  callback or inline queries, ``getUpdates``, ``setMyCommands`` etc. are not
-  limited.
-* **the overall line** -- calls waiting for the overall bucket queue in this
-  process (:class:`telegram_bot.delivery.waiting_line.WaitingLine`), urgent ones first.
-  A call is urgent unless made through :meth:`Outgoing.call` with
-  :class:`CallOptions` saying otherwise (``Delivery`` does so for coalesced
-  updates), which may also carry the tokens prepaid for it
-  (:meth:`Outgoing.prepay`).
-* **429** -- holds the chat's flood buckets for ``retry_after`` (every process's
-  later writes to that chat wait their turn instead of drawing 429s of their
-  own), sleeps ``retry_after`` and retries (at most ``max_retries`` times) --
-  with the newest content of the message when the caller has one
+* **no-op edits dropped** -- an edit whose text and keyboard equal what the
+  message shows is answered ``True`` without calling Telegram; a "message is
+  not modified" 400 counts as success.
+* **flood limits** -- a call that puts a message into a chat (:func:`is_limited`)
+  first takes its tokens from the shared windows (:class:`FloodGate`,
+  :class:`telegram_bot.delivery.flood.limiter.FloodLimiter`), or uses those
+  prepaid for it (:meth:`Outgoing.prepay`); urgent calls first in the overall
+  line unless :class:`CallOptions` say otherwise.  Calls to one chat leave one
+  at a time (:class:`ChatTurns`).
+* **429** -- holds the chat's windows for ``retry_after`` (every process's later
+  writes to it wait their turn), sleeps and retries at most ``max_retries``
+  times -- with the newest content of the message when the caller has one
   (:attr:`CallOptions.newest`), never the refused stale edit and then the newer.
-* **403** -- a private chat puts :class:`~telegram_bot.delivery.events.PrivateForbidden`
-  (``user``, ``kind``) on :attr:`Outgoing.events`, ``kind`` telling Telegram's
-  answers apart (:func:`forbidden_kind`: he never started the bot, he blocked
-  it, his account is deleted -- only the last two are his act, #38), a group
-  :class:`~telegram_bot.delivery.events.Kicked`; the error is then re-raised as aiogram's ``TelegramForbiddenError`` (``Delivery`` turns it into
-  ``None``; for direct calls register :func:`ignore_forbidden` as an errors
-  handler).
-* **400 with ``migrate_to_chat_id``** -- the group became a supergroup (#38):
-  never retried (the old id takes no more messages),
-  :class:`~telegram_bot.delivery.events.Migrated` is told once per process and
-  chat, and aiogram's ``TelegramMigrateToChat``
-  re-raised (``Delivery`` turns it into ``None``, as a 403: :data:`CLOSED`).
+* **403**, and a **400 with ``migrate_to_chat_id``** (the group became a
+  supergroup, #38; never retried) -- told as events
+  (:class:`~telegram_bot.delivery.events.PrivateForbidden` by
+  :func:`forbidden_kind`, ``Kicked``, ``Migrated`` once per process and chat)
+  and re-raised (:data:`CLOSED`; ``Delivery`` turns them into ``None``).
 
-What a message shows is remembered as two short digests (text, keyboard):
-
-* with a limiter: in Redis, in the SAME script round trip that takes the flood
-  tokens (an allowed edit records its content there), plus one ``SET`` after a
-  send.  Shared by every bot process, so process A cannot drop an edit as a
-  "no-op" when process B changed the message meanwhile -- the danger of a
-  per-process memory, where dropping a needed edit leaves a stale message.
-  The same script takes the message's edit lease for the call: one edit of a
-  message in flight at a time, fleet-wide, so edits land in version order
-  (another's waits, then is judged by the digest); the lease goes after the
-  call (with the forget after a failed one) or lapses after a few seconds.
-* without one (tests, a single process): a bounded in-process LRU.
+What a message shows is remembered as two short digests (text, keyboard): with
+a limiter in Redis, judged and recorded in the script that takes the tokens and
+the message's edit lease -- shared by every process, so none drops an edit as
+a "no-op" that another's edit made needed; without one (tests, a single
+process) in a bounded in-process LRU (:mod:`telegram_bot.delivery.shown`).
 """
 
 from __future__ import annotations
@@ -67,7 +48,7 @@ from aiogram.exceptions import (
 )
 from aiogram.methods import Response, TelegramMethod
 from aiogram.methods.base import TelegramType
-from aiogram.types import ErrorEvent, Message
+from aiogram.types import Message
 
 from engine.clock import Clock
 from telegram_bot.delivery.address import Address
@@ -434,7 +415,6 @@ __all__ = [
     "Prepaid",
     "find_outgoing",
     "forbidden_kind",
-    "ignore_forbidden",
     "install",
     "is_limited",
 ]
@@ -448,11 +428,3 @@ def install(bot: Bot, limiter: FloodLimiter | None = None, **options: Any) -> Ou
     outgoing = Outgoing(limiter, **options)
     bot.session.middleware(outgoing)
     return outgoing
-
-
-async def ignore_forbidden(event: ErrorEvent) -> bool:
-    """An errors handler for the dispatcher: a 403 (already told as an event)
-    ends the update quietly.  ``dp.errors.register(ignore_forbidden,
-    ExceptionTypeFilter(TelegramForbiddenError))``"""
-    log.info("forbidden: %s", event.exception)
-    return True

@@ -2,61 +2,38 @@
 
 Telegram allows about one message a second in a chat (short bursts allowed),
 20 in any minute in a group and about 30 in any second overall; edits count
-like sends.  Telegram counts windows, not buckets (#28): a token bucket's burst
-plus its refill let 45 messages through in a second and 37 in a group's minute.
-Each limit here is a sliding window (:class:`Window`: at most ``limit`` entries
-in any ``seconds``, a little longer than Telegram's window for the moment
-between counting a message and its arrival), kept as a sorted set of entries
-scored by time.  An :meth:`FloodLimiter.acquire` is ONE round trip to the
-chat's own hash slot: a Lua script drops the entries that left the chat's
-windows (its chat window and, for a group, its minute) and either counts one
-entry in each of them or -- when any is full -- counts nothing and answers how
-long until it has room.  Never a partial take.
+like sends.  It counts windows, not buckets (#28: a bucket's burst plus its
+refill let 45 through in a second).  Each limit here is a :class:`Window` (at
+most ``limit`` entries in any ``seconds``, a little longer than Telegram's for
+the moment between counting a message and its arrival), kept as a sorted set of
+entries scored by time.  A take is ONE script on the chat's own hash slot: it
+drops the entries that left the chat's windows (its chat window and, for a
+group, its minute) and either counts one entry in each or -- when any is full
+-- nothing, answering how long until there is room.  Never a partial take.
 
-No hot key: every key of a chat carries the chat's hash tag
-(``rl:{c:<chat>}:...``, :class:`FloodKeys`), so the chats spread over a Redis
-Cluster.  The fleet-wide window (``rl:{all}``) is not hit per message: a
-process leases its entries in small batches (:class:`OverallLease`, ``lease``
-entries at a time, one round trip per batch) into a local allowance that the
-messages use up within ``lease_ttl`` seconds; the entries of a lease unused by
-then are removed, by name, with the next lease (never "some entries since":
-another process's, of messages that went out).
+No hot key: a chat's keys carry its hash tag (``rl:{c:<chat>}:...``,
+:class:`FloodKeys`), so chats spread over a Redis Cluster; the fleet-wide
+window (``rl:{all}``) is leased in small batches (:class:`OverallLease`) that
+a process uses up within ``lease_ttl``.  Urgent first: each window keeps a
+``reserve`` that deferrable messages leave free (:meth:`FloodLimiter.headroom`).
+The time comes from Python (``clock``), never Redis ``TIME``: tests drive the
+windows with a fake clock.  Every entry this process counts is also kept in
+its :class:`Journal` (the fallback's windows while Redis is down, charged to
+Redis after: :meth:`FloodLimiter.charge`, #28).
 
-Urgent first: each window keeps a ``reserve`` that deferrable messages (the
-coalesced updates of players who did not just act) leave free --
-:meth:`FloodLimiter.headroom` tells them how long to hold back -- so a press's
-own answer finds room even when the bot is busy, and the deferred updates
-coalesce while they wait.
-
-The time comes from Python (``clock``, default :func:`time.time`) and is passed
-into the scripts, so tests drive the windows with a fake clock and processes on
-one host agree (Redis ``TIME`` is never read).  Every entry this process counts
-is also kept in its :class:`Journal`, which the in-process fallback counts
-against while Redis is down and which :meth:`FloodLimiter.charge` adds to the
-shared windows again after (#28).
-
-The same script can first compare what a message shows -- digests of its text
-and of its keyboard, and the highest table version it showed, stored as
-``<text>:<keyboard>:<version>`` -- with an edit, described by one
-:class:`EditTicket` (:meth:`FloodLimiter.admit_edit`; a keyboard-only edit
-compares the keyboard and keeps the text): an edit of an OLDER version than the
-one shown is refused (:data:`STALE`; the content never goes backwards,
-whichever process renders it), an edit that would change nothing takes no
-token (:data:`NOOP`); an allowed edit records the new content in the same
-round trip, and (the ticket's ``owner``) takes the message's *edit lease*:
-while one call's edit of it is in flight, another's -- any process -- hears
-:data:`BUSY` and asks again a moment later, when the digest drops it if older,
-else it goes out after: edits land in version order.  The lease goes after the
-call (:meth:`FloodLimiter.release_edit`, ``forget``) or lapses after
-``edit_lease`` s.  A digest lives ``digest_ttl`` (an hour, refreshed on every
-edit): it expires with the game.  Redis is reached only through the table
-service's key-value API (``svc.kv``); failures surface as ServiceUnavailable.
-
-The default windows are a little longer than the fake Bot API's (per chat 3
-in any 3 s, group 20 in any 60 s, overall 30 in any second): the margin absorbs
-the time between our count and the server's -- which is why tokens prepaid
-long before their call are taken again (``prepaid_ttl``,
-:class:`telegram_bot.delivery.flood.gate.Prepaid`).
+The same script judges an edit (:class:`EditTicket`, :meth:`FloodLimiter.admit_edit`)
+against what its message shows -- digests of its text and keyboard and the
+highest table version it showed, ``<text>:<keyboard>:<version>``: an OLDER
+version is refused (:data:`STALE`: content never goes backwards, whichever
+process renders it), an edit that changes nothing takes no token (:data:`NOOP`);
+an admitted one records its content and takes the message's *edit lease*:
+while one call's edit is in flight another's hears :data:`BUSY` and asks again
+a moment later, so edits land in version order.  The lease goes after the call
+(:meth:`FloodLimiter.release_edit`, ``forget``) or lapses after ``edit_lease``
+s; a digest lives ``digest_ttl``.  Redis only through the table service's
+key-value API (``svc.kv``); failures surface as ServiceUnavailable -- every
+call of the protocol goes through :meth:`FloodLimiter._guard`, where
+:class:`telegram_bot.delivery.flood.fallback.FallbackFloodLimiter` falls back.
 """
 
 from __future__ import annotations
