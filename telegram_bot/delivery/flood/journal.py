@@ -162,8 +162,8 @@ class LocalWindows:
     def refund(
         self, buckets: list[tuple[str, Window]], cost: float, held: float, now: float | None = None
     ) -> None:
-        """The ``cost`` newest entries counted ``held`` seconds ago go, where they
-        still count (``buckets`` without the overall window)."""
+        """The ``cost`` newest entries counted ``held`` seconds ago go, in each of
+        ``buckets`` that still counts them."""
         now = float(self.clock()) if now is None else now
         paid = now - held + 1e-6
         for key, window in buckets:

@@ -519,7 +519,7 @@ class FloodLimiter:
             await self._refund([key for key, _ in buckets], args)
             self.local.refund(buckets, cost, held, now)
 
-        local = lambda: self.local.refund(self._local_buckets(to)[1:], cost, held)  # noqa: E731
+        local = lambda: self.local.refund(self._local_buckets(to), cost, held)  # noqa: E731
         await self._guard(chat_of(to), refund, local)
 
     async def charge(self, only: Callable[[str], bool] | None = None) -> int:
