@@ -307,10 +307,9 @@ class Outgoing(BaseRequestMiddleware):
 
     # ------------------------------------------------------------ limiter & memory
     async def headroom(self, to: Address, gap: float = 0.0) -> Headroom:
-        """How long a deferrable message ``to`` a chat should hold back so urgent
-        ones keep their reserve of flood tokens -- and an edit until the
-        message's last edit by any process is ``gap`` old (0, 0, 0: go; always
-        so without a limiter, or when Redis cannot tell)."""
+        """How long a deferrable message ``to`` a chat holds back for the urgent
+        ones' reserve, and an edit for its ``gap`` since the message's last edit
+        by any process (:meth:`FloodLimiter.headroom`; without a limiter: go)."""
         if self.gate is None:
             return GO
         return await self.gate.headroom(to, gap)
@@ -335,13 +334,9 @@ class Outgoing(BaseRequestMiddleware):
         self, to: Address | int, priority: Priority = Priority.URGENT, *, rank: int = OWN_VIEW
     ) -> Prepaid:
         """Take the flood tokens of one message ``to`` a chat now, waiting like any
-        call (in the overall line with ``priority``).  A call to that chat made
-        with the result (``call(bot, method, CallOptions(prepaid=ticket))``)
-        takes no tokens again.  ``Delivery`` does so for a coalesced update: it
-        holds its tokens before it takes its content, so it sends the newest
-        content and never holds a message's lock while it queues.  An
-        ephemeral message to one member of a group may count in windows of its
-        own (#24)."""
+        call; the call made with them (``CallOptions(prepaid=ticket)``) takes
+        none again (``Delivery``'s coalesced update: its tokens before its
+        message's lock and newest content)."""
         to = Address(to) if isinstance(to, int) else to
         if self.gate is None:
             return Prepaid(to, paid=False)

@@ -169,11 +169,8 @@ class FloodGate:
         self.chats = ChatLines()
 
     async def headroom(self, to: Address, gap: float) -> Headroom:
-        """How long a deferrable message ``to`` a chat should hold back so urgent
-        ones keep their reserve of flood tokens, and (an edit) until the
-        message's last edit is ``gap`` old (0, 0, 0: go; always so without a
-        limiter, or when Redis cannot tell)."""
-        # the send itself will wait on (or report) the limiter
+        """:meth:`FloodLimiter.headroom`; go when Redis cannot tell (the send
+        itself will wait on, or report, the limiter)."""
         with survived(log, "flood limiter: no headroom reading for chat %s; sent at once", to.chat):
             return await self.limiter.headroom(to, gap)
         return GO
