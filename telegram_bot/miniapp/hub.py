@@ -124,15 +124,26 @@ class LiveHub:
             self._reading.pop(table, None)
 
     async def _read_while_wanted(self, table: str) -> None:
+        failures = 0
         while table in self._viewers:
             wanted = self._wanted.get(table, 0)
             try:
                 loaded = await self._load(table)
-            except Exception as e:
+            except Exception as e:  # read again, with a backoff, while it has pages
+                delay = min(self._cap, self._base * 2**failures)
+                failures = min(failures + 1, 32)
                 log.warning(
-                    "table %s not read for its pages: %s", table, e, exc_info=not expected_fault(e)
+                    "table %s not read for its pages; again in %.1f s: %s",
+                    table,
+                    delay,
+                    e,
+                    exc_info=not expected_fault(e),
                 )
-                return
+                # (a game's last write is followed by no other: its pages would
+                # show it playing for good)
+                await asyncio.sleep(delay)
+                continue
+            failures = 0
             viewers = list(self._viewers.get(table, ()))
             await asyncio.gather(*(v.show(loaded) for v in viewers), return_exceptions=True)
             seen = loaded.version if loaded is not None else wanted
