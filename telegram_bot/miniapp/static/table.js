@@ -15,7 +15,9 @@ const page = {
   view: null,
   labels: {},
   selected: [],   // cards of his hand, in tap order
-  pending: null,  // the request id of the move in flight
+  pending: null,  // the move in flight (its frame): sent again after a reconnect
+  pendingSince: 0,
+  table: "",      // the table shown: asked for again after a reconnect
   retry: 500,
   refused: false,
   timerTick: null,
@@ -38,7 +40,9 @@ function connect() {
   page.ws = ws;
   ws.onopen = () => {
     page.retry = 500;
-    ws.send(JSON.stringify({ t: "hello", init: tg ? tg.initData : "", table: askedTable() }));
+    // the table shown, not what the URL asks now (his page or a replay may be open)
+    const table = page.table || askedTable();
+    ws.send(JSON.stringify({ t: "hello", init: tg ? tg.initData : "", table }));
   };
   ws.onmessage = (event) => receive(JSON.parse(event.data));
   ws.onclose = (event) => {
@@ -49,7 +53,16 @@ function connect() {
 }
 
 function send(frame) {
-  if (page.ws && page.ws.readyState === WebSocket.OPEN) page.ws.send(JSON.stringify(frame));
+  if (!page.ws || page.ws.readyState !== WebSocket.OPEN) return false;
+  page.ws.send(JSON.stringify(frame));
+  return true;
+}
+
+// A move sent while the channel was down, or whose answer a dropped channel
+// lost, goes again once the server said hello: its request id makes it count
+// once (applied, or answered as a duplicate or as stale).
+function resend() {
+  if (page.pending) send(page.pending);
 }
 
 function receive(frame) {
@@ -58,6 +71,7 @@ function receive(frame) {
       page.labels = frame.labels || {};
       setFaces(frame.faces);
       if (page.labels.ratings) $("to-player").title = page.labels.ratings;
+      resend();
       break;
     case "view":
       show(frame.view);
@@ -81,7 +95,7 @@ function receive(frame) {
 }
 
 function answered(frame) {
-  if (frame.id === page.pending) page.pending = null;
+  if (page.pending && frame.id === page.pending.id) page.pending = null;
   if (frame.version) document.body.dataset.moved = String(frame.version);  // his last move
   if (frame.ok) {
     say("");
@@ -102,11 +116,15 @@ function newId() {
   return Array.from(bytes, (b) => (b % 36).toString(36)).join("");
 }
 
+const PENDING_FOR = 15000;  // ms: a move never answered does not lock the page
+
 function play(action) {
   const view = page.view;
-  if (!view || page.pending) return;
-  page.pending = newId();
-  send({ t: "move", id: page.pending, v: view.version, stamp: view.stamp, a: action });
+  if (!view) return;
+  if (page.pending && Date.now() - page.pendingSince < PENDING_FOR) return;
+  page.pending = { t: "move", id: newId(), v: view.version, stamp: view.stamp, a: action };
+  page.pendingSince = Date.now();
+  send(page.pending);  // or once the channel is back (resend)
   page.selected = [];
   if (tg && tg.HapticFeedback) tg.HapticFeedback.impactOccurred("light");
   render();
@@ -162,6 +180,8 @@ function tapAttack(attack) {
 
 // ------------------------------------------------------------------ drawing
 function show(view) {
+  if (page.table && view.table !== page.table) return;  // another table's: not shown here
+  page.table = view.table;
   const before = page.view;
   if (before && view.version < before.version) return;  // never back
   const myTurnNow = view.game && view.game.legal && view.game.legal.length > 0;
