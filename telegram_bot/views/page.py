@@ -47,8 +47,11 @@ class TableRead(Protocol):
 
 def may_watch(table: Table, user: int) -> bool:
     """Whether ``user`` may follow ``table`` in the page: a player of it, or
-    anybody while its lobby lets people watch (issue #16's spectators)."""
-    return table.seat_of(user) is not None or table.spectators
+    anybody while its lobby lets people watch a group's game -- as ``/watch``
+    allows (issue #16's spectators): a private game has none."""
+    if table.seat_of(user) is not None:
+        return True
+    return table.spectators and table.chat is not None and table.chat < 0
 
 
 def page_view(loaded: TableRead, user: int, locale: str = "en") -> dict[str, Any]:
