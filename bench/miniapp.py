@@ -18,9 +18,10 @@ webhook mode, :class:`harness.fleet.BotFleet`, each serving the Mini App on
 its webhook's server) on a throw-away 3-master Redis Cluster (sharded
 pub/sub); a table's pages alternate between the processes, so of a move's 3
 other pages 1 or 2 are on the process that did not make it.  CPU and memory
-are the two bot processes' together (``/proc``).
+are the two bot processes' together (``/proc``); ``--one-redis``: the same
+2 processes on one redis-server (the cluster's share of the figure).
 
-    python bench/miniapp.py [--tables 50] [--moves 30] [--pace 0] [--fleet]
+    python bench/miniapp.py [--tables 50] [--moves 30] [--pace 0] [--fleet [--one-redis]]
 """
 
 from __future__ import annotations
@@ -207,31 +208,33 @@ FLEET_ENV = {
 }
 
 
-async def run_fleet(tables: int, moves: int, pace: float) -> None:
-    """2 bot processes on a 3-master cluster: the pages of each table alternate
-    between them."""
+async def run_fleet(tables: int, moves: int, pace: float, *, one_redis: bool = False) -> None:
+    """2 bot processes on a 3-master cluster (``one_redis``: on one redis-server,
+    to tell the cluster's part): the pages of each table alternate between them."""
     binary = find_redis_server()
     assert binary, "no redis-server"
-    with tempfile.TemporaryDirectory(prefix="bench-miniapp-") as tmp:
-        cluster = start_cluster(binary, Path(tmp) / "cluster")
-        url = "redis+cluster://" + cluster.url.split("://", 1)[1]
-        try:
-            async with (
-                FakeTelegram(limits=RateLimits.off()) as fake,
-                BotFleet(fake, url, "bench:", count=2, env=FLEET_ENV) as bots,
-            ):
-                pids = [p.pid for p in bots.procs]
-                urls = [f"ws://127.0.0.1:{port}/app/live" for port in bots.ports]
-                print(f"2 bot processes (pids {pids}) on a 3-master cluster")
-                await _measure(
-                    Measured(bots.svc, urls, lambda: cpu_of(pids), lambda: rss_of(pids)),
-                    fake,
-                    tables,
-                    moves,
-                    pace,
-                )
-        finally:
-            cluster.stop()
+    with tempfile.TemporaryDirectory(prefix="bench-miniapp-") as tmp, contextlib.ExitStack() as up:
+        if one_redis:
+            url, where = up.enter_context(LocalRedis(binary)).url, "one redis-server"
+        else:
+            cluster = start_cluster(binary, Path(tmp) / "cluster")
+            up.callback(cluster.stop)
+            url = "redis+cluster://" + cluster.url.split("://", 1)[1]
+            where = "a 3-master cluster"
+        async with (
+            FakeTelegram(limits=RateLimits.off()) as fake,
+            BotFleet(fake, url, "bench:", count=2, env=FLEET_ENV) as bots,
+        ):
+            pids = [p.pid for p in bots.procs]
+            urls = [f"ws://127.0.0.1:{port}/app/live" for port in bots.ports]
+            print(f"2 bot processes (pids {pids}) on {where}")
+            await _measure(
+                Measured(bots.svc, urls, lambda: cpu_of(pids), lambda: rss_of(pids)),
+                fake,
+                tables,
+                moves,
+                pace,
+            )
 
 
 def cpu_of(pids: list[int]) -> float:
@@ -390,8 +393,14 @@ def main() -> None:
     parser.add_argument(
         "--fleet", action="store_true", help="2 bot processes on a 3-master cluster"
     )
+    parser.add_argument(
+        "--one-redis", action="store_true", help="--fleet: on one redis-server, not a cluster"
+    )
     args = parser.parse_args()
-    asyncio.run((run_fleet if args.fleet else run)(args.tables, args.moves, args.pace))
+    if args.fleet:
+        asyncio.run(run_fleet(args.tables, args.moves, args.pace, one_redis=args.one_redis))
+    else:
+        asyncio.run(run(args.tables, args.moves, args.pace))
 
 
 if __name__ == "__main__":
