@@ -49,7 +49,7 @@ from tests.bot.e2e_kit import (
     running,
     shows_result,
 )
-from tests.bot.miniapp_kit import MINIAPP, check_feed, init_data, replay_moments
+from tests.bot.miniapp_kit import MINIAPP, check_feed, init_data, moment_at, replay_moments
 from tests.bot.test_miniapp_browser import DARK, STAND_IN
 from tests.sandbox.test_browser import CHROMIUM_ARGS, WAIT_MS, chromium_path
 
@@ -186,12 +186,17 @@ async def _whole_game(
                 watched[user.id] = w
             pages = {u.id: watched[u.id] for u in players}
             moves = {"page": 0, "message": 0}
+            spectator_saw: list[tuple[int, set[str]]] = []
             for _step in range(MAX_MOVES):
                 table, state, version = await h.svc.tables.get(tid)
                 if table.status != PLAYING or state is None or state.over:
                     break
                 for w in watched.values():  # everybody sees the table before a move
                     await w.shows(version)
+                drawn = await watched[dave.id].page.eval_on_selector_all(
+                    "[data-card]", "els => els.map(e => e.dataset.card)"
+                )
+                spectator_saw.append((version, set(drawn)))  # the cards on his screen
                 seat = rng.choice(state.to_act())
                 mover = table.seats[seat].user
                 if mover in pages:
@@ -228,6 +233,10 @@ async def _whole_game(
             # frame by frame, as the table was at each frame's version
             moments = await replay_moments(h.svc, tid)
             assert check_feed(watched[dave.id].views, moments, None) > 10
+            for at, cards in spectator_saw:
+                hidden = cards - moment_at(moments, at).public
+                assert not hidden, f"the spectator's page drew hidden cards {hidden} at {at}"
+            assert any(cards for _at, cards in spectator_saw)
             for player in players:
                 sits = loaded.table.seat_of(player.id)
                 assert sits is not None
