@@ -7,7 +7,8 @@ plays from his hand message's buttons and a member of the group who does not
 play watches the page.  Every page ends showing the result; every frame each
 page got is checked against the table as it was at that frame's version
 (:func:`tests.bot.miniapp_kit.check_feed`: the spectator only public cards, a
-player only his own besides); no move is refused.
+player only his own besides), and so are the cards the spectator's page draws
+at every move; no move is refused.
 
 The moves follow each other one at a time, each made once every page shows
 the table as it is (as people look before they tap), so no move may be
