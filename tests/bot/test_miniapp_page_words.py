@@ -6,6 +6,7 @@ beyond the public ones; the title in his language; Chuvash's suit order
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -15,6 +16,7 @@ from engine import public_view
 from engine.cards import card_name
 from tables import PLAYING, Loaded, Seat, Table
 from telegram_bot.views.cards import glyph
+from telegram_bot.views.fair import table_commitment
 from telegram_bot.views.page import faces, may_watch, page_view
 
 HOSTILE = "<b>Ann</b> & co"
@@ -103,3 +105,13 @@ def test_only_a_groups_game_has_spectators_in_the_page(
     )
     assert may_watch(table, 1)  # a player, always
     assert may_watch(table, 3) is watcher_may
+
+
+def test_the_page_shows_the_deals_commitment_never_its_key() -> None:
+    """Issue #42 point 5: the fair-deal commitment, as the game's first message
+    shows it -- a hash of the key; the key itself only with the replay."""
+    read = loaded("shchelkovsky", 10, seed=987_654_321_123)
+    for user in (1, 3):  # a player, a spectator
+        shown = page_view(read, user, "en")
+        assert shown["fair"] == table_commitment(read.table)
+        assert "987654321123" not in json.dumps(shown)

@@ -208,7 +208,16 @@ function render(before = page.view) {
   renderActions(game);
   renderMoves(view, game);
   renderTimer(view);
+  renderFair(view);
   renderMainButton();
+}
+
+// The deal's commitment, as the game's first message shows it (a hash: the
+// deal's key comes with its replay, after the end).
+function renderFair(view) {
+  const el = $("fair");
+  el.textContent = view.fair ? "\u{1F512} " + (page.labels.fair || "Fair deal") + ": " + view.fair.slice(0, 16) + "\u2026" : "";
+  el.title = view.fair || "";
 }
 
 function titleOf(view) {
