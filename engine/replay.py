@@ -95,6 +95,47 @@ def replay_step(record: Mapping[str, Any], step: int) -> ReplayStep:
     )
 
 
+def replay_steps(record: Mapping[str, Any]) -> list[ReplayStep]:
+    """Every step of ``record`` in one pass through the rules (the Mini App's
+    replay viewer, #42, steps through them all): ``replay_steps(r)[k]`` is
+    :func:`replay_step` ``(r, k)``, in O(moves) for the whole game instead of
+    O(moves) for each step.  Raises :class:`engine.EngineError` for a record
+    that cannot be replayed."""
+    state, raw_actions = load_record(record)
+    actions = [Action.from_json(a) for a in raw_actions]
+    moves = [i for i, a in enumerate(actions) if a.kind != PASS]
+    ends = [*moves, len(actions)]  # step k: the state after the first ends[k] actions
+    shots: list[tuple[GameState, int]] = []  # (state, bout) of each step
+    starts = [0]
+    done = 0
+    if ends[0] == 0:
+        shots.append((state.copy(), 1))
+    for i, action in enumerate(actions, start=1):
+        if action.kind != PASS:
+            done += 1
+        events = state.apply(action)
+        ended = any(e.kind == "bout_end" for e in events)
+        if ended and i < len(actions) and starts[-1] != done:
+            starts.append(done)
+        while len(shots) < len(ends) and ends[len(shots)] == i:
+            shots.append((state.copy(), 1 if not shots else len(starts)))
+    last = len(moves)
+    return [
+        ReplayStep(
+            record=record,
+            state=shown,
+            step=k,
+            last=last,
+            bout=bout,
+            bouts=len(starts),
+            bout_starts=tuple(starts),
+            action=actions[moves[k - 1]] if k else None,
+            passes=(ends[k] - moves[k - 1] - 1) if k else 0,
+        )
+        for k, (shown, bout) in enumerate(shots)
+    ]
+
+
 def _before_first_move(record: Mapping[str, Any], actions: list[Action]) -> GameState:
     """The deal (and any passes before the first real move, which RULES never
     asks for, but a record could hold)."""
@@ -106,4 +147,4 @@ def _before_first_move(record: Mapping[str, Any], actions: list[Action]) -> Game
     return state
 
 
-__all__ = ["ReplayStep", "may_watch", "replay_step"]
+__all__ = ["ReplayStep", "may_watch", "replay_step", "replay_steps"]

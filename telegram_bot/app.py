@@ -294,7 +294,7 @@ class BotApp:
                 self.svc, delivery.clock, s.press_reply_window * s.telegram_time_scale
             ),
             watch=WatchTable(snapshots, self.ui, delivery, self.miniapp),
-            replay=ReplayGame(self.svc, delivery),
+            replay=ReplayGame(self.svc, delivery, self.miniapp),
             standings=Standings(self.svc, self.prefs),
             arena=ArenaActions(self.svc, delivery, self.prefs, username),
             page=PageTables(self.svc, self.prefs, press, pages=pages, moves=moves),
@@ -350,11 +350,9 @@ class BotApp:
             budgets=self.budgets,
             time_scale=self.settings.telegram_time_scale,
             fleet=lambda: self.svc.timers.processes,  # #40: the fallback's share
-            # #40: not yet ``claims=self.svc.tables`` (a table's render sent while
-            # its chat falls back): sent at the fallback's share at once, it may
-            # join what other processes sent to the chat just before the fault
-            # (one 429 in the fleet benchmark) -- first it must wait out what
-            # the chat's windows could still hold
+            # #40: a table's render sent while its chat falls back, claimed in
+            # the table's own slot once the chat's windows turned over
+            claims=self.svc.tables,
         )
 
     async def _delivery_events(self) -> None:

@@ -11,6 +11,7 @@ from aiogram.filters import Command, CommandObject
 from aiogram.types import (
     CallbackQuery,
     Chat,
+    InlineKeyboardMarkup,
     Message,
     User,
 )
@@ -44,6 +45,7 @@ from telegram_bot.views.lobby import (
     render_stats,
     stats_from_counts,
 )
+from telegram_bot.views.miniapp import RATING_HISTORY, MiniApp, player_button
 
 router = Router(name=__name__)
 
@@ -150,14 +152,22 @@ async def top(
 
 
 @router.message(Command("rating"))
-async def rating(message: Message, cases: UseCases, locale: str) -> None:
-    """His ratings in both games, reliability and cooldown (#25)."""
+async def rating(
+    message: Message, cases: UseCases, locale: str, miniapp: MiniApp | None, _: Translator
+) -> None:
+    """His ratings in both games, reliability and cooldown (#25); in his
+    private chat with the Mini App on, a button to his player page (#42)."""
     user = message.from_user
     if user is None:
         return
     me = await cases.standings.ratings(user.id)
     now = int(message.date.timestamp() * 1000)
-    await message.answer(render_ratings(me, display_name(user), locale=locale, now_ms=now))
+    markup = None
+    if miniapp is not None and message.chat.type == "private":
+        button = player_button(miniapp, _, RATING_HISTORY)
+        markup = InlineKeyboardMarkup(inline_keyboard=[[button]])
+    text = render_ratings(me, display_name(user), locale=locale, now_ms=now)
+    await message.answer(text, reply_markup=markup)
 
 
 @router.message(Command("play"), F.chat.type == "private")

@@ -16,6 +16,7 @@ from telegram_bot.usecases.cases import UseCases
 from telegram_bot.usecases.replay import ReplayStatus
 from telegram_bot.views.fair import CHECK_SENT, CHECK_SHORT
 from telegram_bot.views.i18n import Translator
+from telegram_bot.views.miniapp import MiniApp, player_button
 from telegram_bot.views.replay import (
     EXPIRED,
     IN_PRIVATE,
@@ -31,7 +32,9 @@ router = Router(name=__name__)
 
 
 @router.message(Command("replay"))
-async def replay_command(message: Message, cases: UseCases, _: Translator) -> None:
+async def replay_command(
+    message: Message, cases: UseCases, miniapp: MiniApp | None, _: Translator
+) -> None:
     if message.chat.type != "private":
         await message.answer(_(IN_PRIVATE))
         return
@@ -44,6 +47,8 @@ async def replay_command(message: Message, cases: UseCases, _: Translator) -> No
     if not rows:
         await message.answer(_(NO_GAMES, days=cases.replay.days))
         return
+    if miniapp is not None:  # #42: his games and ratings in the Mini App
+        rows.append([player_button(miniapp, _)])
     await message.answer(_(PICK_GAME), reply_markup=InlineKeyboardMarkup(inline_keyboard=rows))
 
 

@@ -1,8 +1,9 @@
 """The Mini App's server (#42): an adapter beside the handlers.  The page
 (``static/``), its live channel (:mod:`.session`, one WebSocket a page, bound
 to the Telegram user its init data proves, :mod:`.auth`), the pages kept live
-across the fleet (:mod:`.hub`, over the tables' live channels) and the HTTP
-routes with their security headers (:mod:`.server`).  It calls use cases
+across the fleet (:mod:`.hub`, over the tables' live channels), its reads (:mod:`.api`: a
+replay, the player page) and the HTTP routes with their security headers
+(:mod:`.server`).  It calls use cases
 (:class:`telegram_bot.usecases.page.PageTables`) and hands what they changed
 to the publisher, as a handler does; it never imports redis."""
 
@@ -15,6 +16,7 @@ from contextlib import AbstractAsyncContextManager
 
 from aiohttp import web
 
+from telegram_bot.miniapp.api import PageReads
 from telegram_bot.miniapp.hub import Feed, LiveHub
 from telegram_bot.miniapp.server import miniapp_application, origin_of
 from telegram_bot.miniapp.session import MoveLimit, PageChannel, PageConfig
@@ -54,12 +56,20 @@ class PageServer:
             publisher,
             MoveLimit(settings.miniapp_moves, settings.miniapp_moves_window),
         )
+        self.reads = PageReads(  # a replay, the player page: limited like moves
+            self.channel.config,
+            cases,
+            MoveLimit(settings.miniapp_moves, settings.miniapp_moves_window),
+        )
 
     def web_app(self) -> web.Application:
         s = self.settings
         framers = s.miniapp_frame_ancestors.split()
         return miniapp_application(
-            self.channel.handle, web_app_js=s.telegram_web_app_js, framers=framers
+            self.channel.handle,
+            web_app_js=s.telegram_web_app_js,
+            framers=framers,
+            reads=self.reads.routes(),
         )
 
     async def run(self, stop: asyncio.Event) -> None:

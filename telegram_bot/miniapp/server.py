@@ -5,6 +5,7 @@ long polling on a port of its own (``MINIAPP_PORT``, :mod:`telegram_bot.__main__
 ``<path>/``            the page (``static/index.html``)
 ``<path>/static/<f>``  its files, shipped in the wheel (package data)
 ``<path>/live``        its live channel, a WebSocket (:mod:`.session`)
+``<path>/api/<read>``  its reads: a replay, the player page (:mod:`.api`)
 
 Every answer carries the security headers (:func:`security_headers`): scripts
 only from our own origin and Telegram's ``telegram-web-app.js`` (its
@@ -15,7 +16,7 @@ page when configured)."""
 from __future__ import annotations
 
 import html
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -32,7 +33,9 @@ TELEGRAM_FRAMERS = (
 )
 """Telegram's web clients, which show a Mini App in an iframe."""
 
-STATIC_FILES = frozenset({"table.js", "cards.js", "table.css"})
+STATIC_FILES = frozenset(
+    {"table.js", "cards.js", "board.js", "reads.js", "viewer.js", "player.js", "table.css"}
+)
 """The page's files (anything else under ``static/`` is 404)."""
 
 
@@ -88,10 +91,15 @@ def security_headers(csp: str) -> Middleware:
 
 
 def miniapp_application(
-    live: Handler, *, web_app_js: str, framers: Iterable[str] = ()
+    live: Handler,
+    *,
+    web_app_js: str,
+    framers: Iterable[str] = (),
+    reads: Mapping[str, Handler] | None = None,
 ) -> web.Application:
     """The Mini App's routes (mount it under ``MINIAPP_PATH``: ``add_subapp``);
-    ``live``: the WebSocket handler (:meth:`.session.PageChannel.handle`)."""
+    ``live``: the WebSocket handler (:meth:`.session.PageChannel.handle`);
+    ``reads``: ``api/<name>`` GET handlers (:meth:`.api.PageReads.routes`)."""
     app = web.Application(
         middlewares=[security_headers(content_security_policy(web_app_js, framers))]
     )
@@ -113,6 +121,8 @@ def miniapp_application(
     app.router.add_get("/", index)
     app.router.add_get("/static/{name}", static)
     app.router.add_get("/live", live)
+    for name, read in (reads or {}).items():
+        app.router.add_get(f"/api/{name}", read)
     return app
 
 

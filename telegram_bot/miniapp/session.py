@@ -11,7 +11,8 @@ page -> server
     <version shown>, "stamp": <its stamp>, "a": <action text>}`` or
     ``{"t": "ping"}``.
 server -> page
-    ``{"t": "hello", "user", "locale", "labels"}`` (the page's words), then
+    ``{"t": "hello", "user", "locale", "labels", "faces"}`` (the page's
+    words, the face ranks in its language), then
     ``{"t": "view", "view": {...}}`` (:func:`telegram_bot.views.page.page_view`,
     every version newer than the last one sent, never an older one),
     ``{"t": "result", "id", "ok", "status", "version", "text"}`` for each move
@@ -46,7 +47,8 @@ from telegram_bot.usecases.page import PageTables
 from telegram_bot.usecases.press import PageMove, PressOutcome, PressStatus
 from telegram_bot.views import texts
 from telegram_bot.views.i18n import Translator
-from telegram_bot.views.page import TableRead, may_watch, page_labels, page_view
+from telegram_bot.views.miniapp import replay_start
+from telegram_bot.views.page import TableRead, faces, may_watch, page_labels, page_view
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +159,7 @@ class PageSession:
                 await self.ws.close(code=CLOSE_REFUSED)
                 return
             self.shown = loaded.version
-            await self._send({"t": "view", "view": page_view(loaded, self.user.id)})
+            await self._send({"t": "view", "view": page_view(loaded, self.user.id, self.locale)})
 
     async def send(self, frame: dict[str, Any]) -> None:
         async with self._lock:
@@ -215,7 +217,10 @@ class PageChannel:
             await ws.send_str(json.dumps({"t": "refused", "reason": e.reason}))
             await ws.close(code=CLOSE_REFUSED)
             return None
-        asked = str(hello.get("table") or "") or user.start_param or ""
+        start = user.start_param or ""
+        if replay_start(start) is not None:  # a replay's link: the page shows no table
+            start = ""
+        asked = str(hello.get("table") or "") or start
         if asked and not TABLE_ID.match(asked):
             asked = ""
         if sum(1 for s in self.sessions if s.user.id == user.id) >= PAGES_PER_USER:
@@ -236,7 +241,8 @@ class PageChannel:
         session.table = table
         locale = session.locale
         labels = page_labels(Translator(locale))
-        await session.send({"t": "hello", "user": user.id, "locale": locale, "labels": labels})
+        hello = {"t": "hello", "user": user.id, "locale": locale, "labels": labels}
+        await session.send({**hello, "faces": faces(locale)})
         return session
 
     async def _follow(self, session: PageSession) -> None:

@@ -42,7 +42,7 @@ from tables import (
     survived,
 )
 from telegram_bot.buttons.moves import Selection
-from telegram_bot.delivery import Delivery, Urgency
+from telegram_bot.delivery import Address, Delivery, Urgency
 from telegram_bot.delivery.digest import table_version
 from telegram_bot.delivery.held import HeldBack
 from telegram_bot.publishing.arena_board import ArenaBoards
@@ -222,8 +222,8 @@ class Publisher:
             case TableOffered():
                 await self.lobbies.offer_table(change)
             case ReplayStepped():
-                text, markup = render_replay(change.step, locale=change.locale)
-                await self.delivery.edit(change.user, change.message_id, text, markup)
+                text, markup = render_replay(change.step, locale=change.locale, app=self.app)
+                await self.delivery.edit(Address(change.user, change.message_id), text, markup)
             case ArenaWoke():
                 await self._arena_woke(change)
             case (
@@ -442,10 +442,12 @@ class Publisher:
             seat = old.table.seat_of(user)
             lang = ui.langs.get(user, "en")
             text, markup = rematch_started_screen(old, seat, lang)
-            jobs.append(self._edit(user, msg, text, markup, Urgency.SOON, shows))
+            jobs.append(self._edit(Address(user, msg), text, markup, Urgency.SOON, shows))
         if group is not None and table_message is not None:
             text, markup = rematch_started_screen(old, None, ui.group_lang or "en")
-            jobs.append(self._edit(group, table_message, text, markup, Urgency.SOON, shows))
+            jobs.append(
+                self._edit(Address(group, table_message), text, markup, Urgency.SOON, shows)
+            )
         await asyncio.gather(*jobs)
 
     # ------------------------------------------------------------------ rendering
@@ -522,13 +524,11 @@ class Publisher:
                 urgency = Urgency.SOON
             else:
                 urgency = Urgency.LATER
-            chat, key, receiver = hand_target(s.user, msg, group_of(t))
+            to = Address(*hand_target(s.user, msg, group_of(t)))
             # #24: in the group every write counts in its minute -- a player who
             # only watches the move gets the newest state less often
             gap = self.later_gap_in_group if here and urgency is Urgency.LATER else None
-            jobs.append(
-                self._edit(chat, key, text, markup, urgency, shows, receiver, t.id, gap=gap)
-            )
+            jobs.append(self._edit(to, text, markup, urgency, shows, table_id=t.id, gap=gap))
         group = group_of(t)
         if group is not None and ui.table_message is not None:
             text, markup = table_screen(snap, self.bot_username, app=self.app)
@@ -537,7 +537,9 @@ class Publisher:
             # every write counts in the group's minute: the table, for onlookers,
             # goes less often (the final state at once)
             gap = self.table_gap_in_group if any(m < 0 for m in ui.hands.values()) else None
-            jobs.append(self._edit(group, ui.table_message, text, markup, urgency, shows, gap=gap))
+            jobs.append(
+                self._edit(Address(group, ui.table_message), text, markup, urgency, shows, gap=gap)
+            )
         jobs += self._watchers(snap, shows)
         if over:  # #41: the lobby messages above no longer say the game has started
             jobs += self._started_lobby_messages(snap, shows)
@@ -549,7 +551,7 @@ class Publisher:
         jobs = []
         for chat, msg in snap.ui.lobby_messages.items():
             text, markup = started_lobby_screen(snap, chat, self.bot_username)
-            jobs.append(self._edit(chat, msg, text, markup, Urgency.SOON, shows))
+            jobs.append(self._edit(Address(chat, msg), text, markup, Urgency.SOON, shows))
         return jobs
 
     async def _retire_ephemeral(
@@ -558,7 +560,9 @@ class Publisher:
         """Delete ``user``'s ephemeral hand ``msg`` in ``group`` once the game is
         over (#29): no more edits go to it, nor does a later render look for it."""
         await self.ui.update_table(table_id, drop_hands=[user])
-        gone = await self.delivery.delete_ephemeral(group, user, -msg, table_id)
+        gone = await self.delivery.delete_ephemeral(
+            Address(*hand_target(user, msg, group)), table_id
+        )
         done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         done.set_result(gone)
         return done
@@ -574,7 +578,7 @@ class Publisher:
         for user, msg in ui.watchers.items():
             if t.seat_of(user) is None:  # a spectator never sees a hand
                 text, markup = watch_screen(snap, ui.langs.get(user, "en"), self.app)
-                jobs.append(self._edit(user, msg, text, markup, urgency, shows))
+                jobs.append(self._edit(Address(user, msg), text, markup, urgency, shows))
         return jobs
 
     async def _menus(self, change: MenuSet | AppMenuSet) -> None:
@@ -608,9 +612,11 @@ class Publisher:
         text, markup = hand_view(
             snap, seat, user, selection, group=here, bot_username=self.bot_username, app=self.app
         )
-        chat, key, receiver = hand_target(user, msg, group)
-        shows = table_version(snap.table.id, snap.version)
-        await self._edit(chat, key, text, markup, Urgency.NOW, shows, receiver, snap.table.id)
+        to, shows = (
+            Address(*hand_target(user, msg, group)),
+            table_version(snap.table.id, snap.version),
+        )
+        await self._edit(to, text, markup, Urgency.NOW, shows, table_id=snap.table.id)
 
     async def nudge(self, result: WriteResult) -> None:
         """#25: a player whose time ran out hears of it at once, in a new message
@@ -674,7 +680,7 @@ class Publisher:
         return group
 
     async def held_back(self, held: HeldBack) -> None:
-        """The delivery's word (#24 item 6): ``held.receiver``'s hand in the group
+        """The delivery's word (#24 item 6): ``held.to.receiver``'s hand in the group
         has waited for the group's flood budget longer than ``flood_hint_after``
         seconds.  Once per game -- claimed in Redis, so whichever process notices
         first gives it -- his hand in the group says so for the rest of the game
@@ -682,8 +688,8 @@ class Publisher:
         carries it (joined: no write of its own to the group; if it went out
         meanwhile, his next render does)."""
         table_id = held.version.rpartition("#")[0]
-        user = held.receiver
-        if self.hints is None or not table_id:
+        user = held.to.receiver
+        if self.hints is None or not table_id or user is None:
             return
         async with self.locks.of(table_id):  # in order with the table's renders
             try:
@@ -696,7 +702,8 @@ class Publisher:
                 return
             if t.seats[seat].ai_controlled or t.seats[seat].left:
                 return
-            if ui.hands.get(user) != held.message_id or group_of(t) != held.chat_id:
+            hand = ui.hands.get(user)
+            if hand is None or Address(*hand_target(user, hand, group_of(t))) != held.to:
                 return  # his hand is elsewhere now
             if ui.flood_hints.get(user) == t.game_no:
                 return  # he has it
@@ -709,52 +716,33 @@ class Publisher:
                 snap, seat, user, sel, group=True, bot_username=self.bot_username, app=self.app
             )
             shows = table_version(t.id, snap.version)
-            await self.delivery.edit(
-                held.chat_id,
-                held.message_id,
-                text,
-                markup,
-                Urgency.LATER,
-                version=shows,
-                receiver=user,
-                join=True,
-            )
+            await self.delivery.edit(held.to, text, markup, Urgency.LATER, version=shows, join=True)
 
     async def _edit(
         self,
-        chat: int,
-        message_id: int,
+        to: Address,
         text: str,
         markup: InlineKeyboardMarkup | None,
         urgency: Urgency,
         version: str = "",
-        receiver: int | None = None,
+        *,
         table_id: str = "",
         gap: float | None = None,
     ) -> asyncio.Future[bool]:
         """Ask for the edit; what it became (resolved once it went out or failed).
-        ``receiver``: an ephemeral hand (:meth:`HandPlacement.watch`); ``gap``:
-        the edit's own (:meth:`Delivery.edit`)."""
+        An ephemeral hand of ``table_id`` falls back when it fails
+        (:meth:`HandPlacement.watch`); ``gap``: the edit's own (:meth:`Delivery.edit`)."""
         try:
-            await self.delivery.edit(
-                chat,
-                message_id,
-                text,
-                markup,
-                urgency=urgency,
-                version=version,
-                receiver=receiver,
-                gap=gap,
-            )
+            await self.delivery.edit(to, text, markup, urgency, version=version, gap=gap)
         except Exception as e:  # noqa: BLE001 -- a failed edit must not break the others' renders
-            log_failure(log, e, "edit of %s/%s failed; its render mark stays", chat, message_id)
+            log_failure(log, e, "edit of %s failed; its render mark stays", to)
             failed: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
             failed.set_result(False)
             done = failed
         else:
-            done = self.delivery.settled(chat, message_id)
-        if receiver is not None:
-            self.hands.watch(done, table_id, receiver, message_id)
+            done = self.delivery.settled(to)
+        if to.ephemeral:
+            self.hands.watch(done, table_id, to)
         return done
 
     async def _lobby_messages(self, snap: Snapshot, actor: int | None) -> Sent:
@@ -763,7 +751,7 @@ class Publisher:
         for chat, msg in snap.ui.lobby_messages.items():
             text, markup = lobby_screen(snap, chat, self.bot_username)
             urgency = Urgency.NOW if actor is not None and chat in (actor, t.chat) else Urgency.SOON
-            jobs.append(self._edit(chat, msg, text, markup, urgency))
+            jobs.append(self._edit(Address(chat, msg), text, markup, urgency))
         return list(await asyncio.gather(*jobs))
 
     async def _close_lobby_messages(self, snap: Snapshot) -> None:
@@ -773,19 +761,21 @@ class Publisher:
         jobs = []
         for chat, msg in snap.ui.lobby_messages.items():
             text, markup = started_lobby_screen(snap, chat, self.bot_username)
-            jobs.append(self._edit(chat, msg, text, markup, Urgency.NOW, shows))
+            jobs.append(self._edit(Address(chat, msg), text, markup, Urgency.NOW, shows))
         await asyncio.gather(*jobs)
 
     async def _notice_hands(self, snap: Snapshot, notice: str) -> Sent:
         jobs = []
         for user, msg in snap.ui.hands.items():
             _ = Translator(snap.ui.langs.get(user, "en"))
-            chat, key, receiver = hand_target(user, msg, group_of(snap.table))
-            jobs.append(self._edit(chat, key, _(notice), None, Urgency.SOON, "", receiver))
+            to = Address(*hand_target(user, msg, group_of(snap.table)))
+            jobs.append(self._edit(to, _(notice), None, Urgency.SOON))
         group = group_of(snap.table)
         if group is not None and snap.ui.table_message is not None:
             _ = Translator(snap.ui.group_lang or "en")
-            jobs.append(self._edit(group, snap.ui.table_message, _(notice), None, Urgency.SOON))
+            jobs.append(
+                self._edit(Address(group, snap.ui.table_message), _(notice), None, Urgency.SOON)
+            )
         sent = list(await asyncio.gather(*jobs))
         await self.ui.update_table(snap.table.id, drop_hands=list(snap.ui.hands))
         return sent

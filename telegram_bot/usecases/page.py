@@ -7,14 +7,33 @@ below them."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from tables import LiveError, Loaded, ServiceUnavailable, TableService
+from tables import LiveError, Loaded, ServiceUnavailable, TableService, UserStats
+from tables.rating_model import PlayerRatings
 from telegram_bot.publishing.changes import PagesClosed
 from telegram_bot.state.pages import OpenPage, PageMoves, PagePresence
 from telegram_bot.state.prefs import PrefsCache
 from telegram_bot.usecases.press import PageMove, PressButton, PressOutcome
+from telegram_bot.usecases.replay import recent_records, record_for
 from telegram_bot.views.i18n import pick_language
+
+RATING_HISTORY = 100
+"""Entries of his rating's history a player page charts (as many as are kept)."""
+
+
+@dataclass(frozen=True)
+class PlayerData:
+    """What a player page shows of him (#42): his ratings, reliability and
+    cooldown, his rating's history (newest first), his counts, his recent
+    games still kept (newest first)."""
+
+    ratings: PlayerRatings
+    history: Sequence[Mapping[str, Any]]
+    stats: UserStats
+    recent: Sequence[tuple[str, int, Mapping[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -97,3 +116,25 @@ class PageTables:
             return await self.moves.allow(user)
         except ServiceUnavailable:
             return None
+
+    async def replay(self, user: int, table: str, game: int) -> Mapping[str, Any]:
+        """The record of a finished game ``user`` may replay -- a player of it,
+        as ``/replay`` allows (:func:`telegram_bot.usecases.replay.record_for`);
+        its steps: :func:`engine.replay.replay_steps`.  Raises :class:`LiveError`
+        ``no_record`` or ``not_allowed``."""
+        return await record_for(self.svc, table, game, user)
+
+    @property
+    def replay_days(self) -> int:
+        """How many days records are kept (what a refused replay says)."""
+        return max(1, round(self.svc.config.replay_ttl / 86400))
+
+    async def player(self, user: int) -> PlayerData:
+        """His own player page's data (nobody else's: the page proved who he is)."""
+        ratings = self.svc.ratings
+        return PlayerData(
+            ratings=await ratings.of(user),
+            history=await ratings.history(user, RATING_HISTORY),
+            stats=await self.svc.results.user_stats(user),
+            recent=await recent_records(self.svc, user),
+        )

@@ -18,7 +18,33 @@ from telegram_bot.delivery import Delivery
 from telegram_bot.publishing.changes import ReplayStepped
 from telegram_bot.views.fair import deal_check_text
 from telegram_bot.views.i18n import Translator
+from telegram_bot.views.miniapp import MiniApp
 from telegram_bot.views.replay import render_replay
+
+
+async def recent_records(svc: TableService, user: int) -> list[tuple[str, int, Mapping[str, Any]]]:
+    """His recent finished games still kept: (table, game number, record),
+    newest first (``/replay``, the Mini App's player page)."""
+    found: list[tuple[str, int, Mapping[str, Any]]] = []
+    for table, game in await svc.replays.recent(user):
+        try:
+            record = await svc.replays.record(table, game)
+        except LiveError as e:
+            if e.code == "no_record":
+                continue  # expired since
+            raise
+        found.append((table, game, record))
+    return found
+
+
+async def record_for(svc: TableService, table: str, game: int, user: int) -> dict[str, Any]:
+    """A kept record ``user`` may replay: only a player of the game (a replay
+    shows every hand, #28).  Raises :class:`LiveError` ``no_record`` (expired
+    or never played) or ``not_allowed``."""
+    record = await svc.replays.record(table, game)
+    if not may_watch(record, user):
+        raise LiveError("not_allowed", "only the game's players can replay it")
+    return record
 
 
 class ReplayStatus(enum.Enum):
@@ -33,6 +59,7 @@ class ReplayStatus(enum.Enum):
 class ReplayGame:
     svc: TableService
     delivery: Delivery
+    app: MiniApp | None = None  # the Mini App: a replay message's button to its viewer (#42)
 
     @property
     def days(self) -> int:
@@ -41,23 +68,12 @@ class ReplayGame:
 
     async def recent(self, user: int) -> list[tuple[str, int, Mapping[str, Any]]]:
         """His recent finished games still kept: (table, game number, record)."""
-        found: list[tuple[str, int, Mapping[str, Any]]] = []
-        for table, game in await self.svc.replays.recent(user):
-            try:
-                record = await self.svc.replays.record(table, game)
-            except LiveError as e:
-                if e.code == "no_record":
-                    continue  # expired since
-                raise
-            found.append((table, game, record))
-        return found
+        return await recent_records(self.svc, user)
 
     async def step(self, table: str, game: int, step: int, user: int) -> ReplayStep:
         """Step ``step`` (clamped to the record) of a kept record.  Raises
         :class:`LiveError` ``no_record`` (expired or never played) or ``not_allowed``."""
-        record = await self.svc.replays.record(table, game)
-        if not may_watch(record, user):
-            raise LiveError("not_allowed", "only the game's players can replay it")
+        record = await record_for(self.svc, table, game, user)
         try:
             return step_record(record, step)
         except EngineError as e:  # pragma: no cover - the service writes valid records
@@ -80,7 +96,7 @@ class ReplayGame:
             raise
         if edit is not None:  # the same step again changes nothing: no edit goes out
             return ReplayStatus.EDITED, ReplayStepped(shown, user, edit, locale)
-        text, markup = render_replay(shown, locale=locale)
+        text, markup = render_replay(shown, locale=locale, app=self.app)
         if await self.delivery.send(user, text, markup) is None:
             return ReplayStatus.START_FIRST, None
         return ReplayStatus.SENT, None

@@ -13,6 +13,7 @@ its init data's ``start_param``.  Without a short name registered with
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -22,6 +23,16 @@ from telegram_bot.views.i18n import N_, Translator
 
 TABLE_PARAM = "t"
 """The page's query parameter naming a table: ``MINIAPP_URL?t=<table id>``."""
+REPLAY_PARAM, STEP_PARAM = "r", "s"
+"""A finished game's replay: ``MINIAPP_URL?r=<table id>.<game>&s=<step>``."""
+PLAYER_PARAM = "p"
+"""The player's own page: ``MINIAPP_URL?p=1``."""
+TABLE_ID_LENGTH = 11
+"""A table id's length (``secrets.token_urlsafe(8)``, :mod:`tables.lobbies`)."""
+REPLAY_START = re.compile(r"^r(\d{1,9})_([A-Za-z0-9_-]{1,64})$")
+"""A direct link's ``startapp`` that opens a replay: ``r<game>_<table id>``
+(a group's result message; the page routes on it).  Longer than any table
+id, so never taken for one (:func:`replay_start`)."""
 
 APP_LINK = "app_"
 """The ``/start`` payload prefix of the deep link that answers with the
@@ -32,6 +43,10 @@ APP_MARK = "🎴"
 
 OPEN_TABLE = N_("Card table")
 MY_TABLES = N_("My tables")
+RATING_HISTORY = N_("Rating history")
+"""/rating's button to the player page, and the page's chart (#42)."""
+MY_GAMES = N_("My games")
+"""/replay's button to the player page: his ratings and recent games."""
 OPEN_IN_APP = N_("Your game as a real card table: tap the button below to open it.")
 
 
@@ -49,8 +64,19 @@ class MiniApp:
         configured URL has), or the user's lobbies and games."""
         if table_id is None:
             return self.url
+        return self._with((TABLE_PARAM, table_id))
+
+    def replay(self, table_id: str, game: int, step: int = 0) -> str:
+        """The replay viewer's URL of game ``game`` of ``table_id`` at ``step``."""
+        return self._with((REPLAY_PARAM, f"{table_id}.{game}"), (STEP_PARAM, str(step)))
+
+    def player(self) -> str:
+        """The player page's URL: his ratings, reliability and recent games."""
+        return self._with((PLAYER_PARAM, "1"))
+
+    def _with(self, *params: tuple[str, str]) -> str:
         parts = urlsplit(self.url)
-        query = [*parse_qsl(parts.query, keep_blank_values=True), (TABLE_PARAM, table_id)]
+        query = [*parse_qsl(parts.query, keep_blank_values=True), *params]
         return urlunsplit(parts._replace(query=urlencode(query)))
 
     def direct_link(self, table_id: str) -> str | None:
@@ -59,6 +85,12 @@ class MiniApp:
         if not self.short_name or not self.bot_username:
             return None
         return f"https://t.me/{self.bot_username}/{self.short_name}?startapp={table_id}"
+
+    def replay_link(self, table_id: str, game: int) -> str | None:
+        """The app's direct link that opens game ``game`` of ``table_id`` in the
+        replay viewer (a group's result message), or None without a short name."""
+        link = self.direct_link(f"r{game}_{table_id}")
+        return link if link is not None and len(table_id) <= 64 else None
 
     def group_link(self, table_id: str) -> str:
         """What a group's button opens: the direct link, else the private
@@ -103,6 +135,42 @@ def with_app_button(
     button = group_button(app, table_id, _) if in_group else private_button(app, table_id, _)
     rows = markup.inline_keyboard if markup is not None else []
     return InlineKeyboardMarkup(inline_keyboard=[*rows, [button]])
+
+
+def replay_button(
+    app: MiniApp, table_id: str, game: int, step: int, _: Translator
+) -> InlineKeyboardButton:
+    """A private chat's button that opens a replay in the Mini App's viewer at
+    ``step`` (the replay message's; #42)."""
+    url = app.replay(table_id, game, step)
+    return InlineKeyboardButton(text=APP_MARK + " " + _("Replay"), web_app=WebAppInfo(url=url))
+
+
+def player_button(app: MiniApp, _: Translator, text: str = MY_GAMES) -> InlineKeyboardButton:
+    """A private chat's button that opens his player page (``/replay``,
+    ``/rating``; #42)."""
+    return InlineKeyboardButton(text=APP_MARK + " " + _(text), web_app=WebAppInfo(url=app.player()))
+
+
+def replay_start(param: str) -> tuple[str, int] | None:
+    """``(table id, game)`` of a replay's ``startapp`` (``r<game>_<table>``), or
+    None: a table's (at most :data:`TABLE_ID_LENGTH` characters), or nothing."""
+    m = REPLAY_START.match(param)
+    if m is None or len(param) <= TABLE_ID_LENGTH:
+        return None
+    return m.group(2), int(m.group(1))
+
+
+def group_replay_button(
+    app: MiniApp, table_id: str, game: int, _: Translator
+) -> InlineKeyboardButton | None:
+    """A group's result message: the app's direct link to the game's replay
+    (None without a short name: *Replay* sends it to the private chat, where
+    its message has the ``web_app`` button)."""
+    link = app.replay_link(table_id, game)
+    if link is None:
+        return None
+    return InlineKeyboardButton(text=APP_MARK + " " + _("Replay"), url=link)
 
 
 def menu_button(app: MiniApp, _: Translator) -> MenuButtonWebApp:

@@ -21,6 +21,7 @@ from telegram_bot.views.cards import glyphs, sorted_hand
 from telegram_bot.views.format import action_line, ai_name, bold, name_of
 from telegram_bot.views.i18n import LEVEL_TITLES, N_, Translator
 from telegram_bot.views.keyboards import label_width, row_budget
+from telegram_bot.views.miniapp import MiniApp, replay_button
 from telegram_bot.views.table import render_table
 
 # answers of the replay handlers (telegram_bot/handlers/replay.py)
@@ -35,15 +36,14 @@ REPLAY_LEGEND = N_("◀ ▶ one move · ⏮ ⏭ one bout · ⏪ ⏩ to the start
 """#41: the two rows of arrows under a replay were hard to tell apart."""
 
 
-def render_replay(step: ReplayStep, *, locale: str) -> tuple[str, InlineKeyboardMarkup]:
+def render_replay(
+    step: ReplayStep, *, locale: str, app: MiniApp | None = None
+) -> tuple[str, InlineKeyboardMarkup]:
+    """The step's message; with the Mini App on (``app``), a last button that
+    opens the replay at this step in its viewer (#42)."""
     _ = Translator(locale)
     state = step.state
-    seats = step.record["seats"]  # (user, name); an AI seat has no user: named in its words
-    kinds = step.record.get("ai") or [None] * len(seats)  # each AI seat's kind (#29)
-    names = [
-        str(n) if u is not None else ai_name(str(n), _) + _level(kind, _)
-        for (u, n), kind in zip(seats, kinds, strict=False)
-    ]
+    names = replay_names(step.record, _)
     head = (
         "🎞 "
         + bold(_("Replay"))
@@ -72,7 +72,24 @@ def render_replay(step: ReplayStep, *, locale: str) -> tuple[str, InlineKeyboard
     # #41: what each row of arrows does, just above them (cut last if too long)
     legend = _(REPLAY_LEGEND)
     text = "\n".join([head, "👉 " + what, "", table, "", *hands, "", foot])
-    return text[: MAX_TEXT - len(legend) - 2] + "\n\n" + legend, replay_keyboard(step)
+    markup = replay_keyboard(step)
+    if app is not None:
+        rec = step.record
+        button = replay_button(app, rec["table"], rec["game"], step.step, _)
+        markup = InlineKeyboardMarkup(inline_keyboard=[*markup.inline_keyboard, [button]])
+    return text[: MAX_TEXT - len(legend) - 2] + "\n\n" + legend, markup
+
+
+def replay_names(record: Mapping[str, Any], _: Translator) -> list[str]:
+    """The seats' names as a replay says them (raw text): an AI seat -- it has
+    no user -- in the reader's words, with its level from the kind the record
+    keeps (#29)."""
+    seats = record["seats"]  # (user, name)
+    kinds = record.get("ai") or [None] * len(seats)
+    return [
+        str(n) if u is not None else ai_name(str(n), _) + _level(kind, _)
+        for (u, n), kind in zip(seats, kinds, strict=False)
+    ]
 
 
 def _level(kind: str | None, _: Translator) -> str:
@@ -107,12 +124,17 @@ GAME_MARKS = {"chuvash": "🐓", "shchelkovsky": "🤡"}
 """A game's mark in a /replay entry (its loser's icon in the result)."""
 
 
+def replay_when(record: Mapping[str, Any]) -> str:
+    """A game's mark and when it ended, in UTC and saying so: ``🐓 07.12 11:00 UTC``."""
+    at = datetime.fromtimestamp(record["result"]["at"] / 1000, UTC).strftime("%d.%m %H:%M UTC")
+    return f"{GAME_MARKS.get(record['variant'], '🃏')} {at}"
+
+
 def replay_label(record: Mapping[str, Any], _: Translator) -> str:
     """A /replay list entry that a phone shows whole (#29): the game's mark, when
     it ended -- in UTC, and saying so --, and as many of its players as fit
     («+2» for the rest), never a name cut in the middle."""
-    at = datetime.fromtimestamp(record["result"]["at"] / 1000, UTC).strftime("%d.%m %H:%M UTC")
-    head = f"{GAME_MARKS.get(record['variant'], '🃏')} {at} · "
+    head = replay_when(record) + " · "
     names = [str(n) if u is not None else ai_name(str(n), _) for u, n in record["seats"]]
     for shown in range(len(names), 0, -1):
         rest = len(names) - shown
@@ -122,4 +144,4 @@ def replay_label(record: Mapping[str, Any], _: Translator) -> str:
     return head + f"+{len(names)}"
 
 
-__all__ = ["render_replay", "replay_keyboard", "replay_label"]
+__all__ = ["render_replay", "replay_keyboard", "replay_label", "replay_names", "replay_when"]

@@ -43,7 +43,7 @@ from telegram_bot.views.fair import (
 from telegram_bot.views.format import bold, history_lines, name_of
 from telegram_bot.views.i18n import LOSER_TITLES, N_, VARIANT_TITLES, Translator, duration
 from telegram_bot.views.keyboards import PRIVATE_MARK, Screen, cards_row
-from telegram_bot.views.miniapp import MiniApp, with_app_button
+from telegram_bot.views.miniapp import MiniApp, group_replay_button, with_app_button
 
 
 # ------------------------------------------------------------------ group table
@@ -235,7 +235,7 @@ def table_screen(
     lang = snap.ui.group_lang or "en"
     pv = public_view(state)
     if t.status == OVER or state.over:
-        return game_over_screen(snap, pv, lang)
+        return game_over_screen(snap, pv, lang, app)
     text, markup = render_table(
         pv,
         locale=lang,
@@ -321,11 +321,15 @@ def rematch_lines(t: Table, names: Sequence[str], _: Translator) -> list[str]:
     return lines
 
 
-def game_over_screen(snap: Snapshot, v: dict[str, object], lang: str) -> Screen:
+def game_over_screen(
+    snap: Snapshot, v: dict[str, object], lang: str, app: MiniApp | None = None
+) -> Screen:
     """The result; *Rematch*, *Replay* and *Check the deal* (issue #16): the seed
     and the command that checks it are behind the last, not in the result (#29);
     the deal's commitment, as the game's first message showed it (#41).
-    An arena's table has no *Rematch* (#38): the arena seats its players again."""
+    An arena's table has no *Rematch* (#38): the arena seats its players again.
+    ``app``: the Mini App with a short name -- a last row opens the replay in
+    its viewer, in place (#42)."""
     t = snap.table
     code = None if t.arena else t.id
     names = seat_names(t, lang)
@@ -344,7 +348,11 @@ def game_over_screen(snap: Snapshot, v: dict[str, object], lang: str) -> Screen:
     if snap.loaded.result is None:  # ended by an operator: no record to replay or check
         return text, markup
     # the commitment whole again (#41), where *Check the deal* reveals its key
-    return text + "\n\n" + commitment_lines(t, _), with_replay(markup, t, _)
+    markup = with_replay(markup, t, _)
+    viewer = group_replay_button(app, t.id, t.game_no, _) if app is not None else None
+    if viewer is not None:
+        markup = InlineKeyboardMarkup(inline_keyboard=[*markup.inline_keyboard, [viewer]])
+    return text + "\n\n" + commitment_lines(t, _), markup
 
 
 def previous_game(

@@ -73,18 +73,14 @@ async def test_a_page_on_one_process_follows_moves_made_through_the_other(
             assert result["ok"], result
             for page in mine.values():
                 await page.view_after(result["version"] - 1)
-        # a press of a hand button (handled by either process): the presser's
-        # page closes first -- while it is open his hand message waits (#42
-        # point 6); the close draws it -- and the other page follows
-        table, state, before = await bots.svc.tables.get(tid)
+        # presses of hand buttons (handled by either process) until one moves:
+        # the presser's page closes first -- while it is open his hand message
+        # waits (#42 point 6); the close draws it -- and the other page follows
+        table, state, _before = await bots.svc.tables.get(tid)
         assert state is not None
         presser = next(u for u in humans if table.seat_of(u.id) in state.to_act())
         await mine.pop(presser.id).close()
-        await _hand_drawn(fake, bots, tid, presser, before)
-        pressed = await _press_a_hand_button(fake, bots, tid, [presser])
-        assert pressed
-        _t, _s, after = await bots.svc.tables.get(tid)
-        assert after > before
+        after = await asyncio.wait_for(_move_by_hand_buttons(fake, bots, tid, [presser]), SAFETY)
         for page in mine.values():
             await page.view_after(after - 1)
         again = await open_one(init_data(fake.token, presser.id), tid)
@@ -99,45 +95,40 @@ async def _waited_for(mine: dict[int, Page]) -> Page:
         await asyncio.sleep(0.02)
 
 
-async def _hand_drawn(
-    fake: FakeTelegram, bots: BotFleet, tid: str, user: SimUser, version: int
-) -> None:
-    """Until his hand message's buttons are drawn at ``version``."""
-    from telegram_bot.buttons.callbacks import parse_game
-
-    mid = (await bots.ui.table(tid)).hands[user.id]
-
-    def drawn() -> bool | None:
-        message = user.chat.messages.get(mid)
-        cbs = [parse_game(b.get("callback_data")) for b in (message.buttons if message else [])]
-        return any(cb is not None and cb.version == version for cb in cbs) or None
-
-    await fake.world.wait_for(drawn, SAFETY)
-
-
-async def _press_a_hand_button(
+async def _move_by_hand_buttons(
     fake: FakeTelegram, bots: BotFleet, tid: str, humans: list[SimUser]
-) -> bool:
-    """One press of a move button (Take, Pass/Done, or a playable card) of the
-    hand message of a player the game waits for."""
+) -> int:
+    """Presses of move buttons (Take, Pass/Done, a playable card) of the hand
+    message of a player the game waits for, each once that message shows the
+    table's current version (an older button is answered as stale), until the
+    table moves: a first card tap may only select the card. The new version."""
+    from telegram_bot.buttons.callbacks import parse_game
     from tests.bot.e2e_kit import choose
 
     ui = await bots.ui.table(tid)
-    table, state, _v = await bots.svc.tables.get(tid)
+    table, state, before = await bots.svc.tables.get(tid)
     assert state is not None
-    for seat in state.to_act():
-        user = next((u for u in humans if u.id == table.seats[seat].user), None)
-        mid = ui.hands.get(user.id) if user is not None else None
-        if user is None or mid is None or mid < 0:
-            continue
+    seated = {table.seats[s].user: s for s in state.to_act()}
+    player = next(u for u in humans if u.id in seated)
+    mid = ui.hands.get(player.id)
+    assert mid is not None
+    assert mid > 0, "a private hand message"
+    shown: set[str] = set()
 
-        def movable(user: SimUser = user, mid: int = mid) -> Message | None:
-            message = user.chat.messages.get(mid)
-            return message if message is not None and choose(message) else None
+    def movable() -> Message | None:
+        message = player.chat.messages.get(mid)
+        button = choose(message) if message is not None else None
+        if button is None or button["callback_data"] in shown:
+            return None
+        cb = parse_game(button["callback_data"])
+        return message if cb is not None and cb.version == before else None
 
+    while True:
         message = await fake.world.wait_for(movable, SAFETY)
         button = choose(message)
         assert button is not None
-        await user.press(data=button["callback_data"], message=message).wait_answer(SAFETY)
-        return True
-    return False
+        shown.add(button["callback_data"])
+        await player.press(data=button["callback_data"], message=message).wait_answer(SAFETY)
+        _t, _s, version = await bots.svc.tables.get(tid)
+        if version > before:
+            return version

@@ -9,7 +9,8 @@ import random
 import pytest
 
 from engine.actions import PASS, Action
-from engine.replay import replay_step
+from engine.replay import replay_step, replay_steps
+from engine.serialize import state_to_json
 from tests.engine.test_records import played
 
 
@@ -39,3 +40,29 @@ def test_steps_skip_passes_and_keep_every_state(variant: str, players: int) -> N
     assert end.state.out == final.out
     assert list(end.bout_starts) == sorted(set(end.bout_starts))
     assert all(0 <= s < end.last for s in end.bout_starts)
+
+
+@pytest.mark.parametrize(("variant", "players"), [("shchelkovsky", 4), ("chuvash", 3)])
+def test_all_steps_in_one_pass_are_the_steps_one_by_one(variant: str, players: int) -> None:
+    """#42: the Mini App's viewer gets every step at once, in one pass through
+    the rules: each the very step ``replay_step`` gives."""
+    seed = random.randrange(2**62)
+    print("seed", seed)
+    record, _final = played(variant, players, seed)
+    steps = replay_steps(record)
+    assert len(steps) == steps[0].last + 1
+    for k in sorted({0, 1, 2, steps[0].last // 2, steps[0].last - 1, steps[0].last}):
+        one = replay_step(record, k)
+        got = steps[k]
+        assert state_to_json(got.state, history=False) == state_to_json(one.state, history=False)
+        assert (got.step, got.last, got.bout, got.bouts) == (
+            one.step,
+            one.last,
+            one.bout,
+            one.bouts,
+        )
+        assert (got.bout_starts, got.action, got.passes) == (
+            one.bout_starts,
+            one.action,
+            one.passes,
+        )

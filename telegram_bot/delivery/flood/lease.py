@@ -10,17 +10,29 @@ the allowance, and gives back exactly those when it does not go out (its chat
 was short); entries never used -- a lease past its ``ttl``, or given back after
 a newer lease -- are removed by name with the next lease.  Never "some entries
 counted since my lease": those may be another process's, of messages that did
-go out (the fleet then overspent by as many)."""
+go out (the fleet then overspent by as many).
+
+On a Redis Cluster the window's key lives on one master; when that master
+dies (``fleet`` given), the chats whose keys the other masters serve must not
+fall back with it (#40: every chat of every process then waited out its
+chat's window before a table's render): the allowance comes from this
+process's share of the window, counted in its journal, and the key is asked
+again every ``probe`` seconds, the journal charged there first (``recharge``)
+before the next lease."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from engine.clock import Clock
+from tables import ServiceUnavailable
 from telegram_bot.delivery.flood.journal import Journal
+
+log = logging.getLogger(__name__)
 
 Script = Callable[[list[str], list[Any]], Awaitable[Any]]
 """``svc.kv.script(LEASE_LUA)``"""
@@ -43,6 +55,7 @@ class Taken(NamedTuple):
     wait: float
     entries: tuple[str, ...] = ()
     at: float = 0.0
+    shared: tuple[str, ...] = ()  # entries of the share, in the journal only (#40)
 
 
 def lease_of(entry: str) -> str:
@@ -77,6 +90,14 @@ class OverallLease:
     # one lease in flight at a time: concurrent messages wait for it and use its
     # batch instead of each leasing its own (a burst would drain the fleet's window)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # the bot processes alive (cluster only): the share of the window taken
+    # here while its key's master is down (#40); None: a failure is raised
+    fleet: Callable[[], int] | None = None
+    probe: float = 0.5  # seconds between asks of a key that failed
+    down_until: float = float("-inf")  # no asking before (the key failed)
+    down: bool = False  # the key failed and has not answered since
+    # charges this process's journal in the window again (FloodLimiter.charge)
+    recharge: Callable[[], Awaitable[Any]] | None = None
 
     @property
     def tokens(self) -> int:
@@ -120,6 +141,16 @@ class OverallLease:
         of the leases before, unused, are removed in the same round trip."""
         if now < self.refused_until:
             return Taken(self.refused_until - now)
+        if self.down:
+            if now < self.down_until:
+                return self._share(cost, now)
+            try:  # asked again: what the share let through counts there first
+                if self.recharge is not None:
+                    await self.recharge()
+            except ServiceUnavailable:
+                self.down_until = now + self.probe
+                return self._share(cost, now)
+            self.down = False
         # the entries before, unused, go in the same round trip; what is given
         # back meanwhile waits for the next (``name`` is no lease's)
         dropped, self.unused, self.free, self.name = self.unused + self.free, [], [], ""
@@ -131,6 +162,16 @@ class OverallLease:
                 [self.bucket],
                 [repr(now), repr(float(self.seconds)), self.limit, want, cost, name, *dropped],
             )
+        except ServiceUnavailable as e:
+            self.unused = dropped + self.unused  # not removed: with the next lease
+            if self.fleet is None:
+                raise
+            if not self.down:
+                log.warning(
+                    "flood limiter: the fleet-wide window is unavailable, a share here: %s", e
+                )
+            self.down, self.down_until = True, now + self.probe
+            return self._share(cost, now)
         except BaseException:
             self.unused = dropped + self.unused  # not removed: with the next lease
             raise
@@ -148,6 +189,25 @@ class OverallLease:
         taken = tuple(self.free[-cost:])
         del self.free[-cost:]
         return Taken(0.0, taken, now)
+
+    def _share(self, cost: int, now: float) -> Taken:
+        """``cost`` entries of this process's share of the window while its key
+        is down, counted in the journal only (``shared``: given back there if
+        the message does not go out); else the seconds to wait."""
+        assert self.fleet is not None
+        limit = max(1, self.limit // max(1, self.fleet()))
+        wait = self.journal.wait(self.bucket, limit, self.seconds, now, cost)
+        if wait > 0:
+            return Taken(wait)
+        name = self.journal.name()
+        self.journal.record(self.bucket, self.seconds, now, name, cost)
+        return Taken(0.0, (), now, tuple(f"{name}:{j}" for j in range(1, cost + 1)))
+
+    def give_back_shared(self, entries: Sequence[str]) -> None:
+        """Entries of the share taken for a message that did not go out (its
+        chat refused, or could not be asked): out of the journal."""
+        if entries:
+            self.journal.discard(self.bucket, entries)
 
     def headroom(self, now: float) -> float:
         """Seconds until this process could take a token and leave the overall

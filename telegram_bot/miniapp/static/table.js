@@ -1,10 +1,11 @@
 // The Mini App's table (#42): one live channel (a WebSocket) to the bot's
-// server, the table drawn from each view it sends, taps turned into moves.
-// The view is the server's (telegram_bot/views/page.py); the page keeps only
-// its selection. Later passes (animations, replay viewer, player page) build
-// on render() and the small helpers below.
+// server, the table drawn from each view it sends (board.js), taps turned
+// into moves. The view is the server's (telegram_bot/views/page.py); the page
+// keeps only its selection. The same page is the replay viewer (?r=<table>.<game>,
+// viewer.js) and the player's page (?p=1, or no table to show: player.js).
 
-import { SUITS, cardBack, cardElement, cardLabel } from "./cards.js";
+import { renderCentre, renderLines, renderSeats } from "./board.js";
+import { cardElement, cardLabel, setFaces, sortHand } from "./cards.js";
 
 const tg = window.Telegram && window.Telegram.WebApp;
 const $ = (id) => document.getElementById(id);
@@ -14,7 +15,9 @@ const page = {
   view: null,
   labels: {},
   selected: [],   // cards of his hand, in tap order
-  pending: null,  // the request id of the move in flight
+  pending: null,  // the move in flight (its frame): sent again after a reconnect
+  pendingSince: 0,
+  table: "",      // the table shown: asked for again after a reconnect
   retry: 500,
   refused: false,
   timerTick: null,
@@ -37,7 +40,9 @@ function connect() {
   page.ws = ws;
   ws.onopen = () => {
     page.retry = 500;
-    ws.send(JSON.stringify({ t: "hello", init: tg ? tg.initData : "", table: askedTable() }));
+    // the table shown, not what the URL asks now (his page or a replay may be open)
+    const table = page.table || askedTable();
+    ws.send(JSON.stringify({ t: "hello", init: tg ? tg.initData : "", table }));
   };
   ws.onmessage = (event) => receive(JSON.parse(event.data));
   ws.onclose = (event) => {
@@ -48,13 +53,25 @@ function connect() {
 }
 
 function send(frame) {
-  if (page.ws && page.ws.readyState === WebSocket.OPEN) page.ws.send(JSON.stringify(frame));
+  if (!page.ws || page.ws.readyState !== WebSocket.OPEN) return false;
+  page.ws.send(JSON.stringify(frame));
+  return true;
+}
+
+// A move sent while the channel was down, or whose answer a dropped channel
+// lost, goes again once the server said hello: its request id makes it count
+// once (applied, or answered as a duplicate or as stale).
+function resend() {
+  if (page.pending) send(page.pending);
 }
 
 function receive(frame) {
   switch (frame.t) {
     case "hello":
       page.labels = frame.labels || {};
+      setFaces(frame.faces);
+      if (page.labels.ratings) $("to-player").title = page.labels.ratings;
+      resend();
       break;
     case "view":
       show(frame.view);
@@ -66,7 +83,10 @@ function receive(frame) {
       page.refused = true;
       say(frame.reason);
       break;
-    case "none":
+    case "none":  // no table of his: his own page (the menu button's)
+      page.refused = true;
+      go({ p: "1" }, true);
+      break;
     case "gone":
       page.refused = true;
       say("\u2014");
@@ -75,7 +95,7 @@ function receive(frame) {
 }
 
 function answered(frame) {
-  if (frame.id === page.pending) page.pending = null;
+  if (page.pending && frame.id === page.pending.id) page.pending = null;
   if (frame.version) document.body.dataset.moved = String(frame.version);  // his last move
   if (frame.ok) {
     say("");
@@ -96,11 +116,15 @@ function newId() {
   return Array.from(bytes, (b) => (b % 36).toString(36)).join("");
 }
 
+const PENDING_FOR = 15000;  // ms: a move never answered does not lock the page
+
 function play(action) {
   const view = page.view;
-  if (!view || page.pending) return;
-  page.pending = newId();
-  send({ t: "move", id: page.pending, v: view.version, stamp: view.stamp, a: action });
+  if (!view) return;
+  if (page.pending && Date.now() - page.pendingSince < PENDING_FOR) return;
+  page.pending = { t: "move", id: newId(), v: view.version, stamp: view.stamp, a: action };
+  page.pendingSince = Date.now();
+  send(page.pending);  // or once the channel is back (resend)
   page.selected = [];
   if (tg && tg.HapticFeedback) tg.HapticFeedback.impactOccurred("light");
   render();
@@ -156,6 +180,8 @@ function tapAttack(attack) {
 
 // ------------------------------------------------------------------ drawing
 function show(view) {
+  if (page.table && view.table !== page.table) return;  // another table's: not shown here
+  page.table = view.table;
   const before = page.view;
   if (before && view.version < before.version) return;  // never back
   const myTurnNow = view.game && view.game.legal && view.game.legal.length > 0;
@@ -169,91 +195,63 @@ function show(view) {
   render(before);
 }
 
-function render(before) {
+// ``before``: the view drawn before (what is new in this one is animated);
+// a redraw of the same view (a tap) animates nothing.
+function render(before = page.view) {
   const view = page.view;
-  if (!view) return;
+  if (!view || !onTable()) return;  // a replay or his page is shown: drawn on the way back
   const game = view.game;
   document.body.dataset.version = String(view.version);  // what it shows (tests, debugging)
   $("title").textContent = titleOf(view);
-  renderSeats(view, game);
-  renderCentre(game, before && before.game);
-  renderHand(game);
+  renderBoard(view, game, before && before.game);
+  renderHand(game, before && before.game);
   renderActions(game);
   renderMoves(view, game);
   renderTimer(view);
+  renderFair(view);
   renderMainButton();
 }
 
+// The deal's commitment, as the game's first message shows it (a hash: the
+// deal's key comes with its replay, after the end).
+function renderFair(view) {
+  const el = $("fair");
+  el.textContent = view.fair ? "\u{1F512} " + (page.labels.fair || "Fair deal") + ": " + view.fair.slice(0, 16) + "\u2026" : "";
+  el.title = view.fair || "";
+}
+
 function titleOf(view) {
-  const variant = view.variant === "chuvash" ? "Chuvash" : "Shchelkovsky";
+  const variant = view.title || (view.variant === "chuvash" ? "Chuvash" : "Shchelkovsky");
   if (view.status === "playing") return variant;
   if (view.status === "open") return variant + " \u00b7 lobby";
   return variant + " \u00b7 " + view.status;
 }
 
-const ROLE_MARKS = { attacker: "\u2694\ufe0f", defender: "\u{1F6E1}\ufe0f", thrower: "\u270b",
-  out: "\u2705", loser: "\u{1F413}", idle: "" };
-
-function renderSeats(view, game) {
-  const box = $("seats");
-  box.replaceChildren();
-  const acting = new Set((game && game.to_act) || []);
-  view.seats.forEach((seat, i) => {
-    const el = document.createElement("div");
-    el.className = "seat";
-    if (i === view.you) el.classList.add("you");
-    if (acting.has(i)) el.classList.add("acting");
-    const name = document.createElement("span");
-    name.className = "name";
-    name.textContent = (seat.ai ? "\u{1F916} " : "") + seat.name;  // text, never markup
-    const info = document.createElement("span");
-    info.className = "info";
-    const role = game ? ROLE_MARKS[game.roles[i]] || "" : "";
-    const count = game ? game.hand_counts[i] + " \u{1F0A0}" : "";
-    info.textContent = [role, count].filter(Boolean).join(" ");
-    el.append(name, info);
-    box.append(el);
+function renderBoard(view, game, old) {
+  renderSeats(view, game);
+  const mine = page.selected[page.selected.length - 1];
+  renderCentre(game, old, {
+    labels: page.labels,
+    suitOrder: view.suit_order,
+    onAttack: (pair, attack, el) => {
+      if (mine && legal().includes("C" + attack + mine)) {
+        pair.classList.add("target");
+        el.addEventListener("click", () => tapAttack(attack));
+      }
+    },
   });
 }
 
-function renderCentre(game, old) {
-  const deck = $("trump-card");
-  const stock = $("stock");
-  const bout = $("bout");
-  deck.replaceChildren();
-  bout.replaceChildren();
-  stock.textContent = "";
-  if (!game) return;
-  if (game.stock_count > 0) deck.append(cardBack());
-  if (game.trump_card) deck.append(cardElement(game.trump_card, ["trump-mark"]));
-  const fill = (s, vars) => s.replace(/\{(\w+)\}/g, (_, k) => vars[k]);
-  const trump = game.trump ? fill(page.labels.trump || "trump {suit}", { suit: SUITS[game.trump] })
-    : page.labels.no_trump || "";
-  stock.textContent = trump + " \u00b7 " + fill(page.labels.stock || "stock: {n}", { n: game.stock_count });
-  const seen = new Set(old ? old.table.flat().filter(Boolean) : []);
-  const mine = page.selected[page.selected.length - 1];
-  for (const [attack, cover] of game.table) {
-    const pair = document.createElement("div");
-    pair.className = "pair";
-    const a = cardElement(attack, ["attack", ...(seen.has(attack) ? [] : ["new"])]);
-    pair.append(a);
-    if (cover) pair.append(cardElement(cover, ["cover", ...(seen.has(cover) ? [] : ["new"])]));
-    else if (mine && legal().includes("C" + attack + mine)) {
-      pair.classList.add("target");
-      a.addEventListener("click", () => tapAttack(attack));
-    }
-    bout.append(pair);
-  }
-}
-
-function renderHand(game) {
+function renderHand(game, old) {
   const box = $("hand");
   box.replaceChildren();
   if (!game || !game.hand) return;
   const marked = new Set();  // a multi-deck hand holds twins: one of them is selected
-  for (const card of game.hand) {
+  const held = new Set((old && old.hand) || []);  // a card not held before was drawn or taken
+  for (const card of sortHand(game.hand, game.trump)) {
     const playable = movesOf(card).length > 0;
     const classes = [playable ? "playable" : "dim"];
+    if (old && !held.has(card)) classes.push("new");
     if (page.selected.includes(card) && !marked.has(card)) {
       classes.push("selected");
       marked.add(card);
@@ -276,6 +274,15 @@ function button(text, action, style = "") {
 function renderActions(game) {
   const box = $("actions");
   box.replaceChildren();
+  const over = page.view && page.view.result;
+  if (over) {  // the game over: its replay, step by step (#42)
+    const b = document.createElement("button");
+    b.type = "button";
+    b.id = "to-replay";
+    b.textContent = "\u{1F39E} " + (page.labels.replay || "Replay");
+    b.addEventListener("click", () => go({ r: page.view.table + "." + over.game, s: "0" }));
+    box.append(b);
+  }
   if (!game) return;
   const moves = legal();
   const card = page.selected[page.selected.length - 1];
@@ -299,19 +306,18 @@ function renderMoves(view, game) {
     box.textContent = view.result.draw ? "\u{1F91D}" : "\u{1F413} " + (view.seats[loser] || {}).name;
     return;
   }
-  if (!game || !game.events) {
+  if (!game) {
     box.textContent = "";
     return;
   }
-  const names = view.seats.map((s) => s.name);
-  const last = game.events.filter((e) => e.kind === "action").slice(-3);
-  box.textContent = last.map((e) => `${names[e.seat] || "?"}: ${e.detail || ""} ${(e.cards || []).map(cardLabel).join(" ")}`.trim()).join(" \u00b7 ");
+  renderLines(view.lines);  // the bot's own words, in his language
 }
 
 function renderTimer(view) {
   clearInterval(page.timerTick);
   const el = $("timer");
   const tick = () => {
+    if (!onTable()) return;
     if (!view.deadline || view.status !== "playing") {
       el.textContent = "";
       return;
@@ -340,10 +346,65 @@ function onMainButton() {
   if (move) play(move);
 }
 
+// ------------------------------------------------------------------ routes
+function onTable() {
+  return document.body.dataset.route === "table";
+}
+
+// ?t=<table> (or none): the live table; ?r=<table>.<game>[&s=<step>]: the
+// replay viewer; ?p=1: his own page. Moving between them keeps the URL's
+// hash, where Telegram puts the init data.
+let live = false;
+
+export function go(params, replace = false) {
+  const url = new URL(window.location.href);
+  url.search = new URLSearchParams(params).toString();
+  if (replace) history.replaceState(null, "", url);
+  else history.pushState(null, "", url);
+  route();
+}
+
+// A group's result message opens a replay by the app's direct link:
+// startapp=r<game>_<table> (longer than any table id, 11 characters).
+function startedReplay() {
+  const start = (tg && tg.initDataUnsafe && tg.initDataUnsafe.start_param) || "";
+  const m = /^r(\d{1,9})_([A-Za-z0-9_-]{1,64})$/.exec(start);
+  return m && start.length > 11 ? m[2] + "." + m[1] : null;
+}
+
+function route() {
+  const q = new URLSearchParams(window.location.search);
+  if (![...q.keys()].length && startedReplay()) q.set("r", startedReplay());
+  const back = tg && tg.BackButton;
+  if (q.get("r")) {
+    document.body.dataset.route = "replay";
+    import("./viewer.js").then((m) => m.open(q.get("r"), Number(q.get("s") || 0)));
+  } else if (q.get("p")) {
+    document.body.dataset.route = "player";
+    import("./player.js").then((m) => m.open());
+  } else {
+    document.body.dataset.route = "table";
+    if (!live) {
+      live = true;
+      connect();
+    } else {
+      render();  // back from a replay or his page: the table of now, drawn again
+    }
+  }
+  if (document.body.dataset.route !== "table" && tg && tg.MainButton) tg.MainButton.hide();
+  if (back) {
+    if (document.body.dataset.route !== "table" && history.length > 1) back.show();
+    else back.hide();
+  }
+}
+
 // ------------------------------------------------------------------ start
 if (tg) {
   tg.ready();
   if (tg.expand) tg.expand();
   if (tg.MainButton) tg.MainButton.onClick(onMainButton);
+  if (tg.BackButton) tg.BackButton.onClick(() => history.back());
 }
-connect();
+window.addEventListener("popstate", route);
+$("to-player").addEventListener("click", () => go({ p: "1" }));
+route();
