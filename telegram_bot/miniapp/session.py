@@ -61,6 +61,11 @@ FORGET_ABOVE = 4096
 PAGES_PER_USER = 8
 """Pages one user may have open on one process (a ninth is refused)."""
 CLOSE_REFUSED = 4401
+CLOSE_AGAIN = 1013  # "try again later": the page reconnects
+WAITING_FOR_HELLO = 256
+"""Sockets of one process not yet proven by their init data: more are closed
+at once (each would be held ``HELLO_WITHIN`` s before any check)."""
+MAX_VERSION = 2**53  # a version a page may name (a JavaScript integer)
 """The close code of a page refused (its init data, or a table not its own)."""
 TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 REQUEST_ID = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
@@ -148,8 +153,10 @@ class PageSession:
         async with self._lock:
             if self.closed or self.ws.closed:
                 return
-            if loaded is None:
+            if loaded is None:  # its table is gone: so is the page's channel
+                self.closed = True
                 await self._send({"t": "gone", "table": self.table})
+                await self.ws.close()
                 return
             if loaded.version < self.shown or (loaded.version == self.shown and not again):
                 return
@@ -181,13 +188,21 @@ class PageChannel:
     limit: MoveLimit
     sessions: set[PageSession] = field(default_factory=set)
     moves_refused: int = 0  # by the flood limit (tests read it)
+    waiting: int = 0  # sockets not yet proven (their hello awaited)
 
     async def handle(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse(heartbeat=20.0, max_msg_size=MAX_FRAME)
         await ws.prepare(request)
         session = None
+        if self.waiting >= WAITING_FOR_HELLO:  # a flood of unproven sockets
+            await ws.close(code=CLOSE_AGAIN)
+            return ws
         try:
-            session = await self._hello(ws)
+            self.waiting += 1
+            try:
+                session = await self._hello(ws)
+            finally:
+                self.waiting -= 1
             if session is not None:
                 await self._follow(session)
         finally:
@@ -234,6 +249,13 @@ class PageChannel:
             table = await self.cases.table_of(user.id, asked or None)
         except ServiceUnavailable:
             table = asked or None
+            if table is None:  # not "no table of his": unknown now, asked again
+                self.sessions.discard(session)
+                await ws.close(code=CLOSE_AGAIN)
+                return None
+        except BaseException:
+            self.sessions.discard(session)
+            raise
         if table is None:
             self.sessions.discard(session)
             await session.send({"t": "none"})
@@ -242,6 +264,7 @@ class PageChannel:
         locale = session.locale
         labels = page_labels(Translator(locale))
         hello = {"t": "hello", "user": user.id, "locale": locale, "labels": labels}
+        hello["now"] = int(self.config.clock() * 1000)  # the page's timer: the server's clock
         await session.send({**hello, "faces": faces(locale)})
         return session
 
@@ -310,7 +333,12 @@ class PageChannel:
         rid, action = str(frame.get("id", "")), str(frame.get("a", ""))
         version, stamp = frame.get("v"), str(frame.get("stamp", ""))
         _ = Translator(session.locale)
-        if not REQUEST_ID.match(rid) or not ACTION.match(action) or not isinstance(version, int):
+        if (
+            not REQUEST_ID.match(rid)
+            or not ACTION.match(action)
+            or type(version) is not int  # not a bool either
+            or not 0 <= version <= MAX_VERSION
+        ):
             await session.send({"t": "result", "id": rid[:40], "ok": False, "status": "bad"})
             return
         if not await self._allowed(session.user.id):
@@ -356,6 +384,6 @@ def _frame(msg: Any) -> dict[str, Any] | None:
         return None
     try:
         data = json.loads(msg.data)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
         return None
     return data if isinstance(data, dict) else None

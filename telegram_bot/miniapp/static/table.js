@@ -21,6 +21,7 @@ const page = {
   retry: 500,
   refused: false,
   timerTick: null,
+  skew: 0,        // ms the server's clock is ahead of the phone's
 };
 
 // ------------------------------------------------------------------ channel
@@ -71,6 +72,7 @@ function receive(frame) {
       page.labels = frame.labels || {};
       setFaces(frame.faces);
       if (page.labels.ratings) $("to-player").title = page.labels.ratings;
+      if (frame.now) page.skew = frame.now - Date.now();  // the phone's clock may be off
       resend();
       break;
     case "view":
@@ -322,7 +324,7 @@ function renderTimer(view) {
       el.textContent = "";
       return;
     }
-    const left = Math.max(0, Math.round((view.deadline - Date.now()) / 1000));
+    const left = Math.max(0, Math.round((view.deadline - Date.now() - page.skew) / 1000));
     el.textContent = "\u23f3 " + left + "s";
     el.classList.toggle("urgent", left <= 10);
   };
