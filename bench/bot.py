@@ -96,6 +96,7 @@ from sandbox.local_redis import LocalRedis
 from tables import TableService
 from telegram_bot.app import BotApp
 from telegram_bot.buttons.callbacks import parse_game
+from telegram_bot.delivery.address import Address
 from telegram_bot.settings import Settings
 from telegram_bot.state.chat_state import TableUi
 from telegram_bot.views import texts
@@ -980,19 +981,18 @@ class Probe:
                     game.over.set()
             return result
 
-        async def on_edit(chat_id: int, message_id: int, text: str, *args: Any, **kw: Any) -> Any:
-            game = self.by_group.get(chat_id)
+        async def on_edit(to: Address, text: str, *args: Any, **kw: Any) -> Any:
+            game = self.by_group.get(to.chat)
             version = str(kw.get("version", ""))
-            receiver = kw.get("receiver")
             if game is not None and "#" in version:
                 plain = parse_text(text, "HTML")[0]
                 v = int(version.rpartition("#")[2])
-                if message_id == game.table_message:
+                if to.message == game.table_message and not to.ephemeral:
                     game.asked.append((time.perf_counter(), v, plain))
-                elif receiver is not None:  # his hand, whose keyboard may carry no version
-                    drawn = self.drawn[receiver]
+                elif to.receiver is not None:  # his hand, whose keyboard may carry no version
+                    drawn = self.drawn[to.receiver]
                     drawn[plain] = max(drawn.get(plain, -1), v)
-            return await edit(chat_id, message_id, text, *args, **kw)
+            return await edit(to, text, *args, **kw)
 
         def on_record(message: Message, kind: str) -> None:
             record(message, kind)

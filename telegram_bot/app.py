@@ -13,7 +13,9 @@ twice is handled once), and three background tasks:
   by other processes (timers, operators, players leaving) -- at most once per
   version in this process;
 * the sweep of pending renders (:mod:`telegram_bot.state.pending_renders`): a table whose
-  render outlived the process that marked it is rendered again;
+  render outlived the process that marked it is rendered again; with it, the
+  Mini App's pages whose process died (:mod:`telegram_bot.state.pages`): their
+  players' hands are drawn again;
 * with ``MINIAPP_URL`` set, a fourth: the live channels of the tables the Mini
   App's pages of this process show (:mod:`telegram_bot.miniapp`, #42).
 
@@ -79,6 +81,7 @@ from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.state.claims import WriteClaims
 from telegram_bot.state.dedupe import UpdateDedupe
 from telegram_bot.state.hints import HintClaims
+from telegram_bot.state.pages import PageMoves, PagePresence
 from telegram_bot.state.pending_renders import RenderMarks
 from telegram_bot.state.poll_lease import PollLease
 from telegram_bot.state.prefs import PrefsCache
@@ -244,6 +247,20 @@ class BotApp:
         delivery = self.delivery
         # the Mini App (#42): None while MINIAPP_URL is unset (no button opens it)
         self.miniapp = miniapp_of(s.miniapp_url, s.miniapp_short_name, username)
+        # its open pages, fleet-wide: a player's hand waits while his page is
+        # open (#42 point 6); his page moves counted over the fleet
+        pages = moves = None
+        if s.miniapp_url:
+            pages = PagePresence(
+                self.svc.kv,
+                ttl=s.miniapp_page_ttl,
+                shards=s.render_shards,
+                clock=self.svc.clock,
+                ui_ttl=self.svc.config.game_ttl,
+            )
+            moves = PageMoves(
+                self.svc.kv, s.miniapp_moves, s.miniapp_moves_window, clock=self.svc.clock
+            )
         self.hands = HandPlacement(
             self.svc, snapshots, self.ui, delivery, username, app=self.miniapp
         )
@@ -265,6 +282,7 @@ class BotApp:
             later_gap_in_group=s.later_delay_in_group,
             arenas=arenas,
             app=self.miniapp,
+            pages=pages,
         )
         press = PressButton(self.svc, self.ui, snapshots, claims, marks)
         self.cases = UseCases(
@@ -279,7 +297,7 @@ class BotApp:
             replay=ReplayGame(self.svc, delivery, self.miniapp),
             standings=Standings(self.svc, self.prefs),
             arena=ArenaActions(self.svc, delivery, self.prefs, username),
-            page=PageTables(self.svc, self.prefs, press),
+            page=PageTables(self.svc, self.prefs, press, pages=pages, moves=moves),
         )
         if s.miniapp_url:  # #42: its pages served by this process, kept live
             self.page_server = PageServer(
@@ -508,6 +526,7 @@ class BotApp:
         every = self.settings.render_grace / 4
         while not self.stop.is_set():
             await self.publisher.repair_due()
+            await self.publisher.page_hands.due()  # #42 point 6: a dead process's pages
             backoff.reset()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.stop.wait(), every)

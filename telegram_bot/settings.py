@@ -74,7 +74,14 @@ class Settings(BaseSettings):
     miniapp_moves: int = Field(default=10, ge=1)
     miniapp_moves_window: float = Field(default=2.0, gt=0)
     """A player's page moves: at most ``miniapp_moves`` in any
-    ``miniapp_moves_window`` seconds (per process); the rest are refused."""
+    ``miniapp_moves_window`` seconds, over every bot process (one script on his
+    window in Redis; per process while Redis does not answer); the rest are
+    refused."""
+    miniapp_page_ttl: float = Field(default=30.0, gt=0)
+    """Seconds an open page's presence lives in Redis without its process's
+    renewal (every third of it): while a player's page is open on any process
+    his hand message is not edited on every move; a process that died leaves
+    his pages to expire, and his hand is drawn again (#42 point 6)."""
     # ---- end of the Mini App's settings -----------------------------------
 
     default_timer: int = 60

@@ -100,7 +100,7 @@ async def test_the_bounds_of_our_own_latency_keep_their_real_seconds(
         )
         limiter = delivery.outgoing.limiter
         assert isinstance(limiter, FallbackFloodLimiter)
-        got, base = limiter.redis.config, FloodConfig()
+        got, base = limiter.config, FloodConfig()
         for name in ("lease_ttl", "prepaid_ttl", "edit_lease", "lease_poll", "overall_stamp_after"):
             assert getattr(got, name) == pytest.approx(10 * getattr(base, name)), name
         assert got.overall == base.overall  # Telegram's window: on the scaled clock as it is

@@ -14,10 +14,11 @@ from aiogram import Bot
 
 from engine.clock import scaled
 from tables import KeyValueStore
+from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.coalesce import Delivery, Urgency
 from telegram_bot.delivery.events import Event, Events, Forbidden
 from telegram_bot.delivery.flood.fallback import FallbackFloodLimiter, RenderClaims
-from telegram_bot.delivery.flood.limiter import FloodConfig, FloodLimiter
+from telegram_bot.delivery.flood.limiter import FloodConfig
 from telegram_bot.delivery.outgoing import install
 from telegram_bot.state.budgets import Budgets
 
@@ -69,8 +70,9 @@ def make_delivery(
     limiter = None
     if kv is not None:
         wall = scaled(time.time, time_scale)  # ``budgets`` come on the same clock
-        redis_limiter = FloodLimiter(kv, flood, budgets=budgets, clock=wall, fleet=fleet)
-        limiter = FallbackFloodLimiter(redis_limiter, fleet=fleet, claims=claims)
+        limiter = FallbackFloodLimiter(
+            kv, flood, budgets=budgets, clock=wall, fleet=fleet, claims=claims
+        )
     outgoing = install(bot, limiter, sleep=sleep, clock=scaled(time.monotonic, time_scale))
     return Delivery(
         bot,
@@ -96,4 +98,13 @@ def scaled_sleep(factor: float) -> Callable[[float], Awaitable[None]]:
     return sleep
 
 
-__all__ = ["Delivery", "Event", "Events", "Forbidden", "Urgency", "make_delivery", "scaled_sleep"]
+__all__ = [
+    "Address",
+    "Delivery",
+    "Event",
+    "Events",
+    "Forbidden",
+    "Urgency",
+    "make_delivery",
+    "scaled_sleep",
+]

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 class Address:
     """``chat``; ``message``: the message an edit changes (None: a send) -- an
     ephemeral message's own ``ephemeral_message_id``; ``receiver``: the member
-    of the group an ephemeral message goes to (None: every member sees it)."""
+    of the group an ephemeral message goes to (None: every member sees it).
+    The delivery keeps what it knows of a message under its address."""
 
     chat: int
     message: int | None = None
@@ -23,19 +24,13 @@ class Address:
         return self.receiver is not None
 
     @property
-    def key(self) -> tuple[int, int] | None:
-        """The message's key where what it shows is kept (the digests, the edit
-        lease, its last edit, the slots): ``(chat, id)``, an ephemeral one's
-        ``(chat, -id)`` -- the two id spaces never meet.  None: a send."""
-        if self.message is None:
-            return None
+    def key(self) -> tuple[int, int]:
+        """The message's part of its Redis keys (the digest, its last edit) and of
+        a render's claim: ``(chat, id)``, an ephemeral one's ``(chat, -id)`` --
+        the two id spaces never meet (the bot's chat state stores a hand in the
+        group so, :func:`telegram_bot.state.snapshot.hand_target`)."""
+        assert self.message is not None, "a send has no message yet"
         return (self.chat, -self.message if self.ephemeral else self.message)
-
-    @classmethod
-    def of_key(cls, key: tuple[int, int], receiver: int | None = None) -> Address:
-        """The address of the message kept under ``key`` (:attr:`key`)."""
-        chat, message = key
-        return cls(chat, -message if receiver is not None and message < 0 else message, receiver)
 
 
 __all__ = ["Address"]

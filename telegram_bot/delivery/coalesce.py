@@ -1,56 +1,29 @@
 """Coalesced message delivery on top of :mod:`telegram_bot.delivery.outgoing`.
 
-``Delivery(bot)`` sends at once and edits by urgency:
+``Delivery(bot)`` sends at once and edits by urgency (:class:`Urgency`): NOW
+at once (the acting player's own message); SOON within ``soon_delay`` (the
+players the game now waits for); LATER and TABLE like SOON and at most every
+``later_delay`` / ``table_delay`` per message (the players who only watch; the
+group's table message) -- counted from the message's last edit by ANY process
+(shared in Redis, :meth:`FloodLimiter.headroom`).
 
-* ``Urgency.NOW`` -- at once (the acting player's own message);
-* ``Urgency.SOON`` -- within ``soon_delay`` seconds (the players the game now
-  waits for);
-* ``Urgency.LATER`` -- like SOON, and at most once every ``later_delay`` seconds
-  per message (the players who only watch the move: nothing for them to do);
-* ``Urgency.TABLE`` -- like SOON, and at most once every ``table_delay`` seconds
-  per message (the group's table message).
+Watchers last: a due LATER or TABLE edit first waits for the limiter's
+headroom, so the players who act or must act keep a reserve of tokens when
+the bot is busy; meanwhile it stays pending and newer content replaces it --
+for ``max_hold`` seconds at most (no starvation).  A due edit takes its tokens
+first (:meth:`Outgoing.prepay`, behind the urgent calls), then the message's
+lock and its newest content (:class:`telegram_bot.delivery.edits.MessageEdits`):
+what changed while it queued goes in the same edit, and a queued update never
+keeps a NOW edit waiting on the lock.  Content never goes out after newer
+content of the same message (``stats.coalesced`` counts what was dropped).
 
-The gaps of LATER and TABLE count from the message's last edit by ANY bot
-process: its time is shared in Redis (:meth:`FloodLimiter.headroom`), so two
-processes do not both edit one message within its gap.
-
-Watchers last: when due, a LATER or TABLE edit first waits for the flood
-limiter's headroom (:meth:`Outgoing.headroom`), so the edits of the players who
-act or must act now (NOW, SOON) keep a reserve of tokens when the bot is busy;
-while it waits the edit stays pending and newer content replaces it.  A message
-out of date for ``max_hold`` seconds stops holding back (no starvation).
-
-A due edit first takes its flood tokens (:meth:`Outgoing.prepay`, queueing
-behind the urgent calls), and only then the message's lock and the newest
-content: what changed while it queued goes out in the same edit, and a queued
-update never keeps the player's own NOW edit waiting on the lock.
-
-A later edit of the same message replaces a pending one: only the newest
-content is sent (``stats.coalesced`` counts the dropped ones), and content
-never goes out after newer content of the same message.  Edits always carry the
-keyboard (Telegram drops it otherwise).  When the message to edit is gone
-("message to edit not found", "message can't be edited") the content is sent as
-a new message and :class:`~telegram_bot.delivery.events.Replaced` is put on
-:attr:`Delivery.events` so the layer above can store the new id; later edits
-of the old id go to the new message.
-After a 429 the retry carries the newest content asked of the message meanwhile
-(never the refused stale edit and then the newer one).  The edits themselves:
-:class:`telegram_bot.delivery.edits.MessageEdits`.
-
-Flood limits, no-op edits, 429 retries and 403s are the middleware's job
-(:class:`telegram_bot.delivery.outgoing.Outgoing`): ``Delivery`` uses the one installed on
-``bot.session`` or installs one (``outgoing=`` to give it).  Pending edits live
-in this process only; call :meth:`Delivery.aclose` at shutdown (it flushes).
-:meth:`Delivery.settled` tells when an edit went out, so a render's mark in
-Redis (:mod:`telegram_bot.state.pending_renders`) is cleared only then: should the
-process die first, another one renders the table again.
-
-A player's hand in the group held back by the flood limiter longer than
-``held_after`` seconds is told as a :class:`~telegram_bot.delivery.events.HeldBack`
-event (#24 item 6, :mod:`telegram_bot.delivery.held`); an edit asked with
-``join=True`` joins the message's pending edit -- no write of its own -- or is
-dropped.  What the delivery learns goes up as data only (#39): a result, or an
-event on :attr:`Delivery.events` for a dispatcher above -- never a call.
+Pending edits live in this process only (:meth:`Delivery.aclose` flushes);
+:meth:`Delivery.settled` tells when an edit went out, so a render's mark
+(:mod:`telegram_bot.state.pending_renders`) is cleared only then.  What the
+delivery learns goes up as data only (#39): a result, or an event on
+:attr:`Delivery.events` -- a message sent anew (``Replaced``), a hand in the
+group held back longer than ``held_after`` (``HeldBack``,
+:mod:`telegram_bot.delivery.held`) -- never a call.
 """
 
 from __future__ import annotations
@@ -59,6 +32,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from dataclasses import replace
 from typing import Any
 
 from aiogram import Bot
@@ -204,28 +178,27 @@ class Delivery:
         finally:
             await self.outgoing.settle(ticket)
 
-    async def delete_ephemeral(
-        self, chat_id: int, receiver: int, ephemeral_id: int, table_id: str = ""
-    ) -> bool:
-        """Delete an ephemeral message of ``receiver`` in the group; False (logged)
-        when Telegram refuses (best effort: it may be gone already).  Its pending
-        edits go first, in this process and -- recorded as gone in the shared
-        digest, ``table_id`` being the table it shows -- in every other (#28): none
-        of them goes out after it and draws 400 "message to edit not found"."""
-        key = Address(chat_id, ephemeral_id, receiver).key
-        assert key is not None
-        known_gone = self.edits.gone.get(key) is False  # an edit found it gone
-        self.edits.drop(key, deleted=True)
+    async def delete_ephemeral(self, to: Address, table_id: str = "") -> bool:
+        """Delete the ephemeral message ``to`` its receiver in the group; False
+        (logged) when Telegram refuses (best effort: it may be gone already).  Its
+        pending edits go first, in this process and -- recorded as gone in the
+        shared digest, ``table_id`` being the table it shows -- in every other
+        (#28): none of them goes out after it and draws 400 "message to edit not
+        found"."""
+        assert to.receiver is not None
+        assert to.message is not None
+        known_gone = self.edits.gone.get(to) is False  # an edit found it gone
+        self.edits.drop(to, deleted=True)
         if table_id:
-            await self.outgoing.shown.bury(key, gone_version(table_id))
+            await self.outgoing.shown.bury(to, gone_version(table_id))
         if known_gone:
             return True
         try:
             await self.bot.delete_ephemeral_message(
-                chat_id=chat_id, receiver_user_id=receiver, ephemeral_message_id=ephemeral_id
+                chat_id=to.chat, receiver_user_id=to.receiver, ephemeral_message_id=to.message
             )
         except TelegramAPIError as e:
-            log.info("ephemeral %s of %s stays: %s", ephemeral_id, receiver, e.message)
+            log.info("ephemeral %s stays: %s", to, e.message)
             return False
         return True
 
@@ -258,18 +231,17 @@ class Delivery:
 
     async def edit(
         self,
-        chat_id: int,
-        message_id: int,
+        to: Address,
         text: str,
         markup: InlineKeyboardMarkup | None = None,
         urgency: Urgency = Urgency.NOW,
         *,
         version: str = "",
-        receiver: int | None = None,
         join: bool = False,
         gap: float | None = None,
     ) -> int | None:
-        """Show ``text`` and ``markup`` in the message (see the module docstring).
+        """Show ``text`` and ``markup`` in the message ``to`` (see the module
+        docstring; an ephemeral one is edited by editEphemeralMessageText).
 
         Returns the id of the message that holds (or will hold) the content: for
         NOW the one actually edited -- a new one when the old was gone -- or None
@@ -277,8 +249,6 @@ class Delivery:
         told as a :class:`~telegram_bot.delivery.events.Replaced` event).  ``version``: the table version the
         content renders -- with several processes, the shared digest drops it
         when the message already showed a newer one (never backwards).
-        ``receiver``: an ephemeral message of that user, ``message_id`` being
-        minus its ephemeral_message_id (edited by editEphemeralMessageText).
         ``join``: only if an edit of the message is pending -- the content
         replaces its content, no write of its own; else nothing (None).
         ``gap``: a LATER or TABLE edit's own gap since the message's last edit,
@@ -286,8 +256,7 @@ class Delivery:
         #24); it holds back for the flood reserve as long, at least."""
         if self._closed:
             raise RuntimeError("Delivery is closed")
-        message_id = self.edits.moved.get((chat_id, message_id), message_id)
-        key = (chat_id, message_id)
+        key = self._current(to)
         if key in self.edits.gone:  # deleted (#28): no edit of it goes out
             self.stats.coalesced += 1
             return None
@@ -295,7 +264,7 @@ class Delivery:
         if join and slot.pending is None:
             return None
         slot.seq += 1
-        content = Content(text, markup, self.parse_mode, version, receiver)
+        content = Content(text, markup, self.parse_mode, version)
         slot.latest = content
         self.held.asked(key, slot, content)
         if urgency is Urgency.NOW and not join:
@@ -312,20 +281,20 @@ class Delivery:
         else:
             slot.pending = Pending(content, slot.seq, self.clock(), urgency, gap=gap)
         self._kick()
-        return message_id
+        return key.message
 
-    def settled(self, chat_id: int, message_id: int) -> asyncio.Future[bool]:
+    def settled(self, to: Address) -> asyncio.Future[bool]:
         """Resolved True once the newest content asked of the message (or newer)
         went out -- or was found not needed: the message showed it, or a newer
         version --, False when its edit failed.  Pending edits live in this
         process: a crash resolves nothing (:mod:`telegram_bot.state.pending_renders`)."""
-        message_id = self.edits.moved.get((chat_id, message_id), message_id)
-        gone = self.edits.gone.get((chat_id, message_id))
+        key = self._current(to)
+        gone = self.edits.gone.get(key)
         if gone is not None:  # deleted by the bot: nothing to show; found gone: failed
             future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
             future.set_result(gone)
             return future
-        slot = self._slot((chat_id, message_id))
+        slot = self._slot(key)
         return slot.settled(slot.seq)
 
     async def flush(self) -> None:
@@ -356,7 +325,12 @@ class Delivery:
             self._runner = None
 
     # ------------------------------------------------------------------ internals
-    def _slot(self, key: tuple[int, int]) -> Slot:
+    def _current(self, to: Address) -> Address:
+        """The message that holds ``to``'s content (re-sent: the new one)."""
+        moved = self.edits.moved.get(to)
+        return to if moved is None else replace(to, message=moved)
+
+    def _slot(self, key: Address) -> Slot:
         return self.edits.slot(key)
 
     def _due(self, slot: Slot) -> float:
@@ -371,7 +345,7 @@ class Delivery:
         else:
             self._wake.set()
 
-    def _fire(self, key: tuple[int, int], slot: Slot) -> None:
+    def _fire(self, key: Address, slot: Slot) -> None:
         assert slot.pending is not None
         slot.pending.firing = True
         task = asyncio.get_running_loop().create_task(self._deliver_pending(key, slot))
@@ -411,7 +385,7 @@ class Delivery:
                         with contextlib.suppress(asyncio.CancelledError):
                             await t
 
-    async def _deliver_pending(self, key: tuple[int, int], slot: Slot) -> None:
+    async def _deliver_pending(self, key: Address, slot: Slot) -> None:
         pending = slot.pending
         try:
             # only watchers' updates hold back: for the reserve, and for their gap
@@ -425,7 +399,7 @@ class Delivery:
             gap = gap if pending.gap is None else pending.gap
             max_hold = max(self.max_hold, pending.gap or 0.0)
             if self.clock() - pending.created >= max_hold:  # overdue: only its gap holds
-                room = await self.outgoing.headroom(pending.content.to(key), gap)
+                room = await self.outgoing.headroom(key, gap)
                 pending.spaced = max(pending.spaced, self.clock() + room.message)
                 if not self._hold_back(slot, self.clock() + room.message):
                     await self._deliver_newest(key, slot)  # competes with urgent edits
@@ -434,7 +408,7 @@ class Delivery:
                 hold = self._hold_all_until
                 spaced = float("-inf")
                 if hold <= self.clock():
-                    room = await self.outgoing.headroom(pending.content.to(key), gap)
+                    room = await self.outgoing.headroom(key, gap)
                     now = self.clock()
                     if room.overall > 0:  # no room for any deferred edit: wait together
                         self._hold_all_until = max(self._hold_all_until, now + room.overall)
@@ -460,7 +434,7 @@ class Delivery:
             self._kick()
         return True
 
-    async def _deliver_newest(self, key: tuple[int, int], slot: Slot) -> None:
+    async def _deliver_newest(self, key: Address, slot: Slot) -> None:
         """Send the newest pending content: first take the flood tokens (queueing
         behind urgent calls), only then the message's lock and its content -- so
         what changed while it queued goes out in the same edit, and a queued
@@ -470,9 +444,7 @@ class Delivery:
             return
         self.held.gapped(key, slot)  # its gaps are over: from now on it waits for tokens
         try:
-            ticket = await self.outgoing.prepay(
-                pending.content.to(key), Priority.DEFERRED, rank=RANKS[pending.urgency]
-            )
+            ticket = await self.outgoing.prepay(key, Priority.DEFERRED, rank=RANKS[pending.urgency])
         except BaseException:  # Redis down, cancelled: it stays pending, due again soon
             if slot.pending is pending and pending.firing:
                 pending.firing = False

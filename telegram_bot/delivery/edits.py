@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import OrderedDict
+from dataclasses import replace
 from typing import Any
 
 from aiogram import Bot
@@ -24,6 +25,7 @@ from aiogram.types import (
 )
 
 from engine.clock import Clock
+from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.digest import gone_version
 from telegram_bot.delivery.events import Replaced
 from telegram_bot.delivery.outgoing import CLOSED, URGENT, CallOptions, Outgoing
@@ -32,8 +34,6 @@ from telegram_bot.delivery.slots import Content, Slot
 GONE = ("message to edit not found", "message can't be edited", "MESSAGE_ID_INVALID")
 GONE_KEPT = 10_000
 """Deleted messages remembered (their later edits dropped), the oldest forgotten."""
-
-Key = tuple[int, int]
 
 log = logging.getLogger(__name__)
 
@@ -58,13 +58,13 @@ class MessageEdits:
         self.idle_after = idle_after  # seconds after its last edit a slot may go
         self.outgoing = outgoing
         self.clock = clock
-        self.slots: dict[Key, Slot] = {}
-        self.moved: OrderedDict[Key, int] = OrderedDict()
+        self.slots: dict[Address, Slot] = {}
+        self.moved: OrderedDict[Address, int] = OrderedDict()  # re-sent: its new id
         # deleted messages (#28): True deleted by the bot (nothing left to show),
         # False found gone by an edit (what it should show never reached it)
-        self.gone: OrderedDict[Key, bool] = OrderedDict()
+        self.gone: OrderedDict[Address, bool] = OrderedDict()
 
-    def slot(self, key: Key) -> Slot:
+    def slot(self, key: Address) -> Slot:
         """The message's slot (made on first use; idle ones are swept past 10,000)."""
         slot = self.slots.get(key)
         if slot is None:
@@ -73,7 +73,7 @@ class MessageEdits:
             slot = self.slots[key] = Slot()
         return slot
 
-    def drop(self, key: Key, *, deleted: bool) -> None:
+    def drop(self, key: Address, *, deleted: bool) -> None:
         """The message is gone (``deleted`` by the bot, else found gone): its pending
         edit goes and later edits of it are dropped (#28); whoever waits for its
         edits is told ``deleted`` (True: nothing left to do; False: it failed)."""
@@ -127,12 +127,12 @@ class MessageEdits:
             return None
 
     async def deliver(
-        self, key: Key, slot: Slot, content: Content | None, seq: int, options: CallOptions
+        self, key: Address, slot: Slot, content: Content | None, seq: int, options: CallOptions
     ) -> int | None:
         """Edit the message (``content`` None: the newest pending content, taken
         once the message's lock is ours); never after newer content went out.
         ``options``: urgent, or deferred with the tokens prepaid for it."""
-        chat_id, message_id = key
+        message_id = key.message
         async with slot.lock:
             if key in self.gone:  # deleted meanwhile (#28): nothing to edit
                 slot.pending = None
@@ -154,7 +154,7 @@ class MessageEdits:
             try:
                 if moved is not None:  # re-sent meanwhile: this content belongs there
                     slot.sent_seq = seq
-                    new_key = (chat_id, moved)
+                    new_key = replace(key, message=moved)
                     new_slot = self.slot(new_key)
                     if new_slot.seq:  # newer content was already asked of the new one
                         self.outgoing.stats.coalesced += 1
@@ -174,7 +174,7 @@ class MessageEdits:
                 slot.finish(slot.sent_seq, ok)  # the edit and what it carried after a 429
 
     async def _edit(
-        self, key: Key, slot: Slot, content: Content, seq: int, options: CallOptions
+        self, key: Address, slot: Slot, content: Content, seq: int, options: CallOptions
     ) -> int | None:
         """The edit call (the message's lock held)."""
         slot.sent_seq = seq
@@ -205,18 +205,19 @@ class MessageEdits:
         except TelegramBadRequest as exc:
             if not any(r in exc.message for r in GONE):
                 raise
-            if content.receiver is not None:  # never re-sent in the group: the caller falls back
+            if key.ephemeral:  # never re-sent in the group: the caller falls back
                 self.drop(key, deleted=False)
                 table = content.version.rpartition("#")[0]
                 if table:  # the other processes drop their edits of it too
                     await self.outgoing.shown.bury(key, gone_version(table))
                 raise EphemeralGone(key) from exc
             return await self._replace(key, shown[0], CallOptions(options.priority))
-        return key[1]
+        return key.message
 
-    async def _replace(self, key: Key, content: Content, options: CallOptions) -> int | None:
+    async def _replace(self, key: Address, content: Content, options: CallOptions) -> int | None:
         """The message is gone: send the content as a new one."""
-        chat_id, old_id = key
+        chat_id, old_id = key.chat, key.message
+        assert old_id is not None
         msg = await self.send(
             chat_id, content.text, content.markup, parse_mode=content.parse_mode, options=options
         )
@@ -229,10 +230,10 @@ class MessageEdits:
         return msg.message_id
 
 
-def _edit_method(key: Key, content: Content) -> TelegramMethod[Any]:
+def _edit_method(to: Address, content: Content) -> TelegramMethod[Any]:
     """Edits always carry the keyboard (Telegram drops it otherwise)."""
-    to = content.to(key)
-    if to.receiver is not None and to.message is not None:
+    assert to.message is not None
+    if to.receiver is not None:
         return EditEphemeralMessageText(
             chat_id=to.chat,
             receiver_user_id=to.receiver,
@@ -243,8 +244,8 @@ def _edit_method(key: Key, content: Content) -> TelegramMethod[Any]:
         )
     return EditMessageText(
         text=content.text,
-        chat_id=key[0],
-        message_id=key[1],
+        chat_id=to.chat,
+        message_id=to.message,
         reply_markup=content.markup,
         parse_mode=content.parse_mode,
     )

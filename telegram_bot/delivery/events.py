@@ -12,6 +12,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from enum import StrEnum
 
+from telegram_bot.delivery.address import Address
+
 
 class Forbidden(StrEnum):
     """Why Telegram refused a write to a user's private chat (403), told apart by
@@ -67,9 +69,7 @@ class HeldBack:
     """An ephemeral message's edit waited ``waited`` seconds for the flood
     limiter (#24 item 6, :mod:`telegram_bot.delivery.held`)."""
 
-    chat_id: int  # the group
-    message_id: int  # the message's key: minus its ephemeral_message_id
-    receiver: int  # the user who sees it
+    to: Address  # the ephemeral message
     version: str  # the table version its newest content renders (``<table>#<n>``)
     waited: float
 

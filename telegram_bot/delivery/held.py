@@ -12,8 +12,8 @@ waits for tokens, is held back for the urgent edits' reserve, or sleeps out a
 429.  It ends once that content (or newer) went out, or the edit finished
 anyway (failed, the message gone).
 
-Watched: edits with a ``receiver`` (an ephemeral message: only a group's count
-against its budget) and the table ``version`` they render (the event's reader
+Watched: edits of an ephemeral message (only a group's count against its
+budget) and the table ``version`` they render (the event's reader
 finds the table by it).  One task per message while a watched edit waits, none
 when ``events`` is None."""
 
@@ -26,13 +26,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from engine.clock import Clock
+from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.events import Events, HeldBack
 from telegram_bot.delivery.flood.gate import Sleep
 from telegram_bot.delivery.slots import Content, Slot
 
 log = logging.getLogger(__name__)
-
-Key = tuple[int, int]
 
 
 @dataclass
@@ -59,7 +58,7 @@ class HeldWatch:
         clock: Clock,
         sleep: Sleep,
         gaps: Callable[[Slot], float],
-        gone: Callable[[Key], bool],
+        gone: Callable[[Address], bool],
     ) -> None:
         self.after = after
         self.events = events
@@ -67,7 +66,7 @@ class HeldWatch:
         self.sleep = sleep
         self._gaps = gaps
         self._gone = gone
-        self._waits: dict[Key, _Wait] = {}
+        self._waits: dict[Address, _Wait] = {}
         self.fired = 0  # waits told (diagnostics, tests)
 
     @property
@@ -75,10 +74,10 @@ class HeldWatch:
         """The waits watched now (one per message at most)."""
         return len(self._waits)
 
-    def asked(self, key: Key, slot: Slot, content: Content) -> None:
+    def asked(self, key: Address, slot: Slot, content: Content) -> None:
         """Edit ``slot.seq`` of the message was just asked (``content``): a wait
         begins unless one goes on already (its newer content joins it)."""
-        if self.events is None or content.receiver is None or not content.version:
+        if self.events is None or not key.ephemeral or not content.version:
             return
         wait = self._waits.get(key)
         if wait is not None:
@@ -87,7 +86,7 @@ class HeldWatch:
         wait = self._waits[key] = _Wait(slot.seq, float(self.clock()), content)
         self._start(key, slot, wait)
 
-    def gapped(self, key: Key, slot: Slot) -> None:
+    def gapped(self, key: Address, slot: Slot) -> None:
         """The message's pending edit is past (or learnt) its coalescing gaps:
         its wait counts from then on, not from when it was asked."""
         wait = self._waits.get(key)
@@ -106,17 +105,17 @@ class HeldWatch:
                 await task
 
     # ------------------------------------------------------------------ internals
-    def _start(self, key: Key, slot: Slot, wait: _Wait) -> None:
+    def _start(self, key: Address, slot: Slot, wait: _Wait) -> None:
         wait.task = asyncio.get_running_loop().create_task(self._watch(key, slot, wait))
 
-    def _over(self, key: Key, slot: Slot, seq: int) -> bool:
+    def _over(self, key: Address, slot: Slot, seq: int) -> bool:
         """Edit ``seq`` of the message went out (or newer content did, or it was
         found not needed), or it finished anyway: failed, the message gone."""
         if slot.done_seq >= seq or self._gone(key):
             return True
         return slot.sent_seq >= seq and not slot.lock.locked()
 
-    async def _watch(self, key: Key, slot: Slot, wait: _Wait) -> None:
+    async def _watch(self, key: Address, slot: Slot, wait: _Wait) -> None:
         try:
             while True:
                 self.gapped(key, slot)
@@ -137,17 +136,13 @@ class HeldWatch:
             if self._waits.get(key) is wait:
                 del self._waits[key]
 
-    def _report(self, key: Key, wait: _Wait) -> None:
-        events, content = self.events, wait.content
-        if events is None or content.receiver is None:
+    def _report(self, key: Address, wait: _Wait) -> None:
+        if self.events is None:
             return
         self.fired += 1
         waited = float(self.clock()) - wait.since
-        held = HeldBack(key[0], key[1], content.receiver, content.version, waited)
-        log.info(
-            "ephemeral %s of %s held back %.1f s by the flood limit", key, held.receiver, waited
-        )
-        events.put(held)
+        log.info("ephemeral %s held back %.1f s by the flood limit", key, waited)
+        self.events.put(HeldBack(key, wait.content.version, waited))
 
 
 __all__ = ["HeldBack", "HeldWatch"]

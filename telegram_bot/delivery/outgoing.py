@@ -1,49 +1,30 @@
 """Every outgoing Bot API call passes through :class:`Outgoing`, an aiogram
 session request middleware (``install(bot, limiter)``):
 
-* **no-op edits dropped** -- ``editMessageText`` / ``editMessageReplyMarkup``
-  whose text and keyboard equal what the message shows are answered ``True``
-  without calling Telegram; a "message is not modified" 400 counts as success.
-* **flood limits** -- sends and edits to a chat first wait on the shared Redis
-  token buckets (:class:`telegram_bot.delivery.flood.limiter.FloodLimiter`); answering
-  callback or inline queries, ``getUpdates``, ``setMyCommands`` etc. are not
-  limited.
-* **the overall line** -- calls waiting for the overall bucket queue in this
-  process (:class:`telegram_bot.delivery.waiting_line.WaitingLine`), urgent ones first.
-  A call is urgent unless made through :meth:`Outgoing.call` with
-  :class:`CallOptions` saying otherwise (``Delivery`` does so for coalesced
-  updates), which may also carry the tokens prepaid for it
-  (:meth:`Outgoing.prepay`).
-* **429** -- holds the chat's flood buckets for ``retry_after`` (every process's
-  later writes to that chat wait their turn instead of drawing 429s of their
-  own), sleeps ``retry_after`` and retries (at most ``max_retries`` times) --
-  with the newest content of the message when the caller has one
+* **no-op edits dropped** -- an edit whose text and keyboard equal what the
+  message shows is answered ``True`` without calling Telegram; a "message is
+  not modified" 400 counts as success.
+* **flood limits** -- a call that puts a message into a chat (:func:`is_limited`)
+  first takes its tokens from the shared windows (:class:`FloodGate`,
+  :class:`telegram_bot.delivery.flood.limiter.FloodLimiter`), or uses those
+  prepaid for it (:meth:`Outgoing.prepay`); urgent calls first in the overall
+  line unless :class:`CallOptions` say otherwise.  Calls to one chat leave one
+  at a time (:class:`ChatTurns`).
+* **429** -- holds the chat's windows for ``retry_after`` (every process's later
+  writes to it wait their turn), sleeps and retries at most ``max_retries``
+  times -- with the newest content of the message when the caller has one
   (:attr:`CallOptions.newest`), never the refused stale edit and then the newer.
-* **403** -- a private chat puts :class:`~telegram_bot.delivery.events.PrivateForbidden`
-  (``user``, ``kind``) on :attr:`Outgoing.events`, ``kind`` telling Telegram's
-  answers apart (:func:`forbidden_kind`: he never started the bot, he blocked
-  it, his account is deleted -- only the last two are his act, #38), a group
-  :class:`~telegram_bot.delivery.events.Kicked`; the error is then re-raised as aiogram's ``TelegramForbiddenError`` (``Delivery`` turns it into
-  ``None``; for direct calls register :func:`ignore_forbidden` as an errors
-  handler).
-* **400 with ``migrate_to_chat_id``** -- the group became a supergroup (#38):
-  never retried (the old id takes no more messages),
-  :class:`~telegram_bot.delivery.events.Migrated` is told once per process and
-  chat, and aiogram's ``TelegramMigrateToChat``
-  re-raised (``Delivery`` turns it into ``None``, as a 403: :data:`CLOSED`).
+* **403**, and a **400 with ``migrate_to_chat_id``** (the group became a
+  supergroup, #38; never retried) -- told as events
+  (:class:`~telegram_bot.delivery.events.PrivateForbidden` by
+  :func:`forbidden_kind`, ``Kicked``, ``Migrated`` once per process and chat)
+  and re-raised (:data:`CLOSED`; ``Delivery`` turns them into ``None``).
 
-What a message shows is remembered as two short digests (text, keyboard):
-
-* with a limiter: in Redis, in the SAME script round trip that takes the flood
-  tokens (an allowed edit records its content there), plus one ``SET`` after a
-  send.  Shared by every bot process, so process A cannot drop an edit as a
-  "no-op" when process B changed the message meanwhile -- the danger of a
-  per-process memory, where dropping a needed edit leaves a stale message.
-  The same script takes the message's edit lease for the call: one edit of a
-  message in flight at a time, fleet-wide, so edits land in version order
-  (another's waits, then is judged by the digest); the lease goes after the
-  call (with the forget after a failed one) or lapses after a few seconds.
-* without one (tests, a single process): a bounded in-process LRU.
+What a message shows is remembered as two short digests (text, keyboard): with
+a limiter in Redis, judged and recorded in the script that takes the tokens and
+the message's edit lease -- shared by every process, so none drops an edit as
+a "no-op" that another's edit made needed; without one (tests, a single
+process) in a bounded in-process LRU (:mod:`telegram_bot.delivery.shown`).
 """
 
 from __future__ import annotations
@@ -67,16 +48,16 @@ from aiogram.exceptions import (
 )
 from aiogram.methods import Response, TelegramMethod
 from aiogram.methods.base import TelegramType
-from aiogram.types import ErrorEvent, Message
+from aiogram.types import Message
 
 from engine.clock import Clock
 from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.events import Events, Forbidden, Kicked, Migrated, PrivateForbidden
-from telegram_bot.delivery.flood.fallback import Limiter
 from telegram_bot.delivery.flood.gate import (
     GO,
     URGENT,
     CallOptions,
+    ChatTurns,
     EditLease,
     FloodGate,
     OutgoingStats,
@@ -84,8 +65,7 @@ from telegram_bot.delivery.flood.gate import (
     Receipt,
     Sleep,
 )
-from telegram_bot.delivery.flood.hold import ChatTurns
-from telegram_bot.delivery.flood.limiter import Headroom
+from telegram_bot.delivery.flood.limiter import FloodLimiter, Headroom
 from telegram_bot.delivery.shown import EDITS, ShownStore, content_digests
 from telegram_bot.delivery.waiting_line import OWN_VIEW, Priority
 
@@ -152,7 +132,7 @@ class Outgoing(BaseRequestMiddleware):
 
     def __init__(
         self,
-        limiter: Limiter | None = None,
+        limiter: FloodLimiter | None = None,
         *,
         events: Events | None = None,
         max_retries: int = 3,
@@ -196,25 +176,25 @@ class Outgoing(BaseRequestMiddleware):
         method: TelegramMethod[TelegramType],
         options: CallOptions,
     ) -> Response[TelegramType]:
-        to, digests = address_of(method), _digests(bot, method)
-        key = to.key if to is not None else None
-        lease = EditLease(f"{self._owner}{next(self._calls)}") if key is not None else None
-        limited = is_limited(method.__api_method__)
-        seen = self.turns.refusals(to.chat) if to is not None else 0
+        lease = EditLease(f"{self._owner}{next(self._calls)}")  # an edit's
         receipt = Receipt()  # its entries move to when Telegram answers (#28)
-        if limited and not await self._admit(to, digests, options, lease, receipt):
-            self.stats.noop += 1
-            return _done()
         attempt = 0
-        while True:
+        while True:  # the call, then after each 429 its retry (the newest content)
+            to, digests = address_of(method), _digests(bot, method)
+            key, limited = _message(to), is_limited(method.__api_method__)
+            # 429s of the chat counted before the admission (#28): one since, in
+            # its turn, and the call is admitted again -- under that 429's hold
+            seen = self.turns.refusals(to.chat) if to is not None else 0
+            if limited and not await self._admit(to, digests, options, lease, receipt):
+                self.stats.noop += 1  # shows that already, or a newer version
+                return _done()
             try:
                 if limited and to is not None:  # one at a time to a chat (#28)
                     async with self.turns.turn(to.chat):
-                        if self.turns.refusals(to.chat) != seen:  # a 429 since admitted
-                            seen = self.turns.refusals(to.chat)
-                            if not await self._admit(to, digests, options, lease, receipt):
-                                self.stats.noop += 1
-                                return _done()
+                        again = self.turns.refusals(to.chat) != seen  # a 429 since admitted
+                        if again and not await self._admit(to, digests, options, lease, receipt):
+                            self.stats.noop += 1
+                            return _done()
                         response = await self._send(make_request, bot, method, to, lease, receipt)
                 else:
                     response = await self._send(make_request, bot, method, to, lease, receipt)
@@ -222,15 +202,14 @@ class Outgoing(BaseRequestMiddleware):
                 attempt += 1
                 if attempt > self.max_retries:
                     raise
-                await self._wait_out(method, exc.retry_after)
-                # counted before the retry's admission, as the first one's (#28)
-                seen = self.turns.refusals(to.chat) if to is not None else 0
-                retry = await self._retry(bot, method, options, lease, receipt)
-                if retry is None:  # shows that already, or a newer version (another process)
-                    self.stats.noop += 1
-                    return _done()
-                method, to, digests, options = retry
-                key = to.key if to is not None else None
+                log.warning("429 on %s: retry after %s s", method.__api_method__, exc.retry_after)
+                await self.sleep(exc.retry_after)
+                # the newest content asked of the message meanwhile (never the
+                # refused stale edit and then the newer one), with the version it
+                # renders: one another process overtook meanwhile is refused
+                fresh = options.newest() if options.newest is not None else None
+                method, version = fresh if fresh is not None else (method, options.version)
+                options = CallOptions(options.priority, None, options.newest, version)
                 continue
             except _NotModified:
                 self.stats.noop += 1  # the digest admitted above is what it shows
@@ -248,13 +227,10 @@ class Outgoing(BaseRequestMiddleware):
             assert digests is not None
             assert digests[0] is not None
             sent = replace(to, message=result.ephemeral_message_id or result.message_id)
-            assert sent.key is not None
-            await self.shown.remember(sent.key, digests[0], digests[1])
+            await self.shown.remember(sent, digests[0], digests[1])
         return response
 
-    async def _answered(
-        self, key: tuple[int, int] | None, lease: EditLease | None, receipt: Receipt
-    ) -> None:
+    async def _answered(self, key: Address | None, lease: EditLease, receipt: Receipt) -> None:
         """Telegram answered the call: its edit lease goes and its entries count
         from now -- in one round trip for an edit under a lease."""
         await self.shown.release(key, lease, receipt)
@@ -270,100 +246,70 @@ class Outgoing(BaseRequestMiddleware):
         bot: Bot,
         method: TelegramMethod[TelegramType],
         to: Address | None,
-        lease: EditLease | None,
+        lease: EditLease,
         receipt: Receipt,
     ) -> Response[TelegramType]:
-        """The call: 403s told as events; a failed edit forgets what the
-        message shows (a "not modified" raises :class:`_NotModified`).  A 429
-        holds the chat and teaches its budget, passing back the ``generation``
-        the call was admitted under (one burst, one cut: #38).  A failure
-        Telegram answered -- but a 429, a refusal it did not count -- or one of
-        the way there: the call's entries count from now (``receipt``; a
-        success's move with its lease, :meth:`_answered`)."""
-        generation = receipt.generation
+        """The call; a "not modified" raises :class:`_NotModified`, any other
+        failure is :meth:`_failed`.  A failure Telegram answered -- but a 429, a
+        refusal it did not count -- or one of the way there: the call's entries
+        count from now (``receipt``; a success's move with its lease,
+        :meth:`_answered`)."""
+        key = _message(to)
         try:
-            key = to.key if to is not None else None
-            try:
-                return await make_request(bot, method)
-            except TelegramRetryAfter as exc:
-                self.stats.retry_after += 1
-                if to is not None and is_limited(method.__api_method__):
-                    try:
-                        if self.gate is not None:  # the others wait too; the budget learns (#24)
-                            await self.gate.hold(to, exc.retry_after, generation=generation)
-                    finally:
-                        # before the chat's turn passes on (#28): the next call sees it --
-                        # and only once the hold is in Redis: a call that counted this
-                        # refusal before its admission was admitted under the hold
-                        self.turns.refused(to.chat)
-                await self.shown.forget(key, lease)  # refused: the message shows what it showed
-                raise
-            except TelegramForbiddenError as exc:
-                self.stats.forbidden += 1
-                await self.shown.forget(key, lease)
-                if to is not None:
-                    self._forbidden(to.chat, forbidden_kind(exc.message))
-                raise
-            except TelegramMigrateToChat as exc:  # a 400 never retried (#38)
-                await self.shown.forget(key, lease)
-                if to is not None:
-                    self._moved(to.chat, exc.migrate_to_chat_id)
-                raise
-            except TelegramBadRequest as exc:
-                if key is not None and NOT_MODIFIED in exc.message:
-                    raise _NotModified from exc
-                await self.shown.forget(key, lease)
-                raise
-            except asyncio.CancelledError:
-                self.shown.forget_later(key, lease)
-                raise
-            except Exception:
-                await self.shown.forget(key, lease)
-                raise
-        except (TelegramRetryAfter, _NotModified):
+            return await make_request(bot, method)
+        except asyncio.CancelledError:
+            self.shown.forget_later(key, lease)
             raise
-        except Exception:
-            await self._stamp(receipt)
+        except TelegramBadRequest as exc:
+            if key is not None and NOT_MODIFIED in exc.message:
+                raise _NotModified from exc
+            await self._failed(exc, method.__api_method__, to, lease, receipt)
+            raise
+        except Exception as exc:
+            await self._failed(exc, method.__api_method__, to, lease, receipt)
             raise
 
-    async def _wait_out(self, method: TelegramMethod[Any], retry_after: float) -> None:
-        """A 429: sleep ``retry_after`` before the retry."""
-        log.warning("429 on %s: retry after %s s", method.__api_method__, retry_after)
-        await self.sleep(retry_after)
-
-    async def _retry(
+    async def _failed(
         self,
-        bot: Bot,
-        method: TelegramMethod[TelegramType],
-        options: CallOptions,
-        lease: EditLease | None,
+        exc: Exception,
+        name: str,
+        to: Address | None,
+        lease: EditLease,
         receipt: Receipt,
-    ) -> _Retry[TelegramType] | None:
-        """After a 429's ``retry_after`` (:meth:`_wait_out`), what to retry: the
-        newest content of the message when the caller has one
-        (``options.newest``: never the refused stale edit and then the newer
-        one), with its flood tokens taken again; None when the message already
-        shows that content -- or a newer table version than the retry renders:
-        the retry carries its version, so an edit another process made while
-        this one slept is never overwritten."""
-        version = options.version
-        fresh = options.newest() if options.newest is not None else None
-        if fresh is not None:
-            method, version = fresh
-        options = CallOptions(options.priority, None, options.newest, version)
-        to, digests = address_of(method), _digests(bot, method)
-        if is_limited(method.__api_method__) and not await self._admit(
-            to, digests, options, lease, receipt
-        ):
-            return None
-        return method, to, digests, options
+    ) -> None:
+        """The call failed: what the message shows is not known any more; a 429
+        holds the chat (every process's later writes wait their turn) and teaches
+        the group's budget (#24) under the ``generation`` the call was admitted
+        with (one burst, one cut: #38); a 403, or a group moved (a 400 never
+        retried, #38), told as an event."""
+        if isinstance(exc, TelegramRetryAfter):
+            self.stats.retry_after += 1
+            if to is not None and is_limited(name):
+                try:
+                    if self.gate is not None:
+                        await self.gate.hold(to, exc.retry_after, generation=receipt.generation)
+                finally:
+                    # before the chat's turn passes on (#28): the next call sees it --
+                    # and only once the hold is in Redis: a call that counted this
+                    # refusal before its admission was admitted under the hold
+                    self.turns.refused(to.chat)
+        elif isinstance(exc, TelegramForbiddenError):
+            self.stats.forbidden += 1
+            if to is not None:
+                kind = forbidden_kind(exc.message)
+                self.events.put(PrivateForbidden(to.chat, kind) if to.chat > 0 else Kicked(to.chat))
+        elif isinstance(exc, TelegramMigrateToChat) and to and to.chat not in self._migrated:
+            self._migrated.add(to.chat)  # told once here
+            self.events.put(Migrated(to.chat, exc.migrate_to_chat_id))
+        await self.shown.forget(_message(to), lease)
+        if not isinstance(exc, TelegramRetryAfter):  # a 429 is a refusal it did not count
+            await self._stamp(receipt)
 
     # ------------------------------------------------------------ limiter & memory
     async def headroom(self, to: Address, gap: float = 0.0) -> Headroom:
-        """How long a deferrable message ``to`` a chat should hold back so urgent
-        ones keep their reserve of flood tokens -- and an edit until the
-        message's last edit by any process is ``gap`` old (0, 0, 0: go; always
-        so without a limiter, or when Redis cannot tell)."""
+        """How long a deferrable message ``to`` a chat holds back for the urgent
+        ones' reserve, and an edit for its ``gap`` since the message's last edit
+        by any process (:meth:`FloodLimiter.headroom`; without a limiter: go)."""
         if self.gate is None:
             return GO
         return await self.gate.headroom(to, gap)
@@ -388,13 +334,9 @@ class Outgoing(BaseRequestMiddleware):
         self, to: Address | int, priority: Priority = Priority.URGENT, *, rank: int = OWN_VIEW
     ) -> Prepaid:
         """Take the flood tokens of one message ``to`` a chat now, waiting like any
-        call (in the overall line with ``priority``).  A call to that chat made
-        with the result (``call(bot, method, CallOptions(prepaid=ticket))``)
-        takes no tokens again.  ``Delivery`` does so for a coalesced update: it
-        holds its tokens before it takes its content, so it sends the newest
-        content and never holds a message's lock while it queues.  An
-        ephemeral message to one member of a group may count in windows of its
-        own (#24)."""
+        call; the call made with them (``CallOptions(prepaid=ticket)``) takes
+        none again (``Delivery``'s coalesced update: its tokens before its
+        message's lock and newest content)."""
         to = Address(to) if isinstance(to, int) else to
         if self.gate is None:
             return Prepaid(to, paid=False)
@@ -410,26 +352,17 @@ class Outgoing(BaseRequestMiddleware):
         to: Address | None,
         digests: Digests | None,
         options: CallOptions,
-        lease: EditLease | None,
+        lease: EditLease,
         receipt: Receipt,
     ) -> bool:
         """Wait for the flood tokens (and an edit's lease); False when the edit
         would change nothing."""
         if self.gate is not None:
             return await self.gate.admit(to, digests, options, lease, receipt=receipt)
-        key = to.key if to is not None else None
+        key = _message(to)
         if key is not None and digests is not None:
             return self.shown.memory.admit(key, *digests, options.version)
         return True
-
-    def _forbidden(self, chat_id: int, kind: Forbidden) -> None:
-        self.events.put(PrivateForbidden(chat_id, kind) if chat_id > 0 else Kicked(chat_id))
-
-    def _moved(self, old: int, new: int) -> None:
-        """The group ``old`` is the supergroup ``new`` now: told once here."""
-        if old not in self._migrated:
-            self._migrated.add(old)
-            self.events.put(Migrated(old, new))
 
 
 class _NotModified(Exception):
@@ -437,7 +370,6 @@ class _NotModified(Exception):
 
 
 Digests = tuple[str | None, str]
-_Retry = tuple[TelegramMethod[TelegramType], Address | None, Digests | None, CallOptions]
 
 
 def _digests(bot: Bot, method: TelegramMethod[Any]) -> Digests | None:
@@ -446,6 +378,11 @@ def _digests(bot: Bot, method: TelegramMethod[Any]) -> Digests | None:
     if not isinstance(getattr(method, "chat_id", None), int):
         return None
     return content_digests(bot, method) if name == "sendMessage" or name in EDITS else None
+
+
+def _message(to: Address | None) -> Address | None:
+    """``to`` if it names a message (an edit's), else None."""
+    return to if to is not None and to.message is not None else None
 
 
 def _done() -> Any:
@@ -473,13 +410,12 @@ __all__ = [
     "Prepaid",
     "find_outgoing",
     "forbidden_kind",
-    "ignore_forbidden",
     "install",
     "is_limited",
 ]
 
 
-def install(bot: Bot, limiter: Limiter | None = None, **options: Any) -> Outgoing:
+def install(bot: Bot, limiter: FloodLimiter | None = None, **options: Any) -> Outgoing:
     """Put an :class:`Outgoing` on the bot's session (once) and return it."""
     found = find_outgoing(bot)
     if found is not None:
@@ -487,11 +423,3 @@ def install(bot: Bot, limiter: Limiter | None = None, **options: Any) -> Outgoin
     outgoing = Outgoing(limiter, **options)
     bot.session.middleware(outgoing)
     return outgoing
-
-
-async def ignore_forbidden(event: ErrorEvent) -> bool:
-    """An errors handler for the dispatcher: a 403 (already told as an event)
-    ends the update quietly.  ``dp.errors.register(ignore_forbidden,
-    ExceptionTypeFilter(TelegramForbiddenError))``"""
-    log.info("forbidden: %s", event.exception)
-    return True

@@ -16,11 +16,12 @@ from aiogram import Bot
 from aiogram.methods import TelegramMethod
 
 from tables import survived
+from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.digest import is_older, shown_after
 
 if TYPE_CHECKING:
-    from telegram_bot.delivery.flood.fallback import Limiter
     from telegram_bot.delivery.flood.gate import EditLease, Receipt
+    from telegram_bot.delivery.flood.limiter import FloodLimiter
 
 log = logging.getLogger(__name__)
 
@@ -32,15 +33,12 @@ EDITS = frozenset(
         "editEphemeralMessageReplyMarkup",
     }
 )
-"""Edits of one message; an ephemeral one's key is (chat, -ephemeral_message_id)."""
+"""Edits of one message."""
 MARKUP_ONLY = frozenset({"editMessageReplyMarkup", "editEphemeralMessageReplyMarkup"})
 TEXT_FIELDS = ("text", "parse_mode", "entities", "link_preview_options", "rich_message")
 
 GONE_DIGEST = "gone"
 """The digests a deleted message is recorded with (no content digest equals it)."""
-
-MessageKey = tuple[int, int]
-"""(chat id, message id)"""
 
 
 class LocalMemory:
@@ -52,9 +50,9 @@ class LocalMemory:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._d: OrderedDict[MessageKey, tuple[str, str, str]] = OrderedDict()
+        self._d: OrderedDict[Address, tuple[str, str, str]] = OrderedDict()
 
-    def admit(self, key: MessageKey, text: str | None, markup: str, version: str = "") -> bool:
+    def admit(self, key: Address, text: str | None, markup: str, version: str = "") -> bool:
         """True (and remembered) when the edit changes something and does not
         render an older version than the message shows."""
         ct, cm, cv = self._d.get(key, ("?", "?", ""))
@@ -65,7 +63,7 @@ class LocalMemory:
         self.set(key, (t, markup), v)
         return (t, markup) != (ct, cm)
 
-    def set(self, key: MessageKey, value: tuple[str, str], version: str | None = None) -> None:
+    def set(self, key: Address, value: tuple[str, str], version: str | None = None) -> None:
         """Remember what the message shows (``version``: None keeps the one known)."""
         if version is None:
             version = self._d.get(key, ("", "", ""))[2]
@@ -74,14 +72,14 @@ class LocalMemory:
         while len(self._d) > self.size:
             self._d.popitem(last=False)
 
-    def forget(self, key: MessageKey) -> None:
+    def forget(self, key: Address) -> None:
         """Its content is not known any more; the version it was asked to show stays
         (a failed or unanswered edit may have landed)."""
         cur = self._d.get(key)
         if cur is not None:
             self._d[key] = ("?", "?", cur[2])
 
-    def bury(self, key: MessageKey, version: str) -> None:
+    def bury(self, key: Address, version: str) -> None:
         """Deleted: every edit of it renders an older version (``version`` is a
         :func:`telegram_bot.delivery.digest.gone_version`)."""
         self.set(key, (GONE_DIGEST, GONE_DIGEST), version)
@@ -91,18 +89,18 @@ class ShownStore:
     """What the messages show, for :class:`telegram_bot.delivery.outgoing.Outgoing`: in
     Redis through ``limiter`` (with the edit leases), else in ``memory``."""
 
-    def __init__(self, limiter: Limiter | None, memory_size: int) -> None:
+    def __init__(self, limiter: FloodLimiter | None, memory_size: int) -> None:
         self.limiter = limiter
         self.memory = LocalMemory(memory_size)
         self._background: set[asyncio.Task[None]] = set()
 
-    async def remember(self, key: MessageKey, text: str, markup: str) -> None:
+    async def remember(self, key: Address, text: str, markup: str) -> None:
         if self.limiter is None:
             self.memory.set(key, (text, markup))
         else:
-            await self.limiter.remember(key[0], key[1], text, markup)
+            await self.limiter.remember(key, text, markup)
 
-    async def bury(self, key: MessageKey, version: str) -> None:
+    async def bury(self, key: Address, version: str) -> None:
         """The message was deleted (#28): recorded as showing ``version`` (a
         :func:`telegram_bot.delivery.digest.gone_version`), newer than any edit of
         its table -- so the shared digest refuses every process's later edit of it
@@ -113,9 +111,9 @@ class ShownStore:
             return
         # Redis down: this process drops its edits; a 400 is quiet
         with survived(log, "%s not recorded as deleted; a later edit's 400 is quiet", key):
-            await self.limiter.remember(key[0], key[1], GONE_DIGEST, GONE_DIGEST, version)
+            await self.limiter.remember(key, GONE_DIGEST, GONE_DIGEST, version)
 
-    async def forget(self, key: MessageKey | None, lease: EditLease | None = None) -> None:
+    async def forget(self, key: Address | None, lease: EditLease | None = None) -> None:
         """An edit failed: what the message shows is not known any more (and the
         call's edit lease goes)."""
         if key is None:
@@ -128,9 +126,9 @@ class ShownStore:
             lease.held = False
         # never hide the original error
         with survived(log, "the digest of %s not forgotten; it lapses by itself", key):
-            await self.limiter.forget(*key, owner)
+            await self.limiter.forget(key, owner)
 
-    def forget_later(self, key: MessageKey | None, lease: EditLease | None = None) -> None:
+    def forget_later(self, key: Address | None, lease: EditLease | None = None) -> None:
         """Cancelled mid-call: forget without awaiting (the edit may not have landed)."""
         if key is None:
             return
@@ -141,7 +139,7 @@ class ShownStore:
             task.add_done_callback(self._background.discard)
 
     async def release(
-        self, key: MessageKey | None, lease: EditLease | None, receipt: Receipt | None = None
+        self, key: Address | None, lease: EditLease | None, receipt: Receipt | None = None
     ) -> None:
         """The edit went out: its lease goes (a lease it outlived is logged), and
         the entries ``receipt`` names count from now, in the same round trip (the
@@ -151,7 +149,7 @@ class ShownStore:
         lease.held = False
         stamp = receipt.take() if receipt is not None else None
         with survived(log, "the edit lease of %s not released; it lapses by itself", key):
-            if not await self.limiter.release_edit(*key, lease.owner, stamp):
+            if not await self.limiter.release_edit(key, lease.owner, stamp):
                 log.warning("the edit of %s outlived its lease: its content is unknown", key)
 
 

@@ -9,8 +9,6 @@ from dataclasses import dataclass, field
 
 from aiogram.types import InlineKeyboardMarkup
 
-from telegram_bot.delivery.address import Address
-
 
 class Urgency(enum.Enum):
     NOW = "now"  # at once: the acting player's own message
@@ -27,11 +25,6 @@ class Content:
     markup: InlineKeyboardMarkup | None
     parse_mode: str | None
     version: str = ""  # the table version it renders ('': none); never shown after a newer
-    receiver: int | None = None  # an ephemeral message's receiver (its key: chat, -id)
-
-    def to(self, key: tuple[int, int]) -> Address:
-        """The message of ``key`` it goes to."""
-        return Address.of_key(key, self.receiver)
 
 
 @dataclass

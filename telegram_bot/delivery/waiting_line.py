@@ -8,6 +8,7 @@ import contextlib
 import enum
 import time
 from collections import deque
+from collections.abc import Callable
 
 from engine.clock import Clock
 
@@ -19,14 +20,34 @@ class Priority(enum.Enum):
     DEFERRED = "deferred"  # a coalesced update of someone who did not just act
 
 
-class WaitingLine:
+class _Line:
+    """What both lines share: the holder (``_busy``) and a queued call's wait,
+    handed on should it be cancelled as its turn came."""
+
+    _busy = False
+
+    def release(self) -> None:
+        raise NotImplementedError
+
+    async def _wait(self, fut: asyncio.Future[None], forget: Callable[[], None]) -> None:
+        try:
+            await fut
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():
+                self.release()  # it was passed to us as we were cancelled
+            else:
+                with contextlib.suppress(ValueError):
+                    forget()
+            raise
+
+
+class WaitingLine(_Line):
     """A FIFO waiting line with two classes: urgent calls are served before
     deferred ones -- unless the oldest deferred one has waited ``max_defer``
     seconds (no starvation).  Whoever holds it is the only caller of this process
     asking Redis for an overall token again; ownership passes on release."""
 
     def __init__(self, max_defer: float = 4.0, clock: Clock = time.monotonic) -> None:
-        self._busy = False
         self._urgent: deque[asyncio.Future[None]] = deque()
         self._deferred: deque[asyncio.Future[None]] = deque()
         self._since: dict[asyncio.Future[None], float] = {}
@@ -44,14 +65,7 @@ class WaitingLine:
         if not urgent:
             self._since[fut] = self.clock()
         try:
-            await fut
-        except asyncio.CancelledError:
-            if fut.done() and not fut.cancelled():
-                self.release()  # it was passed to us as we were cancelled
-            else:
-                with contextlib.suppress(ValueError):
-                    queue.remove(fut)
-            raise
+            await self._wait(fut, lambda: queue.remove(fut))
         finally:
             self._since.pop(fut, None)
 
@@ -75,7 +89,7 @@ class WaitingLine:
 OWN_VIEW, ACTOR, OTHERS, TABLE = 0, 1, 2, 3
 
 
-class RankedLine:
+class RankedLine(_Line):
     """The calls of this process that wait for ONE chat's windows (a group's
     minute, its chat pace): the head alone asks Redis again and sleeps out the
     wait; the others queue by rank (:data:`OWN_VIEW` first), FIFO within a rank.
@@ -85,7 +99,6 @@ class RankedLine:
     def __init__(self, age: float = 8.0, clock: Clock = time.monotonic) -> None:
         self.age = age
         self.clock = clock
-        self._busy = False
         self._waiting: list[tuple[int, float, int, asyncio.Future[None]]] = []
         self._seq = 0
 
@@ -114,15 +127,7 @@ class RankedLine:
         self._seq += 1
         entry = (rank, self.clock(), self._seq, fut)
         self._waiting.append(entry)
-        try:
-            await fut
-        except asyncio.CancelledError:
-            if fut.done() and not fut.cancelled():
-                self.release()  # it was passed to us as we were cancelled
-            else:
-                with contextlib.suppress(ValueError):
-                    self._waiting.remove(entry)
-            raise
+        await self._wait(fut, lambda: self._waiting.remove(entry))
 
     def release(self) -> None:
         while self._waiting:

@@ -7,6 +7,7 @@ The catch-all callback handler answers buttons nobody recognised (forged data)."
 from __future__ import annotations
 
 import logging
+import traceback
 
 from aiogram import Router
 from aiogram.types import CallbackQuery, ErrorEvent
@@ -19,12 +20,23 @@ log = logging.getLogger(__name__)
 router = Router(name=__name__)
 
 
+def _where(exc: BaseException) -> str:
+    """The innermost calls of the project's own code that met ``exc``, for a
+    one-line log of an expected fault (which key's master was down)."""
+    frames = [
+        f"{frame.name}"
+        for frame in traceback.extract_tb(exc.__traceback__)
+        if "/site-packages/" not in frame.filename and "/lib/python" not in frame.filename
+    ]
+    return " < ".join(reversed(frames[-3:])) or "?"
+
+
 @router.errors()
 async def on_error(event: ErrorEvent) -> bool:
     exc = event.exception
     apology = texts.SORRY
     if isinstance(exc, ServiceUnavailable | ConnectionError | TimeoutError):
-        log.warning("storage unavailable: %s", exc)
+        log.warning("storage unavailable (in %s): %s", _where(exc), exc)
         apology = texts.UNAVAILABLE  # Redis is down: the answer still goes out
     else:
         log.exception("handler failed", exc_info=exc)

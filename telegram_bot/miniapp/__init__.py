@@ -45,7 +45,12 @@ class PageServer:
             backoff_cap=settings.loop_backoff_cap,
         )
         self.channel = PageChannel(
-            PageConfig(settings.bot_token, settings.miniapp_init_data_max_age, clock),
+            PageConfig(
+                settings.bot_token,
+                settings.miniapp_init_data_max_age,
+                clock,
+                renew_every=settings.miniapp_page_ttl / 3,
+            ),
             cases,
             self.hub,
             publisher,
@@ -68,7 +73,7 @@ class PageServer:
         )
 
     async def run(self, stop: asyncio.Event) -> None:
-        await self.hub.run(stop)
+        await asyncio.gather(self.hub.run(stop), self.channel.keep_open(stop))
 
     async def aclose(self) -> None:
         for session in list(self.channel.sessions):

@@ -75,6 +75,11 @@ class PageReads:
     cases: PageTables
     limit: MoveLimit
     _drawn: OrderedDict[tuple[str, int, str], str] = field(default_factory=OrderedDict)
+    # a replay being drawn: the requests for it wait for that one draw
+    _drawing: dict[tuple[str, int, str], asyncio.Future[str | None]] = field(default_factory=dict)
+    # one draw at a time: a draw holds the GIL, and the live pages need the loop
+    _draws: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(1))
+    draws: int = 0  # replays drawn (tests read it)
 
     def routes(self) -> Mapping[str, Handler]:
         return {"replay": self.replay, "player": self.player}
@@ -133,25 +138,39 @@ class PageReads:
     async def _drawn_replay(self, record: Mapping[str, Any], locale: str) -> str | None:
         """The replay page of ``record`` in ``locale`` as JSON (its viewer's seat
         aside): drawn off the event loop -- the live pages keep moving
-        meanwhile -- and kept (:data:`KEPT_REPLAYS`)."""
+        meanwhile --, once however many ask for it at once, one draw at a time
+        in the process, and kept (:data:`KEPT_REPLAYS`)."""
         key = (str(record["table"]), int(record["game"]), locale)
         drawn = self._drawn.get(key)
-        if drawn is None:
+        if drawn is not None:
+            self._drawn.move_to_end(key)
+            return drawn
+        pending = self._drawing.get(key)
+        if pending is None:
+            pending = asyncio.ensure_future(self._draw(key, record, locale))
+            self._drawing[key] = pending
+        return await asyncio.shield(pending)
 
-            def draw() -> str:
-                page = replay_page(replay_steps(record), -1, locale)
-                del page["you"]
-                return _dumps(page)
+    async def _draw(
+        self, key: tuple[str, int, str], record: Mapping[str, Any], locale: str
+    ) -> str | None:
+        def draw() -> str:
+            page = replay_page(replay_steps(record), -1, locale)
+            del page["you"]
+            return _dumps(page)
 
-            try:
+        try:
+            async with self._draws:
+                self.draws += 1
                 drawn = await asyncio.to_thread(draw)
-            except EngineError as e:  # pragma: no cover
-                log.warning("replay %s not drawn: %s", key, e)
-                return None
-            self._drawn[key] = drawn
-            while len(self._drawn) > KEPT_REPLAYS:
-                self._drawn.popitem(last=False)
-        self._drawn.move_to_end(key)
+        except EngineError as e:  # pragma: no cover
+            log.warning("replay %s not drawn: %s", key, e)
+            return None
+        finally:
+            self._drawing.pop(key, None)
+        self._drawn[key] = drawn
+        while len(self._drawn) > KEPT_REPLAYS:
+            self._drawn.popitem(last=False)
         return drawn
 
     async def player(self, request: web.Request) -> web.Response:

@@ -54,6 +54,8 @@ def check_init_data(token: str, init_data: str, *, max_age: float, now: float) -
         data = safe_parse_webapp_init_data(token, init_data)
     except ValueError as e:  # the signature, or a field that does not parse
         raise InitDataRefused("signature" if "signature" in str(e) else "malformed") from e
+    except TypeError as e:  # a hash that is not ASCII: compare_digest refuses it
+        raise InitDataRefused("malformed") from e
     age = now - data.auth_date.timestamp()
     if age > max_age or age < -FUTURE_SKEW:
         raise InitDataRefused("stale")

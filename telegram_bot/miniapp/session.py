@@ -29,6 +29,7 @@ import contextlib
 import json
 import logging
 import re
+import secrets
 import time
 from collections import deque
 from collections.abc import Callable
@@ -60,6 +61,11 @@ FORGET_ABOVE = 4096
 PAGES_PER_USER = 8
 """Pages one user may have open on one process (a ninth is refused)."""
 CLOSE_REFUSED = 4401
+CLOSE_AGAIN = 1013  # "try again later": the page reconnects
+WAITING_FOR_HELLO = 256
+"""Sockets of one process not yet proven by their init data: more are closed
+at once (each would be held ``HELLO_WITHIN`` s before any check)."""
+MAX_VERSION = 2**53  # a version a page may name (a JavaScript integer)
 """The close code of a page refused (its init data, or a table not its own)."""
 TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 REQUEST_ID = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
@@ -88,7 +94,9 @@ def said(outcome: PressOutcome, _: Translator) -> str | None:
 
 class MoveLimit:
     """A player's page moves in this process: at most ``moves`` in any
-    ``window`` seconds, whichever of his pages they come from."""
+    ``window`` seconds, whichever of his pages they come from.  The fleet's
+    own count decides (:meth:`PageTables.move_allowed`, one script); this one
+    only while Redis does not answer it."""
 
     def __init__(self, moves: int, window: float, clock: Callable[[], float] = time.monotonic):
         self.moves, self.window, self.clock = moves, window, clock
@@ -119,6 +127,9 @@ class PageConfig:
     token: str
     max_age: float
     clock: Callable[[], float] = time.time
+    renew_every: float = 10.0
+    """Seconds between two renewals of this process's open pages in Redis
+    (#42 point 6: a third of their ``MINIAPP_PAGE_TTL``)."""
 
 
 @dataclass(eq=False)
@@ -132,6 +143,8 @@ class PageSession:
     shown: int = 0
     table: str = ""
     closed: bool = False
+    page: str = field(default_factory=lambda: secrets.token_hex(6))
+    """Its id among its user's pages (#42 point 6: his open pages, fleet-wide)."""
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     async def show(self, loaded: TableRead | None, *, again: bool = False) -> None:
@@ -140,8 +153,10 @@ class PageSession:
         async with self._lock:
             if self.closed or self.ws.closed:
                 return
-            if loaded is None:
+            if loaded is None:  # its table is gone: so is the page's channel
+                self.closed = True
                 await self._send({"t": "gone", "table": self.table})
+                await self.ws.close()
                 return
             if loaded.version < self.shown or (loaded.version == self.shown and not again):
                 return
@@ -173,13 +188,21 @@ class PageChannel:
     limit: MoveLimit
     sessions: set[PageSession] = field(default_factory=set)
     moves_refused: int = 0  # by the flood limit (tests read it)
+    waiting: int = 0  # sockets not yet proven (their hello awaited)
 
     async def handle(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse(heartbeat=20.0, max_msg_size=MAX_FRAME)
         await ws.prepare(request)
         session = None
+        if self.waiting >= WAITING_FOR_HELLO:  # a flood of unproven sockets
+            await ws.close(code=CLOSE_AGAIN)
+            return ws
         try:
-            session = await self._hello(ws)
+            self.waiting += 1
+            try:
+                session = await self._hello(ws)
+            finally:
+                self.waiting -= 1
             if session is not None:
                 await self._follow(session)
         finally:
@@ -226,6 +249,13 @@ class PageChannel:
             table = await self.cases.table_of(user.id, asked or None)
         except ServiceUnavailable:
             table = asked or None
+            if table is None:  # not "no table of his": unknown now, asked again
+                self.sessions.discard(session)
+                await ws.close(code=CLOSE_AGAIN)
+                return None
+        except BaseException:
+            self.sessions.discard(session)
+            raise
         if table is None:
             self.sessions.discard(session)
             await session.send({"t": "none"})
@@ -234,11 +264,15 @@ class PageChannel:
         locale = session.locale
         labels = page_labels(Translator(locale))
         hello = {"t": "hello", "user": user.id, "locale": locale, "labels": labels}
+        hello["now"] = int(self.config.clock() * 1000)  # the page's timer: the server's clock
         await session.send({**hello, "faces": faces(locale)})
         return session
 
     async def _follow(self, session: PageSession) -> None:
         try:
+            # #42 point 6: open before its first view -- his hand message waits
+            # from now on, on every process, until his last page closes
+            await self._opened(session)
             await self.hub.join(session.table, session)
             async for msg in session.ws:
                 frame = _frame(msg)
@@ -254,15 +288,60 @@ class PageChannel:
             session.closed = True
             self.sessions.discard(session)
             await self.hub.leave(session.table, session)
+            await self._closed(session)
+
+    async def _opened(self, session: PageSession) -> None:
+        try:
+            await self.cases.page_open(session.table, session.user.id, session.page)
+        except ServiceUnavailable as e:  # his hand is edited as before; renewed later
+            log.info("a page's presence not recorded now: %s", e)
+
+    async def _closed(self, session: PageSession) -> None:
+        """His hand message brought up to date if this was his last page on
+        the table (#42 point 6); a failure leaves it to the presence's expiry."""
+        try:
+            change = await self.cases.page_closed(session.table, session.user.id, session.page)
+            await self.publisher.show(change)
+        except Exception as e:  # the page is gone either way; a sweep draws it
+            trace = not expected_fault(e)
+            log.warning("a closed page's hand not drawn: %s", e, exc_info=trace)
+
+    async def keep_open(self, stop: asyncio.Event) -> None:
+        """Renew this process's open pages in Redis every ``renew_every`` s until
+        ``stop``: a process that dies renews them no more, and they expire."""
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.config.renew_every)
+            if stop.is_set():
+                return
+            open_now = [s for s in list(self.sessions) if s.table and not s.closed]
+            try:
+                await self.cases.pages_open([(s.table, s.user.id, s.page) for s in open_now])
+            except Exception as e:  # the next round tries again; expiry is ttl away
+                log.warning("open pages not renewed: %s", e, exc_info=not expected_fault(e))
+            for session in open_now:  # closed meanwhile: not left open by the renewal
+                if session.closed:
+                    await self._closed(session)
+
+    async def _allowed(self, user: int) -> bool:
+        """One more page move of ``user``'s within his flood limit: counted over
+        the fleet (one script), by this process while Redis does not answer."""
+        fleet = await self.cases.move_allowed(user)
+        return self.limit.allow(user) if fleet is None else fleet
 
     async def _move(self, session: PageSession, frame: dict[str, Any]) -> None:
         rid, action = str(frame.get("id", "")), str(frame.get("a", ""))
         version, stamp = frame.get("v"), str(frame.get("stamp", ""))
         _ = Translator(session.locale)
-        if not REQUEST_ID.match(rid) or not ACTION.match(action) or not isinstance(version, int):
+        if (
+            not REQUEST_ID.match(rid)
+            or not ACTION.match(action)
+            or type(version) is not int  # not a bool either
+            or not 0 <= version <= MAX_VERSION
+        ):
             await session.send({"t": "result", "id": rid[:40], "ok": False, "status": "bad"})
             return
-        if not self.limit.allow(session.user.id):
+        if not await self._allowed(session.user.id):
             self.moves_refused += 1
             text = _(texts.PAGE_TOO_FAST)
             await session.send(
@@ -305,6 +384,6 @@ def _frame(msg: Any) -> dict[str, Any] | None:
         return None
     try:
         data = json.loads(msg.data)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
         return None
     return data if isinstance(data, dict) else None

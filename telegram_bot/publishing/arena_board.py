@@ -25,7 +25,7 @@ from aiogram.types import EphemeralMessageParameters
 from tables.arena_rules import Arena
 from tables.arena_runner import Woken
 from tables.groups import UPGRADED
-from telegram_bot.delivery import Delivery, Urgency
+from telegram_bot.delivery import Address, Delivery, Urgency
 from telegram_bot.delivery.flood.gate import URGENT, CallOptions
 from telegram_bot.delivery.waiting_line import TABLE, Priority
 from telegram_bot.publishing.changes import (
@@ -102,7 +102,7 @@ class ArenaBoards:
                 await self.post(change.arena, change.lang, change.message)
             case ArenaSetupShown():
                 text, markup = setup_screen(change.setup, Translator(change.lang))
-                await self.delivery.edit(change.chat, change.message_id, text, markup)
+                await self.delivery.edit(Address(change.chat, change.message_id), text, markup)
             case ArenaAnswered():
                 await self.answer(change.arena, change.chat, change.lang, low=change.low)
             case ArenaCancelled():
@@ -119,7 +119,7 @@ class ArenaBoards:
         text, markup = arena_screen(arena, Translator(lang), self.now_ms())
         shown: int | None
         if message is not None:
-            shown = await self.delivery.edit(arena.chat, message, text, markup)
+            shown = await self.delivery.edit(Address(arena.chat, message), text, markup)
         else:
             sent = await self.delivery.send(arena.chat, text, markup)
             shown = sent.message_id if sent is not None else None
@@ -136,7 +136,9 @@ class ArenaBoards:
         if message is None:
             return
         text, markup = arena_screen(arena, Translator(lang), self.now_ms())
-        await self.delivery.edit(arena.chat, message, text, markup, Urgency.TABLE, gap=BOARD_GAP)
+        await self.delivery.edit(
+            Address(arena.chat, message), text, markup, Urgency.TABLE, gap=BOARD_GAP
+        )
 
     async def woke(self, woken: ArenaWoke) -> None:
         """An arena's wake, once the games it started are shown (the publisher
@@ -153,7 +155,7 @@ class ArenaBoards:
         it shows them as they stay, without its button."""
         _message, lang = await self._where(arena)
         text, _markup = standings_screen(arena, Translator(lang), self.now_ms())
-        await self.delivery.edit(arena.chat, standings, text, None)
+        await self.delivery.edit(Address(arena.chat, standings), text, None)
 
     async def group_lost(self, lost: GroupLost) -> None:
         """The bot lost a group (#38): each player of what stopped is told in

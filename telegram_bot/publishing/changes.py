@@ -31,7 +31,9 @@ class Refresh:
     left it (:meth:`tables.Loaded.after`, with the chat state the press read;
     #39: drawn from, not read again -- the chat state is read afresh);
     ``marked``: its render was marked pending before the write (#28), so it is
-    not marked a second time."""
+    not marked a second time.  ``from_page``: the move came from ``actor``'s
+    Mini App page (#42 point 6): his hand waits like the others' whose page is
+    open -- a button's press draws the presser's hand at once, page or not."""
 
     table_id: str
     seats: tuple[int, ...] | None = None
@@ -40,6 +42,7 @@ class Refresh:
     claim: asyncio.Event | None = field(default=None, compare=False)
     written: Snapshot | None = field(default=None, compare=False, repr=False)
     marked: bool = False
+    from_page: bool = False
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,16 @@ class Redraw:
     snap: Snapshot
     user: int
     selection: Selection
+
+
+@dataclass(frozen=True)
+class PagesClosed:
+    """#42 point 6: the last Mini App page of each of ``users`` on the table
+    closed (or expired with its process): their hand messages, left as they
+    were while the page showed the table, are brought up to date once."""
+
+    table_id: str
+    users: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -270,6 +283,7 @@ show; :class:`ArenaWoke` also starts games, so the publisher takes it apart."""
 Change = (
     Refresh
     | Redraw
+    | PagesClosed
     | GameStarted
     | HandToPrivate
     | LobbyPosted

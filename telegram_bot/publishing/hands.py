@@ -30,7 +30,7 @@ from aiogram.types import EphemeralMessageParameters, InlineKeyboardMarkup, Mess
 
 from tables import PLAYING, LiveError, TableService
 from telegram_bot.buttons.moves import Selection
-from telegram_bot.delivery import Delivery, Urgency
+from telegram_bot.delivery import Address, Delivery, Urgency
 from telegram_bot.delivery.digest import table_version
 from telegram_bot.publishing.changes import LeftNoted
 from telegram_bot.state.chat_state import ANY_HAND, ChatStateStore, Prefs
@@ -210,13 +210,11 @@ class HandPlacement:
                 snap, seat, user, sel, group=ingroup, bot_username=self.bot_username, app=self.app
             )
             if fresh != shown:
-                chat, key, receiver = hand_target(user, new, group)
+                to = Address(*hand_target(user, new, group))
                 version = table_version(table_id, snap.version)
-                await self.delivery.edit(
-                    chat, key, *fresh, Urgency.SOON, version=version, receiver=receiver
-                )
+                await self.delivery.edit(to, *fresh, Urgency.SOON, version=version)
         if old is not None and old < 0 and old != new and group is not None:
-            await self.delivery.delete_ephemeral(group, user, -old, table_id)
+            await self.delivery.delete_ephemeral(Address(group, -old, user), table_id)
         elif old is not None and old > 0 and new < 0:  # his private hand: no more edits
             await self._moved(table_id, user, old, lang)
         elif old is not None and old > 0 and new > 0 and old != new:
@@ -230,7 +228,9 @@ class HandPlacement:
         edit of that message still pending."""
         _ = Translator(lang)
         try:
-            await self.delivery.edit(user, msg, _(texts.HAND_MOVED_DOWN), None, Urgency.SOON)
+            await self.delivery.edit(
+                Address(user, msg), _(texts.HAND_MOVED_DOWN), None, Urgency.SOON
+            )
         except TelegramAPIError as e:  # best effort: the new hand is there already
             log.info("old private hand %s of %s stays: %s", msg, user, e.message)
 
@@ -244,14 +244,17 @@ class HandPlacement:
             table_id, user = self.later.pop(0)
             await self.show_in_group(table_id, user, None)
 
-    def watch(self, done: asyncio.Future[bool], table_id: str, user: int, msg: int) -> None:
-        """Once the edit of ``user``'s ephemeral hand ``msg`` settles: if it failed,
+    def watch(self, done: asyncio.Future[bool], table_id: str, hand: Address) -> None:
+        """Once the edit of an ephemeral ``hand`` settles: if it failed,
         :meth:`fall_back` (a task kept here)."""
+        assert hand.receiver is not None
+        assert hand.message is not None
+        user, stored = hand.receiver, -hand.message  # as the chat state keeps it
 
         def settled(future: asyncio.Future[bool]) -> None:
             if future.cancelled() or future.result():
                 return
-            task = asyncio.get_running_loop().create_task(self.fall_back(table_id, user, msg))
+            task = asyncio.get_running_loop().create_task(self.fall_back(table_id, user, stored))
             self.fallbacks.add(task)
             task.add_done_callback(self.fallbacks.discard)
 
@@ -306,8 +309,8 @@ class HandPlacement:
         if msg is None:
             await self.delivery.send(c.user, text, markup, reply_to=c.reply_to)
             return
-        chat, key, receiver = hand_target(c.user, msg, group_of(c.table))
-        await self.delivery.edit(chat, key, text, markup, urgency=Urgency.NOW, receiver=receiver)
+        to = Address(*hand_target(c.user, msg, group_of(c.table)))
+        await self.delivery.edit(to, text, markup, urgency=Urgency.NOW)
 
     async def fall_back(self, table_id: str, user: int, failed: int) -> None:
         """An edit of ``user``'s ephemeral hand ``failed``: his private hand instead
@@ -344,7 +347,7 @@ class HandPlacement:
         if not placed:
             return False
         if old is not None and old < 0:
-            await self.delivery.delete_ephemeral(group, user, -old, table_id)
+            await self.delivery.delete_ephemeral(Address(group, -old, user), table_id)
         _ = Translator(prefs.lang or prefs.tg or "en")
         name = user_text(prefs.name or str(user))
         link = url_keyboard("🔒 " + _(texts.OPEN_MY_CARDS), deep_link(self.bot_username, table_id))
@@ -358,6 +361,6 @@ class HandPlacement:
         _ = Translator(lang)
         link = url_keyboard("🔒 " + _(texts.OPEN_MY_CARDS), deep_link(self.bot_username, table_id))
         try:
-            await self.delivery.edit(user, msg, _(texts.CARDS_MOVED), link, Urgency.SOON)
+            await self.delivery.edit(Address(user, msg), _(texts.CARDS_MOVED), link, Urgency.SOON)
         except TelegramAPIError as e:  # best effort: his cards are in the group already
             log.info("old private hand %s of %s stays: %s", msg, user, e.message)

@@ -5,7 +5,7 @@ private *Open my table* offer after a refused press."""
 from __future__ import annotations
 
 from tables import CANCELLED, OPEN, LiveError
-from telegram_bot.delivery import Delivery, Urgency
+from telegram_bot.delivery import Address, Delivery, Urgency
 from telegram_bot.publishing.changes import LobbyPosted, SettingsShown, TableOffered
 from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.state.snapshot import Snapshots
@@ -57,7 +57,7 @@ class LobbyMessages:
             shown = lobby_screen(now, c.chat, self.bot_username)
         else:  # the game started meanwhile: the message says so, as the others do
             shown = started_lobby_screen(now, c.chat, self.bot_username)
-        await self.delivery.edit(c.chat, msg.message_id, *shown, urgency=Urgency.SOON)
+        await self.delivery.edit(Address(c.chat, msg.message_id), *shown, urgency=Urgency.SOON)
 
     async def show_settings(self, c: SettingsShown) -> None:
         """The settings panel (or the lobby, ``back``) on the pressed message; a
@@ -72,12 +72,12 @@ class LobbyMessages:
                 settings_text(c.table, locale=lang),
                 settings_keyboard(c.table, locale=lang),
             )
-        await self.delivery.edit(c.chat, c.message_id, text, markup, urgency=Urgency.NOW)
+        await self.delivery.edit(Address(c.chat, c.message_id), text, markup, urgency=Urgency.NOW)
         if c.changed:
             for chat, msg in snap.ui.lobby_messages.items():
                 if chat != c.chat:
                     t2, k2 = render_lobby(c.table, locale=lobby_lang(snap, chat), bot_username=bot)
-                    await self.delivery.edit(chat, msg, t2, k2, urgency=Urgency.SOON)
+                    await self.delivery.edit(Address(chat, msg), t2, k2, urgency=Urgency.SOON)
 
     async def offer_table(self, c: TableOffered) -> None:
         """After a refused press (an alert cannot hold a button): a private message

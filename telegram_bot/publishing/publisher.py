@@ -42,7 +42,7 @@ from tables import (
     survived,
 )
 from telegram_bot.buttons.moves import Selection
-from telegram_bot.delivery import Delivery, Urgency
+from telegram_bot.delivery import Address, Delivery, Urgency
 from telegram_bot.delivery.digest import table_version
 from telegram_bot.delivery.held import HeldBack
 from telegram_bot.publishing.arena_board import ArenaBoards
@@ -63,6 +63,7 @@ from telegram_bot.publishing.changes import (
     LeftNoted,
     LobbyPosted,
     MenuSet,
+    PagesClosed,
     Redraw,
     Refresh,
     ReplayStepped,
@@ -73,10 +74,12 @@ from telegram_bot.publishing.changes import (
 from telegram_bot.publishing.hands import HandPlacement, PressReply, hand_view, in_group
 from telegram_bot.publishing.lobby_messages import LobbyMessages
 from telegram_bot.publishing.locks import TableLocks
+from telegram_bot.publishing.page_hands import PageHands
 from telegram_bot.publishing.repair import RenderGuard
 from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.state.claims import WriteClaims
 from telegram_bot.state.hints import HintClaims
+from telegram_bot.state.pages import PagePresence
 from telegram_bot.state.pending_renders import RenderMarks
 from telegram_bot.state.snapshot import Snapshot, Snapshots, group_of, hand_target
 from telegram_bot.views import texts
@@ -127,8 +130,11 @@ class Publisher:
         later_gap_in_group: float | None = None,
         arenas: ArenaBoards | None = None,
         app: MiniApp | None = None,
+        pages: PagePresence | None = None,
     ) -> None:
         self.snapshots = snapshots
+        # the hands the Mini App's open pages stand in for (#42 point 6)
+        self.page_hands = PageHands(pages, locks, snapshots, self.render_seat)
         self.app = app  # the Mini App the hands and the table message open (#42)
         self.ui = ui
         self.delivery = delivery
@@ -192,9 +198,10 @@ class Publisher:
                     claim=change.claim,
                     written=None if change.written is None else change.written.loaded,
                     marked=change.marked,
+                    from_page=change.from_page,
                 )
-            case Redraw():
-                await self.render_seat(change.snap, change.user, change.selection)
+            case Redraw() | PagesClosed():
+                await self._redraw(change)
             case GameStarted():
                 await self.start_game(change.table_id)
             case HandToPrivate():
@@ -216,7 +223,7 @@ class Publisher:
                 await self.lobbies.offer_table(change)
             case ReplayStepped():
                 text, markup = render_replay(change.step, locale=change.locale, app=self.app)
-                await self.delivery.edit(change.user, change.message_id, text, markup)
+                await self.delivery.edit(Address(change.user, change.message_id), text, markup)
             case ArenaWoke():
                 await self._arena_woke(change)
             case (
@@ -256,6 +263,7 @@ class Publisher:
         claim: asyncio.Event | None = None,
         written: Loaded | None = None,
         marked: bool = False,
+        from_page: bool = False,
     ) -> None:
         """Re-render the table's messages: the hand messages of ``seats`` (None:
         every human seat), the group's table message and lobby messages.  ``actor``
@@ -274,7 +282,8 @@ class Publisher:
         press) -- drawn from with the chat state read now (what the write could
         not know), unless this process showed it or a newer version already
         (then the table of now is read); ``marked``: the caller marked this
-        render pending before its write (#28) -- not marked again."""
+        render pending before its write (#28) -- not marked again;
+        ``from_page``: ``actor`` moved from his Mini App page (#42 point 6)."""
         if wrote and claim is None:
             claim = self.claims.claim(table_id, wrote)
         try:
@@ -302,7 +311,8 @@ class Publisher:
                         return
                     if isinstance(snap, BaseException):
                         raise snap
-                    sent = await self._render(snap, None if seats is None else set(seats), actor)
+                    wanted = None if seats is None else set(seats)
+                    sent = await self._render(snap, wanted, actor, from_page=from_page)
                     self.guard.watch(table_id, snap.version, sent)
                     return
         finally:
@@ -432,10 +442,12 @@ class Publisher:
             seat = old.table.seat_of(user)
             lang = ui.langs.get(user, "en")
             text, markup = rematch_started_screen(old, seat, lang)
-            jobs.append(self._edit(user, msg, text, markup, Urgency.SOON, shows))
+            jobs.append(self._edit(Address(user, msg), text, markup, Urgency.SOON, shows))
         if group is not None and table_message is not None:
             text, markup = rematch_started_screen(old, None, ui.group_lang or "en")
-            jobs.append(self._edit(group, table_message, text, markup, Urgency.SOON, shows))
+            jobs.append(
+                self._edit(Address(group, table_message), text, markup, Urgency.SOON, shows)
+            )
         await asyncio.gather(*jobs)
 
     # ------------------------------------------------------------------ rendering
@@ -462,8 +474,11 @@ class Publisher:
         """This process sweeps no more (its shards go to the others at once, #39)."""
         await self.guard.stop_sweeping()
 
-    async def _render(self, snap: Snapshot, seats: set[int] | None, actor: int | None) -> Sent:
-        """Ask for the edits of a render; what each became (:meth:`Delivery.settled`)."""
+    async def _render(
+        self, snap: Snapshot, seats: set[int] | None, actor: int | None, *, from_page: bool = False
+    ) -> Sent:
+        """Ask for the edits of a render; what each became (:meth:`Delivery.settled`).
+        A hand waits while its player's Mini App page is open (#42 point 6)."""
         t, ui = snap.table, snap.ui
         self._mark_shown(t.id, snap.version)
         if t.status == OPEN:
@@ -489,7 +504,8 @@ class Publisher:
             if s.user is None or s.left or (seats is not None and seat not in seats):
                 continue
             msg = ui.hands.get(s.user)
-            if msg is None:
+            pressed = s.user == actor and not from_page  # a button of this very hand
+            if msg is None or (not over and not pressed and self.page_hands.shows(ui, s.user)):
                 continue
             group = group_of(t)
             if over and msg < 0 and group is not None and ui.table_message is not None:
@@ -512,13 +528,11 @@ class Publisher:
                 urgency = Urgency.SOON
             else:
                 urgency = Urgency.LATER
-            chat, key, receiver = hand_target(s.user, msg, group_of(t))
+            to = Address(*hand_target(s.user, msg, group_of(t)))
             # #24: in the group every write counts in its minute -- a player who
             # only watches the move gets the newest state less often
             gap = self.later_gap_in_group if here and urgency is Urgency.LATER else None
-            jobs.append(
-                self._edit(chat, key, text, markup, urgency, shows, receiver, t.id, gap=gap)
-            )
+            jobs.append(self._edit(to, text, markup, urgency, shows, table_id=t.id, gap=gap))
         group = group_of(t)
         if group is not None and ui.table_message is not None:
             text, markup = table_screen(snap, self.bot_username, app=self.app)
@@ -527,7 +541,9 @@ class Publisher:
             # every write counts in the group's minute: the table, for onlookers,
             # goes less often (the final state at once)
             gap = self.table_gap_in_group if any(m < 0 for m in ui.hands.values()) else None
-            jobs.append(self._edit(group, ui.table_message, text, markup, urgency, shows, gap=gap))
+            jobs.append(
+                self._edit(Address(group, ui.table_message), text, markup, urgency, shows, gap=gap)
+            )
         jobs += self._watchers(snap, shows)
         if over:  # #41: the lobby messages above no longer say the game has started
             jobs += self._started_lobby_messages(snap, shows)
@@ -539,7 +555,7 @@ class Publisher:
         jobs = []
         for chat, msg in snap.ui.lobby_messages.items():
             text, markup = started_lobby_screen(snap, chat, self.bot_username)
-            jobs.append(self._edit(chat, msg, text, markup, Urgency.SOON, shows))
+            jobs.append(self._edit(Address(chat, msg), text, markup, Urgency.SOON, shows))
         return jobs
 
     async def _retire_ephemeral(
@@ -548,7 +564,9 @@ class Publisher:
         """Delete ``user``'s ephemeral hand ``msg`` in ``group`` once the game is
         over (#29): no more edits go to it, nor does a later render look for it."""
         await self.ui.update_table(table_id, drop_hands=[user])
-        gone = await self.delivery.delete_ephemeral(group, user, -msg, table_id)
+        gone = await self.delivery.delete_ephemeral(
+            Address(*hand_target(user, msg, group)), table_id
+        )
         done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         done.set_result(gone)
         return done
@@ -564,7 +582,7 @@ class Publisher:
         for user, msg in ui.watchers.items():
             if t.seat_of(user) is None:  # a spectator never sees a hand
                 text, markup = watch_screen(snap, ui.langs.get(user, "en"), self.app)
-                jobs.append(self._edit(user, msg, text, markup, urgency, shows))
+                jobs.append(self._edit(Address(user, msg), text, markup, urgency, shows))
         return jobs
 
     async def _menus(self, change: MenuSet | AppMenuSet) -> None:
@@ -580,6 +598,12 @@ class Publisher:
             button = menu_button(self.app, Translator(change.language))
             await self.delivery.set_chat_menu_button(change.chat, button)
 
+    async def _redraw(self, change: Redraw | PagesClosed) -> None:
+        if isinstance(change, Redraw):
+            await self.render_seat(change.snap, change.user, change.selection)
+        else:
+            await self.page_hands.closed(change.table_id, change.users)
+
     async def render_seat(self, snap: Snapshot, user: int, selection: Selection) -> None:
         """Re-render one player's hand message at once (his selection changed, or he
         pressed a stale button)."""
@@ -592,9 +616,11 @@ class Publisher:
         text, markup = hand_view(
             snap, seat, user, selection, group=here, bot_username=self.bot_username, app=self.app
         )
-        chat, key, receiver = hand_target(user, msg, group)
-        shows = table_version(snap.table.id, snap.version)
-        await self._edit(chat, key, text, markup, Urgency.NOW, shows, receiver, snap.table.id)
+        to, shows = (
+            Address(*hand_target(user, msg, group)),
+            table_version(snap.table.id, snap.version),
+        )
+        await self._edit(to, text, markup, Urgency.NOW, shows, table_id=snap.table.id)
 
     async def nudge(self, result: WriteResult) -> None:
         """#25: a player whose time ran out hears of it at once, in a new message
@@ -658,7 +684,7 @@ class Publisher:
         return group
 
     async def held_back(self, held: HeldBack) -> None:
-        """The delivery's word (#24 item 6): ``held.receiver``'s hand in the group
+        """The delivery's word (#24 item 6): ``held.to.receiver``'s hand in the group
         has waited for the group's flood budget longer than ``flood_hint_after``
         seconds.  Once per game -- claimed in Redis, so whichever process notices
         first gives it -- his hand in the group says so for the rest of the game
@@ -666,8 +692,8 @@ class Publisher:
         carries it (joined: no write of its own to the group; if it went out
         meanwhile, his next render does)."""
         table_id = held.version.rpartition("#")[0]
-        user = held.receiver
-        if self.hints is None or not table_id:
+        user = held.to.receiver
+        if self.hints is None or not table_id or user is None:
             return
         async with self.locks.of(table_id):  # in order with the table's renders
             try:
@@ -680,7 +706,8 @@ class Publisher:
                 return
             if t.seats[seat].ai_controlled or t.seats[seat].left:
                 return
-            if ui.hands.get(user) != held.message_id or group_of(t) != held.chat_id:
+            hand = ui.hands.get(user)
+            if hand is None or Address(*hand_target(user, hand, group_of(t))) != held.to:
                 return  # his hand is elsewhere now
             if ui.flood_hints.get(user) == t.game_no:
                 return  # he has it
@@ -693,52 +720,33 @@ class Publisher:
                 snap, seat, user, sel, group=True, bot_username=self.bot_username, app=self.app
             )
             shows = table_version(t.id, snap.version)
-            await self.delivery.edit(
-                held.chat_id,
-                held.message_id,
-                text,
-                markup,
-                Urgency.LATER,
-                version=shows,
-                receiver=user,
-                join=True,
-            )
+            await self.delivery.edit(held.to, text, markup, Urgency.LATER, version=shows, join=True)
 
     async def _edit(
         self,
-        chat: int,
-        message_id: int,
+        to: Address,
         text: str,
         markup: InlineKeyboardMarkup | None,
         urgency: Urgency,
         version: str = "",
-        receiver: int | None = None,
+        *,
         table_id: str = "",
         gap: float | None = None,
     ) -> asyncio.Future[bool]:
         """Ask for the edit; what it became (resolved once it went out or failed).
-        ``receiver``: an ephemeral hand (:meth:`HandPlacement.watch`); ``gap``:
-        the edit's own (:meth:`Delivery.edit`)."""
+        An ephemeral hand of ``table_id`` falls back when it fails
+        (:meth:`HandPlacement.watch`); ``gap``: the edit's own (:meth:`Delivery.edit`)."""
         try:
-            await self.delivery.edit(
-                chat,
-                message_id,
-                text,
-                markup,
-                urgency=urgency,
-                version=version,
-                receiver=receiver,
-                gap=gap,
-            )
+            await self.delivery.edit(to, text, markup, urgency, version=version, gap=gap)
         except Exception as e:  # noqa: BLE001 -- a failed edit must not break the others' renders
-            log_failure(log, e, "edit of %s/%s failed; its render mark stays", chat, message_id)
+            log_failure(log, e, "edit of %s failed; its render mark stays", to)
             failed: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
             failed.set_result(False)
             done = failed
         else:
-            done = self.delivery.settled(chat, message_id)
-        if receiver is not None:
-            self.hands.watch(done, table_id, receiver, message_id)
+            done = self.delivery.settled(to)
+        if to.ephemeral:
+            self.hands.watch(done, table_id, to)
         return done
 
     async def _lobby_messages(self, snap: Snapshot, actor: int | None) -> Sent:
@@ -747,7 +755,7 @@ class Publisher:
         for chat, msg in snap.ui.lobby_messages.items():
             text, markup = lobby_screen(snap, chat, self.bot_username)
             urgency = Urgency.NOW if actor is not None and chat in (actor, t.chat) else Urgency.SOON
-            jobs.append(self._edit(chat, msg, text, markup, urgency))
+            jobs.append(self._edit(Address(chat, msg), text, markup, urgency))
         return list(await asyncio.gather(*jobs))
 
     async def _close_lobby_messages(self, snap: Snapshot) -> None:
@@ -757,19 +765,21 @@ class Publisher:
         jobs = []
         for chat, msg in snap.ui.lobby_messages.items():
             text, markup = started_lobby_screen(snap, chat, self.bot_username)
-            jobs.append(self._edit(chat, msg, text, markup, Urgency.NOW, shows))
+            jobs.append(self._edit(Address(chat, msg), text, markup, Urgency.NOW, shows))
         await asyncio.gather(*jobs)
 
     async def _notice_hands(self, snap: Snapshot, notice: str) -> Sent:
         jobs = []
         for user, msg in snap.ui.hands.items():
             _ = Translator(snap.ui.langs.get(user, "en"))
-            chat, key, receiver = hand_target(user, msg, group_of(snap.table))
-            jobs.append(self._edit(chat, key, _(notice), None, Urgency.SOON, "", receiver))
+            to = Address(*hand_target(user, msg, group_of(snap.table)))
+            jobs.append(self._edit(to, _(notice), None, Urgency.SOON))
         group = group_of(snap.table)
         if group is not None and snap.ui.table_message is not None:
             _ = Translator(snap.ui.group_lang or "en")
-            jobs.append(self._edit(group, snap.ui.table_message, _(notice), None, Urgency.SOON))
+            jobs.append(
+                self._edit(Address(group, snap.ui.table_message), _(notice), None, Urgency.SOON)
+            )
         sent = list(await asyncio.gather(*jobs))
         await self.ui.update_table(snap.table.id, drop_hands=list(snap.ui.hands))
         return sent

@@ -19,6 +19,9 @@ bot processes -- that is not game state:
     ``w:<user>``    message id of a spectator's private view (issue #16)
     ``fh:<user>``   the game (``game_no``) in which his hand in the group
                     carries the flood hint (#24, :mod:`telegram_bot.state.hints`)
+    ``pg:<user>:<page>``  one of his Mini App pages open on the table: when it
+                    expires unless its process renews it, ms (#42,
+                    :mod:`telegram_bot.state.pages`)
     ==============  ====================================================
 
 ``P ui:<id>`` -- hash, per user or chat: ``lang`` (/lang override), ``tg``
@@ -114,6 +117,9 @@ class TableUi:
     watchers: dict[int, int] = field(default_factory=dict)  # spectator -> message id (#16)
     flood_hints: dict[int, int] = field(default_factory=dict)  # user -> game_no (#24)
     started: int | None = None  # the game whose start (hands, table) was rendered (#28)
+    # user -> when his latest open Mini App page there expires, ms (#42,
+    # :mod:`telegram_bot.state.pages`)
+    pages: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -177,6 +183,9 @@ class ChatStateStore:
                     ui.flood_hints[int(arg)] = int(val)
                 elif kind == "st":
                     ui.started = int(val)
+                elif kind == "pg":  # pg:<user>:<page> -> expires (ms)
+                    user = int(arg.partition(":")[0])
+                    ui.pages[user] = max(ui.pages.get(user, 0), int(val))
             except ValueError:
                 continue
         return ui

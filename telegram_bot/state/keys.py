@@ -217,3 +217,27 @@ class PollKeys:
     def lease(self) -> str:
         """``P poll:lease``."""
         return self.kv.key("poll:lease")
+
+
+class PageKeys:
+    """The Mini App's pages across the fleet (:mod:`telegram_bot.state.pages`, #42).
+
+    ``P pages:{p<k>}`` (sorted set: ``<table>|<user>:<page>`` -> when that
+    open page expires, ms; shard ``crc32(table) mod K``): the sweep's index of
+    the pages kept in the tables' chat state (``pg:<user>:<page>`` of
+    ``P{t:<id>}:ui``), so that the pages of a process that died expire and
+    their hands are drawn again; a member leaves when its page closes or is
+    swept.  ``P page_moves:{u:<user>}`` (sorted set: a move -> its time, ms):
+    a player's page moves in the last ``MINIAPP_MOVES_WINDOW`` seconds, over
+    every process; expires a window after his last move."""
+
+    def __init__(self, kv: KeyValueStore) -> None:
+        self.kv = kv
+
+    def due(self, shard: int) -> str:
+        """``P pages:{p<k>}``."""
+        return self.kv.key(f"pages:{{p{shard}}}")
+
+    def moves(self, user: int) -> str:
+        """``P page_moves:{u:<user>}``."""
+        return self.kv.key(f"page_moves:{{u:{user}}}")

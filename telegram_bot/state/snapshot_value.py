@@ -44,7 +44,9 @@ def group_of(table: Table) -> int | None:
 
 
 def hand_target(user: int, msg: int, group: int | None) -> tuple[int, int, int | None]:
-    """(chat, message key, ephemeral receiver or None) of ``user``'s hand ``msg``."""
+    """Where ``user``'s hand ``msg`` is: (chat, message id, ephemeral receiver or
+    None) -- the fields of a :class:`telegram_bot.delivery.address.Address`; a
+    hand in the group is stored as minus its ``ephemeral_message_id``."""
     if msg < 0 and group is not None:
-        return group, msg, user
+        return group, -msg, user
     return user, msg, None

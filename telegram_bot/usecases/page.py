@@ -6,12 +6,15 @@ below them."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from tables import LiveError, Loaded, ServiceUnavailable, TableService, UserStats
 from tables.rating_model import PlayerRatings
+from telegram_bot.publishing.changes import PagesClosed
+from telegram_bot.state.pages import OpenPage, PageMoves, PagePresence
 from telegram_bot.state.prefs import PrefsCache
 from telegram_bot.usecases.press import PageMove, PressButton, PressOutcome
 from telegram_bot.usecases.replay import recent_records, record_for
@@ -40,6 +43,10 @@ class PageTables:
     svc: TableService
     prefs: PrefsCache
     press: PressButton
+    pages: PagePresence | None = None
+    """The open pages across the fleet (#42 point 6; None: not recorded)."""
+    moves: PageMoves | None = None
+    """A player's page moves counted across the fleet (None: per process only)."""
 
     async def table_of(self, user: int, asked: str | None) -> str | None:
         """The table a page opened by ``user`` shows: the one it asks for (the
@@ -67,6 +74,48 @@ class PageTables:
 
     async def move(self, move: PageMove) -> PressOutcome:
         return await self.press.page_move(move)
+
+    # ---------------------------------------------------------------- presence
+    async def page_open(self, table_id: str, user: int, page: str) -> None:
+        """``user``'s page ``page`` shows ``table_id`` (opened now, or still
+        open: renewed for the presence's ``ttl``).  While one of his pages is
+        open on any process, his hand message waits (#42 point 6).  Raises
+        :class:`tables.ServiceUnavailable`."""
+        if self.pages is not None:
+            await self.pages.beat(OpenPage(table_id, user, page))
+
+    async def pages_open(self, pages: list[tuple[str, int, str]]) -> None:
+        """:meth:`page_open` of each ``(table, user, page)``; a failure of one
+        does not stop the others (raised at the end)."""
+        if self.pages is None or not pages:
+            return
+        presence = self.pages
+        beats = [presence.beat(OpenPage(t, u, p)) for t, u, p in pages]
+        for result in await asyncio.gather(*beats, return_exceptions=True):
+            if isinstance(result, BaseException):
+                raise result
+
+    async def page_closed(self, table_id: str, user: int, page: str) -> PagesClosed | None:
+        """``user``'s page ``page`` closed: his hand message brought up to date
+        when it was his last on the table (any process).  Raises
+        :class:`tables.ServiceUnavailable` (the page then expires: a sweep
+        draws his hand)."""
+        if self.pages is None:
+            return None
+        if await self.pages.close(OpenPage(table_id, user, page)):
+            return PagesClosed(table_id, (user,))
+        return None
+
+    async def move_allowed(self, user: int) -> bool | None:
+        """Is one more page move of ``user``'s within his flood limit over the
+        fleet (None: not counted here -- no fleet-wide limit, or Redis down;
+        the process's own limit decides)."""
+        if self.moves is None:
+            return None
+        try:
+            return await self.moves.allow(user)
+        except ServiceUnavailable:
+            return None
 
     async def replay(self, user: int, table: str, game: int) -> Mapping[str, Any]:
         """The record of a finished game ``user`` may replay -- a player of it,

@@ -41,7 +41,7 @@ import asyncio
 import contextlib
 import enum
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine import Action, EngineError, GameState, view
@@ -389,7 +389,10 @@ class PressButton:
         async with self.in_flight.turn_of((move.game, move.user), data, move.request_id) as again:
             if again:
                 return PressOutcome(PressStatus.REPEATED)
-            return await self._handle_page(move)
+            outcome = await self._handle_page(move)
+        if isinstance(outcome.change, Refresh):  # #42 point 6: his page shows it
+            outcome = replace(outcome, change=replace(outcome.change, from_page=True))
+        return outcome
 
     async def _handle_page(self, move: PageMove) -> PressOutcome:
         for _attempt in range(self.attempts):

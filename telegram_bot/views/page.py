@@ -17,6 +17,7 @@ from tables.model import PLAYING, Table
 from tables.records import GameResult
 from telegram_bot.buttons.moves import stamp
 from telegram_bot.views.cards import FACE_RANKS
+from telegram_bot.views.fair import table_commitment
 from telegram_bot.views.format import ai_name, history_lines
 from telegram_bot.views.i18n import VARIANT_TITLES, Translator
 
@@ -47,8 +48,11 @@ class TableRead(Protocol):
 
 def may_watch(table: Table, user: int) -> bool:
     """Whether ``user`` may follow ``table`` in the page: a player of it, or
-    anybody while its lobby lets people watch (issue #16's spectators)."""
-    return table.seat_of(user) is not None or table.spectators
+    anybody while its lobby lets people watch a group's game -- as ``/watch``
+    allows (issue #16's spectators): a private game has none."""
+    if table.seat_of(user) is not None:
+        return True
+    return table.spectators and table.chat is not None and table.chat < 0
 
 
 def page_view(loaded: TableRead, user: int, locale: str = "en") -> dict[str, Any]:
@@ -81,8 +85,11 @@ def page_view(loaded: TableRead, user: int, locale: str = "en") -> dict[str, Any
         "lines": [],
         "suit_order": list(SUIT_ORDER_HIGH_FIRST) if table.variant == "chuvash" else None,
         "title": Translator(locale)(VARIANT_TITLES.get(table.variant, table.variant)),
+        "fair": None,  # the deal's commitment, as the game's first message shows it
     }
     state = loaded.state
+    if state is not None and (table.status == PLAYING or loaded.result is not None):
+        data["fair"] = table_commitment(table)  # a hash: nothing of the deal before its end
     if state is not None and table.status == PLAYING:
         if seat is not None:
             seat_view = view(state, seat, last_events=PAGE_EVENTS)
@@ -145,4 +152,5 @@ def page_labels(_: Translator) -> dict[str, str]:
         "waiting": _("Waiting for {names}", names="{names}"),
         "replay": _("Replay"),  # the game over: its replay in the viewer (#42)
         "ratings": _("Ratings"),  # his player page
+        "fair": _("Fair deal"),  # the deal's commitment (engine/fairness.py)
     }

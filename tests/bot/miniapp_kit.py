@@ -5,6 +5,7 @@ Telegram signs it, read the frames it sends and send moves."""
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import itertools
 import json
@@ -17,10 +18,13 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from engine import Action, new_game
+from engine.cards import card_name, card_names
+from tables import MOVE_KINDS, TableService
 from telegram_bot.app import BotApp
 from telegram_bot.miniapp.auth import sign_init_data
 from telegram_bot.miniapp.server import mount
-from tests.bot.e2e_kit import SAFETY, Harness
+from tests.bot.e2e_kit import SAFETY, SEEDS, Harness
 
 MINIAPP = {"miniapp_url": "https://miniapp.test/app/"}
 """The settings that turn the Mini App on (its URL is never fetched in tests)."""
@@ -173,3 +177,103 @@ def public_cards(game: dict[str, Any]) -> set[str]:
         if event["kind"] != "draw":
             seen |= set(event.get("cards", ()))
     return seen
+
+
+@dataclass
+class Moment:
+    """A game at one version of its table, as replayed: what everybody may see
+    (``public``: every card played, shown or face up so far), each seat's hand,
+    what each seat may see (his own cards ever held and the public ones), the
+    bout and the face-up trump card."""
+
+    version: int
+    public: frozenset[str]
+    hands: list[list[str]]
+    seen: list[frozenset[str]]
+    bout: list[list[str | None]]
+    trump_card: str | None
+
+
+async def replay_moments(svc: TableService, tid: str) -> list[Moment]:
+    """Table ``tid``'s game (its only one) at every version of it: replayed from
+    its event log and its deal's seed (recorded by
+    :func:`tests.bot.e2e_kit.record_seeds`), apart from what the views say."""
+    table, _state, _v = await svc.tables.get(tid)
+    events = await svc.admin.event_page(tid, 0, 100_000)
+    starts = [i for i, e in enumerate(events) if e.kind == "start"]
+    assert len(starts) == 1, f"one game expected: {len(starts)}"
+    seeds = SEEDS.get(tid) or [table.seed]
+    state = new_game(table.variant, len(table.seats), seeds[0], table.options, None)
+    own = [set(card_names(state.hand(s))) for s in range(len(table.seats))]
+    public: set[str] = set()
+    moments: list[Moment] = []
+
+    def snapshot(version: int) -> None:
+        if state.trump_card is not None:
+            public.add(card_name(state.trump_card))
+        if state.ticket:  # a shown pass-ticket (S8)
+            public.add(card_name(state.ticket[1]))
+        moments.append(
+            Moment(
+                version,
+                frozenset(public),
+                [card_names(state.hand(s)) for s in range(state.players)],
+                [frozenset(o | public) for o in own],
+                [[card_name(a), card_name(c) if c >= 0 else None] for a, c in state.table],
+                card_name(state.trump_card) if state.trump_card is not None else None,
+            )
+        )
+
+    snapshot(events[starts[0]].version)
+    for e in events[starts[0] + 1 :]:
+        if e.kind in MOVE_KINDS:
+            for ev in state.apply(Action.from_text(e.seat, e.text)):
+                names = set(card_names(ev.cards))
+                if ev.kind == "draw":
+                    own[ev.seat] |= names
+                else:
+                    public.update(names)
+        if moments[-1].version == e.version:
+            moments.pop()  # one write's events together
+        snapshot(e.version)
+    return moments
+
+
+def moment_at(moments: list[Moment], version: int) -> Moment:
+    """The game as it was at table version ``version``."""
+    at = bisect.bisect_right([m.version for m in moments], version) - 1
+    assert at >= 0, f"version {version} before the game"
+    return moments[at]
+
+
+def check_feed(views: list[dict[str, Any]], moments: list[Moment], seat: int | None) -> int:
+    """Every view of a game that a page of ``seat`` (None: a spectator) got
+    holds no card hidden from him at that view's version -- compared with the
+    replayed table (``moments``), not with the view itself: only public cards
+    (the bout, the cards played, shown or face up so far), and a seat's own
+    hand, which is his as it was then; the bout is the table's.  The number of
+    views checked."""
+    checked = 0
+    for view in views:
+        game = view.get("game")
+        if game is None:  # a lobby, the game's end: no cards
+            assert not cards_of(view), view
+            continue
+        moment = moment_at(moments, view["version"])
+        assert game["table"] == moment.bout, (view["version"], game["table"], moment.bout)
+        assert game.get("trump_card") == moment.trump_card, view["version"]
+        if seat is None:
+            assert "hand" not in game, view
+            assert "legal" not in game, view
+            allowed = moment.public
+        else:
+            assert view["you"] == seat, view
+            assert sorted(game["hand"]) == sorted(moment.hands[seat]), view["version"]
+            allowed = moment.seen[seat]
+        for event in game.get("events", ()):  # another seat's draw: a count only
+            if event["kind"] == "draw" and event["seat"] != seat:
+                assert "cards" not in event, (view["version"], event)
+        hidden = cards_of(view) - allowed
+        assert not hidden, f"seat {seat} shown hidden cards {hidden} at {view['version']}"
+        checked += 1
+    return checked

@@ -15,6 +15,7 @@ from aiogram.types import InlineKeyboardMarkup
 
 from sandbox.fake_api import FakeTelegram, Message, RateLimits, SimUser
 from telegram_bot.buttons.callbacks import GameCb, LobbyOp, SeatCb, parse_game
+from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.coalesce import Urgency
 from telegram_bot.state.snapshot import Snapshot
 from tests.bot.e2e_kit import (
@@ -331,27 +332,16 @@ async def test_a_moves_own_notification_renders_nothing_more(
             return snap
 
         async def edit(
-            chat: int,
-            message_id: int,
+            to: Address,
             text: str,
             markup: InlineKeyboardMarkup | None = None,
             urgency: Urgency = Urgency.NOW,
             *,
             version: str = "",
-            receiver: int | None = None,
             gap: float | None = None,
         ) -> int | None:
-            edits.append((chat, urgency))
-            return await real_edit(
-                chat,
-                message_id,
-                text,
-                markup,
-                urgency,
-                version=version,
-                receiver=receiver,
-                gap=gap,
-            )
+            edits.append((to.chat, urgency))
+            return await real_edit(to, text, markup, urgency, version=version, gap=gap)
 
         monkeypatch.setattr(pub.snapshots, "load", loaded)
         monkeypatch.setattr(delivery, "edit", edit)

@@ -12,7 +12,6 @@ import pytest
 from sandbox.fake_api import FakeTelegram, RateLimits
 from tables import PLAYING
 from telegram_bot.buttons.callbacks import LobbyOp
-from telegram_bot.delivery.flood.hold import ChatHold
 from telegram_bot.delivery.flood.limiter import FloodLimiter
 from tests.bot.e2e_group_kit import group_lobby
 from tests.bot.e2e_kit import SAFETY, has_lobby_buttons, op, running
@@ -79,7 +78,7 @@ async def test_a_press_is_answered_before_the_groups_rate_limited_edit(
 
         # the group's minute is spent: the bot's next edit there waits seconds
         limiter = FloodLimiter(h.svc.kv)
-        await ChatHold(limiter).hold(group.id, 3.0)  # its windows are full for 3 s
+        await limiter.hold(group.id, 3.0)  # its windows are full for 3 s
         seen = fake.world.version
         back = ann.press("Back", message=lobby)
         await back.wait_answer(SAFETY)

@@ -13,6 +13,7 @@ import pytest
 from aiogram.types import EphemeralMessageParameters
 
 from sandbox.fake_api import Chat, FakeTelegram, ManualClock, RateLimits, SimUser
+from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.coalesce import Urgency
 from tests.bot.test_two_processes import Process
 
@@ -57,14 +58,14 @@ async def test_deleting_drops_the_pending_edits_of_every_process(
     eid = await _ephemeral(a, group, alice)
     # both processes rendered moves of table T: their edits wait (coalesced)
     await b.delivery.edit(
-        group.id, -eid, "hand v2", None, Urgency.LATER, version="T#2", receiver=alice.id
+        Address(group.id, eid, alice.id), "hand v2", None, Urgency.LATER, version="T#2"
     )
     await a.delivery.edit(
-        group.id, -eid, "hand v3", None, Urgency.SOON, version="T#3", receiver=alice.id
+        Address(group.id, eid, alice.id), "hand v3", None, Urgency.SOON, version="T#3"
     )
-    a_done = a.delivery.settled(group.id, -eid)
-    b_done = b.delivery.settled(group.id, -eid)
-    assert await a.delivery.delete_ephemeral(group.id, alice.id, eid, "T")
+    a_done = a.delivery.settled(Address(group.id, eid, alice.id))
+    b_done = b.delivery.settled(Address(group.id, eid, alice.id))
+    assert await a.delivery.delete_ephemeral(Address(group.id, eid, alice.id), "T")
     assert a_done.done()
     assert a_done.result()  # nothing left to show
     await a.delivery.flush()
@@ -74,7 +75,7 @@ async def test_deleting_drops_the_pending_edits_of_every_process(
     assert await b_done  # found not needed: no fallback for it
     # a later render of the old id, in either process, sends nothing either
     for p in (a, b):
-        await p.delivery.edit(group.id, -eid, "hand v4", version="T#4", receiver=alice.id)
+        await p.delivery.edit(Address(group.id, eid, alice.id), "hand v4", version="T#4")
     assert fake.stats.calls[EDIT] == 0
     assert not [e for e in fake.world.events if e.kind == "ephemeral_edited"]
 
@@ -97,13 +98,15 @@ async def test_an_edit_that_races_a_deletion_is_dropped_quietly(
     finally:
         await other.session.close()
     with caplog.at_level(logging.INFO):
-        assert await a.delivery.edit(group.id, -eid, "v2", version="T#2", receiver=alice.id) is None
-        assert not await a.delivery.settled(group.id, -eid)  # his hand must fall back
+        assert await a.delivery.edit(Address(group.id, eid, alice.id), "v2", version="T#2") is None
+        assert not await a.delivery.settled(
+            Address(group.id, eid, alice.id)
+        )  # his hand must fall back
         await a.delivery.edit(
-            group.id, -eid, "v3", None, Urgency.SOON, version="T#3", receiver=alice.id
+            Address(group.id, eid, alice.id), "v3", None, Urgency.SOON, version="T#3"
         )
         await b.delivery.edit(
-            group.id, -eid, "v4", None, Urgency.SOON, version="T#4", receiver=alice.id
+            Address(group.id, eid, alice.id), "v4", None, Urgency.SOON, version="T#4"
         )
         await a.delivery.flush()
         await b.delivery.flush()

@@ -258,22 +258,22 @@ async def test_edit_digest(limiter: FloodLimiter, clock: FakeClock) -> None:
     assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 5), "t3", "m1")) == 0
     # out of tokens: refused, and the digest is not recorded
     assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 5), "t4", "m1")) > 0
-    assert await limiter.last_digest(PRIVATE, 5) == "t3:m1"
+    assert await limiter.last_digest(Address(PRIVATE, 5)) == "t3:m1"
     # even when out of tokens
     assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 5), "t3", "m1")) == NOOP
-    await limiter.forget(PRIVATE, 5)
-    assert await limiter.last_digest(PRIVATE, 5) is None
-    await limiter.remember(PRIVATE, 6, "sent", "kb")
+    await limiter.forget(Address(PRIVATE, 5))
+    assert await limiter.last_digest(Address(PRIVATE, 5)) is None
+    await limiter.remember(Address(PRIVATE, 6), "sent", "kb")
     assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 6), "sent", "kb")) == NOOP
     # a markup-only edit compares the markup and keeps the text
     assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 6), None, "kb")) == NOOP
     clock.advance(10)
     assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 6), None, "kb2")) == 0
-    assert await limiter.last_digest(PRIVATE, 6) == "sent:kb2"
+    assert await limiter.last_digest(Address(PRIVATE, 6)) == "sent:kb2"
     assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 6), "sent", "kb2")) == NOOP
     # unknown message: a markup-only edit is never a no-op
     assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 7), None, "kb")) == 0
-    assert await limiter.last_digest(PRIVATE, 7) == "?:kb"
+    assert await limiter.last_digest(Address(PRIVATE, 7)) == "?:kb"
     with pytest.raises(ValueError, match="bad content digest 'a:b'"):
         await limiter.admit_edit(EditTicket(Address(PRIVATE, 7), "a:b", "kb"))
 
@@ -291,11 +291,11 @@ async def test_an_edit_that_never_came_back_is_no_reason_to_drop_the_next(
     # while its lease may last, the same content by another call waits for it
     again = EditTicket(Address(PRIVATE, 9), "t1", "m1", "t#1", "live.1")
     assert await edit_wait(limiter, again) == BUSY
-    assert await limiter.last_digest(PRIVATE, 9) is None  # in flight: unknown
+    assert await limiter.last_digest(Address(PRIVATE, 9)) is None  # in flight: unknown
     clock.advance(limiter.config.edit_lease + 1)  # its lease lapsed: never released
     assert await edit_wait(limiter, again) == 0  # goes out, not a no-op
-    assert await limiter.release_edit(PRIVATE, 9, "live.1")
-    assert await limiter.last_digest(PRIVATE, 9) == "t1:m1"  # confirmed
+    assert await limiter.release_edit(Address(PRIVATE, 9), "live.1")
+    assert await limiter.last_digest(Address(PRIVATE, 9)) == "t1:m1"  # confirmed
     third = EditTicket(Address(PRIVATE, 9), "t1", "m1", "t#1", "live.2")
     assert await edit_wait(limiter, third) == NOOP
     # an older version is still refused while an edit is pending
@@ -315,7 +315,7 @@ async def test_a_prepaid_edit_compares_and_records_without_tokens(
     bucket = await entries(limiter, limiter.keys.rate_chat(PRIVATE))
     # no token needed
     assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 8), "t1", "m1", prepaid=True)) == 0
-    assert await limiter.last_digest(PRIVATE, 8) == "t1:m1"
+    assert await limiter.last_digest(Address(PRIVATE, 8)) == "t1:m1"
     # shows this already
     assert (
         await edit_wait(limiter, EditTicket(Address(PRIVATE, 8), "t1", "m1", prepaid=True)) == NOOP
@@ -324,7 +324,7 @@ async def test_a_prepaid_edit_compares_and_records_without_tokens(
         await edit_wait(limiter, EditTicket(Address(PRIVATE, 8), None, "m1", prepaid=True)) == NOOP
     )
     assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 8), None, "m2", prepaid=True)) == 0
-    assert await limiter.last_digest(PRIVATE, 8) == "t1:m2"
+    assert await limiter.last_digest(Address(PRIVATE, 8)) == "t1:m2"
     assert await entries(limiter, limiter.keys.rate_chat(PRIVATE)) == bucket  # untouched
     with pytest.raises(ValueError, match="bad content digest 'a:b'"):
         await limiter.admit_edit(EditTicket(Address(PRIVATE, 8), "a:b", "m1", prepaid=True))
@@ -609,7 +609,7 @@ async def test_an_admission_costs_one_script_of_few_commands(
     # the scripts loaded (another process's send and edit of another chat)
     warm = await other.admit_edit(EditTicket(Address(PRIVATE + 1, 7), "t", "m", owner="o"))
     assert warm.stamp is not None
-    await other.release_edit(PRIVATE + 1, 7, "o", warm.stamp)
+    await other.release_edit(Address(PRIVATE + 1, 7), "o", warm.stamp)
     warm = await other.take(PRIVATE + 1, tracked=True)
     assert warm.stamp is not None
     await other.stamp(warm.stamp)
@@ -635,7 +635,7 @@ async def test_an_admission_costs_one_script_of_few_commands(
         assert verdict.wait == 0
         assert verdict.stamp is not None
         clock.advance(0.05)
-        assert await limiter.release_edit(PRIVATE, 7, "o", verdict.stamp)
+        assert await limiter.release_edit(Address(PRIVATE, 7), "o", verdict.stamp)
 
     edited = await monitored(redis_url, redis_prefix, edit)
     assert edited.count("EVALSHA") == 2

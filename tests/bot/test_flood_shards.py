@@ -14,7 +14,6 @@ from redis.crc import key_slot
 
 from tables import LiveConfig, TableService
 from telegram_bot.delivery.address import Address
-from telegram_bot.delivery.flood.hold import ChatHold
 from telegram_bot.delivery.flood.limiter import (
     NOOP,
     STALE,
@@ -68,20 +67,18 @@ async def edit_wait(limiter: FloodLimiter, edit: EditTicket) -> float:
     return (await limiter.admit_edit(edit)).wait
 
 
-def spied(limiter: FloodLimiter, hold: ChatHold, calls: Calls) -> None:
-    for name in ("_script", "_headroom", "_refund", "_charge"):
+def spied(limiter: FloodLimiter, calls: Calls) -> None:
+    for name in ("_script", "_headroom", "_refund", "_charge", "_hold"):
         setattr(limiter, name, spy(getattr(limiter, name), calls))
     limiter.lease.script = spy(limiter.lease.script, calls)
-    hold._script = spy(hold._script, calls)
 
 
 async def test_every_script_call_names_keys_of_one_slot(
     make_limiter: Callable[..., FloodLimiter], clock: FakeClock
 ) -> None:
     limiter = make_limiter()
-    hold = ChatHold(limiter)
     calls: Calls = []
-    spied(limiter, hold, calls)
+    spied(limiter, calls)
     for chat in (PRIVATE, GROUP, GROUP - 1):
         await limiter.acquire(chat)
         await limiter.admit_edit(EditTicket(Address(chat, 7), "t", "m", table_version("T", 3)))
@@ -89,7 +86,7 @@ async def test_every_script_call_names_keys_of_one_slot(
         await limiter.admit_edit(prepaid)
         await limiter.headroom(chat)
         await limiter.refund(chat)
-        await hold.hold(chat, 2.0)
+        await limiter.hold(chat, 2.0)
         clock.advance(1.0)
     await limiter.acquire(None)
     assert await limiter.charge() == 0  # the journal: every entry is there already
@@ -182,7 +179,7 @@ async def test_an_edit_never_shows_an_older_version(
         await edit_wait(b, EditTicket(Address(PRIVATE, 9), "v4", "kb", v[4], prepaid=True)) == STALE
     )
     assert await zrange([a.keys.rate_chat(PRIVATE)], []) == bucket
-    assert await b.shown(PRIVATE, 9) == ("v5:kb", "T1#5")
+    assert await b.shown(Address(PRIVATE, 9)) == ("v5:kb", "T1#5")
     assert await edit_wait(b, EditTicket(Address(PRIVATE, 9), "v5", "kb", v[5])) == NOOP
     # same version: allowed
     assert await edit_wait(b, EditTicket(Address(PRIVATE, 9), "v5", "kb2", v[5])) == 0
@@ -193,19 +190,19 @@ async def test_an_edit_never_shows_an_older_version(
     )
     # a no-op of a newer version raises the version shown
     assert await edit_wait(a, EditTicket(Address(PRIVATE, 9), "v6", "kb", v[8])) == NOOP
-    assert await a.shown(PRIVATE, 9) == ("v6:kb", "T1#8")
+    assert await a.shown(Address(PRIVATE, 9)) == ("v6:kb", "T1#8")
     assert await edit_wait(b, EditTicket(Address(PRIVATE, 9), "v7", "kb", v[7])) == STALE
     # unversioned edits (a notice) are never refused and keep the version
     clock.advance(5)
     assert await edit_wait(b, EditTicket(Address(PRIVATE, 9), "note", "kb")) == 0
-    assert await b.shown(PRIVATE, 9) == ("note:kb", "T1#8")
+    assert await b.shown(Address(PRIVATE, 9)) == ("note:kb", "T1#8")
     # another table in the same message (a rematch) starts its own versions
     clock.advance(5)
     assert (
         await edit_wait(b, EditTicket(Address(PRIVATE, 9), "new", "kb", table_version("T2", 1)))
         == 0
     )
-    assert await b.shown(PRIVATE, 9) == ("new:kb", "T2#1")
+    assert await b.shown(Address(PRIVATE, 9)) == ("new:kb", "T2#1")
 
 
 async def test_a_failed_edit_forgets_the_content_but_keeps_the_version(
@@ -217,20 +214,20 @@ async def test_a_failed_edit_forgets_the_content_but_keeps_the_version(
     a, b = make_limiter(), make_limiter()
     v7 = EditTicket(Address(PRIVATE, 11), "v7", "kb", table_version("T1", 7))
     assert await edit_wait(a, v7) == 0
-    await b.forget(PRIVATE, 11)
-    assert await a.last_digest(PRIVATE, 11) is None  # the content is unknown
-    assert await a.shown(PRIVATE, 11) == ("?:?", "T1#7")
+    await b.forget(Address(PRIVATE, 11))
+    assert await a.last_digest(Address(PRIVATE, 11)) is None  # the content is unknown
+    assert await a.shown(Address(PRIVATE, 11)) == ("?:?", "T1#7")
     clock.advance(5)
     assert (
         await edit_wait(a, EditTicket(Address(PRIVATE, 11), "v5", "kb", table_version("T1", 5)))
         == STALE
     )
     assert await edit_wait(a, v7) == 0  # sent again
-    await a.forget(PRIVATE, 12)  # no record: nothing to keep
-    assert await a.shown(PRIVATE, 12) is None
+    await a.forget(Address(PRIVATE, 12))  # no record: nothing to keep
+    assert await a.shown(Address(PRIVATE, 12)) is None
     assert await edit_wait(a, EditTicket(Address(PRIVATE, 13), "x", "kb")) == 0
-    await a.forget(PRIVATE, 13)  # no version: the record goes
-    assert await a.shown(PRIVATE, 13) is None
+    await a.forget(Address(PRIVATE, 13))  # no version: the record goes
+    assert await a.shown(Address(PRIVATE, 13)) is None
 
 
 async def test_the_last_edit_of_a_message_is_shared(

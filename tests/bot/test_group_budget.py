@@ -16,8 +16,8 @@ from aiogram.types import EphemeralMessageParameters
 
 from sandbox.fake_api import FakeTelegram, ManualClock, RateLimits, SimUser
 from tables import LiveConfig, TableService
+from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.coalesce import Delivery, Urgency
-from telegram_bot.delivery.flood.hold import ChatHold
 from telegram_bot.delivery.flood.limiter import FloodLimiter
 from telegram_bot.delivery.outgoing import install
 from telegram_bot.state.budgets import BudgetRules, Budgets
@@ -88,12 +88,14 @@ async def test_a_retry_after_429_sends_the_newest_content_only(
         msg = await delivery.send(alice.id, "v0")
         assert msg is not None
         mid = msg.message_id
-        await delivery.edit(alice.id, mid, "v1")
-        await delivery.edit(alice.id, mid, "v2")  # the chat's burst (3) is spent
-        stale = asyncio.create_task(delivery.edit(alice.id, mid, "v3 stale"))
+        await delivery.edit(Address(alice.id, mid), "v1")
+        await delivery.edit(Address(alice.id, mid), "v2")  # the chat's burst (3) is spent
+        stale = asyncio.create_task(delivery.edit(Address(alice.id, mid), "v3 stale"))
         await held.entered()  # 429: the edit sleeps before its retry
         assert fake.stats.retry_after == 1
-        newest = asyncio.create_task(delivery.edit(alice.id, mid, "v4 newest", urgency=newer))
+        newest = asyncio.create_task(
+            delivery.edit(Address(alice.id, mid), "v4 newest", urgency=newer)
+        )
         await asyncio.sleep(0.01)
         held.release.set()
         assert await stale == mid
@@ -194,13 +196,13 @@ async def test_a_write_admitted_while_the_hold_is_on_its_way_waits_for_it(
     finally:
         await other.session.close()
     holding, go, admitted = asyncio.Event(), asyncio.Event(), asyncio.Event()
-    hold, take = ChatHold.hold, limiter.take
+    hold, take = limiter.hold, limiter.take
     takes = 0
 
-    async def slow_hold(self: ChatHold, *args: Any, **kwargs: Any) -> None:
+    async def slow_hold(*args: Any, **kwargs: Any) -> None:
         holding.set()  # the first write's 429 is in
         await go.wait()
-        await hold(self, *args, **kwargs)
+        await hold(*args, **kwargs)
 
     async def counted_take(*args: Any, **kwargs: Any) -> Any:
         nonlocal takes
@@ -210,7 +212,7 @@ async def test_a_write_admitted_while_the_hold_is_on_its_way_waits_for_it(
             admitted.set()  # the second write's tokens, the hold not yet there
         return verdict
 
-    monkeypatch.setattr(ChatHold, "hold", slow_hold)
+    monkeypatch.setattr(limiter, "hold", slow_hold)
     monkeypatch.setattr(limiter, "take", counted_take)
 
     async def second() -> None:
@@ -234,10 +236,9 @@ async def test_a_write_admitted_while_the_hold_is_on_its_way_waits_for_it(
 async def test_a_hold_gives_the_chat_no_token_before_retry_after(
     limiter: FloodLimiter, clock: ManualClock
 ) -> None:
-    hold = ChatHold(limiter)
     group, other = -100, -200
     assert await limiter.acquire(group) == 0
-    await hold.hold(group, 10)
+    await limiter.hold(group, 10)
     assert await limiter.acquire(group) == pytest.approx(10, abs=1e-3)  # nothing taken
     assert await limiter.acquire(other) == 0  # only that chat
     assert await limiter.acquire(None) == 0  # not the overall window
@@ -245,7 +246,7 @@ async def test_a_hold_gives_the_chat_no_token_before_retry_after(
     for _ in range(limiter.config.per_chat.limit):  # then within the chat's own window
         assert await limiter.acquire(group) == 0
     assert await limiter.acquire(group) > 0
-    await hold.hold(7, 2)  # a private chat: its own bucket
+    await limiter.hold(7, 2)  # a private chat: its own bucket
     assert await limiter.acquire(7) == pytest.approx(2, abs=1e-3)
 
 

@@ -24,6 +24,7 @@ from aiogram.types import EphemeralMessageParameters
 from sandbox.fake_api import Chat, FakeTelegram, RateLimits, SimUser
 from tables import LiveConfig, TableService
 from telegram_bot.delivery import Delivery, Urgency, make_delivery
+from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.held import HeldBack
 from tests.bot.e2e_kit import SAFETY
 
@@ -57,20 +58,20 @@ class Rig:
                 if self.on_held is not None:
                     await self.on_held(event)
 
-    async def hand(self, user: SimUser, text: str = "hand v1") -> int:
-        """A hand in the group that only ``user`` sees; its key (minus its id)."""
+    async def hand(self, user: SimUser, text: str = "hand v1") -> Address:
+        """A hand in the group that only ``user`` sees."""
         params = EphemeralMessageParameters(receiver_user_id=user.id)
         msg = await self.delivery.send(self.group.id, text, ephemeral=params)
         assert msg is not None
         assert msg.ephemeral_message_id
-        return -msg.ephemeral_message_id
+        return Address(self.group.id, msg.ephemeral_message_id, user.id)
 
-    def edits(self, key: int) -> list[str | None]:
+    def edits(self, key: Address) -> list[str | None]:
         """The texts the edits of the ephemeral message ``key`` showed."""
         return [
             e["text"]
             for e in self.fake.world.outbox
-            if e["kind"] == "edit" and e["ephemeral_message_id"] == -key
+            if e["kind"] == "edit" and e["ephemeral_message_id"] == key.message
         ]
 
     async def quiet(self) -> None:
@@ -117,14 +118,14 @@ async def test_a_hand_held_back_by_the_groups_limit_is_reported_once(rig: Rig) -
     key = await rig.hand(rig.alice)
     rig.fake.world.limiter.spend(rig.group.id, True, SPENT)
     await rig.delivery.edit(
-        rig.group.id, key, "hand v2", None, Urgency.NOW, version="T#2", receiver=rig.alice.id
+        key, "hand v2", None, Urgency.NOW, version="T#2"
     )  # a 429, then its retry once the group's budget is back
     await rig.quiet()
     assert rig.fake.stats.retry_after == 1
     assert rig.edits(key) == ["hand v2"]
     assert len(rig.held) == 1, rig.held
     held = rig.held[0]
-    assert (held.chat_id, held.message_id, held.receiver) == (rig.group.id, key, rig.alice.id)
+    assert held.to == key == Address(rig.group.id, key.message, rig.alice.id)
     assert held.version == "T#2"
     assert held.waited >= AFTER
 
@@ -133,13 +134,9 @@ async def test_an_edit_that_goes_out_or_keeps_its_gap_is_not_reported(rig: Rig) 
     """Nothing waits for the group's budget: at once (NOW), or after its own
     coalescing gap (LATER: ``GAP`` after the message's last edit, 9x the threshold)."""
     key = await rig.hand(rig.alice)
-    await rig.delivery.edit(
-        rig.group.id, key, "hand v2", None, Urgency.NOW, version="T#2", receiver=rig.alice.id
-    )
-    await rig.delivery.edit(
-        rig.group.id, key, "hand v3", None, Urgency.LATER, version="T#3", receiver=rig.alice.id
-    )
-    assert await rig.delivery.settled(rig.group.id, key)
+    await rig.delivery.edit(key, "hand v2", None, Urgency.NOW, version="T#2")
+    await rig.delivery.edit(key, "hand v3", None, Urgency.LATER, version="T#3")
+    assert await rig.delivery.settled(key)
     await rig.quiet()
     assert rig.edits(key) == ["hand v2", "hand v3"]
     assert rig.fake.stats.retry_after == 0, rig.fake.stats.refusals
@@ -152,7 +149,7 @@ async def test_a_private_hand_held_back_is_not_reported(rig: Rig) -> None:
     msg = await rig.delivery.send(rig.alice.id, "hand v1")
     assert msg is not None
     rig.fake.world.limiter.spend(rig.alice.id, False, SPENT)
-    await rig.delivery.edit(rig.alice.id, msg.message_id, "hand v2", None, version="T#2")
+    await rig.delivery.edit(Address(rig.alice.id, msg.message_id), "hand v2", None, version="T#2")
     await rig.quiet()
     assert rig.fake.stats.retry_after == 1
     assert rig.alice.chat.messages[msg.message_id].text == "hand v2"
@@ -167,41 +164,30 @@ async def test_a_joined_edit_rides_with_the_held_back_one(rig: Rig) -> None:
 
     async def on_held(held: HeldBack) -> None:
         await rig.delivery.edit(
-            held.chat_id,
-            held.message_id,
-            f"{held.receiver} told",
+            held.to,
+            f"{held.to.receiver} told",
             None,
             Urgency.LATER,
             version=held.version,
-            receiver=held.receiver,
             join=True,
         )
 
     rig.on_held = on_held
     rig.fake.world.limiter.spend(rig.group.id, True, SPENT)
-    first = asyncio.create_task(
-        rig.delivery.edit(
-            rig.group.id, a_key, "a v2", None, Urgency.NOW, version="T#2", receiver=rig.alice.id
-        )
-    )
+    first = asyncio.create_task(rig.delivery.edit(a_key, "a v2", None, Urgency.NOW, version="T#2"))
     for _ in range(int(SAFETY / 0.02)):  # until the group is held after the 429
         if rig.fake.stats.retry_after:
             break
         await asyncio.sleep(0.02)
-    await rig.delivery.edit(
-        rig.group.id, b_key, "b v2", None, Urgency.SOON, version="T#2", receiver=rig.bob.id
-    )
+    await rig.delivery.edit(b_key, "b v2", None, Urgency.SOON, version="T#2")
     await first
     await rig.quiet()
-    assert sorted(h.receiver for h in rig.held) == sorted([rig.alice.id, rig.bob.id])
+    assert sorted(h.to.receiver or 0 for h in rig.held) == sorted([rig.alice.id, rig.bob.id])
     assert rig.edits(a_key) == ["a v2"]
     assert rig.edits(b_key) == [f"{rig.bob.id} told"]
     assert rig.fake.stats.retry_after == 1
     # join never makes a write of its own: with nothing pending it is dropped
-    late = await rig.delivery.edit(
-        rig.group.id, b_key, "late", None, Urgency.LATER, version="T#3", receiver=rig.bob.id,
-        join=True,
-    )  # fmt: skip
+    late = await rig.delivery.edit(b_key, "late", None, Urgency.LATER, version="T#3", join=True)  # fmt: skip
     assert late is None
     await rig.quiet()
     assert rig.edits(b_key) == [f"{rig.bob.id} told"]

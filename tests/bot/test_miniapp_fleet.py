@@ -73,10 +73,18 @@ async def test_a_page_on_one_process_follows_moves_made_through_the_other(
             assert result["ok"], result
             for page in mine.values():
                 await page.view_after(result["version"] - 1)
-        # presses of hand buttons (handled by either process) until one moves: both pages follow
-        after = await asyncio.wait_for(_move_by_hand_buttons(fake, bots, tid, humans), SAFETY)
+        # presses of hand buttons (handled by either process) until one moves:
+        # the presser's page closes first -- while it is open his hand message
+        # waits (#42 point 6); the close draws it -- and the other page follows
+        table, state, _before = await bots.svc.tables.get(tid)
+        assert state is not None
+        presser = next(u for u in humans if table.seat_of(u.id) in state.to_act())
+        await mine.pop(presser.id).close()
+        after = await asyncio.wait_for(_move_by_hand_buttons(fake, bots, tid, [presser]), SAFETY)
         for page in mine.values():
             await page.view_after(after - 1)
+        again = await open_one(init_data(fake.token, presser.id), tid)
+        await again.wait(lambda: (v := again.view) is not None and v["version"] >= after)
 
 
 async def _waited_for(mine: dict[int, Page]) -> Page:

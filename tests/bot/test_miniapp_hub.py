@@ -61,3 +61,29 @@ async def test_an_announcement_as_a_read_ends_is_read_too() -> None:
             break
     assert page.versions == [1, 2, 3]
     await hub.aclose()
+
+
+async def test_a_failed_read_is_tried_again_while_the_table_has_pages() -> None:
+    """A read that failed (a Redis blip) left the announced version unread
+    until the next write -- for a game's last move, never: its pages showed
+    the game going on for good.  It is read again, with a backoff."""
+    now = {"version": 1, "fail": 0}
+
+    async def load(table: str) -> TableRead:
+        if now["fail"]:
+            now["fail"] -= 1
+            raise ConnectionError("a blip")
+        return cast(TableRead, Read(now["version"]))
+
+    hub = LiveHub(no_feed, load, backoff_base=0.01, backoff_cap=0.02)
+    page = Shown()
+    await hub.join("t1", page)
+    now.update(version=2, fail=2)
+    hub.announce("t1", 2)  # the last write: no announcement follows
+    for _ in range(500):
+        await asyncio.sleep(0.01)
+        if page.versions[-1] == 2:
+            break
+    assert page.versions == [1, 2]
+    assert now["fail"] == 0
+    await hub.aclose()

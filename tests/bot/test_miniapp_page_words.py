@@ -6,14 +6,18 @@ beyond the public ones; the title in his language; Chuvash's suit order
 
 from __future__ import annotations
 
+import json
 import random
+
+import pytest
 
 import engine
 from engine import public_view
 from engine.cards import card_name
 from tables import PLAYING, Loaded, Seat, Table
 from telegram_bot.views.cards import glyph
-from telegram_bot.views.page import faces, page_view
+from telegram_bot.views.fair import table_commitment
+from telegram_bot.views.page import faces, may_watch, page_view
 
 HOSTILE = "<b>Ann</b> & co"
 
@@ -77,3 +81,37 @@ def test_shchelkovsky_has_no_suit_order_and_faces_follow_the_language() -> None:
     assert page_view(loaded("shchelkovsky", 0), 1, "uk")["suit_order"] is None
     assert faces("ru") == {"J": "В", "Q": "Д", "K": "К", "A": "Т"}
     assert faces("en") == {}
+
+
+@pytest.mark.parametrize(
+    ("chat", "spectators", "watcher_may"),
+    [(-100_5, True, True), (-100_5, False, False), (None, True, False), (77, True, False)],
+)
+def test_only_a_groups_game_has_spectators_in_the_page(
+    chat: int | None, spectators: bool, watcher_may: bool
+) -> None:
+    """As ``/watch`` says (issue #16): a private game is watched by nobody --
+    the page let anyone with its code watch it (hostile review)."""
+    table = Table(
+        id="T1",
+        chat=chat,
+        creator=1,
+        variant="chuvash",
+        options={},
+        max_seats=2,
+        timer=0,
+        seats=(Seat(user=1, name="Ann"), Seat(user=2, name="Bob")),
+        spectators=spectators,
+    )
+    assert may_watch(table, 1)  # a player, always
+    assert may_watch(table, 3) is watcher_may
+
+
+def test_the_page_shows_the_deals_commitment_never_its_key() -> None:
+    """Issue #42 point 5: the fair-deal commitment, as the game's first message
+    shows it -- a hash of the key; the key itself only with the replay."""
+    read = loaded("shchelkovsky", 10, seed=987_654_321_123)
+    for user in (1, 3):  # a player, a spectator
+        shown = page_view(read, user, "en")
+        assert shown["fair"] == table_commitment(read.table)
+        assert "987654321123" not in json.dumps(shown)

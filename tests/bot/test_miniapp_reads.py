@@ -8,6 +8,8 @@ show (never the stock); the player page is his own."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import random
 import time
 from collections.abc import AsyncIterator
@@ -206,3 +208,30 @@ async def test_a_flood_of_reads_is_refused(
             assert (status, body["error"]) == (429, "too_fast")
             bob = init_data(fake.token, BOB, "Bob")
             assert (await read(http, f"{base}/api/replay", bob, **q))[0] == 200
+
+
+async def test_a_replay_asked_for_at_once_is_drawn_once(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """A drawn replay holds the GIL for up to ~0.6 s (a 4-deck game): ten
+    requests at once for the same one drew it ten times and the live pages
+    of the process waited for all (hostile review).  They wait for one draw."""
+    async with running(redis_url, redis_prefix, fake, **MINIAPP) as h:
+        seed = random.randrange(2**62)
+        print("seed", seed)
+        tid = await finished_game(h.svc, seed)
+        assert h.bot is not None
+        server = h.bot.app.page_server
+        assert server is not None
+        async with serving(h) as base, aiohttp.ClientSession() as http:
+            q = {"table": tid, "game": "1"}
+            users = [(ANN, "Ann"), (BOB, "Bob")] * 3
+            got = await asyncio.gather(
+                *(
+                    read(http, f"{base}/api/replay", init_data(fake.token, u, n), **q)
+                    for u, n in users
+                )
+            )
+            assert [status for status, _body in got] == [200] * len(users)
+            assert len({json.dumps({**body, "you": None}) for _s, body in got}) == 1
+            assert server.reads.draws == 1

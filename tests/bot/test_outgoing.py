@@ -267,22 +267,28 @@ async def test_without_the_shared_limiter_content_never_goes_backwards(
     try:
         msg = await bot.send_message(alice.id, "start", reply_markup=kb("a"))
         mid = msg.message_id
-        await d.edit(alice.id, mid, "table v8", kb("a"), version=table_version("T", 8))
-        await d.edit(alice.id, mid, "table v7", kb("a"), version=table_version("T", 7))
+        await d.edit(Address(alice.id, mid), "table v8", kb("a"), version=table_version("T", 8))
+        await d.edit(Address(alice.id, mid), "table v7", kb("a"), version=table_version("T", 7))
         [shown] = bot_messages(fake, alice.chat)
         assert shown.text == "table v8"
         assert fake.stats.calls["editMessageText"] == 1
         # the same version again, a newer one, another table's: they go out
-        await d.edit(alice.id, mid, "table v8 again", kb("a"), version=table_version("T", 8))
+        await d.edit(
+            Address(alice.id, mid), "table v8 again", kb("a"), version=table_version("T", 8)
+        )
         assert shown.text == "table v8 again"
-        await d.edit(alice.id, mid, "table v9", kb("a"), version=table_version("T", 9))
+        await d.edit(Address(alice.id, mid), "table v9", kb("a"), version=table_version("T", 9))
         assert shown.text == "table v9"
-        await d.edit(alice.id, mid, "another table", kb("a"), version=table_version("U", 1))
+        await d.edit(
+            Address(alice.id, mid), "another table", kb("a"), version=table_version("U", 1)
+        )
         assert shown.text == "another table"
         # a failed edit forgets the content, not the version: older stays out
-        outgoing.shown.memory.forget((alice.id, mid))
-        assert not outgoing.shown.memory.admit((alice.id, mid), "t", "m", table_version("U", 0))
-        assert outgoing.shown.memory.admit((alice.id, mid), "t", "m", table_version("U", 1))
+        outgoing.shown.memory.forget(Address(alice.id, mid))
+        assert not outgoing.shown.memory.admit(
+            Address(alice.id, mid), "t", "m", table_version("U", 0)
+        )
+        assert outgoing.shown.memory.admit(Address(alice.id, mid), "t", "m", table_version("U", 1))
     finally:
         await d.aclose()
         await bot.session.close()
@@ -293,7 +299,7 @@ async def test_not_modified_from_telegram_is_success(
 ) -> None:
     msg = await bot.send_message(alice.id, "hello")
     # another process's memory of it is lost: Telegram answers "not modified"
-    await limiter.forget(alice.id, msg.message_id)
+    await limiter.forget(Address(alice.id, msg.message_id))
     assert await bot.edit_message_text("hello", chat_id=alice.id, message_id=msg.message_id)
     assert fake.stats.errors[("editMessageText", 400)] == 1
     assert outgoing.stats.noop == 1
@@ -307,7 +313,7 @@ async def test_failed_edit_forgets_the_content(
 ) -> None:
     with pytest.raises(TelegramBadRequest, match="not found"):
         await bot.edit_message_text("x", chat_id=alice.id, message_id=999)
-    assert await limiter.last_digest(alice.id, 999) is None
+    assert await limiter.last_digest(Address(alice.id, 999)) is None
 
 
 async def test_other_processes_share_the_memory(
@@ -549,7 +555,7 @@ async def test_delivery_send_and_forbidden(
     assert bot_messages(fake, alice.chat)[0].text == "hi"
     alice.block()
     assert await delivery.send(alice.id, "hi again") is None
-    assert await delivery.edit(alice.id, msg.message_id, "changed", kb("x")) is None
+    assert await delivery.edit(Address(alice.id, msg.message_id), "changed", kb("x")) is None
     assert forbidden_calls.read() == [(alice.id, Forbidden.BLOCKED)] * 2
     assert delivery.stats.forbidden == 2
 
@@ -559,11 +565,13 @@ async def test_now_edits_at_once_and_keeps_the_keyboard(
 ) -> None:
     msg = await delivery.send(alice.id, "v1", kb("play"))
     assert msg is not None
-    assert await delivery.edit(alice.id, msg.message_id, "v2", kb("play")) == msg.message_id
+    assert (
+        await delivery.edit(Address(alice.id, msg.message_id), "v2", kb("play")) == msg.message_id
+    )
     shown = bot_messages(fake, alice.chat)[0]
     assert shown.text == "v2"
     assert shown.button_texts == ["play"]
-    await delivery.edit(alice.id, msg.message_id, "v2", kb("play"))  # no-op
+    await delivery.edit(Address(alice.id, msg.message_id), "v2", kb("play"))  # no-op
     assert shown.edits == 1
     assert delivery.stats.noop == 1
 
@@ -574,7 +582,7 @@ async def test_soon_edits_coalesce_to_the_newest(
     msg = await delivery.send(alice.id, "v0", kb("a"))
     assert msg is not None
     for i in range(1, 6):
-        await delivery.edit(alice.id, msg.message_id, f"v{i}", kb("a"), Urgency.SOON)
+        await delivery.edit(Address(alice.id, msg.message_id), f"v{i}", kb("a"), Urgency.SOON)
     assert bot_messages(fake, alice.chat)[0].text == "v0"  # nothing yet
     await delivery.flush()
     shown = bot_messages(fake, alice.chat)[0]
@@ -591,8 +599,8 @@ async def test_scheduler_sends_pending_edits_when_due(
     msg = await delivery.send(alice.id, "v0")
     assert msg is not None
     start = clock.now
-    await delivery.edit(alice.id, msg.message_id, "v1", urgency=Urgency.SOON)
-    await delivery.edit(alice.id, msg.message_id, "v2", urgency=Urgency.SOON)
+    await delivery.edit(Address(alice.id, msg.message_id), "v1", urgency=Urgency.SOON)
+    await delivery.edit(Address(alice.id, msg.message_id), "v2", urgency=Urgency.SOON)
     await fake.world.wait_for(lambda: bot_messages(fake, alice.chat)[0].text == "v2")
     assert clock.now >= start + delivery.soon_delay  # it waited on the (manual) clock
     assert bot_messages(fake, alice.chat)[0].edits == 1
@@ -608,7 +616,9 @@ async def test_table_edits_are_throttled(
     sent_at: list[float] = []
     for round_no in range(1, 4):
         for i in range(3):
-            await delivery.edit(group.id, msg.message_id, f"t{round_no}.{i}", urgency=Urgency.TABLE)
+            await delivery.edit(
+                Address(group.id, msg.message_id), f"t{round_no}.{i}", urgency=Urgency.TABLE
+            )
         want = f"t{round_no}.2"
 
         def shows(w: str = want) -> bool:
@@ -641,7 +651,10 @@ async def test_a_table_edit_with_its_own_gap_keeps_it_and_the_reserve(
     for round_no in range(1, 4):
         for i in range(3):
             await delivery.edit(
-                group.id, msg.message_id, f"t{round_no}.{i}", urgency=Urgency.TABLE, gap=gap
+                Address(group.id, msg.message_id),
+                f"t{round_no}.{i}",
+                urgency=Urgency.TABLE,
+                gap=gap,
             )
         want = f"t{round_no}.2"
 
@@ -658,7 +671,7 @@ async def test_a_table_edit_with_its_own_gap_keeps_it_and_the_reserve(
     sends = [await delivery.send(group.id, f"g{i}") for i in range(window.limit - window.reserve)]
     assert all(s is not None for s in sends)
     start = clock.now
-    await delivery.edit(group.id, msg.message_id, "held", urgency=Urgency.TABLE, gap=gap)
+    await delivery.edit(Address(group.id, msg.message_id), "held", urgency=Urgency.TABLE, gap=gap)
     await fake.world.wait_for(lambda: bot_messages(fake, group)[0].text == "held")
     assert clock.now - start >= gap - 1e-6  # held past the delivery's max_hold of 4 s
     assert delivery.max_hold < gap
@@ -674,7 +687,9 @@ async def test_later_edits_are_throttled_per_message(
     sent_at: list[float] = []
     for round_no in range(1, 4):
         for i in range(3):
-            await delivery.edit(alice.id, msg.message_id, f"w{round_no}.{i}", urgency=Urgency.LATER)
+            await delivery.edit(
+                Address(alice.id, msg.message_id), f"w{round_no}.{i}", urgency=Urgency.LATER
+            )
         want = f"w{round_no}.2"
 
         def shows(w: str = want) -> bool:
@@ -694,11 +709,11 @@ async def test_soon_overrides_a_pending_later(
     """A watcher who now has to move: his pending edit goes out within soon_delay."""
     msg = await delivery.send(alice.id, "w0")
     assert msg is not None
-    await delivery.edit(alice.id, msg.message_id, "w1", urgency=Urgency.LATER)
+    await delivery.edit(Address(alice.id, msg.message_id), "w1", urgency=Urgency.LATER)
     await fake.world.wait_for(lambda: bot_messages(fake, alice.chat)[0].text == "w1")
     start = clock.now
-    await delivery.edit(alice.id, msg.message_id, "w2", urgency=Urgency.LATER)
-    await delivery.edit(alice.id, msg.message_id, "your move", urgency=Urgency.SOON)
+    await delivery.edit(Address(alice.id, msg.message_id), "w2", urgency=Urgency.LATER)
+    await delivery.edit(Address(alice.id, msg.message_id), "your move", urgency=Urgency.SOON)
     await fake.world.wait_for(lambda: bot_messages(fake, alice.chat)[0].text == "your move")
     assert clock.now - start < delivery.later_delay
     assert bot_messages(fake, alice.chat)[0].edits == 2
@@ -717,10 +732,12 @@ async def test_watchers_edits_leave_the_chats_reserve_to_urgent_ones(
     assert reserve >= 1
     msg = await delivery.send(alice.id, "v0")
     assert msg is not None
-    await delivery.edit(alice.id, msg.message_id, "v1", urgency=Urgency.NOW)  # bucket now empty
+    await delivery.edit(
+        Address(alice.id, msg.message_id), "v1", urgency=Urgency.NOW
+    )  # bucket now empty
     start = clock.now
-    await delivery.edit(alice.id, msg.message_id, "w1", urgency=Urgency.LATER)
-    await delivery.edit(alice.id, msg.message_id, "w2", urgency=Urgency.LATER)
+    await delivery.edit(Address(alice.id, msg.message_id), "w1", urgency=Urgency.LATER)
+    await delivery.edit(Address(alice.id, msg.message_id), "w2", urgency=Urgency.LATER)
     await fake.world.wait_for(lambda: bot_messages(fake, alice.chat)[0].text == "w2")
     # it went only once the window had 1 + reserve free: the send and the edit left it
     assert clock.now - start >= limiter.config.per_chat.seconds - 1e-6
@@ -728,7 +745,7 @@ async def test_watchers_edits_leave_the_chats_reserve_to_urgent_ones(
     assert await free(limiter, limiter.keys.rate_chat(alice.id)) >= reserve
     # an urgent edit right after still finds a token: no wait on the limiter
     waits = delivery.stats.waits
-    await delivery.edit(alice.id, msg.message_id, "v2", urgency=Urgency.NOW)
+    await delivery.edit(Address(alice.id, msg.message_id), "v2", urgency=Urgency.NOW)
     assert bot_messages(fake, alice.chat)[0].text == "v2"
     assert delivery.stats.waits == waits
 
@@ -738,8 +755,8 @@ async def test_now_supersedes_pending_and_order_is_kept(
 ) -> None:
     msg = await delivery.send(alice.id, "v0")
     assert msg is not None
-    await delivery.edit(alice.id, msg.message_id, "old", urgency=Urgency.SOON)
-    await delivery.edit(alice.id, msg.message_id, "new", urgency=Urgency.NOW)
+    await delivery.edit(Address(alice.id, msg.message_id), "old", urgency=Urgency.SOON)
+    await delivery.edit(Address(alice.id, msg.message_id), "new", urgency=Urgency.NOW)
     await delivery.flush()
     shown = bot_messages(fake, alice.chat)[0]
     assert shown.text == "new"
@@ -774,12 +791,12 @@ async def test_a_queued_update_takes_its_tokens_first_then_the_newest_content(
         return await real_prepay(chat_id, priority, **where)
 
     monkeypatch.setattr(outgoing, "prepay", slow_prepay)
-    await delivery.edit(alice.id, msg.message_id, "s1", urgency=Urgency.SOON)
+    await delivery.edit(Address(alice.id, msg.message_id), "s1", urgency=Urgency.SOON)
     await asyncio.wait_for(queued.wait(), 5)
-    await delivery.edit(alice.id, msg.message_id, "s2", urgency=Urgency.SOON)
-    await asyncio.wait_for(delivery.edit(alice.id, msg.message_id, "n1", kb("x")), 5)
+    await delivery.edit(Address(alice.id, msg.message_id), "s2", urgency=Urgency.SOON)
+    await asyncio.wait_for(delivery.edit(Address(alice.id, msg.message_id), "n1", kb("x")), 5)
     assert bot_messages(fake, alice.chat)[0].text == "n1"  # not behind the queued one
-    await delivery.edit(alice.id, msg.message_id, "s3", urgency=Urgency.SOON)
+    await delivery.edit(Address(alice.id, msg.message_id), "s3", urgency=Urgency.SOON)
     chat_bucket = limiter.keys.rate_chat(alice.id)
     tokens = await free(limiter, chat_bucket)
     gate.set()
@@ -820,9 +837,9 @@ async def test_an_overtaken_or_noop_queued_update_gives_its_tokens_back(
     async def tokens() -> float:
         return await free(limiter, chat_bucket)
 
-    await delivery.edit(alice.id, msg.message_id, "s1", urgency=Urgency.SOON)
+    await delivery.edit(Address(alice.id, msg.message_id), "s1", urgency=Urgency.SOON)
     await asyncio.wait_for(queued.wait(), 5)
-    await delivery.edit(alice.id, msg.message_id, "n1")  # newer: s1 is overtaken
+    await delivery.edit(Address(alice.id, msg.message_id), "n1")  # newer: s1 is overtaken
     before = await tokens()
     gate.set()
     await delivery.flush()
@@ -831,7 +848,7 @@ async def test_an_overtaken_or_noop_queued_update_gives_its_tokens_back(
     # an update that would change nothing: its tokens come back too
     queued.clear()
     gate.clear()
-    await delivery.edit(alice.id, msg.message_id, "n1", urgency=Urgency.SOON)
+    await delivery.edit(Address(alice.id, msg.message_id), "n1", urgency=Urgency.SOON)
     await asyncio.wait_for(queued.wait(), 5)
     before = await tokens()
     gate.set()
@@ -863,9 +880,9 @@ async def test_a_queued_update_survives_a_failed_token_request(
         return await real_prepay(chat_id, priority, **where)
 
     monkeypatch.setattr(outgoing, "prepay", flaky_prepay)
-    await delivery.edit(alice.id, msg.message_id, "s1", urgency=Urgency.SOON)
+    await delivery.edit(Address(alice.id, msg.message_id), "s1", urgency=Urgency.SOON)
     await asyncio.wait_for(failed.wait(), 5)
-    await delivery.edit(alice.id, msg.message_id, "s2", urgency=Urgency.SOON)
+    await delivery.edit(Address(alice.id, msg.message_id), "s2", urgency=Urgency.SOON)
     await delivery.flush()
     assert bot_messages(fake, alice.chat)[0].text == "s2"
     assert fake.world.outbox[-1]["text"] == "s2"
@@ -878,13 +895,13 @@ async def test_gone_message_is_sent_anew(
     assert msg is not None
     await bot.delete_message(alice.id, msg.message_id)
     clock.advance(5)
-    new_id = await delivery.edit(alice.id, msg.message_id, "v1", kb("a"))
+    new_id = await delivery.edit(Address(alice.id, msg.message_id), "v1", kb("a"))
     assert new_id is not None
     assert new_id != msg.message_id
     assert delivery.events.drain() == [Replaced(alice.id, msg.message_id, new_id)]
     # later edits of the old id reach the new message
     clock.advance(5)
-    await delivery.edit(alice.id, msg.message_id, "v2", kb("a"), Urgency.SOON)
+    await delivery.edit(Address(alice.id, msg.message_id), "v2", kb("a"), Urgency.SOON)
     await delivery.flush()
     [shown] = bot_messages(fake, alice.chat)
     assert shown.message_id == new_id
@@ -954,10 +971,10 @@ async def test_settled_tells_when_the_content_or_newer_went_out(
     assert msg is not None
     mid = msg.message_id
     clock.advance(5)
-    await delivery.edit(alice.id, mid, "v1", None, Urgency.TABLE)
-    first = delivery.settled(alice.id, mid)
-    await delivery.edit(alice.id, mid, "v2", None, Urgency.TABLE)
-    second = delivery.settled(alice.id, mid)
+    await delivery.edit(Address(alice.id, mid), "v1", None, Urgency.TABLE)
+    first = delivery.settled(Address(alice.id, mid))
+    await delivery.edit(Address(alice.id, mid), "v2", None, Urgency.TABLE)
+    second = delivery.settled(Address(alice.id, mid))
     await asyncio.sleep(0)
     assert not first.done()
     assert not second.done()
@@ -965,9 +982,11 @@ async def test_settled_tells_when_the_content_or_newer_went_out(
     assert first.result() is True
     assert second.result() is True
     assert [m.text for m in bot_messages(fake, alice.chat)] == ["v2"]
-    assert delivery.settled(alice.id, mid).result() is True  # nothing asked since
+    assert delivery.settled(Address(alice.id, mid)).result() is True  # nothing asked since
     clock.advance(5)
-    await delivery.edit(alice.id, mid, "x" * 5000, None, Urgency.SOON)  # Telegram refuses it
-    failed = delivery.settled(alice.id, mid)
+    await delivery.edit(
+        Address(alice.id, mid), "x" * 5000, None, Urgency.SOON
+    )  # Telegram refuses it
+    failed = delivery.settled(Address(alice.id, mid))
     await delivery.flush()
     assert failed.result() is False

@@ -29,6 +29,7 @@ from telegram_bot.buttons.moves import (
     throw_room,
 )
 from telegram_bot.delivery import Delivery, Urgency
+from telegram_bot.delivery.address import Address
 from telegram_bot.handlers.game import alert
 from telegram_bot.publishing.hands import HandPlacement
 from telegram_bot.publishing.lobby_messages import LobbyMessages
@@ -81,21 +82,19 @@ class Recorder:
 
     async def edit(
         self,
-        chat_id: int,
-        message_id: int,
+        to: Address,
         text: str,
         markup: InlineKeyboardMarkup | None = None,
         urgency: Urgency = Urgency.NOW,
         version: str = "",
-        receiver: int | None = None,
         gap: float | None = None,
-    ) -> int:
-        self.edits.append((chat_id, message_id, urgency))
+    ) -> int | None:
+        self.edits.append((*to.key, urgency))  # a hand in the group: minus its id
         self.by.append(PRESSING.get())
-        self.gaps[(chat_id, message_id)] = gap
-        return message_id
+        self.gaps[to.key] = gap
+        return to.message
 
-    def settled(self, chat_id: int, message_id: int) -> asyncio.Future[bool]:
+    def settled(self, to: Address) -> asyncio.Future[bool]:
         done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         done.set_result(True)
         return done

@@ -20,6 +20,7 @@ from aiogram.methods import EditMessageText, TelegramMethod
 
 from sandbox.fake_api import FakeTelegram, ManualClock, RateLimits
 from tables import LiveConfig, TableService
+from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.coalesce import Delivery, Urgency
 from telegram_bot.delivery.flood.limiter import FloodLimiter, table_version
 from telegram_bot.delivery.outgoing import install
@@ -80,12 +81,12 @@ async def test_an_older_render_from_another_process_is_dropped(
     mid = msg.message_id
     # b renders version 6 first; a's render of version 5 arrives late
     clock.advance(2)
-    await b.delivery.edit(alice.id, mid, "table v6", version=table_version("T", 6))
+    await b.delivery.edit(Address(alice.id, mid), "table v6", version=table_version("T", 6))
     clock.advance(2)
-    await a.delivery.edit(alice.id, mid, "table v5", version=table_version("T", 5))
+    await a.delivery.edit(Address(alice.id, mid), "table v5", version=table_version("T", 5))
     # queued (coalesced) edits are judged the same way when they go out
     clock.advance(2)
-    await a.delivery.edit(alice.id, mid, "table v4", None, Urgency.SOON, version="T#4")
+    await a.delivery.edit(Address(alice.id, mid), "table v4", None, Urgency.SOON, version="T#4")
     await a.delivery.flush()
     shown = [m for m in fake.messages(alice.chat) if m.message_id == mid]
     assert [m.text for m in shown] == ["table v6"]
@@ -93,7 +94,7 @@ async def test_an_older_render_from_another_process_is_dropped(
     assert a.delivery.stats.noop == 2
     # the next change, from either process, goes out
     clock.advance(2)
-    await a.delivery.edit(alice.id, mid, "table v7", version=table_version("T", 7))
+    await a.delivery.edit(Address(alice.id, mid), "table v7", version=table_version("T", 7))
     assert [m.text for m in fake.messages(alice.chat) if m.message_id == mid] == ["table v7"]
     assert fake.stats.retry_after == 0, fake.stats.refusals
 
@@ -120,12 +121,18 @@ async def test_an_edit_retried_after_a_429_never_overwrites_a_newer_one(
             mid = msg.message_id
             for i in range(2):  # the chat's burst at Telegram is spent
                 await other.send_message(alice.id, f"elsewhere {i}")
-            stale = asyncio.create_task(a.delivery.edit(alice.id, mid, "table v5", version="T#5"))
+            stale = asyncio.create_task(
+                a.delivery.edit(Address(alice.id, mid), "table v5", version="T#5")
+            )
             await held.entered()  # 429: a sleeps before its retry
             assert fake.stats.retry_after == 1
             if newer_in_a:  # the retry will carry this one instead
-                await a.delivery.edit(alice.id, mid, "table v6", None, Urgency.SOON, version="T#6")
-            await b.delivery.edit(alice.id, mid, "table v7", version="T#7")  # waits out the hold
+                await a.delivery.edit(
+                    Address(alice.id, mid), "table v6", None, Urgency.SOON, version="T#6"
+                )
+            await b.delivery.edit(
+                Address(alice.id, mid), "table v7", version="T#7"
+            )  # waits out the hold
             assert alice.chat.messages[mid].text == "table v7"
             held.release.set()
             assert await stale == mid
@@ -156,12 +163,12 @@ async def test_two_processes_space_the_edits_of_one_message(
     mid = msg.message_id
     clock.advance(10)
     if first == "now":
-        await a.delivery.edit(group.id, mid, "t1 by a", version="T#1")
+        await a.delivery.edit(Address(group.id, mid), "t1 by a", version="T#1")
     else:
-        await a.delivery.edit(group.id, mid, "t1 by a", None, Urgency.TABLE, version="T#1")
+        await a.delivery.edit(Address(group.id, mid), "t1 by a", None, Urgency.TABLE, version="T#1")
         await fake.world.wait_for(lambda: group.messages[mid].text == "t1 by a")
     edited = clock.now
-    await b.delivery.edit(group.id, mid, "t2 by b", None, Urgency.TABLE, version="T#2")
+    await b.delivery.edit(Address(group.id, mid), "t2 by b", None, Urgency.TABLE, version="T#2")
     await fake.world.wait_for(lambda: group.messages[mid].text == "t2 by b")
     assert clock.now - edited >= b.delivery.table_delay
     assert [e["text"] for e in fake.world.outbox if e["kind"] == "edit"] == ["t1 by a", "t2 by b"]
@@ -210,13 +217,13 @@ async def test_an_edit_waits_for_another_process_s_edit_in_flight(
             a.bot.session.middleware(hold)
             clock.advance(2)
             late = asyncio.create_task(
-                a.delivery.edit(alice.id, mid, "table v5", version=table_version("T", 5))
+                a.delivery.edit(Address(alice.id, mid), "table v5", version=table_version("T", 5))
             )
             await asyncio.wait_for(hold.held.wait(), 10)  # a's edit of v5 is on its way
             clock.advance(2)
             text = f"table v{b_version}"
             other = asyncio.create_task(
-                b.delivery.edit(alice.id, mid, text, version=table_version("T", b_version))
+                b.delivery.edit(Address(alice.id, mid), text, version=table_version("T", b_version))
             )
             if b_version < 5:  # older than the edit in flight: dropped at once
                 assert await asyncio.wait_for(other, 10) == mid
@@ -258,10 +265,10 @@ async def test_the_lease_of_a_stuck_process_lapses(
     hold = HoldEdit("table v5")
     a.bot.session.middleware(hold)
     clock.advance(2)
-    stuck = asyncio.create_task(a.delivery.edit(alice.id, mid, "table v5", version="T#5"))
+    stuck = asyncio.create_task(a.delivery.edit(Address(alice.id, mid), "table v5", version="T#5"))
     await asyncio.wait_for(hold.held.wait(), 10)
     started = clock.now
-    await asyncio.wait_for(b.delivery.edit(alice.id, mid, "table v6", version="T#6"), 10)
+    await asyncio.wait_for(b.delivery.edit(Address(alice.id, mid), "table v6", version="T#6"), 10)
     assert alice.chat.messages[mid].text == "table v6"
     lease = b.limiter.config.edit_lease
     assert lease <= clock.now - started < lease + 1  # b's polls moved the manual clock
@@ -286,12 +293,12 @@ async def test_an_older_edit_admitted_first_but_sent_last_does_not_win(
     a.bot.session.middleware(hold)
     clock.advance(2)
     late = asyncio.create_task(
-        a.delivery.edit(alice.id, mid, "table v5", version=table_version("T", 5))
+        a.delivery.edit(Address(alice.id, mid), "table v5", version=table_version("T", 5))
     )
     await asyncio.wait_for(hold.held.wait(), 10)  # a's edit of v5 is on its way
     clock.advance(2)
     newer = asyncio.create_task(
-        b.delivery.edit(alice.id, mid, "table v6", version=table_version("T", 6))
+        b.delivery.edit(Address(alice.id, mid), "table v6", version=table_version("T", 6))
     )
     for _ in range(10_000):  # until b finds a's edit in flight (unfixed: b overtakes it)
         if b.delivery.stats.busy or newer.done():

@@ -54,8 +54,7 @@ async def test_tokens_come_from_local_windows_while_redis_is_down(
     faulty_redis: FaultyRedis, svc: TableService
 ) -> None:
     clock = FakeClock()
-    redis = FloodLimiter(svc.kv, FloodConfig(), clock=clock)
-    limiter = FallbackFloodLimiter(redis, fallback_for=5.0)
+    limiter = FallbackFloodLimiter(svc.kv, FloodConfig(), clock=clock, fallback_for=5.0)
     assert (await limiter.take(CHAT)).wait == 0  # Redis
     faulty_redis.kill()
     window = FloodConfig().per_chat
@@ -70,17 +69,16 @@ async def test_tokens_come_from_local_windows_while_redis_is_down(
     h = await limiter.headroom(CHAT)
     assert h.overall == 0
     await limiter.refund(CHAT)  # nothing raises while Redis is down
-    await limiter.remember(CHAT, 7, "t", "m")
-    await limiter.forget(CHAT, 7)
-    assert await limiter.last_digest(CHAT, 7) is None
+    await limiter.remember(Address(CHAT, 7), "t", "m")
+    await limiter.forget(Address(CHAT, 7))
+    assert await limiter.last_digest(Address(CHAT, 7)) is None
 
 
 async def test_a_message_edited_during_the_outage_is_judged_afresh(
     outage: FaultyRedis | ClusterOutage, osvc: TableService
 ) -> None:
     clock = FakeClock()
-    redis = FloodLimiter(osvc.kv, FloodConfig(), clock=clock)
-    limiter = FallbackFloodLimiter(redis, fallback_for=5.0)
+    limiter = FallbackFloodLimiter(osvc.kv, FloodConfig(), clock=clock, fallback_for=5.0)
     a, b = EditTicket(Address(CHAT, 7), "a", "k"), EditTicket(Address(CHAT, 7), "b", "k")
     assert (await limiter.admit_edit(a))[:2] == (0, False)  # shows A (in Redis)
     clock.advance(10)
@@ -105,8 +103,7 @@ async def test_a_tables_render_waits_out_the_outage_then_is_judged(
     once Redis answers again it is judged there: older refused, no-op dropped,
     newer sent.  (Before: every edit was sent while falling back.)"""
     clock = FakeClock()
-    redis = FloodLimiter(osvc.kv, FloodConfig(), clock=clock)
-    limiter = FallbackFloodLimiter(redis, fallback_for=5.0)
+    limiter = FallbackFloodLimiter(osvc.kv, FloodConfig(), clock=clock, fallback_for=5.0)
 
     def render(version: int, text: str) -> EditTicket:
         return EditTicket(Address(CHAT, 9), text, "k", version=table_version("T", version))
@@ -140,7 +137,7 @@ async def test_what_went_out_during_the_outage_counts_after_it(
     minute spent -- it does not send a sixth message into Telegram's window."""
     clock = FakeClock()
     config = FloodConfig(per_chat=Window(100, 1.0), per_group=Window(5, 60.0))
-    a = FallbackFloodLimiter(FloodLimiter(svc.kv, config, clock=clock), fallback_for=5.0)
+    a = FallbackFloodLimiter(svc.kv, config, clock=clock, fallback_for=5.0)
     other = TableService.from_url(faulty_redis.url, LiveConfig(prefix="ff:"))
     b = FloodLimiter(other.kv, config, clock=clock)
     try:
@@ -174,9 +171,7 @@ async def test_an_answer_moves_a_calls_entries_in_redis_and_while_it_is_down(
     three, so a fourth waits (without the move it went at once).  The same
     in the in-process windows while Redis is down."""
     clock = FakeClock()
-    limiter = FallbackFloodLimiter(
-        FloodLimiter(svc.kv, FloodConfig(), clock=clock), fallback_for=5.0
-    )
+    limiter = FallbackFloodLimiter(svc.kv, FloodConfig(), clock=clock, fallback_for=5.0)
     window = FloodConfig().per_chat
     assert (window.limit, window.seconds) == (3, 4.0)
     for down in (False, True):
@@ -206,7 +201,7 @@ async def test_a_fleet_that_falls_back_at_once_spends_one_budget_not_three(
     config = FloodConfig()
     processes = 3
     fleet = [
-        FallbackFloodLimiter(FloodLimiter(osvc.kv, config, clock=clock), fleet=lambda: processes)
+        FallbackFloodLimiter(osvc.kv, config, clock=clock, fleet=lambda: processes)
         for _ in range(processes)
     ]
     outage.kill()  # every master: the many chats below sit on all of them
@@ -234,7 +229,7 @@ async def test_a_fleet_that_falls_back_at_once_spends_one_budget_not_three(
         for limiter in fleet:
             overall += (await limiter.take(chat)).wait == 0
     assert overall == config.overall.limit  # 10 each: 30, never 90
-    lone = FallbackFloodLimiter(FloodLimiter(osvc.kv, config, clock=clock))
+    lone = FallbackFloodLimiter(osvc.kv, config, clock=clock)
     assert lone.fleet is None  # alone (or never counted): the whole windows
 
 
@@ -261,9 +256,7 @@ async def test_on_a_cluster_only_the_chats_of_the_dead_master_fall_back(
     svc = TableService.from_url(outage.url, LiveConfig(prefix=outage.prefix))
     try:
         clock = FakeClock()
-        limiter = FallbackFloodLimiter(
-            FloodLimiter(svc.kv, FloodConfig(), clock=clock), fallback_for=5.0
-        )
+        limiter = FallbackFloodLimiter(svc.kv, FloodConfig(), clock=clock, fallback_for=5.0)
         assert limiter.per_chat  # a cluster: a chat falls back alone
 
         def render(chat: int, version: int) -> EditTicket:
@@ -326,8 +319,9 @@ async def test_a_render_of_the_tables_version_now_goes_out_while_its_chat_falls_
         clock = FakeClock()
 
         def limiter() -> FallbackFloodLimiter:
-            flood = FloodLimiter(svc.kv, FloodConfig(), clock=clock)
-            return FallbackFloodLimiter(flood, fallback_for=5.0, claims=svc.tables)
+            return FallbackFloodLimiter(
+                svc.kv, FloodConfig(), clock=clock, fallback_for=5.0, claims=svc.tables
+            )
 
         a, b = limiter(), limiter()  # two bot processes
 
@@ -392,8 +386,9 @@ async def test_when_the_fleet_wide_windows_master_dies_the_chats_go_on_in_redis(
     try:
         clock = FakeClock()
         config = FloodConfig(overall=Window(30, 1.5, reserve=0), per_chat=Window(100, 4.0))
-        flood = FloodLimiter(svc.kv, config, clock=clock, fleet=lambda: 3)
-        limiter = FallbackFloodLimiter(flood, fallback_for=5.0, fleet=lambda: 3)
+        limiter = FallbackFloodLimiter(
+            svc.kv, config, clock=clock, fallback_for=5.0, fleet=lambda: 3
+        )
 
         def render(version: int) -> EditTicket:
             return EditTicket(
@@ -408,15 +403,15 @@ async def test_when_the_fleet_wide_windows_master_dies_the_chats_go_on_in_redis(
         assert (await limiter.admit_edit(render(29))).wait == 0  # at once
         assert not limiter.down(chat)
         assert limiter.fallbacks == 0
-        # the share: 10 of the window's 30; the three edits above took one each
-        # (a refused one's stays counted: the share's entries have no names)
-        for _ in range(7):
+        # the share: 10 of the window's 30; the edit sent above took one (the two
+        # refused gave theirs back)
+        for _ in range(9):
             assert (await limiter.take(chat)).wait == 0
         assert (await limiter.take(chat)).wait > 0  # the share is spent
         outage.start()  # the key answers again (a promoted replica)
-        clock.advance(flood.lease.probe)
+        clock.advance(limiter.lease.probe)
         assert (await limiter.take(chat)).wait == 0  # the whole window again
-        counted = await svc.kv.store.r.zcard(flood.keys.rate_all())
+        counted = await svc.kv.store.r.zcard(limiter.keys.rate_all())
         # the share's 10 entries were charged there before the new lease's batch
         assert counted == 10 + config.lease
     finally:

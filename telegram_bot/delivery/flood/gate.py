@@ -6,28 +6,30 @@ bucket is short, or in its chat's line by rank when the chat's own windows are:
 :class:`telegram_bot.delivery.waiting_line.ChatLines`, #24), or uses the ones
 prepaid for it; tokens unused, or paid for an
 edit that changed nothing, go back; after a 429 the chat is held
-(:class:`telegram_bot.delivery.flood.hold.ChatHold`).  An edit takes its message's edit
+(:meth:`FloodLimiter.hold`), and the calls to one chat leave one at a time
+(:class:`ChatTurns`).  An edit takes its message's edit
 lease with its tokens (:class:`EditLease`): while another call's edit of the
 message is in flight it waits ``lease_poll`` and asks again."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from engine.clock import Clock
 from tables import survived
 from telegram_bot.delivery.address import Address
-from telegram_bot.delivery.flood.fallback import Limiter
-from telegram_bot.delivery.flood.hold import ChatHold
 from telegram_bot.delivery.flood.limiter import (
     BUSY,
     NOOP,
     STALE,
     EditTicket,
+    FloodLimiter,
     Headroom,
     Stamp,
     Verdict,
@@ -148,7 +150,7 @@ class FloodGate:
 
     def __init__(
         self,
-        limiter: Limiter,
+        limiter: FloodLimiter,
         *,
         sleep: Sleep,
         max_wait: float,
@@ -165,14 +167,10 @@ class FloodGate:
         self.line = WaitingLine()
         # calls that wait for a chat's OWN windows queue per chat by rank (#24)
         self.chats = ChatLines()
-        self._hold = ChatHold(limiter.redis)  # a 429's hold: straight to Redis
 
     async def headroom(self, to: Address, gap: float) -> Headroom:
-        """How long a deferrable message ``to`` a chat should hold back so urgent
-        ones keep their reserve of flood tokens, and (an edit) until the
-        message's last edit is ``gap`` old (0, 0, 0: go; always so without a
-        limiter, or when Redis cannot tell)."""
-        # the send itself will wait on (or report) the limiter
+        """:meth:`FloodLimiter.headroom`; go when Redis cannot tell (the send
+        itself will wait on, or report, the limiter)."""
         with survived(log, "flood limiter: no headroom reading for chat %s; sent at once", to.chat):
             return await self.limiter.headroom(to, gap)
         return GO
@@ -206,7 +204,7 @@ class FloodGate:
         was admitted under budget ``generation`` (its :class:`Receipt`'s; #38)."""
         what = "flood limiter: chat %s not held after a 429; its retry waits retry_after itself"
         with survived(log, what, to.chat):
-            await self._hold.hold(to, seconds)
+            await self.limiter.hold(to, seconds)  # straight to Redis
         what = "flood limiter: a 429 in chat %s not learnt from; the hold keeps the chat waiting"
         with survived(log, what, to.chat):
             await self.limiter.refused(to, admitted=generation, retry_after=seconds)
@@ -380,8 +378,45 @@ def _ticket(
 ) -> EditTicket | None:
     """What the limiter judges of an edit of message ``to`` (None: not an edit,
     a send takes its tokens only)."""
-    key = to.key
-    if key is None or digests is None:
+    if to.message is None or digests is None:
         return None
     owner = lease.owner if lease is not None else ""
     return EditTicket(to, digests[0], digests[1], version, owner, tracked=True)
+
+
+class ChatTurns:
+    """Limited calls to one chat leave this process one at a time, and a 429
+    for the chat is seen by the calls admitted before it (#28): two replies
+    admitted together into a chat whose budget Telegram says is spent would
+    each draw a 429; in turns, the second finds the first's 429
+    (:meth:`refusals` moved on since it was admitted) and is admitted again
+    -- waiting out the hold -- instead of drawing its own.  A 429 is counted
+    here once its hold is in Redis (``Outgoing``): a call that read the count
+    before its admission and finds it unchanged in its turn was admitted
+    under every hold of the refusals it counted."""
+
+    def __init__(self) -> None:
+        self._locks: dict[int, tuple[asyncio.Lock, int]] = {}
+        self._refusals: dict[int, int] = {}
+
+    def refusals(self, chat_id: int) -> int:
+        """429s this process received for ``chat_id`` so far (a 429 is rare: kept)."""
+        return self._refusals.get(chat_id, 0)
+
+    def refused(self, chat_id: int) -> None:
+        self._refusals[chat_id] = self.refusals(chat_id) + 1
+
+    @contextlib.asynccontextmanager
+    async def turn(self, chat_id: int) -> AsyncIterator[None]:
+        """The chat's turn."""
+        lock, users = self._locks.get(chat_id, (asyncio.Lock(), 0))
+        self._locks[chat_id] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[chat_id]
+            if users <= 1:  # nobody else waits: forget the lock
+                del self._locks[chat_id]
+            else:
+                self._locks[chat_id] = (lock, users - 1)

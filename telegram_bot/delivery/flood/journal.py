@@ -18,6 +18,9 @@ from bisect import bisect_left, insort
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from engine.clock import Clock
+from telegram_bot.delivery.flood.rates import Headroom, OverallEntries, Stamp, Verdict, Window
+
 SWEEP_EVERY = 1000
 """Entries recorded between two sweeps of keys whose entries all left their window."""
 
@@ -114,3 +117,66 @@ class Journal:
         """Every key's entries that still count at ``now``."""
         self.sweep(now)
         return {key: list(found) for key, found in self.entries.items()}
+
+
+class LocalWindows:
+    """Sliding windows in this process over a :class:`Journal` (the flood
+    limiter's answers while Redis is unreachable, #28), the same arithmetic as
+    the Redis scripts: all-or-nothing takes; ``buckets`` as
+    :meth:`telegram_bot.delivery.flood.limiter.FloodLimiter.buckets`, ``[0]``
+    the overall window."""
+
+    def __init__(self, journal: Journal, clock: Clock) -> None:
+        self.journal = journal
+        self.clock = clock
+
+    def take(self, buckets: list[tuple[str, Window]], cost: float) -> Verdict:
+        now, need = float(self.clock()), int(cost)
+        wait, short = 0.0, -1
+        for i, (key, window) in enumerate(buckets):
+            w = self.journal.wait(key, window.limit, window.seconds, now, need)
+            if w > wait:
+                wait, short = w, i
+        if wait > 0:
+            return Verdict(wait, short == 0)
+        name = self.journal.name()
+        for key, window in buckets:
+            self.journal.record(key, window.seconds, now, name, need)
+        chats = tuple((key, float(window.seconds)) for key, window in buckets[1:])
+        if not chats:
+            return Verdict(0.0, False, None)
+        key, window = buckets[0]  # the overall window's entries move on the answer too
+        names = tuple(f"{name}:{j}" for j in range(1, need + 1))
+        overall = OverallEntries(key, float(window.seconds), names, now)
+        return Verdict(0.0, False, Stamp(chats, name, need, overall=overall))
+
+    def stamp(self, stamp: Stamp) -> None:
+        """Telegram answered: the call's entries count from now (:class:`Stamp`)."""
+        now = float(self.clock())
+        for key, seconds in stamp.windows:
+            self.journal.restamp(key, seconds, stamp.name, stamp.cost, now)
+        if stamp.overall is not None:  # cheap here: always (#37)
+            o = stamp.overall
+            self.journal.restamp_names(o.key, o.seconds, o.names, now)
+
+    def refund(
+        self, buckets: list[tuple[str, Window]], cost: float, held: float, now: float | None = None
+    ) -> None:
+        """The ``cost`` newest entries counted ``held`` seconds ago go, in each of
+        ``buckets`` that still counts them."""
+        now = float(self.clock()) if now is None else now
+        paid = now - held + 1e-6
+        for key, window in buckets:
+            if paid > now - window.seconds:
+                self.journal.refund(key, paid, int(cost))
+
+    def headroom(self, buckets: list[tuple[str, Window]]) -> Headroom:
+        now = float(self.clock())
+        first, rest = 0.0, 0.0
+        for i, (key, window) in enumerate(buckets):
+            w = self.journal.wait(key, window.limit, window.seconds, now, 1 + window.reserve)
+            if i == 0:
+                first = w
+            else:
+                rest = max(rest, w)
+        return Headroom(first, rest)

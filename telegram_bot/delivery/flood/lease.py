@@ -55,6 +55,7 @@ class Taken(NamedTuple):
     wait: float
     entries: tuple[str, ...] = ()
     at: float = 0.0
+    shared: tuple[str, ...] = ()  # entries of the share, in the journal only (#40)
 
 
 def lease_of(entry: str) -> str:
@@ -191,15 +192,22 @@ class OverallLease:
 
     def _share(self, cost: int, now: float) -> Taken:
         """``cost`` entries of this process's share of the window while its key
-        is down, counted in the journal (no names: nothing to give back, the
-        entry counts); else the seconds to wait."""
+        is down, counted in the journal only (``shared``: given back there if
+        the message does not go out); else the seconds to wait."""
         assert self.fleet is not None
         limit = max(1, self.limit // max(1, self.fleet()))
         wait = self.journal.wait(self.bucket, limit, self.seconds, now, cost)
         if wait > 0:
             return Taken(wait)
-        self.journal.record(self.bucket, self.seconds, now, self.journal.name(), cost)
-        return Taken(0.0, (), now)
+        name = self.journal.name()
+        self.journal.record(self.bucket, self.seconds, now, name, cost)
+        return Taken(0.0, (), now, tuple(f"{name}:{j}" for j in range(1, cost + 1)))
+
+    def give_back_shared(self, entries: Sequence[str]) -> None:
+        """Entries of the share taken for a message that did not go out (its
+        chat refused, or could not be asked): out of the journal."""
+        if entries:
+            self.journal.discard(self.bucket, entries)
 
     def headroom(self, now: float) -> float:
         """Seconds until this process could take a token and leave the overall

@@ -2,61 +2,38 @@
 
 Telegram allows about one message a second in a chat (short bursts allowed),
 20 in any minute in a group and about 30 in any second overall; edits count
-like sends.  Telegram counts windows, not buckets (#28): a token bucket's burst
-plus its refill let 45 messages through in a second and 37 in a group's minute.
-Each limit here is a sliding window (:class:`Window`: at most ``limit`` entries
-in any ``seconds``, a little longer than Telegram's window for the moment
-between counting a message and its arrival), kept as a sorted set of entries
-scored by time.  An :meth:`FloodLimiter.acquire` is ONE round trip to the
-chat's own hash slot: a Lua script drops the entries that left the chat's
-windows (its chat window and, for a group, its minute) and either counts one
-entry in each of them or -- when any is full -- counts nothing and answers how
-long until it has room.  Never a partial take.
+like sends.  It counts windows, not buckets (#28: a bucket's burst plus its
+refill let 45 through in a second).  Each limit here is a :class:`Window` (at
+most ``limit`` entries in any ``seconds``, a little longer than Telegram's for
+the moment between counting a message and its arrival), kept as a sorted set of
+entries scored by time.  A take is ONE script on the chat's own hash slot: it
+drops the entries that left the chat's windows (its chat window and, for a
+group, its minute) and either counts one entry in each or -- when any is full
+-- nothing, answering how long until there is room.  Never a partial take.
 
-No hot key: every key of a chat carries the chat's hash tag
-(``rl:{c:<chat>}:...``, :class:`FloodKeys`), so the chats spread over a Redis
-Cluster.  The fleet-wide window (``rl:{all}``) is not hit per message: a
-process leases its entries in small batches (:class:`OverallLease`, ``lease``
-entries at a time, one round trip per batch) into a local allowance that the
-messages use up within ``lease_ttl`` seconds; the entries of a lease unused by
-then are removed, by name, with the next lease (never "some entries since":
-another process's, of messages that went out).
+No hot key: a chat's keys carry its hash tag (``rl:{c:<chat>}:...``,
+:class:`FloodKeys`), so chats spread over a Redis Cluster; the fleet-wide
+window (``rl:{all}``) is leased in small batches (:class:`OverallLease`) that
+a process uses up within ``lease_ttl``.  Urgent first: each window keeps a
+``reserve`` that deferrable messages leave free (:meth:`FloodLimiter.headroom`).
+The time comes from Python (``clock``), never Redis ``TIME``: tests drive the
+windows with a fake clock.  Every entry this process counts is also kept in
+its :class:`Journal` (the fallback's windows while Redis is down, charged to
+Redis after: :meth:`FloodLimiter.charge`, #28).
 
-Urgent first: each window keeps a ``reserve`` that deferrable messages (the
-coalesced updates of players who did not just act) leave free --
-:meth:`FloodLimiter.headroom` tells them how long to hold back -- so a press's
-own answer finds room even when the bot is busy, and the deferred updates
-coalesce while they wait.
-
-The time comes from Python (``clock``, default :func:`time.time`) and is passed
-into the scripts, so tests drive the windows with a fake clock and processes on
-one host agree (Redis ``TIME`` is never read).  Every entry this process counts
-is also kept in its :class:`Journal`, which the in-process fallback counts
-against while Redis is down and which :meth:`FloodLimiter.charge` adds to the
-shared windows again after (#28).
-
-The same script can first compare what a message shows -- digests of its text
-and of its keyboard, and the highest table version it showed, stored as
-``<text>:<keyboard>:<version>`` -- with an edit, described by one
-:class:`EditTicket` (:meth:`FloodLimiter.admit_edit`; a keyboard-only edit
-compares the keyboard and keeps the text): an edit of an OLDER version than the
-one shown is refused (:data:`STALE`; the content never goes backwards,
-whichever process renders it), an edit that would change nothing takes no
-token (:data:`NOOP`); an allowed edit records the new content in the same
-round trip, and (the ticket's ``owner``) takes the message's *edit lease*:
-while one call's edit of it is in flight, another's -- any process -- hears
-:data:`BUSY` and asks again a moment later, when the digest drops it if older,
-else it goes out after: edits land in version order.  The lease goes after the
-call (:meth:`FloodLimiter.release_edit`, ``forget``) or lapses after
-``edit_lease`` s.  A digest lives ``digest_ttl`` (an hour, refreshed on every
-edit): it expires with the game.  Redis is reached only through the table
-service's key-value API (``svc.kv``); failures surface as ServiceUnavailable.
-
-The default windows are a little longer than the fake Bot API's (per chat 3
-in any 3 s, group 20 in any 60 s, overall 30 in any second): the margin absorbs
-the time between our count and the server's -- which is why tokens prepaid
-long before their call are taken again (``prepaid_ttl``,
-:class:`telegram_bot.delivery.flood.gate.Prepaid`).
+The same script judges an edit (:class:`EditTicket`, :meth:`FloodLimiter.admit_edit`)
+against what its message shows -- digests of its text and keyboard and the
+highest table version it showed, ``<text>:<keyboard>:<version>``: an OLDER
+version is refused (:data:`STALE`: content never goes backwards, whichever
+process renders it), an edit that changes nothing takes no token (:data:`NOOP`);
+an admitted one records its content and takes the message's *edit lease*:
+while one call's edit is in flight another's hears :data:`BUSY` and asks again
+a moment later, so edits land in version order.  The lease goes after the call
+(:meth:`FloodLimiter.release_edit`, ``forget``) or lapses after ``edit_lease``
+s; a digest lives ``digest_ttl``.  Redis only through the table service's
+key-value API (``svc.kv``); failures surface as ServiceUnavailable -- every
+call of the protocol goes through :meth:`FloodLimiter._guard`, where
+:class:`telegram_bot.delivery.flood.fallback.FallbackFloodLimiter` falls back.
 """
 
 from __future__ import annotations
@@ -64,16 +41,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from engine.clock import Clock
 from tables import KeyValueStore
 from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.digest import check_digest, table_version
-from telegram_bot.delivery.flood.journal import Journal
+from telegram_bot.delivery.flood.journal import Journal, LocalWindows
 from telegram_bot.delivery.flood.lease import OverallLease, Taken
 from telegram_bot.delivery.flood.rates import (
     BUSY,
@@ -91,6 +69,7 @@ from telegram_bot.delivery.flood.scripts import (
     CHARGE_LUA,
     FORGET_LUA,
     HEADROOM_LUA,
+    HOLD_LUA,
     LEASE_LUA,
     MERGE_LUA,
     OVERALL_STAMP_LUA,
@@ -102,6 +81,7 @@ from telegram_bot.state.budgets import EPHEMERAL, PUBLIC, Budget, Budgets
 from telegram_bot.state.keys import FloodKeys
 
 Sleep = Callable[[float], Awaitable[Any]]
+T = TypeVar("T")
 
 To = Address | int | None
 """Where a message goes: an :class:`Address`, a chat id (a message every member
@@ -110,6 +90,10 @@ of the chat sees), or None (the overall window only)."""
 
 def address(to: To) -> Address | None:
     return Address(to) if isinstance(to, int) else to
+
+
+def chat_of(to: To) -> int | None:
+    return to.chat if isinstance(to, Address) else to
 
 
 @dataclass(frozen=True)
@@ -136,11 +120,28 @@ class EditTicket:
     @property
     def key(self) -> tuple[int, int]:
         """Where what its message shows is kept (:attr:`Address.key`)."""
-        assert self.to.key is not None, "an edit names its message"
         return self.to.key
 
 
 log = logging.getLogger(__name__)
+
+_CHAT_TAG = re.compile(r"\{c:(-?\d+)\}")
+
+
+def stamp_chat(stamp: Stamp) -> int | None:
+    """The chat whose windows ``stamp`` counts in (``None``: the overall only)."""
+    for key, _seconds in stamp.windows:
+        if found := _CHAT_TAG.search(key):
+            return int(found.group(1))
+    return None
+
+
+def share(window: Window, processes: int) -> Window:
+    """One process's share of ``window`` among ``processes`` (at least one
+    message: a fleet larger than a window still answers, one at a time)."""
+    limit = max(1, window.limit // processes)
+    return Window(limit, window.seconds, reserve=min(window.reserve, limit - 1))
+
 
 STAMP_COVERED = 0.5
 """Seconds after its take within which a call's entries move to its answer
@@ -214,12 +215,44 @@ class FloodLimiter:
             fleet=fleet if kv.cluster else None,
             recharge=self._charge_overall,
         )
+        self._hold = kv.script(HOLD_LUA)
+        # while Redis is unreachable (:mod:`telegram_bot.delivery.flood.fallback`):
+        # windows in this process, its share of each among the ``fleet`` alive (#40)
+        self.local = LocalWindows(self.journal, clock)
+        self.fleet = fleet
+        self.fallbacks = 0  # calls answered by the local windows
 
-    @property
-    def redis(self) -> FloodLimiter:
-        """The limiter whose buckets are in Redis: this one (as a
-        :class:`telegram_bot.delivery.flood.fallback.Limiter`)."""
-        return self
+    async def _guard(
+        self,
+        chat: int | None,
+        call: Callable[[], Awaitable[T]],
+        down: Callable[[], T],
+        *,
+        back: bool = True,
+    ) -> T:
+        """Every call of the limiter's protocol on ``chat``'s windows: ``call()``
+        in Redis -- or ``down()``, its answer without Redis, where
+        :class:`telegram_bot.delivery.flood.fallback.FallbackFloodLimiter` falls
+        back (``back``: the journal is charged to Redis first after an outage)."""
+        return await call()
+
+    async def _written(self, to: Address, call: Coroutine[Any, Any, None]) -> None:
+        """A message's digest written (the fallback: or touched, while down)."""
+        await call
+
+    def _local_take(self, to: To, cost: float) -> Verdict:
+        self.fallbacks += 1
+        return self.local.take(self._local_buckets(to), cost)
+
+    def _local_buckets(self, to: To) -> list[tuple[str, Window]]:
+        """The windows of a message ``to`` a chat, this process's share of each
+        (#40): every process of the fleet falls back at once when the shared
+        windows cannot be read, and N processes on the whole windows spent N
+        budgets (9 x 429 in a cluster failover).  The fleet's size is the last
+        one read."""
+        buckets = self.buckets(to)
+        n = max(1, self.fleet()) if self.fleet is not None else 1
+        return buckets if n == 1 else [(key, share(w, n)) for key, w in buckets]
 
     # ------------------------------------------------------------ buckets
     def buckets(self, to: To, budget: Budget | None = None) -> list[tuple[str, Window]]:
@@ -295,9 +328,16 @@ class FloodLimiter:
         is of its burst).  None: nothing to learn (a private chat)."""
         found = address(to)
         assert found is not None
+        if self.budgets is None or found.chat >= 0:
+            return None  # nothing to learn (and while Redis is down, nothing: the hold waits)
+        learn = lambda: self._refused(found, admitted, retry_after)  # noqa: E731
+        return await self._guard(found.chat, learn, lambda: None, back=False)
+
+    async def _refused(
+        self, found: Address, admitted: int | None, retry_after: float
+    ) -> Budget | None:
+        assert self.budgets is not None
         chat_id, ephemeral = found.chat, found.ephemeral
-        if self.budgets is None or chat_id >= 0:
-            return None
         before = await self.budget(chat_id)
         shared = False
         if before is not None and not before.counted:  # does one shared minute explain it?
@@ -336,6 +376,20 @@ class FloodLimiter:
         )
         return after
 
+    async def hold(self, to: To, seconds: float) -> None:
+        """A 429: no flood token for the windows the refused write ``to`` counted
+        in (its chat window and, for a group, its minute -- an ephemeral one's
+        while they are not counted with the group's public writes, #24; never
+        the overall one) before ``seconds`` are over, in every process:
+        Telegram counted messages our windows did not see, and the 429 is the
+        one reading of its budget we get.  Straight to Redis, one round trip."""
+        buckets = (await self.windows(to))[1:]  # [0] is the overall bucket
+        args: list[str | int | float] = [repr(float(self.clock())), repr(float(seconds))]
+        for _, window in buckets:
+            args += [window.limit, repr(float(window.seconds))]
+        self.round_trips += 1
+        await self._hold([key for key, _ in buckets], args)
+
     async def _overall(self, cost: float) -> Taken:
         """Take ``cost`` overall entries from the allowance (leasing a batch when
         it is short): their names, or the seconds to wait."""
@@ -363,9 +417,11 @@ class FloodLimiter:
             verdict = await self._chat(buckets[1:], cost, edit, chat_id, tracked)
         except BaseException:
             self.lease.give_back(taken.entries)
+            self.lease.give_back_shared(taken.shared)
             raise
         if verdict.wait != 0:
             self.lease.give_back(taken.entries)
+            self.lease.give_back_shared(taken.shared)
             return verdict
         if budget is not None:  # what its 429, if any, was admitted under (#38)
             verdict = verdict._replace(generation=budget.generation)
@@ -442,7 +498,12 @@ class FloodLimiter:
         ``tracked``: the caller stamps Telegram's answer (:meth:`stamp`); until
         then the call is one of its chat's unanswered calls, which count as
         arriving now once they are ``answer_margin`` old (#37, :data:`ACQUIRE_LUA`)."""
-        return await self._run(address(to), cost, tracked=tracked)
+        found = address(to)
+        return await self._guard(
+            chat_of(to),
+            lambda: self._run(found, cost, tracked=tracked),
+            lambda: self._local_take(found, cost),
+        )
 
     async def refund(self, to: To = None, *, cost: float = 1, held: float = 0.0) -> None:
         """Give back the entries a :meth:`take` counted ``held`` seconds ago for a
@@ -453,19 +514,21 @@ class FloodLimiter:
         of this process's leased entries it was is not known here, and giving
         back another -- one of a message that went out, or one already out of
         the window so that a newer one goes -- would let the fleet overspend."""
-        buckets = (await self.windows(to))[1:]
-        if not buckets:
-            return
-        now = float(self.clock())
-        paid = now - held + 1e-6
-        args: list[str | int | float] = [repr(now), repr(paid)]
-        for _, window in buckets:
-            args += [repr(float(window.seconds)), int(cost)]
-        self.round_trips += 1
-        await self._refund([key for key, _ in buckets], args)
-        for key, window in buckets:
-            if paid > now - window.seconds:
-                self.journal.refund(key, paid, int(cost))
+
+        async def refund() -> None:
+            buckets = (await self.windows(to))[1:]
+            if not buckets:
+                return
+            now = float(self.clock())
+            args: list[str | int | float] = [repr(now), repr(now - held + 1e-6)]
+            for _, window in buckets:
+                args += [repr(float(window.seconds)), int(cost)]
+            self.round_trips += 1
+            await self._refund([key for key, _ in buckets], args)
+            self.local.refund(buckets, cost, held, now)
+
+        local = lambda: self.local.refund(self._local_buckets(to), cost, held)  # noqa: E731
+        await self._guard(chat_of(to), refund, local)
 
     async def _charge_overall(self) -> int:
         """The journal's entries of the fleet-wide window counted there again
@@ -504,15 +567,19 @@ class FloodLimiter:
         nothing is to wait for, the edit about to go out is recorded as its last
         (in the same script), so two processes never both edit a message
         within its coalescing gap."""
+        # (falling back: no edit is spaced across processes)
+        local = lambda: self.local.headroom(self._local_buckets(to))  # noqa: E731
+        return await self._guard(chat_of(to), lambda: self._headroom_of(to, gap), local)
+
+    async def _headroom_of(self, to: To, gap: float) -> Headroom:
         overall = self.lease.headroom(float(self.clock()))
         to = address(to)
         buckets = (await self.windows(to))[1:]
         if not buckets:
             return Headroom(overall, 0.0)
         keys = [key for key, _ in buckets]
-        message = to.key if to is not None else None
-        if message is not None and gap > 0:
-            keys.append(self.keys.edited_at(*message))
+        if to is not None and to.message is not None and gap > 0:
+            keys.append(self.keys.edited_at(*to.key))
         else:
             gap = 0.0
         claim = "1" if overall <= 0 else "0"
@@ -558,38 +625,45 @@ class FloodLimiter:
 
     # ------------------------------------------------------------ digests
     async def remember(
-        self, chat_id: int, message_id: int, text_digest: str, markup_digest: str, version: str = ""
+        self, to: Address, text_digest: str, markup_digest: str, version: str = ""
     ) -> None:
         """Record what a message shows now (after a send, or its deletion: a
         lease an edit of it held goes too)."""
         check_digest(text_digest, markup_digest)
-        self.round_trips += 1
-        await self.kv.set(
-            self.keys.sent_digest(chat_id, message_id),
-            f"{text_digest}:{markup_digest}:{version}",
-            ttl_ms=self._digest_ttl_ms,
-        )
 
-    async def forget(
-        self, chat_id: int, message_id: int, lease: str = "", version: str = ""
-    ) -> None:
+        async def write() -> None:
+            self.round_trips += 1
+            value = f"{text_digest}:{markup_digest}:{version}"
+            await self.kv.set(self.keys.sent_digest(*to.key), value, ttl_ms=self._digest_ttl_ms)
+
+        await self._written(to, write())
+
+    async def forget(self, to: Address, lease: str = "", version: str = "") -> None:
         """An edit failed: the message's content is unknown -- but the highest
         table version it was asked to show is kept, so a retry or another
         process's older render still cannot go back behind it (and ``lease`` goes).
         ``version``: one it may show since (#40: sent while the chat's shared
         state was down), kept if newer."""
+        await self._written(to, self._forget_digest(to, lease, version))
+
+    async def _forget_digest(self, to: Address, lease: str = "", version: str = "") -> None:
         self.round_trips += 1
-        keys = [self.keys.sent_digest(chat_id, message_id)]
+        keys = [self.keys.sent_digest(*to.key)]
         now = repr(float(self.clock()))
         await self._forget(keys, [self._digest_ttl_ms, lease, version, now])
 
     async def stamp(self, stamp: Stamp) -> None:
         """Telegram answered the call whose entries ``stamp`` names: they count
-        from now (:class:`Stamp`; one round trip)."""
-        keys, args = self._stamp_args(stamp)
-        self.round_trips += 1
-        await self._stamp(keys, args)
-        await self._stamp_overall(stamp)
+        from now (:class:`Stamp`; one round trip); while Redis is down, in the
+        journal alone (it is charged to Redis later)."""
+
+        async def move() -> None:
+            keys, args = self._stamp_args(stamp)
+            self.round_trips += 1
+            await self._stamp(keys, args)
+            await self._stamp_overall(stamp)
+
+        await self._guard(stamp_chat(stamp), move, lambda: self.local.stamp(stamp), back=False)
 
     async def _stamp_overall(self, stamp: Stamp) -> None:
         """A call answered ``overall_stamp_after`` or more after its overall
@@ -619,14 +693,24 @@ class FloodLimiter:
         keys = [key for key, _seconds in stamp.windows]
         return keys + ([stamp.unanswered] if stamp.unanswered else []), args
 
-    async def release_edit(
-        self, chat_id: int, message_id: int, lease: str, stamp: Stamp | None = None
-    ) -> bool:
+    async def release_edit(self, to: Address, lease: str, stamp: Stamp | None = None) -> bool:
         """The edit of ``lease`` went out: its lease goes (and its entries count
         from now, ``stamp``: the same round trip).  False: the call outlived
-        it (the content is forgotten: another edit may have landed first)."""
+        it (the content is forgotten: another edit may have landed first).
+        While Redis is down the lease lapses by itself."""
+
+        def down() -> bool:
+            if stamp is not None:
+                self.local.stamp(stamp)
+            return True
+
+        return await self._guard(
+            to.chat, lambda: self._release_edit(to, lease, stamp), down, back=False
+        )
+
+    async def _release_edit(self, to: Address, lease: str, stamp: Stamp | None) -> bool:
         self.round_trips += 1
-        keys = [self.keys.sent_digest(chat_id, message_id)]
+        keys = [self.keys.sent_digest(*to.key)]
         args: list[str | int | float] = [lease, self._digest_ttl_ms, repr(float(self.clock()))]
         if stamp is not None and stamp.windows:
             more, values = self._stamp_args(stamp)
@@ -637,15 +721,15 @@ class FloodLimiter:
             await self._stamp_overall(stamp)
         return released
 
-    async def last_digest(self, chat_id: int, message_id: int) -> str | None:
+    async def last_digest(self, to: Address) -> str | None:
         """``<text>:<markup>`` a message shows (None: unknown)."""
-        shown = await self.shown(chat_id, message_id)
+        shown = await self._guard(to.chat, lambda: self.shown(to), lambda: None, back=False)
         return None if shown is None or shown[0] == "?:?" else shown[0]
 
-    async def shown(self, chat_id: int, message_id: int) -> tuple[str, str] | None:
+    async def shown(self, to: Address) -> tuple[str, str] | None:
         """(``<text>:<markup>``, ``<table>#<version>``) a message shows (None: unknown)."""
         self.round_trips += 1
-        raw = await self.kv.get(self.keys.sent_digest(chat_id, message_id))
+        raw = await self.kv.get(self.keys.sent_digest(*to.key))
         if raw is None:
             return None
         raw, _sep, _lease = raw.partition("|")  # '|<owner>@<until>': an edit lease

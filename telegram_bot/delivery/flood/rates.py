@@ -32,11 +32,6 @@ class Window:
             raise ValueError(f"bad window {self!r}: 0 <= reserve <= limit - 1 needed")
 
     @property
-    def per_second(self) -> float:
-        """The window's long-run pace (messages a second)."""
-        return self.limit / self.seconds
-
-    @property
     def ttl_ms(self) -> int:
         """How long an entry counts (then the key may go)."""
         return math.ceil(self.seconds * 1000) + 1000

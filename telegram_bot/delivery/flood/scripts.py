@@ -448,3 +448,22 @@ end
 return 0
 """
 )
+
+# KEYS the chat's window keys; ARGV now, seconds, then per window limit,
+# seconds.  Each window gets ``limit`` hold entries ('h:<i>', never given back)
+# scored so that they count until ``seconds`` are over: the window has no room
+# before (an earlier hold's entries move later, never earlier).
+HOLD_LUA = (
+    WINDOW_LUA
+    + r"""
+local now, secs = tonumber(ARGV[1]), tonumber(ARGV[2])
+for i = 1, #KEYS do
+  local b = 2 + (i - 1) * 2
+  local limit, win = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2])
+  trim(KEYS[i], now, win)
+  redis.call('ZADD', KEYS[i], unpack(scored({'GT'}, fmt(now + secs - win), 'h', limit)))
+  keep(KEYS[i], now + secs, now)
+end
+return 0
+"""
+)

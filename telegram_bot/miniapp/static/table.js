@@ -15,10 +15,13 @@ const page = {
   view: null,
   labels: {},
   selected: [],   // cards of his hand, in tap order
-  pending: null,  // the request id of the move in flight
+  pending: null,  // the move in flight (its frame): sent again after a reconnect
+  pendingSince: 0,
+  table: "",      // the table shown: asked for again after a reconnect
   retry: 500,
   refused: false,
   timerTick: null,
+  skew: 0,        // ms the server's clock is ahead of the phone's
 };
 
 // ------------------------------------------------------------------ channel
@@ -38,7 +41,9 @@ function connect() {
   page.ws = ws;
   ws.onopen = () => {
     page.retry = 500;
-    ws.send(JSON.stringify({ t: "hello", init: tg ? tg.initData : "", table: askedTable() }));
+    // the table shown, not what the URL asks now (his page or a replay may be open)
+    const table = page.table || askedTable();
+    ws.send(JSON.stringify({ t: "hello", init: tg ? tg.initData : "", table }));
   };
   ws.onmessage = (event) => receive(JSON.parse(event.data));
   ws.onclose = (event) => {
@@ -49,7 +54,16 @@ function connect() {
 }
 
 function send(frame) {
-  if (page.ws && page.ws.readyState === WebSocket.OPEN) page.ws.send(JSON.stringify(frame));
+  if (!page.ws || page.ws.readyState !== WebSocket.OPEN) return false;
+  page.ws.send(JSON.stringify(frame));
+  return true;
+}
+
+// A move sent while the channel was down, or whose answer a dropped channel
+// lost, goes again once the server said hello: its request id makes it count
+// once (applied, or answered as a duplicate or as stale).
+function resend() {
+  if (page.pending) send(page.pending);
 }
 
 function receive(frame) {
@@ -58,6 +72,8 @@ function receive(frame) {
       page.labels = frame.labels || {};
       setFaces(frame.faces);
       if (page.labels.ratings) $("to-player").title = page.labels.ratings;
+      if (frame.now) page.skew = frame.now - Date.now();  // the phone's clock may be off
+      resend();
       break;
     case "view":
       show(frame.view);
@@ -81,7 +97,7 @@ function receive(frame) {
 }
 
 function answered(frame) {
-  if (frame.id === page.pending) page.pending = null;
+  if (page.pending && frame.id === page.pending.id) page.pending = null;
   if (frame.version) document.body.dataset.moved = String(frame.version);  // his last move
   if (frame.ok) {
     say("");
@@ -102,11 +118,15 @@ function newId() {
   return Array.from(bytes, (b) => (b % 36).toString(36)).join("");
 }
 
+const PENDING_FOR = 15000;  // ms: a move never answered does not lock the page
+
 function play(action) {
   const view = page.view;
-  if (!view || page.pending) return;
-  page.pending = newId();
-  send({ t: "move", id: page.pending, v: view.version, stamp: view.stamp, a: action });
+  if (!view) return;
+  if (page.pending && Date.now() - page.pendingSince < PENDING_FOR) return;
+  page.pending = { t: "move", id: newId(), v: view.version, stamp: view.stamp, a: action };
+  page.pendingSince = Date.now();
+  send(page.pending);  // or once the channel is back (resend)
   page.selected = [];
   if (tg && tg.HapticFeedback) tg.HapticFeedback.impactOccurred("light");
   render();
@@ -162,6 +182,8 @@ function tapAttack(attack) {
 
 // ------------------------------------------------------------------ drawing
 function show(view) {
+  if (page.table && view.table !== page.table) return;  // another table's: not shown here
+  page.table = view.table;
   const before = page.view;
   if (before && view.version < before.version) return;  // never back
   const myTurnNow = view.game && view.game.legal && view.game.legal.length > 0;
@@ -188,7 +210,16 @@ function render(before = page.view) {
   renderActions(game);
   renderMoves(view, game);
   renderTimer(view);
+  renderFair(view);
   renderMainButton();
+}
+
+// The deal's commitment, as the game's first message shows it (a hash: the
+// deal's key comes with its replay, after the end).
+function renderFair(view) {
+  const el = $("fair");
+  el.textContent = view.fair ? "\u{1F512} " + (page.labels.fair || "Fair deal") + ": " + view.fair.slice(0, 16) + "\u2026" : "";
+  el.title = view.fair || "";
 }
 
 function titleOf(view) {
@@ -293,7 +324,7 @@ function renderTimer(view) {
       el.textContent = "";
       return;
     }
-    const left = Math.max(0, Math.round((view.deadline - Date.now()) / 1000));
+    const left = Math.max(0, Math.round((view.deadline - Date.now() - page.skew) / 1000));
     el.textContent = "\u23f3 " + left + "s";
     el.classList.toggle("urgent", left <= 10);
   };
