@@ -526,7 +526,7 @@ class BotApp:
         every = self.settings.render_grace / 4
         while not self.stop.is_set():
             await self.publisher.repair_due()
-            await self.publisher.page_hands.due()  # #42 point 6: a dead process's pages
+            await self.publisher.pages_due()  # #42 point 6: a dead process's pages
             backoff.reset()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.stop.wait(), every)

@@ -52,12 +52,13 @@ class PageHands:
                 if not self.shows(snap.ui, user):
                     await self.draw(snap, user, Selection.from_json(snap.ui.selections.get(user)))
 
-    async def due(self) -> list[str]:
-        """One sweep of the pages their process renews no more (it died): the
-        hands of the players left with no live page drawn; the tables."""
+    async def due(self, place: tuple[int, int] = (0, 1)) -> list[str]:
+        """One sweep of the pages their process renews no more (it died), in
+        this process's share of the shards (``place``, :meth:`OpenPages.sweep`):
+        the hands of the players left with no live page drawn; the tables."""
         if self.pages is None:
             return []
-        swept = await self.pages.sweep()
+        swept = await self.pages.sweep(place)
         for table_id, users in swept.items():
             with survived(log, "hands at %s not drawn after their pages expired", table_id):
                 await self.closed(table_id, users)

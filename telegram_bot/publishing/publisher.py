@@ -470,6 +470,12 @@ class Publisher:
         claimed and rendered again (:mod:`telegram_bot.state.pending_renders`)."""
         return await self.guard.repair_due(self.repair)
 
+    async def pages_due(self) -> list[str]:
+        """One sweep of the Mini App's pages a dead process left open (#42
+        point 6), in the same share of the shards as :meth:`repair_due`'s."""
+        marks = self.guard.marks
+        return await self.page_hands.due(marks.place if marks is not None else (0, 1))
+
     async def stop_repairs(self) -> None:
         """This process sweeps no more (its shards go to the others at once, #39)."""
         await self.guard.stop_sweeping()

@@ -206,13 +206,19 @@ class PagePresence:
         await self.kv.zrem(self.keys.due(self.shard_of(page.table)), member)
         return last
 
-    async def sweep(self) -> dict[str, list[int]]:
+    async def sweep(self, place: tuple[int, int] = (0, 1)) -> dict[str, list[int]]:
         """The pages whose process renewed them no more (it died): gone now;
         by table, the users left with no live page there (to draw their hands
-        again).  Raises :class:`tables.ServiceUnavailable`."""
+        again) -- of the shards ``k`` with ``k mod n == i`` for this process's
+        ``place`` ``(i, n)`` among the live sweepers (the render sweep's, #39:
+        idle traffic that does not grow with the processes).  Raises
+        :class:`tables.ServiceUnavailable`."""
         now = self.now_ms()
         claimed: dict[str, list[str]] = defaultdict(list)
+        me, n = place
         for shard in range(self.shards):
+            if shard % n != me:
+                continue
             due = await self._claim([self.keys.due(shard)], [now, self.batch])
             for raw in due or ():
                 table, sep, page = _text(raw).rpartition("|")

@@ -171,6 +171,9 @@ class RenderMarks:
         # dropped the dead ones from their set
         self.owner = owner or secrets.token_hex(8)
         self._cleaned: float | None = None
+        # this process's place among the live sweepers (index, count) at the
+        # last sweep: the other shard sweeps of the process take the same share
+        self.place: tuple[int, int] = (0, 1)
         self._set = kv.script(SET_LUA)
         self._keep = kv.script(KEEP_LUA)
         self._clear = kv.script(CLEAR_LUA)
@@ -267,11 +270,13 @@ class RenderMarks:
             )
         except ServiceUnavailable as e:  # its node failed: every shard, as before #39
             log.warning("render sweepers not read, sweeping every shard: %s", e)
+            self.place = (0, 1)
             return list(range(self.shards))
         if clean:
             self._cleaned = now
         names = sorted(set(live) | {self.owner})
         me, n = names.index(self.owner), len(names)
+        self.place = (me, n)
         return [k for k in range(self.shards) if k % n == me]
 
     async def leave(self) -> None:

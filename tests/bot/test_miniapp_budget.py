@@ -364,3 +364,20 @@ async def test_page_moves_are_counted_in_one_window_per_user(kv_svc: TableServic
     assert await one.allow(8)  # another player's window
     clock.advance(2.5)
     assert await two.allow(7)
+
+
+async def test_each_process_sweeps_its_share_of_the_page_shards(kv_svc: TableService) -> None:
+    """The expired pages' sweep takes the render sweep's share (#39: idle
+    traffic that does not grow with the processes): of two live sweepers,
+    each sweeps the shards ``k mod 2`` of its place, and an expired page is
+    swept by the one whose share holds it."""
+    clock = FakeClock()
+    presence = PagePresence(kv_svc.kv, ttl=10.0, shards=2, clock=clock)
+    tables = {presence.shard_of(t): t for t in (f"T{i}" for i in range(40))}
+    assert set(tables) == {0, 1}
+    for shard, table in tables.items():
+        await presence.beat(OpenPage(table, 10 + shard, f"p{shard}"))
+    clock.advance(11.0)  # both expired, their process gone
+    assert await presence.sweep((0, 2)) == {tables[0]: [10]}  # shard 0 only
+    assert await presence.sweep((0, 2)) == {}
+    assert await presence.sweep((1, 2)) == {tables[1]: [11]}
