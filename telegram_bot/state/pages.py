@@ -34,11 +34,13 @@ in :class:`telegram_bot.state.keys.PageKeys` and
 
 from __future__ import annotations
 
+import asyncio
 import math
 import secrets
 import time
 import zlib
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.clock import Clock
@@ -51,8 +53,10 @@ PAGE_FIELD = "pg"
 
 # KEYS[1] the table's chat state.  ARGV field, expires ms, the hash's ttl ms.
 BEAT_LUA = r"""
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
+for i = 3, #ARGV do
+  redis.call('HSET', KEYS[1], ARGV[i], ARGV[1])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 """
 
@@ -190,10 +194,28 @@ class PagePresence:
         """``page`` is open (opened now, or still): it lives ``ttl`` more
         seconds.  Two round trips: the field, then the index.  Raises
         :class:`tables.ServiceUnavailable`."""
+        await self.beat_many([page])
+
+    async def beat_many(self, pages: Sequence[OpenPage]) -> None:
+        """:meth:`beat` of every page in ``pages``: one script a table and one
+        ``ZADD`` a shard, all at once -- a process's renewal of its 800 pages
+        was 1,600 round trips in one burst, and the live pages' updates
+        waited behind it (p95 208 ms at 200 tables x 4 pages).  Raises
+        :class:`tables.ServiceUnavailable` (after every call was tried)."""
         until = self.now_ms() + math.ceil(self.ttl * 1000)
-        await self._beat([self._ui.table(page.table)], [page.field, until, self.ui_ttl_ms])
-        member = f"{page.table}|{page.user}:{page.page}"
-        await self.kv.zadd(self.keys.due(self.shard_of(page.table)), {member: until})
+        fields: dict[str, list[str]] = defaultdict(list)
+        members: dict[int, dict[str, int]] = defaultdict(dict)
+        for page in pages:
+            fields[page.table].append(page.field)
+            members[self.shard_of(page.table)][f"{page.table}|{page.user}:{page.page}"] = until
+        calls = [
+            self._beat([self._ui.table(table)], [until, self.ui_ttl_ms, *names])
+            for table, names in fields.items()
+        ]
+        calls += [self.kv.zadd(self.keys.due(shard), due) for shard, due in members.items()]
+        for result in await asyncio.gather(*calls, return_exceptions=True):
+            if isinstance(result, BaseException):
+                raise result
 
     async def close(self, page: OpenPage) -> bool:
         """``page`` closed: True when it was its user's last live page on its

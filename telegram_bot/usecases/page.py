@@ -6,7 +6,6 @@ below them."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -89,11 +88,7 @@ class PageTables:
         does not stop the others (raised at the end)."""
         if self.pages is None or not pages:
             return
-        presence = self.pages
-        beats = [presence.beat(OpenPage(t, u, p)) for t, u, p in pages]
-        for result in await asyncio.gather(*beats, return_exceptions=True):
-            if isinstance(result, BaseException):
-                raise result
+        await self.pages.beat_many([OpenPage(t, u, p) for t, u, p in pages])
 
     async def page_closed(self, table_id: str, user: int, page: str) -> PagesClosed | None:
         """``user``'s page ``page`` closed: his hand message brought up to date

@@ -381,3 +381,23 @@ async def test_each_process_sweeps_its_share_of_the_page_shards(kv_svc: TableSer
     assert await presence.sweep((0, 2)) == {tables[0]: [10]}  # shard 0 only
     assert await presence.sweep((0, 2)) == {}
     assert await presence.sweep((1, 2)) == {tables[1]: [11]}
+
+
+async def test_a_processs_pages_are_renewed_together(kv_svc: TableService) -> None:
+    """A process renews all its open pages at once: one script a table, one
+    ZADD a shard (800 pages were 1,600 round trips in one burst, and the
+    live pages' updates waited behind it).  Each page lives on as before and
+    expires, swept, once renewals stop."""
+    clock = FakeClock()
+    presence = PagePresence(kv_svc.kv, ttl=10.0, shards=2, clock=clock)
+    pages = [OpenPage(f"R{t}", 20 + u, f"r{t}{u}") for t in range(3) for u in range(2)]
+    await presence.beat_many(pages)
+    for t in range(3):
+        fields = await kv_svc.kv.hgetall(kv_svc.kv.table_key(f"R{t}", "ui"))
+        assert set(fields) == {p.field for p in pages if p.table == f"R{t}"}
+    clock.advance(8.0)
+    await presence.beat_many(pages)  # renewed: lives to 18
+    clock.advance(8.0)
+    assert await presence.sweep() == {}
+    clock.advance(3.0)  # 19: none renewed since 8
+    assert await presence.sweep() == {f"R{t}": [20, 21] for t in range(3)}
