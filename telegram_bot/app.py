@@ -578,6 +578,7 @@ class BotApp:
         try:
             held = await lease.take()
         except ServiceUnavailable as e:
+            _stopped_meanwhile()
             log.warning("poll lease: Redis unavailable: %s", e)
             return False
         if held != self.polls:
@@ -610,12 +611,16 @@ class BotApp:
                     with contextlib.suppress(RuntimeError):
                         await self.dp.stop_polling()
                     continue
-                with contextlib.suppress(ServiceUnavailable):
-                    if not await lease.take():
-                        log.warning("poll lease lost to another process: polling stops")
-                        self.polls = False
-                        with contextlib.suppress(RuntimeError):
-                            await self.dp.stop_polling()
+                try:
+                    held = await lease.take()
+                except ServiceUnavailable:  # it goes on: nobody else can take it now
+                    _stopped_meanwhile()
+                    held = True
+                if not held:
+                    log.warning("poll lease lost to another process: polling stops")
+                    self.polls = False
+                    with contextlib.suppress(RuntimeError):
+                        await self.dp.stop_polling()
             await polling
             if not self.polls or self.stop.is_set():
                 return
@@ -684,3 +689,13 @@ class BotApp:
             await asyncio.to_thread(self.decider.close)
         await self.svc.aclose()
         await self.bot.session.close()
+
+
+def _stopped_meanwhile() -> None:
+    """Raise CancelledError if this task is being cancelled: a stop's cancel
+    that reached a Redis call as it failed (its read timing out) came back
+    as ServiceUnavailable, and a loop that goes on through Redis faults went
+    on for good -- the polling loop kept a stopped bot running (CI)."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 
 from sandbox.fake_api import FakeTelegram, RateLimits
-from tables import LiveConfig, TableService
+from tables import LiveConfig, ServiceUnavailable, TableService
 from telegram_bot.app import BotApp
 from telegram_bot.settings import Settings
 from telegram_bot.state.poll_lease import PollLease
@@ -140,3 +140,37 @@ async def test_a_stop_while_the_lease_is_taken_stops_the_polling(
         assert task.done(), "run_polling still running after stop_polling"
     finally:
         await stop(app, task)
+
+
+async def test_a_cancel_that_reaches_the_lease_as_a_fault_still_stops_polling(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stop's cancel that reached the lease's Redis call as it failed (its
+    read timing out) came back as ServiceUnavailable, and the polling loop,
+    which goes on through Redis faults, went on for good: a stopped bot kept
+    polling (a CI run waited 60 s for it).  It stops."""
+    renewing = asyncio.Event()
+    take = PollLease.take
+
+    async def take_then_fault_on_cancel(lease: PollLease) -> bool:
+        held = await take(lease)
+        renewing.set()
+        try:
+            await asyncio.sleep(SAFETY)  # a slow reply, cancelled here
+        except asyncio.CancelledError:
+            raise ServiceUnavailable("Redis is unavailable: read timed out") from None
+        return held
+
+    app, task = await start(settings(fake, redis_url, redis_prefix))
+    try:
+        await until(lambda: app.polls, "the lease taken")
+        monkeypatch.setattr(PollLease, "take", take_then_fault_on_cancel)
+        await asyncio.wait_for(renewing.wait(), SAFETY)  # in the lease's call now
+        task.cancel()
+        done, _pending = await asyncio.wait({task}, timeout=SAFETY)
+        assert task in done, "polling went on after its task was cancelled"
+        assert task.cancelled()
+    finally:
+        monkeypatch.undo()
+        task.cancel()
+        await app.aclose()
