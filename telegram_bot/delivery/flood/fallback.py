@@ -220,7 +220,7 @@ class FallbackFloodLimiter(FloodLimiter):
             await self._forget_digest(to, version=version)
             self._touched.pop(to, None)
 
-    async def admit_edit(self, edit: EditTicket) -> Verdict:
+    async def admit_edit(self, edit: EditTicket, *, again: bool = False) -> Verdict:
         key, chat = edit.to, edit.to.chat
 
         async def judged() -> Verdict | None:
@@ -231,7 +231,7 @@ class FallbackFloodLimiter(FloodLimiter):
                 if await self._claimed_since(edit):
                     return Verdict(STALE)
                 self._held.discard(key)
-            return await FloodLimiter.admit_edit(self, edit)
+            return await FloodLimiter.admit_edit(self, edit, again=again)
 
         # a table's render held while falling back asks Redis again every
         # PROBE_EVERY s: it goes out as soon as the shared state answers (a

@@ -244,13 +244,15 @@ class FloodGate:
         line = self.line
         in_line = False
         head = Head()  # of its chat's line (#24)
+        again = False  # asked once: a window known full is asked again (#39)
         try:
             while True:
                 if edit is not None:
-                    verdict = await self.limiter.admit_edit(edit)
+                    verdict = await self.limiter.admit_edit(edit, again=again)
                 else:
                     # Outgoing stamps the answer (#37)
-                    verdict = await self.limiter.take(to, tracked=True)
+                    verdict = await self.limiter.take(to, tracked=True, again=again)
+                again = True
                 delay = verdict.wait
                 if delay in (NOOP, STALE):  # shows this, or a newer version, already
                     return False

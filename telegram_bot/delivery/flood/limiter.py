@@ -43,7 +43,7 @@ import logging
 import math
 import re
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -84,6 +84,12 @@ Sleep = Callable[[float], Awaitable[Any]]
 T = TypeVar("T")
 
 To = Address | int | None
+
+FullKey = tuple[tuple[tuple[str, int, float], ...], float]
+"""A chat's windows (key, limit, seconds) and a cost (:attr:`FloodLimiter._full`)."""
+
+FULL_KEPT = 1024
+"""Windows known full kept at most before the lapsed ones are dropped."""
 """Where a message goes: an :class:`Address`, a chat id (a message every member
 of the chat sees), or None (the overall window only)."""
 
@@ -221,6 +227,11 @@ class FloodLimiter:
         self.local = LocalWindows(self.journal, clock)
         self.fleet = fleet
         self.fallbacks = 0  # calls answered by the local windows
+        # a chat's windows this process was refused by -> until when they are
+        # full (#39: asked again before, they cost a script of 5 commands to
+        # refuse the same; other processes only fill them more, a refund here
+        # forgets it -- one elsewhere is waited out)
+        self._full: dict[FullKey, float] = {}
 
     async def _guard(
         self,
@@ -399,17 +410,29 @@ class FloodLimiter:
         return taken
 
     async def _run(
-        self, to: Address | None, cost: float, edit: EditTicket | None = None, tracked: bool = False
+        self,
+        to: Address | None,
+        cost: float,
+        edit: EditTicket | None = None,
+        tracked: bool = False,
+        again: bool = False,
     ) -> Verdict:
         """Overall entries from the allowance, then ONE script on the chat's slot:
         its windows (and for an ``edit`` the message's digest and edit lease).
-        The overall entries go back, by name, when the chat's refuse."""
+        The overall entries go back, by name, when the chat's refuse.  A new
+        call (not ``again``, after waiting) to a chat whose windows refused one
+        a moment ago waits as long without asking them (#39)."""
         chat_id = to.chat if to is not None else None
         budget = await self.budget(chat_id)
         buckets = self.buckets(to, budget)
         for _, window in buckets:
             if cost > window.limit or cost != int(cost):
                 raise ValueError(f"cost {cost} does not fit {window!r}")
+        full = 0.0 if again else self._full_for(buckets[1:], cost)
+        if full > 0:  # refused a moment ago: only what the message shows is judged
+            if edit is None:
+                return Verdict(full, False)
+            return await self._chat([], cost, edit, chat_id, refused=full)
         taken = await self._overall(cost)
         if taken.wait > 0:
             return Verdict(taken.wait, True)
@@ -438,10 +461,13 @@ class FloodLimiter:
         edit: EditTicket | None,
         chat_id: int | None = None,
         tracked: bool = False,
+        refused: float = 0.0,
     ) -> Verdict:
         """The chat's script: ``chat_id``'s unanswered calls count as arriving
         now once ``answer_margin`` old; ``tracked``: this one joins them until
-        :meth:`stamp` (else it counts from its take alone)."""
+        :meth:`stamp` (else it counts from its take alone).  ``refused``: the
+        chat's windows are known full for that long (an ``edit``'s digest and
+        lease are judged, and it waits that long unless dropped)."""
         if not buckets and edit is None:
             return Verdict(0.0)
         td, md, version, owner = "*", "", "", ""  # no edit: the script skips the digest
@@ -474,10 +500,13 @@ class FloodLimiter:
             args += [repr(float(c.edit_lease)), repr(float(c.answer_margin)), int(tracked)]
         else:
             args += [0, 0, 0]
+        args.append(repr(refused) if refused > 0 else "")
         keys += [unanswered] if unanswered else []
         self.round_trips += 1
         wait, _sep, _short = _answer(await self._script(keys, args)).partition(";")
         if float(wait) != 0:
+            if float(wait) > 0 and buckets:
+                self._note_full(buckets, cost, now + float(wait))
             return Verdict(float(wait), False)
         for key, window in buckets:
             self.journal.record(key, window.seconds, now, name, int(cost))
@@ -487,21 +516,50 @@ class FloodLimiter:
         stamp = Stamp(windows, name, int(cost), unanswered if tracked else "", at=now)
         return Verdict(0.0, False, stamp)
 
+    def _full_for(self, buckets: list[tuple[str, Window]], cost: float) -> float:
+        """Seconds ``buckets`` are still known full for ``cost`` (0: ask Redis)."""
+        if not buckets:
+            return 0.0
+        key = (tuple((k, w.limit, w.seconds) for k, w in buckets), cost)
+        until = self._full.get(key)
+        if until is None:
+            return 0.0
+        left = until - float(self.clock())
+        if left <= 0:
+            del self._full[key]
+            return 0.0
+        return left
+
+    def _note_full(self, buckets: list[tuple[str, Window]], cost: float, until: float) -> None:
+        if len(self._full) >= FULL_KEPT:  # the lapsed ones go
+            now = float(self.clock())
+            self._full = {k: t for k, t in self._full.items() if t > now}
+        self._full[(tuple((k, w.limit, w.seconds) for k, w in buckets), cost)] = until
+
+    def _forget_full(self, keys: Iterable[str]) -> None:
+        """Entries of these windows went back: they may have room again."""
+        gone = set(keys)
+        for key in [k for k in self._full if any(b[0] in gone for b in k[0])]:
+            del self._full[key]
+
     async def acquire(self, to: To = None, *, cost: float = 1) -> float:
         """Take ``cost`` tokens for a message ``to`` a chat (``None``: the overall
         bucket only): 0 when taken, else the seconds to wait (nothing taken)."""
         return (await self.take(to, cost=cost)).wait
 
-    async def take(self, to: To = None, *, cost: float = 1, tracked: bool = False) -> Verdict:
+    async def take(
+        self, to: To = None, *, cost: float = 1, tracked: bool = False, again: bool = False
+    ) -> Verdict:
         """:meth:`acquire`, also telling whether the overall bucket is short
         (:meth:`buckets`: an ephemeral message counts in its receiver's windows).
         ``tracked``: the caller stamps Telegram's answer (:meth:`stamp`); until
         then the call is one of its chat's unanswered calls, which count as
-        arriving now once they are ``answer_margin`` old (#37, :data:`ACQUIRE_LUA`)."""
+        arriving now once they are ``answer_margin`` old (#37, :data:`ACQUIRE_LUA`).
+        ``again``: asked again after waiting (see :meth:`_run`)."""
         found = address(to)
         return await self._guard(
             chat_of(to),
-            lambda: self._run(found, cost, tracked=tracked),
+            lambda: self._run(found, cost, tracked=tracked, again=again),
             lambda: self._local_take(found, cost),
         )
 
@@ -525,6 +583,7 @@ class FloodLimiter:
                 args += [repr(float(window.seconds)), int(cost)]
             self.round_trips += 1
             await self._refund([key for key, _ in buckets], args)
+            self._forget_full(key for key, _ in buckets)
             self.local.refund(buckets, cost, held, now)
 
         local = lambda: self.local.refund(self._local_buckets(to), cost, held)  # noqa: E731
@@ -595,7 +654,7 @@ class FloodLimiter:
         chat, _sep, edit = _answer(await self._headroom(keys, args)).partition(";")
         return Headroom(overall, float(chat), float(edit or 0))
 
-    async def admit_edit(self, edit: EditTicket) -> Verdict:
+    async def admit_edit(self, edit: EditTicket, *, again: bool = False) -> Verdict:
         """Judge ``edit`` against what its message shows and take what it needs, in
         ONE script on the chat's slot (after the overall allowance): :data:`STALE`
         (the message shows a newer version) or :data:`NOOP` (it shows exactly
@@ -604,11 +663,11 @@ class FloodLimiter:
         its token taken (none when ``prepaid``), the new content recorded, the
         lease taken for ``owner``; else the seconds to wait, nothing taken
         (``overall``: the overall bucket is the short one).  Never sleeps: the
-        caller waits and asks again (:class:`telegram_bot.delivery.flood.gate.FloodGate`)."""
+        caller waits and asks ``again`` (:class:`telegram_bot.delivery.flood.gate.FloodGate`)."""
         check_digest(edit.text_digest, edit.markup_digest)
         if edit.prepaid:  # the digest and the lease alone: no bucket, no overall token
             return await self._chat([], 1, edit)
-        return await self._run(edit.to, 1, edit, tracked=edit.tracked)
+        return await self._run(edit.to, 1, edit, tracked=edit.tracked, again=again)
 
     async def wait(
         self, chat_id: int | None = None, *, sleep: Sleep = asyncio.sleep, max_wait: float = 300.0
@@ -659,8 +718,9 @@ class FloodLimiter:
 
         async def move() -> None:
             keys, args = self._stamp_args(stamp)
-            self.round_trips += 1
-            await self._stamp(keys, args)
+            if keys:  # (answered in time and not tracked: nothing to move)
+                self.round_trips += 1
+                await self._stamp(keys, args)
             await self._stamp_overall(stamp)
 
         await self._guard(stamp_chat(stamp), move, lambda: self.local.stamp(stamp), back=False)
@@ -684,13 +744,16 @@ class FloodLimiter:
         """The window keys and ARGV of STAMP_LUA; the journal's entries move too."""
         now = float(self.clock())
         args: list[str | int | float] = [repr(now), stamp.name, stamp.cost]
+        windows = stamp.windows
+        if stamp.at is not None and now - stamp.at <= self.config.chat_stamp_after:
+            windows = ()  # answered in time: they stay where they were counted (#39)
         # the TTL the take gave its keys (a second past the window) still covers
         # an entry moved this soon after: no PEXPIRE (seconds 0, #39)
         covered = stamp.at is not None and now - stamp.at <= STAMP_COVERED
-        args += [0 if covered else repr(seconds) for _key, seconds in stamp.windows]
-        for key, seconds in stamp.windows:
+        args += [0 if covered else repr(seconds) for _key, seconds in windows]
+        for key, seconds in windows:
             self.journal.restamp(key, seconds, stamp.name, stamp.cost, now)
-        keys = [key for key, _seconds in stamp.windows]
+        keys = [key for key, _seconds in windows]
         return keys + ([stamp.unanswered] if stamp.unanswered else []), args
 
     async def release_edit(self, to: Address, lease: str, stamp: Stamp | None = None) -> bool:
@@ -714,8 +777,9 @@ class FloodLimiter:
         args: list[str | int | float] = [lease, self._digest_ttl_ms, repr(float(self.clock()))]
         if stamp is not None and stamp.windows:
             more, values = self._stamp_args(stamp)
-            keys += more
-            args += values
+            if more:
+                keys += more
+                args += values
         released = bool(await self._release(keys, args))
         if stamp is not None:
             await self._stamp_overall(stamp)

@@ -70,6 +70,11 @@ class FloodConfig:
     # the soak's 429s).  Well within the overall window's margin (0.5 s): the
     # move lands before the entry would have left the window.
     overall_stamp_after: float = 0.25
+    # The same for a call's entries in its chat's windows (#39: moving them
+    # cost a command a call): answered sooner, it reached Telegram well within
+    # those windows' margin (1 s) of its take, and its entries stay where they
+    # were counted; only its record among the chat's unanswered calls goes.
+    chat_stamp_after: float = 0.25
     lease_poll: float = 0.05  # seconds between looks at another call's edit lease
     prepaid_ttl: float = 0.2  # seconds prepaid tokens still count (older: taken again)
     budget_refresh: float = 1.0  # seconds a group's learned budget is reused in a process (#24)

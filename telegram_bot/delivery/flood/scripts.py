@@ -13,7 +13,7 @@ from __future__ import annotations
 # Shared by the window scripts (prepended to each).  Every redis.call counts as
 # one command of the server (``INFO commandstats``), so each helper spends as
 # few as it can (#39): a window is counted with ZCOUNT (its stale entries go
-# only when one is added), a TTL is raised with one PEXPIRE ... GT on Redis 7.
+# at one add in eight), a TTL is raised with one PEXPIRE ... GT on Redis 7.
 WINDOW_LUA = r"""
 local function fmt(x) return string.format('%.17g', x) end
 local GT = (redis.REDIS_VERSION_NUM or 0) >= 0x070000
@@ -59,9 +59,12 @@ local function scored(head, at, name, cost)
   return head
 end
 -- count ``cost`` entries at ``now`` named '<name>:<i>' (``n`` counted before);
--- the stale entries go
+-- the stale entries go at one add in eight (#39: a command an add; a stale
+-- entry never counts, ZCOUNT and wait_for look within the window only): the
+-- names end in a process's counter in hex, so every eighth call of a process
 local function add(key, now, win, cost, name, n)
-  trim(key, now, win)
+  local last = string.sub(name, -1)
+  if last == '0' or last == '8' then trim(key, now, win) end
   redis.call('ZADD', key, unpack(scored({}, fmt(now), name, cost)))
   keep(key, now + win, now, n == 0)
 end
@@ -136,7 +139,10 @@ end
 # also holds '~', scored minus the time its key expires: the key lives
 # ``OUT_LIFE`` seconds past a call's ``age`` and is set again only when fewer
 # than ``OUT_SLACK`` remain (one PEXPIRE a minute, not one a call, #39; the
-# slack covers the processes' clocks disagreeing).
+# slack covers the processes' clocks disagreeing).  Last, ARGV: the seconds
+# the chat's windows are known full ('' = ask them, #39: the caller was
+# refused a moment ago) -- then an edit's digest and lease are judged, and
+# '<seconds>;0' answered in place of taking anything.
 ACQUIRE_LUA = (
     WINDOW_LUA
     + RECORD_LUA
@@ -173,6 +179,10 @@ if md ~= '' then
     lease = '|' .. ARGV[8] .. '@' .. string.format('%.6f', now + tonumber(ARGV[9]) / 1000)
   end
 end
+-- the chat's windows are known full (the caller was refused a moment ago,
+-- #39): what the message shows was judged, nothing is counted
+local refused = ARGV[14 + n * 3]
+if refused and refused ~= '' then return refused .. ';0' end
 local age, margin = tonumber(ARGV[11 + n * 3]), tonumber(ARGV[12 + n * 3])
 local out = age > 0 and KEYS[#KEYS]
 local lives  -- until when the key of the unanswered calls lives ('~', #39)
@@ -370,7 +380,9 @@ return 1
 # an entry given back meanwhile stays gone), and the call leaves the chat's
 # unanswered calls.  ARGV[base] now, then the entries' name and cost, then
 # each window's seconds (0: its TTL covers them already, #39); KEYS[first..]
-# the windows, then (optionally) the chat's unanswered calls.
+# the windows, then (optionally) the chat's unanswered calls.  A call answered
+# within ``chat_stamp_after`` of its take names no window (#39: its entries
+# stay where they were counted): only its unanswered record goes.
 STAMP_FN_LUA = r"""
 local function stamp(first, base)
   local now, name, cost = tonumber(ARGV[base]), ARGV[base + 1], tonumber(ARGV[base + 2])
