@@ -57,7 +57,7 @@ from tables import (
 )
 from tables.arena_runner import Woken
 from tables.timers import NO_HOOKS, TimerHooks
-from telegram_bot.delivery import Delivery, Forbidden, make_delivery
+from telegram_bot.delivery import Delivery, DeliveryConfig, Forbidden, make_delivery
 from telegram_bot.delivery.events import (
     Event,
     HeldBack,
@@ -339,11 +339,13 @@ class BotApp:
         return make_delivery(
             self.bot,
             kv=self.svc.kv if self.settings.flood_limiter else None,
-            soon_delay=self.settings.soon_delay,
-            later_delay=self.settings.later_delay,
-            table_delay=self.settings.table_delay,
-            # a hand in the group held back by the group's flood limit: said once (#24)
-            held_after=self.settings.flood_hint_after,
+            config=DeliveryConfig(
+                soon_delay=self.settings.soon_delay,
+                later_delay=self.settings.later_delay,
+                table_delay=self.settings.table_delay,
+                # a hand in the group held back by the group's flood limit: said once (#24)
+                held_after=self.settings.flood_hint_after,
+            ),
             flood=FloodConfig.with_overall(
                 self.settings.flood_overall_limit, self.settings.flood_overall_window
             ),
