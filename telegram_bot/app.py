@@ -74,6 +74,7 @@ from telegram_bot.publishing.arena_board import ArenaBoards, woke
 from telegram_bot.publishing.hands import HandPlacement
 from telegram_bot.publishing.lobby_messages import LobbyMessages
 from telegram_bot.publishing.locks import TableLocks
+from telegram_bot.publishing.parts import GroupGaps, PublisherOutlets, PublisherStores
 from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.settings import Settings
 from telegram_bot.state.budgets import BudgetRules, Budgets
@@ -268,21 +269,12 @@ class BotApp:
         # arenas (#27): their messages; their wakes come from the timers
         arenas = ArenaBoards(self.ui, delivery, HintClaims.of(self.svc), self.svc.arenas.now_ms)
         self.publisher = Publisher(
-            snapshots,
-            self.ui,
+            PublisherStores(
+                snapshots, self.ui, locks, claims, marks, HintClaims.of(self.svc), pages
+            ),
             delivery,
-            self.hands,
-            lobbies,
-            locks=locks,
-            claims=claims,
-            bot_username=username,
-            marks=marks,
-            hints=HintClaims.of(self.svc),
-            table_gap_in_group=s.table_delay_in_group,
-            later_gap_in_group=s.later_delay_in_group,
-            arenas=arenas,
-            app=self.miniapp,
-            pages=pages,
+            PublisherOutlets(self.hands, lobbies, username, arenas, self.miniapp),
+            GroupGaps(table=s.table_delay_in_group, later=s.later_delay_in_group),
         )
         press = PressButton(self.svc, self.ui, snapshots, claims, marks)
         self.cases = UseCases(
