@@ -83,7 +83,7 @@ async def test_the_bounds_of_our_own_latency_keep_their_real_seconds(
     from aiogram import Bot
 
     from tables import LiveConfig, TableService
-    from telegram_bot.delivery import make_delivery
+    from telegram_bot.delivery import DeliveryConfig, make_delivery
     from telegram_bot.delivery.flood.fallback import FallbackFloodLimiter
     from telegram_bot.delivery.flood.rates import FloodConfig
 
@@ -93,9 +93,7 @@ async def test_the_bounds_of_our_own_latency_keep_their_real_seconds(
         delivery = make_delivery(
             bot,
             kv=svc.kv,
-            soon_delay=1,
-            later_delay=2,
-            table_delay=4,
+            config=DeliveryConfig(soon_delay=1, later_delay=2, table_delay=4),
             time_scale=10,
         )
         limiter = delivery.outgoing.limiter

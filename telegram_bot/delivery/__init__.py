@@ -15,7 +15,7 @@ from aiogram import Bot
 from engine.clock import scaled
 from tables import KeyValueStore
 from telegram_bot.delivery.address import Address
-from telegram_bot.delivery.coalesce import Delivery, Urgency
+from telegram_bot.delivery.coalesce import Delivery, DeliveryConfig, Urgency
 from telegram_bot.delivery.events import Event, Events, Forbidden
 from telegram_bot.delivery.flood.fallback import FallbackFloodLimiter, RenderClaims
 from telegram_bot.delivery.flood.limiter import FloodConfig
@@ -27,10 +27,7 @@ def make_delivery(
     bot: Bot,
     *,
     kv: KeyValueStore | None,
-    soon_delay: float,
-    later_delay: float,
-    table_delay: float,
-    held_after: float | None = None,
+    config: DeliveryConfig,
     flood: FloodConfig | None = None,
     budgets: Budgets | None = None,
     time_scale: float = 1.0,
@@ -49,9 +46,9 @@ def make_delivery(
     processes alive, as last read (the fallback's share of each window, #40);
     ``claims``: whether a table's render may go out while its chat's shared
     state is down (:meth:`tables.tables.Tables.claim_render`, #40).
-    ``held_after``: a hand in the group held back by the flood limiter this
-    many seconds is told (:class:`telegram_bot.delivery.events.HeldBack`; None:
-    not watched)."""
+    ``config``: when it edits (:class:`DeliveryConfig`; its ``held_after``: a
+    hand in the group held back by the flood limiter this many seconds is told,
+    :class:`telegram_bot.delivery.events.HeldBack`; None: not watched)."""
     sleep = scaled_sleep(time_scale)
     if time_scale != 1:
         # what bounds our own latency -- an edit's HTTP call in flight, leased and
@@ -76,14 +73,7 @@ def make_delivery(
         )
     outgoing = install(bot, limiter, sleep=sleep, clock=scaled(time.monotonic, time_scale))
     return Delivery(
-        bot,
-        soon_delay=soon_delay,
-        later_delay=later_delay,
-        table_delay=table_delay,
-        clock=scaled(time.monotonic, time_scale),
-        sleep=sleep,
-        outgoing=outgoing,
-        held_after=held_after,
+        bot, config, clock=scaled(time.monotonic, time_scale), sleep=sleep, outgoing=outgoing
     )
 
 
@@ -102,6 +92,7 @@ def scaled_sleep(factor: float) -> Callable[[float], Awaitable[None]]:
 __all__ = [
     "Address",
     "Delivery",
+    "DeliveryConfig",
     "Event",
     "Events",
     "Forbidden",

@@ -32,7 +32,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from aiogram import Bot
@@ -67,7 +67,7 @@ from telegram_bot.delivery.outgoing import (
 from telegram_bot.delivery.slots import Content, Pending, Slot, Urgency
 from telegram_bot.delivery.waiting_line import ACTOR, OTHERS, OWN_VIEW, TABLE, Priority
 
-__all__ = ["Delivery", "EphemeralGone", "Urgency"]
+__all__ = ["Delivery", "DeliveryConfig", "EphemeralGone", "Urgency"]
 
 log = logging.getLogger(__name__)
 
@@ -75,38 +75,55 @@ log = logging.getLogger(__name__)
 RANKS = {Urgency.NOW: OWN_VIEW, Urgency.SOON: ACTOR, Urgency.LATER: OTHERS, Urgency.TABLE: TABLE}
 
 
+@dataclass(frozen=True)
+class DeliveryConfig:
+    """When the delivery edits (the module docstring): the product's values come
+    from the settings (``SOON_DELAY``, ``LATER_DELAY``, ``TABLE_DELAY``,
+    ``FLOOD_HINT_AFTER``); the rest are its own."""
+
+    soon_delay: float = 1.0
+    """A SOON edit goes out within this many seconds."""
+    later_delay: float = 2.0
+    """A LATER edit: at most every this many seconds per message."""
+    table_delay: float = 4.0
+    """A TABLE edit: at most every this many seconds per message."""
+    max_hold: float = 4.0
+    """A due LATER / TABLE edit waits for the limiter's headroom this long at most."""
+    held_after: float | None = None
+    """A hand in the group held back this many seconds is told (``HeldBack``);
+    None: not watched."""
+    deferred_concurrency: int = 8
+    """Deferred edits in flight at once (the rest stay pending, coalescing)."""
+    parse_mode: str | None = "HTML"
+    """Of every message sent and edited."""
+
+
 class Delivery:
-    """See the module docstring."""
+    """See the module docstring; ``config``: its timing (None: the defaults),
+    ``clock`` and ``sleep``: its time (a test's manual clock), ``outgoing``:
+    the calls' middleware of ``bot`` (None: the one installed, else a new one
+    without a flood limiter)."""
 
     def __init__(
         self,
         bot: Bot,
+        config: DeliveryConfig | None = None,
         *,
-        soon_delay: float = 1.0,
-        later_delay: float = 2.0,
-        table_delay: float = 4.0,
         clock: Clock = time.monotonic,
         sleep: Sleep = asyncio.sleep,
         outgoing: Outgoing | None = None,
-        parse_mode: str | None = "HTML",
-        deferred_concurrency: int = 8,
-        max_hold: float = 4.0,
-        held_after: float | None = None,
     ) -> None:
         self.bot = bot
-        self.soon_delay = soon_delay
-        self.later_delay = later_delay
-        self.table_delay = table_delay
+        self.config = config = config or DeliveryConfig()
         self.clock = clock
         self.sleep = sleep
-        self.parse_mode = parse_mode
         if outgoing is None:
             outgoing = find_outgoing(bot) or install(bot)
         elif find_outgoing(bot) is None:
             bot.session.middleware(outgoing)
         self.outgoing = outgoing
         self.events: Events = outgoing.events  # what it learns, for a dispatcher above
-        self.edits = MessageEdits(bot, outgoing, clock=clock, idle_after=table_delay)
+        self.edits = MessageEdits(bot, outgoing, clock=clock, idle_after=config.table_delay)
         # a new message now (``ephemeral``: to one member of the group; ``reply_to``:
         # as a reply, sent all the same if that one is gone); None: the chat is closed
         self.send = self.edits.send
@@ -118,14 +135,13 @@ class Delivery:
         self._flushing = 0
         # deferred edits in flight at once (the rest stay pending, coalescing), and
         # until when the overall bucket has no headroom for any of them
-        self._deferred_slots = asyncio.Semaphore(deferred_concurrency)
+        self._deferred_slots = asyncio.Semaphore(config.deferred_concurrency)
         self._hold_all_until = float("-inf")
-        self.max_hold = max_hold
         # ephemeral views held back by the flood limiter (#24): told as events
         # (``held_after`` None: not watched)
         self.held = HeldWatch(
-            self.events if held_after is not None else None,
-            after=held_after or 0.0,
+            self.events if config.held_after is not None else None,
+            after=config.held_after or 0.0,
             clock=clock,
             sleep=sleep,
             gaps=self._gap_due,
@@ -162,7 +178,7 @@ class Delivery:
                 chat_id=chat_id,
                 text=text,
                 reply_markup=markup,
-                parse_mode=self.parse_mode,
+                parse_mode=self.config.parse_mode,
                 ephemeral_message_parameters=params,
             )
 
@@ -264,7 +280,7 @@ class Delivery:
         if join and slot.pending is None:
             return None
         slot.seq += 1
-        content = Content(text, markup, self.parse_mode, version)
+        content = Content(text, markup, self.config.parse_mode, version)
         slot.latest = content
         self.held.asked(key, slot, content)
         if urgency is Urgency.NOW and not join:
@@ -334,10 +350,12 @@ class Delivery:
         return self.edits.slot(key)
 
     def _due(self, slot: Slot) -> float:
-        return slot.due(self.soon_delay, self.later_delay, self.table_delay)
+        c = self.config
+        return slot.due(c.soon_delay, c.later_delay, c.table_delay)
 
     def _gap_due(self, slot: Slot) -> float:
-        return slot.gap_due(self.soon_delay, self.later_delay, self.table_delay)
+        c = self.config
+        return slot.gap_due(c.soon_delay, c.later_delay, c.table_delay)
 
     def _kick(self) -> None:
         if self._runner is None or self._runner.done():
@@ -395,9 +413,10 @@ class Delivery:
             if self._flushing or pending is None or pending.urgency is Urgency.SOON:
                 await self._deliver_newest(key, slot)
                 return
-            gap = self.table_delay if pending.urgency is Urgency.TABLE else self.later_delay
+            c = self.config
+            gap = c.table_delay if pending.urgency is Urgency.TABLE else c.later_delay
             gap = gap if pending.gap is None else pending.gap
-            max_hold = max(self.max_hold, pending.gap or 0.0)
+            max_hold = max(c.max_hold, pending.gap or 0.0)
             if self.clock() - pending.created >= max_hold:  # overdue: only its gap holds
                 room = await self.outgoing.headroom(key, gap)
                 pending.spaced = max(pending.spaced, self.clock() + room.message)
@@ -448,7 +467,7 @@ class Delivery:
         except BaseException:  # Redis down, cancelled: it stays pending, due again soon
             if slot.pending is pending and pending.firing:
                 pending.firing = False
-                pending.not_before = self.clock() + self.soon_delay
+                pending.not_before = self.clock() + self.config.soon_delay
                 if not self._closed:
                     self._kick()
             raise

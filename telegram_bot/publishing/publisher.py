@@ -71,17 +71,11 @@ from telegram_bot.publishing.changes import (
     TableOffered,
     TopSent,
 )
-from telegram_bot.publishing.hands import HandPlacement, PressReply, hand_view, in_group
-from telegram_bot.publishing.lobby_messages import LobbyMessages
-from telegram_bot.publishing.locks import TableLocks
+from telegram_bot.publishing.hands import PressReply, hand_view, in_group
 from telegram_bot.publishing.page_hands import PageHands
+from telegram_bot.publishing.parts import GroupGaps, PublisherOutlets, PublisherStores
 from telegram_bot.publishing.repair import RenderGuard
-from telegram_bot.state.chat_state import ChatStateStore
-from telegram_bot.state.claims import WriteClaims
-from telegram_bot.state.hints import HintClaims
-from telegram_bot.state.pages import PagePresence
-from telegram_bot.state.pending_renders import RenderMarks
-from telegram_bot.state.snapshot import Snapshot, Snapshots, group_of, hand_target
+from telegram_bot.state.snapshot import Snapshot, group_of, hand_target
 from telegram_bot.views import texts
 from telegram_bot.views.hand import hand_screen
 from telegram_bot.views.i18n import (
@@ -91,7 +85,7 @@ from telegram_bot.views.i18n import (
     bot_commands,
 )
 from telegram_bot.views.lobby import lobby_screen, started_lobby_screen
-from telegram_bot.views.miniapp import MiniApp, menu_button
+from telegram_bot.views.miniapp import menu_button
 from telegram_bot.views.replay import render_replay
 from telegram_bot.views.table import (
     previous_game,
@@ -115,44 +109,29 @@ rendered are forgotten: a forgotten table is merely re-rendered once more)."""
 class Publisher:
     def __init__(
         self,
-        snapshots: Snapshots,
-        ui: ChatStateStore,
+        stores: PublisherStores,
         delivery: Delivery,
-        hands: HandPlacement,
-        lobbies: LobbyMessages,
-        *,
-        locks: TableLocks,
-        claims: WriteClaims,
-        bot_username: str,
-        marks: RenderMarks | None = None,
-        hints: HintClaims | None = None,
-        table_gap_in_group: float | None = None,
-        later_gap_in_group: float | None = None,
-        arenas: ArenaBoards | None = None,
-        app: MiniApp | None = None,
-        pages: PagePresence | None = None,
+        outlets: PublisherOutlets,
+        gaps: GroupGaps | None = None,
     ) -> None:
-        self.snapshots = snapshots
+        self.snapshots = snapshots = stores.snapshots
+        self.locks = locks = stores.locks
         # the hands the Mini App's open pages stand in for (#42 point 6)
-        self.page_hands = PageHands(pages, locks, snapshots, self.render_seat)
-        self.app = app  # the Mini App the hands and the table message open (#42)
-        self.ui = ui
+        self.page_hands = PageHands(stores.pages, locks, snapshots, self.render_seat)
+        self.app = outlets.app  # the Mini App the hands and the table message open (#42)
+        self.ui = stores.ui
         self.delivery = delivery
-        self.hands = hands
-        self.lobbies = lobbies
-        self.locks = locks
-        self.claims = claims  # the refreshes of writers under way
-        self.bot_username = bot_username
+        self.hands = outlets.hands
+        self.lobbies = outlets.lobbies
+        self.claims = stores.claims  # the refreshes of writers under way
+        self.bot_username = outlets.bot_username
         self.shown: OrderedDict[str, int] = OrderedDict()
         # the seats each table waited for at its last render here (:meth:`_lost_moves`)
         self.waited: OrderedDict[str, frozenset[int]] = OrderedDict()
-        self.guard = RenderGuard(marks)  # pending renders marked in Redis
-        self.hints = hints  # the flood hint's once-per-game claims (None: never given)
-        # the table message's gap while a hand is in the group (None: the delivery's)
-        self.table_gap_in_group = table_gap_in_group
-        # a watching player's hand in the group: its gap (None: the delivery's)
-        self.later_gap_in_group = later_gap_in_group
-        self.arenas = arenas  # arenas' messages (#27; None: never given)
+        self.guard = RenderGuard(stores.marks)  # pending renders marked in Redis
+        self.hints = stores.hints  # the flood hint's once-per-game claims (None: never given)
+        self.gaps = gaps or GroupGaps()  # while a hand is in the group (None: the delivery's)
+        self.arenas = outlets.arenas  # arenas' messages (#27; None: never given)
 
     def _mark_shown(self, table_id: str, version: int) -> None:
         self.shown[table_id] = max(self.shown.get(table_id, 0), version)
@@ -537,7 +516,7 @@ class Publisher:
             to = Address(*hand_target(s.user, msg, group_of(t)))
             # #24: in the group every write counts in its minute -- a player who
             # only watches the move gets the newest state less often
-            gap = self.later_gap_in_group if here and urgency is Urgency.LATER else None
+            gap = self.gaps.later if here and urgency is Urgency.LATER else None
             jobs.append(self._edit(to, text, markup, urgency, shows, table_id=t.id, gap=gap))
         group = group_of(t)
         if group is not None and ui.table_message is not None:
@@ -546,7 +525,7 @@ class Publisher:
             # #24: while a hand is in the group its own view is enough to play, and
             # every write counts in the group's minute: the table, for onlookers,
             # goes less often (the final state at once)
-            gap = self.table_gap_in_group if any(m < 0 for m in ui.hands.values()) else None
+            gap = self.gaps.table if any(m < 0 for m in ui.hands.values()) else None
             jobs.append(
                 self._edit(Address(group, ui.table_message), text, markup, urgency, shows, gap=gap)
             )

@@ -424,7 +424,7 @@ def test_window_validation() -> None:
 async def test_the_fleet_wide_rate_is_a_setting(redis_url: str, redis_prefix: str) -> None:
     """FLOOD_OVERALL_LIMIT / FLOOD_OVERALL_WINDOW (for a bot Telegram allows more)
     reach the bot's limiter; the other windows stay as they are."""
-    from telegram_bot.app import BotApp
+    from telegram_bot.app import BotApp, build_delivery
     from telegram_bot.settings import Settings
 
     defaults = Settings()
@@ -441,7 +441,7 @@ async def test_the_fleet_wide_rate_is_a_setting(redis_url: str, redis_prefix: st
     )
     app = BotApp(settings)
     try:
-        limiter = app.default_delivery().outgoing.limiter
+        limiter = build_delivery(settings, app.bot, app.svc, app.budgets).outgoing.limiter
         assert limiter is not None
         assert limiter.config.overall == Window(100, 2.0, reserve=8)
         assert limiter.config.per_group == FloodConfig().per_group

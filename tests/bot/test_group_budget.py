@@ -17,7 +17,7 @@ from aiogram.types import EphemeralMessageParameters
 from sandbox.fake_api import FakeTelegram, ManualClock, RateLimits, SimUser
 from tables import LiveConfig, TableService
 from telegram_bot.delivery.address import Address
-from telegram_bot.delivery.coalesce import Delivery, Urgency
+from telegram_bot.delivery.coalesce import Delivery, DeliveryConfig, Urgency
 from telegram_bot.delivery.flood.limiter import FloodLimiter
 from telegram_bot.delivery.outgoing import install
 from telegram_bot.state.budgets import BudgetRules, Budgets
@@ -83,7 +83,7 @@ async def test_a_retry_after_429_sends_the_newest_content_only(
 ) -> None:
     held = HeldSleep(clock)
     outgoing = install(bot, None, sleep=held)  # no limiter of ours: the fake says 429
-    delivery = Delivery(bot, outgoing=outgoing, clock=clock, soon_delay=1000.0)
+    delivery = Delivery(bot, DeliveryConfig(soon_delay=1000.0), outgoing=outgoing, clock=clock)
     try:
         msg = await delivery.send(alice.id, "v0")
         assert msg is not None

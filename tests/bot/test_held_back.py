@@ -23,7 +23,7 @@ from aiogram.types import EphemeralMessageParameters
 
 from sandbox.fake_api import Chat, FakeTelegram, RateLimits, SimUser
 from tables import LiveConfig, TableService
-from telegram_bot.delivery import Delivery, Urgency, make_delivery
+from telegram_bot.delivery import Delivery, DeliveryConfig, Urgency, make_delivery
 from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.held import HeldBack
 from tests.bot.e2e_kit import SAFETY
@@ -94,10 +94,9 @@ async def rig(redis_url: str, redis_prefix: str) -> AsyncIterator[Rig]:
         delivery = make_delivery(
             bot,
             kv=svc.kv,
-            soon_delay=0.0,
-            later_delay=GAP,
-            table_delay=GAP,
-            held_after=AFTER,
+            config=DeliveryConfig(
+                soon_delay=0.0, later_delay=GAP, table_delay=GAP, held_after=AFTER
+            ),
         )
         alice, bob = fake.add_user("Alice"), fake.add_user("Bob")
         alice.start()

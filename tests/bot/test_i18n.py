@@ -7,9 +7,9 @@ import gettext
 import re
 import shutil
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any, cast
 
+import aiogram
 import pytest
 from aiogram.types import BotCommand
 from babel.messages.catalog import Catalog
@@ -17,7 +17,7 @@ from babel.messages.extract import extract_from_file
 from babel.messages.pofile import read_po
 
 import telegram_bot
-from telegram_bot.app import BotApp
+from telegram_bot.app.menus import set_commands
 from telegram_bot.views import i18n, texts
 from telegram_bot.views.i18n import (
     COMMANDS,
@@ -262,7 +262,7 @@ async def test_set_my_commands_sends_each_scope_its_own_menu() -> None:
             calls.append((scope.type, language_code, [c.command for c in commands]))
             return True
 
-    await BotApp.set_commands(cast(BotApp, SimpleNamespace(bot=Bot())))
+    await set_commands(cast(aiogram.Bot, Bot()))
     menus = {(scope, lang): names for scope, lang, names in calls}
     assert len(menus) == len(calls)
     for lang in (*LANGUAGES, None):

@@ -602,7 +602,7 @@ async def test_scheduler_sends_pending_edits_when_due(
     await delivery.edit(Address(alice.id, msg.message_id), "v1", urgency=Urgency.SOON)
     await delivery.edit(Address(alice.id, msg.message_id), "v2", urgency=Urgency.SOON)
     await fake.world.wait_for(lambda: bot_messages(fake, alice.chat)[0].text == "v2")
-    assert clock.now >= start + delivery.soon_delay  # it waited on the (manual) clock
+    assert clock.now >= start + delivery.config.soon_delay  # it waited on the (manual) clock
     assert bot_messages(fake, alice.chat)[0].edits == 1
 
 
@@ -628,7 +628,7 @@ async def test_table_edits_are_throttled(
         sent_at.append(clock.now)
     assert bot_messages(fake, group)[0].edits == 3
     assert delivery.stats.coalesced == 6
-    assert all(b - a >= delivery.table_delay for a, b in itertools.pairwise(sent_at))
+    assert all(b - a >= delivery.config.table_delay for a, b in itertools.pairwise(sent_at))
     assert fake.stats.retry_after == 0, fake.stats.refusals
 
 
@@ -646,7 +646,7 @@ async def test_a_table_edit_with_its_own_gap_keeps_it_and_the_reserve(
     alice.add_bot_to(group)
     msg = await delivery.send(group.id, "t0")
     assert msg is not None
-    gap = 3 * delivery.table_delay
+    gap = 3 * delivery.config.table_delay
     sent_at: list[float] = []
     for round_no in range(1, 4):
         for i in range(3):
@@ -674,7 +674,7 @@ async def test_a_table_edit_with_its_own_gap_keeps_it_and_the_reserve(
     await delivery.edit(Address(group.id, msg.message_id), "held", urgency=Urgency.TABLE, gap=gap)
     await fake.world.wait_for(lambda: bot_messages(fake, group)[0].text == "held")
     assert clock.now - start >= gap - 1e-6  # held past the delivery's max_hold of 4 s
-    assert delivery.max_hold < gap
+    assert delivery.config.max_hold < gap
     assert fake.stats.retry_after == 0, fake.stats.refusals
 
 
@@ -699,8 +699,8 @@ async def test_later_edits_are_throttled_per_message(
         sent_at.append(clock.now)
     assert bot_messages(fake, alice.chat)[0].edits == 3
     assert delivery.stats.coalesced == 6
-    assert delivery.later_delay > delivery.soon_delay
-    assert all(b - a >= delivery.later_delay for a, b in itertools.pairwise(sent_at))
+    assert delivery.config.later_delay > delivery.config.soon_delay
+    assert all(b - a >= delivery.config.later_delay for a, b in itertools.pairwise(sent_at))
 
 
 async def test_soon_overrides_a_pending_later(
@@ -715,7 +715,7 @@ async def test_soon_overrides_a_pending_later(
     await delivery.edit(Address(alice.id, msg.message_id), "w2", urgency=Urgency.LATER)
     await delivery.edit(Address(alice.id, msg.message_id), "your move", urgency=Urgency.SOON)
     await fake.world.wait_for(lambda: bot_messages(fake, alice.chat)[0].text == "your move")
-    assert clock.now - start < delivery.later_delay
+    assert clock.now - start < delivery.config.later_delay
     assert bot_messages(fake, alice.chat)[0].edits == 2
 
 

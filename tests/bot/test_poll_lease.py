@@ -71,7 +71,7 @@ async def test_one_poller_at_a_time_and_the_other_takes_over(
     caplog.set_level(logging.WARNING)
     s = settings(fake, redis_url, redis_prefix)
     a, a_task = await start(s)
-    await until(lambda: a.polls, "the first process polls")
+    await until(lambda: a.polling.polls, "the first process polls")
     b, b_task = await start(s)
     try:
         alice = fake.add_user("Alice", language_code="en")
@@ -80,10 +80,10 @@ async def test_one_poller_at_a_time_and_the_other_takes_over(
         polls = fake.stats.calls["getUpdates"]
         await asyncio.sleep(3 * TTL)  # b looks at the lease several times meanwhile
         assert fake.stats.calls["getUpdates"] > polls  # a goes on polling ...
-        assert a.polls  # ... b waits
-        assert not b.polls
+        assert a.polling.polls  # ... b waits
+        assert not b.polling.polls
         await stop(a, a_task)  # a stops: its lease goes, b takes over
-        await until(lambda: b.polls, "the second process polls")
+        await until(lambda: b.polling.polls, "the second process polls")
         alice.send("/help")
         await alice.wait_message("/new", timeout=SAFETY)  # answered by b
     finally:
@@ -104,9 +104,9 @@ async def test_a_dead_holders_lease_lapses(
         app, task = await start(settings(fake, redis_url, redis_prefix))
         try:
             await asyncio.sleep(TTL)
-            assert not app.polls
+            assert not app.polling.polls
             assert fake.stats.calls["getUpdates"] == 0  # no getUpdates while it is held
-            await until(lambda: app.polls, "polling after the lease lapsed")
+            await until(lambda: app.polling.polls, "polling after the lease lapsed")
             assert await PollLease(svc.kv, TTL).holder() != "dead"
         finally:
             await stop(app, task)
@@ -163,7 +163,7 @@ async def test_a_cancel_that_reaches_the_lease_as_a_fault_still_stops_polling(
 
     app, task = await start(settings(fake, redis_url, redis_prefix))
     try:
-        await until(lambda: app.polls, "the lease taken")
+        await until(lambda: app.polling.polls, "the lease taken")
         monkeypatch.setattr(PollLease, "take", take_then_fault_on_cancel)
         await asyncio.wait_for(renewing.wait(), SAFETY)  # in the lease's call now
         task.cancel()

@@ -34,6 +34,7 @@ from telegram_bot.handlers.game import alert
 from telegram_bot.publishing.hands import HandPlacement
 from telegram_bot.publishing.lobby_messages import LobbyMessages
 from telegram_bot.publishing.locks import TableLocks
+from telegram_bot.publishing.parts import GroupGaps, PublisherOutlets, PublisherStores
 from telegram_bot.publishing.publisher import Publisher
 from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.state.claims import WriteClaims
@@ -154,15 +155,9 @@ def wire(
     hands = HandPlacement(svc, snapshots, ui, out, "testbot")
     lobbies = LobbyMessages(snapshots, ui, out, "testbot")
     publisher = Publisher(
-        snapshots,
-        ui,
+        PublisherStores(snapshots, ui, locks, claims, marks=marks),
         out,
-        hands,
-        lobbies,
-        locks=locks,
-        claims=claims,
-        bot_username="testbot",
-        marks=marks,
+        PublisherOutlets(hands, lobbies, "testbot"),
     )
     return publisher, PressButton(svc, ui, snapshots, claims, marks=marks)
 
@@ -536,16 +531,14 @@ async def test_the_group_table_goes_less_often_while_a_hand_is_in_the_group(
     out = cast(Delivery, delivery)
     snapshots = Snapshots(svc, ui)
     publisher = Publisher(
-        snapshots,
-        ui,
+        PublisherStores(snapshots, ui, TableLocks(), WriteClaims()),
         out,
-        HandPlacement(svc, snapshots, ui, out, "testbot"),
-        LobbyMessages(snapshots, ui, out, "testbot"),
-        locks=TableLocks(),
-        claims=WriteClaims(),
-        bot_username="testbot",
-        table_gap_in_group=12.0,
-        later_gap_in_group=6.0,
+        PublisherOutlets(
+            HandPlacement(svc, snapshots, ui, out, "testbot"),
+            LobbyMessages(snapshots, ui, out, "testbot"),
+            "testbot",
+        ),
+        GroupGaps(table=12.0, later=6.0),
     )
     group, table_message = -500, 77
     try:

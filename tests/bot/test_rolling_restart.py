@@ -99,9 +99,9 @@ async def test_renders_still_running_at_close_stop_before_redis_closes(
                 await asyncio.sleep(0.01)
 
         app.start_background()
-        app._spawn(endless_render())
+        app.renders.spawn(endless_render())
         # bounded: a render that never got a reply fails the test, never hangs it
         await asyncio.wait_for(busy.wait(), SAFETY)
-        task = next(iter(app._renders))
+        task = next(iter(app.renders.tasks))
         await asyncio.wait_for(app.aclose(), SAFETY)
         assert task.done()

@@ -170,7 +170,7 @@ async def test_two_processes_space_the_edits_of_one_message(
     edited = clock.now
     await b.delivery.edit(Address(group.id, mid), "t2 by b", None, Urgency.TABLE, version="T#2")
     await fake.world.wait_for(lambda: group.messages[mid].text == "t2 by b")
-    assert clock.now - edited >= b.delivery.table_delay
+    assert clock.now - edited >= b.delivery.config.table_delay
     assert [e["text"] for e in fake.world.outbox if e["kind"] == "edit"] == ["t1 by a", "t2 by b"]
     assert fake.stats.retry_after == 0, fake.stats.refusals
 

@@ -83,7 +83,7 @@ async def wait_resubscribed(h: Harness, before: int) -> None:
     assert h.bot is not None
     app = h.bot.app
     deadline = time.monotonic() + SAFETY
-    while app.subscriptions <= before:
+    while app.background.subscriptions <= before:
         assert time.monotonic() < deadline, "the notify subscriber never resubscribed"
         await asyncio.sleep(0.05)
 
@@ -100,7 +100,7 @@ async def test_kill_9_every_answer_goes_out_and_play_resumes(
     async with running(outage.url, outage.prefix, fake, **FAST_LOOPS) as h:
         ann, tid = await solo_game(h, fake)
         assert h.bot is not None
-        subscribed = h.bot.app.subscriptions
+        subscribed = h.bot.app.background.subscriptions
         before = await acts(h, tid)
         msg = await hand(h, ann, tid)
         faulty_redis.kill()
@@ -111,7 +111,7 @@ async def test_kill_9_every_answer_goes_out_and_play_resumes(
             assert answer["show_alert"], answer
             assert UNAVAILABLE in answer["text"]
         await commands_answered(ann)
-        assert h.bot.app.loop_failures > 0  # the background loops noticed, and live on
+        assert h.bot.app.background.loop_failures > 0  # the background loops noticed, and live on
         faulty_redis.start()
         assert await acts(h, tid) == before  # nothing of the outage was applied
         button = choose(msg)

@@ -1,0 +1,124 @@
+"""Long polling of one bot process (:class:`telegram_bot.app.BotApp`), only
+while it holds the fleet's poll lease (#28, :mod:`telegram_bot.state.poll_lease`):
+Telegram allows one ``getUpdates`` consumer, so the others wait quietly and one
+takes over when the holder stops or dies."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from aiogram import Bot, Dispatcher
+
+from tables import KeyValueStore, ServiceUnavailable
+from telegram_bot.state.poll_lease import PollLease
+
+log = logging.getLogger(__name__)
+
+
+class Polling:
+    """aiogram's polling of ``dp`` for ``bot`` under the lease kept in ``kv``
+    (``ttl`` s); ``stopping``: set when the process stops (its background
+    loops' event)."""
+
+    def __init__(
+        self, dp: Dispatcher, bot: Bot, kv: KeyValueStore, ttl: float, stopping: asyncio.Event
+    ) -> None:
+        self.dp = dp
+        self.bot = bot
+        self.kv = kv
+        self.ttl = ttl
+        self.stopping = stopping
+        self.polls = False  # this process holds the poll lease (#28)
+        self._stopped = asyncio.Event()  # set: run stops
+
+    async def run(self, **kwargs: Any) -> None:
+        """Poll until :meth:`stop` while the lease is held; wait for it
+        otherwise.  ``kwargs``: aiogram's ``start_polling``'s."""
+        lease = PollLease(self.kv, self.ttl)
+        try:
+            while not self._stopped.is_set():
+                if await self._turn(lease) and not self._stopped.is_set():
+                    await self._while_held(lease, kwargs)
+                else:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._stopped.wait(), lease.every)
+        finally:
+            with contextlib.suppress(Exception):
+                await lease.release()
+
+    async def stop(self) -> None:
+        self._stopped.set()
+        with contextlib.suppress(RuntimeError):
+            await self.dp.stop_polling()
+
+    async def _turn(self, lease: PollLease) -> bool:
+        """Whether this process may poll now (logged once per change)."""
+        try:
+            held = await lease.take()
+        except ServiceUnavailable as e:
+            _stopped_meanwhile()
+            log.warning("poll lease: Redis unavailable: %s", e)
+            return False
+        if held != self.polls:
+            log.info("poll lease %s: %s", "taken" if held else "held elsewhere", lease.owner)
+        self.polls = held
+        return held
+
+    async def _while_held(self, lease: PollLease, kwargs: dict[str, Any]) -> None:
+        """aiogram's polling, stopped when the lease is lost (renewed meanwhile;
+        while Redis does not answer it goes on: nobody else can take it then) or by
+        :meth:`stop` -- also one that came before aiogram's polling started,
+        when aiogram's own ``stop_polling`` says "Polling is not started"."""
+        polling = asyncio.create_task(
+            self.dp.start_polling(
+                self.bot,
+                handle_signals=kwargs.get("handle_signals", True),
+                close_bot_session=False,
+                **{k: v for k, v in kwargs.items() if k != "handle_signals"},
+            )
+        )
+        stopping = asyncio.create_task(self._stopped.wait())
+        try:
+            while not polling.done():
+                await asyncio.wait(
+                    {polling, stopping}, timeout=lease.every, return_when=asyncio.FIRST_COMPLETED
+                )
+                if polling.done():
+                    break
+                if stopping.done():  # again until aiogram's polling has started and stops
+                    with contextlib.suppress(RuntimeError):
+                        await self.dp.stop_polling()
+                    continue
+                try:
+                    held = await lease.take()
+                except ServiceUnavailable:  # it goes on: nobody else can take it now
+                    _stopped_meanwhile()
+                    held = True
+                if not held:
+                    log.warning("poll lease lost to another process: polling stops")
+                    self.polls = False
+                    with contextlib.suppress(RuntimeError):
+                        await self.dp.stop_polling()
+            await polling
+            if not self.polls or self.stopping.is_set():
+                return
+            self._stopped.set()  # stopped by aiogram itself (a signal): stop here too
+        finally:
+            stopping.cancel()
+            if not polling.done():
+                polling.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await polling
+
+
+def _stopped_meanwhile() -> None:
+    """Raise CancelledError if this task is being cancelled: a stop's cancel
+    that reached a Redis call as it failed (its read timing out) came back
+    as ServiceUnavailable, and a loop that goes on through Redis faults went
+    on for good -- the polling loop kept a stopped bot running (CI)."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
