@@ -43,7 +43,7 @@ import logging
 import math
 import re
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -51,6 +51,7 @@ from engine.clock import Clock
 from tables import KeyValueStore
 from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.digest import check_digest, table_version
+from telegram_bot.delivery.flood.full import KnownFull
 from telegram_bot.delivery.flood.journal import Journal, LocalWindows
 from telegram_bot.delivery.flood.lease import OverallLease, Taken
 from telegram_bot.delivery.flood.rates import (
@@ -84,12 +85,6 @@ Sleep = Callable[[float], Awaitable[Any]]
 T = TypeVar("T")
 
 To = Address | int | None
-
-FullKey = tuple[tuple[tuple[str, int, float], ...], float]
-"""A chat's windows (key, limit, seconds) and a cost (:attr:`FloodLimiter._full`)."""
-
-FULL_KEPT = 1024
-"""Windows known full kept at most before the lapsed ones are dropped."""
 """Where a message goes: an :class:`Address`, a chat id (a message every member
 of the chat sees), or None (the overall window only)."""
 
@@ -227,11 +222,7 @@ class FloodLimiter:
         self.local = LocalWindows(self.journal, clock)
         self.fleet = fleet
         self.fallbacks = 0  # calls answered by the local windows
-        # a chat's windows this process was refused by -> until when they are
-        # full (#39: asked again before, they cost a script of 5 commands to
-        # refuse the same; other processes only fill them more, a refund here
-        # forgets it -- one elsewhere is waited out)
-        self._full: dict[FullKey, float] = {}
+        self.full = KnownFull(clock)  # windows that refused a call a moment ago (#39)
 
     async def _guard(
         self,
@@ -428,7 +419,7 @@ class FloodLimiter:
         for _, window in buckets:
             if cost > window.limit or cost != int(cost):
                 raise ValueError(f"cost {cost} does not fit {window!r}")
-        full = 0.0 if again else self._full_for(buckets[1:], cost)
+        full = 0.0 if again else self.full.wait(buckets[1:], cost)
         if full > 0:  # refused a moment ago: only what the message shows is judged
             if edit is None:
                 return Verdict(full, False)
@@ -506,7 +497,7 @@ class FloodLimiter:
         wait, _sep, _short = _answer(await self._script(keys, args)).partition(";")
         if float(wait) != 0:
             if float(wait) > 0 and buckets:
-                self._note_full(buckets, cost, now + float(wait))
+                self.full.note(buckets, cost, now + float(wait))
             return Verdict(float(wait), False)
         for key, window in buckets:
             self.journal.record(key, window.seconds, now, name, int(cost))
@@ -515,32 +506,6 @@ class FloodLimiter:
         windows = tuple((key, float(window.seconds)) for key, window in buckets)
         stamp = Stamp(windows, name, int(cost), unanswered if tracked else "", at=now)
         return Verdict(0.0, False, stamp)
-
-    def _full_for(self, buckets: list[tuple[str, Window]], cost: float) -> float:
-        """Seconds ``buckets`` are still known full for ``cost`` (0: ask Redis)."""
-        if not buckets:
-            return 0.0
-        key = (tuple((k, w.limit, w.seconds) for k, w in buckets), cost)
-        until = self._full.get(key)
-        if until is None:
-            return 0.0
-        left = until - float(self.clock())
-        if left <= 0:
-            del self._full[key]
-            return 0.0
-        return left
-
-    def _note_full(self, buckets: list[tuple[str, Window]], cost: float, until: float) -> None:
-        if len(self._full) >= FULL_KEPT:  # the lapsed ones go
-            now = float(self.clock())
-            self._full = {k: t for k, t in self._full.items() if t > now}
-        self._full[(tuple((k, w.limit, w.seconds) for k, w in buckets), cost)] = until
-
-    def _forget_full(self, keys: Iterable[str]) -> None:
-        """Entries of these windows went back: they may have room again."""
-        gone = set(keys)
-        for key in [k for k in self._full if any(b[0] in gone for b in k[0])]:
-            del self._full[key]
 
     async def acquire(self, to: To = None, *, cost: float = 1) -> float:
         """Take ``cost`` tokens for a message ``to`` a chat (``None``: the overall
@@ -583,7 +548,7 @@ class FloodLimiter:
                 args += [repr(float(window.seconds)), int(cost)]
             self.round_trips += 1
             await self._refund([key for key, _ in buckets], args)
-            self._forget_full(key for key, _ in buckets)
+            self.full.forget(key for key, _ in buckets)
             self.local.refund(buckets, cost, held, now)
 
         local = lambda: self.local.refund(self._local_buckets(to), cost, held)  # noqa: E731
