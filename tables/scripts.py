@@ -15,10 +15,12 @@ round trip), releasing a timer hint, swapping a user's table pointer.
 """
 
 CAS_LUA = r"""
-local cur = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
+local got = redis.call('HMGET', KEYS[1], 'v', 'r')  -- one command (#39)
+local cur = tonumber(got[1] or '0')
+local seen = got[2]  -- the request ids seen (false: none)
 local rid = ARGV[2]
 if rid ~= '' then
-  local r = redis.call('HGET', KEYS[1], 'r')
+  local r = seen
   if r then
     local pos = string.find(r, ';' .. rid .. '=', 1, true)
     if pos then
@@ -36,7 +38,7 @@ end
 local hd = {}
 for _ = 1, tonumber(ARGV[6]) do hd[#hd + 1] = ARGV[i]; i = i + 1 end
 if rid ~= '' then
-  local r = ';' .. rid .. '=' .. newv .. (redis.call('HGET', KEYS[1], 'r') or '')
+  local r = ';' .. rid .. '=' .. newv .. (seen or '')
   local n, at = 0, 0
   while true do
     local p = string.find(r, ';', at + 1, true)

@@ -38,9 +38,12 @@ cluster-safe, and the shards spread over a cluster's nodes;
 one script per own shard; a render costs two scripts (set
 and clear), sent alongside its snapshot and after its edits -- it waits for
 neither.  A mark is claimed at most ``max_tries`` times without a newer
-version, and a shard idle for ``ttl`` seconds expires: a table whose render
-keeps failing is not retried forever.  Redis failures are logged, never
-raised: the render itself goes on (the mark only guards against a crash).
+version (a table whose render keeps failing is not retried forever).  The
+shard keys have no TTL (#39: setting it again cost two commands a mark): a
+mark leaves by its clear or by that last claim, and a shard with no mark is
+no key at all (Redis drops an empty hash or sorted set).  Redis failures
+are logged, never raised: the render itself goes on (the mark only guards
+against a crash).
 """
 
 from __future__ import annotations
@@ -64,8 +67,8 @@ CLEAN_SWEEPERS_S = 30.0
 ``P render:sweepers`` key's TTL (#39: the live ones are told by score meanwhile)."""
 
 # KEYS[1] the shard's deadlines (zset table -> ms), KEYS[2] its marks (hash
-# table -> '<version>:<tries>').  ARGV table, version, deadline ms, ttl ms.  A
-# newer version starts over (tries 0); an older or equal one keeps what is there.
+# table -> '<version>:<tries>').  ARGV table, version, deadline ms.  A newer
+# version starts over (tries 0); an older or equal one keeps what is there.
 SET_LUA = r"""
 local cur = redis.call('HGET', KEYS[2], ARGV[1])
 local v = cur and tonumber(string.match(cur, '^(%d+)')) or -1
@@ -73,8 +76,6 @@ if tonumber(ARGV[2]) > v then
   redis.call('HSET', KEYS[2], ARGV[1], ARGV[2] .. ':0')
 end
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-redis.call('PEXPIRE', KEYS[2], ARGV[4])
 return 1
 """
 
@@ -153,7 +154,6 @@ class RenderMarks:
         shards: int = 4,
         clock: Clock = time.time,
         max_tries: int = 5,
-        ttl: float = 3600.0,
         batch: int = 50,
         owner: str | None = None,
     ) -> None:
@@ -165,7 +165,6 @@ class RenderMarks:
         self.shards = shards
         self.clock = clock
         self.max_tries = max_tries
-        self.ttl_ms = math.ceil(ttl * 1000)
         self.batch = batch
         # this process's name among the sweepers (#39), and when it last
         # dropped the dead ones from their set
@@ -210,7 +209,7 @@ class RenderMarks:
     async def set(self, table_id: str, version: int) -> bool:
         """A render of ``version`` (0: whatever is current) starts."""
         deadline = self._deadline()
-        args: list[str | int] = [table_id, version, deadline, self.ttl_ms]
+        args: list[str | int] = [table_id, version, deadline]
         ok = await self._run("set", self._set, table_id, args)
         self._gave(table_id, deadline, ok)
         return ok

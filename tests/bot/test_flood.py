@@ -730,6 +730,9 @@ async def test_a_call_answered_in_time_leaves_its_chat_entries_where_they_were_c
     limiter = make_limiter()
     config = limiter.config
     assert config.chat_stamp_after <= config.answer_margin / 2
+    warm = await limiter.take(PRIVATE + 1, tracked=True)  # the scripts loaded
+    assert warm.stamp is not None
+    await limiter.stamp(warm.stamp)
     key = limiter.keys.rate_chat(PRIVATE)
     soon = await limiter.take(PRIVATE, tracked=True)
     stamp = soon.stamp

@@ -143,3 +143,35 @@ async def test_concurrent_calls_refusals_and_refunds_keep_the_limits(
     print(f"sent {len(sent)}, most in 1 s {most}")
     assert most <= 30
     assert len(sent) > 300
+
+
+async def test_unused_leased_entries_go_back_only_when_the_window_runs_short(
+    limiters: Callable[[FakeClock], list[FloodLimiter]],
+) -> None:
+    """#39: removing a lapsed lease's unused entries cost a command a lease.
+    While the fleet-wide window had half its entries free at the last lease
+    they stay (they leave by themselves within its seconds); once it runs
+    short they go back with the next lease, as before (#28)."""
+    clock = FakeClock()
+    a, b, _c = limiters(clock)
+    key, window = a.keys.rate_all(), a.config.overall
+    members = a.kv.script("return redis.call('ZRANGE', KEYS[1], 0, -1)")
+
+    async def mine(prefix: str = "") -> int:
+        prefix = prefix or a.journal.prefix
+        return sum(n.decode().startswith(f"{prefix}") for n in await members([key], []))
+
+    assert await a.acquire(1) == 0  # a lease of 5, one used
+    batch = a.config.lease
+    clock.advance(a.config.lease_ttl * 2)  # it lapsed: 4 unused
+    assert await a.acquire(2) == 0  # the window was nearly all free: they stay
+    assert await mine() == 2 * batch
+    for chat in range(100, 100 + window.limit // 2):  # b takes half
+        assert await b.acquire(chat) == 0
+    clock.advance(a.config.lease_ttl * 2)
+    assert await a.acquire(3) == 0  # a lease that left the window short of half
+    short = a.lease.name
+    assert await mine(f"{short}:") == batch
+    clock.advance(a.config.lease_ttl * 2)
+    assert await a.acquire(4) == 0  # its unused entries go back with this one
+    assert await mine(f"{short}:") == 1  # the one used stays

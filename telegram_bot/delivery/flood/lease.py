@@ -152,8 +152,13 @@ class OverallLease:
                 return self._share(cost, now)
             self.down = False
         # the entries before, unused, go in the same round trip; what is given
-        # back meanwhile waits for the next (``name`` is no lease's)
+        # back meanwhile waits for the next (``name`` is no lease's) -- unless
+        # the window had half its entries free at the last lease: then they
+        # leave it by themselves within its seconds, and removing them would
+        # cost a command a lease for room nobody is short of (#39)
         dropped, self.unused, self.free, self.name = self.unused + self.free, [], [], ""
+        if dropped and self.level is not None and self.level >= self.limit / 2:
+            dropped = []
         want = max(self.batch, cost)
         name = self.journal.name()
         self.leases += 1
