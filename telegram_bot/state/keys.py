@@ -28,11 +28,12 @@ class FloodKeys:
     #24), ``P rl:{c:<chat>}:w:<message>`` (one ephemeral message's window), ``P rl:{c:<chat>}:msg:<message>`` (string: the
     content and table version last shown and, while one edit of the message
     is in flight, its lease: ``|<owner>@<until>``), ``P rl:{c:<chat>}:at:<message>``
-    (string: when the message was last edited, by any process),
-    ``P rl:{c:<chat>}:out`` (sorted set:
-    the chat's calls Telegram has not answered yet, by their take, counted
-    ``edit_lease``; the key lives a minute past its last call).  Windows expire when their last
-    entry stops counting; digests ``digest_ttl`` after their last edit, last-edit times
+    (string: when the message was last edited, by any process).  A chat's
+    first window of a call (``w``, or ``eph``) also holds, scored below 0, the
+    calls Telegram has not answered yet (``o:<entry name>|<cost>``, minus their
+    take; they count for ``edit_lease``) and ``~`` (minus until when the key
+    lives: a minute past its last call's needs, set again once a minute, #39).
+    Windows expire when their last entry stops counting; digests ``digest_ttl`` after their last edit, last-edit times
     ``edit_ttl`` after it; a lease lapses ``edit_lease`` after it was taken."""
 
     def __init__(self, kv: KeyValueStore) -> None:
@@ -60,11 +61,6 @@ class FloodKeys:
     def rate_message(self, chat_id: int, message_id: int) -> str:
         """One ephemeral message's own window (its member's pace, #24)."""
         return self.kv.key(f"rl:{{c:{chat_id}}}:w:{message_id}")
-
-    def unanswered(self, chat_id: int) -> str:
-        """The chat's calls Telegram has not answered yet
-        (:data:`telegram_bot.delivery.flood.scripts.ACQUIRE_LUA`)."""
-        return self.kv.key(f"rl:{{c:{chat_id}}}:out")
 
     def sent_digest(self, chat_id: int, message_id: int) -> str:
         return self.kv.key(f"rl:{{c:{chat_id}}}:msg:{message_id}")

@@ -484,15 +484,15 @@ class FloodLimiter:
         if edit is not None:  # what it shows (and its edit lease), its last edit
             k, message = self.keys, edit.key
             keys += [k.sent_digest(*message), k.edited_at(*message)]
-        # the chat's unanswered calls count as arriving now (#37, ACQUIRE_LUA)
-        unanswered = self.keys.unanswered(chat_id) if buckets and chat_id is not None else ""
+        # the chat's unanswered calls count as arriving now (#37, ACQUIRE_LUA):
+        # kept in its first window, below 0 (#39: no key of their own)
+        unanswered = buckets[0][0] if buckets and chat_id is not None else ""
         c = self.config
         if unanswered:
             args += [repr(float(c.edit_lease)), repr(float(c.answer_margin)), int(tracked)]
         else:
             args += [0, 0, 0]
         args.append(repr(refused) if refused > 0 else "")
-        keys += [unanswered] if unanswered else []
         self.round_trips += 1
         wait, _sep, _short = _answer(await self._script(keys, args)).partition(";")
         if float(wait) != 0:

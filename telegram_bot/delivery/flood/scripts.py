@@ -37,9 +37,10 @@ local function since(now, win) return '(' .. fmt(now - win) end
 local function count(key, now, win)
   return redis.call('ZCOUNT', key, since(now, win), '+inf')
 end
--- the stale entries of window ``key`` go
+-- the stale entries of window ``key`` go (never a record scored below 0:
+-- the chat's unanswered calls and '~', kept in its first window, #39)
 local function trim(key, now, win)
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - win))
+  redis.call('ZREMRANGEBYSCORE', key, 0, fmt(now - win))
 end
 -- seconds until ``need`` more fit under ``limit`` with ``n`` counted (0: now)
 local function wait_for(key, n, now, win, limit, need)
@@ -72,7 +73,7 @@ end
 -- (a refund: the message's own entry, or an older one -- never a newer
 -- message's, which would undercount; never a hold's)
 local function refund(key, til, cost)
-  local got = redis.call('ZREVRANGEBYSCORE', key, fmt(til), '-inf')
+  local got = redis.call('ZREVRANGEBYSCORE', key, fmt(til), 0)
   local k = 0
   for _, m in ipairs(got) do
     if k >= cost then break end
@@ -127,18 +128,20 @@ end
 #
 # Then ARGV: how long an unanswered call may still reach Telegram (seconds; 0:
 # no such record), the margin of the windows (seconds) and whether this call
-# joins them ('1': its caller moves it when Telegram answers); KEYS then ends
-# with the chat's unanswered calls (a sorted set: '<entry name>|<cost>' scored
-# by its take; STAMP_FN_LUA removes a call Telegram answered).  Before
-# counting, the entries of every call there taken more than the margin ago
-# (and less than the first figure) move to ``now`` - margin: a call whose
-# process was killed before Telegram answered is never stamped, and may reach
-# Telegram -- which counts it when it arrives -- later than its take plus the
-# window's margin; while it may still arrive it counts as arriving now (#37: a
-# SIGKILL's 429).  A call answered within the margin is never moved.  The set
-# also holds '~', scored minus the time its key expires: the key lives
-# ``OUT_LIFE`` seconds past a call's ``age`` and is set again only when fewer
-# than ``OUT_SLACK`` remain (one PEXPIRE a minute, not one a call, #39; the
+# joins them ('1': its caller moves it when Telegram answers).  The chat's
+# unanswered calls are kept in its first window (KEYS[1]), scored below 0 (#39:
+# no key of their own, and the call's record goes in its entries' ZADD):
+# 'o:<entry name>|<cost>' scored minus its take (STAMP_FN_LUA removes a call
+# Telegram answered).  Before counting, the entries of every call there taken
+# more than the margin ago (and less than the first figure) move to ``now`` -
+# margin: a call whose process was killed before Telegram answered is never
+# stamped, and may reach Telegram -- which counts it when it arrives -- later
+# than its take plus the window's margin; while it may still arrive it counts
+# as arriving now (#37: a SIGKILL's 429).  A call answered within the margin
+# is never moved.  The window also holds '~', scored minus the time its key
+# expires: the key lives ``OUT_LIFE`` seconds past what its entries and records
+# need and is set again only when fewer than ``OUT_SLACK`` remain (one PEXPIRE
+# a minute, not one a call, #39; the
 # slack covers the processes' clocks disagreeing).  Last, ARGV: the seconds
 # the chat's windows are known full ('' = ask them, #39: the caller was
 # refused a moment ago) -- then an edit's digest and lease are judged, and
@@ -184,19 +187,19 @@ end
 local refused = ARGV[14 + n * 3]
 if refused and refused ~= '' then return refused .. ';0' end
 local age, margin = tonumber(ARGV[11 + n * 3]), tonumber(ARGV[12 + n * 3])
-local out = age > 0 and KEYS[#KEYS]
-local lives  -- until when the key of the unanswered calls lives ('~', #39)
+local out = age > 0 and n > 0 and KEYS[1]
+local lives  -- until when the first window's key lives ('~', #39)
 if out then
   local til = fmt(now - margin)
-  local got, gone = redis.call('ZRANGEBYSCORE', out, '-inf', '(' .. til, 'WITHSCORES'), {}
+  local got, gone = redis.call('ZRANGEBYSCORE', out, '-inf', '(0', 'WITHSCORES'), {}
   for k = 1, #got, 2 do
-    local m, at = got[k], tonumber(got[k + 1])
+    local m, at = got[k], -tonumber(got[k + 1])
     if m == '~' then
-      lives = -at
+      lives = at
     elseif at <= now - age then
       gone[#gone + 1] = m  -- it can no longer arrive
-    else
-      local who, c = string.match(m, '^(.*)|(%d+)$')
+    elseif at < now - margin then
+      local who, c = string.match(m, '^o:(.*)|(%d+)$')
       local zargs = scored({'XX', 'GT', 'CH'}, til, who, tonumber(c))
       for i = 1, n do
         if redis.call('ZADD', KEYS[i], unpack(zargs)) > 0 then
@@ -218,15 +221,29 @@ end
 if wait > 0 then return string.format('%.6f;%d', wait, short) end
 for i = 1, n do
   local b = 10 + (i - 1) * 3
-  add(KEYS[i], now, tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3]), ARGV[10], counted[i])
-end
-if out and ARGV[13 + n * 3] == '1' then
-  local call = ARGV[10] .. '|' .. ARGV[13]
-  if lives and lives > now + age + OUT_SLACK then
-    redis.call('ZADD', out, fmt(now), call)
-  else  -- the key's TTL, and '~' saying until when, set again
-    redis.call('ZADD', out, fmt(now), call, fmt(-(now + age + OUT_LIFE)), '~')
-    redis.call('PEXPIRE', out, math.ceil((age + OUT_LIFE) * 1000))
+  local win, cost = tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
+  if i == 1 and out then
+    -- one ZADD: the entries, the call's record among the unanswered ones
+    -- (tracked), and '~' when the key's TTL is set again (#39: once a minute)
+    local last = string.sub(ARGV[10], -1)
+    if last == '0' or last == '8' then trim(out, now, win) end
+    local zargs = scored({}, fmt(now), ARGV[10], cost)
+    if ARGV[13 + n * 3] == '1' then
+      zargs[#zargs + 1] = fmt(-now)
+      zargs[#zargs + 1] = 'o:' .. ARGV[10] .. '|' .. cost
+    end
+    local life = math.max(win, age)  -- what its entries and records need
+    if lives and lives > now + life + OUT_SLACK then
+      redis.call('ZADD', out, unpack(zargs))
+    else
+      zargs[#zargs + 1] = fmt(-(now + life + OUT_LIFE))
+      zargs[#zargs + 1] = '~'
+      redis.call('ZADD', out, unpack(zargs))
+      -- nothing counted and no '~': a new key (or one of no entry that counts)
+      keep(out, now + life + OUT_LIFE, now, counted[1] == 0 and not lives)
+    end
+  else
+    add(KEYS[i], now, win, cost, ARGV[10], counted[i])
   end
 end
 if shown then
@@ -394,8 +411,8 @@ local function stamp(first, base)
       keep(KEYS[i], now + win, now)
     end
   end
-  -- answered: off the chat's unanswered calls (ACQUIRE_LUA's ``drag``)
-  if #KEYS > last then redis.call('ZREM', KEYS[last + 1], name .. '|' .. cost) end
+  -- answered: off the chat's unanswered calls (ACQUIRE_LUA)
+  if #KEYS > last then redis.call('ZREM', KEYS[last + 1], 'o:' .. name .. '|' .. cost) end
 end
 """
 
