@@ -271,8 +271,10 @@ class FallbackFloodLimiter(FloodLimiter):
             # what the replica holds: they go back, fresh ones are asked for
             return self._held_back(key)
         if wait > 0:
-            self._held.add(key)  # judged afresh if Redis answers meanwhile
-            return Verdict(wait)
+            # asked again within PROBE_EVERY s: Redis (a promoted replica) judges
+            # it then if it answers, else the windows again
+            self._held.add(key)
+            return Verdict(min(wait, PROBE_EVERY))
         took = None if edit.prepaid else self._local_take(edit.to, 1)
         if took is not None and took.wait != 0:  # the fleet-wide window, or a call meanwhile
             self._held.add(key)
