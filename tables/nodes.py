@@ -39,6 +39,12 @@ from tables.model import ServiceUnavailable
 log = logging.getLogger(__name__)
 
 REFRESH_EVERY = 0.25  # s: the slot map is fetched again at most this often
+REPLICA_SLACK = 3.0
+"""Seconds a replica's link to its master may have gone down before this process
+saw the master fail, and the replica still be read for it (:meth:`NodeHealth.from_replica`):
+the replica counts them in whole seconds, and this process notices a death
+with its next call to that master (the fleet benchmark: 1-2 s).  A replica cut
+off that long before its master died could lack those seconds' writes."""
 _EVAL = {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}
 
 
@@ -185,8 +191,9 @@ class NodeHealth:
         master is dead and before the replica is promoted (#40).  Only a
         replica that was in sync when its master died answers: its link to the
         master up, or down no longer than since this process saw the master
-        fail (else it may lack the master's last writes).  The first replica
-        that answers; :class:`ServiceUnavailable` when none does."""
+        fail and :data:`REPLICA_SLACK` s (else it may lack the master's last
+        writes).  The first replica that answers; :class:`ServiceUnavailable`
+        when none does."""
         slot = self.r.keyslot(key)
         holders = self.r.nodes_manager.slots_cache.get(slot) or []
         if not holders:
@@ -261,8 +268,7 @@ class NodeHealth:
                 raise RedisClusterException("not a replica")
             if info.get("master_link_status") != "up":
                 down = int(info.get("master_link_down_since_seconds", "-1"))
-                # whole seconds on the replica's side: one more
-                seen = None if failed is None else time.monotonic() - failed + 1
+                seen = None if failed is None else time.monotonic() - failed + REPLICA_SLACK
                 if down < 0 or seen is None or down > seen:
                     raise RedisClusterException(
                         f"it lost its master {down} s ago, before the master failed here"

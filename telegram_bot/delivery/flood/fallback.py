@@ -28,7 +28,12 @@ through a cluster failover) -- unless it renders the table's version now and
 is claimed in the table's own slot (``claims``,
 :meth:`tables.tables.Tables.claim_render`): nothing newer can have been shown,
 and only the claiming process sends it, so the first move after a master's
-death goes out at once where the chat's keys lived on that master.  Once the
+death goes out at once where the chat's keys lived on that master -- as soon
+as the chat's windows have room: on a cluster they are read once a fault from
+a replica of the chat's slot (:meth:`tables.KeyValueStore.replica_entries`:
+every process's sends before the fault), counted with this process's own and
+within its share; without a replica that answers, once they turned over since
+the fault began.  Once the
 chat's slot answers again, the version sent meanwhile becomes the floor of
 its digest, and a render held through the fallback is refused when a newer
 one was claimed meanwhile.  Any other edit is sent (Telegram answers "not
