@@ -61,6 +61,9 @@ class FailoverReport(SoakReport):
     first_press: dict[str, float] = field(default_factory=dict)  # table -> s after the kill
     first_latency: dict[str, float] = field(default_factory=dict)  # table -> its press -> answer
     on_dead_master: set[str] = field(default_factory=set)  # tables in the killed master's slots
+    # tables elsewhere whose presses after the death were answered "unavailable"
+    # before their first applied one: another key of the game was on the killed master
+    held_by_dead: set[str] = field(default_factory=set)
 
     def rows(self) -> list[tuple[str, object]]:
 
@@ -68,9 +71,12 @@ class FailoverReport(SoakReport):
             v = sorted(values)
             return f"{v[0]:.2f}-{v[-1]:.2f} s ({len(v)} games)" if v else "none"
 
-        dead, alive = self.on_dead_master, set(self.first_press) - self.on_dead_master
+        dead, held = self.on_dead_master, self.held_by_dead - self.on_dead_master
+        alive = set(self.first_press) - dead - held
         first = (
             f"{span(self.first_press[t] for t in alive)} on the other masters, "
+            f"{span(self.first_press[t] for t in held & set(self.first_press))} "
+            "there but answered 'unavailable' first (another key on the killed one), "
             f"{span(self.first_press[t] for t in dead & set(self.first_press))} "
             "on the killed one's slots"
         )
@@ -220,7 +226,10 @@ class FailoverSoak(Soak):
             if len(seen) < 4:  # the first presses after the master's death: when, what
                 said = f" {str(answer.get('text'))[:30]!r}" if answer.get("text") else ""
                 seen.append(f"{sent - dead:.2f}->{answered - dead:.2f}{'+' if moved else ''}{said}")
-        if moved and dead is not None and sent >= dead and tid not in self.failover.first_press:
+        first = dead is not None and sent >= dead and tid not in self.failover.first_press
+        if first and "unavailable" in str(answer.get("text") or "").lower():
+            self.failover.held_by_dead.add(tid)
+        if moved and first and dead is not None:
             self.failover.first_press[tid] = answered - dead
             self.failover.first_latency[tid] = answered - sent
 
@@ -367,6 +376,8 @@ class FailoverSoak(Soak):
                     r.details.append(f"traceback in bot {i}: {said[:160]} -> {last[:160]}")
         r.details += [f"{n} x warning: {said}" for said, n in warned.most_common(12)]
         self.refusals()
+        if r.retry_after and self.master_dead_at is not None:  # on the writes' clock
+            r.details.insert(0, f"master killed at {self.master_dead_at:.2f}")
         return r
 
 

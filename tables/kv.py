@@ -107,6 +107,19 @@ class KeyValueStore:
         raw = await self.store.one(lambda p: p.zrevrange(key, start, stop))
         return [text(m) for m in raw]
 
+    async def replica_entries(self, keys: Sequence[str]) -> dict[str, list[tuple[float, str]]]:
+        """Every entry ``(score, member)`` of the sorted sets ``keys`` -- all in
+        one hash slot -- as a replica of that slot holds them, the lowest score
+        first (empty: no such key): what the slot's master held a moment ago,
+        read while it is dead and before the replica is promoted (#40).  One
+        round trip; :class:`tables.ServiceUnavailable` when no replica answers
+        (none in sync, none up, or one Redis server)."""
+        if not keys:
+            return {}
+        commands = [("ZRANGE", key, 0, -1, "WITHSCORES") for key in keys]
+        replies = await self.store.from_replica(keys[0], commands)
+        return {key: _scored(reply) for key, reply in zip(keys, replies, strict=True)}
+
     async def zrem(self, key: str, *members: str) -> int:
         return int(await self.store.one(lambda p: p.zrem(key, *members)))
 
@@ -146,6 +159,17 @@ class KeyValueStore:
         """A Lua script: ``await script(keys, args)``, one round trip; the reply
         as Redis gives it (bytes, ints, lists)."""
         return self.store.script(lua)
+
+
+def _scored(reply: Any) -> list[tuple[float, str]]:
+    """A ``WITHSCORES`` reply as ``(score, member)`` pairs: flat (RESP2) or
+    paired (RESP3)."""
+    items = list(reply or [])
+    if items and isinstance(items[0], list | tuple):
+        pairs = [(m, s) for m, s in items]
+    else:
+        pairs = list(zip(items[::2], items[1::2], strict=True))
+    return sorted((float(text(s)), text(m)) for m, s in pairs)
 
 
 __all__ = ["KeyValueStore", "Script"]

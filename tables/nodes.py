@@ -29,6 +29,7 @@ from typing import Any
 import redis.asyncio as aredis
 from redis._parsers.commands import AsyncCommandsParser
 from redis.asyncio.cluster import ClusterNode
+from redis.asyncio.connection import Connection
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisClusterException, RedisError
@@ -38,6 +39,12 @@ from tables.model import ServiceUnavailable
 log = logging.getLogger(__name__)
 
 REFRESH_EVERY = 0.25  # s: the slot map is fetched again at most this often
+REPLICA_SLACK = 3.0
+"""Seconds a replica's link to its master may have gone down before this process
+saw the master fail, and the replica still be read for it (:meth:`NodeHealth.from_replica`):
+the replica counts them in whole seconds, and this process notices a death
+with its next call to that master (the fleet benchmark: 1-2 s).  A replica cut
+off that long before its master died could lack those seconds' writes."""
 _EVAL = {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}
 
 
@@ -76,6 +83,8 @@ class NodeHealth:
         self.r = client
         self.probe_timeout = probe_timeout
         self.down: set[str] = set()  # "host:port" of the suspect nodes
+        self.failed_at: dict[str, float] = {}  # suspect node -> when it failed (monotonic)
+        self._replicas_of: dict[str, list[ClusterNode]] = {}  # primary -> its replicas
         self._refresh: asyncio.Task[None] | None = None
         self._refreshed = 0.0
         client.commands_parser = CommandTableOnce()
@@ -100,6 +109,9 @@ class NodeHealth:
         fresh = names - self.down
         if fresh:
             log.warning("Redis Cluster node(s) %s failed: %s", ", ".join(sorted(fresh)), error)
+        now = time.monotonic()
+        for name in fresh:
+            self.failed_at.setdefault(name, now)
         self.down |= names
 
     async def check(self, keys: Sequence[Any]) -> None:
@@ -130,7 +142,7 @@ class NodeHealth:
 
     async def _answers(self, node: ClusterNode) -> bool:
         """A PING to ``node`` on a connection of its own, answered in time."""
-        conn = node.connection_class(**{**node.connection_kwargs, "retry": Retry(NoBackoff(), 0)})
+        conn = _connection(node)
         try:
             async with asyncio.timeout(self.probe_timeout):
                 await conn.connect()  # type: ignore[no-untyped-call]
@@ -142,6 +154,7 @@ class NodeHealth:
             with contextlib.suppress(RedisError, OSError):
                 await conn.disconnect()
         self.down.discard(node.name)
+        self.failed_at.pop(node.name, None)
         return True
 
     async def refresh(self, failed: Sequence[str]) -> None:
@@ -166,3 +179,134 @@ class NodeHealth:
             self.r.set_default_node(healthy[0])
         known = set(self.r.nodes_manager.nodes_cache)
         self.down &= known  # a node gone from the cluster is nobody's owner
+        self.failed_at = {n: at for n, at in self.failed_at.items() if n in self.down}
+        self._replicas_of.clear()
+
+    async def from_replica(
+        self, key: Any, commands: Sequence[Sequence[str | int | float]]
+    ) -> list[Any]:
+        """The replies of the read-only ``commands`` on ``key``'s hash slot, read
+        from a replica of that slot (``READONLY``, on a connection of its own,
+        ``probe_timeout`` s) -- what its master held a moment ago, while the
+        master is dead and before the replica is promoted (#40).  Only a
+        replica that was in sync when its master died answers: its link to the
+        master up, or down no longer than since this process saw the master
+        fail and :data:`REPLICA_SLACK` s (else it may lack the master's last
+        writes).  The first replica that answers; :class:`ServiceUnavailable`
+        when none does."""
+        slot = self.r.keyslot(key)
+        holders = self.r.nodes_manager.slots_cache.get(slot) or []
+        if not holders:
+            raise ServiceUnavailable(f"Redis is unavailable: slot {slot} has no master known")
+        primary = holders[0]
+        failed = self.failed_at.get(primary.name)
+        why = "no replica known"
+        for replica in await self._replicas(primary, holders[1:]):
+            try:
+                async with asyncio.timeout(self.probe_timeout):
+                    return await self._read(replica, commands, failed)
+            except (RedisError, RedisClusterException, OSError) as e:  # OSError: TimeoutError
+                why = f"{replica.name}: {e}"
+        raise ServiceUnavailable(f"Redis is unavailable: no replica of slot {slot} ({why})")
+
+    async def _replicas(
+        self, primary: ClusterNode, known: Sequence[ClusterNode]
+    ) -> list[ClusterNode]:
+        """``primary``'s replicas: those the slot map
+        names, else those a live primary's ``CLUSTER NODES`` names (the slot
+        map leaves out a replica whose offset its nodes have not heard of yet),
+        kept until the slot map is fetched again."""
+        if known:
+            return list(known)
+        found = self._replicas_of.get(primary.name)
+        if found is None:
+            found = self._replicas_of[primary.name] = await self._ask_replicas(primary)
+        return found
+
+    async def _ask_replicas(self, primary: ClusterNode) -> list[ClusterNode]:
+        for node in self.r.get_primaries():
+            if node.name == primary.name or node.name in self.down:
+                continue
+            conn = _connection(node)
+            try:
+                async with asyncio.timeout(self.probe_timeout):
+                    await conn.connect()  # type: ignore[no-untyped-call]
+                    await conn.send_command("CLUSTER", "NODES")
+                    raw = await conn.read_response()
+            except (RedisError, RedisClusterException, OSError):  # OSError: TimeoutError
+                continue
+            finally:
+                with contextlib.suppress(RedisError, OSError):
+                    await conn.disconnect()
+            settings = {
+                k: v for k, v in primary.connection_kwargs.items() if k not in ("host", "port")
+            }
+            return [
+                ClusterNode(
+                    host or primary.host,
+                    port,
+                    "replica",
+                    connection_class=primary.connection_class,
+                    **settings,
+                )
+                for host, port in _replicas_in(raw, primary.name)
+            ]
+        return []
+
+    async def _read(
+        self,
+        node: ClusterNode,
+        commands: Sequence[Sequence[str | int | float]],
+        failed: float | None,
+    ) -> list[Any]:
+        conn = _connection(node)
+        try:
+            await conn.connect()  # type: ignore[no-untyped-call]
+            await conn.send_command("INFO", "replication")
+            info = _info(await conn.read_response())
+            if info.get("role") != "slave":
+                raise RedisClusterException("not a replica")
+            if info.get("master_link_status") != "up":
+                down = int(info.get("master_link_down_since_seconds", "-1"))
+                seen = None if failed is None else time.monotonic() - failed + REPLICA_SLACK
+                if down < 0 or seen is None or down > seen:
+                    raise RedisClusterException(
+                        f"it lost its master {down} s ago, before the master failed here"
+                    )
+            await conn.send_command("READONLY")
+            await conn.read_response()
+            await conn.send_packed_command(conn.pack_commands(commands))
+            replies = [await conn.read_response() for _ in commands]
+        finally:
+            with contextlib.suppress(RedisError, OSError):
+                await conn.disconnect()
+        return replies
+
+
+def _connection(node: ClusterNode) -> Connection:
+    """A connection of its own to ``node`` (no retry: it answers or it does not)."""
+    return node.connection_class(**{**node.connection_kwargs, "retry": Retry(NoBackoff(), 0)})
+
+
+def _replicas_in(raw: Any, primary: str) -> list[tuple[str, int]]:
+    """The ``(host, port)`` of the replicas of node ``primary`` ("host:port")
+    not failing, in a ``CLUSTER NODES`` reply."""
+    lines = [line.split() for line in _text(raw).splitlines() if line.strip()]
+    ids = {parts[1].split("@")[0]: parts[0] for parts in lines if len(parts) > 3}
+    master = ids.get(primary)
+    found = []
+    for parts in lines:
+        flags = parts[2].split(",") if len(parts) > 3 else []
+        if "slave" in flags and parts[3] == master and not {"fail", "fail?"} & set(flags):
+            host, _sep, port = parts[1].split("@")[0].rpartition(":")
+            found.append((host, int(port)))
+    return found
+
+
+def _text(raw: Any) -> str:
+    return raw.decode() if isinstance(raw, bytes) else str(raw)
+
+
+def _info(raw: Any) -> dict[str, str]:
+    """``INFO``'s reply as its fields."""
+    return dict(line.split(":", 1) for line in _text(raw).splitlines() if ":" in line)

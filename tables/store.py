@@ -248,6 +248,20 @@ class Store:
                 replies: list[Any] = await pipe.execute()
                 return replies
 
+    async def from_replica(
+        self, key: str, commands: Sequence[Sequence[str | int | float]]
+    ) -> list[Any]:
+        """The replies of the read-only ``commands`` on ``key``'s hash slot, from
+        a replica of that slot (:meth:`tables.nodes.NodeHealth.from_replica`,
+        #40): one round trip.  :class:`ServiceUnavailable` when no replica
+        answers, and on one Redis server (it has none)."""
+        if self.health is None:
+            raise ServiceUnavailable("Redis is unavailable: one server has no replica to read")
+        await self.ready()
+        self.round_trips += 1
+        with unavailable():
+            return await self.health.from_replica(key, commands)
+
     async def one(self, build: Callable[[Pipeline], object]) -> Any:
         """The reply of the single command ``build`` queues (one round trip)."""
         return (await self.run(build))[0]

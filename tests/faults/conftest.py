@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 from redis.crc import key_slot
 
-from harness.local_cluster import LocalCluster, start_cluster
+from harness.local_cluster import LocalCluster, command, start_cluster
 from sandbox.local_redis import find_redis_server, free_loopback_port, start_redis, stop
 
 
@@ -106,6 +107,36 @@ def shared_masters() -> Iterator[LocalCluster]:
             yield cluster
         finally:
             cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def shared_replicas() -> Iterator[LocalCluster]:
+    """A Redis Cluster of 3 masters, each with a replica that never takes over
+    (``cluster-replica-no-failover yes``): a dead master's slots stay down --
+    its replica serves reads only (``READONLY``) -- until it is started again,
+    with its data.  One per test worker, as :func:`shared_masters` (the tests
+    heal it before and after, in the ``cluster_failover`` xdist group)."""
+    binary = find_redis_server()
+    if binary is None:
+        pytest.fail("no redis-server for the cluster tests (see tests/conftest.py)", pytrace=False)
+    with tempfile.TemporaryDirectory(prefix="durak-replicas-") as tmp:
+        cluster = start_cluster(binary, Path(tmp), 3, replicas=1, full_coverage=False, persist=True)
+        try:
+            for port in cluster.ports[cluster.masters :]:
+                command(port, "CONFIG", "SET", "cluster-replica-no-failover", "yes")
+            # every node knows every replica (gossip): a client's slot map names them
+            deadline = time.monotonic() + 20
+            while not all(_replicas_known(p, cluster.masters) for p in cluster.ports):
+                assert time.monotonic() < deadline, "the replicas were never known to all"
+                time.sleep(0.05)
+            yield cluster
+        finally:
+            cluster.stop()
+
+
+def _replicas_known(port: int, replicas: int) -> bool:
+    nodes = command(port, "CLUSTER", "NODES").splitlines()
+    return sum("slave" in line.split()[2].split(",") for line in nodes) >= replicas
 
 
 def cluster_url(cluster: LocalCluster) -> str:

@@ -28,7 +28,12 @@ through a cluster failover) -- unless it renders the table's version now and
 is claimed in the table's own slot (``claims``,
 :meth:`tables.tables.Tables.claim_render`): nothing newer can have been shown,
 and only the claiming process sends it, so the first move after a master's
-death goes out at once where the chat's keys lived on that master.  Once the
+death goes out at once where the chat's keys lived on that master -- as soon
+as the chat's windows have room: on a cluster they are read once a fault from
+a replica of the chat's slot (:meth:`tables.KeyValueStore.replica_entries`:
+every process's sends before the fault), counted with this process's own and
+within its share; without a replica that answers, once they turned over since
+the fault began.  Once the
 chat's slot answers again, the version sent meanwhile becomes the floor of
 its digest, and a render held through the fallback is refused when a newer
 one was claimed meanwhile.  Any other edit is sent (Telegram answers "not
@@ -58,6 +63,7 @@ from telegram_bot.delivery.flood.limiter import (
     FloodLimiter,
     T,
     Verdict,
+    Window,
 )
 from telegram_bot.state.budgets import Budgets
 
@@ -127,6 +133,11 @@ class FallbackFloodLimiter(FloodLimiter):
         # then ('' none): kept in its digest once Redis answers again (#40)
         self._touched: dict[Address, str] = {}
         self.claimed_renders = 0  # a table's render sent while falling back (#40)
+        # a chat's window keys -> their entries in a replica of its slot, read
+        # once a fault: every process's sends before it (#40)
+        self._seen: dict[Scope, dict[str, list[tuple[float, str]]]] = {}
+        self._replica_asked: dict[Scope, float] = {}  # scope -> when a replica was last asked
+        self.replica_reads = 0  # chats' windows read from a replica while falling back
 
     def _scope(self, chat_id: int | None) -> Scope:
         return chat_id if self.per_chat else EVERY
@@ -193,7 +204,10 @@ class FallbackFloodLimiter(FloodLimiter):
                 if back:
                     await self._redis_back(chat)
                 got = await call()
-                self._fell.pop(self._scope(chat), None)  # the fault is over
+                scope = self._scope(chat)
+                self._fell.pop(scope, None)  # the fault is over
+                self._seen.pop(scope, None)
+                self._replica_asked.pop(scope, None)
                 return got
             except ServiceUnavailable as e:
                 self._failed(e, chat)
@@ -242,19 +256,95 @@ class FallbackFloodLimiter(FloodLimiter):
         if got is not None:
             return got
         if edit.version:  # a table's render (#40)
-            # judged once the shared state answers, unless claimed once its
-            # chat's windows hold no other process's sends from before the fault
-            if not self._settled(edit.to) or not await self._claimed(edit):
-                self.held_edits += 1
-                self._held.add(key)
-                return Verdict(BUSY)
-            self.claimed_renders += 1
-            self._touch(key, edit.version)
-        else:
-            self._touch(key, "")
+            return await self._claimed_render(edit)
+        self._touch(key, "")
         if edit.prepaid:
             return Verdict(0.0)  # unknown: send it (no lease: the process's own order)
         return self._local_take(edit.to, 1)
+
+    async def _claimed_render(self, edit: EditTicket) -> Verdict:
+        """A table's render while its chat falls back: judged once the shared
+        state answers, unless claimed (:meth:`_claimed`) once its chat's windows
+        -- what every process sent there before the fault, read from a replica
+        of the chat's slot, with this process's own since and its share --
+        have room for it (:meth:`_room`); held as behind another call's edit
+        (:data:`BUSY`) meanwhile, or told how long the windows need."""
+        key = edit.to
+        wait = await self._room(edit.to)
+        if wait is None or (wait > 0 and edit.prepaid):
+            # the windows are unknown, or the prepaid tokens were taken without
+            # what the replica holds: they go back, fresh ones are asked for
+            return self._held_back(key)
+        if wait > 0:
+            # asked again within PROBE_EVERY s: Redis (a promoted replica) judges
+            # it then if it answers, else the windows again
+            self._held.add(key)
+            return Verdict(min(wait, PROBE_EVERY))
+        took = None if edit.prepaid else self._local_take(edit.to, 1)
+        if took is not None and took.wait != 0:  # the fleet-wide window, or a call meanwhile
+            self._held.add(key)
+            return took
+        if not await self._claimed(edit):
+            if took is not None:  # not sent: its entries go back
+                self.local.refund(self._local_buckets(edit.to), 1, 0.0)
+            return self._held_back(key)
+        self.claimed_renders += 1
+        self._touch(key, edit.version)
+        return Verdict(0.0) if took is None else took
+
+    def _held_back(self, key: Address) -> Verdict:
+        self.held_edits += 1
+        self._held.add(key)
+        return Verdict(BUSY)
+
+    async def _room(self, to: Address) -> float | None:
+        """Seconds until a message ``to`` a chat that falls back fits in each
+        of its chat's windows (0: now; None: unknown -- hold it), this
+        process's share of each (:meth:`FloodLimiter._local_buckets`): the
+        entries a replica of the chat's slot holds -- every process's sends
+        before the fault -- with this process's journal (its own, before and
+        since).  Without a replica that answers: 0 once the windows turned
+        over since the fault began, else unknown (:meth:`_settled`)."""
+        buckets = self._local_buckets(to)[1:]
+        seen = await self._replica_windows(to.chat, [k for k, _w in buckets])
+        if seen is None:
+            return 0.0 if self._settled(to) else None
+        now, wait = float(self.clock()), 0.0
+        for k, window in buckets:
+            entries = {name: at for at, name in seen.get(k, ())}
+            entries.update((name, at) for at, name in self.journal.entries.get(k, ()))
+            wait = max(wait, _window_wait(sorted(entries.values()), window, now))
+        return wait
+
+    async def _replica_windows(
+        self, chat: int, keys: list[str]
+    ) -> dict[str, list[tuple[float, str]]] | None:
+        """The entries of a chat's window ``keys`` in a replica of its slot, read
+        once a fault (asked again at most every :data:`PROBE_EVERY` s while none
+        answers); None: no replica answered (:meth:`KeyValueStore.replica_entries`)."""
+        scope = self._scope(chat)
+        if not self.per_chat or scope not in self._fell:
+            return None  # one server: no replica; or not falling back
+        seen = self._seen.setdefault(scope, {})
+        missing = [k for k in keys if k not in seen]
+        if missing:
+            now, asked = float(self.clock()), self._replica_asked.get(scope)
+            if asked is not None and now < asked + PROBE_EVERY:
+                return None
+            self._replica_asked[scope] = now
+            try:
+                seen.update(await self.kv.replica_entries(missing))
+            except ServiceUnavailable as e:
+                if asked is None:  # once a fault
+                    log.warning(
+                        "flood limiter: no replica of chat %s's windows answers, "
+                        "its renders wait for its windows to turn over (%s)",
+                        chat,
+                        e,
+                    )
+                return None
+            self.replica_reads += 1
+        return seen
 
     def _settled(self, to: Address) -> bool:
         """Has every window of a message ``to`` a chat turned over since the
@@ -293,3 +383,14 @@ class FallbackFloodLimiter(FloodLimiter):
             return False
         table, version = parsed
         return await self.claims.render_claimed(table, "{}:{}".format(*edit.key)) > version
+
+
+def _window_wait(entries: list[float], window: Window, now: float) -> float:
+    """Seconds until one more entry fits under ``window``'s limit, its entries
+    scored ``entries`` (sorted); 0: now -- the arithmetic of
+    :meth:`telegram_bot.delivery.flood.journal.Journal.wait`."""
+    live = [at for at in entries if at > now - window.seconds]
+    over = len(live) + 1 - window.limit
+    if over <= 0:
+        return 0.0
+    return max(live[over - 1] + window.seconds - now, 1e-6)
