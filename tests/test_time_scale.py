@@ -102,6 +102,9 @@ async def test_the_bounds_of_our_own_latency_keep_their_real_seconds(
         for name in ("lease_ttl", "prepaid_ttl", "edit_lease", "lease_poll", "overall_stamp_after"):
             assert getattr(got, name) == pytest.approx(10 * getattr(base, name)), name
         assert got.overall == base.overall  # Telegram's window: on the scaled clock as it is
+        # within the chat windows' margin, Telegram's time too (#39): scaled, an
+        # answer 1-2.5 scaled s late left its entry where the margin no longer covered it
+        assert got.chat_stamp_after == base.chat_stamp_after
     finally:
         await bot.session.close()
         await svc.aclose()

@@ -63,7 +63,6 @@ def make_delivery(
             edit_lease=base.edit_lease * time_scale,
             lease_poll=base.lease_poll * time_scale,
             overall_stamp_after=base.overall_stamp_after * time_scale,
-            chat_stamp_after=base.chat_stamp_after * time_scale,
         )
     limiter = None
     if kv is not None:

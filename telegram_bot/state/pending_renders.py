@@ -38,12 +38,14 @@ cluster-safe, and the shards spread over a cluster's nodes;
 one script per own shard; a render costs two scripts (set
 and clear), sent alongside its snapshot and after its edits -- it waits for
 neither.  A mark is claimed at most ``max_tries`` times without a newer
-version (a table whose render keeps failing is not retried forever).  The
-shard keys have no TTL (#39: setting it again cost two commands a mark): a
+version (a table whose render keeps failing is not retried forever).  A
 mark leaves by its clear or by that last claim, and a shard with no mark is
-no key at all (Redis drops an empty hash or sorted set).  Redis failures
-are logged, never raised: the render itself goes on (the mark only guards
-against a crash).
+no key at all (Redis drops an empty hash or sorted set); a shard no process
+sweeps any more (fewer shards configured, a retired prefix) expires ``ttl``
+after its last sweep: its sweeper renews its TTL every
+:data:`CLEAN_SWEEPERS_S` (#39: not at every mark, two commands a press).
+Redis failures are logged, never raised: the render itself goes on (the
+mark only guards against a crash).
 """
 
 from __future__ import annotations
@@ -101,10 +103,15 @@ return 1
 """
 
 # Claim the marks past their deadline: KEYS as SET_LUA; ARGV now ms, new
-# deadline ms, limit, max tries.  Each claimed mark gets the new deadline and
-# one more try; one past ``max tries`` goes.  Returns a flat list
-# table, version, tries, ... of the claimed ones (dropped ones with tries -1).
+# deadline ms, limit, max tries, then the shard's TTL ms to set ('' none).
+# Each claimed mark gets the new deadline and one more try; one past ``max
+# tries`` goes.  Returns a flat list table, version, tries, ... of the
+# claimed ones (dropped ones with tries -1).
 CLAIM_LUA = r"""
+if ARGV[5] and ARGV[5] ~= '' then
+  redis.call('PEXPIRE', KEYS[1], ARGV[5])
+  redis.call('PEXPIRE', KEYS[2], ARGV[5])
+end
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
 local out = {}
 for _, t in ipairs(due) do
@@ -154,6 +161,7 @@ class RenderMarks:
         shards: int = 4,
         clock: Clock = time.time,
         max_tries: int = 5,
+        ttl: float = 3600.0,
         batch: int = 50,
         owner: str | None = None,
     ) -> None:
@@ -165,6 +173,8 @@ class RenderMarks:
         self.shards = shards
         self.clock = clock
         self.max_tries = max_tries
+        self.ttl_ms = math.ceil(ttl * 1000)
+        self._renewed: float | None = None  # when this process last set its shards' TTL
         self.batch = batch
         # this process's name among the sweepers (#39), and when it last
         # dropped the dead ones from their set
@@ -288,8 +298,13 @@ class RenderMarks:
         """The marks past their deadline in ``shards`` (None: every shard),
         claimed by this process (their deadline pushed on, one more try
         counted), shard by shard."""
-        now_ms = math.floor(float(self.clock()) * 1000)
-        args = [now_ms, self._deadline(), self.batch, self.max_tries]
+        now = float(self.clock())
+        now_ms = math.floor(now * 1000)
+        renew = self._renewed is None or not 0 <= now - self._renewed < CLEAN_SWEEPERS_S
+        ttl: int | str = self.ttl_ms if renew else ""
+        args = [now_ms, self._deadline(), self.batch, self.max_tries, ttl]
+        if renew:
+            self._renewed = now
         out: list[Claimed] = []
         for shard in range(self.shards) if shards is None else shards:
             raw = await self._claim(self.keys(shard), args)

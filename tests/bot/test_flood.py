@@ -12,6 +12,7 @@ import redis.asyncio as aredis
 from sandbox.fake_api.limits import FakeFloodControl, RateLimits
 from tables import LiveConfig, TableService
 from telegram_bot.delivery.address import Address
+from telegram_bot.delivery.flood import full
 from telegram_bot.delivery.flood.gate import (
     LAST_RESORT,
     CallOptions,
@@ -755,3 +756,22 @@ async def test_a_call_answered_in_time_leaves_its_chat_entries_where_they_were_c
     clock.advance(config.chat_stamp_after * 2)
     await limiter.stamp(late.stamp)
     assert [at for _n, at in await entries(limiter, key)] == [taken_at, clock.now]
+
+
+async def test_a_refusal_is_remembered_two_seconds_at_most(
+    limiter: FloodLimiter, clock: FakeClock
+) -> None:
+    """#39: another process may give an entry back (a refund there), which this
+    one does not hear of; a window remembered full longer than
+    ``full.REMEMBERED`` is asked again -- a group's full minute would otherwise
+    keep new calls waiting out the whole wait."""
+    assert await takes(limiter, PRIVATE) == limiter.config.per_chat.limit
+    first = await limiter.acquire(PRIVATE)
+    assert first > full.REMEMBERED
+    trips = limiter.round_trips
+    clock.advance(full.REMEMBERED / 2)
+    assert await limiter.acquire(PRIVATE) == pytest.approx(first - full.REMEMBERED / 2)
+    assert limiter.round_trips == trips  # from memory
+    clock.advance(full.REMEMBERED / 2)
+    assert await limiter.acquire(PRIVATE) == pytest.approx(first - full.REMEMBERED)
+    assert limiter.round_trips > trips  # asked Redis again

@@ -138,9 +138,16 @@ async def test_a_429_the_shared_minute_explains_makes_ephemerals_counted(
         assert await take(limiter) == 0
         assert await take(limiter, Address(GROUP, i + 1, receiver=i + 1)) == 0
         clock.advance(2 * PACE)
+    k = limiter.keys
+
+    async def below_zero(key: str) -> int:  # the records of the first window (#39)
+        return int(await limiter.kv.store.one(lambda p: p.zcount(key, "-inf", "(0")))
+
+    assert await below_zero(k.rate_ephemeral(GROUP)) > 0  # its '~'
     learned = await limiter.refused(Address(GROUP, receiver=1))
     assert learned is not None
     assert learned.counted
+    assert await below_zero(k.rate_group(GROUP)) == 0  # the minute got no record
     # from now on an ephemeral write counts in the group's minute: it is full
     assert await take(limiter, Address(GROUP, 50, receiver=50)) > 0
 

@@ -14,7 +14,7 @@ import pytest
 
 from tables import LiveConfig, ServiceUnavailable, TableService
 from telegram_bot.publishing.repair import RenderGuard
-from telegram_bot.state.pending_renders import RenderMarks
+from telegram_bot.state.pending_renders import CLEAN_SWEEPERS_S, RenderMarks
 from tests.tables._wire import Wire, wired_client
 from tests.tables.conftest import FakeClock
 
@@ -179,3 +179,28 @@ async def test_sweepers_not_read_every_shard_is_swept(
         assert await a.set(t, 2)
     clock.advance(GRACE + 0.1)
     assert sorted(c.table for c in await b.sweep()) == sorted(tables)
+
+
+async def test_a_mark_sets_no_ttl_and_its_sweeper_renews_the_shards_now_and_then(
+    make_kv: Callable[[Wire], TableService],
+) -> None:
+    """#39: a mark no longer renews its shard's TTL (two commands a press); the
+    shard's sweeper does, once every ``CLEAN_SWEEPERS_S``, so a shard no
+    process sweeps any more still expires."""
+    clock = FakeClock()
+    kv = make_kv(Wire()).kv
+    a = RenderMarks(kv, grace=GRACE, shards=1, clock=clock, owner="a")
+    assert await a.set("T", 5)
+    due, marks = a.keys(0)
+    assert await kv.pttl(due) == -1  # no TTL from the mark
+    assert await kv.pttl(marks) == -1
+    await a.sweep()
+    assert 0 < await kv.pttl(due) <= a.ttl_ms
+    assert 0 < await kv.pttl(marks) <= a.ttl_ms
+    await kv.store.one(lambda p: p.persist(due))
+    clock.advance(CLEAN_SWEEPERS_S / 2)
+    await a.sweep()
+    assert await kv.pttl(due) == -1  # not renewed at every sweep
+    clock.advance(CLEAN_SWEEPERS_S / 2)
+    await a.sweep()
+    assert await kv.pttl(due) > 0

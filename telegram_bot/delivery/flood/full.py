@@ -2,8 +2,10 @@
 
 A chat's windows that refused a call a moment ago refuse the next new call
 the same way: asked again before then, they cost a script of five commands
-to say so.  Other processes only fill them more (or give an entry back,
-which is waited out here); a refund in this process forgets them.  A call
+to say so.  Other processes only fill them more -- or give an entry back,
+which is why a refusal is remembered :data:`REMEMBERED` seconds at most (a
+group's full minute would otherwise keep new calls waiting past the room
+another process gave back); a refund in this process forgets them.  A call
 that waited its turn asks Redis again (:meth:`FloodLimiter._run`'s
 ``again``)."""
 
@@ -18,7 +20,11 @@ Key = tuple[tuple[tuple[str, int, float], ...], float]
 """A chat's windows (key, limit, seconds) and a call's cost."""
 
 KEPT = 1024
-"""Windows kept at most before the lapsed ones are dropped."""
+"""Refusals kept at most: past that the lapsed ones go, and if none has
+lapsed, all of them (each costs only a script to learn again)."""
+
+REMEMBERED = 2.0
+"""Seconds a refusal is remembered at most."""
 
 
 def _key(buckets: Sequence[tuple[str, Window]], cost: float) -> Key:
@@ -31,31 +37,50 @@ class KnownFull:
 
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
-        self._until: dict[Key, float] = {}
+        # -> until when they are full, and until when that is trusted
+        self._until: dict[Key, tuple[float, float]] = {}
+        self._by_window: dict[str, set[Key]] = {}  # a window key -> its refusals
 
     def wait(self, buckets: Sequence[tuple[str, Window]], cost: float) -> float:
         """Seconds ``buckets`` are still known full for ``cost`` (0: ask Redis)."""
         if not buckets:
             return 0.0
         key = _key(buckets, cost)
-        until = self._until.get(key)
-        if until is None:
+        known = self._until.get(key)
+        if known is None:
             return 0.0
-        left = until - float(self.clock())
-        if left <= 0:
-            del self._until[key]
+        now = float(self.clock())
+        until, trusted = known
+        if now >= min(until, trusted):
+            self._drop(key)
             return 0.0
-        return left
+        return until - now
 
     def note(self, buckets: Sequence[tuple[str, Window]], cost: float, until: float) -> None:
         """They refused a call of ``cost`` until ``until``."""
-        if len(self._until) >= KEPT:  # the lapsed ones go
-            now = float(self.clock())
-            self._until = {k: t for k, t in self._until.items() if t > now}
-        self._until[_key(buckets, cost)] = until
+        now = float(self.clock())
+        if len(self._until) >= KEPT:
+            for lapsed in [k for k, (t, r) in self._until.items() if min(t, r) <= now]:
+                self._drop(lapsed)
+            if len(self._until) >= KEPT:
+                self._until.clear()
+                self._by_window.clear()
+        key = _key(buckets, cost)
+        self._until[key] = (until, now + REMEMBERED)
+        for window, _limit, _seconds in key[0]:
+            self._by_window.setdefault(window, set()).add(key)
 
     def forget(self, keys: Iterable[str]) -> None:
         """Entries of these windows went back: they may have room again."""
-        gone = set(keys)
-        for key in [k for k in self._until if any(b[0] in gone for b in k[0])]:
-            del self._until[key]
+        for window in keys:
+            for key in list(self._by_window.get(window, ())):
+                self._drop(key)
+
+    def _drop(self, key: Key) -> None:
+        self._until.pop(key, None)
+        for window, _limit, _seconds in key[0]:
+            refusals = self._by_window.get(window)
+            if refusals is not None:
+                refusals.discard(key)
+                if not refusals:
+                    del self._by_window[window]

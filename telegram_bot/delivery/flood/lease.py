@@ -157,7 +157,12 @@ class OverallLease:
         # leave it by themselves within its seconds, and removing them would
         # cost a command a lease for room nobody is short of (#39)
         dropped, self.unused, self.free, self.name = self.unused + self.free, [], [], ""
-        if dropped and self.level is not None and self.level >= self.limit / 2:
+        if (
+            dropped
+            and self.level is not None
+            and self.level >= self.limit / 2
+            and now - self.level_at < self.seconds  # seen within the window
+        ):
             dropped = []
         want = max(self.batch, cost)
         name = self.journal.name()

@@ -74,10 +74,16 @@ class FloodConfig:
     # cost a command a call): answered sooner, it reached Telegram well within
     # those windows' margin (1 s) of its take, and its entries stay where they
     # were counted; only its record among the chat's unanswered calls goes.
+    # Telegram's time, like the windows: never scaled (a scaled clock's HTTP
+    # call takes more of it), at most half the margin.
     chat_stamp_after: float = 0.25
     lease_poll: float = 0.05  # seconds between looks at another call's edit lease
     prepaid_ttl: float = 0.2  # seconds prepaid tokens still count (older: taken again)
     budget_refresh: float = 1.0  # seconds a group's learned budget is reused in a process (#24)
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.chat_stamp_after <= self.answer_margin / 2:
+            raise ValueError("chat_stamp_after must be within half the windows' margin")
 
     @classmethod
     def with_overall(cls, limit: int, seconds: float) -> FloodConfig:

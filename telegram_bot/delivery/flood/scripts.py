@@ -59,13 +59,16 @@ local function scored(head, at, name, cost)
   end
   return head
 end
+-- one add in eight trims its window (#39: a command an add; a stale entry
+-- never counts, ZCOUNT and wait_for look within the window only), by the
+-- millisecond of ``now``: every key is trimmed now and then, whatever its calls
+local function trims(now)
+  return math.floor(now * 1000) % 8 == 0
+end
 -- count ``cost`` entries at ``now`` named '<name>:<i>' (``n`` counted before);
--- the stale entries go at one add in eight (#39: a command an add; a stale
--- entry never counts, ZCOUNT and wait_for look within the window only): the
--- names end in a process's counter in hex, so every eighth call of a process
+-- the stale entries go at one add in eight (``trims``)
 local function add(key, now, win, cost, name, n)
-  local last = string.sub(name, -1)
-  if last == '0' or last == '8' then trim(key, now, win) end
+  if trims(now) then trim(key, now, win) end
   redis.call('ZADD', key, unpack(scored({}, fmt(now), name, cost)))
   keep(key, now + win, now, n == 0)
 end
@@ -225,8 +228,7 @@ for i = 1, n do
   if i == 1 and out then
     -- one ZADD: the entries, the call's record among the unanswered ones
     -- (tracked), and '~' when the key's TTL is set again (#39: once a minute)
-    local last = string.sub(ARGV[10], -1)
-    if last == '0' or last == '8' then trim(out, now, win) end
+    if trims(now) then trim(out, now, win) end
     local zargs = scored({}, fmt(now), ARGV[10], cost)
     if ARGV[13 + n * 3] == '1' then
       zargs[#zargs + 1] = fmt(-now)
@@ -357,6 +359,9 @@ return added
 # so the writes Telegram counted there are counted here too.  ARGV ttl ms.
 MERGE_LUA = r"""
 redis.call('ZUNIONSTORE', KEYS[1], 2, KEYS[1], KEYS[2], 'AGGREGATE', 'MAX')
+-- the ephemeral minute's records below 0 (its unanswered calls and '~', #39)
+-- are no entries: they stay behind there
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(0')
 if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return redis.call('ZCARD', KEYS[1])
 """
