@@ -63,9 +63,15 @@ class KeyValueStore:
         ttl_ms: int | None = None,
     ) -> None:
         """Delete ``delete``, then set ``set``, then (re)set the key's TTL -- in one
-        transaction (MULTI/EXEC), one round trip."""
+        transaction (MULTI/EXEC), one round trip.  Deleting alone is one HDEL:
+        it creates no key, and the key keeps the TTL it was written with (#39:
+        a move that clears a selection cost four commands)."""
         dels = list(delete)
         fields = dict(set or {})
+        if not fields:
+            if dels:
+                await self.store.one(lambda p: p.hdel(key, *dels))
+            return
 
         def build(p: Any) -> None:
             if dels:

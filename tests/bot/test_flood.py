@@ -536,6 +536,30 @@ async def test_a_call_never_answered_counts_while_it_may_still_reach_telegram(
     assert await fill(alive) == window.limit
 
 
+async def test_a_call_found_unanswered_counts_in_the_script_that_finds_it(
+    make_limiter: Callable[..., FloodLimiter], clock: FakeClock
+) -> None:
+    """The script that finds a call unanswered past the margin counts it as
+    arriving now in its own verdict, not only in the next one's (#37; #39: the
+    first window is read once, its moved entries counted where they move to)."""
+    dead, alive = make_limiter(), make_limiter()
+    window, config = dead.config.per_chat, dead.config
+    taken = clock.now
+    assert (await dead.take(PRIVATE, tracked=True)).wait == 0  # then its process is killed
+    clock.advance(0.5)
+    for _ in range(window.limit - 1):
+        verdict = await alive.take(PRIVATE, tracked=True)
+        assert verdict.wait == 0
+        assert verdict.stamp is not None
+        await alive.stamp(verdict.stamp)
+    # the dead call's entry left the window as counted from its take, the two
+    # answered ones still count; it may still arrive: it counts from now - margin
+    clock.advance(window.seconds - 0.3)
+    assert clock.now - window.seconds > taken  # out of its window as taken
+    assert taken < clock.now - config.answer_margin < taken + config.edit_lease
+    assert await alive.acquire(PRIVATE) > 0
+
+
 async def test_the_gate_tracks_every_call_until_its_answer(
     make_limiter: Callable[..., FloodLimiter], clock: FakeClock
 ) -> None:
@@ -756,6 +780,33 @@ async def test_a_call_answered_in_time_leaves_its_chat_entries_where_they_were_c
     clock.advance(config.chat_stamp_after * 2)
     await limiter.stamp(late.stamp)
     assert [at for _n, at in await entries(limiter, key)] == [taken_at, clock.now]
+
+
+async def test_a_window_this_process_just_filled_refuses_without_a_script(
+    limiter: FloodLimiter, clock: FakeClock
+) -> None:
+    """#39: the entries this process itself counted in the last
+    ``full.REMEMBERED`` seconds fill its chat's window: the next new call is
+    refused from them -- the wait Redis would say, with no script (an edit's
+    digest still judged, one script); older own entries are not trusted (a
+    refund elsewhere may have taken them), a call asked ``again`` asks Redis."""
+    window = limiter.config.per_chat
+    for _ in range(window.limit):
+        assert await limiter.acquire(PRIVATE) == 0
+        clock.advance(0.1)
+    trips = limiter.round_trips
+    wait = await limiter.acquire(PRIVATE)
+    assert wait == pytest.approx(window.seconds - 0.3)
+    assert limiter.round_trips == trips  # no script
+    to = Address(PRIVATE, 7)
+    assert (await limiter.admit_edit(EditTicket(to, "t", "m"))).wait == pytest.approx(wait)
+    assert limiter.round_trips == trips + 1  # its digest judged, nothing taken
+    assert (await limiter.take(PRIVATE, again=True)).wait == pytest.approx(wait)
+    assert limiter.round_trips > trips + 1  # asked Redis: the same
+    asked = limiter.round_trips
+    clock.advance(full.REMEMBERED)  # own entries too old to be trusted: ask Redis
+    assert await limiter.acquire(PRIVATE) == pytest.approx(wait - full.REMEMBERED)
+    assert limiter.round_trips > asked
 
 
 async def test_a_refusal_is_remembered_two_seconds_at_most(

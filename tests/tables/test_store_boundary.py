@@ -22,6 +22,13 @@ async def test_kv_hashes_strings_batches_and_scripts(svc: TableService) -> None:
     assert svc.store.round_trips == before + 2  # one transaction each
     assert await kv.hgetall(h) == {"b": "2", "c": "3"}
     assert 0 < await kv.pttl(h) <= 60_000
+    # fields deleted alone: one HDEL, the key's TTL as it was (#39)
+    await kv.script("return redis.call('PEXPIRE', KEYS[1], 5000)")([h], [])
+    before = svc.store.round_trips
+    await kv.hupdate(h, delete=["c"], ttl_ms=60_000)
+    assert svc.store.round_trips == before + 1
+    assert await kv.hgetall(h) == {"b": "2"}
+    assert 0 < await kv.pttl(h) <= 5_000
     assert await kv.hmget_many([h, kv.key("none")], ["b", "a"]) == [["2", None], [None, None]]
     s = kv.key("s")
     await kv.set(s, "v", ttl_ms=5_000)

@@ -54,12 +54,24 @@ class Journal:
             del found[:cut]
         return len(found)
 
-    def wait(self, key: str, limit: int, seconds: float, now: float, need: int) -> float:
-        """Seconds until ``need`` more entries fit under ``limit`` (0: now)."""
-        over = self.count(key, seconds, now) + need - limit
+    def wait(
+        self,
+        key: str,
+        limit: int,
+        seconds: float,
+        now: float,
+        need: int,
+        since: float = float("-inf"),
+    ) -> float:
+        """Seconds until ``need`` more entries fit under ``limit`` (0: now);
+        ``since``: only the entries counted after it are looked at."""
+        n = self.count(key, seconds, now)
+        found = self.entries.get(key, [])
+        older = bisect_left(found, (since, "\uffff")) if n else 0
+        over = n - older + need - limit
         if over <= 0:
             return 0.0
-        return max(self.entries[key][over - 1][0] + seconds - now, 1e-6)
+        return max(found[older + over - 1][0] + seconds - now, 1e-6)
 
     def record(self, key: str, seconds: float, now: float, name: str, cost: int) -> None:
         """``cost`` entries counted at ``now``, named ``<name>:<i>`` as in Redis."""

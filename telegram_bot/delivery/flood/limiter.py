@@ -51,7 +51,7 @@ from engine.clock import Clock
 from tables import KeyValueStore
 from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.digest import check_digest, table_version
-from telegram_bot.delivery.flood.full import KnownFull
+from telegram_bot.delivery.flood.full import REMEMBERED, KnownFull
 from telegram_bot.delivery.flood.journal import Journal, LocalWindows
 from telegram_bot.delivery.flood.lease import OverallLease, Taken
 from telegram_bot.delivery.flood.rates import (
@@ -419,7 +419,7 @@ class FloodLimiter:
         for _, window in buckets:
             if cost > window.limit or cost != int(cost):
                 raise ValueError(f"cost {cost} does not fit {window!r}")
-        full = 0.0 if again else self.full.wait(buckets[1:], cost)
+        full = 0.0 if again else self.full.wait(buckets[1:], cost) or self._own_full(buckets, cost)
         if full > 0:  # refused a moment ago: only what the message shows is judged
             if edit is None:
                 return Verdict(full, False)
@@ -444,6 +444,22 @@ class FloodLimiter:
             overall = OverallEntries(lease.bucket, lease.seconds, taken.entries, taken.at)
             verdict = verdict._replace(stamp=replace(verdict.stamp, overall=overall))
         return verdict
+
+    def _own_full(self, buckets: list[tuple[str, Window]], cost: float) -> float:
+        """Seconds this process's own entries counted in the last
+        :data:`~telegram_bot.delivery.flood.full.REMEMBERED` seconds keep the
+        chat's windows (``buckets[1:]``) full for ``cost`` (0: ask Redis).  #39:
+        the script that would refuse the call is spared; other processes only
+        fill the windows more, and the trust is a remembered refusal's."""
+        now = float(self.clock())
+        since = now - REMEMBERED
+        return max(
+            (
+                self.journal.wait(key, w.limit, w.seconds, now, int(cost), since=since)
+                for key, w in buckets[1:]
+            ),
+            default=0.0,
+        )
 
     async def _chat(
         self,

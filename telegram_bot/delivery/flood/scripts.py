@@ -192,33 +192,55 @@ if refused and refused ~= '' then return refused .. ';0' end
 local age, margin = tonumber(ARGV[11 + n * 3]), tonumber(ARGV[12 + n * 3])
 local out = age > 0 and n > 0 and KEYS[1]
 local lives  -- until when the first window's key lives ('~', #39)
+-- the first window read whole, once (#39: one command for its records, its
+-- count and its wait): the scores of its entries that count now, ascending
+local first
 if out then
-  local til = fmt(now - margin)
-  local got, gone = redis.call('ZRANGEBYSCORE', out, '-inf', '(0', 'WITHSCORES'), {}
+  local til = now - margin
+  local got, gone, moved, scores = redis.call('ZRANGE', out, 0, -1, 'WITHSCORES'), {}, {}, {}
   for k = 1, #got, 2 do
-    local m, at = got[k], -tonumber(got[k + 1])
-    if m == '~' then
-      lives = at
-    elseif at <= now - age then
+    local m, s = got[k], tonumber(got[k + 1])
+    if s >= 0 then
+      scores[#scores + 1] = {m, s}
+    elseif m == '~' then
+      lives = -s
+    elseif -s <= now - age then
       gone[#gone + 1] = m  -- it can no longer arrive
-    elseif at < now - margin then
+    elseif -s < til then
       local who, c = string.match(m, '^o:(.*)|(%d+)$')
-      local zargs = scored({'XX', 'GT', 'CH'}, til, who, tonumber(c))
+      local zargs = scored({'XX', 'GT', 'CH'}, fmt(til), who, tonumber(c))
       for i = 1, n do
         if redis.call('ZADD', KEYS[i], unpack(zargs)) > 0 then
           keep(KEYS[i], now + tonumber(ARGV[10 + (i - 1) * 3 + 2]), now)
         end
       end
+      moved[who] = true
     end
   end
   if #gone > 0 then redis.call('ZREM', out, unpack(gone)) end
+  -- what counts now, the moved calls' entries at ``til`` (as the ZADD ... GT)
+  local since1 = now - tonumber(ARGV[12])
+  first = {}
+  for _, e in ipairs(scores) do
+    local s = e[2]
+    if s < til and moved[string.match(e[1], '^(.*):%d+$') or ''] then s = til end
+    if s > since1 then first[#first + 1] = s end
+  end
+  table.sort(first)
 end
 local wait, short, counted = 0, 0, {}
 for i = 1, n do
   local b = 10 + (i - 1) * 3
   local limit, win, cost = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
-  counted[i] = count(KEYS[i], now, win)
-  local w = wait_for(KEYS[i], counted[i], now, win, limit, cost)
+  local w
+  if i == 1 and first then
+    counted[1] = #first
+    local over = #first + cost - limit
+    w = over > 0 and math.max(first[over] + win - now, 0.000001) or 0
+  else
+    counted[i] = count(KEYS[i], now, win)
+    w = wait_for(KEYS[i], counted[i], now, win, limit, cost)
+  end
   if w > wait then wait = w; short = i end
 end
 if wait > 0 then return string.format('%.6f;%d', wait, short) end
