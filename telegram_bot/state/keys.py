@@ -27,14 +27,14 @@ class FloodKeys:
     ephemeral writes' minute while they are not counted with the public ones,
     #24), ``P rl:{c:<chat>}:w:<message>`` (one ephemeral message's window), ``P rl:{c:<chat>}:msg:<message>`` (string: the
     content and table version last shown and, while one edit of the message
-    is in flight, its lease: ``|<owner>@<until>``), ``P rl:{c:<chat>}:at:<message>``
-    (string: when the message was last edited, by any process).  A chat's
+    is in flight, its lease: ``|<owner>@<until>``; then ``~<time>``: when the
+    message was last edited, by any process, #39).  A chat's
     first window of a call (``w``, or ``eph``) also holds, scored below 0, the
     calls Telegram has not answered yet (``o:<entry name>|<cost>``, minus their
     take; they count for ``edit_lease``) and ``~`` (minus until when the key
     lives: a minute past its last call's needs, set again once a minute, #39).
-    Windows expire when their last entry stops counting; digests ``digest_ttl`` after their last edit, last-edit times
-    ``edit_ttl`` after it; a lease lapses ``edit_lease`` after it was taken."""
+    Windows expire when their last entry stops counting; digests ``digest_ttl``
+    after their last edit; a lease lapses ``edit_lease`` after it was taken."""
 
     def __init__(self, kv: KeyValueStore) -> None:
         self.kv = kv
@@ -64,9 +64,6 @@ class FloodKeys:
 
     def sent_digest(self, chat_id: int, message_id: int) -> str:
         return self.kv.key(f"rl:{{c:{chat_id}}}:msg:{message_id}")
-
-    def edited_at(self, chat_id: int, message_id: int) -> str:
-        return self.kv.key(f"rl:{{c:{chat_id}}}:at:{message_id}")
 
 
 class ChatStateKeys:

@@ -204,7 +204,9 @@ async def test_group_counts_in_three_windows_atomically(
     assert await lim.acquire(-GROUP) == 0
 
 
-async def test_keys_have_ttls(limiter: FloodLimiter, redis_url: str, redis_prefix: str) -> None:
+async def test_keys_have_ttls(
+    limiter: FloodLimiter, clock: FakeClock, redis_url: str, redis_prefix: str
+) -> None:
     keys = limiter.keys
     assert await limiter.acquire(GROUP) == 0
     assert (await limiter.admit_edit(EditTicket(Address(PRIVATE, 7), "t", "m"))).wait == 0
@@ -216,8 +218,10 @@ async def test_keys_have_ttls(limiter: FloodLimiter, redis_url: str, redis_prefi
     assert 0 < await limiter.kv.pttl(keys.rate_chat(GROUP)) <= ttl * 1000
     # a digest lives an hour past its last edit, not days
     assert 3_500_000 < await limiter.kv.pttl(keys.sent_digest(PRIVATE, 7)) <= 3_600_000
-    # its last edit time only as long as the longest coalescing gap may need
-    assert 0 < await limiter.kv.pttl(keys.edited_at(PRIVATE, 7)) <= 10_000
+    # its last edit time in the same record (#39: no key, no SET of its own)
+    record = await limiter.kv.get(keys.sent_digest(PRIVATE, 7))
+    assert record is not None
+    assert record.endswith(f"~{clock.now!r}")
     raw = aredis.Redis.from_url(redis_url)
     try:
         found = sorted(
@@ -233,7 +237,6 @@ async def test_keys_have_ttls(limiter: FloodLimiter, redis_url: str, redis_prefi
             f"{p}rl:{{c:{GROUP}}}:min",
             f"{p}rl:{{c:{PRIVATE}}}:w",
             f"{p}rl:{{c:{PRIVATE}}}:msg:7",
-            f"{p}rl:{{c:{PRIVATE}}}:at:7",
         ]
     )
 
@@ -680,11 +683,12 @@ async def test_an_admission_costs_one_script_of_few_commands(
 
     edited = await monitored(redis_url, redis_prefix, edit)
     assert edited.count("EVALSHA") == 2
-    # 11, and a trim of its window at one add in eight; answered in time, its
+    # 9, and a trim of its window at one add in eight; answered in time, its
     # entry is not moved; its record among the unanswered calls joins its
-    # entry's ZADD, and the window's TTL is set once a minute (it was 15)
-    assert len(edited) <= 12, edited
-    assert "ZREMRANGEBYSCORE" in edited or len(edited) <= 11, edited
+    # entry's ZADD, the window's TTL is set once a minute, the window is read
+    # once, and the last edit is kept in the message's record (it was 15)
+    assert len(edited) <= 10, edited
+    assert "ZREMRANGEBYSCORE" in edited or len(edited) <= 9, edited
 
     # refused: the chat's window is full
     assert await limiter.acquire(PRIVATE) == 0
@@ -693,7 +697,8 @@ async def test_an_admission_costs_one_script_of_few_commands(
     async def refuse() -> None:
         assert (await limiter.admit_edit(refused)).wait > 0
 
-    assert len(await monitored(redis_url, redis_prefix, refuse)) <= 5
+    # its window filled by this process a moment ago: its digest judged alone
+    assert len(await monitored(redis_url, redis_prefix, refuse)) <= 2
 
 
 async def test_a_call_short_of_its_chats_window_asks_again_only_after_the_wait(

@@ -230,6 +230,26 @@ async def test_a_failed_edit_forgets_the_content_but_keeps_the_version(
     assert await a.shown(Address(PRIVATE, 13)) is None
 
 
+async def test_the_last_edit_of_a_message_outlives_its_lease(
+    make_limiter: Callable[..., FloodLimiter], clock: FakeClock
+) -> None:
+    """#39: a message's last edit is kept in its record with the lease: the
+    release keeps it (and what the message shows), another process's deferred
+    edit still waits its gap."""
+    a, b = make_limiter(), make_limiter()
+    to = Address(GROUP, 5)
+    verdict = await a.admit_edit(EditTicket(to, "v1", "kb", "tab#3", owner="o"))
+    assert verdict.wait == 0
+    clock.advance(0.5)
+    assert await a.release_edit(to, "o", verdict.stamp)
+    assert await b.shown(to) == ("v1:kb", "tab#3")
+    assert (await b.headroom(to, 3.0)).message == pytest.approx(2.5)
+    clock.advance(2.5)
+    assert await b.headroom(to, 3.0) == (0, 0, 0)  # go -- and claimed
+    assert await a.shown(to) == ("v1:kb", "tab#3")  # what it shows, as it was
+    assert (await a.headroom(to, 3.0)).message == pytest.approx(3.0)
+
+
 async def test_the_last_edit_of_a_message_is_shared(
     make_limiter: Callable[..., FloodLimiter], clock: FakeClock
 ) -> None:

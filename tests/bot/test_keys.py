@@ -26,7 +26,6 @@ def test_the_flood_limiter_keys(kv: KeyValueStore) -> None:
     assert keys.rate_chat(-100123) == "P:rl:{c:-100123}:w"
     assert keys.rate_group(-100123) == "P:rl:{c:-100123}:min"
     assert keys.sent_digest(42, 7) == "P:rl:{c:42}:msg:7"
-    assert keys.edited_at(42, -7) == "P:rl:{c:42}:at:-7"
 
 
 def test_the_chat_state_keys(kv: KeyValueStore) -> None:

@@ -499,7 +499,7 @@ class FloodLimiter:
         keys = [k for k, _ in buckets]
         if edit is not None:  # what it shows (and its edit lease), its last edit
             k, message = self.keys, edit.key
-            keys += [k.sent_digest(*message), k.edited_at(*message)]
+            keys.append(k.sent_digest(*message))  # its record: its last edit too (#39)
         # the chat's unanswered calls count as arriving now (#37, ACQUIRE_LUA):
         # kept in its first window, below 0 (#39: no key of their own)
         unanswered = buckets[0][0] if buckets and chat_id is not None else ""
@@ -619,7 +619,7 @@ class FloodLimiter:
             return Headroom(overall, 0.0)
         keys = [key for key, _ in buckets]
         if to is not None and to.message is not None and gap > 0:
-            keys.append(self.keys.edited_at(*to.key))
+            keys.append(self.keys.sent_digest(*to.key))  # its last edit (#39)
         else:
             gap = 0.0
         claim = "1" if overall <= 0 else "0"
@@ -777,6 +777,8 @@ class FloodLimiter:
         raw = await self.kv.get(self.keys.sent_digest(*to.key))
         if raw is None:
             return None
+        if "~" in raw:  # '~<time>': its last edit
+            raw = raw.rpartition("~")[0]
         raw, _sep, _lease = raw.partition("|")  # '|<owner>@<until>': an edit lease
         text, _sep, rest = raw.partition(":")
         markup, _sep, version = rest.partition(":")

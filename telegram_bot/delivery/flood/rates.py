@@ -56,7 +56,9 @@ class FloodConfig:
     digest_ttl: float = 3600.0  # seconds a message's last content is remembered (refreshed)
     lease: int = 5  # overall entries a process takes at a time
     lease_ttl: float = 0.2  # seconds a process may keep unused leased entries
-    edit_ttl: float = 10.0  # seconds a message's last edit time is kept (>= the longest gap)
+    edit_ttl: float = (
+        10.0  # seconds a record written by a gap's claim alone lives (>= the longest gap)
+    )
     edit_lease: float = 5.0  # seconds an edit in flight may keep its message (a crash: it lapses)
     # A call not answered this many seconds after its take (its process was
     # killed on the way?) counts as taken that long before each later take in

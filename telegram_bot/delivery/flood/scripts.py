@@ -92,14 +92,19 @@ end
 # A message's record (its digest key): '<digest>' or, while a call's edit of
 # it is in flight, '<digest>|<owner>@<until>' -- the message's edit lease, kept
 # with what it shows so that taking it, and giving it back, costs no command
-# of its own (#39).  ``record`` splits it; ``others`` is the lease to keep when
-# the record is rewritten by a call that does not own it (a live one).
+# of its own (#39) -- then '~<time>', when it was last edited (HEADROOM_LUA
+# spaces edits by it; #39: no key of its own, no SET an edit).  ``record``
+# splits it, the last part whole ('~<time>', '' none); ``others`` is the
+# lease to keep when the record is rewritten by a call that does not own it
+# (a live one).
 RECORD_LUA = r"""
 local function record(raw)
-  if not raw then return nil, nil, nil end
+  if not raw then return nil, nil, nil, '' end
+  local body, at = string.match(raw, '^(.*)(~[^~|@]*)$')
+  if body then raw = body else at = '' end
   local d, o, t = string.match(raw, '^([^|]*)|(.*)@([^@|]*)$')
-  if d then return d, o, t end
-  return raw, nil, nil
+  if d then return d, o, t, at end
+  return raw, nil, nil, at
 end
 local function others(o, t, owner, now)
   if o and o ~= owner and tonumber(t) > now then return '|' .. o .. '@' .. t end
@@ -108,10 +113,10 @@ end
 """
 
 # KEYS: the n window keys of one chat, then (optionally) the message's digest
-# key (its record, RECORD_LUA) and its last-edit key.  ARGV: now, n, markup
+# key (its record, RECORD_LUA).  ARGV: now, n, markup
 # digest ('' = no digest check), text digest ('*' = the text stays as it is: a
 # markup-only edit), digest ttl ms, version ('<table id>#<n>', '' = none),
-# last-edit ttl ms, lease owner ('' = no lease), lease ttl ms, the call's entry
+# (unused: the record keeps the last edit, #39), lease owner ('' = no lease), lease ttl ms, the call's entry
 # name, then per window limit, seconds, cost.  With an owner, an edit of a
 # message whose lease ('<owner>@<until>') another call holds takes nothing and
 # answers '-3;<seconds the lease may last>' -- AFTER the digest check, so an
@@ -161,7 +166,7 @@ local vt, vn = string.match(ARGV[6], '^(.*)#(%d+)$')
 local shown, lease
 if md ~= '' then
   local dk = KEYS[n + 1]
-  local cur, lo, lt = record(redis.call('GET', dk))
+  local cur, lo, lt, at = record(redis.call('GET', dk))
   cur = cur or '?:?:'
   lease = others(lo, lt, '', now)  -- a live lease stays (an edit without one)
   local ct, cm, cv = string.match(cur, '^([^:]*):([^:]*):?(.*)$')
@@ -173,7 +178,7 @@ if md ~= '' then
   local v = cv or ''
   if vt and (vt ~= ctag or tonumber(vn) > tonumber(cnum)) then v = ARGV[6] end
   if td == ct and md == cm and not pending then
-    redis.call('SET', dk, td .. ':' .. md .. ':' .. v .. lease, 'PX', ARGV[5])
+    redis.call('SET', dk, td .. ':' .. md .. ':' .. v .. lease .. at, 'PX', ARGV[5])
     return '-1'
   end
   shown = td .. ':' .. md .. ':' .. v
@@ -270,9 +275,8 @@ for i = 1, n do
     add(KEYS[i], now, win, cost, ARGV[10], counted[i])
   end
 end
-if shown then
-  redis.call('SET', KEYS[n + 1], shown .. lease, 'PX', ARGV[5])
-  redis.call('SET', KEYS[n + 2], ARGV[1], 'PX', ARGV[7])
+if shown then  -- what it shows, and now its last edit
+  redis.call('SET', KEYS[n + 1], shown .. lease .. '~' .. ARGV[1], 'PX', ARGV[5])
 end
 return '0'
 """
@@ -304,15 +308,17 @@ return string.format('%d;%d;%.6f', k, free - k, wait)
 )
 
 # A dry run of one chat's windows: KEYS the window keys, then (when ``gap`` >
-# 0) the message's last-edit key.  ARGV now, gap, claim, last-edit ttl ms, then
+# 0) the message's digest key (its record, RECORD_LUA: its last edit).  ARGV
+# now, gap, claim, the ttl ms of a record written here (none was), then
 # per window limit, seconds, entries needed free.  Returns '<wait>;<edit wait>':
 # the seconds until every window has what is needed free, and until the
 # message's last edit (by any process) is ``gap`` seconds old ('0;0': now).
 # Counts nothing; with ``claim`` 1 and nothing to wait for, it records ``now``
 # as the message's last edit -- the edit goes out now, and another process's
-# edit of the same message waits its ``gap``.
+# edit of the same message waits its ``gap`` (the record's TTL kept).
 HEADROOM_LUA = (
     WINDOW_LUA
+    + RECORD_LUA
     + r"""
 local now, gap = tonumber(ARGV[1]), tonumber(ARGV[2])
 local nb = #KEYS
@@ -326,10 +332,17 @@ for i = 1, nb do
 end
 local edit = 0
 if gap > 0 then
-  local last = tonumber(redis.call('GET', KEYS[nb + 1]))
+  local raw = redis.call('GET', KEYS[nb + 1])
+  local _d, _o, _t, at = record(raw)
+  local last = tonumber(string.sub(at, 2))
   if last and last + gap > now then edit = last + gap - now end
   if edit == 0 and wait == 0 and ARGV[3] == '1' then
-    redis.call('SET', KEYS[nb + 1], ARGV[1], 'PX', ARGV[4])
+    if raw then  -- the record as it is, its last edit now
+      raw = string.sub(raw, 1, #raw - #at) .. '~' .. ARGV[1]
+      redis.call('SET', KEYS[nb + 1], raw, 'KEEPTTL')
+    else  -- nothing known of what it shows
+      redis.call('SET', KEYS[nb + 1], '?:?:~' .. ARGV[1], 'PX', ARGV[4])
+    end
   end
 end
 return string.format('%.6f;%.6f', wait, edit)
@@ -400,7 +413,7 @@ return redis.call('ZCARD', KEYS[1])
 FORGET_LUA = (
     RECORD_LUA
     + r"""
-local cur, lo, lt = record(redis.call('GET', KEYS[1]))
+local cur, lo, lt, at = record(redis.call('GET', KEYS[1]))
 local lease = others(lo, lt, ARGV[2], tonumber(ARGV[4]))
 local v = cur and string.match(cur, '^[^:]*:[^:]*:(.+)$')
 local floor = ARGV[3] or ''
@@ -410,8 +423,8 @@ if floor ~= '' then
   if ft and (ft ~= ct or tonumber(fn) > tonumber(cn)) then v = floor end
 end
 if not cur and not v then return 0 end
-if v or lease ~= '' then
-  redis.call('SET', KEYS[1], '?:?:' .. (v or '') .. lease, 'PX', ARGV[1])
+if v or lease ~= '' then  -- (its last edit kept; alone it goes: nothing showed)
+  redis.call('SET', KEYS[1], '?:?:' .. (v or '') .. lease .. at, 'PX', ARGV[1])
 else
   redis.call('DEL', KEYS[1])
 end
@@ -488,16 +501,16 @@ RELEASE_EDIT_LUA = (
     + RECORD_LUA
     + r"""
 if #KEYS > 1 then stamp(2, 4) end
-local cur, lo, lt = record(redis.call('GET', KEYS[1]))
+local cur, lo, lt, at = record(redis.call('GET', KEYS[1]))
 if cur and lo == ARGV[1] then
   if string.sub(cur, 1, 1) == '!' then cur = string.sub(cur, 2) end
-  redis.call('SET', KEYS[1], cur, 'PX', ARGV[2])
+  redis.call('SET', KEYS[1], cur .. at, 'PX', ARGV[2])
   return 1
 end
 local lease = others(lo, lt, ARGV[1], tonumber(ARGV[3]))
 local v = cur and string.match(cur, '^[^:]*:[^:]*:(.+)$')
-if v or (cur and lease ~= '') then
-  redis.call('SET', KEYS[1], '?:?:' .. (v or '') .. lease, 'PX', ARGV[2])
+if v or (cur and (lease ~= '' or at ~= '')) then  -- (its last edit kept)
+  redis.call('SET', KEYS[1], '?:?:' .. (v or '') .. lease .. at, 'PX', ARGV[2])
 elseif cur then
   redis.call('DEL', KEYS[1])
 end
