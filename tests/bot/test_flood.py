@@ -12,7 +12,7 @@ import redis.asyncio as aredis
 from sandbox.fake_api.limits import FakeFloodControl, RateLimits
 from tables import LiveConfig, TableService
 from telegram_bot.delivery.address import Address
-from telegram_bot.delivery.flood import full
+from telegram_bot.delivery.flood import full, lease
 from telegram_bot.delivery.flood.gate import (
     LAST_RESORT,
     CallOptions,
@@ -699,6 +699,29 @@ async def test_an_admission_costs_one_script_of_few_commands(
 
     # its window filled by this process a moment ago: its digest judged alone
     assert len(await monitored(redis_url, redis_prefix, refuse)) <= 2
+
+
+async def test_the_fleet_windows_ttl_is_set_once_a_minute(
+    limiter: FloodLimiter, clock: FakeClock, redis_url: str, redis_prefix: str
+) -> None:
+    """#39: a lease per burst of messages, and at a human pace each PEXPIREd
+    the fleet-wide window's key.  Its TTL is set to a minute and only ever
+    raised, so the process that set it leases without it until then; a key
+    lost and written again (no TTL) gets one with the next minute's lease."""
+    key = limiter.keys.rate_all()
+    assert await limiter.acquire(None) == 0
+    assert 60_000 < await limiter.kv.pttl(key) <= 62_000
+    clock.advance(limiter.config.lease_ttl + 1.0)  # that lease lapsed
+    seen = await monitored(redis_url, redis_prefix, lambda: limiter.acquire(None))
+    assert seen.count("EVALSHA") == 1
+    assert "PEXPIRE" not in seen, seen
+    await limiter.kv.delete(key)
+    clock.advance(limiter.config.lease_ttl + 1.0)
+    assert await limiter.acquire(None) == 0
+    assert await limiter.kv.pttl(key) == -1  # no TTL for now
+    clock.advance(lease.KEY_LIFE)
+    assert await limiter.acquire(None) == 0
+    assert 60_000 < await limiter.kv.pttl(key) <= 62_000
 
 
 async def test_a_call_short_of_its_chats_window_asks_again_only_after_the_wait(

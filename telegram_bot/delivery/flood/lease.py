@@ -58,6 +58,12 @@ class Taken(NamedTuple):
     shared: tuple[str, ...] = ()  # entries of the share, in the journal only (#40)
 
 
+KEY_LIFE = 60.0
+"""Seconds the window's key is given to live past a lease that sets its TTL
+(#39: once a minute a process, not a PEXPIRE a lease; the TTL only ever
+rises, so the process that set it knows it lives that long at least)."""
+
+
 def lease_of(entry: str) -> str:
     """The name of the lease an entry ('<lease>:<i>') belongs to."""
     return entry.rpartition(":")[0]
@@ -98,6 +104,7 @@ class OverallLease:
     down: bool = False  # the key failed and has not answered since
     # charges this process's journal in the window again (FloodLimiter.charge)
     recharge: Callable[[], Awaitable[Any]] | None = None
+    lives_until: float = float("-inf")  # the window's key lives until then at least (#39)
 
     @property
     def tokens(self) -> int:
@@ -166,11 +173,22 @@ class OverallLease:
             dropped = []
         want = max(self.batch, cost)
         name = self.journal.name()
+        # its entries count ``seconds``, and the key's TTL a second more
+        life = "" if now + self.seconds + 1 < self.lives_until else repr(KEY_LIFE)
         self.leases += 1
         try:
             raw = await self.script(
                 [self.bucket],
-                [repr(now), repr(float(self.seconds)), self.limit, want, cost, name, *dropped],
+                [
+                    repr(now),
+                    repr(float(self.seconds)),
+                    self.limit,
+                    want,
+                    cost,
+                    name,
+                    life,
+                    *dropped,
+                ],
             )
         except ServiceUnavailable as e:
             self.unused = dropped + self.unused  # not removed: with the next lease
@@ -189,6 +207,8 @@ class OverallLease:
         granted, level, wait = (raw.decode() if isinstance(raw, bytes) else str(raw)).split(";")
         grant = Grant(float(granted), float(level), float(wait))
         self.level, self.level_at = grant.level, now
+        if life and grant.tokens > 0:
+            self.lives_until = now + KEY_LIFE
         if grant.tokens <= 0:
             self.refused_until = now + grant.wait
             return Taken(grant.wait)

@@ -284,16 +284,20 @@ return '0'
 
 # The fleet-wide window, leased to a process in small batches.  KEYS[1] the
 # overall window; ARGV now, seconds, limit, want, need, the lease's entry name,
-# then the names of entries to remove first (a process's leased entries it did
-# not use, #28: by name, never another process's).  Then it lends
-# max(need, min(want, free)) entries when ``need`` fit.  Returns
-# '<granted>;<free left>;<wait>' (granted 0: wait seconds).
+# the seconds the key is to live from now ('': the caller knows it lives long
+# enough, #39), then the names of entries to remove first (a process's leased
+# entries it did not use, #28: by name, never another process's).  Then it
+# lends max(need, min(want, free)) entries when ``need`` fit.  The key's TTL
+# is only ever raised (every process leases and keeps it the same way), so a
+# process that set it knows it lives until then at least; a key found without
+# one (lost and written again) gets it.  Returns '<granted>;<free left>;<wait>'
+# (granted 0: wait seconds).
 LEASE_LUA = (
     WINDOW_LUA
     + r"""
 local now, win, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local want, need = tonumber(ARGV[4]), tonumber(ARGV[5])
-if #ARGV >= 7 then redis.call('ZREM', KEYS[1], unpack(ARGV, 7)) end
+if #ARGV >= 8 then redis.call('ZREM', KEYS[1], unpack(ARGV, 8)) end
 local n = count(KEYS[1], now, win)
 local free = limit - n
 local k, wait = 0, 0
@@ -301,7 +305,9 @@ if free < need then
   wait = wait_for(KEYS[1], n, now, win, limit, need)
 else
   k = math.max(need, math.min(want, free))
-  add(KEYS[1], now, win, k, ARGV[6], n)
+  if trims(now) then trim(KEYS[1], now, win) end
+  redis.call('ZADD', KEYS[1], unpack(scored({}, fmt(now), ARGV[6], k)))
+  if ARGV[7] ~= '' then keep(KEYS[1], now + tonumber(ARGV[7]), now) end
 end
 return string.format('%d;%d;%.6f', k, free - k, wait)
 """
