@@ -190,6 +190,9 @@ class RenderMarks:
         # the deadline (seconds) this process last gave each table's mark: a
         # keep while it is still over 3/4 grace away changes nothing (#39)
         self._given: dict[str, float] = {}
+        # the newest version this process marked of each table: a clear of an
+        # older one finds a newer mark, or none -- it changes nothing (#39)
+        self._newest: dict[str, int] = {}
 
     # ------------------------------------------------------------------ keys
     def shard_of(self, table_id: str) -> int:
@@ -222,6 +225,10 @@ class RenderMarks:
         args: list[str | int] = [table_id, version, deadline]
         ok = await self._run("set", self._set, table_id, args)
         self._gave(table_id, deadline, ok)
+        if ok and version > self._newest.get(table_id, -1):
+            if len(self._newest) >= 4096:  # bounded: forgotten, a clear asks Redis
+                self._newest.clear()
+            self._newest[table_id] = version
         return ok
 
     async def keep(self, table_id: str) -> bool:
@@ -238,9 +245,17 @@ class RenderMarks:
 
     async def clear(self, table_id: str, version: int) -> bool:
         """Every edit of a render of ``version`` went out: the mark goes, unless
-        it asks for a newer version."""
+        it asks for a newer version.  A version older than one this process
+        marked since changes nothing (no round trip, False: the mark there asks
+        for that newer version, or its render cleared it already; #39: a move's
+        deferred renders of the versions before it each sent this script)."""
+        if version < self._newest.get(table_id, -1):
+            return False
         self._given.pop(table_id, None)
-        return await self._run("clear", self._clear, table_id, [table_id, version])
+        cleared = await self._run("clear", self._clear, table_id, [table_id, version])
+        if cleared and self._newest.get(table_id, -1) <= version:
+            self._newest.pop(table_id, None)
+        return cleared
 
     async def _run(self, what: str, script: Script, table_id: str, args: list[str | int]) -> bool:
         try:

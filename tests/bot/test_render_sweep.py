@@ -204,3 +204,29 @@ async def test_a_mark_sets_no_ttl_and_its_sweeper_renews_the_shards_now_and_then
     clock.advance(CLEAN_SWEEPERS_S / 2)
     await a.sweep()
     assert await kv.pttl(due) > 0
+
+
+async def test_a_clear_of_a_version_older_than_one_marked_since_sends_nothing(
+    make_kv: Callable[[Wire], TableService],
+) -> None:
+    """#39: a move's deferred renders of the versions before it each cleared
+    their mark, and each found the move's newer mark (or none, its render done):
+    the script changed nothing.  A clear of a version older than one this
+    process marked since sends nothing; the newer mark stays until its own
+    clear, and a sweep still finds it when its owner dies first."""
+    clock = FakeClock()
+    wire = Wire()
+    marks = RenderMarks(make_kv(wire).kv, grace=GRACE, shards=SHARDS, clock=clock, owner="a")
+    assert await marks.set("t1", 4)
+    assert await marks.set("t1", 5)
+    wire.reset()
+    assert not await marks.clear("t1", 4)
+    assert wire.trips == 0
+    clock.advance(GRACE + 1)  # its owner never cleared 5: a sweep repairs it
+    claimed = await marks.claim_due()
+    assert [(c.table, c.version) for c in claimed] == [("t1", 5)]
+    assert await marks.clear("t1", 5)
+    assert wire.trips > 0
+    wire.reset()
+    assert await marks.clear("t1", 5)  # asked again: nothing marked, Redis says so
+    assert wire.trips == 1
