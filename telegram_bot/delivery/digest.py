@@ -45,7 +45,12 @@ def gone_version(table_id: str) -> str:
     return table_version(table_id, GONE)
 
 
+RECORD_MARKS = frozenset(":|@~")
+"""What splits a message's record (:data:`telegram_bot.delivery.flood.scripts.RECORD_LUA`):
+never in a digest."""
+
+
 def check_digest(text_digest: str | None, markup_digest: str) -> None:
     for d in (text_digest, markup_digest):
-        if d is not None and (not d or ":" in d or d in ("*", "?")):
-            raise ValueError(f"bad content digest {d!r}: non-empty, no ':', not '*' or '?'")
+        if d is not None and (not d or RECORD_MARKS & set(d) or d in ("*", "?")):
+            raise ValueError(f"bad content digest {d!r}: non-empty, none of ':|@~', not '*' or '?'")

@@ -225,10 +225,13 @@ class RenderMarks:
         args: list[str | int] = [table_id, version, deadline]
         ok = await self._run("set", self._set, table_id, args)
         self._gave(table_id, deadline, ok)
-        if ok and version > self._newest.get(table_id, -1):
+        if ok:  # a lower one too: the newer may never have been written (a move
+            # refused after its mark) and its mark given up since
             if len(self._newest) >= 4096:  # bounded: forgotten, a clear asks Redis
                 self._newest.clear()
             self._newest[table_id] = version
+        else:  # not known: every clear asks Redis
+            self._newest.pop(table_id, None)
         return ok
 
     async def keep(self, table_id: str) -> bool:

@@ -294,6 +294,9 @@ async def test_edit_digest(limiter: FloodLimiter, clock: FakeClock) -> None:
     assert await limiter.last_digest(Address(PRIVATE, 7)) == "?:kb"
     with pytest.raises(ValueError, match="bad content digest 'a:b'"):
         await limiter.admit_edit(EditTicket(Address(PRIVATE, 7), "a:b", "kb"))
+    for bad in ("a~b", "a|b", "a@b"):  # the record's other marks (#39: '~<last edit>')
+        with pytest.raises(ValueError, match="bad content digest"):
+            await limiter.admit_edit(EditTicket(Address(PRIVATE, 7), "t", bad))
 
 
 async def test_an_edit_that_never_came_back_is_no_reason_to_drop_the_next(
@@ -699,6 +702,16 @@ async def test_an_admission_costs_one_script_of_few_commands(
 
     # its window filled by this process a moment ago: its digest judged alone
     assert len(await monitored(redis_url, redis_prefix, refuse)) <= 2
+    # filled by another process: the script reads the window once to say so
+    for _ in range(limiter.config.per_chat.limit):
+        assert await other.acquire(PRIVATE + 2) == 0
+    stranger = EditTicket(Address(PRIVATE + 2, 7), "t", "m", "tab#1", owner="q", tracked=True)
+    assert await limiter.acquire(None) == 0  # a lease of overall entries to spare
+
+    async def refused_there() -> None:
+        assert (await limiter.admit_edit(stranger)).wait > 0
+
+    assert await monitored(redis_url, redis_prefix, refused_there) == ["EVALSHA", "GET", "ZRANGE"]
 
 
 async def test_the_fleet_windows_ttl_is_set_once_a_minute(
@@ -722,6 +735,31 @@ async def test_the_fleet_windows_ttl_is_set_once_a_minute(
     clock.advance(lease.KEY_LIFE)
     assert await limiter.acquire(None) == 0
     assert 60_000 < await limiter.kv.pttl(key) <= 62_000
+
+
+async def test_the_fleet_windows_key_outlives_its_entries_after_a_restart(
+    limiter: FloodLimiter, clock: FakeClock
+) -> None:
+    """#39 (the review): a process leasing without the key's TTL trusts it to
+    live a minute; a Redis restart lost the key, and the journal's charge (or a
+    late answer's stamp) wrote it again -- with a TTL of its own entries' window
+    it expired under the next lease's entries.  Every script that sets that
+    TTL gives it the minute at least."""
+    key, win = limiter.keys.rate_all(), limiter.config.overall.seconds
+    assert await limiter.acquire(None) == 0  # the TTL set: a minute
+    clock.advance(win - 0.1)  # its entries count 0.1 s more
+    await limiter.kv.delete(key)  # a Redis restart lost the key
+    assert await limiter.charge() > 0  # the journal counted there again
+    clock.advance(limiter.config.lease_ttl + 0.01)
+    assert await limiter.acquire(None) == 0  # a new lease; its entries count ``win``
+    assert await limiter.kv.pttl(key) >= lease.KEY_LIFE * 1000
+    # the same with a late answer's stamp
+    late = await limiter.take(PRIVATE, tracked=True)
+    assert late.stamp is not None
+    await limiter.kv.delete(key)
+    clock.advance(limiter.config.overall_stamp_after + 0.01)
+    await limiter.stamp(late.stamp)
+    assert await limiter.kv.pttl(key) >= lease.KEY_LIFE * 1000
 
 
 async def test_a_call_short_of_its_chats_window_asks_again_only_after_the_wait(

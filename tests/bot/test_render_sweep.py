@@ -230,3 +230,23 @@ async def test_a_clear_of_a_version_older_than_one_marked_since_sends_nothing(
     wire.reset()
     assert await marks.clear("t1", 5)  # asked again: nothing marked, Redis says so
     assert wire.trips == 1
+
+
+async def test_a_version_marked_and_never_written_does_not_hold_back_a_clear(
+    make_kv: Callable[[Wire], TableService],
+) -> None:
+    """(the review of the test above) A move marks its version before its
+    write; refused, its mark is claimed until given up.  A render of the
+    table's real version, older, starts after it: its clear clears."""
+    clock = FakeClock()
+    marks = RenderMarks(
+        make_kv(Wire()).kv, grace=GRACE, shards=SHARDS, clock=clock, owner="a", max_tries=2
+    )
+    assert await marks.set("t1", 5)  # the move's mark; the engine refuses the move
+    for _ in range(3):
+        clock.advance(GRACE + 1)
+        await marks.claim_due()  # given up at last
+    assert await marks.set("t1", 0)  # a render of the current version (4) starts
+    assert await marks.clear("t1", 4)
+    clock.advance(GRACE + 1)
+    assert await marks.claim_due() == []  # nothing left to repair

@@ -60,8 +60,10 @@ class Taken(NamedTuple):
 
 KEY_LIFE = 60.0
 """Seconds the window's key is given to live past a lease that sets its TTL
-(#39: once a minute a process, not a PEXPIRE a lease; the TTL only ever
-rises, so the process that set it knows it lives that long at least)."""
+(#39: once a minute a process, not a PEXPIRE a lease).  Every script that
+sets it (a lease, a charge, a late answer's stamp) gives it this long at
+least and otherwise only raises it, so the process that set it knows it
+lives that long; a fault forgets that (the key may have been lost)."""
 
 
 def lease_of(entry: str) -> str:
@@ -192,6 +194,7 @@ class OverallLease:
             )
         except ServiceUnavailable as e:
             self.unused = dropped + self.unused  # not removed: with the next lease
+            self.lives_until = float("-inf")  # the key may be lost: its TTL set again
             if self.fleet is None:
                 raise
             if not self.down:

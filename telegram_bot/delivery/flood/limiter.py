@@ -53,7 +53,7 @@ from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.digest import check_digest, table_version
 from telegram_bot.delivery.flood.full import REMEMBERED, KnownFull
 from telegram_bot.delivery.flood.journal import Journal, LocalWindows
-from telegram_bot.delivery.flood.lease import OverallLease, Taken
+from telegram_bot.delivery.flood.lease import KEY_LIFE, OverallLease, Taken
 from telegram_bot.delivery.flood.rates import (
     BUSY,
     NOOP,
@@ -586,7 +586,9 @@ class FloodLimiter:
         for key, entries in self.journal.live(now).items():
             if only is not None and not only(key):
                 continue
-            args: list[str | int | float] = [repr(now), repr(self.journal.seconds[key])]
+            # the fleet-wide window's key lives a minute at least (:data:`KEY_LIFE`)
+            life = KEY_LIFE if key == self.lease.bucket else 0.0
+            args: list[str | int | float] = [repr(now), repr(self.journal.seconds[key]), life]
             for at, name in entries:
                 args += [repr(at), name]
             self.round_trips += 1
@@ -719,7 +721,9 @@ class FloodLimiter:
         self.journal.restamp_names(entries.key, entries.seconds, entries.names, now)
         self.round_trips += 1
         self.late_stamps += 1
-        await self._stamp_late([entries.key], [repr(now), repr(entries.seconds), *entries.names])
+        # its key lives a minute at least (:data:`KEY_LIFE`, #39)
+        life = max(entries.seconds, KEY_LIFE)
+        await self._stamp_late([entries.key], [repr(now), repr(life), *entries.names])
 
     def _stamp_args(self, stamp: Stamp) -> tuple[list[str], list[str | int | float]]:
         """The window keys and ARGV of STAMP_LUA; the journal's entries move too."""

@@ -375,15 +375,18 @@ return 0
 
 # Count entries a process took without Redis (the in-process fallback while
 # Redis was down, or ones a restarted Redis lost) in a window again, #28: KEYS[1]
-# the window; ARGV now, seconds, then pairs of score and entry name.  Entries
-# still within the window are added unless there already (the same name).
+# the window; ARGV now, seconds, the seconds the key is to live from now at
+# least (the fleet-wide window's KEY_LIFE, #39: a process leases without
+# setting its TTL while it knows it lives that long; else 0), then pairs of
+# score and entry name.  Entries still within the window are added unless
+# there already (the same name).
 CHARGE_LUA = (
     WINDOW_LUA
     + r"""
 local now, win = tonumber(ARGV[1]), tonumber(ARGV[2])
 trim(KEYS[1], now, win)
-local til, added = now, 0
-for i = 3, #ARGV, 2 do
+local til, added = now + tonumber(ARGV[3]), 0
+for i = 4, #ARGV, 2 do
   local at = tonumber(ARGV[i])
   if at > now - win then
     added = added + redis.call('ZADD', KEYS[1], 'NX', ARGV[i], ARGV[i + 1])
@@ -474,8 +477,9 @@ return 0
 )
 
 # A call answered late (#37): its entries in the fleet-wide window move to its
-# answer.  KEYS[1] the window (``rl:{all}``); ARGV now, the window's seconds,
-# then the entries' names.  Never back (GT); an entry that already left the
+# answer.  KEYS[1] the window (``rl:{all}``); ARGV now, the seconds its key is
+# to live from now at least (its KEY_LIFE, #39: past the window's), then the
+# entries' names.  Never back (GT); an entry that already left the
 # window (the call took longer than the window) counts again: its message went
 # out, and Telegram counts it until a window after it arrived.
 OVERALL_STAMP_LUA = (
