@@ -613,6 +613,7 @@ async def commands_per_press(url: str, pace: tuple[float, float] | None, idle: f
         await app.publisher.start_game(tid)
         await app.delivery.flush()
         await asyncio.sleep(2.0)  # the start's renders settle
+        _t, _s, started_at = await app.svc.tables.get(tid)  # (before the count)
         c0 = await server_commands(r)
         await asyncio.sleep(idle)
         c1 = await server_commands(r)
@@ -645,6 +646,12 @@ async def commands_per_press(url: str, pace: tuple[float, float] | None, idle: f
         await asyncio.sleep(idle)
         c4 = await server_commands(r)
         table, _s, version = await app.svc.tables.get(tid)
+        if table.status == "playing":  # stalled: what each hand offered at the end
+            hands = (await FakeHands(users).table(tid)).hands
+            for u in users:
+                msg = u.chat.messages.get(hands.get(u.id, -1))
+                offered = [] if msg is None else [b.get("text") for b in msg.buttons]
+                print(f"  stalled: {u.id}'s hand (v{getattr(msg, 'version', '-')}): {offered}")
         await app.stop_polling()
         await asyncio.wait_for(polling, 30)
         # the harness's own reads (a quiet player asks whether the game goes on),
@@ -667,7 +674,8 @@ async def commands_per_press(url: str, pace: tuple[float, float] | None, idle: f
     print(
         f"one 3-human Chuvash game ({'human pace' if pace else 'fast'}, one bot process): "
         f"{figs.presses} presses ({figs.actions} answered without a notice; the game's "
-        f"version {version}, {table.status}) in {elapsed:.1f} s",
+        f"version {version}, {table.status}; {(version - started_at) / presses:.2f} moves "
+        f"a press) in {elapsed:.1f} s",
         flush=True,
     )
     print(
