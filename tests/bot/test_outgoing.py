@@ -32,6 +32,7 @@ from telegram_bot.delivery.outgoing import (
     is_limited,
 )
 from telegram_bot.delivery.waiting_line import Priority, WaitingLine
+from tests.bot.flood_kit import last_digest
 
 T = TypeVar("T")
 
@@ -313,7 +314,7 @@ async def test_failed_edit_forgets_the_content(
 ) -> None:
     with pytest.raises(TelegramBadRequest, match="not found"):
         await bot.edit_message_text("x", chat_id=alice.id, message_id=999)
-    assert await limiter.last_digest(Address(alice.id, 999)) is None
+    assert await last_digest(limiter, Address(alice.id, 999)) is None
 
 
 async def test_other_processes_share_the_memory(

@@ -260,7 +260,7 @@ class FallbackFloodLimiter(FloodLimiter):
         self._touch(key, "")
         if edit.prepaid:
             return Verdict(0.0)  # unknown: send it (no lease: the process's own order)
-        return self._local_take(edit.to, 1)
+        return self._local_take(edit.to)
 
     async def _claimed_render(self, edit: EditTicket) -> Verdict:
         """A table's render while its chat falls back: judged once the shared
@@ -280,13 +280,13 @@ class FallbackFloodLimiter(FloodLimiter):
             # it then if it answers, else the windows again
             self._held.add(key)
             return Verdict(min(wait, PROBE_EVERY))
-        took = None if edit.prepaid else self._local_take(edit.to, 1)
+        took = None if edit.prepaid else self._local_take(edit.to)
         if took is not None and took.wait != 0:  # the fleet-wide window, or a call meanwhile
             self._held.add(key)
             return took
         if not await self._claimed(edit):
             if took is not None:  # not sent: its entries go back
-                self.local.refund(self._local_buckets(edit.to), 1, 0.0)
+                self.local.refund(self._local_buckets(edit.to), 0.0)
             return self._held_back(key)
         self.claimed_renders += 1
         self._touch(key, edit.version)
@@ -372,7 +372,7 @@ class FallbackFloodLimiter(FloodLimiter):
             return False
         table, version = parsed
         try:
-            return await self.claims.claim_render(table, version, "{}:{}".format(*edit.key))
+            return await self.claims.claim_render(table, version, "{}:{}".format(*edit.to.key))
         except ServiceUnavailable:  # the table's slot is down too: held
             return False
 
@@ -382,7 +382,7 @@ class FallbackFloodLimiter(FloodLimiter):
         if self.claims is None or parsed is None:
             return False
         table, version = parsed
-        return await self.claims.render_claimed(table, "{}:{}".format(*edit.key)) > version
+        return await self.claims.render_claimed(table, "{}:{}".format(*edit.to.key)) > version
 
 
 def _window_wait(entries: list[float], window: Window, now: float) -> float:

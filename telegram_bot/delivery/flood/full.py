@@ -16,8 +16,8 @@ from collections.abc import Iterable, Sequence
 from engine.clock import Clock
 from telegram_bot.delivery.flood.rates import Window
 
-Key = tuple[tuple[tuple[str, int, float], ...], float]
-"""A chat's windows (key, limit, seconds) and a call's cost."""
+Key = tuple[tuple[str, int, float], ...]
+"""A chat's windows (key, limit, seconds)."""
 
 KEPT = 1024
 """Refusals kept at most: past that the lapsed ones go, and if none has
@@ -27,13 +27,12 @@ REMEMBERED = 2.0
 """Seconds a refusal is remembered at most."""
 
 
-def _key(buckets: Sequence[tuple[str, Window]], cost: float) -> Key:
-    return tuple((k, w.limit, w.seconds) for k, w in buckets), cost
+def _key(buckets: Sequence[tuple[str, Window]]) -> Key:
+    return tuple((k, w.limit, w.seconds) for k, w in buckets)
 
 
 class KnownFull:
-    """Until when a chat's windows are known full for a cost (``clock``: the
-    limiter's)."""
+    """Until when a chat's windows are known full (``clock``: the limiter's)."""
 
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
@@ -41,11 +40,11 @@ class KnownFull:
         self._until: dict[Key, tuple[float, float]] = {}
         self._by_window: dict[str, set[Key]] = {}  # a window key -> its refusals
 
-    def wait(self, buckets: Sequence[tuple[str, Window]], cost: float) -> float:
-        """Seconds ``buckets`` are still known full for ``cost`` (0: ask Redis)."""
+    def wait(self, buckets: Sequence[tuple[str, Window]]) -> float:
+        """Seconds ``buckets`` are still known full (0: ask Redis)."""
         if not buckets:
             return 0.0
-        key = _key(buckets, cost)
+        key = _key(buckets)
         known = self._until.get(key)
         if known is None:
             return 0.0
@@ -56,8 +55,8 @@ class KnownFull:
             return 0.0
         return until - now
 
-    def note(self, buckets: Sequence[tuple[str, Window]], cost: float, until: float) -> None:
-        """They refused a call of ``cost`` until ``until``."""
+    def note(self, buckets: Sequence[tuple[str, Window]], until: float) -> None:
+        """They refused a call until ``until``."""
         now = float(self.clock())
         if len(self._until) >= KEPT:
             for lapsed in [k for k, (t, r) in self._until.items() if min(t, r) <= now]:
@@ -65,9 +64,9 @@ class KnownFull:
             if len(self._until) >= KEPT:
                 self._until.clear()
                 self._by_window.clear()
-        key = _key(buckets, cost)
+        key = _key(buckets)
         self._until[key] = (until, now + REMEMBERED)
-        for window, _limit, _seconds in key[0]:
+        for window, _limit, _seconds in key:
             self._by_window.setdefault(window, set()).add(key)
 
     def forget(self, keys: Iterable[str]) -> None:
@@ -78,7 +77,7 @@ class KnownFull:
 
     def _drop(self, key: Key) -> None:
         self._until.pop(key, None)
-        for window, _limit, _seconds in key[0]:
+        for window, _limit, _seconds in key:
             refusals = self._by_window.get(window)
             if refusals is not None:
                 refusals.discard(key)

@@ -108,21 +108,12 @@ class OverallLease:
     recharge: Callable[[], Awaitable[Any]] | None = None
     lives_until: float = float("-inf")  # the window's key lives until then at least (#39)
 
-    @property
-    def tokens(self) -> int:
-        """Entries of the current lease not used yet (fresh or not)."""
-        return len(self.free)
-
     def fresh(self, now: float) -> bool:
         return now - self.leased_at <= self.ttl
 
-    def take_local(self, cost: int, now: float) -> tuple[str, ...] | None:
-        """``cost`` entries of the allowance if it holds them (and is fresh)."""
-        if self.fresh(now) and len(self.free) >= cost:
-            taken = tuple(self.free[-cost:])
-            del self.free[-cost:]
-            return taken
-        return None
+    def take_local(self, now: float) -> str | None:
+        """An entry of the allowance if it holds one (and is fresh)."""
+        return self.free.pop() if self.fresh(now) and self.free else None
 
     def give_back(self, entries: Sequence[str]) -> None:
         """Entries taken for a message that did not go out: the current lease's
@@ -131,34 +122,34 @@ class OverallLease:
         for entry in entries:
             (self.free if lease_of(entry) == self.name else self.unused).append(entry)
 
-    async def take(self, cost: int) -> Taken:
-        """``cost`` entries from the allowance, leasing a batch when it is short."""
-        taken = self.take_local(cost, float(self.clock()))
+    async def take(self) -> Taken:
+        """An entry from the allowance, leasing a batch when it is short."""
+        taken = self.take_local(float(self.clock()))
         if taken is not None:
-            return Taken(0.0, taken, self.leased_at)
+            return Taken(0.0, (taken,), self.leased_at)
         async with self.lock:
             now = float(self.clock())  # after the lease we may have waited for
-            taken = self.take_local(cost, now)
+            taken = self.take_local(now)
             if taken is not None:  # that lease brought some
-                return Taken(0.0, taken, self.leased_at)
-            return await self.lease(cost, now)
+                return Taken(0.0, (taken,), self.leased_at)
+            return await self.lease(now)
 
-    async def lease(self, cost: int, now: float) -> Taken:
-        """Lease a batch (at least ``cost``) and take ``cost`` of it; else the
-        seconds until the overall window has ``cost`` free (after a refusal
-        this process does not ask again before that time is up).  The entries
-        of the leases before, unused, are removed in the same round trip."""
+    async def lease(self, now: float) -> Taken:
+        """Lease a batch and take an entry of it; else the seconds until the
+        overall window has one free (after a refusal this process does not ask
+        again before that time is up).  The entries of the leases before,
+        unused, are removed in the same round trip."""
         if now < self.refused_until:
             return Taken(self.refused_until - now)
         if self.down:
             if now < self.down_until:
-                return self._share(cost, now)
+                return self._share(now)
             try:  # asked again: what the share let through counts there first
                 if self.recharge is not None:
                     await self.recharge()
             except ServiceUnavailable:
                 self.down_until = now + self.probe
-                return self._share(cost, now)
+                return self._share(now)
             self.down = False
         # the entries before, unused, go in the same round trip; what is given
         # back meanwhile waits for the next (``name`` is no lease's) -- unless
@@ -173,7 +164,6 @@ class OverallLease:
             and now - self.level_at < self.seconds  # seen within the window
         ):
             dropped = []
-        want = max(self.batch, cost)
         name = self.journal.name()
         # its entries count ``seconds``, and the key's TTL a second more
         life = "" if now + self.seconds + 1 < self.lives_until else repr(KEY_LIFE)
@@ -185,8 +175,8 @@ class OverallLease:
                     repr(now),
                     repr(float(self.seconds)),
                     self.limit,
-                    want,
-                    cost,
+                    self.batch,
+                    1,
                     name,
                     life,
                     *dropped,
@@ -202,7 +192,7 @@ class OverallLease:
                     "flood limiter: the fleet-wide window is unavailable, a share here: %s", e
                 )
             self.down, self.down_until = True, now + self.probe
-            return self._share(cost, now)
+            return self._share(now)
         except BaseException:
             self.unused = dropped + self.unused  # not removed: with the next lease
             raise
@@ -219,22 +209,20 @@ class OverallLease:
         self.journal.record(self.bucket, self.seconds, now, name, k)
         self.free = [f"{name}:{j}" for j in range(k, 0, -1)]  # taken from the end
         self.name, self.leased_at = name, now
-        taken = tuple(self.free[-cost:])
-        del self.free[-cost:]
-        return Taken(0.0, taken, now)
+        return Taken(0.0, (self.free.pop(),), now)
 
-    def _share(self, cost: int, now: float) -> Taken:
-        """``cost`` entries of this process's share of the window while its key
-        is down, counted in the journal only (``shared``: given back there if
-        the message does not go out); else the seconds to wait."""
+    def _share(self, now: float) -> Taken:
+        """An entry of this process's share of the window while its key is
+        down, counted in the journal only (``shared``: given back there if the
+        message does not go out); else the seconds to wait."""
         assert self.fleet is not None
         limit = max(1, self.limit // max(1, self.fleet()))
-        wait = self.journal.wait(self.bucket, limit, self.seconds, now, cost)
+        wait = self.journal.wait(self.bucket, limit, self.seconds, now, 1)
         if wait > 0:
             return Taken(wait)
         name = self.journal.name()
-        self.journal.record(self.bucket, self.seconds, now, name, cost)
-        return Taken(0.0, (), now, tuple(f"{name}:{j}" for j in range(1, cost + 1)))
+        self.journal.record(self.bucket, self.seconds, now, name)
+        return Taken(0.0, (), now, (f"{name}:1",))
 
     def give_back_shared(self, entries: Sequence[str]) -> None:
         """Entries of the share taken for a message that did not go out (its

@@ -116,7 +116,7 @@ class OverallEntries:
 @dataclass(frozen=True)
 class Stamp:
     """Where one call's entries are in its chat's windows (``windows``: key and
-    seconds; entries named ``<name>:<i>``, ``cost`` of them), so that they can be
+    seconds; its entry named ``<name>:1``), so that they can be
     moved to the moment Telegram answered the call
     (:meth:`telegram_bot.delivery.flood.limiter.FloodLimiter.stamp`).
 
@@ -133,11 +133,15 @@ class Stamp:
 
     windows: tuple[tuple[str, float], ...]
     name: str
-    cost: int = 1
     unanswered: str = ""  # the chat's unanswered calls, which the call leaves ("": none)
     at: float | None = None  # when its entries were counted (None: not known)
     # its overall entries: moved too when the answer came late (``overall_stamp_after``)
     overall: OverallEntries | None = None
+
+    @property
+    def names(self) -> tuple[str]:
+        """Its entry's name in each of its windows."""
+        return (f"{self.name}:1",)
 
 
 class Verdict(NamedTuple):
