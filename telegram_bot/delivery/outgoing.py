@@ -89,6 +89,11 @@ def forbidden_kind(description: str) -> Forbidden:
     return next((kind for part, kind in _FORBIDDEN_TEXTS if part in text), Forbidden.OTHER)
 
 
+MAX_WAIT = 120.0
+"""Seconds of limiter waits after which a call leaves the lines (:class:`FloodGate`)."""
+MEMORY_SIZE = 20_000
+"""Messages whose content is remembered without a limiter (:class:`telegram_bot.delivery.shown.LocalMemory`)."""
+
 NOT_MODIFIED = "message is not modified"
 _FORWARDS = frozenset({"copyMessage", "copyMessages", "forwardMessage", "forwardMessages"})
 
@@ -124,37 +129,31 @@ def is_limited(api_method: str) -> bool:
 class Outgoing(BaseRequestMiddleware):
     """The request middleware (see the module docstring).
 
-    ``limiter``: the shared Redis buckets (None: no flood limiting, in-process
-    no-op memory).  ``sleep`` is injectable (tests move a fake clock).
-    ``max_wait``: past this many seconds of limiter waits a call goes out anyway
-    (a 429 is then retried).
+    ``limiter``: the shared Redis windows (None: no flood limiting, an
+    in-process memory of what messages show).  ``sleep`` is injectable (tests
+    move a fake clock).
     """
 
     def __init__(
         self,
         limiter: FloodLimiter | None = None,
         *,
-        events: Events | None = None,
         max_retries: int = 3,
         sleep: Sleep = asyncio.sleep,
         clock: Clock = time.monotonic,
-        max_wait: float = 120.0,
-        memory_size: int = 20_000,
-        stats: OutgoingStats | None = None,
     ) -> None:
         self.limiter = limiter
-        self.events = events or Events()  # what it learns, for the layers above (#39)
+        self.events = Events()  # what it learns, for the layers above (#39)
         self._migrated: set[int] = set()  # old chat ids told of here
         self.max_retries = max_retries
         self.sleep = sleep
-        self.max_wait = max_wait
-        self.stats = stats or OutgoingStats()
-        self.shown = ShownStore(limiter, memory_size)
+        self.stats = OutgoingStats()
+        self.shown = ShownStore(limiter, MEMORY_SIZE)
         self._owner = f"{uuid.uuid4().hex[:12]}."  # edit leases: this process ...
         self._calls = itertools.count()  # ... and its call
         self.turns = ChatTurns()  # limited calls to a chat: one at a time (#28)
         self.gate = (
-            FloodGate(limiter, sleep=sleep, clock=clock, max_wait=max_wait, stats=self.stats)
+            FloodGate(limiter, sleep=sleep, clock=clock, max_wait=MAX_WAIT, stats=self.stats)
             if limiter is not None
             else None
         )
