@@ -32,7 +32,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from aiogram import Bot
@@ -64,7 +64,7 @@ from telegram_bot.delivery.outgoing import (
     find_outgoing,
     install,
 )
-from telegram_bot.delivery.slots import Content, Pending, Slot, Urgency
+from telegram_bot.delivery.slots import Content, DeliveryConfig, Pending, Slot, Urgency
 from telegram_bot.delivery.waiting_line import ACTOR, OTHERS, OWN_VIEW, TABLE, Priority
 
 __all__ = ["Delivery", "DeliveryConfig", "EphemeralGone", "Urgency"]
@@ -73,29 +73,6 @@ log = logging.getLogger(__name__)
 
 # a pending edit's place in its chat's line for the flood windows (#24, item 2)
 RANKS = {Urgency.NOW: OWN_VIEW, Urgency.SOON: ACTOR, Urgency.LATER: OTHERS, Urgency.TABLE: TABLE}
-
-
-@dataclass(frozen=True)
-class DeliveryConfig:
-    """When the delivery edits (the module docstring): the product's values come
-    from the settings (``SOON_DELAY``, ``LATER_DELAY``, ``TABLE_DELAY``,
-    ``FLOOD_HINT_AFTER``); the rest are its own."""
-
-    soon_delay: float = 1.0
-    """A SOON edit goes out within this many seconds."""
-    later_delay: float = 2.0
-    """A LATER edit: at most every this many seconds per message."""
-    table_delay: float = 4.0
-    """A TABLE edit: at most every this many seconds per message."""
-    max_hold: float = 4.0
-    """A due LATER / TABLE edit waits for the limiter's headroom this long at most."""
-    held_after: float | None = None
-    """A hand in the group held back this many seconds is told (``HeldBack``);
-    None: not watched."""
-    deferred_concurrency: int = 8
-    """Deferred edits in flight at once (the rest stay pending, coalescing)."""
-    parse_mode: str | None = "HTML"
-    """Of every message sent and edited."""
 
 
 class Delivery:
@@ -140,12 +117,7 @@ class Delivery:
         # ephemeral views held back by the flood limiter (#24): told as events
         # (``held_after`` None: not watched)
         self.held = HeldWatch(
-            self.events if config.held_after is not None else None,
-            after=config.held_after or 0.0,
-            clock=clock,
-            sleep=sleep,
-            gaps=self._gap_due,
-            gone=self.edits.gone.__contains__,
+            self.events, config, clock=clock, sleep=sleep, gone=self.edits.gone.__contains__
         )
 
     @property
@@ -276,7 +248,7 @@ class Delivery:
         if key in self.edits.gone:  # deleted (#28): no edit of it goes out
             self.stats.coalesced += 1
             return None
-        slot = self._slot(key)
+        slot = self.edits.slot(key)
         if join and slot.pending is None:
             return None
         slot.seq += 1
@@ -310,7 +282,7 @@ class Delivery:
             future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
             future.set_result(gone)
             return future
-        slot = self._slot(key)
+        slot = self.edits.slot(key)
         return slot.settled(slot.seq)
 
     async def flush(self) -> None:
@@ -346,17 +318,6 @@ class Delivery:
         moved = self.edits.moved.get(to)
         return to if moved is None else replace(to, message=moved)
 
-    def _slot(self, key: Address) -> Slot:
-        return self.edits.slot(key)
-
-    def _due(self, slot: Slot) -> float:
-        c = self.config
-        return slot.due(c.soon_delay, c.later_delay, c.table_delay)
-
-    def _gap_due(self, slot: Slot) -> float:
-        c = self.config
-        return slot.gap_due(c.soon_delay, c.later_delay, c.table_delay)
-
     def _kick(self) -> None:
         if self._runner is None or self._runner.done():
             self._runner = asyncio.get_running_loop().create_task(self._run())
@@ -383,7 +344,7 @@ class Delivery:
             now = self.clock()
             next_due = float("inf")
             for key, slot in waiting:
-                due = self._due(slot)
+                due = slot.due(self.config)
                 if due <= now:
                     self._fire(key, slot)
                 else:

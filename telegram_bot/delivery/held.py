@@ -29,7 +29,7 @@ from engine.clock import Clock
 from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.events import Events, HeldBack
 from telegram_bot.delivery.flood.gate import Sleep
-from telegram_bot.delivery.slots import Content, Slot
+from telegram_bot.delivery.slots import Content, DeliveryConfig, Slot
 
 log = logging.getLogger(__name__)
 
@@ -46,25 +46,24 @@ class _Wait:
 
 
 class HeldWatch:
-    """The waits of this process's ephemeral edits (see the module docstring).
-    ``gaps(slot)``: when a pending edit's coalescing gaps are over; ``events``:
-    where a wait is told (None: nothing is watched)."""
+    """The waits of this process's ephemeral edits (see the module docstring),
+    told on ``events`` after ``config.held_after`` seconds (None: nothing is
+    watched); ``gone``: the message was deleted or found gone."""
 
     def __init__(
         self,
-        events: Events | None,
+        events: Events,
+        config: DeliveryConfig,
         *,
-        after: float,
         clock: Clock,
         sleep: Sleep,
-        gaps: Callable[[Slot], float],
         gone: Callable[[Address], bool],
     ) -> None:
-        self.after = after
-        self.events = events
+        self.config = config
+        self.after = config.held_after or 0.0
+        self.events: Events | None = events if config.held_after is not None else None
         self.clock = clock
         self.sleep = sleep
-        self._gaps = gaps
         self._gone = gone
         self._waits: dict[Address, _Wait] = {}
         self.fired = 0  # waits told (diagnostics, tests)
@@ -91,7 +90,7 @@ class HeldWatch:
         its wait counts from then on, not from when it was asked."""
         wait = self._waits.get(key)
         if wait is not None and slot.pending is not None and slot.sent_seq < wait.seq:
-            wait.since = max(wait.since, self._gaps(slot))
+            wait.since = max(wait.since, slot.gap_due(self.config))
 
     async def aclose(self) -> None:
         """Stop watching (nothing is watched from now on)."""
