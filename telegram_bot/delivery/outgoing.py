@@ -1,30 +1,22 @@
 """Every outgoing Bot API call passes through :class:`Outgoing`, an aiogram
 session request middleware (``install(bot, limiter)``):
 
-* **no-op edits dropped** -- an edit whose text and keyboard equal what the
-  message shows is answered ``True`` without calling Telegram; a "message is
-  not modified" 400 counts as success.
+* **no-op edits dropped** -- an edit that changes nothing the message shows is
+  answered ``True`` without calling Telegram ("message is not modified": too).
 * **flood limits** -- a call that puts a message into a chat (:func:`is_limited`)
-  first takes its tokens from the shared windows (:class:`FloodGate`,
-  :class:`telegram_bot.delivery.flood.limiter.FloodLimiter`), or uses those
-  prepaid for it (:meth:`Outgoing.prepay`); urgent calls first in the overall
-  line unless :class:`CallOptions` say otherwise.  Calls to one chat leave one
-  at a time (:class:`ChatTurns`).
-* **429** -- holds the chat's windows for ``retry_after`` (every process's later
-  writes to it wait their turn), sleeps and retries at most ``max_retries``
-  times -- with the newest content of the message when the caller has one
+  first takes its token from the shared windows (:class:`FloodGate`) or uses
+  the one prepaid for it (:meth:`Outgoing.prepay`); one call to a chat at a
+  time (:class:`ChatTurns`).
+* **429** -- the chat's windows held for ``retry_after`` in every process, then
+  at most ``max_retries`` retries -- with the message's newest content
   (:attr:`CallOptions.newest`), never the refused stale edit and then the newer.
-* **403**, and a **400 with ``migrate_to_chat_id``** (the group became a
-  supergroup, #38; never retried) -- told as events
-  (:class:`~telegram_bot.delivery.events.PrivateForbidden` by
-  :func:`forbidden_kind`, ``Kicked``, ``Migrated`` once per process and chat)
-  and re-raised (:data:`CLOSED`; ``Delivery`` turns them into ``None``).
+* **403**, a **400 with ``migrate_to_chat_id``** (#38, never retried) -- told as
+  events and re-raised (:data:`CLOSED`; ``Delivery`` answers ``None``).
 
-What a message shows is remembered as two short digests (text, keyboard): with
-a limiter in Redis, judged and recorded in the script that takes the tokens and
-the message's edit lease -- shared by every process, so none drops an edit as
-a "no-op" that another's edit made needed; without one (tests, a single
-process) in a bounded in-process LRU (:mod:`telegram_bot.delivery.shown`).
+What a message shows is kept as two short digests (text, keyboard): with a
+limiter, in Redis, judged in the script that takes the token -- shared, so no
+process drops as a no-op an edit another's made needed; without one, in an
+in-process LRU (:mod:`telegram_bot.delivery.shown`).
 """
 
 from __future__ import annotations
@@ -127,12 +119,8 @@ def is_limited(api_method: str) -> bool:
 
 
 class Outgoing(BaseRequestMiddleware):
-    """The request middleware (see the module docstring).
-
-    ``limiter``: the shared Redis windows (None: no flood limiting, an
-    in-process memory of what messages show).  ``sleep`` is injectable (tests
-    move a fake clock).
-    """
+    """The request middleware (see the module docstring); ``limiter`` None: no
+    flood limiting, an in-process memory of what messages show."""
 
     def __init__(
         self,
@@ -230,8 +218,7 @@ class Outgoing(BaseRequestMiddleware):
         return response
 
     async def _answered(self, key: Address | None, lease: EditLease, receipt: Receipt) -> None:
-        """Telegram answered the call: its edit lease goes and its entries count
-        from now -- in one round trip for an edit under a lease."""
+        """Telegram answered: the edit lease goes, the entries count from now."""
         await self.shown.release(key, lease, receipt)
         await self._stamp(receipt)
 
@@ -249,10 +236,7 @@ class Outgoing(BaseRequestMiddleware):
         receipt: Receipt,
     ) -> Response[TelegramType]:
         """The call; a "not modified" raises :class:`_NotModified`, any other
-        failure is :meth:`_failed`.  A failure Telegram answered -- but a 429, a
-        refusal it did not count -- or one of the way there: the call's entries
-        count from now (``receipt``; a success's move with its lease,
-        :meth:`_answered`)."""
+        failure is :meth:`_failed`."""
         key = _message(to)
         try:
             return await make_request(bot, method)
@@ -276,11 +260,10 @@ class Outgoing(BaseRequestMiddleware):
         lease: EditLease,
         receipt: Receipt,
     ) -> None:
-        """The call failed: what the message shows is not known any more; a 429
-        holds the chat (every process's later writes wait their turn) and teaches
-        the group's budget (#24) under the ``generation`` the call was admitted
-        with (one burst, one cut: #38); a 403, or a group moved (a 400 never
-        retried, #38), told as an event."""
+        """The call failed: what the message shows is unknown; a 429 holds the
+        chat and teaches the group's budget (#24, #38); a 403 or a group moved
+        (#38) is told as an event.  But after a 429 -- a refusal Telegram did
+        not count -- the call's entries count from now."""
         if isinstance(exc, TelegramRetryAfter):
             self.stats.retry_after += 1
             if to is not None and is_limited(name):
@@ -306,9 +289,7 @@ class Outgoing(BaseRequestMiddleware):
 
     # ------------------------------------------------------------ limiter & memory
     async def headroom(self, to: Address, gap: float = 0.0) -> Headroom:
-        """How long a deferrable message ``to`` a chat holds back for the urgent
-        ones' reserve, and an edit for its ``gap`` since the message's last edit
-        by any process (:meth:`FloodLimiter.headroom`; without a limiter: go)."""
+        """:meth:`FloodLimiter.headroom` (without a limiter: go)."""
         if self.gate is None:
             return GO
         return await self.gate.headroom(to, gap)
@@ -316,11 +297,8 @@ class Outgoing(BaseRequestMiddleware):
     async def call(
         self, bot: Bot, method: TelegramMethod[TelegramType], options: CallOptions = URGENT
     ) -> TelegramType:
-        """``bot(method)`` with explicit ``options``: its place in the overall line
-        and the tokens prepaid for it.  (A call made directly, ``bot(method)`` or
-        ``bot.send_message(...)``, is urgent and takes its own tokens.)  The
-        call goes through the session's middlewares after this one, as
-        ``bot(method)`` would."""
+        """``bot(method)`` with explicit ``options`` (a direct call is urgent and
+        takes its own token), through the session's later middlewares."""
         session = bot.session
         chain: Any = partial(session.make_request, timeout=None)
         after = list(session.middleware)
@@ -330,13 +308,11 @@ class Outgoing(BaseRequestMiddleware):
         return cast(TelegramType, result)
 
     async def prepay(
-        self, to: Address | int, priority: Priority = Priority.URGENT, *, rank: int = OWN_VIEW
+        self, to: Address, priority: Priority = Priority.URGENT, *, rank: int = OWN_VIEW
     ) -> Prepaid:
-        """Take the flood tokens of one message ``to`` a chat now, waiting like any
-        call; the call made with them (``CallOptions(prepaid=ticket)``) takes
-        none again (``Delivery``'s coalesced update: its tokens before its
-        message's lock and newest content)."""
-        to = Address(to) if isinstance(to, int) else to
+        """Take the token of one message ``to`` a chat now, waiting like any call,
+        for the call made with it (``CallOptions(prepaid=ticket)``): a coalesced
+        update takes its token before its message's lock and newest content."""
         if self.gate is None:
             return Prepaid(to, paid=False)
         return await self.gate.prepay(to, priority, rank=rank)
