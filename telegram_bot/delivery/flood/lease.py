@@ -1,24 +1,17 @@
-"""This process's share of the fleet-wide flood window (see
-:mod:`telegram_bot.delivery.flood.limiter`): entries counted in ``rl:{all}`` in small
-batches (one round trip per batch, :data:`telegram_bot.delivery.flood.scripts.LEASE_LUA`)
-make a local allowance that messages use up without asking Redis.  The
-allowance is used only while its lease is ``ttl`` fresh -- so every message
+"""This process's share of the fleet-wide flood window: entries counted in
+``rl:{all}`` in small batches (one round trip a batch, ``LEASE_LUA``) make a
+local allowance, used only while its lease is ``ttl`` fresh -- so a message
 goes out within ``ttl`` of the entry that counts it.
 
-Every entry is handled by its name (#28): a message takes named entries of
-the allowance, and gives back exactly those when it does not go out (its chat
-was short); entries never used -- a lease past its ``ttl``, or given back after
-a newer lease -- are removed by name with the next lease.  Never "some entries
-counted since my lease": those may be another process's, of messages that did
-go out (the fleet then overspent by as many).
+Every entry is handled by its name (#28): a message that does not go out gives
+back exactly its own; entries never used are removed by name with the next
+lease -- never "some entries counted since my lease", which may be another
+process's (the fleet would overspend by as many).
 
-On a Redis Cluster the window's key lives on one master; when that master
-dies (``fleet`` given), the chats whose keys the other masters serve must not
-fall back with it (#40: every chat of every process then waited out its
-chat's window before a table's render): the allowance comes from this
-process's share of the window, counted in its journal, and the key is asked
-again every ``probe`` seconds, the journal charged there first (``recharge``)
-before the next lease."""
+On a Cluster, when the window's master dies (``fleet`` given), the chats on the
+other masters must not fall back with it (#40): the allowance comes from this
+process's share, counted in its journal, and the key is asked again every
+``probe`` seconds, the journal charged there first (``recharge``)."""
 
 from __future__ import annotations
 
@@ -38,19 +31,9 @@ Script = Callable[[list[str], list[Any]], Awaitable[Any]]
 """``svc.kv.script(LEASE_LUA)``"""
 
 
-class Grant(NamedTuple):
-    """A lease: ``tokens`` entries lent (0: refused, wait ``wait`` seconds), the
-    overall window's ``level`` (entries still free) left behind."""
-
-    tokens: float
-    level: float
-    wait: float
-
-
 class Taken(NamedTuple):
-    """What :meth:`OverallLease.take` answers: ``wait`` 0 and the ``entries``
-    (names) taken, counted in the window at ``at`` (their lease's time), or the
-    seconds to wait and no entry."""
+    """:meth:`OverallLease.take`'s answer: ``wait`` 0 and the ``entries`` taken,
+    counted at ``at``; or the seconds to wait."""
 
     wait: float
     entries: tuple[str, ...] = ()
@@ -197,15 +180,16 @@ class OverallLease:
             self.unused = dropped + self.unused  # not removed: with the next lease
             raise
         self.journal.discard(self.bucket, dropped)  # an entry gone from the window: no-op
-        granted, level, wait = (raw.decode() if isinstance(raw, bytes) else str(raw)).split(";")
-        grant = Grant(float(granted), float(level), float(wait))
-        self.level, self.level_at = grant.level, now
-        if life and grant.tokens > 0:
+        # entries lent (0: refused, wait), entries still free in the window
+        answer = (raw.decode() if isinstance(raw, bytes) else str(raw)).split(";")
+        granted, self.level, wait = (float(x) for x in answer)
+        self.level_at = now
+        if life and granted > 0:
             self.lives_until = now + KEY_LIFE
-        if grant.tokens <= 0:
-            self.refused_until = now + grant.wait
-            return Taken(grant.wait)
-        k = int(grant.tokens)
+        if granted <= 0:
+            self.refused_until = now + wait
+            return Taken(wait)
+        k = int(granted)
         self.journal.record(self.bucket, self.seconds, now, name, k)
         self.free = [f"{name}:{j}" for j in range(k, 0, -1)]  # taken from the end
         self.name, self.leased_at = name, now
