@@ -1,13 +1,8 @@
-"""Windows this process was refused by, and until when they are full (#39).
-
-A chat's windows that refused a call a moment ago refuse the next new call
-the same way: asked again before then, they cost a script of five commands
-to say so.  Other processes only fill them more -- or give an entry back,
-which is why a refusal is remembered :data:`REMEMBERED` seconds at most (a
-group's full minute would otherwise keep new calls waiting past the room
-another process gave back); a refund in this process forgets them.  A call
-that waited its turn asks Redis again (:meth:`FloodLimiter._run`'s
-``again``)."""
+"""Windows this process was refused by, and until when they are full (#39): asked
+again before then, they would cost a script of five commands to say so.  Another
+process may give an entry back, so a refusal is remembered :data:`REMEMBERED`
+seconds at most; a refund here forgets it, and a call that waited its turn asks
+Redis again (``again``)."""
 
 from __future__ import annotations
 
@@ -20,8 +15,7 @@ Key = tuple[tuple[str, int, float], ...]
 """A chat's windows (key, limit, seconds)."""
 
 KEPT = 1024
-"""Refusals kept at most: past that the lapsed ones go, and if none has
-lapsed, all of them (each costs only a script to learn again)."""
+"""Refusals kept at most: past that the lapsed ones go (if none, all of them)."""
 
 REMEMBERED = 2.0
 """Seconds a refusal is remembered at most."""

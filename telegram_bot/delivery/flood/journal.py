@@ -1,14 +1,9 @@
-"""This process's own entries in the flood windows (#28), kept in memory: every
-entry it counted in Redis, and every one its in-process fallback counted while
-Redis was down (:mod:`telegram_bot.delivery.flood.fallback`).
-
-They serve twice.  While Redis is down the fallback counts against them -- the
-windows then start with what this process sent just before, not empty.  After
-Redis is back they are charged to the shared windows (:data:`CHARGE_LUA`,
-:meth:`telegram_bot.delivery.flood.limiter.FloodLimiter.charge`): the entries
-counted meanwhile, and those a restarted Redis lost, count again, so the next
-seconds do not overspend.  An entry already in Redis (the same name) is not
-added twice.  Same window arithmetic as :data:`WINDOW_LUA`."""
+"""This process's own entries in the flood windows (#28), in memory: every entry
+it counted in Redis or in its fallback while Redis was down.  The fallback
+counts against them (its windows start with what was sent just before, not
+empty), and after the outage they are charged to the shared windows
+(:meth:`telegram_bot.delivery.flood.limiter.FloodLimiter.charge`), so what was
+counted meanwhile or lost by a restarted Redis counts again."""
 
 from __future__ import annotations
 
@@ -27,9 +22,8 @@ SWEEP_EVERY = 1000
 
 @dataclass
 class Journal:
-    """Per window key: its seconds and its entries ``(score, name)``, sorted.
-    ``name()`` gives each call's entries a name unique in the fleet (hex, never
-    a hold's ``h:``)."""
+    """Per window key: its seconds and its entries ``(score, name)``, sorted;
+    ``name()``: a call's name, unique in the fleet (never a hold's ``h:``)."""
 
     prefix: str = field(default_factory=lambda: secrets.token_hex(5))
     entries: dict[str, list[tuple[float, str]]] = field(default_factory=dict)
@@ -124,11 +118,9 @@ class Journal:
 
 
 class LocalWindows:
-    """Sliding windows in this process over a :class:`Journal` (the flood
-    limiter's answers while Redis is unreachable, #28), the same arithmetic as
-    the Redis scripts: all-or-nothing takes; ``buckets`` as
-    :meth:`telegram_bot.delivery.flood.limiter.FloodLimiter.buckets`, ``[0]``
-    the overall window."""
+    """Sliding windows over a :class:`Journal` (the limiter's answers while Redis
+    is unreachable, #28), as the scripts count them; ``buckets`` as
+    :meth:`telegram_bot.delivery.flood.limiter.FloodLimiter.buckets`."""
 
     def __init__(self, journal: Journal, clock: Clock) -> None:
         self.journal = journal

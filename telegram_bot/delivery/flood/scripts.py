@@ -1,12 +1,9 @@
 """The Lua scripts of the flood limiter (:mod:`telegram_bot.delivery.flood.limiter`).
 
-Every script names the keys of ONE hash slot only (Redis Cluster runs a script
-on one node): the chat scripts take a chat's own keys (``rl:{c:<chat>}:...``),
-the lease script the fleet-wide window (``rl:{all}``) alone.  A window (#28) is
-a sorted set: one entry per message counted, scored by the time it was counted,
-named '<name>:<i>' (the caller's unique name for the call; a 429's hold adds
-'h:<i>').  An entry counts while its score is within the window's seconds of
-now (older ones are removed); the time comes from Python (ARGV)."""
+Every script names the keys of ONE hash slot (a Cluster runs a script on one
+node): a chat's own keys (``rl:{c:<chat>}:...``), or the fleet-wide window
+(``rl:{all}``) alone.  A window (#28) is a sorted set of entries '<name>:<i>'
+(a 429's hold: 'h:<i>') scored by when they were counted, the time from ARGV."""
 
 from __future__ import annotations
 
