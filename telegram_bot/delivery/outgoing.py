@@ -50,7 +50,6 @@ from telegram_bot.delivery.flood.gate import (
     URGENT,
     CallOptions,
     ChatTurns,
-    EditLease,
     FloodGate,
     OutgoingStats,
     Prepaid,
@@ -163,8 +162,8 @@ class Outgoing(BaseRequestMiddleware):
         method: TelegramMethod[TelegramType],
         options: CallOptions,
     ) -> Response[TelegramType]:
-        lease = EditLease(f"{self._owner}{next(self._calls)}")  # an edit's
-        receipt = Receipt()  # its entries move to when Telegram answers (#28)
+        # its edit lease, and its entries to move when Telegram answers (#28)
+        receipt = Receipt(f"{self._owner}{next(self._calls)}")
         attempt = 0
         while True:  # the call, then after each 429 its retry (the newest content)
             to, digests = address_of(method), _digests(bot, method)
@@ -172,19 +171,19 @@ class Outgoing(BaseRequestMiddleware):
             # 429s of the chat counted before the admission (#28): one since, in
             # its turn, and the call is admitted again -- under that 429's hold
             seen = self.turns.refusals(to.chat) if to is not None else 0
-            if limited and not await self._admit(to, digests, options, lease, receipt):
+            if limited and not await self._admit(to, digests, options, receipt):
                 self.stats.noop += 1  # shows that already, or a newer version
                 return _done()
             try:
                 if limited and to is not None:  # one at a time to a chat (#28)
                     async with self.turns.turn(to.chat):
                         again = self.turns.refusals(to.chat) != seen  # a 429 since admitted
-                        if again and not await self._admit(to, digests, options, lease, receipt):
+                        if again and not await self._admit(to, digests, options, receipt):
                             self.stats.noop += 1
                             return _done()
-                        response = await self._send(make_request, bot, method, to, lease, receipt)
+                        response = await self._send(make_request, bot, method, to, receipt)
                 else:
-                    response = await self._send(make_request, bot, method, to, lease, receipt)
+                    response = await self._send(make_request, bot, method, to, receipt)
             except TelegramRetryAfter as exc:
                 attempt += 1
                 if attempt > self.max_retries:
@@ -200,10 +199,10 @@ class Outgoing(BaseRequestMiddleware):
                 continue
             except _NotModified:
                 self.stats.noop += 1  # the digest admitted above is what it shows
-                await self._answered(key, lease, receipt)
+                await self._answered(key, receipt)
                 return _done()
             break
-        await self._answered(key, lease, receipt)
+        await self._answered(key, receipt)
         name = method.__api_method__
         if name in EDITS:
             self.stats.edited += 1
@@ -217,9 +216,9 @@ class Outgoing(BaseRequestMiddleware):
             await self.shown.remember(sent, digests[0], digests[1])
         return response
 
-    async def _answered(self, key: Address | None, lease: EditLease, receipt: Receipt) -> None:
+    async def _answered(self, key: Address | None, receipt: Receipt) -> None:
         """Telegram answered: the edit lease goes, the entries count from now."""
-        await self.shown.release(key, lease, receipt)
+        await self.shown.release(key, receipt)
         await self._stamp(receipt)
 
     async def _stamp(self, receipt: Receipt) -> None:
@@ -232,7 +231,6 @@ class Outgoing(BaseRequestMiddleware):
         bot: Bot,
         method: TelegramMethod[TelegramType],
         to: Address | None,
-        lease: EditLease,
         receipt: Receipt,
     ) -> Response[TelegramType]:
         """The call; a "not modified" raises :class:`_NotModified`, any other
@@ -241,15 +239,15 @@ class Outgoing(BaseRequestMiddleware):
         try:
             return await make_request(bot, method)
         except asyncio.CancelledError:
-            self.shown.forget_later(key, lease)
+            self.shown.forget_later(key, receipt)
             raise
         except TelegramBadRequest as exc:
             if key is not None and NOT_MODIFIED in exc.message:
                 raise _NotModified from exc
-            await self._failed(exc, method.__api_method__, to, lease, receipt)
+            await self._failed(exc, method.__api_method__, to, receipt)
             raise
         except Exception as exc:
-            await self._failed(exc, method.__api_method__, to, lease, receipt)
+            await self._failed(exc, method.__api_method__, to, receipt)
             raise
 
     async def _failed(
@@ -257,7 +255,6 @@ class Outgoing(BaseRequestMiddleware):
         exc: Exception,
         name: str,
         to: Address | None,
-        lease: EditLease,
         receipt: Receipt,
     ) -> None:
         """The call failed: what the message shows is unknown; a 429 holds the
@@ -283,7 +280,7 @@ class Outgoing(BaseRequestMiddleware):
         elif isinstance(exc, TelegramMigrateToChat) and to and to.chat not in self._migrated:
             self._migrated.add(to.chat)  # told once here
             self.events.put(Migrated(to.chat, exc.migrate_to_chat_id))
-        await self.shown.forget(_message(to), lease)
+        await self.shown.forget(_message(to), receipt)
         if not isinstance(exc, TelegramRetryAfter):  # a 429 is a refusal it did not count
             await self._stamp(receipt)
 
@@ -327,13 +324,12 @@ class Outgoing(BaseRequestMiddleware):
         to: Address | None,
         digests: Digests | None,
         options: CallOptions,
-        lease: EditLease,
         receipt: Receipt,
     ) -> bool:
         """Wait for the flood tokens (and an edit's lease); False when the edit
         would change nothing."""
         if self.gate is not None:
-            return await self.gate.admit(to, digests, options, lease, receipt=receipt)
+            return await self.gate.admit(to, digests, options, receipt)
         key = _message(to)
         if key is not None and digests is not None:
             return self.shown.memory.admit(key, *digests, options.version)

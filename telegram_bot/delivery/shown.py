@@ -20,7 +20,7 @@ from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.digest import is_older, shown_after
 
 if TYPE_CHECKING:
-    from telegram_bot.delivery.flood.gate import EditLease, Receipt
+    from telegram_bot.delivery.flood.gate import Receipt
     from telegram_bot.delivery.flood.limiter import FloodLimiter
 
 log = logging.getLogger(__name__)
@@ -107,41 +107,39 @@ class ShownStore:
         with survived(log, "%s not recorded as deleted; a later edit's 400 is quiet", key):
             await self.limiter.remember(key, GONE_DIGEST, GONE_DIGEST, version)
 
-    async def forget(self, key: Address | None, lease: EditLease | None = None) -> None:
+    async def forget(self, key: Address | None, receipt: Receipt | None = None) -> None:
         """An edit failed: what the message shows is unknown (the lease goes)."""
         if key is None:
             return
         if self.limiter is None:
             self.memory.forget(key)
             return
-        owner = lease.owner if lease is not None and lease.held else ""
-        if lease is not None:
-            lease.held = False
+        owner = receipt.owner if receipt is not None and receipt.held else ""
+        if receipt is not None:
+            receipt.held = False
         # never hide the original error
         with survived(log, "the digest of %s not forgotten; it lapses by itself", key):
             await self.limiter.forget(key, owner)
 
-    def forget_later(self, key: Address | None, lease: EditLease | None = None) -> None:
+    def forget_later(self, key: Address | None, receipt: Receipt | None = None) -> None:
         """Cancelled mid-call: forget without awaiting (the edit may not have landed)."""
         if key is None:
             return
         self.memory.forget(key)
         if self.limiter is not None:
-            task = asyncio.get_running_loop().create_task(self.forget(key, lease))
+            task = asyncio.get_running_loop().create_task(self.forget(key, receipt))
             self._background.add(task)
             task.add_done_callback(self._background.discard)
 
-    async def release(
-        self, key: Address | None, lease: EditLease | None, receipt: Receipt | None = None
-    ) -> None:
-        """The edit went out: its lease goes and the entries of ``receipt`` count
-        from now, in one round trip (a lease it outlived is logged)."""
-        if key is None or lease is None or not lease.held or self.limiter is None:
+    async def release(self, key: Address | None, receipt: Receipt) -> None:
+        """The edit went out: its lease goes and its entries count from now, in
+        one round trip (a lease it outlived is logged)."""
+        if key is None or not receipt.held or self.limiter is None:
             return
-        lease.held = False
-        stamp = receipt.take() if receipt is not None else None
+        receipt.held = False
+        stamp = receipt.take()
         with survived(log, "the edit lease of %s not released; it lapses by itself", key):
-            if not await self.limiter.release_edit(key, lease.owner, stamp):
+            if not await self.limiter.release_edit(key, receipt.owner, stamp):
                 log.warning("the edit of %s outlived its lease: its content is unknown", key)
 
 

@@ -16,7 +16,6 @@ from telegram_bot.delivery.flood import full, lease
 from telegram_bot.delivery.flood.gate import (
     LAST_RESORT,
     CallOptions,
-    EditLease,
     FloodGate,
     OutgoingStats,
     Receipt,
@@ -482,7 +481,7 @@ async def test_an_edit_past_its_patience_still_waits_for_the_message_lease(
         clock.advance(seconds)
 
     gate = FloodGate(limiter, sleep=sleep, max_wait=2.0, stats=OutgoingStats())
-    lease = EditLease("live.1")
+    lease = Receipt("live.1")
     start = clock()
     options = CallOptions(version="t#2")
     assert await gate.admit(Address(PRIVATE, 9), ("t2", "m2"), options, lease)

@@ -3,7 +3,7 @@
 overall line when the overall window is short, in its chat's line by rank when
 the chat's are, #24) or uses the one prepaid for it; tokens unused, or paid for
 an edit that changed nothing, go back.  An edit takes its message's edit lease
-with its token (:class:`EditLease`), waiting ``lease_poll`` while another
+with its token (:class:`Receipt`), waiting ``lease_poll`` while another
 call's is in flight.  Calls to one chat leave one at a time (:class:`ChatTurns`)."""
 
 from __future__ import annotations
@@ -61,10 +61,14 @@ class Prepaid:
 
 @dataclass
 class Receipt:
-    """What one call took from its chat's windows: ``stamp``, its entries to
-    move when Telegram answers (:class:`Stamp`); ``generation``, the budget it
-    was admitted under, which its 429 passes back (one burst, one cut, #38)."""
+    """What one call holds of the flood limiter: ``owner`` of its message's edit
+    lease (unique per call; '': no lease), ``held`` while the lease is its;
+    ``stamp``, its entries to move when Telegram answers (:class:`Stamp`);
+    ``generation``, the budget it was admitted under, which its 429 passes
+    back (one burst, one cut, #38)."""
 
+    owner: str = ""
+    held: bool = False
     stamp: Stamp | None = None
     generation: int | None = None
 
@@ -78,15 +82,6 @@ class Receipt:
 class Head:
     """Whether one call is the head of its chat's line (:class:`ChatLines`)."""
 
-    held: bool = False
-
-
-@dataclass
-class EditLease:
-    """One call's claim on the message it edits (``owner``: unique per call;
-    ``held`` while the lease is its)."""
-
-    owner: str
     held: bool = False
 
 
@@ -201,21 +196,19 @@ class FloodGate:
         to: Address | None,
         digests: tuple[str | None, str] | None,
         options: CallOptions,
-        lease: EditLease | None = None,
-        *,
         receipt: Receipt | None = None,
     ) -> bool:
-        """Wait for the token of a write ``to`` a chat (and an edit's ``lease``);
-        False when the edit would change nothing or go backwards.  ``receipt``
-        gets the entries taken."""
+        """Wait for the token of a write ``to`` a chat (and an edit's lease, for
+        ``receipt.owner``); False when the edit would change nothing or go
+        backwards.  ``receipt`` gets the entries taken."""
         receipt = receipt if receipt is not None else Receipt()
         receipt.stamp, receipt.generation = None, None
         chat_id = to.chat if to is not None else None  # None: the overall window only
-        edit = _ticket(to, digests, options.version, lease) if to is not None else None
+        edit = _ticket(to, digests, options.version, receipt.owner) if to is not None else None
         prepaid = options.prepaid
         if prepaid is not None and not prepaid.used and prepaid.to.chat == chat_id:
             prepaid.used = True  # the tokens are ours already
-            done = await self._use_prepaid(prepaid, edit, lease)
+            done = await self._use_prepaid(prepaid, edit, receipt)
             if done is not None:
                 receipt.stamp = prepaid.stamp if done else None
                 receipt.generation = prepaid.generation
@@ -250,7 +243,7 @@ class FloodGate:
                     continue
                 if delay <= 0:
                     receipt.stamp, receipt.generation = verdict.stamp, verdict.generation
-                    return self._took(verdict, lease)
+                    return self._took(verdict, receipt)
                 self.stats.waits += 1
                 if waited >= self.max_wait:
                     # out of patience: no turn in a line to wait for any more, but
@@ -311,7 +304,7 @@ class FloodGate:
         return waited + self.clock() - t0
 
     async def _use_prepaid(
-        self, prepaid: Prepaid, edit: EditTicket | None, lease: EditLease | None
+        self, prepaid: Prepaid, edit: EditTicket | None, receipt: Receipt
     ) -> bool | None:
         """:meth:`admit` with the prepaid token; None: it was held too long (or
         the message's lease is another call's), went back, and the call takes
@@ -324,7 +317,7 @@ class FloodGate:
                 await self.refund(prepaid, self._held(prepaid))
                 return False
             if verdict.wait != BUSY:
-                return self._took(verdict, lease)
+                return self._took(verdict, receipt)
         await self.refund(prepaid, self._held(prepaid))
         return None
 
@@ -346,20 +339,19 @@ class FloodGate:
         return poll
 
     @staticmethod
-    def _took(verdict: Verdict, lease: EditLease | None) -> bool:
-        if lease is not None and verdict.wait == 0:
-            lease.held = True
+    def _took(verdict: Verdict, receipt: Receipt) -> bool:
+        if receipt.owner and verdict.wait == 0:
+            receipt.held = True
         return True
 
 
 def _ticket(
-    to: Address, digests: tuple[str | None, str] | None, version: str, lease: EditLease | None
+    to: Address, digests: tuple[str | None, str] | None, version: str, owner: str
 ) -> EditTicket | None:
     """What the limiter judges of an edit of message ``to`` (None: not an edit,
     a send takes its tokens only)."""
     if to.message is None or digests is None:
         return None
-    owner = lease.owner if lease is not None else ""
     return EditTicket(to, digests[0], digests[1], version, owner, tracked=True)
 
 
