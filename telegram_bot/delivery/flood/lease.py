@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -98,12 +98,15 @@ class OverallLease:
         """An entry of the allowance if it holds one (and is fresh)."""
         return self.free.pop() if self.fresh(now) and self.free else None
 
-    def give_back(self, entries: Sequence[str]) -> None:
-        """Entries taken for a message that did not go out: the current lease's
-        go back to the allowance (used only while it is fresh), any other is
-        removed from the window with the next lease."""
-        for entry in entries:
+    def give_back(self, taken: Taken) -> None:
+        """What ``take`` gave a message that did not go out: the current lease's
+        entries go back to the allowance (used only while it is fresh), any
+        other is removed from the window with the next lease; the share's
+        leave the journal."""
+        for entry in taken.entries:
             (self.free if lease_of(entry) == self.name else self.unused).append(entry)
+        if taken.shared:
+            self.journal.discard(self.bucket, taken.shared)
 
     async def take(self) -> Taken:
         """An entry from the allowance, leasing a batch when it is short."""
@@ -207,12 +210,6 @@ class OverallLease:
         name = self.journal.name()
         self.journal.record(self.bucket, self.seconds, now, name)
         return Taken(0.0, (), now, (f"{name}:1",))
-
-    def give_back_shared(self, entries: Sequence[str]) -> None:
-        """Entries of the share taken for a message that did not go out (its
-        chat refused, or could not be asked): out of the journal."""
-        if entries:
-            self.journal.discard(self.bucket, entries)
 
     def headroom(self, now: float) -> float:
         """Seconds until this process could take a token and leave the overall

@@ -384,12 +384,10 @@ class FloodLimiter:
         try:
             verdict = await self._chat(buckets[1:], edit, chat_id, tracked)
         except BaseException:
-            self.lease.give_back(taken.entries)
-            self.lease.give_back_shared(taken.shared)
+            self.lease.give_back(taken)
             raise
         if verdict.wait != 0:
-            self.lease.give_back(taken.entries)
-            self.lease.give_back_shared(taken.shared)
+            self.lease.give_back(taken)
             return verdict
         if budget is not None:  # what its 429, if any, was admitted under (#38)
             verdict = verdict._replace(generation=budget.generation)
