@@ -79,10 +79,11 @@ class Receipt:
 
 
 @dataclass
-class Head:
-    """Whether one call is the head of its chat's line (:class:`ChatLines`)."""
+class Place:
+    """Whether one call holds the overall line, and the head of its chat's."""
 
-    held: bool = False
+    overall: bool = False
+    chat: bool = False
 
 
 Newest = Callable[[], "tuple[Any, str] | None"]
@@ -214,9 +215,7 @@ class FloodGate:
                 receipt.generation = prepaid.generation
                 return done
         waited = 0.0
-        line = self.line
-        in_line = False
-        head = Head()  # of its chat's line (#24)
+        place = Place()
         again = False  # asked once: a window known full is asked again (#39)
         try:
             while True:
@@ -234,11 +233,8 @@ class FloodGate:
                         "flood limiter: gave up waiting after %.0f s (chat %s)", waited, chat_id
                     )
                     return True
-                if delay == BUSY:
-                    if in_line:
-                        line.release()  # not the overall bucket we wait for
-                        in_line = False
-                    self._leave_chat_line(chat_id, head)
+                if delay == BUSY:  # not the windows it waits for
+                    self._leave(chat_id, place)
                     waited += await self._busy()
                     continue
                 if delay <= 0:
@@ -248,37 +244,33 @@ class FloodGate:
                 if waited >= self.max_wait:
                     # out of patience: no turn in a line to wait for any more, but
                     # the tokens all the same (a window never takes one too many)
-                    if in_line:
-                        line.release()
-                        in_line = False
-                    self._leave_chat_line(chat_id, head)
+                    self._leave(chat_id, place)
                     await self.sleep(delay)
                     waited += delay
                     continue
-                if verdict.overall and not in_line:
+                if verdict.overall and not place.overall:
                     t0 = self.clock()
-                    await line.acquire(options.priority)  # our turn: ask again at once
-                    in_line = True
+                    await self.line.acquire(options.priority)  # our turn: ask again at once
+                    place.overall = True
                     waited += self.clock() - t0
                     continue
-                if in_line:
-                    line.release()  # only our chat is short: let the next one ask
-                    in_line = False
-                waited += await self._chat_wait(chat_id, options.rank, delay, head)
+                self._leave(chat_id, place, chat=False)  # only our chat is short
+                waited += await self._chat_wait(chat_id, options.rank, delay, place)
         finally:
-            if in_line:
-                line.release()
-            self._leave_chat_line(chat_id, head)
+            self._leave(chat_id, place)
 
-    def _leave_chat_line(self, chat_id: int | None, head: Head) -> None:
-        """Pass the chat's line on if this call is its head."""
-        if head.held and chat_id is not None:
-            head.held = False
+    def _leave(self, chat_id: int | None, place: Place, *, chat: bool = True) -> None:
+        """Pass on the overall line (and, ``chat``, the chat's) that the call holds."""
+        if place.overall:
+            place.overall = False
+            self.line.release()
+        if chat and place.chat and chat_id is not None:
+            place.chat = False
             self.chats.release(chat_id)
 
-    async def _chat_wait(self, chat_id: int | None, rank: int, delay: float, head: Head) -> float:
+    async def _chat_wait(self, chat_id: int | None, rank: int, delay: float, place: Place) -> float:
         """A call short of its chat's own windows waits in the chat's line by
-        ``rank`` (#24 item 2): not yet ``head``, it queues; the head sleeps
+        ``rank`` (#24 item 2): not yet its head, it queues; the head sleeps
         ``delay`` out and passes the line to a better call that came meanwhile.
         The seconds waited."""
         if chat_id is None:  # (only the overall bucket: never short here)
@@ -286,21 +278,21 @@ class FloodGate:
             return delay
         line = self.chats.line(chat_id)
         waited = 0.0
-        if not head.held and line.idle:
+        if not place.chat and line.idle:
             # the head at once: the wait just told holds (asking again now
             # would cost a script for the same answer, #39)
             await line.acquire(rank)
-            head.held = True
-        if head.held:
+            place.chat = True
+        if place.chat:
             await self.sleep(delay)
             waited = delay
             if not line.outranked(rank):
                 return waited
-            head.held = False  # the better call asks first; we queue behind it
+            place.chat = False  # the better call asks first; we queue behind it
             line.release()
         t0 = self.clock()
         await line.acquire(rank)
-        head.held = True
+        place.chat = True
         return waited + self.clock() - t0
 
     async def _use_prepaid(
