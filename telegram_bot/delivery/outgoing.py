@@ -311,7 +311,7 @@ class Outgoing(BaseRequestMiddleware):
         for the call made with it (``CallOptions(prepaid=ticket)``): a coalesced
         update takes its token before its message's lock and newest content."""
         if self.gate is None:
-            return Prepaid(to, paid=False)
+            return Prepaid(to)  # nothing taken: nothing to give back
         return await self.gate.prepay(to, priority, rank=rank)
 
     async def settle(self, ticket: Prepaid) -> None:

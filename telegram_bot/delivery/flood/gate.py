@@ -52,7 +52,6 @@ class Prepaid:
     counts the message when it arrives."""
 
     to: Address  # the message it pays for (the one the call will edit, if known)
-    paid: bool = True  # False: nothing was taken (no limiter)
     used: bool = False
     at: float | None = None  # the limiter's clock when paid (None: unknown, use them)
     stamp: Stamp | None = None  # where its entries are (moved when Telegram answers)
@@ -173,7 +172,7 @@ class FloodGate:
 
     async def settle(self, ticket: Prepaid) -> None:
         """Give the tokens of ``ticket`` back if no call used them."""
-        if ticket.paid and not ticket.used:
+        if not ticket.used:
             ticket.used = True
             await self.refund(ticket, self._held(ticket))
 
