@@ -34,27 +34,18 @@ def make_delivery(
     fleet: Callable[[], int] | None = None,
     claims: RenderClaims | None = None,
 ) -> Delivery:
-    """The bot's Delivery with the shared flood limiter in the table service's
-    key-value store ``kv`` (None: no limiter; ``flood``: its rates); while Redis is unreachable it
-    takes in-process tokens (:mod:`telegram_bot.delivery.flood.fallback`).  ``budgets``:
-    the groups' budgets learned from 429s (#24; None: the documented windows).
-    ``time_scale``: Telegram's time runs that many times faster (tests, #37:
-    :attr:`telegram_bot.settings.Settings.telegram_time_scale`) -- every clock
-    and sleep of the delivery and the limiter's are scaled (``budgets`` come on
-    that clock: the caller makes them so); the bounds of our own latency keep
-    their real seconds.  ``fleet``: the bot
-    processes alive, as last read (the fallback's share of each window, #40);
-    ``claims``: whether a table's render may go out while its chat's shared
-    state is down (:meth:`tables.tables.Tables.claim_render`, #40).
-    ``config``: when it edits (:class:`DeliveryConfig`; its ``held_after``: a
-    hand in the group held back by the flood limiter this many seconds is told,
-    :class:`telegram_bot.delivery.events.HeldBack`; None: not watched)."""
+    """The bot's Delivery with the shared flood limiter in ``kv`` (None: none;
+    ``flood``: its windows), falling back to in-process windows while Redis is
+    unreachable.  ``budgets``: the groups' budgets learned from 429s (#24).
+    ``time_scale``: Telegram's time runs that many times faster (tests, #37) --
+    every clock and sleep is scaled (``budgets`` too: the caller's part), the
+    bounds of our own latency keep their real seconds.  ``fleet``: the
+    processes alive (the fallback's share, #40); ``claims``: a table's render
+    claimed while its chat's state is down (#40)."""
     sleep = scaled_sleep(time_scale)
     if time_scale != 1:
-        # what bounds our own latency -- an edit's HTTP call in flight, leased and
-        # prepaid tokens waiting for their call, a look at another's lease, how
-        # late an answer is before its overall entry moves (#37) -- is
-        # not Telegram's time: the same real seconds on the scaled clock
+        # what bounds our own latency (an edit in flight, leased and prepaid
+        # tokens, a look at a lease, a late answer) is not Telegram's time (#37)
         base = flood or FloodConfig()
         flood = replace(
             base,

@@ -9,10 +9,9 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Address:
-    """``chat``; ``message``: the message an edit changes (None: a send) -- an
-    ephemeral message's own ``ephemeral_message_id``; ``receiver``: the member
-    of the group an ephemeral message goes to (None: every member sees it).
-    The delivery keeps what it knows of a message under its address."""
+    """``chat``; ``message``: the message an edit changes (None: a send; an
+    ephemeral one's own id); ``receiver``: the member an ephemeral message goes
+    to (None: every member sees it)."""
 
     chat: int
     message: int | None = None
@@ -25,10 +24,8 @@ class Address:
 
     @property
     def key(self) -> tuple[int, int]:
-        """The message's part of its Redis keys (the digest, its last edit) and of
-        a render's claim: ``(chat, id)``, an ephemeral one's ``(chat, -id)`` --
-        the two id spaces never meet (the bot's chat state stores a hand in the
-        group so, :func:`telegram_bot.state.snapshot.hand_target`)."""
+        """The message's part of its Redis keys and of a render's claim: ``(chat,
+        id)``, an ephemeral one's ``(chat, -id)`` (the two id spaces never meet)."""
         assert self.message is not None, "a send has no message yet"
         return (self.chat, -self.message if self.ephemeral else self.message)
 

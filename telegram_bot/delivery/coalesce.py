@@ -1,29 +1,21 @@
 """Coalesced message delivery on top of :mod:`telegram_bot.delivery.outgoing`.
 
-``Delivery(bot)`` sends at once and edits by urgency (:class:`Urgency`): NOW
-at once (the acting player's own message); SOON within ``soon_delay`` (the
-players the game now waits for); LATER and TABLE like SOON and at most every
-``later_delay`` / ``table_delay`` per message (the players who only watch; the
-group's table message) -- counted from the message's last edit by ANY process
-(shared in Redis, :meth:`FloodLimiter.headroom`).
+``Delivery(bot)`` sends at once and edits by :class:`Urgency`: NOW at once
+(the acting player's own message); SOON within ``soon_delay`` (the players the
+game waits for); LATER and TABLE like SOON, at most every ``later_delay`` /
+``table_delay`` per message since its last edit by ANY process (watchers; the
+group's table message).  A due LATER or TABLE edit first waits for the
+limiter's headroom -- those who act keep a reserve of tokens -- coalescing
+meanwhile, for ``max_hold`` s at most.  A due edit takes its token first
+(behind the urgent calls), then the message's lock and its newest content
+(:class:`telegram_bot.delivery.edits.MessageEdits`): a queued update never
+keeps a NOW edit waiting on the lock, and content never goes out after newer.
 
-Watchers last: a due LATER or TABLE edit first waits for the limiter's
-headroom, so the players who act or must act keep a reserve of tokens when
-the bot is busy; meanwhile it stays pending and newer content replaces it --
-for ``max_hold`` seconds at most (no starvation).  A due edit takes its tokens
-first (:meth:`Outgoing.prepay`, behind the urgent calls), then the message's
-lock and its newest content (:class:`telegram_bot.delivery.edits.MessageEdits`):
-what changed while it queued goes in the same edit, and a queued update never
-keeps a NOW edit waiting on the lock.  Content never goes out after newer
-content of the same message (``stats.coalesced`` counts what was dropped).
-
-Pending edits live in this process only (:meth:`Delivery.aclose` flushes);
+Pending edits live in this process (:meth:`Delivery.aclose` flushes);
 :meth:`Delivery.settled` tells when an edit went out, so a render's mark
 (:mod:`telegram_bot.state.pending_renders`) is cleared only then.  What the
-delivery learns goes up as data only (#39): a result, or an event on
-:attr:`Delivery.events` -- a message sent anew (``Replaced``), a hand in the
-group held back longer than ``held_after`` (``HeldBack``,
-:mod:`telegram_bot.delivery.held`) -- never a call.
+delivery learns goes up as data (#39): a result, or an event on
+:attr:`Delivery.events` -- never a call.
 """
 
 from __future__ import annotations
@@ -32,7 +24,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from aiogram import Bot
@@ -64,7 +56,7 @@ from telegram_bot.delivery.outgoing import (
     find_outgoing,
     install,
 )
-from telegram_bot.delivery.slots import Content, Pending, Slot, Urgency
+from telegram_bot.delivery.slots import Content, DeliveryConfig, Pending, Slot, Urgency
 from telegram_bot.delivery.waiting_line import ACTOR, OTHERS, OWN_VIEW, TABLE, Priority
 
 __all__ = ["Delivery", "DeliveryConfig", "EphemeralGone", "Urgency"]
@@ -75,34 +67,9 @@ log = logging.getLogger(__name__)
 RANKS = {Urgency.NOW: OWN_VIEW, Urgency.SOON: ACTOR, Urgency.LATER: OTHERS, Urgency.TABLE: TABLE}
 
 
-@dataclass(frozen=True)
-class DeliveryConfig:
-    """When the delivery edits (the module docstring): the product's values come
-    from the settings (``SOON_DELAY``, ``LATER_DELAY``, ``TABLE_DELAY``,
-    ``FLOOD_HINT_AFTER``); the rest are its own."""
-
-    soon_delay: float = 1.0
-    """A SOON edit goes out within this many seconds."""
-    later_delay: float = 2.0
-    """A LATER edit: at most every this many seconds per message."""
-    table_delay: float = 4.0
-    """A TABLE edit: at most every this many seconds per message."""
-    max_hold: float = 4.0
-    """A due LATER / TABLE edit waits for the limiter's headroom this long at most."""
-    held_after: float | None = None
-    """A hand in the group held back this many seconds is told (``HeldBack``);
-    None: not watched."""
-    deferred_concurrency: int = 8
-    """Deferred edits in flight at once (the rest stay pending, coalescing)."""
-    parse_mode: str | None = "HTML"
-    """Of every message sent and edited."""
-
-
 class Delivery:
-    """See the module docstring; ``config``: its timing (None: the defaults),
-    ``clock`` and ``sleep``: its time (a test's manual clock), ``outgoing``:
-    the calls' middleware of ``bot`` (None: the one installed, else a new one
-    without a flood limiter)."""
+    """See the module docstring; ``outgoing``: the calls' middleware of ``bot``
+    (None: the one installed, else a new one without a flood limiter)."""
 
     def __init__(
         self,
@@ -140,12 +107,7 @@ class Delivery:
         # ephemeral views held back by the flood limiter (#24): told as events
         # (``held_after`` None: not watched)
         self.held = HeldWatch(
-            self.events if config.held_after is not None else None,
-            after=config.held_after or 0.0,
-            clock=clock,
-            sleep=sleep,
-            gaps=self._gap_due,
-            gone=self.edits.gone.__contains__,
+            self.events, config, clock=clock, sleep=sleep, gone=self.edits.gone.__contains__
         )
 
     @property
@@ -163,12 +125,10 @@ class Delivery:
         *,
         fresh_until: float,
     ) -> Message | None:
-        """An ephemeral message answering a press (``ephemeral.callback_query_id``):
-        its flood tokens first, then the call -- tied to the press only while
-        ``clock()`` is before ``fresh_until``: Telegram refuses an ephemeral reply
-        to a press older than 15 s ("query is too old").  A press gone stale while
-        the chat's budget was spent (or after a 429) gets it untied, like a hand
-        sent at a game's start (#28)."""
+        """An ephemeral message answering a press: its token first, then the call
+        -- tied to the press only before ``fresh_until`` (Telegram refuses a
+        reply to a press older than 15 s), else untied, like a hand sent at a
+        game's start (#28)."""
 
         def method() -> SendMessage:
             params = ephemeral
@@ -195,12 +155,10 @@ class Delivery:
             await self.outgoing.settle(ticket)
 
     async def delete_ephemeral(self, to: Address, table_id: str = "") -> bool:
-        """Delete the ephemeral message ``to`` its receiver in the group; False
-        (logged) when Telegram refuses (best effort: it may be gone already).  Its
-        pending edits go first, in this process and -- recorded as gone in the
-        shared digest, ``table_id`` being the table it shows -- in every other
-        (#28): none of them goes out after it and draws 400 "message to edit not
-        found"."""
+        """Delete the ephemeral message ``to``; False (logged) when Telegram
+        refuses.  Its pending edits go first, here and -- recorded as gone in
+        the shared digest of ``table_id`` -- in every process (#28): none draws
+        400 "message to edit not found" after it."""
         assert to.receiver is not None
         assert to.message is not None
         known_gone = self.edits.gone.get(to) is False  # an edit found it gone
@@ -256,27 +214,20 @@ class Delivery:
         join: bool = False,
         gap: float | None = None,
     ) -> int | None:
-        """Show ``text`` and ``markup`` in the message ``to`` (see the module
-        docstring; an ephemeral one is edited by editEphemeralMessageText).
-
-        Returns the id of the message that holds (or will hold) the content: for
-        NOW the one actually edited -- a new one when the old was gone -- or None
-        when forbidden; for SOON/TABLE the id as known now (a replacement is
-        told as a :class:`~telegram_bot.delivery.events.Replaced` event).  ``version``: the table version the
-        content renders -- with several processes, the shared digest drops it
-        when the message already showed a newer one (never backwards).
-        ``join``: only if an edit of the message is pending -- the content
-        replaces its content, no write of its own; else nothing (None).
-        ``gap``: a LATER or TABLE edit's own gap since the message's last edit,
-        instead of its urgency's (a group's table while hands are in the group,
-        #24); it holds back for the flood reserve as long, at least."""
+        """Show ``text`` and ``markup`` in the message ``to``.  Returns the id of
+        the message that holds (or will hold) it: for NOW the one edited -- a
+        new one when the old was gone -- or None when forbidden; else the id as
+        known now (a replacement comes as a ``Replaced`` event).  ``version``:
+        the table version it renders (never shown after a newer one).
+        ``join``: only into a pending edit, no write of its own.  ``gap``: a
+        LATER or TABLE edit's own gap instead of its urgency's (#24)."""
         if self._closed:
             raise RuntimeError("Delivery is closed")
         key = self._current(to)
         if key in self.edits.gone:  # deleted (#28): no edit of it goes out
             self.stats.coalesced += 1
             return None
-        slot = self._slot(key)
+        slot = self.edits.slot(key)
         if join and slot.pending is None:
             return None
         slot.seq += 1
@@ -301,16 +252,14 @@ class Delivery:
 
     def settled(self, to: Address) -> asyncio.Future[bool]:
         """Resolved True once the newest content asked of the message (or newer)
-        went out -- or was found not needed: the message showed it, or a newer
-        version --, False when its edit failed.  Pending edits live in this
-        process: a crash resolves nothing (:mod:`telegram_bot.state.pending_renders`)."""
+        went out or was found not needed, False when its edit failed."""
         key = self._current(to)
         gone = self.edits.gone.get(key)
         if gone is not None:  # deleted by the bot: nothing to show; found gone: failed
             future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
             future.set_result(gone)
             return future
-        slot = self._slot(key)
+        slot = self.edits.slot(key)
         return slot.settled(slot.seq)
 
     async def flush(self) -> None:
@@ -346,17 +295,6 @@ class Delivery:
         moved = self.edits.moved.get(to)
         return to if moved is None else replace(to, message=moved)
 
-    def _slot(self, key: Address) -> Slot:
-        return self.edits.slot(key)
-
-    def _due(self, slot: Slot) -> float:
-        c = self.config
-        return slot.due(c.soon_delay, c.later_delay, c.table_delay)
-
-    def _gap_due(self, slot: Slot) -> float:
-        c = self.config
-        return slot.gap_due(c.soon_delay, c.later_delay, c.table_delay)
-
     def _kick(self) -> None:
         if self._runner is None or self._runner.done():
             self._runner = asyncio.get_running_loop().create_task(self._run())
@@ -383,7 +321,7 @@ class Delivery:
             now = self.clock()
             next_due = float("inf")
             for key, slot in waiting:
-                due = self._due(slot)
+                due = slot.due(self.config)
                 if due <= now:
                     self._fire(key, slot)
                 else:
@@ -454,10 +392,8 @@ class Delivery:
         return True
 
     async def _deliver_newest(self, key: Address, slot: Slot) -> None:
-        """Send the newest pending content: first take the flood tokens (queueing
-        behind urgent calls), only then the message's lock and its content -- so
-        what changed while it queued goes out in the same edit, and a queued
-        update never keeps the player's own urgent edit waiting on the lock."""
+        """Send the newest pending content: its token first (behind urgent
+        calls), then the message's lock and content (the module docstring)."""
         pending = slot.pending
         if pending is None:
             return

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 
 def table_version(table_id: str, version: int) -> str:
-    """What an edit of a table's message renders: only an older version of the
-    SAME table is refused (a message may show another table later)."""
+    """What an edit renders: only an older version of the SAME table is refused."""
     return f"{table_id}#{version}"
 
 
@@ -24,9 +23,8 @@ def is_older(version: str, shown: str) -> bool:
 
 
 def shown_after(version: str, shown: str) -> str:
-    """What the message is recorded to show once an edit rendering ``version``
-    went out: that version, unless it is none (then what it showed) -- the highest
-    of the same table, as :data:`telegram_bot.delivery.flood.scripts.ACQUIRE_LUA`."""
+    """What the message shows once an edit of ``version`` went out: the highest
+    of the same table, as ``ACQUIRE_LUA`` records it."""
     new, cur = parse_version(version), parse_version(shown)
     if new is None:
         return shown
@@ -36,8 +34,7 @@ def shown_after(version: str, shown: str) -> str:
 
 
 GONE = 2**53
-"""The version a deleted message "shows" (#28): every edit of it renders an older
-one, so the shared digest refuses it (``STALE``) in every process."""
+"""The version a deleted message "shows" (#28): every edit of it is older."""
 
 
 def gone_version(table_id: str) -> str:

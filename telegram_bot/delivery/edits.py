@@ -1,10 +1,8 @@
-"""The edits themselves, for :class:`telegram_bot.delivery.coalesce.Delivery` (which
-decides WHEN a message is edited): :class:`MessageEdits` keeps every message's
-:class:`telegram_bot.delivery.slots.Slot` and edits a message under its lock --
-never content older than what already went out, a gone message sent anew (and
-later edits of its old id sent there), and after a 429 the newest content of
-the message retried instead of the refused one (:attr:`CallOptions.newest`):
-the stale edit and then the newer one never both go out."""
+"""The edits themselves (:class:`telegram_bot.delivery.coalesce.Delivery` decides
+WHEN): :class:`MessageEdits` edits a message under its
+:class:`telegram_bot.delivery.slots.Slot`'s lock -- never content older than
+what went out; a gone message sent anew (later edits of its old id go there);
+after a 429 the newest content retried instead of the refused one."""
 
 from __future__ import annotations
 
@@ -39,8 +37,7 @@ log = logging.getLogger(__name__)
 
 
 class EphemeralGone(Exception):
-    """An ephemeral message's edit found it gone (400 "message to edit not found"):
-    dropped quietly, never retried nor re-sent (#28); its caller falls back."""
+    """An ephemeral message's edit found it gone: dropped, never re-sent (#28)."""
 
 
 class MessageEdits:
@@ -74,9 +71,8 @@ class MessageEdits:
         return slot
 
     def drop(self, key: Address, *, deleted: bool) -> None:
-        """The message is gone (``deleted`` by the bot, else found gone): its pending
-        edit goes and later edits of it are dropped (#28); whoever waits for its
-        edits is told ``deleted`` (True: nothing left to do; False: it failed)."""
+        """The message is gone (``deleted`` by the bot, else found gone, #28): its
+        edits are dropped; whoever waits for them is told ``deleted``."""
         self.gone[key] = self.gone.get(key, True) and deleted
         self.gone.move_to_end(key)
         while len(self.gone) > GONE_KEPT:
@@ -106,8 +102,8 @@ class MessageEdits:
         reply_to: int | None = None,
     ) -> Message | None:
         """Send a new message now (``ephemeral``: to one member of the group;
-        ``reply_to``: as a reply to that message of the chat, sent all the same
-        if it is gone); None when the chat is closed to the bot (403)."""
+        ``reply_to``: a reply, sent even if that one is gone); None when the
+        chat is closed to the bot."""
         reply = (
             ReplyParameters(message_id=reply_to, allow_sending_without_reply=True)
             if reply_to is not None
@@ -129,9 +125,8 @@ class MessageEdits:
     async def deliver(
         self, key: Address, slot: Slot, content: Content | None, seq: int, options: CallOptions
     ) -> int | None:
-        """Edit the message (``content`` None: the newest pending content, taken
-        once the message's lock is ours); never after newer content went out.
-        ``options``: urgent, or deferred with the tokens prepaid for it."""
+        """Edit the message (``content`` None: the newest pending, taken under the
+        lock); never after newer content went out."""
         message_id = key.message
         async with slot.lock:
             if key in self.gone:  # deleted meanwhile (#28): nothing to edit
@@ -182,8 +177,7 @@ class MessageEdits:
         shown = [content]  # what the edit carries (newer after a 429)
 
         def newest() -> tuple[TelegramMethod[Any], str] | None:
-            """After a 429: the newest content asked of this message, if newer, and
-            the version it renders (the shared digest judges the retry by it)."""
+            """After a 429: the newest content asked of this message, if newer."""
             latest = slot.latest
             if latest is None or slot.seq <= slot.sent_seq:
                 return None

@@ -1,9 +1,8 @@
-"""What the delivery learns on the way, as data (#39): a private chat closed
-to the bot (a 403), a group that removed it or moved to a supergroup, a gone
-message sent anew under a new id, a hand in the group held back by the group's
-flood budget.  The delivery never calls the layers above: it puts each event
-on its :class:`Events` queue, and a dispatcher above (``BotApp``) hands it to
-the use case that acts on it."""
+"""What the delivery learns on the way, as data (#39): a private chat closed to
+the bot, a group that removed it or moved, a gone message sent anew, a hand in
+the group held back by the flood budget.  The delivery never calls the layers
+above: each event goes on its :class:`Events` queue, and a dispatcher above
+(``BotApp``) hands it to a use case."""
 
 from __future__ import annotations
 
@@ -16,17 +15,14 @@ from telegram_bot.delivery.address import Address
 
 
 class Forbidden(StrEnum):
-    """Why Telegram refused a write to a user's private chat (403), told apart by
-    its documented descriptions (#38)."""
+    """Why Telegram refused a write to a private chat (403), by its description (#38)."""
 
     NOT_STARTED = "not_started"
-    """"Forbidden: bot can't initiate conversation with a user": he never opened
-    the private chat (he may play in a group all the same): the bot's trouble,
-    not his act."""
+    """He never opened the private chat (he may play in a group): not his act."""
     BLOCKED = "blocked"
-    """"Forbidden: bot was blocked by the user": his own act."""
+    """He blocked the bot: his own act."""
     DEACTIVATED = "deactivated"
-    """"Forbidden: user is deactivated": his account was deleted."""
+    """His account was deleted."""
     OTHER = "other"
     """Any other 403 of a private chat: not known to be his act."""
 
@@ -48,8 +44,8 @@ class Kicked:
 
 @dataclass(frozen=True)
 class Migrated:
-    """The group ``old`` lives on as the supergroup ``new`` (a 400 with
-    ``migrate_to_chat_id``, #38); told once per process and group."""
+    """The group ``old`` lives on as the supergroup ``new`` (#38); told once per
+    process and group."""
 
     old: int
     new: int
@@ -66,8 +62,7 @@ class Replaced:
 
 @dataclass(frozen=True)
 class HeldBack:
-    """An ephemeral message's edit waited ``waited`` seconds for the flood
-    limiter (#24 item 6, :mod:`telegram_bot.delivery.held`)."""
+    """An ephemeral message's edit waited ``waited`` s for the flood limiter (#24)."""
 
     to: Address  # the ephemeral message
     version: str  # the table version its newest content renders (``<table>#<n>``)
@@ -78,8 +73,8 @@ Event = PrivateForbidden | Kicked | Migrated | Replaced | HeldBack
 
 
 class Events:
-    """The delivery's events in the order they happened: :meth:`put` never
-    waits; the reader takes them with ``async for event in events``."""
+    """The delivery's events in order: :meth:`put` never waits; the reader takes
+    them with ``async for``."""
 
     def __init__(self) -> None:
         self._queue: asyncio.Queue[Event] = asyncio.Queue()

@@ -1,21 +1,14 @@
 """Views held back by the flood limiter (#24 item 6): when a player's hand in the
-group (an ephemeral message) waits for the group's flood budget longer than
-``after`` seconds, :class:`HeldWatch` puts a :class:`HeldBack` on the
-delivery's events once for that wait (#39) -- so the publisher can say so to him (his hand in a private chat updates at once).
+group (an ephemeral message with a table version) waits for the group's flood
+budget longer than ``held_after`` seconds, :class:`HeldWatch` puts a
+:class:`HeldBack` on the delivery's events, once a wait (#39), so the publisher
+can tell him (a hand in his private chat updates at once).
 
-Only the flood limiter's share of a wait counts, never the coalescing gaps an
-edit keeps on purpose: a wait begins when the content was asked -- for an edit
-that waits as pending, when its gaps are over (its urgency's delay, the
-message's gap since its last edit here and by any process,
-:meth:`telegram_bot.delivery.slots.Slot.gap_due`) -- and lasts while the edit
-waits for tokens, is held back for the urgent edits' reserve, or sleeps out a
-429.  It ends once that content (or newer) went out, or the edit finished
-anyway (failed, the message gone).
-
-Watched: edits of an ephemeral message (only a group's count against its
-budget) and the table ``version`` they render (the event's reader
-finds the table by it).  One task per message while a watched edit waits, none
-when ``events`` is None."""
+Only the limiter's share of a wait counts, never the coalescing gaps an edit
+keeps on purpose (:meth:`telegram_bot.delivery.slots.Slot.gap_due`): it lasts
+while the edit waits for tokens, for the reserve or out a 429, until that
+content (or newer) went out or the edit finished anyway.  One task per
+message while a watched edit waits."""
 
 from __future__ import annotations
 
@@ -29,14 +22,14 @@ from engine.clock import Clock
 from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.events import Events, HeldBack
 from telegram_bot.delivery.flood.gate import Sleep
-from telegram_bot.delivery.slots import Content, Slot
+from telegram_bot.delivery.slots import Content, DeliveryConfig, Slot
 
 log = logging.getLogger(__name__)
 
 
 @dataclass
 class _Wait:
-    """One message's wait: for edit ``seq`` (or newer) of it, since ``since``."""
+    """One message's wait for edit ``seq`` (or newer) since ``since``."""
 
     seq: int
     since: float
@@ -46,25 +39,24 @@ class _Wait:
 
 
 class HeldWatch:
-    """The waits of this process's ephemeral edits (see the module docstring).
-    ``gaps(slot)``: when a pending edit's coalescing gaps are over; ``events``:
-    where a wait is told (None: nothing is watched)."""
+    """The waits of this process's ephemeral edits (see the module docstring),
+    told on ``events`` after ``config.held_after`` seconds (None: nothing is
+    watched); ``gone``: the message was deleted or found gone."""
 
     def __init__(
         self,
-        events: Events | None,
+        events: Events,
+        config: DeliveryConfig,
         *,
-        after: float,
         clock: Clock,
         sleep: Sleep,
-        gaps: Callable[[Slot], float],
         gone: Callable[[Address], bool],
     ) -> None:
-        self.after = after
-        self.events = events
+        self.config = config
+        self.after = config.held_after or 0.0
+        self.events: Events | None = events if config.held_after is not None else None
         self.clock = clock
         self.sleep = sleep
-        self._gaps = gaps
         self._gone = gone
         self._waits: dict[Address, _Wait] = {}
         self.fired = 0  # waits told (diagnostics, tests)
@@ -75,8 +67,8 @@ class HeldWatch:
         return len(self._waits)
 
     def asked(self, key: Address, slot: Slot, content: Content) -> None:
-        """Edit ``slot.seq`` of the message was just asked (``content``): a wait
-        begins unless one goes on already (its newer content joins it)."""
+        """Edit ``slot.seq`` was just asked: a wait begins, or ``content`` joins
+        the one going on."""
         if self.events is None or not key.ephemeral or not content.version:
             return
         wait = self._waits.get(key)
@@ -87,11 +79,10 @@ class HeldWatch:
         self._start(key, slot, wait)
 
     def gapped(self, key: Address, slot: Slot) -> None:
-        """The message's pending edit is past (or learnt) its coalescing gaps:
-        its wait counts from then on, not from when it was asked."""
+        """The pending edit is past its coalescing gaps: its wait counts from then."""
         wait = self._waits.get(key)
         if wait is not None and slot.pending is not None and slot.sent_seq < wait.seq:
-            wait.since = max(wait.since, self._gaps(slot))
+            wait.since = max(wait.since, slot.gap_due(self.config))
 
     async def aclose(self) -> None:
         """Stop watching (nothing is watched from now on)."""
@@ -109,8 +100,8 @@ class HeldWatch:
         wait.task = asyncio.get_running_loop().create_task(self._watch(key, slot, wait))
 
     def _over(self, key: Address, slot: Slot, seq: int) -> bool:
-        """Edit ``seq`` of the message went out (or newer content did, or it was
-        found not needed), or it finished anyway: failed, the message gone."""
+        """Edit ``seq`` (or newer) went out or was not needed, or failed, or the
+        message is gone."""
         if slot.done_seq >= seq or self._gone(key):
             return True
         return slot.sent_seq >= seq and not slot.lock.locked()

@@ -1,30 +1,22 @@
 """Every outgoing Bot API call passes through :class:`Outgoing`, an aiogram
 session request middleware (``install(bot, limiter)``):
 
-* **no-op edits dropped** -- an edit whose text and keyboard equal what the
-  message shows is answered ``True`` without calling Telegram; a "message is
-  not modified" 400 counts as success.
+* **no-op edits dropped** -- an edit that changes nothing the message shows is
+  answered ``True`` without calling Telegram ("message is not modified": too).
 * **flood limits** -- a call that puts a message into a chat (:func:`is_limited`)
-  first takes its tokens from the shared windows (:class:`FloodGate`,
-  :class:`telegram_bot.delivery.flood.limiter.FloodLimiter`), or uses those
-  prepaid for it (:meth:`Outgoing.prepay`); urgent calls first in the overall
-  line unless :class:`CallOptions` say otherwise.  Calls to one chat leave one
-  at a time (:class:`ChatTurns`).
-* **429** -- holds the chat's windows for ``retry_after`` (every process's later
-  writes to it wait their turn), sleeps and retries at most ``max_retries``
-  times -- with the newest content of the message when the caller has one
+  first takes its token from the shared windows (:class:`FloodGate`) or uses
+  the one prepaid for it (:meth:`Outgoing.prepay`); one call to a chat at a
+  time (:class:`ChatTurns`).
+* **429** -- the chat's windows held for ``retry_after`` in every process, then
+  at most ``max_retries`` retries -- with the message's newest content
   (:attr:`CallOptions.newest`), never the refused stale edit and then the newer.
-* **403**, and a **400 with ``migrate_to_chat_id``** (the group became a
-  supergroup, #38; never retried) -- told as events
-  (:class:`~telegram_bot.delivery.events.PrivateForbidden` by
-  :func:`forbidden_kind`, ``Kicked``, ``Migrated`` once per process and chat)
-  and re-raised (:data:`CLOSED`; ``Delivery`` turns them into ``None``).
+* **403**, a **400 with ``migrate_to_chat_id``** (#38, never retried) -- told as
+  events and re-raised (:data:`CLOSED`; ``Delivery`` answers ``None``).
 
-What a message shows is remembered as two short digests (text, keyboard): with
-a limiter in Redis, judged and recorded in the script that takes the tokens and
-the message's edit lease -- shared by every process, so none drops an edit as
-a "no-op" that another's edit made needed; without one (tests, a single
-process) in a bounded in-process LRU (:mod:`telegram_bot.delivery.shown`).
+What a message shows is kept as two short digests (text, keyboard): with a
+limiter, in Redis, judged in the script that takes the token -- shared, so no
+process drops as a no-op an edit another's made needed; without one, in an
+in-process LRU (:mod:`telegram_bot.delivery.shown`).
 """
 
 from __future__ import annotations
@@ -58,7 +50,6 @@ from telegram_bot.delivery.flood.gate import (
     URGENT,
     CallOptions,
     ChatTurns,
-    EditLease,
     FloodGate,
     OutgoingStats,
     Prepaid,
@@ -88,6 +79,11 @@ def forbidden_kind(description: str) -> Forbidden:
     text = description.lower()
     return next((kind for part, kind in _FORBIDDEN_TEXTS if part in text), Forbidden.OTHER)
 
+
+MAX_WAIT = 120.0
+"""Seconds of limiter waits after which a call leaves the lines (:class:`FloodGate`)."""
+MEMORY_SIZE = 20_000
+"""Messages whose content is remembered without a limiter (:class:`telegram_bot.delivery.shown.LocalMemory`)."""
 
 NOT_MODIFIED = "message is not modified"
 _FORWARDS = frozenset({"copyMessage", "copyMessages", "forwardMessage", "forwardMessages"})
@@ -122,39 +118,29 @@ def is_limited(api_method: str) -> bool:
 
 
 class Outgoing(BaseRequestMiddleware):
-    """The request middleware (see the module docstring).
-
-    ``limiter``: the shared Redis buckets (None: no flood limiting, in-process
-    no-op memory).  ``sleep`` is injectable (tests move a fake clock).
-    ``max_wait``: past this many seconds of limiter waits a call goes out anyway
-    (a 429 is then retried).
-    """
+    """The request middleware (see the module docstring); ``limiter`` None: no
+    flood limiting, an in-process memory of what messages show."""
 
     def __init__(
         self,
         limiter: FloodLimiter | None = None,
         *,
-        events: Events | None = None,
         max_retries: int = 3,
         sleep: Sleep = asyncio.sleep,
         clock: Clock = time.monotonic,
-        max_wait: float = 120.0,
-        memory_size: int = 20_000,
-        stats: OutgoingStats | None = None,
     ) -> None:
         self.limiter = limiter
-        self.events = events or Events()  # what it learns, for the layers above (#39)
+        self.events = Events()  # what it learns, for the layers above (#39)
         self._migrated: set[int] = set()  # old chat ids told of here
         self.max_retries = max_retries
         self.sleep = sleep
-        self.max_wait = max_wait
-        self.stats = stats or OutgoingStats()
-        self.shown = ShownStore(limiter, memory_size)
+        self.stats = OutgoingStats()
+        self.shown = ShownStore(limiter, MEMORY_SIZE)
         self._owner = f"{uuid.uuid4().hex[:12]}."  # edit leases: this process ...
         self._calls = itertools.count()  # ... and its call
         self.turns = ChatTurns()  # limited calls to a chat: one at a time (#28)
         self.gate = (
-            FloodGate(limiter, sleep=sleep, clock=clock, max_wait=max_wait, stats=self.stats)
+            FloodGate(limiter, sleep=sleep, clock=clock, max_wait=MAX_WAIT, stats=self.stats)
             if limiter is not None
             else None
         )
@@ -176,8 +162,8 @@ class Outgoing(BaseRequestMiddleware):
         method: TelegramMethod[TelegramType],
         options: CallOptions,
     ) -> Response[TelegramType]:
-        lease = EditLease(f"{self._owner}{next(self._calls)}")  # an edit's
-        receipt = Receipt()  # its entries move to when Telegram answers (#28)
+        # its edit lease, and its entries to move when Telegram answers (#28)
+        receipt = Receipt(f"{self._owner}{next(self._calls)}")
         attempt = 0
         while True:  # the call, then after each 429 its retry (the newest content)
             to, digests = address_of(method), _digests(bot, method)
@@ -185,19 +171,19 @@ class Outgoing(BaseRequestMiddleware):
             # 429s of the chat counted before the admission (#28): one since, in
             # its turn, and the call is admitted again -- under that 429's hold
             seen = self.turns.refusals(to.chat) if to is not None else 0
-            if limited and not await self._admit(to, digests, options, lease, receipt):
+            if limited and not await self._admit(to, digests, options, receipt):
                 self.stats.noop += 1  # shows that already, or a newer version
                 return _done()
             try:
                 if limited and to is not None:  # one at a time to a chat (#28)
                     async with self.turns.turn(to.chat):
                         again = self.turns.refusals(to.chat) != seen  # a 429 since admitted
-                        if again and not await self._admit(to, digests, options, lease, receipt):
+                        if again and not await self._admit(to, digests, options, receipt):
                             self.stats.noop += 1
                             return _done()
-                        response = await self._send(make_request, bot, method, to, lease, receipt)
+                        response = await self._send(make_request, bot, method, to, receipt)
                 else:
-                    response = await self._send(make_request, bot, method, to, lease, receipt)
+                    response = await self._send(make_request, bot, method, to, receipt)
             except TelegramRetryAfter as exc:
                 attempt += 1
                 if attempt > self.max_retries:
@@ -213,10 +199,10 @@ class Outgoing(BaseRequestMiddleware):
                 continue
             except _NotModified:
                 self.stats.noop += 1  # the digest admitted above is what it shows
-                await self._answered(key, lease, receipt)
+                await self._answered(key, receipt)
                 return _done()
             break
-        await self._answered(key, lease, receipt)
+        await self._answered(key, receipt)
         name = method.__api_method__
         if name in EDITS:
             self.stats.edited += 1
@@ -230,10 +216,9 @@ class Outgoing(BaseRequestMiddleware):
             await self.shown.remember(sent, digests[0], digests[1])
         return response
 
-    async def _answered(self, key: Address | None, lease: EditLease, receipt: Receipt) -> None:
-        """Telegram answered the call: its edit lease goes and its entries count
-        from now -- in one round trip for an edit under a lease."""
-        await self.shown.release(key, lease, receipt)
+    async def _answered(self, key: Address | None, receipt: Receipt) -> None:
+        """Telegram answered: the edit lease goes, the entries count from now."""
+        await self.shown.release(key, receipt)
         await self._stamp(receipt)
 
     async def _stamp(self, receipt: Receipt) -> None:
@@ -246,27 +231,23 @@ class Outgoing(BaseRequestMiddleware):
         bot: Bot,
         method: TelegramMethod[TelegramType],
         to: Address | None,
-        lease: EditLease,
         receipt: Receipt,
     ) -> Response[TelegramType]:
         """The call; a "not modified" raises :class:`_NotModified`, any other
-        failure is :meth:`_failed`.  A failure Telegram answered -- but a 429, a
-        refusal it did not count -- or one of the way there: the call's entries
-        count from now (``receipt``; a success's move with its lease,
-        :meth:`_answered`)."""
+        failure is :meth:`_failed`."""
         key = _message(to)
         try:
             return await make_request(bot, method)
         except asyncio.CancelledError:
-            self.shown.forget_later(key, lease)
+            self.shown.forget_later(key, receipt)
             raise
         except TelegramBadRequest as exc:
             if key is not None and NOT_MODIFIED in exc.message:
                 raise _NotModified from exc
-            await self._failed(exc, method.__api_method__, to, lease, receipt)
+            await self._failed(exc, method.__api_method__, to, receipt)
             raise
         except Exception as exc:
-            await self._failed(exc, method.__api_method__, to, lease, receipt)
+            await self._failed(exc, method.__api_method__, to, receipt)
             raise
 
     async def _failed(
@@ -274,14 +255,12 @@ class Outgoing(BaseRequestMiddleware):
         exc: Exception,
         name: str,
         to: Address | None,
-        lease: EditLease,
         receipt: Receipt,
     ) -> None:
-        """The call failed: what the message shows is not known any more; a 429
-        holds the chat (every process's later writes wait their turn) and teaches
-        the group's budget (#24) under the ``generation`` the call was admitted
-        with (one burst, one cut: #38); a 403, or a group moved (a 400 never
-        retried, #38), told as an event."""
+        """The call failed: what the message shows is unknown; a 429 holds the
+        chat and teaches the group's budget (#24, #38); a 403 or a group moved
+        (#38) is told as an event.  But after a 429 -- a refusal Telegram did
+        not count -- the call's entries count from now."""
         if isinstance(exc, TelegramRetryAfter):
             self.stats.retry_after += 1
             if to is not None and is_limited(name):
@@ -301,15 +280,13 @@ class Outgoing(BaseRequestMiddleware):
         elif isinstance(exc, TelegramMigrateToChat) and to and to.chat not in self._migrated:
             self._migrated.add(to.chat)  # told once here
             self.events.put(Migrated(to.chat, exc.migrate_to_chat_id))
-        await self.shown.forget(_message(to), lease)
+        await self.shown.forget(_message(to), receipt)
         if not isinstance(exc, TelegramRetryAfter):  # a 429 is a refusal it did not count
             await self._stamp(receipt)
 
     # ------------------------------------------------------------ limiter & memory
     async def headroom(self, to: Address, gap: float = 0.0) -> Headroom:
-        """How long a deferrable message ``to`` a chat holds back for the urgent
-        ones' reserve, and an edit for its ``gap`` since the message's last edit
-        by any process (:meth:`FloodLimiter.headroom`; without a limiter: go)."""
+        """:meth:`FloodLimiter.headroom` (without a limiter: go)."""
         if self.gate is None:
             return GO
         return await self.gate.headroom(to, gap)
@@ -317,11 +294,8 @@ class Outgoing(BaseRequestMiddleware):
     async def call(
         self, bot: Bot, method: TelegramMethod[TelegramType], options: CallOptions = URGENT
     ) -> TelegramType:
-        """``bot(method)`` with explicit ``options``: its place in the overall line
-        and the tokens prepaid for it.  (A call made directly, ``bot(method)`` or
-        ``bot.send_message(...)``, is urgent and takes its own tokens.)  The
-        call goes through the session's middlewares after this one, as
-        ``bot(method)`` would."""
+        """``bot(method)`` with explicit ``options`` (a direct call is urgent and
+        takes its own token), through the session's later middlewares."""
         session = bot.session
         chain: Any = partial(session.make_request, timeout=None)
         after = list(session.middleware)
@@ -331,15 +305,13 @@ class Outgoing(BaseRequestMiddleware):
         return cast(TelegramType, result)
 
     async def prepay(
-        self, to: Address | int, priority: Priority = Priority.URGENT, *, rank: int = OWN_VIEW
+        self, to: Address, priority: Priority = Priority.URGENT, *, rank: int = OWN_VIEW
     ) -> Prepaid:
-        """Take the flood tokens of one message ``to`` a chat now, waiting like any
-        call; the call made with them (``CallOptions(prepaid=ticket)``) takes
-        none again (``Delivery``'s coalesced update: its tokens before its
-        message's lock and newest content)."""
-        to = Address(to) if isinstance(to, int) else to
+        """Take the token of one message ``to`` a chat now, waiting like any call,
+        for the call made with it (``CallOptions(prepaid=ticket)``): a coalesced
+        update takes its token before its message's lock and newest content."""
         if self.gate is None:
-            return Prepaid(to, paid=False)
+            return Prepaid(to)  # nothing taken: nothing to give back
         return await self.gate.prepay(to, priority, rank=rank)
 
     async def settle(self, ticket: Prepaid) -> None:
@@ -352,13 +324,12 @@ class Outgoing(BaseRequestMiddleware):
         to: Address | None,
         digests: Digests | None,
         options: CallOptions,
-        lease: EditLease,
         receipt: Receipt,
     ) -> bool:
         """Wait for the flood tokens (and an edit's lease); False when the edit
         would change nothing."""
         if self.gate is not None:
-            return await self.gate.admit(to, digests, options, lease, receipt=receipt)
+            return await self.gate.admit(to, digests, options, receipt)
         key = _message(to)
         if key is not None and digests is not None:
             return self.shown.memory.admit(key, *digests, options.version)

@@ -20,7 +20,7 @@ from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.digest import is_older, shown_after
 
 if TYPE_CHECKING:
-    from telegram_bot.delivery.flood.gate import EditLease, Receipt
+    from telegram_bot.delivery.flood.gate import Receipt
     from telegram_bot.delivery.flood.limiter import FloodLimiter
 
 log = logging.getLogger(__name__)
@@ -42,11 +42,9 @@ GONE_DIGEST = "gone"
 
 
 class LocalMemory:
-    """What each message shows, in process memory (bounded LRU): its two digests and
-    the table version it renders.  As the shared digest does, an edit rendering an
-    older version of the same table than the message shows is refused: content
-    never goes backwards (a stale press's redraw of an older version once
-    overwrote a newer render, hiding a seat's takeover)."""
+    """What each message shows, in a bounded in-process LRU: its two digests and
+    the table version it renders.  As in Redis, an edit of an older version of
+    the same table is refused (a stale press's redraw once hid a seat's takeover)."""
 
     def __init__(self, size: int) -> None:
         self.size = size
@@ -54,7 +52,7 @@ class LocalMemory:
 
     def admit(self, key: Address, text: str | None, markup: str, version: str = "") -> bool:
         """True (and remembered) when the edit changes something and does not
-        render an older version than the message shows."""
+        go backwards."""
         ct, cm, cv = self._d.get(key, ("?", "?", ""))
         if is_older(version, cv):
             return False
@@ -73,8 +71,7 @@ class LocalMemory:
             self._d.popitem(last=False)
 
     def forget(self, key: Address) -> None:
-        """Its content is not known any more; the version it was asked to show stays
-        (a failed or unanswered edit may have landed)."""
+        """Its content is unknown; the version asked stays (the edit may have landed)."""
         cur = self._d.get(key)
         if cur is not None:
             self._d[key] = ("?", "?", cur[2])
@@ -86,8 +83,7 @@ class LocalMemory:
 
 
 class ShownStore:
-    """What the messages show, for :class:`telegram_bot.delivery.outgoing.Outgoing`: in
-    Redis through ``limiter`` (with the edit leases), else in ``memory``."""
+    """What the messages show: in Redis through ``limiter``, else in ``memory``."""
 
     def __init__(self, limiter: FloodLimiter | None, memory_size: int) -> None:
         self.limiter = limiter
@@ -102,10 +98,8 @@ class ShownStore:
 
     async def bury(self, key: Address, version: str) -> None:
         """The message was deleted (#28): recorded as showing ``version`` (a
-        :func:`telegram_bot.delivery.digest.gone_version`), newer than any edit of
-        its table -- so the shared digest refuses every process's later edit of it
-        (``STALE``) instead of Telegram answering 400 "message to edit not found".
-        Best effort: an edit that still gets the 400 is dropped quietly."""
+        :func:`telegram_bot.delivery.digest.gone_version`), newer than any edit
+        of its table, so every process drops its later edits (``STALE``)."""
         if self.limiter is None:
             self.memory.bury(key, version)
             return
@@ -113,43 +107,39 @@ class ShownStore:
         with survived(log, "%s not recorded as deleted; a later edit's 400 is quiet", key):
             await self.limiter.remember(key, GONE_DIGEST, GONE_DIGEST, version)
 
-    async def forget(self, key: Address | None, lease: EditLease | None = None) -> None:
-        """An edit failed: what the message shows is not known any more (and the
-        call's edit lease goes)."""
+    async def forget(self, key: Address | None, receipt: Receipt | None = None) -> None:
+        """An edit failed: what the message shows is unknown (the lease goes)."""
         if key is None:
             return
         if self.limiter is None:
             self.memory.forget(key)
             return
-        owner = lease.owner if lease is not None and lease.held else ""
-        if lease is not None:
-            lease.held = False
+        owner = receipt.owner if receipt is not None and receipt.held else ""
+        if receipt is not None:
+            receipt.held = False
         # never hide the original error
         with survived(log, "the digest of %s not forgotten; it lapses by itself", key):
             await self.limiter.forget(key, owner)
 
-    def forget_later(self, key: Address | None, lease: EditLease | None = None) -> None:
+    def forget_later(self, key: Address | None, receipt: Receipt | None = None) -> None:
         """Cancelled mid-call: forget without awaiting (the edit may not have landed)."""
         if key is None:
             return
         self.memory.forget(key)
         if self.limiter is not None:
-            task = asyncio.get_running_loop().create_task(self.forget(key, lease))
+            task = asyncio.get_running_loop().create_task(self.forget(key, receipt))
             self._background.add(task)
             task.add_done_callback(self._background.discard)
 
-    async def release(
-        self, key: Address | None, lease: EditLease | None, receipt: Receipt | None = None
-    ) -> None:
-        """The edit went out: its lease goes (a lease it outlived is logged), and
-        the entries ``receipt`` names count from now, in the same round trip (the
-        receipt is then empty)."""
-        if key is None or lease is None or not lease.held or self.limiter is None:
+    async def release(self, key: Address | None, receipt: Receipt) -> None:
+        """The edit went out: its lease goes and its entries count from now, in
+        one round trip (a lease it outlived is logged)."""
+        if key is None or not receipt.held or self.limiter is None:
             return
-        lease.held = False
-        stamp = receipt.take() if receipt is not None else None
+        receipt.held = False
+        stamp = receipt.take()
         with survived(log, "the edit lease of %s not released; it lapses by itself", key):
-            if not await self.limiter.release_edit(key, lease.owner, stamp):
+            if not await self.limiter.release_edit(key, receipt.owner, stamp):
                 log.warning("the edit of %s outlived its lease: its content is unknown", key)
 
 
@@ -159,8 +149,8 @@ def digest(value: Any) -> str:
 
 
 def content_digests(bot: Bot, method: TelegramMethod[Any]) -> tuple[str | None, str]:
-    """(text digest or None for a markup-only edit, keyboard digest) of a send or edit,
-    from the values as they go on the wire (bot defaults such as parse_mode applied)."""
+    """(text digest, None for a markup-only edit; keyboard digest) of a send or
+    edit, from the values as they go on the wire (the bot's defaults applied)."""
     data = method.model_dump(warnings=False)
 
     def prepared(name: str) -> Any:

@@ -1,5 +1,6 @@
 """What :class:`telegram_bot.delivery.coalesce.Delivery` keeps per message: the urgency
-of an edit, the content waiting to go out (coalescing) and when it is due."""
+of an edit, the content waiting to go out (coalescing) and when it is due (by
+its :class:`DeliveryConfig`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,29 @@ class Urgency(enum.Enum):
     SOON = "soon"  # within soon_delay: the players the game now waits for
     LATER = "later"  # like SOON, at most every later_delay: players who only watch
     TABLE = "table"  # like SOON, at most every table_delay: a group's table message
+
+
+@dataclass(frozen=True)
+class DeliveryConfig:
+    """When the delivery edits (the module docstring): the product's values come
+    from the settings (``SOON_DELAY``, ``LATER_DELAY``, ``TABLE_DELAY``,
+    ``FLOOD_HINT_AFTER``); the rest are its own."""
+
+    soon_delay: float = 1.0
+    """A SOON edit goes out within this many seconds."""
+    later_delay: float = 2.0
+    """A LATER edit: at most every this many seconds per message."""
+    table_delay: float = 4.0
+    """A TABLE edit: at most every this many seconds per message."""
+    max_hold: float = 4.0
+    """A due LATER / TABLE edit waits for the limiter's headroom this long at most."""
+    held_after: float | None = None
+    """A hand in the group held back this many seconds is told (``HeldBack``);
+    None: not watched."""
+    deferred_concurrency: int = 8
+    """Deferred edits in flight at once (the rest stay pending, coalescing)."""
+    parse_mode: str | None = "HTML"
+    """Of every message sent and edited."""
 
 
 @dataclass
@@ -78,23 +102,22 @@ class Slot:
                 keep.append((wanted, future))
         self.waiters = keep
 
-    def due(self, soon_delay: float, later_delay: float, table_delay: float) -> float:
+    def due(self, config: DeliveryConfig) -> float:
         """When the pending edit should go out (it must be pending)."""
-        p = self.pending
-        assert p is not None
-        return max(self.gap_due(soon_delay, later_delay, table_delay), p.not_before)
+        assert self.pending is not None
+        return max(self.gap_due(config), self.pending.not_before)
 
-    def gap_due(self, soon_delay: float, later_delay: float, table_delay: float) -> float:
+    def gap_due(self, config: DeliveryConfig) -> float:
         """When the pending edit (it must be pending) may go out by its coalescing
         gaps alone -- its urgency's delay, the message's gap since its last edit
         here and by any process --, the flood limiter's holds aside (#24)."""
         p = self.pending
         assert p is not None
-        due = max(p.created + soon_delay, p.spaced)
+        due = max(p.created + config.soon_delay, p.spaced)
         if p.gap is not None and p.urgency is not Urgency.SOON:
             due = max(due, self.last_sent + p.gap)
         elif p.urgency is Urgency.TABLE:
-            due = max(due, self.last_sent + table_delay)
+            due = max(due, self.last_sent + config.table_delay)
         elif p.urgency is Urgency.LATER:
-            due = max(due, self.last_sent + later_delay)
+            due = max(due, self.last_sent + config.later_delay)
         return due

@@ -42,10 +42,8 @@ class _Line:
 
 
 class WaitingLine(_Line):
-    """A FIFO waiting line with two classes: urgent calls are served before
-    deferred ones -- unless the oldest deferred one has waited ``max_defer``
-    seconds (no starvation).  Whoever holds it is the only caller of this process
-    asking Redis for an overall token again; ownership passes on release."""
+    """A FIFO line with two classes: urgent calls before deferred ones, unless
+    the oldest deferred one has waited ``max_defer`` seconds (no starvation)."""
 
     def __init__(self, max_defer: float = 4.0, clock: Clock = time.monotonic) -> None:
         self._urgent: deque[asyncio.Future[None]] = deque()
@@ -90,11 +88,10 @@ OWN_VIEW, ACTOR, OTHERS, TABLE = 0, 1, 2, 3
 
 
 class RankedLine(_Line):
-    """The calls of this process that wait for ONE chat's windows (a group's
-    minute, its chat pace): the head alone asks Redis again and sleeps out the
-    wait; the others queue by rank (:data:`OWN_VIEW` first), FIFO within a rank.
-    A call that has waited ``age`` seconds counts one rank better for each, so
-    the table message is late, never starved."""
+    """The calls waiting for ONE chat's windows: the head alone asks Redis and
+    sleeps out the wait; the others queue by rank, FIFO within one.  Each
+    ``age`` seconds waited count one rank better: the table message is late,
+    never starved."""
 
     def __init__(self, age: float = 8.0, clock: Clock = time.monotonic) -> None:
         self.age = age

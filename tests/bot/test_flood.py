@@ -16,7 +16,6 @@ from telegram_bot.delivery.flood import full, lease
 from telegram_bot.delivery.flood.gate import (
     LAST_RESORT,
     CallOptions,
-    EditLease,
     FloodGate,
     OutgoingStats,
     Receipt,
@@ -31,6 +30,7 @@ from telegram_bot.delivery.flood.limiter import (
     Verdict,
     Window,
 )
+from tests.bot.flood_kit import last_digest
 from tests.tables.conftest import FakeClock
 
 PRIVATE = 42
@@ -276,22 +276,22 @@ async def test_edit_digest(limiter: FloodLimiter, clock: FakeClock) -> None:
     assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 5), "t3", "m1")) == 0
     # out of tokens: refused, and the digest is not recorded
     assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 5), "t4", "m1")) > 0
-    assert await limiter.last_digest(Address(PRIVATE, 5)) == "t3:m1"
+    assert await last_digest(limiter, Address(PRIVATE, 5)) == "t3:m1"
     # even when out of tokens
     assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 5), "t3", "m1")) == NOOP
     await limiter.forget(Address(PRIVATE, 5))
-    assert await limiter.last_digest(Address(PRIVATE, 5)) is None
+    assert await last_digest(limiter, Address(PRIVATE, 5)) is None
     await limiter.remember(Address(PRIVATE, 6), "sent", "kb")
     assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 6), "sent", "kb")) == NOOP
     # a markup-only edit compares the markup and keeps the text
     assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 6), None, "kb")) == NOOP
     clock.advance(10)
     assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 6), None, "kb2")) == 0
-    assert await limiter.last_digest(Address(PRIVATE, 6)) == "sent:kb2"
+    assert await last_digest(limiter, Address(PRIVATE, 6)) == "sent:kb2"
     assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 6), "sent", "kb2")) == NOOP
     # unknown message: a markup-only edit is never a no-op
     assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 7), None, "kb")) == 0
-    assert await limiter.last_digest(Address(PRIVATE, 7)) == "?:kb"
+    assert await last_digest(limiter, Address(PRIVATE, 7)) == "?:kb"
     with pytest.raises(ValueError, match="bad content digest 'a:b'"):
         await limiter.admit_edit(EditTicket(Address(PRIVATE, 7), "a:b", "kb"))
     for bad in ("a~b", "a|b", "a@b"):  # the record's other marks (#39: '~<last edit>')
@@ -312,11 +312,11 @@ async def test_an_edit_that_never_came_back_is_no_reason_to_drop_the_next(
     # while its lease may last, the same content by another call waits for it
     again = EditTicket(Address(PRIVATE, 9), "t1", "m1", "t#1", "live.1")
     assert await edit_wait(limiter, again) == BUSY
-    assert await limiter.last_digest(Address(PRIVATE, 9)) is None  # in flight: unknown
+    assert await last_digest(limiter, Address(PRIVATE, 9)) is None  # in flight: unknown
     clock.advance(limiter.config.edit_lease + 1)  # its lease lapsed: never released
     assert await edit_wait(limiter, again) == 0  # goes out, not a no-op
     assert await limiter.release_edit(Address(PRIVATE, 9), "live.1")
-    assert await limiter.last_digest(Address(PRIVATE, 9)) == "t1:m1"  # confirmed
+    assert await last_digest(limiter, Address(PRIVATE, 9)) == "t1:m1"  # confirmed
     third = EditTicket(Address(PRIVATE, 9), "t1", "m1", "t#1", "live.2")
     assert await edit_wait(limiter, third) == NOOP
     # an older version is still refused while an edit is pending
@@ -336,7 +336,7 @@ async def test_a_prepaid_edit_compares_and_records_without_tokens(
     bucket = await entries(limiter, limiter.keys.rate_chat(PRIVATE))
     # no token needed
     assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 8), "t1", "m1", prepaid=True)) == 0
-    assert await limiter.last_digest(Address(PRIVATE, 8)) == "t1:m1"
+    assert await last_digest(limiter, Address(PRIVATE, 8)) == "t1:m1"
     # shows this already
     assert (
         await edit_wait(limiter, EditTicket(Address(PRIVATE, 8), "t1", "m1", prepaid=True)) == NOOP
@@ -345,7 +345,7 @@ async def test_a_prepaid_edit_compares_and_records_without_tokens(
         await edit_wait(limiter, EditTicket(Address(PRIVATE, 8), None, "m1", prepaid=True)) == NOOP
     )
     assert await edit_wait(limiter, EditTicket(Address(PRIVATE, 8), None, "m2", prepaid=True)) == 0
-    assert await limiter.last_digest(Address(PRIVATE, 8)) == "t1:m2"
+    assert await last_digest(limiter, Address(PRIVATE, 8)) == "t1:m2"
     assert await entries(limiter, limiter.keys.rate_chat(PRIVATE)) == bucket  # untouched
     with pytest.raises(ValueError, match="bad content digest 'a:b'"):
         await limiter.admit_edit(EditTicket(Address(PRIVATE, 8), "a:b", "m1", prepaid=True))
@@ -387,21 +387,6 @@ async def test_entries_counted_long_ago_go_back_only_where_the_window_still_coun
     await limiter.refund(group, held=0.0)  # recent: both windows give it back
     assert await counting(limiter, chat_key, c.per_chat.seconds) == []
     assert await entries(limiter, group_key) == []
-
-
-async def test_wait_sleeps_until_allowed(limiter: FloodLimiter, clock: FakeClock) -> None:
-    slept: list[float] = []
-
-    async def sleep(seconds: float) -> None:
-        slept.append(seconds)
-        clock.advance(seconds)
-
-    for _ in range(5):
-        await limiter.wait(PRIVATE, sleep=sleep)
-    assert slept == [pytest.approx(limiter.config.per_chat.seconds)]  # the 4th waited
-    assert await limiter.acquire(PRIVATE) == 0  # the window is full again
-    with pytest.raises(TimeoutError):
-        await limiter.wait(PRIVATE, sleep=sleep, max_wait=0.5)
 
 
 async def test_default_rates_are_stricter_than_the_fake_server(
@@ -496,7 +481,7 @@ async def test_an_edit_past_its_patience_still_waits_for_the_message_lease(
         clock.advance(seconds)
 
     gate = FloodGate(limiter, sleep=sleep, max_wait=2.0, stats=OutgoingStats())
-    lease = EditLease("live.1")
+    lease = Receipt("live.1")
     start = clock()
     options = CallOptions(version="t#2")
     assert await gate.admit(Address(PRIVATE, 9), ("t2", "m2"), options, lease)

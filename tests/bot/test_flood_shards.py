@@ -23,6 +23,7 @@ from telegram_bot.delivery.flood.limiter import (
     Window,
     table_version,
 )
+from tests.bot.flood_kit import last_digest, shown
 from tests.tables.conftest import FakeClock
 
 PRIVATE = 42
@@ -179,7 +180,7 @@ async def test_an_edit_never_shows_an_older_version(
         await edit_wait(b, EditTicket(Address(PRIVATE, 9), "v4", "kb", v[4], prepaid=True)) == STALE
     )
     assert await zrange([a.keys.rate_chat(PRIVATE)], []) == bucket
-    assert await b.shown(Address(PRIVATE, 9)) == ("v5:kb", "T1#5")
+    assert await shown(b, Address(PRIVATE, 9)) == ("v5:kb", "T1#5")
     assert await edit_wait(b, EditTicket(Address(PRIVATE, 9), "v5", "kb", v[5])) == NOOP
     # same version: allowed
     assert await edit_wait(b, EditTicket(Address(PRIVATE, 9), "v5", "kb2", v[5])) == 0
@@ -190,19 +191,19 @@ async def test_an_edit_never_shows_an_older_version(
     )
     # a no-op of a newer version raises the version shown
     assert await edit_wait(a, EditTicket(Address(PRIVATE, 9), "v6", "kb", v[8])) == NOOP
-    assert await a.shown(Address(PRIVATE, 9)) == ("v6:kb", "T1#8")
+    assert await shown(a, Address(PRIVATE, 9)) == ("v6:kb", "T1#8")
     assert await edit_wait(b, EditTicket(Address(PRIVATE, 9), "v7", "kb", v[7])) == STALE
     # unversioned edits (a notice) are never refused and keep the version
     clock.advance(5)
     assert await edit_wait(b, EditTicket(Address(PRIVATE, 9), "note", "kb")) == 0
-    assert await b.shown(Address(PRIVATE, 9)) == ("note:kb", "T1#8")
+    assert await shown(b, Address(PRIVATE, 9)) == ("note:kb", "T1#8")
     # another table in the same message (a rematch) starts its own versions
     clock.advance(5)
     assert (
         await edit_wait(b, EditTicket(Address(PRIVATE, 9), "new", "kb", table_version("T2", 1)))
         == 0
     )
-    assert await b.shown(Address(PRIVATE, 9)) == ("new:kb", "T2#1")
+    assert await shown(b, Address(PRIVATE, 9)) == ("new:kb", "T2#1")
 
 
 async def test_a_failed_edit_forgets_the_content_but_keeps_the_version(
@@ -215,8 +216,8 @@ async def test_a_failed_edit_forgets_the_content_but_keeps_the_version(
     v7 = EditTicket(Address(PRIVATE, 11), "v7", "kb", table_version("T1", 7))
     assert await edit_wait(a, v7) == 0
     await b.forget(Address(PRIVATE, 11))
-    assert await a.last_digest(Address(PRIVATE, 11)) is None  # the content is unknown
-    assert await a.shown(Address(PRIVATE, 11)) == ("?:?", "T1#7")
+    assert await last_digest(a, Address(PRIVATE, 11)) is None  # the content is unknown
+    assert await shown(a, Address(PRIVATE, 11)) == ("?:?", "T1#7")
     clock.advance(5)
     assert (
         await edit_wait(a, EditTicket(Address(PRIVATE, 11), "v5", "kb", table_version("T1", 5)))
@@ -224,10 +225,10 @@ async def test_a_failed_edit_forgets_the_content_but_keeps_the_version(
     )
     assert await edit_wait(a, v7) == 0  # sent again
     await a.forget(Address(PRIVATE, 12))  # no record: nothing to keep
-    assert await a.shown(Address(PRIVATE, 12)) is None
+    assert await shown(a, Address(PRIVATE, 12)) is None
     assert await edit_wait(a, EditTicket(Address(PRIVATE, 13), "x", "kb")) == 0
     await a.forget(Address(PRIVATE, 13))  # no version: the record goes
-    assert await a.shown(Address(PRIVATE, 13)) is None
+    assert await shown(a, Address(PRIVATE, 13)) is None
 
 
 async def test_the_last_edit_of_a_message_outlives_its_lease(
@@ -242,11 +243,11 @@ async def test_the_last_edit_of_a_message_outlives_its_lease(
     assert verdict.wait == 0
     clock.advance(0.5)
     assert await a.release_edit(to, "o", verdict.stamp)
-    assert await b.shown(to) == ("v1:kb", "tab#3")
+    assert await shown(b, to) == ("v1:kb", "tab#3")
     assert (await b.headroom(to, 3.0)).message == pytest.approx(2.5)
     clock.advance(2.5)
     assert await b.headroom(to, 3.0) == (0, 0, 0)  # go -- and claimed
-    assert await a.shown(to) == ("v1:kb", "tab#3")  # what it shows, as it was
+    assert await shown(a, to) == ("v1:kb", "tab#3")  # what it shows, as it was
     assert (await a.headroom(to, 3.0)).message == pytest.approx(3.0)
 
 

@@ -32,6 +32,7 @@ from telegram_bot.delivery.outgoing import (
     is_limited,
 )
 from telegram_bot.delivery.waiting_line import Priority, WaitingLine
+from tests.bot.flood_kit import last_digest
 
 T = TypeVar("T")
 
@@ -313,7 +314,7 @@ async def test_failed_edit_forgets_the_content(
 ) -> None:
     with pytest.raises(TelegramBadRequest, match="not found"):
         await bot.edit_message_text("x", chat_id=alice.id, message_id=999)
-    assert await limiter.last_digest(Address(alice.id, 999)) is None
+    assert await last_digest(limiter, Address(alice.id, 999)) is None
 
 
 async def test_other_processes_share_the_memory(
@@ -379,7 +380,7 @@ async def test_a_call_with_prepaid_tokens_takes_none_again(
     async def tokens() -> float:
         return await free(limiter, chat_bucket)
 
-    ticket = await outgoing.prepay(alice.id, Priority.DEFERRED)
+    ticket = await outgoing.prepay(Address(alice.id), Priority.DEFERRED)
     paid = await tokens()  # one taken from the full bucket
     options = CallOptions(Priority.DEFERRED, ticket)
     await outgoing.call(bot, SendMessage(chat_id=alice.id, text="v1"), options)
@@ -408,7 +409,7 @@ async def test_tokens_prepaid_long_before_the_call_are_taken_again_at_the_call(
     it, and Telegram counts the message when it arrives.  Two tickets paid at
     0 s and used at 2 s, right after two fresh messages, were four messages
     within a moment -- a 429 (the fleet test of two processes saw one)."""
-    early = [await outgoing.prepay(alice.id, Priority.DEFERRED) for _ in range(2)]
+    early = [await outgoing.prepay(Address(alice.id), Priority.DEFERRED) for _ in range(2)]
     clock.advance(2.0)  # the chat's bucket is full again, as far as the limiter knows
     await vtime.run(*(bot.send_message(alice.id, f"now {i}") for i in range(2)))
     await vtime.run(
@@ -783,12 +784,12 @@ async def test_a_queued_update_takes_its_tokens_first_then_the_newest_content(
     real_prepay = outgoing.prepay
 
     async def slow_prepay(
-        chat_id: int, priority: Priority = Priority.URGENT, **where: Any
+        to: Address, priority: Priority = Priority.URGENT, **where: Any
     ) -> Prepaid:
         assert priority is Priority.DEFERRED  # a queued update lets urgent calls first
         queued.set()
         await gate.wait()  # as if in the overall line behind urgent calls
-        return await real_prepay(chat_id, priority, **where)
+        return await real_prepay(to, priority, **where)
 
     monkeypatch.setattr(outgoing, "prepay", slow_prepay)
     await delivery.edit(Address(alice.id, msg.message_id), "s1", urgency=Urgency.SOON)
@@ -824,9 +825,9 @@ async def test_an_overtaken_or_noop_queued_update_gives_its_tokens_back(
     real_prepay = outgoing.prepay
 
     async def slow_prepay(
-        chat_id: int, priority: Priority = Priority.URGENT, **where: Any
+        to: Address, priority: Priority = Priority.URGENT, **where: Any
     ) -> Prepaid:
-        ticket = await real_prepay(chat_id, priority, **where)  # the tokens are taken...
+        ticket = await real_prepay(to, priority, **where)  # the tokens are taken...
         queued.set()
         await gate.wait()  # ...and meanwhile the player's own edit goes out
         return ticket
@@ -872,12 +873,12 @@ async def test_a_queued_update_survives_a_failed_token_request(
     failed = asyncio.Event()
 
     async def flaky_prepay(
-        chat_id: int, priority: Priority = Priority.URGENT, **where: Any
+        to: Address, priority: Priority = Priority.URGENT, **where: Any
     ) -> Prepaid:
         if not failed.is_set():
             failed.set()
             raise ConnectionError("redis went away")
-        return await real_prepay(chat_id, priority, **where)
+        return await real_prepay(to, priority, **where)
 
     monkeypatch.setattr(outgoing, "prepay", flaky_prepay)
     await delivery.edit(Address(alice.id, msg.message_id), "s1", urgency=Urgency.SOON)

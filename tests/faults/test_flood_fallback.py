@@ -29,6 +29,7 @@ from telegram_bot.delivery.flood.limiter import (
     FloodLimiter,
     Window,
 )
+from tests.bot.flood_kit import last_digest
 from tests.faults.conftest import ClusterOutage, FaultyRedis
 from tests.tables.conftest import FakeClock
 
@@ -71,7 +72,7 @@ async def test_tokens_come_from_local_windows_while_redis_is_down(
     await limiter.refund(CHAT)  # nothing raises while Redis is down
     await limiter.remember(Address(CHAT, 7), "t", "m")
     await limiter.forget(Address(CHAT, 7))
-    assert await limiter.last_digest(Address(CHAT, 7)) is None
+    assert await last_digest(limiter, Address(CHAT, 7)) is None
 
 
 async def test_a_message_edited_during_the_outage_is_judged_afresh(

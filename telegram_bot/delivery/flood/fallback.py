@@ -1,47 +1,26 @@
 """The flood limiter when Redis is unreachable: replies still go out.
 
-:class:`FallbackFloodLimiter` is the shared Redis limiter
-(:class:`telegram_bot.delivery.flood.limiter.FloodLimiter`) whose calls, when
-one fails (:class:`tables.ServiceUnavailable`), answer from its in-process
-windows (:class:`telegram_bot.delivery.flood.journal.LocalWindows`) -- this
-process's share of each limit, the fleet's size as last read from Redis (#40:
-every process falls back at once, and three on the whole windows spent three
-budgets) -- so an apology ("the game is unavailable for a moment") is not held
-up by the very outage it reports -- for ``fallback_for`` seconds before it asks
-Redis again (a stopped Redis would otherwise make every message wait for the
-socket timeout).  On one Redis server every chat falls back at once; on a
-Redis Cluster a chat falls back alone, when a call of its own failed (its
-keys' master died): the chats whose keys the other masters serve go on in
-Redis (#40).  The local windows count in the limiter's own :class:`Journal`:
-they start with what this process sent just before the outage, and once Redis
-answers again the journal is charged to the shared windows
-(:meth:`FloodLimiter.charge`, #28) before anything else is asked of them: what
-the fallback let through meanwhile, and what a restarted Redis lost, counts
-again there, so the next seconds do not overspend.
-While it falls back nothing is known of what a message shows fleet-wide: a
-table's render (an edit with a table version) waits, as behind another call's
-edit (:data:`BUSY`), until the shared state answers again (asked every
-:data:`PROBE_EVERY` s meanwhile) and judges it -- sent
-then, it could show an older version than another process showed, or repeat
-what the message shows (#40: 2 edits went backwards and 27 were "not modified"
-through a cluster failover) -- unless it renders the table's version now and
-is claimed in the table's own slot (``claims``,
-:meth:`tables.tables.Tables.claim_render`): nothing newer can have been shown,
-and only the claiming process sends it, so the first move after a master's
-death goes out at once where the chat's keys lived on that master -- as soon
-as the chat's windows have room: on a cluster they are read once a fault from
-a replica of the chat's slot (:meth:`tables.KeyValueStore.replica_entries`:
-every process's sends before the fault), counted with this process's own and
-within its share; without a replica that answers, once they turned over since
-the fault began.  Once the
-chat's slot answers again, the version sent meanwhile becomes the floor of
-its digest, and a render held through the fallback is refused when a newer
-one was claimed meanwhile.  Any other edit is sent (Telegram answers "not
-modified" to a no-op one), and the messages touched meanwhile have their Redis
-digest forgotten before their next edit -- a digest from before the outage
-would drop an edit back to that content as a no-op -- and no edit lease is
-taken (the process's own per-message lock orders its edits, as with one
-process).  Each switch to the fallback is logged once.
+:class:`FallbackFloodLimiter` answers a call that fails
+(:class:`tables.ServiceUnavailable`) from its in-process windows
+(:class:`telegram_bot.delivery.flood.journal.LocalWindows`), this process's
+share of each limit (#40: the whole fleet falls back at once) -- so an
+apology for the outage is not held up by it -- for ``fallback_for`` seconds
+before it asks Redis again.  On one server every chat falls back; on a
+Cluster a chat alone, when its keys' master failed (#40).  The local windows
+count in the limiter's :class:`Journal`, charged to the shared windows once
+Redis answers (#28), so the next seconds do not overspend.
+
+Meanwhile nothing is known of what a message shows fleet-wide.  A table's
+render (an edit with a version) waits as behind another call's edit
+(:data:`BUSY`), asking Redis every :data:`PROBE_EVERY` s -- sent blind it
+could go backwards or repeat (#40: 2 edits went backwards, 27 "not modified"
+in a failover) -- unless it renders the table's version now and is claimed in
+the table's own slot (``claims``, :meth:`tables.tables.Tables.claim_render`)
+once the chat's windows have room: read once a fault from a replica of the
+chat's slot (:meth:`tables.KeyValueStore.replica_entries`), else once they
+turned over.  Any other edit is sent without a lease (the process's own lock
+orders its edits), and a message touched meanwhile has its digest forgotten
+before its next edit in Redis.
 """
 
 from __future__ import annotations
@@ -97,10 +76,9 @@ EVERY = "*"
 
 
 class FallbackFloodLimiter(FloodLimiter):
-    """A :class:`FloodLimiter` that falls back to its in-process windows
-    (:attr:`FloodLimiter.local`, this process's share of each) while Redis is
-    unreachable (see the module docstring): the same calls, one protocol --
-    each answers without Redis as :meth:`FloodLimiter._guard` tells."""
+    """A :class:`FloodLimiter` whose calls answer from its in-process windows
+    while Redis is unreachable (see the module docstring): one protocol, each
+    call's answer without Redis given to :meth:`FloodLimiter._guard`."""
 
     def __init__(
         self,
@@ -144,8 +122,7 @@ class FallbackFloodLimiter(FloodLimiter):
 
     @property
     def falling_back(self) -> bool:
-        """True while the limiter does not ask Redis for some chat (it failed a
-        moment ago)."""
+        """True while the limiter does not ask Redis for some chat."""
         now = float(self.clock())
         return any(now < until for until in self._down.values())
 
@@ -171,10 +148,9 @@ class FallbackFloodLimiter(FloodLimiter):
         return True
 
     async def _redis_back(self, chat_id: int | None) -> None:
-        """Before Redis is used again for ``chat_id`` after a failure: the
-        journal -- of that chat and the overall window, on a cluster -- counts
-        in the shared windows again (#28).  Raises ServiceUnavailable while it
-        is down."""
+        """Before Redis is used again for ``chat_id`` after a failure, the
+        journal (of that chat and the overall window, on a Cluster) is charged
+        there (#28)."""
         scope = self._scope(chat_id)
         if scope not in self._charge_due:
             return
@@ -197,8 +173,8 @@ class FallbackFloodLimiter(FloodLimiter):
         *,
         back: bool = True,
     ) -> T:
-        """``call()`` on Redis unless the limiter falls back for ``chat`` -- then,
-        or when Redis fails now (from now on it falls back), ``down()``."""
+        """``call()`` on Redis unless ``chat`` falls back -- then, or when Redis
+        fails now, ``down()``."""
         if not self.down(chat):
             try:
                 if back:
@@ -214,8 +190,7 @@ class FallbackFloodLimiter(FloodLimiter):
         return down()
 
     async def _written(self, to: Address, call: Coroutine[Any, Any, None]) -> None:
-        """A message's digest written in Redis, else the message is touched
-        meanwhile (its digest forgotten before its next edit)."""
+        """A message's digest written in Redis, else the message is touched."""
 
         async def write() -> bool:
             await call
@@ -260,15 +235,12 @@ class FallbackFloodLimiter(FloodLimiter):
         self._touch(key, "")
         if edit.prepaid:
             return Verdict(0.0)  # unknown: send it (no lease: the process's own order)
-        return self._local_take(edit.to, 1)
+        return self._local_take(edit.to)
 
     async def _claimed_render(self, edit: EditTicket) -> Verdict:
-        """A table's render while its chat falls back: judged once the shared
-        state answers, unless claimed (:meth:`_claimed`) once its chat's windows
-        -- what every process sent there before the fault, read from a replica
-        of the chat's slot, with this process's own since and its share --
-        have room for it (:meth:`_room`); held as behind another call's edit
-        (:data:`BUSY`) meanwhile, or told how long the windows need."""
+        """A table's render while its chat falls back: claimed (:meth:`_claimed`)
+        once the chat's windows have room for it (:meth:`_room`), else held as
+        behind another call's edit (:data:`BUSY`) or told how long to wait."""
         key = edit.to
         wait = await self._room(edit.to)
         if wait is None or (wait > 0 and edit.prepaid):
@@ -280,13 +252,13 @@ class FallbackFloodLimiter(FloodLimiter):
             # it then if it answers, else the windows again
             self._held.add(key)
             return Verdict(min(wait, PROBE_EVERY))
-        took = None if edit.prepaid else self._local_take(edit.to, 1)
+        took = None if edit.prepaid else self._local_take(edit.to)
         if took is not None and took.wait != 0:  # the fleet-wide window, or a call meanwhile
             self._held.add(key)
             return took
         if not await self._claimed(edit):
             if took is not None:  # not sent: its entries go back
-                self.local.refund(self._local_buckets(edit.to), 1, 0.0)
+                self.local.refund(self._local_buckets(edit.to), 0.0)
             return self._held_back(key)
         self.claimed_renders += 1
         self._touch(key, edit.version)
@@ -298,13 +270,10 @@ class FallbackFloodLimiter(FloodLimiter):
         return Verdict(BUSY)
 
     async def _room(self, to: Address) -> float | None:
-        """Seconds until a message ``to`` a chat that falls back fits in each
-        of its chat's windows (0: now; None: unknown -- hold it), this
-        process's share of each (:meth:`FloodLimiter._local_buckets`): the
-        entries a replica of the chat's slot holds -- every process's sends
-        before the fault -- with this process's journal (its own, before and
-        since).  Without a replica that answers: 0 once the windows turned
-        over since the fault began, else unknown (:meth:`_settled`)."""
+        """Seconds until a message ``to`` a chat that falls back fits in this
+        process's share of its windows (None: unknown, hold it), counting the
+        entries of a replica of the chat's slot -- every process's sends before
+        the fault -- and the journal's; without a replica, :meth:`_settled`."""
         buckets = self._local_buckets(to)[1:]
         seen = await self._replica_windows(to.chat, [k for k, _w in buckets])
         if seen is None:
@@ -320,8 +289,8 @@ class FallbackFloodLimiter(FloodLimiter):
         self, chat: int, keys: list[str]
     ) -> dict[str, list[tuple[float, str]]] | None:
         """The entries of a chat's window ``keys`` in a replica of its slot, read
-        once a fault (asked again at most every :data:`PROBE_EVERY` s while none
-        answers); None: no replica answered (:meth:`KeyValueStore.replica_entries`)."""
+        once a fault (asked at most every :data:`PROBE_EVERY` s); None: no
+        replica answered."""
         scope = self._scope(chat)
         if not self.per_chat or scope not in self._fell:
             return None  # one server: no replica; or not falling back
@@ -348,11 +317,9 @@ class FallbackFloodLimiter(FloodLimiter):
 
     def _settled(self, to: Address) -> bool:
         """Has every window of a message ``to`` a chat turned over since the
-        fault began?  Until then they may hold what the other processes sent
-        just before it, which this one cannot see: its share is only safe on
-        top of its own (#40: a claimed render sent at once joined them, a 429
-        in the fleet benchmark).  Other calls take the share at once: an
-        answer must not wait a group's minute."""
+        fault began?  Until then they may hold the other processes' sends (#40:
+        a claimed render sent at once drew a 429 in the fleet benchmark).
+        Other calls take the share at once: an answer must not wait a minute."""
         scope, now = self._scope(to.chat), float(self.clock())
         since = self._fell.get(scope, now)
         return now >= since + max(window.seconds for _key, window in self._local_buckets(to))
@@ -361,18 +328,16 @@ class FallbackFloodLimiter(FloodLimiter):
         self._touched[key] = shown_after(version, self._touched.get(key, ""))
 
     async def _claimed(self, edit: EditTicket) -> bool:
-        """May a table's render go out while its chat falls back?  When it renders
-        the table's version now, claimed once in the table's own slot
-        (``claim``, :meth:`tables.tables.Tables.claim_render`): nothing newer
-        can have been shown to the message, and no other process sends the same
-        (#40: the first press after a master's death waited for the promotion
-        where the player's chat had its keys)."""
+        """May a table's render go out while its chat falls back?  When it
+        renders the table's version now, claimed once in the table's own slot:
+        nothing newer can have been shown, and no other process sends the same
+        (#40: the first press after a master's death waited for the promotion)."""
         parsed = parse_version(edit.version)
         if self.claims is None or parsed is None:
             return False
         table, version = parsed
         try:
-            return await self.claims.claim_render(table, version, "{}:{}".format(*edit.key))
+            return await self.claims.claim_render(table, version, "{}:{}".format(*edit.to.key))
         except ServiceUnavailable:  # the table's slot is down too: held
             return False
 
@@ -382,7 +347,7 @@ class FallbackFloodLimiter(FloodLimiter):
         if self.claims is None or parsed is None:
             return False
         table, version = parsed
-        return await self.claims.render_claimed(table, "{}:{}".format(*edit.key)) > version
+        return await self.claims.render_claimed(table, "{}:{}".format(*edit.to.key)) > version
 
 
 def _window_wait(entries: list[float], window: Window, now: float) -> float:

@@ -1,13 +1,8 @@
-"""Windows this process was refused by, and until when they are full (#39).
-
-A chat's windows that refused a call a moment ago refuse the next new call
-the same way: asked again before then, they cost a script of five commands
-to say so.  Other processes only fill them more -- or give an entry back,
-which is why a refusal is remembered :data:`REMEMBERED` seconds at most (a
-group's full minute would otherwise keep new calls waiting past the room
-another process gave back); a refund in this process forgets them.  A call
-that waited its turn asks Redis again (:meth:`FloodLimiter._run`'s
-``again``)."""
+"""Windows this process was refused by, and until when they are full (#39): asked
+again before then, they would cost a script of five commands to say so.  Another
+process may give an entry back, so a refusal is remembered :data:`REMEMBERED`
+seconds at most; a refund here forgets it, and a call that waited its turn asks
+Redis again (``again``)."""
 
 from __future__ import annotations
 
@@ -16,24 +11,22 @@ from collections.abc import Iterable, Sequence
 from engine.clock import Clock
 from telegram_bot.delivery.flood.rates import Window
 
-Key = tuple[tuple[tuple[str, int, float], ...], float]
-"""A chat's windows (key, limit, seconds) and a call's cost."""
+Key = tuple[tuple[str, int, float], ...]
+"""A chat's windows (key, limit, seconds)."""
 
 KEPT = 1024
-"""Refusals kept at most: past that the lapsed ones go, and if none has
-lapsed, all of them (each costs only a script to learn again)."""
+"""Refusals kept at most: past that the lapsed ones go (if none, all of them)."""
 
 REMEMBERED = 2.0
 """Seconds a refusal is remembered at most."""
 
 
-def _key(buckets: Sequence[tuple[str, Window]], cost: float) -> Key:
-    return tuple((k, w.limit, w.seconds) for k, w in buckets), cost
+def _key(buckets: Sequence[tuple[str, Window]]) -> Key:
+    return tuple((k, w.limit, w.seconds) for k, w in buckets)
 
 
 class KnownFull:
-    """Until when a chat's windows are known full for a cost (``clock``: the
-    limiter's)."""
+    """Until when a chat's windows are known full (``clock``: the limiter's)."""
 
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
@@ -41,11 +34,11 @@ class KnownFull:
         self._until: dict[Key, tuple[float, float]] = {}
         self._by_window: dict[str, set[Key]] = {}  # a window key -> its refusals
 
-    def wait(self, buckets: Sequence[tuple[str, Window]], cost: float) -> float:
-        """Seconds ``buckets`` are still known full for ``cost`` (0: ask Redis)."""
+    def wait(self, buckets: Sequence[tuple[str, Window]]) -> float:
+        """Seconds ``buckets`` are still known full (0: ask Redis)."""
         if not buckets:
             return 0.0
-        key = _key(buckets, cost)
+        key = _key(buckets)
         known = self._until.get(key)
         if known is None:
             return 0.0
@@ -56,8 +49,8 @@ class KnownFull:
             return 0.0
         return until - now
 
-    def note(self, buckets: Sequence[tuple[str, Window]], cost: float, until: float) -> None:
-        """They refused a call of ``cost`` until ``until``."""
+    def note(self, buckets: Sequence[tuple[str, Window]], until: float) -> None:
+        """They refused a call until ``until``."""
         now = float(self.clock())
         if len(self._until) >= KEPT:
             for lapsed in [k for k, (t, r) in self._until.items() if min(t, r) <= now]:
@@ -65,9 +58,9 @@ class KnownFull:
             if len(self._until) >= KEPT:
                 self._until.clear()
                 self._by_window.clear()
-        key = _key(buckets, cost)
+        key = _key(buckets)
         self._until[key] = (until, now + REMEMBERED)
-        for window, _limit, _seconds in key[0]:
+        for window, _limit, _seconds in key:
             self._by_window.setdefault(window, set()).add(key)
 
     def forget(self, keys: Iterable[str]) -> None:
@@ -78,7 +71,7 @@ class KnownFull:
 
     def _drop(self, key: Key) -> None:
         self._until.pop(key, None)
-        for window, _limit, _seconds in key[0]:
+        for window, _limit, _seconds in key:
             refusals = self._by_window.get(window)
             if refusals is not None:
                 refusals.discard(key)

@@ -1,15 +1,10 @@
-"""Waiting for the shared Redis flood buckets
-(:class:`telegram_bot.delivery.flood.limiter.FloodLimiter`) -- the limiter side of
-:class:`telegram_bot.delivery.outgoing.Outgoing`: a call takes its tokens (waiting in the
-overall line, :class:`telegram_bot.delivery.waiting_line.WaitingLine`, when the overall
-bucket is short, or in its chat's line by rank when the chat's own windows are:
-:class:`telegram_bot.delivery.waiting_line.ChatLines`, #24), or uses the ones
-prepaid for it; tokens unused, or paid for an
-edit that changed nothing, go back; after a 429 the chat is held
-(:meth:`FloodLimiter.hold`), and the calls to one chat leave one at a time
-(:class:`ChatTurns`).  An edit takes its message's edit
-lease with its tokens (:class:`EditLease`): while another call's edit of the
-message is in flight it waits ``lease_poll`` and asks again."""
+"""Waiting for the shared flood windows -- the limiter side of
+:class:`telegram_bot.delivery.outgoing.Outgoing`: a call takes its token (in the
+overall line when the overall window is short, in its chat's line by rank when
+the chat's are, #24) or uses the one prepaid for it; tokens unused, or paid for
+an edit that changed nothing, go back.  An edit takes its message's edit lease
+with its token (:class:`Receipt`), waiting ``lease_poll`` while another
+call's is in flight.  Calls to one chat leave one at a time (:class:`ChatTurns`)."""
 
 from __future__ import annotations
 
@@ -50,17 +45,13 @@ Sleep = Callable[[float], Awaitable[Any]]
 
 @dataclass
 class Prepaid:
-    """The flood tokens of one message to ``chat_id``, taken ahead of the call
-    (``Outgoing.prepay``); the limited call to that chat made with it
-    (``Outgoing.call``) uses them instead of taking its own.  Tokens no call
-    used, or used by an edit that changed nothing, go back to the buckets
-    (``Outgoing.settle``).  Tokens held longer than ``prepaid_ttl`` (the
-    call waited for its message's lock, or for another call's edit of the
-    message) go back and the call takes fresh ones: the limiter counted them
-    when they were paid, Telegram counts the message when it arrives."""
+    """The token of one message, taken ahead of its call (``Outgoing.prepay``)
+    and used by it; unused, or used by an edit that changed nothing, it goes
+    back (``Outgoing.settle``).  Held longer than ``prepaid_ttl`` it goes back
+    and the call takes a fresh one: the limiter counted it when paid, Telegram
+    counts the message when it arrives."""
 
     to: Address  # the message it pays for (the one the call will edit, if known)
-    paid: bool = True  # False: nothing was taken (no limiter)
     used: bool = False
     at: float | None = None  # the limiter's clock when paid (None: unknown, use them)
     stamp: Stamp | None = None  # where its entries are (moved when Telegram answers)
@@ -69,12 +60,14 @@ class Prepaid:
 
 @dataclass
 class Receipt:
-    """What one call took from its chat's windows: ``stamp`` names the entries,
-    to be moved to the moment Telegram answers it (:class:`Stamp`; None:
-    nothing taken, or nothing to move); ``generation``: the group's learned
-    budget it was admitted under (:attr:`Verdict.generation`), which its 429
-    passes back (:meth:`FloodGate.hold`: one burst, one cut, #38)."""
+    """What one call holds of the flood limiter: ``owner`` of its message's edit
+    lease (unique per call; '': no lease), ``held`` while the lease is its;
+    ``stamp``, its entries to move when Telegram answers (:class:`Stamp`);
+    ``generation``, the budget it was admitted under, which its 429 passes
+    back (one burst, one cut, #38)."""
 
+    owner: str = ""
+    held: bool = False
     stamp: Stamp | None = None
     generation: int | None = None
 
@@ -85,34 +78,22 @@ class Receipt:
 
 
 @dataclass
-class Head:
-    """Whether one call is the head of its chat's line (:class:`ChatLines`)."""
+class Place:
+    """Whether one call holds the overall line, and the head of its chat's."""
 
-    held: bool = False
-
-
-@dataclass
-class EditLease:
-    """One call's claim on the message it edits (the ``owner`` of its
-    :class:`EditTicket`): ``owner`` unique per call; ``held`` while the lease is
-    this call's."""
-
-    owner: str
-    held: bool = False
+    overall: bool = False
+    chat: bool = False
 
 
 Newest = Callable[[], "tuple[Any, str] | None"]
-"""``newest()``: after a 429, the call to retry instead of the one refused -- an
-edit with the newest content of the same message and the table version that
-content renders (``None``: retry the same call, with its own version)."""
+"""After a 429, the call to retry instead of the one refused -- an edit with the
+message's newest content and its version (None: the same call)."""
 
 
 @dataclass(frozen=True)
 class CallOptions:
-    """How one call goes out: its place in the overall line, the tokens taken for
-    it ahead of the call (a :class:`Prepaid` for its chat), and what to retry
-    after a 429 (``newest``; None: the same call), the table ``version`` an edit
-    renders (the shared digest refuses one older than the message showed)."""
+    """How one call goes out: its place in the overall line, its prepaid token,
+    what to retry after a 429 (``newest``)."""
 
     priority: Priority = Priority.URGENT
     prepaid: Prepaid | None = None
@@ -143,10 +124,9 @@ class OutgoingStats:
 
 class FloodGate:
     """The flood tokens of this process's calls (see the module docstring).
-    ``max_wait``: past this many seconds of waits a call leaves the lines and
-    asks for its tokens straight (it still goes out only with them: a call sent
-    without them under a long overload drew a 429 in #27's arena benchmark);
-    past :data:`LAST_RESORT` times that, it goes out anyway."""
+    Past ``max_wait`` seconds of waits a call leaves the lines but still waits
+    for its token (#27: one sent without drew a 429); past :data:`LAST_RESORT`
+    times that, it goes out anyway."""
 
     def __init__(
         self,
@@ -169,8 +149,7 @@ class FloodGate:
         self.chats = ChatLines()
 
     async def headroom(self, to: Address, gap: float) -> Headroom:
-        """:meth:`FloodLimiter.headroom`; go when Redis cannot tell (the send
-        itself will wait on, or report, the limiter)."""
+        """:meth:`FloodLimiter.headroom`; go when Redis cannot tell."""
         with survived(log, "flood limiter: no headroom reading for chat %s; sent at once", to.chat):
             return await self.limiter.headroom(to, gap)
         return GO
@@ -184,8 +163,7 @@ class FloodGate:
 
     async def stamp(self, receipt: Receipt) -> None:
         """Telegram answered the call of ``receipt``: its entries count from now
-        (:class:`Stamp`).  Best effort: an entry left where it was still counts
-        from its take."""
+        (best effort: left where taken, they still count from the take)."""
         stamp = receipt.take()
         if stamp is None:
             return
@@ -194,14 +172,13 @@ class FloodGate:
 
     async def settle(self, ticket: Prepaid) -> None:
         """Give the tokens of ``ticket`` back if no call used them."""
-        if ticket.paid and not ticket.used:
+        if not ticket.used:
             ticket.used = True
             await self.refund(ticket, self._held(ticket))
 
     async def hold(self, to: Address, seconds: float, *, generation: int | None = None) -> None:
-        """A 429 for a write ``to`` a chat: no token for it before ``seconds`` are over --
-        and the group's budget learns from it (#24), once per burst: the call
-        was admitted under budget ``generation`` (its :class:`Receipt`'s; #38)."""
+        """A 429 for a write ``to`` a chat: no token before ``seconds`` are over,
+        and the group's budget learns from it (#24), once per burst (#38)."""
         what = "flood limiter: chat %s not held after a 429; its retry waits retry_after itself"
         with survived(log, what, to.chat):
             await self.limiter.hold(to, seconds)  # straight to Redis
@@ -219,31 +196,25 @@ class FloodGate:
         to: Address | None,
         digests: tuple[str | None, str] | None,
         options: CallOptions,
-        lease: EditLease | None = None,
-        *,
         receipt: Receipt | None = None,
     ) -> bool:
-        """Wait for the flood tokens of a write ``to`` a chat (and an edit's
-        ``lease``: ``to.message`` with the ``digests``); False when the edit
-        would change nothing or shows an older version than went out.
-        ``receipt`` gets where the entries taken are (to move when Telegram
-        answers)."""
+        """Wait for the token of a write ``to`` a chat (and an edit's lease, for
+        ``receipt.owner``); False when the edit would change nothing or go
+        backwards.  ``receipt`` gets the entries taken."""
         receipt = receipt if receipt is not None else Receipt()
         receipt.stamp, receipt.generation = None, None
         chat_id = to.chat if to is not None else None  # None: the overall window only
-        edit = _ticket(to, digests, options.version, lease) if to is not None else None
+        edit = _ticket(to, digests, options.version, receipt.owner) if to is not None else None
         prepaid = options.prepaid
         if prepaid is not None and not prepaid.used and prepaid.to.chat == chat_id:
             prepaid.used = True  # the tokens are ours already
-            done = await self._use_prepaid(prepaid, edit, lease)
+            done = await self._use_prepaid(prepaid, edit, receipt)
             if done is not None:
                 receipt.stamp = prepaid.stamp if done else None
                 receipt.generation = prepaid.generation
                 return done
         waited = 0.0
-        line = self.line
-        in_line = False
-        head = Head()  # of its chat's line (#24)
+        place = Place()
         again = False  # asked once: a window known full is asked again (#39)
         try:
             while True:
@@ -261,84 +232,74 @@ class FloodGate:
                         "flood limiter: gave up waiting after %.0f s (chat %s)", waited, chat_id
                     )
                     return True
-                if delay == BUSY:
-                    if in_line:
-                        line.release()  # not the overall bucket we wait for
-                        in_line = False
-                    self._leave_chat_line(chat_id, head)
+                if delay == BUSY:  # not the windows it waits for
+                    self._leave(chat_id, place)
                     waited += await self._busy()
                     continue
                 if delay <= 0:
                     receipt.stamp, receipt.generation = verdict.stamp, verdict.generation
-                    return self._took(verdict, lease)
+                    return self._took(verdict, receipt)
                 self.stats.waits += 1
                 if waited >= self.max_wait:
                     # out of patience: no turn in a line to wait for any more, but
                     # the tokens all the same (a window never takes one too many)
-                    if in_line:
-                        line.release()
-                        in_line = False
-                    self._leave_chat_line(chat_id, head)
+                    self._leave(chat_id, place)
                     await self.sleep(delay)
                     waited += delay
                     continue
-                if verdict.overall and not in_line:
+                if verdict.overall and not place.overall:
                     t0 = self.clock()
-                    await line.acquire(options.priority)  # our turn: ask again at once
-                    in_line = True
+                    await self.line.acquire(options.priority)  # our turn: ask again at once
+                    place.overall = True
                     waited += self.clock() - t0
                     continue
-                if in_line:
-                    line.release()  # only our chat is short: let the next one ask
-                    in_line = False
-                waited += await self._chat_wait(chat_id, options.rank, delay, head)
+                self._leave(chat_id, place, chat=False)  # only our chat is short
+                waited += await self._chat_wait(chat_id, options.rank, delay, place)
         finally:
-            if in_line:
-                line.release()
-            self._leave_chat_line(chat_id, head)
+            self._leave(chat_id, place)
 
-    def _leave_chat_line(self, chat_id: int | None, head: Head) -> None:
-        """Pass the chat's line on if this call is its head."""
-        if head.held and chat_id is not None:
-            head.held = False
+    def _leave(self, chat_id: int | None, place: Place, *, chat: bool = True) -> None:
+        """Pass on the overall line (and, ``chat``, the chat's) that the call holds."""
+        if place.overall:
+            place.overall = False
+            self.line.release()
+        if chat and place.chat and chat_id is not None:
+            place.chat = False
             self.chats.release(chat_id)
 
-    async def _chat_wait(self, chat_id: int | None, rank: int, delay: float, head: Head) -> float:
-        """A call short of its chat's own windows (a group's minute, its pace)
-        waits in the chat's line, by ``rank`` (#24, item 2): the presser's own
-        view before the actor's, the other players', the table's.  Not yet
-        ``head``: queue (then ask again at once); the head sleeps ``delay`` out
-        and, when a better call came meanwhile, passes the line to it and queues
-        again.  The seconds waited."""
+    async def _chat_wait(self, chat_id: int | None, rank: int, delay: float, place: Place) -> float:
+        """A call short of its chat's own windows waits in the chat's line by
+        ``rank`` (#24 item 2): not yet its head, it queues; the head sleeps
+        ``delay`` out and passes the line to a better call that came meanwhile.
+        The seconds waited."""
         if chat_id is None:  # (only the overall bucket: never short here)
             await self.sleep(delay)
             return delay
         line = self.chats.line(chat_id)
         waited = 0.0
-        if not head.held and line.idle:
+        if not place.chat and line.idle:
             # the head at once: the wait just told holds (asking again now
             # would cost a script for the same answer, #39)
             await line.acquire(rank)
-            head.held = True
-        if head.held:
+            place.chat = True
+        if place.chat:
             await self.sleep(delay)
             waited = delay
             if not line.outranked(rank):
                 return waited
-            head.held = False  # the better call asks first; we queue behind it
+            place.chat = False  # the better call asks first; we queue behind it
             line.release()
         t0 = self.clock()
         await line.acquire(rank)
-        head.held = True
+        place.chat = True
         return waited + self.clock() - t0
 
     async def _use_prepaid(
-        self, prepaid: Prepaid, edit: EditTicket | None, lease: EditLease | None
+        self, prepaid: Prepaid, edit: EditTicket | None, receipt: Receipt
     ) -> bool | None:
-        """:meth:`admit` with the prepaid tokens of its chat: True / False as
-        :meth:`admit`, or None -- the tokens were held back too long (or another
-        call's edit of the message is in flight): they went back where the
-        bucket still counts them, and the call takes fresh ones when it can go."""
+        """:meth:`admit` with the prepaid token; None: it was held too long (or
+        the message's lease is another call's), went back, and the call takes
+        a fresh one."""
         if self._fresh(prepaid):
             if edit is None:
                 return True
@@ -347,7 +308,7 @@ class FloodGate:
                 await self.refund(prepaid, self._held(prepaid))
                 return False
             if verdict.wait != BUSY:
-                return self._took(verdict, lease)
+                return self._took(verdict, receipt)
         await self.refund(prepaid, self._held(prepaid))
         return None
 
@@ -369,33 +330,28 @@ class FloodGate:
         return poll
 
     @staticmethod
-    def _took(verdict: Verdict, lease: EditLease | None) -> bool:
-        if lease is not None and verdict.wait == 0:
-            lease.held = True
+    def _took(verdict: Verdict, receipt: Receipt) -> bool:
+        if receipt.owner and verdict.wait == 0:
+            receipt.held = True
         return True
 
 
 def _ticket(
-    to: Address, digests: tuple[str | None, str] | None, version: str, lease: EditLease | None
+    to: Address, digests: tuple[str | None, str] | None, version: str, owner: str
 ) -> EditTicket | None:
     """What the limiter judges of an edit of message ``to`` (None: not an edit,
     a send takes its tokens only)."""
     if to.message is None or digests is None:
         return None
-    owner = lease.owner if lease is not None else ""
     return EditTicket(to, digests[0], digests[1], version, owner, tracked=True)
 
 
 class ChatTurns:
     """Limited calls to one chat leave this process one at a time, and a 429
-    for the chat is seen by the calls admitted before it (#28): two replies
-    admitted together into a chat whose budget Telegram says is spent would
-    each draw a 429; in turns, the second finds the first's 429
-    (:meth:`refusals` moved on since it was admitted) and is admitted again
-    -- waiting out the hold -- instead of drawing its own.  A 429 is counted
-    here once its hold is in Redis (``Outgoing``): a call that read the count
-    before its admission and finds it unchanged in its turn was admitted
-    under every hold of the refusals it counted."""
+    is seen by the calls admitted before it (#28): in its turn, a call that
+    finds :meth:`refusals` moved on since its admission is admitted again,
+    under the hold, instead of drawing a 429 of its own.  A 429 is counted
+    once its hold is in Redis."""
 
     def __init__(self) -> None:
         self._locks: dict[int, tuple[asyncio.Lock, int]] = {}

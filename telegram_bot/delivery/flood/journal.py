@@ -1,14 +1,9 @@
-"""This process's own entries in the flood windows (#28), kept in memory: every
-entry it counted in Redis, and every one its in-process fallback counted while
-Redis was down (:mod:`telegram_bot.delivery.flood.fallback`).
-
-They serve twice.  While Redis is down the fallback counts against them -- the
-windows then start with what this process sent just before, not empty.  After
-Redis is back they are charged to the shared windows (:data:`CHARGE_LUA`,
-:meth:`telegram_bot.delivery.flood.limiter.FloodLimiter.charge`): the entries
-counted meanwhile, and those a restarted Redis lost, count again, so the next
-seconds do not overspend.  An entry already in Redis (the same name) is not
-added twice.  Same window arithmetic as :data:`WINDOW_LUA`."""
+"""This process's own entries in the flood windows (#28), in memory: every entry
+it counted in Redis or in its fallback while Redis was down.  The fallback
+counts against them (its windows start with what was sent just before, not
+empty), and after the outage they are charged to the shared windows
+(:meth:`telegram_bot.delivery.flood.limiter.FloodLimiter.charge`), so what was
+counted meanwhile or lost by a restarted Redis counts again."""
 
 from __future__ import annotations
 
@@ -25,20 +20,15 @@ SWEEP_EVERY = 1000
 """Entries recorded between two sweeps of keys whose entries all left their window."""
 
 
-def entry_names() -> itertools.count[int]:
-    return itertools.count(1)
-
-
 @dataclass
 class Journal:
-    """Per window key: its seconds and its entries ``(score, name)``, sorted.
-    ``name()`` gives each call's entries a name unique in the fleet (hex, never
-    a hold's ``h:``)."""
+    """Per window key: its seconds and its entries ``(score, name)``, sorted;
+    ``name()``: a call's name, unique in the fleet (never a hold's ``h:``)."""
 
     prefix: str = field(default_factory=lambda: secrets.token_hex(5))
     entries: dict[str, list[tuple[float, str]]] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
-    _names: itertools.count[int] = field(default_factory=entry_names)
+    _names: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _since_sweep: int = 0
 
     def name(self) -> str:
@@ -73,24 +63,20 @@ class Journal:
             return 0.0
         return max(found[older + over - 1][0] + seconds - now, 1e-6)
 
-    def record(self, key: str, seconds: float, now: float, name: str, cost: int) -> None:
-        """``cost`` entries counted at ``now``, named ``<name>:<i>`` as in Redis."""
+    def record(self, key: str, seconds: float, now: float, name: str, n: int = 1) -> None:
+        """``n`` entries counted at ``now``, named ``<name>:<i>`` as in Redis."""
         found = self.entries.setdefault(key, [])
         self.seconds[key] = seconds
-        for j in range(1, cost + 1):
+        for j in range(1, n + 1):
             insort(found, (now, f"{name}:{j}"))
-        self._since_sweep += cost
+        self._since_sweep += n
         if self._since_sweep >= SWEEP_EVERY:
             self.sweep(now)
 
-    def restamp(self, key: str, seconds: float, name: str, cost: int, now: float) -> None:
-        """Entries ``<name>:<i>`` of ``key`` count from ``now`` (Telegram answered
+    def restamp(self, key: str, seconds: float, names: Sequence[str], now: float) -> None:
+        """Entries ``names`` of ``key`` count from ``now`` (Telegram answered
         their call: :class:`telegram_bot.delivery.flood.rates.Stamp`); never back,
         and one given back meanwhile stays gone."""
-        self.restamp_names(key, seconds, [f"{name}:{j}" for j in range(1, cost + 1)], now)
-
-    def restamp_names(self, key: str, seconds: float, names: Sequence[str], now: float) -> None:
-        """:meth:`restamp` of the entries ``names`` (a lease's, '<lease>:<j>')."""
         found = self.entries.get(key)
         if not found:
             return
@@ -110,12 +96,12 @@ class Journal:
             gone = set(names)
             found[:] = [entry for entry in found if entry[1] not in gone]
 
-    def refund(self, key: str, paid: float, cost: int) -> None:
-        """Entries given back: the ``cost`` newest counted at or before ``paid``."""
+    def refund(self, key: str, paid: float) -> None:
+        """An entry given back: the newest counted at or before ``paid``."""
         found = self.entries.get(key)
         if found:
             end = bisect_left(found, (paid, "\uffff"))
-            del found[max(0, end - cost) : end]
+            del found[max(0, end - 1) : end]
 
     def sweep(self, now: float) -> None:
         """Forget the keys none of whose entries counts any more."""
@@ -132,55 +118,52 @@ class Journal:
 
 
 class LocalWindows:
-    """Sliding windows in this process over a :class:`Journal` (the flood
-    limiter's answers while Redis is unreachable, #28), the same arithmetic as
-    the Redis scripts: all-or-nothing takes; ``buckets`` as
-    :meth:`telegram_bot.delivery.flood.limiter.FloodLimiter.buckets`, ``[0]``
-    the overall window."""
+    """Sliding windows over a :class:`Journal` (the limiter's answers while Redis
+    is unreachable, #28), as the scripts count them; ``buckets`` as
+    :meth:`telegram_bot.delivery.flood.limiter.FloodLimiter.buckets`."""
 
     def __init__(self, journal: Journal, clock: Clock) -> None:
         self.journal = journal
         self.clock = clock
 
-    def take(self, buckets: list[tuple[str, Window]], cost: float) -> Verdict:
-        now, need = float(self.clock()), int(cost)
+    def take(self, buckets: list[tuple[str, Window]]) -> Verdict:
+        now = float(self.clock())
         wait, short = 0.0, -1
         for i, (key, window) in enumerate(buckets):
-            w = self.journal.wait(key, window.limit, window.seconds, now, need)
+            w = self.journal.wait(key, window.limit, window.seconds, now, 1)
             if w > wait:
                 wait, short = w, i
         if wait > 0:
             return Verdict(wait, short == 0)
         name = self.journal.name()
         for key, window in buckets:
-            self.journal.record(key, window.seconds, now, name, need)
+            self.journal.record(key, window.seconds, now, name)
         chats = tuple((key, float(window.seconds)) for key, window in buckets[1:])
         if not chats:
             return Verdict(0.0, False, None)
         key, window = buckets[0]  # the overall window's entries move on the answer too
-        names = tuple(f"{name}:{j}" for j in range(1, need + 1))
-        overall = OverallEntries(key, float(window.seconds), names, now)
-        return Verdict(0.0, False, Stamp(chats, name, need, overall=overall))
+        overall = OverallEntries(key, float(window.seconds), (f"{name}:1",), now)
+        return Verdict(0.0, False, Stamp(chats, name, overall=overall))
 
     def stamp(self, stamp: Stamp) -> None:
         """Telegram answered: the call's entries count from now (:class:`Stamp`)."""
         now = float(self.clock())
         for key, seconds in stamp.windows:
-            self.journal.restamp(key, seconds, stamp.name, stamp.cost, now)
+            self.journal.restamp(key, seconds, stamp.names, now)
         if stamp.overall is not None:  # cheap here: always (#37)
             o = stamp.overall
-            self.journal.restamp_names(o.key, o.seconds, o.names, now)
+            self.journal.restamp(o.key, o.seconds, o.names, now)
 
     def refund(
-        self, buckets: list[tuple[str, Window]], cost: float, held: float, now: float | None = None
+        self, buckets: list[tuple[str, Window]], held: float, now: float | None = None
     ) -> None:
-        """The ``cost`` newest entries counted ``held`` seconds ago go, in each of
-        ``buckets`` that still counts them."""
+        """The newest entry counted ``held`` seconds ago goes, in each of
+        ``buckets`` that still counts it."""
         now = float(self.clock()) if now is None else now
         paid = now - held + 1e-6
         for key, window in buckets:
             if paid > now - window.seconds:
-                self.journal.refund(key, paid, int(cost))
+                self.journal.refund(key, paid)
 
     def headroom(self, buckets: list[tuple[str, Window]]) -> Headroom:
         now = float(self.clock())

@@ -1,30 +1,23 @@
-"""This process's share of the fleet-wide flood window (see
-:mod:`telegram_bot.delivery.flood.limiter`): entries counted in ``rl:{all}`` in small
-batches (one round trip per batch, :data:`telegram_bot.delivery.flood.scripts.LEASE_LUA`)
-make a local allowance that messages use up without asking Redis.  The
-allowance is used only while its lease is ``ttl`` fresh -- so every message
+"""This process's share of the fleet-wide flood window: entries counted in
+``rl:{all}`` in small batches (one round trip a batch, ``LEASE_LUA``) make a
+local allowance, used only while its lease is ``ttl`` fresh -- so a message
 goes out within ``ttl`` of the entry that counts it.
 
-Every entry is handled by its name (#28): a message takes named entries of
-the allowance, and gives back exactly those when it does not go out (its chat
-was short); entries never used -- a lease past its ``ttl``, or given back after
-a newer lease -- are removed by name with the next lease.  Never "some entries
-counted since my lease": those may be another process's, of messages that did
-go out (the fleet then overspent by as many).
+Every entry is handled by its name (#28): a message that does not go out gives
+back exactly its own; entries never used are removed by name with the next
+lease -- never "some entries counted since my lease", which may be another
+process's (the fleet would overspend by as many).
 
-On a Redis Cluster the window's key lives on one master; when that master
-dies (``fleet`` given), the chats whose keys the other masters serve must not
-fall back with it (#40: every chat of every process then waited out its
-chat's window before a table's render): the allowance comes from this
-process's share of the window, counted in its journal, and the key is asked
-again every ``probe`` seconds, the journal charged there first (``recharge``)
-before the next lease."""
+On a Cluster, when the window's master dies (``fleet`` given), the chats on the
+other masters must not fall back with it (#40): the allowance comes from this
+process's share, counted in its journal, and the key is asked again every
+``probe`` seconds, the journal charged there first (``recharge``)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -38,19 +31,9 @@ Script = Callable[[list[str], list[Any]], Awaitable[Any]]
 """``svc.kv.script(LEASE_LUA)``"""
 
 
-class Grant(NamedTuple):
-    """A lease: ``tokens`` entries lent (0: refused, wait ``wait`` seconds), the
-    overall window's ``level`` (entries still free) left behind."""
-
-    tokens: float
-    level: float
-    wait: float
-
-
 class Taken(NamedTuple):
-    """What :meth:`OverallLease.take` answers: ``wait`` 0 and the ``entries``
-    (names) taken, counted in the window at ``at`` (their lease's time), or the
-    seconds to wait and no entry."""
+    """:meth:`OverallLease.take`'s answer: ``wait`` 0 and the ``entries`` taken,
+    counted at ``at``; or the seconds to wait."""
 
     wait: float
     entries: tuple[str, ...] = ()
@@ -108,57 +91,51 @@ class OverallLease:
     recharge: Callable[[], Awaitable[Any]] | None = None
     lives_until: float = float("-inf")  # the window's key lives until then at least (#39)
 
-    @property
-    def tokens(self) -> int:
-        """Entries of the current lease not used yet (fresh or not)."""
-        return len(self.free)
-
     def fresh(self, now: float) -> bool:
         return now - self.leased_at <= self.ttl
 
-    def take_local(self, cost: int, now: float) -> tuple[str, ...] | None:
-        """``cost`` entries of the allowance if it holds them (and is fresh)."""
-        if self.fresh(now) and len(self.free) >= cost:
-            taken = tuple(self.free[-cost:])
-            del self.free[-cost:]
-            return taken
-        return None
+    def take_local(self, now: float) -> str | None:
+        """An entry of the allowance if it holds one (and is fresh)."""
+        return self.free.pop() if self.fresh(now) and self.free else None
 
-    def give_back(self, entries: Sequence[str]) -> None:
-        """Entries taken for a message that did not go out: the current lease's
-        go back to the allowance (used only while it is fresh), any other is
-        removed from the window with the next lease."""
-        for entry in entries:
+    def give_back(self, taken: Taken) -> None:
+        """What ``take`` gave a message that did not go out: the current lease's
+        entries go back to the allowance (used only while it is fresh), any
+        other is removed from the window with the next lease; the share's
+        leave the journal."""
+        for entry in taken.entries:
             (self.free if lease_of(entry) == self.name else self.unused).append(entry)
+        if taken.shared:
+            self.journal.discard(self.bucket, taken.shared)
 
-    async def take(self, cost: int) -> Taken:
-        """``cost`` entries from the allowance, leasing a batch when it is short."""
-        taken = self.take_local(cost, float(self.clock()))
+    async def take(self) -> Taken:
+        """An entry from the allowance, leasing a batch when it is short."""
+        taken = self.take_local(float(self.clock()))
         if taken is not None:
-            return Taken(0.0, taken, self.leased_at)
+            return Taken(0.0, (taken,), self.leased_at)
         async with self.lock:
             now = float(self.clock())  # after the lease we may have waited for
-            taken = self.take_local(cost, now)
+            taken = self.take_local(now)
             if taken is not None:  # that lease brought some
-                return Taken(0.0, taken, self.leased_at)
-            return await self.lease(cost, now)
+                return Taken(0.0, (taken,), self.leased_at)
+            return await self.lease(now)
 
-    async def lease(self, cost: int, now: float) -> Taken:
-        """Lease a batch (at least ``cost``) and take ``cost`` of it; else the
-        seconds until the overall window has ``cost`` free (after a refusal
-        this process does not ask again before that time is up).  The entries
-        of the leases before, unused, are removed in the same round trip."""
+    async def lease(self, now: float) -> Taken:
+        """Lease a batch and take an entry of it; else the seconds until the
+        overall window has one free (after a refusal this process does not ask
+        again before that time is up).  The entries of the leases before,
+        unused, are removed in the same round trip."""
         if now < self.refused_until:
             return Taken(self.refused_until - now)
         if self.down:
             if now < self.down_until:
-                return self._share(cost, now)
+                return self._share(now)
             try:  # asked again: what the share let through counts there first
                 if self.recharge is not None:
                     await self.recharge()
             except ServiceUnavailable:
                 self.down_until = now + self.probe
-                return self._share(cost, now)
+                return self._share(now)
             self.down = False
         # the entries before, unused, go in the same round trip; what is given
         # back meanwhile waits for the next (``name`` is no lease's) -- unless
@@ -173,7 +150,6 @@ class OverallLease:
             and now - self.level_at < self.seconds  # seen within the window
         ):
             dropped = []
-        want = max(self.batch, cost)
         name = self.journal.name()
         # its entries count ``seconds``, and the key's TTL a second more
         life = "" if now + self.seconds + 1 < self.lives_until else repr(KEY_LIFE)
@@ -185,8 +161,8 @@ class OverallLease:
                     repr(now),
                     repr(float(self.seconds)),
                     self.limit,
-                    want,
-                    cost,
+                    self.batch,
+                    1,
                     name,
                     life,
                     *dropped,
@@ -202,45 +178,38 @@ class OverallLease:
                     "flood limiter: the fleet-wide window is unavailable, a share here: %s", e
                 )
             self.down, self.down_until = True, now + self.probe
-            return self._share(cost, now)
+            return self._share(now)
         except BaseException:
             self.unused = dropped + self.unused  # not removed: with the next lease
             raise
         self.journal.discard(self.bucket, dropped)  # an entry gone from the window: no-op
-        granted, level, wait = (raw.decode() if isinstance(raw, bytes) else str(raw)).split(";")
-        grant = Grant(float(granted), float(level), float(wait))
-        self.level, self.level_at = grant.level, now
-        if life and grant.tokens > 0:
+        # entries lent (0: refused, wait), entries still free in the window
+        answer = (raw.decode() if isinstance(raw, bytes) else str(raw)).split(";")
+        granted, self.level, wait = (float(x) for x in answer)
+        self.level_at = now
+        if life and granted > 0:
             self.lives_until = now + KEY_LIFE
-        if grant.tokens <= 0:
-            self.refused_until = now + grant.wait
-            return Taken(grant.wait)
-        k = int(grant.tokens)
+        if granted <= 0:
+            self.refused_until = now + wait
+            return Taken(wait)
+        k = int(granted)
         self.journal.record(self.bucket, self.seconds, now, name, k)
         self.free = [f"{name}:{j}" for j in range(k, 0, -1)]  # taken from the end
         self.name, self.leased_at = name, now
-        taken = tuple(self.free[-cost:])
-        del self.free[-cost:]
-        return Taken(0.0, taken, now)
+        return Taken(0.0, (self.free.pop(),), now)
 
-    def _share(self, cost: int, now: float) -> Taken:
-        """``cost`` entries of this process's share of the window while its key
-        is down, counted in the journal only (``shared``: given back there if
-        the message does not go out); else the seconds to wait."""
+    def _share(self, now: float) -> Taken:
+        """An entry of this process's share of the window while its key is
+        down, counted in the journal only (``shared``: given back there if the
+        message does not go out); else the seconds to wait."""
         assert self.fleet is not None
         limit = max(1, self.limit // max(1, self.fleet()))
-        wait = self.journal.wait(self.bucket, limit, self.seconds, now, cost)
+        wait = self.journal.wait(self.bucket, limit, self.seconds, now, 1)
         if wait > 0:
             return Taken(wait)
         name = self.journal.name()
-        self.journal.record(self.bucket, self.seconds, now, name, cost)
-        return Taken(0.0, (), now, tuple(f"{name}:{j}" for j in range(1, cost + 1)))
-
-    def give_back_shared(self, entries: Sequence[str]) -> None:
-        """Entries of the share taken for a message that did not go out (its
-        chat refused, or could not be asked): out of the journal."""
-        if entries:
-            self.journal.discard(self.bucket, entries)
+        self.journal.record(self.bucket, self.seconds, now, name)
+        return Taken(0.0, (), now, (f"{name}:1",))
 
     def headroom(self, now: float) -> float:
         """Seconds until this process could take a token and leave the overall

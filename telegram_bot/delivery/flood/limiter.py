@@ -1,44 +1,30 @@
 """Telegram's flood limits as sliding windows in Redis, shared by every bot process.
 
-Telegram allows about one message a second in a chat (short bursts allowed),
-20 in any minute in a group and about 30 in any second overall; edits count
-like sends.  It counts windows, not buckets (#28: a bucket's burst plus its
-refill let 45 through in a second).  Each limit here is a :class:`Window` (at
-most ``limit`` entries in any ``seconds``, a little longer than Telegram's for
-the moment between counting a message and its arrival), kept as a sorted set of
-entries scored by time.  A take is ONE script on the chat's own hash slot: it
-drops the entries that left the chat's windows (its chat window and, for a
-group, its minute) and either counts one entry in each or -- when any is full
--- nothing, answering how long until there is room.  Never a partial take.
+Telegram counts windows, not buckets (#28: a bucket's burst plus its refill
+let 45 through in a second): each limit is a :class:`Window`, a sorted set of
+entries scored by the time they were counted (the time from ``clock``, never
+Redis ``TIME``: tests drive it).  A take is ONE script on the chat's own hash
+slot (``rl:{c:<chat>}:...``, :class:`FloodKeys`: no hot key on a Cluster):
+one entry in each of its windows, or -- any one full -- none and how long to
+wait.  The fleet-wide window (``rl:{all}``) is leased in batches
+(:class:`OverallLease`).  Each window keeps a ``reserve`` that deferrable
+messages leave free (:meth:`FloodLimiter.headroom`).  Every entry counted is
+kept in the :class:`Journal` too (the fallback's windows, charged to Redis
+after an outage: :meth:`FloodLimiter.charge`, #28).
 
-No hot key: a chat's keys carry its hash tag (``rl:{c:<chat>}:...``,
-:class:`FloodKeys`), so chats spread over a Redis Cluster; the fleet-wide
-window (``rl:{all}``) is leased in small batches (:class:`OverallLease`) that
-a process uses up within ``lease_ttl``.  Urgent first: each window keeps a
-``reserve`` that deferrable messages leave free (:meth:`FloodLimiter.headroom`).
-The time comes from Python (``clock``), never Redis ``TIME``: tests drive the
-windows with a fake clock.  Every entry this process counts is also kept in
-its :class:`Journal` (the fallback's windows while Redis is down, charged to
-Redis after: :meth:`FloodLimiter.charge`, #28).
-
-The same script judges an edit (:class:`EditTicket`, :meth:`FloodLimiter.admit_edit`)
-against what its message shows -- digests of its text and keyboard and the
-highest table version it showed, ``<text>:<keyboard>:<version>``: an OLDER
-version is refused (:data:`STALE`: content never goes backwards, whichever
-process renders it), an edit that changes nothing takes no token (:data:`NOOP`);
-an admitted one records its content and takes the message's *edit lease*:
-while one call's edit is in flight another's hears :data:`BUSY` and asks again
-a moment later, so edits land in version order.  The lease goes after the call
-(:meth:`FloodLimiter.release_edit`, ``forget``) or lapses after ``edit_lease``
-s; a digest lives ``digest_ttl``.  Redis only through the table service's
-key-value API (``svc.kv``); failures surface as ServiceUnavailable -- every
-call of the protocol goes through :meth:`FloodLimiter._guard`, where
+The same script judges an edit (:meth:`FloodLimiter.admit_edit`) against what
+its message shows, ``<text>:<keyboard>:<version>``: an older table version is
+refused (:data:`STALE`: content never goes backwards, whichever process
+renders it), an edit that changes nothing takes no token (:data:`NOOP`); an
+admitted one records its content and takes the message's edit lease, so
+edits of a message land in version order (another call hears :data:`BUSY`).
+Redis only through ``svc.kv``; every call goes through
+:meth:`FloodLimiter._guard`, where
 :class:`telegram_bot.delivery.flood.fallback.FallbackFloodLimiter` falls back.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import math
 import re
@@ -81,7 +67,6 @@ from telegram_bot.delivery.flood.scripts import (
 from telegram_bot.state.budgets import EPHEMERAL, PUBLIC, Budget, Budgets
 from telegram_bot.state.keys import FloodKeys
 
-Sleep = Callable[[float], Awaitable[Any]]
 T = TypeVar("T")
 
 To = Address | int | None
@@ -99,16 +84,11 @@ def chat_of(to: To) -> int | None:
 
 @dataclass(frozen=True)
 class EditTicket:
-    """One edit of a message, as :meth:`FloodLimiter.admit_edit` judges it.
-
-    ``to``: the message; ``text_digest`` and
-    ``markup_digest``: what it would show (``text_digest`` None: a keyboard-only
-    edit, the text stays); ``version``: the table version it renders
-    (:func:`table_version`; '': unversioned, never refused as older);
-    ``owner``: the call that takes the message's edit lease with it ('': no
-    lease).  ``prepaid``: its flood tokens were taken before (a coalesced
-    update's prepaid tokens) -- only the digest is judged (and the lease
-    taken), no bucket is touched.  Every edit costs one token."""
+    """One edit of a message, as :meth:`FloodLimiter.admit_edit` judges it:
+    ``text_digest`` None: a keyboard-only edit; ``version``: the table version
+    it renders ('': never refused as older); ``owner``: the call that takes
+    the edit lease ('': none); ``prepaid``: its token was taken before, only
+    the digest is judged."""
 
     to: Address
     text_digest: str | None
@@ -117,11 +97,6 @@ class EditTicket:
     owner: str = ""
     prepaid: bool = False
     tracked: bool = False  # the caller stamps Telegram's answer (take's ``tracked``)
-
-    @property
-    def key(self) -> tuple[int, int]:
-        """Where what its message shows is kept (:attr:`Address.key`)."""
-        return self.to.key
 
 
 log = logging.getLogger(__name__)
@@ -163,11 +138,8 @@ def _answer(raw: Any) -> str:
 
 
 class FloodLimiter:
-    """Shared sliding windows for outgoing messages (see the module docstring).
-
-    ``FloodLimiter(svc.kv, config, clock=time.time)``; ``round_trips`` counts
-    its Redis round trips.
-    """
+    """Shared sliding windows for outgoing messages (see the module docstring);
+    ``round_trips`` counts its Redis round trips."""
 
     def __init__(
         self,
@@ -178,9 +150,8 @@ class FloodLimiter:
         budgets: Budgets | None = None,
         fleet: Callable[[], int] | None = None,
     ) -> None:
-        """``fleet``: the bot processes alive, on a Redis Cluster -- while the
-        fleet-wide window's master is down this process takes its share of it
-        and the chats go on in Redis (:class:`OverallLease`, #40)."""
+        """``fleet``: the bot processes alive -- on a Cluster, this process's
+        share of the fleet-wide window while its master is down (#40)."""
         self.kv = kv
         self.config = config or FloodConfig()
         self.budgets = budgets  # learned per group (#24); None: the documented windows
@@ -232,42 +203,35 @@ class FloodLimiter:
         *,
         back: bool = True,
     ) -> T:
-        """Every call of the limiter's protocol on ``chat``'s windows: ``call()``
-        in Redis -- or ``down()``, its answer without Redis, where
-        :class:`telegram_bot.delivery.flood.fallback.FallbackFloodLimiter` falls
-        back (``back``: the journal is charged to Redis first after an outage)."""
+        """Every call of the protocol on ``chat``'s windows: ``call()`` in Redis,
+        or ``down()`` without it in the fallback's override (``back``: the
+        journal is charged to Redis first after an outage)."""
         return await call()
 
     async def _written(self, to: Address, call: Coroutine[Any, Any, None]) -> None:
         """A message's digest written (the fallback: or touched, while down)."""
         await call
 
-    def _local_take(self, to: To, cost: float) -> Verdict:
+    def _local_take(self, to: To) -> Verdict:
         self.fallbacks += 1
-        return self.local.take(self._local_buckets(to), cost)
+        return self.local.take(self._local_buckets(to))
 
     def _local_buckets(self, to: To) -> list[tuple[str, Window]]:
         """The windows of a message ``to`` a chat, this process's share of each
-        (#40): every process of the fleet falls back at once when the shared
-        windows cannot be read, and N processes on the whole windows spent N
-        budgets (9 x 429 in a cluster failover).  The fleet's size is the last
-        one read."""
+        (#40: the whole fleet falls back at once, and N processes on the whole
+        windows spent N budgets -- 9 x 429 in a cluster failover)."""
         buckets = self.buckets(to)
         n = max(1, self.fleet()) if self.fleet is not None else 1
         return buckets if n == 1 else [(key, share(w, n)) for key, w in buckets]
 
     # ------------------------------------------------------------ buckets
     def buckets(self, to: To, budget: Budget | None = None) -> list[tuple[str, Window]]:
-        """The windows one message ``to`` counts in (groups: negative ids);
-        ``[0]`` is the overall one (leased, never in a chat's script).
-
-        A group's minute holds its learned public budget (``budget``, #24;
-        None: the documented 20).  An ephemeral write to a group counts like
-        any message to it while ephemerals are counted (the budget says so, or
-        none is known); else in the group's ephemeral minute and in its
-        receiver's own window (the per-chat pace): every ephemeral write to
-        him, sends and edits of any of his messages, counts there, as Telegram
-        counts messages to one user."""
+        """The windows one message ``to`` counts in; ``[0]`` is the overall one
+        (leased, never in a chat's script).  A group's minute holds its learned
+        public budget (#24; None: the documented 20).  An ephemeral write counts
+        like any message to the group while ephemerals are counted (or nothing
+        is known); else in the group's ephemeral minute and in its receiver's
+        own window, as Telegram counts messages to one user."""
         c, k, to = self.config, self.keys, address(to)
         out = [(k.rate_all(), c.overall)]
         if to is None:
@@ -285,9 +249,8 @@ class FloodLimiter:
         return out
 
     async def budget(self, chat_id: int | None) -> Budget | None:
-        """The learned budget of a group (None: a private chat, or no learning
-        here): read through an in-process cache, at most once in
-        ``budget_refresh`` seconds per group."""
+        """A group's learned budget (None: a private chat, or no learning),
+        read at most once in ``budget_refresh`` seconds."""
         if self.budgets is None or chat_id is None or chat_id >= 0:
             return None
         now = float(self.clock())
@@ -322,12 +285,11 @@ class FloodLimiter:
     async def refused(
         self, to: Address | int, *, admitted: int | None = None, retry_after: float = 0.0
     ) -> Budget | None:
-        """Telegram refused a write ``to`` a chat (a 429): the group's budget that
-        write counted in is cut, fleet-wide (:class:`telegram_bot.state.budgets.Budgets`),
-        and the change is logged -- once per burst (#38): ``admitted`` is the
-        generation the write was admitted under (:attr:`Verdict.generation`;
-        None: unknown, then a refusal within the last change's ``retry_after``
-        is of its burst).  None: nothing to learn (a private chat)."""
+        """A 429 for a write ``to`` a group: the budget it counted in is cut,
+        fleet-wide (:class:`telegram_bot.state.budgets.Budgets`), once per burst
+        (#38): ``admitted`` is the :attr:`Verdict.generation` it was admitted
+        under (None: a refusal within the last cut's ``retry_after`` is of its
+        burst).  None: nothing to learn (a private chat)."""
         found = address(to)
         assert found is not None
         if self.budgets is None or found.chat >= 0:
@@ -379,12 +341,9 @@ class FloodLimiter:
         return after
 
     async def hold(self, to: To, seconds: float) -> None:
-        """A 429: no flood token for the windows the refused write ``to`` counted
-        in (its chat window and, for a group, its minute -- an ephemeral one's
-        while they are not counted with the group's public writes, #24; never
-        the overall one) before ``seconds`` are over, in every process:
-        Telegram counted messages our windows did not see, and the 429 is the
-        one reading of its budget we get.  Straight to Redis, one round trip."""
+        """A 429: no token before ``seconds`` are over, in every process, for
+        the chat's windows the refused write counted in (never the overall
+        one): Telegram counted messages our windows did not see."""
         buckets = (await self.windows(to))[1:]  # [0] is the overall bucket
         args: list[str | int | float] = [repr(float(self.clock())), repr(float(seconds))]
         for _, window in buckets:
@@ -392,50 +351,43 @@ class FloodLimiter:
         self.round_trips += 1
         await self._hold([key for key, _ in buckets], args)
 
-    async def _overall(self, cost: float) -> Taken:
-        """Take ``cost`` overall entries from the allowance (leasing a batch when
-        it is short): their names, or the seconds to wait."""
+    async def _overall(self) -> Taken:
+        """An overall entry from the allowance (leasing a batch when it is
+        short): its name, or the seconds to wait."""
         before = self.lease.leases
-        taken = await self.lease.take(int(cost))
+        taken = await self.lease.take()
         self.round_trips += self.lease.leases - before
         return taken
 
     async def _run(
         self,
         to: Address | None,
-        cost: float,
         edit: EditTicket | None = None,
         tracked: bool = False,
         again: bool = False,
     ) -> Verdict:
-        """Overall entries from the allowance, then ONE script on the chat's slot:
-        its windows (and for an ``edit`` the message's digest and edit lease).
-        The overall entries go back, by name, when the chat's refuse.  A new
-        call (not ``again``, after waiting) to a chat whose windows refused one
-        a moment ago waits as long without asking them (#39)."""
+        """An overall entry from the allowance, then ONE script on the chat's
+        slot (given back by name when the chat's windows refuse).  A new call
+        (not ``again``) to windows that refused one a moment ago waits as long
+        without asking them (#39)."""
         chat_id = to.chat if to is not None else None
         budget = await self.budget(chat_id)
         buckets = self.buckets(to, budget)
-        for _, window in buckets:
-            if cost > window.limit or cost != int(cost):
-                raise ValueError(f"cost {cost} does not fit {window!r}")
-        full = 0.0 if again else self.full.wait(buckets[1:], cost) or self._own_full(buckets, cost)
+        full = 0.0 if again else self.full.wait(buckets[1:]) or self._own_full(buckets)
         if full > 0:  # refused a moment ago: only what the message shows is judged
             if edit is None:
                 return Verdict(full, False)
-            return await self._chat([], cost, edit, chat_id, refused=full)
-        taken = await self._overall(cost)
+            return await self._chat([], edit, chat_id, refused=full)
+        taken = await self._overall()
         if taken.wait > 0:
             return Verdict(taken.wait, True)
         try:
-            verdict = await self._chat(buckets[1:], cost, edit, chat_id, tracked)
+            verdict = await self._chat(buckets[1:], edit, chat_id, tracked)
         except BaseException:
-            self.lease.give_back(taken.entries)
-            self.lease.give_back_shared(taken.shared)
+            self.lease.give_back(taken)
             raise
         if verdict.wait != 0:
-            self.lease.give_back(taken.entries)
-            self.lease.give_back_shared(taken.shared)
+            self.lease.give_back(taken)
             return verdict
         if budget is not None:  # what its 429, if any, was admitted under (#38)
             verdict = verdict._replace(generation=budget.generation)
@@ -445,17 +397,17 @@ class FloodLimiter:
             verdict = verdict._replace(stamp=replace(verdict.stamp, overall=overall))
         return verdict
 
-    def _own_full(self, buckets: list[tuple[str, Window]], cost: float) -> float:
+    def _own_full(self, buckets: list[tuple[str, Window]]) -> float:
         """Seconds this process's own entries counted in the last
         :data:`~telegram_bot.delivery.flood.full.REMEMBERED` seconds keep the
-        chat's windows (``buckets[1:]``) full for ``cost`` (0: ask Redis).  #39:
+        chat's windows (``buckets[1:]``) full (0: ask Redis).  #39:
         the script that would refuse the call is spared; other processes only
         fill the windows more, and the trust is a remembered refusal's."""
         now = float(self.clock())
         since = now - REMEMBERED
         return max(
             (
-                self.journal.wait(key, w.limit, w.seconds, now, int(cost), since=since)
+                self.journal.wait(key, w.limit, w.seconds, now, 1, since=since)
                 for key, w in buckets[1:]
             ),
             default=0.0,
@@ -464,17 +416,14 @@ class FloodLimiter:
     async def _chat(
         self,
         buckets: list[tuple[str, Window]],
-        cost: float,
         edit: EditTicket | None,
         chat_id: int | None = None,
         tracked: bool = False,
         refused: float = 0.0,
     ) -> Verdict:
-        """The chat's script: ``chat_id``'s unanswered calls count as arriving
-        now once ``answer_margin`` old; ``tracked``: this one joins them until
-        :meth:`stamp` (else it counts from its take alone).  ``refused``: the
-        chat's windows are known full for that long (an ``edit``'s digest and
-        lease are judged, and it waits that long unless dropped)."""
+        """The chat's script (:data:`ACQUIRE_LUA`); ``tracked``: the call joins
+        the chat's unanswered calls until :meth:`stamp` (#37); ``refused``: the
+        windows are known full that long (only an ``edit``'s digest is judged)."""
         if not buckets and edit is None:
             return Verdict(0.0)
         td, md, version, owner = "*", "", "", ""  # no edit: the script skips the digest
@@ -495,10 +444,10 @@ class FloodLimiter:
             name,
         ]
         for _, window in buckets:
-            args += [window.limit, repr(float(window.seconds)), int(cost)]
+            args += [window.limit, repr(float(window.seconds)), 1]
         keys = [k for k, _ in buckets]
         if edit is not None:  # what it shows (and its edit lease), its last edit
-            k, message = self.keys, edit.key
+            k, message = self.keys, edit.to.key
             keys.append(k.sent_digest(*message))  # its record: its last edit too (#39)
         # the chat's unanswered calls count as arriving now (#37, ACQUIRE_LUA):
         # kept in its first window, below 0 (#39: no key of their own)
@@ -513,46 +462,38 @@ class FloodLimiter:
         wait, _sep, _short = _answer(await self._script(keys, args)).partition(";")
         if float(wait) != 0:
             if float(wait) > 0 and buckets:
-                self.full.note(buckets, cost, now + float(wait))
+                self.full.note(buckets, now + float(wait))
             return Verdict(float(wait), False)
         for key, window in buckets:
-            self.journal.record(key, window.seconds, now, name, int(cost))
+            self.journal.record(key, window.seconds, now, name)
         if not buckets:
             return Verdict(0.0)
         windows = tuple((key, float(window.seconds)) for key, window in buckets)
-        stamp = Stamp(windows, name, int(cost), unanswered if tracked else "", at=now)
+        stamp = Stamp(windows, name, unanswered if tracked else "", at=now)
         return Verdict(0.0, False, stamp)
 
-    async def acquire(self, to: To = None, *, cost: float = 1) -> float:
-        """Take ``cost`` tokens for a message ``to`` a chat (``None``: the overall
+    async def acquire(self, to: To = None) -> float:
+        """Take a token for a message ``to`` a chat (``None``: the overall
         bucket only): 0 when taken, else the seconds to wait (nothing taken)."""
-        return (await self.take(to, cost=cost)).wait
+        return (await self.take(to)).wait
 
-    async def take(
-        self, to: To = None, *, cost: float = 1, tracked: bool = False, again: bool = False
-    ) -> Verdict:
-        """:meth:`acquire`, also telling whether the overall bucket is short
-        (:meth:`buckets`: an ephemeral message counts in its receiver's windows).
-        ``tracked``: the caller stamps Telegram's answer (:meth:`stamp`); until
-        then the call is one of its chat's unanswered calls, which count as
-        arriving now once they are ``answer_margin`` old (#37, :data:`ACQUIRE_LUA`).
-        ``again``: asked again after waiting (see :meth:`_run`)."""
+    async def take(self, to: To = None, *, tracked: bool = False, again: bool = False) -> Verdict:
+        """:meth:`acquire` as a :class:`Verdict`; ``tracked``: the caller stamps
+        Telegram's answer (:meth:`stamp`, #37); ``again``: asked again after
+        waiting (:meth:`_run`)."""
         found = address(to)
         return await self._guard(
             chat_of(to),
-            lambda: self._run(found, cost, tracked=tracked, again=again),
-            lambda: self._local_take(found, cost),
+            lambda: self._run(found, tracked=tracked, again=again),
+            lambda: self._local_take(found),
         )
 
-    async def refund(self, to: To = None, *, cost: float = 1, held: float = 0.0) -> None:
-        """Give back the entries a :meth:`take` counted ``held`` seconds ago for a
-        message that did not go out (a no-op edit, overtaken by a newer one):
-        the newest counted by then go (its own, or older: never a later
-        message's), in each window that still counts them; one round trip.
-        The overall entry stays counted until it leaves its window (#28): which
-        of this process's leased entries it was is not known here, and giving
-        back another -- one of a message that went out, or one already out of
-        the window so that a newer one goes -- would let the fleet overspend."""
+    async def refund(self, to: To = None, *, held: float = 0.0) -> None:
+        """Give back the entry a :meth:`take` counted ``held`` seconds ago for a
+        message that did not go out: the newest counted by then (never a later
+        message's) in each chat window that still counts it.  The overall entry
+        stays (#28): which leased entry it was is not known here, and giving
+        back another would let the fleet overspend."""
 
         async def refund() -> None:
             buckets = (await self.windows(to))[1:]
@@ -561,27 +502,25 @@ class FloodLimiter:
             now = float(self.clock())
             args: list[str | int | float] = [repr(now), repr(now - held + 1e-6)]
             for _, window in buckets:
-                args += [repr(float(window.seconds)), int(cost)]
+                args += [repr(float(window.seconds)), 1]
             self.round_trips += 1
             await self._refund([key for key, _ in buckets], args)
             self.full.forget(key for key, _ in buckets)
-            self.local.refund(buckets, cost, held, now)
+            self.local.refund(buckets, held, now)
 
-        local = lambda: self.local.refund(self._local_buckets(to), cost, held)  # noqa: E731
+        local = lambda: self.local.refund(self._local_buckets(to), held)  # noqa: E731
         await self._guard(chat_of(to), refund, local)
 
     async def _charge_overall(self) -> int:
-        """The journal's entries of the fleet-wide window counted there again
-        (its key answers again after a fault, #40)."""
+        """The journal charged to the fleet-wide window when it answers again (#40)."""
         bucket = self.keys.rate_all()
         return await self.charge(lambda key: key == bucket)
 
     async def charge(self, only: Callable[[str], bool] | None = None) -> int:
-        """Count this process's journal in the shared windows again (after Redis
-        was down: what the fallback counted meanwhile, and what a restarted
-        Redis lost), one round trip per window key -- the keys ``only`` admits,
-        all by default; entries there already stay as they are.  Returns the
-        entries added (#28)."""
+        """Count this process's journal in the shared windows again after an
+        outage -- what the fallback counted, what a restarted Redis lost (#28):
+        one round trip per key ``only`` admits (default: all).  Returns the
+        entries added."""
         now, added = float(self.clock()), 0
         for key, entries in self.journal.live(now).items():
             if only is not None and not only(key):
@@ -596,19 +535,12 @@ class FloodLimiter:
         return added
 
     async def headroom(self, to: To = None, gap: float = 0.0) -> Headroom:
-        """Priority for urgent messages: how long until a message ``to`` a chat
-        could take its token and still leave the reserve of the overall bucket
-        and of its chat's buckets (0 and 0: now).
-        A deferrable message (another player's coalesced update) waits for this
-        first, so the acting player's own updates keep finding tokens when the
-        bot is busy -- and the deferred ones coalesce meanwhile.  Takes no
-        token; the overall part is local (:meth:`OverallLease.headroom`).
-
-        For an edit (``to.message``) and ``gap``: also how long until that message's last
-        edit -- by any process -- is ``gap`` seconds old (``message``); when
-        nothing is to wait for, the edit about to go out is recorded as its last
-        (in the same script), so two processes never both edit a message
-        within its coalescing gap."""
+        """How long a deferrable message ``to`` a chat waits so that it leaves
+        the windows' reserves to urgent ones (the overall part local,
+        :meth:`OverallLease.headroom`); takes no token.  For an edit and a
+        ``gap``: also until the message's last edit by any process is ``gap``
+        old -- with nothing to wait for, this edit is recorded as its last, so
+        two processes never both edit it within its gap."""
         # (falling back: no edit is spaced across processes)
         local = lambda: self.local.headroom(self._local_buckets(to))  # noqa: E731
         return await self._guard(chat_of(to), lambda: self._headroom_of(to, gap), local)
@@ -638,39 +570,20 @@ class FloodLimiter:
         return Headroom(overall, float(chat), float(edit or 0))
 
     async def admit_edit(self, edit: EditTicket, *, again: bool = False) -> Verdict:
-        """Judge ``edit`` against what its message shows and take what it needs, in
-        ONE script on the chat's slot (after the overall allowance): :data:`STALE`
-        (the message shows a newer version) or :data:`NOOP` (it shows exactly
-        this) -- nothing taken, even when out of tokens; :data:`BUSY` (another
-        owner's edit of the message is in flight) -- nothing taken; 0 -- admitted:
-        its token taken (none when ``prepaid``), the new content recorded, the
-        lease taken for ``owner``; else the seconds to wait, nothing taken
-        (``overall``: the overall bucket is the short one).  Never sleeps: the
-        caller waits and asks ``again`` (:class:`telegram_bot.delivery.flood.gate.FloodGate`)."""
+        """Judge ``edit`` and take what it needs in ONE script on the chat's
+        slot: :data:`STALE`, :data:`NOOP` or :data:`BUSY` (nothing taken, even
+        when out of tokens), 0 (admitted: token, content, lease), else the
+        seconds to wait.  Never sleeps: the caller waits and asks ``again``."""
         check_digest(edit.text_digest, edit.markup_digest)
         if edit.prepaid:  # the digest and the lease alone: no bucket, no overall token
-            return await self._chat([], 1, edit)
-        return await self._run(edit.to, 1, edit, tracked=edit.tracked, again=again)
-
-    async def wait(
-        self, chat_id: int | None = None, *, sleep: Sleep = asyncio.sleep, max_wait: float = 300.0
-    ) -> float:
-        """Acquire, sleeping as told until the tokens are taken; the seconds slept.
-        Raises :class:`TimeoutError` past ``max_wait`` seconds of waiting."""
-        slept = 0.0
-        while (delay := await self.acquire(chat_id)) > 0:
-            if slept + delay > max_wait:
-                raise TimeoutError(f"flood limit: would wait over {max_wait} s")
-            await sleep(delay)
-            slept += delay
-        return slept
+            return await self._chat([], edit)
+        return await self._run(edit.to, edit, tracked=edit.tracked, again=again)
 
     # ------------------------------------------------------------ digests
     async def remember(
         self, to: Address, text_digest: str, markup_digest: str, version: str = ""
     ) -> None:
-        """Record what a message shows now (after a send, or its deletion: a
-        lease an edit of it held goes too)."""
+        """Record what a message shows (after a send or its deletion; a lease goes)."""
         check_digest(text_digest, markup_digest)
 
         async def write() -> None:
@@ -681,11 +594,9 @@ class FloodLimiter:
         await self._written(to, write())
 
     async def forget(self, to: Address, lease: str = "", version: str = "") -> None:
-        """An edit failed: the message's content is unknown -- but the highest
-        table version it was asked to show is kept, so a retry or another
-        process's older render still cannot go back behind it (and ``lease`` goes).
-        ``version``: one it may show since (#40: sent while the chat's shared
-        state was down), kept if newer."""
+        """An edit failed: the content is unknown, the highest version asked is
+        kept (nothing older goes out after it) and ``lease`` goes; ``version``:
+        one it may show since (#40: sent while the chat's state was down)."""
         await self._written(to, self._forget_digest(to, lease, version))
 
     async def _forget_digest(self, to: Address, lease: str = "", version: str = "") -> None:
@@ -695,9 +606,8 @@ class FloodLimiter:
         await self._forget(keys, [self._digest_ttl_ms, lease, version, now])
 
     async def stamp(self, stamp: Stamp) -> None:
-        """Telegram answered the call whose entries ``stamp`` names: they count
-        from now (:class:`Stamp`; one round trip); while Redis is down, in the
-        journal alone (it is charged to Redis later)."""
+        """Telegram answered the call of ``stamp``: its entries count from now
+        (:class:`Stamp`); while Redis is down, in the journal alone."""
 
         async def move() -> None:
             keys, args = self._stamp_args(stamp)
@@ -709,16 +619,14 @@ class FloodLimiter:
         await self._guard(stamp_chat(stamp), move, lambda: self.local.stamp(stamp), back=False)
 
     async def _stamp_overall(self, stamp: Stamp) -> None:
-        """A call answered ``overall_stamp_after`` or more after its overall
-        entries were counted: they count from now (#37: a loaded process sends
-        its counted messages late, and they reach Telegram bunched -- 30 in half
-        a second in the soak -- while the window had let them go).  Calls
-        answered in time cost no round trip to the fleet-wide window."""
+        """A call answered ``overall_stamp_after`` late: its overall entries
+        count from now (#37: a loaded process's late messages reached Telegram
+        30 in half a second while the window had let them go)."""
         entries = stamp.overall
         now = float(self.clock())
         if entries is None or now - entries.at < self.config.overall_stamp_after:
             return
-        self.journal.restamp_names(entries.key, entries.seconds, entries.names, now)
+        self.journal.restamp(entries.key, entries.seconds, entries.names, now)
         self.round_trips += 1
         self.late_stamps += 1
         # its key lives a minute at least (:data:`KEY_LIFE`, #39)
@@ -728,7 +636,7 @@ class FloodLimiter:
     def _stamp_args(self, stamp: Stamp) -> tuple[list[str], list[str | int | float]]:
         """The window keys and ARGV of STAMP_LUA; the journal's entries move too."""
         now = float(self.clock())
-        args: list[str | int | float] = [repr(now), stamp.name, stamp.cost]
+        args: list[str | int | float] = [repr(now), stamp.name, 1]
         windows = stamp.windows
         if stamp.at is not None and now - stamp.at <= self.config.chat_stamp_after:
             windows = ()  # answered in time: they stay where they were counted (#39)
@@ -737,15 +645,14 @@ class FloodLimiter:
         covered = stamp.at is not None and now - stamp.at <= STAMP_COVERED
         args += [0 if covered else repr(seconds) for _key, seconds in windows]
         for key, seconds in windows:
-            self.journal.restamp(key, seconds, stamp.name, stamp.cost, now)
+            self.journal.restamp(key, seconds, stamp.names, now)
         keys = [key for key, _seconds in windows]
         return keys + ([stamp.unanswered] if stamp.unanswered else []), args
 
     async def release_edit(self, to: Address, lease: str, stamp: Stamp | None = None) -> bool:
-        """The edit of ``lease`` went out: its lease goes (and its entries count
-        from now, ``stamp``: the same round trip).  False: the call outlived
-        it (the content is forgotten: another edit may have landed first).
-        While Redis is down the lease lapses by itself."""
+        """The edit of ``lease`` went out: the lease goes and ``stamp``'s entries
+        count from now, in one round trip.  False: the call outlived its lease
+        (the content is forgotten: another edit may have landed first)."""
 
         def down() -> bool:
             if stamp is not None:
@@ -769,26 +676,6 @@ class FloodLimiter:
         if stamp is not None:
             await self._stamp_overall(stamp)
         return released
-
-    async def last_digest(self, to: Address) -> str | None:
-        """``<text>:<markup>`` a message shows (None: unknown)."""
-        shown = await self._guard(to.chat, lambda: self.shown(to), lambda: None, back=False)
-        return None if shown is None or shown[0] == "?:?" else shown[0]
-
-    async def shown(self, to: Address) -> tuple[str, str] | None:
-        """(``<text>:<markup>``, ``<table>#<version>``) a message shows (None: unknown)."""
-        self.round_trips += 1
-        raw = await self.kv.get(self.keys.sent_digest(*to.key))
-        if raw is None:
-            return None
-        if "~" in raw:  # '~<time>': its last edit
-            raw = raw.rpartition("~")[0]
-        raw, _sep, _lease = raw.partition("|")  # '|<owner>@<until>': an edit lease
-        text, _sep, rest = raw.partition(":")
-        markup, _sep, version = rest.partition(":")
-        if text.startswith("!"):  # an edit in flight, or one that never came back
-            return "?:?", version
-        return f"{text}:{markup}", version
 
 
 __all__ = [

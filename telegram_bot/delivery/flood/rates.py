@@ -10,16 +10,10 @@ from typing import NamedTuple
 
 @dataclass(frozen=True)
 class Window:
-    """A sliding window: at most ``limit`` messages in any ``seconds`` (#28) --
-    Telegram counts windows, not buckets, and a bucket's burst lets more through
-    in its first second or minute.  ``seconds`` is Telegram's window plus a
-    margin: a message is counted when its tokens are taken and reaches Telegram
-    a moment later (a leased or prepaid token waits up to ``lease_ttl`` /
-    ``prepaid_ttl``, then the HTTP call), so any window of Telegram's length at
-    its end holds only messages counted within ``seconds``.
-
-    ``reserve``: entries that deferrable messages leave free for urgent ones
-    (see :meth:`FloodLimiter.headroom`)."""
+    """At most ``limit`` messages in any ``seconds`` (#28: Telegram counts
+    windows, not buckets).  ``seconds`` is Telegram's window plus a margin for
+    the moment between a message's take and its arrival; ``reserve``: entries
+    deferrable messages leave free for urgent ones."""
 
     limit: int
     seconds: float
@@ -39,16 +33,12 @@ class Window:
 
 @dataclass(frozen=True)
 class FloodConfig:
-    """Windows of the outgoing flood limiter (keys: under the service's prefix).
-
-    Telegram's: 30 in any second per bot, 20 in any minute per group, about 1 a
-    second per chat (the fake Bot API: 3 in any 3 s); ours count each in a
-    longer window -- overall by half a second, a chat's and a group's by one
-    (a loaded event loop sends a counted message late) -- so the worst case of
-    the whole fleet stays inside Telegram's (#28).  A message reaches Telegram
-    at most ``lease_ttl`` + ``prepaid_ttl`` (0.4 s) after its overall entry,
-    plus its HTTP call: the overall half second leaves 0.1 s for the call
-    (the two were 0.25 s: none), a chat's or group's second 0.8 s."""
+    """Windows of the flood limiter.  Telegram's: 30 in any second per bot, 20
+    in any minute per group, about 1 a second per chat (the fake: 3 in any
+    3 s); ours are longer -- overall by half a second, a chat's and a group's
+    by one -- so the whole fleet stays inside Telegram's (#28): a message
+    reaches Telegram at most ``lease_ttl`` + ``prepaid_ttl`` (0.4 s) after its
+    overall entry, plus its HTTP call."""
 
     overall: Window = field(default_factory=lambda: Window(30, 1.5, reserve=8))
     per_chat: Window = field(default_factory=lambda: Window(3, 4.0, reserve=1))
@@ -60,24 +50,17 @@ class FloodConfig:
         10.0  # seconds a record written by a gap's claim alone lives (>= the longest gap)
     )
     edit_lease: float = 5.0  # seconds an edit in flight may keep its message (a crash: it lapses)
-    # A call not answered this many seconds after its take (its process was
-    # killed on the way?) counts as taken that long before each later take in
-    # its chat, until ``edit_lease`` after its take: it may still reach Telegram
-    # at any moment (#37).  At most the chat and group windows' margin (1 s).
+    # A call not answered this many seconds after its take (its process killed
+    # on the way?) counts as arriving now in its chat, until ``edit_lease``
+    # after its take (#37).  At most the chat windows' margin (1 s).
     answer_margin: float = 1.0
-    # A call answered this many seconds after its overall entry was counted has
-    # that entry moved to its answer (one more round trip, to the fleet-wide
-    # window: late calls only) -- a loaded process sends a counted message late,
-    # and a burst of such late calls reached Telegram 30 in half a second (#37,
-    # the soak's 429s).  Well within the overall window's margin (0.5 s): the
-    # move lands before the entry would have left the window.
+    # A call answered this late has its overall entry moved to its answer
+    # (#37: late calls reached Telegram 30 in half a second); within the
+    # overall window's margin (0.5 s).
     overall_stamp_after: float = 0.25
-    # The same for a call's entries in its chat's windows (#39: moving them
-    # cost a command a call): answered sooner, it reached Telegram well within
-    # those windows' margin (1 s) of its take, and its entries stay where they
-    # were counted; only its record among the chat's unanswered calls goes.
-    # Telegram's time, like the windows: never scaled (a scaled clock's HTTP
-    # call takes more of it), at most half the margin.
+    # The same for its chat's windows (#39: moving them cost a command a call);
+    # never scaled (a scaled clock's HTTP call takes more of it), at most half
+    # the margin.
     chat_stamp_after: float = 0.25
     lease_poll: float = 0.05  # seconds between looks at another call's edit lease
     prepaid_ttl: float = 0.2  # seconds prepaid tokens still count (older: taken again)
@@ -115,40 +98,31 @@ class OverallEntries:
 
 @dataclass(frozen=True)
 class Stamp:
-    """Where one call's entries are in its chat's windows (``windows``: key and
-    seconds; entries named ``<name>:<i>``, ``cost`` of them), so that they can be
-    moved to the moment Telegram answered the call
-    (:meth:`telegram_bot.delivery.flood.limiter.FloodLimiter.stamp`).
-
-    An entry is counted when its tokens are taken, but Telegram counts the
-    message when it arrives -- after a wait for the chat's turn, a loaded event
-    loop, the network.  Counted from the take alone, a message that spent more
-    than the window's margin on the way left the window early: the next ones
-    went out while Telegram still counted it (a 429, #28).  Telegram counted it
-    no later than it answered, so an entry moved to then covers it.  A call
-    never answered (its process was killed on the way) counts as arriving now
-    while it may still arrive (``unanswered``; #37).  The same holds for the
-    fleet-wide window, whose entries are leased in batches: those of a call
-    answered late (``overall``) move to its answer as well."""
+    """Where one call's entries are (``windows``: key and seconds; its entry
+    ``<name>:1``), to move them to when Telegram answered.  An entry is
+    counted at the take, but Telegram counts the message when it arrives: one
+    that spent more than the margin on the way left the window early (a 429,
+    #28).  A call never answered counts as arriving now while it may still
+    arrive (``unanswered``, #37); a late call's ``overall`` entries move too."""
 
     windows: tuple[tuple[str, float], ...]
     name: str
-    cost: int = 1
     unanswered: str = ""  # the chat's unanswered calls, which the call leaves ("": none)
     at: float | None = None  # when its entries were counted (None: not known)
     # its overall entries: moved too when the answer came late (``overall_stamp_after``)
     overall: OverallEntries | None = None
 
+    @property
+    def names(self) -> tuple[str]:
+        """Its entry's name in each of its windows."""
+        return (f"{self.name}:1",)
+
 
 class Verdict(NamedTuple):
-    """An attempt to take tokens: ``wait`` -3 (BUSY: another call's edit of the
-    message is in flight), -2 (STALE: the message shows a newer
-    version), -1 (NOOP: the edit changes nothing), 0 (taken) or the seconds to wait (nothing taken); ``overall``: the bucket
-    that is short is the overall one (every chat of every process waits on it).
-    ``stamp``: where the entries taken are (None: none in a chat's windows).
-    ``generation``: the group's learned budget the windows were sized with
-    (:attr:`telegram_bot.state.budgets.Budget.generation`; None: none, or not known) --
-    what a 429 of the call passes back, so one burst cuts the budget once (#38)."""
+    """An attempt to take a token: ``wait`` :data:`BUSY`, :data:`STALE`,
+    :data:`NOOP`, 0 (taken) or the seconds to wait; ``overall``: the overall
+    window is the short one; ``stamp``: the entries taken; ``generation``: the
+    group's budget the windows were sized with, which a 429 passes back (#38)."""
 
     wait: float
     overall: bool = False
@@ -157,10 +131,9 @@ class Verdict(NamedTuple):
 
 
 class Headroom(NamedTuple):
-    """Seconds a deferrable message should hold back: for the overall bucket's
-    reserve and for its chat's (and group's) reserve (``wait``: the longer);
-    and, asked for one message, until its last edit by any process is its
-    coalescing gap old (``message``)."""
+    """Seconds a deferrable message holds back for the overall and its chat's
+    reserves (``wait``: the longer), and until its message's last edit is its
+    gap old (``message``)."""
 
     overall: float
     chat: float

@@ -1,12 +1,9 @@
 """The Lua scripts of the flood limiter (:mod:`telegram_bot.delivery.flood.limiter`).
 
-Every script names the keys of ONE hash slot only (Redis Cluster runs a script
-on one node): the chat scripts take a chat's own keys (``rl:{c:<chat>}:...``),
-the lease script the fleet-wide window (``rl:{all}``) alone.  A window (#28) is
-a sorted set: one entry per message counted, scored by the time it was counted,
-named '<name>:<i>' (the caller's unique name for the call; a 429's hold adds
-'h:<i>').  An entry counts while its score is within the window's seconds of
-now (older ones are removed); the time comes from Python (ARGV)."""
+Every script names the keys of ONE hash slot (a Cluster runs a script on one
+node): a chat's own keys (``rl:{c:<chat>}:...``), or the fleet-wide window
+(``rl:{all}``) alone.  A window (#28) is a sorted set of entries '<name>:<i>'
+(a 429's hold: 'h:<i>') scored by when they were counted, the time from ARGV."""
 
 from __future__ import annotations
 
@@ -113,47 +110,31 @@ end
 """
 
 # KEYS: the n window keys of one chat, then (optionally) the message's digest
-# key (its record, RECORD_LUA).  ARGV: now, n, markup
-# digest ('' = no digest check), text digest ('*' = the text stays as it is: a
-# markup-only edit), digest ttl ms, version ('<table id>#<n>', '' = none),
-# (unused: the record keeps the last edit, #39), lease owner ('' = no lease), lease ttl ms, the call's entry
-# name, then per window limit, seconds, cost.  With an owner, an edit of a
-# message whose lease ('<owner>@<until>') another call holds takes nothing and
-# answers '-3;<seconds the lease may last>' -- AFTER the digest check, so an
-# older or same content is dropped at once; an edit taken takes the lease.  An
-# edit taken records ``now`` as the message's last edit (:data:`HEADROOM_LUA`
-# spaces edits by it).  The digest key holds '<text digest>:<markup
-# digest>:<version>' (the highest version of the last table shown); an edit
-# taken under a lease records it as pending, '!<text>:<markup>:<version>', until
-# RELEASE_EDIT_LUA confirms it went out: a call that never came back (its
-# process was killed between this script and Telegram's answer) leaves a digest
-# that equals no content, so the next render of that content is not dropped as
-# a no-op (#28: a SIGKILL once left a hand one version behind for good).  Returns
-# '-2' (older than the version of the same table the message shows: nothing
-# taken), '-1' (the message already shows this: nothing taken; the ttl
-# refreshed), '0' (counted in every window; the digest recorded) or '<wait in
-# seconds>;<index of the full window>' (nothing counted).
+# key (its record, RECORD_LUA).  ARGV: now, n, markup digest ('' = no digest
+# check), text digest ('*' = a markup-only edit), digest ttl ms, version
+# ('<table id>#<n>', '' = none), (unused: the record keeps the last edit, #39),
+# lease owner ('' = no lease), lease ttl ms, the call's entry name, then per
+# window limit, seconds, cost.  Returns '-2' (older than the version of the
+# same table the message shows), '-1' (it shows this already; the ttl
+# refreshed), '-3;<s>' (another call's lease lasts <s> more -- judged after the
+# digest), '0' (counted in every window, the digest recorded, the lease taken,
+# ``now`` the message's last edit for HEADROOM_LUA) or '<wait>;<index of the
+# full window>'.  An edit under a lease is recorded pending,
+# '!<text>:<markup>:<version>', until RELEASE_EDIT_LUA confirms it: a call whose
+# process was killed before the answer leaves a digest that equals no content
+# (#28: a SIGKILL once left a hand one version behind for good).
 #
-# Then ARGV: how long an unanswered call may still reach Telegram (seconds; 0:
-# no such record), the margin of the windows (seconds) and whether this call
-# joins them ('1': its caller moves it when Telegram answers).  The chat's
-# unanswered calls are kept in its first window (KEYS[1]), scored below 0 (#39:
-# no key of their own, and the call's record goes in its entries' ZADD):
-# 'o:<entry name>|<cost>' scored minus its take (STAMP_FN_LUA removes a call
-# Telegram answered).  Before counting, the entries of every call there taken
-# more than the margin ago (and less than the first figure) move to ``now`` -
-# margin: a call whose process was killed before Telegram answered is never
-# stamped, and may reach Telegram -- which counts it when it arrives -- later
-# than its take plus the window's margin; while it may still arrive it counts
-# as arriving now (#37: a SIGKILL's 429).  A call answered within the margin
-# is never moved.  The window also holds '~', scored minus the time its key
-# expires: the key lives ``OUT_LIFE`` seconds past what its entries and records
-# need and is set again only when fewer than ``OUT_SLACK`` remain (one PEXPIRE
-# a minute, not one a call, #39; the
-# slack covers the processes' clocks disagreeing).  Last, ARGV: the seconds
-# the chat's windows are known full ('' = ask them, #39: the caller was
-# refused a moment ago) -- then an edit's digest and lease are judged, and
-# '<seconds>;0' answered in place of taking anything.
+# Then ARGV: how long an unanswered call may still reach Telegram (0: none
+# kept), the windows' margin, and whether this call joins them ('1': its
+# caller stamps the answer).  The chat's unanswered calls are kept in its first
+# window scored below 0 (#39: no key of their own), 'o:<name>|<cost>' at minus
+# its take; before counting, those taken more than the margin ago move to now -
+# margin (#37: a killed process's call may still arrive, and counts as arriving
+# now).  The window also holds '~' at minus the time its key expires: set again
+# only when fewer than ``OUT_SLACK`` s remain (#39: one PEXPIRE a minute, not
+# one a call).  Last, ARGV: the seconds the windows are known full ('' = ask
+# them, #39) -- then only an edit's digest and lease are judged, and
+# '<seconds>;0' answered.
 ACQUIRE_LUA = (
     WINDOW_LUA
     + RECORD_LUA
