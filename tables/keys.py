@@ -158,8 +158,9 @@ class Keys:
 
     def render_claim(self, table_id: str, message: str) -> str:
         """The newest version of the table a process sent to ``message``
-        (``<chat>:<id>``) while the bot's shared state for that chat was down
-        (#40, :meth:`tables.tables.Tables.claim_render`), in the table's slot."""
+        (``<chat>:<id>``) while the bot's shared state for that chat was down,
+        and what it showed (``<version>:<text>:<markup>`` digests, #40,
+        :meth:`tables.tables.Tables.claim_render`), in the table's slot."""
         return f"{self.prefix}{{t:{table_id}}}:fallback:{message}"
 
     def table_keys(self, table_id: str) -> list[str]:

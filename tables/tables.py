@@ -156,14 +156,26 @@ RENDER_CLAIM_TTL_MS = 600_000
 CLAIM_RENDER_LUA = r"""
 local v = tonumber(ARGV[1])
 if tonumber(redis.call('HGET', KEYS[1], 'v') or '-1') ~= v then return 0 end
-local sent = tonumber(redis.call('GET', KEYS[2]) or '-1')
-if sent >= v then return 0 end
-redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+local td, md = ARGV[3], ARGV[4]
+local cur = redis.call('GET', KEYS[2])
+if cur then
+  local sv, st, sm = string.match(cur, '^(%d+):?([^:]*):?(.*)$')
+  sv = tonumber(sv)
+  if sv > v then return 0 end
+  if sv == v then
+    if md == '' or sm == '' then return 0 end
+    if td == '*' then td = st end
+    if td == st and md == sm then return 0 end
+  end
+end
+redis.call('SET', KEYS[2], v .. ':' .. td .. ':' .. md, 'PX', ARGV[2])
 return 1
 """
-"""KEYS the table, its render claim of one message; ARGV the version, ttl ms:
-1 when the version is the table's and newer than the message's claim (then
-claimed), else 0 (:meth:`Tables.claim_render`, #40)."""
+"""KEYS the table, its render claim of one message; ARGV the version, ttl ms,
+the render's text digest ('*': the text stays) and markup digest ('': not
+known): 1 when the version is the table's and newer than the message's
+claim, or the same version showing something else (a selection's redraw),
+then claimed as ``<version>:<text>:<markup>``; else 0 (:meth:`Tables.claim_render`, #40)."""
 
 
 def parse(raw: dict[bytes, bytes]) -> Loaded:
@@ -229,17 +241,32 @@ class Tables:
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
 
-    async def claim_render(self, table_id: str, version: int, message: str) -> bool:
+    async def claim_render(
+        self, table_id: str, version: int, message: str, shows: tuple[str | None, str] | None = None
+    ) -> bool:
         """May this process send its render of ``version`` to ``message`` (a
         ``<chat>:<id>`` key) while the bot's shared state of that chat cannot
         be read (#40: its master died, and the render waited for the replica's
         promotion)?  Yes, once, when ``version`` is the table's version now and
-        no render of it or a newer one went to the message meanwhile: nothing
-        newer can have been shown, and no other process sends it too -- one
-        script in the table's own slot, alive whenever the table can be played.
+        no render of a newer one went to the message meanwhile: nothing newer
+        can have been shown, and no other process sends it too -- one script
+        in the table's own slot, alive whenever the table can be played.  A
+        render of the claimed version itself goes too when it ``shows`` (its
+        text digest, None: the text stays; and its markup digest) something
+        else than the claimed one: a player's selection redrawn at the same
+        version (#40: a card tap that only selects redraws his hand, and with
+        the version's claim spent by the move's render the redraw -- and his
+        next tap -- waited for the promotion); never the same content twice.
         Raises :class:`tables.ServiceUnavailable` when that slot is down too."""
         keys = [self.keys.table(table_id), self.keys.render_claim(table_id, message)]
-        return bool(await self._claim_render(keys, [version, RENDER_CLAIM_TTL_MS]))
+        text, markup = shows if shows is not None else ("", "")
+        args: list[str | int] = [
+            version,
+            RENDER_CLAIM_TTL_MS,
+            "*" if text is None else text,
+            markup,
+        ]
+        return bool(await self._claim_render(keys, args))
 
     async def render_claimed(self, table_id: str, message: str) -> int:
         """The newest version of the table claimed for ``message`` by
@@ -247,7 +274,9 @@ class Tables:
         refused when older, even once the chat's shared state answers again --
         which knows nothing of what was sent meanwhile."""
         raw = await self.store.run(lambda p: p.get(self.keys.render_claim(table_id, message)))
-        return int(raw[0]) if raw and raw[0] is not None else -1
+        if not raw or raw[0] is None:
+            return -1
+        return int(bytes(raw[0]).partition(b":")[0])
 
     async def load(self, table_id: str) -> Loaded:
         """The table, its state, deadline, result and newest log (one round trip);

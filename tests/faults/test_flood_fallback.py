@@ -492,6 +492,59 @@ async def test_a_claimed_render_goes_out_at_once_when_the_replica_shows_room(
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("cluster_failover")
+async def test_a_selection_redrawn_at_the_claimed_version_goes_out_too(
+    shared_replicas: LocalCluster,
+) -> None:
+    """#40: while a player's chat falls back, the render of the table's version
+    now was claimed (by the process of the move); his card tap that only
+    selects redraws his hand at that same version, in whichever process takes
+    the press.  It shows something else, so it is claimed as well and sent at
+    once -- before, the version's claim was spent and the redraw was held until
+    the replica's promotion, and the careless player, waiting for it, made his
+    next move only then (the fleet benchmark's games whose nothing lived on the
+    killed master: first applied press up to 6.7 s after the death).  Never the
+    same content twice, and never an older version."""
+    outage, svc, tid, v, chat = await _replica_setup(shared_replicas)
+    try:
+        clock = FakeClock()
+
+        def limiter() -> FallbackFloodLimiter:
+            return FallbackFloodLimiter(
+                svc.kv, FloodConfig(), clock=clock, fallback_for=5.0, claims=svc.tables
+            )
+
+        a, b = limiter(), limiter()  # two bot processes
+
+        def render(version: int, markup: str = "k", text: str | None = "") -> EditTicket:
+            return EditTicket(
+                Address(chat, 9),
+                f"v{version}" if text == "" else text,
+                markup,
+                version=table_version(tid, version),
+            )
+
+        assert (await a.admit_edit(render(v))).wait == 0  # in Redis
+        _kill_replicated(shared_replicas, outage, chat)
+        clock.advance(0.5)
+        v2 = (await svc.lobbies.configure(tid, 1, timer=30)).version
+        assert (await a.admit_edit(render(v2))).wait == 0  # the move's render: claimed
+        # his selection redrawn at v2, by the process that took his tap
+        assert (await b.admit_edit(render(v2, "k+card"))).wait == 0
+        assert b.claimed_renders == 1
+        # the same content again (another process's copy): held, never sent twice
+        assert (await a.admit_edit(render(v2, "k+card"))).wait == BUSY
+        assert (await a.admit_edit(render(v2, "k+card", text=None))).wait == BUSY
+        assert (await b.admit_edit(render(v))).wait == BUSY  # older than the table
+        assert a.claimed_renders == 1
+        clock.advance(FloodConfig().per_chat.seconds)
+        assert (await a.admit_edit(render(v2, "k+2 cards", text=None))).wait == 0  # his next tap
+    finally:
+        shared_replicas.heal()
+        await svc.aclose()
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("cluster_failover")
 async def test_a_claimed_render_waits_as_long_as_the_replicas_window_needs(
     shared_replicas: LocalCluster,
 ) -> None:

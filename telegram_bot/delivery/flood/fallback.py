@@ -27,7 +27,8 @@ what the message shows (#40: 2 edits went backwards and 27 were "not modified"
 through a cluster failover) -- unless it renders the table's version now and
 is claimed in the table's own slot (``claims``,
 :meth:`tables.tables.Tables.claim_render`): nothing newer can have been shown,
-and only the claiming process sends it, so the first move after a master's
+and only the claiming process sends it (a redraw of that version showing
+something else -- a player's selection -- is claimed again), so the first move after a master's
 death goes out at once where the chat's keys lived on that master -- as soon
 as the chat's windows have room: on a cluster they are read once a fault from
 a replica of the chat's slot (:meth:`tables.KeyValueStore.replica_entries`:
@@ -83,8 +84,11 @@ class RenderClaims(Protocol):
     the table's own slot (:class:`tables.tables.Tables`); ``message`` is
     ``"<chat>:<message id>"``."""
 
-    async def claim_render(self, table_id: str, version: int, message: str) -> bool:
-        """May this process send that render now?  (Claimed then.)"""
+    async def claim_render(
+        self, table_id: str, version: int, message: str, shows: tuple[str | None, str] | None = None
+    ) -> bool:
+        """May this process send that render, showing ``shows`` (its text and
+        markup digests), now?  (Claimed then.)"""
         ...
 
     async def render_claimed(self, table_id: str, message: str) -> int:
@@ -366,13 +370,16 @@ class FallbackFloodLimiter(FloodLimiter):
         (``claim``, :meth:`tables.tables.Tables.claim_render`): nothing newer
         can have been shown to the message, and no other process sends the same
         (#40: the first press after a master's death waited for the promotion
-        where the player's chat had its keys)."""
+        where the player's chat had its keys) -- nor the same content again: a
+        redraw of that version showing something else (a selection) is claimed
+        as well, whichever process claimed the version's render."""
         parsed = parse_version(edit.version)
         if self.claims is None or parsed is None:
             return False
         table, version = parsed
+        message, shows = "{}:{}".format(*edit.key), (edit.text_digest, edit.markup_digest)
         try:
-            return await self.claims.claim_render(table, version, "{}:{}".format(*edit.key))
+            return await self.claims.claim_render(table, version, message, shows)
         except ServiceUnavailable:  # the table's slot is down too: held
             return False
 
