@@ -168,14 +168,68 @@ if cur then
     if td == st and md == sm then return 0 end
   end
 end
+local now, name, k = tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7] or '0')
+local i, wait = 8, 0
+for w = 1, k do
+  local limit, seconds, n = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
+  i = i + 3
+  local at = {}
+  for j = 1, n do
+    at[ARGV[i]] = tonumber(ARGV[i + 1])
+    i = i + 2
+  end
+  local key = KEYS[2 + w]
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - seconds)
+  local got = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+  for j = 1, #got, 2 do at[got[j]] = math.max(at[got[j]] or 0, tonumber(got[j + 1])) end
+  local live = {}
+  for _, t in pairs(at) do
+    if t > now - seconds then live[#live + 1] = t end
+  end
+  table.sort(live)
+  local over = #live + 1 - limit
+  if over > 0 then wait = math.max(wait, live[over] + seconds - now, 1e-6) end
+end
+if wait > 0 then return string.format('%.6f', wait) end
 redis.call('SET', KEYS[2], v .. ':' .. td .. ':' .. md, 'PX', ARGV[2])
+for w = 1, k do
+  redis.call('ZADD', KEYS[2 + w], now, name)
+  redis.call('PEXPIRE', KEYS[2 + w], ARGV[2])
+end
 return 1
 """
-"""KEYS the table, its render claim of one message; ARGV the version, ttl ms,
-the render's text digest ('*': the text stays) and markup digest ('': not
-known): 1 when the version is the table's and newer than the message's
-claim, or the same version showing something else (a selection's redraw),
-then claimed as ``<version>:<text>:<markup>``; else 0 (:meth:`Tables.claim_render`, #40)."""
+"""KEYS the table, its render claim of one message, then the claimed renders'
+window of each of the chat's windows; ARGV the version, ttl ms, the render's
+text digest ('*': the text stays) and markup digest ('': not known), now (s),
+the entry's name, the number of windows and for each its limit, seconds, the
+number of entries known elsewhere and those (name, score).  0 when the version
+is not the table's or not newer than the message's claim -- the same version
+passes when it shows something else (a selection's redraw); then the seconds
+until each window -- the entries known and the claimed renders' -- has room
+(a string); else claimed as ``<version>:<text>:<markup>``, the entry counted
+in each window: 1 (:meth:`Tables.claim_render`, #40)."""
+
+
+@dataclass(frozen=True)
+class RenderWindow:
+    """One of a chat's flood windows as a render claim counts it (#40): its
+    ``key`` (the chat's window's), ``limit`` in ``seconds``, and the entries
+    ``(score, name)`` known without the chat's slot -- a replica's, the
+    process's own."""
+
+    key: str
+    limit: int
+    seconds: float
+    known: Sequence[tuple[float, str]] = ()
+
+
+@dataclass(frozen=True)
+class RenderClaim:
+    """What :meth:`Tables.claim_render` answered: ``claimed``, else ``wait``
+    seconds until the chat's windows have room (0: not to be claimed)."""
+
+    claimed: bool
+    wait: float = 0.0
 
 
 def parse(raw: dict[bytes, bytes]) -> Loaded:
@@ -242,8 +296,16 @@ class Tables:
         return int(self.clock() * 1000)
 
     async def claim_render(
-        self, table_id: str, version: int, message: str, shows: tuple[str | None, str] | None = None
-    ) -> bool:
+        self,
+        table_id: str,
+        version: int,
+        message: str,
+        shows: tuple[str | None, str] | None = None,
+        *,
+        windows: Sequence[RenderWindow] = (),
+        now: float = 0.0,
+        name: str = "",
+    ) -> RenderClaim:
         """May this process send its render of ``version`` to ``message`` (a
         ``<chat>:<id>`` key) while the bot's shared state of that chat cannot
         be read (#40: its master died, and the render waited for the replica's
@@ -257,16 +319,35 @@ class Tables:
         version (#40: a card tap that only selects redraws his hand, and with
         the version's claim spent by the move's render the redraw -- and his
         next tap -- waited for the promotion); never the same content twice.
-        Raises :class:`tables.ServiceUnavailable` when that slot is down too."""
+
+        ``windows``: the chat's flood windows, with the entries known of each
+        (:class:`RenderWindow`).  The claimed renders to the chat are counted
+        there fleet-wide, in the table's slot, as ``name`` at ``now``: a
+        render is claimed only while the entries known and those claimed fit
+        each window, else told how long until they do (#40: each process on its
+        share of the chat's window alone held a player's next hand until the
+        entries before the fault left it -- up to 4 s).  Raises
+        :class:`tables.ServiceUnavailable` when that slot is down too."""
         keys = [self.keys.table(table_id), self.keys.render_claim(table_id, message)]
         text, markup = shows if shows is not None else ("", "")
-        args: list[str | int] = [
+        args: list[str | int | float] = [
             version,
             RENDER_CLAIM_TTL_MS,
             "*" if text is None else text,
             markup,
+            repr(float(now)),
+            name,
+            len(windows),
         ]
-        return bool(await self._claim_render(keys, args))
+        for w in windows:
+            keys.append(self.keys.render_window(table_id, w.key))
+            args += [w.limit, repr(float(w.seconds)), len(w.known)]
+            for at, entry in w.known:
+                args += [entry, repr(float(at))]
+        got = await self._claim_render(keys, args)
+        if isinstance(got, bytes | str):
+            return RenderClaim(False, float(got))
+        return RenderClaim(bool(got))
 
     async def render_claimed(self, table_id: str, message: str) -> int:
         """The newest version of the table claimed for ``message`` by

@@ -32,9 +32,10 @@ something else -- a player's selection -- is claimed again), so the first move a
 death goes out at once where the chat's keys lived on that master -- as soon
 as the chat's windows have room: on a cluster they are read once a fault from
 a replica of the chat's slot (:meth:`tables.KeyValueStore.replica_entries`:
-every process's sends before the fault), counted with this process's own and
-within its share; without a replica that answers, once they turned over since
-the fault began.  Once the
+every process's sends before the fault), and counted with this process's own
+and the renders any process claimed since, fleet-wide in the table's slot,
+against the whole window; without a replica that answers, within this
+process's share once they turned over since the fault began.  Once the
 chat's slot answers again, the version sent meanwhile becomes the floor of
 its digest, and a render held through the fallback is refused when a newer
 one was claimed meanwhile.  Any other edit is sent (Telegram answers "not
@@ -49,19 +50,22 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, Protocol
 
 from engine.clock import Clock
-from tables import KeyValueStore, ServiceUnavailable
+from tables import KeyValueStore, RenderClaim, RenderWindow, ServiceUnavailable
 from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.digest import parse_version, shown_after
+from telegram_bot.delivery.flood.lease import Taken
 from telegram_bot.delivery.flood.limiter import (
     BUSY,
     STALE,
     EditTicket,
     FloodConfig,
     FloodLimiter,
+    OverallEntries,
+    Stamp,
     T,
     Verdict,
     Window,
@@ -85,10 +89,19 @@ class RenderClaims(Protocol):
     ``"<chat>:<message id>"``."""
 
     async def claim_render(
-        self, table_id: str, version: int, message: str, shows: tuple[str | None, str] | None = None
-    ) -> bool:
+        self,
+        table_id: str,
+        version: int,
+        message: str,
+        shows: tuple[str | None, str] | None = None,
+        *,
+        windows: Sequence[RenderWindow] = (),
+        now: float = 0.0,
+        name: str = "",
+    ) -> RenderClaim:
         """May this process send that render, showing ``shows`` (its text and
-        markup digests), now?  (Claimed then.)"""
+        markup digests), now -- counted as ``name`` at ``now`` in the chat's
+        ``windows`` with the renders claimed there?  (Claimed then.)"""
         ...
 
     async def render_claimed(self, table_id: str, message: str) -> int:
@@ -269,11 +282,16 @@ class FallbackFloodLimiter(FloodLimiter):
     async def _claimed_render(self, edit: EditTicket) -> Verdict:
         """A table's render while its chat falls back: judged once the shared
         state answers, unless claimed (:meth:`_claimed`) once its chat's windows
-        -- what every process sent there before the fault, read from a replica
-        of the chat's slot, with this process's own since and its share --
-        have room for it (:meth:`_room`); held as behind another call's edit
-        (:data:`BUSY`) meanwhile, or told how long the windows need."""
+        have room for it: what every process sent there before the fault (read
+        from a replica of the chat's slot) with the renders claimed since,
+        fleet-wide (:meth:`_fleet_claim`); without a replica that answers, with
+        this process's own sends since and within its share (:meth:`_room`).
+        Held as behind another call's edit (:data:`BUSY`) meanwhile, or told
+        how long the windows need."""
         key = edit.to
+        known = await self._known_windows(edit.to)
+        if known is not None and self.claims is not None:
+            return await self._fleet_claim(edit, known)
         wait = await self._room(edit.to)
         if wait is None or (wait > 0 and edit.prepaid):
             # the windows are unknown, or the prepaid tokens were taken without
@@ -288,13 +306,71 @@ class FallbackFloodLimiter(FloodLimiter):
         if took is not None and took.wait != 0:  # the fleet-wide window, or a call meanwhile
             self._held.add(key)
             return took
-        if not await self._claimed(edit):
+        if not (await self._claimed(edit)).claimed:
             if took is not None:  # not sent: its entries go back
                 self.local.refund(self._local_buckets(edit.to), 1, 0.0)
             return self._held_back(key)
         self.claimed_renders += 1
         self._touch(key, edit.version)
         return Verdict(0.0) if took is None else took
+
+    async def _fleet_claim(self, edit: EditTicket, known: list[RenderWindow]) -> Verdict:
+        """A table's render claimed in the table's slot with its chat's windows
+        counted there fleet-wide (:meth:`tables.tables.Tables.claim_render`):
+        the entries a replica of the chat's slot holds and this process's own
+        (``known``), and the renders any process claimed since the fault -- the
+        whole window, not this process's share of it (#40: on its share alone
+        a render waited until every entry from before the fault had left the
+        chat's window, up to 4 s, and the player with it).  The fleet-wide
+        window's entries come from the allowance, as in Redis (a lease, or
+        the share while its key is down); the chat's are journaled under the
+        claim's name (charged to Redis once it answers)."""
+        key = edit.to
+        taken = Taken(0.0)
+        if not edit.prepaid:
+            taken = await self._overall(1)
+            if taken.wait > 0:
+                self._held.add(key)
+                return Verdict(taken.wait, True)
+        name = self.journal.name()
+        claim = await self._claimed(edit, known, f"{name}:1")
+        if not claim.claimed:
+            self.lease.give_back(taken.entries)
+            self.lease.give_back_shared(taken.shared)
+            if claim.wait > 0 and not edit.prepaid:
+                self._held.add(key)
+                return Verdict(min(claim.wait, PROBE_EVERY))  # asked again then
+            return self._held_back(key)
+        self.claimed_renders += 1
+        self._touch(key, edit.version)
+        if edit.prepaid:
+            return Verdict(0.0)
+        self.fallbacks += 1
+        now, chats = float(self.clock()), [(w.key, float(w.seconds)) for w in known]
+        for k, seconds in chats:
+            self.journal.record(k, seconds, now, name, 1)
+        overall = None
+        if taken.entries:  # moved too if answered late (#37)
+            lease = self.lease
+            overall = OverallEntries(lease.bucket, lease.seconds, taken.entries, taken.at)
+        return Verdict(0.0, False, Stamp(tuple(chats), name, overall=overall))
+
+    async def _known_windows(self, to: Address) -> list[RenderWindow] | None:
+        """The chat's windows of a message ``to`` it (whole, not a share) with
+        the entries known of each: a replica's of the chat's slot -- every
+        process's sends before the fault -- and this process's journal; None:
+        no replica answers."""
+        buckets = self.buckets(to)[1:]
+        seen = await self._replica_windows(to.chat, [k for k, _w in buckets])
+        if seen is None:
+            return None
+        known = []
+        for k, window in buckets:
+            entries = {name: at for at, name in seen.get(k, ())}
+            entries.update((name, at) for at, name in self.journal.entries.get(k, ()))
+            pairs = [(at, name) for name, at in entries.items()]
+            known.append(RenderWindow(k, window.limit, window.seconds, pairs))
+        return known
 
     def _held_back(self, key: Address) -> Verdict:
         self.held_edits += 1
@@ -364,7 +440,9 @@ class FallbackFloodLimiter(FloodLimiter):
     def _touch(self, key: Address, version: str) -> None:
         self._touched[key] = shown_after(version, self._touched.get(key, ""))
 
-    async def _claimed(self, edit: EditTicket) -> bool:
+    async def _claimed(
+        self, edit: EditTicket, windows: Sequence[RenderWindow] = (), name: str = ""
+    ) -> RenderClaim:
         """May a table's render go out while its chat falls back?  When it renders
         the table's version now, claimed once in the table's own slot
         (``claim``, :meth:`tables.tables.Tables.claim_render`): nothing newer
@@ -372,16 +450,19 @@ class FallbackFloodLimiter(FloodLimiter):
         (#40: the first press after a master's death waited for the promotion
         where the player's chat had its keys) -- nor the same content again: a
         redraw of that version showing something else (a selection) is claimed
-        as well, whichever process claimed the version's render."""
+        as well, whichever process claimed the version's render.  With the
+        chat's ``windows``, once they have room for it (else the wait)."""
         parsed = parse_version(edit.version)
         if self.claims is None or parsed is None:
-            return False
+            return RenderClaim(False)
         table, version = parsed
         message, shows = "{}:{}".format(*edit.key), (edit.text_digest, edit.markup_digest)
         try:
-            return await self.claims.claim_render(table, version, message, shows)
+            return await self.claims.claim_render(
+                table, version, message, shows, windows=windows, now=float(self.clock()), name=name
+            )
         except ServiceUnavailable:  # the table's slot is down too: held
-            return False
+            return RenderClaim(False)
 
     async def _claimed_since(self, edit: EditTicket) -> bool:
         """Was a newer version of the edit's table claimed for its message?"""
