@@ -595,6 +595,51 @@ async def test_claimed_renders_count_in_the_chats_whole_window_fleet_wide(
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("cluster_failover")
+async def test_a_claimed_render_is_held_when_the_fleet_wide_window_cannot_be_counted(
+    shared_replicas: LocalCluster,
+) -> None:
+    """#40: the master of a chat's keys dies and with it the fleet-wide
+    window's; a limiter that knows no fleet (so no share of that window) holds
+    a table's render instead of raising -- its fleet-wide entry comes from the
+    allowance, which cannot be asked."""
+    shared_replicas.heal()
+    outage = ClusterOutage(shared_replicas)
+
+    def owner(tag: str) -> int:
+        return shared_replicas.owner(key_slot(f"x{{{tag}}}".encode()))
+
+    dead = owner("all")
+    svc = TableService.from_url(outage.url, LiveConfig(prefix=outage.prefix))
+    try:
+        for user in (u for u in range(1, 10_000) if owner(f"ru:{u}") != dead):
+            created = await svc.lobbies.create_lobby(user, "Ann")
+            tid = created.table_id
+            if owner(f"t:{tid}") != dead:  # the table lives on
+                break
+        chat = next(c for c in range(1, 10_000) if owner(f"c:{c}") == dead)
+        clock = FakeClock()
+        limiter = FallbackFloodLimiter(
+            svc.kv, FloodConfig(), clock=clock, fallback_for=5.0, claims=svc.tables
+        )
+
+        def render(version: int) -> EditTicket:
+            return EditTicket(
+                Address(chat, 9), f"v{version}", "k", version=table_version(tid, version)
+            )
+
+        assert (await limiter.admit_edit(render(created.version))).wait == 0  # in Redis
+        _kill_replicated(shared_replicas, outage, chat)
+        clock.advance(1.0)  # the allowance leased then is stale
+        v2 = (await svc.lobbies.configure(tid, user, timer=30)).version
+        assert (await limiter.admit_edit(render(v2))).wait == BUSY
+        assert limiter.claimed_renders == 0
+    finally:
+        shared_replicas.heal()
+        await svc.aclose()
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("cluster_failover")
 async def test_a_claimed_render_waits_as_long_as_the_replicas_window_needs(
     shared_replicas: LocalCluster,
 ) -> None:

@@ -328,7 +328,10 @@ class FallbackFloodLimiter(FloodLimiter):
         key = edit.to
         taken = Taken(0.0)
         if not edit.prepaid:
-            taken = await self._overall(1)
+            try:
+                taken = await self._overall(1)
+            except ServiceUnavailable:  # its key is down, and no share is known here
+                return self._held_back(key)
             if taken.wait > 0:
                 self._held.add(key)
                 return Verdict(taken.wait, True)
