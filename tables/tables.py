@@ -349,6 +349,25 @@ class Tables:
             return RenderClaim(False, float(got))
         return RenderClaim(bool(got))
 
+    async def claimed_windows(
+        self, table_id: str, windows: Sequence[str]
+    ) -> dict[str, list[tuple[float, str]]]:
+        """The renders of the table claimed by :meth:`claim_render` counted in
+        each of the chat windows ``windows`` (keys): ``(score, name)`` entries
+        (one round trip; none: an empty list) -- to count in the chat's own
+        windows once they answer again (#40)."""
+        keys = [self.keys.render_window(table_id, w) for w in windows]
+
+        def build(p: Pipeline) -> None:
+            for key in keys:
+                p.zrange(key, 0, -1, withscores=True)
+
+        replies = await self.store.run(build) if keys else []
+        return {
+            w: [(float(at), bytes(name).decode()) for name, at in reply]
+            for w, reply in zip(windows, replies, strict=True)
+        }
+
     async def render_claimed(self, table_id: str, message: str) -> int:
         """The newest version of the table claimed for ``message`` by
         :meth:`claim_render` (-1: none): a render held through the fallback is

@@ -80,6 +80,11 @@ FALLBACK_FOR = 5.0
 PROBE_EVERY = 0.5
 """Seconds between two asks of Redis for a table's render held while falling back."""
 
+CLAIMS_COUNTED_FOR = 65.0
+"""Seconds after a fault this process saw during which a table's render judged
+in Redis first counts the renders claimed meanwhile in its chat's windows
+(the longest window, a group's minute, and a margin; #40)."""
+
 Scope = int | str | None
 
 
@@ -106,6 +111,12 @@ class RenderClaims(Protocol):
 
     async def render_claimed(self, table_id: str, message: str) -> int:
         """The newest version claimed for the message (-1: none)."""
+        ...
+
+    async def claimed_windows(
+        self, table_id: str, windows: Sequence[str]
+    ) -> dict[str, list[tuple[float, str]]]:
+        """The claimed renders' entries in each of the chat windows ``windows``."""
         ...
 
 
@@ -153,6 +164,7 @@ class FallbackFloodLimiter(FloodLimiter):
         # a chat's window keys -> their entries in a replica of its slot, read
         # once a fault: every process's sends before it (#40)
         self._seen: dict[Scope, dict[str, list[tuple[float, str]]]] = {}
+        self._fault_at = float("-inf")  # when a call of this process last failed
         self._replica_asked: dict[Scope, float] = {}  # scope -> when a replica was last asked
         self.replica_reads = 0  # chats' windows read from a replica while falling back
 
@@ -174,6 +186,7 @@ class FallbackFloodLimiter(FloodLimiter):
         if not self.falling_back:
             log.warning("flood limiter: Redis unavailable, in-process windows for now: %s", error)
         scope, now = self._scope(chat_id), float(self.clock())
+        self._fault_at = now
         self._down[scope] = now + self.fallback_for
         self._probed[scope] = now
         self._fell.setdefault(scope, now)  # a new fault, not a failed probe
@@ -256,6 +269,7 @@ class FallbackFloodLimiter(FloodLimiter):
 
         async def judged() -> Verdict | None:
             await self._forget_touched(key)
+            await self._count_claims(edit)
             if key in self._held and edit.version:
                 # held through the fallback: another process may have sent a
                 # newer render meanwhile, which the chat's digest does not know
@@ -278,6 +292,35 @@ class FallbackFloodLimiter(FloodLimiter):
         if edit.prepaid:
             return Verdict(0.0)  # unknown: send it (no lease: the process's own order)
         return self._local_take(edit.to, 1)
+
+    async def _count_claims(self, edit: EditTicket) -> None:
+        """Before a table's render is judged in Redis within
+        :data:`CLAIMS_COUNTED_FOR` s of a fault: the renders of its table
+        claimed meanwhile, by any process, count in its chat's windows there
+        (#40: a chat's windows in a promoted replica know nothing of what went
+        out while they could not be read; judged at once after the promotion,
+        a render was a fourth message in 3 s -- a 429 -- while the process that
+        claimed the others had not charged its journal yet).  Added to this
+        process's journal and charged; entries there already stay as they are."""
+        parsed = parse_version(edit.version)
+        if self.claims is None or parsed is None:
+            return
+        if float(self.clock()) >= self._fault_at + CLAIMS_COUNTED_FOR:
+            return
+        buckets = self.buckets(edit.to)[1:]
+        try:
+            claimed = await self.claims.claimed_windows(parsed[0], [k for k, _w in buckets])
+        except ServiceUnavailable:  # the table's slot is down: nothing to count
+            return
+        added: set[str] = set()
+        for k, window in buckets:
+            known = {name for _at, name in self.journal.entries.get(k, ())}
+            for at, name in claimed.get(k, ()):
+                if name not in known:
+                    self.journal.record(k, window.seconds, at, name.rpartition(":")[0], 1)
+                    added.add(k)
+        if added:
+            self.charged += await self.charge(lambda key: key in added)
 
     async def _claimed_render(self, edit: EditTicket) -> Verdict:
         """A table's render while its chat falls back: judged once the shared
