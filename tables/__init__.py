@@ -66,7 +66,7 @@ from tables.records import (
 )
 from tables.service import TableService
 from tables.sync import SyncTableService
-from tables.tables import Loaded, Plan, RenderClaim, RenderWindow
+from tables.tables import Loaded, Plan
 
 __all__ = [
     "CANCELLED",
@@ -95,8 +95,6 @@ __all__ = [
     "PlayerInfo",
     "PoolDecider",
     "RematchOffer",
-    "RenderClaim",
-    "RenderWindow",
     "Seat",
     "SeatInfo",
     "SeatView",
