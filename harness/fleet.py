@@ -75,7 +75,25 @@ class BotFleet:
     async def start(self) -> None:
         await self.proxy.start()
         self.procs = [await self._spawn(i) for i in range(self.count)]
-        await asyncio.gather(*(self._listening(i, 0) for i in range(self.count)))
+        await asyncio.gather(*(self._first_start(i) for i in range(self.count)))
+
+    async def _first_start(self, i: int) -> None:
+        """Process ``i`` serving its webhook; started again on another port when
+        its free port was taken meanwhile by another test's server (a race of
+        :func:`free_loopback_port`, not the bot's fault: seen once in CI)."""
+        for _attempt in range(3):
+            try:
+                await self._listening(i, 0)
+                return
+            except RuntimeError:
+                log = self.logs[i].read_text() if self.logs[i].exists() else ""
+                if self.procs[i].returncode is None or "address already in use" not in log:
+                    raise
+                self.logs[i].write_text("")
+                self.ports[i] = free_loopback_port()
+                self.proxy.targets[i] = f"http://127.0.0.1:{self.ports[i]}{PATH}"
+                self.procs[i] = await self._spawn(i)
+        await self._listening(i, 0)
 
     async def _spawn(self, i: int) -> asyncio.subprocess.Process:
         """Start bot process ``i`` (its log is appended to)."""
