@@ -60,6 +60,29 @@ class LocalCluster:
         self.procs[index].kill()
         self.procs[index].wait()
 
+    def replicated(self, port: int, timeout: float = 30.0) -> None:
+        """Wait until a replica of the master on ``port`` has every write the
+        master has now (its offset): ``WAIT`` on a connection of its own knows
+        none of the others' writes, and a replica still reconnecting after its
+        master's restart serves stale data meanwhile (#40: a test that read
+        the replica saw writes missing)."""
+        goal = int(_info(port, "replication")["master_repl_offset"])
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for other in self.ports:
+                if other == port:
+                    continue
+                with contextlib.suppress(OSError, LocalRedisError):
+                    fields = _info(other, "replication")
+                    if (
+                        fields.get("master_port") == str(port)
+                        and fields.get("master_link_status") == "up"
+                        and int(fields.get("slave_repl_offset", "-1")) >= goal
+                    ):
+                        return
+            time.sleep(0.05)
+        raise LocalRedisError(f"no replica of port {port} caught up in {timeout} s")
+
     def is_master(self, index: int) -> bool:
         """Does node ``index`` call itself a master now (a replica promoted)?"""
         with contextlib.suppress(OSError, LocalRedisError):

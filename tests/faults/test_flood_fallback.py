@@ -15,7 +15,7 @@ import pytest
 import redis.asyncio as aredis
 from redis.crc import key_slot
 
-from harness.local_cluster import LocalCluster, command
+from harness.local_cluster import LocalCluster
 from tables import LiveConfig, TableService
 from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.digest import table_version
@@ -442,7 +442,7 @@ async def _replica_setup(
 def _kill_replicated(cluster: LocalCluster, outage: ClusterOutage, chat: int) -> None:
     """The master of ``chat``'s keys killed once its replica has every write."""
     master = cluster.owner(key_slot(f"x{{c:{chat}}}".encode()))
-    command(master, "WAIT", 1, 5000)
+    cluster.replicated(master)  # the test's premise: else stale entries look free
     outage.kill(f"c:{chat}")
 
 
