@@ -35,7 +35,7 @@ restarted; prints moves lost, applied twice, unanswered, 429s, backwards edits,
 hands left stale, wasted calls, tracebacks and the first applied press after
 the master's death (:mod:`harness.failover_soak`).
 
-    python bench/faults.py --fleet-failover [--games 6] [--seed 1]
+    python bench/faults.py --fleet-failover [--games 6] [--seed 1] [--node-timeout 2000]
 """
 
 from __future__ import annotations
@@ -290,13 +290,20 @@ def main() -> None:
         action="store_true",
         help="a master and a bot process killed mid-game (fleet_faults.py, #40)",
     )
+    parser.add_argument(
+        "--node-timeout",
+        type=int,
+        default=2000,
+        metavar="MS",
+        help="--fleet-failover: the cluster's cluster-node-timeout (2000, as the tests')",
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.CRITICAL)
     if args.fleet_failover:
         binary = find_redis_server()
         if binary is None:
             sys.exit("no redis-server: install one (apt-get install redis-server)")
-        fleet_faults.run_fleet_failover(binary, args.games or 6, args.seed)
+        fleet_faults.run_fleet_failover(binary, args.games or 6, args.seed, args.node_timeout)
         return
     if args.soak or args.broadcast:
         binary = find_redis_server()

@@ -50,9 +50,9 @@ def throwaway(binary: str, cluster: bool) -> Iterator[str]:
                 stop(proc)
 
 
-def print_report(title: str, report: SoakReport) -> None:
+def print_report(title: str, report: SoakReport, details: int = 10) -> None:
     print(f"\n{title}\n{'-' * len(title)}\n{report.table()}", flush=True)
-    for line in report.details[:10]:
+    for line in report.details[:details]:
         print(f"  {line}")
 
 
@@ -75,12 +75,18 @@ def run_broadcast(binary: str, lobbies: int, seed: int) -> None:
     print_report(f"Every update to both of 2 processes, 3-master cluster (seed {seed})", report)
 
 
-def run_fleet_failover(binary: str, games: int, seed: int) -> None:
+def run_fleet_failover(binary: str, games: int, seed: int, node_timeout_ms: int = 2000) -> None:
     report = asyncio.run(
-        fleet_failover(binary=binary, games=games, seed=seed, prefix=f"ff:{uuid.uuid4().hex[:8]}:")
+        fleet_failover(
+            binary=binary,
+            games=games,
+            seed=seed,
+            prefix=f"ff:{uuid.uuid4().hex[:8]}:",
+            node_timeout_ms=node_timeout_ms,
+        )
     )
     title = f"A master and a bot process killed (-9) mid-game, {games} group games (seed {seed})"
-    print_report(title, report)
+    print_report(title, report, details=60)  # every game's first presses after the death
     print(
         f"\nfaults that must be 0 (lost, twice, unanswered, 429, backwards, stale, "
         f"wasted, tracebacks, stuck): {report.faults}"

@@ -64,6 +64,8 @@ class FailoverReport(SoakReport):
     # tables elsewhere whose presses after the death were answered "unavailable"
     # before their first applied one: another key of the game was on the killed master
     held_by_dead: set[str] = field(default_factory=set)
+    node_timeout_ms: int = 2000  # the cluster's cluster-node-timeout
+    promoted: float | None = None  # s after the death its replica called itself master
 
     def rows(self) -> list[tuple[str, object]]:
 
@@ -84,6 +86,10 @@ class FailoverReport(SoakReport):
         return [
             *super().rows(),
             ("startup master killed (-9)", self.master_killed),
+            (
+                f"its replica promoted after (cluster-node-timeout {self.node_timeout_ms} ms)",
+                "not seen" if self.promoted is None else f"{self.promoted:.2f} s",
+            ),
             ("bot process killed (-9) and restarted", self.bot_killed),
             ("first applied press after the master's death, from the death", first),
             ("first applied press after the master's death, press to answer", latency),
@@ -218,14 +224,24 @@ class FailoverSoak(Soak):
         self.tables: list[str] = []
 
     def applied(
-        self, tid: str, sent: float, answered: float, *, moved: bool, answer: dict[str, Any]
+        self,
+        tid: str,
+        sent: float,
+        answered: float,
+        *,
+        moved: bool,
+        answer: dict[str, Any],
+        redrawn: float | None = None,
     ) -> None:
         dead = self.master_dead_at
         if dead is not None and sent >= dead:
             seen = self.after_kill.setdefault(tid, [])
             if len(seen) < 4:  # the first presses after the master's death: when, what
                 said = f" {str(answer.get('text'))[:30]!r}" if answer.get("text") else ""
-                seen.append(f"{sent - dead:.2f}->{answered - dead:.2f}{'+' if moved else ''}{said}")
+                # when his message showed its outcome: what his next press waited for
+                shown = f"~{redrawn - dead:.2f}" if redrawn is not None else ""
+                plus = "+" if moved else ""
+                seen.append(f"{sent - dead:.2f}->{answered - dead:.2f}{shown}{plus}{said}")
         first = dead is not None and sent >= dead and tid not in self.failover.first_press
         if first and "unavailable" in str(answer.get("text") or "").lower():
             self.failover.held_by_dead.add(tid)
@@ -273,6 +289,7 @@ class FailoverSoak(Soak):
         self.master_dead_at = time.monotonic()
         self.cluster.kill(0)  # the first startup node's master (#40)
         r.master_killed = True
+        watch = asyncio.create_task(self._promotion(self.master_dead_at))
         await asyncio.sleep(self.bot_after)
         i = self.rng.randrange(self.fleet.count)
         self.kills.append(time.monotonic())
@@ -282,6 +299,16 @@ class FailoverSoak(Soak):
         await self.fleet.restart(i)
         r.bot_killed = True
         r.restarts += 1
+        await watch
+
+    async def _promotion(self, dead: float) -> None:
+        """When the killed master's replica (node ``masters``) calls itself master."""
+        replica = self.cluster.masters  # node masters + i replicates master i
+        while time.monotonic() < dead + 60:
+            if await asyncio.to_thread(self.cluster.is_master, replica):
+                self.failover.promoted = time.monotonic() - dead
+                return
+            await asyncio.sleep(0.05)
 
     async def _run(self) -> SoakReport:
         r = self.failover
@@ -335,7 +362,7 @@ class FailoverSoak(Soak):
         r.games_over = len(over)
         r.stuck = len(games) - len(over)
         r.details += [f"hung: {tid}" for tid, _h in games if tid not in over]
-        r.details += [  # sent -> answered, in s after the master's death; +: a move
+        r.details += [  # sent -> answered ~ redrawn, in s after the master's death; +: a move
             f"after the master's death, {tid}: {' '.join(seen)}"
             for tid, seen in self.after_kill.items()
         ]
@@ -394,10 +421,14 @@ async def fleet_failover(
     think: tuple[float, float] = (0.5, 2.0),
     seed: int = 1,
     prefix: str = "ff:",
+    node_timeout_ms: int = 2000,
 ) -> FailoverReport:
-    """One run on a throw-away cluster of 3 masters and 3 replicas (see the module)."""
+    """One run on a throw-away cluster of 3 masters and 3 replicas (see the
+    module), its ``cluster-node-timeout`` ``node_timeout_ms``."""
     with tempfile.TemporaryDirectory(prefix="durak-failover-") as tmp:
-        cluster = start_cluster(binary, Path(tmp), 3, replicas=1, full_coverage=False)
+        cluster = start_cluster(
+            binary, Path(tmp), 3, replicas=1, full_coverage=False, node_timeout_ms=node_timeout_ms
+        )
         try:
             masters = cluster.ports[: cluster.masters]
             url = "redis+cluster://" + ",".join(f"127.0.0.1:{p}" for p in masters) + "/0"
@@ -418,6 +449,7 @@ async def fleet_failover(
                     bot_after=bot_after,
                     think=think,
                 )
+                soak.failover.node_timeout_ms = node_timeout_ms
                 report = await soak.run()
                 assert isinstance(report, FailoverReport)
                 return report

@@ -6,7 +6,7 @@ free port, spreads the 16,384 hash slots over them (``CLUSTER ADDSLOTSRANGE``),
 introduces them to each other (``CLUSTER MEET``) and waits until every node
 reports ``cluster_state:ok`` and knows every other.  With ``replicas=1`` each
 master gets a replica (``CLUSTER REPLICATE``) that the cluster promotes when
-its master fails (``cluster-node-timeout``: 2 s) -- the failover tests and
+its master fails (``cluster-node-timeout``: 2 s unless told) -- the failover tests and
 ``bench/faults.py --failover`` kill a master of such a cluster (#28).
 No ``redis-cli`` needed: only the server binary, spoken to in raw RESP (the
 table service is the only code that uses the redis client).
@@ -60,6 +60,35 @@ class LocalCluster:
         self.procs[index].kill()
         self.procs[index].wait()
 
+    def replicated(self, port: int, timeout: float = 30.0) -> None:
+        """Wait until a replica of the master on ``port`` has every write the
+        master has now (its offset): ``WAIT`` on a connection of its own knows
+        none of the others' writes, and a replica still reconnecting after its
+        master's restart serves stale data meanwhile (#40: a test that read
+        the replica saw writes missing)."""
+        goal = int(_info(port, "replication")["master_repl_offset"])
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for other in self.ports:
+                if other == port:
+                    continue
+                with contextlib.suppress(OSError, LocalRedisError):
+                    fields = _info(other, "replication")
+                    if (
+                        fields.get("master_port") == str(port)
+                        and fields.get("master_link_status") == "up"
+                        and int(fields.get("slave_repl_offset", "-1")) >= goal
+                    ):
+                        return
+            time.sleep(0.05)
+        raise LocalRedisError(f"no replica of port {port} caught up in {timeout} s")
+
+    def is_master(self, index: int) -> bool:
+        """Does node ``index`` call itself a master now (a replica promoted)?"""
+        with contextlib.suppress(OSError, LocalRedisError):
+            return _info(self.ports[index], "replication").get("role") == "master"
+        return False
+
     def restart(self, index: int) -> None:
         """Start node ``index`` again on its port with its ``nodes.conf``: it
         rejoins the cluster (a master that was failed over as a replica)."""
@@ -111,18 +140,21 @@ def start_cluster(
     replicas: int = 0,
     full_coverage: bool = True,
     persist: bool = False,
+    node_timeout_ms: int = 2000,
 ) -> LocalCluster:
     """Start a cluster of ``masters`` nodes, each with ``replicas`` replicas (see
     the module docstring).  ``full_coverage=False``: ``cluster-require-full-coverage
     no``, the masters that are up keep serving their slots while another one's
     are not covered (#28).  ``persist``: each node keeps an append-only file
     fsynced on every write, so a node killed and restarted comes back with its
-    data (as a promoted replica would hold it).  Raise :class:`LocalRedisError`
+    data (as a promoted replica would hold it).  ``node_timeout_ms``: the
+    ``cluster-node-timeout`` (a dead master's replica is promoted a second or
+    two later than it after the death: 3.5 s at 2000 ms).  Raise :class:`LocalRedisError`
     when it does not come up."""
     args: tuple[str, ...] = (
         "--cluster-enabled", "yes",
         "--cluster-config-file", "nodes.conf",
-        "--cluster-node-timeout", "2000",
+        "--cluster-node-timeout", str(node_timeout_ms),
         "--cluster-require-full-coverage", "yes" if full_coverage else "no",
     )  # fmt: skip
     if persist:

@@ -359,6 +359,7 @@ class Soak:
             late = min(owed, max(0, added - most))  # an earlier unanswered one landed
             owed -= late
             added -= late
+            redrawn = None  # when his message showed the outcome
             if not refused:  # his message shows the outcome (an edit may wait for tokens)
 
                 def edited(m: Message = msg, v: int = shown) -> bool | None:
@@ -366,6 +367,7 @@ class Soak:
 
                 try:
                     await user.world.wait_for(edited, 10)
+                    redrawn = time.monotonic()
                 except TimeoutError:
                     r.slow += 1
             if added < least and selection_moved_on(data, msg):
@@ -382,15 +384,24 @@ class Soak:
                     f"twice: {user.user.first_name} {data} -> {answer}; before {before}, "
                     f"again {again}, owed {owed}; since: {await self.seat_events(tid, user, data)}"
                 )
-            self.applied(tid, sent, answered, moved=added > 0 and not refused, answer=answer)
+            moved = added > 0 and not refused
+            self.applied(tid, sent, answered, moved=moved, answer=answer, redrawn=redrawn)
             await asyncio.sleep(rng.uniform(*self.think))
 
     def applied(
-        self, tid: str, sent: float, answered: float, *, moved: bool, answer: dict[str, Any]
+        self,
+        tid: str,
+        sent: float,
+        answered: float,
+        *,
+        moved: bool,
+        answer: dict[str, Any],
+        redrawn: float | None = None,
     ) -> None:
         """A press of table ``tid`` sent at ``sent`` was answered at ``answered``
-        (monotonic) with ``answer``, and ``moved``: it made a move -- for a
-        subclass's figures."""
+        (monotonic) with ``answer``, and ``moved``: it made a move; his message
+        showed its outcome at ``redrawn`` (None: not within 10 s, or refused) --
+        for a subclass's figures."""
 
     async def look(self, tid: str, user: SimUser) -> tuple[bool, int | None]:
         """Whether table ``tid`` still plays, and the message id of his hand:
@@ -585,11 +596,19 @@ class Soak:
         and the bots' own warnings of the flood limiter (a fallback, a hold)."""
         if not self.fake.stats.retry_after:
             return
-        lines = [f"429: {why}" for why in self.fake.stats.refusals[:3]]
-        for chat, n in self.fake.stats.retry_after_by_chat.items():
+        stats = self.fake.stats
+        refused = list(zip(stats.refusals, stats.refused_at, strict=True))
+        lines = [f"429 at {at:.2f}: {why}" for why, at in refused[:3]]
+        for chat, n in stats.retry_after_by_chat.items():
             sent = [e for e in self.fake.world.outbox if e["chat_id"] == chat]
-            tail = " ".join(f"{e['kind']}@{e.get('at', 0):.2f}" for e in sent[-6:])
-            lines.append(f"429 x{n} in chat {chat}; its last writes: {tail}")
+            # its writes around its first 429 (the window's 3 s before it), else its last
+            at = next(
+                (t for why, t in refused if f"chat {chat}:" in why),
+                None,
+            )
+            near = [e for e in sent if at is None or at - 4 <= e.get("at", 0) <= at + 1]
+            tail = " ".join(f"{e['kind']}@{e.get('at', 0):.2f}" for e in (near or sent)[-8:])
+            lines.append(f"429 x{n} in chat {chat}; its writes around it: {tail}")
         for i, log in enumerate(self.fleet.logs):
             for line in log.read_text(errors="replace").splitlines():
                 if "flood" in line.lower() and ("WARNING" in line or "ERROR" in line):

@@ -66,7 +66,7 @@ from tables.records import (
 )
 from tables.service import TableService
 from tables.sync import SyncTableService
-from tables.tables import Loaded, Plan
+from tables.tables import Loaded, Plan, RenderClaim, RenderWindow
 
 __all__ = [
     "CANCELLED",
@@ -95,6 +95,8 @@ __all__ = [
     "PlayerInfo",
     "PoolDecider",
     "RematchOffer",
+    "RenderClaim",
+    "RenderWindow",
     "Seat",
     "SeatInfo",
     "SeatView",

@@ -158,9 +158,16 @@ class Keys:
 
     def render_claim(self, table_id: str, message: str) -> str:
         """The newest version of the table a process sent to ``message``
-        (``<chat>:<id>``) while the bot's shared state for that chat was down
-        (#40, :meth:`tables.tables.Tables.claim_render`), in the table's slot."""
+        (``<chat>:<id>``) while the bot's shared state for that chat was down,
+        and what it showed (``<version>:<text>:<markup>`` digests, #40,
+        :meth:`tables.tables.Tables.claim_render`), in the table's slot."""
         return f"{self.prefix}{{t:{table_id}}}:fallback:{message}"
+
+    def render_window(self, table_id: str, window: str) -> str:
+        """The renders of the table claimed fleet-wide (:meth:`render_claim`)
+        that count in the chat's flood window ``window`` (its key), a sorted
+        set in the table's slot (#40)."""
+        return f"{self.prefix}{{t:{table_id}}}:fallback:w:{window}"
 
     def table_keys(self, table_id: str) -> list[str]:
         """Every key of one table (for ``MEMORY USAGE`` and deletion)."""

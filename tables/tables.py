@@ -156,14 +156,80 @@ RENDER_CLAIM_TTL_MS = 600_000
 CLAIM_RENDER_LUA = r"""
 local v = tonumber(ARGV[1])
 if tonumber(redis.call('HGET', KEYS[1], 'v') or '-1') ~= v then return 0 end
-local sent = tonumber(redis.call('GET', KEYS[2]) or '-1')
-if sent >= v then return 0 end
-redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+local td, md = ARGV[3], ARGV[4]
+local cur = redis.call('GET', KEYS[2])
+if cur then
+  local sv, st, sm = string.match(cur, '^(%d+):?([^:]*):?(.*)$')
+  sv = tonumber(sv)
+  if sv > v then return 0 end
+  if sv == v then
+    if md == '' or sm == '' then return 0 end
+    if td == '*' then td = st end
+    if td == st and md == sm then return 0 end
+  end
+end
+local now, name, k = tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7] or '0')
+local i, wait = 8, 0
+for w = 1, k do
+  local limit, seconds, n = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
+  i = i + 3
+  local at = {}
+  for j = 1, n do
+    at[ARGV[i]] = tonumber(ARGV[i + 1])
+    i = i + 2
+  end
+  local key = KEYS[2 + w]
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - seconds)
+  local got = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+  for j = 1, #got, 2 do at[got[j]] = math.max(at[got[j]] or 0, tonumber(got[j + 1])) end
+  local live = {}
+  for _, t in pairs(at) do
+    if t > now - seconds then live[#live + 1] = t end
+  end
+  table.sort(live)
+  local over = #live + 1 - limit
+  if over > 0 then wait = math.max(wait, live[over] + seconds - now, 1e-6) end
+end
+if wait > 0 then return string.format('%.6f', wait) end
+redis.call('SET', KEYS[2], v .. ':' .. td .. ':' .. md, 'PX', ARGV[2])
+for w = 1, k do
+  redis.call('ZADD', KEYS[2 + w], now, name)
+  redis.call('PEXPIRE', KEYS[2 + w], ARGV[2])
+end
 return 1
 """
-"""KEYS the table, its render claim of one message; ARGV the version, ttl ms:
-1 when the version is the table's and newer than the message's claim (then
-claimed), else 0 (:meth:`Tables.claim_render`, #40)."""
+"""KEYS the table, its render claim of one message, then the claimed renders'
+window of each of the chat's windows; ARGV the version, ttl ms, the render's
+text digest ('*': the text stays) and markup digest ('': not known), now (s),
+the entry's name, the number of windows and for each its limit, seconds, the
+number of entries known elsewhere and those (name, score).  0 when the version
+is not the table's or not newer than the message's claim -- the same version
+passes when it shows something else (a selection's redraw); then the seconds
+until each window -- the entries known and the claimed renders' -- has room
+(a string); else claimed as ``<version>:<text>:<markup>``, the entry counted
+in each window: 1 (:meth:`Tables.claim_render`, #40)."""
+
+
+@dataclass(frozen=True)
+class RenderWindow:
+    """One of a chat's flood windows as a render claim counts it (#40): its
+    ``key`` (the chat's window's), ``limit`` in ``seconds``, and the entries
+    ``(score, name)`` known without the chat's slot -- a replica's, the
+    process's own."""
+
+    key: str
+    limit: int
+    seconds: float
+    known: Sequence[tuple[float, str]] = ()
+
+
+@dataclass(frozen=True)
+class RenderClaim:
+    """What :meth:`Tables.claim_render` answered: ``claimed``, else ``wait``
+    seconds until the chat's windows have room (0: not to be claimed)."""
+
+    claimed: bool
+    wait: float = 0.0
 
 
 def parse(raw: dict[bytes, bytes]) -> Loaded:
@@ -229,17 +295,78 @@ class Tables:
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
 
-    async def claim_render(self, table_id: str, version: int, message: str) -> bool:
+    async def claim_render(
+        self,
+        table_id: str,
+        version: int,
+        message: str,
+        shows: tuple[str | None, str] | None = None,
+        *,
+        windows: Sequence[RenderWindow] = (),
+        now: float = 0.0,
+        name: str = "",
+    ) -> RenderClaim:
         """May this process send its render of ``version`` to ``message`` (a
         ``<chat>:<id>`` key) while the bot's shared state of that chat cannot
         be read (#40: its master died, and the render waited for the replica's
         promotion)?  Yes, once, when ``version`` is the table's version now and
-        no render of it or a newer one went to the message meanwhile: nothing
-        newer can have been shown, and no other process sends it too -- one
-        script in the table's own slot, alive whenever the table can be played.
-        Raises :class:`tables.ServiceUnavailable` when that slot is down too."""
+        no render of a newer one went to the message meanwhile: nothing newer
+        can have been shown, and no other process sends it too -- one script
+        in the table's own slot, alive whenever the table can be played.  A
+        render of the claimed version itself goes too when it ``shows`` (its
+        text digest, None: the text stays; and its markup digest) something
+        else than the claimed one: a player's selection redrawn at the same
+        version (#40: a card tap that only selects redraws his hand, and with
+        the version's claim spent by the move's render the redraw -- and his
+        next tap -- waited for the promotion); never the same content twice.
+
+        ``windows``: the chat's flood windows, with the entries known of each
+        (:class:`RenderWindow`).  The claimed renders to the chat are counted
+        there fleet-wide, in the table's slot, as ``name`` at ``now``: a
+        render is claimed only while the entries known and those claimed fit
+        each window, else told how long until they do (#40: each process on its
+        share of the chat's window alone held a player's next hand until the
+        entries before the fault left it -- up to 4 s).  Raises
+        :class:`tables.ServiceUnavailable` when that slot is down too."""
         keys = [self.keys.table(table_id), self.keys.render_claim(table_id, message)]
-        return bool(await self._claim_render(keys, [version, RENDER_CLAIM_TTL_MS]))
+        text, markup = shows if shows is not None else ("", "")
+        args: list[str | int | float] = [
+            version,
+            RENDER_CLAIM_TTL_MS,
+            "*" if text is None else text,
+            markup,
+            repr(float(now)),
+            name,
+            len(windows),
+        ]
+        for w in windows:
+            keys.append(self.keys.render_window(table_id, w.key))
+            args += [w.limit, repr(float(w.seconds)), len(w.known)]
+            for at, entry in w.known:
+                args += [entry, repr(float(at))]
+        got = await self._claim_render(keys, args)
+        if isinstance(got, bytes | str):
+            return RenderClaim(False, float(got))
+        return RenderClaim(bool(got))
+
+    async def claimed_windows(
+        self, table_id: str, windows: Sequence[str]
+    ) -> dict[str, list[tuple[float, str]]]:
+        """The renders of the table claimed by :meth:`claim_render` counted in
+        each of the chat windows ``windows`` (keys): ``(score, name)`` entries
+        (one round trip; none: an empty list) -- to count in the chat's own
+        windows once they answer again (#40)."""
+        keys = [self.keys.render_window(table_id, w) for w in windows]
+
+        def build(p: Pipeline) -> None:
+            for key in keys:
+                p.zrange(key, 0, -1, withscores=True)
+
+        replies = await self.store.run(build) if keys else []
+        return {
+            w: [(float(at), bytes(name).decode()) for name, at in reply]
+            for w, reply in zip(windows, replies, strict=True)
+        }
 
     async def render_claimed(self, table_id: str, message: str) -> int:
         """The newest version of the table claimed for ``message`` by
@@ -247,7 +374,9 @@ class Tables:
         refused when older, even once the chat's shared state answers again --
         which knows nothing of what was sent meanwhile."""
         raw = await self.store.run(lambda p: p.get(self.keys.render_claim(table_id, message)))
-        return int(raw[0]) if raw and raw[0] is not None else -1
+        if not raw or raw[0] is None:
+            return -1
+        return int(bytes(raw[0]).partition(b":")[0])
 
     async def load(self, table_id: str) -> Loaded:
         """The table, its state, deadline, result and newest log (one round trip);

@@ -56,6 +56,7 @@ def check_rate(world: World, chat: Chat, receiver: int | None = None) -> None:
     if retry_after:
         world.stats.retry_after_by_chat[chat.id] += 1
         world.stats.refusals.append(world.limiter.last_refusal)
+        world.stats.refused_at.append(float(world.clock()))
         raise too_many_requests(retry_after)
 
 

@@ -225,6 +225,7 @@ class Stats:
     retry_after: int = 0  # number of 429 answers
     retry_after_by_chat: Counter[int] = field(default_factory=Counter)  # 429s per chat id
     refusals: list[str] = field(default_factory=list)  # which window refused each 429
+    refused_at: list[float] = field(default_factory=list)  # when (the fake's clock), each
     late_answers: int = 0  # callback queries answered after the answer window
     not_modified: int = 0  # edits refused as "message is not modified" (a wasted call)
     # the first error answers in words (a test's failure message says which)

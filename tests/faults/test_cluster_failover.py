@@ -25,7 +25,7 @@ import aiohttp
 import pytest
 from redis.crc import key_slot
 
-from harness.local_cluster import LocalCluster, command, start_cluster
+from harness.local_cluster import LocalCluster, start_cluster
 from sandbox.fake_api import FakeTelegram, RateLimits
 from sandbox.local_redis import find_redis_server, free_loopback_port
 from tables import LiveConfig, ServiceUnavailable, TableService
@@ -138,7 +138,7 @@ async def test_a_promoted_replica_takes_over_the_failed_slots(
         tables = await lobbies_on(svc, cluster)
         healthy = [p for p in cluster.ports[: cluster.masters] if p != dead]
         keys = {p: key_on(svc, cluster, p) for p in cluster.ports[: cluster.masters]}
-        command(dead, "WAIT", 1, 5000)  # the replica has every write
+        cluster.replicated(dead)  # the replica has every write
         cluster.kill(0)
         with pytest.raises(ServiceUnavailable):
             await svc.kv.get(keys[dead])

@@ -1,45 +1,71 @@
 """The flood limiter when Redis is unreachable: replies still go out.
 
-:class:`FallbackFloodLimiter` answers a call that fails
-(:class:`tables.ServiceUnavailable`) from its in-process windows
-(:class:`telegram_bot.delivery.flood.journal.LocalWindows`), this process's
-share of each limit (#40: the whole fleet falls back at once) -- so an
-apology for the outage is not held up by it -- for ``fallback_for`` seconds
-before it asks Redis again.  On one server every chat falls back; on a
-Cluster a chat alone, when its keys' master failed (#40).  The local windows
-count in the limiter's :class:`Journal`, charged to the shared windows once
-Redis answers (#28), so the next seconds do not overspend.
-
-Meanwhile nothing is known of what a message shows fleet-wide.  A table's
-render (an edit with a version) waits as behind another call's edit
-(:data:`BUSY`), asking Redis every :data:`PROBE_EVERY` s -- sent blind it
-could go backwards or repeat (#40: 2 edits went backwards, 27 "not modified"
-in a failover) -- unless it renders the table's version now and is claimed in
-the table's own slot (``claims``, :meth:`tables.tables.Tables.claim_render`)
-once the chat's windows have room: read once a fault from a replica of the
-chat's slot (:meth:`tables.KeyValueStore.replica_entries`), else once they
-turned over.  Any other edit is sent without a lease (the process's own lock
-orders its edits), and a message touched meanwhile has its digest forgotten
-before its next edit in Redis.
+:class:`FallbackFloodLimiter` is the shared Redis limiter
+(:class:`telegram_bot.delivery.flood.limiter.FloodLimiter`) whose calls, when
+one fails (:class:`tables.ServiceUnavailable`), answer from its in-process
+windows (:class:`telegram_bot.delivery.flood.journal.LocalWindows`) -- this
+process's share of each limit, the fleet's size as last read from Redis (#40:
+every process falls back at once, and three on the whole windows spent three
+budgets) -- so an apology ("the game is unavailable for a moment") is not held
+up by the very outage it reports -- for ``fallback_for`` seconds before it asks
+Redis again (a stopped Redis would otherwise make every message wait for the
+socket timeout).  On one Redis server every chat falls back at once; on a
+Redis Cluster a chat falls back alone, when a call of its own failed (its
+keys' master died): the chats whose keys the other masters serve go on in
+Redis (#40).  The local windows count in the limiter's own :class:`Journal`:
+they start with what this process sent just before the outage, and once Redis
+answers again the journal is charged to the shared windows
+(:meth:`FloodLimiter.charge`, #28) before anything else is asked of them: what
+the fallback let through meanwhile, and what a restarted Redis lost, counts
+again there, so the next seconds do not overspend.
+While it falls back nothing is known of what a message shows fleet-wide: a
+table's render (an edit with a table version) waits, as behind another call's
+edit (:data:`BUSY`), until the shared state answers again (asked every
+:data:`PROBE_EVERY` s meanwhile) and judges it -- sent
+then, it could show an older version than another process showed, or repeat
+what the message shows (#40: 2 edits went backwards and 27 were "not modified"
+through a cluster failover) -- unless it renders the table's version now and
+is claimed in the table's own slot (``claims``,
+:meth:`tables.tables.Tables.claim_render`): nothing newer can have been shown,
+and only the claiming process sends it (a redraw of that version showing
+something else -- a player's selection -- is claimed again), so the first move after a master's
+death goes out at once where the chat's keys lived on that master -- as soon
+as the chat's windows have room: on a cluster they are read once a fault from
+a replica of the chat's slot (:meth:`tables.KeyValueStore.replica_entries`:
+every process's sends before the fault), and counted with this process's own
+and the renders any process claimed since, fleet-wide in the table's slot,
+against the whole window; without a replica that answers, within this
+process's share once they turned over since the fault began.  Once the
+chat's slot answers again, the version sent meanwhile becomes the floor of
+its digest, and a render held through the fallback is refused when a newer
+one was claimed meanwhile.  Any other edit is sent (Telegram answers "not
+modified" to a no-op one), and the messages touched meanwhile have their Redis
+digest forgotten before their next edit -- a digest from before the outage
+would drop an edit back to that content as a no-op -- and no edit lease is
+taken (the process's own per-message lock orders its edits, as with one
+process).  Each switch to the fallback is logged once.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, Protocol
 
 from engine.clock import Clock
-from tables import KeyValueStore, ServiceUnavailable
+from tables import KeyValueStore, RenderClaim, RenderWindow, ServiceUnavailable
 from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.digest import parse_version, shown_after
+from telegram_bot.delivery.flood.lease import Taken
 from telegram_bot.delivery.flood.limiter import (
     BUSY,
     STALE,
     EditTicket,
     FloodConfig,
     FloodLimiter,
+    OverallEntries,
+    Stamp,
     T,
     Verdict,
     Window,
@@ -54,6 +80,11 @@ FALLBACK_FOR = 5.0
 PROBE_EVERY = 0.5
 """Seconds between two asks of Redis for a table's render held while falling back."""
 
+CLAIMS_COUNTED_FOR = 65.0
+"""Seconds after a fault this process saw during which a table's render judged
+in Redis first counts the renders claimed meanwhile in its chat's windows
+(the longest window, a group's minute, and a margin; #40)."""
+
 Scope = int | str | None
 
 
@@ -62,12 +93,30 @@ class RenderClaims(Protocol):
     the table's own slot (:class:`tables.tables.Tables`); ``message`` is
     ``"<chat>:<message id>"``."""
 
-    async def claim_render(self, table_id: str, version: int, message: str) -> bool:
-        """May this process send that render now?  (Claimed then.)"""
+    async def claim_render(
+        self,
+        table_id: str,
+        version: int,
+        message: str,
+        shows: tuple[str | None, str] | None = None,
+        *,
+        windows: Sequence[RenderWindow] = (),
+        now: float = 0.0,
+        name: str = "",
+    ) -> RenderClaim:
+        """May this process send that render, showing ``shows`` (its text and
+        markup digests), now -- counted as ``name`` at ``now`` in the chat's
+        ``windows`` with the renders claimed there?  (Claimed then.)"""
         ...
 
     async def render_claimed(self, table_id: str, message: str) -> int:
         """The newest version claimed for the message (-1: none)."""
+        ...
+
+    async def claimed_windows(
+        self, table_id: str, windows: Sequence[str]
+    ) -> dict[str, list[tuple[float, str]]]:
+        """The claimed renders' entries in each of the chat windows ``windows``."""
         ...
 
 
@@ -114,6 +163,7 @@ class FallbackFloodLimiter(FloodLimiter):
         # a chat's window keys -> their entries in a replica of its slot, read
         # once a fault: every process's sends before it (#40)
         self._seen: dict[Scope, dict[str, list[tuple[float, str]]]] = {}
+        self._fault_at = float("-inf")  # when a call of this process last failed
         self._replica_asked: dict[Scope, float] = {}  # scope -> when a replica was last asked
         self.replica_reads = 0  # chats' windows read from a replica while falling back
 
@@ -134,6 +184,7 @@ class FallbackFloodLimiter(FloodLimiter):
         if not self.falling_back:
             log.warning("flood limiter: Redis unavailable, in-process windows for now: %s", error)
         scope, now = self._scope(chat_id), float(self.clock())
+        self._fault_at = now
         self._down[scope] = now + self.fallback_for
         self._probed[scope] = now
         self._fell.setdefault(scope, now)  # a new fault, not a failed probe
@@ -214,6 +265,7 @@ class FallbackFloodLimiter(FloodLimiter):
 
         async def judged() -> Verdict | None:
             await self._forget_touched(key)
+            await self._count_claims(edit)
             if key in self._held and edit.version:
                 # held through the fallback: another process may have sent a
                 # newer render meanwhile, which the chat's digest does not know
@@ -237,11 +289,48 @@ class FallbackFloodLimiter(FloodLimiter):
             return Verdict(0.0)  # unknown: send it (no lease: the process's own order)
         return self._local_take(edit.to)
 
+    async def _count_claims(self, edit: EditTicket) -> None:
+        """Before a table's render is judged in Redis within
+        :data:`CLAIMS_COUNTED_FOR` s of a fault: the renders of its table
+        claimed meanwhile, by any process, count in its chat's windows there
+        (#40: a chat's windows in a promoted replica know nothing of what went
+        out while they could not be read; judged at once after the promotion,
+        a render was a fourth message in 3 s -- a 429 -- while the process that
+        claimed the others had not charged its journal yet).  Added to this
+        process's journal and charged; entries there already stay as they are."""
+        parsed = parse_version(edit.version)
+        if self.claims is None or parsed is None:
+            return
+        if float(self.clock()) >= self._fault_at + CLAIMS_COUNTED_FOR:
+            return
+        buckets = self.buckets(edit.to)[1:]
+        try:
+            claimed = await self.claims.claimed_windows(parsed[0], [k for k, _w in buckets])
+        except ServiceUnavailable:  # the table's slot is down: nothing to count
+            return
+        added: set[str] = set()
+        for k, window in buckets:
+            known = {name for _at, name in self.journal.entries.get(k, ())}
+            for at, name in claimed.get(k, ()):
+                if name not in known:
+                    self.journal.record(k, window.seconds, at, name.rpartition(":")[0], 1)
+                    added.add(k)
+        if added:
+            self.charged += await self.charge(lambda key: key in added)
+
     async def _claimed_render(self, edit: EditTicket) -> Verdict:
-        """A table's render while its chat falls back: claimed (:meth:`_claimed`)
-        once the chat's windows have room for it (:meth:`_room`), else held as
-        behind another call's edit (:data:`BUSY`) or told how long to wait."""
+        """A table's render while its chat falls back: judged once the shared
+        state answers, unless claimed (:meth:`_claimed`) once its chat's windows
+        have room for it: what every process sent there before the fault (read
+        from a replica of the chat's slot) with the renders claimed since,
+        fleet-wide (:meth:`_fleet_claim`); without a replica that answers, with
+        this process's own sends since and within its share (:meth:`_room`).
+        Held as behind another call's edit (:data:`BUSY`) meanwhile, or told
+        how long the windows need."""
         key = edit.to
+        known = await self._known_windows(edit.to)
+        if known is not None and self.claims is not None:
+            return await self._fleet_claim(edit, known)
         wait = await self._room(edit.to)
         if wait is None or (wait > 0 and edit.prepaid):
             # the windows are unknown, or the prepaid tokens were taken without
@@ -256,13 +345,73 @@ class FallbackFloodLimiter(FloodLimiter):
         if took is not None and took.wait != 0:  # the fleet-wide window, or a call meanwhile
             self._held.add(key)
             return took
-        if not await self._claimed(edit):
+        if not (await self._claimed(edit)).claimed:
             if took is not None:  # not sent: its entries go back
                 self.local.refund(self._local_buckets(edit.to), 0.0)
             return self._held_back(key)
         self.claimed_renders += 1
         self._touch(key, edit.version)
         return Verdict(0.0) if took is None else took
+
+    async def _fleet_claim(self, edit: EditTicket, known: list[RenderWindow]) -> Verdict:
+        """A table's render claimed in the table's slot with its chat's windows
+        counted there fleet-wide (:meth:`tables.tables.Tables.claim_render`):
+        the entries a replica of the chat's slot holds and this process's own
+        (``known``), and the renders any process claimed since the fault -- the
+        whole window, not this process's share of it (#40: on its share alone
+        a render waited until every entry from before the fault had left the
+        chat's window, up to 4 s, and the player with it).  The fleet-wide
+        window's entries come from the allowance, as in Redis (a lease, or
+        the share while its key is down); the chat's are journaled under the
+        claim's name (charged to Redis once it answers)."""
+        key = edit.to
+        taken = Taken(0.0)
+        if not edit.prepaid:
+            try:
+                taken = await self._overall()
+            except ServiceUnavailable:  # its key is down, and no share is known here
+                return self._held_back(key)
+            if taken.wait > 0:
+                self._held.add(key)
+                return Verdict(taken.wait, True)
+        name = self.journal.name()
+        claim = await self._claimed(edit, known, f"{name}:1")
+        if not claim.claimed:
+            self.lease.give_back(taken)
+            if claim.wait > 0 and not edit.prepaid:
+                self._held.add(key)
+                return Verdict(min(claim.wait, PROBE_EVERY))  # asked again then
+            return self._held_back(key)
+        self.claimed_renders += 1
+        self._touch(key, edit.version)
+        if edit.prepaid:
+            return Verdict(0.0)
+        self.fallbacks += 1
+        now, chats = float(self.clock()), [(w.key, float(w.seconds)) for w in known]
+        for k, seconds in chats:
+            self.journal.record(k, seconds, now, name, 1)
+        overall = None
+        if taken.entries:  # moved too if answered late (#37)
+            lease = self.lease
+            overall = OverallEntries(lease.bucket, lease.seconds, taken.entries, taken.at)
+        return Verdict(0.0, False, Stamp(tuple(chats), name, overall=overall))
+
+    async def _known_windows(self, to: Address) -> list[RenderWindow] | None:
+        """The chat's windows of a message ``to`` it (whole, not a share) with
+        the entries known of each: a replica's of the chat's slot -- every
+        process's sends before the fault -- and this process's journal; None:
+        no replica answers."""
+        buckets = self.buckets(to)[1:]
+        seen = await self._replica_windows(to.chat, [k for k, _w in buckets])
+        if seen is None:
+            return None
+        known = []
+        for k, window in buckets:
+            entries = {name: at for at, name in seen.get(k, ())}
+            entries.update((name, at) for at, name in self.journal.entries.get(k, ()))
+            pairs = [(at, name) for name, at in entries.items()]
+            known.append(RenderWindow(k, window.limit, window.seconds, pairs))
+        return known
 
     def _held_back(self, key: Address) -> Verdict:
         self.held_edits += 1
@@ -327,19 +476,29 @@ class FallbackFloodLimiter(FloodLimiter):
     def _touch(self, key: Address, version: str) -> None:
         self._touched[key] = shown_after(version, self._touched.get(key, ""))
 
-    async def _claimed(self, edit: EditTicket) -> bool:
-        """May a table's render go out while its chat falls back?  When it
-        renders the table's version now, claimed once in the table's own slot:
-        nothing newer can have been shown, and no other process sends the same
-        (#40: the first press after a master's death waited for the promotion)."""
+    async def _claimed(
+        self, edit: EditTicket, windows: Sequence[RenderWindow] = (), name: str = ""
+    ) -> RenderClaim:
+        """May a table's render go out while its chat falls back?  When it renders
+        the table's version now, claimed once in the table's own slot
+        (``claim``, :meth:`tables.tables.Tables.claim_render`): nothing newer
+        can have been shown to the message, and no other process sends the same
+        (#40: the first press after a master's death waited for the promotion
+        where the player's chat had its keys) -- nor the same content again: a
+        redraw of that version showing something else (a selection) is claimed
+        as well, whichever process claimed the version's render.  With the
+        chat's ``windows``, once they have room for it (else the wait)."""
         parsed = parse_version(edit.version)
         if self.claims is None or parsed is None:
-            return False
+            return RenderClaim(False)
         table, version = parsed
+        message, shows = "{}:{}".format(*edit.to.key), (edit.text_digest, edit.markup_digest)
         try:
-            return await self.claims.claim_render(table, version, "{}:{}".format(*edit.to.key))
+            return await self.claims.claim_render(
+                table, version, message, shows, windows=windows, now=float(self.clock()), name=name
+            )
         except ServiceUnavailable:  # the table's slot is down too: held
-            return False
+            return RenderClaim(False)
 
     async def _claimed_since(self, edit: EditTicket) -> bool:
         """Was a newer version of the edit's table claimed for its message?"""
