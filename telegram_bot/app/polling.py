@@ -17,6 +17,9 @@ from telegram_bot.state.poll_lease import PollLease
 
 log = logging.getLogger(__name__)
 
+HALT_WITHIN = 5.0
+"""Seconds aiogram's polling has to stop by itself before it is cancelled."""
+
 
 class Polling:
     """aiogram's polling of ``dp`` for ``bot`` under the lease kept in ``kv``
@@ -40,6 +43,7 @@ class Polling:
         lease = PollLease(self.kv, self.ttl)
         try:
             while not self._stopped.is_set():
+                _stopped_meanwhile()
                 if await self._turn(lease) and not self._stopped.is_set():
                     await self._while_held(lease, kwargs)
                 else:
@@ -83,6 +87,7 @@ class Polling:
         stopping = asyncio.create_task(self._stopped.wait())
         try:
             while not polling.done():
+                _stopped_meanwhile()
                 await asyncio.wait(
                     {polling, stopping}, timeout=lease.every, return_when=asyncio.FIRST_COMPLETED
                 )
@@ -109,16 +114,33 @@ class Polling:
         finally:
             stopping.cancel()
             if not polling.done():
-                polling.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await polling
+                await self._halt(polling)
+
+    async def _halt(self, polling: asyncio.Task[None]) -> None:
+        """aiogram's polling stopped on its way out of a stop or a cancel:
+        aiogram's own stop first -- a cancel of ``start_polling`` leaves its
+        pollers running (they went on fetching updates, and took them from
+        Telegram, while the process stopped) -- then, if it has not ended
+        within :data:`HALT_WITHIN` s, a cancel; a cancel of this task meanwhile
+        goes on (never swallowed)."""
+        with contextlib.suppress(RuntimeError, TimeoutError):  # not started yet: cancelled
+            async with asyncio.timeout(HALT_WITHIN):
+                await self.dp.stop_polling()
+        if not polling.done():
+            polling.cancel()
+        await asyncio.wait({polling})
+        if not polling.cancelled() and polling.exception() is not None:
+            log.warning("polling ended with %r on its way out", polling.exception())
 
 
 def _stopped_meanwhile() -> None:
     """Raise CancelledError if this task is being cancelled: a stop's cancel
     that reached a Redis call as it failed (its read timing out) came back
     as ServiceUnavailable, and a loop that goes on through Redis faults went
-    on for good -- the polling loop kept a stopped bot running (CI)."""
+    on for good -- the polling loop kept a stopped bot running (CI); one
+    that came as the lease's reply did was swallowed by the call, which
+    returned the reply (a CI run under load waited 60 s).  Each turn of the
+    polling loops looks here."""
     task = asyncio.current_task()
     if task is not None and task.cancelling():
         raise asyncio.CancelledError

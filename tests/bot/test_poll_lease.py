@@ -174,3 +174,67 @@ async def test_a_cancel_that_reaches_the_lease_as_a_fault_still_stops_polling(
         monkeypatch.undo()
         task.cancel()
         await app.aclose()
+
+
+async def test_a_cancel_that_a_call_swallowed_still_stops_polling(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stop's cancel that a call in the polling loop swallowed -- it came as
+    the call's reply did, and the call returned it (Python 3.11's ``wait_for``
+    does so) -- left the loop polling with its task marked cancelling: a
+    stopped bot kept polling until a second cancel (a CI run waited 60 s, under
+    load).  The loop looks at its task's mark each turn and stops."""
+    renewing = asyncio.Event()
+    take = PollLease.take
+
+    async def take_swallowing_the_cancel(lease: PollLease) -> bool:
+        held = await take(lease)
+        renewing.set()
+        with contextlib.suppress(asyncio.CancelledError):  # the reply came as it did
+            await asyncio.sleep(SAFETY)
+        return held
+
+    app, task = await start(settings(fake, redis_url, redis_prefix))
+    try:
+        await until(lambda: app.polling.polls, "the lease taken")
+        monkeypatch.setattr(PollLease, "take", take_swallowing_the_cancel)
+        await asyncio.wait_for(renewing.wait(), SAFETY)  # in the lease's call now
+        task.cancel()
+        done, _pending = await asyncio.wait({task}, timeout=SAFETY)
+        assert task in done, "polling went on after its task was cancelled"
+        assert task.cancelled()
+    finally:
+        monkeypatch.undo()
+        task.cancel()
+        await app.aclose()
+
+
+def _aiogram_pollers() -> list[asyncio.Task[object]]:
+    return [
+        t
+        for t in asyncio.all_tasks()
+        if not t.done() and getattr(t.get_coro(), "__qualname__", "") == "Dispatcher._polling"
+    ]
+
+
+async def test_a_cancelled_polling_leaves_no_poller_of_aiograms_running(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """A cancel of aiogram's ``start_polling`` leaves the pollers it started
+    running: a stopped process went on fetching updates -- confirming them to
+    Telegram -- while it shut down, and the presses in them were lost.  The
+    polling asks aiogram to stop first, then cancels what is left."""
+    app, task = await start(settings(fake, redis_url, redis_prefix))
+    try:
+        await until(lambda: bool(_aiogram_pollers()), "aiogram polling")
+        task.cancel()
+        done, _pending = await asyncio.wait({task}, timeout=SAFETY)
+        assert task in done, "polling went on after its task was cancelled"
+        for _ in range(3):
+            await asyncio.sleep(0)
+        assert _aiogram_pollers() == []
+    finally:
+        task.cancel()
+        for poller in _aiogram_pollers():  # not to leak into the next test
+            poller.cancel()
+        await app.aclose()
