@@ -27,6 +27,13 @@ class KeyValueStore:
         of the other nodes are still served (:mod:`tables.nodes`)."""
         return self.store.cluster
 
+    @property
+    def faults(self) -> int:
+        """How many operations of this process met a Redis fault (a node down,
+        a timeout) since it started, whatever part of it asked: a fault its
+        flood limiter did not meet itself is still news to it (#40)."""
+        return self.store.faults
+
     def key(self, name: str) -> str:
         """``name`` under the service's prefix."""
         return f"{self.prefix}{name}"

@@ -144,6 +144,7 @@ class Store:
         self.round_trips = 0
         self.probe_timeout = probe_timeout
         self.suspect = False  # one server; a cluster's suspects are nodes (self.health)
+        self.faults = 0  # operations that met a fault (tables.kv.KeyValueStore.faults)
         self.health = (
             NodeHealth(client, probe_timeout) if isinstance(client, aredis.RedisCluster) else None
         )
@@ -205,6 +206,7 @@ class Store:
             with unavailable():
                 yield
         except ServiceUnavailable as e:
+            self.faults += 1
             if self.health is not None:
                 if isinstance(e.__cause__, _NODE_DOWN):
                     self.health.failed(nodes, e.__cause__)

@@ -16,7 +16,7 @@ import redis.asyncio as aredis
 from redis.crc import key_slot
 
 from harness.local_cluster import LocalCluster
-from tables import LiveConfig, TableService
+from tables import LiveConfig, ServiceUnavailable, TableService
 from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.digest import table_version
 from telegram_bot.delivery.flood.fallback import PROBE_EVERY, FallbackFloodLimiter
@@ -637,6 +637,55 @@ async def test_renders_claimed_during_the_fault_count_once_the_chat_answers(
         assert (await a.admit_edit(render(v2, "k3"))).wait == 0
     finally:
         shared_replicas.heal()
+        await svc.aclose()
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("cluster_failover")
+async def test_a_process_that_saw_no_fault_counts_the_renders_claimed_meanwhile(
+    shared_replicas: LocalCluster,
+) -> None:
+    """#40: two processes claimed renders to a player's chat while its master
+    was dead; a third made no call of the flood limiter meanwhile -- its own
+    client met the fault elsewhere (the chat's other keys) or not at all.
+    Once the chat answers again, the third process's first render of the
+    table, judged in Redis, counts the claimed renders there: before, only a
+    process whose limiter had itself failed did, and this one sent at once a
+    fourth message in the chat's 4 s."""
+    outage, svc, tid, v, chat = await _replica_setup(shared_replicas)
+    third = TableService.from_url(outage.url, LiveConfig(prefix=outage.prefix))
+    try:
+        clock = FakeClock()
+
+        def limiter(of: TableService) -> FallbackFloodLimiter:
+            return FallbackFloodLimiter(
+                of.kv, FloodConfig(), clock=clock, fallback_for=5.0, claims=of.tables,
+                fleet=lambda: 3,
+            )  # fmt: skip
+
+        a, b, c = limiter(third), limiter(svc), limiter(svc)
+
+        def render(version: int, markup: str = "k") -> EditTicket:
+            return EditTicket(
+                Address(chat, 9), f"v{version}", markup, version=table_version(tid, version)
+            )
+
+        assert (await a.admit_edit(render(v))).wait == 0  # at 0 s, in Redis
+        clock.advance(0.5)
+        _kill_replicated(shared_replicas, outage, chat)
+        v2 = (await svc.lobbies.configure(tid, 1, timer=30)).version
+        assert (await b.admit_edit(render(v2))).wait == 0  # claimed
+        assert (await c.admit_edit(render(v2, "k2"))).wait == 0  # claimed
+        with pytest.raises(ServiceUnavailable):  # the third's client meets the fault
+            await third.kv.get(f"x{{c:{chat}}}")
+        outage.start()  # the chat's slot answers again
+        # a's entry, b's and c's renders fill the chat's window until 4 s
+        assert (await a.admit_edit(render(v2, "k3"))).wait == pytest.approx(3.5)
+        clock.advance(3.5)
+        assert (await a.admit_edit(render(v2, "k3"))).wait == 0
+    finally:
+        shared_replicas.heal()
+        await third.aclose()
         await svc.aclose()
 
 

@@ -164,6 +164,7 @@ class FallbackFloodLimiter(FloodLimiter):
         # once a fault: every process's sends before it (#40)
         self._seen: dict[Scope, dict[str, list[tuple[float, str]]]] = {}
         self._fault_at = float("-inf")  # when a call of this process last failed
+        self._faults_seen = kv.faults  # the client's faults known here (_news_of_faults)
         self._replica_asked: dict[Scope, float] = {}  # scope -> when a replica was last asked
         self.replica_reads = 0  # chats' windows read from a replica while falling back
 
@@ -301,6 +302,7 @@ class FallbackFloodLimiter(FloodLimiter):
         parsed = parse_version(edit.version)
         if self.claims is None or parsed is None:
             return
+        self._news_of_faults()
         if float(self.clock()) >= self._fault_at + CLAIMS_COUNTED_FOR:
             return
         buckets = self.buckets(edit.to)[1:]
@@ -317,6 +319,18 @@ class FallbackFloodLimiter(FloodLimiter):
                     added.add(k)
         if added:
             self.charged += await self.charge(lambda key: key in added)
+
+    def _news_of_faults(self) -> None:
+        """A fault this process's Redis client met outside the limiter -- the
+        chat's other keys (its dedupe, its marks), another table's -- counts
+        as one of the limiter's for :meth:`_count_claims` from now on (#40: a
+        process whose limiter made no call while a master was dead judged its
+        next render in the chat's windows without the renders the others
+        claimed meanwhile, and sent a fourth message in 4 s)."""
+        seen = self.kv.faults
+        if seen != self._faults_seen:
+            self._faults_seen = seen
+            self._fault_at = max(self._fault_at, float(self.clock()))
 
     async def _claimed_render(self, edit: EditTicket) -> Verdict:
         """A table's render while its chat falls back: judged once the shared
