@@ -123,11 +123,13 @@ class Polling:
         Telegram, while the process stopped) -- then, if it has not ended
         within :data:`HALT_WITHIN` s, a cancel; a cancel of this task meanwhile
         goes on (never swallowed)."""
-        with contextlib.suppress(RuntimeError, TimeoutError):  # not started yet: cancelled
-            async with asyncio.timeout(HALT_WITHIN):
-                await self.dp.stop_polling()
-        if not polling.done():
-            polling.cancel()
+        try:
+            with contextlib.suppress(RuntimeError, TimeoutError):  # not started yet: cancelled
+                async with asyncio.timeout(HALT_WITHIN):
+                    await self.dp.stop_polling()
+        finally:  # a second cancel of this task too
+            if not polling.done():
+                polling.cancel()
         await asyncio.wait({polling})
         if not polling.cancelled() and polling.exception() is not None:
             log.warning("polling ended with %r on its way out", polling.exception())
