@@ -79,7 +79,11 @@ class Polling:
         polling = asyncio.create_task(
             self.dp.start_polling(
                 self.bot,
-                handle_signals=kwargs.get("handle_signals", True),
+                # never aiogram's signal handlers: they replace the process's own
+                # (``telegram_bot.__main__``: SIGTERM stops it gracefully, #28)
+                # and ignore a signal once polling stopped -- a process that lost
+                # the poll lease to another never stopped on SIGTERM
+                handle_signals=kwargs.get("handle_signals", False),
                 close_bot_session=False,
                 **{k: v for k, v in kwargs.items() if k != "handle_signals"},
             )

@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import signal
 import time
 from collections.abc import AsyncIterator, Callable
 
@@ -16,6 +18,7 @@ import pytest
 
 from sandbox.fake_api import FakeTelegram, RateLimits
 from tables import LiveConfig, ServiceUnavailable, TableService
+from telegram_bot.__main__ import run
 from telegram_bot.app import BotApp
 from telegram_bot.settings import Settings
 from telegram_bot.state.poll_lease import PollLease
@@ -236,5 +239,73 @@ async def test_a_cancelled_polling_leaves_no_poller_of_aiograms_running(
     finally:
         task.cancel()
         for poller in _aiogram_pollers():  # not to leak into the next test
+            poller.cancel()
+        await app.aclose()
+
+
+async def test_sigterm_stops_a_process_that_lost_the_poll_lease(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """``durak bot`` in long polling: another process took the poll lease, so
+    this one stopped polling and waits for the lease.  SIGTERM stops it, as
+    it does any bot process (#28) -- aiogram's own signal handlers, put in
+    place of the process's when its polling started, ignored SIGTERM once
+    polling had stopped: the process ran on until a SIGKILL."""
+    s = settings(fake, redis_url, redis_prefix)
+    app = BotApp(s)
+    task = asyncio.create_task(run(s, app=app))
+    try:
+        await until(lambda: app.polling.polls, "the lease taken")
+        lease = PollLease(app.svc.kv, TTL)
+        await app.svc.kv.set(lease.key, "another process", ttl_ms=60_000)
+        await until(lambda: not app.polling.polls, "the lease lost")
+        os.kill(os.getpid(), signal.SIGTERM)  # handled by the running bot
+        done, _pending = await asyncio.wait({task}, timeout=SAFETY)
+        assert task in done, "SIGTERM did not stop the bot"
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait_for(task, SAFETY)
+
+
+def _aiogram_polling() -> list[asyncio.Task[object]]:
+    return [
+        t
+        for t in asyncio.all_tasks()
+        if not t.done() and getattr(t.get_coro(), "__qualname__", "") == "Dispatcher.start_polling"
+    ]
+
+
+async def test_a_second_cancel_while_aiogram_stops_still_cancels_its_polling(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stop's cancel, then another while aiogram's own stop is awaited (a
+    shutdown's second Ctrl-C, a supervisor's second signal): aiogram's polling
+    is cancelled all the same -- the second cancel left it running, and the
+    process's lease released under a poller still fetching updates."""
+    app, task = await start(settings(fake, redis_url, redis_prefix))
+    stopping = asyncio.Event()
+
+    async def stop_that_hangs() -> None:
+        stopping.set()
+        await asyncio.sleep(SAFETY * 10)
+
+    try:
+        await until(lambda: bool(_aiogram_polling()), "aiogram polling")
+        monkeypatch.setattr(app.polling.dp, "stop_polling", stop_that_hangs)
+        task.cancel()
+        await asyncio.wait_for(stopping.wait(), SAFETY)  # in aiogram's stop now
+        task.cancel()
+        done, _pending = await asyncio.wait({task}, timeout=SAFETY)
+        assert task in done, "polling went on after its task was cancelled twice"
+        for _ in range(3):
+            await asyncio.sleep(0)
+        assert _aiogram_polling() == []
+    finally:
+        monkeypatch.undo()
+        task.cancel()
+        for polling in _aiogram_polling():  # not to leak into the next test
+            polling.cancel()
+        for poller in _aiogram_pollers():
             poller.cancel()
         await app.aclose()
