@@ -45,7 +45,7 @@ from tables.timers import NO_HOOKS, TimerHooks
 from telegram_bot.app.dispatch import EventDispatcher
 from telegram_bot.app.loops import Background, Backoff, Renders, on_arena
 from telegram_bot.app.menus import set_commands, set_menu_button
-from telegram_bot.app.polling import Polling
+from telegram_bot.app.polling import Polling, stopped_meanwhile
 from telegram_bot.delivery import Delivery, DeliveryConfig, make_delivery
 from telegram_bot.delivery.flood.rates import FloodConfig
 from telegram_bot.handlers import routers
@@ -314,6 +314,7 @@ class BotApp:
             try:
                 await self.svc.admin.ping()
             except ServiceUnavailable as e:
+                stopped_meanwhile()  # a stop's cancel that came back as the fault
                 delay = backoff.next_delay()
                 log.warning("not ready: %s; trying again in %.1f s", e, delay)
                 await asyncio.sleep(delay)

@@ -43,7 +43,7 @@ class Polling:
         lease = PollLease(self.kv, self.ttl)
         try:
             while not self._stopped.is_set():
-                _stopped_meanwhile()
+                stopped_meanwhile()
                 if await self._turn(lease) and not self._stopped.is_set():
                     await self._while_held(lease, kwargs)
                 else:
@@ -63,7 +63,7 @@ class Polling:
         try:
             held = await lease.take()
         except ServiceUnavailable as e:
-            _stopped_meanwhile()
+            stopped_meanwhile()
             log.warning("poll lease: Redis unavailable: %s", e)
             return False
         if held != self.polls:
@@ -91,7 +91,7 @@ class Polling:
         stopping = asyncio.create_task(self._stopped.wait())
         try:
             while not polling.done():
-                _stopped_meanwhile()
+                stopped_meanwhile()
                 await asyncio.wait(
                     {polling, stopping}, timeout=lease.every, return_when=asyncio.FIRST_COMPLETED
                 )
@@ -104,7 +104,7 @@ class Polling:
                 try:
                     held = await lease.take()
                 except ServiceUnavailable:  # it goes on: nobody else can take it now
-                    _stopped_meanwhile()
+                    stopped_meanwhile()
                     held = True
                 if not held:
                     log.warning("poll lease lost to another process: polling stops")
@@ -139,7 +139,7 @@ class Polling:
             log.warning("polling ended with %r on its way out", polling.exception())
 
 
-def _stopped_meanwhile() -> None:
+def stopped_meanwhile() -> None:
     """Raise CancelledError if this task is being cancelled: a stop's cancel
     that reached a Redis call as it failed (its read timing out) came back
     as ServiceUnavailable, and a loop that goes on through Redis faults went

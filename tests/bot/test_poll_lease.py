@@ -309,3 +309,36 @@ async def test_a_second_cancel_while_aiogram_stops_still_cancels_its_polling(
         for poller in _aiogram_pollers():
             poller.cancel()
         await app.aclose()
+
+
+async def test_a_cancel_that_reaches_the_wait_for_redis_as_a_fault_stops_it(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process started while Redis does not answer waits for it (#28); a
+    stop's cancel that reached its ping as the ping failed came back as
+    ServiceUnavailable, and the wait went on -- a stopped bot waiting for a
+    Redis that was gone.  It stops."""
+    app = BotApp(settings(fake, redis_url, redis_prefix))
+    await app.setup()
+    pinging = asyncio.Event()
+
+    async def ping_then_fault_on_cancel() -> bool:
+        pinging.set()
+        try:
+            await asyncio.sleep(SAFETY)  # a slow answer, cancelled here
+        except asyncio.CancelledError:
+            raise ServiceUnavailable("Redis is unavailable: read timed out") from None
+        return True
+
+    monkeypatch.setattr(app.svc.admin, "ping", ping_then_fault_on_cancel)
+    task = asyncio.create_task(app.wait_for_redis())
+    try:
+        await asyncio.wait_for(pinging.wait(), SAFETY)
+        task.cancel()
+        done, _pending = await asyncio.wait({task}, timeout=SAFETY)
+        assert task in done, "the wait for Redis went on after its task was cancelled"
+        assert task.cancelled()
+    finally:
+        monkeypatch.undo()
+        task.cancel()
+        await app.aclose()
