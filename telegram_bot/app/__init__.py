@@ -341,7 +341,9 @@ class BotApp:
         """The background loops (:mod:`telegram_bot.app.loops`), after :meth:`setup`."""
         if self.publisher is None:
             raise RuntimeError("BotApp.setup() comes before the background loops")
-        self.background.start(self.publisher, self.timer_hooks, self.page_server)
+        self.background.start(
+            self.publisher, self.timer_hooks, self.page_server, catch_up=self.delivery.catch_up
+        )
 
     async def run_polling(self, **kwargs: Any) -> None:
         """Long polling until stopped (``await app.stop_polling()``) -- only while

@@ -1,4 +1,4 @@
-"""The background of one bot process (:class:`telegram_bot.app.BotApp`): three
+"""The background of one bot process (:class:`telegram_bot.app.BotApp`): four
 loops, and the renders they spawn.
 
 * the turn-timer loop (:meth:`tables.timers.Timers.run_timers`), which
@@ -10,7 +10,9 @@ loops, and the renders they spawn.
   render outlived the process that marked it is rendered again; with it, the
   Mini App's pages whose process died (:mod:`telegram_bot.state.pages`): their
   players' hands are drawn again;
-* with ``MINIAPP_URL`` set, a fourth: the live channels of the tables the Mini
+* the flood limiter's catch-up (#40): the renders this process claimed while
+  a chat's keys were down charged to its windows as soon as they answer;
+* with ``MINIAPP_URL`` set, another: the live channels of the tables the Mini
   App's pages of this process show (:mod:`telegram_bot.miniapp`, #42).
 
 No exception stops any loop: each failure is logged and the loop runs
@@ -33,6 +35,7 @@ from typing import Any
 from tables import ServiceUnavailable, TableService, WriteResult, expected_fault
 from tables.arena_runner import Woken
 from tables.timers import TimerHooks
+from telegram_bot.delivery.flood.fallback import PROBE_EVERY
 from telegram_bot.miniapp import PageServer
 from telegram_bot.publishing.arena_board import woke
 from telegram_bot.publishing.publisher import Publisher
@@ -102,17 +105,24 @@ class Background:
         self.subscriptions = 0  # times the notify subscriber (re)subscribed
 
     def start(
-        self, publisher: Publisher, hooks: TimerHooks, page_server: PageServer | None
+        self,
+        publisher: Publisher,
+        hooks: TimerHooks,
+        page_server: PageServer | None,
+        catch_up: Callable[[], Awaitable[int]] | None = None,
     ) -> None:
         """The loops started: renders through ``publisher``; ``hooks``: the
         adapter's part of a timer tick; ``page_server``: the Mini App's pages'
-        live channels (None: off)."""
+        live channels (None: off); ``catch_up``: the flood limiter's journal
+        charged once the chats that fell back answer (#40, None: no loop)."""
         self.stop.clear()
         self._tasks = [
             asyncio.create_task(self._timers(publisher, hooks), name="timers"),
             asyncio.create_task(self._notifications(publisher), name="notify"),
             asyncio.create_task(self._repairs(publisher), name="repairs"),
         ]
+        if catch_up is not None:
+            self._tasks.append(asyncio.create_task(self._flood(catch_up), name="flood"))
         if page_server is not None:  # the pages' live channels (#42)
             self._tasks.append(asyncio.create_task(page_server.run(self.stop), name="pages"))
 
@@ -180,6 +190,20 @@ class Background:
             await publisher.stop_repairs()  # its shards to the others at once (#39)
 
         await self._forever("render sweep", sweep)
+
+    async def _flood(self, catch_up: Callable[[], Awaitable[int]]) -> None:
+        """Every :data:`PROBE_EVERY` s, the renders this process claimed while a
+        chat's keys were down reach that chat's windows once it answers (#40);
+        no command while nothing is due."""
+
+        async def run(backoff: Backoff) -> None:
+            while not self.stop.is_set():
+                await catch_up()
+                backoff.reset()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.stop.wait(), PROBE_EVERY)
+
+        await self._forever("flood catch-up", run)
 
     async def _forever(self, name: str, run: Callable[[Backoff], Awaitable[None]]) -> None:
         """Run ``run`` until stopped; after ANY exception (Redis down, a bug in a

@@ -45,6 +45,7 @@ from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.digest import gone_version
 from telegram_bot.delivery.edits import EphemeralGone, MessageEdits
 from telegram_bot.delivery.events import Events
+from telegram_bot.delivery.flood.fallback import FallbackFloodLimiter
 from telegram_bot.delivery.flood.gate import Sleep
 from telegram_bot.delivery.held import HeldWatch
 from telegram_bot.delivery.outgoing import (
@@ -261,6 +262,14 @@ class Delivery:
             return future
         slot = self.edits.slot(key)
         return slot.settled(slot.seq)
+
+    async def catch_up(self) -> int:
+        """The flood limiter's journal of the chats that fell back charged to
+        their windows as soon as they answer again (#40,
+        :meth:`telegram_bot.delivery.flood.fallback.FallbackFloodLimiter.catch_up`);
+        0 without a shared limiter."""
+        limiter = self.outgoing.limiter
+        return await limiter.catch_up() if isinstance(limiter, FallbackFloodLimiter) else 0
 
     async def flush(self) -> None:
         """Send every pending edit now and wait for everything in flight."""

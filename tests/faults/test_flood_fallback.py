@@ -9,6 +9,7 @@ counts in the shared windows (#28)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -686,6 +687,60 @@ async def test_a_process_that_saw_no_fault_counts_the_renders_claimed_meanwhile(
     finally:
         shared_replicas.heal()
         await third.aclose()
+        await svc.aclose()
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("cluster_failover")
+async def test_the_claimed_renders_reach_the_chats_windows_as_soon_as_it_answers(
+    shared_replicas: LocalCluster,
+) -> None:
+    """#40: a process claimed renders to a player's chat while its master was
+    dead.  As soon as the chat answers again its journal is charged there
+    (``catch_up``, asked every 0.5 s by the bot's background): another
+    process's plain send, judged in the chat's windows, counts them.  Before,
+    they reached the windows only with the claiming process's next call to
+    that chat, and the send in between went at once -- a fourth message in
+    the chat's 4 s (the hostile review's probe)."""
+    outage, svc, tid, v, chat = await _replica_setup(shared_replicas)
+    other = TableService.from_url(outage.url, LiveConfig(prefix=outage.prefix))
+    try:
+        clock = FakeClock()
+
+        def limiter(of: TableService) -> FallbackFloodLimiter:
+            return FallbackFloodLimiter(
+                of.kv, FloodConfig(), clock=clock, fallback_for=5.0, claims=of.tables,
+                fleet=lambda: 3,
+            )  # fmt: skip
+
+        b, d = limiter(svc), limiter(other)
+
+        def render(version: int, markup: str = "k") -> EditTicket:
+            return EditTicket(
+                Address(chat, 9), f"v{version}", markup, version=table_version(tid, version)
+            )
+
+        assert (await b.admit_edit(render(v))).wait == 0  # at 0 s, in Redis
+        clock.advance(0.5)
+        _kill_replicated(shared_replicas, outage, chat)
+        v2 = (await svc.lobbies.configure(tid, 1, timer=30)).version
+        assert (await b.admit_edit(render(v2))).wait == 0  # claimed
+        assert (await b.admit_edit(render(v2, "k2"))).wait == 0  # his selection: claimed
+        assert await b.catch_up() == 0  # the chat is still down: nothing yet
+        outage.start()  # the chat's slot answers again
+        caught = 0
+        for _ in range(50):  # asked every 0.5 s in the bot: a stale connection may fail once
+            caught = await b.catch_up()
+            if caught:
+                break
+            await asyncio.sleep(0.02)
+        assert caught == 1
+        assert await b.catch_up() == 0  # nothing due any more
+        # b's entry and its two claimed renders fill the chat's window until 4 s
+        assert (await d.take(chat)).wait == pytest.approx(3.5)
+    finally:
+        shared_replicas.heal()
+        await other.aclose()
         await svc.aclose()
 
 
