@@ -55,8 +55,22 @@ class Polling:
 
     async def stop(self) -> None:
         self._stopped.set()
-        with contextlib.suppress(RuntimeError):
-            await self.dp.stop_polling()
+        await self._ask_stop()
+
+    async def _ask_stop(self) -> bool:
+        """aiogram's own stop of its polling, waited for :data:`HALT_WITHIN` s
+        at most (its shutdown could hold a stop for good); nothing when its
+        polling has not started ("Polling is not started").  False: it did
+        not stop in time (the caller cancels it)."""
+        try:
+            async with asyncio.timeout(HALT_WITHIN):
+                await self.dp.stop_polling()
+        except RuntimeError:
+            pass
+        except TimeoutError:
+            log.warning("polling did not stop within %.1f s: cancelled", HALT_WITHIN)
+            return False
+        return True
 
     async def _turn(self, lease: PollLease) -> bool:
         """Whether this process may poll now (logged once per change)."""
@@ -98,8 +112,8 @@ class Polling:
                 if polling.done():
                     break
                 if stopping.done():  # again until aiogram's polling has started and stops
-                    with contextlib.suppress(RuntimeError):
-                        await self.dp.stop_polling()
+                    if not await self._ask_stop():
+                        return  # held: cancelled on the way out
                     continue
                 try:
                     held = await lease.take()
@@ -109,8 +123,8 @@ class Polling:
                 if not held:
                     log.warning("poll lease lost to another process: polling stops")
                     self.polls = False
-                    with contextlib.suppress(RuntimeError):
-                        await self.dp.stop_polling()
+                    if not await self._ask_stop():
+                        return  # held: cancelled on the way out
             await polling
             if not self.polls or self.stopping.is_set():
                 return
@@ -128,9 +142,7 @@ class Polling:
         within :data:`HALT_WITHIN` s, a cancel; a cancel of this task meanwhile
         goes on (never swallowed)."""
         try:
-            with contextlib.suppress(RuntimeError, TimeoutError):  # not started yet: cancelled
-                async with asyncio.timeout(HALT_WITHIN):
-                    await self.dp.stop_polling()
+            await self._ask_stop()  # not started yet: cancelled
         finally:  # a second cancel of this task too
             if not polling.done():
                 polling.cancel()

@@ -20,6 +20,7 @@ from sandbox.fake_api import FakeTelegram, RateLimits
 from tables import LiveConfig, ServiceUnavailable, TableService
 from telegram_bot.__main__ import run
 from telegram_bot.app import BotApp
+from telegram_bot.app import polling as polling_module
 from telegram_bot.settings import Settings
 from telegram_bot.state.poll_lease import PollLease
 from tests.bot.e2e_kit import SAFETY
@@ -341,4 +342,39 @@ async def test_a_cancel_that_reaches_the_wait_for_redis_as_a_fault_stops_it(
     finally:
         monkeypatch.undo()
         task.cancel()
+        await app.aclose()
+
+
+async def test_a_stop_that_aiogram_holds_ends_all_the_same(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``stop_polling`` waited for aiogram's own stop without a bound: a
+    shutdown held there (its handlers, a stuck poller) held the process's
+    stop for good.  It waits ``HALT_WITHIN`` s at most, then the polling is
+    cancelled."""
+    monkeypatch.setattr(polling_module, "HALT_WITHIN", 0.2)
+    app, task = await start(settings(fake, redis_url, redis_prefix))
+    asked = asyncio.Event()
+
+    async def stop_that_hangs() -> None:
+        asked.set()
+        await asyncio.sleep(SAFETY * 10)
+
+    try:
+        await until(lambda: bool(_aiogram_polling()), "aiogram polling")
+        monkeypatch.setattr(app.polling.dp, "stop_polling", stop_that_hangs)
+        stopping = asyncio.create_task(app.stop_polling())
+        done, _pending = await asyncio.wait({stopping}, timeout=SAFETY)
+        assert asked.is_set()
+        assert stopping in done, "the stop waited on aiogram"
+        done, _pending = await asyncio.wait({task}, timeout=SAFETY)
+        assert task in done, "polling went on after its stop"
+        assert _aiogram_polling() == []
+    finally:
+        monkeypatch.undo()
+        task.cancel()
+        for polling in _aiogram_polling():
+            polling.cancel()
+        for poller in _aiogram_pollers():
+            poller.cancel()
         await app.aclose()
