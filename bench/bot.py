@@ -621,6 +621,10 @@ async def commands_per_press(url: str, pace: tuple[float, float] | None, idle: f
         svc = CountedService(app.svc)
         figs = Figures()
         budget = [1_000_000]
+        # one pulse for the game, as in scenario(): a player whose own chat is
+        # quiet while another toggles cards for a minute must not quit -- he
+        # did, and the game "stalled" on his turn with his hand showing it
+        pulse = [time.monotonic()]
         t0 = time.perf_counter()
         await asyncio.gather(
             *(
@@ -632,7 +636,7 @@ async def commands_per_press(url: str, pace: tuple[float, float] | None, idle: f
                     u,
                     random.Random(39 + i),
                     budget,
-                    [time.monotonic()],
+                    pulse,
                     figs,
                     pace,
                 )
