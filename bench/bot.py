@@ -90,6 +90,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Protocol
 
+from engine import view
 from sandbox.fake_api import Chat, FakeTelegram, Message, RateLimits, SimUser
 from sandbox.fake_api.text import parse_text
 from sandbox.local_redis import LocalRedis
@@ -620,6 +621,10 @@ async def commands_per_press(url: str, pace: tuple[float, float] | None, idle: f
         svc = CountedService(app.svc)
         figs = Figures()
         budget = [1_000_000]
+        # one pulse for the game, as in scenario(): a player whose own chat is
+        # quiet while another toggles cards for a minute must not quit -- he
+        # did, and the game "stalled" on his turn with his hand showing it
+        pulse = [time.monotonic()]
         t0 = time.perf_counter()
         await asyncio.gather(
             *(
@@ -631,7 +636,7 @@ async def commands_per_press(url: str, pace: tuple[float, float] | None, idle: f
                     u,
                     random.Random(39 + i),
                     budget,
-                    [time.monotonic()],
+                    pulse,
                     figs,
                     pace,
                 )
@@ -645,13 +650,19 @@ async def commands_per_press(url: str, pace: tuple[float, float] | None, idle: f
         c3 = await server_commands(r)
         await asyncio.sleep(idle)
         c4 = await server_commands(r)
-        table, _s, version = await app.svc.tables.get(tid)
-        if table.status == "playing":  # stalled: what each hand offered at the end
+        table, state, version = await app.svc.tables.get(tid)
+        if table.status == "playing" and state is not None:  # stalled: each hand at the end
             hands = (await FakeHands(users).table(tid)).hands
-            for u in users:
+            for u in users:  # a hand drawn before the seat's options changed: lost render
                 msg = u.chat.messages.get(hands.get(u.id, -1))
-                offered = [] if msg is None else [b.get("text") for b in msg.buttons]
-                print(f"  stalled: {u.id}'s hand (v{getattr(msg, 'version', '-')}): {offered}")
+                buttons = [] if msg is None else msg.buttons
+                offered = [b.get("text") for b in buttons]
+                drawn = [cb.version for b in buttons if (cb := parse_game(b.get("callback_data")))]
+                legal = view(state, table.seat_of(u.id) or 0)["legal"]
+                print(
+                    f"  stalled: {u.id}'s hand (drawn at v{max(drawn, default='-')} of "
+                    f"v{version}; legal now {legal}): {offered}"
+                )
         await app.stop_polling()
         await asyncio.wait_for(polling, 30)
         # the harness's own reads (a quiet player asks whether the game goes on),

@@ -42,7 +42,7 @@ from aiogram.types import (
 from engine.clock import Clock
 from tables import log_failure
 from telegram_bot.delivery.address import Address
-from telegram_bot.delivery.digest import gone_version
+from telegram_bot.delivery.digest import gone_version, is_older
 from telegram_bot.delivery.edits import EphemeralGone, MessageEdits
 from telegram_bot.delivery.events import Events
 from telegram_bot.delivery.flood.fallback import FallbackFloodLimiter
@@ -233,14 +233,19 @@ class Delivery:
             return None
         slot.seq += 1
         content = Content(text, markup, self.config.parse_mode, version)
-        slot.latest = content
+        # #39: what a message is to show never goes back to an older table
+        # version than one asked of it already (a NOW edit: MessageEdits.deliver)
+        if slot.latest is None or not is_older(version, slot.latest.version):
+            slot.latest = content
         self.held.asked(key, slot, content)
         if urgency is Urgency.NOW and not join:
             return await self.edits.deliver(key, slot, content, slot.seq, URGENT)
         pending = slot.pending
         if pending is not None:
             self.stats.coalesced += 1
-            pending.content, pending.seq = content, slot.seq
+            if not is_older(version, pending.content.version):
+                pending.content = content
+            pending.seq = slot.seq
             pending.gap = gap  # the newest asks
             if urgency is Urgency.SOON:
                 pending.urgency = Urgency.SOON  # the faster of the two wins

@@ -24,7 +24,7 @@ from aiogram.types import (
 
 from engine.clock import Clock
 from telegram_bot.delivery.address import Address
-from telegram_bot.delivery.digest import gone_version
+from telegram_bot.delivery.digest import gone_version, is_older
 from telegram_bot.delivery.events import Replaced
 from telegram_bot.delivery.outgoing import CLOSED, URGENT, CallOptions, Outgoing
 from telegram_bot.delivery.slots import Content, Slot
@@ -133,12 +133,23 @@ class MessageEdits:
                 slot.pending = None
                 slot.finish(slot.seq, self.gone[key])
                 return None
+            pending = slot.pending
             if content is None:
-                pending, slot.pending = slot.pending, None
+                slot.pending = None
                 if pending is None:
                     return message_id
                 content, seq = pending.content, pending.seq
-            elif slot.pending is not None and slot.pending.seq < seq and not slot.pending.firing:
+            elif pending is not None and is_older(content.version, pending.content.version):
+                # #39: a NOW edit drawn from an older table version than one still
+                # pending (a stale press's redraw, read before another's move was
+                # rendered): the newer content goes out now in its place.  Else it
+                # was superseded, or -- queued for its tokens -- found this later
+                # seq sent, and his hand kept a keyboard without his move: the
+                # game stalled, every hand offering nothing
+                slot.pending = None
+                content, seq = pending.content, max(seq, pending.seq)
+                self.outgoing.stats.coalesced += 1
+            elif pending is not None and pending.seq < seq and not pending.firing:
                 slot.pending = None  # a NOW edit supersedes an older pending one
                 self.outgoing.stats.coalesced += 1
             if seq <= slot.sent_seq:
