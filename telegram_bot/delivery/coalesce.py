@@ -53,6 +53,7 @@ from telegram_bot.delivery.outgoing import (
     CallOptions,
     Outgoing,
     OutgoingStats,
+    Prepaid,
     find_outgoing,
     install,
 )
@@ -364,8 +365,10 @@ class Delivery:
             async with self._deferred_slots:
                 hold = self._hold_all_until
                 spaced = float("-inf")
+                ticket: Prepaid | None = None
                 if hold <= self.clock():
-                    room = await self.outgoing.headroom(key, gap)
+                    # its tokens taken in the same look when nothing holds it (#39)
+                    room, ticket = await self.outgoing.take_if_room(key, gap)
                     now = self.clock()
                     if room.overall > 0:  # no room for any deferred edit: wait together
                         self._hold_all_until = max(self._hold_all_until, now + room.overall)
@@ -375,7 +378,9 @@ class Delivery:
                 # never held past max_hold for the reserve; its gap always holds
                 hold = max(min(hold, pending.created + max_hold), spaced)
                 if not self._hold_back(slot, hold):
-                    await self._deliver_newest(key, slot)
+                    await self._deliver_newest(key, slot, ticket)
+                elif ticket is not None:  # (taken only with nothing to wait for)
+                    await self.outgoing.settle(ticket)
         except Exception as e:  # noqa: BLE001 -- logged by its kind (#40)
             log_failure(log, e, "deferred edit of %s failed; the next change sends it", key)
 
@@ -391,15 +396,22 @@ class Delivery:
             self._kick()
         return True
 
-    async def _deliver_newest(self, key: Address, slot: Slot) -> None:
+    async def _deliver_newest(
+        self, key: Address, slot: Slot, ticket: Prepaid | None = None
+    ) -> None:
         """Send the newest pending content: its token first (behind urgent
-        calls), then the message's lock and content (the module docstring)."""
+        calls; ``ticket``: taken already), then the message's lock and content
+        (the module docstring)."""
         pending = slot.pending
         if pending is None:
+            if ticket is not None:
+                await self.outgoing.settle(ticket)
             return
         self.held.gapped(key, slot)  # its gaps are over: from now on it waits for tokens
         try:
-            ticket = await self.outgoing.prepay(key, Priority.DEFERRED, rank=RANKS[pending.urgency])
+            if ticket is None:
+                rank = RANKS[pending.urgency]
+                ticket = await self.outgoing.prepay(key, Priority.DEFERRED, rank=rank)
         except BaseException:  # Redis down, cancelled: it stays pending, due again soon
             if slot.pending is pending and pending.firing:
                 pending.firing = False

@@ -291,6 +291,14 @@ class Outgoing(BaseRequestMiddleware):
             return GO
         return await self.gate.headroom(to, gap)
 
+    async def take_if_room(self, to: Address, gap: float = 0.0) -> tuple[Headroom, Prepaid | None]:
+        """:meth:`headroom` and, with nothing to wait for, the message's tokens
+        in the same look (#39 point 1): for the call made with them, as
+        :meth:`prepay` (without a limiter: go, nothing taken)."""
+        if self.gate is None:
+            return GO, None
+        return await self.gate.take_if_room(to, gap)
+
     async def call(
         self, bot: Bot, method: TelegramMethod[TelegramType], options: CallOptions = URGENT
     ) -> TelegramType:

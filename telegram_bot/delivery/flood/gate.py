@@ -154,6 +154,18 @@ class FloodGate:
             return await self.limiter.headroom(to, gap)
         return GO
 
+    async def take_if_room(self, to: Address, gap: float) -> tuple[Headroom, Prepaid | None]:
+        """:meth:`headroom` and, with nothing to wait for, the message's tokens
+        taken in the same script (#39 point 1), as :meth:`prepay` takes them
+        (None: not taken; go when Redis cannot tell, the tokens to prepay)."""
+        with survived(log, "flood limiter: no headroom reading for chat %s; sent at once", to.chat):
+            room, taken = await self.limiter.take_with_room(to, gap)
+            if taken is None:
+                return room, None
+            at = float(self.limiter.clock())
+            return room, Prepaid(to, at=at, stamp=taken.stamp, generation=taken.generation)
+        return GO, None
+
     async def prepay(self, to: Address, priority: Priority, *, rank: int = OWN_VIEW) -> Prepaid:
         """Take the tokens of one message ``to`` a chat now (see ``Outgoing.prepay``)."""
         options, receipt = CallOptions(priority, rank=rank), Receipt()
