@@ -457,12 +457,12 @@ class FloodLimiter:
             limit = window.limit - window.reserve if room is not None else window.limit
             args += [limit, repr(float(window.seconds)), 1]
         keys = [k for k, _ in buckets]
-        gap = 0.0
+        gap = room[1] if room is not None and room[0].message is not None else 0.0
         if edit is not None:  # what it shows (and its edit lease), its last edit
             k, message = self.keys, edit.to.key
             keys.append(k.sent_digest(*message))  # its record: its last edit too (#39)
-        elif room is not None and room[0].message is not None and room[1] > 0:
-            gap = room[1]
+        elif gap > 0:
+            assert room is not None
             keys.append(self.keys.sent_digest(*room[0].key))  # its last edit
         # the chat's unanswered calls count as arriving now (#37, ACQUIRE_LUA):
         # kept in its first window, below 0 (#39: no key of their own)
@@ -564,15 +564,19 @@ class FloodLimiter:
         return await self._guard(chat_of(to), lambda: self._headroom_of(to, gap), local)
 
     async def take_with_room(
-        self, to: Address, gap: float = 0.0
+        self, to: Address, gap: float = 0.0, edit: EditTicket | None = None
     ) -> tuple[Headroom, Verdict | None]:
         """:meth:`headroom` and, with nothing to wait for, the message's token
         taken in the same script (as :meth:`take` with ``tracked``; None: not
-        taken).  #39 point 1: a look and a take were two scripts a deferred
-        edit."""
+        taken) -- with ``edit`` (of ``to``), the edit judged there too, as
+        :meth:`admit_edit` judges it (a :data:`STALE`, :data:`NOOP` or
+        :data:`BUSY` verdict: nothing taken).  #39 point 1: a look, a take and
+        a prepaid edit's judging were three scripts a deferred edit."""
+        if edit is not None:
+            check_digest(edit.text_digest, edit.markup_digest)
         # (falling back: nothing is taken here, the caller takes its token)
         local = lambda: (self.local.headroom(self._local_buckets(to)), None)  # noqa: E731
-        return await self._guard(to.chat, lambda: self._take_with_room(to, gap), local)
+        return await self._guard(to.chat, lambda: self._take_with_room(to, gap, edit), local)
 
     async def _headroom_of(self, to: To, gap: float) -> Headroom:
         overall = self.lease.headroom(float(self.clock()))
@@ -598,7 +602,9 @@ class FloodLimiter:
         chat, _sep, edit = _answer(await self._headroom(keys, args)).partition(";")
         return Headroom(overall, float(chat), float(edit or 0))
 
-    async def _take_with_room(self, to: Address, gap: float) -> tuple[Headroom, Verdict | None]:
+    async def _take_with_room(
+        self, to: Address, gap: float, edit: EditTicket | None = None
+    ) -> tuple[Headroom, Verdict | None]:
         """The overall window short of its reserve: :meth:`headroom` alone.
         Else an overall entry, then ONE script on the chat's slot -- the
         chat's reserves and the message's gap looked at, its token taken when
@@ -611,13 +617,16 @@ class FloodLimiter:
         if taken.wait > 0:
             return Headroom(taken.wait, 0.0), None
         try:
-            verdict, edit = await self._chat(buckets[1:], None, to.chat, True, room=(to, gap))
+            verdict, spaced = await self._chat(buckets[1:], edit, to.chat, True, room=(to, gap))
         except BaseException:
             self.lease.give_back(taken)
             raise
-        if verdict.wait != 0 or edit > 0:
+        if verdict.wait < 0:  # judged: stale, no change, or another call's lease
             self.lease.give_back(taken)
-            return Headroom(0.0, max(verdict.wait, 0.0), edit), None
+            return Headroom(0.0, 0.0), verdict
+        if verdict.wait > 0 or spaced > 0:
+            self.lease.give_back(taken)
+            return Headroom(0.0, verdict.wait, spaced), None
         return Headroom(0.0, 0.0), self._taken(verdict, budget, taken)
 
     async def admit_edit(self, edit: EditTicket, *, again: bool = False) -> Verdict:

@@ -138,8 +138,9 @@ end
 # '<seconds>;0' answered.  Last, ARGV: a deferrable message's gap ('' = a plain
 # take): the HEADROOM_LUA look and the take in one script (#39 point 1) --
 # each window's limit is what it leaves free of its reserve, and with a gap
-# > 0 the message's record (KEYS[n + 1]) is read for its last edit.  Nothing
-# to wait for: counted, and ``now`` recorded its last edit, as HEADROOM_LUA
+# > 0 the message's record (KEYS[n + 1]) is read for its last edit (once,
+# with an edit's digest: the edit judged in the same script).  Nothing to
+# wait for: counted, and ``now`` recorded its last edit, as HEADROOM_LUA
 # claims it; else nothing counted, '<wait>;<index>;<edit wait>' answered.
 ACQUIRE_LUA = (
     WINDOW_LUA
@@ -150,10 +151,23 @@ local now = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
 local md, td = ARGV[3], ARGV[4]
 local vt, vn = string.match(ARGV[6], '^(.*)#(%d+)$')
+-- a deferrable message's look at its room and gap, and its take (#39): its
+-- record read once, for its last edit and what it shows
+local gap = ARGV[15 + n * 3]
+local room = gap ~= nil and gap ~= ''
+gap = room and tonumber(gap) or 0
+local raw, rat, edit = false, '', 0
+if md ~= '' or gap > 0 then
+  raw = redis.call('GET', KEYS[n + 1])
+  local _d, _o, _t
+  _d, _o, _t, rat = record(raw)
+  local last = tonumber(string.sub(rat, 2))
+  if gap > 0 and last and last + gap > now then edit = last + gap - now end
+end
 local shown, lease
 if md ~= '' then
   local dk = KEYS[n + 1]
-  local cur, lo, lt, at = record(redis.call('GET', dk))
+  local cur, lo, lt, at = record(raw)
   cur = cur or '?:?:'
   lease = others(lo, lt, '', now)  -- a live lease stays (an edit without one)
   local ct, cm, cv = string.match(cur, '^([^:]*):([^:]*):?(.*)$')
@@ -181,18 +195,6 @@ end
 -- #39): what the message shows was judged, nothing is counted
 local refused = ARGV[14 + n * 3]
 if refused and refused ~= '' then return refused .. ';0' end
--- a deferrable message's look at its room and gap, and its take (#39)
-local gap = ARGV[15 + n * 3]
-local room = gap ~= nil and gap ~= ''
-gap = room and tonumber(gap) or 0
-local edit, raw, rat = 0, nil, ''
-if gap > 0 then
-  raw = redis.call('GET', KEYS[n + 1])
-  local _d, _o, _t
-  _d, _o, _t, rat = record(raw)
-  local last = tonumber(string.sub(rat, 2))
-  if last and last + gap > now then edit = last + gap - now end
-end
 local age, margin = tonumber(ARGV[11 + n * 3]), tonumber(ARGV[12 + n * 3])
 local out = age > 0 and n > 0 and KEYS[1]
 local lives  -- until when the first window's key lives ('~', #39)
