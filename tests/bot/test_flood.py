@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 
 import pytest
 import redis.asyncio as aredis
@@ -216,6 +217,48 @@ async def test_a_look_at_the_headroom_takes_the_token_in_the_same_script(
     assert await entries(lim, key) == before
     # its overall entry went back to the allowance (a lease of one, #28)
     assert len(lim.lease.free) + len(lim.lease.unused) == 1
+
+
+async def test_a_look_that_takes_the_token_judges_the_edit_in_the_same_script(
+    make_limiter: Callable[..., FloodLimiter], clock: FakeClock
+) -> None:
+    """#39 point 1: a deferred edit's look and take judge its content too, as
+    :meth:`FloodLimiter.admit_edit` would: admitted, its lease taken and its
+    content pending until released; stale, a no-op or another call's lease:
+    nothing taken (the overall entry back, no window counted)."""
+    config = FloodConfig(
+        overall=Window(100, 1.0, reserve=10), per_chat=Window(3, 3.0, reserve=1), lease=1
+    )
+    lim, other = make_limiter(config), make_limiter(config)
+    key, to = lim.keys.rate_chat(PRIVATE), Address(PRIVATE, 7)
+    edit = EditTicket(to, "t1", "m1", "tab#2", "me.1", tracked=True)
+    room, taken = await lim.take_with_room(to, 1.0, edit)
+    assert room.wait == room.message == 0
+    assert taken is not None
+    assert taken.wait == 0
+    assert taken.stamp is not None
+    assert len(await entries(lim, key)) == 1
+    # in flight: another call waits for its lease, and its content is unknown
+    assert await edit_wait(other, replace(edit, owner="you.1")) == BUSY
+    assert await last_digest(lim, to) is None
+    assert await lim.release_edit(to, "me.1", taken.stamp)
+    assert await last_digest(lim, to) == "t1:m1"
+    clock.advance(1.0)  # its gap is over
+    for judged, verdict in (
+        (replace(edit, owner="me.2"), NOOP),  # shows that already
+        (EditTicket(to, "t0", "m1", "tab#1", "me.3", tracked=True), STALE),  # older
+    ):
+        room, taken = await lim.take_with_room(to, 1.0, judged)
+        assert taken is not None
+        assert taken.wait == verdict
+        assert len(await entries(lim, key)) == 1  # nothing counted
+    newer = EditTicket(to, "t2", "m1", "tab#3", "me.4", tracked=True)
+    assert await edit_wait(other, replace(newer, owner="you.2")) == 0  # another's lease
+    room, taken = await lim.take_with_room(to, 0.0, newer)
+    assert taken is not None
+    assert taken.wait == BUSY
+    assert len(await entries(lim, key)) == 2  # the other's entry alone
+    assert len(lim.lease.free) + len(lim.lease.unused) == 1  # its overall entry back
 
 
 async def test_group_counts_in_three_windows_atomically(
