@@ -43,7 +43,7 @@ from engine.clock import Clock
 from tables import log_failure
 from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.digest import gone_version, is_older
-from telegram_bot.delivery.edits import EphemeralGone, MessageEdits
+from telegram_bot.delivery.edits import EphemeralGone, MessageEdits, edit_method
 from telegram_bot.delivery.events import Events
 from telegram_bot.delivery.flood.fallback import FallbackFloodLimiter
 from telegram_bot.delivery.flood.gate import Sleep
@@ -54,6 +54,7 @@ from telegram_bot.delivery.outgoing import (
     CallOptions,
     Outgoing,
     OutgoingStats,
+    Prepaid,
     find_outgoing,
     install,
 )
@@ -376,22 +377,50 @@ class Delivery:
                     await self._deliver_newest(key, slot)  # competes with urgent edits
                 return
             async with self._deferred_slots:
-                hold = self._hold_all_until
-                spaced = float("-inf")
-                if hold <= self.clock():
-                    room = await self.outgoing.headroom(key, gap)
-                    now = self.clock()
-                    if room.overall > 0:  # no room for any deferred edit: wait together
-                        self._hold_all_until = max(self._hold_all_until, now + room.overall)
-                    hold = now + room.wait if room.wait > 0 else hold
-                    spaced = now + room.message
-                    pending.spaced = max(pending.spaced, spaced)
-                # never held past max_hold for the reserve; its gap always holds
-                hold = max(min(hold, pending.created + max_hold), spaced)
-                if not self._hold_back(slot, hold):
-                    await self._deliver_newest(key, slot)
+                await self._look_and_deliver(key, slot, pending, gap, max_hold)
         except Exception as e:  # noqa: BLE001 -- logged by its kind (#40)
             log_failure(log, e, "deferred edit of %s failed; the next change sends it", key)
+
+    async def _look_and_deliver(
+        self, key: Address, slot: Slot, pending: Pending, gap: float, max_hold: float
+    ) -> None:
+        """A deferred edit (one of ``deferred_concurrency``): held back for the
+        reserves and its gap, else delivered.  #39 point 1: the look takes its
+        tokens when nothing holds it back and -- its message's lock free --
+        judges its newest content too, in one script; the edit then goes out
+        under that lock (held for that one script: never while waiting)."""
+        hold = self._hold_all_until
+        spaced = float("-inf")
+        ticket: Prepaid | None = None
+        content: Content | None = None
+        try:
+            if hold <= self.clock():
+                if self.outgoing.gate is not None:
+                    content = await self.edits.lock_judged(key, slot)
+                edit = None
+                if content is not None:
+                    edit = (self.bot, edit_method(key, content), content.version)
+                room, ticket = await self.outgoing.take_if_room(key, gap, edit)
+                now = self.clock()
+                if room.overall > 0:  # no room for any deferred edit: wait together
+                    self._hold_all_until = max(self._hold_all_until, now + room.overall)
+                hold = now + room.wait if room.wait > 0 else hold
+                spaced = now + room.message
+                pending.spaced = max(pending.spaced, spaced)
+            # never held past max_hold for the reserve; its gap always holds
+            hold = max(min(hold, pending.created + max_hold), spaced)
+            go = not self._hold_back(slot, hold)
+            if content is not None and not (go and ticket is not None and ticket.owner):
+                content = None  # not judged: the lock goes, the edit takes its turn
+                slot.lock.release()
+            if not go:
+                if ticket is not None:  # (taken only with nothing to wait for)
+                    await self.outgoing.settle(ticket)
+                return
+            await self._deliver_newest(key, slot, ticket, locked=content is not None)
+        finally:
+            if content is not None:
+                slot.lock.release()
 
     def _hold_back(self, slot: Slot, until: float) -> bool:
         """Keep the message's update pending (and coalescing) until ``until``;
@@ -405,15 +434,22 @@ class Delivery:
             self._kick()
         return True
 
-    async def _deliver_newest(self, key: Address, slot: Slot) -> None:
+    async def _deliver_newest(
+        self, key: Address, slot: Slot, ticket: Prepaid | None = None, *, locked: bool = False
+    ) -> None:
         """Send the newest pending content: its token first (behind urgent
-        calls), then the message's lock and content (the module docstring)."""
+        calls; ``ticket``: taken already), then the message's lock (``locked``:
+        held already) and content (the module docstring)."""
         pending = slot.pending
         if pending is None:
+            if ticket is not None:
+                await self.outgoing.settle(ticket)
             return
         self.held.gapped(key, slot)  # its gaps are over: from now on it waits for tokens
         try:
-            ticket = await self.outgoing.prepay(key, Priority.DEFERRED, rank=RANKS[pending.urgency])
+            if ticket is None:
+                rank = RANKS[pending.urgency]
+                ticket = await self.outgoing.prepay(key, Priority.DEFERRED, rank=rank)
         except BaseException:  # Redis down, cancelled: it stays pending, due again soon
             if slot.pending is pending and pending.firing:
                 pending.firing = False
@@ -423,6 +459,6 @@ class Delivery:
             raise
         try:
             options = CallOptions(Priority.DEFERRED, ticket, rank=RANKS[pending.urgency])
-            await self.edits.deliver(key, slot, None, 0, options)
+            await self.edits.deliver(key, slot, None, 0, options, locked=locked)
         finally:
             await self.outgoing.settle(ticket)  # overtaken by a newer edit: tokens back

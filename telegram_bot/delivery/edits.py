@@ -122,62 +122,87 @@ class MessageEdits:
         except CLOSED:  # 403, or the group moved to a supergroup (#38)
             return None
 
+    async def lock_judged(self, key: Address, slot: Slot) -> Content | None:
+        """The message's lock, taken when it is free and its newest pending
+        content can be judged now (#39: with its tokens, its edit to go out
+        under this lock): that content; None, not taken."""
+        pending = slot.pending
+        if slot.lock.locked() or pending is None or pending.seq <= slot.sent_seq:
+            return None
+        if key in self.gone or key in self.moved:
+            return None
+        await slot.lock.acquire()  # (free: at once)
+        return pending.content
+
     async def deliver(
-        self, key: Address, slot: Slot, content: Content | None, seq: int, options: CallOptions
+        self,
+        key: Address,
+        slot: Slot,
+        content: Content | None,
+        seq: int,
+        options: CallOptions,
+        *,
+        locked: bool = False,
     ) -> int | None:
         """Edit the message (``content`` None: the newest pending, taken under the
-        lock); never after newer content went out."""
-        message_id = key.message
+        lock; ``locked``: the caller holds it); never after newer content went out."""
+        if locked:
+            return await self._deliver(key, slot, content, seq, options)
         async with slot.lock:
-            if key in self.gone:  # deleted meanwhile (#28): nothing to edit
-                slot.pending = None
-                slot.finish(slot.seq, self.gone[key])
-                return None
-            pending = slot.pending
-            if content is None:
-                slot.pending = None
-                if pending is None:
-                    return message_id
-                content, seq = pending.content, pending.seq
-            elif pending is not None and is_older(content.version, pending.content.version):
-                # #39: a NOW edit drawn from an older table version than one still
-                # pending (a stale press's redraw, read before another's move was
-                # rendered): the newer content goes out now in its place.  Else it
-                # was superseded, or -- queued for its tokens -- found this later
-                # seq sent, and his hand kept a keyboard without his move: the
-                # game stalled, every hand offering nothing
-                slot.pending = None
-                content, seq = pending.content, max(seq, pending.seq)
-                self.outgoing.stats.coalesced += 1
-            elif pending is not None and pending.seq < seq and not pending.firing:
-                slot.pending = None  # a NOW edit supersedes an older pending one
-                self.outgoing.stats.coalesced += 1
-            if seq <= slot.sent_seq:
-                self.outgoing.stats.coalesced += 1
+            return await self._deliver(key, slot, content, seq, options)
+
+    async def _deliver(
+        self, key: Address, slot: Slot, content: Content | None, seq: int, options: CallOptions
+    ) -> int | None:
+        message_id = key.message
+        if key in self.gone:  # deleted meanwhile (#28): nothing to edit
+            slot.pending = None
+            slot.finish(slot.seq, self.gone[key])
+            return None
+        pending = slot.pending
+        if content is None:
+            slot.pending = None
+            if pending is None:
                 return message_id
-            moved = self.moved.get(key)
-            ok = False
-            try:
-                if moved is not None:  # re-sent meanwhile: this content belongs there
-                    slot.sent_seq = seq
-                    new_key = replace(key, message=moved)
-                    new_slot = self.slot(new_key)
-                    if new_slot.seq:  # newer content was already asked of the new one
-                        self.outgoing.stats.coalesced += 1
-                        ok = True
-                        return moved
-                    new_slot.seq += 1
-                    new_slot.latest = content
-                    out = await self.deliver(new_key, new_slot, content, new_slot.seq, options)
-                else:
-                    out = await self._edit(key, slot, content, seq, options)
-                ok = True
-                return out
-            except EphemeralGone:
-                log.info("ephemeral message %s is gone: its edit is dropped", key)
-                return None
-            finally:
-                slot.finish(slot.sent_seq, ok)  # the edit and what it carried after a 429
+            content, seq = pending.content, pending.seq
+        elif pending is not None and is_older(content.version, pending.content.version):
+            # #39: a NOW edit drawn from an older table version than one still
+            # pending (a stale press's redraw, read before another's move was
+            # rendered): the newer content goes out now in its place.  Else it
+            # was superseded, or -- queued for its tokens -- found this later
+            # seq sent, and his hand kept a keyboard without his move
+            slot.pending = None
+            content, seq = pending.content, max(seq, pending.seq)
+            self.outgoing.stats.coalesced += 1
+        elif pending is not None and pending.seq < seq and not pending.firing:
+            slot.pending = None  # a NOW edit supersedes an older pending one
+            self.outgoing.stats.coalesced += 1
+        if seq <= slot.sent_seq:
+            self.outgoing.stats.coalesced += 1
+            return message_id
+        moved = self.moved.get(key)
+        ok = False
+        try:
+            if moved is not None:  # re-sent meanwhile: this content belongs there
+                slot.sent_seq = seq
+                new_key = replace(key, message=moved)
+                new_slot = self.slot(new_key)
+                if new_slot.seq:  # newer content was already asked of the new one
+                    self.outgoing.stats.coalesced += 1
+                    ok = True
+                    return moved
+                new_slot.seq += 1
+                new_slot.latest = content
+                out = await self.deliver(new_key, new_slot, content, new_slot.seq, options)
+            else:
+                out = await self._edit(key, slot, content, seq, options)
+            ok = True
+            return out
+        except EphemeralGone:
+            log.info("ephemeral message %s is gone: its edit is dropped", key)
+            return None
+        finally:
+            slot.finish(slot.sent_seq, ok)  # the edit and what it carried after a 429
 
     async def _edit(
         self, key: Address, slot: Slot, content: Content, seq: int, options: CallOptions
@@ -197,12 +222,12 @@ class MessageEdits:
             slot.sent_seq = slot.seq
             self.outgoing.stats.coalesced += 1
             shown[0] = latest
-            return _edit_method(key, latest), latest.version
+            return edit_method(key, latest), latest.version
 
         try:
             await self.outgoing.call(
                 self.bot,
-                _edit_method(key, content),
+                edit_method(key, content),
                 CallOptions(options.priority, options.prepaid, newest, content.version),
             )
         except CLOSED:  # 403, or the group moved to a supergroup (#38)
@@ -235,7 +260,7 @@ class MessageEdits:
         return msg.message_id
 
 
-def _edit_method(to: Address, content: Content) -> TelegramMethod[Any]:
+def edit_method(to: Address, content: Content) -> TelegramMethod[Any]:
     """Edits always carry the keyboard (Telegram drops it otherwise)."""
     assert to.message is not None
     if to.receiver is not None:

@@ -162,8 +162,10 @@ class Outgoing(BaseRequestMiddleware):
         method: TelegramMethod[TelegramType],
         options: CallOptions,
     ) -> Response[TelegramType]:
-        # its edit lease, and its entries to move when Telegram answers (#28)
-        receipt = Receipt(f"{self._owner}{next(self._calls)}")
+        # its edit lease (held already when judged with its prepaid take, #39),
+        # and its entries to move when Telegram answers (#28)
+        prepaid = options.prepaid
+        receipt = Receipt(prepaid.owner if prepaid is not None and prepaid.owner else self.owner())
         attempt = 0
         while True:  # the call, then after each 429 its retry (the newest content)
             to, digests = address_of(method), _digests(bot, method)
@@ -284,12 +286,35 @@ class Outgoing(BaseRequestMiddleware):
         if not isinstance(exc, TelegramRetryAfter):  # a 429 is a refusal it did not count
             await self._stamp(receipt)
 
+    def owner(self) -> str:
+        """A new call's name as the owner of an edit lease (unique per call)."""
+        return f"{self._owner}{next(self._calls)}"
+
     # ------------------------------------------------------------ limiter & memory
     async def headroom(self, to: Address, gap: float = 0.0) -> Headroom:
         """:meth:`FloodLimiter.headroom` (without a limiter: go)."""
         if self.gate is None:
             return GO
         return await self.gate.headroom(to, gap)
+
+    async def take_if_room(
+        self,
+        to: Address,
+        gap: float = 0.0,
+        edit: tuple[Bot, TelegramMethod[Any], str] | None = None,
+    ) -> tuple[Headroom, Prepaid | None]:
+        """:meth:`headroom` and, with nothing to wait for, the message's tokens
+        in the same look (#39 point 1): for the call made with them, as
+        :meth:`prepay` (without a limiter: go, nothing taken).  ``edit``: the
+        bot, the edit of ``to`` to make with them and the version it renders
+        -- judged in the same look, its lease taken for the call (to be made
+        under the message's lock: another call of it would wait on the lease)."""
+        if self.gate is None:
+            return GO, None
+        digests = _digests(edit[0], edit[1]) if edit is not None else None
+        if edit is None or digests is None:
+            return await self.gate.take_if_room(to, gap)
+        return await self.gate.take_if_room(to, gap, digests, edit[2], self.owner())
 
     async def call(
         self, bot: Bot, method: TelegramMethod[TelegramType], options: CallOptions = URGENT

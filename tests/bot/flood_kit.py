@@ -3,6 +3,10 @@ product never reads a digest back: the limiter's scripts judge it)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
+import redis.asyncio as aredis
+
 from tables import ServiceUnavailable
 from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.flood.limiter import FloodLimiter
@@ -30,3 +34,21 @@ async def last_digest(limiter: FloodLimiter, to: Address) -> str | None:
     except ServiceUnavailable:
         return None
     return None if found is None or found[0] == "?:?" else found[0]
+
+
+async def monitored(redis_url: str, prefix: str, run: Callable[[], Awaitable[object]]) -> list[str]:
+    """The commands Redis ran on keys under ``prefix`` while ``run()`` ran --
+    each command a script runs too, as ``INFO commandstats`` counts them."""
+    client = aredis.Redis.from_url(redis_url)
+    end = f"{prefix}end-of-run"
+    try:
+        async with client.monitor() as monitor:
+            await run()
+            await client.get(end)  # (another connection) marks the end of the run
+            seen: list[str] = []
+            while (command := (await monitor.next_command())["command"]) != f"GET {end}":
+                if prefix in command:
+                    seen.append(command.split()[0].upper())
+            return seen
+    finally:
+        await client.aclose()

@@ -4,7 +4,8 @@ driven by a fake clock passed into the script: sliding windows (#28)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 
 import pytest
 import redis.asyncio as aredis
@@ -30,7 +31,7 @@ from telegram_bot.delivery.flood.limiter import (
     Verdict,
     Window,
 )
-from tests.bot.flood_kit import last_digest
+from tests.bot.flood_kit import last_digest, monitored
 from tests.tables.conftest import FakeClock
 
 PRIVATE = 42
@@ -174,6 +175,90 @@ async def test_headroom_keeps_the_reserve_for_urgent_messages(
     assert verdict.wait > 0
     with pytest.raises(ValueError, match="0 <= reserve <= limit - 1 needed"):
         Window(2, 1.0, reserve=2)
+
+
+async def test_a_look_at_the_headroom_takes_the_token_in_the_same_script(
+    make_limiter: Callable[..., FloodLimiter], clock: FakeClock
+) -> None:
+    """#39 point 1: a deferred edit's look at its room and gap, and its take,
+    are one script -- taken only where :meth:`FloodLimiter.headroom` says go
+    (the reserve left free, the message's gap over, now its last edit); held
+    back, nothing is counted, as the look told."""
+    config = FloodConfig(
+        overall=Window(100, 1.0, reserve=10), per_chat=Window(3, 3.0, reserve=1), lease=1
+    )
+    lim, other = make_limiter(config), make_limiter(config)
+    key, to = lim.keys.rate_chat(PRIVATE), Address(PRIVATE, 7)
+    room, taken = await lim.take_with_room(to, 1.0)  # 3 free: 1 + the reserve of 1
+    assert room.wait == room.message == 0
+    assert taken is not None
+    assert taken.stamp is not None
+    assert len(await entries(lim, key)) == 1
+    await lim.stamp(taken.stamp)  # answered at once
+    # now its last edit: another process's edit of it waits out its gap
+    assert (await other.headroom(to, 1.0)).message == pytest.approx(1.0)
+    room, again = await lim.take_with_room(to, 1.0)
+    assert again is None
+    assert room.message == pytest.approx(1.0)
+    assert len(await entries(lim, key)) == 1  # nothing counted
+    clock.advance(1.0)
+    room, taken = await lim.take_with_room(to, 1.0)  # 2 free
+    assert taken is not None
+    assert taken.stamp is not None
+    await lim.stamp(taken.stamp)
+    before = await entries(lim, key)
+    # 1 free: the chat's reserve holds it back as the look would
+    clock.advance(1.0)
+    look = await lim.headroom(Address(PRIVATE, 8), 1.0)
+    room, none = await lim.take_with_room(Address(PRIVATE, 8), 1.0)
+    assert none is None
+    assert room == look
+    assert room.chat == pytest.approx(1.0)
+    assert await entries(lim, key) == before
+    # its overall entry went back to the allowance (a lease of one, #28)
+    assert len(lim.lease.free) + len(lim.lease.unused) == 1
+
+
+async def test_a_look_that_takes_the_token_judges_the_edit_in_the_same_script(
+    make_limiter: Callable[..., FloodLimiter], clock: FakeClock
+) -> None:
+    """#39 point 1: a deferred edit's look and take judge its content too, as
+    :meth:`FloodLimiter.admit_edit` would: admitted, its lease taken and its
+    content pending until released; stale, a no-op or another call's lease:
+    nothing taken (the overall entry back, no window counted)."""
+    config = FloodConfig(
+        overall=Window(100, 1.0, reserve=10), per_chat=Window(3, 3.0, reserve=1), lease=1
+    )
+    lim, other = make_limiter(config), make_limiter(config)
+    key, to = lim.keys.rate_chat(PRIVATE), Address(PRIVATE, 7)
+    edit = EditTicket(to, "t1", "m1", "tab#2", "me.1", tracked=True)
+    room, taken = await lim.take_with_room(to, 1.0, edit)
+    assert room.wait == room.message == 0
+    assert taken is not None
+    assert taken.wait == 0
+    assert taken.stamp is not None
+    assert len(await entries(lim, key)) == 1
+    # in flight: another call waits for its lease, and its content is unknown
+    assert await edit_wait(other, replace(edit, owner="you.1")) == BUSY
+    assert await last_digest(lim, to) is None
+    assert await lim.release_edit(to, "me.1", taken.stamp)
+    assert await last_digest(lim, to) == "t1:m1"
+    clock.advance(1.0)  # its gap is over
+    for judged, verdict in (
+        (replace(edit, owner="me.2"), NOOP),  # shows that already
+        (EditTicket(to, "t0", "m1", "tab#1", "me.3", tracked=True), STALE),  # older
+    ):
+        room, taken = await lim.take_with_room(to, 1.0, judged)
+        assert taken is not None
+        assert taken.wait == verdict
+        assert len(await entries(lim, key)) == 1  # nothing counted
+    newer = EditTicket(to, "t2", "m1", "tab#3", "me.4", tracked=True)
+    assert await edit_wait(other, replace(newer, owner="you.2")) == 0  # another's lease
+    room, taken = await lim.take_with_room(to, 0.0, newer)
+    assert taken is not None
+    assert taken.wait == BUSY
+    assert len(await entries(lim, key)) == 2  # the other's entry alone
+    assert len(lim.lease.free) + len(lim.lease.unused) == 1  # its overall entry back
 
 
 async def test_group_counts_in_three_windows_atomically(
@@ -603,24 +688,6 @@ async def test_a_call_answered_late_counts_in_the_overall_window_from_its_answer
     assert (late.late_stamps, late.round_trips) == (1, trips + 1)  # the chat's stamp alone
     clock.advance(window.seconds - 0.1 + 0.01)
     assert await takes(other, None) == window.limit
-
-
-async def monitored(redis_url: str, prefix: str, run: Callable[[], Awaitable[object]]) -> list[str]:
-    """The commands Redis ran on keys under ``prefix`` while ``run()`` ran --
-    each command a script runs too, as ``INFO commandstats`` counts them."""
-    client = aredis.Redis.from_url(redis_url)
-    end = f"{prefix}end-of-run"
-    try:
-        async with client.monitor() as monitor:
-            await run()
-            await client.get(end)  # (another connection) marks the end of the run
-            seen: list[str] = []
-            while (command := (await monitor.next_command())["command"]) != f"GET {end}":
-                if prefix in command:
-                    seen.append(command.split()[0].upper())
-            return seen
-    finally:
-        await client.aclose()
 
 
 async def test_an_admission_costs_one_script_of_few_commands(

@@ -32,7 +32,7 @@ from telegram_bot.delivery.outgoing import (
     is_limited,
 )
 from telegram_bot.delivery.waiting_line import Priority, WaitingLine
-from tests.bot.flood_kit import last_digest
+from tests.bot.flood_kit import last_digest, monitored
 
 T = TypeVar("T")
 
@@ -991,3 +991,37 @@ async def test_settled_tells_when_the_content_or_newer_went_out(
     failed = delivery.settled(Address(alice.id, mid))
     await delivery.flush()
     assert failed.result() is False
+
+
+async def test_a_watchers_deferred_edit_costs_few_redis_commands(
+    fake: FakeTelegram,
+    delivery: Delivery,
+    alice: SimUser,
+    clock: ManualClock,
+    limiter: FloodLimiter,
+    redis_url: str,
+    redis_prefix: str,
+) -> None:
+    """#39 point 1: at a human pace each watcher's redraw is a deferred edit on
+    its own.  It cost a headroom look (a script), its window's take (another),
+    its digest judged apart (a third) and its release (a fourth) -- 17
+    commands or so a press of another player."""
+    msg = await delivery.send(alice.id, "w0")
+    assert msg is not None
+    to = Address(alice.id, msg.message_id)
+
+    async def watched(text: str) -> None:
+        clock.advance(limiter.config.per_chat.seconds + delivery.config.later_delay)
+        await delivery.edit(to, text, urgency=Urgency.LATER, version=f"t#{text}")
+        assert await delivery.settled(to)  # out, answered, its lease released
+        assert bot_messages(fake, alice.chat)[0].text == text
+
+    await watched("1")  # the scripts loaded, the chat's keys made
+    seen = await monitored(redis_url, redis_prefix, lambda: watched("2"))
+    assert bot_messages(fake, alice.chat)[0].edits == 2
+    assert fake.stats.retry_after == 0
+    # the overall lease (its last one is stale by now), then one script for
+    # the look, the take and the edit's judging, and the release (it was 5
+    # scripts, 20 commands: a look, a take, the judging apart)
+    assert seen.count("EVALSHA") == 3, seen
+    assert len(seen) <= 15, seen

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 import pytest
 import redis.asyncio as aredis
@@ -20,7 +21,11 @@ from harness.local_cluster import LocalCluster
 from tables import LiveConfig, ServiceUnavailable, TableService
 from telegram_bot.delivery.address import Address
 from telegram_bot.delivery.digest import table_version
-from telegram_bot.delivery.flood.fallback import PROBE_EVERY, FallbackFloodLimiter
+from telegram_bot.delivery.flood.fallback import (
+    CLAIMS_COUNTED_FOR,
+    PROBE_EVERY,
+    FallbackFloodLimiter,
+)
 from telegram_bot.delivery.flood.limiter import (
     BUSY,
     NOOP,
@@ -94,6 +99,38 @@ async def test_a_message_edited_during_the_outage_is_judged_afresh(
     assert not limiter.falling_back
     clock.advance(10)
     assert (await limiter.admit_edit(a)).wait == NOOP  # recorded again
+
+
+async def test_a_look_judges_no_edit_of_a_message_touched_during_the_outage(
+    outage: FaultyRedis | ClusterOutage, osvc: TableService
+) -> None:
+    """#39 point 1 judges a deferred edit in its look's script -- but not one
+    the fallback has to weigh first (#40: a message edited while Redis was
+    down shows what Redis does not know): then the look alone, and the edit
+    is judged afresh in its turn."""
+    clock = FakeClock()
+    limiter = FallbackFloodLimiter(osvc.kv, FloodConfig(), clock=clock, fallback_for=5.0)
+    to = Address(CHAT, 7)
+    a, b = EditTicket(to, "a", "k", owner="o.1"), EditTicket(to, "b", "k", owner="o.2")
+    room, taken = await limiter.take_with_room(to, 1.0, a)  # shows A (in Redis)
+    assert taken is not None
+    assert taken.wait == 0
+    assert await limiter.release_edit(to, "o.1", taken.stamp)
+    outage.kill(f"c:{CHAT}")
+    clock.advance(10)
+    assert (await limiter.admit_edit(b)).wait == 0  # edited to B, unrecorded
+    outage.start()
+    clock.advance(10)  # past the fallback: Redis again
+    again = EditTicket(to, "a", "k", owner="o.3")
+    room, taken = await limiter.take_with_room(to, 1.0, again)
+    assert taken is None  # not judged a no-op in the look: the look alone
+    assert room.wait == 0
+    assert (await limiter.admit_edit(again)).wait == 0  # back to A: judged afresh
+    assert await limiter.release_edit(to, "o.3")
+    clock.advance(CLAIMS_COUNTED_FOR)  # renders claimed since the fault: counted by now
+    room, taken = await limiter.take_with_room(to, 1.0, replace(again, owner="o.4"))
+    assert taken is not None
+    assert taken.wait == NOOP  # judged in the look again
 
 
 async def test_a_tables_render_waits_out_the_outage_then_is_judged(

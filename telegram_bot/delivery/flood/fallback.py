@@ -65,6 +65,7 @@ from telegram_bot.delivery.flood.limiter import (
     EditTicket,
     FloodConfig,
     FloodLimiter,
+    Headroom,
     OverallEntries,
     Stamp,
     T,
@@ -326,6 +327,24 @@ class FallbackFloodLimiter(FloodLimiter):
         if edit.prepaid:
             return Verdict(0.0)  # unknown: send it (no lease: the process's own order)
         return self._local_take(edit.to)
+
+    async def take_with_room(
+        self, to: Address, gap: float = 0.0, edit: EditTicket | None = None
+    ) -> tuple[Headroom, Verdict | None]:
+        """#39's look that takes the tokens and judges ``edit`` in one script --
+        while nothing of a fault is left to weigh first (#40: the message
+        touched or its render held while falling back, renders claimed since
+        a fault: :meth:`admit_edit`); else the look alone, and the edit is
+        judged in its turn."""
+        quiet = (
+            not self.down(to.chat)
+            and to not in self._touched
+            and to not in self._held
+            and float(self.clock()) >= self._fault_at + CLAIMS_COUNTED_FOR
+        )
+        if edit is not None and not quiet:
+            return await self.headroom(to, gap), None
+        return await super().take_with_room(to, gap, edit)
 
     async def _count_claims(self, edit: EditTicket) -> None:
         """Before a table's render is judged in Redis within

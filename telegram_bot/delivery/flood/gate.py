@@ -56,6 +56,14 @@ class Prepaid:
     at: float | None = None  # the limiter's clock when paid (None: unknown, use them)
     stamp: Stamp | None = None  # where its entries are (moved when Telegram answers)
     generation: int | None = None  # the group's budget it was paid under (#38)
+    # the edit judged with the take (#39), whose call holds the message's edit
+    # lease as ``owner``: its digests and version
+    judged: EditTicket | None = None
+
+    @property
+    def owner(self) -> str:
+        """The edit lease its call holds already ('': none)."""
+        return self.judged.owner if self.judged is not None else ""
 
 
 @dataclass
@@ -154,6 +162,30 @@ class FloodGate:
             return await self.limiter.headroom(to, gap)
         return GO
 
+    async def take_if_room(
+        self,
+        to: Address,
+        gap: float,
+        digests: tuple[str | None, str] | None = None,
+        version: str = "",
+        owner: str = "",
+    ) -> tuple[Headroom, Prepaid | None]:
+        """:meth:`headroom` and, with nothing to wait for, the message's tokens
+        taken in the same script (#39 point 1), as :meth:`prepay` takes them
+        (None: not taken; go when Redis cannot tell, the tokens to prepay).
+        ``digests``: the edit the call is to make, judged there too, its
+        message's edit lease taken for ``owner`` (judged stale, a no-op or
+        another call's: nothing taken, its call judges it in its turn)."""
+        edit = _ticket(to, digests, version, owner) if owner else None
+        with survived(log, "flood limiter: no headroom reading for chat %s; sent at once", to.chat):
+            room, taken = await self.limiter.take_with_room(to, gap, edit)
+            if taken is None or taken.wait != 0:
+                return room, None
+            at = float(self.limiter.clock())
+            stamp, generation = taken.stamp, taken.generation
+            return room, Prepaid(to, at=at, stamp=stamp, generation=generation, judged=edit)
+        return GO, None
+
     async def prepay(self, to: Address, priority: Priority, *, rank: int = OWN_VIEW) -> Prepaid:
         """Take the tokens of one message ``to`` a chat now (see ``Outgoing.prepay``)."""
         options, receipt = CallOptions(priority, rank=rank), Receipt()
@@ -171,10 +203,14 @@ class FloodGate:
             await self.limiter.stamp(stamp)
 
     async def settle(self, ticket: Prepaid) -> None:
-        """Give the tokens of ``ticket`` back if no call used them."""
+        """Give the tokens of ``ticket`` back if no call used them (and the edit
+        lease taken with them: what the message shows is unknown)."""
         if not ticket.used:
             ticket.used = True
             await self.refund(ticket, self._held(ticket))
+            if ticket.judged is not None:
+                with survived(log, "the edit lease of %s not given back; it lapses", ticket.to):
+                    await self.limiter.forget(ticket.to, ticket.owner)
 
     async def hold(self, to: Address, seconds: float, *, generation: int | None = None) -> None:
         """A 429 for a write ``to`` a chat: no token before ``seconds`` are over,
@@ -303,6 +339,8 @@ class FloodGate:
         if self._fresh(prepaid):
             if edit is None:
                 return True
+            if edit == prepaid.judged:  # judged with its take: its lease is ours (#39)
+                return self._took(Verdict(0.0), receipt)
             verdict = await self.limiter.admit_edit(replace(edit, prepaid=True))
             if verdict.wait in (NOOP, STALE):  # a no-op edit costs nothing
                 await self.refund(prepaid, self._held(prepaid))

@@ -377,18 +377,23 @@ class FloodLimiter:
         if full > 0:  # refused a moment ago: only what the message shows is judged
             if edit is None:
                 return Verdict(full, False)
-            return await self._chat([], edit, chat_id, refused=full)
+            return (await self._chat([], edit, chat_id, refused=full))[0]
         taken = await self._overall()
         if taken.wait > 0:
             return Verdict(taken.wait, True)
         try:
-            verdict = await self._chat(buckets[1:], edit, chat_id, tracked)
+            verdict, _edit = await self._chat(buckets[1:], edit, chat_id, tracked)
         except BaseException:
             self.lease.give_back(taken)
             raise
         if verdict.wait != 0:
             self.lease.give_back(taken)
             return verdict
+        return self._taken(verdict, budget, taken)
+
+    def _taken(self, verdict: Verdict, budget: Budget | None, taken: Taken) -> Verdict:
+        """An admitted ``verdict`` with the budget it was admitted under and its
+        overall entries ``taken``."""
         if budget is not None:  # what its 429, if any, was admitted under (#38)
             verdict = verdict._replace(generation=budget.generation)
         if verdict.stamp is not None and taken.entries:  # moved too if answered late (#37)
@@ -420,12 +425,17 @@ class FloodLimiter:
         chat_id: int | None = None,
         tracked: bool = False,
         refused: float = 0.0,
-    ) -> Verdict:
-        """The chat's script (:data:`ACQUIRE_LUA`); ``tracked``: the call joins
-        the chat's unanswered calls until :meth:`stamp` (#37); ``refused``: the
-        windows are known full that long (only an ``edit``'s digest is judged)."""
+        room: tuple[Address, float] | None = None,
+    ) -> tuple[Verdict, float]:
+        """The chat's script (:data:`ACQUIRE_LUA`) and, with ``room``, the
+        seconds until the message's last edit is its gap old; ``tracked``: the
+        call joins the chat's unanswered calls until :meth:`stamp` (#37);
+        ``refused``: the windows are known full that long (only an ``edit``'s
+        digest is judged); ``room``: a deferrable message and its gap, taken
+        only when the windows leave their reserves free and the gap is over
+        (#39 point 1: :meth:`headroom` and the take in one script)."""
         if not buckets and edit is None:
-            return Verdict(0.0)
+            return Verdict(0.0), 0.0
         td, md, version, owner = "*", "", "", ""  # no edit: the script skips the digest
         if edit is not None:
             td = "*" if edit.text_digest is None else edit.text_digest  # '*': keep the text
@@ -443,12 +453,17 @@ class FloodLimiter:
             self._lease_ms,
             name,
         ]
-        for _, window in buckets:
-            args += [window.limit, repr(float(window.seconds)), 1]
+        for _, window in buckets:  # (a deferrable message leaves the reserve free)
+            limit = window.limit - window.reserve if room is not None else window.limit
+            args += [limit, repr(float(window.seconds)), 1]
         keys = [k for k, _ in buckets]
+        gap = room[1] if room is not None and room[0].message is not None else 0.0
         if edit is not None:  # what it shows (and its edit lease), its last edit
             k, message = self.keys, edit.to.key
             keys.append(k.sent_digest(*message))  # its record: its last edit too (#39)
+        elif gap > 0:
+            assert room is not None
+            keys.append(self.keys.sent_digest(*room[0].key))  # its last edit
         # the chat's unanswered calls count as arriving now (#37, ACQUIRE_LUA):
         # kept in its first window, below 0 (#39: no key of their own)
         unanswered = buckets[0][0] if buckets and chat_id is not None else ""
@@ -458,19 +473,22 @@ class FloodLimiter:
         else:
             args += [0, 0, 0]
         args.append(repr(refused) if refused > 0 else "")
+        args.append(repr(gap) if room is not None else "")
         self.round_trips += 1
-        wait, _sep, _short = _answer(await self._script(keys, args)).partition(";")
+        wait, _sep, rest = _answer(await self._script(keys, args)).partition(";")
+        if room is not None and rest.count(";"):  # short of its reserve, or its gap
+            return Verdict(float(wait), False), float(rest.partition(";")[2])
         if float(wait) != 0:
             if float(wait) > 0 and buckets:
                 self.full.note(buckets, now + float(wait))
-            return Verdict(float(wait), False)
+            return Verdict(float(wait), False), 0.0
         for key, window in buckets:
             self.journal.record(key, window.seconds, now, name)
         if not buckets:
-            return Verdict(0.0)
+            return Verdict(0.0), 0.0
         windows = tuple((key, float(window.seconds)) for key, window in buckets)
         stamp = Stamp(windows, name, unanswered if tracked else "", at=now)
-        return Verdict(0.0, False, stamp)
+        return Verdict(0.0, False, stamp), 0.0
 
     async def acquire(self, to: To = None) -> float:
         """Take a token for a message ``to`` a chat (``None``: the overall
@@ -545,6 +563,21 @@ class FloodLimiter:
         local = lambda: self.local.headroom(self._local_buckets(to))  # noqa: E731
         return await self._guard(chat_of(to), lambda: self._headroom_of(to, gap), local)
 
+    async def take_with_room(
+        self, to: Address, gap: float = 0.0, edit: EditTicket | None = None
+    ) -> tuple[Headroom, Verdict | None]:
+        """:meth:`headroom` and, with nothing to wait for, the message's token
+        taken in the same script (as :meth:`take` with ``tracked``; None: not
+        taken) -- with ``edit`` (of ``to``), the edit judged there too, as
+        :meth:`admit_edit` judges it (a :data:`STALE`, :data:`NOOP` or
+        :data:`BUSY` verdict: nothing taken).  #39 point 1: a look, a take and
+        a prepaid edit's judging were three scripts a deferred edit."""
+        if edit is not None:
+            check_digest(edit.text_digest, edit.markup_digest)
+        # (falling back: nothing is taken here, the caller takes its token)
+        local = lambda: (self.local.headroom(self._local_buckets(to)), None)  # noqa: E731
+        return await self._guard(to.chat, lambda: self._take_with_room(to, gap, edit), local)
+
     async def _headroom_of(self, to: To, gap: float) -> Headroom:
         overall = self.lease.headroom(float(self.clock()))
         to = address(to)
@@ -569,6 +602,33 @@ class FloodLimiter:
         chat, _sep, edit = _answer(await self._headroom(keys, args)).partition(";")
         return Headroom(overall, float(chat), float(edit or 0))
 
+    async def _take_with_room(
+        self, to: Address, gap: float, edit: EditTicket | None = None
+    ) -> tuple[Headroom, Verdict | None]:
+        """The overall window short of its reserve: :meth:`headroom` alone.
+        Else an overall entry, then ONE script on the chat's slot -- the
+        chat's reserves and the message's gap looked at, its token taken when
+        neither holds it back (the overall entry given back when one does)."""
+        if self.lease.headroom(float(self.clock())) > 0:
+            return await self._headroom_of(to, gap), None
+        budget = await self.budget(to.chat)
+        buckets = self.buckets(to, budget)
+        taken = await self._overall()
+        if taken.wait > 0:
+            return Headroom(taken.wait, 0.0), None
+        try:
+            verdict, spaced = await self._chat(buckets[1:], edit, to.chat, True, room=(to, gap))
+        except BaseException:
+            self.lease.give_back(taken)
+            raise
+        if verdict.wait < 0:  # judged: stale, no change, or another call's lease
+            self.lease.give_back(taken)
+            return Headroom(0.0, 0.0), verdict
+        if verdict.wait > 0 or spaced > 0:
+            self.lease.give_back(taken)
+            return Headroom(0.0, verdict.wait, spaced), None
+        return Headroom(0.0, 0.0), self._taken(verdict, budget, taken)
+
     async def admit_edit(self, edit: EditTicket, *, again: bool = False) -> Verdict:
         """Judge ``edit`` and take what it needs in ONE script on the chat's
         slot: :data:`STALE`, :data:`NOOP` or :data:`BUSY` (nothing taken, even
@@ -576,7 +636,7 @@ class FloodLimiter:
         seconds to wait.  Never sleeps: the caller waits and asks ``again``."""
         check_digest(edit.text_digest, edit.markup_digest)
         if edit.prepaid:  # the digest and the lease alone: no bucket, no overall token
-            return await self._chat([], edit)
+            return (await self._chat([], edit))[0]
         return await self._run(edit.to, edit, tracked=edit.tracked, again=again)
 
     # ------------------------------------------------------------ digests

@@ -112,7 +112,8 @@ end
 # KEYS: the n window keys of one chat, then (optionally) the message's digest
 # key (its record, RECORD_LUA).  ARGV: now, n, markup digest ('' = no digest
 # check), text digest ('*' = a markup-only edit), digest ttl ms, version
-# ('<table id>#<n>', '' = none), (unused: the record keeps the last edit, #39),
+# ('<table id>#<n>', '' = none), the ttl ms of a record written by a take
+# with a gap (none was),
 # lease owner ('' = no lease), lease ttl ms, the call's entry name, then per
 # window limit, seconds, cost.  Returns '-2' (older than the version of the
 # same table the message shows), '-1' (it shows this already; the ttl
@@ -134,7 +135,13 @@ end
 # only when fewer than ``OUT_SLACK`` s remain (#39: one PEXPIRE a minute, not
 # one a call).  Last, ARGV: the seconds the windows are known full ('' = ask
 # them, #39) -- then only an edit's digest and lease are judged, and
-# '<seconds>;0' answered.
+# '<seconds>;0' answered.  Last, ARGV: a deferrable message's gap ('' = a plain
+# take): the HEADROOM_LUA look and the take in one script (#39 point 1) --
+# each window's limit is what it leaves free of its reserve, and with a gap
+# > 0 the message's record (KEYS[n + 1]) is read for its last edit (once,
+# with an edit's digest: the edit judged in the same script).  Nothing to
+# wait for: counted, and ``now`` recorded its last edit, as HEADROOM_LUA
+# claims it; else nothing counted, '<wait>;<index>;<edit wait>' answered.
 ACQUIRE_LUA = (
     WINDOW_LUA
     + RECORD_LUA
@@ -144,10 +151,23 @@ local now = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
 local md, td = ARGV[3], ARGV[4]
 local vt, vn = string.match(ARGV[6], '^(.*)#(%d+)$')
+-- a deferrable message's look at its room and gap, and its take (#39): its
+-- record read once, for its last edit and what it shows
+local gap = ARGV[15 + n * 3]
+local room = gap ~= nil and gap ~= ''
+gap = room and tonumber(gap) or 0
+local raw, rat, edit = false, '', 0
+if md ~= '' or gap > 0 then
+  raw = redis.call('GET', KEYS[n + 1])
+  local _d, _o, _t
+  _d, _o, _t, rat = record(raw)
+  local last = tonumber(string.sub(rat, 2))
+  if gap > 0 and last and last + gap > now then edit = last + gap - now end
+end
 local shown, lease
 if md ~= '' then
   local dk = KEYS[n + 1]
-  local cur, lo, lt, at = record(redis.call('GET', dk))
+  local cur, lo, lt, at = record(raw)
   cur = cur or '?:?:'
   lease = others(lo, lt, '', now)  -- a live lease stays (an edit without one)
   local ct, cm, cv = string.match(cur, '^([^:]*):([^:]*):?(.*)$')
@@ -229,6 +249,9 @@ for i = 1, n do
   end
   if w > wait then wait = w; short = i end
 end
+if room and (wait > 0 or edit > 0) then
+  return string.format('%.6f;%d;%.6f', wait, short, edit)
+end
 if wait > 0 then return string.format('%.6f;%d', wait, short) end
 for i = 1, n do
   local b = 10 + (i - 1) * 3
@@ -258,6 +281,12 @@ for i = 1, n do
 end
 if shown then  -- what it shows, and now its last edit
   redis.call('SET', KEYS[n + 1], shown .. lease .. '~' .. ARGV[1], 'PX', ARGV[5])
+elseif gap > 0 then  -- now its last edit (HEADROOM_LUA's claim)
+  if raw then  -- the record as it is
+    redis.call('SET', KEYS[n + 1], string.sub(raw, 1, #raw - #rat) .. '~' .. ARGV[1], 'KEEPTTL')
+  else  -- nothing known of what it shows
+    redis.call('SET', KEYS[n + 1], '?:?:~' .. ARGV[1], 'PX', ARGV[7])
+  end
 end
 return '0'
 """
