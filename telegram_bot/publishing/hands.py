@@ -205,16 +205,22 @@ class HandPlacement:
         current = snap.ui.hands.get(user) == new
         if current and seat is not None and snap.loaded.state is not None:
             sel = Selection.from_json(snap.ui.selections.get(user))
-            ingroup = new < 0 and group is not None
+            to = Address(*hand_target(user, new, group))
             fresh = hand_view(
-                snap, seat, user, sel, group=ingroup, bot_username=self.bot_username, app=self.app
+                snap,
+                seat,
+                user,
+                sel,
+                group=to.ephemeral,
+                bot_username=self.bot_username,
+                app=self.app,
             )
             if fresh != shown:
-                to = Address(*hand_target(user, new, group))
                 version = table_version(table_id, snap.version)
                 await self.delivery.edit(to, *fresh, Urgency.SOON, version=version)
-        if old is not None and old < 0 and old != new and group is not None:
-            await self.delivery.delete_ephemeral(Address(group, -old, user), table_id)
+        was = None if old is None else Address(*hand_target(user, old, group))
+        if was is not None and was.ephemeral and old != new:
+            await self.delivery.delete_ephemeral(was, table_id)
         elif old is not None and old > 0 and new < 0:  # his private hand: no more edits
             await self._moved(table_id, user, old, lang)
         elif old is not None and old > 0 and new > 0 and old != new:

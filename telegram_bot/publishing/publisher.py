@@ -492,14 +492,14 @@ class Publisher:
             pressed = s.user == actor and not from_page  # a button of this very hand
             if msg is None or (not over and not pressed and self.page_hands.shows(ui, s.user)):
                 continue
-            group = group_of(t)
-            if over and msg < 0 and group is not None and ui.table_message is not None:
-                # his hand in the group: the table message above tells the result,
-                # once (#29); the ephemeral copy of it goes
-                jobs.append(self._retire_ephemeral(t.id, s.user, msg, group))
+            to = Address(*hand_target(s.user, msg, group_of(t)))
+            here = to.ephemeral  # his hand in the group
+            if over and here and ui.table_message is not None:
+                # the table message above tells the result, once (#29); the
+                # ephemeral copy of it goes
+                jobs.append(self._retire_ephemeral(t.id, s.user, to))
                 continue
             sel = Selection.from_json(ui.selections.get(s.user))
-            here = msg < 0 and group is not None
             text, markup = hand_view(
                 snap, seat, s.user, sel, group=here, bot_username=self.bot_username, app=self.app
             )
@@ -513,7 +513,6 @@ class Publisher:
                 urgency = Urgency.SOON
             else:
                 urgency = Urgency.LATER
-            to = Address(*hand_target(s.user, msg, group_of(t)))
             # #24: in the group every write counts in its minute -- a player who
             # only watches the move gets the newest state less often
             gap = self.gaps.later if here and urgency is Urgency.LATER else None
@@ -544,14 +543,12 @@ class Publisher:
         return jobs
 
     async def _retire_ephemeral(
-        self, table_id: str, user: int, msg: int, group: int
+        self, table_id: str, user: int, to: Address
     ) -> asyncio.Future[bool]:
-        """Delete ``user``'s ephemeral hand ``msg`` in ``group`` once the game is
-        over (#29): no more edits go to it, nor does a later render look for it."""
+        """Delete ``user``'s ephemeral hand ``to`` once the game is over (#29):
+        no more edits go to it, nor does a later render look for it."""
         await self.ui.update_table(table_id, drop_hands=[user])
-        gone = await self.delivery.delete_ephemeral(
-            Address(*hand_target(user, msg, group)), table_id
-        )
+        gone = await self.delivery.delete_ephemeral(to, table_id)
         done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         done.set_result(gone)
         return done
@@ -596,15 +593,17 @@ class Publisher:
         msg = snap.ui.hands.get(user)
         if seat is None or msg is None or snap.loaded.state is None:
             return
-        group = group_of(snap.table)
-        here = msg < 0 and group is not None
+        to = Address(*hand_target(user, msg, group_of(snap.table)))
         text, markup = hand_view(
-            snap, seat, user, selection, group=here, bot_username=self.bot_username, app=self.app
+            snap,
+            seat,
+            user,
+            selection,
+            group=to.ephemeral,
+            bot_username=self.bot_username,
+            app=self.app,
         )
-        to, shows = (
-            Address(*hand_target(user, msg, group)),
-            table_version(snap.table.id, snap.version),
-        )
+        shows = table_version(snap.table.id, snap.version)
         await self._edit(to, text, markup, Urgency.NOW, shows, table_id=snap.table.id)
 
     async def nudge(self, result: WriteResult) -> None:
@@ -662,8 +661,8 @@ class Publisher:
         the bot may not write to)."""
         group = group_of(snap.table)
         msg = snap.ui.hands.get(user)
-        if msg is not None and msg < 0 and group is not None:
-            return group
+        if msg is not None and (to := Address(*hand_target(user, msg, group))).ephemeral:
+            return to.chat  # his hand in the group
         if msg is not None or (await self.ui.prefs(user)).started:
             return user
         return group
