@@ -211,6 +211,9 @@ class Admin:
                 raise LiveError("bad_seat", f"there is no seat {seat}")
             if t.seats[seat].ai_controlled:
                 raise LiveError("not_allowed", f"the AI already plays seat {seat}")
+            if loaded.state is not None and seat in loaded.state.out:
+                # nothing left to play: an AI there would only cost him his place
+                raise LiveError("not_allowed", f"seat {seat} is out of this game already")
             # an operator's act is excused (#38: his rating does not move); the
             # bot's own takeover after a block ("bot:forbidden:...") is his act
             plan = await self.games.takeover_plan(

@@ -188,15 +188,28 @@ class Lobbies:
         await self.tables.settle_users(table_id, user)
         return result
 
-    async def leave(self, table_id: str, user: int, request_id: str = "") -> WriteResult:
+    async def leave(
+        self, table_id: str, user: int, request_id: str = "", *, lobby: bool = False
+    ) -> WriteResult:
         """Leave an open lobby (the seat goes; the last human out cancels it) or a
-        game in progress (the AI takes the seat for good)."""
+        game in progress (the AI takes the seat for good) -- unless his seat is
+        out of the game already: then he only goes (free to sit elsewhere), his
+        place stands and nothing is charged.  ``lobby``: the lobby message's
+        *Leave*, which leaves an open lobby only (``not_open`` once its game
+        started: a stale button never walks him out of a game)."""
 
         async def make(loaded: Loaded) -> Plan:
             t = loaded.table
             seat = t.seat_of(user)
             if seat is None:
                 raise LiveError("not_seated", "you do not sit at this table")
+            if lobby:
+                _check_open(t)  # inside the leave's CAS: a Start just before wins
+            if t.status == PLAYING and loaded.state is not None and seat in loaded.state.out:
+                # done playing (RULES: out once his hand is empty and the stock
+                # too): no AI to take over, no walk-away, no offence
+                t = t.with_seat(seat, replace(t.seats[seat], left=True))
+                return Plan(t, loaded.state, events=[("left", seat, "out")], notify="left")
             if t.status == PLAYING:
                 plan = await self.games.takeover_plan(loaded, seat, "left", left=True)
                 plan.notify = "left"

@@ -188,8 +188,10 @@ class Seat:
 
     @property
     def away(self) -> bool:
-        """He walked away: left, or the AI still plays his seat (#25)."""
-        return self.user is not None and (self.left or self.ai is not None)
+        """He walked away: the AI still plays his seat (#25) -- whether he left it
+        or not.  A seat left with no AI on it was out of the game when he left
+        (nothing was left to play): his place stands (:meth:`Lobbies.leave`)."""
+        return self.user is not None and self.ai is not None
 
     def to_json(self) -> list[Any]:
         out: list[Any] = [self.user, self.name, self.ai, self.timeouts, int(self.left)]
@@ -322,7 +324,7 @@ class Table:
     def present(self) -> list[int]:
         """The humans of the last game who did not walk away (left, or the AI
         played their seat at the end): a rematch waits for their answer (#38)."""
-        return [s.user for s in self.seats if s.user is not None and not s.away]
+        return [s.user for s in self.seats if s.user is not None and not (s.away or s.left)]
 
     def seat_of(self, user: int) -> int | None:
         for i, s in enumerate(self.seats):

@@ -361,7 +361,8 @@ class LobbyActions:
         the write."""
         svc = self.svc
         return {
-            LobbyOp.LEAVE: lambda c, u, r: svc.lobbies.leave(c, u, request_id=r),
+            # the lobby's Leave leaves the lobby only, never a game it started
+            LobbyOp.LEAVE: lambda c, u, r: svc.lobbies.leave(c, u, request_id=r, lobby=True),
             LobbyOp.ADD_AI: lambda c, u, r: svc.lobbies.add_ai(c, u, request_id=r),
             LobbyOp.REMOVE_AI: lambda c, u, r: svc.lobbies.remove_ai(c, u, request_id=r),
             LobbyOp.CANCEL: lambda c, u, r: svc.lobbies.cancel(c, u, request_id=r),

@@ -74,6 +74,10 @@ class PlayerActions:
         refresh = Refresh(table.id, actor=player.id)
         if table.status != PLAYING:
             return LobbyOutcome(texts.LEFT, changes=(refresh,))
+        seat = result.table.player_seat(player.id)
+        if seat is not None and not result.table.seats[seat].away:
+            # out of the game before he left: no AI took his seat, no way back
+            return LobbyOutcome(texts.LEFT_WHEN_OUT, changes=(refresh,))
         over = result.table.status != PLAYING  # the AI played the game out (no human left)
         msg = (await self.ui.table(table.id)).hands.get(player.id)
         # the note goes where his hand is: a new message in his private chat if none

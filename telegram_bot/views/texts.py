@@ -114,6 +114,8 @@ JOINED_HERE = N_(
 JOINED_GROUP = N_("You joined the lobby of {game} in the group “{group}”.")
 JOINED_PRIVATE = N_("You joined the lobby of {game} gathered by {name}.")
 LEFT = N_("You left.")
+# /leave once out of the game (RULES: no cards, no stock): nothing to hand to the AI
+LEFT_WHEN_OUT = N_("You left the table. You were out of the game already: your place in it stands.")
 REMATCH_WAITING = N_(
     "You are in. Waiting for {names}: the rematch starts once they agree, or in {seconds} s "
     "with those who did."

@@ -185,3 +185,32 @@ async def test_a_rated_lobby_shows_its_turn_timer_and_no_timer_is_casual_only(
         assert (loaded.table.rated_now, loaded.table.timer) == (True, 60)
         assert loaded.deadline is not None
     assert not fake.stats.errors, fake.stats.error_texts
+
+
+async def test_leave_on_the_lobby_message_mid_game_changes_nothing(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """Bob taps *Leave* on the lobby message he still sees just after Ann pressed
+    Start (its edit still queued behind the group's minute): he is told the
+    lobby is closed, and stays in the game -- no AI on his seat, no offence
+    (review2: it walked him out of the rated game, ranked last)."""
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        ann, bob = (fake.add_user(n, language_code="en") for n in ("Ann", "Bob"))
+        lobby, group = await lobby_in_group(h, [ann, bob])
+        await bob.press("Join", message=lobby, chat=group).wait_answer(SAFETY)
+        table = await h.svc.tables.where(ann.id)
+        assert table is not None
+        assert table.rated
+        await ann.press("Start", message=lobby, chat=group).wait_answer(SAFETY)
+        await h.wait_hands(table.id, [ann, bob])
+        data = LobbyCb(code=table.id, op=LobbyOp.LEAVE).pack()
+        answer = await bob.press(data=data, message=lobby, chat=group, forged=True).wait_answer(
+            SAFETY
+        )
+        assert "closed" in str(answer.get("text")), answer
+        now = await h.svc.lobbies.lobby(table.id)
+        seat = next(s for s in now.seats if s.user == bob.id)
+        assert not seat.left
+        assert not seat.ai_controlled
+        assert (await h.svc.ratings.of(bob.id)).offences == 0
+        assert await h.svc.tables.where(bob.id) is not None

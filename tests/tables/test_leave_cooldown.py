@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tables import GameResult, LiveError, ServiceUnavailable, TableService
-from tests.tables.conftest import FakeClock, new_table, play_out
+from tests.tables.conftest import FakeClock, human_move, new_table, play_out
 
 
 def walked_away(user: int, at: int, table: str = "before") -> GameResult:
@@ -223,3 +223,59 @@ async def test_a_lifted_cooldown_stays_lifted(svc: TableService, clock: FakeCloc
     await play_out(svc, tid, random.Random(5))
     assert await svc.fairplay.cooldowns([1]) == {}
     assert (await svc.ratings.of(1)).offences == 0
+
+
+async def _someone_out(svc: TableService) -> tuple[str, int, random.Random]:
+    """A rated 3-player game under way with its first player out (RULES: no
+    cards once the stock is gone); his seat."""
+    for attempt in range(20):
+        tid = await new_table(svc, humans=3, first_user=10 * attempt + 1)
+        rng = random.Random(attempt)
+        for _ in range(5000):
+            _t, state, _v = await svc.tables.get(tid)
+            assert state is not None
+            if state.over:
+                break
+            if state.out:
+                return tid, state.out[0], rng
+            await human_move(svc, tid, rng)
+    raise AssertionError("no game with a player out before its end")
+
+
+async def test_leaving_once_out_keeps_his_place_and_charges_nothing(svc: TableService) -> None:
+    """The first one out of a rated game leaves it (/leave: the one-table rule
+    asks it of him before he sits elsewhere): no AI takes the out seat, he
+    is not 'away' (ranked last), nothing is charged, and he is free at once
+    (review2: he ranked last and took an offence)."""
+    tid, out_seat, rng = await _someone_out(svc)
+    table, _state, _v = await svc.tables.get(tid)
+    assert table.rated_game
+    winner = table.seats[out_seat].user
+    assert winner is not None
+    left = await svc.lobbies.leave(tid, winner)
+    seat = left.table.seats[out_seat]
+    assert seat.left
+    assert seat.ai is None
+    assert not seat.away
+    assert await svc.tables.where(winner) is None  # free to sit elsewhere
+    assert winner not in left.table.present()  # a rematch does not wait for him
+    await play_out(svc, tid, rng)
+    loaded = await svc.tables.load(tid)
+    res = loaded.result
+    assert res is not None
+    await svc.tables.follow_up(loaded.table, res, loaded.result_previous_loser)
+    assert res.places[out_seat] == 1
+    assert out_seat not in res.away
+    mine = await svc.ratings.of(winner)
+    assert mine.offences == 0
+    assert mine.ratings  # his win counted
+
+
+async def test_an_operator_cannot_hand_an_out_seat_to_the_ai(svc: TableService) -> None:
+    """Nothing is left to play there: an AI would only cost him his place."""
+    tid, out_seat, _rng = await _someone_out(svc)
+    before = await svc.tables.load(tid)
+    with pytest.raises(LiveError) as e:
+        await svc.admin.admin_hand_to_ai(tid, out_seat, by="ops")
+    assert e.value.code == "not_allowed"
+    assert (await svc.tables.load(tid)).version == before.version
