@@ -141,8 +141,8 @@ class Admin:
         by: str = "admin",
         expected: int | None = None,
     ) -> WriteResult:
-        """``to="lobby"``: drop the game, reopen the lobby with the same seats
-        (players who left are removed; AI takeovers end).  ``to="abort"``: end the
+        """``to="lobby"``: drop the game in progress, reopen the lobby with the
+        same seats (players who left are removed; AI takeovers end).  ``to="abort"``: end the
         table now (cancelled; kept ``finished_ttl`` for inspection).  With
         ``expected`` the write happens only at that version (else
         :class:`StaleVersion`); so for every admin write."""
@@ -157,6 +157,10 @@ class Admin:
                     raise LiveError("not_allowed", "the table is already cancelled")
                 t = replace(t, status=CANCELLED, updated=now)
                 return Plan(t, loaded.state, events=[("abort", -1, by)], notify="abort")
+            if t.status != PLAYING:
+                # an ended table's players are free and may sit elsewhere now:
+                # reopened, it would seat one at two live tables (review2)
+                raise LiveError("not_allowed", "only a game in progress goes back to its lobby")
             seats = tuple(
                 replace(s, ai=None if s.user is not None else s.ai, timeouts=0)
                 for s in t.seats

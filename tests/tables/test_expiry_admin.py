@@ -194,3 +194,22 @@ async def test_table_page_by_cursor_reads_in_order_and_filters(
     with pytest.raises(LiveError) as e:
         await svc.admin.table_page(cursor="x")
     assert e.value.code == "bad_cursor"
+
+
+async def test_reset_to_lobby_only_of_a_game_in_progress(svc: TableService) -> None:
+    """An ended table's players are free: an operator's reset to its lobby
+    would seat a player who moved on at two live tables, both startable
+    (review2). Refused; the table is unchanged."""
+    a = await new_table(svc, humans=2)  # users 1 and 2, a game on
+    await svc.admin.admin_reset(a, to="abort", by="ops")
+    b = (await svc.lobbies.create_lobby(1, "U1", chat=-200)).table.id  # he moved on
+    before = await svc.tables.load(a)
+    with pytest.raises(LiveError) as e:
+        await svc.admin.admin_reset(a, to="lobby", by="ops")
+    assert e.value.code == "not_allowed"
+    after = await svc.tables.load(a)
+    assert after.version == before.version
+    assert after.table.status == CANCELLED
+    where = await svc.tables.where(1)
+    assert where is not None
+    assert where.id == b
