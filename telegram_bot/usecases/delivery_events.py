@@ -8,7 +8,9 @@ A 403 is told apart by Telegram's description (#38,
 * he blocked the bot, or his account was deleted -- his own act: the AI takes
   his seat (no offence of his, docs/RATINGS.md) and his hand message is
   forgotten until he comes back
-  (:meth:`telegram_bot.publishing.hands.HandPlacement.resend`);
+  (:meth:`telegram_bot.publishing.hands.HandPlacement.resend`) -- unless he
+  blocked it while his hand is in the group: his cards reach him there, only
+  the private writes stop;
 * the bot "can't initiate conversation" (he never pressed Start -- he may play
   with his hand in the group all the same), or any other 403 -- the bot's
   delivery trouble, never his act: it is remembered that the bot may not write
@@ -22,6 +24,7 @@ import logging
 from tables import PLAYING, LiveError, ServiceUnavailable, TableService
 from telegram_bot.delivery.events import Forbidden
 from telegram_bot.state.chat_state import ChatStateStore
+from telegram_bot.state.snapshot import group_of, hand_target
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +48,13 @@ class DeliveryEvents:
         seat = table.seat_of(user)
         if seat is None:
             return
+        hand = (await self.ui.table(table.id)).hands.get(user)
+        if kind is Forbidden.BLOCKED and hand is not None:
+            _chat, _msg, receiver = hand_target(user, hand, group_of(table))
+            if receiver is not None:
+                # his hand is in the group, where his cards still reach him:
+                # only the private writes stop, the seat stays his (review2)
+                return
         if not table.seats[seat].ai_controlled:
             try:
                 # by the bot, not a leave of his: no offence, no cooldown (#38)

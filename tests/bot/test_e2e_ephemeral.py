@@ -383,3 +383,29 @@ async def test_members_who_never_started_the_bot_play_a_whole_game_in_the_group(
             assert not u.chat.messages, "the bot wrote to him in private"
         assert await assert_no_hidden_cards(h, tid, humans) > 10
     assert not fake.stats.errors, fake.stats.error_texts
+
+
+async def test_a_private_block_leaves_a_group_hand_its_seat(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """Bob plays with his hand in the group, then blocks the bot's private chat:
+    his cards still reach him in the group, so his seat stays his and so does
+    his hand there (review2: the AI took his seat at once, ranked last)."""
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        _ann, bob = humans = [fake.add_user(n, language_code="en") for n in ("Ann", "Bob")]
+        tid, _group = await group_lobby(h, "chuvash", humans, 0)
+        await in_group(h, tid, bob)
+        bob.block()
+        for _ in range(int(SAFETY / 0.02)):  # the block's update handled
+            if not (await h.ui.prefs(bob.id)).started:
+                break
+            await asyncio.sleep(0.02)
+        assert not (await h.ui.prefs(bob.id)).started
+        await settle(h)
+        table, _s, _v = await h.svc.tables.get(tid)
+        seat = table.seat_of(bob.id)
+        assert seat is not None
+        assert not table.seats[seat].ai_controlled
+        held = (await h.ui.table(tid)).hands.get(bob.id)
+        assert held is not None
+        assert held < 0  # still his ephemeral hand in the group
