@@ -5,6 +5,7 @@ from __future__ import annotations
 from aiogram import Router
 
 from telegram_bot.handlers import (
+    anonymous,
     arena,
     commands,
     errors,
@@ -22,6 +23,7 @@ def routers() -> list[Router]:
     """Every router; the catch-alls (unknown commands, unknown buttons) last."""
     return [
         errors.router,
+        anonymous.router,
         start.router,
         lobby.router,
         arena.router,

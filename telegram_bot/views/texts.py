@@ -114,6 +114,11 @@ JOINED_HERE = N_(
 JOINED_GROUP = N_("You joined the lobby of {game} in the group “{group}”.")
 JOINED_PRIVATE = N_("You joined the lobby of {game} gathered by {name}.")
 LEFT = N_("You left.")
+# a command sent as the group (an anonymous admin) or a channel: no person to seat
+WRITE_AS_YOURSELF = N_(
+    "Only a person can play: send this command as yourself, not on behalf of the group "
+    "or a channel."
+)
 # /leave once out of the game (RULES: no cards, no stock): nothing to hand to the AI
 LEFT_WHEN_OUT = N_("You left the table. You were out of the game already: your place in it stands.")
 REMATCH_WAITING = N_(

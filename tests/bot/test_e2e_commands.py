@@ -372,3 +372,38 @@ async def test_lang_sets_the_private_command_menu(
         await ann.wait_message("українська", timeout=SAFETY)
         assert menu()["rules"] == "Правила обох ігор"
         assert "top" not in menu()
+
+
+async def test_a_command_sent_as_the_group_seats_nobody(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """Anonymous admins of two groups type /new, then /leave: Telegram sends each
+    from the one placeholder user, the same in every group.  Each is told to
+    write as himself; the placeholder sits nowhere, so one group never blocks
+    the other, and /lang as the group still works (review2: the placeholder
+    owned a lobby nobody could start, and the second group was refused)."""
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        ann, bob, cy, dan = (
+            fake.add_user(n, language_code="en") for n in ("Ann", "Bob", "Cy", "Dan")
+        )
+        first = ann.create_group("Ann's", bob)
+        ann.add_bot_to(first)
+        second = cy.create_group("Cy's", dan)
+        cy.add_bot_to(second)
+        await ann.wait_message("/new", first, timeout=SAFETY)
+        await cy.wait_message("/new", second, timeout=SAFETY)
+        ann.send_anonymously("/new chuvash", first)
+        await ann.wait_message("as yourself", first, timeout=SAFETY)
+        cy.send_anonymously(f"/new@{fake.world.bot.username}", second)
+        await cy.wait_message("as yourself", second, timeout=SAFETY)
+        cy.send_anonymously("/leave", second)
+        said = await cy.wait_message("as yourself", second, timeout=SAFETY)
+        assert said.reply_to is not None
+        assert await h.svc.tables.where(fake.world.anonymous_admin.id) is None
+        cy.send_anonymously("/lang ru", second)  # the group's own word still counts
+        await cy.wait_message("Язык группы теперь русский.", second, timeout=SAFETY)
+        # a person's /new in either group opens its lobby
+        bob.start()
+        await bob.wait_message(timeout=SAFETY)
+        bob.send("/new chuvash", first)
+        await bob.wait_message("Invitation link", first, timeout=SAFETY)
