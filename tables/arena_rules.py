@@ -15,7 +15,9 @@ Scoring (any table size, :func:`game_points`):
   1 for everyone and makes nobody first out (the result does not tell who
   went out in the last bout together);
 * a player who walked away (left, or the AI played his seat at the end) scores
-  0 for that game, whatever his seat's place;
+  0 for that game, whatever his seat's place, and his streak ends; one whose
+  seat an operator handed to the AI (``excused``, not his doing) scores 0 and
+  keeps his streak as it was;
 * **on fire**: after two games in a row that he finished first out, each of his
   games scores double until one does not end with him first out (that game is
   still doubled: a 2-player loss scores 0, a draw 2).
@@ -77,6 +79,9 @@ def game_points(result: GameResult, streaks: dict[int, int]) -> list[Scored]:
             continue
         streak = streaks.get(user, 0)
         fire = streak >= FIRE_AFTER
+        if seat in result.excused:  # an operator's act, not his: it does not count
+            out.append(Scored(user, 0, fire, streak))
+            continue
         if seat in result.away:  # walked away: nothing, and no streak
             out.append(Scored(user, 0, fire, 0))
             continue

@@ -252,3 +252,29 @@ def test_a_rematch_waits_while_games_run_then_plays() -> None:
     assert pair(a, now=2000, patience_ms=30_000).tables == []  # X may end soon
     assert pair(a, now=31_000, patience_ms=30_000).tables == [(1, 2)]  # waited enough
     assert pair(replace(a, playing=()), now=2000, patience_ms=30_000).tables == [(1, 2)]
+
+
+def test_an_operators_takeover_neither_scores_nor_costs_the_streak() -> None:
+    """An operator handed Ann's seat to the AI and it played to the end: not her
+    doing (``excused``), so her game counts nothing and her streak stands
+    (review2: 0 points and the streak lost, as one who walked away)."""
+    result = GameResult(
+        table="t1",
+        game=1,
+        variant="chuvash",
+        chat=-100,
+        places=(1, 2),  # the AI went out first with her cards
+        loser=1,
+        draw=False,
+        seats=((1, "Ann"), (2, "Bob")),
+        at=0,
+        rated=True,
+        away=(0,),
+        taken=(),
+        excused=(0,),
+    )
+    ann, bob = game_points(result, {1: 2, 2: 1})
+    assert (ann.user, ann.points, ann.streak, ann.fire) == (1, 0, 2, True)
+    assert (bob.user, bob.streak) == (2, 0)  # he lost: his own game counts
+    walked = replace(result, excused=())
+    assert game_points(walked, {1: 2})[0].streak == 0  # his own walking away ends it
