@@ -421,13 +421,37 @@ class Tables:
             status, c.finished_ttl
         )
 
-    def deadline(self, table: Table, state: GameState | None) -> int | None:
-        """The next turn deadline: a timer is set, the game waits for a human."""
+    def deadline(
+        self,
+        table: Table,
+        state: GameState | None,
+        before: Loaded | None = None,
+        *,
+        moved: bool = True,
+    ) -> int | None:
+        """The next turn deadline: a timer is set, the game waits for a human --
+        the deadline ``before`` had when this write moves nothing (not
+        ``moved``: the engine reported nothing) and waits for the same humans
+        (a leave, a seat taken back, an operator's act: a seat that is not to
+        act must not push the waiting player's turn on for ever, review3);
+        else a whole turn from now."""
         if table.status != PLAYING or not table.timer or state is None or state.over:
             return None
-        if any(not table.seats[s].ai_controlled for s in state.to_act()):
-            return self.now_ms() + table.timer * 1000
-        return None
+        waited = {s for s in state.to_act() if not table.seats[s].ai_controlled}
+        if not waited:
+            return None
+        if (
+            not moved
+            and before is not None
+            and before.deadline is not None
+            and before.table.status == PLAYING
+            and before.table.game_no == table.game_no
+            and before.state is not None
+            and waited
+            == {s for s in before.state.to_act() if not before.table.seats[s].ai_controlled}
+        ):
+            return before.deadline
+        return self.now_ms() + table.timer * 1000
 
     def _fields(
         self, loaded: Loaded | None, plan: Plan, expected: int, deadline: int | None
@@ -476,7 +500,9 @@ class Tables:
         tid = table.id
         if expected is None:
             expected = loaded.version if loaded else 0
-        deadline = plan.deadline if plan.deadline is not None else self.deadline(table, plan.state)
+        deadline = plan.deadline
+        if deadline is None:
+            deadline = self.deadline(table, plan.state, loaded, moved=bool(plan.engine_events))
         fields, dels, flush = self._fields(loaded, plan, expected, deadline)
         ttl_ms = int(self._ttl(table.status) * 1000)
         now = self.now_ms()  # before the write: the index's expiry is never late

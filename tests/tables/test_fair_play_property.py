@@ -86,6 +86,8 @@ are reported, not failed.  Empty since #38's points 1, 17 and the late outage
 
 USERS = (1, 2, 3, 4)
 VARIANT = "chuvash"
+MOVES = frozenset({"start", "act", "ai", "auto", "autopass"})
+"""The log kinds of a write that moved: it starts a new turn (its deadline)."""
 SEEDS = (18, 84, 5, 297, 1234)
 """Deals (``Games.new_seed``): 18 and 84 end in a draw under policies 1 and 2
 (test_ratings.py), 297 is the issue's 2-player draw."""
@@ -424,14 +426,12 @@ class FairPlay(RuleBasedStateMachine):
                 e, at = seen.events[i]
                 if e.kind != "timeout":
                     continue
-                # the turn began with the last write before it (an extension
-                # only moves the deadline of that turn)
+                # the turn began with the last write before it that moved
+                # (review3: a leave, a seat taken back, an extension move
+                # nothing and keep that turn's deadline)
+                moved = {p.version for p, _t in seen.events[:i] if p.kind in MOVES}
                 start = next(
-                    (
-                        t
-                        for p, t in reversed(seen.events[:i])
-                        if p.version < e.version and p.kind != "extend"
-                    ),
+                    (t for p, t in reversed(seen.events[:i]) if p.version in moved - {e.version}),
                     at,
                 )
                 lost = overlap(start, at, self.fault.outages())

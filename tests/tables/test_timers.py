@@ -510,3 +510,34 @@ async def test_an_outage_that_ends_before_the_deadline_gives_its_time_back(
     clock.advance(2)
     [r] = await svc.timers.tick()  # given back once: now the timeout
     assert r.events[0].kind == "timeout"
+
+
+async def test_a_write_that_moves_nothing_keeps_the_turns_deadline(
+    svc: TableService, clock: FakeClock
+) -> None:
+    """A seated player who is not to act leaves (the AI has nothing to play)
+    and takes his seat back, every 25 s of a 30 s turn: the waiting player's
+    deadline stays where his turn set it, so his timeout comes (review3: each
+    such write set a whole new turn, and a friend could stall a rated game for
+    ever)."""
+    seeds = iter(range(500, 600))
+    svc.games.new_seed = lambda: next(seeds)
+    tid = await new_table(svc, 3, timer=30)
+    table, state, _ = await svc.tables.get(tid)
+    assert state is not None
+    [staller] = state.to_act()  # the leader: the game waits for him alone
+    friend = next(i for i in range(3) if i not in state.to_act())
+    friend_user = table.seats[friend].user
+    assert friend_user is not None
+    due = (await svc.tables.load(tid)).deadline
+    ply = state.ply
+    clock.advance(25)
+    await svc.lobbies.leave(tid, friend_user)
+    await svc.games.take_seat_back(tid, friend_user)
+    assert (await svc.tables.load(tid)).deadline == due
+    clock.advance(6)  # 31 s into his 30 s turn
+    await svc.timers.tick()
+    table, state, _ = await svc.tables.get(tid)
+    assert state is not None
+    assert state.ply > ply  # his timeout move
+    assert table.seats[staller].timeouts == 1
