@@ -569,7 +569,14 @@ class Games:
                 raise LiveError("not_allowed", "you already play your seat", action="take_back")
             if t.seats[seat].left:  # issue 13: /leave offers the way back
                 claimed = await self.tables.claim_user(user, table_id) or claimed
-            t = t.with_seat(seat, replace(t.seats[seat], ai=None, timeouts=0, left=False))
+            s = t.seats[seat]
+            # he plays it himself again: a later walking away is his own, not
+            # excused by an earlier operator's act; and the AI's help after a
+            # block of the bot counts against his reliability as any (review3)
+            back = replace(
+                s, ai=None, timeouts=0, left=False, excused=False, taken=s.taken or not s.excused
+            )
+            t = t.with_seat(seat, back)
             return Plan(t, loaded.state, events=[("back", seat, "")])
 
         try:
@@ -606,7 +613,8 @@ class Games:
         # cooldowns); told by the caller, not by the reason's text -- the admin
         # part's reason is "admin:<who>", which "!= 'admin'" took for his (#38)
         taken = s.taken or (s.user is not None and not operator)
-        excused = s.excused or (excuse and s.user is not None and not s.taken)
+        # his own act (a /leave while an operator's AI plays) ends the excuse
+        excused = (s.excused and operator) or (excuse and s.user is not None and not s.taken)
         seat_now = replace(s, ai=ai, left=s.left or left, taken=taken, excused=excused)
         t = t.with_seat(seat, seat_now)
         events: list[LogEntry] = [("left", seat, "")] if left else []

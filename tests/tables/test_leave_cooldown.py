@@ -279,3 +279,63 @@ async def test_an_operator_cannot_hand_an_out_seat_to_the_ai(svc: TableService) 
         await svc.admin.admin_hand_to_ai(tid, out_seat, by="ops")
     assert e.value.code == "not_allowed"
     assert (await svc.tables.load(tid)).version == before.version
+
+
+async def test_his_own_leave_after_an_operators_takeover_is_his(svc: TableService) -> None:
+    """An operator hands his seat to the AI; he takes it back, then -- losing --
+    leaves: that is his walking away, ranked last and an offence kept
+    (review3: the operator's excuse outlived the take-back and voided it)."""
+    tid = await new_table(svc, humans=2)
+    await svc.admin.admin_hand_to_ai(tid, 0, by="ops")
+    await svc.games.take_seat_back(tid, 1)
+    await svc.lobbies.leave(tid, 1)
+    assert (await svc.ratings.of(1)).offences == 1
+    await play_out(svc, tid, random.Random(5))
+    res = (await svc.tables.load(tid)).result
+    assert res is not None
+    assert res.away == (0,)
+    assert res.excused == ()
+    s = await svc.ratings.settlement(tid, 1)
+    assert s is not None
+    assert s.counted, s.why
+    mine = s.change_of(1)
+    assert mine is not None
+    assert mine.after < mine.before
+    assert (await svc.ratings.of(1)).offences == 1  # confirmed, not undone
+
+
+async def test_a_leave_while_the_operators_ai_plays_is_his(svc: TableService) -> None:
+    """The operator's AI plays his seat and he sends /leave meanwhile: his own
+    act from then on, not excused."""
+    tid = await new_table(svc, humans=2)
+    await svc.admin.admin_hand_to_ai(tid, 0, by="ops")
+    left = await svc.lobbies.leave(tid, 1)
+    assert not left.table.seats[0].excused
+    assert left.table.seats[0].taken
+
+
+async def test_the_ais_help_after_a_block_counts_once_he_takes_the_seat_back(
+    svc: TableService,
+) -> None:
+    """He blocks the bot (the AI plays his seat, no mark of his), unblocks and
+    takes the seat back for the finish: the AI's help counts against his
+    reliability, as for any seat taken back (review3: rated as his own play
+    with no mark, cheaper than a timeout)."""
+    tid = await new_table(svc, humans=2)
+    await svc.admin.admin_hand_to_ai(tid, 0, by="bot:forbidden:blocked")
+    await svc.games.take_seat_back(tid, 1)
+    await play_out(svc, tid, random.Random(5))
+    s = await svc.ratings.settlement(tid, 1)
+    assert s is not None
+    assert s.counted
+    assert (await svc.ratings.of(1)).reliability < 1.0
+
+
+async def test_a_block_he_never_takes_back_costs_no_reliability(svc: TableService) -> None:
+    """docs/RATINGS.md: the AI that took his seat because he blocked the bot is
+    not held against his reliability while he leaves it be."""
+    tid = await new_table(svc, humans=2)
+    await svc.admin.admin_hand_to_ai(tid, 0, by="bot:forbidden:blocked")
+    await play_out(svc, tid, random.Random(5))
+    await svc.ratings.settlement(tid, 1)
+    assert (await svc.ratings.of(1)).reliability == 1.0
