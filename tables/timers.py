@@ -169,8 +169,14 @@ class Timers:
         assert state is not None
         plan = Plan(t, state, notify="timeout")
         waiting = [s for s in state.to_act() if not t.seats[s].ai_controlled]
+        # the defender first: the bout waits on his cover or take.  His take
+        # (C11, S11) opens throw-ins after it: the throwers get a turn of
+        # their own for them, not a timeout for his stall (review3)
+        waiting.sort(key=lambda s: s != state.defender)
         for s in waiting:
             if state.over or s not in state.to_act():
+                continue
+            if s != state.defender and state.taking and state.defender in waiting:
                 continue
             action = timeout_move(state, s)
             plan.engine_events += state.apply(action)

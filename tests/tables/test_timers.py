@@ -4,12 +4,14 @@ AI takeover, taking the seat back, racing schedulers, restart."""
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from engine import Action
+from engine.actions import TAKE, THROW
 from tables import LiveError, ServiceUnavailable, TableService
 from tables.games import timeout_move
 from tables.timers import NO_HOOKS, TimerHooks
@@ -541,3 +543,64 @@ async def test_a_write_that_moves_nothing_keeps_the_turns_deadline(
     assert state is not None
     assert state.ply > ply  # his timeout move
     assert table.seats[staller].timeouts == 1
+
+
+async def _late_take_spot(svc: TableService, rng: random.Random) -> str | None:
+    """A 2-player game (30 s timer) played at random until the defender faces
+    an uncovered card after a cover and the attacker may throw in too
+    (to_act: both); None if it ended first."""
+    tid = await new_table(svc, 2, timer=30)
+    for _ in range(400):
+        table, state, version = await svc.tables.get(tid)
+        assert state is not None
+        if state.over:
+            return None
+        to_act = state.to_act()
+        if len(to_act) == 2 and state.defender in to_act and not state.taking and state.covered_any:
+            return tid
+        seat = rng.choice(to_act)
+        legal = [a for a in state.legal_actions(seat) if a.kind != TAKE] or state.legal_actions(
+            seat
+        )
+        user = table.seats[seat].user
+        assert user is not None
+        await svc.games.apply(tid, user, rng.choice(legal).text(), version)
+    return None
+
+
+async def test_a_stalling_defender_takes_and_the_thrower_gets_his_throw_ins(
+    svc: TableService, clock: FakeClock
+) -> None:
+    """The defender lets his time run out where he and the attacker may both
+    act: his timeout takes, and the attacker -- who was not the one stalling
+    -- gets a turn of his own to throw in after the take (C11, S11), with no
+    timeout counted (review3: both timed out in one write, the bout ended
+    and the throw-ins were lost)."""
+    rng = random.Random(3)
+    seeds = iter(range(1000, 2000))  # the deals fixed: deterministic
+    svc.games.new_seed = lambda: next(seeds)
+    tid = None
+    for _ in range(40):
+        tid = await _late_take_spot(svc, rng)
+        if tid is not None:
+            break
+        clock.advance(3600)
+    assert tid is not None, "no late-take spot found"
+    _, state, _ = await svc.tables.get(tid)
+    assert state is not None
+    defender = state.defender
+    thrower = next(s for s in state.to_act() if s != defender)
+    after_take = state.copy()
+    after_take.apply(Action(defender, TAKE))
+    assert [a for a in after_take.legal_actions(thrower) if a.kind == THROW]
+    clock.advance(31)
+    [r] = await svc.timers.tick()
+    events = [(e.kind, e.seat, e.text) for e in r.events]
+    assert ("auto", defender, "K") in events
+    assert ("timeout", thrower, "1") not in events
+    assert r.table.seats[thrower].timeouts == 0
+    _table, now, _ = await svc.tables.get(tid)
+    assert now is not None
+    assert now.taking
+    assert thrower in now.to_act()
+    assert (await svc.tables.load(tid)).deadline == int((clock.now + 30) * 1000)
