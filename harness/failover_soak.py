@@ -64,6 +64,9 @@ class FailoverReport(SoakReport):
     # tables elsewhere whose presses after the death were answered "unavailable"
     # before their first applied one: another key of the game was on the killed master
     held_by_dead: set[str] = field(default_factory=set)
+    # tables elsewhere whose timer shard (each move's hint) lived on the killed
+    # master: their moves wait for the promotion too (#40)
+    shard_on_dead: set[str] = field(default_factory=set)
     node_timeout_ms: int = 2000  # the cluster's cluster-node-timeout
     promoted: float | None = None  # s after the death its replica called itself master
 
@@ -74,9 +77,12 @@ class FailoverReport(SoakReport):
             return f"{v[0]:.2f}-{v[-1]:.2f} s ({len(v)} games)" if v else "none"
 
         dead, held = self.on_dead_master, self.held_by_dead - self.on_dead_master
-        alive = set(self.first_press) - dead - held
+        shard = self.shard_on_dead - dead - held
+        alive = set(self.first_press) - dead - held - shard
         first = (
             f"{span(self.first_press[t] for t in alive)} on the other masters, "
+            f"{span(self.first_press[t] for t in shard & set(self.first_press))} "
+            "there but their timer shard on the killed one, "
             f"{span(self.first_press[t] for t in held & set(self.first_press))} "
             "there but answered 'unavailable' first (another key on the killed one), "
             f"{span(self.first_press[t] for t in dead & set(self.first_press))} "
@@ -306,6 +312,8 @@ class FailoverSoak(Soak):
         await asyncio.sleep(self.master_after)
         first, last = slot_ranges(self.cluster.masters)[0]
         r.on_dead_master = {tid for tid in self.tables if first <= slot_of(f"{{t:{tid}}}") <= last}
+        shards = self.fleet.svc.keys.timers_of
+        r.shard_on_dead = {tid for tid in self.tables if first <= slot_of(shards(tid)) <= last}
         self.master_dead_at = time.monotonic()
         self.cluster.kill(0)  # the first startup node's master (#40)
         r.master_killed = True
