@@ -60,6 +60,9 @@ class FailoverReport(SoakReport):
     tracebacks: int = 0
     first_press: dict[str, float] = field(default_factory=dict)  # table -> s after the kill
     first_latency: dict[str, float] = field(default_factory=dict)  # table -> its press -> answer
+    # table -> s after the kill its first applied press showed in his message, if
+    # later than the answer (a press answered silently while it waited, #40)
+    first_shown: dict[str, float] = field(default_factory=dict)
     on_dead_master: set[str] = field(default_factory=set)  # tables in the killed master's slots
     # tables elsewhere whose presses after the death were answered "unavailable"
     # before their first applied one: another key of the game was on the killed master
@@ -79,15 +82,17 @@ class FailoverReport(SoakReport):
         dead, held = self.on_dead_master, self.held_by_dead - self.on_dead_master
         shard = self.shard_on_dead - dead - held
         alive = set(self.first_press) - dead - held - shard
-        first = (
-            f"{span(self.first_press[t] for t in alive)} on the other masters, "
-            f"{span(self.first_press[t] for t in shard & set(self.first_press))} "
-            "there but their timer shard on the killed one, "
-            f"{span(self.first_press[t] for t in held & set(self.first_press))} "
-            "there but answered 'unavailable' first (another key on the killed one), "
-            f"{span(self.first_press[t] for t in dead & set(self.first_press))} "
-            "on the killed one's slots"
-        )
+
+        def first(at: dict[str, float]) -> str:
+            return (
+                f"{span(at[t] for t in alive)} on the other masters, "
+                f"{span(at[t] for t in shard & set(at))} "
+                "there but their timer shard on the killed one, "
+                f"{span(at[t] for t in held & set(at))} "
+                "there but answered 'unavailable' first (another key on the killed one), "
+                f"{span(at[t] for t in dead & set(at))} on the killed one's slots"
+            )
+
         latency = span(self.first_latency.values())
         return [
             *super().rows(),
@@ -98,9 +103,12 @@ class FailoverReport(SoakReport):
             ),
             ("bot process killed (-9) and restarted", self.bot_killed),
             (
-                "first applied press after the master's death, from the death "
-                "(answered, or shown in his message if later)",
-                first,
+                "first applied press after the master's death, from the death",
+                first(self.first_press),
+            ),
+            (
+                "  the same, when it showed in his message (if after the answer)",
+                first({**self.first_press, **self.first_shown}),
             ),
             ("first applied press after the master's death, press to answer", latency),
             ("edits going backwards", self.backwards),
@@ -256,10 +264,9 @@ class FailoverSoak(Soak):
         if first and "unavailable" in str(answer.get("text") or "").lower():
             self.failover.held_by_dead.add(tid)
         if moved and first and dead is not None:
-            # when the move showed in his message, if after the answer: a press
-            # answered silently while it waited for a failover (#40)
-            made = max(answered, redrawn or answered)
-            self.failover.first_press[tid] = made - dead
+            self.failover.first_press[tid] = answered - dead
+            if redrawn is not None and redrawn > answered:  # answered silently while it waited
+                self.failover.first_shown[tid] = redrawn - dead
             self.failover.first_latency[tid] = answered - sent
 
     # While the cluster fails over, a player presses on what his chat shows, as a
