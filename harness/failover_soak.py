@@ -60,10 +60,16 @@ class FailoverReport(SoakReport):
     tracebacks: int = 0
     first_press: dict[str, float] = field(default_factory=dict)  # table -> s after the kill
     first_latency: dict[str, float] = field(default_factory=dict)  # table -> its press -> answer
+    # table -> s after the kill its first applied press showed in his message, if
+    # later than the answer (a press answered silently while it waited, #40)
+    first_shown: dict[str, float] = field(default_factory=dict)
     on_dead_master: set[str] = field(default_factory=set)  # tables in the killed master's slots
     # tables elsewhere whose presses after the death were answered "unavailable"
     # before their first applied one: another key of the game was on the killed master
     held_by_dead: set[str] = field(default_factory=set)
+    # tables elsewhere whose timer shard (each move's hint) lived on the killed
+    # master: their moves wait for the promotion too (#40)
+    shard_on_dead: set[str] = field(default_factory=set)
     node_timeout_ms: int = 2000  # the cluster's cluster-node-timeout
     promoted: float | None = None  # s after the death its replica called itself master
 
@@ -74,14 +80,19 @@ class FailoverReport(SoakReport):
             return f"{v[0]:.2f}-{v[-1]:.2f} s ({len(v)} games)" if v else "none"
 
         dead, held = self.on_dead_master, self.held_by_dead - self.on_dead_master
-        alive = set(self.first_press) - dead - held
-        first = (
-            f"{span(self.first_press[t] for t in alive)} on the other masters, "
-            f"{span(self.first_press[t] for t in held & set(self.first_press))} "
-            "there but answered 'unavailable' first (another key on the killed one), "
-            f"{span(self.first_press[t] for t in dead & set(self.first_press))} "
-            "on the killed one's slots"
-        )
+        shard = self.shard_on_dead - dead - held
+        alive = set(self.first_press) - dead - held - shard
+
+        def first(at: dict[str, float]) -> str:
+            return (
+                f"{span(at[t] for t in alive)} on the other masters, "
+                f"{span(at[t] for t in shard & set(at))} "
+                "there but their timer shard on the killed one, "
+                f"{span(at[t] for t in held & set(at))} "
+                "there but answered 'unavailable' first (another key on the killed one), "
+                f"{span(at[t] for t in dead & set(at))} on the killed one's slots"
+            )
+
         latency = span(self.first_latency.values())
         return [
             *super().rows(),
@@ -91,7 +102,14 @@ class FailoverReport(SoakReport):
                 "not seen" if self.promoted is None else f"{self.promoted:.2f} s",
             ),
             ("bot process killed (-9) and restarted", self.bot_killed),
-            ("first applied press after the master's death, from the death", first),
+            (
+                "first applied press after the master's death, from the death",
+                first(self.first_press),
+            ),
+            (
+                "  the same, when it showed in his message (if after the answer)",
+                first({**self.first_press, **self.first_shown}),
+            ),
             ("first applied press after the master's death, press to answer", latency),
             ("edits going backwards", self.backwards),
             ("hands left showing a finished game", self.stale_hands),
@@ -247,6 +265,8 @@ class FailoverSoak(Soak):
             self.failover.held_by_dead.add(tid)
         if moved and first and dead is not None:
             self.failover.first_press[tid] = answered - dead
+            if redrawn is not None and redrawn > answered:  # answered silently while it waited
+                self.failover.first_shown[tid] = redrawn - dead
             self.failover.first_latency[tid] = answered - sent
 
     # While the cluster fails over, a player presses on what his chat shows, as a
@@ -272,6 +292,19 @@ class FailoverSoak(Soak):
         except ServiceUnavailable:  # unknown now: judged once the press is answered
             return None
 
+    async def moves_after(self, tid: str, user: SimUser, *, refused: bool) -> int | None:
+        """After a refused press ("unavailable": a key of the game on the dead
+        master), one try: the player presses again after his usual pause, as a
+        person would, not once the harness's own read got through the failover
+        (#40: that read held him until the promotion and added a second or two
+        to the first applied press); the press is judged with his next one."""
+        if not refused:
+            return await super().moves_after(tid, user, refused=refused)
+        try:
+            return await self.moves_of(tid, user, quick=True)
+        except ServiceUnavailable:
+            return None
+
     async def careless(self, user: SimUser, rng: random.Random, tid: str) -> None:
         """He plays until the bot process is killed, then never presses again."""
         play = asyncio.create_task(self.player(user, rng, tid))
@@ -286,6 +319,8 @@ class FailoverSoak(Soak):
         await asyncio.sleep(self.master_after)
         first, last = slot_ranges(self.cluster.masters)[0]
         r.on_dead_master = {tid for tid in self.tables if first <= slot_of(f"{{t:{tid}}}") <= last}
+        shards = self.fleet.svc.keys.timers_of
+        r.shard_on_dead = {tid for tid in self.tables if first <= slot_of(shards(tid)) <= last}
         self.master_dead_at = time.monotonic()
         self.cluster.kill(0)  # the first startup node's master (#40)
         r.master_killed = True

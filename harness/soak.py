@@ -233,12 +233,25 @@ class Soak:
         self.report.games_played += 1
         return tid
 
-    async def moves_of(self, tid: str, user: SimUser) -> int:
-        """The human moves of ``user`` in the table's log."""
-        table, _state, _v = await patient(lambda: self.fleet.svc.tables.get(tid))
+    async def moves_of(self, tid: str, user: SimUser, *, quick: bool = False) -> int:
+        """The human moves of ``user`` in the table's log; ``quick``: one try
+        (``ServiceUnavailable`` if the store does not answer), else again
+        until it does."""
+        svc = self.fleet.svc
+
+        async def read(step: Callable[[], Awaitable[T]]) -> T:
+            return await step() if quick else await patient(step)
+
+        table, _state, _v = await read(lambda: svc.tables.get(tid))
         seats = {i for i, s in enumerate(table.seats) if s.user == user.id}
-        events = await patient(lambda: self.fleet.svc.admin.event_page(tid, 0, 1_000_000))
+        events = await read(lambda: svc.admin.event_page(tid, 0, 1_000_000))
         return sum(1 for e in events if e.kind == "act" and e.seat in seats)
+
+    async def moves_after(self, tid: str, user: SimUser, *, refused: bool) -> int | None:
+        """His moves after a press (``refused``: answered with a refusal), to
+        judge it by; None: not known now -- the press is then judged with his
+        next one (a subclass's read that does not wait for the store)."""
+        return await self.moves_of(tid, user)
 
     async def seat_events(
         self,
@@ -337,7 +350,20 @@ class Soak:
             except TimeoutError:
                 answer = None
             answered = time.monotonic()
-            after = await self.moves_of(tid, user)
+            refused = answer is not None and bool(answer.get("text"))
+            # when his message showed the outcome (an edit may wait for tokens); his
+            # moves are read after it: a press answered silently before its move
+            # was made (it waited for a failover, #40) is judged by the move
+            silent = answer is not None and not refused
+            redrawn = await self.redrawn(user, msg, shown) if silent else None
+            got = await self.moves_after(tid, user, refused=refused)
+            if got is None:  # judged with his next press: its count starts before this one
+                r.refused += 1
+                pressed = (0, -1)
+                self.applied(tid, sent, answered, moved=False, answer=answer or {})
+                await asyncio.sleep(rng.uniform(*self.think))
+                continue
+            after = got
             self.known[tid, user.id] = after
             added = after - before
             again = await self.again_after(
@@ -359,17 +385,6 @@ class Soak:
             late = min(owed, max(0, added - most))  # an earlier unanswered one landed
             owed -= late
             added -= late
-            redrawn = None  # when his message showed the outcome
-            if not refused:  # his message shows the outcome (an edit may wait for tokens)
-
-                def edited(m: Message = msg, v: int = shown) -> bool | None:
-                    return m.version != v or None
-
-                try:
-                    await user.world.wait_for(edited, 10)
-                    redrawn = time.monotonic()
-                except TimeoutError:
-                    r.slow += 1
             if added < least and selection_moved_on(data, msg):
                 r.redrawn += 1  # REDRAWN: drawn for another revision of his selection
             elif added < least:
@@ -387,6 +402,20 @@ class Soak:
             moved = added > 0 and not refused
             self.applied(tid, sent, answered, moved=moved, answer=answer, redrawn=redrawn)
             await asyncio.sleep(rng.uniform(*self.think))
+
+    async def redrawn(self, user: SimUser, msg: Message, shown: int) -> float | None:
+        """When his message ``msg``, shown at world version ``shown`` when he
+        pressed it, was redrawn (None: not within 10 s, counted slow)."""
+
+        def edited() -> bool | None:
+            return msg.version != shown or None
+
+        try:
+            await user.world.wait_for(edited, 10)
+        except TimeoutError:
+            self.report.slow += 1
+            return None
+        return time.monotonic()
 
     def applied(
         self,

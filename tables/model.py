@@ -99,6 +99,11 @@ class LiveConfig:
     # after a connection error or timeout, each request first waits at most this
     # long for a PING (tables.store.Store): an outage answers at once
     redis_probe_timeout: float = 0.5
+    # #40: a press that meets a Redis Cluster master failed less than this long
+    # ago, with a replica known, waits for the replica's promotion and is made
+    # again (the cluster promotes it after about 2 cluster-node-timeouts: 3.3-4.6 s
+    # at 2000 ms), instead of "the game is unavailable" and a press again later
+    redis_failover_wait: float = 8.0
 
 
 class LiveError(EngineError):

@@ -131,6 +131,54 @@ class NodeHealth:
         if still:
             raise ServiceUnavailable(f"Redis is unavailable: no answer from {', '.join(still)}")
 
+    async def failing_over(self, within: float) -> list[str]:
+        """The suspect primaries that still serve slots in the slot map, failed
+        less than ``within`` s ago here, with a replica known that the cluster
+        may promote in their place (#40): a failover may be under way."""
+        now, replicas = time.monotonic(), self._known_replicas()
+        found = []
+        for p in self.r.get_primaries():
+            if p.name not in self.down or now - self.failed_at.get(p.name, now) >= within:
+                continue
+            if await self._replicas(p, replicas.get(p.name, [])):
+                found.append(p.name)
+        return sorted(found)
+
+    def _known_replicas(self) -> dict[str, list[ClusterNode]]:
+        """Each primary's replicas as the slot map names them."""
+        found: dict[str, list[ClusterNode]] = {}
+        for holders in self.r.nodes_manager.slots_cache.values():
+            if holders and holders[0].name not in found:
+                found[holders[0].name] = list(holders[1:])
+        return found
+
+    async def failed_over(self, within: float) -> bool:
+        """Wait for the failover of the primaries :meth:`failing_over` names (``within``
+        s of their failure here, at most): the slot map fetched again every
+        :data:`REFRESH_EVERY` s until a replica serves their slots or they answer
+        a PING again.  True: none of them is left (a request that met them may
+        be made again); False: none was failing over, or it did not end in
+        time -- the outage is not a failover's moment."""
+        waiting = await self.failing_over(within)
+        if not waiting:
+            return False
+        until = min(self.failed_at.get(n, time.monotonic()) for n in waiting) + within
+        while True:
+            back = await asyncio.gather(*(self._answers(n) for n in self._named(waiting)))
+            if not all(back):
+                await self.refresh(waiting)
+            serving = {p.name for p in self.r.get_primaries()}
+            waiting = [n for n in waiting if n in self.down and n in serving]
+            if not waiting:
+                return True
+            if time.monotonic() >= until:
+                return False
+            await asyncio.sleep(REFRESH_EVERY)
+
+    def _named(self, names: Sequence[str]) -> list[ClusterNode]:
+        nodes = self.r.nodes_manager.nodes_cache
+        return [nodes[n] for n in names if n in nodes]
+
     async def any_answers(self) -> bool:
         """Whether a primary that is not suspect (else any) answers a PING."""
         primaries = self.r.get_primaries()

@@ -178,6 +178,17 @@ class Store:
         await self.health.check(keys)
         return self.health.owners(keys)
 
+    async def failed_over(self, within: float) -> bool:
+        """On a cluster, after a request met a failed master: wait until a
+        replica serves its slots (or it answers again) -- when a replica is
+        known and it failed less than ``within`` s ago
+        (:meth:`tables.nodes.NodeHealth.failed_over`, #40).  True: make the
+        request again; False at once on one server, or when no failover is
+        under way."""
+        if self.health is None:
+            return False
+        return await self.health.failed_over(within)
+
     async def _initialise(self) -> None:
         # redis-py's RedisCluster.initialize() holds its own lock and is a no-op
         # once done: concurrent first requests wait for the one slot-map fetch

@@ -187,7 +187,18 @@ async def answered_in_time(
         return task.result(), False
     log.info("callback query %s answered before its outcome (%.0f s)", callback.id, patience)
     await answer(callback)
-    return await task, True
+    try:
+        return await task, True
+    except Exception as e:  # the error handler must not answer it again
+        e.add_note(ANSWERED)
+        raise
+
+
+ANSWERED = "the press was answered before this (telegram_bot.handlers.common.answered_in_time)"
+"""The note :func:`answered_in_time` adds to a failure of a press it answered
+silently: :func:`telegram_bot.handlers.errors.on_error` then sends no apology
+Telegram would refuse (#40: a press that waited for a failover past its
+patience, and the promotion did not come in time)."""
 
 
 async def answer(callback: CallbackQuery, text: str | None = None, **options: Any) -> None:

@@ -13,6 +13,7 @@ from aiogram import Router
 from aiogram.types import CallbackQuery, ErrorEvent
 
 from tables.model import ServiceUnavailable
+from telegram_bot.handlers.common import ANSWERED
 from telegram_bot.views import texts
 from telegram_bot.views.i18n import Translator, pick_language
 
@@ -42,7 +43,9 @@ async def on_error(event: ErrorEvent) -> bool:
         log.exception("handler failed", exc_info=exc)
     update = event.update
     try:
-        if update.callback_query is not None:
+        if update.callback_query is not None and ANSWERED in getattr(exc, "__notes__", ()):
+            pass  # answered silently while it waited: Telegram refuses a second answer
+        elif update.callback_query is not None:
             q = update.callback_query
             _ = Translator(pick_language(q.from_user.language_code))
             await q.answer(_(apology), show_alert=True)

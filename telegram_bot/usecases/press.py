@@ -40,14 +40,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine import Action, EngineError, GameState, view
 from engine.actions import LEAD, THROW
 from engine.cards import card_names
-from tables import OPEN, PLAYING, LiveError, StaleVersion, TableService, WriteResult
+from tables import (
+    OPEN,
+    PLAYING,
+    LiveError,
+    ServiceUnavailable,
+    StaleVersion,
+    TableService,
+    WriteResult,
+)
 from tables.tables import moved_since
 from telegram_bot.buttons.callbacks import GameCb
 from telegram_bot.buttons.moves import (
@@ -82,6 +90,12 @@ SELECTION_ATTEMPTS = 8
 """A selection write that loses its compare-and-set to another press of his
 (quick taps of several cards, #38) is tried again on the newer selection this
 many times in all."""
+
+
+FAILOVER_ATTEMPTS = 3
+"""A press is made this many times at most when each attempt met a Redis
+Cluster master failing over (:meth:`PressButton._through_failover`; the table's
+master, then another key's -- a timer shard's, #40)."""
 
 
 class SelectionMoved:
@@ -218,7 +232,26 @@ class PressButton:
         async with self.in_flight.turn(press) as again:
             if again:  # the same button while its first press is still handled
                 return PressOutcome(PressStatus.REPEATED)
-            return await self._handle(press)
+            return await self._through_failover(lambda: self._handle(press))
+
+    async def _through_failover(
+        self, attempt: Callable[[], Awaitable[PressOutcome]]
+    ) -> PressOutcome:
+        """``attempt()``, made again when it met a Redis Cluster master that is
+        failing over, once a replica serves its slots (#40: the press was
+        answered "the game is unavailable" and the player pressed again after
+        the promotion, a second or two later -- now it waits with its spinner
+        and is applied at the promotion).  Made again whole: a write it made
+        before the fault is found by its request id (a duplicate, a selection
+        already applied), as for a redelivered update."""
+        wait = self.svc.config.redis_failover_wait
+        for _round in range(FAILOVER_ATTEMPTS - 1):
+            try:
+                return await attempt()
+            except ServiceUnavailable:
+                if not await self.svc.store.failed_over(wait):
+                    raise
+        return await attempt()
 
     async def _moved_since(self, snap: Snapshot, seat: int, version: int) -> bool:
         """His seat moved after ``version`` (:meth:`tables.Loaded.moved_since`);

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from types import SimpleNamespace
 from typing import cast
 
-from aiogram.types import CallbackQuery
+import pytest
+from aiogram.types import CallbackQuery, ErrorEvent
 
-from tables import LiveError
+from tables import LiveError, ServiceUnavailable
 from telegram_bot.buttons.moves import ERR_DEFENDER_LIMIT, ERR_THROW_LIMIT
 from telegram_bot.handlers.common import ANSWER_PATIENCE, answered_in_time
+from telegram_bot.handlers.errors import on_error
 from telegram_bot.handlers.game import NOTICES, alert
 from telegram_bot.usecases.press import PressOutcome, PressStatus
 from telegram_bot.views.i18n import Translator, help_text
@@ -52,6 +55,7 @@ class _Press:
         self.id = "q1"
         self.answers: list[tuple[str | None, bool]] = []  # (text, work done by then)
         self.work_done = False
+        self.from_user = SimpleNamespace(language_code="en")
 
     async def answer(self, text: str | None = None, **_options: object) -> bool:
         self.answers.append((text, self.work_done))
@@ -93,3 +97,22 @@ async def test_a_slow_move_is_answered_before_telegrams_window_closes() -> None:
         await waiting
     await asyncio.sleep(0)
     assert work.cancelled()
+
+
+async def test_a_press_that_fails_after_its_silent_answer_is_not_answered_again() -> None:
+    """A press that waited past its patience -- for a cluster's failover that
+    did not come in time (#40) -- and then failed was answered silently
+    already: the error handler sends no apology Telegram would refuse (it
+    answered a second time, a wasted call)."""
+    slow = _Press()
+
+    async def waits_then_fails() -> str:
+        await asyncio.sleep(0.3)
+        slow.work_done = True
+        raise ServiceUnavailable("Redis is unavailable: no answer from 127.0.0.1:7000")
+
+    with pytest.raises(ServiceUnavailable) as failed:
+        await answered_in_time(cast(CallbackQuery, slow), waits_then_fails(), patience=0.05)
+    update = SimpleNamespace(callback_query=slow, message=None, inline_query=None)
+    assert await on_error(cast(ErrorEvent, SimpleNamespace(exception=failed.value, update=update)))
+    assert slow.answers == [(None, False)]  # once, silently, while it waited
