@@ -328,7 +328,9 @@ async def test_the_ais_help_after_a_block_counts_once_he_takes_the_seat_back(
     s = await svc.ratings.settlement(tid, 1)
     assert s is not None
     assert s.counted
-    assert (await svc.ratings.of(1)).reliability < 1.0
+    reliability = (await svc.ratings.of(1)).reliability
+    assert reliability is not None
+    assert reliability < 1.0
 
 
 async def test_a_block_he_never_takes_back_costs_no_reliability(svc: TableService) -> None:
