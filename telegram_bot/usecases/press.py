@@ -40,7 +40,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -232,12 +232,10 @@ class PressButton:
         async with self.in_flight.turn(press) as again:
             if again:  # the same button while its first press is still handled
                 return PressOutcome(PressStatus.REPEATED)
-            return await self._through_failover(lambda: self._handle(press))
+            return await self._through_failover(press)
 
-    async def _through_failover(
-        self, attempt: Callable[[], Awaitable[PressOutcome]]
-    ) -> PressOutcome:
-        """``attempt()``, made again when it met a Redis Cluster master that is
+    async def _through_failover(self, press: ButtonPress) -> PressOutcome:
+        """The press handled, and again when it met a Redis Cluster master that is
         failing over, once a replica serves its slots (#40: the press was
         answered "the game is unavailable" and the player pressed again after
         the promotion, a second or two later -- now it waits with its spinner
@@ -247,11 +245,11 @@ class PressButton:
         wait = self.svc.config.redis_failover_wait
         for _round in range(FAILOVER_ATTEMPTS - 1):
             try:
-                return await attempt()
+                return await self._handle(press)
             except ServiceUnavailable:
                 if not await self.svc.store.failed_over(wait):
                     raise
-        return await attempt()
+        return await self._handle(press)
 
     async def _moved_since(self, snap: Snapshot, seat: int, version: int) -> bool:
         """His seat moved after ``version`` (:meth:`tables.Loaded.moved_since`);
