@@ -3,7 +3,7 @@
     python bench/ai.py [--games N] [--quick] [--variants chuvash,shchelkovsky]
                        [--players 2,4] [--iterations K] [--steps K] [--timing-seconds S]
                        [--seed S] [--first G] [--beliefs on|off] [--epsilon E] [--expert]
-                       [--cpu-clock] [--jobs N] [--json]
+                       [--budget-scale X] [--cpu-clock] [--jobs N] [--json]
     python bench/ai.py --ladder [--games N] [--fast-games N] [--levels random,easy,normal,hard,expert] ...
 
 Per variant:
@@ -17,6 +17,8 @@ it prints the search player's loss share with its 95% Wilson interval (the goal 
 issue 15: at most 40% in 2-player games, well under 1 in 4 in 4-player games), and
 the search player's decision time (median, p99) over every decision it made, plus
 a timing-only run of 10-player 4-deck shchelkovsky (1 search, 9 heuristic).
+Each chunk of games also names the games the search lost (stderr), so that two
+runs on the same deals (``--seed``, ``--first``, ``--games``) compare game by game.
 Default: 1,000 games per row (the issue's figure; that takes hours on one core:
 ``--jobs`` spreads the games over processes, at most one per core so that the
 decision times stay one core's); ``--quick``: 40.
@@ -100,6 +102,7 @@ def games_range(
     game has its own seeds, so a row's result does not depend on how it is split
     over processes (``--jobs``)."""
     losses = draws = unfinished = 0
+    lost: list[int] = []
     times: list[float] = []
     for g in range(start, stop):
         deal, seat = divmod(g, players)
@@ -113,13 +116,18 @@ def games_range(
         draws += result.draw
         unfinished += not result.finished
         losses += result.loser == seat
+        if result.loser == seat:
+            lost.append(g)
     return {
         "variant": variant,
         "players": players,
         "games": stop - start,
+        "start": start,
+        "stop": stop,
         "search_losses": losses,
         "draws": draws,
         "unfinished": unfinished,
+        "lost": lost,
         "times": times,
     }
 
@@ -172,6 +180,8 @@ def run_rows(
         done = sum(p["games"] for p in parts[row])
         lost = sum(p["search_losses"] for p in parts[row])
         print(f"{row[0]} {row[1]}p: {done}/{games} games, search lost {lost}", file=sys.stderr)
+        # the games lost, by number: two runs on the same deals compare game by game
+        print(f"  lost games {part['start']}-{part['stop'] - 1}: {part['lost']}", file=sys.stderr)
         if done == games:  # the row's line now: a run stopped later keeps it
             walls[row] = time.perf_counter() - started[row]
             print("done: " + row_line(finish_row(parts[row], walls[row])), file=sys.stderr)
@@ -378,6 +388,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="the expert level's budget (EXPERT_SCALE times the hard level's)",
     )
     parser.add_argument(
+        "--budget-scale",
+        type=float,
+        default=None,
+        help="the default budget times this (on top of the variant's BUDGET_SCALE;"
+        " default 1, --expert: EXPERT_SCALE)",
+    )
+    parser.add_argument(
         "--cpu-clock",
         action="store_true",
         help="time decisions by the process's CPU time (a busy machine's wall time lies)",
@@ -412,7 +429,7 @@ def search_config(args: argparse.Namespace) -> SearchConfig:
         endgame_nodes=args.endgame_nodes,
         solve_nodes=args.solve_nodes,
         beliefs=False if args.no_beliefs else {"on": True, "off": False, None: None}[args.beliefs],
-        budget_scale=EXPERT_SCALE if args.expert else 1.0,
+        budget_scale=(args.budget_scale or 1.0) * (EXPERT_SCALE if args.expert else 1.0),
     )
 
 

@@ -89,7 +89,12 @@ BUDGET_SCALE: dict[tuple[str, int], float] = {("shchelkovsky", 2): 2.0}
 """The default budget's multiplier by variant and player count.  Two-player
 Shchelkovsky searches only late (``DEFAULT_SEARCH_STOCK``), where twice the
 budget paid: 8 lost of the 100 seed-26 games against the heuristic (18 with the
-default budget), its decisions still well within the time goals."""
+default budget), its decisions still well within the time goals; over 1,000
+(with beliefs) it lost 119 (11.9 %, 10.0-14.1 %).  Three times (#43's fourth
+turn, ``bench/ai.py --budget-scale 1.5``) lost 102 of the same 1,000 (10.2 %,
+8.5-12.2 %; the difference's 95 % interval -4.4 to +1.0 points) for half again
+a searched decision's CPU time (p99 299 against 208 ms, every decision): not a
+clear gain, so twice stays (bench/README.md)."""
 DEFAULT_BELIEFS: dict[str, bool] = {"chuvash": True, "shchelkovsky": True}
 """Each variant's default for dealing hidden cards by beliefs (``engine.ai.beliefs``),
 as measured by ``bench/ai.py --beliefs on|off`` on the same deals of seed 26 (2

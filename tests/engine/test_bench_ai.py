@@ -205,3 +205,34 @@ def test_the_expert_budget_the_cpu_clock_and_the_ladder_with_expert() -> None:
     timed = Timed(SearchPlayer(0), clock=_clock(True))
     assert timed.clock is time.process_time
     assert LADDER[-2:] == ("hard", "expert")
+
+
+def test_a_row_names_the_games_it_lost_and_takes_a_budget_scale() -> None:
+    """#43: two runs on the same deals compare game by game (a paired comparison),
+    so each chunk names the games the search lost; ``--budget-scale`` multiplies the
+    default budget as the expert level's scale does."""
+    sys.path.insert(0, str(ROOT))
+    from bench.ai import build_parser, games_range, search_config
+    from engine.ai.search import EXPERT_SCALE, SearchConfig
+
+    parser = build_parser()
+    assert search_config(parser.parse_args(["--budget-scale", "1.5"])).budget_scale == 1.5
+    both = parser.parse_args(["--budget-scale", "1.5", "--expert"])
+    assert search_config(both).budget_scale == 1.5 * EXPERT_SCALE
+    part = games_range("chuvash", 2, 2, 6, 26, SearchConfig(iterations=4, steps=200))
+    assert (part["start"], part["stop"]) == (2, 6)
+    assert len(part["lost"]) == part["search_losses"]
+    assert set(part["lost"]) <= set(range(2, 6))
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "ai.py"),
+            *("--games", "4", "--first", "2", "--variants", "chuvash", "--players", "2"),
+            *("--timing-seconds", "0", "--iterations", "4", "--steps", "200", "--seed", "26"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert f"lost games 2-5: {part['lost']}" in out.stderr
