@@ -297,23 +297,26 @@ async def test_a_script_new_to_a_master_runs_while_another_master_is_dead(
 
 
 async def _game_where(
-    svc: TableService, cluster: LocalCluster, table_on: int, shard_on: int
-) -> tuple[str, dict[int, int]]:
+    svc: TableService, cluster: LocalCluster, *, together: bool
+) -> tuple[str, dict[int, int], int]:
     """A game of two players (a turn timer on: each move writes a timer hint)
-    whose table the master on port ``table_on`` serves and whose timer shard
-    the master on ``shard_on`` does; each player's hand message id."""
+    whose table and timer shard one master serves (``together``), or two
+    different ones; each player's hand message id; the port of its timer
+    shard's master (the one to kill).  Found among the masters as they serve
+    the slots now: the timer shards' keys (their prefix is the test's own)
+    need not fall on any given master."""
     for n in range(0, 400, 2):
         ann, bob = 1000 + n, 1001 + n
         lobby = await svc.lobbies.create_lobby(ann, "Ann", variant="shchelkovsky", timer=30)
         tid = lobby.table.id
         table = cluster.owner(key_slot(svc.keys.table(tid).encode()))
         shard = cluster.owner(key_slot(svc.keys.timers_of(tid).encode()))
-        if (table, shard) == (table_on, shard_on):
+        if (table == shard) == together:
             await svc.lobbies.join(tid, bob, "Bob")
             await svc.games.start(tid, ann)
             hands = {ann: 101, bob: 201}
             await ChatStateStore.of(svc).update_table(tid, hands=hands)
-            return tid, hands
+            return tid, hands, shard
     raise AssertionError("no table found there")
 
 
@@ -330,14 +333,13 @@ async def test_a_press_during_a_failover_is_applied_once_the_replica_is_promoted
     after the death, the promotion at 3.7-4.0 s.)"""
     cluster = with_replicas
     masters = cluster.ports[: cluster.masters]
-    dead, alive = masters[0], masters[1]
     # the press waits however long the promotion takes on a loaded machine: the
     # mechanism is under test here, not its timing (the benchmark's figures)
     config = LiveConfig(prefix=f"fo:{uuid.uuid4().hex[:8]}:", redis_failover_wait=60.0)
     svc = TableService.from_url(url(*masters), config)
     try:
-        table_on = dead if dies == "the table's master" else alive
-        tid, hands = await _game_where(svc, cluster, table_on, dead)
+        together = dies == "the table's master"  # its timer shard's there too
+        tid, hands, dead = await _game_where(svc, cluster, together=together)
         _publisher, press_button = wire(svc, ChatStateStore.of(svc), Recorder())
         loaded = await svc.tables.load(tid)
         assert loaded.state is not None
@@ -348,7 +350,7 @@ async def test_a_press_during_a_failover_is_applied_once_the_replica_is_promoted
         button = GameCb.of(tid, loaded.version, act(seen["legal"][0]), stamp(seen))
         press = ButtonPress(user, button, user, hands[user], "cb-failover")
         cluster.replicated(dead)  # the replica has every write
-        cluster.kill(0)
+        cluster.kill(cluster.ports.index(dead))
         outcome = await press_button(press)
         assert outcome.status is PressStatus.APPLIED
         assert (await svc.tables.load(tid)).version == loaded.version + 1
