@@ -14,6 +14,8 @@ against someone, :meth:`tables.model.Table.rated_for`):
   takes his seat (:func:`timed_out`, applied by :mod:`tables.timers`); if it
   still plays it at the end he walked away, and the settlement charges it
   (:func:`offenders`: the seats ``away`` and ``taken`` of the result);
+* a turn the bot could not show him in time (his hand held back by the
+  chat's flood limit) starts again, once a turn (:func:`late_view_deadline`);
 * not an offence: an operator's takeover (``excused``), a seat a rematch kept
   for a player who did not agree, any casual game, a new player's game, a
   capped (or diversity-failing) pair's player with no other opponent.
@@ -55,6 +57,7 @@ from typing import Any, Protocol
 
 from redis.exceptions import RedisError
 
+from engine import GameState
 from tables.keys import Keys
 from tables.model import PLAYING, LiveError, Seat, ServiceUnavailable, Table
 from tables.rating_model import Eligibility
@@ -166,6 +169,27 @@ def timed_out(seat: Seat, limit: int, ai_kind: str) -> tuple[Seat, bool]:
     if n >= limit:
         return replace(seat, ai=ai_kind, timeouts=n, taken=True), True
     return replace(seat, timeouts=n), False
+
+
+def late_view_deadline(
+    table: Table, state: GameState | None, deadline: int | None, seat: int, now: int
+) -> int | None:
+    """His turn again from ``now``: the bot could not show him his cards in time
+    (his hand in the group waited seconds for the chat's flood budget, #24) --
+    the bot's own delivery trouble, never his act, must not cost him a move
+    (DEVELOPERS "a fault is never a user's act").  Only while the game waits
+    for him (his seat is to act and the AI does not play it) and once a turn: the
+    deadline it sets is marked on his seat (``Seat.late``), so a turn is at most
+    doubled and nobody can stall a game with it.  None: nothing to move."""
+    if table.status != PLAYING or not table.timer or deadline is None:
+        return None
+    if state is None or state.over or not 0 <= seat < len(table.seats):
+        return None
+    s = table.seats[seat]
+    if s.ai_controlled or s.late == deadline or seat not in state.to_act():
+        return None
+    moved = now + table.timer * 1000
+    return moved if moved > deadline else None
 
 
 def offenders(result: GameResult, rated_for: Iterable[int]) -> set[int]:

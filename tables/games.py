@@ -25,7 +25,7 @@ from engine import BOUT_PHASE, Action, Event, GameState, new_game, public_view, 
 from engine.actions import LEAD, PASS
 from engine.ai import SLOW_KINDS
 from tables.deciders import FALLBACK_KIND, Decider, InlineDecider
-from tables.fairplay import eligible
+from tables.fairplay import eligible, late_view_deadline
 from tables.model import (
     OPEN,
     OVER,
@@ -589,6 +589,30 @@ class Games:
             raise
         await self.tables.settle_users(table_id, user)
         return result
+
+    async def view_late(self, table_id: str, user: int) -> WriteResult | None:
+        """``user``'s cards could not be shown to him in time (the bot's delivery
+        trouble): his turn starts again, once a turn
+        (:func:`tables.fairplay.late_view_deadline`).  The write is announced on
+        the notify channel, so every process shows the new deadline.  None:
+        nothing moved (not his turn, moved once already, the table moved on)."""
+
+        def make(loaded: Loaded) -> Plan | None:
+            t = loaded.table
+            seat = t.seat_of(user)
+            if seat is None:
+                return None
+            now = self.tables.now_ms()
+            moved = late_view_deadline(t, loaded.state, loaded.deadline, seat, now)
+            if moved is None or loaded.deadline is None:
+                return None
+            t = t.with_seat(seat, replace(t.seats[seat], late=moved))
+            plan = Plan(t, loaded.state, notify="extend", deadline=moved)
+            plan.events.append(("extend", seat, str(moved - loaded.deadline)))
+            return plan
+
+        result = await self.tables.retry(table_id, make)
+        return result if result.events else None
 
     async def takeover_plan(
         self,

@@ -171,7 +171,9 @@ class Seat:
     doing (#38): if the AI still plays it at the end his rating does not move
     (cleared at the start); ``rating``: his rating in the table's variant as the lobby and the table
     show it (``"1240"``, ``"1010?"`` while provisional), read when he joined and
-    again at each game's start (#25)."""
+    again at each game's start (#25); ``late``: the turn deadline (epoch ms)
+    a late view of his cards moved his turn to (:func:`tables.fairplay.late_view_deadline`:
+    once a turn; 0: never)."""
 
     user: int | None = None
     name: str = ""
@@ -182,6 +184,7 @@ class Seat:
     taken: bool = False
     rating: str = ""
     excused: bool = False
+    late: int = 0
 
     @property
     def human(self) -> bool:
@@ -200,7 +203,13 @@ class Seat:
 
     def to_json(self) -> list[Any]:
         out: list[Any] = [self.user, self.name, self.ai, self.timeouts, int(self.left)]
-        extra: list[Any] = [int(self.bout_pass), int(self.taken), self.rating, int(self.excused)]
+        extra: list[Any] = [
+            int(self.bout_pass),
+            int(self.taken),
+            self.rating,
+            int(self.excused),
+            self.late,
+        ]
         while extra and not extra[-1]:  # trailing defaults are left out
             extra.pop()
         return out + extra
@@ -217,6 +226,7 @@ class Seat:
             bool(d[6]) if len(d) > 6 else False,
             str(d[7]) if len(d) > 7 else "",
             bool(d[8]) if len(d) > 8 else False,
+            int(d[9]) if len(d) > 9 else 0,
         )
 
 
@@ -428,7 +438,9 @@ class LiveEvent:
     (admin), ``rematch`` (a player of the finished game agreed to a rematch;
     ``text`` ``lapsed``, seat -1: the offer ended with nobody to seat; #38), or
     a lobby change (``join``, ``leave``, ``add_ai``, ``remove_ai``,
-    ``settings``, ``create``, ``cancel``).  ``text`` of a move is its action text
+    ``settings``, ``create``, ``cancel``); ``extend`` (a deadline moved on, ``text``
+    = by how many ms: after a restart or an outage, seat -1; a late view of a
+    seat's cards, its seat).  ``text`` of a move is its action text
     (:meth:`engine.Action.text`)."""
 
     version: int

@@ -66,7 +66,10 @@ class EventDispatcher:
             case Replaced(chat, old, new):
                 # a message we edit was gone and was sent anew: its new id kept
                 await self.learned.replaced(chat, old, new)
-            case HeldBack():  # a hand in the group held back: say so once (#24)
+            case HeldBack():
+                # a hand in the group held back: his turn again if it is his
+                # (the bot's delivery trouble, not his), and say so once (#24)
+                await self.learned.held_back(event)
                 await self.publisher.held_back(event)
             case Kicked():  # the group's own service message tells (handlers)
                 pass

@@ -15,14 +15,19 @@ A 403 is told apart by Telegram's description (#38,
   with his hand in the group all the same), or any other 403 -- the bot's
   delivery trouble, never his act: it is remembered that the bot may not write
   to him in private (until he sends it something there, /start), and his seat
-  and his hand in the group stay his."""
+  and his hand in the group stay his.
+
+A hand held back (:class:`telegram_bot.delivery.events.HeldBack`: his hand in
+the group waited seconds for the chat's flood budget) is the bot's delivery
+trouble too: if the game waits for him, his turn starts again, once a turn
+(:meth:`tables.games.Games.view_late`)."""
 
 from __future__ import annotations
 
 import logging
 
 from tables import PLAYING, LiveError, ServiceUnavailable, TableService
-from telegram_bot.delivery.events import Forbidden
+from telegram_bot.delivery.events import Forbidden, HeldBack
 from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.state.snapshot import group_of, hand_target
 
@@ -75,3 +80,16 @@ class DeliveryEvents:
                 ui = await self.ui.table(table.id)
                 if ui.hands.get(chat) == old:
                     await self.ui.update_table(table.id, hands={chat: new})
+
+    async def held_back(self, held: HeldBack) -> None:
+        """``held.to.receiver``'s hand in the group waited for the chat's flood
+        budget: while the game waits for him, his turn starts again (once a
+        turn; the write is announced, so every process shows its deadline)."""
+        table_id = held.version.rpartition("#")[0]
+        user = held.to.receiver
+        if not table_id or user is None:
+            return
+        try:
+            await self.svc.games.view_late(table_id, user)
+        except (LiveError, ServiceUnavailable) as e:  # gone, or an outage: his next hold
+            log.info("no late view for %s at %s: %s", user, table_id, e)

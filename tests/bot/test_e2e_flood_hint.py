@@ -139,6 +139,46 @@ async def test_a_hand_held_back_in_the_group_is_told_once_per_game(
     assert not [m for m in fake.messages(group) if HINT in (m.text or "")]  # nor the group's
 
 
+@pytest.mark.slow
+async def test_a_held_back_hand_gives_its_waited_player_his_turn_again(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """The hand of the player the game waits for is held back by the group's
+    flood budget (the bot's delivery trouble, not his): his turn starts again
+    (a logged ``extend`` of his seat, the new deadline a whole turn from the
+    hold), once a turn, and every hand shows it."""
+    rng = random.Random(41)
+    async with running(
+        redis_url, redis_prefix, fake, flood_hint_after=AFTER, telegram_time_scale=TELEGRAM_SCALE
+    ) as h:
+        humans = [fake.add_user(f"P{i}", language_code="en") for i in range(3)]
+        tid, group = await group_lobby(h, "chuvash", humans, 0)
+        grouped = humans[:2]
+        for u in grouped:
+            await in_group(h, tid, u)
+        await settle(h)
+        timer = (await h.svc.lobbies.lobby(tid)).timer
+        assert timer > 0  # a rated game: timed
+        seats = {(await h.svc.lobbies.lobby(tid)).seat_of(u.id) for u in grouped}
+        fake.world.limiter.spend(group.id, True, SPENT)  # Telegram's minute is spent
+
+        async def extended() -> bool:
+            events = await h.svc.admin.event_page(tid, 0, 100_000)
+            return any(e.kind == "extend" and e.seat in seats for e in events)
+
+        await _press_until(h, tid, humans, rng, extended)
+        events = await h.svc.admin.event_page(tid, 0, 100_000)
+        late = [e for e in events if e.kind == "extend"][-1]
+        loaded = await h.svc.tables.load(tid)
+        seat = loaded.table.seats[late.seat]
+        assert seat.late > 0  # marked: not twice in this turn
+        if loaded.version == late.version:  # nothing moved since: his turn, its deadline
+            assert loaded.state is not None
+            assert late.seat in loaded.state.to_act()
+            assert loaded.deadline == seat.late
+        assert int(late.text) > 0
+
+
 async def test_no_hint_when_nothing_holds_a_hand_back(
     fake: FakeTelegram, redis_url: str, redis_prefix: str
 ) -> None:

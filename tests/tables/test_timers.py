@@ -604,3 +604,69 @@ async def test_a_stalling_defender_takes_and_the_thrower_gets_his_throw_ins(
     assert now.taking
     assert thrower in now.to_act()
     assert (await svc.tables.load(tid)).deadline == int((clock.now + 30) * 1000)
+
+
+async def test_a_late_view_gives_the_waited_player_his_turn_again_once(
+    svc: TableService, clock: FakeClock
+) -> None:
+    """The bot could not show a player his cards in time (his hand held back by
+    the chat's flood limit, the bot's doing): his turn starts again from then,
+    once a turn -- no timeout for the bot's delivery trouble, and no way to
+    stall a game with it."""
+    tid = await new_table(svc, 2, timer=30)
+    loaded = await svc.tables.load(tid)
+    assert loaded.state is not None
+    leader = loaded.state.to_act()[0]
+    other = 1 - leader
+    leader_user, other_user = (loaded.table.seats[s].user for s in (leader, other))
+    assert leader_user is not None
+    assert other_user is not None
+    first = loaded.deadline
+    assert first == int((clock.now + 30) * 1000)
+    clock.advance(20)
+    assert await svc.games.view_late(tid, other_user) is None  # not his turn
+    r = await svc.games.view_late(tid, leader_user)
+    assert r is not None
+    moved = int((clock.now + 30) * 1000)
+    assert r.deadline == moved
+    assert [(e.kind, e.seat, e.text) for e in r.events] == [("extend", leader, str(moved - first))]
+    clock.advance(20)  # 40 s since his turn began: his first deadline is past
+    assert await svc.timers.tick() == []
+    assert await svc.games.view_late(tid, leader_user) is None  # once a turn
+    assert (await svc.tables.load(tid)).deadline == moved
+    clock.advance(11)  # now his (one) second turn is out too
+    [r] = await svc.timers.tick()
+    assert ("timeout", leader, "1") in [(e.kind, e.seat, e.text) for e in r.events]
+    # a new turn (the timeout moved the game on): late again, moved again
+    after = await svc.tables.load(tid)
+    assert after.state is not None
+    assert after.deadline is not None
+    waited = [s for s in after.state.to_act() if after.table.seats[s].user is not None]
+    user = after.table.seats[waited[0]].user
+    assert user is not None
+    clock.advance(5)
+    again = await svc.games.view_late(tid, user)
+    assert again is not None
+    assert again.deadline == int((clock.now + 30) * 1000)
+
+
+async def test_no_late_view_for_a_seat_the_ai_plays_or_an_untimed_game(
+    svc: TableService, clock: FakeClock
+) -> None:
+    untimed = await new_table(svc, 2, rated=False, first_user=21)
+    loaded = await svc.tables.load(untimed)
+    assert loaded.state is not None
+    u = loaded.table.seats[loaded.state.to_act()[0]].user
+    assert u is not None
+    assert await svc.games.view_late(untimed, u) is None  # no timer: nothing to move
+    tid = await new_table(svc, 2, timer=30, first_user=31)
+    loaded = await svc.tables.load(tid)
+    assert loaded.state is not None
+    seat = loaded.state.to_act()[0]
+    u = loaded.table.seats[seat].user
+    assert u is not None
+    await svc.admin.admin_hand_to_ai(tid, seat, by="test")
+    before = (await svc.tables.load(tid)).deadline
+    clock.advance(10)
+    assert await svc.games.view_late(tid, u) is None  # the AI plays it
+    assert (await svc.tables.load(tid)).deadline == before
