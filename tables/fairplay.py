@@ -81,6 +81,8 @@ class LoadedTable(Protocol):
     def owed(self) -> list[int]: ...
     @property
     def unsettled(self) -> bool: ...
+    @property
+    def finished_table(self) -> Table | None: ...
 
 
 class RatingsPart(Protocol):
@@ -303,7 +305,8 @@ class FairPlay:
             seat = next((i for i, (u, _n) in enumerate(res.seats) if u == user), None)
             if seat is not None and seat in res.away and seat in res.taken:
                 prev = loaded.result_previous_loser
-                if not await t.follow_up(loaded.table, res, prev):
+                ended = loaded.finished_table or loaded.table  # the record checks its game
+                if not await t.follow_up(ended, res, prev):
                     raise ServiceUnavailable("the last game's settlement is not done yet")
 
     async def refusal(

@@ -53,6 +53,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from tables.fairplay import OffenceRules, offenders, reliability_mark
+from tables.model import LiveConfig
 from tables.rating_model import Change, Rating, Settlement, rate
 from tables.records import GameResult
 
@@ -344,6 +345,17 @@ def settlement_plan(
     }  # fmt: skip
 
 
+def rating_rules(config: LiveConfig) -> RatingRules:
+    """The ratings' rules as the service's settings make them (#38)."""
+    return RatingRules(
+        established_games=config.rated_after_games,
+        established_days=config.rated_after_days,
+        diversity_opponents=config.rated_diversity_opponents,
+        diversity_days=config.rated_diversity_days,
+        log_maxlen=config.rating_log_maxlen,
+    )
+
+
 __all__ = [
     "Candidates",
     "RatingRules",
@@ -353,5 +365,6 @@ __all__ = [
     "outcome",
     "pair_of",
     "ranks",
+    "rating_rules",
     "settlement_plan",
 ]

@@ -11,6 +11,7 @@ game.  Saving is idempotent (the same record again), like the stats."""
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any, cast
 
 from engine.verify import make_record
@@ -18,6 +19,8 @@ from tables import eventlog
 from tables.model import MOVE_KINDS, LiveConfig, LiveError, Table
 from tables.records import GameResult
 from tables.store import Store
+
+log = logging.getLogger(__name__)
 
 MOVES = MOVE_KINDS  # the log entries that are moves (autopass too, issue #13)
 """Log kinds that are a move of the game (a player's, an AI's, a timeout's)."""
@@ -51,7 +54,14 @@ class Replays:
 
     async def save(self, table: Table, previous_loser: int | None, result: GameResult) -> None:
         """Keep the record of the game ``result`` ended (``previous_loser``: as at
-        its start, C5/S5) and list it for its human players."""
+        its start, C5/S5) and list it for its human players -- only from that
+        game's own table: a later game's seed would deal the live game to anyone
+        who checks this one's deal (review "leaks")."""
+        if table.game_no != result.game:
+            log.warning(
+                "game %s:%d: no record from game %d's table", table.id, result.game, table.game_no
+            )
+            return
         moves = await self.moves(table.id, result.game)
         record = make_record(
             seed=table.seed,

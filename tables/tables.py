@@ -36,7 +36,8 @@ from tables.model import (
     Table,
     WriteResult,
 )
-from tables.ratings import RatingRules, Ratings
+from tables.rating_rules import rating_rules
+from tables.ratings import Ratings
 from tables.records import GameResult
 from tables.replays import Replays
 from tables.results import Results
@@ -64,6 +65,7 @@ class Loaded:
     # the seat that had lost the game before ``result``'s (its record's C5/S5)
     followed_up: int = 0
     result_previous_loser: int | None = None
+    result_table: Table | None = None  # ``rt``: the table as ``result``'s game ended
     charged: str = ""  # ``lc``: the game's leaves already charged (#38, owed_leaves)
 
     @property
@@ -71,6 +73,14 @@ class Loaded:
         """The last game's follow-ups (:meth:`Tables.follow_up`) are not known
         to have all gone through."""
         return self.result is not None and self.followed_up < self.result.game
+
+    @property
+    def finished_table(self) -> Table | None:
+        """The table as :attr:`result`'s game ended, its follow-ups' source: the
+        table may be in the next game now, with a live seed (review "leaks")."""
+        if self.result_table is not None or self.result is None:
+            return self.result_table
+        return self.table if self.table.game_no == self.result.game else None
 
     @property
     def owed(self) -> list[int]:
@@ -246,6 +256,7 @@ def parse(raw: dict[bytes, bytes]) -> Loaded:
         log=raw.get(b"e", b"").decode(),
         followed_up=int(raw.get(b"fin", b"0")),
         result_previous_loser=int(pl) if (pl := raw.get(b"rpl")) not in (None, b"") else None,
+        result_table=Table.from_json(rt) if (rt := raw.get(b"rt")) else None,
         charged=raw.get(b"lc", b"").decode(),
     )
 
@@ -253,17 +264,6 @@ def parse(raw: dict[bytes, bytes]) -> Loaded:
 def check_request_id(request_id: str) -> None:
     if request_id and not _REQUEST_ID.fullmatch(request_id):
         raise LiveError("bad_request_id", "a request id is 1-64 of A-Za-z0-9_.:-")
-
-
-def rating_rules(config: LiveConfig) -> RatingRules:
-    """The ratings' rules as the service's settings make them (#38)."""
-    return RatingRules(
-        established_games=config.rated_after_games,
-        established_days=config.rated_after_days,
-        diversity_opponents=config.rated_diversity_opponents,
-        diversity_days=config.rated_diversity_days,
-        log_maxlen=config.rating_log_maxlen,
-    )
 
 
 class Tables:
@@ -474,6 +474,7 @@ class Tables:
             # start -- this write sets the table's to this game's loser (#38)
             prev = loaded.table.previous_loser if loaded is not None else None
             fields["rpl"] = "" if prev is None else prev
+            fields["rt"] = plan.table.to_json()  # its follow-ups' table (review "leaks")
         flush = b""
         group = eventlog.encode_group(expected + 1, plan.events)
         if group:
@@ -637,8 +638,10 @@ class Tables:
                 loaded = None  # expired: its record may still be kept
             if loaded is not None and loaded.result is not None and loaded.result.game == game:
                 prev = loaded.result_previous_loser
-                settled += await self.follow_up(loaded.table, loaded.result, prev)
-                continue
+                ended = loaded.finished_table
+                if ended is not None:
+                    settled += await self.follow_up(ended, loaded.result, prev)
+                    continue
             try:
                 record = await self.replays.record(tid, game)
             except LiveError:

@@ -436,7 +436,8 @@ class Timers:
         if loaded.unsettled:  # a finished game's follow-ups, again until done (#38)
             assert loaded.result is not None
             prev = loaded.result_previous_loser
-            if not await self.tables.follow_up(loaded.table, loaded.result, prev):
+            ended = loaded.finished_table or loaded.table  # the record checks its game
+            if not await self.tables.follow_up(ended, loaded.result, prev):
                 await release(now + SETTLE_RETRY_MS)
                 return None
         if loaded.table.status == OVER and loaded.table.rematch is not None:

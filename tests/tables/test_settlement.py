@@ -5,6 +5,7 @@ timer looks at them again until they all went through."""
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -122,3 +123,62 @@ async def test_the_sweep_reaches_unsettled_games_behind_settled_ones(
     s = await svc.ratings.settlement(late, 1)
     assert s is not None
     assert s.counted
+
+
+async def _down(*_a: object, **_k: object) -> object:
+    raise ServiceUnavailable("Redis is unavailable: no answer from its master")
+
+
+@pytest.mark.parametrize("retry", ["timer", "sweep"])
+async def test_a_retried_follow_up_keeps_the_records_own_seed_not_the_live_games(
+    svc: TableService, clock: FakeClock, monkeypatch: pytest.MonkeyPatch, retry: str
+) -> None:
+    """A game ends while one of its follow-ups fails, and the rematch starts at
+    once: the retry (the table's timer, or the sweep under it) must make game
+    1's record from game 1's table -- the table as it is now is in game 2, and
+    its seed would deal the LIVE game to anyone who presses *Check the deal*
+    under game 1's result (review "leaks"; it did)."""
+    tid = await new_table(svc, humans=2, timer=60)
+    seed1 = (await svc.tables.load(tid)).table.seed
+    with monkeypatch.context() as m:
+        m.setattr(svc.ratings, "settle", _down)  # one follow-up fails after the record
+        await play_out(svc, tid, random.Random(8))
+        assert (await svc.replays.record(tid, 1))["seed"] == str(seed1)
+        await svc.games.rematch(tid, 2)
+        await svc.games.rematch(tid, 1)  # game 2 plays while game 1 is unsettled
+    live = await svc.tables.load(tid)
+    assert live.table.game_no == 2
+    assert live.unsettled
+    seed2 = live.table.seed
+    assert seed2 != seed1
+    assert live.finished_table is not None
+    assert live.finished_table.seed == seed1
+    if retry == "timer":
+        clock.advance(svc.config.settle_check + 1)
+        await svc.timers.tick()  # the table's timer redoes game 1's follow-ups
+    else:
+        clock.advance(31)
+        assert await svc.tables.settle_finished() == 1  # the sweep does
+    record = await svc.replays.record(tid, 1)
+    assert record["seed"] == str(seed1)
+    assert str(seed2) not in json.dumps(record)
+    assert not (await svc.tables.load(tid)).unsettled  # and game 1 is settled now
+
+
+async def test_no_record_is_made_from_a_later_games_table(
+    svc: TableService, clock: FakeClock
+) -> None:
+    """Belt and braces: asked to keep game 1's record from a table already in
+    game 2 (a result written before the finished game's table was kept beside
+    it), the record is not rewritten with game 2's seed."""
+    tid = await new_table(svc, humans=2, timer=60, first_user=11)
+    await play_out(svc, tid, random.Random(3))
+    ended = await svc.tables.load(tid)
+    assert ended.result is not None
+    before = await svc.replays.record(tid, 1)
+    await svc.games.rematch(tid, 12)
+    await svc.games.rematch(tid, 11)
+    live = await svc.tables.load(tid)
+    assert live.table.game_no == 2
+    assert await svc.tables.follow_up(live.table, ended.result, None)
+    assert await svc.replays.record(tid, 1) == before
