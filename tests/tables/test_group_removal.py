@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from tables import CANCELLED, OVER, TableService
 from tables.groups import REMOVED, UPGRADED
-from tests.tables.conftest import FakeClock, human_move, new_table
+from tests.tables.conftest import FakeClock, human_move, new_table, play_out
 from tests.tables.test_leave_cooldown import one_offence_before
 
 CHAT = -100  # new_table's group
@@ -168,3 +168,31 @@ async def test_the_same_removal_twice_or_in_two_processes_records_once(
     assert (await svc.results.user_stats(1)).counts["chuvash"]["games"] == 1
     mine = await svc.ratings.of(1)
     assert mine.ratings["chuvash"].games == 1
+
+
+async def test_an_upgrade_voids_the_old_groups_games_once_and_never_the_supergroups(
+    svc: TableService,
+) -> None:
+    """#38: an upgrade is a fault (the old messages cannot be edited): the old
+    group's rated game is void, nobody charged.  It cannot be used again: a
+    group is upgraded once (a supergroup never is), and every later word of
+    that upgrade -- the supergroup's own service message, a 400 with
+    ``migrate_to_chat_id`` -- names the old id, which holds nothing any more:
+    the rated game the players then start in the supergroup plays on."""
+    old, new = -200, -1_001_000_000_200
+    void = await new_table(svc, humans=2, chat=old)
+    first = await svc.groups.close(old, UPGRADED)
+    assert [t.id for t in first.stopped] == [void]
+    assert (await svc.tables.load(void)).result is None
+    assert await offences(svc, 1, 2) == {1: 0, 2: 0}
+
+    here = await new_table(svc, humans=2, chat=new)  # the same players, in the supergroup
+    for _ in range(3):  # the upgrade's other updates, late or again
+        again = await svc.groups.close(old, UPGRADED)
+        assert (again.arena, again.stopped, again.anything) == (None, [], False)
+    loaded = await svc.tables.load(here)
+    assert (loaded.table.status, loaded.table.chat) == ("playing", new)
+    await play_out(svc, here, random.Random(2))
+    s = await svc.ratings.settlement(here, 1)
+    assert s is not None
+    assert s.counted
