@@ -214,6 +214,10 @@ def rematch_allowed(t: Table, user: int, game: int | None) -> None:
         raise LiveError(
             "not_allowed", "a rematch is possible once the game is over", action="rematch"
         )
+    if t.stopped:  # #38: forfeited as the bot left its group: nowhere to play it
+        raise LiveError(
+            "not_allowed", "the bot is no longer in this table's group", action="rematch"
+        )
     if t.player_seat(user) is None:
         raise LiveError(
             "not_seated", "only a player of the last game can ask for a rematch", action="rematch"
@@ -682,7 +686,8 @@ class Games:
         leave marks it (:func:`walked_away` -- he ranks last and the
         settlement charges the offence, :func:`tables.fairplay.offenders`),
         the result written by this same compare-and-set (:meth:`_finish`), the
-        AI making no move in his stead."""
+        AI making no move in his stead.  The finished table says why
+        (``stopped``): the group is lost, so it offers no rematch."""
         t = loaded.table
         state = loaded.state
         if state is None or t.status != PLAYING:
@@ -691,8 +696,9 @@ class Games:
         t = t.with_seat(
             seat, walked_away(t.seats[seat], ai, left=True, operator=False, excuse=False)
         )
-        plan = Plan(t, state, events=[("left", seat, ""), ("takeover", seat, reason)])
+        plan = Plan(t, state, events=[("left", seat, ""), ("takeover", seat, f"bot:{reason}")])
         self._finish(t, state, plan, forfeit=seat)
+        plan.table = replace(plan.table, stopped=reason)
         plan.notify = "over"
         return plan
 

@@ -143,7 +143,7 @@ class Groups:
             seat = forfeiter(loaded, closed.by)
             if seat is not None:  # his own act (#38): he loses the game he plays
                 forfeit.append(True)
-                return self.admin.games.forfeit_plan(loaded, seat, f"bot:{reason}")
+                return self.admin.games.forfeit_plan(loaded, seat, reason)
             now = self.tables.now_ms()
             t = replace(t, status=CANCELLED, updated=now, stopped=reason)
             return Plan(t, loaded.state, events=[("abort", -1, f"bot:{reason}")], notify="abort")

@@ -23,7 +23,7 @@ from tables import CANCELLED as TABLE_CANCELLED
 from tables.arena_rules import CANCELLED, RUNNING
 from tables.records import GameResult
 from telegram_bot.buttons.callbacks import ArenaCb, ArenaOp
-from tests.bot.e2e_kit import SAFETY, Harness, running
+from tests.bot.e2e_kit import SAFETY, Harness, has_game_buttons, running
 
 
 @pytest.fixture
@@ -184,6 +184,8 @@ async def test_a_player_who_kicks_the_bot_mid_game_loses_it_once(
         cheat = users[1]
         [rival] = [u for u in pair if u is not cheat]
         before = await h.svc.ratings.many([cheat.id, rival.id], "chuvash")
+        hand = await h.hand_message(rival, mine)
+        assert hand is not None
 
         cheat.remove_bot_from(group, kick=True)
 
@@ -217,6 +219,18 @@ async def test_a_player_who_kicks_the_bot_mid_game_loses_it_once(
         await told(rival, f"{cheat.user.first_name} removed the bot from the group “Arena club”")
         for u in others:
             await told(u, "The bot was removed from the group “Arena club”")
+        # his rival's hand: the result, the rival first and him the loser
+        loser_line = f"1. {rival.user.first_name}"
+
+        def finished() -> bool | None:
+            text = hand.text or ""
+            shown = loser_line in text and f"{cheat.user.first_name} 🤖 is" in text
+            return (shown and not has_game_buttons(hand)) or None
+
+        try:
+            await fake.world.wait_for(finished, SAFETY)
+        except TimeoutError:
+            raise AssertionError(f"HAND: {hand.text!r} {hand.buttons!r}") from None
 
         payload = member_update(fake.world, group, cheat.user, fake.world.bot, "member", "kicked")
         fake.world.enqueue("my_chat_member", payload)  # delivered again

@@ -12,7 +12,9 @@ import asyncio
 import random
 from collections.abc import Callable
 
-from tables import CANCELLED, OVER, TableService
+import pytest
+
+from tables import CANCELLED, OVER, LiveError, TableService
 from tables.groups import REMOVED, UPGRADED
 from tests.tables.conftest import FakeClock, human_move, new_table, play_out
 from tests.tables.test_leave_cooldown import one_offence_before
@@ -44,7 +46,7 @@ async def test_the_player_who_kicks_the_bot_loses_the_rated_game_and_is_charged(
     assert [t.id for t in closed.forfeited] == [tid]
     assert closed.forfeits().keys() == {1, 2, 3}
     loaded = await svc.tables.load(tid)
-    assert (loaded.table.status, loaded.table.stopped) == (OVER, "")
+    assert (loaded.table.status, loaded.table.stopped) == (OVER, REMOVED)
     res = loaded.result
     assert res is not None
     assert (res.loser, res.draw, res.rated, res.places) == (1, False, True, (1, 3, 1))
@@ -63,6 +65,9 @@ async def test_the_player_who_kicks_the_bot_loses_the_rated_game_and_is_charged(
     assert stats.counts["chuvash"]["losses"] == 1
     for u in (1, 2, 3):
         assert await svc.tables.where(u) is None  # free to play elsewhere
+    with pytest.raises(LiveError) as e:  # the group is lost: no rematch there
+        await svc.games.rematch(tid, 1)
+    assert e.value.info.get("action") == "rematch"
 
 
 async def one_out(svc: TableService, chat: int, first_user: int) -> tuple[str, int, list[int]]:
