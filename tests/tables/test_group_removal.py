@@ -201,3 +201,32 @@ async def test_an_upgrade_voids_the_old_groups_games_once_and_never_the_supergro
     s = await svc.ratings.settlement(here, 1)
     assert s is not None
     assert s.counted
+
+
+async def test_a_player_who_left_and_then_kicks_the_bot_still_loses(
+    svc: TableService, clock: FakeClock
+) -> None:
+    """He leaves his rated game (the AI plays on; his offence charged at once),
+    then kicks the bot to void the loss his leave will bring: the game ends as
+    his loss all the same, and its settlement confirms that one offence --
+    not a second.  Before, the game was void: his rating never fell."""
+    tid = await new_table(svc, humans=2)
+    await svc.lobbies.leave(tid, 1)
+    assert await offences(svc, 1) == {1: 1}
+    before = await svc.ratings.many([1, 2], "chuvash")
+
+    closed = await svc.groups.close(CHAT, REMOVED, by=1)
+
+    assert [t.id for t in closed.forfeited] == [tid]
+    assert 1 in closed.players()  # told, though he had left
+    res = (await svc.tables.load(tid)).result
+    assert res is not None
+    assert (res.loser, res.away, res.taken) == (0, (0,), (0,))
+    s = await svc.ratings.settlement(tid, 1)
+    assert s is not None
+    assert s.counted
+    assert s.offences == {1: 0.0}  # the leave's, confirmed
+    assert await offences(svc, 1, 2) == {1: 1, 2: 0}
+    after = await svc.ratings.many([1, 2], "chuvash")
+    assert after[1].shown < before[1].shown
+    assert after[2].shown > before[2].shown
