@@ -16,6 +16,11 @@ against someone, :meth:`tables.model.Table.rated_for`):
   (:func:`offenders`: the seats ``away`` and ``taken`` of the result);
 * a turn the bot could not show him in time (his hand held back by the
   chat's flood limit) starts again, once a turn (:func:`late_view_deadline`);
+* removing the bot from the group of a game he plays (#38): the game ends at
+  once as his forfeit, his seat marked as a leave marks it
+  (:func:`tables.games.walked_away`, :meth:`tables.games.Games.forfeit_plan`,
+  decided by :func:`tables.groups.forfeiter`), so the settlement charges it
+  as any walking away (:func:`offenders`);
 * not an offence: an operator's takeover (``excused``), a seat a rematch kept
   for a player who did not agree, any casual game, a new player's game, a
   capped (or diversity-failing) pair's player with no other opponent.

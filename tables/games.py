@@ -167,6 +167,33 @@ def finish_places(state: GameState) -> tuple[int, ...]:
     return tuple(places.get(s, n) for s in range(n))
 
 
+def forfeit_places(state: GameState, seat: int) -> tuple[int, ...]:
+    """Each seat's place in the game ``state`` that ``seat`` forfeits before its
+    end (#38: he removed the bot from the group mid-game): the players already
+    out keep their places (the order their hands emptied), the others still in
+    share the next one -- the cards cannot say more about them -- and he is
+    last.  (A seat whose human walked away ranks last all the same,
+    :func:`tables.rating_rules.ranks`.)"""
+    n = state.players
+    places = {s: i + 1 for i, s in enumerate(state.out)}
+    places[seat] = n
+    shared = len(state.out) + 1
+    return tuple(places.get(s, shared) for s in range(n))
+
+
+def walked_away(seat: Seat, ai: str, *, left: bool, operator: bool, excuse: bool) -> Seat:
+    """``seat`` as the AI takes it (``ai``): by his own doing unless
+    ``operator`` (an operator's act, or his block of the bot -- #25:
+    reliability, cooldowns; told by the caller, not by a reason's text);
+    ``excuse``: an operator's act -- his rating does not move if the AI plays
+    it to the end (#38), unless the AI had taken it for his own doing already;
+    his own act (a /leave while an operator's AI plays) ends the excuse.  The
+    one marking of a walk-away: a leave, a timeout's takeover, a forfeit."""
+    taken = seat.taken or (seat.user is not None and not operator)
+    excused = (seat.excused and operator) or (excuse and seat.user is not None and not seat.taken)
+    return replace(seat, ai=ai, left=seat.left or left, taken=taken, excused=excused)
+
+
 def rematch_allowed(t: Table, user: int, game: int | None) -> None:
     """The refusals of a *Rematch* press (:meth:`Games.rematch`), in this order."""
     if t.arena:  # #38: first, and its own action: "once the game is over" misled
@@ -186,6 +213,10 @@ def rematch_allowed(t: Table, user: int, game: int | None) -> None:
     if t.status != OVER:
         raise LiveError(
             "not_allowed", "a rematch is possible once the game is over", action="rematch"
+        )
+    if t.stopped:  # #38: forfeited as the bot left its group: nowhere to play it
+        raise LiveError(
+            "not_allowed", "the bot is no longer in this table's group", action="rematch"
         )
     if t.player_seat(user) is None:
         raise LiveError(
@@ -250,18 +281,24 @@ class Games:
         self.new_seed: Callable[[], int] = lambda: secrets.randbits(62)
         """The shuffle seed of each new game (tests replace it)."""
 
-    def _finish(self, table: Table, state: GameState, plan: Plan) -> None:
-        """Game over (RULES §0): store the result, remember the loser for the rematch."""
-        loser = state.loser
+    def _finish(
+        self, table: Table, state: GameState, plan: Plan, forfeit: int | None = None
+    ) -> None:
+        """Game over (RULES §0): store the result, remember the loser for the
+        rematch.  ``forfeit``: the seat that forfeits the game before its end
+        (#38, :meth:`forfeit_plan`): the loser, placed by :func:`forfeit_places`."""
+        loser = state.loser if forfeit is None else forfeit
+        draw = state.draw and forfeit is None
         now = self.tables.now_ms()
+        places = finish_places(state) if forfeit is None else forfeit_places(state, forfeit)
         plan.result = GameResult(
             table=table.id,
             game=table.game_no,
             variant=table.variant,
             chat=table.chat,
-            places=finish_places(state),
+            places=places,
             loser=loser,
-            draw=state.draw,
+            draw=draw,
             seats=tuple((s.user, s.name) for s in table.seats),
             at=now,
             rated=table.rated,  # the lobby's choice; an AI seat makes it casual (#25)
@@ -273,9 +310,7 @@ class Games:
             narrow=table.narrow,
         )
         plan.table = replace(table, status=OVER, previous_loser=loser, updated=now)
-        plan.events.append(
-            ("over", -1 if loser is None else loser, "draw" if state.draw else "loser")
-        )
+        plan.events.append(("over", -1 if loser is None else loser, "draw" if draw else "loser"))
 
     async def after_moves(self, plan: Plan) -> None:
         """Passes seats make by themselves and the AI chain; "pass for the rest of
@@ -631,21 +666,40 @@ class Games:
         -- his rating does not move if the AI plays the seat to the end (#38),
         unless the AI had taken it for his own doing already."""
         t = loaded.table
-        s = t.seats[seat]
-        ai = kind or self.config.ai_kind
-        # an operator's takeover is not his walking away (#25: reliability,
-        # cooldowns); told by the caller, not by the reason's text -- the admin
-        # part's reason is "admin:<who>", which "!= 'admin'" took for his (#38)
-        taken = s.taken or (s.user is not None and not operator)
-        # his own act (a /leave while an operator's AI plays) ends the excuse
-        excused = (s.excused and operator) or (excuse and s.user is not None and not s.taken)
-        seat_now = replace(s, ai=ai, left=s.left or left, taken=taken, excused=excused)
+        # an operator's takeover is not his walking away: told by the caller,
+        # not by the reason's text -- the admin part's reason is
+        # "admin:<who>", which "!= 'admin'" took for his (#38)
+        seat_now = walked_away(
+            t.seats[seat], kind or self.config.ai_kind, left=left, operator=operator, excuse=excuse
+        )
         t = t.with_seat(seat, seat_now)
         events: list[LogEntry] = [("left", seat, "")] if left else []
         events.append(("takeover", seat, reason))
         plan = Plan(t, loaded.state, events=events)
         if loaded.state is not None and t.status == PLAYING:
             await self.after_moves(plan)
+        return plan
+
+    def forfeit_plan(self, loaded: Loaded, seat: int, reason: str) -> Plan:
+        """The game in progress ends now, forfeited by ``seat`` (#38: its player
+        removed the bot from the group, ``reason``): his seat marked as a
+        leave marks it (:func:`walked_away` -- he ranks last and the
+        settlement charges the offence, :func:`tables.fairplay.offenders`),
+        the result written by this same compare-and-set (:meth:`_finish`), the
+        AI making no move in his stead.  The finished table says why
+        (``stopped``): the group is lost, so it offers no rematch."""
+        t = loaded.table
+        state = loaded.state
+        if state is None or t.status != PLAYING:
+            raise LiveError("not_playing", "no game in progress to forfeit")
+        ai = t.seats[seat].ai or self.config.ai_kind
+        t = t.with_seat(
+            seat, walked_away(t.seats[seat], ai, left=True, operator=False, excuse=False)
+        )
+        plan = Plan(t, state, events=[("left", seat, ""), ("takeover", seat, f"bot:{reason}")])
+        self._finish(t, state, plan, forfeit=seat)
+        plan.table = replace(plan.table, stopped=reason)
+        plan.notify = "over"
         return plan
 
     async def seat_view(self, table_id: str, user: int) -> SeatView:

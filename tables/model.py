@@ -279,7 +279,10 @@ class Table:
     stopped: str = ""
     """Why a cancelled table ended without a result when it was not an
     operator's doing (#38): ``removed`` (the bot was removed from its group) or
-    ``upgraded`` (its group became a supergroup); '' otherwise."""
+    ``upgraded`` (its group became a supergroup); on a finished table
+    (``removed``): its game ended as the forfeit of the player who removed
+    the bot (:meth:`tables.games.Games.forfeit_plan`) -- no rematch; ''
+    otherwise."""
     rematch: RematchOffer | None = None
     """The rematch offered on this finished table, while it stands (#38)."""
     fresh: tuple[int, ...] = ()

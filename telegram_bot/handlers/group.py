@@ -1,6 +1,7 @@
 """The bot's own membership: added to a group -> a two-line how-to; removed
 from one (left, or kicked) -> the group's arena and tables stop, their players
-told in private (#38); a group that became a supergroup (the service messages
+told in private (#38) -- a rated game of the user who removed it is forfeited
+by him (:meth:`tables.groups.Groups.close`); a group that became a supergroup (the service messages
 with ``migrate_to_chat_id`` and ``migrate_from_chat_id``) -> the same for the
 old id, and a word in the supergroup; a user blocks or unblocks the bot ->
 remember whether it may write to him (blocked mid-game: the AI plays his seat
@@ -36,8 +37,9 @@ async def removed(event: ChatMemberUpdated, cases: UseCases, publisher: Shows) -
     if event.chat.type == "private":  # he blocked the bot
         await cases.player.blocked(event.chat.id)
         return
-    # removed or kicked from a group (#38): nothing of it may go on
-    outcome = await cases.arena.removed(event.chat.id, event.chat.title or "")
+    # removed or kicked from a group (#38): nothing of it may go on; the user
+    # who did it forfeits a rated game he plays there (his act, not a fault)
+    outcome = await cases.arena.removed(event.chat.id, event.chat.title or "", event.from_user.id)
     await publisher.show(*outcome.changes)
 
 

@@ -45,6 +45,8 @@ from telegram_bot.views.arena import (
     IN_THIS_MESSAGE,
     LEFT_BUSY,
     LEFT_COOLDOWN,
+    TOLD_FORFEIT_COUNTS,
+    TOLD_FORFEITED,
     TOLD_REMOVED,
     TOLD_UPGRADED,
     UPGRADED_HERE,
@@ -174,7 +176,14 @@ class ArenaBoards:
             if not prefs.started:  # the bot may not write to him in private (#38)
                 continue
             _ = Translator(prefs.lang or prefs.tg or "en")
-            await self.delivery.send(who, _(told, group=user_text(lost.title or "?")))
+            group = user_text(lost.title or "?")
+            if who == lost.by:  # he removed the bot mid-game: his loss (#38)
+                await self.delivery.send(who, _(TOLD_FORFEITED, group=group))
+            elif who in lost.forfeited:
+                name = user_text(lost.by_name or "?")
+                await self.delivery.send(who, _(TOLD_FORFEIT_COUNTS, group=group, name=name))
+            else:
+                await self.delivery.send(who, _(told, group=group))
 
     async def say(self, chat: int, text: str, *, low: bool = False) -> None:
         """A message of its own in ``chat`` (``low``: at low priority, :data:`LOW`)."""

@@ -248,13 +248,18 @@ class ArenaWoke:
 class GroupLost:
     """The bot lost the group ``chat`` (#38, ``reason`` as
     :data:`tables.groups.REASONS`): each of ``players`` is told in private, and,
-    for a group that became the supergroup ``new_chat``, that supergroup."""
+    for a group that became the supergroup ``new_chat``, that supergroup;
+    ``forfeited``: the players of a rated game that the user ``by``
+    (``by_name``) forfeited by removing the bot -- each told that it counts."""
 
     chat: int
     reason: str
     players: tuple[int, ...]
     title: str
     new_chat: int | None = None
+    by: int | None = None
+    by_name: str = ""
+    forfeited: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

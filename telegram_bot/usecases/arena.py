@@ -209,9 +209,10 @@ class ArenaActions:
         """An arena over: its message and the standings message say so."""
         return (ArenaShown(arena), ArenaCancelled(arena, standings)) if arena.over else ()
 
-    async def removed(self, chat: int, title: str) -> ArenaOutcome:
-        """The bot was removed (or kicked) from the group ``chat`` (#38)."""
-        return await self._lost(chat, REMOVED, title)
+    async def removed(self, chat: int, title: str, by: int | None = None) -> ArenaOutcome:
+        """The bot was removed (or kicked) from the group ``chat`` (#38) by the
+        user ``by``: a rated game he plays there is his loss."""
+        return await self._lost(chat, REMOVED, title, by=by)
 
     async def upgraded(self, old: int, new: int, title: str | None = None) -> ArenaOutcome:
         """The group ``old`` became the supergroup ``new`` (#38; ``title``: the
@@ -219,17 +220,37 @@ class ArenaActions:
         return await self._lost(old, UPGRADED, title, new)
 
     async def _lost(
-        self, chat: int, reason: str, title: str | None, new: int | None = None
+        self,
+        chat: int,
+        reason: str,
+        title: str | None,
+        new: int | None = None,
+        *,
+        by: int | None = None,
     ) -> ArenaOutcome:
-        """A lost group's arena and tables stop (:meth:`tables.groups.Groups.close`),
+        """A lost group's arena and tables stop (:meth:`tables.groups.Groups.close`;
+        ``by``: who removed the bot -- he forfeits a rated game he plays there),
         once; their players are to be told (nothing, when another update or
         process stopped them)."""
-        closed = await self.svc.groups.close(chat, reason)
+        closed = await self.svc.groups.close(chat, reason, by)
         if not closed.anything:
             return ArenaOutcome()
         if title is None:
             title = await self.delivery.chat_title(new) if new is not None else ""
-        lost = GroupLost(chat, reason, tuple(closed.players()), title, new)
+        forfeits = closed.forfeits()
+        name = ""
+        if by is not None and by in forfeits:
+            name = next(s.name for s in forfeits[by].seats if s.user == by)
+        lost = GroupLost(
+            chat,
+            reason,
+            tuple(closed.players()),
+            title,
+            new,
+            by=by if forfeits else None,
+            by_name=name,
+            forfeited=tuple(forfeits),
+        )
         return ArenaOutcome(changes=(lost,))
 
     async def withdraw(self, arena_id: str, user: int) -> ArenaOutcome:

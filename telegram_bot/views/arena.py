@@ -62,6 +62,14 @@ TOLD_UPGRADED = N_(
     "The group “{group}” became a supergroup: its arena was cancelled and its games there "
     "ended without a result. No rating change and no penalty for anybody."
 )
+TOLD_FORFEITED = N_(
+    "You removed the bot from the group “{group}” during your rated game there: the game "
+    "counts as lost by you (ranked last), and as walking away from a rated game."
+)
+TOLD_FORFEIT_COUNTS = N_(
+    "{name} removed the bot from the group “{group}” during your rated game there, so "
+    "{name} forfeits it: the game counts, with {name} ranked last."
+)
 UPGRADED_HERE = N_(
     "This group became a supergroup: its arena was cancelled and its games ended without "
     "a result (no rating change, no penalty). Start again with /new or /arena."

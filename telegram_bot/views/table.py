@@ -331,8 +331,15 @@ def game_over_screen(
     ``app``: the Mini App with a short name -- a last row opens the replay in
     its viewer, in place (#42)."""
     t = snap.table
-    code = None if t.arena else t.id
+    code = None if t.arena or t.stopped else t.id  # #38: a lost group's has no rematch
     names = seat_names(t, lang)
+    res = snap.loaded.result
+    if res is not None and res.game == t.game_no:
+        # the result's loser: a forfeit (#38) ends the game before the cards do
+        v = {**v, "loser": res.loser, "draw": res.draw}
+        if t.stopped:  # forfeited: the others by their places, the loser below them
+            rest = [s for s in range(len(res.places)) if s != res.loser]
+            v["out"] = sorted(rest, key=lambda s: res.places[s])
     text, markup = render_game_over(
         v,
         locale=lang,

@@ -17,12 +17,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 
 from sandbox.fake_api import FakeTelegram, RateLimits, SimUser
+from sandbox.fake_api.inbox import member_update
 from sandbox.fake_api.models import Chat, Message
 from tables import CANCELLED as TABLE_CANCELLED
 from tables.arena_rules import CANCELLED, RUNNING
 from tables.records import GameResult
 from telegram_bot.buttons.callbacks import ArenaCb, ArenaOp
-from tests.bot.e2e_kit import SAFETY, Harness, running
+from tests.bot.e2e_kit import SAFETY, Harness, has_game_buttons, running
 
 
 @pytest.fixture
@@ -137,6 +138,8 @@ async def told(u: SimUser, words: str) -> None:
 async def test_the_bot_removed_from_a_group_stops_its_arena_and_charges_nobody(
     fake: FakeTelegram, redis_url: str, redis_prefix: str, kick: bool
 ) -> None:
+    """Removed by an admin who plays none of its games (#38: he did nothing
+    to anybody's game; a player who removes it forfeits his, below)."""
     async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
         users, group, arena_id, tables = await arena_at_play(fake, h)
         other = fake.add_user("Lobbyist", language_code="en")
@@ -145,10 +148,13 @@ async def test_the_bot_removed_from_a_group_stops_its_arena_and_charges_nobody(
         await other.wait_message("Join", group, timeout=SAFETY)
         lobby = await h.svc.tables.where(other.id)
         assert lobby is not None
+        admin = fake.add_user("Admin", language_code="en")
+        admin.join(group)
+        group.members[admin.id] = "administrator"  # promoted by the creator
 
         hands = {u.id: await h.hand_message(u, t) for t, ps in tables.items() for u in ps}
 
-        users[0].remove_bot_from(group, kick=kick)
+        admin.remove_bot_from(group, kick=kick)
 
         await nothing_scored_nobody_charged(h, users, arena_id, tables, "removed")
         assert (await h.svc.lobbies.lobby(lobby.id)).status == TABLE_CANCELLED
@@ -158,6 +164,95 @@ async def test_the_bot_removed_from_a_group_stops_its_arena_and_charges_nobody(
             hand = hands[u.id]
             assert hand is not None
             await fake.world.wait_for(functools.partial(stopped_hand, hand), SAFETY)
+
+
+@pytest.mark.slow
+async def test_a_player_who_kicks_the_bot_mid_game_loses_it_once(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """#38: a player kicks the bot to escape the rated game he plays: that game
+    ends at once as his loss -- rated, him last, the walk-away offence his --
+    while the group's other game stops without a result and the cancelled
+    arena scores nothing.  Each is told what happened in private.  The same
+    removal delivered again (a new update id: past the update dedupe) changes
+    nothing.  Before, his game was cancelled: he lost nothing."""
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        users, group, arena_id, tables = await arena_at_play(fake, h)
+        [(mine, pair), (theirs, others)] = [
+            (tid, ps) for tid, ps in tables.items() if users[1] in ps
+        ] + [(tid, ps) for tid, ps in tables.items() if users[1] not in ps]
+        cheat = users[1]
+        [rival] = [u for u in pair if u is not cheat]
+        before = await h.svc.ratings.many([cheat.id, rival.id], "chuvash")
+        hand = await h.hand_message(rival, mine)
+        assert hand is not None
+
+        cheat.remove_bot_from(group, kick=True)
+
+        async def over() -> bool:
+            loaded = await h.svc.tables.load(mine)
+            if loaded.result is None:
+                return False
+            return await h.svc.ratings.settlement(mine, loaded.result.game) is not None
+
+        await until("his game settled", over)
+        loaded = await h.svc.tables.load(mine)
+        res = loaded.result
+        assert res is not None
+        seat = loaded.table.seats.index(next(s for s in loaded.table.seats if s.user == cheat.id))
+        assert (res.loser, res.away, res.taken, res.rated) == (seat, (seat,), (seat,), True)
+        settled = await h.svc.ratings.settlement(mine, res.game)
+        assert settled is not None
+        assert settled.counted
+        assert settled.offences == {cheat.id: 0.0}  # his first: a warning
+        after = await h.svc.ratings.many([cheat.id, rival.id], "chuvash")
+        assert after[cheat.id].shown < before[cheat.id].shown
+        assert after[rival.id].shown > before[rival.id].shown
+        await until(
+            "the other game stopped",
+            lambda: _status_is(h, theirs, TABLE_CANCELLED),
+        )
+        assert (await h.svc.tables.load(theirs)).result is None
+        arena = await h.svc.arenas.get(arena_id)
+        assert (arena.status, arena.playing, arena.games) == (CANCELLED, (), 0)
+        await told(cheat, "You removed the bot from the group “Arena club” during your rated")
+        await told(rival, f"{cheat.user.first_name} removed the bot from the group “Arena club”")
+        for u in others:
+            await told(u, "The bot was removed from the group “Arena club”")
+        # his rival's hand: the result, the rival first and him the loser
+        loser_line = f"1. {rival.user.first_name}"
+
+        def finished() -> bool | None:
+            text = hand.text or ""
+            shown = loser_line in text and f"{cheat.user.first_name} 🤖 is" in text
+            return (shown and not has_game_buttons(hand)) or None
+
+        try:
+            await fake.world.wait_for(finished, SAFETY)
+        except TimeoutError:
+            raise AssertionError(f"HAND: {hand.text!r} {hand.buttons!r}") from None
+
+        payload = member_update(fake.world, group, cheat.user, fake.world.bot, "member", "kicked")
+        fake.world.enqueue("my_chat_member", payload)  # delivered again
+        await until("the update taken", _queue_empty(fake))
+        await asyncio.sleep(0.5)  # its handling, if it did anything
+        assert (await h.svc.tables.load(mine)).result == res
+        for u in users:
+            mine_now = await h.svc.ratings.of(u.id)
+            assert mine_now.offences == (1 if u is cheat else 0), u
+        assert (await h.svc.ratings.many([cheat.id], "chuvash"))[cheat.id] == after[cheat.id]
+        assert len(fake.world.find_messages(cheat.chat, "You removed the bot")) == 1
+
+
+async def _status_is(h: Harness, tid: str, status: str) -> bool:
+    return (await h.svc.tables.load(tid)).table.status == status
+
+
+def _queue_empty(fake: FakeTelegram) -> Callable[[], Awaitable[bool]]:
+    async def empty() -> bool:
+        return not fake.world.updates
+
+    return empty
 
 
 @pytest.mark.slow
