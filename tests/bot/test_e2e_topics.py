@@ -2,17 +2,21 @@
 ``/new`` sent in the topic "Durak": its lobby, its table message, a hand shown
 in the group (ephemeral), the result and the rematch's table message all carry
 the topic's ``message_thread_id`` -- nothing of it lands in General, where a
-send without one goes.  (A plain group is what every other group test plays.)"""
+send without one goes; an arena announced in a topic posts its podium there.
+(A plain group is what every other group test plays.)"""
 
 from __future__ import annotations
 
+import asyncio
 import random
+import time
 from collections.abc import AsyncIterator
 
 import pytest
 
 from sandbox.fake_api import FakeTelegram, Message, RateLimits
 from tables import PLAYING
+from tables.arena_rules import FINISHED
 from tests.bot.e2e_group_kit import group_lobby
 from tests.bot.e2e_kit import SAFETY, play_out, running
 
@@ -111,4 +115,44 @@ async def test_a_reply_in_general_opens_the_table_in_general(
         table = await h.svc.tables.where(ann.id)
         assert table is not None
         assert (table.chat, table.thread) == (group.id, None)
+    assert not fake.stats.errors, fake.stats.error_texts
+
+
+async def test_an_arena_announced_in_a_topic_lives_in_that_topic(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """``/arena`` in a topic: its message (the set-up, announced) and, at its
+    end, the podium -- a message of its own -- are in that topic."""
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        ann, bob = fake.add_user("Ann"), fake.add_user("Bob")
+        group = ann.create_group("Games", bob, forum=True)
+        ann.add_bot_to(group)
+        await ann.wait_message("/new", group, timeout=SAFETY)
+        for u in (ann, bob):
+            u.start()
+            await u.wait_message(timeout=SAFETY)
+        topic = ann.create_topic(group, "Arena")
+        ann.send("/arena", group, topic=topic)
+        setup = await ann.wait_message("A new arena", group, timeout=SAFETY)
+        await ann.press("Announce", message=setup, chat=group).wait_answer(SAFETY)
+        board = await ann.wait_message("Arena ·", group, timeout=SAFETY)
+        assert board.thread_id == topic
+        arena = await h.svc.arenas.current(group.id)
+        assert arena is not None
+        assert arena.thread == topic
+        for u in (ann, bob):
+            await u.press("Join", message=board, chat=group).wait_answer(SAFETY)
+        deadline = time.monotonic() + SAFETY
+        while (table := await h.svc.tables.where(ann.id)) is None:
+            assert time.monotonic() < deadline, "the arena never seated them"
+            await asyncio.sleep(0.05)
+        await h.wait_hands(table.id, [ann, bob])
+        await play_out(h, table.id, [ann, bob], rng=random.Random(5))
+        while (await h.svc.arenas.get(arena.id)).status != FINISHED:
+            assert time.monotonic() < deadline, "the arena never finished"
+            h.clock.advance(61 if h.clock.offset else 46 * 60)
+            await asyncio.sleep(0.2)
+        podium = await ann.wait_message("The arena is over", group, timeout=SAFETY)
+        assert podium.thread_id == topic
+        assert podium.message_id != board.message_id  # a message of its own
     assert not fake.stats.errors, fake.stats.error_texts
