@@ -116,7 +116,7 @@ class ArenaBoards:
                 await self.group_lost(change)
             case TopSent():
                 text = render_rating_top(change.boards, locale=change.locale)
-                await self.say(change.chat, text, low=change.low)
+                await self.say(change.chat, text, low=change.low, thread=change.thread)
 
     async def post(self, arena: Arena, lang: str, message: int | None = None) -> None:
         """The arena's message in its group, in ``lang`` from now on: ``message``
@@ -180,9 +180,12 @@ class ArenaBoards:
             _ = Translator(prefs.lang or prefs.tg or "en")
             await self.delivery.send(who, _(told, group=user_text(lost.title or "?")))
 
-    async def say(self, chat: int, text: str, *, low: bool = False) -> None:
-        """A message of its own in ``chat`` (``low``: at low priority, :data:`LOW`)."""
-        await self.delivery.send(chat, text, options=LOW if low else URGENT)
+    async def say(
+        self, chat: int, text: str, *, low: bool = False, thread: int | None = None
+    ) -> None:
+        """A message of its own in ``chat`` (``low``: at low priority, :data:`LOW`;
+        ``thread``: in that forum topic)."""
+        await self.delivery.send(chat, text, options=LOW if low else URGENT, thread=thread)
 
     async def _tell_withdrawn(self, arena: Arena, user: int, code: str) -> None:
         """Why the arena withdrew him: in private, or -- the bot may not write to

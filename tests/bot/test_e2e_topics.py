@@ -156,3 +156,37 @@ async def test_an_arena_announced_in_a_topic_lives_in_that_topic(
         assert podium.thread_id == topic
         assert podium.message_id != board.message_id  # a message of its own
     assert not fake.stats.errors, fake.stats.error_texts
+
+
+async def test_top_answered_in_the_group_at_low_priority_keeps_its_topic(
+    fake: FakeTelegram, redis_url: str, redis_prefix: str
+) -> None:
+    """While the group's arena is on, ``/top`` of a member who never started the
+    bot is answered in the group at low priority (#38) -- a send of the
+    publisher's, not an answer in place: in the topic it was sent in."""
+    async with running(redis_url, redis_prefix, fake, flood_limiter=False) as h:
+        ann, cid = fake.add_user("Ann"), fake.add_user("Cid")
+        group = ann.create_group("Games", cid, forum=True)
+        ann.add_bot_to(group)
+        await ann.wait_message("/new", group, timeout=SAFETY)
+        ann.send("/arena", group)  # in General
+        setup = await ann.wait_message("A new arena", group, timeout=SAFETY)
+        await ann.press("Announce", message=setup, chat=group).wait_answer(SAFETY)
+        await ann.wait_message("Arena ·", group, timeout=SAFETY)
+        assert await h.svc.arenas.current(group.id) is not None
+        topic = ann.create_topic(group, "Chat")
+        asked = cid.send("/top", group, topic=topic)
+        top = await fake.world.wait_for(
+            lambda: next(
+                (
+                    m
+                    for m in fake.messages(group)
+                    if m.from_id == fake.world.bot.id and m.created > asked.created
+                ),
+                None,
+            ),
+            SAFETY,
+            "the /top answer in the group",
+        )
+        assert top.thread_id == topic, top.text
+    assert not fake.stats.errors, fake.stats.error_texts
