@@ -195,6 +195,7 @@ class Arena:
     created: int = 0
     ended: int = 0  # ms: when it finished or was cancelled
     why: str = ""  # a cancelled arena: by whom / why
+    thread: int | None = None  # where in ``chat`` it lives (as Table.thread)
 
     # ------------------------------------------------------------ reading
     def player(self, user: int) -> ArenaPlayer | None:
@@ -241,6 +242,8 @@ class Arena:
             "ended": self.ended,
             "why": self.why,
         }
+        if self.thread is not None:
+            d["thread"] = self.thread
         return json.dumps(d, ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
@@ -262,6 +265,7 @@ class Arena:
             created=int(d.get("created", 0)),
             ended=int(d.get("ended", 0)),
             why=str(d.get("why", "")),
+            thread=d.get("thread"),
         )
 
 

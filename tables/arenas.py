@@ -241,10 +241,12 @@ class Arenas:
         minutes: int = 30,
         starts: int | None = None,
         timer: int = 60,
+        thread: int | None = None,
     ) -> Arena:
         """A new arena in ``chat`` (one at a time), starting at ``starts`` (ms;
         None: now) and lasting ``minutes``; its games' turn timer ``timer``
-        seconds (never off: a game nobody plays would hold its players)."""
+        seconds (never off: a game nobody plays would hold its players);
+        ``thread``: where in ``chat`` it lives, kept as given (``Table.thread``)."""
         if variant not in VARIANTS:
             raise LiveError("bad_variant", f"unknown game {variant!r}")
         lo, hi = SEATS_RANGE
@@ -271,6 +273,7 @@ class Arenas:
             status=SCHEDULED,
             timer=timer,
             created=now,
+            thread=thread,
         )
         ttl = arena.ends - now + int(self.config.keep * 1000)
         chat_key = self.chat_key(chat)

@@ -100,6 +100,7 @@ class Lobbies:
         name: str,
         *,
         chat: int | None = None,
+        thread: int | None = None,
         variant: str = "chuvash",
         options: Mapping[str, Any] | None = None,
         max_seats: int | None = None,
@@ -111,7 +112,8 @@ class Lobbies:
         rated: bool = True,
     ) -> WriteResult:
         """A new open lobby with ``creator`` in seat 0 (``chat`` None: a private
-        lobby joined by invite link); ``ai_kind``: the level of the AI seats it adds.
+        lobby joined by invite link; ``thread``: where in ``chat`` it lives, kept
+        as given, :attr:`Table.thread`); ``ai_kind``: the level of the AI seats it adds.
         An arena's table (#27) comes with the id its pairing chose and the
         arena's id.  ``rated``: rated games (#25); casual lobbies alone may
         have no turn timer (#38)."""
@@ -125,6 +127,7 @@ class Lobbies:
         t = Table(
             id=tid,
             chat=chat,
+            thread=thread if chat is not None else None,
             creator=creator,
             variant=vname,
             options=opts,

@@ -285,6 +285,10 @@ class Table:
     otherwise."""
     rematch: RematchOffer | None = None
     """The rematch offered on this finished table, while it stands (#38)."""
+    thread: int | None = None
+    """Where in ``chat`` the table lives, when that chat has threads of its own
+    (a forum group's topic): an opaque number the service keeps beside
+    ``chat`` for the adapter -- None: the chat as a whole."""
     fresh: tuple[int, ...] = ()
     """#38: the players whose account is new (docs/RATINGS.md), as read when
     they joined and again at the game's start: the game is casual for them."""
@@ -386,6 +390,8 @@ class Table:
             d["sp"] = self.stopped
         if self.rematch is not None:
             d["rm"] = self.rematch.to_json()
+        if self.thread is not None:
+            d["th"] = self.thread
         if self.fresh:
             d["fr"] = list(self.fresh)
         if self.capped:
@@ -419,6 +425,7 @@ class Table:
             arena=str(d.get("ar", "")),
             stopped=str(d.get("sp", "")),
             rematch=RematchOffer.from_json(d["rm"]) if d.get("rm") else None,
+            thread=d.get("th"),
             fresh=tuple(d.get("fr", ())),
             capped=tuple((int(a), int(b)) for a, b in d.get("cp", ())),
             narrow=tuple((int(a), int(b)) for a, b in d.get("nw", ())),

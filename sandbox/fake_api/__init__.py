@@ -20,7 +20,10 @@ each module's docstring): ``<tg-time>`` / ``date_time`` entities and button
 receiver, an offline switch per user (``methods_ephemeral``, ``views``,
 ``SimUser.set_online``). ``World.outbox`` entries say who was shown each message
 (``visible_to``, ``receiver_user_id``) and ``World.shown_to(user_id)`` lists what
-one user was shown: the input of a leak check.
+one user was shown: the input of a leak check.  Forum supergroups (``topics``):
+``SimUser.create_group(forum=True)``, ``create_topic``, ``send(topic=)``; a
+bot's send with ``message_thread_id`` lands in that topic, without one in
+General (the outbox says which: ``message_thread_id``).
 """
 
 from sandbox.fake_api.errors import BotApiError

@@ -28,6 +28,9 @@ strict reading each time):
   ``reply_parameters.ephemeral_message_id`` (a reply to a user's incoming
   ephemeral message) is always "not found": simulated users send none. Ephemeral
   messages do not expire here.
+- In a forum, ``message_thread_id`` puts it in that topic, as a public message
+  (``topics.py``; sendMessage takes it, and the MTProto ephemeral message has
+  its topic); the receiver sees it there.
 - Delivery: the docs say delivery "is not guaranteed, especially if they are
   offline". The fake makes it explicit: the call succeeds as usual, and while the
   receiver is offline (``SimUser.set_online(False)``) nothing reaches him - not
@@ -55,6 +58,7 @@ from sandbox.fake_api.models import CallbackQuery, Chat, Message
 from sandbox.fake_api.params import CallParams
 from sandbox.fake_api.registry import method
 from sandbox.fake_api.text import check_private_only, iter_buttons, parse_reply_markup
+from sandbox.fake_api.topics import send_thread
 from sandbox.fake_api.world import PRESENT, World
 
 ONLY_IN_GROUPS = "Bad Request: ephemeral messages can be sent only to group and supergroup chats"
@@ -148,6 +152,7 @@ def _show(world: World, message: Message, kind: str) -> None:
             reply_to=message.reply_to,
             quote=message.quote,
             created=message.created,
+            thread_id=message.thread_id,
         )
         chat.ephemeral_shown[message.ephemeral_message_id] = shown
     for name in _SHOWN_FIELDS:  # in place: a test's reference stays current
@@ -166,6 +171,7 @@ async def send_ephemeral(world: World, p: CallParams, params: dict[str, Any]) ->
     fields = message_text(p)
     markup = _markup(p)
     reply_to, quote = reply_target(world, p, chat, ephemeral=True)
+    thread = send_thread(p, chat, reply_to)  # in a forum's topic, as a public one
     check_rate(world, chat, receiver)
     ephemeral_id = chat.next_ephemeral_id
     chat.next_ephemeral_id += 1
@@ -181,6 +187,7 @@ async def send_ephemeral(world: World, p: CallParams, params: dict[str, Any]) ->
         ephemeral_message_id=ephemeral_id,
         receiver_id=receiver,
         replaces=query.message.message_id if query is not None and replaces else None,
+        thread_id=thread,
         **fields,
     )
     chat.ephemeral[ephemeral_id] = message

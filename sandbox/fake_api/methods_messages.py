@@ -17,6 +17,7 @@ from sandbox.fake_api.text import (
     parse_text,
     utf16_len,
 )
+from sandbox.fake_api.topics import send_thread
 from sandbox.fake_api.world import World
 
 NOT_MODIFIED = (
@@ -165,9 +166,16 @@ async def send_message(world: World, p: CallParams) -> Any:
     markup = parse_reply_markup(p.raw.get("reply_markup"))
     check_private_only(markup, private=not chat.is_group)
     reply_to, quote = reply_target(world, p, chat)
+    thread = send_thread(p, chat, reply_to)
     check_rate(world, chat)
     message = world.add_message(
-        chat, world.bot, reply_markup=markup, reply_to=reply_to, quote=quote, **fields
+        chat,
+        world.bot,
+        reply_markup=markup,
+        reply_to=reply_to,
+        quote=quote,
+        thread_id=thread,
+        **fields,
     )
     world.record_outgoing(message, "send")
     return message.to_api(world.users)

@@ -84,6 +84,11 @@ class Chat:
     next_ephemeral_id: int = 1
     pinned_message_id: int | None = None
     migrated_to: int | None = None  # a group upgraded to a supergroup: its id
+    # A forum supergroup (``Chat.is_forum``, ``topics.py``): its topics by thread
+    # id (the id of the topic's ``forum_topic_created`` message) -> name; the
+    # General topic is no thread at all.
+    is_forum: bool = False
+    topics: dict[int, str] = field(default_factory=dict)
 
     @property
     def is_group(self) -> bool:
@@ -108,11 +113,14 @@ class Chat:
             data["first_name"] = self.title or "Chat"
         if self.username and self.is_group:
             data["username"] = self.username
+        if self.is_forum:
+            data["is_forum"] = True
         return data
 
     def to_json(self, users: dict[int, User]) -> dict[str, Any]:
         return {
             **self.to_api(users),
+            "topics": {str(thread): name for thread, name in self.topics.items()},
             "user_id": self.user_id,
             "peer_ids": list(self.peer_ids) if self.peer_ids else None,
             "members": {str(uid): status for uid, status in self.members.items()},
@@ -150,6 +158,7 @@ class Message:
     receiver_id: int | None = None
     replaces: int | None = None  # ephemeral shown in place of this message_id
     sender_chat_id: int | None = None  # sent on behalf of a chat (an anonymous admin)
+    thread_id: int | None = None  # the forum topic it is in (None: General, or no forum)
 
     @property
     def chat_id(self) -> int:
@@ -222,15 +231,42 @@ class Message:
             data["sender_chat"] = self.chat.to_api(users)
         if self.via_bot_id is not None:
             data["via_bot"] = users[self.via_bot_id].to_api()
+        data.update(self.thread_fields())
         if self.reply_to is not None and with_reply:
             if self.reply_to.chat is self.chat:
                 data["reply_to_message"] = self.reply_to.to_api(users, with_reply=False)
             else:  # a reply to a message of another chat (ReplyParameters.chat_id)
                 data["external_reply"] = self.reply_to.external_reply(users)
+        elif with_reply and (root := self.topic_root()) is not None:
+            # as Telegram's: a message in a topic that replies to nothing comes as
+            # a reply to the topic's forum_topic_created message
+            data["reply_to_message"] = root.to_api(users, with_reply=False)
         if self.quote is not None and with_reply:
             data["quote"] = self.quote
         data.update(self.service)
         return data
+
+    def thread_fields(self) -> dict[str, Any]:
+        """``message_thread_id`` and ``is_topic_message`` as Telegram fills them
+        (``topics.py``): a topic's message has both; a reply in a supergroup
+        outside any topic (General included) carries the id of its reply
+        thread's first message without ``is_topic_message`` -- not a topic, so
+        a send to that id is "message thread not found" in a forum."""
+        if self.thread_id is not None:
+            return {"message_thread_id": self.thread_id, "is_topic_message": True}
+        root = self.reply_to
+        if self.chat.type != "supergroup" or root is None or root.chat is not self.chat:
+            return {}
+        while root.reply_to is not None and root.reply_to.chat is self.chat:
+            root = root.reply_to
+        return {"message_thread_id": root.message_id}
+
+    def topic_root(self) -> Message | None:
+        """The topic's ``forum_topic_created`` message, for a message in that
+        topic other than it (None: in no topic, or the root itself)."""
+        if self.thread_id is None or self.thread_id == self.message_id:
+            return None
+        return self.chat.messages.get(self.thread_id)
 
     def external_reply(self, users: dict[int, User]) -> dict[str, Any]:
         """This message as another chat's reply shows it (an ExternalReplyInfo):

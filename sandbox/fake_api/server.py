@@ -357,8 +357,13 @@ class FakeTelegram:
         """The simulated user for an existing account."""
         return SimUser(self.world, self.world.users[user if isinstance(user, int) else user.id])
 
-    def create_group(self, title: str, *members: SimUser, chat_type: ChatType = "group") -> Chat:
-        return self.world.create_group(title, [m.user for m in members], chat_type=chat_type)
+    def create_group(
+        self, title: str, *members: SimUser, chat_type: ChatType = "group", forum: bool = False
+    ) -> Chat:
+        kind: ChatType = "supergroup" if forum else chat_type
+        return self.world.create_group(
+            title, [m.user for m in members], chat_type=kind, forum=forum
+        )
 
     def messages(self, chat: Chat | int, viewer: int | None = None) -> list[Message]:
         """The chat's messages (with ``viewer``: as he sees them, ephemeral ones too)."""

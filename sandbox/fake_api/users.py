@@ -23,6 +23,7 @@ from sandbox.fake_api.models import (
     MessageMatch,
 )
 from sandbox.fake_api.text import callback_data_of, command_entities, parse_text
+from sandbox.fake_api.topics import user_thread
 from sandbox.fake_api.views import check_pressable
 from sandbox.fake_api.web_apps import Launch, direct_link, launch
 
@@ -33,8 +34,17 @@ class SimUser(SimAccount):
     """One simulated person. ``acted_at`` is the world's version before his last action."""
 
     # ------------------------------------------------------------ messages
-    def send(self, text: str, chat: Chat | None = None, reply_to: Message | None = None) -> Message:
-        """Type ``text`` in a chat (default: his chat with the bot); commands get entities."""
+    def send(
+        self,
+        text: str,
+        chat: Chat | None = None,
+        reply_to: Message | None = None,
+        *,
+        topic: int | None = None,
+    ) -> Message:
+        """Type ``text`` in a chat (default: his chat with the bot); commands get
+        entities.  ``topic``: in that topic of a forum (None: General; a reply
+        goes to the replied message's topic)."""
         target = self._chat(chat)
         if not self.can_see(target):
             raise PermissionError(f"{self!r} is not in chat {target.id}")
@@ -42,9 +52,15 @@ class SimUser(SimAccount):
             if self.user.blocked:
                 raise PermissionError(f"{self!r} blocked the bot; unblock() first")
             self.user.started = True
+        thread = user_thread(target, topic, reply_to)
         self._act()
         message = self.world.add_message(
-            target, self.user, text=text, entities=command_entities(text), reply_to=reply_to
+            target,
+            self.user,
+            text=text,
+            entities=command_entities(text),
+            reply_to=reply_to,
+            thread_id=thread,
         )
         deliver(self.world, message)
         return message
@@ -318,12 +334,26 @@ class SimUser(SimAccount):
         return message
 
     # ------------------------------------------------------------ groups
-    def create_group(self, title: str, *others: SimUser, chat_type: ChatType = "group") -> Chat:
-        """A group he creates with ``others`` in it (the bot is not in it yet)."""
+    def create_group(
+        self, title: str, *others: SimUser, chat_type: ChatType = "group", forum: bool = False
+    ) -> Chat:
+        """A group he creates with ``others`` in it (the bot is not in it yet);
+        ``forum``: a supergroup with topics (:meth:`create_topic`)."""
         self._act()
-        return self.world.create_group(
-            title, [self.user, *(o.user for o in others)], chat_type=chat_type
-        )
+        members = [self.user, *(o.user for o in others)]
+        kind: ChatType = "supergroup" if forum else chat_type
+        return self.world.create_group(title, members, chat_type=kind, forum=forum)
+
+    def create_topic(self, group: Chat, name: str) -> int:
+        """Create a topic in the forum ``group`` (its creator or an admin): the
+        ``forum_topic_created`` message, which the bot gets; the topic's thread id."""
+        if group.members.get(self.id) not in ("creator", "administrator"):
+            raise PermissionError(f"{self!r} may not manage the topics of chat {group.id}")
+        self._act()
+        message = self.world.create_topic(group, self.user, name)
+        deliver(self.world, message)
+        assert message.thread_id is not None
+        return message.thread_id
 
     def add_bot_to(self, group: Chat, as_admin: bool = False) -> Message:
         """Add the bot: ``my_chat_member`` plus the ``new_chat_members`` service message."""

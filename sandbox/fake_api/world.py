@@ -27,6 +27,7 @@ from sandbox.fake_api.models import (
     MessageMatch,
     User,
 )
+from sandbox.fake_api.topics import GENERAL, ICON_COLOR
 from sandbox.fake_api.views import view_of, visible_to
 
 PRESENT = ("creator", "administrator", "member", "restricted")
@@ -242,20 +243,37 @@ class World(ChangeFeed):
         *,
         chat_type: ChatType = "group",
         username: str | None = None,
+        forum: bool = False,
     ) -> Chat:
-        """A group whose first member is its creator; the bot is not in it yet."""
+        """A group whose first member is its creator; the bot is not in it yet.
+        ``forum``: a supergroup with topics (``topics.py``), none but General yet."""
         if chat_type == "private":
             raise ValueError("a group is 'group' or 'supergroup'")
+        if forum and chat_type != "supergroup":
+            raise ValueError("only a supergroup is a forum")
         number = next(self._group_ids)
         chat_id = (
             -(1_001_000_000_000 + number) if chat_type == "supergroup" else -(4_000_000 + number)
         )
-        chat = Chat(id=chat_id, type=chat_type, title=title, username=username)
+        chat = Chat(id=chat_id, type=chat_type, title=title, username=username, is_forum=forum)
+        if forum:  # message 1 is General's (Telegram's thread 1): no topic takes it
+            chat.next_message_id = GENERAL + 1
         for index, member in enumerate(members):
             chat.members[member.id] = "creator" if index == 0 else "member"
         self.chats[chat_id] = chat
         self.touch("chat_added", chat_id=chat_id)
         return chat
+
+    def create_topic(self, chat: Chat, by: User, name: str) -> Message:
+        """A new topic of the forum ``chat``: its ``forum_topic_created`` message,
+        whose id is the topic's thread id (the message is in the topic)."""
+        if not chat.is_forum:
+            raise ValueError(f"chat {chat.id} is not a forum")
+        if not 1 <= len(name) <= 128:
+            raise ValueError("a topic's name is 1-128 characters")
+        created = {"forum_topic_created": {"name": name, "icon_color": ICON_COLOR}}
+        chat.topics[chat.next_message_id] = name
+        return self.add_message(chat, by, service=created, thread_id=chat.next_message_id)
 
     def upgrade_group(self, chat: Chat) -> Chat:
         """``chat``, a basic group, becomes a supergroup under a new id, as
@@ -297,6 +315,7 @@ class World(ChangeFeed):
                 "inline_message_id": message.inline_message_id,
                 "ephemeral_message_id": message.ephemeral_message_id,
                 "receiver_user_id": message.receiver_id,
+                "message_thread_id": message.thread_id,  # its forum topic (None: General)
                 "visible_to": visible_to(message.chat, message, PRESENT),
                 "text": message.text,
                 "reply_markup": message.reply_markup,

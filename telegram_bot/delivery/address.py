@@ -4,18 +4,23 @@ member an ephemeral message goes to."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
 class Address:
     """``chat``; ``message``: the message an edit changes (None: a send; an
     ephemeral one's own id); ``receiver``: the member an ephemeral message goes
-    to (None: every member sees it)."""
+    to (None: every member sees it); ``thread``: where in ``chat`` a send goes
+    -- a forum group's topic (``message_thread_id``; None: the chat as a
+    whole, General in a forum).  The thread is no part of a message's
+    identity (an edit names the message by its id, and it stays in its
+    topic): it only says where a gone message is sent anew."""
 
     chat: int
     message: int | None = None
     receiver: int | None = None
+    thread: int | None = field(default=None, compare=False)
 
     @property
     def ephemeral(self) -> bool:

@@ -126,11 +126,12 @@ class Delivery:
         ephemeral: EphemeralMessageParameters,
         *,
         fresh_until: float,
+        thread: int | None = None,
     ) -> Message | None:
         """An ephemeral message answering a press: its token first, then the call
         -- tied to the press only before ``fresh_until`` (Telegram refuses a
         reply to a press older than 15 s), else untied, like a hand sent at a
-        game's start (#28)."""
+        game's start (#28); ``thread``: in that topic of a forum group."""
 
         def method() -> SendMessage:
             params = ephemeral
@@ -142,6 +143,7 @@ class Delivery:
                 reply_markup=markup,
                 parse_mode=self.config.parse_mode,
                 ephemeral_message_parameters=params,
+                message_thread_id=thread,
             )
 
         def after_429() -> tuple[SendMessage, str] | None:

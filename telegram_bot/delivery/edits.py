@@ -100,9 +100,11 @@ class MessageEdits:
         options: CallOptions = URGENT,
         ephemeral: EphemeralMessageParameters | None = None,
         reply_to: int | None = None,
+        thread: int | None = None,
     ) -> Message | None:
         """Send a new message now (``ephemeral``: to one member of the group;
-        ``reply_to``: a reply, sent even if that one is gone); None when the
+        ``reply_to``: a reply, sent even if that one is gone; ``thread``: in
+        that topic of a forum group, :attr:`Address.thread`); None when the
         chat is closed to the bot."""
         reply = (
             ReplyParameters(message_id=reply_to, allow_sending_without_reply=True)
@@ -116,6 +118,7 @@ class MessageEdits:
             parse_mode=parse_mode,
             ephemeral_message_parameters=ephemeral,
             reply_parameters=reply,
+            message_thread_id=thread,
         )
         try:
             return await self.outgoing.call(self.bot, method, options)
@@ -249,7 +252,12 @@ class MessageEdits:
         chat_id, old_id = key.chat, key.message
         assert old_id is not None
         msg = await self.send(
-            chat_id, content.text, content.markup, parse_mode=content.parse_mode, options=options
+            chat_id,
+            content.text,
+            content.markup,
+            parse_mode=content.parse_mode,
+            options=options,
+            thread=key.thread,  # in its topic still
         )
         if msg is None:
             return None

@@ -11,7 +11,7 @@ from aiogram.filters import Command
 from aiogram.types import CallbackQuery, Message
 
 from telegram_bot.buttons.callbacks import ArenaCb, ArenaOp, ArenaSetupCb
-from telegram_bot.handlers.common import answer, player
+from telegram_bot.handlers.common import answer, player, topic_of
 from telegram_bot.publishing.changes import Shows
 from telegram_bot.usecases.cases import UseCases
 from telegram_bot.views import texts
@@ -79,6 +79,7 @@ async def arena_setup(
         Setup.of(callback_data),
         announce=callback_data.op != "set",
         lang=chat_locale,
+        thread=topic_of(message),
     )
     if outcome.error is not None:
         await answer(callback, texts.refusal(outcome.error, _, chat), show_alert=True)

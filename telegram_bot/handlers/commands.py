@@ -25,6 +25,7 @@ from telegram_bot.handlers.common import (
     player,
     reply,
     solo_link,
+    topic_of,
 )
 from telegram_bot.handlers.middlewares import display_name
 from telegram_bot.publishing.changes import Shows
@@ -145,7 +146,9 @@ async def top(
         await message.answer(_(texts.TOP_IN_GROUPS))
         return
     user = message.from_user.id if message.from_user is not None else None
-    outcome = await cases.standings.rating_top(message.chat.id, user, locale, chat_locale)
+    outcome = await cases.standings.rating_top(
+        message.chat.id, user, locale, chat_locale, topic_of(message)
+    )
     if outcome.here:
         await message.answer(render_rating_top(outcome.boards, locale=chat_locale))
     await publisher.show(*outcome.changes)

@@ -106,9 +106,9 @@ async def open_lobby_at(
     locale: str,
     chat_locale: str,
 ) -> LobbyOutcome:
-    """A lobby where ``message`` was sent: in a group, its lobby message there;
-    in a private chat, a private lobby (/new, /start from *Add me to a group*,
-    *Open a lobby here*)."""
+    """A lobby where ``message`` was sent: in a group, its lobby message there
+    -- in a forum group, in the topic ``message`` is in; in a private chat, a
+    private lobby (/new, /start from *Add me to a group*, *Open a lobby here*)."""
     lobby_actions, settings = deps
     private = message.chat.type == "private"
     return await lobby_actions.open(
@@ -117,7 +117,16 @@ async def open_lobby_at(
         timer=settings.default_timer,
         group=None if private else message.chat.id,
         group_lang=chat_locale,
+        thread=None if private else topic_of(message),
     )
+
+
+def topic_of(message: Message) -> int | None:
+    """The forum topic ``message`` is in (None: General, or no forum).  Only a
+    topic's message says so (``is_topic_message``): a reply in General carries
+    a ``message_thread_id`` too -- its reply thread's, no topic, which a send
+    would be refused ("message thread not found")."""
+    return message.message_thread_id if message.is_topic_message else None
 
 
 async def reply(

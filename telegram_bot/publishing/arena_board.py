@@ -80,6 +80,11 @@ def woke(woken: Woken) -> ArenaWoke:
     return ArenaWoke(woken.arena, started, tuple(woken.withdrawn), woken.finished)
 
 
+def here(arena: Arena, message: int) -> Address:
+    """The arena's ``message`` in its group, in its forum topic (re-sent there)."""
+    return Address(arena.chat, message, thread=arena.thread)
+
+
 class ArenaBoards:
     """Posts and edits arenas' messages (see the module)."""
 
@@ -113,7 +118,7 @@ class ArenaBoards:
                 await self.group_lost(change)
             case TopSent():
                 text = render_rating_top(change.boards, locale=change.locale)
-                await self.say(change.chat, text, low=change.low)
+                await self.say(change.chat, text, low=change.low, thread=change.thread)
 
     async def post(self, arena: Arena, lang: str, message: int | None = None) -> None:
         """The arena's message in its group, in ``lang`` from now on: ``message``
@@ -121,9 +126,9 @@ class ArenaBoards:
         text, markup = arena_screen(arena, Translator(lang), self.now_ms())
         shown: int | None
         if message is not None:
-            shown = await self.delivery.edit(Address(arena.chat, message), text, markup)
+            shown = await self.delivery.edit(here(arena, message), text, markup)
         else:
-            sent = await self.delivery.send(arena.chat, text, markup)
+            sent = await self.delivery.send(arena.chat, text, markup, thread=arena.thread)
             shown = sent.message_id if sent is not None else None
         if shown is not None:
             await self.ui.update_table(ui_key(arena.id), table_message=shown, group_lang=lang)
@@ -138,9 +143,7 @@ class ArenaBoards:
         if message is None:
             return
         text, markup = arena_screen(arena, Translator(lang), self.now_ms())
-        await self.delivery.edit(
-            Address(arena.chat, message), text, markup, Urgency.TABLE, gap=BOARD_GAP
-        )
+        await self.delivery.edit(here(arena, message), text, markup, Urgency.TABLE, gap=BOARD_GAP)
 
     async def woke(self, woken: ArenaWoke) -> None:
         """An arena's wake, once the games it started are shown (the publisher
@@ -150,14 +153,15 @@ class ArenaBoards:
         await self.refresh(woken.arena)
         if woken.finished:
             _message, lang = await self._where(woken.arena)
-            await self.delivery.send(woken.arena.chat, podium_screen(woken.arena, Translator(lang)))
+            podium = podium_screen(woken.arena, Translator(lang))
+            await self.delivery.send(woken.arena.chat, podium, thread=woken.arena.thread)
 
     async def cancelled(self, arena: Arena, standings: int) -> None:
         """An admin cancelled ``arena`` from the standings message ``standings``:
         it shows them as they stay, without its button."""
         _message, lang = await self._where(arena)
         text, _markup = standings_screen(arena, Translator(lang), self.now_ms())
-        await self.delivery.edit(Address(arena.chat, standings), text, None)
+        await self.delivery.edit(here(arena, standings), text, None)
 
     async def group_lost(self, lost: GroupLost) -> None:
         """The bot lost a group (#38): each player of what stopped is told in
@@ -185,9 +189,12 @@ class ArenaBoards:
             else:
                 await self.delivery.send(who, _(told, group=group))
 
-    async def say(self, chat: int, text: str, *, low: bool = False) -> None:
-        """A message of its own in ``chat`` (``low``: at low priority, :data:`LOW`)."""
-        await self.delivery.send(chat, text, options=LOW if low else URGENT)
+    async def say(
+        self, chat: int, text: str, *, low: bool = False, thread: int | None = None
+    ) -> None:
+        """A message of its own in ``chat`` (``low``: at low priority, :data:`LOW`;
+        ``thread``: in that forum topic)."""
+        await self.delivery.send(chat, text, options=LOW if low else URGENT, thread=thread)
 
     async def _tell_withdrawn(self, arena: Arena, user: int, code: str) -> None:
         """Why the arena withdrew him: in private, or -- the bot may not write to
@@ -201,7 +208,7 @@ class ArenaBoards:
                 await self.delivery.send(user, why)
             else:
                 params = EphemeralMessageParameters(receiver_user_id=user)
-                await self.delivery.send(arena.chat, why, ephemeral=params)
+                await self.delivery.send(arena.chat, why, ephemeral=params, thread=arena.thread)
         except TelegramAPIError as err:  # best effort: the board shows him withdrawn
             log.info("arena %s: %s not told he was withdrawn: %s", arena.id, user, err)
 
@@ -221,4 +228,5 @@ class ArenaBoards:
             return
         live = message_link(arena.chat, message) if message is not None else None
         text, markup = standings_screen(arena, _, self.now_ms(), live)
-        await self.delivery.send(chat, text, markup, options=options)
+        thread = arena.thread if chat == arena.chat else None
+        await self.delivery.send(chat, text, markup, options=options, thread=thread)

@@ -265,12 +265,14 @@ class GroupLost:
 @dataclass(frozen=True)
 class TopSent:
     """``/top`` while the group's arena is on (#38): the group's players by
-    rating sent to ``chat`` (his private chat, or the group at low priority)."""
+    rating sent to ``chat`` (his private chat, or the group at low priority:
+    in ``thread``, the forum topic of the command)."""
 
     chat: int
     boards: Mapping[str, Sequence[BoardRow]]
     locale: str
     low: bool = False
+    thread: int | None = None
 
 
 ArenaChange = (

@@ -128,26 +128,26 @@ class HandPlacement:
         if screen is None:
             return
         snap, seat, text, markup = screen
-        group = group_of(snap.table)
+        group, thread = group_of(snap.table), snap.table.thread
         if group is None or snap.table.seats[seat].left or snap.table.status != PLAYING:
             return
         msg: Message | None = None
-        try:
+        try:  # in the table's topic of a forum group (``thread``), as the table
             if press is None:
                 params = EphemeralMessageParameters(receiver_user_id=user)
-                msg = await self.delivery.send(group, text, markup, ephemeral=params)
+                msg = await self.delivery.send(group, text, markup, ephemeral=params, thread=thread)
             else:
                 params = EphemeralMessageParameters(
                     receiver_user_id=user, callback_query_id=press.query_id
                 )
                 msg = await self.delivery.send_reply(
-                    group, text, markup, params, fresh_until=press.fresh_until
+                    group, text, markup, params, fresh_until=press.fresh_until, thread=thread
                 )
         except TelegramAPIError as e:
             log.info("no ephemeral hand for %s in %s: %s", user, group, e.message)
         await self.ui.set_prefs(user, plays=GROUP)  # where he last pressed
         if msg is None or not msg.ephemeral_message_id:
-            await self._private(table_id, user, group, text, markup)
+            await self._private(table_id, user, (group, thread), text, markup)
             return
         await self._place(table_id, user, -msg.ephemeral_message_id, (text, markup))
 
@@ -328,21 +328,24 @@ class HandPlacement:
         group = group_of(snap.table)
         if snap.ui.hands.get(user) != failed or group is None:
             return  # already replaced
-        await self._private(table_id, user, group, text, markup, expect=failed)
+        where = (group, snap.table.thread)
+        await self._private(table_id, user, where, text, markup, expect=failed)
 
     async def _private(
         self,
         table_id: str,
         user: int,
-        group: int,
+        where: tuple[int, int | None],
         text: str,
         markup: InlineKeyboardMarkup | None,
         *,
         expect: object = ANY_HAND,
     ) -> bool:
         """His hand in his private chat if he started the bot (True); else a message in
-        the group naming him, with the deep link that opens it.  (Outside the
-        table's lock: the sends may wait for flood tokens, #28.)"""
+        the group naming him, with the deep link that opens it -- ``where``: the
+        group and the table's topic there (None: none).  (Outside the table's
+        lock: the sends may wait for flood tokens, #28.)"""
+        group, thread = where
         prefs = await self.ui.prefs(user)
         if prefs.started:
             msg = await self.delivery.send(user, text, markup)
@@ -357,7 +360,7 @@ class HandPlacement:
         _ = Translator(prefs.lang or prefs.tg or "en")
         name = user_text(prefs.name or str(user))
         link = url_keyboard("🔒 " + _(texts.OPEN_MY_CARDS), deep_link(self.bot_username, table_id))
-        await self.delivery.send(group, _(texts.CARDS_OPEN_PRIVATE, name=name), link)
+        await self.delivery.send(group, _(texts.CARDS_OPEN_PRIVATE, name=name), link, thread=thread)
         return False
 
     async def _moved(self, table_id: str, user: int, msg: int, lang: str) -> None:

@@ -8,7 +8,7 @@ from tables import CANCELLED, OPEN, LiveError
 from telegram_bot.delivery import Address, Delivery, Urgency
 from telegram_bot.publishing.changes import LobbyPosted, SettingsShown, TableOffered
 from telegram_bot.state.chat_state import ChatStateStore
-from telegram_bot.state.snapshot import Snapshots
+from telegram_bot.state.snapshot import Snapshots, thread_in
 from telegram_bot.views import texts
 from telegram_bot.views.i18n import Translator
 from telegram_bot.views.keyboards import open_table_keyboard
@@ -38,7 +38,8 @@ class LobbyMessages:
         whose id was not known yet: so once it is remembered, a lobby that changed
         since is shown on it (#28)."""
         text, markup = render_lobby(c.table, locale=c.locale, bot_username=self.bot_username)
-        msg = await self.delivery.send(c.chat, text, markup)
+        thread = thread_in(c.table, c.chat)  # a forum group: in the topic of its /new
+        msg = await self.delivery.send(c.chat, text, markup, thread=thread)
         await self.ui.update_table(
             c.table.id,
             lobby_messages={c.chat: msg.message_id} if msg is not None else None,
@@ -57,7 +58,8 @@ class LobbyMessages:
             shown = lobby_screen(now, c.chat, self.bot_username)
         else:  # the game started meanwhile: the message says so, as the others do
             shown = started_lobby_screen(now, c.chat, self.bot_username)
-        await self.delivery.edit(Address(c.chat, msg.message_id), *shown, urgency=Urgency.SOON)
+        to = Address(c.chat, msg.message_id, thread=thread)
+        await self.delivery.edit(to, *shown, urgency=Urgency.SOON)
 
     async def show_settings(self, c: SettingsShown) -> None:
         """The settings panel (or the lobby, ``back``) on the pressed message; a
@@ -72,12 +74,14 @@ class LobbyMessages:
                 settings_text(c.table, locale=lang),
                 settings_keyboard(c.table, locale=lang),
             )
-        await self.delivery.edit(Address(c.chat, c.message_id), text, markup, urgency=Urgency.NOW)
+        to = Address(c.chat, c.message_id, thread=thread_in(c.table, c.chat))
+        await self.delivery.edit(to, text, markup, urgency=Urgency.NOW)
         if c.changed:
             for chat, msg in snap.ui.lobby_messages.items():
                 if chat != c.chat:
                     t2, k2 = render_lobby(c.table, locale=lobby_lang(snap, chat), bot_username=bot)
-                    await self.delivery.edit(Address(chat, msg), t2, k2, urgency=Urgency.SOON)
+                    to = Address(chat, msg, thread=thread_in(c.table, chat))
+                    await self.delivery.edit(to, t2, k2, urgency=Urgency.SOON)
 
     async def offer_table(self, c: TableOffered) -> None:
         """After a refused press (an alert cannot hold a button): a private message

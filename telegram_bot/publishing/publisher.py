@@ -75,7 +75,7 @@ from telegram_bot.publishing.hands import PressReply, hand_view, in_group
 from telegram_bot.publishing.page_hands import PageHands
 from telegram_bot.publishing.parts import GroupGaps, PublisherOutlets, PublisherStores
 from telegram_bot.publishing.repair import RenderGuard
-from telegram_bot.state.snapshot import Snapshot, group_of, hand_target
+from telegram_bot.state.snapshot import Snapshot, group_of, hand_target, thread_in
 from telegram_bot.views import texts
 from telegram_bot.views.hand import hand_screen
 from telegram_bot.views.i18n import (
@@ -384,7 +384,8 @@ class Publisher:
         # within the group's message budget; each player's hand shows his table
         if group is not None and not t.arena:
             text, markup2 = table_screen(snap, self.bot_username, first=True, app=self.app)
-            msg = await self.delivery.send(group, text, markup2)
+            # a forum group: in the topic its lobby was opened in
+            msg = await self.delivery.send(group, text, markup2, thread=t.thread)
             if msg is not None:
                 await self.ui.update_table(table_id, table_message=msg.message_id)
         await asyncio.gather(*self._watchers(snap, table_version(t.id, snap.version)))
@@ -424,9 +425,8 @@ class Publisher:
             jobs.append(self._edit(Address(user, msg), text, markup, Urgency.SOON, shows))
         if group is not None and table_message is not None:
             text, markup = rematch_started_screen(old, None, ui.group_lang or "en")
-            jobs.append(
-                self._edit(Address(group, table_message), text, markup, Urgency.SOON, shows)
-            )
+            to = Address(group, table_message, thread=t.thread)
+            jobs.append(self._edit(to, text, markup, Urgency.SOON, shows))
         await asyncio.gather(*jobs)
 
     # ------------------------------------------------------------------ rendering
@@ -526,7 +526,14 @@ class Publisher:
             # goes less often (the final state at once)
             gap = self.gaps.table if any(m < 0 for m in ui.hands.values()) else None
             jobs.append(
-                self._edit(Address(group, ui.table_message), text, markup, urgency, shows, gap=gap)
+                self._edit(
+                    Address(group, ui.table_message, thread=t.thread),
+                    text,
+                    markup,
+                    urgency,
+                    shows,
+                    gap=gap,
+                )
             )
         jobs += self._watchers(snap, shows)
         if over:  # #41: the lobby messages above no longer say the game has started
@@ -539,7 +546,8 @@ class Publisher:
         jobs = []
         for chat, msg in snap.ui.lobby_messages.items():
             text, markup = started_lobby_screen(snap, chat, self.bot_username)
-            jobs.append(self._edit(Address(chat, msg), text, markup, Urgency.SOON, shows))
+            to = Address(chat, msg, thread=thread_in(snap.table, chat))
+            jobs.append(self._edit(to, text, markup, Urgency.SOON, shows))
         return jobs
 
     async def _retire_ephemeral(
@@ -645,7 +653,7 @@ class Publisher:
                     log.info("no timeout nudge for %s at %s: nowhere to send", user, t.id)
                 elif chat < 0:
                     params = EphemeralMessageParameters(receiver_user_id=user)
-                    await self.delivery.send(chat, text, ephemeral=params)
+                    await self.delivery.send(chat, text, ephemeral=params, thread=t.thread)
                 else:  # a reply to his hand: one tap takes him to its buttons
                     reply_to = hand if hand is not None and hand > 0 else None
                     await self.delivery.send(chat, text, reply_to=reply_to)
@@ -739,7 +747,8 @@ class Publisher:
         for chat, msg in snap.ui.lobby_messages.items():
             text, markup = lobby_screen(snap, chat, self.bot_username)
             urgency = Urgency.NOW if actor is not None and chat in (actor, t.chat) else Urgency.SOON
-            jobs.append(self._edit(Address(chat, msg), text, markup, urgency))
+            to = Address(chat, msg, thread=thread_in(t, chat))
+            jobs.append(self._edit(to, text, markup, urgency))
         return list(await asyncio.gather(*jobs))
 
     async def _close_lobby_messages(self, snap: Snapshot) -> None:
@@ -749,7 +758,8 @@ class Publisher:
         jobs = []
         for chat, msg in snap.ui.lobby_messages.items():
             text, markup = started_lobby_screen(snap, chat, self.bot_username)
-            jobs.append(self._edit(Address(chat, msg), text, markup, Urgency.NOW, shows))
+            to = Address(chat, msg, thread=thread_in(snap.table, chat))
+            jobs.append(self._edit(to, text, markup, Urgency.NOW, shows))
         await asyncio.gather(*jobs)
 
     async def _notice_hands(self, snap: Snapshot, notice: str) -> Sent:
@@ -761,9 +771,8 @@ class Publisher:
         group = group_of(snap.table)
         if group is not None and snap.ui.table_message is not None:
             _ = Translator(snap.ui.group_lang or "en")
-            jobs.append(
-                self._edit(Address(group, snap.ui.table_message), _(notice), None, Urgency.SOON)
-            )
+            to = Address(group, snap.ui.table_message, thread=snap.table.thread)
+            jobs.append(self._edit(to, _(notice), None, Urgency.SOON))
         sent = list(await asyncio.gather(*jobs))
         await self.ui.update_table(snap.table.id, drop_hands=list(snap.ui.hands))
         return sent

@@ -9,9 +9,9 @@ import asyncio
 
 from tables import OVER, Loaded, Table, TableService
 from telegram_bot.state.chat_state import ChatStateStore, TableUi
-from telegram_bot.state.snapshot_value import Snapshot, group_of, hand_target
+from telegram_bot.state.snapshot_value import Snapshot, group_of, hand_target, thread_in
 
-__all__ = ["Snapshot", "Snapshots", "group_of", "hand_target"]
+__all__ = ["Snapshot", "Snapshots", "group_of", "hand_target", "thread_in"]
 
 
 class Snapshots:

@@ -43,6 +43,13 @@ def group_of(table: Table) -> int | None:
     return table.chat if table.chat is not None and table.chat < 0 else None
 
 
+def thread_in(table: Table, chat: int) -> int | None:
+    """Where in ``chat`` the table's messages go: its topic when ``chat`` is the
+    forum group it was opened in (``Table.thread``, ``message_thread_id``);
+    None elsewhere -- a private chat, General, a group without topics."""
+    return table.thread if chat == table.chat else None
+
+
 def hand_target(user: int, msg: int, group: int | None) -> tuple[int, int, int | None]:
     """Where ``user``'s hand ``msg`` is: (chat, message id, ephemeral receiver or
     None) -- the fields of a :class:`telegram_bot.delivery.address.Address`; a

@@ -137,11 +137,19 @@ class ArenaActions:
         return ArenaOutcome(notice=arena_views.ARENA_HELP, arena=arena, read_at=read_at)
 
     async def set_up(
-        self, chat: int, message_id: int, admin: Person, setup: Setup, announce: bool, lang: str
+        self,
+        chat: int,
+        message_id: int,
+        admin: Person,
+        setup: Setup,
+        announce: bool,
+        lang: str,
+        thread: int | None = None,
     ) -> ArenaOutcome:
         """A choice on the set-up message ``message_id`` (it shows ``setup``), or
         *Announce* (``announce``): the arena is made, and that message becomes
-        its message, in ``lang`` -- a group's admin only."""
+        its message, in ``lang`` -- a group's admin only.  ``thread``: the forum
+        topic that message is in -- the arena lives there (its podium too)."""
         if not await self.delivery.is_admin(chat, admin.id):
             return ArenaOutcome(notice=arena_views.ONLY_ADMINS)
         if not announce:
@@ -155,6 +163,7 @@ class ArenaActions:
                 seats=setup.seats,
                 minutes=setup.minutes,
                 starts=now + setup.start * 60_000 if setup.start else None,
+                thread=thread,
             )
         except LiveError as e:
             if e.code == "arena_running":

@@ -90,15 +90,25 @@ class LobbyActions:
     bot_username: str
 
     async def open(
-        self, player: Person, *, variant: str, timer: int, group: int | None, group_lang: str
+        self,
+        player: Person,
+        *,
+        variant: str,
+        timer: int,
+        group: int | None,
+        group_lang: str,
+        thread: int | None = None,
     ) -> LobbyOutcome:
         """``/new``: a lobby in ``group``, or (None) a private lobby whose message
-        goes to his private chat after the notice."""
+        goes to his private chat after the notice.  ``thread``: the topic of a
+        forum group it was asked in -- the table lives there (``Table.thread``:
+        its lobby, table, result and rematch messages; None: General)."""
         try:
             result = await self.svc.lobbies.create_lobby(
                 player.id,
                 player.name,
                 chat=group,
+                thread=thread,
                 variant=variant,
                 timer=timer,
                 private=group is None,

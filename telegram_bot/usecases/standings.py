@@ -46,12 +46,13 @@ class Standings:
         return {v: await self.svc.ratings.board(users, v) for v in VARIANTS}
 
     async def rating_top(
-        self, chat: int, user: int | None, locale: str, chat_locale: str
+        self, chat: int, user: int | None, locale: str, chat_locale: str, thread: int | None = None
     ) -> RatingTop:
         """``/top`` in group ``chat``: its players by rating (#25).  #38: while the
         group's arena is on, to the member's private chat (in ``locale``), or to
         the group once a minute at low priority, else nowhere
-        (:func:`telegram_bot.usecases.arena.answer_at`)."""
+        (:func:`telegram_bot.usecases.arena.answer_at`) -- in ``thread``, the
+        forum topic the command was sent in."""
         boards = await self.rating_board(chat)
         at = await answer_at(self.svc, self.prefs, chat, user, "top") if user else None
         if at is None or (at.chat == chat and not at.low):
@@ -59,7 +60,9 @@ class Standings:
         if at.chat is None:
             return RatingTop(boards, here=False)
         lang = locale if at.chat == user else chat_locale
-        return RatingTop(boards, here=False, changes=(TopSent(at.chat, boards, lang, at.low),))
+        where = thread if at.chat == chat else None
+        sent = TopSent(at.chat, boards, lang, at.low, where)
+        return RatingTop(boards, here=False, changes=(sent,))
 
     async def ratings(self, user: int) -> PlayerRatings:
         """His ratings, reliability and cooldown (``/rating``, #25)."""

@@ -10,19 +10,28 @@ from tests.bot.e2e_kit import SAFETY, Harness, record_seeds
 
 
 async def group_lobby(
-    h: Harness, variant: str, humans: list[SimUser], ai: int, watchers: Sequence[SimUser] = ()
+    h: Harness,
+    variant: str,
+    humans: list[SimUser],
+    ai: int,
+    watchers: Sequence[SimUser] = (),
+    *,
+    topic: str | None = None,
 ) -> tuple[str, Chat]:
     """A started game of ``humans`` and ``ai`` AI seats in a new group (``watchers``
-    are members who do not play); the table's id and the group."""
+    are members who do not play); the table's id and the group.  ``topic``: the
+    group is a forum, and /new is sent in a new topic of that name (its thread
+    id: the group's only key of ``Chat.topics``)."""
     fake = h.fake
     owner = humans[0]
-    group = owner.create_group("Card night", *humans[1:], *watchers)
+    group = owner.create_group("Card night", *humans[1:], *watchers, forum=topic is not None)
     owner.add_bot_to(group)
     await owner.wait_message("/new", group, timeout=SAFETY)  # the two-line how-to
     for u in humans:
         u.start()
         await u.wait_message(timeout=SAFETY)
-    owner.send(f"/new {variant}", group)
+    thread = None if topic is None else owner.create_topic(group, topic)
+    owner.send(f"/new {variant}", group, topic=thread)
     lobby = await owner.wait_message("Invitation link", group, timeout=SAFETY)
     for u in humans[1:]:
         answer = await u.press("Join", message=lobby, chat=group).wait_answer(SAFETY)

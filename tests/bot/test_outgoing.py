@@ -910,6 +910,29 @@ async def test_gone_message_is_sent_anew(
     assert shown.button_texts == ["a"]
 
 
+async def test_gone_message_in_a_topic_is_sent_anew_there(
+    fake: FakeTelegram, bot: Bot, delivery: Delivery, alice: SimUser, clock: ManualClock
+) -> None:
+    """A forum group's table message deleted: sent anew in its topic, which its
+    address carries (``Address.thread``: no part of the message's identity --
+    an edit names the message by id alone)."""
+    group = alice.create_group("Games", forum=True)
+    alice.add_bot_to(group)
+    topic = alice.create_topic(group, "Durak")
+    msg = await delivery.send(group.id, "v0", kb("a"), thread=topic)
+    assert msg is not None
+    assert group.messages[msg.message_id].thread_id == topic
+    await bot.delete_message(group.id, msg.message_id)
+    clock.advance(5)
+    to = Address(group.id, msg.message_id, thread=topic)
+    assert to == Address(group.id, msg.message_id)
+    new_id = await delivery.edit(to, "v1", kb("a"))
+    assert new_id is not None
+    assert new_id != msg.message_id
+    assert group.messages[new_id].thread_id == topic
+    assert group.messages[new_id].text == "v1"
+
+
 async def test_the_overall_line_serves_urgent_calls_first() -> None:
     """Waiters for the overall bucket: urgent before deferred, FIFO within each,
     a cancelled waiter drops out, the last release frees the line."""

@@ -27,6 +27,19 @@ async def test_invite_code_is_a_short_url_safe_token(svc: TableService) -> None:
     assert len(codes) == 20
 
 
+async def test_a_lobby_keeps_the_thread_it_was_opened_in(svc: TableService) -> None:
+    """A forum group's topic: the thread is kept beside the chat, as given, read
+    back with the table and through its writes; a private lobby has none."""
+    r = await svc.lobbies.create_lobby(1, "Ann", chat=-5, thread=42)
+    assert r.table.thread == 42
+    await svc.lobbies.join(r.table_id, 2, "Bob")
+    assert (await svc.tables.load(r.table_id)).table.thread == 42
+    plain = await svc.lobbies.create_lobby(3, "Cid", chat=-6)
+    assert (await svc.tables.load(plain.table_id)).table.thread is None
+    alone = await svc.lobbies.create_lobby(4, "Dan", thread=42)
+    assert alone.table.thread is None
+
+
 async def test_join_leave_add_remove_ai(svc: TableService) -> None:
     r = await svc.lobbies.create_lobby(1, "Ann", chat=-5, variant="shchelkovsky", max_seats=3)
     tid = r.table_id
