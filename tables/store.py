@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -27,6 +28,7 @@ from redis.exceptions import (
     RedisClusterException,
     RedisError,
     ResponseError,
+    TryAgainError,
 )
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -53,6 +55,8 @@ _OUTAGE = (
     ClusterDownError,
     RedisClusterException,
 )
+# ... of a timer hint: owed, the write goes on without it (#40)
+_HINT_OUTAGE = (*_OUTAGE, TryAgainError)
 # ... and after which a cluster node is: CLUSTERDOWN is answered by a node that
 # is up (the cluster's state is "fail"), asking it again is all there is to do
 _NODE_DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
@@ -69,6 +73,12 @@ def unavailable() -> Iterator[None]:
     except (RedisError, RedisClusterException, OSError) as e:
         raise ServiceUnavailable(f"Redis is unavailable: {e}") from e
 
+
+OWED_RETRY_S = 0.25
+"""How often a process writes again the timer hints it owes (#40: their
+shard's master did not answer) until the shard answers."""
+
+log = logging.getLogger(__name__)
 
 SHARD_KEY_TTL_MS = 7 * 86_400_000
 """A timer shard's lease key outlives its lease by far: it remembers the shard's
@@ -158,6 +168,11 @@ class Store:
         # #39: the timer shards this process holds and their earliest hints,
         # told of every hint this store writes (:mod:`tables.wakes`)
         self.wakes = TimerWakes()
+        # #40: the timer hints this process owes (their shard's master did not
+        # answer; the table's write went on): table -> hint, written again in
+        # the background (:meth:`flush_hints`) until the shard answers
+        self.owed: dict[str, int] = {}
+        self._owing: asyncio.Task[None] | None = None
 
     def script(self, lua: str) -> Script:
         return Script(self, lua)
@@ -295,6 +310,12 @@ class Store:
         return answered
 
     async def aclose(self) -> None:
+        if self._owing is not None:
+            self._owing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._owing
+        if self.owed:  # lost with this process (#40)
+            log.warning("closing with %d timer hint(s) owed", len(self.owed))
         with unavailable():
             await self.r.aclose()
 
@@ -379,19 +400,78 @@ class Store:
         and a cluster pipeline carries no script: the hint (``ZADD LT``) is one
         round trip, sent first -- a hint may be early, never late -- and the CAS
         script alone is the next (with the hint's ``PUBLISH`` beside it when
-        another process holds its shard, #39)."""
+        another process holds its shard, #39).
+
+        A hint whose shard's master does not answer (dead, failing over) is
+        *owed* (#40): the write goes on at once -- the table's ``d`` is the
+        deadline, the hint only wakes its holder -- and the hint is written in
+        the background as soon as the shard answers (:meth:`flush_hints`).
+        While this process owes hints of a
+        shard, a new one joins them without asking the shard again."""
         tell = None
         if hint is not None:
             timers, shard = self.keys.timers_of(table_id), self.keys.shard_of(table_id)
-            await self.one(lambda p: p.zadd(timers, {table_id: hint}, lt=True))
-            if not self.wakes.hinted(shard, hint):  # its holder told alongside the script
-                tell = self.tell(shard, hint)
+            if self._owes(shard):
+                self._owe(table_id, hint)
+            else:
+                try:
+                    await self.one(lambda p: p.zadd(timers, {table_id: hint}, lt=True))
+                except ServiceUnavailable as e:
+                    if e.__cause__ is not None and not isinstance(e.__cause__, _HINT_OUTAGE):
+                        raise
+                    log.warning(
+                        "timer shard %d: hint of %s owed, the write goes on: %s", shard, table_id, e
+                    )
+                    self._owe(table_id, hint)
+                else:
+                    if not self.wakes.hinted(shard, hint):  # its holder told beside the script
+                        tell = self.tell(shard, hint)
         if tell is None:
             out = await self._cas(tkeys, args)
         else:
             out, _ = await asyncio.gather(self._cas(tkeys, args), tell)
         code, version = int(out[0]), int(out[1])
         return CasOutcome({0: "stale", 1: "ok", 2: "duplicate"}[code], version)
+
+    def _owes(self, shard: int) -> bool:
+        return any(self.keys.shard_of(tid) == shard for tid in self.owed)
+
+    def _owe(self, table_id: str, hint: int) -> None:
+        """Owe ``table_id``'s hint (the earlier of two: ``ZADD LT``) and make
+        sure the background flush runs (#40)."""
+        self.owed[table_id] = min(hint, self.owed.get(table_id, hint))
+        if self._owing is None or self._owing.done():
+            self._owing = asyncio.create_task(self._flush_until_done())
+
+    async def _flush_until_done(self) -> None:
+        while self.owed:
+            await asyncio.sleep(OWED_RETRY_S)
+            await self.flush_hints()
+
+    async def flush_hints(self) -> int:
+        """Write the timer hints this process owes (#40), one round trip per
+        shard (``ZADD LT``), and tell their holders; a shard that still does
+        not answer keeps its hints owed.  How many are left."""
+        by_shard: dict[int, dict[str, int]] = {}
+        for tid, at in list(self.owed.items()):
+            by_shard.setdefault(self.keys.shard_of(tid), {})[tid] = at
+        for shard, hints in sorted(by_shard.items()):
+            try:
+                await self._write_owed(shard, hints)
+            except ServiceUnavailable:
+                continue  # again in a moment
+            for tid, at in hints.items():
+                if self.owed.get(tid) == at:  # not owed anew, earlier, meanwhile
+                    del self.owed[tid]
+            log.info("timer shard %d: %d owed hint(s) written", shard, len(hints))
+            first = min(hints.values())
+            if not self.wakes.hinted(shard, first):
+                await self.tell(shard, first)
+        return len(self.owed)
+
+    async def _write_owed(self, shard: int, hints: dict[str, int]) -> None:
+        timers = self.keys.timer_shard(shard)
+        await self.one(lambda p: p.zadd(timers, hints, lt=True))
 
     async def read_log(self, table_id: str, after_version: int) -> tuple[list[bytes], str]:
         """The flushed chunks that may hold versions above ``after_version`` and

@@ -374,9 +374,13 @@ class Timers:
     async def hand_over(self) -> None:
         """Hand every shard this process holds back at once and leave the live
         processes (a SIGTERM: the others take the shards at their next tick
-        instead of after ``shard_lease``, #28)."""
+        instead of after ``shard_lease``, #28); the timer hints it owes
+        written first if their shards answer (#40)."""
         now = self.tables.now_ms()
         handed = bool(self.held)
+        if self.store.owed:  # #40: the hints it owes, if their shards answer now
+            with contextlib.suppress(ServiceUnavailable):
+                await self.store.flush_hints()
         for shard in sorted(self.held):
             self.wakes.lost(shard)
             await self.store.tick_shard(shard, self.owner, now, 0, 0, 0)
