@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -96,6 +97,8 @@ class ShardTick:
     due: list[str]
     since: int
     earliest: int | None = None
+    repair: str = ""
+    """A repair of the shard's hints is owed (#40): its token ('' none)."""
 
 
 @dataclass
@@ -314,7 +317,7 @@ class Store:
             self._owing.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._owing
-        if self.owed:  # lost with this process (#40)
+        if self.owed:  # the shard's repair restores them (#40)
             log.warning("closing with %d timer hint(s) owed", len(self.owed))
         with unavailable():
             await self.r.aclose()
@@ -405,8 +408,9 @@ class Store:
         A hint whose shard's master does not answer (dead, failing over) is
         *owed* (#40): the write goes on at once -- the table's ``d`` is the
         deadline, the hint only wakes its holder -- and the hint is written in
-        the background as soon as the shard answers (:meth:`flush_hints`).
-        While this process owes hints of a
+        the background as soon as the shard answers (:meth:`flush_hints`); a
+        process that dies owing it leaves it to the shard's repair
+        (:mod:`tables.hint_repair`).  While this process owes hints of a
         shard, a new one joins them without asking the shard again."""
         tell = None
         if hint is not None:
@@ -450,8 +454,10 @@ class Store:
 
     async def flush_hints(self) -> int:
         """Write the timer hints this process owes (#40), one round trip per
-        shard (``ZADD LT``), and tell their holders; a shard that still does
-        not answer keeps its hints owed.  How many are left."""
+        shard -- each shard's hints (``ZADD LT``) and its repair asked for
+        (``SET NX``: another process may have died owing hints of the same
+        outage, :mod:`tables.hint_repair`) -- and tell their holders; a shard
+        that still does not answer keeps its hints owed.  How many are left."""
         by_shard: dict[int, dict[str, int]] = {}
         for tid, at in list(self.owed.items()):
             by_shard.setdefault(self.keys.shard_of(tid), {})[tid] = at
@@ -470,8 +476,14 @@ class Store:
         return len(self.owed)
 
     async def _write_owed(self, shard: int, hints: dict[str, int]) -> None:
-        timers = self.keys.timer_shard(shard)
-        await self.one(lambda p: p.zadd(timers, hints, lt=True))
+        timers, repair = self.keys.timer_shard(shard), self.keys.timer_repair(shard)
+        token = f"owed:{uuid.uuid4().hex[:12]}"
+
+        def build(p: Pipeline) -> None:
+            p.zadd(timers, hints, lt=True)
+            p.set(repair, token, nx=True, px=SHARD_KEY_TTL_MS)
+
+        await self.run(build)
 
     async def read_log(self, table_id: str, after_version: int) -> tuple[list[bytes], str]:
         """The flushed chunks that may hold versions above ``after_version`` and
@@ -495,13 +507,42 @@ class Store:
         ``lease_ms`` and ``limit`` of 0 hand it back."""
         k = self.keys
         keys = [k.timer_lease(shard), k.timer_shard(shard)]
+        keys += [k.timer_served(shard), k.timer_repair(shard)]
         args: list[str | int] = [owner, now_ms, now_ms + lease_ms, SHARD_KEY_TTL_MS, limit]
-        args.append(now_ms + claim_ms)
+        args += [now_ms + claim_ms, "1" if self.cluster else "0"]
         out = await self._shard_tick(keys, args)
         if not isinstance(out, list):
             return None
         first = int(float(text(out[1])))
-        return ShardTick([text(m) for m in out[2:]], int(out[0]), None if first < 0 else first)
+        due = [text(m) for m in out[3:]]
+        return ShardTick(due, int(out[0]), None if first < 0 else first, text(out[2]))
+
+    async def rehint(self, shard: int, hints: dict[str, int]) -> None:
+        """Hints of timer shard ``shard`` written again (``ZADD LT``, one round
+        trip; #40, the shard's repair); its holder told."""
+        if not hints:
+            return
+        key = self.keys.timer_shard(shard)
+        await self.one(lambda p: p.zadd(key, hints, lt=True))
+        first = min(hints.values())
+        if not self.wakes.hinted(shard, first):
+            await self.tell(shard, first)
+
+    async def ask_repair(self, shard: int, token: str) -> str:
+        """Ask for a repair of timer shard ``shard``'s hints (#40): ``token``
+        unless one is owed already; the token owed (one round trip)."""
+        key = self.keys.timer_repair(shard)
+
+        def build(p: Pipeline) -> None:
+            p.set(key, token, nx=True, px=SHARD_KEY_TTL_MS)
+            p.get(key)
+
+        return text((await self.run(build))[1] or token)
+
+    async def repaired(self, shard: int, token: str) -> bool:
+        """The repair ``token`` of timer shard ``shard`` is done: its mark goes,
+        unless another repair was asked for meanwhile (#40).  True if it went."""
+        return bool(await self._settle_claim([self.keys.timer_repair(shard)], [token]))
 
     async def release_timer(
         self, shard: int, table_id: str, lease_score: int, new_score: int | None

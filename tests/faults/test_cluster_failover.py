@@ -471,3 +471,35 @@ async def test_a_press_whose_timer_shard_master_died_is_applied_before_the_promo
         assert await _timed_out(svc, tid, moved.version)
     finally:
         await svc.aclose()
+
+
+async def test_a_hint_lost_at_a_failover_is_repaired_and_the_timeout_fires(
+    held_replicas: LocalCluster,
+) -> None:
+    """The master serving a game's timer shard dies before its replica has the
+    game's hint (taken out of the promoted replica here, as asynchronous
+    replication loses it) and the replica is promoted: the shard's holder
+    finds another master serving the shard, re-hints the tables of the index
+    from their deadlines, and the idle player's timeout fires.  (#40: no
+    timer ever fired for that table again: the game was stuck for ever.)"""
+    cluster = held_replicas
+    masters = cluster.ports[: cluster.masters]
+    clock = FakeClock()
+    svc = TableService.from_url(
+        url(*masters), LiveConfig(prefix=f"fo:{uuid.uuid4().hex[:8]}:"), clock=clock
+    )
+    try:
+        tid, _hands, dead = await _game_where(svc, cluster, together=False)
+        shard = svc.keys.shard_of(tid)
+        await svc.timers.tick()  # the shards held (their masters recorded)
+        loaded = await svc.tables.load(tid)
+        assert loaded.deadline is not None
+        cluster.replicated(dead)
+        cluster.kill(cluster.ports.index(dead))
+        replica = promote(cluster, dead)
+        assert command(replica, "ZREM", svc.keys.timer_shard(shard), tid) == "1"  # lost
+        await _ticked(svc, shard)  # another master serves the shard: repaired
+        clock.advance(svc.config.restart_grace + 60)  # past the deadline: he idles
+        assert await _timed_out(svc, tid, loaded.version)
+    finally:
+        await svc.aclose()
