@@ -446,6 +446,7 @@ class Store:
         self.owed[table_id] = min(hint, self.owed.get(table_id, hint))
         if self._owing is None or self._owing.done():
             self._owing = asyncio.create_task(self._flush_until_done())
+            self._owing.add_done_callback(lambda t: t.cancelled() or t.exception())
 
     async def _flush_until_done(self) -> None:
         while self.owed:
