@@ -93,6 +93,28 @@ class TableIndex:
         await self.drop(*(tid for tid, row in zip(ids, rows, strict=True) if row is None))
         return [row for row in rows if row is not None]
 
+    async def scan(self, cursor: int, count: int) -> tuple[int, list[str]]:
+        """One step of a walk over every table of the index (``ZSCAN``, about
+        ``count`` entries; one round trip): the next cursor (0: the walk is
+        done) and the table ids.  A table in the index from the walk's start
+        to its end is met at least once (#40: the timer shards' repair)."""
+        nxt, found = await self.store.one(lambda p: p.zscan(self.keys.tables, cursor, count=count))
+        return int(nxt), [text(tid) for tid, _score in found]
+
+    async def deadlines(self, ids: Sequence[str]) -> dict[str, int]:
+        """The turn deadline (``d``) of each of the tables named that has one
+        (one round trip)."""
+        if not ids:
+            return {}
+        k = self.keys
+
+        def build(p: Any) -> None:
+            for tid in ids:
+                p.hget(k.table(tid), "d")
+
+        found = await self.store.run(build)
+        return {tid: int(d) for tid, d in zip(ids, found, strict=True) if d}
+
     async def prune(self, batch: int = PRUNE_BATCH, rounds: int = PRUNE_ROUNDS) -> int:
         """Drop the entries of tables that expired, reading only the entries
         whose expiry score is past, ``batch`` at a time, at most ``rounds``

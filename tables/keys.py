@@ -49,6 +49,16 @@ Redis Cluster (:func:`beside`):
                       string ``<owner>|<until ms>``: the process that handles
                       the shard's timers for now, beside the shard, so one
                       script renews it and claims the shard's due hints
+``P timers:served{P timers}``, ``P timers:<k>:served{P timers:<k>}``
+                      string: the cluster node id (``CLUSTER MYID``) of the
+                      master that served the shard's last tick, written when it
+                      changes: another master (a failover) owes a repair (#40)
+``P timers:repair{P timers}``, ``P timers:<k>:repair{P timers:<k>}``
+                      string, a token: the shard's hints may be incomplete (a
+                      failover, an outage of its master, a hint owed meanwhile)
+                      -- its holder re-hints every table of the index from its
+                      ``d`` field, twice, then deletes the token if unchanged
+                      (#40, :mod:`tables.hint_repair`)
 ``P timers:procs``    zset process id -> last round (ms): the live schedulers,
                       whose count sets each one's share of the shards
 ``P timers:wake``     pub/sub channel: a timer hint written by a process that
@@ -136,6 +146,16 @@ class Keys:
         """Who handles timer shard ``shard`` and until when (:mod:`.timers`),
         in the shard's slot."""
         return beside(self.timer_shard(shard), "lease")
+
+    def timer_served(self, shard: int) -> str:
+        """The cluster node that served timer shard ``shard``'s last tick (#40),
+        in the shard's slot."""
+        return beside(self.timer_shard(shard), "served")
+
+    def timer_repair(self, shard: int) -> str:
+        """A repair of timer shard ``shard``'s hints is owed (#40,
+        :mod:`.hint_repair`), in the shard's slot."""
+        return beside(self.timer_shard(shard), "repair")
 
     def shard_of(self, table_id: str) -> int:
         """The timer shard of a table: ``crc32(id) mod timer_shards``."""

@@ -111,6 +111,14 @@ LEASE_LUA = _TAKE_LEASE + "return 1\n"
 # several processes only one handles it.  An idle shard costs GET, SET and one
 # ZRANGE.  ``until`` = now with 0 hints to claim hands the shard back (its next
 # holder sees ``seen``).
+# Hint repair (#40): KEYS[3] the shard's ``served`` (the cluster node id of the
+# master that served its last tick), KEYS[4] its ``repair`` (a repair of its
+# hints owed, since the token it holds); ARGV[7] '1' on a cluster.  A master
+# other than the one recorded (a failover: the promoted replica may lack the
+# hints its master had not replicated) owes a repair (token: now; none
+# recorded yet: the first tick, nothing owed); the token is returned after
+# ``earliest`` ('' none).  Idle, it
+# adds two GETs and a ``CLUSTER MYID``: no write, no round trip.
 SHARD_TICK_LUA = r"""
 local since = 0
 local v = redis.call('GET', KEYS[1])
@@ -126,7 +134,19 @@ if v then
   end
 end
 redis.call('SET', KEYS[1], ARGV[2] .. '|' .. ARGV[1] .. '|' .. ARGV[3], 'PX', ARGV[4])
-local out = {since, -1}
+local repair = redis.call('GET', KEYS[4]) or ''
+if ARGV[7] == '1' then
+  local me = redis.pcall('CLUSTER', 'MYID')
+  local was = redis.call('GET', KEYS[3])
+  if type(me) == 'string' and was ~= me then
+    redis.call('SET', KEYS[3], me, 'PX', ARGV[4])
+    if was and repair == '' then
+      repair = ARGV[2]
+      redis.call('SET', KEYS[4], repair, 'PX', ARGV[4])
+    end
+  end
+end
+local out = {since, -1, repair}
 if tonumber(ARGV[5]) > 0 then
   local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
   if first[2] and tonumber(first[2]) <= tonumber(ARGV[2]) then
@@ -158,6 +178,8 @@ return 1
 # KEYS: a user's claim marker.  ARGV: the table whose attempt is over.  The
 # marker goes only if it names that table: a rival attempt's claim on another
 # table (in flight, maybe in another process) stays fresh until its own end.
+# (Also a timer shard's repair mark, #40: it goes only if no other repair was
+# asked for meanwhile, :meth:`tables.store.Store.repaired`.)
 SETTLE_CLAIM_LUA = r"""
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0

@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import logging
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -27,6 +29,7 @@ from redis.exceptions import (
     RedisClusterException,
     RedisError,
     ResponseError,
+    TryAgainError,
 )
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -53,6 +56,8 @@ _OUTAGE = (
     ClusterDownError,
     RedisClusterException,
 )
+# ... of a timer hint: owed, the write goes on without it (#40)
+_HINT_OUTAGE = (*_OUTAGE, TryAgainError)
 # ... and after which a cluster node is: CLUSTERDOWN is answered by a node that
 # is up (the cluster's state is "fail"), asking it again is all there is to do
 _NODE_DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
@@ -70,6 +75,12 @@ def unavailable() -> Iterator[None]:
         raise ServiceUnavailable(f"Redis is unavailable: {e}") from e
 
 
+OWED_RETRY_S = 0.25
+"""How often a process writes again the timer hints it owes (#40: their
+shard's master did not answer) until the shard answers."""
+
+log = logging.getLogger(__name__)
+
 SHARD_KEY_TTL_MS = 7 * 86_400_000
 """A timer shard's lease key outlives its lease by far: it remembers the shard's
 last tick (``seen``) across a restart of the whole fleet (#28)."""
@@ -86,6 +97,8 @@ class ShardTick:
     due: list[str]
     since: int
     earliest: int | None = None
+    repair: str = ""
+    """A repair of the shard's hints is owed (#40): its token ('' none)."""
 
 
 @dataclass
@@ -158,6 +171,11 @@ class Store:
         # #39: the timer shards this process holds and their earliest hints,
         # told of every hint this store writes (:mod:`tables.wakes`)
         self.wakes = TimerWakes()
+        # #40: the timer hints this process owes (their shard's master did not
+        # answer; the table's write went on): table -> hint, written again in
+        # the background (:meth:`flush_hints`) until the shard answers
+        self.owed: dict[str, int] = {}
+        self._owing: asyncio.Task[None] | None = None
 
     def script(self, lua: str) -> Script:
         return Script(self, lua)
@@ -295,6 +313,12 @@ class Store:
         return answered
 
     async def aclose(self) -> None:
+        if self._owing is not None:
+            self._owing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._owing
+        if self.owed:  # the shard's repair restores them (#40)
+            log.warning("closing with %d timer hint(s) owed", len(self.owed))
         with unavailable():
             await self.r.aclose()
 
@@ -379,19 +403,88 @@ class Store:
         and a cluster pipeline carries no script: the hint (``ZADD LT``) is one
         round trip, sent first -- a hint may be early, never late -- and the CAS
         script alone is the next (with the hint's ``PUBLISH`` beside it when
-        another process holds its shard, #39)."""
+        another process holds its shard, #39).
+
+        A hint whose shard's master does not answer (dead, failing over) is
+        *owed* (#40): the write goes on at once -- the table's ``d`` is the
+        deadline, the hint only wakes its holder -- and the hint is written in
+        the background as soon as the shard answers (:meth:`flush_hints`); a
+        process that dies owing it leaves it to the shard's repair
+        (:mod:`tables.hint_repair`).  While this process owes hints of a
+        shard, a new one joins them without asking the shard again."""
         tell = None
         if hint is not None:
             timers, shard = self.keys.timers_of(table_id), self.keys.shard_of(table_id)
-            await self.one(lambda p: p.zadd(timers, {table_id: hint}, lt=True))
-            if not self.wakes.hinted(shard, hint):  # its holder told alongside the script
-                tell = self.tell(shard, hint)
+            if self._owes(shard):
+                self._owe(table_id, hint)
+            else:
+                try:
+                    await self.one(lambda p: p.zadd(timers, {table_id: hint}, lt=True))
+                except ServiceUnavailable as e:
+                    if e.__cause__ is not None and not isinstance(e.__cause__, _HINT_OUTAGE):
+                        raise
+                    log.warning(
+                        "timer shard %d: hint of %s owed, the write goes on: %s", shard, table_id, e
+                    )
+                    self._owe(table_id, hint)
+                else:
+                    if not self.wakes.hinted(shard, hint):  # its holder told beside the script
+                        tell = self.tell(shard, hint)
         if tell is None:
             out = await self._cas(tkeys, args)
         else:
             out, _ = await asyncio.gather(self._cas(tkeys, args), tell)
         code, version = int(out[0]), int(out[1])
         return CasOutcome({0: "stale", 1: "ok", 2: "duplicate"}[code], version)
+
+    def _owes(self, shard: int) -> bool:
+        return any(self.keys.shard_of(tid) == shard for tid in self.owed)
+
+    def _owe(self, table_id: str, hint: int) -> None:
+        """Owe ``table_id``'s hint (the earlier of two: ``ZADD LT``) and make
+        sure the background flush runs (#40)."""
+        self.owed[table_id] = min(hint, self.owed.get(table_id, hint))
+        if self._owing is None or self._owing.done():
+            self._owing = asyncio.create_task(self._flush_until_done())
+            self._owing.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+    async def _flush_until_done(self) -> None:
+        while self.owed:
+            await asyncio.sleep(OWED_RETRY_S)
+            await self.flush_hints()
+
+    async def flush_hints(self) -> int:
+        """Write the timer hints this process owes (#40), one round trip per
+        shard -- each shard's hints (``ZADD LT``) and its repair asked for
+        (``SET NX``: another process may have died owing hints of the same
+        outage, :mod:`tables.hint_repair`) -- and tell their holders; a shard
+        that still does not answer keeps its hints owed.  How many are left."""
+        by_shard: dict[int, dict[str, int]] = {}
+        for tid, at in list(self.owed.items()):
+            by_shard.setdefault(self.keys.shard_of(tid), {})[tid] = at
+        for shard, hints in sorted(by_shard.items()):
+            try:
+                await self._write_owed(shard, hints)
+            except ServiceUnavailable:
+                continue  # again in a moment
+            for tid, at in hints.items():
+                if self.owed.get(tid) == at:  # not owed anew, earlier, meanwhile
+                    del self.owed[tid]
+            log.info("timer shard %d: %d owed hint(s) written", shard, len(hints))
+            first = min(hints.values())
+            if not self.wakes.hinted(shard, first):
+                await self.tell(shard, first)
+        return len(self.owed)
+
+    async def _write_owed(self, shard: int, hints: dict[str, int]) -> None:
+        timers, repair = self.keys.timer_shard(shard), self.keys.timer_repair(shard)
+        token = f"owed:{uuid.uuid4().hex[:12]}"
+
+        def build(p: Pipeline) -> None:
+            p.zadd(timers, hints, lt=True)
+            p.set(repair, token, nx=True, px=SHARD_KEY_TTL_MS)
+
+        await self.run(build)
 
     async def read_log(self, table_id: str, after_version: int) -> tuple[list[bytes], str]:
         """The flushed chunks that may hold versions above ``after_version`` and
@@ -415,13 +508,42 @@ class Store:
         ``lease_ms`` and ``limit`` of 0 hand it back."""
         k = self.keys
         keys = [k.timer_lease(shard), k.timer_shard(shard)]
+        keys += [k.timer_served(shard), k.timer_repair(shard)]
         args: list[str | int] = [owner, now_ms, now_ms + lease_ms, SHARD_KEY_TTL_MS, limit]
-        args.append(now_ms + claim_ms)
+        args += [now_ms + claim_ms, "1" if self.cluster else "0"]
         out = await self._shard_tick(keys, args)
         if not isinstance(out, list):
             return None
         first = int(float(text(out[1])))
-        return ShardTick([text(m) for m in out[2:]], int(out[0]), None if first < 0 else first)
+        due = [text(m) for m in out[3:]]
+        return ShardTick(due, int(out[0]), None if first < 0 else first, text(out[2]))
+
+    async def rehint(self, shard: int, hints: dict[str, int]) -> None:
+        """Hints of timer shard ``shard`` written again (``ZADD LT``, one round
+        trip; #40, the shard's repair); its holder told."""
+        if not hints:
+            return
+        key = self.keys.timer_shard(shard)
+        await self.one(lambda p: p.zadd(key, hints, lt=True))
+        first = min(hints.values())
+        if not self.wakes.hinted(shard, first):
+            await self.tell(shard, first)
+
+    async def ask_repair(self, shard: int, token: str) -> str:
+        """Ask for a repair of timer shard ``shard``'s hints (#40): ``token``
+        unless one is owed already; the token owed (one round trip)."""
+        key = self.keys.timer_repair(shard)
+
+        def build(p: Pipeline) -> None:
+            p.set(key, token, nx=True, px=SHARD_KEY_TTL_MS)
+            p.get(key)
+
+        return text((await self.run(build))[1] or token)
+
+    async def repaired(self, shard: int, token: str) -> bool:
+        """The repair ``token`` of timer shard ``shard`` is done: its mark goes,
+        unless another repair was asked for meanwhile (#40).  True if it went."""
+        return bool(await self._settle_claim([self.keys.timer_repair(shard)], [token]))
 
     async def release_timer(
         self, shard: int, table_id: str, lease_score: int, new_score: int | None

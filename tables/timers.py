@@ -43,6 +43,22 @@ more process adds one heartbeat a round; a shard handed back, or a process
 started, is announced on the channel, so the others take their share at once
 (no gap opens between the hand-back and the take).
 
+Lost hints (#40): on Redis Cluster a write's hint goes to its shard's slot
+before the compare-and-set goes to the table's.  A hint whose shard's master
+does not answer (dead, failing over) is *owed*: the write goes on at once --
+``d`` is the deadline -- and the process writes the hint in the background as
+soon as the shard answers (:meth:`tables.store.Store.flush_hints`), so a move
+never waits for another master's failover.  A hint can still be lost: its
+master acknowledged it but had not replicated it when it died, or the process
+that owed it died.  So a shard whose hints may be incomplete is repaired by
+its holder (:mod:`tables.hint_repair`): asked for in the shard's slot when
+the tick's script finds another master serving the shard than at its last
+tick (a failover), when the holder's ticks of the shard failed and went
+through again, or when a process wrote hints it owed; the holder re-hints
+every table of the index that has a deadline, from ``d``, a few batches a
+pass, twice (the second walk once the failover has settled).  The tick's own
+script reads the mark: an idle fleet pays nothing for it.
+
 Timeout move (PRODUCT; the moves of RULES §0): the defender takes, the leader plays his lowest legal
 lead, a thrower passes.  Every seat the game waited for at the deadline gets
 one.  After ``timeouts_to_ai`` consecutive timeouts the AI takes the seat until
@@ -67,6 +83,7 @@ from engine.clock import Clock
 from tables.arena_runner import ArenaRunner, Woken
 from tables.fairplay import timed_out
 from tables.games import Games, timeout_move
+from tables.hint_repair import HintRepair
 from tables.model import (
     OVER,
     PLAYING,
@@ -157,6 +174,9 @@ class Timers:
         # at its deadline (:meth:`_late_extension`), once per gap and table
         self._recent_gaps: dict[int, list[tuple[int, int]]] = {}
         self._given_back: dict[tuple[str, int], int] = {}
+        # #40: the held shards whose hints may be incomplete, re-hinted from the
+        # tables' deadlines a few batches a pass (:mod:`tables.hint_repair`)
+        self.repair = HintRepair(self.store, tables.index, tables.now_ms)
 
     @property
     def held(self) -> set[int]:
@@ -230,6 +250,7 @@ class Timers:
         now = self.tables.now_ms()
         due = self.wakes.due(now)
         if not due:
+            await self.repair.step(self.held)  # nothing sent when none is owed
             return []
         return await self._shards(due, len(due), now, limit, hooks)
 
@@ -256,9 +277,11 @@ class Timers:
                 continue
             if got is None:  # another process holds it
                 self.wakes.lost(shard)
+                self.repair.dropped(shard)
                 self._shard_stalls.pop(shard, None)
                 continue
             self.wakes.looked(shard, got.earliest)
+            await self._ask_repair(shard, got.repair, now)
             gap = self._gap(shard, now, got.since)
             for tid in got.due:
                 if tid.startswith("@"):
@@ -294,7 +317,21 @@ class Timers:
         if len(self._hint_stalls) > 10_000:  # tables never due again (gone meanwhile)
             self._hint_stalls.clear()
         self._stalled, self._last_ok = None, now
+        await self.repair.step(self.held)
         return results
+
+    async def _ask_repair(self, shard: int, token: str, now: int) -> None:
+        """The held ``shard`` was ticked: repair its hints when its tick said
+        one is owed (``token``: a failover, or asked for by another process),
+        or when its ticks failed since the last good one here -- an outage of
+        its master, meanwhile the writes owed their hints (#40)."""
+        if not token and (shard in self._shard_stalls or self._stalled is not None):
+            try:
+                token = await self.store.ask_repair(shard, f"stall:{self.owner[:8]}:{now}")
+            except ServiceUnavailable as e:  # asked again at its next good tick
+                log.warning("timer shard %d: repair not asked for: %s", shard, e)
+                return
+        self.repair.asked(shard, token)
 
     def stalled(self, since: int) -> None:
         """Nothing was enforced since ``since`` (ms; a tick failed, or the loop
@@ -374,9 +411,13 @@ class Timers:
     async def hand_over(self) -> None:
         """Hand every shard this process holds back at once and leave the live
         processes (a SIGTERM: the others take the shards at their next tick
-        instead of after ``shard_lease``, #28)."""
+        instead of after ``shard_lease``, #28); the timer hints it owes
+        written first if their shards answer (#40: else their repair)."""
         now = self.tables.now_ms()
         handed = bool(self.held)
+        if self.store.owed:  # #40: the hints it owes, if their shards answer now
+            with contextlib.suppress(ServiceUnavailable):
+                await self.store.flush_hints()
         for shard in sorted(self.held):
             self.wakes.lost(shard)
             await self.store.tick_shard(shard, self.owner, now, 0, 0, 0)

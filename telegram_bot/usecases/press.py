@@ -95,7 +95,9 @@ many times in all."""
 FAILOVER_ATTEMPTS = 3
 """A press is made this many times at most when each attempt met a Redis
 Cluster master failing over (:meth:`PressButton._through_failover`; the table's
-master, then another key's -- a timer shard's, #40)."""
+master, then another key's, #40).  A timer shard's master is not waited for:
+the move's hint is owed and the move applied at once
+(:meth:`tables.store.Store.flush_hints`)."""
 
 
 class SelectionMoved:

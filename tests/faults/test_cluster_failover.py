@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import socket
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,7 +27,7 @@ import pytest
 from redis.crc import key_slot
 
 from engine import view
-from harness.local_cluster import LocalCluster, start_cluster
+from harness.local_cluster import LocalCluster, command, start_cluster
 from sandbox.fake_api import FakeTelegram, RateLimits
 from sandbox.local_redis import find_redis_server, free_loopback_port
 from tables import LiveConfig, ServiceUnavailable, TableService
@@ -38,6 +39,7 @@ from telegram_bot.settings import Settings
 from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.usecases.press import ButtonPress, PressStatus
 from tests.bot.test_press import Recorder, wire
+from tests.tables.conftest import FakeClock
 
 ROUNDS = 20  # operations on the healthy masters while one master is dead
 PATIENCE = 200  # rounds of 0.1 s before a promotion or a restart is given up on
@@ -72,6 +74,31 @@ def masters(shared_masters: LocalCluster) -> Iterator[LocalCluster]:
 def with_replicas() -> Iterator[LocalCluster]:
     """3 masters, each with a replica the cluster promotes when it fails."""
     yield from _cluster(1)
+
+
+@pytest.fixture
+def held_replicas() -> Iterator[LocalCluster]:
+    """3 masters, each with a replica the cluster never promotes by itself
+    (``cluster-replica-no-failover yes``): the test promotes it when it says
+    (:func:`promote`), so what happens "before the promotion" is no race."""
+    for cluster in _cluster(1):
+        for port in cluster.ports[cluster.masters :]:
+            command(port, "CONFIG", "SET", "cluster-replica-no-failover", "yes")
+        yield cluster
+
+
+def promote(cluster: LocalCluster, dead: int) -> int:
+    """Promote the replica of the dead master on port ``dead`` (``CLUSTER
+    FAILOVER TAKEOVER``: no vote of the dead one needed); its port, once it
+    serves as master."""
+    index = cluster.ports.index(dead) + cluster.masters  # node masters + i replicates i
+    replica = cluster.ports[index]
+    command(replica, "CLUSTER", "FAILOVER", "TAKEOVER")
+    for _round in range(PATIENCE):
+        if cluster.is_master(index):
+            return replica
+        time.sleep(0.1)
+    raise AssertionError("the replica was never promoted")
 
 
 def url(*ports: int) -> str:
@@ -355,5 +382,124 @@ async def test_a_press_during_a_failover_is_applied_once_the_replica_is_promoted
         assert outcome.status is PressStatus.APPLIED
         assert (await svc.tables.load(tid)).version == loaded.version + 1
         assert (await press_button(press)).status is PressStatus.DUPLICATE  # once
+    finally:
+        await svc.aclose()
+
+
+async def _ticked(svc: TableService, shard: int) -> None:
+    """Timer rounds until one goes through and ticks ``shard`` (the first ones
+    after a failover may still meet the dead master), before the test's clock
+    moves on: an outage as long as the clock's jump would extend the deadlines
+    (#38), not time them out."""
+    for _round in range(PATIENCE):
+        try:
+            await svc.timers.tick()
+        except ServiceUnavailable:  # the heartbeat's master: not ticked at all
+            await asyncio.sleep(0.1)
+            continue
+        if shard in svc.timers.held and shard not in svc.timers._shard_stalls:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"timer shard {shard} was never ticked again")
+
+
+async def _timed_out(svc: TableService, tid: str, version: int) -> bool:
+    """Timer rounds until the table is written after ``version``: whether that
+    write was a timeout (a few rounds: the hint, if any, is due now)."""
+    for _round in range(10):
+        await svc.timers.tick()
+        loaded = await svc.tables.load(tid)
+        if loaded.version > version:
+            return any(e.kind == "timeout" for e in await svc.admin.event_page(tid, version, 100))
+    return False
+
+
+async def test_a_press_whose_timer_shard_master_died_is_applied_before_the_promotion(
+    held_replicas: LocalCluster,
+) -> None:
+    """The master serving a game's timer shard -- not its table -- is killed and
+    a player presses a move: the press is applied at once, before any replica
+    is promoted, and once; its hint, owed, is written as soon as the promoted
+    replica serves the shard, and the idle opponent's timeout fires then.
+    (#40: the press failed -- or waited for the promotion -- though the table's
+    own master was alive: the hint went first, in its own round trip.)  The
+    table's hint is taken out of the shard first, as after its claim: the
+    press's own hint is the only one the timeout can come from."""
+    cluster = held_replicas
+    masters = cluster.ports[: cluster.masters]
+    clock = FakeClock()
+    # a press that waited for the promotion would fail after 2 s: none comes
+    config = LiveConfig(prefix=f"fo:{uuid.uuid4().hex[:8]}:", redis_failover_wait=2.0)
+    svc = TableService.from_url(url(*masters), config, clock=clock)
+    try:
+        tid, hands, dead = await _game_where(svc, cluster, together=False)
+        shard = svc.keys.shard_of(tid)
+        await svc.timers.tick()  # the shards held (their masters recorded)
+        key = svc.keys.timer_shard(shard)
+        await svc.store.one(lambda p: p.zrem(key, tid))
+        _publisher, press_button = wire(svc, ChatStateStore.of(svc), Recorder())
+        loaded = await svc.tables.load(tid)
+        assert loaded.state is not None
+        seat = loaded.state.to_act()[0]
+        user = loaded.table.seats[seat].user
+        assert user is not None
+        seen = view(loaded.state, seat)
+        button = GameCb.of(tid, loaded.version, act(seen["legal"][0]), stamp(seen))
+        press = ButtonPress(user, button, user, hands[user], "cb-shard-down")
+        cluster.replicated(dead)
+        cluster.kill(cluster.ports.index(dead))
+        outcome = await press_button(press)
+        assert outcome.status is PressStatus.APPLIED
+        assert not cluster.is_master(cluster.ports.index(dead) + cluster.masters)  # not yet
+        moved = await svc.tables.load(tid)
+        assert moved.version == loaded.version + 1
+        assert moved.deadline is not None
+        assert tid in svc.store.owed  # its hint: owed until the shard answers
+        assert (await press_button(press)).status is PressStatus.DUPLICATE  # once
+        promote(cluster, dead)
+        hint = None
+        for _round in range(PATIENCE):  # the owed hint, written in the background
+            with contextlib.suppress(ServiceUnavailable):
+                hint = await svc.store.one(lambda p: p.zscore(key, tid))
+            if hint is not None and not svc.store.owed:
+                break
+            await asyncio.sleep(0.1)
+        assert hint is not None, "the owed hint was never written"
+        assert int(hint) == moved.deadline
+        await _ticked(svc, shard)
+        clock.advance(config.restart_grace + 60)  # past the deadline: his opponent idles
+        assert await _timed_out(svc, tid, moved.version)
+    finally:
+        await svc.aclose()
+
+
+async def test_a_hint_lost_at_a_failover_is_repaired_and_the_timeout_fires(
+    held_replicas: LocalCluster,
+) -> None:
+    """The master serving a game's timer shard dies before its replica has the
+    game's hint (taken out of the promoted replica here, as asynchronous
+    replication loses it) and the replica is promoted: the shard's holder
+    finds another master serving the shard, re-hints the tables of the index
+    from their deadlines, and the idle player's timeout fires.  (#40: no
+    timer ever fired for that table again: the game was stuck for ever.)"""
+    cluster = held_replicas
+    masters = cluster.ports[: cluster.masters]
+    clock = FakeClock()
+    svc = TableService.from_url(
+        url(*masters), LiveConfig(prefix=f"fo:{uuid.uuid4().hex[:8]}:"), clock=clock
+    )
+    try:
+        tid, _hands, dead = await _game_where(svc, cluster, together=False)
+        shard = svc.keys.shard_of(tid)
+        await svc.timers.tick()  # the shards held (their masters recorded)
+        loaded = await svc.tables.load(tid)
+        assert loaded.deadline is not None
+        cluster.replicated(dead)
+        cluster.kill(cluster.ports.index(dead))
+        replica = promote(cluster, dead)
+        assert command(replica, "ZREM", svc.keys.timer_shard(shard), tid) == "1"  # lost
+        await _ticked(svc, shard)  # another master serves the shard: repaired
+        clock.advance(svc.config.restart_grace + 60)  # past the deadline: he idles
+        assert await _timed_out(svc, tid, loaded.version)
     finally:
         await svc.aclose()

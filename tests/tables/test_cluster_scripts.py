@@ -60,7 +60,10 @@ def test_the_keys_of_each_script_share_a_slot() -> None:
         k.table_keys("AbCdEf12"),  # CAS
         [k.user(42), k.user_claim(42)],  # SWAP
         [k.audit, k.audit_refused],  # AUDIT_ADD
-        *([k.timer_lease(s), k.timer_shard(s)] for s in range(8)),  # SHARD_TICK
+        *(  # SHARD_TICK
+            [k.timer_lease(s), k.timer_shard(s), k.timer_served(s), k.timer_repair(s)]
+            for s in range(8)
+        ),
         [k.tables, k.tables_exp],  # the index's pipelines
     ]
     for keys in groups:
@@ -78,7 +81,10 @@ async def test_every_script_runs_on_the_cluster(cluster_svc: TableService) -> No
     k, kv = cluster_svc.keys, cluster_svc.kv
     run: dict[str, tuple[list[str], list[str | int]]] = {
         "CAS_LUA": (k.table_keys("t1"), [0, "", 60_000, 8, 1, 0, "", "", "", 16, "x", "1"]),
-        "SHARD_TICK_LUA": ([k.timer_lease(1), k.timer_shard(1)], ["me", 1, 2, 60_000, 10, 3]),
+        "SHARD_TICK_LUA": (
+            [k.timer_lease(1), k.timer_shard(1), k.timer_served(1), k.timer_repair(1)],
+            ["me", 1, 2, 60_000, 10, 3, "1"],
+        ),
         "RELEASE_LUA": ([k.timer_shard(1)], ["t1", 2, ""]),
         "LEASE_LUA": ([k.timer_lease(1)], ["me", 1, 2, 60_000]),
         "SWAP_LUA": ([k.user(1), k.user_claim(1)], ["", "t1", 60_000, 1_000]),
