@@ -32,8 +32,10 @@ end -- their counts (:mod:`bench.fleet_faults`, #28).
 replicas, ``--games`` (6) group games of careless players with turn timers, the
 first startup node's master killed mid-game and later a bot process killed and
 restarted; prints moves lost, applied twice, unanswered, 429s, backwards edits,
-hands left stale, wasted calls, tracebacks and the first applied press after
-the master's death (:mod:`harness.failover_soak`).
+hands left stale, wasted calls, tracebacks, the first applied press after
+the master's death (from the death) and the first press sent after it (its own
+wait, from its send; bench/README.md says which is which,
+:mod:`harness.failover_soak`).
 
     python bench/faults.py --fleet-failover [--games 6] [--seed 1] [--node-timeout 2000]
 """
