@@ -299,13 +299,21 @@ def main() -> None:
         metavar="MS",
         help="--fleet-failover: the cluster's cluster-node-timeout (2000, as the tests')",
     )
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="--fleet-failover: keep the bots' logs, every press and the fake's writes in DIR",
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.CRITICAL)
     if args.fleet_failover:
         binary = find_redis_server()
         if binary is None:
             sys.exit("no redis-server: install one (apt-get install redis-server)")
-        fleet_faults.run_fleet_failover(binary, args.games or 6, args.seed, args.node_timeout)
+        fleet_faults.run_fleet_failover(
+            binary, args.games or 6, args.seed, args.node_timeout, keep=args.keep
+        )
         return
     if args.soak or args.broadcast:
         binary = find_redis_server()

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import random
 import re
 import signal
@@ -258,6 +259,7 @@ class FailoverSoak(Soak):
         self.master_dead_at: float | None = None
         self.after_kill: dict[str, list[str]] = {}  # table -> its first presses after it
         self.first_sent: dict[str, float] = {}  # table -> when its first press after it went
+        self.trace: list[dict[str, Any]] = []  # every press answered (for ``keep``)
         self.bot_dead = asyncio.Event()
         self.tables: list[str] = []
 
@@ -272,6 +274,10 @@ class FailoverSoak(Soak):
         redrawn: float | None = None,
     ) -> None:
         dead = self.master_dead_at
+        self.trace.append(
+            {"table": tid, "sent": sent, "answered": answered, "redrawn": redrawn}
+            | {"moved": moved, "text": answer.get("text"), "dead": dead}
+        )
         if dead is not None and sent >= dead:
             seen = self.after_kill.setdefault(tid, [])
             if len(seen) < 4:  # the first presses after the master's death: when, what
@@ -507,9 +513,11 @@ async def fleet_failover(
     seed: int = 1,
     prefix: str = "ff:",
     node_timeout_ms: int = 2000,
+    keep: Path | None = None,
 ) -> FailoverReport:
     """One run on a throw-away cluster of 3 masters and 3 replicas (see the
-    module), its ``cluster-node-timeout`` ``node_timeout_ms``."""
+    module), its ``cluster-node-timeout`` ``node_timeout_ms``; ``keep``: a
+    directory for what a diagnosis reads (:func:`keep_trace`)."""
     with tempfile.TemporaryDirectory(prefix="durak-failover-") as tmp:
         cluster = start_cluster(
             binary, Path(tmp), 3, replicas=1, full_coverage=False, node_timeout_ms=node_timeout_ms
@@ -537,6 +545,24 @@ async def fleet_failover(
                 soak.failover.node_timeout_ms = node_timeout_ms
                 report = await soak.run()
                 assert isinstance(report, FailoverReport)
+                if keep is not None:
+                    keep_trace(keep, soak)
                 return report
         finally:
             cluster.stop()
+
+
+def keep_trace(where: Path, soak: FailoverSoak) -> None:
+    """The run's trace in ``where``: each bot process's log (``bot<i>.log``),
+    every press answered (``presses.jsonl``: its table, when it was sent,
+    answered and shown in his message, whether it moved, the answer's text,
+    the master's death; monotonic seconds) and every write of the fake Bot
+    API (``outbox.jsonl``, ``at`` on the same clock)."""
+    where.mkdir(parents=True, exist_ok=True)
+    for i, log in enumerate(soak.fleet.logs):
+        if log.exists():
+            (where / f"bot{i}.log").write_bytes(log.read_bytes())
+    with (where / "presses.jsonl").open("w") as out:
+        out.writelines(json.dumps(entry) + "\n" for entry in soak.trace)
+    with (where / "outbox.jsonl").open("w") as out:
+        out.writelines(json.dumps(entry, default=str) + "\n" for entry in soak.fake.world.outbox)

@@ -5,18 +5,20 @@ player's think before it."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from harness.failover_soak import FailoverSoak
+from harness.failover_soak import FailoverSoak, keep_trace
 from sandbox.fake_api import FakeTelegram, RateLimits
 
 
 def soak_at(dead: float) -> FailoverSoak:
     """A soak whose master died at ``dead`` (nothing runs: only its figures)."""
-    fleet: Any = SimpleNamespace(count=3, proxy=SimpleNamespace(mode="webhook"))
+    fleet: Any = SimpleNamespace(count=3, proxy=SimpleNamespace(mode="webhook"), logs=[])
     soak = FailoverSoak(
         FakeTelegram(limits=RateLimits.off()),
         fleet,
@@ -59,3 +61,18 @@ def test_the_first_press_sent_after_the_death_is_timed_from_its_send() -> None:
     assert "1 / 1" in str(
         rows["  of those first presses: moves / answered 'unavailable' (left out above)"]
     )
+
+
+def test_a_run_keeps_every_press_for_a_diagnosis(tmp_path: Path) -> None:
+    """``--keep DIR``: every press answered, on the run's clock, with the death."""
+    soak = soak_at(100.0)
+    soak.applied("a", 101.0, 105.0, moved=True, answer={}, redrawn=105.5)
+    soak.applied("a", 106.0, 106.1, moved=False, answer={"text": "not your move"})
+    keep_trace(tmp_path, soak)
+    kept = [json.loads(line) for line in (tmp_path / "presses.jsonl").read_text().splitlines()]
+    assert [(p["sent"], p["redrawn"], p["moved"], p["text"]) for p in kept] == [
+        (101.0, 105.5, True, None),
+        (106.0, None, False, "not your move"),
+    ]
+    assert {p["dead"] for p in kept} == {100.0}
+    assert (tmp_path / "outbox.jsonl").read_text() == ""  # the fake wrote nothing
