@@ -32,8 +32,10 @@ end -- their counts (:mod:`bench.fleet_faults`, #28).
 replicas, ``--games`` (6) group games of careless players with turn timers, the
 first startup node's master killed mid-game and later a bot process killed and
 restarted; prints moves lost, applied twice, unanswered, 429s, backwards edits,
-hands left stale, wasted calls, tracebacks and the first applied press after
-the master's death (:mod:`harness.failover_soak`).
+hands left stale, wasted calls, tracebacks, the first applied press after
+the master's death (from the death) and the first press sent after it (its own
+wait, from its send; bench/README.md says which is which,
+:mod:`harness.failover_soak`).
 
     python bench/faults.py --fleet-failover [--games 6] [--seed 1] [--node-timeout 2000]
 """
@@ -297,13 +299,21 @@ def main() -> None:
         metavar="MS",
         help="--fleet-failover: the cluster's cluster-node-timeout (2000, as the tests')",
     )
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="--fleet-failover: keep the bots' logs, every press and the fake's writes in DIR",
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.CRITICAL)
     if args.fleet_failover:
         binary = find_redis_server()
         if binary is None:
             sys.exit("no redis-server: install one (apt-get install redis-server)")
-        fleet_faults.run_fleet_failover(binary, args.games or 6, args.seed, args.node_timeout)
+        fleet_faults.run_fleet_failover(
+            binary, args.games or 6, args.seed, args.node_timeout, keep=args.keep
+        )
         return
     if args.soak or args.broadcast:
         binary = find_redis_server()

@@ -75,7 +75,9 @@ def run_broadcast(binary: str, lobbies: int, seed: int) -> None:
     print_report(f"Every update to both of 2 processes, 3-master cluster (seed {seed})", report)
 
 
-def run_fleet_failover(binary: str, games: int, seed: int, node_timeout_ms: int = 2000) -> None:
+def run_fleet_failover(
+    binary: str, games: int, seed: int, node_timeout_ms: int = 2000, keep: Path | None = None
+) -> None:
     report = asyncio.run(
         fleet_failover(
             binary=binary,
@@ -83,6 +85,7 @@ def run_fleet_failover(binary: str, games: int, seed: int, node_timeout_ms: int 
             seed=seed,
             prefix=f"ff:{uuid.uuid4().hex[:8]}:",
             node_timeout_ms=node_timeout_ms,
+            keep=keep,
         )
     )
     title = f"A master and a bot process killed (-9) mid-game, {games} group games (seed {seed})"

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import random
 import re
 import signal
@@ -70,6 +71,13 @@ class FailoverReport(SoakReport):
     # tables elsewhere whose timer shard (each move's hint) lived on the killed
     # master: their moves wait for the promotion too (#40)
     shard_on_dead: set[str] = field(default_factory=set)
+    # table -> the first press *sent* after the death, its own wait: sent -> answered
+    # (any answer but "unavailable"), without the player's think before it (#40)
+    sent_wait: dict[str, float] = field(default_factory=dict)
+    # table -> the same press, sent -> shown in his message, if later than the answer
+    sent_shown: dict[str, float] = field(default_factory=dict)
+    sent_moved: set[str] = field(default_factory=set)  # tables whose first sent press moved
+    sent_unavailable: set[str] = field(default_factory=set)  # ... answered "unavailable"
     node_timeout_ms: int = 2000  # the cluster's cluster-node-timeout
     promoted: float | None = None  # s after the death its replica called itself master
 
@@ -81,9 +89,9 @@ class FailoverReport(SoakReport):
 
         dead, held = self.on_dead_master, self.held_by_dead - self.on_dead_master
         shard = self.shard_on_dead - dead - held
-        alive = set(self.first_press) - dead - held - shard
 
         def first(at: dict[str, float]) -> str:
+            alive = set(at) - dead - held - shard
             return (
                 f"{span(at[t] for t in alive)} on the other masters, "
                 f"{span(at[t] for t in shard & set(at))} "
@@ -111,6 +119,18 @@ class FailoverReport(SoakReport):
                 first({**self.first_press, **self.first_shown}),
             ),
             ("first applied press after the master's death, press to answer", latency),
+            (
+                "first press sent after the master's death, sent -> answered (its own wait)",
+                first(self.sent_wait),
+            ),
+            (
+                "  the same, when it showed in his message (if after the answer)",
+                first({**self.sent_wait, **self.sent_shown}),
+            ),
+            (
+                "  of those first presses: moves / answered 'unavailable' (left out above)",
+                f"{len(self.sent_moved)} / {len(self.sent_unavailable)}",
+            ),
             ("edits going backwards", self.backwards),
             ("hands left showing a finished game", self.stale_hands),
             ("wasted calls: message is not modified", self.not_modified),
@@ -238,6 +258,8 @@ class FailoverSoak(Soak):
         self.master_after, self.bot_after = master_after, bot_after
         self.master_dead_at: float | None = None
         self.after_kill: dict[str, list[str]] = {}  # table -> its first presses after it
+        self.first_sent: dict[str, float] = {}  # table -> when its first press after it went
+        self.trace: list[dict[str, Any]] = []  # every press answered (for ``keep``)
         self.bot_dead = asyncio.Event()
         self.tables: list[str] = []
 
@@ -252,6 +274,10 @@ class FailoverSoak(Soak):
         redrawn: float | None = None,
     ) -> None:
         dead = self.master_dead_at
+        self.trace.append(
+            {"table": tid, "sent": sent, "answered": answered, "redrawn": redrawn}
+            | {"moved": moved, "text": answer.get("text"), "dead": dead}
+        )
         if dead is not None and sent >= dead:
             seen = self.after_kill.setdefault(tid, [])
             if len(seen) < 4:  # the first presses after the master's death: when, what
@@ -260,6 +286,8 @@ class FailoverSoak(Soak):
                 shown = f"~{redrawn - dead:.2f}" if redrawn is not None else ""
                 plus = "+" if moved else ""
                 seen.append(f"{sent - dead:.2f}->{answered - dead:.2f}{shown}{plus}{said}")
+        if dead is not None and sent >= dead and sent < self.first_sent.get(tid, float("inf")):
+            self._first_sent(tid, sent, answered, moved=moved, answer=answer, redrawn=redrawn)
         first = dead is not None and sent >= dead and tid not in self.failover.first_press
         if first and "unavailable" in str(answer.get("text") or "").lower():
             self.failover.held_by_dead.add(tid)
@@ -268,6 +296,34 @@ class FailoverSoak(Soak):
             if redrawn is not None and redrawn > answered:  # answered silently while it waited
                 self.failover.first_shown[tid] = redrawn - dead
             self.failover.first_latency[tid] = answered - sent
+
+    def _first_sent(
+        self,
+        tid: str,
+        sent: float,
+        answered: float,
+        *,
+        moved: bool,
+        answer: dict[str, Any],
+        redrawn: float | None,
+    ) -> None:
+        """The first press of ``tid`` sent after the master's death (so far: the
+        presses of a game's players are answered in any order): its own wait,
+        from its send -- the figure without the player's think before it (#40)."""
+        r = self.failover
+        self.first_sent[tid] = sent
+        r.sent_wait.pop(tid, None)
+        r.sent_shown.pop(tid, None)
+        r.sent_moved.discard(tid)
+        r.sent_unavailable.discard(tid)
+        if "unavailable" in str(answer.get("text") or "").lower():
+            r.sent_unavailable.add(tid)
+            return
+        r.sent_wait[tid] = answered - sent
+        if redrawn is not None and redrawn > answered:  # answered silently while it waited
+            r.sent_shown[tid] = redrawn - sent
+        if moved:
+            r.sent_moved.add(tid)
 
     # While the cluster fails over, a player presses on what his chat shows, as a
     # person does: the harness's own reads of the tables (which wait out the
@@ -457,9 +513,11 @@ async def fleet_failover(
     seed: int = 1,
     prefix: str = "ff:",
     node_timeout_ms: int = 2000,
+    keep: Path | None = None,
 ) -> FailoverReport:
     """One run on a throw-away cluster of 3 masters and 3 replicas (see the
-    module), its ``cluster-node-timeout`` ``node_timeout_ms``."""
+    module), its ``cluster-node-timeout`` ``node_timeout_ms``; ``keep``: a
+    directory for what a diagnosis reads (:func:`keep_trace`)."""
     with tempfile.TemporaryDirectory(prefix="durak-failover-") as tmp:
         cluster = start_cluster(
             binary, Path(tmp), 3, replicas=1, full_coverage=False, node_timeout_ms=node_timeout_ms
@@ -487,6 +545,24 @@ async def fleet_failover(
                 soak.failover.node_timeout_ms = node_timeout_ms
                 report = await soak.run()
                 assert isinstance(report, FailoverReport)
+                if keep is not None:
+                    keep_trace(keep, soak)
                 return report
         finally:
             cluster.stop()
+
+
+def keep_trace(where: Path, soak: FailoverSoak) -> None:
+    """The run's trace in ``where``: each bot process's log (``bot<i>.log``),
+    every press answered (``presses.jsonl``: its table, when it was sent,
+    answered and shown in his message, whether it moved, the answer's text,
+    the master's death; monotonic seconds) and every write of the fake Bot
+    API (``outbox.jsonl``, ``at`` on the same clock)."""
+    where.mkdir(parents=True, exist_ok=True)
+    for i, log in enumerate(soak.fleet.logs):
+        if log.exists():
+            (where / f"bot{i}.log").write_bytes(log.read_bytes())
+    with (where / "presses.jsonl").open("w") as out:
+        out.writelines(json.dumps(entry) + "\n" for entry in soak.trace)
+    with (where / "outbox.jsonl").open("w") as out:
+        out.writelines(json.dumps(entry, default=str) + "\n" for entry in soak.fake.world.outbox)

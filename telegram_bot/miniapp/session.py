@@ -350,8 +350,8 @@ class PageChannel:
             return
         move = PageMove(session.user.id, session.table, version, stamp, action, f"wa{rid}")
         try:
-            outcome = await self.cases.move(move)
-        except ServiceUnavailable:
+            outcome = await self.cases.move(move)  # through a failover, as a press (#40)
+        except ServiceUnavailable:  # down, and no promotion came within the wait
             text = _(texts.UNAVAILABLE)
             await session.send(
                 {"t": "result", "id": rid, "ok": False, "status": "down", "text": text}

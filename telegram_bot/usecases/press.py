@@ -93,7 +93,7 @@ many times in all."""
 
 
 FAILOVER_ATTEMPTS = 3
-"""A press is made this many times at most when each attempt met a Redis
+"""A press (a button's, a page's move) is made this many times at most when each attempt met a Redis
 Cluster master failing over (:meth:`PressButton._through_failover`; the table's
 master, then another key's, #40).  A timer shard's master is not waited for:
 the move's hint is owed and the move applied at once
@@ -236,21 +236,31 @@ class PressButton:
                 return PressOutcome(PressStatus.REPEATED)
             return await self._through_failover(press)
 
-    async def _through_failover(self, press: ButtonPress) -> PressOutcome:
-        """The press handled, and again when it met a Redis Cluster master that is
-        failing over, once a replica serves its slots (#40: the press was
-        answered "the game is unavailable" and the player pressed again after
-        the promotion, a second or two later -- now it waits with its spinner
-        and is applied at the promotion).  Made again whole: a write it made
-        before the fault is found by its request id (a duplicate, a selection
-        already applied), as for a redelivered update."""
+    async def _through_failover(self, press: ButtonPress | PageMove) -> PressOutcome:
+        """The press -- a button's, or a move from the Mini App's page --
+        handled, and again when it met a Redis Cluster master that is failing
+        over, once a replica serves its slots (#40: the press was answered "the
+        game is unavailable" and the player pressed again after the promotion,
+        a second or two later -- now it waits with its spinner, or the page's
+        pending move, and is applied at the promotion).  Made again whole: a
+        write it made before the fault is found by its request id (a
+        duplicate, a selection already applied), as for a redelivered update.
+        The wait is asynchronous (:meth:`tables.Store.failed_over`): the
+        process serves every other update and page meanwhile; a wait that ends
+        without a promotion raises :class:`tables.ServiceUnavailable` as
+        before ("unavailable")."""
         wait = self.svc.config.redis_failover_wait
         for _round in range(FAILOVER_ATTEMPTS - 1):
             try:
-                return await self._handle(press)
+                return await self._handle_either(press)
             except ServiceUnavailable:
                 if not await self.svc.store.failed_over(wait):
                     raise
+        return await self._handle_either(press)
+
+    async def _handle_either(self, press: ButtonPress | PageMove) -> PressOutcome:
+        if isinstance(press, PageMove):
+            return await self._handle_page(press)
         return await self._handle(press)
 
     async def _moved_since(self, snap: Snapshot, seat: int, version: int) -> bool:
@@ -417,12 +427,15 @@ class PressButton:
         the second is :attr:`PressStatus.REPEATED` (his seat moved since the
         version it was drawn at) or :attr:`PressStatus.DUPLICATE` (its request
         id).  No hand message is involved; a move refused says why (``reason``
-        or ``error``) and changes nothing, the page is shown the table of now."""
+        or ``error``) and changes nothing, the page is shown the table of now.
+        A move that meets a Redis Cluster master failing over waits for the
+        promotion and is applied then, once, as a button's press
+        (:meth:`_through_failover`, #40)."""
         data = f"page:{move.version}:{move.action}"
         async with self.in_flight.turn_of((move.game, move.user), data, move.request_id) as again:
             if again:
                 return PressOutcome(PressStatus.REPEATED)
-            outcome = await self._handle_page(move)
+            outcome = await self._through_failover(move)  # as a button's press (#40)
         if isinstance(outcome.change, Refresh):  # #42 point 6: his page shows it
             outcome = replace(outcome, change=replace(outcome.change, from_page=True))
         return outcome

@@ -20,6 +20,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import aiohttp
@@ -38,7 +39,10 @@ from telegram_bot.buttons.moves import stamp
 from telegram_bot.settings import Settings
 from telegram_bot.state.chat_state import ChatStateStore
 from telegram_bot.usecases.press import ButtonPress, PressStatus
+from tests.bot.e2e_kit import running
+from tests.bot.miniapp_kit import MINIAPP, init_data, pages, serving
 from tests.bot.test_press import Recorder, wire
+from tests.faults.test_bot_faults import FAST_LOOPS, acts, solo_game
 from tests.tables.conftest import FakeClock
 
 ROUNDS = 20  # operations on the healthy masters while one master is dead
@@ -503,3 +507,48 @@ async def test_a_hint_lost_at_a_failover_is_repaired_and_the_timeout_fires(
         assert await _timed_out(svc, tid, loaded.version)
     finally:
         await svc.aclose()
+
+
+async def test_a_page_move_during_a_failover_is_applied_once_the_replica_is_promoted(
+    with_replicas: LocalCluster,
+) -> None:
+    """A move sent from the Mini App's page just after the master serving its
+    table is killed: the page's channel waits for the cluster to promote the
+    replica and answers the move applied, once -- the same wait as a button's
+    press (:meth:`PressButton._through_failover`).  (#40: the page was answered
+    "unavailable" at once, and the player had to move again after the
+    promotion.)  Sent again with its request id, it is a duplicate."""
+    cluster = with_replicas
+    masters = cluster.ports[: cluster.masters]
+    prefix = f"fo:{uuid.uuid4().hex[:8]}:"
+    async with (
+        FakeTelegram(limits=RateLimits.off()) as fake,
+        running(url(*masters), prefix, fake, **FAST_LOOPS, **MINIAPP) as h,
+    ):
+        # the move waits however long the promotion takes on a loaded machine:
+        # the mechanism is under test here, not its timing (the benchmark's figures)
+        h.svc.config = replace(h.svc.config, redis_failover_wait=60.0)
+        ann, tid = await solo_game(h, fake)
+        dead = cluster.owner(key_slot(h.svc.keys.table(tid).encode()))
+        async with serving(h) as base, pages(base) as open_page:
+            page = await open_page(init_data(fake.token, ann.id), tid)
+            view = await page.wait(lambda: (v := page.view) and v["game"]["legal"] and v)
+            _version, moved = await acts(h, tid)
+            cluster.replicated(dead)  # the replica has every write
+            cluster.kill(cluster.ports.index(dead))
+            result = await page.move(view["game"]["legal"][0], view, rid="failover")
+            assert result["ok"], result  # before #40's fix: "down", "unavailable"
+            assert result["status"] == "applied", result
+            assert result["version"] == view["version"] + 1
+            await page.ws.send_json(  # the page's resend of the same move (its id)
+                {"t": "move", "id": "failover", "v": view["version"], "stamp": view["stamp"]}
+                | {"a": view["game"]["legal"][0]}
+            )
+            answers = await page.wait(
+                lambda: (got := [f for f in page.frames if f["t"] == "result"])[1:] and got
+            )
+            again = answers[1]
+            assert again["status"] == "duplicate", again
+            assert again["version"] == result["version"]
+        assert (await h.svc.tables.load(tid)).applied("wafailover") == result["version"]
+        assert (await acts(h, tid))[1] == moved + 1  # one move of his, made once
