@@ -44,6 +44,14 @@ class LegalActions(StateBase):
             return False
         return not self.masks[seat] & self.table_ranks or self._room() <= 0
 
+    def forced_pass_in_sight(self, seat: int) -> bool:
+        """:meth:`forced_pass` for a reason every player sees -- no room left (the
+        hand limit, the S10 cap: counts on the table) -- never for the cards he
+        holds: a seat shown as passed because it has no rank on the table would
+        tell the table what its hidden hand lacks before priority reaches it
+        (RULES §0 Throw-in priority skips it anyway)."""
+        return self.forced_pass(seat) and self._room() <= 0
+
     def _legal_defence(self, seat: int) -> list[Action]:
         """The defender during a bout: covers (C9 / S9), S8 redirects, S10a
         self-throws, TAKE."""

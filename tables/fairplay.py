@@ -314,6 +314,22 @@ class FairPlay:
                 if not await t.follow_up(ended, res, prev):
                     raise ServiceUnavailable("the last game's settlement is not done yet")
 
+    async def follow_up_last(self, loaded: LoadedTable, result: GameResult) -> None:
+        """#38 exactly once: a write ending a game replaces the table's result,
+        so the game before it, its follow-ups still not done (they failed and
+        the table's timer has not redone them yet: a rematch starts at once),
+        has them done first -- else it is lost from the table and left to the
+        sweep, which never sees a game whose stats step failed (no finished
+        index, no record).  Still failing: :class:`ServiceUnavailable`, the move
+        is refused as the outage it is (never a user's act) and the last game
+        stays the table's to settle."""
+        last = loaded.result
+        if last is None or not loaded.unsettled or last.game >= result.game:
+            return
+        ended = loaded.finished_table or loaded.table  # the record checks its game
+        if not await self.tables.follow_up(ended, last, loaded.result_previous_loser):
+            raise ServiceUnavailable(f"game {last.table}:{last.game}: follow-ups not done yet")
+
     async def refusal(
         self, users: Sequence[int], *, at: str = "", names: Mapping[int, str] | None = None
     ) -> LiveError | None:

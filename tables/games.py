@@ -48,18 +48,20 @@ INLINE = InlineDecider()
 
 
 def auto_pass(table: Table, state: GameState) -> int | None:
-    """The seat that passes by itself now: PASS is all it
-    may do until the table changes (``GameState.forced_pass``; RULES §0
-    Passing: a player with no legal throw-in counts as passed, so nobody waits
-    for him), or its player chose to pass for the rest of the bout and
-    PASS is legal for it (RULES §0 Throw-in priority: a change of the table
-    clears passes, so he passes again).  ``None``: nobody."""
+    """The seat that passes by itself now: PASS is all it may do until the
+    table changes for a reason everyone sees, no room left
+    (``GameState.forced_pass_in_sight``; RULES §0 Passing: he counts as passed,
+    so nobody waits for him) -- a seat with no card of the table's ranks is not
+    shown as passed: that would tell his hidden cards, and priority skips him
+    anyway (review "leaks") --, or its player chose to pass for the rest of
+    the bout and PASS is legal for it (RULES §0 Throw-in priority: a change of
+    the table clears passes, so he passes again).  ``None``: nobody."""
     if state.phase != BOUT_PHASE:
         return None
     for seat in range(state.players):
         if table.seats[seat].bout_pass and Action(seat, PASS) in state.legal_actions(seat):
             return seat
-        if state.forced_pass(seat):
+        if state.forced_pass_in_sight(seat):
             return seat
     return None
 

@@ -501,6 +501,8 @@ class Tables:
         tid = table.id
         if expected is None:
             expected = loaded.version if loaded else 0
+        if plan.result is not None and loaded is not None:  # the last game's first (#38)
+            await self.fairplay.follow_up_last(loaded, plan.result)
         deadline = plan.deadline
         if deadline is None:
             deadline = self.deadline(table, plan.state, loaded, moved=bool(plan.engine_events))

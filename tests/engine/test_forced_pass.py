@@ -33,3 +33,21 @@ def test_no_room_left_forces_a_pass() -> None:
     assert [a.text() for a in g.legal_actions(0)] == ["P"]
     assert g.forced_pass(0)  # still holds 8D, a rank on the table, but no room (§0)
     assert g.forced_pass(2)
+
+
+def test_only_no_room_forces_a_pass_in_sight() -> None:
+    """The auto-pass's test (``forced_pass_in_sight``): no room is a reason
+    everyone sees; no rank on the table is the seat's hidden cards' (review
+    "leaks")."""
+    g = deal(["6C 7D", "7C 8C AS KS", "9S", "7H QH"])
+    g.apply(Action.from_text(0, "L6C"))
+    g.apply(Action.from_text(1, "C6C7C"))
+    assert g.forced_pass(2)  # 9S: nothing of 6 or 7 ...
+    assert not g.forced_pass_in_sight(2)  # ... which nobody else may learn
+    g = deal(["6C 6D 8D", "8C 9C", "7D"])
+    g.apply(Action.from_text(0, "L6C"))
+    g.apply(Action.from_text(1, "C6C8C"))
+    g.apply(Action.from_text(0, "T6D"))  # the defender holds one card: no more room
+    assert g.forced_pass_in_sight(0)
+    assert g.forced_pass_in_sight(2)
+    assert not g.forced_pass_in_sight(1)  # the defender never passes
